@@ -1,0 +1,1 @@
+"""The paxm provider contract suite (a pytest plugin)."""

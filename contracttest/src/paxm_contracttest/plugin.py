@@ -1,0 +1,1 @@
+"""pytest11 entry point: registers the contract fixtures; no side effects on import."""

@@ -1,0 +1,171 @@
+"""The ``paxm`` command line.
+
+Subcommands live in their own modules and are imported only when used, so ``paxm recall``
+does not pay for the MCP SDK and ``paxm --help`` stays quick.  Plugins add commands through
+the ``paxm_register_commands`` hook.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+from typing import Any
+
+import click
+
+from paxm_core import __version__
+from paxm_core.errors import PaxmError
+
+__all__ = ["cli", "main"]
+
+#: command name -> (module, attribute).  A module that is not present yet is skipped.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "remember": ("paxm_core.cli.memory_cmds", "remember"),
+    "recall": ("paxm_core.cli.memory_cmds", "recall"),
+    "plugins": ("paxm_core.cli.plugins_cmd", "plugins"),
+    "config": ("paxm_core.cli.config_cmds", "config"),
+    "setup": ("paxm_core.cli.setup_cmd", "setup"),
+    "uninstall": ("paxm_core.cli.uninstall_cmd", "uninstall"),
+    "mcp": ("paxm_core.cli.mcp_cmds", "mcp"),
+    "history": ("paxm_core.cli.telemetry_cmds", "history"),
+    "logs": ("paxm_core.cli.telemetry_cmds", "logs"),
+    "queue": ("paxm_core.cli.queue_cmds", "queue"),
+    "eval": ("paxm_core.cli.eval_cmds", "eval_group"),
+    "__hook": ("paxm_core.cli.hook_cmds", "hook"),
+    "__hook-daemon": ("paxm_core.cli.hook_cmds", "hook_daemon"),
+    "__hook-control": ("paxm_core.cli.hook_cmds", "hook_control"),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports subcommand modules on demand and asks plugins for more."""
+
+    _plugin_commands_loaded = False
+
+    def _load_plugin_commands(self) -> None:
+        if self._plugin_commands_loaded:
+            return
+        self._plugin_commands_loaded = True
+        from paxm_core.plugins import get_plugin_manager
+
+        pm = get_plugin_manager()
+        try:
+            pm.hook.paxm_register_commands(cli=self)
+        except Exception as exc:  # a broken plugin must not take the CLI down
+            click.echo(f"paxm: plugin commands skipped: {exc}", err=True)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands()
+        names = set(self.commands)
+        for name, (module, _) in LAZY_COMMANDS.items():
+            if not name.startswith("__") and _module_exists(module):
+                names.add(name)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is not None and _module_exists(target[0]):
+            command = getattr(import_module(target[0]), target[1])
+            assert isinstance(command, click.Command)
+            return command
+        self._load_plugin_commands()
+        return self.commands.get(cmd_name)
+
+
+def _module_exists(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+class CliState:
+    """Per-invocation state: the ``--config`` path and a lazily built runtime."""
+
+    def __init__(self, config_path: str | None) -> None:
+        self.config_path = config_path
+        self._runtime: Any = None
+
+    def runtime(self) -> Any:
+        """Load config, plugins and providers once per invocation."""
+        if self._runtime is None:
+            from paxm_core.runtime import Runtime
+
+            self._runtime = Runtime.load(self.config_path)
+        return self._runtime
+
+    def close(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-c", "--config", "config_path", metavar="PATH", envvar="PAXM_CONFIG",
+              help="Config file (default: $PAXM_CONFIG, $XDG_CONFIG_HOME/paxm/config.yaml, ~/.config/paxm/config.yaml).")
+@click.version_option(__version__, "-v", "--version", prog_name="paxm")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """paxm: memory for coding agents.
+
+    Store and recall memories from the command line (remember, recall), serve them to MCP
+    clients (mcp serve), and capture agent turns through harness hooks (setup).
+    """
+    state = CliState(config_path)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+def _hoist_config_flag(argv: list[str]) -> list[str]:
+    """Move ``--config X`` / ``-c X`` / ``--config=X`` found anywhere in argv to the front.
+
+    Upstream accepts the flag anywhere on the line; so do we.
+    """
+    out: list[str] = []
+    hoisted: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out.extend(argv[i:])
+            break
+        if arg in ("--config", "-c") and i + 1 < len(argv):
+            hoisted = ["--config", argv[i + 1]]
+            i += 2
+            continue
+        if arg.startswith("--config="):
+            hoisted = [arg]
+            i += 1
+            continue
+        out.append(arg)
+        i += 1
+    return hoisted + out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: run the CLI and map :class:`PaxmError` to exit code 1."""
+    args = _hoist_config_flag(list(sys.argv[1:] if argv is None else argv))
+    try:
+        cli.main(args=args, prog_name="paxm", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except PaxmError as exc:
+        if os.environ.get("PAXM_RAISE_ERRORS"):
+            raise
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(1)
+    sys.exit(0)

@@ -1,0 +1,241 @@
+"""Plugin loading: entry points of group ``paxm``, each loaded in isolation.
+
+A plugin that fails to import or register is recorded and reported by ``paxm plugins``; it
+never stops paxm.  ``PAXM_LOAD_PLUGINS`` (comma-separated entry-point names) allow-lists what
+is loaded; set but empty loads none.  There is no module-global manager: callers build one
+with :func:`get_plugin_manager` and tests build theirs without entry points.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from paxm_core import hookspecs
+from paxm_core.errors import PluginError, ProviderNotInstalled
+from paxm_core.protocols import ProviderFactory, ProviderType
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "LoadError",
+    "PaxmPluginManager",
+    "PluginInfo",
+    "get_plugin_manager",
+]
+
+ENTRY_POINT_GROUP = "paxm"
+
+#: Provider types paxm knows and the distribution that provides each (for error messages).
+KNOWN_PROVIDER_PACKAGES = {
+    "sqlite": "paxm-provider-sqlite",
+    "zep": "paxm-provider-zep",
+    "mem0": "paxm-provider-mem0",
+    "mem0-cloud": "paxm-provider-mem0",
+    "memos": "paxm-provider-memos",
+    "memos-cloud": "paxm-provider-memos",
+    "openviking": "paxm-provider-openviking",
+    "jsonrpc": "paxm-provider-jsonrpc",
+}
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """A plugin that could not be loaded or failed while registering."""
+
+    plugin: str
+    distribution: str
+    error: str
+
+
+@dataclass
+class PluginInfo:
+    """What ``paxm plugins`` shows for one loaded plugin."""
+
+    name: str
+    distribution: str = ""
+    version: str = ""
+    providers: list[str] = field(default_factory=list)
+    integrations: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "providers": sorted(self.providers),
+            "integrations": sorted(self.integrations),
+        }
+
+
+class PaxmPluginManager(pluggy.PluginManager):
+    """A pluggy manager that remembers load errors and plugin distributions."""
+
+    def __init__(self) -> None:
+        super().__init__("paxm")
+        self.add_hookspecs(hookspecs)
+        self.load_errors: list[LoadError] = []
+        self.distributions: dict[str, tuple[str, str]] = {}
+        self._provider_types: dict[str, ProviderType] | None = None
+        self._provider_owner: dict[str, str] = {}
+        self._integrations: dict[str, Any] | None = None
+        self._integration_owner: dict[str, str] = {}
+
+    # -- registration -------------------------------------------------------------------
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        self._provider_types = None
+        self._integrations = None
+        return super().register(plugin, name)
+
+    def _each_impl(self, hook_name: str) -> Iterable[tuple[str, Callable[..., Any]]]:
+        hook = getattr(self.hook, hook_name)
+        for impl in reversed(hook.get_hookimpls()):  # registration order
+            yield self.get_name(impl.plugin) or repr(impl.plugin), impl.function
+
+    def _record_failure(self, plugin_name: str, exc: BaseException) -> None:
+        dist = self.distributions.get(plugin_name, ("", ""))[0]
+        self.load_errors.append(LoadError(plugin_name, dist, f"{type(exc).__name__}: {exc}"))
+
+    # -- providers ----------------------------------------------------------------------
+
+    def provider_types(self) -> dict[str, ProviderType]:
+        """All registered provider types by ``type`` string (cached)."""
+        if self._provider_types is not None:
+            return self._provider_types
+        found: dict[str, ProviderType] = {}
+        owners: dict[str, str] = {}
+        for plugin_name, func in self._each_impl("paxm_register_providers"):
+            staged: list[ProviderType] = []
+
+            def register(
+                type_or_spec: ProviderType | str,
+                factory: ProviderFactory | None = None,
+                *,
+                description: str = "",
+                capabilities: Iterable[str] = (),
+                _staged: list[ProviderType] = staged,
+            ) -> None:
+                if isinstance(type_or_spec, ProviderType):
+                    _staged.append(type_or_spec)
+                    return
+                if factory is None or not callable(factory):
+                    raise PluginError(f"provider type {type_or_spec!r} registered without a factory")
+                _staged.append(ProviderType(type_or_spec, factory, description, frozenset(capabilities)))
+
+            try:
+                func(register=register)
+            except Exception as exc:  # a broken plugin is reported, never fatal
+                self._record_failure(plugin_name, exc)
+                continue
+            for spec in staged:
+                if spec.type in found:
+                    self.load_errors.append(
+                        LoadError(plugin_name, self.distributions.get(plugin_name, ("", ""))[0],
+                                  f"provider type {spec.type!r} already registered by {owners[spec.type]}")
+                    )
+                    continue
+                found[spec.type] = spec
+                owners[spec.type] = plugin_name
+        self._provider_types = found
+        self._provider_owner = owners
+        return found
+
+    def provider_type(self, type_name: str) -> ProviderType:
+        """Look up a provider type or raise an error naming the package to install."""
+        types = self.provider_types()
+        if type_name in types:
+            return types[type_name]
+        package = KNOWN_PROVIDER_PACKAGES.get(type_name)
+        hint = f"; install it with: pip install {package}" if package else ""
+        known = ", ".join(sorted(types)) or "none"
+        raise ProviderNotInstalled(f"provider type {type_name!r} is not installed{hint} (installed types: {known})")
+
+    # -- integrations -------------------------------------------------------------------
+
+    def integrations(self) -> dict[str, Any]:
+        """Registered integrations by canonical name (cached)."""
+        if self._integrations is not None:
+            return self._integrations
+        found: dict[str, Any] = {}
+        owners: dict[str, str] = {}
+        for plugin_name, func in self._each_impl("paxm_register_integrations"):
+            staged: list[Any] = []
+            try:
+                func(register=staged.append)
+            except Exception as exc:
+                self._record_failure(plugin_name, exc)
+                continue
+            for integration in staged:
+                name = getattr(integration, "name", None)
+                if not isinstance(name, str) or not name:
+                    self._record_failure(plugin_name, PluginError("integration without a name"))
+                    continue
+                found[name] = integration
+                owners[name] = plugin_name
+        self._integrations = found
+        self._integration_owner = owners
+        return found
+
+    def integration(self, name: str) -> Any | None:
+        """Find an integration by name or alias (case-insensitive), or ``None``."""
+        wanted = name.strip().lower()
+        for canonical, integration in self.integrations().items():
+            aliases = tuple(getattr(integration, "aliases", ()) or ())
+            if wanted == canonical or wanted in (a.lower() for a in aliases):
+                return integration
+        return None
+
+    # -- reporting ----------------------------------------------------------------------
+
+    def plugin_infos(self) -> list[PluginInfo]:
+        """One :class:`PluginInfo` per registered plugin, sorted by name."""
+        self.provider_types()
+        self.integrations()
+        infos: dict[str, PluginInfo] = {}
+        for plugin in self.get_plugins():
+            name = self.get_name(plugin) or repr(plugin)
+            dist, version = self.distributions.get(name, ("", ""))
+            infos[name] = PluginInfo(name, dist, version)
+        for type_name, owner in self._provider_owner.items():
+            infos.setdefault(owner, PluginInfo(owner)).providers.append(type_name)
+        for integ, owner in self._integration_owner.items():
+            infos.setdefault(owner, PluginInfo(owner)).integrations.append(integ)
+        return sorted(infos.values(), key=lambda i: i.name)
+
+
+def _allowed_plugins() -> set[str] | None:
+    raw = os.environ.get("PAXM_LOAD_PLUGINS")
+    if raw is None:
+        return None
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def get_plugin_manager(load_entrypoints: bool = True) -> PaxmPluginManager:
+    """Build a plugin manager, loading every ``paxm`` entry point in its own ``try``.
+
+    :param load_entrypoints: ``False`` gives an empty manager for hermetic tests.
+    """
+    pm = PaxmPluginManager()
+    if not load_entrypoints:
+        return pm
+    from importlib.metadata import entry_points
+
+    allowed = _allowed_plugins()
+    seen: set[str] = set()
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name in seen or (allowed is not None and ep.name not in allowed):
+            continue
+        seen.add(ep.name)
+        dist = getattr(ep, "dist", None)
+        dist_info = (dist.metadata["Name"], dist.version) if dist is not None else ("", "")
+        pm.distributions[ep.name] = dist_info
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # broken plugin: record it and keep going
+            pm.load_errors.append(LoadError(ep.name, dist_info[0], f"{type(exc).__name__}: {exc}"))
+    return pm

@@ -1,0 +1,193 @@
+"""The provider contract: one required protocol and small optional capabilities.
+
+Providers are synchronous and thread-safe; the router runs them on threads and hands each
+call a :class:`~paxm_core.deadline.Deadline`.  Relevance and score are higher-is-better in
+``[0, 1]``.  Capabilities are ``@runtime_checkable`` protocols; ``isinstance`` only proves a
+method name exists, so the contract suite calls every capability it sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from paxm_core.deadline import Deadline
+    from paxm_core.provider_config import ProviderConfig
+    from paxm_core.types import MemoryHit, MemoryItem, MemoryRef, SearchQuery
+
+__all__ = [
+    "CAP_ATTRIBUTION",
+    "CAP_CLEANUP_EXPIRED",
+    "CAP_CLOSE",
+    "CAP_DELETE",
+    "CAP_EVAL_SCOPE",
+    "CAP_PUT_BATCH",
+    "CAP_TURN_BOUNDARIES",
+    "Integration",
+    "Provider",
+    "ProviderFactory",
+    "ProviderType",
+    "SupportsCapabilities",
+    "SupportsCleanupExpired",
+    "SupportsClose",
+    "SupportsDelete",
+    "SupportsEvalScopeCleanup",
+    "SupportsPutBatch",
+    "SupportsTurnBoundaries",
+    "capabilities_of",
+]
+
+CAP_PUT_BATCH = "put_batch"
+CAP_DELETE = "delete"
+CAP_CLEANUP_EXPIRED = "cleanup_expired"
+CAP_CLOSE = "close"
+CAP_TURN_BOUNDARIES = "turn_boundaries"
+CAP_EVAL_SCOPE = "eval_scope_cleanup"
+CAP_ATTRIBUTION = "attribution"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A memory store.
+
+    ``name`` is the configured instance name and is stamped on every ref and hit.
+    """
+
+    @property
+    def name(self) -> str:
+        """The instance name from config (``providers.<name>``)."""
+        ...
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        """Return hits for ``query``, best first, with relevance/score in ``[0, 1]``.
+
+        :param query: the text, candidate limit, runtime metadata (never a filter), explicit
+            filters and tiers.
+        :param deadline: raise :class:`~paxm_core.errors.DeadlineExceeded` or a
+            :class:`~paxm_core.errors.ProviderError` rather than run past it.
+        """
+        ...
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        """Store one item and return its ref (``ref.provider == self.name``)."""
+        ...
+
+    def health(self, deadline: Deadline) -> None:
+        """Return if the provider is usable; raise :class:`~paxm_core.errors.ProviderError` if not."""
+        ...
+
+
+@runtime_checkable
+class SupportsPutBatch(Protocol):
+    """Stores several items in one call; refs come back in item order."""
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]: ...
+
+
+@runtime_checkable
+class SupportsDelete(Protocol):
+    """Deletes one memory by ref (used by eval cleanup)."""
+
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> None: ...
+
+
+@runtime_checkable
+class SupportsCleanupExpired(Protocol):
+    """Deletes up to ``limit`` expired memories and returns how many went."""
+
+    def cleanup_expired(self, limit: int, deadline: Deadline) -> int: ...
+
+
+@runtime_checkable
+class SupportsClose(Protocol):
+    """Releases connections/handles; later calls fail with a clear error."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsTurnBoundaries(Protocol):
+    """Stores a whole captured turn as one memory (no splitting needed)."""
+
+    def preserve_turn_boundaries(self) -> bool: ...
+
+
+@runtime_checkable
+class SupportsEvalScopeCleanup(Protocol):
+    """Removes an isolated eval scope wholesale (e.g. a ``paxm-eval-*`` graph)."""
+
+    def cleanup_eval_scope(self, deadline: Deadline) -> None: ...
+
+
+@runtime_checkable
+class SupportsCapabilities(Protocol):
+    """Reports capabilities known only at run time (e.g. a JSON-RPC plugin's advertisement).
+
+    The returned set narrows what the static protocols suggest: a provider with a
+    ``delete`` method that does not list ``"delete"`` here does not support delete.
+    """
+
+    def capabilities(self) -> frozenset[str]: ...
+
+
+def capabilities_of(provider: object) -> frozenset[str]:
+    """The capability names ``provider`` claims, combining protocols and :class:`SupportsCapabilities`."""
+    found: set[str] = set()
+    if isinstance(provider, SupportsPutBatch):
+        found.add(CAP_PUT_BATCH)
+    if isinstance(provider, SupportsDelete):
+        found.add(CAP_DELETE)
+    if isinstance(provider, SupportsCleanupExpired):
+        found.add(CAP_CLEANUP_EXPIRED)
+    if isinstance(provider, SupportsClose):
+        found.add(CAP_CLOSE)
+    if isinstance(provider, SupportsTurnBoundaries) and provider.preserve_turn_boundaries():
+        found.add(CAP_TURN_BOUNDARIES)
+    if isinstance(provider, SupportsEvalScopeCleanup):
+        found.add(CAP_EVAL_SCOPE)
+    if isinstance(provider, SupportsCapabilities):
+        declared = provider.capabilities()
+        dynamic = {CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION}
+        found = {c for c in found if c not in dynamic or c in declared} | (declared & {CAP_ATTRIBUTION})
+    return frozenset(found)
+
+
+ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
+"""Builds one provider instance from its name and config; imports any SDK lazily."""
+
+
+@dataclass(frozen=True)
+class ProviderType:
+    """What a plugin registers through ``paxm_register_providers``.
+
+    :param type: the ``type:`` string in config (``sqlite``, ``zep``, ``jsonrpc``...).
+    :param factory: ``(instance_name, provider_config) -> Provider``.
+    :param description: one line shown by ``paxm plugins``.
+    :param capabilities: capability names the type declares (documentation and contract tests).
+    """
+
+    type: str
+    factory: ProviderFactory
+    description: str = ""
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+
+
+@runtime_checkable
+class Integration(Protocol):
+    """A harness integration (Claude Code, Codex, ...) registered by a plugin.
+
+    The hook-runtime issue extends this with install/uninstall and payload translation; the
+    core only relies on the name and aliases.
+    """
+
+    @property
+    def name(self) -> str:
+        """Canonical agent name (``claude``, ``codex`` ...)."""
+        ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Other names accepted by ``--agent`` (``claude-code`` ...)."""
+        ...

@@ -1,0 +1,68 @@
+"""The configuration one provider instance is built from.
+
+Field names are upstream's YAML keys, so an upstream ``config.yaml`` loads unchanged.  Keys
+paxm does not know are kept in :attr:`ProviderConfig.extra` for third-party providers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ProviderConfig", "SECRET_KEYS", "resolve_secret"]
+
+#: Keys whose values are credentials: never printed, never logged.
+SECRET_KEYS = frozenset({"api_key", "token", "password", "secret", "authorization"})
+
+
+@dataclass
+class ProviderConfig:
+    """One entry of ``providers:``; the map key is the instance name.
+
+    ``timeout`` is in seconds (``None`` = the provider's default); YAML spells it as a Go
+    duration such as ``"30s"``.
+    """
+
+    type: str = ""
+    enabled: bool = False
+    path: str = ""
+    api_key: str = ""
+    base_url: str = ""
+    transport: str = ""
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    user_id: str = ""
+    agent_id: str = ""
+    run_id: str = ""
+    score_semantics: str = ""
+    search_scope_payload: str = ""
+    graph_id: str = ""
+    mem_cube_id: str = ""
+    search_mode: str = ""
+    search_scope: str = ""
+    max_characters: int = 0
+    source_description: str = ""
+    infer: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        """Return a known field or a key from :attr:`extra`."""
+        if key in self.__dataclass_fields__ and key != "extra":
+            return getattr(self, key)
+        return self.extra.get(key, default)
+
+
+def resolve_secret(value: str) -> str:
+    """Resolve an ``env:NAME`` / ``${NAME}`` reference to the environment; plain values pass through.
+
+    Lets users keep API keys out of the config file (``api_key: env:ZEP_API_KEY``).
+    """
+    value = value.strip()
+    if value.startswith("env:"):
+        return os.environ.get(value[4:].strip(), "")
+    if value.startswith("${") and value.endswith("}"):
+        return os.environ.get(value[2:-1].strip(), "")
+    return value

@@ -1,0 +1,63 @@
+"""RFC 3339 timestamps as upstream paxm writes them.
+
+Upstream is written in Go and emits ``time.RFC3339Nano``: UTC, ``Z`` suffix, fractional
+seconds with trailing zeros trimmed.  Python's ``datetime`` keeps microseconds, so nanosecond
+inputs are truncated on parse; everything we format round-trips through :func:`parse_time`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+__all__ = ["format_time", "parse_time", "utcnow", "ZERO_TIME"]
+
+#: Go's zero ``time.Time`` as it appears on the wire; read back as "unset".
+ZERO_TIME = "0001-01-01T00:00:00Z"
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})?$"
+)
+
+
+def utcnow() -> datetime:
+    """Return the current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """Format ``value`` like Go's RFC3339Nano in UTC (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        base += "." + f"{value.microsecond:06d}".rstrip("0")
+    return base + "Z"
+
+
+def parse_time(text: str) -> datetime | None:
+    """Parse an RFC 3339 timestamp (or ``YYYY-MM-DD``); return ``None`` for empty/zero values.
+
+    Raises ``ValueError`` for text that is not a timestamp.
+    """
+    text = text.strip()
+    if not text or text == ZERO_TIME:
+        return None
+    if len(text) == 10:
+        day = datetime.strptime(text, "%Y-%m-%d")
+        return day.replace(tzinfo=UTC)
+    match = _RFC3339.match(text)
+    if match is None:
+        raise ValueError(f"not an RFC 3339 timestamp: {text!r}")
+    year, month, day_, hour, minute, second, frac, zone = match.groups()
+    micro = int((frac or "0").ljust(6, "0")[:6])
+    tz = UTC
+    parsed = datetime(int(year), int(month), int(day_), int(hour), int(minute), int(second), micro, tzinfo=tz)
+    if zone and zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        offset = timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        parsed = parsed - sign * offset
+    if parsed.year == 1 and parsed.month == 1 and parsed.day == 1 and not parsed.hour and not parsed.minute:
+        return None
+    return parsed
