@@ -93,7 +93,7 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def _each_impl(self, hook_name: str) -> Iterable[tuple[str, Callable[..., Any]]]:
         hook = getattr(self.hook, hook_name)
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        for impl in hook.get_hookimpls():  # registration order
             yield self.get_name(impl.plugin) or repr(impl.plugin), impl.function
 
     def _record_failure(self, plugin_name: str, exc: BaseException) -> None:

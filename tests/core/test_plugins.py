@@ -1,0 +1,175 @@
+"""Plugin loading: isolation of broken plugins, allow-listing, registration reporting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paxm_core import ProviderConfig, ProviderNotInstalled, ProviderType, hookimpl
+from paxm_core.plugins import get_plugin_manager
+
+
+class _Fake:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class GoodPlugin:
+    @hookimpl
+    def paxm_register_providers(self, register: Callable[..., None]) -> None:
+        register("fake", lambda name, cfg: _Fake(name), description="a fake")
+        register(ProviderType("fake2", lambda name, cfg: _Fake(name)))
+
+    @hookimpl
+    def paxm_register_integrations(self, register: Callable[[Any], None]) -> None:
+        class Integ:
+            name = "claude"
+            aliases = ("claude-code",)
+
+        register(Integ())
+
+
+class BrokenPlugin:
+    @hookimpl
+    def paxm_register_providers(self, register: Callable[..., None]) -> None:
+        raise RuntimeError("boom")
+
+
+class DuplicatePlugin:
+    @hookimpl
+    def paxm_register_providers(self, register: Callable[..., None]) -> None:
+        register("fake", lambda name, cfg: _Fake(name))
+
+
+def test_registered_types_build_providers_and_broken_plugins_are_reported() -> None:
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(GoodPlugin(), name="good")
+    pm.register(BrokenPlugin(), name="broken")
+    pm.register(DuplicatePlugin(), name="dup")
+    types = pm.provider_types()
+    assert sorted(types) == ["fake", "fake2"]
+    provider = types["fake"].factory("mine", ProviderConfig(type="fake"))
+    assert provider.name == "mine"
+    errors = {e.plugin: e.error for e in pm.load_errors}
+    assert "RuntimeError: boom" in errors["broken"]
+    assert "already registered by good" in errors["dup"]
+    infos = {i.name: i for i in pm.plugin_infos()}
+    assert sorted(infos["good"].providers) == ["fake", "fake2"]
+    assert infos["good"].integrations == ["claude"]
+
+
+def test_integration_lookup_accepts_aliases_case_insensitively() -> None:
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(GoodPlugin(), name="good")
+    assert pm.integration("Claude-Code").name == "claude"
+    assert pm.integration("codex") is None
+
+
+def test_unknown_provider_type_names_the_package_to_install() -> None:
+    pm = get_plugin_manager(load_entrypoints=False)
+    with pytest.raises(ProviderNotInstalled, match="pip install paxm-provider-zep"):
+        pm.provider_type("zep")
+    with pytest.raises(ProviderNotInstalled, match="'mystery' is not installed"):
+        pm.provider_type("mystery")
+
+
+def _make_dist(site: Path, name: str, module: str, body: str) -> None:
+    (site / f"{module}.py").write_text(textwrap.dedent(body))
+    info = site / f"{name.replace('-', '_')}-1.2.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2.3\n")
+    (info / "entry_points.txt").write_text(f"[paxm]\n{module} = {module}\n")
+
+
+@pytest.fixture
+def fake_site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    _make_dist(
+        site,
+        "paxm-provider-good",
+        "good_plugin",
+        """
+        from paxm_core import hookimpl
+
+        @hookimpl
+        def paxm_register_providers(register):
+            register("goodtype", lambda name, cfg: None, description="good")
+        """,
+    )
+    _make_dist(site, "paxm-provider-bad", "bad_plugin", "raise ImportError('missing sdk')\n")
+    return site
+
+
+def _plugins_json(site: Path, env_extra: dict[str, str]) -> dict[str, Any]:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(site), **env_extra}
+    out = subprocess.run(
+        [sys.executable, "-c", "from paxm_core.cli import main; main(['plugins', '--json'])"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    data: dict[str, Any] = json.loads(out.stdout)
+    return data
+
+
+def test_entry_points_load_in_isolation_and_report_distributions(fake_site: Path) -> None:
+    data = _plugins_json(fake_site, {})
+    plugins = {p["name"]: p for p in data["plugins"]}
+    assert plugins["good_plugin"]["distribution"] == "paxm-provider-good"
+    assert plugins["good_plugin"]["version"] == "1.2.3"
+    assert plugins["good_plugin"]["providers"] == ["goodtype"]
+    assert plugins["sqlite"]["providers"] == ["sqlite"]
+    errors = {e["plugin"]: e for e in data["errors"]}
+    assert errors["bad_plugin"]["distribution"] == "paxm-provider-bad"
+    assert "missing sdk" in errors["bad_plugin"]["error"]
+
+
+def test_load_plugins_allow_list(fake_site: Path) -> None:
+    data = _plugins_json(fake_site, {"PAXM_LOAD_PLUGINS": "good_plugin"})
+    assert [p["name"] for p in data["plugins"]] == ["good_plugin"]
+    assert data["errors"] == []
+    assert _plugins_json(fake_site, {"PAXM_LOAD_PLUGINS": ""}) == {"plugins": [], "errors": []}
+
+
+def test_plugin_commands_join_the_cli_and_a_broken_one_does_not_break_it(tmp_path: Path) -> None:
+    import os
+
+    site = tmp_path / "cmdsite"
+    site.mkdir()
+    _make_dist(
+        site,
+        "paxm-hello",
+        "hello_plugin",
+        """
+        import click
+        from paxm_core import hookimpl
+
+        @hookimpl
+        def paxm_register_commands(cli):
+            @cli.command()
+            def hello():
+                \"\"\"Say hello.\"\"\"
+                click.echo("hello from a plugin")
+        """,
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    run = [sys.executable, "-c", "import sys; from paxm_core.cli import main; main(sys.argv[1:])"]
+    out = subprocess.run([*run, "hello"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "hello from a plugin"
+    listing = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, check=True)
+    assert "hello" in listing.stdout and "plugins" in listing.stdout
+    blocked = subprocess.run([*run, "hello"], capture_output=True, text=True,
+                             env={**env, "PAXM_LOAD_PLUGINS": "sqlite"})
+    assert blocked.returncode == 2 and "No such command 'hello'" in blocked.stderr

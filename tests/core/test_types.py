@@ -1,0 +1,145 @@
+"""Wire types: upstream JSON names, lossless round trips, clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from paxm_core import (
+    MemoryHit,
+    MemoryItem,
+    MemoryOrigin,
+    MemoryRef,
+    MemoryScope,
+    Provenance,
+    SearchQuery,
+    format_time,
+    normalize_tier,
+    parse_time,
+)
+
+text = st.text(max_size=40)
+str_maps = st.dictionaries(st.text(min_size=1, max_size=10), st.text(max_size=20), max_size=5)
+times = st.one_of(
+    st.none(),
+    st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)),
+)
+origins = st.builds(MemoryOrigin, text, text, text, text)
+scopes = st.builds(MemoryScope, text, text)
+provenances = st.builds(Provenance, text, text, text, text)
+
+
+@given(
+    st.builds(
+        MemoryItem,
+        text=text,
+        id=text,
+        source=text,
+        metadata=str_maps,
+        created_at=times,
+        tier=st.sampled_from(["", "stm", "ltm"]),
+        expires_at=times,
+        origin=origins,
+        scope=scopes,
+        provenance=provenances,
+    )
+)
+def test_memory_item_round_trips_through_json(item: MemoryItem) -> None:
+    wire = json.loads(json.dumps(item.to_json()))
+    assert MemoryItem.from_json(wire) == item
+
+
+@given(
+    st.builds(
+        MemoryHit,
+        provider=text,
+        id=text,
+        text=text,
+        relevance=st.floats(0, 1),
+        score=st.floats(0, 1),
+        raw_score=st.one_of(st.none(), st.floats(-1e6, 1e6)),
+        raw_score_kind=text,
+        source=text,
+        metadata=str_maps,
+        created_at=times,
+        tier=st.sampled_from(["", "stm", "ltm"]),
+        expires_at=times,
+        origin=origins,
+        scope=scopes,
+        provenance=provenances,
+    )
+)
+def test_memory_hit_round_trips_through_json(hit: MemoryHit) -> None:
+    wire = json.loads(json.dumps(hit.to_json()))
+    assert MemoryHit.from_json(wire) == hit
+
+
+def test_hit_json_uses_upstream_field_names() -> None:
+    hit = MemoryHit(
+        provider="sqlite",
+        id="m1",
+        text="hello",
+        relevance=0.5,
+        score=0.5,
+        raw_score=3.2,
+        raw_score_kind="sqlite_fts_bm25_negated",
+        created_at=datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
+        origin=MemoryOrigin(user_id="u"),
+        scope=MemoryScope(type="personal", id="u"),
+    )
+    assert hit.to_json() == {
+        "provider": "sqlite",
+        "id": "m1",
+        "text": "hello",
+        "relevance": 0.5,
+        "score": 0.5,
+        "raw_score": 3.2,
+        "raw_score_kind": "sqlite_fts_bm25_negated",
+        "created_at": "2026-01-02T03:04:05.12Z",
+        "origin": {"user_id": "u"},
+        "scope": {"type": "personal", "id": "u"},
+        "provenance": {},
+    }
+
+
+def test_search_query_json_omits_empty_fields_and_reads_them_back() -> None:
+    query = SearchQuery(text="q", limit=9, metadata={"workspace": "/w"}, filters={"k": "v"}, tiers=("ltm",))
+    assert query.to_json() == {
+        "text": "q",
+        "limit": 9,
+        "metadata": {"workspace": "/w"},
+        "filters": {"k": "v"},
+        "tiers": ["ltm"],
+    }
+    assert SearchQuery.from_json(query.to_json()) == query
+    assert SearchQuery(text="x").to_json() == {"text": "x"}
+
+
+def test_go_zero_time_and_nanoseconds_are_read() -> None:
+    assert parse_time("0001-01-01T00:00:00Z") is None
+    parsed = parse_time("2026-07-11T10:00:00.123456789+02:00")
+    assert parsed == datetime(2026, 7, 11, 8, 0, 0, 123456, tzinfo=UTC)
+    assert format_time(parsed) == "2026-07-11T08:00:00.123456Z"
+    with pytest.raises(ValueError):
+        parse_time("yesterday")
+
+
+def test_upstream_plugin_lenient_metadata_is_coerced_but_objects_rejected() -> None:
+    item = MemoryItem.from_json({"text": "t", "metadata": {"n": 3, "b": True, "none": None}})
+    assert item.metadata == {"n": "3", "b": "true"}
+    with pytest.raises(ValueError, match="metadata"):
+        MemoryItem.from_json({"text": "t", "metadata": {"nested": {"a": 1}}})
+    with pytest.raises(ValueError, match="relevance"):
+        MemoryHit.from_json({"provider": "p", "id": "i", "text": "t", "relevance": "high"})
+
+
+def test_ref_round_trip_and_tier_normalization() -> None:
+    ref = MemoryRef("sqlite", "abc")
+    assert MemoryRef.from_json(ref.to_json()) == ref
+    assert normalize_tier(" STM ") == "stm"
+    assert normalize_tier("weird") == "ltm"
+    assert normalize_tier(None) == "ltm"
