@@ -1,0 +1,3 @@
+"""Durable capture queue: hook events -> episodes -> per-provider deliveries."""
+
+from __future__ import annotations

@@ -1,0 +1,229 @@
+"""Capture-queue schema and the raw inbox, in plain stdlib.
+
+This file is the contract between the hook client and the capture queue.  The hook client
+(``paxm_core/hooks/client.py``) loads it *by path* when the hook daemon is down, so it must
+import only C-level stdlib modules (``sqlite3``, ``json``, ``hashlib``, ``os``, ``time``) and
+never a paxm module: a hook runs on every prompt and must start fast and fail open.
+
+The client stores the raw hook payload with :func:`append_raw`; the daemon later turns inbox
+rows into capture events with ``CaptureQueue.drain_inbox`` (one transaction per entry; an
+entry that cannot be processed stays in the inbox, marked ``failed`` with its error).
+
+Timestamps are fixed-width UTC text (``2026-01-02T03:04:05.123456Z``) so that SQL string
+comparison orders them correctly (upstream's RFC 3339 "nano" text trims trailing zeros and
+does not compare correctly as text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "InboxConflict",
+    "append_raw",
+    "connect",
+    "ensure_schema",
+    "sha256_hex",
+    "utc_stamp",
+]
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class InboxConflict(ValueError):
+    """``append_raw`` was given an ``event_id`` already stored with different content."""
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex SHA-256 of ``data`` (the checksum used for events, episodes and raw entries)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def utc_stamp(epoch: float | None = None) -> str:
+    """Fixed-width UTC timestamp with microseconds for ``epoch`` (default: now)."""
+    if epoch is None:
+        epoch = time.time()
+    micros = int(round(epoch * 1_000_000))
+    seconds, fraction = divmod(micros, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
+
+
+# Named, ordered migrations; each is a list of statements applied in one transaction and
+# recorded in ``_paxm_migrations``.  Never edit a released migration: append a new one.
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    (
+        "m001_capture_queue",
+        [
+            """CREATE TABLE IF NOT EXISTS capture_events (
+  event_id TEXT PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  source_sequence INTEGER,
+  final_sequence INTEGER,
+  terminal INTEGER NOT NULL DEFAULT 0,
+  payload_json TEXT NOT NULL,
+  payload_hash TEXT NOT NULL,
+  episode_id TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  UNIQUE(session_key, sequence)
+)""",
+            "CREATE INDEX IF NOT EXISTS capture_events_pending ON capture_events(session_key, episode_id, sequence)",
+            "CREATE INDEX IF NOT EXISTS capture_events_open ON capture_events(episode_id, created_at)",
+            """CREATE TABLE IF NOT EXISTS capture_episodes (
+  episode_id TEXT PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  first_sequence INTEGER NOT NULL,
+  last_sequence INTEGER NOT NULL,
+  complete INTEGER NOT NULL,
+  payload_json TEXT NOT NULL,
+  payload_hash TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending',
+  error TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  UNIQUE(session_key, first_sequence, last_sequence)
+)""",
+            "CREATE INDEX IF NOT EXISTS capture_episodes_schedule"
+            " ON capture_episodes(session_key, first_sequence, episode_id)",
+            """CREATE TABLE IF NOT EXISTS capture_deliveries (
+  episode_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  profiles_json TEXT NOT NULL DEFAULT '[]',
+  state TEXT NOT NULL DEFAULT 'pending',
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at TEXT NOT NULL DEFAULT '',
+  lease_owner TEXT NOT NULL DEFAULT '',
+  last_error TEXT NOT NULL DEFAULT '',
+  provider_ref TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL DEFAULT '',
+  first_attempt_at TEXT NOT NULL DEFAULT '',
+  last_attempt_at TEXT NOT NULL DEFAULT '',
+  delivered_at TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(episode_id, provider)
+)""",
+            "CREATE INDEX IF NOT EXISTS capture_deliveries_schedule"
+            " ON capture_deliveries(state, next_attempt_at, provider, episode_id)",
+            """CREATE TABLE IF NOT EXISTS capture_inbox (
+  event_id TEXT PRIMARY KEY,
+  target TEXT NOT NULL,
+  event TEXT NOT NULL,
+  raw BLOB NOT NULL,
+  raw_hash TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending',
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT ''
+)""",
+            "CREATE INDEX IF NOT EXISTS capture_inbox_pending ON capture_inbox(state, received_at)",
+        ],
+    ),
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Apply missing migrations (safe when several processes open the file at once)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    conn.execute("PRAGMA journal_mode = WAL")
+    # BEGIN IMMEDIATE takes the write lock first, so two processes racing to create the
+    # schema serialize here and the loser sees the winner's rows in _paxm_migrations.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS _paxm_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        done = {row[0] for row in conn.execute("SELECT name FROM _paxm_migrations")}
+        for name, statements in MIGRATIONS:
+            if name in done:
+                continue
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)", (name, utc_stamp()))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
+    """Open (creating with mode 0600 in a 0700 directory) the queue database, schema applied.
+
+    The connection is in autocommit mode (``isolation_level=None``); callers open their own
+    transactions with ``BEGIN IMMEDIATE``.
+    """
+    path = os.fspath(db_path)
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, mode=0o700, exist_ok=True)
+    if not os.path.exists(path):
+        # create it ourselves so it is never world-readable, even for an instant
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        ensure_schema(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def append_raw(
+    db_path: str | os.PathLike[str],
+    event_id: str,
+    target: str,
+    event: str,
+    raw: bytes | str,
+    received_at: float | None = None,
+    *,
+    timeout: float = BUSY_TIMEOUT_MS / 1000,
+) -> bool:
+    """Durably store one raw hook payload; return ``True`` if new, ``False`` if a duplicate.
+
+    Returns only after COMMIT, so the hook may acknowledge.  Re-sending the same
+    ``event_id`` with identical target/event/raw bytes is an idempotent duplicate (also when
+    the entry was already drained into the queue); different content raises
+    :class:`InboxConflict`.  Drained entries keep their hash (state ``done``, raw bytes
+    cleared) so replays stay recognisable.  The payload is stored as given, even if it is not valid JSON:
+    the daemon reports it instead of the hook dropping it.
+
+    :param db_path: the capture queue file (``<configdir>/hooks/capture.sqlite`` by default).
+    :param event_id: the client-assigned id (``evt_<32 hex>``).
+    :param target: harness name (``codex``, ``claude``...).
+    :param event: hook event name (``user_input``, ``turn_end``...).
+    :param raw: the hook's stdin payload.
+    :param received_at: capture time as epoch seconds (default: now).
+    """
+    if not isinstance(event_id, str) or not event_id.strip():
+        raise ValueError("capture inbox event_id is required")
+    data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+    digest = sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), event.encode(), data))
+    conn = connect(db_path, timeout=timeout)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT raw_hash FROM capture_inbox WHERE event_id = ?", (event_id,)).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (event_id, target, event, data, digest, utc_stamp(received_at)),
+                )
+                conn.execute("COMMIT")
+                return True
+            conn.execute("ROLLBACK")
+            if row[0] != digest:
+                raise InboxConflict(f"capture event {event_id} conflicts with an existing event")
+            return False
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.close()
