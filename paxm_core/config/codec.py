@@ -1,0 +1,272 @@
+"""Plain data (parsed YAML/JSON) <-> config dataclasses.
+
+Decoding is driven by the dataclasses' type hints, so every type error names the key path
+(``recall_profiles.passive.providers[0].timeout``) and what to write instead.  Unknown keys
+are ignored, except inside a provider, where they are kept in ``ProviderConfig.extra`` for
+third-party provider types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from typing import Any, TypeVar
+
+from paxm_core.config.model import Config
+from paxm_core.duration import format_duration, parse_duration
+from paxm_core.errors import ConfigError
+from paxm_core.provider_config import SECRET_KEYS, ProviderConfig
+
+__all__ = ["REDACTED", "decode", "dump_config", "is_secret_key", "parse_config"]
+
+REDACTED = "<redacted>"
+
+T = TypeVar("T")
+
+# ProviderConfig belongs to the provider contract; its wire rules are recorded here.
+_PROVIDER_ALWAYS = frozenset({"type", "enabled"})
+_PROVIDER_DURATIONS = frozenset({"timeout"})
+_SECRET_SUFFIXES = ("_key", "_token", "_secret", "_password", "apikey")
+_SECRET_WORDS = ("password", "secret", "token", "authorization", "credential")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a provider option named ``key`` holds a credential and must never be shown."""
+    k = key.lower().replace("-", "_")
+    return k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def _is_optional(tp: Any) -> bool:
+    return typing.get_origin(tp) in (types.UnionType, typing.Union)
+
+
+def _is_duration(cls: type, f: dataclasses.Field[Any]) -> bool:
+    if cls is ProviderConfig:
+        return f.name in _PROVIDER_DURATIONS
+    return bool(f.metadata.get("duration"))
+
+
+def _is_always(cls: type, f: dataclasses.Field[Any]) -> bool:
+    if cls is ProviderConfig:
+        return f.name in _PROVIDER_ALWAYS
+    return bool(f.metadata.get("always"))
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def decode(tp: Any, value: Any, path: str) -> Any:
+    """Convert plain data ``value`` to type ``tp``; raise :class:`ConfigError` naming ``path``."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if _is_optional(tp):
+        inner = [a for a in args if a is not type(None)]
+        if value is None:
+            return None
+        return decode(inner[0], value, path)
+    if tp is Any:
+        return value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return _decode_dataclass(tp, value, path)
+    if origin is list:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ConfigError(f"expected a list, got {_describe(value)}; write it as a YAML list", path=path)
+        return [decode(args[0], v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"expected a mapping, got {_describe(value)}; write it as `key: value` lines", path=path)
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if not isinstance(k, (str, int)) or isinstance(k, bool):
+                raise ConfigError(f"key {k!r} must be a string; quote it", path=path)
+            out[str(k)] = decode(args[1], v, _join(path, str(k)))
+        return out
+    return _decode_scalar(tp, value, path)
+
+
+def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if value is None:
+            return False
+        raise ConfigError(f"expected true or false, got {_describe(value)} {value!r}", path=path)
+    if tp is int:
+        if value is None:
+            return 0
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ConfigError(f"expected a whole number, got {_describe(value)} {value!r}", path=path)
+    if tp is float:
+        if value is None:
+            return 0.0
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            result = float(value)
+            if not math.isfinite(result):
+                raise ConfigError(f"expected a finite number, got {value!r}", path=path)
+            return result
+        raise ConfigError(f"expected a number, got {_describe(value)} {value!r}", path=path)
+    if tp is str:
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        # YAML turns `user_id: 1234` into an int; accept scalars where a string is meant.
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise ConfigError(f"expected a string, got {_describe(value)}; quote the value", path=path)
+    raise TypeError(f"unsupported config type {tp!r}")  # pragma: no cover - model bug
+
+
+def _decode_duration(value: Any, path: str) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ConfigError(f'expected a duration like "250ms" or "30s", got {_describe(value)}', path=path)
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise ConfigError(f'{value!r} is not a duration; write it like "250ms", "30s" or "24h"', path=path) from None
+    if not math.isfinite(seconds):
+        raise ConfigError(f'{value!r} is not a duration; write it like "250ms", "30s" or "24h"', path=path)
+    return seconds
+
+
+def _decode_dataclass(cls: type[T], value: Any, path: str) -> T:
+    if value is None:
+        return cls()
+    if not isinstance(value, dict):
+        where = path or "config"
+        raise ConfigError(f"expected a mapping, got {_describe(value)}; write it as `key: value` lines", path=where)
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    known: set[str] = set()
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.metadata.get("internal") or (cls is ProviderConfig and f.name == "extra"):
+            continue
+        known.add(f.name)
+        if f.name not in value:
+            continue
+        sub = _join(path, f.name)
+        raw = value[f.name]
+        if _is_duration(cls, f):
+            kwargs[f.name] = _decode_duration(raw, sub)
+        else:
+            kwargs[f.name] = decode(hints[f.name], raw, sub)
+    if cls is ProviderConfig:
+        kwargs["extra"] = {str(k): v for k, v in value.items() if str(k) not in known}
+    return cls(**kwargs)
+
+
+def parse_config(data: Any) -> Config:
+    """Build a :class:`Config` from parsed YAML/JSON; type errors raise :class:`ConfigError`."""
+    if data is None:
+        data = {}
+    return _decode_dataclass(Config, data, "")
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _zero(value: Any) -> Any:
+    return type(value)()
+
+
+def _is_empty(value: Any) -> bool:
+    if value is None or value is False:
+        return True
+    if isinstance(value, (str, list, dict)):
+        return not value
+    if isinstance(value, (int, float)):
+        return value == 0
+    return False
+
+
+def _dump_value(value: Any, redact: bool) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _dump_dataclass(value, redact)
+    if isinstance(value, dict):
+        return {k: _dump_value(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_dump_value(v, redact) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value) if abs(value) < 2**53 else value
+    return value
+
+
+def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
+    cls = type(obj)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("internal"):
+            continue
+        value = getattr(obj, f.name)
+        if cls is ProviderConfig and f.name == "extra":
+            for k, v in value.items():
+                if k in out:
+                    continue
+                out[k] = REDACTED if redact and is_secret_key(k) and v not in (None, "") else v
+            continue
+        if _is_duration(cls, f):
+            if value is not None:
+                out[f.name] = format_duration(value)
+            continue
+        if value is None:
+            continue
+        optional = _is_optional(_hints(cls)[f.name])
+        if dataclasses.is_dataclass(value) and not optional and value == _zero(value):
+            continue  # a section left at its zero value is omitted, as upstream's omitempty does
+        dumped = _dump_value(value, redact)
+        # Optional values (``bool | None`` ...) keep an explicit false/zero once set.
+        if not optional and not _is_always(cls, f) and _is_empty(dumped):
+            continue
+        if cls is ProviderConfig and redact:
+            if f.name == "env" and isinstance(dumped, dict):
+                dumped = {k: REDACTED for k in dumped}
+            elif is_secret_key(f.name) and dumped not in ("", None):
+                dumped = REDACTED
+        out[f.name] = dumped
+    return out
+
+
+def dump_config(config: Config, *, redact: bool = True) -> dict[str, Any]:
+    """Upstream-shaped plain data for ``config`` (what ``config show`` prints and ``save_config`` writes)."""
+    return _dump_dataclass(config, redact)

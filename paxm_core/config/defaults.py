@@ -1,0 +1,319 @@
+"""Built-in defaults, identical to upstream's ``DefaultConfig``.
+
+With no config file at all paxm runs on :func:`default_config`: the SQLite provider under
+the XDG data dir, so the CLI loop needs no setup.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from paxm_core.config.model import (
+    ActiveRecallConfig,
+    AgentConfig,
+    AgentHookConfig,
+    CaptureQueueConfig,
+    Config,
+    HookBufferConfig,
+    HookInitialRecallConfig,
+    HookInsertionConfig,
+    HookRecallConfig,
+    HookWriteConfig,
+    RankingConfig,
+    RecallProfileConfig,
+    RouteConfig,
+    TelemetryConfig,
+    ThresholdsConfig,
+    WriteProfileConfig,
+)
+from paxm_core.config.paths import (
+    default_data_path,
+    default_state_dir,
+    expand_path,
+    is_default_config_path,
+    resolve_config_path,
+)
+from paxm_core.provider_config import ProviderConfig
+
+__all__ = [
+    "CLOUD_PROVIDER_TYPES",
+    "DEFAULT_MEM0_BASE_URL",
+    "DEFAULT_MEM0_CLOUD_BASE_URL",
+    "DEFAULT_MEMOS_BASE_URL",
+    "DEFAULT_MEMOS_CLOUD_BASE_URL",
+    "DEFAULT_OPENVIKING_BASE_URL",
+    "default_agents",
+    "default_config",
+    "default_provider_recall_timeout",
+    "default_recall_thresholds",
+    "passive_initial_recall_profile_from",
+    "passive_recall_profile_from",
+    "ltm_write_profile_from",
+    "stm_write_profile_from",
+]
+
+CONFIG_VERSION = 1
+DEFAULT_MEM0_BASE_URL = "http://localhost:8888"
+DEFAULT_MEM0_CLOUD_BASE_URL = "https://api.mem0.ai"
+DEFAULT_MEMOS_BASE_URL = "http://localhost:8000"
+DEFAULT_MEMOS_CLOUD_BASE_URL = "https://memos.memtensor.cn/api/openmem/v1"
+DEFAULT_OPENVIKING_BASE_URL = "http://localhost:1933"
+DEFAULT_JSONRPC_TRANSPORT = "stdio"
+DEFAULT_JSONRPC_TIMEOUT = 30.0
+DEFAULT_ROUTE_WEIGHT = 1.0
+
+DEFAULT_RECALL_MAX_RESULTS = 3
+DEFAULT_RECALL_MIN_RELEVANCE = 0.25
+DEFAULT_RECALL_MIN_SCORE = 0.25
+DEFAULT_STM_EXPIRES_AFTER = 24 * 3600.0
+
+PASSIVE_RECALL_MAX_RESULTS = 2
+PASSIVE_RECALL_MIN_RELEVANCE = 0.75
+PASSIVE_RECALL_MIN_SCORE = 0.75
+INITIAL_RECALL_MAX_RESULTS = 5
+INITIAL_RECALL_MIN_RELEVANCE = 0.35
+INITIAL_RECALL_MIN_SCORE = 0.35
+
+DEFAULT_HOOK_RECALL_MAX_RESULTS = PASSIVE_RECALL_MAX_RESULTS
+DEFAULT_PASSIVE_RECALL_TIMEOUT = 0.8
+DEFAULT_PASSIVE_RECALL_TIMEOUT_EXTRA = 0.1
+DEFAULT_PROVIDER_RECALL_TIMEOUT = 0.25
+DEFAULT_CLOUD_RECALL_TIMEOUT = 0.8
+DEFAULT_CLOUD_RECALL_THRESHOLD = 0.20
+DEFAULT_PROVIDER_WRITE_TIMEOUT = 30.0
+DEFAULT_HOOK_INSERTION_MIN_SCORE = 0.8
+DEFAULT_HOOK_INSERTION_MAX_ITEMS = PASSIVE_RECALL_MAX_RESULTS
+DEFAULT_HOOK_BUFFER_FLUSH_COUNT = 10
+DEFAULT_TELEMETRY_MAX_EVENT_FILE_BYTES = 1 << 20
+DEFAULT_TELEMETRY_MAX_EVENT_FILES = 3
+DEFAULT_TELEMETRY_RETENTION_DAYS = 30
+DEFAULT_TELEMETRY_QUERY_PREVIEW = 80
+DEFAULT_HOOK_WRITE_TEMPLATE = "{{ .safe_text }}"
+DEFAULT_CAPTURE_MAX_EPISODE_AGE = 60.0
+DEFAULT_CAPTURE_RETRY_MIN = 1.0
+DEFAULT_CAPTURE_MAX_ATTEMPTS = 10
+
+#: Hosted providers: longer passive timeouts and lower default thresholds.
+CLOUD_PROVIDER_TYPES = frozenset({"mem0-cloud", "memos-cloud"})
+#: The agents upstream knows, in upstream's order.
+KNOWN_AGENTS = ("opencode", "claude", "codex", "pi", "cursor", "trae", "trae-cn", "kimi", "zcode", "kiro", "cline")
+
+
+def default_recall_thresholds() -> ThresholdsConfig:
+    """The ``default`` profile's thresholds (0.25 / 0.25)."""
+    return ThresholdsConfig(min_relevance=DEFAULT_RECALL_MIN_RELEVANCE, min_score=DEFAULT_RECALL_MIN_SCORE)
+
+
+def cloud_thresholds() -> ThresholdsConfig:
+    """Per-route thresholds for hosted providers, whose scores run lower."""
+    return ThresholdsConfig(min_relevance=DEFAULT_CLOUD_RECALL_THRESHOLD, min_score=DEFAULT_CLOUD_RECALL_THRESHOLD)
+
+
+def is_cloud_provider(provider_type: str) -> bool:
+    """Whether ``provider_type`` is a managed cloud service."""
+    return provider_type in CLOUD_PROVIDER_TYPES
+
+
+def default_provider_recall_timeout(provider_type: str) -> float:
+    """Per-route passive recall timeout: 800ms for cloud providers, 250ms otherwise."""
+    return DEFAULT_CLOUD_RECALL_TIMEOUT if is_cloud_provider(provider_type) else DEFAULT_PROVIDER_RECALL_TIMEOUT
+
+
+def _passive_like(base: RecallProfileConfig, max_results: int, threshold: float) -> RecallProfileConfig:
+    routes = copy.deepcopy(base.providers)
+    for route in routes:
+        route.timeout = DEFAULT_PROVIDER_RECALL_TIMEOUT
+    return RecallProfileConfig(
+        providers=routes,
+        max_results=max_results,
+        thresholds=ThresholdsConfig(min_relevance=threshold, min_score=threshold),
+        ranking=RankingConfig(type="weighted_relevance", recency_boost=base.ranking.recency_boost),
+        tiers=["ltm"],
+    )
+
+
+def passive_recall_profile_from(base: RecallProfileConfig) -> RecallProfileConfig:
+    """The ``passive`` profile derived from ``base``: 2 results, 0.75 thresholds, 250ms routes, LTM only."""
+    return _passive_like(base, PASSIVE_RECALL_MAX_RESULTS, PASSIVE_RECALL_MIN_RELEVANCE)
+
+
+def passive_initial_recall_profile_from(base: RecallProfileConfig) -> RecallProfileConfig:
+    """The ``passive_initial`` profile derived from ``base``: 5 results, 0.35 thresholds, LTM only."""
+    return _passive_like(base, INITIAL_RECALL_MAX_RESULTS, INITIAL_RECALL_MIN_RELEVANCE)
+
+
+def stm_write_profile_from(routes: list[RouteConfig]) -> WriteProfileConfig:
+    """Short-term memory: tier ``stm``, expires after 24h."""
+    return WriteProfileConfig(providers=copy.deepcopy(routes), tier="stm", expires_after=DEFAULT_STM_EXPIRES_AFTER)
+
+
+def ltm_write_profile_from(routes: list[RouteConfig]) -> WriteProfileConfig:
+    """Long-term memory: tier ``ltm``, no expiry."""
+    return WriteProfileConfig(providers=copy.deepcopy(routes), tier="ltm")
+
+
+def _insertion() -> HookInsertionConfig:
+    return HookInsertionConfig(
+        min_score=DEFAULT_HOOK_INSERTION_MIN_SCORE, max_items=DEFAULT_HOOK_INSERTION_MAX_ITEMS, require_query_terms=True
+    )
+
+
+def default_initial_recall() -> HookInitialRecallConfig:
+    """First-prompt recall: profile ``passive_initial``, 5 results, min score 0.35."""
+    return HookInitialRecallConfig(
+        enabled=True,
+        profile="passive_initial",
+        max_results=INITIAL_RECALL_MAX_RESULTS,
+        insertion=HookInsertionConfig(min_score=INITIAL_RECALL_MIN_SCORE, max_items=INITIAL_RECALL_MAX_RESULTS),
+    )
+
+
+def default_hook_recall() -> HookRecallConfig:
+    """Passive recall on ``user_input``."""
+    return HookRecallConfig(
+        enabled=True,
+        profile="passive",
+        query_template="{{ .prompt }}",
+        max_results=DEFAULT_HOOK_RECALL_MAX_RESULTS,
+        timeout_extra=DEFAULT_PASSIVE_RECALL_TIMEOUT_EXTRA,
+        output="markdown",
+        insertion=_insertion(),
+        initial=default_initial_recall(),
+    )
+
+
+def _write(mode: str, *, flush: bool = False) -> HookWriteConfig:
+    return HookWriteConfig(
+        enabled=True,
+        profile="ltm",
+        template=DEFAULT_HOOK_WRITE_TEMPLATE,
+        mode=mode,
+        buffer=HookBufferConfig(enabled=True, flush=flush, flush_count=DEFAULT_HOOK_BUFFER_FLUSH_COUNT),
+    )
+
+
+def _active() -> ActiveRecallConfig:
+    return ActiveRecallConfig(enabled=True, profile="default", output="markdown")
+
+
+def _compatible_agent(passive_recall: bool) -> AgentConfig:
+    user_input = AgentHookConfig(write=_write("user_input"))
+    if passive_recall:
+        user_input.recall = default_hook_recall()
+    return AgentConfig(
+        enabled=False,
+        active_recall=_active(),
+        hooks={
+            "session_start": AgentHookConfig(write=_write("session_start")),
+            "user_input": user_input,
+            "turn_end": AgentHookConfig(write=_write("turn_end", flush=True)),
+        },
+    )
+
+
+def default_agents() -> dict[str, AgentConfig]:
+    """Every known agent with upstream's hook wiring; only ``codex`` is enabled."""
+    full = {
+        "session_start": AgentHookConfig(write=_write("session_start")),
+        "user_input": AgentHookConfig(recall=default_hook_recall(), write=_write("user_input")),
+        "turn_end": AgentHookConfig(write=_write("turn_end", flush=True)),
+    }
+    recall_and_turn_end = {
+        "user_input": AgentHookConfig(recall=default_hook_recall()),
+        "turn_end": AgentHookConfig(write=_write("turn_end", flush=True)),
+    }
+    return {
+        "opencode": AgentConfig(active_recall=_active(), hooks=copy.deepcopy(recall_and_turn_end)),
+        "claude": AgentConfig(
+            active_recall=_active(),
+            hooks={
+                "tool_use": AgentHookConfig(write=_write("tool_use")),
+                "tool_failure": AgentHookConfig(write=_write("tool_failure")),
+                **copy.deepcopy(full),
+            },
+        ),
+        "codex": AgentConfig(enabled=True, active_recall=_active(), hooks=copy.deepcopy(full)),
+        "pi": AgentConfig(active_recall=_active(), hooks=copy.deepcopy(recall_and_turn_end)),
+        "cursor": _compatible_agent(False),
+        "trae": _compatible_agent(True),
+        "trae-cn": _compatible_agent(True),
+        "kimi": _compatible_agent(True),
+        "zcode": _compatible_agent(True),
+        "kiro": _compatible_agent(True),
+        "cline": _compatible_agent(True),
+    }
+
+
+def default_telemetry(config_path: Path) -> TelemetryConfig:
+    """Telemetry on, under the XDG state dir (``<config dir>/state`` for a non-default config)."""
+    state_dir = default_state_dir() if is_default_config_path(config_path) else config_path.parent / "state"
+    return TelemetryConfig(
+        enabled=True,
+        dir=str(state_dir),
+        events_file="events.jsonl",
+        metrics_file="metrics.json",
+        max_event_file_bytes=DEFAULT_TELEMETRY_MAX_EVENT_FILE_BYTES,
+        max_event_files=DEFAULT_TELEMETRY_MAX_EVENT_FILES,
+        retention_days=DEFAULT_TELEMETRY_RETENTION_DAYS,
+        query_preview_chars=DEFAULT_TELEMETRY_QUERY_PREVIEW,
+        # capture_query_preview stays unset: query previews are off unless asked for.
+    )
+
+
+def default_config(path: str | Path | None = None) -> Config:
+    """The built-in configuration for a config stored at ``path`` (resolved like ``--config``).
+
+    Only the ``sqlite`` provider is enabled.  Its database is under the XDG data dir for the
+    standard config location and beside the config file otherwise.
+    """
+    config_path = resolve_config_path(path) if path else resolve_config_path()
+    config_path = expand_path(config_path)
+    data_path = default_data_path() if is_default_config_path(config_path) else config_path.parent / "memory.sqlite"
+    default_recall = RecallProfileConfig(
+        providers=[RouteConfig(name="sqlite", required=True, weight=DEFAULT_ROUTE_WEIGHT)],
+        max_results=DEFAULT_RECALL_MAX_RESULTS,
+        thresholds=default_recall_thresholds(),
+        ranking=RankingConfig(type="weighted_relevance"),
+        tiers=["stm", "ltm"],
+    )
+    write_routes = [RouteConfig(name="sqlite", required=True, timeout=DEFAULT_PROVIDER_WRITE_TIMEOUT)]
+    return Config(
+        version=CONFIG_VERSION,
+        providers={
+            "sqlite": ProviderConfig(type="sqlite", enabled=True, path=str(data_path)),
+            "zep": ProviderConfig(type="zep", search_scope="episodes"),
+            "mem0": ProviderConfig(
+                type="mem0", base_url=DEFAULT_MEM0_BASE_URL, score_semantics="similarity", search_scope_payload="auto"
+            ),
+            "mem0_cloud": ProviderConfig(
+                type="mem0-cloud", base_url=DEFAULT_MEM0_CLOUD_BASE_URL, score_semantics="similarity", infer=False
+            ),
+            "memos": ProviderConfig(type="memos", base_url=DEFAULT_MEMOS_BASE_URL, search_mode="fast"),
+            "memos_cloud": ProviderConfig(type="memos-cloud", base_url=DEFAULT_MEMOS_CLOUD_BASE_URL),
+            "openviking": ProviderConfig(type="openviking", base_url=DEFAULT_OPENVIKING_BASE_URL),
+            "jsonrpc": ProviderConfig(
+                type="jsonrpc", transport=DEFAULT_JSONRPC_TRANSPORT, timeout=DEFAULT_JSONRPC_TIMEOUT
+            ),
+        },
+        recall_profiles={
+            "default": default_recall,
+            "passive": passive_recall_profile_from(default_recall),
+            "passive_initial": passive_initial_recall_profile_from(default_recall),
+        },
+        write_profiles={
+            "default": ltm_write_profile_from(write_routes),
+            "stm": stm_write_profile_from(write_routes),
+            "ltm": ltm_write_profile_from(write_routes),
+        },
+        agents=default_agents(),
+        telemetry=default_telemetry(config_path),
+        capture_queue=CaptureQueueConfig(
+            max_episode_age=DEFAULT_CAPTURE_MAX_EPISODE_AGE,
+            retry_min=DEFAULT_CAPTURE_RETRY_MIN,
+            max_attempts=DEFAULT_CAPTURE_MAX_ATTEMPTS,
+            provider_concurrency={"sqlite": 1, "default": 4},
+        ),
+        path=config_path,
+        exists=False,
+    )

@@ -1,0 +1,127 @@
+"""Reading and writing the config file (YAML, or JSON for ``.json`` paths)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from paxm_core.config.codec import dump_config, parse_config
+from paxm_core.config.defaults import default_config
+from paxm_core.config.model import Config
+from paxm_core.config.normalize import normalize
+from paxm_core.config.paths import expand_path, legacy_json_path, resolve_config_path
+from paxm_core.config.validate import validate
+from paxm_core.errors import ConfigError
+
+__all__ = ["config_exists", "load_config", "read_raw", "save_config"]
+
+
+def _is_json(path: Path) -> bool:
+    return path.suffix.lower() == ".json"
+
+
+def config_exists(path: str | Path | None = None) -> bool:
+    """Whether a config file (or its legacy ``config.json`` sibling) exists."""
+    target = resolve_config_path(path)
+    return target.is_file() or legacy_json_path(target).is_file()
+
+
+def read_raw(path: Path) -> Any:
+    """Parse the file at ``path`` into plain data; syntax errors become :class:`ConfigError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}; check the path and its permissions") from None
+    if _is_json(path):
+        try:
+            return json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; fix the syntax"
+            ) from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}; fix the syntax (indent with spaces)") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load, validate and normalize the config.
+
+    ``path`` is resolved like ``--config`` (then ``$PAXM_CONFIG``, then XDG).  A missing file
+    gives the built-in defaults (SQLite under the XDG data dir), so paxm works with no setup.
+    Invalid files raise :class:`ConfigError` naming the file, the key path and the fix.
+    """
+    target = resolve_config_path(path)
+    source = target
+    if not source.is_file():
+        legacy = legacy_json_path(target)
+        if legacy != target and legacy.is_file():
+            source = legacy
+        else:
+            config = normalize(default_config(target))
+            config.path = target
+            config.exists = False
+            return config
+    data = read_raw(source)
+    try:
+        config = parse_config(data)
+        config.path = target
+        validate(config)
+        config = normalize(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    config.path = target
+    config.exists = True
+    return config
+
+
+def save_config(config: Config, path: str | Path | None = None) -> Path:
+    """Validate ``config`` and write it atomically with mode 0600; return the path written.
+
+    An invalid config raises :class:`ConfigError` and leaves any existing file untouched.
+    ``path`` defaults to ``config.path`` (or the resolved default location).
+    """
+    target = (
+        expand_path(path) if path else (config.path if str(config.path) not in ("", ".") else resolve_config_path())
+    )
+    try:
+        validate(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{target}: {exc}") from None
+    normalized = normalize(config)
+    data = dump_config(normalized, redact=False)
+    if _is_json(target):
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    else:
+        import yaml
+
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, indent=2)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        # mkstemp creates the file 0600, so secrets are never world-readable, not even briefly.
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o600)
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    config.path = target
+    config.exists = True
+    return target

@@ -1,0 +1,314 @@
+"""The config model: dataclasses mirroring upstream's ``config.yaml`` schema.
+
+Field names are upstream's YAML keys, so an upstream file loads unchanged.  Durations are
+floats in seconds here (``None`` = unset) and Go duration strings (``"250ms"``) on disk.
+
+Field metadata drives (de)serialization in :mod:`paxm_core.config.codec`:
+
+* ``duration``: spelled as a Go duration on disk;
+* ``always``: written even when zero/empty (upstream has no ``omitempty`` on it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from paxm_core.provider_config import ProviderConfig
+
+__all__ = [
+    "INTEGRATION_OWNERS",
+    "OWNER_CLAUDE_PLUGIN",
+    "OWNER_CODEX_PLUGIN",
+    "OWNER_PAXM",
+    "ActiveRecallConfig",
+    "AgentConfig",
+    "AgentHookConfig",
+    "AgentIntegrationConfig",
+    "CaptureQueueConfig",
+    "Config",
+    "HookBufferConfig",
+    "HookInitialRecallConfig",
+    "HookInsertionConfig",
+    "HookRecallConfig",
+    "HookWriteConfig",
+    "IdentityConfig",
+    "LegacyHookConfig",
+    "LegacyHookEventConfig",
+    "ProviderConfig",
+    "RankingConfig",
+    "RecallProfileConfig",
+    "RouteConfig",
+    "ScopeConfig",
+    "TelemetryConfig",
+    "ThresholdsConfig",
+    "WriteProfileConfig",
+]
+
+OWNER_PAXM = "paxm"
+OWNER_CODEX_PLUGIN = "codex-plugin"
+OWNER_CLAUDE_PLUGIN = "claude-plugin"
+#: Valid values of ``agents.<name>.integration.owner`` (empty = paxm-managed).
+INTEGRATION_OWNERS = (OWNER_PAXM, OWNER_CODEX_PLUGIN, OWNER_CLAUDE_PLUGIN)
+
+_ALWAYS = {"always": True}
+_DURATION = {"duration": True}
+
+
+@dataclass
+class IdentityConfig:
+    """Who the memories belong to; ``user_id`` defaults to a slug of the OS user."""
+
+    user_id: str = ""
+
+
+@dataclass
+class ScopeConfig:
+    """A write profile's memory scope, e.g. ``personal:<user>`` or ``team:<id>``."""
+
+    type: str = ""
+    id: str = ""
+
+
+@dataclass
+class ThresholdsConfig:
+    """Minimum relevance/score a hit needs to be returned."""
+
+    min_relevance: float = 0.0
+    min_score: float = 0.0
+
+
+@dataclass
+class RouteConfig:
+    """One provider in a profile: ``required`` failures fail the call; ``timeout`` in seconds."""
+
+    name: str = field(default="", metadata=_ALWAYS)
+    required: bool = field(default=False, metadata=_ALWAYS)
+    weight: float = 1.0
+    timeout: float | None = field(default=None, metadata=_DURATION)
+    thresholds: ThresholdsConfig | None = None
+
+
+@dataclass
+class RankingConfig:
+    """How hits from several providers are merged (``weighted_relevance``)."""
+
+    type: str = ""
+    recency_boost: float = 0.0
+
+
+@dataclass
+class RecallProfileConfig:
+    """A named recall policy (``default``, ``passive``, ``passive_initial`` ...)."""
+
+    providers: list[RouteConfig] = field(default_factory=list)
+    max_results: int = 0
+    thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    tiers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WriteProfileConfig:
+    """A named write policy (``default``, ``stm``, ``ltm`` ...); ``expires_after`` in seconds."""
+
+    providers: list[RouteConfig] = field(default_factory=list)
+    tier: str = ""
+    expires_after: float | None = field(default=None, metadata=_DURATION)
+    scope: ScopeConfig = field(default_factory=ScopeConfig)
+
+
+@dataclass
+class AgentIntegrationConfig:
+    """Which installation surface owns the agent's hooks (``paxm``, ``codex-plugin``, ``claude-plugin``)."""
+
+    owner: str = ""
+
+
+@dataclass
+class ActiveRecallConfig:
+    """Recall the agent performs on request (MCP tool / CLI)."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    profile: str = ""
+    output: str = ""
+
+
+@dataclass
+class HookInsertionConfig:
+    """Which passive-recall hits are inserted into the prompt."""
+
+    min_score: float = 0.0
+    max_items: int = 0
+    require_query_terms: bool = False
+
+
+@dataclass
+class HookInitialRecallConfig:
+    """The larger recall made on the first prompt of a session."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    profile: str = ""
+    query_template: str = ""
+    max_results: int = 0
+    timeout: float | None = field(default=None, metadata=_DURATION)
+    timeout_extra: float | None = field(default=None, metadata=_DURATION)
+    insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
+
+
+@dataclass
+class HookRecallConfig:
+    """Passive recall run by a harness hook event."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    profile: str = ""
+    query_template: str = ""
+    max_results: int = 0
+    timeout: float | None = field(default=None, metadata=_DURATION)
+    timeout_extra: float | None = field(default=None, metadata=_DURATION)
+    output: str = ""
+    insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
+    initial: HookInitialRecallConfig | None = None
+
+
+@dataclass
+class HookBufferConfig:
+    """Buffering of captured events into episodes."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    flush: bool = False
+    flush_count: int = 0
+
+
+@dataclass
+class HookWriteConfig:
+    """Passive capture run by a harness hook event."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    profile: str = ""
+    template: str = ""
+    mode: str = ""
+    buffer: HookBufferConfig = field(default_factory=HookBufferConfig)
+
+
+@dataclass
+class AgentHookConfig:
+    """What one hook event (``user_input``, ``turn_end`` ...) does."""
+
+    recall: HookRecallConfig = field(default_factory=HookRecallConfig)
+    write: HookWriteConfig = field(default_factory=HookWriteConfig)
+
+
+@dataclass
+class AgentConfig:
+    """One coding agent (claude, codex, opencode ...)."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    agent_id: str = ""
+    #: RFC 3339 time passive capture was first switched on; recorded once, never moved.
+    passive_write_started_at: str = ""
+    integration: AgentIntegrationConfig = field(default_factory=AgentIntegrationConfig)
+    active_recall: ActiveRecallConfig = field(default_factory=ActiveRecallConfig)
+    hooks: dict[str, AgentHookConfig] = field(default_factory=dict)
+
+
+@dataclass
+class LegacyHookEventConfig:
+    """Pre-``agents`` schema: ``hooks.<agent>.events.<event>.recall``."""
+
+    recall: HookRecallConfig = field(default_factory=HookRecallConfig)
+
+
+@dataclass
+class LegacyHookConfig:
+    """Pre-``agents`` schema: top-level ``hooks.<agent>``; normalized into :attr:`Config.agents`."""
+
+    enabled: bool = field(default=False, metadata=_ALWAYS)
+    events: dict[str, LegacyHookEventConfig] = field(default_factory=dict)
+
+
+@dataclass
+class TelemetryConfig:
+    """Local event log and metrics (never leaves the machine)."""
+
+    enabled: bool | None = None
+    dir: str = ""
+    events_file: str = ""
+    metrics_file: str = ""
+    max_event_file_bytes: int = 0
+    max_event_files: int = 0
+    retention_days: int = 0
+    capture_query_preview: bool | None = None
+    query_preview_chars: int = 0
+
+    @property
+    def is_enabled(self) -> bool:
+        """Telemetry is on unless explicitly disabled."""
+        return self.enabled is not False
+
+
+@dataclass
+class CaptureQueueConfig:
+    """The durable capture queue; ages and backoff in seconds."""
+
+    path: str = ""
+    max_episode_age: float | None = field(default=None, metadata=_DURATION)
+    retry_min: float | None = field(default=None, metadata=_DURATION)
+    max_attempts: int = 0
+    provider_concurrency: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Config:
+    """The whole paxm configuration.
+
+    ``path`` is where it was (or will be) stored and ``exists`` whether it was read from a
+    file; neither is serialized.
+    """
+
+    version: int = field(default=1, metadata=_ALWAYS)
+    identity: IdentityConfig = field(default_factory=IdentityConfig)
+    providers: dict[str, ProviderConfig] = field(default_factory=dict, metadata=_ALWAYS)
+    recall_profiles: dict[str, RecallProfileConfig] = field(default_factory=dict)
+    write_profiles: dict[str, WriteProfileConfig] = field(default_factory=dict)
+    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    capture_queue: CaptureQueueConfig = field(default_factory=CaptureQueueConfig)
+    #: Legacy top-level ``hooks``; folded into ``agents`` by normalization.
+    hooks: dict[str, LegacyHookConfig] = field(default_factory=dict)
+
+    path: Path = field(default_factory=Path, metadata={"internal": True}, compare=False)
+    exists: bool = field(default=False, metadata={"internal": True}, compare=False)
+
+    @property
+    def config_dir(self) -> Path:
+        """Directory holding the config file."""
+        return self.path.parent
+
+    @property
+    def hooks_dir(self) -> Path:
+        """Directory for hook runtime state (daemon socket, session state, capture queue)."""
+        return self.config_dir / "hooks"
+
+    @property
+    def capture_queue_path(self) -> Path:
+        """The capture queue database: ``capture_queue.path`` or ``<config dir>/hooks/capture.sqlite``."""
+        if self.capture_queue.path:
+            return Path(self.capture_queue.path).expanduser()
+        return self.hooks_dir / "capture.sqlite"
+
+    @property
+    def user_id(self) -> str:
+        """Shortcut for ``identity.user_id``."""
+        return self.identity.user_id
+
+    def enabled_providers(self) -> dict[str, ProviderConfig]:
+        """Enabled provider instances by name, in config order."""
+        return {name: p for name, p in self.providers.items() if p.enabled}
+
+    def to_json(self, redact: bool = True) -> dict[str, Any]:
+        """Upstream-shaped plain data (durations as Go strings); secrets redacted unless ``redact=False``."""
+        from paxm_core.config.codec import dump_config
+
+        return dump_config(self, redact=redact)
