@@ -1,0 +1,111 @@
+"""The provider's single SQLite connection: opening, pragmas, and deadline interruption."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from paxm_core import Deadline, DeadlineExceeded, ProviderError
+
+__all__ = ["Database"]
+
+# VM instructions between deadline checks: frequent enough to stop a runaway FTS query within
+# a fraction of a millisecond, rare enough that the callback costs nothing measurable.
+_PROGRESS_STEPS = 1000
+
+
+class Database:
+    """One persistent connection shared by every thread of a provider, serialized by a lock.
+
+    SQLite connections are not safe for concurrent use, and upstream also keeps exactly one
+    open connection per provider; reopening per operation would redo pragmas and migrations.
+    """
+
+    def __init__(self, provider: str, path: Path) -> None:
+        self._provider = provider
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+
+    def _open(self) -> sqlite3.Connection:
+        from paxm_provider_sqlite.migrations import migrate
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise ProviderError(self._provider, "open", f"cannot open {self.path}: {exc}") from exc
+        try:
+            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute("PRAGMA foreign_keys = ON")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                raise ProviderError(self._provider, "open", f"{self.path}: cannot enable WAL journal mode")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise ProviderError(
+                self._provider,
+                "open",
+                f"{self.path}: {exc} (the directory must be writable for the -wal/-shm files)",
+            ) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @contextmanager
+    def session(self, op: str, deadline: Deadline) -> Iterator[sqlite3.Connection]:
+        """Yield the connection under the lock, interrupting SQLite once ``deadline`` passes.
+
+        SQLite errors become :class:`ProviderError`; an interrupted statement becomes
+        :class:`DeadlineExceeded`.
+        """
+        deadline.check(f"{self._provider} {op}")
+        with self._lock:
+            if self._closed:
+                raise ProviderError(self._provider, op, "sqlite provider is closed")
+            if self._conn is None:
+                self._conn = self._open()
+            # The lock may have been contended: re-check before doing any work.
+            deadline.check(f"{self._provider} {op}")
+            conn = self._conn
+            limited = deadline.at is not None
+            if limited:
+                conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, _PROGRESS_STEPS)
+            else:
+                # An unlimited deadline can still be cancelled.
+                conn.set_progress_handler(lambda: 1 if deadline.cancelled else 0, _PROGRESS_STEPS * 10)
+            try:
+                yield conn
+            except sqlite3.OperationalError as exc:
+                if conn.in_transaction:
+                    conn.rollback()
+                if "interrupted" in str(exc) or deadline.expired():
+                    raise DeadlineExceeded(
+                        f"{self._provider} {op}: deadline exceeded", cancelled=deadline.cancelled
+                    ) from exc
+                raise ProviderError(self._provider, op, str(exc), retryable="locked" in str(exc)) from exc
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise ProviderError(self._provider, op, str(exc)) from exc
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+            finally:
+                conn.set_progress_handler(None, 0)
+
+    def close(self) -> None:
+        """Close the connection; later sessions fail with a clear error."""
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

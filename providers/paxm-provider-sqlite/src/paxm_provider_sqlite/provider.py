@@ -1,0 +1,175 @@
+"""``SQLiteProvider``: paxm's default memory store (type ``sqlite``)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+
+from paxm_core import (
+    Deadline,
+    MemoryHit,
+    MemoryItem,
+    MemoryRef,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+    normalize_tier,
+)
+from paxm_core.timefmt import utcnow
+from paxm_provider_sqlite._db import Database
+from paxm_provider_sqlite.attribution import (
+    FingerprintConflict,
+    apply_hit_attribution,
+    merge_lifecycle,
+    prepare_metadata,
+)
+from paxm_provider_sqlite.records import encode_metadata
+from paxm_provider_sqlite.retrieval import Request, Trace, search
+from paxm_provider_sqlite.timestamps import stamp
+
+__all__ = ["SQLiteProvider", "default_path"]
+
+_CLEANUP_MAX = 500
+
+_UPSERT = """
+INSERT INTO memories(id, text, source, metadata_json, created_at, updated_at, tier, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET
+  text = excluded.text,
+  source = excluded.source,
+  metadata_json = excluded.metadata_json,
+  updated_at = excluded.updated_at,
+  tier = excluded.tier,
+  expires_at = excluded.expires_at
+"""
+
+
+def default_path() -> Path:
+    """Upstream's default database location under the XDG data dir."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "paxm" / "memory.sqlite"
+
+
+class SQLiteProvider:
+    """A local SQLite database with FTS5 indexes; thread-safe, one connection per instance.
+
+    :param name: the instance name stamped on refs and hits.
+    :param config: ``path`` is the database file (``~`` expanded; empty = XDG default).
+    """
+
+    def __init__(self, name: str, config: ProviderConfig | None = None) -> None:
+        if not name.strip():
+            raise ProviderError("", "open", "sqlite provider name is required")
+        raw = (config.path if config is not None else "").strip()
+        path = Path(os.path.expanduser(raw)) if raw else default_path()
+        self._name = name
+        self._db = Database(name, path)
+        self.last_trace: Trace | None = None
+
+    @property
+    def name(self) -> str:
+        """The configured instance name."""
+        return self._name
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._db.path
+
+    def preserve_turn_boundaries(self) -> bool:
+        """A captured turn is stored as one memory (long ones are excerpted at recall)."""
+        return True
+
+    def health(self, deadline: Deadline) -> None:
+        """Open (and migrate) the database and run a trivial query."""
+        with self._db.session("health", deadline) as conn:
+            conn.execute("SELECT count(*) FROM _paxm_migrations").fetchone()
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        """Store one memory (an upsert on its id)."""
+        return self.put_batch([item], deadline)[0]
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
+        """Store ``items`` in one transaction; all or nothing; refs in item order."""
+        if not items:
+            return []
+        for index, item in enumerate(items):
+            if not item.text.strip():
+                raise ProviderError(self._name, "put", f"memory text is required (item {index})")
+        now = utcnow()
+        now_text = stamp(now)
+        rows = []
+        for item in items:
+            created = item.created_at or now
+            rows.append(
+                (
+                    item.id.strip() or secrets.token_hex(16),
+                    item,
+                    created,
+                    prepare_metadata(item),
+                    stamp(item.expires_at) if item.expires_at is not None else "",
+                )
+            )
+        refs: list[MemoryRef] = []
+        with self._db.session("put", deadline) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for item_id, item, created, meta, expires in rows:
+                    meta = merge_lifecycle(conn, item_id, meta, created)
+                    conn.execute(
+                        _UPSERT,
+                        (
+                            item_id,
+                            item.text,
+                            item.source,
+                            encode_metadata(meta),
+                            stamp(created),
+                            now_text,
+                            normalize_tier(item.tier),
+                            expires,
+                        ),
+                    )
+                    refs.append(MemoryRef(self._name, item_id))
+                conn.execute("COMMIT")
+            except FingerprintConflict as exc:
+                conn.execute("ROLLBACK")
+                raise ProviderError(self._name, "put", str(exc)) from exc
+        return refs
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        """Recall memories for ``query.text``; see ``docs/sqlite-provider.md`` for the pipeline.
+
+        ``query.metadata["workspace"]`` (trusted runtime context) hides other workspaces'
+        memories; unscoped memories stay visible.  ``query.filters`` are exact metadata matches.
+        """
+        request = Request(
+            text=query.text,
+            limit=query.limit,
+            tiers=tuple(sorted({normalize_tier(t) for t in query.tiers if t.strip()})),
+            workspace=query.metadata.get("workspace", "").strip(),
+            filters=dict(query.filters),
+        )
+        trace = Trace()
+        with self._db.session("search", deadline) as conn:
+            found = search(conn, request, deadline, trace)
+        self.last_trace = trace
+        return [apply_hit_attribution(hit.to_hit(self._name)) for hit in found]
+
+    def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
+        """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first."""
+        if limit <= 0 or limit > _CLEANUP_MAX:
+            limit = _CLEANUP_MAX
+        with self._db.session("cleanup_expired", deadline) as conn:
+            cursor = conn.execute(
+                """DELETE FROM memories WHERE rowid IN (
+                     SELECT rowid FROM memories WHERE expires_at != '' AND expires_at <= ?
+                     ORDER BY expires_at LIMIT ?)""",
+                (stamp(utcnow()), limit),
+            )
+            return max(cursor.rowcount, 0)
+
+    def close(self) -> None:
+        """Close the connection; later calls raise :class:`ProviderError`."""
+        self._db.close()

@@ -1,0 +1,34 @@
+"""Timestamps as stored in the ``memories`` table.
+
+Columns hold RFC 3339 UTC text that upstream can parse.  paxm writes a fixed-width form
+(always six fractional digits) so that SQL string comparison is chronological.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from paxm_core.timefmt import parse_time
+
+__all__ = ["normalize_stamp", "parse_stamp", "stamp"]
+
+
+def stamp(value: datetime) -> str:
+    """Fixed-width RFC 3339 UTC text for ``value`` (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_stamp(text: str) -> datetime | None:
+    """Parse a stored timestamp; empty or unparseable text gives ``None``."""
+    try:
+        return parse_time(text) if text else None
+    except ValueError:
+        return None
+
+
+def normalize_stamp(text: str) -> str:
+    """Rewrite any stored RFC 3339 text in the fixed-width form (unparseable text is kept)."""
+    parsed = parse_stamp(text)
+    return stamp(parsed) if parsed is not None else text
