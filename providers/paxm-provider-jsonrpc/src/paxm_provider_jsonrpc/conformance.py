@@ -1,0 +1,215 @@
+"""The black-box conformance kit behind ``paxm eval provider jsonrpc``.
+
+Runs upstream's checks, in upstream's order and with upstream's names and JSON report shape
+(``paxm-jsonrpc-provider-v1``), against a :class:`JsonRpcProvider`.  Each check gets its
+own per-call deadline from the provider's timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, PaxmError, SearchQuery
+from paxm_provider_jsonrpc.provider import JsonRpcProvider, PluginCapabilities
+
+__all__ = ["PROTOCOL", "Check", "ConformanceResult", "run_conformance"]
+
+PROTOCOL = "paxm-jsonrpc-provider-v1"
+
+
+@dataclass
+class Check:
+    """One conformance check; ``required`` failures fail the run."""
+
+    name: str
+    required: bool = True
+    passed: bool = False
+    skipped: bool = False
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "required": self.required, "passed": self.passed}
+        if self.skipped:
+            out["skipped"] = True
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class ConformanceResult:
+    """The report: ``passed`` is false when any required check failed."""
+
+    protocol: str = PROTOCOL
+    passed: bool = True
+    capabilities: PluginCapabilities = field(default_factory=PluginCapabilities)
+    checks: list[Check] = field(default_factory=list)
+    duration_ms: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "passed": self.passed,
+            "capabilities": self.capabilities.to_json(),
+            "checks": [check.to_json() for check in self.checks],
+            "duration_ms": self.duration_ms,
+        }
+
+    def text_lines(self) -> list[str]:
+        """Upstream's text report: a header, then ``PASS``/``FAIL``/``SKIP`` per check."""
+        lines = [f"paxm JSON-RPC provider conformance: passed={str(self.passed).lower()} protocol={self.protocol}"]
+        for check in self.checks:
+            status = "SKIP" if check.skipped else ("PASS" if check.passed else "FAIL")
+            line = f"  {status:<5} {check.name}"
+            if check.error:
+                line += f": {check.error}"
+            lines.append(line)
+        return lines
+
+
+class _Failed(Exception):
+    pass
+
+
+def _found(hits: list[MemoryHit], ref_id: str, want_text: str, metadata: tuple[str, str] | None = None) -> bool:
+    for hit in hits:
+        if hit.id == ref_id and want_text in hit.text:
+            if metadata is None or hit.metadata.get(metadata[0]) == metadata[1]:
+                return True
+    return False
+
+
+def _attribution_error(hits: list[MemoryHit], ref_id: str, item: MemoryItem) -> str:
+    for hit in hits:
+        if hit.id != ref_id:
+            continue
+        if hit.origin != item.origin or hit.scope != item.scope:
+            return (
+                f"search attribution = origin {hit.origin.to_json()} scope {hit.scope.to_json()}, "
+                f"want origin {item.origin.to_json()} scope {item.scope.to_json()}"
+            )
+        return ""
+    return f"search did not return written ref {ref_id!r} for attribution check"
+
+
+def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
+    """Run every check against ``provider`` and return the report (never raises for plugin faults)."""
+    started = time.monotonic()
+    result = ConformanceResult()
+
+    def deadline() -> Deadline:
+        return Deadline.after(provider.timeout)
+
+    def run(name: str, body: Callable[[], Any]) -> tuple[bool, Any]:
+        check = Check(name)
+        value: Any = None
+        try:
+            value = body()
+            check.passed = True
+        except (PaxmError, _Failed) as exc:
+            check.error = str(exc)
+            result.passed = False
+        result.checks.append(check)
+        return check.passed, value
+
+    def skip(name: str) -> None:
+        # upstream reports skipped checks as not required
+        result.checks.append(Check(name, required=False, skipped=True))
+
+    def finish() -> ConformanceResult:
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        return result
+
+    run("health", lambda: provider.health(deadline()))
+    ok, caps = run("capabilities", lambda: provider.plugin_capabilities(deadline()))
+    if not ok:
+        return finish()
+    result.capabilities = caps
+
+    token = f"paxm-conformance-{time.time_ns()}"
+    item = MemoryItem(
+        text=f"Remember {token}",
+        metadata={"paxm_conformance": token},
+        origin=MemoryOrigin("conformance-user", "conformance-agent", "conformance-session", "conformance-turn"),
+        scope=MemoryScope("personal", "conformance-user"),
+    )
+    put_ok, ref = run("put acknowledgement", lambda: provider.put(item, deadline()))
+
+    if put_ok:
+
+        def stable_ref() -> None:
+            if not ref.id.strip():
+                raise _Failed("put returned an empty ref id")
+
+        run("stable ref id", stable_ref)
+
+        def search_fidelity() -> None:
+            query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
+            hits = provider.search(query, deadline())
+            if not _found(hits, ref.id, token, ("paxm_conformance", token)):
+                raise _Failed("search did not faithfully return written id, text, and metadata")
+
+        run("search fidelity", search_fidelity)
+        if caps.attribution:
+
+            def attribution() -> None:
+                query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
+                error = _attribution_error(provider.search_wire(query, deadline()), ref.id, item)
+                if error:
+                    raise _Failed(error)
+
+            run("attribution fidelity", attribution)
+        else:
+            skip("attribution fidelity")
+
+    batch_items = [
+        MemoryItem(
+            text=f"{token} batch {word}",
+            origin=MemoryOrigin(f"batch-user-{n}", "batch-agent", "batch-session", f"batch-turn-{n}"),
+            scope=MemoryScope("team", "team-1"),
+        )
+        for n, word in ((1, "one"), (2, "two"))
+    ]
+    batch_refs: list[MemoryRef] = []
+
+    def put_batch() -> None:
+        refs = provider.put_batch(batch_items, deadline())
+        batch_refs.extend(refs)
+        if len(refs) != 2:
+            raise _Failed(f"putBatch returned {len(refs)} refs, want 2")
+        seen: set[str] = set()
+        for index, (batch_ref, batch_item) in enumerate(zip(refs, batch_items, strict=True)):
+            if not batch_ref.id.strip() or batch_ref.id in seen:
+                raise _Failed(f"putBatch ref {index} has an empty or duplicate id")
+            seen.add(batch_ref.id)
+            hits = provider.search(SearchQuery(text=batch_item.text, limit=10), deadline())
+            if not _found(hits, batch_ref.id, batch_item.text):
+                raise _Failed(f"putBatch ref {batch_ref.id} is not faithfully searchable")
+            if caps.attribution:
+                wire = provider.search_wire(SearchQuery(text=batch_item.text, limit=10), deadline())
+                error = _attribution_error(wire, batch_ref.id, batch_item)
+                if error:
+                    raise _Failed(f"putBatch attribution: {error}")
+
+    run("putBatch" if caps.put_batch else "putBatch fallback", put_batch)
+
+    if caps.delete and put_ok:
+
+        def delete_lifecycle() -> None:
+            provider.delete(ref, deadline())
+            hits = provider.search(SearchQuery(text=token, limit=10), deadline())
+            if any(hit.id == ref.id for hit in hits):
+                raise _Failed("deleted ref is still searchable")
+            for batch_ref in batch_refs:
+                try:
+                    provider.delete(batch_ref, deadline())
+                except PaxmError as exc:
+                    raise _Failed(f"clean batch ref {batch_ref.id}: {exc}") from None
+
+        run("delete lifecycle", delete_lifecycle)
+    else:
+        skip("delete lifecycle")
+    return finish()

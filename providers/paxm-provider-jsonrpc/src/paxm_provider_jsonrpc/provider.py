@@ -1,0 +1,234 @@
+"""The ``jsonrpc`` provider: paxm's provider contract mapped onto a plugin executable."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paxm_core import (
+    CAP_ATTRIBUTION,
+    CAP_DELETE,
+    CAP_PUT_BATCH,
+    ConfigError,
+    Deadline,
+    MemoryHit,
+    MemoryItem,
+    MemoryRef,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+)
+from paxm_provider_jsonrpc._attribution import prepare_item, restore_hit
+from paxm_provider_jsonrpc.transport import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    METHOD_NOT_FOUND,
+    RpcError,
+    StdioTransport,
+)
+
+__all__ = ["DEFAULT_TIMEOUT", "JsonRpcProvider", "PluginCapabilities"]
+
+DEFAULT_TIMEOUT = 30.0
+
+HEALTH = "paxm.health"
+SEARCH = "paxm.search"
+PUT = "paxm.put"
+PUT_BATCH = "paxm.putBatch"
+DELETE = "paxm.delete"
+CAPABILITIES = "paxm.capabilities"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginCapabilities:
+    """What a plugin advertises through ``paxm.capabilities`` (all false for legacy plugins)."""
+
+    put_batch: bool = False
+    delete: bool = False
+    attribution: bool = False
+
+    def to_json(self) -> dict[str, bool]:
+        return {"put_batch": self.put_batch, "delete": self.delete, "attribution": self.attribution}
+
+    def names(self) -> frozenset[str]:
+        pairs = ((CAP_PUT_BATCH, self.put_batch), (CAP_DELETE, self.delete), (CAP_ATTRIBUTION, self.attribution))
+        return frozenset(name for name, on in pairs if on)
+
+
+class JsonRpcProvider:
+    """A provider backed by an external executable speaking JSON-RPC provider protocol v1.
+
+    Config keys: ``command`` (required; ``~`` expanded), ``args``, ``env`` (added to the
+    inherited environment), ``timeout`` (seconds per call, default 30), ``transport``
+    (only ``stdio``), and ``max_response_bytes`` (extra key, default 32 MiB).
+    """
+
+    def __init__(self, name: str, config: ProviderConfig) -> None:
+        if not name.strip():
+            raise ConfigError("jsonrpc provider name is required")
+        where = f"providers.{name}"
+        transport = (config.transport or "stdio").strip()
+        if transport != "stdio":
+            raise ConfigError(f"transport {transport!r} is not supported (use stdio)", path=f"{where}.transport")
+        command = config.command.strip()
+        if not command:
+            raise ConfigError("a jsonrpc provider needs a command (the plugin executable)", path=f"{where}.command")
+        timeout = DEFAULT_TIMEOUT if config.timeout is None else float(config.timeout)
+        if not timeout > 0:
+            raise ConfigError('timeout must be a positive duration like "10s"', path=f"{where}.timeout")
+        max_bytes = config.extra.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ConfigError("max_response_bytes must be a positive integer", path=f"{where}.max_response_bytes")
+        if not all(isinstance(arg, str) for arg in config.args):
+            raise ConfigError("args must be a list of strings", path=f"{where}.args")
+        env = {str(k).strip(): str(v) for k, v in config.env.items() if str(k).strip()}
+        self._name = name
+        self._transport = StdioTransport(name, str(Path(command).expanduser()), config.args, env, timeout, max_bytes)
+        self._capabilities: PluginCapabilities | None = None
+        self._capabilities_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def timeout(self) -> float:
+        """Seconds each plugin process may take (configured, default 30)."""
+        return self._transport.timeout
+
+    def _call(self, method: str, params: Any, deadline: Deadline) -> Any:
+        return self._transport.call(method, params, deadline)
+
+    def _bad_result(self, method: str, message: str) -> ProviderError:
+        return ProviderError(self._name, method, f"malformed result: {message}")
+
+    # -- required -------------------------------------------------------------------------
+
+    def health(self, deadline: Deadline) -> None:
+        """Any successful ``paxm.health`` result means healthy."""
+        self._call(HEALTH, {}, deadline)
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        """Search the plugin; hits are stamped with this instance's name and attribution restored."""
+        return [restore_hit(hit.copy(provider=self._name)) for hit in self.search_wire(query, deadline)]
+
+    def search_wire(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        """The plugin's hits as sent, before attribution is restored (used by conformance)."""
+        result = self._call(SEARCH, query.to_json(), deadline)
+        if result is None:
+            return []
+        if not isinstance(result, dict):
+            raise self._bad_result(SEARCH, "expected an object with hits")
+        raw_hits = result.get("hits")
+        if raw_hits is None:
+            return []
+        if not isinstance(raw_hits, list):
+            raise self._bad_result(SEARCH, "hits must be a list")
+        hits: list[MemoryHit] = []
+        for index, raw in enumerate(raw_hits):
+            try:
+                hit = MemoryHit.from_json(raw)
+            except ValueError as exc:
+                raise self._bad_result(SEARCH, f"hit {index}: {exc}") from None
+            if not hit.id:
+                raise self._bad_result(SEARCH, f"hit {index} has no id")
+            hits.append(hit)
+        return hits
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        """Store one item through ``paxm.put``; the plugin's ref gets this instance's name."""
+        refs = self._refs(PUT, self._call(PUT, prepare_item(item).to_json(), deadline))
+        if not refs:
+            raise self._bad_result(PUT, "the plugin did not return a memory ref")
+        return refs[0]
+
+    # -- capabilities ---------------------------------------------------------------------
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
+        """``paxm.putBatch``; on ``-32601`` falls back to one ``paxm.put`` per item (stops at the first error)."""
+        if not items:
+            return []
+        prepared = [prepare_item(item).to_json() for item in items]
+        try:
+            result = self._call(PUT_BATCH, {"items": prepared}, deadline)
+        except RpcError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            return [self.put(item, deadline) for item in items]
+        refs = self._refs(PUT_BATCH, result)
+        if len(refs) != len(items):
+            # Refs are matched to items by position; a short list cannot be trusted.
+            raise self._bad_result(PUT_BATCH, f"{len(refs)} refs for {len(items)} items")
+        return refs
+
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
+        """``paxm.delete`` with the ref; a successful answer means the memory is gone."""
+        if not ref.id.strip():
+            raise ProviderError(self._name, DELETE, "delete needs a memory ref id")
+        self._call(DELETE, {"provider": self._name, "id": ref.id}, deadline)
+
+    def plugin_capabilities(self, deadline: Deadline) -> PluginCapabilities:
+        """Ask the plugin (``-32601`` = a legacy plugin with no optional capabilities)."""
+        try:
+            result = self._call(CAPABILITIES, {}, deadline)
+        except RpcError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                return PluginCapabilities()
+            raise
+        if result is None:
+            return PluginCapabilities()
+        if not isinstance(result, dict):
+            raise self._bad_result(CAPABILITIES, "expected an object of booleans")
+        flags: dict[str, bool] = {}
+        for key in ("put_batch", "delete", "attribution"):
+            value = result.get(key, False)
+            if value is None:
+                value = False
+            if not isinstance(value, bool):
+                raise self._bad_result(CAPABILITIES, f"{key} must be true or false")
+            flags[key] = value
+        return PluginCapabilities(**flags)
+
+    def capabilities(self) -> frozenset[str]:
+        """Capability names advertised by the plugin, asked once and cached.
+
+        A plugin that cannot answer is treated as advertising nothing (and asked again next
+        time); ``put_batch`` still works through the single-put fallback.
+        """
+        with self._capabilities_lock:
+            if self._capabilities is None:
+                try:
+                    self._capabilities = self.plugin_capabilities(Deadline.after(self.timeout))
+                except ProviderError:
+                    return frozenset()
+            return self._capabilities.names()
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _refs(self, method: str, result: Any) -> list[MemoryRef]:
+        if result is None:
+            return []
+        if not isinstance(result, dict):
+            raise self._bad_result(method, "expected an object with ref or refs")
+        raw: list[Any] = []
+        if result.get("ref") is not None:
+            raw.append(result["ref"])
+        more = result.get("refs")
+        if more is not None:
+            if not isinstance(more, list):
+                raise self._bad_result(method, "refs must be a list")
+            raw.extend(more)
+        refs: list[MemoryRef] = []
+        for index, value in enumerate(raw):
+            if not isinstance(value, dict):
+                raise self._bad_result(method, f"ref {index} must be an object")
+            ref_id = value.get("id")
+            if not isinstance(ref_id, str) or not ref_id.strip():
+                raise self._bad_result(method, f"ref {index} needs a non-empty string id")
+            refs.append(MemoryRef(self._name, ref_id))
+        return refs
+
+    def __repr__(self) -> str:
+        return f"JsonRpcProvider({self._name!r}, command={self._transport.command!r})"
