@@ -1,0 +1,219 @@
+"""Telemetry events: the JSONL record written per operation, and the helpers that build one.
+
+An event is a plain ``dict`` with upstream's field names, so ``paxm logs --json`` lines and the
+dashboard stay compatible.  Empty fields are dropped (upstream's ``omitempty``), except
+``time``, ``kind`` and ``success``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from paxm_core.timefmt import format_time, parse_time, utcnow
+from paxm_core.types import normalize_tier
+
+__all__ = [
+    "EVENT_FIELDS",
+    "MAX_ERROR_CHARS",
+    "MAX_RECALL_HIT_DETAILS",
+    "RECALL_HIT_PREVIEW_CHARS",
+    "normalize_event",
+    "provider_error_details",
+    "provider_route_counts",
+    "query_fields",
+    "recall_hit_details",
+    "telemetry_error",
+    "truncate_chars",
+]
+
+#: Field order of upstream's Event; unknown keys follow in the order given.
+EVENT_FIELDS: tuple[str, ...] = (
+    "time",
+    "kind",
+    "source",
+    "command",
+    "target",
+    "hook_event",
+    "profile",
+    "success",
+    "skipped",
+    "duration_ms",
+    "provider_duration_ms",
+    "passive_write_latency_total_ms",
+    "passive_write_samples",
+    "query_hash",
+    "query_length",
+    "query_preview",
+    "hit_count",
+    "inserted_count",
+    "item_count",
+    "ref_count",
+    "flushed",
+    "provider_recalls",
+    "provider_writes",
+    "provider_hits",
+    "provider_refs",
+    "provider_errors",
+    "provider_recall_details",
+    "recall_hits",
+    "recall_timed_out",
+    "error",
+    "episode_id",
+    "session_key",
+    "provider",
+)
+
+_INT_FIELDS = frozenset(
+    {
+        "duration_ms",
+        "provider_duration_ms",
+        "passive_write_latency_total_ms",
+        "passive_write_samples",
+        "query_length",
+        "hit_count",
+        "inserted_count",
+        "item_count",
+        "ref_count",
+        "flushed",
+    }
+)
+_ALWAYS = frozenset({"time", "kind", "success"})
+
+MAX_ERROR_CHARS = 240
+MAX_RECALL_HIT_DETAILS = 10
+RECALL_HIT_PREVIEW_CHARS = 160
+
+
+def truncate_chars(value: str, limit: int) -> str:
+    """Cut ``value`` to at most ``limit`` characters (code points, like upstream's runes)."""
+    if limit <= 0:
+        return ""
+    return value if len(value) <= limit else value[:limit]
+
+
+def telemetry_error(error: object) -> str:
+    """The error text stored in an event: ``str(error)`` cut to 240 characters ("" for none)."""
+    if error is None:
+        return ""
+    return truncate_chars(str(error), MAX_ERROR_CHARS)
+
+
+def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> dict[str, Any]:
+    """Privacy-preserving fields for a query: sha256 prefix, length, and a preview only on opt-in."""
+    query = query.strip()
+    if not query:
+        return {}
+    out: dict[str, Any] = {
+        "query_hash": hashlib.sha256(query.encode("utf-8")).hexdigest()[:16],
+        "query_length": len(query),
+    }
+    if capture_preview:
+        out["query_preview"] = truncate_chars(query, preview_chars)
+    return out
+
+
+def provider_route_counts(routes: Iterable[Any]) -> dict[str, int]:
+    """How many routes of a profile name each provider (``provider_recalls``/``provider_writes``)."""
+    counts: dict[str, int] = {}
+    for route in routes:
+        name = str(getattr(route, "name", "") or "").strip()
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def provider_error_details(errors: Iterable[Any]) -> list[dict[str, Any]]:
+    """``[{provider, op?, required?}]`` from ProviderErrorInfo objects or dicts; messages are not kept."""
+    details: list[dict[str, Any]] = []
+    for err in errors:
+        provider = _get(err, "provider")
+        if not provider:
+            continue
+        detail: dict[str, Any] = {"provider": str(provider)}
+        if _get(err, "op"):
+            detail["op"] = str(_get(err, "op"))
+        if _get(err, "required"):
+            detail["required"] = True
+        details.append(detail)
+    return details
+
+
+def recall_hit_details(hits: Iterable[Any], *, capture_preview: bool) -> list[dict[str, Any]]:
+    """A bounded snapshot (first 10) of recalled hits; hit text only when previews are enabled."""
+    details: list[dict[str, Any]] = []
+    for hit in hits:
+        if len(details) >= MAX_RECALL_HIT_DETAILS:
+            break
+        detail: dict[str, Any] = {
+            "provider": str(_get(hit, "provider") or ""),
+            "id": str(_get(hit, "id") or ""),
+            "score": float(_get(hit, "score") or 0.0),
+            "relevance": float(_get(hit, "relevance") or 0.0),
+            "tier": normalize_tier(str(_get(hit, "tier") or "")),
+        }
+        if capture_preview:
+            detail["text_preview"] = truncate_chars(str(_get(hit, "text") or "").strip(), RECALL_HIT_PREVIEW_CHARS)
+        details.append({k: v for k, v in detail.items() if v not in ("", 0.0)})
+    return details
+
+
+def normalize_event(
+    event: Mapping[str, Any], *, capture_preview: bool = False, preview_chars: int = 80
+) -> dict[str, Any]:
+    """Return a clean copy of ``event`` ready to be written.
+
+    Fills ``time`` (now, UTC) and ``success`` (true unless ``error`` is set), turns durations
+    into whole milliseconds, orders fields like upstream and drops empty ones.  A raw ``query``
+    key is never written: it is replaced by :func:`query_fields`, so a caller cannot leak query
+    text into the log by accident.
+    """
+    data = dict(event)
+    raw_query = data.pop("query", None)
+    if isinstance(raw_query, str) and "query_hash" not in data:
+        data.update(query_fields(raw_query, capture_preview=capture_preview, preview_chars=preview_chars))
+    if not capture_preview:
+        data.pop("query_preview", None)
+    data["time"] = _event_time(data.get("time"))
+    data["kind"] = str(data.get("kind") or "event")
+    if "error" in data:
+        data["error"] = telemetry_error(data["error"]) if data["error"] else ""
+    data["success"] = bool(data["success"]) if "success" in data else not data.get("error")
+    for name in _INT_FIELDS & data.keys():
+        value = data[name]
+        data[name] = int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    if "provider_errors" in data:
+        data["provider_errors"] = provider_error_details(data["provider_errors"] or [])
+    if "provider_recall_details" in data:
+        data["provider_recall_details"] = [
+            r.to_json() if hasattr(r, "to_json") else dict(r) for r in data["provider_recall_details"] or []
+        ]
+    ordered: dict[str, Any] = {}
+    for name in (*EVENT_FIELDS, *[k for k in data if k not in EVENT_FIELDS]):
+        if name not in data:
+            continue
+        value = data[name]
+        if name in _ALWAYS or not _is_empty(value):
+            ordered[name] = value
+    return ordered
+
+
+def _event_time(value: Any) -> str:
+    if hasattr(value, "isoformat"):
+        return format_time(value)
+    if isinstance(value, str) and value.strip():
+        parsed = parse_time(value)
+        if parsed is not None:
+            return format_time(parsed)
+    return format_time(utcnow())
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value is False or value == "" or value == 0 or value == {} or value == []
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)

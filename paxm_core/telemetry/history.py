@@ -1,0 +1,67 @@
+"""The history summary (``paxm history``, MCP ``paxm_history``, the dashboard's ``/api/summary``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from paxm_core.telemetry.metrics import Counter, Metrics
+from paxm_core.timefmt import format_time, utcnow
+
+__all__ = ["HistorySummary", "summarize"]
+
+
+@dataclass(slots=True)
+class HistorySummary:
+    """Counters summed over the last ``days`` UTC days, with sorted breakdowns and storage facts."""
+
+    days: int
+    since: datetime | None = None
+    until: datetime | None = None
+    totals: Counter = field(default_factory=Counter)
+    daily: list[tuple[str, Counter]] = field(default_factory=list)
+    agents: list[tuple[str, Counter]] = field(default_factory=list)
+    profiles: list[tuple[str, Counter]] = field(default_factory=list)
+    hook_events: list[tuple[str, Counter]] = field(default_factory=list)
+    providers: list[tuple[str, Counter]] = field(default_factory=list)
+    storage: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Upstream's HistorySummary JSON shape."""
+        zero = "0001-01-01T00:00:00Z"
+        out: dict[str, Any] = {
+            "days": self.days,
+            "since": format_time(self.since) if self.since else zero,
+            "until": format_time(self.until) if self.until else zero,
+            "totals": self.totals.to_json(),
+        }
+        if self.daily:
+            out["daily"] = [{"date": d, "counter": c.to_json()} for d, c in self.daily]
+        for name in ("agents", "profiles", "hook_events", "providers"):
+            rows: list[tuple[str, Counter]] = getattr(self, name)
+            if rows:
+                out[name] = [{"name": n, "counter": c.to_json()} for n, c in rows]
+        out["storage"] = dict(self.storage)
+        return out
+
+
+def summarize(metrics: Metrics, days: int, storage: dict[str, Any], *, now: datetime | None = None) -> HistorySummary:
+    """Sum the daily buckets of the window ``[today - days + 1, today]`` (UTC)."""
+    until = now or utcnow()
+    start = datetime(until.year, until.month, until.day, tzinfo=until.tzinfo) - timedelta(days=days - 1)
+    summary = HistorySummary(days=days, since=start, until=until, storage=storage)
+    groups: dict[str, dict[str, Counter]] = {"agents": {}, "profiles": {}, "hook_events": {}, "providers": {}}
+    for offset in range(days):
+        key = (start + timedelta(days=offset)).strftime("%Y-%m-%d")
+        day = metrics.daily.get(key)
+        if day is None:
+            continue
+        summary.totals.add(day.counter)
+        summary.daily.append((key, day.counter.copy()))
+        for name, target in groups.items():
+            for item, counter in getattr(day, name).items():
+                target.setdefault(item, Counter()).add(counter)
+    for name, target in groups.items():
+        setattr(summary, name, sorted(target.items()))
+    return summary

@@ -1,0 +1,224 @@
+"""``Telemetry``: the one object the rest of paxm records through."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from paxm_core.errors import PaxmError
+from paxm_core.telemetry.events import (
+    normalize_event,
+    provider_error_details,
+    provider_route_counts,
+    query_fields,
+    recall_hit_details,
+    telemetry_error,
+)
+from paxm_core.telemetry.history import HistorySummary, summarize
+from paxm_core.telemetry.settings import TelemetrySettings
+from paxm_core.telemetry.store import TelemetryStore
+
+__all__ = ["Telemetry", "TelemetryError"]
+
+
+class TelemetryError(PaxmError):
+    """Reading telemetry failed (``paxm history``/``logs``): e.g. a corrupt metrics file.
+
+    Recording never raises this: write failures only print ``paxm telemetry skipped: …``.
+    """
+
+
+class Telemetry:
+    """Records operations to the local event log and metrics, and reads them back.
+
+    Every ``on_*``/``record`` call is best effort: a failure prints ``paxm telemetry skipped:
+    <reason>`` to stderr and returns, so telemetry can never fail the operation it describes.
+
+    :param config: a :class:`~paxm_core.config.model.Config`; its ``telemetry`` section picks
+        the directory, file names, caps, retention and the query-preview opt-in, and its
+        recall/write profiles name the providers each operation was routed to.
+    :param settings: explicit settings, overriding those derived from ``config``.
+    """
+
+    def __init__(self, config: Any = None, *, settings: TelemetrySettings | None = None) -> None:
+        self.config = config
+        self.settings = settings if settings is not None else TelemetrySettings.from_config(config)
+        self.store = TelemetryStore(self.settings)
+
+    # -- recording ---------------------------------------------------------------------------
+
+    def on_recall(
+        self,
+        *,
+        query: str,
+        profile: str,
+        source: str,
+        command: str,
+        result: Any,
+        error: object = "",
+        duration_ms: float,
+        kind: str = "recall",
+        target: str = "",
+        hook_event: str = "",
+        session_key: str = "",
+        skipped: bool = False,
+    ) -> None:
+        """Record one recall (active: ``kind="recall"``; the hook runtime passes ``kind="hook_recall"``).
+
+        ``result`` is the RecallResult (``None`` when the call failed before producing one);
+        ``error`` the failure, if any.  Query text is stored only as length + hash unless
+        ``capture_query_preview`` is on.
+        """
+        try:
+            profile = (profile or "").strip() or "default"
+            hits = list(getattr(result, "hits", None) or [])
+            event: dict[str, Any] = {
+                "kind": kind,
+                "source": source,
+                "command": command or ("hook" if source == "hook" else kind),
+                "target": target,
+                "hook_event": hook_event,
+                "profile": profile,
+                "success": not error,
+                "skipped": skipped,
+                "duration_ms": duration_ms,
+                "hit_count": len(hits),
+                "inserted_count": len(hits) if kind == "hook_recall" else 0,
+                "provider_recalls": {} if skipped else self._routes("recall_profiles", profile),
+                "provider_hits": _count_by_provider(hits),
+                "provider_errors": provider_error_details(getattr(result, "provider_errors", None) or []),
+                "provider_recall_details": list(getattr(result, "provider_recalls", None) or []),
+                "recall_hits": recall_hit_details(hits, capture_preview=self.settings.capture_query_preview),
+                "recall_timed_out": bool(getattr(result, "timed_out", False)),
+                "session_key": session_key,
+                "error": telemetry_error(error) if error else "",
+            }
+            query_text = str(getattr(result, "query", "") or "").strip() or query
+            event.update(self._query_fields(query_text))
+            self._record(event)
+        except Exception as exc:  # best effort by contract
+            _skipped(exc)
+
+    def on_remember(
+        self,
+        *,
+        profile: str,
+        source: str,
+        command: str,
+        result: Any,
+        error: object = "",
+        duration_ms: float,
+        item_count: int = 1,
+        kind: str = "remember",
+    ) -> None:
+        """Record one write (``result`` is the RememberResult, ``None`` when none was produced)."""
+        try:
+            profile = (profile or "").strip() or "default"
+            refs = list(getattr(result, "refs", None) or [])
+            event: dict[str, Any] = {
+                "kind": kind,
+                "source": source,
+                "command": command or ("hook" if source == "hook" else kind),
+                "profile": profile,
+                "success": not error,
+                "duration_ms": duration_ms,
+                "item_count": item_count,
+                "ref_count": len(refs),
+                "provider_writes": self._routes("write_profiles", profile),
+                "provider_refs": _count_by_provider(refs),
+                "provider_errors": provider_error_details(getattr(result, "provider_errors", None) or []),
+                "error": telemetry_error(error) if error else "",
+            }
+            self._record(event)
+        except Exception as exc:
+            _skipped(exc)
+
+    def record(self, event: Mapping[str, Any]) -> None:
+        """Record a prepared event (hook recall/write, capture delivery...).
+
+        Keys are upstream's event fields (see ``docs/telemetry.md``).  A raw ``query`` key is
+        converted to ``query_hash``/``query_length`` (and a preview only on opt-in), so callers
+        may pass the query and stay private by default.
+        """
+        try:
+            self._record(event)
+        except Exception as exc:
+            _skipped(exc)
+
+    def query_fields(self, query: str) -> dict[str, Any]:
+        """``query_hash``/``query_length`` (and ``query_preview`` on opt-in) for ``query``."""
+        return self._query_fields(query)
+
+    def _query_fields(self, query: str) -> dict[str, Any]:
+        return query_fields(
+            query, capture_preview=self.settings.capture_query_preview, preview_chars=self.settings.query_preview_chars
+        )
+
+    def _record(self, event: Mapping[str, Any]) -> None:
+        if not self.settings.enabled:
+            return
+        clean = normalize_event(
+            event,
+            capture_preview=self.settings.capture_query_preview,
+            preview_chars=self.settings.query_preview_chars,
+        )
+        with self.store.locked():
+            self.store.append(clean)
+            metrics = self.store.load_metrics(repair=True)
+            metrics.update(clean, self.settings.retention_days)
+            self.store.save_metrics(metrics)
+
+    def _routes(self, section: str, profile: str) -> dict[str, int]:
+        profiles = getattr(self.config, section, None) or {}
+        chosen = profiles.get(profile) if isinstance(profiles, Mapping) else None
+        return provider_route_counts(getattr(chosen, "providers", None) or [])
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def history(self, days: int = 7) -> HistorySummary:
+        """Summary of the last ``days`` days (``<= 0`` means the whole retention window)."""
+        if days <= 0:
+            days = self.settings.retention_days
+        storage = self.store.storage_info()
+        if not self.settings.enabled:
+            return HistorySummary(days=days, storage=storage)
+        try:
+            metrics = self.store.load_metrics()
+        except (OSError, ValueError) as exc:
+            raise TelemetryError(f"cannot read telemetry: {exc}") from exc
+        return summarize(metrics, days, storage)
+
+    def tail(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The last ``limit`` events, oldest first."""
+        try:
+            return self.store.tail(limit)
+        except OSError as exc:
+            raise TelemetryError(f"cannot read telemetry events: {exc}") from exc
+
+    def follow(
+        self,
+        tail: int,
+        emit: Callable[[dict[str, Any]], None],
+        *,
+        poll_interval: float = 0.25,
+        should_stop: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Emit the last ``tail`` events, then new ones until ``should_stop()``; follows rotation."""
+        self.store.follow(tail, emit, poll_interval=poll_interval, should_stop=should_stop)
+
+
+def _count_by_provider(items: list[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        name = item.get("provider") if isinstance(item, Mapping) else getattr(item, "provider", "")
+        if name:
+            counts[str(name)] = counts.get(str(name), 0) + 1
+    return counts
+
+
+def _skipped(exc: BaseException) -> None:
+    try:
+        print(f"paxm telemetry skipped: {exc}", file=sys.stderr)
+    except Exception:  # stderr closed: nothing left to tell
+        pass
