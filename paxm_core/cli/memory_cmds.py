@@ -1,0 +1,85 @@
+"""``paxm remember`` and ``paxm recall``: the active memory loop on the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from paxm_core.envelope import dumps_json, recall_json, render_recall_text
+from paxm_core.errors import UsageError
+
+__all__ = ["recall", "remember"]
+
+
+def _state(ctx: click.Context) -> object:
+    from paxm_core.cli import CliState
+
+    state = ctx.find_object(CliState)
+    if state is None:  # invoked outside the root group (tests calling the command directly)
+        state = CliState(os.environ.get("PAXM_CONFIG") or None)
+        ctx.obj = state
+        ctx.call_on_close(state.close)
+    return state
+
+
+def _read_stdin() -> str:
+    return sys.stdin.read()
+
+
+def _workspace() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""
+
+
+@click.command()
+@click.option("--text", "text", metavar="TEXT", help="Memory text.")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read the memory text from stdin.")
+@click.option("--profile", default="", metavar="NAME", help="Write profile: default, stm, ltm or a custom one.")
+@click.option("--source", default="cli", show_default=True, help="Source label stored with the memory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: str, source: str, as_json: bool) -> None:
+    """Store a memory through a write profile."""
+    value = _read_stdin() if from_stdin else (text or "")
+    if not value.strip():
+        raise UsageError("memory text is required (use --text TEXT or --stdin)")
+    runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
+    result = runtime.tools.remember(
+        value, profile=profile or None, source=source, session_id=runtime.cli_session_id(_workspace())
+    )
+    if as_json:
+        click.echo(dumps_json(result.to_json()), nl=False)
+        return
+    for ref in result.refs:
+        click.echo(f"stored memory: {ref.provider}/{ref.id}")
+
+
+@click.command()
+@click.option("--query", "-q", "query", metavar="TEXT", help="What to recall.")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read the query from stdin.")
+@click.option("--profile", default="", metavar="NAME", help="Recall profile (default: default).")
+@click.option("--limit", default=0, type=click.IntRange(min=0), help="Maximum memories to return.")
+@click.option("--json", "as_json", is_flag=True, help="Print the RecallResult as JSON.")
+@click.pass_context
+def recall(ctx: click.Context, query: str | None, from_stdin: bool, profile: str, limit: int, as_json: bool) -> None:
+    """Recall memories relevant to a query."""
+    value = _read_stdin() if from_stdin else (query or "")
+    if not value.strip():
+        raise UsageError("recall query is required (use --query TEXT or --stdin)")
+    runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
+    workspace = _workspace()
+    result = runtime.tools.recall(
+        value,
+        profile=profile or None,
+        limit=limit or None,
+        workspace=workspace or None,
+        session_id=runtime.cli_session_id(workspace),
+    )
+    if as_json:
+        click.echo(dumps_json(recall_json(result, "active")), nl=False)
+        return
+    click.echo(render_recall_text(result, "active"), nl=False)

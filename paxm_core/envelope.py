@@ -1,0 +1,157 @@
+"""The ``<paxm-recall>`` envelope, per-hit Markdown and upstream-compatible JSON output.
+
+Recalled text is data, not instructions: it is wrapped in an envelope whose tags cannot be
+forged from inside, because any ``<paxm-recall`` / ``</paxm-recall>`` in the content is
+escaped.  The same envelope is what echo suppression strips before a hook writes a turn, so a
+recall never gets remembered as if the user had said it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.types import MemoryHit, Provenance
+
+if TYPE_CHECKING:
+    from paxm_core.router.policy import RecallResult
+
+__all__ = [
+    "ENVELOPE_CLOSE",
+    "ENVELOPE_OPEN_PREFIX",
+    "NO_MEMORIES",
+    "dumps_json",
+    "recall_json",
+    "render_hit_markdown",
+    "render_recall_markdown",
+    "render_recall_text",
+    "strip_recall_context",
+    "wrap_recall_context",
+]
+
+ENVELOPE_OPEN_PREFIX = "<paxm-recall"
+ENVELOPE_CLOSE = "</paxm-recall>"
+NO_MEMORIES = "No memories found."
+_MODES = ("active", "passive")
+
+
+def wrap_recall_context(mode: str, content: str) -> str:
+    """Wrap ``content`` as ``<paxm-recall version="1" mode="…">``; empty content gives ``""``.
+
+    ``mode`` is ``active`` or ``passive`` (anything else becomes ``unknown``).
+    """
+    content = content.strip()
+    if not content:
+        return ""
+    mode = mode.strip().lower()
+    if mode not in _MODES:
+        mode = "unknown"
+    content = content.replace(ENVELOPE_CLOSE, "&lt;/paxm-recall&gt;").replace(ENVELOPE_OPEN_PREFIX, "&lt;paxm-recall")
+    return f'{ENVELOPE_OPEN_PREFIX} version="1" mode="{mode}">\n{content}\n{ENVELOPE_CLOSE}'
+
+
+def strip_recall_context(text: str) -> str:
+    """Remove every complete envelope from ``text`` and trim; an unclosed one is kept as is."""
+    out: list[str] = []
+    rest = text
+    while True:
+        start = rest.find(ENVELOPE_OPEN_PREFIX)
+        if start < 0:
+            break
+        open_end = rest.find(">", start)
+        if open_end < 0:
+            break
+        close = rest.find(ENVELOPE_CLOSE, open_end + 1)
+        if close < 0:
+            break
+        out.append(rest[:start])
+        rest = rest[close + len(ENVELOPE_CLOSE) :]
+    out.append(rest)
+    return "".join(out).strip()
+
+
+def _provenance(hit: MemoryHit) -> Provenance:
+    if not hit.provenance.is_empty():
+        return hit.provenance
+    from paxm_core.router.attribution import META_AGENT_ID, META_SCOPE_ID, META_SCOPE_TYPE, META_USER_ID
+
+    meta = hit.metadata
+    scope_type = (meta.get(META_SCOPE_TYPE) or "").strip()
+    scope_id = (meta.get(META_SCOPE_ID) or "").strip()
+    if not scope_type or not scope_id:
+        scope_type, scope_id = "unknown", ""
+    return Provenance(
+        (meta.get(META_USER_ID) or "").strip(), (meta.get(META_AGENT_ID) or "").strip(), scope_type, scope_id
+    )
+
+
+def render_hit_markdown(index: int, hit: MemoryHit) -> str:
+    """One hit as upstream prints it: heading, scope, user, agent, scores, source, text."""
+    prov = _provenance(hit)
+    scope = f"{prov.scope_type}:{prov.scope_id}" if prov.scope_type and prov.scope_id else "unknown"
+    lines = [f"### Memory {index} ({hit.provider})", f"Scope: {scope}"]
+    if prov.user_id:
+        lines.append(f"User: {prov.user_id}")
+    if prov.agent_id:
+        lines.append(f"Agent: {prov.agent_id}")
+    lines.append(f"Score: {hit.score:.4f}")
+    lines.append(f"Relevance: {hit.relevance:.4f}")
+    if hit.raw_score is not None:
+        kind = f" ({hit.raw_score_kind})" if hit.raw_score_kind else ""
+        lines.append(f"Raw score: {hit.raw_score:.4f}{kind}")
+    if hit.source:
+        lines.append(f"Source: {hit.source}")
+    lines.append("")
+    lines.append(hit.text.strip())
+    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def render_recall_markdown(hits: list[MemoryHit]) -> str:
+    """All hits as Markdown, or ``No memories found.`` (with a trailing newline)."""
+    if not hits:
+        return NO_MEMORIES + "\n"
+    return "".join(render_hit_markdown(i, hit) for i, hit in enumerate(hits, start=1))
+
+
+def render_recall_text(result: RecallResult, mode: str = "active") -> str:
+    """What ``paxm recall`` prints: the envelope around the Markdown, or ``No memories found.``."""
+    if not result.hits:
+        return NO_MEMORIES + "\n"
+    return wrap_recall_context(mode, render_recall_markdown(result.hits)) + "\n"
+
+
+def recall_json(result: RecallResult, mode: str = "active") -> dict[str, Any]:
+    """The ``recall --json`` object: the RecallResult plus ``paxm_context``."""
+    out = result.to_json()
+    out["paxm_context"] = {"version": 1, "kind": "recall", "mode": mode}
+    return out
+
+
+def _go_numbers(value: Any, key: str = "") -> Any:
+    # Go prints integral float64 values without a fraction ("1", not "1.0").
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        # Go sorts map keys; the only maps in our outputs are string metadata maps.
+        items = sorted(value.items()) if key == "metadata" else value.items()
+        return {k: _go_numbers(v, k) for k, v in items}
+    if isinstance(value, list):
+        return [_go_numbers(v, key) for v in value]
+    return value
+
+
+def dumps_json(value: Any) -> str:
+    """Serialize like Go's ``json.Encoder`` with two-space indent: HTML-safe escapes, trailing newline.
+
+    ``<``, ``>`` and ``&`` only occur inside JSON strings, so escaping them after encoding is
+    safe; doing so keeps outputs byte-compatible with upstream and keeps recalled text inert
+    when the JSON is embedded in HTML or another envelope.
+    """
+    text = json.dumps(_go_numbers(value), indent=2, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return text + "\n"

@@ -1,0 +1,194 @@
+"""Attribution: who wrote a memory (origin) and who may see it (scope).
+
+Many providers store only a string map, so before every write the trusted structured
+attribution is mirrored into canonical ``paxm_*`` metadata keys, and on every hit it is
+restored from them.  Structured fields always win over legacy provenance, which wins over
+metadata.  Lifecycle fields (tier, expiry) get the same fallback treatment for providers that
+keep them only as ``paxm_tier`` / ``paxm_expires_at`` metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from paxm_core.timefmt import format_time, parse_time
+from paxm_core.types import (
+    TIER_LTM,
+    MemoryHit,
+    MemoryItem,
+    MemoryOrigin,
+    MemoryScope,
+    Provenance,
+    normalize_tier,
+)
+
+__all__ = [
+    "ATTRIBUTION_KEYS",
+    "META_AGENT_ID",
+    "META_EXPIRES_AT",
+    "META_SCOPE_ID",
+    "META_SCOPE_TYPE",
+    "META_SEQUENCE",
+    "META_SESSION_ID",
+    "META_TIER",
+    "META_TURN_ID",
+    "META_USER_ID",
+    "effective_expires_at",
+    "effective_tier",
+    "lifecycle_metadata",
+    "prepare_item",
+    "restore_hit",
+    "scope_label",
+    "without_attribution",
+    "without_paxm_keys",
+]
+
+META_USER_ID = "paxm_user_id"
+META_AGENT_ID = "paxm_agent_id"
+META_SESSION_ID = "paxm_session_id"
+META_TURN_ID = "paxm_turn_id"
+META_SCOPE_TYPE = "paxm_scope_type"
+META_SCOPE_ID = "paxm_scope_id"
+META_TIER = "paxm_tier"
+META_EXPIRES_AT = "paxm_expires_at"
+META_SEQUENCE = "sequence"
+
+#: The canonical keys the router owns; caller-supplied values are always replaced.
+ATTRIBUTION_KEYS = (META_USER_ID, META_AGENT_ID, META_SESSION_ID, META_TURN_ID, META_SCOPE_TYPE, META_SCOPE_ID)
+
+
+def without_attribution(metadata: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``metadata`` without the canonical attribution keys."""
+    return {k: v for k, v in metadata.items() if k not in ATTRIBUTION_KEYS}
+
+
+def without_paxm_keys(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    """A copy of caller metadata without any ``paxm_`` key.
+
+    Used on untrusted input (recall ``meta``, remember ``metadata``): only the runtime may set
+    ``paxm_*`` values, so a caller can neither forge attribution nor widen a recall with them.
+    """
+    if not metadata:
+        return {}
+    return {k: v for k, v in metadata.items() if not k.startswith("paxm_")}
+
+
+def _meta_origin(metadata: Mapping[str, str]) -> tuple[MemoryOrigin, MemoryScope]:
+    def get(key: str) -> str:
+        return (metadata.get(key) or "").strip()
+
+    return (
+        MemoryOrigin(get(META_USER_ID), get(META_AGENT_ID), get(META_SESSION_ID), get(META_TURN_ID)),
+        MemoryScope(get(META_SCOPE_TYPE), get(META_SCOPE_ID)),
+    )
+
+
+def _merge(
+    origin: MemoryOrigin, scope: MemoryScope, provenance: Provenance, metadata: Mapping[str, str]
+) -> tuple[MemoryOrigin, MemoryScope]:
+    meta_origin, meta_scope = _meta_origin(metadata)
+    merged_origin = MemoryOrigin(
+        user_id=origin.user_id or provenance.user_id.strip() or meta_origin.user_id,
+        agent_id=origin.agent_id or provenance.agent_id.strip() or meta_origin.agent_id,
+        session_id=origin.session_id or meta_origin.session_id,
+        turn_id=origin.turn_id or meta_origin.turn_id,
+    )
+    merged_scope = MemoryScope(
+        type=scope.type or provenance.scope_type.strip() or meta_scope.type,
+        id=scope.id or provenance.scope_id.strip() or meta_scope.id,
+    )
+    return merged_origin, merged_scope
+
+
+def prepare_item(item: MemoryItem, default_scope: MemoryScope | None = None) -> MemoryItem:
+    """Synchronize an item's structured attribution with its canonical metadata keys.
+
+    Fields win over legacy provenance, which wins over metadata; a turn context fills session
+    and turn when absent; ``default_scope`` (the write profile's) applies when no scope is known.
+    """
+    origin, scope = _merge(item.origin, item.scope, item.provenance, item.metadata)
+    if item.turn is not None:
+        origin = MemoryOrigin(
+            origin.user_id,
+            origin.agent_id,
+            origin.session_id or item.turn.session_id.strip(),
+            origin.turn_id or item.turn.turn_id.strip(),
+        )
+    if scope.is_empty() and default_scope is not None:
+        scope = default_scope
+    metadata = without_attribution(item.metadata)
+    for key, value in (
+        (META_USER_ID, origin.user_id),
+        (META_AGENT_ID, origin.agent_id),
+        (META_SESSION_ID, origin.session_id),
+        (META_TURN_ID, origin.turn_id),
+        (META_SCOPE_TYPE, scope.type),
+        (META_SCOPE_ID, scope.id),
+    ):
+        if value.strip():
+            metadata[key] = value.strip()
+    return item.replace(
+        metadata=metadata,
+        origin=origin,
+        scope=scope,
+        provenance=Provenance(origin.user_id, origin.agent_id, scope.type, scope.id),
+    )
+
+
+def restore_hit(hit: MemoryHit) -> None:
+    """Restore structured attribution on ``hit`` in place (hits are router-owned copies).
+
+    A scope without both type and id is reported as ``{"type": "unknown"}``.
+    """
+    origin, scope = _merge(hit.origin, hit.scope, hit.provenance, hit.metadata)
+    if not scope.type or not scope.id:
+        scope = MemoryScope(type="unknown")
+    hit.origin = origin
+    hit.scope = scope
+    hit.provenance = Provenance(origin.user_id, origin.agent_id, scope.type, scope.id)
+
+
+def scope_label(provenance: Provenance) -> str:
+    """``type:id`` for display, or ``unknown``."""
+    if not provenance.scope_type or not provenance.scope_id:
+        return "unknown"
+    return f"{provenance.scope_type}:{provenance.scope_id}"
+
+
+def effective_tier(hit: MemoryHit) -> str:
+    """The hit's tier: its field, else ``paxm_tier`` metadata, else ``ltm``."""
+    if hit.tier:
+        return normalize_tier(hit.tier)
+    value = (hit.metadata.get(META_TIER) or "").strip()
+    return normalize_tier(value) if value else TIER_LTM
+
+
+def effective_expires_at(hit: MemoryHit) -> datetime | None:
+    """The hit's expiry: its field, else ``paxm_expires_at`` / ``expires_at`` metadata.
+
+    Unparseable metadata values are ignored (the memory is treated as not expiring), as upstream.
+    """
+    if hit.expires_at is not None:
+        return hit.expires_at if hit.expires_at.tzinfo else hit.expires_at.replace(tzinfo=UTC)
+    for key in (META_EXPIRES_AT, "expires_at"):
+        value = (hit.metadata.get(key) or "").strip()
+        if not value:
+            continue
+        try:
+            parsed = parse_time(value)
+        except ValueError:
+            continue
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def lifecycle_metadata(item: MemoryItem) -> dict[str, str]:
+    """``paxm_tier`` / ``paxm_expires_at`` for providers that keep lifecycle only in metadata."""
+    out: dict[str, str] = {}
+    if item.tier:
+        out[META_TIER] = normalize_tier(item.tier)
+    if item.expires_at is not None:
+        out[META_EXPIRES_AT] = format_time(item.expires_at)
+    return out

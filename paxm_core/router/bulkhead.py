@@ -1,0 +1,125 @@
+"""Bulkheads: one in-flight call per provider and operation, run on a dedicated worker thread.
+
+Python cannot kill a thread, so a provider stuck in a blocking call keeps its thread forever.
+The router therefore never waits for a provider longer than the call's deadline: the caller
+hands the call to the provider's worker and waits with a timeout.  The slot is released only
+when the provider call really returns, so while a provider is stuck every later call to it
+fails fast (``bulkhead_busy``) instead of piling up more stuck threads behind it.
+
+One long-lived worker per lane (rather than a thread per call) keeps the fan-out cheap: a
+recall costs a queue hand-off per provider, not a thread start.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+__all__ = ["Call", "Lane", "LaneBusy"]
+
+T = TypeVar("T")
+
+
+class LaneBusy(Exception):
+    """The lane's slot stayed taken until the caller's deadline."""
+
+
+class Call(Generic[T]):
+    """One submitted provider call; :meth:`wait` returns its value or raises its error."""
+
+    __slots__ = ("_done", "_error", "_fn", "_value", "started", "finished")
+
+    def __init__(self, fn: Callable[[], T]) -> None:
+        self._fn = fn
+        self._done = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self.started = 0.0
+        self.finished = 0.0
+
+    def _run(self) -> None:
+        self.started = time.monotonic()
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # handed to the waiting caller, never lost
+            self._error = exc
+        self.finished = time.monotonic()
+
+    def wait(self, timeout: float | None) -> T:
+        """Wait up to ``timeout`` seconds (``None`` = forever); raise ``TimeoutError`` if still running."""
+        if not self._done.wait(timeout):
+            raise TimeoutError
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+
+class Lane:
+    """A capacity-1 bulkhead with its own daemon worker thread."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._slot = threading.Lock()
+        self._jobs: queue.SimpleQueue[Call[object] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def busy(self) -> bool:
+        """True while a call holds the slot."""
+        return self._slot.locked()
+
+    def submit(self, fn: Callable[[], T], wait: float | None) -> Call[T]:
+        """Take the slot (waiting at most ``wait`` seconds) and start ``fn`` on the worker.
+
+        Raises :class:`LaneBusy` when the slot stays taken, ``RuntimeError`` after :meth:`close`.
+        """
+        if self._closed:
+            raise RuntimeError(f"{self.name}: router is closed")
+        acquired = self._slot.acquire() if wait is None else self._slot.acquire(timeout=max(0.0, wait))
+        if not acquired:
+            raise LaneBusy(self.name)
+        call: Call[T] = Call(fn)
+        try:
+            self._ensure_worker()
+            self._jobs.put(call)  # type: ignore[arg-type]
+        except BaseException:
+            self._slot.release()
+            raise
+        return call
+
+    def _ensure_worker(self) -> None:
+        if self._thread is not None:
+            return
+        with self._start_lock:
+            if self._thread is None:
+                thread = threading.Thread(target=self._work, name=f"paxm-{self.name}", daemon=True)
+                thread.start()
+                self._thread = thread
+
+    def _work(self) -> None:
+        while True:
+            call = self._jobs.get()
+            if call is None:
+                return
+            call._run()
+            # Release before signalling: a caller that saw the result may call again at once.
+            self._slot.release()
+            call._done.set()
+
+    def close(self, timeout: float = 0.5) -> None:
+        """Stop the worker; a worker stuck in a provider call is left behind (it is a daemon)."""
+        self._closed = True
+        thread = self._thread
+        if thread is None:
+            return
+        self._jobs.put(None)
+        thread.join(timeout)

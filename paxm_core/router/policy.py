@@ -1,0 +1,134 @@
+"""Routing policies and the router's result types.
+
+A recall profile becomes a :class:`SearchPolicy` and a write profile a :class:`PutPolicy`
+(``Runtime.search_policy`` / ``Runtime.put_policy`` do the conversion); the router never reads
+config itself, so tests and the capture worker can build policies directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from paxm_core.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
+
+__all__ = [
+    "MAX_PROVIDER_CANDIDATES",
+    "PutPolicy",
+    "RecallResult",
+    "RememberResult",
+    "Route",
+    "SearchPolicy",
+    "candidate_limit",
+]
+
+#: Upper bound of the candidate pool asked from each provider (unless the caller wants more).
+MAX_PROVIDER_CANDIDATES = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One provider in a profile.
+
+    :param name: provider instance name (``providers.<name>``).
+    :param required: a failure fails the whole call (``RecallError``/``WriteError``);
+        otherwise it is reported in ``provider_errors`` and the call goes on.
+    :param weight: multiplies this provider's relevance and calibrated ranking (``<= 0`` means 1).
+    :param timeout: seconds this provider may take; ``None`` = only the overall deadline.
+    :param min_relevance: when non-zero, replaces the profile's ``min_relevance`` for this provider.
+    :param min_score: when non-zero, replaces the profile's ``min_score`` for this provider.
+    """
+
+    name: str
+    required: bool = False
+    weight: float = 1.0
+    timeout: float | None = None
+    min_relevance: float = 0.0
+    min_score: float = 0.0
+
+    @property
+    def effective_weight(self) -> float:
+        return self.weight if self.weight > 0 else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPolicy:
+    """How one recall fans out and filters.
+
+    ``routes`` empty means every provider the router holds.  ``limit`` is the final number of
+    hits (``0`` = the query's own limit, or no limit).  ``tiers`` empty means no tier filter.
+    """
+
+    routes: list[Route] = field(default_factory=list)
+    limit: int = 0
+    min_relevance: float = 0.0
+    min_score: float = 0.0
+    recency_boost: float = 0.0
+    tiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PutPolicy:
+    """How one write fans out and what lifecycle it stamps on items.
+
+    ``tier`` is applied to items without one; ``expires_after`` (seconds) sets ``expires_at``
+    from ``created_at`` (or now) on items without one; ``scope`` is applied to items whose
+    attribution carries no scope.
+    """
+
+    routes: list[Route] = field(default_factory=list)
+    tier: str = ""
+    expires_after: float | None = None
+    scope: MemoryScope = field(default_factory=MemoryScope)
+
+
+def candidate_limit(result_limit: int) -> int:
+    """How many candidates to ask each provider for, given the final result limit.
+
+    ``0`` stays ``0`` (the provider's default); a limit of 100 or more is passed through;
+    from 34 up the pool is capped at 100; below that it is three times the limit so that
+    thresholds, dedupe and calibration still leave enough hits.
+    """
+    if result_limit <= 0:
+        return 0
+    if result_limit >= MAX_PROVIDER_CANDIDATES:
+        return result_limit
+    if result_limit >= MAX_PROVIDER_CANDIDATES // 3:
+        return MAX_PROVIDER_CANDIDATES
+    return result_limit * 3
+
+
+@dataclass(slots=True)
+class RecallResult:
+    """What a recall returns (upstream's ``RecallResult``)."""
+
+    query: str
+    hits: list[MemoryHit] = field(default_factory=list)
+    provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
+    provider_recalls: list[ProviderRecall] = field(default_factory=list)
+    timed_out: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Upstream's JSON shape: optional keys are omitted when empty."""
+        out: dict[str, Any] = {"query": self.query, "hits": [hit.to_json() for hit in self.hits]}
+        if self.provider_errors:
+            out["provider_errors"] = [err.to_json() for err in self.provider_errors]
+        if self.provider_recalls:
+            out["provider_recalls"] = [recall.to_json() for recall in self.provider_recalls]
+        if self.timed_out:
+            out["timed_out"] = True
+        return out
+
+
+@dataclass(slots=True)
+class RememberResult:
+    """What a write returns (upstream's ``RememberResult``): refs sorted by provider."""
+
+    refs: list[MemoryRef] = field(default_factory=list)
+    provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"refs": [ref.to_json() for ref in self.refs]}
+        if self.provider_errors:
+            out["provider_errors"] = [err.to_json() for err in self.provider_errors]
+        return out

@@ -1,0 +1,130 @@
+"""Thresholds, calibrated ranking, dedupe and the final order.
+
+Providers' scores mean different things (BM25, cosine similarity, a flat 1.0 for "matched"),
+so the router never compares raw magnitudes across providers.  Each provider's eligible hits
+get a private ``ranking = relevance / rank²`` (rank within that provider, 1-based), weighted
+and boosted for recency; the public ``relevance`` and ``score`` stay what the provider meant.
+Everything here is a pure function of the hits, so the merged output cannot depend on the
+order in which providers finished.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from datetime import datetime
+
+from paxm_core.types import MemoryHit
+
+__all__ = [
+    "apply_weight_and_recency",
+    "calibrate",
+    "clamp_unit",
+    "dedupe",
+    "dedupe_key",
+    "normalized_relevance",
+    "order_key",
+    "recency_score",
+    "sort_hits",
+]
+
+_OLDEST = float("-inf")
+
+
+def clamp_unit(value: float) -> float:
+    """Clamp to ``[0, 1]``; NaN becomes 0 so a broken provider cannot poison the order."""
+    if math.isnan(value) or value < 0:
+        return 0.0
+    return 1.0 if value > 1 else value
+
+
+def normalized_relevance(hit: MemoryHit) -> float:
+    """``relevance``, or ``score`` when relevance is 0, clamped to ``[0, 1]``."""
+    relevance = hit.relevance
+    if (relevance == 0 or math.isnan(relevance)) and hit.score > 0:
+        relevance = hit.score
+    return clamp_unit(relevance)
+
+
+def recency_score(created_at: datetime | None, boost: float, now: datetime) -> float:
+    """``boost / (1 + age_hours / 24)``; 0 without a boost or timestamp; future = full boost."""
+    if boost <= 0 or created_at is None:
+        return 0.0
+    age = (now - created_at).total_seconds()
+    if age < 0:
+        return boost
+    return boost / (1 + age / 3600 / 24)
+
+
+def apply_weight_and_recency(value: float, weight: float, recency: float) -> float:
+    """``clamp(value) * weight + clamp(recency)``; may exceed 1 when ``weight > 1``."""
+    if weight <= 0:
+        weight = 1.0
+    return clamp_unit(value) * weight + clamp_unit(recency)
+
+
+def calibrate(hits: list[MemoryHit]) -> list[MemoryHit]:
+    """Set each hit's raw calibrated ranking (``relevance / rank²``) within one provider.
+
+    Hits are stably sorted by relevance first, so equal relevance keeps the provider's order.
+    """
+    ordered = sorted(hits, key=lambda h: -h.relevance)
+    for rank, hit in enumerate(ordered, start=1):
+        hit.ranking = hit.relevance / (rank * rank) if hit.relevance > 0 else 0.0
+    return ordered
+
+
+def _created(hit: MemoryHit) -> float:
+    return hit.created_at.timestamp() if hit.created_at is not None else _OLDEST
+
+
+def dedupe_key(hit: MemoryHit) -> str:
+    """Scope-qualified normalized text, or provider+id for empty text.
+
+    Identical text in different scopes stays two memories: a personal note and a team note
+    with the same words are different facts for different audiences.
+    """
+    if hit.text:
+        normalized = " ".join(hit.text.lower().split())
+        return f"text:{hit.provenance.scope_type}:{hit.provenance.scope_id}:{normalized}"
+    return f"id:{hit.provider}:{hit.id}"
+
+
+def order_key(hit: MemoryHit) -> tuple[float, float, float, str, str, str, str, str]:
+    """Final order: ranking desc, score desc, newer first, provider asc, id asc.
+
+    Text and scope break the remaining ties so the order is total (upstream stops at id).
+    """
+    scope = hit.provenance
+    return (-hit.ranking, -hit.score, -_created(hit), hit.provider, hit.id, hit.text, scope.scope_type, scope.scope_id)
+
+
+def _winner_key(hit: MemoryHit) -> tuple[float, float, float, float, str, str, str]:
+    # Dedupe also prefers relevance before recency; the metadata JSON is a last resort so
+    # that two otherwise identical copies still resolve the same way every time.
+    return (
+        -hit.ranking,
+        -hit.score,
+        -hit.relevance,
+        -_created(hit),
+        hit.provider,
+        hit.id,
+        json.dumps(hit.metadata, sort_keys=True),
+    )
+
+
+def dedupe(hits: Iterable[MemoryHit]) -> list[MemoryHit]:
+    """Keep the best hit per :func:`dedupe_key`, deterministically."""
+    best: dict[str, MemoryHit] = {}
+    for hit in hits:
+        key = dedupe_key(hit)
+        current = best.get(key)
+        if current is None or _winner_key(hit) < _winner_key(current):
+            best[key] = hit
+    return list(best.values())
+
+
+def sort_hits(hits: list[MemoryHit]) -> None:
+    """Sort in place into the final order (:func:`order_key`)."""
+    hits.sort(key=order_key)

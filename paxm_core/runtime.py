@@ -1,0 +1,148 @@
+"""The runtime: config -> plugin manager -> providers -> router -> tools.
+
+One :class:`Runtime` per CLI invocation (or MCP server / hook daemon lifetime).  Only
+*enabled* providers are built; a provider is "required" for health and for policies without
+routes when any profile marks it required.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.errors import ConfigError, PaxmError
+from paxm_core.router import PutPolicy, Router, SearchPolicy, profiles
+from paxm_core.session_sequence import SessionSequenceStore
+from paxm_core.tools import Tools, cli_session_id
+
+if TYPE_CHECKING:
+    from paxm_core.config import Config
+    from paxm_core.plugins import PaxmPluginManager
+    from paxm_core.protocols import Provider
+
+__all__ = ["Runtime", "session_sequence_path"]
+
+
+def session_sequence_path(config: Config) -> Path:
+    """``<telemetry dir>/session-sequences.sqlite`` (state dir beside a non-default config)."""
+    state_dir = config.telemetry.dir.strip()
+    if not state_dir:
+        from paxm_core.config.paths import default_state_dir, is_default_config_path
+
+        return (
+            default_state_dir() if is_default_config_path(config.path) else config.config_dir / "state"
+        ) / "session-sequences.sqlite"
+    return Path(state_dir).expanduser() / "session-sequences.sqlite"
+
+
+def _load_telemetry(config: Config) -> Any:
+    try:
+        from paxm_core.telemetry import Telemetry
+    except ImportError:
+        return None
+    try:
+        return Telemetry(config)
+    except Exception:  # telemetry is optional; it must never stop memory from working
+        return None
+
+
+class Runtime:
+    """Everything one paxm process needs to recall and remember."""
+
+    def __init__(self, config: Config, plugin_manager: PaxmPluginManager, router: Router, tools: Tools) -> None:
+        self.config = config
+        self.plugin_manager = plugin_manager
+        self.router = router
+        self.tools = tools
+
+    @classmethod
+    def load(
+        cls,
+        config_path: str | None = None,
+        *,
+        plugin_manager: PaxmPluginManager | None = None,
+        config: Config | None = None,
+        telemetry: Any = True,
+        sequence_path: str | Path | None = None,
+    ) -> Runtime:
+        """Load config (unless given), plugins (unless given), build providers, router and tools.
+
+        :param telemetry: ``True`` builds ``paxm_core.telemetry.Telemetry`` when installed,
+            ``None``/``False`` disables it, any other object is used as the sink.
+        :param sequence_path: session-sequence store override (default
+            :func:`session_sequence_path`).
+        """
+        if config is None:
+            from paxm_core.config import load_config
+
+            config = load_config(config_path)
+        if plugin_manager is None:
+            from paxm_core.plugins import get_plugin_manager
+
+            plugin_manager = get_plugin_manager()
+        providers = cls._build_providers(config, plugin_manager)
+        try:
+            store = SessionSequenceStore(sequence_path or session_sequence_path(config))
+        except PaxmError:
+            _close_all(providers)
+            raise
+        router = Router(providers, profiles.required_providers(config), sequence_allocator=store)
+        sink = _load_telemetry(config) if telemetry is True else (telemetry or None)
+        tools = Tools(config, router, telemetry=sink)
+        return cls(config, plugin_manager, router, tools)
+
+    @staticmethod
+    def _build_providers(config: Config, pm: PaxmPluginManager) -> dict[str, Provider]:
+        built: dict[str, Provider] = {}
+        try:
+            for name, provider_config in config.enabled_providers().items():
+                kind = (provider_config.type or name).strip()
+                spec = pm.provider_type(kind)
+                try:
+                    built[name] = spec.factory(name, provider_config)
+                except PaxmError:
+                    raise
+                except Exception as exc:
+                    raise ConfigError(f"cannot start provider {name!r} (type {kind}): {exc}") from exc
+        except BaseException:
+            _close_all(built)
+            raise
+        return built
+
+    def search_policy(self, profile: str | None = None, limit: int | None = None) -> SearchPolicy:
+        """Recall profile -> :class:`SearchPolicy`."""
+        return profiles.search_policy(self.config, profile, limit)
+
+    def put_policy(self, profile: str | None = None) -> PutPolicy:
+        """Write profile -> :class:`PutPolicy`."""
+        return profiles.put_policy(self.config, profile)
+
+    def cli_session_id(self, workspace: str | None = None) -> str:
+        """The stable active session of the CLI in ``workspace`` (default: the current directory)."""
+        if workspace is None:
+            try:
+                workspace = os.getcwd()
+            except OSError:
+                workspace = "unknown"
+        return cli_session_id(self.config.identity.user_id, str(self.config.path), workspace)
+
+    def close(self) -> None:
+        """Close the router (providers, sequence store, worker threads)."""
+        self.router.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _close_all(providers: dict[str, Provider]) -> None:
+    for provider in providers.values():
+        close = getattr(provider, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:
+                pass

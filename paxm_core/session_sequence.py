@@ -1,0 +1,103 @@
+"""Persistent per-session sequence numbers, monotonic across processes.
+
+Every CLI or hook process writes with its own router, so an in-memory counter could hand two
+processes the same sequence within one clock tick.  The allocator keeps the last sequence of
+each session in a small SQLite file (``<telemetry dir>/session-sequences.sqlite``) and
+reserves the next one with a single ``INSERT … ON CONFLICT … RETURNING`` statement, which
+SQLite serializes across processes: the result is ``max(floor, last + 1)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from paxm_core.errors import PaxmError
+
+__all__ = ["MemorySequenceAllocator", "SequenceAllocator", "SessionSequenceStore"]
+
+_SCHEMA = "CREATE TABLE IF NOT EXISTS session_sequences (session_id TEXT PRIMARY KEY, last_sequence INTEGER NOT NULL)"
+
+_NEXT = """
+INSERT INTO session_sequences(session_id, last_sequence) VALUES (?, ?)
+ON CONFLICT(session_id) DO UPDATE SET last_sequence =
+    CASE WHEN excluded.last_sequence > session_sequences.last_sequence
+         THEN excluded.last_sequence
+         ELSE session_sequences.last_sequence + 1 END
+RETURNING last_sequence
+"""
+
+
+class SequenceAllocator(Protocol):
+    """What the router needs from an allocator."""
+
+    def next(self, session_id: str, floor: int) -> int:
+        """Reserve the next sequence of ``session_id``: ``max(floor, last + 1)``."""
+        ...
+
+    def close(self) -> None:
+        """Release resources; later ``next`` calls fail."""
+        ...
+
+
+class MemorySequenceAllocator:
+    """Per-process fallback: monotonic within one router only."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def next(self, session_id: str, floor: int) -> int:
+        with self._lock:
+            value = max(floor, 1, self._last.get(session_id, 0) + 1)
+            self._last[session_id] = value
+            return value
+
+    def close(self) -> None:
+        return None
+
+
+class SessionSequenceStore:
+    """The SQLite-backed allocator; one connection, safe to share between threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # isolation_level=None: every statement is its own transaction, which is exactly
+            # the atomicity the upsert needs, with no implicit BEGIN held across calls.
+            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise PaxmError(f"cannot open session sequence store {self.path}: {exc}") from exc
+        try:
+            os.chmod(self.path, 0o600)
+        except OSError:
+            pass
+        self._conn: sqlite3.Connection | None = conn
+        self._lock = threading.Lock()
+
+    def next(self, session_id: str, floor: int) -> int:
+        """Reserve and return the next sequence of ``session_id`` (at least ``floor``)."""
+        session_id = session_id.strip()
+        if not session_id:
+            raise PaxmError("session sequence: session id is required")
+        with self._lock:
+            if self._conn is None:
+                raise PaxmError("session sequence store is closed")
+            try:
+                row = self._conn.execute(_NEXT, (session_id, max(1, floor))).fetchone()
+            except sqlite3.Error as exc:
+                raise PaxmError(f"reserve session sequence: {exc}") from exc
+        return int(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,298 @@
+"""The active path: ``recall`` and ``remember`` with trusted identity.
+
+Callers (CLI, MCP, evals) supply only text, a profile and free-form metadata.  Who wrote a
+memory (user, agent, session) and where it is visible (scope) come from config and the
+runtime, never from the caller: caller ``paxm_*`` keys are dropped, and a caller
+``session_id`` cannot override the trusted one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+import sys
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.deadline import Deadline
+from paxm_core.errors import PaxmError, UsageError
+from paxm_core.router import profiles
+from paxm_core.router.attribution import without_paxm_keys
+from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
+from paxm_core.timefmt import utcnow
+from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
+
+if TYPE_CHECKING:
+    from paxm_core.config import Config
+    from paxm_core.router import Router
+
+__all__ = ["Tools", "cli_session_id", "new_session_id", "resolve_agent_id"]
+
+UNKNOWN_AGENT = "unknown"
+
+
+def cli_session_id(user_id: str, config_path: str, workspace: str) -> str:
+    """The stable CLI session: ``paxm-cli-`` + the first 24 hex chars of sha256(cli, user, config, cwd).
+
+    Stable per user, config file and working directory, so successive ``paxm remember`` calls
+    in one project share a session (and its sequence numbers).
+    """
+    digest = hashlib.sha256("\x00".join(("cli", user_id, config_path, workspace)).encode()).hexdigest()
+    return f"paxm-cli-{digest[:24]}"
+
+
+def new_session_id(kind: str) -> str:
+    """A fresh random session id ``paxm-<kind>-<base32>`` (one per MCP server lifetime)."""
+    kind = kind.strip().lower() or "runtime"
+    token = base64.b32encode(secrets.token_bytes(16)).decode().rstrip("=").lower()
+    return f"paxm-{kind}-{token}"
+
+
+def resolve_agent_id(config: Config, agent_name: str = "") -> str:
+    """The agent id written on memories (upstream's rule).
+
+    A named configured agent gives its ``agent_id``; no name gives the id of the single enabled
+    agent that has one; anything else (unknown name, several or no candidates) is ``unknown``.
+    """
+    agent_name = agent_name.strip()
+    if agent_name:
+        agent = config.agents.get(agent_name)
+        return agent.agent_id if agent is not None and agent.agent_id else UNKNOWN_AGENT
+    candidates = [a.agent_id for a in config.agents.values() if a.enabled and a.agent_id]
+    return candidates[0] if len(candidates) == 1 else UNKNOWN_AGENT
+
+
+class Tools:
+    """Recall and remember over a :class:`~paxm_core.router.Router`.
+
+    :param config: the loaded config (profiles, identity, agents).
+    :param router: the router over the enabled providers.
+    :param telemetry: optional object with ``on_recall`` / ``on_remember`` (best effort).
+    :param session_id: default trusted session for calls that do not pass one.
+    :param agent_name: default configured agent for writes (MCP ``--agent``, hook target).
+    :param clock: "now" for ``created_at`` (tests pin it).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        router: Router,
+        *,
+        telemetry: Any = None,
+        session_id: str = "",
+        agent_name: str = "",
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.config = config
+        self.router = router
+        self.telemetry = telemetry
+        self.session_id = session_id
+        self.agent_name = agent_name
+        self._clock = clock or utcnow
+
+    def bind(self, *, session_id: str | None = None, agent_name: str | None = None) -> Tools:
+        """A copy with a different default session and/or agent (e.g. one per MCP server)."""
+        return Tools(
+            self.config,
+            self.router,
+            telemetry=self.telemetry,
+            session_id=self.session_id if session_id is None else session_id,
+            agent_name=self.agent_name if agent_name is None else agent_name,
+            clock=self._clock,
+        )
+
+    def search_policy(self, profile: str | None, limit: int | None = None) -> SearchPolicy:
+        return profiles.search_policy(self.config, profile, limit)
+
+    def put_policy(self, profile: str | None) -> PutPolicy:
+        return profiles.put_policy(self.config, profile)
+
+    # -- recall --------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        profile: str | None = None,
+        limit: int | None = None,
+        metadata: Mapping[str, str] | None = None,
+        workspace: str | None = None,
+        filters: Mapping[str, str] | None = None,
+        session_id: str | None = None,
+        deadline: Deadline | None = None,
+        source: str = "cli",
+        command: str = "recall",
+    ) -> RecallResult:
+        """Recall memories for ``query`` through recall profile ``profile``.
+
+        ``metadata`` is diagnostic context (never a filter) and loses any ``paxm_*`` key;
+        ``workspace`` becomes the trusted ``workspace`` key the SQLite provider scopes by;
+        ``filters`` are explicit provider-side filters.  Raises ``UsageError`` for an empty
+        query or unknown profile and ``RecallError`` (with the partial result) when a required
+        provider fails.
+        """
+        started = time.monotonic()
+        text = query.strip() if isinstance(query, str) else ""
+        profile_name = (profile or "").strip() or profiles.default_recall_profile(self.config)
+        result: RecallResult | None = None
+        error = ""
+        try:
+            if not text:
+                raise UsageError("recall query is required")
+            policy = self.search_policy(profile_name, limit)
+            meta = without_paxm_keys(metadata)
+            session = (session_id if session_id is not None else self.session_id).strip()
+            if session:
+                meta["session_id"] = session
+            if workspace is not None and workspace.strip():
+                meta["workspace"] = workspace.strip()
+            search = SearchQuery(text=text, metadata=meta, filters=dict(filters or {}))
+            try:
+                result = self.router.search(search, policy, deadline)
+            except PaxmError as exc:
+                partial = getattr(exc, "result", None)
+                result = partial if isinstance(partial, RecallResult) else None
+                raise
+            return result
+        except PaxmError as exc:
+            error = str(exc)
+            raise
+        finally:
+            self._telemetry(
+                "on_recall",
+                query=text,
+                profile=profile_name,
+                source=source,
+                command=command,
+                result=result,
+                error=error,
+                duration_ms=(time.monotonic() - started) * 1000,
+            )
+
+    # -- remember ------------------------------------------------------------------------
+
+    def remember(
+        self,
+        text: str,
+        *,
+        profile: str | None = None,
+        source: str = "cli",
+        metadata: Mapping[str, str] | None = None,
+        id: str = "",
+        workspace: str | None = None,
+        session_id: str | None = None,
+        agent_name: str | None = None,
+        created_at: datetime | None = None,
+        tier: str = "",
+        expires_at: datetime | None = None,
+        admission_text: str = "",
+        turn: TurnContext | None = None,
+        deadline: Deadline | None = None,
+        command: str = "remember",
+    ) -> RememberResult:
+        """Store ``text`` through write profile ``profile`` (default ``default``).
+
+        The write carries the configured user, the resolved agent, the trusted session and
+        the profile's scope.  Raises ``UsageError`` for empty text or an unknown profile and
+        ``WriteError`` (with the partial result) when a required provider fails.
+        """
+        started = time.monotonic()
+        profile_name = (profile or "").strip() or "default"
+        result: RememberResult | None = None
+        error = ""
+        try:
+            item, policy = self.build_item(
+                text,
+                profile=profile_name,
+                source=source,
+                metadata=metadata,
+                id=id,
+                workspace=workspace,
+                session_id=session_id,
+                agent_name=agent_name,
+                created_at=created_at,
+                tier=tier,
+                expires_at=expires_at,
+                admission_text=admission_text,
+                turn=turn,
+            )
+            try:
+                result = self.router.put([item], policy, deadline)
+            except PaxmError as exc:
+                partial = getattr(exc, "result", None)
+                result = partial if isinstance(partial, RememberResult) else None
+                raise
+            return result
+        except PaxmError as exc:
+            error = str(exc)
+            raise
+        finally:
+            self._telemetry(
+                "on_remember",
+                profile=profile_name,
+                source=source,
+                command=command,
+                result=result,
+                error=error,
+                duration_ms=(time.monotonic() - started) * 1000,
+            )
+
+    def build_item(
+        self,
+        text: str,
+        *,
+        profile: str | None = None,
+        source: str = "",
+        metadata: Mapping[str, str] | None = None,
+        id: str = "",
+        workspace: str | None = None,
+        session_id: str | None = None,
+        agent_name: str | None = None,
+        created_at: datetime | None = None,
+        tier: str = "",
+        expires_at: datetime | None = None,
+        admission_text: str = "",
+        turn: TurnContext | None = None,
+    ) -> tuple[MemoryItem, PutPolicy]:
+        """The attributed item and write policy ``remember`` would use (for batch writers)."""
+        body = text.strip() if isinstance(text, str) else ""
+        if not body:
+            raise UsageError("memory text is required")
+        policy = self.put_policy(profile)
+        session = (session_id if session_id is not None else self.session_id).strip()
+        meta = without_paxm_keys(metadata)
+        if session:
+            meta.pop("session_id", None)  # the trusted session is in origin, not caller metadata
+        if workspace is not None and workspace.strip():
+            meta["workspace"] = workspace.strip()
+        user = self.config.identity.user_id
+        agent = resolve_agent_id(self.config, self.agent_name if agent_name is None else agent_name)
+        created = created_at if created_at is not None else self._clock()
+        created = created.replace(tzinfo=UTC) if created.tzinfo is None else created.astimezone(UTC)
+        item = MemoryItem(
+            text=body,
+            id=id.strip(),
+            source=source,
+            metadata=meta,
+            created_at=created,
+            tier=tier,
+            expires_at=expires_at,
+            origin=MemoryOrigin(user_id=user, agent_id=agent, session_id=session),
+            scope=policy.scope,
+            provenance=Provenance(user, agent, policy.scope.type, policy.scope.id),
+            admission_text=admission_text,
+            turn=turn,
+        )
+        return item, policy
+
+    def _telemetry(self, method: str, **fields: Any) -> None:
+        sink = self.telemetry
+        if sink is None:
+            return
+        try:
+            getattr(sink, method)(**fields)
+        except Exception as exc:  # telemetry never fails an operation
+            print(f"paxm telemetry skipped: {exc}", file=sys.stderr)
