@@ -1,3 +1,67 @@
-"""Durable capture queue: hook events -> episodes -> per-provider deliveries."""
+"""Durable capture queue: hook events -> episodes -> per-provider deliveries.
+
+See ``docs/capture-queue.md``.  ``_inbox`` is the stdlib-only part the hook client loads by
+path; everything else is imported from here.
+"""
 
 from __future__ import annotations
+
+from paxm_core.capture.model import (
+    AppendResult,
+    CaptureEvent,
+    DeadDelivery,
+    DeliveryClaim,
+    DeliveryOutcome,
+    DrainReport,
+    FlushReport,
+    InboxEntry,
+    QueueStatus,
+    session_key_for,
+)
+from paxm_core.capture.queue import CaptureQueue, Routes
+from paxm_core.capture.worker import DeliveryRouter, DeliveryWorker, provider_concurrency
+
+__all__ = [
+    "AppendResult",
+    "CaptureEvent",
+    "CaptureQueue",
+    "DeadDelivery",
+    "DeliveryClaim",
+    "DeliveryOutcome",
+    "DeliveryRouter",
+    "DeliveryWorker",
+    "DrainReport",
+    "FlushReport",
+    "InboxEntry",
+    "QueueStatus",
+    "Routes",
+    "default_queue_path",
+    "provider_concurrency",
+    "routes_from_write_profiles",
+    "session_key_for",
+]
+
+
+def routes_from_write_profiles(write_profiles: object) -> Routes:
+    """``Config.write_profiles`` -> the queue's profile-to-providers mapping."""
+    profiles = dict(write_profiles or {})  # type: ignore[call-overload]
+    return {
+        name: [route.name for route in getattr(profile, "providers", ()) or () if getattr(route, "name", "")]
+        for name, profile in profiles.items()
+    }
+
+
+def default_queue_path(config: object) -> str:
+    """``capture_queue.path`` of a ``Config``, else ``<configdir>/hooks/capture.sqlite``."""
+    import os
+
+    explicit = getattr(config, "capture_queue_path", None)
+    if explicit is not None:
+        return str(explicit)
+    path = getattr(getattr(config, "capture_queue", None), "path", "") or ""
+    if path:
+        return os.path.expanduser(str(path))
+    hooks_dir = getattr(config, "hooks_dir", None)
+    if hooks_dir is None:
+        hooks_dir = os.path.join(str(getattr(config, "config_dir", ".")), "hooks")
+    return os.path.join(str(hooks_dir), "capture.sqlite")

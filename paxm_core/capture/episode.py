@@ -1,0 +1,175 @@
+"""Pure functions: event payloads, episode envelopes and episode -> provider items.
+
+Everything stored is canonical JSON (sorted keys, compact, UTF-8), so a payload's SHA-256 is
+a function of its content and can be recomputed when read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from paxm_core.capture._inbox import sha256_hex
+from paxm_core.timefmt import format_time, parse_time
+from paxm_core.types import MemoryItem, TurnContext
+
+__all__ = [
+    "canonical_json",
+    "decode_event_payload",
+    "encode_event_payload",
+    "episode_items",
+    "sequence_integrity",
+]
+
+#: Metadata keys the queue sets on every episode item; event metadata cannot override them.
+RESERVED_METADATA = (
+    "paxm_episode_id",
+    "paxm_episode_complete",
+    "paxm_episode_events",
+    "paxm_session_key",
+    "paxm_episode_checksum",
+    "paxm_missing_sequences",
+    "paxm_integrity_errors",
+)
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON text (sorted keys, no spaces, non-ASCII kept)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_event_payload(item: MemoryItem, profile: str) -> dict[str, Any]:
+    """The stored form of one event: the item's wire JSON plus its internal fields."""
+    payload: dict[str, Any] = {"item": item.to_json(), "profile": profile}
+    if item.admission_text:
+        payload["admission_text"] = item.admission_text
+    return payload
+
+
+def decode_event_payload(payload: Any) -> tuple[MemoryItem, str]:
+    """Inverse of :func:`encode_event_payload`; raises ``ValueError`` on malformed data."""
+    if not isinstance(payload, dict):
+        raise ValueError("event payload must be an object")
+    item = MemoryItem.from_json(payload.get("item"))
+    admission = payload.get("admission_text") or ""
+    if not isinstance(admission, str):
+        raise ValueError("admission_text must be a string")
+    profile = payload.get("profile") or "default"
+    if not isinstance(profile, str):
+        raise ValueError("profile must be a string")
+    return item.replace(admission_text=admission), profile
+
+
+def sequence_integrity(
+    complete: bool, source: Sequence[int | None], finals: Iterable[int | None]
+) -> tuple[list[int], list[str]]:
+    """Upstream's source-sequence check for a sealed-by-``turn_end`` episode.
+
+    Returns ``(missing_sequences, integrity_errors)``; both empty when the harness sends no
+    source sequences or the episode was sealed incomplete (by age or flush).
+    """
+    final_set = {f for f in finals if f is not None}
+    if not complete or (not final_set and all(s is None for s in source)):
+        return [], []
+    errors: list[str] = []
+    final = next(iter(final_set)) if len(final_set) == 1 else 0
+    if len(final_set) != 1 or final <= 0:
+        errors.append("invalid_final_sequence")
+    present = [s for s in source if s is not None]
+    if len(present) != len(source):
+        errors.append("missing_source_sequence")
+    counts: dict[int, int] = {}
+    for s in present:
+        counts[s] = counts.get(s, 0) + 1
+    for s in sorted(counts):
+        if counts[s] > 1:
+            errors.append(f"duplicate_sequence:{s}")
+        if final > 0 and s > final:
+            errors.append(f"sequence_after_final:{s}")
+    missing = [s for s in range(1, final + 1) if s not in counts] if final > 0 else []
+    return missing, errors
+
+
+def _expiry_key(item: MemoryItem) -> str:
+    return format_time(item.expires_at) if item.expires_at is not None else ""
+
+
+def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list[MemoryItem]:
+    """Turn an episode envelope into provider items: one per (profile, tier, expiry) group.
+
+    :param episode: the decoded episode envelope.
+    :param profiles: only events of these write profiles (the delivery's route snapshot);
+        empty means all.
+    """
+    wanted = set(profiles)
+    events = [decode_event_payload(e) for e in episode["events"]]
+    groups: dict[tuple[str, str, str], list[MemoryItem]] = {}
+    for item, profile in events:
+        if wanted and profile not in wanted:
+            continue
+        groups.setdefault((profile, item.tier, _expiry_key(item)), []).append(item)
+    all_items = [item for item, _ in events]
+    turn = _turn_context(episode, all_items)
+    multiple = len(groups) > 1
+    out: list[MemoryItem] = []
+    for key in sorted(groups):
+        out.append(_group_item(episode, key, groups[key], multiple, turn))
+    return out
+
+
+def _turn_context(episode: dict[str, Any], items: list[MemoryItem]) -> TurnContext:
+    session_id = episode["session_key"]
+    turn_id = episode["id"]
+    started: datetime | None = None
+    ended: datetime | None = None
+    for item in items:
+        session_id = (item.metadata.get("session_id") or "").strip() or session_id
+        turn_id = (item.metadata.get("turn_id") or "").strip() or turn_id
+        if item.created_at is not None:
+            started = item.created_at if started is None or item.created_at < started else started
+            ended = item.created_at if ended is None or item.created_at > ended else ended
+    return TurnContext(session_id=session_id, turn_id=turn_id, started_at=started, ended_at=ended)
+
+
+def _group_item(
+    episode: dict[str, Any], key: tuple[str, str, str], items: list[MemoryItem], multiple: bool, turn: TurnContext
+) -> MemoryItem:
+    profile, tier, expiry = key
+    reserved = {
+        "paxm_episode_id": episode["id"],
+        "paxm_episode_complete": "true" if episode["complete"] else "false",
+        "paxm_episode_events": str(len(episode["events"])),
+        "paxm_session_key": episode["session_key"],
+        "paxm_episode_checksum": episode["checksum"],
+    }
+    if episode.get("missing_sequences"):
+        reserved["paxm_missing_sequences"] = ",".join(str(s) for s in episode["missing_sequences"])
+    if episode.get("integrity_errors"):
+        reserved["paxm_integrity_errors"] = ",".join(episode["integrity_errors"])
+    metadata: dict[str, str] = {}
+    for item in items:
+        metadata.update(item.metadata)  # later events win, as upstream
+    for name in RESERVED_METADATA:
+        metadata.pop(name, None)
+    metadata.update(reserved)
+    created = [i.created_at for i in items if i.created_at is not None]
+    first = items[0]
+    item_id = episode["id"]
+    if multiple:
+        item_id += "_" + sha256_hex(f"{profile}\x00{tier}\x00{expiry}".encode())[:12]
+    return MemoryItem(
+        text="\n\n".join(t for t in (i.text.strip() for i in items) if t),
+        id=item_id,
+        source="hook:episode",
+        metadata=metadata,
+        created_at=min(created) if created else None,
+        tier=tier,
+        expires_at=parse_time(expiry) if expiry else None,
+        origin=next((i.origin for i in items if not i.origin.is_empty()), first.origin),
+        scope=next((i.scope for i in items if not i.scope.is_empty()), first.scope),
+        provenance=next((i.provenance for i in items if not i.provenance.is_empty()), first.provenance),
+        admission_text=next((i.admission_text for i in items if i.admission_text.strip()), ""),
+        turn=turn,
+    )

@@ -1,0 +1,643 @@
+"""The durable capture queue: events -> episodes -> per-provider deliveries, in one SQLite file.
+
+A hook is acknowledged once :meth:`CaptureQueue.append` has committed; delivery happens later
+(:class:`~paxm_core.capture.worker.DeliveryWorker`).  Every event and episode payload carries a
+SHA-256 that is checked whenever it is read; a mismatch quarantines the delivery (state
+``dead``, error recorded) instead of sending altered text to a provider.
+
+Deliveries are leased to a worker with ``lease_owner = "<pid>:<nonce>"``.  When a queue is
+opened, ``delivering`` rows whose owner process is gone return to ``retry`` (upstream reset
+*every* ``delivering`` row on open, so a second process opening the queue, e.g. ``paxm queue
+flush`` next to a running daemon, could re-send in-flight episodes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from paxm_core.capture import _inbox
+from paxm_core.capture._inbox import sha256_hex, utc_stamp
+from paxm_core.capture.episode import (
+    canonical_json,
+    decode_event_payload,
+    encode_event_payload,
+    episode_items,
+    sequence_integrity,
+)
+from paxm_core.capture.model import (
+    AppendResult,
+    CaptureEvent,
+    DeadDelivery,
+    DeliveryClaim,
+    DeliveryOutcome,
+    DrainReport,
+    InboxEntry,
+    QueueStatus,
+)
+from paxm_core.errors import QueueError
+
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_RETRY_MIN", "MAX_BACKOFF", "CaptureQueue", "Routes"]
+
+DEFAULT_RETRY_MIN = 1.0
+DEFAULT_MAX_ATTEMPTS = 10
+MAX_BACKOFF = 64.0
+MAX_ERROR_CHARS = 1000
+
+#: write profile -> provider instance names (a mapping or a function).
+Routes = Mapping[str, Iterable[str]] | Callable[[str], Iterable[str]]
+
+# Lease tokens of queue objects open in this process; a lease whose pid is ours but whose
+# token is not live belongs to a closed queue and may be recovered.
+_LIVE_LEASES: set[str] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _epoch(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+def _positive_int(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise QueueError(f"capture event {what} must be a positive integer")
+    return value
+
+
+class CaptureQueue:
+    """Durable, crash-safe capture queue (SQLite WAL, one file).
+
+    :param path: the queue file (created 0600 in a 0700 directory).
+    :param routes: write profile -> provider names; decides the delivery rows of an episode.
+    :param retry_min: first retry delay in seconds; doubles per attempt up to 64 s.
+    :param max_attempts: attempts before a delivery is ``dead``.
+    :param recover: reset ``delivering`` rows of dead owners to ``retry`` now (off for
+        read-only uses such as ``paxm queue status``).
+    :param clock: epoch-seconds clock (tests inject one).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        routes: Routes | None = None,
+        retry_min: float = DEFAULT_RETRY_MIN,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        recover: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self._routes = routes
+        self.retry_min = retry_min if retry_min and retry_min > 0 else DEFAULT_RETRY_MIN
+        self.max_attempts = max_attempts if max_attempts and max_attempts > 0 else DEFAULT_MAX_ATTEMPTS
+        self._clock = clock
+        self._lock = threading.RLock()
+        try:
+            self._conn = _inbox.connect(self.path)
+        except (sqlite3.Error, OSError) as exc:
+            raise QueueError(f"capture queue {self.path}: {exc}") from exc
+        self.lease = f"{os.getpid()}:{secrets.token_hex(6)}"
+        with _LIVE_LOCK:
+            _LIVE_LEASES.add(self.lease)
+        self._closed = False
+        if recover:
+            self.recover_delivering()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database; this queue's leases become recoverable."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with _LIVE_LOCK:
+                _LIVE_LEASES.discard(self.lease)
+            self._conn.close()
+
+    def __enter__(self) -> CaptureQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise QueueError("capture queue is closed")
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise QueueError(f"capture queue {self.path}: {exc}") from exc
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise QueueError(f"capture queue {self.path}: commit failed: {exc}") from exc
+
+    def _now(self) -> float:
+        return self._clock()
+
+    def recover_delivering(self, *, force: bool = False) -> int:
+        """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT episode_id, provider, lease_owner FROM capture_deliveries WHERE state = 'delivering'"
+            ).fetchall()
+            stale = [(e, p) for e, p, owner in rows if force or self._lease_dead(owner)]
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'retry', next_attempt_at = '', lease_owner = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering'",
+                stale,
+            )
+        return len(stale)
+
+    @staticmethod
+    def _lease_dead(owner: str) -> bool:
+        pid_text, _, _ = owner.partition(":")
+        if not pid_text.isdigit():
+            return True
+        pid = int(pid_text)
+        if pid == os.getpid():
+            with _LIVE_LOCK:
+                return owner not in _LIVE_LEASES
+        return not _pid_alive(pid)
+
+    # -- append ------------------------------------------------------------------------
+
+    def append(self, event: CaptureEvent) -> AppendResult:
+        """Store one event durably; returns after COMMIT.
+
+        Same ``event_id`` with identical content is an idempotent duplicate; with different
+        content it raises :class:`~paxm_core.errors.QueueError` ("conflicts with an existing
+        event").  A terminal event seals its own session's open events in the same transaction.
+        """
+        with self._tx() as conn:
+            return self._append_in_tx(conn, event)
+
+    def _append_in_tx(self, conn: sqlite3.Connection, event: CaptureEvent) -> AppendResult:
+        if not event.event_id.strip():
+            raise QueueError("capture event id is required")
+        if not event.session_key.strip():
+            raise QueueError("capture event session key is required")
+        if not event.item.text.strip():
+            raise QueueError("capture event text is required")
+        source = _positive_int(event.source_sequence, "sequence")
+        final = _positive_int(event.final_sequence, "final_sequence")
+        payload = canonical_json(encode_event_payload(event.item, event.profile or "default"))
+        digest = sha256_hex(payload.encode())
+        row = conn.execute(
+            "SELECT sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+            " FROM capture_events WHERE event_id = ?",
+            (event.event_id,),
+        ).fetchone()
+        if row is not None:
+            if tuple(row[1:]) != (event.session_key, digest, source, final, int(event.terminal)):
+                raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
+            return AppendResult(event.event_id, row[0], duplicate=True)
+        captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
+        (sequence,) = conn.execute(
+            "SELECT COALESCE(MAX(sequence), 0) + 1 FROM capture_events WHERE session_key = ?", (event.session_key,)
+        ).fetchone()
+        conn.execute(
+            "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
+            " payload_json, payload_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.event_id,
+                event.session_key,
+                sequence,
+                source,
+                final,
+                int(event.terminal),
+                payload,
+                digest,
+                utc_stamp(captured),
+            ),
+        )
+        sealed = self._seal_session_in_tx(conn, event.session_key, complete=True) if event.terminal else ""
+        return AppendResult(event.event_id, sequence, sealed_episode=sealed)
+
+    # -- inbox -------------------------------------------------------------------------
+
+    def drain_inbox(
+        self, process: Callable[[InboxEntry], list[CaptureEvent]], *, include_failed: bool = False
+    ) -> DrainReport:
+        """Turn raw inbox entries (oldest first) into events, one transaction per entry.
+
+        ``process`` renders an entry into zero or more events.  If it raises, or its events
+        are rejected, the entry stays in the inbox as ``failed`` with the error (shown by
+        ``paxm queue status``); ``include_failed`` tries such entries again.
+        """
+        states = ("pending", "failed") if include_failed else ("pending",)
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT event_id, target, event, raw, raw_hash, received_at, attempts FROM capture_inbox"
+                f" WHERE state IN ({','.join('?' * len(states))}) ORDER BY received_at, rowid",
+                states,
+            ).fetchall()
+        processed = produced = 0
+        failed: list[tuple[str, str]] = []
+        for event_id, target, name, raw, raw_hash, received, attempts in rows:
+            raw = bytes(raw)
+            try:
+                if sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), name.encode(), raw)) != raw_hash:
+                    raise QueueError(f"capture inbox entry {event_id} raw payload checksum mismatch")
+                entry = InboxEntry(event_id, target, name, raw, datetime.fromtimestamp(_epoch(received), UTC), attempts)
+                events = process(entry)
+                with self._tx() as conn:
+                    for event in events:
+                        self._append_in_tx(conn, event)
+                    conn.execute(
+                        "UPDATE capture_inbox SET state = 'done', raw = X'', last_error = '', attempts = attempts + 1"
+                        " WHERE event_id = ?",
+                        (event_id,),
+                    )
+                processed += 1
+                produced += len(events)
+            except Exception as exc:  # any failure keeps the raw entry for the operator
+                message = str(exc)[:MAX_ERROR_CHARS] or type(exc).__name__
+                failed.append((event_id, message))
+                with self._tx() as conn:
+                    conn.execute(
+                        "UPDATE capture_inbox SET state = 'failed', last_error = ?, attempts = attempts + 1"
+                        " WHERE event_id = ?",
+                        (message, event_id),
+                    )
+        return DrainReport(processed, produced, failed)
+
+    # -- sealing -----------------------------------------------------------------------
+
+    def seal_session(self, session_key: str, *, complete: bool = False) -> str:
+        """Seal a session's open events into one episode; returns its id (``""`` if none open)."""
+        with self._tx() as conn:
+            return self._seal_session_in_tx(conn, session_key, complete=complete)
+
+    def seal_expired(self, max_age: float) -> int:
+        """Seal (incomplete) every session whose oldest open event is older than ``max_age`` s."""
+        cutoff = utc_stamp(self._now() - max_age)
+        return self._seal_matching(
+            "SELECT DISTINCT session_key FROM capture_events WHERE episode_id = '' AND created_at <= ?", (cutoff,)
+        )
+
+    def seal_all(self) -> int:
+        """Seal every open session (flush, shutdown); returns the number of episodes made."""
+        return self._seal_matching("SELECT DISTINCT session_key FROM capture_events WHERE episode_id = ''", ())
+
+    def _seal_matching(self, query: str, args: tuple[Any, ...]) -> int:
+        with self._lock:
+            keys = [r[0] for r in self._conn.execute(query, args).fetchall()]
+        sealed = 0
+        for key in keys:
+            if self.seal_session(key):
+                sealed += 1
+        return sealed
+
+    def _profile_providers(self, profile: str) -> list[str]:
+        if self._routes is None:
+            return []
+        names = self._routes(profile) if callable(self._routes) else self._routes.get(profile, ())
+        return [n.strip() for n in names if n and n.strip()]
+
+    def _seal_session_in_tx(self, conn: sqlite3.Connection, session_key: str, *, complete: bool) -> str:
+        rows = conn.execute(
+            "SELECT event_id, sequence, source_sequence, final_sequence, payload_json, payload_hash, created_at"
+            " FROM capture_events WHERE session_key = ? AND episode_id = '' ORDER BY sequence",
+            (session_key,),
+        ).fetchall()
+        if not rows:
+            return ""
+        episode_id = "ep_" + secrets.token_hex(16)
+        events: list[Any] = []
+        corrupt: list[str] = []
+        providers: dict[str, set[str]] = {}
+        for event_id, _seq, _src, _fin, payload, digest, _created in rows:
+            try:
+                if sha256_hex(payload.encode()) != digest:
+                    raise ValueError("payload checksum mismatch")
+                decoded = json.loads(payload)
+                _, profile = decode_event_payload(decoded)
+            except ValueError as exc:
+                corrupt.append(f"capture event {event_id}: {exc}")
+                events.append({"corrupt_event": event_id})
+                continue
+            events.append(decoded)
+            for name in self._profile_providers(profile):
+                providers.setdefault(name, set()).add(profile)
+        missing, integrity = sequence_integrity(complete, [r[2] for r in rows], [r[3] for r in rows])
+        if missing or integrity:
+            complete = False
+        envelope = {
+            "id": episode_id,
+            "session_key": session_key,
+            "complete": complete,
+            "missing_sequences": missing,
+            "integrity_errors": integrity,
+            "checksum": sha256_hex("\n".join(r[5] for r in rows).encode()),
+            "events": events,
+            "captured_at": min(r[6] for r in rows),
+        }
+        body = canonical_json(envelope)
+        now = utc_stamp(self._now())
+        error = "; ".join(corrupt)
+        if not error and not providers:
+            profiles = sorted({decode_event_payload(e)[1] for e in events})
+            error = f"no write-profile provider for profile(s) {', '.join(profiles)}"
+        conn.execute(
+            "INSERT INTO capture_episodes(episode_id, session_key, first_sequence, last_sequence, complete,"
+            " payload_json, payload_hash, state, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                episode_id,
+                session_key,
+                rows[0][1],
+                rows[-1][1],
+                int(complete),
+                body,
+                sha256_hex(body.encode()),
+                "dead" if error else "pending",
+                error,
+                now,
+            ),
+        )
+        # a corrupt event is never delivered: its deliveries are born dead and visible
+        state, last_error = ("dead", error) if corrupt else ("pending", "")
+        conn.executemany(
+            "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, state, last_error, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (episode_id, name, json.dumps(sorted(p)), state, last_error, now)
+                for name, p in sorted(providers.items())
+            ],
+        )
+        conn.executemany(
+            "UPDATE capture_events SET episode_id = ? WHERE event_id = ?", [(episode_id, r[0]) for r in rows]
+        )
+        return episode_id
+
+    # -- delivery ----------------------------------------------------------------------
+
+    def claim(
+        self, slots: Callable[[str], int] | None = None, *, limit: int = 100
+    ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+        """Lease due deliveries to this queue's owner token.
+
+        Only the head of each (provider, session) is claimable: a delivery waits while an
+        earlier episode of the same session is undelivered (and not dead) for that provider.
+        ``slots(provider)`` caps how many are taken per provider.  Integrity is verified
+        here; failures are quarantined to ``dead`` and returned as outcomes.
+        """
+        now = self._now()
+        claims: list[DeliveryClaim] = []
+        quarantined: list[DeliveryOutcome] = []
+        taken: dict[str, int] = {}
+        with self._tx() as conn:
+            rows = conn.execute(
+                """SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, e.session_key,
+                          e.payload_json, e.payload_hash
+                   FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
+                   WHERE d.state IN ('pending', 'retry') AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
+                     AND NOT EXISTS (
+                       SELECT 1 FROM capture_episodes pe JOIN capture_deliveries pd ON pd.episode_id = pe.episode_id
+                       WHERE pe.session_key = e.session_key AND pe.first_sequence < e.first_sequence
+                         AND pd.provider = d.provider AND pd.state NOT IN ('delivered', 'dead'))
+                   ORDER BY e.created_at, e.episode_id LIMIT ?""",
+                (utc_stamp(now), limit),
+            ).fetchall()
+            for episode_id, provider, profiles_json, attempts, session_key, payload, digest in rows:
+                if slots is not None and taken.get(provider, 0) >= slots(provider):
+                    continue
+                try:
+                    profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
+                except ValueError as exc:
+                    message = str(exc)
+                    conn.execute(
+                        "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
+                        " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
+                        (message, utc_stamp(now), episode_id, provider),
+                    )
+                    self._refresh_episode(conn, episode_id)
+                    quarantined.append(
+                        DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
+                    )
+                    continue
+                taken[provider] = taken.get(provider, 0) + 1
+                stamp = utc_stamp(now)
+                conn.execute(
+                    "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = ?,"
+                    " last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = '' THEN ?"
+                    " ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
+                    (self.lease, stamp, stamp, episode_id, provider),
+                )
+                claims.append(
+                    DeliveryClaim(episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease)
+                )
+        return claims, quarantined
+
+    def _verified_items(
+        self, conn: sqlite3.Connection, episode_id: str, profiles_json: str, payload: str, digest: str
+    ) -> tuple[tuple[str, ...], list[Any], list[float]]:
+        if sha256_hex(payload.encode()) != digest:
+            raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
+        try:
+            envelope = json.loads(payload)
+            profiles = json.loads(profiles_json)
+        except ValueError as exc:
+            raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
+        if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
+            raise ValueError(f"capture delivery route snapshot of {episode_id} is invalid")
+        rows = conn.execute(
+            "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ? ORDER BY sequence",
+            (episode_id,),
+        ).fetchall()
+        for index, (event_payload, event_hash, _) in enumerate(rows, 1):
+            if sha256_hex(event_payload.encode()) != event_hash:
+                raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
+        embedded = envelope.get("events") if isinstance(envelope, dict) else None
+        if not isinstance(embedded, list) or len(embedded) != len(rows):
+            raise ValueError(f"capture episode {episode_id} event count mismatch")
+        # the envelope carries its own copy of each event: it must hash to the stored rows
+        for index, (event, (_, event_hash, _)) in enumerate(zip(embedded, rows, strict=True), 1):
+            if sha256_hex(canonical_json(event).encode()) != event_hash:
+                raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
+        if sha256_hex("\n".join(r[1] for r in rows).encode()) != envelope.get("checksum"):
+            raise ValueError(f"capture episode {episode_id} checksum mismatch")
+        try:
+            items = episode_items(envelope, profiles)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
+        if not items:
+            raise ValueError(f"capture episode {episode_id} has no events for profiles {profiles}")
+        wanted = set(profiles)
+        times = [
+            _epoch(created)
+            for (_, _, created), event in zip(rows, embedded, strict=True)
+            if not wanted or decode_event_payload(event)[1] in wanted
+        ]
+        return tuple(profiles), items, times
+
+    def complete(self, claim: DeliveryClaim, ref: str) -> DeliveryOutcome:
+        """Record a successful delivery (``ref`` is the provider's id for the first item)."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                " last_error = '', lease_owner = '', next_attempt_at = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                (ref, utc_stamp(self._now()), claim.episode_id, claim.provider, claim.lease),
+            )
+            self._refresh_episode(conn, claim.episode_id)
+        return DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, "delivered", ref=ref)
+
+    def fail(self, claim: DeliveryClaim, error: str) -> DeliveryOutcome:
+        """Record a failed attempt: ``retry`` with backoff, or ``dead`` after ``max_attempts``."""
+        error = error[:MAX_ERROR_CHARS] or "delivery failed"
+        now = self._now()
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT attempts FROM capture_deliveries WHERE episode_id = ? AND provider = ?"
+                " AND state = 'delivering' AND lease_owner = ?",
+                (claim.episode_id, claim.provider, claim.lease),
+            ).fetchone()
+            attempts = row[0] if row is not None else claim.attempt
+            if attempts >= self.max_attempts:
+                state, due = "dead", ""
+            else:
+                state, due = "retry", utc_stamp(now + self.backoff(attempts))
+            conn.execute(
+                "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                (state, due, error, claim.episode_id, claim.provider, claim.lease),
+            )
+            self._refresh_episode(conn, claim.episode_id)
+        return DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, state, error=error)
+
+    def backoff(self, attempts: int) -> float:
+        """Delay after the ``attempts``-th failure: ``retry_min * 2**(attempts-1)``, at most 64 s."""
+        return float(min(self.retry_min * (2 ** min(max(attempts - 1, 0), 16)), MAX_BACKOFF))
+
+    @staticmethod
+    def _refresh_episode(conn: sqlite3.Connection, episode_id: str) -> None:
+        conn.execute(
+            """UPDATE capture_episodes SET state = CASE
+                 WHEN error != '' THEN 'dead'
+                 WHEN EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = capture_episodes.episode_id
+                              AND d.state = 'dead') THEN 'dead'
+                 WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = capture_episodes.episode_id
+                              AND d.state != 'delivered') THEN 'delivered'
+                 ELSE 'pending' END
+               WHERE episode_id = ?""",
+            (episode_id,),
+        )
+
+    def retry_dead(self) -> int:
+        """Give every dead delivery a fresh set of attempts (integrity failures are re-checked)."""
+        with self._tx() as conn:
+            ids = [
+                r[0] for r in conn.execute("SELECT DISTINCT episode_id FROM capture_deliveries WHERE state = 'dead'")
+            ]
+            count = conn.execute(
+                "UPDATE capture_deliveries SET state = 'retry', attempts = 0, next_attempt_at = '', lease_owner = ''"
+                " WHERE state = 'dead'"
+            ).rowcount
+            for episode_id in ids:
+                self._refresh_episode(conn, episode_id)
+        return count
+
+    def make_due(self) -> int:
+        """Bring every waiting retry forward to now (``flush`` tries everything once more)."""
+        with self._tx() as conn:
+            return conn.execute(
+                "UPDATE capture_deliveries SET next_attempt_at = '' WHERE state = 'retry' AND next_attempt_at != ''"
+            ).rowcount
+
+    def next_due_in(self) -> float | None:
+        """Seconds until the earliest scheduled retry (``None`` if none is waiting)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT MIN(next_attempt_at) FROM capture_deliveries WHERE state IN ('pending', 'retry')"
+            ).fetchone()
+        if row[0] is None:
+            return None
+        if row[0] == "":
+            return 0.0
+        return max(0.0, _epoch(row[0]) - self._now())
+
+    # -- reporting ---------------------------------------------------------------------
+
+    def status(self, *, dead_limit: int = 50) -> QueueStatus:
+        """Counts by state, the age of the oldest undelivered capture, and what is dead."""
+        with self._lock:
+            conn = self._conn
+            (open_events,) = conn.execute("SELECT COUNT(*) FROM capture_events WHERE episode_id = ''").fetchone()
+            episodes = dict(conn.execute("SELECT state, COUNT(*) FROM capture_episodes GROUP BY state").fetchall())
+            deliveries = dict(conn.execute("SELECT state, COUNT(*) FROM capture_deliveries GROUP BY state").fetchall())
+            inbox = dict(conn.execute("SELECT state, COUNT(*) FROM capture_inbox GROUP BY state").fetchall())
+            oldest = conn.execute(
+                """SELECT MIN(t) FROM (
+                     SELECT MIN(created_at) AS t FROM capture_events WHERE episode_id = ''
+                     UNION ALL SELECT MIN(json_extract(e.payload_json, '$.captured_at')) FROM capture_episodes e
+                       WHERE e.state = 'pending'
+                     UNION ALL SELECT MIN(received_at) FROM capture_inbox WHERE state = 'pending')"""
+            ).fetchone()[0]
+            dead = [
+                DeadDelivery(*row)
+                for row in conn.execute(
+                    "SELECT d.episode_id, d.provider, e.session_key, d.attempts, d.last_error, d.last_attempt_at"
+                    " FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id"
+                    " WHERE d.state = 'dead' ORDER BY e.created_at LIMIT ?",
+                    (dead_limit,),
+                )
+            ]
+            dead_episodes = conn.execute(
+                "SELECT episode_id, error FROM capture_episodes WHERE error != '' ORDER BY created_at LIMIT ?",
+                (dead_limit,),
+            ).fetchall()
+            failed_inbox = conn.execute(
+                "SELECT event_id, last_error FROM capture_inbox WHERE state = 'failed' ORDER BY received_at LIMIT ?",
+                (dead_limit,),
+            ).fetchall()
+        age = None
+        if oldest:
+            try:
+                age = max(0.0, self._now() - _epoch(oldest))
+            except ValueError:
+                age = None
+        return QueueStatus(
+            path=str(self.path),
+            open_events=open_events,
+            episodes=episodes,
+            deliveries=deliveries,
+            inbox=inbox,
+            oldest_pending_age=age,
+            dead=dead,
+            dead_episodes=[(e, err) for e, err in dead_episodes],
+            failed_inbox=[(e, err) for e, err in failed_inbox],
+        )

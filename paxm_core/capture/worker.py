@@ -1,0 +1,364 @@
+"""The background delivery worker: leases due deliveries and sends them through the router.
+
+One loop thread claims work; each claimed delivery runs on its own daemon thread, bounded by
+a per-provider concurrency limit.  A provider that hangs therefore only holds its own slots:
+other providers keep delivering (upstream ran a claimed batch to completion before claiming
+again, so one hanging provider stalled all of them).  Delivery uses the router's
+``put_to_provider`` (the same write pipeline as ``remember``); nothing here writes to a
+provider directly.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
+from paxm_core.capture.queue import CaptureQueue
+from paxm_core.types import MemoryItem, MemoryRef
+
+__all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
+
+DEFAULT_DELIVERY_TIMEOUT = 30.0
+DEFAULT_MAX_EPISODE_AGE = 60.0
+CLEANUP_LIMIT = 500
+TELEMETRY_ERROR_CHARS = 240
+
+
+class DeliveryRouter(Protocol):
+    """What the worker needs from :class:`paxm_core.router.Router`."""
+
+    def put_to_provider(self, provider: str, items: list[MemoryItem], timeout: float) -> list[MemoryRef]:
+        """Write ``items`` to exactly ``provider`` (forced required); raise on failure."""
+        ...
+
+
+def provider_concurrency(overrides: Mapping[str, int] | None, provider: str) -> int:
+    """Concurrency for ``provider``: its own override, else ``default``; sqlite 1, others 4."""
+    overrides = overrides or {}
+    value = overrides.get(provider)
+    if value is None or value <= 0:
+        value = 1 if provider == "sqlite" else overrides.get("default") or 4
+    return max(1, int(value))
+
+
+def _cfg(config: Any, name: str, default: Any) -> Any:
+    value = getattr(config, name, None) if config is not None else None
+    return default if value in (None, 0, "", {}) else value
+
+
+class DeliveryWorker:
+    """Deliver sealed episodes in the background; see ``docs/capture-queue.md``.
+
+    :param queue: the capture queue (the caller owns and closes it).
+    :param router: anything with ``put_to_provider`` (the real :class:`~paxm_core.router.Router`).
+    :param config: a ``CaptureQueueConfig`` (``max_episode_age``, ``provider_concurrency``).
+    :param write_profiles: ``Config.write_profiles``; route timeouts come from here (else 30 s).
+    :param telemetry: object with ``record(dict)``; gets upstream's ``hook_delivery`` events.
+    :param tick: seconds between expiry checks.
+    :param cleanup_interval: minimum seconds between expired-memory cleanups after deliveries.
+    """
+
+    def __init__(
+        self,
+        queue: CaptureQueue,
+        router: DeliveryRouter,
+        config: Any = None,
+        write_profiles: Mapping[str, Any] | None = None,
+        *,
+        telemetry: Any = None,
+        tick: float = 1.0,
+        cleanup_interval: float = 10.0,
+    ) -> None:
+        self.queue = queue
+        self.router = router
+        self.max_episode_age = float(_cfg(config, "max_episode_age", DEFAULT_MAX_EPISODE_AGE))
+        self._concurrency: Mapping[str, int] = _cfg(config, "provider_concurrency", {})
+        self._write_profiles = write_profiles or {}
+        self._telemetry = telemetry
+        self._tick = tick
+        self._cond = threading.Condition()
+        self._inflight: dict[str, int] = {}
+        self._wake = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._counts = {"delivered": 0, "retry": 0, "dead": 0}
+        self.errors: list[str] = []
+        self._cleanup = _CleanupScheduler(router, cleanup_interval, self._report_issue)
+
+    # -- public API ----------------------------------------------------------------------
+
+    def concurrency(self, provider: str) -> int:
+        """The configured concurrency for ``provider``."""
+        return provider_concurrency(self._concurrency, provider)
+
+    def start(self) -> DeliveryWorker:
+        """Start the background loop (idempotent)."""
+        with self._cond:
+            if self._thread is None:
+                self._stopping = False
+                self._thread = threading.Thread(target=self._loop, name="paxm-capture-delivery", daemon=True)
+                self._thread.start()
+        return self
+
+    def notify(self) -> None:
+        """Wake the loop now (call after an append)."""
+        with self._cond:
+            self._wake = True
+            self._cond.notify_all()
+
+    def run_once(self) -> list[DeliveryOutcome]:
+        """Claim what is due and deliver it on this thread (tests, one-shot tools)."""
+        claims, outcomes = self.queue.claim(self._free_slots)
+        for quarantined in outcomes:
+            self._emit(quarantined)
+        for claim in claims:
+            outcomes.append(self._deliver(claim, count_inflight=False))
+        return outcomes
+
+    def flush(self, timeout: float = 35.0) -> FlushReport:
+        """Seal everything open, deliver, and wait until nothing is owed or ``timeout`` passes.
+
+        Waiting retries are made due at once, so everything is tried at least once more.
+        """
+        deadline = time.monotonic() + timeout
+        before = dict(self._counts)
+        sealed = self.queue.seal_all()
+        self.queue.make_due()
+        own_loop = self._thread is None
+        if own_loop:
+            self.start()
+        self.notify()
+        timed_out = False
+        while True:
+            status = self.queue.status(dead_limit=0)
+            remaining = status.undelivered - status.inbox.get("pending", 0)
+            if remaining == 0:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            with self._cond:
+                self._cond.wait(min(0.05, left))
+        self._cleanup.schedule(force=True)
+        if own_loop:
+            self.stop(timeout=max(0.0, min(5.0, deadline - time.monotonic())))
+        status = self.queue.status(dead_limit=0)
+        return FlushReport(
+            sealed=sealed,
+            delivered=self._counts["delivered"] - before["delivered"],
+            failed=self._counts["retry"] - before["retry"],
+            dead=self._counts["dead"] - before["dead"],
+            remaining=status.undelivered - status.inbox.get("pending", 0),
+            timed_out=timed_out,
+            dead_total=status.deliveries.get("dead", 0) + len(status.dead_episodes),
+        )
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the loop and wait up to ``timeout`` for in-flight deliveries and cleanup.
+
+        A delivery still hanging afterwards keeps its lease; the next queue opened after this
+        one is closed returns it to ``retry``.
+        """
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            thread = self._thread
+        deadline = time.monotonic() + timeout
+        if thread is not None:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._cond:
+            while any(self._inflight.values()) and time.monotonic() < deadline:
+                self._cond.wait(max(0.0, min(0.05, deadline - time.monotonic())))
+            self._thread = None
+        self._cleanup.drain(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def cleanup_runs(self) -> int:
+        """How many expired-memory cleanups ran (coalescing keeps this small)."""
+        return self._cleanup.runs
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _free_slots(self, provider: str) -> int:
+        return self.concurrency(provider) - self._inflight.get(provider, 0)
+
+    def _loop(self) -> None:
+        next_seal = 0.0
+        while True:
+            with self._cond:
+                if self._stopping:
+                    return
+                self._wake = False
+            try:
+                if time.monotonic() >= next_seal:
+                    self.queue.seal_expired(self.max_episode_age)
+                    next_seal = time.monotonic() + self._tick
+                self._dispatch()
+                due = self.queue.next_due_in()
+            except Exception as exc:  # a DB error must not kill the loop; report and retry
+                self._report_issue("delivery_worker_error", exc)
+                try:
+                    self.queue.recover_delivering()
+                except Exception:
+                    pass
+                due = None
+            wait = self._tick if due is None else min(self._tick, max(due, 0.005))
+            with self._cond:
+                if not self._wake and not self._stopping:
+                    self._cond.wait(wait)
+
+    def _dispatch(self) -> None:
+        with self._cond:
+            claims, quarantined = self.queue.claim(self._free_slots)
+            for claim in claims:
+                self._inflight[claim.provider] = self._inflight.get(claim.provider, 0) + 1
+        for outcome in quarantined:
+            self._emit(outcome)
+        for claim in claims:
+            threading.Thread(target=self._deliver, args=(claim,), name="paxm-delivery", daemon=True).start()
+
+    def _timeout_for(self, claim: DeliveryClaim) -> float:
+        timeouts = [
+            float(route.timeout)
+            for name in claim.profiles
+            for route in getattr(self._write_profiles.get(name), "providers", ()) or ()
+            if getattr(route, "name", None) == claim.provider and getattr(route, "timeout", None)
+        ]
+        return max(timeouts) if timeouts else DEFAULT_DELIVERY_TIMEOUT
+
+    def _deliver(self, claim: DeliveryClaim, *, count_inflight: bool = True) -> DeliveryOutcome:
+        started = time.monotonic()
+        ref = ""
+        error = ""
+        try:
+            refs = self.router.put_to_provider(claim.provider, claim.items, self._timeout_for(claim))
+            ref = refs[0].id if refs else ""
+            if not ref:
+                error = f"{claim.provider}: delivery returned no ref"
+        except Exception as exc:  # every provider failure is a retryable delivery failure
+            error = str(exc) or type(exc).__name__
+        duration = time.monotonic() - started
+        finished = time.time()
+        try:
+            outcome = self.queue.complete(claim, ref) if not error else self.queue.fail(claim, error)
+        except Exception as exc:  # queue closed or DB error: the lease stays, recovery retries it
+            self._report_issue("delivery_worker_error", exc)
+            outcome = DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, "delivering")
+        latencies = [max(0.0, finished - t) for t in claim.capture_times]
+        outcome = DeliveryOutcome(
+            outcome.episode_id,
+            outcome.provider,
+            outcome.session_key,
+            outcome.attempt,
+            outcome.state,
+            ref=outcome.ref,
+            error=outcome.error,
+            duration=duration,
+            passive_latency_total=sum(latencies),
+            passive_samples=len(latencies),
+        )
+        with self._cond:
+            if outcome.state in self._counts:
+                self._counts[outcome.state] += 1
+            if count_inflight:
+                self._inflight[claim.provider] -= 1
+            self._wake = True
+            self._cond.notify_all()
+        self._emit(outcome)
+        if outcome.state == "delivered":
+            self._cleanup.schedule()
+        return outcome
+
+    def _emit(self, outcome: DeliveryOutcome) -> None:
+        if self._telemetry is None:
+            return
+        event: dict[str, Any] = {
+            "kind": "hook_delivery",
+            "source": "capture_queue",
+            "hook_event": "delivery_dead" if outcome.dead else "delivery",
+            "success": outcome.state == "delivered",
+            "episode_id": outcome.episode_id,
+            "session_key": outcome.session_key,
+            "provider": outcome.provider,
+            "duration_ms": int(outcome.duration * 1000),
+            "provider_duration_ms": int(outcome.duration * 1000),
+            "passive_write_latency_total_ms": int(outcome.passive_latency_total * 1000),
+            "passive_write_samples": outcome.passive_samples,
+            "item_count": 1,
+        }
+        if outcome.ref:
+            event["provider_refs"] = {outcome.provider: 1}
+        if outcome.error:
+            event["error"] = outcome.error[:TELEMETRY_ERROR_CHARS]
+        self._record(event)
+
+    def _report_issue(self, hook_event: str, exc: BaseException) -> None:
+        message = (str(exc) or type(exc).__name__)[:TELEMETRY_ERROR_CHARS]
+        self.errors.append(f"{hook_event}: {message}")
+        del self.errors[:-20]
+        if self._telemetry is not None:
+            self._record(
+                {
+                    "kind": "hook_delivery",
+                    "source": "capture_queue",
+                    "hook_event": hook_event,
+                    "success": False,
+                    "error": message,
+                }
+            )
+
+    def _record(self, event: dict[str, Any]) -> None:
+        try:
+            self._telemetry.record(event)
+        except Exception:  # telemetry never fails a delivery
+            pass
+
+
+class _CleanupScheduler:
+    """Runs ``router.cleanup_expired`` on one thread; requests made meanwhile coalesce into one."""
+
+    def __init__(self, router: Any, interval: float, report: Callable[[str, BaseException], None]) -> None:
+        self._fn = getattr(router, "cleanup_expired", None)
+        self._interval = interval
+        self._report = report
+        self._lock = threading.Lock()
+        self._pending = False
+        self._thread: threading.Thread | None = None
+        self._last = -float("inf")
+        self.runs = 0
+
+    def schedule(self, *, force: bool = False) -> None:
+        if self._fn is None:
+            return
+        with self._lock:
+            if not force and time.monotonic() - self._last < self._interval:
+                return
+            self._pending = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="paxm-cleanup", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        assert self._fn is not None
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._thread = None
+                    return
+                self._pending = False
+                self._last = time.monotonic()
+                self.runs += 1
+            try:
+                self._fn(CLEANUP_LIMIT)
+            except Exception as exc:
+                self._report("cleanup_worker_error", exc)
+
+    def drain(self, timeout: float) -> None:
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)

@@ -1,0 +1,197 @@
+"""``paxm queue``: inspect and operate the durable capture queue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paxm_core.errors import UsageError
+
+__all__ = ["queue"]
+
+
+def _config(ctx: click.Context) -> Any:
+    from paxm_core.config import load_config
+
+    return load_config(getattr(ctx.find_root().obj, "config_path", None))
+
+
+def _queue_path(config: Any) -> Path:
+    from paxm_core.capture import default_queue_path
+
+    return Path(default_queue_path(config))
+
+
+def _open_queue(config: Any, *, recover: bool, routes: bool = False) -> Any:
+    from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+
+    section = config.capture_queue
+    return CaptureQueue(
+        _queue_path(config),
+        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
+        retry_min=section.retry_min or 0,
+        max_attempts=section.max_attempts or 0,
+        recover=recover,
+    )
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def _counts(counts: dict[str, int], states: tuple[str, ...]) -> str:
+    return ", ".join(f"{state} {counts.get(state, 0)}" for state in states)
+
+
+def _daemon_status(config: Any) -> dict[str, Any] | None:
+    """The hook daemon's own status, if the hooks package offers one (optional)."""
+    from importlib import import_module
+
+    try:
+        daemon = import_module("paxm_core.hooks.daemon")
+    except ImportError:
+        return None
+    probe = getattr(daemon, "daemon_status", None)
+    if probe is None:
+        return None
+    try:
+        value = probe(config)
+    except Exception as exc:  # a broken probe must not hide the queue status
+        return {"error": str(exc)}
+    to_json = getattr(value, "to_json", None)
+    return dict(to_json() if callable(to_json) else value)
+
+
+@click.group()
+def queue() -> None:
+    """Inspect and operate the durable capture queue (passive hook writes)."""
+
+
+@queue.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
+    config = _config(ctx)
+    path = _queue_path(config)
+    if path.exists():
+        with _open_queue(config, recover=False) as q:
+            report = q.status().to_json()
+    else:
+        report = {
+            "path": str(path),
+            "exists": False,
+            "open_events": 0,
+            "episodes": {},
+            "deliveries": {},
+            "inbox": {},
+            "oldest_pending_age_seconds": None,
+            "dead_deliveries": [],
+            "dead_episodes": [],
+            "failed_inbox": [],
+        }
+    daemon = _daemon_status(config)
+    if daemon is not None:
+        report["daemon"] = daemon
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"Capture queue: {report['path']}" + ("" if report.get("exists", True) else " (not created yet)"))
+    click.echo(f"Open events: {report['open_events']}")
+    click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
+    click.echo(f"Deliveries: {_counts(report['deliveries'], ('pending', 'delivering', 'retry', 'delivered', 'dead'))}")
+    click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
+    click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
+    if report["dead_deliveries"]:
+        click.echo("Dead deliveries:")
+        for dead in report["dead_deliveries"]:
+            click.echo(
+                f"  {dead['episode_id']} -> {dead['provider']} ({dead['attempts']} attempts): {dead['last_error']}"
+            )
+    if report["dead_episodes"]:
+        click.echo("Dead episodes:")
+        for dead in report["dead_episodes"]:
+            click.echo(f"  {dead['episode_id']}: {dead['error']}")
+    if report["failed_inbox"]:
+        click.echo("Failed inbox entries:")
+        for failed in report["failed_inbox"]:
+            click.echo(f"  {failed['event_id']}: {failed['error']}")
+    if daemon is not None:
+        click.echo(f"Hook daemon: {json.dumps(daemon, ensure_ascii=False)}")
+
+
+@queue.command()
+@click.option("--dead", "dead", is_flag=True, help="Revive dead deliveries with a fresh set of attempts.")
+@click.pass_context
+def retry(ctx: click.Context, dead: bool) -> None:
+    """Retry deliveries (``--dead``: the ones that gave up)."""
+    if not dead:
+        raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
+    config = _config(ctx)
+    with _open_queue(config, recover=False) as q:
+        count = q.retry_dead()
+    click.echo(f"Revived {count} dead deliver{'y' if count == 1 else 'ies'}.")
+
+
+@queue.command()
+@click.option(
+    "--timeout",
+    "timeout",
+    default="35s",
+    show_default=True,
+    metavar="D",
+    help="How long to wait for deliveries (Go duration, e.g. 10s, 2m).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
+    """Seal open episodes, deliver everything owed, wait, and report (exit 1 if anything is left)."""
+    from paxm_core.capture import DeliveryWorker
+    from paxm_core.duration import parse_duration
+
+    try:
+        seconds = parse_duration(timeout)
+    except ValueError as exc:
+        raise UsageError(f"queue flush --timeout: {exc}") from exc
+    if seconds <= 0:
+        raise UsageError("queue flush --timeout must be positive")
+    runtime = ctx.find_root().obj.runtime()
+    config = runtime.config
+    telemetry = None
+    try:
+        from paxm_core.telemetry import Telemetry
+
+        telemetry = Telemetry(config)
+    except Exception:  # telemetry is optional here
+        telemetry = None
+    with _open_queue(config, recover=True, routes=True) as q:
+        worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
+        report = worker.flush(seconds)
+        state = q.status()
+    data = report.to_json()
+    data["inbox_pending"] = state.inbox.get("pending", 0)
+    ok = report.ok and not data["inbox_pending"]
+    data["ok"] = ok
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(
+            f"Flushed capture queue: sealed {report.sealed} episode(s), delivered {report.delivered},"
+            f" failed {report.failed}, dead {report.dead}; {report.remaining} still owed"
+            + (" (timed out)" if report.timed_out else "")
+        )
+        if report.dead_total:
+            click.echo(f"{report.dead_total} dead; see 'paxm queue status', revive with 'paxm queue retry --dead'")
+        if data["inbox_pending"]:
+            click.echo(f"{data['inbox_pending']} raw hook event(s) wait in the inbox for the hook daemon")
+    if not ok:
+        ctx.exit(1)
