@@ -19,7 +19,7 @@ from paxm_core.duration import format_duration, parse_duration
 from paxm_core.errors import ConfigError
 from paxm_core.provider_config import SECRET_KEYS, ProviderConfig
 
-__all__ = ["REDACTED", "decode", "dump_config", "is_secret_key", "parse_config"]
+__all__ = ["REDACTED", "compact_duration", "decode", "dump_config", "is_secret_key", "parse_config"]
 
 REDACTED = "<redacted>"
 
@@ -206,6 +206,19 @@ def parse_config(data: Any) -> Config:
 # --------------------------------------------------------------------------- encoding
 
 
+def compact_duration(seconds: float) -> str:
+    """Spell ``seconds`` the way people write durations in config (``"24h"``, ``"1m30s"``, ``"250ms"``)."""
+    millis = round(seconds * 1000)
+    if millis <= 0 or abs(millis - seconds * 1000) > 1e-6:
+        return format_duration(seconds)
+    parts: list[str] = []
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)):
+        count, millis = divmod(millis, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts)
+
+
 def _zero(value: Any) -> Any:
     return type(value)()
 
@@ -247,7 +260,7 @@ def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
             continue
         if _is_duration(cls, f):
             if value is not None:
-                out[f.name] = format_duration(value)
+                out[f.name] = compact_duration(value)
             continue
         if value is None:
             continue

@@ -1,0 +1,72 @@
+"""``paxm config path|show|doctor``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from paxm_core.config import load_config, resolve_config_path
+
+__all__ = ["config"]
+
+
+def _config_path_arg(ctx: click.Context) -> str | None:
+    state = ctx.find_root().obj
+    value = getattr(state, "config_path", None)
+    return value if isinstance(value, str) and value else None
+
+
+@click.group("config")
+def config() -> None:
+    """Inspect the configuration: where it is, what it says, whether providers are healthy."""
+
+
+@config.command("path")
+@click.pass_context
+def path_cmd(ctx: click.Context) -> None:
+    """Print the config file paxm uses (it need not exist yet)."""
+    click.echo(str(resolve_config_path(_config_path_arg(ctx))))
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
+@click.pass_context
+def show_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Print the effective (normalized) config; API keys, tokens and env values are redacted."""
+    cfg = load_config(_config_path_arg(ctx))
+    if not cfg.exists:
+        click.echo(f"# no config file at {cfg.path}; showing built-in defaults", err=True)
+    data = cfg.to_json(redact=True)
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    import yaml
+
+    click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False), nl=False)
+
+
+@config.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print [{provider, required, ok, error?}] as JSON.")
+@click.pass_context
+def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Check every enabled provider; exit 1 when a provider some profile requires is unhealthy."""
+    state = ctx.find_root().obj
+    runtime: Any = state.runtime()
+    statuses = list(runtime.router.health())
+    if as_json:
+        click.echo(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+    else:
+        for status in statuses:
+            if status.ok:
+                click.echo(f"ok: {status.provider}")
+            else:
+                click.echo(f"error: {status.provider}: {status.error}")
+    failed = [s.provider for s in statuses if s.required and not s.ok]
+    if failed:
+        if not as_json:
+            click.echo(f"required provider(s) unhealthy: {', '.join(failed)}", err=True)
+        ctx.exit(1)
+    sys.stdout.flush()

@@ -1,0 +1,157 @@
+"""``paxm setup``: write a config (non-interactive with ``--yes``) and install agent integrations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from paxm_core.config import Config, config_exists, resolve_config_path, save_config
+from paxm_core.config.model import INTEGRATION_OWNERS, OWNER_PAXM
+from paxm_core.config.setup import AGENT_DISPLAY_NAMES, SetupOptions, prepare_setup
+from paxm_core.errors import IntegrationError, PaxmError, UsageError
+
+__all__ = ["setup"]
+
+NEXT_STEPS = (
+    ('paxm remember --text "..."', "store a memory"),
+    ('paxm recall --query "..."', "search memories"),
+    ("paxm config doctor", "check provider health"),
+)
+
+
+def _summary(config: Config, agents: list[str]) -> list[str]:
+    lines = ["Setup summary", f"  User: {config.identity.user_id or 'unknown'}"]
+    enabled = [name for name, p in config.providers.items() if p.enabled]
+    lines.append(f"  Providers: {', '.join(enabled)}")
+    lines.append(f"  Agents: {', '.join(AGENT_DISPLAY_NAMES.get(a, a) for a in agents) or 'none'}")
+    return lines
+
+
+def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[str, str]:
+    """Hand each selected agent to its integration plugin; report what happened per agent."""
+    from paxm_core.plugins import get_plugin_manager
+
+    results: dict[str, str] = {}
+    pm = get_plugin_manager()
+    for name in agents:
+        display = AGENT_DISPLAY_NAMES.get(name, name)
+        integration = pm.integration(name)
+        install = getattr(integration, "install", None) if integration is not None else None
+        if install is None:
+            echo(f"{display}: enabled in config; no integration plugin is installed for it, so no hooks were installed")
+            results[name] = "no-integration-plugin"
+            continue
+        owner = config.agents[name].integration.owner or OWNER_PAXM
+        try:
+            install(config, owner=owner)
+        except PaxmError:
+            raise
+        except Exception as exc:  # a plugin bug must surface as a clean error, config is already saved
+            raise IntegrationError(f"installing the {display} integration failed: {exc}") from exc
+        echo(f"{display}: integration installed (owner {owner})")
+        results[name] = "installed"
+    return results
+
+
+@click.command("setup")
+@click.option("--yes", "-y", is_flag=True, help="Accept defaults without prompting (required without a terminal).")
+@click.option("--force", is_flag=True, help="Overwrite an existing config.")
+@click.option("--provider", "providers", multiple=True, metavar="NAME", help="Provider to enable (repeatable).")
+@click.option("--agent", "agents", multiple=True, metavar="NAME", help="Agent to enable (repeatable).")
+@click.option("--user-id", default="", metavar="ID", help="Stable user identity (slugged); default $USER.")
+@click.option("--team-id", "team_ids", default="", metavar="A,B", help="Add team-<id> write profiles.")
+@click.option(
+    "--integration",
+    type=click.Choice(INTEGRATION_OWNERS),
+    default=OWNER_PAXM,
+    show_default=True,
+    help="Who owns the agent hooks.",
+)
+@click.option(
+    "--api-key",
+    default="",
+    metavar="KEY",
+    envvar="PAXM_API_KEY",
+    show_envvar=True,
+    help="API key for the selected remote provider(s); never printed.",
+)
+@click.option("--base-url", default="", metavar="URL", help="Base URL for the selected remote provider(s).")
+@click.option("--graph-id", default="", metavar="ID", help="Zep: store in this named graph instead of a user graph.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text.")
+@click.pass_context
+def setup(
+    ctx: click.Context,
+    yes: bool,
+    force: bool,
+    providers: tuple[str, ...],
+    agents: tuple[str, ...],
+    user_id: str,
+    team_ids: str,
+    integration: str,
+    api_key: str,
+    base_url: str,
+    graph_id: str,
+    as_json: bool,
+) -> None:
+    """Create or update the paxm config and enable agents.
+
+    Example: paxm setup --yes --provider sqlite --agent codex
+    """
+    state = ctx.find_root().obj
+    path = resolve_config_path(getattr(state, "config_path", None))
+    interactive = not yes and sys.stdin.isatty() and sys.stdout.isatty()
+    if not yes and not interactive:
+        raise UsageError(
+            "setup needs --yes when not run in a terminal, e.g. `paxm setup --yes --provider sqlite --agent codex`"
+        )
+    options = SetupOptions(
+        providers=list(providers),
+        agents=list(agents),
+        user_id=user_id,
+        team_ids=team_ids,
+        integration=integration,
+        api_key=api_key.strip(),
+        base_url=base_url.strip(),
+        graph_id=graph_id.strip(),
+    )
+    if interactive and not force and config_exists(path):
+        if not click.confirm(f"Update existing config at {path}?", default=False):
+            click.echo("setup cancelled")
+            return
+        force = True
+    config, selected_agents, _ = prepare_setup(path, options, force=force)
+    if interactive:
+        for line in _summary(config, selected_agents):
+            click.echo(line)
+        if not click.confirm("Apply this setup?", default=True):
+            click.echo("setup cancelled")
+            return
+
+    messages: list[str] = []
+
+    def echo(line: str) -> None:
+        if as_json:
+            messages.append(line)
+        else:
+            click.echo(line)
+
+    saved = save_config(config, path)
+    echo(f"saved config: {saved}")
+    results = _install_integrations(config, selected_agents, echo)
+    if as_json:
+        summary = {
+            "config_path": str(saved),
+            "user_id": config.identity.user_id,
+            "providers": [n for n, p in config.providers.items() if p.enabled],
+            "agents": selected_agents,
+            "integrations": results,
+            "messages": messages,
+        }
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo("Next steps")
+    for command, hint in NEXT_STEPS:
+        click.echo(f"  {command}  # {hint}")
