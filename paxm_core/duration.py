@@ -41,7 +41,7 @@ def parse_duration(text: str | int | float) -> float:
         total += float(match.group(1)) * _UNITS[match.group(2)]
         pos = match.end()
     if pos != len(body) or pos == 0:
-        raise ValueError(f"not a duration: {raw!r} (use forms like \"250ms\", \"30s\", \"24h\")")
+        raise ValueError(f'not a duration: {raw!r} (use forms like "250ms", "30s", "24h")')
     return sign * total
 
 

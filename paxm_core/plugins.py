@@ -134,8 +134,11 @@ class PaxmPluginManager(pluggy.PluginManager):
             for spec in staged:
                 if spec.type in found:
                     self.load_errors.append(
-                        LoadError(plugin_name, self.distributions.get(plugin_name, ("", ""))[0],
-                                  f"provider type {spec.type!r} already registered by {owners[spec.type]}")
+                        LoadError(
+                            plugin_name,
+                            self.distributions.get(plugin_name, ("", ""))[0],
+                            f"provider type {spec.type!r} already registered by {owners[spec.type]}",
+                        )
                     )
                     continue
                 found[spec.type] = spec

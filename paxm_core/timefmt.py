@@ -15,9 +15,7 @@ __all__ = ["format_time", "parse_time", "utcnow", "ZERO_TIME"]
 #: Go's zero ``time.Time`` as it appears on the wire; read back as "unset".
 ZERO_TIME = "0001-01-01T00:00:00Z"
 
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})?$"
-)
+_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})?$")
 
 
 def utcnow() -> datetime:

@@ -89,8 +89,16 @@ class MemoryOrigin:
         return not (self.user_id or self.agent_id or self.session_id or self.turn_id)
 
     def to_json(self) -> dict[str, str]:
-        return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id),
-                                  ("session_id", self.session_id), ("turn_id", self.turn_id)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("user_id", self.user_id),
+                ("agent_id", self.agent_id),
+                ("session_id", self.session_id),
+                ("turn_id", self.turn_id),
+            )
+            if v
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> MemoryOrigin:
@@ -136,8 +144,16 @@ class Provenance:
         return not (self.user_id or self.agent_id or self.scope_type or self.scope_id)
 
     def to_json(self) -> dict[str, str]:
-        return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id),
-                                  ("scope_type", self.scope_type), ("scope_id", self.scope_id)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("user_id", self.user_id),
+                ("agent_id", self.agent_id),
+                ("scope_type", self.scope_type),
+                ("scope_id", self.scope_id),
+            )
+            if v
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> Provenance:

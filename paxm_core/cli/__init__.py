@@ -107,8 +107,14 @@ class CliState:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-c", "--config", "config_path", metavar="PATH", envvar="PAXM_CONFIG",
-              help="Config file (default: $PAXM_CONFIG, $XDG_CONFIG_HOME/paxm/config.yaml, ~/.config/paxm/config.yaml).")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    metavar="PATH",
+    envvar="PAXM_CONFIG",
+    help="Config file (default: $PAXM_CONFIG, $XDG_CONFIG_HOME/paxm/config.yaml, ~/.config/paxm/config.yaml).",
+)
 @click.version_option(__version__, "-v", "--version", prog_name="paxm")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None) -> None:

@@ -51,8 +51,17 @@ def test_child_never_outlives_parent() -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("250ms", 0.25), ("30s", 30.0), ("1m", 60.0), ("24h", 86400.0), ("1m30s", 90.0), ("1.5h", 5400.0), ("0", 0.0),
-     ("2", 2.0), ("100us", 0.0001)],
+    [
+        ("250ms", 0.25),
+        ("30s", 30.0),
+        ("1m", 60.0),
+        ("24h", 86400.0),
+        ("1m30s", 90.0),
+        ("1.5h", 5400.0),
+        ("0", 0.0),
+        ("2", 2.0),
+        ("100us", 0.0001),
+    ],
 )
 def test_parse_go_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)

@@ -21,6 +21,18 @@ def test_public_api_is_declared() -> None:
 
     for name in paxm_core.__all__:
         assert hasattr(paxm_core, name), name
-    for required in ("MemoryItem", "MemoryHit", "MemoryRef", "SearchQuery", "MemoryOrigin", "MemoryScope",
-                     "Provider", "SupportsPutBatch", "PaxmError", "ProviderError", "hookimpl", "Deadline"):
+    for required in (
+        "MemoryItem",
+        "MemoryHit",
+        "MemoryRef",
+        "SearchQuery",
+        "MemoryOrigin",
+        "MemoryScope",
+        "Provider",
+        "SupportsPutBatch",
+        "PaxmError",
+        "ProviderError",
+        "hookimpl",
+        "Deadline",
+    ):
         assert required in paxm_core.__all__

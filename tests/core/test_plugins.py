@@ -170,6 +170,7 @@ def test_plugin_commands_join_the_cli_and_a_broken_one_does_not_break_it(tmp_pat
     assert out.stdout.strip() == "hello from a plugin"
     listing = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, check=True)
     assert "hello" in listing.stdout and "plugins" in listing.stdout
-    blocked = subprocess.run([*run, "hello"], capture_output=True, text=True,
-                             env={**env, "PAXM_LOAD_PLUGINS": "sqlite"})
+    blocked = subprocess.run(
+        [*run, "hello"], capture_output=True, text=True, env={**env, "PAXM_LOAD_PLUGINS": "sqlite"}
+    )
     assert blocked.returncode == 2 and "No such command 'hello'" in blocked.stderr
