@@ -1,0 +1,99 @@
+"""Internal hook commands: ``paxm __hook``, ``paxm __hook-daemon``, ``paxm __hook-control``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+__all__ = ["hook", "hook_control", "hook_daemon"]
+
+_MODES = ("json", "cline", "cursor", "zcode", "kimi")
+
+
+def _config_path(ctx: click.Context) -> str:
+    from paxm_core.config import resolve_config_path
+
+    state = ctx.find_root().obj
+    return str(resolve_config_path(getattr(state, "config_path", None)))
+
+
+@click.command("__hook", hidden=True)
+@click.option("--target", default="codex", show_default=True, help="Agent name (agents.<name> in config).")
+@click.option("--event", "event", default="", help="Hook event (normalized or the integration's native name).")
+@click.option("--json", "json_out", is_flag=True, help="JSON output (Codex-native for codex).")
+@click.option("--cline", is_flag=True, help="Cline output.")
+@click.option("--cursor", is_flag=True, help="Cursor output.")
+@click.option("--zcode", is_flag=True, help="ZCode output.")
+@click.option("--kimi", is_flag=True, help="Kimi Code output.")
+@click.pass_context
+def hook(
+    ctx: click.Context, target: str, event: str, json_out: bool, cline: bool, cursor: bool, zcode: bool, kimi: bool
+) -> None:
+    """Handle one hook event in-process, reading the native payload on stdin.
+
+    Same policy and output as the hook client + daemon (for debugging and evals); always exits 0.
+    """
+    flags = {"json": json_out, "cline": cline, "cursor": cursor, "zcode": zcode, "kimi": kimi}
+    mode = next((name for name in _MODES if flags[name]), "text")
+    raw = sys.stdin.buffer.read()
+    from paxm_core.hooks.client import new_event_id
+    from paxm_core.hooks.inprocess import run_hook_in_process
+
+    output, errors = run_hook_in_process(
+        _config_path(ctx),
+        {
+            "event_id": new_event_id(),
+            "target": target,
+            "event": event or "user_input",
+            "raw": raw.decode("utf-8", "replace"),
+            "owner": os.environ.get("PAXM_INTEGRATION_OWNER", ""),
+            "mode": mode,
+            "captured_at": time.time(),
+        },
+    )
+    for message in errors:
+        click.echo(f"paxm hook {message}", err=True)
+    if output:
+        click.echo(output)
+
+
+@click.command("__hook-daemon", hidden=True)
+@click.option("--socket", "socket_path", default=None, help="Socket path (default <configdir>/hooks/paxm-hook.sock).")
+@click.option(
+    "--idle-timeout", default="30m", show_default=True, help="Flush and exit after this long without requests."
+)
+@click.pass_context
+def hook_daemon(ctx: click.Context, socket_path: str | None, idle_timeout: str) -> None:
+    """Run the hook daemon in the foreground."""
+    import signal
+
+    from paxm_core.duration import parse_duration
+    from paxm_core.hooks.daemon import HookDaemon
+
+    daemon = HookDaemon(_config_path(ctx), idle_timeout=parse_duration(idle_timeout), socket_path=socket_path)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
+    daemon.run()
+
+
+@click.command("__hook-control", hidden=True)
+@click.option("--flush", "action", flag_value="flush", default=True, help="Deliver everything queued (default).")
+@click.option("--shutdown", "action", flag_value="shutdown", help="Flush, then stop the daemon.")
+@click.option("--status", "action", flag_value="status", help="Show the daemon's status.")
+@click.option("--json", "json_out", is_flag=True, help="Print the daemon's answer as JSON.")
+@click.pass_context
+def hook_control(ctx: click.Context, action: str, json_out: bool) -> None:
+    """Flush, stop or inspect the running hook daemon (no-op when none runs)."""
+    from paxm_core.hooks.control import send_control
+
+    response: dict[str, Any] | None = send_control(_config_path(ctx), action)
+    if json_out:
+        click.echo(json.dumps(response or {"running": False}, indent=2))
+    elif response is None:
+        click.echo("hook daemon is not running")
+    elif action == "status":
+        click.echo(f"hook daemon pid {response.get('pid')} up {response.get('uptime_seconds')}s")

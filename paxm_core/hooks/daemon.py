@@ -1,0 +1,597 @@
+"""The hook daemon: one per config directory, serving hook clients over a unix socket.
+
+It owns everything that is slow to build -- config, plugins, providers, router, capture
+queue, delivery worker, passive runtime and session state -- so the per-prompt hook client
+only pays for a socket round trip.
+
+Protocol (one JSON object each way per connection, request ends at newline or EOF):
+
+* hook: ``{v, event_id, target, event, raw, owner, mode, captured_at}`` ->
+  ``{ok, output, buffered, event_id, errors?}``; ``raw`` is the native payload as a string (an
+  upstream-style JSON object is accepted too);
+* control: ``{action: "flush" | "shutdown" | "status" | "ping"}`` -> ``{ok, flushed?, ...}``.
+
+Lifecycle: the lock ``hooks/paxm-hook.lock`` (``flock``, holding the pid) is taken before a
+stale socket is removed, so two daemons never fight over the socket; raw events left in the
+inbox by clients that found no daemon are drained on start (and every few seconds); after
+``idle_timeout`` seconds without requests the daemon flushes and exits.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from paxm_core.errors import PaxmError, QueueError
+from paxm_core.hooks.client import LOCK_NAME, SOCKET_NAME, new_event_id
+from paxm_core.hooks.events import HookEvent
+from paxm_core.hooks.passive import BudgetedRecall, PassiveRuntime
+from paxm_core.hooks.render import PassiveWrite
+from paxm_core.hooks.session_state import SessionState
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
+
+DEFAULT_IDLE_TIMEOUT = 30 * 60.0
+MAX_REQUEST = 24 * 1024 * 1024
+INBOX_DRAIN_INTERVAL = 5.0
+CONNECTION_TIMEOUT = 30.0
+LOG_NAME = "paxm-hook-daemon.log"
+MAX_LOG_BYTES = 256 * 1024
+
+
+class DaemonLock:
+    """An exclusive ``flock`` on ``<hooks>/paxm-hook.lock`` holding the owner's pid.
+
+    ``flock`` dies with its process, so a SIGKILLed daemon never leaves a lock that blocks the
+    next one; the inode check after locking closes the race with a concurrent release.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise :class:`PaxmError` naming the running daemon's pid."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for _ in range(5):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                raise PaxmError(f"hook daemon already running with pid {self.read_pid() or 'unknown'}") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:  # the previous owner unlinked it between our open and flock
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._fd = fd
+            return
+        raise PaxmError("hook daemon lock kept changing; try again")
+
+    def read_pid(self) -> int:
+        """The pid written in the lock file (0 if none)."""
+        try:
+            return int(self.path.read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def release(self) -> None:
+        """Unlink and unlock (unlink first, so a waiter never locks a file about to vanish)."""
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+
+class HookProcessor:
+    """Turns hook requests into answers: the part of the daemon that is not socket plumbing.
+
+    Also used in-process by ``paxm __hook`` and by the eval writer.
+
+    :param runtime: a loaded :class:`~paxm_core.runtime.Runtime`.
+    :param queue: the :class:`~paxm_core.capture.CaptureQueue` writes go to.
+    :param worker: the delivery worker to notify after an append (optional).
+    :param session_state_path: ``session_state.json`` (``None`` disables session state).
+    """
+
+    def __init__(
+        self,
+        runtime: Any,
+        queue: Any,
+        *,
+        worker: Any = None,
+        session_state_path: Path | None = None,
+        record: Callable[[dict[str, Any]], None] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.queue = queue
+        self.worker = worker
+        self._append_lock = threading.Lock()
+        self._reader: Any = None
+        self.recall = BudgetedRecall(lambda: runtime)
+        self.passive = PassiveRuntime(
+            runtime.config,
+            recall=self.recall,
+            sink=self.append,
+            session_state=SessionState(session_state_path) if session_state_path else None,
+            plugin_manager=getattr(runtime, "plugin_manager", None),
+            record=record,
+            clock=clock,
+        )
+
+    def capture_event(self, write: PassiveWrite) -> Any:
+        """Build the queue's ``CaptureEvent`` for ``write`` (tier, expiry, scope from its profile)."""
+        from paxm_core.capture import CaptureEvent, session_key_for
+
+        tools = self.runtime.tools
+        policy = tools.put_policy(write.profile)
+        created = write.created_at or datetime.now(UTC)
+        expires_after = getattr(policy, "expires_after", None)
+        expires_at = None
+        if expires_after:
+            from datetime import timedelta
+
+            expires_at = created + timedelta(seconds=float(expires_after))
+        item, _ = tools.build_item(
+            write.text,
+            profile=write.profile,
+            source=write.source,
+            metadata=write.metadata,
+            agent_name=write.target,
+            created_at=created,
+            tier=getattr(policy, "tier", "") or "",
+            expires_at=expires_at,
+            admission_text=write.admission_text,
+        )
+        key = session_key_for(
+            write.target,
+            workspace=write.workspace,
+            session_id=write.metadata.get("session_id", ""),
+            transcript_path=write.metadata.get("transcript_path", ""),
+            event_id=write.event_id,
+        )
+        return CaptureEvent(
+            event_id=write.event_id or new_event_id(),
+            session_key=key,
+            item=item,
+            profile=write.profile,
+            terminal=write.terminal,
+            captured_at=created,
+        )
+
+    def append(self, write: PassiveWrite) -> bool:
+        """Durably append ``write`` (returns after COMMIT) and wake the delivery worker."""
+        event = self.capture_event(write)
+        with self._append_lock:
+            result = self.queue.append(event)
+        if self.worker is not None:
+            self.worker.notify()
+        return not getattr(result, "duplicate", False)
+
+    def handle_hook(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer one hook request (never raises)."""
+        event_id = str(request.get("event_id") or "") or new_event_id()
+        try:
+            raw = request.get("raw")
+            if isinstance(raw, str):
+                payload = raw.encode("utf-8", "replace")
+            elif raw is None:
+                payload = b""
+            else:
+                payload = json.dumps(raw).encode()
+            captured = request.get("captured_at")
+            event = self.passive.decode(
+                str(request.get("target") or "codex"),
+                str(request.get("event") or "user_input"),
+                payload,
+                event_id=event_id,
+                captured_at=float(captured) if isinstance(captured, (int, float)) else time.time(),
+            )
+            result = self.passive.handle(event, owner=str(request.get("owner") or ""))
+            output = self.passive.render(result, str(request.get("mode") or "text"))
+        except Exception as exc:  # fail open
+            return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}
+        response: dict[str, Any] = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}
+        if result.ignored:
+            response["ignored"] = True
+        if result.errors:
+            response["errors"] = result.errors
+        return response
+
+    def process_inbox_entry(self, entry: Any) -> list[Any]:
+        """Render a raw inbox entry into capture events (``CaptureQueue.drain_inbox`` callback).
+
+        Only the write half runs: the client that stored it has long returned, so no recall,
+        and session state is left alone so a replay renders exactly as the first attempt did.
+        """
+        event: HookEvent = self.passive.decode(
+            entry.target,
+            entry.event,
+            bytes(entry.raw),
+            event_id=entry.event_id,
+            captured_at=entry.received_at.timestamp(),
+        )
+        writes: list[PassiveWrite] = []
+
+        def collect(write: PassiveWrite) -> bool:
+            writes.append(write)
+            return True
+
+        replay = PassiveRuntime(
+            self.passive.config,
+            sink=collect,
+            plugin_manager=self.passive.plugin_manager,
+        )
+        result = replay.handle(event, owner=_owner_for_replay(self.passive.config, event.target))
+        if result.errors:
+            raise QueueError("; ".join(result.errors))
+        return [self._existing_or_new(self.capture_event(w)) for w in writes]
+
+    def _existing_or_new(self, event: Any) -> Any:
+        # A daemon may have stored this event before it died without answering; the client then
+        # kept a copy in the inbox.  Rendering can differ slightly (session-state metadata), so an
+        # event id that is already queued wins instead of raising a conflict.
+        # The queue schema is the documented contract with the capture package, so a plain
+        # read of capture_events is fine here.
+        try:
+            if self._reader is None:
+                from paxm_core.capture import _inbox
+
+                self._reader = _inbox.connect(self.queue.path)
+            row = self._reader.execute("SELECT 1 FROM capture_events WHERE event_id = ?", (event.event_id,)).fetchone()
+        except Exception:
+            row = None
+        return _AlreadyQueued(event) if row is not None else event
+
+    def drain_inbox(self) -> Any:
+        """Drain raw inbox entries into the queue (skipping events already queued)."""
+        queue = self.queue
+
+        def process(entry: Any) -> list[Any]:
+            return [e for e in self.process_inbox_entry(entry) if not isinstance(e, _AlreadyQueued)]
+
+        report = queue.drain_inbox(process)
+        if self.worker is not None and getattr(report, "events", None):
+            self.worker.notify()
+        return report
+
+    def close(self) -> None:
+        """Stop recall threads and close the read connection."""
+        self.recall.close()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+class _AlreadyQueued:
+    def __init__(self, event: Any) -> None:
+        self.event = event
+
+
+def _owner_for_replay(config: Any, target: str) -> str:
+    # the client checked nothing; a replay must pass the gate configured for the agent
+    agents = getattr(config, "agents", None) or {}
+    owner = str(getattr(getattr(agents.get(target), "integration", None), "owner", "") or "")
+    return owner
+
+
+class HookDaemon:
+    """The daemon process: lock, socket, request threads, inbox drain, idle exit.
+
+    :param config_path: the config file; its directory holds ``hooks/``.
+    :param idle_timeout: seconds without requests before flush-and-exit.
+    :param socket_path: override for the socket (default ``<configdir>/hooks/paxm-hook.sock``).
+    """
+
+    def __init__(
+        self,
+        config_path: str | Path | None,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        socket_path: str | Path | None = None,
+    ) -> None:
+        from paxm_core.config import resolve_config_path
+
+        self.config_path = Path(resolve_config_path(str(config_path) if config_path else None)).expanduser().absolute()
+        self.hooks_dir = self.config_path.parent / "hooks"
+        self.socket_path = Path(socket_path) if socket_path else self.hooks_dir / SOCKET_NAME
+        self.lock = DaemonLock(self.hooks_dir / LOCK_NAME)
+        self.idle_timeout = idle_timeout
+        self.started_at = time.time()
+        self.requests = 0
+        self._last_activity = time.monotonic()
+        self._inflight = 0
+        self._state = threading.Lock()
+        self._stop = threading.Event()
+        self._listener: socket.socket | None = None
+        self.processor: HookProcessor | None = None
+        self.runtime: Any = None
+        self.queue: Any = None
+        self.worker: Any = None
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
+        from paxm_core.runtime import Runtime
+
+        self.runtime = Runtime.load(str(self.config_path))
+        config = self.runtime.config
+        cq = config.capture_queue
+        self.queue = CaptureQueue(
+            default_queue_path(config),
+            routes=routes_from_write_profiles(config.write_profiles),
+            retry_min=cq.retry_min or 0,
+            max_attempts=cq.max_attempts or 0,
+        )
+        telemetry = getattr(self.runtime.tools, "telemetry", None)
+        self.worker = DeliveryWorker(
+            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_telemetry_sink(telemetry)
+        ).start()
+        self.processor = HookProcessor(
+            self.runtime,
+            self.queue,
+            worker=self.worker,
+            session_state_path=self.hooks_dir / "session_state.json",
+            record=_record_fn(telemetry),
+        )
+
+    def _listen(self) -> socket.socket:
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            listener.bind(str(self.socket_path))
+        finally:
+            os.umask(old)
+        listener.listen(64)
+        listener.settimeout(1.0)
+        return listener
+
+    # -- serving -------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until idle, shutdown or a signal; returns the exit code."""
+        self.lock.acquire()
+        try:
+            try:
+                self._open()
+            except Exception as exc:
+                self._log(f"startup failed: {exc}")
+                raise
+            assert self.processor is not None
+            self._drain()
+            self._listener = self._listen()
+            pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
+            last_drain = time.monotonic()
+            try:
+                while not self._stop.is_set():
+                    try:
+                        conn, _ = self._listener.accept()
+                    except TimeoutError:
+                        conn = None
+                    except OSError:
+                        if self._stop.is_set():
+                            break
+                        raise
+                    now = time.monotonic()
+                    if conn is not None:
+                        with self._state:
+                            self._inflight += 1
+                            self._last_activity = now
+                        pool.submit(self._serve, conn)
+                        continue
+                    if now - last_drain >= INBOX_DRAIN_INTERVAL:
+                        last_drain = now
+                        self._drain()
+                    with self._state:
+                        idle = self._inflight == 0 and now - self._last_activity >= self.idle_timeout
+                    if idle:
+                        self._log("idle timeout: flushing and exiting")
+                        break
+            finally:
+                self._stop.set()
+                self._close_listener()
+                pool.shutdown(wait=True)
+                self._shutdown()
+        finally:
+            self.lock.release()
+        return 0
+
+    def _drain(self) -> None:
+        assert self.processor is not None
+        try:
+            self.processor.drain_inbox()
+        except Exception as exc:
+            self._log(f"inbox drain failed: {exc}")
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            conn.settimeout(CONNECTION_TIMEOUT)
+            request = _read_request(conn)
+            response = self._dispatch(request)
+            conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+        except Exception as exc:
+            try:
+                conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
+            except OSError:
+                pass
+        finally:
+            conn.close()
+            with self._state:
+                self._inflight -= 1
+                self._last_activity = time.monotonic()
+                self.requests += 1
+
+    def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.processor is not None
+        action = str(request.get("action") or "")
+        if not action:
+            return self.processor.handle_hook(request)
+        if action == "ping":
+            return {"ok": True, "pid": os.getpid()}
+        if action == "status":
+            return {"ok": True, **self.status()}
+        if action in ("flush", "shutdown"):
+            report = self._flush()
+            if action == "shutdown":
+                self._stop.set()
+                self._close_listener()
+            return {"ok": bool(getattr(report, "ok", True)), **_flush_json(report)}
+        return {"ok": False, "error": f"unknown action {action!r}"}
+
+    def status(self) -> dict[str, Any]:
+        """The daemon's own status (shown by ``paxm queue status``)."""
+        with self._state:
+            inflight, last = self._inflight, self._last_activity
+        return {
+            "pid": os.getpid(),
+            "socket": str(self.socket_path),
+            "config": str(self.config_path),
+            "started_at": datetime.fromtimestamp(self.started_at, UTC).isoformat().replace("+00:00", "Z"),
+            "uptime_seconds": round(time.time() - self.started_at, 3),
+            "requests": self.requests,
+            "inflight": inflight,
+            "idle_seconds": round(time.monotonic() - last, 3),
+            "idle_timeout_seconds": self.idle_timeout,
+        }
+
+    def _flush(self) -> Any:
+        self._drain()
+        if self.worker is None:
+            return None
+        return self.worker.flush()
+
+    def _close_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.close()
+            finally:
+                try:
+                    self.socket_path.unlink()
+                except FileNotFoundError:
+                    pass
+
+    def _shutdown(self) -> None:
+        try:
+            self._flush()
+        except Exception as exc:
+            self._log(f"final flush failed: {exc}")
+        for name in ("worker", "processor", "queue", "runtime"):
+            target = getattr(self, name)
+            if target is None:
+                continue
+            try:
+                target.stop() if name == "worker" else target.close()
+            except Exception as exc:
+                self._log(f"closing {name} failed: {exc}")
+
+    def stop(self) -> None:
+        """Ask the serving loop to finish (used by signal handlers and tests)."""
+        self._stop.set()
+
+    def _log(self, message: str) -> None:
+        path = self.hooks_dir / LOG_NAME
+        try:
+            if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+                path.replace(path.with_suffix(".log.1"))
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                handle.write(f"{datetime.now(UTC).isoformat()} pid={os.getpid()} {message}\n")
+        except OSError:
+            pass
+
+
+def _read_request(conn: socket.socket) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_REQUEST:
+            raise QueueError("hook request too large")
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    data = b"".join(chunks).strip()
+    try:
+        value = json.loads(data) if data else None
+    except ValueError as exc:
+        raise QueueError(f"invalid hook request: {exc}") from None
+    if not isinstance(value, dict):
+        raise QueueError("invalid hook request: expected a JSON object")
+    return value
+
+
+def _flush_json(report: Any) -> dict[str, Any]:
+    if report is None:
+        return {}
+    to_json = getattr(report, "to_json", None)
+    data = to_json() if callable(to_json) else {}
+    return {"flush": data, "flushed": int(data.get("delivered", 0) or 0) if isinstance(data, dict) else 0}
+
+
+def _telemetry_sink(telemetry: Any) -> Any:
+    return telemetry if telemetry is not None and callable(getattr(telemetry, "record", None)) else None
+
+
+def _record_fn(telemetry: Any) -> Callable[[dict[str, Any]], None] | None:
+    sink = _telemetry_sink(telemetry)
+    return sink.record if sink is not None else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m paxm_core.hooks.daemon --config C [--idle-timeout S] [--socket P]``."""
+    import argparse
+    import signal
+
+    from paxm_core.duration import parse_duration
+
+    parser = argparse.ArgumentParser(prog="paxm-hook-daemon")
+    parser.add_argument("--config", "-c", default=None)
+    parser.add_argument("--idle-timeout", default=None)
+    parser.add_argument("--socket", default=None)
+    args = parser.parse_args(argv)
+    idle = parse_duration(args.idle_timeout) if args.idle_timeout else DEFAULT_IDLE_TIMEOUT
+    daemon = HookDaemon(args.config, idle_timeout=idle, socket_path=args.socket)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
+    signal.signal(signal.SIGINT, lambda *_: daemon.stop())
+    try:
+        return daemon.run()
+    except PaxmError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

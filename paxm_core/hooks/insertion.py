@@ -1,0 +1,81 @@
+"""The insertion filter: the second pass that decides which recalled hits reach the model.
+
+Recall already applied the profile's thresholds; passive injection is stricter because the
+user did not ask.  This is the canonical implementation (evals import it from here).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = ["InsertionPolicy", "filter_insertion_hits", "significant_query_terms", "text_matches_query"]
+
+_STOP_WORDS = frozenset({"about", "check", "please", "有没有", "是否", "什么", "这个", "那个"})
+# Unicode letters and numbers: \w minus the underscore
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+H = TypeVar("H")
+
+
+@dataclass(frozen=True)
+class InsertionPolicy:
+    """``min_score`` (0 = off), ``max_items`` (0 = no cap) and ``require_query_terms``.
+
+    The all-default policy is "no filter", as upstream.
+    """
+
+    min_score: float = 0.0
+    max_items: int = 0
+    require_query_terms: bool = False
+
+    @classmethod
+    def from_config(cls, value: Any) -> InsertionPolicy:
+        """Build from a config section (object with the three attributes) or ``None``."""
+        if value is None:
+            return cls()
+        return cls(
+            min_score=float(getattr(value, "min_score", 0.0) or 0.0),
+            max_items=int(getattr(value, "max_items", 0) or 0),
+            require_query_terms=bool(getattr(value, "require_query_terms", False)),
+        )
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the policy filters nothing."""
+        return self == InsertionPolicy()
+
+
+def significant_query_terms(query: str) -> list[str]:
+    """Lowercased letter/number tokens of at least 3 characters, minus a few filler words."""
+    return [t for t in _TOKEN.findall(query.lower()) if len(t) >= 3 and t not in _STOP_WORDS]
+
+
+def text_matches_query(text: str, terms: Iterable[str]) -> bool:
+    """True if ``text`` contains any of ``terms`` as a lowercase substring."""
+    lowered = text.lower()
+    return any(term in lowered for term in terms)
+
+
+def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
+    """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
+
+    With ``require_query_terms`` a query without significant terms admits nothing: injecting
+    memory for "ok" or "yes" is noise.
+    """
+    if policy.is_empty:
+        return list(hits)
+    limit = policy.max_items if policy.max_items > 0 else len(hits)
+    terms = significant_query_terms(query) if policy.require_query_terms else []
+    out: list[H] = []
+    for hit in hits:
+        if len(out) >= limit:
+            break
+        if policy.min_score > 0 and float(getattr(hit, "score", 0.0)) < policy.min_score:
+            continue
+        if policy.require_query_terms and not text_matches_query(str(getattr(hit, "text", "")), terms):
+            continue
+        out.append(hit)
+    return out
