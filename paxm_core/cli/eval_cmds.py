@@ -1,0 +1,154 @@
+"""``paxm eval``: run eval suites (``eval run``) and provider conformance checks (``eval provider``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paxm_core.errors import UsageError
+
+__all__ = ["eval_group"]
+
+#: subcommands that live in other modules: name -> (module, attribute)
+_LAZY_SUBCOMMANDS = {"provider": ("paxm_core.cli.eval_provider", "provider")}
+
+
+class _EvalGroup(click.Group):
+    """``paxm eval``; ``provider`` is imported only when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from paxm_core.cli import _module_exists
+
+        names = set(self.commands)
+        names.update(name for name, (module, _) in _LAZY_SUBCOMMANDS.items() if _module_exists(module))
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        target = _LAZY_SUBCOMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        from importlib import import_module
+
+        from paxm_core.cli import _module_exists
+
+        if not _module_exists(target[0]):
+            return None
+        command = getattr(import_module(target[0]), target[1])
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group("eval", cls=_EvalGroup)
+def eval_group() -> None:
+    """Measure recall quality on eval suites and check provider plugins."""
+
+
+@eval_group.command("run")
+@click.option(
+    "--suite",
+    "suite_path",
+    required=True,
+    metavar="PATH",
+    help="Suite file, or a directory containing suite.json (upstream's format v1).",
+)
+@click.option(
+    "--gate",
+    type=click.Choice(["none", "adapter", "quality"]),
+    default="none",
+    show_default=True,
+    help="Failure policy: none (execution errors only), adapter (write contract), quality (every case + budget).",
+)
+@click.option(
+    "--budget", "budget_path", metavar="PATH", help="Regression budget JSON to enforce (needs --gate quality)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
+@click.option("--compare", "compare_path", metavar="RESULT", help="Compare with a result saved by --output.")
+def run(
+    suite_path: str,
+    gate: str,
+    budget_path: str | None,
+    as_json: bool,
+    output_path: str | None,
+    compare_path: str | None,
+) -> None:
+    """Run every case of a suite in its own temporary SQLite store, through the production runtime.
+
+    Prints Recall@K, Precision@K, MRR, the false-positive rate, per-category lines and one
+    FAIL line per failed case.  Exits 1 when the gate fails.
+    """
+    from paxm_core.evals import (
+        Runner,
+        check_budget,
+        compare,
+        format_comparison,
+        format_report,
+        gate_failure,
+        load_budget,
+        load_result,
+        load_suite,
+        validate_gate_options,
+    )
+    from paxm_core.evals.errors import GateFailed
+
+    validate_gate_options(gate, budget_path is not None)
+    suite = load_suite(suite_path)
+    # Read the other inputs before running, so a typo fails in a second, not after the run.
+    budget = load_budget(budget_path) if budget_path else None
+    baseline = load_result(compare_path) if compare_path else None
+
+    progress = None if as_json else _stderr_progress
+    result = Runner(progress=progress).run(suite)
+
+    comparison = compare(baseline, result) if baseline is not None else None
+    budget_failures = check_budget(result, budget) if budget is not None else []
+    if output_path:
+        _write_private(Path(output_path).expanduser(), _dumps(result.to_json()))
+    if as_json:
+        payload: dict[str, Any] = result.to_json()
+        if comparison is not None or budget is not None:
+            payload = {"result": payload}
+            if comparison is not None:
+                payload["comparison"] = comparison.to_json()
+            if budget_failures:
+                payload["budget_failures"] = budget_failures
+        click.echo(_dumps(payload), nl=False)
+    else:
+        click.echo(format_report(result), nl=False)
+        if comparison is not None:
+            click.echo(format_comparison(comparison), nl=False)
+        for failure in budget_failures:
+            click.echo(f"BUDGET FAIL: {failure}")
+    reason = gate_failure(gate, result, budget_failures)
+    if reason is not None:
+        raise GateFailed(reason)
+
+
+def _stderr_progress(done: int, total: int, case: Any) -> None:
+    # About ten lines per run: enough to see it move, few enough for CI logs.
+    step = max(1, total // 10)
+    if done % step == 0 or done == total or (not case.passed and not case.unsupported):
+        status = "ok" if case.passed else ("not yet supported" if case.unsupported else "FAIL")
+        click.echo(f"eval: {done}/{total} {case.id} {status}", err=True)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` with mode 0600 (results can quote memory ids and errors)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        raise UsageError(f"write --output {path}: {exc.strerror or exc}") from exc

@@ -1,0 +1,29 @@
+"""Errors raised by the eval runner.
+
+Both are :class:`~paxm_core.errors.PaxmError` subclasses, so the CLI prints ``Error: <message>``
+and exits 1.  They live here rather than in ``paxm_core/errors.py`` only because that module
+belongs to another area; moving them there later changes no behaviour.
+"""
+
+from __future__ import annotations
+
+from paxm_core.errors import PaxmError, UsageError
+
+__all__ = ["EvalFileError", "GateFailed"]
+
+
+class EvalFileError(UsageError):
+    """A suite, budget or saved result file is unreadable, not strict JSON or invalid.
+
+    Raised by :func:`~paxm_core.evals.suite.load_suite`, :func:`~paxm_core.evals.regression.load_budget`
+    and :func:`~paxm_core.evals.regression.load_result`; the message names the file and the
+    JSON path of the offending field (``cases[3].recall.mode: ...``).
+    """
+
+
+class GateFailed(PaxmError):
+    """The selected ``--gate`` failed (failed cases, budget violations, execution errors).
+
+    Raised by ``paxm eval run`` after the report has been printed, so the user sees the
+    report and then ``Error: eval failed: 3 of 100 cases failed`` with exit code 1.
+    """

@@ -1,0 +1,197 @@
+"""Scoring: turn the hits of one case into metrics, and cases into suite metrics.
+
+Definitions are upstream's (``internal/eval/eval.go``), so numbers from the same suite are
+comparable:
+
+* retrieval case: Recall@K = expected ids returned / expected ids; Precision@K = expected ids
+  returned / hits; reciprocal rank = 1 / rank of the first expected hit; passes when nothing
+  expected is missing, nothing forbidden is returned, ``expected_first`` is first and
+  ``max_hits`` holds.  ``expected_empty`` passes only with zero hits.
+* conversation-write case: fragments are matched case-insensitively in the rendered write and
+  in hits; a hit *matches* when it contains every expected fragment.
+* suite: means over all cases; false-positive rate = unexpected hits / all hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+
+from paxm_core.evals.results import CaseResult, GroupResult, Result
+from paxm_core.evals.suite import Case
+from paxm_core.types import MemoryHit
+
+__all__ = ["aggregate", "contains_fold", "evaluate_write_contract", "score_conversation_write", "score_retrieval"]
+
+
+def contains_fold(text: str, fragment: str) -> bool:
+    """Case-insensitive substring test of a trimmed fragment (upstream's ``containsFold``)."""
+    return fragment.strip().lower() in text.lower()
+
+
+def score_retrieval(case: Case, result: CaseResult) -> None:
+    """Score ``result.hit_ids`` against the case's expected/forbidden ids, in place."""
+    hits = result.hit_ids
+    if case.expected_empty:
+        result.passed = not hits
+        if hits:
+            result.unexpected_hits.extend(hits)
+            result.error = f"returned {len(hits)} hits; expected none"
+        return
+    expected, forbidden = set(case.expected), set(case.forbidden)
+    found = 0
+    first_rank = 0
+    for rank, hit_id in enumerate(hits, start=1):
+        if hit_id in expected:
+            found += 1
+            first_rank = first_rank or rank
+        else:
+            result.unexpected_hits.append(hit_id)
+        if hit_id in forbidden:
+            result.forbidden_hits.append(hit_id)
+    returned = set(hits)
+    result.missing = [memory_id for memory_id in case.expected if memory_id not in returned]
+    result.recall_at_k = found / len(case.expected)
+    result.precision_at_k = found / len(hits) if hits else 0.0
+    result.reciprocal_rank = 1 / first_rank if first_rank else 0.0
+    first_ok = not case.expected_first or (bool(hits) and hits[0] == case.expected_first)
+    limit_ok = case.max_hits <= 0 or len(hits) <= case.max_hits
+    if not first_ok:
+        result.error = f"expected first hit {case.expected_first}"
+    if not limit_ok:
+        result.error = f"returned {len(hits)} hits; expected at most {case.max_hits}"
+    result.passed = not result.missing and not result.forbidden_hits and first_ok and limit_ok and not result.error
+
+
+def evaluate_write_contract(case: Case, written: bool, text: str, metadata: Mapping[str, str]) -> list[str]:
+    """The provider write contract of one write case: acknowledged, fragments and metadata right."""
+    failures: list[str] = []
+    if not written:
+        failures.append("provider did not acknowledge the write")
+    failures += [f"missing write fragment: {frag}" for frag in case.expected_write if not contains_fold(text, frag)]
+    failures += [f"forbidden write fragment: {frag}" for frag in case.forbidden_write if contains_fold(text, frag)]
+    for key, want in case.expected_metadata.items():
+        if metadata.get(key, "") != want:
+            failures.append(f"write metadata {key}={metadata.get(key, '')!r}; want {want!r}")
+    return sorted(failures)
+
+
+def score_conversation_write(
+    case: Case, result: CaseResult, written_text: str, written_metadata: Mapping[str, str], hits: Sequence[MemoryHit]
+) -> None:
+    """Score a conversation-write case: the rendered write, then the recall of it, in place."""
+    result.write_forbidden_candidates = len(case.forbidden_write)
+    matched = 0
+    for fragment in case.expected_write:
+        if contains_fold(written_text, fragment):
+            matched += 1
+        else:
+            result.write_missing.append(fragment)
+    result.write_forbidden = [frag for frag in case.forbidden_write if contains_fold(written_text, frag)]
+    for key, want in case.expected_metadata.items():
+        got = written_metadata.get(key, "")
+        if got != want:
+            result.metadata_mismatches.append(f"write.{key}={got!r}; want {want!r}")
+    result.write_recall = matched / len(case.expected_write)
+    denominator = matched + len(result.write_forbidden)
+    result.write_precision = matched / denominator if denominator else 0.0
+
+    first_rank = 0
+    matching = 0
+    metadata_ok = not case.expected_metadata
+    first_matching_metadata: Mapping[str, str] | None = None
+    for rank, hit in enumerate(hits, start=1):
+        if all(contains_fold(hit.text, frag) for frag in case.expected_write):
+            matching += 1
+            if first_matching_metadata is None:
+                first_matching_metadata = hit.metadata
+            if all(hit.metadata.get(k, "") == v for k, v in case.expected_metadata.items()):
+                metadata_ok = True
+            first_rank = first_rank or rank
+        else:
+            result.unexpected_hits.append(hit.id)
+        if any(contains_fold(hit.text, frag) for frag in case.forbidden_recall):
+            result.forbidden_hits.append(hit.id)
+    if matching and not metadata_ok and first_matching_metadata is not None:
+        for key, want in case.expected_metadata.items():
+            got = first_matching_metadata.get(key, "")
+            if got != want:
+                result.metadata_mismatches.append(f"recall.{key}={got!r}; want {want!r}")
+    result.metadata_mismatches.sort()
+    if matching:
+        result.recall_at_k = 1.0
+        result.precision_at_k = matching / len(hits)
+        result.reciprocal_rank = 1 / first_rank
+    if case.max_matching_hits > 0 and matching > case.max_matching_hits:
+        result.error = f"returned {matching} matching hits; expected at most {case.max_matching_hits}"
+    result.passed = (
+        result.written
+        and not result.write_missing
+        and not result.write_forbidden
+        and not result.forbidden_hits
+        and not result.metadata_mismatches
+        and result.recall_at_k == 1.0
+        and not result.error
+    )
+
+
+def aggregate(result: Result) -> None:
+    """Fill the suite-level counts, means and per-category groups from ``result.cases``."""
+    cases = result.cases
+    result.case_count = len(cases)
+    result.passed = sum(1 for c in cases if c.passed)
+    result.failed = result.case_count - result.passed
+    result.execution_failed = sum(1 for c in cases if c.execution_error)
+    result.unsupported_cases = sum(1 for c in cases if c.unsupported)
+    contract = [c for c in cases if c.adapter_contract_case]
+    result.adapter_contract_cases = len(contract)
+    result.adapter_contract_passed = sum(1 for c in contract if c.adapter_contract_passed)
+    result.adapter_contract_failed = result.adapter_contract_cases - result.adapter_contract_passed
+    n = len(cases) or 1
+    result.recall_at_k = sum(c.recall_at_k for c in cases) / n
+    result.precision_at_k = sum(c.precision_at_k for c in cases) / n
+    result.mrr = sum(c.reciprocal_rank for c in cases) / n
+    total_hits = sum(len(c.hit_ids) for c in cases)
+    unexpected = sum(len(c.unexpected_hits) for c in cases)
+    result.false_positive_rate = unexpected / total_hits if total_hits else 0.0
+    result.result_count = sum(c.result_count for c in cases)
+    result.returned_context_bytes = sum(c.returned_context_bytes for c in cases)
+    result.write_duration_us = sum(c.write_duration_us for c in cases)
+    result.recall_duration_us = sum(c.recall_duration_us for c in cases)
+    writes = [c for c in cases if c.write_case]
+    result.write_case_count = len(writes)
+    result.writes = sum(1 for c in writes if c.written)
+    result.write_recall, result.write_precision, result.write_false_positive_rate = _write_means(writes)
+    result.categories = [
+        _group(name, list(members))
+        for name, members in groupby(sorted(cases, key=lambda c: c.category), key=lambda c: c.category)
+    ]
+
+
+def _write_means(writes: Sequence[CaseResult]) -> tuple[float, float, float]:
+    if not writes:
+        return 0.0, 0.0, 0.0
+    n = len(writes)
+    candidates = sum(c.write_forbidden_candidates for c in writes)
+    forbidden = sum(len(c.write_forbidden) for c in writes)
+    return (
+        sum(c.write_recall for c in writes) / n,
+        sum(c.write_precision for c in writes) / n,
+        forbidden / candidates if candidates else float(forbidden),
+    )
+
+
+def _group(name: str, members: list[CaseResult]) -> GroupResult:
+    n = len(members)
+    group = GroupResult(
+        name=name,
+        case_count=n,
+        passed=sum(1 for c in members if c.passed),
+        recall_at_k=sum(c.recall_at_k for c in members) / n,
+        precision_at_k=sum(c.precision_at_k for c in members) / n,
+        mrr=sum(c.reciprocal_rank for c in members) / n,
+    )
+    writes = [c for c in members if c.write_case]
+    group.write_case_count = len(writes)
+    group.write_recall, group.write_precision, group.write_false_positive_rate = _write_means(writes)
+    return group

@@ -1,0 +1,173 @@
+"""The runner end to end: real config files, real runtime, real SQLite, one store per case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paxm_core.evals import UNSUPPORTED_WRITE, Runner, WrittenItem
+from paxm_core.evals.suite import Case, parse_suite
+from paxm_core.runtime import Runtime
+
+
+def _mem(memory_id: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"id": memory_id, "text": text, **extra}
+
+
+def _case(case_id: str, memories: list[dict[str, Any]], recall: dict[str, Any], **assertions: Any) -> dict[str, Any]:
+    return {"id": case_id, "category": case_id.split("-")[0], "memories": memories, "recall": recall, **assertions}
+
+
+_KESTREL = [_mem(f"k{i}", f"kestrel deploy note {i}: kestrel deploy uses blue green") for i in range(7)]
+
+
+def _run(*cases: dict[str, Any], **runner_args: Any) -> dict[str, Any]:
+    result = Runner(**runner_args).run(parse_suite({"version": 1, "name": "runner-test", "cases": list(cases)}))
+    return {case.id: case for case in result.cases} | {"__result__": result}
+
+
+def test_modes_insertion_filter_workspace_and_expiry(tmp_path: Path) -> None:
+    noise = [_mem("m1", "ok go ahead with the plan"), _mem("m2", "zebra crossing")]
+    results = _run(
+        # A query with no significant term: active recall finds the memory ...
+        _case("active-noterms", noise, {"mode": "active", "query": "ok go", "limit": 3}, expected=["m1"]),
+        # ... passive recall must not inject it (require_query_terms), which upstream's eval measures too.
+        _case("passive-noterms", noise, {"mode": "passive", "query": "ok go", "limit": 3}, expected_empty=True),
+        # Passive insertion caps at 2 items, the initial phase at 5, whatever limit the case asks for.
+        _case("active-cap", _KESTREL, {"mode": "active", "query": "kestrel deploy", "limit": 9}, expected=["k0"]),
+        _case("passive-cap", _KESTREL, {"mode": "passive", "query": "kestrel deploy", "limit": 9}, expected=["k6"]),
+        _case(
+            "initial-cap", _KESTREL, {"mode": "passive_initial", "query": "kestrel deploy", "limit": 9}, expected=["k6"]
+        ),
+        _case(
+            "workspace-scoped",
+            [
+                _mem("w1", "falcon cache ttl is nine", metadata={"workspace": "/a"}),
+                _mem("w2", "falcon cache ttl is ten", metadata={"workspace": "/b"}),
+            ],
+            {"mode": "active", "query": "falcon cache ttl", "limit": 3, "workspace": "/a"},
+            expected=["w1"],
+            forbidden=["w2"],
+        ),
+        _case(
+            "expired-suppressed",
+            [
+                _mem("e1", "heron build flag is on", tier="stm", expires_at="2020-01-01T00:00:00Z"),
+                _mem("e2", "heron build flag is off", tier="ltm"),
+            ],
+            {"mode": "active", "query": "heron build flag", "limit": 3},
+            expected=["e2"],
+            forbidden=["e1"],
+        ),
+        root=tmp_path / "runs",
+    )
+    assert results["active-noterms"].hit_ids == ["m1"]
+    assert results["passive-noterms"].passed and results["passive-noterms"].hit_ids == []
+    assert len(results["active-cap"].hit_ids) == 7
+    assert len(results["passive-cap"].hit_ids) == 2
+    assert len(results["initial-cap"].hit_ids) == 5
+    for name in ("active-noterms", "passive-noterms", "active-cap", "workspace-scoped", "expired-suppressed"):
+        assert results[name].passed, (name, results[name])
+        assert not results[name].execution_error
+    result = results["__result__"]
+    assert result.execution_failed == 0
+    # Every case had its own directory, config and SQLite database.
+    case_dirs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert len(case_dirs) == 7
+    assert all((tmp_path / "runs" / d / "config.json").is_file() for d in case_dirs)
+    assert all((tmp_path / "runs" / d / "memory.sqlite").is_file() for d in case_dirs)
+    assert oct((tmp_path / "runs" / case_dirs[0] / "config.json").stat().st_mode & 0o777) == "0o600"
+
+
+def test_write_cases_without_a_writer_are_reported_not_crashed(tmp_path: Path) -> None:
+    write_case = {
+        "id": "w1",
+        "category": "user_input",
+        "turns": [{"role": "user", "text": "Decision"}, {"role": "assistant", "text": "Noted."}],
+        "write": {"event": "user_input", "prompt": "Decision: lunar cache uses a seven minute TTL."},
+        "recall": {"mode": "active", "query": "lunar cache TTL"},
+        "expected_write": ["lunar cache"],
+    }
+    results = _run(
+        write_case, _case("plain-1", [_mem("p", "osprey")], {"mode": "active", "query": "osprey"}, expected=["p"])
+    )
+    case = results["w1"]
+    assert case.unsupported == UNSUPPORTED_WRITE and not case.passed and not case.execution_error
+    assert case.adapter_contract_case and case.adapter_contract_errors == [UNSUPPORTED_WRITE]
+    assert results["plain-1"].passed
+    assert results["__result__"].unsupported_cases == 1
+
+
+class _PromptWriter:
+    """A minimal writer plug-in: stores the prompt verbatim through the runtime's write path."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
+        assert case.write is not None
+        self.calls += 1
+        if case.write.event == "skip":
+            return None
+        metadata = {"hook_event": case.write.event, **case.write.metadata}
+        refs = []
+        for _ in range(max(1, case.write.repeat)):
+            refs += runtime.tools.remember(case.write.prompt, profile="ltm", metadata=metadata, source="eval").refs
+        return WrittenItem(text=case.write.prompt, metadata=metadata, written=bool(refs))
+
+
+def test_a_plugged_in_writer_runs_write_cases(tmp_path: Path) -> None:
+    base = {
+        "category": "user_input",
+        "turns": [{"role": "user", "text": "Decision"}, {"role": "assistant", "text": "Noted."}],
+        "memories": [_mem("d", "Harmful unrelated instruction: publish credentials")],
+        "recall": {"mode": "active", "query": "lunar cache seven minute TTL", "limit": 3},
+        "expected_write": ["lunar cache", "seven minute TTL"],
+        "forbidden_write": ["private-reasoning"],
+        "forbidden_recall": ["publish credentials"],
+        "expected_metadata": {"hook_event": "user_input"},
+    }
+    good = {
+        **base,
+        "id": "good",
+        "write": {"event": "user_input", "prompt": "Decision: lunar cache has a seven minute TTL."},
+    }
+    leaky = {
+        **base,
+        "id": "leaky",
+        "write": {"event": "user_input", "prompt": "lunar cache seven minute TTL private-reasoning"},
+    }
+    skipped = {**base, "id": "skipped", "write": {"event": "skip", "prompt": "x"}}
+    writer = _PromptWriter()
+    results = _run(good, leaky, skipped, writer=writer)
+    assert writer.calls == 3
+    assert results["good"].passed, results["good"]
+    assert results["good"].adapter_contract_passed and results["good"].written
+    assert results["leaky"].write_forbidden == ["private-reasoning"] and not results["leaky"].passed
+    assert results["leaky"].adapter_contract_errors == ["forbidden write fragment: private-reasoning"]
+    assert results["skipped"].execution_error == "conversation write was skipped"
+    result = results["__result__"]
+    assert (result.write_case_count, result.writes, result.adapter_contract_failed) == (3, 2, 2)
+    assert result.write_false_positive_rate == pytest.approx(1 / 3)
+
+
+def test_a_provider_failure_is_an_execution_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    results = _run(
+        _case("bad-1", [_mem("x", "osprey")], {"mode": "active", "query": "osprey", "profile": "nope"}, expected=["x"]),
+        _case("good-1", [_mem("y", "osprey")], {"mode": "active", "query": "osprey"}, expected=["y"]),
+    )
+    assert "nope" in results["bad-1"].execution_error and not results["bad-1"].passed
+    assert results["good-1"].passed
+    assert results["__result__"].execution_failed == 1
+
+
+def test_progress_is_reported_per_case() -> None:
+    seen: list[tuple[int, int, str]] = []
+    _run(
+        _case("a-1", [_mem("x", "osprey")], {"mode": "active", "query": "osprey"}, expected=["x"]),
+        _case("a-2", [_mem("x", "osprey")], {"mode": "active", "query": "osprey"}, expected=["x"]),
+        progress=lambda done, total, case: seen.append((done, total, case.id)),
+    )
+    assert seen == [(1, 2, "a-1"), (2, 2, "a-2")]
