@@ -107,3 +107,58 @@ def migrate(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+@migration
+def m003_term_index(conn: sqlite3.Connection) -> None:
+    """Add the analysed term index that the retrieval pipeline queries.
+
+    ``terms``/``extras`` hold the analyzer's output (see ``retrieval/analyzer.py``) and the
+    FTS5 table ``memory_terms`` indexes them, kept in sync by triggers like ``memory_fts``.
+    Existing rows are analysed here, once.
+    """
+    from paxm_provider_sqlite.retrieval.analyzer import index_text
+
+    existing = _columns(conn, "memories")
+    for column, definition in (
+        ("terms", "TEXT NOT NULL DEFAULT ''"),
+        ("extras", "TEXT NOT NULL DEFAULT ''"),
+        ("nterms", "INTEGER NOT NULL DEFAULT 0"),
+    ):
+        if column not in existing:
+            conn.execute(f"ALTER TABLE memories ADD COLUMN {column} {definition}")
+    rows = conn.execute("SELECT rowid, text FROM memories").fetchall()
+    for rowid, text in rows:
+        indexed = index_text(str(text))
+        conn.execute(
+            "UPDATE memories SET terms = ?, extras = ?, nterms = ? WHERE rowid = ?",
+            (indexed.terms, indexed.extras, indexed.unique, rowid),
+        )
+    conn.execute(
+        """CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
+            terms, extras, content='memories', content_rowid='rowid', tokenize="unicode61 tokenchars '_'"
+        )"""
+    )
+    # Index the rows analysed above before the triggers exist: an external-content 'delete'
+    # of a row that was never indexed would corrupt the FTS5 index.
+    conn.execute("INSERT INTO memory_terms(memory_terms) VALUES ('rebuild')")
+    conn.execute(
+        """CREATE TRIGGER IF NOT EXISTS memories_terms_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memory_terms(rowid, terms, extras) VALUES (new.rowid, new.terms, new.extras);
+        END"""
+    )
+    conn.execute(
+        """CREATE TRIGGER IF NOT EXISTS memories_terms_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memory_terms(memory_terms, rowid, terms, extras)
+                VALUES ('delete', old.rowid, old.terms, old.extras);
+        END"""
+    )
+    # Only a change of the analysed columns touches the term index (metadata-only updates
+    # such as consolidation counters stay cheap).
+    conn.execute(
+        """CREATE TRIGGER IF NOT EXISTS memories_terms_au AFTER UPDATE OF terms, extras ON memories BEGIN
+            INSERT INTO memory_terms(memory_terms, rowid, terms, extras)
+                VALUES ('delete', old.rowid, old.terms, old.extras);
+            INSERT INTO memory_terms(rowid, terms, extras) VALUES (new.rowid, new.terms, new.extras);
+        END"""
+    )

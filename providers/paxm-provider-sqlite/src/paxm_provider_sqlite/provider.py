@@ -27,6 +27,7 @@ from paxm_provider_sqlite.attribution import (
 )
 from paxm_provider_sqlite.records import encode_metadata
 from paxm_provider_sqlite.retrieval import Request, Trace, search
+from paxm_provider_sqlite.retrieval.analyzer import index_text
 from paxm_provider_sqlite.timestamps import stamp
 
 __all__ = ["SQLiteProvider", "default_path"]
@@ -34,10 +35,13 @@ __all__ = ["SQLiteProvider", "default_path"]
 _CLEANUP_MAX = 500
 
 _UPSERT = """
-INSERT INTO memories(id, text, source, metadata_json, created_at, updated_at, tier, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO memories(id, text, source, metadata_json, created_at, updated_at, tier, expires_at, terms, extras, nterms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET
   text = excluded.text,
+  terms = excluded.terms,
+  extras = excluded.extras,
+  nterms = excluded.nterms,
   source = excluded.source,
   metadata_json = excluded.metadata_json,
   updated_at = excluded.updated_at,
@@ -110,13 +114,14 @@ class SQLiteProvider:
                     created,
                     prepare_metadata(item),
                     stamp(item.expires_at) if item.expires_at is not None else "",
+                    index_text(item.text),
                 )
             )
         refs: list[MemoryRef] = []
         with self._db.session("put", deadline) as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for item_id, item, created, meta, expires in rows:
+                for item_id, item, created, meta, expires, indexed in rows:
                     meta = merge_lifecycle(conn, item_id, meta, created)
                     conn.execute(
                         _UPSERT,
@@ -129,6 +134,9 @@ class SQLiteProvider:
                             now_text,
                             normalize_tier(item.tier),
                             expires,
+                            indexed.terms,
+                            indexed.extras,
+                            indexed.unique,
                         ),
                     )
                     refs.append(MemoryRef(self._name, item_id))
