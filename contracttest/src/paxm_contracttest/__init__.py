@@ -1,1 +1,19 @@
-"""The paxm provider contract suite (a pytest plugin)."""
+"""The paxm provider contract suite (a pytest plugin).
+
+Subclass :class:`ProviderContract` in a test module of your provider package, override the
+``paxm_provider_type`` fixture, install your package, run pytest.  See
+``docs/writing-providers.md``.  Importing this package has no side effects beyond asking
+pytest to rewrite asserts in the helper modules (so failures explain themselves).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Must run before the helper modules are imported, so their asserts are rewritten even when
+# the plugin is loaded with -p rather than through its pytest11 entry point.
+pytest.register_assert_rewrite("paxm_contracttest.checks", "paxm_contracttest.contract")
+
+from paxm_contracttest.contract import ProviderContract, ReadAfterWrite  # noqa: E402
+
+__all__ = ["ProviderContract", "ReadAfterWrite"]

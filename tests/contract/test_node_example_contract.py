@@ -1,0 +1,38 @@
+"""The Node.js example plugin passes the pytest contract suite through the jsonrpc provider."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from paxm_contracttest import ProviderContract
+from paxm_core import ProviderConfig
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jsonrpc-provider-node" / "provider.js"
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+class TestNodeExampleContract(ProviderContract):
+    @pytest.fixture
+    def paxm_provider_type(self) -> str:
+        return "jsonrpc"
+
+    @pytest.fixture
+    def paxm_provider_config(self, tmp_path: Path) -> ProviderConfig:
+        return ProviderConfig(
+            type="jsonrpc",
+            enabled=True,
+            command=str(NODE),
+            args=[str(EXAMPLE)],
+            env={"PAXM_SAMPLE_PROVIDER_STORE": str(tmp_path / "store.json")},
+            timeout=20.0,
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        # what the example advertises; listing it here makes a regression fail, not skip
+        return {"put_batch", "delete", "attribution"}
