@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from paxm_core import DeadlineExceeded, MemoryHit, MemoryRef, ProviderError, hookimpl
-from paxm_core.plugins import get_plugin_manager
 from paxm_contracttest import ProviderContract
+from paxm_core import MemoryHit, MemoryRef, ProviderError, hookimpl
+from paxm_core.plugins import get_plugin_manager
 
 
 def _terms(text):
@@ -56,7 +56,7 @@ class GoodProvider:
 
     def cleanup_expired(self, limit, deadline):
         self._check("cleanup", deadline)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         gone = [k for k, v in self.items.items() if v.expires_at is not None and v.expires_at <= now][:limit]
         for key in gone:
             del self.items[key]
