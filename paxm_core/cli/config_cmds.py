@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 
 from paxm_core.config import load_config, resolve_config_path
+from paxm_core.errors import PaxmError
 
 __all__ = ["config"]
 
@@ -66,7 +66,5 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"error: {status.provider}: {status.error}")
     failed = [s.provider for s in statuses if s.required and not s.ok]
     if failed:
-        if not as_json:
-            click.echo(f"required provider(s) unhealthy: {', '.join(failed)}", err=True)
-        ctx.exit(1)
-    sys.stdout.flush()
+        # A PaxmError (not ctx.exit) so the exit status is 1 under main()'s standalone_mode=False.
+        raise PaxmError(f"required provider(s) unhealthy: {', '.join(failed)}")

@@ -34,6 +34,7 @@ from paxm_core.config.model import (
     WriteProfileConfig,
 )
 from paxm_core.config.paths import default_data_path, default_state_dir, resolve_config_path
+from paxm_core.errors import ConfigError
 
 __all__ = [
     "REDACTED",
@@ -43,6 +44,7 @@ __all__ = [
     "AgentIntegrationConfig",
     "CaptureQueueConfig",
     "Config",
+    "ConfigError",
     "HookBufferConfig",
     "HookInitialRecallConfig",
     "HookInsertionConfig",
