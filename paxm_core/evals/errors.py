@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from paxm_core.errors import PaxmError, UsageError
 
-__all__ = ["EvalFileError", "GateFailed"]
+__all__ = ["EvalFileError", "EvalRecallError", "GateFailed"]
 
 
 class EvalFileError(UsageError):
@@ -26,4 +26,12 @@ class GateFailed(PaxmError):
 
     Raised by ``paxm eval run`` after the report has been printed, so the user sees the
     report and then ``Error: eval failed: 3 of 100 cases failed`` with exit code 1.
+    """
+
+
+class EvalRecallError(PaxmError):
+    """The hook runtime reported a passive recall failure.
+
+    Hooks fail open (a prompt must always go through), so the runner turns the reported
+    errors into this exception and the case becomes an execution failure.
     """
