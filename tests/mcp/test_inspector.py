@@ -1,0 +1,84 @@
+"""The official MCP Inspector CLI against ``paxm mcp serve``.
+
+The Inspector is installed once into pytest's cache directory with
+``npm install --prefix <cache>/mcp-inspector @modelcontextprotocol/inspector@<pinned>``.
+The test is skipped only when npm itself is missing; a failed install fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+INSPECTOR_VERSION = "2.12.0"
+PAXM_SERVE = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
+
+
+@pytest.fixture(scope="session")
+def inspector(request: pytest.FixtureRequest) -> Path:
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        pytest.skip("npm/node not installed: cannot run the MCP Inspector CLI (apt-get install nodejs npm)")
+    prefix = Path(request.config.cache.mkdir("mcp-inspector"))
+    binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
+    manifest = prefix / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
+    installed = manifest.is_file() and json.loads(manifest.read_text()).get("version") == INSPECTOR_VERSION
+    if not installed:
+        subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+             f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"],
+            check=True, timeout=600, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert binary.exists()
+    return binary
+
+
+def inspect(inspector: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # "--" keeps the server's own --config away from the Inspector's --config option.
+    command = [str(inspector), "--cli", *args, "--", *PAXM_SERVE, "--config", str(config), "mcp", "serve"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=dict(os.environ))
+
+
+def test_inspector_lists_tools_and_round_trips(inspector: Path, tmp_path: Path) -> None:
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text(
+        f"version: 1\nproviders:\n  sqlite:\n    type: sqlite\n    enabled: true\n    path: {tmp_path / 'm.sqlite'}\n"
+    )
+
+    listed = inspect(inspector, config, "--method", "tools/list", "--strict")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    tools = {tool["name"]: tool for tool in json.loads(listed.stdout)["tools"]}
+    assert sorted(tools) == ["paxm_config_doctor", "paxm_history", "paxm_recall", "paxm_remember"]
+    assert all(tool["inputSchema"]["additionalProperties"] is False for tool in tools.values())
+
+    stored = inspect(
+        inspector, config, "--method", "tools/call", "--tool-name", "paxm_remember",
+        "--tool-arg", "text=the inspector remembers the blue heron", "profile=ltm",
+    )  # fmt: skip
+    assert stored.returncode == 0, stored.stdout + stored.stderr
+    remembered = json.loads(stored.stdout)
+    assert remembered["isError"] is False and remembered["structuredContent"]["refs"][0]["provider"] == "sqlite"
+
+    found = inspect(
+        inspector, config, "--method", "tools/call", "--tool-name", "paxm_recall",
+        "--tool-arg", "query=blue heron", "limit=3",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stdout + found.stderr
+    recalled = json.loads(found.stdout)
+    assert recalled["isError"] is False
+    assert recalled["content"][0]["text"].startswith('<paxm-recall version="1" mode="active">')
+    hits = recalled["structuredContent"]["hits"]
+    assert [hit["text"] for hit in hits] == ["the inspector remembers the blue heron"]
+    assert hits[0]["id"] == remembered["structuredContent"]["refs"][0]["id"]
+
+    rejected = inspect(
+        inspector, config, "--method", "tools/call", "--tool-name", "paxm_recall", "--tool-arg", "query=x", "bogus=1"
+    )
+    assert rejected.returncode != 0 and json.loads(rejected.stdout.split("\n}")[0] + "\n}")["isError"] is True
