@@ -86,7 +86,7 @@ def candidate_limit(result_limit: int) -> int:
     """How many candidates to ask each provider for, given the final result limit.
 
     ``0`` stays ``0`` (the provider's default); a limit of 100 or more is passed through;
-    from 34 up the pool is capped at 100; below that it is three times the limit so that
+    from 33 up the pool is capped at 100; below that it is three times the limit so that
     thresholds, dedupe and calibration still leave enough hits.
     """
     if result_limit <= 0:

@@ -100,18 +100,22 @@ def order_key(hit: MemoryHit) -> tuple[float, float, float, str, str, str, str, 
     return (-hit.ranking, -hit.score, -_created(hit), hit.provider, hit.id, hit.text, scope.scope_type, scope.scope_id)
 
 
-def _winner_key(hit: MemoryHit) -> tuple[float, float, float, float, str, str, str]:
-    # Dedupe also prefers relevance before recency; the metadata JSON is a last resort so
-    # that two otherwise identical copies still resolve the same way every time.
-    return (
-        -hit.ranking,
-        -hit.score,
-        -hit.relevance,
-        -_created(hit),
-        hit.provider,
-        hit.id,
-        json.dumps(hit.metadata, sort_keys=True),
-    )
+def _winner_key(hit: MemoryHit) -> tuple[float, float, float, float, str, str]:
+    # Dedupe prefers relevance before recency (upstream's rule).
+    return (-hit.ranking, -hit.score, -hit.relevance, -_created(hit), hit.provider, hit.id)
+
+
+def _full(hit: MemoryHit) -> str:
+    # Last-resort tie-break over every serialized field, so that two copies differing only in
+    # (say) source or spacing resolve the same way whatever order they arrived in.
+    return json.dumps(hit.to_json(), sort_keys=True)
+
+
+def _better(candidate: MemoryHit, current: MemoryHit) -> bool:
+    a, b = _winner_key(candidate), _winner_key(current)
+    if a != b:
+        return a < b
+    return _full(candidate) < _full(current)
 
 
 def dedupe(hits: Iterable[MemoryHit]) -> list[MemoryHit]:
@@ -120,11 +124,24 @@ def dedupe(hits: Iterable[MemoryHit]) -> list[MemoryHit]:
     for hit in hits:
         key = dedupe_key(hit)
         current = best.get(key)
-        if current is None or _winner_key(hit) < _winner_key(current):
+        if current is None or _better(hit, current):
             best[key] = hit
     return list(best.values())
 
 
 def sort_hits(hits: list[MemoryHit]) -> None:
-    """Sort in place into the final order (:func:`order_key`)."""
-    hits.sort(key=order_key)
+    """Sort in place into the final order (:func:`order_key`), total over all fields."""
+    keys = [order_key(h) for h in hits]
+    order = sorted(range(len(hits)), key=keys.__getitem__)
+    ordered = [hits[i] for i in order]
+    sorted_keys = [keys[i] for i in order]
+    # Equal keys are rare (same provider, id, text and scope); settle them by full content.
+    start = 0
+    while start < len(ordered):
+        end = start + 1
+        while end < len(ordered) and sorted_keys[end] == sorted_keys[start]:
+            end += 1
+        if end - start > 1:
+            ordered[start:end] = sorted(ordered[start:end], key=_full)
+        start = end
+    hits[:] = ordered
