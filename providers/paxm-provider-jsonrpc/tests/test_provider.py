@@ -1,0 +1,289 @@
+"""The jsonrpc provider against real plugin processes (a scripted Python plugin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from paxm_core import (
+    ConfigError,
+    Deadline,
+    DeadlineExceeded,
+    MemoryItem,
+    MemoryOrigin,
+    MemoryRef,
+    MemoryScope,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+    capabilities_of,
+)
+from paxm_core.plugins import get_plugin_manager
+from paxm_provider_jsonrpc.provider import JsonRpcProvider
+from paxm_provider_jsonrpc.transport import RpcError
+
+SCRIPT = Path(__file__).parent / "plugins" / "scripted.py"
+
+Make = Callable[..., JsonRpcProvider]
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Make:
+    def build(mode: str = "ok", timeout: float = 10.0, **env: str) -> JsonRpcProvider:
+        config = ProviderConfig(
+            type="jsonrpc",
+            command=sys.executable,
+            args=[str(SCRIPT), "--flag", "value with spaces; rm -rf /"],
+            env={
+                "SCRIPTED_MODE": mode,
+                "SCRIPTED_STORE": str(tmp_path / "store.json"),
+                "SCRIPTED_LOG": str(tmp_path / "log.jsonl"),
+                **env,
+            },
+            timeout=timeout,
+        )
+        return JsonRpcProvider("plug", config)
+
+    return build
+
+
+def requests(tmp_path: Path) -> list[dict[str, object]]:
+    log = tmp_path / "log.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def d() -> Deadline:
+    return Deadline.after(10)
+
+
+def test_registered_through_entry_point() -> None:
+    spec = get_plugin_manager().provider_type("jsonrpc")
+    provider = spec.factory("x", ProviderConfig(type="jsonrpc", command="/bin/true"))
+    assert isinstance(provider, JsonRpcProvider) and provider.name == "x"
+
+
+@pytest.mark.parametrize(
+    ("config", "path"),
+    [
+        (ProviderConfig(type="jsonrpc"), "providers.p.command"),
+        (ProviderConfig(type="jsonrpc", command="x", transport="http"), "providers.p.transport"),
+        (ProviderConfig(type="jsonrpc", command="x", timeout=0), "providers.p.timeout"),
+        (
+            ProviderConfig(type="jsonrpc", command="x", extra={"max_response_bytes": -1}),
+            "providers.p.max_response_bytes",
+        ),
+    ],
+)
+def test_bad_config_is_a_config_error(config: ProviderConfig, path: str) -> None:
+    with pytest.raises(ConfigError, match=path.replace(".", r"\.")):
+        JsonRpcProvider("p", config)
+
+
+def test_round_trip_frames_args_env_and_attribution(make: Make, tmp_path: Path) -> None:
+    provider = make(SCRIPTED_EXTRA="from-config")
+    item = MemoryItem(
+        text="deploys happen on Tuesday",
+        metadata={"kind": "fact"},
+        origin=MemoryOrigin("u1", "a1", "s1", "t1"),
+        scope=MemoryScope("team", "core"),
+    )
+    ref = provider.put(item, d())
+    assert ref == MemoryRef("plug", "s1")  # the plugin's provider field is replaced
+    hits = provider.search(SearchQuery(text="tuesday", limit=3, metadata={"session_id": "x"}), d())
+    assert [(h.provider, h.id, h.text) for h in hits] == [("plug", "s1", "deploys happen on Tuesday")]
+    assert hits[0].origin == item.origin and hits[0].scope == item.scope
+    sent = requests(tmp_path)
+    put_req = sent[0]["request"]
+    assert isinstance(put_req, dict)
+    assert put_req["jsonrpc"] == "2.0" and put_req["method"] == "paxm.put" and put_req["id"] == "1"
+    # attribution is mirrored into the canonical metadata keys for metadata-only plugins
+    assert put_req["params"]["metadata"] == {
+        "kind": "fact",
+        "paxm_user_id": "u1",
+        "paxm_agent_id": "a1",
+        "paxm_session_id": "s1",
+        "paxm_turn_id": "t1",
+        "paxm_scope_type": "team",
+        "paxm_scope_id": "core",
+    }
+    search_req = sent[1]["request"]
+    assert isinstance(search_req, dict)
+    assert search_req["id"] == "2" and search_req["params"] == {
+        "text": "tuesday",
+        "limit": 3,
+        "metadata": {"session_id": "x"},
+    }
+    # args reach the plugin verbatim (no shell), env is added to the inherited environment
+    assert sent[0]["argv"] == ["--flag", "value with spaces; rm -rf /"]
+    assert sent[0]["env"] == "from-config"
+
+
+def test_hits_without_attribution_restore_it_from_metadata(make: Make) -> None:
+    provider = make("no_attribution")
+    provider.put(
+        MemoryItem(text="metadata only plugin", origin=MemoryOrigin("u", "a"), scope=MemoryScope("personal", "u")), d()
+    )
+    hit = provider.search(SearchQuery(text="metadata only"), d())[0]
+    assert hit.origin == MemoryOrigin("u", "a") and hit.scope == MemoryScope("personal", "u")
+    wire = provider.search_wire(SearchQuery(text="metadata only"), d())[0]
+    assert wire.origin == MemoryOrigin() and wire.scope == MemoryScope()
+
+
+def test_capabilities_advertised_and_legacy(make: Make) -> None:
+    assert make().capabilities() == {"put_batch", "delete", "attribution"}
+    assert capabilities_of(make()) >= {"put_batch", "delete", "attribution"}
+    legacy = make("legacy")
+    assert legacy.capabilities() == frozenset()
+    assert "delete" not in capabilities_of(legacy) and "put_batch" not in capabilities_of(legacy)
+
+
+def test_put_batch_and_fallback_to_single_puts(make: Make, tmp_path: Path) -> None:
+    items = [MemoryItem(text="one"), MemoryItem(text="two")]
+    assert [r.id for r in make().put_batch(items, d())] == ["s1", "s2"]
+    assert make().put_batch([], d()) == []
+    (tmp_path / "log.jsonl").unlink()
+    refs = make("no_batch").put_batch([MemoryItem(text="three"), MemoryItem(text="four")], d())
+    assert [r.id for r in refs] == ["s3", "s4"]
+    methods = [entry["request"]["method"] for entry in requests(tmp_path)]  # type: ignore[index]
+    assert methods == ["paxm.putBatch", "paxm.put", "paxm.put"]
+
+
+def test_short_batch_is_an_error(make: Make) -> None:
+    with pytest.raises(ProviderError, match="1 refs for 2 items"):
+        make("short_batch").put_batch([MemoryItem(text="a"), MemoryItem(text="b")], d())
+
+
+def test_delete(make: Make) -> None:
+    provider = make()
+    ref = provider.put(MemoryItem(text="short lived"), d())
+    provider.delete(ref, d())
+    assert provider.search(SearchQuery(text="short lived"), d()) == []
+    with pytest.raises(ProviderError, match="ref id"):
+        provider.delete(MemoryRef("plug", " "), d())
+
+
+def test_invalid_params_error_keeps_code_and_message(make: Make) -> None:
+    with pytest.raises(RpcError) as info:
+        make("invalid_params").put(MemoryItem(text="x"), d())
+    assert info.value.code == -32602 and info.value.data == {"field": "text"}
+    assert str(info.value) == "plug paxm.put: json-rpc error -32602: text is required"
+
+
+def test_null_result_is_accepted(make: Make) -> None:
+    make("null_health").health(d())
+
+
+def test_timeout_kills_the_whole_process_group(make: Make, tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    provider = make("hang", timeout=1.0, SCRIPTED_CHILD_PIDFILE=str(pidfile))
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match=r"paxm.search: timed out after 1s") as info:
+        provider.search(SearchQuery(text="x"), Deadline.none())
+    assert time.monotonic() - started < 5
+    assert info.value.retryable
+    plugin_pid, child_pid = (int(p) for p in pidfile.read_text().split())
+    for pid in (plugin_pid, child_pid):
+        _wait_gone(pid)
+
+
+def _wait_gone(pid: int) -> None:
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        # the grandchild is reparented to init and may linger as a zombie briefly
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except OSError:
+            return
+        if state == "Z":
+            return
+        time.sleep(0.05)
+    pytest.fail(f"process {pid} survived the timeout")
+
+
+def test_call_deadline_shorter_than_timeout_wins(make: Make) -> None:
+    provider = make("hang", timeout=30.0)
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match="timed out after"):
+        provider.health(Deadline.after(0.5))
+    assert time.monotonic() - started < 3
+
+
+def test_cancel_mid_call_stops_the_plugin(make: Make) -> None:
+    import threading
+
+    provider = make("hang", timeout=30.0)
+    deadline = Deadline.none()
+    threading.Timer(0.3, deadline.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        provider.health(deadline)
+    assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("kind", ["cancelled", "expired"])
+def test_dead_deadline_spawns_nothing(make: Make, tmp_path: Path, kind: str) -> None:
+    deadline = Deadline.cancelled_now() if kind == "cancelled" else Deadline(time.monotonic() - 1)
+    with pytest.raises(DeadlineExceeded):
+        make().put(MemoryItem(text="never"), deadline)
+    assert requests(tmp_path) == []
+
+
+def test_stderr_tail_is_in_the_error(make: Make) -> None:
+    with pytest.raises(ProviderError) as info:
+        make("stderr_exit").health(d())
+    message = str(info.value)
+    assert "closed stdout without a response (exit status 3)" in message
+    assert message.endswith("fatal: the store is corrupt")
+    assert len(message) < 4096 + 200  # only the last 4 KiB of stderr is kept
+
+
+@pytest.mark.parametrize(
+    ("mode", "pattern"),
+    [
+        ("garbage", r"malformed response: expected a JSON object, output began 'this is not json"),
+        ("wrong_id", r"response id mismatch: got 'not-1', want '1'"),
+        ("truncated", r"malformed response: truncated JSON"),
+    ],
+)
+def test_bad_output_is_a_clear_error(make: Make, mode: str, pattern: str) -> None:
+    with pytest.raises(ProviderError, match=pattern):
+        make(mode).health(d())
+
+
+def test_plugin_that_lingers_after_answering_is_fine(make: Make) -> None:
+    started = time.monotonic()
+    make("linger").health(d())
+    assert time.monotonic() - started < 5
+
+
+def test_missing_executable_is_a_clear_error(tmp_path: Path) -> None:
+    provider = JsonRpcProvider("p", ProviderConfig(type="jsonrpc", command=str(tmp_path / "nope")))
+    with pytest.raises(ProviderError, match="cannot start plugin command .*No such file"):
+        provider.health(d())
+
+
+def test_oversized_response_is_refused(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_text('{"jsonrpc":"2.0","id":"1","result":{"hits":[' + ",".join(['"x"'] * 100000) + "]}}")
+    config = ProviderConfig(type="jsonrpc", command="/bin/cat", args=[str(big)], extra={"max_response_bytes": 10000})
+    with pytest.raises(ProviderError, match="exceeds 10000 bytes"):
+        JsonRpcProvider("p", config).health(d())
+
+
+def test_ids_are_unique_across_threads(make: Make, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    provider = make()
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: provider.health(d()), range(8)))
+    ids = [entry["request"]["id"] for entry in requests(tmp_path)]  # type: ignore[index]
+    assert sorted(ids, key=int) == [str(n) for n in range(1, 9)]
