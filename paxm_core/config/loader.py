@@ -66,6 +66,8 @@ def load_config(path: str | Path | None = None) -> Config:
     """
     target = resolve_config_path(path)
     source = target
+    if target.exists() and not target.is_file():
+        raise ConfigError(f"{target}: is not a file; point --config or PAXM_CONFIG at a YAML file")
     if not source.is_file():
         legacy = legacy_json_path(target)
         if legacy != target and legacy.is_file():
@@ -109,7 +111,21 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
         import yaml
 
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, indent=2)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.is_file():
+        raise ConfigError(f"{target}: is not a file; choose a file path for the config")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(target, text)
+    except OSError as exc:
+        raise ConfigError(
+            f"{target}: cannot write the config: {exc.strerror or exc}; check the directory permissions"
+        ) from None
+    config.path = target
+    config.exists = True
+    return target
+
+
+def _write_atomically(target: Path, text: str) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp creates the file 0600, so secrets are never world-readable, not even briefly.
@@ -122,6 +138,3 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
-    config.path = target
-    config.exists = True
-    return target

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from paxm_core.cli import main
+
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 
 
@@ -130,18 +132,34 @@ INVALID = {
 }
 
 
+def run_main(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The console-script entry point in-process (fast); exit status, stdout, stderr."""
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
 @pytest.mark.parametrize("kind", sorted(INVALID))
-def test_invalid_config_is_a_precise_error(tmp_path: Path, kind: str) -> None:
+def test_invalid_config_is_a_precise_error(tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
     text, expected = INVALID[kind]
     path = write_config(tmp_path, text)
     before = path.read_bytes()
-    result = paxm("--config", str(path), "config", "show")
-    assert result.returncode == 1
-    assert result.stdout == ""
-    assert result.stderr.startswith(f"Error: {path}: "), result.stderr
-    assert expected in result.stderr, result.stderr
-    assert "Traceback" not in result.stderr
+    for command in (["config", "show"], ["config", "show", "--json"], ["recall", "--query", "x"]):
+        code, out, err = run_main("--config", str(path), *command, capsys=capsys)
+        assert code == 1
+        assert out == ""
+        assert err.startswith(f"Error: {path}: "), err
+        assert expected in err, err
+        assert "Traceback" not in err
     assert path.read_bytes() == before
+
+
+def test_invalid_config_in_a_real_process(tmp_path: Path) -> None:
+    path = write_config(tmp_path, INVALID["ltm-expiry"][0])
+    result = paxm("--config", str(path), "config", "show")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"Error: {path}: {INVALID['ltm-expiry'][1]} or set tier: stm\n"
 
 
 def test_invalid_json_config_names_line_and_column(tmp_path: Path) -> None:

@@ -267,3 +267,13 @@ def test_normalize_is_idempotent_and_pure(tmp_path: Path) -> None:
 )
 def test_slug_id(raw: str, slug: str) -> None:
     assert slug_id(raw) == slug
+
+
+def test_directory_or_unwritable_paths_are_config_errors(tmp_path: Path) -> None:
+    (tmp_path / "dir.yaml").mkdir()
+    with pytest.raises(ConfigError, match=r"dir\.yaml: is not a file"):
+        load_config(tmp_path / "dir.yaml")
+    blocker = _write(tmp_path / "blocker", "not a directory")
+    with pytest.raises(ConfigError, match=r"cannot write the config"):
+        save_config(load_config(tmp_path / "x" / "config.yaml"), blocker / "config.yaml")
+    assert blocker.read_text() == "not a directory"
