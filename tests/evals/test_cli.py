@@ -179,3 +179,14 @@ def test_write_suites_are_accepted_and_reported_unsupported(kit: ModuleType, nam
     assert f"{count} conversation-write cases are not yet supported" in adapter.stderr
     result = json.loads(adapter.stdout)
     assert result["unsupported_cases"] == count and result.get("execution_failed", 0) == 0
+
+
+def test_docs_cover_every_option_and_gate() -> None:
+    from paxm_core.cli.eval_cmds import eval_group
+    from paxm_core.evals.gates import GATES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "evals.md").read_text(encoding="utf-8")
+    run = eval_group.commands["run"]
+    options = [opt for param in run.params for opt in getattr(param, "opts", []) if opt.startswith("--")]
+    assert options and all(f"`{opt}" in docs for opt in options), [o for o in options if f"`{o}" not in docs]
+    assert all(f"`{gate}`" in docs for gate in GATES)
