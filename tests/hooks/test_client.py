@@ -1,0 +1,174 @@
+"""The real hook client process: allowed imports, fail-open paths, inbox fallback, exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paxm_core.hooks.command import hook_command, hook_command_line
+
+from .conftest import CLIENT, daemon_pid, queue_rows, run_client, wait_for, write_config
+
+ALLOWED_IMPORTS = "import json, os, socket, sys, time, hashlib, sqlite3"
+# ``_inbox.py`` (loaded by path on the daemon-down path) uses ``from __future__ import
+# annotations``; that module is a few constants and costs nothing measurable.
+ALLOWED_EXTRA = {"__future__"}
+
+
+def imported_modules(stderr: bytes) -> set[str]:
+    names = set()
+    for line in stderr.decode(errors="replace").splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "package":
+                names.add(name)
+    return names
+
+
+@pytest.fixture(scope="module")
+def allowed_modules() -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", "-c", ALLOWED_IMPORTS], capture_output=True, check=True
+    )
+    return imported_modules(proc.stderr) | ALLOWED_EXTRA
+
+
+class FakeDaemon:
+    """A unix-socket server that answers like the daemon, hangs, or talks garbage."""
+
+    def __init__(self, path: Path, behaviour: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.requests: list[dict[str, object]] = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen(8)
+        self.behaviour = behaviour
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            self.requests.append(json.loads(data))
+            if self.behaviour == "answer":
+                conn.sendall(
+                    json.dumps({"ok": True, "output": "CONTEXT-FROM-DAEMON", "errors": ["x"]}).encode() + b"\n"
+                )
+            elif self.behaviour == "garbage":
+                conn.sendall(b"\x00\xffnot json")
+            elif self.behaviour == "hang":
+                self.stop.wait(5)
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    # the client never reads the config file; these tests only need its directory
+    path = tmp_path / "cfg" / "config.yaml"
+    path.parent.mkdir()
+    path.write_text("version: 1\n")
+    return path
+
+
+@pytest.fixture
+def fake(config: Path, request: pytest.FixtureRequest) -> Iterator[FakeDaemon]:
+    daemon = FakeDaemon(config.parent / "hooks" / "paxm-hook.sock", request.param)
+    yield daemon
+    daemon.close()
+
+
+@pytest.mark.parametrize("fake", ["answer"], indirect=True)
+def test_daemon_up_path_prints_answer_with_allowed_imports_only(
+    config: Path, fake: FakeDaemon, allowed_modules: set[str]
+) -> None:
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--config", str(config), "--target", "claude"]
+    proc = subprocess.run(argv + ["--event", "user_input"], input=b'{"prompt": "hi"}', capture_output=True, timeout=20)
+    assert proc.returncode == 0
+    assert proc.stdout == b"CONTEXT-FROM-DAEMON\n"
+    extra = imported_modules(proc.stderr) - allowed_modules
+    assert not extra, f"hook client imported modules beyond its allowed set: {sorted(extra)}"
+    request = fake.requests[-1]
+    assert request["target"] == "claude" and request["event"] == "user_input" and request["raw"] == '{"prompt": "hi"}'
+    assert str(request["event_id"]).startswith("evt_") and len(str(request["event_id"])) == 36
+
+
+def test_daemon_down_path_stores_in_inbox_with_allowed_imports_only(
+    tmp_path: Path, allowed_modules: set[str], daemon_cleanup: list[Path]
+) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--config", str(config)]
+    payload = json.dumps({"session_id": "d1", "prompt": "down-path-marker-5512"}).encode()
+    proc = subprocess.run(
+        argv + ["--target", "claude", "--event", "user_input"], input=payload, capture_output=True, timeout=20
+    )
+    assert proc.returncode == 0 and proc.stdout == b""
+    extra = imported_modules(proc.stderr) - allowed_modules
+    assert not extra, f"hook client imported modules beyond its allowed set: {sorted(extra)}"
+    rows = queue_rows(config, "SELECT target, event, raw FROM capture_inbox")
+    assert rows == [("claude", "user_input", payload)] or rows[0][:2] == ("claude", "user_input")
+    # the client started the daemon, which drains the inbox into a capture event
+    wait_for(lambda: daemon_pid(config) and (config.parent / "hooks" / "paxm-hook.sock").exists())
+    wait_for(lambda: queue_rows(config, "SELECT count(*) FROM capture_events")[0][0] == 1)
+    assert queue_rows(config, "SELECT state FROM capture_inbox") == [("done",)]
+
+
+@pytest.mark.parametrize("fake", ["hang"], indirect=True)
+def test_hung_daemon_never_holds_the_harness(config: Path, fake: FakeDaemon) -> None:
+    started = time.monotonic()
+    proc = run_client(config, "claude", "turn_end", b'{"last_assistant_message": "x"}', "--timeout", "0.5")
+    assert time.monotonic() - started < 3.0
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert b"did not answer" in proc.stderr
+    # the event is kept for the daemon to drain later, under the same event id
+    (event_id,) = queue_rows(config, "SELECT event_id FROM capture_inbox")[0]
+    assert event_id == fake.requests[0]["event_id"]
+
+
+@pytest.mark.parametrize("fake", ["garbage"], indirect=True)
+def test_garbage_answer_prints_nothing(config: Path, fake: FakeDaemon) -> None:
+    proc = run_client(config, "claude", "user_input", b'{"prompt": "x"}')
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert len(queue_rows(config, "SELECT event_id FROM capture_inbox")) == 1
+
+
+def test_unwritable_hooks_dir_still_exits_zero(tmp_path: Path) -> None:
+    blocked = tmp_path / "cfg"
+    blocked.mkdir()
+    (blocked / "hooks").write_text("a file where the hooks dir should be")
+    proc = run_client(blocked / "config.yaml", "claude", "user_input", b"{}", env={**os.environ, "PATH": ""})
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert b"not captured" in proc.stderr
+
+
+def test_hook_command_is_absolute_and_isolated(tmp_path: Path) -> None:
+    argv = hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", mode="json", queue_path="~/q.sqlite")
+    assert argv[0] == os.path.abspath(sys.executable) and os.path.isabs(argv[0])
+    assert argv[1:3] == ["-I", "-S"] and argv[3] == str(CLIENT.resolve())
+    assert argv[argv.index("--config") + 1] == str(tmp_path / "c.yaml")
+    assert "--json" in argv and os.path.isabs(argv[argv.index("--queue") + 1])
+    line = hook_command_line(tmp_path / "my dir" / "c.yaml", "claude", "Stop")
+    assert "'" in line  # the space is quoted for the shell

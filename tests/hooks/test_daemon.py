@@ -1,0 +1,144 @@
+"""The real hook daemon process: lock, stale socket, idle exit, control, inbox drain, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paxm_core.hooks.control import send_control
+
+from .conftest import daemon_pid, fixture_bytes, memories, queue_rows, run_client, wait_for, write_config
+
+SOCK = ("hooks", "paxm-hook.sock")
+
+
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def reap_daemons() -> Iterator[None]:
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait(timeout=30)
+
+
+def start(config: Path, *args: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _STARTED.append(proc)
+    sock = config.parent.joinpath(*SOCK)
+    wait_for(lambda: sock.exists() or proc.poll() is not None)
+    return proc
+
+
+def test_end_to_end_through_client_and_daemon(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    start(config)
+    session = fixture_bytes("claude_session_start.json")
+    out = run_client(config, "claude", "session_start", session)
+    assert out.returncode == 0 and b"<paxm-session-identity" in out.stdout
+    prompt = json.dumps(
+        {"session_id": "e2e", "cwd": "/w", "prompt": "Decision: cache TTL is seven minutes, id kiwi-3301"}
+    )
+    assert run_client(config, "claude", "user_input", prompt.encode()).returncode == 0
+    stop = json.dumps({"session_id": "e2e", "cwd": "/w", "last_assistant_message": "Saved kiwi-3301."})
+    assert run_client(config, "claude", "turn_end", stop.encode()).returncode == 0
+    report = send_control(config, "flush")
+    assert report is not None and report["ok"]
+    texts = [m["text"] for m in memories(config)]
+    assert any("kiwi-3301" in t and "Claude Code assistant response" in t for t in texts)
+    ask = json.dumps({"session_id": "e2e-next", "cwd": "/w", "prompt": "what is the cache TTL kiwi-3301"}).encode()
+    answer = run_client(config, "claude", "user_input", ask)
+    assert b'<paxm-recall version="1" mode="passive">' in answer.stdout and b"kiwi-3301" in answer.stdout
+    status = send_control(config, "status")
+    assert status is not None and status["pid"] == daemon_pid(config) and status["requests"] >= 5
+
+
+def test_second_daemon_refuses_with_pid(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    first = start(config)
+    second = subprocess.run(
+        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config)], capture_output=True, timeout=30
+    )
+    assert second.returncode == 1
+    assert f"already running with pid {first.pid}".encode() in second.stderr
+
+
+def test_sigkilled_daemon_is_replaced_by_the_next_hook(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    old = start(config)
+    os.kill(old.pid, signal.SIGKILL)
+    old.wait()
+    assert config.parent.joinpath(*SOCK).exists()  # stale socket and lock file left behind
+    payload = json.dumps({"session_id": "k1", "prompt": "after the crash, mango-2290"}).encode()
+    assert run_client(config, "claude", "user_input", payload).returncode == 0
+    wait_for(lambda: daemon_pid(config) not in (0, old.pid))
+    wait_for(lambda: queue_rows(config, "SELECT count(*) FROM capture_events")[0][0] == 1)
+    assert send_control(config, "flush") is not None
+    assert any("mango-2290" in m["text"] for m in memories(config))
+
+
+def test_idle_daemon_flushes_and_exits(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "cfg")
+    proc = start(config, "--idle-timeout", "1s")
+    payload = json.dumps({"session_id": "i1", "last_assistant_message": "idle-flush-7781"}).encode()
+    assert run_client(config, "claude", "turn_end", payload).returncode == 0
+    assert proc.wait(timeout=20) == 0
+    assert not config.parent.joinpath(*SOCK).exists()
+    assert not (config.parent / "hooks" / "paxm-hook.lock").exists()
+    assert any("idle-flush-7781" in m["text"] for m in memories(config))
+
+
+def test_inbox_is_drained_on_start(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    from paxm_core.capture import _inbox
+
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    queue = config.parent / "hooks" / "capture.sqlite"
+    raw = json.dumps({"session_id": "q1", "last_assistant_message": "drained-4410"}).encode()
+    assert _inbox.append_raw(queue, "evt_" + "a" * 32, "claude", "turn_end", raw, time.time())
+    assert _inbox.append_raw(queue, "evt_" + "b" * 32, "claude", "turn_end", b"\xff not json", time.time())
+    start(config)
+    assert send_control(config, "flush") is not None
+    assert any("drained-4410" in m["text"] for m in memories(config))
+    # an unusable payload renders nothing; it is consumed, not retried forever
+    assert queue_rows(config, "SELECT state FROM capture_inbox ORDER BY event_id") == [("done",), ("done",)]
+
+
+def test_cli_commands(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "cfg")
+    paxm = [sys.executable, "-c", "from paxm_core.cli import main; main()", "--config", str(config)]
+    out = subprocess.run(
+        paxm + ["__hook", "--target", "claude", "--event", "session_start"],
+        input=fixture_bytes("claude_session_start.json"),
+        capture_output=True,
+        timeout=60,
+    )
+    assert out.returncode == 0 and b"<paxm-session-identity" in out.stdout
+    # the in-process hook queued the write and started a daemon to deliver it
+    wait_for(lambda: config.parent.joinpath(*SOCK).exists())
+    status = subprocess.run(paxm + ["__hook-control", "--status", "--json"], capture_output=True, timeout=60)
+    assert json.loads(status.stdout)["pid"] == daemon_pid(config)
+    down = subprocess.run(paxm + ["__hook-control", "--shutdown"], capture_output=True, timeout=60)
+    assert down.returncode == 0
+    assert not config.parent.joinpath(*SOCK).exists()
+    assert any("Claude Code session started." in m["text"] for m in memories(config))
+    again = subprocess.run(paxm + ["__hook-control", "--flush"], capture_output=True, timeout=60)
+    assert again.returncode == 0 and b"not running" in again.stdout

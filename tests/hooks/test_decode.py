@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from paxm_core.hooks.decode import decode_generic, parse_payload, value_text
+from paxm_core.hooks.render import safe_text
+
+from .conftest import FIXTURES, fixture_bytes
+
+
+def test_claude_user_prompt_fields() -> None:
+    event = decode_generic(fixture_bytes("claude_user_prompt_submit.json"), "claude", "user_input")
+    assert event.prompt == "Which queue library did we pick for the ingest service?"
+    assert event.workspace == "/work/app"
+    assert event.metadata["session_id"] == "0b7c3f2e-1111-4d2a-9c55-5d0f6e2a7a01"
+    assert event.metadata["transcript_path"].endswith(".jsonl")
+    assert event.metadata["cwd"] == "/work/app"
+    assert event.native_event == "UserPromptSubmit"
+
+
+def test_stop_uses_last_assistant_message() -> None:
+    event = decode_generic(fixture_bytes("claude_stop.json"), "claude", "turn_end")
+    assert event.assistant == "We picked the brisk-queue library for the ingest service."
+    assert safe_text(event).startswith("Claude Code assistant response:\nWe picked the brisk-queue")
+
+
+def test_tool_use_strips_reasoning_keys() -> None:
+    event = decode_generic(fixture_bytes("claude_post_tool_use.json"), "claude", "tool_use")
+    text = safe_text(event)
+    assert text.startswith("Claude Code tool activity:\nTool call: Bash ")
+    assert "grep -r brisk-queue" in text
+    assert "Tool result: " in text and "brisk-queue" in text
+    assert "secret-thought-should-vanish" not in text
+
+
+def test_tool_failure_uses_error_text() -> None:
+    raw = json.dumps({"tool_name": "Read", "tool_input": {"path": "x"}, "error": "file not found"})
+    event = decode_generic(raw, "claude", "tool_failure")
+    assert [m.role for m in event.messages] == ["tool_call", "tool_result"]
+    assert event.messages[1].text == "Error: file not found"
+
+
+def test_generic_payload_messages_drop_hidden_reasoning() -> None:
+    event = decode_generic(fixture_bytes("generic_turn_end.json"), "", "")
+    assert event.target == "mytool" and event.event == "turn_end"
+    assert event.metadata == {"ticket": "DEV-9", "session_id": "s-42", "cwd": "/work/app"}
+    rendered = safe_text(event)
+    assert "User: Use port 8123 for the dev server." in rendered
+    assert "Assistant: Noted: the dev server uses port 8123." in rendered
+    assert "Tool call: Edit" in rendered and "Tool result: ok" in rendered
+    for secret in ("hidden-chain-of-thought", "hidden-reasoning-key", "private-reasoning-message"):
+        assert secret not in rendered
+
+
+def test_flags_win_over_payload_target() -> None:
+    event = decode_generic(fixture_bytes("generic_turn_end.json"), "pi", "turn_end")
+    assert event.target == "pi"
+
+
+def test_prompt_fallbacks_and_workspace_order() -> None:
+    assert decode_generic('{"user_prompt": "a"}', "x", "user_input").prompt == "a"
+    assert decode_generic('{"userPromptSubmit": {"prompt": "b"}}', "x", "user_input").prompt == "b"
+    assert decode_generic('{"taskResume": {"task": "c"}}', "cline", "session_start").prompt == "c"
+    event = decode_generic('{"current_dir": "/a", "workspace_roots": ["", "/b"]}', "x", "user_input")
+    assert event.workspace == "/a"
+    assert decode_generic('{"workspaceRoots": ["/b"]}', "x", "e").workspace == "/b"
+    cursor = decode_generic('{"conversation_id": "c1", "text": "done"}', "cursor", "turn_end")
+    assert cursor.metadata["session_id"] == "c1" and cursor.assistant == "done"
+
+
+def test_openai_tool_calls_and_nested_message() -> None:
+    raw = {
+        "messages": [
+            {"message": {"role": "user", "content": "hi"}},
+            {
+                "role": "assistant",
+                "tool_calls": [{"function": {"name": "run", "arguments": '{"x": 1, "thought": "t"}'}}],
+            },
+        ]
+    }
+    event = decode_generic(json.dumps(raw), "x", "turn_end")
+    assert [(m.role, m.text) for m in event.messages] == [("user", "hi"), ("tool_call", 'run {"x":1}')]
+
+
+def test_bad_payloads_decode_to_empty_events() -> None:
+    for raw in (b"", b"   ", b"not json", b"[1,2]", b"\xff\xfe\x00", b'"str"', b"{" * 5000):
+        event = decode_generic(raw, "claude", "user_input")
+        assert event.prompt == "" and event.messages == []
+    assert parse_payload(b"{}" + b" " * (9 * 1024 * 1024)) == {}
+
+
+def test_value_text_parses_json_strings() -> None:
+    assert value_text('{"a": 1, "reasoning_content": "x"}') == '{"a":1}'
+    assert value_text("  plain  ") == "plain"
+    assert value_text({"type": "thinking", "thinking": "x"}) == ""
+
+
+def test_codex_turn_end_reads_rollout_tools(tmp_path: Path) -> None:
+    raw = json.dumps({"transcript_path": str(FIXTURES / "codex_rollout.jsonl"), "last_assistant_message": "done"})
+    event = decode_generic(raw, "codex", "turn_end")
+    texts = [m.text for m in event.messages]
+    assert texts == ['shell {"cmd":"cat Makefile"}', "build: go build"]
+    assert all(m.source == "codex_transcript" for m in event.messages)
+    missing = decode_generic(json.dumps({"transcript_path": str(tmp_path / "nope.jsonl")}), "codex", "turn_end")
+    assert missing.messages == []
+
+
+def test_duplicate_messages_are_dropped() -> None:
+    raw = {"messages": [{"role": "user", "text": "same"}, {"role": "user", "text": " same "}]}
+    assert len(decode_generic(json.dumps(raw), "x", "turn_end").messages) == 1
