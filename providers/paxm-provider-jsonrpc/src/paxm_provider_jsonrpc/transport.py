@@ -293,7 +293,10 @@ class StdioTransport:
                     if stderr_open and now - started < budget:
                         # give stderr a moment to drain so the error can quote it
                         stderr_open = self._drain(proc, selector, stderr, min(0.2, ends_at - now))
-                    code = proc.poll()
+                    try:  # the exit status makes the error clearer; don't wait long for it
+                        code: int | None = proc.wait(timeout=max(0.0, min(0.2, ends_at - time.monotonic())))
+                    except subprocess.TimeoutExpired:
+                        code = None
                     status = f" (exit status {code})" if code is not None else ""
                     if not stdout.strip():
                         raise self._fail(method, f"plugin closed stdout without a response{status}", stderr)
