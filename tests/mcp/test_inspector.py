@@ -21,11 +21,12 @@ PAXM_SERVE = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
 
 
 @pytest.fixture(scope="session")
-def inspector(request: pytest.FixtureRequest) -> Path:
+def inspector(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         pytest.skip("npm/node not installed: cannot run the MCP Inspector CLI (apt-get install nodejs npm)")
-    prefix = Path(request.config.cache.mkdir("mcp-inspector"))
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    prefix = Path(cache.mkdir("mcp-inspector")) if cache is not None else tmp_path_factory.mktemp("mcp-inspector")
     binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
     manifest = prefix / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
     installed = manifest.is_file() and json.loads(manifest.read_text()).get("version") == INSPECTOR_VERSION
