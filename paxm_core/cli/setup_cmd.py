@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -28,6 +29,19 @@ def _summary(config: Config, agents: list[str]) -> list[str]:
     lines.append(f"  Providers: {', '.join(enabled)}")
     lines.append(f"  Agents: {', '.join(AGENT_DISPLAY_NAMES.get(a, a) for a in agents) or 'none'}")
     return lines
+
+
+def _stop_hook_daemon(config_path: Path) -> str:
+    """Flush and stop a running hook daemon so the next hook starts one with the new config."""
+    try:
+        from paxm_core.hooks.control import send_control
+    except ImportError:  # the passive runtime is optional at this layer
+        return ""
+    try:
+        send_control(config_path, "shutdown")
+    except PaxmError as exc:
+        return str(exc)
+    return ""
 
 
 def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[str, str]:
@@ -140,6 +154,9 @@ def setup(
 
     saved = save_config(config, path)
     echo(f"saved config: {saved}")
+    warning = _stop_hook_daemon(saved)
+    if warning:
+        click.echo(f"warning: config saved but the running hook daemon could not be stopped: {warning}", err=True)
     results = _install_integrations(config, selected_agents, echo)
     if as_json:
         summary = {

@@ -8,6 +8,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,32 @@ def test_saved_setup_is_upstream_shaped_yaml(cfg: Path) -> None:
         "max_attempts": 10,
         "provider_concurrency": {"sqlite": 1, "default": 4},
     }
+
+
+def test_setup_stops_a_running_hook_daemon(cfg: Path) -> None:
+    """As upstream: after saving, a running daemon is flushed and stopped so it picks up the new config."""
+    assert paxm("setup", "--yes", "--config", str(cfg)).returncode == 0
+    sock = cfg.parent / "hooks" / "paxm-hook.sock"
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "__hook-daemon", "--config", str(cfg), "--idle-timeout", "60s"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not sock.exists():
+            assert daemon.poll() is None, daemon.stderr.read() if daemon.stderr else ""
+            assert time.monotonic() < deadline, "hook daemon did not start"
+            time.sleep(0.05)
+        result = paxm("setup", "--yes", "--force", "--config", str(cfg))
+        assert result.returncode == 0, result.stderr
+        assert "warning" not in result.stderr
+        assert daemon.wait(timeout=10) == 0
+        assert not sock.exists()
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        if daemon.stderr:
+            daemon.stderr.close()
