@@ -226,3 +226,52 @@ def test_setup_stops_a_running_hook_daemon(cfg: Path) -> None:
             daemon.wait()
         if daemon.stderr:
             daemon.stderr.close()
+
+
+def _run_in_terminal(args: list[str], answers: str) -> tuple[int, str]:
+    """Run paxm with a pseudo-terminal as stdin/stdout (the interactive path) and feed ``answers``."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, *args], stdin=slave, stdout=slave, stderr=slave, close_fds=True
+    )
+    os.close(slave)
+    output = b""
+    sent = False
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                output += chunk
+                if not sent and b"?" in output:
+                    os.write(master, answers.encode())
+                    sent = True
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return code, output.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_terminal_setup_confirms_before_saving(cfg: Path) -> None:
+    code, out = _run_in_terminal(["setup", "--agent", "claude", "--user-id", "tty", "--config", str(cfg)], "n\n")
+    assert code == 0, out
+    assert "Setup summary" in out and "User: tty" in out and "Agents: Claude Code" in out
+    assert "setup cancelled" in out and not cfg.exists()
+    code, out = _run_in_terminal(["setup", "--agent", "claude", "--user-id", "tty", "--config", str(cfg)], "y\n")
+    assert code == 0, out
+    assert f"saved config: {cfg}" in out
+    assert load_config(cfg).agents["claude"].enabled

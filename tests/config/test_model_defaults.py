@@ -34,3 +34,18 @@ def test_save_then_load_round_trips_with_mode_0600(tmp_path: Path) -> None:
     again = load_config(target)
     assert again.exists is True
     assert again == config
+
+
+def test_config_package_is_import_light() -> None:
+    """Hook processes load the config on every prompt: no YAML/click import until a file is parsed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, paxm_core.config as c; c.load_config(sys.argv[1]); "
+        "bad = {'yaml', 'click', 'httpx', 'mcp'} & set(sys.modules); assert not bad, bad"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "/nonexistent-dir/config.yaml"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
