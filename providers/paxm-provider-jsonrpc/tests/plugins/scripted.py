@@ -113,7 +113,7 @@ def main():
                     "score": 0.9,
                     "metadata": item.get("metadata", {}),
                 }
-                if MODE != "no_attribution":
+                if MODE not in ("no_attribution", "lying_attribution"):
                     hit["origin"] = item.get("origin", {})
                     hit["scope"] = item.get("scope", {})
                 hits.append(hit)
