@@ -80,6 +80,14 @@ _INT_FIELDS = frozenset(
     }
 )
 _ALWAYS = frozenset({"time", "kind", "success"})
+#: Short names some callers use for counts, mapped to the upstream field they mean.
+_ALIASES = {
+    "hits": "hit_count",
+    "inserted": "inserted_count",
+    "items": "item_count",
+    "refs": "ref_count",
+    "timed_out": "recall_timed_out",
+}
 
 MAX_ERROR_CHARS = 240
 MAX_RECALL_HIT_DETAILS = 10
@@ -165,11 +173,15 @@ def normalize_event(
     """Return a clean copy of ``event`` ready to be written.
 
     Fills ``time`` (now, UTC) and ``success`` (true unless ``error`` is set), turns durations
-    into whole milliseconds, orders fields like upstream and drops empty ones.  A raw ``query``
+    into whole milliseconds, maps short count names (``hits``, ``inserted``, ``items``, ``refs``,
+    ``timed_out``) to upstream's, orders fields like upstream and drops empty ones.  A raw ``query``
     key is never written: it is replaced by :func:`query_fields`, so a caller cannot leak query
     text into the log by accident.
     """
     data = dict(event)
+    for alias, name in _ALIASES.items():
+        if alias in data and name not in data and isinstance(data[alias], int | bool):
+            data[name] = data.pop(alias)
     raw_query = data.pop("query", None)
     if isinstance(raw_query, str) and "query_hash" not in data:
         data.update(query_fields(raw_query, capture_preview=capture_preview, preview_chars=preview_chars))

@@ -322,3 +322,14 @@ def test_follow_sees_every_event_across_rotations(tmp_path: Path) -> None:
         stop.set()
         follower.join(timeout=5)
     assert seen == ["old1", "old2", *[f"new{i:02d}" for i in range(30)]]
+
+
+def test_short_count_names_are_mapped_to_upstream_fields(tmp_path: Path) -> None:
+    t = make(tmp_path)
+    t.record({"kind": "hook_recall", "source": "hook", "target": "codex", "hits": 3, "inserted": 2, "timed_out": True,
+              "budget_ms": 350, "success": True})  # fmt: skip
+    (event,) = events_of(t)
+    assert event["hit_count"] == 3 and event["inserted_count"] == 2 and event["recall_timed_out"] is True
+    assert event["budget_ms"] == 350 and "hits" not in event
+    totals = t.history(1).totals
+    assert (totals.hits, totals.inserted, totals.recall_timeouts, totals.recalls) == (3, 2, 1, 1)
