@@ -74,29 +74,22 @@ def without_paxm_keys(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in metadata.items() if not k.startswith("paxm_")}
 
 
-def _meta_origin(metadata: Mapping[str, str]) -> tuple[MemoryOrigin, MemoryScope]:
-    def get(key: str) -> str:
-        return (metadata.get(key) or "").strip()
-
-    return (
-        MemoryOrigin(get(META_USER_ID), get(META_AGENT_ID), get(META_SESSION_ID), get(META_TURN_ID)),
-        MemoryScope(get(META_SCOPE_TYPE), get(META_SCOPE_ID)),
-    )
-
-
 def _merge(
     origin: MemoryOrigin, scope: MemoryScope, provenance: Provenance, metadata: Mapping[str, str]
 ) -> tuple[MemoryOrigin, MemoryScope]:
-    meta_origin, meta_scope = _meta_origin(metadata)
+    """Fields win, then legacy provenance, then canonical metadata keys (hot path: no temporaries)."""
+    if origin.user_id and origin.agent_id and origin.session_id and origin.turn_id and scope.type and scope.id:
+        return origin, scope
+    get = metadata.get
     merged_origin = MemoryOrigin(
-        user_id=origin.user_id or provenance.user_id.strip() or meta_origin.user_id,
-        agent_id=origin.agent_id or provenance.agent_id.strip() or meta_origin.agent_id,
-        session_id=origin.session_id or meta_origin.session_id,
-        turn_id=origin.turn_id or meta_origin.turn_id,
+        user_id=origin.user_id or provenance.user_id.strip() or (get(META_USER_ID) or "").strip(),
+        agent_id=origin.agent_id or provenance.agent_id.strip() or (get(META_AGENT_ID) or "").strip(),
+        session_id=origin.session_id or (get(META_SESSION_ID) or "").strip(),
+        turn_id=origin.turn_id or (get(META_TURN_ID) or "").strip(),
     )
     merged_scope = MemoryScope(
-        type=scope.type or provenance.scope_type.strip() or meta_scope.type,
-        id=scope.id or provenance.scope_id.strip() or meta_scope.id,
+        type=scope.type or provenance.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip(),
+        id=scope.id or provenance.scope_id.strip() or (get(META_SCOPE_ID) or "").strip(),
     )
     return merged_origin, merged_scope
 

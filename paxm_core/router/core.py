@@ -198,6 +198,7 @@ class Router:
         the others; busy lanes are then waited for within their own deadlines.
         """
         pending: list[_Pending] = []
+        inline: _Pending | None = None
         for route in routes:
             deadline = overall.child(route.timeout)
             item = _Pending(route, deadline, time.monotonic())
@@ -206,10 +207,22 @@ class Router:
                 item.outcome = _Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
                 continue
             fn = self._bind(work, route, deadline)
+            if deadline.at is None and inline is None:
+                # No time limit: the caller would wait for this provider anyway, so it runs
+                # on the calling thread once the others are dispatched (saves a hand-off).
+                inline = item
+                item.deferred = fn
+                continue
             try:
                 item.call = self._lane(route.name, op).submit(fn, wait=0)
             except LaneBusy:
                 item.deferred = fn
+        if inline is not None and inline.deferred is not None:
+            try:
+                inline.call = self._lane(inline.route.name, op).run_inline(inline.deferred, wait=None)
+            except RuntimeError as exc:
+                inline.outcome = _Outcome(inline.route, error=PaxmError(str(exc)))
+            inline.deferred = None
         for item in pending:
             if item.deferred is None:
                 continue
@@ -538,32 +551,52 @@ def _seconds(value: float) -> timedelta:
 def _eligible(
     name: str, hits: list[MemoryHit], route: Route, policy: SearchPolicy, tiers: tuple[str, ...], now: datetime
 ) -> list[MemoryHit]:
-    """Stamp, filter, score and calibrate one provider's hits (copies; inputs untouched)."""
+    """Stamp, filter, score and calibrate one provider's hits (copies; inputs untouched).
+
+    Filters run on the provider's own objects first so that dropped hits cost no copy.
+    """
     weight = route.effective_weight
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
+    boost = policy.recency_boost
     kept: list[MemoryHit] = []
+    recency_of: dict[int, float] = {}
     for original in hits:
-        hit = original.copy(provider=name)
+        expires_at = effective_expires_at(original)
+        if expires_at is not None and expires_at <= now:
+            continue
+        tier = effective_tier(original)
+        if tiers and tier not in tiers:
+            continue
+        relevance = ranking.normalized_relevance(original)
+        if relevance < min_relevance:
+            continue
+        created = _aware(original.created_at) if original.created_at is not None else None
+        recency = ranking.recency_score(created, boost, now) if boost > 0 else 0.0
+        score = ranking.apply_weight_and_recency(relevance, weight, recency)
+        if score < min_score:
+            continue
+        hit = MemoryHit(
+            provider=name,
+            id=original.id,
+            text=original.text,
+            relevance=relevance,
+            score=score,
+            raw_score=original.raw_score,
+            raw_score_kind=original.raw_score_kind,
+            source=original.source,
+            metadata=dict(original.metadata),
+            created_at=original.created_at,
+            tier=tier,
+            expires_at=expires_at,
+            origin=original.origin,
+            scope=original.scope,
+            provenance=original.provenance,
+        )
         restore_hit(hit)
-        hit.tier = effective_tier(hit)
-        hit.expires_at = effective_expires_at(hit)
-        hit.relevance = ranking.normalized_relevance(hit)
-        if hit.expires_at is not None and hit.expires_at <= now:
-            continue
-        if tiers and hit.tier not in tiers:
-            continue
-        if hit.relevance < min_relevance:
-            continue
-        created = _aware(hit.created_at) if hit.created_at is not None else None
-        recency = ranking.recency_score(created, policy.recency_boost, now)
-        hit.score = ranking.apply_weight_and_recency(hit.relevance, weight, recency)
-        if hit.score < min_score:
-            continue
+        recency_of[id(hit)] = recency
         kept.append(hit)
     calibrated = ranking.calibrate(kept)
     for hit in calibrated:
-        created = _aware(hit.created_at) if hit.created_at is not None else None
-        recency = ranking.recency_score(created, policy.recency_boost, now)
-        hit.ranking = ranking.apply_weight_and_recency(hit.ranking, weight, recency)
+        hit.ranking = ranking.apply_weight_and_recency(hit.ranking, weight, recency_of[id(hit)])
     return calibrated

@@ -1,0 +1,91 @@
+"""Router overhead per recall with in-memory providers.
+
+Measures the median wall time of ``Router.search`` against calling the provider's ``search``
+directly with the same query, for 1 and 3 providers returning 10 candidates each, plus a
+3-route write.  Run: ``uv run python benchmarks/router_bench.py [--rounds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, SearchQuery
+from paxm_core.router import PutPolicy, Route, Router, SearchPolicy
+
+NOW = datetime.now(UTC)
+
+
+class InMemory:
+    """Returns ten prebuilt hits (copies, as a real provider builds fresh objects)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._hits = [
+            MemoryHit(
+                provider=name,
+                id=f"{name}-{i}",
+                text=f"{name} memory number {i} about deploys",
+                relevance=1.0 - i * 0.07,
+                score=1.0 - i * 0.07,
+                created_at=NOW - timedelta(hours=i),
+                metadata={"paxm_scope_type": "personal", "paxm_scope_id": "ann", "paxm_user_id": "ann"},
+            )
+            for i in range(10)
+        ]
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        return [h.copy() for h in self._hits[: query.limit or None]]
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        return MemoryRef(self.name, item.id or "x")
+
+    def health(self, deadline: Deadline) -> None:
+        return None
+
+
+def median_us(fn: Callable[[], object], rounds: int) -> float:
+    for _ in range(min(200, rounds)):  # warm-up: start worker threads, fill caches
+        fn()
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        fn()
+        samples.append(time.perf_counter_ns() - start)
+    return statistics.median(samples) / 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3000)
+    rounds = parser.parse_args().rounds
+    query = SearchQuery("deploys", limit=9)
+    print(f"router overhead per recall, median of {rounds} rounds (10 candidates per provider, limit 3)")
+    for count, timeout in ((1, None), (1, 1.0), (3, None), (3, 1.0)):
+        providers = {f"p{i}": InMemory(f"p{i}") for i in range(count)}
+        router = Router(providers)
+        routes = [Route(n, timeout=timeout) for n in providers]
+        policy = SearchPolicy(routes, limit=3, min_relevance=0.25, min_score=0.25)
+        deadline = Deadline.none()
+        direct = median_us(lambda: [p.search(query, deadline) for p in providers.values()], rounds)
+        routed = median_us(lambda: router.search(query, policy), rounds)
+        label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
+        print(
+            f"  {count} provider(s), {label:18}: direct {direct:7.1f} µs  router {routed:7.1f} µs  "
+            f"overhead {routed - direct:7.1f} µs  ratio {routed / direct:4.1f}x"
+        )
+        router.close()
+    providers = {f"p{i}": InMemory(f"p{i}") for i in range(3)}
+    router = Router(providers)
+    put_policy = PutPolicy([Route(n, timeout=5.0) for n in providers], tier="ltm")
+    item = MemoryItem("a fact worth keeping", created_at=NOW)
+    write = median_us(lambda: router.put([item], put_policy), rounds)
+    print(f"  write to 3 routes (attribution, admission, fan-out): {write:8.1f} µs")
+    router.close()
+
+
+if __name__ == "__main__":
+    main()
