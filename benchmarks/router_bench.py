@@ -58,6 +58,22 @@ def median_us(fn: Callable[[], object], rounds: int) -> float:
     return statistics.median(samples) / 1000
 
 
+def bench_search(query: SearchQuery, count: int, timeout: float | None, rounds: int) -> None:
+    providers = {f"p{i}": InMemory(f"p{i}") for i in range(count)}
+    router = Router(providers)
+    routes = [Route(n, timeout=timeout) for n in providers]
+    policy = SearchPolicy(routes, limit=3, min_relevance=0.25, min_score=0.25)
+    deadline = Deadline.none()
+    direct = median_us(lambda: [p.search(query, deadline) for p in providers.values()], rounds)
+    routed = median_us(lambda: router.search(query, policy), rounds)
+    label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
+    print(
+        f"  {count} provider(s), {label:18}: direct {direct:7.1f} µs  router {routed:7.1f} µs  "
+        f"overhead {routed - direct:7.1f} µs  ratio {routed / direct:4.1f}x"
+    )
+    router.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3000)
@@ -65,19 +81,7 @@ def main() -> None:
     query = SearchQuery("deploys", limit=9)
     print(f"router overhead per recall, median of {rounds} rounds (10 candidates per provider, limit 3)")
     for count, timeout in ((1, None), (1, 1.0), (3, None), (3, 1.0)):
-        providers = {f"p{i}": InMemory(f"p{i}") for i in range(count)}
-        router = Router(providers)
-        routes = [Route(n, timeout=timeout) for n in providers]
-        policy = SearchPolicy(routes, limit=3, min_relevance=0.25, min_score=0.25)
-        deadline = Deadline.none()
-        direct = median_us(lambda: [p.search(query, deadline) for p in providers.values()], rounds)
-        routed = median_us(lambda: router.search(query, policy), rounds)
-        label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
-        print(
-            f"  {count} provider(s), {label:18}: direct {direct:7.1f} µs  router {routed:7.1f} µs  "
-            f"overhead {routed - direct:7.1f} µs  ratio {routed / direct:4.1f}x"
-        )
-        router.close()
+        bench_search(query, count, timeout, rounds)
     providers = {f"p{i}": InMemory(f"p{i}") for i in range(3)}
     router = Router(providers)
     put_policy = PutPolicy([Route(n, timeout=5.0) for n in providers], tier="ltm")

@@ -151,3 +151,42 @@ def test_health_and_cleanup_survive_a_hanging_provider(fakes: Any, make_router: 
         {"provider": "store", "required": False, "ok": True},
         {"provider": "stuck", "required": True, "ok": False, "error": "timed out after 100ms"},
     ]
+
+
+def test_providers_are_searched_and_written_concurrently(fakes: Any, make_router: Any) -> None:
+    providers = {
+        n: fakes.ScriptedProvider(n, [fakes.hit(n, "1", f"{n} answer", 0.9)], delay=0.2) for n in ("a", "b", "c")
+    }
+    router = make_router(providers)
+    started = time.monotonic()
+    result = router.search(SearchQuery("q"), SearchPolicy([Route(n, timeout=2.0) for n in providers]))
+    assert time.monotonic() - started < 0.2 + SLACK  # ≈ max, not the 0.6 s sum
+    assert len(result.hits) == 3
+    started = time.monotonic()
+    written = router.put([MemoryItem("x", id="1")], PutPolicy([Route(n, timeout=2.0) for n in providers]))
+    assert time.monotonic() - started < 0.2 + SLACK
+    assert [r.provider for r in written.refs] == ["a", "b", "c"]
+
+
+def test_concurrent_callers_share_one_router_safely(fakes: Any, make_router: Any) -> None:
+    store = fakes.MemoryProvider("store")
+    router = make_router({"store": store})
+    router.put([MemoryItem(f"shared fact {i}", id=str(i)) for i in range(5)], PutPolicy())
+    policy = SearchPolicy([Route("store")], limit=3)
+    expected = [h.to_json() for h in router.search(SearchQuery("shared fact"), policy).hits]
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(15):
+                got = [h.to_json() for h in router.search(SearchQuery("shared fact"), policy).hits]
+                assert got == expected
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert failures == [] and len(expected) == 3

@@ -254,3 +254,15 @@ def test_close_closes_providers_and_is_idempotent(fakes: Any, make_router: Any) 
     assert provider.closed
     with pytest.raises(Exception, match="closed"):
         router.search(SearchQuery("x"), SearchPolicy())
+
+
+def test_runtime_capabilities_narrow_put_batch(fakes: Any, make_router: Any) -> None:
+    class Declared(fakes.BatchMemoryProvider):  # type: ignore[misc,name-defined]
+        """Has a put_batch method but its runtime advertisement says no (a JSON-RPC plugin)."""
+
+        def capabilities(self) -> frozenset[str]:
+            return frozenset({"attribution"})
+
+    provider = Declared("rpc")
+    make_router({"rpc": provider}).put([MemoryItem("a", id="1"), MemoryItem("b", id="2")], PutPolicy())
+    assert provider.batches == [] and provider.put_calls == 2
