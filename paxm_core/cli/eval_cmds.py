@@ -96,6 +96,7 @@ def run(
         validate_gate_options,
     )
     from paxm_core.evals.errors import GateFailed
+    from paxm_core.evals.writer import HookConversationWriter
 
     validate_gate_options(gate, budget_path is not None)
     suite = load_suite(suite_path)
@@ -104,7 +105,7 @@ def run(
     baseline = load_result(compare_path) if compare_path else None
 
     progress = None if as_json else _stderr_progress
-    result = Runner(progress=progress).run(suite)
+    result = Runner(writer=HookConversationWriter(), progress=progress).run(suite)
 
     comparison = compare(baseline, result) if baseline is not None else None
     budget_failures = check_budget(result, budget) if budget is not None else []

@@ -38,7 +38,7 @@ def gate_failure(gate: str, result: Result, budget_failures: list[str]) -> str |
         if result.unsupported_cases:
             return (
                 f"adapter gate cannot be checked: {result.unsupported_cases} conversation-write cases "
-                "are not yet supported by this build"
+                "are not yet supported (no conversation writer)"
             )
         if result.adapter_contract_failed:
             failed, total = result.adapter_contract_failed, result.adapter_contract_cases

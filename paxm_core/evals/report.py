@@ -20,7 +20,7 @@ def format_report(result: Result) -> str:
     if result.unsupported_cases:
         lines.append(
             f"not yet supported: {result.unsupported_cases} conversation-write cases "
-            "(they need the capture write path; counted as failed)"
+            "(no conversation writer; counted as failed)"
         )
     lines.append(
         f"recall@k: {result.recall_at_k:.3f}  precision@k: {result.precision_at_k:.3f}  "

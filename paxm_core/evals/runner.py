@@ -44,7 +44,7 @@ __all__ = [
 
 #: Why write cases cannot run yet; shown in the text report and in each case's ``unsupported``.
 UNSUPPORTED_WRITE = (
-    "not yet supported: conversation-write cases need the capture write path, which this build does not have yet"
+    "not yet supported: conversation-write cases need a conversation writer, and none is plugged into this runner"
 )
 DEFAULT_TARGET = "codex"
 DEFAULT_EVENT = "user_input"

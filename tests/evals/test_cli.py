@@ -169,16 +169,33 @@ def test_baseline_passes_its_budget(kit: ModuleType) -> None:
 
 
 @pytest.mark.parametrize(("name", "count"), [("conversation-write", 50), ("lifecycle", 40)])
-def test_write_suites_are_accepted_and_reported_unsupported(kit: ModuleType, name: str, count: int) -> None:
+def test_write_suites_pass_their_budgets(kit: ModuleType, name: str, count: int) -> None:
+    """Hook writes rendered and stored through the production path, then recalled (incl. after restart)."""
     suite = _shared(kit, name)
-    out = paxm("eval", "run", "--suite", str(suite))
-    assert out.returncode == 0, out.stderr  # gate none: not an execution error
-    assert f"not yet supported: {count} conversation-write cases" in out.stdout
-    adapter = paxm("eval", "run", "--suite", str(suite), "--gate", "adapter", "--json")
-    assert adapter.returncode == 1
-    assert f"{count} conversation-write cases are not yet supported" in adapter.stderr
-    result = json.loads(adapter.stdout)
-    assert result["unsupported_cases"] == count and result.get("execution_failed", 0) == 0
+    out = paxm("eval", "run", "--suite", str(suite), "--gate", "quality", "--budget", str(suite / "budget.json"),
+               "--json")  # fmt: skip
+    payload = json.loads(out.stdout)
+    result = payload["result"]
+    failed = [(c["id"], c.get("error"), c.get("adapter_contract_errors")) for c in result["cases"] if not c["passed"]]
+    assert out.returncode == 0, (failed, payload.get("budget_failures"), out.stderr[-2000:])
+    assert result["passed"] == result["case_count"] == count
+    assert result["adapter_contract_passed"] == result["write_case_count"] == result["writes"] == count
+
+
+def test_adapter_gate_on_write_cases(tmp_path: Path, kit: ModuleType) -> None:
+    good = kit.write_case("good")
+    bad = kit.write_case("bad")
+    bad["expected_write"] = ["lunar cache", "eleven minute TTL"]  # not in the prompt: contract fails
+    passing = kit.write_json(tmp_path / "good.json", kit.suite(good))
+    out = paxm("eval", "run", "--suite", str(passing), "--gate", "adapter")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "adapter contract: 1/1 passed  failed: 0" in out.stdout
+    assert "writes: 1/1  write recall: 1.000" in out.stdout
+    failing = kit.write_json(tmp_path / "bad.json", kit.suite(good, bad))
+    out = paxm("eval", "run", "--suite", str(failing), "--gate", "adapter")
+    assert out.returncode == 1
+    assert "Error: adapter contract failed: 1 of 2 cases failed" in out.stderr
+    assert "adapter=missing write fragment: eleven minute TTL" in out.stdout
 
 
 def test_docs_cover_every_option_and_gate() -> None:

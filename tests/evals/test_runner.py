@@ -171,3 +171,43 @@ def test_progress_is_reported_per_case() -> None:
         progress=lambda done, total, case: seen.append((done, total, case.id)),
     )
     assert seen == [(1, 2, "a-1"), (2, 2, "a-2")]
+
+
+def test_hook_writer_renders_suppresses_and_consolidates() -> None:
+    from paxm_core.evals.writer import HookConversationWriter
+
+    turns = [{"role": "user", "text": "Record the decision."}, {"role": "assistant", "text": "Decision recorded."}]
+    reasoning = {
+        "id": "reasoning-1",
+        "category": "reasoning",
+        "turns": turns,
+        "write": {
+            "target": "codex",
+            "event": "turn_end",
+            "assistant": "Decision: the osprey queue retries five times.",
+            "messages": [{"role": "reasoning", "text": "secret-chain-of-thought"}],
+            "workspace": "/eval/osprey",
+            "metadata": {"session_id": "s-1"},
+        },
+        "recall": {"mode": "active", "query": "osprey queue retries", "limit": 3},
+        "expected_write": ["osprey queue", "five times"],
+        "forbidden_write": ["secret-chain-of-thought"],
+        "expected_metadata": {"hook_event": "turn_end", "hook_target": "codex", "workspace": "/eval/osprey"},
+    }
+    duplicate = {
+        "id": "dup-1",
+        "category": "duplicate",
+        "turns": turns,
+        "write": {"event": "turn_end", "assistant": "Decision: the heron cache holds nine entries.", "repeat": 2},
+        "recall": {"mode": "passive", "query": "heron cache nine entries", "limit": 3},
+        "expected_write": ["heron cache"],
+        "max_matching_hits": 1,
+        "restart_before_recall": True,
+    }
+    not_written = {**duplicate, "id": "skip-1", "write": {"event": "no_such_event", "prompt": "heron cache"}}
+    results = _run(reasoning, duplicate, not_written, writer=HookConversationWriter())
+    assert results["reasoning-1"].passed, results["reasoning-1"]
+    assert results["reasoning-1"].write_forbidden == []
+    assert results["dup-1"].passed, results["dup-1"]  # the second identical write was consolidated
+    assert results["dup-1"].hit_ids and len(results["dup-1"].hit_ids) == 1
+    assert results["skip-1"].execution_error == "conversation write was skipped"

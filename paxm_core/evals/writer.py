@@ -1,0 +1,67 @@
+"""The conversation writer: a case's hook ``write`` rendered and stored as the hook path would.
+
+Rendering is the hook runtime's (:func:`paxm_core.hooks.render.render_write`: recall-echo
+stripping, the agent's write template, hook metadata); persistence is an ID-less write through
+:meth:`Tools.remember`, ``repeat`` times, as upstream's eval does with ``RememberBatch``, so
+LTM admission and consolidation apply to repeated writes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from paxm_core.evals.runner import DEFAULT_TARGET, WrittenItem
+from paxm_core.evals.suite import Case
+from paxm_core.timefmt import utcnow
+
+if TYPE_CHECKING:
+    from paxm_core.runtime import Runtime
+
+__all__ = ["HookConversationWriter"]
+
+
+class HookConversationWriter:
+    """Renders ``case.write`` with the target agent's write settings and stores it."""
+
+    def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
+        """Return what was stored, or ``None`` when the agent does not write this event."""
+        from paxm_core.hooks.events import HookEvent, HookMessage
+        from paxm_core.hooks.policy import write_settings
+        from paxm_core.hooks.render import render_write
+
+        write = case.write
+        assert write is not None
+        messages: list[HookMessage] = []
+        if write.include_history:
+            messages += [HookMessage(t.role.strip().lower(), t.text, f"eval-history:{case.id}") for t in case.turns]
+        messages += [HookMessage(m.role.strip().lower(), m.text, f"eval:{case.id}") for m in write.messages]
+        event = HookEvent(
+            target=write.target.strip() or DEFAULT_TARGET,
+            event=write.event.strip(),
+            prompt=write.prompt,
+            assistant=write.assistant,
+            messages=messages,
+            workspace=write.workspace,
+            metadata=dict(write.metadata),
+        )
+        settings = write_settings(runtime.config, event.target, event.event)
+        if settings is None:
+            return None
+        rendered = render_write(event, template=settings.template, profile=settings.profile, created_at=utcnow())
+        if rendered is None:
+            return None
+        refs = 0
+        for _ in range(max(1, write.repeat)):
+            result = runtime.tools.remember(
+                rendered.text,
+                profile=rendered.profile,
+                source=rendered.source,
+                metadata=rendered.metadata,
+                session_id="",  # upstream keeps the hook's session_id in metadata for these writes
+                agent_name=rendered.target,
+                created_at=rendered.created_at,
+                admission_text=rendered.admission_text,
+                command="eval",
+            )
+            refs += len(result.refs)
+        return WrittenItem(text=rendered.text, metadata=dict(rendered.metadata), written=refs > 0)
