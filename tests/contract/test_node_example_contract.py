@@ -36,3 +36,26 @@ class TestNodeExampleContract(ProviderContract):
     def paxm_expected_capabilities(self) -> set[str]:
         # what the example advertises; listing it here makes a regression fail, not skip
         return {"put_batch", "delete", "attribution"}
+
+
+def test_concurrent_writes_lose_nothing(tmp_path: Path) -> None:
+    """paxm runs requests in parallel; the example's lock file keeps every write."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from paxm_core import Deadline, MemoryItem, SearchQuery
+    from paxm_provider_jsonrpc.provider import JsonRpcProvider
+
+    config = ProviderConfig(
+        type="jsonrpc",
+        command=str(NODE),
+        args=[str(EXAMPLE)],
+        env={"PAXM_SAMPLE_PROVIDER_STORE": str(tmp_path / "store.json")},
+        timeout=30.0,
+    )
+    provider = JsonRpcProvider("node", config)
+    texts = [f"parallel note {n}" for n in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        refs = list(pool.map(lambda text: provider.put(MemoryItem(text=text), Deadline.after(30)), texts))
+    hits = provider.search(SearchQuery(text="parallel note", limit=50), Deadline.after(30))
+    assert sorted(h.id for h in hits) == sorted(r.id for r in refs)
+    assert (tmp_path / "store.json").stat().st_mode & 0o777 == 0o600
