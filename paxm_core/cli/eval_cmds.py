@@ -100,6 +100,8 @@ def run(
 
     validate_gate_options(gate, budget_path is not None)
     suite = load_suite(suite_path)
+    if gate == "adapter" and not any(case.is_write_case for case in suite.cases):
+        raise UsageError("adapter gate requires a suite with conversation writes")
     # Read the other inputs before running, so a typo fails in a second, not after the run.
     budget = load_budget(budget_path) if budget_path else None
     baseline = load_result(compare_path) if compare_path else None
