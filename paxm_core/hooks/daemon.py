@@ -131,6 +131,8 @@ class HookProcessor:
         self.worker = worker
         self._append_lock = threading.Lock()
         self._reader: Any = None
+        # one drain at a time; reentrant because a drain reads through the same connection
+        self._drain_lock = threading.RLock()
         self.recall = BudgetedRecall(lambda: runtime)
         self.passive = PassiveRuntime(
             runtime.config,
@@ -195,6 +197,10 @@ class HookProcessor:
         """Answer one hook request (never raises)."""
         event_id = str(request.get("event_id") or "") or new_event_id()
         try:
+            # Events a client stored in the inbox (daemon down or starting) happened before
+            # this one: queue them first so a session's events keep their order.
+            if self._inbox_pending():
+                self.drain_inbox()
             raw = request.get("raw")
             if isinstance(raw, str):
                 payload = raw.encode("utf-8", "replace")
@@ -250,18 +256,28 @@ class HookProcessor:
             raise QueueError("; ".join(result.errors))
         return [self._existing_or_new(self.capture_event(w)) for w in writes]
 
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        # The queue schema is the documented contract with the capture package, so plain
+        # reads on a separate connection are fine here.
+        if self._reader is None:
+            from paxm_core.capture import _inbox
+
+            self._reader = _inbox.connect(self.queue.path)
+        return self._reader.execute(sql, args).fetchone()
+
+    def _inbox_pending(self) -> bool:
+        try:
+            with self._drain_lock:
+                return self._read("SELECT 1 FROM capture_inbox WHERE state = 'pending' LIMIT 1") is not None
+        except Exception:
+            return False
+
     def _existing_or_new(self, event: Any) -> Any:
         # A daemon may have stored this event before it died without answering; the client then
         # kept a copy in the inbox.  Rendering can differ slightly (session-state metadata), so an
         # event id that is already queued wins instead of raising a conflict.
-        # The queue schema is the documented contract with the capture package, so a plain
-        # read of capture_events is fine here.
         try:
-            if self._reader is None:
-                from paxm_core.capture import _inbox
-
-                self._reader = _inbox.connect(self.queue.path)
-            row = self._reader.execute("SELECT 1 FROM capture_events WHERE event_id = ?", (event.event_id,)).fetchone()
+            row = self._read("SELECT 1 FROM capture_events WHERE event_id = ?", (event.event_id,))
         except Exception:
             row = None
         return _AlreadyQueued(event) if row is not None else event
@@ -273,7 +289,8 @@ class HookProcessor:
         def process(entry: Any) -> list[Any]:
             return [e for e in self.process_inbox_entry(entry) if not isinstance(e, _AlreadyQueued)]
 
-        report = queue.drain_inbox(process)
+        with self._drain_lock:
+            report = queue.drain_inbox(process)
         if self.worker is not None and getattr(report, "events", None):
             self.worker.notify()
         return report
