@@ -62,11 +62,22 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
 @click.option("--query", "-q", "query", metavar="TEXT", help="What to recall.")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the query from stdin.")
 @click.option("--profile", default="", metavar="NAME", help="Recall profile (default: default).")
-@click.option("--limit", default=0, type=click.IntRange(min=0), help="Maximum memories to return.")
+@click.option("--limit", default=0, type=int, help="Maximum memories to return (0: the profile's max_results).")
 @click.option("--json", "as_json", is_flag=True, help="Print the RecallResult as JSON.")
+@click.option(
+    "--hook-event", "hook_event", is_flag=True, hidden=True, help="Legacy: run a Codex user_input hook from stdin."
+)
 @click.pass_context
-def recall(ctx: click.Context, query: str | None, from_stdin: bool, profile: str, limit: int, as_json: bool) -> None:
+def recall(
+    ctx: click.Context, query: str | None, from_stdin: bool, profile: str, limit: int, as_json: bool, hook_event: bool
+) -> None:
     """Recall memories relevant to a query."""
+    if hook_event:
+        # Upstream's legacy entry point: the payload on stdin is a Codex user_input hook event.
+        from paxm_core.cli.hook_cmds import hook
+
+        ctx.invoke(hook, target="codex", event="user_input", json_out=as_json)
+        return
     value = _read_stdin() if from_stdin else (query or "")
     if not value.strip():
         raise UsageError("recall query is required (use --query TEXT or --stdin)")
@@ -75,7 +86,7 @@ def recall(ctx: click.Context, query: str | None, from_stdin: bool, profile: str
     result = runtime.tools.recall(
         value,
         profile=profile or None,
-        limit=limit or None,
+        limit=limit if limit > 0 else None,  # as upstream, 0 or less means the profile's max_results
         workspace=workspace or None,
         session_id=runtime.cli_session_id(workspace),
     )

@@ -65,6 +65,12 @@ def test_remember_then_recall_end_to_end(tmp_path: Path) -> None:
     assert recall["provider"] == "sqlite" and recall["outcome"] == "success" and recall["candidate_count"] == 1
     assert "provider_errors" not in data
 
+    # upstream's legacy entry point: a Codex user_input hook event on stdin
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "where is the release checklist"})
+    hooked = run(tmp_path, "recall", "--hook-event", stdin=payload)
+    assert hooked.returncode == 0, hooked.stderr
+    assert '<paxm-recall version="1" mode="passive">' in hooked.stdout and "docs/RELEASE.md" in hooked.stdout
+
 
 def test_stm_profile_json_and_expiry(tmp_path: Path) -> None:
     before = datetime.now(UTC)
@@ -81,12 +87,16 @@ def test_stm_profile_json_and_expiry(tmp_path: Path) -> None:
 
 
 def test_stdin_source_and_limit(tmp_path: Path) -> None:
-    for i in range(4):
-        assert (
-            run(tmp_path, "remember", "--stdin", "--source", "notes", stdin=f"kiwi fact number {i}\n").returncode == 0
-        )
+    assert run(tmp_path, "remember", "--stdin", "--source", "notes", stdin="kiwi fact number 0\n").returncode == 0
+    from paxm_core.runtime import Runtime
+
+    with Runtime.load(str(tmp_path / "config.yaml"), telemetry=None) as runtime:  # seed the rest in-process
+        for i in range(1, 4):
+            runtime.tools.remember(f"kiwi fact number {i}", source="notes")
     data = json.loads(run(tmp_path, "recall", "--stdin", "--limit", "2", "--json", stdin="kiwi fact").stdout)
     assert len(data["hits"]) == 2 and {h["source"] for h in data["hits"]} == {"notes"}
+    data = json.loads(run(tmp_path, "recall", "-q", "kiwi fact", "--limit", "-1", "--json").stdout)
+    assert len(data["hits"]) == 3  # 0 or less: the profile's max_results, as upstream
 
 
 def test_ltm_remember_twice_consolidates(tmp_path: Path) -> None:
