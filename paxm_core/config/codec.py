@@ -32,6 +32,9 @@ _SECRET_SUFFIXES = ("_key", "_token", "_secret", "_password", "apikey")
 _SECRET_WORDS = ("password", "secret", "token", "authorization", "credential")
 
 
+_BOOL_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
+
+
 def is_secret_key(key: str) -> bool:
     """Whether a provider option named ``key`` holds a credential and must never be shown."""
     k = key.lower().replace("-", "_")
@@ -87,26 +90,47 @@ def _join(path: str, key: str) -> str:
 # --------------------------------------------------------------------------- decoding
 
 
+_SHAPES: dict[Any, tuple[str, Any]] = {}
+
+
+def _shape(tp: Any) -> tuple[str, Any]:
+    """Classify a type hint once: (kind, argument)."""
+    shape = _SHAPES.get(tp)
+    if shape is None:
+        args = typing.get_args(tp)
+        origin = typing.get_origin(tp)
+        if _is_optional(tp):
+            shape = ("optional", next(a for a in args if a is not type(None)))
+        elif tp is Any:
+            shape = ("any", None)
+        elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            shape = ("dataclass", tp)
+        elif origin is list:
+            shape = ("list", args[0])
+        elif origin is dict:
+            shape = ("dict", args[1])
+        else:
+            shape = ("scalar", tp)
+        _SHAPES[tp] = shape
+    return shape
+
+
 def decode(tp: Any, value: Any, path: str) -> Any:
     """Convert plain data ``value`` to type ``tp``; raise :class:`ConfigError` naming ``path``."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if _is_optional(tp):
-        inner = [a for a in args if a is not type(None)]
-        if value is None:
-            return None
-        return decode(inner[0], value, path)
-    if tp is Any:
+    kind, arg = _shape(tp)
+    if kind == "optional":
+        return None if value is None else decode(arg, value, path)
+    if kind == "any":
         return value
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _decode_dataclass(tp, value, path)
-    if origin is list:
+    if kind == "dataclass":
+        return _decode_dataclass(arg, value, path)
+    if kind == "list":
         if value is None:
             return []
         if not isinstance(value, list):
             raise ConfigError(f"expected a list, got {_describe(value)}; write it as a YAML list", path=path)
-        return [decode(args[0], v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
+        return [decode(arg, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if kind == "dict":
         if value is None:
             return {}
         if not isinstance(value, dict):
@@ -115,9 +139,9 @@ def decode(tp: Any, value: Any, path: str) -> Any:
         for k, v in value.items():
             if not isinstance(k, (str, int)) or isinstance(k, bool):
                 raise ConfigError(f"key {k!r} must be a string; quote it", path=path)
-            out[str(k)] = decode(args[1], v, _join(path, str(k)))
+            out[str(k)] = decode(arg, v, _join(path, str(k)))
         return out
-    return _decode_scalar(tp, value, path)
+    return _decode_scalar(arg, value, path)
 
 
 def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
@@ -126,6 +150,9 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
             return value
         if value is None:
             return False
+        # yaml.v3 still reads YAML 1.1 spellings into boolean fields; so do we.
+        if isinstance(value, str) and value.strip().lower() in _BOOL_WORDS:
+            return _BOOL_WORDS[value.strip().lower()]
         raise ConfigError(f"expected true or false, got {_describe(value)} {value!r}", path=path)
     if tp is int:
         if value is None:
@@ -170,27 +197,37 @@ def _decode_duration(value: Any, path: str) -> float | None:
     return seconds
 
 
+_PLANS: dict[type, tuple[list[tuple[str, bool, Any]], frozenset[str]]] = {}
+
+
+def _plan(cls: type) -> tuple[list[tuple[str, bool, Any]], frozenset[str]]:
+    """Per dataclass, once: the decodable fields as (name, is_duration, hint) and their names."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = _hints(cls)
+        fields = [
+            (f.name, _is_duration(cls, f), hints[f.name])
+            for f in dataclasses.fields(cls)
+            if not f.metadata.get("internal") and not (cls is ProviderConfig and f.name == "extra")
+        ]
+        plan = _PLANS[cls] = (fields, frozenset(name for name, _, _ in fields))
+    return plan
+
+
 def _decode_dataclass(cls: type[T], value: Any, path: str) -> T:
     if value is None:
         return cls()
     if not isinstance(value, dict):
         where = path or "config"
         raise ConfigError(f"expected a mapping, got {_describe(value)}; write it as `key: value` lines", path=where)
-    hints = _hints(cls)
+    fields, known = _plan(cls)
     kwargs: dict[str, Any] = {}
-    known: set[str] = set()
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.metadata.get("internal") or (cls is ProviderConfig and f.name == "extra"):
+    for name, is_duration, hint in fields:
+        if name not in value:
             continue
-        known.add(f.name)
-        if f.name not in value:
-            continue
-        sub = _join(path, f.name)
-        raw = value[f.name]
-        if _is_duration(cls, f):
-            kwargs[f.name] = _decode_duration(raw, sub)
-        else:
-            kwargs[f.name] = decode(hints[f.name], raw, sub)
+        raw = value[name]
+        sub = f"{path}.{name}" if path else name
+        kwargs[name] = _decode_duration(raw, sub) if is_duration else decode(hint, raw, sub)
     if cls is ProviderConfig:
         kwargs["extra"] = {str(k): v for k, v in value.items() if str(k) not in known}
     return cls(**kwargs)

@@ -47,7 +47,7 @@ def read_raw(path: Path) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -55,6 +55,40 @@ def read_raw(path: Path) -> Any:
         raise ConfigError(f"{path}: invalid YAML{where}: {problem}; fix the syntax (indent with spaces)") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
+
+
+_LOADER: Any = None
+
+
+def _yaml_loader() -> Any:
+    """A SafeLoader that reads scalars the way upstream's YAML library does.
+
+    PyYAML follows YAML 1.1, where ``no``/``on``/``yes`` are booleans and unquoted timestamps
+    become datetimes.  Upstream (Go, yaml.v3) keeps those as strings, so ``user_id: no`` or an
+    unquoted ``passive_write_started_at`` would otherwise load differently here.
+    """
+    global _LOADER
+    if _LOADER is None:
+        import re
+
+        import yaml
+
+        # The libyaml parser when available: 10x faster, and hook processes load the config per prompt.
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class Loader(base):  # type: ignore[misc, valid-type]
+            pass
+
+        dropped = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"}
+        Loader.yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag not in dropped]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        Loader.add_implicit_resolver(
+            "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+        )
+        _LOADER = Loader
+    return _LOADER
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -73,7 +107,7 @@ def load_config(path: str | Path | None = None) -> Config:
         if legacy != target and legacy.is_file():
             source = legacy
         else:
-            config = normalize(default_config(target))
+            config = normalize(default_config(target), in_place=True)
             config.path = target
             config.exists = False
             return config
@@ -82,7 +116,7 @@ def load_config(path: str | Path | None = None) -> Config:
         config = parse_config(data)
         config.path = target
         validate(config)
-        config = normalize(config)
+        config = normalize(config, in_place=True)  # freshly parsed: nobody else holds it
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     config.path = target

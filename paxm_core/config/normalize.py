@@ -354,13 +354,14 @@ def _normalize_runtime(config: Config) -> None:
     config.hooks = {}
 
 
-def normalize(config: Config) -> Config:
-    """Return a normalized deep copy of ``config`` (the input is not modified).
+def normalize(config: Config, *, in_place: bool = False) -> Config:
+    """Return a normalized deep copy of ``config`` (or ``config`` itself, changed, with ``in_place``).
 
     Normalizing twice gives the same result; with no ``identity.user_id`` the OS user is used,
-    so every memory has an owner.
+    so every memory has an owner.  ``in_place`` skips the copy for freshly parsed configs.
     """
-    config = copy.deepcopy(config)
+    if not in_place:
+        config = copy.deepcopy(config)
     if config.version == 0:
         config.version = d.CONFIG_VERSION
     if not config.identity.user_id.strip():

@@ -277,3 +277,26 @@ def test_directory_or_unwritable_paths_are_config_errors(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match=r"cannot write the config"):
         save_config(load_config(tmp_path / "x" / "config.yaml"), blocker / "config.yaml")
     assert blocker.read_text() == "not a directory"
+
+
+def test_yaml_scalars_read_like_upstream(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "y" / "config.yaml",
+        """
+identity: {user_id: no}
+providers:
+  sqlite: {enabled: yes}
+  zep: {type: zep, enabled: off, user_id: on}
+agents:
+  codex:
+    enabled: true
+    passive_write_started_at: 2026-01-02T03:04:05.5Z
+""",
+    )
+    config = load_config(path)
+    assert config.identity.user_id == "no"
+    assert config.providers["sqlite"].enabled is True and config.providers["zep"].enabled is False
+    assert config.providers["zep"].user_id == "on"
+    assert config.agents["codex"].passive_write_started_at == "2026-01-02T03:04:05.5Z"
+    save_config(config, path)
+    assert load_config(path) == config
