@@ -54,7 +54,7 @@ def summarize(metrics: Metrics, days: int, storage: dict[str, Any], *, now: date
     groups: dict[str, dict[str, Counter]] = {"agents": {}, "profiles": {}, "hook_events": {}, "providers": {}}
     for offset in range(days):
         key = (start + timedelta(days=offset)).strftime("%Y-%m-%d")
-        day = metrics.daily.get(key)
+        day = metrics.day(key)
         if day is None:
             continue
         summary.totals.add(day.counter)

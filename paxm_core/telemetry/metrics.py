@@ -60,15 +60,15 @@ class Counter:
 
     def add(self, other: Counter) -> None:
         """Add ``other`` into this counter in place."""
-        for f in fields(self):
-            if f.name == "provider_recall_latency_buckets":
-                continue
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
-        theirs = other.provider_recall_latency_buckets
-        if theirs:
+        for name in _SCALARS:
+            theirs = getattr(other, name)
+            if theirs:
+                setattr(self, name, getattr(self, name) + theirs)
+        theirs_buckets = other.provider_recall_latency_buckets
+        if theirs_buckets:
             mine = self.provider_recall_latency_buckets
-            mine.extend([0] * (len(theirs) - len(mine)))
-            for i, count in enumerate(theirs):
+            mine.extend([0] * (len(theirs_buckets) - len(mine)))
+            for i, count in enumerate(theirs_buckets):
                 mine[i] += count
 
     def copy(self) -> Counter:
@@ -79,11 +79,11 @@ class Counter:
 
     def to_json(self) -> dict[str, Any]:
         """``events`` always, the rest only when non-zero (upstream's ``omitempty``)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "events" or value:
-                out[f.name] = list(value) if isinstance(value, list) else value
+        out: dict[str, Any] = {"events": self.events}
+        for name in _FIELD_NAMES[1:]:
+            value = getattr(self, name)
+            if value:
+                out[name] = list(value) if name == _BUCKETS else value
         return out
 
     @classmethod
@@ -92,14 +92,18 @@ class Counter:
         counter = cls()
         if not isinstance(data, Mapping):
             return counter
-        for f in fields(counter):
-            value = data.get(f.name)
-            if f.name == "provider_recall_latency_buckets":
-                if isinstance(value, list):
-                    counter.provider_recall_latency_buckets = [_int(v) for v in value]
-            elif value is not None:
-                setattr(counter, f.name, _int(value))
+        for name, value in data.items():
+            if name in _SCALAR_SET:
+                setattr(counter, name, value if type(value) is int else _int(value))
+            elif name == _BUCKETS and isinstance(value, list):
+                counter.provider_recall_latency_buckets = [_int(v) for v in value]
         return counter
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Counter))
+_BUCKETS = "provider_recall_latency_buckets"
+_SCALARS: tuple[str, ...] = tuple(name for name in _FIELD_NAMES if name != _BUCKETS)
+_SCALAR_SET = frozenset(_SCALARS)
 
 
 def _int(value: Any) -> int:
@@ -152,7 +156,11 @@ class DailyMetric:
 
 @dataclass(slots=True)
 class Metrics:
-    """The content of ``metrics.json``."""
+    """The content of ``metrics.json``.
+
+    Daily buckets are decoded lazily (:meth:`day`): a writer touches one day per event, and
+    decoding all thirty on every hook call would dominate its cost.
+    """
 
     version: int = METRICS_VERSION
     updated_at: datetime | None = None
@@ -163,6 +171,23 @@ class Metrics:
     profiles: dict[str, Counter] = field(default_factory=dict)
     hook_events: dict[str, Counter] = field(default_factory=dict)
     providers: dict[str, Counter] = field(default_factory=dict)
+    raw_daily: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def day(self, key: str, *, create: bool = False) -> DailyMetric | None:
+        """The bucket of UTC date ``key`` (``YYYY-MM-DD``), decoding it on first access."""
+        bucket = self.daily.get(key)
+        if bucket is not None:
+            return bucket
+        raw = self.raw_daily.pop(key, None)
+        if raw is None and not create:
+            return None
+        bucket = DailyMetric.from_json(raw)
+        self.daily[key] = bucket
+        return bucket
+
+    def day_keys(self) -> list[str]:
+        """All bucket dates, sorted."""
+        return sorted({*self.daily, *self.raw_daily})
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"version": self.version}
@@ -170,8 +195,9 @@ class Metrics:
         if self.first_seen:
             out["first_seen"] = format_time(self.first_seen)
         out["totals"] = self.totals.to_json()
-        if self.daily:
-            out["daily"] = {day: self.daily[day].to_json() for day in sorted(self.daily)}
+        keys = self.day_keys()
+        if keys:
+            out["daily"] = {k: self.daily[k].to_json() if k in self.daily else self.raw_daily[k] for k in keys}
         for name in ("agents", "profiles", "hook_events", "providers"):
             value: dict[str, Counter] = getattr(self, name)
             if value:
@@ -189,7 +215,9 @@ class Metrics:
             updated_at=_time(data.get("updated_at")),
             first_seen=_time(data.get("first_seen")),
             totals=Counter.from_json(data.get("totals")),
-            daily={str(k): DailyMetric.from_json(v) for k, v in daily.items()} if isinstance(daily, Mapping) else {},
+            raw_daily={str(k): v for k, v in daily.items() if isinstance(v, Mapping)}
+            if isinstance(daily, Mapping)
+            else {},
             agents=_counter_map(data.get("agents")),
             profiles=_counter_map(data.get("profiles")),
             hook_events=_counter_map(data.get("hook_events")),
@@ -205,7 +233,8 @@ class Metrics:
         self.updated_at = when
         delta = counter_for_event(event)
         per_provider = provider_counters_for_event(event)
-        day = self.daily.setdefault(when.strftime("%Y-%m-%d"), DailyMetric())
+        day = self.day(when.strftime("%Y-%m-%d"), create=True)
+        assert day is not None
         for totals, agents, profiles, hooks, providers in (
             (self.totals, self.agents, self.profiles, self.hook_events, self.providers),
             (day.counter, day.agents, day.profiles, day.hook_events, day.providers),
@@ -227,13 +256,14 @@ class Metrics:
         if retention_days <= 0:
             return
         cutoff = (now or utcnow()).date() - timedelta(days=retention_days - 1)
-        for key in list(self.daily):
+        for key in self.day_keys():
             try:
                 keep = date.fromisoformat(key) >= cutoff
             except ValueError:
                 keep = False
             if not keep:
-                del self.daily[key]
+                self.daily.pop(key, None)
+                self.raw_daily.pop(key, None)
 
 
 def _time(value: Any) -> datetime | None:

@@ -193,7 +193,7 @@ def format_log_line(event: Mapping[str, Any]) -> str:
     except ValueError:
         when = None
     stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else "0001-01-01T00:00:00Z"
-    parts = [stamp, status, str(event.get("kind") or "event").strip() or "event"]
+    parts = [stamp, status, _log_value(str(event.get("kind") or "event").strip() or "event")]
     for name in _TEXT_FIELDS:
         value = str(event.get(name) or "")
         if value.strip():

@@ -129,14 +129,16 @@ def test_log_line_renders_any_event(event: dict[str, Any]) -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.text(min_size=1).filter(lambda s: s.strip() and len(s.strip()) > 3))
-def test_query_text_never_reaches_the_log(tmp_path_factory: Any, query: str) -> None:
+@given(st.text(min_size=1))
+def test_query_text_never_reaches_the_log(tmp_path_factory: Any, text: str) -> None:
+    # The "xq…qx" frame keeps the query from matching field names or hex hashes by chance.
+    query = f"xq{text}qx"
     state = tmp_path_factory.mktemp("fuzz")
     t = Telemetry(load_config(state / "config.yaml"))
     t.on_recall(query=query, profile="", source="cli", command="recall", result=None, duration_ms=1)
     t.record({"kind": "hook_recall", "query": query, "success": True})
-    raw = t.settings.events_path.read_text(encoding="utf-8")
-    for event in map(json.loads, raw.splitlines()):
-        assert query.strip() not in json.dumps(event, ensure_ascii=False).replace(event["query_hash"], "")
+    raw = t.settings.events_path.read_text(encoding="utf-8") + t.settings.metrics_path.read_text(encoding="utf-8")
+    assert query.strip() not in raw and json.dumps(query.strip())[1:-1] not in raw
+    for event in map(json.loads, t.settings.events_path.read_text(encoding="utf-8").splitlines()):
         assert event["query_length"] == len(query.strip())
     assert "quiet" not in render_history(t.history(1))
