@@ -141,4 +141,5 @@ class Lane:
         if thread is None:
             return
         self._jobs.put(None)
-        thread.join(timeout)
+        if not self.busy:  # a busy worker is stuck in a provider: do not make the process wait on it
+            thread.join(timeout)

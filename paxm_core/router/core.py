@@ -60,6 +60,8 @@ T = TypeVar("T")
 
 #: How long maintenance calls (health, cleanup, close) may take per provider by default.
 MAINTENANCE_TIMEOUT = 30.0
+#: How long ``close()`` waits for one provider to close.
+CLOSE_TIMEOUT = 2.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -510,7 +512,7 @@ class Router:
                 continue
             assert isinstance(provider, SupportsClose)
             try:
-                self._maintain(name, "close", partial(_close, provider), 5.0)
+                self._maintain(name, "close", partial(_close, provider), CLOSE_TIMEOUT)
             except Exception:  # closing is best effort; data is already committed
                 pass
         for lane in list(self._lanes.values()):

@@ -190,3 +190,15 @@ def test_concurrent_callers_share_one_router_safely(fakes: Any, make_router: Any
     for thread in threads:
         thread.join(30)
     assert failures == [] and len(expected) == 3
+
+
+def test_close_does_not_wait_for_a_stuck_provider(fakes: Any) -> None:
+    from paxm_core.router import Router
+
+    stuck = fakes.HangingProvider("stuck")
+    router = Router({"stuck": stuck})
+    router.search(SearchQuery("q"), SearchPolicy([Route("stuck", timeout=0.05)]))
+    started = time.monotonic()
+    router.close()
+    assert time.monotonic() - started < 0.3
+    stuck.release.set()
