@@ -248,6 +248,7 @@ def _seed_memories(runtime: Runtime, case: Case) -> None:
             id=memory.id,
             tier=memory.tier,
             expires_at=memory.expires_at,
+            created_at=memory.created_at,
             command="eval",
         )
 

@@ -49,13 +49,14 @@ class Turn:
 
 @dataclass(frozen=True)
 class Memory:
-    """A memory seeded before the recall, written with its explicit id, tier, expiry and metadata."""
+    """A memory seeded before the recall: explicit id, tier, expiry, metadata and optional creation time."""
 
     id: str
     text: str
     tier: str = ""
     expires_at: datetime | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -165,18 +166,24 @@ def _turns(parent: Obj, key: str) -> tuple[Turn, ...]:
     return tuple(out)
 
 
-def _memory(obj: Obj) -> Memory:
-    expires_raw = obj.text("expires_at")
+def _time(obj: Obj, key: str) -> datetime | None:
+    raw = obj.text(key)
     try:
-        expires_at = parse_time(expires_raw) if expires_raw else None
+        return parse_time(raw) if raw else None
     except ValueError as exc:
-        raise obj.fail("expires_at", str(exc)) from exc
+        raise obj.fail(key, str(exc)) from exc
+
+
+def _memory(obj: Obj) -> Memory:
     memory = Memory(
         id=obj.text("id"),
         text=obj.text("text"),
         tier=obj.text("tier"),
-        expires_at=expires_at,
+        expires_at=_time(obj, "expires_at"),
         metadata=obj.text_map("metadata"),
+        # An extension over upstream (whose seeded memories are always "now"): lets a suite
+        # seed older memories to exercise recency and temporal evidence.
+        created_at=_time(obj, "created_at"),
     )
     obj.done()
     return memory

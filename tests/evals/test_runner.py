@@ -211,3 +211,19 @@ def test_hook_writer_renders_suppresses_and_consolidates() -> None:
     assert results["dup-1"].passed, results["dup-1"]  # the second identical write was consolidated
     assert results["dup-1"].hit_ids and len(results["dup-1"].hit_ids) == 1
     assert results["skip-1"].execution_error == "conversation write was skipped"
+
+
+def test_seeded_memories_keep_their_ids_tiers_expiry_and_creation_time(tmp_path: Path) -> None:
+    memories = [
+        _mem("old", "plover index rebuild is weekly", tier="stm", created_at="2019-06-01T12:00:00Z",
+             expires_at="2099-01-01T00:00:00Z", metadata={"team": "infra"}),
+    ]  # fmt: skip
+    _run(
+        _case("seed-1", memories, {"mode": "active", "query": "plover index"}, expected=["old"]), root=tmp_path / "runs"
+    )
+    (case_dir,) = list((tmp_path / "runs").iterdir())
+    with Runtime.load(str(case_dir / "config.json")) as runtime:
+        (hit,) = runtime.tools.recall("plover index rebuild").hits
+    assert hit.id == "old" and hit.tier == "stm" and hit.metadata.get("team") == "infra"
+    assert hit.created_at is not None and hit.created_at.year == 2019
+    assert hit.expires_at is not None and hit.expires_at.year == 2099

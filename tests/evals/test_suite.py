@@ -26,12 +26,15 @@ def test_directory_or_file_loads_the_same_suite(tmp_path: Path, kit: ModuleType)
     assert from_dir.cases[1].is_write_case and not from_dir.cases[0].is_write_case
 
 
-def test_expires_at_is_parsed_as_utc(kit: ModuleType) -> None:
+def test_timestamps_are_parsed_as_utc(kit: ModuleType) -> None:
     case = kit.retrieval_case()
     case["memories"][1]["expires_at"] = "2020-01-01T02:00:00+02:00"
+    case["memories"][0]["created_at"] = "2019-06-01T00:00:00Z"  # extension: seeded creation time
     parsed = parse_suite(kit.suite(case))
     expires = parsed.cases[0].memories[1].expires_at
     assert expires is not None and expires.isoformat() == "2020-01-01T00:00:00+00:00"
+    created = parsed.cases[0].memories[0].created_at
+    assert created is not None and created.year == 2019 and parsed.cases[0].memories[1].created_at is None
 
 
 @pytest.mark.parametrize(
@@ -40,7 +43,7 @@ def test_expires_at_is_parsed_as_utc(kit: ModuleType) -> None:
         (lambda s: s.update(extra=1), "top level: unknown field 'extra'"),
         (lambda s: s["cases"][0].update(expect=["x"]), "cases[0]: unknown field 'expect'"),
         (lambda s: s["cases"][0]["recall"].update(modee="active"), "cases[0].recall: unknown field 'modee'"),
-        (lambda s: s["cases"][0]["memories"][1].update(created_at="2020-01-01"), "cases[0].memories[1]: unknown field"),
+        (lambda s: s["cases"][0]["memories"][1].update(created="2020-01-01"), "cases[0].memories[1]: unknown field"),
         (
             lambda s: s["cases"][0]["recall"].update(limit="3"),
             "cases[0].recall.limit: expected an integer, got a string",
@@ -48,6 +51,7 @@ def test_expires_at_is_parsed_as_utc(kit: ModuleType) -> None:
         (lambda s: s["cases"][0].update(expected="c1-target"), "cases[0].expected: expected an array"),
         (lambda s: s["cases"][0]["memories"][0].update(metadata={"n": 1}), "metadata.n: expected a string"),
         (lambda s: s["cases"][0]["memories"][0].update(expires_at="yesterday"), "expires_at: not an RFC 3339"),
+        (lambda s: s["cases"][0]["memories"][0].update(created_at=5), "created_at: expected a string"),
         (lambda s: s.update(version=2), "unsupported eval suite version 2; expected 1"),
         (lambda s: s.update(name=" "), "eval suite name is required"),
         (lambda s: s.update(cases=[]), "requires at least one case"),
