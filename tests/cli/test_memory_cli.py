@@ -67,7 +67,11 @@ def test_remember_then_recall_end_to_end(tmp_path: Path) -> None:
 
     # upstream's legacy entry point: a Codex user_input hook event on stdin
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "where is the release checklist"})
-    hooked = run(tmp_path, "recall", "--hook-event", stdin=payload)
+    try:
+        hooked = run(tmp_path, "recall", "--hook-event", stdin=payload)
+    finally:
+        # the hook path may start the capture daemon for the prompt write; never leave it running
+        run(tmp_path, "__hook-control", "--shutdown")
     assert hooked.returncode == 0, hooked.stderr
     assert '<paxm-recall version="1" mode="passive">' in hooked.stdout and "docs/RELEASE.md" in hooked.stdout
 
