@@ -36,6 +36,7 @@ from paxm_core.errors import ConfigError, UsageError
 from paxm_core.timefmt import format_time
 
 __all__ = [
+    "AGENT_ALIASES",
     "AGENT_DISPLAY_NAMES",
     "KEYED_PROVIDER_TYPES",
     "SetupOptions",
@@ -52,8 +53,8 @@ WRITE_PROFILES = ("default", "stm", "ltm")
 LEGACY_DEFAULT_RECALL_MAX_RESULTS = 8
 #: Provider types that cannot work without an API key.
 KEYED_PROVIDER_TYPES = frozenset({"zep", "mem0-cloud", "memos-cloud"})
-#: Provider types ``--api-key`` / ``--base-url`` apply to (everything but the local store).
-REMOTE_PROVIDER_TYPES = frozenset({"zep", "mem0", "mem0-cloud", "memos", "memos-cloud", "openviking"})
+#: Provider types ``--api-key`` / ``--base-url`` never apply to (no credentials, no URL).
+LOCAL_PROVIDER_TYPES = frozenset({"sqlite", "jsonrpc"})
 
 AGENT_DISPLAY_NAMES = {
     "codex": "Codex",
@@ -68,6 +69,8 @@ AGENT_DISPLAY_NAMES = {
     "kiro": "Kiro",
     "cline": "Cline",
 }
+#: Other spellings ``--agent`` accepts (as upstream's uninstall does).
+AGENT_ALIASES = {"claude-code": "claude", "kimi-code": "kimi", "codex-cli": "codex", "traecn": "trae-cn"}
 _AGENT_PRIORITY = {
     name: i
     for i, name in enumerate(
@@ -257,8 +260,9 @@ def _pin(names: Iterable[str], options: list[str], kind: str) -> dict[str, bool]
     for raw in names:
         name = raw.strip()
         if name not in selected:
-            lowered = name.lower()
-            name = next((o for o in options if o.lower() == lowered), name)
+            wanted = "-".join(name.lower().split())
+            wanted = AGENT_ALIASES.get(wanted, wanted) if kind == "agent" else wanted
+            name = next((o for o in options if o.lower() == wanted), name)
         if name not in selected:
             raise UsageError(f"unknown setup {kind} {raw!r} (options: {', '.join(options)})")
         selected[name] = True
@@ -287,7 +291,7 @@ def _apply_credentials(config: Config, selected: Mapping[str, bool], options: Se
         if not on:
             continue
         provider = config.providers[name]
-        if provider.type not in REMOTE_PROVIDER_TYPES:
+        if provider.type in LOCAL_PROVIDER_TYPES:
             continue
         if options.api_key:
             provider.api_key = options.api_key

@@ -275,3 +275,41 @@ def test_terminal_setup_confirms_before_saving(cfg: Path) -> None:
     assert code == 0, out
     assert f"saved config: {cfg}" in out
     assert load_config(cfg).agents["claude"].enabled
+
+
+def test_setup_over_an_old_file_merges_defaults_and_keeps_custom_values(cfg: Path) -> None:
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(
+        """
+identity: {user_id: old}
+providers:
+  sqlite: {type: sqlite, enabled: true, path: /custom/memory.sqlite}
+  mine: {type: acme, enabled: true, region: eu}
+recall_profiles:
+  default:
+    providers: [{name: sqlite, required: true}, {name: mine, required: false, weight: 0.5}]
+    max_results: 8
+agents:
+  codex:
+    enabled: true
+    hooks:
+      user_input:
+        recall: {enabled: true, profile: default, query_template: "{{ .prompt }}"}
+"""
+    )
+    result = CliRunner().invoke(cli, ["--config", str(cfg), "setup", "--yes", "--force", "--agent", "Claude Code"])
+    assert result.exit_code == 0, result.output
+    config = load_config(cfg)
+    assert config.identity.user_id == "old"
+    assert config.providers["sqlite"].path == "/custom/memory.sqlite"
+    assert config.providers["mine"].extra == {"region": "eu"}
+    assert "zep" in config.providers and not config.providers["zep"].enabled
+    default = config.recall_profiles["default"]
+    assert default.max_results == 3  # the old default of 8 is migrated
+    mine = next(r for r in default.providers if r.name == "mine")
+    assert (mine.required, mine.weight) == (False, 0.5)  # custom routing of enabled providers is kept
+    hook = config.agents["codex"].hooks["user_input"]
+    assert hook.recall.profile == "passive" and hook.recall.max_results == 2
+    assert hook.recall.insertion.min_score == 0.8 and hook.recall.initial is not None
+    assert set(config.agents["codex"].hooks) >= {"session_start", "turn_end"}
+    assert not config.agents["codex"].enabled and config.agents["claude"].enabled  # the alias was understood

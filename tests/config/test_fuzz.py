@@ -56,13 +56,13 @@ def _pipeline(data: Any) -> Config | None:
     return config
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(SHAPES)
 def test_random_shapes_never_crash(data: Any) -> None:
     _pipeline(data)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(KEYS, SHAPES, max_size=6))
 def test_random_top_level_mappings_never_crash(data: dict[str, Any]) -> None:
     _pipeline(data)
