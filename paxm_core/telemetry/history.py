@@ -49,11 +49,18 @@ class HistorySummary:
 def summarize(metrics: Metrics, days: int, storage: dict[str, Any], *, now: datetime | None = None) -> HistorySummary:
     """Sum the daily buckets of the window ``[today - days + 1, today]`` (UTC)."""
     until = now or utcnow()
-    start = datetime(until.year, until.month, until.day, tzinfo=until.tzinfo) - timedelta(days=days - 1)
+    today = datetime(until.year, until.month, until.day, tzinfo=until.tzinfo)
+    try:
+        start = today - timedelta(days=days - 1)
+    except OverflowError:  # a window reaching before year 1 simply covers everything
+        start = datetime(1, 1, 1, tzinfo=until.tzinfo)
     summary = HistorySummary(days=days, since=start, until=until, storage=storage)
     groups: dict[str, dict[str, Counter]] = {"agents": {}, "profiles": {}, "hook_events": {}, "providers": {}}
-    for offset in range(days):
-        key = (start + timedelta(days=offset)).strftime("%Y-%m-%d")
+    first, last = start.date().isoformat(), today.date().isoformat()
+    # Walk the stored buckets, not every date of the window: days=10**9 must not spin.
+    for key in metrics.day_keys():
+        if not first <= key <= last:
+            continue
         day = metrics.day(key)
         if day is None:
             continue

@@ -205,6 +205,8 @@ def test_history_and_doctor(config: Path) -> None:
     async def body(client: ClientSession) -> Any:
         await client.call_tool("paxm_remember", {"text": "history counts this write"})
         await client.call_tool("paxm_recall", {"query": "history counts"})
+        huge = await client.call_tool("paxm_history", {"days": 10**12})
+        assert not huge.is_error and huge.structured_content["totals"]["events"] == 2
         return await client.call_tool("paxm_history", {"days": 1}), await client.call_tool("paxm_config_doctor", {})
 
     history, doctor = run(config, body)
