@@ -53,7 +53,11 @@ def test_legacy_plugin_passes_with_fallback_and_skips(tmp_path: Path) -> None:
     report = conformance(tmp_path, "legacy")
     assert report["passed"] is True
     assert report["capabilities"] == {"put_batch": False, "delete": False, "attribution": False}
-    assert summary(report)[-3:] == [("attribution fidelity", "SKIP"), ("putBatch fallback", "PASS"), ("delete lifecycle", "SKIP")]
+    assert summary(report)[-3:] == [
+        ("attribution fidelity", "SKIP"),
+        ("putBatch fallback", "PASS"),
+        ("delete lifecycle", "SKIP"),
+    ]
     skipped = [c for c in report["checks"] if c.get("skipped")]  # type: ignore[union-attr]
     assert all(c == {"name": c["name"], "required": False, "passed": False, "skipped": True} for c in skipped)
 

@@ -287,3 +287,14 @@ def test_ids_are_unique_across_threads(make: Make, tmp_path: Path) -> None:
         list(pool.map(lambda _: provider.health(d()), range(8)))
     ids = [entry["request"]["id"] for entry in requests(tmp_path)]  # type: ignore[index]
     assert sorted(ids, key=int) == [str(n) for n in range(1, 9)]
+
+
+def test_capability_probe_is_short_and_not_repeated_after_failure(make: Make, tmp_path: Path) -> None:
+    provider = make("hang", timeout=30.0)
+    started = time.monotonic()
+    assert provider.capabilities() == frozenset()
+    assert time.monotonic() - started < 5  # capped at CAPABILITY_PROBE_TIMEOUT, not the 30 s timeout
+    started = time.monotonic()
+    assert provider.capabilities() == frozenset()
+    assert time.monotonic() - started < 0.5  # the failure is remembered
+    assert len(requests(tmp_path)) == 1

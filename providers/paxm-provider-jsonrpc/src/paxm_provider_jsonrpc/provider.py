@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from paxm_core import (
     MemoryHit,
     MemoryItem,
     MemoryRef,
+    PaxmError,
     ProviderConfig,
     ProviderError,
     SearchQuery,
@@ -29,9 +31,13 @@ from paxm_provider_jsonrpc.transport import (
     StdioTransport,
 )
 
-__all__ = ["DEFAULT_TIMEOUT", "JsonRpcProvider", "PluginCapabilities"]
+__all__ = ["CAPABILITY_PROBE_TIMEOUT", "DEFAULT_TIMEOUT", "JsonRpcProvider", "PluginCapabilities"]
 
 DEFAULT_TIMEOUT = 30.0
+#: Longest wait for ``paxm.capabilities`` when asked without a deadline.
+CAPABILITY_PROBE_TIMEOUT = 2.0
+#: After a failed probe, seconds before the plugin is asked again.
+CAPABILITY_RETRY_AFTER = 60.0
 
 HEALTH = "paxm.health"
 SEARCH = "paxm.search"
@@ -88,6 +94,7 @@ class JsonRpcProvider:
         self._transport = StdioTransport(name, str(Path(command).expanduser()), config.args, env, timeout, max_bytes)
         self._capabilities: PluginCapabilities | None = None
         self._capabilities_lock = threading.Lock()
+        self._capabilities_retry_at = 0.0
 
     @property
     def name(self) -> str:
@@ -194,16 +201,20 @@ class JsonRpcProvider:
     def capabilities(self) -> frozenset[str]:
         """Capability names advertised by the plugin, asked once and cached.
 
-        A plugin that cannot answer is treated as advertising nothing (and asked again next
-        time); ``put_batch`` still works through the single-put fallback.
+        This is called without a deadline (e.g. by the router while closing), so the probe
+        gets at most :data:`CAPABILITY_PROBE_TIMEOUT` seconds.  A plugin that cannot answer
+        is treated as advertising nothing for :data:`CAPABILITY_RETRY_AFTER` seconds; writes
+        still work through the single-put fallback meanwhile.
         """
         with self._capabilities_lock:
-            if self._capabilities is None:
+            now = time.monotonic()
+            if self._capabilities is None and now >= self._capabilities_retry_at:
                 try:
-                    self._capabilities = self.plugin_capabilities(Deadline.after(self.timeout))
-                except ProviderError:
-                    return frozenset()
-            return self._capabilities.names()
+                    probe = Deadline.after(min(self.timeout, CAPABILITY_PROBE_TIMEOUT))
+                    self._capabilities = self.plugin_capabilities(probe)
+                except PaxmError:
+                    self._capabilities_retry_at = now + CAPABILITY_RETRY_AFTER
+            return self._capabilities.names() if self._capabilities is not None else frozenset()
 
     # -- helpers --------------------------------------------------------------------------
 
