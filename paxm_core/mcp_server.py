@@ -289,7 +289,7 @@ class PaxmTools:
                 command="recall",
             )
         except RecallError as exc:
-            partial = exc.result.to_json() if exc.result is not None else None
+            partial = exc.result.to_json() if exc.result is not None else {"query": query.strip(), "hits": []}
             content = {"error": str(exc), "result": partial, "paxm_context": dict(_RECALL_CONTEXT)}
             return ToolOutcome(wrap_recall_context("active", dumps_json(content)), content, is_error=True)
         return ToolOutcome(wrap_recall_context("active", dumps_json(result.to_json())), recall_json(result))

@@ -76,3 +76,14 @@ def test_modules_do_not_import_the_sdk(module: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
     assert not loaded & {"mcp", "mcp_types", "pydantic", "anyio", "starlette", "yaml"}
+
+
+def test_cli_wiring() -> None:
+    code = "from paxm_core.cli import main; main()"
+    listing = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, timeout=60)
+    for name in ("mcp", "history", "logs"):
+        assert f"  {name} " in listing.stdout, listing.stdout
+    serve_help = subprocess.run(
+        [sys.executable, "-c", code, "mcp", "serve", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert serve_help.returncode == 0 and "--agent NAME" in serve_help.stdout
