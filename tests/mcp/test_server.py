@@ -249,11 +249,22 @@ def test_doctor_reports_an_unhealthy_required_provider(tmp_path: Path) -> None:
     )
 
     async def body(client: ClientSession) -> Any:
-        return await client.call_tool("paxm_config_doctor", {})
+        return (
+            await client.call_tool("paxm_config_doctor", {}),
+            await client.call_tool("paxm_recall", {"query": "anything"}),
+            await client.call_tool("paxm_remember", {"text": "anything"}),
+        )
 
-    doctor = run(config, body)
+    doctor, recall, remember = run(config, body)
     assert doctor.is_error, doctor.structured_content
-    assert "broken" in doctor.structured_content["error"]
+    assert doctor.structured_content["error"] == "required provider unhealthy: broken"
+    (status,) = doctor.structured_content["result"]["statuses"]
+    assert status["provider"] == "broken" and status["ok"] is False and status["error"]
+    assert recall.is_error and text_of(recall).startswith('<paxm-recall version="1" mode="active">')
+    assert recall.structured_content["paxm_context"] == {"version": 1, "kind": "recall", "mode": "active"}
+    assert recall.structured_content["result"]["provider_errors"][0]["op"] == "search"
+    assert remember.is_error and remember.structured_content["result"]["refs"] == []
+    assert remember.structured_content["result"]["provider_errors"][0]["op"] == "put"
 
 
 def paxm_cli(config: Path, *args: str) -> str:
