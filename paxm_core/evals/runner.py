@@ -141,7 +141,9 @@ class Runner:
                 self._execute(case_dir, case, result)
         except PaxmError as exc:
             result.set_execution_error(str(exc))
-        except (OSError, ValueError) as exc:
+        except Exception as exc:
+            # A provider or plugin bug must cost one case, not the whole run's report; it is
+            # still an execution failure, which fails every gate.
             result.set_execution_error(f"{type(exc).__name__}: {exc}")
         finally:
             if (

@@ -227,3 +227,25 @@ def test_seeded_memories_keep_their_ids_tiers_expiry_and_creation_time(tmp_path:
     assert hit.id == "old" and hit.tier == "stm" and hit.metadata.get("team") == "infra"
     assert hit.created_at is not None and hit.created_at.year == 2019
     assert hit.expires_at is not None and hit.expires_at.year == 2099
+
+
+class _BrokenWriter:
+    def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
+        raise RuntimeError("writer bug")
+
+
+def test_an_unexpected_exception_costs_one_case_not_the_run() -> None:
+    write_case = {
+        "id": "w-broken",
+        "category": "user_input",
+        "turns": [{"role": "user", "text": "Decision"}, {"role": "assistant", "text": "Noted."}],
+        "write": {"event": "user_input", "prompt": "Decision: lunar cache TTL"},
+        "recall": {"mode": "active", "query": "lunar cache TTL"},
+        "expected_write": ["lunar cache"],
+    }
+    plain = _case("plain-2", [_mem("p", "osprey")], {"mode": "active", "query": "osprey"}, expected=["p"])
+    results = _run(write_case, plain, writer=_BrokenWriter())
+    assert results["w-broken"].execution_error == "RuntimeError: writer bug"
+    assert results["w-broken"].adapter_contract_errors == ["RuntimeError: writer bug"]
+    assert results["plain-2"].passed
+    assert results["__result__"].execution_failed == 1
