@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from paxm_core.config.model import Config
 from paxm_core.duration import format_duration, parse_duration
@@ -282,6 +284,51 @@ def _dump_value(value: Any, redact: bool) -> Any:
     return value
 
 
+_SECRET_FLAG = re.compile(r"^(--?[\w.-]*(?:key|token|secret|password|auth)[\w.-]*)(=.*)?$", re.IGNORECASE)
+
+
+def _redact_option(key: str, value: Any) -> Any:
+    """Redact a provider option: secret-looking keys, and the same inside nested mappings."""
+    if is_secret_key(key) and value not in (None, ""):
+        return REDACTED
+    if isinstance(value, dict):
+        return {k: _redact_option(str(k), v) for k, v in value.items()}
+    if isinstance(value, str) and "://" in value:
+        return _redact_url(value)
+    return value
+
+
+def _redact_args(args: list[Any]) -> list[Any]:
+    """Hide values of ``--api-key X`` / ``--token=X`` style arguments."""
+    out: list[Any] = []
+    hide_next = False
+    for arg in args:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        match = _SECRET_FLAG.match(arg) if isinstance(arg, str) else None
+        if match and match.group(2):
+            out.append(f"{match.group(1)}={REDACTED}")
+        else:
+            out.append(arg)
+            hide_next = match is not None
+    return out
+
+
+def _redact_url(url: str) -> str:
+    """Hide the password of ``scheme://user:password@host`` URLs."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if not password:
+        return url
+    netloc = parts.netloc.replace(f":{password}@", f":{REDACTED}@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
     cls = type(obj)
     out: dict[str, Any] = {}
@@ -293,7 +340,7 @@ def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
             for k, v in value.items():
                 if k in out:
                     continue
-                out[k] = REDACTED if redact and is_secret_key(k) and v not in (None, "") else v
+                out[k] = _redact_option(k, v) if redact else v
             continue
         if _is_duration(cls, f):
             if value is not None:
@@ -311,8 +358,12 @@ def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
         if cls is ProviderConfig and redact:
             if f.name == "env" and isinstance(dumped, dict):
                 dumped = {k: REDACTED for k in dumped}
-            elif is_secret_key(f.name) and dumped not in ("", None):
-                dumped = REDACTED
+            elif f.name == "args" and isinstance(dumped, list):
+                dumped = _redact_args(dumped)
+            elif f.name == "base_url" and isinstance(dumped, str):
+                dumped = _redact_url(dumped)
+            else:
+                dumped = _redact_option(f.name, dumped)
         out[f.name] = dumped
     return out
 

@@ -300,3 +300,21 @@ agents:
     assert config.agents["codex"].passive_write_started_at == "2026-01-02T03:04:05.5Z"
     save_config(config, path)
     assert load_config(path) == config
+
+
+def test_redaction_reaches_args_urls_and_nested_options(tmp_path: Path) -> None:
+    config = load_config(tmp_path / "r" / "config.yaml")
+    config.providers["rpc"] = ProviderConfig(
+        type="jsonrpc",
+        command="plugin",
+        args=["serve", "--api-key", "A-SECRET", "--token=B-SECRET", "--verbose"],
+        base_url="https://bob:C-SECRET@example.test/api",
+        extra={"headers": {"Authorization": "Bearer D-SECRET", "Accept": "json"}, "dsn": "pg://u:E-SECRET@db/x"},
+    )
+    shown = json.dumps(config.to_json())
+    assert "SECRET" not in shown
+    rpc = config.to_json()["providers"]["rpc"]
+    assert rpc["args"] == ["serve", "--api-key", "<redacted>", "--token=<redacted>", "--verbose"]
+    assert rpc["base_url"] == "https://bob:<redacted>@example.test/api"
+    assert rpc["headers"] == {"Authorization": "<redacted>", "Accept": "json"}
+    assert config.to_json(redact=False)["providers"]["rpc"]["args"][2] == "A-SECRET"
