@@ -136,3 +136,30 @@ def test_real_entry_points_and_sqlite_default(tmp_path: Path) -> None:
         assert [s.ok for s in runtime.router.health()] == [True]
     assert (tmp_path / "memory.sqlite").exists()
     assert (tmp_path / "state" / "session-sequences.sqlite").exists()
+
+
+def test_team_scope_end_to_end_on_sqlite(tmp_path: Path) -> None:
+    """A team write profile (as ``setup --team-id core`` creates) keeps the same text apart per scope."""
+    from paxm_core.config import ScopeConfig, WriteProfileConfig, save_config
+    from paxm_core.envelope import render_recall_text
+
+    path = tmp_path / "config.yaml"
+    cfg = load_config(path)
+    ltm = cfg.write_profiles["ltm"]
+    cfg.write_profiles["team-core"] = WriteProfileConfig(
+        providers=list(ltm.providers), tier="ltm", scope=ScopeConfig(type="team", id="core")
+    )
+    save_config(cfg, path)
+    with Runtime.load(str(path), telemetry=None) as runtime:
+        personal = runtime.tools.remember("freeze merges on release day").refs[0]
+        team = runtime.tools.remember("Freeze merges on release day", profile="team-core").refs[0]
+        assert personal.id != team.id  # the fingerprint includes the scope
+        again = runtime.tools.remember("freeze  merges on release day", profile="team-core").refs[0]
+        assert again.id == team.id
+        result = runtime.tools.recall("freeze merges release")
+        scopes = sorted(f"{h.scope.type}:{h.scope.id}" for h in result.hits)
+        assert scopes == [f"personal:{cfg.identity.user_id}", "team:core"]
+        team_hit = next(h for h in result.hits if h.scope.type == "team")
+        assert team_hit.metadata["paxm_occurrences"] == "2"
+        text = render_recall_text(result)
+        assert "Scope: team:core" in text and f"Scope: personal:{cfg.identity.user_id}" in text
