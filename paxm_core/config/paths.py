@@ -17,8 +17,12 @@ __all__ = [
 
 
 def expand_path(path: str | Path) -> Path:
-    """Expand a leading ``~``; relative paths stay relative."""
-    return Path(path).expanduser()
+    """Expand a leading ``~`` and make the path absolute (symlinks are kept).
+
+    Absolute paths matter: the data, state and hook socket paths derived from the config's
+    directory must not change meaning when a hook runs from another working directory.
+    """
+    return Path(path).expanduser().absolute()
 
 
 def _xdg(var: str, *fallback: str) -> Path:

@@ -318,3 +318,11 @@ def test_redaction_reaches_args_urls_and_nested_options(tmp_path: Path) -> None:
     assert rpc["base_url"] == "https://bob:<redacted>@example.test/api"
     assert rpc["headers"] == {"Authorization": "<redacted>", "Accept": "json"}
     assert config.to_json(redact=False)["providers"]["rpc"]["args"][2] == "A-SECRET"
+
+
+def test_relative_config_path_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config("rel/config.yaml")
+    assert config.path == tmp_path / "rel" / "config.yaml"
+    assert config.providers["sqlite"].path == str(tmp_path / "rel" / "memory.sqlite")
+    assert config.hooks_dir == tmp_path / "rel" / "hooks"
