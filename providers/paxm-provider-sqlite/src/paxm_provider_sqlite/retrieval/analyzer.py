@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
 
@@ -62,11 +63,11 @@ class Group:
             return '"' + self.tokens[0] + '"'
         return "(" + " OR ".join('"' + t + '"' for t in self.tokens) + ")"
 
-    def present(self, hay: str, text_lower: str) -> bool:
-        """Whether a memory (its padded term string ``hay``) satisfies this group."""
+    def present(self, hay: str, tokens: frozenset[str] | set[str]) -> bool:
+        """Whether a memory satisfies this group, given its padded term string and token set."""
         if self.phrase:
-            return "".join(self.phrase) in text_lower
-        return any(f" {t} " in hay for t in self.tokens)
+            return " " + " ".join(self.phrase) + " " in hay
+        return any(t in tokens for t in self.tokens)
 
 
 @dataclass
@@ -106,40 +107,53 @@ def _numeric_key(chunk: str) -> str:
     return ""
 
 
+_PIECE = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
+#: Chunks longer than this are not cached and produce no joined forms (logs, base64, padding).
+_MAX_CHUNK = 256
+_ChunkIndex = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _index_chunk(chunk: str) -> _ChunkIndex:
+    if chunk.isascii() and chunk.isalpha() and chunk[1:].islower():
+        # the common plain (possibly capitalised) word
+        return ((canonical(chunk.lower()),) if len(chunk) <= _MAX_PART else ()), ()
+    tokens: list[str] = []
+    extras: list[str] = []
+    for piece in _PIECE.finditer(chunk):
+        value = piece.group()
+        if value[0] >= "\u3040" and _CJK_RUN.fullmatch(value):
+            tokens.extend(value)
+            continue
+        if len(value) > _MAX_CHUNK:
+            continue
+        split = _split_atom(value)
+        tokens.extend(canonical(p) for p in split if len(p) <= _MAX_PART)
+        if len(split) > 1 and len(value) <= _MAX_PART:
+            extras.append("".join(split))
+    if len(chunk) <= _MAX_CHUNK:
+        raw_parts = [p for p in re.findall(r"[a-z0-9]+", chunk.lower()) if len(p) <= _MAX_PART]
+        if len(raw_parts) > 1 and len(tokens) > 1:
+            extras.append("_".join(raw_parts))
+            extras.append("".join(raw_parts))
+        numeric = _numeric_key(chunk)
+        if numeric:
+            extras.append(numeric)
+    return tuple(tokens), tuple(extras)
+
+
+_index_chunk_cached = lru_cache(maxsize=200_000)(_index_chunk)
+
+
 def index_text(text: str) -> IndexedText:
     """The term-index columns for a memory's ``text``."""
     stream: list[str] = []
     extras: dict[str, None] = {}
-    for match in _CHUNK.finditer(text):
-        chunk = match.group()
-        if chunk.isascii() and chunk.isalpha() and chunk[1:].islower():
-            # fast path: the common plain (possibly capitalised) word
-            stream.append(canonical(chunk.lower()) if len(chunk) <= _MAX_PART else "")
-            continue
-        before = len(stream)
-        for piece in re.finditer(f"[{_CJK}]+|[^\\W_{_CJK}]+", chunk):
-            value = piece.group()
-            if value[0] >= "\u3040" and _CJK_RUN.fullmatch(value):
-                stream.extend(value)
-                continue
-            split = _split_atom(value)
-            stream.extend(canonical(p) if len(p) <= _MAX_PART else "" for p in split)
-            if len(split) > 1:
-                joined = "".join(split)
-                if len(joined) <= _MAX_PART:
-                    extras[joined] = None
-        added = [t for t in stream[before:] if t]
-        raw_parts = [p for p in re.findall(r"[a-z0-9]+", chunk.lower()) if len(p) <= _MAX_PART]
-        if len(raw_parts) > 1 and len(added) > 1:
-            compound = "_".join(raw_parts)
-            if len(compound) <= _MAX_PART * 2:
-                extras[compound] = None
-                extras["".join(raw_parts)] = None
-        numeric = _numeric_key(chunk)
-        if numeric:
-            extras[numeric] = None
-    tokens = [t for t in stream if t]
-    return IndexedText(" ".join(tokens), " ".join(extras), len(set(tokens)) + len(extras))
+    for chunk in text.split():
+        tokens, joined = _index_chunk_cached(chunk) if len(chunk) <= _MAX_CHUNK else _index_chunk(chunk)
+        stream.extend(tokens)
+        for item in joined:
+            extras[item] = None
+    return IndexedText(" ".join(stream), " ".join(extras), len(set(stream)) + len(extras))
 
 
 def analyze_query(text: str) -> QueryAnalysis:

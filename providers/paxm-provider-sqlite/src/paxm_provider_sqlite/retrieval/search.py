@@ -3,7 +3,8 @@
 Stages run in order and the first non-empty one wins, so a weaker match never outranks or
 pads out a stronger one:
 
-1. ``exact``: the query's whole canonical stream as an FTS5 phrase over ``memory_terms``.
+1. ``exact``: the query's whole canonical stream appears as a phrase (checked on the
+   strict candidates' stored term streams).
 2. ``strict``: every query group present (an FTS5 ``AND``).
 3. ``relaxed``: any informative group present; candidates come from the rarest groups
    (document frequency probed with bounded queries), score = matched groups / all groups.
@@ -14,6 +15,7 @@ select, so the cost follows the number of matches, not the table size.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
 
@@ -37,6 +39,8 @@ MAX_RELAXED_GROUPS = 8
 MAX_SCORED_GROUPS = 64
 #: Document-frequency probes stop counting here: beyond it a term is "common".
 DF_CAP = 256
+#: Most rows the relaxed stage ranks with bm25 (the sum of its rare groups' frequencies).
+RELAXED_RANK_BUDGET = 768
 
 
 def _json_path(key: str) -> str:
@@ -66,15 +70,19 @@ class _Plan:
         self.trace = trace
         self.where, self.args = filter_clause(request)
 
-    def ranked(self, name: str, expr: str, *, with_terms: bool = False, by_rank: bool = True) -> list[Light]:
-        cols = "m.rowid, bm25(memory_terms), m.created_at, m.nterms"
+    def ranked(
+        self, name: str, expr: str, *, with_terms: bool = False, by_rank: bool = True, limit: int = 0
+    ) -> list[Light]:
+        cols = f"m.rowid, {'bm25(memory_terms)' if by_rank else 'NULL'}, m.created_at, m.nterms"
         if with_terms:
             cols += ", m.terms, m.extras"
-        order = "ORDER BY bm25(memory_terms), m.created_at DESC" if by_rank else "ORDER BY m.rowid DESC"
+        # Newest-first must follow the FTS5 table's own rowid order: ordering by the joined
+        # table's rowid makes SQLite sort every match (a full scan for common terms).
+        order = "ORDER BY bm25(memory_terms), m.created_at DESC" if by_rank else "ORDER BY memory_terms.rowid DESC"
         rows = self.conn.execute(
             f"""SELECT {cols} FROM memory_terms JOIN memories AS m ON m.rowid = memory_terms.rowid
                 WHERE memory_terms MATCH ? AND {self.where} {order} LIMIT ?""",
-            (expr, *self.args, self.request.candidate_limit),
+            (expr, *self.args, limit or self.request.candidate_limit),
         ).fetchall()
         self.trace.branches[name] = len(rows)
         return [Light(row, rank) for rank, row in enumerate(rows)]
@@ -90,17 +98,23 @@ class _Plan:
 class Light:
     """A candidate before its row is loaded: what ranking needs and nothing more."""
 
-    __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density")
+    __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density", "_tokens")
 
     def __init__(self, row: Sequence[object], rank: int) -> None:
         self.rowid = int(row[0])  # type: ignore[call-overload]
-        self.raw = -float(row[1])  # type: ignore[arg-type]
+        self.raw = -float(row[1]) if row[1] is not None else None  # type: ignore[arg-type]
         self.created_at = str(row[2])
         self.nterms = max(1, int(row[3] or 0))  # type: ignore[call-overload]
         self.hay = f" {row[4]} {row[5]} " if len(row) > 4 else ""
         self.rrf = 1.0 / (RRF_K + rank + 1)
         self.score = 1.0
         self.density = 0.0
+        self._tokens: set[str] | None = None
+
+    def has(self, group: Group) -> bool:
+        if self._tokens is None:
+            self._tokens = set(self.hay.split())
+        return group.present(self.hay, self._tokens)
 
 
 def _fuse(lists: Sequence[Sequence[Light]]) -> list[Light]:
@@ -113,7 +127,8 @@ def _fuse(lists: Sequence[Sequence[Light]]) -> list[Light]:
                 merged[cand.rowid] = cand
             else:
                 seen.rrf += cand.rrf
-                seen.raw = max(seen.raw, cand.raw)
+                if cand.raw is not None and (seen.raw is None or cand.raw > seen.raw):
+                    seen.raw = cand.raw
                 if not seen.hay:
                     seen.hay = cand.hay
     return list(merged.values())
@@ -122,7 +137,7 @@ def _fuse(lists: Sequence[Sequence[Light]]) -> list[Light]:
 def _order(cands: list[Light]) -> None:
     # created_at is fixed-width text, so the string order is the time order.
     cands.sort(key=lambda c: c.created_at, reverse=True)
-    cands.sort(key=lambda c: (c.score, c.density, c.rrf, c.raw), reverse=True)
+    cands.sort(key=lambda c: (c.score, c.density, c.rrf, c.raw if c.raw is not None else -math.inf), reverse=True)
 
 
 def _load(conn: sqlite3.Connection, chosen: list[Light]) -> list[Candidate]:
@@ -156,45 +171,90 @@ def _recent(conn: sqlite3.Connection, request: Request) -> list[Candidate]:
     return out
 
 
-def _all_present(plan: _Plan, name: str, query: QueryAnalysis, expr: str) -> list[Light]:
-    cands = plan.ranked(name, expr)
+def _strict(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]]) -> tuple[str, list[Light]]:
+    """Strict all-groups candidates, narrowed to the exact-phrase ones when there are any.
+
+    FTS5's bm25 counts every document of every term it ranks, which costs milliseconds for
+    a term in most rows.  So only the rare groups are matched (and ranked) by FTS5; the common
+    ones are checked on the candidates' stored term streams.  With no rare group at all the
+    newest matching rows are taken, unranked.  Exact phrase implies all groups, so the phrase
+    is checked on the strict candidates' term streams too (an FTS5 phrase over common tokens
+    reads every position list).
+    """
+    if any(df == 0 for df, _ in frequencies):
+        return "", []
+    rare = [g for df, g in sorted(frequencies, key=lambda p: p[0]) if df < DF_CAP]
+    common = [g for df, g in frequencies if df >= DF_CAP]
+    if rare:
+        cands = plan.ranked("strict_all_terms", " AND ".join(g.fts() for g in rare), with_terms=True, limit=DF_CAP)
+        if common:
+            cands = [c for c in cands if all(c.has(g) for g in common)]
+        cands = cands[: plan.request.candidate_limit]
+    else:
+        cands = plan.ranked("strict_common", " AND ".join(g.fts() for g in common), with_terms=True, by_rank=False)
     groups = len(query.groups)
     for cand in cands:
         cand.density = groups / cand.nterms
-    return cands
+    if not cands:
+        return "", []
+    if 2 <= len(query.stream) <= MAX_PHRASE_TOKENS:
+        phrase = " " + " ".join(query.stream) + " "
+        exact = [c for c in cands if phrase in c.hay]
+        plan.trace.branches["exact_phrase"] = len(exact)
+        if exact:
+            return "exact", exact
+    return "strict", cands
 
 
-def _relaxed(plan: _Plan, query: QueryAnalysis, deadline: Deadline) -> list[Light]:
-    groups = query.groups[:MAX_SCORED_GROUPS]
-    frequencies = []
-    for group in groups:
-        deadline.check("sqlite search")
-        frequencies.append((plan.document_frequency(group), group))
+def _weight(df: int) -> float:
+    # idf with the probe cap standing in for the corpus size: rare groups weigh up to ~5.5,
+    # groups at the cap ~0.7.
+    return math.log(1.0 + DF_CAP / max(1, df))
+
+
+def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]]) -> list[Light]:
+    groups = [g for _, g in frequencies]
     present = [(df, g) for df, g in frequencies if df > 0]
     plan.trace.dropped_terms = [g.surface for df, g in frequencies if df == 0]
     if not present:
         return []
     present.sort(key=lambda pair: pair[0])
-    rare = [g for df, g in present if df < DF_CAP][:MAX_RELAXED_GROUPS]
+    # The rarest groups, while their documents (each one ranked by bm25) stay few.
+    rare: list[Group] = []
+    budget = RELAXED_RANK_BUDGET
+    for df, g in present:
+        if df >= DF_CAP or len(rare) >= MAX_RELAXED_GROUPS or (rare and df > budget):
+            break
+        rare.append(g)
+        budget -= df
     lists = []
     if rare:
         lists.append(plan.ranked("relaxed_rare", " OR ".join(g.fts() for g in rare), with_terms=True))
     if len(rare) < MAX_RELAXED_GROUPS:
         # Common groups are too frequent to rank by bm25 within bounds; take the newest
         # rows that contain them and let the group count decide.
-        common = [g for df, g in present if df >= DF_CAP][: MAX_RELAXED_GROUPS - len(rare)]
+        common = [g for df, g in present if g not in rare][: MAX_RELAXED_GROUPS - len(rare)]
         if common:
             expr = " OR ".join(g.fts() for g in common)
             lists.append(plan.ranked("relaxed_common", expr, with_terms=True, by_rank=False))
     cands = _fuse(lists)
-    total = len(query.groups)
+    if len(query.groups) <= MAX_STRICT_GROUPS:
+        # A short query: upstream's rule, the share of query groups the memory contains.
+        scored = [(g, 1.0) for g in query.groups]
+    else:
+        # A long prompt: coverage of its most informative groups, weighted by rarity, so a
+        # memory sharing the prompt's one distinctive identifier beats one sharing filler.
+        scored = [(g, _weight(df)) for df, g in present[:MAX_RELAXED_GROUPS]]
+    total = sum(w for _, w in scored)
     kept = []
     for cand in cands:
-        matched = sum(1 for g in groups if g.present(cand.hay, ""))
-        if matched:
-            cand.score = matched / total
-            cand.density = matched / cand.nterms
-            kept.append(cand)
+        matched = sum(1 for g in groups if cand.has(g))
+        if not matched:
+            continue
+        weight = sum(w for g, w in scored if cand.has(g))
+        cand.score = weight / total if total else 0.0
+        cand.density = matched / cand.nterms
+        kept.append(cand)
     return kept
 
 
@@ -206,21 +266,19 @@ def search(conn: sqlite3.Connection, request: Request, deadline: Deadline, trace
         trace.selected = "recent"
         return _recent(conn, request)
     plan = _Plan(conn, request, trace)
-    chosen: list[Light] = []
-    if 2 <= len(query.stream) <= MAX_PHRASE_TOKENS:
-        chosen = _all_present(plan, "exact_phrase", query, 'terms : "' + " ".join(query.stream) + '"')
-        trace.exact = len(chosen)
-        if chosen:
-            trace.selected = "exact"
-    if not chosen and len(query.groups) <= MAX_STRICT_GROUPS:
+    frequencies = []
+    for group in query.groups[:MAX_SCORED_GROUPS]:
         deadline.check("sqlite search")
-        chosen = _all_present(plan, "strict_all_terms", query, " AND ".join(g.fts() for g in query.groups))
+        frequencies.append((plan.document_frequency(group), group))
+    chosen: list[Light] = []
+    if len(query.groups) <= MAX_STRICT_GROUPS:
+        stage, chosen = _strict(plan, query, frequencies)
         trace.strict = len(chosen)
         if chosen:
-            trace.selected = "strict"
+            trace.selected = stage
     if not chosen:
         deadline.check("sqlite search")
-        chosen = _relaxed(plan, query, deadline)
+        chosen = _relaxed(plan, query, frequencies)
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
