@@ -84,6 +84,7 @@ def run(
     FAIL line per failed case.  Exits 1 when the gate fails.
     """
     from paxm_core.evals import (
+        HookConversationWriter,
         Runner,
         check_budget,
         compare,
@@ -96,7 +97,6 @@ def run(
         validate_gate_options,
     )
     from paxm_core.evals.errors import GateFailed
-    from paxm_core.evals.writer import HookConversationWriter
 
     validate_gate_options(gate, budget_path is not None)
     suite = load_suite(suite_path)

@@ -1,7 +1,8 @@
 """``paxm eval run``: upstream's eval suites run through the production runtime.
 
 Submodules: :mod:`~paxm_core.evals.suite` (strict suite format v1),
-:mod:`~paxm_core.evals.runner` (isolated per-case runtime), :mod:`~paxm_core.evals.scoring`
+:mod:`~paxm_core.evals.runner` (isolated per-case runtime), :mod:`~paxm_core.evals.writer`
+(hook writes for conversation-write cases), :mod:`~paxm_core.evals.scoring`
 (metrics), :mod:`~paxm_core.evals.regression` (budgets, ``--compare``),
 :mod:`~paxm_core.evals.gates` (``--gate``) and :mod:`~paxm_core.evals.report` (text output).
 """
@@ -16,6 +17,7 @@ from paxm_core.evals.results import CaseResult, GroupResult, Result
 from paxm_core.evals.runner import UNSUPPORTED_WRITE, ConversationWriter, Runner, WrittenItem
 from paxm_core.evals.scoring import aggregate, score_conversation_write, score_retrieval
 from paxm_core.evals.suite import Case, Suite, load_suite
+from paxm_core.evals.writer import HookConversationWriter
 
 __all__ = [
     "GATES",
@@ -28,6 +30,7 @@ __all__ = [
     "EvalFileError",
     "GateFailed",
     "GroupResult",
+    "HookConversationWriter",
     "Result",
     "Runner",
     "Suite",

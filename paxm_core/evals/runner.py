@@ -167,8 +167,9 @@ class Runner:
 
     def _execute(self, case_dir: Path, case: Case, result: CaseResult) -> None:
         config_path = _write_case_config(case_dir)
-        runtime = self._load_runtime(config_path)
+        runtime: Runtime | None = self._load_runtime(config_path)
         try:
+            assert runtime is not None
             written_text, written_metadata = "", {}
             if case.write is not None:
                 assert self.writer is not None
@@ -184,13 +185,16 @@ class Runner:
                 result.adapter_contract_passed = not result.adapter_contract_errors
             _seed_memories(runtime, case)
             if case.restart_before_recall:
-                runtime.close()
+                # a fresh process would see only what reached disk
+                closing, runtime = runtime, None
+                closing.close()
                 runtime = self._load_runtime(config_path)
             recall_started = time.monotonic()
             hits, note = _recall(runtime, case)
             result.recall_duration_us = int((time.monotonic() - recall_started) * 1_000_000)
         finally:
-            runtime.close()
+            if runtime is not None:
+                runtime.close()
         result.hit_ids = [hit.id for hit in hits]
         result.result_count = len(hits)
         result.returned_context_bytes = sum(len(hit.text.encode("utf-8")) for hit in hits)
