@@ -49,6 +49,11 @@ def test_full_plugin_passes_every_check_in_order(tmp_path: Path) -> None:
     assert set(report) == {"protocol", "passed", "capabilities", "checks", "duration_ms"}
 
 
+def test_upstream_go_style_output_passes(tmp_path: Path) -> None:
+    report = conformance(tmp_path, "go_style")
+    assert report["passed"] is True, report
+
+
 def test_legacy_plugin_passes_with_fallback_and_skips(tmp_path: Path) -> None:
     report = conformance(tmp_path, "legacy")
     assert report["passed"] is True

@@ -113,6 +113,9 @@ def main():
                     "score": 0.9,
                     "metadata": item.get("metadata", {}),
                 }
+                if MODE == "go_style":
+                    # what upstream's Go example emits: zero time for unset created_at, ints
+                    hit.update(relevance=1, score=1, created_at="0001-01-01T00:00:00Z", tier="")
                 if MODE not in ("no_attribution", "lying_attribution"):
                     hit["origin"] = item.get("origin", {})
                     hit["scope"] = item.get("scope", {})
