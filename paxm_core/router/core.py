@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -219,15 +220,27 @@ class Router:
                 item.call = self._lane(route.name, op).submit(fn, wait=0)
             except LaneBusy:
                 item.deferred = fn
+        busy = [item for item in pending if item.deferred is not None and item is not inline]
         if inline is not None and inline.deferred is not None:
-            try:
-                inline.call = self._lane(inline.route.name, op).run_inline(inline.deferred, wait=None)
-            except RuntimeError as exc:
-                inline.outcome = _Outcome(inline.route, error=PaxmError(str(exc)))
-            inline.deferred = None
-        for item in pending:
-            if item.deferred is None:
-                continue
+            lane = self._lane(inline.route.name, op)
+            if busy:
+                # Busy lanes still need waiting for within their deadlines; running the
+                # unlimited route here first could let those deadlines lapse unobserved.
+                try:
+                    inline.call = lane.submit(inline.deferred, wait=0)
+                    inline.deferred = None
+                except LaneBusy:
+                    busy.append(inline)  # unlimited: waited for last
+            else:
+                try:
+                    inline.call = lane.run_inline(inline.deferred, wait=None)
+                except RuntimeError as exc:
+                    inline.outcome = _Outcome(inline.route, error=PaxmError(str(exc)))
+                inline.deferred = None
+        # Earliest deadline first, unlimited last, so one wait never eats another's budget.
+        busy.sort(key=lambda item: math.inf if item.deadline.at is None else item.deadline.at)
+        for item in busy:
+            assert item.deferred is not None
             try:
                 item.call = self._lane(item.route.name, op).submit(item.deferred, wait=item.deadline.timeout())
             except LaneBusy:
@@ -238,6 +251,9 @@ class Router:
                     busy=True,
                     duration_ms=_ms(time.monotonic() - item.dispatched),
                 )
+            except RuntimeError as exc:
+                item.outcome = _Outcome(item.route, error=PaxmError(str(exc)))
+            item.deferred = None
         outcomes: list[_Outcome] = []
         for item in pending:
             if item.outcome is None:

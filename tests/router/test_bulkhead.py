@@ -202,3 +202,16 @@ def test_close_does_not_wait_for_a_stuck_provider(fakes: Any) -> None:
     router.close()
     assert time.monotonic() - started < 0.3
     stuck.release.set()
+
+
+def test_busy_lane_is_waited_for_while_unlimited_route_runs(fakes: Any, make_router: Any) -> None:
+    gate = threading.Event()
+    recovering = fakes.ScriptedProvider("a", [fakes.hit("a", "1", "recovered", 0.9)], gate=gate)
+    unlimited = fakes.ScriptedProvider("b", [fakes.hit("b", "2", "slow unlimited", 0.8)], delay=0.4)
+    router = make_router({"a": recovering, "b": unlimited})
+    router.search(SearchQuery("q"), SearchPolicy([Route("a", timeout=0.05)]))  # leaves a's slot taken
+    threading.Timer(0.1, gate.set).start()  # a's stuck call returns shortly
+    result = router.search(SearchQuery("q"), SearchPolicy([Route("a", timeout=0.3), Route("b")]))
+    outcomes = {r.provider: (r.outcome, r.bulkhead_busy) for r in result.provider_recalls}
+    assert outcomes == {"a": ("success", False), "b": ("success", False)}
+    assert sorted(h.id for h in result.hits) == ["1", "2"]
