@@ -34,6 +34,13 @@ def test_plugin_module_has_no_autouse_fixtures_and_no_side_effects(pytester: pyt
     result.assert_outcomes(passed=1)
 
 
+def test_checks_carry_the_marker(pytester: pytest.Pytester) -> None:
+    body = "TestGood = contract_for(GoodProvider)\ndef test_unrelated():\n    pass\n"
+    result = run(pytester, body, "-m", "paxm_contract", "-k", "test_health or unrelated", "--strict-markers")
+    result.assert_outcomes(passed=1, deselected=22)  # test_unrelated is left out by -m
+    result.stdout.no_fnmatch_line("*test_unrelated*PASSED*")
+
+
 def test_missing_type_override_is_a_clear_error(pytester: pytest.Pytester) -> None:
     body = "class TestForgot(ProviderContract):\n    pass\n"
     result = run(pytester, body, "-k", "test_health")

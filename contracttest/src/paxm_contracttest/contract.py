@@ -171,7 +171,11 @@ class ProviderContract:
         A :class:`ReadAfterWrite` for eventually consistent backends.
     ``paxm_provider_name`` / ``paxm_call_timeout`` / ``paxm_plugin_manager``
         Instance name (``"contract"``), seconds per call (30), and the plugin manager.
+
+    Every check carries the ``paxm_contract`` marker (``pytest -m paxm_contract``).
     """
+
+    pytestmark = [pytest.mark.paxm_contract]
 
     # -- fixtures ---------------------------------------------------------------------------
 
