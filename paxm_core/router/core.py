@@ -203,7 +203,8 @@ class Router:
         pending: list[_Pending] = []
         inline: _Pending | None = None
         for route in routes:
-            deadline = overall.child(route.timeout)
+            # a zero or negative route timeout means "none", as upstream
+            deadline = overall.child(route.timeout if route.timeout and route.timeout > 0 else None)
             item = _Pending(route, deadline, time.monotonic())
             pending.append(item)
             if deadline.expired():

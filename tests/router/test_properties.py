@@ -88,6 +88,7 @@ def scenarios(draw: Any) -> tuple[dict[str, list[MemoryHit]], SearchPolicy]:
             weight=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
             min_relevance=draw(st.sampled_from([0.0, 0.0, 0.4])),
             min_score=draw(st.sampled_from([0.0, 0.0, 0.6])),
+            timeout=draw(st.sampled_from([None, 0.0, 5.0])),  # inline and worker paths
         )
         for name in names
     ]

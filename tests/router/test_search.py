@@ -316,8 +316,9 @@ def test_every_provider_call_gets_the_remaining_time(fakes: Any, make_router: An
     assert 0.3 < a.deadlines[0].remaining() <= 0.5 or a.deadlines[0].cancelled is False
     assert a.deadlines[0].at is not None and b.deadlines[0].at is not None
     assert b.deadlines[0].at - a.deadlines[0].at == pytest.approx(4.5, abs=0.1)
-    router.search(SearchQuery("q"), SearchPolicy([Route("b")]))
+    router.search(SearchQuery("q"), SearchPolicy([Route("b"), Route("a", timeout=0.0)]))
     assert b.deadlines[1].at is None  # no route timeout and no overall deadline: unlimited
+    assert a.deadlines[1].at is None  # a zero timeout means none, as upstream
 
 
 def test_expired_overall_deadline_calls_no_provider(fakes: Any, make_router: Any) -> None:
