@@ -44,6 +44,8 @@ def read_raw(path: Path) -> Any:
             raise ConfigError(
                 f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; fix the syntax"
             ) from None
+        except RecursionError:
+            raise ConfigError(f"{path}: invalid JSON: nested too deeply; simplify the file") from None
     import yaml
 
     try:

@@ -114,3 +114,17 @@ def test_random_yaml_files_load_or_fail_cleanly(text: str) -> None:
             assert str(exc).startswith(str(target))
             return
         assert config.exists
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=200) | SHAPES.map(lambda d: json.dumps(d, allow_nan=True)))
+def test_random_json_files_load_or_fail_cleanly(text: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "config.json"
+        target.write_text(text, encoding="utf-8")
+        try:
+            config = load_config(target)
+        except ConfigError as exc:
+            assert str(exc).startswith(str(target))
+            return
+        assert config.exists

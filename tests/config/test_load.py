@@ -326,3 +326,10 @@ def test_relative_config_path_is_made_absolute(tmp_path: Path, monkeypatch: pyte
     assert config.path == tmp_path / "rel" / "config.yaml"
     assert config.providers["sqlite"].path == str(tmp_path / "rel" / "memory.sqlite")
     assert config.hooks_dir == tmp_path / "rel" / "hooks"
+
+
+@pytest.mark.parametrize("name", ["config.json", "config.yaml"])
+def test_absurd_nesting_is_a_config_error(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path / "n" / name, "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ConfigError, match="nested too deeply|nesting depth"):
+        load_config(path)
