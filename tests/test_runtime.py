@@ -163,3 +163,35 @@ def test_team_scope_end_to_end_on_sqlite(tmp_path: Path) -> None:
         assert team_hit.metadata["paxm_occurrences"] == "2"
         text = render_recall_text(result)
         assert "Scope: team:core" in text and f"Scope: personal:{cfg.identity.user_id}" in text
+
+
+def test_every_fake_provider_type_through_the_plugin_manager(config: Any, plugin: Any) -> None:
+    """Flat, graded, out-of-range, slow and string-metadata providers behind one recall profile."""
+    config.providers = {
+        "flat": ProviderConfig(type="flat", enabled=True),
+        "graded": ProviderConfig(type="graded", enabled=True),
+        "odd": ProviderConfig(type="outofrange", enabled=True),
+        "slow": ProviderConfig(type="slow", enabled=True, extra={"delay": 0.05}),
+        "strings": ProviderConfig(type="strmeta", enabled=True),
+    }
+    config.recall_profiles["zoo"] = RecallProfileConfig(
+        providers=[RouteConfig(name=n, timeout=5.0) for n in config.providers],
+        max_results=6,
+        thresholds=ThresholdsConfig(0.25, 0.25),
+    )
+    for profile in config.write_profiles.values():
+        profile.providers = [RouteConfig(name="strings", required=True, timeout=5.0)]
+    with Runtime.load(config=config, plugin_manager=_fakes().plugin_manager(plugin), telemetry=None) as runtime:
+        runtime.tools.remember("strings provider keeps graded flat notes", session_id="s-1")
+        result = runtime.tools.recall("graded flat notes", profile="zoo")
+        order = [f"{h.provider}/{h.id}" for h in result.hits]
+        # rank 1 of every provider first (flat 1.0, odd clamped to 1.0, strings 1.0, slow and graded 0.9) ...
+        assert {o.split("/")[0] for o in order[:5]} == {"flat", "odd", "strings", "slow", "graded"}
+        assert {"flat/f0", "odd/o1", "slow/s1", "graded/g0"} <= set(order[:5])
+        # ... then rank 2: flat's second 1.0 scores 1/4, graded's 0.8 only 0.8/4
+        assert order[5] == "flat/f1"
+        assert {r.provider: r.outcome for r in result.provider_recalls} == dict.fromkeys(config.providers, "success")
+        odd = {r.provider: r for r in result.provider_recalls}["odd"]
+        assert (odd.candidate_count, odd.eligible_count) == (3, 1)  # -0.3 and NaN clamp to 0 and fall below 0.25
+        strings_hit = next(h for h in result.hits if h.provider == "strings")
+        assert strings_hit.origin.session_id == "s-1" and strings_hit.scope.type == "personal"
