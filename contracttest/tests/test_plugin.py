@@ -235,3 +235,15 @@ def test_config_fixture_is_parametrizable(pytester: pytest.Pytester) -> None:
     )
     result = run(pytester, body, "-k", "test_health or test_zz")
     result.assert_outcomes(passed=3)
+
+
+def test_misspelled_expected_capability_is_an_error(pytester: pytest.Pytester) -> None:
+    body = (
+        "class TestTypo(contract_for(GoodProvider)):\n"
+        "    @pytest.fixture\n"
+        "    def paxm_expected_capabilities(self):\n"
+        "        return {'putbatch'}\n"
+    )
+    result = run(pytester, body, "-k", "test_health")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*unknown capabilities [[]'putbatch'[]]*"])

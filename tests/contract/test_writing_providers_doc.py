@@ -25,8 +25,6 @@ UV_CACHE = os.environ.get("UV_CACHE_DIR") or str(
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv"
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(UV is None, reason="uv is not installed")]
-
 
 def doc_files() -> dict[str, str]:
     blocks = re.findall(r'```\w+ title="([^"]+)"\n(.*?)```', DOC.read_text(), flags=re.S)
@@ -57,6 +55,16 @@ def test_doc_lists_the_package_files() -> None:
     ]
 
 
+def test_doc_table_names_every_check() -> None:
+    from paxm_contracttest import ProviderContract
+
+    checks = {name for name in dir(ProviderContract) if name.startswith("test_")}
+    documented = set(re.findall(r"`(test_[a-z_]+)", DOC.read_text()))
+    assert checks == documented, f"undocumented: {checks - documented}; stale: {documented - checks}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(UV is None, reason="uv is not installed")
 def test_third_party_package_from_the_doc_passes_then_fails_on_bad_scores(tmp_path: Path) -> None:
     assert UV is not None
     wheels = tmp_path / "wheels"

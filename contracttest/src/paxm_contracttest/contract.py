@@ -253,7 +253,13 @@ class ProviderContract:
         else:
             expected = set(paxm_expected_capabilities)
         unknown = expected - set(CAPABILITY_METHODS)
-        expected -= unknown  # names the suite cannot exercise are documentation only
+        if paxm_expected_capabilities is not None and unknown:
+            pytest.fail(
+                f"paxm_expected_capabilities lists unknown capabilities {sorted(unknown)}; "
+                f"known: {sorted(CAPABILITY_METHODS)}",
+                pytrace=False,
+            )
+        expected -= unknown  # extra names a plugin registers are documentation only
         return ContractHarness(
             paxm_provider, paxm_provider_name, frozenset(expected), paxm_read_after_write, paxm_call_timeout
         )
