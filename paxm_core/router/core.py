@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TypeVar
@@ -14,7 +11,6 @@ from typing import TypeVar
 from paxm_core.deadline import Deadline
 from paxm_core.errors import (
     ConfigError,
-    DeadlineExceeded,
     PaxmError,
     ProviderError,
     RecallError,
@@ -35,13 +31,12 @@ from paxm_core.router import ranking
 from paxm_core.router.admission import admit
 from paxm_core.router.attribution import (
     META_SEQUENCE,
-    effective_expires_at,
-    effective_tier,
     prepare_item,
-    restore_hit,
     without_attribution,
 )
-from paxm_core.router.bulkhead import Call, Lane, LaneBusy
+from paxm_core.router.bulkhead import Lane, LaneBusy
+from paxm_core.router.fanout import error_text, fan_out, ms
+from paxm_core.router.pipeline import eligible_hits, normalized_tiers
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 from paxm_core.timefmt import utcnow
@@ -53,6 +48,7 @@ from paxm_core.types import (
     ProviderHealth,
     ProviderRecall,
     SearchQuery,
+    normalize_tier,
 )
 
 __all__ = ["Router"]
@@ -64,39 +60,6 @@ MAINTENANCE_TIMEOUT = 30.0
 #: How long ``close()`` waits for one provider to close.
 CLOSE_TIMEOUT = 2.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-@dataclass(slots=True)
-class _Outcome:
-    """What one provider call produced (value or error), with timing and bulkhead state."""
-
-    route: Route
-    value: object = None
-    error: BaseException | None = None
-    timed_out: bool = False
-    busy: bool = False
-    duration_ms: int = 0
-
-
-@dataclass(slots=True)
-class _Pending:
-    route: Route
-    deadline: Deadline
-    dispatched: float
-    call: Call[object] | None = None
-    outcome: _Outcome | None = None
-    deferred: Callable[[], object] | None = field(default=None, repr=False)
-
-
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, ProviderError):
-        return exc.detail
-    text = str(exc)
-    return text if text else type(exc).__name__
-
-
-def _ms(seconds: float | None) -> int:
-    return 0 if seconds is None else int(seconds * 1000)
 
 
 def _aware(value: datetime) -> datetime:
@@ -192,104 +155,6 @@ class Router:
 
     # -- the fan-out engine --------------------------------------------------------------
 
-    def _fan_out(
-        self, op: str, routes: list[Route], overall: Deadline, work: Callable[[Route, Deadline], object]
-    ) -> list[_Outcome]:
-        """Run ``work`` for every route concurrently, each under its lane and deadline.
-
-        Free lanes are dispatched first without waiting, so a busy provider never delays
-        the others; busy lanes are then waited for within their own deadlines.
-        """
-        pending: list[_Pending] = []
-        inline: _Pending | None = None
-        for route in routes:
-            # a zero or negative route timeout means "none", as upstream
-            deadline = overall.child(route.timeout if route.timeout and route.timeout > 0 else None)
-            item = _Pending(route, deadline, time.monotonic())
-            pending.append(item)
-            if deadline.expired():
-                item.outcome = _Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
-                continue
-            fn = self._bind(work, route, deadline)
-            if deadline.at is None and inline is None:
-                # No time limit: the caller would wait for this provider anyway, so it runs
-                # on the calling thread once the others are dispatched (saves a hand-off).
-                inline = item
-                item.deferred = fn
-                continue
-            try:
-                item.call = self._lane(route.name, op).submit(fn, wait=0)
-            except LaneBusy:
-                item.deferred = fn
-        busy = [item for item in pending if item.deferred is not None and item is not inline]
-        if inline is not None and inline.deferred is not None:
-            lane = self._lane(inline.route.name, op)
-            if busy:
-                # Busy lanes still need waiting for within their deadlines; running the
-                # unlimited route here first could let those deadlines lapse unobserved.
-                try:
-                    inline.call = lane.submit(inline.deferred, wait=0)
-                    inline.deferred = None
-                except LaneBusy:
-                    busy.append(inline)  # unlimited: waited for last
-            else:
-                try:
-                    inline.call = lane.run_inline(inline.deferred, wait=None)
-                except RuntimeError as exc:
-                    inline.outcome = _Outcome(inline.route, error=PaxmError(str(exc)))
-                inline.deferred = None
-        # Earliest deadline first, unlimited last, so one wait never eats another's budget.
-        busy.sort(key=lambda item: math.inf if item.deadline.at is None else item.deadline.at)
-        for item in busy:
-            assert item.deferred is not None
-            try:
-                item.call = self._lane(item.route.name, op).submit(item.deferred, wait=item.deadline.timeout())
-            except LaneBusy:
-                item.outcome = _Outcome(
-                    item.route,
-                    error=DeadlineExceeded(f"bulkhead busy: an earlier {op} on this provider has not returned"),
-                    timed_out=True,
-                    busy=True,
-                    duration_ms=_ms(time.monotonic() - item.dispatched),
-                )
-            except RuntimeError as exc:
-                item.outcome = _Outcome(item.route, error=PaxmError(str(exc)))
-            item.deferred = None
-        outcomes: list[_Outcome] = []
-        for item in pending:
-            if item.outcome is None:
-                item.outcome = self._await(op, item)
-            outcomes.append(item.outcome)
-        return outcomes
-
-    @staticmethod
-    def _bind(work: Callable[[Route, Deadline], object], route: Route, deadline: Deadline) -> Callable[[], object]:
-        return lambda: work(route, deadline)
-
-    @staticmethod
-    def _await(op: str, item: _Pending) -> _Outcome:
-        assert item.call is not None
-        try:
-            value = item.call.wait(item.deadline.timeout())
-        except TimeoutError:
-            item.deadline.cancel()  # cooperative providers stop early; the slot stays held until they do
-            limit = item.route.timeout
-            detail = f"{op} timed out after {_ms(limit)}ms" if limit else f"{op} deadline exceeded"
-            return _Outcome(
-                item.route,
-                error=DeadlineExceeded(detail),
-                timed_out=True,
-                duration_ms=_ms(time.monotonic() - item.dispatched),
-            )
-        except Exception as exc:
-            return _Outcome(
-                item.route,
-                error=exc,
-                timed_out=isinstance(exc, DeadlineExceeded),
-                duration_ms=_ms(time.monotonic() - item.dispatched),
-            )
-        return _Outcome(item.route, value=value, duration_ms=_ms(time.monotonic() - item.dispatched))
-
     # -- search --------------------------------------------------------------------------
 
     def search(self, query: SearchQuery, policy: SearchPolicy, deadline: Deadline | None = None) -> RecallResult:
@@ -303,13 +168,13 @@ class Router:
             raise ConfigError("no readable memory providers are enabled")
         overall = deadline or Deadline.none()
         result_limit = policy.limit if policy.limit > 0 else query.limit
-        tiers = _normalized_tiers(policy.tiers)
+        tiers = normalized_tiers(policy.tiers)
         provider_query = query.replace(
             limit=candidate_limit(result_limit),
             tiers=tiers or query.tiers,
             metadata=without_attribution(query.metadata),
         )
-        outcomes = self._fan_out("search", routes, overall, self._search_work(provider_query))
+        outcomes = fan_out(self._lane, "search", routes, overall, self._search_work(provider_query))
         now = _aware(self._clock())
         result = RecallResult(query=query.text)
         failures: list[str] = []
@@ -318,13 +183,13 @@ class Router:
             name = outcome.route.name
             hits = outcome.value if outcome.error is None else []
             assert isinstance(hits, list)
-            eligible = _eligible(name, hits, outcome.route, policy, tiers, now) if hits else []
+            eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
             result.provider_recalls.append(
                 ProviderRecall(
                     provider=name,
                     duration_ms=outcome.duration_ms,
                     outcome="success" if outcome.error is None else ("timeout" if outcome.timed_out else "error"),
-                    timeout_ms=_ms(outcome.route.timeout),
+                    timeout_ms=ms(outcome.route.timeout),
                     bulkhead_busy=outcome.busy,
                     candidate_count=len(hits),
                     eligible_count=len(eligible),
@@ -332,7 +197,7 @@ class Router:
                 )
             )
             if outcome.error is not None:
-                text = _error_text(outcome.error)
+                text = error_text(outcome.error)
                 result.provider_errors.append(ProviderErrorInfo(name, outcome.route.required, "search", text))
                 if outcome.route.required:
                     failures.append(f"{name}: {text}")
@@ -374,13 +239,13 @@ class Router:
         if not items:
             return RememberResult()
         prepared = self.prepare_items(items, policy)
-        outcomes = self._fan_out("put", routes, deadline or Deadline.none(), self._put_work(prepared))
+        outcomes = fan_out(self._lane, "put", routes, deadline or Deadline.none(), self._put_work(prepared))
         result = RememberResult()
         failures: list[str] = []
         for outcome in outcomes:
             name = outcome.route.name
             if outcome.error is not None:
-                text = _error_text(outcome.error)
+                text = error_text(outcome.error)
                 result.provider_errors.append(ProviderErrorInfo(name, outcome.route.required, "put", text))
                 if outcome.route.required:
                     failures.append(f"{name}: {text}")
@@ -418,7 +283,7 @@ class Router:
                 raise UsageError("memory text is required")
             changes: dict[str, object] = {}
             if policy.tier and not item.tier:
-                changes["tier"] = _normalize_tier(policy.tier)
+                changes["tier"] = normalize_tier(policy.tier)
             if policy.expires_after and policy.expires_after > 0 and item.expires_at is None:
                 base = _aware(item.created_at) if item.created_at is not None else now
                 changes["expires_at"] = base + _seconds(policy.expires_after)
@@ -477,7 +342,7 @@ class Router:
             return call.wait(deadline.timeout())
         except TimeoutError:
             deadline.cancel()
-            raise ProviderError(name, op, f"timed out after {_ms(timeout)}ms") from None
+            raise ProviderError(name, op, f"timed out after {ms(timeout)}ms") from None
 
     def health(self, timeout: float | None = MAINTENANCE_TIMEOUT) -> list[ProviderHealth]:
         """Check every provider (sorted by name); never raises for a provider failure."""
@@ -487,7 +352,7 @@ class Router:
             try:
                 self._maintain(name, "health", provider.health, timeout)
             except Exception as exc:
-                statuses.append(ProviderHealth(name, required, False, _error_text(exc)))
+                statuses.append(ProviderHealth(name, required, False, error_text(exc)))
             else:
                 statuses.append(ProviderHealth(name, required, True))
         return statuses
@@ -509,7 +374,7 @@ class Router:
                 count = self._maintain(name, "cleanup_expired", partial(_cleanup, provider, limit), timeout)
             except Exception as exc:
                 if name in self._required and failure is None:
-                    failure = ProviderError(name, "cleanup_expired", _error_text(exc))
+                    failure = ProviderError(name, "cleanup_expired", error_text(exc))
                 continue
             deleted += count
         if failure is not None:
@@ -548,74 +413,5 @@ def _close(provider: SupportsClose, _deadline: Deadline) -> None:
     provider.close()
 
 
-def _normalize_tier(tier: str) -> str:
-    from paxm_core.types import normalize_tier
-
-    return normalize_tier(tier)
-
-
-def _normalized_tiers(tiers: Iterable[str]) -> tuple[str, ...]:
-    out: list[str] = []
-    for tier in tiers:
-        value = _normalize_tier(tier)
-        if value not in out:
-            out.append(value)
-    return tuple(out)
-
-
 def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
-
-
-def _eligible(
-    name: str, hits: list[MemoryHit], route: Route, policy: SearchPolicy, tiers: tuple[str, ...], now: datetime
-) -> list[MemoryHit]:
-    """Stamp, filter, score and calibrate one provider's hits (copies; inputs untouched).
-
-    Filters run on the provider's own objects first so that dropped hits cost no copy.
-    """
-    weight = route.effective_weight
-    min_relevance = route.min_relevance or policy.min_relevance
-    min_score = route.min_score or policy.min_score
-    boost = policy.recency_boost
-    kept: list[MemoryHit] = []
-    recency_of: dict[int, float] = {}
-    for original in hits:
-        expires_at = effective_expires_at(original)
-        if expires_at is not None and expires_at <= now:
-            continue
-        tier = effective_tier(original)
-        if tiers and tier not in tiers:
-            continue
-        relevance = ranking.normalized_relevance(original)
-        if relevance < min_relevance:
-            continue
-        created = _aware(original.created_at) if original.created_at is not None else None
-        recency = ranking.recency_score(created, boost, now) if boost > 0 else 0.0
-        score = ranking.apply_weight_and_recency(relevance, weight, recency)
-        if score < min_score:
-            continue
-        hit = MemoryHit(
-            provider=name,
-            id=original.id,
-            text=original.text,
-            relevance=relevance,
-            score=score,
-            raw_score=original.raw_score,
-            raw_score_kind=original.raw_score_kind,
-            source=original.source,
-            metadata=dict(original.metadata),
-            created_at=original.created_at,
-            tier=tier,
-            expires_at=expires_at,
-            origin=original.origin,
-            scope=original.scope,
-            provenance=original.provenance,
-        )
-        restore_hit(hit)
-        recency_of[id(hit)] = recency
-        kept.append(hit)
-    calibrated = ranking.calibrate(kept)
-    for hit in calibrated:
-        hit.ranking = ranking.apply_weight_and_recency(hit.ranking, weight, recency_of[id(hit)])
-    return calibrated

@@ -1,0 +1,153 @@
+"""The fan-out engine: run one operation on several providers, each in its lane and deadline."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from paxm_core.deadline import Deadline
+from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
+from paxm_core.router.bulkhead import Call, Lane, LaneBusy
+from paxm_core.router.policy import Route
+
+__all__ = ["Outcome", "error_text", "fan_out", "ms"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one provider call produced (value or error), with timing and bulkhead state."""
+
+    route: Route
+    value: object = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    busy: bool = False
+    duration_ms: int = 0
+
+
+@dataclass(slots=True)
+class _Pending:
+    route: Route
+    deadline: Deadline
+    dispatched: float
+    call: Call[object] | None = None
+    outcome: Outcome | None = None
+    deferred: Callable[[], object] | None = field(default=None, repr=False)
+
+
+def error_text(exc: BaseException) -> str:
+    """The message reported in ``provider_errors`` (a ProviderError's own detail, no prefix)."""
+    if isinstance(exc, ProviderError):
+        return exc.detail
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+def ms(seconds: float | None) -> int:
+    """Seconds as whole milliseconds (``None`` -> 0)."""
+    return 0 if seconds is None else int(seconds * 1000)
+
+
+def fan_out(
+    lane: Callable[[str, str], Lane],
+    op: str,
+    routes: list[Route],
+    overall: Deadline,
+    work: Callable[[Route, Deadline], object],
+) -> list[Outcome]:
+    """Run ``work`` for every route concurrently, each under its lane and deadline.
+
+    Free lanes are dispatched first without waiting, so a busy provider never delays
+    the others; busy lanes are then waited for within their own deadlines.
+    """
+    pending: list[_Pending] = []
+    inline: _Pending | None = None
+    for route in routes:
+        # a zero or negative route timeout means "none", as upstream
+        deadline = overall.child(route.timeout if route.timeout and route.timeout > 0 else None)
+        item = _Pending(route, deadline, time.monotonic())
+        pending.append(item)
+        if deadline.expired():
+            item.outcome = Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
+            continue
+        fn = _bind(work, route, deadline)
+        if deadline.at is None and inline is None:
+            # No time limit: the caller would wait for this provider anyway, so it runs
+            # on the calling thread once the others are dispatched (saves a hand-off).
+            inline = item
+            item.deferred = fn
+            continue
+        try:
+            item.call = lane(route.name, op).submit(fn, wait=0)
+        except LaneBusy:
+            item.deferred = fn
+    busy = [item for item in pending if item.deferred is not None and item is not inline]
+    if inline is not None and inline.deferred is not None:
+        inline_lane = lane(inline.route.name, op)
+        if busy:
+            # Busy lanes still need waiting for within their deadlines; running the
+            # unlimited route here first could let those deadlines lapse unobserved.
+            try:
+                inline.call = inline_lane.submit(inline.deferred, wait=0)
+                inline.deferred = None
+            except LaneBusy:
+                busy.append(inline)  # unlimited: waited for last
+        else:
+            try:
+                inline.call = inline_lane.run_inline(inline.deferred, wait=None)
+            except RuntimeError as exc:
+                inline.outcome = Outcome(inline.route, error=PaxmError(str(exc)))
+            inline.deferred = None
+    # Earliest deadline first, unlimited last, so one wait never eats another's budget.
+    busy.sort(key=lambda item: math.inf if item.deadline.at is None else item.deadline.at)
+    for item in busy:
+        assert item.deferred is not None
+        try:
+            item.call = lane(item.route.name, op).submit(item.deferred, wait=item.deadline.timeout())
+        except LaneBusy:
+            item.outcome = Outcome(
+                item.route,
+                error=DeadlineExceeded(f"bulkhead busy: an earlier {op} on this provider has not returned"),
+                timed_out=True,
+                busy=True,
+                duration_ms=ms(time.monotonic() - item.dispatched),
+            )
+        except RuntimeError as exc:
+            item.outcome = Outcome(item.route, error=PaxmError(str(exc)))
+        item.deferred = None
+    outcomes: list[Outcome] = []
+    for item in pending:
+        if item.outcome is None:
+            item.outcome = _await(op, item)
+        outcomes.append(item.outcome)
+    return outcomes
+
+
+def _bind(work: Callable[[Route, Deadline], object], route: Route, deadline: Deadline) -> Callable[[], object]:
+    return lambda: work(route, deadline)
+
+
+def _await(op: str, item: _Pending) -> Outcome:
+    assert item.call is not None
+    try:
+        value = item.call.wait(item.deadline.timeout())
+    except TimeoutError:
+        item.deadline.cancel()  # cooperative providers stop early; the slot stays held until they do
+        limit = item.route.timeout
+        detail = f"{op} timed out after {ms(limit)}ms" if limit else f"{op} deadline exceeded"
+        return Outcome(
+            item.route,
+            error=DeadlineExceeded(detail),
+            timed_out=True,
+            duration_ms=ms(time.monotonic() - item.dispatched),
+        )
+    except Exception as exc:
+        return Outcome(
+            item.route,
+            error=exc,
+            timed_out=isinstance(exc, DeadlineExceeded),
+            duration_ms=ms(time.monotonic() - item.dispatched),
+        )
+    return Outcome(item.route, value=value, duration_ms=ms(time.monotonic() - item.dispatched))
