@@ -158,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the CLI and map :class:`PaxmError` to exit code 1."""
     args = _hoist_config_flag(list(sys.argv[1:] if argv is None else argv))
     try:
-        cli.main(args=args, prog_name="paxm", standalone_mode=False)
+        # standalone_mode=False returns ctx.exit(n)'s code instead of exiting; honour it
+        rc = cli.main(args=args, prog_name="paxm", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted!", err=True)
         sys.exit(1)
@@ -174,4 +175,4 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(rc if isinstance(rc, int) else 0)

@@ -174,3 +174,34 @@ def test_plugin_commands_join_the_cli_and_a_broken_one_does_not_break_it(tmp_pat
         [*run, "hello"], capture_output=True, text=True, env={**env, "PAXM_LOAD_PLUGINS": "sqlite"}
     )
     assert blocked.returncode == 2 and "No such command 'hello'" in blocked.stderr
+
+
+def test_ctx_exit_codes_from_commands_reach_the_process(tmp_path: Path) -> None:
+    import os
+
+    site = tmp_path / "exitsite"
+    site.mkdir()
+    _make_dist(
+        site,
+        "paxm-exit",
+        "exit_plugin",
+        """
+        import click
+        from paxm_core import hookimpl
+
+        @hookimpl
+        def paxm_register_commands(cli):
+            @cli.command()
+            @click.pass_context
+            def fail3(ctx):
+                ctx.exit(3)
+        """,
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys; from paxm_core.cli import main; main(sys.argv[1:])", "fail3"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 3, out.stderr
