@@ -290,7 +290,10 @@ class StdioTransport:
                         method, f"timed out after {format_duration(round(budget, 3))}", stderr, retryable=True
                     )
                 if not stdout_open:
-                    if stderr_open and now - started < budget:
+                    if view:  # the plugin never read its request; stop offering it
+                        selector.unregister(proc.stdin)
+                        view = view[len(view) :]
+                    if stderr_open:
                         # give stderr a moment to drain so the error can quote it
                         stderr_open = self._drain(proc, selector, stderr, min(0.2, ends_at - now))
                     try:  # the exit status makes the error clearer; don't wait long for it
