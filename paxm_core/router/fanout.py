@@ -83,6 +83,8 @@ def fan_out(
             item.call = lane(route.name, op).submit(fn, wait=0)
         except LaneBusy:
             item.deferred = fn
+        except RuntimeError as exc:  # the router was closed by another thread meanwhile
+            item.outcome = Outcome(route, error=PaxmError(str(exc)))
     busy = [item for item in pending if item.deferred is not None and item is not inline]
     if inline is not None and inline.deferred is not None:
         inline_lane = lane(inline.route.name, op)
