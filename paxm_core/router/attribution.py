@@ -71,7 +71,18 @@ def without_paxm_keys(metadata: Mapping[str, str] | None) -> dict[str, str]:
     """
     if not metadata:
         return {}
-    return {k: v for k, v in metadata.items() if not k.startswith("paxm_")}
+    out: dict[str, str] = {}
+    for key, value in metadata.items():
+        key = str(key)
+        if key.startswith("paxm_") or value is None:
+            continue
+        # metadata is a string map on the wire; lenient callers (JSON clients) may send
+        # numbers or booleans, which are stored the way upstream's JSON decoding would see them
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        else:
+            out[key] = value if isinstance(value, str) else str(value)
+    return out
 
 
 def _merge(

@@ -78,3 +78,8 @@ def test_caller_paxm_keys_never_survive(meta: dict[str, str]) -> None:
     cleaned = without_paxm_keys(meta)
     assert not any(k.startswith("paxm_") for k in cleaned)
     assert {k: v for k, v in meta.items() if not k.startswith("paxm_")} == cleaned
+
+
+def test_caller_metadata_values_become_strings() -> None:
+    meta: Any = {"n": 3, "ok": True, "none": None, "paxm_x": 1, "s": "v"}
+    assert without_paxm_keys(meta) == {"n": "3", "ok": "true", "s": "v"}
