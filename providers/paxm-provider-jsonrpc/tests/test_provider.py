@@ -298,3 +298,21 @@ def test_capability_probe_is_short_and_not_repeated_after_failure(make: Make, tm
     assert provider.capabilities() == frozenset()
     assert time.monotonic() - started < 0.5  # the failure is remembered
     assert len(requests(tmp_path)) == 1
+
+
+def test_legacy_provenance_and_turn_become_origin_and_scope(make: Make, tmp_path: Path) -> None:
+    from paxm_core import Provenance, TurnContext
+
+    item = MemoryItem(
+        text="remember this",
+        provenance=Provenance("todd", "codex", "team", "pax"),
+        turn=TurnContext(session_id="session-7", turn_id="turn-42"),
+    )
+    make().put(item, d())
+    params = requests(tmp_path)[0]["request"]["params"]  # type: ignore[index]
+    assert params["origin"] == {"user_id": "todd", "agent_id": "codex", "session_id": "session-7", "turn_id": "turn-42"}
+    assert params["scope"] == {"type": "team", "id": "pax"}
+    hit = make().search(SearchQuery(text="remember"), d())[0]
+    assert hit.origin == MemoryOrigin("todd", "codex", "session-7", "turn-42") and hit.scope == MemoryScope(
+        "team", "pax"
+    )
