@@ -162,3 +162,9 @@ def m003_term_index(conn: sqlite3.Connection) -> None:
             INSERT INTO memory_terms(rowid, terms, extras) VALUES (new.rowid, new.terms, new.extras);
         END"""
     )
+
+
+@migration
+def m004_created_at_index(conn: sqlite3.Connection) -> None:
+    """Let the no-terms recall (newest first) walk an index instead of sorting the table."""
+    conn.execute("CREATE INDEX IF NOT EXISTS memories_created_at ON memories(created_at)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["ALIASES", "STOPWORDS", "canonical", "stem"]
+__all__ = ["ALIASES", "ALIAS_SOURCES_BY_KEY", "STOPWORDS", "canonical", "stem"]
 
 _VOWELS = frozenset("aeiouy")
 _UNDOUBLE = frozenset("bdfgmnprt")
@@ -147,3 +147,9 @@ def canonical(part: str) -> str:
         return alias
     stemmed = stem(part)
     return _ALIAS_BY_STEM.get(stemmed, stemmed)
+
+
+#: Canonical key -> the abbreviations that map to it (used to pre-filter excerpt segments).
+ALIAS_SOURCES_BY_KEY: dict[str, tuple[str, ...]] = {}
+for _short, _key in ALIASES.items():
+    ALIAS_SOURCES_BY_KEY[_key] = (*ALIAS_SOURCES_BY_KEY.get(_key, ()), _short)

@@ -1,0 +1,320 @@
+"""Retrieval quality by category, with fixtures written for this project (not the eval suites)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
+from paxm_provider_sqlite.provider import SQLiteProvider
+from paxm_provider_sqlite.retrieval.analyzer import analyze_query, index_text
+from paxm_provider_sqlite.retrieval.morphology import canonical
+
+NO_LIMIT = Deadline.none()
+
+
+@pytest.fixture
+def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
+    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "m.sqlite")))
+    yield prov
+    prov.close()
+
+
+def seed(provider: SQLiteProvider, memories: dict[str, str], **meta: dict[str, str]) -> None:
+    provider.put_batch(
+        [MemoryItem(text=text, id=mid, metadata=meta.get(mid, {})) for mid, text in memories.items()], NO_LIMIT
+    )
+
+
+def recall(provider: SQLiteProvider, query: str, limit: int = 3, **metadata: str) -> list[str]:
+    return [h.id for h in provider.search(SearchQuery(query, limit=limit, metadata=metadata), NO_LIMIT)]
+
+
+# --- morphology -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "target"),
+    [
+        ("deploying the gateway", "Gateway deployment happens every Friday."),
+        ("upload retried", "Upload retries use exponential backoff."),
+        ("validate tokens", "Token validation lives in the middleware."),
+        ("normalized paths", "Path normalization strips trailing slashes."),
+        ("cached builds", "Build caching is disabled on CI runners."),
+        ("connection pooling", "Pooled connections are capped at twenty."),
+    ],
+)
+def test_morphology_matches_inflections_and_derivations(provider: SQLiteProvider, query: str, target: str) -> None:
+    seed(provider, {"target": target, "noise": "An unrelated note about lunch plans and coffee."})
+    assert recall(provider, query, limit=1) == ["target"]
+
+
+@pytest.mark.parametrize(("a", "b"), [("general", "generous"), ("university", "universe"), ("news", "newest")])
+def test_morphology_is_conservative(a: str, b: str) -> None:
+    assert canonical(a) != canonical(b)
+
+
+# --- bounded aliases ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "target", "near"),
+    [
+        ("db migration", "The database migration runs before deploy.", "The migration of office furniture."),
+        ("k8s namespace", "Each kubernetes namespace gets a quota.", "Namespace collisions in Python imports."),
+        ("repository mirror", "The repo mirror syncs hourly.", "The mirror in the hallway is cracked."),
+        ("env variables", "Environment variables override the config file.", "Shell variables are untyped."),
+    ],
+)
+def test_bounded_alias_both_ways(provider: SQLiteProvider, query: str, target: str, near: str) -> None:
+    seed(provider, {"target": target, "near": near})
+    assert recall(provider, query) == ["target"]
+
+
+# --- CJK substrings -------------------------------------------------------------------------
+
+
+def test_cjk_substring_prefers_contiguous(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {
+            "target": "默认使用本地数据库存储所有记忆",
+            "split": "数据同步与库存盘点没有关系",
+            "other": "发布流程需要人工审核",
+        },
+    )
+    assert recall(provider, "数据库存储", limit=1) == ["target"]
+    assert "other" not in recall(provider, "数据库存储", limit=5)
+
+
+def test_cjk_inside_mixed_text(provider: SQLiteProvider) -> None:
+    seed(provider, {"t": "Use 缓存策略 for the API layer", "n": "Use the API layer directly"})
+    assert recall(provider, "缓存", limit=1) == ["t"]
+
+
+def test_japanese_and_korean_runs(provider: SQLiteProvider) -> None:
+    seed(provider, {"ja": "テスト環境のデータベース", "ko": "배포 환경은 서울 리전입니다", "n": "nothing here"})
+    assert recall(provider, "データベース", limit=1) == ["ja"]
+    assert recall(provider, "서울 리전", limit=1) == ["ko"]
+
+
+# --- identifiers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "target", "near"),
+    [
+        ("max retry budget", "maxRetryBudget defaults to five.", "maxRetryDelay defaults to ten."),
+        ("maxRetryBudget", "The max retry budget is five.", "The max retry delay is ten."),
+        ("upload_chunk_size", "uploadChunkSize is 8 MiB.", "uploadChunkCount is 4."),
+        ("uploadchunksize", "upload_chunk_size is 8 MiB.", "upload_chunk_count is 4."),
+        ("feature-flag-store", "featureFlagStore keeps flags in redis.", "featureToggleStore is legacy."),
+        ("HTTPServer timeout", "http server timeout is 30s", "tcp server timeout is 10s"),
+        ("cmd/worker/main.go", "Entry point: cmd/worker/main.go starts the queue.", "cmd/api/main.go starts HTTP."),
+        ("worker main go", "Entry point: cmd/worker/main.go starts the queue.", "cmd/api/main.go starts HTTP."),
+    ],
+)
+def test_identifier_split_both_ways(provider: SQLiteProvider, query: str, target: str, near: str) -> None:
+    seed(provider, {"target": target, "near": near})
+    assert recall(provider, query, limit=1) == ["target"]
+
+
+@pytest.mark.parametrize(
+    "near", ["Shipped v2.3.10 yesterday.", "Shipped v2.1.3 yesterday.", "Shipped v3.2.1 yesterday."]
+)
+def test_versions_match_exactly(provider: SQLiteProvider, near: str) -> None:
+    seed(provider, {"target": "Shipped v2.3.1 yesterday.", "near": near})
+    assert recall(provider, "v2.3.1", limit=5) == ["target"]
+    assert recall(provider, "2.3.1", limit=5) == ["target"]
+
+
+def test_error_codes(provider: SQLiteProvider) -> None:
+    seed(provider, {"target": "rustc E0425 means an unresolved name.", "near": "rustc E0433 means a failed path."})
+    assert recall(provider, "E0425", limit=5) == ["target"]
+    seed(provider, {"s": "Got ERR_CONN_RESET from the proxy", "n": "Got ERR_CONN_REFUSED from the proxy"})
+    assert recall(provider, "err conn reset", limit=1) == ["s"]
+
+
+# --- stages ---------------------------------------------------------------------------------
+
+
+def test_strict_suppresses_relaxed(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {
+            "target": "Agreed: nightly vacuum compaction job.",
+            "a": "Something about nightly builds.",
+            "b": "Compaction of the ledger.",
+        },
+    )
+    assert recall(provider, "nightly compaction", limit=5) == ["target"]
+    assert provider.last_trace is not None and provider.last_trace.selected == "strict"
+
+
+def test_relaxed_fallback_ranks_by_coverage(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {
+            "two": "Notes on the ingest queue.",
+            "one": "Notes on the ingest path.",
+            "zero": "Unrelated gardening notes.",
+        },
+    )
+    hits = provider.search(SearchQuery("ingest queue sharding", limit=5), NO_LIMIT)
+    assert [h.id for h in hits] == ["two", "one"]
+    assert provider.last_trace is not None and provider.last_trace.selected == "relaxed"
+    assert hits[0].relevance == pytest.approx(2 / 3) and hits[1].relevance == pytest.approx(1 / 3)
+
+
+def test_exact_phrase_beats_scattered_terms(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {
+            "exact": "Decision: cache warmup on boot.",
+            "scattered": "Long transcript: the cache was cold, a warmup script existed, and boot was slow.",
+        },
+    )
+    assert recall(provider, "cache warmup on boot", limit=3) == ["exact"]
+    assert provider.last_trace is not None and provider.last_trace.selected == "exact"
+
+
+def test_exact_and_strict_have_full_relevance(provider: SQLiteProvider) -> None:
+    seed(provider, {"m": "Rotate the signing keys quarterly."})
+    (hit,) = provider.search(SearchQuery("signing keys"), NO_LIMIT)
+    assert hit.relevance == 1.0 and hit.score == 1.0
+    assert hit.raw_score is not None and hit.raw_score > 0
+
+
+def test_denser_memory_ranks_first(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {
+            "short": "Staging uses port 8443.",
+            "long": "Staging notes: many unrelated details about staging people, lunch, chairs, and uses port 8443.",
+        },
+    )
+    assert recall(provider, "staging port 8443", limit=2)[0] == "short"
+
+
+# --- long prompts ---------------------------------------------------------------------------
+
+_FILLER = (
+    "so I was thinking about how we should approach this change and whether it makes sense to do it now or "
+    "later because there are a lot of moving parts and I want to be careful with the rollout and the tests "
+)
+
+
+def test_long_noisy_prompt_finds_distinctive_memory(provider: SQLiteProvider) -> None:
+    # A corpus where the prompt's filler words are common, as they are in real memories.
+    words = _FILLER.split()
+    background = {f"bg{i}": " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(12)) for i in range(300)}
+    seed(
+        provider,
+        {
+            **background,
+            "target": "The flaky test is test_checkout_idempotency; it needs a frozen clock.",
+            "noise1": "We should be careful with the rollout.",
+            "noise2": "There are a lot of moving parts in the tests.",
+        },
+    )
+    prompt = (_FILLER * 6) + "anyway test_checkout_idempotency failed again " + (_FILLER * 6)
+    assert len(prompt.split()) > 250
+    hits = provider.search(SearchQuery(prompt, limit=3), NO_LIMIT)
+    assert hits and hits[0].id == "target"
+    assert all(0.0 <= h.relevance <= 1.0 for h in hits)
+
+
+def test_long_prompt_query_is_bounded() -> None:
+    query = analyze_query(" ".join(f"word{i}" for i in range(2000)))
+    assert len(query.groups) == 2000  # analysis keeps them; the plan bounds what it queries
+
+
+# --- workspace isolation --------------------------------------------------------------------
+
+
+def test_workspace_isolation(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {"a": "lint runs ruff", "b": "lint runs eslint", "shared": "lint runs in CI"},
+        a={"workspace": "/repo/a"},
+        b={"workspace": "/repo/b"},
+    )
+    assert sorted(recall(provider, "lint runs", limit=10, workspace="/repo/a")) == ["a", "shared"]
+    assert sorted(recall(provider, "eslint", limit=10, workspace="/repo/a")) == []
+    assert sorted(recall(provider, "lint runs", limit=10, workspace="/repo/b")) == ["b", "shared"]
+
+
+def test_workspace_isolation_on_every_path(provider: SQLiteProvider) -> None:
+    seed(provider, {"x": "alpha beta gamma"}, x={"workspace": "/other"})
+    for query in ("alpha", "alpha beta gamma", "alpha zeta", "...", "alpha " + _FILLER * 5):
+        assert recall(provider, query, limit=10, workspace="/mine") == [], query
+
+
+def test_expired_hidden_on_every_path(provider: SQLiteProvider) -> None:
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    provider.put(MemoryItem(text="alpha beta gamma", id="gone", tier="stm", expires_at=past), NO_LIMIT)
+    for query in ("alpha", "alpha beta gamma", "alpha zeta", "...", "alpha " + _FILLER * 5):
+        assert recall(provider, query, limit=10) == [], query
+
+
+# --- bounded plan: no full-table scans ------------------------------------------------------
+
+_FULL_SCAN = re.compile(r"^SCAN (m|memories)\b(?! USING (COVERING )?INDEX)")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "benchmarker000050",
+        "adapter memory benchmarker000050",
+        "benchmarker000050 absent words",
+        "absent analyzer terms",
+        "数据库",
+        "!!!",
+        " ".join(_FILLER.split() * 3),
+    ],
+)
+def test_no_full_table_scan(provider: SQLiteProvider, tmp_path: Path, query: str) -> None:
+    seed(provider, {f"m{i}": f"benchmark adapter memory benchmarker{i:06d} 数据库 padding" for i in range(200)})
+    statements: list[str] = []
+    provider.health(NO_LIMIT)
+    conn = provider._db._conn
+    assert conn is not None
+    conn.set_trace_callback(statements.append)
+    try:
+        provider.search(SearchQuery(query, limit=5, metadata={"workspace": "/w"}), NO_LIMIT)
+    finally:
+        conn.set_trace_callback(None)
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert selects
+    checker = sqlite3.connect(provider.path)
+    try:
+        for sql in selects:
+            plan = [row[3] for row in checker.execute("EXPLAIN QUERY PLAN " + sql)]
+            assert not any(_FULL_SCAN.match(step) for step in plan), (sql, plan)
+    finally:
+        checker.close()
+
+
+# --- analyzer -------------------------------------------------------------------------------
+
+
+def test_index_text_forms() -> None:
+    indexed = index_text("Set maxRetryBudget in src/app/config.yaml for v1.4.2")
+    terms = indexed.terms.split()
+    assert {"max", "retry", "budget", "src", "yaml"} <= set(terms)
+    assert canonical("config") in terms and canonical("app") in terms
+    assert "maxretrybudget" in indexed.extras.split()
+    assert "1_4_2" in indexed.extras.split()
+
+
+def test_query_drops_stopwords_unless_nothing_else() -> None:
+    assert [g.surface for g in analyze_query("what is the deploy region").groups] == ["deploy", "region"]
+    assert [g.surface for g in analyze_query("what is it").groups] == ["what", "is", "it"]
+    # identifier parts are never dropped, even when they are stopwords on their own
+    assert "to" in [g.surface for g in analyze_query("sendToAll").groups]
