@@ -41,7 +41,7 @@ def hook(
     flags = {"json": json_out, "cline": cline, "cursor": cursor, "zcode": zcode, "kimi": kimi}
     mode = next((name for name in _MODES if flags[name]), "text")
     raw = sys.stdin.buffer.read()
-    from paxm_core.hooks.client import new_event_id
+    from paxm_core.hooks._hookclient import new_event_id
     from paxm_core.hooks.inprocess import run_hook_in_process
 
     output, errors = run_hook_in_process(

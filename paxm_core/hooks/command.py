@@ -13,7 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
-__all__ = ["client_path", "hook_command", "hook_command_line", "interpreter_path"]
+__all__ = ["client_path", "hook_command", "hook_command_line", "interpreter_path", "precompile_client"]
 
 
 def client_path() -> Path:
@@ -28,6 +28,19 @@ def interpreter_path() -> str:
     and lose the venv, so the daemon the client starts could not import paxm.
     """
     return os.path.abspath(sys.executable)
+
+
+def precompile_client() -> None:
+    """Write the client's bytecode cache now, so the first prompt does not pay for compiling it.
+
+    Best effort: a read-only install simply compiles on each run.
+    """
+    import py_compile
+
+    try:
+        py_compile.compile(str(client_path().with_name("_hookclient.py")), doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        pass
 
 
 def hook_command(
@@ -67,6 +80,7 @@ def hook_command(
         argv += ["--queue", str(Path(queue_path).expanduser().absolute())]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
+    precompile_client()
     return argv
 
 

@@ -8,12 +8,34 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError
-from paxm_core.hooks.client import LOCK_NAME, SOCKET_NAME, request_daemon
+from paxm_core.hooks._hookclient import LOCK_NAME, SOCKET_NAME
 
-__all__ = ["daemon_status", "send_control"]
+__all__ = ["daemon_status", "request_json", "send_control"]
 
 FLUSH_TIMEOUT = 35.0
 STOP_WAIT = 5.0
+
+
+def request_json(path: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One JSON request/response exchange with the daemon (control clients, not the hook path)."""
+    import json
+    import socket
+
+    deadline = time.monotonic() + timeout
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(min(1.0, timeout))
+        sock.connect(path)
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(1 << 16):
+            chunks.append(chunk)
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+    response = json.loads(b"".join(chunks) or b"null")
+    if not isinstance(response, dict):
+        raise ValueError("hook daemon sent no answer")
+    return response
 
 
 def _hooks_dir(config_path: str | os.PathLike[str]) -> Path:
@@ -59,7 +81,7 @@ def send_control(
                 raise PaxmError("hook daemon lock is held but its socket did not become ready")
             time.sleep(0.025)
     try:
-        response = request_daemon(str(sock), {"action": action}, timeout)
+        response = request_json(str(sock), {"action": action}, timeout)
     except (ConnectionRefusedError, FileNotFoundError):
         return None  # a stale socket of a killed daemon: nothing is running
     except (OSError, ValueError) as exc:

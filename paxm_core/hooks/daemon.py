@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError, QueueError
-from paxm_core.hooks.client import LOCK_NAME, SOCKET_NAME, new_event_id
+from paxm_core.hooks._hookclient import LOCK_NAME, REPLY_MAGIC, SOCKET_NAME, new_event_id
 from paxm_core.hooks.events import HookEvent
 from paxm_core.hooks.passive import BudgetedRecall, PassiveRuntime
 from paxm_core.hooks.render import PassiveWrite
@@ -123,6 +123,7 @@ class HookProcessor:
         *,
         worker: Any = None,
         session_state_path: Path | None = None,
+        session_write_behind: float = 0.0,
         record: Callable[[dict[str, Any]], None] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
@@ -138,7 +139,9 @@ class HookProcessor:
             runtime.config,
             recall=self.recall,
             sink=self.append,
-            session_state=SessionState(session_state_path) if session_state_path else None,
+            session_state=SessionState(session_state_path, write_behind=session_write_behind)
+            if session_state_path
+            else None,
             plugin_manager=getattr(runtime, "plugin_manager", None),
             record=record,
             clock=clock,
@@ -296,8 +299,10 @@ class HookProcessor:
         return report
 
     def close(self) -> None:
-        """Stop recall threads and close the read connection."""
+        """Stop recall threads, write session state, close the read connection."""
         self.recall.close()
+        if self.passive.session_state is not None:
+            self.passive.session_state.close()
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -373,6 +378,7 @@ class HookDaemon:
             self.queue,
             worker=self.worker,
             session_state_path=self.hooks_dir / "session_state.json",
+            session_write_behind=1.0,
             record=_record_fn(telemetry),
         )
 
@@ -454,7 +460,10 @@ class HookDaemon:
             conn.settimeout(CONNECTION_TIMEOUT)
             request = _read_request(conn)
             response = self._dispatch(request)
-            conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+            if request.get("reply") == "framed":
+                conn.sendall(framed_reply(response))
+            else:
+                conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
         except Exception as exc:
             try:
                 conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
@@ -545,6 +554,20 @@ class HookDaemon:
                 handle.write(f"{datetime.now(UTC).isoformat()} pid={os.getpid()} {message}\n")
         except OSError:
             pass
+
+
+def framed_reply(response: dict[str, Any]) -> bytes:
+    """The hook client's reply format: ``PAXM-HOOK <ok> <n>\\n`` + n bytes of output + error lines.
+
+    Framed rather than JSON so the client needs no JSON parser on the per-prompt path.
+    """
+    output = str(response.get("output") or "").encode("utf-8", "replace")
+    errors = [str(e) for e in response.get("errors") or ()]
+    if response.get("error"):
+        errors.append(f"failed: {response['error']}")
+    tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
+    ok = 1 if response.get("ok") else 0
+    return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
 
 
 def _read_request(conn: socket.socket) -> dict[str, Any]:

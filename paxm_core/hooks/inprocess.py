@@ -47,10 +47,11 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
 
 
 def _ensure_daemon(config_path: str) -> None:
-    from paxm_core.hooks.client import request_daemon, socket_path, start_daemon
+    from paxm_core.hooks._hookclient import socket_path, start_daemon
+    from paxm_core.hooks.control import request_json
 
     try:
-        request_daemon(socket_path(config_path), {"action": "ping"}, 0.5)
+        request_json(socket_path(config_path), {"action": "ping"}, 0.5)
     except (OSError, ValueError):
         try:
             start_daemon(config_path)

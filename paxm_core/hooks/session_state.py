@@ -56,13 +56,56 @@ def _parse(value: Any) -> datetime | None:
 
 
 class SessionState:
-    """The state file, read and written per call (small) under a process-local lock."""
+    """The state file under a process-local lock.
 
-    def __init__(self, path: Path) -> None:
+    :param write_behind: ``0`` reads and writes the file on every call (one-shot processes);
+        ``> 0`` keeps the state in memory and writes it at most that many seconds after a change
+        (the daemon, the file's only writer while it runs; losing the last second of state to a
+        crash only costs a redundant local-time block).  Call :meth:`close` to write it out.
+    """
+
+    def __init__(self, path: Path, *, write_behind: float = 0.0) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._write_behind = write_behind
+        self._cached: tuple[dict[str, datetime], dict[str, datetime], bool] | None = None
+        self._timer: threading.Timer | None = None
 
     def _load(self) -> tuple[dict[str, datetime], dict[str, datetime], bool]:
+        if self._write_behind > 0:
+            if self._cached is None:
+                self._cached = self._read()
+            return self._cached
+        return self._read()
+
+    def _save(self, seen: dict[str, datetime], activity: dict[str, datetime], pruned: bool) -> None:
+        if self._write_behind <= 0:
+            self._write(seen, activity, pruned)
+            return
+        self._cached = (seen, activity, pruned)
+        if self._timer is None:
+            self._timer = threading.Timer(self._write_behind, self.flush)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def flush(self) -> None:
+        """Write a pending in-memory state to disk now."""
+        with self._lock:
+            self._timer = None
+            if self._cached is not None:
+                try:
+                    self._write(*self._cached)
+                except OSError:
+                    pass  # best effort: the state only tunes context blocks
+
+    def close(self) -> None:
+        """Cancel the timer and write pending state."""
+        timer = self._timer
+        if timer is not None:
+            timer.cancel()
+        self.flush()
+
+    def _read(self) -> tuple[dict[str, datetime], dict[str, datetime], bool]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -83,7 +126,7 @@ class SessionState:
 
         return times(data.get("seen")), times(data.get("activity")), bool(data.get("activity_pruned"))
 
-    def _save(self, seen: dict[str, datetime], activity: dict[str, datetime], pruned: bool) -> None:
+    def _write(self, seen: dict[str, datetime], activity: dict[str, datetime], pruned: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         body: dict[str, Any] = {"version": VERSION, "seen": {k: _fmt(v) for k, v in seen.items()}}
         if activity:

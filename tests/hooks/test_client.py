@@ -18,10 +18,11 @@ from paxm_core.hooks.command import hook_command, hook_command_line
 
 from .conftest import CLIENT, daemon_pid, queue_rows, run_client, wait_for, write_config
 
-ALLOWED_IMPORTS = "import json, os, socket, sys, time, hashlib, sqlite3"
-# ``_inbox.py`` (loaded by path on the daemon-down path) uses ``from __future__ import
-# annotations``; that module is a few constants and costs nothing measurable.
-ALLOWED_EXTRA = {"__future__"}
+#: the per-prompt path with a running daemon: C-level modules only
+FAST_PATH_IMPORTS = "import _json, _socket, os, sys, time"
+#: the daemon-down path also loads ``capture/_inbox.py`` (sqlite3, hashlib) by path; that file
+#: uses ``from __future__ import annotations``, a module of a few constants
+INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", hashlib, sqlite3, __future__"
 
 
 def imported_modules(stderr: bytes) -> set[str]:
@@ -34,12 +35,19 @@ def imported_modules(stderr: bytes) -> set[str]:
     return names
 
 
+def baseline(code: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", code], capture_output=True, check=True)
+    return imported_modules(proc.stderr)
+
+
 @pytest.fixture(scope="module")
-def allowed_modules() -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-I", "-S", "-X", "importtime", "-c", ALLOWED_IMPORTS], capture_output=True, check=True
-    )
-    return imported_modules(proc.stderr) | ALLOWED_EXTRA
+def fast_path_modules() -> set[str]:
+    return baseline(FAST_PATH_IMPORTS) | {"_hookclient"}
+
+
+@pytest.fixture(scope="module")
+def inbox_path_modules() -> set[str]:
+    return baseline(INBOX_PATH_IMPORTS) | {"_hookclient"}
 
 
 class FakeDaemon:
@@ -70,9 +78,7 @@ class FakeDaemon:
                 data += chunk
             self.requests.append(json.loads(data))
             if self.behaviour == "answer":
-                conn.sendall(
-                    json.dumps({"ok": True, "output": "CONTEXT-FROM-DAEMON", "errors": ["x"]}).encode() + b"\n"
-                )
+                conn.sendall(b"PAXM-HOOK 1 19\nCONTEXT-FROM-DAEMONpaxm hook x\n")
             elif self.behaviour == "garbage":
                 conn.sendall(b"\x00\xffnot json")
             elif self.behaviour == "hang":
@@ -102,13 +108,14 @@ def fake(config: Path, request: pytest.FixtureRequest) -> Iterator[FakeDaemon]:
 
 @pytest.mark.parametrize("fake", ["answer"], indirect=True)
 def test_daemon_up_path_prints_answer_with_allowed_imports_only(
-    config: Path, fake: FakeDaemon, allowed_modules: set[str]
+    config: Path, fake: FakeDaemon, fast_path_modules: set[str]
 ) -> None:
     argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--config", str(config), "--target", "claude"]
     proc = subprocess.run(argv + ["--event", "user_input"], input=b'{"prompt": "hi"}', capture_output=True, timeout=20)
     assert proc.returncode == 0
     assert proc.stdout == b"CONTEXT-FROM-DAEMON\n"
-    extra = imported_modules(proc.stderr) - allowed_modules
+    assert b"paxm hook x" in proc.stderr
+    extra = imported_modules(proc.stderr) - fast_path_modules
     assert not extra, f"hook client imported modules beyond its allowed set: {sorted(extra)}"
     request = fake.requests[-1]
     assert request["target"] == "claude" and request["event"] == "user_input" and request["raw"] == '{"prompt": "hi"}'
@@ -116,7 +123,7 @@ def test_daemon_up_path_prints_answer_with_allowed_imports_only(
 
 
 def test_daemon_down_path_stores_in_inbox_with_allowed_imports_only(
-    tmp_path: Path, allowed_modules: set[str], daemon_cleanup: list[Path]
+    tmp_path: Path, inbox_path_modules: set[str], daemon_cleanup: list[Path]
 ) -> None:
     config = write_config(tmp_path / "cfg")
     daemon_cleanup.append(config)
@@ -126,7 +133,7 @@ def test_daemon_down_path_stores_in_inbox_with_allowed_imports_only(
         argv + ["--target", "claude", "--event", "user_input"], input=payload, capture_output=True, timeout=20
     )
     assert proc.returncode == 0 and proc.stdout == b""
-    extra = imported_modules(proc.stderr) - allowed_modules
+    extra = imported_modules(proc.stderr) - inbox_path_modules
     assert not extra, f"hook client imported modules beyond its allowed set: {sorted(extra)}"
     rows = queue_rows(config, "SELECT target, event, raw FROM capture_inbox")
     assert rows == [("claude", "user_input", payload)] or rows[0][:2] == ("claude", "user_input")

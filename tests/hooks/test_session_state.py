@@ -55,3 +55,13 @@ def test_old_entries_are_pruned(tmp_path: Path) -> None:
     state.mark_initial(ev("user_input", "old"), T0)
     state.mark_initial(ev("user_input", "new"), T0 + timedelta(days=8))
     assert state.mark_initial(ev("user_input", "old"), T0 + timedelta(days=8))  # forgotten: initial again
+
+
+def test_write_behind_keeps_state_in_memory_until_flushed(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    state = SessionState(path, write_behind=30.0)
+    assert state.mark_initial(ev("user_input"), T0)
+    assert not state.mark_initial(ev("user_input"), T0)  # remembered in memory
+    assert not path.exists()
+    state.close()
+    assert not SessionState(path).mark_initial(ev("user_input"), T0)  # and on disk after close

@@ -1,0 +1,201 @@
+"""Whole hook processes, measured against ``python -I -S -c pass`` on the same interpreter.
+
+Cases (medians of wall time of the whole child process, stdin payload included):
+
+* ``write-only, daemon up``: the installed hook command for a Claude ``Stop`` (``turn_end``)
+  against a warm daemon (target: <= 1.3x the bare interpreter);
+* ``write-only, daemon down``: the same with no daemon: inbox append after COMMIT plus a
+  detached daemon start (target: <= 1.8x); the spawned daemon is killed before the next run;
+* ``user_input with recall``: a ``UserPromptSubmit`` through a warm daemon whose SQLite store
+  holds ``--memories`` memories (default 100k), passive recall and insertion included.
+
+Run: ``uv run python benchmarks/hook_bench.py [--rounds N] [--memories N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from paxm_core.hooks.command import hook_command
+
+WORDS = (
+    "deploy cache queue schema migration index replica shard token session rollout canary metric alert "
+    "budget latency router provider worker retry backoff lease episode window ledger archive snapshot"
+).split()
+
+
+def make_config(directory: Path) -> Path:
+    from paxm_core.config import load_config, save_config
+
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "config.yaml"
+    config = load_config(path)
+    config.identity.user_id = "bench"
+    config.providers["sqlite"].path = str(directory / "memory.sqlite")
+    config.agents["claude"].enabled = True
+    save_config(config, path)
+    return path
+
+
+def seed(config: Path, count: int) -> float:
+    """Write ``count`` memories straight through the SQLite provider in batches; returns seconds."""
+    from paxm_core import Deadline, MemoryItem
+    from paxm_core.runtime import Runtime
+
+    started = time.perf_counter()
+    with Runtime.load(str(config), telemetry=None) as runtime:
+        provider = runtime.router.providers["sqlite"] if hasattr(runtime.router, "providers") else None
+        now = datetime.now(UTC)
+        batch: list[MemoryItem] = []
+        for i in range(count):
+            words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11))
+            batch.append(
+                MemoryItem(text=f"Note {i}: the {words} decision number {i}", id=f"m{i}", tier="ltm", created_at=now)
+            )
+            if len(batch) == 2000 or i == count - 1:
+                if provider is not None and hasattr(provider, "put_batch"):
+                    provider.put_batch(batch, Deadline.none())
+                else:
+                    runtime.tools.router.put(batch, runtime.put_policy("ltm"))
+                batch = []
+    return time.perf_counter() - started
+
+
+def run_once(argv: list[str], payload: bytes) -> float:
+    start = time.perf_counter_ns()
+    proc = subprocess.run(argv, input=payload, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv} exited {proc.returncode}")
+    return elapsed
+
+
+def median_ms(argv: list[str], payload: bytes, rounds: int, between: object = None) -> float:
+    for _ in range(3):
+        run_once(argv, payload)
+        if callable(between):
+            between()
+    samples = []
+    for _ in range(rounds):
+        samples.append(run_once(argv, payload))
+        if callable(between):
+            between()
+    return statistics.median(samples)
+
+
+def daemon_pid(config: Path) -> int:
+    try:
+        return int((config.parent / "hooks" / "paxm-hook.lock").read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def start_daemon(config: Path) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sock = config.parent / "hooks" / "paxm-hook.sock"
+    while not sock.exists():
+        if proc.poll() is not None:
+            raise SystemExit("daemon failed to start")
+        time.sleep(0.02)
+    return proc
+
+
+def stop_daemon(config: Path) -> None:
+    from paxm_core.hooks.control import send_control
+
+    send_control(config, "shutdown")
+
+
+_KILLED: set[int] = set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def kill_spawned(config: Path) -> None:
+    """Wait for the daemon the client started, then kill it (so the next run finds none)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        pid = daemon_pid(config)
+        if pid and pid not in _KILLED and _alive(pid) and (config.parent / "hooks" / "paxm-hook.sock").exists():
+            _KILLED.add(pid)
+            os.kill(pid, signal.SIGKILL)
+            while True:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.01)
+            return
+        time.sleep(0.02)
+    raise SystemExit("the client did not start a daemon")
+
+
+def row(name: str, ms: float, base: float, target: str = "") -> None:
+    print(f"{name:<42} {ms:8.1f} ms   {ms / base:5.2f}x  {target}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--memories", type=int, default=100_000)
+    args = parser.parse_args()
+    stop = json.dumps({"session_id": "bench", "cwd": "/bench", "last_assistant_message": "Bench turn done."}).encode()
+    with tempfile.TemporaryDirectory(prefix="paxm-hook-bench-") as tmp:
+        config = make_config(Path(tmp) / "cfg")
+        base = median_ms([sys.executable, "-I", "-S", "-c", "pass"], b"", args.rounds)
+        print(f"interpreter: {sys.executable} (rounds={args.rounds})")
+        row("python -I -S -c pass (baseline)", base, base)
+        write_cmd = hook_command(config, "claude", "turn_end")
+
+        daemon = start_daemon(config)
+        try:
+            up = median_ms(write_cmd, stop, args.rounds)
+            row("write-only hook, daemon up", up, base, "(target <= 1.30x)")
+        finally:
+            stop_daemon(config)
+            daemon.wait()
+
+        down = median_ms(write_cmd, stop, max(10, args.rounds // 3), between=lambda: kill_spawned(config))
+        row("write-only hook, daemon down", down, base, "(target <= 1.80x)")
+
+        seconds = seed(config, args.memories)
+        print(f"seeded {args.memories} memories in {seconds:.1f} s")
+        daemon = start_daemon(config)
+        try:
+            ask_cmd = hook_command(config, "claude", "user_input")
+            prompt = json.dumps(
+                {
+                    "session_id": "bench-ask",
+                    "cwd": "/bench",
+                    "prompt": "what was the canary rollout decision number 4242?",
+                }
+            ).encode()
+            ask = median_ms(ask_cmd, prompt, args.rounds)
+            row(f"user_input with recall ({args.memories} memories)", ask, base)
+        finally:
+            stop_daemon(config)
+            daemon.wait()
+
+
+if __name__ == "__main__":
+    main()

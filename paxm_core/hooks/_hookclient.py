@@ -1,0 +1,269 @@
+"""The paxm hook client: the only code that runs on a harness's per-prompt path.
+
+``client.py`` is the script harnesses run; it loads this module so that Python can use the
+cached bytecode instead of compiling ~250 lines on every prompt.  Installed as
+``<absolute venv python> -I -S <absolute path of client.py> --config C --target T --event E``
+(see :func:`paxm_core.hooks.command.hook_command`).  It imports only C-level stdlib modules,
+so it starts about as fast as Python itself, and it never imports paxm:
+
+1. read the native payload from stdin;
+2. send ``{event_id, target, event, raw, owner, mode, captured_at}`` to the hook daemon at
+   ``<configdir>/hooks/paxm-hook.sock`` and print the daemon's ``output``;
+3. if the daemon is down (or dies mid-request), append the raw payload to the capture inbox
+   (``paxm_core/capture/_inbox.py``, loaded by path; acknowledged after COMMIT), start the
+   daemon detached and exit;
+4. always exit 0 (``os._exit``), within ``--timeout`` seconds.
+
+The daemon acknowledges writes only after COMMIT, and the inbox is idempotent by
+``event_id``, so an event whose answer was lost is stored at most once.
+"""
+
+# Only C-level stdlib modules below (``_socket`` and ``_json`` rather than ``socket`` and
+# ``json``, whose Python wrappers pull in ``re``, ``enum`` and friends and would double the
+# start-up time); a test checks what this file imports.  No ``from __future__ import
+# annotations`` either: the annotations below are valid at run time on Python 3.11.
+import _json
+import _socket
+import os
+import sys
+import time
+
+SOCKET_NAME = "paxm-hook.sock"
+LOCK_NAME = "paxm-hook.lock"
+QUEUE_NAME = "capture.sqlite"
+PROTOCOL_VERSION = 2
+#: first bytes of the daemon's framed reply: ``PAXM-HOOK <ok 0|1> <output bytes>\n<output><errors>``
+REPLY_MAGIC = b"PAXM-HOOK"
+DEFAULT_TIMEOUT = 5.0
+MAX_STDIN = 16 * 1024 * 1024
+_OUTPUT_FLAGS = ("--json", "--cline", "--cursor", "--zcode", "--kimi")
+_enc = _json.encode_basestring_ascii
+
+
+class DaemonDown(OSError):
+    """No daemon listens on the socket (missing file or connection refused)."""
+
+
+def default_config_path() -> str:
+    """``$PAXM_CONFIG`` > ``$XDG_CONFIG_HOME/paxm/config.yaml`` > ``~/.config/paxm/config.yaml``."""
+    explicit = os.environ.get("PAXM_CONFIG", "").strip()
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "paxm", "config.yaml")
+
+
+def hooks_dir(config_path: str) -> str:
+    """``<configdir>/hooks`` for a config file path."""
+    return os.path.join(os.path.dirname(os.path.abspath(os.path.expanduser(config_path))), "hooks")
+
+
+def socket_path(config_path: str) -> str:
+    """The daemon socket for ``config_path``."""
+    return os.path.join(hooks_dir(config_path), SOCKET_NAME)
+
+
+def new_event_id() -> str:
+    """``evt_<32 hex>``: the idempotency key of one hook event."""
+    return "evt_" + os.urandom(16).hex()
+
+
+def parse_args(argv: list[str]) -> dict[str, str]:
+    """Parse the installed command line; unknown flags are ignored (fail open)."""
+    opts = {"config": "", "target": "", "event": "", "mode": "text", "timeout": str(DEFAULT_TIMEOUT), "queue": ""}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        key, eq, value = arg.partition("=")
+        name = key.lstrip("-").replace("-", "_")
+        if arg in _OUTPUT_FLAGS:
+            opts["mode"] = arg[2:]
+        elif name in ("config", "target", "event", "mode", "timeout", "queue") and key.startswith("--"):
+            if not eq:
+                i += 1
+                value = argv[i] if i < len(argv) else ""
+            opts[name] = value
+        elif key == "-c":
+            i += 1
+            opts["config"] = argv[i] if i < len(argv) else ""
+        i += 1
+    try:
+        opts["timeout"] = str(max(0.05, float(opts["timeout"])))
+    except ValueError:
+        opts["timeout"] = str(DEFAULT_TIMEOUT)
+    if not opts["config"]:
+        opts["config"] = default_config_path()
+    return opts
+
+
+def read_stdin() -> bytes:
+    """The whole payload (bounded); an oversized payload is drained and replaced by ``b""``."""
+    chunks = []
+    size = 0
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        size += len(chunk)
+        if size <= MAX_STDIN:
+            chunks.append(chunk)
+    return b"".join(chunks) if size <= MAX_STDIN else b""
+
+
+def encode_request(fields: dict[str, object]) -> bytes:
+    """One JSON object line from str/float/int fields, without the ``json`` module."""
+    parts = []
+    for key, value in fields.items():
+        if isinstance(value, str):
+            text = _enc(value)
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
+        else:
+            text = repr(value)
+        parts.append(_enc(key) + ":" + text)
+    return ("{" + ",".join(parts) + "}\n").encode("ascii")
+
+
+def exchange(path: str, request: bytes, timeout: float) -> bytes:
+    """Send ``request`` and read the reply until EOF; :class:`DaemonDown` if nobody listens."""
+    deadline = time.monotonic() + timeout
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(min(1.0, timeout))
+        try:
+            sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise DaemonDown(str(exc)) from None
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        sock.sendall(request)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        sock.close()
+    return b"".join(chunks)
+
+
+def parse_reply(reply: bytes) -> tuple[str, str]:
+    """``(output, errors)`` from a framed reply; ``ValueError`` if it is not one."""
+    header, sep, body = reply.partition(b"\n")
+    fields = header.split(b" ")
+    if not sep or len(fields) != 3 or fields[0] != REPLY_MAGIC:
+        raise ValueError("hook daemon sent no valid answer")
+    size = int(fields[2])
+    if size < 0 or size > len(body):
+        raise ValueError("hook daemon answer is truncated")
+    return body[:size].decode("utf-8", "replace"), body[size:].decode("utf-8", "replace")
+
+
+def _load_inbox() -> dict[str, object]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(os.path.dirname(here), "capture", "_inbox.py")
+    namespace: dict[str, object] = {"__name__": "paxm_capture_inbox", "__file__": path}
+    with open(path, "rb") as handle:
+        code = compile(handle.read(), path, "exec")
+    exec(code, namespace)
+    return namespace
+
+
+def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: bytes, received_at: float) -> bool:
+    """Store the raw payload durably (returns after COMMIT)."""
+    append_raw = _load_inbox()["append_raw"]
+    assert callable(append_raw)
+    return bool(append_raw(queue_path, event_id, target, event, raw, received_at))
+
+
+def daemon_command(config_path: str) -> list[str]:
+    """The argv that starts the daemon with this interpreter (site enabled)."""
+    return [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", os.path.abspath(config_path)]
+
+
+def start_daemon(config_path: str) -> int:
+    """Start the daemon detached: new session, stdio on /dev/null, nothing inherited."""
+    argv = daemon_command(config_path)
+    env = dict(os.environ)
+    env.pop("PAXM_INTEGRATION_OWNER", None)
+    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    return os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+
+
+def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
+    """Handle one hook; returns ``(stdout_text, stderr_text)``.  Never raises."""
+    out, err = "", ""
+    try:
+        opts = parse_args(argv)
+        raw = read_stdin() if stdin_bytes is None else stdin_bytes
+        captured_at = time.time()
+        event_id = new_event_id()
+        target = opts["target"] or "codex"
+        event = opts["event"] or "user_input"
+        request = encode_request(
+            {
+                "v": PROTOCOL_VERSION,
+                "event_id": event_id,
+                "target": target,
+                "event": event,
+                "owner": os.environ.get("PAXM_INTEGRATION_OWNER", ""),
+                "mode": opts["mode"],
+                "captured_at": captured_at,
+                "reply": "framed",
+                "raw": raw.decode("utf-8", "replace"),
+            }
+        )
+        try:
+            out, err = parse_reply(exchange(socket_path(opts["config"]), request, float(opts["timeout"])))
+        except (OSError, ValueError) as exc:
+            queue = opts["queue"] or os.path.join(hooks_dir(opts["config"]), QUEUE_NAME)
+            try:
+                append_inbox(queue, event_id, target, event, raw, captured_at)
+            except Exception as inbox_exc:  # fail open: the harness must never see a hook error
+                err += f"paxm hook: event not captured: {inbox_exc}\n"
+            if isinstance(exc, DaemonDown):
+                try:
+                    start_daemon(opts["config"])
+                except OSError as spawn_exc:
+                    err += f"paxm hook: daemon not started: {spawn_exc}\n"
+            else:
+                err += f"paxm hook: daemon did not answer ({exc}); event kept in the inbox\n"
+    except BaseException as exc:  # noqa: BLE001 - the contract is "always exit 0"
+        err += f"paxm hook: {type(exc).__name__}: {exc}\n"
+    return out, err
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def main() -> None:
+    """Entry point: run, write stdout/stderr, exit 0 without interpreter teardown."""
+    out, err = run(sys.argv[1:])
+    try:
+        if out:
+            _write_all(1, (out if out.endswith("\n") else out + "\n").encode("utf-8", "replace"))
+        if err:
+            _write_all(2, err.encode("utf-8", "replace"))
+    except OSError:
+        pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
