@@ -420,15 +420,22 @@ class CaptureQueue:
         quarantined: list[DeliveryOutcome] = []
         taken: dict[str, int] = {}
         with self._tx() as conn:
+            # Only the head of each (provider, session) -- its earliest episode not yet
+            # delivered or dead -- may be claimed.  Computing the heads first keeps this
+            # linear in the undelivered rows (a per-row NOT EXISTS over earlier episodes grew
+            # quadratically with long sessions).
             rows = conn.execute(
-                """SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, e.session_key,
+                """WITH heads AS (
+                     SELECT d.provider, e.session_key, MIN(e.first_sequence) AS first_sequence
+                     FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
+                     WHERE d.state IN ('pending', 'retry', 'delivering')
+                     GROUP BY d.provider, e.session_key)
+                   SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, e.session_key,
                           e.payload_json, e.payload_hash
-                   FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
+                   FROM heads h
+                   JOIN capture_episodes e ON e.session_key = h.session_key AND e.first_sequence = h.first_sequence
+                   JOIN capture_deliveries d ON d.episode_id = e.episode_id AND d.provider = h.provider
                    WHERE d.state IN ('pending', 'retry') AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
-                     AND NOT EXISTS (
-                       SELECT 1 FROM capture_episodes pe JOIN capture_deliveries pd ON pd.episode_id = pe.episode_id
-                       WHERE pe.session_key = e.session_key AND pe.first_sequence < e.first_sequence
-                         AND pd.provider = d.provider AND pd.state NOT IN ('delivered', 'dead'))
                    ORDER BY e.created_at, e.episode_id LIMIT ?""",
                 (utc_stamp(now), limit),
             ).fetchall()
@@ -436,6 +443,10 @@ class CaptureQueue:
                 if slots is not None and taken.get(provider, 0) >= slots(provider):
                     continue
                 try:
+                    if attempts >= 2 * self.max_attempts:
+                        # interrupted attempts (worker killed mid-delivery) count too: a payload
+                        # that keeps crashing its worker must not loop forever
+                        raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
                     profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
                 except ValueError as exc:
                     message = str(exc)

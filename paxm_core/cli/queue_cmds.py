@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,4 +195,6 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
         if data["inbox_pending"]:
             click.echo(f"{data['inbox_pending']} raw hook event(s) wait in the inbox for the hook daemon")
     if not ok:
-        ctx.exit(1)
+        # not ctx.exit(1): paxm's main() runs click with standalone_mode=False, which turns
+        # click's Exit into a return value that main() does not propagate.
+        sys.exit(1)

@@ -1,0 +1,94 @@
+"""Fork server for the SIGKILL crash test.
+
+It imports paxm once, then for every ``run`` line on stdin forks a real worker process that
+opens the queue, streams the remaining capture events into it (idempotently) and delivers
+them through the real Router to an ID-honouring SQLite-file provider.  It prints the child's
+pid, waits for it (the test SIGKILLs it at a random moment) and prints how it ended.  The
+``flush`` command runs a final child that appends everything left, flushes and exits 0 only
+if nothing is owed.  Forking keeps 200+ kill cycles fast without skipping any real work.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("_capture_helpers", Path(__file__).with_name("_helpers.py"))
+assert _spec is not None and _spec.loader is not None
+helpers = importlib.util.module_from_spec(_spec)
+sys.modules["_capture_helpers"] = helpers
+_spec.loader.exec_module(helpers)
+
+from paxm_core.capture import CaptureQueue, DeliveryWorker  # noqa: E402
+from paxm_core.config.model import CaptureQueueConfig  # noqa: E402
+from paxm_core.router import Router  # noqa: E402
+
+EVENTS_PER_EPISODE = 3
+SESSIONS = 7
+#: pause between episodes of the stream (hook events arrive over time, not all at once)
+STREAM_GAP = 0.004
+
+
+def stream(queue: CaptureQueue, worker: DeliveryWorker, episodes: int, gap: float) -> None:
+    conn = sqlite3.connect(queue.path, timeout=30)
+    (done,) = conn.execute("SELECT COUNT(*) FROM capture_events").fetchone()
+    conn.close()
+    # events are appended episode by episode, so a partial episode is re-sent from its start
+    # (identical replays are idempotent duplicates)
+    for ep in range(done // EVENTS_PER_EPISODE, episodes):
+        for j in range(EVENTS_PER_EPISODE):
+            queue.append(
+                helpers.event(
+                    f"evt_{ep}_{j}",
+                    f"session-{ep % SESSIONS}",
+                    f"episode {ep} part {j}",
+                    terminal=j == EVENTS_PER_EPISODE - 1,
+                    metadata={"logical_episode": str(ep)},
+                )
+            )
+        worker.notify()
+        if gap:
+            time.sleep(gap)
+
+
+def child(queue_path: str, provider_path: str, episodes: int, final: bool) -> int:
+    provider = helpers.SqliteFileProvider("idstore", provider_path)
+    router = Router({"idstore": provider})
+    queue = CaptureQueue(queue_path, routes={"default": ["idstore"]}, retry_min=0.01)
+    config = CaptureQueueConfig(provider_concurrency={"idstore": 4}, max_episode_age=3600.0)
+    worker = DeliveryWorker(queue, router, config, tick=0.01).start()
+    stream(queue, worker, episodes, 0.0 if final else STREAM_GAP)
+    if not final:
+        time.sleep(600)  # keep delivering until the test kills us
+        return 0
+    report = worker.flush(timeout=60)
+    worker.stop()
+    print(f"flush {report.to_json()}", file=sys.stderr, flush=True)
+    return 0 if report.ok else 3
+
+
+def main() -> None:
+    queue_path, provider_path, episodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    print("ready", flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command not in ("run", "flush"):
+            break
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = child(queue_path, provider_path, episodes, final=command == "flush")
+            finally:
+                os._exit(code)
+        print(f"pid {pid}", flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(f"exit {status}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

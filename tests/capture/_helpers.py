@@ -1,0 +1,161 @@
+"""Capture-queue test helpers (loaded by conftest as ``_capture_helpers``; also by the crash worker)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from paxm_core import Deadline, MemoryItem, MemoryRef, ProviderError
+from paxm_core.capture import CaptureEvent
+
+
+class FakeProvider:
+    """An ID-honouring in-memory provider with fault injection.
+
+    ``fail_times`` fails the first N puts, ``always_fail`` every put, ``hang`` blocks each put
+    until the event is set.
+    """
+
+    def __init__(
+        self, name: str, *, fail_times: int = 0, always_fail: bool = False, hang: threading.Event | None = None
+    ) -> None:
+        self._name = name
+        self.fail_times = fail_times
+        self.always_fail = always_fail
+        self.hang = hang
+        self.lock = threading.Lock()
+        self.calls = 0
+        self.puts: list[MemoryItem] = []
+        self.stored: dict[str, MemoryItem] = {}
+        self.active = 0
+        self.max_active = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def search(self, query: Any, deadline: Deadline) -> list[Any]:
+        return []
+
+    def health(self, deadline: Deadline) -> None:
+        return None
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        with self.lock:
+            self.calls += 1
+            call = self.calls
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            if self.hang is not None:
+                self.hang.wait(30)
+            if self.always_fail or call <= self.fail_times:
+                raise ProviderError(self._name, "put", f"injected failure {call}")
+            with self.lock:
+                self.puts.append(item)
+                self.stored[item.id] = item
+            return MemoryRef(self._name, item.id)
+        finally:
+            with self.lock:
+                self.active -= 1
+
+
+class SqliteFileProvider:
+    """A provider backed by a SQLite file: upserts by id and counts puts (survives SIGKILL)."""
+
+    def __init__(self, name: str, path: str | Path) -> None:
+        self._name = name
+        self.path = str(path)
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, text TEXT NOT NULL, puts INTEGER)")
+        conn.close()
+        self._local = threading.local()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self._local.conn = conn
+        return conn
+
+    def search(self, query: Any, deadline: Deadline) -> list[Any]:
+        return []
+
+    def health(self, deadline: Deadline) -> None:
+        return None
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        self._conn().execute(
+            "INSERT INTO items(id, text, puts) VALUES (?, ?, 1)"
+            " ON CONFLICT(id) DO UPDATE SET text = excluded.text, puts = puts + 1",
+            (item.id, item.text),
+        )
+        return MemoryRef(self._name, item.id)
+
+
+def route_profiles(**profiles: list[tuple[str, float | None]]) -> dict[str, Any]:
+    """Minimal ``Config.write_profiles`` stand-in: profile -> [(provider, timeout)]."""
+    return {
+        name: SimpleNamespace(providers=[SimpleNamespace(name=p, timeout=t) for p, t in routes])
+        for name, routes in profiles.items()
+    }
+
+
+def event(
+    event_id: str,
+    session: str = "s1",
+    text: str | None = None,
+    *,
+    profile: str = "default",
+    terminal: bool = False,
+    source_sequence: int | None = None,
+    final_sequence: int | None = None,
+    created: float = 1_700_000_000.0,
+    **item_fields: Any,
+) -> CaptureEvent:
+    item = MemoryItem(
+        text=text if text is not None else f"text of {event_id}",
+        created_at=datetime.fromtimestamp(created, UTC),
+        **item_fields,
+    )
+    return CaptureEvent(
+        event_id,
+        session,
+        item,
+        profile=profile,
+        terminal=terminal,
+        source_sequence=source_sequence,
+        final_sequence=final_sequence,
+    )
+
+
+class Clock:
+    """A settable epoch clock."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return bool(predicate())

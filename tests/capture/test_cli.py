@@ -1,0 +1,76 @@
+"""``paxm queue status|retry|flush`` as real subprocesses over the real SQLite provider."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from _capture_helpers import event
+
+from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+from paxm_core.capture._inbox import append_raw
+from paxm_core.config import load_config
+
+
+def paxm(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from paxm_core.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_status_of_missing_queue_does_not_create_it(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    result = paxm("--config", str(config), "queue", "status", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["exists"] is False and data["path"] == str(tmp_path / "hooks" / "capture.sqlite")
+    assert not (tmp_path / "hooks").exists()
+
+
+def test_flush_delivers_to_the_real_sqlite_provider(tmp_path: Path) -> None:
+    config_path = tmp_path / "config.yaml"
+    config = load_config(config_path)
+    with CaptureQueue(config.capture_queue_path, routes=routes_from_write_profiles(config.write_profiles)) as q:
+        q.append(event("e1", "sess-a", text="we chose postgres for the billing service"))
+        q.append(event("e2", "sess-a", text="because of row level security", terminal=True))
+        q.append(event("e3", "sess-b", text="open turn, sealed by flush"))
+    flushed = paxm("--config", str(config_path), "queue", "flush", "--timeout", "20s")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert "sealed 1 episode(s), delivered 2" in flushed.stdout and "0 still owed" in flushed.stdout
+
+    status = paxm("--config", str(config_path), "queue", "status", "--json")
+    data = json.loads(status.stdout)
+    assert data["deliveries"] == {"delivered": 2} and data["episodes"] == {"delivered": 2}
+    assert data["open_events"] == 0 and data["oldest_pending_age_seconds"] is None
+
+    with sqlite3.connect(config.capture_queue_path) as conn:
+        refs = sorted(r[0] for r in conn.execute("SELECT provider_ref FROM capture_deliveries"))
+        episodes = sorted(r[0] for r in conn.execute("SELECT episode_id FROM capture_episodes"))
+    assert refs == episodes  # the provider honoured the stable episode id
+
+    text = paxm("--config", str(config_path), "queue", "status")
+    assert "Deliveries: pending 0, delivering 0, retry 0, delivered 2, dead 0" in text.stdout
+
+
+def test_flush_exits_1_when_raw_events_wait_in_the_inbox(tmp_path: Path) -> None:
+    config_path = tmp_path / "config.yaml"
+    queue_path = tmp_path / "hooks" / "capture.sqlite"
+    append_raw(queue_path, "evt_raw", "codex", "user_input", b'{"prompt": "hi"}')
+    result = paxm("--config", str(config_path), "queue", "flush", "--timeout", "2s")
+    assert result.returncode == 1
+    assert "1 raw hook event(s) wait in the inbox" in result.stdout
+
+
+def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
+    config = str(tmp_path / "config.yaml")
+    retry = paxm("--config", config, "queue", "retry")
+    assert retry.returncode == 1 and "Error: queue retry needs --dead" in retry.stderr
+    flush = paxm("--config", config, "queue", "flush", "--timeout", "soon")
+    assert flush.returncode == 1 and "Error: queue flush --timeout" in flush.stderr
+    assert "Traceback" not in retry.stderr + flush.stderr
