@@ -70,6 +70,38 @@ def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[
     return results
 
 
+def _ensure_remote_targets(config: Config, selected: list[str], echo: Any) -> None:
+    """Create or find the remote user/graph of each selected provider before the config is saved.
+
+    A provider that can do so exposes ``ensure_target(deadline) -> (id, "created" | "exists")``
+    (Zep does). Failing here — a wrong API key, say — stops setup before anything is written.
+    """
+    from paxm_core.deadline import Deadline
+    from paxm_core.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    for name in selected:
+        provider_config = config.providers.get(name)
+        if provider_config is None or not provider_config.enabled or provider_config.type == "sqlite":
+            continue
+        try:
+            factory = pm.provider_type(provider_config.type).factory
+        except PaxmError:
+            continue  # validation already reported uninstalled types
+        provider = factory(name, provider_config)
+        ensure = getattr(provider, "ensure_target", None)
+        try:
+            if callable(ensure):
+                _, state = ensure(Deadline.after(provider_config.timeout or 30.0))
+                target = provider_config.user_id or provider_config.graph_id
+                kind = "user" if provider_config.user_id else "graph"
+                echo(f"ensured {provider_config.type} {kind}: {target} ({state})")
+        finally:
+            close = getattr(provider, "close", None)
+            if callable(close):
+                close()
+
+
 @click.command("setup")
 @click.option("--yes", "-y", is_flag=True, help="Accept defaults without prompting (required without a terminal).")
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
@@ -152,6 +184,7 @@ def setup(
         else:
             click.echo(line)
 
+    _ensure_remote_targets(config, list(providers), echo)
     saved = save_config(config, path)
     echo(f"saved config: {saved}")
     warning = _stop_hook_daemon(saved)
