@@ -1,0 +1,186 @@
+"""The ``claude`` integration object: payload decoding, output rendering, install and uninstall."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from paxm_core.hooks.command import client_path, hook_command_line, interpreter_path
+from paxm_core.hooks.decode import decode_generic
+from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_USER_INPUT, HookEvent, HookResult
+from paxm_integration_claude_code import plugin
+from paxm_integration_claude_code.events import NATIVE_EVENTS, native_for, normalized_event
+from paxm_integration_claude_code.settings import (
+    WantedHook,
+    merge_hooks,
+    paxm_matcher,
+    read_settings,
+    settings_path,
+    write_settings,
+)
+
+__all__ = ["OWNER_CLAUDE_PLUGIN", "ClaudeCodeIntegration", "installed_events"]
+
+OWNER_CLAUDE_PLUGIN = "claude-plugin"
+TARGET = "claude"
+Echo = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def installed_events(config: Any) -> list[str]:
+    """paxm events that get a Claude hook: ``session_start`` always, others when recall or write is on."""
+    agent = (getattr(config, "agents", None) or {}).get(TARGET)
+    hooks = getattr(agent, "hooks", None) or {}
+    out = []
+    for native in NATIVE_EVENTS:
+        hook = hooks.get(native.event)
+        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
+            getattr(getattr(hook, "write", None), "enabled", False)
+        )
+        if native.event == EVENT_SESSION_START or on:
+            out.append(native.event)
+    return out
+
+
+class ClaudeCodeIntegration:
+    """Claude Code: ``settings.json`` hooks or the ``paxm-claude`` plugin, text output."""
+
+    aliases: tuple[str, ...] = ("claude-code", "claude_code", "claudecode")
+
+    @property
+    def name(self) -> str:
+        """The agent key (``agents.claude``)."""
+        return TARGET
+
+    # -- hook runtime seam ----------------------------------------------------------------------
+
+    def decode(self, native_event: str, raw: bytes) -> HookEvent:
+        """Claude's hook JSON -> :class:`HookEvent` (never raises).
+
+        Claude payloads use the field names the generic decoder knows (``prompt``,
+        ``last_assistant_message``, ``tool_name``/``tool_input``/``tool_response``, ``error``,
+        ``session_id``, ``cwd``, ``transcript_path``); what is Claude-specific is the event
+        name mapping.  When the command line gave no event, the payload's ``hook_event_name``
+        decides.  Reasoning blocks are stripped by the decoder, recall echoes by the runtime.
+        """
+        native = native_event.strip()
+        if not native:
+            from paxm_core.hooks.decode import parse_payload
+
+            name = parse_payload(raw).get("hook_event_name")
+            native = name if isinstance(name, str) else ""
+        event = normalized_event(native) or EVENT_USER_INPUT
+        return decode_generic(raw, TARGET, event, native)
+
+    def render(self, result: HookResult, mode: str) -> str:
+        """What Claude reads on stdout.
+
+        ``SessionStart`` and ``UserPromptSubmit`` stdout is added to the model's context, so
+        those print the context blocks (plain text, or ``hookSpecificOutput`` JSON with
+        ``--json``); every other event prints nothing.  A ``Stop`` hook never prints a
+        ``decision``, so paxm can never keep Claude from stopping.
+        """
+        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
+            return ""
+        context = result.context
+        if not context.strip():
+            return ""
+        if mode == "json":
+            native = native_for(result.event)
+            return json.dumps(
+                {
+                    "hookSpecificOutput": {
+                        "hookEventName": native.native if native else "",
+                        "additionalContext": context,
+                    }
+                },
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+        return context
+
+    # -- install / uninstall --------------------------------------------------------------------
+
+    def wanted_hooks(self, config: Any) -> dict[str, WantedHook]:
+        """Native event -> the settings.json handler paxm installs for ``config``."""
+        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        wanted: dict[str, WantedHook] = {}
+        for event in installed_events(config):
+            native = native_for(event)
+            if native is None:
+                continue
+            command = hook_command_line(config.path, TARGET, native.native, queue_path=queue or None)
+            wanted[native.native] = WantedHook(command=command, matcher=native.matcher)
+        return wanted
+
+    def install(self, config: Any, *, owner: str = "paxm", echo: Echo | None = None) -> list[str]:
+        """Install for ``owner``: settings.json hooks (``paxm``) or the generated plugin (``claude-plugin``).
+
+        Plugin ownership also removes paxm's settings.json hooks, so nothing fires twice.
+        Returns the lines it reported (also written through ``echo``, default stderr).
+        """
+        say = echo or _stderr
+        lines: list[str] = []
+
+        def report(line: str) -> None:
+            lines.append(line)
+            say(line)
+
+        path = settings_path()
+        if owner == OWNER_CLAUDE_PLUGIN:
+            if self._update_settings(path, config, {}):
+                report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
+            dest = plugin.generated_dir(Path(config.path).parent)
+            plugin.generate_marketplace(
+                dest,
+                python=interpreter_path(),
+                client=str(client_path()),
+                config_path=Path(config.path).absolute(),
+                queue_path=str(getattr(getattr(config, "capture_queue", None), "path", "") or ""),
+                paxm_exe=plugin.paxm_executable(),
+            )
+            report(f"Claude Code plugin generated at {dest}")
+            report(f"  install it: claude plugin marketplace add {dest}")
+            report(f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}")
+            report(f"  or try it for one session: claude --plugin-dir {dest / 'plugins' / plugin.PLUGIN_NAME}")
+            return lines
+        if self._update_settings(path, config, self.wanted_hooks(config)):
+            report(f"installed paxm hooks in {path}")
+        else:
+            report(f"paxm hooks in {path} are up to date")
+        return lines
+
+    def uninstall(self, config: Any, *, echo: Echo | None = None) -> list[str]:
+        """Remove exactly what paxm added: its settings.json handlers and the generated plugin dir."""
+        say = echo or _stderr
+        lines: list[str] = []
+        path = settings_path()
+        if self._update_settings(path, config, {}):
+            lines.append(f"removed paxm hooks from {path}")
+        config_dir = Path(config.path).parent
+        dest = plugin.generated_dir(config_dir)
+        if plugin.remove_generated(config_dir):
+            lines.append(f"removed the generated plugin {dest}")
+            lines.append(
+                "  if Claude Code still lists it: claude plugin uninstall "
+                f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}"
+            )
+        for line in lines:
+            say(line)
+        return lines
+
+    def _update_settings(self, path: Path, config: Any, wanted: dict[str, WantedHook]) -> bool:
+        settings, original = read_settings(path)
+        if original is None and not wanted:
+            return False
+        updated = merge_hooks(settings, wanted, paxm_matcher(config.path), where=str(path))
+        if updated == settings and original is not None:
+            return False
+        write_settings(path, updated, original)
+        return True

@@ -1,0 +1,148 @@
+"""``paxm uninstall``: remove paxm's passive agent integrations, keep memories and provider config.
+
+Order (upstream's): flush the capture queue through the running hook daemon (and stop it on a
+full uninstall), mark the agents ``enabled: false`` (hook settings are kept, so a later setup
+restores them), then let each agent's integration plugin remove exactly what it installed.
+Provider config, memory data, telemetry, the capture queue and ``.paxm.bak`` backups are never
+touched.  Running it twice is harmless.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paxm_core.errors import IntegrationError, PaxmError, UsageError
+
+__all__ = ["uninstall"]
+
+_SHARED_STATE = ("paxm-hook.sock", "session_state.json")
+
+
+def _agent_names(config: Any) -> list[str]:
+    from paxm_core.config.defaults import KNOWN_AGENTS
+    from paxm_core.config.setup import agent_order
+
+    names = agent_order(config)
+    return names + sorted(n for n in KNOWN_AGENTS if n not in names)
+
+
+def _normalize(name: str, known: list[str], plugin_manager: Any) -> str:
+    from paxm_core.config.setup import AGENT_ALIASES
+
+    wanted = "-".join(name.strip().lower().replace("_", "-").split())
+    wanted = AGENT_ALIASES.get(wanted, wanted)
+    if wanted in known:
+        return wanted
+    integration = plugin_manager.integration(name)
+    canonical = getattr(integration, "name", None)
+    if isinstance(canonical, str) and canonical:
+        return canonical
+    compact = wanted.replace("-", "")
+    for candidate in known:
+        if candidate.replace("-", "") == compact:
+            return candidate
+    raise UsageError(f"unsupported agent {name!r}; expected one of {', '.join(known)}")
+
+
+def _flush(config_path: Path, *, shutdown: bool) -> str:
+    from paxm_core.hooks.control import send_control
+
+    try:
+        send_control(config_path, "shutdown" if shutdown else "flush")
+    except PaxmError as exc:
+        return str(exc)
+    return ""
+
+
+def _remove_shared_state(hooks_dir: Path) -> list[str]:
+    errors = []
+    for name in _SHARED_STATE:
+        try:
+            (hooks_dir / name).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            errors.append(f"{hooks_dir / name}: {exc.strerror or exc}")
+    try:
+        hooks_dir.rmdir()  # only when empty: the capture queue and logs stay
+    except OSError:
+        pass
+    return errors
+
+
+@click.command("uninstall")
+@click.option("--agent", "agent", default="", metavar="NAME", help="Uninstall one agent (default: every agent).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (required without a terminal).")
+@click.pass_context
+def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
+    """Remove paxm's hooks from agents; memories, providers and telemetry stay.
+
+    Example: paxm uninstall --agent claude --yes
+    """
+    from paxm_core.config import config_exists, load_config, resolve_config_path, save_config
+    from paxm_core.config.setup import AGENT_DISPLAY_NAMES
+    from paxm_core.plugins import get_plugin_manager
+
+    state = ctx.find_root().obj
+    path = resolve_config_path(getattr(state, "config_path", None))
+    has_config = config_exists(path)
+    config = load_config(path)  # missing -> defaults (nothing to disable); invalid -> ConfigError
+    pm = get_plugin_manager()
+    known = _agent_names(config)
+    targets = [_normalize(agent, known, pm)] if agent.strip() else known
+    display = [AGENT_DISPLAY_NAMES.get(t, t) for t in targets]
+
+    if not yes:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise UsageError(
+                "uninstall needs --yes when not run in a terminal, e.g. `paxm uninstall --agent claude --yes`"
+            )
+        click.echo(f"Passive integrations to remove: {', '.join(display)}")
+        if not click.confirm("Continue uninstall?", default=False):
+            click.echo("uninstall cancelled")
+            return
+
+    warning = _flush(path, shutdown=not agent.strip())
+    if warning:
+        click.echo(f"paxm hook buffer flush skipped: {warning}", err=True)
+
+    if has_config:
+        changed = False
+        for name in targets:
+            agent_config = config.agents.get(name)
+            if agent_config is not None and agent_config.enabled:
+                agent_config.enabled = False
+                changed = True
+        if changed:
+            save_config(config, path)
+
+    failures: list[str] = []
+    for name, label in zip(targets, display, strict=True):
+        integration = pm.integration(name)
+        remove = getattr(integration, "uninstall", None) if integration is not None else None
+        if remove is None:
+            continue  # no integration plugin installed for it: paxm put nothing in its config
+        kwargs: dict[str, Any] = {}
+        try:
+            if "echo" in inspect.signature(remove).parameters:
+                kwargs["echo"] = click.echo
+        except (TypeError, ValueError):
+            pass
+        try:
+            remove(config, **kwargs)
+        except PaxmError as exc:
+            failures.append(f"{label}: {exc}")
+            continue
+        except Exception as exc:  # a plugin bug is reported per agent; the others still run
+            failures.append(f"{label}: {type(exc).__name__}: {exc}")
+            continue
+        click.echo(f"uninstalled {label} passive integration")
+    if not agent.strip():
+        failures.extend(_remove_shared_state(config.hooks_dir))
+    if failures:
+        raise IntegrationError("uninstall incomplete: " + "; ".join(failures))
