@@ -155,16 +155,16 @@ def test_health_and_cleanup_survive_a_hanging_provider(fakes: Any, make_router: 
 
 def test_providers_are_searched_and_written_concurrently(fakes: Any, make_router: Any) -> None:
     providers = {
-        n: fakes.ScriptedProvider(n, [fakes.hit(n, "1", f"{n} answer", 0.9)], delay=0.2) for n in ("a", "b", "c")
+        n: fakes.ScriptedProvider(n, [fakes.hit(n, "1", f"{n} answer", 0.9)], delay=0.4) for n in ("a", "b", "c")
     }
     router = make_router(providers)
     started = time.monotonic()
-    result = router.search(SearchQuery("q"), SearchPolicy([Route(n, timeout=2.0) for n in providers]))
-    assert time.monotonic() - started < 0.2 + SLACK  # ≈ max, not the 0.6 s sum
+    result = router.search(SearchQuery("q"), SearchPolicy([Route(n, timeout=5.0) for n in providers]))
+    assert time.monotonic() - started < 0.8  # ≈ the 0.4 s max, far from the 1.2 s sum
     assert len(result.hits) == 3
     started = time.monotonic()
-    written = router.put([MemoryItem("x", id="1")], PutPolicy([Route(n, timeout=2.0) for n in providers]))
-    assert time.monotonic() - started < 0.2 + SLACK
+    written = router.put([MemoryItem("x", id="1")], PutPolicy([Route(n, timeout=5.0) for n in providers]))
+    assert time.monotonic() - started < 0.8
     assert [r.provider for r in written.refs] == ["a", "b", "c"]
 
 
