@@ -82,11 +82,7 @@ class Runtime:
 
             plugin_manager = get_plugin_manager()
         providers = cls._build_providers(config, plugin_manager)
-        try:
-            store = SessionSequenceStore(sequence_path or session_sequence_path(config))
-        except PaxmError:
-            _close_all(providers)
-            raise
+        store = SessionSequenceStore(sequence_path or session_sequence_path(config))  # opened on first write
         router = Router(providers, profiles.required_providers(config), sequence_allocator=store)
         sink = _load_telemetry(config) if telemetry is True else (telemetry or None)
         tools = Tools(config, router, telemetry=sink)

@@ -61,26 +61,45 @@ class MemorySequenceAllocator:
 
 
 class SessionSequenceStore:
-    """The SQLite-backed allocator; one connection, safe to share between threads."""
+    """The SQLite-backed allocator; one connection, safe to share between threads.
 
-    def __init__(self, path: str | Path) -> None:
+    The database is opened on the first allocation (or with ``lazy=False`` at once), so
+    recall-only processes — hook recalls, ``paxm recall`` — never touch it, and a read-only
+    state directory only affects writes that need a sequence.
+    """
+
+    def __init__(self, path: str | Path, *, lazy: bool = True) -> None:
         self.path = Path(path).expanduser()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        if not lazy:
+            with self._lock:
+                self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             # isolation_level=None: every statement is its own transaction, which is exactly
             # the atomicity the upsert needs, with no implicit BEGIN held across calls.
             conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout = 5000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(_SCHEMA)
+            try:
+                conn.execute("PRAGMA busy_timeout = 5000")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(_SCHEMA)
+            except sqlite3.Error:
+                conn.close()
+                raise
         except (OSError, sqlite3.Error) as exc:
             raise PaxmError(f"cannot open session sequence store {self.path}: {exc}") from exc
         try:
             os.chmod(self.path, 0o600)
         except OSError:
             pass
-        self._conn: sqlite3.Connection | None = conn
-        self._lock = threading.Lock()
+        self._conn = conn
+        return conn
 
     def next(self, session_id: str, floor: int) -> int:
         """Reserve and return the next sequence of ``session_id`` (at least ``floor``)."""
@@ -88,16 +107,19 @@ class SessionSequenceStore:
         if not session_id:
             raise PaxmError("session sequence: session id is required")
         with self._lock:
-            if self._conn is None:
+            if self._closed:
                 raise PaxmError("session sequence store is closed")
+            conn = self._open()
             try:
-                row = self._conn.execute(_NEXT, (session_id, max(1, floor))).fetchone()
+                row = conn.execute(_NEXT, (session_id, max(1, floor))).fetchone()
             except sqlite3.Error as exc:
                 raise PaxmError(f"reserve session sequence: {exc}") from exc
         return int(row[0])
 
     def close(self) -> None:
+        """Close the connection; later allocations fail."""
         with self._lock:
+            self._closed = True
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

@@ -195,3 +195,16 @@ def test_every_fake_provider_type_through_the_plugin_manager(config: Any, plugin
         assert (odd.candidate_count, odd.eligible_count) == (3, 1)  # -0.3 and NaN clamp to 0 and fall below 0.25
         strings_hit = next(h for h in result.hits if h.provider == "strings")
         assert strings_hit.origin.session_id == "s-1" and strings_hit.scope.type == "personal"
+
+
+def test_unwritable_state_dir_only_affects_session_writes(config: Any, plugin: Any, tmp_path: Path) -> None:
+    from paxm_core import PaxmError
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    config.telemetry.dir = str(blocker / "state")
+    with Runtime.load(config=config, plugin_manager=_fakes().plugin_manager(plugin), telemetry=None) as runtime:
+        runtime.tools.remember("no session, no sequence needed", session_id="")
+        assert runtime.tools.recall("sequence needed").hits
+        with pytest.raises(PaxmError, match="cannot open session sequence store"):
+            runtime.tools.remember("with a session", session_id="paxm-cli-x")

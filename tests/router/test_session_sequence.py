@@ -42,7 +42,18 @@ def test_store_errors_are_clear(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(PaxmError, match="cannot open session sequence store"):
-        SessionSequenceStore(blocker / "seq.sqlite")
+        SessionSequenceStore(blocker / "seq.sqlite", lazy=False)
+    lazy = SessionSequenceStore(blocker / "seq.sqlite")  # nothing happens until a sequence is needed
+    with pytest.raises(PaxmError, match="cannot open session sequence store"):
+        lazy.next("s", 1)
+
+
+def test_store_is_opened_only_when_a_sequence_is_needed(tmp_path: Path) -> None:
+    store = SessionSequenceStore(tmp_path / "state" / "seq.sqlite")
+    assert not (tmp_path / "state").exists()
+    assert store.next("s", 5) == 5
+    assert (tmp_path / "state" / "seq.sqlite").exists()
+    store.close()
 
 
 def test_memory_fallback_is_monotonic() -> None:
