@@ -53,23 +53,27 @@ def _counts(counts: dict[str, int], states: tuple[str, ...]) -> str:
     return ", ".join(f"{state} {counts.get(state, 0)}" for state in states)
 
 
-def _daemon_status(config: Any) -> dict[str, Any] | None:
-    """The hook daemon's own status, if the hooks package offers one (optional)."""
+def _control() -> Any:
+    """``paxm_core.hooks.control`` if the hooks package is installed (it is optional here)."""
     from importlib import import_module
 
     try:
-        daemon = import_module("paxm_core.hooks.daemon")
+        return import_module("paxm_core.hooks.control")
     except ImportError:
         return None
-    probe = getattr(daemon, "daemon_status", None)
+
+
+def _daemon_status(config: Any) -> dict[str, Any] | None:
+    """The hook daemon's own status: ``{"running": False}`` or its pid, uptime, requests..."""
+    control = _control()
+    probe = getattr(control, "daemon_status", None)
     if probe is None:
         return None
     try:
-        value = probe(config)
+        value = probe(config.path)
     except Exception as exc:  # a broken probe must not hide the queue status
-        return {"error": str(exc)}
-    to_json = getattr(value, "to_json", None)
-    return dict(to_json() if callable(to_json) else value)
+        return {"running": False, "error": str(exc)}
+    return {"running": False} if value is None else {"running": True, **dict(value)}
 
 
 @click.group()
@@ -165,6 +169,16 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
         raise UsageError(f"queue flush --timeout: {exc}") from exc
     if seconds <= 0:
         raise UsageError("queue flush --timeout must be positive")
+    config = _config(ctx)
+    daemon = _daemon_status(config)
+    if daemon and daemon.get("running"):
+        # the daemon drains its inbox and delivers; a second worker here would only race it
+        control = _control()
+        response = control.send_control(config.path, "flush", timeout=seconds + 5)
+        with _open_queue(config, recover=False) as q:
+            state = q.status()
+        _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True)
+        return
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
     telemetry = None
@@ -175,25 +189,53 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
     except Exception:  # telemetry is optional here
         telemetry = None
     with _open_queue(config, recover=True, routes=True) as q:
+        _drain_inbox(runtime, q)
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
         report = worker.flush(seconds)
         state = q.status()
-    data = report.to_json()
-    data["inbox_pending"] = state.inbox.get("pending", 0)
-    ok = report.ok and not data["inbox_pending"]
-    data["ok"] = ok
+    _report_flush(report.to_json(), state, as_json, via_daemon=False)
+
+
+def _drain_inbox(runtime: Any, q: Any) -> None:
+    """Render raw hook payloads the stdlib client stored while no daemon ran (hooks package)."""
+    if not q.status(dead_limit=0).inbox.get("pending"):
+        return
+    try:
+        from paxm_core.hooks.daemon import HookProcessor
+    except ImportError:
+        return
+    HookProcessor(runtime, q).drain_inbox()
+
+
+def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon: bool) -> None:
+    data = dict(data)
+    remaining = state.undelivered
+    dead_total = state.deliveries.get("dead", 0) + len(state.dead_episodes)
+    failed_inbox = state.inbox.get("failed", 0)
+    ok = remaining == 0 and dead_total == 0 and failed_inbox == 0 and not data.get("timed_out")
+    data.update(
+        ok=ok,
+        remaining=remaining,
+        dead_total=dead_total,
+        inbox_pending=state.inbox.get("pending", 0),
+        inbox_failed=failed_inbox,
+        via_daemon=via_daemon,
+    )
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(
-            f"Flushed capture queue: sealed {report.sealed} episode(s), delivered {report.delivered},"
-            f" failed {report.failed}, dead {report.dead}; {report.remaining} still owed"
-            + (" (timed out)" if report.timed_out else "")
+            f"Flushed capture queue{' (via the hook daemon)' if via_daemon else ''}:"
+            f" sealed {data.get('sealed', 0)} episode(s), delivered {data.get('delivered', 0)},"
+            f" failed {data.get('failed', 0)}, dead {data.get('dead', 0)}; {remaining} still owed"
+            + (" (timed out)" if data.get("timed_out") else "")
         )
-        if report.dead_total:
-            click.echo(f"{report.dead_total} dead; see 'paxm queue status', revive with 'paxm queue retry --dead'")
+        if dead_total:
+            click.echo(f"{dead_total} dead; see 'paxm queue status', revive with 'paxm queue retry --dead'")
         if data["inbox_pending"]:
             click.echo(f"{data['inbox_pending']} raw hook event(s) wait in the inbox for the hook daemon")
+        if failed_inbox:
+            click.echo(f"{failed_inbox} raw hook event(s) could not be processed; see 'paxm queue status'")
     if not ok:
         # not ctx.exit(1): paxm's main() runs click with standalone_mode=False, which turns
         # click's Exit into a return value that main() does not propagate.

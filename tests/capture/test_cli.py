@@ -30,6 +30,7 @@ def test_status_of_missing_queue_does_not_create_it(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["exists"] is False and data["path"] == str(tmp_path / "hooks" / "capture.sqlite")
+    assert data["daemon"] == {"running": False}
     assert not (tmp_path / "hooks").exists()
 
 
@@ -58,13 +59,26 @@ def test_flush_delivers_to_the_real_sqlite_provider(tmp_path: Path) -> None:
     assert "Deliveries: pending 0, delivering 0, retry 0, delivered 2, dead 0" in text.stdout
 
 
-def test_flush_exits_1_when_raw_events_wait_in_the_inbox(tmp_path: Path) -> None:
+def test_flush_drains_the_raw_inbox_and_exits_1_on_unprocessable_entries(tmp_path: Path) -> None:
     config_path = tmp_path / "config.yaml"
     queue_path = tmp_path / "hooks" / "capture.sqlite"
-    append_raw(queue_path, "evt_raw", "codex", "user_input", b'{"prompt": "hi"}')
-    result = paxm("--config", str(config_path), "queue", "flush", "--timeout", "2s")
-    assert result.returncode == 1
-    assert "1 raw hook event(s) wait in the inbox" in result.stdout
+    good = json.dumps({"session_id": "s-1", "cwd": str(tmp_path), "prompt": "remember: deploys go out on tuesdays"})
+    append_raw(queue_path, "evt_good", "codex", "user_input", good.encode(), 1_800_000_000.0)
+    append_raw(queue_path, "evt_bad", "codex", "user_input", b'{"prompt": "mine"}', 1_800_000_001.0)
+    with sqlite3.connect(queue_path) as conn:  # damaged on disk: the checksum no longer matches
+        conn.execute("UPDATE capture_inbox SET raw = ? WHERE event_id = 'evt_bad'", (b'{"prompt": "evil"}',))
+    result = paxm("--config", str(config_path), "queue", "flush", "--timeout", "10s", "--json")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["inbox_failed"] == 1 and data["inbox_pending"] == 0 and data["ok"] is False
+    assert data["delivered"] == 1 and data["remaining"] == 0  # the good entry went all the way
+    with sqlite3.connect(queue_path) as conn:
+        states = dict(conn.execute("SELECT event_id, state FROM capture_inbox").fetchall())
+        raw = conn.execute("SELECT raw FROM capture_inbox WHERE event_id = 'evt_bad'").fetchone()[0]
+    assert states == {"evt_good": "done", "evt_bad": "failed"}
+    assert raw == b'{"prompt": "evil"}'  # kept for the operator, never silently dropped
+    status = paxm("--config", str(config_path), "queue", "status")
+    assert "Failed inbox entries:" in status.stdout and "evt_bad: capture inbox entry" in status.stdout
 
 
 def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
