@@ -311,7 +311,8 @@ class ProviderContract:
         paxm_harness.find(exact, ref)
         hits = paxm_harness.search(exact)
         check_scores(hits)
-        best = next(hit for hit in hits if hit.id == ref.id)
+        best = next((hit for hit in hits if hit.id == ref.id), None)
+        assert best is not None, f"a repeated search for {exact!r} lost the memory just found: {describe_hits(hits)}"
         for other in hits:
             assert best.relevance >= other.relevance, (
                 f"the memory equal to the query has relevance {best.relevance!r} but {other.id!r} "
