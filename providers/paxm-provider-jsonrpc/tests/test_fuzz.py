@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paxm_core import Deadline, MemoryHit, ProviderConfig, ProviderError, SearchQuery
+from paxm_core import Deadline, MemoryHit, ProviderConfig, ProviderError, RecallError, SearchQuery
 from paxm_core.router import Route, Router, SearchPolicy
 from paxm_provider_jsonrpc.provider import JsonRpcProvider
 from paxm_provider_jsonrpc.transport import MalformedResponse, _ObjectScanner, _RemoteError, decode_response
@@ -123,6 +123,14 @@ def test_provider_and_router_never_crash_on_any_response(raw: bytes) -> None:
         for error in result.provider_errors:
             assert error.provider == "fuzz" and "Traceback" not in error.error
         json.dumps(result.to_json())  # whatever came back serializes
+
+        required = Router({"fuzz": _provider(response)}, required={"fuzz"})
+        try:
+            required.search(
+                SearchQuery(text="q"), SearchPolicy(routes=[Route("fuzz", required=True)]), Deadline.after(10)
+            )
+        except RecallError as exc:  # a required provider's failure is the router's one clean error
+            assert exc.result is not None and exc.result.provider_errors
 
 
 def test_huge_response_within_the_limit_is_parsed(tmp_path: Path) -> None:
