@@ -60,7 +60,7 @@ def eligible_hits(
             raw_score_kind=original.raw_score_kind,
             source=original.source,
             metadata=dict(original.metadata),
-            created_at=original.created_at,
+            created_at=created,  # naive timestamps are taken as UTC, like everywhere in paxm
             tier=tier,
             expires_at=expires_at,
             origin=original.origin,

@@ -341,3 +341,12 @@ def test_recall_result_json_shape(fakes: Any, make_router: Any) -> None:
     assert data["provider_errors"] == [{"provider": "bad", "required": False, "op": "search", "error": "nope"}]
     empty = make_router({"good": fakes.ScriptedProvider("good")}).search(SearchQuery("x"), SearchPolicy())
     assert empty.to_json()["hits"] == []
+
+
+def test_naive_timestamps_are_taken_as_utc(fakes: Any, make_router: Any) -> None:
+    naive_new = fakes.hit("a", "new", "naive newer", 0.5, created_at=datetime(2026, 7, 1, 11, 0))
+    aware_old = fakes.hit("b", "old", "aware older", 0.5, created_at=datetime(2026, 7, 1, 10, 0, tzinfo=UTC))
+    router = make_router({"a": fakes.ScriptedProvider("a", [naive_new]), "b": fakes.ScriptedProvider("b", [aware_old])})
+    result = router.search(SearchQuery("q"), SearchPolicy())
+    assert [h.id for h in result.hits] == ["new", "old"]
+    assert result.hits[0].created_at == datetime(2026, 7, 1, 11, 0, tzinfo=UTC)
