@@ -1,4 +1,4 @@
-"""The user install path: wheels built from this repo, ``pip install paxm`` into a plain venv, remember + recall."""
+"""The user install path: wheels built from this repo installed with plain pip into fresh venvs."""
 
 from __future__ import annotations
 
@@ -17,26 +17,35 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
     dist = tmp_path_factory.mktemp("dist")
     subprocess.run([uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"], cwd=ROOT, check=True)
+    return dist
+
+
+def _venv(tmp_path_factory: pytest.TempPathFactory, dist: Path, *requirements: str) -> Path:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = venv / "bin" / "pip"
-    subprocess.run([str(pip), "install", "-q", "--find-links", str(dist), "paxm"], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist), *requirements], check=True)
     return venv
 
 
-def test_pip_install_paxm_gives_the_remember_recall_loop(wheel_venv: Path, tmp_path: Path) -> None:
-    paxm = str(wheel_venv / "bin" / "paxm")
-    env = {
+def _env(home: Path) -> dict[str, str]:
+    return {
         "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "cfg"),
+        "XDG_STATE_HOME": str(home / "state"),
     }
+
+
+def test_pip_install_paxm_gives_the_remember_recall_loop(
+    wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    paxm = str(_venv(tmp_path_factory, wheel_dist, "paxm") / "bin" / "paxm")
+    env = _env(tmp_path)
     stored = subprocess.run(
         [paxm, "remember", "--text", "wheel install marker zebra-42"],
         env=env,
@@ -52,9 +61,51 @@ def test_pip_install_paxm_gives_the_remember_recall_loop(wheel_venv: Path, tmp_p
     assert recalled.returncode == 0, recalled.stderr
     hits = json.loads(recalled.stdout)["hits"]
     assert hits and hits[0]["provider"] == "sqlite" and "zebra-42" in hits[0]["text"]
-    plugins = json.loads(
-        subprocess.run([paxm, "plugins", "--json"], env=env, capture_output=True, text=True, check=True).stdout
-    )
-    sqlite = next(p for p in plugins["plugins"] if p["name"] == "sqlite")
+    listing = subprocess.run([paxm, "plugins", "--json"], env=env, capture_output=True, text=True, check=True)
+    sqlite = next(p for p in json.loads(listing.stdout)["plugins"] if p["name"] == "sqlite")
     assert sqlite["distribution"] == "paxm-provider-sqlite" and sqlite["providers"] == ["sqlite"]
     assert (tmp_path / "data" / "paxm" / "memory.sqlite").exists()
+
+
+def test_pip_install_paxm_and_the_zep_provider(
+    wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(ROOT / "providers" / "paxm-provider-zep" / "tests"))
+    from zep_fake import ZepFake
+
+    paxm = str(_venv(tmp_path_factory, wheel_dist, "paxm", "paxm-provider-zep") / "bin" / "paxm")
+    env = _env(tmp_path)
+    listing = subprocess.run([paxm, "plugins", "--json"], env=env, capture_output=True, text=True, check=True)
+    zep_plugin = next(p for p in json.loads(listing.stdout)["plugins"] if p["name"] == "zep")
+    assert zep_plugin["distribution"] == "paxm-provider-zep" and zep_plugin["providers"] == ["zep"]
+    fake = ZepFake()
+    try:
+        config = tmp_path / "config.yaml"
+        setup = subprocess.run(
+            [
+                paxm,
+                "--config",
+                str(config),
+                "setup",
+                "--yes",
+                "--provider",
+                "zep",
+                "--provider",
+                "sqlite",
+                "--user-id",
+                "todd",
+                "--base-url",
+                fake.base_url,
+            ],
+            env={**env, "PAXM_API_KEY": fake.state.api_key},
+            capture_output=True,
+            text=True,
+        )
+        assert setup.returncode == 0, setup.stderr
+        doctor = subprocess.run(
+            [paxm, "--config", str(config), "config", "doctor", "--json"], env=env, capture_output=True, text=True
+        )
+        assert doctor.returncode == 0, doctor.stderr
+        assert {"provider": "zep", "required": True, "ok": True} in json.loads(doctor.stdout)
+    finally:
+        fake.close()
