@@ -54,6 +54,8 @@ class Group:
     tokens: tuple[str, ...]
     phrase: tuple[str, ...] = ()
     surface: str = ""
+    #: From an identifier, number or CJK run: likely distinctive in a long prompt.
+    salient: bool = False
 
     def fts(self) -> str:
         """This group as an FTS5 expression over the term index."""
@@ -178,18 +180,20 @@ def analyze_query(text: str) -> QueryAnalysis:
         numeric = _numeric_key(chunk)
         if numeric and len(parts) > 1:
             out.stream.extend(canonical(p) for p in parts)
-            add(Group((numeric,), surface=chunk), stop=False)
+            add(Group((numeric,), surface=chunk, salient=True), stop=False)
         else:
             for part in parts:
                 key = canonical(part)
                 out.stream.append(key)
                 alternatives = (key,) if key == part else (key, part)
-                add(Group(alternatives, surface=part), stop=part in STOPWORDS and len(parts) == 1)
+                salient = len(parts) > 1 or any(ch.isdigit() for ch in part)
+                add(Group(alternatives, surface=part, salient=salient), stop=part in STOPWORDS and len(parts) == 1)
         for run in cjk:
             out.stream.extend(run)
             if len(run) == 1:
-                add(Group((run,), surface=run), stop=False)
+                add(Group((run,), surface=run, salient=True), stop=False)
             for i in range(len(run) - 1):
-                add(Group((run[i : i + 2],), phrase=(run[i], run[i + 1]), surface=run[i : i + 2]), stop=False)
+                bigram = Group((run[i : i + 2],), phrase=(run[i], run[i + 1]), surface=run[i : i + 2], salient=True)
+                add(bigram, stop=False)
     out.groups = groups or stop_groups
     return out

@@ -35,7 +35,7 @@ MAX_PHRASE_TOKENS = 24
 MAX_STRICT_GROUPS = 12
 #: Groups used to generate relaxed candidates (the rarest ones).
 MAX_RELAXED_GROUPS = 8
-#: Most groups scored per candidate (a 300-word prompt keeps its first 64 informative words).
+#: Most groups probed and scored per query (a long prompt keeps its 64 likeliest-distinctive words).
 MAX_SCORED_GROUPS = 64
 #: Document-frequency probes stop counting here: beyond it a term is "common".
 DF_CAP = 256
@@ -266,8 +266,14 @@ def search(conn: sqlite3.Connection, request: Request, deadline: Deadline, trace
         trace.selected = "recent"
         return _recent(conn, request)
     plan = _Plan(conn, request, trace)
+    probed = query.groups
+    if len(probed) > MAX_SCORED_GROUPS:
+        # A long prompt: probe its likeliest-distinctive words (identifier parts, numbers,
+        # CJK, then longer words) rather than whatever comes first.
+        ranked = sorted(probed, key=lambda g: (g.salient, len(g.surface)), reverse=True)
+        probed = ranked[:MAX_SCORED_GROUPS]
     frequencies = []
-    for group in query.groups[:MAX_SCORED_GROUPS]:
+    for group in probed:
         deadline.check("sqlite search")
         frequencies.append((plan.document_frequency(group), group))
     chosen: list[Light] = []
