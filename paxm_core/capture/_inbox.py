@@ -154,7 +154,8 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
     """Open (creating with mode 0600 in a 0700 directory) the queue database, schema applied.
 
     The connection is in autocommit mode (``isolation_level=None``); callers open their own
-    transactions with ``BEGIN IMMEDIATE``.
+    transactions with ``BEGIN IMMEDIATE``.  ``synchronous = NORMAL`` (WAL: commits survive a
+    process crash, not power loss); acknowledged writes switch to ``FULL`` for their commit.
     """
     path = os.fspath(db_path)
     parent = os.path.dirname(path)
@@ -206,6 +207,8 @@ def append_raw(
     digest = sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), event.encode(), data))
     conn = connect(db_path, timeout=timeout)
     try:
+        # the hook acknowledges after this commit: fsync it so not even power loss drops it
+        conn.execute("PRAGMA synchronous = FULL")
         conn.execute("BEGIN IMMEDIATE")
         try:
             row = conn.execute("SELECT raw_hash FROM capture_inbox WHERE event_id = ?", (event_id,)).fetchone()

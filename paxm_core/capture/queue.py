@@ -52,6 +52,7 @@ DEFAULT_RETRY_MIN = 1.0
 DEFAULT_MAX_ATTEMPTS = 10
 MAX_BACKOFF = 64.0
 MAX_ERROR_CHARS = 1000
+NO_PROVIDER = "no write-profile provider for profile(s)"
 
 #: write profile -> provider instance names (a mapping or a function).
 Routes = Mapping[str, Iterable[str]] | Callable[[str], Iterable[str]]
@@ -120,6 +121,7 @@ class CaptureQueue:
         with _LIVE_LOCK:
             _LIVE_LEASES.add(self.lease)
         self._closed = False
+        self._durable = False
         if recover:
             self.recover_delivering()
 
@@ -142,12 +144,18 @@ class CaptureQueue:
         self.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        # ``durable``: the commit is an acknowledgement (append), so it is fsynced
+        # (synchronous=FULL) and survives power loss.  Bookkeeping commits (claims, outcomes,
+        # seals) use NORMAL: losing one to power loss only causes an idempotent re-delivery.
         with self._lock:
             if self._closed:
                 raise QueueError("capture queue is closed")
             conn = self._conn
             try:
+                if durable != self._durable:
+                    conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+                    self._durable = durable
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise QueueError(f"capture queue {self.path}: {exc}") from exc
@@ -202,7 +210,7 @@ class CaptureQueue:
         content it raises :class:`~paxm_core.errors.QueueError` ("conflicts with an existing
         event").  A terminal event seals its own session's open events in the same transaction.
         """
-        with self._tx() as conn:
+        with self._tx(durable=True) as conn:
             return self._append_in_tx(conn, event)
 
     def _append_in_tx(self, conn: sqlite3.Connection, event: CaptureEvent) -> AppendResult:
@@ -274,7 +282,7 @@ class CaptureQueue:
                     raise QueueError(f"capture inbox entry {event_id} raw payload checksum mismatch")
                 entry = InboxEntry(event_id, target, name, raw, datetime.fromtimestamp(_epoch(received), UTC), attempts)
                 events = process(entry)
-                with self._tx() as conn:
+                with self._tx(durable=True) as conn:
                     for event in events:
                         self._append_in_tx(conn, event)
                     conn.execute(
@@ -371,7 +379,7 @@ class CaptureQueue:
         error = "; ".join(corrupt)
         if not error and not providers:
             profiles = sorted({decode_event_payload(e)[1] for e in events})
-            error = f"no write-profile provider for profile(s) {', '.join(profiles)}"
+            error = f"{NO_PROVIDER} {', '.join(profiles)}"
         conn.execute(
             "INSERT INTO capture_episodes(episode_id, session_key, first_sequence, last_sequence, complete,"
             " payload_json, payload_hash, state, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -569,7 +577,11 @@ class CaptureQueue:
         )
 
     def retry_dead(self) -> int:
-        """Give every dead delivery a fresh set of attempts (integrity failures are re-checked)."""
+        """Give every dead delivery a fresh set of attempts (integrity failures are re-checked).
+
+        Episodes that died because their profiles reached no provider are routed again with
+        the current routes (after a config fix); they count once per new delivery.
+        """
         with self._tx() as conn:
             ids = [
                 r[0] for r in conn.execute("SELECT DISTINCT episode_id FROM capture_deliveries WHERE state = 'dead'")
@@ -580,7 +592,36 @@ class CaptureQueue:
             ).rowcount
             for episode_id in ids:
                 self._refresh_episode(conn, episode_id)
+            count += self._reroute_unrouted(conn)
         return count
+
+    def _reroute_unrouted(self, conn: sqlite3.Connection) -> int:
+        rows = conn.execute(
+            "SELECT e.episode_id, e.payload_json, e.payload_hash FROM capture_episodes e WHERE e.error LIKE ?"
+            " AND NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = e.episode_id)",
+            (NO_PROVIDER + "%",),
+        ).fetchall()
+        added = 0
+        now = utc_stamp(self._now())
+        for episode_id, payload, digest in rows:
+            if sha256_hex(payload.encode()) != digest:
+                continue  # corrupt: stays dead and visible
+            providers: dict[str, set[str]] = {}
+            for event in json.loads(payload).get("events", []):
+                profile = decode_event_payload(event)[1]
+                for name in self._profile_providers(profile):
+                    providers.setdefault(name, set()).add(profile)
+            if not providers:
+                continue
+            conn.executemany(
+                "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, created_at) VALUES (?, ?, ?, ?)",
+                [(episode_id, name, json.dumps(sorted(p)), now) for name, p in sorted(providers.items())],
+            )
+            conn.execute(
+                "UPDATE capture_episodes SET error = '', state = 'pending' WHERE episode_id = ?", (episode_id,)
+            )
+            added += len(providers)
+        return added
 
     def make_due(self) -> int:
         """Bring every waiting retry forward to now (``flush`` tries everything once more)."""

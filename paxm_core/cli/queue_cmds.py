@@ -142,7 +142,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
     if not dead:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
     config = _config(ctx)
-    with _open_queue(config, recover=False) as q:
+    with _open_queue(config, recover=False, routes=True) as q:
         count = q.retry_dead()
     click.echo(f"Revived {count} dead deliver{'y' if count == 1 else 'ies'}.")
 

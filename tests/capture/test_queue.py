@@ -171,6 +171,13 @@ def test_profile_without_provider_is_dead_and_visible(open_queue) -> None:
     status = q.status()
     assert status.episodes == {"dead": 1}
     assert "no write-profile provider for profile(s) nowhere" in status.dead_episodes[0][1]
+    # after a config fix, retry --dead routes it again
+    q.close()
+    fixed = open_queue(routes={"default": ["sqlite"], "nowhere": ["mem0"]})
+    assert fixed.retry_dead() == 1
+    assert fixed.status().episodes == {"pending": 1} and fixed.status().deliveries == {"pending": 1}
+    (claim,), _ = fixed.claim()
+    assert claim.provider == "mem0" and claim.items[0].id == claim.episode_id
 
 
 def test_reopen_recovers_deliveries_of_dead_owners_only(open_queue, queue_path: Path) -> None:
