@@ -76,6 +76,17 @@ def _daemon_status(config: Any) -> dict[str, Any] | None:
     return {"running": False} if value is None else {"running": True, **dict(value)}
 
 
+def _daemon_line(daemon: dict[str, Any]) -> str:
+    if not daemon.get("running"):
+        return "not running" + (f" ({daemon['error']})" if daemon.get("error") else "")
+    parts = [f"pid {daemon.get('pid', '?')}"]
+    if daemon.get("uptime_seconds") is not None:
+        parts.append(f"up {_age(float(daemon['uptime_seconds']))}")
+    if daemon.get("requests") is not None:
+        parts.append(f"{daemon['requests']} requests")
+    return "running (" + ", ".join(parts) + ")"
+
+
 @click.group()
 def queue() -> None:
     """Inspect and operate the durable capture queue (passive hook writes)."""
@@ -131,7 +142,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for failed in report["failed_inbox"]:
             click.echo(f"  {failed['event_id']}: {failed['error']}")
     if daemon is not None:
-        click.echo(f"Hook daemon: {json.dumps(daemon, ensure_ascii=False)}")
+        click.echo(f"Hook daemon: {_daemon_line(daemon)}")
 
 
 @queue.command()

@@ -57,6 +57,7 @@ def test_flush_delivers_to_the_real_sqlite_provider(tmp_path: Path) -> None:
 
     text = paxm("--config", str(config_path), "queue", "status")
     assert "Deliveries: pending 0, delivering 0, retry 0, delivered 2, dead 0" in text.stdout
+    assert "Hook daemon: not running" in text.stdout
 
 
 def test_flush_drains_the_raw_inbox_and_exits_1_on_unprocessable_entries(tmp_path: Path) -> None:
@@ -88,3 +89,42 @@ def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
     flush = paxm("--config", config, "queue", "flush", "--timeout", "soon")
     assert flush.returncode == 1 and "Error: queue flush --timeout" in flush.stderr
     assert "Traceback" not in retry.stderr + flush.stderr
+
+
+def test_status_and_flush_go_through_a_running_hook_daemon(tmp_path: Path) -> None:
+    import time
+
+    from paxm_core.hooks.control import send_control
+
+    config_path = tmp_path / "config.yaml"
+    config = load_config(config_path)
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while send_control(config_path, "ping", timeout=2) is None:
+            assert daemon.poll() is None, daemon.stderr.read() if daemon.stderr else ""
+            assert time.monotonic() < deadline, "hook daemon did not come up"
+            time.sleep(0.05)
+        with CaptureQueue(config.capture_queue_path, routes=routes_from_write_profiles(config.write_profiles)) as q:
+            q.append(event("d1", "sess-d", text="an open turn the daemon must seal on flush"))
+        status = json.loads(paxm("--config", str(config_path), "queue", "status", "--json").stdout)
+        assert status["daemon"]["running"] is True and status["daemon"]["pid"] == daemon.pid
+        flushed = paxm("--config", str(config_path), "queue", "flush", "--json")
+        assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+        data = json.loads(flushed.stdout)
+        assert data["via_daemon"] is True and data["ok"] is True and data["remaining"] == 0
+        with CaptureQueue(config.capture_queue_path, recover=False) as q:
+            assert q.status().deliveries == {"delivered": 1}
+    finally:
+        try:
+            send_control(config_path, "shutdown", timeout=10)
+        finally:
+            if daemon.poll() is None:
+                daemon.kill()
+            daemon.wait(timeout=30)
+            if daemon.stderr is not None:
+                daemon.stderr.close()
