@@ -123,7 +123,11 @@ class CaptureQueue:
         self._closed = False
         self._durable = False
         if recover:
-            self.recover_delivering()
+            try:
+                self.recover_delivering()
+            except BaseException:
+                self.close()
+                raise
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -161,9 +165,11 @@ class CaptureQueue:
                 raise QueueError(f"capture queue {self.path}: {exc}") from exc
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise QueueError(f"capture queue {self.path}: {exc}") from exc
                 raise
             else:
                 try:
@@ -172,6 +178,16 @@ class CaptureQueue:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise QueueError(f"capture queue {self.path}: commit failed: {exc}") from exc
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise QueueError("capture queue is closed")
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise QueueError(f"capture queue {self.path}: {exc}") from exc
 
     def _now(self) -> float:
         return self._clock()
@@ -267,8 +283,8 @@ class CaptureQueue:
         ``paxm queue status``); ``include_failed`` tries such entries again.
         """
         states = ("pending", "failed") if include_failed else ("pending",)
-        with self._lock:
-            rows = self._conn.execute(
+        with self._reading() as conn:
+            rows = conn.execute(
                 f"SELECT event_id, target, event, raw, raw_hash, received_at, attempts FROM capture_inbox"
                 f" WHERE state IN ({','.join('?' * len(states))}) ORDER BY received_at, rowid",
                 states,
@@ -322,8 +338,8 @@ class CaptureQueue:
         return self._seal_matching("SELECT DISTINCT session_key FROM capture_events WHERE episode_id = ''", ())
 
     def _seal_matching(self, query: str, args: tuple[Any, ...]) -> int:
-        with self._lock:
-            keys = [r[0] for r in self._conn.execute(query, args).fetchall()]
+        with self._reading() as conn:
+            keys = [r[0] for r in conn.execute(query, args).fetchall()]
         sealed = 0
         for key in keys:
             if self.seal_session(key):
@@ -632,8 +648,8 @@ class CaptureQueue:
 
     def next_due_in(self) -> float | None:
         """Seconds until the earliest scheduled retry (``None`` if none is waiting)."""
-        with self._lock:
-            row = self._conn.execute(
+        with self._reading() as conn:
+            row = conn.execute(
                 "SELECT MIN(next_attempt_at) FROM capture_deliveries WHERE state IN ('pending', 'retry')"
             ).fetchone()
         if row[0] is None:
@@ -646,8 +662,7 @@ class CaptureQueue:
 
     def status(self, *, dead_limit: int = 50) -> QueueStatus:
         """Counts by state, the age of the oldest undelivered capture, and what is dead."""
-        with self._lock:
-            conn = self._conn
+        with self._reading() as conn:
             (open_events,) = conn.execute("SELECT COUNT(*) FROM capture_events WHERE episode_id = ''").fetchone()
             episodes = dict(conn.execute("SELECT state, COUNT(*) FROM capture_episodes GROUP BY state").fetchall())
             deliveries = dict(conn.execute("SELECT state, COUNT(*) FROM capture_deliveries GROUP BY state").fetchall())

@@ -316,3 +316,16 @@ def test_timestamps_sort_as_text() -> None:
     assert datetime.strptime(stamps[3], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC) == datetime.fromtimestamp(
         base, UTC
     ) + timedelta(seconds=1)
+
+
+def test_not_a_database_and_closed_queue_are_queue_errors(tmp_path: Path, open_queue) -> None:
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not a sqlite file" * 100)
+    with pytest.raises(QueueError, match="garbage.sqlite"):
+        CaptureQueue(garbage)
+    q = open_queue()
+    q.close()
+    with pytest.raises(QueueError, match="closed"):
+        q.append(event("e1"))
+    with pytest.raises(QueueError, match="closed"):
+        q.status()
