@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.types import MemoryHit, Provenance
@@ -22,6 +23,7 @@ __all__ = [
     "ENVELOPE_OPEN_PREFIX",
     "NO_MEMORIES",
     "dumps_json",
+    "go_float",
     "recall_json",
     "render_hit_markdown",
     "render_recall_markdown",
@@ -129,29 +131,65 @@ def recall_json(result: RecallResult, mode: str = "active") -> dict[str, Any]:
     return out
 
 
-def _go_numbers(value: Any, key: str = "") -> Any:
-    # Go prints integral float64 values without a fraction ("1", not "1.0").
+def go_float(value: float) -> str:
+    """Format a float like Go's ``encoding/json``: shortest digits, plain notation in [1e-6, 1e21).
+
+    ``1.0`` is ``1``, ``2.375e-06`` is ``0.000002375``, ``1e-07`` is ``1e-7``; non-finite
+    values (which Go refuses to encode) become ``null``.
+    """
+    if not math.isfinite(value):
+        return "null"
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        text = repr(value)
+        mantissa, _, exponent = text.partition("e")
+        sign, digits = exponent[0], exponent[1:].lstrip("0") or "0"
+        if sign == "+" and len(digits) < 2:
+            digits = digits.rjust(2, "0")  # Go keeps at least two digits on positive exponents
+        return f"{mantissa}e{sign}{digits}"
+    return format(Decimal(repr(value)).normalize(), "f")
+
+
+def _string(text: str) -> str:
+    out = json.dumps(text, ensure_ascii=False)
+    # Go escapes these so JSON stays inert inside HTML and other envelopes.
+    out = out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _encode(value: Any, depth: int, key: str = "") -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
-            return int(value)
-        return value
+        return go_float(value)
+    if isinstance(value, str):
+        return _string(value)
+    pad, inner = "  " * depth, "  " * (depth + 1)
     if isinstance(value, dict):
+        if not value:
+            return "{}"
         # Go sorts map keys; the only maps in our outputs are string metadata maps.
-        items = sorted(value.items()) if key == "metadata" else value.items()
-        return {k: _go_numbers(v, k) for k, v in items}
-    if isinstance(value, list):
-        return [_go_numbers(v, key) for v in value]
-    return value
+        items = sorted(value.items()) if key == "metadata" else list(value.items())
+        body = ",\n".join(f"{inner}{_string(str(k))}: {_encode(v, depth + 1, str(k))}" for k, v in items)
+        return "{\n" + body + "\n" + pad + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        body = ",\n".join(f"{inner}{_encode(v, depth + 1, key)}" for v in value)
+        return "[\n" + body + "\n" + pad + "]"
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
 def dumps_json(value: Any) -> str:
-    """Serialize like Go's ``json.Encoder`` with two-space indent: HTML-safe escapes, trailing newline.
+    """Serialize like Go's ``json.Encoder`` with a two-space indent, so outputs match upstream byte for byte.
 
-    ``<``, ``>`` and ``&`` only occur inside JSON strings, so escaping them after encoding is
-    safe; doing so keeps outputs byte-compatible with upstream and keeps recalled text inert
-    when the JSON is embedded in HTML or another envelope.
+    HTML-significant characters are escaped (``\\u003c``…), floats use Go's shortest
+    formatting, metadata keys are sorted, and the text ends with a newline.
     """
-    text = json.dumps(_go_numbers(value), indent=2, ensure_ascii=False)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return text + "\n"
+    return _encode(value, 0) + "\n"

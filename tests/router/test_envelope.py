@@ -110,3 +110,56 @@ def test_recall_json_shape_and_go_compatible_encoding() -> None:
     assert '"relevance": 1,' in text and '"score": 1,' in text
     assert text.index('"a": "2"') < text.index('"z": "1"')  # Go sorts map keys
     assert json.loads(text)["query"] == "a <b> & c"
+
+
+def test_go_float_formatting() -> None:
+    from paxm_core.envelope import go_float
+
+    cases = [
+        (1.0, "1"),
+        (0.0, "0"),
+        (-0.0, "-0"),
+        (0.5, "0.5"),
+        (100.0, "100"),
+        (0.1, "0.1"),
+        (2.375e-06, "0.000002375"),
+        (1e-06, "0.000001"),
+        (1e-07, "1e-7"),
+        (1.5e-10, "1.5e-10"),
+        (1e20, "100000000000000000000"),
+        (1e21, "1e+21"),
+        (-3.2, "-3.2"),
+        (0.30000000000000004, "0.30000000000000004"),
+        (float("nan"), "null"),
+    ]
+    for value, expected in cases:
+        assert go_float(value) == expected, value
+
+
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**63), 2**63)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(),
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_dumps_json_round_trips(value: object) -> None:
+    text = dumps_json(value)
+    assert text.endswith("\n") and "<" not in text and ">" not in text and "&" not in text
+    # Go prints large floats without an exponent (so they read back as ints): compare as numbers
+    assert _as_floats(json.loads(text)) == _as_floats(value)
+
+
+def _as_floats(value: object) -> object:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, list):
+        return [_as_floats(v) for v in value]
+    assert isinstance(value, dict)
+    return {k: _as_floats(v) for k, v in value.items()}
