@@ -71,26 +71,51 @@ def seed(config: Path, count: int) -> float:
     return time.perf_counter() - started
 
 
-def run_once(argv: list[str], payload: bytes) -> float:
+def run_once(argv: list[str], payload: bytes) -> tuple[float, float]:
+    """(wall ms, child CPU ms) of one whole process."""
     start = time.perf_counter_ns()
-    proc = subprocess.run(argv, input=payload, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(payload)
+    except BrokenPipeError:
+        pass
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
     elapsed = (time.perf_counter_ns() - start) / 1e6
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{argv} exited {proc.returncode}")
-    return elapsed
+    return elapsed, (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def median_ms(argv: list[str], payload: bytes, rounds: int, between: object = None) -> float:
+def paired_ms(
+    argv: list[str], payload: bytes, rounds: int, between: object = None
+) -> tuple[float, float, float, float]:
+    """Medians of bare-interpreter and hook runs, interleaved so both see the same machine load.
+
+    Returns ``(bare wall, hook wall, bare CPU, hook CPU)`` in ms.  The machine running this is
+    usually shared; interleaving keeps the wall ratio meaningful when absolute times swing,
+    and child CPU time (user + system) is printed as a load-insensitive cross-check.
+    """
+    bare = [sys.executable, "-I", "-S", "-c", "pass"]
     for _ in range(3):
+        run_once(bare, b"")
         run_once(argv, payload)
         if callable(between):
             between()
-    samples = []
+    base, hook = [], []
     for _ in range(rounds):
-        samples.append(run_once(argv, payload))
+        base.append(run_once(bare, b""))
+        hook.append(run_once(argv, payload))
         if callable(between):
             between()
-    return statistics.median(samples)
+    return (
+        statistics.median(b[0] for b in base),
+        statistics.median(h[0] for h in hook),
+        statistics.median(b[1] for b in base),
+        statistics.median(h[1] for h in hook),
+    )
 
 
 def daemon_pid(config: Path) -> int:
@@ -150,8 +175,11 @@ def kill_spawned(config: Path) -> None:
     raise SystemExit("the client did not start a daemon")
 
 
-def row(name: str, ms: float, base: float, target: str = "") -> None:
-    print(f"{name:<42} {ms:8.1f} ms   {ms / base:5.2f}x  {target}")
+def row(name: str, base: float, ms: float, base_cpu: float, cpu: float, target: str = "") -> None:
+    print(
+        f"{name:<44} wall {ms:7.1f} ms vs {base:6.1f} bare = {ms / base:4.2f}x"
+        f"   cpu {cpu:6.1f} ms vs {base_cpu:5.1f} = {cpu / base_cpu:4.2f}x  {target}"
+    )
 
 
 def main() -> None:
@@ -162,21 +190,18 @@ def main() -> None:
     stop = json.dumps({"session_id": "bench", "cwd": "/bench", "last_assistant_message": "Bench turn done."}).encode()
     with tempfile.TemporaryDirectory(prefix="paxm-hook-bench-") as tmp:
         config = make_config(Path(tmp) / "cfg")
-        base = median_ms([sys.executable, "-I", "-S", "-c", "pass"], b"", args.rounds)
-        print(f"interpreter: {sys.executable} (rounds={args.rounds})")
-        row("python -I -S -c pass (baseline)", base, base)
+        print(f"interpreter: {sys.executable} (rounds={args.rounds}; each ratio against interleaved bare runs)")
         write_cmd = hook_command(config, "claude", "turn_end")
 
         daemon = start_daemon(config)
         try:
-            up = median_ms(write_cmd, stop, args.rounds)
-            row("write-only hook, daemon up", up, base, "(target <= 1.30x)")
+            row("write-only hook, daemon up", *paired_ms(write_cmd, stop, args.rounds), "(target <= 1.30x)")
         finally:
             stop_daemon(config)
             daemon.wait()
 
-        down = median_ms(write_cmd, stop, max(10, args.rounds // 3), between=lambda: kill_spawned(config))
-        row("write-only hook, daemon down", down, base, "(target <= 1.80x)")
+        down = paired_ms(write_cmd, stop, max(10, args.rounds // 2), between=lambda: kill_spawned(config))
+        row("write-only hook, daemon down", *down, "(target <= 1.80x)")
 
         seconds = seed(config, args.memories)
         print(f"seeded {args.memories} memories in {seconds:.1f} s")
@@ -190,8 +215,7 @@ def main() -> None:
                     "prompt": "what was the canary rollout decision number 4242?",
                 }
             ).encode()
-            ask = median_ms(ask_cmd, prompt, args.rounds)
-            row(f"user_input with recall ({args.memories} memories)", ask, base)
+            row(f"user_input with recall ({args.memories} memories)", *paired_ms(ask_cmd, prompt, args.rounds))
         finally:
             stop_daemon(config)
             daemon.wait()

@@ -168,14 +168,63 @@ def parse_reply(reply: bytes) -> tuple[str, str]:
     return body[:size].decode("utf-8", "replace"), body[size:].decode("utf-8", "replace")
 
 
+def _light_stand_ins() -> dict[str, object]:
+    """C-level stand-ins for the two packages ``_inbox.py`` imports (``sqlite3``, ``hashlib``).
+
+    Their Python wrappers import ``datetime``, ``collections``, OpenSSL bindings ... and cost
+    more than the rest of the hook.  ``_inbox`` only calls ``sqlite3.connect`` and
+    ``hashlib.sha256``, which the C modules provide; if it ever needs more, the AttributeError
+    makes the hook report "event not captured" and the tests fail.
+    """
+    stand_ins: dict[str, object] = {}
+    try:
+        import _sha256  # type: ignore[import-not-found]
+        import _sqlite3
+    except ImportError:
+        return stand_ins
+    if "hashlib" not in sys.modules:
+        hashlib = type(sys)("hashlib")
+        hashlib.sha256 = _sha256.sha256  # type: ignore[attr-defined]
+        stand_ins["hashlib"] = hashlib
+    if "sqlite3" not in sys.modules:
+
+        class KeepOpen(_sqlite3.Connection):
+            # Closing the last connection to a WAL database checkpoints it (two fsyncs).  The
+            # client exits right after its COMMIT, so it leaves the checkpoint to the daemon; the
+            # commit itself is as durable as the daemon's own (WAL, synchronous=NORMAL).
+            def close(self) -> None:
+                pass
+
+        def connect(*args: object, **kwargs: object) -> object:
+            kwargs["factory"] = KeepOpen
+            return _sqlite3.connect(*args, **kwargs)  # type: ignore[call-overload]
+
+        sqlite3 = type(sys)("sqlite3")
+        sqlite3.connect = connect  # type: ignore[attr-defined]
+        stand_ins["sqlite3"] = sqlite3
+    return stand_ins
+
+
 def _load_inbox() -> dict[str, object]:
+    """Load ``paxm_core/capture/_inbox.py`` by path, through the bytecode cache."""
+    import _frozen_importlib  # already loaded by the interpreter itself
+    import _frozen_importlib_external
+
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(os.path.dirname(here), "capture", "_inbox.py")
-    namespace: dict[str, object] = {"__name__": "paxm_capture_inbox", "__file__": path}
-    with open(path, "rb") as handle:
-        code = compile(handle.read(), path, "exec")
-    exec(code, namespace)
-    return namespace
+    stand_ins = _light_stand_ins()
+    sys.modules.update(stand_ins)  # type: ignore[arg-type]
+    try:
+        spec = _frozen_importlib_external.spec_from_file_location("paxm_capture_inbox", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = _frozen_importlib.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        for name, value in stand_ins.items():
+            if sys.modules.get(name) is value:
+                del sys.modules[name]
+    return vars(module)
 
 
 def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: bytes, received_at: float) -> bool:

@@ -37,10 +37,12 @@ def precompile_client() -> None:
     """
     import py_compile
 
-    try:
-        py_compile.compile(str(client_path().with_name("_hookclient.py")), doraise=True)
-    except (OSError, py_compile.PyCompileError):
-        pass
+    hooks = client_path().parent
+    for source in (hooks / "_hookclient.py", hooks.parent / "capture" / "_inbox.py"):
+        try:
+            py_compile.compile(str(source), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            pass
 
 
 def hook_command(

@@ -353,6 +353,7 @@ class HookDaemon:
         self.runtime: Any = None
         self.queue: Any = None
         self.worker: Any = None
+        self.recorder: BackgroundRecorder | None = None
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -370,6 +371,8 @@ class HookDaemon:
             max_attempts=cq.max_attempts or 0,
         )
         telemetry = getattr(self.runtime.tools, "telemetry", None)
+        record = _record_fn(telemetry)
+        self.recorder = BackgroundRecorder(record) if record is not None else None
         self.worker = DeliveryWorker(
             self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_telemetry_sink(telemetry)
         ).start()
@@ -379,7 +382,7 @@ class HookDaemon:
             worker=self.worker,
             session_state_path=self.hooks_dir / "session_state.json",
             session_write_behind=1.0,
-            record=_record_fn(telemetry),
+            record=self.recorder,
         )
 
     def _listen(self) -> socket.socket:
@@ -531,7 +534,7 @@ class HookDaemon:
             self._flush()
         except Exception as exc:
             self._log(f"final flush failed: {exc}")
-        for name in ("worker", "processor", "queue", "runtime"):
+        for name in ("worker", "processor", "recorder", "queue", "runtime"):
             target = getattr(self, name)
             if target is None:
                 continue
@@ -608,6 +611,37 @@ def _telemetry_sink(telemetry: Any) -> Any:
 def _record_fn(telemetry: Any) -> Callable[[dict[str, Any]], None] | None:
     sink = _telemetry_sink(telemetry)
     return sink.record if sink is not None else None
+
+
+class BackgroundRecorder:
+    """Records telemetry on one background thread, off the hook's request path.
+
+    Telemetry writes files (events, metrics) and costs milliseconds; a hook answer should not
+    wait for them.  :meth:`close` writes whatever is still queued.
+    """
+
+    def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
+        import queue
+
+        self._record = record
+        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
+        self._thread.start()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self._queue.put(event)
+
+    def _run(self) -> None:
+        while (event := self._queue.get()) is not None:
+            try:
+                self._record(event)
+            except Exception:  # telemetry never breaks the daemon
+                pass
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Finish queued records and stop the thread."""
+        self._queue.put(None)
+        self._thread.join(timeout)
 
 
 def main(argv: list[str] | None = None) -> int:

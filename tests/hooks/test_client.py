@@ -20,9 +20,9 @@ from .conftest import CLIENT, daemon_pid, queue_rows, run_client, wait_for, writ
 
 #: the per-prompt path with a running daemon: C-level modules only
 FAST_PATH_IMPORTS = "import _json, _socket, os, sys, time"
-#: the daemon-down path also loads ``capture/_inbox.py`` (sqlite3, hashlib) by path; that file
-#: uses ``from __future__ import annotations``, a module of a few constants
-INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", hashlib, sqlite3, __future__"
+#: the daemon-down path also loads ``capture/_inbox.py`` by path, with the C modules standing in
+#: for its ``sqlite3``/``hashlib`` imports; that file uses ``from __future__ import annotations``
+INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", _sha256, _sqlite3, __future__"
 
 
 def imported_modules(stderr: bytes) -> set[str]:
@@ -47,7 +47,7 @@ def fast_path_modules() -> set[str]:
 
 @pytest.fixture(scope="module")
 def inbox_path_modules() -> set[str]:
-    return baseline(INBOX_PATH_IMPORTS) | {"_hookclient"}
+    return baseline(INBOX_PATH_IMPORTS) | {"_hookclient", "paxm_capture_inbox"}
 
 
 class FakeDaemon:
