@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from paxm_provider_sqlite.provider import SQLiteProvider
 
 from paxm_core import (
     Deadline,
@@ -26,6 +25,7 @@ from paxm_core import (
     TurnContext,
 )
 from paxm_core.protocols import Provider
+from paxm_provider_sqlite.provider import SQLiteProvider
 
 NO_LIMIT = Deadline.none()
 
@@ -362,5 +362,22 @@ def test_opens_upstream_database(tmp_path: Path) -> None:
     try:
         hits = prov.search(SearchQuery("gradle"), NO_LIMIT)
         assert ids(hits) == ["up1"] and hits[0].tier == "ltm"
+    finally:
+        prov.close()
+
+
+def test_reanalyses_rows_from_another_analyzer_version(db_path: Path) -> None:
+    prov = SQLiteProvider("s", ProviderConfig(path=str(db_path)))
+    prov.put(MemoryItem(text="deploymentPipeline owner is ops", id="d"), NO_LIMIT)
+    prov.close()
+    raw = sqlite3.connect(db_path)
+    # Simulate rows indexed by an older analyzer: empty term columns, stale version.
+    raw.execute("UPDATE memories SET terms = '', extras = '', nterms = 0")
+    raw.execute("UPDATE _paxm_meta SET value = 'old' WHERE key = 'analyzer_version'")
+    raw.commit()
+    raw.close()
+    prov = SQLiteProvider("s", ProviderConfig(path=str(db_path)))
+    try:
+        assert [h.id for h in prov.search(SearchQuery("deploy pipeline"), NO_LIMIT)] == ["d"]
     finally:
         prov.close()

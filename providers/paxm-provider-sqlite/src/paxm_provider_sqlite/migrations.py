@@ -12,7 +12,7 @@ from collections.abc import Callable
 from paxm_core.timefmt import format_time, utcnow
 from paxm_provider_sqlite.timestamps import normalize_stamp
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "ensure_analyzer", "migrate"]
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
@@ -86,27 +86,16 @@ def m002_fixed_width_expiry(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE memories SET expires_at = ? WHERE rowid = ?", (fixed, rowid))
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply every migration not yet recorded, each in its own transaction."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _paxm_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    done = {str(row[0]) for row in conn.execute("SELECT name FROM _paxm_migrations")}
-    for fn in MIGRATIONS:
-        if fn.__name__ in done:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have applied it while we waited for the write lock.
-            if conn.execute("SELECT 1 FROM _paxm_migrations WHERE name = ?", (fn.__name__,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            fn(conn)
-            conn.execute(
-                "INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)", (fn.__name__, format_time(utcnow()))
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+def _analyse_rows(conn: sqlite3.Connection) -> None:
+    from paxm_provider_sqlite.retrieval.analyzer import index_text
+
+    rows = conn.execute("SELECT rowid, text FROM memories").fetchall()
+    for rowid, text in rows:
+        indexed = index_text(str(text))
+        conn.execute(
+            "UPDATE memories SET terms = ?, extras = ?, nterms = ? WHERE rowid = ?",
+            (indexed.terms, indexed.extras, indexed.unique, rowid),
+        )
 
 
 @migration
@@ -117,8 +106,6 @@ def m003_term_index(conn: sqlite3.Connection) -> None:
     FTS5 table ``memory_terms`` indexes them, kept in sync by triggers like ``memory_fts``.
     Existing rows are analysed here, once.
     """
-    from paxm_provider_sqlite.retrieval.analyzer import index_text
-
     existing = _columns(conn, "memories")
     for column, definition in (
         ("terms", "TEXT NOT NULL DEFAULT ''"),
@@ -127,13 +114,7 @@ def m003_term_index(conn: sqlite3.Connection) -> None:
     ):
         if column not in existing:
             conn.execute(f"ALTER TABLE memories ADD COLUMN {column} {definition}")
-    rows = conn.execute("SELECT rowid, text FROM memories").fetchall()
-    for rowid, text in rows:
-        indexed = index_text(str(text))
-        conn.execute(
-            "UPDATE memories SET terms = ?, extras = ?, nterms = ? WHERE rowid = ?",
-            (indexed.terms, indexed.extras, indexed.unique, rowid),
-        )
+    _analyse_rows(conn)
     conn.execute(
         """CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
             terms, extras, content='memories', content_rowid='rowid', tokenize="unicode61 tokenchars '_'"
@@ -168,3 +149,61 @@ def m003_term_index(conn: sqlite3.Connection) -> None:
 def m004_created_at_index(conn: sqlite3.Connection) -> None:
     """Let the no-terms recall (newest first) walk an index instead of sorting the table."""
     conn.execute("CREATE INDEX IF NOT EXISTS memories_created_at ON memories(created_at)")
+
+
+@migration
+def m005_meta(conn: sqlite3.Connection) -> None:
+    """Key/value facts about the file, starting with the analyzer version its terms come from."""
+    from paxm_provider_sqlite.retrieval.analyzer import ANALYZER_VERSION
+
+    conn.execute("CREATE TABLE IF NOT EXISTS _paxm_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT OR REPLACE INTO _paxm_meta(key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,))
+
+
+def ensure_analyzer(conn: sqlite3.Connection) -> None:
+    """Re-analyse every row once when the file was indexed by a different analyzer version.
+
+    The term index is derived data, so a smarter analyzer must not leave old rows invisible
+    to the new query forms.  The triggers keep ``memory_terms`` in step with the updates.
+    """
+    from paxm_provider_sqlite.retrieval.analyzer import ANALYZER_VERSION
+
+    row = conn.execute("SELECT value FROM _paxm_meta WHERE key = 'analyzer_version'").fetchone()
+    if row is not None and row[0] == ANALYZER_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT value FROM _paxm_meta WHERE key = 'analyzer_version'").fetchone()
+        if row is None or row[0] != ANALYZER_VERSION:
+            _analyse_rows(conn)
+            conn.execute(
+                "INSERT OR REPLACE INTO _paxm_meta(key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,)
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply every migration not yet recorded, each in its own transaction."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _paxm_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {str(row[0]) for row in conn.execute("SELECT name FROM _paxm_migrations")}
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the write lock.
+            if conn.execute("SELECT 1 FROM _paxm_migrations WHERE name = ?", (fn.__name__,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            fn(conn)
+            conn.execute(
+                "INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)", (fn.__name__, format_time(utcnow()))
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    ensure_analyzer(conn)

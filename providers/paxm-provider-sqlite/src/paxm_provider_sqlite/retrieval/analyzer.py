@@ -25,7 +25,11 @@ from functools import lru_cache
 
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
 
-__all__ = ["Group", "IndexedText", "QueryAnalysis", "analyze_query", "index_text"]
+__all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze_query", "index_text"]
+
+#: Bump whenever indexing output changes; opening a database analysed by another version
+#: re-analyses its rows once (see ``migrations.ensure_analyzer``).
+ANALYZER_VERSION = "1"
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -112,10 +116,15 @@ def _numeric_key(chunk: str) -> str:
 _PIECE = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
 #: Chunks longer than this are not cached and produce no joined forms (logs, base64, padding).
 _MAX_CHUNK = 256
+#: Whitespace-free runs longer than this (minified code, base64, padding) get no term-index
+#: entries at all; ``memory_fts`` still indexes them, and scanning them would dominate writes.
+_MAX_SCANNED_CHUNK = 4096
 _ChunkIndex = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def _index_chunk(chunk: str) -> _ChunkIndex:
+    if len(chunk) > _MAX_SCANNED_CHUNK:
+        return (), ()
     if chunk.isascii() and chunk.isalpha() and chunk[1:].islower():
         # the common plain (possibly capitalised) word
         return ((canonical(chunk.lower()),) if len(chunk) <= _MAX_PART else ()), ()

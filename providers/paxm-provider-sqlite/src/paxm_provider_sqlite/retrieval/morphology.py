@@ -93,9 +93,16 @@ def _inflection(w: str) -> str:
     if w.endswith("eed"):
         return w
     if w.endswith("ed") and len(w) >= 5 and _has_vowel(w[:-2]):
-        return _undouble(w[:-2])
+        return _verb_base(_undouble(w[:-2]))
     if w.endswith("ing") and len(w) >= 6 and _has_vowel(w[:-3]):
-        return _undouble(w[:-3])
+        return _verb_base(_undouble(w[:-3]))
+    return w
+
+
+def _verb_base(w: str) -> str:
+    # "validat(ed|ing)" lost the "e" of "-ate"; finish the "-ate" rule so it meets "validate".
+    if w.endswith("at") and len(w) - 2 >= 5:
+        return w[:-2]
     return w
 
 
@@ -129,7 +136,7 @@ def stem(word: str) -> str:
         if nxt == w:
             break
         w = nxt
-    if len(w) >= 5 and w.endswith("e"):
+    if len(w) >= 4 and w.endswith("e"):
         w = w[:-1]
     return w
 
