@@ -535,7 +535,7 @@ class CaptureQueue:
         times = [
             _epoch(created)
             for (_, _, created), event in zip(rows, embedded, strict=True)
-            if not wanted or decode_event_payload(event)[1] in wanted
+            if not wanted or (event.get("profile") or "default") in wanted
         ]
         return tuple(profiles), items, times
 

@@ -288,7 +288,6 @@ class DeliveryWorker:
             "provider_duration_ms": int(outcome.duration * 1000),
             "passive_write_latency_total_ms": int(outcome.passive_latency_total * 1000),
             "passive_write_samples": outcome.passive_samples,
-            "item_count": 1,
         }
         if outcome.ref:
             event["provider_refs"] = {outcome.provider: 1}
