@@ -188,3 +188,16 @@ def test_bind_sets_default_session_and_agent(tools: Tools) -> None:
     stored = tools.router.providers["mem"].items[ref.id]  # type: ignore[attr-defined]
     assert stored.origin.session_id == "paxm-mcp-xyz"
     assert stored.origin.agent_id == "claude-ann"
+
+
+def test_recall_deadline_reaches_the_provider(config: Any, fakes: Any, make_router: Any) -> None:
+    from paxm_core import Deadline
+
+    provider = fakes.ScriptedProvider("mem", [fakes.hit("mem", "1", "fast enough", 0.9)])
+    tools = Tools(config, make_router({"mem": provider}))
+    deadline = Deadline.after(2.0)
+    result = tools.recall("fast", deadline=deadline, source="hook", command="hook")
+    assert [h.id for h in result.hits] == ["1"]
+    seen = provider.deadlines[0]
+    assert seen.at is not None and deadline.at is not None and seen.at <= deadline.at
+    assert provider.queries[0].metadata == {}
