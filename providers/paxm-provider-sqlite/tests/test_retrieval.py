@@ -318,3 +318,16 @@ def test_query_drops_stopwords_unless_nothing_else() -> None:
     assert [g.surface for g in analyze_query("what is it").groups] == ["what", "is", "it"]
     # identifier parts are never dropped, even when they are stopwords on their own
     assert "to" in [g.surface for g in analyze_query("sendToAll").groups]
+
+
+def test_exact_phrase_found_among_common_terms(provider: SQLiteProvider) -> None:
+    # Every query word is in > 256 memories (a "common" group), and the exact phrase sits in
+    # the oldest row, behind 300 newer rows holding the same words in another order.
+    old = datetime(2020, 1, 1, tzinfo=UTC)
+    provider.put(MemoryItem(text="Decision: release channel stable.", id="exact", created_at=old), NO_LIMIT)
+    provider.put_batch(
+        [MemoryItem(text=f"stable builds; channel {i} gets the release later", id=f"n{i}") for i in range(300)],
+        NO_LIMIT,
+    )
+    assert recall(provider, "release channel stable", limit=3) == ["exact"]
+    assert provider.last_trace is not None and provider.last_trace.selected == "exact"

@@ -191,6 +191,15 @@ def _strict(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Grou
             cands = [c for c in cands if all(c.has(g) for g in common)]
         cands = cands[: plan.request.candidate_limit]
     else:
+        if 2 <= len(query.stream) <= MAX_PHRASE_TOKENS:
+            # Newest-first strict rows could all be non-phrase rows while an older row holds
+            # the exact phrase, so with only common groups ask FTS5 for the phrase directly.
+            phrase_expr = 'terms : "' + " ".join(query.stream) + '"'
+            exact = plan.ranked("exact_phrase_common", phrase_expr, with_terms=True, by_rank=False)
+            if exact:
+                for cand in exact:
+                    cand.density = len(query.groups) / cand.nterms
+                return "exact", exact
         cands = plan.ranked("strict_common", " AND ".join(g.fts() for g in common), with_terms=True, by_rank=False)
     groups = len(query.groups)
     for cand in cands:
