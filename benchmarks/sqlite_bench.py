@@ -203,6 +203,9 @@ def raw_fts(conn: sqlite3.Connection, text: str) -> Callable[[], object]:
     return lambda: conn.execute(sql, (expr, now)).fetchall()
 
 
+RESULTS: dict[str, float] = {}
+
+
 def recall_rows(prov: SQLiteProvider, label: str, queries: dict[str, str], repeat: int, expect: dict[str, int]) -> None:
     raw_conn = sqlite3.connect(prov.path)
     for name, text in queries.items():
@@ -222,6 +225,7 @@ def recall_rows(prov: SQLiteProvider, label: str, queries: dict[str, str], repea
         if want is not None and len(hits) < want:
             status += f" (EXPECTED >= {want})"
         row(f"{label} {name}", ours, base, status)
+        RESULTS[f"{label} {name}"] = ours
     raw_conn.close()
 
 
@@ -334,6 +338,13 @@ def main(argv: list[str] | None = None) -> int:
             bench_writes(tmp, args.quick)
         if args.only in (None, "recall"):
             bench_recall(tmp, args.quick)
+    if RESULTS and not args.quick:
+        print("\nTargets (issue #4)")
+        for key, limit in (("100k hit", 0.5), ("10k x 32 KiB hit", 1.0), ("prose 300-word prompt", 50.0)):
+            value = RESULTS.get(key)
+            if value is not None:
+                verdict = "ok" if value <= limit else "MISSED"
+                print(f"  {key:<44} {value:9.3f} ms  target <= {limit} ms  {verdict}")
     return 0
 
 
