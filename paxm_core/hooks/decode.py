@@ -17,6 +17,7 @@ from paxm_core.hooks.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, EVENT_TUR
 
 __all__ = [
     "MAX_RAW_BYTES",
+    "NATIVE_EVENTS",
     "decode_generic",
     "messages_from_value",
     "parse_payload",
@@ -58,6 +59,15 @@ _ASSISTANT_KEYS = (
 )
 _METADATA_KEYS = ("session_id", "conversation_id", "taskId", "transcript_path", "cwd", "current_dir", "model", "source")
 _TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024
+#: Claude-style native hook names (Claude Code, Codex, TRAE, Kimi ...), so a hook installed
+#: with its native event name still works when no integration plugin is loaded
+NATIVE_EVENTS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_input",
+    "PostToolUse": "tool_use",
+    "PostToolUseFailure": "tool_failure",
+    "Stop": "turn_end",
+}
 
 
 def parse_payload(raw: bytes | str) -> dict[str, Any]:
@@ -344,6 +354,9 @@ def decode_generic(raw: bytes | str, target: str, event: str, native_event: str 
     raw_text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
     target = (target or _str(obj, "target") or "codex").strip()
     event = (event or _str(obj, "event") or "user_input").strip()
+    if event in NATIVE_EVENTS:
+        native_event = native_event or event
+        event = NATIVE_EVENTS[event]
     limit = obj.get("limit")
     hook = HookEvent(
         target=target,

@@ -109,3 +109,10 @@ def test_codex_turn_end_reads_rollout_tools(tmp_path: Path) -> None:
 def test_duplicate_messages_are_dropped() -> None:
     raw = {"messages": [{"role": "user", "text": "same"}, {"role": "user", "text": " same "}]}
     assert len(decode_generic(json.dumps(raw), "x", "turn_end").messages) == 1
+
+
+def test_native_event_names_map_without_a_plugin() -> None:
+    event = decode_generic(fixture_bytes("claude_stop.json"), "claude", "Stop")
+    assert event.event == "turn_end" and event.native_event == "Stop"
+    assert decode_generic("{}", "trae", "UserPromptSubmit").event == "user_input"
+    assert decode_generic("{}", "x", "Custom").event == "Custom"
