@@ -1,10 +1,20 @@
-"""Core test fixtures.  Every test runs with HOME/XDG/PAXM_* pointed at a temp dir."""
+"""Fixtures for the Claude Code integration tests (a copy of the root ``tests/conftest.py``).
+
+Every test runs with HOME/XDG/PAXM_* pointed at a temp dir.  This directory is put on
+``sys.path`` so the tests can import their helpers (``fake_anthropic``, ``claude_harness``)
+under ``--import-mode=importlib``.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture(autouse=True)
@@ -16,6 +26,13 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", "CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+    for var in (
+        "PAXM_CONFIG",
+        "PAXM_LOAD_PLUGINS",
+        "PAXM_RAISE_ERRORS",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "PAXM_CLAUDE_SETTINGS",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -53,14 +54,18 @@ def paxm_executable() -> str:
     return shutil.which("paxm") or ""
 
 
+def _literal(replacement: str) -> Callable[[re.Match[str]], str]:
+    # a function replacement, so backslashes in paths are not read as group references
+    return lambda _match: replacement
+
+
 def fill_launcher(text: str, values: dict[str, str]) -> str:
     """Set the ``NAME=''`` placeholder lines of a launcher to shell-quoted ``values``."""
     for name, value in values.items():
         pattern = re.compile(rf"^{name}=''$", re.MULTILINE)
         if not pattern.search(text):
             raise ValueError(f"launcher has no {name} placeholder")
-        line = f"{name}={shlex.quote(value)}"
-        text = pattern.sub(lambda _match: line, text, count=1)
+        text = pattern.sub(_literal(f"{name}={shlex.quote(value)}"), text, count=1)
     return text
 
 

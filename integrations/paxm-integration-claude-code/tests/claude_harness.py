@@ -1,0 +1,325 @@
+"""Helpers for driving the real Claude Code binary against paxm and a fake model server.
+
+* :func:`install_claude` installs the pinned ``@anthropic-ai/claude-code`` with npm into a cache
+  directory once (``$PAXM_TEST_NPM_CACHE`` or ``~/.cache/paxm-tests/npm``) and reuses it;
+* :class:`Sandbox` is one private HOME + workspace + paxm config; it runs ``paxm`` and
+  ``claude -p`` with a scrubbed environment (nothing inherited but ``PATH``) and reads back
+  how long Claude waited for each hook from its ``--include-hook-events`` stream
+  (``hook_started`` to ``hook_response``, stamped as the lines arrive).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from fake_anthropic import FakeAnthropic, Recorded
+
+__all__ = [
+    "CLAUDE_PACKAGE",
+    "ClaudeRun",
+    "Sandbox",
+    "assert_no_garbage",
+    "hook_blocks",
+    "install_claude",
+    "model_text",
+]
+
+#: newer releases need Node >= 22; CI and this machine run Node 20
+CLAUDE_VERSION = "2.1.197"
+CLAUDE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"
+PAXM = str(Path(sys.executable).parent / "paxm")
+
+
+def npm_cache_dir() -> Path:
+    """Where the pinned Claude Code is installed (shared across test runs)."""
+    explicit = os.environ.get("PAXM_TEST_NPM_CACHE", "").strip()
+    return Path(explicit).expanduser() if explicit else Path.home() / ".cache" / "paxm-tests" / "npm"
+
+
+def install_claude(npm: str, cache: Path) -> Path:
+    """The ``claude`` executable of the pinned version, installing it under ``cache`` if needed."""
+    dest = cache / f"claude-code-{CLAUDE_VERSION}"
+    binary = dest / "node_modules" / ".bin" / "claude"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes install once
+        if binary.exists():
+            return binary
+        staging = cache / f".claude-code-{CLAUDE_VERSION}.{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-save", CLAUDE_PACKAGE],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if done.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RuntimeError(f"npm install {CLAUDE_PACKAGE} failed:\n{done.stdout}\n{done.stderr}")
+        staging.rename(dest)
+    return binary
+
+
+@dataclass
+class ClaudeRun:
+    """One finished ``claude -p`` turn."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    wall: float
+    result: dict[str, Any]
+    hooks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def reply(self) -> str:
+        """The model's final answer as Claude reports it."""
+        return str(self.result.get("result", ""))
+
+    def durations(self, event: str) -> list[int]:
+        """``durationMs`` of every hook Claude ran for ``event`` (from its hook event stream)."""
+        return [int(h.get("durationMs", -1)) for h in self.hooks if h.get("hookEvent") == event]
+
+
+def _hook_runs(events: list[tuple[float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Pair ``hook_started``/``hook_response`` stream events into hook runs.
+
+    ``durationMs`` is measured between the moments Claude wrote the two events (this process
+    reads the stream as it is written), i.e. how long Claude waited for the hook.
+    """
+    started: dict[str, float] = {}
+    runs: list[dict[str, Any]] = []
+    for arrived, event in events:
+        if event.get("type") != "system":
+            continue
+        hook_id = str(event.get("hook_id", ""))
+        if event.get("subtype") == "hook_started":
+            started[hook_id] = arrived
+        elif event.get("subtype") == "hook_response":
+            begin = started.pop(hook_id, arrived)
+            runs.append(
+                {
+                    "hookEvent": event.get("hook_event"),
+                    "outcome": event.get("outcome"),
+                    "exit_code": event.get("exit_code"),
+                    "stdout": event.get("stdout", ""),
+                    "stderr": event.get("stderr", ""),
+                    "durationMs": int((arrived - begin) * 1000),
+                    "timing": "stream",
+                }
+            )
+    return runs
+
+
+def model_text(request: Recorded) -> str:
+    """All text the model was shown in ``messages`` (hook context arrives there)."""
+    body = request.get("body") or {}
+    parts: list[str] = []
+    for message in body.get("messages", []) if isinstance(body, dict) else []:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(block.get("text", "")) for block in content if isinstance(block, dict))
+    return "\n".join(parts)
+
+
+def hook_blocks(text: str) -> list[str]:
+    """The ``<system-reminder>`` blocks in which Claude passed hook output to the model."""
+    blocks = text.split("<system-reminder>")
+    return [b.split("</system-reminder>")[0] for b in blocks[1:] if " hook success:" in b or " hook additional" in b]
+
+
+def assert_no_garbage(text: str) -> None:
+    """No tracebacks, client errors, daemon frames or half envelopes reached the model."""
+    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK"):
+        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
+    for block in hook_blocks(text):
+        for bad in ("Error", "Exception", "timed out", '"ok"'):
+            assert bad not in block, f"{bad!r} in hook output given to the model:\n{block[:3000]}"
+        assert block.count("<paxm-recall") == block.count("</paxm-recall>"), block[:3000]
+        assert block.count("<paxm-session-identity") == block.count("</paxm-session-identity>"), block[:3000]
+
+
+class Sandbox:
+    """A private HOME, workspace and paxm config; nothing leaks in from the real environment."""
+
+    def __init__(self, root: Path, claude: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.workspace = root / "work"
+        self.config = root / "paxm" / "config.yaml"
+        self.claude_bin = claude
+        for path in (self.home, self.workspace, root / "tmp"):
+            path.mkdir(parents=True, exist_ok=True)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """Scrubbed environment: PATH plus HOME/XDG/TMPDIR inside the sandbox."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "TMPDIR": str(self.root / "tmp"),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+        }
+        env.update(extra)
+        return env
+
+    @property
+    def settings(self) -> Path:
+        return self.home / ".claude" / "settings.json"
+
+    def paxm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run ``paxm --config <sandbox config> ...``."""
+        done = subprocess.run(
+            [PAXM, "--config", str(self.config), *args],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        if check:
+            assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    def claude(self, fake: FakeAnthropic, prompt: str, *extra: str, timeout: float = 180) -> ClaudeRun:
+        """One ``claude -p`` turn in the workspace against ``fake``."""
+        env = self.env(
+            ANTHROPIC_BASE_URL=fake.url,
+            ANTHROPIC_API_KEY="x",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1",
+            DISABLE_ERROR_REPORTING="1",
+        )
+        argv = [
+            str(self.claude_bin),
+            "-p",
+            prompt,
+            "--model",
+            "claude-sonnet-4-5",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+            *extra,
+        ]
+        started = time.monotonic()
+        stderr_path = self.root / "claude.stderr"
+        with (
+            stderr_path.open("w") as stderr,
+            subprocess.Popen(
+                argv, cwd=self.workspace, env=env, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL
+            ) as process,
+        ):
+            watchdog = threading.Timer(timeout, process.kill)
+            watchdog.start()
+            events: list[tuple[float, dict[str, Any]]] = []
+            lines: list[str] = []
+            try:
+                assert process.stdout is not None
+                for raw in process.stdout:
+                    arrived = time.monotonic()
+                    line = raw.decode("utf-8", "replace")
+                    lines.append(line)
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict):
+                        events.append((arrived, event))
+                returncode = process.wait()
+            finally:
+                watchdog.cancel()
+        wall = time.monotonic() - started
+        result = next((e for _, e in reversed(events) if e.get("type") == "result"), {})
+        run = ClaudeRun(returncode, "".join(lines), stderr_path.read_text(errors="replace"), wall, result)
+        run.hooks = _hook_runs(events)
+        self._prefer_transcript_timing(run)
+        return run
+
+    def _prefer_transcript_timing(self, run: ClaudeRun) -> None:
+        # Claude writes SessionStart's stream events only once the session is initialised, so
+        # their arrival times say nothing; its transcript has the real ``durationMs`` for every
+        # hook that printed context (hooks with empty output are not recorded there).
+        session_id = str(run.result.get("session_id", ""))
+        recorded: dict[str, list[int]] = {}
+        for transcript in (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl") if session_id else ():
+            for line in transcript.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                attachment = entry.get("attachment") if isinstance(entry, dict) else None
+                if isinstance(attachment, dict) and "durationMs" in attachment:
+                    recorded.setdefault(str(attachment.get("hookEvent")), []).append(int(attachment["durationMs"]))
+        for hook in run.hooks:
+            durations = recorded.get(str(hook["hookEvent"]))
+            if durations:
+                hook["durationMs"] = durations.pop(0)
+                hook["timing"] = "transcript"
+            elif hook["hookEvent"] == "SessionStart":
+                hook["timing"] = "unknown"
+
+    # -- paxm state ----------------------------------------------------------------------------
+
+    def config_data(self) -> dict[str, Any]:
+        data = yaml.safe_load(self.config.read_text())
+        assert isinstance(data, dict)
+        return data
+
+    def write_config_data(self, data: dict[str, Any]) -> None:
+        self.config.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    def memory_texts(self) -> list[str]:
+        """Texts stored in the SQLite provider's database."""
+        path = Path(self.config_data()["providers"]["sqlite"]["path"])
+        if not path.exists():
+            return []
+        with sqlite3.connect(path) as conn:
+            return [row[0] for row in conn.execute("SELECT text FROM memories")]
+
+    def daemon_pid(self) -> int:
+        try:
+            return int((self.config.parent / "hooks" / "paxm-hook.lock").read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def wait_for_daemon(self, timeout: float = 30) -> None:
+        """Wait until the hook daemon a hook client started answers ``status``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            done = self.paxm("__hook-control", "--status", "--json", check=False)
+            if done.returncode == 0 and '"pid"' in done.stdout:
+                return
+            time.sleep(0.2)
+        raise AssertionError("the hook daemon did not come up")
+
+    def stop_daemon(self) -> None:
+        """Shut down the daemon the hook client started (by its pid if it does not answer)."""
+        pid = self.daemon_pid()
+        done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
+        if done.returncode != 0 and pid:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass

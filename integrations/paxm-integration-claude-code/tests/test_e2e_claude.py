@@ -1,0 +1,263 @@
+"""End to end with the real Claude Code binary (offline, fake Anthropic server on 127.0.0.1).
+
+Installs the pinned ``@anthropic-ai/claude-code`` with npm into a cache directory (see
+``claude_harness``), installs paxm's hooks with ``paxm setup``, and checks what the model is
+actually sent.  Hook latencies are taken from Claude's own hook event stream
+(``--include-hook-events``: ``hook_started`` to ``hook_response`` of every hook it waited for)
+and printed as ``LATENCY`` lines (run with ``-s`` to see them).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_harness import (
+    PAXM,
+    ClaudeRun,
+    Sandbox,
+    assert_no_garbage,
+    hook_blocks,
+    install_claude,
+    model_text,
+    npm_cache_dir,
+)
+from fake_anthropic import FakeAnthropic
+
+pytestmark = [pytest.mark.harness, pytest.mark.slow]
+
+#: Claude's timeout for each paxm hook (seconds), as installed
+HOOK_TIMEOUT_MS = 10_000
+ENVELOPE = '<paxm-recall version="1" mode="passive">'
+HANG_PROVIDER = Path(__file__).with_name("hang_provider.py")
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the real Claude Code end-to-end tests need Node 20 and npm")
+    return install_claude(npm, npm_cache_dir())
+
+
+def _report(label: str, run: ClaudeRun) -> None:
+    hooks = {str(h.get("hookEvent")): h.get("durationMs") if h.get("timing") != "unknown" else "n/a" for h in run.hooks}
+    print(f"LATENCY {label}: hooks_ms={json.dumps(hooks)} claude_wall_s={run.wall:.2f}")
+
+
+def _check_hooks_within_timeout(run: ClaudeRun) -> None:
+    assert run.hooks, "Claude recorded no hook runs"
+    for hook in run.hooks:
+        assert hook.get("outcome") == "success" and hook.get("exit_code") == 0, hook
+        assert int(hook.get("durationMs", HOOK_TIMEOUT_MS)) < HOOK_TIMEOUT_MS, hook
+
+
+def _first_turn_request(fake: FakeAnthropic, start: int) -> str:
+    requests = fake.messages()[start:]
+    assert requests, "Claude sent no model request"
+    return model_text(requests[0])
+
+
+def _seed_settings(box: Sandbox) -> dict[str, Any]:
+    original = {
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 3}]}]},
+    }
+    box.settings.parent.mkdir(parents=True, exist_ok=True)
+    box.settings.write_text(json.dumps(original))
+    return original
+
+
+def _start_daemon(box: Sandbox) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [PAXM, "--config", str(box.config), "__hook-daemon", "--idle-timeout", "2m"],
+        env=box.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    box.wait_for_daemon()
+    return process
+
+
+def _stop(box: Sandbox, process: subprocess.Popen[bytes] | None = None) -> None:
+    box.stop_daemon()
+    if process is not None:
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_decision_in_one_session_is_recalled_in_the_next(claude_bin: Path, tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box", claude_bin)
+    original = _seed_settings(box)
+    box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
+    try:
+        with FakeAnthropic(tmp_path / "requests.jsonl", marker=marker) as fake:
+            first = box.claude(
+                fake, f"Decision: our release branches are named {marker}-<version> from now on. Keep that in mind."
+            )
+            assert first.returncode == 0, first.stderr
+            assert first.reply.endswith("[marker-seen]")
+            # The first hook after setup finds no daemon (setup stops it): it is stored through the
+            # inbox and starts one, so this turn may get no context; nothing is recalled anyway.
+            assert ENVELOPE not in _first_turn_request(fake, 0)
+            _check_hooks_within_timeout(first)
+            _report("session 1 (settings.json)", first)
+
+            box.paxm("__hook-control", "--flush")
+            stored = [t for t in box.memory_texts() if marker in t]
+            assert stored, box.memory_texts()
+            assert any("Noted, I will remember that." in t for t in stored)  # Stop: last_assistant_message
+
+            seen = len(fake.messages())
+            second = box.claude(fake, "What naming scheme did we decide on for release branches?")
+            assert second.returncode == 0, second.stderr
+            text = _first_turn_request(fake, seen)
+            assert "<paxm-session-identity" in text  # SessionStart context (daemon warm now)
+            assert len(hook_blocks(text)) == 2  # SessionStart + UserPromptSubmit, nothing twice
+            start = text.index(ENVELOPE)
+            assert marker in text[start : text.index("</paxm-recall>", start)]
+            assert second.reply.endswith("[marker-seen]")
+            _check_hooks_within_timeout(second)
+            assert len(second.durations("UserPromptSubmit")) == 1  # fired once
+            _report("session 2 (settings.json, recall)", second)
+            for request in fake.messages():
+                assert_no_garbage(model_text(request))
+    finally:
+        box.stop_daemon()
+    box.paxm("uninstall", "--agent", "claude", "--yes")
+    assert json.loads(box.settings.read_text()) == original
+
+
+def test_daemon_down_turn_completes_and_nothing_is_lost(claude_bin: Path, tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box", claude_bin)
+    box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
+    hooks = box.config.parent / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    # Hold the daemon lock: every daemon a hook client tries to start gives up at once, so
+    # each hook of the turn finds no daemon and takes the inbox path.
+    with open(hooks / "paxm-hook.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with FakeAnthropic(tmp_path / "requests.jsonl", marker=marker) as fake:
+            run = box.claude(fake, f"Remember: the staging database is called {marker}.")
+            assert run.returncode == 0, run.stderr
+            assert run.reply.endswith("[marker-seen]")
+            text = _first_turn_request(fake, 0)
+            assert_no_garbage(text)
+            assert ENVELOPE not in text and "<paxm-session-identity" not in text
+        _check_hooks_within_timeout(run)
+        _report("daemon down", run)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    (hooks / "paxm-hook.lock").unlink()
+    daemon = _start_daemon(box)  # drains the inbox on start
+    try:
+        box.paxm("__hook-control", "--flush")
+        assert any(marker in t for t in box.memory_texts())
+    finally:
+        _stop(box, daemon)
+
+
+def test_hanging_provider_costs_at_most_the_client_ceiling(claude_bin: Path, tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box", claude_bin)
+    box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    data = box.config_data()
+    data["providers"]["stuck"] = {
+        "type": "jsonrpc",
+        "enabled": True,
+        "command": sys.executable,
+        "args": [str(HANG_PROVIDER)],
+        "timeout": "60s",
+    }
+    for profile in ("passive", "passive_initial"):
+        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "30s"})
+    box.write_config_data(data)
+    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
+    daemon = _start_daemon(box)
+    try:
+        with FakeAnthropic(tmp_path / "requests.jsonl") as fake:
+            run = box.claude(fake, "When is the deploy window?")
+            assert run.returncode == 0, run.stderr
+            assert run.reply.startswith("Noted")
+            assert_no_garbage(_first_turn_request(fake, 0))
+        _check_hooks_within_timeout(run)
+        # the recall budget (30.1 s) is longer than the client's 5 s ceiling: the client gave up
+        assert 4_000 <= run.durations("UserPromptSubmit")[0] < HOOK_TIMEOUT_MS
+        _report("hanging provider", run)
+    finally:
+        _stop(box, daemon)
+
+
+def test_broken_config_turn_completes_clean(claude_bin: Path, tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box", claude_bin)
+    box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    box.config.write_text("providers: [this is: not valid\n")
+    with FakeAnthropic(tmp_path / "requests.jsonl") as fake:
+        run = box.claude(fake, "Hello there")
+        assert run.returncode == 0, run.stderr
+        assert run.reply.startswith("Noted")
+        text = _first_turn_request(fake, 0)
+        assert_no_garbage(text)
+        assert ENVELOPE not in text
+    _check_hooks_within_timeout(run)
+    _report("broken config", run)
+    deadline = time.monotonic() + 10
+    while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
+        time.sleep(0.1)
+    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
+
+
+def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box", claude_bin)
+    original = _seed_settings(box)
+    box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    assert json.loads(box.settings.read_text()) != original
+    box.paxm("setup", "--yes", "--force", "--agent", "claude", "--integration", "claude-plugin")
+    assert json.loads(box.settings.read_text()) == original  # paxm's settings hooks are gone
+    plugin_dir = box.config.parent / "integrations" / "claude-plugin" / "plugins" / "paxm-claude"
+    marker = f"HERON-{uuid.uuid4().hex[:10]}"
+    try:
+        with FakeAnthropic(tmp_path / "requests.jsonl", marker=marker) as fake:
+            first = box.claude(
+                fake, f"Decision: the metrics dashboard lives at {marker}.example.", "--plugin-dir", str(plugin_dir)
+            )
+            assert first.returncode == 0, first.stderr
+            tools = [t.get("name", "") for t in (fake.messages()[0].get("body") or {}).get("tools", [])]
+            assert any(name.endswith("paxm_recall") for name in tools), tools  # the plugin's MCP server
+            _check_hooks_within_timeout(first)
+            _report("session 1 (plugin)", first)
+            box.paxm("__hook-control", "--flush")
+            assert any(marker in t for t in box.memory_texts())
+
+            seen = len(fake.messages())
+            second = box.claude(fake, "Where does the metrics dashboard live?", "--plugin-dir", str(plugin_dir))
+            assert second.returncode == 0, second.stderr
+            text = _first_turn_request(fake, seen)
+            assert "<paxm-session-identity" in text
+            assert len(hook_blocks(text)) == 2  # the plugin's hooks only: nothing fired twice
+            start = text.index(ENVELOPE)
+            assert marker in text[start : text.index("</paxm-recall>", start)]
+            assert len(second.durations("UserPromptSubmit")) == 1
+            _check_hooks_within_timeout(second)
+            _report("session 2 (plugin, recall)", second)
+            for request in fake.messages():
+                assert_no_garbage(model_text(request))
+    finally:
+        box.stop_daemon()
+    box.paxm("uninstall", "--agent", "claude", "--yes")
+    assert not plugin_dir.exists()
+    assert json.loads(box.settings.read_text()) == original
+    assert os.stat(box.settings).st_mode & 0o777 == 0o600
