@@ -26,7 +26,7 @@ from paxm_provider_sqlite.attribution import (
     prepare_metadata,
 )
 from paxm_provider_sqlite.records import encode_metadata
-from paxm_provider_sqlite.retrieval import Request, Trace, search
+from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
 from paxm_provider_sqlite.retrieval.analyzer import index_text
 from paxm_provider_sqlite.timestamps import stamp
 
@@ -162,6 +162,8 @@ class SQLiteProvider:
         trace = Trace()
         with self._db.session("search", deadline) as conn:
             found = search(conn, request, deadline, trace)
+        # Excerpting is pure CPU work on the loaded rows: done after releasing the connection.
+        found = excerpt_candidates(request.text, found)
         self.last_trace = trace
         return [apply_hit_attribution(hit.to_hit(self._name)) for hit in found]
 

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from paxm_core import Deadline
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
-from paxm_provider_sqlite.retrieval.excerpt import excerpt_candidates
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
 from paxm_provider_sqlite.timestamps import stamp
 
@@ -268,7 +267,10 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
 
 
 def search(conn: sqlite3.Connection, request: Request, deadline: Deadline, trace: Trace) -> list[Candidate]:
-    """Run the plan for ``request`` on ``conn``; best first, at most ``request.result_limit``."""
+    """Run the plan for ``request`` on ``conn``; best first, at most ``request.result_limit``.
+
+    Long hits come back whole; the caller excerpts them (outside the connection lock).
+    """
     query = analyze_query(request.text)
     trace.terms = [g.surface for g in query.groups]
     if not query.groups:
@@ -297,5 +299,4 @@ def search(conn: sqlite3.Connection, request: Request, deadline: Deadline, trace
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
-    hits = _load(conn, chosen[: request.result_limit])
-    return excerpt_candidates(request.text, hits)
+    return _load(conn, chosen[: request.result_limit])
