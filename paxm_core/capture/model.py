@@ -171,6 +171,7 @@ class QueueStatus:
     dead: list[DeadDelivery]
     dead_episodes: list[tuple[str, str]]
     failed_inbox: list[tuple[str, str]]
+    providers: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def undelivered(self) -> int:
@@ -184,6 +185,7 @@ class QueueStatus:
             "open_events": self.open_events,
             "episodes": dict(self.episodes),
             "deliveries": dict(self.deliveries),
+            "providers": {name: dict(counts) for name, counts in self.providers.items()},
             "inbox": dict(self.inbox),
             "oldest_pending_age_seconds": self.oldest_pending_age,
             "dead_deliveries": [d.to_json() for d in self.dead],

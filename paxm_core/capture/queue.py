@@ -658,6 +658,26 @@ class CaptureQueue:
             return 0.0
         return max(0.0, _epoch(row[0]) - self._now())
 
+    def prune(self, max_age: float) -> int:
+        """Delete delivered episodes (with their events and deliveries) and drained inbox rows
+        older than ``max_age`` seconds; returns the number of episodes removed.
+
+        Dead and pending work is never pruned: it stays visible until an operator acts.
+        """
+        cutoff = utc_stamp(self._now() - max_age)
+        with self._tx() as conn:
+            ids = [
+                (r[0],)
+                for r in conn.execute(
+                    "SELECT episode_id FROM capture_episodes WHERE state = 'delivered' AND created_at < ?", (cutoff,)
+                )
+            ]
+            conn.executemany("DELETE FROM capture_events WHERE episode_id = ?", ids)
+            conn.executemany("DELETE FROM capture_deliveries WHERE episode_id = ?", ids)
+            conn.executemany("DELETE FROM capture_episodes WHERE episode_id = ?", ids)
+            conn.execute("DELETE FROM capture_inbox WHERE state = 'done' AND received_at < ?", (cutoff,))
+        return len(ids)
+
     # -- reporting ---------------------------------------------------------------------
 
     def status(self, *, dead_limit: int = 50) -> QueueStatus:
@@ -667,6 +687,11 @@ class CaptureQueue:
             episodes = dict(conn.execute("SELECT state, COUNT(*) FROM capture_episodes GROUP BY state").fetchall())
             deliveries = dict(conn.execute("SELECT state, COUNT(*) FROM capture_deliveries GROUP BY state").fetchall())
             inbox = dict(conn.execute("SELECT state, COUNT(*) FROM capture_inbox GROUP BY state").fetchall())
+            providers: dict[str, dict[str, int]] = {}
+            for provider, state, count in conn.execute(
+                "SELECT provider, state, COUNT(*) FROM capture_deliveries GROUP BY provider, state ORDER BY provider"
+            ):
+                providers.setdefault(provider, {})[state] = count
             oldest = conn.execute(
                 """SELECT MIN(t) FROM (
                      SELECT MIN(created_at) AS t FROM capture_events WHERE episode_id = ''
@@ -707,4 +732,5 @@ class CaptureQueue:
             dead=dead,
             dead_episodes=[(e, err) for e, err in dead_episodes],
             failed_inbox=[(e, err) for e, err in failed_inbox],
+            providers=providers,
         )

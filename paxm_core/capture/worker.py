@@ -23,6 +23,9 @@ __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "prov
 
 DEFAULT_DELIVERY_TIMEOUT = 30.0
 DEFAULT_MAX_EPISODE_AGE = 60.0
+#: delivered episodes older than this are pruned from the queue file (hourly)
+DEFAULT_RETENTION = 7 * 24 * 3600.0
+PRUNE_INTERVAL = 3600.0
 CLEANUP_LIMIT = 500
 TELEMETRY_ERROR_CHARS = 240
 
@@ -59,6 +62,7 @@ class DeliveryWorker:
     :param telemetry: object with ``record(dict)``; gets upstream's ``hook_delivery`` events.
     :param tick: seconds between expiry checks.
     :param cleanup_interval: minimum seconds between expired-memory cleanups after deliveries.
+    :param retention: seconds a delivered episode stays in the queue file (``None``: forever).
     """
 
     def __init__(
@@ -71,6 +75,7 @@ class DeliveryWorker:
         telemetry: Any = None,
         tick: float = 1.0,
         cleanup_interval: float = 10.0,
+        retention: float | None = DEFAULT_RETENTION,
     ) -> None:
         self.queue = queue
         self.router = router
@@ -79,6 +84,7 @@ class DeliveryWorker:
         self._write_profiles = write_profiles or {}
         self._telemetry = telemetry
         self._tick = tick
+        self._retention = retention
         self._cond = threading.Condition()
         self._inflight: dict[str, int] = {}
         self._wake = False
@@ -188,6 +194,7 @@ class DeliveryWorker:
 
     def _loop(self) -> None:
         next_seal = 0.0
+        next_prune = time.monotonic() + self._tick  # not at startup: let delivery go first
         while True:
             with self._cond:
                 if self._stopping:
@@ -198,6 +205,9 @@ class DeliveryWorker:
                     self.queue.seal_expired(self.max_episode_age)
                     next_seal = time.monotonic() + self._tick
                 self._dispatch()
+                if self._retention is not None and time.monotonic() >= next_prune:
+                    next_prune = time.monotonic() + PRUNE_INTERVAL
+                    self.queue.prune(self._retention)
                 due = self.queue.next_due_in()
             except Exception as exc:  # a DB error must not kill the loop; report and retry
                 self._report_issue("delivery_worker_error", exc)

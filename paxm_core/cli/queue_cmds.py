@@ -109,6 +109,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
             "open_events": 0,
             "episodes": {},
             "deliveries": {},
+            "providers": {},
             "inbox": {},
             "oldest_pending_age_seconds": None,
             "dead_deliveries": [],
@@ -125,6 +126,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"Open events: {report['open_events']}")
     click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
     click.echo(f"Deliveries: {_counts(report['deliveries'], ('pending', 'delivering', 'retry', 'delivered', 'dead'))}")
+    for name, counts in sorted(report.get("providers", {}).items()):
+        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in sorted(counts.items())))
     click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
     click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
     if report["dead_deliveries"]:

@@ -329,3 +329,24 @@ def test_not_a_database_and_closed_queue_are_queue_errors(tmp_path: Path, open_q
         q.append(event("e1"))
     with pytest.raises(QueueError, match="closed"):
         q.status()
+
+
+def test_prune_removes_only_old_delivered_work(open_queue, clock, queue_path: Path) -> None:
+    q = open_queue(routes={"default": ["a"]}, clock=clock, max_attempts=1)
+    q.append(event("old", "s1", terminal=True))
+    q.append(event("dead", "s2", terminal=True))
+    append_raw(queue_path, "raw_done", "codex", "user_input", b'{"prompt": "x", "session": "s3"}', clock.now)
+    q.drain_inbox(_render)
+    claims, _ = q.claim()
+    by_event = {c.items[0].text: c for c in claims}
+    q.complete(by_event["text of old"], "ref-old")
+    q.fail(by_event["text of dead"], "boom")  # max_attempts=1: dead
+    clock.advance(8 * 24 * 3600)
+    q.append(event("new", "s4", terminal=True))
+    assert q.prune(7 * 24 * 3600) == 1
+    remaining = {r[0] for r in rows(queue_path, "SELECT event_id FROM capture_events")}
+    assert remaining == {"dead", "raw_done", "new"}
+    assert rows(queue_path, "SELECT COUNT(*) FROM capture_inbox") == [(0,)]
+    status = q.status()
+    assert status.episodes == {"dead": 1, "pending": 1} and status.open_events == 1
+    assert status.providers == {"a": {"dead": 1, "pending": 1}}
