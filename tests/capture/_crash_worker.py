@@ -1,11 +1,11 @@
 """Fork server for the SIGKILL crash test.
 
 It imports paxm once, then for every ``run`` line on stdin forks a real worker process that
-opens the queue, streams the remaining capture events into it (idempotently) and delivers
+opens the queue, resumes an endless stream of capture events (idempotently) and delivers
 them through the real Router to an ID-honouring SQLite-file provider.  It prints the child's
 pid, waits for it (the test SIGKILLs it at a random moment) and prints how it ended.  The
-``flush`` command runs a final child that appends everything left, flushes and exits 0 only
-if nothing is owed.  Forking keeps 200+ kill cycles fast without skipping any real work.
+``flush`` command runs a final child that completes the interrupted episode, flushes and exits
+0 only if nothing is owed.  Forking keeps 200+ kill cycles fast without skipping any real work.
 """
 
 from __future__ import annotations
@@ -31,15 +31,23 @@ EVENTS_PER_EPISODE = 3
 SESSIONS = 7
 #: pause between episodes of the stream (hook events arrive over time, not all at once)
 STREAM_GAP = 0.004
+MAX_EPISODES = 1_000_000
 
 
-def stream(queue: CaptureQueue, worker: DeliveryWorker, episodes: int, gap: float) -> None:
+def stream(queue: CaptureQueue, worker: DeliveryWorker, *, final: bool) -> None:
+    """Append the stream where the last (killed) process left it.
+
+    Events are appended episode by episode, so a partial episode is re-sent from its start
+    (identical replays are idempotent duplicates).  A normal run streams until it is killed;
+    the final run only completes the episode a kill interrupted, so every logical episode is
+    whole.
+    """
     conn = sqlite3.connect(queue.path, timeout=30)
     (done,) = conn.execute("SELECT COUNT(*) FROM capture_events").fetchone()
     conn.close()
-    # events are appended episode by episode, so a partial episode is re-sent from its start
-    # (identical replays are idempotent duplicates)
-    for ep in range(done // EVENTS_PER_EPISODE, episodes):
+    start = done // EVENTS_PER_EPISODE
+    stop = -(-done // EVENTS_PER_EPISODE) if final else MAX_EPISODES
+    for ep in range(start, stop):
         for j in range(EVENTS_PER_EPISODE):
             queue.append(
                 helpers.event(
@@ -51,17 +59,17 @@ def stream(queue: CaptureQueue, worker: DeliveryWorker, episodes: int, gap: floa
                 )
             )
         worker.notify()
-        if gap:
-            time.sleep(gap)
+        if not final:
+            time.sleep(STREAM_GAP)
 
 
-def child(queue_path: str, provider_path: str, episodes: int, final: bool) -> int:
+def child(queue_path: str, provider_path: str, final: bool) -> int:
     provider = helpers.SqliteFileProvider("idstore", provider_path)
     router = Router({"idstore": provider})
     queue = CaptureQueue(queue_path, routes={"default": ["idstore"]}, retry_min=0.01)
     config = CaptureQueueConfig(provider_concurrency={"idstore": 4}, max_episode_age=3600.0)
     worker = DeliveryWorker(queue, router, config, tick=0.01).start()
-    stream(queue, worker, episodes, 0.0 if final else STREAM_GAP)
+    stream(queue, worker, final=final)
     if not final:
         time.sleep(600)  # keep delivering until the test kills us
         return 0
@@ -72,7 +80,7 @@ def child(queue_path: str, provider_path: str, episodes: int, final: bool) -> in
 
 
 def main() -> None:
-    queue_path, provider_path, episodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    queue_path, provider_path = sys.argv[1], sys.argv[2]
     print("ready", flush=True)
     for line in sys.stdin:
         command = line.strip()
@@ -82,7 +90,7 @@ def main() -> None:
         if pid == 0:
             code = 1
             try:
-                code = child(queue_path, provider_path, episodes, final=command == "flush")
+                code = child(queue_path, provider_path, final=command == "flush")
             finally:
                 os._exit(code)
         print(f"pid {pid}", flush=True)

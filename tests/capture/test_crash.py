@@ -15,7 +15,7 @@ import pytest
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
 KILLS = 200
-EPISODES = 2500
+MIN_EPISODES = 50
 
 
 def _line(proc: subprocess.Popen[str], prefix: str) -> str:
@@ -41,14 +41,13 @@ def test_sigkill_loop_delivers_every_episode_exactly_once(tmp_path: Path) -> Non
     provider_path = tmp_path / "provider.sqlite"
     rng = random.Random(5)
     server = subprocess.Popen(
-        [sys.executable, str(WORKER), str(queue_path), str(provider_path), str(EPISODES)],
+        [sys.executable, str(WORKER), str(queue_path), str(provider_path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert server.stdin is not None
     killed = 0
-    mid_stream = 0
     started = time.monotonic()
     try:
         _line(server, "ready")
@@ -56,13 +55,11 @@ def test_sigkill_loop_delivers_every_episode_exactly_once(tmp_path: Path) -> Non
             server.stdin.write("run\n")
             server.stdin.flush()
             pid = int(_line(server, "pid"))
-            time.sleep(rng.uniform(0.0, 0.12))
+            time.sleep(rng.uniform(0.0, 0.15))
             os.kill(pid, signal.SIGKILL)
             status = int(_line(server, "exit"))
             assert os.WIFSIGNALED(status), f"worker ended on its own: {status}"
             killed += 1
-            appended = _appended(queue_path)
-            mid_stream += appended < EPISODES * 3
         server.stdin.write("flush\n")
         server.stdin.flush()
         _line(server, "pid")
@@ -74,11 +71,13 @@ def test_sigkill_loop_delivers_every_episode_exactly_once(tmp_path: Path) -> Non
         server.stdout.close()
     elapsed = time.monotonic() - started
     assert killed >= 200
-    assert mid_stream >= 190, f"only {mid_stream} kills landed while the stream was still running"
     assert os.WIFEXITED(final) and os.WEXITSTATUS(final) == 0, "final flush left work undelivered"
 
+    events = _appended(queue_path)
+    assert events % 3 == 0, "the final run must complete the interrupted episode"
+    streamed = events // 3  # how far the stream got across all kills
+    assert streamed >= MIN_EPISODES, f"only {streamed} episodes streamed: the kills left no time to work"
     with sqlite3.connect(queue_path) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM capture_events").fetchone()[0] == EPISODES * 3
         assert conn.execute("SELECT COUNT(*) FROM capture_events WHERE episode_id = ''").fetchone()[0] == 0
         episodes = dict(conn.execute("SELECT episode_id, state FROM capture_episodes").fetchall())
         deliveries = conn.execute("SELECT episode_id, state, provider_ref FROM capture_deliveries").fetchall()
@@ -87,19 +86,19 @@ def test_sigkill_loop_delivers_every_episode_exactly_once(tmp_path: Path) -> Non
         stored = conn.execute("SELECT id, text, puts FROM items").fetchall()
 
     # each logical episode became exactly one queue episode, delivered once, none dead
-    assert len(episodes) == EPISODES and set(episodes.values()) == {"delivered"}
-    assert len(deliveries) == EPISODES and {d[1] for d in deliveries} == {"delivered"}
+    assert len(episodes) == streamed and set(episodes.values()) == {"delivered"}
+    assert len(deliveries) == streamed and {d[1] for d in deliveries} == {"delivered"}
     assert sorted(d[2] for d in deliveries) == sorted(episodes)
     # the ID-honouring provider holds each episode exactly once, under its stable id
     assert sorted(r[0] for r in stored) == sorted(episodes)
     logical = sorted(int(text.split()[1]) for _, text, _ in stored)
-    assert logical == list(range(EPISODES))
+    assert logical == list(range(streamed))
     for _, text, _ in stored:
         ep = text.split()[1]
         assert text == "\n\n".join(f"episode {ep} part {j}" for j in range(3))
     puts = sum(r[2] for r in stored)
     print(
-        f"\ncrash test: {killed} SIGKILLs ({mid_stream} mid-stream) in {elapsed:.1f}s; "
-        f"{EPISODES} episodes delivered once each; "
-        f"{puts} provider puts ({puts - EPISODES} idempotent re-sends after kills), {attempts} attempts"
+        f"\ncrash test: {killed} SIGKILLs, all mid-stream, in {elapsed:.1f}s; "
+        f"{streamed} episodes delivered once each; "
+        f"{puts} provider puts ({puts - streamed} idempotent re-sends after kills), {attempts} attempts"
     )
