@@ -1,0 +1,288 @@
+"""settings.json merge/unmerge: golden files, file safety, path resolution and fuzzing.
+
+Golden cases live in ``golden/<case>/``: ``before.json`` (absent = no settings file yet),
+``installed.json`` (exact text paxm writes) and, when uninstalling does not give ``before``
+back (a previous paxm install is cleaned up too), ``uninstalled.json``.  Machine-specific
+paths are written as ``{PYTHON}``, ``{CLIENT}``, ``{CONFIG}``, ``{CONFIGDIR}``.  Regenerate
+with ``PAXM_UPDATE_GOLDEN=1`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paxm_core.config.defaults import default_config
+from paxm_core.errors import IntegrationError
+from paxm_core.hooks.command import client_path, interpreter_path
+from paxm_integration_claude_code import ClaudeCodeIntegration
+from paxm_integration_claude_code.settings import (
+    WantedHook,
+    is_paxm_command,
+    merge_hooks,
+    paxm_matcher,
+    remove_hooks,
+    settings_path,
+)
+
+GOLDEN = Path(__file__).with_name("golden")
+CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
+
+
+def _config(tmp_path: Path) -> Any:
+    config = default_config(tmp_path / "paxm" / "config.yaml")
+    config.agents["claude"].enabled = True
+    return config
+
+
+def _placeholders(config: Any) -> list[tuple[str, str]]:
+    return [
+        ("{CLIENT}", str(client_path())),
+        ("{PYTHON}", interpreter_path()),
+        ("{CONFIG}", str(Path(config.path).absolute())),
+        ("{CONFIGDIR}", str(Path(config.path).absolute().parent)),
+    ]
+
+
+def _fill(text: str, config: Any) -> str:
+    for key, value in _placeholders(config):
+        text = text.replace(key, value)
+    return text
+
+
+def _unfill(text: str, config: Any) -> str:
+    for key, value in _placeholders(config):
+        text = text.replace(value, key)
+    return text
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+@pytest.fixture
+def settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "claude" / "settings.json"
+    monkeypatch.setenv("PAXM_CLAUDE_SETTINGS", str(path))
+    return path
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path) -> None:
+    config = _config(tmp_path)
+    integration = ClaudeCodeIntegration()
+    folder = GOLDEN / case
+    before_text = _fill((folder / "before.json").read_text(), config) if (folder / "before.json").exists() else None
+    if before_text is not None:
+        settings_file.parent.mkdir(parents=True)
+        settings_file.write_text(before_text)
+
+    integration.install(config, owner="paxm", echo=_quiet)
+    installed = settings_file.read_text()
+    if os.environ.get("PAXM_UPDATE_GOLDEN"):
+        (folder / "installed.json").write_text(_unfill(installed, config))
+    assert _unfill(installed, config) == (folder / "installed.json").read_text()
+    assert stat.S_IMODE(settings_file.stat().st_mode) == 0o600
+    backup = settings_file.with_name("settings.json.paxm.bak")
+    if before_text is None:
+        assert not backup.exists()
+    else:
+        assert backup.read_text() == before_text  # byte-for-byte original
+        assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+
+    integration.install(config, owner="paxm", echo=_quiet)  # idempotent: nothing rewritten
+    assert settings_file.read_text() == installed
+
+    integration.uninstall(config, echo=_quiet)
+    after = json.loads(settings_file.read_text())
+    expected_file = folder / "uninstalled.json"
+    if os.environ.get("PAXM_UPDATE_GOLDEN") and case == "previous-paxm":
+        expected_file.write_text(_unfill(settings_file.read_text(), config))
+    if expected_file.exists():
+        assert after == json.loads(_fill(expected_file.read_text(), config))
+    elif before_text is None:
+        assert after == {}
+    else:
+        assert after == json.loads(before_text)  # semantically unchanged
+    text = settings_file.read_text()
+    integration.uninstall(config, echo=_quiet)
+    assert settings_file.read_text() == text
+    if before_text is not None:
+        assert backup.read_text() == before_text  # the backup is never replaced
+
+
+def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Path, settings_file: Path) -> None:
+    config = _config(tmp_path)
+    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    hooks = json.loads(settings_file.read_text())["hooks"]
+    assert list(hooks) == ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"]
+    assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    for event, groups in hooks.items():
+        (handler,) = groups[0]["hooks"]
+        words = handler["command"].split()
+        assert words[:4] == [interpreter_path(), "-I", "-S", str(client_path())]
+        assert Path(words[0]).is_absolute() and Path(words[3]).is_absolute()
+        assert words[4:] == ["--config", str(config.path), "--target", "claude", "--event", event]
+        assert handler["timeout"] == 10
+
+
+def test_disabled_hooks_are_not_installed_and_stale_ones_go(tmp_path: Path, settings_file: Path) -> None:
+    config = _config(tmp_path)
+    integration = ClaudeCodeIntegration()
+    integration.install(config, owner="paxm", echo=_quiet)
+    config.agents["claude"].hooks["tool_use"].write.enabled = False
+    config.agents["claude"].hooks["tool_failure"].write.enabled = False
+    config.capture_queue.path = str(tmp_path / "elsewhere" / "queue.sqlite")
+    integration.install(config, owner="paxm", echo=_quiet)
+    hooks = json.loads(settings_file.read_text())["hooks"]
+    assert list(hooks) == ["SessionStart", "UserPromptSubmit", "Stop"]
+    for groups in hooks.values():
+        assert len(groups) == 1 and len(groups[0]["hooks"]) == 1  # replaced, not duplicated
+        assert groups[0]["hooks"][0]["command"].endswith(f"--queue {tmp_path / 'elsewhere' / 'queue.sqlite'}")
+
+
+def test_session_start_is_installed_even_with_nothing_enabled(tmp_path: Path, settings_file: Path) -> None:
+    config = _config(tmp_path)
+    for hook in config.agents["claude"].hooks.values():
+        hook.write.enabled = False
+        hook.recall.enabled = False
+    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    assert list(json.loads(settings_file.read_text())["hooks"]) == ["SessionStart"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"hooks": {"Stop": [}', "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {"hooks": []}}}'],
+)
+def test_unusable_settings_are_never_rewritten(content: str, tmp_path: Path, settings_file: Path) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(content)
+    with pytest.raises(IntegrationError, match="paxm changed nothing"):
+        ClaudeCodeIntegration().install(_config(tmp_path), owner="paxm", echo=_quiet)
+    assert settings_file.read_text() == content
+    assert not settings_file.with_name("settings.json.paxm.bak").exists()
+
+
+def test_empty_settings_file_is_treated_as_empty(tmp_path: Path, settings_file: Path) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text("  \n")
+    ClaudeCodeIntegration().install(_config(tmp_path), owner="paxm", echo=_quiet)
+    assert len(json.loads(settings_file.read_text())["hooks"]) == 5
+    assert not settings_file.with_name("settings.json.paxm.bak").exists()  # nothing worth keeping
+
+
+def test_symlinked_settings_are_updated_at_their_target(tmp_path: Path, settings_file: Path) -> None:
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}')
+    settings_file.parent.mkdir(parents=True)
+    settings_file.symlink_to(real)
+    config = _config(tmp_path)
+    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    assert settings_file.is_symlink()
+    assert "hooks" in json.loads(real.read_text())
+    ClaudeCodeIntegration().uninstall(config, echo=_quiet)
+    assert json.loads(real.read_text()) == {"model": "opus"} and settings_file.is_symlink()
+
+
+def test_uninstall_without_a_settings_file_creates_none(tmp_path: Path, settings_file: Path) -> None:
+    ClaudeCodeIntegration().uninstall(_config(tmp_path), echo=_quiet)
+    assert not settings_file.exists()
+
+
+def test_settings_path_resolution(tmp_path: Path) -> None:
+    home = Path.home()
+    assert settings_path({}) == home / ".claude" / "settings.json"
+    assert settings_path({"CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}) == tmp_path / "cc" / "settings.json"
+    explicit = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "PAXM_CLAUDE_SETTINGS": str(tmp_path / "s.json")}
+    assert settings_path(explicit) == tmp_path / "s.json"
+
+
+def test_is_paxm_command(tmp_path: Path) -> None:
+    config = tmp_path / "paxm" / "config.yaml"
+    client = "/venv/lib/python3.11/site-packages/paxm_core/hooks/client.py"
+    assert is_paxm_command(f"/venv/bin/python -I -S {client} --config {config} --target claude --event Stop", config)
+    assert is_paxm_command(f"'/my venv/python' -I -S '{client}' --config='{config}' --target claude", config)
+    assert is_paxm_command(f"'{config.parent}/hooks/claude-turn_end'", config)  # upstream's shim
+    assert not is_paxm_command(f"python {client} --config {tmp_path / 'other.yaml'} --target claude", config)
+    assert not is_paxm_command(f"python {client} --config {config} --target codex --event Stop", config)
+    assert not is_paxm_command(f"python /x/client.py --config {config} --target claude", config)
+    assert not is_paxm_command("echo 'unbalanced", config)
+    assert not is_paxm_command(f"echo {config}", config)
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+_CONFIG = "/cfg/paxm/config.yaml"
+_OURS = paxm_matcher(_CONFIG)
+_EVENTS = st.sampled_from(["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreToolUse", "Notification"])
+_FOREIGN = st.text(min_size=1, max_size=30).filter(lambda c: not _OURS(c))
+_HANDLER = st.fixed_dictionaries(
+    {"type": st.just("command"), "command": _FOREIGN},
+    optional={"timeout": st.integers(1, 600)},
+)
+_GROUP = st.fixed_dictionaries(
+    {"hooks": st.lists(_HANDLER, max_size=3)}, optional={"matcher": st.sampled_from(["", "Bash", "Edit|Write", "*"])}
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "hooks": st.dictionaries(_EVENTS, st.lists(_GROUP, max_size=3), max_size=4),
+        "model": st.text(max_size=10),
+        "extra": _JSON,
+    },
+)
+_WANTED = {
+    native: WantedHook(
+        f"/py -I -S /p/paxm_core/hooks/client.py --config {_CONFIG} --target claude --event {native}",
+        "startup" if native == "SessionStart" else "",
+    )
+    for native in ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")
+}
+
+
+def _paxm_handlers(settings: dict[str, Any]) -> list[str]:
+    return [
+        h["command"]
+        for groups in (settings.get("hooks") or {}).values()
+        for g in groups
+        for h in g.get("hooks", [])
+        if _OURS(h.get("command", ""))
+    ]
+
+
+def _semantic(settings: dict[str, Any]) -> dict[str, Any]:
+    # an event with no groups and an empty hooks object mean the same as their absence
+    out = dict(settings)
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        hooks = {event: groups for event, groups in hooks.items() if groups}
+        if hooks:
+            out["hooks"] = hooks
+        else:
+            out.pop("hooks")
+    return out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SETTINGS)
+def test_merge_then_remove_gives_the_original_back(original: dict[str, Any]) -> None:
+    snapshot = json.loads(json.dumps(original))
+    merged = merge_hooks(original, _WANTED, _OURS)
+    assert original == snapshot  # inputs are never modified
+    assert sorted(_paxm_handlers(merged)) == sorted(w.command for w in _WANTED.values())
+    assert merge_hooks(merged, _WANTED, _OURS) == merged  # idempotent
+    assert _semantic(remove_hooks(merged, _OURS)) == _semantic(original)
+    assert remove_hooks(original, _OURS) == original
