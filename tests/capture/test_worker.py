@@ -184,7 +184,7 @@ def test_flush_times_out_and_reports_what_is_left(open_queue, make_router) -> No
     broken = FakeProvider("mem0", always_fail=True)
     q = open_queue(routes={"default": ["mem0"]}, retry_min=30)
     q.append(event("e1", terminal=True))
-    report = DeliveryWorker(q, make_router(broken)).flush(timeout=0.5)
+    report = DeliveryWorker(q, make_router(broken)).flush(timeout=2.0)
     assert not report.ok and report.timed_out and report.remaining == 1 and report.failed == 1
 
 
