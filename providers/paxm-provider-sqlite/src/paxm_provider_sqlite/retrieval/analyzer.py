@@ -167,8 +167,12 @@ def index_text(text: str) -> IndexedText:
     return IndexedText(" ".join(stream), " ".join(extras), len(set(stream)) + len(extras))
 
 
+@lru_cache(maxsize=256)
 def analyze_query(text: str) -> QueryAnalysis:
-    """Groups and canonical stream of a recall query (stopwords dropped unless nothing else is left)."""
+    """Groups and canonical stream of a recall query (stopwords dropped unless nothing else is left).
+
+    Cached (the search and the excerpter analyse the same text); treat the result as read-only.
+    """
     out = QueryAnalysis()
     groups: list[Group] = []
     stop_groups: list[Group] = []
