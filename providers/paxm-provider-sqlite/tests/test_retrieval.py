@@ -331,3 +331,24 @@ def test_exact_phrase_found_among_common_terms(provider: SQLiteProvider) -> None
     )
     assert recall(provider, "release channel stable", limit=3) == ["exact"]
     assert provider.last_trace is not None and provider.last_trace.selected == "exact"
+
+
+def test_tight_deadline_gives_result_or_deadline_error(provider: SQLiteProvider) -> None:
+    from paxm_core import DeadlineExceeded
+
+    words = _FILLER.split()
+    provider.put_batch(
+        [MemoryItem(text=" ".join(words[(i + k) % len(words)] for k in range(30)), id=f"m{i}") for i in range(600)],
+        NO_LIMIT,
+    )
+    prompt = " ".join(f"{w}{i % 7}" for i, w in enumerate(words * 4))
+    outcomes = set()
+    for budget in (0.0, 0.0002, 0.002, 0.02, 5.0):
+        try:
+            provider.search(SearchQuery(prompt, limit=5), Deadline.after(budget))
+            outcomes.add("ok")
+        except DeadlineExceeded:
+            outcomes.add("deadline")
+    assert "deadline" in outcomes and "ok" in outcomes
+    # and the provider is still healthy afterwards
+    provider.health(NO_LIMIT)
