@@ -84,6 +84,7 @@ class ClaudeRun:
     wall: float
     result: dict[str, Any]
     hooks: list[dict[str, Any]] = field(default_factory=list)
+    init: dict[str, Any] = field(default_factory=dict)
 
     @property
     def reply(self) -> str:
@@ -254,6 +255,7 @@ class Sandbox:
         result = next((e for _, e in reversed(events) if e.get("type") == "result"), {})
         run = ClaudeRun(returncode, "".join(lines), stderr_path.read_text(errors="replace"), wall, result)
         run.hooks = _hook_runs(events)
+        run.init = next((e for _, e in events if e.get("type") == "system" and e.get("subtype") == "init"), {})
         self._prefer_transcript_timing(run)
         return run
 
