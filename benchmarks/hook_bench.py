@@ -5,7 +5,7 @@ Cases (medians of wall time of the whole child process, stdin payload included):
 * ``write-only, daemon up``: the installed hook command for a Claude ``Stop`` (``turn_end``)
   against a warm daemon (target: <= 1.3x the bare interpreter);
 * ``write-only, daemon down``: the same with no daemon: inbox append after COMMIT plus a
-  detached daemon start (target: <= 1.8x); the spawned daemon is killed before the next run;
+  detached daemon start (target: <= 1.8x); the spawned daemon is stopped before the next run;
 * ``user_input with recall``: a ``UserPromptSubmit`` through a warm daemon whose SQLite store
   holds ``--memories`` memories (default 100k), passive recall and insertion included.
 
@@ -145,7 +145,7 @@ def stop_daemon(config: Path) -> None:
     send_control(config, "shutdown")
 
 
-_KILLED: set[int] = set()
+_STOPPED: set[int] = set()
 
 
 def _alive(pid: int) -> bool:
@@ -156,19 +156,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def kill_spawned(config: Path) -> None:
-    """Wait for the daemon the client started, then kill it (so the next run finds none)."""
-    deadline = time.monotonic() + 20
+def stop_spawned(config: Path) -> None:
+    """Wait for the daemon the client started, then stop it cleanly (so the next run finds none).
+
+    A clean stop is the common real case (idle exit, ``paxm setup``, updates); it also
+    checkpoints the queue's WAL, as a long-running daemon regularly does.
+    """
+    from paxm_core.hooks.control import send_control
+
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         pid = daemon_pid(config)
-        if pid and pid not in _KILLED and _alive(pid) and (config.parent / "hooks" / "paxm-hook.sock").exists():
-            _KILLED.add(pid)
-            os.kill(pid, signal.SIGKILL)
-            while True:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
+        if pid and pid not in _STOPPED and _alive(pid) and (config.parent / "hooks" / "paxm-hook.sock").exists():
+            _STOPPED.add(pid)
+            try:
+                send_control(config, "shutdown")
+            except Exception:
+                os.kill(pid, signal.SIGKILL)
+            gone = time.monotonic() + 10  # a zombie (no reaping init) also counts as gone by then
+            while _alive(pid) and time.monotonic() < gone and (config.parent / "hooks" / "paxm-hook.lock").exists():
                 time.sleep(0.01)
             return
         time.sleep(0.02)
@@ -200,7 +206,7 @@ def main() -> None:
             stop_daemon(config)
             daemon.wait()
 
-        down = paired_ms(write_cmd, stop, max(10, args.rounds // 2), between=lambda: kill_spawned(config))
+        down = paired_ms(write_cmd, stop, max(10, args.rounds // 2), between=lambda: stop_spawned(config))
         row("write-only hook, daemon down", *down, "(target <= 1.80x)")
 
         seconds = seed(config, args.memories)
