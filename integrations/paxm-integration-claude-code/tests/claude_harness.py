@@ -202,6 +202,20 @@ class Sandbox:
             assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
         return done
 
+    def claude_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run a non-session ``claude`` command (``plugin marketplace add`` ...)."""
+        done = subprocess.run(
+            [str(self.claude_bin), *args],
+            cwd=self.workspace,
+            env=self.env(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, f"claude {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        return done
+
     def claude(self, fake: FakeAnthropic, prompt: str, *extra: str, timeout: float = 180) -> ClaudeRun:
         """One ``claude -p`` turn in the workspace against ``fake``."""
         env = self.env(

@@ -249,8 +249,12 @@ def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
             box.paxm("__hook-control", "--flush")
             assert any(marker in t for t in box.memory_texts())
 
+            # session 2 through the plugin installed the way users do it
+            marketplace = plugin_dir.parents[1]
+            box.claude_cli("plugin", "marketplace", "add", str(marketplace))
+            box.claude_cli("plugin", "install", "paxm-claude@paxm")
             seen = len(fake.messages())
-            second = box.claude(fake, "Where does the metrics dashboard live?", "--plugin-dir", str(plugin_dir))
+            second = box.claude(fake, "Where does the metrics dashboard live?")
             assert second.returncode == 0, second.stderr
             text = _first_turn_request(fake, seen)
             assert "<paxm-session-identity" in text
@@ -259,12 +263,16 @@ def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
             assert marker in text[start : text.index("</paxm-recall>", start)]
             assert len(second.durations("UserPromptSubmit")) == 1
             _check_hooks_within_timeout(second)
-            _report("session 2 (plugin, recall)", second)
+            _report("session 2 (installed plugin, recall)", second)
             for request in fake.messages():
                 assert_no_garbage(model_text(request))
     finally:
         box.stop_daemon()
     box.paxm("uninstall", "--agent", "claude", "--yes")
     assert not plugin_dir.exists()
-    assert json.loads(box.settings.read_text()) == original
+    box.claude_cli("plugin", "uninstall", "paxm-claude@paxm")
+    after = json.loads(box.settings.read_text())
+    for key in ("enabledPlugins", "extraKnownMarketplaces"):  # written by `claude plugin`, not paxm
+        after.pop(key, None)
+    assert after == original
     assert os.stat(box.settings).st_mode & 0o777 == 0o600
