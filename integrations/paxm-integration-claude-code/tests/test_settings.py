@@ -165,6 +165,8 @@ def test_unusable_settings_are_never_rewritten(content: str, tmp_path: Path, set
     settings_file.parent.mkdir(parents=True)
     settings_file.write_text(content)
     with pytest.raises(IntegrationError, match="paxm changed nothing"):
+        ClaudeCodeIntegration().preflight(_config(tmp_path))
+    with pytest.raises(IntegrationError, match="paxm changed nothing"):
         ClaudeCodeIntegration().install(_config(tmp_path), owner="paxm", echo=_quiet)
     assert settings_file.read_text() == content
     assert not settings_file.with_name("settings.json.paxm.bak").exists()

@@ -119,6 +119,13 @@ class ClaudeCodeIntegration:
             wanted[native.native] = WantedHook(command=command, matcher=native.matcher)
         return wanted
 
+    def preflight(self, config: Any) -> None:
+        """Check that the Claude settings file can be merged, before anything is saved.
+
+        :raises IntegrationError: the settings file is unreadable or not a JSON object.
+        """
+        read_settings(settings_path())
+
     def install(self, config: Any, *, owner: str = "paxm", echo: Echo | None = None) -> list[str]:
         """Install for ``owner``: settings.json hooks (``paxm``) or the generated plugin (``claude-plugin``).
 
