@@ -152,7 +152,8 @@ def _index_chunk(chunk: str) -> _ChunkIndex:
     return tuple(tokens), tuple(extras)
 
 
-_index_chunk_cached = lru_cache(maxsize=200_000)(_index_chunk)
+# Bounded so a long-running daemon does not grow without limit (~50k distinct words).
+_index_chunk_cached = lru_cache(maxsize=50_000)(_index_chunk)
 
 
 def index_text(text: str) -> IndexedText:
