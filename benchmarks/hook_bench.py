@@ -193,38 +193,56 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--memories", type=int, default=100_000)
     args = parser.parse_args()
-    stop = json.dumps({"session_id": "bench", "cwd": "/bench", "last_assistant_message": "Bench turn done."}).encode()
     with tempfile.TemporaryDirectory(prefix="paxm-hook-bench-") as tmp:
         config = make_config(Path(tmp) / "cfg")
-        print(f"interpreter: {sys.executable} (rounds={args.rounds}; each ratio against interleaved bare runs)")
-        write_cmd = hook_command(config, "claude", "turn_end")
-
-        daemon = start_daemon(config)
         try:
-            row("write-only hook, daemon up", *paired_ms(write_cmd, stop, args.rounds), "(target <= 1.30x)")
+            run_cases(config, args.rounds, args.memories)
         finally:
-            stop_daemon(config)
-            daemon.wait()
+            stop_any(config)
 
-        down = paired_ms(write_cmd, stop, max(10, args.rounds // 2), between=lambda: stop_spawned(config))
-        row("write-only hook, daemon down", *down, "(target <= 1.80x)")
 
-        seconds = seed(config, args.memories)
-        print(f"seeded {args.memories} memories in {seconds:.1f} s")
-        daemon = start_daemon(config)
-        try:
-            ask_cmd = hook_command(config, "claude", "user_input")
-            prompt = json.dumps(
-                {
-                    "session_id": "bench-ask",
-                    "cwd": "/bench",
-                    "prompt": "what was the canary rollout decision number 4242?",
-                }
-            ).encode()
-            row(f"user_input with recall ({args.memories} memories)", *paired_ms(ask_cmd, prompt, args.rounds))
-        finally:
-            stop_daemon(config)
-            daemon.wait()
+def stop_any(config: Path) -> None:
+    """Leave no daemon behind, whatever happened."""
+    try:
+        stop_daemon(config)
+    except Exception:
+        pid = daemon_pid(config)
+        if pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_cases(config: Path, rounds: int, memories: int) -> None:
+    """The three cases (see the module docstring)."""
+    stop = json.dumps({"session_id": "bench", "cwd": "/bench", "last_assistant_message": "Bench turn done."}).encode()
+    print(f"interpreter: {sys.executable} (rounds={rounds}; each ratio against interleaved bare runs)")
+    write_cmd = hook_command(config, "claude", "turn_end")
+
+    daemon = start_daemon(config)
+    try:
+        row("write-only hook, daemon up", *paired_ms(write_cmd, stop, rounds), "(target <= 1.30x)")
+    finally:
+        stop_daemon(config)
+        daemon.wait()
+
+    down = paired_ms(write_cmd, stop, max(10, rounds // 2), between=lambda: stop_spawned(config))
+    row("write-only hook, daemon down", *down, "(target <= 1.80x)")
+
+    seconds = seed(config, memories)
+    print(f"seeded {memories} memories in {seconds:.1f} s")
+    daemon = start_daemon(config)
+    try:
+        ask_cmd = hook_command(config, "claude", "user_input")
+        prompt = json.dumps(
+            {
+                "session_id": "bench-ask",
+                "cwd": "/bench",
+                "prompt": "what was the canary rollout decision number 4242?",
+            }
+        ).encode()
+        row(f"user_input with recall ({memories} memories)", *paired_ms(ask_cmd, prompt, rounds))
+    finally:
+        stop_daemon(config)
+        daemon.wait()
 
 
 if __name__ == "__main__":

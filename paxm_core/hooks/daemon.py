@@ -131,6 +131,7 @@ class HookDaemon:
         self._state = threading.Lock()
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
+        self._socket_inode = 0
         self.processor: HookProcessor | None = None
         self.runtime: Any = None
         self.queue: Any = None
@@ -182,6 +183,7 @@ class HookDaemon:
             os.umask(old)
         listener.listen(64)
         listener.settimeout(1.0)
+        self._socket_inode = os.stat(self.socket_path).st_ino
         return listener
 
     # -- serving -------------------------------------------------------------------------
@@ -219,6 +221,10 @@ class HookDaemon:
                         continue
                     if now - last_drain >= INBOX_DRAIN_INTERVAL:
                         last_drain = now
+                        if not self._socket_is_ours():
+                            # hooks dir deleted or socket replaced: no client can reach us
+                            self._log("socket removed: exiting")
+                            break
                         self._drain()
                     with self._state:
                         idle = self._inflight == 0 and now - self._last_activity >= self.idle_timeout
@@ -233,6 +239,12 @@ class HookDaemon:
         finally:
             self.lock.release()
         return 0
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            return os.stat(self.socket_path).st_ino == self._socket_inode
+        except OSError:
+            return False
 
     def _drain(self) -> None:
         assert self.processor is not None

@@ -142,3 +142,11 @@ def test_cli_commands(tmp_path: Path) -> None:
     assert any("Claude Code session started." in m["text"] for m in memories(config))
     again = subprocess.run(paxm + ["__hook-control", "--flush"], capture_output=True, timeout=60)
     assert again.returncode == 0 and b"not running" in again.stdout
+
+
+def test_daemon_exits_when_its_socket_is_removed(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "cfg")
+    proc = start(config)
+    config.parent.joinpath(*SOCK).unlink()  # e.g. the config directory was deleted
+    assert proc.wait(timeout=20) == 0
+    assert not (config.parent / "hooks" / "paxm-hook.lock").exists()
