@@ -352,3 +352,15 @@ def test_tight_deadline_gives_result_or_deadline_error(provider: SQLiteProvider)
     assert "deadline" in outcomes and "ok" in outcomes
     # and the provider is still healthy afterwards
     provider.health(NO_LIMIT)
+
+
+def test_workspace_trailing_slash_is_the_same_workspace(provider: SQLiteProvider) -> None:
+    seed(
+        provider,
+        {"slash": "format with black", "bare": "format with ruff", "other": "format with prettier"},
+        slash={"workspace": "/repo/a/"},
+        bare={"workspace": "/repo/a"},
+        other={"workspace": "/repo/ab"},
+    )
+    for ws in ("/repo/a", "/repo/a/"):
+        assert sorted(recall(provider, "format", limit=10, workspace=ws)) == ["bare", "slash"]

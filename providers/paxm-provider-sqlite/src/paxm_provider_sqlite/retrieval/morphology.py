@@ -62,7 +62,6 @@ _ALIAS_SOURCES = {
     "app": "application",
     "admin": "administrator",
     "tmp": "temporary",
-    "temp": "temporary",
     "deploy": "deployment",
     "retry": "retry",
     "init": "initialization",

@@ -54,8 +54,10 @@ def filter_clause(request: Request) -> tuple[str, list[object]]:
         clauses.append(f"m.tier IN ({','.join('?' * len(request.tiers))})")
         args.extend(request.tiers)
     if request.workspace:
-        clauses.append("COALESCE(json_extract(m.metadata_json, '$.workspace'), '') IN ('', ?)")
-        args.append(request.workspace)
+        # "/repo/a" and "/repo/a/" name the same workspace.
+        bare = request.workspace.rstrip("/") or request.workspace
+        clauses.append("COALESCE(json_extract(m.metadata_json, '$.workspace'), '') IN ('', ?, ?)")
+        args.extend((bare, bare + "/"))
     for key, value in sorted(request.filters.items()):
         clauses.append("json_extract(m.metadata_json, ?) = ?")
         args.extend((_json_path(key), value))
