@@ -47,6 +47,10 @@ def recall(provider: SQLiteProvider, query: str, limit: int = 3, **metadata: str
         ("normalized paths", "Path normalization strips trailing slashes."),
         ("cached builds", "Build caching is disabled on CI runners."),
         ("connection pooling", "Pooled connections are capped at twenty."),
+        ("notify subscribers", "Subscriber notifications go out hourly."),
+        ("register webhooks", "Webhook registration needs an admin token."),
+        ("describe the schema", "The schema description is in schema.md."),
+        ("rotating secrets", "Secret rotation happens monthly."),
     ],
 )
 def test_morphology_matches_inflections_and_derivations(provider: SQLiteProvider, query: str, target: str) -> None:

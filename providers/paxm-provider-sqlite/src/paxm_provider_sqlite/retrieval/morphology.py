@@ -107,6 +107,8 @@ def _verb_base(w: str) -> str:
 
 def _derivation(w: str) -> str:
     for suffix, replacement, keep in (
+        ("ification", "ify", 2),
+        ("scription", "scrib", 2),
         ("ization", "iz", 3),
         ("ation", "", 4),
         ("ition", "", 4),
@@ -137,6 +139,9 @@ def stem(word: str) -> str:
         w = nxt
     if len(w) >= 4 and w.endswith("e"):
         w = w[:-1]
+    elif len(w) >= 7 and w.endswith("ter"):
+        # register/registration, filter(ed)/filtration: "-ation" leaves "...tr".
+        w = w[:-2] + "r"
     return w
 
 
