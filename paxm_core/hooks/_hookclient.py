@@ -12,19 +12,20 @@ so it starts about as fast as Python itself, and it never imports paxm:
 3. if the daemon is down (or dies mid-request), append the raw payload to the capture inbox
    (``paxm_core/capture/_inbox.py``, loaded by path; acknowledged after COMMIT), start the
    daemon detached and exit;
-4. always exit 0 (``os._exit``), within ``--timeout`` seconds.
+4. always exit 0 (``posix._exit``), within ``--timeout`` seconds.
 
 The daemon acknowledges writes only after COMMIT, and the inbox is idempotent by
 ``event_id``, so an event whose answer was lost is stored at most once.
 """
 
-# Only C-level stdlib modules below (``_socket`` and ``_json`` rather than ``socket`` and
-# ``json``, whose Python wrappers pull in ``re``, ``enum`` and friends and would double the
-# start-up time); a test checks what this file imports.  No ``from __future__ import
-# annotations`` either: the annotations below are valid at run time on Python 3.11.
+# Only C-level modules below: ``_socket`` and ``_json`` rather than ``socket`` and ``json``
+# (their Python wrappers pull in ``re``, ``enum`` and friends and would double the start-up
+# time), and ``posix`` rather than ``os`` (which ``python -S`` has not loaded yet).  A test
+# checks what this file imports.  No ``from __future__ import annotations`` either: the
+# annotations below are valid at run time on Python 3.11.
 import _json
 import _socket
-import os
+import posix
 import sys
 import time
 
@@ -40,32 +41,70 @@ _OUTPUT_FLAGS = ("--json", "--cline", "--cursor", "--zcode", "--kimi")
 _enc = _json.encode_basestring_ascii
 
 
+def _env(name: str) -> str:
+    value = posix.environ.get(name.encode())
+    return value.decode("utf-8", "replace") if value is not None else ""
+
+
+def _join(*parts: str) -> str:
+    out = ""
+    for part in parts:
+        if part.startswith("/") or not out:
+            out = part
+        else:
+            out = out.rstrip("/") + "/" + part
+    return out
+
+
+def _dirname(path: str) -> str:
+    head = path.rpartition("/")[0]
+    return head or ("/" if path.startswith("/") else "")
+
+
+def _abspath(path: str) -> str:
+    """Absolute, normalized path (``~`` expanded), without ``os.path``."""
+    if path == "~" or path.startswith("~/"):
+        path = (_env("HOME") or "/") + path[1:]
+    if not path.startswith("/"):
+        path = posix.getcwd() + "/" + path
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
 class DaemonDown(OSError):
     """No daemon listens on the socket (missing file or connection refused)."""
 
 
 def default_config_path() -> str:
     """``$PAXM_CONFIG`` > ``$XDG_CONFIG_HOME/paxm/config.yaml`` > ``~/.config/paxm/config.yaml``."""
-    explicit = os.environ.get("PAXM_CONFIG", "").strip()
+    explicit = _env("PAXM_CONFIG").strip()
     if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "paxm", "config.yaml")
+        return _abspath(explicit)
+    base = _env("XDG_CONFIG_HOME").strip() or _abspath("~/.config")
+    return _join(base, "paxm", "config.yaml")
 
 
 def hooks_dir(config_path: str) -> str:
     """``<configdir>/hooks`` for a config file path."""
-    return os.path.join(os.path.dirname(os.path.abspath(os.path.expanduser(config_path))), "hooks")
+    return _join(_dirname(_abspath(config_path)), "hooks")
 
 
 def socket_path(config_path: str) -> str:
     """The daemon socket for ``config_path``."""
-    return os.path.join(hooks_dir(config_path), SOCKET_NAME)
+    return _join(hooks_dir(config_path), SOCKET_NAME)
 
 
 def new_event_id() -> str:
     """``evt_<32 hex>``: the idempotency key of one hook event."""
-    return "evt_" + os.urandom(16).hex()
+    return "evt_" + posix.urandom(16).hex()
 
 
 def parse_args(argv: list[str]) -> dict[str, str]:
@@ -106,7 +145,7 @@ def read_stdin() -> bytes:
         return b""
     while True:
         try:
-            chunk = os.read(fd, 1 << 16)
+            chunk = posix.read(fd, 1 << 16)
         except OSError:
             break
         if not chunk:
@@ -210,8 +249,8 @@ def _load_inbox() -> dict[str, object]:
     import _frozen_importlib  # already loaded by the interpreter itself
     import _frozen_importlib_external
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(os.path.dirname(here), "capture", "_inbox.py")
+    here = _dirname(_abspath(__file__))
+    path = _join(_dirname(here), "capture", "_inbox.py")
     stand_ins = _light_stand_ins()
     sys.modules.update(stand_ins)  # type: ignore[arg-type]
     try:
@@ -236,20 +275,20 @@ def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: b
 
 def daemon_command(config_path: str) -> list[str]:
     """The argv that starts the daemon with this interpreter (site enabled)."""
-    return [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", os.path.abspath(config_path)]
+    return [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", _abspath(config_path)]
 
 
 def start_daemon(config_path: str) -> int:
     """Start the daemon detached: new session, stdio on /dev/null, nothing inherited."""
     argv = daemon_command(config_path)
-    env = dict(os.environ)
-    env.pop("PAXM_INTEGRATION_OWNER", None)
+    env = dict(posix.environ)
+    env.pop(b"PAXM_INTEGRATION_OWNER", None)
     actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_DUP2, 1, 2),
+        (posix.POSIX_SPAWN_OPEN, 0, "/dev/null", posix.O_RDONLY, 0),
+        (posix.POSIX_SPAWN_OPEN, 1, "/dev/null", posix.O_WRONLY, 0),
+        (posix.POSIX_SPAWN_DUP2, 1, 2),
     ]
-    return os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+    return posix.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
 
 
 def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
@@ -268,7 +307,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
                 "event_id": event_id,
                 "target": target,
                 "event": event,
-                "owner": os.environ.get("PAXM_INTEGRATION_OWNER", ""),
+                "owner": _env("PAXM_INTEGRATION_OWNER"),
                 "mode": opts["mode"],
                 "captured_at": captured_at,
                 "reply": "framed",
@@ -278,7 +317,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         try:
             out, err = parse_reply(exchange(socket_path(opts["config"]), request, float(opts["timeout"])))
         except (OSError, ValueError) as exc:
-            queue = opts["queue"] or os.path.join(hooks_dir(opts["config"]), QUEUE_NAME)
+            queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
                 append_inbox(queue, event_id, target, event, raw, captured_at)
             except Exception as inbox_exc:  # fail open: the harness must never see a hook error
@@ -298,7 +337,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[posix.write(fd, view) :]
 
 
 def main() -> None:
@@ -311,7 +350,7 @@ def main() -> None:
             _write_all(2, err.encode("utf-8", "replace"))
     except OSError:
         pass
-    os._exit(0)
+    posix._exit(0)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ from paxm_core.hooks.command import hook_command, hook_command_line
 from .conftest import CLIENT, daemon_pid, queue_rows, run_client, wait_for, write_config
 
 #: the per-prompt path with a running daemon: C-level modules only
-FAST_PATH_IMPORTS = "import _json, _socket, os, sys, time"
+FAST_PATH_IMPORTS = "import _json, _socket, posix, sys, time"
 #: the daemon-down path also loads ``capture/_inbox.py`` by path, with the C modules standing in
 #: for its ``sqlite3``/``hashlib`` imports; that file uses ``from __future__ import annotations``
-INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", _sha256, _sqlite3, __future__"
+INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", os, _sha256, _sqlite3, __future__"
 
 
 def imported_modules(stderr: bytes) -> set[str]:
@@ -179,3 +179,17 @@ def test_hook_command_is_absolute_and_isolated(tmp_path: Path) -> None:
     assert "--json" in argv and os.path.isabs(argv[argv.index("--queue") + 1])
     line = hook_command_line(tmp_path / "my dir" / "c.yaml", "claude", "Stop")
     assert "'" in line  # the space is quoted for the shell
+
+
+def test_client_path_helpers_match_os_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paxm_core.hooks import _hookclient as client
+
+    monkeypatch.chdir(tmp_path)
+    for path in ("~/x/../y/c.yaml", "rel/./c.yaml", "/a//b/../c.yaml", "/c.yaml", "~"):
+        assert client._abspath(path) == os.path.abspath(os.path.expanduser(path))
+    monkeypatch.setenv("PAXM_CONFIG", "~/cfg/paxm.yaml")
+    assert client.default_config_path() == os.path.expanduser("~/cfg/paxm.yaml")
+    monkeypatch.delenv("PAXM_CONFIG")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert client.default_config_path() == str(tmp_path / "xdg" / "paxm" / "config.yaml")
+    assert client.hooks_dir("/etc/paxm/config.yaml") == "/etc/paxm/hooks"
