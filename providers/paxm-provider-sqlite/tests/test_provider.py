@@ -381,3 +381,39 @@ def test_reanalyses_rows_from_another_analyzer_version(db_path: Path) -> None:
         assert [h.id for h in prov.search(SearchQuery("deploy pipeline"), NO_LIMIT)] == ["d"]
     finally:
         prov.close()
+
+
+_WRITER = """
+import sys
+from paxm_core import Deadline, MemoryItem, ProviderConfig
+from paxm_provider_sqlite.provider import SQLiteProvider
+prov = SQLiteProvider("p", ProviderConfig(path=sys.argv[1]))
+for i in range(150):
+    prov.put(MemoryItem(text=f"process {sys.argv[2]} wrote walrus {i}", id=f"{sys.argv[2]}-{i}"), Deadline.after(30))
+prov.close()
+"""
+
+
+def test_two_processes_write_one_file(db_path: Path) -> None:
+    import subprocess
+    import sys
+
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(db_path), name], stderr=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    prov = SQLiteProvider("s", ProviderConfig(path=str(db_path)))
+    try:
+        hits = prov.search(SearchQuery("walrus", limit=1000), NO_LIMIT)
+        assert len(hits) == 300
+        raw = sqlite3.connect(db_path)
+        try:
+            names = [r[0] for r in raw.execute("SELECT name FROM _paxm_migrations")]
+            assert len(names) == len(set(names))  # each migration applied exactly once
+        finally:
+            raw.close()
+    finally:
+        prov.close()
