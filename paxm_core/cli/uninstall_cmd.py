@@ -125,8 +125,10 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     for name, label in zip(targets, display, strict=True):
         integration = pm.integration(name)
         remove = getattr(integration, "uninstall", None) if integration is not None else None
-        if remove is None:
-            continue  # no integration plugin installed for it: paxm put nothing in its config
+        if remove is None:  # no integration plugin for it: there is nothing paxm could have installed
+            if agent.strip():
+                click.echo(f"{label}: disabled; no integration plugin is installed for it, so no hooks were removed")
+            continue
         kwargs: dict[str, Any] = {}
         try:
             if "echo" in inspect.signature(remove).parameters:

@@ -306,6 +306,20 @@ class Sandbox:
     def write_config_data(self, data: dict[str, Any]) -> None:
         self.config.write_text(yaml.safe_dump(data, sort_keys=False))
 
+    def generous_recall_budget(self, seconds: str = "2s") -> None:
+        """Give Claude's passive recall an explicit budget.
+
+        The default (longest route timeout + 100 ms = 350 ms) is what users get; a loaded CI
+        machine can miss it on a cold SQLite page cache, and the tests that assert injection
+        are about the integration, not the budget (the hanging-provider test covers that).
+        """
+        data = self.config_data()
+        recall = data["agents"]["claude"]["hooks"]["user_input"]["recall"]
+        recall["timeout"] = seconds
+        if isinstance(recall.get("initial"), dict):
+            recall["initial"]["timeout"] = seconds
+        self.write_config_data(data)
+
     def memory_texts(self) -> list[str]:
         """Texts stored in the SQLite provider's database."""
         path = Path(self.config_data()["providers"]["sqlite"]["path"])

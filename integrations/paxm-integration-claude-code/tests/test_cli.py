@@ -118,6 +118,16 @@ def test_uninstall_errors(config: Path, settings: Path) -> None:
     assert json.loads(settings.read_text()) == REALISTIC
 
 
+def test_uninstall_without_the_integration_plugin_only_disables(config: Path, settings: Path) -> None:
+    assert paxm(config, "setup", "--yes", "--agent", "claude", "--provider", "sqlite").returncode == 0
+    installed = settings.read_text()
+    done = paxm(config, "uninstall", "--agent", "claude", "--yes", env={"PAXM_LOAD_PLUGINS": "sqlite"})
+    assert done.returncode == 0, done.stderr
+    assert "no integration plugin is installed for it" in done.stdout
+    assert settings.read_text() == installed
+    assert _yaml(config)["agents"]["claude"]["enabled"] is False
+
+
 def test_setup_refuses_invalid_settings_json(config: Path, settings: Path) -> None:
     settings.write_text('{"model": "opus",')
     done = paxm(config, "setup", "--yes", "--agent", "claude", "--provider", "sqlite")

@@ -103,6 +103,7 @@ def test_decision_in_one_session_is_recalled_in_the_next(claude_bin: Path, tmp_p
     box = Sandbox(tmp_path / "box", claude_bin)
     original = _seed_settings(box)
     box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    box.generous_recall_budget()
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
         with FakeAnthropic(tmp_path / "requests.jsonl", marker=marker) as fake:
@@ -117,6 +118,7 @@ def test_decision_in_one_session_is_recalled_in_the_next(claude_bin: Path, tmp_p
             _check_hooks_within_timeout(first)
             _report("session 1 (settings.json)", first)
 
+            box.wait_for_daemon()  # the first hook started it; under load it may still be loading
             box.paxm("__hook-control", "--flush")
             stored = [t for t in box.memory_texts() if marker in t]
             assert stored, box.memory_texts()
@@ -227,6 +229,7 @@ def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
     original = _seed_settings(box)
     box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
     assert json.loads(box.settings.read_text()) != original
+    box.generous_recall_budget()
     box.paxm("setup", "--yes", "--force", "--agent", "claude", "--integration", "claude-plugin")
     assert json.loads(box.settings.read_text()) == original  # paxm's settings hooks are gone
     plugin_dir = box.config.parent / "integrations" / "claude-plugin" / "plugins" / "paxm-claude"
@@ -246,6 +249,7 @@ def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
                 assert any(name.endswith("paxm_recall") for name in tools), tools
             _check_hooks_within_timeout(first)
             _report("session 1 (plugin)", first)
+            box.wait_for_daemon()
             box.paxm("__hook-control", "--flush")
             assert any(marker in t for t in box.memory_texts())
 
