@@ -180,6 +180,16 @@ def test_empty_settings_file_is_treated_as_empty(tmp_path: Path, settings_file: 
     assert not settings_file.with_name("settings.json.paxm.bak").exists()  # nothing worth keeping
 
 
+def test_settings_with_a_byte_order_mark(tmp_path: Path, settings_file: Path) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_bytes(b'\xef\xbb\xbf{"model": "opus"}')
+    config = _config(tmp_path)
+    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    assert json.loads(settings_file.read_text())["model"] == "opus"
+    ClaudeCodeIntegration().uninstall(config, echo=_quiet)
+    assert json.loads(settings_file.read_text()) == {"model": "opus"}
+
+
 def test_symlinked_settings_are_updated_at_their_target(tmp_path: Path, settings_file: Path) -> None:
     real = tmp_path / "dotfiles" / "claude-settings.json"
     real.parent.mkdir()

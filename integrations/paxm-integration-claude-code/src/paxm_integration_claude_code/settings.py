@@ -217,7 +217,7 @@ def read_settings(path: Path) -> tuple[dict[str, Any], bytes | None]:
         return {}, None
     except OSError as exc:
         raise IntegrationError(f"cannot read Claude Code settings {path}: {exc.strerror or exc}") from exc
-    text = original.decode("utf-8", errors="replace").strip()
+    text = original.decode("utf-8-sig", errors="replace").strip()  # editors on Windows add a BOM
     if not text:
         return {}, original
     try:
