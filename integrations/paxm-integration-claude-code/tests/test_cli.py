@@ -90,6 +90,19 @@ def test_setup_then_uninstall_leaves_settings_semantically_unchanged(config: Pat
     assert settings.with_name("settings.json.paxm.bak").exists()
 
 
+@pytest.mark.parametrize("case", ["other-hooks", "odd-formatting", "other-config"])
+def test_setup_uninstall_round_trip_on_golden_files(case: str, config: Path, isolated_home: Path) -> None:
+    settings = isolated_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    before = (Path(__file__).with_name("golden") / case / "before.json").read_text().replace("{CONFIG}", str(config))
+    settings.write_text(before)
+    assert paxm(config, "setup", "--yes", "--agent", "claude", "--provider", "sqlite").returncode == 0
+    assert json.loads(settings.read_text()) != json.loads(before)
+    assert paxm(config, "uninstall", "--agent", "claude", "--yes").returncode == 0
+    assert json.loads(settings.read_text()) == json.loads(before)
+    assert settings.with_name("settings.json.paxm.bak").read_text() == before
+
+
 def test_full_uninstall_removes_shared_hook_state_but_keeps_the_queue(config: Path, settings: Path) -> None:
     assert paxm(config, "setup", "--yes", "--agent", "claude", "--provider", "sqlite").returncode == 0
     payload = json.dumps(
