@@ -1,24 +1,40 @@
 """Capture-queue benchmark: append latency per event (the hook's ack point) and delivery throughput.
 
-Run: ``uv run python benchmarks/queue_bench.py [--events N] [--episodes N]``.  Prints medians and
-p95 from real SQLite files in a temp dir; delivery goes through the real Router to an
-in-memory ID-honouring provider (so it measures the queue and router, not a backend) and to
-the real SQLite provider when it is installed.
+Run: ``uv run python benchmarks/queue_bench.py [--events N] [--episodes N]``.
+
+Every case prints its median (and p95) next to a baseline and the ratio:
+
+* ``append``: ``CaptureQueue.append`` (validation, canonical JSON, SHA-256, idempotency
+  lookup, sequence, fsynced COMMIT; every 4th event a ``turn_end`` that also seals) against
+  a bare ``INSERT`` + ``COMMIT`` of the same payload on the same kind of file with the same
+  pragmas (``synchronous=FULL``): the cost of a durable commit itself;
+* ``append_raw``: the stdlib hook client's inbox write (open, schema check, INSERT, COMMIT,
+  close) against a bare connect + INSERT + COMMIT + close;
+* ``delivery``: episodes/s from sealed episodes to provider through ``DeliveryWorker`` and the
+  real Router, against the same items written with ``Router.put_to_provider`` in a plain loop
+  (the same write pipeline without the queue): the ratio is the queue's overhead (claims,
+  integrity checks, leases, outcome bookkeeping, threads).  Providers: an in-memory
+  ID-honouring store and the real SQLite provider when installed.
+
+Files live in a temp dir.  The machine is shared, so compare ratios rather than absolutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from paxm_core import Deadline, MemoryItem, MemoryRef
 from paxm_core.capture import CaptureEvent, CaptureQueue, DeliveryWorker
-from paxm_core.capture._inbox import append_raw
+from paxm_core.capture._inbox import append_raw, connect, sha256_hex, utc_stamp
+from paxm_core.capture.episode import canonical_json, encode_event_payload
 from paxm_core.router import Router
 
 
@@ -51,43 +67,75 @@ def text(n: int) -> str:
     return f"User input {n}: please refactor the billing module and keep the public API stable. " * 4
 
 
+def timed(fn: Callable[[int], object], n: int) -> list[float]:
+    out: list[float] = []
+    for i in range(n):
+        start = time.perf_counter()
+        fn(i)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def line(name: str, values: list[float], baseline: list[float]) -> None:
+    med, base = statistics.median(values), statistics.median(baseline)
+    print(
+        f"{name:<34} n={len(values):5d}  median {med * 1e3:7.3f} ms  p95 {pct(values, 0.95) * 1e3:7.3f} ms"
+        f"  | baseline {base * 1e3:7.3f} ms  ratio {med / base:5.2f}x"
+    )
+
+
 def bench_append(root: Path, events: int) -> None:
     q = CaptureQueue(root / "append.sqlite", routes={"default": ["mem"]})
     created = datetime.now(UTC)
-    times: list[float] = []
-    for n in range(events):
-        event = CaptureEvent(
-            f"evt_{n}", f"session-{n % 10}", MemoryItem(text=text(n), created_at=created), terminal=n % 4 == 3
-        )
-        start = time.perf_counter()
-        q.append(event)
-        times.append(time.perf_counter() - start)
+
+    def one(n: int) -> None:
+        item = MemoryItem(text=text(n), created_at=created)
+        q.append(CaptureEvent(f"evt_{n}", f"session-{n % 10}", item, terminal=n % 4 == 3))
+
+    times = timed(one, events)
     q.close()
-    plain = [t for i, t in enumerate(times) if i % 4 != 3]
-    sealing = [t for i, t in enumerate(times) if i % 4 == 3]
-    print(
-        f"append (open event)      n={len(plain):5d}  median {statistics.median(plain) * 1e3:6.3f} ms"
-        f"  p95 {pct(plain, 0.95) * 1e3:6.3f} ms"
-    )
-    print(
-        f"append (turn_end, seals) n={len(sealing):5d}  median {statistics.median(sealing) * 1e3:6.3f} ms"
-        f"  p95 {pct(sealing, 0.95) * 1e3:6.3f} ms"
-    )
-    raw: list[float] = []
+
+    raw = connect(root / "baseline.sqlite")
+    raw.execute("PRAGMA synchronous = FULL")
+    payload = canonical_json(encode_event_payload(MemoryItem(text=text(0), created_at=created), "default"))
+
+    def bare(n: int) -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        raw.execute(
+            "INSERT INTO capture_events(event_id, session_key, sequence, payload_json, payload_hash, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (f"b{n}", "s", n, payload, sha256_hex(payload.encode()), utc_stamp()),
+        )
+        raw.execute("COMMIT")
+
+    baseline = timed(bare, events)
+    raw.close()
+    line("append (open event)", [t for i, t in enumerate(times) if i % 4 != 3], baseline)
+    line("append (turn_end, seals episode)", [t for i, t in enumerate(times) if i % 4 == 3], baseline)
+
     path = root / "inbox.sqlite"
-    for n in range(min(events, 500)):
-        start = time.perf_counter()
-        append_raw(path, f"evt_{n}", "codex", "user_input", b'{"prompt": "%s"}' % text(n).encode())
-        raw.append(time.perf_counter() - start)
-    print(
-        f"append_raw (hook client, connect+commit) n={len(raw):4d}  median {statistics.median(raw) * 1e3:6.3f} ms"
-        f"  p95 {pct(raw, 0.95) * 1e3:6.3f} ms"
-    )
+    body = b'{"prompt": "%s"}' % text(0).encode()
+    rounds = min(events, 300)
+    hook = timed(lambda n: append_raw(path, f"evt_{n}", "codex", "user_input", body), rounds)
+    connect(root / "inbox-baseline.sqlite").close()
+
+    def bare_raw(n: int) -> None:
+        conn = sqlite3.connect(root / "inbox-baseline.sqlite", isolation_level=None)
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (f"b{n}", "codex", "user_input", body, "h", "t"),
+        )
+        conn.execute("COMMIT")
+        conn.close()
+
+    line("append_raw (hook client, daemon down)", hook, timed(bare_raw, rounds))
 
 
-def bench_delivery(root: Path, name: str, provider: Any, episodes: int, sessions: int) -> None:
-    path = root / f"deliver-{name}.sqlite"
-    q = CaptureQueue(path, routes={"default": [provider.name]})
+def bench_delivery(root: Path, name: str, make: Callable[[str], Any], episodes: int, sessions: int) -> None:
+    provider = make("a")
+    q = CaptureQueue(root / f"deliver-{name}.sqlite", routes={"default": [provider.name]})
     created = datetime.now(UTC)
     for n in range(episodes):
         session = f"session-{n % sessions}"
@@ -99,32 +147,52 @@ def bench_delivery(root: Path, name: str, provider: Any, episodes: int, sessions
     report = worker.flush(timeout=600)
     elapsed = time.perf_counter() - start
     assert report.ok, report
-    print(
-        f"delivery {name:<22} {episodes} episodes / {sessions} sessions: {elapsed:6.2f} s"
-        f"  = {episodes / elapsed:7.1f} episodes/s"
-    )
+    items = [c.items[0] for c in _all_items(q)]
     router.close()
     q.close()
+    direct = make("b")
+    direct_router = Router({direct.name: direct})
+    start = time.perf_counter()
+    for item in items:
+        direct_router.put_to_provider(direct.name, [item], 30.0)
+    base = time.perf_counter() - start
+    direct_router.close()
+    print(
+        f"delivery via queue, {name:<16} {episodes} episodes: {episodes / elapsed:7.1f} episodes/s"
+        f"  | Router.put_to_provider loop {episodes / base:7.1f} items/s  ratio {elapsed / base:5.2f}x"
+    )
+
+
+def _all_items(q: CaptureQueue) -> list[Any]:
+    # re-read the delivered episodes' items through a claim-like verification path
+    q.retry_dead()
+    with sqlite3.connect(q.path) as conn:
+        conn.execute("UPDATE capture_deliveries SET state = 'pending', attempts = 0")
+    claims, _ = q.claim(limit=1_000_000)
+    return claims
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--episodes", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paxm-queue-bench-") as tmp:
         root = Path(tmp)
         bench_append(root, args.events)
-        bench_delivery(root, "memory (router only)", MemoryProvider("mem"), args.episodes, 20)
+        bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
         from paxm_core.plugins import get_plugin_manager
         from paxm_core.provider_config import ProviderConfig
 
         try:
             spec = get_plugin_manager().provider_type("sqlite")
-        except Exception:  # provider plugin not installed: router-only numbers are still useful
+        except Exception:  # provider plugin not installed: the in-memory numbers still stand
             return
-        real = spec.factory("sqlite", ProviderConfig(type="sqlite", enabled=True, path=str(root / "memories.sqlite")))
-        bench_delivery(root, "sqlite provider", real, args.episodes, 20)
+
+        def make_sqlite(name: str) -> Any:
+            return spec.factory(name, ProviderConfig(type="sqlite", enabled=True, path=str(root / f"{name}.sqlite")))
+
+        bench_delivery(root, "sqlite provider", make_sqlite, args.episodes, 20)
 
 
 if __name__ == "__main__":

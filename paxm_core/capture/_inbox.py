@@ -121,6 +121,27 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE INDEX IF NOT EXISTS capture_inbox_pending ON capture_inbox(state, received_at)",
         ],
     ),
+    (
+        # Each delivery carries its episode's session and position, so the claim query can
+        # find the head of every (provider, session) from one small partial index instead of
+        # joining every undelivered row with its episode.
+        "m002_delivery_heads",
+        [
+            "ALTER TABLE capture_deliveries ADD COLUMN session_key TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE capture_deliveries ADD COLUMN first_sequence INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE capture_deliveries ADD COLUMN episode_created_at TEXT NOT NULL DEFAULT ''",
+            """UPDATE capture_deliveries SET
+  session_key = (SELECT e.session_key FROM capture_episodes e WHERE e.episode_id = capture_deliveries.episode_id),
+  first_sequence = (SELECT e.first_sequence FROM capture_episodes e
+                    WHERE e.episode_id = capture_deliveries.episode_id),
+  episode_created_at = (SELECT e.created_at FROM capture_episodes e
+                        WHERE e.episode_id = capture_deliveries.episode_id)
+WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deliveries.episode_id)""",
+            "CREATE INDEX IF NOT EXISTS capture_deliveries_heads"
+            " ON capture_deliveries(provider, session_key, first_sequence)"
+            " WHERE state IN ('pending', 'retry', 'delivering')",
+        ],
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

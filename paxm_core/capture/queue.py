@@ -415,10 +415,10 @@ class CaptureQueue:
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if corrupt else ("pending", "")
         conn.executemany(
-            "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, state, last_error, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, state, last_error, created_at,"
+            " session_key, first_sequence, episode_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (episode_id, name, json.dumps(sorted(p)), state, last_error, now)
+                (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, rows[0][1], now)
                 for name, p in sorted(providers.items())
             ],
         )
@@ -445,22 +445,24 @@ class CaptureQueue:
         taken: dict[str, int] = {}
         with self._tx() as conn:
             # Only the head of each (provider, session) -- its earliest episode not yet
-            # delivered or dead -- may be claimed.  Computing the heads first keeps this
-            # linear in the undelivered rows (a per-row NOT EXISTS over earlier episodes grew
-            # quadratically with long sessions).
+            # delivered or dead -- may be claimed.  The heads come from a partial index over
+            # the undelivered rows, so a claim stays cheap however long the history is.
             rows = conn.execute(
                 """WITH heads AS (
-                     SELECT d.provider, e.session_key, MIN(e.first_sequence) AS first_sequence
-                     FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
-                     WHERE d.state IN ('pending', 'retry', 'delivering')
-                     GROUP BY d.provider, e.session_key)
-                   SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, e.session_key,
+                     SELECT provider, session_key, MIN(first_sequence) AS first_sequence
+                     FROM capture_deliveries INDEXED BY capture_deliveries_heads
+                     WHERE state IN ('pending', 'retry', 'delivering')
+                     GROUP BY provider, session_key)
+                   SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, d.session_key,
                           e.payload_json, e.payload_hash
                    FROM heads h
-                   JOIN capture_episodes e ON e.session_key = h.session_key AND e.first_sequence = h.first_sequence
-                   JOIN capture_deliveries d ON d.episode_id = e.episode_id AND d.provider = h.provider
-                   WHERE d.state IN ('pending', 'retry') AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
-                   ORDER BY e.created_at, e.episode_id LIMIT ?""",
+                   CROSS JOIN capture_deliveries d INDEXED BY capture_deliveries_heads
+                        ON d.provider = h.provider AND d.session_key = h.session_key
+                        AND d.first_sequence = h.first_sequence
+                   JOIN capture_episodes e ON e.episode_id = d.episode_id
+                   WHERE d.state IN ('pending', 'retry', 'delivering') AND d.state != 'delivering'
+                     AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
+                   ORDER BY d.episode_created_at, d.episode_id LIMIT ?""",
                 (utc_stamp(now), limit),
             ).fetchall()
             for episode_id, provider, profiles_json, attempts, session_key, payload, digest in rows:
@@ -630,8 +632,10 @@ class CaptureQueue:
             if not providers:
                 continue
             conn.executemany(
-                "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, created_at) VALUES (?, ?, ?, ?)",
-                [(episode_id, name, json.dumps(sorted(p)), now) for name, p in sorted(providers.items())],
+                "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, created_at, session_key,"
+                " first_sequence, episode_created_at) SELECT ?, ?, ?, ?, session_key, first_sequence, created_at"
+                " FROM capture_episodes WHERE episode_id = ?",
+                [(episode_id, name, json.dumps(sorted(p)), now, episode_id) for name, p in sorted(providers.items())],
             )
             conn.execute(
                 "UPDATE capture_episodes SET error = '', state = 'pending' WHERE episode_id = ?", (episode_id,)
@@ -645,6 +649,16 @@ class CaptureQueue:
             return conn.execute(
                 "UPDATE capture_deliveries SET next_attempt_at = '' WHERE state = 'retry' AND next_attempt_at != ''"
             ).rowcount
+
+    def owed(self) -> int:
+        """Deliveries not yet delivered or dead, plus open events (cheap; ``flush`` polls it)."""
+        with self._reading() as conn:
+            (deliveries,) = conn.execute(
+                "SELECT COUNT(*) FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+                " WHERE state IN ('pending', 'retry', 'delivering')"
+            ).fetchone()
+            (events,) = conn.execute("SELECT COUNT(*) FROM capture_events WHERE episode_id = ''").fetchone()
+        return int(deliveries) + int(events)
 
     def next_due_in(self) -> float | None:
         """Seconds until the earliest scheduled retry (``None`` if none is waiting)."""

@@ -139,9 +139,7 @@ class DeliveryWorker:
         self.notify()
         timed_out = False
         while True:
-            status = self.queue.status(dead_limit=0)
-            remaining = status.undelivered - status.inbox.get("pending", 0)
-            if remaining == 0:
+            if self.queue.owed() == 0:
                 break
             left = deadline - time.monotonic()
             if left <= 0:
