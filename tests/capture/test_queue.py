@@ -350,3 +350,23 @@ def test_prune_removes_only_old_delivered_work(open_queue, clock, queue_path: Pa
     status = q.status()
     assert status.episodes == {"dead": 1, "pending": 1} and status.open_events == 1
     assert status.providers == {"a": {"dead": 1, "pending": 1}}
+
+
+def test_upgrade_from_schema_1_backfills_delivery_positions(open_queue, queue_path: Path) -> None:
+    q = open_queue(routes={"default": ["a"]})
+    q.append(event("e1", "s1", terminal=True))
+    q.append(event("e2", "s1", terminal=True))
+    q.close()
+    with sqlite3.connect(queue_path) as conn:  # turn the file back into a schema-1 queue
+        conn.execute("DROP INDEX capture_deliveries_heads")
+        for column in ("session_key", "first_sequence", "episode_created_at"):
+            conn.execute(f"ALTER TABLE capture_deliveries DROP COLUMN {column}")
+        conn.execute("DELETE FROM _paxm_migrations WHERE name = 'm002_delivery_heads'")
+        conn.execute("PRAGMA user_version = 1")
+    upgraded = open_queue(routes={"default": ["a"]})
+    assert rows(queue_path, "SELECT session_key, first_sequence FROM capture_deliveries ORDER BY first_sequence") == [
+        ("s1", 1),
+        ("s1", 2),
+    ]
+    (claim,), _ = upgraded.claim()  # only the head of the session is claimable
+    assert claim.items[0].text == "text of e1"
