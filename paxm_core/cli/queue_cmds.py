@@ -152,12 +152,14 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.option("--dead", "dead", is_flag=True, help="Revive dead deliveries with a fresh set of attempts.")
 @click.pass_context
 def retry(ctx: click.Context, dead: bool) -> None:
-    """Retry deliveries (``--dead``: the ones that gave up)."""
+    """Revive dead deliveries (--dead) with a fresh set of attempts."""
     if not dead:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
     config = _config(ctx)
-    with _open_queue(config, recover=False, routes=True) as q:
-        count = q.retry_dead()
+    count = 0
+    if _queue_path(config).exists():
+        with _open_queue(config, recover=False, routes=True) as q:
+            count = q.retry_dead()
     click.echo(f"Revived {count} dead deliver{'y' if count == 1 else 'ies'}.")
 
 
