@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import IntegrationError
+from paxm_core.hooks.command import client_path
 from paxm_integration_claude_code.events import HOOK_TIMEOUT, NATIVE_EVENTS
 
 __all__ = [
@@ -39,7 +40,8 @@ __all__ = [
 ]
 
 BACKUP_SUFFIX = ".paxm.bak"
-_CLIENT_TAIL = ("paxm_core", "hooks", "client.py")
+#: how paxm's hook client path ends (today's and, should it move, the one older installs used)
+_CLIENT_TAILS = frozenset({("paxm_core", "hooks", "client.py"), client_path().parts[-3:]})
 
 IsOurs = Callable[[str], bool]
 
@@ -95,7 +97,7 @@ def is_paxm_command(command: str, config_path: str | os.PathLike[str]) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    runs_client = any(Path(w).parts[-3:] == _CLIENT_TAIL for w in words if w.endswith("client.py"))
+    runs_client = any(Path(w).parts[-3:] in _CLIENT_TAILS for w in words if w.endswith(".py"))
     if not runs_client or _flag_value(words, "--target") != "claude":
         return False
     configured = _flag_value(words, "--config")
