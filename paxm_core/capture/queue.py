@@ -299,6 +299,8 @@ class CaptureQueue:
                 entry = InboxEntry(event_id, target, name, raw, datetime.fromtimestamp(_epoch(received), UTC), attempts)
                 events = process(entry)
                 with self._tx(durable=True) as conn:
+                    if self._inbox_done(conn, event_id):
+                        continue  # another process drained it meanwhile
                     for event in events:
                         self._append_in_tx(conn, event)
                     conn.execute(
@@ -310,14 +312,21 @@ class CaptureQueue:
                 produced += len(events)
             except Exception as exc:  # any failure keeps the raw entry for the operator
                 message = str(exc)[:MAX_ERROR_CHARS] or type(exc).__name__
-                failed.append((event_id, message))
                 with self._tx() as conn:
+                    if self._inbox_done(conn, event_id):
+                        continue
                     conn.execute(
                         "UPDATE capture_inbox SET state = 'failed', last_error = ?, attempts = attempts + 1"
                         " WHERE event_id = ?",
                         (message, event_id),
                     )
+                failed.append((event_id, message))
         return DrainReport(processed, produced, failed)
+
+    @staticmethod
+    def _inbox_done(conn: sqlite3.Connection, event_id: str) -> bool:
+        row = conn.execute("SELECT state FROM capture_inbox WHERE event_id = ?", (event_id,)).fetchone()
+        return row is None or row[0] == "done"
 
     # -- sealing -----------------------------------------------------------------------
 

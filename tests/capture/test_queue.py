@@ -370,3 +370,22 @@ def test_upgrade_from_schema_1_backfills_delivery_positions(open_queue, queue_pa
     ]
     (claim,), _ = upgraded.claim()  # only the head of the session is claimable
     assert claim.items[0].text == "text of e1"
+
+
+def test_concurrent_drains_process_each_entry_once(open_queue, queue_path: Path) -> None:
+    first = open_queue()
+    second = open_queue()
+    append_raw(queue_path, "evt_r", "codex", "user_input", b'{"prompt": "once", "session": "S"}', 100.0)
+    calls: list[str] = []
+
+    def racing(entry: InboxEntry) -> list:
+        calls.append("first")
+        # another drainer (say, a daemon that just started) takes the same entry meanwhile
+        assert second.drain_inbox(lambda e: calls.append("second") or _render(e)).processed == 1
+        return _render(entry)
+
+    report = first.drain_inbox(racing)
+    assert calls == ["first", "second"]
+    assert report.failed == [] and report.processed == 0
+    assert rows(queue_path, "SELECT event_id, state FROM capture_inbox") == [("evt_r", "done")]
+    assert rows(queue_path, "SELECT COUNT(*) FROM capture_events") == [(1,)]
