@@ -84,7 +84,17 @@ def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path
         settings_file.parent.mkdir(parents=True)
         settings_file.write_text(before_text)
 
+    hooks_dir = Path(config.path).parent / "hooks"
+    hooks_dir.mkdir(parents=True)
+    shim = hooks_dir / "claude-turn_end"  # what the Go paxm left behind
+    shim.write_text(
+        f"#!/bin/sh\n'/usr/local/bin/paxm' --config '{config.path}' __hook --target 'claude'"
+        " --event 'turn_end' || exit 0\n"
+    )
+    unrelated = hooks_dir / "claude-notes.txt"
+    unrelated.write_text("mine")
     integration.install(config, owner="paxm", echo=_quiet)
+    assert not shim.exists() and unrelated.exists()
     installed = settings_file.read_text()
     if os.environ.get("PAXM_UPDATE_GOLDEN"):
         (folder / "installed.json").write_text(_unfill(installed, config))

@@ -22,7 +22,7 @@ from paxm_integration_claude_code.settings import (
     write_settings,
 )
 
-__all__ = ["OWNER_CLAUDE_PLUGIN", "ClaudeCodeIntegration", "installed_events"]
+__all__ = ["OWNER_CLAUDE_PLUGIN", "ClaudeCodeIntegration", "installed_events", "remove_legacy_shims"]
 
 OWNER_CLAUDE_PLUGIN = "claude-plugin"
 TARGET = "claude"
@@ -31,6 +31,26 @@ Echo = Callable[[str], None]
 
 def _stderr(line: str) -> None:
     sys.stderr.write(line + "\n")
+
+
+#: events upstream (the Go paxm) wrote ``<configdir>/hooks/claude-<event>`` shell shims for
+_LEGACY_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
+
+
+def remove_legacy_shims(config_dir: Path) -> list[Path]:
+    """Delete upstream's Claude shim scripts (only files that really are paxm shims)."""
+    removed = []
+    for event in _LEGACY_SHIM_EVENTS:
+        for suffix in ("", ".ps1"):
+            shim = config_dir / "hooks" / f"claude-{event}{suffix}"
+            try:
+                head = shim.read_bytes()[:4096]
+            except OSError:
+                continue
+            if b"__hook" in head and b"claude" in head:
+                shim.unlink()
+                removed.append(shim)
+    return removed
 
 
 def installed_events(config: Any) -> list[str]:
@@ -140,6 +160,8 @@ class ClaudeCodeIntegration:
             say(line)
 
         path = settings_path()
+        for shim in remove_legacy_shims(Path(config.path).parent):
+            report(f"removed the old paxm hook shim {shim}")
         if owner == OWNER_CLAUDE_PLUGIN:
             if self._update_settings(path, config, {}):
                 report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
@@ -170,6 +192,7 @@ class ClaudeCodeIntegration:
         path = settings_path()
         if self._update_settings(path, config, {}):
             lines.append(f"removed paxm hooks from {path}")
+        lines.extend(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(Path(config.path).parent))
         config_dir = Path(config.path).parent
         dest = plugin.generated_dir(config_dir)
         if plugin.remove_generated(config_dir):
