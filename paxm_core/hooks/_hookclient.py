@@ -319,7 +319,11 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         except (OSError, ValueError) as exc:
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
-                append_inbox(queue, event_id, target, event, raw, captured_at)
+                # The inbox has no owner column: a plugin caller's owner rides on the event name
+                # (``UserPromptSubmit@claude-plugin``) so the replay applies the same ownership gate.
+                owner = _env("PAXM_INTEGRATION_OWNER").strip()
+                inbox_event = f"{event}@{owner}" if owner else event
+                append_inbox(queue, event_id, target, inbox_event, raw, captured_at)
             except Exception as inbox_exc:  # fail open: the harness must never see a hook error
                 err += f"paxm hook: event not captured: {inbox_exc}\n"
             if isinstance(exc, DaemonDown):

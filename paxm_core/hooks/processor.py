@@ -174,9 +174,10 @@ class HookProcessor:
         Only the write half runs: the client that stored it has long returned, so no recall,
         and session state is left alone so a replay renders exactly as the first attempt did.
         """
+        name, _, owner = str(entry.event).partition("@")
         event: HookEvent = self.passive.decode(
             entry.target,
-            entry.event,
+            name,
             bytes(entry.raw),
             event_id=entry.event_id,
             captured_at=entry.received_at.timestamp(),
@@ -192,7 +193,7 @@ class HookProcessor:
             sink=collect,
             plugin_manager=self.passive.plugin_manager,
         )
-        result = replay.handle(event, owner=_owner_for_replay(self.passive.config, event.target))
+        result = replay.handle(event, owner=owner)
         if result.errors:
             raise QueueError("; ".join(result.errors))
         return [self._existing_or_new(self.capture_event(w)) for w in writes]
@@ -249,10 +250,3 @@ class HookProcessor:
 class _AlreadyQueued:
     def __init__(self, event: Any) -> None:
         self.event = event
-
-
-def _owner_for_replay(config: Any, target: str) -> str:
-    # the client checked nothing; a replay must pass the gate configured for the agent
-    agents = getattr(config, "agents", None) or {}
-    owner = str(getattr(getattr(agents.get(target), "integration", None), "owner", "") or "")
-    return owner

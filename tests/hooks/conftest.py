@@ -64,7 +64,7 @@ def control(config: Path, action: str) -> dict[str, Any] | None:
     return send_control(config, action)
 
 
-def wait_for(predicate: Any, timeout: float = 15.0, interval: float = 0.05) -> Any:
+def wait_for(predicate: Any, timeout: float = 60.0, interval: float = 0.05) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

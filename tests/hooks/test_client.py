@@ -193,3 +193,11 @@ def test_client_path_helpers_match_os_path(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert client.default_config_path() == str(tmp_path / "xdg" / "paxm" / "config.yaml")
     assert client.hooks_dir("/etc/paxm/config.yaml") == "/etc/paxm/hooks"
+
+
+@pytest.mark.parametrize("fake", ["garbage"], indirect=True)
+def test_plugin_owner_is_kept_with_an_inbox_event(config: Path, fake: FakeDaemon) -> None:
+    env = {**os.environ, "PAXM_INTEGRATION_OWNER": "claude-plugin"}
+    assert run_client(config, "claude", "Stop", b"{}", env=env).returncode == 0
+    assert fake.requests[0]["owner"] == "claude-plugin"
+    assert queue_rows(config, "SELECT target, event FROM capture_inbox") == [("claude", "Stop@claude-plugin")]

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -150,3 +151,25 @@ def test_daemon_exits_when_its_socket_is_removed(tmp_path: Path) -> None:
     config.parent.joinpath(*SOCK).unlink()  # e.g. the config directory was deleted
     assert proc.wait(timeout=20) == 0
     assert not (config.parent / "hooks" / "paxm-hook.lock").exists()
+
+
+def test_inbox_replay_applies_the_ownership_gate(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    def owned(config: Any) -> None:
+        config.agents["claude"].integration.owner = "claude-plugin"
+
+    config = write_config(tmp_path / "cfg", mutate=owned)
+    daemon_cleanup.append(config)
+    queue = config.parent / "hooks" / "capture.sqlite"
+    from paxm_core.capture import _inbox
+    from paxm_core.hooks._hookclient import append_inbox  # what the client calls when no daemon runs
+
+    stop = {"session_id": "own", "last_assistant_message": "from-the-settings-hook-3391"}
+    _inbox.append_raw(queue, "evt_" + "c" * 32, "claude", "turn_end", json.dumps(stop).encode(), time.time())
+    stop = {"session_id": "own", "last_assistant_message": "from-the-plugin-hook-3392"}
+    append_inbox(
+        str(queue), "evt_" + "d" * 32, "claude", "turn_end@claude-plugin", json.dumps(stop).encode(), time.time()
+    )
+    start(config)
+    assert send_control(config, "flush") is not None
+    texts = " ".join(m["text"] for m in memories(config))
+    assert "from-the-plugin-hook-3392" in texts and "from-the-settings-hook-3391" not in texts
