@@ -65,8 +65,9 @@ def fan_out(
     pending: list[_Pending] = []
     inline: _Pending | None = None
     for route in routes:
-        # a zero or negative route timeout means "none", as upstream
-        deadline = overall.child(route.timeout if route.timeout and route.timeout > 0 else None)
+        # A zero or negative route timeout means "none", as upstream.  Without one the call
+        # gets the caller's own deadline, so a cancel by the caller reaches the provider.
+        deadline = overall.child(route.timeout) if route.timeout and route.timeout > 0 else overall
         item = _Pending(route, deadline, time.monotonic())
         pending.append(item)
         if deadline.expired():
@@ -122,7 +123,7 @@ def fan_out(
     outcomes: list[Outcome] = []
     for item in pending:
         if item.outcome is None:
-            item.outcome = _await(op, item)
+            item.outcome = _await(op, item, overall)
         outcomes.append(item.outcome)
     return outcomes
 
@@ -131,14 +132,36 @@ def _bind(work: Callable[[Route, Deadline], object], route: Route, deadline: Dea
     return lambda: work(route, deadline)
 
 
-def _await(op: str, item: _Pending) -> Outcome:
+#: How often a waiting caller looks for a cancellation of its overall deadline.
+CANCEL_POLL = 0.05
+
+
+def _wait(item: _Pending, overall: Deadline) -> object:
+    """Wait for the call within its deadline, giving up early if ``overall`` is cancelled."""
     assert item.call is not None
+    while True:
+        left = item.deadline.timeout()
+        if overall.cancelled:
+            raise TimeoutError
+        try:
+            return item.call.wait(CANCEL_POLL if left is None else min(left, CANCEL_POLL))
+        except TimeoutError:
+            if item.deadline.expired():
+                raise
+
+
+def _await(op: str, item: _Pending, overall: Deadline) -> Outcome:
     try:
-        value = item.call.wait(item.deadline.timeout())
+        value = _wait(item, overall)
     except TimeoutError:
-        item.deadline.cancel()  # cooperative providers stop early; the slot stays held until they do
+        cancelled = overall.cancelled
+        if item.deadline is not overall:  # the caller's own deadline is never cancelled by us
+            item.deadline.cancel()  # cooperative providers stop early; the slot stays held until they do
         limit = item.route.timeout
-        detail = f"{op} timed out after {ms(limit)}ms" if limit else f"{op} deadline exceeded"
+        if cancelled:
+            detail = f"{op} cancelled"
+        else:
+            detail = f"{op} timed out after {ms(limit)}ms" if limit else f"{op} deadline exceeded"
         return Outcome(
             item.route,
             error=DeadlineExceeded(detail),

@@ -215,3 +215,29 @@ def test_busy_lane_is_waited_for_while_unlimited_route_runs(fakes: Any, make_rou
     outcomes = {r.provider: (r.outcome, r.bulkhead_busy) for r in result.provider_recalls}
     assert outcomes == {"a": ("success", False), "b": ("success", False)}
     assert sorted(h.id for h in result.hits) == ["1", "2"]
+
+
+def test_cancelling_the_callers_deadline_reaches_running_providers(fakes: Any, make_router: Any) -> None:
+    class Cooperative(fakes.ScriptedProvider):  # type: ignore[misc,name-defined]
+        """Works until its deadline says stop (as the SQLite provider's progress handler does)."""
+
+        def search(self, query: Any, deadline: Deadline) -> Any:
+            self.deadlines.append(deadline)
+            while not deadline.expired():
+                time.sleep(0.005)
+            deadline.check("search")
+
+    timed = fakes.HangingProvider("timed")  # ignores its deadline: the router abandons it
+    unlimited = Cooperative("unlimited")  # runs on the calling thread: it must stop by itself
+    router = make_router({"timed": timed, "unlimited": unlimited})
+    overall = Deadline.none()
+    threading.Timer(0.1, overall.cancel).start()
+    started = time.monotonic()
+    result = router.search(SearchQuery("q"), SearchPolicy([Route("timed", timeout=30.0), Route("unlimited")]), overall)
+    assert time.monotonic() - started < 0.1 + SLACK
+    assert {r.provider: r.outcome for r in result.provider_recalls} == {"timed": "timeout", "unlimited": "timeout"}
+    assert {e.provider: e.error for e in result.provider_errors} == {
+        "timed": "search cancelled",
+        "unlimited": "search cancelled",
+    }
+    assert timed.deadlines[0].cancelled and unlimited.deadlines[0] is overall
