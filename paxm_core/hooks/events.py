@@ -110,6 +110,9 @@ class HookResult:
     event_id: str = ""
     errors: list[str] = field(default_factory=list)
     initial: bool = False
+    #: identity + local-time blocks for a session's first input, for harnesses that ignore
+    #: session-start output (Kimi); not part of :attr:`context`
+    bootstrap_context: str = ""
 
     @property
     def context(self) -> str:

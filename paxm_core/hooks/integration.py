@@ -75,6 +75,9 @@ class GenericIntegration:
         if result.ignored:
             return ""
         context = result.context
+        if mode == "kimi" and result.bootstrap_context:
+            # Kimi ignores SessionStart output: the first prompt carries the session blocks
+            context = "\n\n".join(p for p in (result.bootstrap_context, context) if p)
         if mode == "cline":
             return _dumps({"cancel": False, **({"contextModification": context} if context else {})})
         if mode == "cursor":

@@ -179,6 +179,8 @@ class PassiveRuntime:
         if event.event == EVENT_SESSION_START:
             result.session_context = self._session_blocks(event, now)
         elif event.event == EVENT_USER_INPUT:
+            if result.initial:
+                result.bootstrap_context = self._session_blocks(event, now)
             if refresh:
                 result.local_time_context = local_time_block(now)
             self._recall(event, result)

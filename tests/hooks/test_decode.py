@@ -116,3 +116,31 @@ def test_native_event_names_map_without_a_plugin() -> None:
     assert event.event == "turn_end" and event.native_event == "Stop"
     assert decode_generic("{}", "trae", "UserPromptSubmit").event == "user_input"
     assert decode_generic("{}", "x", "Custom").event == "Custom"
+
+
+def test_pi_and_opencode_generated_payloads() -> None:
+    pi = {
+        "schema_version": "paxm.pi.turn_end.v1",
+        "target": "pi",
+        "event": "turn_end",
+        "agent": "pi",
+        "session_id": "2026-01-02T03-04-05_abc",
+        "cwd": "/w",
+        "workspace": "/w/repo",
+        "source": "pi",
+        "trigger_event": "agent_end",
+        "messages": [{"role": "user", "text": "q", "source": "pi"}, {"role": "assistant", "text": "a", "source": "pi"}],
+        "metadata": {"pi_event": "agent_end", "message_count": 2},
+    }
+    event = decode_generic(json.dumps(pi), "pi", "turn_end")
+    assert event.workspace == "/w/repo" and event.metadata["session_id"] == "2026-01-02T03-04-05_abc"
+    assert event.metadata["message_count"] == "2" and event.metadata["source"] == "pi"
+    assert safe_text(event) == "Pi turn messages:\nUser: q\nAssistant: a"
+    oc = {
+        "schema_version": "paxm.opencode.user_input.v1",
+        "target": "opencode",
+        "session_id": "s",
+        "cwd": "/d",
+        "prompt": "hi",
+    }
+    assert decode_generic(json.dumps(oc), "opencode", "user_input").prompt == "hi"

@@ -243,3 +243,19 @@ def test_codex_json_output_and_generic_json(env: Env) -> None:
 def test_disabled_agent_writes_nothing(env: Env) -> None:
     answer = env.hook("pi", "turn_end", {"session_id": "p", "last_assistant_message": "x"})
     assert answer["ok"] and not answer["buffered"] and answer["output"] == ""
+
+
+def test_kimi_first_prompt_carries_the_session_blocks(tmp_path: Path) -> None:
+    def enable_kimi(config: Any) -> None:
+        config.agents["kimi"].enabled = True
+
+    e = open_env(write_config(tmp_path / "cfg", mutate=enable_kimi))
+    try:
+        first = e.hook("kimi", "user_input", {"session_id": "k1", "prompt": "hello kimi"}, mode="kimi")["output"]
+        assert first.startswith('<paxm-session-identity version="1">')
+        later = e.hook("kimi", "user_input", {"session_id": "k1", "prompt": "again"}, mode="kimi")["output"]
+        assert "paxm-session-identity" not in later
+        plain = e.hook("claude", "user_input", {"session_id": "c9", "prompt": "hello"})["output"]
+        assert "paxm-session-identity" not in plain
+    finally:
+        e.processor.close(), e.queue.close(), e.runtime.close()
