@@ -65,13 +65,17 @@ def test_remember_then_recall_end_to_end(tmp_path: Path) -> None:
     assert recall["provider"] == "sqlite" and recall["outcome"] == "success" and recall["candidate_count"] == 1
     assert "provider_errors" not in data
 
-    # upstream's legacy entry point: a Codex user_input hook event on stdin
+    # upstream's legacy entry point: a Codex user_input hook event on stdin.  The prompt write
+    # is switched off so that no capture daemon is started (it would outlive the test).
+    from paxm_core.config import load_config, save_config
+
+    config = load_config(tmp_path / "config.yaml")
+    for hook in config.agents["codex"].hooks.values():
+        hook.write.enabled = False
+    save_config(config, tmp_path / "config.yaml")
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "where is the release checklist"})
-    try:
-        hooked = run(tmp_path, "recall", "--hook-event", stdin=payload)
-    finally:
-        # the hook path may start the capture daemon for the prompt write; never leave it running
-        run(tmp_path, "__hook-control", "--shutdown")
+    hooked = run(tmp_path, "recall", "--hook-event", stdin=payload)
+    assert not (tmp_path / "hooks" / "paxm-hook.sock").exists()
     assert hooked.returncode == 0, hooked.stderr
     assert '<paxm-recall version="1" mode="passive">' in hooked.stdout and "docs/RELEASE.md" in hooked.stdout
 
