@@ -103,6 +103,12 @@ class DeliveryWorker:
     def start(self) -> DeliveryWorker:
         """Start the background loop (idempotent)."""
         with self._cond:
+            previous = self._thread if self._stopping else None
+        if previous is not None:
+            previous.join(self._tick + 5.0)  # a stopped loop finishes its current step first
+        with self._cond:
+            if self._thread is not None and not self._thread.is_alive():
+                self._thread = None
             if self._thread is None:
                 self._stopping = False
                 self._thread = threading.Thread(target=self._loop, name="paxm-capture-delivery", daemon=True)
@@ -149,7 +155,7 @@ class DeliveryWorker:
                 self._cond.wait(min(0.05, left))
         self._cleanup.schedule(force=True)
         if own_loop:
-            self.stop(timeout=max(0.0, min(5.0, deadline - time.monotonic())))
+            self.stop(timeout=max(0.5, min(5.0, deadline - time.monotonic())))
         status = self.queue.status(dead_limit=0)
         return FlushReport(
             sealed=sealed,
@@ -177,7 +183,8 @@ class DeliveryWorker:
         with self._cond:
             while any(self._inflight.values()) and time.monotonic() < deadline:
                 self._cond.wait(max(0.0, min(0.05, deadline - time.monotonic())))
-            self._thread = None
+            if thread is None or not thread.is_alive():
+                self._thread = None  # else start() waits for it, so two loops never run
         self._cleanup.drain(max(0.0, deadline - time.monotonic()))
 
     @property

@@ -184,8 +184,17 @@ def test_flush_times_out_and_reports_what_is_left(open_queue, make_router) -> No
     broken = FakeProvider("mem0", always_fail=True)
     q = open_queue(routes={"default": ["mem0"]}, retry_min=30)
     q.append(event("e1", terminal=True))
-    report = DeliveryWorker(q, make_router(broken)).flush(timeout=2.0)
+    worker = DeliveryWorker(q, make_router(broken))
+    report = worker.flush(timeout=2.0)
     assert not report.ok and report.timed_out and report.remaining == 1 and report.failed == 1
+    # the same worker flushes again once the provider recovers (its loop restarts cleanly)
+    broken.always_fail = False
+    again = worker.flush(timeout=10.0)
+    assert again.ok and again.delivered == 1 and len(broken.stored) == 1
+    worker.start()
+    worker.stop()
+    worker.start()
+    worker.stop()
 
 
 def test_expired_episodes_sealed_by_the_loop(open_queue, make_router) -> None:
