@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paxm_core import MemoryHit, MemoryItem, MemoryOrigin, MemoryScope, Provenance
@@ -27,7 +27,7 @@ def items(draw: Any) -> MemoryItem:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items(), st.sampled_from([None, MemoryScope("personal", "ann"), MemoryScope("team", "core")]))
 def test_canonical_keys_mirror_fields_and_round_trip(item: MemoryItem, default_scope: MemoryScope | None) -> None:
     prepared = prepare_item(item, default_scope)
@@ -72,7 +72,7 @@ def test_canonical_keys_mirror_fields_and_round_trip(item: MemoryItem, default_s
     assert hit.provenance == Provenance(hit.origin.user_id, hit.origin.agent_id, hit.scope.type, hit.scope.id)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(metadata)
 def test_caller_paxm_keys_never_survive(meta: dict[str, str]) -> None:
     cleaned = without_paxm_keys(meta)

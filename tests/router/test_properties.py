@@ -180,7 +180,7 @@ def _reference_admitted(results: dict[str, list[MemoryHit]], policy: SearchPolic
     return keys
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_filters_admit_exactly_what_they_should(scenario: Any) -> None:
     results, policy = scenario
