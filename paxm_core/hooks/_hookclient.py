@@ -24,6 +24,7 @@ The daemon acknowledges writes only after COMMIT, and the inbox is idempotent by
 # checks what this file imports.  No ``from __future__ import annotations`` either: the
 # annotations below are valid at run time on Python 3.11.
 import _json
+import _signal  # type: ignore[import-not-found]  # builtin, already loaded at start-up
 import _socket
 import posix
 import sys
@@ -37,6 +38,8 @@ PROTOCOL_VERSION = 2
 REPLY_MAGIC = b"PAXM-HOOK"
 DEFAULT_TIMEOUT = 5.0
 MAX_STDIN = 16 * 1024 * 1024
+#: how long to wait for a harness to finish writing the payload
+STDIN_TIMEOUT = 2.0
 _OUTPUT_FLAGS = ("--json", "--cline", "--cursor", "--zcode", "--kimi")
 _enc = _json.encode_basestring_ascii
 
@@ -135,24 +138,48 @@ def parse_args(argv: list[str]) -> dict[str, str]:
     return opts
 
 
-def read_stdin() -> bytes:
-    """The whole payload (bounded); an oversized payload is drained and replaced by ``b""``."""
+class _Expired(Exception):
+    """Raised by the SIGALRM handler: a time limit of the hook passed."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Expired()
+
+
+def _alarm(seconds: float) -> None:
+    _signal.setitimer(_signal.ITIMER_REAL, max(0.0, seconds))
+
+
+def read_stdin(limit: float = STDIN_TIMEOUT) -> bytes:
+    """The payload (bounded in size and time).
+
+    An oversized payload is drained and replaced by ``b""``.  A harness that never closes
+    stdin gets what arrived within ``limit`` seconds: hooks must not hang on a pipe.
+    """
     chunks = []
     size = 0
     try:
         fd = sys.stdin.fileno()
+        if posix.isatty(fd):
+            return b""
     except (AttributeError, ValueError, OSError):
         return b""
-    while True:
-        try:
-            chunk = posix.read(fd, 1 << 16)
-        except OSError:
-            break
-        if not chunk:
-            break
-        size += len(chunk)
-        if size <= MAX_STDIN:
-            chunks.append(chunk)
+    _alarm(limit)
+    try:
+        while True:
+            try:
+                chunk = posix.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            size += len(chunk)
+            if size <= MAX_STDIN:
+                chunks.append(chunk)
+    except _Expired:
+        pass
+    finally:
+        _alarm(0)
     return b"".join(chunks) if size <= MAX_STDIN else b""
 
 
@@ -296,7 +323,11 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
     out, err = "", ""
     try:
         opts = parse_args(argv)
-        raw = read_stdin() if stdin_bytes is None else stdin_bytes
+        timeout = float(opts["timeout"])
+        raw = read_stdin(min(STDIN_TIMEOUT, timeout)) if stdin_bytes is None else stdin_bytes
+        if stdin_bytes is None:
+            # backstop: a daemon that holds the queue lock must not hold the harness either
+            _alarm(timeout + 2.0)
         captured_at = time.time()
         event_id = new_event_id()
         target = opts["target"] or "codex"
@@ -315,7 +346,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             }
         )
         try:
-            out, err = parse_reply(exchange(socket_path(opts["config"]), request, float(opts["timeout"])))
+            out, err = parse_reply(exchange(socket_path(opts["config"]), request, timeout))
         except (OSError, ValueError) as exc:
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
@@ -345,8 +376,14 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def main() -> None:
-    """Entry point: run, write stdout/stderr, exit 0 without interpreter teardown."""
+    """Entry point: run, write stdout/stderr, exit 0 without interpreter teardown.
+
+    SIGALRM bounds the stdin read (2 s) and, as a backstop, the rest of the run
+    (``--timeout`` + 2 s), so the worst case is about ``--timeout`` + 4 s.
+    """
+    _signal.signal(_signal.SIGALRM, _on_alarm)
     out, err = run(sys.argv[1:])
+    _alarm(0)
     try:
         if out:
             _write_all(1, (out if out.endswith("\n") else out + "\n").encode("utf-8", "replace"))

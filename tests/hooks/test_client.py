@@ -201,3 +201,20 @@ def test_plugin_owner_is_kept_with_an_inbox_event(config: Path, fake: FakeDaemon
     assert run_client(config, "claude", "Stop", b"{}", env=env).returncode == 0
     assert fake.requests[0]["owner"] == "claude-plugin"
     assert queue_rows(config, "SELECT target, event FROM capture_inbox") == [("claude", "Stop@claude-plugin")]
+
+
+@pytest.mark.parametrize("fake", ["garbage"], indirect=True)
+def test_stdin_that_never_closes_does_not_hang_the_hook(config: Path, fake: FakeDaemon) -> None:
+    argv = [sys.executable, "-I", "-S", str(CLIENT), "--config", str(config), "--target", "claude", "--event", "Stop"]
+    payload = b'{"last_assistant_message": "complete json, open pipe"}'
+    started = time.monotonic()
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(payload)
+        proc.stdin.flush()  # ...and never close stdin, like a misbehaving harness
+        assert proc.wait(timeout=20) == 0
+        assert time.monotonic() - started < 10
+        assert proc.stdout.read() == b""
+    # what arrived was sent and kept
+    assert fake.requests[0]["raw"] == payload.decode()
+    assert queue_rows(config, "SELECT raw FROM capture_inbox") == [(payload,)]
