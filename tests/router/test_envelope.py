@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paxm_core import MemoryHit, Provenance
@@ -88,6 +88,7 @@ def test_strip_removes_complete_envelopes_only() -> None:
     assert strip_recall_context(two) == "mid"
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=200), st.text(max_size=40), st.text(max_size=40))
 def test_wrapped_memory_never_escapes_and_strips_cleanly(memory: str, before: str, after: str) -> None:
     wrapped = wrap_recall_context("active", memory)
@@ -136,6 +137,7 @@ def test_go_float_formatting() -> None:
         assert go_float(value) == expected, value
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.recursive(
         st.none()
