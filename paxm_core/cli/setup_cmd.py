@@ -44,6 +44,17 @@ def _stop_hook_daemon(config_path: Path) -> str:
     return ""
 
 
+def _accepts_echo(func: Any) -> bool:
+    """Whether an integration's ``install`` takes ``echo=`` (so its messages join setup's output)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "echo" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
 def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[str, str]:
     """Hand each selected agent to its integration plugin; report what happened per agent."""
     from paxm_core.plugins import get_plugin_manager
@@ -60,7 +71,10 @@ def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[
             continue
         owner = config.agents[name].integration.owner or OWNER_PAXM
         try:
-            install(config, owner=owner)
+            if _accepts_echo(install):
+                install(config, owner=owner, echo=echo)
+            else:
+                install(config, owner=owner)
         except PaxmError:
             raise
         except Exception as exc:  # a plugin bug must surface as a clean error, config is already saved
@@ -68,6 +82,22 @@ def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[
         echo(f"{display}: integration installed (owner {owner})")
         results[name] = "installed"
     return results
+
+
+def _preflight_integrations(config: Config, agents: list[str]) -> None:
+    """Let each selected integration check its native files before anything is written.
+
+    An integration may expose ``preflight(config)`` that raises a ``PaxmError`` for, say, a
+    settings.json that is not valid JSON; setup then stops with the config untouched.
+    """
+    from paxm_core.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    for name in agents:
+        integration = pm.integration(name)
+        preflight = getattr(integration, "preflight", None) if integration is not None else None
+        if callable(preflight):
+            preflight(config)
 
 
 def _ensure_remote_targets(config: Config, selected: list[str], echo: Any) -> None:
@@ -184,6 +214,7 @@ def setup(
         else:
             click.echo(line)
 
+    _preflight_integrations(config, selected_agents)
     _ensure_remote_targets(config, list(providers), echo)
     saved = save_config(config, path)
     echo(f"saved config: {saved}")

@@ -66,7 +66,7 @@ def test_setup_then_uninstall_leaves_settings_semantically_unchanged(config: Pat
     done = paxm(config, "setup", "--yes", "--agent", "claude", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     assert "Claude Code: integration installed (owner paxm)" in done.stdout
-    assert f"installed paxm hooks in {settings}" in done.stderr
+    assert f"installed paxm hooks in {settings}" in done.stdout
     hooks = json.loads(settings.read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"}
     assert _yaml(config)["agents"]["claude"]["enabled"] is True
@@ -147,6 +147,7 @@ def test_setup_refuses_invalid_settings_json(config: Path, settings: Path) -> No
     assert done.returncode == 1
     assert "is not valid JSON" in done.stderr and "paxm changed nothing" in done.stderr
     assert settings.read_text() == '{"model": "opus",'
+    assert not config.exists()  # preflight runs before the config is saved
 
 
 def test_plugin_ownership_removes_settings_hooks(config: Path, settings: Path) -> None:
@@ -157,7 +158,7 @@ def test_plugin_ownership_removes_settings_hooks(config: Path, settings: Path) -
     assert json.loads(settings.read_text()) == REALISTIC  # nothing can fire twice
     assert _yaml(config)["agents"]["claude"]["integration"]["owner"] == "claude-plugin"
     generated = config.parent / "integrations" / "claude-plugin"
-    assert f"claude plugin marketplace add {generated}" in done.stderr
+    assert f"claude plugin marketplace add {generated}" in done.stdout
     launcher = (generated / "plugins" / "paxm-claude" / "hooks" / "paxm-hook.sh").read_text()
     assert f"PAXM_CONFIG_FILE={config}" in launcher
 
