@@ -153,11 +153,15 @@ class HookDaemon:
             retry_min=cq.retry_min or 0,
             max_attempts=cq.max_attempts or 0,
         )
-        telemetry = getattr(self.runtime.tools, "telemetry", None)
-        record = _record_fn(telemetry)
-        self.recorder = BackgroundRecorder(record) if record is not None else None
+        telemetry = _telemetry_sink(getattr(self.runtime.tools, "telemetry", None))
+        self.recorder = BackgroundRecorder() if telemetry is not None else None
+        record = on_recall = None
+        if self.recorder is not None:
+            record = self.recorder.wrap(telemetry.record)
+            if callable(getattr(telemetry, "on_recall", None)):
+                on_recall = self.recorder.wrap(telemetry.on_recall)
         self.worker = DeliveryWorker(
-            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_telemetry_sink(telemetry)
+            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=telemetry
         ).start()
         self.processor = HookProcessor(
             self.runtime,
@@ -166,7 +170,8 @@ class HookDaemon:
             session_state_path=self.hooks_dir / "session_state.json",
             session_write_behind=1.0,
             defer_notify=True,
-            record=self.recorder,
+            record=record,
+            on_recall=on_recall,
         )
 
     def _listen(self) -> socket.socket:
@@ -406,38 +411,40 @@ def _telemetry_sink(telemetry: Any) -> Any:
     return telemetry if telemetry is not None and callable(getattr(telemetry, "record", None)) else None
 
 
-def _record_fn(telemetry: Any) -> Callable[[dict[str, Any]], None] | None:
-    sink = _telemetry_sink(telemetry)
-    return sink.record if sink is not None else None
-
-
 class BackgroundRecorder:
-    """Records telemetry on one background thread, off the hook's request path.
+    """Runs telemetry calls on one background thread, off the hook's request path.
 
     Telemetry writes files (events, metrics) and costs milliseconds; a hook answer should not
-    wait for them.  :meth:`close` writes whatever is still queued.
+    wait for them.  :meth:`wrap` turns a telemetry method into a queueing stand-in;
+    :meth:`close` runs whatever is still queued.
     """
 
-    def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self) -> None:
         import queue
 
-        self._record = record
-        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None]
+        self._queue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
         self._thread.start()
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        self._queue.put(event)
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., None]:
+        """A function with ``fn``'s arguments that queues the call and returns at once."""
+
+        def queued(*args: Any, **kwargs: Any) -> None:
+            self._queue.put((fn, args, kwargs))
+
+        return queued
 
     def _run(self) -> None:
-        while (event := self._queue.get()) is not None:
+        while (call := self._queue.get()) is not None:
+            fn, args, kwargs = call
             try:
-                self._record(event)
+                fn(*args, **kwargs)
             except Exception:  # telemetry never breaks the daemon
                 pass
 
     def close(self, timeout: float = 5.0) -> None:
-        """Finish queued records and stop the thread."""
+        """Finish queued calls and stop the thread."""
         self._queue.put(None)
         self._thread.join(timeout)
 

@@ -8,6 +8,7 @@ a hook must always answer.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -52,6 +53,7 @@ class BudgetedRecall:
     def __init__(self, runtime_loader: Callable[[], Any], workers: int = 4) -> None:
         self._loader = runtime_loader
         self._runtime: Any = None
+        self._tools: Any = None
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paxm-passive-recall")
 
     @property
@@ -65,7 +67,7 @@ class BudgetedRecall:
         self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
     ) -> tuple[Any, bool]:
         started = time.monotonic()
-        tools = self.runtime.tools
+        tools = self._quiet_tools()
         remaining = max(0.0, budget - (time.monotonic() - started))
         future = self._pool.submit(
             tools.recall,
@@ -86,6 +88,17 @@ class BudgetedRecall:
             future.cancel()
             return None, True
 
+    def _quiet_tools(self) -> Any:
+        # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
+        # the runtime's Tools would also log each one as an active recall.
+        if self._tools is None:
+            tools = self.runtime.tools
+            try:
+                self._tools = type(tools)(tools.config, tools.router)
+            except Exception:
+                self._tools = tools
+        return self._tools
+
     def close(self) -> None:
         """Stop the worker threads (pending calls are abandoned)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -100,6 +113,8 @@ class PassiveRuntime:
     :param session_state: first-input/local-time state (``None`` disables both).
     :param plugin_manager: used to find harness integrations by target.
     :param record: telemetry sink (``Telemetry.record``), optional.
+    :param on_recall: ``Telemetry.on_recall`` (rich ``hook_recall`` events with provider
+        details); when given, recalls are reported through it instead of ``record``.
     :param clock: returns the current aware local time (tests inject one).
     """
 
@@ -112,6 +127,7 @@ class PassiveRuntime:
         session_state: SessionState | None = None,
         plugin_manager: Any = None,
         record: Callable[[dict[str, Any]], None] | None = None,
+        on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.config = config
@@ -120,6 +136,7 @@ class PassiveRuntime:
         self.session_state = session_state
         self.plugin_manager = plugin_manager
         self.record = record
+        self.on_recall = on_recall
         self.clock = clock or (lambda: datetime.now().astimezone())
         self._integrations: dict[str, Any] = {}
 
@@ -258,22 +275,52 @@ class PassiveRuntime:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")
         finally:
-            self._emit(
-                {
-                    "kind": "hook_recall",
-                    "source": "hook",
-                    "target": event.target,
-                    "hook_event": event.event,
-                    "profile": settings.profile,
-                    "success": not error,
-                    "hits": len(getattr(result.recall, "hits", []) or []),
-                    "inserted": len(result.hits),
-                    "timed_out": result.timed_out,
-                    "budget_ms": int(settings.budget * 1000),
-                    "duration_ms": int((time.monotonic() - started) * 1000),
-                    "error": error,
-                }
-            )
+            self._emit_recall(event, result, settings.profile, settings.budget, started, error)
+
+    def _emit_recall(
+        self, event: HookEvent, result: HookResult, profile: str, budget: float, started: float, error: str
+    ) -> None:
+        duration_ms = (time.monotonic() - started) * 1000
+        if self.on_recall is not None:
+            recall = result.recall
+            if recall is not None:
+                # upstream reports the hits that were inserted, after the insertion filter
+                try:
+                    recall = dataclasses.replace(recall, hits=list(result.hits), timed_out=result.timed_out)
+                except (TypeError, ValueError):
+                    pass
+            try:
+                self.on_recall(
+                    query=result.query,
+                    profile=profile,
+                    source="hook",
+                    command="hook",
+                    result=recall,
+                    error=error,
+                    duration_ms=duration_ms,
+                    kind="hook_recall",
+                    target=event.target,
+                    hook_event=event.event,
+                )
+            except Exception:  # telemetry never breaks a hook
+                pass
+            return
+        self._emit(
+            {
+                "kind": "hook_recall",
+                "source": "hook",
+                "target": event.target,
+                "hook_event": event.event,
+                "profile": profile,
+                "success": not error,
+                "hits": len(getattr(result.recall, "hits", []) or []),
+                "inserted": len(result.hits),
+                "timed_out": result.timed_out,
+                "budget_ms": int(budget * 1000),
+                "duration_ms": int(duration_ms),
+                "error": error,
+            }
+        )
 
     def _emit(self, record: dict[str, Any]) -> None:
         if self.record is None:

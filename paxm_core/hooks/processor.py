@@ -47,6 +47,7 @@ class HookProcessor:
         session_write_behind: float = 0.0,
         defer_notify: bool = False,
         record: Callable[[dict[str, Any]], None] | None = None,
+        on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.runtime = runtime
@@ -68,6 +69,7 @@ class HookProcessor:
             else None,
             plugin_manager=getattr(runtime, "plugin_manager", None),
             record=record,
+            on_recall=on_recall,
             clock=clock,
         )
 

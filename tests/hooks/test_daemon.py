@@ -68,6 +68,18 @@ def test_end_to_end_through_client_and_daemon(tmp_path: Path, daemon_cleanup: li
     assert b'<paxm-recall version="1" mode="passive">' in answer.stdout and b"kiwi-3301" in answer.stdout
     status = send_control(config, "status")
     assert status is not None and status["pid"] == daemon_pid(config) and status["requests"] >= 5
+    assert send_control(config, "shutdown") is not None  # also writes queued telemetry
+    logs = subprocess.run(
+        [sys.executable, "-c", "from paxm_core.cli import main; main()", "--config", str(config), "logs", "--json"],
+        capture_output=True,
+        timeout=60,
+    )
+    events = [json.loads(line) for line in logs.stdout.splitlines() if line.strip()]
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("hook_recall") == 2 and "recall" not in kinds  # one record per hook recall
+    assert kinds.count("hook_write") == 4  # session_start, user_input, turn_end, user_input
+    injected = [e for e in events if e["kind"] == "hook_recall" and e.get("inserted_count")]
+    assert len(injected) == 1 and injected[0]["target"] == "claude"
 
 
 def test_second_daemon_refuses_with_pid(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
