@@ -25,6 +25,7 @@ __all__ = [
     "CAP_EVAL_SCOPE",
     "CAP_PUT_BATCH",
     "CAP_TURN_BOUNDARIES",
+    "DYNAMIC_CAPABILITIES",
     "Integration",
     "Provider",
     "ProviderFactory",
@@ -46,6 +47,9 @@ CAP_CLOSE = "close"
 CAP_TURN_BOUNDARIES = "turn_boundaries"
 CAP_EVAL_SCOPE = "eval_scope_cleanup"
 CAP_ATTRIBUTION = "attribution"
+
+#: Capabilities a :class:`SupportsCapabilities` provider may withhold at run time.
+DYNAMIC_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_EVAL_SCOPE})
 
 
 @runtime_checkable
@@ -125,8 +129,10 @@ class SupportsEvalScopeCleanup(Protocol):
 class SupportsCapabilities(Protocol):
     """Reports capabilities known only at run time (e.g. a JSON-RPC plugin's advertisement).
 
-    The returned set narrows what the static protocols suggest: a provider with a
-    ``delete`` method that does not list ``"delete"`` here does not support delete.
+    The returned set narrows what the static protocols suggest for the capabilities in
+    :data:`DYNAMIC_CAPABILITIES`: a provider with a ``delete`` method that does not list
+    ``"delete"`` here does not support delete (a Zep user graph, likewise, has a
+    ``cleanup_eval_scope`` method but no eval scope to clean).
     """
 
     def capabilities(self) -> frozenset[str]: ...
@@ -149,8 +155,7 @@ def capabilities_of(provider: object) -> frozenset[str]:
         found.add(CAP_EVAL_SCOPE)
     if isinstance(provider, SupportsCapabilities):
         declared = provider.capabilities()
-        dynamic = {CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION}
-        found = {c for c in found if c not in dynamic or c in declared} | (declared & {CAP_ATTRIBUTION})
+        found = {c for c in found if c not in DYNAMIC_CAPABILITIES or c in declared} | (declared & {CAP_ATTRIBUTION})
     return frozenset(found)
 
 

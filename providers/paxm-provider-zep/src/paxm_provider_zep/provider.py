@@ -168,6 +168,13 @@ class ZepProvider:
         uuid = self._graph(deadline or Deadline.after(self._timeout))
         return uuid, self._target_kind or "exists"
 
+    def capabilities(self) -> frozenset[str]:
+        """Batch, delete and attribution always; eval-scope cleanup only on a ``paxm-eval-*`` graph."""
+        caps = {"put_batch", "delete", "attribution"}
+        if self._graph_id.startswith(EVAL_GRAPH_PREFIX):
+            caps.add("eval_scope_cleanup")
+        return frozenset(caps)
+
     # -- Provider -----------------------------------------------------------------------
 
     def health(self, deadline: Deadline) -> None:

@@ -1,0 +1,57 @@
+"""The Zep provider passes the paxm contract suite through the real SDK against the local v4 server."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paxm_contracttest import ProviderContract
+from paxm_core import ProviderConfig
+
+sys.path.insert(0, str(Path(__file__).parent))
+from zep_fake import ZepFake  # noqa: E402
+
+
+class TestZepContract(ProviderContract):
+    @pytest.fixture
+    def zep_server(self) -> Iterator[ZepFake]:
+        fake = ZepFake()
+        yield fake
+        fake.close()
+
+    @pytest.fixture
+    def paxm_provider_type(self) -> str:
+        return "zep"
+
+    @pytest.fixture
+    def paxm_provider_config(self, zep_server: ZepFake) -> ProviderConfig:
+        return ProviderConfig(
+            type="zep", enabled=True, api_key=zep_server.state.api_key, base_url=zep_server.base_url, user_id="todd"
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        # Spelled out (not read from the registration) so that losing one fails here. A user graph
+        # refuses eval-scope cleanup by design; the subclass below checks it on a paxm-eval graph.
+        return {"put_batch", "delete", "close", "attribution"}
+
+
+class TestZepEvalGraphContract(TestZepContract):
+    """A dedicated ``paxm-eval-*`` named graph: the same contract, plus working eval-scope cleanup."""
+
+    @pytest.fixture
+    def paxm_provider_config(self, zep_server: ZepFake) -> ProviderConfig:
+        return ProviderConfig(
+            type="zep",
+            enabled=True,
+            api_key=zep_server.state.api_key,
+            base_url=zep_server.base_url,
+            graph_id="paxm-eval-contract",
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        return {"put_batch", "delete", "eval_scope_cleanup", "close", "attribution"}
