@@ -31,6 +31,27 @@ RETURNING last_sequence
 """
 
 
+def _prepare(conn: sqlite3.Connection, attempts: int = 50) -> None:
+    """Set WAL and create the table, retrying while another process does the same.
+
+    Switching the journal mode takes an exclusive lock that SQLite's busy handler does not
+    always wait for, so two processes opening a fresh store at once can see "database is
+    locked"; a short retry loop makes that race harmless.
+    """
+    import time
+
+    conn.execute("PRAGMA busy_timeout = 5000")
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(_SCHEMA)
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+
+
 class SequenceAllocator(Protocol):
     """What the router needs from an allocator."""
 
@@ -86,9 +107,7 @@ class SessionSequenceStore:
             # the atomicity the upsert needs, with no implicit BEGIN held across calls.
             conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             try:
-                conn.execute("PRAGMA busy_timeout = 5000")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute(_SCHEMA)
+                _prepare(conn)
             except sqlite3.Error:
                 conn.close()
                 raise
