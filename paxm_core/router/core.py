@@ -18,8 +18,6 @@ from paxm_core.errors import (
     WriteError,
 )
 from paxm_core.protocols import (
-    CAP_CLEANUP_EXPIRED,
-    CAP_CLOSE,
     CAP_PUT_BATCH,
     Provider,
     SupportsCleanupExpired,
@@ -367,9 +365,10 @@ class Router:
         deleted = 0
         failure: ProviderError | None = None
         for name, provider in self._providers.items():
-            if CAP_CLEANUP_EXPIRED not in self.capabilities(name):
+            # the static protocol decides: asking a stuck plugin for its run-time
+            # capabilities here would stall maintenance for nothing
+            if not isinstance(provider, SupportsCleanupExpired):
                 continue
-            assert isinstance(provider, SupportsCleanupExpired)
             try:
                 count = self._maintain(name, "cleanup_expired", partial(_cleanup, provider, limit), timeout)
             except Exception as exc:
@@ -390,9 +389,8 @@ class Router:
             return
         self._closed = True
         for name, provider in self._providers.items():
-            if CAP_CLOSE not in self.capabilities(name):
+            if not isinstance(provider, SupportsClose):
                 continue
-            assert isinstance(provider, SupportsClose)
             try:
                 self._maintain(name, "close", partial(_close, provider), CLOSE_TIMEOUT)
             except Exception:  # closing is best effort; data is already committed

@@ -45,6 +45,11 @@ def default_recall_profile(config: Config) -> str:
     return "default"
 
 
+#: The largest recall limit accepted from callers (CLI, MCP): far above any useful context,
+#: small enough that candidate pools and provider queries stay sane.
+MAX_RECALL_LIMIT = 1000
+
+
 def search_policy(config: Config, name: str | None = None, limit: int | None = None) -> SearchPolicy:
     """The :class:`SearchPolicy` of recall profile ``name`` (``limit`` overrides ``max_results``)."""
     name = (name or "").strip() or default_recall_profile(config)
@@ -52,6 +57,8 @@ def search_policy(config: Config, name: str | None = None, limit: int | None = N
     if profile is None:
         known = ", ".join(sorted(config.recall_profiles)) or "none"
         raise UsageError(f"recall profile {name!r} is not configured (configured: {known})")
+    if limit is not None and limit > MAX_RECALL_LIMIT:
+        raise UsageError(f"limit {limit} is too large; ask for at most {MAX_RECALL_LIMIT} memories")
     return SearchPolicy(
         routes=routes_from(profile.providers),
         limit=limit if limit is not None and limit > 0 else profile.max_results,
