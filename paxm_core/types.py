@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from paxm_core.timefmt import format_time, parse_time
+from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 
 __all__ = [
     "TIER_LTM",
@@ -224,8 +224,9 @@ class MemoryItem:
             out["source"] = self.source
         if self.metadata:
             out["metadata"] = dict(self.metadata)
-        if self.created_at is not None:
-            out["created_at"] = format_time(self.created_at)
+        # Go's encoder never omits a time.Time, so upstream always sends created_at (zero
+        # time when unset); plugins and saved outputs expect the key.
+        out["created_at"] = format_time(self.created_at) if self.created_at is not None else ZERO_TIME
         if self.tier:
             out["tier"] = self.tier
         if self.expires_at is not None:
@@ -350,8 +351,9 @@ class MemoryHit:
             out["source"] = self.source
         if self.metadata:
             out["metadata"] = dict(self.metadata)
-        if self.created_at is not None:
-            out["created_at"] = format_time(self.created_at)
+        # Go's encoder never omits a time.Time, so upstream always sends created_at (zero
+        # time when unset); plugins and saved outputs expect the key.
+        out["created_at"] = format_time(self.created_at) if self.created_at is not None else ZERO_TIME
         if self.tier:
             out["tier"] = self.tier
         if self.expires_at is not None:

@@ -117,6 +117,7 @@ def test_search_query_json_omits_empty_fields_and_reads_them_back() -> None:
     }
     assert SearchQuery.from_json(query.to_json()) == query
     assert SearchQuery(text="x").to_json() == {"text": "x"}
+    assert MemoryItem(text="t").to_json()["created_at"] == "0001-01-01T00:00:00Z"  # as Go emits it
 
 
 def test_go_zero_time_and_nanoseconds_are_read() -> None:
