@@ -178,7 +178,9 @@ def stop_spawned(config: Path) -> None:
                 time.sleep(0.01)
             return
         time.sleep(0.02)
-    raise SystemExit("the client did not start a daemon")
+    log = config.parent / "hooks" / "paxm-hook-daemon.log"
+    detail = log.read_text()[-1000:] if log.exists() else "(no daemon log)"
+    raise SystemExit(f"the client did not start a daemon; daemon log:\n{detail}")
 
 
 def row(name: str, base: float, ms: float, base_cpu: float, cpu: float, target: str = "") -> None:

@@ -18,14 +18,13 @@ The daemon acknowledges writes only after COMMIT, and the inbox is idempotent by
 ``event_id``, so an event whose answer was lost is stored at most once.
 """
 
-# Only C-level modules below: ``_socket`` and ``_json`` rather than ``socket`` and ``json``
+# Only C-level modules here: ``_socket`` and ``_json`` rather than ``socket`` and ``json``
 # (their Python wrappers pull in ``re``, ``enum`` and friends and would double the start-up
 # time), and ``posix`` rather than ``os`` (which ``python -S`` has not loaded yet).  A test
-# checks what this file imports.  No ``from __future__ import annotations`` either: the
-# annotations below are valid at run time on Python 3.11.
-import _json
+# checks what this file imports.  ``_socket``/``_json`` are imported where used: with no
+# socket file there is no daemon to talk to, and the inbox path skips both.  No ``from
+# __future__ import annotations`` either: the annotations are valid at run time on 3.11.
 import _signal  # type: ignore[import-not-found]  # builtin, already loaded at start-up
-import _socket
 import posix
 import sys
 import time
@@ -41,7 +40,6 @@ MAX_STDIN = 16 * 1024 * 1024
 #: how long to wait for a harness to finish writing the payload
 STDIN_TIMEOUT = 2.0
 _OUTPUT_FLAGS = ("--json", "--cline", "--cursor", "--zcode", "--kimi")
-_enc = _json.encode_basestring_ascii
 
 
 def _env(name: str) -> str:
@@ -185,6 +183,9 @@ def read_stdin(limit: float = STDIN_TIMEOUT) -> bytes:
 
 def encode_request(fields: dict[str, object]) -> bytes:
     """One JSON object line from str/float/int fields, without the ``json`` module."""
+    import _json
+
+    _enc = _json.encode_basestring_ascii
     parts = []
     for key, value in fields.items():
         if isinstance(value, str):
@@ -199,6 +200,8 @@ def encode_request(fields: dict[str, object]) -> bytes:
 
 def exchange(path: str, request: bytes, timeout: float) -> bytes:
     """Send ``request`` and read the reply until EOF; :class:`DaemonDown` if nobody listens."""
+    import _socket
+
     deadline = time.monotonic() + timeout
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -332,21 +335,26 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         event_id = new_event_id()
         target = opts["target"] or "codex"
         event = opts["event"] or "user_input"
-        request = encode_request(
-            {
-                "v": PROTOCOL_VERSION,
-                "event_id": event_id,
-                "target": target,
-                "event": event,
-                "owner": _env("PAXM_INTEGRATION_OWNER"),
-                "mode": opts["mode"],
-                "captured_at": captured_at,
-                "reply": "framed",
-                "raw": raw.decode("utf-8", "replace"),
-            }
-        )
+        sock = socket_path(opts["config"])
         try:
-            out, err = parse_reply(exchange(socket_path(opts["config"]), request, timeout))
+            try:
+                posix.stat(sock)
+            except FileNotFoundError:
+                raise DaemonDown(sock) from None  # no socket file: nothing to connect to
+            request = encode_request(
+                {
+                    "v": PROTOCOL_VERSION,
+                    "event_id": event_id,
+                    "target": target,
+                    "event": event,
+                    "owner": _env("PAXM_INTEGRATION_OWNER"),
+                    "mode": opts["mode"],
+                    "captured_at": captured_at,
+                    "reply": "framed",
+                    "raw": raw.decode("utf-8", "replace"),
+                }
+            )
+            out, err = parse_reply(exchange(sock, request, timeout))
         except (OSError, ValueError) as exc:
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
