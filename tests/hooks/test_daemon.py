@@ -185,3 +185,15 @@ def test_inbox_replay_applies_the_ownership_gate(tmp_path: Path, daemon_cleanup:
     assert send_control(config, "flush") is not None
     texts = " ".join(m["text"] for m in memories(config))
     assert "from-the-plugin-hook-3392" in texts and "from-the-settings-hook-3391" not in texts
+
+
+def test_broken_config_keeps_events_and_prints_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("version: 1\nproviders: [this is not a mapping\n")
+    proc = run_client(config, "claude", "user_input", b'{"session_id": "b", "prompt": "kept while broken"}')
+    assert proc.returncode == 0 and proc.stdout == b""
+    log = config.parent / "hooks" / "paxm-hook-daemon.log"
+    wait_for(lambda: log.exists() and "startup failed" in log.read_text())
+    wait_for(lambda: not (config.parent / "hooks" / "paxm-hook.lock").exists() or daemon_pid(config) == 0)
+    assert queue_rows(config, "SELECT event, state FROM capture_inbox") == [("user_input", "pending")]
