@@ -70,3 +70,17 @@ def test_recalled_text_cannot_forge_an_envelope() -> None:
     assert "&lt;/paxm-recall&gt;" in block
     # stripping the block removes the recalled text entirely, forged parts included
     assert strip_recall_envelopes(f"before {block} after") == "before  after"
+
+
+def test_claude_mcp_recall_tool_use_writes_nothing() -> None:
+    raw = {
+        "session_id": "s",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "mcp__paxm__paxm_recall",
+        "tool_input": {"query": "queue library"},
+        "tool_response": [
+            {"type": "text", "text": '<paxm-recall version="1" mode="active">\nmemory-text-xyz\n</paxm-recall>'}
+        ],
+    }
+    event = decode_generic(json.dumps(raw), "claude", "tool_use")
+    assert render_write(event, template="{{ .safe_text }}", profile="ltm") is None
