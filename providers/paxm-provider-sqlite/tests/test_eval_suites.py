@@ -1,7 +1,7 @@
 """The shared deterministic eval suites, run straight against the provider.
 
-The suites are upstream's data and live outside this repository (``/work/shared/evals`` or
-``$PAXM_EVALS_DIR``); the test skips with a reason when they are absent.  Profiles mirror the
+The suites are upstream's data and live outside this repository (``../shared/evals`` beside
+the checkout, or ``$PAXM_EVALS_DIR``); the test skips with a reason when they are absent.  Profiles mirror the
 defaults the router applies (tiers, thresholds, result limits), so a pass here means the
 provider leaves the router nothing to rescue.  ``paxm eval run`` covers the full runtime.
 """
@@ -18,7 +18,8 @@ import pytest
 from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 
-EVALS = Path(os.environ.get("PAXM_EVALS_DIR", "/work/shared/evals"))
+REPO = Path(__file__).resolve().parents[3]
+EVALS = Path(os.environ.get("PAXM_EVALS_DIR") or REPO.parent / "shared" / "evals")
 # mode -> (tiers, min_relevance, default limit): upstream's default recall profiles
 PROFILES: dict[str, tuple[tuple[str, ...], float, int]] = {
     "active": ((), 0.25, 3),
