@@ -198,6 +198,24 @@ def encode_request(fields: dict[str, object]) -> bytes:
     return ("{" + ",".join(parts) + "}\n").encode("ascii")
 
 
+#: AF_UNIX paths longer than this do not fit ``sun_path`` (108 bytes on Linux, 104 on macOS)
+MAX_SOCKET_PATH = 100
+
+
+def connect_unix(sock: object, path: str) -> None:
+    """``sock.connect(path)``, via the socket's directory when the path is too long for AF_UNIX."""
+    if len(path.encode()) <= MAX_SOCKET_PATH:
+        sock.connect(path)  # type: ignore[attr-defined]
+        return
+    cwd = posix.getcwd()
+    directory, _, name = path.rpartition("/")
+    posix.chdir(directory or "/")
+    try:
+        sock.connect(name)  # type: ignore[attr-defined]
+    finally:
+        posix.chdir(cwd)
+
+
 def exchange(path: str, request: bytes, timeout: float) -> bytes:
     """Send ``request`` and read the reply until EOF; :class:`DaemonDown` if nobody listens."""
     import _socket
@@ -207,7 +225,7 @@ def exchange(path: str, request: bytes, timeout: float) -> bytes:
     try:
         sock.settimeout(min(1.0, timeout))
         try:
-            sock.connect(path)
+            connect_unix(sock, path)
         except (FileNotFoundError, ConnectionRefusedError) as exc:
             raise DaemonDown(str(exc)) from None
         sock.settimeout(max(0.01, deadline - time.monotonic()))

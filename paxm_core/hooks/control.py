@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError
-from paxm_core.hooks._hookclient import LOCK_NAME, SOCKET_NAME
+from paxm_core.hooks._hookclient import LOCK_NAME, SOCKET_NAME, connect_unix
 
 __all__ = ["daemon_status", "request_json", "send_control"]
 
@@ -24,7 +24,7 @@ def request_json(path: str, request: dict[str, Any], timeout: float) -> dict[str
     deadline = time.monotonic() + timeout
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(min(1.0, timeout))
-        sock.connect(path)
+        connect_unix(sock, path)
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         sock.sendall(json.dumps(request).encode() + b"\n")
         sock.shutdown(socket.SHUT_WR)

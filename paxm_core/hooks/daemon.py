@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError, QueueError
-from paxm_core.hooks._hookclient import LOCK_NAME, REPLY_MAGIC, SOCKET_NAME
+from paxm_core.hooks._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
 from paxm_core.hooks.processor import HookProcessor
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
@@ -183,7 +183,15 @@ class HookDaemon:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
-            listener.bind(str(self.socket_path))
+            if len(str(self.socket_path).encode()) <= MAX_SOCKET_PATH:
+                listener.bind(str(self.socket_path))
+            else:  # too long for AF_UNIX: bind by name from inside the directory
+                cwd = os.getcwd()
+                os.chdir(self.socket_path.parent)
+                try:
+                    listener.bind(self.socket_path.name)
+                finally:
+                    os.chdir(cwd)
         finally:
             os.umask(old)
         listener.listen(64)

@@ -197,3 +197,14 @@ def test_broken_config_keeps_events_and_prints_nothing(tmp_path: Path) -> None:
     wait_for(lambda: log.exists() and "startup failed" in log.read_text())
     wait_for(lambda: not (config.parent / "hooks" / "paxm-hook.lock").exists() or daemon_pid(config) == 0)
     assert queue_rows(config, "SELECT event, state FROM capture_inbox") == [("user_input", "pending")]
+
+
+def test_socket_path_too_long_for_af_unix(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    config = write_config(deep / "cfg")
+    daemon_cleanup.append(config)
+    assert len(str(config.parent.joinpath(*SOCK))) > 108
+    start(config)
+    out = run_client(config, "claude", "session_start", b'{"session_id": "long"}')
+    assert out.returncode == 0 and b"<paxm-session-identity" in out.stdout
+    assert send_control(config, "status") is not None
