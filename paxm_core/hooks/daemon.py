@@ -205,6 +205,7 @@ class HookDaemon:
         """Serve until idle, shutdown or a signal; returns the exit code."""
         self.lock.acquire()
         try:
+            config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
             try:
                 self._open()
             except Exception as exc:
@@ -232,6 +233,10 @@ class HookDaemon:
                             self._last_activity = now
                         pool.submit(self._serve, conn)
                         continue
+                    if self._config_stamp() != config_stamp:
+                        # a new config (paxm setup, an edit) takes effect with the next daemon
+                        self._log("config changed: flushing and exiting")
+                        break
                     if now - last_drain >= INBOX_DRAIN_INTERVAL:
                         last_drain = now
                         if not self._socket_is_ours():
@@ -252,6 +257,13 @@ class HookDaemon:
         finally:
             self.lock.release()
         return 0
+
+    def _config_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.config_path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _socket_is_ours(self) -> bool:
         try:

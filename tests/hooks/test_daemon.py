@@ -208,3 +208,22 @@ def test_socket_path_too_long_for_af_unix(tmp_path: Path, daemon_cleanup: list[P
     out = run_client(config, "claude", "session_start", b'{"session_id": "long"}')
     assert out.returncode == 0 and b"<paxm-session-identity" in out.stdout
     assert send_control(config, "status") is not None
+
+
+def test_config_change_restarts_the_daemon_with_the_new_config(tmp_path: Path) -> None:
+    from paxm_core.config import load_config, save_config
+
+    config = write_config(tmp_path / "cfg")
+    proc = start(config)
+    loaded = load_config(config)
+    loaded.identity.user_id = "bob"
+    save_config(loaded, config)
+    assert proc.wait(timeout=20) == 0  # flushed and exited
+    out = run_client(config, "claude", "session_start", b'{"session_id": "cfg"}')  # starts a new daemon
+    assert out.returncode == 0
+    try:
+        wait_for(lambda: config.parent.joinpath(*SOCK).exists())
+        again = run_client(config, "claude", "session_start", b'{"session_id": "cfg"}')
+        assert b'"user_id":"bob"' in again.stdout
+    finally:
+        send_control(config, "shutdown")
