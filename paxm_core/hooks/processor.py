@@ -234,7 +234,12 @@ class HookProcessor:
             return [e for e in self.process_inbox_entry(entry) if not isinstance(e, _AlreadyQueued)]
 
         with self._drain_lock:
-            report = queue.drain_inbox(process)
+            try:
+                report = queue.drain_inbox(process)
+            finally:
+                if self.worker is None:
+                    # one-shot users (paxm queue flush, paxm __hook) may never call close()
+                    self._close_reader()
         if self.worker is not None and getattr(report, "events", None):
             self.worker.notify()
         return report
@@ -244,9 +249,13 @@ class HookProcessor:
         self.recall.close()
         if self.passive.session_state is not None:
             self.passive.session_state.close()
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        self._close_reader()
+
+    def _close_reader(self) -> None:
+        with self._drain_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
 
 class _AlreadyQueued:

@@ -259,3 +259,14 @@ def test_kimi_first_prompt_carries_the_session_blocks(tmp_path: Path) -> None:
         assert "paxm-session-identity" not in plain
     finally:
         e.processor.close(), e.queue.close(), e.runtime.close()
+
+
+def test_one_shot_drain_closes_its_connection(env: Env) -> None:
+    from paxm_core.capture import _inbox
+
+    raw = json.dumps({"session_id": "d", "last_assistant_message": "one-shot-drain-8812"}).encode()
+    _inbox.append_raw(env.queue.path, "evt_" + "e" * 32, "claude", "turn_end", raw, time.time())
+    report = HookProcessor(env.runtime, env.queue).drain_inbox()  # what `paxm queue flush` does
+    assert report.events == 1
+    env.deliver()
+    assert any("one-shot-drain-8812" in h.text for h in env.runtime.tools.recall("one-shot-drain-8812").hits)
