@@ -339,6 +339,44 @@ def start_daemon(config_path: str) -> int:
     return posix.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
 
 
+#: events whose answer carries context for the model: worth waiting for a starting daemon
+CONTEXT_EVENTS = ("user_input", "session_start", "userpromptsubmit", "sessionstart")
+#: how long a context event waits for a daemon it just started (upstream: 20 x 50 ms)
+DAEMON_WAIT = 1.5
+
+
+def _request(event_id: str, target: str, event: str, mode: str, captured_at: float, raw: bytes) -> bytes:
+    return encode_request(
+        {
+            "v": PROTOCOL_VERSION,
+            "event_id": event_id,
+            "target": target,
+            "event": event,
+            "owner": _env("PAXM_INTEGRATION_OWNER"),
+            "mode": mode,
+            "captured_at": captured_at,
+            "reply": "framed",
+            "raw": raw.decode("utf-8", "replace"),
+        }
+    )
+
+
+def _ask_new_daemon(sock: str, request: bytes, budget: float) -> str:
+    """Poll for a just-started daemon's socket and ask it; ``""`` if it is not up in time."""
+    deadline = time.monotonic() + budget
+    while time.monotonic() < deadline:
+        try:
+            posix.stat(sock)
+        except FileNotFoundError:
+            time.sleep(0.02)
+            continue
+        try:
+            return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
+        except (OSError, ValueError):
+            time.sleep(0.02)
+    return ""
+
+
 def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
     """Handle one hook; returns ``(stdout_text, stderr_text)``.  Never raises."""
     out, err = "", ""
@@ -354,24 +392,14 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         target = opts["target"] or "codex"
         event = opts["event"] or "user_input"
         sock = socket_path(opts["config"])
+        started = time.monotonic()
+        request = b""
         try:
             try:
                 posix.stat(sock)
             except FileNotFoundError:
                 raise DaemonDown(sock) from None  # no socket file: nothing to connect to
-            request = encode_request(
-                {
-                    "v": PROTOCOL_VERSION,
-                    "event_id": event_id,
-                    "target": target,
-                    "event": event,
-                    "owner": _env("PAXM_INTEGRATION_OWNER"),
-                    "mode": opts["mode"],
-                    "captured_at": captured_at,
-                    "reply": "framed",
-                    "raw": raw.decode("utf-8", "replace"),
-                }
-            )
+            request = _request(event_id, target, event, opts["mode"], captured_at, raw)
             out, err = parse_reply(exchange(sock, request, timeout))
         except (OSError, ValueError) as exc:
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
@@ -388,6 +416,16 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
                     start_daemon(opts["config"])
                 except OSError as spawn_exc:
                     err += f"paxm hook: daemon not started: {spawn_exc}\n"
+                else:
+                    left = timeout - (time.monotonic() - started)
+                    if event.lower() in CONTEXT_EVENTS and left > 0.2:
+                        # The event is already stored; wait briefly for the new daemon so this
+                        # prompt still gets its memories (the daemon skips the stored copy).
+                        out = _ask_new_daemon(
+                            sock,
+                            request or _request(event_id, target, event, opts["mode"], captured_at, raw),
+                            min(DAEMON_WAIT, left),
+                        )
             else:
                 err += f"paxm hook: daemon did not answer ({exc}); event kept in the inbox\n"
     except BaseException as exc:  # noqa: BLE001 - the contract is "always exit 0"

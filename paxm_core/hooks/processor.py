@@ -120,7 +120,11 @@ class HookProcessor:
         daemon calls after the reply is sent: a delivery starting right away competes with the
         reply for the GIL, and the user is waiting for the reply.
         """
-        event = self.capture_event(write)
+        event = self._existing_or_new(self.capture_event(write))
+        if isinstance(event, _AlreadyQueued):
+            # the client stored this event in the inbox while the daemon was starting, then
+            # asked again for its context: the stored copy (already queued) wins
+            return True
         with self._append_lock:
             result = self.queue.append(event)
         if self.worker is not None:

@@ -227,3 +227,23 @@ def test_config_change_restarts_the_daemon_with_the_new_config(tmp_path: Path) -
         assert b'"user_id":"bob"' in again.stdout
     finally:
         send_control(config, "shutdown")
+
+
+def test_first_prompt_after_the_daemon_died_still_gets_its_memories(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    start(config)
+    prompt = json.dumps({"session_id": "s1", "cwd": "/w", "prompt": "Decision: the staging cluster is plum-7781"})
+    assert run_client(config, "claude", "user_input", prompt.encode()).returncode == 0
+    stop = json.dumps({"session_id": "s1", "cwd": "/w", "last_assistant_message": "Noted plum-7781."})
+    assert run_client(config, "claude", "turn_end", stop.encode()).returncode == 0
+    assert send_control(config, "shutdown") is not None  # flushes, then the daemon is gone
+    wait_for(lambda: not (config.parent / "hooks" / "paxm-hook.sock").exists(), timeout=10)
+
+    ask = json.dumps({"session_id": "s2", "cwd": "/w", "prompt": "which staging cluster plum-7781"}).encode()
+    answer = run_client(config, "claude", "user_input", ask)  # starts the daemon, waits briefly for it
+    assert answer.returncode == 0
+    assert b'<paxm-recall version="1" mode="passive">' in answer.stdout and b"plum-7781" in answer.stdout
+    # stored once: the inbox copy and the re-asked live request share one event id
+    rows = queue_rows(config, "SELECT count(*) FROM capture_events WHERE session_key LIKE '%/session/s2'")
+    assert rows == [(1,)]
