@@ -115,9 +115,10 @@ def test_hanging_provider_does_not_block_others(open_queue, make_router) -> None
             q.append(event(f"e{n}", f"s{n}", terminal=True))
             worker.notify()
         assert wait_for(lambda: len(fast.stored) == 5, timeout=10)
+        # the provider has the items; the queue marks them delivered right after it returns
+        assert wait_for(lambda: q.status().deliveries.get("delivered") == 5, timeout=10)
         assert stuck.stored == {}
         status = q.status()
-        assert status.deliveries.get("delivered") == 5
         assert sum(status.deliveries.values()) == 10 and "dead" not in status.deliveries
     finally:
         release.set()
