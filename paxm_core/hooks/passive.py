@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from paxm_core.deadline import Deadline
+from paxm_core.errors import RecallError
 from paxm_core.hooks.context import identity_block, local_time_block, passive_recall_block
 from paxm_core.hooks.echo import strip_recall_envelopes
 from paxm_core.hooks.events import (
@@ -87,6 +88,12 @@ class BudgetedRecall:
         except FutureTimeout:
             future.cancel()
             return None, True
+        except RecallError as exc:
+            # A required provider failed or ran out of time.  The prompt still gets what the
+            # healthy providers found (as upstream does); the failure is in provider_errors.
+            if exc.result is None:
+                raise
+            return exc.result, bool(getattr(exc.result, "timed_out", False))
 
     def _quiet_tools(self) -> Any:
         # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);

@@ -270,3 +270,24 @@ def test_one_shot_drain_closes_its_connection(env: Env) -> None:
     assert report.events == 1
     env.deliver()
     assert any("one-shot-drain-8812" in h.text for h in env.runtime.tools.recall("one-shot-drain-8812").hits)
+
+
+def test_a_required_provider_timing_out_still_injects_the_healthy_hits(tmp_path: Path) -> None:
+    def add_required_hanging(config: Any) -> None:
+        from paxm_core.provider_config import ProviderConfig
+
+        config.providers["stuck"] = ProviderConfig(type="hanging", enabled=True)
+        for name in ("passive", "passive_initial"):
+            config.recall_profiles[name].providers.append(RouteConfig(name="stuck", required=True, timeout=0.3))
+
+    e = open_env(write_config(tmp_path / "cfg", mutate=add_required_hanging))
+    RELEASE.clear()
+    try:
+        e.runtime.tools.remember("Decision: the staging cluster is plum-7781", profile="ltm")
+        answer = e.hook("claude", "user_input", {"session_id": "r1", "prompt": "which staging cluster plum-7781"})
+        assert answer["ok"]
+        assert '<paxm-recall version="1" mode="passive">' in answer["output"]
+        assert "plum-7781" in answer["output"]
+    finally:
+        RELEASE.set()
+        e.processor.close(), e.queue.close(), e.runtime.close()
