@@ -73,11 +73,11 @@ def hook_daemon(ctx: click.Context, socket_path: str | None, idle_timeout: str) 
     import signal
 
     from paxm_core.duration import parse_duration
-    from paxm_core.hooks.daemon import HookDaemon
+    from paxm_core.hooks.daemon import HookDaemon, exit_now
 
     daemon = HookDaemon(_config_path(ctx), idle_timeout=parse_duration(idle_timeout), socket_path=socket_path)
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
-    daemon.run()
+    exit_now(daemon.run())  # a recall thread stuck in a provider must not keep the process alive
 
 
 @click.command("__hook-control", hidden=True)

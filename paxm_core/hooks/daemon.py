@@ -40,6 +40,8 @@ from paxm_core.hooks.processor import HookProcessor
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
 
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
+#: how long shutdown waits for requests still being answered
+SHUTDOWN_GRACE = 2.0
 MAX_REQUEST = 24 * 1024 * 1024
 INBOX_DRAIN_INTERVAL = 5.0
 CONNECTION_TIMEOUT = 30.0
@@ -252,11 +254,24 @@ class HookDaemon:
             finally:
                 self._stop.set()
                 self._close_listener()
-                pool.shutdown(wait=True)
+                # Requests still running are past their write (it commits before recall); give
+                # them a moment to answer, but a recall stuck in a provider that ignores its
+                # deadline must not hold the daemon's exit (the process ends with os._exit).
+                pool.shutdown(wait=False, cancel_futures=True)
+                self._wait_inflight(SHUTDOWN_GRACE)
                 self._shutdown()
         finally:
             self.lock.release()
         return 0
+
+    def _wait_inflight(self, grace: float) -> None:
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            with self._state:
+                if self._inflight == 0:
+                    return
+            time.sleep(0.02)
+        self._log(f"shutdown: {self._inflight} request(s) still running after {grace:g}s; not waiting")
 
     def _config_stamp(self) -> tuple[int, int, int] | None:
         try:
@@ -492,5 +507,21 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def exit_now(code: int) -> None:
+    """Leave the process once the daemon has flushed and released its lock and socket.
+
+    A recall thread stuck in a provider that ignores its deadline cannot be interrupted, and
+    Python would wait for it at exit; everything durable is already committed, so don't.
+    """
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -247,3 +247,26 @@ def test_first_prompt_after_the_daemon_died_still_gets_its_memories(tmp_path: Pa
     # stored once: the inbox copy and the re-asked live request share one event id
     rows = queue_rows(config, "SELECT count(*) FROM capture_events WHERE session_key LIKE '%/session/s2'")
     assert rows == [(1,)]
+
+
+def test_a_recall_stuck_in_a_provider_does_not_keep_the_daemon_alive(tmp_path: Path) -> None:
+    stuck = tmp_path / "stuck-provider.sh"
+    stuck.write_text("#!/bin/sh\nexec sleep 60\n")
+    stuck.chmod(0o755)
+
+    def add_stuck(config: Any) -> None:
+        from paxm_core.config.model import RouteConfig
+        from paxm_core.provider_config import ProviderConfig
+
+        config.providers["stuck"] = ProviderConfig(type="jsonrpc", enabled=True, command=str(stuck), timeout=60.0)
+        for name in ("passive", "passive_initial"):
+            config.recall_profiles[name].providers.append(RouteConfig(name="stuck", required=False, timeout=60.0))
+
+    config = write_config(tmp_path / "cfg", mutate=add_stuck)
+    proc = start(config)
+    prompt = json.dumps({"session_id": "x1", "cwd": "/w", "prompt": "anything at all"}).encode()
+    assert run_client(config, "claude", "user_input", prompt, "--timeout", "1").returncode == 0
+    started = time.monotonic()
+    assert send_control(config, "shutdown") is not None
+    proc.wait(timeout=15)  # the 60 s provider call is abandoned, not waited for
+    assert time.monotonic() - started < 15
