@@ -7,6 +7,7 @@ here, because hook processes start on every prompt.
 
 from __future__ import annotations
 
+from paxm_core.attribution import restore_attribution, sync_attribution
 from paxm_core.deadline import Deadline
 from paxm_core.errors import (
     ConfigError,
@@ -116,4 +117,6 @@ __all__ = [
     "normalize_tier",
     "parse_time",
     "resolve_secret",
+    "restore_attribution",
+    "sync_attribution",
 ]

@@ -76,7 +76,7 @@ def strip_recall_context(text: str) -> str:
 def _provenance(hit: MemoryHit) -> Provenance:
     if not hit.provenance.is_empty():
         return hit.provenance
-    from paxm_core.router.attribution import META_AGENT_ID, META_SCOPE_ID, META_SCOPE_TYPE, META_USER_ID
+    from paxm_core.attribution import META_AGENT_ID, META_SCOPE_ID, META_SCOPE_TYPE, META_USER_ID
 
     meta = hit.metadata
     scope_type = (meta.get(META_SCOPE_TYPE) or "").strip()

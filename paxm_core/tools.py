@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from paxm_core.attribution import without_paxm_keys
 from paxm_core.deadline import Deadline
 from paxm_core.errors import PaxmError, UsageError
 from paxm_core.router import profiles
-from paxm_core.router.attribution import without_paxm_keys
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
 from paxm_core.timefmt import utcnow
 from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from paxm_core.router.attribution import META_SCOPE_ID, META_SCOPE_TYPE
+from paxm_core.attribution import META_SCOPE_ID, META_SCOPE_TYPE
 from paxm_core.timefmt import format_time
 from paxm_core.types import TIER_LTM, MemoryItem, normalize_tier
 

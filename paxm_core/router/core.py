@@ -8,6 +8,11 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
+from paxm_core.attribution import (
+    META_SEQUENCE,
+    prepare_item,
+    without_attribution,
+)
 from paxm_core.deadline import Deadline
 from paxm_core.errors import (
     ConfigError,
@@ -27,11 +32,6 @@ from paxm_core.protocols import (
 )
 from paxm_core.router import ranking
 from paxm_core.router.admission import admit
-from paxm_core.router.attribution import (
-    META_SEQUENCE,
-    prepare_item,
-    without_attribution,
-)
 from paxm_core.router.bulkhead import Lane, LaneBusy
 from paxm_core.router.fanout import error_text, fan_out, ms
 from paxm_core.router.pipeline import eligible_hits, normalized_tiers

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from paxm_core.attribution import effective_expires_at, effective_tier, restore_hit
 from paxm_core.router import ranking
-from paxm_core.router.attribution import effective_expires_at, effective_tier, restore_hit
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, normalize_tier
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paxm_core import MemoryHit, MemoryItem, MemoryOrigin, MemoryScope, Provenance
-from paxm_core.router.attribution import ATTRIBUTION_KEYS, prepare_item, restore_hit, without_paxm_keys
+from paxm_core.attribution import ATTRIBUTION_KEYS, prepare_item, restore_hit, without_paxm_keys
 
 names = st.sampled_from(["", "ann", "bob", " padded "])
 keys = st.sampled_from([*ATTRIBUTION_KEYS, "paxm_tier", "paxm_custom", "workspace", "topic", "session_id"])

@@ -173,7 +173,7 @@ def _reference_admitted(results: dict[str, list[MemoryHit]], policy: SearchPolic
             if rel < min_rel or rel * weight + min(1.0, recency) < min_score:
                 continue
             copy = hit.copy(provider=name)
-            from paxm_core.router.attribution import restore_hit
+            from paxm_core.attribution import restore_hit
 
             restore_hit(copy)
             keys.add(dedupe_key(copy))

@@ -22,8 +22,9 @@ from paxm_core import (
     ProviderConfig,
     ProviderError,
     SearchQuery,
+    restore_attribution,
+    sync_attribution,
 )
-from paxm_provider_jsonrpc._attribution import prepare_item, restore_hit
 from paxm_provider_jsonrpc.transport import (
     DEFAULT_MAX_RESPONSE_BYTES,
     METHOD_NOT_FOUND,
@@ -119,7 +120,7 @@ class JsonRpcProvider:
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """Search the plugin; hits are stamped with this instance's name and attribution restored."""
-        return [restore_hit(hit.copy(provider=self._name)) for hit in self.search_wire(query, deadline)]
+        return [restore_attribution(hit.copy(provider=self._name)) for hit in self.search_wire(query, deadline)]
 
     def search_wire(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """The plugin's hits as sent, before attribution is restored (used by conformance)."""
@@ -146,7 +147,7 @@ class JsonRpcProvider:
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         """Store one item through ``paxm.put``; the plugin's ref gets this instance's name."""
-        refs = self._refs(PUT, self._call(PUT, prepare_item(item).to_json(), deadline))
+        refs = self._refs(PUT, self._call(PUT, sync_attribution(item).to_json(), deadline))
         if not refs:
             raise self._bad_result(PUT, "the plugin did not return a memory ref")
         return refs[0]
@@ -157,7 +158,7 @@ class JsonRpcProvider:
         """``paxm.putBatch``; on ``-32601`` falls back to one ``paxm.put`` per item (stops at the first error)."""
         if not items:
             return []
-        prepared = [prepare_item(item).to_json() for item in items]
+        prepared = [sync_attribution(item).to_json() for item in items]
         try:
             result = self._call(PUT_BATCH, {"items": prepared}, deadline)
         except RpcError as exc:

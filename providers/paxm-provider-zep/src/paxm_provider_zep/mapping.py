@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from paxm_core import MemoryHit, MemoryItem, MemoryOrigin, MemoryScope, format_time, normalize_tier, parse_time
+from paxm_core import MemoryHit, MemoryItem, format_time, normalize_tier, parse_time, restore_attribution
 
 __all__ = ["episode_metadata", "hit_from_result", "normalize_relevance", "SCOPES"]
 
@@ -170,7 +170,7 @@ def hit_from_result(provider: str, kind: str, obj: Any, max_characters: int = 0)
             expires = parse_time(metadata["paxm_expires_at"])
         except ValueError:
             expires = None
-    return MemoryHit(
+    hit = MemoryHit(
         provider=provider,
         id=uuid,
         text=text,
@@ -183,11 +183,5 @@ def hit_from_result(provider: str, kind: str, obj: Any, max_characters: int = 0)
         created_at=created,
         tier=normalize_tier(tier) if tier else "",
         expires_at=expires,
-        origin=MemoryOrigin(
-            user_id=metadata.get("paxm_user_id", ""),
-            agent_id=metadata.get("paxm_agent_id", ""),
-            session_id=metadata.get("paxm_session_id", ""),
-            turn_id=metadata.get("paxm_turn_id", ""),
-        ),
-        scope=MemoryScope(type=metadata.get("paxm_scope_type", ""), id=metadata.get("paxm_scope_id", "")),
     )
+    return restore_attribution(hit)  # origin/scope from the canonical paxm_* keys

@@ -38,7 +38,9 @@ __all__ = [
     "effective_tier",
     "lifecycle_metadata",
     "prepare_item",
+    "restore_attribution",
     "restore_hit",
+    "sync_attribution",
     "scope_label",
     "without_attribution",
     "without_paxm_keys",
@@ -196,3 +198,23 @@ def lifecycle_metadata(item: MemoryItem) -> dict[str, str]:
     if item.expires_at is not None:
         out[META_EXPIRES_AT] = format_time(item.expires_at)
     return out
+
+
+def sync_attribution(item: MemoryItem) -> MemoryItem:
+    """Public helper for providers: ``item`` with origin, scope, provenance and ``paxm_*`` metadata agreeing.
+
+    A provider that stores only string metadata calls this before writing (the router already
+    does it for items it routes; calling it again is harmless).
+    """
+    return prepare_item(item)
+
+
+def restore_attribution(hit: MemoryHit) -> MemoryHit:
+    """Public helper for providers: a copy of ``hit`` with origin/scope restored from ``paxm_*`` metadata.
+
+    Structured fields win over legacy provenance, which wins over metadata; an incomplete scope
+    becomes ``{"type": "unknown"}``.
+    """
+    copy = hit.copy()
+    restore_hit(copy)
+    return copy
