@@ -110,57 +110,45 @@ class ZepProvider:
 
     def _ensure_user(self, deadline: Deadline) -> str:
         user_id = self._user_id
-        user = self._lookup(
-            "ensure user", deadline, lambda o: self._client.user.lookup(user_id=user_id, request_options=o)
+        user = self._ensure(
+            "ensure user",
+            deadline,
+            lambda o: self._client.user.lookup(user_id=user_id, request_options=o),
+            lambda o: self._client.user.create(user_id=user_id, request_options=o),
         )
-        if user is None:
-            try:
-                user = self._call(
-                    "ensure user",
-                    deadline,
-                    lambda o: self._client.user.create(user_id=user_id, request_options=o),
-                    ok_statuses=(409,),
-                )
-                self._target_kind = "created"
-            except Exception as exc:
-                if status_of(exc) != 409:
-                    raise
-                # created concurrently by someone else: that is success
-                user = self._call(
-                    "ensure user", deadline, lambda o: self._client.user.lookup(user_id=user_id, request_options=o)
-                )
-        else:
-            self._target_kind = "exists"
-        uuid = str(getattr(user, "graph_uuid", None) or getattr(user, "uuid_", None) or "")
-        if not uuid:
-            raise ProviderError(self._name, "ensure user", "Zep returned a user without a uuid")
-        return uuid
+        # a user's memories live in the user's graph
+        return self._uuid_of(user, "ensure user", "user", getattr(user, "graph_uuid", None))
 
     def _ensure_graph(self, deadline: Deadline) -> str:
         graph_id = self._graph_id
-        graph = self._lookup(
-            "ensure graph", deadline, lambda o: self._client.graph.lookup(graph_id=graph_id, request_options=o)
+        graph = self._ensure(
+            "ensure graph",
+            deadline,
+            lambda o: self._client.graph.lookup(graph_id=graph_id, request_options=o),
+            lambda o: self._client.graph.create(name=graph_id, request_options=o),
         )
-        if graph is None:
-            try:
-                graph = self._call(
-                    "ensure graph",
-                    deadline,
-                    lambda o: self._client.graph.create(name=graph_id, request_options=o),
-                    ok_statuses=(409,),
-                )
-                self._target_kind = "created"
-            except Exception as exc:
-                if status_of(exc) != 409:
-                    raise
-                graph = self._call(
-                    "ensure graph", deadline, lambda o: self._client.graph.lookup(graph_id=graph_id, request_options=o)
-                )
-        else:
+        return self._uuid_of(graph, "ensure graph", "graph")
+
+    def _ensure(self, op: str, deadline: Deadline, lookup: Any, create: Any) -> Any:
+        """Look the target up; create it on 404; a 409 from create (made concurrently) is success."""
+        found = self._lookup(op, deadline, lookup)
+        if found is not None:
             self._target_kind = "exists"
-        uuid = str(getattr(graph, "uuid_", None) or "")
+            return found
+        try:
+            created = self._call(op, deadline, create, ok_statuses=(409,))
+        except Exception as exc:
+            if status_of(exc) != 409:
+                raise
+            self._target_kind = "exists"
+            return self._call(op, deadline, lookup)
+        self._target_kind = "created"
+        return created
+
+    def _uuid_of(self, obj: Any, op: str, what: str, preferred: Any = None) -> str:
+        uuid = str(preferred or getattr(obj, "uuid_", None) or "")
         if not uuid:
-            raise ProviderError(self._name, "ensure graph", "Zep returned a graph without a uuid")
+            raise ProviderError(self._name, op, f"Zep returned a {what} without a uuid")
         return uuid
 
     def ensure_target(self, deadline: Deadline | None = None) -> tuple[str, str]:
