@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,11 @@ def test_the_readme_try_it_line_stores_and_recalls_with_an_empty_home(tmp_path: 
     assert command.startswith("python3 -m pip install uv && ") and "paxm remember" in command
     home = tmp_path / "fresh-home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "PAXM_", "VIRTUAL_ENV"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "PAXM_", "VIRTUAL_ENV", "UV_"))}
     env["HOME"] = str(home)
+    # a user's shell, not this test run's: `uv run pytest` puts the project venv first on PATH
+    venv_bin = str(Path(sys.prefix) / "bin")
+    env["PATH"] = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p and p != venv_bin)
     out = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "stored memory: sqlite/" in out.stdout
