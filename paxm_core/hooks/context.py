@@ -10,7 +10,7 @@ from typing import Any
 
 from paxm_core.envelope import render_recall_markdown, wrap_recall_context
 
-__all__ = ["identity_block", "local_time_block", "passive_recall_block", "wrap_recall"]
+__all__ = ["identity_block", "local_time_block", "passive_recall_block"]
 
 
 def identity_block(user_id: str, agent_id: str, session_id: str) -> str:
@@ -43,15 +43,6 @@ def local_time_block(now: datetime | None = None) -> str:
         separators=(",", ":"),
     )
     return f'<paxm-local-time version="1">\n{payload}\n</paxm-local-time>'
-
-
-def wrap_recall(mode: str, text: str) -> str:
-    """Wrap ``text`` in a recall envelope, escaping envelope tags inside it (see :mod:`paxm_core.envelope`).
-
-    Escaping is what stops a stored memory from closing the envelope early and forging
-    instructions outside it, or from smuggling in a nested envelope.
-    """
-    return wrap_recall_context(mode, text)
 
 
 def passive_recall_block(hits: Sequence[Any]) -> str:

@@ -16,18 +16,13 @@ from dataclasses import replace
 from paxm_core.envelope import strip_recall_context
 from paxm_core.hooks.events import HookEvent, HookMessage
 
-__all__ = ["drop_recall_tool_exchanges", "is_recall_command", "strip_event", "strip_recall_envelopes"]
+__all__ = ["drop_recall_tool_exchanges", "is_recall_command", "strip_event"]
 
 _CALL_ROLES = frozenset({"tool_call", "toolcall", "tool_use", "function_call"})
 _RESULT_ROLES = frozenset(
     {"tool", "tool_result", "toolresult", "tool_response", "function_call_output", "function_result"}
 )
 _RECALL_KIND = re.compile(r'"kind"\s*:\s*"recall"')
-
-
-def strip_recall_envelopes(text: str) -> str:
-    """Remove every complete recall envelope from ``text`` and trim (an unclosed one is kept)."""
-    return strip_recall_context(text)
 
 
 def _unquote(word: str) -> str:
@@ -121,13 +116,12 @@ def drop_recall_tool_exchanges(messages: list[HookMessage]) -> list[HookMessage]
 def strip_event(event: HookEvent) -> HookEvent:
     """A copy of ``event`` with recall envelopes and recall tool exchanges removed."""
     messages = [
-        HookMessage(m.role, strip_recall_envelopes(m.text), m.source)
-        for m in drop_recall_tool_exchanges(event.messages)
+        HookMessage(m.role, strip_recall_context(m.text), m.source) for m in drop_recall_tool_exchanges(event.messages)
     ]
     return replace(
         event,
-        query=strip_recall_envelopes(event.query),
-        prompt=strip_recall_envelopes(event.prompt),
-        assistant=strip_recall_envelopes(event.assistant),
+        query=strip_recall_context(event.query),
+        prompt=strip_recall_context(event.prompt),
+        assistant=strip_recall_context(event.assistant),
         messages=[m for m in messages if m.text],
     )

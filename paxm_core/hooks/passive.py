@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from paxm_core.deadline import Deadline
+from paxm_core.envelope import strip_recall_context
 from paxm_core.errors import RecallError
 from paxm_core.hooks.context import identity_block, local_time_block, passive_recall_block
-from paxm_core.hooks.echo import strip_recall_envelopes
 from paxm_core.hooks.events import (
     EVENT_SESSION_START,
     EVENT_USER_INPUT,
@@ -255,11 +255,11 @@ class PassiveRuntime:
         started = time.monotonic()
         error = ""
         try:
-            query = strip_recall_envelopes(event.query)
+            query = strip_recall_context(event.query)
             if not query:
-                query = strip_recall_envelopes(render_template(settings.query_template, template_data(event)))
+                query = strip_recall_context(render_template(settings.query_template, template_data(event)))
             if not query:
-                query = strip_recall_envelopes(event.prompt)
+                query = strip_recall_context(event.prompt)
             result.query = query
             if not query:
                 result.skipped = True

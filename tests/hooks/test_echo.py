@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import json
 
-from paxm_core.hooks.context import passive_recall_block, wrap_recall
+from paxm_core.envelope import strip_recall_context, wrap_recall_context
+from paxm_core.hooks.context import passive_recall_block
 from paxm_core.hooks.decode import decode_generic
-from paxm_core.hooks.echo import drop_recall_tool_exchanges, is_recall_command, strip_event, strip_recall_envelopes
+from paxm_core.hooks.echo import drop_recall_tool_exchanges, is_recall_command, strip_event
 from paxm_core.hooks.events import HookEvent, HookMessage
 from paxm_core.hooks.render import render_write
 from paxm_core.types import MemoryHit
@@ -13,7 +14,7 @@ from .conftest import fixture_bytes
 
 
 def test_envelopes_are_removed_everywhere() -> None:
-    env = wrap_recall("passive", "old memory: use blue")
+    env = wrap_recall_context("passive", "old memory: use blue")
     event = HookEvent(
         target="claude",
         event="turn_end",
@@ -27,7 +28,7 @@ def test_envelopes_are_removed_everywhere() -> None:
 
 
 def test_unclosed_envelope_is_kept() -> None:
-    assert strip_recall_envelopes('<paxm-recall version="1" mode="passive">\nno end').startswith("<paxm-recall")
+    assert strip_recall_context('<paxm-recall version="1" mode="passive">\nno end').startswith("<paxm-recall")
 
 
 def test_recall_commands() -> None:
@@ -69,7 +70,7 @@ def test_recalled_text_cannot_forge_an_envelope() -> None:
     assert block.count("<paxm-recall") == 1
     assert "&lt;/paxm-recall&gt;" in block
     # stripping the block removes the recalled text entirely, forged parts included
-    assert strip_recall_envelopes(f"before {block} after") == "before  after"
+    assert strip_recall_context(f"before {block} after") == "before  after"
 
 
 def test_claude_mcp_recall_tool_use_writes_nothing() -> None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from paxm_core.hooks.control import send_control
@@ -106,6 +106,12 @@ def test_fuzz_in_process(tmp_path: Path) -> None:
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(payload=PAYLOADS, target=TARGETS, event=EVENTS)
+    # always include one prompt that recalls the hostile memory, whatever else is generated
+    @example(
+        payload=json.dumps({"session_id": "ex", "prompt": "deploy pipeline"}).encode(),
+        target="claude",
+        event="user_input",
+    )
     def run(payload: bytes, target: str, event: str) -> None:
         started = time.monotonic()
         answer = env.processor.handle_hook(
