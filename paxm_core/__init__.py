@@ -23,6 +23,7 @@ from paxm_core.errors import (
     WriteError,
 )
 from paxm_core.hookspecs import hookimpl
+from paxm_core.integration import Finding, InstallContext, IntegrationBase
 from paxm_core.protocols import (
     CAP_ATTRIBUTION,
     CAP_CLEANUP_EXPIRED,
@@ -31,6 +32,7 @@ from paxm_core.protocols import (
     CAP_EVAL_SCOPE,
     CAP_PUT_BATCH,
     CAP_TURN_BOUNDARIES,
+    ConfigKey,
     Integration,
     Provider,
     ProviderFactory,
@@ -39,6 +41,7 @@ from paxm_core.protocols import (
     SupportsCleanupExpired,
     SupportsClose,
     SupportsDelete,
+    SupportsEnsureTarget,
     SupportsEvalScopeCleanup,
     SupportsPutBatch,
     SupportsTurnBoundaries,
@@ -76,9 +79,13 @@ __all__ = [
     "TIER_LTM",
     "TIER_STM",
     "ConfigError",
+    "ConfigKey",
     "Deadline",
     "DeadlineExceeded",
+    "Finding",
+    "InstallContext",
     "Integration",
+    "IntegrationBase",
     "IntegrationError",
     "MemoryHit",
     "MemoryItem",
@@ -104,6 +111,7 @@ __all__ = [
     "SupportsCleanupExpired",
     "SupportsClose",
     "SupportsDelete",
+    "SupportsEnsureTarget",
     "SupportsEvalScopeCleanup",
     "SupportsPutBatch",
     "SupportsTurnBoundaries",

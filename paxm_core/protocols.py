@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from paxm_core.integration import Integration
+
 if TYPE_CHECKING:
     from paxm_core.deadline import Deadline
     from paxm_core.provider_config import ProviderConfig
@@ -26,6 +28,8 @@ __all__ = [
     "CAP_PUT_BATCH",
     "CAP_TURN_BOUNDARIES",
     "DYNAMIC_CAPABILITIES",
+    "LOCALITIES",
+    "ConfigKey",
     "Integration",
     "Provider",
     "ProviderFactory",
@@ -34,6 +38,7 @@ __all__ = [
     "SupportsCleanupExpired",
     "SupportsClose",
     "SupportsDelete",
+    "SupportsEnsureTarget",
     "SupportsEvalScopeCleanup",
     "SupportsPutBatch",
     "SupportsTurnBoundaries",
@@ -164,35 +169,75 @@ ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
 
 
 @dataclass(frozen=True)
+class ConfigKey:
+    """One configuration key a provider type understands (``providers.<name>.<key>``).
+
+    Setup asks for the keys with ``ask=True``, masks ``secret`` ones, and the core never
+    prints or logs a secret's value.
+
+    :param name: the YAML key.
+    :param description: one line shown by setup and ``paxm plugins --json``.
+    :param kind: ``str``, ``int``, ``float``, ``bool``, ``duration`` or ``list``.
+    :param secret: a credential (accepts ``env:NAME`` references).
+    :param required: a value must be set for the provider to work.
+    :param ask: interactive setup asks for it.
+    :param default: the value used when the key is absent (shown as setup's default).
+    :param choices: allowed values, when the key is an enumeration.
+    """
+
+    name: str
+    description: str = ""
+    kind: str = "str"
+    secret: bool = False
+    required: bool = False
+    ask: bool = False
+    default: object = None
+    choices: tuple[str, ...] = ()
+
+
+#: ``ProviderType.locality`` values: runs on this machine, a keyed self-hosted/remote API, a vendor cloud.
+LOCALITIES = ("local", "keyed", "cloud")
+
+
+@dataclass(frozen=True)
 class ProviderType:
-    """What a plugin registers through ``paxm_register_providers``.
+    """What a plugin registers through ``paxm_register_providers``: a provider type that describes itself.
 
     :param type: the ``type:`` string in config (``sqlite``, ``zep``, ``jsonrpc``...).
     :param factory: ``(instance_name, provider_config) -> Provider``.
     :param description: one line shown by ``paxm plugins``.
     :param capabilities: capability names the type declares (documentation and contract tests).
+    :param config_keys: the keys it reads; setup asks the ``ask`` ones and masks ``secret`` ones.
+    :param locality: ``local``, ``keyed`` or ``cloud`` (decides setup's questions and default budgets).
+    :param passive_timeout: default passive (hook) recall route timeout in seconds; ``None`` = the core's.
+    :param validate: ``(provider_config) -> problems``; each problem is one clear sentence.
+    :param package: the distribution that provides the type (named in "not installed" errors).
+    :param setup_priority: order in setup's provider list (lower first).
     """
 
     type: str
     factory: ProviderFactory
     description: str = ""
     capabilities: frozenset[str] = field(default_factory=frozenset)
+    config_keys: tuple[ConfigKey, ...] = ()
+    locality: str = "local"
+    passive_timeout: float | None = None
+    validate: Callable[[ProviderConfig], list[str]] | None = None
+    package: str = ""
+    setup_priority: int = 100
+
+    @property
+    def secret_keys(self) -> frozenset[str]:
+        """Names of the keys whose values are credentials."""
+        return frozenset(k.name for k in self.config_keys if k.secret)
 
 
 @runtime_checkable
-class Integration(Protocol):
-    """A harness integration (Claude Code, Codex, ...) registered by a plugin.
+class SupportsEnsureTarget(Protocol):
+    """A set-up step: create or find the remote user/graph/collection before setup saves a config.
 
-    The hook-runtime issue extends this with install/uninstall and payload translation; the
-    core only relies on the name and aliases.
+    Returns ``(target_id, "created" | "exists")``; raises ``ProviderError`` (a wrong key, say),
+    which stops setup with nothing written.
     """
 
-    @property
-    def name(self) -> str:
-        """Canonical agent name (``claude``, ``codex`` ...)."""
-        ...
-
-    @property
-    def aliases(self) -> tuple[str, ...]:
-        """Other names accepted by ``--agent`` (``claude-code`` ...)."""
-        ...
+    def ensure_target(self, deadline: Deadline) -> tuple[str, str]: ...
