@@ -184,7 +184,9 @@ def hit_from_result(
     if raw is None:
         relevance, kind = 1.0, f"{kind_prefix}_unscored"
     else:
-        relevance, kind = normalize_score(raw, semantics), f"{kind_prefix}_{semantics}"
+        # Mem0's vector stores score in float32: digits past the sixth are noise that differs
+        # between two identical searches, so they are dropped (raw_score keeps the value as sent)
+        relevance, kind = round(normalize_score(raw, semantics), 6), f"{kind_prefix}_{semantics}"
     metadata: dict[str, str] = {}
     nested = obj.get("metadata")
     if isinstance(nested, dict):

@@ -1,0 +1,100 @@
+"""Both Mem0 provider types pass the paxm contract suite: ``mem0`` against the real Mem0 engine
+(mem0ai 2.2.1 behind our REST shim), ``mem0-cloud`` against the recording Cloud server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from conftest import Mem0Server
+from mem0_cloud_fake import Mem0CloudFake
+
+from paxm_contracttest import ProviderContract
+from paxm_core import ProviderConfig
+
+
+class TestMem0SelfHostedContract(ProviderContract):
+    @pytest.fixture
+    def paxm_provider_type(self) -> str:
+        return "mem0"
+
+    @pytest.fixture
+    def paxm_provider_config(self, mem0_server: Mem0Server) -> ProviderConfig:
+        return ProviderConfig(
+            type="mem0",
+            enabled=True,
+            base_url=mem0_server.base_url,
+            api_key=mem0_server.api_key,
+            user_id=mem0_server.fresh_user(),
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        # spelled out, not read from the registration, so that losing one fails here
+        return {"put_batch", "delete", "close", "attribution"}
+
+
+class TestMem0SelfHostedEvalRunContract(TestMem0SelfHostedContract):
+    """A ``paxm-eval-*`` run: the same contract plus eval-scope cleanup (``DELETE /memories?run_id=``)."""
+
+    @pytest.fixture
+    def paxm_provider_config(self, mem0_server: Mem0Server) -> ProviderConfig:
+        return ProviderConfig(
+            type="mem0",
+            enabled=True,
+            base_url=mem0_server.base_url,
+            api_key=mem0_server.api_key,
+            user_id=mem0_server.fresh_user(),
+            run_id="paxm-eval-" + mem0_server.fresh_user(),
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        return {"put_batch", "delete", "close", "attribution", "eval_scope_cleanup"}
+
+
+class TestMem0CloudContract(ProviderContract):
+    @pytest.fixture
+    def cloud_server(self) -> Iterator[Mem0CloudFake]:
+        fake = Mem0CloudFake()
+        # writes still go add -> event poll -> list; no artificial delay keeps the suite quick
+        # (test_mem0_cloud.py covers pending events and a lagging list)
+        fake.state.pending_polls = 0
+        fake.state.list_lag = 0
+        yield fake
+        fake.close()
+
+    @pytest.fixture
+    def paxm_provider_type(self) -> str:
+        return "mem0-cloud"
+
+    @pytest.fixture
+    def paxm_provider_config(self, cloud_server: Mem0CloudFake) -> ProviderConfig:
+        return ProviderConfig(
+            type="mem0-cloud",
+            enabled=True,
+            base_url=cloud_server.base_url,
+            api_key=cloud_server.state.api_key,
+            user_id="todd",
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        return {"put_batch", "delete", "close", "attribution"}
+
+
+class TestMem0CloudEvalRunContract(TestMem0CloudContract):
+    @pytest.fixture
+    def paxm_provider_config(self, cloud_server: Mem0CloudFake) -> ProviderConfig:
+        return ProviderConfig(
+            type="mem0-cloud",
+            enabled=True,
+            base_url=cloud_server.base_url,
+            api_key=cloud_server.state.api_key,
+            user_id="todd",
+            run_id="paxm-eval-contract",
+        )
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        return {"put_batch", "delete", "close", "attribution", "eval_scope_cleanup"}
