@@ -55,6 +55,8 @@ LEGACY_DEFAULT_RECALL_MAX_RESULTS = 8
 KEYED_PROVIDER_TYPES = frozenset({"zep", "mem0-cloud", "memos-cloud"})
 #: Provider types ``--api-key`` / ``--base-url`` never apply to (no credentials, no URL).
 LOCAL_PROVIDER_TYPES = frozenset({"sqlite", "jsonrpc"})
+#: Remote types whose memories belong to an entity; setup defaults it to the paxm user.
+USER_TARGET_PROVIDER_TYPES = frozenset({"zep", "mem0", "mem0-cloud"})
 
 AGENT_DISPLAY_NAMES = {
     "codex": "Codex",
@@ -305,7 +307,9 @@ def _apply_credentials(config: Config, selected: Mapping[str, bool], options: Se
                 f"provider {name} ({provider.type}) needs an API key; pass --api-key KEY or set PAXM_API_KEY"
                 f" (or put `api_key: env:MY_KEY_VAR` under providers.{name})"
             )
-        if provider.type == "zep" and not provider.graph_id and not provider.user_id:
+        if provider.type in USER_TARGET_PROVIDER_TYPES and not any(
+            (provider.user_id, provider.agent_id, provider.run_id, provider.graph_id)
+        ):
             provider.user_id = config.identity.user_id
 
 

@@ -94,7 +94,10 @@ def test_team_profiles_and_user_slug(cfg: Path) -> None:
     assert bad.returncode == 1 and "team ID '!!' must contain letters or numbers" in bad.stderr
 
 
-def test_cloud_provider_routing_and_key_never_echoed(cfg: Path) -> None:
+def test_cloud_provider_routing_and_key_never_echoed(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Core routing only: without the mem0 plugin loaded setup cannot (and need not) check the
+    # connection; paxm-provider-mem0's own tests cover setup against its test servers.
+    monkeypatch.setenv("PAXM_LOAD_PLUGINS", "sqlite")
     result = paxm(
         "setup", "--yes", "--provider", "sqlite", "--provider", "mem0_cloud", "--config", str(cfg), "--json",
         env={"PAXM_API_KEY": "m0-SUPERSECRET"},
