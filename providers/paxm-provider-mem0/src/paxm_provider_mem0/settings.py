@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from paxm_core import ConfigError, ProviderConfig, resolve_secret
@@ -35,7 +35,7 @@ class Settings:
     """A validated Mem0 provider config."""
 
     base_url: str
-    api_key: str
+    api_key: str = field(repr=False)  # never printed, even in a traceback's locals
     target: dict[str, str]
     score_semantics: str
     search_scope_payload: str
