@@ -92,9 +92,8 @@ def test_setup_can_target_an_agent_instead_of_the_user(mem0_server: Mem0Server, 
             }
         )
     )
-    out = run(
-        "--config", str(config), "setup", "--yes", "--force", "--provider", "mem0", env={"SHIM_KEY": mem0_server.api_key}
-    )  # fmt: skip
+    key = {"SHIM_KEY": mem0_server.api_key}
+    out = run("--config", str(config), "setup", "--yes", "--force", "--provider", "mem0", env=key)
     assert out.returncode == 0, out.stderr
     assert "ensured mem0 target: agent_id=shared-agent (exists)" in out.stdout
     saved = yaml.safe_load(config.read_text())["providers"]["mem0"]
