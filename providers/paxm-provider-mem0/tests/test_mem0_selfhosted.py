@@ -260,6 +260,7 @@ def test_a_wrong_key_fails_every_operation_without_showing_the_key(mem0_server: 
     secret = "m0-wrong-" + "x" * 20
     p = provider(mem0_server, api_key=secret)
     checks = {
+        "health": lambda: p.health(soon()),
         "setup check": lambda: p.ensure_target(soon()),
         "put": lambda: p.put(MemoryItem(text="x"), soon()),
         "search": lambda: p.search(SearchQuery(text="x"), soon()),
@@ -285,11 +286,15 @@ def test_ensure_target_proves_the_key_with_an_authenticated_list(mem0_server: Me
     )
 
 
-def test_health_is_one_cheap_call(mem0_server: Mem0Server) -> None:
+def test_health_is_one_cheap_authenticated_call(mem0_server: Mem0Server) -> None:
     p = provider(mem0_server)
     mark = mem0_server.mark()
     p.health(soon())
-    assert [(r["method"], r["path"]) for r in mem0_server.since(mark)] == [("GET", "/openapi.json")]
+    [request] = mem0_server.since(mark)
+    assert (request["method"], request["path"], request["query"]) == ("GET", "/memories", p._target)
+    assert request["x_api_key"] == mem0_server.api_key
+    with pytest.raises(ProviderError, match=r"mem0 health: authentication failed \(HTTP 401"):
+        provider(mem0_server, api_key="m0-revoked").health(soon())  # a revoked key is not "healthy"
 
 
 def test_delete_removes_the_memory_and_a_second_delete_is_404(mem0_server: Mem0Server) -> None:

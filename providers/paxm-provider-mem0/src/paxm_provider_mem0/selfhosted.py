@@ -1,8 +1,8 @@
 """The self-hosted Mem0 provider (``type: mem0``) over Mem0's REST server.
 
 Routes: ``POST /memories`` (add), ``POST /search``, ``DELETE /memories/{id}``,
-``GET /memories`` (list, used by setup to prove the key works), ``DELETE /memories`` (all of
-an eval run) and ``GET /openapi.json`` (health).  Auth is ``X-API-Key: <key>``, or the key
+``GET /memories`` (list: health and setup's key check) and ``DELETE /memories`` (all of an
+eval run).  Auth is ``X-API-Key: <key>``, or the key
 verbatim as ``Authorization`` when it already starts with ``Bearer``.
 """
 
@@ -87,11 +87,15 @@ class Mem0Provider:
     # -- Provider -------------------------------------------------------------------------
 
     def health(self, deadline: Deadline) -> None:
-        """One cheap call: the server's OpenAPI document (no embedding, no LLM)."""
-        self._http.call("health", "GET", "/openapi.json", deadline)
+        """One cheap authenticated call: list this entity's memories (no embedding, no LLM).
+
+        Upstream fetched ``/openapi.json``, which FastAPI serves without the API key, so a revoked key
+        looked healthy; listing proves the server, the key and the target at once.
+        """
+        self._http.call("health", "GET", "/memories", deadline, params=self._target)
 
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
-        """Prove the server accepts our key and target before setup saves: list one page of this entity.
+        """Prove the server accepts our key and target before setup saves (the same list call).
 
         Mem0 creates entities on first write, so there is nothing to create; the target "exists".
         """
