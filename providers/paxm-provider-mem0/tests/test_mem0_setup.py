@@ -75,6 +75,18 @@ def test_self_hosted_setup_checks_the_key_then_the_loop_works(
     assert files_mentioning(config.parent, mem0_server.api_key, skip=config) == []
     assert files_mentioning(isolated_home, mem0_server.api_key, skip=config) == []
 
+    # the error paths with a revoked key: clear errors, and that key is never written either
+    revoked = "m0-revoked-" + "q" * 16
+    config.write_text(config.read_text().replace(mem0_server.api_key, revoked))
+    failed = run("--config", str(config), "recall", "--query", "nightly backup")
+    assert failed.returncode != 0 and "HTTP 401" in failed.stderr and revoked not in failed.stdout + failed.stderr
+    sick = run("--config", str(config), "config", "doctor", "--json")
+    assert sick.returncode != 0 and revoked not in sick.stdout + sick.stderr
+    [row] = [r for r in json.loads(sick.stdout) if r["provider"] == "mem0"]
+    assert row["ok"] is False and "authentication failed (HTTP 401, GET /memories)" in row["error"]
+    assert files_mentioning(config.parent, revoked, skip=config) == []
+    assert files_mentioning(isolated_home, revoked, skip=config) == []
+
 
 def test_setup_can_target_an_agent_instead_of_the_user(mem0_server: Mem0Server, tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
