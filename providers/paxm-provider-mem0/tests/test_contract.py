@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import Mem0Server
 from mem0_cloud_fake import Mem0CloudFake
+from mem0_fixtures import Mem0Server
 
 from paxm_contracttest import ProviderContract
 from paxm_core import ProviderConfig

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import Mem0Server
+from mem0_fixtures import Mem0Server
 
 from paxm_core import (
     ConfigError,

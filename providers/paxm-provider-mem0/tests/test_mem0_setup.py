@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import Mem0Server
 from mem0_cloud_fake import Mem0CloudFake
+from mem0_fixtures import Mem0Server
 
 CODE = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 

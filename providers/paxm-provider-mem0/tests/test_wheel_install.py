@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import Mem0Server
+from mem0_fixtures import Mem0Server
 
 ROOT = Path(__file__).resolve().parents[3]
 
