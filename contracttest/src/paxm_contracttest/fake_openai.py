@@ -3,7 +3,7 @@
 Run it as ``python -m paxm_contracttest.fake_openai PORT`` (stdlib only, so any venv's Python
 can run the file directly).  Routes:
 
-* ``POST /v1/embeddings``: hashing bag-of-words vectors (``FAKEAI_DIMS``, default 64), L2
+* ``POST /v1/embeddings``: hashing bag-of-words vectors (``FAKEAI_DIMS``, default 256), L2
   normalized, so texts sharing words are close and unrelated texts score near zero; float or
   base64 encoding.
 * ``POST /v1/chat/completions``: the reply comes from ``reply(body) -> str`` in the Python file
@@ -42,7 +42,8 @@ def embed(text: str, dims: int) -> list[float]:
     for word in _WORD.findall(text.lower()):
         digest = hashlib.sha256(word.encode()).digest()
         index = int.from_bytes(digest[:4], "big") % dims
-        vec[index] += 1.0 if digest[4] & 1 else -1.0
+        # always positive: a hash collision can only add similarity, never cancel a shared word
+        vec[index] += 1.0
     norm = math.sqrt(sum(v * v for v in vec))
     if norm == 0.0:
         vec[0] = 1.0
@@ -63,7 +64,7 @@ def _load_reply() -> Any:
 
 class _Handler(BaseHTTPRequestHandler):
     reply: Any = None
-    dims = 64
+    dims = 256
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         return
@@ -143,7 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
 def main(argv: list[str]) -> None:
     """Serve on 127.0.0.1:``argv[0]`` until killed."""
     _Handler.reply = _load_reply()
-    _Handler.dims = int(os.environ.get("FAKEAI_DIMS") or 64)
+    _Handler.dims = int(os.environ.get("FAKEAI_DIMS") or 256)
     server = ThreadingHTTPServer(("127.0.0.1", int(argv[0])), _Handler)
     server.serve_forever()
 

@@ -64,7 +64,8 @@ def provision_venv(
     root.mkdir(parents=True, exist_ok=True)
     target = root / f"{name}-{version}"
     marker = target / ".paxm-complete"
-    if marker.exists():
+    wanted = "\n".join(requirements) + "\n"
+    if _built(marker, wanted):
         return target
     if os.environ.get("PAXM_TEST_NO_INSTALL") == "1":
         missing(f"{target} is not built and PAXM_TEST_NO_INSTALL=1")
@@ -74,7 +75,7 @@ def provision_venv(
         raise AssertionError("unreachable")
     with open(root / f".{name}-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists():
+        if _built(marker, wanted):
             return target
         build = root / f".{name}-{version}.build-{os.getpid()}"
         shutil.rmtree(build, ignore_errors=True)
@@ -92,7 +93,7 @@ def provision_venv(
                 capture_output=True,
                 timeout=timeout,
             )
-            (build / ".paxm-complete").write_text("\n".join(requirements) + "\n")
+            (build / ".paxm-complete").write_text(wanted)
             shutil.rmtree(target, ignore_errors=True)
             build.rename(target)
         except subprocess.CalledProcessError as exc:
@@ -101,6 +102,14 @@ def provision_venv(
         finally:
             shutil.rmtree(build, ignore_errors=True)
     return target
+
+
+def _built(marker: Path, wanted: str) -> bool:
+    """The venv is complete and holds exactly the requested requirements (else it is rebuilt)."""
+    try:
+        return marker.read_text() == wanted
+    except OSError:
+        return False
 
 
 def free_port() -> int:

@@ -86,8 +86,13 @@ def _first(obj: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
 def _score(obj: Mapping[str, Any]) -> float | None:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = _meta(obj)
     for source in (obj, meta):
         for key in _SCORE_KEYS:
             value = source.get(key)
@@ -97,7 +102,7 @@ def _score(obj: Mapping[str, Any]) -> float | None:
 
 
 def _created(obj: Mapping[str, Any]) -> datetime | None:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = _meta(obj)
     for source in (obj, meta):
         value = _first(source, _TIME_KEYS)
         if isinstance(value, str):
@@ -126,7 +131,7 @@ def _hit(provider: str, kind_prefix: str, obj: Mapping[str, Any]) -> MemoryHit |
     raw_text = _first(obj, _TEXT_KEYS)
     if not isinstance(raw_text, str) or not raw_text.strip():
         return None
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = _meta(obj)
     # paxm's own keys travel in ``info`` (self-hosted nests it in metadata; Cloud may flatten it)
     metadata = _string_map(meta.get("info") or obj.get("info") or meta.get("metadata") or obj.get("metadata_info"))
     if not metadata and isinstance(obj.get("metadata"), Mapping):

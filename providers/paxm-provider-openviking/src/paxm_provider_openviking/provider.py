@@ -156,8 +156,10 @@ class OpenVikingProvider:
         stored = result.get("uri") if isinstance(result, Mapping) else None
         if isinstance(result, Mapping) and str(result.get("vector_status", "complete")) not in ("complete", "skipped"):
             raise ProviderError(
-                self._name, "put", f"OpenViking stored {uri} but did not index it (vector_status "
-                f"{result.get('vector_status')!r})", retryable=True
+                self._name,
+                "put",
+                f"OpenViking stored {uri} but did not index it (vector_status {result.get('vector_status')!r})",
+                retryable=True,
             )
         return MemoryRef(self._name, str(stored or uri))
 

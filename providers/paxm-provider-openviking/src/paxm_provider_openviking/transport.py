@@ -79,7 +79,9 @@ class OpenVikingTransport:
                 raise DeadlineExceeded(f"openviking {op}: deadline exceeded") from exc
             raise self._fail(op, f"timed out waiting for OpenViking at {self._base}", retryable=True) from exc
         except httpx.TransportError as exc:
-            raise self._fail(op, f"cannot reach OpenViking at {self._base}: {type(exc).__name__}", retryable=True) from exc
+            raise self._fail(
+                op, f"cannot reach OpenViking at {self._base}: {type(exc).__name__}", retryable=True
+            ) from exc
         try:
             payload = resp.json() if resp.content else None
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -95,7 +97,7 @@ class OpenVikingTransport:
         if payload is None and resp.content:
             raise self._fail(op, f"OpenViking returned a body that is not JSON: {resp.text}")
         _check_envelope(payload, lambda message: self._fail(op, message))
-        return payload.get("result")
+        return payload.get("result") if isinstance(payload, dict) else None
 
 
 def _detail(payload: Any) -> str:
