@@ -122,9 +122,9 @@ def _ensure_remote_targets(config: Config, selected: list[str], echo: Any) -> No
         ensure = getattr(provider, "ensure_target", None)
         try:
             if callable(ensure):
-                _, state = ensure(Deadline.after(provider_config.timeout or 30.0))
-                target = provider_config.user_id or provider_config.graph_id
-                kind = "user" if provider_config.user_id else "graph"
+                target_id, state = ensure(Deadline.after(provider_config.timeout or 30.0))
+                target = provider_config.user_id or provider_config.graph_id or target_id
+                kind = "user" if provider_config.user_id else "graph" if provider_config.graph_id else "target"
                 echo(f"ensured {provider_config.type} {kind}: {target} ({state})")
         finally:
             close = getattr(provider, "close", None)
