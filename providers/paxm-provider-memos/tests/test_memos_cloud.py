@@ -227,6 +227,7 @@ def test_official_client_sends_the_same_wire(cloud: tuple[str, CloudState], tmp_
         text=True,
         timeout=120,
         env={**os.environ, "HOME": str(tmp_path)},
+        cwd=tmp_path,  # the client writes a .memos/ log dir into its working directory
     )
     assert run.returncode == 0, run.stderr[-2000:]
     official = {r["path"]: r for r in state.requests}
