@@ -195,7 +195,8 @@ def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> 
         if server is not None and server.proc is not None and server.proc.poll() is not None:
             raise RuntimeError(f"server exited rc={server.proc.returncode}:\n{server.log_tail()}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
+            # generous per-request timeout: a loaded machine may stall a starting server's event loop
+            with urllib.request.urlopen(url, timeout=10) as resp:
                 if resp.status == 200:
                     return
         except (urllib.error.URLError, OSError):

@@ -94,7 +94,7 @@ class MemOSServer:
             cwd=workdir,
         )
         try:
-            self._proc.wait_http(self.url + "/health", 180)
+            self._proc.wait_http(self.url + "/health", 300)
         except BaseException:
             self.stop()  # a server that never came up must not outlive the test run
             raise
@@ -106,7 +106,7 @@ class MemOSServer:
     def restart(self) -> None:
         self._proc.stop(grace=30)
         self._proc.start()
-        self._proc.wait_http(self.url + "/health", 180)
+        self._proc.wait_http(self.url + "/health", 300)
 
     def stop(self) -> None:
         self._proc.stop(grace=30)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ov_server import OpenVikingServer, start_fake_openai  # noqa: E402
+from ov_server import ROOT_KEY, OpenVikingServer, start_fake_openai  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -37,5 +37,13 @@ def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def openviking(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:
     """A dev-mode (no auth) openviking-server shared by the session."""
     server = OpenVikingServer(tmp_path_factory.mktemp("openviking"), fake_openai)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def openviking_keyed(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:
+    """An openviking-server with a root API key (tenant APIs need a user key)."""
+    server = OpenVikingServer(tmp_path_factory.mktemp("openviking-keyed"), fake_openai, root_api_key=ROOT_KEY)
     yield server
     server.stop()

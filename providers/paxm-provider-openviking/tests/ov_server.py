@@ -15,6 +15,8 @@ from paxm_contracttest.servers import ServerProcess, free_port, provision_venv, 
 
 OPENVIKING_VERSION = "0.5.2"
 REQUIREMENTS = [f"openviking=={OPENVIKING_VERSION}"]
+#: The root key of the keyed test server (tenant data APIs refuse it; it mints user keys).
+ROOT_KEY = "ov-root-key-for-tests-0042"
 
 
 def openviking_venv() -> Path:
@@ -80,7 +82,7 @@ class OpenVikingServer:
             cwd=workdir,
         )
         try:
-            self._proc.wait_http(self.url + "/health", 120)
+            self._proc.wait_http(self.url + "/health", 300)
         except BaseException:
             self.stop()  # a server that never came up must not outlive the test run
             raise
@@ -93,7 +95,7 @@ class OpenVikingServer:
         """Stop gracefully (SIGTERM) and start again on the same workspace and port."""
         self._proc.stop()
         self._proc.start()
-        self._proc.wait_http(self.url + "/health", 120)
+        self._proc.wait_http(self.url + "/health", 300)
 
     def stop(self) -> None:
         self._proc.stop()
