@@ -111,3 +111,7 @@ class MemOSServer:
     def stop(self) -> None:
         self._proc.stop(grace=30)
         shutil.rmtree(self._pg_parent, ignore_errors=True)
+
+
+if __name__ == "__main__":  # CI warm-up: build the venv ahead of the tests
+    print(memos_venv())

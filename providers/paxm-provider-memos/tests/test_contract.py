@@ -13,6 +13,9 @@ from paxm_core import ProviderConfig
 sys.path.insert(0, str(Path(__file__).parent))
 from memos_server import MemOSServer  # noqa: E402
 
+# a real server from a cached venv: minutes on a cold cache
+pytestmark = pytest.mark.slow
+
 
 class TestMemOSContract(ProviderContract):
     @pytest.fixture

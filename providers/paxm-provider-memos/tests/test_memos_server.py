@@ -29,6 +29,9 @@ from paxm_provider_memos.selfhosted import MemOSProvider
 sys.path.insert(0, str(Path(__file__).parent))
 from memos_server import MemOSServer  # noqa: E402
 
+# a real server from a cached venv: minutes on a cold cache
+pytestmark = pytest.mark.slow
+
 _OPEN: list[Any] = []
 
 

@@ -99,3 +99,7 @@ class OpenVikingServer:
 
     def stop(self) -> None:
         self._proc.stop()
+
+
+if __name__ == "__main__":  # CI warm-up: build the venv ahead of the tests
+    print(openviking_venv())

@@ -30,6 +30,9 @@ from paxm_provider_openviking.provider import OpenVikingProvider
 sys.path.insert(0, str(Path(__file__).parent))
 from ov_server import OpenVikingServer  # noqa: E402
 
+# a real server from a cached venv: minutes on a cold cache
+pytestmark = pytest.mark.slow
+
 _OPEN: list[Any] = []
 
 
