@@ -187,3 +187,21 @@ def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tup
     # exactly one delete mode: the real server refuses memory_ids together with user_id
     assert sent["body"] == {"writable_cube_ids": ["x"], "memory_ids": ["m1"]}
     assert sent["auth"] == f"Bearer {secret}"
+
+
+def test_eval_cube_cleanup_removes_everything_in_that_cube_only(memos: MemOSServer) -> None:
+    keep = _provider(memos.url, "kept-cube")
+    keep.put(MemoryItem(text="platypus cleanup survivor"), _d())
+    scratch = _provider(memos.url, "paxm-eval-cleanup")
+    texts = ["platypus cleanup victim orange sunrise", "platypus cleanup victim granite mountain"]
+    refs = scratch.put_batch([MemoryItem(text=t) for t in texts], _d())
+    for text, ref in zip(texts, refs, strict=True):
+        assert ref.id in [h.id for h in scratch.search(SearchQuery(text=text, limit=10), _d())]
+    scratch.cleanup_eval_scope(_d())
+    for text in texts:
+        assert scratch.search(SearchQuery(text=text, limit=10), _d()) == []
+    assert [h.text for h in keep.search(SearchQuery(text="platypus cleanup survivor", limit=10), _d())] == [
+        "platypus cleanup survivor"
+    ]
+    with pytest.raises(ProviderError, match="paxm-eval-"):
+        keep.cleanup_eval_scope(_d())

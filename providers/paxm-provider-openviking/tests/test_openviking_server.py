@@ -186,3 +186,15 @@ def test_http_200_with_status_error_is_an_error_and_hides_the_key(http200_error_
             call()
         assert "UNAUTHENTICATED" in str(info.value) and secret not in str(info.value)
         assert "<redacted>" in str(info.value)
+
+
+def test_eval_dir_cleanup_removes_that_directory_only(openviking: OpenVikingServer) -> None:
+    keep = _provider(openviking.url, memory_dir="kept-dir")
+    kept = keep.put(MemoryItem(text="platypus cleanup survivor"), _d())
+    scratch = _provider(openviking.url, memory_dir="paxm-eval-cleanup")
+    refs = scratch.put_batch([MemoryItem(text=f"platypus cleanup victim {n}") for n in ("one", "two")], _d())
+    scratch.cleanup_eval_scope(_d())
+    ids = [h.id for h in keep.search(SearchQuery(text="platypus cleanup victim survivor", limit=20), _d())]
+    assert kept.id in ids and not set(r.id for r in refs) & set(ids)
+    with pytest.raises(ProviderError, match="paxm-eval-"):
+        keep.cleanup_eval_scope(_d())
