@@ -1,0 +1,153 @@
+"""A deterministic, offline OpenAI-compatible endpoint for backends that need an embedder and an LLM.
+
+Run it as ``python -m paxm_contracttest.fake_openai PORT`` (stdlib only, so any venv's Python
+can run the file directly).  Routes:
+
+* ``POST /v1/embeddings``: hashing bag-of-words vectors (``FAKEAI_DIMS``, default 256), L2
+  normalized, so texts sharing words are close and unrelated texts score near zero; float or
+  base64 encoding.
+* ``POST /v1/chat/completions``: the reply comes from ``reply(body) -> str`` in the Python file
+  named by ``FAKEAI_CHAT_REPLY`` (echoes the last message when unset).
+* ``GET /v1/models``.
+
+Every request is appended to ``FAKEAI_LOG`` (jsonl) when set, so tests can assert what a server
+asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import re
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["embed", "main"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_LOCK = threading.Lock()
+
+
+def embed(text: str, dims: int) -> list[float]:
+    """A unit vector counting hashed lower-case words of ``text`` (all zeros but one for empty text)."""
+    vec = [0.0] * dims
+    for word in _WORD.findall(text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        index = int.from_bytes(digest[:4], "big") % dims
+        # always positive: a hash collision can only add similarity, never cancel a shared word
+        vec[index] += 1.0
+    norm = math.sqrt(sum(v * v for v in vec))
+    if norm == 0.0:
+        vec[0] = 1.0
+        return vec
+    return [v / norm for v in vec]
+
+
+def _load_reply() -> Any:
+    path = os.environ.get("FAKEAI_CHAT_REPLY", "")
+    if not path:
+        return None
+    spec = importlib.util.spec_from_file_location("fakeai_reply", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reply
+
+
+class _Handler(BaseHTTPRequestHandler):
+    reply: Any = None
+    dims = 256
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    def _send(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _log(self, body: Any) -> None:
+        path = os.environ.get("FAKEAI_LOG", "")
+        if path:
+            with _LOCK, open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"path": self.path, "body": body, "at": time.time()}) + "\n")
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "fake-embed", "object": "model"}]})
+            return
+        self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "body is not JSON"}})
+            return
+        self._log(body)
+        if self.path.rstrip("/").endswith("/embeddings"):
+            inputs = body.get("input")
+            texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            data = []
+            for i, text in enumerate(texts):
+                vec = embed(str(text), int(body.get("dimensions") or self.dims))
+                value: Any = vec
+                if body.get("encoding_format") == "base64":
+                    value = base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode()
+                data.append({"object": "embedding", "index": i, "embedding": value})
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model", "fake-embed"),
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                },
+            )
+            return
+        if self.path.rstrip("/").endswith("/chat/completions"):
+            messages = body.get("messages") or []
+            if self.reply is not None:
+                content = self.reply(body)
+            else:
+                last = messages[-1].get("content") if messages else ""
+                content = last if isinstance(last, str) else json.dumps(last)
+            self._send(
+                200,
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "fake-llm"),
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                },
+            )
+            return
+        self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+
+def main(argv: list[str]) -> None:
+    """Serve on 127.0.0.1:``argv[0]`` until killed."""
+    _Handler.reply = _load_reply()
+    _Handler.dims = int(os.environ.get("FAKEAI_DIMS") or 256)
+    server = ThreadingHTTPServer(("127.0.0.1", int(argv[0])), _Handler)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

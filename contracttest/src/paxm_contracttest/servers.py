@@ -1,0 +1,210 @@
+"""Helpers for tests that run a real backend server as a subprocess from its own cached venv.
+
+Real backends (MemOS, OpenViking, ...) pin conflicting dependencies, so each runs from a venv of its
+own, built once per pinned version under ``~/.cache/paxm-tests/venvs/<name>-<version>``.  Building
+happens in a temp dir beside the target and is renamed into place under an flock, so parallel test
+runs install once and a half-built venv is never used.  Servers run in their own process group and
+are stopped with SIGTERM, then SIGKILL of the whole group, so nothing (postgres included) leaks.
+
+Stdlib only: importing this module must stay cheap.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+__all__ = [
+    "CACHE_ROOT",
+    "ServerProcess",
+    "free_port",
+    "missing",
+    "provision_venv",
+    "venv_python",
+    "wait_http",
+]
+
+# Resolved at import time: test fixtures repoint HOME at a temp dir, but the cache must be shared.
+CACHE_ROOT = Path(os.environ.get("PAXM_TEST_CACHE") or Path.home() / ".cache" / "paxm-tests")
+
+
+def missing(reason: str) -> None:
+    """Skip outside CI, fail in CI: a real-server test never silently passes without its server."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI requires this dependency: {reason}")
+    pytest.skip(reason)
+
+
+def venv_python(venv: Path) -> Path:
+    """The interpreter inside ``venv``."""
+    return venv / "bin" / "python"
+
+
+def provision_venv(
+    name: str, version: str, requirements: Sequence[str], *, python: str = "3.11", timeout: float = 1800
+) -> Path:
+    """Return a venv holding exactly ``requirements``, building it once under the shared cache.
+
+    ``PAXM_TEST_NO_INSTALL=1`` turns a missing venv into a skip (or a failure in CI) instead of a
+    multi-minute install.
+    """
+    root = CACHE_ROOT / "venvs"
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / f"{name}-{version}"
+    marker = target / ".paxm-complete"
+    wanted = "\n".join(requirements) + "\n"
+    if _built(marker, wanted):
+        return target
+    if os.environ.get("PAXM_TEST_NO_INSTALL") == "1":
+        missing(f"{target} is not built and PAXM_TEST_NO_INSTALL=1")
+    uv = shutil.which("uv")
+    if uv is None:
+        missing("uv is not on PATH (needed to build the test venv)")
+        raise AssertionError("unreachable")
+    with open(root / f".{name}-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _built(marker, wanted):
+            return target
+        build = root / f".{name}-{version}.build-{os.getpid()}"
+        shutil.rmtree(build, ignore_errors=True)
+        try:
+            # --relocatable: console scripts find their interpreter relatively, so the rename is safe.
+            subprocess.run(
+                [uv, "venv", "--relocatable", "--python", python, str(build)],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
+            subprocess.run(
+                [uv, "pip", "install", "--python", str(venv_python(build)), *requirements],
+                check=True,
+                capture_output=True,
+                timeout=timeout,
+            )
+            (build / ".paxm-complete").write_text(wanted)
+            shutil.rmtree(target, ignore_errors=True)
+            build.rename(target)
+        except subprocess.CalledProcessError as exc:
+            tail = (exc.stderr or b"").decode(errors="replace")[-3000:]
+            raise RuntimeError(f"building {target} failed:\n{tail}") from exc
+        finally:
+            shutil.rmtree(build, ignore_errors=True)
+    return target
+
+
+def _built(marker: Path, wanted: str) -> bool:
+    """The venv is complete and holds exactly the requested requirements (else it is rebuilt)."""
+    try:
+        return marker.read_text() == wanted
+    except OSError:
+        return False
+
+
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class ServerProcess:
+    """A server subprocess in its own session (process group), with its output in ``log``."""
+
+    def __init__(
+        self, cmd: Sequence[str], *, log: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
+        self.cmd = [str(c) for c in cmd]
+        self.log = log
+        self._env = {**os.environ, **(env or {})}
+        self._cwd = cwd
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        """(Re)start the process; output is appended to the log."""
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                self.cmd, env=self._env, cwd=self._cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def wait_http(self, url: str, timeout: float) -> None:
+        """Wait until ``url`` answers 200, failing early (with the log) if the process dies."""
+        wait_http(url, timeout, self)
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM the group, wait ``grace`` seconds, then SIGKILL whatever is left of the group."""
+        proc = self.proc
+        if proc is None:
+            return
+        self.proc = None
+        try:
+            pgid = os.getpgid(proc.pid)
+        except ProcessLookupError:
+            pgid = proc.pid
+        if proc.poll() is None:
+            try:
+                os.killpg(pgid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # Children (postgres, workers) may outlive the leader: kill the whole group regardless.
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if proc.poll() is None:
+            proc.wait(10)
+
+    def group_alive(self, pgid: int) -> bool:
+        """True while any process of group ``pgid`` still exists."""
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:
+    """Poll ``url`` until it answers HTTP 200."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server is not None and server.proc is not None and server.proc.poll() is not None:
+            raise RuntimeError(f"server exited rc={server.proc.returncode}:\n{server.log_tail()}")
+        try:
+            # generous per-request timeout: a loaded machine may stall a starting server's event loop
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.3)
+    tail = server.log_tail() if server is not None else ""
+    raise TimeoutError(f"{url} did not answer within {timeout}s\n{tail}")
+
+
+if __name__ == "__main__":  # pragma: no cover - manual warm-up: python -m paxm_contracttest.servers NAME VER REQ...
+    print(provision_venv(sys.argv[1], sys.argv[2], sys.argv[3:]))

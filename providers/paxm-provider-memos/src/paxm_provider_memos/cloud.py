@@ -1,0 +1,128 @@
+"""MemOS Cloud (``type: memos-cloud``): the hosted OpenMem API.
+
+The wire follows MemTensor's official client (``memos.api.client.MemOSClient`` in MemoryOS
+2.0.33), which the tests drive against the same recording server: ``Authorization: Token
+<key>``, ``POST /add/message`` with paxm's string map in ``info`` and ``POST /search/memory``.
+An add answers with a task id, not memory ids, so a write's receipt is its own write id (sent
+as ``conversation_id``); memories are deleted only through the ids search returns, which the
+contract cannot exercise, so delete is not offered (as upstream).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from paxm_core import (
+    ConfigError,
+    Deadline,
+    MemoryHit,
+    MemoryItem,
+    MemoryRef,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+    resolve_secret,
+    sync_attribution,
+)
+from paxm_provider_memos.response import hits_from_response
+from paxm_provider_memos.selfhosted import item_info
+from paxm_provider_memos.transport import MemOSTransport
+
+__all__ = ["DEFAULT_CLOUD_BASE_URL", "MemOSCloudProvider"]
+
+DEFAULT_CLOUD_BASE_URL = "https://memos.memtensor.cn/api/openmem/v1"
+DEFAULT_TIMEOUT = 30.0
+_MAX_LIMIT = 100
+
+
+class MemOSCloudProvider:
+    """One MemOS Cloud user (optionally narrowed to an agent)."""
+
+    def __init__(self, name: str, config: ProviderConfig) -> None:
+        if not name.strip():
+            raise ConfigError("memos-cloud provider name is required")
+        self._name = name
+        key = resolve_secret(config.api_key)
+        if not key:
+            raise ConfigError(
+                "needs an API key: set api_key (or api_key: env:MEMOS_API_KEY)", path=f"providers.{name}.api_key"
+            )
+        self._user_id = (config.user_id or "paxm").strip()
+        self._agent_id = config.agent_id.strip()
+        base_url = (config.base_url or DEFAULT_CLOUD_BASE_URL).strip()
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}", path=f"providers.{name}.base_url")
+        self._timeout = config.timeout or DEFAULT_TIMEOUT
+        headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
+        self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({"put_batch", "attribution"})
+
+    def _search_body(self, text: str, limit: int) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "user_id": self._user_id,
+            "query": text,
+            "memory_limit_number": limit,
+            "include_preference": False,
+            "include_tool_memory": False,
+        }
+        if self._agent_id:
+            body["filter"] = {"agent_id": self._agent_id}
+        return body
+
+    def health(self, deadline: Deadline) -> None:
+        """A one-result search: proves the URL, the key and the user (Cloud has no health route)."""
+        self._http.call("health", "POST", "/search/memory", deadline, self._search_body("paxm health check", 1))
+
+    def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
+        """Check the key against the user before setup saves (Cloud creates users on first write)."""
+        self.health(deadline)
+        return self._user_id, "exists"
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        deadline.check("memos-cloud search")
+        text = query.text.strip()
+        if not text:
+            raise ProviderError(self._name, "search", "query text is required")
+        limit = min(_MAX_LIMIT, query.limit) if query.limit > 0 else 10
+        payload = self._http.call("search", "POST", "/search/memory", deadline, self._search_body(text, limit))
+        return hits_from_response(self._name, "memos_cloud", payload, limit)
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        deadline.check("memos-cloud put")
+        text = item.text.strip()
+        if not text:
+            raise ProviderError(self._name, "put", "memory text is required")
+        item = sync_attribution(item)
+        write_id = uuid.uuid4().hex
+        body: dict[str, Any] = {
+            "user_id": self._user_id,
+            "conversation_id": write_id,
+            "messages": [{"role": "user", "content": text}],
+            "info": item_info(item, write_id),
+            "source": "paxm",
+            # synchronous, so what put acknowledged is searchable when it returns
+            "async_mode": False,
+        }
+        if self._agent_id:
+            body["agent_id"] = self._agent_id
+        self._http.call("put", "POST", "/add/message", deadline, body)
+        return MemoryRef(self._name, write_id)
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
+        deadline.check("memos-cloud put")
+        for item in items:
+            if not item.text.strip():
+                raise ProviderError(self._name, "put", "memory text is required")
+        return [self.put(item, deadline) for item in items]
+
+    def close(self) -> None:
+        """Close the HTTP client; later calls fail with "provider is closed"."""
+        self._http.close()

@@ -1,0 +1,177 @@
+"""The self-hosted MemOS provider (``type: memos``) over the MemOS product API.
+
+Writes go to ``POST /product/add`` in ``fast`` mode, synchronously, so a memory is searchable
+when the call returns and MemOS's LLM is never involved (the stored text is the written text,
+prefixed by MemOS with ``user: [time]:``, which search strips again).  paxm's attribution,
+tier and expiry travel in ``info`` and come back under ``metadata.info``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from paxm_core import (
+    ConfigError,
+    Deadline,
+    MemoryHit,
+    MemoryItem,
+    MemoryRef,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+    format_time,
+    resolve_secret,
+    sync_attribution,
+)
+from paxm_core.attribution import lifecycle_metadata
+from paxm_provider_memos.response import hits_from_response, memory_ids
+from paxm_provider_memos.transport import MemOSTransport
+
+__all__ = ["DEFAULT_CUBE", "DEFAULT_USER", "MemOSProvider", "SEARCH_MODES"]
+
+DEFAULT_BASE_URL = "http://localhost:8000"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_USER = "paxm"
+DEFAULT_CUBE = "paxm"
+SEARCH_MODES = ("fast", "fine", "mixture")
+EVAL_CUBE_PREFIX = "paxm-eval-"
+_MAX_TOP_K = 100
+
+
+def item_info(item: MemoryItem, write_id: str) -> dict[str, str]:
+    """The string map stored with a memory: item metadata, attribution, lifecycle and paxm ids."""
+    info = dict(item.metadata)
+    info.update(lifecycle_metadata(item))
+    if item.source:
+        info["paxm_source"] = item.source
+    if item.id:
+        info["paxm_id"] = item.id
+    if item.created_at is not None:
+        info["paxm_created_at"] = format_time(item.created_at)
+    info["paxm_write_id"] = write_id
+    return info
+
+
+class MemOSProvider:
+    """One MemOS user + memory cube on a self-hosted product server."""
+
+    def __init__(self, name: str, config: ProviderConfig) -> None:
+        if not name.strip():
+            raise ConfigError("memos provider name is required")
+        self._name = name
+        self._user_id = (config.user_id or DEFAULT_USER).strip()
+        self._cube = (config.mem_cube_id or DEFAULT_CUBE).strip()
+        self._mode = (config.search_mode or "fast").strip().lower()
+        if self._mode not in SEARCH_MODES:
+            raise ConfigError(
+                f"unknown search_mode {self._mode!r}; use one of {', '.join(SEARCH_MODES)}",
+                path=f"providers.{name}.search_mode",
+            )
+        base_url = (config.base_url or DEFAULT_BASE_URL).strip()
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}", path=f"providers.{name}.base_url")
+        key = resolve_secret(config.api_key)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._timeout = config.timeout or DEFAULT_TIMEOUT
+        self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def capabilities(self) -> frozenset[str]:
+        """Batch, delete and attribution; eval-scope cleanup only for a ``paxm-eval-*`` cube."""
+        caps = {"put_batch", "delete", "attribution"}
+        if self._cube.startswith(EVAL_CUBE_PREFIX):
+            caps.add("eval_scope_cleanup")
+        return frozenset(caps)
+
+    def health(self, deadline: Deadline) -> None:
+        """``GET /health`` answers 200 with a healthy envelope."""
+        self._http.call("health", "GET", "/health", deadline)
+
+    def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
+        """Check the server answers and the user/cube is searchable (MemOS creates cubes on first write)."""
+        self.health(deadline)
+        self._http.call("ensure target", "POST", "/product/search", deadline, self._search_body("paxm setup check", 1))
+        return f"{self._user_id}/{self._cube}", "exists"
+
+    def _search_body(self, text: str, top_k: int) -> dict[str, Any]:
+        return {
+            "query": text,
+            "user_id": self._user_id,
+            "readable_cube_ids": [self._cube],
+            "mode": self._mode,
+            "top_k": top_k,
+            "relativity": 0,
+            "include_preference": False,
+            "search_tool_memory": False,
+            "include_skill_memory": False,
+            "internet_search": False,
+        }
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        deadline.check("memos search")
+        text = query.text.strip()
+        if not text:
+            raise ProviderError(self._name, "search", "query text is required")
+        top_k = min(_MAX_TOP_K, query.limit) if query.limit > 0 else 10
+        payload = self._http.call("search", "POST", "/product/search", deadline, self._search_body(text, top_k))
+        return hits_from_response(self._name, "memos", payload, top_k)
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        deadline.check("memos put")
+        text = item.text.strip()
+        if not text:
+            raise ProviderError(self._name, "put", "memory text is required")
+        item = sync_attribution(item)
+        write_id = uuid.uuid4().hex
+        body = {
+            "user_id": self._user_id,
+            "writable_cube_ids": [self._cube],
+            "async_mode": "sync",
+            "mode": "fast",
+            "messages": [{"role": "user", "content": text}],
+            "info": item_info(item, write_id),
+        }
+        payload = self._http.call("put", "POST", "/product/add", deadline, body)
+        ids = memory_ids(payload.get("data") if isinstance(payload, dict) else payload)
+        # fast mode stores one memory per message; without an id the write id is the receipt
+        return MemoryRef(self._name, ids[0] if ids else write_id)
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
+        """One add per item (MemOS may merge messages of one add into a single memory)."""
+        deadline.check("memos put")
+        for item in items:
+            if not item.text.strip():
+                raise ProviderError(self._name, "put", "memory text is required")
+        return [self.put(item, deadline) for item in items]
+
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
+        """Delete by memory id; exactly one delete mode is sent (MemOS rejects mixed modes)."""
+        if ref.provider and ref.provider != self._name:
+            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
+        body = {"writable_cube_ids": [self._cube], "memory_ids": [ref.id]}
+        self._http.call("delete", "POST", "/product/delete_memory", deadline, body)
+
+    def cleanup_eval_scope(self, deadline: Deadline) -> None:
+        """Delete every memory of a dedicated ``paxm-eval-*`` cube (by listing, then deleting ids)."""
+        if not self._cube.startswith(EVAL_CUBE_PREFIX):
+            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_CUBE_PREFIX}* cube")
+        body = {"user_id": self._user_id, "memory_type": "text_mem", "mem_cube_ids": [self._cube]}
+        payload = self._http.call("cleanup", "POST", "/product/get_all", deadline, body)
+        ids = [i for i in memory_ids(payload.get("data") if isinstance(payload, dict) else payload)]
+        if ids:
+            self._http.call(
+                "cleanup",
+                "POST",
+                "/product/delete_memory",
+                deadline,
+                {"writable_cube_ids": [self._cube], "memory_ids": ids},
+            )
+
+    def close(self) -> None:
+        """Close the HTTP client; later calls fail with "provider is closed"."""
+        self._http.close()

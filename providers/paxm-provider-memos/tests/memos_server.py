@@ -1,0 +1,117 @@
+"""The real MemOS product server (MemoryOS 2.0.33) on 127.0.0.1, from its own cached venv.
+
+Postgres + pgvector come from the ``pgserver`` wheel; the embedder and LLM point at the fake
+OpenAI endpoint (fast-mode add and search make embedding calls only).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import paxm_contracttest.fake_openai as fake_openai_module
+from paxm_contracttest.servers import ServerProcess, free_port, provision_venv, venv_python
+
+MEMOS_VERSION = "2.0.33"
+REQUIREMENTS = [
+    f"MemoryOS[mem-reader,tree-mem,mem-scheduler]=={MEMOS_VERSION}",
+    "pgserver==0.1.4",
+    "psycopg2-binary==2.9.13",
+    # imported at start by MemOS's retriever factory although no extra declares it (only "all")
+    "jieba==0.42.1",
+]
+HERE = Path(__file__).parent
+
+
+def memos_venv() -> Path:
+    """The cached venv holding MemoryOS and pgserver (built on first use, ~5 min cold)."""
+    return provision_venv("memos", MEMOS_VERSION, REQUIREMENTS)
+
+
+def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
+    """The fake embeddings/chat endpoint; returns the process and its ``/v1`` base URL."""
+    port = free_port()
+    proc = ServerProcess(
+        [sys.executable, fake_openai_module.__file__, str(port)],
+        log=workdir / "fake_openai.log",
+        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
+    )
+    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def memos_env(workdir: Path, pgdata: Path, fake_openai: str) -> dict[str, str]:
+    (workdir / "files").mkdir(exist_ok=True)
+    (workdir / "home").mkdir(exist_ok=True)
+    return {
+        "PAXM_MEMOS_PGDATA": str(pgdata),
+        "GRAPH_DB_BACKEND": "postgres",
+        "POSTGRES_PASSWORD": "",
+        "EMBEDDING_DIMENSION": "256",
+        "MOS_EMBEDDER_BACKEND": "universal_api",
+        "MOS_EMBEDDER_PROVIDER": "openai",
+        "MOS_EMBEDDER_API_BASE": fake_openai,
+        "MOS_EMBEDDER_API_KEY": "sk-offline",
+        "MOS_EMBEDDER_MODEL": "fake-embed",
+        "OPENAI_API_KEY": "sk-offline",
+        "OPENAI_API_BASE": fake_openai,
+        "MOS_CHAT_MODEL": "fake-llm",
+        "MEMRADER_API_BASE": fake_openai,
+        "MEMRADER_API_KEY": "sk-offline",
+        "MEMRADER_MODEL": "fake-llm",
+        "MOS_RERANKER_BACKEND": "cosine_local",
+        "MOS_FEEDBACK_RERANKER_BACKEND": "cosine_local",
+        "ENABLE_PREFERENCE_MEMORY": "false",
+        "ENABLE_CHAT_API": "false",
+        "ENABLE_INTERNET": "false",
+        "API_SCHEDULER_ON": "false",
+        "MEMSCHEDULER_USE_REDIS_QUEUE": "false",
+        "FILE_LOCAL_PATH": str(workdir / "files"),
+        "HOME": str(workdir / "home"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+
+
+class MemOSServer:
+    """The product server plus its Postgres, restartable on the same data dir."""
+
+    def __init__(self, workdir: Path, fake_openai: str) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.python = venv_python(memos_venv())
+        # As root, pgserver runs postgres as its own system user, which cannot enter pytest's
+        # 0700 temp dirs: the data dir lives in a short, traversable dir of its own.
+        self._pg_parent = Path(tempfile.mkdtemp(prefix="paxm-memos-pg-"))
+        self._pg_parent.chmod(0o711)
+        self._proc = ServerProcess(
+            [str(self.python), str(HERE / "memos_launcher.py"), str(self.port)],
+            log=workdir / "server.log",
+            env=memos_env(workdir, self._pg_parent / "pg", fake_openai),
+            cwd=workdir,
+        )
+        try:
+            self._proc.wait_http(self.url + "/health", 300)
+        except BaseException:
+            self.stop()  # a server that never came up must not outlive the test run
+            raise
+
+    @property
+    def process(self) -> ServerProcess:
+        return self._proc
+
+    def restart(self) -> None:
+        self._proc.stop(grace=30)
+        self._proc.start()
+        self._proc.wait_http(self.url + "/health", 300)
+
+    def stop(self) -> None:
+        self._proc.stop(grace=30)
+        shutil.rmtree(self._pg_parent, ignore_errors=True)
+
+
+if __name__ == "__main__":  # CI warm-up: build the venv ahead of the tests
+    print(memos_venv())

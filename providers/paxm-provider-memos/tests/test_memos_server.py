@@ -1,0 +1,207 @@
+"""Behaviour against the real MemOS product server: recall, restart durability, attribution, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paxm_core import (
+    ConfigError,
+    Deadline,
+    MemoryItem,
+    MemoryOrigin,
+    MemoryScope,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+)
+from paxm_core.plugins import get_plugin_manager
+from paxm_provider_memos.response import strip_role_prefix
+from paxm_provider_memos.selfhosted import MemOSProvider
+
+sys.path.insert(0, str(Path(__file__).parent))
+from memos_server import MemOSServer  # noqa: E402
+
+# a real server from a cached venv: minutes on a cold cache
+pytestmark = pytest.mark.slow
+
+_OPEN: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_providers() -> Iterator[None]:
+    """Close every provider a test built (an unclosed httpx pool is a ResourceWarning, an error here)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def _provider(url: str, cube: str, **kw: Any) -> MemOSProvider:
+    provider = MemOSProvider(
+        "memos", ProviderConfig(type="memos", base_url=url, user_id="todd", mem_cube_id=cube, **kw)
+    )
+    _OPEN.append(provider)
+    return provider
+
+
+def _d() -> Deadline:
+    return Deadline.after(30)
+
+
+def test_role_prefix_is_stripped_only_when_present() -> None:
+    assert strip_role_prefix("user: [02:32 AM on 30 November, 2026]: hello\n") == "hello"
+    assert strip_role_prefix("hello: [not] a prefix") == "hello: [not] a prefix"
+    assert strip_role_prefix("plain\n") == "plain\n"
+
+
+def test_recall_finds_the_right_memory(memos: MemOSServer) -> None:
+    provider = _provider(memos.url, "recall-cases")
+    facts = {
+        "coffee": "I prefer dark roast coffee brewed in a french press",
+        "deploy": "Production deploys happen on Tuesday after the standup",
+        "cat": "The office cat is called Biscuit and sleeps on the printer",
+    }
+    refs = {key: provider.put(MemoryItem(text=text), _d()) for key, text in facts.items()}
+    cases = {
+        "coffee": "what roast of coffee do I prefer",
+        "deploy": "when do production deploys happen",
+        "cat": "what is the office cat called",
+    }
+    for key, query in cases.items():
+        hits = provider.search(SearchQuery(text=query, limit=5), _d())
+        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance, h.text) for h in hits])
+        assert hits[0].text == facts[key]
+        assert hits[0].raw_score_kind == "memos_relativity" and 0.0 <= hits[0].relevance <= 1.0
+
+
+def test_cubes_are_isolated(memos: MemOSServer) -> None:
+    _provider(memos.url, "cube-a").put(MemoryItem(text="walrus isolation marker"), _d())
+    assert _provider(memos.url, "cube-b").search(SearchQuery(text="walrus isolation marker", limit=5), _d()) == []
+
+
+def test_attribution_tier_and_expiry_survive(memos: MemOSServer) -> None:
+    provider = _provider(memos.url, "attribution")
+    item = MemoryItem(
+        text="zanzibar attribution marker memory",
+        source="paxm-test",
+        tier="stm",
+        metadata={"workspace": "/tmp/Proj É"},
+        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
+        scope=MemoryScope("team", "Core"),
+    )
+    ref = provider.put(item, _d())
+    hit = provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _d())[0]
+    assert hit.id == ref.id
+    assert (hit.origin, hit.scope) == (item.origin, item.scope)
+    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+
+
+def test_restart_loses_nothing_acknowledged(memos: MemOSServer) -> None:
+    provider = _provider(memos.url, "durability")
+    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
+    refs = provider.put_batch([MemoryItem(text=t) for t in texts], _d())
+    provider.close()
+    memos.restart()
+    provider = _provider(memos.url, "durability")
+    for text, ref in zip(texts, refs, strict=True):
+        hits = provider.search(SearchQuery(text=text, limit=10), _d())
+        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])
+
+
+def test_ensure_target_checks_the_server(memos: MemOSServer) -> None:
+    assert _provider(memos.url, "setup").ensure_target(_d()) == ("todd/setup", "exists")
+    with pytest.raises(ProviderError, match="cannot reach MemOS"):
+        _provider("http://127.0.0.1:9", "setup").ensure_target(_d())
+
+
+def test_bad_config_is_rejected() -> None:
+    with pytest.raises(ConfigError, match="search_mode"):
+        _provider("http://127.0.0.1:9", "x", search_mode="turbo")
+    spec = get_plugin_manager().provider_type("memos")
+    assert spec.validate is not None and spec.validate(ProviderConfig(type="memos", base_url="ftp://x")) != []
+    assert spec.package == "paxm-provider-memos" and "api_key" in spec.secret_keys
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers like MemOS does when it refuses: HTTP 200, a failure inside the envelope."""
+
+    answers: dict[str, Any] = {}
+    seen: list[dict[str, Any]] = []
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        self.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        data = json.dumps(self.answers.get(self.path, {"code": 200, "data": []})).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _answer  # noqa: N815
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, type[_Recorder]]]:
+    handler = type("Handler", (_Recorder,), {"answers": {}, "seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tuple[str, Any]) -> None:
+    url, handler = recorder
+    secret = "memos-secret-token-987"
+    handler.answers = {
+        "/product/delete_memory": {
+            "code": 200,
+            "message": f"Exactly one delete mode {secret}",
+            "data": {"status": "failure"},
+        },
+        "/product/search": {"code": 500, "message": "search exploded", "data": None},
+        "/health": {"code": 0, "data": {"status": "healthy"}},
+    }
+    provider = _provider(url, "x", api_key=secret)
+    provider.health(_d())
+    with pytest.raises(ProviderError, match="search exploded") as searched:
+        provider.search(SearchQuery(text="q"), _d())
+    from paxm_core import MemoryRef
+
+    with pytest.raises(ProviderError, match="reported failure") as deleted:
+        provider.delete(MemoryRef("memos", "m1"), _d())
+    assert secret not in str(searched.value) + str(deleted.value)
+    sent = next(r for r in handler.seen if r["path"] == "/product/delete_memory")
+    # exactly one delete mode: the real server refuses memory_ids together with user_id
+    assert sent["body"] == {"writable_cube_ids": ["x"], "memory_ids": ["m1"]}
+    assert sent["auth"] == f"Bearer {secret}"
+
+
+def test_eval_cube_cleanup_removes_everything_in_that_cube_only(memos: MemOSServer) -> None:
+    keep = _provider(memos.url, "kept-cube")
+    keep.put(MemoryItem(text="platypus cleanup survivor"), _d())
+    scratch = _provider(memos.url, "paxm-eval-cleanup")
+    texts = ["platypus cleanup victim orange sunrise", "platypus cleanup victim granite mountain"]
+    refs = scratch.put_batch([MemoryItem(text=t) for t in texts], _d())
+    for text, ref in zip(texts, refs, strict=True):
+        assert ref.id in [h.id for h in scratch.search(SearchQuery(text=text, limit=10), _d())]
+    scratch.cleanup_eval_scope(_d())
+    for text in texts:
+        assert scratch.search(SearchQuery(text=text, limit=10), _d()) == []
+    assert [h.text for h in keep.search(SearchQuery(text="platypus cleanup survivor", limit=10), _d())] == [
+        "platypus cleanup survivor"
+    ]
+    with pytest.raises(ProviderError, match="paxm-eval-"):
+        keep.cleanup_eval_scope(_d())

@@ -1,0 +1,261 @@
+"""The OpenViking provider (``type: openviking``) over openviking-server's HTTP API.
+
+Upstream paxm wrote through a session (``sessions`` -> ``messages`` -> ``commit``) and let
+OpenViking's LLM extract memories about 10 s later; the memories it found had LLM-chosen URIs
+and rewritten text and carried no paxm metadata, so refs never matched hits and every hit had
+unknown origin and scope.  This provider writes each memory as one memory file instead:
+
+* ``POST /api/v1/content/write`` to ``viking://user/<user_id>/memories/<memory_dir>/<id>.md``
+  with ``wait: true``, so the memory is embedded and searchable when put returns and the ref id
+  (the URI) is the id search reports;
+* paxm's metadata (attribution, tier, expiry, source, item metadata) rides along as the search
+  tag ``paxm_meta=<hex JSON>`` (see :mod:`paxm_provider_openviking.attribution_tag`), which
+  ``find`` returns on every hit.
+
+Search is upstream's: ``POST /api/v1/search/find`` over all memories (``context_type: memory``,
+``level: 2``), so memories OpenViking extracted from its own sessions are recalled too (with
+unknown attribution, since nothing paxm wrote vouches for them).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from paxm_core import (
+    ConfigError,
+    Deadline,
+    MemoryHit,
+    MemoryItem,
+    MemoryRef,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+    format_time,
+    parse_time,
+    resolve_secret,
+    restore_attribution,
+    sync_attribution,
+)
+from paxm_core.attribution import META_EXPIRES_AT, META_TIER, lifecycle_metadata
+from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
+from paxm_provider_openviking.transport import OpenVikingTransport
+
+__all__ = ["DEFAULT_BASE_URL", "OpenVikingProvider"]
+
+DEFAULT_BASE_URL = "http://localhost:1933"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_USER = "default"
+DEFAULT_DIR = "paxm"
+EVAL_DIR_PREFIX = "paxm-eval-"
+_MAX_LIMIT = 100
+_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _segment(name: str, key: str, value: str) -> str:
+    if not _SEGMENT.match(value) or ".." in value:
+        raise ConfigError(
+            f"{key} {value!r} must be letters, digits, '.', '_' or '-' (it becomes part of a viking:// URI)",
+            path=f"providers.{name}.{key}",
+        )
+    return value
+
+
+class OpenVikingProvider:
+    """One OpenViking user namespace, paxm's memories in one directory of it."""
+
+    def __init__(self, name: str, config: ProviderConfig) -> None:
+        if not name.strip():
+            raise ConfigError("openviking provider name is required")
+        self._name = name
+        base_url = (config.base_url or DEFAULT_BASE_URL).strip()
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}", path=f"providers.{name}.base_url")
+        if config.timeout is not None and config.timeout <= 0:
+            raise ConfigError("timeout must be positive", path=f"providers.{name}.timeout")
+        self._timeout = config.timeout or DEFAULT_TIMEOUT
+        self._user = _segment(name, "user_id", (config.user_id or DEFAULT_USER).strip())
+        self._dir = _segment(name, "memory_dir", str(config.option("memory_dir") or DEFAULT_DIR).strip())
+        self._root = f"viking://user/{self._user}/memories/{self._dir}"
+        key = resolve_secret(config.api_key)
+        self._http = OpenVikingTransport(name, base_url, {"X-API-Key": key} if key else {}, key, self._timeout)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def root_uri(self) -> str:
+        """The directory paxm's memory files live in."""
+        return self._root
+
+    def capabilities(self) -> frozenset[str]:
+        """Batch, delete and attribution; eval-scope cleanup only for a ``paxm-eval-*`` directory."""
+        caps = {"put_batch", "delete", "attribution"}
+        if self._dir.startswith(EVAL_DIR_PREFIX):
+            caps.add("eval_scope_cleanup")
+        return frozenset(caps)
+
+    def preserve_turn_boundaries(self) -> bool:
+        """A captured turn is stored as one memory file, unsplit (as upstream)."""
+        return True
+
+    # -- health and setup ---------------------------------------------------------------
+
+    def health(self, deadline: Deadline) -> None:
+        """``GET /api/v1/stats/memories``: an authenticated, tenant-scoped read (as upstream)."""
+        self._http.call("health", "GET", "/api/v1/stats/memories", deadline)
+
+    def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
+        """Find paxm's memory directory, creating it when missing; a wrong key fails here."""
+        found = self._http.call(
+            "ensure target", "GET", "/api/v1/fs/stat", deadline, params={"uri": self._root}, allow_not_found=True
+        )
+        if found is not None:
+            return self._root, "exists"
+        self._http.call("ensure target", "POST", "/api/v1/fs/mkdir", deadline, {"uri": self._root})
+        return self._root, "created"
+
+    # -- write --------------------------------------------------------------------------
+
+    def _uri_for(self, item: MemoryItem) -> str:
+        # a stable item id gives a stable file: a re-delivered episode replaces, never duplicates
+        stem = f"paxm-{item.id}" if item.id and _SAFE_ID.match(item.id) else uuid.uuid4().hex
+        return f"{self._root}/{stem}.md"
+
+    @staticmethod
+    def _metadata(item: MemoryItem) -> dict[str, str]:
+        meta = dict(item.metadata)
+        meta.update(lifecycle_metadata(item))
+        if item.source:
+            meta["paxm_source"] = item.source
+        if item.id:
+            meta["paxm_id"] = item.id
+        if item.created_at is not None:
+            meta["paxm_created_at"] = format_time(item.created_at)
+        return meta
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        deadline.check("openviking put")
+        text = item.text.strip()
+        if not text:
+            raise ProviderError(self._name, "put", "memory text is required")
+        item = sync_attribution(item)
+        uri = self._uri_for(item)
+        body = {
+            "uri": uri,
+            "content": text,
+            "mode": "replace",
+            "wait": True,
+            "tags": [encode_tag(self._metadata(item))],
+        }
+        result = self._http.call("put", "POST", "/api/v1/content/write", deadline, body)
+        stored = result.get("uri") if isinstance(result, Mapping) else None
+        if isinstance(result, Mapping) and str(result.get("vector_status", "complete")) not in ("complete", "skipped"):
+            raise ProviderError(
+                self._name,
+                "put",
+                f"OpenViking stored {uri} but did not index it (vector_status {result.get('vector_status')!r})",
+                retryable=True,
+            )
+        return MemoryRef(self._name, str(stored or uri))
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
+        """One file per item, in order (each write is indexed before the next starts)."""
+        deadline.check("openviking put")
+        for item in items:
+            if not item.text.strip():
+                raise ProviderError(self._name, "put", "memory text is required")
+        return [self.put(item, deadline) for item in items]
+
+    # -- read ---------------------------------------------------------------------------
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        deadline.check("openviking search")
+        text = query.text.strip()
+        if not text:
+            raise ProviderError(self._name, "search", "query text is required")
+        limit = min(_MAX_LIMIT, query.limit) if query.limit > 0 else 10
+        body = {"query": text, "context_type": "memory", "limit": limit, "level": 2}
+        result = self._http.call("search", "POST", "/api/v1/search/find", deadline, body)
+        memories = result.get("memories") if isinstance(result, Mapping) else None
+        hits = [self._hit(obj) for obj in memories or [] if isinstance(obj, Mapping)]
+        found = [hit for hit in hits if hit is not None][:limit]
+        found.sort(key=lambda h: h.relevance, reverse=True)
+        return found
+
+    def _hit(self, obj: Mapping[str, Any]) -> MemoryHit | None:
+        uri = obj.get("uri")
+        text = obj.get("abstract") or obj.get("overview")
+        if not isinstance(uri, str) or not uri or not isinstance(text, str) or not text.strip():
+            return None
+        metadata = decode_tags(obj.get("tags") if isinstance(obj.get("tags"), list) else None)
+        metadata["openviking_uri"] = uri
+        for key in ("level", "category", "match_reason", "overview"):
+            value = obj.get(key)
+            if value not in (None, ""):
+                metadata[f"openviking_{key}"] = str(value)
+        raw = obj.get("score")
+        if isinstance(raw, int | float) and not isinstance(raw, bool) and raw == raw:
+            raw_score: float | None = float(raw)
+            relevance = min(1.0, max(0.0, float(raw)))
+            kind = "openviking_score"
+        else:
+            raw_score, relevance, kind = None, 1.0, "openviking_unscored"
+        expires = None
+        if metadata.get(META_EXPIRES_AT):
+            try:
+                expires = parse_time(metadata[META_EXPIRES_AT])
+            except ValueError:
+                expires = None
+        created = None
+        if metadata.get("paxm_created_at"):
+            try:
+                created = parse_time(metadata["paxm_created_at"])
+            except ValueError:
+                created = None
+        hit = MemoryHit(
+            provider=self._name,
+            id=uri,
+            text=text,
+            relevance=relevance,
+            score=relevance,
+            raw_score=raw_score,
+            raw_score_kind=kind,
+            source=metadata.get("paxm_source", ""),
+            metadata=metadata,
+            created_at=created,
+            tier=metadata.get(META_TIER) or "ltm",
+            expires_at=expires,
+        )
+        return restore_attribution(hit)
+
+    # -- delete and cleanup -------------------------------------------------------------
+
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
+        """Remove one memory file; only files under this provider's directory."""
+        if ref.provider and ref.provider != self._name:
+            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
+        if not ref.id.startswith(self._root + "/") or ".." in ref.id:
+            raise ProviderError(self._name, "delete", f"{ref.id!r} is not a memory paxm wrote under {self._root}")
+        self._http.call("delete", "DELETE", "/api/v1/fs", deadline, params={"uri": ref.id, "wait": "true"})
+
+    def cleanup_eval_scope(self, deadline: Deadline) -> None:
+        """Remove the whole directory, only when it is a dedicated ``paxm-eval-*`` one."""
+        if not self._dir.startswith(EVAL_DIR_PREFIX):
+            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_DIR_PREFIX}* memory_dir")
+        self._http.call(
+            "cleanup",
+            "DELETE",
+            "/api/v1/fs",
+            deadline,
+            params={"uri": self._root, "recursive": "true", "wait": "true"},
+            allow_not_found=True,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client; later calls fail with "provider is closed"."""
+        self._http.close()

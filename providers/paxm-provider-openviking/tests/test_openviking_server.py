@@ -1,0 +1,200 @@
+"""Behaviour against the real openviking-server: recall, restart durability, attribution, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paxm_core import (
+    ConfigError,
+    Deadline,
+    MemoryItem,
+    MemoryOrigin,
+    MemoryRef,
+    MemoryScope,
+    ProviderConfig,
+    ProviderError,
+    SearchQuery,
+)
+from paxm_core.plugins import get_plugin_manager
+from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
+from paxm_provider_openviking.provider import OpenVikingProvider
+
+sys.path.insert(0, str(Path(__file__).parent))
+from ov_server import OpenVikingServer  # noqa: E402
+
+# a real server from a cached venv: minutes on a cold cache
+pytestmark = pytest.mark.slow
+
+_OPEN: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_providers() -> Iterator[None]:
+    """Close every provider a test built (an unclosed httpx pool is a ResourceWarning, an error here)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def _provider(url: str, **extra: Any) -> OpenVikingProvider:
+    provider = OpenVikingProvider("ov", ProviderConfig(type="openviking", base_url=url, extra=extra))
+    _OPEN.append(provider)
+    return provider
+
+
+def _d() -> Deadline:
+    return Deadline.after(30)
+
+
+def test_tag_round_trips_any_string_map() -> None:
+    meta = {"paxm_user_id": "Todd Ä", "k=v": "a=b,c\nd", "quote": '"\\', "empty": ""}
+    tag = encode_tag(meta)
+    assert tag == tag.lower() and tag.count("=") == 1  # survives OpenViking's k=v normalization
+    assert decode_tags(["other=x", tag]) == meta
+    assert decode_tags(["paxm_meta=zz"]) == {} and decode_tags(None) == {}
+
+
+def test_recall_finds_the_right_memory(openviking: OpenVikingServer) -> None:
+    provider = _provider(openviking.url, memory_dir="recall-cases")
+    facts = {
+        "coffee": "I prefer dark roast coffee brewed in a french press",
+        "deploy": "Production deploys happen on Tuesday after the standup",
+        "cat": "The office cat is called Biscuit and sleeps on the printer",
+    }
+    refs = {key: provider.put(MemoryItem(text=text), _d()) for key, text in facts.items()}
+    cases = {
+        "coffee": "what roast of coffee do I prefer",
+        "deploy": "when do production deploys happen",
+        "cat": "what is the office cat called",
+    }
+    for key, query in cases.items():
+        hits = provider.search(SearchQuery(text=query, limit=5), _d())
+        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance) for h in hits])
+        assert hits[0].text == facts[key]
+        assert hits[0].raw_score_kind == "openviking_score" and hits[0].raw_score is not None
+
+
+def test_attribution_tier_and_expiry_survive(openviking: OpenVikingServer) -> None:
+    provider = _provider(openviking.url, memory_dir="attribution")
+    item = MemoryItem(
+        text="zanzibar attribution marker memory",
+        source="paxm-test",
+        tier="stm",
+        metadata={"workspace": "/tmp/Proj É"},
+        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
+        scope=MemoryScope("team", "Core"),
+    )
+    ref = provider.put(item, _d())
+    hit = next(h for h in provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _d()))
+    assert hit.id == ref.id
+    assert (hit.origin, hit.scope) == (item.origin, item.scope)  # case kept despite lower-cased tags
+    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    assert hit.metadata["openviking_uri"] == ref.id
+
+
+def test_restart_loses_nothing_acknowledged(openviking: OpenVikingServer) -> None:
+    provider = _provider(openviking.url, memory_dir="durability")
+    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
+    refs = provider.put_batch([MemoryItem(text=t) for t in texts], _d())
+    openviking.restart()
+    provider = _provider(openviking.url, memory_dir="durability")
+    for text, ref in zip(texts, refs, strict=True):
+        hits = provider.search(SearchQuery(text=text, limit=10), _d())
+        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])
+
+
+def test_ensure_target_creates_then_finds_the_directory(openviking: OpenVikingServer) -> None:
+    provider = _provider(openviking.url, memory_dir="setup-check")
+    assert provider.ensure_target(_d()) == ("viking://user/default/memories/setup-check", "created")
+    assert provider.ensure_target(_d())[1] == "exists"
+
+
+def test_delete_refuses_foreign_uris(openviking: OpenVikingServer) -> None:
+    provider = _provider(openviking.url)
+    with pytest.raises(ProviderError, match="not a memory paxm wrote"):
+        provider.delete(MemoryRef("ov", "viking://user/default/memories/other/x.md"), _d())
+    with pytest.raises(ProviderError, match="belongs to provider"):
+        provider.delete(MemoryRef("elsewhere", provider.root_uri + "/x.md"), _d())
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    provider = _provider("http://127.0.0.1:9")
+    with pytest.raises(ProviderError, match="cannot reach OpenViking"):
+        provider.health(_d())
+
+
+def test_bad_config_is_rejected() -> None:
+    with pytest.raises(ConfigError, match="memory_dir"):
+        _provider("http://127.0.0.1:9", memory_dir="../escape")
+    spec = get_plugin_manager().provider_type("openviking")
+    assert spec.validate is not None
+    assert spec.validate(ProviderConfig(type="openviking", base_url="ftp://x")) != []
+    assert spec.validate(ProviderConfig(type="openviking", base_url="http://x")) == []
+    assert spec.package == "paxm-provider-openviking" and "api_key" in spec.secret_keys
+    assert all(k.ask for k in spec.config_keys if k.name in ("base_url", "api_key"))
+
+
+class _Http200Error(BaseHTTPRequestHandler):
+    """Answers like OpenViking does for some failures: HTTP 200 with status "error"; echoes the key."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+    def _answer(self) -> None:
+        key = self.headers.get("X-API-Key", "")
+        body = json.dumps({"status": "error", "error": {"code": "UNAUTHENTICATED", "message": f"bad key {key}"}})
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _answer  # noqa: N815
+
+
+@pytest.fixture
+def http200_error_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Http200Error)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_200_with_status_error_is_an_error_and_hides_the_key(http200_error_server: str) -> None:
+    secret = "ov-secret-key-123456"
+    provider = OpenVikingProvider(
+        "ov", ProviderConfig(type="openviking", base_url=http200_error_server, api_key=secret)
+    )
+    _OPEN.append(provider)
+    for call in (
+        lambda: provider.health(_d()),
+        lambda: provider.search(SearchQuery(text="x"), _d()),
+        lambda: provider.put(MemoryItem(text="x"), _d()),
+    ):
+        with pytest.raises(ProviderError) as info:
+            call()
+        assert "UNAUTHENTICATED" in str(info.value) and secret not in str(info.value)
+        assert "<redacted>" in str(info.value)
+
+
+def test_eval_dir_cleanup_removes_that_directory_only(openviking: OpenVikingServer) -> None:
+    keep = _provider(openviking.url, memory_dir="kept-dir")
+    kept = keep.put(MemoryItem(text="platypus cleanup survivor"), _d())
+    scratch = _provider(openviking.url, memory_dir="paxm-eval-cleanup")
+    refs = scratch.put_batch([MemoryItem(text=f"platypus cleanup victim {n}") for n in ("one", "two")], _d())
+    scratch.cleanup_eval_scope(_d())
+    ids = [h.id for h in keep.search(SearchQuery(text="platypus cleanup victim survivor", limit=20), _d())]
+    assert kept.id in ids and not set(r.id for r in refs) & set(ids)
+    with pytest.raises(ProviderError, match="paxm-eval-"):
+        keep.cleanup_eval_scope(_d())
