@@ -84,21 +84,45 @@ def hook(config: Path, event: str, payload: dict[str, Any]) -> subprocess.Comple
     )
 
 
-def _stop_daemon(config: Path) -> None:
+def _start_daemon(config: Path) -> subprocess.Popen[bytes]:
+    """Start the real hook daemon and wait until it answers, so every hook reaches it.
+
+    (A hook that finds no daemon parks its payload in the inbox and starts one; that path is
+    tested with the hooks.  Here each turn must be recalled and recorded the same way.)
+    """
+    from paxm_core.errors import PaxmError
+    from paxm_core.hooks.control import send_control
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from paxm_core.cli import main; main()", "--config", str(config), "__hook-daemon"]
+        + ["--idle-timeout", "10m"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(config.parent / "home"),
+    )
+    deadline = time.monotonic() + 90  # a loaded 2-core CI box can take a while to import providers
+    while True:
+        try:
+            if send_control(config, "status") is not None:
+                return process
+        except PaxmError:
+            pass  # lock held, socket not ready yet
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait(timeout=10)
+            raise AssertionError("the hook daemon did not start")
+        time.sleep(0.2)
+
+
+def _stop_daemon(config: Path, process: subprocess.Popen[bytes]) -> None:
+    """Shut the daemon down (it flushes the queue first) and reap it."""
     paxm(config, "__hook-control", "--shutdown", timeout=60)
-    lock = config.parent / "hooks" / "paxm-hook.lock"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            pid = int(lock.read_text().strip() or 0)
-        except (OSError, ValueError):
-            return
-        try:
-            os.kill(pid, 0)
-        except (ProcessLookupError, ValueError):
-            return
-        time.sleep(0.1)
-    os.kill(pid, 9)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 @dataclass
@@ -130,6 +154,7 @@ def generate_activity(directory: Path) -> Store:
         ("sess-billing", work / "billing", "When do we deploy the billing service?", "On Tuesdays, after review."),
         ("sess-ingest", work / "ingest", "Which queue library does ingest use?", "NATS JetStream."),
     )
+    daemon = _start_daemon(config)
     try:
         for session, cwd, prompt, answer in turns:
             base = {"session_id": session, "cwd": str(cwd)}
@@ -140,7 +165,7 @@ def generate_activity(directory: Path) -> Store:
                 result = hook(config, event, payload)
                 assert result.returncode == 0, result.stderr
     finally:
-        _stop_daemon(config)  # shutdown flushes: deliveries to sqlite succeed, to "broken" die
+        _stop_daemon(config, daemon)  # shutdown flushes: deliveries to sqlite succeed, to "broken" die
     status = json.loads(paxm(config, "queue", "status", "--json").stdout)
     assert status["deliveries"].get("dead", 0) >= 2, status
     assert status["deliveries"].get("delivered", 0) >= 2, status

@@ -32,6 +32,12 @@ function append(el, children) {
   return el;
 }
 
+// replaceChildren that flattens arrays and skips null/false (conditional parts of a view)
+function fill(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
 function s(tag, attrs, ...children) {
   const el = document.createElementNS(SVGNS, tag);
   for (const [key, value] of Object.entries(attrs || {})) el.setAttribute(key, String(value));
@@ -120,7 +126,7 @@ function select(name, options, value, onchange, label) {
 }
 
 function showError(target, err) {
-  target.replaceChildren(h("div", { class: "notice bad", role: "alert", text: `Error: ${err.message || err}` }));
+  fill(target, h("div", { class: "notice bad", role: "alert", text: `Error: ${err.message || err}` }));
 }
 
 // ---- charts -----------------------------------------------------------------------------
@@ -136,18 +142,20 @@ function dayRange(since, until, days) {
 
 function barChart(id, dates, series) {
   // grouped bars per day; series = [{key,label,cls,values:{date:number}}]
-  const W = 760, H = 220, L = 36, B = 26, T = 10, R = 8;
+  const W = 1200, H = 250, L = 40, B = 26, T = 12, R = 8;
   const max = Math.max(1, ...series.flatMap((sr) => dates.map((d) => sr.values[d] || 0)));
-  const nice = Math.pow(10, Math.floor(Math.log10(max)));
-  const top = Math.ceil(max / nice) * nice;
+  // four gridlines at round values: the step is 1, 2 or 5 times a power of ten
+  const raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= raw));
+  const top = step * 4;
   const innerW = W - L - R, innerH = H - T - B;
   const slot = innerW / dates.length;
-  const barW = Math.max(2, Math.min(18, (slot * 0.8) / series.length));
+  const barW = Math.max(2, Math.min(26, (slot * 0.7) / series.length));
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "activity per day", id });
   for (let i = 0; i <= 4; i++) {
     const y = T + innerH - (innerH * i) / 4;
     svg.append(s("line", { class: "axis", x1: L, x2: W - R, y1: y, y2: y }));
-    svg.append(s("text", { x: L - 6, y: y + 4, "text-anchor": "end" }, String(Math.round((top * i) / 4))));
+    svg.append(s("text", { x: L - 6, y: y + 4, "text-anchor": "end" }, num(step * i)));
   }
   const every = Math.ceil(dates.length / 10);
   dates.forEach((d, i) => {
@@ -177,7 +185,7 @@ function hbars(rows, metric, unit) {
 // ---- views ------------------------------------------------------------------------------
 
 const views = {};
-const state = { recalls: { offset: 0, mode: "all" }, logs: { offset: 0, kind: "" }, queue: { offset: 0, state: "" }, memories: { q: "", profile: "" } };
+const state = { recalls: { offset: 0, mode: "all" }, logs: { offset: 0, kind: "", size: PAGE }, queue: { offset: 0, state: "" }, memories: { q: "", profile: "" } };
 
 views.overview = async (root) => {
   const days = state.days || DEFAULT_DAYS;
@@ -190,7 +198,7 @@ views.overview = async (root) => {
   const daysSel = select("days", [[1, "Today"], [7, "7 days"], [14, "14 days"], [30, "30 days"]].map(([v, l]) => [String(v), l]), String(days),
     (v) => { state.days = parseInt(v, 10); render(); }, "Window");
   const storage = sum.storage || {};
-  root.replaceChildren(
+  fill(root, 
     h("div", { class: "toolbar" }, h("h2", { text: `Last ${sum.days} day${sum.days === 1 ? "" : "s"}` }), h("div", { class: "filters" }, daysSel)),
     h("div", { class: "cards" },
       card("Recalls", num(t.recalls), `${num(t.hits)} hits, ${num(t.inserted)} inserted`),
@@ -269,7 +277,7 @@ views.recalls = async (root) => {
       h("td", { class: "trunc query", title: queryText(e), text: queryText(e) }));
     body.append(row, detail);
   }
-  root.replaceChildren(
+  fill(root, 
     h("h2", { text: "Recalls" }),
     previews ? null : h("div", { class: "notice", id: "privacy-note", text: "Query and hit text are not kept (telemetry.capture_query_preview is off): queries show as a hash and length, and the query filter matches hash prefixes." }),
     filters,
@@ -281,7 +289,7 @@ views.recalls = async (root) => {
 views.sessions = async (root) => {
   if (state.sessionKey) return sessionTimeline(root, state.sessionKey);
   const data = await api("/api/sessions");
-  root.replaceChildren(h("h2", { text: "Capture sessions" }),
+  fill(root, h("h2", { text: "Capture sessions" }),
     h("section", { class: "panel" }, data.sessions.length ? h("table", { id: "sessions-table" },
       h("thead", {}, h("tr", {}, ["Session", "Agent", "Last activity", "Recalls", "Deliveries", "Failed", "Episodes"].map((c, i) => h("th", { class: i > 2 ? "num" : "", text: c })))),
       h("tbody", {}, data.sessions.map((x) => h("tr", { class: "clickable session-row", "data-key": x.key, onclick: () => { location.hash = "#sessions/" + encodeURIComponent(x.key); } },
@@ -311,7 +319,7 @@ async function sessionTimeline(root, key) {
     h("div", { class: "muted mono", text: ep.episode_id }),
     ep.deliveries.map((d) => h("div", { class: "what" }, "→ ", d.provider, " ", pill(d.state), ` ${d.attempts} attempt(s)`, d.last_error ? h("span", { class: "muted", text: ` · ${d.last_error}` }) : null))) });
   items.sort((a, b) => (a.t || "").localeCompare(b.t || ""));
-  root.replaceChildren(
+  fill(root, 
     h("div", { class: "breadcrumb" }, h("a", { href: "#sessions", text: "← All sessions" })),
     h("h2", { text: `Session ${shortKey(key)}` }),
     h("section", { class: "panel" }, h("dl", { class: "kv" }, h("dt", { text: "Key" }), h("dd", { class: "mono", text: key }), h("dt", { text: "Agent" }), h("dd", { text: data.target || "" }))),
@@ -321,10 +329,12 @@ async function sessionTimeline(root, key) {
 
 views.logs = async (root) => {
   const st = state.logs;
-  const [facets, data] = await Promise.all([api("/api/facets"), api("/api/events", { kind: st.kind, limit: PAGE, offset: st.offset })]);
+  const [facets, data] = await Promise.all([api("/api/facets"), api("/api/events", { kind: st.kind, limit: st.size, offset: st.offset })]);
   data.events_len = data.events.length;
-  root.replaceChildren(h("h2", { text: "Logs" }),
-    h("div", { class: "filters" }, select("kind", [["", "All kinds"], ...facets.kinds.map((k) => [k, k])], st.kind, (v) => { st.kind = v; st.offset = 0; render(); }, "Kind")),
+  fill(root, h("h2", { text: "Logs" }),
+    h("div", { class: "filters", id: "log-filters" },
+      select("kind", [["", "All kinds"], ...facets.kinds.map((k) => [k, k])], st.kind, (v) => { st.kind = v; st.offset = 0; render(); }, "Kind"),
+      select("size", [10, 25, 50, 100].map((n) => [String(n), `${n} per page`]), String(st.size), (v) => { st.size = parseInt(v, 10); st.offset = 0; render(); }, "Page size")),
     h("section", { class: "panel" }, data.events.length ? h("table", { id: "logs-table" },
       h("thead", {}, h("tr", {}, ["Time", "Kind", "Source", "State", "Took", "What"].map((c, i) => h("th", { class: i === 4 ? "num" : "", text: c })))),
       h("tbody", {}, data.events.map((e) => h("tr", { class: "log-row", "data-kind": e.kind },
@@ -340,7 +350,7 @@ views.queue = async (root) => {
   const q = data.status;
   const d = q.deliveries || {};
   if (!q.exists) {
-    root.replaceChildren(h("h2", { text: "Capture queue" }), h("section", { class: "panel" }, empty(`No capture queue yet (${q.path}): it is created by the first hook write.`)));
+    fill(root, h("h2", { text: "Capture queue" }), h("section", { class: "panel" }, empty(`No capture queue yet (${q.path}): it is created by the first hook write.`)));
     return;
   }
   const message = h("div", { id: "retry-result" });
@@ -354,14 +364,16 @@ views.queue = async (root) => {
     } catch (err) { showError(message, err); retry.disabled = false; }
   } }, `Retry ${dead.length} dead deliver${dead.length === 1 ? "y" : "ies"}`);
   const flash = state.flash; state.flash = "";
+  const eps = q.episodes || {};
+  const epTotal = Object.values(eps).reduce((a, b) => a + b, 0);
   data.events_len = data.deliveries.length;
   data.limit = data.limit || PAGE;
-  root.replaceChildren(h("h2", { text: "Capture queue" }),
+  fill(root, h("h2", { text: "Capture queue" }),
     flash ? h("div", { class: "notice", id: "flash", text: flash }) : null, message,
     h("div", { class: "cards", id: "queue-cards" },
       card("Pending", num((d.pending || 0) + (d.retry || 0) + (d.delivering || 0)), `${num(q.open_events)} open event(s)`, d.retry ? "warn" : ""),
-      card("Delivered", num(d.delivered), `${num((q.episodes || {}).delivered)} episode(s)`, "ok"),
-      card("Dead", num(d.dead), `${num((q.dead_episodes || []).length)} dead episode(s)`, d.dead ? "bad" : ""),
+      card("Delivered", num(d.delivered), `${num(eps.delivered)} of ${num(epTotal)} episode(s) fully delivered`, "ok"),
+      card("Dead", num(d.dead), `${num(eps.dead)} episode(s) affected`, d.dead ? "bad" : ""),
       card("Oldest pending", q.oldest_pending_age_seconds == null ? "–" : `${Math.round(q.oldest_pending_age_seconds)} s`, `inbox: ${num((q.inbox || {}).pending)} pending`)),
     h("section", { class: "panel", id: "dead" }, h("div", { class: "toolbar" }, h("h3", { text: "Dead deliveries" }), retry),
       dead.length ? h("table", {}, h("thead", {}, h("tr", {}, ["Episode", "Provider", "Attempts", "Last error", "Last attempt"].map((c) => h("th", { text: c })))),
@@ -388,11 +400,11 @@ views.memories = async (root) => {
   const form = h("form", { class: "filters", id: "memory-form", onsubmit: (ev) => { ev.preventDefault(); st.q = input.value.trim(); st.profile = prof.value; search(); } },
     h("label", {}, "Query", input), h("label", {}, "Recall profile", prof), h("button", { type: "submit", class: "primary" }, "Search"));
   async function search() {
-    if (!st.q) { results.replaceChildren(empty("Type what you are looking for; results come from your providers through the router.")); return; }
-    results.replaceChildren(h("p", { class: "muted", text: "Searching…" }));
+    if (!st.q) { fill(results, empty("Type what you are looking for; results come from your providers through the router.")); return; }
+    fill(results, h("p", { class: "muted", text: "Searching…" }));
     try {
       const data = await api("/api/memories", { q: st.q, profile: st.profile, limit: 20 });
-      results.replaceChildren(
+      fill(results, 
         (data.provider_errors || []).length ? h("div", { class: "notice bad", text: "Some providers failed: " + data.provider_errors.map((p) => `${p.provider}: ${p.error || p.message || ""}`).join("; ") }) : null,
         data.hits.length ? h("p", { class: "muted", text: `${data.hits.length} memor${data.hits.length === 1 ? "y" : "ies"} (profile ${data.profile})` }) : empty("No memory matches (the profile's thresholds apply)."),
         data.hits.map((x) => h("article", { class: "memory", "data-provider": x.provider },
@@ -402,7 +414,7 @@ views.memories = async (root) => {
           h("div", { class: "text", text: x.text }))));
     } catch (err) { showError(results, err); }
   }
-  root.replaceChildren(h("h2", { text: "Memories" }), form, results);
+  fill(root, h("h2", { text: "Memories" }), form, results);
   await search();
 };
 
