@@ -190,7 +190,12 @@ class DashboardData:
             providers.update(str(p) for p in event.get("provider_hits") or {})
         return {
             name: sorted(v for v in values if v)
-            for name, values in (("kinds", kinds), ("sources", sources), ("profiles", profiles), ("hit_providers", providers))
+            for name, values in (
+                ("kinds", kinds),
+                ("sources", sources),
+                ("profiles", profiles),
+                ("hit_providers", providers),
+            )
         }
 
     def sessions(self) -> dict[str, Any]:
@@ -412,7 +417,7 @@ class DashboardData:
             if partial is None:
                 raise
             result = partial
-        out = result.to_json()
+        out: dict[str, Any] = result.to_json()
         out["profile"] = profile or self._default_recall_profile()
         return out
 

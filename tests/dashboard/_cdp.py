@@ -185,9 +185,7 @@ class Page:
 
     def evaluate(self, expression: str) -> Any:
         """Evaluate JS in the page and return its value (promises awaited)."""
-        result = self.send(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
-        )
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in result:
             raise CDPError(f"JS error: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -205,7 +203,10 @@ class Page:
 
     def wait_ready(self, view: str, timeout: float = 20.0) -> None:
         """Wait until the page has rendered ``view`` (``data-ready`` on ``#view``)."""
-        self.wait_for(f"document.getElementById('view') && document.getElementById('view').dataset.ready === {json.dumps(view)}", timeout)
+        self.wait_for(
+            f"document.getElementById('view') && document.getElementById('view').dataset.ready === {json.dumps(view)}",
+            timeout,
+        )
 
     def count(self, selector: str) -> int:
         return int(self.evaluate(f"document.querySelectorAll({json.dumps(selector)}).length"))
@@ -238,13 +239,21 @@ class Page:
 
     def type(self, selector: str, text: str, *, enter: bool = True) -> None:
         """Focus an input, type ``text`` with keyboard input, then press Enter."""
-        self.evaluate(f"(() => {{ const el = document.querySelector({json.dumps(selector)}); el.focus(); el.select(); }})()")
+        self.evaluate(
+            f"(() => {{ const el = document.querySelector({json.dumps(selector)}); el.focus(); el.select(); }})()"
+        )
         self.send("Input.insertText", {"text": text})
         if enter:
             for kind in ("keyDown", "keyUp"):
                 self.send(
                     "Input.dispatchKeyEvent",
-                    {"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "text": "\r" if kind == "keyDown" else ""},
+                    {
+                        "type": kind,
+                        "key": "Enter",
+                        "code": "Enter",
+                        "windowsVirtualKeyCode": 13,
+                        "text": "\r" if kind == "keyDown" else "",
+                    },
                 )
 
     def screenshot(self, path: Path) -> bytes:

@@ -1,4 +1,6 @@
-"""Dashboard test helpers (loaded by conftest as ``_dashboard_helpers``): a store filled through the real runtime, and a real ``paxm dashboard`` process.
+"""Dashboard test helpers (loaded by conftest as ``_dashboard_helpers``).
+
+A store filled through the real runtime, and a real ``paxm dashboard`` process.
 
 The activity is generated the way a user makes it: ``paxm remember``/``paxm recall`` as
 subprocesses, agent turns through the real hook client (which starts the real hook daemon), and

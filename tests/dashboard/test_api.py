@@ -221,7 +221,9 @@ def test_retry_is_post_only(dashboard: Dashboard) -> None:
     for method in ("PUT", "DELETE"):
         assert httpx.request(method, dashboard.base + "/api/summary").status_code == 401
         assert (
-            httpx.request(method, dashboard.base + "/api/summary", headers={"x-paxm-token": dashboard.token}).status_code
+            httpx.request(
+                method, dashboard.base + "/api/summary", headers={"x-paxm-token": dashboard.token}
+            ).status_code
             == 405
         )
     assert httpx.post(dashboard.base + "/api/queue/retry").status_code == 401
@@ -234,7 +236,9 @@ def test_unknown_paths_are_json_404(dashboard: Dashboard) -> None:
         assert response.status_code == 404, path
 
 
-@pytest.mark.parametrize("addr", ["0.0.0.0:7465", "192.168.1.10:7465", ":7465", "[::]:7465", "example.com:80", "nonsense"])
+@pytest.mark.parametrize(
+    "addr", ["0.0.0.0:7465", "192.168.1.10:7465", ":7465", "[::]:7465", "example.com:80", "nonsense"]
+)
 def test_non_loopback_bind_is_refused(tmp_path: Path, addr: str) -> None:
     config = write_config(tmp_path / "cfg", previews=False)
     result = paxm(config, "dashboard", "--addr", addr, timeout=30)
