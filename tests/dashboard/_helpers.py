@@ -135,9 +135,62 @@ class Store:
     directory: Path
 
 
-def generate_activity(directory: Path) -> Store:
-    """Fill a fresh store through the real CLI, hook client, hook daemon and capture queue."""
+def record_past_days(config: Path, days: int) -> None:
+    """Record active recalls and writes on each of the ``days`` previous days (oldest first).
+
+    Through the real telemetry recorder, with the event time set in the past: the runtime only
+    records "now", and the overview's per-day chart needs more than one day to show anything.
+    """
+    from datetime import UTC, datetime, timedelta
+
+    from paxm_core.config import load_config
+    from paxm_core.telemetry import Telemetry
+
+    telemetry = Telemetry(load_config(config))
+    now = datetime.now(UTC)
+    for back in range(days, 0, -1):
+        day = now - timedelta(days=back)
+        for i in range(2 + (back * 3) % 5):
+            hits = (i + back) % 3
+            telemetry.record(
+                {
+                    "time": day.replace(hour=9, minute=i),
+                    "kind": "recall",
+                    "source": "cli",
+                    "command": "recall",
+                    "profile": "default",
+                    "duration_ms": 4 + i,
+                    "hit_count": hits,
+                    "provider_recalls": {"sqlite": 1},
+                    "provider_hits": {"sqlite": hits} if hits else {},
+                    "query": f"earlier question {back}-{i}",
+                }
+            )
+        for i in range(1 + back % 3):
+            telemetry.record(
+                {
+                    "time": day.replace(hour=10, minute=i),
+                    "kind": "remember",
+                    "source": "cli",
+                    "command": "remember",
+                    "profile": "default",
+                    "duration_ms": 6,
+                    "item_count": 1,
+                    "ref_count": 1,
+                    "provider_writes": {"sqlite": 1},
+                    "provider_refs": {"sqlite": 1},
+                }
+            )
+
+
+def generate_activity(directory: Path, *, past_days: int = 0) -> Store:
+    """Fill a fresh store through the real CLI, hook client, hook daemon and capture queue.
+
+    ``past_days`` first records some activity on earlier days (see :func:`record_past_days`).
+    """
     config = write_config(directory, previews=True)
+    if past_days:
+        record_past_days(config, past_days)
     work = directory / "work"
     (work / "billing").mkdir(parents=True)
     (work / "ingest").mkdir(parents=True)

@@ -144,16 +144,17 @@ function barChart(id, dates, series) {
   // grouped bars per day; series = [{key,label,cls,values:{date:number}}]
   const W = 1200, H = 250, L = 40, B = 26, T = 12, R = 8;
   const max = Math.max(1, ...series.flatMap((sr) => dates.map((d) => sr.values[d] || 0)));
-  // four gridlines at round values: the step is 1, 2 or 5 times a power of ten
-  const raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  // up to five gridlines at round values: the step is 1, 2 or 5 times a power of ten
+  const raw = max / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
   const step = Math.max(1, [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= raw));
-  const top = step * 4;
+  const ticks = Math.ceil(max / step);
+  const top = step * ticks;
   const innerW = W - L - R, innerH = H - T - B;
   const slot = innerW / dates.length;
   const barW = Math.max(2, Math.min(26, (slot * 0.7) / series.length));
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "activity per day", id });
-  for (let i = 0; i <= 4; i++) {
-    const y = T + innerH - (innerH * i) / 4;
+  for (let i = 0; i <= ticks; i++) {
+    const y = T + innerH - (innerH * i) / ticks;
     svg.append(s("line", { class: "axis", x1: L, x2: W - R, y1: y, y2: y }));
     svg.append(s("text", { x: L - 6, y: y + 4, "text-anchor": "end" }, num(step * i)));
   }
