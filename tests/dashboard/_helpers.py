@@ -249,7 +249,7 @@ class Dashboard:
 _URL = re.compile(r"paxm dashboard: (http://(\S+?):(\d+)/\?token=(\S+))")
 
 
-def start_dashboard(config: Path, *extra: str) -> Dashboard:
+def start_dashboard(config: Path, *extra: str, env: dict[str, str] | None = None) -> Dashboard:
     """Start ``paxm dashboard --addr 127.0.0.1:0`` and wait for the URL it prints."""
     process = subprocess.Popen(
         [sys.executable, "-c", "from paxm_core.cli import main; main()", "--config", str(config), "dashboard"]
@@ -257,7 +257,7 @@ def start_dashboard(config: Path, *extra: str) -> Dashboard:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(config.parent / "home"),
+        env={**_env(config.parent / "home"), **(env or {})},
     )
     assert process.stdout is not None
     line = process.stdout.readline()  # printed once the server accepts connections

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import httpx
@@ -245,6 +246,25 @@ def test_non_loopback_bind_is_refused(tmp_path: Path, addr: str) -> None:
     assert result.returncode != 0
     assert "dashboard --addr" in result.stderr and "Traceback" not in result.stderr
     assert "paxm dashboard: http" not in result.stdout
+
+
+def test_open_hands_the_token_url_to_the_browser_and_days_sets_the_default(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "cfg", previews=False)
+    opened = tmp_path / "opened.txt"
+    fake_browser = tmp_path / "browser.sh"
+    fake_browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
+    fake_browser.chmod(0o755)
+    server = start_dashboard(config, "--open", "--days", "3", env={"BROWSER": f"{fake_browser} %s"})
+    try:
+        deadline = time.monotonic() + 20
+        while not (opened.exists() and opened.read_text()):
+            assert time.monotonic() < deadline, "the browser was not started"
+            time.sleep(0.1)
+        assert opened.read_text() == server.url
+        assert server.get("/api/summary").json()["days"] == 3
+        assert '<meta name="paxm-days" content="3">' in server.get("/").text
+    finally:
+        stop_dashboard(server)
 
 
 def test_port_in_use_is_a_clear_error(dashboard: Dashboard, store: Store) -> None:

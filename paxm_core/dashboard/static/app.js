@@ -3,7 +3,8 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="paxm-token"]').content;
-const DEFAULT_DAYS = parseInt(document.querySelector('meta[name="paxm-days"]').content, 10) || 7;
+const DAYS_META = parseInt(document.querySelector('meta[name="paxm-days"]').content, 10);
+const DEFAULT_DAYS = Number.isNaN(DAYS_META) ? 7 : DAYS_META; // 0 or less: the whole retention window
 const PAGE = 25;
 const SVGNS = "http://www.w3.org/2000/svg";
 let INFO = null;
@@ -189,14 +190,16 @@ const views = {};
 const state = { recalls: { offset: 0, mode: "all" }, logs: { offset: 0, kind: "", size: PAGE }, queue: { offset: 0, state: "" }, memories: { q: "", profile: "" } };
 
 views.overview = async (root) => {
-  const days = state.days || DEFAULT_DAYS;
+  const days = state.days === undefined ? DEFAULT_DAYS : state.days;
   const sum = await api("/api/summary", { days });
   const t = sum.totals || {};
   const daily = {};
   for (const row of sum.daily || []) daily[row.date] = row.counter;
   const dates = dayRange(sum.since, sum.until, sum.days);
   const pick = (k) => Object.fromEntries(dates.map((d) => [d, (daily[d] || {})[k] || 0]));
-  const daysSel = select("days", [[1, "Today"], [7, "7 days"], [14, "14 days"], [30, "30 days"]].map(([v, l]) => [String(v), l]), String(days),
+  const windows = [1, 7, 14, 30];
+  if (!windows.includes(sum.days)) windows.push(sum.days);
+  const daysSel = select("days", windows.sort((a, b) => a - b).map((v) => [String(v), v === 1 ? "Today" : `${v} days`]), String(sum.days),
     (v) => { state.days = parseInt(v, 10); render(); }, "Window");
   const storage = sum.storage || {};
   fill(root, 
