@@ -131,6 +131,9 @@ class DashboardData:
         self._runtime: Any = None
         self._runtime_lock = threading.Lock()
         self._queue_lock = threading.Lock()
+        self._events_lock = threading.Lock()
+        self._events_cache: list[dict[str, Any]] | None = None
+        self._events_signature: tuple[tuple[int, int, int], ...] = ()
 
     # -- telemetry ---------------------------------------------------------------------------
 
@@ -163,8 +166,29 @@ class DashboardData:
         return out
 
     def events(self) -> list[dict[str, Any]]:
-        """The newest :data:`EVENT_WINDOW` events, newest first, with non-opted-in text removed."""
-        return [self._private(e) for e in reversed(self.telemetry.tail(EVENT_WINDOW))]
+        """The newest :data:`EVENT_WINDOW` events, newest first, with non-opted-in text removed.
+
+        The parsed log is reused while no event file changed (same inode, size and mtime), so
+        paging through a full log does not parse 3 MiB of JSON per click.
+        """
+        signature = self._log_signature()
+        with self._events_lock:
+            if signature != self._events_signature or self._events_cache is None:
+                self._events_cache = self.telemetry.tail(EVENT_WINDOW)
+                self._events_signature = signature
+            cached = self._events_cache
+        return [self._private(dict(e)) for e in reversed(cached)]
+
+    def _log_signature(self) -> tuple[tuple[int, int, int], ...]:
+        out = []
+        for path in self.telemetry.settings.event_paths_oldest_first():
+            try:
+                st = path.stat()
+            except OSError:
+                out.append((0, 0, 0))
+                continue
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(out)
 
     def query_events(self, flt: EventFilter, *, limit: int, offset: int) -> dict[str, Any]:
         """``/api/events``: filtered, newest first, one page."""

@@ -322,6 +322,21 @@ def test_previews_off_hides_query_and_hit_text(store: Store, tmp_path: Path) -> 
         stop_dashboard(server)
 
 
+def test_new_events_show_up_without_a_restart(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "cfg", previews=False)
+    assert paxm(config, "remember", "--text", "first memory").returncode == 0
+    server = start_dashboard(config)
+    try:
+        assert server.get("/api/events").json()["total"] == 1
+        assert server.get("/api/events").json()["total"] == 1  # served from the parsed log
+        assert paxm(config, "recall", "--query", "first").returncode == 0
+        data = server.get("/api/events").json()
+        assert data["total"] == 2 and data["events"][0]["kind"] == "recall"
+        assert server.get("/api/summary").json()["totals"]["recalls"] == 1
+    finally:
+        stop_dashboard(server)
+
+
 def test_missing_store_shows_empty_views(tmp_path: Path) -> None:
     config = write_config(tmp_path / "fresh", previews=False)
     server = start_dashboard(config)
