@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         app = create_app(data, token=token, port=7465)
         baseline = timed(lambda: telemetry.tail(args.events), args.rounds)
         print(
-            f"{'baseline: Telemetry.tail(N)':<34} n={len(baseline):5d}  median {statistics.median(baseline) * 1e3:7.3f} ms"
+            f"{'baseline: Telemetry.tail(N)':<34} n={len(baseline):5d}"
+            f"  median {statistics.median(baseline) * 1e3:7.3f} ms"
         )
 
         async def run() -> None:
