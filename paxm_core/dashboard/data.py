@@ -171,13 +171,17 @@ class DashboardData:
         The parsed log is reused while no event file changed (same inode, size and mtime), so
         paging through a full log does not parse 3 MiB of JSON per click.
         """
+        return [dict(e) for e in self._shared_events()]
+
+    def _shared_events(self) -> list[dict[str, Any]]:
+        # Newest first and already private; shared between requests, so callers copy before
+        # changing an event (only the page they return).
         signature = self._log_signature()
         with self._events_lock:
             if signature != self._events_signature or self._events_cache is None:
-                self._events_cache = self.telemetry.tail(EVENT_WINDOW)
+                self._events_cache = [self._private(e) for e in reversed(self.telemetry.tail(EVENT_WINDOW))]
                 self._events_signature = signature
-            cached = self._events_cache
-        return [self._private(dict(e)) for e in reversed(cached)]
+            return self._events_cache
 
     def _log_signature(self) -> tuple[tuple[int, int, int], ...]:
         out = []
@@ -192,8 +196,8 @@ class DashboardData:
 
     def query_events(self, flt: EventFilter, *, limit: int, offset: int) -> dict[str, Any]:
         """``/api/events``: filtered, newest first, one page."""
-        matched = [e for e in self.events() if flt.matches(e)]
-        page = matched[offset : offset + limit]
+        matched = [e for e in self._shared_events() if flt.matches(e)]
+        page = [dict(e) for e in matched[offset : offset + limit]]
         for event in page:
             event["state"] = event_state(event)
             if event.get("kind") in _RECALL_KINDS:
@@ -206,7 +210,7 @@ class DashboardData:
         sources: set[str] = set()
         profiles: set[str] = set()
         providers: set[str] = set()
-        for event in self.events():
+        for event in self._shared_events():
             kinds.add(str(event.get("kind") or ""))
             sources.add(str(event.get("source") or ""))
             profiles.add(str(event.get("profile") or ""))
@@ -249,7 +253,7 @@ class DashboardData:
             if when and when > entry["last_seen"]:
                 entry["last_seen"] = when
 
-        for event in reversed(self.events()):  # oldest first, so last_query ends up the newest
+        for event in reversed(self._shared_events()):  # oldest first, so last_query ends up the newest
             key = str(event.get("session_key") or "")
             if not key:
                 continue
@@ -279,7 +283,7 @@ class DashboardData:
 
     def session(self, key: str) -> dict[str, Any]:
         """``/api/session``: one session's timeline (oldest first) and its queued episodes."""
-        events = [e for e in reversed(self.events()) if e.get("session_key") == key]
+        events = [dict(e) for e in reversed(self._shared_events()) if e.get("session_key") == key]
         for event in events:
             event["state"] = event_state(event)
         episodes: dict[str, dict[str, Any]] = {}
