@@ -267,6 +267,25 @@ def test_open_hands_the_token_url_to_the_browser_and_days_sets_the_default(tmp_p
         stop_dashboard(server)
 
 
+def test_ipv6_loopback(tmp_path: Path) -> None:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    config = write_config(tmp_path / "cfg", previews=False)
+    server = start_dashboard(config, "--addr", "[::1]:0")  # the last --addr wins
+    try:
+        assert server.base.startswith("http://[::1]:")
+        assert server.get("/api/info").status_code == 200  # Host: [::1]:port
+        assert server.get("/api/info", headers={"host": f"localhost:{server.port}"}).status_code == 200
+        assert server.get("/api/info", headers={"host": f"[::2]:{server.port}"}).status_code == 403
+    finally:
+        stop_dashboard(server)
+
+
 def test_port_in_use_is_a_clear_error(dashboard: Dashboard, store: Store) -> None:
     result = paxm(store.config, "dashboard", "--addr", f"127.0.0.1:{dashboard.port}", timeout=30)
     assert result.returncode == 1 and "cannot listen" in result.stderr and "Traceback" not in result.stderr
