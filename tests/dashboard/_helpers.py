@@ -86,6 +86,28 @@ def hook(config: Path, event: str, payload: dict[str, Any]) -> subprocess.Comple
     )
 
 
+def mcp_recall(config: Path, query: str) -> None:
+    """One ``paxm_recall`` through the real MCP server over stdio (telemetry source ``mcp``)."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from paxm_core.cli import main; main()", "--config", str(config), "mcp", "serve"],
+        env=_env(config.parent / "home"),
+    )
+
+    async def main() -> None:
+        with open(config.parent / "mcp-stderr.log", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                result = await client.call_tool("paxm_recall", {"query": query})
+                assert not result.is_error, result
+
+    anyio.run(main)
+
+
 def _start_daemon(config: Path) -> subprocess.Popen[bytes]:
     """Start the real hook daemon and wait until it answers, so every hook reaches it.
 
@@ -203,6 +225,7 @@ def generate_activity(directory: Path, *, past_days: int = 0) -> Store:
     ):
         result = paxm(config, *args)
         assert result.returncode == 0, result.stderr
+    mcp_recall(config, "postgres security for billing")
     failed = paxm(config, "recall", "--query", "billing", "--profile", "no-such-profile")
     assert failed.returncode == 1  # recorded as an error event
     turns = (

@@ -75,7 +75,8 @@ def test_event_filters(dashboard: Dashboard) -> None:
     passive = events(kind="recall,hook_recall", mode="passive")
     assert len(active) == 3 and all(e["source"] == "cli" and e["mode"] == "active" for e in active)
     assert len(passive) == 2 and all(e["kind"] == "hook_recall" for e in passive)
-    assert events(mode="mcp") == []
+    (mcp,) = events(kind="recall,hook_recall", mode="mcp")
+    assert mcp["source"] == "mcp" and mcp["query_preview"] == "postgres security for billing"
     errors = events(state="error")
     assert errors and all(not e["success"] for e in errors)
     assert any(e.get("profile") == "no-such-profile" for e in errors)

@@ -183,6 +183,9 @@ def test_recalls_filters_and_details(page: Any, dashboard: Dashboard, shots: Pat
     page.choose('#recall-filters select[name="mode"]', "passive")
     passive = wait_rows(page, "tr.recall-row", 2)
     assert {r["mode"] for r in passive} == {"passive"}
+    page.choose('#recall-filters select[name="mode"]', "mcp")
+    (mcp,) = wait_rows(page, "tr.recall-row", 1)
+    assert mcp["mode"] == "mcp" and "postgres security for billing" in mcp["text"]
     page.choose('#recall-filters select[name="mode"]', "active")
     active_total = dashboard.get("/api/events", params={"kind": "recall,hook_recall", "mode": "active"}).json()
     active = wait_rows(page, "tr.recall-row", min(active_total["total"], 25))
