@@ -293,12 +293,15 @@ views.recalls = async (root) => {
 views.sessions = async (root) => {
   if (state.sessionKey) return sessionTimeline(root, state.sessionKey);
   const data = await api("/api/sessions");
+  // Hook recalls carry no session key in telemetry today: show the column only when it has data.
+  const withRecalls = data.sessions.some((x) => x.recalls);
+  const cols = ["Session", "Agent", "Last activity", ...(withRecalls ? ["Recalls"] : []), "Deliveries", "Failed", "Episodes"];
   fill(root, h("h2", { text: "Capture sessions" }),
     h("section", { class: "panel" }, data.sessions.length ? h("table", { id: "sessions-table" },
-      h("thead", {}, h("tr", {}, ["Session", "Agent", "Last activity", "Recalls", "Deliveries", "Failed", "Episodes"].map((c, i) => h("th", { class: i > 2 ? "num" : "", text: c })))),
+      h("thead", {}, h("tr", {}, cols.map((c, i) => h("th", { class: i > 2 ? "num" : "", text: c })))),
       h("tbody", {}, data.sessions.map((x) => h("tr", { class: "clickable session-row", "data-key": x.key, onclick: () => { location.hash = "#sessions/" + encodeURIComponent(x.key); } },
         h("td", { class: "mono trunc", title: x.key, text: shortKey(x.key) }), h("td", { text: x.target || "" }), h("td", { class: "mono", text: when(x.last_seen) }),
-        h("td", { class: "num", text: num(x.recalls) }), h("td", { class: "num", text: num(x.deliveries) }),
+        withRecalls ? h("td", { class: "num", text: num(x.recalls) }) : null, h("td", { class: "num", text: num(x.deliveries) }),
         h("td", { class: "num" }, x.failed_deliveries ? pill(num(x.failed_deliveries), "error") : "0"), h("td", { class: "num", text: num(x.episodes) })))))
       : empty("No capture sessions yet: they appear once an agent's hooks write through paxm.")));
 };
