@@ -24,6 +24,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "router": (HERE / "router_bench.py", [], ["--rounds", "300"]),
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
+    "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
         [],

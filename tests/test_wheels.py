@@ -109,3 +109,32 @@ def test_pip_install_paxm_and_the_zep_provider(
         assert {"provider": "zep", "required": True, "ok": True} in json.loads(doctor.stdout)
     finally:
         fake.close()
+
+
+def test_pip_installed_dashboard_serves_its_page_and_assets(
+    wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    import re
+
+    import httpx
+
+    paxm = str(_venv(tmp_path_factory, wheel_dist, "paxm") / "bin" / "paxm")
+    process = subprocess.Popen(
+        [paxm, "dashboard", "--addr", "127.0.0.1:0"], env=_env(tmp_path), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", process.stdout.readline())
+        assert match, "paxm dashboard printed no URL"
+        base, token = match.groups()
+        headers = {"x-paxm-token": token}
+        page = httpx.get(base + "/", headers=headers)
+        assert page.status_code == 200 and "/static/app.js" in page.text
+        for asset in ("app.js", "style.css", "favicon.svg"):  # shipped in the wheel, no build step
+            assert httpx.get(f"{base}/static/{asset}", headers=headers).status_code == 200, asset
+        assert httpx.get(base + "/api/summary", headers=headers).json()["totals"] == {"events": 0}
+    finally:
+        process.send_signal(2)
+        process.wait(timeout=15)
+        if process.stdout is not None:
+            process.stdout.close()

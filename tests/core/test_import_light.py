@@ -6,7 +6,19 @@ import json
 import subprocess
 import sys
 
-FORBIDDEN = ("httpx", "yaml", "click", "mcp", "zep_cloud", "requests", "pydantic", "sqlite3")
+FORBIDDEN = (
+    "httpx",
+    "yaml",
+    "click",
+    "mcp",
+    "zep_cloud",
+    "requests",
+    "pydantic",
+    "sqlite3",
+    "starlette",
+    "uvicorn",
+    "anyio",
+)
 
 
 def test_import_paxm_core_loads_no_heavy_or_optional_modules() -> None:
@@ -14,6 +26,25 @@ def test_import_paxm_core_loads_no_heavy_or_optional_modules() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
     assert not loaded & set(FORBIDDEN), loaded & set(FORBIDDEN)
+
+
+def test_dashboard_is_loaded_only_by_its_command() -> None:
+    # The dashboard pulls in Starlette and uvicorn: neither the package, the hook path nor the
+    # CLI's other commands may import it.
+    code = (
+        "import sys, json, paxm_core, paxm_core.hooks.daemon, paxm_core.cli, paxm_core.cli.memory_cmds;"
+        " print(json.dumps(sorted(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout))
+    assert not {m for m in loaded if m.startswith("paxm_core.dashboard")}, loaded
+    assert not {m.split(".")[0] for m in loaded} & {"starlette", "uvicorn"}
+    help_out = subprocess.run(
+        [sys.executable, "-c", "import sys; from paxm_core.cli import main; main(['dashboard', '--help'])"],
+        capture_output=True,
+        text=True,
+    )
+    assert help_out.returncode == 0 and "--addr" in help_out.stdout
 
 
 def test_public_api_is_declared() -> None:

@@ -1,0 +1,510 @@
+"""What the dashboard shows, read from paxm's own files: telemetry, the capture queue, memory.
+
+Nothing here writes telemetry or changes a file format.  Every read is fresh (the files are
+small and capped), so the page shows what the hook daemon did a second ago.  Text the user did
+not opt into keeping (query and hit previews, ``telemetry.capture_query_preview``) is removed
+from every answer, even from events written while previews were on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paxm_core.errors import UsageError
+
+__all__ = [
+    "EVENT_STATES",
+    "EVENT_WINDOW",
+    "MAX_PAGE",
+    "RECALL_MODES",
+    "DashboardData",
+    "EventFilter",
+    "event_mode",
+    "event_state",
+]
+
+#: How many of the newest events the views search (the log itself is capped at ~3 MiB).
+EVENT_WINDOW = 10_000
+MAX_PAGE = 500
+EVENT_STATES = ("success", "error", "timeout", "skipped")
+RECALL_MODES = ("all", "active", "passive", "mcp")
+DELIVERY_STATES = ("pending", "delivering", "retry", "delivered", "dead")
+_RECALL_KINDS = ("recall", "hook_recall")
+
+
+def event_state(event: Mapping[str, Any]) -> str:
+    """One of success / error / timeout / skipped (a timed-out recall counts as timeout)."""
+    if event.get("recall_timed_out"):
+        return "timeout"
+    if not event.get("success"):
+        return "error"
+    if event.get("skipped"):
+        return "skipped"
+    return "success"
+
+
+def event_mode(event: Mapping[str, Any]) -> str:
+    """How a recall was asked for: ``passive`` (hook), ``mcp``, or ``active`` (CLI/library)."""
+    if event.get("kind") == "hook_recall" or event.get("source") == "hook":
+        return "passive"
+    if event.get("source") == "mcp":
+        return "mcp"
+    return "active"
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """Filters of ``/api/events`` (all optional; ``q``/``hit_q`` are case-insensitive substrings)."""
+
+    kinds: tuple[str, ...] = ()
+    source: str = ""
+    session: str = ""
+    profile: str = ""
+    q: str = ""
+    state: str = ""
+    mode: str = ""
+    hit_provider: str = ""
+    hit_q: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state and self.state not in EVENT_STATES:
+            raise UsageError(f"state must be one of {', '.join(EVENT_STATES)}")
+        if self.mode and self.mode not in RECALL_MODES:
+            raise UsageError(f"mode must be one of {', '.join(RECALL_MODES)}")
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        """Whether ``event`` (already made private) passes every filter."""
+        if self.kinds and event.get("kind") not in self.kinds:
+            return False
+        if self.source and event.get("source") != self.source:
+            return False
+        if self.session and event.get("session_key") != self.session:
+            return False
+        if self.profile and event.get("profile") != self.profile:
+            return False
+        if self.state and event_state(event) != self.state:
+            return False
+        if self.mode and self.mode != "all":
+            if event.get("kind") not in _RECALL_KINDS or event_mode(event) != self.mode:
+                return False
+        if self.q:
+            needle = self.q.lower()
+            preview = str(event.get("query_preview") or "").lower()
+            digest = str(event.get("query_hash") or "").lower()
+            if needle not in preview and not (digest and digest.startswith(needle)):
+                return False
+        hits = [h for h in event.get("recall_hits") or [] if isinstance(h, Mapping)]
+        if self.hit_provider:
+            providers = {str(h.get("provider") or "") for h in hits} | set(event.get("provider_hits") or {})
+            if self.hit_provider not in providers:
+                return False
+        if self.hit_q:
+            needle = self.hit_q.lower()
+            if not any(
+                needle in str(h.get("text_preview") or "").lower() or needle == str(h.get("id") or "").lower()
+                for h in hits
+            ):
+                return False
+        return True
+
+
+class DashboardData:
+    """Reads for one loaded config.
+
+    :param config: a loaded :class:`~paxm_core.config.Config`.
+    :param runtime_factory: builds the :class:`~paxm_core.runtime.Runtime` used by the memory
+        browser, on its first search (tests inject one; default ``Runtime.load``).
+    """
+
+    def __init__(self, config: Any, *, runtime_factory: Any = None) -> None:
+        from paxm_core.telemetry import Telemetry
+
+        self.config = config
+        self.telemetry = Telemetry(config)
+        self.previews = self.telemetry.settings.capture_query_preview
+        self._runtime_factory = runtime_factory
+        self._runtime: Any = None
+        self._runtime_lock = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._events_lock = threading.Lock()
+        self._events_cache: list[dict[str, Any]] | None = None
+        self._events_signature: tuple[tuple[int, int, int], ...] = ()
+
+    # -- telemetry ---------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        """What the page needs to know about this installation (paths, privacy, profiles)."""
+        from paxm_core import __version__
+
+        settings = self.telemetry.settings
+        return {
+            "version": __version__,
+            "config_path": str(getattr(self.config, "path", "")),
+            "telemetry_enabled": settings.enabled,
+            "telemetry_dir": str(settings.dir),
+            "query_previews": self.previews,
+            "queue_path": str(self.queue_path),
+            "recall_profiles": sorted(getattr(self.config, "recall_profiles", {}) or {}),
+            "default_recall_profile": self._default_recall_profile(),
+            "event_window": EVENT_WINDOW,
+        }
+
+    def summary(self, days: int) -> dict[str, Any]:
+        """``/api/summary``: the HistorySummary of ``paxm history --json``, plus p95s per provider."""
+        from paxm_core.telemetry.metrics import Counter, provider_recall_p95_ms
+
+        summary = self.telemetry.history(days)
+        out = summary.to_json()
+        for row in out.get("providers", []):
+            counter = Counter.from_json(row.get("counter"))
+            row["recall_p95_ms"] = provider_recall_p95_ms(counter)
+        return out
+
+    def events(self) -> list[dict[str, Any]]:
+        """The newest :data:`EVENT_WINDOW` events, newest first, with non-opted-in text removed.
+
+        The parsed log is reused while no event file changed (same inode, size and mtime), so
+        paging through a full log does not parse 3 MiB of JSON per click.
+        """
+        return [dict(e) for e in self._shared_events()]
+
+    def _shared_events(self) -> list[dict[str, Any]]:
+        # Newest first and already private; shared between requests, so callers copy before
+        # changing an event (only the page they return).
+        signature = self._log_signature()
+        with self._events_lock:
+            if signature != self._events_signature or self._events_cache is None:
+                self._events_cache = [self._private(e) for e in reversed(self.telemetry.tail(EVENT_WINDOW))]
+                self._events_signature = signature
+            return self._events_cache
+
+    def _log_signature(self) -> tuple[tuple[int, int, int], ...]:
+        out = []
+        for path in self.telemetry.settings.event_paths_oldest_first():
+            try:
+                st = path.stat()
+            except OSError:
+                out.append((0, 0, 0))
+                continue
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def query_events(self, flt: EventFilter, *, limit: int, offset: int) -> dict[str, Any]:
+        """``/api/events``: filtered, newest first, one page."""
+        matched = [e for e in self._shared_events() if flt.matches(e)]
+        page = [dict(e) for e in matched[offset : offset + limit]]
+        for event in page:
+            event["state"] = event_state(event)
+            if event.get("kind") in _RECALL_KINDS:
+                event["mode"] = event_mode(event)
+        return {"events": page, "total": len(matched), "limit": limit, "offset": offset}
+
+    def facets(self) -> dict[str, list[str]]:
+        """Distinct kinds, sources, profiles and hit providers seen (for the filter menus)."""
+        kinds: set[str] = set()
+        sources: set[str] = set()
+        profiles: set[str] = set()
+        providers: set[str] = set()
+        for event in self._shared_events():
+            kinds.add(str(event.get("kind") or ""))
+            sources.add(str(event.get("source") or ""))
+            profiles.add(str(event.get("profile") or ""))
+            providers.update(str(h.get("provider") or "") for h in event.get("recall_hits") or [])
+            providers.update(str(p) for p in event.get("provider_hits") or {})
+        return {
+            name: sorted(v for v in values if v)
+            for name, values in (
+                ("kinds", kinds),
+                ("sources", sources),
+                ("profiles", profiles),
+                ("hit_providers", providers),
+            )
+        }
+
+    def sessions(self) -> dict[str, Any]:
+        """``/api/sessions``: capture sessions (newest activity first) from events and the queue."""
+        rows: dict[str, dict[str, Any]] = {}
+
+        def row(key: str) -> dict[str, Any]:
+            return rows.setdefault(
+                key,
+                {
+                    "key": key,
+                    "target": _target_of(key),
+                    "first_seen": "",
+                    "last_seen": "",
+                    "recalls": 0,
+                    "writes": 0,
+                    "deliveries": 0,
+                    "failed_deliveries": 0,
+                    "episodes": 0,
+                    "last_query": "",
+                },
+            )
+
+        def seen(entry: dict[str, Any], when: str) -> None:
+            if when and (not entry["first_seen"] or when < entry["first_seen"]):
+                entry["first_seen"] = when
+            if when and when > entry["last_seen"]:
+                entry["last_seen"] = when
+
+        for event in reversed(self._shared_events()):  # oldest first, so last_query ends up the newest
+            key = str(event.get("session_key") or "")
+            if not key:
+                continue
+            entry = row(key)
+            seen(entry, str(event.get("time") or ""))
+            kind = event.get("kind")
+            if kind in _RECALL_KINDS:
+                entry["recalls"] += 1
+                entry["last_query"] = str(event.get("query_preview") or event.get("query_hash") or entry["last_query"])
+            elif kind in ("remember", "hook_write"):
+                entry["writes"] += 1
+            elif kind == "hook_delivery":
+                entry["deliveries"] += 1
+                if not event.get("success"):
+                    entry["failed_deliveries"] += 1
+            if event.get("target") and not entry["target"]:
+                entry["target"] = str(event["target"])
+        for episode in self._queue_rows(
+            "SELECT session_key, COUNT(*), MIN(created_at), MAX(created_at) FROM capture_episodes GROUP BY session_key"
+        ):
+            entry = row(str(episode[0]))
+            entry["episodes"] = int(episode[1])
+            seen(entry, _iso(str(episode[2])))
+            seen(entry, _iso(str(episode[3])))
+        sessions = sorted(rows.values(), key=lambda r: r["last_seen"], reverse=True)
+        return {"sessions": sessions}
+
+    def session(self, key: str) -> dict[str, Any]:
+        """``/api/session``: one session's timeline (oldest first) and its queued episodes."""
+        events = [dict(e) for e in reversed(self._shared_events()) if e.get("session_key") == key]
+        for event in events:
+            event["state"] = event_state(event)
+        episodes: dict[str, dict[str, Any]] = {}
+        for ep_id, first, last, complete, state, error, created, count in self._queue_rows(
+            "SELECT episode_id, first_sequence, last_sequence, complete, state, error, created_at,"
+            " json_array_length(json_extract(payload_json, '$.events'))"
+            " FROM capture_episodes WHERE session_key = ? ORDER BY first_sequence",
+            (key,),
+        ):
+            episodes[ep_id] = {
+                "episode_id": ep_id,
+                "first_sequence": first,
+                "last_sequence": last,
+                "complete": bool(complete),
+                "state": state,
+                "error": error,
+                "created_at": _iso(created),
+                "event_count": count or 0,
+                "deliveries": [],
+            }
+        if episodes:
+            for delivery in self._deliveries("WHERE e.session_key = ?", (key,), limit=10_000, offset=0):
+                if delivery["episode_id"] in episodes:
+                    episodes[delivery["episode_id"]]["deliveries"].append(delivery)
+        if not events and not episodes:
+            raise LookupError(f"no session {key!r} in the recent events or the capture queue")
+        return {"key": key, "target": _target_of(key), "events": events, "episodes": list(episodes.values())}
+
+    # -- capture queue -----------------------------------------------------------------------
+
+    @property
+    def queue_path(self) -> Path:
+        """The capture queue database of this config."""
+        from paxm_core.capture import default_queue_path
+
+        return Path(default_queue_path(self.config))
+
+    def queue(self, *, state: str, provider: str, limit: int, offset: int) -> dict[str, Any]:
+        """``/api/queue``: the ``paxm queue status --json`` report plus one page of deliveries."""
+        if state and state not in DELIVERY_STATES:
+            raise UsageError(f"state must be one of {', '.join(DELIVERY_STATES)}")
+        if not self.queue_path.exists():
+            return {
+                "status": {"path": str(self.queue_path), "exists": False, "episodes": {}, "deliveries": {}},
+                "deliveries": [],
+                "total": 0,
+                "limit": limit,
+                "offset": offset,
+            }
+        with self._open_queue() as q:
+            status = q.status().to_json()
+        status["exists"] = True
+        clauses, args = [], []
+        if state:
+            clauses.append("d.state = ?")
+            args.append(state)
+        if provider:
+            clauses.append("d.provider = ?")
+            args.append(provider)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        total_rows = self._queue_rows(
+            f"SELECT COUNT(*) FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id {where}",
+            tuple(args),
+        )
+        return {
+            "status": status,
+            "deliveries": self._deliveries(where, tuple(args), limit=limit, offset=offset),
+            "total": int(total_rows[0][0]) if total_rows else 0,
+            "limit": limit,
+            "offset": offset,
+        }
+
+    def retry_dead(self) -> dict[str, Any]:
+        """Revive every dead delivery, as ``paxm queue retry --dead`` does; returns the new status."""
+        if not self.queue_path.exists():
+            return {"revived": 0, "status": {"path": str(self.queue_path), "exists": False}}
+        with self._queue_lock, self._open_queue(routes=True) as q:
+            revived = q.retry_dead()
+            status = q.status().to_json()
+        status["exists"] = True
+        return {"revived": revived, "status": status}
+
+    def _open_queue(self, *, routes: bool = False) -> Any:
+        from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+
+        section = self.config.capture_queue
+        return CaptureQueue(
+            self.queue_path,
+            routes=routes_from_write_profiles(self.config.write_profiles) if routes else None,
+            retry_min=section.retry_min or 0,
+            max_attempts=section.max_attempts or 0,
+            recover=False,  # the dashboard must never take over a running daemon's leases
+        )
+
+    def _queue_rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        path = self.queue_path
+        if not path.exists():
+            return []
+        # Read-only: looking must never create, migrate or lock the daemon's queue for writing.
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            return list(conn.execute(sql, args).fetchall())
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise
+        finally:
+            conn.close()
+
+    def _deliveries(self, where: str, args: tuple[Any, ...], *, limit: int, offset: int) -> list[dict[str, Any]]:
+        rows = self._queue_rows(
+            "SELECT d.episode_id, d.provider, d.state, d.attempts, d.last_error, d.created_at, d.last_attempt_at,"
+            " d.delivered_at, d.next_attempt_at, e.session_key, d.profiles_json"
+            f" FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id {where}"
+            " ORDER BY d.created_at DESC, d.episode_id, d.provider LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
+        keys = (
+            "episode_id",
+            "provider",
+            "state",
+            "attempts",
+            "last_error",
+            "created_at",
+            "last_attempt_at",
+            "delivered_at",
+            "next_attempt_at",
+            "session_key",
+            "profiles",
+        )
+        out = []
+        for r in rows:
+            item = dict(zip(keys, r, strict=True))
+            for name in ("created_at", "last_attempt_at", "delivered_at", "next_attempt_at"):
+                item[name] = _iso(str(item[name] or ""))
+            item["profiles"] = _json_list(item["profiles"])
+            out.append(item)
+        return out
+
+    # -- memory browser ----------------------------------------------------------------------
+
+    def search_memories(self, query: str, *, profile: str, limit: int) -> dict[str, Any]:
+        """Search memories through the router with recall profile ``profile``.
+
+        Goes straight to the router, not through ``Tools.recall``: looking at memory in the
+        dashboard is not a recall and must not show up in telemetry as one.
+        """
+        from paxm_core.errors import PaxmError
+        from paxm_core.types import SearchQuery
+
+        if not query.strip():
+            raise UsageError("q (the search text) is required")
+        runtime = self._get_runtime()
+        policy = runtime.search_policy(profile or None, limit)
+        try:
+            result = runtime.router.search(SearchQuery(text=query.strip(), limit=limit), policy)
+        except PaxmError as exc:
+            partial = getattr(exc, "result", None)
+            if partial is None:
+                raise
+            result = partial
+        out: dict[str, Any] = result.to_json()
+        out["profile"] = profile or self._default_recall_profile()
+        return out
+
+    def _get_runtime(self) -> Any:
+        with self._runtime_lock:
+            if self._runtime is None:
+                if self._runtime_factory is not None:
+                    self._runtime = self._runtime_factory()
+                else:
+                    from paxm_core.runtime import Runtime
+
+                    self._runtime = Runtime.load(config=self.config, telemetry=None)
+            return self._runtime
+
+    def _default_recall_profile(self) -> str:
+        from paxm_core.router import profiles
+
+        try:
+            return profiles.default_recall_profile(self.config)
+        except Exception:
+            return "default"
+
+    def close(self) -> None:
+        """Close the memory browser's runtime, if one was started."""
+        with self._runtime_lock:
+            if self._runtime is not None:
+                self._runtime.close()
+                self._runtime = None
+
+    # -- privacy -----------------------------------------------------------------------------
+
+    def _private(self, event: dict[str, Any]) -> dict[str, Any]:
+        if self.previews:
+            return event
+        event.pop("query_preview", None)
+        hits = event.get("recall_hits")
+        if isinstance(hits, list):
+            event["recall_hits"] = [
+                {k: v for k, v in h.items() if k != "text_preview"} if isinstance(h, Mapping) else h for h in hits
+            ]
+        return event
+
+
+def _target_of(session_key: str) -> str:
+    # Capture session keys are "<target>/workspace/<dir>/session/<id>".
+    head, sep, _ = session_key.partition("/")
+    return head if sep else ""
+
+
+def _iso(stamp: str) -> str:
+    """Queue stamps are RFC 3339 already; empty stays empty."""
+    return stamp.strip()
+
+
+def _json_list(text: Any) -> list[str]:
+    import json
+
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [str(v) for v in value] if isinstance(value, Iterable) and not isinstance(value, str | bytes) else []

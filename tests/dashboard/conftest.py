@@ -1,0 +1,30 @@
+"""Dashboard fixtures; helpers live in ``_helpers.py`` (importable as ``_dashboard_helpers``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location("_dashboard_helpers", Path(__file__).with_name("_helpers.py"))
+assert _spec is not None and _spec.loader is not None
+helpers = importlib.util.module_from_spec(_spec)
+sys.modules["_dashboard_helpers"] = helpers
+_spec.loader.exec_module(helpers)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> helpers.Store:
+    """Generated activity shared by a module's tests (read-only tests only)."""
+    return helpers.generate_activity(tmp_path_factory.mktemp("dash") / "cfg")
+
+
+@pytest.fixture(scope="module")
+def dashboard(store: helpers.Store) -> Iterator[helpers.Dashboard]:
+    """A dashboard over :func:`store` (module-scoped; tests that change the queue use their own)."""
+    server = helpers.start_dashboard(store.config)
+    yield server
+    helpers.stop_dashboard(server)
