@@ -29,6 +29,13 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", "CODEX_HOME", "PAXM_CODEX_CONFIG", "PAXM_CODEX_BINARY"):
+    for var in (
+        "PAXM_CONFIG",
+        "PAXM_LOAD_PLUGINS",
+        "PAXM_RAISE_ERRORS",
+        "CODEX_HOME",
+        "PAXM_CODEX_CONFIG",
+        "PAXM_CODEX_BINARY",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home

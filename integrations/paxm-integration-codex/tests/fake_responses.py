@@ -211,8 +211,18 @@ class FakeResponses:
                     }
                     added = dict(item, status="in_progress", arguments="")
                     middle: list[dict[str, Any]] = [
-                        {"type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": 0, "delta": args},
-                        {"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": 0, "arguments": args},
+                        {
+                            "type": "response.function_call_arguments.delta",
+                            "item_id": item["id"],
+                            "output_index": 0,
+                            "delta": args,
+                        },
+                        {
+                            "type": "response.function_call_arguments.done",
+                            "item_id": item["id"],
+                            "output_index": 0,
+                            "arguments": args,
+                        },
                     ]
                 else:
                     text = fake.reply_for(raw)
@@ -238,11 +248,17 @@ class FakeResponses:
                     return
                 self._sse(
                     [
-                        {"type": "response.created", "response": dict(base, status="in_progress", output=[], usage=None)},
+                        {
+                            "type": "response.created",
+                            "response": dict(base, status="in_progress", output=[], usage=None),
+                        },
                         {"type": "response.output_item.added", "output_index": 0, "item": added},
                         *middle,
                         {"type": "response.output_item.done", "output_index": 0, "item": item},
-                        {"type": "response.completed", "response": dict(base, status="completed", output=[item], usage=usage)},
+                        {
+                            "type": "response.completed",
+                            "response": dict(base, status="completed", output=[item], usage=usage),
+                        },
                     ]
                 )
 

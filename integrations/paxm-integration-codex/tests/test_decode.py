@@ -41,7 +41,9 @@ def test_event_from_payload_when_the_command_line_names_none() -> None:
 
 
 def test_stop_uses_last_assistant_message_and_the_rollout_turn(tmp_path: Path) -> None:
-    raw = payload("Stop", last_assistant_message="We picked brisk-queue.", transcript_path=str(FIXTURES / "codex_rollout.jsonl"))
+    raw = payload(
+        "Stop", last_assistant_message="We picked brisk-queue.", transcript_path=str(FIXTURES / "codex_rollout.jsonl")
+    )
     event = CODEX.decode("Stop", raw)
     assert event.assistant == "We picked brisk-queue."
     # only the turn since the last task_started; reasoning never read; one copy of each
@@ -58,24 +60,31 @@ def test_rollout_turn_by_id_and_reasoning_stripped() -> None:
     assert [m.text for m in by_id] == ['exec_command {"cmd":"ls a"}', "a.txt"]  # a replayed turn gets its own tools
     last = turn_tool_messages(path, "unknown-turn")
     texts = [m.text for m in last]
-    assert texts == ['apply_patch *** Begin Patch', '{"output":"Done"}']
+    assert texts == ["apply_patch *** Begin Patch", '{"output":"Done"}']
     assert not any("SECRET-THOUGHT" in t for t in texts)
 
 
 def test_rollout_tail_read_skips_the_cut_line(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
     lines = [json.dumps({"type": "event_msg", "payload": {"type": "task_started"}})]
-    lines += [json.dumps({"type": "response_item", "payload": {"type": "function_call", "name": "n", "arguments": "x" * 50}})] * 50
+    lines += [
+        json.dumps({"type": "response_item", "payload": {"type": "function_call", "name": "n", "arguments": "x" * 50}})
+    ] * 50
     path.write_text("\n".join(lines) + "\n")
     messages = turn_tool_messages(str(path), limit=1000)
     assert messages and all(m.text.startswith("n ") for m in messages)
 
 
 def test_tool_use_payload() -> None:
-    raw = payload("PostToolUse", tool_name="Bash", tool_input={"command": "echo hi"}, tool_response="hi\n", tool_use_id="c1")
+    raw = payload(
+        "PostToolUse", tool_name="Bash", tool_input={"command": "echo hi"}, tool_response="hi\n", tool_use_id="c1"
+    )
     event = CODEX.decode("PostToolUse", raw)
     assert event.event == "tool_use"
-    assert [(m.role, m.text) for m in event.messages] == [("tool_call", 'Bash {"command":"echo hi"}'), ("tool_result", "hi")]
+    assert [(m.role, m.text) for m in event.messages] == [
+        ("tool_call", 'Bash {"command":"echo hi"}'),
+        ("tool_result", "hi"),
+    ]
 
 
 def test_garbage_never_raises() -> None:
@@ -88,7 +97,9 @@ def test_hook_output_is_codex_native_json_for_context_events_only() -> None:
     for event, native in (("user_input", "UserPromptSubmit"), ("session_start", "SessionStart")):
         result = HookResult(target="codex", event=event, recall_context="<paxm-recall>x</paxm-recall>")
         out = json.loads(CODEX.hook_output(result, "text"))
-        assert out == {"hookSpecificOutput": {"hookEventName": native, "additionalContext": "<paxm-recall>x</paxm-recall>"}}
+        assert out == {
+            "hookSpecificOutput": {"hookEventName": native, "additionalContext": "<paxm-recall>x</paxm-recall>"}
+        }
         assert CODEX.render(result, "json") == CODEX.hook_output(result, "text")
     assert CODEX.hook_output(HookResult(target="codex", event="turn_end", recall_context="x"), "json") == ""
     assert CODEX.hook_output(HookResult(target="codex", event="user_input", recall_context="  "), "json") == ""

@@ -287,4 +287,3 @@ def test_paxm_removed_underneath_turn_completes(codex: Path, tmp_path: Path) -> 
     for hook in run.hooks:
         assert hook["durationMs"] < HOOK_TIMEOUT_MS
     report("paxm removed underneath", run)
-

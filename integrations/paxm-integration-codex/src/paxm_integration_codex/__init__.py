@@ -12,7 +12,14 @@ from paxm_core.hookspecs import hookimpl
 from paxm_integration_codex.integration import OWNER_CODEX_PLUGIN, CodexIntegration
 from paxm_integration_codex.plugin import MARKETPLACE_DIR, PLUGIN_ID
 
-__all__ = ["MARKETPLACE_DIR", "OWNER_CODEX_PLUGIN", "PLUGIN_ID", "CodexIntegration", "__version__", "paxm_register_integrations"]
+__all__ = [
+    "MARKETPLACE_DIR",
+    "OWNER_CODEX_PLUGIN",
+    "PLUGIN_ID",
+    "CodexIntegration",
+    "__version__",
+    "paxm_register_integrations",
+]
 
 __version__ = "0.1.0"
 

@@ -206,7 +206,7 @@ def _drop_state(doc: tomlkit.TOMLDocument, keys: set[str]) -> bool:
     for key in [k for k in state if k in keys]:
         del state[key]
         changed = True
-    if changed and len(state) == 0:
+    if changed and len(state) == 0 and hooks is not None:
         del hooks["state"]
     return changed
 
@@ -301,7 +301,9 @@ def read_config(path: Path) -> tuple[tomlkit.TOMLDocument, str | None]:
     try:
         doc = tomlkit.parse(text)
     except (TOMLKitError, ValueError) as exc:
-        raise IntegrationError(f"Codex config {path} is not valid TOML ({exc}); fix or move it, paxm changed nothing") from None
+        raise IntegrationError(
+            f"Codex config {path} is not valid TOML ({exc}); fix or move it, paxm changed nothing"
+        ) from None
     _hooks_table(doc, str(path))
     return doc, text
 

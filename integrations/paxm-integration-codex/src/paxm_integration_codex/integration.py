@@ -156,7 +156,9 @@ class CodexIntegration(IntegrationBase):
             if native is None:
                 continue
             command = hook_command_line(config.path, TARGET, native.native, mode="json", queue_path=queue or None)
-            wanted[native.native] = config_toml.WantedHook(command=command, status=native.status, matcher=native.matcher)
+            wanted[native.native] = config_toml.WantedHook(
+                command=command, status=native.status, matcher=native.matcher
+            )
         return wanted
 
     def preflight(self, ctx: Any) -> None:
@@ -233,9 +235,7 @@ class CodexIntegration(IntegrationBase):
     @staticmethod
     def _codex(codex: str, *args: str, ok_if: str = "") -> None:
         try:
-            done = subprocess.run(
-                [codex, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-            )
+            done = subprocess.run([codex, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise IntegrationError(f"codex {' '.join(args)}: {exc}") from exc
         if done.returncode != 0:
@@ -343,11 +343,15 @@ class CodexIntegration(IntegrationBase):
             generated = plugin.generated_dir(Path(config.path).parent)
             if not (generated / ".paxm-generated").is_file():
                 findings.append(Finding("error", f"the generated Codex plugin {generated} is missing", fix))
-            plugins = doc.get("plugins")
-            entry = plugins.get(plugin.PLUGIN_ID) if hasattr(plugins, "get") else None
+            plugins: Any = doc.get("plugins")
+            entry: Any = plugins.get(plugin.PLUGIN_ID) if hasattr(plugins, "get") else None
             if not (hasattr(entry, "get") and entry.get("enabled", True)):
                 findings.append(
-                    Finding("error", f"the {plugin.PLUGIN_ID} plugin is not installed in Codex", f"codex plugin add {plugin.PLUGIN_ID}")
+                    Finding(
+                        "error",
+                        f"the {plugin.PLUGIN_ID} plugin is not installed in Codex",
+                        f"codex plugin add {plugin.PLUGIN_ID}",
+                    )
                 )
             else:
                 findings.append(Finding("ok", f"the {plugin.PLUGIN_ID} Codex plugin is installed"))
@@ -368,7 +372,9 @@ class CodexIntegration(IntegrationBase):
             words = shlex.split(handler.command) if handler.command else []
             for word in words[:1] + [w for w in words if w.endswith(".py")][:1]:
                 if not Path(word).exists():
-                    findings.append(Finding("error", f"the {handler.native} hook runs {word}, which does not exist", fix))
+                    findings.append(
+                        Finding("error", f"the {handler.native} hook runs {word}, which does not exist", fix)
+                    )
         keys = [h.trust_key(path) for h in ours]
         findings.extend(self._trust_findings(lambda h: h.key in keys, doc, keys, fix))
         return findings
@@ -382,7 +388,11 @@ class CodexIntegration(IntegrationBase):
             try:
                 hooks = [h for h in trust.list_hooks(codex, Path.cwd()) if is_ours(h)]
             except trust.TrustError as exc:
-                return [Finding("warn", f"could not ask Codex whether paxm's hooks are trusted: {exc}", trust.trust_command())]
+                return [
+                    Finding(
+                        "warn", f"could not ask Codex whether paxm's hooks are trusted: {exc}", trust.trust_command()
+                    )
+                ]
             untrusted = [h.key for h in hooks if not h.trusted]
             if not hooks:
                 return [Finding("warn", "Codex does not list paxm's hooks", fix)]
@@ -399,4 +409,10 @@ class CodexIntegration(IntegrationBase):
         recorded = [k for k in keys if hasattr(state, "get") and state.get(k)]
         if keys and len(recorded) == len(keys):
             return [Finding("ok", "trust is recorded for paxm's Codex hooks (codex is not on PATH to verify it)")]
-        return [Finding("warn", "codex is not on PATH, so paxm cannot tell whether Codex trusts its hooks", trust.trust_command())]
+        return [
+            Finding(
+                "warn",
+                "codex is not on PATH, so paxm cannot tell whether Codex trusts its hooks",
+                trust.trust_command(),
+            )
+        ]

@@ -102,7 +102,12 @@ def generate_marketplace(
     hook.write_text(
         fill_launcher(
             hook.read_text(),
-            {"PAXM_PYTHON": python, "PAXM_CLIENT": client, "PAXM_CONFIG_FILE": str(config_path), "PAXM_QUEUE": queue_path},
+            {
+                "PAXM_PYTHON": python,
+                "PAXM_CLIENT": client,
+                "PAXM_CONFIG_FILE": str(config_path),
+                "PAXM_QUEUE": queue_path,
+            },
         )
     )
     if paxm_exe:

@@ -78,7 +78,9 @@ def find_codex(environ: Mapping[str, str] | None = None) -> str | None:
     return shutil.which("codex", path=env.get("PATH"))
 
 
-def list_hooks(codex: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout: float = LIST_TIMEOUT) -> list[HookTrust]:
+def list_hooks(
+    codex: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout: float = LIST_TIMEOUT
+) -> list[HookTrust]:
     """Every hook the installed Codex sees for ``cwd``, with its hash and trust status.
 
     :raises TrustError: Codex did not start or did not answer in ``timeout`` seconds.
@@ -113,7 +115,12 @@ def list_hooks(codex: str, cwd: Path, *, env: Mapping[str, str] | None = None, t
     try:
         assert process.stdin is not None
         for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "paxm", "version": "0.1.0"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"clientInfo": {"name": "paxm", "version": "0.1.0"}},
+            },
             {"jsonrpc": "2.0", "method": "initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
         ):
@@ -182,4 +189,7 @@ def record_trust(doc: tomlkit.TOMLDocument, hooks: list[HookTrust], is_ours: Cal
 
 def trust_command() -> str:
     """What a user runs to trust paxm's hooks by hand."""
-    return "open codex, type /hooks and press t to trust paxm's hooks (or run: paxm setup --yes --agent codex --force again once codex is on PATH)"
+    return (
+        "open codex, type /hooks and press t to trust paxm's hooks "
+        "(or, once codex is on PATH, run: paxm setup --yes --agent codex --force)"
+    )
