@@ -60,7 +60,9 @@ def main() -> None:
     for event, values in per_event.items():
         print(f"  {event:<17} {_summary(values)}")
     with_hooks, without = statistics.median(walls), statistics.median(bare)
-    print(f"  codex exec turn: {with_hooks:.0f} ms with paxm hooks, {without:.0f} ms without ({with_hooks / without:.2f}x)")
+    print(
+        f"  codex exec turn: {with_hooks:.0f} ms with paxm hooks, {without:.0f} ms without ({with_hooks / without:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

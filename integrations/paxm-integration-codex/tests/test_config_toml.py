@@ -139,3 +139,15 @@ def test_only_this_configs_client_is_paxm(tmp_path: Path) -> None:
     assert not config_toml.is_paxm_command(cmd.replace("--target codex", "--target claude"), mine)
     assert not config_toml.is_paxm_command(cmd, tmp_path / "other" / "config.yaml")
     assert not config_toml.is_paxm_command("make lint", mine)
+
+
+def test_doctor_without_codex_on_path(env: tuple[Path, Path]) -> None:
+    codex_config, paxm_config = env
+    config = default_config(paxm_config)
+    integration = CodexIntegration()
+    missing = integration.check(InstallContext(config=config))
+    assert [f.level for f in missing] == ["error"] and "not installed" in missing[0].message
+    integration.install(InstallContext(config=config))
+    findings = integration.check(InstallContext(config=config))
+    assert findings[0].level == "ok"
+    assert findings[-1].level == "warn" and "/hooks" in findings[-1].fix  # trust cannot be verified or recorded
