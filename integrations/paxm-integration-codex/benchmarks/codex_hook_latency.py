@@ -61,7 +61,8 @@ def main() -> None:
         print(f"  {event:<17} {_summary(values)}")
     with_hooks, without = statistics.median(walls), statistics.median(bare)
     print(
-        f"  codex exec turn: {with_hooks:.0f} ms with paxm hooks, {without:.0f} ms without ({with_hooks / without:.2f}x)"
+        f"  codex exec turn: {with_hooks:.0f} ms with paxm hooks, {without:.0f} ms without "
+        f"({with_hooks / without:.2f}x)"
     )
 
 
