@@ -123,13 +123,14 @@ class CodexBox:
             assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
         return done
 
-    def paxm_hook_call(self, event: str, payload: dict[str, Any]) -> str:
-        """What paxm's hook answers a paxm-owned (``config.toml``) Codex call for ``event``."""
+    def paxm_hook_call(self, event: str, payload: dict[str, Any], *, owner: str = "") -> str:
+        """What paxm's hook answers a Codex call for ``event`` from ``owner`` (empty: config.toml hooks)."""
         import json
 
+        extra = {"PAXM_INTEGRATION_OWNER": owner} if owner else {}
         done = subprocess.run(
             [PAXM, "--config", str(self.config), "__hook", "--target", "codex", "--event", event, "--json"],
-            env=self.env(),
+            env=self.env(**extra),
             input=json.dumps({"session_id": "gate-check", "cwd": str(self.workspace), **payload}),
             capture_output=True,
             text=True,

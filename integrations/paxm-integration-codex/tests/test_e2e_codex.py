@@ -108,6 +108,11 @@ def test_decision_in_one_session_is_recalled_in_the_next(codex: Path, tmp_path: 
             report("session 2 (config.toml hooks, recall)", second)
             for request in fake.responses():
                 assert_no_garbage(input_text(request))
+            # the ownership gate: while paxm owns codex, a plugin's call gets nothing
+            question = {"prompt": "What naming scheme did we decide on for release branches?"}
+            answered = json.loads(box.paxm_hook_call("UserPromptSubmit", question))
+            assert ENVELOPE in answered["hookSpecificOutput"]["additionalContext"]
+            assert box.paxm_hook_call("UserPromptSubmit", question, owner="codex-plugin") == ""
             del text, doctor
     finally:
         box.stop_daemon()
@@ -151,8 +156,13 @@ def test_plugin_owns_the_hooks(codex: Path, tmp_path: Path) -> None:
             assert marker in developer[start : developer.index("</paxm-recall>", start)]
             check_hooks(second, "SessionStart", "UserPromptSubmit", "Stop")
             report("session 2 (plugin, recall)", second)
-            tools = [t.get("name", "") for t in (fake.responses()[seen].get("body") or {}).get("tools", [])]
-            print("codex tools offered:", tools)
+            # the plugin's MCP server is registered with Codex (codex exec 0.171 does not put MCP
+            # tools into the request itself, so this is as far as an offline turn can see)
+            servers = box.codex_cli("mcp", "list").stdout
+            assert any(
+                line.startswith("paxm ") and "mcp serve --agent codex" in line and "enabled" in line
+                for line in servers.splitlines()
+            ), servers
 
             # the ownership gate: a paxm-owned (config.toml) call is rejected while the plugin owns codex
             rejected = box.paxm_hook_call("UserPromptSubmit", {"prompt": "Where does the metrics dashboard live?"})
