@@ -297,3 +297,31 @@ def test_paxm_removed_underneath_turn_completes(codex: Path, tmp_path: Path) -> 
     for hook in run.hooks:
         assert hook["durationMs"] < HOOK_TIMEOUT_MS
     report("paxm removed underneath", run)
+
+
+def test_doctor_says_whether_codex_trusts_paxm_hooks(
+    codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paxm_core.config.loader import load_config
+    from paxm_core.integration import InstallContext
+    from paxm_integration_codex import CodexIntegration
+
+    box = CodexBox(tmp_path / "box", codex)
+    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+        setup_box(box, fake)
+    for key, value in box.env().items():
+        monkeypatch.setenv(key, value)
+    integration = CodexIntegration()
+    ctx = InstallContext(config=load_config(box.config))
+    findings = integration.check(ctx)
+    assert [f.level for f in findings] == ["ok", "ok"], findings
+    assert "trusts paxm's 3 hook(s)" in findings[-1].message
+    # a user edits one of paxm's hooks: Codex no longer trusts it, and doctor says so
+    text = box.codex_config.read_text().replace('statusMessage = "paxm: recall"', 'statusMessage = "edited"')
+    box.codex_config.write_text(text)
+    findings = integration.check(ctx)
+    assert findings[-1].level == "error" and "user_prompt_submit" in findings[-1].message, findings
+    assert "paxm setup --yes --agent codex --force" in findings[-1].fix
+    # re-running setup records trust again
+    integration.install(ctx)
+    assert integration.check(ctx)[-1].level == "ok"
