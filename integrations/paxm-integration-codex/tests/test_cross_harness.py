@@ -49,7 +49,10 @@ def claude(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> P
         import os
 
         monkeypatch.setenv("PATH", f"{prefix}{os.pathsep}{os.environ.get('PATH', '')}")
-    root = npm_install("@anthropic-ai/claude-code", version, path_prefix=prefix)
+    try:
+        root = npm_install("@anthropic-ai/claude-code", version, path_prefix=prefix)
+    except (RuntimeError, OSError) as exc:
+        require(f"cannot install @anthropic-ai/claude-code@{version}: {exc}")
     binary = root / "node_modules" / ".bin" / "claude"
     assert binary.exists(), binary
     return binary
