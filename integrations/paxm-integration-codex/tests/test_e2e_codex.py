@@ -20,7 +20,7 @@ import pytest
 from codex_harness import PAXM, CodexBox, CodexRun, codex_bin
 from fake_responses import FakeResponses, input_text
 
-from paxm_integration_codex import trust
+from paxm_integration_codex import CodexIntegration, trust
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -93,6 +93,12 @@ def test_decision_in_one_session_is_recalled_in_the_next(codex: Path, tmp_path: 
             joined = "\n".join(stored)
             assert "Noted, I will remember that." in joined  # Stop: last_assistant_message
             assert "Tool call: exec_command" in joined and "TOOL_RAN_OK" in joined  # from the rollout
+            # backfill reads the same turn back from the real rollout
+            rollouts = sorted((box.home / ".codex" / "sessions").rglob("*.jsonl"))
+            turns = [t for f in rollouts for t in CodexIntegration().read_turns(f)]
+            assert any(
+                marker in t.event.prompt and any(m.role == "tool_call" for m in t.event.messages) for t in turns
+            ), turns
 
             seen = len(fake.responses())
             second = box.codex(fake, "What naming scheme did we decide on for release branches?")
@@ -304,7 +310,6 @@ def test_doctor_says_whether_codex_trusts_paxm_hooks(
 ) -> None:
     from paxm_core.config.loader import load_config
     from paxm_core.integration import InstallContext
-    from paxm_integration_codex import CodexIntegration
 
     box = CodexBox(tmp_path / "box", codex)
     with FakeResponses(tmp_path / "requests.jsonl") as fake:

@@ -6,7 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,8 @@ from paxm_core.errors import IntegrationError
 from paxm_core.hooks.command import client_path, hook_command_line, interpreter_path
 from paxm_core.hooks.decode import decode_generic, parse_payload
 from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent, HookResult
-from paxm_core.integration import OWNER_PAXM, Finding, InstallContext, IntegrationBase
-from paxm_integration_codex import config_toml, plugin, rollout, trust
+from paxm_core.integration import OWNER_PAXM, Finding, InstallContext, IntegrationBase, PastTurn
+from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
 from paxm_integration_codex.agent_defaults import codex_agent_defaults
 from paxm_integration_codex.events import NATIVE_EVENTS, native_for, normalized_event
 
@@ -95,6 +95,16 @@ class CodexIntegration(IntegrationBase):
     def default_agent_config(self) -> Mapping[str, Any]:
         """Upstream's Codex defaults: session start, prompt recall + write, turn-end write."""
         return codex_agent_defaults()
+
+    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
+
+    def transcript_files(self) -> list[Path]:
+        """Every Codex rollout on this machine (``$PAXM_CODEX_SESSIONS`` / ``$CODEX_HOME/sessions``)."""
+        return transcripts.transcript_files()
+
+    def read_turns(self, path: Path) -> Iterator[PastTurn]:
+        """The finished turns of one rollout (user prompt, tools, answer; never reasoning or recalled context)."""
+        return transcripts.read_turns(path)
 
     # -- hook runtime ---------------------------------------------------------------------------
 
