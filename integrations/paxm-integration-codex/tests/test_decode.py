@@ -96,12 +96,14 @@ def test_garbage_never_raises() -> None:
 def test_hook_output_is_codex_native_json_for_context_events_only() -> None:
     for event, native in (("user_input", "UserPromptSubmit"), ("session_start", "SessionStart")):
         result = HookResult(target="codex", event=event, recall_context="<paxm-recall>x</paxm-recall>")
-        out = json.loads(CODEX.hook_output(result, "text"))
+        assert CODEX.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
+        out = json.loads(CODEX.hook_output(result, "json"))
         assert out == {
             "hookSpecificOutput": {"hookEventName": native, "additionalContext": "<paxm-recall>x</paxm-recall>"}
         }
-        assert CODEX.render(result, "json") == CODEX.hook_output(result, "text")
-    assert CODEX.hook_output(HookResult(target="codex", event="turn_end", recall_context="x"), "json") == ""
+        assert CODEX.render(result, "json") == CODEX.hook_output(result, "json")
+    for mode in ("json", "text"):
+        assert CODEX.hook_output(HookResult(target="codex", event="turn_end", recall_context="x"), mode) == ""
     assert CODEX.hook_output(HookResult(target="codex", event="user_input", recall_context="  "), "json") == ""
     ignored = HookResult(target="codex", event="user_input", recall_context="x")
     ignored.ignored = True

@@ -140,14 +140,18 @@ class CodexIntegration(IntegrationBase):
         return hook
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """``hookSpecificOutput.additionalContext`` JSON for SessionStart/UserPromptSubmit, else nothing.
+        """What Codex reads on stdout: context only for SessionStart/UserPromptSubmit, else nothing.
 
-        Codex drops any other stdout shape silently, so the output does not depend on ``mode``.
-        A Stop hook never prints a ``decision``, so paxm can never keep Codex from stopping.
+        ``--json`` (what paxm installs) prints ``hookSpecificOutput.additionalContext``; plain
+        ``text`` (upstream's legacy ``recall --hook-event`` entry) prints the context itself, which
+        Codex also injects.  Any other JSON shape would be dropped by Codex silently, so none is
+        ever printed, and a Stop hook never prints a ``decision`` that could keep Codex running.
         """
         native = _CONTEXT_EVENTS.get(result.event)
         if result.ignored or native is None or not result.context.strip():
             return ""
+        if mode == "text":
+            return result.context
         payload = {"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}}
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
