@@ -30,6 +30,11 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
         [],
         ["--runs", "2"],
     ),
+    "codex": (
+        ROOT / "integrations" / "paxm-integration-codex" / "benchmarks" / "codex_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
 }
 
 

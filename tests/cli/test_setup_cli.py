@@ -48,7 +48,7 @@ def test_golden_sqlite_codex(cfg: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert f"saved config: {cfg}" in result.stdout
-    assert "Codex: enabled in config; no integration plugin is installed" in result.stdout
+    assert "Codex: integration installed (owner paxm)" in result.stdout  # paxm-integration-codex
     assert result.stdout.rstrip().endswith("paxm config doctor  # check provider health")
     assert stat.S_IMODE(cfg.stat().st_mode) == 0o600
     text = cfg.read_text()

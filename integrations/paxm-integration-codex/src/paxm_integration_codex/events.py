@@ -1,0 +1,60 @@
+"""Codex's native hook events and the paxm events they map to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TOOL_USE, EVENT_TURN_END, EVENT_USER_INPUT
+
+__all__ = ["HOOK_TIMEOUT", "NATIVE_EVENTS", "NativeEvent", "native_for", "normalized_event"]
+
+#: seconds Codex waits for one paxm hook (Codex's own default is 600 s).  The hook client
+#: answers within its 5 s ceiling even when the daemon hangs; this covers interpreter start-up
+#: on a loaded machine on top of that.
+HOOK_TIMEOUT = 10
+
+
+@dataclass(frozen=True)
+class NativeEvent:
+    """One Codex hook event paxm can install.
+
+    :param native: Codex's event name (the ``[hooks]`` key).
+    :param event: the paxm event it maps to.
+    :param snake: the name Codex uses in hook trust keys (``user_prompt_submit``).
+    :param status: the status line Codex shows while the hook runs.
+    """
+
+    native: str
+    event: str
+    snake: str
+    status: str
+    matcher: str = ""
+
+
+#: Installation order (also the order of the keys paxm adds under ``[hooks]``).
+NATIVE_EVENTS: tuple[NativeEvent, ...] = (
+    NativeEvent("SessionStart", EVENT_SESSION_START, "session_start", "paxm: session", "startup|resume|clear|compact"),
+    NativeEvent("UserPromptSubmit", EVENT_USER_INPUT, "user_prompt_submit", "paxm: recall"),
+    NativeEvent("PostToolUse", EVENT_TOOL_USE, "post_tool_use", "paxm: tool"),
+    NativeEvent("Stop", EVENT_TURN_END, "stop", "paxm: capture"),
+)
+
+_BY_NATIVE = {e.native.lower(): e.event for e in NATIVE_EVENTS}
+_BY_NATIVE.update({e.snake: e.event for e in NATIVE_EVENTS})
+_NORMALIZED = {e.event for e in NATIVE_EVENTS}
+
+
+def normalized_event(name: str) -> str:
+    """The paxm event for a native name (``UserPromptSubmit`` -> ``user_input``).
+
+    Normalized names pass through; anything else is kept as a custom (write-only) event name.
+    """
+    key = name.strip()
+    if key in _NORMALIZED:
+        return key
+    return _BY_NATIVE.get(key.lower(), key)
+
+
+def native_for(event: str) -> NativeEvent | None:
+    """The native event installed for paxm ``event`` (``None`` if paxm installs none)."""
+    return next((e for e in NATIVE_EVENTS if e.event == event), None)

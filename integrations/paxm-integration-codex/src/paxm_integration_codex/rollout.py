@@ -1,0 +1,109 @@
+"""The tool calls and results of the current Codex turn, read from its rollout transcript.
+
+Codex writes every session to a JSONL "rollout" file (the ``transcript_path`` of each hook
+payload).  A turn starts with an ``event_msg`` whose payload type is ``task_started``; the
+model's tool calls are ``response_item`` records of type ``function_call`` /
+``custom_tool_call`` (name + arguments/input), their results ``function_call_output`` /
+``custom_tool_call_output``.  Reasoning items (``type: reasoning``) are never read, and tool
+arguments/outputs go through the core's sanitizer, so hidden reasoning never reaches a memory.
+
+Two things upstream did not do:
+
+* only the tail of the file is read (:data:`TAIL_BYTES`): the current turn is at the end, and a
+  long session's rollout grows to many megabytes, so a full scan per turn would cost more each
+  turn;
+* when the Stop payload names its ``turn_id`` and the rollout's ``task_started`` carries turn
+  ids, the turn with that id is used, so an event replayed later (after the daemon was down)
+  still gets its own turn's tools rather than whatever turn is last by then.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from paxm_core.hooks.decode import value_text
+from paxm_core.hooks.events import HookMessage
+
+__all__ = ["SOURCE", "TAIL_BYTES", "turn_tool_messages"]
+
+#: how much of the rollout's end is read; one turn's tool traffic is far smaller than this
+TAIL_BYTES = 16 * 1024 * 1024
+SOURCE = "codex_transcript"
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+
+
+def _str(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _tail_lines(path: str, limit: int) -> list[bytes]:
+    try:
+        with open(os.path.expanduser(path), "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            start = max(0, size - limit)
+            handle.seek(start)
+            data = handle.read(limit)
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if start > 0 and lines:
+        lines = lines[1:]  # the first line was cut by the seek
+    return lines
+
+
+def _call_message(payload: dict[str, Any]) -> HookMessage | None:
+    name = (_str(payload, "name") or _str(payload, "namespace")).strip()
+    raw_args = payload.get("arguments")
+    if raw_args is None:
+        raw_args = payload.get("input")
+    if raw_args is None:
+        raw_args = payload.get("action")  # local_shell_call
+    args = value_text(raw_args)
+    text = " ".join(p for p in (name, args) if p).strip()
+    return HookMessage("tool_call", text, SOURCE) if text else None
+
+
+def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES) -> list[HookMessage]:
+    """Tool calls/results of one turn of the rollout at ``path`` (missing or corrupt -> ``[]``).
+
+    :param turn_id: the Stop payload's ``turn_id``; when a ``task_started`` record carries the
+        same id, that turn is returned, otherwise the last turn in the file.
+    """
+    turns: list[tuple[str, list[HookMessage]]] = [("", [])]
+    for line in _tail_lines(path, limit):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        kind = _str(payload, "type").lower()
+        if record.get("type") == "event_msg" and kind == "task_started":
+            turns.append((_str(payload, "turn_id"), []))
+            continue
+        if record.get("type") != "response_item":
+            continue
+        current = turns[-1][1]
+        if kind in _CALLS:
+            message = _call_message(payload)
+            if message is not None:
+                current.append(message)
+        elif kind in _OUTPUTS:
+            text = value_text(payload.get("output"))
+            if text:
+                current.append(HookMessage("tool_result", text, SOURCE))
+    if turn_id:
+        for tid, messages in reversed(turns):
+            if tid and tid == turn_id:
+                return messages
+    return turns[-1][1]

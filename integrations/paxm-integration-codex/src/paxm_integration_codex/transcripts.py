@@ -1,0 +1,185 @@
+"""Codex's stored sessions (rollout JSONL files) read back as finished turns, for backfill.
+
+Where: ``$PAXM_CODEX_SESSIONS``, else ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``;
+every ``*.jsonl`` below it, sorted.
+
+A rollout has a ``session_meta`` record (``payload.id`` is the session, ``payload.cwd`` the
+workspace), then per turn: ``event_msg`` ``task_started`` (with ``turn_id``), the turn's
+``response_item`` records and ``event_msg`` ``task_complete`` (with ``last_agent_message``).
+Older Codex releases (and the TUI) also write ``event_msg`` ``user_message`` /
+``agent_message``; both shapes are understood.  Only what the user typed and what Codex
+answered is kept, plus tool calls and results: ``developer`` items (where paxm's own recalled
+context lives) and Codex's wrapper messages (``<environment_context>`` ...) are skipped, so a
+backfill never stores recalled memories again, and reasoning items are never read.
+Unreadable lines are skipped; a turn without both a user prompt and an answer is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from paxm_core.hooks.decode import value_text
+from paxm_core.hooks.events import EVENT_TURN_END, HookEvent, HookMessage
+from paxm_core.integration import PastTurn
+from paxm_integration_codex.config_toml import codex_home
+
+__all__ = ["read_turns", "sessions_dir", "transcript_files"]
+
+_SOURCE = "codex_backfill"
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+_MAX_LINE = 16 * 1024 * 1024
+
+
+def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The directory Codex keeps its session rollouts in."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("PAXM_CODEX_SESSIONS", "").strip()
+    return Path(explicit).expanduser().absolute() if explicit else codex_home(env) / "sessions"
+
+
+def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Every rollout file, sorted (an absent directory gives ``[]``)."""
+    root = sessions_dir(environ)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+
+
+def _str(obj: Mapping[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _epoch(stamp: str) -> float:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _texts(payload: Mapping[str, Any]) -> str:
+    content = payload.get("content")
+    if isinstance(content, str):
+        return content.strip()
+    parts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
+            text = _str(part, "text").strip()
+            if text:
+                parts.append(text)
+    return "\n".join(parts).strip()
+
+
+def _is_wrapper(text: str) -> bool:
+    """Codex's own context messages sent as ``role: user`` (environment, AGENTS.md ...)."""
+    stripped = text.strip()
+    return (stripped.startswith("<") and stripped.endswith(">")) or stripped.startswith("# AGENTS.md")
+
+
+@dataclass
+class _Turn:
+    turn_id: str = ""
+    started: float = 0.0
+    user: str = ""
+    assistant: str = ""
+    tools: list[HookMessage] = field(default_factory=list)
+
+
+def _past_turn(path: Path, session: str, workspace: str, turn: _Turn, fallback_time: float) -> PastTurn | None:
+    if not turn.user.strip() or not turn.assistant.strip():
+        return None
+    started = turn.started or fallback_time
+    digest = hashlib.sha256("\x00".join(("codex", session, f"{started:.3f}", turn.user, turn.assistant)).encode())
+    turn_id = "backfill-" + digest.hexdigest()[:32]
+    metadata = {"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id}
+    if turn.turn_id:
+        metadata["turn_id"] = turn.turn_id
+    messages = [HookMessage("user", turn.user, _SOURCE), *turn.tools, HookMessage("assistant", turn.assistant, _SOURCE)]
+    event = HookEvent(
+        target="codex",
+        event=EVENT_TURN_END,
+        native_event="Stop",
+        prompt=turn.user,
+        assistant=turn.assistant,
+        messages=messages,
+        workspace=workspace,
+        metadata=metadata,
+    )
+    return PastTurn(turn_id=turn_id, session_id=session, started_at=started, event=event)
+
+
+def read_turns(path: Path) -> Iterator[PastTurn]:
+    """The finished turns of one rollout file, in order; tolerant of partial or corrupt files."""
+    try:
+        handle = path.open("rb")
+        fallback_time = path.stat().st_mtime
+    except OSError:
+        return
+    session = path.stem
+    workspace = ""
+    turn: _Turn | None = None
+    with handle:
+        for line in handle:
+            if len(line) > _MAX_LINE:
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
+                continue
+            payload: dict[str, Any] = record["payload"]
+            kind, rtype = _str(payload, "type"), _str(record, "type")
+            if rtype == "session_meta":
+                session = _str(payload, "id") or session
+                workspace = _str(payload, "cwd") or workspace
+                continue
+            if rtype == "event_msg" and kind in ("task_started", "user_message"):
+                if kind == "task_started" or turn is None or turn.assistant:
+                    if turn is not None and turn.assistant:
+                        done = _past_turn(path, session, workspace, turn, fallback_time)
+                        if done is not None:
+                            yield done
+                    turn = _Turn(turn_id=_str(payload, "turn_id"), started=_epoch(_str(record, "timestamp")))
+                if kind == "user_message" and _str(payload, "message").strip():
+                    turn.user = _str(payload, "message").strip()
+                continue
+            if turn is None:
+                continue
+            if rtype == "event_msg" and kind == "agent_message" and _str(payload, "phase") != "commentary":
+                turn.assistant = turn.assistant or _str(payload, "message").strip()
+            elif rtype == "event_msg" and kind == "task_complete":
+                turn.assistant = _str(payload, "last_agent_message").strip() or turn.assistant
+                done = _past_turn(path, session, workspace, turn, fallback_time)
+                if done is not None:
+                    yield done
+                turn = None
+            elif rtype == "response_item" and kind == "message":
+                text = _texts(payload)
+                role = _str(payload, "role")
+                if role == "user" and text and not _is_wrapper(text) and not turn.user:
+                    turn.user = text
+                elif role == "assistant" and text and _str(payload, "phase") != "commentary":
+                    turn.assistant = text
+            elif rtype == "response_item" and kind in _CALLS:
+                name = (_str(payload, "name") or _str(payload, "namespace")).strip()
+                raw_args = next((payload[k] for k in ("arguments", "input", "action") if k in payload), None)
+                text = " ".join(p for p in (name, value_text(raw_args)) if p).strip()
+                if text:
+                    turn.tools.append(HookMessage("tool_call", text, _SOURCE))
+            elif rtype == "response_item" and kind in _OUTPUTS:
+                text = value_text(payload.get("output"))
+                if text:
+                    turn.tools.append(HookMessage("tool_result", text, _SOURCE))
+    if turn is not None and turn.assistant:
+        done = _past_turn(path, session, workspace, turn, fallback_time)
+        if done is not None:
+            yield done

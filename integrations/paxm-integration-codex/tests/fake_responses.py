@@ -1,0 +1,276 @@
+"""A fake OpenAI Responses API on 127.0.0.1 for driving the real Codex CLI offline.
+
+Serves ``POST /v1/responses`` (SSE when ``stream`` is true, JSON otherwise) and
+``GET /v1/models``.  Every request is recorded (arrival time, path, parsed body) in memory and
+appended to a JSONL log, so tests can check exactly what the model was sent.
+
+The reply text is ``reply`` followed by `` [marker-seen]`` when the request body contains
+``marker``.  Tool mode: when the *user's* latest message contains ``tool_trigger``, the request
+offers a shell tool (``exec_command`` / ``shell``) and carries no tool output yet, the answer is
+one function call running ``echo <tool_output>``; the follow-up request gets the text reply.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FakeResponses", "Recorded", "input_text", "user_text"]
+
+SHELL_TOOLS = ("exec_command", "shell", "local_shell", "bash")
+
+
+class Recorded(dict[str, Any]):
+    """One logged request: ``t`` (epoch seconds), ``method``, ``path``, ``body`` (parsed JSON or text)."""
+
+    @property
+    def text(self) -> str:
+        """The whole body as JSON text (for substring checks)."""
+        return json.dumps(self.get("body"), ensure_ascii=False)
+
+
+def _item_texts(item: dict[str, Any]) -> Iterator[str]:
+    content = item.get("content")
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                yield part["text"]
+
+
+def input_text(request: Recorded, roles: tuple[str, ...] = ("user", "developer", "system")) -> str:
+    """All text of ``input[]`` message items with one of ``roles`` (hook context arrives as developer items)."""
+    body = request.get("body")
+    parts: list[str] = []
+    for item in body.get("input", []) if isinstance(body, dict) else []:
+        if isinstance(item, dict) and item.get("role") in roles:
+            parts.extend(_item_texts(item))
+    return "\n".join(parts)
+
+
+def user_text(body: Any) -> str:
+    """The text of the last ``role: user`` item (what the user typed this turn)."""
+    items = body.get("input", []) if isinstance(body, dict) else []
+    for item in reversed(items):
+        if isinstance(item, dict) and item.get("role") == "user":
+            return "\n".join(_item_texts(item))
+    return ""
+
+
+class FakeResponses:
+    """Context manager running the fake server in a thread; ``url`` is its base URL (with ``/v1``)."""
+
+    def __init__(
+        self,
+        log_path: Path,
+        *,
+        marker: str = "",
+        reply: str = "Noted, I will remember that.",
+        tool_trigger: str = "RUN_TOOL",
+        tool_output: str = "TOOL_RAN_OK",
+    ) -> None:
+        self.log_path = log_path
+        self.marker = marker
+        self.reply = reply
+        self.tool_trigger = tool_trigger
+        self.tool_output = tool_output
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>/v1`` (Codex's ``base_url``)."""
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def responses(self) -> list[Recorded]:
+        """Recorded ``/v1/responses`` requests, in arrival order."""
+        with self._lock:
+            return [r for r in self.requests if str(r.get("path", "")).split("?")[0].endswith("/responses")]
+
+    def record(self, method: str, path: str, raw: bytes) -> Recorded:
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        entry = Recorded(t=time.time(), method=method, path=path, body=body)
+        with self._lock:
+            self.requests.append(entry)
+            with self.log_path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        return entry
+
+    def reply_for(self, raw: bytes) -> str:
+        seen = self.marker and self.marker.encode() in raw
+        return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
+
+    def tool_call_for(self, body: Any) -> tuple[str, str] | None:
+        """(tool name, JSON arguments) when this request should get a shell tool call."""
+        if not isinstance(body, dict) or self.tool_trigger not in user_text(body):
+            return None
+        if any(isinstance(i, dict) and str(i.get("type", "")).endswith("call_output") for i in body.get("input", [])):
+            return None
+        for tool in body.get("tools") or []:
+            if not isinstance(tool, dict) or tool.get("name") not in SHELL_TOOLS:
+                continue
+            props = (tool.get("parameters") or {}).get("properties") or {}
+            command = f"echo {self.tool_output}"
+            if "cmd" in props:
+                return str(tool["name"]), json.dumps({"cmd": command})
+            if "command" in props:
+                value: Any = ["bash", "-lc", command] if props["command"].get("type") == "array" else command
+                return str(tool["name"]), json.dumps({"command": value})
+        return None
+
+    def __enter__(self) -> FakeResponses:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+                pass
+
+            def _json(self, code: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                fake.record("GET", self.path, b"")
+                if self.path.split("?")[0].endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                entry = fake.record("POST", self.path, raw)
+                if not self.path.split("?")[0].endswith("/responses"):
+                    self._json(404, {"error": {"message": "not found"}})
+                    return
+                self._responses(entry.get("body"), raw)
+
+            def _sse(self, events: list[dict[str, Any]]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for seq, event in enumerate(events):
+                    event["sequence_number"] = seq
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+
+            def _responses(self, body: Any, raw: bytes) -> None:
+                body = body if isinstance(body, dict) else {}
+                rid = "resp_" + uuid.uuid4().hex[:20]
+                base = {
+                    "id": rid,
+                    "object": "response",
+                    "created_at": int(time.time()),
+                    "model": body.get("model", "fake-model"),
+                    "error": None,
+                    "incomplete_details": None,
+                    "parallel_tool_calls": True,
+                    "tool_choice": "auto",
+                    "tools": [],
+                    "metadata": {},
+                }
+                usage = {
+                    "input_tokens": max(1, len(raw) // 4),
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens": 8,
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                    "total_tokens": max(1, len(raw) // 4) + 8,
+                }
+                call = fake.tool_call_for(body)
+                if call is not None:
+                    name, args = call
+                    item: dict[str, Any] = {
+                        "id": "fc_" + uuid.uuid4().hex[:20],
+                        "type": "function_call",
+                        "status": "completed",
+                        "call_id": "call_" + uuid.uuid4().hex[:20],
+                        "name": name,
+                        "arguments": args,
+                    }
+                    added = dict(item, status="in_progress", arguments="")
+                    middle: list[dict[str, Any]] = [
+                        {
+                            "type": "response.function_call_arguments.delta",
+                            "item_id": item["id"],
+                            "output_index": 0,
+                            "delta": args,
+                        },
+                        {
+                            "type": "response.function_call_arguments.done",
+                            "item_id": item["id"],
+                            "output_index": 0,
+                            "arguments": args,
+                        },
+                    ]
+                else:
+                    text = fake.reply_for(raw)
+                    iid = "msg_" + uuid.uuid4().hex[:20]
+                    item = {
+                        "id": iid,
+                        "type": "message",
+                        "status": "completed",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}],
+                    }
+                    added = {"id": iid, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+                    part = {"type": "output_text", "text": "", "annotations": []}
+                    where = {"item_id": iid, "output_index": 0, "content_index": 0}
+                    middle = [
+                        {"type": "response.content_part.added", **where, "part": part},
+                        {"type": "response.output_text.delta", **where, "delta": text, "logprobs": []},
+                        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+                        {"type": "response.content_part.done", **where, "part": dict(part, text=text)},
+                    ]
+                if not body.get("stream"):
+                    self._json(200, dict(base, status="completed", output=[item], usage=usage))
+                    return
+                self._sse(
+                    [
+                        {
+                            "type": "response.created",
+                            "response": dict(base, status="in_progress", output=[], usage=None),
+                        },
+                        {"type": "response.output_item.added", "output_index": 0, "item": added},
+                        *middle,
+                        {"type": "response.output_item.done", "output_index": 0, "item": item},
+                        {
+                            "type": "response.completed",
+                            "response": dict(base, status="completed", output=[item], usage=usage),
+                        },
+                    ]
+                )
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
