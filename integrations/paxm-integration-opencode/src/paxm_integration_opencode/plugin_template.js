@@ -86,7 +86,6 @@ export const PaxmMemoryPlugin = async (ctx) => {
         child = spawn(argv[0], argv.slice(1), {
           stdio: ["pipe", "pipe", "ignore"],
           env: process.env,
-          cwd: directory || undefined,
           windowsHide: true,
         });
       } catch (error) {
