@@ -91,6 +91,18 @@ class OpenCodeIntegration(IntegrationBase):
             out[event] = hook_command(config.path, self.name, native, queue_path=queue or None)
         return out
 
+    def dependency_missing(self) -> bool:
+        """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there.
+
+        With any plugin file in ``plugins/`` OpenCode waits, at every start, for that package to
+        be installed into the config dir; offline the install retries for about 70 s.
+        """
+        return not (self.config_dir() / "node_modules" / "@opencode-ai" / "plugin" / "package.json").is_file()
+
+    def dependency_fix(self) -> str:
+        """The command that installs OpenCode's config-dir dependency once (while online)."""
+        return f"cd {self.config_dir()} && npm install @opencode-ai/plugin@$({self.executable} --version)"
+
     def plugin_source(self, config: Any) -> str:
         """The plugin file's content for ``config``."""
         return plugin.render_plugin(self.commands(config), target=self.name)
@@ -126,6 +138,12 @@ class OpenCodeIntegration(IntegrationBase):
             report(f"installed the paxm {self.display_name} plugin at {path}")
         else:
             report(f"the paxm {self.display_name} plugin at {path} is up to date")
+        if self.dependency_missing():
+            report(
+                f"  note: {self.display_name} installs @opencode-ai/plugin into {self.config_dir()} when it starts "
+                "with a plugin there; offline that wait is about 70 s. On an offline machine run once while "
+                f"online (or from an npm cache): {self.dependency_fix()}"
+            )
         return lines
 
     def uninstall(self, ctx: Any, *, echo: Any = None) -> list[str]:
@@ -180,6 +198,15 @@ class OpenCodeIntegration(IntegrationBase):
             findings.append(Finding("warn", f"{self.display_name} plugin at {path} is out of date", fix))
         if not findings:
             findings.append(Finding("ok", f"{self.display_name} plugin installed at {path}"))
+        if self.dependency_missing():
+            findings.append(
+                Finding(
+                    "warn",
+                    f"{self.display_name} has not installed @opencode-ai/plugin in {self.config_dir()} yet: "
+                    "offline, each start waits about 70 s for it",
+                    self.dependency_fix(),
+                )
+            )
         return findings
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
