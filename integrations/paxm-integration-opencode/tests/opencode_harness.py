@@ -26,11 +26,12 @@ _CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-c
 if str(_CLAUDE_TESTS) not in sys.path:
     sys.path.insert(0, str(_CLAUDE_TESTS))
 
-from claude_harness import Sandbox, npm_cache_dir  # noqa: E402
+from claude_harness import PAXM, Sandbox, npm_cache_dir  # noqa: E402
 from fake_openai import FakeOpenAI  # noqa: E402
 
 __all__ = [
     "OPENCODE_VERSION",
+    "PAXM",
     "OpenCodeRun",
     "OpenCodeSandbox",
     "install_opencode",
@@ -168,7 +169,9 @@ class OpenCodeSandbox(Sandbox):
                     shutil.copy2(self.deps / name, self.opencode_dir / name)
             target = self.opencode_dir / "node_modules"
             if not target.exists():
-                shutil.copytree(self.deps / "node_modules", target, symlinks=True)
+                # a link, not a 64 MB copy: OpenCode only checks that it is there and matches
+                # package-lock.json, and paxm's plugin imports nothing from it
+                target.symlink_to(self.deps / "node_modules", target_is_directory=True)
 
     def opencode(self, fake: FakeOpenAI, prompt: str, *, timeout: float = 240, **env: str) -> OpenCodeRun:
         """One ``opencode run`` turn in the workspace against ``fake``."""
