@@ -178,7 +178,9 @@ class FakeOpenAI:
                 if not body.get("stream"):
                     message = dict(delta)
                     if "tool_calls" in message:
-                        message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in delta["tool_calls"]]
+                        message["tool_calls"] = [
+                            {k: v for k, v in c.items() if k != "index"} for c in delta["tool_calls"]
+                        ]
                     self._json(
                         200,
                         {

@@ -99,7 +99,9 @@ def test_decision_with_a_tool_call_is_recalled_in_every_request_of_the_next_sess
         with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
             box.configure_opencode(fake.url)
             before = _tree(box)
-            first = box.opencode(fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
+            first = box.opencode(
+                fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on."
+            )
             _ok(first)
             steps = fake.agent_steps()
             assert len(steps) == 2 and steps[1].has_tool_result  # the turn ran the tool
@@ -252,9 +254,7 @@ def test_paxm_uninstalled_underneath_a_running_turn(box: OpenCodeSandbox, tmp_pa
         box.stop_daemon()
 
 
-def test_decision_captured_by_claude_code_is_recalled_by_opencode(
-    opencode: tuple[Path, Path], tmp_path: Path
-) -> None:
+def test_decision_captured_by_claude_code_is_recalled_by_opencode(opencode: tuple[Path, Path], tmp_path: Path) -> None:
     if str(CLAUDE_TESTS) not in sys.path:
         sys.path.insert(0, str(CLAUDE_TESTS))
     from claude_harness import install_claude

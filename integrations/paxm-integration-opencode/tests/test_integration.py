@@ -19,7 +19,10 @@ from paxm_integration_opencode import OpenCodeIntegration
 from paxm_integration_opencode.plugin import MARKER, embedded_settings
 
 PAXM = str(Path(sys.executable).parent / "paxm")
-UPSTREAM_TS = 'import type { Plugin } from "@opencode-ai/plugin";\nconst paxmUserInputHookCommand = "/x";\n// paxm.opencode.user_input.v1\n'
+UPSTREAM_TS = (
+    'import type { Plugin } from "@opencode-ai/plugin";\n'
+    'const paxmUserInputHookCommand = "/x";\n// paxm.opencode.user_input.v1\n'
+)
 
 
 def _config(tmp_path: Path) -> object:
@@ -97,7 +100,7 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     assert "npm install @opencode-ai/plugin@$(opencode --version)" in lines[1]  # offline advice
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     source = path.read_text()
-    assert MARKER in source and "@opencode-ai/plugin\"" not in source and "from \"" not in source
+    assert MARKER in source and '@opencode-ai/plugin"' not in source and 'from "' not in source
     settings = embedded_settings(source)
     assert settings is not None
     # opencode's defaults: recall on prompts, write on turn end; session_start bootstraps
@@ -166,7 +169,9 @@ def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None
     config = _config(tmp_path)
     integration = OpenCodeIntegration()
     (missing,) = integration.check(InstallContext(config=config))
-    assert missing == Finding("error", f"OpenCode plugin missing: {integration.plugin_path()}", "paxm setup --yes --agent opencode")
+    assert missing == Finding(
+        "error", f"OpenCode plugin missing: {integration.plugin_path()}", "paxm setup --yes --agent opencode"
+    )
     integration.install(InstallContext(config=config))
     path = integration.plugin_path()
     settings = embedded_settings(path.read_text())
@@ -174,7 +179,12 @@ def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None
     client = settings["commands"]["user_input"][3]
     path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
     findings = integration.check(InstallContext(config=config))
-    assert Finding("error", "OpenCode plugin points at a missing file: /gone/client.py", "paxm setup --yes --agent opencode") in findings
+    assert (
+        Finding(
+            "error", "OpenCode plugin points at a missing file: /gone/client.py", "paxm setup --yes --agent opencode"
+        )
+        in findings
+    )
 
 
 def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,7 +235,9 @@ def test_hook_output_is_the_context_for_prompts_only() -> None:
     result = HookResult(target="opencode", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
     assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
     assert integration.render(result, "text") == "<paxm-recall>x</paxm-recall>"
-    assert integration.hook_output(HookResult(target="opencode", event=EVENT_TURN_END, recall_context="x"), "text") == ""
+    assert (
+        integration.hook_output(HookResult(target="opencode", event=EVENT_TURN_END, recall_context="x"), "text") == ""
+    )
     ignored = HookResult(target="opencode", event=EVENT_USER_INPUT, ignored=True, recall_context="x")
     assert integration.hook_output(ignored, "text") == ""
 

@@ -175,7 +175,8 @@ class OpenCodeIntegration(IntegrationBase):
         settings = plugin.embedded_settings(source)
         if settings is None:
             return [Finding("error", f"{path} is not a plugin paxm generated", f"move it away, then {fix}")]
-        commands = settings.get("commands") if isinstance(settings.get("commands"), dict) else {}
+        raw_commands = settings.get("commands")
+        commands: dict[str, Any] = raw_commands if isinstance(raw_commands, dict) else {}
         findings: list[Finding] = []
         if not commands:
             findings.append(Finding("warn", f"{self.display_name} plugin at {path} forwards no events", fix))

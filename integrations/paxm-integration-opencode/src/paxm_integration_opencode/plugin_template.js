@@ -225,24 +225,36 @@ export const PaxmMemoryPlugin = async (ctx) => {
     }).catch(() => {});
   }
 
-  const guard = (fn) => async (...args) => {
+  // every hook is wrapped: an error in here never reaches OpenCode; with PAXM_OPENCODE_DEBUG=1
+  // each hook's own duration is written to stderr (`paxm: timing <hook> <ms> ms`)
+  const guard = (name, fn) => async (...args) => {
+    const began = debug ? performance.now() : 0;
     try {
       await fn(...args);
     } catch (error) {
       warn("hook error", error);
     }
+    if (debug) warn("timing", name, (performance.now() - began).toFixed(1), "ms");
   };
 
+  const idle = guard("session.idle", async (event) => {
+    const sessionID = String((event.properties && event.properties.sessionID) || "");
+    if (sessionID) await onIdle(sessionID);
+  });
+
   const hooks = {
-    "experimental.chat.messages.transform": guard(async (_input, output) => inject(output && output.messages)),
-    event: guard(async (arg) => {
-      const event = arg && arg.event;
-      if (!event || event.type !== "session.idle") return;
-      const sessionID = String((event.properties && event.properties.sessionID) || "");
-      if (sessionID) await onIdle(sessionID);
-    }),
+    "experimental.chat.messages.transform": guard("transform", async (_input, output) =>
+      inject(output && output.messages),
+    ),
+    event: async (arg) => {
+      let event = null;
+      try {
+        event = arg && arg.event;
+      } catch {}
+      if (event && event.type === "session.idle") await idle(event);
+    },
   };
-  if (commands.user_input || commands.session_start) hooks["chat.message"] = guard(onPrompt);
-  if (commands.tool_use) hooks["tool.execute.after"] = guard(async (input, output) => onTool(input, output));
+  if (commands.user_input || commands.session_start) hooks["chat.message"] = guard("chat.message", onPrompt);
+  if (commands.tool_use) hooks["tool.execute.after"] = guard("tool.execute.after", async (input, output) => onTool(input, output));
   return hooks;
 };
