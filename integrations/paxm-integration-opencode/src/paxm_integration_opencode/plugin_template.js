@@ -68,7 +68,10 @@ export const PaxmMemoryPlugin = async (ctx) => {
   const flushed = new Map(); // session id -> id of the last assistant message sent as turn_end
 
   // Runs one paxm hook: the payload on stdin, resolves to its stdout ("" on any failure).
+  // Capture-only events run in their own process group, so a turn's capture still reaches
+  // paxm when OpenCode exits right after the turn (`opencode run`) or its terminal goes away.
   function runHook(event, payload) {
+    const detached = event === "turn_end" || event === "tool_use";
     const argv = commands[event];
     if (!Array.isArray(argv) || argv.length === 0) return Promise.resolve("");
     return new Promise((resolve) => {
@@ -86,6 +89,7 @@ export const PaxmMemoryPlugin = async (ctx) => {
         child = spawn(argv[0], argv.slice(1), {
           stdio: ["pipe", "pipe", "ignore"],
           env: process.env,
+          detached,
           windowsHide: true,
         });
       } catch (error) {
