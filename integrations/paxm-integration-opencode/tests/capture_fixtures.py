@@ -5,7 +5,8 @@
 Runs one tool-calling ``opencode run`` turn (outside a git repository) against the fake Chat
 Completions server with ``fixtures/recorder-plugin.js`` installed, and writes
 ``fixtures/opencode-<version>/<hook>.json`` (the first call of each hook; the transform hook
-keeps every call, one per agent-loop step).  Sandbox paths are replaced by placeholders.
+keeps every call, one per agent-loop step, and ``bus.json`` every ``message.updated`` /
+``message.part.updated`` event).  Sandbox paths are replaced by placeholders.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def main() -> int:
         for path in sorted(record.glob("*.jsonl")):
             text = path.read_text().replace(str(box.workspace), "/WORKSPACE").replace(str(root), "/SANDBOX")
             values = [json.loads(line) for line in text.splitlines() if line.strip()]
-            value = values if path.stem == "experimental.chat.messages.transform" else values[0]
+            every = ("experimental.chat.messages.transform", "bus")
+            value = values if path.stem in every else values[0]
             (out / f"{path.stem}.json").write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
             print(f"wrote {out / (path.stem + '.json')}")
     return 0

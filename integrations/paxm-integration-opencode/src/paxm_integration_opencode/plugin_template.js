@@ -66,6 +66,48 @@ export const PaxmMemoryPlugin = async (ctx) => {
   const pending = new Map();
   const started = new Map(); // sessions whose session_start bootstrap already ran
   const flushed = new Map(); // session id -> id of the last assistant message sent as turn_end
+  // session id -> the current turn as OpenCode's bus reported it: message id -> {role, texts}.
+  // `opencode run` exits as soon as the session is idle, without waiting for plugin event
+  // handlers, so the turn must be at hand when `session.idle` arrives (no client round trip
+  // before the capture is handed to paxm).
+  const turns = new Map();
+
+  function track(event) {
+    const props = event.properties || {};
+    if (event.type === "message.updated") {
+      const info = props.info;
+      if (!info || !info.sessionID || !info.id) return;
+      let turn = turns.get(info.sessionID);
+      if (info.role === "user" && !(turn && turn.has(info.id))) {
+        turn = new Map(); // a new prompt starts a new turn
+        remember(turns, info.sessionID, turn);
+      }
+      if (turn && !turn.has(info.id)) turn.set(info.id, { role: String(info.role || ""), texts: new Map() });
+    } else if (event.type === "message.part.updated") {
+      const part = props.part;
+      if (!part || part.type !== "text" || part.synthetic || part.ignored || typeof part.text !== "string") return;
+      const message = turns.get(part.sessionID) && turns.get(part.sessionID).get(part.messageID);
+      if (message) message.texts.set(String(part.id || ""), part.text); // the last update has the full text
+    }
+  }
+
+  function trackedTurn(sessionID) {
+    const turn = turns.get(sessionID);
+    if (!turn) return [];
+    return [...turn.entries()].map(([id, m]) => ({
+      info: { id, role: m.role },
+      parts: [...m.texts.values()].map((text) => ({ type: "text", text })),
+    }));
+  }
+
+  async function fetchedTurn(sessionID) {
+    if (!client || !client.session || typeof client.session.messages !== "function") return [];
+    const response = await withTimeout(
+      client.session.messages({ path: { id: sessionID }, query: { directory, limit: 100 } }),
+      timeoutMs,
+    );
+    return response && Array.isArray(response.data) ? response.data : [];
+  }
 
   // Runs one paxm hook: the payload on stdin, resolves to its stdout ("" on any failure).
   // Capture-only events run in their own process group, so a turn's capture still reaches
@@ -182,12 +224,11 @@ export const PaxmMemoryPlugin = async (ctx) => {
   async function onIdle(sessionID) {
     const stash = pending.get(sessionID);
     pending.delete(sessionID);
-    if (!commands.turn_end || !client || !client.session || typeof client.session.messages !== "function") return;
-    const response = await withTimeout(
-      client.session.messages({ path: { id: sessionID }, query: { directory, limit: 100 } }),
-      timeoutMs,
-    );
-    const history = response && Array.isArray(response.data) ? response.data : [];
+    if (!commands.turn_end) return;
+    let history = trackedTurn(sessionID);
+    turns.delete(sessionID);
+    // loaded in the middle of a turn (or the bus said nothing): ask OpenCode for the session
+    if (!history.some((m) => m.info.role === "assistant")) history = await fetchedTurn(sessionID);
     let start = -1;
     for (let i = history.length - 1; i >= 0; i--) {
       if (history[i] && history[i].info && history[i].info.role === "user") {
@@ -255,7 +296,13 @@ export const PaxmMemoryPlugin = async (ctx) => {
       try {
         event = arg && arg.event;
       } catch {}
-      if (event && event.type === "session.idle") await idle(event);
+      if (!event) return;
+      if (event.type === "session.idle") await idle(event);
+      else if (event.type === "message.updated" || event.type === "message.part.updated") {
+        try {
+          track(event);
+        } catch {}
+      }
     },
   };
   if (commands.user_input || commands.session_start) hooks["chat.message"] = guard("chat.message", onPrompt);

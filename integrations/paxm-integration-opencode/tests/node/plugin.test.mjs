@@ -162,6 +162,24 @@ test("session.idle sends the turn's visible user/assistant text once per final a
   assert.ok(!JSON.stringify(step.output.messages).includes("KESTREL-42"));
 });
 
+test("session.idle captures the turn from OpenCode's bus, without asking the client", async () => {
+  const client = fakeClient([], "throw"); // `opencode run` may exit before any client call returns
+  const hooks = await load("full", { client });
+  const bus = clone(fixture("bus"));
+  for (const { event } of bus) await hooks.event({ event });
+  const sessionID = bus[0].event.properties.info.sessionID;
+  await hooks.event({ event: { type: "session.idle", properties: { sessionID } } });
+  assert.equal(client.seen.length, 0);
+  const [end] = calls("turn_end");
+  assert.deepEqual(end.payload.messages.map((m) => m.role), ["user", "assistant"]);
+  const texts = bus.map((e) => e.event.properties.part).filter((p) => p && p.type === "text" && p.text);
+  assert.equal(end.payload.prompt, texts[0].text.trim());
+  assert.equal(end.payload.last_assistant_message, texts[texts.length - 1].text.trim());
+  assert.equal(end.payload.metadata.opencode_message_id, texts[texts.length - 1].messageID);
+  await hooks.event({ event: { type: "session.idle", properties: { sessionID } } });
+  assert.equal(calls("turn_end").length, 1); // idle again without a new answer: nothing new
+});
+
 test("tool.execute.after sends the tool call and result", async () => {
   const hooks = await load("full");
   const { input, output } = clone(fixture("tool.execute.after"));
