@@ -35,6 +35,11 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
         [],
         ["--runs", "2"],
     ),
+    "opencode": (
+        ROOT / "integrations" / "paxm-integration-opencode" / "benchmarks" / "opencode_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
 }
 
 

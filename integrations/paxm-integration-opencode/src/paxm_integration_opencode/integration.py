@@ -1,0 +1,232 @@
+"""The ``opencode`` integration object: config-dir resolution, install, doctor, decode, output.
+
+A harness that is a fork of OpenCode (same plugin API, its own config dir: Kilo Code ...) is a
+small subclass of :class:`OpenCodeIntegration` that sets ``name``/``display_name``/``label``,
+:attr:`~OpenCodeIntegration.config_dir_env`, :attr:`~OpenCodeIntegration.xdg_dir_name` and
+:attr:`~OpenCodeIntegration.executable`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.hooks.command import hook_command
+from paxm_core.hooks.decode import decode_generic
+from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_USER_INPUT
+from paxm_core.integration import OWNER_PAXM, Finding, InstallContext, IntegrationBase
+from paxm_integration_opencode import plugin
+from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
+
+if TYPE_CHECKING:
+    from paxm_core.hooks.events import HookEvent, HookResult
+
+__all__ = ["OpenCodeIntegration", "installed_events"]
+
+
+def installed_events(config: Any, target: str) -> list[str]:
+    """paxm events the plugin forwards: ``session_start`` always, others when recall or write is on."""
+    agent = (getattr(config, "agents", None) or {}).get(target)
+    hooks = getattr(agent, "hooks", None) or {}
+    out = []
+    for native in NATIVE_EVENTS:
+        hook = hooks.get(native.event)
+        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
+            getattr(getattr(hook, "write", None), "enabled", False)
+        )
+        if native.event == EVENT_SESSION_START or on:
+            out.append(native.event)
+    return out
+
+
+def _as_context(ctx: Any, owner: str = OWNER_PAXM, echo: Any = None) -> InstallContext:
+    """Accept an :class:`InstallContext` or (the core's older call) a bare config."""
+    if isinstance(ctx, InstallContext):
+        return ctx
+    if echo is None:
+        return InstallContext(config=ctx, owner=owner)
+    return InstallContext(config=ctx, owner=owner, echo=echo)
+
+
+class OpenCodeIntegration(IntegrationBase):
+    """OpenCode: a generated plugin in ``<config dir>/plugins/``, plain-text hook output."""
+
+    name = "opencode"
+    aliases: tuple[str, ...] = ("open-code", "open_code")
+    display_name = "OpenCode"
+    label = "OpenCode"
+    setup_priority = 40
+
+    #: environment variables naming the config dir, first set wins
+    config_dir_env: tuple[str, ...] = ("PAXM_OPENCODE_CONFIG_DIR", "OPENCODE_CONFIG_DIR")
+    #: the config dir's name under ``$XDG_CONFIG_HOME`` (default ``~/.config``)
+    xdg_dir_name = "opencode"
+    #: the harness's executable (``detect`` looks for it on ``PATH``)
+    executable = "opencode"
+
+    # -- where things go ------------------------------------------------------------------------
+
+    def config_dir(self) -> Path:
+        """The harness's global config dir (env override, then ``$XDG_CONFIG_HOME/<name>``)."""
+        for var in self.config_dir_env:
+            value = os.environ.get(var, "").strip()
+            if value:
+                return Path(value).expanduser().absolute()
+        xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+        base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+        return (base / self.xdg_dir_name).absolute()
+
+    def plugin_path(self) -> Path:
+        """Where paxm's plugin file goes."""
+        return self.config_dir() / "plugins" / plugin.PLUGIN_FILE_NAME
+
+    def commands(self, config: Any) -> dict[str, list[str]]:
+        """paxm event -> the hook-client argv the plugin runs (same client as every integration)."""
+        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        out: dict[str, list[str]] = {}
+        for event in installed_events(config, self.name):
+            native = next(n.native for n in NATIVE_EVENTS if n.event == event)
+            out[event] = hook_command(config.path, self.name, native, queue_path=queue or None)
+        return out
+
+    def dependency_missing(self) -> bool:
+        """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there.
+
+        With any plugin file in ``plugins/`` OpenCode waits, at every start, for that package to
+        be installed into the config dir; offline the install retries for about 70 s.
+        """
+        return not (self.config_dir() / "node_modules" / "@opencode-ai" / "plugin" / "package.json").is_file()
+
+    def dependency_fix(self) -> str:
+        """The command that installs OpenCode's config-dir dependency once (while online)."""
+        return f"cd {self.config_dir()} && npm install @opencode-ai/plugin@$({self.executable} --version)"
+
+    def plugin_source(self, config: Any) -> str:
+        """The plugin file's content for ``config``."""
+        return plugin.render_plugin(self.commands(config), target=self.name)
+
+    # -- Integration contract -------------------------------------------------------------------
+
+    def detect(self) -> str | None:
+        """The executable on ``PATH``, else the config dir if it exists."""
+        found = shutil.which(self.executable)
+        if found:
+            return found
+        directory = self.config_dir()
+        return str(directory) if directory.is_dir() else None
+
+    def preflight(self, ctx: Any) -> None:
+        """Nothing to merge: paxm owns its plugin file outright, so there is nothing to check."""
+
+    def install(self, ctx: Any, *, owner: str = OWNER_PAXM, echo: Any = None) -> list[str]:
+        """Write paxm's plugin (idempotent) and replace upstream's ``paxm.ts``; returns the reported lines."""
+        context = _as_context(ctx, owner, echo)
+        lines: list[str] = []
+
+        def report(line: str) -> None:
+            lines.append(line)
+            context.echo(line)
+
+        path = self.plugin_path()
+        legacy = path.with_name(plugin.LEGACY_FILE_NAME)
+        if plugin.is_upstream_plugin(legacy):
+            legacy.unlink(missing_ok=True)
+            report(f"removed the old paxm plugin {legacy}")
+        if plugin.write_plugin(path, self.plugin_source(context.config)):
+            report(f"installed the paxm {self.display_name} plugin at {path}")
+        else:
+            report(f"the paxm {self.display_name} plugin at {path} is up to date")
+        if self.dependency_missing():
+            report(
+                f"  note: {self.display_name} installs @opencode-ai/plugin into {self.config_dir()} when it starts "
+                "with a plugin there; offline that wait is about 70 s. On an offline machine run once while "
+                f"online (or from an npm cache): {self.dependency_fix()}"
+            )
+        return lines
+
+    def uninstall(self, ctx: Any, *, echo: Any = None) -> list[str]:
+        """Delete paxm's plugin file (only if it is paxm's); nothing else in the config dir is touched."""
+        context = _as_context(ctx, echo=echo)
+        lines: list[str] = []
+        path = self.plugin_path()
+        legacy = path.with_name(plugin.LEGACY_FILE_NAME)
+        if plugin.remove_plugin(path):
+            lines.append(f"removed the paxm {self.display_name} plugin {path}")
+        if plugin.is_upstream_plugin(legacy) and not plugin.is_paxm_plugin(legacy):
+            legacy.unlink(missing_ok=True)
+            lines.append(f"removed the old paxm {self.display_name} plugin {legacy}")
+        for line in lines:
+            context.echo(line)
+        return lines
+
+    def check(self, ctx: Any) -> list[Finding]:
+        """Plugin present, generated by paxm, for this config, and its interpreter and client exist."""
+        context = _as_context(ctx)
+        path = self.plugin_path()
+        fix = f"paxm setup --yes --agent {self.name}"
+        try:
+            source = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return [Finding("error", f"{self.display_name} plugin missing: {path}", fix)]
+        except OSError as exc:
+            return [Finding("error", f"{self.display_name} plugin unreadable: {path}: {exc.strerror or exc}", fix)]
+        settings = plugin.embedded_settings(source)
+        if settings is None:
+            return [Finding("error", f"{path} is not a plugin paxm generated", f"move it away, then {fix}")]
+        raw_commands = settings.get("commands")
+        commands: dict[str, Any] = raw_commands if isinstance(raw_commands, dict) else {}
+        findings: list[Finding] = []
+        if not commands:
+            findings.append(Finding("warn", f"{self.display_name} plugin at {path} forwards no events", fix))
+        missing: set[str] = set()
+        config_path = str(Path(context.config.path).expanduser().absolute())
+        other_config = False
+        for argv in commands.values():
+            if not isinstance(argv, list) or len(argv) < 4:
+                continue
+            for item in (argv[0], argv[3]):  # interpreter, hook client
+                if not Path(str(item)).exists():
+                    missing.add(str(item))
+            if "--config" in argv and argv[argv.index("--config") + 1 :][:1] != [config_path]:
+                other_config = True
+        for item in sorted(missing):
+            findings.append(Finding("error", f"{self.display_name} plugin points at a missing file: {item}", fix))
+        if other_config:
+            findings.append(Finding("warn", f"{self.display_name} plugin at {path} uses another paxm config", fix))
+        if path.read_text(encoding="utf-8") != self.plugin_source(context.config) and not findings:
+            findings.append(Finding("warn", f"{self.display_name} plugin at {path} is out of date", fix))
+        if not findings:
+            findings.append(Finding("ok", f"{self.display_name} plugin installed at {path}"))
+        if self.dependency_missing():
+            findings.append(
+                Finding(
+                    "warn",
+                    f"{self.display_name} has not installed @opencode-ai/plugin in {self.config_dir()} yet: "
+                    "offline, each start waits about 70 s for it",
+                    self.dependency_fix(),
+                )
+            )
+        return findings
+
+    def decode(self, native_event: str, raw: bytes) -> HookEvent:
+        """The plugin's payload -> :class:`HookEvent` (never raises).
+
+        The plugin already sends paxm's field names (``prompt``, ``last_assistant_message``,
+        ``messages`` with visible text only, ``tool_name``/``tool_input``/``tool_response``,
+        ``session_id``, ``cwd``, ``workspace``); what is OpenCode-specific is the event names.
+        """
+        event = normalized_event(native_event) or EVENT_USER_INPUT
+        return decode_generic(raw, self.name, event, native_event.strip())
+
+    def hook_output(self, result: HookResult, mode: str) -> str:
+        """What the plugin reads on stdout: the context blocks for session start and prompts, else nothing."""
+        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
+            return ""
+        context = result.context
+        return context if context.strip() else ""
+
+    def render(self, result: HookResult, mode: str) -> str:
+        """The passive runtime's name for :meth:`hook_output`."""
+        return self.hook_output(result, mode)

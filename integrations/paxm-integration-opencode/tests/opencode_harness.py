@@ -1,0 +1,203 @@
+"""Helpers for driving the real OpenCode binary against paxm and a fake Chat Completions server.
+
+* :func:`install_opencode` installs the pinned ``opencode-ai`` with npm into a cache directory
+  once (``$PAXM_TEST_NPM_CACHE`` or ``~/.cache/paxm-tests/npm``), and next to it the
+  ``@opencode-ai/plugin`` package OpenCode installs into every config dir at start-up (which
+  stalls about 70 s when offline unless it is already there);
+* :class:`OpenCodeSandbox` is the Claude harness's sandbox (private HOME + workspace + paxm
+  config, scrubbed environment) plus ``opencode run``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
+if str(_CLAUDE_TESTS) not in sys.path:
+    sys.path.insert(0, str(_CLAUDE_TESTS))
+
+from claude_harness import PAXM, Sandbox, npm_cache_dir  # noqa: E402
+from fake_openai import FakeOpenAI  # noqa: E402
+
+__all__ = [
+    "OPENCODE_VERSION",
+    "PAXM",
+    "OpenCodeRun",
+    "OpenCodeSandbox",
+    "install_opencode",
+    "npm_cache_dir",
+    "require_npm",
+]
+
+#: the latest release on this Node 20 machine (and in CI)
+OPENCODE_VERSION = "1.18.33"
+OPENCODE_PACKAGE = f"opencode-ai@{OPENCODE_VERSION}"
+PLUGIN_PACKAGE = f"@opencode-ai/plugin@{OPENCODE_VERSION}"
+
+
+def require_npm(skip: Callable[[str], Any]) -> str:
+    """``npm``'s path; without it fail under CI (the harness tests must run there), else skip."""
+    npm = shutil.which("npm")
+    if npm is None:
+        message = "npm is not installed: the real OpenCode end-to-end tests need Node 20 and npm"
+        if os.environ.get("CI"):
+            raise RuntimeError(message)
+        skip(message)
+    assert npm is not None
+    return npm
+
+
+def _npm_install(npm: str, cache: Path, name: str, argv: list[str], probe: str) -> Path:
+    dest = cache / name
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes install once
+        if (dest / probe).exists():
+            return dest
+        staging = cache / f".{name}.{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        (staging / "package.json").write_text("{}\n")
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", *argv],
+            cwd=staging,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if done.returncode != 0 or not (staging / probe).exists():
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RuntimeError(f"npm install {' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
+        shutil.rmtree(dest, ignore_errors=True)
+        staging.rename(dest)
+    return dest
+
+
+def install_opencode(npm: str, cache: Path) -> tuple[Path, Path]:
+    """``(opencode executable, dir holding the pre-installed config-dir dependency)``."""
+    binary_dir = _npm_install(
+        npm, cache, f"opencode-ai-{OPENCODE_VERSION}", ["--no-save", OPENCODE_PACKAGE], "node_modules/.bin/opencode"
+    )
+    deps = _npm_install(
+        npm, cache, f"opencode-plugin-deps-{OPENCODE_VERSION}", [PLUGIN_PACKAGE], "node_modules/@opencode-ai/plugin"
+    )
+    return binary_dir / "node_modules" / ".bin" / "opencode", deps
+
+
+@dataclass
+class OpenCodeRun:
+    """One finished ``opencode run`` turn."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    wall: float
+
+    def events(self) -> list[dict[str, Any]]:
+        out = []
+        for line in self.stdout.splitlines():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                out.append(value)
+        return out
+
+    @property
+    def reply(self) -> str:
+        """The last text the assistant produced (from ``--format json``)."""
+        texts = [str((e.get("part") or {}).get("text", "")) for e in self.events() if e.get("type") == "text"]
+        return texts[-1] if texts else ""
+
+
+class OpenCodeSandbox(Sandbox):
+    """A private HOME, workspace and paxm config with OpenCode configured against a fake model."""
+
+    def __init__(self, root: Path, opencode: Path, deps: Path, claude: Path | None = None) -> None:
+        super().__init__(root, claude or Path("claude"))
+        self.opencode_bin = opencode
+        self.deps = deps
+
+    @property
+    def opencode_dir(self) -> Path:
+        """OpenCode's global config dir in the sandbox (``$XDG_CONFIG_HOME/opencode``)."""
+        return self.home / ".config" / "opencode"
+
+    @property
+    def plugin_file(self) -> Path:
+        return self.opencode_dir / "plugins" / "paxm.js"
+
+    def configure_opencode(self, fake_url: str, *, preinstall_deps: bool = True) -> None:
+        """Point OpenCode at the fake server; copy in the pre-installed config-dir dependency."""
+        self.opencode_dir.mkdir(parents=True, exist_ok=True)
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "model": "fake/fake-model",
+            "small_model": "fake/fake-model",
+            "autoupdate": False,
+            "share": "disabled",
+            "provider": {
+                "fake": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Fake",
+                    "options": {"baseURL": fake_url, "apiKey": "sk-fake"},
+                    "models": {
+                        "fake-model": {
+                            "name": "Fake Model",
+                            "tool_call": True,
+                            "limit": {"context": 128000, "output": 4096},
+                        }
+                    },
+                }
+            },
+        }
+        (self.opencode_dir / "opencode.json").write_text(json.dumps(config, indent=2))
+        if preinstall_deps:
+            for name in ("package.json", "package-lock.json"):
+                if (self.deps / name).exists():
+                    shutil.copy2(self.deps / name, self.opencode_dir / name)
+            target = self.opencode_dir / "node_modules"
+            if not target.exists():
+                # a link, not a 64 MB copy: OpenCode only checks that it is there and matches
+                # package-lock.json, and paxm's plugin imports nothing from it
+                target.symlink_to(self.deps / "node_modules", target_is_directory=True)
+
+    def opencode(self, fake: FakeOpenAI, prompt: str, *, timeout: float = 240, **env: str) -> OpenCodeRun:
+        """One ``opencode run`` turn in the workspace against ``fake``."""
+        argv = [str(self.opencode_bin), "run", "--print-logs", "--format", "json", prompt]
+        started = time.monotonic()
+        done = subprocess.run(
+            argv,
+            cwd=self.workspace,
+            env=self.env(
+                OPENCODE_DISABLE_MODELS_FETCH="1",
+                OPENCODE_DISABLE_AUTOUPDATE="1",
+                OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+                **env,
+            ),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        return OpenCodeRun(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+    def generous_opencode_budget(self, seconds: str = "2s") -> None:
+        """An explicit passive recall budget (a loaded CI machine can miss the 350 ms default)."""
+        data = self.config_data()
+        recall = data["agents"]["opencode"]["hooks"]["user_input"]["recall"]
+        recall["timeout"] = seconds
+        if isinstance(recall.get("initial"), dict):
+            recall["initial"]["timeout"] = seconds
+        self.write_config_data(data)

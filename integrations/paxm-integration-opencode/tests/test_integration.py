@@ -1,0 +1,254 @@
+"""The ``opencode`` integration object: config dir, install/uninstall exactness, doctor, decode, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paxm_core.config import load_config, save_config
+from paxm_core.hooks.events import EVENT_TOOL_USE, EVENT_TURN_END, EVENT_USER_INPUT, HookResult
+from paxm_core.integration import Finding, InstallContext, Integration
+from paxm_core.plugins import get_plugin_manager
+from paxm_integration_opencode import OpenCodeIntegration
+from paxm_integration_opencode.plugin import MARKER, embedded_settings
+
+PAXM = str(Path(sys.executable).parent / "paxm")
+UPSTREAM_TS = (
+    'import type { Plugin } from "@opencode-ai/plugin";\n'
+    'const paxmUserInputHookCommand = "/x";\n// paxm.opencode.user_input.v1\n'
+)
+
+
+def _config(tmp_path: Path) -> object:
+    path = tmp_path / "paxm" / "config.yaml"
+    config = load_config(path)
+    config.agents["opencode"].enabled = True
+    save_config(config, path)
+    return load_config(path)
+
+
+def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_registered_and_satisfies_the_contract() -> None:
+    found = get_plugin_manager().integration("opencode")
+    assert isinstance(found, OpenCodeIntegration)
+    assert isinstance(found, Integration)
+    assert found.display_name == "OpenCode" and found.name == "opencode"
+
+
+def test_config_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+    integration = OpenCodeIntegration()
+    assert integration.config_dir() == isolated_home / ".config" / "opencode"
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    assert integration.config_dir() == isolated_home / ".config" / "opencode"
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/xdg")
+    assert integration.config_dir() == Path("/xdg/opencode")
+    monkeypatch.setenv("OPENCODE_CONFIG_DIR", "/oc")
+    assert integration.config_dir() == Path("/oc")
+    monkeypatch.setenv("PAXM_OPENCODE_CONFIG_DIR", "~/mine")
+    assert integration.config_dir() == isolated_home / "mine"
+    assert integration.plugin_path() == isolated_home / "mine" / "plugins" / "paxm.js"
+
+
+def test_a_variant_is_a_small_subclass(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+    class Variant(OpenCodeIntegration):
+        name = "variant"
+        display_name = "Variant"
+        config_dir_env = ("PAXM_VARIANT_CONFIG_DIR",)
+        xdg_dir_name = "variant"
+        executable = "variant"
+
+    variant = Variant()
+    assert variant.config_dir() == isolated_home / ".config" / "variant"
+    monkeypatch.setenv("PAXM_VARIANT_CONFIG_DIR", "/v")
+    assert variant.plugin_path() == Path("/v/plugins/paxm.js")
+
+
+def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_exactly_it(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    config = _config(tmp_path)
+    integration = OpenCodeIntegration()
+    oc_dir = integration.config_dir()
+    (oc_dir / "plugins").mkdir(parents=True)
+    (oc_dir / "opencode.json").write_text('{"model": "x"}')
+    (oc_dir / "plugins" / "mine.js").write_text("export const Mine = async () => ({})\n")
+    before = {p: p.read_bytes() for p in oc_dir.rglob("*") if p.is_file()}
+    old = os.umask(0)
+    try:
+        lines: list[str] = []
+        integration.install(InstallContext(config=config, echo=lines.append))
+    finally:
+        os.umask(old)
+    path = integration.plugin_path()
+    assert lines[0] == f"installed the paxm OpenCode plugin at {path}"
+    assert "npm install @opencode-ai/plugin@$(opencode --version)" in lines[1]  # offline advice
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    source = path.read_text()
+    assert MARKER in source and '@opencode-ai/plugin"' not in source and 'from "' not in source
+    settings = embedded_settings(source)
+    assert settings is not None
+    # opencode's defaults: recall on prompts, write on turn end; session_start bootstraps
+    assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
+    argv = settings["commands"]["user_input"]
+    assert argv[1:3] == ["-I", "-S"] and Path(argv[0]).exists() and Path(argv[3]).exists()
+    assert argv[argv.index("--target") + 1] == "opencode" and argv[argv.index("--event") + 1] == "chat.message"
+    assert not (oc_dir / "package.json").exists()  # nothing added to OpenCode's dependency install
+
+    assert [f.level for f in integration.check(InstallContext(config=config))] == ["ok", "warn"]
+    dep = oc_dir / "node_modules" / "@opencode-ai" / "plugin"
+    dep.mkdir(parents=True)
+    (dep / "package.json").write_text("{}")  # what OpenCode's own install leaves
+    again: list[str] = []
+    integration.install(InstallContext(config=config, echo=again.append))
+    assert again == [f"the paxm OpenCode plugin at {path} is up to date"]
+    assert [f.level for f in integration.check(InstallContext(config=config))] == ["ok"]
+    before[dep / "package.json"] = b"{}"
+
+    removed = integration.uninstall(InstallContext(config=config))
+    assert removed == [f"removed the paxm OpenCode plugin {path}"]
+    assert {p: p.read_bytes() for p in oc_dir.rglob("*") if p.is_file()} == before
+    assert integration.uninstall(InstallContext(config=config)) == []
+
+
+def test_fresh_config_dir_is_created_private(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    integration = OpenCodeIntegration()
+    old = os.umask(0o022)
+    try:
+        integration.install(InstallContext(config=config))
+    finally:
+        os.umask(old)
+    for directory in (integration.config_dir(), integration.plugin_path().parent):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+
+
+def test_tool_use_is_forwarded_only_when_enabled(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    integration = OpenCodeIntegration()
+    assert "tool_use" not in integration.commands(config)
+    config.agents["opencode"].hooks["tool_use"] = type(config.agents["opencode"].hooks["turn_end"])(
+        write=config.agents["opencode"].hooks["turn_end"].write
+    )
+    assert integration.commands(config)["tool_use"][-1] == "tool.execute.after"
+
+
+def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    integration = OpenCodeIntegration()
+    plugins = integration.plugin_path().parent
+    plugins.mkdir(parents=True)
+    (plugins / "paxm.ts").write_text(UPSTREAM_TS)
+    lines = integration.install(InstallContext(config=config))
+    assert not (plugins / "paxm.ts").exists()
+    assert lines[0] == f"removed the old paxm plugin {plugins / 'paxm.ts'}"
+    # a user's own file named paxm.js is not paxm's: uninstall leaves it, doctor says so
+    integration.plugin_path().write_text("export const Mine = async () => ({})\n")
+    assert integration.uninstall(InstallContext(config=config)) == []
+    assert integration.plugin_path().exists()
+    (finding,) = integration.check(InstallContext(config=config))
+    assert finding.level == "error" and "not a plugin paxm generated" in finding.message
+
+
+def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    integration = OpenCodeIntegration()
+    (missing,) = integration.check(InstallContext(config=config))
+    assert missing == Finding(
+        "error", f"OpenCode plugin missing: {integration.plugin_path()}", "paxm setup --yes --agent opencode"
+    )
+    integration.install(InstallContext(config=config))
+    path = integration.plugin_path()
+    settings = embedded_settings(path.read_text())
+    assert settings is not None
+    client = settings["commands"]["user_input"][3]
+    path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
+    findings = integration.check(InstallContext(config=config))
+    assert (
+        Finding(
+            "error", "OpenCode plugin points at a missing file: /gone/client.py", "paxm setup --yes --agent opencode"
+        )
+        in findings
+    )
+
+
+def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    integration = OpenCodeIntegration()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert integration.detect() is None
+    integration.config_dir().mkdir(parents=True)
+    assert integration.detect() == str(integration.config_dir())
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "opencode"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert integration.detect() == str(exe)
+
+
+def test_decode_plugin_payloads() -> None:
+    integration = OpenCodeIntegration()
+    prompt = integration.decode(
+        "chat.message",
+        json.dumps({"session_id": "ses_1", "prompt": "hi there", "cwd": "/w/sub", "workspace": "/w"}).encode(),
+    )
+    assert (prompt.target, prompt.event, prompt.native_event) == ("opencode", EVENT_USER_INPUT, "chat.message")
+    assert prompt.prompt == "hi there" and prompt.workspace == "/w" and prompt.metadata["session_id"] == "ses_1"
+    end = integration.decode(
+        "session.idle",
+        json.dumps(
+            {
+                "session_id": "ses_1",
+                "prompt": "hi",
+                "last_assistant_message": "hello",
+                "messages": [{"role": "user", "text": "hi"}, {"role": "assistant", "text": "hello"}],
+            }
+        ).encode(),
+    )
+    assert end.event == EVENT_TURN_END and end.assistant == "hello"
+    assert [(m.role, m.text) for m in end.messages] == [("user", "hi"), ("assistant", "hello")]
+    tool = integration.decode(
+        "tool.execute.after",
+        json.dumps({"tool_name": "bash", "tool_input": {"command": "ls"}, "tool_response": "a\n"}).encode(),
+    )
+    assert tool.event == EVENT_TOOL_USE
+    assert [(m.role, m.text) for m in tool.messages] == [("tool_call", 'bash {"command":"ls"}'), ("tool_result", "a")]
+    assert integration.decode("chat.message", b"\xff not json").prompt == ""
+
+
+def test_hook_output_is_the_context_for_prompts_only() -> None:
+    integration = OpenCodeIntegration()
+    result = HookResult(target="opencode", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
+    assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
+    assert integration.render(result, "text") == "<paxm-recall>x</paxm-recall>"
+    assert (
+        integration.hook_output(HookResult(target="opencode", event=EVENT_TURN_END, recall_context="x"), "text") == ""
+    )
+    ignored = HookResult(target="opencode", event=EVENT_USER_INPUT, ignored=True, recall_context="x")
+    assert integration.hook_output(ignored, "text") == ""
+
+
+def test_setup_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> None:
+    done = _paxm(tmp_path, "setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
+    assert done.returncode == 0, done.stderr
+    path = isolated_home / ".config" / "opencode" / "plugins" / "paxm.js"
+    assert path.exists()
+    assert f"installed the paxm OpenCode plugin at {path}" in done.stdout + done.stderr
+    done = _paxm(tmp_path, "uninstall", "--agent", "opencode", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert not path.exists()
+    assert path.parent.is_dir()  # the directory may hold the user's own plugins: left alone
