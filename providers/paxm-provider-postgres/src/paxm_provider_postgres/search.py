@@ -363,6 +363,10 @@ def search(conn: psycopg.Connection[Any], db: Database, query: Query, deadline: 
     analysis = analyze_query(query.text)
     trace.terms = [g.surface for g in analysis.groups]
     if not analysis.groups:
+        if "verbatim" in trace.branches:
+            # The query was a long token that nothing contains: newest memories would be noise.
+            trace.selected = "none"
+            return []
         trace.selected = "recent"
         return _recent(plan)
     probed = analysis.groups

@@ -80,7 +80,8 @@ class Settings:
             if value:
                 overrides.append((key, value))
         try:
-            pool_size = int(extra.get("pool_size") or DEFAULT_POOL_SIZE)
+            raw_pool = extra.get("pool_size")
+            pool_size = DEFAULT_POOL_SIZE if raw_pool in (None, "") else int(raw_pool)
         except (TypeError, ValueError):
             pool_size = -1
         return cls(
