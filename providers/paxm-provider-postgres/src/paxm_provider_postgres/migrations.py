@@ -24,6 +24,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE EXTENSION IF NOT EXISTS pg_trgm",
         """CREATE TABLE IF NOT EXISTS {s}.paxm_memories (
             id text PRIMARY KEY,
+            -- Insertion order, the tie-break SQLite's rowid gives (kept on upsert).
+            seq bigint GENERATED ALWAYS AS IDENTITY,
             text text NOT NULL,
             source text NOT NULL DEFAULT '',
             metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
@@ -47,8 +49,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         # Verbatim substrings the analyzer does not index (hashes, base64, very long tokens).
         "CREATE INDEX IF NOT EXISTS paxm_memories_text_trgm ON {s}.paxm_memories USING gin (text gin_trgm_ops)",
         # The no-terms recall (newest first within the visible scopes).
-        "CREATE INDEX IF NOT EXISTS paxm_memories_scope_created ON {s}.paxm_memories (scope, created_at DESC)",
-        "CREATE INDEX IF NOT EXISTS paxm_memories_created ON {s}.paxm_memories (created_at DESC)",
+        "CREATE INDEX IF NOT EXISTS paxm_memories_scope_created ON {s}.paxm_memories (scope, created_at DESC, seq DESC)",
+        "CREATE INDEX IF NOT EXISTS paxm_memories_created ON {s}.paxm_memories (created_at DESC, seq DESC)",
         """CREATE INDEX IF NOT EXISTS paxm_memories_expires ON {s}.paxm_memories (expires_at)
             WHERE expires_at IS NOT NULL""",
         "CREATE INDEX IF NOT EXISTS paxm_memories_eval ON {s}.paxm_memories (id) WHERE id LIKE 'paxm-eval-%'",

@@ -201,8 +201,10 @@ class PostgresProvider:
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
         """Store ``items`` in one transaction; all or nothing; refs in item order.
 
-        Rows are written in id order so concurrent batches sharing ids lock them in the same
-        order (no deadlock), and a retried delivery of the same ids updates instead of duplicating.
+        Rows are written in item order (insertion order breaks ranking ties, as in SQLite) after
+        taking one advisory lock per id in sorted order, so concurrent batches sharing ids, new
+        or existing, wait for each other instead of deadlocking.  A retried delivery of the same
+        ids updates instead of duplicating.
         """
         if not items:
             return []
@@ -214,7 +216,11 @@ class PostgresProvider:
         rows = [self._row(item, now) for item in items]
         sql = _UPSERT.format(t=self._table)
         with self._db.transaction("put", deadline) as conn:
-            for row in sorted(rows, key=lambda r: str(r["id"])):
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(id, 4177)) FROM unnest(%s::text[]) AS id ORDER BY id",
+                (sorted({str(r["id"]) for r in rows}),),
+            )
+            for row in rows:
                 done = conn.execute(sql, row).fetchone()
                 if done is None:
                     raise ProviderError(self._name, "put", f"postgres memory {row['id']!r} fingerprint conflict")

@@ -168,7 +168,8 @@ class _Plan:
 
     def ranked(self, name: str, tsquery: str, *, by_rank: bool = True, limit: int = 0) -> list[_Light]:
         rank = "ts_rank(m.tsv, %(q)s::tsquery, 1)" if by_rank else "NULL::real"
-        order = f"{rank} DESC, m.created_at DESC" if by_rank else "m.created_at DESC"
+        # Ties break as SQLite's do: rank ties by insertion order, newest-first by insertion too.
+        order = f"{rank} DESC, m.created_at DESC, m.seq" if by_rank else "m.created_at DESC, m.seq DESC"
         rows = self.run(
             f"""SELECT m.id, {rank}, extract(epoch FROM m.created_at), m.nterms, m.terms, m.extras
                 FROM {self.table} AS m WHERE m.tsv @@ %(q)s::tsquery AND {self.where}
@@ -249,7 +250,7 @@ def _load(plan: _Plan, chosen: list[_Light]) -> list[Row]:
 def _recent(plan: _Plan) -> list[Row]:
     rows = _rows(
         plan.run(
-            f"SELECT {_ROW} FROM {plan.table} AS m WHERE {plan.where} ORDER BY m.created_at DESC LIMIT %(limit)s",
+            f"SELECT {_ROW} FROM {plan.table} AS m WHERE {plan.where} ORDER BY m.created_at DESC, m.seq DESC LIMIT %(limit)s",
             {**plan.args, "limit": plan.query.result_limit},
         )
     )
