@@ -44,10 +44,15 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             nterms integer NOT NULL DEFAULT 0,
             tsv tsvector NOT NULL DEFAULT ''::tsvector
         )""",
-        # Full-text: the analysed terms (the SQLite provider's analyzer) with positions.
-        "CREATE INDEX IF NOT EXISTS paxm_memories_tsv ON {s}.paxm_memories USING gin (tsv)",
+        # Full-text: the analysed terms (the SQLite provider's analyzer) with positions.  No
+        # pending list (fastupdate off): every recall probes this index several times, and a
+        # full pending list costs each probe a linear scan of up to 4 MB of recent entries.
+        """CREATE INDEX IF NOT EXISTS paxm_memories_tsv ON {s}.paxm_memories USING gin (tsv)
+            WITH (fastupdate = off)""",
         # Verbatim substrings the analyzer does not index (hashes, base64, very long tokens).
-        "CREATE INDEX IF NOT EXISTS paxm_memories_text_trgm ON {s}.paxm_memories USING gin (text gin_trgm_ops)",
+        # Rarely queried and costly to update, so it keeps a (small) pending list.
+        """CREATE INDEX IF NOT EXISTS paxm_memories_text_trgm ON {s}.paxm_memories USING gin (text gin_trgm_ops)
+            WITH (fastupdate = on, gin_pending_list_limit = 512)""",
         # The no-terms recall (newest first within the visible scopes).
         "CREATE INDEX IF NOT EXISTS paxm_memories_scope_created ON {s}.paxm_memories (scope, created_at DESC, seq DESC)",
         "CREATE INDEX IF NOT EXISTS paxm_memories_created ON {s}.paxm_memories (created_at DESC, seq DESC)",

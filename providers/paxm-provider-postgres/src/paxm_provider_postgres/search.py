@@ -166,10 +166,16 @@ class _Plan:
         self.db.log(sql, params)
         return self.conn.execute(sql, params).fetchall()  # type: ignore[call-overload,no-any-return]
 
-    def ranked(self, name: str, tsquery: str, *, by_rank: bool = True, limit: int = 0) -> list[_Light]:
+    def ranked(
+        self, name: str, tsquery: str, *, by_rank: bool = True, limit: int = 0, walk_recent: bool = True
+    ) -> list[_Light]:
         rank = "ts_rank(m.tsv, %(q)s::tsquery, 1)" if by_rank else "NULL::real"
         # Ties break as SQLite's do: rank ties by insertion order, newest-first by insertion too.
-        order = f"{rank} DESC, m.created_at DESC, m.seq" if by_rank else "m.created_at DESC, m.seq DESC"
+        # ``walk_recent=False`` hides the created_at order from the planner (``+ 0``): a phrase's
+        # frequency is badly over-estimated, and walking the recency index for a phrase that
+        # matches nothing reads the whole index; the GIN lookup plus a small sort is bounded.
+        newest = "m.created_at DESC, m.seq DESC" if walk_recent else "m.created_at DESC, (m.seq + 0) DESC"
+        order = f"{rank} DESC, m.created_at DESC, m.seq" if by_rank else newest
         rows = self.run(
             f"""SELECT m.id, {rank}, extract(epoch FROM m.created_at), m.nterms, m.terms, m.extras
                 FROM {self.table} AS m WHERE m.tsv @@ %(q)s::tsquery AND {self.where}
@@ -179,16 +185,20 @@ class _Plan:
         self.trace.branches[name] = len(rows)
         return [_Light(row, i) for i, row in enumerate(rows)]
 
-    def document_frequency(self, group: Group) -> int:
+    def document_frequencies(self, groups: Sequence[Group]) -> list[int]:
+        """Capped document frequency of each group, all probed in one round trip."""
         # Ordered by recency so a common term walks the created_at index and stops at the cap
         # rather than reading its whole posting list.
-        rows = self.run(
-            f"""SELECT count(*) FROM (SELECT 1 FROM {self.table} AS m
-                WHERE m.tsv @@ %(q)s::tsquery AND m.scope = ANY(%(scopes)s)
-                ORDER BY m.created_at DESC LIMIT {DF_CAP}) AS hits""",
-            {"q": tsquery_of(group), "scopes": list(self.query.scopes)},
+        probes = ", ".join(
+            f"""(SELECT count(*) FROM (SELECT 1 FROM {self.table} AS m
+                WHERE m.tsv @@ %(q{i})s::tsquery AND m.scope = ANY(%(scopes)s)
+                ORDER BY m.created_at DESC LIMIT {DF_CAP}) AS hits{i})"""
+            for i in range(len(groups))
         )
-        return int(rows[0][0])
+        params: dict[str, Any] = {"scopes": list(self.query.scopes)}
+        params.update({f"q{i}": tsquery_of(g) for i, g in enumerate(groups)})
+        rows = self.run(f"SELECT {probes}", params)
+        return [int(v) for v in rows[0]]
 
 
 def where_clause(query: Query) -> tuple[str, dict[str, Any]]:
@@ -294,7 +304,8 @@ def _strict(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Grou
             phrase = " <-> ".join(_lexeme(t) for t in query.stream)
             padded = " " + " ".join(query.stream) + " "
             # Positions are clamped in very long texts: confirm on the stored stream.
-            exact = [c for c in plan.ranked("exact_phrase_common", phrase, by_rank=False) if padded in c.hay]
+            found = plan.ranked("exact_phrase_common", phrase, by_rank=False, walk_recent=False)
+            exact = [c for c in found if padded in c.hay]
             if exact:
                 for cand in exact:
                     cand.density = len(query.groups) / cand.nterms
@@ -373,10 +384,8 @@ def search(conn: psycopg.Connection[Any], db: Database, query: Query, deadline: 
     probed = analysis.groups
     if len(probed) > MAX_SCORED_GROUPS:
         probed = sorted(probed, key=lambda g: (g.salient, len(g.surface)), reverse=True)[:MAX_SCORED_GROUPS]
-    frequencies = []
-    for group in probed:
-        deadline.check("postgres search")
-        frequencies.append((plan.document_frequency(group), group))
+    deadline.check("postgres search")
+    frequencies = list(zip(plan.document_frequencies(probed), probed, strict=True))
     chosen: list[_Light] = []
     if len(analysis.groups) <= MAX_STRICT_GROUPS:
         stage, chosen = _strict(plan, analysis, frequencies)
