@@ -70,9 +70,14 @@ def test_a_user_cannot_write_into_or_delete_from_another_users_personal_scope(
     bob.put(MemoryItem(id="b-only", text="bob private marmot"), d)
     alice.delete(MemoryRef("pg", "b-only"), d)
     assert _ids(bob, "marmot") == {"b-only"}
-    # Reusing bob's id from alice's config cannot take his row over either (the id is the key).
-    alice.put(MemoryItem(id="shared-id", text="alice owns this walrus"), d)
-    assert _ids(alice, "walrus") == {"shared-id"}
+    # Reusing bob's id from alice's config cannot take his row over either.
+    with pytest.raises(ProviderError, match="cannot see"):
+        alice.put(MemoryItem(id="b-only", text="alice overwrites the marmot"), d)
+    assert [h.text for h in bob.search(SearchQuery("marmot", limit=3), d)] == ["bob private marmot"]
+    # An id in a scope both see may move between them (a personal note promoted to the team).
+    alice.put(MemoryItem(id="promote", text="walrus runbook"), d)
+    alice.put(MemoryItem(id="promote", text="walrus runbook", scope=MemoryScope("team", "platform")), d)
+    assert _ids(bob, "walrus") == {"promote"}
 
 
 def test_unscoped_writes_belong_to_the_writer(pair: tuple[PostgresProvider, PostgresProvider]) -> None:

@@ -40,7 +40,8 @@ _STAMP = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
 # One statement per row: a plain replace for ordinary memories; for LTM re-observations (same
 # id, same fingerprint) the counters are merged by the server under the row lock, so writers on
 # different machines never lose an occurrence.  A different fingerprint matches no row (the
-# WHERE), RETURNING is empty, and the write fails.
+# WHERE), RETURNING is empty, and the write fails; so does reusing the id of a row in a scope
+# this config cannot see (another user's personal memory is never overwritten).
 _UPSERT = f"""
 INSERT INTO {{t}} AS m (id, text, source, metadata, scope, writer, tier, created_at, updated_at, expires_at,
                        fingerprint, occurrences, first_seen_at, last_seen_at, terms, extras, nterms, tsv)
@@ -67,7 +68,7 @@ ON CONFLICT (id) DO UPDATE SET
       '{LAST_SEEN}', {_STAMP.format("GREATEST(COALESCE(m.last_seen_at, m.created_at), "
                                     "COALESCE(excluded.last_seen_at, excluded.created_at))")})
   END
-WHERE excluded.fingerprint = '' OR m.fingerprint = excluded.fingerprint
+WHERE (excluded.fingerprint = '' OR m.fingerprint = excluded.fingerprint) AND m.scope = ANY(%(visible)s::text[])
 RETURNING m.id
 """
 
@@ -220,10 +221,15 @@ class PostgresProvider:
                 "SELECT pg_advisory_xact_lock(hashtextextended(id, 4177)) FROM unnest(%s::text[]) AS id ORDER BY id",
                 (sorted({str(r["id"]) for r in rows}),),
             )
+            visible = self.settings.scopes()
             for row in rows:
-                done = conn.execute(sql, row).fetchone()
+                done = conn.execute(sql, {**row, "visible": visible}).fetchone()
                 if done is None:
-                    raise ProviderError(self._name, "put", f"postgres memory {row['id']!r} fingerprint conflict")
+                    found = conn.execute(
+                        f"SELECT scope = ANY(%s) FROM {self._table} WHERE id = %s", (visible, row["id"])
+                    ).fetchone()
+                    reason = "fingerprint conflict" if found and found[0] else "id is taken in a scope this user cannot see"
+                    raise ProviderError(self._name, "put", f"postgres memory {row['id']!r}: {reason}")
         return [MemoryRef(self._name, str(row["id"])) for row in rows]
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
