@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  recall   median {f['recall_median_ms']:.2f} ms  p95 {f['recall_p95_ms']:.2f} ms   "
         f"raw SQL median {f['raw_median_ms']:.2f} ms  p95 {f['raw_p95_ms']:.2f} ms   "
-        f"ratio median {f['recall_median_ms'] / f['raw_median_ms']:.2f}x  p95 {f['recall_p95_ms'] / f['raw_p95_ms']:.2f}x"
+        f"ratio median {f['recall_median_ms'] / f['raw_median_ms']:.2f}x  "
+        f"p95 {f['recall_p95_ms'] / f['raw_p95_ms']:.2f}x"
     )
     print(
         f"  writes   put_batch(500) {f['write_batch_per_s']:.0f}/s   put {f['write_single_per_s']:.0f}/s   "

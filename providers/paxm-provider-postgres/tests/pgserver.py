@@ -34,9 +34,7 @@ def find_bin_dir() -> Path | None:
     explicit = os.environ.get("PAXM_PG_BIN")
     if explicit:
         return Path(explicit) if (Path(explicit) / "initdb").exists() else None
-    found = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parent.parent.name or 0)
-    )
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parent.parent.name or 0))
     return Path(found[-1]).parent if found else None
 
 
@@ -78,7 +76,7 @@ class PgServer:
 
         with psycopg.connect(self.superuser_conninfo(dbname), autocommit=True) as conn:
             for statement in statements:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
 
     def stop(self) -> None:
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop", check=False)
@@ -100,15 +98,35 @@ def start_server(bin_dir: Path) -> PgServer:
         shutil.chown(pwfile, "postgres", "postgres")
     try:
         server._run(
-            str(bin_dir / "initdb"), "-D", str(server.data), "-U", "postgres", "--pwfile", str(pwfile),
-            "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync",
+            str(bin_dir / "initdb"),
+            "-D",
+            str(server.data),
+            "-U",
+            "postgres",
+            "--pwfile",
+            str(pwfile),
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
         )
         for attempt in range(3):
             started = server._run(
-                str(bin_dir / "pg_ctl"), "-D", str(server.data), "-w", "-t", "60", "-l", str(root / "server.log"),
-                "-o", f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(server.data),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(root / "server.log"),
+                "-o",
+                f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
                 "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-                "start", check=False,
+                "start",
+                check=False,
             )
             if started.returncode == 0:
                 break

@@ -68,7 +68,7 @@ def test_recall_statements_use_indexes(big: PostgresProvider, pg_server: PgServe
             assert branches <= set(big.last_trace.branches), (text, big.last_trace)
             assert db.statement_log, text
             for sql, params in db.statement_log:
-                rows = conn.execute("EXPLAIN " + sql, params).fetchall()  # type: ignore[arg-type]
+                rows = conn.execute("EXPLAIN " + sql, params).fetchall()
                 plans.append((text, "\n".join(str(r[0]) for r in rows)))
             db.statement_log = None
     assert {"verbatim", "exact_phrase_common", "strict_common", "strict_all_terms", "relaxed_rare"} <= seen_branches

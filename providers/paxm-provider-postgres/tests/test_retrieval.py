@@ -37,7 +37,9 @@ QUERIES = [
 
 
 @pytest.fixture(scope="module")
-def both(pg_server: PgServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SQLiteProvider, PostgresProvider]]:
+def both(
+    pg_server: PgServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[SQLiteProvider, PostgresProvider]]:
     sqlite = SQLiteProvider("s", ProviderConfig(path=str(tmp_path_factory.mktemp("s") / "m.sqlite")))
     pg = PostgresProvider("p", pg_config(pg_server, "retrieval_parity"))
     items = [MemoryItem(id=i, text=t) for i, t in MEMORIES]

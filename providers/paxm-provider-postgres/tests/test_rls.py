@@ -21,7 +21,7 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "providers" / "postgres.md"
 def _doc_sql() -> str:
     blocks = re.findall(r"```sql\n(.*?)```", DOC.read_text(), re.S)
     assert len(blocks) == 1, "the postgres doc should hold exactly one SQL recipe"
-    return blocks[0]
+    return str(blocks[0])
 
 
 def _as(server: PgServer, role: str, user_id: str, monkeypatch: pytest.MonkeyPatch) -> PostgresProvider:

@@ -40,9 +40,15 @@ def test_personal_memories_stay_personal_and_team_memories_are_shared(
     d = Deadline.after(10)
     alice.put(MemoryItem(id="a-personal", text="kestrel rollout note from alice"), d)
     bob.put(MemoryItem(id="b-personal", text="kestrel rollout note from bob"), d)
-    bob.put(MemoryItem(id="b-secret", text="kestrel rollout secret team note", scope=MemoryScope("team", "secret-team")), d)
-    alice.put(MemoryItem(id="team", text="kestrel rollout decision for the platform team",
-                         scope=MemoryScope("team", "platform")), d)
+    bob.put(
+        MemoryItem(id="b-secret", text="kestrel rollout secret team note", scope=MemoryScope("team", "secret-team")), d
+    )
+    alice.put(
+        MemoryItem(
+            id="team", text="kestrel rollout decision for the platform team", scope=MemoryScope("team", "platform")
+        ),
+        d,
+    )
     for metadata in HOSTILE_METADATA:
         assert _ids(alice, "kestrel rollout", metadata=metadata) == {"a-personal", "team"}, metadata
         assert _ids(bob, "kestrel rollout", metadata=metadata) == {"b-personal", "b-secret", "team"}, metadata

@@ -40,7 +40,10 @@ def describe_error(settings: Settings, exc: BaseException) -> tuple[str, bool]:
             False,
         )
     if isinstance(exc, errors.InsufficientPrivilege):
-        return f"permission denied ({text}); grant the role access to the paxm schema (docs/providers/postgres.md)", False
+        return (
+            f"permission denied ({text}); grant the role access to the paxm schema (docs/providers/postgres.md)",
+            False,
+        )
     if isinstance(exc, errors.SerializationFailure | errors.DeadlockDetected):
         return f"concurrent write conflict, retry ({text})", True
     if isinstance(exc, psycopg.OperationalError):
@@ -134,13 +137,13 @@ class Database:
                     f"{self._provider} {op}: deadline exceeded waiting for a connection", cancelled=deadline.cancelled
                 ) from None
             raise ProviderError(
-                self._provider, op, f"no free connection within {wait:.1f}s (pool_size {self.settings.pool_size})",
+                self._provider,
+                op,
+                f"no free connection within {wait:.1f}s (pool_size {self.settings.pool_size})",
                 retryable=True,
             ) from None
         except psycopg.errors.QueryCanceled:
-            raise DeadlineExceeded(
-                f"{self._provider} {op}: deadline exceeded", cancelled=deadline.cancelled
-            ) from None
+            raise DeadlineExceeded(f"{self._provider} {op}: deadline exceeded", cancelled=deadline.cancelled) from None
         except psycopg.Error as exc:
             raise self._fail(op, exc) from None
 

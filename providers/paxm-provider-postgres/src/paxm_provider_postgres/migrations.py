@@ -54,7 +54,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         """CREATE INDEX IF NOT EXISTS paxm_memories_text_trgm ON {s}.paxm_memories USING gin (text gin_trgm_ops)
             WITH (fastupdate = on, gin_pending_list_limit = 512)""",
         # The no-terms recall (newest first within the visible scopes).
-        "CREATE INDEX IF NOT EXISTS paxm_memories_scope_created ON {s}.paxm_memories (scope, created_at DESC, seq DESC)",
+        """CREATE INDEX IF NOT EXISTS paxm_memories_scope_created
+            ON {s}.paxm_memories (scope, created_at DESC, seq DESC)""",
         "CREATE INDEX IF NOT EXISTS paxm_memories_created ON {s}.paxm_memories (created_at DESC, seq DESC)",
         """CREATE INDEX IF NOT EXISTS paxm_memories_expires ON {s}.paxm_memories (expires_at)
             WHERE expires_at IS NOT NULL""",
@@ -104,6 +105,6 @@ def migrate(conn: psycopg.Connection[Any], schema: str, deadline: Deadline) -> b
             if version in done:
                 continue
             for statement in MIGRATIONS[version]:
-                conn.execute(statement.format(s=s))  # type: ignore[arg-type]
+                conn.execute(statement.format(s=s))
             conn.execute(f"INSERT INTO {s}.paxm_migrations(version) VALUES (%s)", (version,))
     return read_only

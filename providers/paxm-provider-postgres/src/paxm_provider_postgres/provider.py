@@ -63,10 +63,17 @@ ON CONFLICT (id) DO UPDATE SET
   metadata = CASE WHEN excluded.fingerprint = '' THEN excluded.metadata
     ELSE m.metadata || excluded.metadata || jsonb_build_object(
       '{OCCURRENCES}', (m.occurrences + excluded.occurrences)::text,
-      '{FIRST_SEEN}', {_STAMP.format("LEAST(COALESCE(m.first_seen_at, m.created_at), "
-                                     "COALESCE(excluded.first_seen_at, m.first_seen_at, m.created_at))")},
-      '{LAST_SEEN}', {_STAMP.format("GREATEST(COALESCE(m.last_seen_at, m.created_at), "
-                                    "COALESCE(excluded.last_seen_at, excluded.created_at))")})
+      '{FIRST_SEEN}', {
+    _STAMP.format(
+        "LEAST(COALESCE(m.first_seen_at, m.created_at), "
+        "COALESCE(excluded.first_seen_at, m.first_seen_at, m.created_at))"
+    )
+},
+      '{LAST_SEEN}', {
+    _STAMP.format(
+        "GREATEST(COALESCE(m.last_seen_at, m.created_at), COALESCE(excluded.last_seen_at, excluded.created_at))"
+    )
+})
   END
 WHERE (excluded.fingerprint = '' OR m.fingerprint = excluded.fingerprint) AND m.scope = ANY(%(visible)s::text[])
 RETURNING m.id
@@ -135,9 +142,7 @@ class PostgresProvider:
         timeout = deadline.timeout(self.settings.timeout) or self.settings.timeout
         try:
             with psycopg.connect(self.settings.conninfo(connect_timeout=timeout), autocommit=True) as conn:
-                row = conn.execute(
-                    "SELECT to_regclass(%s)", (f'"{self.settings.schema}".paxm_migrations',)
-                ).fetchone()
+                row = conn.execute("SELECT to_regclass(%s)", (f'"{self.settings.schema}".paxm_migrations',)).fetchone()
                 existed = row is not None and row[0] is not None
                 migrate(conn, self.settings.schema, deadline)
                 db = conn.execute("SELECT current_database()").fetchone()
@@ -165,8 +170,10 @@ class PostgresProvider:
             return f"personal:{self.settings.user_id}"
         if kind == "personal" and ident != self.settings.user_id:
             raise ProviderError(
-                self._name, "put", f"cannot write into another user's personal scope ({ident!r}); this config is "
-                f"for user {self.settings.user_id!r}"
+                self._name,
+                "put",
+                f"cannot write into another user's personal scope ({ident!r}); this config is "
+                f"for user {self.settings.user_id!r}",
             )
         return f"{kind}:{ident}"
 
@@ -228,7 +235,9 @@ class PostgresProvider:
                     found = conn.execute(
                         f"SELECT scope = ANY(%s) FROM {self._table} WHERE id = %s", (visible, row["id"])
                     ).fetchone()
-                    reason = "fingerprint conflict" if found and found[0] else "id is taken in a scope this user cannot see"
+                    reason = (
+                        "fingerprint conflict" if found and found[0] else "id is taken in a scope this user cannot see"
+                    )
                     raise ProviderError(self._name, "put", f"postgres memory {row['id']!r}: {reason}")
         return [MemoryRef(self._name, str(row["id"])) for row in rows]
 

@@ -164,7 +164,7 @@ class _Plan:
 
     def run(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         self.db.log(sql, params)
-        return self.conn.execute(sql, params).fetchall()  # type: ignore[call-overload,no-any-return]
+        return self.conn.execute(sql, params).fetchall()
 
     def ranked(
         self, name: str, tsquery: str, *, by_rank: bool = True, limit: int = 0, walk_recent: bool = True
@@ -244,9 +244,7 @@ def _rows(raw: list[tuple[Any, ...]]) -> list[Row]:
 def _load(plan: _Plan, chosen: list[_Light]) -> list[Row]:
     if not chosen:
         return []
-    rows = plan.run(
-        f"SELECT {_ROW} FROM {plan.table} AS m WHERE m.id = ANY(%(ids)s)", {"ids": [c.id for c in chosen]}
-    )
+    rows = plan.run(f"SELECT {_ROW} FROM {plan.table} AS m WHERE m.id = ANY(%(ids)s)", {"ids": [c.id for c in chosen]})
     by_id = {row.id: row for row in _rows(rows)}
     out = []
     for light in chosen:
@@ -260,7 +258,8 @@ def _load(plan: _Plan, chosen: list[_Light]) -> list[Row]:
 def _recent(plan: _Plan) -> list[Row]:
     rows = _rows(
         plan.run(
-            f"SELECT {_ROW} FROM {plan.table} AS m WHERE {plan.where} ORDER BY m.created_at DESC, m.seq DESC LIMIT %(limit)s",
+            f"""SELECT {_ROW} FROM {plan.table} AS m WHERE {plan.where}
+                ORDER BY m.created_at DESC, m.seq DESC LIMIT %(limit)s""",
             {**plan.args, "limit": plan.query.result_limit},
         )
     )
