@@ -171,10 +171,12 @@ class _Plan:
     ) -> list[_Light]:
         rank = "ts_rank(m.tsv, %(q)s::tsquery, 1)" if by_rank else "NULL::real"
         # Ties break as SQLite's do: rank ties by insertion order, newest-first by insertion too.
-        # ``walk_recent=False`` hides the created_at order from the planner (``+ 0``): a phrase's
-        # frequency is badly over-estimated, and walking the recency index for a phrase that
-        # matches nothing reads the whole index; the GIN lookup plus a small sort is bounded.
-        newest = "m.created_at DESC, m.seq DESC" if walk_recent else "m.created_at DESC, (m.seq + 0) DESC"
+        # ``walk_recent=False`` hides the recency order from the planner (an expression no index
+        # provides): a phrase's frequency is badly over-estimated, and walking the recency index
+        # for a phrase that matches nothing reads the whole index; the GIN lookup plus a small
+        # sort is bounded by the phrase's matches.
+        hidden = "(m.created_at + interval '0 s') DESC, (m.seq + 0) DESC"
+        newest = "m.created_at DESC, m.seq DESC" if walk_recent else hidden
         order = f"{rank} DESC, m.created_at DESC, m.seq" if by_rank else newest
         rows = self.run(
             f"""SELECT m.id, {rank}, extract(epoch FROM m.created_at), m.nterms, m.terms, m.extras
