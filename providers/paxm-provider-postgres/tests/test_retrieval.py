@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pgserver import PgServer, pg_config
@@ -78,8 +77,3 @@ def test_long_hits_are_excerpted_like_sqlite(both: tuple[SQLiteProvider, Postgre
     assert got.text == want.text and len(got.text.encode()) < 2500
     assert got.metadata["postgres_excerpted"] == "true"
     assert got.metadata["postgres_original_bytes"] == str(len(text.encode()))
-
-
-def test_sqlite_path_unused(tmp_path: Path) -> None:
-    # The postgres distribution imports the SQLite analyzer; it must not need a SQLite file.
-    assert not list(tmp_path.iterdir())
