@@ -21,6 +21,7 @@ ROOT = HERE.parent
 #: name -> (script, full-size args, quick args)
 RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "sqlite": (HERE / "sqlite_bench.py", [], ["--quick"]),
+    "postgres": (HERE / "postgres_bench.py", [], ["--quick"]),
     "router": (HERE / "router_bench.py", [], ["--rounds", "300"]),
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),

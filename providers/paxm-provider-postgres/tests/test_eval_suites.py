@@ -1,0 +1,95 @@
+"""Upstream's baseline eval suite through the postgres provider meets its budget, as SQLite does.
+
+The suite is upstream's data outside this repository (``../shared/evals`` beside the checkout,
+or ``$PAXM_EVALS_DIR``); the test skips with a reason when it is absent.  Profiles mirror the
+router's defaults (tiers, thresholds, limits) as in the SQLite provider's eval test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pgserver import PgServer, pg_config
+
+from paxm_core import Deadline, MemoryItem, SearchQuery
+from paxm_provider_postgres.provider import PostgresProvider
+
+REPO = Path(__file__).resolve().parents[3]
+EVALS = Path(os.environ.get("PAXM_EVALS_DIR") or REPO.parent / "shared" / "evals")
+PROFILES: dict[str, tuple[tuple[str, ...], float, int]] = {
+    "active": ((), 0.25, 3),
+    "passive": (("ltm",), 0.75, 2),
+    "passive_initial": (("ltm",), 0.35, 5),
+}
+
+
+def _suite(name: str) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    path = EVALS / name / "suite.json"
+    if not path.is_file():
+        return [], {}
+    cases = [c for c in json.loads(path.read_text())["cases"] if "recall" in c and not c.get("write")]
+    budget = json.loads((EVALS / name / "budget.json").read_text())
+    return cases, budget
+
+
+BASELINE, BUDGET = _suite("baseline")
+
+
+@pytest.fixture(scope="module")
+def provider(pg_server: PgServer) -> Iterator[PostgresProvider]:
+    prov = PostgresProvider("postgres", pg_config(pg_server, "evals_baseline"))
+    yield prov
+    prov.close()
+    pg_server.sql("DROP SCHEMA evals_baseline CASCADE")
+
+
+def run_case(prov: PostgresProvider, case: dict[str, Any]) -> list[str]:
+    with prov.database.transaction("reset", Deadline.after(30)) as conn:
+        conn.execute('TRUNCATE "evals_baseline".paxm_memories')
+    prov.put_batch([MemoryItem.from_json(m) for m in case["memories"]], Deadline.none())
+    recall = case["recall"]
+    tiers, threshold, default_limit = PROFILES[recall.get("mode") or "active"]
+    limit = recall.get("limit") or default_limit
+    metadata = dict(recall.get("metadata") or {})
+    if recall.get("workspace"):
+        metadata["workspace"] = recall["workspace"]
+    hits = prov.search(SearchQuery(recall["query"], limit=limit, metadata=metadata, tiers=tiers), Deadline.after(10))
+    return [h.id for h in hits if h.relevance >= threshold][:limit]
+
+
+@pytest.mark.skipif(not BASELINE, reason=f"shared eval suites not found under {EVALS} (set PAXM_EVALS_DIR)")
+def test_baseline_suite_meets_its_budget(provider: PostgresProvider) -> None:
+    passed, relevant, found, returned, correct, rr, false_pos, negatives = 0, 0, 0, 0, 0, 0.0, 0, 0
+    failures = []
+    for case in BASELINE:
+        got = run_case(provider, case)
+        expected = list(case.get("expected") or [])
+        forbidden = [f for f in case.get("forbidden") or [] if f in got]
+        missing = [e for e in expected if e not in got]
+        first_ok = not case.get("expected_first") or got[:1] == [case["expected_first"]]
+        if not missing and not forbidden and first_ok:
+            passed += 1
+        else:
+            failures.append(f"{case['id']}: got={got} missing={missing} forbidden={forbidden}")
+        if expected:
+            relevant += len(expected)
+            found += len(expected) - len(missing)
+            returned += len(got)
+            correct += sum(1 for g in got if g in expected)
+            rank = next((i for i, g in enumerate(got) if g in expected), None)
+            rr += 1.0 / (rank + 1) if rank is not None else 0.0
+        else:
+            negatives += 1
+            false_pos += 1 if got else 0
+    with_expected = sum(1 for c in BASELINE if c.get("expected"))
+    pass_rate = passed / len(BASELINE)
+    assert pass_rate >= BUDGET["min_pass_rate"], "\n".join(failures)
+    assert found / relevant >= BUDGET["min_recall_at_k"]
+    assert (correct / returned if returned else 1.0) >= BUDGET["min_precision_at_k"]
+    assert rr / with_expected >= BUDGET["min_mrr"]
+    assert (false_pos / negatives if negatives else 0.0) <= BUDGET["max_false_positive_rate"]

@@ -1,0 +1,143 @@
+"""The team install path: wheels built from this repo, plain pip, two users' configs on one database.
+
+``pip install paxm paxm-provider-postgres`` into a fresh venv; each user writes the
+``providers.postgres`` entry (dsn, ``password: env:...``, ``user_id``, ``teams``) and runs
+``paxm setup --yes --provider postgres``, which connects and migrates before saving; then
+remember / recall / ``config doctor`` run through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pgserver import APP_PASSWORD, PgServer
+
+ROOT = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def paxm_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run([uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"], cwd=ROOT, check=True)
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
+    subprocess.run([*pip, "paxm", "paxm-provider-postgres"], check=True, timeout=600)
+    return str(venv / "bin" / "paxm")
+
+
+def _user(tmp: Path, name: str, server: PgServer, schema: str) -> dict[str, str]:
+    home = tmp / name
+    (home / "cfg" / "paxm").mkdir(parents=True)
+    (home / "cfg" / "paxm" / "config.yaml").write_text(
+        f"""identity:
+  user_id: {name}
+providers:
+  postgres:
+    type: postgres
+    dsn: {server.dsn()}
+    password: env:PAXM_PG_PASSWORD
+    schema: {schema}
+    user_id: {name}
+    teams: [platform]
+"""
+    )
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "cfg"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "PAXM_PG_PASSWORD": APP_PASSWORD,
+    }
+
+
+def _run(paxm: str, env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([paxm, *args], env=env, cwd=env["HOME"], capture_output=True, text=True, timeout=120)
+    assert APP_PASSWORD not in done.stdout + done.stderr
+    if ok:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def _recall(paxm: str, env: dict[str, str], query: str) -> set[str]:
+    hits = json.loads(_run(paxm, env, "recall", "--query", query, "--json").stdout)["hits"]
+    return {h["text"] for h in hits}
+
+
+def test_two_users_share_team_memories_and_keep_personal_ones_apart(
+    paxm_bin: str, pg_server: PgServer, tmp_path: Path
+) -> None:
+    alice = _user(tmp_path, "alice", pg_server, "wheel_team")
+    bob = _user(tmp_path, "bob", pg_server, "wheel_team")
+    created = _run(
+        paxm_bin,
+        alice,
+        "setup",
+        "--yes",
+        "--force",
+        "--provider",
+        "postgres",
+        "--user-id",
+        "alice",
+        "--team-id",
+        "platform",
+    )
+    assert "(created)" in created.stdout
+    again = _run(
+        paxm_bin,
+        bob,
+        "setup",
+        "--yes",
+        "--force",
+        "--provider",
+        "postgres",
+        "--user-id",
+        "bob",
+        "--team-id",
+        "platform",
+    )
+    assert "(exists)" in again.stdout
+    listing = json.loads(_run(paxm_bin, alice, "plugins", "--json").stdout)["plugins"]
+    assert any(p["name"] == "postgres" and p["distribution"] == "paxm-provider-postgres" for p in listing)
+
+    assert _run(paxm_bin, alice, "remember", "--text", "alice private gannet note").stdout.startswith(
+        "stored memory: postgres/"
+    )
+    _run(paxm_bin, alice, "remember", "--profile", "team-platform", "--text", "team gannet decision: blue deploys")
+    _run(paxm_bin, bob, "remember", "--text", "bob private gannet note")
+
+    assert _recall(paxm_bin, alice, "gannet") == {"alice private gannet note", "team gannet decision: blue deploys"}
+    assert _recall(paxm_bin, bob, "gannet") == {"bob private gannet note", "team gannet decision: blue deploys"}
+
+    doctor = json.loads(_run(paxm_bin, alice, "config", "doctor", "--json").stdout)
+    assert doctor == [{"provider": "postgres", "required": True, "ok": True}]
+    shown = _run(paxm_bin, alice, "config", "show")  # _run checks the password is not in it
+    assert "type: postgres" in shown.stdout and "teams:" in shown.stdout
+
+
+def test_doctor_reports_a_wrong_password_without_printing_it(
+    paxm_bin: str, pg_server: PgServer, tmp_path: Path
+) -> None:
+    env = _user(tmp_path, "carol", pg_server, "wheel_team")
+    _run(paxm_bin, env, "setup", "--yes", "--force", "--provider", "postgres", "--user-id", "carol")
+    env["PAXM_PG_PASSWORD"] = "Wrong-Pw-55510"
+    done = _run(paxm_bin, env, "config", "doctor", "--json", ok=False)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report[0]["ok"] is False and "authentication failed" in report[0]["error"]
+    assert "Wrong-Pw-55510" not in done.stdout + done.stderr
+    # Setup checks the connection first and saves nothing when it fails.
+    before = (Path(env["XDG_CONFIG_HOME"]) / "paxm" / "config.yaml").read_text()
+    failed = _run(paxm_bin, env, "setup", "--yes", "--force", "--provider", "postgres", "--user-id", "carol", ok=False)
+    assert failed.returncode != 0 and "authentication failed" in failed.stderr
+    assert "Wrong-Pw-55510" not in failed.stdout + failed.stderr
+    assert (Path(env["XDG_CONFIG_HOME"]) / "paxm" / "config.yaml").read_text() == before
