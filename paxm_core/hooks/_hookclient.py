@@ -39,7 +39,9 @@ DEFAULT_TIMEOUT = 5.0
 MAX_STDIN = 16 * 1024 * 1024
 #: how long to wait for a harness to finish writing the payload
 STDIN_TIMEOUT = 2.0
-_OUTPUT_FLAGS = ("--json", "--cline", "--cursor", "--zcode", "--kimi")
+#: flags that take a value; any other bare ``--<word>`` flag picks output mode ``<word>``
+#: (upstream's ``--json``-style spelling; which modes exist is the integration's business)
+_VALUE_FLAGS = ("config", "target", "event", "mode", "timeout", "queue")
 
 
 def _env(name: str) -> str:
@@ -116,9 +118,7 @@ def parse_args(argv: list[str]) -> dict[str, str]:
         arg = argv[i]
         key, eq, value = arg.partition("=")
         name = key.lstrip("-").replace("-", "_")
-        if arg in _OUTPUT_FLAGS:
-            opts["mode"] = arg[2:]
-        elif name in ("config", "target", "event", "mode", "timeout", "queue") and key.startswith("--"):
+        if key.startswith("--") and name in _VALUE_FLAGS:
             if not eq:
                 i += 1
                 value = argv[i] if i < len(argv) else ""
@@ -126,6 +126,8 @@ def parse_args(argv: list[str]) -> dict[str, str]:
         elif key == "-c":
             i += 1
             opts["config"] = argv[i] if i < len(argv) else ""
+        elif arg.startswith("--") and not eq and name.isidentifier():
+            opts["mode"] = name
         i += 1
     try:
         opts["timeout"] = str(max(0.05, float(opts["timeout"])))
@@ -389,7 +391,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             _alarm(timeout + 2.0)
         captured_at = time.time()
         event_id = new_event_id()
-        target = opts["target"] or "codex"
+        target = opts["target"]
         event = opts["event"] or "user_input"
         sock = socket_path(opts["config"])
         started = time.monotonic()

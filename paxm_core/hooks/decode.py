@@ -1,7 +1,8 @@
 """The generic payload decoder: native JSON in, :class:`HookEvent` out.
 
-It understands upstream's field names, so Codex-style payloads, the documented generic
-payload (docs/hooks.md) and most harnesses' hook JSON decode without a plugin.  Decoding never
+It understands upstream's documented generic payload field names (docs/hooks.md), which most
+harnesses' hook JSON uses too; an integration maps its native event names and adds what is
+specific to its harness (a transcript file, say) around this decoder.  Decoding never
 raises on bad input: anything that is not a JSON object becomes an empty payload, so a hook
 always answers.  Hidden reasoning (thinking blocks, ``reasoning`` keys ...) is removed here,
 before any template or write can see it.
@@ -10,14 +11,12 @@ before any template or write can see it.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from paxm_core.hooks.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, EVENT_TURN_END, HookEvent, HookMessage
+from paxm_core.hooks.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
 
 __all__ = [
     "MAX_RAW_BYTES",
-    "NATIVE_EVENTS",
     "decode_generic",
     "messages_from_value",
     "parse_payload",
@@ -58,16 +57,6 @@ _ASSISTANT_KEYS = (
     "output",
 )
 _METADATA_KEYS = ("session_id", "conversation_id", "taskId", "transcript_path", "cwd", "current_dir", "model", "source")
-_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024
-#: Claude-style native hook names (Claude Code, Codex, TRAE, Kimi ...), so a hook installed
-#: with its native event name still works when no integration plugin is loaded
-NATIVE_EVENTS = {
-    "SessionStart": "session_start",
-    "UserPromptSubmit": "user_input",
-    "PostToolUse": "tool_use",
-    "PostToolUseFailure": "tool_failure",
-    "Stop": "turn_end",
-}
 
 
 def parse_payload(raw: bytes | str) -> dict[str, Any]:
@@ -245,47 +234,6 @@ def _tool_event_messages(obj: dict[str, Any]) -> list[HookMessage]:
     return out
 
 
-def _codex_transcript_messages(path: str) -> list[HookMessage]:
-    """Tool calls/results of the current Codex turn from its JSONL rollout (since ``task_started``)."""
-    try:
-        handle = open(os.path.expanduser(path), "rb")  # noqa: SIM115 - closed below
-    except OSError:
-        return []
-    out: list[HookMessage] = []
-    with handle:
-        read = 0
-        for line in handle:
-            read += len(line)
-            if read > _TRANSCRIPT_MAX_BYTES:
-                break
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if not isinstance(record, dict):
-                continue
-            payload = record.get("payload")
-            if not isinstance(payload, dict):
-                continue
-            kind = _str(payload, "type").lower()
-            if record.get("type") == "event_msg" and kind == "task_started":
-                out = []
-                continue
-            if record.get("type") != "response_item":
-                continue
-            if kind in ("function_call", "custom_tool_call"):
-                name = _str(payload, "name") or _str(payload, "namespace")
-                args = value_text(_first(payload.get("arguments"), payload.get("input")))
-                text = " ".join(p for p in (name.strip(), args) if p).strip()
-                if text:
-                    out.append(HookMessage("tool_call", text, "codex_transcript"))
-            elif kind in ("function_call_output", "custom_tool_call_output"):
-                text = value_text(payload.get("output"))
-                if text:
-                    out.append(HookMessage("tool_result", text, "codex_transcript"))
-    return out
-
-
 def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
     seen: set[tuple[str, str]] = set()
     out: list[HookMessage] = []
@@ -347,16 +295,15 @@ def _metadata(obj: dict[str, Any]) -> dict[str, str]:
 def decode_generic(raw: bytes | str, target: str, event: str, native_event: str = "") -> HookEvent:
     """Decode a native or generic payload into a :class:`HookEvent`.
 
-    Payload fields win over the command-line ``target``/``event`` only when the flags are empty,
-    matching upstream (defaults ``codex``/``user_input``).
+    Payload fields (``target``, ``event``) fill the command-line ``target``/``event`` only when
+    the flags are empty; an event still empty is ``user_input`` (upstream's default).  Native
+    event names (``UserPromptSubmit``...) are the integration's business: it maps them before
+    calling this function and passes the original as ``native_event``.
     """
     obj = parse_payload(raw)
     raw_text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    target = (target or _str(obj, "target") or "codex").strip()
+    target = (target or _str(obj, "target")).strip()
     event = (event or _str(obj, "event") or "user_input").strip()
-    if event in NATIVE_EVENTS:
-        native_event = native_event or event
-        event = NATIVE_EVENTS[event]
     limit = obj.get("limit")
     hook = HookEvent(
         target=target,
@@ -375,15 +322,9 @@ def decode_generic(raw: bytes | str, target: str, event: str, native_event: str 
         if value:
             assistant = value
             break
-    if not assistant and target == "cursor" and event == EVENT_TURN_END:
-        assistant = _str(obj, "text").strip()
     hook.assistant = assistant
     messages = messages_from_value(obj.get("messages"))
     if event in (EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         messages.extend(_tool_event_messages(obj))
-    if target == "codex" and event == EVENT_TURN_END:
-        transcript = _str(obj, "transcript_path").strip()
-        if transcript:
-            messages.extend(_codex_transcript_messages(transcript))
     hook.messages = _dedupe(messages)
     return hook

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.deadline import Deadline
 from paxm_core.envelope import strip_recall_context
 from paxm_core.errors import RecallError
+from paxm_core.hooks.compose import PassiveWrite, compose_write, template_data
 from paxm_core.hooks.context import identity_block, local_time_block, passive_recall_block
 from paxm_core.hooks.events import (
     EVENT_SESSION_START,
@@ -31,9 +32,12 @@ from paxm_core.hooks.events import (
 from paxm_core.hooks.insertion import filter_insertion_hits
 from paxm_core.hooks.integration import resolve_integration
 from paxm_core.hooks.policy import initial_enabled, recall_settings, source_allowed, write_settings
-from paxm_core.hooks.render import PassiveWrite, render_write, template_data
 from paxm_core.hooks.session_state import SessionState
 from paxm_core.hooks.templates import render_template
+from paxm_core.integration import Integration
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
 
 __all__ = ["BudgetedRecall", "PassiveRuntime", "RecallFn", "WriteSink"]
 
@@ -127,7 +131,7 @@ class PassiveRuntime:
 
     def __init__(
         self,
-        config: Any,
+        config: Config,
         *,
         recall: RecallFn | None = None,
         sink: WriteSink | None = None,
@@ -145,13 +149,21 @@ class PassiveRuntime:
         self.record = record
         self.on_recall = on_recall
         self.clock = clock or (lambda: datetime.now().astimezone())
-        self._integrations: dict[str, Any] = {}
+        self._integrations: dict[str, Integration] = {}
 
-    def integration(self, target: str) -> Any:
+    def integration(self, target: str) -> Integration:
         """The (cached) integration for ``target``."""
         if target not in self._integrations:
             self._integrations[target] = resolve_integration(target, self.plugin_manager)
         return self._integrations[target]
+
+    def label(self, target: str) -> str:
+        """How ``target`` is named in stored text: its integration's ``label`` (the target name if none)."""
+        try:
+            label = self.integration(target).label
+        except Exception:  # a broken plugin property must not lose the write
+            label = ""
+        return label if isinstance(label, str) and label.strip() else target
 
     def decode(
         self, target: str, native_event: str, raw: bytes, *, event_id: str = "", captured_at: float = 0.0
@@ -169,15 +181,15 @@ class PassiveRuntime:
         event.captured_at = captured_at or event.captured_at or time.time()
         return event
 
-    def render(self, result: HookResult, mode: str = "text") -> str:
-        """Render through the target's integration; falls back to the generic renderer on error."""
+    def hook_output(self, result: HookResult, mode: str = "text") -> str:
+        """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
         from paxm_core.hooks.integration import GenericIntegration
 
         try:
-            text = self.integration(result.target).render(result, mode)
+            text = self.integration(result.target).hook_output(result, mode)
             return text if isinstance(text, str) else ""
         except Exception:
-            return GenericIntegration(result.target).render(result, mode)
+            return GenericIntegration(result.target).hook_output(result, mode)
 
     # -- policy --------------------------------------------------------------------------------
 
@@ -225,7 +237,13 @@ class PassiveRuntime:
         error = ""
         try:
             created = datetime.fromtimestamp(event.captured_at or time.time(), tz=UTC)
-            write = render_write(event, template=settings.template, profile=settings.profile, created_at=created)
+            write = compose_write(
+                event,
+                template=settings.template,
+                profile=settings.profile,
+                created_at=created,
+                label=self.label(event.target),
+            )
             if write is not None:
                 result.buffered = bool(self.sink(write))
         except Exception as exc:  # fail open; the message goes to stderr / telemetry
@@ -257,7 +275,9 @@ class PassiveRuntime:
         try:
             query = strip_recall_context(event.query)
             if not query:
-                query = strip_recall_context(render_template(settings.query_template, template_data(event)))
+                query = strip_recall_context(
+                    render_template(settings.query_template, template_data(event, self.label(event.target)))
+                )
             if not query:
                 query = strip_recall_context(event.prompt)
             result.query = query

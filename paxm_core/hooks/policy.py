@@ -7,15 +7,17 @@ passive budget is computed by exactly one documented rule (:func:`passive_budget
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.hooks.events import EVENT_USER_INPUT
 from paxm_core.hooks.insertion import InsertionPolicy
 
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
 __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_TIMEOUT_EXTRA",
-    "OWNER_PLUGINS",
     "RecallSettings",
     "WriteSettings",
     "initial_enabled",
@@ -29,31 +31,36 @@ __all__ = [
 DEFAULT_TIMEOUT_EXTRA = 0.1
 #: budget when neither the hook nor the profile gives one: 250 ms route + 100 ms extra
 DEFAULT_BUDGET = 0.35
-OWNER_PLUGINS = frozenset({"codex-plugin", "claude-plugin"})
+#: the owner meaning "paxm's own hook commands" (an empty owner means the same)
+_OWNER_PAXM = "paxm"
 
 
-def _agent(config: Any, target: str) -> Any:
+def _agent(config: Config, target: str) -> Any:
     agents = getattr(config, "agents", None) or {}
-    agent = agents.get(target or "codex")
+    agent = agents.get(target)
     return agent if agent is not None and getattr(agent, "enabled", False) else None
 
 
-def _hook(config: Any, target: str, event: str) -> Any:
+def _hook(config: Config, target: str, event: str) -> Any:
     agent = _agent(config, target)
     if agent is None:
         return None
     return (getattr(agent, "hooks", None) or {}).get(event)
 
 
-def source_allowed(config: Any, target: str, owner: str) -> bool:
-    """Ownership gate: a plugin-owned agent only accepts calls from that plugin, and vice versa."""
+def source_allowed(config: Config, target: str, owner: str) -> bool:
+    """Ownership gate: a plugin-owned agent only accepts calls from that plugin, and vice versa.
+
+    Any owner other than ``paxm`` is a plugin's name (an integration's ``owners``); the gate
+    only compares names, so the core needs no list of them.
+    """
     agents = getattr(config, "agents", None) or {}
-    agent = agents.get(target or "codex")
+    agent = agents.get(target)
     configured = str(getattr(getattr(agent, "integration", None), "owner", "") or "").strip().lower()
     caller = owner.strip().lower()
-    if configured in OWNER_PLUGINS:
+    if configured and configured != _OWNER_PAXM:
         return caller == configured
-    return caller in ("", "paxm")
+    return caller in ("", _OWNER_PAXM)
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,7 @@ class WriteSettings:
     profile: str
 
 
-def write_settings(config: Any, target: str, event: str) -> WriteSettings | None:
+def write_settings(config: Config, target: str, event: str) -> WriteSettings | None:
     """The write settings for ``target``/``event``, or ``None`` when writing is off."""
     hook = _hook(config, target, event)
     write = getattr(hook, "write", None)
@@ -88,7 +95,7 @@ class RecallSettings:
     initial: bool
 
 
-def initial_enabled(config: Any, target: str, event: str) -> bool:
+def initial_enabled(config: Config, target: str, event: str) -> bool:
     """True when ``user_input`` recall has an enabled ``initial`` override."""
     if event != EVENT_USER_INPUT:
         return False
@@ -97,7 +104,7 @@ def initial_enabled(config: Any, target: str, event: str) -> bool:
     return bool(recall is not None and getattr(recall, "enabled", False) and getattr(initial, "enabled", False))
 
 
-def passive_budget(config: Any, profile: str, timeout: float | None, timeout_extra: float | None) -> float:
+def passive_budget(config: Config, profile: str, timeout: float | None, timeout_extra: float | None) -> float:
     """The enforced overall passive recall budget, in seconds.
 
     1. an explicit hook ``timeout`` is the budget;
@@ -116,7 +123,7 @@ def passive_budget(config: Any, profile: str, timeout: float | None, timeout_ext
     return DEFAULT_BUDGET
 
 
-def recall_settings(config: Any, target: str, event: str, *, initial: bool) -> RecallSettings | None:
+def recall_settings(config: Config, target: str, event: str, *, initial: bool) -> RecallSettings | None:
     """Recall settings for ``target``/``event``; ``None`` when recall is off for it."""
     hook = _hook(config, target, event)
     recall = getattr(hook, "recall", None)

@@ -18,9 +18,9 @@ from typing import Any
 
 from paxm_core.errors import QueueError
 from paxm_core.hooks._hookclient import new_event_id
+from paxm_core.hooks.compose import PassiveWrite
 from paxm_core.hooks.events import HookEvent
 from paxm_core.hooks.passive import BudgetedRecall, PassiveRuntime
-from paxm_core.hooks.render import PassiveWrite
 from paxm_core.hooks.session_state import SessionState
 
 __all__ = ["HookProcessor"]
@@ -157,14 +157,14 @@ class HookProcessor:
                 payload = json.dumps(raw).encode()
             captured = request.get("captured_at")
             event = self.passive.decode(
-                str(request.get("target") or "codex"),
+                str(request.get("target") or ""),
                 str(request.get("event") or "user_input"),
                 payload,
                 event_id=event_id,
                 captured_at=float(captured) if isinstance(captured, (int, float)) else time.time(),
             )
             result = self.passive.handle(event, owner=str(request.get("owner") or ""))
-            output = self.passive.render(result, str(request.get("mode") or "text"))
+            output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open
             return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}
         response: dict[str, Any] = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}

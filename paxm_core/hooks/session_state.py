@@ -10,12 +10,12 @@ an atomic rename, so concurrent writers can lose an update but never corrupt the
 from __future__ import annotations
 
 import json
-import os
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from paxm_core.atomic import write_atomic
 from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
 
 __all__ = ["LOCAL_TIME_REFRESH", "SessionState", "session_key"]
@@ -29,7 +29,7 @@ _TRACKED = frozenset({EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_TURN_END})
 
 def session_key(event: HookEvent) -> str:
     """``target/session/<id>``, else ``target/transcript/<path>``, else ``target/workspace/<ws>``; or ``""``."""
-    target = event.target.strip() or "codex"
+    target = event.target.strip()
     for kind, value in (
         ("session", event.metadata.get("session_id", "")),
         ("transcript", event.metadata.get("transcript_path", "")),
@@ -133,11 +133,7 @@ class SessionState:
             body["activity"] = {k: _fmt(v) for k, v in activity.items()}
         if pruned:
             body["activity_pruned"] = True
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(body, handle, indent=2)
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(body, indent=2), durable=False)
 
     @staticmethod
     def _prune(values: dict[str, datetime], now: datetime) -> bool:

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from paxm_core.hooks.compose import safe_text
 from paxm_core.hooks.decode import decode_generic, parse_payload, value_text
-from paxm_core.hooks.render import safe_text
 
-from .conftest import FIXTURES, fixture_bytes
+from .conftest import fixture_bytes
 
 
 def test_claude_user_prompt_fields() -> None:
@@ -22,12 +21,12 @@ def test_claude_user_prompt_fields() -> None:
 def test_stop_uses_last_assistant_message() -> None:
     event = decode_generic(fixture_bytes("claude_stop.json"), "claude", "turn_end")
     assert event.assistant == "We picked the brisk-queue library for the ingest service."
-    assert safe_text(event).startswith("Claude Code assistant response:\nWe picked the brisk-queue")
+    assert safe_text(event, "Claude Code").startswith("Claude Code assistant response:\nWe picked the brisk-queue")
 
 
 def test_tool_use_strips_reasoning_keys() -> None:
     event = decode_generic(fixture_bytes("claude_post_tool_use.json"), "claude", "tool_use")
-    text = safe_text(event)
+    text = safe_text(event, "Claude Code")
     assert text.startswith("Claude Code tool activity:\nTool call: Bash ")
     assert "grep -r brisk-queue" in text
     assert "Tool result: " in text and "brisk-queue" in text
@@ -65,8 +64,9 @@ def test_prompt_fallbacks_and_workspace_order() -> None:
     event = decode_generic('{"current_dir": "/a", "workspace_roots": ["", "/b"]}', "x", "user_input")
     assert event.workspace == "/a"
     assert decode_generic('{"workspaceRoots": ["/b"]}', "x", "e").workspace == "/b"
-    cursor = decode_generic('{"conversation_id": "c1", "text": "done"}', "cursor", "turn_end")
-    assert cursor.metadata["session_id"] == "c1" and cursor.assistant == "done"
+    other = decode_generic('{"conversation_id": "c1", "text": "done"}', "x", "turn_end")
+    # a bare ``text`` is not an assistant field generically (an integration may map it)
+    assert other.metadata["session_id"] == "c1" and other.assistant == ""
 
 
 def test_openai_tool_calls_and_nested_message() -> None:
@@ -96,26 +96,17 @@ def test_value_text_parses_json_strings() -> None:
     assert value_text({"type": "thinking", "thinking": "x"}) == ""
 
 
-def test_codex_turn_end_reads_rollout_tools(tmp_path: Path) -> None:
-    raw = json.dumps({"transcript_path": str(FIXTURES / "codex_rollout.jsonl"), "last_assistant_message": "done"})
-    event = decode_generic(raw, "codex", "turn_end")
-    texts = [m.text for m in event.messages]
-    assert texts == ['shell {"cmd":"cat Makefile"}', "build: go build"]
-    assert all(m.source == "codex_transcript" for m in event.messages)
-    missing = decode_generic(json.dumps({"transcript_path": str(tmp_path / "nope.jsonl")}), "codex", "turn_end")
-    assert missing.messages == []
-
-
 def test_duplicate_messages_are_dropped() -> None:
     raw = {"messages": [{"role": "user", "text": "same"}, {"role": "user", "text": " same "}]}
     assert len(decode_generic(json.dumps(raw), "x", "turn_end").messages) == 1
 
 
-def test_native_event_names_map_without_a_plugin() -> None:
+def test_native_event_names_are_left_to_integrations() -> None:
+    # the core knows no harness's event names: the generic decoder keeps what it was given
     event = decode_generic(fixture_bytes("claude_stop.json"), "claude", "Stop")
-    assert event.event == "turn_end" and event.native_event == "Stop"
-    assert decode_generic("{}", "trae", "UserPromptSubmit").event == "user_input"
-    assert decode_generic("{}", "x", "Custom").event == "Custom"
+    assert event.event == "Stop"
+    assert decode_generic("{}", "x", "").event == "user_input"
+    assert decode_generic('{"target": "t", "event": "turn_end"}', "", "").target == "t"
 
 
 def test_pi_and_opencode_generated_payloads() -> None:
@@ -135,7 +126,7 @@ def test_pi_and_opencode_generated_payloads() -> None:
     event = decode_generic(json.dumps(pi), "pi", "turn_end")
     assert event.workspace == "/w/repo" and event.metadata["session_id"] == "2026-01-02T03-04-05_abc"
     assert event.metadata["message_count"] == "2" and event.metadata["source"] == "pi"
-    assert safe_text(event) == "Pi turn messages:\nUser: q\nAssistant: a"
+    assert safe_text(event) == "pi turn messages:\nUser: q\nAssistant: a"
     oc = {
         "schema_version": "paxm.opencode.user_input.v1",
         "target": "opencode",

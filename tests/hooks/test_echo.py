@@ -3,11 +3,11 @@ from __future__ import annotations
 import json
 
 from paxm_core.envelope import strip_recall_context, wrap_recall_context
+from paxm_core.hooks.compose import compose_write
 from paxm_core.hooks.context import passive_recall_block
 from paxm_core.hooks.decode import decode_generic
 from paxm_core.hooks.echo import drop_recall_tool_exchanges, is_recall_command, strip_event
 from paxm_core.hooks.events import HookEvent, HookMessage
-from paxm_core.hooks.render import render_write
 from paxm_core.types import MemoryHit
 
 from .conftest import fixture_bytes
@@ -59,7 +59,7 @@ def test_recall_tool_exchanges_are_dropped() -> None:
 
 def test_claude_bash_recall_tool_use_writes_nothing() -> None:
     event = decode_generic(fixture_bytes("claude_post_tool_use_recall.json"), "claude", "tool_use")
-    assert render_write(event, template="{{ .safe_text }}", profile="ltm") is None
+    assert compose_write(event, template="{{ .safe_text }}", profile="ltm") is None
 
 
 def test_recalled_text_cannot_forge_an_envelope() -> None:
@@ -84,4 +84,4 @@ def test_claude_mcp_recall_tool_use_writes_nothing() -> None:
         ],
     }
     event = decode_generic(json.dumps(raw), "claude", "tool_use")
-    assert render_write(event, template="{{ .safe_text }}", profile="ltm") is None
+    assert compose_write(event, template="{{ .safe_text }}", profile="ltm") is None

@@ -16,7 +16,7 @@ def ev(name: str, session: str = "s1") -> HookEvent:
 def test_keys() -> None:
     assert session_key(ev("user_input")) == "claude/session/s1"
     assert session_key(HookEvent("codex", "x", metadata={"transcript_path": "/t"})) == "codex/transcript//t"
-    assert session_key(HookEvent("", "x", workspace="/w")) == "codex/workspace//w"
+    assert session_key(HookEvent("", "x", workspace="/w")) == "/workspace//w"  # no target: no default agent is assumed
     assert session_key(HookEvent("claude", "x")) == ""
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from paxm_core.hooks.compose import compose_write, template_data
 from paxm_core.hooks.decode import decode_generic
-from paxm_core.hooks.render import render_write, template_data
 from paxm_core.hooks.templates import TemplateError, render_template
 
 DATA = {
@@ -65,7 +65,7 @@ def test_write_template_sees_upstream_keys() -> None:
         "safe_text",
         "raw_json",
     }
-    write = render_write(event, template="{{ .target }}:{{ .prompt }}@{{ .workspace }}", profile="ltm")
+    write = compose_write(event, template="{{ .target }}:{{ .prompt }}@{{ .workspace }}", profile="ltm")
     assert write is not None and write.text == "codex:p1@/w"
     assert write.metadata == {
         "session_id": "s",
@@ -79,6 +79,6 @@ def test_write_template_sees_upstream_keys() -> None:
 
 def test_custom_event_renders_with_label_and_empty_is_skipped() -> None:
     event = decode_generic('{"prompt": "deploy done"}', "claude", "deploy_finished")
-    write = render_write(event, template="{{ .safe_text }}", profile="ltm")
+    write = compose_write(event, template="{{ .safe_text }}", profile="ltm", label="Claude Code")
     assert write is not None and write.text == "Claude Code deploy_finished:\ndeploy done"
-    assert render_write(decode_generic("{}", "claude", "deploy_finished"), template="", profile="ltm") is None
+    assert compose_write(decode_generic("{}", "claude", "deploy_finished"), template="", profile="ltm") is None

@@ -1,4 +1,10 @@
-"""Write-item rendering: a normalized event becomes the text and metadata paxm stores."""
+"""Composing a write: a normalized event becomes the text and metadata paxm stores.
+
+Naming, so the four kinds of output stay apart: a *write* is composed here
+(:func:`compose_write`), the harness's stdout is an integration's ``hook_output``, context
+blocks are formatted by :mod:`paxm_core.hooks.context`, and recalled text is wrapped in the
+envelope by :mod:`paxm_core.envelope`.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from paxm_core.hooks.events import (
 )
 from paxm_core.hooks.templates import render_template
 
-__all__ = ["PassiveWrite", "render_write", "safe_text", "target_label", "template_data"]
+__all__ = ["PassiveWrite", "compose_write", "safe_text", "template_data"]
 
 _ROLE_ALIASES = {
     "user": "user",
@@ -37,12 +43,6 @@ _ROLE_ALIASES = {
 _ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool_call": "Tool call", "tool_result": "Tool result"}
 
 
-def target_label(target: str) -> str:
-    """Human label used in stored text (``Claude Code user input:`` ...)."""
-    name = target.strip().lower()
-    return {"claude": "Claude Code", "pi": "Pi", "codex": "Codex", "": "Codex"}.get(name, target.strip())
-
-
 def _format_messages(messages: list[HookMessage], skip_assistant: str) -> str:
     lines: list[str] = []
     for message in messages:
@@ -56,9 +56,13 @@ def _format_messages(messages: list[HookMessage], skip_assistant: str) -> str:
     return "\n".join(lines)
 
 
-def safe_text(event: HookEvent) -> str:
-    """The default stored text for an event (upstream's ``safe_text``)."""
-    label = target_label(event.target)
+def safe_text(event: HookEvent, label: str = "") -> str:
+    """The default stored text for an event (upstream's ``safe_text``).
+
+    :param label: how the harness is named in the text (its integration's ``label``, e.g.
+        ``Claude Code``); the target name when empty.
+    """
+    label = label.strip() or event.target.strip() or "agent"
     name = event.event.strip()
     if name == EVENT_SESSION_START:
         workspace = event.workspace.strip()
@@ -82,8 +86,8 @@ def safe_text(event: HookEvent) -> str:
     return f"{label} {name or 'hook event'}:\n{prompt}" if prompt else ""
 
 
-def template_data(event: HookEvent) -> dict[str, Any]:
-    """The keys a hook template can read (upstream's names)."""
+def template_data(event: HookEvent, label: str = "") -> dict[str, Any]:
+    """The keys a hook template can read (upstream's names); ``label`` as for :func:`safe_text`."""
     return {
         "target": event.target,
         "event": event.event,
@@ -93,17 +97,17 @@ def template_data(event: HookEvent) -> dict[str, Any]:
         "messages": [m.to_json() for m in event.messages],
         "workspace": event.workspace,
         "metadata": dict(event.metadata),
-        "safe_text": safe_text(event),
+        "safe_text": safe_text(event, label),
         "raw_json": event.raw.strip(),
     }
 
 
 @dataclass(frozen=True)
 class PassiveWrite:
-    """One rendered hook write, ready for the capture queue.
+    """One composed hook write, ready for the capture queue.
 
     ``terminal`` marks a ``turn_end``: it seals the session's episode.  ``created_at`` is the
-    client's capture time, so re-rendering a replayed event gives an identical item.
+    client's capture time, so re-composing a replayed event gives an identical item.
     """
 
     event_id: str
@@ -119,15 +123,17 @@ class PassiveWrite:
     terminal: bool = False
 
 
-def render_write(
-    event: HookEvent, *, template: str, profile: str, created_at: datetime | None = None
+def compose_write(
+    event: HookEvent, *, template: str, profile: str, created_at: datetime | None = None, label: str = ""
 ) -> PassiveWrite | None:
-    """Strip recall echoes, render ``template`` and build the write; ``None`` when empty.
+    """Strip recall echoes, fill ``template`` and build the write; ``None`` when empty.
+
+    ``label`` names the harness in ``safe_text`` (the integration's ``label``).
 
     :raises TemplateError: the template uses unsupported syntax.
     """
     clean = strip_event(event)
-    text = render_template(template or "{{ .safe_text }}", template_data(clean))
+    text = render_template(template or "{{ .safe_text }}", template_data(clean, label))
     if not text.strip():
         return None
     metadata = dict(clean.metadata)
