@@ -82,8 +82,8 @@ def _preflight_integrations(config: Config, agents: list[str], catalog: SetupCat
             integration.preflight(InstallContext(config=config, owner=owner))
 
 
-def _ensure_targets(config: Config, newly_enabled: list[str], echo: Callable[[str], None]) -> None:
-    """Run the set-up step of every newly enabled provider that has one (:class:`SupportsEnsureTarget`).
+def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None]) -> None:
+    """Run the set-up step of each provider in ``names`` that has one (:class:`SupportsEnsureTarget`).
 
     It creates or finds the remote user/graph/collection before the config is saved; a failure
     (a wrong API key, say) stops setup before anything is written.
@@ -93,7 +93,7 @@ def _ensure_targets(config: Config, newly_enabled: list[str], echo: Callable[[st
     from paxm_core.protocols import SupportsClose, SupportsEnsureTarget
 
     pm = get_plugin_manager()
-    for name in newly_enabled:
+    for name in names:
         provider_config = config.providers[name]
         try:
             factory = pm.provider_type(provider_config.type).factory
@@ -209,8 +209,10 @@ def setup(
             click.echo(line)
 
     _preflight_integrations(config, selected_agents, catalog)
-    newly = [n for n, p in config.providers.items() if p.enabled and n not in was_enabled]
-    _ensure_targets(config, newly, echo)
+    # newly enabled providers, and those named with --provider (a re-run re-checks their key)
+    named = {p.strip().lower() for p in providers}
+    ensure = [n for n, p in config.providers.items() if p.enabled and (n not in was_enabled or n.lower() in named)]
+    _ensure_targets(config, ensure, echo)
     saved = save_config(config, path)
     echo(f"saved config: {saved}")
     warning = _stop_hook_daemon(saved)

@@ -44,6 +44,7 @@ __all__ = [
     "active_recall",
     "hook_write",
     "LEGACY_HOOK_TARGET",
+    "UPSTREAM_DEFAULT_AGENT",
     "DEFAULT_MEM0_BASE_URL",
     "DEFAULT_MEM0_CLOUD_BASE_URL",
     "DEFAULT_MEMOS_BASE_URL",
@@ -100,8 +101,11 @@ DEFAULT_CAPTURE_MAX_EPISODE_AGE = 60.0
 DEFAULT_CAPTURE_RETRY_MIN = 1.0
 DEFAULT_CAPTURE_MAX_ATTEMPTS = 10
 
-#: The agent upstream's legacy ``paxm recall --hook-event`` entry point serves (upstream data).
-LEGACY_HOOK_TARGET = "codex"
+#: Upstream's default agent (data): the only agent enabled by default, the one upstream's legacy
+#: ``paxm recall --hook-event`` entry point serves, whose active recall profile is the default
+#: profile, and upstream eval suites' default hook target.  No code depends on what it is.
+UPSTREAM_DEFAULT_AGENT = "codex"
+LEGACY_HOOK_TARGET = UPSTREAM_DEFAULT_AGENT
 
 
 def default_recall_thresholds() -> ThresholdsConfig:

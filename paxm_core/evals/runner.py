@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from paxm_core.config.defaults import UPSTREAM_DEFAULT_AGENT
 from paxm_core.errors import PaxmError
 from paxm_core.evals.errors import EvalRecallError
 from paxm_core.evals.results import CaseResult, Result
@@ -46,7 +47,8 @@ __all__ = [
 UNSUPPORTED_WRITE = (
     "not yet supported: conversation-write cases need a conversation writer, and none is plugged into this runner"
 )
-DEFAULT_TARGET = "codex"
+#: upstream's eval suites default the hook target to upstream's default agent (suite data)
+DEFAULT_TARGET = UPSTREAM_DEFAULT_AGENT
 DEFAULT_EVENT = "user_input"
 
 #: ``(cases done, total cases, result of the case just finished)``

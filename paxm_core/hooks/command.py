@@ -59,7 +59,7 @@ def hook_command(
 
     :param event: what the client passes as ``--event``: the integration's native event name or
         a normalized name (the integration's ``decode`` receives it).
-    :param mode: output mode (``text``, ``json``, ``cline``, ``cursor``, ``zcode``, ``kimi``).
+    :param mode: an output mode the target's integration knows (``text``, ``json``...); passed as ``--<mode>``.
     :param queue_path: the capture queue when it is not ``<configdir>/hooks/capture.sqlite``
         (the client cannot read YAML, so a custom ``capture_queue.path`` is passed here).
     :param timeout: the client's hard ceiling in seconds (default: the client's 5 s).

@@ -111,7 +111,7 @@ class HookResult:
     errors: list[str] = field(default_factory=list)
     initial: bool = False
     #: identity + local-time blocks for a session's first input, for harnesses that ignore
-    #: session-start output (Kimi); not part of :attr:`context`
+    #: session-start output (an integration may put them on the first prompt); not part of :attr:`context`
     bootstrap_context: str = ""
 
     @property

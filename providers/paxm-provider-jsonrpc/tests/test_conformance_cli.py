@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paxm_core.cli.eval_provider import provider
 from paxm_core.errors import PaxmError
+from paxm_provider_jsonrpc.conformance_cmd import jsonrpc
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NODE_EXAMPLE = ROOT / "examples" / "jsonrpc-provider-node" / "provider.js"
 SCRIPTED = ROOT / "providers" / "paxm-provider-jsonrpc" / "tests" / "plugins" / "scripted.py"
 PAXM = Path(sys.executable).with_name("paxm")
@@ -82,14 +82,14 @@ def test_failing_plugin_exits_1_with_fail_lines(tmp_path: Path) -> None:
 
 def test_missing_command_and_bad_timeout_are_usage_errors() -> None:
     runner = CliRunner()
-    result = runner.invoke(provider, ["jsonrpc"])
+    result = runner.invoke(jsonrpc, [])
     assert result.exit_code == 2 and "--command" in result.output
-    result = runner.invoke(provider, ["jsonrpc", "--command", "/bin/true", "--timeout", "soon"])
+    result = runner.invoke(jsonrpc, ["--command", "/bin/true", "--timeout", "soon"])
     assert result.exit_code == 2 and "not a duration" in result.output
 
 
 def test_unstartable_command_fails_health_cleanly(tmp_path: Path) -> None:
-    result = CliRunner().invoke(provider, ["jsonrpc", "--command", str(tmp_path / "missing"), "--json"])
+    result = CliRunner().invoke(jsonrpc, ["--command", str(tmp_path / "missing"), "--json"])
     assert isinstance(result.exception, PaxmError)
     report = json.loads(result.output)
     assert report["passed"] is False
