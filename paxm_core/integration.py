@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.atomic import write_atomic
 from paxm_core.errors import IntegrationError
-from paxm_core.hooks.command import client_path, hook_command, hook_command_line, interpreter_path
-from paxm_core.hooks.decode import decode_generic, messages_from_value, parse_payload, value_text
-from paxm_core.hooks.events import (
+from paxm_core.passive.command import client_path, hook_command, hook_command_line, interpreter_path
+from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
+from paxm_core.passive.events import (
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,

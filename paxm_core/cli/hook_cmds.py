@@ -35,8 +35,8 @@ def hook(ctx: click.Context, target: str, event: str, mode: str, json_out: bool)
     extra = [arg[2:] for arg in ctx.args if arg.startswith("--") and "=" not in arg and arg[2:].isidentifier()]
     mode = mode or ("json" if json_out else "") or (extra[-1] if extra else "") or "text"
     raw = sys.stdin.buffer.read()
-    from paxm_core.hooks._hookclient import new_event_id
-    from paxm_core.hooks.inprocess import run_hook_in_process
+    from paxm_core.passive._hookclient import new_event_id
+    from paxm_core.passive.inprocess import run_hook_in_process
 
     output, errors = run_hook_in_process(
         _config_path(ctx),
@@ -67,7 +67,7 @@ def hook_daemon(ctx: click.Context, socket_path: str | None, idle_timeout: str) 
     import signal
 
     from paxm_core.duration import parse_duration
-    from paxm_core.hooks.daemon import HookDaemon, exit_now
+    from paxm_core.passive.daemon import HookDaemon, exit_now
 
     daemon = HookDaemon(_config_path(ctx), idle_timeout=parse_duration(idle_timeout), socket_path=socket_path)
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
@@ -82,7 +82,7 @@ def hook_daemon(ctx: click.Context, socket_path: str | None, idle_timeout: str) 
 @click.pass_context
 def hook_control(ctx: click.Context, action: str, json_out: bool) -> None:
     """Flush, stop or inspect the running hook daemon (no-op when none runs)."""
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     response: dict[str, Any] | None = send_control(_config_path(ctx), action)
     if json_out:

@@ -35,7 +35,7 @@ def _summary(config: Config, agents: list[str], catalog: SetupCatalog) -> list[s
 def _stop_hook_daemon(config_path: Path) -> str:
     """Flush and stop a running hook daemon so the next hook starts one with the new config."""
     try:
-        from paxm_core.hooks.control import send_control
+        from paxm_core.passive.control import send_control
     except ImportError:  # the passive runtime is optional at this layer
         return ""
     try:

@@ -52,7 +52,7 @@ def _normalize(name: str, known: list[str], catalog: SetupCatalog) -> str:
 
 
 def _flush(config_path: Path, *, shutdown: bool) -> str:
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     try:
         send_control(config_path, "shutdown" if shutdown else "flush")

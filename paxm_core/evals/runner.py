@@ -281,13 +281,13 @@ def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
 def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
     """Passive recall through the hook runtime, as a ``user_input`` hook would run it.
 
-    :class:`~paxm_core.hooks.passive.PassiveRuntime` applies the target agent's hook recall
+    :class:`~paxm_core.passive.passive.PassiveRuntime` applies the target agent's hook recall
     settings (profile, limit, ``initial`` overrides), the enforced passive budget and the
     insertion filter, exactly as for a real prompt.  Returns the inserted hits and a note when
     the budget ran out (so a FAIL line says why it returned nothing).
     """
-    from paxm_core.hooks.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
-    from paxm_core.hooks.passive import BudgetedRecall, PassiveRuntime
+    from paxm_core.passive.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
+    from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 
     recall = case.recall
     metadata = dict(recall.metadata)

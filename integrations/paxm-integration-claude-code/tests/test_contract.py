@@ -64,7 +64,7 @@ class TestClaudeCodeContract(IntegrationContract):
         return NativeConfig(path=path, content=json.dumps(USER_SETTINGS, indent=4), commands=_commands)
 
     # The installed command is `python -I -S <client.py>`: with the client gone Python exits 2.
-    # Making the command itself fail open is a separate change to paxm_core/hooks/command.py;
+    # Making the command itself fail open is a separate change to paxm_core/passive/command.py;
     # until it lands this check proves the failure is exactly that one, then reports xfail.
     def test_contract_installed_command_fails_open(
         self,
@@ -77,4 +77,4 @@ class TestClaudeCodeContract(IntegrationContract):
             super().test_contract_installed_command_fails_open(
                 paxm_integration, paxm_native_config, paxm_install_context, tmp_path
             )
-        pytest.xfail("fails open only once the hook command itself does (paxm_core/hooks/command.py change)")
+        pytest.xfail("fails open only once the hook command itself does (paxm_core/passive/command.py change)")

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from paxm_core.hooks.compose import compose_write
 from paxm_core.integration import HookResult
+from paxm_core.passive.compose import compose_write
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_claude_code import ClaudeCodeIntegration
 

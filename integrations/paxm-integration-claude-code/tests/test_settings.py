@@ -229,7 +229,7 @@ def test_settings_path_resolution(tmp_path: Path) -> None:
 
 def test_is_paxm_command(tmp_path: Path) -> None:
     config = tmp_path / "paxm" / "config.yaml"
-    client = "/venv/lib/python3.11/site-packages/paxm_core/hooks/client.py"
+    client = "/venv/lib/python3.11/site-packages/paxm_core/passive/client.py"
     assert is_paxm_command(f"/venv/bin/python -I -S {client} --config {config} --target claude --event Stop", config)
     assert is_paxm_command(f"'/my venv/python' -I -S '{client}' --config='{config}' --target claude", config)
     assert is_paxm_command(f"'{config.parent}/hooks/claude-turn_end'", config)  # upstream's shim
@@ -268,7 +268,7 @@ _SETTINGS = st.fixed_dictionaries(
 )
 _WANTED = {
     native: WantedHook(
-        f"/py -I -S /p/paxm_core/hooks/client.py --config {_CONFIG} --target claude --event {native}",
+        f"/py -I -S /p/paxm_core/passive/client.py --config {_CONFIG} --target claude --event {native}",
         "startup" if native == "SessionStart" else "",
     )
     for native in ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")

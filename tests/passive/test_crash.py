@@ -58,7 +58,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
         # let a daemon come up (the last client may have just started one) and deliver everything
         if not daemon_pid(config):
             client(config, "session_start", {"session_id": "wake"})  # any hook starts a daemon
-        from paxm_core.hooks.control import send_control
+        from paxm_core.passive.control import send_control
 
         wait_for(lambda: send_control(config, "flush") is not None, timeout=60)
         report = send_control(config, "flush")

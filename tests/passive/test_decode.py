@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 
-from paxm_core.hooks.compose import safe_text
-from paxm_core.hooks.decode import decode_generic, parse_payload, value_text
+from paxm_core.passive.compose import safe_text
+from paxm_core.passive.decode import decode_generic, parse_payload, value_text
 
 from .conftest import fixture_bytes
 

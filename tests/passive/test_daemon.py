@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from paxm_core.hooks.control import send_control
+from paxm_core.passive.control import send_control
 
 from .conftest import daemon_pid, fixture_bytes, memories, queue_rows, run_client, wait_for, write_config
 
@@ -36,7 +36,7 @@ def reap_daemons() -> Iterator[None]:
 
 def start(config: Path, *args: str) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config), *args],
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -87,7 +87,7 @@ def test_second_daemon_refuses_with_pid(tmp_path: Path, daemon_cleanup: list[Pat
     daemon_cleanup.append(config)
     first = start(config)
     second = subprocess.run(
-        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config)], capture_output=True, timeout=30
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config)], capture_output=True, timeout=30
     )
     assert second.returncode == 1
     assert f"already running with pid {first.pid}".encode() in second.stderr
@@ -173,7 +173,7 @@ def test_inbox_replay_applies_the_ownership_gate(tmp_path: Path, daemon_cleanup:
     daemon_cleanup.append(config)
     queue = config.parent / "hooks" / "capture.sqlite"
     from paxm_core.capture import _inbox
-    from paxm_core.hooks._hookclient import append_inbox  # what the client calls when no daemon runs
+    from paxm_core.passive._hookclient import append_inbox  # what the client calls when no daemon runs
 
     stop = {"session_id": "own", "last_assistant_message": "from-the-settings-hook-3391"}
     _inbox.append_raw(queue, "evt_" + "c" * 32, "claude", "turn_end", json.dumps(stop).encode(), time.time())

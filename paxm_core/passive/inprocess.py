@@ -17,7 +17,7 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
     errors: list[str] = []
     try:
         from paxm_core.capture import CaptureQueue, default_queue_path, routes_from_write_profiles
-        from paxm_core.hooks.daemon import HookProcessor
+        from paxm_core.passive.daemon import HookProcessor
         from paxm_core.runtime import Runtime
 
         runtime = Runtime.load(config_path)
@@ -47,8 +47,8 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
 
 
 def _ensure_daemon(config_path: str) -> None:
-    from paxm_core.hooks._hookclient import socket_path, start_daemon
-    from paxm_core.hooks.control import request_json
+    from paxm_core.passive._hookclient import socket_path, start_daemon
+    from paxm_core.passive.control import request_json
 
     try:
         request_json(socket_path(config_path), {"action": "ping"}, 0.5)

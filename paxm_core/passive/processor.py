@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import QueueError
-from paxm_core.hooks._hookclient import new_event_id
-from paxm_core.hooks.compose import PassiveWrite
-from paxm_core.hooks.events import HookEvent
-from paxm_core.hooks.passive import BudgetedRecall, PassiveRuntime
-from paxm_core.hooks.session_state import SessionState
+from paxm_core.passive._hookclient import new_event_id
+from paxm_core.passive.compose import PassiveWrite
+from paxm_core.passive.events import HookEvent
+from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
+from paxm_core.passive.session_state import SessionState
 
 __all__ = ["HookProcessor"]
 

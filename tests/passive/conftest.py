@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CLIENT = Path(__file__).resolve().parents[2] / "paxm_core" / "hooks" / "client.py"
+CLIENT = Path(__file__).resolve().parents[2] / "paxm_core" / "passive" / "client.py"
 
 
 def fixture_bytes(name: str) -> bytes:
@@ -59,7 +59,7 @@ def run_client(
 
 
 def control(config: Path, action: str) -> dict[str, Any] | None:
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     return send_control(config, action)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.hooks.events import EVENT_USER_INPUT
-from paxm_core.hooks.insertion import InsertionPolicy
+from paxm_core.passive.events import EVENT_USER_INPUT
+from paxm_core.passive.insertion import InsertionPolicy
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config

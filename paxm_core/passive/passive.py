@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from paxm_core.deadline import Deadline
 from paxm_core.envelope import strip_recall_context
 from paxm_core.errors import RecallError
-from paxm_core.hooks.compose import PassiveWrite, compose_write, template_data
-from paxm_core.hooks.context import identity_block, local_time_block, passive_recall_block
-from paxm_core.hooks.events import (
+from paxm_core.integration import Integration
+from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
+from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
+from paxm_core.passive.events import (
     EVENT_SESSION_START,
     EVENT_USER_INPUT,
     RECALL_PHASE_INITIAL,
@@ -29,12 +30,11 @@ from paxm_core.hooks.events import (
     HookEvent,
     HookResult,
 )
-from paxm_core.hooks.insertion import filter_insertion_hits
-from paxm_core.hooks.integration import resolve_integration
-from paxm_core.hooks.policy import initial_enabled, recall_settings, source_allowed, write_settings
-from paxm_core.hooks.session_state import SessionState
-from paxm_core.hooks.templates import render_template
-from paxm_core.integration import Integration
+from paxm_core.passive.insertion import filter_insertion_hits
+from paxm_core.passive.integration import resolve_integration
+from paxm_core.passive.policy import initial_enabled, recall_settings, source_allowed, write_settings
+from paxm_core.passive.session_state import SessionState
+from paxm_core.passive.templates import render_template
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -169,7 +169,7 @@ class PassiveRuntime:
         self, target: str, native_event: str, raw: bytes, *, event_id: str = "", captured_at: float = 0.0
     ) -> HookEvent:
         """Decode through the target's integration; a failing plugin falls back to the generic decoder."""
-        from paxm_core.hooks.decode import decode_generic
+        from paxm_core.passive.decode import decode_generic
 
         try:
             event = self.integration(target).decode(native_event, raw)
@@ -183,7 +183,7 @@ class PassiveRuntime:
 
     def hook_output(self, result: HookResult, mode: str = "text") -> str:
         """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
-        from paxm_core.hooks.integration import GenericIntegration
+        from paxm_core.passive.integration import GenericIntegration
 
         try:
             text = self.integration(result.target).hook_output(result, mode)

@@ -3,8 +3,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from paxm_core.hooks.events import HookEvent
-from paxm_core.hooks.session_state import SessionState, session_key
+from paxm_core.passive.events import HookEvent
+from paxm_core.passive.session_state import SessionState, session_key
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError, QueueError
-from paxm_core.hooks._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
-from paxm_core.hooks.processor import HookProcessor
+from paxm_core.passive._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
+from paxm_core.passive.processor import HookProcessor
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
 
@@ -485,7 +485,7 @@ class BackgroundRecorder:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m paxm_core.hooks.daemon --config C [--idle-timeout S] [--socket P]``."""
+    """``python -m paxm_core.passive.daemon --config C [--idle-timeout S] [--socket P]``."""
     import argparse
     import signal
 

@@ -3,7 +3,7 @@
 ``client.py`` is the script harnesses run; it loads this module so that Python can use the
 cached bytecode instead of compiling ~250 lines on every prompt.  Installed as
 ``<absolute venv python> -I -S <absolute path of client.py> --config C --target T --event E``
-(see :func:`paxm_core.hooks.command.hook_command`).  It imports only C-level stdlib modules,
+(see :func:`paxm_core.passive.command.hook_command`).  It imports only C-level stdlib modules,
 so it starts about as fast as Python itself, and it never imports paxm:
 
 1. read the native payload from stdin;
@@ -325,7 +325,7 @@ def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: b
 
 def daemon_command(config_path: str) -> list[str]:
     """The argv that starts the daemon with this interpreter (site enabled)."""
-    return [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", _abspath(config_path)]
+    return [sys.executable, "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
 
 
 def start_daemon(config_path: str) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from paxm_core.hooks.control import send_control
+from paxm_core.passive.control import send_control
 
 from .conftest import CLIENT, stop_daemon, write_config
 from .test_passive import open_env
@@ -134,7 +134,7 @@ def test_fuzz_in_process(tmp_path: Path) -> None:
 def test_fuzz_through_client_process(tmp_path: Path) -> None:
     config = write_config(tmp_path / "cfg")
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config)],
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

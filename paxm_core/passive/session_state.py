@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.atomic import write_atomic
-from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
+from paxm_core.passive.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
 
 __all__ = ["LOCAL_TIME_REFRESH", "SessionState", "session_key"]
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paxm_core.hooks.insertion import InsertionPolicy, filter_insertion_hits, significant_query_terms
+from paxm_core.passive.insertion import InsertionPolicy, filter_insertion_hits, significant_query_terms
 
 
 @dataclass

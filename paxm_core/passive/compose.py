@@ -2,7 +2,7 @@
 
 Naming, so the four kinds of output stay apart: a *write* is composed here
 (:func:`compose_write`), the harness's stdout is an integration's ``hook_output``, context
-blocks are formatted by :mod:`paxm_core.hooks.context`, and recalled text is wrapped in the
+blocks are formatted by :mod:`paxm_core.passive.context`, and recalled text is wrapped in the
 envelope by :mod:`paxm_core.envelope`.
 """
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from paxm_core.hooks.echo import strip_event
-from paxm_core.hooks.events import (
+from paxm_core.passive.echo import strip_event
+from paxm_core.passive.events import (
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
@@ -22,7 +22,7 @@ from paxm_core.hooks.events import (
     HookEvent,
     HookMessage,
 )
-from paxm_core.hooks.templates import render_template
+from paxm_core.passive.templates import render_template
 
 __all__ = ["PassiveWrite", "compose_write", "safe_text", "template_data"]
 

@@ -1,4 +1,4 @@
-"""The hook client script (see :mod:`paxm_core.hooks._hookclient` for what it does).
+"""The hook client script (see :mod:`paxm_core.passive._hookclient` for what it does).
 
 Harnesses run ``<python> -I -S <this file> ...``.  A script is compiled on every run, so this
 file stays tiny and imports the implementation as a module, which Python loads from cached

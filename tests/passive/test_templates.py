@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from paxm_core.hooks.compose import compose_write, template_data
-from paxm_core.hooks.decode import decode_generic
-from paxm_core.hooks.templates import TemplateError, render_template
+from paxm_core.passive.compose import compose_write, template_data
+from paxm_core.passive.decode import decode_generic
+from paxm_core.passive.templates import TemplateError, render_template
 
 DATA = {
     "prompt": "hello",

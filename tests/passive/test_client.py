@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_core.hooks.command import hook_command, hook_command_line
+from paxm_core.passive.command import hook_command, hook_command_line
 
 from .conftest import CLIENT, daemon_pid, queue_rows, run_client, wait_for, write_config
 
@@ -182,7 +182,7 @@ def test_hook_command_is_absolute_and_isolated(tmp_path: Path) -> None:
 
 
 def test_client_path_helpers_match_os_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paxm_core.hooks import _hookclient as client
+    from paxm_core.passive import _hookclient as client
 
     monkeypatch.chdir(tmp_path)
     for path in ("~/x/../y/c.yaml", "rel/./c.yaml", "/a//b/../c.yaml", "/c.yaml", "~"):
