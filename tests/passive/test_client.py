@@ -16,7 +16,7 @@ import pytest
 
 from paxm_core.passive.command import hook_command, hook_command_line
 
-from .conftest import CLIENT, daemon_pid, queue_rows, run_client, wait_for, write_config
+from .conftest import CLIENT, control, daemon_pid, queue_rows, run_client, wait_for, write_config
 
 #: the per-prompt path with a running daemon: C-level modules only
 FAST_PATH_IMPORTS = "import _json, _socket, posix, sys, time"
@@ -218,3 +218,18 @@ def test_stdin_that_never_closes_does_not_hang_the_hook(config: Path, fake: Fake
     # what arrived was sent and kept
     assert fake.requests[0]["raw"] == payload.decode()
     assert queue_rows(config, "SELECT raw FROM capture_inbox") == [(payload,)]
+
+
+def test_hook_commands_installed_before_the_rename_still_run(config_path: Path) -> None:
+    """``paxm_core/hooks/client.py`` (the pre-``passive`` path in old settings) runs the current client."""
+    old = CLIENT.parent.parent / "hooks" / "client.py"
+    argv = [sys.executable, "-I", "-S", str(old), "--config", str(config_path), "--target", "claude"]
+    done = subprocess.run(
+        [*argv, "--event", "turn_end"], input=b'{"session_id": "old"}', capture_output=True, timeout=30
+    )
+    try:
+        assert done.returncode == 0 and b"can't open" not in done.stderr, done.stderr
+        # it reached the real client: the event is in the durable inbox or the daemon took it
+        wait_for(lambda: daemon_pid(config_path))
+    finally:
+        control(config_path, "shutdown")
