@@ -1,7 +1,13 @@
-"""Fake providers for router/runtime tests, registered through a real plugin manager.
+"""Shared test fakes for paxm and its plugins: providers and an isolated home.
 
-Loaded by path (tests run with ``--import-mode=importlib``): use :func:`load_fakes` from a
-conftest or test module.
+Providers: :class:`MemoryProvider` (in-memory, word-overlap relevance), :class:`ScriptedProvider`
+(fixed hits, optional delay/gate/error), :class:`HangingProvider` (blocks until released),
+:class:`FailingProvider` (every call raises ``ProviderError``), registered as provider types by
+:class:`FakesPlugin` through a real plugin manager (:func:`plugin_manager`).
+
+Fixtures: :func:`isolated_home` (autouse wherever it is imported into a ``conftest.py``) points
+HOME and the XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names
+in its own ``paxm_unset_env`` fixture (a harness's config-dir variable, say).
 """
 
 from __future__ import annotations
@@ -11,7 +17,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from paxm_core import (
     Deadline,
@@ -177,6 +186,13 @@ class ScriptedProvider:
         self._wait()
 
 
+class FailingProvider(ScriptedProvider):
+    """Every call raises ``ProviderError`` (a backend that is down)."""
+
+    def __init__(self, name: str = "down", message: str = "backend down") -> None:
+        super().__init__(name, error=ProviderError(name, "call", message))
+
+
 class HangingProvider(ScriptedProvider):
     """Blocks every call until :attr:`release` is set (tests set it in teardown)."""
 
@@ -214,7 +230,7 @@ def hit(
 class FakesPlugin:
     """A plugin registering fake provider types; instances are kept for inspection.
 
-    Provider types: ``memory``, ``batch``, ``strmeta``, ``hanging``, ``raising``, ``slow``
+    Provider types: ``memory``, ``batch``, ``strmeta``, ``hanging``, ``raising``, ``failing``, ``slow``
     (``extra["delay"]`` seconds), ``flat`` (all 1.0), ``graded``, ``outofrange``.
     """
 
@@ -236,6 +252,7 @@ class FakesPlugin:
             "strmeta": keep(lambda n, c: StringMetadataProvider(n)),
             "hanging": keep(lambda n, c: HangingProvider(n)),
             "raising": keep(lambda n, c: ScriptedProvider(n, error=ProviderError(n, "search", "backend down"))),
+            "failing": keep(lambda n, c: FailingProvider(n)),
             "slow": keep(lambda n, c: ScriptedProvider(n, [hit(n, "s1", "slow answer", 0.9)], delay=c.extra["delay"])),
             "flat": keep(lambda n, c: ScriptedProvider(n, [hit(n, f"f{i}", f"flat {i}", 1.0) for i in range(4)])),
             "graded": keep(
@@ -265,3 +282,27 @@ def plugin_manager(plugin: FakesPlugin) -> PaxmPluginManager:
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(plugin, name="paxm-test-fakes")
     return pm
+
+
+#: paxm's own environment variables a test must never inherit from the developer's shell
+PAXM_ENV = ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS")
+
+
+@pytest.fixture
+def paxm_unset_env() -> tuple[str, ...]:
+    """More variables :func:`isolated_home` unsets; override in a conftest (a harness's config dir)."""
+    return ()
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paxm_unset_env: tuple[str, ...]) -> Path:
+    """Point HOME and the XDG dirs at a fresh temp dir so no test touches the real home."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    for var in (*PAXM_ENV, *paxm_unset_env):
+        monkeypatch.delenv(var, raising=False)
+    return home
