@@ -229,7 +229,15 @@ def test_hook_commands_installed_before_the_rename_still_run(config_path: Path) 
     )
     try:
         assert done.returncode == 0 and b"can't open" not in done.stderr, done.stderr
-        # it reached the real client: the event is in the durable inbox or the daemon took it
-        wait_for(lambda: daemon_pid(config_path))
+        # it reached the real client, which started the daemon for this config
+        wait_for(lambda: daemon_pid(config_path) and (config_path.parent / "hooks" / "paxm-hook.sock").exists())
     finally:
-        control(config_path, "shutdown")
+        from paxm_core.errors import PaxmError
+
+        def stopped() -> bool:
+            try:
+                return control(config_path, "shutdown") is not None or not daemon_pid(config_path)
+            except PaxmError:  # still starting: try again
+                return False
+
+        wait_for(stopped)
