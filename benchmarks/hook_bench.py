@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paxm_core.hooks.command import hook_command
+from paxm_core.passive.command import hook_command
 
 WORDS = (
     "deploy cache queue schema migration index replica shard token session rollout canary metric alert "
@@ -127,7 +127,7 @@ def daemon_pid(config: Path) -> int:
 
 def start_daemon(config: Path) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config)],
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -140,7 +140,7 @@ def start_daemon(config: Path) -> subprocess.Popen[bytes]:
 
 
 def stop_daemon(config: Path) -> None:
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     send_control(config, "shutdown")
 
@@ -162,7 +162,7 @@ def stop_spawned(config: Path) -> None:
     A clean stop is the common real case (idle exit, ``paxm setup``, updates); it also
     checkpoints the queue's WAL, as a long-running daemon regularly does.
     """
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

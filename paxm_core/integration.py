@@ -16,18 +16,56 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+# The names integration authors build with, re-exported so a distribution imports only this
+# module.  All of them are light (stdlib only), so importing this module stays cheap.
+from paxm_core.atomic import write_atomic
+from paxm_core.errors import IntegrationError
+from paxm_core.passive.command import client_path, hook_command, hook_command_line, interpreter_path
+from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
+from paxm_core.passive.events import (
+    EVENT_SESSION_START,
+    EVENT_TOOL_FAILURE,
+    EVENT_TOOL_USE,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    STANDARD_EVENTS,
+    HookEvent,
+    HookMessage,
+    HookResult,
+)
+
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
-    from paxm_core.hooks.events import HookEvent, HookResult
 
 __all__ = [
+    "EVENT_SESSION_START",
+    "EVENT_TOOL_FAILURE",
+    "EVENT_TOOL_USE",
+    "EVENT_TURN_END",
+    "EVENT_USER_INPUT",
     "OWNER_PAXM",
+    "STANDARD_EVENTS",
     "Finding",
+    "HookEvent",
+    "HookMessage",
+    "HookResult",
     "InstallContext",
     "Integration",
     "IntegrationBase",
+    "IntegrationError",
     "PastTurn",
     "SupportsTranscripts",
+    "client_path",
+    "decode_generic",
+    "dumps_compact",
+    "hook_command",
+    "hook_command_line",
+    "interpreter_path",
+    "messages_from_value",
+    "parse_payload",
+    "standard_agent_config",
+    "value_text",
+    "write_atomic",
 ]
 
 #: The owner name meaning "paxm installs and owns the hooks itself" (the default owner).
@@ -209,12 +247,50 @@ class IntegrationBase:
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Upstream's generic payload field names; ``native_event`` is the normalized event name."""
-        from paxm_core.hooks.decode import decode_generic
-
         return decode_generic(raw, self.name, native_event)
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """Plain text: the context blocks (nothing when there is none)."""
+        """Generic output: ``json`` prints the capture result object, any other mode plain text.
+
+        Plain text is the context blocks; nothing when there is none (upstream prints "No
+        memories found.", which only costs the model tokens).
+        """
         if result.ignored:
             return ""
+        if mode == "json":
+            return dumps_compact(result.to_json())
         return result.context
+
+
+def standard_agent_config(
+    *,
+    write_events: tuple[str, ...] = ("session_start", "user_input", "turn_end"),
+    recall_events: tuple[str, ...] = ("user_input",),
+    enabled: bool = False,
+) -> dict[str, Any]:
+    """An ``agents.<name>`` section built from the core's default hook settings (YAML shape).
+
+    For :meth:`Integration.default_agent_config`: passive recall (upstream's defaults) on
+    ``recall_events``, buffered writes on ``write_events`` (``turn_end`` flushes the buffer),
+    active recall on.  The values are the core's, so an integration never copies them.
+    """
+    from paxm_core.config import defaults as d
+    from paxm_core.config.codec import dump_value
+    from paxm_core.config.model import AgentConfig, AgentHookConfig, HookRecallConfig, HookWriteConfig
+
+    hooks: dict[str, AgentHookConfig] = {}
+    for event in dict.fromkeys((*write_events, *recall_events)):
+        hooks[event] = AgentHookConfig(
+            recall=d.default_hook_recall() if event in recall_events else HookRecallConfig(),
+            write=d.hook_write(event, flush=event == EVENT_TURN_END) if event in write_events else HookWriteConfig(),
+        )
+    agent = AgentConfig(enabled=enabled, active_recall=d.active_recall(), hooks=hooks)
+    dumped = dump_value(agent)
+    return dumped if isinstance(dumped, dict) else {}
+
+
+def dumps_compact(value: Any) -> str:
+    """JSON the way hook output wants it: compact, UTF-8 kept (harnesses read it byte for byte)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

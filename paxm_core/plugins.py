@@ -17,7 +17,7 @@ import pluggy
 
 from paxm_core import hookspecs
 from paxm_core.errors import PluginError, ProviderNotInstalled
-from paxm_core.protocols import ProviderFactory, ProviderType
+from paxm_core.protocols import Integration, ProviderFactory, ProviderType
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -25,21 +25,11 @@ __all__ = [
     "PaxmPluginManager",
     "PluginInfo",
     "get_plugin_manager",
+    "install_hint",
+    "registered_provider_types",
 ]
 
 ENTRY_POINT_GROUP = "paxm"
-
-#: Provider types paxm knows and the distribution that provides each (for error messages).
-KNOWN_PROVIDER_PACKAGES = {
-    "sqlite": "paxm-provider-sqlite",
-    "zep": "paxm-provider-zep",
-    "mem0": "paxm-provider-mem0",
-    "mem0-cloud": "paxm-provider-mem0",
-    "memos": "paxm-provider-memos",
-    "memos-cloud": "paxm-provider-memos",
-    "openviking": "paxm-provider-openviking",
-    "jsonrpc": "paxm-provider-jsonrpc",
-}
 
 
 @dataclass(frozen=True)
@@ -81,7 +71,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         self.distributions: dict[str, tuple[str, str]] = {}
         self._provider_types: dict[str, ProviderType] | None = None
         self._provider_owner: dict[str, str] = {}
-        self._integrations: dict[str, Any] | None = None
+        self._integrations: dict[str, Integration] | None = None
         self._integration_owner: dict[str, str] = {}
 
     # -- registration -------------------------------------------------------------------
@@ -152,18 +142,23 @@ class PaxmPluginManager(pluggy.PluginManager):
         types = self.provider_types()
         if type_name in types:
             return types[type_name]
-        package = KNOWN_PROVIDER_PACKAGES.get(type_name)
-        hint = f"; install it with: pip install {package}" if package else ""
         known = ", ".join(sorted(types)) or "none"
-        raise ProviderNotInstalled(f"provider type {type_name!r} is not installed{hint} (installed types: {known})")
+        raise ProviderNotInstalled(
+            f"provider type {type_name!r} is not installed; install it with: {install_hint(type_name)}"
+            f" (installed types: {known})"
+        )
 
     # -- integrations -------------------------------------------------------------------
 
-    def integrations(self) -> dict[str, Any]:
-        """Registered integrations by canonical name (cached)."""
+    def integrations(self) -> dict[str, Integration]:
+        """Registered integrations by canonical name (cached).
+
+        An object that does not implement :class:`~paxm_core.integration.Integration` is
+        reported as a load error of its plugin and left out.
+        """
         if self._integrations is not None:
             return self._integrations
-        found: dict[str, Any] = {}
+        found: dict[str, Integration] = {}
         owners: dict[str, str] = {}
         for plugin_name, func in self._each_impl("paxm_register_integrations"):
             staged: list[Any] = []
@@ -177,13 +172,20 @@ class PaxmPluginManager(pluggy.PluginManager):
                 if not isinstance(name, str) or not name:
                     self._record_failure(plugin_name, PluginError("integration without a name"))
                     continue
+                if not isinstance(integration, Integration):
+                    missing = _missing_members(integration)
+                    self._record_failure(
+                        plugin_name,
+                        PluginError(f"integration {name!r} does not implement Integration (missing: {missing})"),
+                    )
+                    continue
                 found[name] = integration
                 owners[name] = plugin_name
         self._integrations = found
         self._integration_owner = owners
         return found
 
-    def integration(self, name: str) -> Any | None:
+    def integration(self, name: str) -> Integration | None:
         """Find an integration by name or alias (case-insensitive), or ``None``."""
         wanted = name.strip().lower()
         for canonical, integration in self.integrations().items():
@@ -208,6 +210,42 @@ class PaxmPluginManager(pluggy.PluginManager):
         for integ, owner in self._integration_owner.items():
             infos.setdefault(owner, PluginInfo(owner)).integrations.append(integ)
         return sorted(infos.values(), key=lambda i: i.name)
+
+
+def _missing_members(obj: object) -> str:
+    wanted = [n for n in dir(Integration) if not n.startswith("_") and n not in ("register",)]
+    return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
+
+
+def install_hint(type_name: str, package: str = "") -> str:
+    """The command that installs provider type ``type_name``.
+
+    ``package`` (a :attr:`ProviderType.package`) wins; otherwise the naming convention every
+    provider distribution follows: type ``<family>`` or ``<family>-<variant>`` (``x-cloud``)
+    comes from ``paxm-provider-<family>``.
+    """
+    family = type_name.strip().lower().split("-", 1)[0]
+    return f"pip install {package or 'paxm-provider-' + family}"
+
+
+_REGISTRY_CACHE: dict[str, dict[str, ProviderType]] = {}
+
+
+def registered_provider_types() -> dict[str, ProviderType]:
+    """The installed provider types, loaded once per process (per ``PAXM_LOAD_PLUGINS`` value).
+
+    For code that needs a type's self-description (config validation, passive route timeouts)
+    without holding a plugin manager.  Never raises: broken plugins are simply absent here.
+    """
+    key = os.environ.get("PAXM_LOAD_PLUGINS", "\0all")
+    found = _REGISTRY_CACHE.get(key)
+    if found is None:
+        try:
+            found = dict(get_plugin_manager().provider_types())
+        except Exception:
+            found = {}
+        _REGISTRY_CACHE[key] = found
+    return found
 
 
 def _allowed_plugins() -> set[str] | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,14 +16,9 @@ from paxm_core.runtime import Runtime, session_sequence_path
 
 
 def _fakes() -> ModuleType:
-    name = "paxm_router_test_fakes"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "router" / "fakes.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from paxm_contracttest import fakes
+
+    return fakes
 
 
 @pytest.fixture

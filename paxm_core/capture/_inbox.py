@@ -1,7 +1,7 @@
 """Capture-queue schema and the raw inbox, in plain stdlib.
 
 This file is the contract between the hook client and the capture queue.  The hook client
-(``paxm_core/hooks/client.py``) loads it *by path* when the hook daemon is down, so it must
+(``paxm_core/passive/client.py``) loads it *by path* when the hook daemon is down, so it must
 import only C-level stdlib modules (``sqlite3``, ``json``, ``hashlib``, ``os``, ``time``) and
 never a paxm module: a hook runs on every prompt and must start fast and fail open.
 

@@ -1,79 +1,37 @@
-"""``paxm eval provider jsonrpc``: the JSON-RPC plugin conformance run.
+"""``paxm eval provider``: the group provider distributions add their conformance checks to.
 
-The ``provider`` group is attached to ``paxm eval`` by ``paxm_core.cli.eval_cmds``.
+The core names no provider type: a distribution adds ``paxm eval provider <type>`` through
+the ``paxm_register_commands`` hook (``paxm-provider-jsonrpc`` adds ``jsonrpc``).  The group
+asks plugins for their commands the first time it is listed or used.
 """
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
-
 import click
-
-from paxm_core.duration import format_duration, parse_duration
-from paxm_core.errors import PaxmError
-from paxm_core.provider_config import ProviderConfig
 
 __all__ = ["provider"]
 
 
-if TYPE_CHECKING:
-    _ParamType = click.ParamType[float]
-else:  # ParamType is generic only from click 8.2 on; we support 8.1
-    _ParamType = click.ParamType
+class _ProviderGroup(click.Group):
+    """Loads the plugins' commands before listing or resolving subcommands."""
+
+    @staticmethod
+    def _load_plugins(ctx: click.Context) -> None:
+        root = ctx.find_root().command
+        load = getattr(root, "_load_plugin_commands", None)
+        if callable(load):
+            load()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugins(ctx)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._load_plugins(ctx)
+        return super().get_command(ctx, cmd_name)
 
 
-class _Duration(_ParamType):
-    name = "duration"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float):
-            return value
-        try:
-            seconds = parse_duration(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-        if seconds <= 0:
-            self.fail(f'{value!r} must be a positive duration like "10s"', param, ctx)
-        return seconds
-
-
-@click.group("provider")
+@click.group("provider", cls=_ProviderGroup)
 def provider() -> None:
-    """Check provider plugins against the paxm provider protocol."""
-
-
-@provider.command("jsonrpc")
-@click.option("--command", "command", required=True, metavar="PATH", help="The plugin executable.")
-@click.option("--arg", "args", multiple=True, metavar="V", help="Argument for the plugin; repeat as needed.")
-@click.option("--timeout", type=_Duration(), default="10s", show_default=True, help="Timeout per JSON-RPC call.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def jsonrpc(command: str, args: tuple[str, ...], timeout: float, as_json: bool) -> None:
-    """Run the JSON-RPC provider conformance checks against PATH.
-
-    Exits 1 when a required check fails.  Checks run in order: health, capabilities, put
-    acknowledgement, stable ref id, search fidelity, attribution fidelity (when advertised),
-    putBatch (or its fallback), delete lifecycle (when advertised).
-    """
-    if not command.strip():
-        raise click.BadParameter("JSON-RPC conformance requires --command PATH", param_hint="--command")
-    from paxm_core.plugins import get_plugin_manager
-
-    # Built through the installed plugin, so a missing package gets the usual install hint.
-    spec = get_plugin_manager().provider_type("jsonrpc")
-    config = ProviderConfig(
-        type="jsonrpc", enabled=True, transport="stdio", command=command, args=list(args), timeout=timeout
-    )
-    plugin = spec.factory("conformance", config)
-    from paxm_provider_jsonrpc.conformance import run_conformance
-
-    result = run_conformance(plugin)  # type: ignore[arg-type]  # the jsonrpc factory builds a JsonRpcProvider
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        for line in result.text_lines():
-            click.echo(line)
-    if not result.passed:
-        raise PaxmError(
-            f"JSON-RPC provider failed required conformance checks (timeout {format_duration(timeout)} per call)"
-        )
+    """Check provider plugins against the paxm provider protocol (each provider distribution adds its own)."""

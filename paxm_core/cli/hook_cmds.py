@@ -12,8 +12,6 @@ import click
 
 __all__ = ["hook", "hook_control", "hook_daemon"]
 
-_MODES = ("json", "cline", "cursor", "zcode", "kimi")
-
 
 def _config_path(ctx: click.Context) -> str:
     from paxm_core.config import resolve_config_path
@@ -22,27 +20,23 @@ def _config_path(ctx: click.Context) -> str:
     return str(resolve_config_path(getattr(state, "config_path", None)))
 
 
-@click.command("__hook", hidden=True)
-@click.option("--target", default="codex", show_default=True, help="Agent name (agents.<name> in config).")
+@click.command("__hook", hidden=True, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option("--target", required=True, help="Agent name (agents.<name> in config).")
 @click.option("--event", "event", default="", help="Hook event (normalized or the integration's native name).")
-@click.option("--json", "json_out", is_flag=True, help="JSON output (Codex-native for codex).")
-@click.option("--cline", is_flag=True, help="Cline output.")
-@click.option("--cursor", is_flag=True, help="Cursor output.")
-@click.option("--zcode", is_flag=True, help="ZCode output.")
-@click.option("--kimi", is_flag=True, help="Kimi Code output.")
+@click.option("--mode", default="", help="Output mode the target's integration knows (default text).")
+@click.option("--json", "json_out", is_flag=True, help="Output mode json (the integration's JSON output).")
 @click.pass_context
-def hook(
-    ctx: click.Context, target: str, event: str, json_out: bool, cline: bool, cursor: bool, zcode: bool, kimi: bool
-) -> None:
+def hook(ctx: click.Context, target: str, event: str, mode: str, json_out: bool) -> None:
     """Handle one hook event in-process, reading the native payload on stdin.
 
     Same policy and output as the hook client + daemon (for debugging and evals); always exits 0.
+    Any other bare ``--<mode>`` flag selects that output mode, as the hook client does.
     """
-    flags = {"json": json_out, "cline": cline, "cursor": cursor, "zcode": zcode, "kimi": kimi}
-    mode = next((name for name in _MODES if flags[name]), "text")
+    extra = [arg[2:] for arg in ctx.args if arg.startswith("--") and "=" not in arg and arg[2:].isidentifier()]
+    mode = mode or ("json" if json_out else "") or (extra[-1] if extra else "") or "text"
     raw = sys.stdin.buffer.read()
-    from paxm_core.hooks._hookclient import new_event_id
-    from paxm_core.hooks.inprocess import run_hook_in_process
+    from paxm_core.passive._hookclient import new_event_id
+    from paxm_core.passive.inprocess import run_hook_in_process
 
     output, errors = run_hook_in_process(
         _config_path(ctx),
@@ -73,7 +67,7 @@ def hook_daemon(ctx: click.Context, socket_path: str | None, idle_timeout: str) 
     import signal
 
     from paxm_core.duration import parse_duration
-    from paxm_core.hooks.daemon import HookDaemon, exit_now
+    from paxm_core.passive.daemon import HookDaemon, exit_now
 
     daemon = HookDaemon(_config_path(ctx), idle_timeout=parse_duration(idle_timeout), socket_path=socket_path)
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
@@ -88,7 +82,7 @@ def hook_daemon(ctx: click.Context, socket_path: str | None, idle_timeout: str) 
 @click.pass_context
 def hook_control(ctx: click.Context, action: str, json_out: bool) -> None:
     """Flush, stop or inspect the running hook daemon (no-op when none runs)."""
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     response: dict[str, Any] | None = send_control(_config_path(ctx), action)
     if json_out:

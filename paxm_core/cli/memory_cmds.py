@@ -65,7 +65,11 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
 @click.option("--limit", default=0, type=int, help="Maximum memories to return (0: the profile's max_results).")
 @click.option("--json", "as_json", is_flag=True, help="Print the RecallResult as JSON.")
 @click.option(
-    "--hook-event", "hook_event", is_flag=True, hidden=True, help="Legacy: run a Codex user_input hook from stdin."
+    "--hook-event",
+    "hook_event",
+    is_flag=True,
+    hidden=True,
+    help="Legacy: run upstream's default agent's user_input hook from stdin.",
 )
 @click.pass_context
 def recall(
@@ -73,10 +77,12 @@ def recall(
 ) -> None:
     """Recall memories relevant to a query."""
     if hook_event:
-        # Upstream's legacy entry point: the payload on stdin is a Codex user_input hook event.
+        # Upstream's legacy entry point: the payload on stdin is a user_input hook event of
+        # upstream's default agent (data in config.defaults, not a harness the core knows).
         from paxm_core.cli.hook_cmds import hook
+        from paxm_core.config.defaults import LEGACY_HOOK_TARGET
 
-        ctx.invoke(hook, target="codex", event="user_input", json_out=as_json)
+        ctx.invoke(hook, target=LEGACY_HOOK_TARGET, event="user_input", mode="", json_out=as_json)
         return
     value = _read_stdin() if from_stdin else (query or "")
     if not value.strip():

@@ -54,11 +54,11 @@ def _counts(counts: dict[str, int], states: tuple[str, ...]) -> str:
 
 
 def _control() -> Any:
-    """``paxm_core.hooks.control`` if the hooks package is installed (it is optional here)."""
+    """``paxm_core.passive.control`` if the hooks package is installed (it is optional here)."""
     from importlib import import_module
 
     try:
-        return import_module("paxm_core.hooks.control")
+        return import_module("paxm_core.passive.control")
     except ImportError:
         return None
 
@@ -217,7 +217,7 @@ def _drain_inbox(runtime: Any, q: Any) -> None:
     if not q.status(dead_limit=0).inbox.get("pending"):
         return
     try:
-        from paxm_core.hooks.daemon import HookProcessor
+        from paxm_core.passive.daemon import HookProcessor
     except ImportError:
         return
     HookProcessor(runtime, q).drain_inbox()

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
-from paxm_core.config import Config, config_exists, resolve_config_path, save_config
-from paxm_core.config.model import INTEGRATION_OWNERS, OWNER_PAXM
-from paxm_core.config.setup import AGENT_DISPLAY_NAMES, SetupOptions, prepare_setup
+from paxm_core.config import Config, config_exists, load_config, resolve_config_path, save_config
+from paxm_core.config.model import OWNER_PAXM
+from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup
 from paxm_core.errors import IntegrationError, PaxmError, UsageError
+from paxm_core.integration import InstallContext
 
 __all__ = ["setup"]
 
@@ -23,18 +24,18 @@ NEXT_STEPS = (
 )
 
 
-def _summary(config: Config, agents: list[str]) -> list[str]:
+def _summary(config: Config, agents: list[str], catalog: SetupCatalog) -> list[str]:
     lines = ["Setup summary", f"  User: {config.identity.user_id or 'unknown'}"]
     enabled = [name for name, p in config.providers.items() if p.enabled]
     lines.append(f"  Providers: {', '.join(enabled)}")
-    lines.append(f"  Agents: {', '.join(AGENT_DISPLAY_NAMES.get(a, a) for a in agents) or 'none'}")
+    lines.append(f"  Agents: {', '.join(catalog.display_name(a) for a in agents) or 'none'}")
     return lines
 
 
 def _stop_hook_daemon(config_path: Path) -> str:
     """Flush and stop a running hook daemon so the next hook starts one with the new config."""
     try:
-        from paxm_core.hooks.control import send_control
+        from paxm_core.passive.control import send_control
     except ImportError:  # the passive runtime is optional at this layer
         return ""
     try:
@@ -44,37 +45,21 @@ def _stop_hook_daemon(config_path: Path) -> str:
     return ""
 
 
-def _accepts_echo(func: Any) -> bool:
-    """Whether an integration's ``install`` takes ``echo=`` (so its messages join setup's output)."""
-    import inspect
-
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "echo" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-
-
-def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[str, str]:
-    """Hand each selected agent to its integration plugin; report what happened per agent."""
-    from paxm_core.plugins import get_plugin_manager
-
+def _install_integrations(
+    config: Config, agents: list[str], echo: Callable[[str], None], catalog: SetupCatalog
+) -> dict[str, str]:
+    """Hand each selected agent to its integration's ``install``; report what happened per agent."""
     results: dict[str, str] = {}
-    pm = get_plugin_manager()
     for name in agents:
-        display = AGENT_DISPLAY_NAMES.get(name, name)
-        integration = pm.integration(name)
-        install = getattr(integration, "install", None) if integration is not None else None
-        if install is None:
+        display = catalog.display_name(name)
+        integration = catalog.integrations.get(name)
+        if integration is None:
             echo(f"{display}: enabled in config; no integration plugin is installed for it, so no hooks were installed")
             results[name] = "no-integration-plugin"
             continue
         owner = config.agents[name].integration.owner or OWNER_PAXM
         try:
-            if _accepts_echo(install):
-                install(config, owner=owner, echo=echo)
-            else:
-                install(config, owner=owner)
+            integration.install(InstallContext(config=config, owner=owner, echo=echo))
         except PaxmError:
             raise
         except Exception as exc:  # a plugin bug must surface as a clean error, config is already saved
@@ -84,52 +69,54 @@ def _install_integrations(config: Config, agents: list[str], echo: Any) -> dict[
     return results
 
 
-def _preflight_integrations(config: Config, agents: list[str]) -> None:
+def _preflight_integrations(config: Config, agents: list[str], catalog: SetupCatalog) -> None:
     """Let each selected integration check its native files before anything is written.
 
-    An integration may expose ``preflight(config)`` that raises a ``PaxmError`` for, say, a
-    settings.json that is not valid JSON; setup then stops with the config untouched.
+    ``preflight`` raises a ``PaxmError`` for, say, a settings.json that is not valid JSON;
+    setup then stops with the config untouched.
     """
-    from paxm_core.plugins import get_plugin_manager
-
-    pm = get_plugin_manager()
     for name in agents:
-        integration = pm.integration(name)
-        preflight = getattr(integration, "preflight", None) if integration is not None else None
-        if callable(preflight):
-            preflight(config)
+        integration = catalog.integrations.get(name)
+        if integration is not None:
+            owner = config.agents[name].integration.owner or OWNER_PAXM
+            integration.preflight(InstallContext(config=config, owner=owner))
 
 
-def _ensure_remote_targets(config: Config, selected: list[str], echo: Any) -> None:
-    """Create or find the remote user/graph of each selected provider before the config is saved.
+def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None]) -> None:
+    """Run the set-up step of each provider in ``names`` that has one (:class:`SupportsEnsureTarget`).
 
-    A provider that can do so exposes ``ensure_target(deadline) -> (id, "created" | "exists")``
-    (Zep does). Failing here — a wrong API key, say — stops setup before anything is written.
+    It creates or finds the remote user/graph/collection before the config is saved; a failure
+    (a wrong API key, say) stops setup before anything is written.
     """
     from paxm_core.deadline import Deadline
     from paxm_core.plugins import get_plugin_manager
+    from paxm_core.protocols import SupportsClose, SupportsEnsureTarget
 
     pm = get_plugin_manager()
-    for name in selected:
-        provider_config = config.providers.get(name)
-        if provider_config is None or not provider_config.enabled or provider_config.type == "sqlite":
-            continue
+    for name in names:
+        provider_config = config.providers[name]
         try:
             factory = pm.provider_type(provider_config.type).factory
         except PaxmError:
-            continue  # validation already reported uninstalled types
+            continue  # setup already refused uninstalled types
         provider = factory(name, provider_config)
-        ensure = getattr(provider, "ensure_target", None)
         try:
-            if callable(ensure):
-                target_id, state = ensure(Deadline.after(provider_config.timeout or 30.0))
-                target = provider_config.user_id or provider_config.graph_id or target_id
-                kind = "user" if provider_config.user_id else "graph" if provider_config.graph_id else "target"
-                echo(f"ensured {provider_config.type} {kind}: {target} ({state})")
+            if isinstance(provider, SupportsEnsureTarget):
+                target, state = provider.ensure_target(Deadline.after(provider_config.timeout or 30.0))
+                echo(f"ensured {name} ({provider_config.type}) target: {target} ({state})")
         finally:
-            close = getattr(provider, "close", None)
-            if callable(close):
-                close()
+            if isinstance(provider, SupportsClose):
+                provider.close()
+
+
+def _enabled_providers(path: Path, force: bool) -> set[str]:
+    """Providers already enabled in the existing config (their set-up step ran when they were enabled)."""
+    if not force or not config_exists(path):
+        return set()
+    try:
+        return {n for n, p in load_config(path).providers.items() if p.enabled}
+    except PaxmError:
+        return set()
 
 
 @click.command("setup")
@@ -141,10 +128,10 @@ def _ensure_remote_targets(config: Config, selected: list[str], echo: Any) -> No
 @click.option("--team-id", "team_ids", default="", metavar="A,B", help="Add team-<id> write profiles.")
 @click.option(
     "--integration",
-    type=click.Choice(INTEGRATION_OWNERS),
     default=OWNER_PAXM,
     show_default=True,
-    help="Who owns the agent hooks.",
+    metavar="OWNER",
+    help="Who owns the agent hooks: paxm, or an installed integration's owner name (e.g. claude-plugin).",
 )
 @click.option(
     "--api-key",
@@ -155,7 +142,12 @@ def _ensure_remote_targets(config: Config, selected: list[str], echo: Any) -> No
     help="API key for the selected remote provider(s); never printed.",
 )
 @click.option("--base-url", default="", metavar="URL", help="Base URL for the selected remote provider(s).")
-@click.option("--graph-id", default="", metavar="ID", help="Zep: store in this named graph instead of a user graph.")
+@click.option(
+    "--graph-id",
+    default="",
+    metavar="ID",
+    help="For provider types with a graph_id key: store in this named graph instead of a user graph.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text.")
 @click.pass_context
 def setup(
@@ -174,14 +166,14 @@ def setup(
 ) -> None:
     """Create or update the paxm config and enable agents.
 
-    Example: paxm setup --yes --provider sqlite --agent codex
+    Example: paxm setup --yes --provider sqlite --agent claude
     """
     state = ctx.find_root().obj
     path = resolve_config_path(getattr(state, "config_path", None))
     interactive = not yes and sys.stdin.isatty() and sys.stdout.isatty()
     if not yes and not interactive:
         raise UsageError(
-            "setup needs --yes when not run in a terminal, e.g. `paxm setup --yes --provider sqlite --agent codex`"
+            "setup needs --yes when not run in a terminal, e.g. `paxm setup --yes --provider sqlite --agent claude`"
         )
     options = SetupOptions(
         providers=list(providers),
@@ -198,9 +190,11 @@ def setup(
             click.echo("setup cancelled")
             return
         force = True
-    config, selected_agents, _ = prepare_setup(path, options, force=force)
+    catalog = SetupCatalog.from_plugins()
+    was_enabled = _enabled_providers(path, force)
+    config, selected_agents, _ = prepare_setup(path, options, force=force, catalog=catalog)
     if interactive:
-        for line in _summary(config, selected_agents):
+        for line in _summary(config, selected_agents, catalog):
             click.echo(line)
         if not click.confirm("Apply this setup?", default=True):
             click.echo("setup cancelled")
@@ -214,14 +208,17 @@ def setup(
         else:
             click.echo(line)
 
-    _preflight_integrations(config, selected_agents)
-    _ensure_remote_targets(config, list(providers), echo)
+    _preflight_integrations(config, selected_agents, catalog)
+    # newly enabled providers, and those named with --provider (a re-run re-checks their key)
+    named = {p.strip().lower() for p in providers}
+    ensure = [n for n, p in config.providers.items() if p.enabled and (n not in was_enabled or n.lower() in named)]
+    _ensure_targets(config, ensure, echo)
     saved = save_config(config, path)
     echo(f"saved config: {saved}")
     warning = _stop_hook_daemon(saved)
     if warning:
         click.echo(f"warning: config saved but the running hook daemon could not be stopped: {warning}", err=True)
-    results = _install_integrations(config, selected_agents, echo)
+    results = _install_integrations(config, selected_agents, echo, catalog)
     if as_json:
         summary = {
             "config_path": str(saved),

@@ -9,38 +9,40 @@ touched.  Running it twice is harmless.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
+from paxm_core.config.model import OWNER_PAXM
 from paxm_core.errors import IntegrationError, PaxmError, UsageError
+from paxm_core.integration import InstallContext
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+    from paxm_core.config.setup import SetupCatalog
 
 __all__ = ["uninstall"]
 
 _SHARED_STATE = ("paxm-hook.sock", "session_state.json")
 
 
-def _agent_names(config: Any) -> list[str]:
-    from paxm_core.config.defaults import KNOWN_AGENTS
+def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:
+    """Configured agents plus every agent an installed integration serves, in setup order."""
     from paxm_core.config.setup import agent_order
 
-    names = agent_order(config)
-    return names + sorted(n for n in KNOWN_AGENTS if n not in names)
+    names = agent_order(config, catalog)
+    extra = sorted(n for n in catalog.integrations if n not in names)
+    return sorted(names + extra, key=lambda n: (catalog.agent_priority(n), n))
 
 
-def _normalize(name: str, known: list[str], plugin_manager: Any) -> str:
-    from paxm_core.config.setup import AGENT_ALIASES
-
+def _normalize(name: str, known: list[str], catalog: SetupCatalog) -> str:
     wanted = "-".join(name.strip().lower().replace("_", "-").split())
-    wanted = AGENT_ALIASES.get(wanted, wanted)
     if wanted in known:
         return wanted
-    integration = plugin_manager.integration(name)
-    canonical = getattr(integration, "name", None)
-    if isinstance(canonical, str) and canonical:
+    canonical = catalog.canonical_agent(wanted)
+    if canonical:
         return canonical
     compact = wanted.replace("-", "")
     for candidate in known:
@@ -50,7 +52,7 @@ def _normalize(name: str, known: list[str], plugin_manager: Any) -> str:
 
 
 def _flush(config_path: Path, *, shutdown: bool) -> str:
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     try:
         send_control(config_path, "shutdown" if shutdown else "flush")
@@ -85,17 +87,16 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     Example: paxm uninstall --agent claude --yes
     """
     from paxm_core.config import config_exists, load_config, resolve_config_path, save_config
-    from paxm_core.config.setup import AGENT_DISPLAY_NAMES
-    from paxm_core.plugins import get_plugin_manager
+    from paxm_core.config.setup import SetupCatalog
 
     state = ctx.find_root().obj
     path = resolve_config_path(getattr(state, "config_path", None))
     has_config = config_exists(path)
     config = load_config(path)  # missing -> defaults (nothing to disable); invalid -> ConfigError
-    pm = get_plugin_manager()
-    known = _agent_names(config)
-    targets = [_normalize(agent, known, pm)] if agent.strip() else known
-    display = [AGENT_DISPLAY_NAMES.get(t, t) for t in targets]
+    catalog = SetupCatalog.from_plugins()
+    known = _agent_names(config, catalog)
+    targets = [_normalize(agent, known, catalog)] if agent.strip() else known
+    display = [catalog.display_name(t) for t in targets]
 
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -123,20 +124,15 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
 
     failures: list[str] = []
     for name, label in zip(targets, display, strict=True):
-        integration = pm.integration(name)
-        remove = getattr(integration, "uninstall", None) if integration is not None else None
-        if remove is None:  # no integration plugin for it: there is nothing paxm could have installed
+        integration = catalog.integrations.get(name)
+        if integration is None:  # no integration plugin for it: there is nothing paxm could have installed
             if agent.strip():
                 click.echo(f"{label}: disabled; no integration plugin is installed for it, so no hooks were removed")
             continue
-        kwargs: dict[str, Any] = {}
+        agent_config = config.agents.get(name)
+        owner = (agent_config.integration.owner if agent_config is not None else "") or OWNER_PAXM
         try:
-            if "echo" in inspect.signature(remove).parameters:
-                kwargs["echo"] = click.echo
-        except (TypeError, ValueError):
-            pass
-        try:
-            remove(config, **kwargs)
+            integration.uninstall(InstallContext(config=config, owner=owner, echo=click.echo))
         except PaxmError as exc:
             failures.append(f"{label}: {exc}")
             continue

@@ -21,7 +21,7 @@ from paxm_core.duration import format_duration, parse_duration
 from paxm_core.errors import ConfigError
 from paxm_core.provider_config import SECRET_KEYS, ProviderConfig
 
-__all__ = ["REDACTED", "compact_duration", "decode", "dump_config", "is_secret_key", "parse_config"]
+__all__ = ["REDACTED", "compact_duration", "decode", "dump_config", "dump_value", "is_secret_key", "parse_config"]
 
 REDACTED = "<redacted>"
 
@@ -38,9 +38,24 @@ _BOOL_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False,
 
 
 def is_secret_key(key: str) -> bool:
-    """Whether a provider option named ``key`` holds a credential and must never be shown."""
+    """Whether a provider option named ``key`` holds a credential and must never be shown.
+
+    :data:`SECRET_KEYS`, names that look like credentials, and every key an installed provider
+    type declares ``secret`` (:attr:`ProviderType.secret_keys`).
+    """
     k = key.lower().replace("-", "_")
-    return k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS)
+    if k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS):
+        return True
+    return k in _declared_secret_keys()
+
+
+def _declared_secret_keys() -> frozenset[str]:
+    from paxm_core.plugins import registered_provider_types
+
+    found: set[str] = set()
+    for spec in registered_provider_types().values():
+        found.update(name.lower() for name in spec.secret_keys)
+    return frozenset(found)
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -270,6 +285,11 @@ def _is_empty(value: Any) -> bool:
     if isinstance(value, (int, float)):
         return value == 0
     return False
+
+
+def dump_value(value: Any) -> Any:
+    """One config section (a dataclass) as plain YAML-shaped data, secrets redacted."""
+    return _dump_value(value, True)
 
 
 def _dump_value(value: Any, redact: bool) -> Any:

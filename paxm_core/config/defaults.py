@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paxm_core.config.model import (
     ActiveRecallConfig,
@@ -36,8 +37,14 @@ from paxm_core.config.paths import (
 )
 from paxm_core.provider_config import ProviderConfig
 
+if TYPE_CHECKING:
+    from paxm_core.protocols import ProviderType
+
 __all__ = [
-    "CLOUD_PROVIDER_TYPES",
+    "active_recall",
+    "hook_write",
+    "LEGACY_HOOK_TARGET",
+    "UPSTREAM_DEFAULT_AGENT",
     "DEFAULT_MEM0_BASE_URL",
     "DEFAULT_MEM0_CLOUD_BASE_URL",
     "DEFAULT_MEMOS_BASE_URL",
@@ -45,7 +52,7 @@ __all__ = [
     "DEFAULT_OPENVIKING_BASE_URL",
     "default_agents",
     "default_config",
-    "default_provider_recall_timeout",
+    "passive_route_timeout",
     "default_recall_thresholds",
     "passive_initial_recall_profile_from",
     "passive_recall_profile_from",
@@ -94,10 +101,11 @@ DEFAULT_CAPTURE_MAX_EPISODE_AGE = 60.0
 DEFAULT_CAPTURE_RETRY_MIN = 1.0
 DEFAULT_CAPTURE_MAX_ATTEMPTS = 10
 
-#: Hosted providers: longer passive timeouts and lower default thresholds.
-CLOUD_PROVIDER_TYPES = frozenset({"mem0-cloud", "memos-cloud"})
-#: The agents upstream knows, in upstream's order.
-KNOWN_AGENTS = ("opencode", "claude", "codex", "pi", "cursor", "trae", "trae-cn", "kimi", "zcode", "kiro", "cline")
+#: Upstream's default agent (data): the only agent enabled by default, the one upstream's legacy
+#: ``paxm recall --hook-event`` entry point serves, whose active recall profile is the default
+#: profile, and upstream eval suites' default hook target.  No code depends on what it is.
+UPSTREAM_DEFAULT_AGENT = "codex"
+LEGACY_HOOK_TARGET = UPSTREAM_DEFAULT_AGENT
 
 
 def default_recall_thresholds() -> ThresholdsConfig:
@@ -110,14 +118,17 @@ def cloud_thresholds() -> ThresholdsConfig:
     return ThresholdsConfig(min_relevance=DEFAULT_CLOUD_RECALL_THRESHOLD, min_score=DEFAULT_CLOUD_RECALL_THRESHOLD)
 
 
-def is_cloud_provider(provider_type: str) -> bool:
-    """Whether ``provider_type`` is a managed cloud service."""
-    return provider_type in CLOUD_PROVIDER_TYPES
+def passive_route_timeout(spec: ProviderType | None) -> float:
+    """A passive recall route's default timeout for a provider of type ``spec``.
 
-
-def default_provider_recall_timeout(provider_type: str) -> float:
-    """Per-route passive recall timeout: 800ms for cloud providers, 250ms otherwise."""
-    return DEFAULT_CLOUD_RECALL_TIMEOUT if is_cloud_provider(provider_type) else DEFAULT_PROVIDER_RECALL_TIMEOUT
+    The type's own ``passive_timeout`` when it declares one; else 800 ms for a ``cloud`` type
+    and 250 ms otherwise (upstream's values).  ``None`` (type not installed) gets 250 ms.
+    """
+    if spec is not None and spec.passive_timeout is not None and spec.passive_timeout > 0:
+        return float(spec.passive_timeout)
+    if spec is not None and spec.locality == "cloud":
+        return DEFAULT_CLOUD_RECALL_TIMEOUT
+    return DEFAULT_PROVIDER_RECALL_TIMEOUT
 
 
 def _passive_like(base: RecallProfileConfig, max_results: int, threshold: float) -> RecallProfileConfig:
@@ -183,7 +194,8 @@ def default_hook_recall() -> HookRecallConfig:
     )
 
 
-def _write(mode: str, *, flush: bool = False) -> HookWriteConfig:
+def hook_write(mode: str, *, flush: bool = False) -> HookWriteConfig:
+    """Upstream's default buffered write of one hook event (``flush`` on ``turn_end``)."""
     return HookWriteConfig(
         enabled=True,
         profile="ltm",
@@ -193,21 +205,22 @@ def _write(mode: str, *, flush: bool = False) -> HookWriteConfig:
     )
 
 
-def _active() -> ActiveRecallConfig:
+def active_recall() -> ActiveRecallConfig:
+    """Upstream's default active recall of an agent (profile ``default``, markdown)."""
     return ActiveRecallConfig(enabled=True, profile="default", output="markdown")
 
 
 def _compatible_agent(passive_recall: bool) -> AgentConfig:
-    user_input = AgentHookConfig(write=_write("user_input"))
+    user_input = AgentHookConfig(write=hook_write("user_input"))
     if passive_recall:
         user_input.recall = default_hook_recall()
     return AgentConfig(
         enabled=False,
-        active_recall=_active(),
+        active_recall=active_recall(),
         hooks={
-            "session_start": AgentHookConfig(write=_write("session_start")),
+            "session_start": AgentHookConfig(write=hook_write("session_start")),
             "user_input": user_input,
-            "turn_end": AgentHookConfig(write=_write("turn_end", flush=True)),
+            "turn_end": AgentHookConfig(write=hook_write("turn_end", flush=True)),
         },
     )
 
@@ -215,26 +228,26 @@ def _compatible_agent(passive_recall: bool) -> AgentConfig:
 def default_agents() -> dict[str, AgentConfig]:
     """Every known agent with upstream's hook wiring; only ``codex`` is enabled."""
     full = {
-        "session_start": AgentHookConfig(write=_write("session_start")),
-        "user_input": AgentHookConfig(recall=default_hook_recall(), write=_write("user_input")),
-        "turn_end": AgentHookConfig(write=_write("turn_end", flush=True)),
+        "session_start": AgentHookConfig(write=hook_write("session_start")),
+        "user_input": AgentHookConfig(recall=default_hook_recall(), write=hook_write("user_input")),
+        "turn_end": AgentHookConfig(write=hook_write("turn_end", flush=True)),
     }
     recall_and_turn_end = {
         "user_input": AgentHookConfig(recall=default_hook_recall()),
-        "turn_end": AgentHookConfig(write=_write("turn_end", flush=True)),
+        "turn_end": AgentHookConfig(write=hook_write("turn_end", flush=True)),
     }
     return {
-        "opencode": AgentConfig(active_recall=_active(), hooks=copy.deepcopy(recall_and_turn_end)),
+        "opencode": AgentConfig(active_recall=active_recall(), hooks=copy.deepcopy(recall_and_turn_end)),
         "claude": AgentConfig(
-            active_recall=_active(),
+            active_recall=active_recall(),
             hooks={
-                "tool_use": AgentHookConfig(write=_write("tool_use")),
-                "tool_failure": AgentHookConfig(write=_write("tool_failure")),
+                "tool_use": AgentHookConfig(write=hook_write("tool_use")),
+                "tool_failure": AgentHookConfig(write=hook_write("tool_failure")),
                 **copy.deepcopy(full),
             },
         ),
-        "codex": AgentConfig(enabled=True, active_recall=_active(), hooks=copy.deepcopy(full)),
-        "pi": AgentConfig(active_recall=_active(), hooks=copy.deepcopy(recall_and_turn_end)),
+        "codex": AgentConfig(enabled=True, active_recall=active_recall(), hooks=copy.deepcopy(full)),
+        "pi": AgentConfig(active_recall=active_recall(), hooks=copy.deepcopy(recall_and_turn_end)),
         "cursor": _compatible_agent(False),
         "trae": _compatible_agent(True),
         "trae-cn": _compatible_agent(True),

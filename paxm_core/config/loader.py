@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from paxm_core.atomic import write_atomic
 from paxm_core.config.codec import dump_config, parse_config
 from paxm_core.config.defaults import default_config
 from paxm_core.config.model import Config
@@ -162,15 +161,4 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
 
 
 def _write_atomically(target: Path, text: str) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        # mkstemp creates the file 0600, so secrets are never world-readable, not even briefly.
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o600)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_atomic(target, text)

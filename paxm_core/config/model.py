@@ -18,9 +18,6 @@ from typing import Any
 from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
-    "INTEGRATION_OWNERS",
-    "OWNER_CLAUDE_PLUGIN",
-    "OWNER_CODEX_PLUGIN",
     "OWNER_PAXM",
     "ActiveRecallConfig",
     "AgentConfig",
@@ -46,11 +43,9 @@ __all__ = [
     "WriteProfileConfig",
 ]
 
+#: ``agents.<name>.integration.owner`` meaning paxm's own hooks (empty means the same); any
+#: other owner is one of an integration's ``owners`` (``claude-plugin``...), checked by setup.
 OWNER_PAXM = "paxm"
-OWNER_CODEX_PLUGIN = "codex-plugin"
-OWNER_CLAUDE_PLUGIN = "claude-plugin"
-#: Valid values of ``agents.<name>.integration.owner`` (empty = paxm-managed).
-INTEGRATION_OWNERS = (OWNER_PAXM, OWNER_CODEX_PLUGIN, OWNER_CLAUDE_PLUGIN)
 
 _ALWAYS = {"always": True}
 _DURATION = {"duration": True}
@@ -121,7 +116,7 @@ class WriteProfileConfig:
 
 @dataclass
 class AgentIntegrationConfig:
-    """Which installation surface owns the agent's hooks (``paxm``, ``codex-plugin``, ``claude-plugin``)."""
+    """Which installation surface owns the agent's hooks (``paxm`` or an integration's owner name)."""
 
     owner: str = ""
 

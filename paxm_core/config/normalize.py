@@ -13,7 +13,7 @@ import copy
 import getpass
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.config import defaults as d
 from paxm_core.config.model import (
@@ -32,6 +32,9 @@ from paxm_core.config.model import (
     WriteProfileConfig,
 )
 from paxm_core.provider_config import ProviderConfig
+
+if TYPE_CHECKING:
+    from paxm_core.protocols import ProviderType
 
 __all__ = ["LEGACY_PROVIDER_KEYS", "default_user_id", "normalize", "slug_id"]
 
@@ -180,12 +183,19 @@ def _normalize_write_profile(name: str, profile: WriteProfileConfig) -> WritePro
 def _normalize_passive_routes(routes: list[RouteConfig], providers: dict[str, ProviderConfig]) -> None:
     for route in routes:
         provider = providers.get(route.name)
-        kind = provider.type if provider is not None else ""
-        cloud = d.is_cloud_provider(kind)
+        spec = _provider_type(provider.type) if provider is not None else None
+        cloud = spec is not None and spec.locality == "cloud"
         if route.timeout is None or (cloud and route.timeout == d.DEFAULT_PROVIDER_RECALL_TIMEOUT):
-            route.timeout = d.default_provider_recall_timeout(kind)
+            route.timeout = d.passive_route_timeout(spec)
         if cloud and route.thresholds is None:
             route.thresholds = d.cloud_thresholds()
+
+
+def _provider_type(type_name: str) -> ProviderType | None:
+    """The installed provider type's self-description (timeouts, locality), or ``None``."""
+    from paxm_core.plugins import registered_provider_types
+
+    return registered_provider_types().get(type_name.strip().lower())
 
 
 def _rename_routes(routes: list[RouteConfig], old: str, new: str) -> list[RouteConfig]:

@@ -13,13 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.config import defaults as d
 from paxm_core.config.defaults import default_config
 from paxm_core.config.loader import config_exists, load_config
 from paxm_core.config.model import (
-    OWNER_CLAUDE_PLUGIN,
-    OWNER_CODEX_PLUGIN,
     OWNER_PAXM,
     AgentConfig,
     AgentHookConfig,
@@ -35,10 +34,12 @@ from paxm_core.config.normalize import default_user_id, slug_id
 from paxm_core.errors import ConfigError, UsageError
 from paxm_core.timefmt import format_time
 
+if TYPE_CHECKING:
+    from paxm_core.integration import Integration
+    from paxm_core.protocols import ProviderType
+
 __all__ = [
-    "AGENT_ALIASES",
-    "AGENT_DISPLAY_NAMES",
-    "KEYED_PROVIDER_TYPES",
+    "SetupCatalog",
     "SetupOptions",
     "agent_order",
     "apply_setup",
@@ -51,48 +52,72 @@ __all__ = [
 RECALL_PROFILES = ("default", "passive", "passive_initial")
 WRITE_PROFILES = ("default", "stm", "ltm")
 LEGACY_DEFAULT_RECALL_MAX_RESULTS = 8
-#: Provider types that cannot work without an API key.
-KEYED_PROVIDER_TYPES = frozenset({"zep", "mem0-cloud", "memos-cloud"})
-#: Provider types ``--api-key`` / ``--base-url`` never apply to (no credentials, no URL).
-LOCAL_PROVIDER_TYPES = frozenset({"sqlite", "jsonrpc"})
-#: Remote types whose memories belong to an entity; setup defaults it to the paxm user.
-USER_TARGET_PROVIDER_TYPES = frozenset({"zep", "mem0", "mem0-cloud"})
-
-AGENT_DISPLAY_NAMES = {
-    "codex": "Codex",
-    "claude": "Claude Code",
-    "pi": "Pi",
-    "opencode": "opencode",
-    "cursor": "Cursor",
-    "trae": "TRAE",
-    "trae-cn": "TRAE CN",
-    "kimi": "Kimi Code",
-    "zcode": "ZCode",
-    "kiro": "Kiro",
-    "cline": "Cline",
-}
-#: Other spellings ``--agent`` accepts (as upstream's uninstall does).
-AGENT_ALIASES = {"claude-code": "claude", "kimi-code": "kimi", "codex-cli": "codex", "traecn": "trae-cn"}
-_AGENT_PRIORITY = {
-    name: i
-    for i, name in enumerate(
-        ("codex", "claude", "pi", "opencode", "cursor", "trae", "trae-cn", "kimi", "zcode", "kiro", "cline")
-    )
-}
-_PROVIDER_PRIORITY = {
-    t: i for i, t in enumerate(("sqlite", "zep", "mem0", "mem0-cloud", "memos", "memos-cloud", "jsonrpc", "openviking"))
-}
-_PLUGIN_TARGET = {OWNER_CODEX_PLUGIN: "codex", OWNER_CLAUDE_PLUGIN: "claude"}
+#: where a name nobody declared a priority for sorts (after every declared one, then by name)
+_UNRANKED = 100
 
 
-def agent_order(config: Config) -> list[str]:
-    """Agent names in setup order (codex, claude, pi, opencode, cursor, ..., then others by name)."""
-    return sorted(config.agents, key=lambda n: (_AGENT_PRIORITY.get(n, 100), n))
+@dataclass(frozen=True)
+class SetupCatalog:
+    """What setup knows about harnesses and provider types: only what their plugins declare.
+
+    :param integrations: registered integrations by canonical name.
+    :param provider_types: registered provider types by ``type`` string.
+    """
+
+    integrations: Mapping[str, Integration] = field(default_factory=dict)
+    provider_types: Mapping[str, ProviderType] = field(default_factory=dict)
+
+    @classmethod
+    def from_plugins(cls, plugin_manager: Any = None) -> SetupCatalog:
+        """The catalog of the installed plugins (``plugin_manager`` or a fresh one)."""
+        if plugin_manager is None:
+            from paxm_core.plugins import get_plugin_manager
+
+            plugin_manager = get_plugin_manager()
+        return cls(dict(plugin_manager.integrations()), dict(plugin_manager.provider_types()))
+
+    def display_name(self, agent: str) -> str:
+        """The integration's ``display_name`` (the agent key when no integration serves it)."""
+        integration = self.integrations.get(agent)
+        return (integration.display_name if integration is not None else "") or agent
+
+    def canonical_agent(self, name: str) -> str:
+        """``name`` or one of an integration's aliases -> the canonical agent key ("" if unknown)."""
+        wanted = "-".join(name.strip().lower().replace("_", "-").split())
+        for canonical, integration in self.integrations.items():
+            spellings = {canonical, *(a.lower() for a in integration.aliases)}
+            if wanted in spellings or wanted.replace("-", "") in {s.replace("-", "") for s in spellings}:
+                return canonical
+        return ""
+
+    def owners(self) -> dict[str, str]:
+        """Plugin owner name -> the agent whose integration accepts it."""
+        return {owner: name for name, integration in self.integrations.items() for owner in integration.owners}
+
+    def agent_priority(self, agent: str) -> int:
+        integration = self.integrations.get(agent)
+        return integration.setup_priority if integration is not None else _UNRANKED
+
+    def provider_priority(self, provider_type: str) -> int:
+        spec = self.provider_types.get(provider_type)
+        return spec.setup_priority if spec is not None else _UNRANKED
+
+    def keys_of(self, provider_type: str) -> frozenset[str]:
+        """The config key names ``provider_type`` declares (empty when it is not installed)."""
+        spec = self.provider_types.get(provider_type)
+        return frozenset(k.name for k in spec.config_keys) if spec is not None else frozenset()
 
 
-def provider_order(config: Config) -> list[str]:
-    """Provider instance names in setup order (sqlite first, then by type priority and name)."""
-    return sorted(config.providers, key=lambda n: (_PROVIDER_PRIORITY.get(config.providers[n].type, 100), n))
+def agent_order(config: Config, catalog: SetupCatalog | None = None) -> list[str]:
+    """Agent names in setup order: by their integration's ``setup_priority``, then by name."""
+    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
+    return sorted(config.agents, key=lambda n: (cat.agent_priority(n), n))
+
+
+def provider_order(config: Config, catalog: SetupCatalog | None = None) -> list[str]:
+    """Provider instance names in setup order: by their type's ``setup_priority``, then by name."""
+    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
+    return sorted(config.providers, key=lambda n: (cat.provider_priority(config.providers[n].type), n))
 
 
 @dataclass
@@ -205,8 +230,8 @@ def _upsert(routes: list[RouteConfig], provider: str, required: bool) -> RouteCo
     return route
 
 
-def _route_provider(config: Config, provider: str, required: bool) -> None:
-    kind = config.providers[provider].type
+def _route_provider(config: Config, provider: str, required: bool, catalog: SetupCatalog) -> None:
+    spec = catalog.provider_types.get(config.providers[provider].type)
     default = config.recall_profiles.setdefault("default", RecallProfileConfig())
     _upsert(default.providers, provider, required)
     for name in ("passive", "passive_initial"):
@@ -215,8 +240,8 @@ def _route_provider(config: Config, provider: str, required: bool) -> None:
             config.recall_profiles[name] = derive(default)
         route = _upsert(config.recall_profiles[name].providers, provider, required)
         if route.timeout is None:
-            route.timeout = d.default_provider_recall_timeout(kind)
-        if d.is_cloud_provider(kind) and route.thresholds is None:
+            route.timeout = d.passive_route_timeout(spec)
+        if spec is not None and spec.locality == "cloud" and route.thresholds is None:
             route.thresholds = d.cloud_thresholds()
     for name in WRITE_PROFILES:
         if name not in config.write_profiles:
@@ -257,13 +282,14 @@ def _agent_selected_by_config(agent: AgentConfig) -> bool:
     return agent.enabled and any(h.recall.enabled or h.write.enabled for h in agent.hooks.values())
 
 
-def _pin(names: Iterable[str], options: list[str], kind: str) -> dict[str, bool]:
+def _pin(names: Iterable[str], options: list[str], kind: str, catalog: SetupCatalog | None = None) -> dict[str, bool]:
     selected = dict.fromkeys(options, False)
     for raw in names:
         name = raw.strip()
         if name not in selected:
             wanted = "-".join(name.lower().split())
-            wanted = AGENT_ALIASES.get(wanted, wanted) if kind == "agent" else wanted
+            if catalog is not None:
+                wanted = catalog.canonical_agent(wanted) or wanted
             name = next((o for o in options if o.lower() == wanted), name)
         if name not in selected:
             raise UsageError(f"unknown setup {kind} {raw!r} (options: {', '.join(options)})")
@@ -288,45 +314,59 @@ def _team_profiles(config: Config, team_ids: str) -> None:
         config.write_profiles[f"team-{team}"] = profile
 
 
-def _apply_credentials(config: Config, selected: Mapping[str, bool], options: SetupOptions) -> None:
+def _apply_credentials(
+    config: Config, selected: Mapping[str, bool], options: SetupOptions, catalog: SetupCatalog
+) -> None:
+    """Apply ``--api-key`` / ``--base-url`` / ``--graph-id`` to the selected providers that declare those keys."""
     for name, on in selected.items():
         if not on:
             continue
         provider = config.providers[name]
-        if provider.type in LOCAL_PROVIDER_TYPES:
+        spec = catalog.provider_types.get(provider.type)
+        if spec is None:
+            # Not installed: nothing says which keys it takes, so the flags apply as given and
+            # loading the config later names the install command.
+            if options.api_key:
+                provider.api_key = options.api_key
+            if options.base_url:
+                provider.base_url = options.base_url
             continue
-        if options.api_key:
+        keys = {k.name: k for k in spec.config_keys}
+        if options.api_key and "api_key" in keys:
             provider.api_key = options.api_key
-        if options.base_url:
+        if options.base_url and "base_url" in keys:
             provider.base_url = options.base_url
-        if options.graph_id and provider.type == "zep":
+        if options.graph_id and "graph_id" in keys:
             provider.graph_id = options.graph_id
             provider.user_id = ""
-        if provider.type in KEYED_PROVIDER_TYPES and not provider.api_key.strip():
+        api_key = keys.get("api_key")
+        if api_key is not None and api_key.required and not provider.api_key.strip():
             raise UsageError(
                 f"provider {name} ({provider.type}) needs an API key; pass --api-key KEY or set PAXM_API_KEY"
                 f" (or put `api_key: env:MY_KEY_VAR` under providers.{name})"
             )
-        if provider.type in USER_TARGET_PROVIDER_TYPES and not any(
-            (provider.user_id, provider.agent_id, provider.run_id, provider.graph_id)
-        ):
+        if "user_id" in keys and not any((provider.user_id, provider.agent_id, provider.run_id, provider.graph_id)):
+            # a type that stores per user defaults to the paxm identity's user
             provider.user_id = config.identity.user_id
 
 
-def apply_setup(config: Config, options: SetupOptions) -> tuple[Config, list[str]]:
+def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | None = None) -> tuple[Config, list[str]]:
     """Apply ``options`` to ``config`` (modified in place); return it and the selected agents in setup order.
 
-    Raises :class:`UsageError` for unknown names, an empty provider selection, missing API
-    keys or bad team IDs; nothing is saved by this function.
+    ``catalog`` (default: the installed plugins) says which agents, owners and provider types
+    exist.  Raises :class:`UsageError` for unknown names, an empty provider selection, missing
+    API keys, uninstalled provider types or bad team IDs; nothing is saved by this function.
     """
-    if options.integration not in (OWNER_PAXM, OWNER_CODEX_PLUGIN, OWNER_CLAUDE_PLUGIN):
-        raise UsageError(
-            f"unsupported setup integration {options.integration!r}; use paxm, codex-plugin or claude-plugin"
-        )
-    plugin_target = _PLUGIN_TARGET.get(options.integration, "")
+    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
+    owners = cat.owners()
+    if options.integration != OWNER_PAXM and options.integration not in owners:
+        choices = ", ".join([OWNER_PAXM, *sorted(owners)])
+        raise UsageError(f"unsupported setup integration {options.integration!r}; use {choices}")
+    plugin_target = owners.get(options.integration, "")
     previously_enabled = {name: agent.enabled for name, agent in config.agents.items()}
-    provider_names = provider_order(config)
-    agent_names = agent_order(config)
+    _add_integration_agents(config, cat)
+    provider_names = provider_order(config, cat)
+    agent_names = agent_order(config, cat)
     selected_providers = {n: config.providers[n].enabled for n in provider_names}
     selected_agents = {n: _agent_selected_by_config(config.agents[n]) for n in agent_names}
 
@@ -341,13 +381,13 @@ def apply_setup(config: Config, options: SetupOptions) -> tuple[Config, list[str
     if options.providers:
         selected_providers = _pin(options.providers, provider_names, "provider")
     if options.agents:
-        selected_agents = _pin(options.agents, agent_names, "agent")
+        selected_agents = _pin(options.agents, agent_names, "agent", cat)
     if plugin_target:
         selected_agents = {n: n == plugin_target for n in selected_agents}
     if not any(selected_providers.values()):
         raise UsageError("setup requires at least one memory provider; pass --provider sqlite (or another)")
 
-    _apply_credentials(config, selected_providers, options)
+    _apply_credentials(config, selected_providers, options, cat)
     for name in provider_names:
         provider = config.providers[name]
         was_enabled = provider.enabled
@@ -356,7 +396,7 @@ def apply_setup(config: Config, options: SetupOptions) -> tuple[Config, list[str
             _unroute_provider(config, name)
         elif not was_enabled:
             # Newly enabled: read+write, required.  Custom routing of already-enabled providers stays.
-            _route_provider(config, name, True)
+            _route_provider(config, name, True, cat)
 
     stamp = format_time(options.now or datetime.now(UTC))
     for name in agent_names:
@@ -368,14 +408,31 @@ def apply_setup(config: Config, options: SetupOptions) -> tuple[Config, list[str
         for name, enabled in previously_enabled.items():
             if name != plugin_target:
                 config.agents[name].enabled = enabled
-    if "codex" in config.agents and options.integration in (OWNER_PAXM, OWNER_CODEX_PLUGIN):
-        config.agents["codex"].integration.owner = options.integration
-    if "claude" in config.agents and options.integration == OWNER_CLAUDE_PLUGIN:
-        config.agents["claude"].integration.owner = options.integration
+    if plugin_target:
+        config.agents[plugin_target].integration.owner = options.integration
     return config, [n for n in agent_names if selected_agents[n]]
 
 
-def prepare_setup(path: Path, options: SetupOptions, *, force: bool) -> tuple[Config, list[str], bool]:
+def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
+    """Give every registered integration an ``agents.<name>`` entry (its ``default_agent_config``)."""
+    from paxm_core.config.codec import decode
+
+    for name, integration in catalog.integrations.items():
+        if name in config.agents:
+            continue
+        try:
+            raw = dict(integration.default_agent_config())
+        except Exception:  # a plugin bug: the agent is simply not offered
+            continue
+        try:
+            config.agents[name] = decode(AgentConfig, raw, f"agents.{name}")
+        except ConfigError:
+            continue  # the integration's defaults do not parse: not offered (doctor reports plugins)
+
+
+def prepare_setup(
+    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog | None = None
+) -> tuple[Config, list[str], bool]:
     """Load the base config for ``path`` and apply ``options``; return (config, agents, existed).
 
     Raises :class:`ConfigError` when a config exists and ``force`` is false.
@@ -384,6 +441,6 @@ def prepare_setup(path: Path, options: SetupOptions, *, force: bool) -> tuple[Co
     if existed and not force:
         raise ConfigError(f"config already exists at {path}; use --force to overwrite")
     config = setup_base_config(path, existed)
-    config, agents = apply_setup(config, options)
+    config, agents = apply_setup(config, options, catalog)
     config.path = path
     return config, agents, existed

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from paxm_core.config.defaults import UPSTREAM_DEFAULT_AGENT
 from paxm_core.errors import PaxmError
 from paxm_core.evals.errors import EvalRecallError
 from paxm_core.evals.results import CaseResult, Result
@@ -46,7 +47,8 @@ __all__ = [
 UNSUPPORTED_WRITE = (
     "not yet supported: conversation-write cases need a conversation writer, and none is plugged into this runner"
 )
-DEFAULT_TARGET = "codex"
+#: upstream's eval suites default the hook target to upstream's default agent (suite data)
+DEFAULT_TARGET = UPSTREAM_DEFAULT_AGENT
 DEFAULT_EVENT = "user_input"
 
 #: ``(cases done, total cases, result of the case just finished)``
@@ -279,13 +281,13 @@ def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
 def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
     """Passive recall through the hook runtime, as a ``user_input`` hook would run it.
 
-    :class:`~paxm_core.hooks.passive.PassiveRuntime` applies the target agent's hook recall
+    :class:`~paxm_core.passive.passive.PassiveRuntime` applies the target agent's hook recall
     settings (profile, limit, ``initial`` overrides), the enforced passive budget and the
     insertion filter, exactly as for a real prompt.  Returns the inserted hits and a note when
     the budget ran out (so a FAIL line says why it returned nothing).
     """
-    from paxm_core.hooks.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
-    from paxm_core.hooks.passive import BudgetedRecall, PassiveRuntime
+    from paxm_core.passive.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
+    from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 
     recall = case.recall
     metadata = dict(recall.metadata)

@@ -1,6 +1,6 @@
 """The conversation writer: a case's hook ``write`` rendered and stored as the hook path would.
 
-Rendering is the hook runtime's (:func:`paxm_core.hooks.render.render_write`: recall-echo
+Rendering is the hook runtime's (:func:`paxm_core.passive.compose.compose_write`: recall-echo
 stripping, the agent's write template, hook metadata); persistence is an ID-less write through
 :meth:`Tools.remember`, ``repeat`` times, as upstream's eval does with ``RememberBatch``, so
 LTM admission and consolidation apply to repeated writes.
@@ -25,9 +25,9 @@ class HookConversationWriter:
 
     def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
         """Return what was stored, or ``None`` when the agent does not write this event."""
-        from paxm_core.hooks.events import HookEvent, HookMessage
-        from paxm_core.hooks.policy import write_settings
-        from paxm_core.hooks.render import render_write
+        from paxm_core.passive.compose import compose_write
+        from paxm_core.passive.events import HookEvent, HookMessage
+        from paxm_core.passive.policy import write_settings
 
         write = case.write
         assert write is not None
@@ -47,7 +47,13 @@ class HookConversationWriter:
         settings = write_settings(runtime.config, event.target, event.event)
         if settings is None:
             return None
-        rendered = render_write(event, template=settings.template, profile=settings.profile, created_at=utcnow())
+        from paxm_core.passive.integration import resolve_integration
+        from paxm_core.plugins import get_plugin_manager
+
+        label = resolve_integration(event.target, get_plugin_manager()).label
+        rendered = compose_write(
+            event, template=settings.template, profile=settings.profile, created_at=utcnow(), label=label
+        )
         if rendered is None:
             return None
         refs = 0

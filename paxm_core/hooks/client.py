@@ -1,15 +1,14 @@
-"""The hook client script (see :mod:`paxm_core.hooks._hookclient` for what it does).
+"""Compatibility shim: hook commands installed before the passive runtime moved to ``paxm_core/passive``.
 
-Harnesses run ``<python> -I -S <this file> ...``.  A script is compiled on every run, so this
-file stays tiny and imports the implementation as a module, which Python loads from cached
-bytecode.  Its directory goes at the *end* of ``sys.path`` so nothing here can shadow a
-standard-library module.
+Those commands run ``<python> -I -S .../paxm_core/hooks/client.py ...``; this file runs the
+current client (``paxm_core/passive/client.py``) with the same arguments, so they keep working
+until ``paxm setup`` rewrites them.  Like the client, it is a script, never imported.
 """
 
 if __name__ == "__main__":
     import sys
 
-    sys.path.append(__file__.rpartition("/")[0])
+    sys.path.append(__file__.rpartition("/")[0].rpartition("/")[0] + "/passive")
     from _hookclient import main  # type: ignore[import-not-found]
 
     main()

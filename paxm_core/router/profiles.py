@@ -38,10 +38,12 @@ def routes_from(routes: list[RouteConfig]) -> list[Route]:
 
 
 def default_recall_profile(config: Config) -> str:
-    """``default``, unless the codex agent's active recall names another profile (as upstream)."""
-    codex = config.agents.get("codex")
-    if codex is not None and codex.active_recall.enabled and codex.active_recall.profile.strip():
-        return codex.active_recall.profile.strip()
+    """``default``, unless upstream's default agent's active recall names another profile (as upstream)."""
+    from paxm_core.config.defaults import UPSTREAM_DEFAULT_AGENT
+
+    agent = config.agents.get(UPSTREAM_DEFAULT_AGENT)
+    if agent is not None and agent.active_recall.enabled and agent.active_recall.profile.strip():
+        return agent.active_recall.profile.strip()
     return "default"
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from paxm_core.atomic import write_atomic
 from paxm_core.telemetry.metrics import Metrics
 from paxm_core.telemetry.settings import TelemetrySettings
 
@@ -108,20 +109,10 @@ class TelemetryStore:
     def save_metrics(self, metrics: Metrics) -> None:
         """Write the metrics file atomically (temp file + rename), mode 0600.  Call with the lock held."""
         path = self.settings.metrics_path
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         # Compact on purpose: json only uses its C encoder without indent, and this file is
         # rewritten on every event (an indented 100 KB file cost ~50 ms per hook call).
         data = (json.dumps(metrics.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_atomic(path, data, durable=False)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -94,12 +94,12 @@ def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
 def test_status_and_flush_go_through_a_running_hook_daemon(tmp_path: Path) -> None:
     import time
 
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     config_path = tmp_path / "config.yaml"
     config = load_config(config_path)
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "paxm_core.hooks.daemon", "--config", str(config_path)],
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config_path)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

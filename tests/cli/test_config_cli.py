@@ -108,12 +108,13 @@ INVALID = {
         "write_profiles.default.scope.type: 'company' is invalid; use personal or team",
     ),
     "bad-owner": (
-        "agents:\n  cursor: {enabled: true, integration: {owner: codex-plugin}}\n",
-        "agents.cursor.integration.owner: codex-plugin can only own the codex agent; use paxm",
+        "agents:\n  cursor: {enabled: true, integration: {owner: 'Bad Owner!'}}\n",
+        "agents.cursor.integration.owner: 'Bad Owner!' is invalid; use paxm or an integration's owner name",
     ),
-    "score-semantics": (
-        "providers:\n  m: {type: mem0, score_semantics: cosine}\n",
-        "providers.m.score_semantics: 'cosine' is invalid; use similarity or distance",
+    "type-validate": (  # the provider type's own validate() runs on load
+        "providers:\n  z: {type: zep, enabled: true, search_scope: everything}\n",
+        "providers.z: search_scope 'everything' is invalid; use one of episodes, edges, nodes, observations,"
+        " thread_summaries, auto",
     ),
     "user-id": ('identity: {user_id: "!!!"}\n', "identity.user_id: must contain letters or numbers"),
     "unknown-route": (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -166,14 +165,9 @@ def test_two_processes_remembering_get_increasing_sequences(tmp_path: Path) -> N
 
 
 def _fakes() -> ModuleType:
-    name = "paxm_router_test_fakes"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "router" / "fakes.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from paxm_contracttest import fakes
+
+    return fakes
 
 
 @pytest.fixture

@@ -19,7 +19,9 @@ from click.testing import CliRunner
 from paxm_core import hookimpl
 from paxm_core.cli import cli
 from paxm_core.config import load_config
+from paxm_core.integration import InstallContext, IntegrationBase
 from paxm_core.plugins import get_plugin_manager
+from paxm_core.protocols import ConfigKey, ProviderType
 
 GOLDEN = Path(__file__).parents[1] / "config" / "data" / "setup-sqlite-codex.yaml"
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
@@ -94,39 +96,102 @@ def test_team_profiles_and_user_slug(cfg: Path) -> None:
     assert bad.returncode == 1 and "team ID '!!' must contain letters or numbers" in bad.stderr
 
 
+class _CloudProvider:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def search(self, query: Any, deadline: Any) -> list[Any]:
+        return []
+
+    def put(self, item: Any, deadline: Any) -> Any:
+        raise NotImplementedError
+
+    def health(self, deadline: Any) -> None:
+        return None
+
+
+class _EnsuringProvider(_CloudProvider):
+    ensured: list[str] = []
+
+    def ensure_target(self, deadline: Any) -> tuple[str, str]:
+        self.ensured.append(self.name)
+        return "graph-" + self.name, "created"
+
+
+class _CloudTypes:
+    """Two provider types that describe themselves: a keyed cloud one and one with a set-up step."""
+
+    @hookimpl
+    def paxm_register_providers(self, register: Any) -> None:
+        register(
+            ProviderType(
+                "acme-cloud",
+                lambda name, cfg: _CloudProvider(name),
+                config_keys=(ConfigKey("api_key", secret=True, required=True), ConfigKey("base_url")),
+                locality="cloud",
+                setup_priority=5,
+            )
+        )
+        register(ProviderType("ensured", lambda name, cfg: _EnsuringProvider(name), setup_priority=7))
+
+
+def _catalog_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    import paxm_provider_sqlite
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(paxm_provider_sqlite, name="sqlite")
+    pm.register(_CloudTypes(), name="cloud-types")
+    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True: pm)
+
+
 def test_cloud_provider_routing_and_key_never_echoed(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Core routing only: without the mem0 plugin loaded setup cannot (and need not) check the
-    # connection; paxm-provider-mem0's own tests cover setup against its test servers.
-    monkeypatch.setenv("PAXM_LOAD_PLUGINS", "sqlite")
-    result = paxm(
-        "setup", "--yes", "--provider", "sqlite", "--provider", "mem0_cloud", "--config", str(cfg), "--json",
-        env={"PAXM_API_KEY": "m0-SUPERSECRET"},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "SUPERSECRET" not in result.stdout + result.stderr
-    summary = json.loads(result.stdout)
-    assert summary["providers"] == ["sqlite", "mem0_cloud"] and summary["config_path"] == str(cfg)
+    # the cloud timeout/thresholds, the key requirement and the order all come from the ProviderType
+    _catalog_plugins(monkeypatch)
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("providers:\n  acme: {type: acme-cloud}\n  ens: {type: ensured}\n")
+    refused = CliRunner().invoke(cli, ["--config", str(cfg), "setup", "--yes", "--force", "--provider", "acme"])
+    assert refused.exit_code == 1 and "provider acme (acme-cloud) needs an API key" in str(refused.exception)
+    result = CliRunner(env={"PAXM_API_KEY": "m0-SUPERSECRET"}).invoke(
+        cli, ["--config", str(cfg), "setup", "--yes", "--force", "--provider", "sqlite", "--provider", "acme", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "SUPERSECRET" not in result.output
+    summary = json.loads(result.output)
+    assert sorted(summary["providers"]) == ["acme", "sqlite"] and summary["config_path"] == str(cfg)
     config = load_config(cfg)
-    assert config.providers["mem0_cloud"].api_key == "m0-SUPERSECRET"
-    assert config.providers["sqlite"].api_key == ""
+    assert config.providers["acme"].api_key == "m0-SUPERSECRET"
+    assert config.providers["sqlite"].api_key == ""  # sqlite declares no api_key key
     for name in ("default", "passive", "passive_initial"):
         routes = {r.name: r for r in config.recall_profiles[name].providers}
-        assert routes["mem0_cloud"].required is True and routes["mem0_cloud"].weight == 1.0
+        assert routes["acme"].required is True and routes["acme"].weight == 1.0
     passive = {r.name: r for r in config.recall_profiles["passive"].providers}
-    assert passive["mem0_cloud"].timeout == 0.8 and passive["sqlite"].timeout == 0.25
-    assert passive["mem0_cloud"].thresholds is not None and passive["mem0_cloud"].thresholds.min_relevance == 0.2
+    assert passive["acme"].timeout == 0.8  # a cloud type without its own passive_timeout
+    assert passive["acme"].thresholds is not None and passive["acme"].thresholds.min_relevance == 0.2
     for name in ("default", "stm", "ltm"):
-        assert [r.name for r in config.write_profiles[name].providers] == ["sqlite", "mem0_cloud"]
+        assert "acme" in [r.name for r in config.write_profiles[name].providers]
     shown = paxm("config", "show", "--config", str(cfg))
     assert "SUPERSECRET" not in shown.stdout and "api_key: <redacted>" in shown.stdout
 
-    # Switching to mem0_cloud only disables sqlite and drops it from the six profiles.
-    only = paxm("setup", "--yes", "--force", "--provider", "mem0_cloud", "--config", str(cfg))
-    assert only.returncode == 0, only.stderr
+    # A newly enabled provider with a set-up step (SupportsEnsureTarget) runs it; the others do not.
+    _EnsuringProvider.ensured.clear()
+    args = ["--config", str(cfg), "setup", "--yes", "--force", "--provider", "acme", "--provider", "ens"]
+    more = CliRunner().invoke(cli, args)
+    assert more.exit_code == 0, more.output
+    assert _EnsuringProvider.ensured == ["ens"] and "ensured ens (ensured) target: graph-ens (created)" in more.output
     config = load_config(cfg)
     assert not config.providers["sqlite"].enabled
     for profile in (*config.recall_profiles.values(), *config.write_profiles.values()):
-        assert [r.name for r in profile.providers] == ["mem0_cloud"]
+        assert sorted(r.name for r in profile.providers) == ["acme", "ens"]
+
+
+def test_uninstalled_provider_type_names_its_install_command(cfg: Path) -> None:
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("providers:\n  m: {type: nosuch-cloud, enabled: true}\n")
+    result = paxm("recall", "--query", "x", "--config", str(cfg))
+    assert result.returncode == 1
+    assert "provider type 'nosuch-cloud' is not installed; install it with: pip install paxm-provider-nosuch" in (
+        result.stderr
+    )
 
 
 def test_keyed_provider_without_key_is_refused(cfg: Path) -> None:
@@ -139,39 +204,44 @@ def test_keyed_provider_without_key_is_refused(cfg: Path) -> None:
 def test_unknown_names_and_missing_yes(cfg: Path) -> None:
     bad = paxm("setup", "--yes", "--provider", "sqlight", "--config", str(cfg))
     assert bad.returncode == 1
-    assert "unknown setup provider 'sqlight' (options: sqlite, zep, mem0, mem0_cloud, memos" in bad.stderr
+    # sqlite, zep, jsonrpc declare their setup order; uninstalled types follow by name
+    assert "unknown setup provider 'sqlight' (options: sqlite, zep, jsonrpc, mem0, mem0_cloud, memos" in bad.stderr
     bad_agent = paxm("setup", "--yes", "--agent", "vim", "--config", str(cfg))
-    assert bad_agent.returncode == 1 and "unknown setup agent 'vim' (options: codex, claude, pi," in bad_agent.stderr
+    assert bad_agent.returncode == 1 and "unknown setup agent 'vim' (options: claude, " in bad_agent.stderr
     no_yes = paxm("setup", "--config", str(cfg))
     assert no_yes.returncode == 1
     assert "setup needs --yes when not run in a terminal" in no_yes.stderr
     assert not cfg.exists()
 
 
-def test_plugin_integration_selects_only_its_agent(cfg: Path) -> None:
-    assert paxm("setup", "--yes", "--agent", "claude", "--config", str(cfg)).returncode == 0
-    result = paxm("setup", "--yes", "--force", "--integration", "codex-plugin", "--config", str(cfg))
-    assert result.returncode == 0, result.stderr
-    config = load_config(cfg)
-    assert config.agents["codex"].enabled and config.agents["codex"].integration.owner == "codex-plugin"
-    assert config.agents["claude"].enabled  # other agents keep their state
-
-
-class _FakeIntegration:
-    name = "codex"
-    aliases = ("codex-cli",)
+class _FakeIntegration(IntegrationBase):
+    name = "fakeharness"
+    aliases = ("fake-cli",)
+    display_name = "Fake Harness"
+    owners = ("fake-plugin",)
+    setup_priority = 1
 
     def __init__(self) -> None:
-        self.calls: list[tuple[Any, str]] = []
+        self.calls: list[tuple[str, str]] = []
 
-    def install(self, config: Any, *, owner: str) -> None:
+    def default_agent_config(self) -> dict[str, Any]:
+        return {"enabled": False, "hooks": {"user_input": {"write": {"enabled": True, "profile": "ltm"}}}}
+
+    def preflight(self, ctx: InstallContext) -> None:
+        self.calls.append(("preflight", ctx.owner))
+
+    def install(self, ctx: InstallContext) -> list[str]:
         # Real work a plugin does: write a file beside the config.
-        (config.hooks_dir).mkdir(parents=True, exist_ok=True)
-        (config.hooks_dir / "codex-installed").write_text(owner)
-        self.calls.append((config, owner))
+        ctx.config.hooks_dir.mkdir(parents=True, exist_ok=True)
+        (ctx.config.hooks_dir / "fake-installed").write_text(ctx.owner)
+        self.calls.append(("install", ctx.owner))
+        ctx.echo("fake hooks written")
+        return ["fake hooks written"]
 
 
-def test_setup_calls_integration_plugins(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_integration_plugins(monkeypatch: pytest.MonkeyPatch) -> _FakeIntegration:
+    import paxm_provider_sqlite
+
     integration = _FakeIntegration()
 
     class Plugin:
@@ -180,14 +250,37 @@ def test_setup_calls_integration_plugins(cfg: Path, monkeypatch: pytest.MonkeyPa
             register(integration)
 
     pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(Plugin(), name="fake-codex")
+    pm.register(paxm_provider_sqlite, name="sqlite")
+    pm.register(Plugin(), name="fake-harness")
     monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True: pm)
-    result = CliRunner().invoke(cli, ["--config", str(cfg), "setup", "--yes", "--agent", "codex", "--agent", "pi"])
+    return integration
+
+
+def test_plugin_integration_selects_only_its_agent(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    integration = _fake_integration_plugins(monkeypatch)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--config", str(cfg), "setup", "--yes", "--agent", "claude"]).exit_code == 0
+    bad = runner.invoke(cli, ["--config", str(cfg), "setup", "--yes", "--force", "--integration", "nobody-plugin"])
+    assert bad.exit_code == 1 and "use paxm, fake-plugin" in str(bad.exception)
+    result = runner.invoke(cli, ["--config", str(cfg), "setup", "--yes", "--force", "--integration", "fake-plugin"])
     assert result.exit_code == 0, result.output
-    assert "Codex: integration installed (owner paxm)" in result.output
-    assert "Pi: enabled in config; no integration plugin is installed" in result.output
-    assert len(integration.calls) == 1 and integration.calls[0][1] == "paxm"
-    assert (cfg.parent / "hooks" / "codex-installed").read_text() == "paxm"
+    config = load_config(cfg)
+    agent = config.agents["fakeharness"]  # added from the integration's default_agent_config
+    assert agent.enabled and agent.integration.owner == "fake-plugin"
+    assert agent.hooks["user_input"].write.enabled
+    assert config.agents["claude"].enabled  # other agents keep their state
+    assert ("install", "fake-plugin") in integration.calls
+
+
+def test_setup_calls_integration_plugins(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    integration = _fake_integration_plugins(monkeypatch)
+    result = CliRunner().invoke(cli, ["--config", str(cfg), "setup", "--yes", "--agent", "fake-cli", "--agent", "pi"])
+    assert result.exit_code == 0, result.output
+    assert "fake hooks written" in result.output
+    assert "Fake Harness: integration installed (owner paxm)" in result.output
+    assert "pi: enabled in config; no integration plugin is installed" in result.output
+    assert integration.calls == [("preflight", "paxm"), ("install", "paxm")]
+    assert (cfg.parent / "hooks" / "fake-installed").read_text() == "paxm"
 
 
 def test_saved_setup_is_upstream_shaped_yaml(cfg: Path) -> None:

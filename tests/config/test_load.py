@@ -169,7 +169,13 @@ def test_legacy_shapes_are_folded(tmp_path: Path) -> None:
     assert config.hooks == {}
 
 
-def test_sparse_config_gets_synthesized_profiles(tmp_path: Path) -> None:
+def test_sparse_config_gets_synthesized_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cloud timeout/thresholds come from the provider type's own locality, not a core table
+    from paxm_core import plugins
+    from paxm_core.protocols import ProviderType
+
+    cloud_type = ProviderType("mem0-cloud", lambda name, cfg: None, locality="cloud")  # type: ignore[arg-type,return-value]
+    monkeypatch.setattr(plugins, "registered_provider_types", lambda: {"mem0-cloud": cloud_type})
     path = _write(
         tmp_path / "s" / "config.yaml",
         """

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from paxm_core import ProviderConfig, ProviderNotInstalled, ProviderType, hookimpl
+from paxm_core.integration import IntegrationBase
 from paxm_core.plugins import get_plugin_manager
 
 
@@ -29,11 +30,15 @@ class GoodPlugin:
 
     @hookimpl
     def paxm_register_integrations(self, register: Callable[[Any], None]) -> None:
-        class Integ:
+        class Integ(IntegrationBase):
             name = "claude"
             aliases = ("claude-code",)
 
+        class NotAnIntegration:  # a name but none of the contract: reported, not registered
+            name = "half"
+
         register(Integ())
+        register(NotAnIntegration())
 
 
 class BrokenPlugin:
@@ -63,6 +68,8 @@ def test_registered_types_build_providers_and_broken_plugins_are_reported() -> N
     infos = {i.name: i for i in pm.plugin_infos()}
     assert sorted(infos["good"].providers) == ["fake", "fake2"]
     assert infos["good"].integrations == ["claude"]
+    late = {e.plugin: e.error for e in pm.load_errors}
+    assert "integration 'half' does not implement Integration" in late["good"]
 
 
 def test_integration_lookup_accepts_aliases_case_insensitively() -> None:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -13,15 +10,10 @@ import pytest
 
 
 def load_fakes() -> ModuleType:
-    name = "paxm_router_test_fakes"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("fakes.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The shared fakes of paxm-contracttest (``paxm_contracttest.fakes``)."""
+    from paxm_contracttest import fakes
+
+    return fakes
 
 
 @pytest.fixture

@@ -36,18 +36,9 @@ fakes_module: Any = None
 def _fakes() -> Any:
     global fakes_module
     if fakes_module is None:
-        import importlib.util
-        import sys
-        from pathlib import Path
+        from paxm_contracttest import fakes
 
-        name = "paxm_router_test_fakes"
-        if name not in sys.modules:
-            spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("fakes.py"))
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-        fakes_module = sys.modules[name]
+        fakes_module = fakes
     return fakes_module
 
 

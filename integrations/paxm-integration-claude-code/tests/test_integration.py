@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from paxm_core.hooks.events import HookResult
-from paxm_core.hooks.render import render_write
+from paxm_core.integration import HookResult
+from paxm_core.passive.compose import compose_write
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_claude_code import ClaudeCodeIntegration
 
@@ -29,7 +29,13 @@ def _raw(**fields: Any) -> bytes:
 
 
 def _write_text(event: Any) -> str | None:
-    write = render_write(event, template="{{ .safe_text }}", profile="ltm", created_at=datetime.now(UTC))
+    write = compose_write(
+        event,
+        template="{{ .safe_text }}",
+        profile="ltm",
+        created_at=datetime.now(UTC),
+        label=ClaudeCodeIntegration.label,
+    )
     return None if write is None else write.text
 
 
@@ -141,18 +147,18 @@ def _result(event: str, **fields: Any) -> HookResult:
 def test_render_plain_text_for_context_events_only() -> None:
     integration = ClaudeCodeIntegration()
     recall = '<paxm-recall version="1" mode="passive">\nRelevant memory recalled by paxm:\n\nx\n</paxm-recall>'
-    assert integration.render(_result("user_input", recall_context=recall), "text") == recall
-    assert integration.render(_result("session_start", session_context="<a>"), "text") == "<a>"
-    assert integration.render(_result("user_input", recall_ran=True), "text") == ""  # no "No memories found."
+    assert integration.hook_output(_result("user_input", recall_context=recall), "text") == recall
+    assert integration.hook_output(_result("session_start", session_context="<a>"), "text") == "<a>"
+    assert integration.hook_output(_result("user_input", recall_ran=True), "text") == ""  # no "No memories found."
     for event in ("tool_use", "tool_failure", "turn_end"):
-        assert integration.render(_result(event, session_context="<a>", recall_context="<b>"), "text") == ""
-    assert integration.render(_result("user_input", recall_context=recall, ignored=True), "text") == ""
+        assert integration.hook_output(_result(event, session_context="<a>", recall_context="<b>"), "text") == ""
+    assert integration.hook_output(_result("user_input", recall_context=recall, ignored=True), "text") == ""
 
 
 def test_render_json_mode() -> None:
     integration = ClaudeCodeIntegration()
-    out = json.loads(integration.render(_result("user_input", recall_context="<r>"), "json"))
+    out = json.loads(integration.hook_output(_result("user_input", recall_context="<r>"), "json"))
     assert out == {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "<r>"}}
-    out = json.loads(integration.render(_result("session_start", session_context="<s>"), "json"))
+    out = json.loads(integration.hook_output(_result("session_start", session_context="<s>"), "json"))
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert integration.render(_result("turn_end"), "json") == ""  # Stop: never a "decision"
+    assert integration.hook_output(_result("turn_end"), "json") == ""  # Stop: never a "decision"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import paxm_integration_claude_code as pkg
-from paxm_core.hooks.command import client_path, interpreter_path
+from paxm_core.integration import client_path, interpreter_path
 from paxm_integration_claude_code.plugin import (
     MARKETPLACE_DIR,
     PLUGIN_NAME,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
-from paxm_core.hooks.command import client_path, interpreter_path
+from paxm_core.integration import InstallContext, client_path, interpreter_path
 from paxm_integration_claude_code import ClaudeCodeIntegration
 from paxm_integration_claude_code.settings import (
     WantedHook,
@@ -93,7 +93,7 @@ def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path
     )
     unrelated = hooks_dir / "claude-notes.txt"
     unrelated.write_text("mine")
-    integration.install(config, owner="paxm", echo=_quiet)
+    integration.install(InstallContext(config, owner="paxm", echo=_quiet))
     assert not shim.exists() and unrelated.exists()
     installed = settings_file.read_text()
     if os.environ.get("PAXM_UPDATE_GOLDEN"):
@@ -107,10 +107,10 @@ def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path
         assert backup.read_text() == before_text  # byte-for-byte original
         assert stat.S_IMODE(backup.stat().st_mode) == 0o600
 
-    integration.install(config, owner="paxm", echo=_quiet)  # idempotent: nothing rewritten
+    integration.install(InstallContext(config, owner="paxm", echo=_quiet))  # idempotent: nothing rewritten
     assert settings_file.read_text() == installed
 
-    integration.uninstall(config, echo=_quiet)
+    integration.uninstall(InstallContext(config, echo=_quiet))
     after = json.loads(settings_file.read_text())
     expected_file = folder / "uninstalled.json"
     if os.environ.get("PAXM_UPDATE_GOLDEN") and case == "previous-paxm":
@@ -122,7 +122,7 @@ def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path
     else:
         assert after == json.loads(before_text)  # semantically unchanged
     text = settings_file.read_text()
-    integration.uninstall(config, echo=_quiet)
+    integration.uninstall(InstallContext(config, echo=_quiet))
     assert settings_file.read_text() == text
     if before_text is not None:
         assert backup.read_text() == before_text  # the backup is never replaced
@@ -130,7 +130,7 @@ def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path
 
 def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Path, settings_file: Path) -> None:
     config = _config(tmp_path)
-    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
     hooks = json.loads(settings_file.read_text())["hooks"]
     assert list(hooks) == ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"]
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
@@ -146,11 +146,11 @@ def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Pa
 def test_disabled_hooks_are_not_installed_and_stale_ones_go(tmp_path: Path, settings_file: Path) -> None:
     config = _config(tmp_path)
     integration = ClaudeCodeIntegration()
-    integration.install(config, owner="paxm", echo=_quiet)
+    integration.install(InstallContext(config, owner="paxm", echo=_quiet))
     config.agents["claude"].hooks["tool_use"].write.enabled = False
     config.agents["claude"].hooks["tool_failure"].write.enabled = False
     config.capture_queue.path = str(tmp_path / "elsewhere" / "queue.sqlite")
-    integration.install(config, owner="paxm", echo=_quiet)
+    integration.install(InstallContext(config, owner="paxm", echo=_quiet))
     hooks = json.loads(settings_file.read_text())["hooks"]
     assert list(hooks) == ["SessionStart", "UserPromptSubmit", "Stop"]
     for groups in hooks.values():
@@ -163,7 +163,7 @@ def test_session_start_is_installed_even_with_nothing_enabled(tmp_path: Path, se
     for hook in config.agents["claude"].hooks.values():
         hook.write.enabled = False
         hook.recall.enabled = False
-    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
     assert list(json.loads(settings_file.read_text())["hooks"]) == ["SessionStart"]
 
 
@@ -175,9 +175,9 @@ def test_unusable_settings_are_never_rewritten(content: str, tmp_path: Path, set
     settings_file.parent.mkdir(parents=True)
     settings_file.write_text(content)
     with pytest.raises(IntegrationError, match="paxm changed nothing"):
-        ClaudeCodeIntegration().preflight(_config(tmp_path))
+        ClaudeCodeIntegration().preflight(InstallContext(_config(tmp_path)))
     with pytest.raises(IntegrationError, match="paxm changed nothing"):
-        ClaudeCodeIntegration().install(_config(tmp_path), owner="paxm", echo=_quiet)
+        ClaudeCodeIntegration().install(InstallContext(_config(tmp_path), owner="paxm", echo=_quiet))
     assert settings_file.read_text() == content
     assert not settings_file.with_name("settings.json.paxm.bak").exists()
 
@@ -185,7 +185,7 @@ def test_unusable_settings_are_never_rewritten(content: str, tmp_path: Path, set
 def test_empty_settings_file_is_treated_as_empty(tmp_path: Path, settings_file: Path) -> None:
     settings_file.parent.mkdir(parents=True)
     settings_file.write_text("  \n")
-    ClaudeCodeIntegration().install(_config(tmp_path), owner="paxm", echo=_quiet)
+    ClaudeCodeIntegration().install(InstallContext(_config(tmp_path), owner="paxm", echo=_quiet))
     assert len(json.loads(settings_file.read_text())["hooks"]) == 5
     assert not settings_file.with_name("settings.json.paxm.bak").exists()  # nothing worth keeping
 
@@ -194,9 +194,9 @@ def test_settings_with_a_byte_order_mark(tmp_path: Path, settings_file: Path) ->
     settings_file.parent.mkdir(parents=True)
     settings_file.write_bytes(b'\xef\xbb\xbf{"model": "opus"}')
     config = _config(tmp_path)
-    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
     assert json.loads(settings_file.read_text())["model"] == "opus"
-    ClaudeCodeIntegration().uninstall(config, echo=_quiet)
+    ClaudeCodeIntegration().uninstall(InstallContext(config, echo=_quiet))
     assert json.loads(settings_file.read_text()) == {"model": "opus"}
 
 
@@ -207,15 +207,15 @@ def test_symlinked_settings_are_updated_at_their_target(tmp_path: Path, settings
     settings_file.parent.mkdir(parents=True)
     settings_file.symlink_to(real)
     config = _config(tmp_path)
-    ClaudeCodeIntegration().install(config, owner="paxm", echo=_quiet)
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
     assert settings_file.is_symlink()
     assert "hooks" in json.loads(real.read_text())
-    ClaudeCodeIntegration().uninstall(config, echo=_quiet)
+    ClaudeCodeIntegration().uninstall(InstallContext(config, echo=_quiet))
     assert json.loads(real.read_text()) == {"model": "opus"} and settings_file.is_symlink()
 
 
 def test_uninstall_without_a_settings_file_creates_none(tmp_path: Path, settings_file: Path) -> None:
-    ClaudeCodeIntegration().uninstall(_config(tmp_path), echo=_quiet)
+    ClaudeCodeIntegration().uninstall(InstallContext(_config(tmp_path), echo=_quiet))
     assert not settings_file.exists()
 
 
@@ -229,7 +229,7 @@ def test_settings_path_resolution(tmp_path: Path) -> None:
 
 def test_is_paxm_command(tmp_path: Path) -> None:
     config = tmp_path / "paxm" / "config.yaml"
-    client = "/venv/lib/python3.11/site-packages/paxm_core/hooks/client.py"
+    client = "/venv/lib/python3.11/site-packages/paxm_core/passive/client.py"
     assert is_paxm_command(f"/venv/bin/python -I -S {client} --config {config} --target claude --event Stop", config)
     assert is_paxm_command(f"'/my venv/python' -I -S '{client}' --config='{config}' --target claude", config)
     assert is_paxm_command(f"'{config.parent}/hooks/claude-turn_end'", config)  # upstream's shim
@@ -268,7 +268,7 @@ _SETTINGS = st.fixed_dictionaries(
 )
 _WANTED = {
     native: WantedHook(
-        f"/py -I -S /p/paxm_core/hooks/client.py --config {_CONFIG} --target claude --event {native}",
+        f"/py -I -S /p/paxm_core/passive/client.py --config {_CONFIG} --target claude --event {native}",
         "startup" if native == "SessionStart" else "",
     )
     for native in ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")

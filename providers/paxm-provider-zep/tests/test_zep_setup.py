@@ -50,7 +50,7 @@ def test_setup_with_a_key_flag_ensures_the_user_and_never_echoes_the_key(zep: Ze
         zep.base_url,
     )
     assert out.returncode == 0, out.stderr
-    assert "ensured zep user: todd (created)" in out.stdout
+    assert "ensured zep (zep) target: user todd (created)" in out.stdout
     assert zep.state.api_key not in out.stdout + out.stderr
     saved = yaml.safe_load(config.read_text())
     assert saved["providers"]["zep"]["enabled"] is True and saved["providers"]["zep"]["api_key"] == zep.state.api_key
@@ -73,7 +73,7 @@ def test_setup_with_a_key_flag_ensures_the_user_and_never_echoes_the_key(zep: Ze
         "--base-url",
         zep.base_url,
     )
-    assert "ensured zep user: todd (exists)" in again.stdout
+    assert "ensured zep (zep) target: user todd (exists)" in again.stdout
     doctor = run("--config", str(config), "config", "doctor", "--json")
     assert {"provider": "zep", "required": True, "ok": True} in json.loads(doctor.stdout)
 

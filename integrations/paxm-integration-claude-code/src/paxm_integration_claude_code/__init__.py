@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from paxm_core.hookspecs import hookimpl
+from paxm_core import hookimpl
 from paxm_integration_claude_code.integration import ClaudeCodeIntegration
 from paxm_integration_claude_code.plugin import MARKETPLACE_DIR
 

@@ -1,16 +1,29 @@
-"""The ``claude`` integration object: payload decoding, output rendering, install and uninstall."""
+"""The ``claude`` integration object: payload decoding, hook output, install, uninstall and doctor checks."""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from paxm_core.hooks.command import client_path, hook_command_line, interpreter_path
-from paxm_core.hooks.decode import decode_generic
-from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_USER_INPUT, HookEvent, HookResult
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_USER_INPUT,
+    Finding,
+    HookEvent,
+    HookResult,
+    InstallContext,
+    IntegrationBase,
+    client_path,
+    decode_generic,
+    hook_command_line,
+    interpreter_path,
+    parse_payload,
+    standard_agent_config,
+)
 from paxm_integration_claude_code import plugin
 from paxm_integration_claude_code.events import NATIVE_EVENTS, native_for, normalized_event
 from paxm_integration_claude_code.settings import (
@@ -26,11 +39,6 @@ __all__ = ["OWNER_CLAUDE_PLUGIN", "ClaudeCodeIntegration", "installed_events", "
 
 OWNER_CLAUDE_PLUGIN = "claude-plugin"
 TARGET = "claude"
-Echo = Callable[[str], None]
-
-
-def _stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
 
 
 #: events upstream (the Go paxm) wrote ``<configdir>/hooks/claude-<event>`` shell shims for
@@ -68,15 +76,63 @@ def installed_events(config: Any) -> list[str]:
     return out
 
 
-class ClaudeCodeIntegration:
+_SETUP_FIX = "paxm setup --yes --agent claude"
+_SETUP_FIX_PLUGIN = "paxm setup --yes --agent claude --integration claude-plugin"
+
+
+def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:
+    """settings.json ``hooks`` -> native event -> every handler command string."""
+    out: dict[str, list[str]] = {}
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, Mapping):
+        return out
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            handlers = group.get("hooks") if isinstance(group, Mapping) else None
+            for handler in handlers if isinstance(handlers, list) else []:
+                command = handler.get("command") if isinstance(handler, Mapping) else None
+                if isinstance(command, str):
+                    out.setdefault(str(event), []).append(command)
+    return out
+
+
+def _client_exists(command: str) -> bool:
+    """Whether the hook client script named in an installed command line is still there."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    scripts = [w for w in words if w.endswith("client.py")]
+    return bool(scripts) and all(os.path.isfile(w) for w in scripts)
+
+
+class ClaudeCodeIntegration(IntegrationBase):
     """Claude Code: ``settings.json`` hooks or the ``paxm-claude`` plugin, text output."""
 
-    aliases: tuple[str, ...] = ("claude-code", "claude_code", "claudecode")
+    name = TARGET
+    aliases = ("claude-code", "claude_code", "claudecode")
+    display_name = "Claude Code"
+    label = "Claude Code"
+    owners = (OWNER_CLAUDE_PLUGIN,)
+    setup_priority = 10  # upstream lists Claude Code second, after Codex
 
-    @property
-    def name(self) -> str:
-        """The agent key (``agents.claude``)."""
-        return TARGET
+    # -- this machine ---------------------------------------------------------------------------
+
+    def detect(self) -> str | None:
+        """``claude`` on PATH, else an existing ``~/.claude`` (or ``$CLAUDE_CONFIG_DIR``)."""
+        found = shutil.which("claude")
+        if found:
+            return found
+        base = settings_path().parent
+        return str(base) if base.is_dir() else None
+
+    def default_agent_config(self) -> Mapping[str, Any]:
+        """Upstream's ``agents.claude``: recall on prompts; writes of session, prompts, turns and tools."""
+        return standard_agent_config(
+            write_events=("session_start", "user_input", "turn_end", "tool_use", "tool_failure"),
+        )
 
     # -- hook runtime seam ----------------------------------------------------------------------
 
@@ -91,14 +147,12 @@ class ClaudeCodeIntegration:
         """
         native = native_event.strip()
         if not native:
-            from paxm_core.hooks.decode import parse_payload
-
             name = parse_payload(raw).get("hook_event_name")
             native = name if isinstance(name, str) else ""
         event = normalized_event(native) or EVENT_USER_INPUT
         return decode_generic(raw, TARGET, event, native)
 
-    def render(self, result: HookResult, mode: str) -> str:
+    def hook_output(self, result: HookResult, mode: str) -> str:
         """What Claude reads on stdout.
 
         ``SessionStart`` and ``UserPromptSubmit`` stdout is added to the model's context, so
@@ -139,20 +193,20 @@ class ClaudeCodeIntegration:
             wanted[native.native] = WantedHook(command=command, matcher=native.matcher)
         return wanted
 
-    def preflight(self, config: Any) -> None:
+    def preflight(self, ctx: InstallContext) -> None:
         """Check that the Claude settings file can be merged, before anything is saved.
 
         :raises IntegrationError: the settings file is unreadable or not a JSON object.
         """
         read_settings(settings_path())
 
-    def install(self, config: Any, *, owner: str = "paxm", echo: Echo | None = None) -> list[str]:
+    def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``owner``: settings.json hooks (``paxm``) or the generated plugin (``claude-plugin``).
 
         Plugin ownership also removes paxm's settings.json hooks, so nothing fires twice.
-        Returns the lines it reported (also written through ``echo``, default stderr).
+        Returns the lines it reported (also written through ``ctx.echo``).
         """
-        say = echo or _stderr
+        config, owner, say = ctx.config, ctx.owner, ctx.echo
         lines: list[str] = []
 
         def report(line: str) -> None:
@@ -185,9 +239,9 @@ class ClaudeCodeIntegration:
             report(f"paxm hooks in {path} are up to date")
         return lines
 
-    def uninstall(self, config: Any, *, echo: Echo | None = None) -> list[str]:
+    def uninstall(self, ctx: InstallContext) -> list[str]:
         """Remove exactly what paxm added: its settings.json handlers and the generated plugin dir."""
-        say = echo or _stderr
+        config, say = ctx.config, ctx.echo
         lines: list[str] = []
         path = settings_path()
         if self._update_settings(path, config, {}):
@@ -204,6 +258,30 @@ class ClaudeCodeIntegration:
         for line in lines:
             say(line)
         return lines
+
+    def check(self, ctx: InstallContext) -> list[Finding]:
+        """Doctor: the hooks (or the generated plugin) are installed and point at a client that exists."""
+        config, owner = ctx.config, ctx.owner
+        if owner == OWNER_CLAUDE_PLUGIN:
+            dest = plugin.generated_dir(Path(config.path).parent)
+            if not (dest / "plugins" / plugin.PLUGIN_NAME).is_dir():
+                return [Finding("error", f"the paxm-claude plugin is not generated at {dest}", _SETUP_FIX_PLUGIN)]
+            return [Finding("ok", f"paxm-claude plugin generated at {dest}")]
+        path = settings_path()
+        try:
+            settings, _ = read_settings(path)
+        except Exception as exc:  # IntegrationError: not JSON, unreadable
+            return [Finding("error", str(exc), f"fix or move {path}, then run: {_SETUP_FIX}")]
+        wanted = self.wanted_hooks(config)
+        ours = paxm_matcher(config.path)
+        commands = _commands_by_event(settings)
+        missing = [event for event in wanted if not any(ours(c) for c in commands.get(event, []))]
+        if missing:
+            return [Finding("error", f"paxm hooks missing in {path} for {', '.join(missing)}", _SETUP_FIX)]
+        broken = [c for cs in commands.values() for c in cs if ours(c) and not _client_exists(c)]
+        if broken:
+            return [Finding("error", f"paxm hooks in {path} point at a hook client that does not exist", _SETUP_FIX)]
+        return [Finding("ok", f"hooks installed in {path}")]
 
     def _update_settings(self, path: Path, config: Any, wanted: dict[str, WantedHook]) -> bool:
         settings, original = read_settings(path)

@@ -17,14 +17,12 @@ import copy
 import json
 import os
 import shlex
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import IntegrationError
-from paxm_core.hooks.command import client_path
+from paxm_core.integration import IntegrationError, client_path, write_atomic
 from paxm_integration_claude_code.events import HOOK_TIMEOUT, NATIVE_EVENTS
 
 __all__ = [
@@ -251,17 +249,4 @@ def write_settings(path: Path, settings: Mapping[str, Any], original: bytes | No
             with os.fdopen(fd, "wb") as handle:
                 handle.write(original)
     data = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".paxm.tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(target, data)

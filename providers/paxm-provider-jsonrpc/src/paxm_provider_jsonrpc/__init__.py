@@ -1,4 +1,4 @@
-"""paxm's ``jsonrpc`` provider type: external plugins in any language.  Only the hookimpl lives here."""
+"""paxm's ``jsonrpc`` provider type: external plugins in any language.  Only the hookimpls live here."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paxm_core import ProviderConfig, hookimpl
+from paxm_core.protocols import ConfigKey, ProviderType
 
 
 def _factory(name: str, config: ProviderConfig) -> Any:
@@ -14,12 +15,42 @@ def _factory(name: str, config: ProviderConfig) -> Any:
     return JsonRpcProvider(name, config)
 
 
+def _validate(config: ProviderConfig) -> list[str]:
+    problems = []
+    transport = (config.transport or "stdio").strip()
+    if transport != "stdio":
+        problems.append(f"transport {transport!r} is not supported (use stdio)")
+    return problems
+
+
+PROVIDER_TYPE = ProviderType(
+    type="jsonrpc",
+    factory=_factory,
+    description="External plugin executable speaking JSON-RPC 2.0 over stdio (any language)",
+    # put_batch/delete/attribution depend on the plugin: advertised at run time through
+    # paxm.capabilities (JsonRpcProvider.capabilities), so nothing is declared statically.
+    config_keys=(
+        ConfigKey("command", "the plugin executable", required=True, ask=True),
+        ConfigKey("args", "its arguments", kind="list"),
+        ConfigKey("env", "extra environment variables for it"),
+        ConfigKey("transport", "only stdio", default="stdio", choices=("stdio",)),
+        ConfigKey("timeout", "per-call timeout (default 30s)", kind="duration", default=30.0),
+    ),
+    locality="local",
+    validate=_validate,
+    package="paxm-provider-jsonrpc",
+    setup_priority=60,
+)
+
+
 @hookimpl
 def paxm_register_providers(register: Callable[..., None]) -> None:
-    register(
-        "jsonrpc",
-        _factory,
-        description="External plugin executable speaking JSON-RPC 2.0 over stdio (any language)",
-        # put_batch/delete/attribution depend on the plugin: advertised at run time through
-        # paxm.capabilities (JsonRpcProvider.capabilities), so nothing is declared statically.
-    )
+    register(PROVIDER_TYPE)
+
+
+@hookimpl
+def paxm_register_commands(cli: Any) -> None:
+    """``paxm eval provider jsonrpc``: the JSON-RPC plugin conformance run."""
+    from paxm_provider_jsonrpc.conformance_cmd import attach
+
+    attach(cli)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paxm_core import ProviderConfig, hookimpl
+from paxm_core.protocols import ConfigKey, ProviderType
 
 
 def _factory(name: str, config: ProviderConfig) -> Any:
@@ -14,11 +15,28 @@ def _factory(name: str, config: ProviderConfig) -> Any:
     return SQLiteProvider(name, config)
 
 
+def _validate(config: ProviderConfig) -> list[str]:
+    if config.path and "\0" in config.path:
+        return ["path must not contain a NUL byte; give a file path such as ~/.local/share/paxm/memory.sqlite"]
+    return []
+
+
+PROVIDER_TYPE = ProviderType(
+    type="sqlite",
+    factory=_factory,
+    description="Local SQLite FTS5 store (default; no API key, no embeddings)",
+    capabilities=frozenset({"put_batch", "cleanup_expired", "close", "turn_boundaries", "attribution"}),
+    config_keys=(
+        ConfigKey("path", "the database file (default: under the XDG data dir)", kind="str"),
+        ConfigKey("timeout", "per-call timeout", kind="duration"),
+    ),
+    locality="local",
+    validate=_validate,
+    package="paxm-provider-sqlite",
+    setup_priority=0,
+)
+
+
 @hookimpl
 def paxm_register_providers(register: Callable[..., None]) -> None:
-    register(
-        "sqlite",
-        _factory,
-        description="Local SQLite FTS5 store (default; no API key, no embeddings)",
-        capabilities=("put_batch", "cleanup_expired", "close", "turn_boundaries", "attribution"),
-    )
+    register(PROVIDER_TYPE)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from paxm_core import MemoryHit, MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
+from paxm_core import MemoryHit, MemoryItem, TurnContext, sync_attribution
+from paxm_core.attribution import restore_hit
 from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
 __all__ = [
@@ -23,14 +24,6 @@ FINGERPRINT = "paxm_fingerprint"
 OCCURRENCES = "paxm_occurrences"
 FIRST_SEEN = "paxm_first_seen_at"
 LAST_SEEN = "paxm_last_seen_at"
-_ATTRIBUTION_KEYS = (
-    ("paxm_user_id", "user_id"),
-    ("paxm_agent_id", "agent_id"),
-    ("paxm_session_id", "session_id"),
-    ("paxm_turn_id", "turn_id"),
-)
-_SCOPE_TYPE = "paxm_scope_type"
-_SCOPE_ID = "paxm_scope_id"
 
 
 class FingerprintConflict(Exception):
@@ -45,29 +38,13 @@ def _first(*values: str) -> str:
 
 
 def prepare_metadata(item: MemoryItem) -> dict[str, str]:
-    """The metadata to store: canonical attribution keys synced, then turn boundaries."""
-    meta = dict(item.metadata)
-    turn = item.turn
-    origin = {
-        "user_id": _first(item.origin.user_id, item.provenance.user_id, meta.get("paxm_user_id", "")),
-        "agent_id": _first(item.origin.agent_id, item.provenance.agent_id, meta.get("paxm_agent_id", "")),
-        "session_id": _first(item.origin.session_id, meta.get("paxm_session_id", ""), turn.session_id if turn else ""),
-        "turn_id": _first(item.origin.turn_id, meta.get("paxm_turn_id", ""), turn.turn_id if turn else ""),
-    }
-    scope_type = _first(item.scope.type, item.provenance.scope_type, meta.get(_SCOPE_TYPE, ""))
-    scope_id = _first(item.scope.id, item.provenance.scope_id, meta.get(_SCOPE_ID, ""))
-    for key, field in _ATTRIBUTION_KEYS:
-        meta.pop(key, None)
-        if origin[field]:
-            meta[key] = origin[field]
-    meta.pop(_SCOPE_TYPE, None)
-    meta.pop(_SCOPE_ID, None)
-    if scope_type:
-        meta[_SCOPE_TYPE] = scope_type
-    if scope_id:
-        meta[_SCOPE_ID] = scope_id
-    if turn is not None:
-        _turn_metadata(meta, turn)
+    """The metadata to store: the core's canonical attribution keys (``sync_attribution``), then turn boundaries.
+
+    The precedence rules (fields over legacy provenance over metadata) are the core's, not a copy.
+    """
+    meta = dict(sync_attribution(item).metadata)
+    if item.turn is not None:
+        _turn_metadata(meta, item.turn)
     return meta
 
 
@@ -130,18 +107,6 @@ def merge_lifecycle(
 
 
 def apply_hit_attribution(hit: MemoryHit) -> MemoryHit:
-    """Restore structured origin/scope/provenance on a hit from its stored metadata."""
-    meta = hit.metadata
-    origin = MemoryOrigin(
-        user_id=meta.get("paxm_user_id", "").strip(),
-        agent_id=meta.get("paxm_agent_id", "").strip(),
-        session_id=meta.get("paxm_session_id", "").strip(),
-        turn_id=meta.get("paxm_turn_id", "").strip(),
-    )
-    scope = MemoryScope(meta.get(_SCOPE_TYPE, "").strip(), meta.get(_SCOPE_ID, "").strip())
-    if not (scope.type and scope.id):
-        scope = MemoryScope(type="unknown")
-    hit.origin = origin
-    hit.scope = scope
-    hit.provenance = Provenance(origin.user_id, origin.agent_id, scope.type, scope.id)
+    """Restore structured origin/scope/provenance on a hit from its stored metadata (the core's rules)."""
+    restore_hit(hit)  # in place: the hit was just built from the row, nobody else holds it
     return hit

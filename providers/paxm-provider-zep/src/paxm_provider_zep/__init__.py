@@ -6,6 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from paxm_core import ProviderConfig, hookimpl
+from paxm_core.protocols import ConfigKey, ProviderType
+
+#: config ``search_scope`` values (kept here so validation does not import the SDK mapping)
+SEARCH_SCOPES = ("episodes", "edges", "nodes", "observations", "thread_summaries", "auto")
 
 
 def _factory(name: str, config: ProviderConfig) -> Any:
@@ -14,11 +18,36 @@ def _factory(name: str, config: ProviderConfig) -> Any:
     return ZepProvider(name, config)
 
 
+def _validate(config: ProviderConfig) -> list[str]:
+    problems = []
+    scope = (config.search_scope or "episodes").strip()
+    if scope not in SEARCH_SCOPES:
+        problems.append(f"search_scope {config.search_scope!r} is invalid; use one of {', '.join(SEARCH_SCOPES)}")
+    return problems
+
+
+PROVIDER_TYPE = ProviderType(
+    type="zep",
+    factory=_factory,
+    description="Zep knowledge graph (zep-cloud SDK 4.x)",
+    capabilities=frozenset({"put_batch", "delete", "eval_scope_cleanup", "attribution"}),
+    config_keys=(
+        ConfigKey("api_key", "Zep API key (or env:NAME)", secret=True, required=True, ask=True),
+        ConfigKey("base_url", "Zep API base URL (default: Zep Cloud)"),
+        ConfigKey("user_id", "store in this Zep user's graph (default: the paxm user)"),
+        ConfigKey("graph_id", "store in this named graph instead of a user graph"),
+        ConfigKey("search_scope", "what search returns", default="episodes", choices=SEARCH_SCOPES),
+        ConfigKey("source_description", "episode source description"),
+        ConfigKey("max_characters", "longest episode sent", kind="int"),
+        ConfigKey("timeout", "per-call timeout", kind="duration"),
+    ),
+    locality="keyed",
+    validate=_validate,
+    package="paxm-provider-zep",
+    setup_priority=10,
+)
+
+
 @hookimpl
 def paxm_register_providers(register: Callable[..., None]) -> None:
-    register(
-        "zep",
-        _factory,
-        description="Zep knowledge graph (zep-cloud SDK 4.x)",
-        capabilities=("put_batch", "delete", "eval_scope_cleanup", "attribution"),
-    )
+    register(PROVIDER_TYPE)

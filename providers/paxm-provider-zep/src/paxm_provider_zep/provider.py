@@ -152,9 +152,13 @@ class ZepProvider:
         return uuid
 
     def ensure_target(self, deadline: Deadline | None = None) -> tuple[str, str]:
-        """Resolve the configured user/graph now; return ``(uuid, "created" | "exists")`` (used by setup)."""
-        uuid = self._graph(deadline or Deadline.after(self._timeout))
-        return uuid, self._target_kind or "exists"
+        """Resolve the configured user/graph now (setup's set-up step, ``SupportsEnsureTarget``).
+
+        Returns ``("user <id>" | "graph <id>", "created" | "exists")``: what setup shows the user.
+        """
+        self._graph(deadline or Deadline.after(self._timeout))
+        target = f"graph {self._graph_id}" if self._graph_id else f"user {self._user_id}"
+        return target, self._target_kind or "exists"
 
     def capabilities(self) -> frozenset[str]:
         """Batch, delete and attribution always; eval-scope cleanup only on a ``paxm-eval-*`` graph."""

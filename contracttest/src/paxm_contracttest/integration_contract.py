@@ -1,0 +1,219 @@
+"""``IntegrationContract``: the checks every paxm harness integration must pass, as a test class to subclass.
+
+A subclass provides the integration, decode fixtures (native event + payload -> the normalized
+event) and a pre-existing native config file; the suite checks that the object implements
+:class:`~paxm_core.integration.Integration`, decodes every fixture to the right event (and
+never raises on garbage), prints valid native output, installs idempotently, uninstalls back
+to the user's original config, and that the command it installed stays silent and exits 0
+when paxm is gone.  See ``docs/writing-integrations.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    STANDARD_EVENTS,
+    HookResult,
+    InstallContext,
+    Integration,
+    client_path,
+)
+
+__all__ = ["DecodeFixture", "IntegrationContract", "NativeConfig"]
+
+
+@dataclass(frozen=True)
+class DecodeFixture:
+    """One captured native payload and what it must decode to.
+
+    :param native_event: what the installed hook passes as ``--event`` (``UserPromptSubmit``).
+    :param payload: the raw payload, or a file holding it.
+    :param event: the normalized event it must become (``user_input``).
+    :param fields: ``HookEvent`` attributes that must equal the given values
+        (``prompt``, ``assistant``, ``workspace``; ``metadata.session_id`` for a metadata key).
+    """
+
+    native_event: str
+    payload: bytes | Path
+    event: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+    def raw(self) -> bytes:
+        return self.payload.read_bytes() if isinstance(self.payload, Path) else self.payload
+
+
+@dataclass(frozen=True)
+class NativeConfig:
+    """The harness's own config file as the user had it before paxm.
+
+    :param path: where the integration (as configured by the subclass's fixtures) edits it.
+    :param content: what is in it before install.
+    :param parse: turns file text into a value compared for semantic equality (JSON by default).
+    :param commands: returns the hook commands paxm installed, from the file's current text.
+    """
+
+    path: Path
+    content: str
+    parse: Callable[[str], Any] = json.loads
+    commands: Callable[[str], list[str]] = field(default=lambda text: [])
+
+
+def _quiet(line: str) -> None:
+    """Install/uninstall report lines are not the contract's business."""
+
+
+class IntegrationContract:
+    """Subclass in your integration's tests and override the three ``paxm_*`` fixtures."""
+
+    #: output modes whose output must be valid JSON (or empty)
+    json_modes: tuple[str, ...] = ("json",)
+    #: every output mode the integration answers in (``text`` and ``json`` are always asked)
+    output_modes: tuple[str, ...] = ("text", "json")
+
+    # -- what a subclass provides --------------------------------------------------------------
+
+    @pytest.fixture
+    def paxm_integration(self) -> Integration:
+        raise NotImplementedError("override the paxm_integration fixture to return your integration object")
+
+    @pytest.fixture
+    def paxm_decode_fixtures(self) -> list[DecodeFixture]:
+        raise NotImplementedError("override paxm_decode_fixtures: captured native payloads and their events")
+
+    @pytest.fixture
+    def paxm_native_config(self, tmp_path: Path) -> NativeConfig:
+        raise NotImplementedError("override paxm_native_config: the harness's pre-existing config file")
+
+    # -- shared set-up -------------------------------------------------------------------------
+
+    @pytest.fixture
+    def paxm_install_context(self, tmp_path: Path, paxm_integration: Integration) -> Iterator[InstallContext]:
+        """A saved paxm config (under ``tmp_path``) with the integration's agent enabled."""
+        from paxm_core.config import save_config
+        from paxm_core.config.codec import decode
+        from paxm_core.config.defaults import default_config
+        from paxm_core.config.model import AgentConfig
+
+        path = tmp_path / "paxm" / "config.yaml"
+        config = default_config(path)
+        name = paxm_integration.name
+        if name not in config.agents:
+            config.agents[name] = decode(AgentConfig, dict(paxm_integration.default_agent_config()), f"agents.{name}")
+        config.agents[name].enabled = True
+        save_config(config, path)
+        config.path = path
+        yield InstallContext(config=config, echo=_quiet)
+
+    # -- the checks ----------------------------------------------------------------------------
+
+    def test_contract_implements_integration(self, paxm_integration: Integration) -> None:
+        assert isinstance(paxm_integration, Integration), "implement paxm_core.integration.Integration"
+        assert paxm_integration.name.strip(), "name must be the agents.<name> key"
+        assert paxm_integration.name == paxm_integration.name.strip().lower()
+        for attr in ("display_name", "label"):
+            assert isinstance(getattr(paxm_integration, attr), str)
+        assert all(isinstance(a, str) and a for a in paxm_integration.aliases)
+        assert all(isinstance(o, str) and o and o != "paxm" for o in paxm_integration.owners)
+        assert isinstance(dict(paxm_integration.default_agent_config()), dict)
+
+    def test_contract_decode_fixtures(
+        self, paxm_integration: Integration, paxm_decode_fixtures: list[DecodeFixture]
+    ) -> None:
+        assert paxm_decode_fixtures, "give at least one decode fixture per native event you install"
+        for fixture in paxm_decode_fixtures:
+            event = paxm_integration.decode(fixture.native_event, fixture.raw())
+            where = f"decode({fixture.native_event!r}, ...)"
+            assert event.event == fixture.event, f"{where}: event {event.event!r}, expected {fixture.event!r}"
+            assert event.target == paxm_integration.name, f"{where}: target must be the integration's name"
+            for key, want in fixture.fields.items():
+                if key.startswith("metadata."):
+                    got = event.metadata.get(key.split(".", 1)[1], "")
+                else:
+                    got = getattr(event, key)
+                assert got == want, f"{where}: {key} is {got!r}, expected {want!r}"
+
+    def test_contract_decode_never_raises(
+        self, paxm_integration: Integration, paxm_decode_fixtures: list[DecodeFixture]
+    ) -> None:
+        natives = {f.native_event for f in paxm_decode_fixtures} | {""}
+        for native in sorted(natives):
+            for raw in (b"", b"{", b"[1]", b"\xff\xfe", b'{"prompt": 5}', b"{" * 3000):
+                event = paxm_integration.decode(native, raw)
+                assert event.target == paxm_integration.name
+
+    def test_contract_hook_output_is_valid(self, paxm_integration: Integration) -> None:
+        modes = dict.fromkeys(("text", "json", *self.output_modes))
+        for event in STANDARD_EVENTS:
+            full = HookResult(
+                target=paxm_integration.name,
+                event=event,
+                session_context="<paxm-session-identity/>" if event == EVENT_SESSION_START else "",
+                recall_context='<paxm-recall version="1" mode="passive">m</paxm-recall>',
+                bootstrap_context="<b/>",
+            )
+            ignored = HookResult(target=paxm_integration.name, event=event, ignored=True, recall_context="<x/>")
+            for mode in modes:
+                out = paxm_integration.hook_output(full, mode)
+                assert isinstance(out, str), f"hook_output({event}, {mode!r}) must return str"
+                if mode in self.json_modes and out:
+                    json.loads(out)  # raises with the position of the problem
+                assert paxm_integration.hook_output(ignored, mode) == "", f"an ignored {event} prints nothing"
+
+    def test_contract_install_is_idempotent_and_uninstall_restores(
+        self, paxm_integration: Integration, paxm_native_config: NativeConfig, paxm_install_context: InstallContext
+    ) -> None:
+        native = paxm_native_config
+        native.path.parent.mkdir(parents=True, exist_ok=True)
+        native.path.write_text(native.content)
+        original = native.parse(native.content)
+        paxm_integration.preflight(paxm_install_context)
+        paxm_integration.install(paxm_install_context)
+        first = native.path.read_text()
+        assert native.parse(first) != original, "install changed nothing in the native config"
+        paxm_integration.install(paxm_install_context)
+        assert native.path.read_text() == first, "installing twice must leave the file as the first install did"
+        paxm_integration.uninstall(paxm_install_context)
+        assert native.parse(native.path.read_text()) == original, "uninstall must restore the user's config"
+        paxm_integration.uninstall(paxm_install_context)  # twice is harmless
+        assert native.parse(native.path.read_text()) == original
+
+    def test_contract_installed_command_fails_open(
+        self,
+        paxm_integration: Integration,
+        paxm_native_config: NativeConfig,
+        paxm_install_context: InstallContext,
+        tmp_path: Path,
+    ) -> None:
+        """Each installed command, with paxm's hook client gone, exits 0 and prints nothing."""
+        native = paxm_native_config
+        native.path.parent.mkdir(parents=True, exist_ok=True)
+        native.path.write_text(native.content)
+        paxm_integration.install(paxm_install_context)
+        commands = native.commands(native.path.read_text())
+        assert commands, "paxm_native_config.commands found no installed hook command"
+        gone = str(tmp_path / "uninstalled" / "paxm_core" / "client.py")
+        for command in commands:
+            assert str(client_path()) in command, f"installed command does not run paxm's hook client: {command}"
+            broken = command.replace(shlex.quote(str(client_path())), shlex.quote(gone))
+            broken = broken.replace(str(client_path()), gone)
+            done = subprocess.run(
+                broken,
+                shell=True,
+                input=b'{"prompt": "hello"}',
+                capture_output=True,
+                timeout=30,
+                env={**os.environ, "HOME": str(tmp_path)},
+            )
+            assert done.returncode == 0, f"exit {done.returncode} with paxm gone: {broken}\n{done.stderr!r}"
+            assert done.stdout == b"", f"printed {done.stdout!r} with paxm gone: {broken}"

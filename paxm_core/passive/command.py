@@ -1,0 +1,91 @@
+"""The exact hook command line an integration installs.
+
+Always ``<absolute interpreter> -I -S <absolute client.py> --config <absolute config> ...``:
+no console-script wrapper, no shell, no version-manager shim on the per-prompt path.  ``-I``
+keeps the user's ``PYTHON*`` variables and cwd out; ``-S`` skips ``site`` (the client needs
+nothing from site-packages).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+__all__ = ["client_path", "hook_command", "hook_command_line", "interpreter_path", "precompile_client"]
+
+
+def client_path() -> Path:
+    """Absolute path of the installed hook client script."""
+    return (Path(__file__).parent / "client.py").resolve()
+
+
+def interpreter_path() -> str:
+    """The absolute interpreter of this environment (the venv's ``python``, symlink kept).
+
+    The venv path is kept unresolved on purpose: resolving would jump to the base interpreter
+    and lose the venv, so the daemon the client starts could not import paxm.
+    """
+    return os.path.abspath(sys.executable)
+
+
+def precompile_client() -> None:
+    """Write the client's bytecode cache now, so the first prompt does not pay for compiling it.
+
+    Best effort: a read-only install simply compiles on each run.
+    """
+    import py_compile
+
+    hooks = client_path().parent
+    for source in (hooks / "_hookclient.py", hooks.parent / "capture" / "_inbox.py"):
+        try:
+            py_compile.compile(str(source), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            pass
+
+
+def hook_command(
+    config_path: str | os.PathLike[str],
+    target: str,
+    event: str,
+    *,
+    mode: str = "text",
+    queue_path: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+    python: str | None = None,
+) -> list[str]:
+    """The argv of the hook for ``target``/``event``.
+
+    :param event: what the client passes as ``--event``: the integration's native event name or
+        a normalized name (the integration's ``decode`` receives it).
+    :param mode: an output mode the target's integration knows (``text``, ``json``...); passed as ``--<mode>``.
+    :param queue_path: the capture queue when it is not ``<configdir>/hooks/capture.sqlite``
+        (the client cannot read YAML, so a custom ``capture_queue.path`` is passed here).
+    :param timeout: the client's hard ceiling in seconds (default: the client's 5 s).
+    """
+    argv = [
+        python or interpreter_path(),
+        "-I",
+        "-S",
+        str(client_path()),
+        "--config",
+        str(Path(config_path).expanduser().absolute()),
+        "--target",
+        target,
+        "--event",
+        event,
+    ]
+    if mode and mode != "text":
+        argv.append(f"--{mode}")
+    if queue_path:
+        argv += ["--queue", str(Path(queue_path).expanduser().absolute())]
+    if timeout is not None:
+        argv += ["--timeout", f"{timeout:g}"]
+    precompile_client()
+    return argv
+
+
+def hook_command_line(config_path: str | os.PathLike[str], target: str, event: str, **kwargs: object) -> str:
+    """:func:`hook_command` quoted for a shell (what goes into ``settings.json`` ``command``)."""
+    return shlex.join(hook_command(config_path, target, event, **kwargs))  # type: ignore[arg-type]

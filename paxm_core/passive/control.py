@@ -1,0 +1,109 @@
+"""Talking to a running hook daemon: flush, shutdown, status (``paxm __hook-control``, setup, queue status)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from paxm_core.errors import PaxmError
+from paxm_core.passive._hookclient import LOCK_NAME, SOCKET_NAME, connect_unix
+
+__all__ = ["daemon_status", "request_json", "send_control"]
+
+FLUSH_TIMEOUT = 35.0
+STOP_WAIT = 5.0
+
+
+def request_json(path: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One JSON request/response exchange with the daemon (control clients, not the hook path)."""
+    import json
+    import socket
+
+    deadline = time.monotonic() + timeout
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(min(1.0, timeout))
+        connect_unix(sock, path)
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(1 << 16):
+            chunks.append(chunk)
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+    response = json.loads(b"".join(chunks) or b"null")
+    if not isinstance(response, dict):
+        raise ValueError("hook daemon sent no answer")
+    return response
+
+
+def _hooks_dir(config_path: str | os.PathLike[str]) -> Path:
+    return Path(config_path).expanduser().absolute().parent / "hooks"
+
+
+def _lock_held(lock: Path) -> bool:
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def send_control(
+    config_path: str | os.PathLike[str], action: str, *, timeout: float = FLUSH_TIMEOUT
+) -> dict[str, Any] | None:
+    """Send ``action`` (``flush``/``shutdown``/``status``/``ping``); ``None`` if no daemon runs.
+
+    A daemon that holds the lock but has no socket yet is starting: wait up to 1 s for it.
+    ``shutdown`` waits up to 5 s for the socket and lock to disappear.
+
+    :raises PaxmError: the daemon answered with an error or did not stop in time.
+    """
+    hooks = _hooks_dir(config_path)
+    sock, lock = hooks / SOCKET_NAME, hooks / LOCK_NAME
+    if not sock.exists():
+        if not _lock_held(lock):
+            return None
+        deadline = time.monotonic() + 1.0
+        while not sock.exists():
+            if not _lock_held(lock):
+                return None
+            if time.monotonic() > deadline:
+                raise PaxmError("hook daemon lock is held but its socket did not become ready")
+            time.sleep(0.025)
+    try:
+        response = request_json(str(sock), {"action": action}, timeout)
+    except (ConnectionRefusedError, FileNotFoundError):
+        return None  # a stale socket of a killed daemon: nothing is running
+    except (OSError, ValueError) as exc:
+        raise PaxmError(f"hook daemon {action} failed: {exc}") from exc
+    if not response.get("ok"):
+        raise PaxmError(f"hook daemon {action} failed: {response.get('error') or 'unknown error'}")
+    if action == "shutdown":
+        deadline = time.monotonic() + STOP_WAIT
+        while sock.exists() or _lock_held(lock):
+            if time.monotonic() > deadline:
+                raise PaxmError("hook daemon did not stop before timeout")
+            time.sleep(0.025)
+    return response
+
+
+def daemon_status(config_path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The running daemon's status (pid, uptime, requests, idle ...) or ``None`` if none runs."""
+    try:
+        response = send_control(config_path, "status", timeout=2.0)
+    except PaxmError:
+        return None
+    if response is None:
+        return None
+    response.pop("ok", None)
+    return response

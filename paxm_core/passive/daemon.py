@@ -1,0 +1,527 @@
+"""The hook daemon: one per config directory, serving hook clients over a unix socket.
+
+It owns everything that is slow to build -- config, plugins, providers, router, capture
+queue, delivery worker, passive runtime and session state -- so the per-prompt hook client
+only pays for a socket round trip.
+
+Protocol (one JSON object each way per connection, request ends at newline or EOF):
+
+* hook: ``{v, event_id, target, event, raw, owner, mode, captured_at}`` ->
+  ``{ok, output, buffered, event_id, errors?}``; ``raw`` is the native payload as a string (an
+  upstream-style JSON object is accepted too);
+* control: ``{action: "flush" | "shutdown" | "status" | "ping"}`` -> ``{ok, flushed?, ...}``.
+
+Lifecycle: the lock ``hooks/paxm-hook.lock`` (``flock``, holding the pid) is taken before a
+stale socket is removed, so two daemons never fight over the socket; raw events left in the
+inbox by clients that found no daemon are drained on start (and every few seconds); after
+``idle_timeout`` seconds without requests the daemon flushes and exits.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from paxm_core.errors import PaxmError, QueueError
+from paxm_core.passive._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
+from paxm_core.passive.processor import HookProcessor
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
+
+DEFAULT_IDLE_TIMEOUT = 30 * 60.0
+#: how long shutdown waits for requests still being answered
+SHUTDOWN_GRACE = 2.0
+MAX_REQUEST = 24 * 1024 * 1024
+INBOX_DRAIN_INTERVAL = 5.0
+CONNECTION_TIMEOUT = 30.0
+LOG_NAME = "paxm-hook-daemon.log"
+MAX_LOG_BYTES = 256 * 1024
+
+
+class DaemonLock:
+    """An exclusive ``flock`` on ``<hooks>/paxm-hook.lock`` holding the owner's pid.
+
+    ``flock`` dies with its process, so a SIGKILLed daemon never leaves a lock that blocks the
+    next one; the inode check after locking closes the race with a concurrent release.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise :class:`PaxmError` naming the running daemon's pid."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for _ in range(5):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                raise PaxmError(f"hook daemon already running with pid {self.read_pid() or 'unknown'}") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:  # the previous owner unlinked it between our open and flock
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._fd = fd
+            return
+        raise PaxmError("hook daemon lock kept changing; try again")
+
+    def read_pid(self) -> int:
+        """The pid written in the lock file (0 if none)."""
+        try:
+            return int(self.path.read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def release(self) -> None:
+        """Unlink and unlock (unlink first, so a waiter never locks a file about to vanish)."""
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+
+class HookDaemon:
+    """The daemon process: lock, socket, request threads, inbox drain, idle exit.
+
+    :param config_path: the config file; its directory holds ``hooks/``.
+    :param idle_timeout: seconds without requests before flush-and-exit.
+    :param socket_path: override for the socket (default ``<configdir>/hooks/paxm-hook.sock``).
+    """
+
+    def __init__(
+        self,
+        config_path: str | Path | None,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        socket_path: str | Path | None = None,
+    ) -> None:
+        from paxm_core.config import resolve_config_path
+
+        self.config_path = Path(resolve_config_path(str(config_path) if config_path else None)).expanduser().absolute()
+        self.hooks_dir = self.config_path.parent / "hooks"
+        self.socket_path = Path(socket_path) if socket_path else self.hooks_dir / SOCKET_NAME
+        self.lock = DaemonLock(self.hooks_dir / LOCK_NAME)
+        self.idle_timeout = idle_timeout
+        self.started_at = time.time()
+        self.requests = 0
+        self._last_activity = time.monotonic()
+        self._inflight = 0
+        self._state = threading.Lock()
+        self._stop = threading.Event()
+        self._listener: socket.socket | None = None
+        self._socket_inode = 0
+        self.processor: HookProcessor | None = None
+        self.runtime: Any = None
+        self.queue: Any = None
+        self.worker: Any = None
+        self.recorder: BackgroundRecorder | None = None
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
+        from paxm_core.runtime import Runtime
+
+        self.runtime = Runtime.load(str(self.config_path))
+        config = self.runtime.config
+        cq = config.capture_queue
+        self.queue = CaptureQueue(
+            default_queue_path(config),
+            routes=routes_from_write_profiles(config.write_profiles),
+            retry_min=cq.retry_min or 0,
+            max_attempts=cq.max_attempts or 0,
+        )
+        telemetry = _telemetry_sink(getattr(self.runtime.tools, "telemetry", None))
+        self.recorder = BackgroundRecorder() if telemetry is not None else None
+        record = on_recall = None
+        if self.recorder is not None:
+            record = self.recorder.wrap(telemetry.record)
+            if callable(getattr(telemetry, "on_recall", None)):
+                on_recall = self.recorder.wrap(telemetry.on_recall)
+        self.worker = DeliveryWorker(
+            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=telemetry
+        ).start()
+        self.processor = HookProcessor(
+            self.runtime,
+            self.queue,
+            worker=self.worker,
+            session_state_path=self.hooks_dir / "session_state.json",
+            session_write_behind=1.0,
+            defer_notify=True,
+            record=record,
+            on_recall=on_recall,
+        )
+
+    def _listen(self) -> socket.socket:
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            if len(str(self.socket_path).encode()) <= MAX_SOCKET_PATH:
+                listener.bind(str(self.socket_path))
+            else:  # too long for AF_UNIX: bind by name from inside the directory
+                cwd = os.getcwd()
+                os.chdir(self.socket_path.parent)
+                try:
+                    listener.bind(self.socket_path.name)
+                finally:
+                    os.chdir(cwd)
+        finally:
+            os.umask(old)
+        listener.listen(64)
+        listener.settimeout(1.0)
+        self._socket_inode = os.stat(self.socket_path).st_ino
+        return listener
+
+    # -- serving -------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until idle, shutdown or a signal; returns the exit code."""
+        self.lock.acquire()
+        try:
+            config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
+            try:
+                self._open()
+            except Exception as exc:
+                self._log(f"startup failed: {exc}")
+                raise
+            assert self.processor is not None
+            self._drain()
+            self._listener = self._listen()
+            pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
+            last_drain = time.monotonic()
+            try:
+                while not self._stop.is_set():
+                    try:
+                        conn, _ = self._listener.accept()
+                    except TimeoutError:
+                        conn = None
+                    except OSError:
+                        if self._stop.is_set():
+                            break
+                        raise
+                    now = time.monotonic()
+                    if conn is not None:
+                        with self._state:
+                            self._inflight += 1
+                            self._last_activity = now
+                        pool.submit(self._serve, conn)
+                        continue
+                    if self._config_stamp() != config_stamp:
+                        # a new config (paxm setup, an edit) takes effect with the next daemon
+                        self._log("config changed: flushing and exiting")
+                        break
+                    if now - last_drain >= INBOX_DRAIN_INTERVAL:
+                        last_drain = now
+                        if not self._socket_is_ours():
+                            # hooks dir deleted or socket replaced: no client can reach us
+                            self._log("socket removed: exiting")
+                            break
+                        self._drain()
+                    with self._state:
+                        idle = self._inflight == 0 and now - self._last_activity >= self.idle_timeout
+                    if idle:
+                        self._log("idle timeout: flushing and exiting")
+                        break
+            finally:
+                self._stop.set()
+                self._close_listener()
+                # Requests still running are past their write (it commits before recall); give
+                # them a moment to answer, but a recall stuck in a provider that ignores its
+                # deadline must not hold the daemon's exit (the process ends with os._exit).
+                pool.shutdown(wait=False, cancel_futures=True)
+                self._wait_inflight(SHUTDOWN_GRACE)
+                self._shutdown()
+        finally:
+            self.lock.release()
+        return 0
+
+    def _wait_inflight(self, grace: float) -> None:
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            with self._state:
+                if self._inflight == 0:
+                    return
+            time.sleep(0.02)
+        self._log(f"shutdown: {self._inflight} request(s) still running after {grace:g}s; not waiting")
+
+    def _config_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.config_path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            return os.stat(self.socket_path).st_ino == self._socket_inode
+        except OSError:
+            return False
+
+    def _drain(self) -> None:
+        assert self.processor is not None
+        try:
+            self.processor.drain_inbox()
+        except Exception as exc:
+            self._log(f"inbox drain failed: {exc}")
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            conn.settimeout(CONNECTION_TIMEOUT)
+            request = _read_request(conn)
+            response = self._dispatch(request)
+            if request.get("reply") == "framed":
+                conn.sendall(framed_reply(response))
+            else:
+                conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+            conn.close()  # the client is answered: now let delivery run
+            if self.processor is not None:
+                self.processor.wake_worker()
+        except Exception as exc:
+            try:
+                conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
+            except OSError:
+                pass
+        finally:
+            conn.close()
+            with self._state:
+                self._inflight -= 1
+                self._last_activity = time.monotonic()
+                self.requests += 1
+
+    def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.processor is not None
+        action = str(request.get("action") or "")
+        if not action:
+            return self.processor.handle_hook(request)
+        if action == "ping":
+            return {"ok": True, "pid": os.getpid()}
+        if action == "status":
+            return {"ok": True, **self.status()}
+        if action in ("flush", "shutdown"):
+            report = self._flush()
+            if action == "shutdown":
+                self._stop.set()
+                self._close_listener()
+            return {"ok": bool(getattr(report, "ok", True)), **_flush_json(report)}
+        return {"ok": False, "error": f"unknown action {action!r}"}
+
+    def status(self) -> dict[str, Any]:
+        """The daemon's own status (shown by ``paxm queue status``)."""
+        with self._state:
+            inflight, last = self._inflight, self._last_activity
+        return {
+            "pid": os.getpid(),
+            "socket": str(self.socket_path),
+            "config": str(self.config_path),
+            "started_at": datetime.fromtimestamp(self.started_at, UTC).isoformat().replace("+00:00", "Z"),
+            "uptime_seconds": round(time.time() - self.started_at, 3),
+            "requests": self.requests,
+            "inflight": inflight,
+            "idle_seconds": round(time.monotonic() - last, 3),
+            "idle_timeout_seconds": self.idle_timeout,
+        }
+
+    def _flush(self) -> Any:
+        self._drain()
+        if self.worker is None:
+            return None
+        return self.worker.flush()
+
+    def _close_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.close()
+            finally:
+                try:
+                    self.socket_path.unlink()
+                except FileNotFoundError:
+                    pass
+
+    def _shutdown(self) -> None:
+        try:
+            self._flush()
+        except Exception as exc:
+            self._log(f"final flush failed: {exc}")
+        for name in ("worker", "processor", "recorder", "queue", "runtime"):
+            target = getattr(self, name)
+            if target is None:
+                continue
+            try:
+                target.stop() if name == "worker" else target.close()
+            except Exception as exc:
+                self._log(f"closing {name} failed: {exc}")
+
+    def stop(self) -> None:
+        """Ask the serving loop to finish (used by signal handlers and tests)."""
+        self._stop.set()
+
+    def _log(self, message: str) -> None:
+        path = self.hooks_dir / LOG_NAME
+        try:
+            if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+                path.replace(path.with_suffix(".log.1"))
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                handle.write(f"{datetime.now(UTC).isoformat()} pid={os.getpid()} {message}\n")
+        except OSError:
+            pass
+
+
+def framed_reply(response: dict[str, Any]) -> bytes:
+    """The hook client's reply format: ``PAXM-HOOK <ok> <n>\\n`` + n bytes of output + error lines.
+
+    Framed rather than JSON so the client needs no JSON parser on the per-prompt path.
+    """
+    output = str(response.get("output") or "").encode("utf-8", "replace")
+    errors = [str(e) for e in response.get("errors") or ()]
+    if response.get("error"):
+        errors.append(f"failed: {response['error']}")
+    tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
+    ok = 1 if response.get("ok") else 0
+    return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
+
+
+def _read_request(conn: socket.socket) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_REQUEST:
+            raise QueueError("hook request too large")
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    data = b"".join(chunks).strip()
+    try:
+        value = json.loads(data) if data else None
+    except ValueError as exc:
+        raise QueueError(f"invalid hook request: {exc}") from None
+    if not isinstance(value, dict):
+        raise QueueError("invalid hook request: expected a JSON object")
+    return value
+
+
+def _flush_json(report: Any) -> dict[str, Any]:
+    if report is None:
+        return {}
+    to_json = getattr(report, "to_json", None)
+    data = to_json() if callable(to_json) else {}
+    return {"flush": data, "flushed": int(data.get("delivered", 0) or 0) if isinstance(data, dict) else 0}
+
+
+def _telemetry_sink(telemetry: Any) -> Any:
+    return telemetry if telemetry is not None and callable(getattr(telemetry, "record", None)) else None
+
+
+class BackgroundRecorder:
+    """Runs telemetry calls on one background thread, off the hook's request path.
+
+    Telemetry writes files (events, metrics) and costs milliseconds; a hook answer should not
+    wait for them.  :meth:`wrap` turns a telemetry method into a queueing stand-in;
+    :meth:`close` runs whatever is still queued.
+    """
+
+    def __init__(self) -> None:
+        import queue
+
+        self._queue: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None]
+        self._queue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
+        self._thread.start()
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., None]:
+        """A function with ``fn``'s arguments that queues the call and returns at once."""
+
+        def queued(*args: Any, **kwargs: Any) -> None:
+            self._queue.put((fn, args, kwargs))
+
+        return queued
+
+    def _run(self) -> None:
+        while (call := self._queue.get()) is not None:
+            fn, args, kwargs = call
+            try:
+                fn(*args, **kwargs)
+            except Exception:  # telemetry never breaks the daemon
+                pass
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Finish queued calls and stop the thread."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m paxm_core.passive.daemon --config C [--idle-timeout S] [--socket P]``."""
+    import argparse
+    import signal
+
+    from paxm_core.duration import parse_duration
+
+    parser = argparse.ArgumentParser(prog="paxm-hook-daemon")
+    parser.add_argument("--config", "-c", default=None)
+    parser.add_argument("--idle-timeout", default=None)
+    parser.add_argument("--socket", default=None)
+    args = parser.parse_args(argv)
+    idle = parse_duration(args.idle_timeout) if args.idle_timeout else DEFAULT_IDLE_TIMEOUT
+    daemon = HookDaemon(args.config, idle_timeout=idle, socket_path=args.socket)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
+    signal.signal(signal.SIGINT, lambda *_: daemon.stop())
+    try:
+        return daemon.run()
+    except PaxmError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+
+
+def exit_now(code: int) -> None:
+    """Leave the process once the daemon has flushed and released its lock and socket.
+
+    A recall thread stuck in a provider that ignores its deadline cannot be interrupted, and
+    Python would wait for it at exit; everything durable is already committed, so don't.
+    """
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    exit_now(main())

@@ -1,0 +1,330 @@
+"""The generic payload decoder: native JSON in, :class:`HookEvent` out.
+
+It understands upstream's documented generic payload field names (docs/hooks.md), which most
+harnesses' hook JSON uses too; an integration maps its native event names and adds what is
+specific to its harness (a transcript file, say) around this decoder.  Decoding never
+raises on bad input: anything that is not a JSON object becomes an empty payload, so a hook
+always answers.  Hidden reasoning (thinking blocks, ``reasoning`` keys ...) is removed here,
+before any template or write can see it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from paxm_core.passive.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
+
+__all__ = [
+    "MAX_RAW_BYTES",
+    "decode_generic",
+    "messages_from_value",
+    "parse_payload",
+    "sanitize",
+    "value_text",
+]
+
+#: payloads larger than this are decoded as empty: no harness sends megabytes of hook JSON on
+#: purpose, and parsing a hostile one must not stall the hook.
+MAX_RAW_BYTES = 8 * 1024 * 1024
+#: deeper JSON is truncated by the sanitizer (Python's json has its own recursion limit too).
+MAX_DEPTH = 64
+
+_REASONING_KEYS = frozenset(
+    {
+        "thinking",
+        "thinking_content",
+        "reasoning",
+        "reasoning_content",
+        "analysis",
+        "chain_of_thought",
+        "thought",
+        "thoughts",
+        "redacted_thinking",
+    }
+)
+_REASONING_TYPES = frozenset({"thinking", "reasoning", "analysis", "redacted_thinking"})
+_CALL_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
+_RESULT_TYPES = frozenset({"tool_result", "tool_response", "function_call_output", "function_result"})
+_PROMPT_KEYS = ("prompt", "user_prompt", "input", "message")
+_NESTED_PROMPTS = (("userPromptSubmit", "prompt"), ("taskStart", "task"), ("taskResume", "task"))
+_ASSISTANT_KEYS = (
+    "last_assistant_message",
+    "assistant_response",
+    "assistant",
+    "assistant_message",
+    "response",
+    "output",
+)
+_METADATA_KEYS = ("session_id", "conversation_id", "taskId", "transcript_path", "cwd", "current_dir", "model", "source")
+
+
+def parse_payload(raw: bytes | str) -> dict[str, Any]:
+    """Parse ``raw`` as a JSON object; anything else (empty, invalid, binary, huge) gives ``{}``."""
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_RAW_BYTES:
+            return {}
+        text = raw.decode("utf-8", errors="replace")
+    else:
+        if len(raw) > MAX_RAW_BYTES:
+            return {}
+        text = raw
+    text = text.strip()
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _str(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _first(*values: Any) -> Any:
+    for value in values:
+        if value is not None:
+            return value
+    return None
+
+
+def sanitize(value: Any, depth: int = 0) -> Any:
+    """Remove hidden reasoning from a JSON value, recursively; ``None`` means "drop it"."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(value, list):
+        out = [sanitize(item, depth + 1) for item in value]
+        return [item for item in out if item is not None]
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if isinstance(kind, str) and kind.lower() in _REASONING_TYPES:
+            return None
+        clean: dict[str, Any] = {}
+        for key, item in value.items():
+            if str(key).strip().lower() in _REASONING_KEYS:
+                continue
+            cleaned = sanitize(item, depth + 1)
+            if cleaned is not None:
+                clean[str(key)] = cleaned
+        return clean
+    return value
+
+
+def value_text(value: Any) -> str:
+    """Render a tool input/output as text: strings as-is, structures as sanitized compact JSON.
+
+    A string that looks like JSON is parsed and sanitized too, because tools often return JSON
+    text that embeds a model's reasoning.
+    """
+    value = sanitize(value)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "["):
+            try:
+                parsed = json.loads(text)
+            except (ValueError, RecursionError):
+                return text
+            value = sanitize(parsed)
+            if value is None:
+                return ""
+        else:
+            return text
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).strip()
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
+def _tool_call_text(call: dict[str, Any]) -> str:
+    name = (_str(call, "name") or _str(call, "tool")).strip()
+    args = value_text(_first(call.get("input"), call.get("arguments"), call.get("args")))
+    return " ".join(part for part in (name, args) if part.strip()).strip()
+
+
+def _content_messages(role: str, source: str, value: Any) -> list[HookMessage]:
+    if not isinstance(value, list):
+        return []
+    out: list[HookMessage] = []
+    for block in value:
+        if not isinstance(block, dict):
+            continue
+        kind = (_str(block, "type") or role).lower()
+        if kind in _REASONING_TYPES:
+            continue
+        if kind in _CALL_TYPES:
+            text = _tool_call_text(block)
+            if text:
+                out.append(HookMessage("tool_call", text, source))
+        elif kind in _RESULT_TYPES:
+            text = value_text(_first(block.get("content"), block.get("output"), block.get("result")))
+            if text:
+                out.append(HookMessage("tool_result", text, source))
+        else:
+            text = (_str(block, "text") or _str(block, "content")).strip()
+            if text:
+                out.append(HookMessage(role, text, source))
+    return out
+
+
+def messages_from_value(value: Any, depth: int = 0) -> list[HookMessage]:
+    """Normalize a ``messages`` array (Claude blocks, OpenAI ``tool_calls``, generic ``{role,text}``)."""
+    if not isinstance(value, list) or depth > 4:
+        return []
+    out: list[HookMessage] = []
+    for item in value:
+        if not isinstance(item, dict):
+            continue
+        nested = item.get("message")
+        if isinstance(nested, dict):
+            out.extend(messages_from_value([nested], depth + 1))
+            continue
+        role = _str(item, "role").strip()
+        source = _str(item, "source")
+        kind = _str(item, "type").lower()
+        if not role:
+            if kind in _CALL_TYPES:
+                text = _tool_call_text(item)
+                if text:
+                    out.append(HookMessage("tool_call", text, source))
+                continue
+            if kind in _RESULT_TYPES:
+                text = value_text(_first(item.get("content"), item.get("output"), item.get("result")))
+                if text:
+                    out.append(HookMessage("tool_result", text, source))
+                continue
+            if kind in _REASONING_TYPES:
+                continue
+        if role.lower() in _REASONING_TYPES:
+            continue
+        text = (_str(item, "text") or _str(item, "content")).strip()
+        if role and text:
+            out.append(HookMessage(role, text, source))
+        out.extend(_content_messages(role, source, item.get("content")))
+        calls = item.get("tool_calls")
+        if isinstance(calls, list):
+            for call in calls:
+                if not isinstance(call, dict):
+                    continue
+                function = call.get("function")
+                text = _tool_call_text(function if isinstance(function, dict) else call)
+                if text:
+                    out.append(HookMessage("tool_call", text, source))
+    return out
+
+
+def _tool_event_messages(obj: dict[str, Any]) -> list[HookMessage]:
+    name = _str(obj, "tool_name").strip()
+    args = value_text(obj.get("tool_input"))
+    response = value_text(_first(obj.get("tool_response"), obj.get("tool_result"), obj.get("output")))
+    if not response:
+        failure = _str(obj, "error").strip()
+        if failure:
+            response = "Error: " + failure
+    out: list[HookMessage] = []
+    call = " ".join(p for p in (name, args) if p).strip()
+    if call:
+        out.append(HookMessage("tool_call", call))
+    if response:
+        out.append(HookMessage("tool_result", response))
+    return out
+
+
+def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
+    seen: set[tuple[str, str]] = set()
+    out: list[HookMessage] = []
+    for message in messages:
+        key = (message.role.strip().lower(), message.text.strip())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(message)
+    return out
+
+
+def _workspace(obj: dict[str, Any]) -> str:
+    for key in ("workspace", "cwd", "current_dir"):
+        value = _str(obj, key).strip()
+        if value:
+            return value
+    for key in ("workspace_roots", "workspaceRoots"):
+        roots = obj.get(key)
+        if isinstance(roots, list):
+            for root in roots:
+                if isinstance(root, str) and root.strip():
+                    return root.strip()
+    return ""
+
+
+def _prompt(obj: dict[str, Any]) -> str:
+    for key in _PROMPT_KEYS:
+        value = _str(obj, key)
+        if value.strip():
+            return value
+    for parent, child in _NESTED_PROMPTS:
+        nested = obj.get(parent)
+        if isinstance(nested, dict):
+            value = _str(nested, child).strip()
+            if value:
+                return value
+    return ""
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    explicit = obj.get("metadata")
+    if isinstance(explicit, dict):
+        for key, value in explicit.items():
+            if isinstance(value, str):
+                out[str(key)] = value
+            elif isinstance(value, bool):
+                out[str(key)] = "true" if value else "false"
+            elif isinstance(value, (int, float)):
+                out[str(key)] = str(value)
+    for key in _METADATA_KEYS:
+        value = _str(obj, key)
+        if value.strip():
+            out["session_id" if key in ("conversation_id", "taskId") else key] = value
+    return out
+
+
+def decode_generic(raw: bytes | str, target: str, event: str, native_event: str = "") -> HookEvent:
+    """Decode a native or generic payload into a :class:`HookEvent`.
+
+    Payload fields (``target``, ``event``) fill the command-line ``target``/``event`` only when
+    the flags are empty; an event still empty is ``user_input`` (upstream's default).  Native
+    event names (``UserPromptSubmit``...) are the integration's business: it maps them before
+    calling this function and passes the original as ``native_event``.
+    """
+    obj = parse_payload(raw)
+    raw_text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    target = (target or _str(obj, "target")).strip()
+    event = (event or _str(obj, "event") or "user_input").strip()
+    limit = obj.get("limit")
+    hook = HookEvent(
+        target=target,
+        event=event,
+        native_event=native_event or _str(obj, "hook_event_name"),
+        query=_str(obj, "query"),
+        prompt=_prompt(obj),
+        workspace=_workspace(obj),
+        metadata=_metadata(obj),
+        limit=limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0,
+        raw=raw_text.strip() if len(raw_text) <= MAX_RAW_BYTES else "",
+    )
+    assistant = ""
+    for key in _ASSISTANT_KEYS:
+        value = _str(obj, key).strip()
+        if value:
+            assistant = value
+            break
+    hook.assistant = assistant
+    messages = messages_from_value(obj.get("messages"))
+    if event in (EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
+        messages.extend(_tool_event_messages(obj))
+    hook.messages = _dedupe(messages)
+    return hook

@@ -1,0 +1,127 @@
+"""Echo suppression: recalled memory must never be written back as if it were new.
+
+Before any hook write, every ``<paxm-recall ...>...</paxm-recall>`` envelope is cut out of the
+query, prompt, assistant text and messages, and paxm's own recall tool exchanges (MCP
+``paxm_recall``, ``paxm recall`` run through a shell, a tool result carrying
+``paxm_context.kind == "recall"``) are dropped together with their results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import replace
+
+from paxm_core.envelope import strip_recall_context
+from paxm_core.passive.events import HookEvent, HookMessage
+
+__all__ = ["drop_recall_tool_exchanges", "is_recall_command", "strip_event"]
+
+_CALL_ROLES = frozenset({"tool_call", "toolcall", "tool_use", "function_call"})
+_RESULT_ROLES = frozenset(
+    {"tool", "tool_result", "toolresult", "tool_response", "function_call_output", "function_result"}
+)
+_RECALL_KIND = re.compile(r'"kind"\s*:\s*"recall"')
+
+
+def _unquote(word: str) -> str:
+    return word.strip("\"'")
+
+
+def is_recall_command(command: str) -> bool:
+    """True for ``[env] [VAR=x ...] paxm [--config X] [flags] recall ...`` (any path to ``paxm``)."""
+    words = command.split()
+    i = 0
+    if words and os.path.basename(_unquote(words[0])) == "env":
+        i += 1
+    while i < len(words) and "=" in words[i] and not words[i].startswith("-"):
+        i += 1
+    if i >= len(words) or os.path.basename(_unquote(words[i])) != "paxm":
+        return False
+    i += 1
+    while i < len(words):
+        word = _unquote(words[i])
+        if word in ("--config", "-c"):
+            i += 2
+            continue
+        if word.startswith("-"):
+            i += 1
+            continue
+        return word == "recall"
+    return False
+
+
+def _is_recall_tool_name(name: str) -> bool:
+    name = name.strip().lower()
+    return name == "paxm_recall" or name.endswith("__paxm_recall")
+
+
+def _is_recall_call(message: HookMessage) -> bool:
+    if _is_recall_tool_name(message.source):
+        return True
+    text = message.text.strip()
+    name, _, args = text.partition(" ")
+    if _is_recall_tool_name(name):
+        return True
+    if os.path.basename(name.strip()).lower() == "bash":
+        try:
+            parsed = json.loads(args.strip())
+        except (ValueError, RecursionError):
+            return False
+        command = parsed.get("command") if isinstance(parsed, dict) else None
+        return isinstance(command, str) and is_recall_command(command)
+    return is_recall_command(text)
+
+
+def _is_recall_result(message: HookMessage) -> bool:
+    text = message.text.strip()
+    if not text.startswith("{") or not _RECALL_KIND.search(text):
+        return False
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(parsed, dict):
+        return False
+    context = parsed.get("paxm_context")
+    if isinstance(context, dict) and context.get("kind") == "recall":
+        return True
+    # Claude's PostToolUse wraps a Bash result as {"stdout": "<recall --json output>", ...}
+    stdout = parsed.get("stdout")
+    return isinstance(stdout, str) and _is_recall_result(HookMessage("tool_result", stdout))
+
+
+def drop_recall_tool_exchanges(messages: list[HookMessage]) -> list[HookMessage]:
+    """Drop paxm recall tool calls, the results that follow them, and recall-shaped results."""
+    out: list[HookMessage] = []
+    dropping = False
+    for message in messages:
+        role = message.role.strip().lower()
+        if role in _RESULT_ROLES:
+            if dropping or _is_recall_result(message):
+                continue
+            out.append(message)
+            continue
+        if role in _CALL_ROLES:
+            dropping = _is_recall_call(message)
+            if not dropping:
+                out.append(message)
+            continue
+        dropping = False
+        out.append(message)
+    return out
+
+
+def strip_event(event: HookEvent) -> HookEvent:
+    """A copy of ``event`` with recall envelopes and recall tool exchanges removed."""
+    messages = [
+        HookMessage(m.role, strip_recall_context(m.text), m.source) for m in drop_recall_tool_exchanges(event.messages)
+    ]
+    return replace(
+        event,
+        query=strip_recall_context(event.query),
+        prompt=strip_recall_context(event.prompt),
+        assistant=strip_recall_context(event.assistant),
+        messages=[m for m in messages if m.text],
+    )

@@ -1,0 +1,59 @@
+"""``paxm __hook``: the daemon's request handling, run inside the calling process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_hook_in_process"]
+
+
+def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str, list[str]]:
+    """Load the runtime, handle ``request`` like the daemon would, return ``(stdout, errors)``.
+
+    Writes are appended to the capture queue directly; a detached daemon is started to deliver
+    them if none runs.  Never raises: a broken config becomes an error line.
+    """
+    errors: list[str] = []
+    try:
+        from paxm_core.capture import CaptureQueue, default_queue_path, routes_from_write_profiles
+        from paxm_core.passive.daemon import HookProcessor
+        from paxm_core.runtime import Runtime
+
+        runtime = Runtime.load(config_path)
+    except Exception as exc:
+        return "", [f"skipped: {exc}"]
+    try:
+        config = runtime.config
+        queue = CaptureQueue(default_queue_path(config), routes=routes_from_write_profiles(config.write_profiles))
+        try:
+            processor = HookProcessor(
+                runtime, queue, session_state_path=Path(config_path).parent / "hooks" / "session_state.json"
+            )
+            try:
+                response = processor.handle_hook(request)
+            finally:
+                processor.close()
+        finally:
+            queue.close()
+    finally:
+        runtime.close()
+    errors.extend(str(e) for e in response.get("errors") or ())
+    if response.get("error"):
+        errors.append(f"failed: {response['error']}")
+    if response.get("buffered"):
+        _ensure_daemon(config_path)
+    return str(response.get("output") or ""), errors
+
+
+def _ensure_daemon(config_path: str) -> None:
+    from paxm_core.passive._hookclient import socket_path, start_daemon
+    from paxm_core.passive.control import request_json
+
+    try:
+        request_json(socket_path(config_path), {"action": "ping"}, 0.5)
+    except (OSError, ValueError):
+        try:
+            start_daemon(config_path)
+        except OSError:
+            pass

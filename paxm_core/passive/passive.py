@@ -1,0 +1,358 @@
+"""The passive runtime: one normalized hook event in, one :class:`HookResult` out.
+
+Order per event (upstream's, so behaviour matches): ownership gate, first-input marking,
+session activity, durable write, then -- for ``user_input`` only -- recall under an enforced
+budget and the insertion filter.  Every failure is recorded on the result and never raised:
+a hook must always answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.deadline import Deadline
+from paxm_core.envelope import strip_recall_context
+from paxm_core.errors import RecallError
+from paxm_core.integration import Integration
+from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
+from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
+from paxm_core.passive.events import (
+    EVENT_SESSION_START,
+    EVENT_USER_INPUT,
+    RECALL_PHASE_INITIAL,
+    RECALL_PHASE_KEY,
+    HookEvent,
+    HookResult,
+)
+from paxm_core.passive.insertion import filter_insertion_hits
+from paxm_core.passive.integration import resolve_integration
+from paxm_core.passive.policy import initial_enabled, recall_settings, source_allowed, write_settings
+from paxm_core.passive.session_state import SessionState
+from paxm_core.passive.templates import render_template
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
+__all__ = ["BudgetedRecall", "PassiveRuntime", "RecallFn", "WriteSink"]
+
+#: ``(query, profile, limit, metadata, workspace, budget_seconds) -> (RecallResult | None, timed_out)``
+RecallFn = Callable[[str, str, int, dict[str, str], str, float], tuple[Any, bool]]
+#: durably stores a write; returns after COMMIT (True = buffered, False = duplicate/skipped)
+WriteSink = Callable[[PassiveWrite], bool]
+
+
+class BudgetedRecall:
+    """Runs ``Tools.recall`` on a worker thread and stops waiting when the budget is spent.
+
+    The router's own route timeouts and bulkheads bound the abandoned call; the hook answers
+    on time regardless.  ``runtime_loader`` is called lazily (first recall) and its failure is
+    reported as a recall error, not a crash.
+    """
+
+    def __init__(self, runtime_loader: Callable[[], Any], workers: int = 4) -> None:
+        self._loader = runtime_loader
+        self._runtime: Any = None
+        self._tools: Any = None
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paxm-passive-recall")
+
+    @property
+    def runtime(self) -> Any:
+        """The loaded runtime (loads it on first use)."""
+        if self._runtime is None:
+            self._runtime = self._loader()
+        return self._runtime
+
+    def __call__(
+        self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
+    ) -> tuple[Any, bool]:
+        started = time.monotonic()
+        tools = self._quiet_tools()
+        remaining = max(0.0, budget - (time.monotonic() - started))
+        future = self._pool.submit(
+            tools.recall,
+            query,
+            profile=profile,
+            limit=limit or None,
+            metadata=metadata,
+            workspace=workspace or None,
+            deadline=Deadline.after(remaining),
+            source="hook",
+            command="hook",
+        )
+        try:
+            # the deadline makes providers stop; the extra 50 ms only lets a partial result
+            # come back instead of nothing, and is still inside the client's own ceiling
+            return future.result(timeout=remaining + 0.05), False
+        except FutureTimeout:
+            future.cancel()
+            return None, True
+        except RecallError as exc:
+            # A required provider failed or ran out of time.  The prompt still gets what the
+            # healthy providers found (as upstream does); the failure is in provider_errors.
+            if exc.result is None:
+                raise
+            return exc.result, bool(getattr(exc.result, "timed_out", False))
+
+    def _quiet_tools(self) -> Any:
+        # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
+        # the runtime's Tools would also log each one as an active recall.
+        if self._tools is None:
+            tools = self.runtime.tools
+            try:
+                self._tools = type(tools)(tools.config, tools.router)
+            except Exception:
+                self._tools = tools
+        return self._tools
+
+    def close(self) -> None:
+        """Stop the worker threads (pending calls are abandoned)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class PassiveRuntime:
+    """Applies hook policy from ``config`` to events.
+
+    :param config: a loaded :class:`~paxm_core.config.Config`.
+    :param recall: the budgeted recall function (``None`` disables recall).
+    :param sink: durable write sink (``None`` disables writes).
+    :param session_state: first-input/local-time state (``None`` disables both).
+    :param plugin_manager: used to find harness integrations by target.
+    :param record: telemetry sink (``Telemetry.record``), optional.
+    :param on_recall: ``Telemetry.on_recall`` (rich ``hook_recall`` events with provider
+        details); when given, recalls are reported through it instead of ``record``.
+    :param clock: returns the current aware local time (tests inject one).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        recall: RecallFn | None = None,
+        sink: WriteSink | None = None,
+        session_state: SessionState | None = None,
+        plugin_manager: Any = None,
+        record: Callable[[dict[str, Any]], None] | None = None,
+        on_recall: Callable[..., None] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.config = config
+        self.recall = recall
+        self.sink = sink
+        self.session_state = session_state
+        self.plugin_manager = plugin_manager
+        self.record = record
+        self.on_recall = on_recall
+        self.clock = clock or (lambda: datetime.now().astimezone())
+        self._integrations: dict[str, Integration] = {}
+
+    def integration(self, target: str) -> Integration:
+        """The (cached) integration for ``target``."""
+        if target not in self._integrations:
+            self._integrations[target] = resolve_integration(target, self.plugin_manager)
+        return self._integrations[target]
+
+    def label(self, target: str) -> str:
+        """How ``target`` is named in stored text: its integration's ``label`` (the target name if none)."""
+        try:
+            label = self.integration(target).label
+        except Exception:  # a broken plugin property must not lose the write
+            label = ""
+        return label if isinstance(label, str) and label.strip() else target
+
+    def decode(
+        self, target: str, native_event: str, raw: bytes, *, event_id: str = "", captured_at: float = 0.0
+    ) -> HookEvent:
+        """Decode through the target's integration; a failing plugin falls back to the generic decoder."""
+        from paxm_core.passive.decode import decode_generic
+
+        try:
+            event = self.integration(target).decode(native_event, raw)
+        except Exception:  # fail open: a plugin bug must not lose the event
+            event = decode_generic(raw, target, native_event)
+        if not isinstance(event, HookEvent):
+            event = decode_generic(raw, target, native_event)
+        event.event_id = event_id or event.event_id
+        event.captured_at = captured_at or event.captured_at or time.time()
+        return event
+
+    def hook_output(self, result: HookResult, mode: str = "text") -> str:
+        """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
+        from paxm_core.passive.integration import GenericIntegration
+
+        try:
+            text = self.integration(result.target).hook_output(result, mode)
+            return text if isinstance(text, str) else ""
+        except Exception:
+            return GenericIntegration(result.target).hook_output(result, mode)
+
+    # -- policy --------------------------------------------------------------------------------
+
+    def handle(self, event: HookEvent, *, owner: str = "") -> HookResult:
+        """Apply ownership, session state, write and recall policy to ``event``."""
+        result = HookResult(target=event.target, event=event.event, event_id=event.event_id)
+        if not source_allowed(self.config, event.target, owner):
+            result.ignored = True
+            return result
+        now = self.clock()
+        refresh = False
+        if self.session_state is not None:
+            try:
+                if initial_enabled(self.config, event.target, event.event) and self.session_state.mark_initial(
+                    event, now
+                ):
+                    event.metadata[RECALL_PHASE_KEY] = RECALL_PHASE_INITIAL
+                refresh = self.session_state.observe(event, now)
+            except OSError as exc:
+                result.errors.append(f"session state skipped: {exc}")
+        result.initial = event.metadata.get(RECALL_PHASE_KEY) == RECALL_PHASE_INITIAL
+        self._write(event, result)
+        if event.event == EVENT_SESSION_START:
+            result.session_context = self._session_blocks(event, now)
+        elif event.event == EVENT_USER_INPUT:
+            if result.initial:
+                result.bootstrap_context = self._session_blocks(event, now)
+            if refresh:
+                result.local_time_context = local_time_block(now)
+            self._recall(event, result)
+        return result
+
+    def _session_blocks(self, event: HookEvent, now: datetime) -> str:
+        agents = getattr(self.config, "agents", None) or {}
+        agent_id = str(getattr(agents.get(event.target), "agent_id", "") or "")
+        user_id = str(getattr(getattr(self.config, "identity", None), "user_id", "") or "")
+        identity = identity_block(user_id, agent_id, event.metadata.get("session_id", ""))
+        return identity + "\n" + local_time_block(now)
+
+    def _write(self, event: HookEvent, result: HookResult) -> None:
+        settings = write_settings(self.config, event.target, event.event)
+        if settings is None or self.sink is None:
+            return
+        started = time.monotonic()
+        error = ""
+        try:
+            created = datetime.fromtimestamp(event.captured_at or time.time(), tz=UTC)
+            write = compose_write(
+                event,
+                template=settings.template,
+                profile=settings.profile,
+                created_at=created,
+                label=self.label(event.target),
+            )
+            if write is not None:
+                result.buffered = bool(self.sink(write))
+        except Exception as exc:  # fail open; the message goes to stderr / telemetry
+            error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+            result.errors.append(f"buffer skipped: {error}")
+        self._emit(
+            {
+                "kind": "hook_write",
+                "source": "hook",
+                "target": event.target,
+                "hook_event": event.event,
+                "profile": settings.profile,
+                "success": not error,
+                "skipped": bool(error) or not result.buffered,
+                "duration_ms": int((time.monotonic() - started) * 1000),
+                "error": error,
+            }
+        )
+
+    def _recall(self, event: HookEvent, result: HookResult) -> None:
+        settings = recall_settings(self.config, event.target, event.event, initial=result.initial)
+        if settings is None:
+            result.skipped = True
+            return
+        if self.recall is None:
+            return
+        started = time.monotonic()
+        error = ""
+        try:
+            query = strip_recall_context(event.query)
+            if not query:
+                query = strip_recall_context(
+                    render_template(settings.query_template, template_data(event, self.label(event.target)))
+                )
+            if not query:
+                query = strip_recall_context(event.prompt)
+            result.query = query
+            if not query:
+                result.skipped = True
+                return
+            recall, timed_out = self.recall(
+                query,
+                settings.profile,
+                event.limit or settings.max_results,
+                dict(event.metadata),
+                event.workspace,
+                settings.budget,
+            )
+            result.recall_ran = True
+            result.timed_out = timed_out or bool(getattr(recall, "timed_out", False))
+            result.recall = recall
+            hits = list(getattr(recall, "hits", []) or [])
+            result.hits = filter_insertion_hits(hits, query, settings.insertion)
+            result.recall_context = passive_recall_block(result.hits)
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            result.errors.append(f"recall skipped: {error}")
+        finally:
+            self._emit_recall(event, result, settings.profile, settings.budget, started, error)
+
+    def _emit_recall(
+        self, event: HookEvent, result: HookResult, profile: str, budget: float, started: float, error: str
+    ) -> None:
+        duration_ms = (time.monotonic() - started) * 1000
+        if self.on_recall is not None:
+            recall = result.recall
+            if recall is not None:
+                # upstream reports the hits that were inserted, after the insertion filter
+                try:
+                    recall = dataclasses.replace(recall, hits=list(result.hits), timed_out=result.timed_out)
+                except (TypeError, ValueError):
+                    pass
+            try:
+                self.on_recall(
+                    query=result.query,
+                    profile=profile,
+                    source="hook",
+                    command="hook",
+                    result=recall,
+                    error=error,
+                    duration_ms=duration_ms,
+                    kind="hook_recall",
+                    target=event.target,
+                    hook_event=event.event,
+                )
+            except Exception:  # telemetry never breaks a hook
+                pass
+            return
+        self._emit(
+            {
+                "kind": "hook_recall",
+                "source": "hook",
+                "target": event.target,
+                "hook_event": event.event,
+                "profile": profile,
+                "success": not error,
+                "hits": len(getattr(result.recall, "hits", []) or []),
+                "inserted": len(result.hits),
+                "timed_out": result.timed_out,
+                "budget_ms": int(budget * 1000),
+                "duration_ms": int(duration_ms),
+                "error": error,
+            }
+        )
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        if self.record is None:
+            return
+        try:
+            self.record(record)
+        except Exception:  # telemetry never breaks a hook
+            pass

@@ -1,0 +1,267 @@
+"""Hook request handling: the part of the daemon that is not socket plumbing.
+
+:class:`HookProcessor` turns a hook request (native payload plus target/event) into the answer
+text, appends the rendered write to the capture queue (answering only after COMMIT), and
+turns raw inbox entries into capture events.  The daemon, ``paxm __hook`` and
+``paxm queue flush`` share it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from paxm_core.errors import QueueError
+from paxm_core.passive._hookclient import new_event_id
+from paxm_core.passive.compose import PassiveWrite
+from paxm_core.passive.events import HookEvent
+from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
+from paxm_core.passive.session_state import SessionState
+
+__all__ = ["HookProcessor"]
+
+
+class HookProcessor:
+    """Turns hook requests into answers: the part of the daemon that is not socket plumbing.
+
+    Also used in-process by ``paxm __hook`` and by the eval writer.
+
+    :param runtime: a loaded :class:`~paxm_core.runtime.Runtime`.
+    :param queue: the :class:`~paxm_core.capture.CaptureQueue` writes go to.
+    :param worker: the delivery worker to notify after an append (optional).
+    :param session_state_path: ``session_state.json`` (``None`` disables session state).
+    """
+
+    def __init__(
+        self,
+        runtime: Any,
+        queue: Any,
+        *,
+        worker: Any = None,
+        session_state_path: Path | None = None,
+        session_write_behind: float = 0.0,
+        defer_notify: bool = False,
+        record: Callable[[dict[str, Any]], None] | None = None,
+        on_recall: Callable[..., None] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.queue = queue
+        self.worker = worker
+        self._append_lock = threading.Lock()
+        self.defer_notify = defer_notify
+        self._wake_pending = False
+        self._reader: Any = None
+        # one drain at a time; reentrant because a drain reads through the same connection
+        self._drain_lock = threading.RLock()
+        self.recall = BudgetedRecall(lambda: runtime)
+        self.passive = PassiveRuntime(
+            runtime.config,
+            recall=self.recall,
+            sink=self.append,
+            session_state=SessionState(session_state_path, write_behind=session_write_behind)
+            if session_state_path
+            else None,
+            plugin_manager=getattr(runtime, "plugin_manager", None),
+            record=record,
+            on_recall=on_recall,
+            clock=clock,
+        )
+
+    def capture_event(self, write: PassiveWrite) -> Any:
+        """Build the queue's ``CaptureEvent`` for ``write`` (tier, expiry, scope from its profile)."""
+        from paxm_core.capture import CaptureEvent, session_key_for
+
+        tools = self.runtime.tools
+        policy = tools.put_policy(write.profile)
+        created = write.created_at or datetime.now(UTC)
+        expires_after = getattr(policy, "expires_after", None)
+        expires_at = None
+        if expires_after:
+            from datetime import timedelta
+
+            expires_at = created + timedelta(seconds=float(expires_after))
+        item, _ = tools.build_item(
+            write.text,
+            profile=write.profile,
+            source=write.source,
+            metadata=write.metadata,
+            agent_name=write.target,
+            created_at=created,
+            tier=getattr(policy, "tier", "") or "",
+            expires_at=expires_at,
+            admission_text=write.admission_text,
+        )
+        key = session_key_for(
+            write.target,
+            workspace=write.workspace,
+            session_id=write.metadata.get("session_id", ""),
+            transcript_path=write.metadata.get("transcript_path", ""),
+            event_id=write.event_id,
+        )
+        return CaptureEvent(
+            event_id=write.event_id or new_event_id(),
+            session_key=key,
+            item=item,
+            profile=write.profile,
+            terminal=write.terminal,
+            captured_at=created,
+        )
+
+    def append(self, write: PassiveWrite) -> bool:
+        """Durably append ``write`` (returns after COMMIT) and wake the delivery worker.
+
+        With ``defer_notify`` the worker is woken by :meth:`wake_worker` instead, which the
+        daemon calls after the reply is sent: a delivery starting right away competes with the
+        reply for the GIL, and the user is waiting for the reply.
+        """
+        event = self._existing_or_new(self.capture_event(write))
+        if isinstance(event, _AlreadyQueued):
+            # the client stored this event in the inbox while the daemon was starting, then
+            # asked again for its context: the stored copy (already queued) wins
+            return True
+        with self._append_lock:
+            result = self.queue.append(event)
+        if self.worker is not None:
+            if self.defer_notify:
+                self._wake_pending = True
+            else:
+                self.worker.notify()
+        return not getattr(result, "duplicate", False)
+
+    def wake_worker(self) -> None:
+        """Wake the delivery worker if an append is waiting for it."""
+        if self._wake_pending and self.worker is not None:
+            self._wake_pending = False
+            self.worker.notify()
+
+    def handle_hook(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer one hook request (never raises)."""
+        event_id = str(request.get("event_id") or "") or new_event_id()
+        try:
+            # Events a client stored in the inbox (daemon down or starting) happened before
+            # this one: queue them first so a session's events keep their order.
+            if self._inbox_pending():
+                self.drain_inbox()
+            raw = request.get("raw")
+            if isinstance(raw, str):
+                payload = raw.encode("utf-8", "replace")
+            elif raw is None:
+                payload = b""
+            else:
+                payload = json.dumps(raw).encode()
+            captured = request.get("captured_at")
+            event = self.passive.decode(
+                str(request.get("target") or ""),
+                str(request.get("event") or "user_input"),
+                payload,
+                event_id=event_id,
+                captured_at=float(captured) if isinstance(captured, (int, float)) else time.time(),
+            )
+            result = self.passive.handle(event, owner=str(request.get("owner") or ""))
+            output = self.passive.hook_output(result, str(request.get("mode") or "text"))
+        except Exception as exc:  # fail open
+            return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}
+        response: dict[str, Any] = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}
+        if result.ignored:
+            response["ignored"] = True
+        if result.errors:
+            response["errors"] = result.errors
+        return response
+
+    def process_inbox_entry(self, entry: Any) -> list[Any]:
+        """Render a raw inbox entry into capture events (``CaptureQueue.drain_inbox`` callback).
+
+        Only the write half runs: the client that stored it has long returned, so no recall,
+        and session state is left alone so a replay renders exactly as the first attempt did.
+        """
+        name, _, owner = str(entry.event).partition("@")
+        event: HookEvent = self.passive.decode(
+            entry.target,
+            name,
+            bytes(entry.raw),
+            event_id=entry.event_id,
+            captured_at=entry.received_at.timestamp(),
+        )
+        writes: list[PassiveWrite] = []
+
+        def collect(write: PassiveWrite) -> bool:
+            writes.append(write)
+            return True
+
+        replay = PassiveRuntime(
+            self.passive.config,
+            sink=collect,
+            plugin_manager=self.passive.plugin_manager,
+        )
+        result = replay.handle(event, owner=owner)
+        if result.errors:
+            raise QueueError("; ".join(result.errors))
+        return [self._existing_or_new(self.capture_event(w)) for w in writes]
+
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        # The queue schema is the documented contract with the capture package, so plain
+        # reads on a separate connection are fine here.
+        if self._reader is None:
+            from paxm_core.capture import _inbox
+
+            self._reader = _inbox.connect(self.queue.path)
+        return self._reader.execute(sql, args).fetchone()
+
+    def _inbox_pending(self) -> bool:
+        try:
+            with self._drain_lock:
+                return self._read("SELECT 1 FROM capture_inbox WHERE state = 'pending' LIMIT 1") is not None
+        except Exception:
+            return False
+
+    def _existing_or_new(self, event: Any) -> Any:
+        # A daemon may have stored this event before it died without answering; the client then
+        # kept a copy in the inbox.  Rendering can differ slightly (session-state metadata), so an
+        # event id that is already queued wins instead of raising a conflict.
+        try:
+            row = self._read("SELECT 1 FROM capture_events WHERE event_id = ?", (event.event_id,))
+        except Exception:
+            row = None
+        return _AlreadyQueued(event) if row is not None else event
+
+    def drain_inbox(self) -> Any:
+        """Drain raw inbox entries into the queue (skipping events already queued)."""
+        queue = self.queue
+
+        def process(entry: Any) -> list[Any]:
+            return [e for e in self.process_inbox_entry(entry) if not isinstance(e, _AlreadyQueued)]
+
+        with self._drain_lock:
+            try:
+                report = queue.drain_inbox(process)
+            finally:
+                if self.worker is None:
+                    # one-shot users (paxm queue flush, paxm __hook) may never call close()
+                    self._close_reader()
+        if self.worker is not None and getattr(report, "events", None):
+            self.worker.notify()
+        return report
+
+    def close(self) -> None:
+        """Stop recall threads, write session state, close the read connection."""
+        self.recall.close()
+        if self.passive.session_state is not None:
+            self.passive.session_state.close()
+        self._close_reader()
+
+    def _close_reader(self) -> None:
+        with self._drain_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
+
+class _AlreadyQueued:
+    def __init__(self, event: Any) -> None:
+        self.event = event

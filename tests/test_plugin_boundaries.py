@@ -1,0 +1,102 @@
+"""The plugin boundary, checked on the source: distributions use only paxm's public modules, and the
+core imports no distribution and names no harness in code."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The modules a provider or integration distribution may import from paxm_core (docs/architecture.md
+#: "Public modules").  Everything else is internal and may change without notice.
+PUBLIC_MODULES = frozenset(
+    {
+        "paxm_core",
+        "paxm_core.integration",
+        "paxm_core.protocols",
+        "paxm_core.hookspecs",
+        "paxm_core.errors",
+        "paxm_core.types",
+        "paxm_core.deadline",
+        "paxm_core.duration",
+        "paxm_core.timefmt",
+        "paxm_core.attribution",
+        "paxm_core.provider_config",
+    }
+)
+
+
+def _distribution_sources() -> list[Path]:
+    out: list[Path] = []
+    for group in ("providers", "integrations"):
+        out.extend(sorted((ROOT / group).glob("*/src/**/*.py")))
+    return out
+
+
+def _imported_modules(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_there_are_distributions_to_check() -> None:
+    assert len(_distribution_sources()) > 10
+
+
+@pytest.mark.parametrize("path", _distribution_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_distributions_import_only_public_core_modules(path: Path) -> None:
+    private = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for line, module in _imported_modules(path)
+        if (module == "paxm_core" or module.startswith("paxm_core.")) and module not in PUBLIC_MODULES
+    ]
+    assert not private, "import from paxm_core's public modules only (see PUBLIC_MODULES):\n" + "\n".join(private)
+
+
+def test_core_imports_no_distribution() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sorted((ROOT / "paxm_core").rglob("*.py"))
+        for line, module in _imported_modules(path)
+        if module.startswith(("paxm_provider_", "paxm_integration_"))
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+#: harness names that must not appear in the core's code (data in config/defaults.py and the
+#: legacy-entry-point constant are upstream's values; docstrings and comments are prose)
+_HARNESS = re.compile(
+    r"""["'](codex|claude|cursor|kimi|cline|zcode|opencode|trae|kiro|codex-plugin|claude-plugin)["']"""
+)
+_DATA_FILES = {"paxm_core/config/defaults.py"}
+
+
+def test_core_code_names_no_harness() -> None:
+    offenders = []
+    for path in sorted((ROOT / "paxm_core").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if rel in _DATA_FILES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if _HARNESS.fullmatch(repr(node.value)) or _HARNESS.fullmatch(f'"{node.value}"'):
+                    offenders.append(f"{rel}:{node.lineno}: {node.value!r}")
+    assert not offenders, "the core must not name a harness in code:\n" + "\n".join(offenders)
