@@ -204,8 +204,9 @@ def test_keyed_provider_without_key_is_refused(cfg: Path) -> None:
 def test_unknown_names_and_missing_yes(cfg: Path) -> None:
     bad = paxm("setup", "--yes", "--provider", "sqlight", "--config", str(cfg))
     assert bad.returncode == 1
-    # sqlite, zep, jsonrpc declare their setup order; uninstalled types follow by name
-    assert "unknown setup provider 'sqlight' (options: sqlite, zep, jsonrpc, mem0, mem0_cloud, memos" in bad.stderr
+    # every installed type is offered, in the order the types declare (sqlite, the default, first)
+    assert "unknown setup provider 'sqlight' (options: sqlite, " in bad.stderr
+    assert all(name in bad.stderr for name in ("zep", "jsonrpc", "mem0", "memos", "openviking"))
     bad_agent = paxm("setup", "--yes", "--agent", "vim", "--config", str(cfg))
     assert bad_agent.returncode == 1 and "unknown setup agent 'vim' (options: claude, " in bad_agent.stderr
     no_yes = paxm("setup", "--config", str(cfg))

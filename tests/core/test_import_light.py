@@ -32,7 +32,7 @@ def test_dashboard_is_loaded_only_by_its_command() -> None:
     # The dashboard pulls in Starlette and uvicorn: neither the package, the hook path nor the
     # CLI's other commands may import it.
     code = (
-        "import sys, json, paxm_core, paxm_core.hooks.daemon, paxm_core.cli, paxm_core.cli.memory_cmds;"
+        "import sys, json, paxm_core, paxm_core.passive.daemon, paxm_core.cli, paxm_core.cli.memory_cmds;"
         " print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

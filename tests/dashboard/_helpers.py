@@ -115,7 +115,7 @@ def _start_daemon(config: Path) -> subprocess.Popen[bytes]:
     tested with the hooks.  Here each turn must be recalled and recorded the same way.)
     """
     from paxm_core.errors import PaxmError
-    from paxm_core.hooks.control import send_control
+    from paxm_core.passive.control import send_control
 
     process = subprocess.Popen(
         [sys.executable, "-c", "from paxm_core.cli import main; main()", "--config", str(config), "__hook-daemon"]

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from conftest import GOLDEN
 
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
-from paxm_core.hooks.command import client_path, interpreter_path
-from paxm_core.integration import InstallContext
+from paxm_core.integration import InstallContext, client_path, interpreter_path
 from paxm_integration_codex import CodexIntegration, config_toml
+
+GOLDEN = Path(__file__).parent / "golden"
 
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import FIXTURES
-
-from paxm_core.hooks.events import HookResult
-from paxm_core.hooks.render import safe_text
+from paxm_core.integration import HookResult
+from paxm_core.passive.compose import safe_text
 from paxm_integration_codex import CodexIntegration
 from paxm_integration_codex.rollout import turn_tool_messages
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 CODEX = CodexIntegration()
 SESSION = {
@@ -49,7 +49,7 @@ def test_stop_uses_last_assistant_message_and_the_rollout_turn(tmp_path: Path) -
     # only the turn since the last task_started; reasoning never read; one copy of each
     assert [m.text for m in event.messages] == ['shell {"cmd":"cat Makefile"}', "build: go build"]
     assert [m.role for m in event.messages] == ["tool_call", "tool_result"]
-    assert safe_text(event).startswith("Codex assistant response:\nWe picked brisk-queue.")
+    assert safe_text(event, CODEX.label).startswith("Codex assistant response:\nWe picked brisk-queue.")
     missing = CODEX.decode("Stop", payload("Stop", transcript_path=str(tmp_path / "nope.jsonl")))
     assert missing.messages == []
 

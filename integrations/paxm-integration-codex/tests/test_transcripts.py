@@ -6,11 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
 from paxm_core.integration import SupportsTranscripts
 from paxm_integration_codex import CodexIntegration
 from paxm_integration_codex.transcripts import sessions_dir
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 CODEX = CodexIntegration()
 

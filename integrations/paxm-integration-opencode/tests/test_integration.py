@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from paxm_core.config import load_config, save_config
-from paxm_core.hooks.events import EVENT_TOOL_USE, EVENT_TURN_END, EVENT_USER_INPUT, HookResult
-from paxm_core.integration import Finding, InstallContext, Integration
+from paxm_core.integration import (
+    EVENT_TOOL_USE,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    HookResult,
+    InstallContext,
+    Integration,
+)
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import OpenCodeIntegration
 from paxm_integration_opencode.plugin import MARKER, embedded_settings

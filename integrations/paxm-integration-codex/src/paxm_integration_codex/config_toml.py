@@ -32,7 +32,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table
 
 from paxm_core.errors import IntegrationError
-from paxm_core.hooks.command import client_path
+from paxm_core.integration import client_path
 from paxm_integration_codex.events import HOOK_TIMEOUT, NATIVE_EVENTS
 
 __all__ = [

@@ -11,10 +11,23 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import IntegrationError
-from paxm_core.hooks.command import client_path, hook_command_line, interpreter_path
-from paxm_core.hooks.decode import decode_generic, parse_payload
-from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent, HookResult
-from paxm_core.integration import OWNER_PAXM, Finding, InstallContext, IntegrationBase, PastTurn
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    OWNER_PAXM,
+    Finding,
+    HookEvent,
+    HookResult,
+    InstallContext,
+    IntegrationBase,
+    PastTurn,
+    client_path,
+    decode_generic,
+    hook_command_line,
+    interpreter_path,
+    parse_payload,
+)
 from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
 from paxm_integration_codex.agent_defaults import codex_agent_defaults
 from paxm_integration_codex.events import NATIVE_EVENTS, native_for, normalized_event

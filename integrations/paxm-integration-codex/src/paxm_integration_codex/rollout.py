@@ -23,8 +23,7 @@ import json
 import os
 from typing import Any
 
-from paxm_core.hooks.decode import value_text
-from paxm_core.hooks.events import HookMessage
+from paxm_core.integration import HookMessage, value_text
 
 __all__ = ["SOURCE", "TAIL_BYTES", "turn_tool_messages"]
 

@@ -25,9 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from paxm_core.hooks.decode import value_text
-from paxm_core.hooks.events import EVENT_TURN_END, HookEvent, HookMessage
-from paxm_core.integration import PastTurn
+from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, value_text
 from paxm_integration_codex.config_toml import codex_home
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paxm_core.hooks.events import (
+from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TOOL_USE,
     EVENT_TURN_END,

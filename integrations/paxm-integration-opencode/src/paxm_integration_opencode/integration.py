@@ -13,15 +13,21 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.hooks.command import hook_command
-from paxm_core.hooks.decode import decode_generic
-from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_USER_INPUT
-from paxm_core.integration import OWNER_PAXM, Finding, InstallContext, IntegrationBase
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_USER_INPUT,
+    OWNER_PAXM,
+    Finding,
+    InstallContext,
+    IntegrationBase,
+    decode_generic,
+    hook_command,
+)
 from paxm_integration_opencode import plugin
 from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
 
 if TYPE_CHECKING:
-    from paxm_core.hooks.events import HookEvent, HookResult
+    from paxm_core.integration import HookEvent, HookResult
 
 __all__ = ["OpenCodeIntegration", "installed_events"]
 
