@@ -5,8 +5,11 @@ forged from inside.  The rule is generic for every ``paxm-*`` block (``paxm-reca
 ``paxm-session-identity``, ``paxm-local-time`` and any later one): inside a block, every ``<``
 that a parser or a model could read as the start of a ``paxm`` tag (any case, whitespace,
 control or zero-width characters or slashes between ``<`` and the name, attributes,
-self-closing) is escaped to ``&lt;`` (and a ``>`` closing that tag to ``&gt;``), so the only
-``paxm`` tags in the output are the ones paxm wrote.  The same envelope is what echo suppression strips before a hook writes a turn, so a
+self-closing) is escaped to ``&lt;`` (and a ``>`` closing that tag to ``&gt;``).  Every other
+markup opener (``<`` directly followed by a letter, ``/``, ``!`` or ``?``) is escaped to
+``&lt;`` as well, because an unterminated tag, comment or processing instruction would make a
+parser swallow the real closing tag.  A bare ``<`` (``a < b``) is kept.  So the only markup in
+a block is the block's own pair of tags.  The same envelope is what echo suppression strips before a hook writes a turn, so a
 recall never gets remembered as if the user had said it.
 """
 
@@ -51,7 +54,16 @@ _MODES = ("active", "passive")
 # that reads as a paxm tag, whatever follows the name.  The tag's own ``>`` is escaped too
 # when it comes before the next ``<``.
 _SKIPPABLE = r"[\s/\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]"
-_TAG_LIKE = re.compile(r"[<\uff1c\ufe64](?P<body>" + _SKIPPABLE + r"*paxm[^<>]*)(?P<end>>?)", re.IGNORECASE)
+_TAG_LIKE = re.compile(
+    r"[<\uff1c\ufe64](?P<body>" + _SKIPPABLE + r"*paxm[^<>\uff1c\ufe64\uff1e\ufe65]*)(?P<end>[>\uff1e\ufe65]?)",
+    re.IGNORECASE,
+)
+
+
+# Any other markup opener is escaped too: an unterminated start tag (``<a title="x``), a
+# comment or CDATA (``<!``) or a processing instruction (``<?``) makes an HTML/XML parser
+# swallow text up to a later ``>`` or ``-->``, the block's own closing tag included.
+_MARKUP = re.compile(r"[<\uff1c\ufe64](?=[A-Za-z/!?])")
 
 
 def _escape_tag(match: re.Match[str]) -> str:
@@ -63,12 +75,13 @@ def escape_block_content(content: str) -> str:
 
     Text that does not look like a paxm tag is left as is.
     """
-    return _TAG_LIKE.sub(_escape_tag, content)
+    return _MARKUP.sub("&lt;", _TAG_LIKE.sub(_escape_tag, content))
 
 
 def escape_block_json(payload: str) -> str:
     """Make a JSON text inert inside a block: ``<``, ``>`` and ``&`` become ``\\u003c``… (same value)."""
-    return payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    out = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return out.replace("\uff1c", "\\uff1c").replace("\ufe64", "\\ufe64")
 
 
 def wrap_block(tag: str, attributes: str, content: str) -> str:

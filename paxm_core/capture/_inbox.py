@@ -171,6 +171,34 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         raise
 
 
+def _private_file(path: str) -> None:
+    """Create ``path`` 0600 and its missing parents 0700 whatever the umask.
+
+    The same rule as :mod:`paxm_core.private_files`, restated here because this file may
+    import no paxm module (see the module docstring).
+    """
+    missing: list[str] = []
+    probe = os.path.dirname(os.path.abspath(path))
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        os.chmod(directory, 0o700)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    try:
+        if os.stat(path).st_mode & 0o777 != 0o600:
+            os.chmod(path, 0o600)
+    except PermissionError:
+        pass
+
+
 def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
     """Open (creating with mode 0600 in a 0700 directory) the queue database, schema applied.
 
@@ -179,13 +207,14 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
     process crash, not power loss); acknowledged writes switch to ``FULL`` for their commit.
     """
     path = os.fspath(db_path)
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, mode=0o700, exist_ok=True)
-    if not os.path.exists(path):
-        # create it ourselves so it is never world-readable, even for an instant
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    # created by us 0600 (parents 0700) so it is never world-readable, even for an instant;
+    # SQLite gives the -wal/-shm the database's mode, and the umask is tightened around it too
+    _private_file(path)
+    old_umask = os.umask(0o077)
+    try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    finally:
+        os.umask(old_umask)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")

@@ -150,7 +150,9 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
     if target.exists() and not target.is_file():
         raise ConfigError(f"{target}: is not a file; choose a file path for the config")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        from paxm_core.private_files import private_dir
+
+        private_dir(target.parent)
         _write_atomically(target, text)
     except OSError as exc:
         raise ConfigError(

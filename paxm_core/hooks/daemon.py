@@ -36,6 +36,7 @@ from typing import Any
 from paxm_core.errors import PaxmError, QueueError
 from paxm_core.hooks._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
 from paxm_core.hooks.processor import HookProcessor
+from paxm_core.private_files import private_dir
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
 
@@ -62,7 +63,7 @@ class DaemonLock:
 
     def acquire(self) -> None:
         """Take the lock or raise :class:`PaxmError` naming the running daemon's pid."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.path.parent)
         for _ in range(5):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -177,7 +178,7 @@ class HookDaemon:
         )
 
     def _listen(self) -> socket.socket:
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.socket_path.parent)
         try:
             self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
         except FileNotFoundError:
