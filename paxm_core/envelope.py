@@ -9,8 +9,10 @@ self-closing) is escaped to ``&lt;`` (and a ``>`` closing that tag to ``&gt;``).
 markup opener (``<`` directly followed by a letter, ``/``, ``!`` or ``?``) is escaped to
 ``&lt;`` as well, because an unterminated tag, comment or processing instruction would make a
 parser swallow the real closing tag.  A bare ``<`` (``a < b``) is kept.  So the only markup in
-a block is the block's own pair of tags.  The same envelope is what echo suppression strips before a hook writes a turn, so a
-recall never gets remembered as if the user had said it.
+a block is the block's own pair of tags.
+
+The same envelope is what echo suppression strips before a hook writes a turn, so a recall
+never gets remembered as if the user had said it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ NO_MEMORIES = "No memories found."
 _MODES = ("active", "passive")
 
 
-# ``<`` (or a full-width / small form of it) then anything a reader may skip (whitespace incl. newlines/tabs, C0/C1 controls,
-# zero-width and BOM characters, slashes) then ``paxm`` in any case: the start of something
+# ``<`` (or a full-width / small form of it) then anything a reader may skip (whitespace
+# incl. newlines/tabs, C0/C1 controls, zero-width and BOM characters, slashes) then ``paxm`` in any case: the start of something
 # that reads as a paxm tag, whatever follows the name.  The tag's own ``>`` is escaped too
 # when it comes before the next ``<``.
 _SKIPPABLE = r"[\s/\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]"

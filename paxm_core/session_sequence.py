@@ -9,7 +9,6 @@ SQLite serializes across processes: the result is ``max(floor, last + 1)``.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from pathlib import Path
