@@ -53,8 +53,8 @@ _MODES = ("active", "passive")
 
 # ``<`` (or a full-width / small form of it) then anything a reader may skip (whitespace
 # incl. newlines/tabs, C0/C1 controls, zero-width and BOM characters, slashes) then
-# ``paxm`` in any case: the start of something that reads as a paxm tag, whatever follows the name.  The tag's own ``>`` is escaped too
-# when it comes before the next ``<``.
+# ``paxm`` in any case: the start of something that reads as a paxm tag, whatever follows
+# the name.  The tag's own ``>`` is escaped too when it comes before the next ``<``.
 _SKIPPABLE = r"[\s/\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]"
 _TAG_LIKE = re.compile(
     r"[<\uff1c\ufe64](?P<body>" + _SKIPPABLE + r"*paxm[^<>\uff1c\ufe64\uff1e\ufe65]*)(?P<end>[>\uff1e\ufe65]?)",
