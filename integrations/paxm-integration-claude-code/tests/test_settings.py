@@ -10,8 +10,8 @@ with ``PAXM_UPDATE_GOLDEN=1`` and review the diff.
 from __future__ import annotations
 
 import json
-import shlex
 import os
+import shlex
 import stat
 from pathlib import Path
 from typing import Any
