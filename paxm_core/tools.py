@@ -2,8 +2,11 @@
 
 Callers (CLI, MCP, evals) supply only text, a profile and free-form metadata.  Who wrote a
 memory (user, agent, session) and where it is visible (scope) come from config and the
-runtime, never from the caller: caller ``paxm_*`` keys are dropped, and a caller
-``session_id`` cannot override the trusted one.
+runtime, never from the caller: caller ``paxm_*`` keys and the reserved keys
+(:data:`RESERVED_METADATA_KEYS`: workspace, user, agent, scope, tier, session ...) are dropped
+from caller metadata, whatever their case; the workspace is set only through the trusted
+``workspace`` argument.  Text and query sizes are bounded by ``limits.max_text_bytes`` and
+``limits.max_query_bytes``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,52 @@ if TYPE_CHECKING:
     from paxm_core.config import Config
     from paxm_core.router import Router
 
-__all__ = ["Tools", "cli_session_id", "new_session_id", "resolve_agent_id"]
+__all__ = [
+    "RESERVED_METADATA_KEYS",
+    "Tools",
+    "caller_metadata",
+    "cli_session_id",
+    "new_session_id",
+    "resolve_agent_id",
+]
+
+#: Metadata keys only trusted context sets (compared lowercased, ``-`` read as ``_``);
+#: every ``paxm_*`` key is reserved too.
+RESERVED_METADATA_KEYS = frozenset(
+    {
+        "workspace",
+        "user",
+        "user_id",
+        "agent",
+        "agent_id",
+        "session",
+        "session_id",
+        "scope",
+        "scope_type",
+        "scope_id",
+        "tier",
+        "expires_at",
+        "created_at",
+    }
+)
+
+
+def caller_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    """``metadata`` without ``paxm_*`` and reserved keys (any case or spacing)."""
+    out: dict[str, str] = {}
+    for key, value in without_paxm_keys(metadata).items():
+        norm = str(key).strip().lower().replace("-", "_")
+        if norm in RESERVED_METADATA_KEYS or norm.startswith("paxm"):
+            continue
+        out[key] = value
+    return out
+
+
+def _check_size(what: str, text: str, limit: int, key: str) -> None:
+    size = len(text.encode("utf-8", "replace"))
+    if size > limit:
+        raise UsageError(f"{what} is {size} bytes, over the {limit}-byte limit ({key}); shorten it or raise {key}")
+
 
 UNKNOWN_AGENT = "unknown"
 
@@ -142,8 +190,9 @@ class Tools:
         try:
             if not text:
                 raise UsageError("recall query is required")
+            _check_size("recall query", text, self.config.limits.query_bytes, "limits.max_query_bytes")
             policy = self.search_policy(profile_name, limit)
-            meta = without_paxm_keys(metadata)
+            meta = caller_metadata(metadata)
             session = (session_id if session_id is not None else self.session_id).strip()
             if session:
                 meta["session_id"] = session
@@ -261,9 +310,10 @@ class Tools:
         body = text.strip() if isinstance(text, str) else ""
         if not body:
             raise UsageError("memory text is required")
+        _check_size("memory text", body, self.config.limits.text_bytes, "limits.max_text_bytes")
         policy = self.put_policy(profile)
         session = (session_id if session_id is not None else self.session_id).strip()
-        meta = without_paxm_keys(metadata)
+        meta = caller_metadata(metadata)
         if session:
             meta.pop("session_id", None)  # the trusted session is in origin, not caller metadata
         if workspace is not None and workspace.strip():

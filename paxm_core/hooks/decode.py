@@ -299,16 +299,19 @@ def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
 
 
 def _workspace(obj: dict[str, Any]) -> str:
+    # the payload names the directory; which workspace that is, is paxm_core.workspace's rule
+    from paxm_core.workspace import resolve_workspace
+
     for key in ("workspace", "cwd", "current_dir"):
         value = _str(obj, key).strip()
         if value:
-            return value
+            return resolve_workspace(value)
     for key in ("workspace_roots", "workspaceRoots"):
         roots = obj.get(key)
         if isinstance(roots, list):
             for root in roots:
                 if isinstance(root, str) and root.strip():
-                    return root.strip()
+                    return resolve_workspace(root.strip())
     return ""
 
 
