@@ -196,9 +196,8 @@ def test_every_request_gets_an_answer_even_with_a_lone_surrogate(config: Path, t
             send(json.dumps(call).replace('"@"', '"cut \\ud83d emoji"'))
             answer = _read_response(proc, n)
             assert "result" in answer or "error" in answer, answer
-        send(
-            '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"paxm_recall","arguments":{"query":"cut emoji"}}}'
-        )
+        recall = {"name": "paxm_recall", "arguments": {"query": "cut emoji"}}
+        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": recall}))
         answer = _read_response(proc, 9)
         assert not answer["result"].get("isError"), answer
     finally:
