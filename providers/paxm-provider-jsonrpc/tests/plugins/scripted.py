@@ -62,9 +62,8 @@ def main():
         sys.exit(3)
     if MODE == "leak_secret":
         # a careless plugin that prints its credentials when it fails
-        sys.stderr.write(
-            f"auth failed with key={os.environ.get('PLUGIN_API_KEY', '')} token={os.environ.get('SCRIPTED_TOKEN', '')}\n"
-        )
+        key, token = os.environ.get("PLUGIN_API_KEY", ""), os.environ.get("SCRIPTED_TOKEN", "")
+        sys.stderr.write(f"auth failed with key={key} token={token}\n")
         sys.exit(1)
     if MODE == "garbage":
         sys.stdout.write("this is not json\n")
