@@ -183,7 +183,9 @@ class Tools:
         provider fails.
         """
         started = time.monotonic()
-        text = query.strip() if isinstance(query, str) else ""
+        from paxm_core.textsafe import scrub_text
+
+        text = scrub_text(query).strip() if isinstance(query, str) else ""
         profile_name = (profile or "").strip() or profiles.default_recall_profile(self.config)
         result: RecallResult | None = None
         error = ""
@@ -208,6 +210,9 @@ class Tools:
             return result
         except PaxmError as exc:
             error = str(exc)
+            raise
+        except BaseException as exc:  # an unexpected failure is a failed recall, never a success
+            error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             self._telemetry(
@@ -278,6 +283,9 @@ class Tools:
         except PaxmError as exc:
             error = str(exc)
             raise
+        except BaseException as exc:  # an unexpected failure is a failed write, never a success
+            error = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             self._telemetry(
                 "on_remember",
@@ -307,7 +315,13 @@ class Tools:
         turn: TurnContext | None = None,
     ) -> tuple[MemoryItem, PutPolicy]:
         """The attributed item and write policy ``remember`` would use (for batch writers)."""
-        body = text.strip() if isinstance(text, str) else ""
+        from paxm_core.textsafe import scrub, scrub_text
+
+        # Never fail a write for its text: lone surrogates (a cut emoji, or invalid bytes a
+        # shell passed through argv/stdin) become U+FFFD.
+        body = scrub_text(text).strip() if isinstance(text, str) else ""
+        metadata = scrub(dict(metadata)) if metadata else metadata
+        admission_text = scrub_text(admission_text)
         if not body:
             raise UsageError("memory text is required")
         _check_size("memory text", body, self.config.limits.text_bytes, "limits.max_text_bytes")

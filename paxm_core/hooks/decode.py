@@ -87,7 +87,14 @@ def parse_payload(raw: bytes | str) -> dict[str, Any]:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    # JSON may escape a lone surrogate (a cut emoji); no UTF-8 writer downstream accepts one,
+    # so it becomes U+FFFD here instead of dropping the whole event later.
+    from paxm_core.textsafe import scrub
+
+    scrubbed: dict[str, Any] = scrub(value)
+    return scrubbed
 
 
 def _str(obj: dict[str, Any], key: str) -> str:
