@@ -201,8 +201,13 @@ class Tools:
             if workspace is not None and workspace.strip():
                 meta["workspace"] = workspace.strip()
             search = SearchQuery(text=text, metadata=meta, filters=dict(filters or {}))
+            active = deadline is None
+            if active:
+                policy, deadline = self._active_budget(policy)
             try:
                 result = self.router.search(search, policy, deadline)
+                if active:
+                    result = self._excerpt(result)
             except PaxmError as exc:
                 partial = getattr(exc, "result", None)
                 result = partial if isinstance(partial, RecallResult) else None
@@ -273,6 +278,8 @@ class Tools:
                 admission_text=admission_text,
                 turn=turn,
             )
+            if deadline is None:
+                policy, deadline = self._active_budget(policy)
             try:
                 result = self.router.put([item], policy, deadline)
             except PaxmError as exc:
@@ -351,6 +358,34 @@ class Tools:
             turn=turn,
         )
         return item, policy
+
+    def _active_budget(self, policy: Any) -> tuple[Any, Deadline]:
+        """The active path's budget: every route without a timeout gets ``limits.route_timeout``
+        and the whole call ``limits.deadline``, so a hung optional provider costs at most that
+        and a hung required one fails with a timeout error within it."""
+        import dataclasses
+
+        limits = self.config.limits
+        routes = [
+            r if r.timeout is not None and r.timeout > 0 else dataclasses.replace(r, timeout=limits.route_seconds)
+            for r in policy.routes
+        ]
+        return dataclasses.replace(policy, routes=routes), Deadline.after(limits.deadline_seconds)
+
+    def _excerpt(self, result: RecallResult) -> RecallResult:
+        """Hits longer than ``limits.max_hit_chars`` are excerpted, marked, in what callers print."""
+        cap = self.config.limits.hit_chars
+        if not any(len(h.text) > cap for h in result.hits):
+            return result
+        import dataclasses
+
+        hits = [
+            h
+            if len(h.text) <= cap
+            else h.copy(text=h.text[:cap].rstrip() + f"\n[… excerpt: {len(h.text) - cap} more characters]")
+            for h in result.hits
+        ]
+        return dataclasses.replace(result, hits=hits)
 
     def _telemetry(self, method: str, **fields: Any) -> None:
         sink = self.telemetry

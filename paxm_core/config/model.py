@@ -273,10 +273,30 @@ class LimitsConfig:
     max_query_bytes: int = 0
     #: most characters one hit puts into recall output (longer text is excerpted)
     max_hit_chars: int = 0
+    #: seconds each provider route of the active path may take when its route sets no timeout
+    route_timeout: float | None = field(default=None, metadata=_DURATION)
+    #: seconds one active ``recall`` / ``remember`` may take overall
+    deadline: float | None = field(default=None, metadata=_DURATION)
 
     DEFAULT_MAX_TEXT_BYTES = 256 * 1024
     DEFAULT_MAX_QUERY_BYTES = 8 * 1024
     DEFAULT_MAX_HIT_CHARS = 4000
+    DEFAULT_ROUTE_TIMEOUT = 10.0
+    DEFAULT_DEADLINE = 20.0
+
+    @property
+    def route_seconds(self) -> float:
+        """Effective ``route_timeout``."""
+        return (
+            self.route_timeout
+            if self.route_timeout is not None and self.route_timeout > 0
+            else self.DEFAULT_ROUTE_TIMEOUT
+        )
+
+    @property
+    def deadline_seconds(self) -> float:
+        """Effective ``deadline``."""
+        return self.deadline if self.deadline is not None and self.deadline > 0 else self.DEFAULT_DEADLINE
 
     @property
     def text_bytes(self) -> int:
