@@ -27,7 +27,9 @@ __all__ = [
     "InboxConflict",
     "append_raw",
     "connect",
+    "corrupt_copies",
     "ensure_schema",
+    "sqlite_hint",
     "sha256_hex",
     "utc_stamp",
 ]
@@ -219,10 +221,74 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")
         ensure_schema(conn)
-    except BaseException:
+    except BaseException as exc:
         conn.close()
+        # The hook client's sqlite3 stand-in has no exception classes: match on the message.
+        if _is_corrupt(exc) and _move_aside(path):
+            # Self-heal: the corrupt file is kept (timestamped) and a fresh queue takes over,
+            # so capture resumes instead of losing every later event.
+            return connect(path, timeout=timeout)
         raise
     return conn
+
+
+_CORRUPT = ("file is not a database", "database disk image is malformed")
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    return any(text in str(exc) for text in _CORRUPT)
+
+
+def corrupt_copies(db_path: str | os.PathLike[str]) -> list[str]:
+    """Corrupt queue files moved aside next to ``db_path`` (``<name>.corrupt-<UTC time>``), oldest first."""
+    path = os.fspath(db_path)
+    directory, name = os.path.split(os.path.abspath(path))
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    prefix = name + ".corrupt-"
+    return sorted(
+        os.path.join(directory, e) for e in entries if e.startswith(prefix) and not e.endswith(("-wal", "-shm"))
+    )
+
+
+def _move_aside(path: str) -> bool:
+    """Rename a corrupt queue (and its -wal/-shm) to ``<path>.corrupt-<UTC time>``; ``False`` if impossible."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = f"{path}.corrupt-{stamp}"
+    n = 1
+    while os.path.exists(target):
+        n += 1
+        target = f"{path}.corrupt-{stamp}-{n}"
+    try:
+        os.rename(path, target)
+    except OSError:
+        return False
+    for suffix in ("-wal", "-shm"):
+        try:
+            os.rename(path + suffix, target + suffix)
+        except OSError:
+            pass
+    return True
+
+
+def sqlite_hint(message: str) -> str:
+    """A fix that fits an SQLite error message (never "check permissions" for a corrupt file)."""
+    text = message.lower()
+    if any(c in text for c in _CORRUPT):
+        return (
+            "the file is corrupt or not an SQLite database; move it aside (paxm keeps a timestamped copy) or restore it"
+        )
+    if "readonly" in text or "read-only" in text or "permission" in text or "access" in text:
+        return "check the file and directory permissions (the directory must be writable for -wal/-shm)"
+    if "unable to open" in text:
+        return "check that the directory exists and is writable"
+    if "full" in text:
+        return "the disk is full; free some space"
+    if "locked" in text or "busy" in text:
+        return "another process holds the database; retry, or stop it"
+    return "see the SQLite error above"
 
 
 def append_raw(

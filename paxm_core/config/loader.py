@@ -37,6 +37,13 @@ def read_raw(path: Path) -> Any:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}; check the path and its permissions") from None
+    if path.exists() and not text.strip():
+        # An empty file would silently mean "built-in defaults, no agent enabled": every hook
+        # would exit 0 and capture nothing.  Say so instead.
+        raise ConfigError(
+            f"{path}: the config file is empty, so no agent is enabled and hooks capture nothing; "
+            "run `paxm setup` (or delete the file to use the built-in defaults)"
+        )
     if _is_json(path):
         try:
             return json.loads(text) if text.strip() else {}

@@ -217,6 +217,9 @@ class HookDaemon:
             assert self.processor is not None
             self._drain()
             self._listener = self._listen()
+            if self._last_start_failed():
+                # doctor reports the last start-up error until a start succeeds
+                self._log("started")
             pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
             last_drain = time.monotonic()
             try:
@@ -385,6 +388,14 @@ class HookDaemon:
     def stop(self) -> None:
         """Ask the serving loop to finish (used by signal handlers and tests)."""
         self._stop.set()
+
+    def _last_start_failed(self) -> bool:
+        try:
+            with open(self.hooks_dir / LOG_NAME, encoding="utf-8", errors="replace") as handle:
+                lines = [line for line in handle if "startup failed" in line or line.rstrip().endswith(" started")]
+        except OSError:
+            return False
+        return bool(lines) and "startup failed" in lines[-1]
 
     def _log(self, message: str) -> None:
         path = self.hooks_dir / LOG_NAME

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
+from paxm_core.capture._inbox import sqlite_hint
 from paxm_core.private_files import private_file, private_sqlite_files, private_umask
 
 __all__ = ["Database"]
@@ -57,7 +58,7 @@ class Database:
             raise ProviderError(
                 self._provider,
                 "open",
-                f"{self.path}: {exc} (the directory must be writable for the -wal/-shm files)",
+                f"{self.path}: {exc}; {sqlite_hint(str(exc))}",
             ) from exc
         except BaseException:
             conn.close()
