@@ -42,7 +42,8 @@ __all__ = [
 ]
 
 #: Metadata keys only trusted context sets (compared lowercased, ``-`` read as ``_``);
-#: every ``paxm_*`` key is reserved too.
+#: every ``paxm_*`` key is reserved too.  ``session_id`` is handled apart: a trusted session
+#: (MCP, CLI) replaces it; the hook path keys its capture session on the payload's.
 RESERVED_METADATA_KEYS = frozenset(
     {
         "workspace",
@@ -51,7 +52,6 @@ RESERVED_METADATA_KEYS = frozenset(
         "agent",
         "agent_id",
         "session",
-        "session_id",
         "scope",
         "scope_type",
         "scope_id",

@@ -331,11 +331,16 @@ class HookDaemon:
         if action == "status":
             return {"ok": True, **self.status()}
         if action in ("flush", "shutdown"):
-            report = self._flush()
+            timeout = request.get("timeout")
+            seconds = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
+            report = self._flush(seconds)
             if action == "shutdown":
+                self._flushed_for_shutdown = True  # the exit path need not flush (and wait) again
                 self._stop.set()
                 self._close_listener()
-            return {"ok": bool(getattr(report, "ok", True)), **_flush_json(report)}
+            # "ok" says the action ran; whether everything was delivered is in the report, which
+            # the CLI judges exactly as it judges its own flush when no daemon runs.
+            return {"ok": True, "delivered_all": bool(getattr(report, "ok", True)), **_flush_json(report)}
         return {"ok": False, "error": f"unknown action {action!r}"}
 
     def status(self) -> dict[str, Any]:
@@ -354,11 +359,11 @@ class HookDaemon:
             "idle_timeout_seconds": self.idle_timeout,
         }
 
-    def _flush(self) -> Any:
+    def _flush(self, timeout: float | None = None) -> Any:
         self._drain()
         if self.worker is None:
             return None
-        return self.worker.flush()
+        return self.worker.flush() if timeout is None else self.worker.flush(timeout)
 
     def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
@@ -373,7 +378,8 @@ class HookDaemon:
 
     def _shutdown(self) -> None:
         try:
-            self._flush()
+            if not getattr(self, "_flushed_for_shutdown", False):
+                self._flush()
         except Exception as exc:
             self._log(f"final flush failed: {exc}")
         for name in ("worker", "processor", "recorder", "queue", "runtime"):
