@@ -1,15 +1,25 @@
 """The ``<paxm-recall>`` envelope, per-hit Markdown and upstream-compatible JSON output.
 
 Recalled text is data, not instructions: it is wrapped in an envelope whose tags cannot be
-forged from inside, because any ``<paxm-recall`` / ``</paxm-recall>`` in the content is
-escaped.  The same envelope is what echo suppression strips before a hook writes a turn, so a
-recall never gets remembered as if the user had said it.
+forged from inside.  The rule is generic for every ``paxm-*`` block (``paxm-recall``,
+``paxm-session-identity``, ``paxm-local-time`` and any later one): inside a block, every ``<``
+that a parser or a model could read as the start of a ``paxm`` tag (any case, whitespace,
+control or zero-width characters or slashes between ``<`` and the name, attributes,
+self-closing) is escaped to ``&lt;`` (and a ``>`` closing that tag to ``&gt;``).  Every other
+markup opener (``<`` directly followed by a letter, ``/``, ``!`` or ``?``) is escaped to
+``&lt;`` as well, because an unterminated tag, comment or processing instruction would make a
+parser swallow the real closing tag.  A bare ``<`` (``a < b``) is kept.  So the only markup in
+a block is the block's own pair of tags.
+
+The same envelope is what echo suppression strips before a hook writes a turn, so a recall
+never gets remembered as if the user had said it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +33,9 @@ __all__ = [
     "ENVELOPE_OPEN_PREFIX",
     "NO_MEMORIES",
     "dumps_json",
+    "escape_block_content",
+    "escape_block_json",
+    "wrap_block",
     "go_float",
     "recall_json",
     "render_hit_markdown",
@@ -38,6 +51,47 @@ NO_MEMORIES = "No memories found."
 _MODES = ("active", "passive")
 
 
+# ``<`` (or a full-width / small form of it) then anything a reader may skip (whitespace
+# incl. newlines/tabs, C0/C1 controls, zero-width and BOM characters, slashes) then
+# ``paxm`` in any case: the start of something that reads as a paxm tag, whatever follows
+# the name.  The tag's own ``>`` is escaped too when it comes before the next ``<``.
+_SKIPPABLE = r"[\s/\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]"
+_TAG_LIKE = re.compile(
+    r"[<\uff1c\ufe64](?P<body>" + _SKIPPABLE + r"*paxm[^<>\uff1c\ufe64\uff1e\ufe65]*)(?P<end>[>\uff1e\ufe65]?)",
+    re.IGNORECASE,
+)
+
+
+# Any other markup opener is escaped too: an unterminated start tag (``<a title="x``), a
+# comment or CDATA (``<!``) or a processing instruction (``<?``) makes an HTML/XML parser
+# swallow text up to a later ``>`` or ``-->``, the block's own closing tag included.
+_MARKUP = re.compile(r"[<\uff1c\ufe64](?=[A-Za-z/!?])")
+
+
+def _escape_tag(match: re.Match[str]) -> str:
+    return "&lt;" + match.group("body") + ("&gt;" if match.group("end") else "")
+
+
+def escape_block_content(content: str) -> str:
+    """Escape every spelling of a ``paxm`` tag in ``content`` so it cannot open or close a block.
+
+    Text that does not look like a paxm tag is left as is.
+    """
+    return _MARKUP.sub("&lt;", _TAG_LIKE.sub(_escape_tag, content))
+
+
+def escape_block_json(payload: str) -> str:
+    """Make a JSON text inert inside a block: ``<``, ``>`` and ``&`` become ``\\u003c``… (same value)."""
+    out = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return out.replace("\uff1c", "\\uff1c").replace("\ufe64", "\\ufe64")
+
+
+def wrap_block(tag: str, attributes: str, content: str) -> str:
+    """``<tag attributes>\\ncontent\\n</tag>`` with ``content`` escaped by :func:`escape_block_content`."""
+    head = f"<{tag} {attributes}>" if attributes else f"<{tag}>"
+    return f"{head}\n{escape_block_content(content)}\n</{tag}>"
+
+
 def wrap_recall_context(mode: str, content: str) -> str:
     """Wrap ``content`` as ``<paxm-recall version="1" mode="…">``; empty content gives ``""``.
 
@@ -49,8 +103,7 @@ def wrap_recall_context(mode: str, content: str) -> str:
     mode = mode.strip().lower()
     if mode not in _MODES:
         mode = "unknown"
-    content = content.replace(ENVELOPE_CLOSE, "&lt;/paxm-recall&gt;").replace(ENVELOPE_OPEN_PREFIX, "&lt;paxm-recall")
-    return f'{ENVELOPE_OPEN_PREFIX} version="1" mode="{mode}">\n{content}\n{ENVELOPE_CLOSE}'
+    return wrap_block("paxm-recall", f'version="1" mode="{mode}"', content)
 
 
 def strip_recall_context(text: str) -> str:

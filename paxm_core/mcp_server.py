@@ -2,7 +2,17 @@
 
 Four tools, with upstream's input schemas: ``paxm_recall``, ``paxm_remember``,
 ``paxm_history`` and ``paxm_config_doctor``.  Least privilege by construction: nothing here
-installs hooks, edits routing or credentials, or reads raw event logs.
+installs hooks, edits routing or credentials, or reads raw event logs.  And as narrow as the
+CLI and the hooks (docs/mcp.md, "Privilege model"):
+
+* the workspace is the server's own working directory
+  (:func:`paxm_core.workspace.resolve_workspace`); recall is scoped to it and writes carry it,
+  whatever the caller's ``meta`` / ``metadata`` say;
+* caller metadata never sets workspace, user, agent, session, scope, tier or ``paxm_*``;
+* a caller ``id`` is namespaced (``mcp-<digest of user, agent, workspace>-<id>``), so it can
+  only ever replace a memory this caller created through MCP;
+* text and query sizes are bounded (``limits.max_text_bytes`` / ``limits.max_query_bytes``);
+* lone UTF-16 surrogates in arguments are replaced by U+FFFD, so every request is answered.
 
 The tool logic (:class:`PaxmTools`) is plain synchronous Python and imports no SDK; only
 :func:`build_server` / :func:`serve` import ``mcp``, so the rest of paxm stays light.
@@ -10,6 +20,7 @@ The tool logic (:class:`PaxmTools`) is plain synchronous Python and imports no S
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -208,6 +219,8 @@ class PaxmTools:
     :param config_path: ``--config`` as given (``None``: ``$PAXM_CONFIG`` / XDG default).
     :param agent_name: the configured agent whose identity writes carry (``--agent``).
     :param runtime_factory: builds a runtime from a config path (tests inject their own).
+    :param workspace: the directory the server serves (default: its working directory),
+        resolved by :func:`paxm_core.workspace.resolve_workspace`.
     """
 
     def __init__(
@@ -216,9 +229,13 @@ class PaxmTools:
         *,
         agent_name: str = "",
         runtime_factory: Callable[[str | None], Runtime] | None = None,
+        workspace: str | None = None,
     ) -> None:
         from paxm_core.config.paths import resolve_config_path
         from paxm_core.tools import new_session_id
+        from paxm_core.workspace import resolve_workspace
+
+        self.workspace = resolve_workspace(workspace)
 
         self.config_path = config_path
         self.config_file = resolve_config_path(config_path)
@@ -263,7 +280,9 @@ class PaxmTools:
         handler = getattr(self, "_" + name.removeprefix("paxm_"))
         with self._lock:
             try:
-                args = validate_arguments(TOOLS[name][2], arguments)
+                from paxm_core.textsafe import scrub
+
+                args = validate_arguments(TOOLS[name][2], scrub(arguments))
                 outcome: ToolOutcome = handler(args)
                 return outcome
             except Exception as exc:  # a tool failure must never take the server down
@@ -283,8 +302,8 @@ class PaxmTools:
                 query,
                 profile=args.get("profile") or None,
                 limit=args.get("limit"),
-                metadata=meta,
-                workspace=meta.get("workspace"),
+                metadata=meta,  # diagnostic only; reserved keys are dropped by Tools
+                workspace=self.workspace or None,
                 source="mcp",
                 command="recall",
             )
@@ -307,12 +326,28 @@ class PaxmTools:
                 profile=args.get("profile") or None,
                 source=str(args.get("source") or "").strip() or "mcp",
                 metadata=args.get("metadata") or {},
-                id=str(args.get("id") or ""),
+                id=self._namespaced_id(tools, str(args.get("id") or "")),
+                workspace=self.workspace or None,
                 command="remember",
             )
         except WriteError as exc:
             return _error(exc, exc.result.to_json() if exc.result is not None else None)
         return _structured(result.to_json())
+
+    def _namespaced_id(self, tools: Any, caller_id: str) -> str:
+        """``mcp-<digest>-<id>``: the digest covers user, agent and workspace, so an id taken
+        from recall output can never address a memory this caller did not create."""
+        import hashlib
+
+        from paxm_core.tools import resolve_agent_id
+
+        caller_id = caller_id.strip()
+        if not caller_id:
+            return ""
+        owner = "\x00".join(
+            (tools.config.identity.user_id, resolve_agent_id(tools.config, self.agent_name), self.workspace)
+        )
+        return f"mcp-{hashlib.sha256(owner.encode()).hexdigest()[:12]}-{caller_id}"
 
     def _history(self, args: dict[str, Any]) -> ToolOutcome:
         from paxm_core.config import load_config
@@ -416,6 +451,58 @@ def build_server(tools: PaxmTools) -> Server[Any]:
     return server
 
 
+# A JSON string escape, scanned left to right: an escaped backslash (kept), a surrogate pair
+# (kept), or a lone high or low surrogate (replaced: the SDK's JSON parser rejects those and
+# then drops the request without any answer).
+_ESCAPE = re.compile(
+    r"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if text == "\\\\" or len(text) == 12:
+        return text
+    return "\\ufffd"
+
+
+def scrub_json_line(line: str) -> str:
+    """``line`` with every lone ``\\udXXX`` surrogate escape replaced by ``\\ufffd``."""
+    if "\\u" not in line:
+        return line
+    return _ESCAPE.sub(_fix_escape, line)
+
+
+class _ScrubbedLines:
+    """Async line iterator over stdin that repairs lone surrogate escapes and invalid UTF-8."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        async for line in self._inner:
+            yield scrub_json_line(line)
+
+
+def _scrubbed_stdin() -> Any:
+    """stdin for the SDK: a private duplicate of fd 0 (fd 0 itself now reads /dev/null, so a
+    handler or child can never eat the protocol stream), decoded with ``errors="replace"``."""
+    import io
+    import os
+
+    import anyio
+
+    private = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    text = io.TextIOWrapper(os.fdopen(private, "rb"), encoding="utf-8", errors="replace")
+    return _ScrubbedLines(anyio.wrap_file(text))
+
+
 def serve(config_path: str | None = None, *, agent_name: str = "") -> None:
     """Serve MCP over stdin/stdout until the client closes the stream."""
     import anyio
@@ -425,7 +512,7 @@ def serve(config_path: str | None = None, *, agent_name: str = "") -> None:
     server = build_server(tools)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=_scrubbed_stdin()) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:

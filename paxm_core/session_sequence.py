@@ -9,7 +9,6 @@ SQLite serializes across processes: the result is ``max(floor, last + 1)``.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -102,21 +101,22 @@ class SessionSequenceStore:
         if self._conn is not None:
             return self._conn
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            from paxm_core.private_files import private_file, private_sqlite_files, private_umask
+
+            private_file(self.path)  # 0600 before SQLite opens it, so -wal/-shm inherit 0600
             # isolation_level=None: every statement is its own transaction, which is exactly
             # the atomicity the upsert needs, with no implicit BEGIN held across calls.
-            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            with private_umask():
+                conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             try:
-                _prepare(conn)
+                with private_umask():
+                    _prepare(conn)
+                private_sqlite_files(self.path)
             except sqlite3.Error:
                 conn.close()
                 raise
         except (OSError, sqlite3.Error) as exc:
             raise PaxmError(f"cannot open session sequence store {self.path}: {exc}") from exc
-        try:
-            os.chmod(self.path, 0o600)
-        except OSError:
-            pass
         self._conn = conn
         return conn
 

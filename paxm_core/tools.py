@@ -2,8 +2,11 @@
 
 Callers (CLI, MCP, evals) supply only text, a profile and free-form metadata.  Who wrote a
 memory (user, agent, session) and where it is visible (scope) come from config and the
-runtime, never from the caller: caller ``paxm_*`` keys are dropped, and a caller
-``session_id`` cannot override the trusted one.
+runtime, never from the caller: caller ``paxm_*`` keys and the reserved keys
+(:data:`RESERVED_METADATA_KEYS`: workspace, user, agent, scope, tier, session ...) are dropped
+from caller metadata, whatever their case; the workspace is set only through the trusted
+``workspace`` argument.  Text and query sizes are bounded by ``limits.max_text_bytes`` and
+``limits.max_query_bytes``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,52 @@ if TYPE_CHECKING:
     from paxm_core.config import Config
     from paxm_core.router import Router
 
-__all__ = ["Tools", "cli_session_id", "new_session_id", "resolve_agent_id"]
+__all__ = [
+    "RESERVED_METADATA_KEYS",
+    "Tools",
+    "caller_metadata",
+    "cli_session_id",
+    "new_session_id",
+    "resolve_agent_id",
+]
+
+#: Metadata keys only trusted context sets (compared lowercased, ``-`` read as ``_``);
+#: every ``paxm_*`` key is reserved too.  ``session_id`` is handled apart: a trusted session
+#: (MCP, CLI) replaces it; the hook path keys its capture session on the payload's.
+RESERVED_METADATA_KEYS = frozenset(
+    {
+        "workspace",
+        "user",
+        "user_id",
+        "agent",
+        "agent_id",
+        "session",
+        "scope",
+        "scope_type",
+        "scope_id",
+        "tier",
+        "expires_at",
+        "created_at",
+    }
+)
+
+
+def caller_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    """``metadata`` without ``paxm_*`` and reserved keys (any case or spacing)."""
+    out: dict[str, str] = {}
+    for key, value in without_paxm_keys(metadata).items():
+        norm = str(key).strip().lower().replace("-", "_")
+        if norm in RESERVED_METADATA_KEYS or norm.startswith("paxm"):
+            continue
+        out[key] = value
+    return out
+
+
+def _check_size(what: str, text: str, limit: int, key: str) -> None:
+    size = len(text.encode("utf-8", "replace"))
+    if size > limit:
+        raise UsageError(f"{what} is {size} bytes, over the {limit}-byte limit ({key}); shorten it or raise {key}")
+
 
 UNKNOWN_AGENT = "unknown"
 
@@ -135,23 +183,31 @@ class Tools:
         provider fails.
         """
         started = time.monotonic()
-        text = query.strip() if isinstance(query, str) else ""
+        from paxm_core.textsafe import scrub_text
+
+        text = scrub_text(query).strip() if isinstance(query, str) else ""
         profile_name = (profile or "").strip() or profiles.default_recall_profile(self.config)
         result: RecallResult | None = None
         error = ""
         try:
             if not text:
                 raise UsageError("recall query is required")
+            _check_size("recall query", text, self.config.limits.query_bytes, "limits.max_query_bytes")
             policy = self.search_policy(profile_name, limit)
-            meta = without_paxm_keys(metadata)
+            meta = caller_metadata(metadata)
             session = (session_id if session_id is not None else self.session_id).strip()
             if session:
                 meta["session_id"] = session
             if workspace is not None and workspace.strip():
                 meta["workspace"] = workspace.strip()
             search = SearchQuery(text=text, metadata=meta, filters=dict(filters or {}))
+            active = deadline is None
+            if active:
+                policy, deadline = self._active_budget(policy)
             try:
                 result = self.router.search(search, policy, deadline)
+                if active:
+                    result = self._excerpt(result)
             except PaxmError as exc:
                 partial = getattr(exc, "result", None)
                 result = partial if isinstance(partial, RecallResult) else None
@@ -159,6 +215,9 @@ class Tools:
             return result
         except PaxmError as exc:
             error = str(exc)
+            raise
+        except BaseException as exc:  # an unexpected failure is a failed recall, never a success
+            error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             self._telemetry(
@@ -219,6 +278,8 @@ class Tools:
                 admission_text=admission_text,
                 turn=turn,
             )
+            if deadline is None:
+                policy, deadline = self._active_budget(policy)
             try:
                 result = self.router.put([item], policy, deadline)
             except PaxmError as exc:
@@ -228,6 +289,9 @@ class Tools:
             return result
         except PaxmError as exc:
             error = str(exc)
+            raise
+        except BaseException as exc:  # an unexpected failure is a failed write, never a success
+            error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             self._telemetry(
@@ -258,12 +322,19 @@ class Tools:
         turn: TurnContext | None = None,
     ) -> tuple[MemoryItem, PutPolicy]:
         """The attributed item and write policy ``remember`` would use (for batch writers)."""
-        body = text.strip() if isinstance(text, str) else ""
+        from paxm_core.textsafe import scrub, scrub_text
+
+        # Never fail a write for its text: lone surrogates (a cut emoji, or invalid bytes a
+        # shell passed through argv/stdin) become U+FFFD.
+        body = scrub_text(text).strip() if isinstance(text, str) else ""
+        metadata = scrub(dict(metadata)) if metadata else metadata
+        admission_text = scrub_text(admission_text)
         if not body:
             raise UsageError("memory text is required")
+        _check_size("memory text", body, self.config.limits.text_bytes, "limits.max_text_bytes")
         policy = self.put_policy(profile)
         session = (session_id if session_id is not None else self.session_id).strip()
-        meta = without_paxm_keys(metadata)
+        meta = caller_metadata(metadata)
         if session:
             meta.pop("session_id", None)  # the trusted session is in origin, not caller metadata
         if workspace is not None and workspace.strip():
@@ -287,6 +358,34 @@ class Tools:
             turn=turn,
         )
         return item, policy
+
+    def _active_budget(self, policy: Any) -> tuple[Any, Deadline]:
+        """The active path's budget: every route without a timeout gets ``limits.route_timeout``
+        and the whole call ``limits.deadline``, so a hung optional provider costs at most that
+        and a hung required one fails with a timeout error within it."""
+        import dataclasses
+
+        limits = self.config.limits
+        routes = [
+            r if r.timeout is not None and r.timeout > 0 else dataclasses.replace(r, timeout=limits.route_seconds)
+            for r in policy.routes
+        ]
+        return dataclasses.replace(policy, routes=routes), Deadline.after(limits.deadline_seconds)
+
+    def _excerpt(self, result: RecallResult) -> RecallResult:
+        """Hits longer than ``limits.max_hit_chars`` are excerpted, marked, in what callers print."""
+        cap = self.config.limits.hit_chars
+        if not any(len(h.text) > cap for h in result.hits):
+            return result
+        import dataclasses
+
+        hits = [
+            h
+            if len(h.text) <= cap
+            else h.copy(text=h.text[:cap].rstrip() + f"\n[… excerpt: {len(h.text) - cap} more characters]")
+            for h in result.hits
+        ]
+        return dataclasses.replace(result, hits=hits)
 
     def _telemetry(self, method: str, **fields: Any) -> None:
         sink = self.telemetry

@@ -27,7 +27,9 @@ __all__ = [
     "InboxConflict",
     "append_raw",
     "connect",
+    "corrupt_copies",
     "ensure_schema",
+    "sqlite_hint",
     "sha256_hex",
     "utc_stamp",
 ]
@@ -171,6 +173,34 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         raise
 
 
+def _private_file(path: str) -> None:
+    """Create ``path`` 0600 and its missing parents 0700 whatever the umask.
+
+    The same rule as :mod:`paxm_core.private_files`, restated here because this file may
+    import no paxm module (see the module docstring).
+    """
+    missing: list[str] = []
+    probe = os.path.dirname(os.path.abspath(path))
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        os.chmod(directory, 0o700)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    try:
+        if os.stat(path).st_mode & 0o777 != 0o600:
+            os.chmod(path, 0o600)
+    except PermissionError:
+        pass
+
+
 def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
     """Open (creating with mode 0600 in a 0700 directory) the queue database, schema applied.
 
@@ -179,21 +209,86 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
     process crash, not power loss); acknowledged writes switch to ``FULL`` for their commit.
     """
     path = os.fspath(db_path)
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, mode=0o700, exist_ok=True)
-    if not os.path.exists(path):
-        # create it ourselves so it is never world-readable, even for an instant
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    # created by us 0600 (parents 0700) so it is never world-readable, even for an instant;
+    # SQLite gives the -wal/-shm the database's mode, and the umask is tightened around it too
+    _private_file(path)
+    old_umask = os.umask(0o077)
+    try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    finally:
+        os.umask(old_umask)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")
         ensure_schema(conn)
-    except BaseException:
+    except BaseException as exc:
         conn.close()
+        # The hook client's sqlite3 stand-in has no exception classes: match on the message.
+        if _is_corrupt(exc) and _move_aside(path):
+            # Self-heal: the corrupt file is kept (timestamped) and a fresh queue takes over,
+            # so capture resumes instead of losing every later event.
+            return connect(path, timeout=timeout)
         raise
     return conn
+
+
+_CORRUPT = ("file is not a database", "database disk image is malformed")
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    return any(text in str(exc) for text in _CORRUPT)
+
+
+def corrupt_copies(db_path: str | os.PathLike[str]) -> list[str]:
+    """Corrupt queue files moved aside next to ``db_path`` (``<name>.corrupt-<UTC time>``), oldest first."""
+    path = os.fspath(db_path)
+    directory, name = os.path.split(os.path.abspath(path))
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    prefix = name + ".corrupt-"
+    return sorted(
+        os.path.join(directory, e) for e in entries if e.startswith(prefix) and not e.endswith(("-wal", "-shm"))
+    )
+
+
+def _move_aside(path: str) -> bool:
+    """Rename a corrupt queue (and its -wal/-shm) to ``<path>.corrupt-<UTC time>``; ``False`` if impossible."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = f"{path}.corrupt-{stamp}"
+    n = 1
+    while os.path.exists(target):
+        n += 1
+        target = f"{path}.corrupt-{stamp}-{n}"
+    try:
+        os.rename(path, target)
+    except OSError:
+        return False
+    for suffix in ("-wal", "-shm"):
+        try:
+            os.rename(path + suffix, target + suffix)
+        except OSError:
+            pass
+    return True
+
+
+def sqlite_hint(message: str) -> str:
+    """A fix that fits an SQLite error message (never "check permissions" for a corrupt file)."""
+    text = message.lower()
+    if any(c in text for c in _CORRUPT):
+        return (
+            "the file is corrupt or not an SQLite database; move it aside (paxm keeps a timestamped copy) or restore it"
+        )
+    if "readonly" in text or "read-only" in text or "permission" in text or "access" in text:
+        return "check the file and directory permissions (the directory must be writable for -wal/-shm)"
+    if "unable to open" in text:
+        return "check that the directory exists and is writable"
+    if "full" in text:
+        return "the disk is full; free some space"
+    if "locked" in text or "busy" in text:
+        return "another process holds the database; retry, or stop it"
+    return "see the SQLite error above"
 
 
 def append_raw(

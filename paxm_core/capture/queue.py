@@ -116,7 +116,7 @@ class CaptureQueue:
         try:
             self._conn = _inbox.connect(self.path)
         except (sqlite3.Error, OSError) as exc:
-            raise QueueError(f"capture queue {self.path}: {exc}") from exc
+            raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
         self.lease = f"{os.getpid()}:{secrets.token_hex(6)}"
         with _LIVE_LOCK:
             _LIVE_LEASES.add(self.lease)
@@ -162,14 +162,14 @@ class CaptureQueue:
                     self._durable = durable
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise QueueError(f"capture queue {self.path}: {exc}") from exc
+                raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
             try:
                 yield conn
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise QueueError(f"capture queue {self.path}: {exc}") from exc
+                    raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
                 raise
             else:
                 try:
@@ -187,7 +187,7 @@ class CaptureQueue:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise QueueError(f"capture queue {self.path}: {exc}") from exc
+                raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
 
     def _now(self) -> float:
         return self._clock()

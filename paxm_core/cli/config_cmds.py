@@ -56,15 +56,63 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
     state = ctx.find_root().obj
     runtime: Any = state.runtime()
     statuses = list(runtime.router.health())
+    capture, warnings = _capture_problems(runtime.config)
     if as_json:
-        click.echo(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+        rows = [s.to_json() for s in statuses]
+        # capture problems as extra entries; a healthy capture path adds none (upstream's shape)
+        rows += [{"provider": "capture-queue", "required": True, "ok": False, "error": e} for e in capture]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         for status in statuses:
             if status.ok:
                 click.echo(f"ok: {status.provider}")
             else:
                 click.echo(f"error: {status.provider}: {status.error}")
+        for problem in capture:
+            click.echo(f"error: capture-queue: {problem}")
+    for warning in warnings:
+        click.echo(f"warning: capture-queue: {warning}", err=True)
     failed = [s.provider for s in statuses if s.required and not s.ok]
+    if capture:
+        failed.append("capture-queue")
     if failed:
         # A PaxmError (not ctx.exit) so the exit status is 1 under main()'s standalone_mode=False.
         raise PaxmError(f"required provider(s) unhealthy: {', '.join(failed)}")
+
+
+def _capture_problems(config: Any) -> tuple[list[str], list[str]]:
+    """What breaks passive capture: the queue, failed inbox entries, the daemon's start-up.
+
+    Returns ``(errors, warnings)``; errors make doctor exit non-zero.
+    """
+    from paxm_core.capture import _inbox
+
+    errors: list[str] = []
+    warnings: list[str] = []
+    path = config.capture_queue_path
+    for copy in _inbox.corrupt_copies(path):
+        warnings.append(f"a corrupt queue was moved aside to {copy}; its undelivered events are in that file")
+    if path.exists():
+        try:
+            conn = _inbox.connect(path)
+        except Exception as exc:
+            errors.append(f"{path}: {exc}; {_inbox.sqlite_hint(str(exc))}")
+        else:
+            try:
+                (failed,) = conn.execute("SELECT count(*) FROM capture_inbox WHERE state = 'failed'").fetchone()
+            finally:
+                conn.close()
+            if failed:
+                errors.append(f"{failed} raw hook event(s) failed to process; see `paxm queue status`")
+    log = config.hooks_dir / "paxm-hook-daemon.log"
+    last = ""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if "startup failed" in line or line.rstrip().endswith(" started"):
+                    last = line.strip()
+    except OSError:
+        pass
+    if "startup failed" in last:
+        errors.append(f"the hook daemon's last start failed ({log}): {last}")
+    return errors, warnings

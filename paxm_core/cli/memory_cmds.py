@@ -29,10 +29,9 @@ def _read_stdin() -> str:
 
 
 def _workspace() -> str:
-    try:
-        return os.getcwd()
-    except OSError:
-        return ""
+    from paxm_core.workspace import resolve_workspace
+
+    return resolve_workspace()
 
 
 @click.command()

@@ -190,7 +190,8 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
     if daemon and daemon.get("running"):
         # the daemon drains its inbox and delivers; a second worker here would only race it
         control = _control()
-        response = control.send_control(config.path, "flush", timeout=seconds + 5)
+        # the daemon's worker waits at most --timeout; the socket allows a little more
+        response = control.send_control(config.path, "flush", timeout=seconds + 5, params={"timeout": seconds})
         with _open_queue(config, recover=False) as q:
             state = q.status()
         _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True)

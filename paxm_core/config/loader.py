@@ -36,6 +36,13 @@ def read_raw(path: Path) -> Any:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}; check the path and its permissions") from None
+    if path.exists() and not text.strip():
+        # An empty file would silently mean "built-in defaults, no agent enabled": every hook
+        # would exit 0 and capture nothing.  Say so instead.
+        raise ConfigError(
+            f"{path}: the config file is empty, so no agent is enabled and hooks capture nothing; "
+            "run `paxm setup` (or delete the file to use the built-in defaults)"
+        )
     if _is_json(path):
         try:
             return json.loads(text) if text.strip() else {}
@@ -53,7 +60,12 @@ def read_raw(path: Path) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}; fix the syntax (indent with spaces)") from None
+        hint = (
+            "fix that value"
+            if isinstance(exc, yaml.constructor.ConstructorError)
+            else "fix the syntax (indent with spaces)"
+        )
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}; {hint}") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
 
@@ -78,7 +90,32 @@ def _yaml_loader() -> Any:
         base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
         class Loader(base):  # type: ignore[misc, valid-type]
-            pass
+            # Aliases share one node: composing is cheap, but anything that walks the result
+            # (``config show --json``, normalising, copying) pays the expanded size, which an
+            # "alias bomb" makes exponential.  Count the expanded size on the node graph before
+            # constructing anything, and refuse a document beyond a generous budget.
+            def construct_document(self, node: Any) -> Any:
+                _check_expansion(node)
+                return super().construct_document(node)
+
+            # Duplicate keys are an error, as in upstream's YAML library (yaml.v3): PyYAML
+            # would silently keep the last one.
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                if isinstance(node, yaml.MappingNode):
+                    seen: dict[Any, Any] = {}
+                    for key_node, _ in node.value:
+                        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                            continue
+                        key = key_node.value
+                        if key in seen:
+                            raise yaml.constructor.ConstructorError(
+                                None,
+                                None,
+                                f"duplicate key {key!r} (first at line {seen[key].line + 1})",
+                                key_node.start_mark,
+                            )
+                        seen[key] = key_node.start_mark
+                return super().construct_mapping(node, deep=deep)
 
         dropped = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"}
         Loader.yaml_implicit_resolvers = {
@@ -90,6 +127,62 @@ def _yaml_loader() -> Any:
         )
         _LOADER = Loader
     return _LOADER
+
+
+# A config is a few hundred nodes; a million leaves room for any honest use of anchors.
+MAX_EXPANDED_NODES = 1_000_000
+
+
+def _check_expansion(root: Any) -> None:
+    """Raise a YAML error at the node whose alias expansion exceeds :data:`MAX_EXPANDED_NODES`.
+
+    Sizes are memoised per node (aliases are the same node object), so this is linear in the
+    size of the document as written; a recursive alias is refused too.
+    """
+    import yaml
+
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    # iterative post-order walk: a deep document must not hit the recursion limit
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            children = _children(node)
+            total = 1 + sum(sizes[id(child)] for child in children)
+            if total > MAX_EXPANDED_NODES:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"aliases expand this value to more than {MAX_EXPANDED_NODES} nodes (an alias bomb?); "
+                    "remove the aliases",
+                    node.start_mark,
+                )
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            raise yaml.constructor.ConstructorError(
+                None, None, "recursive alias (a value contains itself)", node.start_mark
+            )
+        active.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def _children(node: Any) -> list[Any]:
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -149,7 +242,9 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
     if target.exists() and not target.is_file():
         raise ConfigError(f"{target}: is not a file; choose a file path for the config")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        from paxm_core.private_files import private_dir
+
+        private_dir(target.parent)
         _write_atomically(target, text)
     except OSError as exc:
         raise ConfigError(

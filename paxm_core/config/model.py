@@ -24,6 +24,7 @@ __all__ = [
     "AgentHookConfig",
     "AgentIntegrationConfig",
     "CaptureQueueConfig",
+    "LimitsConfig",
     "Config",
     "HookBufferConfig",
     "HookInitialRecallConfig",
@@ -255,6 +256,60 @@ class CaptureQueueConfig:
 
 
 @dataclass
+class LimitsConfig:
+    """Bounds on the active path (``paxm recall`` / ``remember`` and the MCP tools).
+
+    ``0`` / unset means the built-in default (the ``DEFAULT_*`` constants).
+    """
+
+    #: largest memory text accepted, in UTF-8 bytes
+    max_text_bytes: int = 0
+    #: largest recall query accepted, in UTF-8 bytes
+    max_query_bytes: int = 0
+    #: most characters one hit puts into recall output (longer text is excerpted)
+    max_hit_chars: int = 0
+    #: seconds each provider route of the active path may take when its route sets no timeout
+    route_timeout: float | None = field(default=None, metadata=_DURATION)
+    #: seconds one active ``recall`` / ``remember`` may take overall
+    deadline: float | None = field(default=None, metadata=_DURATION)
+
+    DEFAULT_MAX_TEXT_BYTES = 256 * 1024
+    DEFAULT_MAX_QUERY_BYTES = 8 * 1024
+    DEFAULT_MAX_HIT_CHARS = 4000
+    DEFAULT_ROUTE_TIMEOUT = 10.0
+    DEFAULT_DEADLINE = 20.0
+
+    @property
+    def route_seconds(self) -> float:
+        """Effective ``route_timeout``."""
+        return (
+            self.route_timeout
+            if self.route_timeout is not None and self.route_timeout > 0
+            else self.DEFAULT_ROUTE_TIMEOUT
+        )
+
+    @property
+    def deadline_seconds(self) -> float:
+        """Effective ``deadline``."""
+        return self.deadline if self.deadline is not None and self.deadline > 0 else self.DEFAULT_DEADLINE
+
+    @property
+    def text_bytes(self) -> int:
+        """Effective ``max_text_bytes``."""
+        return self.max_text_bytes if self.max_text_bytes > 0 else self.DEFAULT_MAX_TEXT_BYTES
+
+    @property
+    def query_bytes(self) -> int:
+        """Effective ``max_query_bytes``."""
+        return self.max_query_bytes if self.max_query_bytes > 0 else self.DEFAULT_MAX_QUERY_BYTES
+
+    @property
+    def hit_chars(self) -> int:
+        """Effective ``max_hit_chars``."""
+        return self.max_hit_chars if self.max_hit_chars > 0 else self.DEFAULT_MAX_HIT_CHARS
+
+
+@dataclass
 class Config:
     """The whole paxm configuration.
 
@@ -270,6 +325,7 @@ class Config:
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     capture_queue: CaptureQueueConfig = field(default_factory=CaptureQueueConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
     #: Legacy top-level ``hooks``; folded into ``agents`` by normalization.
     hooks: dict[str, LegacyHookConfig] = field(default_factory=dict)
 

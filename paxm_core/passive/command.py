@@ -1,9 +1,16 @@
 """The exact hook command line an integration installs.
 
-Always ``<absolute interpreter> -I -S <absolute client.py> --config <absolute config> ...``:
-no console-script wrapper, no shell, no version-manager shim on the per-prompt path.  ``-I``
-keeps the user's ``PYTHON*`` variables and cwd out; ``-S`` skips ``site`` (the client needs
-nothing from site-packages).
+``/bin/sh -c <fail-open guard> paxm-hook <absolute interpreter> -I -S <absolute client.py>
+--config <absolute config> ...``: no console-script wrapper, no version-manager shim on the
+per-prompt path.  ``-I`` keeps the user's ``PYTHON*`` variables and cwd out; ``-S`` skips
+``site`` (the client needs nothing from site-packages).
+
+The guard makes the hook fail open when paxm is gone: the paths baked into a harness's
+settings go stale on ``pip uninstall paxm``, a rebuilt venv or a Python upgrade, and a
+harness may read a non-zero exit as "block the prompt" (Claude Code does for exit 2).  So
+the guard runs the client only when the interpreter is executable and the client file exists,
+and turns any failure into exit 0 with nothing printed: stdout is buffered and printed only
+when the client succeeded (the client itself always exits 0 and fails open).
 """
 
 from __future__ import annotations
@@ -13,7 +20,23 @@ import shlex
 import sys
 from pathlib import Path
 
-__all__ = ["client_path", "hook_command", "hook_command_line", "interpreter_path", "precompile_client"]
+__all__ = [
+    "FAIL_OPEN_GUARD",
+    "client_path",
+    "hook_command",
+    "hook_command_line",
+    "interpreter_path",
+    "precompile_client",
+]
+
+#: ``$1`` interpreter, ``$4`` client.py, ``$@`` the whole client argv.  The client's output is
+#: kept in a variable (the hook's output is small) and printed only after exit 0; a trailing
+#: ``x`` keeps trailing newlines that ``$(...)`` would strip.
+FAIL_OPEN_GUARD = (
+    '[ -x "$1" ] && [ -f "$4" ] || exit 0; '
+    'out=$("$@" 2>/dev/null; rc=$?; printf x; exit $rc) || exit 0; '
+    'printf %s "${out%x}"; exit 0'
+)
 
 
 def client_path() -> Path:
@@ -55,7 +78,7 @@ def hook_command(
     timeout: float | None = None,
     python: str | None = None,
 ) -> list[str]:
-    """The argv of the hook for ``target``/``event``.
+    """The argv of the hook for ``target``/``event``, wrapped in the fail-open guard.
 
     :param event: what the client passes as ``--event``: the integration's native event name or
         a normalized name (the integration's ``decode`` receives it).
@@ -65,6 +88,10 @@ def hook_command(
     :param timeout: the client's hard ceiling in seconds (default: the client's 5 s).
     """
     argv = [
+        "/bin/sh",
+        "-c",
+        FAIL_OPEN_GUARD,
+        "paxm-hook",
         python or interpreter_path(),
         "-I",
         "-S",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from paxm_core.envelope import render_recall_markdown, wrap_recall_context
+from paxm_core.envelope import escape_block_json, render_recall_markdown, wrap_block, wrap_recall_context
 
 __all__ = ["identity_block", "local_time_block", "passive_recall_block"]
 
@@ -24,7 +24,7 @@ def identity_block(user_id: str, agent_id: str, session_id: str) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return f'<paxm-session-identity version="1">\n{payload}\n</paxm-session-identity>'
+    return wrap_block("paxm-session-identity", 'version="1"', escape_block_json(payload))
 
 
 def _zone_name(now: datetime) -> str:
@@ -42,7 +42,7 @@ def local_time_block(now: datetime | None = None) -> str:
         {"local_time": moment.replace(microsecond=0).isoformat(), "time_zone": _zone_name(moment)},
         separators=(",", ":"),
     )
-    return f'<paxm-local-time version="1">\n{payload}\n</paxm-local-time>'
+    return wrap_block("paxm-local-time", 'version="1"', escape_block_json(payload))
 
 
 def passive_recall_block(hits: Sequence[Any]) -> str:

@@ -59,7 +59,11 @@ def _lock_held(lock: Path) -> bool:
 
 
 def send_control(
-    config_path: str | os.PathLike[str], action: str, *, timeout: float = FLUSH_TIMEOUT
+    config_path: str | os.PathLike[str],
+    action: str,
+    *,
+    timeout: float = FLUSH_TIMEOUT,
+    params: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Send ``action`` (``flush``/``shutdown``/``status``/``ping``); ``None`` if no daemon runs.
 
@@ -81,7 +85,7 @@ def send_control(
                 raise PaxmError("hook daemon lock is held but its socket did not become ready")
             time.sleep(0.025)
     try:
-        response = request_json(str(sock), {"action": action}, timeout)
+        response = request_json(str(sock), {**(params or {}), "action": action}, timeout)
     except (ConnectionRefusedError, FileNotFoundError):
         return None  # a stale socket of a killed daemon: nothing is running
     except (OSError, ValueError) as exc:

@@ -36,6 +36,7 @@ from typing import Any
 from paxm_core.errors import PaxmError, QueueError
 from paxm_core.passive._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
 from paxm_core.passive.processor import HookProcessor
+from paxm_core.private_files import private_dir
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "HookProcessor", "main"]
 
@@ -62,7 +63,7 @@ class DaemonLock:
 
     def acquire(self) -> None:
         """Take the lock or raise :class:`PaxmError` naming the running daemon's pid."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.path.parent)
         for _ in range(5):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -177,7 +178,7 @@ class HookDaemon:
         )
 
     def _listen(self) -> socket.socket:
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.socket_path.parent)
         try:
             self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
         except FileNotFoundError:
@@ -216,6 +217,9 @@ class HookDaemon:
             assert self.processor is not None
             self._drain()
             self._listener = self._listen()
+            if self._last_start_failed():
+                # doctor reports the last start-up error until a start succeeds
+                self._log("started")
             pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
             last_drain = time.monotonic()
             try:
@@ -327,11 +331,16 @@ class HookDaemon:
         if action == "status":
             return {"ok": True, **self.status()}
         if action in ("flush", "shutdown"):
-            report = self._flush()
+            timeout = request.get("timeout")
+            seconds = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
+            report = self._flush(seconds)
             if action == "shutdown":
+                self._flushed_for_shutdown = True  # the exit path need not flush (and wait) again
                 self._stop.set()
                 self._close_listener()
-            return {"ok": bool(getattr(report, "ok", True)), **_flush_json(report)}
+            # "ok" says the action ran; whether everything was delivered is in the report, which
+            # the CLI judges exactly as it judges its own flush when no daemon runs.
+            return {"ok": True, "delivered_all": bool(getattr(report, "ok", True)), **_flush_json(report)}
         return {"ok": False, "error": f"unknown action {action!r}"}
 
     def status(self) -> dict[str, Any]:
@@ -350,11 +359,11 @@ class HookDaemon:
             "idle_timeout_seconds": self.idle_timeout,
         }
 
-    def _flush(self) -> Any:
+    def _flush(self, timeout: float | None = None) -> Any:
         self._drain()
         if self.worker is None:
             return None
-        return self.worker.flush()
+        return self.worker.flush() if timeout is None else self.worker.flush(timeout)
 
     def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
@@ -369,7 +378,8 @@ class HookDaemon:
 
     def _shutdown(self) -> None:
         try:
-            self._flush()
+            if not getattr(self, "_flushed_for_shutdown", False):
+                self._flush()
         except Exception as exc:
             self._log(f"final flush failed: {exc}")
         for name in ("worker", "processor", "recorder", "queue", "runtime"):
@@ -384,6 +394,14 @@ class HookDaemon:
     def stop(self) -> None:
         """Ask the serving loop to finish (used by signal handlers and tests)."""
         self._stop.set()
+
+    def _last_start_failed(self) -> bool:
+        try:
+            with open(self.hooks_dir / LOG_NAME, encoding="utf-8", errors="replace") as handle:
+                lines = [line for line in handle if "startup failed" in line or line.rstrip().endswith(" started")]
+        except OSError:
+            return False
+        return bool(lines) and "startup failed" in lines[-1]
 
     def _log(self, message: str) -> None:
         path = self.hooks_dir / LOG_NAME

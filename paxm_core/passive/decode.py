@@ -76,7 +76,14 @@ def parse_payload(raw: bytes | str) -> dict[str, Any]:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    # JSON may escape a lone surrogate (a cut emoji); no UTF-8 writer downstream accepts one,
+    # so it becomes U+FFFD here instead of dropping the whole event later.
+    from paxm_core.textsafe import scrub
+
+    scrubbed: dict[str, Any] = scrub(value)
+    return scrubbed
 
 
 def _str(obj: dict[str, Any], key: str) -> str:
@@ -247,16 +254,19 @@ def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
 
 
 def _workspace(obj: dict[str, Any]) -> str:
+    # the payload names the directory; which workspace that is, is paxm_core.workspace's rule
+    from paxm_core.workspace import resolve_workspace
+
     for key in ("workspace", "cwd", "current_dir"):
         value = _str(obj, key).strip()
         if value:
-            return value
+            return resolve_workspace(value)
     for key in ("workspace_roots", "workspaceRoots"):
         roots = obj.get(key)
         if isinstance(roots, list):
             for root in roots:
                 if isinstance(root, str) and root.strip():
-                    return root.strip()
+                    return resolve_workspace(root.strip())
     return ""
 
 

@@ -127,7 +127,9 @@ class SessionState:
         return times(data.get("seen")), times(data.get("activity")), bool(data.get("activity_pruned"))
 
     def _write(self, seen: dict[str, datetime], activity: dict[str, datetime], pruned: bool) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        from paxm_core.private_files import private_dir
+
+        private_dir(self.path.parent)
         body: dict[str, Any] = {"version": VERSION, "seen": {k: _fmt(v) for k, v in seen.items()}}
         if activity:
             body["activity"] = {k: _fmt(v) for k, v in activity.items()}

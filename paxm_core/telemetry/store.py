@@ -37,7 +37,9 @@ class TelemetryStore:
 
     def ensure_dir(self) -> None:
         """Create the directory (0700) if needed."""
-        self.settings.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from paxm_core.private_files import private_dir
+
+        private_dir(self.settings.dir)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:

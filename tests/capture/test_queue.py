@@ -321,8 +321,11 @@ def test_timestamps_sort_as_text() -> None:
 def test_not_a_database_and_closed_queue_are_queue_errors(tmp_path: Path, open_queue) -> None:
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"this is not a sqlite file" * 100)
-    with pytest.raises(QueueError, match="garbage.sqlite"):
-        CaptureQueue(garbage)
+    # issue 13: a corrupt queue is moved aside (kept, timestamped) and a fresh one is created
+    healed = CaptureQueue(garbage)
+    healed.close()
+    (kept,) = tmp_path.glob("garbage.sqlite.corrupt-*")
+    assert kept.read_bytes().startswith(b"this is not a sqlite file")
     q = open_queue()
     q.close()
     with pytest.raises(QueueError, match="closed"):

@@ -36,7 +36,12 @@ def _is_number(value: object) -> bool:
 
 
 def check_scores(hits: Sequence[MemoryHit]) -> None:
-    """Every hit has finite ``relevance`` and ``score`` in ``[0, 1]``; ``raw_score`` is labelled."""
+    """Every hit has finite ``relevance`` and ``score`` in ``[0, 1]``; ``raw_score`` is labelled.
+
+    Out-of-range scores are *rejected*, never clamped: this check fails such a provider, and
+    paxm's JSON-RPC provider refuses a plugin's search result holding one (a malformed-result
+    error naming the hit), so a score of 50 is never shown as ``1.0000``.
+    """
     for hit in hits:
         for field in ("relevance", "score"):
             value = getattr(hit, field)

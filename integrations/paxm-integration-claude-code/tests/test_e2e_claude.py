@@ -299,3 +299,31 @@ def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
         after.pop(key, None)
     assert after == original
     assert os.stat(box.settings).st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("gone", ["client", "interpreter"])
+def test_removed_paxm_never_blocks_a_prompt(claude_bin: Path, tmp_path: Path, gone: str) -> None:
+    """Issue 13 item 8: install, make the installed paths stale (``pip uninstall paxm`` removes
+    the client; a rebuilt venv or Python upgrade removes the interpreter), run a turn: the
+    prompt reaches the model and every hook exits 0 with nothing added."""
+    from paxm_core.integration import client_path, interpreter_path
+
+    box = Sandbox(tmp_path / "box", claude_bin)
+    box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    installed = box.settings.read_text()
+    stale = str(tmp_path / "removed" / ("client.py" if gone == "client" else "python"))
+    real = str(client_path()) if gone == "client" else interpreter_path()
+    assert real in installed
+    box.settings.write_text(installed.replace(real, stale))
+    marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
+    with FakeAnthropic(tmp_path / "requests.jsonl", marker=marker) as fake:
+        run = box.claude(fake, f"Hello, the codename is {marker}.")
+        assert run.returncode == 0, run.stderr
+        assert "blocked" not in run.stdout + run.stderr
+        assert run.reply.endswith("[marker-seen]")  # the prompt reached the model
+        text = _first_turn_request(fake, 0)
+        assert marker in text
+        assert_no_garbage(text)
+        assert ENVELOPE not in text and "<paxm-session-identity" not in text
+    _check_hooks_within_timeout(run)
+    _report(f"paxm removed ({gone})", run)

@@ -196,3 +196,28 @@ def test_wheel_ships_the_marketplace(tmp_path: Path) -> None:
         assert base + rel in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "claude_code = paxm_integration_claude_code" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+@pytest.mark.parametrize("breakage", ["interpreter-fails", "interpreter-removed", "client-removed"])
+def test_generated_launcher_fails_open_when_paxm_is_gone(tmp_path: Path, breakage: str) -> None:
+    """Issue 13 item 8: a stale install exits 0 and prints nothing (exit 2 would block the prompt)."""
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\necho 'partial output'\necho \"can't open file\" >&2\nexit 2\n")
+    python.chmod(0o755)
+    client = tmp_path / "site" / "client.py"
+    client.parent.mkdir()
+    client.write_text("")
+    plugin = generate_marketplace(
+        generated_dir(tmp_path / "cfg"), python=str(python), client=str(client), config_path=tmp_path / "cfg" / "c.yaml"
+    )
+    if breakage == "interpreter-removed":
+        python.unlink()
+    elif breakage == "client-removed":
+        client.unlink()
+    env = {"PATH": "/usr/bin:/bin", "PAXM_BINARY": str(python)}
+    for event in EVENTS:
+        done = subprocess.run(
+            ["sh", str(plugin / "hooks" / "paxm-hook.sh"), event], input=b"{}", env=env, capture_output=True
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b""), event

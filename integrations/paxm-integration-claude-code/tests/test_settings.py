@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
+from paxm_core.passive.command import FAIL_OPEN_GUARD
 from paxm_integration_claude_code import ClaudeCodeIntegration
 from paxm_integration_claude_code.settings import (
     WantedHook,
@@ -136,7 +138,9 @@ def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Pa
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     for event, groups in hooks.items():
         (handler,) = groups[0]["hooks"]
-        words = handler["command"].split()
+        # the fail-open guard first (exit 0, no output when paxm is gone), then the client argv
+        guard, words = shlex.split(handler["command"])[:4], shlex.split(handler["command"])[4:]
+        assert guard == ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook"]
         assert words[:4] == [interpreter_path(), "-I", "-S", str(client_path())]
         assert Path(words[0]).is_absolute() and Path(words[3]).is_absolute()
         assert words[4:] == ["--config", str(config.path), "--target", "claude", "--event", event]

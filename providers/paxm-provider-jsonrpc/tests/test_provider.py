@@ -316,3 +316,32 @@ def test_legacy_provenance_and_turn_become_origin_and_scope(make: Make, tmp_path
     assert hit.origin == MemoryOrigin("todd", "codex", "session-7", "turn-42") and hit.scope == MemoryScope(
         "team", "pax"
     )
+
+
+def test_plugin_stderr_is_redacted_of_configured_secrets(make: Make) -> None:
+    """Issue 13 item 11: secrets paxm redacts elsewhere never reach an error message."""
+    secret, token = "sk-live-4242-very-secret", "tok-abcdef-123456"
+    with pytest.raises(ProviderError) as info:
+        make("leak_secret", PLUGIN_API_KEY=secret, SCRIPTED_TOKEN=token).health(d())
+    message = str(info.value)
+    assert "auth failed with key=" in message
+    assert secret not in message and token not in message
+    assert "<redacted>" in message
+
+
+@pytest.mark.parametrize(("relevance", "score"), [(50.0, 0.5), (0.5, -3.0), (1.0000001, 1.0), (-0.1, 0.2)])
+def test_scores_outside_the_unit_interval_are_rejected(make: Make, relevance: float, score: float) -> None:
+    """Issue 13 item 11: out-of-range scores are a malformed result (never shown as 1.0000)."""
+    provider = make("ok")
+    provider.put(MemoryItem(text="range check memory"), d())
+    bad = make(f"scores={relevance},{score}")
+    with pytest.raises(ProviderError) as info:
+        bad.search(SearchQuery(text="range check"), d())
+    message = str(info.value)
+    assert "malformed result" in message and "outside [0, 1]" in message
+
+
+def test_scores_at_the_bounds_are_accepted(make: Make) -> None:
+    make("ok").put(MemoryItem(text="bounds memory"), d())
+    (hit,) = make("scores=1,0").search(SearchQuery(text="bounds"), d())
+    assert (hit.relevance, hit.score) == (1.0, 0.0)

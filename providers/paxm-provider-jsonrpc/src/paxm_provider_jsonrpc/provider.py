@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,36 @@ class PluginCapabilities:
         return frozenset(name for name, on in pairs if on)
 
 
+def _configured_secrets(config: ProviderConfig, env: Mapping[str, str]) -> list[str]:
+    """Every credential value this instance is configured with (redacted from plugin errors).
+
+    The same keys paxm redacts in ``config show``: ``api_key`` and secret-looking extra keys,
+    plus ``env`` entries whose name looks like a credential (``*_KEY``, ``*TOKEN*`` ...).
+    """
+    from paxm_core.config.codec import is_secret_key
+    from paxm_core.provider_config import resolve_secret
+
+    values = [config.api_key]
+    values += [str(v) for k, v in config.extra.items() if is_secret_key(str(k)) and isinstance(v, str)]
+    values += [v for k, v in env.items() if is_secret_key(k)]
+    out: set[str] = set()
+    for value in values:
+        for candidate in (value, resolve_secret(value)):
+            if candidate and len(candidate.strip()) >= 4:  # shorter values would redact ordinary words
+                out.add(candidate.strip())
+    return sorted(out, key=len, reverse=True)
+
+
+def _check_unit(index: int, hit: MemoryHit) -> None:
+    for field_name in ("relevance", "score"):
+        value = getattr(hit, field_name)
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise ValueError(
+                f"hit {index}: {field_name} {value!r} is outside [0, 1]; normalize it and keep the "
+                "backend's own value in raw_score (with raw_score_kind)"
+            )
+
+
 class JsonRpcProvider:
     """A provider backed by an external executable speaking JSON-RPC provider protocol v1.
 
@@ -92,7 +123,15 @@ class JsonRpcProvider:
             raise ConfigError("args must be a list of strings", path=f"{where}.args")
         env = {str(k).strip(): str(v) for k, v in config.env.items() if str(k).strip()}
         self._name = name
-        self._transport = StdioTransport(name, str(Path(command).expanduser()), config.args, env, timeout, max_bytes)
+        self._transport = StdioTransport(
+            name,
+            str(Path(command).expanduser()),
+            config.args,
+            env,
+            timeout,
+            max_bytes,
+            secrets=_configured_secrets(config, env),
+        )
         self._capabilities: PluginCapabilities | None = None
         self._capabilities_lock = threading.Lock()
         self._capabilities_retry_at = 0.0
@@ -142,6 +181,12 @@ class JsonRpcProvider:
                 raise self._bad_result(SEARCH, f"hit {index}: {exc}") from None
             if not hit.id:
                 raise self._bad_result(SEARCH, f"hit {index} has no id")
+            # Rejected, not clamped: a plugin that sends 50 has a bug the author must see; the
+            # contract suite (check_scores) fails the same plugin for the same reason.
+            try:
+                _check_unit(index, hit)
+            except ValueError as exc:
+                raise self._bad_result(SEARCH, str(exc)) from None
             hits.append(hit)
         return hits
 

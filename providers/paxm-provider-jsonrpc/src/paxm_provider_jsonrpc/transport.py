@@ -202,8 +202,12 @@ class StdioTransport:
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        *,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.provider = provider
+        #: configured credential values, replaced by ``<redacted>`` in every error message
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.command = command
         self.args = list(args)
         self.env = dict(env or {})
@@ -244,14 +248,21 @@ class StdioTransport:
         try:
             return decode_response(raw, request_id)
         except _RemoteError as exc:
-            raise RpcError(self.provider, method, exc.code, exc.message, exc.data) from None
+            raise RpcError(self.provider, method, exc.code, self._redact(exc.message), exc.data) from None
         except MalformedResponse as exc:
-            raise ProviderError(self.provider, method, f"malformed response: {exc}{_stderr_suffix(stderr)}") from None
+            raise ProviderError(
+                self.provider, method, self._redact(f"malformed response: {exc}{_stderr_suffix(stderr)}")
+            ) from None
+
+    def _redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "<redacted>")
+        return text
 
     def _fail(
         self, method: str, message: str, stderr: bytes | bytearray = b"", *, retryable: bool = False
     ) -> ProviderError:
-        return ProviderError(self.provider, method, message + _stderr_suffix(stderr), retryable=retryable)
+        return ProviderError(self.provider, method, self._redact(message + _stderr_suffix(stderr)), retryable=retryable)
 
     def _exchange(self, method: str, payload: bytes, budget: float, deadline: Deadline) -> tuple[bytes, bytes]:
         started = time.monotonic()

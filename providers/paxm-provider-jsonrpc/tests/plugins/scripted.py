@@ -60,6 +60,11 @@ def main():
     if MODE == "stderr_exit":
         sys.stderr.write("x" * 6000 + "\nfatal: the store is corrupt\n")
         sys.exit(3)
+    if MODE == "leak_secret":
+        # a careless plugin that prints its credentials when it fails
+        key, token = os.environ.get("PLUGIN_API_KEY", ""), os.environ.get("SCRIPTED_TOKEN", "")
+        sys.stderr.write(f"auth failed with key={key} token={token}\n")
+        sys.exit(1)
     if MODE == "garbage":
         sys.stdout.write("this is not json\n")
         return
@@ -113,6 +118,9 @@ def main():
                     "score": 0.9,
                     "metadata": item.get("metadata", {}),
                 }
+                if MODE.startswith("scores="):
+                    relevance, score = (float(v) for v in MODE.split("=", 1)[1].split(","))
+                    hit.update(relevance=relevance, score=score)
                 if MODE == "go_style":
                     # what upstream's Go example emits: zero time for unset created_at, ints
                     hit.update(relevance=1, score=1, created_at="0001-01-01T00:00:00Z", tier="")

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
+from paxm_core.capture._inbox import sqlite_hint
+from paxm_core.private_files import private_file, private_sqlite_files, private_umask
 
 __all__ = ["Database"]
 
@@ -35,8 +37,10 @@ class Database:
         from paxm_provider_sqlite.migrations import migrate
 
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            # 0600 before SQLite opens it (parents 0700): its -wal/-shm inherit the mode
+            private_file(self.path)
+            with private_umask():
+                conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
             raise ProviderError(self._provider, "open", f"cannot open {self.path}: {exc}") from exc
         try:
@@ -46,13 +50,15 @@ class Database:
             if mode is None or str(mode[0]).lower() != "wal":
                 raise ProviderError(self._provider, "open", f"{self.path}: cannot enable WAL journal mode")
             conn.execute("PRAGMA synchronous = NORMAL")
-            migrate(conn)
+            with private_umask():
+                migrate(conn)
+            private_sqlite_files(self.path)
         except sqlite3.Error as exc:
             conn.close()
             raise ProviderError(
                 self._provider,
                 "open",
-                f"{self.path}: {exc} (the directory must be writable for the -wal/-shm files)",
+                f"{self.path}: {exc}; {sqlite_hint(str(exc))}",
             ) from exc
         except BaseException:
             conn.close()

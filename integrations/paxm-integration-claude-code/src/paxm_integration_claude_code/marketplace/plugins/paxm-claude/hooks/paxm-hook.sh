@@ -20,11 +20,23 @@ esac
 PAXM_INTEGRATION_OWNER=claude-plugin
 export PAXM_INTEGRATION_OWNER
 
+# Run the hook; print its output only when it succeeded, and always exit 0 (a stale venv or
+# a removed paxm must never turn into exit 2, which Claude Code reads as "block this prompt").
+# The trailing x keeps trailing newlines that $(...) would strip.
+run_fail_open() {
+  out=$("$@" 2>/dev/null; rc=$?; printf x; exit $rc) || exit 0
+  printf %s "${out%x}"
+  exit 0
+}
+
 if [ -n "$PAXM_PYTHON" ] && [ -x "$PAXM_PYTHON" ] && [ -f "$PAXM_CLIENT" ]; then
   if [ -n "$PAXM_QUEUE" ]; then
-    exec "$PAXM_PYTHON" -I -S "$PAXM_CLIENT" --config "$PAXM_CONFIG_FILE" --target claude --event "$event" --queue "$PAXM_QUEUE"
+    run_fail_open "$PAXM_PYTHON" -I -S "$PAXM_CLIENT" --config "$PAXM_CONFIG_FILE" --target claude --event "$event" --queue "$PAXM_QUEUE"
   fi
-  exec "$PAXM_PYTHON" -I -S "$PAXM_CLIENT" --config "$PAXM_CONFIG_FILE" --target claude --event "$event"
+  run_fail_open "$PAXM_PYTHON" -I -S "$PAXM_CLIENT" --config "$PAXM_CONFIG_FILE" --target claude --event "$event"
+fi
+if [ -n "$PAXM_PYTHON" ]; then
+  exit 0  # generated for an install that is gone: do not start some other paxm
 fi
 
 if [ -n "${PAXM_BINARY:-}" ] && [ -x "${PAXM_BINARY}" ]; then
@@ -32,5 +44,4 @@ if [ -n "${PAXM_BINARY:-}" ] && [ -x "${PAXM_BINARY}" ]; then
 else
   paxm_bin="$(command -v paxm 2>/dev/null)" || exit 0
 fi
-"$paxm_bin" __hook --target claude --event "$event" 2>/dev/null
-exit 0
+run_fail_open "$paxm_bin" __hook --target claude --event "$event"

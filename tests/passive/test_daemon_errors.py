@@ -1,0 +1,88 @@
+"""Item 10 of issue 13: the same flush report with or without the daemon; control says what happened."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .conftest import run_client, stop_daemon, wait_for, write_config
+
+PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
+SCRIPTED = Path(__file__).parents[2] / "providers" / "paxm-provider-jsonrpc" / "tests" / "plugins" / "scripted.py"
+
+
+def _failing_config(tmp_path: Path, mode: str = "stderr_exit") -> Path:
+    def mutate(config: Any) -> None:
+        from paxm_core.config import ProviderConfig, RouteConfig
+
+        config.providers["broken"] = ProviderConfig(
+            type="jsonrpc",
+            enabled=True,
+            command=sys.executable,
+            args=[str(SCRIPTED)],
+            env={"SCRIPTED_MODE": mode, "SCRIPTED_STORE": str(tmp_path / "s.json")},
+            timeout=60.0,
+        )
+        for profile in config.write_profiles.values():  # whichever profile the hooks write through
+            profile.providers.append(RouteConfig(name="broken", required=True))
+        config.capture_queue.max_attempts = 50  # stays "failed"/retry, not dead, during the test
+
+    return write_config(tmp_path / "cfg", mutate=mutate)
+
+
+def _capture_turn(config: Path) -> None:
+    prompt = json.dumps({"session_id": "d1", "cwd": "/w", "prompt": "Decision: flush report marker egret-2"})
+    stop = json.dumps({"session_id": "d1", "cwd": "/w", "last_assistant_message": "ok egret-2"})
+    assert run_client(config, "claude", "user_input", prompt.encode()).returncode == 0
+    assert run_client(config, "claude", "turn_end", stop.encode()).returncode == 0
+
+
+def _paxm(config: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    out = subprocess.run([*PAXM, "--config", str(config), *args], capture_output=True, text=True, timeout=120)
+    return out, time.monotonic() - started
+
+
+def test_failed_delivery_reports_the_same_json_with_and_without_the_daemon(tmp_path: Path) -> None:
+    config = _failing_config(tmp_path)
+    try:
+        _capture_turn(config)
+        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
+        with_daemon, _ = _paxm(config, "queue", "flush", "--json", "--timeout", "3s")
+        assert with_daemon.returncode == 1, with_daemon.stdout + with_daemon.stderr
+        assert "unknown error" not in with_daemon.stderr
+        via = json.loads(with_daemon.stdout)
+        assert via["via_daemon"] is True and via["ok"] is False and via["remaining"] >= 1
+        down, _ = _paxm(config, "__hook-control", "--shutdown")
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert not (config.parent / "hooks" / "paxm-hook.sock").exists()
+        without, _ = _paxm(config, "queue", "flush", "--json", "--timeout", "3s")
+        assert without.returncode == 1
+        direct = json.loads(without.stdout)
+        assert direct["via_daemon"] is False
+        assert set(via) == set(direct)
+        assert {k: via[k] for k in ("ok", "remaining", "dead_total")} == {
+            k: direct[k] for k in ("ok", "remaining", "dead_total")
+        }
+        text, _ = _paxm(config, "queue", "flush", "--timeout", "3s")
+        assert text.returncode == 1 and text.stdout.startswith("Flushed capture queue")
+    finally:
+        stop_daemon(config)
+
+
+def test_flush_timeout_is_honoured_through_the_daemon(tmp_path: Path) -> None:
+    config = _failing_config(tmp_path, mode="hang")
+    try:
+        _capture_turn(config)
+        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
+        out, took = _paxm(config, "queue", "flush", "--json", "--timeout", "2s")
+        assert out.returncode == 1
+        report = json.loads(out.stdout)
+        assert report["via_daemon"] is True and report["ok"] is False
+        assert took < 9  # was 10 s for a 5 s timeout
+    finally:
+        stop_daemon(config)

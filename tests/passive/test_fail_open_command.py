@@ -1,0 +1,78 @@
+"""Item 8 of issue 13: every installed hook command exits 0 and prints nothing when paxm is gone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from paxm_core.passive.command import client_path, hook_command, hook_command_line, interpreter_path
+
+PROMPT = json.dumps({"session_id": "f1", "cwd": "/w", "prompt": "hello"}).encode()
+
+
+def _run_line(line: str) -> subprocess.CompletedProcess[bytes]:
+    # Harnesses run the command string through a shell, as here.
+    return subprocess.run(["/bin/sh", "-c", line], input=PROMPT, capture_output=True, timeout=30)
+
+
+def test_the_command_still_runs_the_client(tmp_path: Path) -> None:
+    line = hook_command_line(tmp_path / "c.yaml", "claude", "UserPromptSubmit")
+    out = _run_line(line)
+    assert out.returncode == 0  # a missing config: the client itself fails open
+    assert str(client_path()) in shlex.split(line) and interpreter_path() in shlex.split(line)
+
+
+def test_removed_client_exits_0_silently(tmp_path: Path) -> None:
+    gone = tmp_path / "site-packages" / "paxm_core" / "hooks"
+    gone.mkdir(parents=True)
+    shutil.copy(client_path(), gone / "client.py")
+    line = hook_command_line(tmp_path / "c.yaml", "claude", "UserPromptSubmit").replace(
+        str(client_path()), str(gone / "client.py")
+    )
+    shutil.rmtree(tmp_path / "site-packages")  # pip uninstall paxm
+    out = _run_line(line)
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
+
+
+def test_removed_interpreter_exits_0_silently(tmp_path: Path) -> None:
+    argv = hook_command(tmp_path / "c.yaml", "claude", "Stop", python=str(tmp_path / "old-venv" / "bin" / "python"))
+    out = _run_line(shlex.join(argv))
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
+
+
+def test_an_interpreter_that_fails_is_mapped_to_exit_0_without_output(tmp_path: Path) -> None:
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'blocked' ; echo 'Fatal Python error' >&2\nexit 2\n")
+    broken.chmod(0o700)
+    out = _run_line(shlex.join(hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", python=str(broken))))
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
+
+
+def test_output_of_a_working_client_passes_through(tmp_path: Path) -> None:
+    ok = tmp_path / "python"
+    ok.write_text("#!/bin/sh\ncat >/dev/null\nprintf '<paxm-local-time version=\"1\">\\nx\\n</paxm-local-time>'\n")
+    ok.chmod(0o700)
+    out = _run_line(shlex.join(hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", python=str(ok))))
+    assert out.returncode == 0 and out.stdout == b'<paxm-local-time version="1">\nx\n</paxm-local-time>'
+
+
+def test_the_real_client_with_a_real_config_still_injects_context(tmp_path: Path) -> None:
+    from .conftest import wait_for, write_config
+
+    config = write_config(tmp_path / "cfg")
+    session = (Path(__file__).parent / "fixtures" / "claude_session_start.json").read_bytes()
+    line = hook_command_line(config, "claude", "session_start")
+    try:
+        # the first hook starts the daemon (and prints nothing when none is up); the second is served by it
+        subprocess.run(["/bin/sh", "-c", line], input=session, capture_output=True, timeout=60, env=os.environ)
+        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
+        out = subprocess.run(["/bin/sh", "-c", line], input=session, capture_output=True, timeout=60, env=os.environ)
+        assert out.returncode == 0 and b"<paxm-session-identity" in out.stdout
+    finally:
+        from .conftest import stop_daemon
+
+        stop_daemon(config)
