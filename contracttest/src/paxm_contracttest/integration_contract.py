@@ -58,13 +58,14 @@ class NativeConfig:
     """The harness's own config file as the user had it before paxm.
 
     :param path: where the integration (as configured by the subclass's fixtures) edits it.
-    :param content: what is in it before install.
+    :param content: what is in it before install; ``None`` when the file does not exist before (an
+        integration that owns a file of its own: uninstall must then remove it).
     :param parse: turns file text into a value compared for semantic equality (JSON by default).
     :param commands: returns the hook commands paxm installed, from the file's current text.
     """
 
     path: Path
-    content: str
+    content: str | None
     parse: Callable[[str], Any] = json.loads
     commands: Callable[[str], list[str]] = field(default=lambda text: [])
 
@@ -175,18 +176,22 @@ class IntegrationContract:
     ) -> None:
         native = paxm_native_config
         native.path.parent.mkdir(parents=True, exist_ok=True)
-        native.path.write_text(native.content)
-        original = native.parse(native.content)
+        if native.content is not None:
+            native.path.write_text(native.content)
+        original = None if native.content is None else native.parse(native.content)
         paxm_integration.preflight(paxm_install_context)
         paxm_integration.install(paxm_install_context)
+        assert native.path.exists(), f"install wrote nothing at {native.path}"
         first = native.path.read_text()
         assert native.parse(first) != original, "install changed nothing in the native config"
         paxm_integration.install(paxm_install_context)
         assert native.path.read_text() == first, "installing twice must leave the file as the first install did"
-        paxm_integration.uninstall(paxm_install_context)
-        assert native.parse(native.path.read_text()) == original, "uninstall must restore the user's config"
-        paxm_integration.uninstall(paxm_install_context)  # twice is harmless
-        assert native.parse(native.path.read_text()) == original
+        for _ in range(2):  # uninstalling twice is harmless
+            paxm_integration.uninstall(paxm_install_context)
+            if native.content is None:
+                assert not native.path.exists(), f"uninstall must remove the file paxm created: {native.path}"
+            else:
+                assert native.parse(native.path.read_text()) == original, "uninstall must restore the user's config"
 
     def test_contract_installed_command_fails_open(
         self,
@@ -198,7 +203,8 @@ class IntegrationContract:
         """Each installed command, with paxm's hook client gone, exits 0 and prints nothing."""
         native = paxm_native_config
         native.path.parent.mkdir(parents=True, exist_ok=True)
-        native.path.write_text(native.content)
+        if native.content is not None:
+            native.path.write_text(native.content)
         paxm_integration.install(paxm_install_context)
         commands = native.commands(native.path.read_text())
         assert commands, "paxm_native_config.commands found no installed hook command"

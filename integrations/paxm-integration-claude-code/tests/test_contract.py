@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import InstallContext, Integration
+from paxm_core.integration import Integration
 from paxm_core.plugins import get_plugin_manager
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -62,19 +62,3 @@ class TestClaudeCodeContract(IntegrationContract):
         path = tmp_path / "claude" / "settings.json"
         monkeypatch.setenv("PAXM_CLAUDE_SETTINGS", str(path))
         return NativeConfig(path=path, content=json.dumps(USER_SETTINGS, indent=4), commands=_commands)
-
-    # The installed command is `python -I -S <client.py>`: with the client gone Python exits 2.
-    # Making the command itself fail open is a separate change to paxm_core/passive/command.py;
-    # until it lands this check proves the failure is exactly that one, then reports xfail.
-    def test_contract_installed_command_fails_open(
-        self,
-        paxm_integration: Integration,
-        paxm_native_config: NativeConfig,
-        paxm_install_context: InstallContext,
-        tmp_path: Path,
-    ) -> None:
-        with pytest.raises(AssertionError, match="exit 2 with paxm gone"):
-            super().test_contract_installed_command_fails_open(
-                paxm_integration, paxm_native_config, paxm_install_context, tmp_path
-            )
-        pytest.xfail("fails open only once the hook command itself does (paxm_core/passive/command.py change)")

@@ -241,7 +241,6 @@ def test_hook_output_is_the_context_for_prompts_only() -> None:
     integration = OpenCodeIntegration()
     result = HookResult(target="opencode", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
     assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
-    assert integration.render(result, "text") == "<paxm-recall>x</paxm-recall>"
     assert (
         integration.hook_output(HookResult(target="opencode", event=EVENT_TURN_END, recall_context="x"), "text") == ""
     )

@@ -15,7 +15,6 @@ from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    OWNER_PAXM,
     Finding,
     HookEvent,
     HookResult,
@@ -76,13 +75,6 @@ def installed_events(config: Any) -> list[str]:
         if native.event == EVENT_SESSION_START or on:
             out.append(native.event)
     return out
-
-
-def _context(ctx: Any, owner: str | None, echo: Echo | None) -> InstallContext:
-    """Accept the contract's :class:`InstallContext` and the older ``(config, owner=, echo=)`` call."""
-    if isinstance(ctx, InstallContext):
-        return ctx
-    return InstallContext(config=ctx, owner=owner or OWNER_PAXM, echo=echo or _stderr)
 
 
 class CodexIntegration(IntegrationBase):
@@ -168,10 +160,6 @@ class CodexIntegration(IntegrationBase):
         payload = {"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}}
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
-    def render(self, result: HookResult, mode: str) -> str:
-        """The core's older name for :meth:`hook_output`."""
-        return self.hook_output(result, mode)
-
     # -- install / uninstall --------------------------------------------------------------------
 
     def wanted_hooks(self, config: Any) -> dict[str, config_toml.WantedHook]:
@@ -188,7 +176,7 @@ class CodexIntegration(IntegrationBase):
             )
         return wanted
 
-    def preflight(self, ctx: Any) -> None:
+    def preflight(self, ctx: InstallContext) -> None:
         """Check that Codex's config.toml can be merged, before anything is saved.
 
         :raises IntegrationError: the file is unreadable, not valid TOML, or its ``[hooks]`` is
@@ -196,13 +184,13 @@ class CodexIntegration(IntegrationBase):
         """
         config_toml.read_config(config_toml.config_path())
 
-    def install(self, ctx: Any, owner: str | None = None, echo: Echo | None = None) -> list[str]:
+    def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``ctx.owner``: trusted config.toml hooks (``paxm``) or the plugin (``codex-plugin``).
 
         Plugin ownership removes paxm's config.toml hooks, so nothing fires twice.  Returns the
         lines it reported (also written through ``ctx.echo``).
         """
-        context = _context(ctx, owner, echo)
+        context = ctx
         config = context.config
         lines: list[str] = []
 
@@ -300,9 +288,9 @@ class CodexIntegration(IntegrationBase):
         same_file = not hook.source_path or Path(hook.source_path).absolute() == path
         return not hook.plugin_id and same_file and config_toml.is_paxm_command(hook.command, config.path)
 
-    def uninstall(self, ctx: Any, owner: str | None = None, echo: Echo | None = None) -> list[str]:
+    def uninstall(self, ctx: InstallContext) -> list[str]:
         """Remove exactly what paxm added: its config.toml handlers and trust, the generated plugin."""
-        context = _context(ctx, owner, echo)
+        context = ctx
         config = context.config
         lines: list[str] = []
         path = config_toml.config_path()
@@ -349,9 +337,9 @@ class CodexIntegration(IntegrationBase):
 
     # -- doctor ---------------------------------------------------------------------------------
 
-    def check(self, ctx: Any, owner: str | None = None) -> list[Finding]:
+    def check(self, ctx: InstallContext) -> list[Finding]:
         """Whether paxm's Codex hooks (or plugin) are installed, point at real files, and are trusted."""
-        context = _context(ctx, owner, None)
+        context = ctx
         config = context.config
         configured = str(getattr(getattr((config.agents or {}).get(TARGET), "integration", None), "owner", "") or "")
         plugin_owned = (configured or context.owner) == OWNER_CODEX_PLUGIN
