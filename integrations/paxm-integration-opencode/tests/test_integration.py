@@ -113,7 +113,9 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     # opencode's defaults: recall on prompts, write on turn end; session_start bootstraps
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
     argv = settings["commands"]["user_input"]
-    assert argv[1:3] == ["-I", "-S"] and Path(argv[0]).exists() and Path(argv[3]).exists()
+    # the fail-open guard, then `<python> -I -S <client.py>`
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"
+    assert argv[5:7] == ["-I", "-S"] and Path(argv[4]).exists() and Path(argv[7]).exists()
     assert argv[argv.index("--target") + 1] == "opencode" and argv[argv.index("--event") + 1] == "chat.message"
     assert not (oc_dir / "package.json").exists()  # nothing added to OpenCode's dependency install
 
