@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.atomic import write_atomic
 from paxm_core.errors import IntegrationError
-from paxm_core.passive.command import client_path, hook_command, hook_command_line, interpreter_path
+from paxm_core.passive.command import (
+    HookArgv,
+    client_path,
+    hook_command,
+    hook_command_line,
+    interpreter_path,
+    parse_hook_command,
+)
 from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
 from paxm_core.passive.events import (
     EVENT_SESSION_START,
@@ -46,6 +53,7 @@ __all__ = [
     "OWNER_PAXM",
     "STANDARD_EVENTS",
     "Finding",
+    "HookArgv",
     "HookEvent",
     "HookMessage",
     "HookResult",
@@ -62,6 +70,7 @@ __all__ = [
     "hook_command_line",
     "interpreter_path",
     "messages_from_value",
+    "parse_hook_command",
     "parse_payload",
     "standard_agent_config",
     "value_text",

@@ -22,6 +22,7 @@ __all__ = [
     "private_file",
     "private_umask",
     "private_sqlite_files",
+    "sqlite_hint",
 ]
 
 FILE_MODE = 0o600
@@ -107,3 +108,14 @@ def connect_private(path: str | os.PathLike[str], **kwargs: Any) -> Any:
     with private_umask():
         conn = sqlite3.connect(os.fspath(path), **kwargs)
     return conn
+
+
+def sqlite_hint(message: str) -> str:
+    """A fix that fits an SQLite error message (corrupt, permissions, full disk, locked).
+
+    The rule lives beside the hook client's inbox code, which may import nothing of paxm's; this
+    public name loads it only when an error is being explained.
+    """
+    from paxm_core.capture._inbox import sqlite_hint as rule
+
+    return rule(message)

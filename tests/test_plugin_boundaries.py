@@ -26,6 +26,7 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.timefmt",
         "paxm_core.attribution",
         "paxm_core.provider_config",
+        "paxm_core.private_files",
     }
 )
 

@@ -18,14 +18,17 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "FAIL_OPEN_GUARD",
+    "HookArgv",
     "client_path",
     "hook_command",
     "hook_command_line",
     "interpreter_path",
+    "parse_hook_command",
     "precompile_client",
 ]
 
@@ -116,3 +119,34 @@ def hook_command(
 def hook_command_line(config_path: str | os.PathLike[str], target: str, event: str, **kwargs: object) -> str:
     """:func:`hook_command` quoted for a shell (what goes into ``settings.json`` ``command``)."""
     return shlex.join(hook_command(config_path, target, event, **kwargs))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class HookArgv:
+    """What an installed hook command runs: for doctor checks ("do these paths still exist?").
+
+    :param interpreter: the Python the command starts.
+    :param client: the hook client script.
+    :param config: the paxm config it passes (``""`` when absent).
+    """
+
+    interpreter: str
+    client: str
+    config: str
+
+
+def parse_hook_command(command: str | list[str]) -> HookArgv | None:
+    """Read back a command built by :func:`hook_command` (argv or shell line), guarded or not.
+
+    Returns ``None`` for anything that is not a paxm hook command.
+    """
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    except ValueError:
+        return None
+    if argv[:2] == ["/bin/sh", "-c"] and len(argv) > 4 and argv[3] == "paxm-hook":
+        argv = argv[4:]  # the fail-open guard's own arguments
+    if len(argv) < 4 or argv[1:3] != ["-I", "-S"] or not argv[3].endswith("client.py"):
+        return None
+    config = argv[argv.index("--config") + 1] if "--config" in argv[:-1] else ""
+    return HookArgv(interpreter=argv[0], client=argv[3], config=config)

@@ -185,7 +185,7 @@ def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None
     path = integration.plugin_path()
     settings = embedded_settings(path.read_text())
     assert settings is not None
-    client = settings["commands"]["user_input"][3]
+    client = settings["commands"]["user_input"][7]  # after the fail-open guard and `python -I -S`
     path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
     findings = integration.check(InstallContext(config=config))
     assert (

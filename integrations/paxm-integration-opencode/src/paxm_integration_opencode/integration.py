@@ -21,6 +21,7 @@ from paxm_core.integration import (
     IntegrationBase,
     decode_generic,
     hook_command,
+    parse_hook_command,
 )
 from paxm_integration_opencode import plugin
 from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
@@ -180,12 +181,11 @@ class OpenCodeIntegration(IntegrationBase):
         config_path = str(Path(context.config.path).expanduser().absolute())
         other_config = False
         for argv in commands.values():
-            if not isinstance(argv, list) or len(argv) < 4:
+            hook = parse_hook_command(argv) if isinstance(argv, list) else None
+            if hook is None:
                 continue
-            for item in (argv[0], argv[3]):  # interpreter, hook client
-                if not Path(str(item)).exists():
-                    missing.add(str(item))
-            if "--config" in argv and argv[argv.index("--config") + 1 :][:1] != [config_path]:
+            missing.update(item for item in (hook.interpreter, hook.client) if not Path(item).exists())
+            if hook.config and hook.config != config_path:
                 other_config = True
         for item in sorted(missing):
             findings.append(Finding("error", f"{self.display_name} plugin points at a missing file: {item}", fix))

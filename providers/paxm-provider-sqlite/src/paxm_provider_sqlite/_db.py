@@ -9,8 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
-from paxm_core.capture._inbox import sqlite_hint
-from paxm_core.private_files import private_file, private_sqlite_files, private_umask
+from paxm_core.private_files import private_file, private_sqlite_files, private_umask, sqlite_hint
 
 __all__ = ["Database"]
 
