@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _TESTS = Path(__file__).resolve().parents[2]
 for _helper in ("paxm-integration-claude-code", "paxm-integration-opencode"):
@@ -186,6 +187,50 @@ class PiSandbox(Sandbox):
             stdin=subprocess.DEVNULL,
         )
         return PiRun(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+    def pi_rpc(self, prompts: list[str], *, timeout: float = 240, **env: str) -> tuple[PiRun, list[dict[str, Any]]]:
+        """One interactive-mode session (``pi --mode rpc``: ``ctx.hasUI`` is true) running ``prompts``.
+
+        Each prompt is sent after the previous run's ``agent_end``; returns the finished process
+        and every JSON line Pi wrote (events, responses, ``extension_ui_request``s).
+        """
+        argv = [*self.pi_argv("")[:-2], "--mode", "rpc"]
+        started = time.monotonic()
+        deadline = started + timeout
+        out: list[dict[str, Any]] = []
+        with subprocess.Popen(
+            argv,
+            cwd=self.workspace,
+            env=self.pi_env(**env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
+            assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+            try:
+                for prompt in prompts:
+                    process.stdin.write(json.dumps({"type": "prompt", "message": prompt}) + "\n")
+                    process.stdin.flush()
+                    while time.monotonic() < deadline:
+                        line = process.stdout.readline()
+                        if not line:
+                            break
+                        try:
+                            value = json.loads(line)
+                        except ValueError:
+                            continue
+                        if isinstance(value, dict):
+                            out.append(value)
+                            if value.get("type") == "agent_end":
+                                break
+                process.stdin.close()  # end of input: Pi shuts the session down
+                process.wait(timeout=max(1.0, deadline - time.monotonic()))
+            except BaseException:
+                process.kill()
+                raise
+            stderr = process.stderr.read()
+        return PiRun(process.returncode, "", stderr, time.monotonic() - started), out
 
     def generous_pi_budget(self, seconds: str = "2s") -> None:
         """An explicit passive recall budget (a loaded CI machine can miss the default)."""

@@ -104,9 +104,7 @@ def _setup(box: PiSandbox, *agents: str) -> None:
     box.paxm("setup", "--yes", *args, "--provider", "sqlite")
 
 
-def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
-    box: PiSandbox, tmp_path: Path
-) -> None:
+def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(box: PiSandbox, tmp_path: Path) -> None:
     _setup(box)
     assert box.extension_file.is_file()
     box.generous_pi_budget()
@@ -301,3 +299,37 @@ def test_decision_captured_by_claude_code_is_recalled_by_pi(pi: InstalledPi, tmp
             print(f"LATENCY pi {pi.build.key} turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
     finally:
         box.stop_daemon()
+
+
+def test_interactive_session_captures_every_run_and_a_failed_recall_is_a_notification(
+    box: PiSandbox, tmp_path: Path
+) -> None:
+    _setup(box)
+    first, second = (f"{name}-{uuid.uuid4().hex[:10]}" for name in ("PLOVER", "CURLEW"))
+    try:
+        with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
+            box.configure_pi(fake.url)
+            run, events = box.pi_rpc([f"Remember: the cache host is {first}.", f"Also: the queue host is {second}."])
+            assert run.returncode == 0, run.stderr[-4000:]
+            assert [e["type"] for e in events].count("agent_end") == 2
+            assert not [e for e in events if e.get("type") == "extension_ui_request"]  # all went well: silent
+        box.wait_for_daemon()
+        box.paxm("__hook-control", "--flush")
+        texts = box.memory_texts()
+        # two runs of one session, each captured once, neither mixed into the other
+        assert len([t for t in texts if first in t]) == 1 and len([t for t in texts if second in t]) == 1, texts
+        assert not any(first in t and second in t for t in texts), texts
+    finally:
+        box.stop_daemon()
+
+    # paxm's interpreter is gone: the turn goes on, and the UI says recall was unavailable
+    source = box.extension_file.read_text()
+    box.extension_file.write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', '"/nonexistent/python"'))
+    with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
+        box.configure_pi(fake.url)
+        run, events = box.pi_rpc(["Hello there"])
+        assert run.returncode == 0, run.stderr[-4000:]
+        assert "agent_end" in [e["type"] for e in events]
+        (note,) = [e for e in events if e.get("type") == "extension_ui_request"]
+        assert note["method"] == "notify" and note["notifyType"] == "warning" and "paxm" in note["message"]
+        assert not any(e.get("type") == "response" and e.get("success") is False for e in events)
