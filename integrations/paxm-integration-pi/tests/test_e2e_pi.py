@@ -124,6 +124,8 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
             stored = [t for t in box.memory_texts() if marker in t]
             assert stored, box.memory_texts()
             assert any("Noted, I will remember that." in t for t in stored)  # the final assistant text
+            # the run's tool call (with its arguments) and its result are part of the captured turn
+            assert any('Tool call: bash {"command":"echo TOOL_RAN_OK"' in t and "TOOL_RAN_OK" in t for t in stored)
 
             seen = len(fake.completions())
             second = box.pi("RUN_TOOL: which naming scheme did we decide on for release branches?")
