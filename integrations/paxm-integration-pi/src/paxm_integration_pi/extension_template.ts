@@ -32,6 +32,7 @@ export default function paxmPiExtension(pi) {
   let pendingContext = ""; // the session_start hook's output, delivered with the next prompt
   let lastPrompt = "";
   let sessionFallback = "";
+  let pendingStart = null; // the running session_start hook (its output becomes pendingContext)
   const pendingToolArgs = new Map(); // toolCallId -> args (tool_execution_start .. _end)
 
   function clip(text) {
@@ -187,20 +188,28 @@ export default function paxmPiExtension(pi) {
     });
   }
 
-  async function onSessionStart(event, ctx) {
+  function onSessionStart(event, ctx) {
     buffer = [];
     pendingToolArgs.clear();
     pendingContext = "";
     lastPrompt = "";
-    const result = await runHook("session_start", {
+    // Not awaited: Pi's start-up goes on while the hook runs; the first prompt waits for it (so
+    // paxm still sees session_start before user_input, and its context rides with that prompt).
+    const started = runHook("session_start", {
       ...base("session_start", ctx),
       trigger_event: "session_start",
       reason: String((event && event.reason) || ""),
+    }).then((result) => {
+      if (pendingStart === started) pendingContext = result.ok ? result.stdout.trim() : "";
     });
-    pendingContext = result.ok ? result.stdout.trim() : "";
+    pendingStart = started;
   }
 
   async function onBeforeAgentStart(event, ctx) {
+    if (pendingStart) {
+      await pendingStart; // never rejects; bounded by the hook timeout
+      pendingStart = null;
+    }
     lastPrompt = typeof (event && event.prompt) === "string" ? event.prompt : "";
     append("user", lastPrompt, "before_agent_start");
     let recall = "";

@@ -98,15 +98,14 @@ test("session_start context and the recall arrive as one custom message with the
   const { fire } = await load("full");
   const ctx = makeCtx();
   await fire("session_start", events("session_start")[0], ctx);
+  const prompt = events("before_agent_start")[0];
+  const result = await fire("before_agent_start", prompt, ctx);
   const [start] = calls("session_start");
   assert.equal(start.payload.schema_version, "paxm.pi.session_start.v1");
   assert.equal(start.payload.session_id, SESSION_ID); // from Pi's session file name
   assert.equal(start.payload.cwd, "/WORKSPACE");
   assert.equal(start.payload.workspace, "/WORKSPACE");
   assert.equal(start.payload.reason, "startup");
-
-  const prompt = events("before_agent_start")[0];
-  const result = await fire("before_agent_start", prompt, ctx);
   const [input] = calls("user_input");
   assert.deepEqual(
     { schema_version: input.payload.schema_version, target: input.payload.target, event: input.payload.event,
@@ -276,4 +275,17 @@ test("an extension with no commands subscribes but never spawns", async () => {
   await fire("session_start", events("session_start")[0], ctx);
   assert.equal(await fire("before_agent_start", events("before_agent_start")[0], ctx), undefined);
   assert.equal(existsSync(join(LOG, "session_start.jsonl")), false);
+});
+
+test("session_start does not hold Pi up; the first prompt waits for it, so paxm sees it first", async () => {
+  process.env.FAKE_HOOK_MODE = "ok";
+  const { fire } = await load("full");
+  const ctx = makeCtx();
+  const began = Date.now();
+  await fire("session_start", events("session_start")[0], ctx);
+  assert.ok(Date.now() - began < 100, "session_start handler returned before its hook ran");
+  const result = await fire("before_agent_start", events("before_agent_start")[0], ctx);
+  assert.equal(result.message.content, IDENTITY + "\n\n" + RECALL);
+  assert.equal(calls("session_start").length, 1);
+  assert.equal(calls("user_input").length, 1);
 });
