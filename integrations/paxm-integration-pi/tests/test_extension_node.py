@@ -2,7 +2,7 @@
 
 paxm generates the extension files under test (with the hook client replaced by the OpenCode
 tests' ``node/fake_hook.mjs``, a real subprocess that records what it was sent); the event and
-ctx shapes are the ones the real Pi passed (``fixtures/pi-<version>/``).
+ctx shapes are the ones the real Pi passed (``fixtures/pi-<version>/``, one run per tested build).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from paxm_integration_pi.extension import render_extension
 
 HERE = Path(__file__).resolve().parent
 FAKE_HOOK = HERE.parents[1] / "paxm-integration-opencode" / "tests" / "node" / "fake_hook.mjs"
-FIXTURES = HERE / "fixtures" / "pi-0.74.2"
+#: captured from each tested Pi build (``capture_fixtures.py <build key>``)
+FIXTURE_DIRS = sorted((HERE / "fixtures").glob("pi-*"))
 EVENTS = ("session_start", "user_input", "turn_end")
 
 
@@ -32,7 +33,8 @@ def _node() -> str:
     return node
 
 
-def test_generated_extension_in_node(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fixtures", FIXTURE_DIRS, ids=[d.name for d in FIXTURE_DIRS])
+def test_generated_extension_in_node(fixtures: Path, tmp_path: Path) -> None:
     node = _node()
     full = {event: [node, str(FAKE_HOOK), event] for event in EVENTS}
     cases = {
@@ -53,7 +55,7 @@ def test_generated_extension_in_node(tmp_path: Path) -> None:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),
         "PAXM_PI_EXTENSIONS": json.dumps(paths),
-        "PAXM_PI_FIXTURES": str(FIXTURES),
+        "PAXM_PI_FIXTURES": str(fixtures),
         "FAKE_HOOK_LOG": str(tmp_path / "hook-log"),
     }
     done = subprocess.run(

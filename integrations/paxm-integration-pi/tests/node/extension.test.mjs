@@ -17,7 +17,8 @@ const clone = (value) => JSON.parse(JSON.stringify(value));
 
 const RECALL = '<paxm-recall version="1" mode="passive">\nRelevant memory recalled by paxm:\n- release branches are KESTREL-42\n</paxm-recall>';
 const IDENTITY = '<paxm-session-identity version="1">\n{"user_id":"u"}\n</paxm-session-identity>';
-const SESSION_ID = "01a230f7-e6cc-7ebf-905a-f52469b19936";
+// the id in the captured session file name (`<timestamp>_<id>.jsonl`)
+const SESSION_ID = fixture("session_start")[0].ctx.sessionFile.split("/").pop().replace(/\.jsonl$/, "").split("_").pop();
 
 let loaded = 0;
 async function load(name) {
@@ -55,15 +56,30 @@ function calls(event) {
 
 const events = (name) => clone(fixture(name)).map((e) => e.event);
 
+// the real run's message_end events by kind (Pi 1.x also ends a `system` message first)
+function messageEnds() {
+  const all = events("message_end");
+  const has = (m, type) => Array.isArray(m.content) && m.content.some((p) => p && p.type === type);
+  const pick = (test) => all.find((e) => test(e.message));
+  return {
+    all,
+    user: pick((m) => m.role === "user"),
+    toolCall: pick((m) => m.role === "assistant" && has(m, "toolCall")),
+    toolResult: pick((m) => m.role === "toolResult"),
+    assistant: pick((m) => m.role === "assistant" && has(m, "text")),
+  };
+}
+
 // the real Pi's event sequence for one tool-call run, after before_agent_start
-async function replayRun(fire, ctx) {
-  const [userEnd, toolCallEnd, toolResultEnd, assistantEnd] = events("message_end");
-  await fire("message_end", userEnd, ctx);
-  await fire("message_end", toolCallEnd, ctx);
-  await fire("tool_execution_start", events("tool_execution_start")[0], ctx);
-  await fire("tool_execution_end", events("tool_execution_end")[0], ctx);
-  await fire("message_end", toolResultEnd, ctx);
-  await fire("message_end", assistantEnd, ctx);
+async function replayRun(fire, ctx, ends = messageEnds()) {
+  // every message_end in Pi's order; the tool runs right after the assistant's tool-call message
+  for (const end of ends.all) {
+    await fire("message_end", end, ctx);
+    if (end === ends.toolCall) {
+      await fire("tool_execution_start", events("tool_execution_start")[0], ctx);
+      await fire("tool_execution_end", events("tool_execution_end")[0], ctx);
+    }
+  }
 }
 
 beforeEach(() => {
@@ -101,6 +117,7 @@ test("session_start context and the recall arrive as one custom message with the
   const prompt = events("before_agent_start")[0];
   const result = await fire("before_agent_start", prompt, ctx);
   const [start] = calls("session_start");
+  assert.match(SESSION_ID, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   assert.equal(start.payload.schema_version, "paxm.pi.session_start.v1");
   assert.equal(start.payload.session_id, SESSION_ID); // from Pi's session file name
   assert.equal(start.payload.cwd, "/WORKSPACE");
@@ -142,16 +159,10 @@ test("agent_end sends the run: prompt, tool call with its args, tool result, rep
   await fire("session_start", events("session_start")[0], ctx);
   const prompt = events("before_agent_start")[0];
   await fire("before_agent_start", prompt, ctx);
-  const ends = events("message_end");
+  const ends = messageEnds();
   // a reasoning model's private thinking travels in the assistant message: it must not be captured
-  ends[3].message.content.unshift({ type: "thinking", thinking: "SECRET-REASONING" });
-  const [userEnd, toolCallEnd, toolResultEnd, assistantEnd] = ends;
-  await fire("message_end", userEnd, ctx);
-  await fire("message_end", toolCallEnd, ctx);
-  await fire("tool_execution_start", events("tool_execution_start")[0], ctx);
-  await fire("tool_execution_end", events("tool_execution_end")[0], ctx);
-  await fire("message_end", toolResultEnd, ctx);
-  await fire("message_end", assistantEnd, ctx);
+  ends.assistant.message.content.unshift({ type: "thinking", thinking: "SECRET-REASONING" });
+  await replayRun(fire, ctx, ends);
   await fire("message_end", { type: "message_end", message: { role: "custom", content: RECALL } }, ctx);
   await fire("agent_end", fixture("agent_end")[0].event, ctx);
   const [turn] = calls("turn_end");
@@ -181,7 +192,7 @@ test("session_shutdown flushes a run that never reached agent_end; a failed tool
   await fire("before_agent_start", events("before_agent_start")[0], ctx);
   await fire("tool_execution_start", events("tool_execution_start")[0], ctx);
   await fire("tool_execution_end", { ...events("tool_execution_end")[0], isError: true }, ctx);
-  await fire("message_end", events("message_end")[3], ctx);
+  await fire("message_end", messageEnds().assistant, ctx);
   await fire("session_shutdown", events("session_shutdown")[0], ctx);
   const [turn] = calls("turn_end");
   assert.equal(turn.payload.trigger_event, "session_shutdown");
@@ -194,10 +205,11 @@ test("a run without any assistant text sends nothing; session_start resets the b
   await fire("before_agent_start", events("before_agent_start")[0], ctx);
   await fire("agent_end", { type: "agent_end", messages: [] }, ctx);
   assert.equal(calls("turn_end").length, 0);
-  await fire("message_end", events("message_end")[3], ctx);
+  await fire("message_end", messageEnds().assistant, ctx);
   await fire("session_start", { type: "session_start", reason: "new" }, ctx); // /new: a fresh session
   await fire("session_shutdown", events("session_shutdown")[0], ctx);
   assert.equal(calls("turn_end").length, 0);
+  await fire("before_agent_start", events("before_agent_start")[0], ctx); // waits for the session_start hook
 });
 
 test("the buffer keeps the last 20 messages", async () => {
