@@ -41,6 +41,11 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
         [],
         ["--runs", "2"],
     ),
+    "pi": (
+        ROOT / "integrations" / "paxm-integration-pi" / "benchmarks" / "pi_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
 }
 
 

@@ -1,0 +1,337 @@
+"""End to end with the real Pi coding agent (offline, fake Chat Completions server on 127.0.0.1).
+
+Every test runs under each pinned Pi build (``pi_harness.PI_VERSIONS``: the old npm scope, the
+new scope's last 0.7x on Node 20, the current 1.x on Node 24).  paxm's extension is installed
+with ``paxm setup``; the checks are on what the model is actually sent.  Wall times are printed
+as ``LATENCY`` lines (run with ``-s`` to see them).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from pi_harness import (
+    PAXM,
+    PI_VERSIONS,
+    FakeOpenAI,
+    InstalledPi,
+    PiBuild,
+    PiRun,
+    PiSandbox,
+    install_pi,
+    npm_cache_dir,
+    require_npm,
+)
+
+pytestmark = [pytest.mark.harness, pytest.mark.slow]
+
+ENVELOPE = '<paxm-recall version="1" mode="passive">'
+CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
+HANG_PROVIDER = CLAUDE_TESTS / "hang_provider.py"
+
+
+@pytest.fixture(scope="session", params=PI_VERSIONS, ids=[b.key for b in PI_VERSIONS])
+def pi(request: pytest.FixtureRequest) -> InstalledPi:
+    build: PiBuild = request.param
+    return install_pi(require_npm(pytest.skip), npm_cache_dir(), build)
+
+
+@pytest.fixture
+def box(pi: InstalledPi, tmp_path: Path) -> PiSandbox:
+    return PiSandbox(tmp_path / "box", pi)
+
+
+def _ok(run: PiRun) -> None:
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.reply, run.stderr[-4000:]
+    assert "paxm" not in run.stderr.lower(), run.stderr[-4000:]  # fail-open means silent, too
+
+
+def _user_text(request: object) -> str:
+    return request.user_text()  # type: ignore[attr-defined, no-any-return]
+
+
+def _garbage_free(request: object) -> None:
+    text = _user_text(request)
+    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK", "Error: spawn", "timed out"):
+        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
+    assert text.count("<paxm-recall") == text.count("</paxm-recall>"), text[:3000]
+
+
+def _recall_in(request: object, marker: str) -> bool:
+    text = _user_text(request)
+    if ENVELOPE not in text:
+        return False
+    start = text.index(ENVELOPE)
+    return marker in text[start : text.index("</paxm-recall>", start)]
+
+
+def _start_daemon(box: PiSandbox) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [PAXM, "--config", str(box.config), "__hook-daemon", "--idle-timeout", "2m"],
+        env=box.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    box.wait_for_daemon()
+    return process
+
+
+def _stop(box: PiSandbox, process: subprocess.Popen[bytes] | None = None) -> None:
+    box.stop_daemon()
+    if process is not None:
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _tree(box: PiSandbox) -> list[Path]:
+    return sorted(p.relative_to(box.agent_dir) for p in box.agent_dir.rglob("*") if "sessions" not in p.parts)
+
+
+def _setup(box: PiSandbox, *agents: str) -> None:
+    args = [a for agent in agents or ("pi",) for a in ("--agent", agent)]
+    box.paxm("setup", "--yes", *args, "--provider", "sqlite")
+
+
+def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(box: PiSandbox, tmp_path: Path) -> None:
+    _setup(box)
+    assert box.extension_file.is_file()
+    box.generous_pi_budget()
+    marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
+    try:
+        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
+            box.configure_pi(fake.url)
+            before = _tree(box)
+            first = box.pi(f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
+            _ok(first)
+            steps = fake.completions()
+            assert len(steps) == 2 and steps[1].has_tool_result  # the turn ran the tool
+            print(f"LATENCY pi {box.installed.build.key} session 1 (tool call, capture): wall_s={first.wall:.2f}")
+
+            box.wait_for_daemon()  # the first hook started it
+            box.paxm("__hook-control", "--flush")
+            stored = [t for t in box.memory_texts() if marker in t]
+            assert stored, box.memory_texts()
+            assert any("Noted, I will remember that." in t for t in stored)  # the final assistant text
+            # the run's tool call (with its arguments) and its result are part of the captured turn
+            assert any('Tool call: bash {"command":"echo TOOL_RAN_OK"' in t and "TOOL_RAN_OK" in t for t in stored)
+
+            seen = len(fake.completions())
+            second = box.pi("RUN_TOOL: which naming scheme did we decide on for release branches?")
+            _ok(second)
+            steps = fake.completions()[seen:]
+            assert len(steps) == 2 and steps[1].has_tool_result
+            for step in steps:  # every model request of the turn, including the one after the tool call
+                assert _recall_in(step, marker), _user_text(step)[-3000:]
+                assert _user_text(step).count(ENVELOPE) == 1
+            assert second.reply.endswith("[marker-seen]")
+            print(f"LATENCY pi {box.installed.build.key} session 2 (recall): wall_s={second.wall:.2f}")
+            for request in fake.completions():
+                _garbage_free(request)
+    finally:
+        box.stop_daemon()
+    box.paxm("uninstall", "--agent", "pi", "--yes")
+    assert not box.extension_file.exists()
+    assert not box.extension_file.parent.exists()
+    after = _tree(box)
+    assert set(before) - set(after) == {Path("extensions/paxm-hook"), Path("extensions/paxm-hook/index.ts")}
+
+
+def test_daemon_down_turn_completes_and_nothing_is_lost(box: PiSandbox, tmp_path: Path) -> None:
+    _setup(box)
+    marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
+    hooks = box.config.parent / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    # Hold the daemon lock: every daemon a hook client tries to start gives up at once, so every
+    # hook of the turn finds no daemon and takes the inbox path.
+    with open(hooks / "paxm-hook.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
+            box.configure_pi(fake.url)
+            run = box.pi(f"Remember: the staging database is called {marker}.")
+            _ok(run)
+            for request in fake.completions():
+                _garbage_free(request)
+                assert ENVELOPE not in _user_text(request)
+        print(f"LATENCY pi {box.installed.build.key} daemon down: wall_s={run.wall:.2f}")
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    (hooks / "paxm-hook.lock").unlink()
+    daemon = _start_daemon(box)  # drains the inbox on start
+    try:
+        box.paxm("__hook-control", "--flush")
+        assert any(marker in t for t in box.memory_texts())
+    finally:
+        _stop(box, daemon)
+
+
+def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: PiSandbox, tmp_path: Path) -> None:
+    _setup(box)
+    data = box.config_data()
+    data["providers"]["stuck"] = {
+        "type": "jsonrpc",
+        "enabled": True,
+        "command": sys.executable,
+        "args": [str(HANG_PROVIDER)],
+        "timeout": "60s",
+    }
+    for profile in ("passive", "passive_initial"):
+        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
+    box.write_config_data(data)
+    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
+    daemon = _start_daemon(box)
+    try:
+        with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
+            box.configure_pi(fake.url)
+            run = box.pi("When is the deploy window?")
+            _ok(run)
+            for request in fake.completions():
+                _garbage_free(request)
+        # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up;
+        # the extension's own 10 s limit never had to act
+        assert run.wall < 60
+        print(f"LATENCY pi {box.installed.build.key} hanging provider: wall_s={run.wall:.2f}")
+    finally:
+        _stop(box, daemon)
+
+
+def test_broken_config_turn_completes_clean(box: PiSandbox, tmp_path: Path) -> None:
+    _setup(box)
+    box.config.write_text("providers: [this is: not valid\n")
+    with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
+        box.configure_pi(fake.url)
+        run = box.pi("Hello there")
+        _ok(run)
+        assert run.reply.startswith("Noted")
+        for request in fake.completions():
+            _garbage_free(request)
+            assert ENVELOPE not in _user_text(request)
+    print(f"LATENCY pi {box.installed.build.key} broken config: wall_s={run.wall:.2f}")
+    deadline = time.monotonic() + 10
+    while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
+        time.sleep(0.1)
+    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
+
+
+def test_paxm_uninstalled_underneath_a_running_turn(box: PiSandbox, tmp_path: Path) -> None:
+    _setup(box)
+    try:
+        # 1. `paxm uninstall` while the turn runs: the extension is already loaded in Pi
+        with FakeOpenAI(tmp_path / "requests.jsonl", hang=3.0) as fake:
+            box.configure_pi(fake.url)
+            with subprocess.Popen(
+                box.pi_argv("Hello there"),
+                cwd=box.workspace,
+                env=box.pi_env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            ) as process:
+                deadline = time.monotonic() + 120
+                while not fake.completions() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert fake.completions(), "Pi sent no model request"
+                box.paxm("uninstall", "--agent", "pi", "--yes")
+                assert not box.extension_file.exists()
+                out, err = process.communicate(timeout=180)
+            _ok(PiRun(process.returncode, out, err, 0.0))
+            for request in fake.completions():
+                _garbage_free(request)
+
+        # 2. the paxm installation itself is gone (interpreter and client), the extension is still there
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        fake_python = gone / "python"
+        fake_python.symlink_to(sys.executable)
+        box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite", "--force")
+        source = box.extension_file.read_text()
+        box.extension_file.write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', f'"{fake_python}"'))
+        assert str(fake_python) in box.extension_file.read_text()
+        fake_python.unlink()
+        with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
+            box.configure_pi(fake.url)
+            run = box.pi("Hello again")
+            _ok(run)
+            assert run.reply.startswith("Noted")
+            for request in fake.completions():
+                _garbage_free(request)
+                assert ENVELOPE not in _user_text(request)
+    finally:
+        box.stop_daemon()
+
+
+def test_decision_captured_by_claude_code_is_recalled_by_pi(pi: InstalledPi, tmp_path: Path) -> None:
+    if str(CLAUDE_TESTS) not in sys.path:
+        sys.path.insert(0, str(CLAUDE_TESTS))
+    from claude_harness import install_claude
+    from fake_anthropic import FakeAnthropic
+
+    claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
+    box = PiSandbox(tmp_path / "box", pi, claude=claude)
+    _setup(box, "claude", "pi")
+    box.generous_recall_budget()
+    box.generous_pi_budget()
+    marker = f"HERON-{uuid.uuid4().hex[:10]}"
+    try:
+        with FakeAnthropic(tmp_path / "anthropic.jsonl", marker=marker) as anthropic:
+            first = box.claude(anthropic, f"Decision: the metrics dashboard lives at {marker}.example from now on.")
+            assert first.returncode == 0, first.stderr
+        box.wait_for_daemon()
+        box.paxm("__hook-control", "--flush")
+        assert any(marker in t for t in box.memory_texts()), box.memory_texts()
+
+        with FakeOpenAI(tmp_path / "openai.jsonl", marker=marker) as fake:
+            box.configure_pi(fake.url)
+            run = box.pi("Where does the metrics dashboard live?")
+            _ok(run)
+            steps = fake.completions()
+            assert steps and all(_recall_in(step, marker) for step in steps), [_user_text(s)[-2000:] for s in steps]
+            assert run.reply.endswith("[marker-seen]")
+            print(f"LATENCY pi {pi.build.key} turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
+    finally:
+        box.stop_daemon()
+
+
+def test_interactive_session_captures_every_run_and_a_failed_recall_is_a_notification(
+    box: PiSandbox, tmp_path: Path
+) -> None:
+    _setup(box)
+    first, second = (f"{name}-{uuid.uuid4().hex[:10]}" for name in ("PLOVER", "CURLEW"))
+    try:
+        with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
+            box.configure_pi(fake.url)
+            run, events = box.pi_rpc([f"Remember: the cache host is {first}.", f"Also: the queue host is {second}."])
+            assert run.returncode == 0, run.stderr[-4000:]
+            assert [e["type"] for e in events].count("agent_end") == 2
+            assert not [e for e in events if e.get("type") == "extension_ui_request"]  # all went well: silent
+        box.wait_for_daemon()
+        box.paxm("__hook-control", "--flush")
+        texts = box.memory_texts()
+        # two runs of one session, each captured once, neither mixed into the other
+        assert len([t for t in texts if first in t]) == 1 and len([t for t in texts if second in t]) == 1, texts
+        assert not any(first in t and second in t for t in texts), texts
+    finally:
+        box.stop_daemon()
+
+    # paxm's interpreter is gone: the turn goes on, and the UI says recall was unavailable
+    source = box.extension_file.read_text()
+    box.extension_file.write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', '"/nonexistent/python"'))
+    with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
+        box.configure_pi(fake.url)
+        run, events = box.pi_rpc(["Hello there"])
+        assert run.returncode == 0, run.stderr[-4000:]
+        assert "agent_end" in [e["type"] for e in events]
+        (note,) = [e for e in events if e.get("type") == "extension_ui_request"]
+        assert note["method"] == "notify" and note["notifyType"] == "warning" and "paxm" in note["message"]
+        assert not any(e.get("type") == "response" and e.get("success") is False for e in events)
