@@ -13,8 +13,15 @@ import pytest
 
 from paxm_core.config import load_config, save_config
 from paxm_core.errors import IntegrationError
-from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookResult
-from paxm_core.integration import Finding, InstallContext, Integration
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    HookResult,
+    InstallContext,
+    Integration,
+)
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_pi import PiIntegration
 from paxm_integration_pi.extension import MARKER, embedded_settings
@@ -93,7 +100,9 @@ def test_install_writes_a_private_extension_and_uninstall_removes_exactly_it(
     # pi's defaults: recall on prompts, write on turn end; session_start always
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
     argv = settings["commands"]["user_input"]
-    assert argv[1:3] == ["-I", "-S"] and Path(argv[0]).exists() and Path(argv[3]).exists()
+    # the fail-open guard, then `<python> -I -S <client.py>`
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"
+    assert argv[5:7] == ["-I", "-S"] and Path(argv[4]).exists() and Path(argv[7]).exists()
     assert argv[argv.index("--target") + 1] == "pi" and argv[argv.index("--event") + 1] == "before_agent_start"
     assert settings["commands"]["turn_end"][-1] == "agent_end"
     assert "--json" not in argv  # plain-text output: the extension injects stdout as is
@@ -168,7 +177,7 @@ def test_check_reports_missing_extension_missing_client_and_stale(tmp_path: Path
     path = integration.extension_path()
     settings = embedded_settings(path.read_text())
     assert settings is not None
-    client = settings["commands"]["user_input"][3]
+    client = settings["commands"]["user_input"][7]  # after the fail-open guard and `python -I -S`
     path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
     assert Finding("error", "Pi extension points at a missing file: /gone/client.py", fix) in integration.check(
         InstallContext(config=config)
@@ -232,7 +241,6 @@ def test_hook_output_is_the_context_for_prompts_and_session_start_only() -> None
     integration = PiIntegration()
     result = HookResult(target="pi", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
     assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
-    assert integration.render(result, "text") == "<paxm-recall>x</paxm-recall>"
     assert integration.hook_output(HookResult(target="pi", event=EVENT_TURN_END, recall_context="x"), "text") == ""
     ignored = HookResult(target="pi", event=EVENT_USER_INPUT, ignored=True, recall_context="x")
     assert integration.hook_output(ignored, "text") == ""

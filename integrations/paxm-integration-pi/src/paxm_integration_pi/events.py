@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT
+from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT
 
 __all__ = ["NATIVE_EVENTS", "NativeEvent", "normalized_event"]
 

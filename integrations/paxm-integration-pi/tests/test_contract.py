@@ -1,0 +1,50 @@
+"""Pi passes paxm's IntegrationContract (paxm-contracttest)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
+from paxm_core.integration import Integration
+from paxm_core.plugins import get_plugin_manager
+
+#: a JSON array of strings, as the generated extension embeds each hook's argv
+_ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
+
+
+def _commands(text: str) -> list[str]:
+    """The hook command lines embedded in the generated extension, as shell lines."""
+    argvs = [json.loads(m.group(0)) for m in _ARGV.finditer(text)]
+    return [shlex.join(argv) for argv in argvs if any(a.endswith("client.py") for a in argv)]
+
+
+class TestPiContract(IntegrationContract):
+    @pytest.fixture
+    def paxm_integration(self) -> Integration:
+        found = get_plugin_manager().integration("pi")
+        assert found is not None
+        return found
+
+    @pytest.fixture
+    def paxm_decode_fixtures(self) -> list[DecodeFixture]:
+        prompt = {"session_id": "s1", "cwd": "/work/app", "prompt": "Which queue did we pick?"}
+        turn = {"session_id": "s1", "cwd": "/work/app", "last_assistant_message": "We picked brisk-queue."}
+        return [
+            DecodeFixture(
+                "before_agent_start", json.dumps(prompt).encode(), "user_input", {"prompt": prompt["prompt"]}
+            ),
+            DecodeFixture("agent_end", json.dumps(turn).encode(), "turn_end", {"assistant": "We picked brisk-queue."}),
+            DecodeFixture("session_start", json.dumps({"session_id": "s1"}).encode(), "session_start"),
+        ]
+
+    @pytest.fixture
+    def paxm_native_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NativeConfig:
+        agent_dir = tmp_path / "pi-agent"
+        monkeypatch.setenv("PAXM_PI_AGENT_DIR", str(agent_dir))
+        extension = agent_dir / "extensions" / "paxm-hook" / "index.ts"
+        return NativeConfig(path=extension, content=None, parse=lambda text: text, commands=_commands)
