@@ -23,6 +23,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "sqlite": (HERE / "sqlite_bench.py", [], ["--quick"]),
     "router": (HERE / "router_bench.py", [], ["--rounds", "300"]),
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
+    "hybrid": (HERE / "hybrid_bench.py", [], ["--quick"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",

@@ -208,18 +208,27 @@ class HybridSQLiteProvider(SQLiteProvider):
             where, args = filter_clause(request)
             cosine = dict(nearest)
             marks = ",".join("?" * len(cosine))
+            # The filters first, on rowids only; whole rows just for the few that are returned.
+            allowed = [
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}", (*cosine, *args)
+                ).fetchall()
+            ]
+            if not allowed:
+                return []
+            allowed.sort(key=lambda rowid: cosine[rowid], reverse=True)
+            floor = cosine[allowed[0]] - calibration.MARGIN
+            chosen = [rowid for rowid in allowed if cosine[rowid] >= floor][: request.result_limit]
+            marks = ",".join("?" * len(chosen))
             rows = conn.execute(
-                f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}",
-                (*cosine, *args),
+                f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks})", chosen
             ).fetchall()
         found = [Candidate.from_row(row) for row in rows]
-        if found:
-            floor = max(cosine[c.rowid] for c in found) - calibration.MARGIN
-            found = [c for c in found if cosine[c.rowid] >= floor]
         found.sort(key=lambda c: c.created_at, reverse=True)
         found.sort(key=lambda c: cosine[c.rowid], reverse=True)
         hits = []
-        for cand in found[: request.result_limit]:
+        for cand in found:
             sim = cosine[cand.rowid]
             cand.score = calibration.to_score(sim)
             hit = cand.to_hit(self._name).copy(raw_score=sim, raw_score_kind=SCORE_KIND)
