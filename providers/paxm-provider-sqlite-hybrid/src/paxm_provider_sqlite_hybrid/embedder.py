@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from paxm_provider_sqlite_hybrid import _threads  # noqa: F401  (before numpy loads)
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt

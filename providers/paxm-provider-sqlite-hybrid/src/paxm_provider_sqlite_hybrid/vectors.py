@@ -11,11 +11,14 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from paxm_provider_sqlite_hybrid import _threads  # noqa: F401  (before numpy loads)
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
 __all__ = ["VectorCache", "ensure_schema", "missing_rowids", "store_vectors"]
+
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS hybrid_vectors (
