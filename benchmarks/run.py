@@ -24,6 +24,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "postgres": (HERE / "postgres_bench.py", [], ["--quick"]),
     "router": (HERE / "router_bench.py", [], ["--rounds", "300"]),
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
+    "hybrid": (HERE / "hybrid_bench.py", [], ["--quick"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "claude": (

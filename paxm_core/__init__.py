@@ -50,6 +50,7 @@ from paxm_core.protocols import (
 from paxm_core.provider_config import ProviderConfig, resolve_secret
 from paxm_core.timefmt import format_time, parse_time
 from paxm_core.types import (
+    SEMANTIC_SCORE_KIND_PREFIX,
     TIER_LTM,
     TIER_STM,
     MemoryHit,
@@ -88,6 +89,7 @@ __all__ = [
     "IntegrationBase",
     "IntegrationError",
     "MemoryHit",
+    "SEMANTIC_SCORE_KIND_PREFIX",
     "MemoryItem",
     "MemoryOrigin",
     "MemoryRef",

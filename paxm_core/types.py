@@ -15,6 +15,7 @@ from typing import Any
 from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 
 __all__ = [
+    "SEMANTIC_SCORE_KIND_PREFIX",
     "TIER_LTM",
     "TIER_STM",
     "MemoryHit",
@@ -302,6 +303,13 @@ class SearchQuery:
             filters=_str_map(data.get("filters"), "filters"),
             tiers=tuple(tiers),
         )
+
+
+#: ``raw_score_kind`` prefix of a hit found by meaning (embedding similarity) rather than by
+#: shared words.  Such a hit need not contain any query word, so term-based checks (the
+#: passive insertion filter's ``require_query_terms``) must not reject it; its ``score`` is the
+#: provider's calibration of that similarity onto paxm's scale.
+SEMANTIC_SCORE_KIND_PREFIX = "semantic:"
 
 
 @dataclass(slots=True)

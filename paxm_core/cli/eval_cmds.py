@@ -70,6 +70,12 @@ def eval_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
 @click.option("--compare", "compare_path", metavar="RESULT", help="Compare with a result saved by --output.")
+@click.option(
+    "--provider-type",
+    default="",
+    metavar="TYPE",
+    help="Run the cases on this installed provider type instead of the default store (e.g. a plugin's variant).",
+)
 def run(
     suite_path: str,
     gate: str,
@@ -77,6 +83,7 @@ def run(
     as_json: bool,
     output_path: str | None,
     compare_path: str | None,
+    provider_type: str,
 ) -> None:
     """Run every case of a suite in its own temporary SQLite store, through the production runtime.
 
@@ -107,7 +114,7 @@ def run(
     baseline = load_result(compare_path) if compare_path else None
 
     progress = None if as_json else _stderr_progress
-    result = Runner(writer=HookConversationWriter(), progress=progress).run(suite)
+    result = Runner(writer=HookConversationWriter(), progress=progress, provider_type=provider_type).run(suite)
 
     comparison = compare(baseline, result) if baseline is not None else None
     budget_failures = check_budget(result, budget) if budget is not None else []

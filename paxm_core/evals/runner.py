@@ -89,6 +89,8 @@ class Runner:
 
     :param writer: plug-in for conversation-write cases; ``None`` reports them as not yet supported.
     :param progress: called after every case (the CLI prints progress on stderr with it).
+    :param provider_type: run the cases on this provider type instead of the default ``sqlite``
+        (a type a plugin registers, for instance a variant of the local store).
     """
 
     def __init__(
@@ -97,8 +99,10 @@ class Runner:
         *,
         writer: ConversationWriter | None = None,
         progress: ProgressCallback | None = None,
+        provider_type: str = "",
     ) -> None:
         self.root = root
+        self.provider_type = provider_type
         self.writer = writer
         self.progress = progress
         self._plugin_manager: Any = None
@@ -168,7 +172,7 @@ class Runner:
         return Runtime.load(str(config_path), plugin_manager=self._plugin_manager)
 
     def _execute(self, case_dir: Path, case: Case, result: CaseResult) -> None:
-        config_path = _write_case_config(case_dir)
+        config_path = _write_case_config(case_dir, self.provider_type)
         runtime: Runtime | None = self._load_runtime(config_path)
         try:
             assert runtime is not None
@@ -227,7 +231,7 @@ def _case_dir_name(index: int, case_id: str) -> str:
     return f"{index + 1:04d}-{safe[:80]}"
 
 
-def _write_case_config(case_dir: Path) -> Path:
+def _write_case_config(case_dir: Path, provider_type: str = "") -> Path:
     from paxm_core.config import default_config, save_config
 
     case_dir.mkdir(parents=True, exist_ok=True)
@@ -237,6 +241,9 @@ def _write_case_config(case_dir: Path) -> Path:
     # Upstream enables every agent so hook recall/write settings of any target apply.
     for agent in config.agents.values():
         agent.enabled = True
+    if provider_type:
+        for provider in config.enabled_providers().values():
+            provider.type = provider_type
     save_config(config, config_path)
     return config_path
 

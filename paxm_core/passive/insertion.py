@@ -11,7 +11,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["InsertionPolicy", "filter_insertion_hits", "significant_query_terms", "text_matches_query"]
+from paxm_core.types import SEMANTIC_SCORE_KIND_PREFIX
+
+__all__ = [
+    "InsertionPolicy",
+    "filter_insertion_hits",
+    "is_semantic_hit",
+    "significant_query_terms",
+    "text_matches_query",
+]
 
 _STOP_WORDS = frozenset({"about", "check", "please", "有没有", "是否", "什么", "这个", "那个"})
 # Unicode letters and numbers: \w minus the underscore
@@ -59,23 +67,36 @@ def text_matches_query(text: str, terms: Iterable[str]) -> bool:
     return any(term in lowered for term in terms)
 
 
+def is_semantic_hit(hit: object) -> bool:
+    """True if ``hit`` was matched by meaning (its ``raw_score_kind`` says so), not by shared words."""
+    return str(getattr(hit, "raw_score_kind", "") or "").startswith(SEMANTIC_SCORE_KIND_PREFIX)
+
+
 def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
     """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
 
     With ``require_query_terms`` a query without significant terms admits nothing: injecting
-    memory for "ok" or "yes" is noise.
+    memory for "ok" or "yes" is noise.  A semantic hit (:func:`is_semantic_hit`) is exempt
+    from the shared-word check, since a paraphrase shares none by definition; it still needs
+    ``min_score``, so only a strong, calibrated similarity reaches the model unasked.
     """
     if policy.is_empty:
         return list(hits)
     limit = policy.max_items if policy.max_items > 0 else len(hits)
     terms = significant_query_terms(query) if policy.require_query_terms else []
+    if policy.require_query_terms and not terms:
+        return []
     out: list[H] = []
     for hit in hits:
         if len(out) >= limit:
             break
         if policy.min_score > 0 and float(getattr(hit, "score", 0.0)) < policy.min_score:
             continue
-        if policy.require_query_terms and not text_matches_query(str(getattr(hit, "text", "")), terms):
+        if (
+            policy.require_query_terms
+            and not is_semantic_hit(hit)
+            and not text_matches_query(str(getattr(hit, "text", "")), terms)
+        ):
             continue
         out.append(hit)
     return out

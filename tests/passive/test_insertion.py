@@ -28,3 +28,26 @@ def test_query_terms_must_overlap() -> None:
     assert filter_insertion_hits(HITS, "how do we DEPLOY?", policy) == [HITS[0], HITS[2]]
     assert filter_insertion_hits(HITS, "ok", policy) == []  # no significant terms: inject nothing
     assert significant_query_terms("Please check about the 缓存策略 v2 api_key") == ["the", "缓存策略", "api", "key"]
+
+
+@dataclass
+class KindHit:
+    text: str
+    score: float
+    raw_score_kind: str = ""
+
+
+def test_semantic_hits_skip_the_shared_word_check_but_not_min_score() -> None:
+    from paxm_core import SEMANTIC_SCORE_KIND_PREFIX
+    from paxm_core.passive.insertion import is_semantic_hit
+
+    kind = SEMANTIC_SCORE_KIND_PREFIX + "cosine:test-model"
+    strong = KindHit("Images are released by the CI pipeline, never by hand", 0.85, kind)
+    weak = KindHit("Release notes live in CHANGES.md", 0.5, kind)
+    lexical = KindHit("Images are released by the CI pipeline, never by hand", 0.85, "sqlite_fts_bm25_negated")
+    assert is_semantic_hit(strong) and not is_semantic_hit(lexical) and not is_semantic_hit(HITS[0])
+    policy = InsertionPolicy(min_score=0.8, require_query_terms=True)
+    # "how ... ship ... prod" shares no word with the memory: only the semantic flag lets it through.
+    assert filter_insertion_hits([strong, weak, lexical], "how do we ship to prod?", policy) == [strong]
+    # a query without significant terms still admits nothing, semantic or not
+    assert filter_insertion_hits([strong], "ok", policy) == []

@@ -51,6 +51,10 @@ def recall(provider: SQLiteProvider, query: str, limit: int = 3, **metadata: str
         ("register webhooks", "Webhook registration needs an admin token."),
         ("describe the schema", "The schema description is in schema.md."),
         ("rotating secrets", "Secret rotation happens monthly."),
+        ("migrating the billing schema", "The billing schema migration runs before each release."),
+        ("schema migrations", "We are migrating the schema table by table."),
+        ("operations runbook", "Operating the cluster follows the runbook in ops/."),
+        ("deployments freeze", "Deploying is frozen during the December freeze."),
     ],
 )
 def test_morphology_matches_inflections_and_derivations(provider: SQLiteProvider, query: str, target: str) -> None:
@@ -58,9 +62,34 @@ def test_morphology_matches_inflections_and_derivations(provider: SQLiteProvider
     assert recall(provider, query, limit=1) == ["target"]
 
 
-@pytest.mark.parametrize(("a", "b"), [("general", "generous"), ("university", "universe"), ("news", "newest")])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("general", "generous"),
+        ("university", "universe"),
+        ("news", "newest"),
+        ("formation", "format"),
+        ("station", "state"),
+        ("nation", "native"),
+        ("importance", "import"),
+    ],
+)
 def test_morphology_is_conservative(a: str, b: str) -> None:
     assert canonical(a) != canonical(b)
+
+
+@pytest.mark.parametrize(
+    "forms",
+    [
+        ("migrate", "migrated", "migrating", "migration", "migrations"),
+        ("deploy", "deployed", "deploying", "deployment", "deployments"),
+        ("operate", "operating", "operation"),
+        ("automate", "automating", "automation"),
+        ("paginate", "paginating", "pagination"),
+    ],
+)
+def test_derivational_forms_share_one_key(forms: tuple[str, ...]) -> None:
+    assert len({canonical(f) for f in forms}) == 1, {f: canonical(f) for f in forms}
 
 
 # --- bounded aliases ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ __all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze
 
 #: Bump whenever indexing output changes; opening a database analysed by another version
 #: re-analyses its rows once (see ``migrations.ensure_analyzer``).
-ANALYZER_VERSION = "1"
+ANALYZER_VERSION = "2"
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")

@@ -2,7 +2,8 @@
 
 The stemmer folds inflections (``retries``/``retried``/``retrying`` -> ``retry``) and a few
 productive derivations (``-ation``, ``-tion``, ``-ment``, ``-able``, ``-ate``) so that
-``deploy``/``deployment`` and ``configure``/``configuration`` meet.  It is deliberately
+``deploy``/``deploying``/``deployment``, ``migrate``/``migrating``/``migration`` and
+``configure``/``configuration`` meet.  It is deliberately
 weaker than Porter: it never strips ``-er``, ``-al``, ``-ive``, ``-ness`` or ``-ity`` and keeps
 short stems whole, because over-stemming (``general``/``generous``) creates false recalls
 that a memory adaptor cannot afford.  Words containing digits are never stemmed.
@@ -110,7 +111,11 @@ def _derivation(w: str) -> str:
         ("ification", "ify", 2),
         ("scription", "scrib", 2),
         ("ization", "iz", 3),
-        ("ation", "", 4),
+        # "-ation" leaves what "-ate" leaves: both strip only from a stem of 5+ letters, and a
+        # 4-letter stem keeps its "-at" (migration/migrate/migrating -> "migrat",
+        # operation/operate -> "operat"), as the "-ate" and "-ating" rules do.
+        ("ation", "", 5),
+        ("ation", "at", 4),
         ("ition", "", 4),
         ("ssion", "ss", 3),
         ("tion", "t", 4),
@@ -125,10 +130,14 @@ def _derivation(w: str) -> str:
     return w
 
 
+#: Words a suffix rule would conflate with an unrelated word (``formation`` is not ``format``).
+_UNSTEMMED = frozenset({"formation", "formations"})
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The conservative stem of a lowercase ``word`` (unchanged if short, non-ASCII or numeric)."""
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+    if len(word) <= 3 or not word.isascii() or not word.isalpha() or word in _UNSTEMMED:
         return word
     w = _inflection(word)
     # Two derivation passes make nested forms agree: implementation -> implement -> imple.

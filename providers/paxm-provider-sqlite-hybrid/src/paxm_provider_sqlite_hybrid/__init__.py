@@ -1,0 +1,38 @@
+"""paxm provider ``sqlite-hybrid``: SQLite FTS5 plus an offline embedding model for paraphrase.
+
+Only the hookimpls live here, so loading the plugin imports neither numpy nor onnxruntime;
+the model is loaded the first time a hybrid provider embeds something.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from paxm_core import ProviderConfig, hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+
+def _factory(name: str, config: ProviderConfig) -> Any:
+    from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
+
+    return HybridSQLiteProvider(name, config)
+
+
+@hookimpl
+def paxm_register_providers(register: Callable[..., None]) -> None:
+    register(
+        "sqlite-hybrid",
+        _factory,
+        description="Local SQLite FTS5 plus an offline MiniLM embedding model (recall that understands paraphrase)",
+        capabilities=("put_batch", "cleanup_expired", "close", "turn_boundaries", "attribution"),
+    )
+
+
+@hookimpl
+def paxm_register_commands(cli: click.Group) -> None:
+    from paxm_provider_sqlite_hybrid.cli import hybrid
+
+    cli.add_command(hybrid)

@@ -1,0 +1,131 @@
+"""``paxm hybrid status|backfill``: vectors for memories written before the hybrid was enabled."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.errors import PaxmError
+
+__all__ = ["hybrid"]
+
+TYPE = "sqlite-hybrid"
+
+
+def _targets(ctx: click.Context, name: str, path: str) -> list[tuple[str, ProviderConfig]]:
+    if path:
+        return [(name or TYPE, ProviderConfig(type=TYPE, enabled=True, path=path))]
+    from paxm_core.config import load_config
+
+    state = ctx.find_root().obj
+    config_path = getattr(state, "config_path", None)
+    cfg = load_config(config_path if isinstance(config_path, str) and config_path else None)
+    found = [(n, p) for n, p in cfg.enabled_providers().items() if p.type == TYPE and (not name or n == name)]
+    if not found:
+        which = f"named {name!r} " if name else ""
+        raise PaxmError(f"no enabled {TYPE} provider {which}in {cfg.path} (or pass --path DB)")
+    return found
+
+
+def _open(name: str, config: ProviderConfig) -> Any:
+    from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
+
+    return HybridSQLiteProvider(name, config)
+
+
+_target_options = [
+    click.option("--provider", "name", default="", metavar="NAME", help="Only this provider instance."),
+    click.option("--path", default="", metavar="DB", help="A database file instead of the configured providers."),
+    click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+]
+
+
+def _with_targets(fn: Any) -> Any:
+    for option in reversed(_target_options):
+        fn = option(fn)
+    return fn
+
+
+@click.group("hybrid")
+def hybrid() -> None:
+    """The sqlite-hybrid provider's embedding vectors (model all-MiniLM-L6-v2, offline)."""
+
+
+@hybrid.command("status")
+@_with_targets
+@click.pass_context
+def status_cmd(ctx: click.Context, name: str, path: str, as_json: bool) -> None:
+    """How many memories of each sqlite-hybrid store have a vector."""
+    report = []
+    for inst, config in _targets(ctx, name, path):
+        prov = _open(inst, config)
+        try:
+            total, done = prov.vector_status(Deadline.none())
+            report.append({"provider": inst, "path": str(prov.path), "memories": total, "vectors": done})
+        finally:
+            prov.close()
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for row in report:
+        missing = row["memories"] - row["vectors"]
+        hint = f"; run `paxm hybrid backfill --provider {row['provider']}`" if missing else ""
+        click.echo(f"{row['provider']}: {row['vectors']}/{row['memories']} memories have vectors{hint}")
+
+
+@hybrid.command("backfill")
+@_with_targets
+@click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 4096), help="Memories per commit.")
+@click.pass_context
+def backfill_cmd(ctx: click.Context, name: str, path: str, as_json: bool, batch: int) -> None:
+    """Embed every memory that has no vector yet.
+
+    Safe to interrupt and re-run: each batch commits, and a re-run continues with what is
+    still missing.  Shows a progress bar on a terminal; ``--json`` prints one summary.
+    """
+    report = []
+    show_bar = not as_json and sys.stderr.isatty()
+    for inst, config in _targets(ctx, name, path):
+        prov = _open(inst, config)
+        try:
+            total, done = prov.vector_status(Deadline.none())
+            missing, embedded = total - done, 0
+            with (
+                click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr)
+                if show_bar
+                else _Null() as bar
+            ):
+                while True:
+                    step, left = prov.backfill_step(batch, Deadline.none())
+                    if not step:
+                        break
+                    embedded += step
+                    bar.update(step)
+                    if not left:
+                        break
+            total, done = prov.vector_status(Deadline.none())
+            report.append(
+                {"provider": inst, "path": str(prov.path), "embedded": embedded, "memories": total, "vectors": done}
+            )
+        finally:
+            prov.close()
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for row in report:
+        click.echo(f"{row['provider']}: embedded {row['embedded']}; {row['vectors']}/{row['memories']} have vectors")
+
+
+class _Null:
+    def __enter__(self) -> _Null:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int) -> None:
+        return None
