@@ -49,22 +49,42 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @config.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print [{provider, required, ok, error?}] as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print [{provider, required, ok, error?}] as JSON; installation findings add check, level and fix.",
+)
 @click.pass_context
 def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Check every enabled provider; exit 1 when a provider some profile requires is unhealthy."""
+    """Check the whole installation: providers, each enabled agent's hooks, plugins.
+
+    Every problem comes with the command that fixes it. Exits 1 when a provider some profile
+    requires is unhealthy or any check reports an error.
+    """
+    from paxm_core.doctor import run_checks
+
     state = ctx.find_root().obj
     runtime: Any = state.runtime()
     statuses = list(runtime.router.health())
+    findings = run_checks(runtime.config)
     if as_json:
-        click.echo(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+        rows = [s.to_json() for s in statuses] + [f.to_json() for f in findings]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         for status in statuses:
             if status.ok:
                 click.echo(f"ok: {status.provider}")
             else:
                 click.echo(f"error: {status.provider}: {status.error}")
+        for finding in findings:
+            click.echo(f"{finding.level}: {finding.message}")
+            if finding.fix and finding.level != "ok":
+                click.echo(f"  fix: {finding.fix}")
     failed = [s.provider for s in statuses if s.required and not s.ok]
-    if failed:
+    broken = list(dict.fromkeys(f"{f.check}:{f.subject}" for f in findings if f.level == "error"))
+    problems = [f"required provider(s) unhealthy: {', '.join(failed)}"] if failed else []
+    problems += [f"installation problem(s): {', '.join(broken)}"] if broken else []
+    if problems:
         # A PaxmError (not ctx.exit) so the exit status is 1 under main()'s standalone_mode=False.
-        raise PaxmError(f"required provider(s) unhealthy: {', '.join(failed)}")
+        raise PaxmError("; ".join(problems))
