@@ -148,7 +148,9 @@ def _ask_provider_keys(
         question = f"{name}: {key.description or key.name}"
         if key.secret:
             keep = bool(current)
-            suffix = " (leave empty to keep the current one)" if keep else " (a value, or env:VAR_NAME)"
+            suffix = " (leave empty to keep the current one)" if keep else ""
+            if not keep and "env:" not in question:
+                suffix = " (a value, or env:VAR_NAME)"
             check = _validator(key, key.required, keep)
             answer = prompter.secret(question + suffix, validate=check)  # type: ignore[arg-type]
             if answer:
