@@ -143,3 +143,31 @@ def test_install_hints_name_only_distributions_paxm_declares() -> None:
     assert known.get("paxm-provider-zep") == "zep"
     assert provider_install_hint("zep").startswith("Install it with: pip install paxm-provider-zep")
     assert "pip install" not in provider_install_hint("nosuch-cloud")
+
+
+def test_piped_env_reference_for_a_secret_is_stored_as_the_reference(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[2] / "providers" / "paxm-provider-zep" / "tests"))
+    from zep_fake import ZepFake
+
+    fake = ZepFake()
+    try:
+        cfg = tmp_path / "config.yaml"
+        env = {**os.environ, "MY_ZEP_KEY": fake.state.api_key}
+        result = subprocess.run(
+            [sys.executable, "-c", ENTRY, "--config", str(cfg), "setup", "--user-id", "carol"]
+            + ["--base-url", fake.base_url],
+            input="1,2\nenv:MY_ZEP_KEY\nnone\ny\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        fake.close()
+    assert result.returncode == 0, result.stderr
+    assert fake.state.api_key not in result.stdout + result.stderr
+    assert "zep (zep): api_key: env:MY_ZEP_KEY" in result.stderr  # a reference is no secret
+    data = yaml.safe_load(cfg.read_text())
+    assert data["providers"]["zep"]["api_key"] == "env:MY_ZEP_KEY"
+    assert fake.base_url in data["providers"]["zep"]["base_url"]
+    assert data["providers"]["zep"]["enabled"] and data["providers"]["sqlite"]["enabled"]
