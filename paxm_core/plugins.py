@@ -221,11 +221,20 @@ def install_hint(type_name: str, package: str = "") -> str:
     """The command that installs provider type ``type_name``.
 
     ``package`` (a :attr:`ProviderType.package`) wins; otherwise the naming convention every
-    provider distribution follows: type ``<family>`` or ``<family>-<variant>`` (``x-cloud``)
-    comes from ``paxm-provider-<family>``.
+    provider distribution follows (type ``<family>`` or ``<family>-<variant>`` comes from
+    ``paxm-provider-<family>``), but only for a distribution paxm declares as an extra, so the
+    named package exists.
     """
+    if package:
+        return f"pip install {package}"
+    from paxm_core.install_hints import known_distributions
+
     family = type_name.strip().lower().split("-", 1)[0]
-    return f"pip install {package or 'paxm-provider-' + family}"
+    for candidate in (f"paxm-provider-{family}", f"paxm-provider-{type_name.strip().lower()}"):
+        if candidate in known_distributions():
+            return f"pip install {candidate}"
+    # no distribution paxm knows provides it: naming a guessed package would send users astray
+    return "the plugin package that registers it (no paxm distribution is known to provide it)"
 
 
 _REGISTRY_CACHE: dict[str, dict[str, ProviderType]] = {}

@@ -130,10 +130,11 @@ class DeliveryWorker:
             outcomes.append(self._deliver(claim, count_inflight=False))
         return outcomes
 
-    def flush(self, timeout: float = 35.0) -> FlushReport:
+    def flush(self, timeout: float = 35.0, on_progress: Callable[[int, int], None] | None = None) -> FlushReport:
         """Seal everything open, deliver, and wait until nothing is owed or ``timeout`` passes.
 
         Waiting retries are made due at once, so everything is tried at least once more.
+        ``on_progress(done, total)`` is called while waiting (total = what was owed at the start).
         """
         deadline = time.monotonic() + timeout
         before = dict(self._counts)
@@ -144,8 +145,13 @@ class DeliveryWorker:
             self.start()
         self.notify()
         timed_out = False
+        total = self.queue.owed() if on_progress is not None else 0
         while True:
-            if self.queue.owed() == 0:
+            owed = self.queue.owed()
+            if on_progress is not None:
+                total = max(total, owed)
+                on_progress(total - owed, total)
+            if owed == 0:
                 break
             left = deadline - time.monotonic()
             if left <= 0:

@@ -34,6 +34,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "queue": ("paxm_core.cli.queue_cmds", "queue"),
     "dashboard": ("paxm_core.cli.dashboard_cmd", "dashboard"),
     "eval": ("paxm_core.cli.eval_cmds", "eval_group"),
+    "version": ("paxm_core.cli.version_cmd", "version"),
     "__hook": ("paxm_core.cli.hook_cmds", "hook"),
     "__hook-daemon": ("paxm_core.cli.hook_cmds", "hook_daemon"),
     "__hook-control": ("paxm_core.cli.hook_cmds", "hook_control"),
@@ -116,7 +117,7 @@ class CliState:
     envvar="PAXM_CONFIG",
     help="Config file (default: $PAXM_CONFIG, $XDG_CONFIG_HOME/paxm/config.yaml, ~/.config/paxm/config.yaml).",
 )
-@click.version_option(__version__, "-v", "--version", prog_name="paxm")
+@click.version_option(__version__, "-v", "--version", prog_name="paxm", message="%(version)s")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None) -> None:
     """paxm: memory for coding agents.

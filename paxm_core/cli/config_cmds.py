@@ -49,18 +49,27 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @config.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print [{provider, required, ok, error?}] as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print [{provider, required, ok, error?}] as JSON; installation findings add check, level and fix.",
+)
 @click.pass_context
 def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Check every enabled provider; exit 1 when a provider some profile requires is unhealthy."""
+    """Check the whole installation: providers, each enabled agent's hooks, plugins.
+
+    Every problem comes with the command that fixes it. Exits 1 when a provider some profile
+    requires is unhealthy or any check reports an error.
+    """
+    from paxm_core.doctor import run_checks
+
     state = ctx.find_root().obj
     runtime: Any = state.runtime()
     statuses = list(runtime.router.health())
-    capture, warnings = _capture_problems(runtime.config)
+    findings = run_checks(runtime.config)
     if as_json:
-        rows = [s.to_json() for s in statuses]
-        # capture problems as extra entries; a healthy capture path adds none (upstream's shape)
-        rows += [{"provider": "capture-queue", "required": True, "ok": False, "error": e} for e in capture]
+        rows = [s.to_json() for s in statuses] + [f.to_json() for f in findings]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         for status in statuses:
@@ -68,51 +77,14 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"ok: {status.provider}")
             else:
                 click.echo(f"error: {status.provider}: {status.error}")
-        for problem in capture:
-            click.echo(f"error: capture-queue: {problem}")
-    for warning in warnings:
-        click.echo(f"warning: capture-queue: {warning}", err=True)
+        for finding in findings:
+            click.echo(f"{finding.level}: {finding.message}")
+            if finding.fix and finding.level != "ok":
+                click.echo(f"  fix: {finding.fix}")
     failed = [s.provider for s in statuses if s.required and not s.ok]
-    if capture:
-        failed.append("capture-queue")
-    if failed:
+    broken = list(dict.fromkeys(f"{f.check}:{f.subject}" for f in findings if f.level == "error"))
+    problems = [f"required provider(s) unhealthy: {', '.join(failed)}"] if failed else []
+    problems += [f"installation problem(s): {', '.join(broken)}"] if broken else []
+    if problems:
         # A PaxmError (not ctx.exit) so the exit status is 1 under main()'s standalone_mode=False.
-        raise PaxmError(f"required provider(s) unhealthy: {', '.join(failed)}")
-
-
-def _capture_problems(config: Any) -> tuple[list[str], list[str]]:
-    """What breaks passive capture: the queue, failed inbox entries, the daemon's start-up.
-
-    Returns ``(errors, warnings)``; errors make doctor exit non-zero.
-    """
-    from paxm_core.capture import _inbox
-
-    errors: list[str] = []
-    warnings: list[str] = []
-    path = config.capture_queue_path
-    for copy in _inbox.corrupt_copies(path):
-        warnings.append(f"a corrupt queue was moved aside to {copy}; its undelivered events are in that file")
-    if path.exists():
-        try:
-            conn = _inbox.connect(path)
-        except Exception as exc:
-            errors.append(f"{path}: {exc}; {_inbox.sqlite_hint(str(exc))}")
-        else:
-            try:
-                (failed,) = conn.execute("SELECT count(*) FROM capture_inbox WHERE state = 'failed'").fetchone()
-            finally:
-                conn.close()
-            if failed:
-                errors.append(f"{failed} raw hook event(s) failed to process; see `paxm queue status`")
-    log = config.hooks_dir / "paxm-hook-daemon.log"
-    last = ""
-    try:
-        with open(log, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if "startup failed" in line or line.rstrip().endswith(" started"):
-                    last = line.strip()
-    except OSError:
-        pass
-    if "startup failed" in last:
-        errors.append(f"the hook daemon's last start failed ({log}): {last}")
-    return errors, warnings
+        raise PaxmError("; ".join(problems))

@@ -113,8 +113,17 @@ def run(
     budget = load_budget(budget_path) if budget_path else None
     baseline = load_result(compare_path) if compare_path else None
 
-    progress = None if as_json else _stderr_progress
-    result = Runner(writer=HookConversationWriter(), progress=progress, provider_type=provider_type).run(suite)
+    from paxm_core.progress import progress as progress_bar
+
+    with progress_bar("eval", len(suite.cases), show=not as_json) as bar:
+
+        def on_case(done: int, total: int, case: Any) -> None:
+            if bar.enabled and not case.passed and not case.unsupported:
+                bar.close()  # the failure line goes above the bar, which redraws on the next case
+                click.echo(f"eval: FAIL {case.id} ({done}/{total})", err=True)
+            bar.update(done, total)
+
+        result = Runner(writer=HookConversationWriter(), progress=on_case, provider_type=provider_type).run(suite)
 
     comparison = compare(baseline, result) if baseline is not None else None
     budget_failures = check_budget(result, budget) if budget is not None else []
@@ -138,14 +147,6 @@ def run(
     reason = gate_failure(gate, result, budget_failures)
     if reason is not None:
         raise GateFailed(reason)
-
-
-def _stderr_progress(done: int, total: int, case: Any) -> None:
-    # About ten lines per run: enough to see it move, few enough for CI logs.
-    step = max(1, total // 10)
-    if done % step == 0 or done == total or (not case.passed and not case.unsupported):
-        status = "ok" if case.passed else ("not yet supported" if case.unsupported else "FAIL")
-        click.echo(f"eval: {done}/{total} {case.id} {status}", err=True)
 
 
 def _dumps(value: Any) -> str:

@@ -208,7 +208,10 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
     with _open_queue(config, recover=True, routes=True) as q:
         _drain_inbox(runtime, q)
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
-        report = worker.flush(seconds)
+        from paxm_core.progress import progress
+
+        with progress("flush", show=not as_json) as bar:
+            report = worker.flush(seconds, on_progress=bar.update)
         state = q.status()
     _report_flush(report.to_json(), state, as_json, via_daemon=False)
 

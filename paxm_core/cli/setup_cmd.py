@@ -6,14 +6,18 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.config import Config, config_exists, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
 from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup
-from paxm_core.errors import IntegrationError, PaxmError, UsageError
+from paxm_core.errors import IntegrationError, PaxmError
 from paxm_core.integration import InstallContext
+
+if TYPE_CHECKING:
+    from paxm_core.cli.prompts import Prompter
 
 __all__ = ["setup"]
 
@@ -22,14 +26,6 @@ NEXT_STEPS = (
     ('paxm recall --query "..."', "search memories"),
     ("paxm config doctor", "check provider health"),
 )
-
-
-def _summary(config: Config, agents: list[str], catalog: SetupCatalog) -> list[str]:
-    lines = ["Setup summary", f"  User: {config.identity.user_id or 'unknown'}"]
-    enabled = [name for name, p in config.providers.items() if p.enabled]
-    lines.append(f"  Providers: {', '.join(enabled)}")
-    lines.append(f"  Agents: {', '.join(catalog.display_name(a) for a in agents) or 'none'}")
-    return lines
 
 
 def _stop_hook_daemon(config_path: Path) -> str:
@@ -96,14 +92,22 @@ def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None
     for name in names:
         provider_config = config.providers[name]
         try:
-            factory = pm.provider_type(provider_config.type).factory
+            spec = pm.provider_type(provider_config.type)
         except PaxmError:
             continue  # setup already refused uninstalled types
-        provider = factory(name, provider_config)
+        provider = spec.factory(name, provider_config)
         try:
+            deadline = Deadline.after(provider_config.timeout or 30.0)
             if isinstance(provider, SupportsEnsureTarget):
-                target, state = provider.ensure_target(Deadline.after(provider_config.timeout or 30.0))
+                target, state = provider.ensure_target(deadline)
                 echo(f"ensured {name} ({provider_config.type}) target: {target} ({state})")
+            elif spec.locality != "local":
+                # no set-up step: at least prove the server answers with these settings
+                try:
+                    provider.health(deadline)
+                except PaxmError as exc:
+                    raise PaxmError(f"{name} ({provider_config.type}) connection check failed: {exc}") from exc
+                echo(f"checked {name} ({provider_config.type}): reachable")
         finally:
             if isinstance(provider, SupportsClose):
                 provider.close()
@@ -119,8 +123,56 @@ def _enabled_providers(path: Path, force: bool) -> set[str]:
         return set()
 
 
+def _prompter(terminal: bool, as_json: bool) -> Prompter:
+    if terminal:
+        from paxm_core.cli.prompts import TerminalPrompter
+
+        return TerminalPrompter()
+    from paxm_core.cli.prompts import TextPrompter
+
+    # questions go to stderr: stdout carries the result (and the --json summary)
+    return TextPrompter(sys.stdin, sys.stderr)
+
+
+def _ask(
+    path: Path, options: SetupOptions, force: bool, catalog: SetupCatalog, terminal: bool, as_json: bool
+) -> tuple[Config, list[str], set[str]] | None:
+    """Ask setup's questions (terminal or piped stdin); ``None`` when the person declines.
+
+    Raises :class:`KeyboardInterrupt` on Ctrl-C; nothing has been written by then.
+    """
+    from paxm_core.cli.setup_flow import ask_setup, summary_lines
+    from paxm_core.config.setup import apply_setup, setup_base_config
+
+    prompter = _prompter(terminal, as_json)
+    existed = config_exists(path)
+    if existed and not force:
+        if not prompter.confirm(f"Update the existing config at {path}?", True):
+            return None
+        force = True
+    was_enabled = _enabled_providers(path, force)
+    config = setup_base_config(path, existed)
+    answers = ask_setup(prompter, config, catalog, options)
+    options.providers = answers.providers
+    options.agents = answers.agents
+    options.agents_chosen = True
+    config, selected_agents = apply_setup(config, options, catalog)
+    config.path = path
+    for line in summary_lines(config, selected_agents, catalog):
+        prompter.note(line)
+    if not prompter.confirm("Apply this setup?", True):
+        return None
+    return config, selected_agents, was_enabled
+
+
 @click.command("setup")
-@click.option("--yes", "-y", is_flag=True, help="Accept defaults without prompting (required without a terminal).")
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Ask nothing: use the flags and the defaults. Without it setup asks in a terminal, or reads"
+    " numbered answers (all, none, 1,3) line by line from piped stdin.",
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help="Provider to enable (repeatable).")
 @click.option("--agent", "agents", multiple=True, metavar="NAME", help="Agent to enable (repeatable).")
@@ -164,17 +216,18 @@ def setup(
     graph_id: str,
     as_json: bool,
 ) -> None:
-    """Create or update the paxm config and enable agents.
+    """Create or update the paxm config and connect agents.
+
+    In a terminal it asks which providers to enable (and their keys, masked), which agents to
+    connect (the ones found on this machine are pre-selected), shows a summary and asks to
+    confirm. Flags answer questions in advance. Nothing is saved before the connection check
+    passes; Ctrl-C saves nothing.
 
     Example: paxm setup --yes --provider sqlite --agent claude
     """
     state = ctx.find_root().obj
     path = resolve_config_path(getattr(state, "config_path", None))
-    interactive = not yes and sys.stdin.isatty() and sys.stdout.isatty()
-    if not yes and not interactive:
-        raise UsageError(
-            "setup needs --yes when not run in a terminal, e.g. `paxm setup --yes --provider sqlite --agent claude`"
-        )
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
     options = SetupOptions(
         providers=list(providers),
         agents=list(agents),
@@ -185,20 +238,21 @@ def setup(
         base_url=base_url.strip(),
         graph_id=graph_id.strip(),
     )
-    if interactive and not force and config_exists(path):
-        if not click.confirm(f"Update existing config at {path}?", default=False):
-            click.echo("setup cancelled")
-            return
-        force = True
     catalog = SetupCatalog.from_plugins()
-    was_enabled = _enabled_providers(path, force)
-    config, selected_agents, _ = prepare_setup(path, options, force=force, catalog=catalog)
-    if interactive:
-        for line in _summary(config, selected_agents, catalog):
-            click.echo(line)
-        if not click.confirm("Apply this setup?", default=True):
-            click.echo("setup cancelled")
-            return
+    try:
+        if yes:
+            was_enabled = _enabled_providers(path, force)
+            config, selected_agents, _ = prepare_setup(path, options, force=force, catalog=catalog)
+        else:
+            prepared = _ask(path, options, force, catalog, terminal, as_json)
+            if prepared is None:
+                click.echo("setup cancelled; nothing was saved")
+                return
+            config, selected_agents, was_enabled = prepared
+    except KeyboardInterrupt:
+        click.echo("\nsetup cancelled; nothing was saved", err=True)
+        ctx.exit(130)
+        return
 
     messages: list[str] = []
 

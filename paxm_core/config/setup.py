@@ -37,14 +37,17 @@ from paxm_core.timefmt import format_time
 if TYPE_CHECKING:
     from paxm_core.integration import Integration
     from paxm_core.protocols import ProviderType
+    from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
     "SetupCatalog",
     "SetupOptions",
     "agent_order",
+    "instance_name_for_type",
     "apply_setup",
     "passive_write_enabled",
     "prepare_setup",
+    "provider_config_from_type",
     "provider_order",
     "setup_base_config",
 ]
@@ -133,6 +136,8 @@ class SetupOptions:
     base_url: str = ""
     graph_id: str = ""
     now: datetime | None = None
+    #: ``agents`` is the whole selection even when empty (interactive setup answered "none")
+    agents_chosen: bool = False
 
 
 # --------------------------------------------------------------------------- base config
@@ -292,7 +297,13 @@ def _pin(names: Iterable[str], options: list[str], kind: str, catalog: SetupCata
                 wanted = catalog.canonical_agent(wanted) or wanted
             name = next((o for o in options if o.lower() == wanted), name)
         if name not in selected:
-            raise UsageError(f"unknown setup {kind} {raw!r} (options: {', '.join(options)})")
+            hint = ""
+            if kind == "provider":
+                from paxm_core.install_hints import provider_install_hint
+
+                hint = f"; if {raw.strip()!r} is a provider type, {provider_install_hint(raw)}"
+                hint = hint.replace(", Install", ", install").replace(", No ", ", no ")
+            raise UsageError(f"unknown setup {kind} {raw!r} (options: {', '.join(options)}){hint}")
         selected[name] = True
     return selected
 
@@ -371,22 +382,28 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | N
     selected_agents = {n: _agent_selected_by_config(config.agents[n]) for n in agent_names}
 
     if options.user_id.strip():
-        config.identity.user_id = slug_id(options.user_id)
-        if not config.identity.user_id:
+        new_user = slug_id(options.user_id)
+        if not new_user:
             raise UsageError(f"--user-id {options.user_id!r} must contain letters or numbers")
+        _retarget_identity(config, config.identity.user_id, new_user)
     if not config.identity.user_id.strip():
         config.identity.user_id = default_user_id()
     if options.team_ids.strip():
         _team_profiles(config, options.team_ids)
     if options.providers:
-        selected_providers = _pin(options.providers, provider_names, "provider")
-    if options.agents:
+        added = _add_provider_types(config, options.providers, cat)
+        if added:
+            provider_names = provider_order(config, cat)
+            selected_providers.update(dict.fromkeys(added, False))
+        selected_providers = _pin(_instance_names(config, options.providers), provider_names, "provider")
+    if options.agents or options.agents_chosen:
         selected_agents = _pin(options.agents, agent_names, "agent", cat)
     if plugin_target:
         selected_agents = {n: n == plugin_target for n in selected_agents}
     if not any(selected_providers.values()):
         raise UsageError("setup requires at least one memory provider; pass --provider sqlite (or another)")
 
+    _require_installed(config, selected_providers, cat)
     _apply_credentials(config, selected_providers, options, cat)
     for name in provider_names:
         provider = config.providers[name]
@@ -411,6 +428,107 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | N
     if plugin_target:
         config.agents[plugin_target].integration.owner = options.integration
     return config, [n for n in agent_names if selected_agents[n]]
+
+
+def _retarget_identity(config: Config, old_user: str, new_user: str) -> None:
+    """Make ``new_user`` the identity, moving what was derived from ``old_user`` along with it.
+
+    An existing (or freshly normalized) config has write scopes ``personal:<old user>`` and
+    agent ids ``<agent>-<old user>``; a ``--user-id`` that left them behind would write the new
+    user's memories into the old user's scope.
+    """
+    config.identity.user_id = new_user
+    old = slug_id(old_user)
+    if not old or old == new_user:
+        return
+    for write in config.write_profiles.values():
+        if write.scope.type.strip().lower() == "personal" and slug_id(write.scope.id) == old:
+            write.scope = ScopeConfig(type="personal", id=new_user)
+    for name, agent in config.agents.items():
+        if slug_id(agent.agent_id) == slug_id(f"{name}-{old}"):
+            agent.agent_id = ""  # normalization derives it again from the new user
+    for provider in config.providers.values():
+        if provider.user_id and slug_id(provider.user_id) == old:
+            provider.user_id = new_user
+
+
+def instance_name_for_type(type_name: str) -> str:
+    """The ``providers.<name>`` key setup gives a provider type it adds (``mem0-cloud`` -> ``mem0_cloud``)."""
+    return type_name.strip().lower().replace("-", "_")
+
+
+def _instance_names(config: Config, names: Iterable[str]) -> list[str]:
+    """``--provider`` values as instance names: an instance name as given, a type as its (only) instance."""
+    out: list[str] = []
+    for raw in names:
+        name = raw.strip()
+        if name in config.providers:
+            out.append(name)
+            continue
+        of_type = [n for n, p in config.providers.items() if p.type == name.lower()]
+        out.append(of_type[0] if len(of_type) == 1 else name)
+    return out
+
+
+def provider_config_from_type(spec: ProviderType) -> ProviderConfig:
+    """A ``providers.<name>`` entry for ``spec`` holding the defaults its config keys declare."""
+    from paxm_core.duration import parse_duration
+    from paxm_core.provider_config import ProviderConfig
+
+    provider = ProviderConfig(type=spec.type)
+    known = {f for f in ProviderConfig.__dataclass_fields__ if f not in ("extra", "type", "enabled")}
+    for key in spec.config_keys:
+        if key.default is None or key.secret:
+            continue
+        value: object = key.default
+        if key.name in known:
+            if key.name == "timeout":
+                try:
+                    value = parse_duration(value)  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    continue
+            setattr(provider, key.name, value)
+        else:
+            provider.extra[key.name] = value
+    return provider
+
+
+def _add_provider_types(config: Config, names: Iterable[str], catalog: SetupCatalog) -> list[str]:
+    """Add an entry for each installed provider type named in ``names`` that has no instance yet."""
+    added: list[str] = []
+    for raw in names:
+        wanted = raw.strip().lower()
+        if raw.strip() in config.providers or any(p.type == wanted for p in config.providers.values()):
+            continue
+        spec = catalog.provider_types.get(wanted)
+        if spec is None:
+            continue
+        name = instance_name_for_type(wanted)
+        if name in config.providers:
+            continue
+        config.providers[name] = provider_config_from_type(spec)
+        added.append(name)
+    return added
+
+
+def _require_installed(config: Config, selected: Mapping[str, bool], catalog: SetupCatalog) -> None:
+    """Refuse to enable a provider whose type no installed distribution registers.
+
+    One the existing config already enables is left alone (setup can still update the rest;
+    loading the config names the missing package).
+    """
+    from paxm_core.install_hints import provider_install_hint
+
+    for name, on in selected.items():
+        if not on or config.providers[name].enabled:
+            continue
+        type_name = config.providers[name].type
+        if type_name in catalog.provider_types:
+            continue
+        raise UsageError(
+            f"provider {name} cannot be enabled: its type {type_name!r} is not installed. "
+            f"{provider_install_hint(type_name)}"
+        )
 
 
 def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:

@@ -48,7 +48,7 @@ def test_a_corrupt_queue_is_moved_aside_and_capture_resumes(tmp_path: Path) -> N
 
 
 def test_doctor_reports_failed_inbox_entries_and_a_moved_aside_queue(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "cfg")
+    config = write_config(tmp_path / "cfg", agents=())  # no agents: their hooks are not installed here
     assert _doctor(config).returncode == 0
     queue = config.parent / "hooks" / "capture.sqlite"
     assert _inbox.append_raw(queue, "evt_" + "d" * 32, "claude", "turn_end", b"{}", time.time())
@@ -66,7 +66,7 @@ def test_doctor_reports_failed_inbox_entries_and_a_moved_aside_queue(tmp_path: P
     )
     assert as_json.returncode != 0
     entries = json.loads(as_json.stdout)
-    assert any(e["provider"] == "capture-queue" and not e["ok"] for e in entries)
+    assert any(e.get("check") == "capture" and not e["ok"] for e in entries)
 
 
 def test_doctor_reports_the_daemons_last_startup_error(tmp_path: Path) -> None:

@@ -189,9 +189,9 @@ def test_uninstalled_provider_type_names_its_install_command(cfg: Path) -> None:
     cfg.write_text("providers:\n  m: {type: nosuch-cloud, enabled: true}\n")
     result = paxm("recall", "--query", "x", "--config", str(cfg))
     assert result.returncode == 1
-    assert "provider type 'nosuch-cloud' is not installed; install it with: pip install paxm-provider-nosuch" in (
-        result.stderr
-    )
+    # no distribution paxm knows provides it: the message names no invented package
+    assert "provider type 'nosuch-cloud' is not installed; install it with: the plugin package" in result.stderr
+    assert "paxm-provider-nosuch" not in result.stderr
 
 
 def test_keyed_provider_without_key_is_refused(cfg: Path) -> None:
@@ -323,55 +323,6 @@ def test_setup_stops_a_running_hook_daemon(cfg: Path) -> None:
             daemon.wait()
         if daemon.stderr:
             daemon.stderr.close()
-
-
-def _run_in_terminal(args: list[str], answers: str) -> tuple[int, str]:
-    """Run paxm with a pseudo-terminal as stdin/stdout (the interactive path) and feed ``answers``."""
-    import pty
-    import select
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", ENTRY, *args], stdin=slave, stdout=slave, stderr=slave, close_fds=True
-    )
-    os.close(slave)
-    output = b""
-    sent = False
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                output += chunk
-                if not sent and b"?" in output:
-                    os.write(master, answers.encode())
-                    sent = True
-            elif proc.poll() is not None:
-                break
-        code = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    return code, output.decode(errors="replace").replace("\r\n", "\n")
-
-
-def test_terminal_setup_confirms_before_saving(cfg: Path) -> None:
-    code, out = _run_in_terminal(["setup", "--agent", "claude", "--user-id", "tty", "--config", str(cfg)], "n\n")
-    assert code == 0, out
-    assert "Setup summary" in out and "User: tty" in out and "Agents: Claude Code" in out
-    assert "setup cancelled" in out and not cfg.exists()
-    code, out = _run_in_terminal(["setup", "--agent", "claude", "--user-id", "tty", "--config", str(cfg)], "y\n")
-    assert code == 0, out
-    assert f"saved config: {cfg}" in out
-    assert load_config(cfg).agents["claude"].enabled
 
 
 def test_setup_over_an_old_file_merges_defaults_and_keeps_custom_values(cfg: Path) -> None:

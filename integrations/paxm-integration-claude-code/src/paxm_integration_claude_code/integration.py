@@ -76,8 +76,9 @@ def installed_events(config: Any) -> list[str]:
     return out
 
 
-_SETUP_FIX = "paxm setup --yes --agent claude"
-_SETUP_FIX_PLUGIN = "paxm setup --yes --agent claude --integration claude-plugin"
+# --force: doctor runs against an existing config, which setup otherwise refuses to touch
+_SETUP_FIX = "paxm setup --yes --force --agent claude"
+_SETUP_FIX_PLUGIN = "paxm setup --yes --force --agent claude --integration claude-plugin"
 
 
 def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -1,0 +1,97 @@
+"""``paxm config doctor``'s installation checks: a small registry anyone can add a check to.
+
+A check is a function ``(config) -> iterable of DoctorFinding``.  Checks are registered by
+name with a ``"module:function"`` path, so none is imported until doctor runs; a check that
+raises becomes one ``error`` finding instead of taking doctor down.  Provider health is not a
+check here: doctor runs it through the router as before.
+
+Built in: ``agents`` (each enabled agent's integration ``check()``, an agent with no
+integration installed), ``plugins`` (plugins that failed to load) and ``capture`` (the capture
+queue, failed inbox entries, the hook daemon's last start-up).  Other modules add
+theirs with :func:`register_check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
+__all__ = ["DoctorCheck", "DoctorFinding", "register_check", "registered_checks", "run_checks"]
+
+Level = Literal["ok", "warn", "error"]
+
+
+@dataclass(frozen=True)
+class DoctorFinding:
+    """One thing doctor found.
+
+    :param check: the registered check that found it (``agents``).
+    :param subject: what it is about (``claude``, a plugin name...).
+    :param level: ``ok``, ``warn`` or ``error``; an ``error`` makes doctor exit non-zero.
+    :param message: what was found; never a secret.
+    :param fix: the command (or step) that fixes a ``warn``/``error``.
+    """
+
+    check: str
+    subject: str
+    level: Level
+    message: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Doctor's ``--json`` row: upstream's ``{provider, required, ok, error?}`` plus the details."""
+        row: dict[str, Any] = {
+            "provider": f"{self.check}:{self.subject}",
+            "required": self.level == "error",
+            "ok": self.level == "ok",
+        }
+        if self.level != "ok":
+            row["error"] = self.message
+        row.update({"check": self.check, "subject": self.subject, "level": self.level, "message": self.message})
+        if self.fix:
+            row["fix"] = self.fix
+        return row
+
+
+DoctorCheck = Callable[["Config"], Iterable[DoctorFinding]]
+
+_CHECKS: dict[str, str | DoctorCheck] = {
+    "agents": "paxm_core.doctor.agents:check_agents",
+    "plugins": "paxm_core.doctor.plugins:check_plugins",
+    "capture": "paxm_core.doctor.capture:check_capture",
+}
+
+
+def register_check(name: str, check: str | DoctorCheck) -> None:
+    """Add (or replace) the check ``name``: a function or its ``"module:function"`` path."""
+    _CHECKS[name] = check
+
+
+def registered_checks() -> list[str]:
+    """Names of the registered checks, in the order doctor runs them."""
+    return list(_CHECKS)
+
+
+def _resolve(target: str | DoctorCheck) -> DoctorCheck:
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
+    func = getattr(import_module(module), attr)
+    assert callable(func)
+    return func  # type: ignore[no-any-return]
+
+
+def run_checks(config: Config, names: Iterable[str] | None = None) -> list[DoctorFinding]:
+    """Run the registered checks (or only ``names``) on ``config``; never raises."""
+    findings: list[DoctorFinding] = []
+    for name in list(_CHECKS) if names is None else list(names):
+        try:
+            findings.extend(_resolve(_CHECKS[name])(config))
+        except Exception as exc:  # a broken check is a finding, not a crash
+            findings.append(DoctorFinding(name, "doctor", "error", f"the {name} check failed: {exc}"))
+    return findings

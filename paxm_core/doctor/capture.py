@@ -1,0 +1,64 @@
+"""Doctor check ``capture``: what breaks passive capture (the queue, failed inbox entries, the daemon's start-up).
+
+A corrupt queue is moved aside by paxm itself (kept, timestamped) and capture resumes in a fresh
+one; doctor then warns where the old file is.  Failed inbox entries and a daemon that could not
+start are errors: turns are being lost or held back, so doctor exits non-zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from paxm_core.doctor import DoctorFinding
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
+__all__ = ["check_capture"]
+
+
+def _last_daemon_start(config: Config) -> tuple[str, str]:
+    """``(log path, last start line)`` of the hook daemon's log ("" when it never logged a start)."""
+    log = config.hooks_dir / "paxm-hook-daemon.log"
+    last = ""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if "startup failed" in line or line.rstrip().endswith(" started"):
+                    last = line.strip()
+    except OSError:
+        pass
+    return str(log), last
+
+
+def check_capture(config: Config) -> Iterator[DoctorFinding]:
+    """Findings about the capture queue at ``config.capture_queue_path`` and the daemon's last start."""
+    from paxm_core.capture import _inbox
+
+    path = config.capture_queue_path
+    for copy in _inbox.corrupt_copies(path):
+        yield DoctorFinding(
+            "capture", "queue", "warn",
+            f"a corrupt queue was moved aside to {copy}; its undelivered events are in that file",
+            f"inspect or delete {copy}",
+        )  # fmt: skip
+    if path.exists():
+        try:
+            conn = _inbox.connect(path)
+        except Exception as exc:
+            yield DoctorFinding("capture", "queue", "error", f"{path}: {exc}", _inbox.sqlite_hint(str(exc)))
+        else:
+            try:
+                (failed,) = conn.execute("SELECT count(*) FROM capture_inbox WHERE state = 'failed'").fetchone()
+            finally:
+                conn.close()
+            if failed:
+                yield DoctorFinding(
+                    "capture", "inbox", "error", f"{failed} raw hook event(s) failed to process", "paxm queue status"
+                )
+    log, last = _last_daemon_start(config)
+    if "startup failed" in last:
+        yield DoctorFinding(
+            "capture", "daemon", "error", f"the hook daemon's last start failed ({log}): {last}", "paxm config doctor"
+        )
