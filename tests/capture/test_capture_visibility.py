@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from paxm_core.capture import _inbox
 
@@ -47,8 +48,14 @@ def test_a_corrupt_queue_is_moved_aside_and_capture_resumes(tmp_path: Path) -> N
         conn.close()
 
 
+def _no_agents(config: Any) -> None:
+    """No agent enabled (not even upstream's default): their hooks are not installed in these tests."""
+    for agent in config.agents.values():
+        agent.enabled = False
+
+
 def test_doctor_reports_failed_inbox_entries_and_a_moved_aside_queue(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "cfg", agents=())  # no agents: their hooks are not installed here
+    config = write_config(tmp_path / "cfg", agents=(), mutate=_no_agents)
     assert _doctor(config).returncode == 0
     queue = config.parent / "hooks" / "capture.sqlite"
     assert _inbox.append_raw(queue, "evt_" + "d" * 32, "claude", "turn_end", b"{}", time.time())
