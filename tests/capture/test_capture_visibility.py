@@ -12,10 +12,10 @@ from pathlib import Path
 from paxm_core.capture import _inbox
 
 PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
-HOOKS = Path(__file__).parents[1] / "hooks"
-sys.path.insert(0, str(HOOKS.parent))
+PASSIVE_TESTS = Path(__file__).parents[1] / "passive"
+sys.path.insert(0, str(PASSIVE_TESTS.parent))
 
-from hooks.conftest import memories, run_client, stop_daemon, write_config  # noqa: E402
+from passive.conftest import memories, run_client, stop_daemon, write_config  # noqa: E402
 
 
 def _doctor(config: Path) -> subprocess.CompletedProcess[str]:
