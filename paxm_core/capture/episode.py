@@ -109,6 +109,8 @@ def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list
     for item, profile in events:
         if wanted and profile not in wanted:
             continue
+        if not item.text.strip():
+            continue  # a turn-end marker without text ends the turn; it adds nothing to send
         groups.setdefault((profile, item.tier, _expiry_key(item)), []).append(item)
     all_items = [item for item, _ in events]
     turn = _turn_context(episode, all_items)

@@ -205,6 +205,8 @@ class FlushReport:
     remaining: int
     timed_out: bool
     dead_total: int = 0
+    #: open events of live turns that this flush left whole (not owed: their turn is not over)
+    live: int = 0
 
     @property
     def ok(self) -> bool:
@@ -220,4 +222,5 @@ class FlushReport:
             "dead_total": self.dead_total,
             "remaining": self.remaining,
             "timed_out": self.timed_out,
+            "live": self.live,
         }

@@ -234,7 +234,8 @@ class CaptureQueue:
             raise QueueError("capture event id is required")
         if not event.session_key.strip():
             raise QueueError("capture event session key is required")
-        if not event.item.text.strip():
+        if not event.item.text.strip() and not event.terminal:
+            # only a turn end may be empty: a Stop without assistant text still ends its turn
             raise QueueError("capture event text is required")
         source = _positive_int(event.source_sequence, "sequence")
         final = _positive_int(event.final_sequence, "final_sequence")
@@ -373,17 +374,21 @@ class CaptureQueue:
         events: list[Any] = []
         corrupt: list[str] = []
         providers: dict[str, set[str]] = {}
+        has_text = False
         for event_id, _seq, _src, _fin, payload, digest, _created in rows:
             try:
                 if sha256_hex(payload.encode()) != digest:
                     raise ValueError("payload checksum mismatch")
                 decoded = json.loads(payload)
-                _, profile = decode_event_payload(decoded)
+                decoded_item, profile = decode_event_payload(decoded)
             except ValueError as exc:
                 corrupt.append(f"capture event {event_id}: {exc}")
                 events.append({"corrupt_event": event_id})
                 continue
             events.append(decoded)
+            if not decoded_item.text.strip():
+                continue  # a bare turn-end marker: it seals, but there is nothing to send
+            has_text = True
             for name in self._profile_providers(profile):
                 providers.setdefault(name, set()).add(profile)
         missing, integrity = sequence_integrity(complete, [r[2] for r in rows], [r[3] for r in rows])
@@ -402,7 +407,10 @@ class CaptureQueue:
         body = canonical_json(envelope)
         now = utc_stamp(self._now())
         error = "; ".join(corrupt)
-        if not error and not providers:
+        state = "dead" if error else "pending"
+        if not error and not providers and not has_text:
+            state = "delivered"  # only turn-end markers: nothing is owed to anyone
+        elif not error and not providers:
             profiles = sorted({decode_event_payload(e)[1] for e in events})
             error = f"{NO_PROVIDER} {', '.join(profiles)}"
         conn.execute(
@@ -416,7 +424,7 @@ class CaptureQueue:
                 int(complete),
                 body,
                 sha256_hex(body.encode()),
-                "dead" if error else "pending",
+                "dead" if error else state,
                 error,
                 now,
             ),
@@ -659,13 +667,19 @@ class CaptureQueue:
                 "UPDATE capture_deliveries SET next_attempt_at = '' WHERE state = 'retry' AND next_attempt_at != ''"
             ).rowcount
 
-    def owed(self) -> int:
-        """Deliveries not yet delivered or dead, plus open events (cheap; ``flush`` polls it)."""
+    def owed(self, *, include_open: bool = True) -> int:
+        """Deliveries not yet delivered or dead, plus open events (cheap; ``flush`` polls it).
+
+        ``include_open=False`` leaves out open events: a flush that keeps live turns whole owes
+        only what is sealed.
+        """
         with self._reading() as conn:
             (deliveries,) = conn.execute(
                 "SELECT COUNT(*) FROM capture_deliveries INDEXED BY capture_deliveries_heads"
                 " WHERE state IN ('pending', 'retry', 'delivering')"
             ).fetchone()
+            if not include_open:
+                return int(deliveries)
             (events,) = conn.execute("SELECT COUNT(*) FROM capture_events WHERE episode_id = ''").fetchone()
         return int(deliveries) + int(events)
 

@@ -130,29 +130,44 @@ class DeliveryWorker:
             outcomes.append(self._deliver(claim, count_inflight=False))
         return outcomes
 
-    def flush(self, timeout: float = 35.0, on_progress: Callable[[int, int], None] | None = None) -> FlushReport:
-        """Seal everything open, deliver, and wait until nothing is owed or ``timeout`` passes.
+    def flush(
+        self,
+        timeout: float = 35.0,
+        *,
+        seal_open: bool = False,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> FlushReport:
+        """Deliver everything sealed and wait until nothing is owed or ``timeout`` passes.
 
-        Waiting retries are made due at once, so everything is tried at least once more.
+        A live turn (open events younger than ``max_episode_age``) is left whole: its turn end
+        seals it, so a flush never splits a prompt from its answer.  Open events older than
+        that are sealed (incomplete) first, as the worker's own tick would.  ``seal_open``
+        seals every open turn (daemon shutdown, or an operator's ``--seal-open``).  Waiting
+        retries are made due at once, so everything is tried at least once more.
         ``on_progress(done, total)`` is called while waiting (total = what was owed at the start).
         """
         deadline = time.monotonic() + timeout
         before = dict(self._counts)
-        sealed = self.queue.seal_all()
+        sealed = self.queue.seal_all() if seal_open else self.queue.seal_expired(self.max_episode_age)
         self.queue.make_due()
         own_loop = self._thread is None
         if own_loop:
             self.start()
         self.notify()
         timed_out = False
-        total = self.queue.owed() if on_progress is not None else 0
+        total = self.queue.owed(include_open=seal_open) if on_progress is not None else 0
         while True:
-            owed = self.queue.owed()
+            # owed() is the cheap poll; the status read confirms it, so a turn that ended
+            # meanwhile (a new sealed episode) is waited for rather than reported as left over
+            owed = self.queue.owed(include_open=seal_open)
             if on_progress is not None:
                 total = max(total, owed)
                 on_progress(total - owed, total)
             if owed == 0:
-                break
+                status = self.queue.status(dead_limit=0)
+                live = 0 if seal_open else status.open_events
+                if status.undelivered - status.inbox.get("pending", 0) - live <= 0:
+                    break
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
@@ -162,15 +177,17 @@ class DeliveryWorker:
         self._cleanup.schedule(force=True)
         if own_loop:
             self.stop(timeout=max(0.5, min(5.0, deadline - time.monotonic())))
-        status = self.queue.status(dead_limit=0)
+        status = self.queue.status(dead_limit=0) if timed_out else status
+        live = 0 if seal_open else status.open_events
         return FlushReport(
             sealed=sealed,
             delivered=self._counts["delivered"] - before["delivered"],
             failed=self._counts["retry"] - before["retry"],
             dead=self._counts["dead"] - before["dead"],
-            remaining=status.undelivered - status.inbox.get("pending", 0),
+            remaining=status.undelivered - status.inbox.get("pending", 0) - live,
             timed_out=timed_out,
             dead_total=status.deliveries.get("dead", 0) + len(status.dead_episodes),
+            live=live,
         )
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -172,10 +172,19 @@ def retry(ctx: click.Context, dead: bool) -> None:
     metavar="D",
     help="How long to wait for deliveries (Go duration, e.g. 10s, 2m).",
 )
+@click.option(
+    "--seal-open",
+    is_flag=True,
+    help="Also seal turns still in progress (incomplete) instead of leaving them for their turn end.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
-    """Seal open episodes, deliver everything owed, wait, and report (exit 1 if anything is left)."""
+def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> None:
+    """Deliver every sealed turn, wait, and report (exit 1 if anything is left).
+
+    A turn still in progress is left whole, so its prompt and answer become one memory; it is
+    sealed at its turn end, after capture_queue.max_episode_age, or with --seal-open.
+    """
     from paxm_core.capture import DeliveryWorker
     from paxm_core.duration import parse_duration
 
@@ -191,10 +200,13 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
         # the daemon drains its inbox and delivers; a second worker here would only race it
         control = _control()
         # the daemon's worker waits at most --timeout; the socket allows a little more
-        response = control.send_control(config.path, "flush", timeout=seconds + 5, params={"timeout": seconds})
+        params: dict[str, Any] = {"timeout": seconds}
+        if seal_open:
+            params["seal_open"] = True
+        response = control.send_control(config.path, "flush", timeout=seconds + 5, params=params)
         with _open_queue(config, recover=False) as q:
             state = q.status()
-        _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True)
+        _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
         return
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
@@ -211,9 +223,9 @@ def flush(ctx: click.Context, timeout: str, as_json: bool) -> None:
         from paxm_core.progress import progress
 
         with progress("flush", show=not as_json) as bar:
-            report = worker.flush(seconds, on_progress=bar.update)
+            report = worker.flush(seconds, seal_open=seal_open, on_progress=bar.update)
         state = q.status()
-    _report_flush(report.to_json(), state, as_json, via_daemon=False)
+    _report_flush(report.to_json(), state, as_json, via_daemon=False, seal_open=seal_open)
 
 
 def _drain_inbox(runtime: Any, q: Any) -> None:
@@ -227,9 +239,11 @@ def _drain_inbox(runtime: Any, q: Any) -> None:
     HookProcessor(runtime, q).drain_inbox()
 
 
-def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon: bool) -> None:
+def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon: bool, seal_open: bool) -> None:
     data = dict(data)
-    remaining = state.undelivered
+    # events of turns still in progress are not owed yet: their turn end seals them
+    live = 0 if seal_open else state.open_events
+    remaining = state.undelivered - live
     dead_total = state.deliveries.get("dead", 0) + len(state.dead_episodes)
     failed_inbox = state.inbox.get("failed", 0)
     ok = remaining == 0 and dead_total == 0 and failed_inbox == 0 and not data.get("timed_out")
@@ -240,6 +254,7 @@ def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon
         inbox_pending=state.inbox.get("pending", 0),
         inbox_failed=failed_inbox,
         via_daemon=via_daemon,
+        live=live,
     )
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -250,6 +265,8 @@ def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon
             f" failed {data.get('failed', 0)}, dead {data.get('dead', 0)}; {remaining} still owed"
             + (" (timed out)" if data.get("timed_out") else "")
         )
+        if live:
+            click.echo(f"{live} event(s) of turns in progress left whole (sealed at their turn end)")
         if dead_total:
             click.echo(f"{dead_total} dead; see 'paxm queue status', revive with 'paxm queue retry --dead'")
         if data["inbox_pending"]:

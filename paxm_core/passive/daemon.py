@@ -333,7 +333,9 @@ class HookDaemon:
         if action in ("flush", "shutdown"):
             timeout = request.get("timeout")
             seconds = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
-            report = self._flush(seconds)
+            # a flush leaves live turns whole; shutdown seals them so nothing waits on a dead daemon
+            seal_open = action == "shutdown" or request.get("seal_open") is True
+            report = self._flush(seconds, seal_open=seal_open)
             if action == "shutdown":
                 self._flushed_for_shutdown = True  # the exit path need not flush (and wait) again
                 self._stop.set()
@@ -359,11 +361,13 @@ class HookDaemon:
             "idle_timeout_seconds": self.idle_timeout,
         }
 
-    def _flush(self, timeout: float | None = None) -> Any:
+    def _flush(self, timeout: float | None = None, *, seal_open: bool = False) -> Any:
         self._drain()
         if self.worker is None:
             return None
-        return self.worker.flush() if timeout is None else self.worker.flush(timeout)
+        if timeout is None:
+            return self.worker.flush(seal_open=seal_open)
+        return self.worker.flush(timeout, seal_open=seal_open)
 
     def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
@@ -379,7 +383,8 @@ class HookDaemon:
     def _shutdown(self) -> None:
         try:
             if not getattr(self, "_flushed_for_shutdown", False):
-                self._flush()
+                # idle timeout or a signal: seal live turns too, so none waits for a next daemon
+                self._flush(seal_open=True)
         except Exception as exc:
             self._log(f"final flush failed: {exc}")
         for name in ("worker", "processor", "recorder", "queue", "runtime"):

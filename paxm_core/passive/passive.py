@@ -24,6 +24,7 @@ from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
 from paxm_core.passive.events import (
     EVENT_SESSION_START,
+    EVENT_TURN_END,
     EVENT_USER_INPUT,
     RECALL_PHASE_INITIAL,
     RECALL_PHASE_KEY,
@@ -231,7 +232,11 @@ class PassiveRuntime:
 
     def _write(self, event: HookEvent, result: HookResult) -> None:
         settings = write_settings(self.config, event.target, event.event)
-        if settings is None or self.sink is None:
+        if self.sink is None:
+            return
+        if settings is None:
+            if event.event == EVENT_TURN_END:
+                self._end_turn(event, "default", result)
             return
         started = time.monotonic()
         error = ""
@@ -246,6 +251,8 @@ class PassiveRuntime:
             )
             if write is not None:
                 result.buffered = bool(self.sink(write))
+            elif event.event == EVENT_TURN_END:
+                self._end_turn(event, settings.profile, result)
         except Exception as exc:  # fail open; the message goes to stderr / telemetry
             error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
             result.errors.append(f"buffer skipped: {error}")
@@ -262,6 +269,32 @@ class PassiveRuntime:
                 "error": error,
             }
         )
+
+    def _end_turn(self, event: HookEvent, profile: str, result: HookResult) -> None:
+        """A turn end with nothing to write (a ``Stop`` after a tool call) still ends its turn.
+
+        The sink gets an empty terminal marker: the queue stores it (so a replay is recognised)
+        and seals the session's open events, so the next turn never merges into this one.
+        """
+        assert self.sink is not None
+        try:
+            self.sink(
+                PassiveWrite(
+                    event_id=event.event_id,
+                    target=event.target,
+                    event=event.event,
+                    text="",
+                    admission_text="",
+                    profile=profile or "default",
+                    source=f"hook:{event.target}:{event.event}",
+                    metadata={**event.metadata, "hook_target": event.target, "hook_event": event.event},
+                    workspace=event.workspace,
+                    created_at=datetime.fromtimestamp(event.captured_at or time.time(), tz=UTC),
+                    terminal=True,
+                )
+            )
+        except Exception as exc:  # fail open, like every write
+            result.errors.append(f"turn end skipped: {exc}")
 
     def _recall(self, event: HookEvent, result: HookResult) -> None:
         settings = recall_settings(self.config, event.target, event.event, initial=result.initial)

@@ -77,9 +77,33 @@ class HookProcessor:
         """Build the queue's ``CaptureEvent`` for ``write`` (tier, expiry, scope from its profile)."""
         from paxm_core.capture import CaptureEvent, session_key_for
 
+        created = write.created_at or datetime.now(UTC)
+        key = session_key_for(
+            write.target,
+            workspace=write.workspace,
+            session_id=write.metadata.get("session_id", ""),
+            transcript_path=write.metadata.get("transcript_path", ""),
+            event_id=write.event_id,
+        )
+        if write.terminal and not write.text.strip():
+            # a turn-end marker only seals its turn: there is no text for the write pipeline
+            from paxm_core.types import MemoryItem
+
+            item = MemoryItem(text="", source=write.source, metadata=dict(write.metadata), created_at=created)
+        else:
+            item = self._build_item(write, created)
+        return CaptureEvent(
+            event_id=write.event_id or new_event_id(),
+            session_key=key,
+            item=item,
+            profile=write.profile,
+            terminal=write.terminal,
+            captured_at=created,
+        )
+
+    def _build_item(self, write: PassiveWrite, created: datetime) -> Any:
         tools = self.runtime.tools
         policy = tools.put_policy(write.profile)
-        created = write.created_at or datetime.now(UTC)
         expires_after = getattr(policy, "expires_after", None)
         expires_at = None
         if expires_after:
@@ -97,21 +121,7 @@ class HookProcessor:
             expires_at=expires_at,
             admission_text=write.admission_text,
         )
-        key = session_key_for(
-            write.target,
-            workspace=write.workspace,
-            session_id=write.metadata.get("session_id", ""),
-            transcript_path=write.metadata.get("transcript_path", ""),
-            event_id=write.event_id,
-        )
-        return CaptureEvent(
-            event_id=write.event_id or new_event_id(),
-            session_key=key,
-            item=item,
-            profile=write.profile,
-            terminal=write.terminal,
-            captured_at=created,
-        )
+        return item
 
     def append(self, write: PassiveWrite) -> bool:
         """Durably append ``write`` (returns after COMMIT) and wake the delivery worker.

@@ -13,8 +13,8 @@ from typing import Any
 from paxm_core.capture import _inbox
 
 PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
-HOOKS = Path(__file__).parents[1] / "passive"
-sys.path.insert(0, str(HOOKS.parent))
+PASSIVE_TESTS = Path(__file__).parents[1] / "passive"
+sys.path.insert(0, str(PASSIVE_TESTS.parent))
 
 from passive.conftest import memories, run_client, stop_daemon, write_config  # noqa: E402
 

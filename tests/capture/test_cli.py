@@ -40,8 +40,8 @@ def test_flush_delivers_to_the_real_sqlite_provider(tmp_path: Path) -> None:
     with CaptureQueue(config.capture_queue_path, routes=routes_from_write_profiles(config.write_profiles)) as q:
         q.append(event("e1", "sess-a", text="we chose postgres for the billing service"))
         q.append(event("e2", "sess-a", text="because of row level security", terminal=True))
-        q.append(event("e3", "sess-b", text="open turn, sealed by flush"))
-    flushed = paxm("--config", str(config_path), "queue", "flush", "--timeout", "20s")
+        q.append(event("e3", "sess-b", text="open turn, sealed by flush --seal-open"))
+    flushed = paxm("--config", str(config_path), "queue", "flush", "--timeout", "20s", "--seal-open")
     assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     assert "sealed 1 episode(s), delivered 2" in flushed.stdout and "0 still owed" in flushed.stdout
 
@@ -68,7 +68,7 @@ def test_flush_drains_the_raw_inbox_and_exits_1_on_unprocessable_entries(tmp_pat
     append_raw(queue_path, "evt_bad", "codex", "user_input", b'{"prompt": "mine"}', 1_800_000_001.0)
     with sqlite3.connect(queue_path) as conn:  # damaged on disk: the checksum no longer matches
         conn.execute("UPDATE capture_inbox SET raw = ? WHERE event_id = 'evt_bad'", (b'{"prompt": "evil"}',))
-    result = paxm("--config", str(config_path), "queue", "flush", "--timeout", "10s", "--json")
+    result = paxm("--config", str(config_path), "queue", "flush", "--timeout", "10s", "--seal-open", "--json")
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     assert data["inbox_failed"] == 1 and data["inbox_pending"] == 0 and data["ok"] is False
@@ -113,7 +113,13 @@ def test_status_and_flush_go_through_a_running_hook_daemon(tmp_path: Path) -> No
             q.append(event("d1", "sess-d", text="an open turn the daemon must seal on flush"))
         status = json.loads(paxm("--config", str(config_path), "queue", "status", "--json").stdout)
         assert status["daemon"]["running"] is True and status["daemon"]["pid"] == daemon.pid
-        flushed = paxm("--config", str(config_path), "queue", "flush", "--json")
+        # a plain flush leaves the live turn whole (and succeeds: nothing sealed is owed)
+        plain = paxm("--config", str(config_path), "queue", "flush", "--json")
+        assert plain.returncode == 0, plain.stdout + plain.stderr
+        assert json.loads(plain.stdout)["live"] == 1
+        with CaptureQueue(config.capture_queue_path, recover=False) as q:
+            assert q.status().deliveries == {}
+        flushed = paxm("--config", str(config_path), "queue", "flush", "--seal-open", "--json")
         assert flushed.returncode == 0, flushed.stdout + flushed.stderr
         data = json.loads(flushed.stdout)
         assert data["via_daemon"] is True and data["ok"] is True and data["remaining"] == 0

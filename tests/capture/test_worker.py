@@ -176,7 +176,7 @@ def test_flush_seals_delivers_and_reports(open_queue, make_router) -> None:
     q = open_queue(routes={"default": ["sqlite"]})
     for n in range(4):
         q.append(event(f"e{n}", f"s{n % 2}"))
-    report = DeliveryWorker(q, make_router(sink)).flush(timeout=10)
+    report = DeliveryWorker(q, make_router(sink)).flush(timeout=10, seal_open=True)
     assert report.ok and report.sealed == 2 and report.delivered == 2 and report.remaining == 0
     assert sorted(i.text for i in sink.puts) == ["text of e0\n\ntext of e2", "text of e1\n\ntext of e3"]
 

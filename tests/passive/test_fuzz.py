@@ -89,10 +89,11 @@ def queue_consistent(path: Path) -> int:
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        rows = conn.execute("SELECT payload_json FROM capture_events").fetchall()
-        for (payload,) in rows:
-            assert json.loads(payload)["item"]["text"].strip()
-        return len(rows)
+        rows = conn.execute("SELECT payload_json, terminal FROM capture_events").fetchall()
+        texts = [bool(json.loads(payload)["item"]["text"].strip()) for payload, _ in rows]
+        # only a turn-end marker (it seals, it is not a buffered write) may be empty
+        assert all(text or terminal for text, (_, terminal) in zip(texts, rows, strict=True))
+        return sum(texts)
     finally:
         conn.close()
 

@@ -50,18 +50,42 @@ CURRENT_CLAUDE = "2.1.332"
 
 @pytest.fixture(scope="session", params=["pinned", "current"], ids=lambda p: f"claude-{p}")
 def claude_release(request: pytest.FixtureRequest) -> tuple[Path, Path | None]:
+    """The real ``claude`` of one release (and the Node ``bin/`` it needs), installed once.
+
+    npm missing, an install that fails (offline, registry down) or an install without a
+    working binary all go through ``require``: a skip with the reason outside CI, a failure
+    when ``CI`` is set, so the real-binary tests never silently vanish from CI.
+    """
     npm = shutil.which("npm")
     if npm is None:
         require("npm is not installed: the real Claude Code end-to-end tests need Node and npm")
-    if request.param == "pinned":
-        return install_claude(npm, npm_cache_dir()), None
-    node = node24_bin()
-    root = npm_install("@anthropic-ai/claude-code", CURRENT_CLAUDE, path_prefix=node)
-    return root / "node_modules" / ".bin" / "claude", node
+    node: Path | None = None
+    try:
+        if request.param == "pinned":
+            binary = install_claude(npm, npm_cache_dir())
+        else:
+            node = node24_bin()
+            root = npm_install("@anthropic-ai/claude-code", CURRENT_CLAUDE, path_prefix=node)
+            binary = root / "node_modules" / ".bin" / "claude"
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        require(f"installing Claude Code ({request.param}) failed: {exc}")
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        require(f"the Claude Code install has no executable at {binary}")
+    env = dict(os.environ)
+    if node is not None:
+        env["PATH"] = f"{node}{os.pathsep}{env.get('PATH', '')}"
+    try:
+        version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.SubprocessError) as exc:
+        require(f"{binary} --version could not run: {exc}")
+    if version.returncode != 0:
+        require(f"{binary} --version failed ({version.returncode}): {version.stderr.strip()[:400]}")
+    return binary, node
 
 
 @pytest.fixture()
 def claude_bin(claude_release: tuple[Path, Path | None], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The real ``claude`` binary; fails (``CI`` set) or skips when it cannot be provided."""
     binary, node = claude_release
     if node is not None:  # the sandbox passes PATH through to claude and its hooks
         monkeypatch.setenv("PATH", f"{node}{os.pathsep}{os.environ.get('PATH', '')}")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import paxm_integration_claude_code as pkg
+from paxm_contracttest.harness import require
 from paxm_core.integration import client_path, interpreter_path
 from paxm_integration_claude_code.plugin import (
     MARKETPLACE_DIR,
@@ -172,8 +173,9 @@ def test_fill_launcher_requires_every_placeholder() -> None:
     assert fill_launcher("A=1\nPAXM_PYTHON=''\n", {"PAXM_PYTHON": "/p q/\\1"}) == "A=1\nPAXM_PYTHON='/p q/\\1'\n"
 
 
-@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is needed to build the wheel")
 def test_wheel_ships_the_marketplace(tmp_path: Path) -> None:
+    if shutil.which("uv") is None:
+        require("uv is needed to build the wheel")
     project = Path(pkg.__file__).resolve().parents[2]
     done = subprocess.run(
         ["uv", "build", "--wheel", "--out-dir", str(tmp_path), str(project)],
