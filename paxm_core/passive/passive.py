@@ -170,13 +170,16 @@ class PassiveRuntime:
     ) -> HookEvent:
         """Decode through the target's integration; a failing plugin falls back to the generic decoder."""
         from paxm_core.passive.decode import decode_generic
+        from paxm_core.workspace import workspace_mode
 
-        try:
-            event = self.integration(target).decode(native_event, raw)
-        except Exception:  # fail open: a plugin bug must not lose the event
-            event = decode_generic(raw, target, native_event)
-        if not isinstance(event, HookEvent):
-            event = decode_generic(raw, target, native_event)
+        mode = str(getattr(getattr(self.config, "workspace", None), "effective_mode", "") or "project")
+        with workspace_mode(mode):  # integrations resolve the payload's cwd under the config's mode
+            try:
+                event = self.integration(target).decode(native_event, raw)
+            except Exception:  # fail open: a plugin bug must not lose the event
+                event = decode_generic(raw, target, native_event)
+            if not isinstance(event, HookEvent):
+                event = decode_generic(raw, target, native_event)
         event.event_id = event_id or event.event_id
         event.captured_at = captured_at or event.captured_at or time.time()
         return event
