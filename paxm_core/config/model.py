@@ -168,6 +168,8 @@ class HookRecallConfig:
     output: str = ""
     insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
     initial: HookInitialRecallConfig | None = None
+    #: most characters the injected recall block may have (0: 6000, well under harness limits)
+    max_context_chars: int = 0
 
 
 @dataclass

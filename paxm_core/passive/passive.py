@@ -300,7 +300,7 @@ class PassiveRuntime:
             result.recall = recall
             hits = list(getattr(recall, "hits", []) or [])
             result.hits = filter_insertion_hits(hits, query, settings.insertion)
-            result.recall_context = passive_recall_block(result.hits)
+            result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars)
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from _hooks import flush, memories, run_client, write_config
 
 from paxm_core.mcp_server import PaxmTools
