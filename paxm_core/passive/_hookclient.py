@@ -316,8 +316,30 @@ def _load_inbox() -> dict[str, object]:
     return vars(module)
 
 
+def _load_redactor() -> object:
+    """``redact_bytes`` from ``_redact.py`` beside this file, loaded by path (stdlib ``re`` only)."""
+    import _frozen_importlib
+    import _frozen_importlib_external
+
+    path = _join(_dirname(_abspath(__file__)), "_redact.py")
+    spec = _frozen_importlib_external.spec_from_file_location("paxm_redact", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = _frozen_importlib.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)["redact_bytes"]
+
+
 def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: bytes, received_at: float) -> bool:
-    """Store the raw payload durably (returns after COMMIT)."""
+    """Store the payload durably (returns after COMMIT), credentials and ``<private>`` text redacted.
+
+    The daemon redacts everything it decodes; this is the daemon-down path, which must not spool
+    raw secrets to disk either.  A redactor that fails to load loses the event rather than
+    storing it raw.
+    """
+    redact_bytes = _load_redactor()
+    assert callable(redact_bytes)
+    raw = redact_bytes(raw)
     append_raw = _load_inbox()["append_raw"]
     assert callable(append_raw)
     return bool(append_raw(queue_path, event_id, target, event, raw, received_at))

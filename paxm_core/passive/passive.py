@@ -182,7 +182,21 @@ class PassiveRuntime:
                 event = decode_generic(raw, target, native_event)
         event.event_id = event_id or event.event_id
         event.captured_at = captured_at or event.captured_at or time.time()
+        self._redact(event)
         return event
+
+    def _redact(self, event: HookEvent) -> None:
+        """Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored)."""
+        from paxm_core.passive._redact import compile_extra, redact
+        from paxm_core.passive.events import HookMessage
+
+        extra = compile_extra(getattr(getattr(self.config, "privacy", None), "redact_patterns", None) or [])
+        event.prompt = redact(event.prompt, extra)
+        event.assistant = redact(event.assistant, extra)
+        event.query = redact(event.query, extra)
+        event.raw = redact(event.raw, extra)
+        event.messages = [HookMessage(m.role, redact(m.text, extra), m.source) for m in event.messages]
+        event.metadata = {key: redact(value, extra) for key, value in event.metadata.items()}
 
     def hook_output(self, result: HookResult, mode: str = "text") -> str:
         """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
