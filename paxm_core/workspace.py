@@ -22,6 +22,8 @@ __all__ = [
     "MODE_DIRECTORY",
     "MODE_PROJECT",
     "MODES",
+    "IGNORE_MARKER",
+    "is_ignored",
     "project_root",
     "resolve_workspace",
     "workspace_mode",
@@ -33,6 +35,8 @@ MODES = (MODE_PROJECT, MODE_DIRECTORY)
 
 #: The mode used when a caller passes none (the daemon sets it from config around decoding).
 _MODE: ContextVar[str] = ContextVar("paxm_workspace_mode", default=MODE_PROJECT)
+#: A file at a project's root (or any parent of the directory) that keeps paxm out of it.
+IGNORE_MARKER = ".paxm-ignore"
 #: Deepest directory walk when looking for ``.git`` (a guard against pathological paths).
 _MAX_DEPTH = 256
 
@@ -122,3 +126,28 @@ def resolve_workspace(path: str | os.PathLike[str] | None = None, *, mode: str |
     if (mode or _MODE.get()) == MODE_DIRECTORY:
         return directory
     return project_root(directory) or directory
+
+
+def is_ignored(directory: str, patterns: list[str] | tuple[str, ...] = ()) -> bool:
+    """True when paxm must capture and recall nothing for ``directory``.
+
+    ``directory`` (or a parent) holds :data:`IGNORE_MARKER`, or it (or a parent) matches one of
+    ``patterns`` (``fnmatch`` globs, ``~`` expanded; ``~/work/secret-*`` covers everything below
+    each matching directory).
+    """
+    if not directory:
+        return False
+    current = os.path.abspath(os.path.expanduser(directory))
+    globs = [os.path.abspath(os.path.expanduser(p.strip())).rstrip("/") or "/" for p in patterns if p.strip()]
+    if globs:
+        import fnmatch
+    for _ in range(_MAX_DEPTH):
+        if os.path.exists(os.path.join(current, IGNORE_MARKER)):
+            return True
+        if any(fnmatch.fnmatchcase(current, glob) for glob in globs):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+    return False

@@ -82,6 +82,55 @@ def _abspath(path: str) -> str:
     return "/" + "/".join(parts)
 
 
+#: a file at (or above) the payload's directory that keeps paxm out of a project
+IGNORE_MARKER = ".paxm-ignore"
+#: payload keys naming the directory, in the order the decoder reads them
+_DIR_KEYS = ('"workspace"', '"cwd"', '"current_dir"')
+
+
+def payload_directory(raw: bytes) -> str:
+    """The directory a hook payload names (``cwd`` ...), without decoding the whole payload."""
+    import _json
+
+    text = raw[: 1 << 20].decode("utf-8", "replace")
+    for key in _DIR_KEYS:
+        at = text.find(key)
+        while at >= 0:
+            rest = at + len(key)
+            while rest < len(text) and text[rest] in " \t\r\n":
+                rest += 1
+            if rest < len(text) and text[rest] == ":":
+                rest += 1
+                while rest < len(text) and text[rest] in " \t\r\n":
+                    rest += 1
+                if rest < len(text) and text[rest] == '"':
+                    try:
+                        value = _json.scanstring(text, rest + 1)[0]
+                    except ValueError:
+                        return ""
+                    if isinstance(value, str) and value.strip().startswith("/"):
+                        return value.strip()
+            at = text.find(key, at + 1)
+    return ""
+
+
+def opted_out(directory: str) -> bool:
+    """True when ``directory`` or one of its parents holds :data:`IGNORE_MARKER`."""
+    if not directory:
+        return False
+    current = _abspath(directory)
+    for _ in range(256):
+        try:
+            posix.stat(_join(current, IGNORE_MARKER))
+            return True
+        except OSError:
+            pass
+        if current == "/":
+            return False
+        current = _dirname(current)
+    return False
+
+
 class DaemonDown(OSError):
     """No daemon listens on the socket (missing file or connection refused)."""
 
@@ -418,6 +467,8 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         sock = socket_path(opts["config"])
         started = time.monotonic()
         request = b""
+        if opted_out(payload_directory(raw)):
+            return "", ""  # the project keeps paxm out: no capture, no recall, no output
         try:
             try:
                 posix.stat(sock)

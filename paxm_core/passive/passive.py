@@ -213,7 +213,7 @@ class PassiveRuntime:
     def handle(self, event: HookEvent, *, owner: str = "") -> HookResult:
         """Apply ownership, session state, write and recall policy to ``event``."""
         result = HookResult(target=event.target, event=event.event, event_id=event.event_id)
-        if not source_allowed(self.config, event.target, owner):
+        if not source_allowed(self.config, event.target, owner) or self._kept_out(event):
             result.ignored = True
             return result
         now = self.clock()
@@ -238,6 +238,13 @@ class PassiveRuntime:
                 result.local_time_context = local_time_block(now)
             self._recall(event, result)
         return result
+
+    def _kept_out(self, event: HookEvent) -> bool:
+        """The project opted out (``.paxm-ignore`` or ``workspace.ignore``): nothing captured or recalled."""
+        from paxm_core.workspace import is_ignored
+
+        patterns = list(getattr(getattr(self.config, "workspace", None), "ignore", None) or [])
+        return is_ignored(event.workspace, patterns)
 
     def _session_blocks(self, event: HookEvent, now: datetime) -> str:
         agents = getattr(self.config, "agents", None) or {}
