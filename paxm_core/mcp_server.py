@@ -235,7 +235,9 @@ class PaxmTools:
         from paxm_core.tools import new_session_id
         from paxm_core.workspace import resolve_workspace
 
-        self.workspace = resolve_workspace(workspace)
+        #: the directory served; ``workspace`` is re-resolved under the config's workspace mode
+        self.directory = resolve_workspace(workspace, mode="directory")
+        self.workspace = resolve_workspace(self.directory)
 
         self.config_path = config_path
         self.config_file = resolve_config_path(config_path)
@@ -259,7 +261,14 @@ class PaxmTools:
             from paxm_core.runtime import Runtime
 
             fresh = Runtime.load(str(self.config_file))
+        from paxm_core.workspace import resolve_workspace
+
         old, self._runtime, self._signature = self._runtime, fresh, signature
+        try:
+            mode = fresh.config.workspace.effective_mode
+        except AttributeError:  # an injected test runtime without a config
+            mode = "project"
+        self.workspace = resolve_workspace(self.directory, mode=mode)
         if old is not None:
             old.close()
         return fresh

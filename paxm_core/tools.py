@@ -327,6 +327,10 @@ class Tools:
         # Never fail a write for its text: lone surrogates (a cut emoji, or invalid bytes a
         # shell passed through argv/stdin) become U+FFFD.
         body = scrub_text(text).strip() if isinstance(text, str) else ""
+        if body:
+            from paxm_core.passive._redact import compile_extra, redact
+
+            body = redact(body, compile_extra(self.config.privacy.redact_patterns)).strip()
         metadata = scrub(dict(metadata)) if metadata else metadata
         admission_text = scrub_text(admission_text)
         if not body:

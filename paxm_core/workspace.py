@@ -1,23 +1,118 @@
 """The one rule for "which workspace is this": every caller (CLI, hooks, MCP) uses it.
 
-Memories are scoped by a ``workspace`` metadata key that only trusted context may set.  Today
-the workspace is the working directory itself, made absolute (so ``/repo/`` and ``/repo``
-agree).  Changing the rule (say, to the enclosing git project root) is a change here only.
+Memories are scoped by a ``workspace`` metadata key that only trusted context may set.  In the
+default ``project`` mode the workspace is the project root: inside a git repository its top
+level, with every linked worktree of one repository mapped to the main worktree's top level (the
+parent of ``git rev-parse --git-common-dir``), so ``repo/``, ``repo/src/`` and ``../repo-feature``
+share memory.  Elsewhere, and in ``directory`` mode, it is the directory itself, made absolute.
 
-Imports only :mod:`os`: the hook path uses it.
+The git layout is read from the filesystem (``.git`` directories, ``gitdir:`` files and
+``commondir``) rather than by spawning ``git``: the hook path resolves a workspace per event and
+must stay fast.  Imports only :mod:`os` and :mod:`contextvars`: the hook path uses it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from contextvars import ContextVar
 
-__all__ = ["resolve_workspace"]
+__all__ = [
+    "MODE_DIRECTORY",
+    "MODE_PROJECT",
+    "MODES",
+    "IGNORE_MARKER",
+    "is_ignored",
+    "project_root",
+    "resolve_workspace",
+    "workspace_mode",
+]
+
+MODE_PROJECT = "project"
+MODE_DIRECTORY = "directory"
+MODES = (MODE_PROJECT, MODE_DIRECTORY)
+
+#: The mode used when a caller passes none (the daemon sets it from config around decoding).
+_MODE: ContextVar[str] = ContextVar("paxm_workspace_mode", default=MODE_PROJECT)
+#: A file at a project's root (or any parent of the directory) that keeps paxm out of it.
+IGNORE_MARKER = ".paxm-ignore"
+#: Deepest directory walk when looking for ``.git`` (a guard against pathological paths).
+_MAX_DEPTH = 256
 
 
-def resolve_workspace(path: str | os.PathLike[str] | None = None) -> str:
+@contextlib.contextmanager
+def workspace_mode(mode: str) -> Iterator[None]:
+    """Within this block, :func:`resolve_workspace` without ``mode`` uses ``mode``."""
+    token = _MODE.set(mode if mode in MODES else MODE_PROJECT)
+    try:
+        yield
+    finally:
+        _MODE.reset(token)
+
+
+def _read_gitdir(dot_git: str) -> str:
+    """The directory a ``.git`` file (``gitdir: <path>``) points to; ``""`` if unreadable."""
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as handle:
+            line = handle.read(4096).strip()
+    except OSError:
+        return ""
+    if not line.startswith("gitdir:"):
+        return ""
+    target = line[len("gitdir:") :].strip()
+    if not target:
+        return ""
+    return os.path.normpath(os.path.join(os.path.dirname(dot_git), target))
+
+
+def _common_dir(gitdir: str) -> str:
+    """``git rev-parse --git-common-dir`` for ``gitdir``: its ``commondir`` file, else itself."""
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as handle:
+            target = handle.read(4096).strip()
+    except OSError:
+        return gitdir
+    if not target:
+        return gitdir
+    return os.path.normpath(os.path.join(gitdir, target))
+
+
+def project_root(directory: str) -> str:
+    """The project identity of absolute ``directory``: the shared git top level, else ``""``.
+
+    A linked worktree (``.git`` file whose gitdir has a ``commondir``) maps to the main
+    worktree's top level when the common dir is a ``.git`` directory, or to the common dir itself
+    for a bare repository.  A submodule (gitdir without ``commondir``) is its own project.
+    """
+    current = directory
+    for _ in range(_MAX_DEPTH):
+        dot_git = os.path.join(current, ".git")
+        if os.path.isdir(dot_git):
+            return current
+        if os.path.isfile(dot_git):
+            gitdir = _read_gitdir(dot_git)
+            if not gitdir:
+                return current
+            common = _common_dir(gitdir)
+            if common == gitdir:  # a submodule or a plain gitdir file: this directory is the top
+                return current
+            if os.path.basename(common) == ".git":
+                return os.path.dirname(common)
+            return common  # worktrees of a bare repository share the bare repository
+        parent = os.path.dirname(current)
+        if parent == current:
+            return ""
+        current = parent
+    return ""
+
+
+def resolve_workspace(path: str | os.PathLike[str] | None = None, *, mode: str | None = None) -> str:
     """The workspace for ``path`` (default: the current directory); ``""`` when unknown.
 
     :param path: a directory: a hook payload's ``cwd``, the CLI's or the MCP server's cwd.
+    :param mode: ``project`` (the git project root, else the directory) or ``directory`` (the
+        directory itself); ``None``: the mode set by :func:`workspace_mode` (default ``project``).
     """
     if path is None:
         try:
@@ -27,4 +122,32 @@ def resolve_workspace(path: str | os.PathLike[str] | None = None) -> str:
     text = os.fspath(path).strip()
     if not text:
         return ""
-    return os.path.abspath(os.path.expanduser(text))
+    directory = os.path.abspath(os.path.expanduser(text))
+    if (mode or _MODE.get()) == MODE_DIRECTORY:
+        return directory
+    return project_root(directory) or directory
+
+
+def is_ignored(directory: str, patterns: list[str] | tuple[str, ...] = ()) -> bool:
+    """True when paxm must capture and recall nothing for ``directory``.
+
+    ``directory`` (or a parent) holds :data:`IGNORE_MARKER`, or it (or a parent) matches one of
+    ``patterns`` (``fnmatch`` globs, ``~`` expanded; ``~/work/secret-*`` covers everything below
+    each matching directory).
+    """
+    if not directory:
+        return False
+    current = os.path.abspath(os.path.expanduser(directory))
+    globs = [os.path.abspath(os.path.expanduser(p.strip())).rstrip("/") or "/" for p in patterns if p.strip()]
+    if globs:
+        import fnmatch
+    for _ in range(_MAX_DEPTH):
+        if os.path.exists(os.path.join(current, IGNORE_MARKER)):
+            return True
+        if any(fnmatch.fnmatchcase(current, glob) for glob in globs):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+    return False

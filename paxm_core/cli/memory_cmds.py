@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -28,10 +29,10 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _workspace() -> str:
+def _workspace(runtime: Any) -> str:
     from paxm_core.workspace import resolve_workspace
 
-    return resolve_workspace()
+    return resolve_workspace(mode=runtime.config.workspace.effective_mode)
 
 
 @click.command()
@@ -48,7 +49,7 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
         raise UsageError("memory text is required (use --text TEXT or --stdin)")
     runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
     result = runtime.tools.remember(
-        value, profile=profile or None, source=source, session_id=runtime.cli_session_id(_workspace())
+        value, profile=profile or None, source=source, session_id=runtime.cli_session_id(_workspace(runtime))
     )
     if as_json:
         click.echo(dumps_json(result.to_json()), nl=False)
@@ -87,7 +88,7 @@ def recall(
     if not value.strip():
         raise UsageError("recall query is required (use --query TEXT or --stdin)")
     runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
-    workspace = _workspace()
+    workspace = _workspace(runtime)
     result = runtime.tools.recall(
         value,
         profile=profile or None,

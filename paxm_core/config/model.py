@@ -41,6 +41,8 @@ __all__ = [
     "ScopeConfig",
     "TelemetryConfig",
     "ThresholdsConfig",
+    "WorkspaceConfig",
+    "PrivacyConfig",
     "WriteProfileConfig",
 ]
 
@@ -166,6 +168,8 @@ class HookRecallConfig:
     output: str = ""
     insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
     initial: HookInitialRecallConfig | None = None
+    #: most characters the injected recall block may have (0: 6000, well under harness limits)
+    max_context_chars: int = 0
 
 
 @dataclass
@@ -310,6 +314,29 @@ class LimitsConfig:
 
 
 @dataclass
+class WorkspaceConfig:
+    """How a directory maps to a workspace, and which projects paxm keeps out of."""
+
+    #: ``project`` (default: the git project root, worktrees shared) or ``directory`` (exact)
+    mode: str = ""
+    #: glob patterns (``~`` expanded) of directories where paxm captures and recalls nothing
+    ignore: list[str] = field(default_factory=list)
+
+    @property
+    def effective_mode(self) -> str:
+        """``mode`` with the default applied."""
+        return self.mode.strip().lower() or "project"
+
+
+@dataclass
+class PrivacyConfig:
+    """Redaction of secrets before anything is queued or stored."""
+
+    #: extra regular expressions whose matches are redacted (on top of the built-in formats)
+    redact_patterns: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Config:
     """The whole paxm configuration.
 
@@ -326,6 +353,8 @@ class Config:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     capture_queue: CaptureQueueConfig = field(default_factory=CaptureQueueConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     #: Legacy top-level ``hooks``; folded into ``agents`` by normalization.
     hooks: dict[str, LegacyHookConfig] = field(default_factory=dict)
 

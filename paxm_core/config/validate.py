@@ -110,6 +110,18 @@ def _capture_queue(config: Config) -> None:
         _fail("capture_queue.max_attempts", "must not be negative; use 0 for the default (10)")
 
 
+def _workspace_privacy(config: Config) -> None:
+    import re
+
+    if config.workspace.effective_mode not in ("project", "directory"):
+        _fail("workspace.mode", f"unknown mode {config.workspace.mode!r}; use project or directory")
+    for index, pattern in enumerate(config.privacy.redact_patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            _fail(f"privacy.redact_patterns[{index}]", f"not a valid regular expression ({exc}); fix or remove it")
+
+
 def _agents(config: Config) -> None:
     for name in sorted(config.agents):
         agent = config.agents[name]
@@ -181,6 +193,7 @@ def validate(config: Config) -> None:
     _providers(config)
     _identity(config)
     _capture_queue(config)
+    _workspace_privacy(config)
     _agents(config)
     _recall_profiles(config)
     _write_profiles(config)

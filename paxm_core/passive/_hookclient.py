@@ -82,6 +82,55 @@ def _abspath(path: str) -> str:
     return "/" + "/".join(parts)
 
 
+#: a file at (or above) the payload's directory that keeps paxm out of a project
+IGNORE_MARKER = ".paxm-ignore"
+#: payload keys naming the directory, in the order the decoder reads them
+_DIR_KEYS = ('"workspace"', '"cwd"', '"current_dir"')
+
+
+def payload_directory(raw: bytes) -> str:
+    """The directory a hook payload names (``cwd`` ...), without decoding the whole payload."""
+    import _json
+
+    text = raw[: 1 << 20].decode("utf-8", "replace")
+    for key in _DIR_KEYS:
+        at = text.find(key)
+        while at >= 0:
+            rest = at + len(key)
+            while rest < len(text) and text[rest] in " \t\r\n":
+                rest += 1
+            if rest < len(text) and text[rest] == ":":
+                rest += 1
+                while rest < len(text) and text[rest] in " \t\r\n":
+                    rest += 1
+                if rest < len(text) and text[rest] == '"':
+                    try:
+                        value = _json.scanstring(text, rest + 1)[0]
+                    except ValueError:
+                        return ""
+                    if isinstance(value, str) and value.strip().startswith("/"):
+                        return value.strip()
+            at = text.find(key, at + 1)
+    return ""
+
+
+def opted_out(directory: str) -> bool:
+    """True when ``directory`` or one of its parents holds :data:`IGNORE_MARKER`."""
+    if not directory:
+        return False
+    current = _abspath(directory)
+    for _ in range(256):
+        try:
+            posix.stat(_join(current, IGNORE_MARKER))
+            return True
+        except OSError:
+            pass
+        if current == "/":
+            return False
+        current = _dirname(current)
+    return False
+
+
 class DaemonDown(OSError):
     """No daemon listens on the socket (missing file or connection refused)."""
 
@@ -316,8 +365,30 @@ def _load_inbox() -> dict[str, object]:
     return vars(module)
 
 
+def _load_redactor() -> object:
+    """``redact_bytes`` from ``_redact.py`` beside this file, loaded by path (stdlib ``re`` only)."""
+    import _frozen_importlib
+    import _frozen_importlib_external
+
+    path = _join(_dirname(_abspath(__file__)), "_redact.py")
+    spec = _frozen_importlib_external.spec_from_file_location("paxm_redact", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = _frozen_importlib.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)["redact_bytes"]
+
+
 def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: bytes, received_at: float) -> bool:
-    """Store the raw payload durably (returns after COMMIT)."""
+    """Store the payload durably (returns after COMMIT), credentials and ``<private>`` text redacted.
+
+    The daemon redacts everything it decodes; this is the daemon-down path, which must not spool
+    raw secrets to disk either.  A redactor that fails to load loses the event rather than
+    storing it raw.
+    """
+    redact_bytes = _load_redactor()
+    assert callable(redact_bytes)
+    raw = redact_bytes(raw)
     append_raw = _load_inbox()["append_raw"]
     assert callable(append_raw)
     return bool(append_raw(queue_path, event_id, target, event, raw, received_at))
@@ -396,6 +467,8 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         sock = socket_path(opts["config"])
         started = time.monotonic()
         request = b""
+        if opted_out(payload_directory(raw)):
+            return "", ""  # the project keeps paxm out: no capture, no recall, no output
         try:
             try:
                 posix.stat(sock)

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from paxm_core.envelope import escape_block_json, render_recall_markdown, wrap_block, wrap_recall_context
+from paxm_core.envelope import escape_block_json, wrap_block, wrap_recall_context
 
-__all__ = ["identity_block", "local_time_block", "passive_recall_block"]
+__all__ = ["DEFAULT_PASSIVE_MAX_CHARS", "identity_block", "local_time_block", "passive_recall_block"]
 
 
 def identity_block(user_id: str, agent_id: str, session_id: str) -> str:
@@ -45,8 +45,66 @@ def local_time_block(now: datetime | None = None) -> str:
     return wrap_block("paxm-local-time", 'version="1"', escape_block_json(payload))
 
 
-def passive_recall_block(hits: Sequence[Any]) -> str:
-    """The passive envelope for ``hits`` (empty string when there are none)."""
-    if not hits:
+#: Default cap on one prompt's injected recall block: well under Claude Code's 10,000-character
+#: limit for hook context (beyond it the context is moved into a file the model may not read).
+DEFAULT_PASSIVE_MAX_CHARS = 6000
+#: Smallest excerpt worth injecting for the hit that does not fit whole.
+MIN_EXCERPT_CHARS = 120
+_HEADER = "Relevant memory recalled by paxm:\n\n"
+_CUT = " [...]"
+
+
+def _hit_text(hit: Any) -> str:
+    return str(getattr(hit, "text", "") or "").strip()
+
+
+def _render_passive_hit(index: int, hit: Any, text: str) -> str:
+    # Only what helps the model judge a memory: where it came from.  Scores, relevance, scope and
+    # user lines cost ~120 characters per hit and say nothing the order does not already say.
+    provider = str(getattr(hit, "provider", "") or "").strip()
+    source = str(getattr(hit, "source", "") or "").strip()
+    head = f"### Memory {index}" + (f" ({provider})" if provider else "")
+    lines = [head]
+    if source:
+        lines.append(f"Source: {source}")
+    return "\n".join(lines) + "\n\n" + text + "\n\n"
+
+
+def _block(parts: list[str]) -> str:
+    return wrap_recall_context("passive", _HEADER + "".join(parts))
+
+
+def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0) -> str:
+    """The passive envelope for ``hits`` (empty string when there are none), at most ``max_chars``.
+
+    Hits arrive ranked; whole hits are kept in order while the block fits, then the next one is
+    excerpted if a useful excerpt fits.  The same hits always give the same bytes (no clock, no
+    scores), so a harness's prompt cache is not broken by paxm.
+
+    :param max_chars: cap on the whole block, envelope included (0: :data:`DEFAULT_PASSIVE_MAX_CHARS`).
+    """
+    cap = max_chars if max_chars > 0 else DEFAULT_PASSIVE_MAX_CHARS
+    parts: list[str] = []
+    for hit in hits:
+        text = _hit_text(hit)
+        if not text:
+            continue
+        whole = _render_passive_hit(len(parts) + 1, hit, text)
+        if len(_block([*parts, whole])) <= cap:
+            parts.append(whole)
+            continue
+        # the longest prefix that fits (binary search: escaping makes length non-linear)
+        low, high, best = MIN_EXCERPT_CHARS, len(text) - 1, ""
+        while low <= high:
+            mid = (low + high) // 2
+            piece = _render_passive_hit(len(parts) + 1, hit, text[:mid].rstrip() + _CUT)
+            if len(_block([*parts, piece])) <= cap:
+                best, low = piece, mid + 1
+            else:
+                high = mid - 1
+        if best:
+            parts.append(best)
+        break
+    if not parts:
         return ""
-    return wrap_recall_context("passive", "Relevant memory recalled by paxm:\n\n" + render_recall_markdown(list(hits)))
+    return _block(parts)

@@ -171,16 +171,33 @@ class PassiveRuntime:
     ) -> HookEvent:
         """Decode through the target's integration; a failing plugin falls back to the generic decoder."""
         from paxm_core.passive.decode import decode_generic
+        from paxm_core.workspace import workspace_mode
 
-        try:
-            event = self.integration(target).decode(native_event, raw)
-        except Exception:  # fail open: a plugin bug must not lose the event
-            event = decode_generic(raw, target, native_event)
-        if not isinstance(event, HookEvent):
-            event = decode_generic(raw, target, native_event)
+        mode = str(getattr(getattr(self.config, "workspace", None), "effective_mode", "") or "project")
+        with workspace_mode(mode):  # integrations resolve the payload's cwd under the config's mode
+            try:
+                event = self.integration(target).decode(native_event, raw)
+            except Exception:  # fail open: a plugin bug must not lose the event
+                event = decode_generic(raw, target, native_event)
+            if not isinstance(event, HookEvent):
+                event = decode_generic(raw, target, native_event)
         event.event_id = event_id or event.event_id
         event.captured_at = captured_at or event.captured_at or time.time()
+        self._redact(event)
         return event
+
+    def _redact(self, event: HookEvent) -> None:
+        """Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored)."""
+        from paxm_core.passive._redact import compile_extra, redact
+        from paxm_core.passive.events import HookMessage
+
+        extra = compile_extra(getattr(getattr(self.config, "privacy", None), "redact_patterns", None) or [])
+        event.prompt = redact(event.prompt, extra)
+        event.assistant = redact(event.assistant, extra)
+        event.query = redact(event.query, extra)
+        event.raw = redact(event.raw, extra)
+        event.messages = [HookMessage(m.role, redact(m.text, extra), m.source) for m in event.messages]
+        event.metadata = {key: redact(value, extra) for key, value in event.metadata.items()}
 
     def hook_output(self, result: HookResult, mode: str = "text") -> str:
         """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
@@ -197,7 +214,7 @@ class PassiveRuntime:
     def handle(self, event: HookEvent, *, owner: str = "") -> HookResult:
         """Apply ownership, session state, write and recall policy to ``event``."""
         result = HookResult(target=event.target, event=event.event, event_id=event.event_id)
-        if not source_allowed(self.config, event.target, owner):
+        if not source_allowed(self.config, event.target, owner) or self._kept_out(event):
             result.ignored = True
             return result
         now = self.clock()
@@ -222,6 +239,13 @@ class PassiveRuntime:
                 result.local_time_context = local_time_block(now)
             self._recall(event, result)
         return result
+
+    def _kept_out(self, event: HookEvent) -> bool:
+        """The project opted out (``.paxm-ignore`` or ``workspace.ignore``): nothing captured or recalled."""
+        from paxm_core.workspace import is_ignored
+
+        patterns = list(getattr(getattr(self.config, "workspace", None), "ignore", None) or [])
+        return is_ignored(event.workspace, patterns)
 
     def _session_blocks(self, event: HookEvent, now: datetime) -> str:
         agents = getattr(self.config, "agents", None) or {}
@@ -330,7 +354,7 @@ class PassiveRuntime:
             result.recall = recall
             hits = list(getattr(recall, "hits", []) or [])
             result.hits = filter_insertion_hits(hits, query, settings.insertion)
-            result.recall_context = passive_recall_block(result.hits)
+            result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars)
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")

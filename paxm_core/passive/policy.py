@@ -93,6 +93,8 @@ class RecallSettings:
     budget: float
     insertion: InsertionPolicy
     initial: bool
+    #: cap on the injected recall block, in characters (0: the default)
+    max_chars: int = 0
 
 
 def initial_enabled(config: Config, target: str, event: str) -> bool:
@@ -157,4 +159,5 @@ def recall_settings(config: Config, target: str, event: str, *, initial: bool) -
         budget=passive_budget(config, profile, timeout, extra),
         insertion=insertion,
         initial=use_initial,
+        max_chars=int(getattr(recall, "max_context_chars", 0) or 0),
     )

@@ -212,8 +212,14 @@ def where_clause(query: Query) -> tuple[str, dict[str, Any]]:
         args["tiers"] = list(query.tiers)
     if query.workspace:
         bare = query.workspace.rstrip("/") or query.workspace
-        clauses.append("COALESCE(m.metadata->>'workspace', '') = ANY(%(workspaces)s)")
-        args["workspaces"] = ["", bare, bare + "/"]
+        # a project root also covers the directories below it (memories stored under the older
+        # exact-directory rule); starts_with compares code points, whatever the collation
+        clauses.append(
+            "(COALESCE(m.metadata->>'workspace', '') = ANY(%(workspaces)s)"
+            " OR starts_with(COALESCE(m.metadata->>'workspace', ''), %(workspace_prefix)s))"
+        )
+        args["workspaces"] = ["", bare]
+        args["workspace_prefix"] = bare + "/"
     if query.filters:
         clauses.append("m.metadata @> %(filters)s::jsonb")
         args["filters"] = json.dumps(query.filters)

@@ -54,10 +54,15 @@ def filter_clause(request: Request) -> tuple[str, list[object]]:
         clauses.append(f"m.tier IN ({','.join('?' * len(request.tiers))})")
         args.extend(request.tiers)
     if request.workspace:
-        # "/repo/a" and "/repo/a/" name the same workspace.
+        # "/repo/a" and "/repo/a/" name the same workspace, and a project root also covers the
+        # directories below it: memories stored when the workspace was the exact directory
+        # ("/repo/a/src") stay visible from the project ("/repo/a").  A half-open range rather
+        # than LIKE: no wildcard escaping, no case folding, and an expression index could serve it
+        # ("0" is the character after "/").
         bare = request.workspace.rstrip("/") or request.workspace
-        clauses.append("COALESCE(json_extract(m.metadata_json, '$.workspace'), '') IN ('', ?, ?)")
-        args.extend((bare, bare + "/"))
+        ws = "COALESCE(json_extract(m.metadata_json, '$.workspace'), '')"
+        clauses.append(f"({ws} IN ('', ?) OR ({ws} >= ? AND {ws} < ?))")
+        args.extend((bare, bare + "/", bare + "0"))
     for key, value in sorted(request.filters.items()):
         clauses.append("json_extract(m.metadata_json, ?) = ?")
         args.extend((_json_path(key), value))

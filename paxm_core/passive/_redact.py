@@ -1,0 +1,78 @@
+"""Redact credentials and ``<private>`` text before anything is queued or stored.
+
+Standard library only (``re``) and no paxm imports: the hook client loads this file by path on
+its daemon-down path, so raw secrets are never spooled to the capture inbox; the daemon and the
+active path import it as :mod:`paxm_core.passive._redact`.  Replacements contain no quote,
+backslash or pattern-matching text, so redacting JSON text keeps it valid JSON and redacting twice
+changes nothing.
+"""
+
+import re
+
+__all__ = ["PRIVATE_MARK", "compile_extra", "redact", "redact_bytes"]
+
+PRIVATE_MARK = "[private]"
+
+_FLAGS = re.ASCII
+#: (name, pattern, group kept before the secret or 0).  Order matters: blocks before tokens.
+_RULES: list[tuple[str, str, int]] = [
+    # PEM private keys (GCP service-account JSON carries one in "private_key"), plain or JSON-escaped
+    (
+        "private-key",
+        r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----[\s\S]{0,20000}?-----END ([A-Z0-9]+ )*PRIVATE KEY-----",
+        0,
+    ),
+    ("aws-key", r"\b(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16}\b", 0),
+    ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b", 0),
+    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0),
+    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,255}", 0),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,255}", 0),
+    ("api-key", r"\bsk-(?:[a-z]{2,8}-)?[A-Za-z0-9_-]{20,255}", 0),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
+    # scheme://user:password@host -> keep user and host
+    ("url-password", r"\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\"'\\]{1,256}:)[^\s@/\"'\\]{1,256}(?=@)", 1),
+    # password=..., "token": "...", api_key: ... (also inside JSON-escaped strings)
+    (
+        "assignment",
+        r"(?i)(\b(?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token|auth_token|"
+        r"refresh_token|api_key|apikey|api-key|secret_key|access_key|aws_secret_access_key|private_key_id)"
+        r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)(?![\[<])[^\s\"'\\&,;<>\[\]{}]{3,}",
+        1,
+    ),
+]
+_PRIVATE = re.compile(r"<private>[\s\S]*?</private>|<private>[\s\S]*\Z", re.IGNORECASE)
+_COMPILED: list[tuple[str, "re.Pattern[str]", int]] = [(n, re.compile(p, _FLAGS), g) for n, p, g in _RULES]
+
+
+_EXTRA_CACHE: "dict[tuple[str, ...], tuple[re.Pattern[str], ...]]" = {}
+
+
+def compile_extra(patterns: "list[str] | tuple[str, ...]") -> "tuple[re.Pattern[str], ...]":
+    """``privacy.redact_patterns`` compiled once per distinct list."""
+    key = tuple(patterns)
+    if key not in _EXTRA_CACHE:
+        _EXTRA_CACHE[key] = tuple(re.compile(p) for p in key)
+    return _EXTRA_CACHE[key]
+
+
+def redact(text: str, extra: "list[re.Pattern[str]] | tuple[re.Pattern[str], ...]" = ()) -> str:
+    """``text`` with ``<private>`` spans removed and every known credential replaced.
+
+    :param extra: compiled user patterns (``privacy.redact_patterns``); a match becomes
+        ``[REDACTED]``.
+    """
+    if not text:
+        return text
+    out = _PRIVATE.sub(PRIVATE_MARK, text) if "<private>" in text.lower() else text
+    for name, pattern, keep in _COMPILED:
+        mark = f"[REDACTED:{name}]"  # no backslash: safe as a replacement template
+        out = pattern.sub((f"\\{keep}" + mark) if keep else mark, out)
+    for pattern in extra:
+        out = pattern.sub("[REDACTED]", out)
+    return out
+
+
+def redact_bytes(raw: bytes) -> bytes:
+    """:func:`redact` for a UTF-8 payload (invalid bytes are kept as they are)."""
+    text = raw.decode("utf-8", "surrogateescape")
+    return redact(text).encode("utf-8", "surrogateescape")
