@@ -30,6 +30,6 @@ def flush(config: Path) -> dict[str, object]:
     from paxm_core.passive.control import send_control
 
     wait_for(lambda: config.parent.joinpath("hooks", "paxm-hook.sock").exists())
-    report = send_control(config, "flush")
+    report = send_control(config, "flush", params={"seal_open": True})  # prompts without a turn end too
     assert report is not None and report["ok"], report
     return report
