@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from paxm_core.hooks.command import client_path, hook_command_line, interpreter_path
 from paxm_core.hooks.decode import decode_generic
 from paxm_core.hooks.events import EVENT_SESSION_START, EVENT_USER_INPUT, HookEvent, HookResult
-from paxm_integration_claude_code import plugin
+from paxm_core.integration import PastTurn
+from paxm_integration_claude_code import plugin, transcripts
 from paxm_integration_claude_code.events import NATIVE_EVENTS, native_for, normalized_event
 from paxm_integration_claude_code.settings import (
     WantedHook,
@@ -77,6 +78,16 @@ class ClaudeCodeIntegration:
     def name(self) -> str:
         """The agent key (``agents.claude``)."""
         return TARGET
+
+    # -- transcripts (paxm backfill) ------------------------------------------------------------
+
+    def transcript_files(self) -> list[Path]:
+        """Every stored Claude Code session (``~/.claude/projects/*/*.jsonl``)."""
+        return transcripts.transcript_files()
+
+    def read_turns(self, path: Path) -> Iterator[PastTurn]:
+        """The finished turns of one session transcript (see :mod:`.transcripts`)."""
+        return transcripts.read_turns(path)
 
     # -- hook runtime seam ----------------------------------------------------------------------
 
