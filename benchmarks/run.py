@@ -25,6 +25,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
+    "backfill": (HERE / "backfill_bench.py", [], ["--quick"]),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
         [],

@@ -311,7 +311,7 @@ class BackfillRun:
                 self._tick()
 
     def _deliver(self, provider: str, claims: list[Any]) -> None:
-        items = [item for claim in claims for item in claim.items]
+        items = _with_sequences([item for claim in claims for item in claim.items])
         try:
             refs = self.runtime.router.put_to_provider(provider, items, DELIVERY_TIMEOUT)
         except Exception as exc:
@@ -341,7 +341,7 @@ class BackfillRun:
         again, _ = self.queue.claim_batch(provider, limit=1)
         for fresh in again:
             try:
-                refs = self.runtime.router.put_to_provider(provider, fresh.items, DELIVERY_TIMEOUT)
+                refs = self.runtime.router.put_to_provider(provider, _with_sequences(fresh.items), DELIVERY_TIMEOUT)
             except Exception as exc:
                 self.queue.fail(fresh, str(exc) or type(exc).__name__)
                 self.report.errors.append(f"{fresh.episode_id}: {exc}"[:300])
@@ -378,6 +378,29 @@ class BackfillRun:
     def _tick(self) -> None:
         if self._progress_cb is not None:
             self._progress_cb(self.progress)
+
+
+def _with_sequences(items: list[Any]) -> list[Any]:
+    """Give past items their session sequence from the time they happened.
+
+    A live write gets the next sequence of its session from the shared sequence store (one
+    fsynced transaction each); a past turn's place in its session is known: its start time
+    in nanoseconds, the same scale the store uses, so past and live turns interleave in the
+    order they happened.  The router keeps an explicit ``sequence`` as given.
+    """
+    from paxm_core.attribution import META_SEQUENCE
+
+    out = []
+    last: dict[str, int] = {}
+    for item in items:
+        if (item.metadata.get(META_SEQUENCE) or "").strip() or item.created_at is None:
+            out.append(item)
+            continue
+        session = item.origin.session_id.strip() or item.metadata.get("session_id", "")
+        sequence = max(int(item.created_at.timestamp() * 1_000_000) * 1000, last.get(session, 0) + 1)
+        last[session] = sequence
+        out.append(item.replace(metadata={**item.metadata, META_SEQUENCE: str(sequence)}))
+    return out
 
 
 def lower_priority() -> None:

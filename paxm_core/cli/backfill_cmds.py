@@ -154,6 +154,13 @@ def _spawn_background(argv: list[str], log: Path) -> int:
 )
 @click.option("--max-duration", default="", metavar="DURATION", help="Stop reading after this long (e.g. 10m); run again to resume.")
 @click.option("--background", is_flag=True, help="Run detached at low priority; follow it with `paxm backfill status`.")
+@click.option(
+    "--priority",
+    type=click.Choice(["low", "normal"]),
+    default="low",
+    show_default=True,
+    help="CPU priority: low (nice 10) keeps a backfill from slowing live hooks and the agent.",
+)
 @click.option("--batch", default=500, show_default=True, hidden=True, type=click.IntRange(1, 5000))
 @_JSON
 @click.pass_context
@@ -166,6 +173,7 @@ def run_cmd(
     rate: str,
     max_duration: str,
     background: bool,
+    priority: str,
     batch: int,
     as_json: bool,
 ) -> None:
@@ -197,7 +205,8 @@ def run_cmd(
         else:
             click.echo(f"backfill of {name} running in the background (pid {pid}); see `paxm backfill status`")
         return
-    lower_priority()
+    if priority == "low":
+        lower_priority()
     runtime = state.runtime()
     options = BackfillOptions(
         after=after_at,
