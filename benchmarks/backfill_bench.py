@@ -4,8 +4,9 @@
     uv run --all-packages python benchmarks/backfill_bench.py --quick    # 5,000 turns
 
 Runs the real CLI in a private HOME (``paxm setup --agent claude --provider sqlite``), times a
-full run (process start included), then a second run over the same range (must store nothing),
-with ``--priority normal`` (the default, nice 10, measures the machine's other load), and, as the baseline, the same pipeline with batches of one (``--batch 1``: one transaction per
+full run (process start included, ``--priority normal``: the default nice 10 would measure
+the machine's other load), then a second run over the same range (must store nothing) and,
+as the baseline, the same pipeline with batches of one (``--batch 1``: one transaction per
 append, claim, put and completion, like live delivery) over a sample.  Prints turns/s and the
 batched/unbatched ratio.
 """
@@ -60,7 +61,9 @@ def _home(root: Path, name: str, sessions: int, turns: int) -> Path:
 
 def _timed_run(home: Path, *extra: str) -> tuple[float, dict[str, object]]:
     started = time.perf_counter()
-    done = _paxm(home, "backfill", "run", "--agent", "claude", "--json", "--before", "2099-01-01", "--priority", "normal", *extra)
+    done = _paxm(
+        home, "backfill", "run", "--agent", "claude", "--json", "--before", "2099-01-01", "--priority", "normal", *extra
+    )
     return time.perf_counter() - started, json.loads(done.stdout)
 
 

@@ -110,7 +110,8 @@ class CheckpointStore:
         with self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
             cursor = self._conn.execute(
-                "INSERT INTO runs(agent, provider, pid, started_at, updated_at, state) VALUES (?, ?, ?, ?, ?, 'running')",
+                "INSERT INTO runs(agent, provider, pid, started_at, updated_at, state)"
+                " VALUES (?, ?, ?, ?, ?, 'running')",
                 (agent, provider, os.getpid(), now, now),
             )
         return int(cursor.lastrowid or 0)

@@ -77,9 +77,7 @@ class TurnRenderer:
                 raise ValueError("; ".join(result.errors))
             for write in self._writes:
                 if write.event == EVENT_USER_INPUT:
-                    fingerprint = live_fingerprint(
-                        write.target, str(write.metadata.get("session_id", "")), write.text
-                    )
+                    fingerprint = live_fingerprint(write.target, str(write.metadata.get("session_id", "")), write.text)
                 events.append(self._processor.capture_event(write))
         self._writes.clear()
         return events, fingerprint

@@ -257,7 +257,9 @@ class BackfillRun:
         except sqlite3.Error:
             pass
 
-    def _flush(self, batch: list[tuple[str, str, list[Any]]], files: list[tuple[Path, int, int, int]], run_id: int) -> None:
+    def _flush(
+        self, batch: list[tuple[str, str, list[Any]]], files: list[tuple[Path, int, int, int]], run_id: int
+    ) -> None:
         events = [e for _, _, evs in batch for e in evs]
         if events:
             fresh = self._not_yet_queued(events)

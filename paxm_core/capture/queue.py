@@ -637,9 +637,7 @@ class CaptureQueue:
                         (provider, session_key, len(candidates)),
                     )
                 ]
-                for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(
-                    candidates
-                ):
+                for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(candidates):
                     if position >= len(ahead) or ahead[position] != first:
                         break
                     try:

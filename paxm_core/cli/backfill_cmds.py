@@ -29,7 +29,9 @@ def _when(text: str | None, what: str) -> float | None:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"invalid {what} {text!r}: use a date (2026-01-31), an ISO time or an age (30d, 12h)") from None
+        raise UsageError(
+            f"invalid {what} {text!r}: use a date (2026-01-31), an ISO time or an age (30d, 12h)"
+        ) from None
     if parsed.tzinfo is None:
         parsed = parsed.astimezone()  # a bare date is local midnight
     return parsed.timestamp()
@@ -60,8 +62,12 @@ def _plugin_manager() -> Any:
 
 
 _AGENT = click.option("--agent", "agent", required=True, metavar="NAME", help="Harness to read: codex, claude, ...")
-_AFTER = click.option("--after", metavar="WHEN", help="Only turns at or after this date/time/age (e.g. 2026-01-01, 90d).")
-_BEFORE = click.option("--before", metavar="WHEN", help="Only turns before this date/time/age (default: 2 minutes ago).")
+_AFTER = click.option(
+    "--after", metavar="WHEN", help="Only turns at or after this date/time/age (e.g. 2026-01-01, 90d)."
+)
+_BEFORE = click.option(
+    "--before", metavar="WHEN", help="Only turns before this date/time/age (default: 2 minutes ago)."
+)
 _JSON = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (no progress bar).")
 
 
@@ -90,7 +96,9 @@ def scan_cmd(agent: str, after: str | None, before: str | None, as_json: bool) -
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
-    click.echo(f"{name}: {report.turns} turns in {report.sessions} sessions, {report.files} files ({_size(report.bytes)})")
+    click.echo(
+        f"{name}: {report.turns} turns in {report.sessions} sessions, {report.files} files ({_size(report.bytes)})"
+    )
     if report.turns:
         click.echo(f"  from {_stamp(report.first_turn_at)} to {_stamp(report.last_turn_at)}")
 
@@ -144,15 +152,26 @@ def _spawn_background(argv: list[str], log: Path) -> int:
 @_AGENT
 @_AFTER
 @_BEFORE
-@click.option("--provider", default="", metavar="NAME", help="Store into this provider only (default: the write profiles' providers).")
+@click.option(
+    "--provider",
+    default="",
+    metavar="NAME",
+    help="Store into this provider only (default: the write profiles' providers).",
+)
 @click.option(
     "--rate",
     default="30/m",
     show_default=True,
     metavar="N/UNIT",
-    help="Turns per second/minute/hour (s, m, h) per remote provider; local providers run unthrottled unless --rate is given.",
+    help="Turns per second/minute/hour (s, m, h) per remote provider; local providers are"
+    " unthrottled unless --rate is given.",
 )
-@click.option("--max-duration", default="", metavar="DURATION", help="Stop reading after this long (e.g. 10m); run again to resume.")
+@click.option(
+    "--max-duration",
+    default="",
+    metavar="DURATION",
+    help="Stop reading after this long (e.g. 10m); run again to resume.",
+)
 @click.option("--background", is_flag=True, help="Run detached at low priority; follow it with `paxm backfill status`.")
 @click.option(
     "--priority",
@@ -269,7 +288,9 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
             queue = {
                 "deliveries": status.deliveries,
                 "owed": q.owed(),
-                "dead": [{"episode_id": d.episode_id, "provider": d.provider, "error": d.last_error} for d in status.dead],
+                "dead": [
+                    {"episode_id": d.episode_id, "provider": d.provider, "error": d.last_error} for d in status.dead
+                ],
             }
     if as_json:
         click.echo(json.dumps({"runs": runs, "turns": counts, "queue": queue}, indent=2))

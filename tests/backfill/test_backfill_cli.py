@@ -61,7 +61,9 @@ def test_run_stores_each_turn_once_as_the_live_episode_and_a_rerun_stores_nothin
     meta = json.loads(meta_json)
     # the live hook's episode: user_input + turn_end events, default templates, its metadata
     assert text == (
-        "Claude Code user input:\n" + synth.prompt_text(3, 7) + "\n\nClaude Code assistant response:\n"
+        "Claude Code user input:\n"
+        + synth.prompt_text(3, 7)
+        + "\n\nClaude Code assistant response:\n"
         + synth.answer_text(3, 7)
     )
     assert meta["paxm_episode_events"] == "2" and meta["paxm_episode_complete"] == "true"
@@ -79,10 +81,33 @@ def test_run_stores_each_turn_once_as_the_live_episode_and_a_rerun_stores_nothin
     path = sorted(home.projects.glob("*/*.jsonl"))[0]
     sid = path.stem
     with path.open("a") as handle:
-        handle.write(json.dumps({"type": "user", "sessionId": sid, "uuid": "new-1", "timestamp": "2026-11-01T00:00:00Z",
-                                 "message": {"role": "user", "content": "Late decision: KITE."}}) + "\n")
-        handle.write(json.dumps({"type": "assistant", "sessionId": sid, "timestamp": "2026-11-01T00:00:01Z",
-                                 "message": {"id": "late", "role": "assistant", "content": [{"type": "text", "text": "KITE noted."}]}}) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "type": "user",
+                    "sessionId": sid,
+                    "uuid": "new-1",
+                    "timestamp": "2026-11-01T00:00:00Z",
+                    "message": {"role": "user", "content": "Late decision: KITE."},
+                }
+            )
+            + "\n"
+        )
+        handle.write(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "sessionId": sid,
+                    "timestamp": "2026-11-01T00:00:01Z",
+                    "message": {
+                        "id": "late",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "KITE noted."}],
+                    },
+                }
+            )
+            + "\n"
+        )
     grown = _run(home)
     assert grown["queued"] == 1 and grown["skipped_done"] == 25
     assert len(home.memories()) == total + 1
@@ -147,7 +172,9 @@ def test_turns_captured_live_are_not_stored_again(home: Any, synth: Any) -> None
     os.environ.update(home.env())
     try:
         runtime = Runtime.load(str(home.config), telemetry=None)
-        queue = CaptureQueue(default_queue_path(runtime.config), routes=routes_from_write_profiles(runtime.config.write_profiles))
+        queue = CaptureQueue(
+            default_queue_path(runtime.config), routes=routes_from_write_profiles(runtime.config.write_profiles)
+        )
         processor = HookProcessor(runtime, queue)
         base = {"session_id": sid, "cwd": "/work/project", "transcript_path": "/x.jsonl"}
         for event, payload in (

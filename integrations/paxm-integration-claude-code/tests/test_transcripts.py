@@ -74,21 +74,59 @@ def _write(path: Path, records: list[object]) -> Path:
 def test_reasoning_tools_wrappers_meta_sidechains_and_corrupt_lines_are_left_out(tmp_path: Path) -> None:
     s = {"sessionId": "S1", "cwd": "/w"}
     records: list[object] = [
-        {**s, "type": "user", "uuid": "u0", "timestamp": "2026-01-02T03:04:05.000Z",
-         "message": {"role": "user", "content": "<command-name>/clear</command-name>"}},
-        {**s, "type": "user", "uuid": "u1", "timestamp": "2026-01-02T03:04:06.000Z",
-         "message": {"role": "user", "content": [{"type": "text", "text": "Fix the build <system-reminder>ctx</system-reminder>"}]}},
+        {
+            **s,
+            "type": "user",
+            "uuid": "u0",
+            "timestamp": "2026-01-02T03:04:05.000Z",
+            "message": {"role": "user", "content": "<command-name>/clear</command-name>"},
+        },
+        {
+            **s,
+            "type": "user",
+            "uuid": "u1",
+            "timestamp": "2026-01-02T03:04:06.000Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "Fix the build <system-reminder>ctx</system-reminder>"}],
+            },
+        },
         '{"type": "assistant", "message": {torn',
         {**s, "type": "user", "isMeta": True, "message": {"role": "user", "content": "meta prompt"}},
-        {**s, "type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [
-            {"type": "thinking", "thinking": "SECRET-THOUGHT"}, {"type": "redacted_thinking", "data": "zz"},
-            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}]}},
-        {**s, "type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}},
-        {**s, "type": "assistant", "isSidechain": True, "message": {"id": "mx", "role": "assistant",
-         "content": [{"type": "text", "text": "SIDECHAIN"}]}},
-        {**s, "type": "assistant", "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Part one."}]}},
-        {**s, "type": "assistant", "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Part two."}]}},
+        {
+            **s,
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "SECRET-THOUGHT"},
+                    {"type": "redacted_thinking", "data": "zz"},
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}},
+                ],
+            },
+        },
+        {
+            **s,
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        },
+        {
+            **s,
+            "type": "assistant",
+            "isSidechain": True,
+            "message": {"id": "mx", "role": "assistant", "content": [{"type": "text", "text": "SIDECHAIN"}]},
+        },
+        {
+            **s,
+            "type": "assistant",
+            "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Part one."}]},
+        },
+        {
+            **s,
+            "type": "assistant",
+            "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Part two."}]},
+        },
         {**s, "type": "attachment", "attachment": {"type": "hook_success", "content": "<paxm-recall>X</paxm-recall>"}},
         # a second turn that never got an answer (session killed) is dropped
         {**s, "type": "user", "uuid": "u2", "message": {"role": "user", "content": "Unanswered"}},

@@ -82,7 +82,11 @@ def _prompt(content: Any) -> str:
     elif isinstance(content, list):
         if any(isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
             return ""
-        parts = [p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)]
+        parts = [
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        ]
     else:
         return ""
     text = _REMINDER.sub("", "\n".join(parts)).strip()
@@ -96,7 +100,9 @@ def _answer(content: Any) -> str:
         return content.strip()
     if not isinstance(content, list):
         return ""
-    texts = [p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)]
+    texts = [
+        p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+    ]
     return "\n".join(t.strip() for t in texts if t.strip())
 
 
