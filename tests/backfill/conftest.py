@@ -75,6 +75,8 @@ class Home:
         conn = sqlite3.connect(self.memory_db)
         try:
             return [(r[0], r[1]) for r in conn.execute("SELECT text, metadata_json FROM memories ORDER BY rowid")]
+        except sqlite3.OperationalError:  # a run killed (or still starting) before the schema existed
+            return []
         finally:
             conn.close()
 
