@@ -27,6 +27,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "hybrid": (HERE / "hybrid_bench.py", [], ["--quick"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
+    "backfill": (HERE / "backfill_bench.py", [], ["--quick"]),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
         [],

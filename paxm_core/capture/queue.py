@@ -19,7 +19,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -592,6 +592,113 @@ class CaptureQueue:
             )
             self._refresh_episode(conn, claim.episode_id)
         return DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, state, error=error)
+
+    # -- batched path (backfill) ---------------------------------------------------------
+
+    def append_many(self, events: Sequence[CaptureEvent]) -> list[AppendResult]:
+        """Store many events in ONE durable transaction (all or nothing); same rules as :meth:`append`.
+
+        Used by ``paxm backfill``: thousands of past turns cost one fsync instead of one each.
+        Keep batches small (a few hundred events) so a live hook's append never waits long.
+        """
+        if not events:
+            return []
+        with self._tx(durable=True) as conn:
+            return [self._append_in_tx(conn, event) for event in events]
+
+    def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+        """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
+
+        Unlike :meth:`claim` (only each session's head), a session's consecutive undelivered
+        episodes are taken together, oldest first, as long as no earlier one is leased, waiting
+        for a retry or skipped: the caller delivers them in one ``put_batch`` and records them
+        with :meth:`complete_many` (or :meth:`fail_many`), so per-session order still holds.
+        Integrity is verified exactly as in :meth:`claim`.
+        """
+        now = self._now()
+        claims: list[DeliveryClaim] = []
+        quarantined: list[DeliveryOutcome] = []
+        with self._tx() as conn:
+            rows = conn.execute(
+                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence,
+                          e.payload_json, e.payload_hash
+                   FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
+                   WHERE d.provider = ? AND d.state IN ('pending', 'retry')
+                     AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
+                   ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
+                (provider, utc_stamp(now), limit),
+            ).fetchall()
+            by_session: dict[str, list[Any]] = {}
+            for row in rows:
+                by_session.setdefault(row[3], []).append(row)
+            stamp = utc_stamp(now)
+            for session_key, candidates in by_session.items():
+                candidates.sort(key=lambda r: r[4])
+                # undelivered (not dead) deliveries of this session, in order: the candidates
+                # must be a prefix of it, else an earlier episode would be overtaken
+                ahead = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT first_sequence FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+                        " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
+                        " ORDER BY first_sequence LIMIT ?",
+                        (provider, session_key, len(candidates)),
+                    )
+                ]
+                for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(candidates):
+                    if position >= len(ahead) or ahead[position] != first:
+                        break
+                    try:
+                        if attempts >= 2 * self.max_attempts:
+                            raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
+                        profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
+                    except ValueError as exc:
+                        message = str(exc)
+                        conn.execute(
+                            "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
+                            " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
+                            (message, stamp, episode_id, provider),
+                        )
+                        self._refresh_episode(conn, episode_id)
+                        quarantined.append(
+                            DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
+                        )
+                        break  # a dead episode no longer blocks, but keep this round simple
+                    conn.execute(
+                        "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+                        " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+                        " THEN ? ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
+                        (self.lease, stamp, stamp, episode_id, provider),
+                    )
+                    claims.append(
+                        DeliveryClaim(
+                            episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease
+                        )
+                    )
+        return claims, quarantined
+
+    def complete_many(self, claims: Sequence[DeliveryClaim], refs: Sequence[str]) -> list[DeliveryOutcome]:
+        """:meth:`complete` for many claims in one transaction (``refs`` in claim order)."""
+        if len(claims) != len(refs):
+            raise QueueError("complete_many needs one ref per claim")
+        stamp = utc_stamp(self._now())
+        with self._tx() as conn:
+            for claim, ref in zip(claims, refs, strict=True):
+                conn.execute(
+                    "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                    " last_error = '', lease_owner = '', next_attempt_at = ''"
+                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                    (ref, stamp, claim.episode_id, claim.provider, claim.lease),
+                )
+                self._refresh_episode(conn, claim.episode_id)
+        return [
+            DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivered", ref=r)
+            for c, r in zip(claims, refs, strict=True)
+        ]
+
+    def fail_many(self, claims: Sequence[DeliveryClaim], error: str) -> list[DeliveryOutcome]:
+        """:meth:`fail` for many claims (one transaction per claim is fine: failures are rare)."""
+        return [self.fail(claim, error) for claim in claims]
 
     def backoff(self, attempts: int) -> float:
         """Delay after the ``attempts``-th failure: ``retry_min * 2**(attempts-1)``, at most 64 s."""

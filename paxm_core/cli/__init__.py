@@ -32,6 +32,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("paxm_core.cli.telemetry_cmds", "history"),
     "logs": ("paxm_core.cli.telemetry_cmds", "logs"),
     "queue": ("paxm_core.cli.queue_cmds", "queue"),
+    "backfill": ("paxm_core.cli.backfill_cmds", "backfill"),
     "dashboard": ("paxm_core.cli.dashboard_cmd", "dashboard"),
     "eval": ("paxm_core.cli.eval_cmds", "eval_group"),
     "version": ("paxm_core.cli.version_cmd", "version"),

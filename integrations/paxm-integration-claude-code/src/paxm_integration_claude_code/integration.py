@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from paxm_core.integration import (
     HookResult,
     InstallContext,
     IntegrationBase,
+    PastTurn,
     client_path,
     decode_generic,
     hook_command_line,
@@ -24,7 +25,7 @@ from paxm_core.integration import (
     parse_payload,
     standard_agent_config,
 )
-from paxm_integration_claude_code import plugin
+from paxm_integration_claude_code import plugin, transcripts
 from paxm_integration_claude_code.events import NATIVE_EVENTS, native_for, normalized_event
 from paxm_integration_claude_code.settings import (
     WantedHook,
@@ -134,6 +135,16 @@ class ClaudeCodeIntegration(IntegrationBase):
         return standard_agent_config(
             write_events=("session_start", "user_input", "turn_end", "tool_use", "tool_failure"),
         )
+
+    # -- transcripts (paxm backfill) ------------------------------------------------------------
+
+    def transcript_files(self) -> list[Path]:
+        """Every stored Claude Code session (``~/.claude/projects/*/*.jsonl``)."""
+        return transcripts.transcript_files()
+
+    def read_turns(self, path: Path) -> Iterator[PastTurn]:
+        """The finished turns of one session transcript (see :mod:`.transcripts`)."""
+        return transcripts.read_turns(path)
 
     # -- hook runtime seam ----------------------------------------------------------------------
 

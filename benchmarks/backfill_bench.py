@@ -1,0 +1,113 @@
+"""Backfill throughput: synthetic Claude Code transcripts -> ``paxm backfill run`` -> SQLite provider.
+
+    uv run --all-packages python benchmarks/backfill_bench.py            # 100,000 turns
+    uv run --all-packages python benchmarks/backfill_bench.py --quick    # 5,000 turns
+
+Runs the real CLI in a private HOME (``paxm setup --agent claude --provider sqlite``), times a
+full run (process start included, ``--priority normal``: the default nice 10 would measure
+the machine's other load), then a second run over the same range (must store nothing) and,
+as the baseline, the same pipeline with batches of one (``--batch 1``: one transaction per
+append, claim, put and completion, like live delivery) over a sample.  Prints turns/s and the
+batched/unbatched ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAXM = str(Path(sys.executable).parent / "paxm")
+
+_spec = importlib.util.spec_from_file_location("_backfill_synthetic", ROOT / "tests" / "backfill" / "_synthetic.py")
+assert _spec is not None and _spec.loader is not None
+synthetic = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(synthetic)
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "TMPDIR": str(home),
+    }
+
+
+def _paxm(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([PAXM, *args], env=_env(home), capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def _home(root: Path, name: str, sessions: int, turns: int) -> Path:
+    home = root / name
+    home.mkdir()
+    _paxm(home, "setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+    synthetic.write_sessions(home / ".claude" / "projects", sessions, turns)
+    return home
+
+
+def _timed_run(home: Path, *extra: str) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    done = _paxm(
+        home, "backfill", "run", "--agent", "claude", "--json", "--before", "2099-01-01", "--priority", "normal", *extra
+    )
+    return time.perf_counter() - started, json.loads(done.stdout)
+
+
+def _stored(home: Path) -> int:
+    conn = sqlite3.connect(home / ".local" / "share" / "paxm" / "memory.sqlite")
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=100_000, help="turns to backfill")
+    parser.add_argument("--per-session", type=int, default=100, help="turns per session file")
+    parser.add_argument("--baseline-turns", type=int, default=2_000, help="turns for the --batch 1 baseline")
+    parser.add_argument("--quick", action="store_true", help="5,000 turns, 500 baseline turns")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.baseline_turns = 5_000, 500
+    sessions = max(1, args.turns // args.per_session)
+    total = sessions * args.per_session
+    with tempfile.TemporaryDirectory(prefix="paxm-backfill-bench-") as tmp:
+        root = Path(tmp)
+        home = _home(root, "full", sessions, args.per_session)
+        size = sum(p.stat().st_size for p in (home / ".claude" / "projects").rglob("*.jsonl"))
+        seconds, report = _timed_run(home)
+        assert report["delivered"] == total and _stored(home) == total, report
+        again, second = _timed_run(home)
+        assert second["queued"] == 0 and _stored(home) == total, second
+        base_sessions = max(1, args.baseline_turns // args.per_session)
+        base_home = _home(root, "baseline", base_sessions, args.per_session)
+        base_seconds, base = _timed_run(base_home, "--batch", "1")
+        base_total = base_sessions * args.per_session
+        assert base["delivered"] == base_total, base
+    rate = total / seconds
+    base_rate = base_total / base_seconds
+    print(f"backfill {total} turns ({sessions} sessions, {size / 1e6:.1f} MB of transcripts) into SQLite:")
+    print(f"  full run        {seconds:8.2f} s   {rate:9.0f} turns/s   (process start included)")
+    print(f"  second run      {again:8.2f} s   stored nothing new")
+    print(f"  --batch 1       {base_seconds:8.2f} s   {base_rate:9.0f} turns/s   ({base_total} turns; baseline)")
+    print(f"  ratio batched/unbatched: {rate / base_rate:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""A past turn -> the capture events a live hook would have appended for it.
+
+A live turn is two hook events: ``user_input`` (the prompt) and ``turn_end`` (the answer and
+the turn's messages; terminal, it seals the episode).  Both are rendered here through the very
+same :class:`~paxm_core.passive.passive.PassiveRuntime` write path (ownership rules, the
+configured templates, echo stripping of recalled context), with event ids derived from the
+turn's stable id, so a re-run appends exact duplicates (ignored by the queue).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from typing import Any
+
+from paxm_core.integration import PastTurn
+
+__all__ = ["TurnRenderer", "live_fingerprint"]
+
+
+def live_fingerprint(target: str, session_id: str, prompt_text: str) -> str:
+    """Identity of a turn's rendered ``user_input`` write: the same for live and backfilled."""
+    return hashlib.sha256("\x00".join((target, session_id, prompt_text.strip())).encode()).hexdigest()
+
+
+class TurnRenderer:
+    """Renders past turns with a loaded runtime's config, write templates and policies."""
+
+    def __init__(self, runtime: Any, queue: Any) -> None:
+        from paxm_core.passive.passive import PassiveRuntime
+        from paxm_core.passive.processor import HookProcessor
+
+        self._writes: list[Any] = []
+        self._processor = HookProcessor(runtime, queue)
+        self._replay = PassiveRuntime(
+            runtime.config, sink=self._collect, plugin_manager=getattr(runtime, "plugin_manager", None)
+        )
+
+    def _collect(self, write: Any) -> bool:
+        self._writes.append(write)
+        return True
+
+    def close(self) -> None:
+        """Release the processor's resources."""
+        self._processor.close()
+
+    def render(self, turn: PastTurn) -> tuple[list[Any], str]:
+        """``(capture events, fingerprint of the user_input write or "")`` for ``turn``."""
+        from paxm_core.passive.events import EVENT_TURN_END, EVENT_USER_INPUT
+
+        base = turn.turn_id.removeprefix("backfill-")
+        started = turn.started_at or None
+        source = turn.event
+        prompt_event = replace(
+            source,
+            event=EVENT_USER_INPUT,
+            native_event="",
+            assistant="",
+            messages=[],
+            metadata=dict(source.metadata),
+            event_id=f"bf_{base}_u",
+            captured_at=started or source.captured_at,
+        )
+        end_event = replace(
+            source,
+            event=EVENT_TURN_END,
+            metadata=dict(source.metadata),
+            event_id=f"bf_{base}_e",
+            captured_at=(started + 0.001) if started else source.captured_at,
+        )
+        events: list[Any] = []
+        fingerprint = ""
+        for hook_event in (prompt_event, end_event):
+            self._writes.clear()
+            result = self._replay.handle(hook_event)
+            if result.errors:
+                raise ValueError("; ".join(result.errors))
+            for write in self._writes:
+                if write.event == EVENT_USER_INPUT:
+                    fingerprint = live_fingerprint(write.target, str(write.metadata.get("session_id", "")), write.text)
+                events.append(self._processor.capture_event(write))
+        self._writes.clear()
+        return events, fingerprint

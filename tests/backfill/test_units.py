@@ -1,0 +1,93 @@
+"""Rate limiting, reader lookup and the checkpoint store, without the CLI."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paxm_core.backfill.checkpoint import CheckpointStore
+from paxm_core.backfill.rate import RateLimiter, parse_rate
+from paxm_core.backfill.sources import transcript_reader
+from paxm_core.errors import UsageError
+
+
+@pytest.mark.parametrize(("text", "per_second"), [("30/m", 0.5), ("5/s", 5.0), ("3600/h", 1.0), (" 1.5 / s ", 1.5)])
+def test_parse_rate(text: str, per_second: float) -> None:
+    assert parse_rate(text) == pytest.approx(per_second)
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_rate_limiter_holds_the_average_rate() -> None:
+    fake = FakeTime()
+    limiter = RateLimiter(parse_rate("30/m"), clock=fake.clock, sleep=fake.sleep)
+    sent = 0
+    while sent < 60:
+        sent += limiter.allowance(500)
+    # 60 turns at 30/m: about two minutes (one token of burst)
+    assert 115.0 <= fake.now <= 121.0
+
+
+def test_unlimited_rate_never_waits() -> None:
+    fake = FakeTime()
+    assert RateLimiter(None, clock=fake.clock, sleep=fake.sleep).allowance(500) == 500
+    assert fake.now == 0.0
+
+
+class _NoReader:
+    name = "pi"
+
+
+class _Manager:
+    def __init__(self, *integrations: Any) -> None:
+        self._all = {i.name: i for i in integrations}
+
+    def integration(self, name: str) -> Any:
+        return self._all.get(name)
+
+    def integrations(self) -> dict[str, Any]:
+        return self._all
+
+
+def test_an_integration_without_a_transcript_reader_is_refused_clearly() -> None:
+    with pytest.raises(UsageError, match="no transcript reader installed for pi"):
+        transcript_reader(_Manager(_NoReader()), "pi")
+    with pytest.raises(UsageError, match=r"no integration installed for 'opencode' \(installed: pi\)"):
+        transcript_reader(_Manager(_NoReader()), "opencode")
+
+
+def test_checkpoint_store_is_private_and_remembers(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        store = CheckpointStore(tmp_path / "bf" / "checkpoint.sqlite")
+    finally:
+        os.umask(old)
+    try:
+        store.record_turns("claude", [("t1", "queued"), ("t2", "live"), ("t1", "queued")])
+        assert store.done_turns("claude") == {"t1", "t2"} and store.done_turns("codex") == set()
+        assert store.counts() == {"claude": {"live": 1, "queued": 1}}
+        path = tmp_path / "x.jsonl"
+        assert not store.file_done("claude", path, 10, 5)
+        store.mark_file("claude", path, 10, 5, 3)
+        assert store.file_done("claude", path, 10, 5) and not store.file_done("claude", path, 11, 5)
+        run = store.start_run("claude", "sqlite")
+        store.update_run(run, queued=2, state="done")
+        assert store.runs()[0]["state"] == "done" and store.runs()[0]["queued"] == 2
+    finally:
+        store.close()
+    assert stat.S_IMODE((tmp_path / "bf").stat().st_mode) == 0o700
+    for child in (tmp_path / "bf").iterdir():
+        assert stat.S_IMODE(child.stat().st_mode) == 0o600, child
