@@ -67,15 +67,29 @@ def short_corpus(tmp: Path, count: int, repeat: int) -> None:
     raw_conn.close()
     ratio = ours / base
     ok = ours <= 0.5 and ratio <= 3.0
-    print(f"  recall hit               {ours:8.3f} ms  raw FTS5 {base:7.3f} ms  = {ratio:4.2f}x  (target <= 0.5 ms, <= 3x)")
-    record(f"SQLite recall hit, {count // 1000}k x 256 B", ours, "ms", f"raw FTS5 {base:.3f} ms ({ratio:.2f}x)",
-           "<= 0.5 ms, <= 3x raw FTS5", ok)
+    print(
+        f"  recall hit               {ours:8.3f} ms  raw FTS5 {base:7.3f} ms  = {ratio:4.2f}x  (target <= 0.5 ms, <= 3x)"
+    )
+    record(
+        f"SQLite recall hit, {count // 1000}k x 256 B",
+        ours,
+        "ms",
+        f"raw FTS5 {base:.3f} ms ({ratio:.2f}x)",
+        "<= 0.5 ms, <= 3x raw FTS5",
+        ok,
+    )
     prov.close()
     size = on_disk(Path(prov.path))
     per = size / count
     print(f"  on disk                  {per:8.1f} B/memory vs 256 B raw text = {per / 256:4.2f}x  (target <= 3x)")
-    record(f"on-disk size per memory, {count // 1000}k x 256 B", per, "B", f"raw text 256 B ({per / 256:.2f}x)",
-           "<= 3x the raw text", per / 256 <= 3.0)
+    record(
+        f"on-disk size per memory, {count // 1000}k x 256 B",
+        per,
+        "B",
+        f"raw text 256 B ({per / 256:.2f}x)",
+        "<= 3x the raw text",
+        per / 256 <= 3.0,
+    )
     os.unlink(prov.path)
 
 
@@ -101,8 +115,14 @@ def prose_corpus(tmp: Path, count: int, repeat: int) -> None:
     base = median_ms(timed(raw_fts(raw_conn, query.text), max(3, repeat // 4), warmup=1))
     raw_conn.close()
     print(f"  300-word prompt          {ours:8.3f} ms  raw FTS5 OR-query {base:7.3f} ms  (target <= 30 ms)")
-    record(f"300-word prompt, {count // 1000}k memories", ours, "ms", f"raw FTS5 OR of all terms {base:.1f} ms",
-           "<= 30 ms", ours <= 30.0)
+    record(
+        f"300-word prompt, {count // 1000}k memories",
+        ours,
+        "ms",
+        f"raw FTS5 OR of all terms {base:.1f} ms",
+        "<= 30 ms",
+        ours <= 30.0,
+    )
     prov.close()
 
 
