@@ -279,6 +279,7 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
         "<= 200 ms",
         cold_ms <= 200,
     )
+    rss_by_count: dict[int, float] = {}
     for label, providers in (("1 provider", 1), ("3 providers", 3)):
         if providers == 3:
             add_best_effort_providers(config)
@@ -292,11 +293,11 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
                     "daemon resident memory, 3 providers loaded",
                     rss,
                     "MiB",
-                    f"1 provider {one_rss:.1f} MiB",
+                    f"1 provider {rss_by_count.get(1, 0.0):.1f} MiB",
                     "<= 40 MB",
                     rss <= 40,
                 )
-            one_rss = rss
+            rss_by_count[providers] = rss
         finally:
             stop_daemon(config)
             daemon.wait()

@@ -67,9 +67,7 @@ def short_corpus(tmp: Path, count: int, repeat: int) -> None:
     raw_conn.close()
     ratio = ours / base
     ok = ours <= 0.5 and ratio <= 3.0
-    print(
-        f"  recall hit               {ours:8.3f} ms  raw FTS5 {base:7.3f} ms  = {ratio:4.2f}x  (target <= 0.5 ms, <= 3x)"
-    )
+    print(f"  recall hit {ours:8.3f} ms  raw FTS5 {base:7.3f} ms  = {ratio:4.2f}x  (target <= 0.5 ms, <= 3x)")
     record(
         f"SQLite recall hit, {count // 1000}k x 256 B",
         ours,
