@@ -4,14 +4,20 @@
     uv run python benchmarks/run.py --quick    # small sizes: a smoke run in about two minutes
     uv run python benchmarks/run.py --only sqlite,router
 
-Each runner is a separate process so one's corpus never warms another's caches.
+Each runner is a separate process so one's corpus never warms another's caches.  At the end
+the rows of the scale-and-fan-out table (issue #23) are printed together, each with the figure
+the issue started from, the baseline it was measured against in this run, and its target.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +28,7 @@ ROOT = HERE.parent
 RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "sqlite": (HERE / "sqlite_bench.py", [], ["--quick"]),
     "postgres": (HERE / "postgres_bench.py", [], ["--quick"]),
+    "scale": (HERE / "scale_bench.py", [], ["--memories", "20000", "--repeat", "30"]),
     "router": (HERE / "router_bench.py", [], ["--rounds", "300"]),
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
     "hybrid": (HERE / "hybrid_bench.py", [], ["--quick"]),
@@ -31,7 +38,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
         [],
-        ["--runs", "2"],
+        ["--runs", "2", "--memories", "2000"],
     ),
     "codex": (
         ROOT / "integrations" / "paxm-integration-codex" / "benchmarks" / "codex_hook_latency.py",
@@ -51,6 +58,74 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
 }
 
 
+#: The issue #23 table in its order: (row, figure before the work, target).  A runner records
+#: a row with ``results.record`` under a key starting with the row's first words.
+TABLE: list[tuple[str, str, str]] = [
+    ("SQLite recall hit", "not measured", "<= 0.5 ms, <= 3x raw FTS5"),
+    ("300-word prompt", "not measured", "<= 30 ms"),
+    ("on-disk size per memory", "not measured", "<= 3x the raw text"),
+    ("router overhead per recall, 3 providers", "0.75 ms (direct 0.1 ms)", "<= 0.15 ms"),
+    ("queue delivery into SQLite", "560 episodes/s", ">= 5,000 episodes/s"),
+    ("first prompt after the daemon is down", "about 280 ms", "<= 200 ms"),
+    ("UserPromptSubmit as the real Claude Code waits for it", "22 ms median", "<= 15 ms median"),
+    ("daemon resident memory, 3 providers loaded", "29.5 MB with one", "<= 40 MB"),
+]
+
+_QUEUE_SQLITE = re.compile(
+    r"delivery via queue, sqlite provider\s+(\d+) episodes:\s+([\d.]+) episodes/s.*?loop\s+([\d.]+) items/s"
+)
+
+
+def rows_from_output(name: str, text: str) -> list[dict[str, object]]:
+    """Rows of runners that do not record their own (their printed lines are parsed)."""
+    out: list[dict[str, object]] = []
+    if name == "queue":
+        for m in _QUEUE_SQLITE.finditer(text):
+            rate = float(m.group(2))
+            out.append(
+                {
+                    "key": f"queue delivery into SQLite ({m.group(1)} episodes)",
+                    "value": rate,
+                    "unit": "episodes/s",
+                    "baseline": f"Router.put_to_provider loop {float(m.group(3)):.0f} items/s",
+                    "ok": rate >= 5000,
+                }
+            )
+    if name == "claude":
+        for line in text.splitlines():
+            if line.startswith("{") and "hooks_ms" in line:
+                wait = json.loads(line)["hooks_ms"].get("UserPromptSubmit")
+                if wait is not None:
+                    meta = json.loads(line)
+                    out.append(
+                        {
+                            "key": f"UserPromptSubmit as the real Claude Code waits for it "
+                            f"({meta.get('memories', '?')} memories)",
+                            "value": float(wait),
+                            "unit": "ms",
+                            "baseline": "the same turn without paxm's hooks: "
+                            + (f"{meta['bare_turn_ms']:.0f} ms" if "bare_turn_ms" in meta else "see above"),
+                            "ok": float(wait) <= 15,
+                        }
+                    )
+    return out
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    """The issue #23 table: every row, measured or not, with before, baseline and target."""
+    print("\n== scale and fan-out (issue #23); wall-clock medians on a shared machine", flush=True)
+    print(f"  {'measure':<58} {'before':<24} {'now':>12}  {'verdict':<7} {'target':<26} baseline")
+    for prefix, before, target in TABLE:
+        found = [r for r in rows if str(r["key"]).startswith(prefix)]
+        if not found:
+            print(f"  {prefix:<58} {before:<24} {'not run':>12}  {'-':<7} {target:<26} -")
+        for r in found:
+            value = float(r["value"])  # type: ignore[arg-type]
+            shown = f"{value:.3f} {r['unit']}" if value < 10 else f"{value:.1f} {r['unit']}"
+            verdict = {True: "ok", False: "MISSED", None: "-"}[r.get("ok")]  # type: ignore[index]
+            print(f"  {str(r['key']):<58} {before:<24} {shown:>12}  {verdict:<7} {target:<26} {r['baseline']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes and few repetitions (smoke run)")
@@ -63,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown runner(s): {', '.join(unknown)}; choose from {', '.join(RUNNERS)}")
     failures: list[str] = []
+    results = Path(tempfile.mkstemp(prefix="paxm-bench-", suffix=".jsonl")[1])
+    env = {**os.environ, "PAXM_BENCH_RESULTS": str(results)}
+    parsed: list[dict[str, object]] = []
     for name in chosen:
         if name in skipped:
             continue
@@ -73,10 +151,26 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"\n== {name}: {script.relative_to(ROOT)} {' '.join(quick if args.quick else full)}", flush=True)
         started = time.monotonic()
-        done = subprocess.run([sys.executable, str(script), *(quick if args.quick else full)], cwd=ROOT)
-        print(f"== {name}: exit {done.returncode} after {time.monotonic() - started:.1f}s", flush=True)
-        if done.returncode != 0:
+        proc = subprocess.Popen(
+            [sys.executable, str(script), *(quick if args.quick else full)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:  # echoed as it comes: a full run takes a while
+            print(line, end="", flush=True)
+            lines.append(line)
+        returncode = proc.wait()
+        parsed.extend(rows_from_output(name, "".join(lines)))
+        print(f"== {name}: exit {returncode} after {time.monotonic() - started:.1f}s", flush=True)
+        if returncode != 0:
             failures.append(name)
+    recorded = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    results.unlink()
+    print_table(recorded + parsed)
     if failures:
         print(f"\nfailed: {', '.join(failures)}", flush=True)
         return 1

@@ -12,6 +12,7 @@ recall costs a queue hand-off per provider, not a thread start.
 
 from __future__ import annotations
 
+import _thread
 import queue
 import threading
 import time
@@ -30,11 +31,16 @@ class LaneBusy(Exception):
 class Call(Generic[T]):
     """One submitted provider call; :meth:`wait` returns its value or raises its error."""
 
-    __slots__ = ("_done", "_error", "_fn", "_value", "started", "finished")
+    __slots__ = ("_done", "_error", "_finished", "_fn", "_value", "started", "finished")
 
     def __init__(self, fn: Callable[[], T]) -> None:
         self._fn = fn
-        self._done = threading.Event()
+        # A bare lock, held until the call finishes, is the cheapest "done" signal CPython
+        # has: acquiring it with a timeout waits in C, where ``threading.Event`` goes through
+        # a Python-level Condition and allocates a waiter lock on every wait.
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._finished = False
         self._value: T | None = None
         self._error: BaseException | None = None
         self.started = 0.0
@@ -50,15 +56,21 @@ class Call(Generic[T]):
 
     def wait(self, timeout: float | None) -> T:
         """Wait up to ``timeout`` seconds (``None`` = forever); raise ``TimeoutError`` if still running."""
-        if not self._done.wait(timeout):
-            raise TimeoutError
+        if not self._finished:
+            if not self._done.acquire(True, -1 if timeout is None else max(0.0, timeout)):
+                raise TimeoutError
+            self._done.release()  # let any other waiter (or a later wait) through too
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]
 
+    def _set_done(self) -> None:
+        self._finished = True
+        self._done.release()
+
     @property
     def done(self) -> bool:
-        return self._done.is_set()
+        return self._finished
 
 
 class Lane:
@@ -112,7 +124,7 @@ class Lane:
             call._run()
         finally:
             self._slot.release()
-            call._done.set()
+            call._set_done()
         return call
 
     def _ensure_worker(self) -> None:
@@ -132,7 +144,7 @@ class Lane:
             call._run()
             # Release before signalling: a caller that saw the result may call again at once.
             self._slot.release()
-            call._done.set()
+            call._set_done()
 
     def close(self, timeout: float = 0.5) -> None:
         """Stop the worker; a worker stuck in a provider call is left behind (it is a daemon)."""

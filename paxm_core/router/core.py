@@ -34,7 +34,7 @@ from paxm_core.router import ranking
 from paxm_core.router.admission import admit
 from paxm_core.router.bulkhead import Lane, LaneBusy
 from paxm_core.router.fanout import error_text, fan_out, ms
-from paxm_core.router.pipeline import eligible_hits, normalized_tiers
+from paxm_core.router.pipeline import Candidate, eligible_hits, normalized_tiers
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 from paxm_core.timefmt import utcnow
@@ -176,7 +176,7 @@ class Router:
         now = _aware(self._clock())
         result = RecallResult(query=query.text)
         failures: list[str] = []
-        merged: list[MemoryHit] = []
+        merged: list[Candidate] = []
         for outcome in outcomes:
             name = outcome.route.name
             hits = outcome.value if outcome.error is None else []
@@ -202,11 +202,11 @@ class Router:
                 continue
             merged.extend(eligible)
         result.provider_recalls.sort(key=lambda r: r.provider)
-        hits = ranking.dedupe(merged)
-        ranking.sort_hits(hits)
+        kept = ranking.dedupe(merged)
+        ranking.sort_hits(kept)
         if result_limit > 0:
-            del hits[result_limit:]
-        result.hits = hits
+            del kept[result_limit:]
+        result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:
             raise RecallError("recall failed: " + "; ".join(failures), result)

@@ -14,10 +14,12 @@ import json
 import math
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
-from paxm_core.types import MemoryHit
+from paxm_core.types import MemoryHit, Provenance
 
 __all__ = [
+    "Ranked",
     "apply_weight_and_recency",
     "calibrate",
     "clamp_unit",
@@ -30,6 +32,25 @@ __all__ = [
 ]
 
 _OLDEST = float("-inf")
+
+
+class Ranked(Protocol):
+    """What calibration, dedupe and the final order read: a :class:`MemoryHit` or a stand-in
+    that copies the hit only when it survives (see :class:`~paxm_core.router.pipeline.Candidate`)."""
+
+    provider: str
+    id: str
+    text: str
+    relevance: float
+    score: float
+    ranking: float
+    created_at: datetime | None
+    provenance: Provenance
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+H = TypeVar("H", bound=Ranked)
 
 
 def clamp_unit(value: float) -> float:
@@ -64,7 +85,7 @@ def apply_weight_and_recency(value: float, weight: float, recency: float) -> flo
     return clamp_unit(value) * weight + clamp_unit(recency)
 
 
-def calibrate(hits: list[MemoryHit]) -> list[MemoryHit]:
+def calibrate(hits: list[H]) -> list[H]:
     """Set each hit's raw calibrated ranking (``relevance / rank²``) within one provider.
 
     Hits are stably sorted by relevance first, so equal relevance keeps the provider's order.
@@ -75,11 +96,11 @@ def calibrate(hits: list[MemoryHit]) -> list[MemoryHit]:
     return ordered
 
 
-def _created(hit: MemoryHit) -> float:
+def _created(hit: Ranked) -> float:
     return hit.created_at.timestamp() if hit.created_at is not None else _OLDEST
 
 
-def dedupe_key(hit: MemoryHit) -> str:
+def dedupe_key(hit: Ranked) -> str:
     """Scope-qualified normalized text, or provider+id for empty text.
 
     Identical text in different scopes stays two memories: a personal note and a team note
@@ -91,7 +112,7 @@ def dedupe_key(hit: MemoryHit) -> str:
     return f"id:{hit.provider}:{hit.id}"
 
 
-def order_key(hit: MemoryHit) -> tuple[float, float, float, str, str, str, str, str]:
+def order_key(hit: Ranked) -> tuple[float, float, float, str, str, str, str, str]:
     """Final order: ranking desc, score desc, newer first, provider asc, id asc.
 
     Text and scope break the remaining ties so the order is total (upstream stops at id).
@@ -100,27 +121,27 @@ def order_key(hit: MemoryHit) -> tuple[float, float, float, str, str, str, str, 
     return (-hit.ranking, -hit.score, -_created(hit), hit.provider, hit.id, hit.text, scope.scope_type, scope.scope_id)
 
 
-def _winner_key(hit: MemoryHit) -> tuple[float, float, float, float, str, str]:
+def _winner_key(hit: Ranked) -> tuple[float, float, float, float, str, str]:
     # Dedupe prefers relevance before recency (upstream's rule).
     return (-hit.ranking, -hit.score, -hit.relevance, -_created(hit), hit.provider, hit.id)
 
 
-def _full(hit: MemoryHit) -> str:
+def _full(hit: Ranked) -> str:
     # Last-resort tie-break over every serialized field, so that two copies differing only in
     # (say) source or spacing resolve the same way whatever order they arrived in.
     return json.dumps(hit.to_json(), sort_keys=True)
 
 
-def _better(candidate: MemoryHit, current: MemoryHit) -> bool:
+def _better(candidate: Ranked, current: Ranked) -> bool:
     a, b = _winner_key(candidate), _winner_key(current)
     if a != b:
         return a < b
     return _full(candidate) < _full(current)
 
 
-def dedupe(hits: Iterable[MemoryHit]) -> list[MemoryHit]:
+def dedupe(hits: Iterable[H]) -> list[H]:
     """Keep the best hit per :func:`dedupe_key`, deterministically."""
-    best: dict[str, MemoryHit] = {}
+    best: dict[str, H] = {}
     for hit in hits:
         key = dedupe_key(hit)
         current = best.get(key)
@@ -129,7 +150,7 @@ def dedupe(hits: Iterable[MemoryHit]) -> list[MemoryHit]:
     return list(best.values())
 
 
-def sort_hits(hits: list[MemoryHit]) -> None:
+def sort_hits(hits: list[H]) -> None:
     """Sort in place into the final order (:func:`order_key`), total over all fields."""
     keys = [order_key(h) for h in hits]
     order = sorted(range(len(hits)), key=keys.__getitem__)

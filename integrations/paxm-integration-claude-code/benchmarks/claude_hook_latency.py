@@ -8,7 +8,8 @@ Installs the pinned Claude Code like the end-to-end tests do, installs paxm's ho
 the median and max of how long Claude waited (``SessionStart`` from Claude's transcript, the
 others from its ``--include-hook-events`` stream), plus the median wall time of a whole
 ``claude -p`` turn with and without paxm's hooks (the same number of runs with an empty
-settings file).
+settings file).  ``--memories N`` first fills the store with N generated memories (written
+straight through the SQLite provider), so the recall Claude waits for searches a real-sized store.
 """
 
 from __future__ import annotations
@@ -33,9 +34,30 @@ def _summary(values: list[float]) -> str:
     return f"median {statistics.median(values):.0f} ms, max {max(values):.0f} ms (n={len(values)})"
 
 
+def _seed(config: Path, count: int) -> None:
+    """Fill the sandbox's SQLite store with ``count`` generated notes, in batches."""
+    from paxm_core import Deadline, MemoryItem
+    from paxm_core.runtime import Runtime
+
+    words = "deploy cache queue schema migration index replica shard token session rollout canary".split()
+    with Runtime.load(str(config), telemetry=None) as runtime:
+        provider = runtime.router.providers["sqlite"]
+        for base in range(0, count, 2000):
+            batch = [
+                MemoryItem(
+                    text=f"Note {i}: the {' '.join(words[(i * k) % len(words)] for k in (1, 3, 7))} decision {i}",
+                    id=f"seed{i}",
+                    tier="ltm",
+                )
+                for i in range(base, min(count, base + 2000))
+            ]
+            provider.put_batch(batch, Deadline.none())  # type: ignore[attr-defined]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--memories", type=int, default=100_000, help="memories in the store (plus one to recall)")
     args = parser.parse_args()
     npm = shutil.which("npm")
     if npm is None:
@@ -46,6 +68,8 @@ def main() -> None:
         box = Sandbox(root / "hooks", claude)
         box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
         box.paxm("remember", "--text", "Release branches are named release/<version>.")
+        if args.memories > 0:
+            _seed(box.config, args.memories)
         bare = Sandbox(root / "bare", claude)
         bare.settings.parent.mkdir(parents=True)
         bare.settings.write_text("{}")
@@ -76,7 +100,12 @@ def main() -> None:
     print(f"  {'turn wall, hooks':20} {_summary(walls)}")
     print(f"  {'turn wall, no hooks':20} {_summary(bare_walls)}")
     print(f"  recall injected in {injected}/{args.runs} turns")
-    print(json.dumps({"hooks_ms": {e: statistics.median(v) for e, v in waits.items()}}))
+    summary = {
+        "hooks_ms": {e: statistics.median(v) for e, v in waits.items()},
+        "memories": args.memories + 1,
+        "bare_turn_ms": statistics.median(bare_walls) if bare_walls else None,
+    }
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
