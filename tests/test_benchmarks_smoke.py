@@ -13,12 +13,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_quick_benchmark_run_completes_and_reports_medians() -> None:
-    # claude's latency runner drives the real binary; its end-to-end test already covers that path
+    # the harness latency runners drive real agent binaries; their end-to-end tests cover that path
+    harnesses = "claude,codex,opencode,pi,kilo,qwen"
     out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--skip", "claude"],
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--skip", harnesses],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1500,
         cwd=ROOT,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
