@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from paxm_core.config import defaults as d
 from paxm_core.config.defaults import default_config
@@ -39,6 +40,7 @@ __all__ = [
     "AGENT_ALIASES",
     "AGENT_DISPLAY_NAMES",
     "KEYED_PROVIDER_TYPES",
+    "add_integration_agents",
     "SetupOptions",
     "agent_order",
     "apply_setup",
@@ -261,7 +263,8 @@ def _pin(names: Iterable[str], options: list[str], kind: str) -> dict[str, bool]
         name = raw.strip()
         if name not in selected:
             wanted = "-".join(name.lower().split())
-            wanted = AGENT_ALIASES.get(wanted, wanted) if kind == "agent" else wanted
+            if kind == "agent":
+                wanted = AGENT_ALIASES.get(wanted, _INTEGRATION_ALIASES.get(wanted, wanted))
             name = next((o for o in options if o.lower() == wanted), name)
         if name not in selected:
             raise UsageError(f"unknown setup {kind} {raw!r} (options: {', '.join(options)})")
@@ -371,6 +374,67 @@ def apply_setup(config: Config, options: SetupOptions) -> tuple[Config, list[str
     return config, [n for n in agent_names if selected_agents[n]]
 
 
+#: ``--agent`` spellings registered integrations accept (filled by :func:`add_integration_agents`)
+_INTEGRATION_ALIASES: dict[str, str] = {}
+
+
+def add_integration_agents(
+    config: Config, integrations: Any = None, selected: Iterable[str] | None = None
+) -> list[str]:
+    """Give registered integrations that have no ``agents.<name>`` entry their default one.
+
+    With ``selected`` (setup's ``--agent`` names), only the integrations named there (by name or
+    alias); without, those whose harness is detected on this machine, so the config file gains
+    no entry for a harness the user neither has nor asked for.
+
+    An integration distribution (``paxm-integration-qwen-code`` ...) brings agents the core does
+    not know; its ``default_agent_config()`` (raw config data) becomes the entry, or, when that is
+    empty, the core's recall-on-prompt + capture-at-turn-end default.  Returns the names added.
+    """
+    if integrations is None:
+        from paxm_core.plugins import get_plugin_manager
+
+        try:
+            integrations = get_plugin_manager().integrations()
+        except Exception:  # a broken plugin must not break setup of the others
+            return []
+    added: list[str] = []
+    for name, integration in integrations.items():
+        for alias in getattr(integration, "aliases", ()) or ():
+            if isinstance(alias, str) and alias.strip():
+                _INTEGRATION_ALIASES.setdefault(alias.strip().lower(), name)
+        if name in config.agents:
+            continue
+        spellings = {name, *(str(a).strip().lower() for a in getattr(integration, "aliases", ()) or ())}
+        if selected is not None:
+            if not any("-".join(str(n).strip().lower().split()) in spellings for n in selected):
+                continue
+        else:
+            detect = getattr(integration, "detect", None)
+            try:
+                if not callable(detect) or detect() is None:
+                    continue
+            except Exception:
+                continue
+        raw: Any = {}
+        default = getattr(integration, "default_agent_config", None)
+        if callable(default):
+            try:
+                raw = dict(default() or {})
+            except Exception:
+                raw = {}
+        if raw:
+            from paxm_core.config.codec import decode
+
+            agent = decode(AgentConfig, raw, f"agents.{name}")
+        else:
+            agent = copy.deepcopy(d.default_agents()["opencode"])
+        agent.enabled = False
+        config.agents[name] = agent
+        added.append(name)
+    return added
+
+
 def prepare_setup(path: Path, options: SetupOptions, *, force: bool) -> tuple[Config, list[str], bool]:
     """Load the base config for ``path`` and apply ``options``; return (config, agents, existed).
 
@@ -380,6 +444,7 @@ def prepare_setup(path: Path, options: SetupOptions, *, force: bool) -> tuple[Co
     if existed and not force:
         raise ConfigError(f"config already exists at {path}; use --force to overwrite")
     config = setup_base_config(path, existed)
+    add_integration_agents(config, selected=options.agents or None)
     config, agents = apply_setup(config, options)
     config.path = path
     return config, agents, existed
