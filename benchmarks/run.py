@@ -55,6 +55,16 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
         [],
         ["--runs", "2"],
     ),
+    "qwen": (
+        ROOT / "integrations" / "paxm-integration-qwen-code" / "benchmarks" / "qwen_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
+    "kilo": (
+        ROOT / "integrations" / "paxm-integration-opencode" / "benchmarks" / "opencode_hook_latency.py",
+        ["--harness", "kilo"],
+        ["--harness", "kilo", "--runs", "2"],
+    ),
 }
 
 

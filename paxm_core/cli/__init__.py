@@ -103,6 +103,18 @@ class CliState:
             self._runtime = Runtime.load(self.config_path)
         return self._runtime
 
+    def config(self) -> Any:
+        """The loaded :class:`~paxm_core.config.Config` (``--config`` or the default location).
+
+        Plugin commands (``paxm_register_commands``) read it as ``ctx.find_root().obj.config()``
+        instead of importing the core's config package.
+        """
+        if self._runtime is not None:
+            return self._runtime.config
+        from paxm_core.config import load_config
+
+        return load_config(self.config_path)
+
     def close(self) -> None:
         if self._runtime is not None:
             self._runtime.close()

@@ -9,7 +9,8 @@ Installs the pinned OpenCode like the end-to-end tests do, installs paxm's plugi
 OpenCode (``chat.message``: session bootstrap + recall, awaited before the model request;
 ``transform``: the injection, once per agent-loop step; ``session.idle``: reading the turn and
 handing it to paxm).  Baseline: the same number of turns in a sandbox without the plugin; the
-report gives both medians and their ratio.
+report gives both medians and their ratio.  ``--harness kilo`` does the same with the real Kilo
+Code CLI (same plugin, config dir ``~/.config/kilo``).
 """
 
 from __future__ import annotations
@@ -39,17 +40,25 @@ def _summary(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--harness", choices=("opencode", "kilo"), default="opencode")
     args = parser.parse_args()
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("npm is needed")
-    opencode, deps = install_opencode(npm, npm_cache_dir())
-    with tempfile.TemporaryDirectory(prefix="paxm-opencode-bench-") as tmp:
+    sandbox: type[OpenCodeSandbox] = OpenCodeSandbox
+    if args.harness == "kilo":
+        from kilo_harness import KiloSandbox, install_kilo
+
+        opencode, deps = install_kilo(npm)
+        sandbox = KiloSandbox
+    else:
+        opencode, deps = install_opencode(npm, npm_cache_dir())
+    with tempfile.TemporaryDirectory(prefix=f"paxm-{args.harness}-bench-") as tmp:
         root = Path(tmp)
-        box = OpenCodeSandbox(root / "hooks", opencode, deps)
-        box.paxm("setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
+        box = sandbox(root / "hooks", opencode, deps)
+        box.paxm("setup", "--yes", "--agent", args.harness, "--provider", "sqlite")
         box.paxm("remember", "--text", "Release branches are named release/<version>.")
-        bare = OpenCodeSandbox(root / "bare", opencode, deps)
+        bare = sandbox(root / "bare", opencode, deps)
         hooks: dict[str, list[float]] = {}
         walls: list[float] = []
         bare_walls: list[float] = []
@@ -74,7 +83,7 @@ def main() -> None:
                     bare_walls.append(bare.opencode(fake, "What are release branches named?").wall * 1000)
         finally:
             box.stop_daemon()
-    print(f"opencode run turns: {args.runs} with paxm's plugin, {args.runs} without (OpenCode {opencode.parent})")
+    print(f"{args.harness} run turns: {args.runs} with paxm's plugin, {args.runs} without (OpenCode {opencode.parent})")
     for name in ("chat.message", "transform", "session.idle", "tool.execute.after"):
         if name in hooks:
             print(f"  {name:22} {_summary(hooks[name])}")

@@ -26,6 +26,9 @@ __all__ = ["FakeOpenAI", "Recorded"]
 
 TOOL_TRIGGER = "RUN_TOOL"
 TOOL_COMMAND = "echo TOOL_RAN_OK"
+#: the shell tool's name in each harness that uses this server (OpenCode and Kilo: ``bash``;
+#: Qwen Code: ``run_shell_command``), first offered wins
+SHELL_TOOLS = ("bash", "run_shell_command")
 
 
 class Recorded(dict[str, Any]):
@@ -117,7 +120,13 @@ class FakeOpenAI:
     def wants_tool(request: Recorded) -> bool:
         tools = request.body.get("tools") or []
         names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
-        return TOOL_TRIGGER in request.text and "bash" in names and not request.has_tool_result
+        return TOOL_TRIGGER in request.text and bool(names & set(SHELL_TOOLS)) and not request.has_tool_result
+
+    @staticmethod
+    def shell_tool(request: Recorded) -> str:
+        tools = request.body.get("tools") or []
+        names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
+        return next((n for n in SHELL_TOOLS if n in names), "bash")
 
     def __enter__(self) -> FakeOpenAI:
         fake = self
@@ -165,7 +174,7 @@ class FakeOpenAI:
                         "id": "call_" + uuid.uuid4().hex[:20],
                         "type": "function",
                         "function": {
-                            "name": "bash",
+                            "name": fake.shell_tool(request),
                             "arguments": json.dumps({"command": TOOL_COMMAND, "description": "Print a probe line"}),
                         },
                     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from paxm_core.integration import (
     decode_generic,
     hook_command,
     parse_hook_command,
+    standard_agent_config,
 )
 from paxm_integration_opencode import plugin
 from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
@@ -29,7 +31,7 @@ from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
 
-__all__ = ["OpenCodeIntegration", "installed_events"]
+__all__ = ["KiloIntegration", "OpenCodeIntegration", "installed_events"]
 
 
 def installed_events(config: Any, target: str) -> list[str]:
@@ -62,6 +64,8 @@ class OpenCodeIntegration(IntegrationBase):
     xdg_dir_name = "opencode"
     #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable = "opencode"
+    #: the npm package the harness installs into its config dir when a plugin is there
+    dependency_package = "@opencode-ai/plugin"
 
     # -- where things go ------------------------------------------------------------------------
 
@@ -94,11 +98,11 @@ class OpenCodeIntegration(IntegrationBase):
         With any plugin file in ``plugins/`` OpenCode waits, at every start, for that package to
         be installed into the config dir; offline the install retries for about 70 s.
         """
-        return not (self.config_dir() / "node_modules" / "@opencode-ai" / "plugin" / "package.json").is_file()
+        return not (self.config_dir() / "node_modules" / self.dependency_package / "package.json").is_file()
 
     def dependency_fix(self) -> str:
-        """The command that installs OpenCode's config-dir dependency once (while online)."""
-        return f"cd {self.config_dir()} && npm install @opencode-ai/plugin@$({self.executable} --version)"
+        """The command that installs the harness's config-dir dependency once (while online)."""
+        return f"cd {self.config_dir()} && npm install {self.dependency_package}@$({self.executable} --version)"
 
     def plugin_source(self, config: Any) -> str:
         """The plugin file's content for ``config``."""
@@ -137,9 +141,9 @@ class OpenCodeIntegration(IntegrationBase):
             report(f"the paxm {self.display_name} plugin at {path} is up to date")
         if self.dependency_missing():
             report(
-                f"  note: {self.display_name} installs @opencode-ai/plugin into {self.config_dir()} when it starts "
-                "with a plugin there; offline that wait is about 70 s. On an offline machine run once while "
-                f"online (or from an npm cache): {self.dependency_fix()}"
+                f"  note: {self.display_name} installs {self.dependency_package} into {self.config_dir()} "
+                "when it starts with a plugin there; offline that wait is about 70 s. On an offline machine "
+                f"run once while online (or from an npm cache): {self.dependency_fix()}"
             )
         return lines
 
@@ -199,7 +203,7 @@ class OpenCodeIntegration(IntegrationBase):
             findings.append(
                 Finding(
                     "warn",
-                    f"{self.display_name} has not installed @opencode-ai/plugin in {self.config_dir()} yet: "
+                    f"{self.display_name} has not installed {self.dependency_package} in {self.config_dir()} yet: "
                     "offline, each start waits about 70 s for it",
                     self.dependency_fix(),
                 )
@@ -227,3 +231,31 @@ class OpenCodeIntegration(IntegrationBase):
             return ""
         context = result.context
         return context if context.strip() else ""
+
+
+class KiloIntegration(OpenCodeIntegration):
+    """Kilo Code (the ``kilo`` CLI): OpenCode's plugin API unchanged, its own config dir ``~/.config/kilo``.
+
+    Kilo reads ``kilo.json`` (and ``opencode.json``) and loads ``plugins/*.js`` from that dir,
+    and installs ``@kilocode/plugin`` there when a plugin is present.  Kilo publishes CLI
+    releases without a matching ``@kilocode/plugin`` release (7.7.9 has none), and Kilo only
+    checks the package *name* against ``package-lock.json``, so the fix installs the latest.
+    """
+
+    name = "kilo"
+    aliases: tuple[str, ...] = ("kilo-code", "kilocode", "kilo_code", "kilo-cli")
+    display_name = "Kilo Code"
+    label = "Kilo Code"
+    setup_priority = 41
+    config_dir_env: tuple[str, ...] = ("PAXM_KILO_CONFIG_DIR", "KILO_CONFIG_DIR")
+    xdg_dir_name = "kilo"
+    executable = "kilo"
+    dependency_package = "@kilocode/plugin"
+
+    def default_agent_config(self) -> Mapping[str, Any]:
+        """OpenCode's defaults (upstream's, which the core keeps as data): recall on prompts, capture turns."""
+        return standard_agent_config(write_events=("turn_end",))
+
+    def dependency_fix(self) -> str:
+        """``npm install @kilocode/plugin`` in the config dir (any version satisfies Kilo's check)."""
+        return f"cd {self.config_dir()} && npm install {self.dependency_package}"

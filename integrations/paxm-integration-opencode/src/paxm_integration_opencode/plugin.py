@@ -60,7 +60,8 @@ def render_plugin(
     }
     # JSON is a JS expression; escaping "<" and U+2028/9 keeps any path literal inert in JS
     literal = json.dumps(settings, ensure_ascii=True, indent=2).replace("<", "\\u003c")
-    template = _template()
+    # the header names the agent whose uninstall removes the file (identical for ``opencode``)
+    template = _template().replace("--agent opencode", f"--agent {target}", 1)
     head, rest = template.split(_START, 1)
     _, tail = rest.split(_END, 1)
     return f"{head}{_START} {literal} {_END}{tail}"

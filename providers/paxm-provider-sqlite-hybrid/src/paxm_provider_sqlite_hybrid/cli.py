@@ -19,11 +19,7 @@ TYPE = "sqlite-hybrid"
 def _targets(ctx: click.Context, name: str, path: str) -> list[tuple[str, ProviderConfig]]:
     if path:
         return [(name or TYPE, ProviderConfig(type=TYPE, enabled=True, path=path))]
-    from paxm_core.config import load_config
-
-    state = ctx.find_root().obj
-    config_path = getattr(state, "config_path", None)
-    cfg = load_config(config_path if isinstance(config_path, str) and config_path else None)
+    cfg = ctx.find_root().obj.config()
     found = [(n, p) for n, p in cfg.enabled_providers().items() if p.type == TYPE and (not name or n == name)]
     if not found:
         which = f"named {name!r} " if name else ""

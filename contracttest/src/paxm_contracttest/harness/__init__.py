@@ -1,0 +1,1 @@
+"""Helpers shared by the real-binary harness tests of several integration distributions."""
