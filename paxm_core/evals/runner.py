@@ -252,20 +252,35 @@ def _seed_memories(runtime: Runtime, case: Case) -> None:
     """Write seeded memories with their explicit ids, tiers, expiry and metadata.
 
     They go through :meth:`Tools.remember` (trusted attribution, write profile ``stm``/``ltm``,
-    then the router's write path), as upstream's runner does.
+    then the router's write path), as upstream's runner does.  A seed's ``workspace``
+    metadata is the suite author's trusted context: it is passed as the ``workspace``
+    argument, since ``remember`` drops that key from caller metadata.
     """
     for memory in case.memories:
+        metadata = dict(memory.metadata)
+        workspace = _pop_workspace(metadata)
         runtime.tools.remember(
             memory.text,
             profile=profile_for_tier(memory.tier),
             source=f"eval:{case.id}",
-            metadata=dict(memory.metadata),
+            metadata=metadata,
+            workspace=workspace or None,
             id=memory.id,
             tier=memory.tier,
             expires_at=memory.expires_at,
             created_at=memory.created_at,
             command="eval",
         )
+
+
+def _pop_workspace(metadata: dict[str, str]) -> str:
+    """Remove and return the ``workspace`` key (any case or spacing, as ``caller_metadata`` reads it)."""
+    workspace = ""
+    for key in list(metadata):
+        if str(key).strip().lower() == "workspace":
+            value = metadata.pop(key)
+            workspace = workspace or str(value).strip()
+    return workspace
 
 
 def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:

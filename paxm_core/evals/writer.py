@@ -63,6 +63,7 @@ class HookConversationWriter:
                 profile=rendered.profile,
                 source=rendered.source,
                 metadata=rendered.metadata,
+                workspace=rendered.workspace,  # trusted, as the hook path passes it
                 session_id="",  # upstream keeps the hook's session_id in metadata for these writes
                 agent_name=rendered.target,
                 created_at=rendered.created_at,

@@ -115,6 +115,9 @@ class HookProcessor:
             profile=write.profile,
             source=write.source,
             metadata=write.metadata,
+            # the workspace is trusted context (decoded from the payload's cwd), never caller
+            # metadata: build_item drops a ``workspace`` metadata key, so it is passed here
+            workspace=write.workspace,
             agent_name=write.target,
             created_at=created,
             tier=getattr(policy, "tier", "") or "",

@@ -144,6 +144,19 @@ def test_turn_is_captured_delivered_and_recalled_next_session(env: Env) -> None:
     assert "brisk-queue-4417" in answer["output"]
 
 
+def test_captured_turn_keeps_its_workspace_and_stays_in_it(env: Env) -> None:
+    # the workspace is trusted context decoded from the payload's cwd; a capture that lost it
+    # would be visible from every workspace
+    env.hook(
+        "claude", "user_input", {"session_id": "ws1", "cwd": "/w/alpha", "prompt": "Decision: kestrel-cache-5521."}
+    )
+    env.hook("claude", "turn_end", {"session_id": "ws1", "cwd": "/w/alpha", "last_assistant_message": "Noted."})
+    env.deliver()
+    hits = env.runtime.tools.recall("kestrel-cache-5521", profile="default", workspace="/w/alpha").hits
+    assert len(hits) == 1 and hits[0].metadata["workspace"] == "/w/alpha"
+    assert env.runtime.tools.recall("kestrel-cache-5521", profile="default", workspace="/w/beta").hits == []
+
+
 def test_insertion_requires_query_terms_after_first_input(env: Env) -> None:
     env.runtime.tools.remember("Ingest service uses brisk-queue-9001 for jobs", profile="ltm")
     first = env.hook("claude", "user_input", {"session_id": "s9", "prompt": "brisk-queue-9001 ingest jobs"})
