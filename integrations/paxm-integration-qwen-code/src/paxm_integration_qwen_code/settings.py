@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import IntegrationError
+from paxm_core.integration import parse_hook_command
 
 __all__ = ["BACKUP_SUFFIX", "is_paxm_command", "merge_hooks", "read_settings", "write_settings"]
 
@@ -39,14 +40,13 @@ def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: s
         words = shlex.split(command)
     except ValueError:
         return False
-    if (
-        not any(w.endswith(("/hooks/client.py", "\\hooks\\client.py")) for w in words)
-        or _flag(words, "--target") != target
-    ):
+    # paxm's hook client (guarded or not; installed before or after the passive/ rename)
+    hook = parse_hook_command(words)
+    if hook is None or not hook.client.endswith(("/passive/client.py", "/hooks/client.py")):
         return False
-    configured = _flag(words, "--config")
-    wanted = Path(config_path).expanduser().absolute()
-    return configured is not None and Path(configured).expanduser().absolute() == wanted
+    if _flag(words, "--target") != target or not hook.config:
+        return False
+    return Path(hook.config).expanduser().absolute() == Path(config_path).expanduser().absolute()
 
 
 def _ours(handler: Any, is_ours: IsOurs) -> bool:
