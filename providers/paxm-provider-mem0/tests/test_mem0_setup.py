@@ -51,7 +51,7 @@ def test_self_hosted_setup_checks_the_key_then_the_loop_works(
 
     good = run(*base, "--user-id", user, env={"PAXM_API_KEY": mem0_server.api_key})
     assert good.returncode == 0, good.stderr
-    assert f"ensured mem0 user: {user} (exists)" in good.stdout
+    assert f"ensured mem0 (mem0) target: user_id={user} (exists)" in good.stdout
     assert mem0_server.api_key not in good.stdout + good.stderr
     saved = yaml.safe_load(config.read_text())["providers"]["mem0"]
     assert saved["enabled"] is True and saved["user_id"] == user and saved["api_key"] == mem0_server.api_key
@@ -107,7 +107,7 @@ def test_setup_can_target_an_agent_instead_of_the_user(mem0_server: Mem0Server, 
     key = {"SHIM_KEY": mem0_server.api_key}
     out = run("--config", str(config), "setup", "--yes", "--force", "--provider", "mem0", env=key)
     assert out.returncode == 0, out.stderr
-    assert "ensured mem0 target: agent_id=shared-agent (exists)" in out.stdout
+    assert "ensured mem0 (mem0) target: agent_id=shared-agent (exists)" in out.stdout
     saved = yaml.safe_load(config.read_text())["providers"]["mem0"]
     assert saved["api_key"] == "env:SHIM_KEY" and saved["agent_id"] == "shared-agent" and not saved.get("user_id")
 
@@ -122,7 +122,7 @@ def test_cloud_setup_checks_the_key_and_saves_nothing_on_401(cloud: Mem0CloudFak
     assert missing.returncode != 0 and "needs an API key" in missing.stderr and not config.exists()
     good = run(*base, "--user-id", "todd", env={"PAXM_API_KEY": cloud.state.api_key})
     assert good.returncode == 0, good.stderr
-    assert "ensured mem0-cloud user: todd (exists)" in good.stdout
+    assert "ensured mem0_cloud (mem0-cloud) target: user_id=todd (exists)" in good.stdout
     assert cloud.state.api_key not in good.stdout + good.stderr
     cloud.state.pending_polls = 1
     stored = run("--config", str(config), "remember", "--text", "cloud loop probe: the vpn profile is corp-eu")

@@ -69,7 +69,7 @@ def test_pip_install_then_setup_remember_recall_doctor(
         extra={"PAXM_API_KEY": mem0_server.api_key},
     )  # fmt: skip
     assert setup.returncode == 0, setup.stderr
-    assert f"ensured mem0 user: {user} (exists)" in setup.stdout
+    assert f"ensured mem0 (mem0) target: user_id={user} (exists)" in setup.stdout
     stored = run("remember", "--text", "wheel install probe: the staging cluster is called heron")
     assert stored.returncode == 0, stored.stderr
     assert stored.stdout.startswith("stored memory: mem0/")
