@@ -87,9 +87,13 @@ class HookProcessor:
         )
         if write.terminal and not write.text.strip():
             # a turn-end marker only seals its turn: there is no text for the write pipeline
+            from paxm_core.tools import caller_metadata
             from paxm_core.types import MemoryItem
 
-            item = MemoryItem(text="", source=write.source, metadata=dict(write.metadata), created_at=created)
+            metadata = caller_metadata(write.metadata)
+            if write.workspace.strip():
+                metadata["workspace"] = write.workspace.strip()
+            item = MemoryItem(text="", source=write.source, metadata=metadata, created_at=created)
         else:
             item = self._build_item(write, created)
         return CaptureEvent(
@@ -115,8 +119,9 @@ class HookProcessor:
             profile=write.profile,
             source=write.source,
             metadata=write.metadata,
-            # the workspace is trusted context (decoded from the payload's cwd), never caller
-            # metadata: build_item drops a ``workspace`` metadata key, so it is passed here
+            # ``workspace`` is reserved caller metadata, dropped by build_item: the decoded
+            # event's workspace is trusted context, so it goes through the trusted argument
+            # (else every passive memory, and every episode sealed from them, is unscoped)
             workspace=write.workspace,
             agent_name=write.target,
             created_at=created,

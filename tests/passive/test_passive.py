@@ -317,3 +317,19 @@ def test_a_required_provider_timing_out_still_injects_the_healthy_hits(tmp_path:
     finally:
         RELEASE.set()
         e.processor.close(), e.queue.close(), e.runtime.close()
+
+
+def test_passive_memories_are_scoped_to_the_git_project_of_their_events(env: Env, tmp_path: Path) -> None:
+    # ``workspace`` is reserved caller metadata: the decoded event's workspace must reach the
+    # stored episode through the trusted path, or passive memories recall in every project
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    cwd = str(repo / "src")
+    env.hook("claude", "user_input", {"session_id": "ws1", "cwd": cwd, "prompt": "Decision: lint with tarn-7731."})
+    env.hook("claude", "turn_end", {"session_id": "ws1", "cwd": cwd, "last_assistant_message": "Using tarn-7731."})
+    env.deliver()
+    hits = env.runtime.tools.recall("tarn-7731", profile="default", workspace=str(repo)).hits
+    assert len(hits) == 1 and hits[0].metadata["workspace"] == str(repo)
+    assert "Decision: lint with tarn-7731." in hits[0].text
+    assert env.runtime.tools.recall("tarn-7731", profile="default", workspace=str(tmp_path / "other")).hits == []
