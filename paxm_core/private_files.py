@@ -61,7 +61,14 @@ def private_file(path: str | os.PathLike[str]) -> str:
     parent = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(parent):
         private_dir(parent)
-    os.close(os.open(target, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+    # O_EXCL: never open (and close) a file that exists.  Closing any descriptor of a file
+    # drops every POSIX lock this process holds on it, and SQLite keeps its locks that way:
+    # a database already open here would silently lose its locks, and another process could
+    # then checkpoint and delete the WAL this process is still writing to (commits lost).
+    try:
+        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
+    except FileExistsError:
+        pass
     _chmod(target, FILE_MODE)
     return target
 

@@ -193,7 +193,15 @@ def _private_file(path: str) -> None:
         except FileExistsError:
             pass
         os.chmod(directory, 0o700)
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    # O_EXCL: an existing file is never opened here.  Closing any descriptor of a file drops
+    # every POSIX lock this process holds on it -- including the locks of SQLite connections
+    # to it (the daemon opens the queue more than once).  Without its lock a connection looks
+    # absent, so another process closing the queue checkpoints and deletes the WAL this one
+    # is still committing to, and those commits vanish when the process dies.
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
     try:
         if os.stat(path).st_mode & 0o777 != 0o600:
             os.chmod(path, 0o600)
