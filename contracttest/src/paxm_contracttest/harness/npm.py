@@ -16,11 +16,7 @@ from typing import Any
 
 __all__ = ["npm_cache_dir", "npm_install_cached", "require_npm"]
 
-
-def npm_cache_dir() -> Path:
-    """``$PAXM_TEST_NPM_CACHE`` or ``~/.cache/paxm-tests/npm``."""
-    explicit = os.environ.get("PAXM_TEST_NPM_CACHE", "").strip()
-    return Path(explicit).expanduser() if explicit else Path.home() / ".cache" / "paxm-tests" / "npm"
+from paxm_contracttest.harness import npm_cache_dir  # one cache location for every installer
 
 
 def require_npm(skip: Callable[[str], Any], what: str = "the real-harness end-to-end tests") -> str:
