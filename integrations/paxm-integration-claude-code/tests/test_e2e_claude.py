@@ -289,7 +289,10 @@ def test_plugin_dir_owns_the_hooks(claude_bin: Path, tmp_path: Path) -> None:
             assert server["status"] in ("connected", "pending"), server
             if server["status"] == "connected":
                 tools = [t.get("name", "") for t in (fake.messages()[0].get("body") or {}).get("tools", [])]
-                assert any(name.endswith("paxm_recall") for name in tools), tools
+                # current releases defer MCP tools behind ToolSearch (the model loads them on
+                # demand); older ones list them in the first request
+                listed = any(name.endswith("paxm_recall") for name in tools)
+                assert listed or "ToolSearch" in tools, ", ".join(tools)
             _check_hooks_within_timeout(first)
             _report("session 1 (plugin)", first)
             box.wait_for_daemon()

@@ -5,6 +5,7 @@
 // or hangs, or an error in here leaves the Pi turn exactly as Pi built it.
 // paxm-pi-extension v1
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 
 const PAXM = /*PAXM_SETTINGS*/ {} /*END_PAXM_SETTINGS*/;
 
@@ -122,6 +123,13 @@ export default function paxmPiExtension(pi) {
         if (timer) clearTimeout(timer);
         resolve({ ok, stdout: ok ? out : "" });
       };
+      // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`) exits 0
+      // silently when paxm is gone; check its interpreter and client here so the UI can say so
+      if (argv[3] === "paxm-hook" && !(existsSync(String(argv[4])) && existsSync(String(argv[7])))) {
+        warn(event, "paxm's interpreter or hook client is missing");
+        finish(false);
+        return;
+      }
       try {
         child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: process.env, detached, windowsHide: true });
       } catch (error) {

@@ -95,7 +95,7 @@ test("the generated extension imports only Node built-ins and has one default ex
   for (const path of Object.values(EXTENSIONS)) {
     const source = readFileSync(path, "utf8");
     const imports = [...source.matchAll(/^\s*import\s[^;]*?from\s*["']([^"']+)["']/gm)].map((m) => m[1]);
-    assert.deepEqual(imports, ["node:child_process"]);
+    assert.deepEqual(imports, ["node:child_process", "node:fs"]);
     assert.doesNotMatch(source, /\brequire\s*\(/);
   }
 });
