@@ -11,7 +11,7 @@ override what the harness needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -65,6 +65,7 @@ __all__ = [
     "SupportsTranscripts",
     "client_path",
     "decode_generic",
+    "enabled_hook_events",
     "dumps_compact",
     "hook_command",
     "hook_command_line",
@@ -303,3 +304,22 @@ def dumps_compact(value: Any) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def enabled_hook_events(config: Any, target: str, events: Iterable[str]) -> list[str]:
+    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``.
+
+    ``session_start`` always does (it bootstraps the session's context); every other event only
+    when its recall or its write is enabled in ``agents.<target>.hooks``.
+    """
+    agent = (getattr(config, "agents", None) or {}).get(target)
+    hooks = getattr(agent, "hooks", None) or {}
+    out: list[str] = []
+    for event in events:
+        hook = hooks.get(event)
+        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
+            getattr(getattr(hook, "write", None), "enabled", False)
+        )
+        if event == EVENT_SESSION_START or on:
+            out.append(event)
+    return out

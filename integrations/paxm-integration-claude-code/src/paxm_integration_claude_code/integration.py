@@ -20,6 +20,7 @@ from paxm_core.integration import (
     PastTurn,
     client_path,
     decode_generic,
+    enabled_hook_events,
     hook_command_line,
     interpreter_path,
     parse_payload,
@@ -64,17 +65,7 @@ def remove_legacy_shims(config_dir: Path) -> list[Path]:
 
 def installed_events(config: Any) -> list[str]:
     """paxm events that get a Claude hook: ``session_start`` always, others when recall or write is on."""
-    agent = (getattr(config, "agents", None) or {}).get(TARGET)
-    hooks = getattr(agent, "hooks", None) or {}
-    out = []
-    for native in NATIVE_EVENTS:
-        hook = hooks.get(native.event)
-        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
-            getattr(getattr(hook, "write", None), "enabled", False)
-        )
-        if native.event == EVENT_SESSION_START or on:
-            out.append(native.event)
-    return out
+    return enabled_hook_events(config, TARGET, [native.event for native in NATIVE_EVENTS])
 
 
 # --force: doctor runs against an existing config, which setup otherwise refuses to touch

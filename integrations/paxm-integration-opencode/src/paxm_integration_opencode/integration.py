@@ -21,6 +21,7 @@ from paxm_core.integration import (
     InstallContext,
     IntegrationBase,
     decode_generic,
+    enabled_hook_events,
     hook_command,
     parse_hook_command,
     standard_agent_config,
@@ -36,17 +37,7 @@ __all__ = ["KiloIntegration", "OpenCodeIntegration", "installed_events"]
 
 def installed_events(config: Any, target: str) -> list[str]:
     """paxm events the plugin forwards: ``session_start`` always, others when recall or write is on."""
-    agent = (getattr(config, "agents", None) or {}).get(target)
-    hooks = getattr(agent, "hooks", None) or {}
-    out = []
-    for native in NATIVE_EVENTS:
-        hook = hooks.get(native.event)
-        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
-            getattr(getattr(hook, "write", None), "enabled", False)
-        )
-        if native.event == EVENT_SESSION_START or on:
-            out.append(native.event)
-    return out
+    return enabled_hook_events(config, target, [native.event for native in NATIVE_EVENTS])
 
 
 class OpenCodeIntegration(IntegrationBase):
