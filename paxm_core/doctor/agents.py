@@ -35,6 +35,8 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
         if not agent.enabled:
             continue
         integration = integrations.get(name)
+        if integration is None and name not in chosen:
+            continue  # enabled only by upstream's defaults and never installed: nothing was connected
         if integration is None:
             hint = integration_install_hint(name)
             fix = hint.removeprefix("install it with: ") if hint else f"paxm uninstall --agent {name} --yes"

@@ -14,6 +14,10 @@ __all__ = ["daemon_status", "request_json", "send_control"]
 
 FLUSH_TIMEOUT = 35.0
 STOP_WAIT = 5.0
+#: a flush asked without its own timeout must end this long before the client stops listening
+ANSWER_MARGIN = 5.0
+#: shutdown's default delivery budget: what is still owed after it stays durable in the queue
+SHUTDOWN_FLUSH = 10.0
 
 
 def request_json(path: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -84,8 +88,14 @@ def send_control(
             if time.monotonic() > deadline:
                 raise PaxmError("hook daemon lock is held but its socket did not become ready")
             time.sleep(0.025)
+    request = {**(params or {}), "action": action}
+    if action in ("flush", "shutdown") and "timeout" not in request:
+        # the daemon's own flush default equals our socket timeout: without a shorter budget a slow
+        # or failing provider makes it answer just after we gave up, and shutdown reports a timeout
+        budget = max(1.0, timeout - ANSWER_MARGIN)
+        request["timeout"] = min(budget, SHUTDOWN_FLUSH) if action == "shutdown" else budget
     try:
-        response = request_json(str(sock), {**(params or {}), "action": action}, timeout)
+        response = request_json(str(sock), request, timeout)
     except (ConnectionRefusedError, FileNotFoundError):
         return None  # a stale socket of a killed daemon: nothing is running
     except (OSError, ValueError) as exc:
