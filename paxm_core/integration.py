@@ -73,6 +73,7 @@ __all__ = [
     "messages_from_value",
     "parse_hook_command",
     "parse_payload",
+    "setup_fix_command",
     "standard_agent_config",
     "value_text",
     "write_atomic",
@@ -323,3 +324,34 @@ def enabled_hook_events(config: Any, target: str, events: Iterable[str]) -> list
         if event == EVENT_SESSION_START or on:
             out.append(event)
     return out
+
+
+def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) -> str:
+    """The ``paxm setup`` line that reinstalls ``agent``'s hooks without disabling any other agent.
+
+    ``paxm setup --agent X`` pins the agent selection to exactly ``X``, so a doctor fix naming only
+    the broken agent would switch the user's other agents off.  This names every agent the config
+    enables (plus ``agent``), keeps a plugin owner (``--integration``, which leaves the others as they
+    are), and adds ``--config`` when the config is not the default one.
+    """
+    import shlex
+
+    from paxm_core.config.paths import default_config_path
+
+    parts = ["paxm", "setup", "--yes"]
+    if force:
+        parts.append("--force")
+    config_path = Path(ctx.config.path).expanduser()
+    try:
+        is_default = config_path.absolute() == default_config_path().expanduser().absolute()
+    except Exception:  # an unresolvable default (no HOME): name the file explicitly
+        is_default = False
+    if not is_default:
+        parts[1:1] = ["--config", str(config_path)]
+    if ctx.owner != OWNER_PAXM:
+        parts += ["--agent", agent, "--integration", ctx.owner]
+    else:
+        enabled = {name for name, settings in ctx.config.agents.items() if settings.enabled}
+        for name in sorted(enabled | {agent}):
+            parts += ["--agent", name]
+    return shlex.join(parts)

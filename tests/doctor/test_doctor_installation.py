@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -67,16 +68,32 @@ def test_a_deleted_hook_client_is_an_error_with_its_fix(claude_setup: tuple[Path
     assert result.returncode == 1
     assert "error: Claude Code: paxm hooks in" in result.stdout
     assert "point at a hook client that does not exist" in result.stdout
-    assert "  fix: paxm setup" in result.stdout
+    assert "  fix: paxm --config" in result.stdout and "setup --yes" in result.stdout
     assert "installation problem(s): agents:claude" in result.stderr
     rows = json.loads(paxm("--config", str(cfg), "config", "doctor", "--json").stdout)
     row = next(r for r in rows if r["provider"] == "agents:claude")
     assert row["ok"] is False and row["required"] is True and row["level"] == "error"
-    assert row["fix"].startswith("paxm setup")
-    # the fix it names works
-    fixed = paxm("--config", str(cfg), *row["fix"].split()[1:])
+    assert row["fix"].startswith("paxm --config")
+    # the fix it names works, exactly as printed (it names the config file itself)
+    assert f"--config {cfg}" in row["fix"]
+    fixed = paxm(*shlex.split(row["fix"])[1:])
     assert fixed.returncode == 0, fixed.stderr
     assert paxm("--config", str(cfg), "config", "doctor").returncode == 0
+
+
+def test_the_fix_for_one_agent_keeps_the_other_agents_enabled(tmp_path: Path, isolated_home: Path) -> None:
+    cfg = tmp_path / "cfg" / "config.yaml"
+    done = paxm("--config", str(cfg), "setup", "--yes", "--provider", "sqlite", "--agent", "claude", "--agent", "pi")
+    assert done.returncode == 0, done.stderr
+    (isolated_home / ".claude" / "settings.json").write_text("{}")
+    rows = json.loads(paxm("--config", str(cfg), "config", "doctor", "--json").stdout)
+    row = next(r for r in rows if r["provider"] == "agents:claude")
+    assert row["level"] == "error"
+    fixed = paxm(*shlex.split(row["fix"])[1:])
+    assert fixed.returncode == 0, fixed.stderr
+    after = json.loads(paxm("--config", str(cfg), "config", "doctor", "--json").stdout)
+    agents = {r["subject"]: r["level"] for r in after if r.get("check") == "agents"}
+    assert agents == {"claude": "ok", "pi": "ok"}, after  # pi still enabled and installed
 
 
 def test_removed_hooks_are_found(claude_setup: tuple[Path, Path]) -> None:

@@ -20,6 +20,7 @@ from paxm_core.integration import (
     HookResult,
     InstallContext,
     Integration,
+    setup_fix_command,
 )
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import OpenCodeIntegration
@@ -177,10 +178,9 @@ def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_
 def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None:
     config = _config(tmp_path)
     integration = OpenCodeIntegration()
+    fix = setup_fix_command(InstallContext(config=config), "opencode")
     (missing,) = integration.check(InstallContext(config=config))
-    assert missing == Finding(
-        "error", f"OpenCode plugin missing: {integration.plugin_path()}", "paxm setup --yes --agent opencode"
-    )
+    assert missing == Finding("error", f"OpenCode plugin missing: {integration.plugin_path()}", fix)
     integration.install(InstallContext(config=config))
     path = integration.plugin_path()
     settings = embedded_settings(path.read_text())
@@ -188,12 +188,7 @@ def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None
     client = settings["commands"]["user_input"][7]  # after the fail-open guard and `python -I -S`
     path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
     findings = integration.check(InstallContext(config=config))
-    assert (
-        Finding(
-            "error", "OpenCode plugin points at a missing file: /gone/client.py", "paxm setup --yes --agent opencode"
-        )
-        in findings
-    )
+    assert Finding("error", "OpenCode plugin points at a missing file: /gone/client.py", fix) in findings
 
 
 def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from paxm_core.integration import (
     HookResult,
     InstallContext,
     Integration,
+    setup_fix_command,
 )
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_pi import PiIntegration
@@ -170,7 +171,7 @@ def test_upstream_extension_is_replaced_in_place_and_foreign_files_are_never_tou
 def test_check_reports_missing_extension_missing_client_and_stale(tmp_path: Path) -> None:
     config = _config(tmp_path)
     integration = PiIntegration()
-    fix = "paxm setup --yes --agent pi"
+    fix = setup_fix_command(InstallContext(config=config), "pi")
     (missing,) = integration.check(InstallContext(config=config))
     assert missing == Finding("error", f"Pi extension missing: {integration.extension_path()}", fix)
     integration.install(InstallContext(config=config))

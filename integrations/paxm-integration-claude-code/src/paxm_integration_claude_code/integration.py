@@ -24,6 +24,7 @@ from paxm_core.integration import (
     hook_command_line,
     interpreter_path,
     parse_payload,
+    setup_fix_command,
     standard_agent_config,
 )
 from paxm_integration_claude_code import plugin, transcripts
@@ -69,8 +70,6 @@ def installed_events(config: Any) -> list[str]:
 
 
 # --force: doctor runs against an existing config, which setup otherwise refuses to touch
-_SETUP_FIX = "paxm setup --yes --force --agent claude"
-_SETUP_FIX_PLUGIN = "paxm setup --yes --force --agent claude --integration claude-plugin"
 
 
 def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -265,25 +264,26 @@ class ClaudeCodeIntegration(IntegrationBase):
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Doctor: the hooks (or the generated plugin) are installed and point at a client that exists."""
         config, owner = ctx.config, ctx.owner
+        fix = setup_fix_command(ctx, self.name)
         if owner == OWNER_CLAUDE_PLUGIN:
             dest = plugin.generated_dir(Path(config.path).parent)
             if not (dest / "plugins" / plugin.PLUGIN_NAME).is_dir():
-                return [Finding("error", f"the paxm-claude plugin is not generated at {dest}", _SETUP_FIX_PLUGIN)]
+                return [Finding("error", f"the paxm-claude plugin is not generated at {dest}", fix)]
             return [Finding("ok", f"paxm-claude plugin generated at {dest}")]
         path = settings_path()
         try:
             settings, _ = read_settings(path)
         except Exception as exc:  # IntegrationError: not JSON, unreadable
-            return [Finding("error", str(exc), f"fix or move {path}, then run: {_SETUP_FIX}")]
+            return [Finding("error", str(exc), f"fix or move {path}, then run: {fix}")]
         wanted = self.wanted_hooks(config)
         ours = paxm_matcher(config.path)
         commands = _commands_by_event(settings)
         missing = [event for event in wanted if not any(ours(c) for c in commands.get(event, []))]
         if missing:
-            return [Finding("error", f"paxm hooks missing in {path} for {', '.join(missing)}", _SETUP_FIX)]
+            return [Finding("error", f"paxm hooks missing in {path} for {', '.join(missing)}", fix)]
         broken = [c for cs in commands.values() for c in cs if ours(c) and not _client_exists(c)]
         if broken:
-            return [Finding("error", f"paxm hooks in {path} point at a hook client that does not exist", _SETUP_FIX)]
+            return [Finding("error", f"paxm hooks in {path} point at a hook client that does not exist", fix)]
         return [Finding("ok", f"hooks installed in {path}")]
 
     def _update_settings(self, path: Path, config: Any, wanted: dict[str, WantedHook]) -> bool:

@@ -27,6 +27,7 @@ from paxm_core.integration import (
     hook_command_line,
     interpreter_path,
     parse_payload,
+    setup_fix_command,
 )
 from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
 from paxm_integration_codex.agent_defaults import codex_agent_defaults
@@ -338,12 +339,12 @@ class CodexIntegration(IntegrationBase):
         try:
             doc, _original = config_toml.read_config(path)
         except IntegrationError as exc:
-            return [Finding("error", str(exc), f"fix {path}, then run: paxm setup --yes --agent codex --force")]
+            return [Finding("error", str(exc), f"fix {path}, then run: {setup_fix_command(context, TARGET)}")]
         ours = list(config_toml.paxm_handlers(doc, config_toml.paxm_matcher(config.path)))
         findings: list[Finding] = []
-        fix = "paxm setup --yes --agent codex --force"
+        fix = setup_fix_command(context, TARGET)
         if plugin_owned:
-            fix = f"paxm setup --yes --agent codex --integration {OWNER_CODEX_PLUGIN} --force"
+            fix = setup_fix_command(InstallContext(config=config, owner=OWNER_CODEX_PLUGIN), TARGET)
             if ours:
                 findings.append(Finding("warn", f"{path} still has paxm hooks although the plugin owns them", fix))
             generated = plugin.generated_dir(Path(config.path).parent)

@@ -21,6 +21,7 @@ from paxm_core.integration import (
     decode_generic,
     hook_command_line,
     parse_payload,
+    setup_fix_command,
 )
 from paxm_integration_qwen_code.settings import is_paxm_command, merge_hooks, read_settings, write_settings
 
@@ -190,7 +191,7 @@ class QwenCodeIntegration(IntegrationBase):
         """Every wanted handler present in settings.json, and the files it runs exist."""
         context = ctx
         path = self.settings_path()
-        fix = f"paxm setup --yes --agent {self.name}"
+        fix = setup_fix_command(context, self.name)
         try:
             settings, original = read_settings(path, f"{self.display_name} settings")
         except Exception as exc:
