@@ -217,7 +217,7 @@ def forget(
 
     Shows what will be deleted (id, provider, first line) and asks first.  Queued captures of
     the same memories that are not delivered yet are removed too, so they never come back.
-    Exits 1 if a delete failed or an ID was found nowhere.
+    Exits 1 if a delete failed, a provider could not be searched, or an ID was found nowhere.
     """
     from paxm_core.duration import parse_duration
 
@@ -248,6 +248,10 @@ def forget(
             click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
         else:
             click.echo(message)
+            for line in _preview_lines(plan, router):
+                click.echo(line)
+        if plan.search_errors:
+            raise PaxmError("could not search: " + ", ".join(e.provider for e in plan.search_errors))
         return
     if not (as_json and yes):
         for line in _preview_lines(plan, router):
@@ -274,6 +278,9 @@ def forget(
         problems.append("some deletes failed: " + ", ".join(p.provider for p in result.providers if p.failed))
     if plan.queue_error and plan.copies:
         problems.append(f"queued copies were not removed: {plan.queue_error}")
+    if plan.search_errors:
+        # memories there could not be looked for, so some may remain
+        problems.append("could not search: " + ", ".join(e.provider for e in plan.search_errors))
     if report["not_found"]:
         problems.append("not found anywhere: " + ", ".join(report["not_found"]))
     if problems:
@@ -310,7 +317,12 @@ def _report(plan: _Plan, result: Any, removed: int, given: list[str], query: str
     }
     out["search_errors"] = [e.to_json() for e in plan.search_errors]
     out["not_found"] = not_found
-    out["ok"] = not (result is not None and result.failed) and not not_found and not (plan.queue_error and plan.copies)
+    out["ok"] = (
+        not (result is not None and result.failed)
+        and not not_found
+        and not plan.search_errors
+        and not (plan.queue_error and plan.copies)
+    )
     return out
 
 
