@@ -120,12 +120,16 @@ def _episode_text(payload_json: str) -> str:
     return "\n\n".join(t.strip() for t in (_event_text(e) for e in events) if t.strip())
 
 
-def _inbox_text(raw: bytes) -> str:
+def _inbox_text(raw: bytes, query: str) -> str:
+    """The payload's strings, those with the most query words first (what the preview shows)."""
     decoded = raw.decode("utf-8", errors="replace")
     try:
-        return "\n".join(_strings(json.loads(decoded)))
+        strings = list(_strings(json.loads(decoded)))
     except ValueError:
         return decoded
+    words = _words(query)
+    strings.sort(key=lambda text: -sum(word in text.casefold() for word in words))
+    return "\n".join(strings)
 
 
 def _deliveries(
@@ -247,7 +251,7 @@ def find_copies(
     ).fetchall():
         if not room():
             break
-        text = _inbox_text(bytes(raw))
+        text = _inbox_text(bytes(raw), query)
         if event_id not in seen and text_matches(query, text):
             found.append(QueuedCopy("inbox", event_id, text, "text"))
             seen.add(event_id)
@@ -300,7 +304,9 @@ def remove_copies(
             conn.execute("DELETE FROM capture_events WHERE episode_id = ?", (copy.id,))
             changed += conn.execute("DELETE FROM capture_episodes WHERE episode_id = ?", (copy.id,)).rowcount
         elif copy.kind == "event":
-            gone = conn.execute("DELETE FROM capture_events WHERE event_id = ? AND episode_id = ''", (copy.id,)).rowcount
+            gone = conn.execute(
+                "DELETE FROM capture_events WHERE event_id = ? AND episode_id = ''", (copy.id,)
+            ).rowcount
             if not gone:
                 # sealed since the preview (the daemon is running): the episode it joined goes
                 row = conn.execute("SELECT episode_id FROM capture_events WHERE event_id = ?", (copy.id,)).fetchone()
@@ -315,4 +321,3 @@ def remove_copies(
                 (copy.id,),
             ).rowcount
     return changed
-

@@ -198,7 +198,9 @@ def _confirm(yes: bool, err: bool) -> None:
     metavar="NAME",
     help="Only on this provider (repeatable; default: every enabled one).",
 )
-@click.option("--limit", default=10, show_default=True, type=int, help="Most memories (and queued captures) a query selects.")
+@click.option(
+    "--limit", default=10, show_default=True, type=int, help="Most memories (and queued captures) a query selects."
+)
 @click.option("--timeout", default="30s", show_default=True, metavar="DURATION", help="Budget per provider.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (needed without a terminal).")
 @click.option("--json", "as_json", is_flag=True, help="Print per-provider results as JSON.")
@@ -302,9 +304,7 @@ def _report(plan: _Plan, result: Any, removed: int, given: list[str], query: str
     out: dict[str, Any] = {"mode": plan.mode}
     if plan.mode == "query":
         out["query"] = query
-        out["hits"] = [
-            {"provider": h.provider, "id": h.id, "first_line": _first_line(h.text)} for h in plan.hits
-        ]
+        out["hits"] = [{"provider": h.provider, "id": h.id, "first_line": _first_line(h.text)} for h in plan.hits]
     else:
         out["ids"] = list(given)
     out["providers"] = [p.to_json() for p in result.providers] if result is not None else []

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 from pgserver import APP_PASSWORD, APP_USER, PASSWORD_ENV, PgServer
 
 from paxm_core import MemoryItem
