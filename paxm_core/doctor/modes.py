@@ -132,11 +132,12 @@ def _config_finding(config: Config, path: Path, mode: int) -> DoctorFinding:
 
 
 def check_file_modes(config: Config) -> Iterator[DoctorFinding]:
-    """One ``error`` per paxm file or directory with group/other permission bits; one ``ok`` otherwise."""
+    """One finding per paxm file or directory with group/other permission bits; silent when all are private.
+
+    (Silent, not an ``ok`` row: ``--json`` on a sound default install stays upstream's shape.)
+    """
     dirs, files = private_paths(config)
     seen: set[Path] = set()
-    checked = 0
-    bad = 0
     targets: list[tuple[Path, bool | None]] = [(d, True) for d in dirs]
     for directory in dirs:
         if directory.is_dir():
@@ -154,12 +155,8 @@ def check_file_modes(config: Config) -> Iterator[DoctorFinding]:
         if expect_dir is True and not is_dir:
             continue
         mode = stat.S_IMODE(info.st_mode)
-        checked += 1
         if mode & 0o077:
-            bad += 1
             if path == config.path.absolute():
                 yield _config_finding(config, path, mode)
             else:
                 yield _finding(path, mode, is_dir)
-    if not bad:
-        yield DoctorFinding("file_modes", "private", "ok", f"file modes: {checked} paxm path(s) are private")
