@@ -97,9 +97,15 @@ class SupportsPutBatch(Protocol):
 
 @runtime_checkable
 class SupportsDelete(Protocol):
-    """Deletes one memory by ref (used by eval cleanup)."""
+    """Deletes one memory by ref (``paxm forget``, eval cleanup).
 
-    def delete(self, ref: MemoryRef, deadline: Deadline) -> None: ...
+    A missing id is not an error.  A provider that can tell returns ``True`` (the memory was
+    there and is gone) or ``False`` (no such memory); ``None`` means "done, existence unknown"
+    (a remote API that answers every delete the same way), which ``paxm forget`` reports as
+    ``accepted``.
+    """
+
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> bool | None: ...
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.capture import _inbox
 from paxm_core.capture._inbox import sha256_hex, utc_stamp
@@ -45,6 +45,9 @@ from paxm_core.capture.model import (
     QueueStatus,
 )
 from paxm_core.errors import QueueError
+
+if TYPE_CHECKING:
+    from paxm_core.capture.forget import QueuedCopy
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_RETRY_MIN", "MAX_BACKOFF", "CaptureQueue", "Routes"]
 
@@ -821,6 +824,31 @@ class CaptureQueue:
             conn.executemany("DELETE FROM capture_episodes WHERE episode_id = ?", ids)
             conn.execute("DELETE FROM capture_inbox WHERE state = 'done' AND received_at < ?", (cutoff,))
         return len(ids)
+
+    # -- forgetting --------------------------------------------------------------------
+
+    def queued_copies(
+        self, *, ids: Iterable[str] = (), episode_ids: Iterable[str] = (), query: str = "", limit: int = 0
+    ) -> list[QueuedCopy]:
+        """Captures holding a memory being forgotten (see :mod:`paxm_core.capture.forget`)."""
+        from paxm_core.capture.forget import find_copies
+
+        with self._reading() as conn:
+            return find_copies(conn, ids=ids, episode_ids=episode_ids, query=query, limit=limit)
+
+    def delivered_refs(self, episode_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Provider -> the refs its delivered copies of ``episode_ids`` got."""
+        from paxm_core.capture.forget import linked_refs
+
+        with self._reading() as conn:
+            return linked_refs(conn, list(episode_ids))
+
+    def forget_copies(self, copies: Iterable[QueuedCopy], providers: Iterable[str] = ()) -> int:
+        """Remove ``copies`` in one transaction so they are never delivered; returns how many changed."""
+        from paxm_core.capture.forget import remove_copies
+
+        with self._tx() as conn:
+            return remove_copies(conn, list(copies), self._refresh_episode, providers)
 
     # -- reporting ---------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ __all__ = ["cli", "main"]
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "remember": ("paxm_core.cli.memory_cmds", "remember"),
     "recall": ("paxm_core.cli.memory_cmds", "recall"),
+    "forget": ("paxm_core.cli.forget_cmd", "forget"),
     "plugins": ("paxm_core.cli.plugins_cmd", "plugins"),
     "config": ("paxm_core.cli.config_cmds", "config"),
     "setup": ("paxm_core.cli.setup_cmd", "setup"),

@@ -66,8 +66,9 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
 
     state = ctx.find_root().obj
     runtime: Any = state.runtime()
-    statuses = list(runtime.router.health())
+    # the checks first: provider health opens databases, and opening one repairs its mode
     findings = run_checks(runtime.config)
+    statuses = list(runtime.router.health())
     if as_json:
         rows = [s.to_json() for s in statuses] + [f.to_json() for f in findings]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))

@@ -6,8 +6,9 @@ raises becomes one ``error`` finding instead of taking doctor down.  Provider he
 check here: doctor runs it through the router as before.
 
 Built in: ``agents`` (each enabled agent's integration ``check()``, an agent with no
-integration installed), ``plugins`` (plugins that failed to load) and ``capture`` (the capture
-queue, failed inbox entries, the hook daemon's last start-up).  Other modules add
+integration installed), ``plugins`` (plugins that failed to load), ``capture`` (a corrupt
+capture queue, failed inbox entries, the hook daemon's last start-up) and ``file_modes``
+(paxm's files 0600 and directories 0700).  Other modules add
 theirs with :func:`register_check`.
 """
 
@@ -61,6 +62,8 @@ class DoctorFinding:
 DoctorCheck = Callable[["Config"], Iterable[DoctorFinding]]
 
 _CHECKS: dict[str, str | DoctorCheck] = {
+    # first: opening a database (the other checks, provider health) makes it 0600 again
+    "file_modes": "paxm_core.doctor.modes:check_file_modes",
     "agents": "paxm_core.doctor.agents:check_agents",
     "plugins": "paxm_core.doctor.plugins:check_plugins",
     "capture": "paxm_core.doctor.capture:check_capture",

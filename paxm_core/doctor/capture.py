@@ -1,13 +1,17 @@
 """Doctor check ``capture``: what breaks passive capture (the queue, failed inbox entries, the daemon's start-up).
 
-A corrupt queue is moved aside by paxm itself (kept, timestamped) and capture resumes in a fresh
-one; doctor then warns where the old file is.  Failed inbox entries and a daemon that could not
-start are errors: turns are being lost or held back, so doctor exits non-zero.
+A corrupt queue is an error with its fix (doctor opens it read-only and never repairs it behind
+the user's back).  paxm itself moves a corrupt queue aside when it next opens it (kept,
+timestamped) and capture resumes in a fresh one; doctor then warns where the old file is.
+Failed inbox entries and a daemon that could not start are errors: turns are being lost or
+held back, so doctor exits non-zero.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paxm_core.doctor import DoctorFinding
@@ -32,6 +36,44 @@ def _last_daemon_start(config: Config) -> tuple[str, str]:
     return str(log), last
 
 
+def _corruption(path: Path) -> str:
+    """Why the queue file is unusable, read-only (``""`` when it is sound).
+
+    Opening it the normal way would move a corrupt file aside and start a fresh queue, turning
+    the problem into a warning before anyone saw it; doctor only looks.
+    """
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return str(exc) if _corrupt_text(str(exc)) else ""
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.Error as exc:
+        return str(exc) if _corrupt_text(str(exc)) else ""
+    finally:
+        conn.close()
+    problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+    return "; ".join(problems[:3])
+
+
+def _corrupt_text(message: str) -> bool:
+    text = message.lower()
+    return "not a database" in text or "malformed" in text or "corrupt" in text
+
+
+def _fix(path: Path, problem: str) -> str:
+    if "not a database" in problem:
+        # the next open sees it at once: it is moved aside (kept, timestamped) and a fresh queue starts
+        return "paxm queue status"
+    stamp = "$(date -u +%Y%m%dT%H%M%SZ)"
+    quoted = shlex.quote(str(path))
+    return " && ".join(
+        f"{{ [ ! -e {quoted}{s} ] || mv {quoted}{s} {quoted}.corrupt-{stamp}{s}; }}" for s in ("", "-wal", "-shm")
+    )
+
+
 def check_capture(config: Config) -> Iterator[DoctorFinding]:
     """Findings about the capture queue at ``config.capture_queue_path`` and the daemon's last start."""
     from paxm_core.capture import _inbox
@@ -44,6 +86,12 @@ def check_capture(config: Config) -> Iterator[DoctorFinding]:
             f"inspect or delete {copy}",
         )  # fmt: skip
     if path.exists():
+        problem = _corruption(path)
+        if problem:
+            yield DoctorFinding(
+                "capture", "queue", "error", f"the capture queue {path} is corrupt: {problem}", _fix(path, problem)
+            )
+            return
         try:
             conn = _inbox.connect(path)
         except Exception as exc:

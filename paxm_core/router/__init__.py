@@ -6,6 +6,7 @@ See ``docs/router.md`` for the semantics.
 from __future__ import annotations
 
 from paxm_core.router.core import Router
+from paxm_core.router.forget import ForgetResult, ProviderForget
 from paxm_core.router.policy import (
     PutPolicy,
     RecallResult,
@@ -15,4 +16,14 @@ from paxm_core.router.policy import (
     candidate_limit,
 )
 
-__all__ = ["PutPolicy", "RecallResult", "RememberResult", "Route", "Router", "SearchPolicy", "candidate_limit"]
+__all__ = [
+    "ForgetResult",
+    "PutPolicy",
+    "ProviderForget",
+    "RecallResult",
+    "RememberResult",
+    "Route",
+    "Router",
+    "SearchPolicy",
+    "candidate_limit",
+]

@@ -23,10 +23,12 @@ from paxm_core.errors import (
     WriteError,
 )
 from paxm_core.protocols import (
+    CAP_DELETE,
     CAP_PUT_BATCH,
     Provider,
     SupportsCleanupExpired,
     SupportsClose,
+    SupportsDelete,
     SupportsPutBatch,
     capabilities_of,
 )
@@ -34,6 +36,8 @@ from paxm_core.router import ranking
 from paxm_core.router.admission import admit
 from paxm_core.router.bulkhead import Lane, LaneBusy
 from paxm_core.router.fanout import error_text, fan_out, ms
+from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
+from paxm_core.router.forget import forget as forget_refs
 from paxm_core.router.pipeline import Candidate, eligible_hits, normalized_tiers
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
@@ -326,6 +330,43 @@ class Router:
             return refs
 
         return work
+
+    # -- forget --------------------------------------------------------------------------
+
+    def forget(
+        self,
+        targets: Mapping[str, Sequence[str]],
+        *,
+        timeout: float | None = FORGET_TIMEOUT,
+        deadline: Deadline | None = None,
+    ) -> ForgetResult:
+        """Delete memory ids on several providers concurrently (``paxm forget``).
+
+        ``targets`` maps a provider name to the ids to delete there.  Each provider runs in its
+        own ``delete`` bulkhead lane with ``timeout`` seconds for all its ids (within
+        ``deadline``); one failing or slow provider never stops the others.  Providers without
+        the ``delete`` capability are reported ``unsupported`` and not called.  Never raises for
+        a provider failure: the per-provider results say what happened to every id.
+        """
+        if self._closed:
+            raise PaxmError("memory router is closed")
+        unknown = sorted(name for name in targets if name not in self._providers)
+        if unknown:
+            enabled = ", ".join(self._providers) or "none"
+            raise ConfigError(f"cannot forget on provider(s) {', '.join(unknown)}: not enabled (enabled: {enabled})")
+        return forget_refs(
+            self._lane,
+            self._delete_one,
+            lambda name: CAP_DELETE in self.capabilities(name),
+            targets,
+            timeout=timeout,
+            deadline=deadline,
+        )
+
+    def _delete_one(self, name: str, ref: MemoryRef, deadline: Deadline) -> object:
+        provider = self._providers[name]
+        assert isinstance(provider, SupportsDelete)
+        return provider.delete(ref, deadline)
 
     # -- maintenance ---------------------------------------------------------------------
 

@@ -21,4 +21,4 @@ class TestHybridContract(ProviderContract):
 
     @pytest.fixture
     def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "cleanup_expired", "close", "turn_boundaries", "attribution"}
+        return {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}

@@ -22,4 +22,4 @@ class TestSQLiteContract(ProviderContract):
     @pytest.fixture
     def paxm_expected_capabilities(self) -> set[str]:
         # Spelled out (not read from the registration) so that losing one fails here.
-        return {"put_batch", "cleanup_expired", "close", "turn_boundaries", "attribution"}
+        return {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}

@@ -241,12 +241,13 @@ class PostgresProvider:
                     raise ProviderError(self._name, "put", f"postgres memory {row['id']!r}: {reason}")
         return [MemoryRef(self._name, str(row["id"])) for row in rows]
 
-    def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
-        """Delete one memory of a visible scope (a missing id is not an error)."""
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
+        """Delete one memory of a visible scope; ``False`` if there was none (not an error)."""
         with self._db.transaction("delete", deadline) as conn:
-            conn.execute(
+            cursor = conn.execute(
                 f"DELETE FROM {self._table} WHERE id = %s AND scope = ANY(%s)", (ref.id, self.settings.scopes())
             )
+            return cursor.rowcount > 0
 
     def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
         """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first.

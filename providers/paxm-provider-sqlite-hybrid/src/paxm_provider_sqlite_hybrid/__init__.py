@@ -27,7 +27,7 @@ def paxm_register_providers(register: Callable[..., None]) -> None:
         "sqlite-hybrid",
         _factory,
         description="Local SQLite FTS5 plus an offline MiniLM embedding model (recall that understands paraphrase)",
-        capabilities=("put_batch", "cleanup_expired", "close", "turn_boundaries", "attribution"),
+        capabilities=("put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"),
     )
 
 

@@ -150,6 +150,16 @@ class HybridSQLiteProvider(SQLiteProvider):
 
                 self._cache.add(rowids, np.stack(kept))
 
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
+        """Delete as ``sqlite`` (the ``hybrid_vectors_gc`` trigger drops the vector in the same
+        transaction) and forget the cached vector, so a reused rowid never inherits it."""
+        with self._db.session("delete", deadline) as conn:
+            self._ensure(conn)  # the trigger must exist before the row goes
+        deleted = super().delete(ref, deadline)
+        if deleted:
+            self._cache.invalidate()
+        return deleted
+
     def backfill_step(self, batch: int, deadline: Deadline) -> tuple[int, int]:
         """Embed up to ``batch`` memories that lack a vector; ``(embedded, still missing)``.
 

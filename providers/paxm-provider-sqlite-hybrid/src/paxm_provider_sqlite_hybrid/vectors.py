@@ -86,6 +86,11 @@ class VectorCache:
         if self._pending:
             self._fold()
 
+    def invalidate(self) -> None:
+        """Reload at the next :meth:`sync`: this process deleted rows (``data_version`` only sees others')."""
+        self._version = None
+        self._pending.clear()
+
     def add(self, rowids: list[int], vectors: npt.NDArray[np.float32]) -> None:
         """Record this process's own writes (folded in at the next :meth:`sync`)."""
         for rowid, vec in zip(rowids, vectors, strict=True):

@@ -167,6 +167,26 @@ class SQLiteProvider:
         self.last_trace = trace
         return [apply_hit_attribution(hit.to_hit(self._name)) for hit in found]
 
+    def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
+        """Delete the memory ``ref.id``; ``False`` if there was none.
+
+        One transaction: the row goes, and the ``AFTER DELETE`` triggers remove its rows from
+        both FTS indexes (``memory_fts``, ``memory_terms``) and from any sidecar table a
+        subclass keeps (the hybrid provider's vectors), so nothing of it stays searchable.
+        """
+        if not ref.id.strip():
+            raise ProviderError(self._name, "delete", "delete needs a memory id")
+        with self._db.session("delete", deadline) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = conn.execute("DELETE FROM memories WHERE id = ?", (ref.id,))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return cursor.rowcount > 0
+
     def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
         """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first."""
         if limit <= 0 or limit > _CLEANUP_MAX:

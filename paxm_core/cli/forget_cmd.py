@@ -1,0 +1,347 @@
+"""``paxm forget``: delete memories by id or by query, everywhere, queued copies included.
+
+An operator command (never an MCP tool: an agent must not erase what the user told it to
+keep).  It shows what it would delete and asks first; without a terminal it needs ``--yes``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paxm_core.errors import PaxmError, RecallError, UsageError
+
+__all__ = ["forget"]
+
+
+@dataclass
+class _Plan:
+    """What one ``paxm forget`` will do: provider ids, the hits they came from, queued copies."""
+
+    mode: str
+    targets: dict[str, list[str]] = field(default_factory=dict)
+    hits: list[Any] = field(default_factory=list)
+    linked: dict[str, list[str]] = field(default_factory=dict)
+    copies: list[Any] = field(default_factory=list)
+    search_errors: list[Any] = field(default_factory=list)
+    queue_path: str = ""
+    queue_error: str = ""
+
+    def add(self, provider: str, memory_id: str) -> None:
+        ids = self.targets.setdefault(provider, [])
+        if memory_id not in ids:
+            ids.append(memory_id)
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.targets.values()) and not self.copies
+
+
+def _state(ctx: click.Context) -> Any:
+    from paxm_core.cli.memory_cmds import _state as memory_state
+
+    return memory_state(ctx)
+
+
+def _first_line(text: str) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= 100 else line[:99] + "…"
+
+
+def _split_id(raw: str, enabled: dict[str, Any]) -> tuple[str, str]:
+    """``provider/id`` (as ``paxm remember`` prints) when the prefix is an enabled provider."""
+    head, sep, tail = raw.partition("/")
+    if sep and tail and head in enabled:
+        return head, tail
+    return "", raw
+
+
+def _open_queue(config: Any) -> Any:
+    from paxm_core.capture import CaptureQueue
+
+    return CaptureQueue(config.capture_queue_path, recover=False)
+
+
+def _plan(
+    runtime: Any, ids: tuple[str, ...], query: str, chosen: list[str], limit: int, budget: float
+) -> tuple[_Plan, list[str]]:
+    from paxm_core.deadline import Deadline
+    from paxm_core.router.policy import Route, SearchPolicy
+    from paxm_core.types import SearchQuery
+
+    router = runtime.router
+    plan = _Plan("query" if query else "ids")
+    episode_ids: list[str] = []
+    given: list[str] = []
+    if query:
+        policy = SearchPolicy(routes=[Route(name, timeout=budget) for name in chosen], limit=limit)
+        try:
+            found = router.search(SearchQuery(query, limit=limit), policy, Deadline.after(budget + 1))
+        except RecallError as exc:  # no route is required here, but keep whatever came back
+            found = exc.result
+        plan.hits = list(found.hits)
+        plan.search_errors = list(found.provider_errors)
+        for hit in plan.hits:
+            plan.add(hit.provider, hit.id)
+            episode = (hit.metadata.get("paxm_episode_id") or "").strip()
+            if episode and episode not in episode_ids:
+                episode_ids.append(episode)
+    else:
+        for raw in ids:
+            provider, memory_id = _split_id(raw.strip(), router.providers)
+            if not memory_id:
+                raise UsageError(f"empty memory id in {raw!r}")
+            given.append(memory_id)
+            if provider and provider not in chosen:
+                raise UsageError(f"{raw}: provider {provider!r} is not among --provider {', '.join(chosen)}")
+            for name in [provider] if provider else chosen:
+                plan.add(name, memory_id)
+    path = Path(runtime.config.capture_queue_path)
+    plan.queue_path = str(path)
+    if path.exists():
+        try:
+            queue = _open_queue(runtime.config)
+        except PaxmError as exc:
+            plan.queue_error = str(exc)
+        else:
+            try:
+                all_ids = [i for ids_ in plan.targets.values() for i in ids_]
+                plan.copies = queue.queued_copies(ids=all_ids, episode_ids=episode_ids, query=query, limit=limit)
+                linked = [c.id for c in plan.copies if c.kind == "episode" and c.reason != "text"]
+                for provider, refs in queue.delivered_refs(linked).items():
+                    if provider not in chosen:
+                        continue
+                    for ref in refs:
+                        if ref not in plan.targets.get(provider, []):
+                            plan.linked.setdefault(provider, []).append(ref)
+                            plan.add(provider, ref)
+            except PaxmError as exc:
+                plan.queue_error = str(exc)
+            finally:
+                queue.close()
+    return plan, given
+
+
+def _preview_lines(plan: _Plan, router: Any) -> list[str]:
+    from paxm_core.protocols import CAP_DELETE
+
+    lines: list[str] = []
+    can = {name for name in plan.targets if CAP_DELETE in router.capabilities(name)}
+    if plan.mode == "query":
+        deletable = [h for h in plan.hits if h.provider in can]
+        kept = [h for h in plan.hits if h.provider not in can]
+        if deletable:
+            lines.append(f"Memories to delete ({len(deletable)}):")
+            lines += [f"  {h.provider}  {h.id}  {_first_line(h.text)}" for h in deletable]
+        if kept:
+            lines.append(f"Found but NOT deletable (provider cannot delete) ({len(kept)}):")
+            lines += [f"  {h.provider}  {h.id}  {_first_line(h.text)}" for h in kept]
+    else:
+        by_id: dict[str, list[str]] = {}
+        for name, ids in plan.targets.items():
+            for memory_id in ids:
+                if memory_id not in plan.linked.get(name, []):
+                    by_id.setdefault(memory_id, []).append(name)
+        lines.append(f"Memory ids to delete ({len(by_id)}):")
+        for memory_id, names in by_id.items():
+            ok = [n for n in names if n in can]
+            no = [n for n in names if n not in can]
+            text = f"  {memory_id}  on: {', '.join(ok) or 'no provider that can delete'}"
+            if no:
+                text += f" (cannot delete on: {', '.join(no)})"
+            lines.append(text)
+    if any(plan.linked.values()):
+        lines.append("Copies of the same captured turns on other providers (delivered from the queue):")
+        for name, refs in sorted(plan.linked.items()):
+            lines += [f"  {name}  {ref}" for ref in refs]
+    if plan.copies:
+        lines.append(f"Queued captures to remove, never to be delivered ({len(plan.copies)}):")
+        for copy in plan.copies:
+            if copy.kind == "episode":
+                owed = ", ".join(f"{p} ({s})" for p, s in copy.undelivered) or "already delivered"
+                where = f"owed to: {owed}"
+            elif copy.kind == "event":
+                where = "turn still open"
+            else:
+                where = "raw hook payload, daemon was down"
+            lines.append(f"  {copy.kind}  {copy.id}  [{where}; linked by {copy.reason}]  {_first_line(copy.text)}")
+            if any(state == "delivering" for _, state in copy.undelivered):
+                lines.append("    note: a delivery is in flight; if it lands, run paxm forget again")
+    for err in plan.search_errors:
+        lines.append(f"warning: search on {err.provider} failed ({err.error}); its memories are not listed")
+    if plan.queue_error:
+        lines.append(f"warning: the capture queue could not be read: {plan.queue_error}")
+    return lines
+
+
+def _confirm(yes: bool, err: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("refusing to forget without confirmation: stdin is not a terminal; re-run with --yes")
+    if not click.confirm("Delete these for good?", default=False, err=err):
+        raise PaxmError("aborted; nothing was deleted")
+
+
+@click.command("forget")
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--query", "-q", "query", default="", metavar="TEXT", help="Forget the memories a search finds.")
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    metavar="NAME",
+    help="Only on this provider (repeatable; default: every enabled one).",
+)
+@click.option(
+    "--limit", default=10, show_default=True, type=int, help="Most memories (and queued captures) a query selects."
+)
+@click.option("--timeout", default="30s", show_default=True, metavar="DURATION", help="Budget per provider.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (needed without a terminal).")
+@click.option("--json", "as_json", is_flag=True, help="Print per-provider results as JSON.")
+@click.pass_context
+def forget(
+    ctx: click.Context,
+    ids: tuple[str, ...],
+    query: str,
+    providers: tuple[str, ...],
+    limit: int,
+    timeout: str,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Delete memories by ID (or PROVIDER/ID) or by --query, on every provider that can delete.
+
+    Shows what will be deleted (id, provider, first line) and asks first.  Queued captures of
+    the same memories that are not delivered yet are removed too, so they never come back.
+    Exits 1 if a delete failed, a provider could not be searched, or an ID was found nowhere.
+    """
+    from paxm_core.duration import parse_duration
+
+    query = query.strip()
+    if bool(ids) == bool(query):
+        raise UsageError("give memory IDs or --query TEXT (one of them)")
+    if limit <= 0:
+        raise UsageError("--limit must be a positive number")
+    try:
+        budget = parse_duration(timeout)
+    except (ValueError, PaxmError) as exc:
+        raise UsageError(f"--timeout: {exc}") from None
+    if budget <= 0:
+        raise UsageError("--timeout must be positive")
+    runtime = _state(ctx).runtime()
+    router = runtime.router
+    enabled = router.providers
+    chosen = list(dict.fromkeys(p.strip() for p in providers if p.strip())) or list(enabled)
+    unknown = [p for p in chosen if p not in enabled]
+    if unknown:
+        raise UsageError(f"provider(s) not enabled: {', '.join(unknown)} (enabled: {', '.join(enabled) or 'none'})")
+    if not chosen:
+        raise UsageError("no memory providers are enabled")
+    plan, given = _plan(runtime, ids, query, chosen, limit, budget)
+    if plan.empty:
+        message = f"nothing matches {query!r}; nothing was deleted"
+        if as_json:
+            click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
+        else:
+            click.echo(message)
+            for line in _preview_lines(plan, router):
+                click.echo(line)
+        if plan.search_errors:
+            raise PaxmError("could not search: " + ", ".join(e.provider for e in plan.search_errors))
+        return
+    if not (as_json and yes):
+        for line in _preview_lines(plan, router):
+            click.echo(line, err=as_json)
+    _confirm(yes, as_json)
+    removed = 0
+    if plan.copies:
+        try:
+            queue = _open_queue(runtime.config)
+            try:
+                removed = queue.forget_copies(plan.copies, providers if providers else ())
+            finally:
+                queue.close()
+        except PaxmError as exc:
+            plan.queue_error = str(exc)
+    result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
+    report = _report(plan, result, removed, given, query)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        _print_report(report)
+    problems: list[str] = []
+    if result.failed:
+        problems.append("some deletes failed: " + ", ".join(p.provider for p in result.providers if p.failed))
+    if plan.queue_error and plan.copies:
+        problems.append(f"queued copies were not removed: {plan.queue_error}")
+    if plan.search_errors:
+        # memories there could not be looked for, so some may remain
+        problems.append("could not search: " + ", ".join(e.provider for e in plan.search_errors))
+    if report["not_found"]:
+        problems.append("not found anywhere: " + ", ".join(report["not_found"]))
+    if problems:
+        raise PaxmError("; ".join(problems))
+
+
+def _report(plan: _Plan, result: Any, removed: int, given: list[str], query: str) -> dict[str, Any]:
+    from paxm_core.capture.forget import episode_id_of
+
+    queued = {c.id for c in plan.copies}
+    not_found = [
+        i
+        for i in given
+        if (result is None or not result.gone(i))
+        and i not in queued
+        and episode_id_of(i) not in queued
+        and not _linked_by_ref(i, plan)
+    ]
+    out: dict[str, Any] = {"mode": plan.mode}
+    if plan.mode == "query":
+        out["query"] = query
+        out["hits"] = [{"provider": h.provider, "id": h.id, "first_line": _first_line(h.text)} for h in plan.hits]
+    else:
+        out["ids"] = list(given)
+    out["providers"] = [p.to_json() for p in result.providers] if result is not None else []
+    out["linked"] = {name: list(refs) for name, refs in sorted(plan.linked.items())}
+    out["queue"] = {
+        "path": plan.queue_path,
+        "copies": [c.to_json() for c in plan.copies],
+        "removed": removed,
+        "error": plan.queue_error,
+    }
+    out["search_errors"] = [e.to_json() for e in plan.search_errors]
+    out["not_found"] = not_found
+    out["ok"] = (
+        not (result is not None and result.failed)
+        and not not_found
+        and not plan.search_errors
+        and not (plan.queue_error and plan.copies)
+    )
+    return out
+
+
+def _linked_by_ref(memory_id: str, plan: _Plan) -> bool:
+    # an id a provider gave a queued episode counts as found: its episode was
+    return any(memory_id == ref for c in plan.copies for _, ref in c.delivered)
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    for entry in report["providers"]:
+        name = entry["provider"]
+        if entry["status"] == "unsupported":
+            click.echo(f"{name}: cannot delete (no delete support): {', '.join(entry['unsupported'])}")
+            continue
+        for key, label in (("deleted", "deleted"), ("accepted", "delete accepted"), ("not_found", "not found")):
+            if entry[key]:
+                click.echo(f"{name}: {label}: {', '.join(entry[key])}")
+        for failure in entry["failed"]:
+            click.echo(f"{name}: FAILED {failure['id']}: {failure['error']}")
+    queue = report["queue"]
+    if queue["copies"]:
+        click.echo(f"capture queue: removed {queue['removed']} queued capture(s)")

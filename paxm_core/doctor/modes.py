@@ -1,0 +1,162 @@
+"""Doctor check ``file_modes``: everything paxm keeps is private to its user.
+
+paxm creates its files 0600 and its directories 0700 (:mod:`paxm_core.private_files`), but a
+copy, a restore from backup, a dotfiles manager or a hand edit can widen them: the config file
+may hold credentials, the memory and queue databases hold what agents saw.  Any group or other
+permission bit is an ``error`` whose fix is the ``chmod`` that removes it; for the config file
+only when a credential is written in it (not an ``env:`` reference): a hand-written config
+without one is a warning.  Stricter modes (``0400``) are fine.
+
+Checked when they exist: the config file (and a legacy ``config.json``), the config directory
+at the standard location, the hooks directory and everything directly in it (queue, socket,
+lock, log, session state), the capture queue with its ``-wal``/``-shm``, the state directory
+(telemetry, session sequences) and its files, every enabled provider's ``path`` file with its
+``-wal``/``-shm``, and the default data directory.  Directories that are not paxm's (a
+config passed with ``--config`` into a project folder) are not judged.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from paxm_core.doctor import DoctorFinding
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
+__all__ = ["check_file_modes", "private_paths"]
+
+_SQLITE_SIDECARS = ("", "-wal", "-shm")
+
+
+def _with_sidecars(path: Path) -> list[Path]:
+    return [Path(f"{path}{suffix}") for suffix in _SQLITE_SIDECARS]
+
+
+def _state_dir(config: Config) -> Path:
+    from paxm_core.config.paths import default_state_dir, is_default_config_path
+
+    explicit = (config.telemetry.dir or "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    return default_state_dir() if is_default_config_path(config.path) else config.config_dir / "state"
+
+
+def private_paths(config: Config) -> tuple[list[Path], list[Path]]:
+    """``(directories, files)`` doctor holds to 0700 / 0600; directories' entries are files to check too."""
+    from paxm_core.config.paths import default_data_path, is_default_config_path, legacy_json_path
+    from paxm_core.runtime import session_sequence_path
+
+    default = is_default_config_path(config.path)
+    dirs: list[Path] = [config.hooks_dir, _state_dir(config), session_sequence_path(config).parent]
+    files: list[Path] = [config.path]
+    legacy = legacy_json_path(config.path)
+    if legacy != config.path:
+        files.append(legacy)
+    if default:
+        dirs.append(config.config_dir)
+        dirs.append(default_data_path().parent)
+        files.extend(_with_sidecars(default_data_path()))
+    files.extend(_with_sidecars(config.capture_queue_path))
+    files.extend(_with_sidecars(session_sequence_path(config)))
+    for provider in config.enabled_providers().values():
+        raw = (getattr(provider, "path", "") or "").strip()
+        if raw:
+            files.extend(_with_sidecars(Path(raw).expanduser()))
+    return list(dict.fromkeys(d.absolute() for d in dirs)), list(dict.fromkeys(f.absolute() for f in files))
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return sorted(directory / name for name in os.listdir(directory))
+    except OSError:
+        return []
+
+
+def _finding(path: Path, mode: int, directory: bool) -> DoctorFinding:
+    want = "0700" if directory else "0600"
+    kind, kinds = ("directory", "directories") if directory else ("file", "files")
+    return DoctorFinding(
+        "file_modes",
+        str(path),
+        "error",
+        f"{kind} {path} is {mode:04o}: group or others can access it (paxm keeps its {kinds} {want})",
+        f"chmod {want[1:]} {shlex.quote(str(path))}",
+    )
+
+
+def literal_secrets(config: Config) -> list[str]:
+    """Key paths (``providers.zep.api_key``) whose credential is written in the file, not an ``env:`` reference."""
+    from paxm_core.provider_config import is_secret_key
+
+    found: list[str] = []
+    for name, provider in config.providers.items():
+        values: dict[str, object] = {"api_key": provider.api_key, **provider.extra}
+        values.update({f"env.{k}": v for k, v in provider.env.items()})
+        for key, value in values.items():
+            if not isinstance(value, str) or not value.strip():
+                continue
+            text = value.strip()
+            if text.startswith("env:") or (text.startswith("${") and text.endswith("}")):
+                continue
+            if is_secret_key(key.removeprefix("env.")):
+                found.append(f"providers.{name}.{key}")
+    return found
+
+
+def _config_finding(config: Config, path: Path, mode: int) -> DoctorFinding:
+    """A readable config file is an error when credentials are written in it, else a warning."""
+    secrets = literal_secrets(config)
+    fix = f"chmod 600 {shlex.quote(str(path))}"
+    if secrets:
+        shown = ", ".join(secrets[:3]) + (" ..." if len(secrets) > 3 else "")
+        return DoctorFinding(
+            "file_modes",
+            str(path),
+            "error",
+            f"config file {path} is {mode:04o} and holds credentials ({shown}): group or others can read them",
+            fix,
+        )
+    return DoctorFinding(
+        "file_modes",
+        str(path),
+        "warn",
+        f"config file {path} is {mode:04o}: others can read it (no credentials in it now; setup may add some)",
+        fix,
+    )
+
+
+def check_file_modes(config: Config) -> Iterator[DoctorFinding]:
+    """One finding per paxm file or directory with group/other permission bits; silent when all are private.
+
+    (Silent, not an ``ok`` row: ``--json`` on a sound default install stays upstream's shape.)
+    """
+    dirs, files = private_paths(config)
+    seen: set[Path] = set()
+    targets: list[tuple[Path, bool | None]] = [(d, True) for d in dirs]
+    for directory in dirs:
+        if directory.is_dir():
+            targets.extend((entry, None) for entry in _entries(directory))
+    targets.extend((f, False) for f in files)
+    for path, expect_dir in targets:
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            info = path.stat()  # a symlink (dotfiles) is judged by what it points at
+        except OSError:
+            continue
+        is_dir = stat.S_ISDIR(info.st_mode)
+        if expect_dir is True and not is_dir:
+            continue
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o077:
+            if path == config.path.absolute():
+                yield _config_finding(config, path, mode)
+            else:
+                yield _finding(path, mode, is_dir)

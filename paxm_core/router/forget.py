@@ -1,0 +1,179 @@
+"""Router-level forget: delete ids on several providers at once, each in its lane and budget.
+
+Every provider answers for itself: the ids it deleted, the ids it did not have, the ids it
+accepted without being able to say whether they existed (``SupportsDelete.delete`` returned
+``None``), and the ids that failed.  A provider without the ``delete`` capability is reported
+``unsupported`` and never called.  One provider timing out or failing never stops the others.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paxm_core.deadline import Deadline
+from paxm_core.errors import DeadlineExceeded
+from paxm_core.router.bulkhead import Lane
+from paxm_core.router.fanout import error_text, fan_out
+from paxm_core.router.policy import Route
+from paxm_core.types import MemoryRef
+
+__all__ = ["FORGET_TIMEOUT", "ForgetResult", "ProviderForget", "forget"]
+
+#: How long one provider may take to delete everything asked of it, by default.
+FORGET_TIMEOUT = 30.0
+
+
+@dataclass
+class ProviderForget:
+    """What one provider did with the ids it was asked to forget.
+
+    ``status`` is ``ok`` (every id answered), ``partial`` (some ids failed), ``failed`` (none
+    succeeded), or ``unsupported`` (the provider cannot delete; nothing was asked).
+    """
+
+    provider: str
+    status: str = "ok"
+    deleted: list[str] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    unsupported: list[str] = field(default_factory=list)
+    duration_ms: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "status": self.status,
+            "deleted": list(self.deleted),
+            "not_found": list(self.not_found),
+            "accepted": list(self.accepted),
+            "failed": [{"id": key, "error": value} for key, value in self.failed.items()],
+            "unsupported": list(self.unsupported),
+            "duration_ms": self.duration_ms,
+        }
+
+
+@dataclass
+class ForgetResult:
+    """Per-provider outcomes of one forget, sorted by provider name."""
+
+    providers: list[ProviderForget] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Whether any delete failed (``paxm forget`` then exits non-zero)."""
+        return any(p.failed for p in self.providers)
+
+    def gone(self, memory_id: str) -> bool:
+        """Whether some provider deleted or accepted ``memory_id``."""
+        return any(memory_id in p.deleted or memory_id in p.accepted for p in self.providers)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"providers": [p.to_json() for p in self.providers], "failed": self.failed}
+
+
+class _Progress:
+    """The answers one provider gave so far; read after a timeout to keep what was done."""
+
+    def __init__(self, name: str) -> None:
+        self.lock = threading.Lock()
+        self.result = ProviderForget(name)
+
+    def record(self, memory_id: str, answer: object) -> None:
+        with self.lock:
+            if answer is False:
+                self.result.not_found.append(memory_id)
+            elif answer is True:
+                self.result.deleted.append(memory_id)
+            else:
+                self.result.accepted.append(memory_id)
+
+    def fail(self, memory_id: str, error: str) -> None:
+        with self.lock:
+            self.result.failed[memory_id] = error
+
+    def answered(self) -> set[str]:
+        with self.lock:
+            r = self.result
+            return {*r.deleted, *r.not_found, *r.accepted, *r.failed}
+
+
+def forget(
+    lane: Callable[[str, str], Lane],
+    delete: Callable[[str, MemoryRef, Deadline], object],
+    supports: Callable[[str], bool],
+    targets: Mapping[str, Sequence[str]],
+    *,
+    timeout: float | None = FORGET_TIMEOUT,
+    deadline: Deadline | None = None,
+) -> ForgetResult:
+    """Delete ``targets`` (provider -> ids) concurrently; see :meth:`Router.forget`.
+
+    :param lane: the router's bulkhead lanes (op ``delete``).
+    :param delete: ``(provider, ref, deadline) -> True | False | None``.
+    :param supports: whether a provider has the delete capability.
+    :param timeout: each provider's budget for all its ids (``None``: only ``deadline``).
+    """
+    result = ForgetResult()
+    progress: dict[str, _Progress] = {}
+    routes: list[Route] = []
+    for name in sorted(targets):
+        ids = list(dict.fromkeys(i for i in targets[name] if i.strip()))
+        if not ids:
+            continue
+        if not supports(name):
+            result.providers.append(ProviderForget(name, status="unsupported", unsupported=ids))
+            continue
+        progress[name] = _Progress(name)
+        routes.append(Route(name, required=False, timeout=timeout))
+
+    def work(route: Route, budget: Deadline) -> object:
+        state = progress[route.name]
+        for memory_id in dict.fromkeys(targets[route.name]):
+            if not memory_id.strip():
+                continue
+            if budget.expired():
+                raise DeadlineExceeded("delete deadline exceeded")
+            try:
+                answer = delete(route.name, MemoryRef(route.name, memory_id), budget)
+            except DeadlineExceeded:
+                raise
+            except Exception as exc:  # one id failing does not stop the others
+                state.fail(memory_id, error_text(exc))
+                continue
+            state.record(memory_id, answer)
+        return None
+
+    outcomes = fan_out(lane, "delete", routes, deadline or Deadline.none(), work) if routes else []
+    for outcome in outcomes:
+        state = progress[outcome.route.name]
+        done = state.answered()
+        with state.lock:
+            entry = state.result
+            entry.duration_ms = outcome.duration_ms
+            if outcome.error is not None:
+                # whatever was not answered before the error (a timeout, a dead connection)
+                reason = error_text(outcome.error)
+                for memory_id in dict.fromkeys(targets[entry.provider]):
+                    if memory_id.strip() and memory_id not in done:
+                        entry.failed[memory_id] = reason
+            answered_ok = len(entry.deleted) + len(entry.not_found) + len(entry.accepted)
+            if entry.failed:
+                entry.status = "partial" if answered_ok else "failed"
+            result.providers.append(
+                ProviderForget(
+                    entry.provider,
+                    entry.status,
+                    list(entry.deleted),
+                    list(entry.not_found),
+                    list(entry.accepted),
+                    dict(entry.failed),
+                    [],
+                    entry.duration_ms,
+                )
+            )
+    result.providers.sort(key=lambda p: p.provider)
+    return result
