@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -55,11 +56,20 @@ _LEXICAL_WINS = frozenset({"exact", "strict", "recent"})
 _VECTOR_CANDIDATES = 256
 
 
-def _warm() -> None:
+#: Query texts whose embedding is kept (a retried or repeated query costs no inference).
+_QUERY_CACHE = 128
+
+
+def _warm(provider: HybridSQLiteProvider) -> None:
     try:
         get_embedder()
     except Exception as exc:  # reported by health(); recall degrades to lexical meanwhile
         log.warning("sqlite-hybrid: embedding model failed to load: %s", exc)
+        return
+    try:
+        provider._cache.warm(str(provider.path))
+    except Exception as exc:  # the first semantic search loads the vectors instead
+        log.warning("sqlite-hybrid %s: vectors not preloaded: %s", provider._name, exc)
 
 
 class HybridSQLiteProvider(SQLiteProvider):
@@ -70,12 +80,15 @@ class HybridSQLiteProvider(SQLiteProvider):
         self._embedder = embedder
         self._cache = VectorCache(MODEL_ID, DIM)
         self._schema_ready = False
+        self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._query_lock = threading.Lock()
         #: Which path answered the last search: the lexical stage name or ``semantic``.
         self.last_path = ""
         if embedder is None:
             # Load the model off the request path: a daemon's first recall must not pay ~1 s
             # and overrun the passive budget.  get_embedder() is idempotent and locked.
-            threading.Thread(target=_warm, name="paxm-hybrid-warmup", daemon=True).start()
+            # The vectors follow, through a connection of the thread's own.
+            threading.Thread(target=_warm, args=(self,), name="paxm-hybrid-warmup", daemon=True).start()
 
     def _model(self) -> Embedder:
         if self._embedder is None:
@@ -135,20 +148,14 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._ensure(conn)
             marks = ",".join("?" * len(ids))
             by_id = dict(conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall())
-            rows, rowids, kept = [], [], []
+            rows = []
             for index, item_id in enumerate(ids):
                 rowid = by_id.get(item_id)
                 if rowid is not None:
                     rows.append((int(rowid), vectors[index].tobytes()))
-                    rowids.append(int(rowid))
-                    kept.append(vectors[index])
             conn.execute("BEGIN IMMEDIATE")
             store_vectors(conn, MODEL_ID, rows)
             conn.execute("COMMIT")
-            if kept:
-                import numpy as np
-
-                self._cache.add(rowids, np.stack(kept))
 
     def backfill_step(self, batch: int, deadline: Deadline) -> tuple[int, int]:
         """Embed up to ``batch`` memories that lack a vector; ``(embedded, still missing)``.
@@ -165,7 +172,6 @@ class HybridSQLiteProvider(SQLiteProvider):
             conn.execute("BEGIN IMMEDIATE")
             store_vectors(conn, MODEL_ID, [(rowid, vectors[i].tobytes()) for i, (rowid, _) in enumerate(todo)])
             conn.execute("COMMIT")
-            self._cache.add([rowid for rowid, _ in todo], vectors)
         total, done = self.vector_status(deadline)
         return len(todo), total - done
 
@@ -189,6 +195,19 @@ class HybridSQLiteProvider(SQLiteProvider):
         self.last_path = stage
         return [hit for hit in lexical if hit.score >= calibration.RELAXED_FLOOR]
 
+    def _query_vector(self, text: str) -> npt.NDArray[np.float32]:
+        with self._query_lock:
+            cached = self._query_vectors.get(text)
+            if cached is not None:
+                self._query_vectors.move_to_end(text)
+                return cached
+        vector: npt.NDArray[np.float32] = self._model().embed([text])[0]
+        with self._query_lock:
+            self._query_vectors[text] = vector
+            while len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
+
     def _semantic(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         request = Request(
             text=query.text,
@@ -197,7 +216,7 @@ class HybridSQLiteProvider(SQLiteProvider):
             workspace=query.metadata.get("workspace", "").strip(),
             filters=dict(query.filters),
         )
-        vector = self._model().embed([query.text])[0]
+        vector = self._query_vector(query.text)
         deadline.check("sqlite-hybrid search")
         with self._db.session("search", deadline) as conn:
             self._ensure(conn)
