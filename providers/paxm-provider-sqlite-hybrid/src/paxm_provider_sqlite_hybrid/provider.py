@@ -39,7 +39,13 @@ from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
 from paxm_provider_sqlite.retrieval.search import filter_clause
 from paxm_provider_sqlite_hybrid import calibration
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, get_embedder
-from paxm_provider_sqlite_hybrid.vectors import VectorCache, ensure_schema, missing_rowids, store_vectors
+from paxm_provider_sqlite_hybrid.vectors import (
+    VectorCache,
+    ensure_schema,
+    missing_rowids,
+    store_vectors,
+    vector_counts,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -117,18 +123,11 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._ensure(conn)
 
     def vector_status(self, deadline: Deadline) -> tuple[int, int]:
-        """``(memories, memories with a vector from the current model)``."""
+        """``(memories, memories with a usable vector: current model and dimension)``."""
         with self._db.session("vector_status", deadline) as conn:
             self._ensure(conn)
-            total = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-            done = int(
-                conn.execute(
-                    "SELECT count(*) FROM hybrid_vectors AS v JOIN memories AS m ON m.rowid = v.memory_rowid"
-                    " WHERE v.model = ?",
-                    (MODEL_ID,),
-                ).fetchone()[0]
-            )
-        return total, done
+            counts = vector_counts(conn, MODEL_ID, DIM)
+        return counts["memories"], counts["vectors"]
 
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
         """Store ``items`` (as ``sqlite``), then their vectors; a model failure never loses a memory."""
@@ -164,7 +163,7 @@ class HybridSQLiteProvider(SQLiteProvider):
         """
         with self._db.session("backfill", deadline) as conn:
             self._ensure(conn)
-            todo = missing_rowids(conn, MODEL_ID, batch)
+            todo = missing_rowids(conn, MODEL_ID, batch, DIM)
         if not todo:
             return 0, 0
         vectors = self._model().embed([text for _, text in todo])

@@ -25,7 +25,15 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["LOG_KEEP", "VectorCache", "ensure_schema", "missing_rowids", "quantize", "store_vectors"]
+__all__ = [
+    "LOG_KEEP",
+    "VectorCache",
+    "ensure_schema",
+    "missing_rowids",
+    "quantize",
+    "store_vectors",
+    "vector_counts",
+]
 
 #: Change-log entries kept; a cache more than this many writes behind reloads everything.
 LOG_KEEP = 50_000
@@ -71,15 +79,40 @@ def store_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[int, by
         conn.execute("DELETE FROM hybrid_changes WHERE seq <= ?", (int(newest) - LOG_KEEP,))
 
 
-def missing_rowids(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[int, str]]:
-    """Up to ``limit`` ``(rowid, text)`` of memories without a vector from ``model``, oldest first."""
+def missing_rowids(conn: sqlite3.Connection, model: str, limit: int, dim: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` ``(rowid, text)`` of memories without a usable vector, oldest first.
+
+    Usable: from ``model`` and ``dim`` float32 wide; a vector of another model or dimension is
+    replaced by the backfill.
+    """
     rows = conn.execute(
         """SELECT m.rowid, m.text FROM memories AS m
-           LEFT JOIN hybrid_vectors AS v ON v.memory_rowid = m.rowid AND v.model = ?
+           LEFT JOIN hybrid_vectors AS v ON v.memory_rowid = m.rowid AND v.model = ? AND length(v.vec) = ?
            WHERE v.memory_rowid IS NULL ORDER BY m.rowid LIMIT ?""",
-        (model, limit),
+        (model, dim * 4, limit),
     ).fetchall()
     return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def vector_counts(conn: sqlite3.Connection, model: str, dim: int) -> dict[str, int]:
+    """``memories``, ``vectors`` (usable: this model and dimension), ``other_model``, ``wrong_dim``."""
+    memories = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    usable = other = wrong = 0
+    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hybrid_vectors'").fetchone()
+    if has_table:
+        rows = conn.execute(
+            """SELECT v.model = ?, length(v.vec) = ?, count(*) FROM hybrid_vectors AS v
+               JOIN memories AS m ON m.rowid = v.memory_rowid GROUP BY 1, 2""",
+            (model, dim * 4),
+        ).fetchall()
+        for same_model, same_dim, count in rows:
+            if not same_model:
+                other += int(count)
+            elif not same_dim:
+                wrong += int(count)
+            else:
+                usable += int(count)
+    return {"memories": memories, "vectors": usable, "other_model": other, "wrong_dim": wrong}
 
 
 def quantize(vectors: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
