@@ -16,6 +16,7 @@ Semantic hits carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -60,6 +61,8 @@ SCORE_KIND = f"{SEMANTIC_SCORE_KIND_PREFIX}cosine:{MODEL_ID}"
 _LEXICAL_WINS = frozenset({"exact", "strict", "recent"})
 #: Most vector candidates checked against the SQL filters (tiers, workspace, expiry).
 _VECTOR_CANDIDATES = 256
+#: Candidates checked against the filters per SQL statement.
+_FILTER_PAGE = 32
 
 
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
@@ -207,6 +210,40 @@ class HybridSQLiteProvider(SQLiteProvider):
                 self._query_vectors.popitem(last=False)
         return vector
 
+    @staticmethod
+    def _admitted(
+        conn: sqlite3.Connection, nearest: list[tuple[int, float]], where: str, args: Sequence[object], limit: int
+    ) -> list[int]:
+        """The most similar rowids that pass the SQL filters and lie within the margin of the best.
+
+        The filters run on rowids only, a page of candidates at a time, most similar first:
+        usually one page decides, so a query does not check hundreds of rows it cannot return.
+        """
+        chosen: list[int] = []
+        floor: float | None = None
+        for start in range(0, len(nearest), _FILTER_PAGE):
+            page = nearest[start : start + _FILTER_PAGE]
+            if floor is not None and page[0][1] < floor:
+                break
+            marks = ",".join("?" * len(page))
+            passed = {
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}",
+                    (*(rowid for rowid, _ in page), *args),
+                )
+            }
+            for rowid, sim in page:
+                if rowid not in passed:
+                    continue
+                if floor is None:
+                    floor = sim - calibration.MARGIN
+                if sim >= floor and len(chosen) < limit:
+                    chosen.append(rowid)
+            if len(chosen) >= limit:
+                break
+        return chosen
+
     def _semantic(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         request = Request(
             text=query.text,
@@ -225,19 +262,9 @@ class HybridSQLiteProvider(SQLiteProvider):
                 return []
             where, args = filter_clause(request)
             cosine = dict(nearest)
-            marks = ",".join("?" * len(cosine))
-            # The filters first, on rowids only; whole rows just for the few that are returned.
-            allowed = [
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}", (*cosine, *args)
-                ).fetchall()
-            ]
-            if not allowed:
+            chosen = self._admitted(conn, nearest, where, args, request.result_limit)
+            if not chosen:
                 return []
-            allowed.sort(key=lambda rowid: cosine[rowid], reverse=True)
-            floor = cosine[allowed[0]] - calibration.MARGIN
-            chosen = [rowid for rowid in allowed if cosine[rowid] >= floor][: request.result_limit]
             marks = ",".join("?" * len(chosen))
             rows = conn.execute(
                 f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks})", chosen
