@@ -184,17 +184,26 @@ class VectorCache:
         the store or its vector table does not exist yet, or is already loaded)."""
         import os
 
+        from paxm_core.private_files import private_sqlite_files, private_umask
+
         if self.seq is not None or not os.path.exists(path):
             return
         try:
-            conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+            # Opening may create the -wal/-shm siblings: 0600 like the provider's own.
+            with private_umask():
+                conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
         except sqlite3.Error:
             return
         try:
             with self._load_lock:
-                known = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories'")
-                if self.seq is None and known.fetchone():
-                    ensure_schema(conn)  # a store written before the change log existed
+                with private_umask():
+                    known = conn.execute(
+                        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories'"
+                    ).fetchone()
+                    if self.seq is None and known:
+                        ensure_schema(conn)  # a store written before the change log existed
+                private_sqlite_files(path)
+                if self.seq is None and known:
                     self.load(conn)
         except sqlite3.Error:
             pass  # no schema yet: the first search loads through the provider's connection
