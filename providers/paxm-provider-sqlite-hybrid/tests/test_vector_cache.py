@@ -171,3 +171,44 @@ def test_provider_cache_follows_cleanup_and_other_writers(tmp_path: Path) -> Non
     finally:
         first.close()
         second.close()
+
+
+def test_vectors_preload_in_the_background_even_for_a_store_without_the_log(tmp_path: Path) -> None:
+    import os
+    import stat
+    import time
+
+    db = tmp_path / "memory.sqlite"
+    first = HybridSQLiteProvider("a", ProviderConfig(path=str(db)))
+    first.put_batch(
+        [MemoryItem(text=f"note {i} about the deploy pipeline", id=f"n{i}", tier="ltm") for i in range(5)],
+        Deadline.none(),
+    )
+    first.close()
+    conn = sqlite3.connect(db, isolation_level=None)  # as the first release wrote it: no change log
+    conn.execute("DROP TRIGGER hybrid_vectors_logged_put")
+    conn.execute("DROP TRIGGER hybrid_vectors_logged_delete")
+    conn.execute("DROP TABLE hybrid_changes")
+    conn.close()
+    for sibling in ("-wal", "-shm"):
+        Path(f"{db}{sibling}").unlink(missing_ok=True)
+    old = os.umask(0o022)
+    try:
+        second = HybridSQLiteProvider("b", ProviderConfig(path=str(db)))
+        try:
+            stop = time.monotonic() + 120
+            while second._cache.seq is None and time.monotonic() < stop:
+                time.sleep(0.1)
+            assert second._cache.size == 5  # loaded with no search having run
+            for sibling in ("", "-wal", "-shm"):
+                target = Path(f"{db}{sibling}")
+                if target.exists():
+                    assert stat.S_IMODE(target.stat().st_mode) == 0o600, sibling
+            second.put(MemoryItem(text="a sixth note", id="n5", tier="ltm"), Deadline.none())
+            with second._db.session("test", Deadline.none()) as conn:
+                second._cache.sync(conn)
+            assert second._cache.size == 6  # the log was created, so later writes are applied
+        finally:
+            second.close()
+    finally:
+        os.umask(old)
