@@ -84,7 +84,15 @@ def _warm(provider: HybridSQLiteProvider) -> None:
 class HybridSQLiteProvider(SQLiteProvider):
     """``sqlite`` plus an embedding per memory and the lexical-then-semantic cascade."""
 
-    def __init__(self, name: str, config: ProviderConfig | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: ProviderConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        warm: bool = True,
+    ) -> None:
+        """``warm=False`` skips the background preload (short-lived CLI commands)."""
         super().__init__(name, config)
         self._embedder = embedder
         self._cache = VectorCache(MODEL_ID, DIM)
@@ -93,11 +101,20 @@ class HybridSQLiteProvider(SQLiteProvider):
         self._query_lock = threading.Lock()
         #: Which path answered the last search: the lexical stage name or ``semantic``.
         self.last_path = ""
-        if embedder is None:
+        self._warmer: threading.Thread | None = None
+        if embedder is None and warm:
             # Load the model off the request path: a daemon's first recall must not pay ~1 s
             # and overrun the passive budget.  get_embedder() is idempotent and locked.
             # The vectors follow, through a connection of the thread's own.
-            threading.Thread(target=_warm, args=(self,), name="paxm-hybrid-warmup", daemon=True).start()
+            self._warmer = threading.Thread(target=_warm, args=(self,), name="paxm-hybrid-warmup", daemon=True)
+            self._warmer.start()
+
+    def close(self) -> None:
+        """Close the store, after the warm-up thread (an interpreter exiting while ONNX Runtime
+        builds its session in another thread aborts the process)."""
+        if self._warmer is not None:
+            self._warmer.join(timeout=60)
+        super().close()
 
     def _model(self) -> Embedder:
         if self._embedder is None:
