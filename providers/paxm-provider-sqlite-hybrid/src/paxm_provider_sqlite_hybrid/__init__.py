@@ -23,6 +23,10 @@ def _factory(name: str, config: ProviderConfig) -> Any:
 
 @hookimpl
 def paxm_register_providers(register: Callable[..., None]) -> None:
+    # Registered by path: nothing is imported until `paxm config doctor` runs the check.
+    from paxm_core.doctor import register_check
+
+    register_check("sqlite-hybrid", "paxm_provider_sqlite_hybrid.doctor:check_vectors")
     register(
         "sqlite-hybrid",
         _factory,

