@@ -31,12 +31,12 @@ KeyPath = tuple[str, ...]
 
 
 def added_paths(before: Any, after: Any, prefix: KeyPath = ()) -> list[KeyPath]:
-    """Object keys present in ``after`` and not in ``before`` (recursing into objects both have)."""
+    """Object keys present in ``after`` and absent (or null) in ``before``, recursing into objects both have."""
     if not isinstance(before, dict) or not isinstance(after, dict):
         return []
     out: list[KeyPath] = []
     for key, value in after.items():
-        if key not in before:
+        if before.get(key) is None and value is not None:
             out.append((*prefix, key))
         else:
             out.extend(added_paths(before[key], value, (*prefix, key)))
@@ -58,15 +58,22 @@ class FileState:
         entry = self.files.get(str(native))
         return entry if isinstance(entry, dict) else None
 
-    def record(self, native: Path, *, created: bool, added: list[KeyPath], values: dict[str, Any]) -> None:
-        """Remember (once per file: the first install's view wins) what paxm added to ``native``."""
+    def record(
+        self, native: Path, *, created: bool, added: list[KeyPath], nulls: list[KeyPath], values: dict[str, Any]
+    ) -> None:
+        """Remember (a file's first install wins) what paxm added to ``native``.
+
+        :param added: keys paxm created; :param nulls: those of them that were ``null`` before;
+        :param values: the scalar values paxm set, by ``/``-joined key.
+        """
         entry = self.get(native)
         if entry is None:
-            entry = {"created": created, "added": [], "values": {}}
+            entry = {"created": created, "added": [], "null": [], "values": {}}
             self.files[str(native)] = entry
         known = {tuple(p) for p in entry["added"]}
         entry["added"] += [list(p) for p in added if p not in known]
-        entry["values"].update(values)
+        entry["null"] += [list(p) for p in nulls if p not in known]
+        entry["values"].update({k: v for k, v in values.items() if k not in entry["values"]})
         self.save()
 
     def forget(self, native: Path) -> None:
@@ -89,6 +96,12 @@ def _get(data: Any, path: KeyPath) -> Any:
     return data
 
 
+def _has(data: Any, path: KeyPath) -> bool:
+    """Whether ``path`` exists in ``data`` (its value may be ``null``)."""
+    parent = _get(data, path[:-1]) if len(path) > 1 else data
+    return isinstance(parent, dict) and path[-1] in parent
+
+
 def _drop_empty(value: Any) -> Any:
     """``value`` without the empty arrays and objects inside it (a key paxm created holds only paxm's)."""
     if isinstance(value, dict):
@@ -97,8 +110,13 @@ def _drop_empty(value: Any) -> Any:
     return value
 
 
-def _prune(data: dict[str, Any], paths: list[KeyPath], values: dict[str, Any]) -> None:
-    """Remove each recorded key (deepest first) that is now empty or still paxm's scalar value."""
+def _prune(
+    data: dict[str, Any], paths: list[KeyPath], values: dict[str, Any], nulls: list[KeyPath] | None = None
+) -> None:
+    """Remove each recorded key (deepest first) that is now empty or still paxm's scalar value.
+
+    A key that was ``null`` before install becomes ``null`` again instead.
+    """
     for path in sorted(paths, key=len, reverse=True):
         parent = _get(data, path[:-1]) if len(path) > 1 else data
         if not isinstance(parent, dict) or path[-1] not in parent:
@@ -106,7 +124,10 @@ def _prune(data: dict[str, Any], paths: list[KeyPath], values: dict[str, Any]) -
         value = parent[path[-1]] = _drop_empty(parent[path[-1]])
         scalar = "/".join(path)
         if value in ({}, []) or (scalar in values and value == values[scalar]):
-            del parent[path[-1]]
+            if path in (nulls or []):
+                parent[path[-1]] = None
+            else:
+                del parent[path[-1]]
 
 
 class NativeFile:
@@ -162,9 +183,14 @@ class JsonEdit(NativeFile):
     def install(self, state: FileState) -> bool:
         data, original = self._read()
         updated = self.update(copy.deepcopy(data), True)
-        added = added_paths(data, updated)
+        # the file as the user's alone: without earlier paxm entries (an older paxm's, upstream's)
+        # and the arrays and objects only they filled; what install adds beyond that is paxm's
+        clean = self.update(copy.deepcopy(data), False)
+        _prune(clean, _emptied(data, clean), {})
+        added = added_paths(clean, updated)
         values = {"/".join(p): _get(updated, p) for p in added if "/".join(p) in self.scalars}
-        state.record(self.path, created=original is None, added=added, values=values)
+        nulls = [p for p in added if _has(data, p) and _get(data, p) is None]
+        state.record(self.path, created=original is None, added=added, nulls=nulls, values=values)
         if original is not None and updated == data:
             return False
         record = state.get(self.path) or {}
@@ -178,7 +204,9 @@ class JsonEdit(NativeFile):
         updated = self.update(copy.deepcopy(data), False)
         record = state.get(self.path)
         if record is not None:
-            _prune(updated, [tuple(p) for p in record.get("added", [])], dict(record.get("values", {})))
+            paths = [tuple(p) for p in record.get("added", [])]
+            nulls = [tuple(p) for p in record.get("null", [])]
+            _prune(updated, paths, dict(record.get("values", {})), nulls)
         else:  # installed by upstream paxm or state lost: drop what paxm emptied (upstream's rule)
             _prune(updated, [p for p in _emptied(data, updated)], {})
         state.forget(self.path)
