@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ide_golden import config_for, fill, placeholders, unfill
+
 from paxm_core.integration import InstallContext
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_ide.base import IdeIntegration
