@@ -98,12 +98,16 @@ class IdeIntegration(IntegrationBase):
     def wanted_commands(self, config: Any) -> dict[str, str]:
         """The IDE's native event -> paxm's hook command for it, for the events ``config`` enables."""
         queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
-        events = set(self.installed_events(config))
-        return {
-            b.native: hook_command_line(config.path, self.name, b.event, mode=self.mode, queue_path=queue or None)
-            for b in self.bindings
-            if b.event in events
-        }
+        events = tuple(self.installed_events(config))
+        key = (str(config.path), queue, events)
+        cache: dict[tuple[str, str, tuple[str, ...]], dict[str, str]] = self.__dict__.setdefault("_commands", {})
+        if key not in cache:  # building a command compiles the hook client: once per config is enough
+            cache[key] = {
+                b.native: hook_command_line(config.path, self.name, b.event, mode=self.mode, queue_path=queue or None)
+                for b in self.bindings
+                if b.event in events
+            }
+        return dict(cache[key])
 
     def is_ours(self, config: Any) -> Any:
         """A predicate: is this command paxm's hook for this agent and ``config``'s file?"""

@@ -185,9 +185,12 @@ class JsonEdit(NativeFile):
         updated = self.update(copy.deepcopy(data), True)
         # the file as the user's alone: without earlier paxm entries (an older paxm's, upstream's)
         # and the arrays and objects only they filled; what install adds beyond that is paxm's
-        clean = self.update(copy.deepcopy(data), False)
-        _prune(clean, _emptied(data, clean), {})
-        added = added_paths(clean, updated)
+        # (on the first install only: later, such a container may be one paxm itself filled)
+        base = data
+        if state.get(self.path) is None:
+            base = self.update(copy.deepcopy(data), False)
+            _prune(base, _emptied(data, base), {})
+        added = added_paths(base, updated)
         values = {"/".join(p): _get(updated, p) for p in added if "/".join(p) in self.scalars}
         nulls = [p for p in added if _has(data, p) and _get(data, p) is None]
         state.record(self.path, created=original is None, added=added, nulls=nulls, values=values)
