@@ -163,6 +163,8 @@ class JsonEdit(NativeFile):
     :param validate: raises :class:`IntegrationError` for a shape paxm cannot merge into.
     :param scalars: values paxm sets that uninstall removes again when unchanged (``version: 1``).
     :param commands: the paxm hook commands in the file's data (for doctor).
+    :param ready: raises :class:`IntegrationError` when install could not build paxm's entries
+        (checked by preflight only: uninstall and doctor need none of it).
     """
 
     path: Path
@@ -171,6 +173,7 @@ class JsonEdit(NativeFile):
     validate: Callable[[dict[str, Any]], None] = lambda data: None
     scalars: dict[str, Any] = field(default_factory=dict)
     commands: Callable[[dict[str, Any]], list[str]] = lambda data: []
+    ready: Callable[[], None] = lambda: None
 
     def _read(self) -> tuple[dict[str, Any], bytes | None]:
         data, original = read_object(self.path, self.what)
@@ -179,6 +182,7 @@ class JsonEdit(NativeFile):
 
     def preflight(self) -> None:
         self._read()
+        self.ready()
 
     def install(self, state: FileState) -> bool:
         data, original = self._read()

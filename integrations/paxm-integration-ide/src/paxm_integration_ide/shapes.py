@@ -84,7 +84,13 @@ def mcp_edit(path: Path, what: str, keys: tuple[str, ...], config_path: Path, ag
             set_nested(data, keys, servers)
         return data
 
-    return JsonEdit(path=path, what=what, update=update, validate=validate)
+    return JsonEdit(
+        path=path,
+        what=what,
+        update=update,
+        validate=validate,
+        ready=lambda: None if server_entry(config_path, agent) else None,
+    )
 
 
 def combine(first: JsonEdit, *more: JsonEdit) -> JsonEdit:
@@ -103,5 +109,9 @@ def combine(first: JsonEdit, *more: JsonEdit) -> JsonEdit:
     def commands(data: dict[str, Any]) -> list[str]:
         return [c for edit in edits for c in edit.commands(data)]
 
+    def ready() -> None:
+        for edit in edits:
+            edit.ready()
+
     scalars = {k: v for edit in edits for k, v in edit.scalars.items()}
-    return JsonEdit(first.path, first.what, update, validate, scalars, commands)
+    return JsonEdit(first.path, first.what, update, validate, scalars, commands, ready)
