@@ -172,7 +172,6 @@ def test_doctor_findings(tmp_path: Path, isolated_home: Path) -> None:
     cursor.hooks_path().write_text("{broken")
     (finding,) = cursor.check(ctx)
     assert finding.level == "error" and "not valid JSON" in finding.message
-    cursor.install.__self__  # noqa: B018 - the object stays usable after a failed check
     mcp = json.loads(cursor.mcp_path().read_text())
     mcp["mcpServers"]["paxm"]["command"] = str(tmp_path / "gone" / "paxm")
     cursor.mcp_path().write_text(json.dumps(mcp))

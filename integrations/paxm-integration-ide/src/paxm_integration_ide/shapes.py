@@ -84,13 +84,10 @@ def mcp_edit(path: Path, what: str, keys: tuple[str, ...], config_path: Path, ag
             set_nested(data, keys, servers)
         return data
 
-    return JsonEdit(
-        path=path,
-        what=what,
-        update=update,
-        validate=validate,
-        ready=lambda: None if server_entry(config_path, agent) else None,
-    )
+    def ready() -> None:
+        server_entry(config_path, agent)  # raises when there is no paxm executable to register
+
+    return JsonEdit(path=path, what=what, update=update, validate=validate, ready=ready)
 
 
 def combine(first: JsonEdit, *more: JsonEdit) -> JsonEdit:
