@@ -162,6 +162,8 @@ class IdeIntegration(IntegrationBase):
                     lines.append(f"removed paxm from {native.what} {native.path}")
             except IntegrationError as exc:
                 errors.append(str(exc))
+        if not state.files:  # every file is back to the user's: the directories paxm made can go
+            state.remove_dirs()
         for line in lines:
             ctx.echo(line)
         if errors:

@@ -50,8 +50,11 @@ def read_object(path: Path, what: str) -> tuple[dict[str, Any], bytes | None]:
     return value, original
 
 
-def make_parents(path: Path) -> None:
-    """Create the missing parents of ``path``, each 0700 (existing ones, the IDE's, are left alone)."""
+def make_parents(path: Path) -> list[Path]:
+    """Create the missing parents of ``path``, each 0700 (existing ones, the IDE's, are left alone).
+
+    Returns the directories created, outermost first.
+    """
     missing = []
     probe = path.parent
     while not probe.exists():
@@ -60,6 +63,7 @@ def make_parents(path: Path) -> None:
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
         os.chmod(directory, 0o700)
+    return list(reversed(missing))
 
 
 def dumps_file(value: Any) -> str:
@@ -67,18 +71,23 @@ def dumps_file(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_object(path: Path, value: dict[str, Any], original: bytes | None, *, backup: bool = True) -> bool:
+def write_object(
+    path: Path, value: dict[str, Any], original: bytes | None, *, backup: bool = True, made: list[Path] | None = None
+) -> bool:
     """Write ``value`` to ``path`` (0600, atomically, at a symlink's target) unless nothing changed.
 
     Returns whether the file was written.  Missing parent directories are created 0700.
     :param backup: keep the original as ``<name>.paxm.bak`` if there is none yet (install does;
         uninstall, and files paxm created, do not).
+    :param made: collects the directories created for the file.
     """
     data = dumps_file(value)
     if original is not None and original.decode("utf-8-sig", errors="replace").strip() == data.strip():
         return False
     target = Path(os.path.realpath(path))
-    make_parents(target)
+    created = make_parents(target)
+    if made is not None:
+        made.extend(created)
     if backup and original is not None and original.strip():
         kept = path.with_name(path.name + BACKUP_SUFFIX)
         try:

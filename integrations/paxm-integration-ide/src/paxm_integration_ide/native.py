@@ -53,6 +53,9 @@ class FileState:
         except (OSError, ValueError):
             data = {}
         self.files: dict[str, Any] = data.get("files", {}) if isinstance(data, dict) else {}
+        dirs = data.get("dirs", []) if isinstance(data, dict) else []
+        #: directories paxm created for these files (removed on uninstall when empty)
+        self.dirs: list[str] = [d for d in dirs if isinstance(d, str)]
 
     def get(self, native: Path) -> dict[str, Any] | None:
         entry = self.files.get(str(native))
@@ -76,16 +79,32 @@ class FileState:
         entry["values"].update({k: v for k, v in values.items() if k not in entry["values"]})
         self.save()
 
+    def made_dirs(self, dirs: list[Path]) -> None:
+        """Remember directories paxm created (removed on uninstall when empty)."""
+        if dirs:
+            self.dirs += [str(d) for d in dirs if str(d) not in self.dirs]
+            self.save()
+
+    def remove_dirs(self) -> None:
+        """Remove the directories paxm created that are empty now, innermost first."""
+        for directory in sorted(self.dirs, key=len, reverse=True):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass  # not empty (the IDE or the user put something there) or already gone
+        self.dirs = []
+        self.save()
+
     def forget(self, native: Path) -> None:
         if self.files.pop(str(native), None) is not None:
             self.save()
 
     def save(self) -> None:
-        if not self.files:
+        if not self.files and not self.dirs:
             self.path.unlink(missing_ok=True)
             return
         private_dir(self.path.parent)
-        write_atomic(self.path, json.dumps({"version": 1, "files": self.files}, indent=2) + "\n")
+        write_atomic(self.path, json.dumps({"version": 1, "files": self.files, "dirs": self.dirs}, indent=2) + "\n")
 
 
 def _get(data: Any, path: KeyPath) -> Any:
@@ -201,7 +220,10 @@ class JsonEdit(NativeFile):
         if original is not None and updated == data:
             return False
         record = state.get(self.path) or {}
-        return write_object(self.path, updated, original, backup=not record.get("created"))
+        made: list[Path] = []
+        written = write_object(self.path, updated, original, backup=not record.get("created"), made=made)
+        state.made_dirs(made)
+        return written
 
     def uninstall(self, state: FileState) -> bool:
         data, original = self._read()
@@ -216,10 +238,11 @@ class JsonEdit(NativeFile):
             _prune(updated, paths, dict(record.get("values", {})), nulls)
         else:  # installed by upstream paxm or state lost: drop what paxm emptied (upstream's rule)
             _prune(updated, [p for p in _emptied(data, updated)], {})
-        state.forget(self.path)
         if record is not None and record.get("created") and not updated:
             self.path.unlink()
+            state.forget(self.path)
             return True
+        state.forget(self.path)
         if updated == data:
             return False
         return write_object(self.path, updated, original, backup=False)
@@ -280,15 +303,19 @@ class OwnedJsonFile(NativeFile):
         data = dumps_file(self.build())
         if self._existing() == data:
             return False
-        make_parents(Path(os.path.realpath(self.path)))
+        if state.get(self.path) is None:
+            state.record(self.path, created=True, added=[], nulls=[], values={})
+        state.made_dirs(make_parents(Path(os.path.realpath(self.path))))
         write_atomic(os.path.realpath(self.path), data)
         return True
 
     def uninstall(self, state: FileState) -> bool:
         text = self._existing()
         if text is None or not self.is_ours(text):
+            state.forget(self.path)
             return False
         self.path.unlink()
+        state.forget(self.path)
         return True
 
     def installed(self) -> tuple[bool, list[str]]:
