@@ -215,3 +215,21 @@ def test_a_symlinked_file_is_updated_at_its_target(tmp_path: Path, isolated_home
     config.agents["cursor"].enabled = True
     CursorIntegration().install(InstallContext(config=config))
     assert link.is_symlink() and "sessionStart" in json.loads(real.read_text())["hooks"]
+
+
+def test_uninstall_and_broken_files(tmp_path: Path, isolated_home: Path) -> None:
+    """A file paxm never wrote to cannot fail an uninstall; one it wrote to, broken since, is reported."""
+    config = default_config(tmp_path / "paxm" / "config.yaml")
+    config.agents["cursor"].enabled = True
+    ctx = InstallContext(config=config)
+    cursor = CursorIntegration()
+    cursor.hooks_path().parent.mkdir(parents=True)
+    cursor.hooks_path().write_text("{not json")
+    assert cursor.uninstall(ctx) == []  # never installed: nothing to do, nothing to complain about
+    cursor.hooks_path().unlink()
+    cursor.install(ctx)
+    cursor.hooks_path().write_text("{not json")
+    with pytest.raises(IntegrationError, match="paxm's entries are still in it"):
+        cursor.uninstall(ctx)
+    assert cursor.hooks_path().read_text() == "{not json"
+    assert not cursor.mcp_path().exists()  # the other file was still cleaned up

@@ -161,7 +161,9 @@ class IdeIntegration(IntegrationBase):
                 if native.uninstall(state):
                     lines.append(f"removed paxm from {native.what} {native.path}")
             except IntegrationError as exc:
-                errors.append(str(exc))
+                if state.get(native.path) is not None:  # paxm wrote there: the user must hear it
+                    errors.append(f"{exc}; paxm's entries are still in it")
+                # else paxm never installed into this file; a file it cannot read is not its business
         if not state.files:  # every file is back to the user's: the directories paxm made can go
             state.remove_dirs()
         for line in lines:
