@@ -1,6 +1,8 @@
-"""paxm's IDE integrations: Cursor, ZCode, Kimi Code and Cline (decode and hook output only).
+"""paxm's config-file integrations for IDEs: Cursor, TRAE, TRAE CN, Kiro and ZCode.
 
-Registered through the ``paxm`` entry point group.  See ``docs/integrations/ide.md``.
+Each writes upstream's hook and MCP registrations into the IDE's own files, takes exactly them
+out again, and renders paxm's hook output the way the IDE reads it.  Registered through the
+``paxm`` entry point group.  See ``docs/integrations/ide.md``.
 """
 
 from __future__ import annotations
@@ -9,17 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 from paxm_core import hookimpl
-from paxm_integration_ide.integrations import (
-    ClineIntegration,
-    CursorIntegration,
-    KimiIntegration,
-    ZCodeIntegration,
-)
+from paxm_integration_ide.cursor import CursorIntegration
+from paxm_integration_ide.kiro import KiroIntegration
+from paxm_integration_ide.trae import TraeCNIntegration, TraeIntegration
+from paxm_integration_ide.zcode import ZCodeIntegration
 
 __all__ = [
-    "ClineIntegration",
     "CursorIntegration",
-    "KimiIntegration",
+    "KiroIntegration",
+    "TraeCNIntegration",
+    "TraeIntegration",
     "ZCodeIntegration",
     "__version__",
     "paxm_register_integrations",
@@ -30,6 +31,12 @@ __version__ = "0.1.0"
 
 @hookimpl
 def paxm_register_integrations(register: Callable[[Any], None]) -> None:
-    """Register ``cursor``, ``zcode``, ``kimi`` and ``cline``."""
-    for integration in (CursorIntegration(), ZCodeIntegration(), KimiIntegration(), ClineIntegration()):
+    """Register ``cursor``, ``trae``, ``trae-cn``, ``kiro`` and ``zcode``."""
+    for integration in (
+        CursorIntegration(),
+        TraeIntegration(),
+        TraeCNIntegration(),
+        KiroIntegration(),
+        ZCodeIntegration(),
+    ):
         register(integration)

@@ -1,0 +1,128 @@
+"""Which hook entries are paxm's, and merging paxm's one entry per event into a list of the user's.
+
+Two list shapes occur in the IDEs' files: flat handlers (Cursor: ``[{"command", "timeout"}]``)
+and Claude-style groups (TRAE, ZCode: ``[{"matcher"?, "hooks": [{"command", ...}]}]``).  Only
+entries whose command is paxm's are ever touched; everything else keeps its content and order.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from paxm_core.integration import parse_hook_command
+
+__all__ = ["IsOurs", "is_paxm_command", "merge_flat", "merge_groups", "paxm_commands"]
+
+IsOurs = Callable[[str], bool]
+
+#: upstream (Go) paxm's hook shims live at ``<configdir>/hooks/<target>-<event>``; a file it
+#: registered is cleaned up by this paxm too, so moving from upstream leaves no stale hook
+_UPSTREAM_EVENTS = ("session_start", "user_input", "turn_end", "tool_use", "tool_failure")
+
+
+def _flag(words: list[str], flag: str) -> str | None:
+    for i, word in enumerate(words):
+        if word == flag and i + 1 < len(words):
+            return words[i + 1]
+        if word.startswith(flag + "="):
+            return word[len(flag) + 1 :]
+    return None
+
+
+def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
+    """Whether ``command`` is paxm's hook for ``target`` and the paxm config file ``config_path``.
+
+    True for the command :func:`~paxm_core.integration.hook_command_line` builds (guarded or
+    not), and for the shim upstream paxm registered for the same config directory.
+    """
+    config = Path(config_path).expanduser().absolute()
+    shims = [str(config.parent / "hooks" / f"{target}-{event}") for event in _UPSTREAM_EVENTS]
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = []
+    stripped = [w for w in words if w]
+    if any(word in shims or word.removesuffix(".ps1") in shims for word in stripped):
+        return True
+    hook = parse_hook_command(words) if words else None
+    if hook is None or not hook.client.endswith(("/passive/client.py", "/hooks/client.py")):
+        return False
+    if _flag(words, "--target") != target or not hook.config:
+        return False
+    return Path(hook.config).expanduser().absolute() == config
+
+
+def _command_of(entry: Any) -> str | None:
+    if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+        return str(entry["command"])
+    return None
+
+
+def _ours(entry: Any, is_ours: IsOurs) -> bool:
+    command = _command_of(entry)
+    return command is not None and is_ours(command)
+
+
+def merge_flat(entries: list[Any], want: dict[str, Any] | None, is_ours: IsOurs) -> list[Any]:
+    """``entries`` with exactly one paxm entry equal to ``want`` (none when ``want`` is ``None``).
+
+    An identical paxm entry stays where it is; other paxm entries (stale paths) go; a missing
+    one is appended.  The input list is not modified.
+    """
+    out: list[Any] = []
+    kept = False
+    for entry in entries:
+        if not _ours(entry, is_ours):
+            out.append(entry)
+        elif want is not None and not kept and entry == want:
+            out.append(entry)
+            kept = True
+    if want is not None and not kept:
+        out.append(copy.deepcopy(want))
+    return out
+
+
+def merge_groups(groups: list[Any], want: dict[str, Any] | None, is_ours: IsOurs) -> list[Any]:
+    """Claude-style groups with exactly one paxm group equal to ``want`` (none when ``None``).
+
+    A user's group that also holds a paxm handler keeps its other handlers (the group goes only
+    when paxm's handler was its last one).  The input list is not modified.
+    """
+    out: list[Any] = []
+    kept = False
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list) or not any(_ours(h, is_ours) for h in handlers):
+            out.append(group)
+            continue
+        if want is not None and not kept and group == want:
+            out.append(group)
+            kept = True
+            continue
+        remaining = [h for h in handlers if not _ours(h, is_ours)]
+        if remaining:
+            out.append({**group, "hooks": remaining})
+    if want is not None and not kept:
+        out.append(copy.deepcopy(want))
+    return out
+
+
+def paxm_commands(value: Any, is_ours: IsOurs) -> list[str]:
+    """Every paxm command anywhere inside ``value`` (for doctor's "do these paths exist?")."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        command = _command_of(value)
+        if command is not None and is_ours(command):
+            found.append(command)
+        for child in value.values():
+            if isinstance(child, (dict, list)):
+                found.extend(paxm_commands(child, is_ours))
+    elif isinstance(value, list):
+        for child in value:
+            found.extend(paxm_commands(child, is_ours))
+    return found
