@@ -71,7 +71,7 @@ def test_setup_doctor_uninstall(agent: str, tmp_path: Path, isolated_home: Path)
     doctor = _paxm(tmp_path, "config", "doctor", "--json")
     errors = [f for f in json.loads(doctor.stdout) if f.get("level") == "error"]
     assert doctor.returncode == 1 and any("/gone/bin/python" in f["message"] for f in errors), doctor.stdout
-    assert all(f"paxm setup --yes --agent {agent}" in f["fix"] for f in errors)
+    assert all("setup --yes" in f["fix"] and f"--agent {agent}" in f["fix"] for f in errors)
 
     again = _paxm(tmp_path, "setup", "--yes", "--force", "--agent", agent, "--provider", "sqlite")
     assert again.returncode == 0, again.stderr  # setup repairs it

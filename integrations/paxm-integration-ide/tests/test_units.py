@@ -162,7 +162,7 @@ def test_doctor_findings(tmp_path: Path, isolated_home: Path) -> None:
     ctx = InstallContext(config=config)
     cursor = CursorIntegration()
     missing = cursor.check(ctx)
-    assert [f.level for f in missing] == ["warn", "warn"] and "paxm setup --yes --agent cursor" in missing[0].fix
+    assert [f.level for f in missing] == ["warn", "warn"] and "--agent cursor" in missing[0].fix
     cursor.install(ctx)
     assert [f.level for f in cursor.check(ctx)] == ["ok"]
     hooks = json.loads(cursor.hooks_path().read_text())

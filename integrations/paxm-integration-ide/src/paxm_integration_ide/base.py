@@ -27,6 +27,7 @@ from paxm_core.integration import (
     hook_command_line,
     parse_hook_command,
     parse_payload,
+    setup_fix_command,
 )
 from paxm_integration_ide.entries import is_paxm_command
 from paxm_integration_ide.mcp import SERVER_NAME, is_paxm_server
@@ -174,7 +175,7 @@ class IdeIntegration(IntegrationBase):
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Hooks and MCP server in place as install writes them, and every path they run exists."""
-        fix = f"paxm setup --yes --agent {self.name}"
+        fix = setup_fix_command(ctx, self.name, force=False)
         findings: list[Finding] = []
         for native in self.native_files(ctx.config):
             try:
@@ -194,12 +195,12 @@ class IdeIntegration(IntegrationBase):
                             Finding("error", f"a paxm hook in {native.path} runs a missing file: {part}", fix)
                         )
             if complete:
-                findings.extend(self._check_server(native))
+                findings.extend(self._check_server(native, fix))
         if not findings:
             findings.append(Finding("ok", "hooks and MCP server registered; every path they run exists"))
         return findings
 
-    def _check_server(self, native: NativeFile) -> list[Finding]:
+    def _check_server(self, native: NativeFile, fix: str) -> list[Finding]:
         """An MCP file: the registered ``paxm`` command must exist."""
         from paxm_integration_ide.jsonfile import read_object
 
@@ -213,7 +214,7 @@ class IdeIntegration(IntegrationBase):
             command = str(entry.get("command", "")) if isinstance(entry, dict) else ""
             if is_paxm_server(entry) and not Path(command).exists():
                 message = f"the paxm MCP server in {native.path} runs a missing file: {command}"
-                return [Finding("error", message, f"paxm setup --yes --agent {self.name}")]
+                return [Finding("error", message, fix)]
         return []
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
