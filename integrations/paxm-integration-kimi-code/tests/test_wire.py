@@ -47,6 +47,13 @@ def test_reasoning_is_never_part_of_the_turn_and_a_running_turn_is_not_captured(
     assert "SECRET-REASONING" not in json.dumps(turn.replies)
 
 
+def test_the_turn_counts_as_ended_at_agent_turn_ended_which_kimi_writes_before_stop(tmp_path: Path) -> None:
+    wire = tmp_path / "wire.jsonl"
+    ended = json.dumps({"turnId": 0, "outcome": "done", "type": "agent.turn.ended", "kind": "event"})
+    wire.write_text("\n".join([_prompt("q", 0), _reply([{"type": "text", "text": "A."}]), ended]) + "\n")
+    assert last_turn(read_tail(wire)).assistant == "A."
+
+
 def test_only_the_tail_is_read(tmp_path: Path) -> None:
     wire = tmp_path / "wire.jsonl"
     filler = json.dumps({"type": "llm.tools_snapshot", "tools": ["x" * 1000]})

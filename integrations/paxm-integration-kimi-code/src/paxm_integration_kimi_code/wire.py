@@ -108,7 +108,7 @@ def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
     """The last turn in ``entries`` that has ended (a turn still running is not captured).
 
     A turn starts at ``turn.prompt`` (the user's own input, not hook output or reminders) and
-    ends at ``turn.ended``; its replies are the ``agent.message.appended`` assistant messages
+    ends at ``agent.turn.ended`` (or ``turn.ended``); its replies are the ``agent.message.appended`` assistant messages
     from the model.  When the tail begins inside the turn, the prompt is simply empty.
     """
     current: WireTurn | None = None
@@ -129,7 +129,8 @@ def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
                     current = WireTurn()
                 current.replies.append(text)
             continue
-        if kind == "turn.ended" and entry.get("agentId", "main") == "main" and current is not None:
+        # Kimi runs the Stop hook after ``agent.turn.ended`` but before ``turn.ended``
+        if kind in ("agent.turn.ended", "turn.ended") and entry.get("agentId", "main") == "main" and current is not None:
             ended.append(current)
             current = None
     return ended[-1] if ended else WireTurn()
