@@ -91,6 +91,27 @@ class ClineRun:
         return ""
 
 
+#: enable ``agents.cline`` with this distribution's defaults and install its plugin (in the sandbox)
+_INSTALL = """\
+from paxm_core.config import load_config, save_config
+from paxm_core.config.codec import decode
+from paxm_core.config.model import AgentConfig
+from paxm_core.integration import InstallContext
+from paxm_integration_cline import ClineIntegration
+
+path = %(path)r
+config = load_config(path)
+ours = ClineIntegration()
+old = config.agents.get("cline")
+agent = decode(AgentConfig, dict(ours.default_agent_config()), "agents.cline")
+agent.enabled = True
+agent.passive_write_started_at = getattr(old, "passive_write_started_at", "") or agent.passive_write_started_at
+config.agents["cline"] = agent
+save_config(config, path)
+ours.install(InstallContext(config=load_config(path)))
+"""
+
+
 class ClineSandbox(Sandbox):
     """A private HOME, workspace and paxm config with Cline pointed at a fake model."""
 
@@ -105,14 +126,20 @@ class ClineSandbox(Sandbox):
     def cline_env(self) -> dict[str, str]:
         # local backend: no hub daemon left behind; a loaded CI machine needs more than Cline's
         # 4 s to start the plugin sandbox
-        return self.env(CLINE_SESSION_BACKEND_MODE="local", CLINE_NO_AUTO_UPDATE="1", CLINE_PLUGIN_IMPORT_TIMEOUT_MS="60000")
+        return self.env(
+            CLINE_SESSION_BACKEND_MODE="local", CLINE_NO_AUTO_UPDATE="1", CLINE_PLUGIN_IMPORT_TIMEOUT_MS="60000"
+        )
 
     def authenticate(self, fake: FakeChat) -> None:
         done = subprocess.run(
             [str(self.cline_bin), "auth", "-p", "openai", "-k", "sk-fake", "-m", "fake-model", "-b", fake.url],
-            cwd=self.workspace, env=self.cline_env(), capture_output=True, text=True, timeout=120,
+            cwd=self.workspace,
+            env=self.cline_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
             stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
     def write_user_plugin(self) -> None:
@@ -124,15 +151,24 @@ class ClineSandbox(Sandbox):
 
     def cline(self, prompt: str, *, timeout: float = 240) -> ClineRun:
         started = time.monotonic()
-        done = subprocess.run(self.argv(prompt), cwd=self.workspace, env=self.cline_env(), capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            self.argv(prompt),
+            cwd=self.workspace,
+            env=self.cline_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         return ClineRun(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
     # -- paxm through this distribution's own object ---------------------------------------------
 
     def _ours_registered(self) -> bool:
-        done = self.python("from paxm_core.plugins import get_plugin_manager as g; import paxm_integration_cline as c\n"
-                           "print(isinstance(g().integration('cline'), c.ClineIntegration))")  # fmt: skip
+        done = self.python(
+            "from paxm_core.plugins import get_plugin_manager as g; import paxm_integration_cline as c\n"
+            "print(isinstance(g().integration('cline'), c.ClineIntegration))"
+        )
         return done.stdout.strip() == "True"
 
     def python(self, code: str) -> subprocess.CompletedProcess[str]:
@@ -151,17 +187,7 @@ class ClineSandbox(Sandbox):
         self.paxm("setup", "--yes", "--agent", "cline", *extra, "--provider", "sqlite")
         if self._ours_registered():
             return
-        self.python(
-            "import copy\nfrom paxm_core.config import load_config, save_config\nfrom paxm_core.config.codec import decode\n"
-            "from paxm_core.config.model import AgentConfig\nfrom paxm_core.integration import InstallContext\n"
-            "from paxm_integration_cline import ClineIntegration\n"
-            f"path = {str(self.config)!r}\nconfig = load_config(path)\nours = ClineIntegration()\n"
-            "old = config.agents.get('cline')\nagent = decode(AgentConfig, dict(ours.default_agent_config()), 'agents.cline')\n"
-            "agent.enabled = True\n"
-            "agent.passive_write_started_at = getattr(old, 'passive_write_started_at', '') or agent.passive_write_started_at\n"
-            "config.agents['cline'] = agent\nsave_config(config, path)\nconfig = load_config(path)\n"
-            "ours.install(InstallContext(config=config))\n"
-        )
+        self.python(_INSTALL % {"path": str(self.config)})
 
     def uninstall_cline(self) -> None:
         self.paxm("uninstall", "--agent", "cline", "--yes")
@@ -172,7 +198,19 @@ class ClineSandbox(Sandbox):
                 f"ClineIntegration().uninstall(InstallContext(config=load_config({str(self.config)!r})))\n"
             )
 
-    def generous_budget(self, seconds: str = "2s") -> None:
+    def warm_daemon(self) -> None:
+        """Start paxm's hook daemon before the first run (Cline allows a plugin hook only 3 s)."""
+        import json as _json
+
+        from paxm_integration_cline.plugin import embedded_settings
+
+        settings = embedded_settings((self.plugins / "paxm.js").read_text()) or {}
+        argv = settings["commands"]["session_start"]
+        payload = {"hook_event_name": "session_start", "session_id": "warm-up", "cwd": str(self.workspace)}
+        subprocess.run(argv, input=_json.dumps(payload), env=self.env(), capture_output=True, text=True, timeout=60)
+        self.wait_for_daemon()
+
+    def generous_budget(self, seconds: str = "1s") -> None:
         data: dict[str, Any] = self.config_data()
         recall = data["agents"]["cline"]["hooks"]["user_input"]["recall"]
         recall["timeout"] = seconds

@@ -29,7 +29,15 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", "PAXM_CLINE_PLUGINS_DIR", "PAXM_CLINE_HOOKS_DIR", "CLINE_HOOKS_DIR", "CLINE_DIR"):
+    for var in (
+        "PAXM_CONFIG",
+        "PAXM_LOAD_PLUGINS",
+        "PAXM_RAISE_ERRORS",
+        "PAXM_CLINE_PLUGINS_DIR",
+        "PAXM_CLINE_HOOKS_DIR",
+        "CLINE_HOOKS_DIR",
+        "CLINE_DIR",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 

@@ -147,10 +147,21 @@ class FakeChat:
                 if not request.body.get("stream"):
                     message = dict(delta)
                     if "tool_calls" in message:
-                        message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in message["tool_calls"]]
+                        message["tool_calls"] = [
+                            {k: v for k, v in c.items() if k != "index"} for c in message["tool_calls"]
+                        ]
                     choice = {"index": 0, "message": message, "finish_reason": finish}
-                    self._json(200, {"id": ident, "object": "chat.completion", "created": created, "model": model,
-                                     "choices": [choice], "usage": usage})  # fmt: skip
+                    self._json(
+                        200,
+                        {
+                            "id": ident,
+                            "object": "chat.completion",
+                            "created": created,
+                            "model": model,
+                            "choices": [choice],
+                            "usage": usage,
+                        },
+                    )
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")

@@ -42,9 +42,14 @@ def _commands(text: str) -> list[str]:
 
 def _payload(event: str, **fields: object) -> bytes:
     """What the generated plugin sends (see ``plugin_template.js``: ``base()`` plus the event's fields)."""
-    base = {"schema_version": f"paxm.cline.{event}.v1", "hook_event_name": event, "target": "cline",
-            "session_id": "conv_1796127545350_gtzq8uf", "cwd": "/work/app",
-            "metadata": {"cline_run_id": "run_sxjjXxFV"}}  # fmt: skip
+    base = {
+        "schema_version": f"paxm.cline.{event}.v1",
+        "hook_event_name": event,
+        "target": "cline",
+        "session_id": "conv_1796127545350_gtzq8uf",
+        "cwd": "/work/app",
+        "metadata": {"cline_run_id": "run_sxjjXxFV"},
+    }
     return json.dumps({**base, **fields}).encode()
 
 
@@ -58,14 +63,34 @@ class TestClineContract(IntegrationContract):
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
         return [
-            DecodeFixture("session_start", _payload("session_start"), EVENT_SESSION_START,
-                          {"metadata.session_id": "conv_1796127545350_gtzq8uf"}),  # fmt: skip
-            DecodeFixture("user_input", _payload("user_input", prompt="RUN_TOOL: note the decision"), EVENT_USER_INPUT,
-                          {"prompt": "RUN_TOOL: note the decision", "workspace": "/work/app"}),  # fmt: skip
-            DecodeFixture("tool_use", _payload("tool_use", tool_name="run_commands", tool_input={"commands": ["ls"]},
-                                               tool_response=[{"result": "a\n"}]), EVENT_TOOL_USE),  # fmt: skip
-            DecodeFixture("turn_end", _payload("turn_end", last_assistant_message="Noted."), EVENT_TURN_END,
-                          {"assistant": "Noted."}),  # fmt: skip
+            DecodeFixture(
+                "session_start",
+                _payload("session_start"),
+                EVENT_SESSION_START,
+                {"metadata.session_id": "conv_1796127545350_gtzq8uf"},
+            ),
+            DecodeFixture(
+                "user_input",
+                _payload("user_input", prompt="RUN_TOOL: note the decision"),
+                EVENT_USER_INPUT,
+                {"prompt": "RUN_TOOL: note the decision", "workspace": "/work/app"},
+            ),
+            DecodeFixture(
+                "tool_use",
+                _payload(
+                    "tool_use",
+                    tool_name="run_commands",
+                    tool_input={"commands": ["ls"]},
+                    tool_response=[{"result": "a\n"}],
+                ),
+                EVENT_TOOL_USE,
+            ),
+            DecodeFixture(
+                "turn_end",
+                _payload("turn_end", last_assistant_message="Noted."),
+                EVENT_TURN_END,
+                {"assistant": "Noted."},
+            ),
             # upstream's hook files passed Cline's own names
             DecodeFixture("TaskComplete", b'{"taskId": "t1"}', EVENT_TURN_END, {"metadata.session_id": "t1"}),
         ]
@@ -105,7 +130,12 @@ def test_install_writes_a_private_plugin_beside_the_users_and_removes_upstreams_
     plugin = plugins / "paxm.js"
     assert stat.S_IMODE(plugin.stat().st_mode) == 0o600
     settings = embedded_settings(plugin.read_text())
-    assert settings is not None and list(settings["commands"]) == ["session_start", "user_input", "tool_use", "turn_end"]
+    assert settings is not None and list(settings["commands"]) == [
+        "session_start",
+        "user_input",
+        "tool_use",
+        "turn_end",
+    ]
     assert "--timeout" in " ".join(settings["commands"]["user_input"])  # inside Cline's 3 s hook budget
     assert sorted(p.name for p in hooks.iterdir()) == ["PreToolUse"]
     assert [f.level for f in cline.check(ctx)] == ["ok"]
@@ -130,7 +160,10 @@ def test_output_is_plain_text_for_session_start_and_prompts_only() -> None:
     result = HookResult(target="cline", event=EVENT_USER_INPUT, recall_context="<paxm-recall>m</paxm-recall>")
     assert cline.hook_output(result, "text") == "<paxm-recall>m</paxm-recall>"
     assert cline.hook_output(HookResult(target="cline", event=EVENT_TURN_END, recall_context="x"), "text") == ""
-    assert cline.hook_output(HookResult(target="cline", event=EVENT_USER_INPUT, ignored=True, recall_context="x"), "") == ""
+    assert (
+        cline.hook_output(HookResult(target="cline", event=EVENT_USER_INPUT, ignored=True, recall_context="x"), "")
+        == ""
+    )
 
 
 # -- the generated plugin, run by Node with the contexts captured from Cline 3.0.65 -------------------
@@ -175,7 +208,13 @@ def _drive(tmp_path: Path, commands: dict[str, list[str]]) -> tuple[dict[str, ob
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER % (json.dumps(str(plugin)), json.dumps(str(FIXTURES))))
     rec = tmp_path / "rec.jsonl"
-    done = subprocess.run([_node(), str(driver)], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "REC": str(rec)})
+    done = subprocess.run(
+        [_node(), str(driver)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "REC": str(rec)},
+    )
     assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in rec.read_text().splitlines()] if rec.exists() else []
     return json.loads(done.stdout.strip().splitlines()[-1]), calls

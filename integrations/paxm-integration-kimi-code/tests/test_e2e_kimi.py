@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fake_chat import FakeChat, Recorded
-from kimi_harness import KimiSandbox, install_kimi
+from kimi_harness import KimiRun, KimiSandbox, install_kimi
 
 from paxm_contracttest.harness import npm_cache_dir, require
 
@@ -37,8 +37,8 @@ def box(kimi: tuple[Path, Path], tmp_path: Path) -> KimiSandbox:
     return KimiSandbox(tmp_path / "box", *kimi)
 
 
-def _ok(run: object) -> None:
-    assert getattr(run, "returncode") == 0, getattr(run, "stderr")[-4000:]
+def _ok(run: KimiRun) -> None:
+    assert run.returncode == 0, run.stderr[-4000:]
 
 
 def _all_text(request: Recorded) -> str:

@@ -88,15 +88,20 @@ class TestKimiCodeContract(IntegrationContract):
                 {"prompt": "RUN_TOOL: please note the decision", "workspace": "/tmp/kc/probe/run1/work"},
             ),
             DecodeFixture("PostToolUse", FIXTURES / "PostToolUse.json", EVENT_TOOL_USE),
-            DecodeFixture("Stop", FIXTURES / "Stop.json", EVENT_TURN_END,
-                          {"metadata.session_id": "session_adaaf84c-c0ed-47fd-b50a-a9f5a8c62505"}),  # fmt: skip
+            DecodeFixture(
+                "Stop",
+                FIXTURES / "Stop.json",
+                EVENT_TURN_END,
+                {"metadata.session_id": "session_adaaf84c-c0ed-47fd-b50a-a9f5a8c62505"},
+            ),
         ]
 
     @pytest.fixture
     def paxm_native_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NativeConfig:
         monkeypatch.setenv("KIMI_CODE_HOME", str(tmp_path / "kimi"))
-        return NativeConfig(path=tmp_path / "kimi" / "config.toml", content=USER_CONFIG, parse=tomllib.loads,
-                            commands=_commands)  # fmt: skip
+        return NativeConfig(
+            path=tmp_path / "kimi" / "config.toml", content=USER_CONFIG, parse=tomllib.loads, commands=_commands
+        )
 
 
 def test_registered_under_its_own_name() -> None:
@@ -116,7 +121,7 @@ def test_setup_merges_into_the_users_toml_and_uninstall_restores_it_byte_for_byt
     text = config.read_text()
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     assert (config.parent / "config.toml.paxm.bak").read_text() == USER_CONFIG
-    assert text.startswith("# Kimi Code settings (hand-edited)\ndefault_model = \"kimi-k2\"  # the fast one\n")
+    assert text.startswith('# Kimi Code settings (hand-edited)\ndefault_model = "kimi-k2"  # the fast one\n')
     data = tomllib.loads(text)
     assert data["models"]["kimi-k2"]["max_context_size"] == 262144
     assert data["hooks"][0] == {"event": "PreToolUse", "matcher": "Bash", "command": "~/bin/guard-bash", "timeout": 5}
@@ -141,7 +146,9 @@ def test_setup_merges_into_the_users_toml_and_uninstall_restores_it_byte_for_byt
 def test_upstreams_marker_block_is_replaced_and_a_broken_file_stops_setup(tmp_path: Path, isolated_home: Path) -> None:
     config = isolated_home / ".kimi-code" / "config.toml"
     config.parent.mkdir()
-    block = f'{UPSTREAM_BEGIN}\n[[hooks]]\nevent = "Stop"\ncommand = "paxm __hook --kimi"\ntimeout = 60\n{UPSTREAM_END}\n'
+    block = (
+        f'{UPSTREAM_BEGIN}\n[[hooks]]\nevent = "Stop"\ncommand = "paxm __hook --kimi"\ntimeout = 60\n{UPSTREAM_END}\n'
+    )
     config.write_text(USER_CONFIG + block)
     done = _paxm(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
@@ -151,8 +158,23 @@ def test_upstreams_marker_block_is_replaced_and_a_broken_file_stops_setup(tmp_pa
     broken.mkdir()
     (broken / "config.toml").write_text("[[hooks]\nevent = ")
     env = {**os.environ, "KIMI_CODE_HOME": str(broken)}
-    done = subprocess.run([PAXM, "--config", str(tmp_path / "p2" / "config.yaml"), "setup", "--yes", "--agent",
-                           "kimi-code", "--provider", "sqlite"], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            PAXM,
+            "--config",
+            str(tmp_path / "p2" / "config.yaml"),
+            "setup",
+            "--yes",
+            "--agent",
+            "kimi-code",
+            "--provider",
+            "sqlite",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode != 0 and "not valid TOML" in done.stderr
     assert (broken / "config.toml").read_text() == "[[hooks]\nevent = "
     assert not (tmp_path / "p2" / "config.yaml").exists()

@@ -18,8 +18,13 @@ def test_the_captured_wire_gives_the_prompt_and_the_final_reply() -> None:
 
 
 def _prompt(text: str, turn: int) -> str:
-    entry = {"type": "turn.prompt", "agentId": "main", "input": [{"type": "text", "text": text}],
-             "origin": {"kind": "user"}, "turnId": turn}  # fmt: skip
+    entry = {
+        "type": "turn.prompt",
+        "agentId": "main",
+        "input": [{"type": "text", "text": text}],
+        "origin": {"kind": "user"},
+        "turnId": turn,
+    }
     return json.dumps(entry)
 
 
@@ -57,7 +62,9 @@ def test_the_turn_counts_as_ended_at_agent_turn_ended_which_kimi_writes_before_s
 def test_only_the_tail_is_read(tmp_path: Path) -> None:
     wire = tmp_path / "wire.jsonl"
     filler = json.dumps({"type": "llm.tools_snapshot", "tools": ["x" * 1000]})
-    wire.write_text("\n".join([_prompt("old", 0), *[filler] * 50, _reply([{"type": "text", "text": "Late."}]), _ended(0)]) + "\n")
+    wire.write_text(
+        "\n".join([_prompt("old", 0), *[filler] * 50, _reply([{"type": "text", "text": "Late."}]), _ended(0)]) + "\n"
+    )
     entries = read_tail(wire, limit=4096)
     assert all(e.get("type") != "turn.prompt" for e in entries)  # cut off, and no partial line parsed
     turn = last_turn(entries)

@@ -53,8 +53,8 @@ _NATIVE = {
     "aftertool": EVENT_TOOL_USE,
     "afterrun": EVENT_TURN_END,
 }
-#: the hook client's own ceiling (s) for the events Cline waits on: inside Cline's 3 s per hook
-CLIENT_TIMEOUT_S = 2.4
+#: the hook client's own ceiling (s) for the events Cline waits on: inside the plugin's 2 s budget
+CLIENT_TIMEOUT_S = 1.8
 
 
 class ClineIntegration(IntegrationBase):
@@ -86,7 +86,7 @@ class ClineIntegration(IntegrationBase):
         return self.plugins_dir() / PLUGIN_FILE_NAME
 
     def hooks_dir(self) -> Path:
-        """Where upstream wrote its hook files: ``$PAXM_CLINE_HOOKS_DIR`` > ``$CLINE_HOOKS_DIR`` > ``~/.cline/hooks``."""
+        """Upstream's hook files: ``$PAXM_CLINE_HOOKS_DIR`` > ``$CLINE_HOOKS_DIR`` > ``~/.cline/hooks``."""
         for var in ("PAXM_CLINE_HOOKS_DIR", "CLINE_HOOKS_DIR"):
             explicit = os.environ.get(var, "").strip()
             if explicit:

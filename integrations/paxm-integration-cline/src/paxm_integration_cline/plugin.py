@@ -14,15 +14,24 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARKER", "PLUGIN_FILE_NAME", "SPAWN_TIMEOUT_MS", "embedded_settings", "is_paxm_plugin", "render_plugin", "write_plugin"]
+__all__ = [
+    "MARKER",
+    "PLUGIN_FILE_NAME",
+    "SPAWN_TIMEOUT_MS",
+    "embedded_settings",
+    "is_paxm_plugin",
+    "render_plugin",
+    "write_plugin",
+]
 
 #: the file paxm writes into Cline's ``plugins/`` directory
 PLUGIN_FILE_NAME = "paxm.js"
 #: first-lines marker that says a file is paxm's generated plugin (uninstall removes only those)
 MARKER = "// paxm-cline-plugin v1"
-#: how long the plugin waits for one hook run.  Cline gives a plugin hook 3 s before it moves
-#: on without it, so paxm answers (or gives up, fail-open) inside that budget.
-SPAWN_TIMEOUT_MS = 2_500
+#: how long one Cline hook of the plugin waits for paxm, all paxm hooks it runs together.  Cline
+#: fails the whole run when a plugin hook takes more than 3 s, so paxm answers or gives up
+#: (fail-open: nothing injected) well inside that.
+SPAWN_TIMEOUT_MS = 2_000
 
 _START = "/*PAXM_SETTINGS*/"
 _END = "/*END_PAXM_SETTINGS*/"
@@ -32,7 +41,9 @@ def _template() -> str:
     return resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
 
 
-def render_plugin(commands: Mapping[str, Sequence[str]], *, target: str = "cline", timeout_ms: int = SPAWN_TIMEOUT_MS) -> str:
+def render_plugin(
+    commands: Mapping[str, Sequence[str]], *, target: str = "cline", timeout_ms: int = SPAWN_TIMEOUT_MS
+) -> str:
     """The plugin source with ``commands`` (paxm event -> hook-client argv) embedded."""
     settings = {
         "version": 1,

@@ -61,11 +61,19 @@ function promptText(message) {
   return (match ? match[1] : text).trim();
 }
 
-// Runs one paxm hook: the payload on stdin, resolves to its stdout ("" on any failure).
-function runHook(event, payload) {
+// Cline fails the whole run when a plugin hook takes longer than 3 s, so each Cline hook gets
+// one budget for all the paxm hooks it runs (a deadline, not a per-spawn timeout).
+function deadline() {
+  const budget = Number(PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 2000;
+  return Date.now() + budget;
+}
+
+// Runs one paxm hook: the payload on stdin, resolves to its stdout ("" on any failure or when
+// `until` passes).  A capture-only hook still running then is left to finish on its own.
+function runHook(event, payload, until) {
   const argv = PAXM.commands && PAXM.commands[event];
-  const timeoutMs = Number(PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 2500;
-  if (!Array.isArray(argv) || argv.length === 0) return Promise.resolve("");
+  const timeoutMs = Math.max(0, (until || deadline()) - Date.now());
+  if (!Array.isArray(argv) || argv.length === 0 || timeoutMs <= 0) return Promise.resolve("");
   return new Promise((resolve) => {
     let out = "";
     let settled = false;
@@ -77,10 +85,10 @@ function runHook(event, payload) {
       if (timer) clearTimeout(timer);
       resolve(ok ? out : "");
     };
+    // capture-only events get their own process group, so the capture reaches paxm even
+    // when Cline tears the plugin sandbox down right after the run
+    const detached = event === "turn_end" || event === "tool_use";
     try {
-      // capture-only events get their own process group, so the capture reaches paxm even
-      // when Cline tears the plugin sandbox down right after the run
-      const detached = event === "turn_end" || event === "tool_use";
       child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: process.env, detached });
     } catch (error) {
       warn(event, "could not start the hook client", error);
@@ -90,7 +98,8 @@ function runHook(event, payload) {
     timer = setTimeout(() => {
       warn(event, "hook timed out");
       try {
-        child.kill("SIGKILL");
+        if (detached) child.unref(); // a capture keeps going; only the wait ends
+        else child.kill("SIGKILL");
       } catch {}
       finish(false);
     }, timeoutMs);
@@ -147,13 +156,15 @@ async function beforeRun(ctx) {
   const prompt = index >= 0 ? promptText(messages[index]) : "";
   const blocks = [];
   const session = String(snapshot.conversationId || "");
+  const until = deadline();
   if (session && !started.has(session)) {
     remember(started, session);
-    const boot = (await runHook("session_start", { ...base("session_start", snapshot), trigger_event: "beforeRun" })).trim();
+    const payload = { ...base("session_start", snapshot), trigger_event: "beforeRun" };
+    const boot = (await runHook("session_start", payload, until)).trim();
     if (boot) blocks.push(boot);
   }
   if (prompt) {
-    const recall = (await runHook("user_input", { ...base("user_input", snapshot), prompt })).trim();
+    const recall = (await runHook("user_input", { ...base("user_input", snapshot), prompt }, until)).trim();
     if (recall) blocks.push(recall);
   }
   return blocks.length ? { appendContext: blocks.join("\n\n") } : undefined;

@@ -1,4 +1,4 @@
-"""paxm's Kimi Code integration (agent ``kimi-code``, alias ``kimi``), registered through the ``paxm`` entry point group.
+"""paxm's Kimi Code integration (agent ``kimi-code``, alias ``kimi``), registered via the ``paxm`` entry points.
 
 See ``docs/integrations/kimi-code.md``.
 """

@@ -160,7 +160,9 @@ def read_config(path: Path) -> KimiConfig:
     try:
         document = tomlkit.parse(stripped)
     except TOMLKitError as exc:
-        raise IntegrationError(f"Kimi Code config {path} is not valid TOML ({exc}); fix it, paxm changed nothing") from None
+        raise IntegrationError(
+            f"Kimi Code config {path} is not valid TOML ({exc}); fix it, paxm changed nothing"
+        ) from None
     config = KimiConfig(path, document, original, stripped != text)
     config._hooks()  # shape check now, before anything is written
     return config

@@ -220,4 +220,3 @@ def _tool_messages(obj: dict[str, Any]) -> list[HookMessage]:
     if output.strip():
         out.append(HookMessage("tool_result", output))
     return out
-

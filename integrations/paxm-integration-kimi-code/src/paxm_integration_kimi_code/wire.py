@@ -130,7 +130,11 @@ def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
                 current.replies.append(text)
             continue
         # Kimi runs the Stop hook after ``agent.turn.ended`` but before ``turn.ended``
-        if kind in ("agent.turn.ended", "turn.ended") and entry.get("agentId", "main") == "main" and current is not None:
+        if (
+            kind in ("agent.turn.ended", "turn.ended")
+            and entry.get("agentId", "main") == "main"
+            and current is not None
+        ):
             ended.append(current)
             current = None
     return ended[-1] if ended else WireTurn()
