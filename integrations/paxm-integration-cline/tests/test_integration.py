@@ -249,3 +249,17 @@ def test_the_plugin_fails_open_when_paxm_is_gone_or_hangs(tmp_path: Path) -> Non
     python = shutil.which("python3") or "python3"
     out, _ = _drive(tmp_path, {"user_input": [python, str(hang)]})
     assert out["before"] is None  # gave up inside Cline's 3 s hook budget, nothing injected
+
+
+def test_detect_finds_cline_on_path_else_its_home(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cline = ClineIntegration()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert cline.detect() is None
+    (isolated_home / ".cline").mkdir()
+    assert cline.detect() == str(isolated_home / ".cline")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "cline").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "cline").chmod(0o755)
+    assert cline.detect() == str(tmp_path / "bin" / "cline")

@@ -221,3 +221,17 @@ def test_installed_command_is_silent_and_exits_0_with_paxm_gone(tmp_path: Path, 
     shutil.move(str(tmp_path / "paxm"), str(tmp_path / "gone"))
     run = subprocess.run(shlex.split(command), input=b'{"prompt": "hi"}', capture_output=True, timeout=60)
     assert (run.returncode, run.stdout) == (0, b"")
+
+
+def test_detect_finds_kimi_on_path_else_its_home(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kimi = KimiCodeIntegration()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert kimi.detect() is None
+    (isolated_home / ".kimi-code").mkdir()
+    assert kimi.detect() == str(isolated_home / ".kimi-code")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "kimi").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "kimi").chmod(0o755)
+    assert kimi.detect() == str(tmp_path / "bin" / "kimi")
