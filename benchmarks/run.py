@@ -60,6 +60,16 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
         [],
         ["--runs", "2"],
     ),
+    "kimi": (
+        ROOT / "integrations" / "paxm-integration-kimi-code" / "benchmarks" / "kimi_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
+    "cline": (
+        ROOT / "integrations" / "paxm-integration-cline" / "benchmarks" / "cline_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
     "kilo": (
         ROOT / "integrations" / "paxm-integration-opencode" / "benchmarks" / "opencode_hook_latency.py",
         ["--harness", "kilo"],

@@ -188,7 +188,10 @@ class PaxmPluginManager(pluggy.PluginManager):
     def integration(self, name: str) -> Integration | None:
         """Find an integration by name or alias (case-insensitive), or ``None``."""
         wanted = name.strip().lower()
-        for canonical, integration in self.integrations().items():
+        registered = self.integrations()
+        if wanted in registered:  # a canonical name wins over another integration's alias
+            return registered[wanted]
+        for canonical, integration in registered.items():
             aliases = tuple(getattr(integration, "aliases", ()) or ())
             if wanted == canonical or wanted in (a.lower() for a in aliases):
                 return integration

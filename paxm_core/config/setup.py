@@ -87,6 +87,8 @@ class SetupCatalog:
     def canonical_agent(self, name: str) -> str:
         """``name`` or one of an integration's aliases -> the canonical agent key ("" if unknown)."""
         wanted = "-".join(name.strip().lower().replace("_", "-").split())
+        if wanted in self.integrations:  # a canonical name wins over another integration's alias
+            return wanted
         for canonical, integration in self.integrations.items():
             spellings = {canonical, *(a.lower() for a in integration.aliases)}
             if wanted in spellings or wanted.replace("-", "") in {s.replace("-", "") for s in spellings}:

@@ -79,6 +79,30 @@ def test_integration_lookup_accepts_aliases_case_insensitively() -> None:
     assert pm.integration("codex") is None
 
 
+class _Named(IntegrationBase):
+    def __init__(self, name: str, aliases: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.aliases = aliases
+
+
+class AliasClashPlugin:
+    @hookimpl
+    def paxm_register_integrations(self, register: Callable[[Any], None]) -> None:
+        # an older integration whose alias is a newer one's canonical name, registered first
+        register(_Named("kimi", ("kimi-code",)))
+        register(_Named("kimi-code", ("kimi",)))
+
+
+def test_a_canonical_name_wins_over_another_integrations_alias() -> None:
+    from paxm_core.config.setup import SetupCatalog
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(AliasClashPlugin(), name="clash")
+    assert pm.integration("kimi-code").name == "kimi-code"
+    assert pm.integration("KIMI").name == "kimi"
+    assert SetupCatalog.from_plugins(pm).canonical_agent("kimi-code") == "kimi-code"
+
+
 def test_unknown_provider_type_names_the_package_to_install() -> None:
     pm = get_plugin_manager(load_entrypoints=False)
     with pytest.raises(ProviderNotInstalled, match="pip install paxm-provider-zep"):

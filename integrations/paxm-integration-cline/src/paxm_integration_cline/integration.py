@@ -1,0 +1,212 @@
+"""The ``cline`` integration object: a generated plugin in ``~/.cline/plugins``, payload decoding, output."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TOOL_USE,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    InstallContext,
+    IntegrationBase,
+    decode_generic,
+    enabled_hook_events,
+    hook_command,
+    parse_hook_command,
+    parse_payload,
+    setup_fix_command,
+    standard_agent_config,
+)
+from paxm_integration_cline.plugin import (
+    PLUGIN_FILE_NAME,
+    embedded_settings,
+    is_paxm_plugin,
+    render_plugin,
+    write_plugin,
+)
+
+if TYPE_CHECKING:
+    from paxm_core.integration import HookEvent, HookResult
+
+__all__ = ["EVENTS", "UPSTREAM_HOOK_MARKER", "ClineIntegration"]
+
+#: the paxm events the plugin runs a hook for, in order
+EVENTS = (EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_TOOL_USE, EVENT_TURN_END)
+#: upstream (the Go paxm) wrote one script per Cline hook into ``~/.cline/hooks`` with this line;
+#: Cline's hook files cannot inject context, so setup removes them in favour of the plugin
+UPSTREAM_HOOK_MARKER = "# managed by paxm"
+UPSTREAM_HOOK_FILES = ("TaskStart", "TaskResume", "UserPromptSubmit", "TaskComplete", "TaskCancel")
+#: Cline's own hook names (upstream's hook files; the plugin sends paxm's names)
+_NATIVE = {
+    "taskstart": EVENT_SESSION_START,
+    "taskresume": EVENT_SESSION_START,
+    "userpromptsubmit": EVENT_USER_INPUT,
+    "posttooluse": EVENT_TOOL_USE,
+    "taskcomplete": EVENT_TURN_END,
+    "taskcancel": EVENT_TURN_END,
+    "beforerun": EVENT_USER_INPUT,
+    "aftertool": EVENT_TOOL_USE,
+    "afterrun": EVENT_TURN_END,
+}
+#: the hook client's own ceiling (s) for the events Cline waits on: inside the plugin's 2 s budget
+CLIENT_TIMEOUT_S = 1.8
+
+
+class ClineIntegration(IntegrationBase):
+    """Cline (the CLI and its SDK): a dependency-free plugin calls paxm's hook client."""
+
+    name = "cline"
+    aliases: tuple[str, ...] = ("cline-cli",)
+    display_name = "Cline"
+    label = "Cline"
+    setup_priority = 55
+
+    def default_agent_config(self) -> dict[str, Any]:
+        """Recall on every prompt; prompt, tool results and reply captured (turn end flushes)."""
+        return standard_agent_config(write_events=("session_start", "user_input", "tool_use", "turn_end"))
+
+    # -- where things go ------------------------------------------------------------------------
+
+    def cline_dir(self) -> Path:
+        """``$CLINE_DIR`` > ``~/.cline``."""
+        explicit = os.environ.get("CLINE_DIR", "").strip()
+        return (Path(explicit).expanduser() if explicit else Path.home() / ".cline").absolute()
+
+    def plugins_dir(self) -> Path:
+        """``$PAXM_CLINE_PLUGINS_DIR`` > ``~/.cline/plugins``."""
+        explicit = os.environ.get("PAXM_CLINE_PLUGINS_DIR", "").strip()
+        return Path(explicit).expanduser().absolute() if explicit else self.cline_dir() / "plugins"
+
+    def plugin_path(self) -> Path:
+        return self.plugins_dir() / PLUGIN_FILE_NAME
+
+    def hooks_dir(self) -> Path:
+        """Upstream's hook files: ``$PAXM_CLINE_HOOKS_DIR`` > ``$CLINE_HOOKS_DIR`` > ``~/.cline/hooks``."""
+        for var in ("PAXM_CLINE_HOOKS_DIR", "CLINE_HOOKS_DIR"):
+            explicit = os.environ.get(var, "").strip()
+            if explicit:
+                return Path(explicit).expanduser().absolute()
+        return self.cline_dir() / "hooks"
+
+    def installed_events(self, config: Any) -> list[str]:
+        """``session_start`` always; the others when their recall or write is enabled."""
+        return enabled_hook_events(config, self.name, EVENTS)
+
+    def commands(self, config: Any) -> dict[str, list[str]]:
+        """paxm event -> the hook-client argv the plugin runs."""
+        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        out = {}
+        for event in self.installed_events(config):
+            waits = event in (EVENT_SESSION_START, EVENT_USER_INPUT)
+            out[event] = hook_command(
+                config.path, self.name, event, queue_path=queue or None, timeout=CLIENT_TIMEOUT_S if waits else None
+            )
+        return out
+
+    def _upstream_hook_files(self) -> list[Path]:
+        out = []
+        for name in UPSTREAM_HOOK_FILES:
+            for path in (self.hooks_dir() / name, self.hooks_dir() / f"{name}.ps1"):
+                try:
+                    if UPSTREAM_HOOK_MARKER in path.read_text(encoding="utf-8", errors="replace")[:4096]:
+                        out.append(path)
+                except OSError:
+                    continue
+        return out
+
+    def _remove_upstream(self, ctx: InstallContext) -> list[str]:
+        lines = []
+        for path in self._upstream_hook_files():
+            path.unlink(missing_ok=True)
+            lines.append(f"removed upstream paxm hook {path}")
+        for line in lines:
+            ctx.echo(line)
+        return lines
+
+    # -- Integration contract -------------------------------------------------------------------
+
+    def detect(self) -> str | None:
+        """``cline`` on ``PATH``, else ``~/.cline`` if it exists."""
+        found = shutil.which("cline")
+        if found:
+            return found
+        directory = self.cline_dir()
+        return str(directory) if directory.is_dir() else None
+
+    def preflight(self, ctx: InstallContext) -> None:
+        """Refuse to overwrite a ``paxm.js`` in the plugins directory that paxm did not write."""
+        path = self.plugin_path()
+        if path.exists() and not is_paxm_plugin(path):
+            from paxm_core.integration import IntegrationError
+
+            raise IntegrationError(f"{path} exists and was not written by paxm; move it away, paxm changed nothing")
+
+    def install(self, ctx: InstallContext) -> list[str]:
+        """Write (or refresh) the plugin; remove upstream's hook files.  Idempotent."""
+        self.preflight(ctx)
+        path = self.plugin_path()
+        lines = self._remove_upstream(ctx)
+        changed = write_plugin(path, render_plugin(self.commands(ctx.config), target=self.name))
+        line = f"installed paxm plugin {path}" if changed else f"paxm plugin {path} is up to date"
+        ctx.echo(line)
+        return [*lines, line]
+
+    def uninstall(self, ctx: InstallContext) -> list[str]:
+        """Delete the plugin paxm wrote (and upstream's hook files); nothing else in ``~/.cline``."""
+        lines = self._remove_upstream(ctx)
+        path = self.plugin_path()
+        if is_paxm_plugin(path):
+            path.unlink(missing_ok=True)
+            lines.append(f"removed paxm plugin {path}")
+            ctx.echo(lines[-1])
+        return lines
+
+    def check(self, ctx: InstallContext) -> list[Finding]:
+        """The plugin present, current, and every file its commands run exists."""
+        path = self.plugin_path()
+        fix = setup_fix_command(ctx, self.name, force=False)
+        findings: list[Finding] = []
+        for stale in self._upstream_hook_files():
+            findings.append(Finding("warn", f"upstream paxm hook file {stale} (cannot inject context)", fix))
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError:
+            return [*findings, Finding("error", f"paxm Cline plugin missing: {path}", fix)]
+        settings = embedded_settings(source)
+        if settings is None:
+            return [*findings, Finding("error", f"{path} is not paxm's plugin", f"move it away, then {fix}")]
+        if source != render_plugin(self.commands(ctx.config), target=self.name):
+            return [*findings, Finding("warn", f"paxm plugin {path} is out of date", fix)]
+        for argv in (settings.get("commands") or {}).values():
+            hook = parse_hook_command([str(a) for a in argv]) if isinstance(argv, list) else None
+            for word in (hook.interpreter, hook.client) if hook else ():
+                if not Path(word).exists():
+                    findings.append(Finding("error", f"paxm plugin points at a missing file: {word}", fix))
+        return findings or [Finding("ok", f"paxm plugin installed at {path}")]
+
+    def decode(self, native_event: str, raw: bytes) -> HookEvent:
+        """The plugin's payload (paxm's generic field names) -> :class:`HookEvent` (never raises).
+
+        The plugin passes paxm's event names; Cline's own hook names (upstream's hook files,
+        or a payload's ``hook_event_name``) are mapped too.
+        """
+        native = native_event.strip()
+        if not native:
+            name = parse_payload(raw).get("hook_event_name")
+            native = name if isinstance(name, str) else ""
+        event = native if native in EVENTS else _NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
+        return decode_generic(raw, self.name, event, native)
+
+    def hook_output(self, result: HookResult, mode: str) -> str:
+        """Plain text for session start and prompts (the plugin appends it as context); else nothing."""
+        if mode == "json":  # ``paxm __hook --json`` by hand: upstream's capture result
+            return super().hook_output(result, mode)
+        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
+            return ""
+        return result.context
