@@ -19,7 +19,15 @@ from typing import Any
 
 from paxm_core.integration import IntegrationError, parse_hook_command, write_atomic
 
-__all__ = ["FILE_NAME", "HOOKS_VERSION", "is_empty", "is_paxm_command", "merge_handlers", "read_hooks_file", "write_hooks_file"]
+__all__ = [
+    "FILE_NAME",
+    "HOOKS_VERSION",
+    "is_empty",
+    "is_paxm_command",
+    "merge_handlers",
+    "read_hooks_file",
+    "write_hooks_file",
+]
 
 FILE_NAME = "paxm.json"
 HOOKS_VERSION = 1
