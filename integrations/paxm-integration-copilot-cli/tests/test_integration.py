@@ -7,6 +7,8 @@ import os
 import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ from paxm_core.integration import (
 )
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_copilot_cli import CopilotCliIntegration
-from paxm_integration_copilot_cli.transcript import last_turn
+from paxm_integration_copilot_cli.transcript import last_turn, wait_for_turn
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -230,3 +232,34 @@ def test_output_is_top_level_additional_context_for_context_events_only() -> Non
     for event in (EVENT_TURN_END, EVENT_TOOL_USE):
         assert copilot.hook_output(HookResult(target="copilot-cli", event=event, recall_context="x"), "") == ""
     assert copilot.hook_output(HookResult(target="copilot-cli", event=EVENT_USER_INPUT), "") == ""
+
+
+def test_the_reply_is_waited_for_while_copilot_is_still_writing_the_turn(tmp_path: Path) -> None:
+    transcript = tmp_path / "events.jsonl"
+    transcript.write_text(_line("user.message", content="q"))
+
+    def finish() -> None:  # Copilot appends the reply and the agentStop hook call a little later
+        time.sleep(0.3)
+        with transcript.open("a") as handle:
+            handle.write(_line("assistant.message", content="the answer") + _line("hook.start", hookType="agentStop"))
+
+    writer = threading.Thread(target=finish)
+    writer.start()
+    started = time.monotonic()
+    turn = wait_for_turn(str(transcript), timeout=5)
+    writer.join()
+    assert (turn.reply, turn.stopped) == ("the answer", True)
+    assert 0.25 < time.monotonic() - started < 3
+    # a finished turn without a reply (only tool calls) is not waited for
+    transcript.write_text(_line("user.message", content="q") + _line("hook.start", hookType="agentStop"))
+    started = time.monotonic()
+    assert wait_for_turn(str(transcript), timeout=5).reply == ""
+    assert time.monotonic() - started < 1
+    # neither is a missing file; a turn that never finishes costs the bound, no more
+    started = time.monotonic()
+    assert wait_for_turn(str(tmp_path / "gone" / "events.jsonl"), timeout=5).reply == ""
+    assert time.monotonic() - started < 1
+    transcript.write_text(_line("user.message", content="q"))
+    started = time.monotonic()
+    assert wait_for_turn(str(transcript), timeout=0.3).reply == ""
+    assert time.monotonic() - started < 2

@@ -32,7 +32,7 @@ from paxm_integration_copilot_cli.hooks_file import (
     read_hooks_file,
     write_hooks_file,
 )
-from paxm_integration_copilot_cli.transcript import last_turn
+from paxm_integration_copilot_cli.transcript import wait_for_turn
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
@@ -201,7 +201,7 @@ class CopilotCliIntegration(IntegrationBase):
         hook = decode_generic(dumps_compact(generic), self.name, event, native)
         hook.raw = raw.decode("utf-8", errors="replace").strip() if isinstance(raw, bytes) else str(raw)
         if event == EVENT_TURN_END:
-            hook.assistant = last_turn(_str(payload, "transcriptPath")).reply
+            hook.assistant = wait_for_turn(_str(payload, "transcriptPath")).reply
         return hook
 
     def hook_output(self, result: HookResult, mode: str) -> str:
