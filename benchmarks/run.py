@@ -75,6 +75,16 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
         ["--harness", "kilo"],
         ["--harness", "kilo", "--runs", "2"],
     ),
+    "gemini": (
+        ROOT / "integrations" / "paxm-integration-gemini-cli" / "benchmarks" / "gemini_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
+    "copilot": (
+        ROOT / "integrations" / "paxm-integration-copilot-cli" / "benchmarks" / "copilot_hook_latency.py",
+        [],
+        ["--runs", "2"],
+    ),
 }
 
 

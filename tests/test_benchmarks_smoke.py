@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_quick_benchmark_run_completes_and_reports_medians() -> None:
     # the harness latency runners drive real agent binaries; their end-to-end tests cover that path
-    harnesses = "claude,codex,opencode,pi,kilo,qwen,kimi,cline"
+    harnesses = "claude,codex,opencode,pi,kilo,qwen,kimi,cline,gemini,copilot"
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--skip", harnesses],
         capture_output=True,

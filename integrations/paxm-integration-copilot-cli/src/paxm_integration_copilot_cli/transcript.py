@@ -1,0 +1,115 @@
+"""The reply of a finished Copilot CLI turn, read from the session's ``events.jsonl``.
+
+``agentStop`` gives only ``transcriptPath``.  The session log is one JSON event per line
+(``user.message``, ``assistant.message`` with ``content`` and ``toolRequests``, ``hook.start``,
+...).  Only its tail is read (a long session's log grows without bound), lines that do not parse
+are skipped (the file may be mid-write), and a missing file is no reply.  Only the visible
+``content`` of assistant messages is taken: reasoning fields never leave this module.
+
+Copilot appends to the log asynchronously: when the ``agentStop`` hook runs, the turn's last
+lines may not be on disk yet (seen with a warm hook daemon, which reads the file within tens of
+milliseconds).  The ``hook.start`` line of the ``agentStop`` call itself comes after the reply in
+the log, so :func:`wait_for_turn` re-reads the tail until that line is there (or a reply is), for
+a bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MAX_TAIL_BYTES", "MAX_WAIT_SECONDS", "TRANSCRIPT_NAME", "TurnText", "last_turn", "wait_for_turn"]
+
+#: how much of the end of ``events.jsonl`` is read (one turn's events fit many times over)
+MAX_TAIL_BYTES = 2 * 1024 * 1024
+#: the only file name read: the hook payload names the path, and paxm reads nothing else
+TRANSCRIPT_NAME = "events.jsonl"
+#: how long :func:`wait_for_turn` waits for Copilot to finish writing the turn
+MAX_WAIT_SECONDS = 1.5
+
+
+@dataclass(frozen=True, slots=True)
+class TurnText:
+    """The last turn in a session log: the user's prompt and the final visible reply.
+
+    ``stopped`` is true once the log holds the ``agentStop`` hook call after the prompt: the
+    turn is completely on disk.
+    """
+
+    prompt: str = ""
+    reply: str = ""
+    stopped: bool = False
+
+
+def _tail_lines(path: Path, limit: int) -> list[str]:
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        start = max(0, size - limit)
+        handle.seek(start)
+        data = handle.read(limit)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line was cut by the seek
+    return [line.decode("utf-8", errors="replace") for line in lines if line.strip()]
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
+    """The last turn of ``transcript`` (a path to ``events.jsonl``); empty when unreadable."""
+    path = Path(transcript)
+    if path.name != TRANSCRIPT_NAME:
+        return TurnText()
+    try:
+        if not path.is_file():
+            return TurnText()
+        lines = _tail_lines(path, limit)
+    except OSError:
+        return TurnText()
+    prompt = ""
+    reply = ""
+    stopped = False
+    for line in lines:
+        event = _event(line)
+        if event is None:
+            continue
+        kind = event.get("type")
+        data = event.get("data")
+        if not isinstance(data, dict):
+            continue
+        if kind == "user.message":
+            content = data.get("content")
+            prompt = content if isinstance(content, str) else ""
+            reply = ""  # a new turn: what came before is not its reply
+            stopped = False
+        elif kind == "assistant.message":
+            content = data.get("content")
+            if isinstance(content, str) and content.strip():
+                reply = content.strip()
+        elif kind == "hook.start" and data.get("hookType") == "agentStop":
+            stopped = True
+    return TurnText(prompt=prompt.strip(), reply=reply, stopped=stopped)
+
+
+def wait_for_turn(transcript: str, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> TurnText:
+    """:func:`last_turn`, re-read until the turn is on disk (``stopped``) or ``timeout`` passes.
+
+    A missing file, a wrong name, or a path that is not a file is not waited for.
+    """
+    path = Path(transcript)
+    deadline = time.monotonic() + timeout
+    while True:
+        turn = last_turn(transcript)
+        if turn.stopped or path.name != TRANSCRIPT_NAME or not path.is_file() or time.monotonic() >= deadline:
+            return turn
+        time.sleep(poll)

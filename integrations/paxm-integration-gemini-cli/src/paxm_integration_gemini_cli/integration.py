@@ -1,0 +1,212 @@
+"""The ``gemini-cli`` integration object: settings.json hooks, payload decoding, JSON hook output."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TOOL_USE,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    InstallContext,
+    IntegrationBase,
+    decode_generic,
+    dumps_compact,
+    enabled_hook_events,
+    hook_command_line,
+    parse_hook_command,
+    parse_payload,
+    setup_fix_command,
+    standard_agent_config,
+)
+from paxm_integration_gemini_cli.envelope import guard_escaped_envelope
+from paxm_integration_gemini_cli.settings import is_paxm_command, merge_hooks, read_settings, write_settings
+
+if TYPE_CHECKING:
+    from paxm_core.integration import HookEvent, HookResult
+
+__all__ = ["HOOK_TIMEOUT_MS", "NATIVE_EVENTS", "GeminiCliIntegration"]
+
+#: paxm event -> Gemini CLI hook event, in the order they are installed
+NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
+    (EVENT_SESSION_START, "SessionStart"),
+    (EVENT_USER_INPUT, "BeforeAgent"),
+    (EVENT_TOOL_USE, "AfterTool"),
+    (EVENT_TURN_END, "AfterAgent"),
+)
+_NATIVE = dict(NATIVE_EVENTS)
+_BY_NATIVE = {native.lower(): event for event, native in NATIVE_EVENTS}
+#: the events whose JSON output Gemini adds to the model's input
+_CONTEXT_EVENTS = (EVENT_SESSION_START, EVENT_USER_INPUT)
+#: Gemini's hook timeout is in milliseconds (its default is 60 s).  The hook client answers
+#: within its own 5 s ceiling; the rest covers interpreter start-up on a loaded machine.
+HOOK_TIMEOUT_MS = 10_000
+
+
+class GeminiCliIntegration(IntegrationBase):
+    """Gemini CLI: hooks in ``~/.gemini/settings.json``, ``hookSpecificOutput`` JSON output."""
+
+    name = "gemini-cli"
+    aliases: tuple[str, ...] = ("gemini", "gemini_cli", "geminicli")
+    display_name = "Gemini CLI"
+    label = "Gemini CLI"
+    setup_priority = 44
+
+    def default_agent_config(self) -> dict[str, Any]:
+        """Recall on every prompt; session start, prompt and reply captured (``AfterAgent`` flushes).
+
+        ``AfterAgent`` carries the reply (``prompt_response``); the prompt is written at
+        ``BeforeAgent``, so the turn's episode holds both.
+        """
+        return standard_agent_config()
+
+    # -- where things go ------------------------------------------------------------------------
+
+    def settings_path(self) -> Path:
+        """``$PAXM_GEMINI_SETTINGS`` > ``$GEMINI_CLI_HOME/.gemini/settings.json`` > ``~/.gemini/settings.json``.
+
+        ``GEMINI_CLI_HOME`` is Gemini CLI's own override of the home directory it keeps
+        ``.gemini`` in.
+        """
+        explicit = os.environ.get("PAXM_GEMINI_SETTINGS", "").strip()
+        if explicit:
+            return Path(explicit).expanduser().absolute()
+        home = os.environ.get("GEMINI_CLI_HOME", "").strip()
+        base = Path(home).expanduser() if home else Path.home()
+        return (base / ".gemini" / "settings.json").absolute()
+
+    def installed_events(self, config: Any) -> list[str]:
+        """``session_start`` always; the others when their recall or write is enabled."""
+        return enabled_hook_events(config, self.name, [event for event, _ in NATIVE_EVENTS])
+
+    def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
+        """Native event -> the settings group paxm installs for ``config``."""
+        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        wanted: dict[str, dict[str, Any]] = {}
+        for event in self.installed_events(config):
+            native = _NATIVE[event]
+            command = hook_command_line(config.path, self.name, native, queue_path=queue or None)
+            handler = {"type": "command", "name": f"paxm-{native}", "command": command, "timeout": HOOK_TIMEOUT_MS}
+            group: dict[str, Any] = {"matcher": ".*"} if native == "AfterTool" else {}
+            group["hooks"] = [handler]
+            wanted[native] = group
+        return wanted
+
+    def _is_ours(self, config: Any) -> Any:
+        return lambda command: is_paxm_command(command, config.path, self.name)
+
+    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+        path = self.settings_path()
+        settings, original = read_settings(path, f"{self.display_name} settings")
+        if original is None and not wanted:
+            return False
+        updated = merge_hooks(settings, wanted, self._is_ours(config), where=str(path))
+        if updated == settings and original is not None:
+            return False
+        write_settings(path, updated, original)
+        return True
+
+    # -- Integration contract -------------------------------------------------------------------
+
+    def detect(self) -> str | None:
+        """``gemini`` on ``PATH``, else the ``.gemini`` directory if it exists."""
+        found = shutil.which("gemini")
+        if found:
+            return found
+        directory = self.settings_path().parent
+        return str(directory) if directory.is_dir() else None
+
+    def preflight(self, ctx: InstallContext) -> None:
+        """Refuse (before setup saves anything) a settings file paxm could not merge."""
+        read_settings(self.settings_path(), f"{self.display_name} settings")
+
+    def install(self, ctx: InstallContext) -> list[str]:
+        """Merge paxm's handlers into settings.json (idempotent); returns the reported lines."""
+        path = self.settings_path()
+        changed = self._update(ctx.config, self.wanted_hooks(ctx.config))
+        line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
+        ctx.echo(line)
+        return [line]
+
+    def uninstall(self, ctx: InstallContext) -> list[str]:
+        """Take exactly paxm's handlers out of settings.json; everything else stays as it was."""
+        lines = [f"removed paxm hooks from {self.settings_path()}"] if self._update(ctx.config, {}) else []
+        for line in lines:
+            ctx.echo(line)
+        return lines
+
+    def check(self, ctx: InstallContext) -> list[Finding]:
+        """Every wanted handler present and switched on, and the files it runs exist."""
+        path = self.settings_path()
+        fix = setup_fix_command(ctx, self.name, force=False)
+        try:
+            settings, original = read_settings(path, f"{self.display_name} settings")
+        except Exception as exc:
+            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
+        if original is None:
+            return [Finding("error", f"{self.display_name} settings missing: {path}", fix)]
+        wanted = self.wanted_hooks(ctx.config)
+        if merge_hooks(settings, wanted, self._is_ours(ctx.config), where=str(path)) != settings:
+            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
+        findings = self._switched_off(settings, wanted, path)
+        for group in wanted.values():
+            hook = parse_hook_command(group["hooks"][0]["command"])
+            for file in (hook.interpreter, hook.client) if hook else ():
+                if not Path(file).exists():
+                    findings.append(Finding("error", f"paxm hook points at a missing file: {file}", fix))
+        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+
+    @staticmethod
+    def _switched_off(settings: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path) -> list[Finding]:
+        """Gemini's own switches that keep installed hooks from running (``hooksConfig``)."""
+        findings: list[Finding] = []
+        for key in ("hooksConfig", "hooks"):
+            switches = settings.get(key)
+            if not isinstance(switches, dict):
+                continue
+            if switches.get("enabled") is False:
+                findings.append(Finding("warn", f"{key}.enabled is false in {path}: Gemini runs no hooks", ""))
+            disabled = switches.get("disabled")
+            names = {str(group["hooks"][0]["name"]) for group in wanted.values()}
+            for name in sorted(names & set(disabled if isinstance(disabled, list) else [])):
+                findings.append(Finding("warn", f"{key}.disabled turns off paxm's hook {name} in {path}", ""))
+        return findings
+
+    def decode(self, native_event: str, raw: bytes) -> HookEvent:
+        """Gemini's payload -> :class:`HookEvent` (never raises).
+
+        ``prompt`` (BeforeAgent), ``prompt_response`` (AfterAgent: the reply),
+        ``tool_name``/``tool_input``/``tool_response`` (AfterTool), ``session_id``, ``cwd``,
+        ``transcript_path``.  Without an event on the command line the payload's
+        ``hook_event_name`` decides.
+        """
+        payload = parse_payload(raw)
+        native = native_event.strip()
+        if not native:
+            name = payload.get("hook_event_name")
+            native = name if isinstance(name, str) else ""
+        event = native if native in _NATIVE else _BY_NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
+        hook = decode_generic(raw, self.name, event, native)
+        reply = payload.get("prompt_response")
+        if event == EVENT_TURN_END and isinstance(reply, str) and reply.strip():
+            hook.assistant = reply.strip()
+        return hook
+
+    def hook_output(self, result: HookResult, mode: str) -> str:
+        """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for session start and prompts.
+
+        Gemini ignores plain text on stdout and reads JSON only; every other event prints
+        nothing (never a ``decision``, so paxm cannot keep Gemini from finishing a turn).
+        """
+        if result.ignored or result.event not in _CONTEXT_EVENTS:
+            return ""
+        context = result.context
+        if not context.strip():
+            return ""
+        output = {"hookEventName": _NATIVE[result.event], "additionalContext": guard_escaped_envelope(context)}
+        return dumps_compact({"hookSpecificOutput": output})
