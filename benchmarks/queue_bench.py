@@ -11,10 +11,12 @@ Every case prints its median (and p95) next to a baseline and the ratio:
 * ``append_raw``: the stdlib hook client's inbox write (open, schema check, INSERT, COMMIT,
   close) against a bare connect + INSERT + COMMIT + close;
 * ``delivery``: episodes/s from sealed episodes to provider through ``DeliveryWorker`` and the
-  real Router, against the same items written with ``Router.put_to_provider`` in a plain loop
-  (the same write pipeline without the queue): the ratio is the queue's overhead (claims,
-  integrity checks, leases, outcome bookkeeping, threads).  Providers: an in-memory
-  ID-honouring store and the real SQLite provider when installed.
+  real Router (batched writes for the SQLite provider, which has ``put_batch``; then the same
+  with ``batch_size=1``, one write per episode, for the batched/one-by-one ratio), against
+  the same items written with ``Router.put_to_provider`` in a plain loop (the same write
+  pipeline without the queue): the ratio is the queue's overhead (claims, integrity checks,
+  leases, outcome bookkeeping, threads).  Providers: an in-memory ID-honouring store and the
+  real SQLite provider when installed.
 
 Files live in a temp dir.  The machine is shared, so compare ratios rather than absolutes.
 """
@@ -133,16 +135,18 @@ def bench_append(root: Path, events: int) -> None:
     line("append_raw (hook client, daemon down)", hook, timed(bare_raw, rounds))
 
 
-def bench_delivery(root: Path, name: str, make: Callable[[str], Any], episodes: int, sessions: int) -> None:
-    provider = make("a")
-    q = CaptureQueue(root / f"deliver-{name}.sqlite", routes={"default": [provider.name]})
+def bench_delivery(
+    root: Path, name: str, make: Callable[[str], Any], episodes: int, sessions: int, *, batch_size: int = 256
+) -> float:
+    provider = make(f"a{batch_size}")
+    q = CaptureQueue(root / f"deliver-{name}-{batch_size}.sqlite", routes={"default": [provider.name]})
     created = datetime.now(UTC)
     for n in range(episodes):
         session = f"session-{n % sessions}"
         q.append(CaptureEvent(f"e{n}a", session, MemoryItem(text=text(n), created_at=created)))
         q.append(CaptureEvent(f"e{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
     router = Router({provider.name: provider})
-    worker = DeliveryWorker(q, router)
+    worker = DeliveryWorker(q, router, batch_size=batch_size)
     start = time.perf_counter()
     report = worker.flush(timeout=600)
     elapsed = time.perf_counter() - start
@@ -150,7 +154,7 @@ def bench_delivery(root: Path, name: str, make: Callable[[str], Any], episodes: 
     items = [c.items[0] for c in _all_items(q)]
     router.close()
     q.close()
-    direct = make("b")
+    direct = make(f"b{batch_size}")
     direct_router = Router({direct.name: direct})
     start = time.perf_counter()
     for item in items:
@@ -161,6 +165,7 @@ def bench_delivery(root: Path, name: str, make: Callable[[str], Any], episodes: 
         f"delivery via queue, {name:<16} {episodes} episodes: {episodes / elapsed:7.1f} episodes/s"
         f"  | Router.put_to_provider loop {episodes / base:7.1f} items/s  ratio {elapsed / base:5.2f}x"
     )
+    return episodes / elapsed
 
 
 def _all_items(q: CaptureQueue) -> list[Any]:
@@ -192,7 +197,11 @@ def main() -> None:
         def make_sqlite(name: str) -> Any:
             return spec.factory(name, ProviderConfig(type="sqlite", enabled=True, path=str(root / f"{name}.sqlite")))
 
-        bench_delivery(root, "sqlite provider", make_sqlite, args.episodes, 20)
+        batched = bench_delivery(root, "sqlite provider", make_sqlite, args.episodes, 20)
+        # the same run one episode per write (batch_size=1: the path before batching, and
+        # still the path of providers without put_batch)
+        single = bench_delivery(root, "sqlite 1-by-1", make_sqlite, args.episodes, 20, batch_size=1)
+        print(f"batched / one-by-one delivery into SQLite: {batched / single:5.1f}x")
 
 
 if __name__ == "__main__":

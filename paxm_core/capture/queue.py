@@ -576,8 +576,28 @@ class CaptureQueue:
                 )
         return claims, quarantined
 
+    @staticmethod
+    def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
+        """The event rows (payload, hash, created) of many episodes, in sequence order, in one read."""
+        out: dict[str, list[Any]] = {e: [] for e in episode_ids}
+        for start in range(0, len(episode_ids), 500):
+            chunk = list(episode_ids[start : start + 500])
+            for episode_id, *row in conn.execute(
+                "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
+                f" WHERE episode_id IN ({','.join('?' * len(chunk))}) ORDER BY episode_id, sequence",
+                chunk,
+            ):
+                out[episode_id].append(row)
+        return out
+
     def _verified_items(
-        self, conn: sqlite3.Connection, episode_id: str, profiles_json: str, payload: str, digest: str
+        self,
+        conn: sqlite3.Connection,
+        episode_id: str,
+        profiles_json: str,
+        payload: str,
+        digest: str,
+        rows: list[Any] | None = None,
     ) -> tuple[tuple[str, ...], list[Any], list[float]]:
         if sha256_hex(payload.encode()) != digest:
             raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
@@ -588,10 +608,12 @@ class CaptureQueue:
             raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
         if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
             raise ValueError(f"capture delivery route snapshot of {episode_id} is invalid")
-        rows = conn.execute(
-            "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ? ORDER BY sequence",
-            (episode_id,),
-        ).fetchall()
+        if rows is None:
+            rows = conn.execute(
+                "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ?"
+                " ORDER BY sequence",
+                (episode_id,),
+            ).fetchall()
         for index, (event_payload, event_hash, _) in enumerate(rows, 1):
             if sha256_hex(event_payload.encode()) != event_hash:
                 raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
@@ -717,6 +739,8 @@ class CaptureQueue:
             for row in rows:
                 by_session.setdefault(row[3], []).append(row)
             stamp = utc_stamp(now)
+            event_rows = self._event_rows(conn, [r[0] for r in rows])
+            leased: list[tuple[str, str, str, str, str]] = []
             for session_key, candidates in by_session.items():
                 candidates.sort(key=lambda r: r[4])
                 # undelivered (not dead) deliveries of this session, in order: the candidates
@@ -736,7 +760,9 @@ class CaptureQueue:
                     try:
                         if attempts >= 2 * self.max_attempts:
                             raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-                        profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
+                        profiles, items, times = self._verified_items(
+                            conn, episode_id, profiles_json, payload, digest, event_rows[episode_id]
+                        )
                     except ValueError as exc:
                         message = str(exc)
                         conn.execute(
@@ -749,17 +775,18 @@ class CaptureQueue:
                             DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
                         )
                         break  # a dead episode no longer blocks, but keep this round simple
-                    conn.execute(
-                        "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-                        " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-                        " THEN ? ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
-                        (self.lease, stamp, stamp, episode_id, provider),
-                    )
+                    leased.append((self.lease, stamp, stamp, episode_id, provider))
                     claims.append(
                         DeliveryClaim(
                             episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease
                         )
                     )
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+                " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+                " THEN ? ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
+                leased,
+            )
         return claims, quarantined
 
     def complete_many(self, claims: Sequence[DeliveryClaim], refs: Sequence[str]) -> list[DeliveryOutcome]:
@@ -768,14 +795,15 @@ class CaptureQueue:
             raise QueueError("complete_many needs one ref per claim")
         stamp = utc_stamp(self._now())
         with self._tx() as conn:
-            for claim, ref in zip(claims, refs, strict=True):
-                conn.execute(
-                    "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                    " last_error = '', lease_owner = '', next_attempt_at = ''"
-                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    (ref, stamp, claim.episode_id, claim.provider, claim.lease),
-                )
-                self._refresh_episode(conn, claim.episode_id)
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                " last_error = '', lease_owner = '', next_attempt_at = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [(ref, stamp, c.episode_id, c.provider, c.lease) for c, ref in zip(claims, refs, strict=True)],
+            )
+            ids = list(dict.fromkeys(c.episode_id for c in claims))
+            for start in range(0, len(ids), 500):
+                self._refresh_episodes(conn, ids[start : start + 500])
         return [
             DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivered", ref=r)
             for c, r in zip(claims, refs, strict=True)
@@ -822,6 +850,10 @@ class CaptureQueue:
 
     @staticmethod
     def _refresh_episode(conn: sqlite3.Connection, episode_id: str) -> None:
+        CaptureQueue._refresh_episodes(conn, [episode_id])
+
+    @staticmethod
+    def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
         conn.execute(
             """UPDATE capture_episodes SET state = CASE
                  WHEN error != '' THEN 'dead'
@@ -830,8 +862,10 @@ class CaptureQueue:
                  WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = capture_episodes.episode_id
                               AND d.state != 'delivered') THEN 'delivered'
                  ELSE 'pending' END
-               WHERE episode_id = ?""",
-            (episode_id,),
+               WHERE episode_id IN ("""
+            + ",".join("?" * len(episode_ids))
+            + ")",
+            list(episode_ids),
         )
 
     def retry_dead(self) -> int:
