@@ -620,9 +620,16 @@ class CaptureQueue:
         embedded = envelope.get("events") if isinstance(envelope, dict) else None
         if not isinstance(embedded, list) or len(embedded) != len(rows):
             raise ValueError(f"capture episode {episode_id} event count mismatch")
-        # the envelope carries its own copy of each event: it must hash to the stored rows
-        for index, (event, (_, event_hash, _)) in enumerate(zip(embedded, rows, strict=True), 1):
-            if sha256_hex(canonical_json(event).encode()) != event_hash:
+        # the envelope carries its own copy of each event: it must equal the stored row, whose
+        # text was just checked against its hash.  Event payloads hold only strings, objects
+        # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
+        # text: the same test as hashing the copy's canonical form, without re-encoding it.
+        for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
+            try:
+                same = json.loads(event_payload) == event
+            except ValueError:
+                same = False
+            if not same:
                 raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
         if sha256_hex("\n".join(r[1] for r in rows).encode()) != envelope.get("checksum"):
             raise ValueError(f"capture episode {episode_id} checksum mismatch")
