@@ -11,7 +11,9 @@ Order of a step (each step is short and durable before the next):
 2. ``append_many``: one transaction for all their events (the turn_end seals each episode);
 3. record the turn ids in the checkpoint store;
 4. deliver: ``claim_batch`` + one ``put_to_provider`` (a provider ``put_batch``) +
-   ``complete_many``, repeated until the queue owes nothing, at ``--rate`` for remote providers.
+   ``complete_many`` (:func:`paxm_core.capture.batch.deliver_batch`, which falls back to one
+   by one when the batch write fails), repeated until the queue owes nothing, at ``--rate``
+   for remote providers.
 A kill between 2 and 3 re-renders the same events on resume (duplicates, ignored); a kill
 between the put and ``complete_many`` re-delivers the same episode ids (provider upsert).
 """
@@ -284,20 +286,7 @@ class BackfillRun:
     def _not_yet_queued(self, events: list[Any]) -> list[Any]:
         # a run killed after append_many but before the checkpoint renders these again: the
         # queued copy wins (rendering metadata may differ slightly, e.g. a changed template)
-        ids = [e.event_id for e in events]
-        conn = sqlite3.connect(self.queue.path, timeout=30.0)
-        try:
-            present: set[str] = set()
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                present.update(
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT event_id FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})", chunk
-                    )
-                )
-        finally:
-            conn.close()
+        present = self.queue.known_event_ids([e.event_id for e in events])
         return [e for e in events if e.event_id not in present]
 
     def _deliver_all(self) -> None:
@@ -313,44 +302,18 @@ class BackfillRun:
                 self._tick()
 
     def _deliver(self, provider: str, claims: list[Any]) -> None:
-        items = _with_sequences([item for claim in claims for item in claim.items])
-        try:
-            refs = self.runtime.router.put_to_provider(provider, items, DELIVERY_TIMEOUT)
-        except Exception as exc:
-            if len(claims) == 1:
-                self.queue.fail(claims[0], str(exc) or type(exc).__name__)
-                return
-            # one bad episode must not hold back the batch: deliver them one by one
-            self.queue.fail_many(claims, f"batch failed, retried one by one: {exc}"[:1000])
-            for claim in claims:
-                self._deliver_one(provider, claim)
-            return
-        ids = [r.id for r in refs]
-        if len(ids) != len(items):
-            self.queue.fail_many(claims, f"{provider}: put returned {len(ids)} refs for {len(items)} items")
-            return
-        out: list[str] = []
-        offset = 0
-        for claim in claims:
-            out.append(ids[offset] if claim.items else "")
-            offset += len(claim.items)
-        self.queue.complete_many(claims, out)
-        self.report.delivered += len(claims)
-        self.progress.delivered += len(claims)
+        from paxm_core.capture.batch import deliver_batch
 
-    def _deliver_one(self, provider: str, claim: Any) -> None:
-        self.queue.make_due()
-        again, _ = self.queue.claim_batch(provider, limit=1)
-        for fresh in again:
-            try:
-                refs = self.runtime.router.put_to_provider(provider, _with_sequences(fresh.items), DELIVERY_TIMEOUT)
-            except Exception as exc:
-                self.queue.fail(fresh, str(exc) or type(exc).__name__)
-                self.report.errors.append(f"{fresh.episode_id}: {exc}"[:300])
-                continue
-            self.queue.complete_many([fresh], [refs[0].id if refs else ""])
-            self.report.delivered += 1
-            self.progress.delivered += 1
+        def put(items: list[Any]) -> list[Any]:
+            return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
+
+        for outcome in deliver_batch(self.queue, claims, put):
+            if outcome.state == "delivered":
+                self.report.delivered += 1
+                self.progress.delivered += 1
+            elif outcome.error:
+                self.report.errors.append(f"{outcome.episode_id}: {outcome.error}"[:300])
+        del self.report.errors[:-20]
 
     def _live_fingerprints(self) -> set[str]:
         """Fingerprints of the ``user_input`` writes live hooks already queued (any state)."""

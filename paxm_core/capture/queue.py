@@ -77,6 +77,13 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _epoch(stamp: str) -> float:
+    # fromisoformat is C code and takes utc_stamp()'s form; strptime (ten times slower, and
+    # run for every event of every claim) stays as the strict fallback
+    try:
+        if len(stamp) == 27 and stamp.endswith("Z"):
+            return datetime.fromisoformat(stamp[:-1]).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        pass
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
@@ -86,6 +93,21 @@ def _positive_int(value: Any, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise QueueError(f"capture event {what} must be a positive integer")
     return value
+
+
+class _AppendBatch:
+    """What one ``append_many`` transaction has learnt so far (see ``_append_in_tx``)."""
+
+    __slots__ = ("decoded", "existing", "fresh", "last_sequence")
+
+    def __init__(self) -> None:
+        #: rows that existed before the transaction: event id -> (sequence, session, hash, ...)
+        self.existing: dict[str, tuple[Any, ...]] = {}
+        #: ids inserted by this transaction (a repeat inside the batch is looked up again)
+        self.fresh: set[str] = set()
+        self.last_sequence: dict[str, int] = {}
+        #: event id -> (stored payload dict, text, profile), consumed by the seal
+        self.decoded: dict[str, tuple[dict[str, Any], str, str]] = {}
 
 
 class CaptureQueue:
@@ -232,7 +254,12 @@ class CaptureQueue:
         with self._tx(durable=True) as conn:
             return self._append_in_tx(conn, event)
 
-    def _append_in_tx(self, conn: sqlite3.Connection, event: CaptureEvent) -> AppendResult:
+    def _append_in_tx(
+        self, conn: sqlite3.Connection, event: CaptureEvent, batch: _AppendBatch | None = None
+    ) -> AppendResult:
+        # ``batch`` (append_many): the existing rows and each session's last sequence were
+        # read once for the whole batch, and the events decoded here are handed to the seal
+        # so it does not parse again what this transaction just wrote.
         if not event.event_id.strip():
             raise QueueError("capture event id is required")
         if not event.session_key.strip():
@@ -242,21 +269,33 @@ class CaptureQueue:
             raise QueueError("capture event text is required")
         source = _positive_int(event.source_sequence, "sequence")
         final = _positive_int(event.final_sequence, "final_sequence")
-        payload = canonical_json(encode_event_payload(event.item, event.profile or "default"))
+        profile = event.profile or "default"
+        decoded = encode_event_payload(event.item, profile)
+        payload = canonical_json(decoded)
         digest = sha256_hex(payload.encode())
-        row = conn.execute(
-            "SELECT sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-            " FROM capture_events WHERE event_id = ?",
-            (event.event_id,),
-        ).fetchone()
+        if batch is not None and event.event_id not in batch.fresh:
+            row = batch.existing.get(event.event_id)
+        else:
+            row = conn.execute(
+                "SELECT sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+                " FROM capture_events WHERE event_id = ?",
+                (event.event_id,),
+            ).fetchone()
         if row is not None:
             if tuple(row[1:]) != (event.session_key, digest, source, final, int(event.terminal)):
                 raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
             return AppendResult(event.event_id, row[0], duplicate=True)
         captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
-        (sequence,) = conn.execute(
-            "SELECT COALESCE(MAX(sequence), 0) + 1 FROM capture_events WHERE session_key = ?", (event.session_key,)
-        ).fetchone()
+        last = batch.last_sequence.get(event.session_key) if batch is not None else None
+        if last is None:
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(sequence), 0) FROM capture_events WHERE session_key = ?", (event.session_key,)
+            ).fetchone()
+        sequence = int(last) + 1
+        if batch is not None:
+            batch.last_sequence[event.session_key] = sequence
+            batch.fresh.add(event.event_id)
+            batch.decoded[event.event_id] = (decoded, event.item.text, profile)
         conn.execute(
             "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
             " payload_json, payload_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -272,7 +311,11 @@ class CaptureQueue:
                 utc_stamp(captured),
             ),
         )
-        sealed = self._seal_session_in_tx(conn, event.session_key, complete=True) if event.terminal else ""
+        sealed = ""
+        if event.terminal:
+            sealed = self._seal_session_in_tx(
+                conn, event.session_key, complete=True, decoded=batch.decoded if batch is not None else None
+            )
         return AppendResult(event.event_id, sequence, sealed_episode=sealed)
 
     # -- inbox -------------------------------------------------------------------------
@@ -365,7 +408,14 @@ class CaptureQueue:
         names = self._routes(profile) if callable(self._routes) else self._routes.get(profile, ())
         return [n.strip() for n in names if n and n.strip()]
 
-    def _seal_session_in_tx(self, conn: sqlite3.Connection, session_key: str, *, complete: bool) -> str:
+    def _seal_session_in_tx(
+        self,
+        conn: sqlite3.Connection,
+        session_key: str,
+        *,
+        complete: bool,
+        decoded: dict[str, tuple[dict[str, Any], str, str]] | None = None,
+    ) -> str:
         rows = conn.execute(
             "SELECT event_id, sequence, source_sequence, final_sequence, payload_json, payload_hash, created_at"
             " FROM capture_events WHERE session_key = ? AND episode_id = '' ORDER BY sequence",
@@ -379,17 +429,23 @@ class CaptureQueue:
         providers: dict[str, set[str]] = {}
         has_text = False
         for event_id, _seq, _src, _fin, payload, digest, _created in rows:
-            try:
-                if sha256_hex(payload.encode()) != digest:
-                    raise ValueError("payload checksum mismatch")
-                decoded = json.loads(payload)
-                decoded_item, profile = decode_event_payload(decoded)
-            except ValueError as exc:
-                corrupt.append(f"capture event {event_id}: {exc}")
-                events.append({"corrupt_event": event_id})
-                continue
-            events.append(decoded)
-            if not decoded_item.text.strip():
+            known = decoded.pop(event_id, None) if decoded is not None else None
+            if known is not None:
+                # written by this very transaction from this dict: nothing to re-verify
+                envelope_event, text, profile = known
+            else:
+                try:
+                    if sha256_hex(payload.encode()) != digest:
+                        raise ValueError("payload checksum mismatch")
+                    envelope_event = json.loads(payload)
+                    decoded_item, profile = decode_event_payload(envelope_event)
+                    text = decoded_item.text
+                except ValueError as exc:
+                    corrupt.append(f"capture event {event_id}: {exc}")
+                    events.append({"corrupt_event": event_id})
+                    continue
+            events.append(envelope_event)
+            if not text.strip():
                 continue  # a bare turn-end marker: it seals, but there is nothing to send
             has_text = True
             for name in self._profile_providers(profile):
@@ -450,15 +506,17 @@ class CaptureQueue:
     # -- delivery ----------------------------------------------------------------------
 
     def claim(
-        self, slots: Callable[[str], int] | None = None, *, limit: int = 100
+        self, slots: Callable[[str], int] | None = None, *, limit: int = 100, exclude: Sequence[str] = ()
     ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease due deliveries to this queue's owner token.
 
         Only the head of each (provider, session) is claimable: a delivery waits while an
         earlier episode of the same session is undelivered (and not dead) for that provider.
-        ``slots(provider)`` caps how many are taken per provider.  Integrity is verified
+        ``slots(provider)`` caps how many are taken per provider; providers in ``exclude`` are
+        left alone (the worker claims them with :meth:`claim_batch`).  Integrity is verified
         here; failures are quarantined to ``dead`` and returned as outcomes.
         """
+        skip = "".join(" AND provider != ?" for _ in exclude)
         now = self._now()
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
@@ -471,7 +529,9 @@ class CaptureQueue:
                 """WITH heads AS (
                      SELECT provider, session_key, MIN(first_sequence) AS first_sequence
                      FROM capture_deliveries INDEXED BY capture_deliveries_heads
-                     WHERE state IN ('pending', 'retry', 'delivering')
+                     WHERE state IN ('pending', 'retry', 'delivering')"""
+                + skip
+                + """
                      GROUP BY provider, session_key)
                    SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, d.session_key,
                           e.payload_json, e.payload_hash
@@ -483,7 +543,7 @@ class CaptureQueue:
                    WHERE d.state IN ('pending', 'retry', 'delivering') AND d.state != 'delivering'
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.episode_id LIMIT ?""",
-                (utc_stamp(now), limit),
+                (*exclude, utc_stamp(now), limit),
             ).fetchall()
             for episode_id, provider, profiles_json, attempts, session_key, payload, digest in rows:
                 if slots is not None and taken.get(provider, 0) >= slots(provider):
@@ -519,8 +579,28 @@ class CaptureQueue:
                 )
         return claims, quarantined
 
+    @staticmethod
+    def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
+        """The event rows (payload, hash, created) of many episodes, in sequence order, in one read."""
+        out: dict[str, list[Any]] = {e: [] for e in episode_ids}
+        for start in range(0, len(episode_ids), 500):
+            chunk = list(episode_ids[start : start + 500])
+            for episode_id, *row in conn.execute(
+                "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
+                f" WHERE episode_id IN ({','.join('?' * len(chunk))}) ORDER BY episode_id, sequence",
+                chunk,
+            ):
+                out[episode_id].append(row)
+        return out
+
     def _verified_items(
-        self, conn: sqlite3.Connection, episode_id: str, profiles_json: str, payload: str, digest: str
+        self,
+        conn: sqlite3.Connection,
+        episode_id: str,
+        profiles_json: str,
+        payload: str,
+        digest: str,
+        rows: list[Any] | None = None,
     ) -> tuple[tuple[str, ...], list[Any], list[float]]:
         if sha256_hex(payload.encode()) != digest:
             raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
@@ -531,19 +611,28 @@ class CaptureQueue:
             raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
         if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
             raise ValueError(f"capture delivery route snapshot of {episode_id} is invalid")
-        rows = conn.execute(
-            "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ? ORDER BY sequence",
-            (episode_id,),
-        ).fetchall()
+        if rows is None:
+            rows = conn.execute(
+                "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ?"
+                " ORDER BY sequence",
+                (episode_id,),
+            ).fetchall()
         for index, (event_payload, event_hash, _) in enumerate(rows, 1):
             if sha256_hex(event_payload.encode()) != event_hash:
                 raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
         embedded = envelope.get("events") if isinstance(envelope, dict) else None
         if not isinstance(embedded, list) or len(embedded) != len(rows):
             raise ValueError(f"capture episode {episode_id} event count mismatch")
-        # the envelope carries its own copy of each event: it must hash to the stored rows
-        for index, (event, (_, event_hash, _)) in enumerate(zip(embedded, rows, strict=True), 1):
-            if sha256_hex(canonical_json(event).encode()) != event_hash:
+        # the envelope carries its own copy of each event: it must equal the stored row, whose
+        # text was just checked against its hash.  Event payloads hold only strings, objects
+        # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
+        # text: the same test as hashing the copy's canonical form, without re-encoding it.
+        for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
+            try:
+                same = json.loads(event_payload) == event
+            except ValueError:
+                same = False
+            if not same:
                 raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
         if sha256_hex("\n".join(r[1] for r in rows).encode()) != envelope.get("checksum"):
             raise ValueError(f"capture episode {episode_id} checksum mismatch")
@@ -607,7 +696,32 @@ class CaptureQueue:
         if not events:
             return []
         with self._tx(durable=True) as conn:
-            return [self._append_in_tx(conn, event) for event in events]
+            batch = _AppendBatch()
+            ids = list({e.event_id for e in events})
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                for row in conn.execute(
+                    "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+                    f" FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ):
+                    batch.existing[row[0]] = tuple(row[1:])
+            return [self._append_in_tx(conn, event, batch) for event in events]
+
+    def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
+        """Which of ``event_ids`` are already stored (through this queue's own connection:
+        a second connection opened and closed on the file would drop SQLite's POSIX locks)."""
+        present: set[str] = set()
+        with self._reading() as conn:
+            for start in range(0, len(event_ids), 500):
+                chunk = list(event_ids[start : start + 500])
+                present.update(
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT event_id FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})", chunk
+                    )
+                )
+        return present
 
     def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
@@ -635,6 +749,8 @@ class CaptureQueue:
             for row in rows:
                 by_session.setdefault(row[3], []).append(row)
             stamp = utc_stamp(now)
+            event_rows = self._event_rows(conn, [r[0] for r in rows])
+            leased: list[tuple[str, str, str, str, str]] = []
             for session_key, candidates in by_session.items():
                 candidates.sort(key=lambda r: r[4])
                 # undelivered (not dead) deliveries of this session, in order: the candidates
@@ -654,7 +770,9 @@ class CaptureQueue:
                     try:
                         if attempts >= 2 * self.max_attempts:
                             raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-                        profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
+                        profiles, items, times = self._verified_items(
+                            conn, episode_id, profiles_json, payload, digest, event_rows[episode_id]
+                        )
                     except ValueError as exc:
                         message = str(exc)
                         conn.execute(
@@ -667,17 +785,18 @@ class CaptureQueue:
                             DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
                         )
                         break  # a dead episode no longer blocks, but keep this round simple
-                    conn.execute(
-                        "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-                        " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-                        " THEN ? ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
-                        (self.lease, stamp, stamp, episode_id, provider),
-                    )
+                    leased.append((self.lease, stamp, stamp, episode_id, provider))
                     claims.append(
                         DeliveryClaim(
                             episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease
                         )
                     )
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+                " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+                " THEN ? ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
+                leased,
+            )
         return claims, quarantined
 
     def complete_many(self, claims: Sequence[DeliveryClaim], refs: Sequence[str]) -> list[DeliveryOutcome]:
@@ -686,18 +805,50 @@ class CaptureQueue:
             raise QueueError("complete_many needs one ref per claim")
         stamp = utc_stamp(self._now())
         with self._tx() as conn:
-            for claim, ref in zip(claims, refs, strict=True):
-                conn.execute(
-                    "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                    " last_error = '', lease_owner = '', next_attempt_at = ''"
-                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    (ref, stamp, claim.episode_id, claim.provider, claim.lease),
-                )
-                self._refresh_episode(conn, claim.episode_id)
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                " last_error = '', lease_owner = '', next_attempt_at = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [(ref, stamp, c.episode_id, c.provider, c.lease) for c, ref in zip(claims, refs, strict=True)],
+            )
+            ids = list(dict.fromkeys(c.episode_id for c in claims))
+            for start in range(0, len(ids), 500):
+                self._refresh_episodes(conn, ids[start : start + 500])
         return [
             DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivered", ref=r)
             for c, r in zip(claims, refs, strict=True)
         ]
+
+    def release_many(self, claims: Sequence[DeliveryClaim]) -> int:
+        """Give leased claims back untried: their attempt is not counted and they are due now.
+
+        For a batch whose delivery stopped early (an earlier episode of the same session
+        failed, so sending a later one would overtake it).  Returns how many were released.
+        """
+        if not claims:
+            return 0
+        with self._tx() as conn:
+            released = 0
+            for claim in claims:
+                released += conn.execute(
+                    "UPDATE capture_deliveries SET state = CASE WHEN attempts > 1 THEN 'retry' ELSE 'pending' END,"
+                    " attempts = MAX(attempts - 1, 0), lease_owner = '', next_attempt_at = ''"
+                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                    (claim.episode_id, claim.provider, claim.lease),
+                ).rowcount
+        return released
+
+    def due_providers(self) -> list[str]:
+        """Providers with an undelivered (pending or retry) delivery, due or not (cheap)."""
+        with self._reading() as conn:
+            return [
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT provider FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+                    # the partial index's own condition, spelt as it is, so SQLite may use it
+                    " WHERE state IN ('pending', 'retry', 'delivering') AND state != 'delivering' ORDER BY provider"
+                )
+            ]
 
     def fail_many(self, claims: Sequence[DeliveryClaim], error: str) -> list[DeliveryOutcome]:
         """:meth:`fail` for many claims (one transaction per claim is fine: failures are rare)."""
@@ -709,6 +860,10 @@ class CaptureQueue:
 
     @staticmethod
     def _refresh_episode(conn: sqlite3.Connection, episode_id: str) -> None:
+        CaptureQueue._refresh_episodes(conn, [episode_id])
+
+    @staticmethod
+    def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
         conn.execute(
             """UPDATE capture_episodes SET state = CASE
                  WHEN error != '' THEN 'dead'
@@ -717,8 +872,10 @@ class CaptureQueue:
                  WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = capture_episodes.episode_id
                               AND d.state != 'delivered') THEN 'delivered'
                  ELSE 'pending' END
-               WHERE episode_id = ?""",
-            (episode_id,),
+               WHERE episode_id IN ("""
+            + ",".join("?" * len(episode_ids))
+            + ")",
+            list(episode_ids),
         )
 
     def retry_dead(self) -> int:

@@ -6,6 +6,11 @@ other providers keep delivering (upstream ran a claimed batch to completion befo
 again, so one hanging provider stalled all of them).  Delivery uses the router's
 ``put_to_provider`` (the same write pipeline as ``remember``); nothing here writes to a
 provider directly.
+
+A provider with ``put_batch`` (the router's ``capabilities``) gets its due episodes in
+batches: one claim transaction, one write, one completion transaction for up to
+``batch_size`` episodes (:mod:`paxm_core.capture.batch`), each batch holding one of the
+provider's slots.  Other providers get one episode per delivery, as before.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, deliver_batch
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
 from paxm_core.capture.queue import CaptureQueue
 from paxm_core.types import MemoryItem, MemoryRef
@@ -63,6 +69,7 @@ class DeliveryWorker:
     :param tick: seconds between expiry checks.
     :param cleanup_interval: minimum seconds between expired-memory cleanups after deliveries.
     :param retention: seconds a delivered episode stays in the queue file (``None``: forever).
+    :param batch_size: episodes per write to a provider with ``put_batch`` (1: no batching).
     """
 
     def __init__(
@@ -76,8 +83,11 @@ class DeliveryWorker:
         tick: float = 1.0,
         cleanup_interval: float = 10.0,
         retention: float | None = DEFAULT_RETENTION,
+        batch_size: int = DEFAULT_DELIVERY_BATCH,
     ) -> None:
         self.queue = queue
+        self.batch_size = max(1, int(batch_size))
+        self._batching: dict[str, bool] = {}
         self.router = router
         self.max_episode_age = float(_cfg(config, "max_episode_age", DEFAULT_MAX_EPISODE_AGE))
         self._concurrency: Mapping[str, int] = _cfg(config, "provider_concurrency", {})
@@ -249,15 +259,90 @@ class DeliveryWorker:
                 if not self._wake and not self._stopping:
                     self._cond.wait(wait)
 
+    def _batches(self, provider: str) -> bool:
+        """Whether ``provider`` takes batched writes (decided once per provider)."""
+        known = self._batching.get(provider)
+        if known is None:
+            capabilities = getattr(self.router, "capabilities", None)
+            try:
+                known = self.batch_size > 1 and callable(capabilities) and "put_batch" in capabilities(provider)
+            except Exception:  # unknown provider: the one-by-one path reports it properly
+                known = False
+            self._batching[provider] = known
+        return known
+
     def _dispatch(self) -> None:
+        batches: list[tuple[str, list[DeliveryClaim]]] = []
+        quarantined: list[DeliveryOutcome] = []
         with self._cond:
-            claims, quarantined = self.queue.claim(self._free_slots)
-            for claim in claims:
+            batched = [p for p in self.queue.due_providers() if self._batches(p)]
+            for provider in batched:
+                if self._free_slots(provider) <= 0:
+                    continue
+                claims, dead = self.queue.claim_batch(provider, limit=self.batch_size)
+                quarantined.extend(dead)
+                if claims:
+                    self._inflight[provider] = self._inflight.get(provider, 0) + 1
+                    batches.append((provider, claims))
+            singles, dead = self.queue.claim(self._free_slots, exclude=batched)
+            quarantined.extend(dead)
+            for claim in singles:
                 self._inflight[claim.provider] = self._inflight.get(claim.provider, 0) + 1
         for outcome in quarantined:
             self._emit(outcome)
-        for claim in claims:
+        for provider, claims in batches:
+            threading.Thread(
+                target=self._deliver_many, args=(provider, claims), name="paxm-delivery", daemon=True
+            ).start()
+        for claim in singles:
             threading.Thread(target=self._deliver, args=(claim,), name="paxm-delivery", daemon=True).start()
+
+    def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
+        timeout = max(self._timeout_for(claim) for claim in claims)
+        started = time.monotonic()
+        try:
+            outcomes = deliver_batch(
+                self.queue, claims, lambda items: self.router.put_to_provider(provider, items, timeout)
+            )
+        except Exception as exc:  # queue closed or DB error: the leases stay, recovery retries them
+            self._report_issue("delivery_worker_error", exc)
+            outcomes = [
+                DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivering") for c in claims
+            ]
+        duration = time.monotonic() - started
+        finished = time.time()
+        by_id = {claim.episode_id: claim for claim in claims}
+        final: list[DeliveryOutcome] = []
+        for outcome in outcomes:
+            claim = by_id[outcome.episode_id]
+            latencies = [max(0.0, finished - t) for t in claim.capture_times]
+            final.append(
+                DeliveryOutcome(
+                    outcome.episode_id,
+                    outcome.provider,
+                    outcome.session_key,
+                    outcome.attempt,
+                    outcome.state,
+                    ref=outcome.ref,
+                    error=outcome.error,
+                    # the write was shared: each episode reports its share of it
+                    duration=duration / len(claims),
+                    passive_latency_total=sum(latencies),
+                    passive_samples=len(latencies),
+                )
+            )
+        with self._cond:
+            for outcome in final:
+                if outcome.state in self._counts:
+                    self._counts[outcome.state] += 1
+            self._inflight[provider] -= 1
+            self._wake = True
+            self._cond.notify_all()
+        for outcome in final:
+            self._emit(outcome)
+        if any(o.state == "delivered" for o in final):
+            self._cleanup.schedule()
+        return final
 
     def _timeout_for(self, claim: DeliveryClaim) -> float:
         timeouts = [
