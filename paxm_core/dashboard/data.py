@@ -284,6 +284,9 @@ class DashboardData:
     def session(self, key: str) -> dict[str, Any]:
         """``/api/session``: one session's timeline (oldest first) and its queued episodes."""
         events = [dict(e) for e in reversed(self._shared_events()) if e.get("session_key") == key]
+        # deliveries to several providers finish on their own threads, so the log's order is only
+        # roughly by time: a timeline is sorted (stable, so equal times keep the log's order)
+        events.sort(key=lambda e: str(e.get("time") or ""))
         for event in events:
             event["state"] = event_state(event)
         episodes: dict[str, dict[str, Any]] = {}
