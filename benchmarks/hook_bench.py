@@ -228,13 +228,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE from the environment: every daemon start compiles paxm from source",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paxm-hook-bench-") as tmp:
+        if not args.no_bytecode_cache:
+            use_bytecode_cache(Path(tmp) / "pycache")
         config = make_config(Path(tmp) / "cfg")
         try:
             run_cases(config, args.rounds, args.memories)
         finally:
             stop_any(config)
+
+
+def use_bytecode_cache(prefix: Path) -> None:
+    """Let the daemons these runs start read and write a bytecode cache, as an installed paxm does.
+
+    An installed paxm has ``.pyc`` files (the installer or the first import writes them); a
+    shell with ``PYTHONDONTWRITEBYTECODE=1`` (some CI and sandbox images set it) would make
+    every daemon start compile paxm from source, measuring the compiler instead.  The cache
+    goes to a private prefix so the source tree is not written.  (The hook client runs with
+    ``-I``, which ignores both variables, and ``paxm setup`` precompiles it.)
+    """
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+        print("PYTHONDONTWRITEBYTECODE ignored: daemons use a bytecode cache (--no-bytecode-cache keeps it)")
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
 
 
 def stop_any(config: Path) -> None:

@@ -9,6 +9,7 @@ with :func:`get_plugin_manager` and tests build theirs without entry points.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,42 @@ class PluginInfo:
         }
 
 
+class _Distributions(dict[str, tuple[str, str]]):
+    """Plugin name -> (distribution, version), read from a distribution's metadata only when asked.
+
+    Parsing every plugin's ``METADATA`` costs the hook daemon's start-up a few milliseconds and
+    is only needed to report a plugin (``paxm plugins``, a load error).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: dict[str, Any] = {}
+
+    def defer(self, plugin: str, dist: Any) -> None:
+        """Remember ``dist`` (an ``importlib.metadata.Distribution``) for ``plugin``."""
+        self._pending[plugin] = dist
+
+    def _resolve(self, plugin: object) -> None:
+        dist = self._pending.pop(plugin, None) if isinstance(plugin, str) else None
+        if dist is not None:
+            try:
+                info = (str(dist.metadata["Name"] or ""), str(dist.version or ""))
+            except Exception:  # unreadable metadata: reported without a distribution
+                info = ("", "")
+            super().__setitem__(plugin, info)  # type: ignore[index]
+
+    def get(self, plugin: str, default: Any = None) -> Any:
+        self._resolve(plugin)
+        return super().get(plugin, default)
+
+    def __getitem__(self, plugin: str) -> tuple[str, str]:
+        self._resolve(plugin)
+        return super().__getitem__(plugin)
+
+    def __contains__(self, plugin: object) -> bool:
+        return plugin in self._pending or super().__contains__(plugin)
+
+
 class PaxmPluginManager(pluggy.PluginManager):
     """A pluggy manager that remembers load errors and plugin distributions."""
 
@@ -68,7 +105,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         super().__init__("paxm")
         self.add_hookspecs(hookspecs)
         self.load_errors: list[LoadError] = []
-        self.distributions: dict[str, tuple[str, str]] = {}
+        self.distributions: dict[str, tuple[str, str]] = _Distributions()
         self._provider_types: dict[str, ProviderType] | None = None
         self._provider_owner: dict[str, str] = {}
         self._integrations: dict[str, Integration] | None = None
@@ -275,20 +312,39 @@ def get_plugin_manager(load_entrypoints: bool = True) -> PaxmPluginManager:
     pm = PaxmPluginManager()
     if not load_entrypoints:
         return pm
-    from importlib.metadata import entry_points
-
     allowed = _allowed_plugins()
     seen: set[str] = set()
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in _paxm_entry_points():
         if ep.name in seen or (allowed is not None and ep.name not in allowed):
             continue
         seen.add(ep.name)
         dist = getattr(ep, "dist", None)
-        dist_info = (dist.metadata["Name"], dist.version) if dist is not None else ("", "")
-        pm.distributions[ep.name] = dist_info
+        if dist is not None and isinstance(pm.distributions, _Distributions):
+            pm.distributions.defer(ep.name, dist)
+        else:
+            pm.distributions[ep.name] = ("", "")
         try:
             plugin = ep.load()
             pm.register(plugin, name=ep.name)
         except Exception as exc:  # broken plugin: record it and keep going
-            pm.load_errors.append(LoadError(ep.name, dist_info[0], f"{type(exc).__name__}: {exc}"))
+            pm._record_failure(ep.name, exc)
     return pm
+
+
+_ENTRY_POINTS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def _paxm_entry_points() -> list[Any]:
+    """The ``paxm`` entry points sorted by name, found once per ``sys.path`` in a process.
+
+    Scanning every installed distribution is the dearest part of building a plugin manager,
+    and the hook daemon builds two while it starts (config validation and the runtime).
+    """
+    key = tuple(sys.path)
+    found = _ENTRY_POINTS.get(key)
+    if found is None:
+        from importlib.metadata import entry_points
+
+        found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        _ENTRY_POINTS[key] = found
+    return found

@@ -67,3 +67,29 @@ def test_public_api_is_declared() -> None:
         "Deadline",
     ):
         assert required in paxm_core.__all__
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}; import sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {name.split(".")[0] for name in json.loads(out.stdout)}
+
+
+def test_the_daemon_loads_plugins_without_their_installers_or_sdks() -> None:
+    # The hook daemon registers every installed plugin; an integration's installer (Codex's
+    # TOML editor) is imported when it installs, an HTTP provider's client when it is built.
+    loaded = _modules_after("from paxm_core.plugins import get_plugin_manager; get_plugin_manager().integrations()")
+    assert "tomlkit" not in loaded
+    assert "paxm_integration_codex" in loaded  # registered all the same
+
+
+def test_http_providers_import_httpx_without_its_command_line_client() -> None:
+    loaded = _modules_after(
+        "import paxm_provider_mem0.selfhosted, paxm_provider_memos.selfhosted, paxm_provider_openviking.provider"
+    )
+    assert "httpx" in loaded
+    assert not loaded & {"click", "pygments", "rich"}, loaded & {"click", "pygments", "rich"}

@@ -25,11 +25,11 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import AoT, Array, InlineTable, Table
+if TYPE_CHECKING:  # tomlkit is imported by the functions that edit TOML, not when the plugin loads
+    import tomlkit
+    from tomlkit.items import InlineTable
 
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import client_path
@@ -82,6 +82,8 @@ class WantedHook:
 
     def handler(self) -> InlineTable:
         """The handler as Codex reads it (``type``, ``command``, ``async``, ``statusMessage``, ``timeout``)."""
+        import tomlkit
+
         table = tomlkit.inline_table()
         table.update(
             {
@@ -96,6 +98,8 @@ class WantedHook:
 
     def group(self) -> InlineTable:
         """A group holding just this handler (with the matcher when the event has one)."""
+        import tomlkit
+
         group = tomlkit.inline_table()
         if self.matcher:
             group["matcher"] = self.matcher
@@ -136,11 +140,11 @@ def paxm_matcher(config: str | os.PathLike[str]) -> IsOurs:
 
 
 def _handlers_of(group: Any) -> Any:
-    return group.get("hooks") if isinstance(group, (dict, Table, InlineTable)) else None
+    return group.get("hooks") if isinstance(group, dict) else None
 
 
 def _is_ours(handler: Any, is_ours: IsOurs) -> bool:
-    if not isinstance(handler, (dict, Table, InlineTable)):
+    if not isinstance(handler, dict):
         return False
     command = handler.get("command")
     return isinstance(command, str) and is_ours(command)
@@ -150,11 +154,11 @@ def _hooks_table(doc: tomlkit.TOMLDocument, where: str) -> Any:
     hooks = doc.get("hooks")
     if hooks is None:
         return None
-    if not isinstance(hooks, (dict, Table, InlineTable)):
+    if not isinstance(hooks, dict):
         raise IntegrationError(f"{where}: hooks must be a table; paxm changed nothing")
     for event in NATIVE_EVENTS:
         groups = hooks.get(event.native)
-        if groups is not None and not isinstance(groups, (list, Array, AoT)):
+        if groups is not None and not isinstance(groups, list):
             raise IntegrationError(f"{where}: hooks.{event.native} must be an array; paxm changed nothing")
     return hooks
 
@@ -177,15 +181,15 @@ class PaxmHandler:
 def paxm_handlers(doc: tomlkit.TOMLDocument, is_ours: IsOurs) -> Iterator[PaxmHandler]:
     """Every paxm handler in ``doc``'s ``[hooks]`` (by event, group and handler index)."""
     hooks = doc.get("hooks")
-    if not isinstance(hooks, (dict, Table, InlineTable)):
+    if not isinstance(hooks, dict):
         return
     for event in NATIVE_EVENTS:
         groups = hooks.get(event.native)
-        if not isinstance(groups, (list, Array, AoT)):
+        if not isinstance(groups, list):
             continue
         for g, group in enumerate(groups):
             handlers = _handlers_of(group)
-            if not isinstance(handlers, (list, Array, AoT)):
+            if not isinstance(handlers, list):
                 continue
             for h, handler in enumerate(handlers):
                 if _is_ours(handler, is_ours):
@@ -194,7 +198,7 @@ def paxm_handlers(doc: tomlkit.TOMLDocument, is_ours: IsOurs) -> Iterator[PaxmHa
 
 def _state_table(hooks: Any) -> Any:
     state = hooks.get("state") if hooks is not None else None
-    return state if isinstance(state, (dict, Table, InlineTable)) else None
+    return state if isinstance(state, dict) else None
 
 
 def _drop_state(doc: tomlkit.TOMLDocument, keys: set[str]) -> bool:
@@ -222,6 +226,9 @@ def merge_hooks(
     trust entries; events and a ``[hooks]`` table left empty by that are removed too.
     Returns whether anything changed.
     """
+    import tomlkit
+    from tomlkit.items import AoT
+
     hooks = _hooks_table(doc, where or str(path))
     before = list(paxm_handlers(doc, is_ours))
     keep: dict[str, PaxmHandler] = {}
@@ -291,6 +298,9 @@ def read_config(path: Path) -> tuple[tomlkit.TOMLDocument, str | None]:
     :raises IntegrationError: the file is not valid TOML (paxm never rewrites a file it cannot
         parse: that would lose the user's settings).
     """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -310,6 +320,8 @@ def read_config(path: Path) -> tuple[tomlkit.TOMLDocument, str | None]:
 
 def write_config(path: Path, doc: tomlkit.TOMLDocument, original: str | None) -> None:
     """Write ``doc`` atomically with mode 0600; keep the first original as ``config.toml.paxm.bak``."""
+    import tomlkit
+
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if original is not None and original.strip():

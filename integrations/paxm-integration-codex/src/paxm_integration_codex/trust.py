@@ -26,10 +26,10 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tomlkit
-from tomlkit.items import InlineTable, Table
+if TYPE_CHECKING:  # imported by record_trust, which edits TOML, not when the plugin loads
+    import tomlkit
 
 __all__ = ["HookTrust", "TrustError", "find_codex", "list_hooks", "record_trust", "trust_command"]
 
@@ -162,16 +162,18 @@ def record_trust(doc: tomlkit.TOMLDocument, hooks: list[HookTrust], is_ours: Cal
     Returns the trusted keys.  The entry is replaced wholesale, so a stale hash (after the
     command changed) never survives.
     """
+    import tomlkit
+
     trusted: list[str] = []
     for hook in hooks:
         if hook.trusted or not hook.current_hash or not is_ours(hook):
             continue
         hooks_table = doc.get("hooks")
-        if not isinstance(hooks_table, (dict, Table, InlineTable)):
+        if not isinstance(hooks_table, dict):
             doc["hooks"] = tomlkit.table()
             hooks_table = doc["hooks"]
         state = hooks_table.get("state")
-        if not isinstance(state, (dict, Table, InlineTable)):
+        if not isinstance(state, dict):
             state = tomlkit.table(is_super_table=True)
             hooks_table["state"] = state
             state = hooks_table["state"]

@@ -13,9 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from paxm_core import Deadline, ProviderError
+from paxm_core.http_client import httpx, new_client
 
 __all__ = ["HttpStatusError", "Transport"]
 
@@ -72,7 +71,8 @@ class Transport:
         self.timeout = timeout
         self._secret = secret
         self._auth_hint = auth_hint
-        self._client = httpx.Client(
+        self._client = new_client(
+            base_url,
             base_url=base_url,
             headers={"Accept": "application/json", **headers},
             timeout=timeout,

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
+from paxm_core.http_client import httpx, new_client
 
 __all__ = ["OpenVikingTransport", "error_code", "redact"]
 
@@ -37,7 +36,7 @@ class OpenVikingTransport:
         self._secret = secret
         self._default_timeout = default_timeout
         # trust_env=False: a proxy from the environment must not see (or swallow) memory traffic
-        self._client = httpx.Client(headers={"Accept": "application/json", **headers}, trust_env=False)
+        self._client = new_client(self._base, headers={"Accept": "application/json", **headers}, trust_env=False)
         self._closed = False
 
     @property
