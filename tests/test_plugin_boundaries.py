@@ -27,6 +27,7 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.attribution",
         "paxm_core.provider_config",
         "paxm_core.private_files",
+        "paxm_core.generated_file",
     }
 )
 
