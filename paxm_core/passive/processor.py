@@ -113,12 +113,9 @@ class HookProcessor:
     def _build_item(self, write: PassiveWrite, created: datetime) -> Any:
         tools = self.runtime.tools
         policy = tools.put_policy(write.profile)
-        expires_after = getattr(policy, "expires_after", None)
-        expires_at = None
-        if expires_after:
-            from datetime import timedelta
+        from paxm_core.attribution import expires_at_for
 
-            expires_at = created + timedelta(seconds=float(expires_after))
+        expires_at = expires_at_for(created, policy.expires_after)
         item, _ = tools.build_item(
             write.text,
             profile=write.profile,
@@ -130,7 +127,7 @@ class HookProcessor:
             workspace=write.workspace,
             agent_name=write.target,
             created_at=created,
-            tier=getattr(policy, "tier", "") or "",
+            tier=policy.tier or "",
             expires_at=expires_at,
             admission_text=write.admission_text,
         )
