@@ -10,10 +10,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -25,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from fake_anthropic import FakeAnthropic, Recorded
+
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic, Recorded
+from paxm_contracttest.harness import npm_cache_dir, npm_install_into
 
 __all__ = [
     "CLAUDE_PACKAGE",
@@ -35,6 +35,7 @@ __all__ = [
     "hook_blocks",
     "install_claude",
     "model_text",
+    "npm_cache_dir",
 ]
 
 #: newer releases need Node >= 22; CI and this machine run Node 20
@@ -43,35 +44,13 @@ CLAUDE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"
 PAXM = str(Path(sys.executable).parent / "paxm")
 
 
-def npm_cache_dir() -> Path:
-    """Where the pinned Claude Code is installed (shared across test runs)."""
-    explicit = os.environ.get("PAXM_TEST_NPM_CACHE", "").strip()
-    return Path(explicit).expanduser() if explicit else Path.home() / ".cache" / "paxm-tests" / "npm"
-
-
 def install_claude(npm: str, cache: Path) -> Path:
     """The ``claude`` executable of the pinned version, installing it under ``cache`` if needed."""
-    dest = cache / f"claude-code-{CLAUDE_VERSION}"
-    binary = dest / "node_modules" / ".bin" / "claude"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes install once
-        if binary.exists():
-            return binary
-        staging = cache / f".claude-code-{CLAUDE_VERSION}.{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-save", CLAUDE_PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if done.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise RuntimeError(f"npm install {CLAUDE_PACKAGE} failed:\n{done.stdout}\n{done.stderr}")
-        staging.rename(dest)
-    return binary
+    probe = "node_modules/.bin/claude"
+    return (
+        npm_install_into(f"claude-code-{CLAUDE_VERSION}", ["--no-save", CLAUDE_PACKAGE], probe, npm=npm, cache=cache)
+        / probe
+    )
 
 
 @dataclass

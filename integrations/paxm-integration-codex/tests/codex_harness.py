@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from fake_responses import FakeResponses
 
+from paxm_contracttest.fake_models.responses import FakeResponses
 from paxm_contracttest.harness import npm_install, require, scrubbed_env
 
 __all__ = ["CODEX_VERSION", "PAXM", "CodexBox", "CodexRun", "codex_bin"]
