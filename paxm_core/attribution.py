@@ -10,7 +10,7 @@ keep them only as ``paxm_tier`` / ``paxm_expires_at`` metadata.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from paxm_core.timefmt import format_time, parse_time
 from paxm_core.types import (
@@ -35,6 +35,8 @@ __all__ = [
     "META_TURN_ID",
     "META_USER_ID",
     "effective_expires_at",
+    "expires_at_for",
+    "metadata_expires_at",
     "effective_tier",
     "lifecycle_metadata",
     "prepare_item",
@@ -177,8 +179,18 @@ def effective_expires_at(hit: MemoryHit) -> datetime | None:
     """
     if hit.expires_at is not None:
         return hit.expires_at if hit.expires_at.tzinfo else hit.expires_at.replace(tzinfo=UTC)
-    for key in (META_EXPIRES_AT, "expires_at"):
-        value = (hit.metadata.get(key) or "").strip()
+    return metadata_expires_at(hit.metadata, (META_EXPIRES_AT, "expires_at"))
+
+
+def metadata_expires_at(metadata: Mapping[str, str], keys: tuple[str, ...] = (META_EXPIRES_AT,)) -> datetime | None:
+    """The expiry a provider kept in string metadata (``paxm_expires_at``), or ``None``.
+
+    The one reader of stored expiry strings: providers that keep lifecycle only as metadata
+    call it when they build hits.  The first of ``keys`` with a parseable value wins;
+    unparseable values are ignored (the memory is treated as not expiring), as upstream.
+    """
+    for key in keys:
+        value = (metadata.get(key) or "").strip()
         if not value:
             continue
         try:
@@ -188,6 +200,20 @@ def effective_expires_at(hit: MemoryHit) -> datetime | None:
         if parsed is not None:
             return parsed
     return None
+
+
+def expires_at_for(created_at: datetime, expires_after: float | None) -> datetime | None:
+    """When a memory written at ``created_at`` under a profile's ``expires_after`` expires.
+
+    The one rule for expiry from config (``write_profiles.<name>.expires_after``, seconds,
+    which only ``stm`` profiles set): ``created_at + expires_after``, or ``None`` (never) when
+    the profile sets none.  The router applies it to every write (CLI, MCP, library) and the
+    passive path to captured events; a naive ``created_at`` is taken as UTC.
+    """
+    if not expires_after or expires_after <= 0:
+        return None
+    base = created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC)
+    return base + timedelta(seconds=float(expires_after))
 
 
 def lifecycle_metadata(item: MemoryItem) -> dict[str, str]:

@@ -28,6 +28,8 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.provider_config",
         "paxm_core.private_files",
         "paxm_core.http_client",
+        "paxm_core.generated_file",
+        "paxm_core.doctor",
     }
 )
 

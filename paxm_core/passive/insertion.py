@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.types import SEMANTIC_SCORE_KIND_PREFIX
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import HookInsertionConfig
 
 __all__ = [
     "InsertionPolicy",
@@ -40,14 +43,14 @@ class InsertionPolicy:
     require_query_terms: bool = False
 
     @classmethod
-    def from_config(cls, value: Any) -> InsertionPolicy:
-        """Build from a config section (object with the three attributes) or ``None``."""
+    def from_config(cls, value: HookInsertionConfig | None) -> InsertionPolicy:
+        """Build from a hook's ``insertion`` section (``None``: no filtering)."""
         if value is None:
             return cls()
         return cls(
-            min_score=float(getattr(value, "min_score", 0.0) or 0.0),
-            max_items=int(getattr(value, "max_items", 0) or 0),
-            require_query_terms=bool(getattr(value, "require_query_terms", False)),
+            min_score=float(value.min_score or 0.0),
+            max_items=int(value.max_items or 0),
+            require_query_terms=bool(value.require_query_terms),
         )
 
     @property

@@ -8,9 +8,12 @@ capture result object with ``--json``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paxm_core.integration import Integration, IntegrationBase
+
+if TYPE_CHECKING:
+    from paxm_core.plugins import PaxmPluginManager
 
 __all__ = ["GenericIntegration", "resolve_integration"]
 
@@ -23,7 +26,7 @@ class GenericIntegration(IntegrationBase):
         self.label = name
 
 
-def resolve_integration(target: str, plugin_manager: Any = None) -> Integration:
+def resolve_integration(target: str, plugin_manager: PaxmPluginManager | None = None) -> Integration:
     """The registered integration for ``target`` (name or alias), else a :class:`GenericIntegration`."""
     if plugin_manager is not None:
         try:
@@ -31,5 +34,5 @@ def resolve_integration(target: str, plugin_manager: Any = None) -> Integration:
         except Exception:  # a broken plugin must not break the hook
             found = None
         if found is not None:
-            return found  # type: ignore[no-any-return]
+            return found
     return GenericIntegration(target)

@@ -33,12 +33,15 @@ from paxm_core.passive.events import (
 )
 from paxm_core.passive.insertion import filter_insertion_hits
 from paxm_core.passive.integration import resolve_integration
-from paxm_core.passive.policy import initial_enabled, recall_settings, source_allowed, write_settings
+from paxm_core.passive.policy import HookSettings, resolve_hook_settings
 from paxm_core.passive.session_state import SessionState
 from paxm_core.passive.templates import render_template
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
+    from paxm_core.plugins import PaxmPluginManager
+    from paxm_core.runtime import Runtime
+    from paxm_core.tools import Tools
 
 __all__ = ["BudgetedRecall", "PassiveRuntime", "RecallFn", "WriteSink"]
 
@@ -56,14 +59,14 @@ class BudgetedRecall:
     reported as a recall error, not a crash.
     """
 
-    def __init__(self, runtime_loader: Callable[[], Any], workers: int = 4) -> None:
+    def __init__(self, runtime_loader: Callable[[], Runtime], workers: int = 4) -> None:
         self._loader = runtime_loader
-        self._runtime: Any = None
-        self._tools: Any = None
+        self._runtime: Runtime | None = None
+        self._tools: Tools | None = None
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paxm-passive-recall")
 
     @property
-    def runtime(self) -> Any:
+    def runtime(self) -> Runtime:
         """The loaded runtime (loads it on first use)."""
         if self._runtime is None:
             self._runtime = self._loader()
@@ -100,7 +103,7 @@ class BudgetedRecall:
                 raise
             return exc.result, bool(getattr(exc.result, "timed_out", False))
 
-    def _quiet_tools(self) -> Any:
+    def _quiet_tools(self) -> Tools:
         # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
         # the runtime's Tools would also log each one as an active recall.
         if self._tools is None:
@@ -137,7 +140,7 @@ class PassiveRuntime:
         recall: RecallFn | None = None,
         sink: WriteSink | None = None,
         session_state: SessionState | None = None,
-        plugin_manager: Any = None,
+        plugin_manager: PaxmPluginManager | None = None,
         record: Callable[[dict[str, Any]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
@@ -173,7 +176,7 @@ class PassiveRuntime:
         from paxm_core.passive.decode import decode_generic
         from paxm_core.workspace import workspace_mode
 
-        mode = str(getattr(getattr(self.config, "workspace", None), "effective_mode", "") or "project")
+        mode = self.config.workspace.effective_mode
         with workspace_mode(mode):  # integrations resolve the payload's cwd under the config's mode
             try:
                 event = self.integration(target).decode(native_event, raw)
@@ -191,7 +194,7 @@ class PassiveRuntime:
         from paxm_core.passive._redact import compile_extra, redact
         from paxm_core.passive.events import HookMessage
 
-        extra = compile_extra(getattr(getattr(self.config, "privacy", None), "redact_patterns", None) or [])
+        extra = compile_extra(self.config.privacy.redact_patterns)
         event.prompt = redact(event.prompt, extra)
         event.assistant = redact(event.assistant, extra)
         event.query = redact(event.query, extra)
@@ -214,48 +217,44 @@ class PassiveRuntime:
     def handle(self, event: HookEvent, *, owner: str = "") -> HookResult:
         """Apply ownership, session state, write and recall policy to ``event``."""
         result = HookResult(target=event.target, event=event.event, event_id=event.event_id)
-        if not source_allowed(self.config, event.target, owner) or self._kept_out(event):
+        settings = resolve_hook_settings(self.config, event.target, event.event)
+        if not settings.accepts(owner) or self._kept_out(event):
             result.ignored = True
             return result
         now = self.clock()
         refresh = False
         if self.session_state is not None:
             try:
-                if initial_enabled(self.config, event.target, event.event) and self.session_state.mark_initial(
-                    event, now
-                ):
+                if settings.initial_enabled and self.session_state.mark_initial(event, now):
                     event.metadata[RECALL_PHASE_KEY] = RECALL_PHASE_INITIAL
                 refresh = self.session_state.observe(event, now)
             except OSError as exc:
                 result.errors.append(f"session state skipped: {exc}")
         result.initial = event.metadata.get(RECALL_PHASE_KEY) == RECALL_PHASE_INITIAL
-        self._write(event, result)
+        self._write(event, result, settings)
         if event.event == EVENT_SESSION_START:
-            result.session_context = self._session_blocks(event, now)
+            result.session_context = self._session_blocks(event, settings, now)
         elif event.event == EVENT_USER_INPUT:
             if result.initial:
-                result.bootstrap_context = self._session_blocks(event, now)
+                result.bootstrap_context = self._session_blocks(event, settings, now)
             if refresh:
                 result.local_time_context = local_time_block(now)
-            self._recall(event, result)
+            self._recall(event, result, settings)
         return result
 
     def _kept_out(self, event: HookEvent) -> bool:
         """The project opted out (``.paxm-ignore`` or ``workspace.ignore``): nothing captured or recalled."""
         from paxm_core.workspace import is_ignored
 
-        patterns = list(getattr(getattr(self.config, "workspace", None), "ignore", None) or [])
+        patterns = list(self.config.workspace.ignore)
         return is_ignored(event.workspace, patterns)
 
-    def _session_blocks(self, event: HookEvent, now: datetime) -> str:
-        agents = getattr(self.config, "agents", None) or {}
-        agent_id = str(getattr(agents.get(event.target), "agent_id", "") or "")
-        user_id = str(getattr(getattr(self.config, "identity", None), "user_id", "") or "")
-        identity = identity_block(user_id, agent_id, event.metadata.get("session_id", ""))
+    def _session_blocks(self, event: HookEvent, settings: HookSettings, now: datetime) -> str:
+        identity = identity_block(self.config.identity.user_id, settings.agent_id, event.metadata.get("session_id", ""))
         return identity + "\n" + local_time_block(now)
 
-    def _write(self, event: HookEvent, result: HookResult) -> None:
-        settings = write_settings(self.config, event.target, event.event)
+    def _write(self, event: HookEvent, result: HookResult, hook: HookSettings) -> None:
+        settings = hook.write
         if self.sink is None:
             return
         if settings is None:
@@ -320,8 +319,8 @@ class PassiveRuntime:
         except Exception as exc:  # fail open, like every write
             result.errors.append(f"turn end skipped: {exc}")
 
-    def _recall(self, event: HookEvent, result: HookResult) -> None:
-        settings = recall_settings(self.config, event.target, event.event, initial=result.initial)
+    def _recall(self, event: HookEvent, result: HookResult, hook: HookSettings) -> None:
+        settings = hook.recall_for(initial=result.initial)
         if settings is None:
             result.skipped = True
             return

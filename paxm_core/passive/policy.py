@@ -1,28 +1,33 @@
-"""Per-agent, per-event hook settings read from :class:`paxm_core.config.Config`.
+"""Per-agent, per-event hook settings read from :class:`paxm_core.config.Config`, once per event.
 
-Kept in one place so the passive runtime never pokes at config sections directly, and so the
-passive budget is computed by exactly one documented rule (:func:`passive_budget`).
+:func:`resolve_hook_settings` reads ``agents.<target>`` and ``agents.<target>.hooks.<event>``
+once and returns a frozen :class:`HookSettings`; the passive runtime passes that object down
+(ownership gate, first-input marking, write, recall), so no step looks at config sections
+itself and the passive budget is computed by exactly one documented rule
+(:func:`passive_budget`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.passive.events import EVENT_USER_INPUT
 from paxm_core.passive.insertion import InsertionPolicy
 
 if TYPE_CHECKING:
-    from paxm_core.config.model import Config
+    from paxm_core.config.model import AgentConfig, AgentHookConfig, Config
 
 __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_TIMEOUT_EXTRA",
+    "HookSettings",
     "RecallSettings",
     "WriteSettings",
     "initial_enabled",
     "passive_budget",
     "recall_settings",
+    "resolve_hook_settings",
     "source_allowed",
     "write_settings",
 ]
@@ -35,17 +40,21 @@ DEFAULT_BUDGET = 0.35
 _OWNER_PAXM = "paxm"
 
 
-def _agent(config: Config, target: str) -> Any:
-    agents = getattr(config, "agents", None) or {}
-    agent = agents.get(target)
-    return agent if agent is not None and getattr(agent, "enabled", False) else None
+def _agent(config: Config, target: str) -> AgentConfig | None:
+    agent = config.agents.get(target)
+    return agent if agent is not None and agent.enabled else None
 
 
-def _hook(config: Config, target: str, event: str) -> Any:
+def _hook(config: Config, target: str, event: str) -> AgentHookConfig | None:
     agent = _agent(config, target)
-    if agent is None:
-        return None
-    return (getattr(agent, "hooks", None) or {}).get(event)
+    return None if agent is None else agent.hooks.get(event)
+
+
+def _owner_accepts(configured: str, owner: str) -> bool:
+    caller = owner.strip().lower()
+    if configured and configured != _OWNER_PAXM:
+        return caller == configured
+    return caller in ("", _OWNER_PAXM)
 
 
 def source_allowed(config: Config, target: str, owner: str) -> bool:
@@ -54,13 +63,12 @@ def source_allowed(config: Config, target: str, owner: str) -> bool:
     Any owner other than ``paxm`` is a plugin's name (an integration's ``owners``); the gate
     only compares names, so the core needs no list of them.
     """
-    agents = getattr(config, "agents", None) or {}
-    agent = agents.get(target)
-    configured = str(getattr(getattr(agent, "integration", None), "owner", "") or "").strip().lower()
-    caller = owner.strip().lower()
-    if configured and configured != _OWNER_PAXM:
-        return caller == configured
-    return caller in ("", _OWNER_PAXM)
+    return _owner_accepts(_configured_owner(config, target), owner)
+
+
+def _configured_owner(config: Config, target: str) -> str:
+    agent = config.agents.get(target)
+    return (agent.integration.owner if agent is not None else "").strip().lower()
 
 
 @dataclass(frozen=True)
@@ -74,12 +82,11 @@ class WriteSettings:
 def write_settings(config: Config, target: str, event: str) -> WriteSettings | None:
     """The write settings for ``target``/``event``, or ``None`` when writing is off."""
     hook = _hook(config, target, event)
-    write = getattr(hook, "write", None)
-    if write is None or not getattr(write, "enabled", False):
+    if hook is None or not hook.write.enabled:
         return None
     return WriteSettings(
-        template=str(getattr(write, "template", "") or "{{ .safe_text }}"),
-        profile=str(getattr(write, "profile", "") or "default"),
+        template=hook.write.template or "{{ .safe_text }}",
+        profile=hook.write.profile or "default",
     )
 
 
@@ -101,9 +108,8 @@ def initial_enabled(config: Config, target: str, event: str) -> bool:
     """True when ``user_input`` recall has an enabled ``initial`` override."""
     if event != EVENT_USER_INPUT:
         return False
-    recall = getattr(_hook(config, target, event), "recall", None)
-    initial = getattr(recall, "initial", None)
-    return bool(recall is not None and getattr(recall, "enabled", False) and getattr(initial, "enabled", False))
+    hook = _hook(config, target, event)
+    return bool(hook is not None and hook.recall.enabled and hook.recall.initial and hook.recall.initial.enabled)
 
 
 def passive_budget(config: Config, profile: str, timeout: float | None, timeout_extra: float | None) -> float:
@@ -117,9 +123,9 @@ def passive_budget(config: Config, profile: str, timeout: float | None, timeout_
     if timeout is not None and timeout > 0:
         return float(timeout)
     extra = DEFAULT_TIMEOUT_EXTRA if timeout_extra is None or timeout_extra <= 0 else float(timeout_extra)
-    profiles = getattr(config, "recall_profiles", None) or {}
-    routes = getattr(profiles.get(profile), "providers", None) or []
-    longest = max((float(getattr(r, "timeout", 0) or 0) for r in routes), default=0.0)
+    profile_config = config.recall_profiles.get(profile)
+    routes = profile_config.providers if profile_config is not None else []
+    longest = max((float(route.timeout or 0) for route in routes), default=0.0)
     if longest > 0:
         return longest + extra
     return DEFAULT_BUDGET
@@ -128,28 +134,28 @@ def passive_budget(config: Config, profile: str, timeout: float | None, timeout_
 def recall_settings(config: Config, target: str, event: str, *, initial: bool) -> RecallSettings | None:
     """Recall settings for ``target``/``event``; ``None`` when recall is off for it."""
     hook = _hook(config, target, event)
-    recall = getattr(hook, "recall", None)
-    if recall is None or not getattr(recall, "enabled", False):
+    if hook is None or not hook.recall.enabled:
         return None
-    profile = str(getattr(recall, "profile", "") or "passive")
-    template = str(getattr(recall, "query_template", "") or "")
-    max_results = int(getattr(recall, "max_results", 0) or 0)
-    timeout = getattr(recall, "timeout", None)
-    extra = getattr(recall, "timeout_extra", None)
-    insertion = InsertionPolicy.from_config(getattr(recall, "insertion", None))
-    sub = getattr(recall, "initial", None)
-    use_initial = bool(initial and sub is not None and getattr(sub, "enabled", False))
+    recall = hook.recall
+    profile = recall.profile or "passive"
+    template = recall.query_template
+    max_results = recall.max_results
+    timeout = recall.timeout
+    extra = recall.timeout_extra
+    insertion = InsertionPolicy.from_config(recall.insertion)
+    sub = recall.initial
+    use_initial = bool(initial and sub is not None and sub.enabled)
     if use_initial and sub is not None:
-        profile = str(getattr(sub, "profile", "") or profile)
-        template = str(getattr(sub, "query_template", "") or template)
-        max_results = int(getattr(sub, "max_results", 0) or max_results)
-        if getattr(sub, "timeout", None):
+        profile = sub.profile or profile
+        template = sub.query_template or template
+        max_results = sub.max_results or max_results
+        if sub.timeout:
             timeout = sub.timeout
-            if not getattr(sub, "timeout_extra", None):
+            if not sub.timeout_extra:
                 extra = None
-        if getattr(sub, "timeout_extra", None):
+        if sub.timeout_extra:
             extra = sub.timeout_extra
-        sub_insertion = InsertionPolicy.from_config(getattr(sub, "insertion", None))
+        sub_insertion = InsertionPolicy.from_config(sub.insertion)
         if not sub_insertion.is_empty:
             insertion = sub_insertion
     return RecallSettings(
@@ -159,5 +165,53 @@ def recall_settings(config: Config, target: str, event: str, *, initial: bool) -
         budget=passive_budget(config, profile, timeout, extra),
         insertion=insertion,
         initial=use_initial,
-        max_chars=int(getattr(recall, "max_context_chars", 0) or 0),
+        max_chars=recall.max_context_chars,
+    )
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    """Everything the passive runtime needs from config for one event, resolved once.
+
+    Built by :func:`resolve_hook_settings` at the start of :meth:`PassiveRuntime.handle` and
+    passed down, so one event never reads its settings twice (or sees two config states).
+    """
+
+    target: str
+    event: str
+    #: the agent's configured owner (lower case; ``""`` or ``paxm``: paxm's own hooks)
+    owner: str
+    #: ``agents.<target>.agent_id`` (the identity block's agent)
+    agent_id: str
+    #: whether ``user_input`` recall has an enabled ``initial`` override
+    initial_enabled: bool
+    write: WriteSettings | None
+    #: recall for ordinary prompts; ``None`` when recall is off
+    recall: RecallSettings | None
+    #: recall for a session's first prompt (the ``initial`` override applied)
+    initial_recall: RecallSettings | None
+
+    def accepts(self, owner: str) -> bool:
+        """The ownership gate for a caller naming ``owner`` (see :func:`source_allowed`)."""
+        return _owner_accepts(self.owner, owner)
+
+    def recall_for(self, *, initial: bool) -> RecallSettings | None:
+        """The recall settings for a first (``initial``) or an ordinary prompt."""
+        return self.initial_recall if initial else self.recall
+
+
+def resolve_hook_settings(config: Config, target: str, event: str) -> HookSettings:
+    """Read ``agents.<target>`` and its ``hooks.<event>`` once into a :class:`HookSettings`."""
+    agent = config.agents.get(target)
+    initial = initial_enabled(config, target, event)
+    recall = recall_settings(config, target, event, initial=False)
+    return HookSettings(
+        target=target,
+        event=event,
+        owner=_configured_owner(config, target),
+        agent_id=agent.agent_id if agent is not None else "",
+        initial_enabled=initial,
+        write=write_settings(config, target, event),
+        recall=recall,
+        initial_recall=recall_settings(config, target, event, initial=True) if initial else recall,
     )

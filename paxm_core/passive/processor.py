@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.errors import QueueError
 from paxm_core.passive._hookclient import new_event_id
@@ -22,6 +22,11 @@ from paxm_core.passive.compose import PassiveWrite
 from paxm_core.passive.events import HookEvent
 from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 from paxm_core.passive.session_state import SessionState
+
+if TYPE_CHECKING:
+    from paxm_core.capture import CaptureQueue
+    from paxm_core.capture.worker import DeliveryWorker
+    from paxm_core.runtime import Runtime
 
 __all__ = ["HookProcessor"]
 
@@ -39,10 +44,10 @@ class HookProcessor:
 
     def __init__(
         self,
-        runtime: Any,
-        queue: Any,
+        runtime: Runtime,
+        queue: CaptureQueue,
         *,
-        worker: Any = None,
+        worker: DeliveryWorker | None = None,
         session_state_path: Path | None = None,
         session_write_behind: float = 0.0,
         defer_notify: bool = False,
@@ -67,7 +72,7 @@ class HookProcessor:
             session_state=SessionState(session_state_path, write_behind=session_write_behind)
             if session_state_path
             else None,
-            plugin_manager=getattr(runtime, "plugin_manager", None),
+            plugin_manager=runtime.plugin_manager,
             record=record,
             on_recall=on_recall,
             clock=clock,
@@ -108,12 +113,9 @@ class HookProcessor:
     def _build_item(self, write: PassiveWrite, created: datetime) -> Any:
         tools = self.runtime.tools
         policy = tools.put_policy(write.profile)
-        expires_after = getattr(policy, "expires_after", None)
-        expires_at = None
-        if expires_after:
-            from datetime import timedelta
+        from paxm_core.attribution import expires_at_for
 
-            expires_at = created + timedelta(seconds=float(expires_after))
+        expires_at = expires_at_for(created, policy.expires_after)
         item, _ = tools.build_item(
             write.text,
             profile=write.profile,
@@ -125,7 +127,7 @@ class HookProcessor:
             workspace=write.workspace,
             agent_name=write.target,
             created_at=created,
-            tier=getattr(policy, "tier", "") or "",
+            tier=policy.tier or "",
             expires_at=expires_at,
             admission_text=write.admission_text,
         )

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from paxm_core.attribution import (
     META_SEQUENCE,
+    expires_at_for,
     prepare_item,
     without_attribution,
 )
@@ -286,9 +287,12 @@ class Router:
             changes: dict[str, object] = {}
             if policy.tier and not item.tier:
                 changes["tier"] = normalize_tier(policy.tier)
-            if policy.expires_after and policy.expires_after > 0 and item.expires_at is None:
-                base = _aware(item.created_at) if item.created_at is not None else now
-                changes["expires_at"] = base + _seconds(policy.expires_after)
+            if item.expires_at is None:
+                expires = expires_at_for(
+                    _aware(item.created_at) if item.created_at is not None else now, policy.expires_after
+                )
+                if expires is not None:
+                    changes["expires_at"] = expires
             if changes:
                 item = item.replace(**changes)
             item = admit(prepare_item(item, default_scope), now)
@@ -303,7 +307,7 @@ class Router:
                 if not session or (item.metadata.get(META_SEQUENCE) or "").strip():
                     continue  # explicit sequences (backfill) are kept as given
                 created = _aware(item.created_at) if item.created_at is not None else now
-                floor = max(1, (created - _EPOCH) // _seconds(1e-6) * 1000)
+                floor = max(1, (created - _EPOCH) // timedelta(microseconds=1) * 1000)
                 try:
                     sequence = self._sequences.next(session, floor)
                 except PaxmError:
@@ -450,7 +454,3 @@ def _cleanup(provider: SupportsCleanupExpired, limit: int, deadline: Deadline) -
 
 def _close(provider: SupportsClose, _deadline: Deadline) -> None:
     provider.close()
-
-
-def _seconds(value: float) -> timedelta:
-    return timedelta(seconds=value)

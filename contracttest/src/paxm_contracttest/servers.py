@@ -30,10 +30,12 @@ __all__ = [
     "CACHE_ROOT",
     "ServerProcess",
     "free_port",
+    "install_wheels",
     "missing",
     "provision_venv",
     "venv_python",
     "wait_http",
+    "wheel_provider_round_trip",
 ]
 
 # Resolved at import time: test fixtures repoint HOME at a temp dir, but the cache must be shared.
@@ -208,3 +210,81 @@ def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> 
 
 if __name__ == "__main__":  # pragma: no cover - manual warm-up: python -m paxm_contracttest.servers NAME VER REQ...
     print(provision_venv(sys.argv[1], sys.argv[2], sys.argv[3:]))
+
+
+def install_wheels(root: Path, work: Path, packages: Sequence[str], install: Sequence[str]) -> Path:
+    """Build ``packages`` of the uv workspace at ``root`` as wheels, pip-install ``install`` from them.
+
+    The user's install path: ``uv build --wheel`` into ``work/dist``, a plain ``python -m venv``
+    in ``work/venv`` and ``pip install --find-links`` (no index needed for paxm's own wheels).
+    Returns the venv's ``bin/`` directory.
+    """
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    dist, venv = work / "dist", work / "venv"
+    dist.mkdir(parents=True, exist_ok=True)
+    for package in packages:
+        subprocess.run([uv, "build", "--package", package, "--wheel", "-o", str(dist), "-q"], cwd=root, check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
+    subprocess.run([*pip, *install], check=True, timeout=600)
+    return venv / "bin"
+
+
+def wheel_provider_round_trip(
+    root: Path,
+    work: Path,
+    home: Path,
+    *,
+    provider: str,
+    distribution: str,
+    provider_types: Sequence[str],
+    base_url: str,
+) -> None:
+    """A server-backed provider from built wheels: plugins, refused and real setup, remember, recall, doctor.
+
+    Installs ``paxm`` and ``distribution`` (plus the SQLite provider paxm depends on) from wheels
+    into a fresh venv (:func:`install_wheels`), then, as a user with ``home``: ``paxm plugins``
+    lists the distribution with ``provider_types``; setup against a dead port is refused and
+    writes no config; setup against ``base_url`` ensures the provider; a remembered text is
+    recalled from it; ``config doctor`` reports it healthy.  Fails with the command's output.
+    """
+    import json
+
+    paxm = str(
+        install_wheels(root, work, ("paxm", "paxm-provider-sqlite", distribution), ("paxm", distribution)) / "paxm"
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "cfg"),
+        "XDG_STATE_HOME": str(home / "state"),
+    }
+    config = home / "config.yaml"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [paxm, "--config", str(config), *args], env=env, capture_output=True, text=True, timeout=120
+        )
+
+    listing = run("plugins", "--json")
+    assert listing.returncode == 0, listing.stderr
+    plugin = next(p for p in json.loads(listing.stdout)["plugins"] if p["name"] == provider)
+    assert plugin["distribution"] == distribution and plugin["providers"] == list(provider_types), plugin
+
+    refused = run("setup", "--yes", "--provider", provider, "--base-url", "http://127.0.0.1:9")
+    assert refused.returncode != 0 and not config.exists(), refused.stdout + refused.stderr
+
+    setup = run("setup", "--yes", "--provider", provider, "--user-id", "todd", "--base-url", base_url)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert f"ensured {provider}" in setup.stdout
+    text = f"wheel install marker pelican {provider}"
+    stored = run("remember", "--text", text)
+    assert stored.returncode == 0, stored.stderr
+    recalled = run("recall", "--query", "wheel install marker pelican", "--json")
+    assert recalled.returncode == 0, recalled.stderr
+    hits = [h for h in json.loads(recalled.stdout)["hits"] if h["provider"] == provider]
+    assert hits and hits[0]["text"] == text, recalled.stdout
+    doctor = run("config", "doctor", "--json")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert any(r.get("provider") == provider and r.get("ok") for r in json.loads(doctor.stdout)), doctor.stdout

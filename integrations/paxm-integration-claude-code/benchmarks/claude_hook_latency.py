@@ -25,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from claude_harness import Sandbox, install_claude, npm_cache_dir  # noqa: E402
-from fake_anthropic import FakeAnthropic  # noqa: E402
+
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic  # noqa: E402
 
 
 def _summary(values: list[float]) -> str:

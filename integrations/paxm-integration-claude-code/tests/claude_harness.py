@@ -10,68 +10,42 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import shutil
-import signal
-import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from fake_anthropic import FakeAnthropic, Recorded
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic, Recorded
+from paxm_contracttest.harness import npm_cache_dir, npm_install_into
+from paxm_contracttest.sandbox import PAXM, PaxmSandbox
 
 __all__ = [
     "CLAUDE_PACKAGE",
+    "PAXM",
     "ClaudeRun",
     "Sandbox",
     "assert_no_garbage",
     "hook_blocks",
     "install_claude",
     "model_text",
+    "npm_cache_dir",
 ]
 
 #: newer releases need Node >= 22; CI and this machine run Node 20
 CLAUDE_VERSION = "2.1.197"
 CLAUDE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"
-PAXM = str(Path(sys.executable).parent / "paxm")
-
-
-def npm_cache_dir() -> Path:
-    """Where the pinned Claude Code is installed (shared across test runs)."""
-    explicit = os.environ.get("PAXM_TEST_NPM_CACHE", "").strip()
-    return Path(explicit).expanduser() if explicit else Path.home() / ".cache" / "paxm-tests" / "npm"
 
 
 def install_claude(npm: str, cache: Path) -> Path:
     """The ``claude`` executable of the pinned version, installing it under ``cache`` if needed."""
-    dest = cache / f"claude-code-{CLAUDE_VERSION}"
-    binary = dest / "node_modules" / ".bin" / "claude"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes install once
-        if binary.exists():
-            return binary
-        staging = cache / f".claude-code-{CLAUDE_VERSION}.{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-save", CLAUDE_PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if done.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise RuntimeError(f"npm install {CLAUDE_PACKAGE} failed:\n{done.stdout}\n{done.stderr}")
-        staging.rename(dest)
-    return binary
+    probe = "node_modules/.bin/claude"
+    return (
+        npm_install_into(f"claude-code-{CLAUDE_VERSION}", ["--no-save", CLAUDE_PACKAGE], probe, npm=npm, cache=cache)
+        / probe
+    )
 
 
 @dataclass
@@ -156,51 +130,18 @@ def assert_no_garbage(text: str) -> None:
         assert block.count("<paxm-session-identity") == block.count("</paxm-session-identity>"), block[:3000]
 
 
-class Sandbox:
+class Sandbox(PaxmSandbox):
     """A private HOME, workspace and paxm config; nothing leaks in from the real environment."""
 
-    def __init__(self, root: Path, claude: Path) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.workspace = root / "work"
-        self.config = root / "paxm" / "config.yaml"
-        self.claude_bin = claude
-        for path in (self.home, self.workspace, root / "tmp"):
-            path.mkdir(parents=True, exist_ok=True)
+    agent = "claude"
 
-    def env(self, **extra: str) -> dict[str, str]:
-        """Scrubbed environment: PATH plus HOME/XDG/TMPDIR inside the sandbox."""
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.home),
-            "XDG_CONFIG_HOME": str(self.home / ".config"),
-            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
-            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
-            "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "TMPDIR": str(self.root / "tmp"),
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-        }
-        env.update(extra)
-        return env
+    def __init__(self, root: Path, claude: Path) -> None:
+        super().__init__(root)
+        self.claude_bin = claude
 
     @property
     def settings(self) -> Path:
         return self.home / ".claude" / "settings.json"
-
-    def paxm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """Run ``paxm --config <sandbox config> ...``."""
-        done = subprocess.run(
-            [PAXM, "--config", str(self.config), *args],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if check:
-            assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done
 
     def claude_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run a non-session ``claude`` command (``plugin marketplace add`` ...)."""
@@ -295,61 +236,3 @@ class Sandbox:
                 hook["timing"] = "transcript"
             elif hook["hookEvent"] == "SessionStart":
                 hook["timing"] = "unknown"
-
-    # -- paxm state ----------------------------------------------------------------------------
-
-    def config_data(self) -> dict[str, Any]:
-        data = yaml.safe_load(self.config.read_text())
-        assert isinstance(data, dict)
-        return data
-
-    def write_config_data(self, data: dict[str, Any]) -> None:
-        self.config.write_text(yaml.safe_dump(data, sort_keys=False))
-
-    def generous_recall_budget(self, seconds: str = "2s") -> None:
-        """Give Claude's passive recall an explicit budget.
-
-        The default (longest route timeout + 100 ms = 350 ms) is what users get; a loaded CI
-        machine can miss it on a cold SQLite page cache, and the tests that assert injection
-        are about the integration, not the budget (the hanging-provider test covers that).
-        """
-        data = self.config_data()
-        recall = data["agents"]["claude"]["hooks"]["user_input"]["recall"]
-        recall["timeout"] = seconds
-        if isinstance(recall.get("initial"), dict):
-            recall["initial"]["timeout"] = seconds
-        self.write_config_data(data)
-
-    def memory_texts(self) -> list[str]:
-        """Texts stored in the SQLite provider's database."""
-        path = Path(self.config_data()["providers"]["sqlite"]["path"])
-        if not path.exists():
-            return []
-        with sqlite3.connect(path) as conn:
-            return [row[0] for row in conn.execute("SELECT text FROM memories")]
-
-    def daemon_pid(self) -> int:
-        try:
-            return int((self.config.parent / "hooks" / "paxm-hook.lock").read_text().strip() or 0)
-        except (OSError, ValueError):
-            return 0
-
-    def wait_for_daemon(self, timeout: float = 30) -> None:
-        """Wait until the hook daemon a hook client started answers ``status``."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            done = self.paxm("__hook-control", "--status", "--json", check=False)
-            if done.returncode == 0 and '"pid"' in done.stdout:
-                return
-            time.sleep(0.2)
-        raise AssertionError("the hook daemon did not come up")
-
-    def stop_daemon(self) -> None:
-        """Shut down the daemon the hook client started (by its pid if it does not answer)."""
-        pid = self.daemon_pid()
-        done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
-        if done.returncode != 0 and pid:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass

@@ -1,8 +1,8 @@
 """Fixtures for the Claude Code integration tests (a copy of the root ``tests/conftest.py``).
 
 Every test runs with HOME/XDG/PAXM_* pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (``fake_anthropic``, ``claude_harness``)
-under ``--import-mode=importlib``.
+``sys.path`` so the tests can import their helpers (``claude_harness``)
+under ``--import-mode=importlib``; the fake model APIs are ``paxm_contracttest.fake_models``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from claude_harness import Sandbox, install_claude, npm_cache_dir  # noqa: E402
-from fake_anthropic import FakeAnthropic  # noqa: E402
+
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic  # noqa: E402
 
 OUT = HERE / "fixtures" / "claude-transcripts"
 

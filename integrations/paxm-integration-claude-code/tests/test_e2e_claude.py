@@ -31,8 +31,8 @@ from claude_harness import (
     model_text,
     npm_cache_dir,
 )
-from fake_anthropic import FakeAnthropic
 
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 from paxm_contracttest.harness import node24_bin, npm_install, require
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]

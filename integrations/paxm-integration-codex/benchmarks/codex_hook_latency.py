@@ -22,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from codex_harness import CodexBox, codex_bin  # noqa: E402
-from fake_responses import FakeResponses  # noqa: E402
+
+from paxm_contracttest.fake_models.responses import FakeResponses  # noqa: E402
 
 
 def _summary(values: list[float]) -> str:

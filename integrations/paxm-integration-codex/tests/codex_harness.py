@@ -12,28 +12,22 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from fake_responses import FakeResponses
-
-from paxm_contracttest.harness import npm_install, require, scrubbed_env
+from paxm_contracttest.fake_models.responses import FakeResponses
+from paxm_contracttest.harness import npm_install, require
+from paxm_contracttest.sandbox import PAXM, PaxmSandbox
 
 __all__ = ["CODEX_VERSION", "PAXM", "CodexBox", "CodexRun", "codex_bin"]
 
 #: the newest @openai/codex release (npm view @openai/codex version, 2026-12-01)
 CODEX_VERSION = "0.171.0"
-PAXM = str(Path(sys.executable).parent / "paxm")
 _HOOK_LINE = re.compile(r"^hook: (\w+)(?: (Completed|Failed|Blocked|Stopped))?\s*$")
 
 
@@ -85,25 +79,23 @@ env_key = "FAKE_API_KEY"
 """
 
 
-class CodexBox:
+class CodexBox(PaxmSandbox):
     """A private HOME, workspace and paxm config; nothing leaks in from the real environment."""
 
+    agent = "codex"
+
     def __init__(self, root: Path, codex: Path, *, workspace: Path | None = None, config: Path | None = None) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.workspace = workspace or root / "work"
-        self.config = config or root / "paxm" / "config.yaml"
+        super().__init__(root, workspace=workspace, config=config)
         self.codex_bin = codex
-        for path in (self.home / ".codex", self.workspace, root / "tmp"):
-            path.mkdir(parents=True, exist_ok=True)
+        (self.home / ".codex").mkdir(parents=True, exist_ok=True)
 
     @property
     def codex_config(self) -> Path:
         return self.home / ".codex" / "config.toml"
 
-    def env(self, **extra: str) -> dict[str, str]:
-        path = f"{self.codex_bin.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
-        return scrubbed_env(self.home, self.root / "tmp", path=path, **extra)
+    def path_prefix(self) -> str | None:
+        """Codex's own ``bin`` first on ``PATH``."""
+        return str(self.codex_bin.parent)
 
     def point_at(self, fake: FakeResponses) -> None:
         """Write (or re-point) the sandbox's Codex config at ``fake``, keeping everything else."""
@@ -112,19 +104,6 @@ class CodexBox:
             return
         text = self.codex_config.read_text()
         self.codex_config.write_text(re.sub(r'base_url = "[^"]*"', f'base_url = "{fake.url}"', text, count=1))
-
-    def paxm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [PAXM, "--config", str(self.config), *args],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if check:
-            assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done
 
     def paxm_hook_call(self, event: str, payload: dict[str, Any], *, owner: str = "") -> str:
         """What paxm's hook answers a Codex call for ``event`` from ``owner`` (empty: config.toml hooks)."""
@@ -194,54 +173,6 @@ class CodexBox:
         return run
 
     # -- paxm state ----------------------------------------------------------------------------
-
-    def config_data(self) -> dict[str, Any]:
-        data = yaml.safe_load(self.config.read_text())
-        assert isinstance(data, dict)
-        return data
-
-    def write_config_data(self, data: dict[str, Any]) -> None:
-        self.config.write_text(yaml.safe_dump(data, sort_keys=False))
-
-    def generous_recall_budget(self, seconds: str = "2s") -> None:
-        """An explicit recall budget, so a loaded CI machine's cold SQLite cannot miss the 350 ms default."""
-        data = self.config_data()
-        recall = data["agents"]["codex"]["hooks"]["user_input"]["recall"]
-        recall["timeout"] = seconds
-        if isinstance(recall.get("initial"), dict):
-            recall["initial"]["timeout"] = seconds
-        self.write_config_data(data)
-
-    def memory_texts(self) -> list[str]:
-        path = Path(self.config_data()["providers"]["sqlite"]["path"])
-        if not path.exists():
-            return []
-        with sqlite3.connect(path) as conn:
-            return [row[0] for row in conn.execute("SELECT text FROM memories")]
-
-    def daemon_pid(self) -> int:
-        try:
-            return int((self.config.parent / "hooks" / "paxm-hook.lock").read_text().strip() or 0)
-        except (OSError, ValueError):
-            return 0
-
-    def wait_for_daemon(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            done = self.paxm("__hook-control", "--status", "--json", check=False)
-            if done.returncode == 0 and '"pid"' in done.stdout:
-                return
-            time.sleep(0.2)
-        raise AssertionError("the hook daemon did not come up")
-
-    def stop_daemon(self) -> None:
-        pid = self.daemon_pid()
-        done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
-        if done.returncode != 0 and pid:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
 
 def _hook_runs(lines: list[tuple[float, str]]) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Fixtures for the Codex integration tests.
 
 Every test runs with HOME/XDG/PAXM_*/CODEX_HOME pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (``fake_responses``, ``codex_harness``)
-under ``--import-mode=importlib``.
+``sys.path`` so the tests can import their helpers (``codex_harness``)
+under ``--import-mode=importlib``; the fake model APIs are ``paxm_contracttest.fake_models``.
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ from claude_harness import (  # noqa: E402
     npm_cache_dir,
 )
 from codex_harness import CodexBox, codex_bin  # noqa: E402
-from fake_anthropic import FakeAnthropic  # noqa: E402
-from fake_responses import FakeResponses, input_text  # noqa: E402
 
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic  # noqa: E402
+from paxm_contracttest.fake_models.responses import FakeResponses, input_text  # noqa: E402
 from paxm_contracttest.harness import node24_bin, npm_install, require  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from codex_harness import PAXM, CodexBox, CodexRun, codex_bin
-from fake_responses import FakeResponses, input_text
 
+from paxm_contracttest.fake_models.responses import FakeResponses, input_text
 from paxm_integration_codex import CodexIntegration, trust
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]

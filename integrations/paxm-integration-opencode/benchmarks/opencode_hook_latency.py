@@ -25,8 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fake_openai import FakeOpenAI  # noqa: E402
 from opencode_harness import OpenCodeSandbox, install_opencode, npm_cache_dir  # noqa: E402
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
 
 TIMING = re.compile(r"paxm: timing (\S+) ([0-9.]+) ms")
 

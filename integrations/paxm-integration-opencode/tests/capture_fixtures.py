@@ -20,8 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fake_openai import FakeOpenAI  # noqa: E402
 from opencode_harness import OPENCODE_VERSION, OpenCodeSandbox, install_opencode, npm_cache_dir  # noqa: E402
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
 
 
 def main() -> int:

@@ -14,9 +14,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from fake_openai import FakeOpenAI
 from opencode_harness import OpenCodeRun, OpenCodeSandbox
 
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
 from paxm_contracttest.harness.npm import npm_install_cached
 
 __all__ = ["KILO_VERSION", "KiloSandbox", "install_kilo"]

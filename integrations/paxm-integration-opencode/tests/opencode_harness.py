@@ -10,14 +10,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +24,10 @@ if str(_CLAUDE_TESTS) not in sys.path:
     sys.path.insert(0, str(_CLAUDE_TESTS))
 
 from claude_harness import PAXM, Sandbox, npm_cache_dir  # noqa: E402
-from fake_openai import FakeOpenAI  # noqa: E402
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
+from paxm_contracttest.harness import npm_install_into  # noqa: E402
+from paxm_contracttest.harness.npm import require_npm  # noqa: E402
 
 __all__ = [
     "OPENCODE_VERSION",
@@ -45,51 +45,21 @@ OPENCODE_PACKAGE = f"opencode-ai@{OPENCODE_VERSION}"
 PLUGIN_PACKAGE = f"@opencode-ai/plugin@{OPENCODE_VERSION}"
 
 
-def require_npm(skip: Callable[[str], Any]) -> str:
-    """``npm``'s path; without it fail under CI (the harness tests must run there), else skip."""
-    npm = shutil.which("npm")
-    if npm is None:
-        message = "npm is not installed: the real OpenCode end-to-end tests need Node 20 and npm"
-        if os.environ.get("CI"):
-            raise RuntimeError(message)
-        skip(message)
-    assert npm is not None
-    return npm
-
-
-def _npm_install(npm: str, cache: Path, name: str, argv: list[str], probe: str) -> Path:
-    dest = cache / name
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes install once
-        if (dest / probe).exists():
-            return dest
-        staging = cache / f".{name}.{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        (staging / "package.json").write_text("{}\n")
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", *argv],
-            cwd=staging,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if done.returncode != 0 or not (staging / probe).exists():
-            shutil.rmtree(staging, ignore_errors=True)
-            raise RuntimeError(f"npm install {' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
-        shutil.rmtree(dest, ignore_errors=True)
-        staging.rename(dest)
-    return dest
-
-
 def install_opencode(npm: str, cache: Path) -> tuple[Path, Path]:
     """``(opencode executable, dir holding the pre-installed config-dir dependency)``."""
-    binary_dir = _npm_install(
-        npm, cache, f"opencode-ai-{OPENCODE_VERSION}", ["--no-save", OPENCODE_PACKAGE], "node_modules/.bin/opencode"
+    binary_dir = npm_install_into(
+        f"opencode-ai-{OPENCODE_VERSION}",
+        ["--no-save", OPENCODE_PACKAGE],
+        "node_modules/.bin/opencode",
+        npm=npm,
+        cache=cache,
     )
-    deps = _npm_install(
-        npm, cache, f"opencode-plugin-deps-{OPENCODE_VERSION}", [PLUGIN_PACKAGE], "node_modules/@opencode-ai/plugin"
+    deps = npm_install_into(
+        f"opencode-plugin-deps-{OPENCODE_VERSION}",
+        [PLUGIN_PACKAGE],
+        "node_modules/@opencode-ai/plugin",
+        npm=npm,
+        cache=cache,
     )
     return binary_dir / "node_modules" / ".bin" / "opencode", deps
 

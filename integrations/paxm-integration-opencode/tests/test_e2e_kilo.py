@@ -15,10 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI, Recorded
 from kilo_harness import KiloSandbox, install_kilo, kilo_env
 from opencode_harness import OpenCodeRun
 
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
 from paxm_contracttest.harness.npm import npm_cache_dir, require_npm
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
@@ -143,7 +143,8 @@ def test_decision_captured_by_claude_code_is_recalled_by_kilo(kilo: tuple[Path, 
     if str(CLAUDE_TESTS) not in sys.path:
         sys.path.insert(0, str(CLAUDE_TESTS))
     from claude_harness import install_claude
-    from fake_anthropic import FakeAnthropic
+
+    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 
     claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
     box = KiloSandbox(tmp_path / "box", *kilo, claude=claude)

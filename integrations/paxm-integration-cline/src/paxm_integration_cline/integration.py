@@ -170,7 +170,7 @@ class ClineIntegration(IntegrationBase):
     def check(self, ctx: InstallContext) -> list[Finding]:
         """The plugin present, current, and every file its commands run exists."""
         path = self.plugin_path()
-        fix = setup_fix_command(ctx, self.name, force=False)
+        fix = setup_fix_command(ctx, self.name)
         findings: list[Finding] = []
         for stale in self._upstream_hook_files():
             findings.append(Finding("warn", f"upstream paxm hook file {stale} (cannot inject context)", fix))

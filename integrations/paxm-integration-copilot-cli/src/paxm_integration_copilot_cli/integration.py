@@ -151,7 +151,7 @@ class CopilotCliIntegration(IntegrationBase):
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Every wanted handler present, and the files it runs exist."""
         path = self.hooks_path()
-        fix = setup_fix_command(ctx, self.name, force=False)
+        fix = setup_fix_command(ctx, self.name)
         try:
             data, exists = read_hooks_file(path)
         except Exception as exc:

@@ -143,7 +143,7 @@ class GeminiCliIntegration(IntegrationBase):
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Every wanted handler present and switched on, and the files it runs exist."""
         path = self.settings_path()
-        fix = setup_fix_command(ctx, self.name, force=False)
+        fix = setup_fix_command(ctx, self.name)
         try:
             settings, original = read_settings(path, f"{self.display_name} settings")
         except Exception as exc:

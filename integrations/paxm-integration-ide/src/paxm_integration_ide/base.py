@@ -175,7 +175,7 @@ class IdeIntegration(IntegrationBase):
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Hooks and MCP server in place as install writes them, and every path they run exists."""
-        fix = setup_fix_command(ctx, self.name, force=False)
+        fix = setup_fix_command(ctx, self.name)
         findings: list[Finding] = []
         for native in self.native_files(ctx.config):
             try:

@@ -133,7 +133,7 @@ class KimiCodeIntegration(IntegrationBase):
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Every wanted hook present in config.toml, and the files it runs exist."""
         path = self.config_path()
-        fix = setup_fix_command(ctx, self.name, force=False)
+        fix = setup_fix_command(ctx, self.name)
         try:
             document = read_config(path)
         except Exception as exc:

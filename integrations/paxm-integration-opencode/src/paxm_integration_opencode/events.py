@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from paxm_core.generated_file import NativeEvent
 from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TOOL_USE,
@@ -12,18 +11,6 @@ from paxm_core.integration import (
 )
 
 __all__ = ["NATIVE_EVENTS", "NativeEvent", "native_for", "normalized_event"]
-
-
-@dataclass(frozen=True)
-class NativeEvent:
-    """One OpenCode hook point the generated plugin forwards to paxm.
-
-    :param native: what the plugin passes as ``--event`` (OpenCode's hook or bus event name).
-    :param event: the paxm event.
-    """
-
-    native: str
-    event: str
 
 
 #: OpenCode has no session-start hook: the plugin runs ``session_start`` before the first

@@ -9,29 +9,14 @@ small subclass of :class:`OpenCodeIntegration` that sets ``name``/``display_name
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from paxm_core.integration import (
-    EVENT_SESSION_START,
-    EVENT_USER_INPUT,
-    Finding,
-    InstallContext,
-    IntegrationBase,
-    decode_generic,
-    enabled_hook_events,
-    hook_command,
-    parse_hook_command,
-    setup_fix_command,
-    standard_agent_config,
-)
+from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
+from paxm_core.integration import Finding, enabled_hook_events, standard_agent_config
 from paxm_integration_opencode import plugin
 from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
-
-if TYPE_CHECKING:
-    from paxm_core.integration import HookEvent, HookResult
 
 __all__ = ["KiloIntegration", "OpenCodeIntegration", "installed_events"]
 
@@ -41,7 +26,7 @@ def installed_events(config: Any, target: str) -> list[str]:
     return enabled_hook_events(config, target, [native.event for native in NATIVE_EVENTS])
 
 
-class OpenCodeIntegration(IntegrationBase):
+class OpenCodeIntegration(GeneratedFileIntegration):
     """OpenCode: a generated plugin in ``<config dir>/plugins/``, plain-text hook output."""
 
     name = "opencode"
@@ -49,13 +34,15 @@ class OpenCodeIntegration(IntegrationBase):
     display_name = "OpenCode"
     label = "OpenCode"
     setup_priority = 40
+    artifact = "plugin"
+    native_events = NATIVE_EVENTS
+    #: the harness's executable (``detect`` looks for it on ``PATH``)
+    executable = "opencode"
 
     #: environment variables naming the config dir, first set wins
     config_dir_env: tuple[str, ...] = ("PAXM_OPENCODE_CONFIG_DIR", "OPENCODE_CONFIG_DIR")
     #: the config dir's name under ``$XDG_CONFIG_HOME`` (default ``~/.config``)
     xdg_dir_name = "opencode"
-    #: the harness's executable (``detect`` looks for it on ``PATH``)
-    executable = "opencode"
     #: the npm package the harness installs into its config dir when a plugin is there
     dependency_package = "@opencode-ai/plugin"
 
@@ -75,14 +62,9 @@ class OpenCodeIntegration(IntegrationBase):
         """Where paxm's plugin file goes."""
         return self.config_dir() / "plugins" / plugin.PLUGIN_FILE_NAME
 
-    def commands(self, config: Any) -> dict[str, list[str]]:
-        """paxm event -> the hook-client argv the plugin runs (same client as every integration)."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
-        out: dict[str, list[str]] = {}
-        for event in installed_events(config, self.name):
-            native = next(n.native for n in NATIVE_EVENTS if n.event == event)
-            out[event] = hook_command(config.path, self.name, native, queue_path=queue or None)
-        return out
+    def plugin_source(self, config: Any) -> str:
+        """The plugin file's content for ``config``."""
+        return self.source(config)
 
     def dependency_missing(self) -> bool:
         """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there.
@@ -96,133 +78,54 @@ class OpenCodeIntegration(IntegrationBase):
         """The command that installs the harness's config-dir dependency once (while online)."""
         return f"cd {self.config_dir()} && npm install {self.dependency_package}@$({self.executable} --version)"
 
-    def plugin_source(self, config: Any) -> str:
-        """The plugin file's content for ``config``."""
-        return plugin.render_plugin(self.commands(config), target=self.name)
+    # -- GeneratedFileIntegration seams ---------------------------------------------------------
 
-    # -- Integration contract -------------------------------------------------------------------
+    def generated_file(self) -> GeneratedFile:
+        """The plugin's format (``plugin_template.js``, its markers)."""
+        return plugin.plugin_file()
 
-    def detect(self) -> str | None:
-        """The executable on ``PATH``, else the config dir if it exists."""
-        found = shutil.which(self.executable)
-        if found:
-            return found
-        directory = self.config_dir()
-        return str(directory) if directory.is_dir() else None
+    def generated_path(self) -> Path:
+        """``<config dir>/plugins/paxm.js``."""
+        return self.plugin_path()
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Nothing to merge: paxm owns its plugin file outright, so there is nothing to check."""
+    def home_dir(self) -> Path | None:
+        """The config dir (``detect`` reports it when the executable is not on PATH)."""
+        return self.config_dir()
 
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Write paxm's plugin (idempotent) and replace upstream's ``paxm.ts``; returns the reported lines."""
-        context = ctx
-        lines: list[str] = []
+    def legacy_paths(self) -> list[Path]:
+        """Upstream's ``paxm.ts`` beside the plugin: setup replaces it so nothing fires twice."""
+        return [self.plugin_path().with_name(plugin.LEGACY_FILE_NAME)]
 
-        def report(line: str) -> None:
-            lines.append(line)
-            context.echo(line)
+    def template_replacements(self) -> Mapping[str, str]:
+        """The header names this agent (a fork's uninstall command)."""
+        return plugin.header_replacements(self.name)
 
-        path = self.plugin_path()
-        legacy = path.with_name(plugin.LEGACY_FILE_NAME)
-        if plugin.is_upstream_plugin(legacy):
-            legacy.unlink(missing_ok=True)
-            report(f"removed the old paxm plugin {legacy}")
-        if plugin.write_plugin(path, self.plugin_source(context.config)):
-            report(f"installed the paxm {self.display_name} plugin at {path}")
-        else:
-            report(f"the paxm {self.display_name} plugin at {path} is up to date")
-        if self.dependency_missing():
-            report(
-                f"  note: {self.display_name} installs {self.dependency_package} into {self.config_dir()} "
-                "when it starts with a plugin there; offline that wait is about 70 s. On an offline machine "
-                f"run once while online (or from an npm cache): {self.dependency_fix()}"
+    def normalized_event(self, native_event: str) -> str:
+        """OpenCode's hook or bus event name -> paxm's (``chat.message`` -> ``user_input``)."""
+        return normalized_event(native_event)
+
+    def install_notes(self) -> list[str]:
+        """Offline advice when OpenCode has not installed its config-dir package yet."""
+        if not self.dependency_missing():
+            return []
+        return [
+            f"  note: {self.display_name} installs {self.dependency_package} into {self.config_dir()} "
+            "when it starts with a plugin there; offline that wait is about 70 s. On an offline machine "
+            f"run once while online (or from an npm cache): {self.dependency_fix()}"
+        ]
+
+    def extra_findings(self) -> list[Finding]:
+        """A warning while the config-dir package is missing (each offline start waits for it)."""
+        if not self.dependency_missing():
+            return []
+        return [
+            Finding(
+                "warn",
+                f"{self.display_name} has not installed {self.dependency_package} in {self.config_dir()} yet: "
+                "offline, each start waits about 70 s for it",
+                self.dependency_fix(),
             )
-        return lines
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Delete paxm's plugin file (only if it is paxm's); nothing else in the config dir is touched."""
-        context = ctx
-        lines: list[str] = []
-        path = self.plugin_path()
-        legacy = path.with_name(plugin.LEGACY_FILE_NAME)
-        if plugin.remove_plugin(path):
-            lines.append(f"removed the paxm {self.display_name} plugin {path}")
-        if plugin.is_upstream_plugin(legacy) and not plugin.is_paxm_plugin(legacy):
-            legacy.unlink(missing_ok=True)
-            lines.append(f"removed the old paxm {self.display_name} plugin {legacy}")
-        for line in lines:
-            context.echo(line)
-        return lines
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Plugin present, generated by paxm, for this config, and its interpreter and client exist."""
-        context = ctx
-        path = self.plugin_path()
-        fix = setup_fix_command(context, self.name)
-        try:
-            source = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return [Finding("error", f"{self.display_name} plugin missing: {path}", fix)]
-        except OSError as exc:
-            return [Finding("error", f"{self.display_name} plugin unreadable: {path}: {exc.strerror or exc}", fix)]
-        settings = plugin.embedded_settings(source)
-        if settings is None:
-            return [Finding("error", f"{path} is not a plugin paxm generated", f"move it away, then {fix}")]
-        raw_commands = settings.get("commands")
-        commands: dict[str, Any] = raw_commands if isinstance(raw_commands, dict) else {}
-        findings: list[Finding] = []
-        if not commands:
-            findings.append(Finding("warn", f"{self.display_name} plugin at {path} forwards no events", fix))
-        missing: set[str] = set()
-        config_path = str(Path(context.config.path).expanduser().absolute())
-        other_config = False
-        for argv in commands.values():
-            hook = parse_hook_command(argv) if isinstance(argv, list) else None
-            if hook is None:
-                continue
-            missing.update(item for item in (hook.interpreter, hook.client) if not Path(item).exists())
-            if hook.config and hook.config != config_path:
-                other_config = True
-        for item in sorted(missing):
-            findings.append(Finding("error", f"{self.display_name} plugin points at a missing file: {item}", fix))
-        if other_config:
-            findings.append(Finding("warn", f"{self.display_name} plugin at {path} uses another paxm config", fix))
-        if path.read_text(encoding="utf-8") != self.plugin_source(context.config) and not findings:
-            findings.append(Finding("warn", f"{self.display_name} plugin at {path} is out of date", fix))
-        if not findings:
-            findings.append(Finding("ok", f"{self.display_name} plugin installed at {path}"))
-        if self.dependency_missing():
-            findings.append(
-                Finding(
-                    "warn",
-                    f"{self.display_name} has not installed {self.dependency_package} in {self.config_dir()} yet: "
-                    "offline, each start waits about 70 s for it",
-                    self.dependency_fix(),
-                )
-            )
-        return findings
-
-    def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The plugin's payload -> :class:`HookEvent` (never raises).
-
-        The plugin already sends paxm's field names (``prompt``, ``last_assistant_message``,
-        ``messages`` with visible text only, ``tool_name``/``tool_input``/``tool_response``,
-        ``session_id``, ``cwd``, ``workspace``); what is OpenCode-specific is the event names.
-        """
-        event = normalized_event(native_event) or EVENT_USER_INPUT
-        return decode_generic(raw, self.name, event, native_event.strip())
-
-    def hook_output(self, result: HookResult, mode: str) -> str:
-        """What the plugin reads on stdout: the context blocks for session start and prompts, else nothing.
-
-        The generated plugin runs the client in ``text`` mode; other modes get the generic output.
-        """
-        if mode != "text":
-            return super().hook_output(result, mode)
-        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
-            return ""
-        context = result.context
-        return context if context.strip() else ""
+        ]
 
 
 class KiloIntegration(OpenCodeIntegration):

@@ -1,18 +1,19 @@
-"""The generated OpenCode plugin file: render, write, recognise and remove it.
+"""The generated OpenCode plugin file: its format, and the helpers tests and tools use.
 
 The plugin is one dependency-free ES module (``plugin_template.js``) with paxm's settings
-embedded as a JSON literal: the exact hook-client argv for each event and the timeout.
+embedded as a JSON literal: the exact hook-client argv for each event and the timeout.  Writing,
+recognising and removing it is :class:`paxm_core.generated_file.GeneratedFile`'s job.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
 
 __all__ = [
     "LEGACY_FILE_NAME",
@@ -22,6 +23,7 @@ __all__ = [
     "embedded_settings",
     "is_paxm_plugin",
     "is_upstream_plugin",
+    "plugin_file",
     "remove_plugin",
     "render_plugin",
     "write_plugin",
@@ -34,18 +36,22 @@ PLUGIN_FILE_NAME = "paxm.js"
 LEGACY_FILE_NAME = "paxm.ts"
 #: first-lines marker that says a file is paxm's generated plugin (uninstall removes only those)
 MARKER = "// paxm-opencode-plugin v1"
-#: how long the plugin waits for one hook client run before killing it.  The client answers
-#: within its own 5 s ceiling even when the daemon or a provider hangs; the rest covers
-#: interpreter start-up on a loaded machine.
-SPAWN_TIMEOUT_MS = 10_000
-
-_START = "/*PAXM_SETTINGS*/"
-_END = "/*END_PAXM_SETTINGS*/"
+#: how long the plugin waits for one hook client run before killing it
+SPAWN_TIMEOUT_MS = DEFAULT_SPAWN_TIMEOUT_MS
+#: what the Go paxm's generated plugin contains (its payload schema and shim variable)
 _UPSTREAM_MARKERS = ("paxm.opencode.user_input.v1", "paxmUserInputHookCommand")
 
 
-def _template() -> str:
-    return resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
+@cache
+def plugin_file() -> GeneratedFile:
+    """The plugin's format: template, marker and upstream's markers."""
+    template = resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
+    return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS)
+
+
+def header_replacements(target: str) -> dict[str, str]:
+    """The header names the agent whose uninstall removes the file (identical for ``opencode``)."""
+    return {"--agent opencode": f"--agent {target}"}
 
 
 def render_plugin(
@@ -58,81 +64,29 @@ def render_plugin(
         "timeoutMs": int(timeout_ms),
         "commands": {event: list(argv) for event, argv in commands.items()},
     }
-    # JSON is a JS expression; escaping "<" and U+2028/9 keeps any path literal inert in JS
-    literal = json.dumps(settings, ensure_ascii=True, indent=2).replace("<", "\\u003c")
-    # the header names the agent whose uninstall removes the file (identical for ``opencode``)
-    template = _template().replace("--agent opencode", f"--agent {target}", 1)
-    head, rest = template.split(_START, 1)
-    _, tail = rest.split(_END, 1)
-    return f"{head}{_START} {literal} {_END}{tail}"
+    return plugin_file().render(settings, replace=header_replacements(target))
 
 
 def embedded_settings(source: str) -> dict[str, Any] | None:
     """The settings JSON embedded in a generated plugin (``None`` if it is not one)."""
-    if MARKER not in source[:2048] or _START not in source or _END not in source:
-        return None
-    literal = source.split(_START, 1)[1].split(_END, 1)[0]
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return plugin_file().embedded_settings(source)
 
 
 def is_paxm_plugin(path: Path) -> bool:
     """Whether ``path`` is a plugin paxm generated (so paxm may replace or delete it)."""
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:2048]
-    except OSError:
-        return False
-    return MARKER in head
+    return plugin_file().is_paxm(path)
 
 
 def is_upstream_plugin(path: Path) -> bool:
     """Whether ``path`` is the plugin upstream (the Go paxm) generated."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:65536]
-    except OSError:
-        return False
-    return all(marker in text for marker in _UPSTREAM_MARKERS)
-
-
-def _mkdir_private(path: Path) -> None:
-    """Create ``path`` and missing parents 0700 (existing directories are left as they are)."""
-    missing = []
-    probe = path
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(directory, 0o700)  # whatever the umask
+    return plugin_file().is_upstream(path)
 
 
 def write_plugin(path: Path, source: str) -> bool:
     """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current."""
-    try:
-        if path.read_text(encoding="utf-8") == source:
-            os.chmod(path, 0o600)
-            return False
-    except OSError:
-        pass
-    _mkdir_private(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".paxm-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return True
+    return GeneratedFile.write(path, source)
 
 
 def remove_plugin(path: Path) -> bool:
     """Delete ``path`` if it is paxm's generated plugin; ``True`` if something was removed."""
-    if not is_paxm_plugin(path):
-        return False
-    path.unlink(missing_ok=True)
-    return True
+    return plugin_file().remove(path, upstream=False)

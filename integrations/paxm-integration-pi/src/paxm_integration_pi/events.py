@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from paxm_core.generated_file import NativeEvent
 from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT
 
 __all__ = ["NATIVE_EVENTS", "NativeEvent", "normalized_event"]
-
-
-@dataclass(frozen=True)
-class NativeEvent:
-    """One Pi event whose handler runs a paxm hook.
-
-    :param native: what the extension passes as ``--event`` (Pi's event name).
-    :param event: the paxm event.
-    """
-
-    native: str
-    event: str
 
 
 #: ``message_end`` and ``tool_execution_*`` only fill the extension's buffer; the buffered run

@@ -1,19 +1,20 @@
-"""The generated Pi extension file: render, write, recognise and remove it.
+"""The generated Pi extension file: its format, and the helpers tests and tools use.
 
 The extension is one dependency-free module (``extension_template.ts``, TypeScript that is also
 plain JavaScript) with paxm's settings embedded as a JSON literal: the exact hook-client argv
-for each event and the timeout.
+for each event and the timeout.  Writing, recognising and removing it is
+:class:`paxm_core.generated_file.GeneratedFile`'s job.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
 
 __all__ = [
     "EXTENSION_DIR_NAME",
@@ -21,6 +22,7 @@ __all__ = [
     "MARKER",
     "SPAWN_TIMEOUT_MS",
     "embedded_settings",
+    "extension_file",
     "is_paxm_extension",
     "is_upstream_extension",
     "remove_extension",
@@ -35,19 +37,17 @@ EXTENSION_DIR_NAME = "paxm-hook"
 EXTENSION_FILE_NAME = "index.ts"
 #: first-lines marker that says a file is paxm's generated extension (uninstall removes only those)
 MARKER = "// paxm-pi-extension v1"
-#: how long the extension waits for one hook client run before killing it.  The client answers
-#: within its own 5 s ceiling even when the daemon or a provider hangs; the rest covers
-#: interpreter start-up on a loaded machine.
-SPAWN_TIMEOUT_MS = 10_000
-
-_START = "/*PAXM_SETTINGS*/"
-_END = "/*END_PAXM_SETTINGS*/"
+#: how long the extension waits for one hook client run before killing it
+SPAWN_TIMEOUT_MS = DEFAULT_SPAWN_TIMEOUT_MS
 #: what the Go paxm's generated extension contains (its shim variables and payload schema)
 _UPSTREAM_MARKERS = ("paxmUserInputHookCommand", "paxm.pi.user_input.v1")
 
 
-def _template() -> str:
-    return resources.files(__package__).joinpath("extension_template.ts").read_text(encoding="utf-8")
+@cache
+def extension_file() -> GeneratedFile:
+    """The extension's format: template, marker and upstream's markers (searched in 256 KiB)."""
+    template = resources.files(__package__).joinpath("extension_template.ts").read_text(encoding="utf-8")
+    return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS, upstream_scan=262_144)
 
 
 def render_extension(
@@ -60,74 +60,27 @@ def render_extension(
         "timeoutMs": int(timeout_ms),
         "commands": {event: list(argv) for event, argv in commands.items()},
     }
-    # JSON is a JS expression; escaping "<" keeps any path literal inert in the module
-    literal = json.dumps(settings, ensure_ascii=True, indent=2).replace("<", "\\u003c")
-    head, rest = _template().split(_START, 1)
-    _, tail = rest.split(_END, 1)
-    return f"{head}{_START} {literal} {_END}{tail}"
+    return extension_file().render(settings)
 
 
 def embedded_settings(source: str) -> dict[str, Any] | None:
     """The settings JSON embedded in a generated extension (``None`` if it is not one)."""
-    if MARKER not in source[:2048] or _START not in source or _END not in source:
-        return None
-    literal = source.split(_START, 1)[1].split(_END, 1)[0]
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _head(path: Path, size: int) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[:size]
-    except OSError:
-        return ""
+    return extension_file().embedded_settings(source)
 
 
 def is_paxm_extension(path: Path) -> bool:
     """Whether ``path`` is an extension this paxm generated (so paxm may replace or delete it)."""
-    return MARKER in _head(path, 2048)
+    return extension_file().is_paxm(path)
 
 
 def is_upstream_extension(path: Path) -> bool:
     """Whether ``path`` is the extension upstream (the Go paxm) generated."""
-    text = _head(path, 262_144)
-    return all(marker in text for marker in _UPSTREAM_MARKERS)
-
-
-def _mkdir_private(path: Path) -> None:
-    """Create ``path`` and missing parents 0700 (existing directories are left as they are)."""
-    missing = []
-    probe = path
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(directory, 0o700)  # whatever the umask
+    return extension_file().is_upstream(path)
 
 
 def write_extension(path: Path, source: str) -> bool:
     """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current."""
-    try:
-        if path.read_text(encoding="utf-8") == source:
-            os.chmod(path, 0o600)
-            return False
-    except OSError:
-        pass
-    _mkdir_private(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".paxm-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return True
+    return GeneratedFile.write(path, source)
 
 
 def remove_extension(path: Path) -> bool:
@@ -135,11 +88,4 @@ def remove_extension(path: Path) -> bool:
 
     Anything else a user put in ``extensions/paxm-hook/`` stays, and so does the directory then.
     """
-    if not (is_paxm_extension(path) or is_upstream_extension(path)):
-        return False
-    path.unlink(missing_ok=True)
-    try:
-        path.parent.rmdir()
-    except OSError:
-        pass  # not empty (or already gone): leave it
-    return True
+    return extension_file().remove(path, empty_parent=True)

@@ -25,6 +25,7 @@ from paxm_core import (
     restore_attribution,
     sync_attribution,
 )
+from paxm_core.attribution import metadata_expires_at
 
 __all__ = [
     "SCOPE_KEYS",
@@ -214,6 +215,6 @@ def hit_from_result(
         metadata=metadata,
         created_at=created,
         tier=normalize_tier(tier) if tier else "",
-        expires_at=_time(metadata.get("paxm_expires_at", "")),
+        expires_at=metadata_expires_at(metadata),
     )
     return restore_attribution(hit)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from paxm_core import MemoryHit, parse_time, restore_attribution
-from paxm_core.attribution import META_EXPIRES_AT, META_TIER
+from paxm_core.attribution import META_TIER, metadata_expires_at
 
 __all__ = ["hits_from_response", "iter_memories", "memory_ids", "strip_role_prefix"]
 
@@ -146,12 +146,7 @@ def _hit(provider: str, kind_prefix: str, obj: Mapping[str, Any]) -> MemoryHit |
     else:
         relevance, kind = min(1.0, max(0.0, raw)), f"{kind_prefix}_relativity"
     hit_id = _first(obj, _ID_KEYS)
-    expires = None
-    if metadata.get(META_EXPIRES_AT):
-        try:
-            expires = parse_time(metadata[META_EXPIRES_AT])
-        except ValueError:
-            expires = None
+    expires = metadata_expires_at(metadata)
     hit = MemoryHit(
         provider=provider,
         id=str(hit_id) if hit_id is not None else uuid.uuid4().hex,

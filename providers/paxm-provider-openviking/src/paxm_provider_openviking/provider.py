@@ -39,7 +39,7 @@ from paxm_core import (
     restore_attribution,
     sync_attribution,
 )
-from paxm_core.attribution import META_EXPIRES_AT, META_TIER, lifecycle_metadata
+from paxm_core.attribution import META_TIER, lifecycle_metadata, metadata_expires_at
 from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
 from paxm_provider_openviking.transport import OpenVikingTransport
 
@@ -205,12 +205,7 @@ class OpenVikingProvider:
             kind = "openviking_score"
         else:
             raw_score, relevance, kind = None, 1.0, "openviking_unscored"
-        expires = None
-        if metadata.get(META_EXPIRES_AT):
-            try:
-                expires = parse_time(metadata[META_EXPIRES_AT])
-            except ValueError:
-                expires = None
+        expires = metadata_expires_at(metadata)
         created = None
         if metadata.get("paxm_created_at"):
             try:

@@ -14,14 +14,11 @@ import sqlite3
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from paxm_core.doctor import DoctorFinding
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID  # light: numpy loads in Embedder()
 from paxm_provider_sqlite_hybrid.vectors import vector_counts
-
-if TYPE_CHECKING:
-    from paxm_core.config.model import Config
 
 __all__ = ["check_vectors"]
 
@@ -67,7 +64,7 @@ def _store_path(raw: str) -> Path:
     return default_path()
 
 
-def check_vectors(config: Config) -> Iterable[DoctorFinding]:
+def check_vectors(config: Any) -> Iterable[DoctorFinding]:
     """One finding per enabled ``sqlite-hybrid`` provider."""
     targets = {name: p for name, p in config.enabled_providers().items() if p.type == TYPE}
     if not targets:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from paxm_core import MemoryHit, MemoryItem, format_time, normalize_tier, parse_time, restore_attribution
+from paxm_core.attribution import metadata_expires_at
 
 __all__ = ["episode_metadata", "hit_from_result", "normalize_relevance", "SCOPES"]
 
@@ -164,12 +165,7 @@ def hit_from_result(provider: str, kind: str, obj: Any, max_characters: int = 0)
         except ValueError:
             created = None
     tier = metadata.get("paxm_tier", "")
-    expires = None
-    if metadata.get("paxm_expires_at"):
-        try:
-            expires = parse_time(metadata["paxm_expires_at"])
-        except ValueError:
-            expires = None
+    expires = metadata_expires_at(metadata)
     hit = MemoryHit(
         provider=provider,
         id=uuid,

@@ -1,8 +1,8 @@
 """A fake OpenAI Responses API on 127.0.0.1 for driving the real Codex CLI offline.
 
 Serves ``POST /v1/responses`` (SSE when ``stream`` is true, JSON otherwise) and
-``GET /v1/models``.  Every request is recorded (arrival time, path, parsed body) in memory and
-appended to a JSONL log, so tests can check exactly what the model was sent.
+``GET /v1/models``.  Every request is recorded (see
+:class:`~paxm_contracttest.fake_models.server.FakeModelServer`).
 
 The reply text is ``reply`` followed by `` [marker-seen]`` when the request body contains
 ``marker``.  Tool mode: when the *user's* latest message contains ``tool_trigger``, the request
@@ -13,26 +13,18 @@ one function call running ``echo <tool_output>``; the follow-up request gets the
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler, Recorded
 
 __all__ = ["FakeResponses", "Recorded", "input_text", "user_text"]
 
 SHELL_TOOLS = ("exec_command", "shell", "local_shell", "bash")
-
-
-class Recorded(dict[str, Any]):
-    """One logged request: ``t`` (epoch seconds), ``method``, ``path``, ``body`` (parsed JSON or text)."""
-
-    @property
-    def text(self) -> str:
-        """The whole body as JSON text (for substring checks)."""
-        return json.dumps(self.get("body"), ensure_ascii=False)
 
 
 def _item_texts(item: dict[str, Any]) -> Iterator[str]:
@@ -64,8 +56,10 @@ def user_text(body: Any) -> str:
     return ""
 
 
-class FakeResponses:
-    """Context manager running the fake server in a thread; ``url`` is its base URL (with ``/v1``)."""
+class FakeResponses(FakeModelServer):
+    """Context manager running the fake server in a thread; ``url`` is Codex's ``base_url`` (with ``/v1``)."""
+
+    thread_name = "fake-responses"
 
     def __init__(
         self,
@@ -76,42 +70,14 @@ class FakeResponses:
         tool_trigger: str = "RUN_TOOL",
         tool_output: str = "TOOL_RAN_OK",
     ) -> None:
-        self.log_path = log_path
-        self.marker = marker
-        self.reply = reply
+        super().__init__(log_path, marker=marker, reply=reply)
         self.tool_trigger = tool_trigger
         self.tool_output = tool_output
-        self.requests: list[Recorded] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>/v1`` (Codex's ``base_url``)."""
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def responses(self) -> list[Recorded]:
         """Recorded ``/v1/responses`` requests, in arrival order."""
         with self._lock:
             return [r for r in self.requests if str(r.get("path", "")).split("?")[0].endswith("/responses")]
-
-    def record(self, method: str, path: str, raw: bytes) -> Recorded:
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        entry = Recorded(t=time.time(), method=method, path=path, body=body)
-        with self._lock:
-            self.requests.append(entry)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        return entry
-
-    def reply_for(self, raw: bytes) -> str:
-        seen = self.marker and self.marker.encode() in raw
-        return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
 
     def tool_call_for(self, body: Any) -> tuple[str, str] | None:
         """(tool name, JSON arguments) when this request should get a shell tool call."""
@@ -131,22 +97,12 @@ class FakeResponses:
                 return str(tool["name"]), json.dumps({"command": value})
         return None
 
-    def __enter__(self) -> FakeResponses:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """Responses (function calls in tool mode) and models."""
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
-                pass
-
-            def _json(self, code: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        class Handler(JsonHandler):
+            _json = JsonHandler.send_json
 
             def do_GET(self) -> None:
                 fake.record("GET", self.path, b"")
@@ -156,8 +112,7 @@ class FakeResponses:
                     self._json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 entry = fake.record("POST", self.path, raw)
                 if not self.path.split("?")[0].endswith("/responses"):
                     self._json(404, {"error": {"message": "not found"}})
@@ -165,12 +120,7 @@ class FakeResponses:
                 self._responses(entry.get("body"), raw)
 
             def _sse(self, events: list[dict[str, Any]]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
+                self.start_events()
                 for seq, event in enumerate(events):
                     event["sequence_number"] = seq
                     self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
@@ -262,15 +212,4 @@ class FakeResponses:
                     ]
                 )
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
+        return Handler

@@ -1,8 +1,8 @@
 """A fake OpenAI Chat Completions API on 127.0.0.1 for driving the real OpenCode binary offline.
 
 Serves ``POST /v1/chat/completions`` (SSE when ``stream`` is true, JSON otherwise) and
-``GET /v1/models``.  Every request (arrival time, path, parsed body) is recorded in memory and
-appended to a JSONL log, so tests can check exactly what the model was sent.  The reply text is
+``GET /v1/models``.  Every request is recorded (see
+:class:`~paxm_contracttest.fake_models.server.FakeModelServer`).  The reply text is
 ``reply`` followed by `` [marker-seen]`` / `` [marker-absent]`` depending on whether the request
 body contains ``marker``.
 
@@ -15,12 +15,14 @@ completion request wait that many seconds before answering (a hanging provider).
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler
+from paxm_contracttest.fake_models.server import Recorded as _Recorded
 
 __all__ = ["FakeOpenAI", "Recorded"]
 
@@ -31,22 +33,13 @@ TOOL_COMMAND = "echo TOOL_RAN_OK"
 SHELL_TOOLS = ("bash", "run_shell_command")
 
 
-class Recorded(dict[str, Any]):
-    """One logged request: ``t`` (epoch seconds), ``method``, ``path``, ``body`` (parsed JSON or text)."""
-
-    @property
-    def text(self) -> str:
-        """The whole body as JSON text (for substring checks)."""
-        return json.dumps(self.get("body"), ensure_ascii=False)
-
-    @property
-    def body(self) -> dict[str, Any]:
-        body = self.get("body")
-        return body if isinstance(body, dict) else {}
+class Recorded(_Recorded):
+    """One logged Chat Completions request."""
 
     @property
     def is_completion(self) -> bool:
-        return self.get("path", "").split("?")[0].rstrip("/").endswith("/chat/completions")
+        """A ``/chat/completions`` request."""
+        return self.route.endswith("/chat/completions")
 
     @property
     def is_agent_step(self) -> bool:
@@ -71,50 +64,27 @@ class Recorded(dict[str, Any]):
         return "\n".join(out)
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL (with ``/v1``)."""
+
+    recorded_type = Recorded
+    thread_name = "fake-openai"
 
     def __init__(
         self, log_path: Path, *, marker: str = "", reply: str = "Noted, I will remember that.", hang: float = 0.0
     ) -> None:
-        self.log_path = log_path
-        self.marker = marker
-        self.reply = reply
+        super().__init__(log_path, marker=marker, reply=reply)
         self.hang = hang
-        self.requests: list[Recorded] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>/v1``."""
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def completions(self) -> list[Recorded]:
+        """Recorded chat completion requests, in arrival order."""
         with self._lock:
-            return [r for r in self.requests if r.is_completion]
+            return [r for r in self.requests if isinstance(r, Recorded) and r.is_completion]
 
     def agent_steps(self) -> list[Recorded]:
+        """Recorded agent-loop requests (they offer tools), in arrival order."""
         with self._lock:
-            return [r for r in self.requests if r.is_agent_step]
-
-    def record(self, method: str, path: str, raw: bytes) -> Recorded:
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        entry = Recorded(t=time.time(), method=method, path=path, body=body)
-        with self._lock:
-            self.requests.append(entry)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        return entry
-
-    def reply_for(self, raw: bytes) -> str:
-        seen = self.marker and self.marker.encode() in raw
-        return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
+            return [r for r in self.requests if isinstance(r, Recorded) and r.is_agent_step]
 
     @staticmethod
     def wants_tool(request: Recorded) -> bool:
@@ -128,22 +98,12 @@ class FakeOpenAI:
         names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
         return next((n for n in SHELL_TOOLS if n in names), "bash")
 
-    def __enter__(self) -> FakeOpenAI:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """Chat completions (tool calls in tool mode) and models."""
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
-                pass
-
-            def _json(self, code: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        class Handler(JsonHandler):
+            _json = JsonHandler.send_json
 
             def do_GET(self) -> None:
                 fake.record("GET", self.path, b"")
@@ -153,10 +113,9 @@ class FakeOpenAI:
                     self._json(404, {"error": {"message": self.path, "type": "not_found"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 request = fake.record("POST", self.path, raw)
-                if not request.is_completion:
+                if not isinstance(request, Recorded) or not request.is_completion:
                     self._json(404, {"error": {"message": self.path, "type": "not_found"}})
                     return
                 if fake.hang:
@@ -202,13 +161,8 @@ class FakeOpenAI:
                         },
                     )
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                chunks = [
+                self.start_events()
+                chunks: list[dict[str, Any]] = [
                     {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
                     {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
                     {"choices": [], "usage": usage},
@@ -219,15 +173,4 @@ class FakeOpenAI:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        return Handler

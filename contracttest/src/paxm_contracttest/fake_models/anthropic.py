@@ -1,32 +1,27 @@
 """A fake Anthropic Messages API on 127.0.0.1 for driving the real Claude Code binary offline.
 
 Serves ``POST /v1/messages`` (SSE when ``stream`` is true, JSON otherwise),
-``POST /v1/messages/count_tokens`` and ``GET /v1/models``.  Every request is recorded (arrival
-time, path, parsed body) in memory and appended to a JSONL log, so tests can check exactly what
-the model was sent.  The reply text is ``reply`` (default: a fixed sentence) followed by
-`` [marker-seen]`` when the request body contains ``marker``.
+``POST /v1/messages/count_tokens`` and ``GET /v1/models``.  Every request is recorded (see
+:class:`~paxm_contracttest.fake_models.server.FakeModelServer`).  The reply text is ``reply``
+(default: a fixed sentence) followed by `` [marker-seen]`` when the request body contains
+``marker``.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler
+from paxm_contracttest.fake_models.server import Recorded as _Recorded
 
 __all__ = ["FakeAnthropic", "Recorded"]
 
 
-class Recorded(dict[str, Any]):
-    """One logged request: ``t`` (epoch seconds), ``method``, ``path``, ``body`` (parsed JSON or text)."""
-
-    @property
-    def text(self) -> str:
-        """The whole body as JSON text (for substring checks)."""
-        return json.dumps(self.get("body"), ensure_ascii=False)
+class Recorded(_Recorded):
+    """One logged Messages API request."""
 
     @property
     def is_turn(self) -> bool:
@@ -35,61 +30,25 @@ class Recorded(dict[str, Any]):
         return self.get("path", "").split("?")[0].endswith("/v1/messages") and isinstance(body, dict)
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL."""
 
-    def __init__(self, log_path: Path, *, marker: str = "", reply: str = "Noted, I will remember that.") -> None:
-        self.log_path = log_path
-        self.marker = marker
-        self.reply = reply
-        self.requests: list[Recorded] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no ``/v1``: Claude Code appends it)."""
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    recorded_type = Recorded
+    thread_name = "fake-anthropic"
+    #: no ``/v1``: Claude Code appends it
+    url_suffix = ""
 
     def messages(self) -> list[Recorded]:
         """Recorded ``/v1/messages`` requests (not token counting), in arrival order."""
         with self._lock:
-            return [r for r in self.requests if r.is_turn]
+            return [r for r in self.requests if isinstance(r, Recorded) and r.is_turn]
 
-    def record(self, method: str, path: str, raw: bytes) -> Recorded:
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        entry = Recorded(t=time.time(), method=method, path=path, body=body)
-        with self._lock:
-            self.requests.append(entry)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        return entry
-
-    def reply_for(self, raw: bytes) -> str:
-        seen = self.marker and self.marker.encode() in raw
-        return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
-
-    def __enter__(self) -> FakeAnthropic:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """Messages, token counting and models."""
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
-                pass
-
-            def _json(self, code: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        class Handler(JsonHandler):
+            _json = JsonHandler.send_json
 
             def do_GET(self) -> None:
                 fake.record("GET", self.path, b"")
@@ -99,8 +58,7 @@ class FakeAnthropic:
                     self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 fake.record("POST", self.path, raw)
                 path = self.path.split("?")[0].rstrip("/")
                 if path.endswith("/messages/count_tokens"):
@@ -117,7 +75,7 @@ class FakeAnthropic:
                     body = {}
                 text = fake.reply_for(raw)
                 model = body.get("model", "claude-sonnet-4-5") if isinstance(body, dict) else "claude-sonnet-4-5"
-                message = {
+                message: dict[str, Any] = {
                     "id": "msg_" + uuid.uuid4().hex[:20],
                     "type": "message",
                     "role": "assistant",
@@ -131,12 +89,7 @@ class FakeAnthropic:
                     message.update(content=[{"type": "text", "text": text}], stop_reason="end_turn")
                     self._json(200, message)
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
+                self.start_events()
                 events: list[tuple[str, dict[str, Any]]] = [
                     ("message_start", {"type": "message_start", "message": message}),
                     (
@@ -162,15 +115,4 @@ class FakeAnthropic:
                     self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        return Handler

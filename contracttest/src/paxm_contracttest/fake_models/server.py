@@ -1,0 +1,136 @@
+"""What every fake model API shares: request recording, the marker reply, the server thread."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+__all__ = ["FakeModelServer", "JsonHandler", "Recorded"]
+
+
+class Recorded(dict[str, Any]):
+    """One logged request: ``t`` (epoch seconds), ``method``, ``path``, ``body`` (parsed JSON or text)."""
+
+    @property
+    def text(self) -> str:
+        """The whole body as JSON text (for substring checks)."""
+        return json.dumps(self.get("body"), ensure_ascii=False)
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The parsed JSON body (``{}`` when it was not a JSON object)."""
+        body = self.get("body")
+        return body if isinstance(body, dict) else {}
+
+    @property
+    def route(self) -> str:
+        """The path without query string or trailing slash."""
+        return str(self.get("path", "")).split("?")[0].rstrip("/")
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler with JSON and server-sent-event helpers."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+        pass
+
+    def read_body(self) -> bytes:
+        """The request body (``Content-Length`` bytes)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def send_json(self, code: int, payload: Any) -> None:
+        """One JSON response with its length."""
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_events(self) -> None:
+        """Headers of a ``text/event-stream`` response that ends by closing the connection."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+
+class FakeModelServer:
+    """Base of the fakes: a context manager serving :meth:`handler` on ``127.0.0.1:<free port>``.
+
+    :param log_path: the JSONL file every request is appended to.
+    :param marker: when set, replies end in `` [marker-seen]`` or `` [marker-absent]``.
+    :param reply: the assistant's text.
+    """
+
+    #: the :class:`Recorded` subclass requests are recorded as
+    recorded_type: ClassVar[type[Recorded]] = Recorded
+    #: the server thread's name
+    thread_name: ClassVar[str] = "fake-model"
+    #: appended to ``http://127.0.0.1:<port>`` in :attr:`url`
+    url_suffix: ClassVar[str] = "/v1"
+
+    def __init__(self, log_path: Path, *, marker: str = "", reply: str = "Noted, I will remember that.") -> None:
+        self.log_path = log_path
+        self.marker = marker
+        self.reply = reply
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL a harness is pointed at."""
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}{self.url_suffix}"
+
+    def recorded(self, route_suffix: str) -> list[Recorded]:
+        """Recorded requests whose path ends in ``route_suffix``, in arrival order."""
+        with self._lock:
+            return [r for r in self.requests if r.route.endswith(route_suffix)]
+
+    def record(self, method: str, path: str, raw: bytes) -> Recorded:
+        """Log one request (in memory and to ``log_path``) and return it."""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        entry = self.recorded_type(t=time.time(), method=method, path=path, body=body)
+        with self._lock:
+            self.requests.append(entry)
+            with self.log_path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        return entry
+
+    def reply_for(self, raw: bytes) -> str:
+        """``reply``, plus whether the request contained ``marker`` (when one is set)."""
+        seen = self.marker and self.marker.encode() in raw
+        return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler class (subclasses build one bound to ``self``)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

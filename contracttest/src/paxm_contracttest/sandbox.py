@@ -1,0 +1,137 @@
+"""The sandbox every real-harness end-to-end test runs paxm in.
+
+A private HOME, workspace, temp dir and paxm config under one root, and a scrubbed environment
+(nothing inherited but ``PATH``), so a test sees exactly what a fresh user would.  A harness's
+test kit subclasses :class:`PaxmSandbox` and adds how to run its binary; what is the same for
+every harness (running ``paxm``, reading and editing its config, the SQLite memories, the hook
+daemon's lifecycle) is here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from paxm_contracttest.harness import scrubbed_env
+
+__all__ = ["PAXM", "PaxmSandbox"]
+
+#: the ``paxm`` console script of the environment running the tests
+PAXM = str(Path(sys.executable).parent / "paxm")
+
+
+class PaxmSandbox:
+    """``root/home``, ``root/work``, ``root/tmp`` and ``root/paxm/config.yaml``.
+
+    :param root: the sandbox's directory (a pytest ``tmp_path``).
+    :param workspace: the project directory the harness runs in (default ``root/work``).
+    :param config: the paxm config (default ``root/paxm/config.yaml``).
+    """
+
+    #: the ``agents.<name>`` whose passive recall :meth:`generous_recall_budget` widens
+    agent: ClassVar[str] = ""
+
+    def __init__(self, root: Path, *, workspace: Path | None = None, config: Path | None = None) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.workspace = workspace or root / "work"
+        self.config = config or root / "paxm" / "config.yaml"
+        for path in (self.home, self.workspace, root / "tmp"):
+            path.mkdir(parents=True, exist_ok=True)
+
+    def path_prefix(self) -> str | None:
+        """A directory put first on ``PATH`` (a harness's own ``bin``), or ``None``."""
+        return None
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """Scrubbed environment: PATH plus HOME/XDG/TMPDIR inside the sandbox, and ``extra``."""
+        prefix = self.path_prefix()
+        path = os.environ.get("PATH", "/usr/bin:/bin")
+        return scrubbed_env(
+            self.home, self.root / "tmp", path=f"{prefix}{os.pathsep}{path}" if prefix else path, **extra
+        )
+
+    def paxm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run ``paxm --config <sandbox config> ...`` (``check``: assert it succeeded)."""
+        done = subprocess.run(
+            [PAXM, "--config", str(self.config), *args],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        if check:
+            assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    # -- paxm state ----------------------------------------------------------------------------
+
+    def config_data(self) -> dict[str, Any]:
+        """The paxm config as plain data."""
+        import yaml
+
+        data = yaml.safe_load(self.config.read_text())
+        assert isinstance(data, dict)
+        return data
+
+    def write_config_data(self, data: dict[str, Any]) -> None:
+        """Replace the paxm config with ``data``."""
+        import yaml
+
+        self.config.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    def generous_recall_budget(self, seconds: str = "2s", *, agent: str = "") -> None:
+        """Give the agent's passive recall an explicit budget.
+
+        The default (longest route timeout + 100 ms = 350 ms) is what users get; a loaded CI
+        machine can miss it on a cold SQLite page cache, and the tests that assert injection
+        are about the integration, not the budget (the hanging-provider tests cover that).
+        """
+        data = self.config_data()
+        recall = data["agents"][agent or self.agent]["hooks"]["user_input"]["recall"]
+        recall["timeout"] = seconds
+        if isinstance(recall.get("initial"), dict):
+            recall["initial"]["timeout"] = seconds
+        self.write_config_data(data)
+
+    def memory_texts(self) -> list[str]:
+        """Texts stored in the SQLite provider's database."""
+        path = Path(self.config_data()["providers"]["sqlite"]["path"])
+        if not path.exists():
+            return []
+        with sqlite3.connect(path) as conn:
+            return [row[0] for row in conn.execute("SELECT text FROM memories")]
+
+    def daemon_pid(self) -> int:
+        """The hook daemon's pid from its lock file (0 when none)."""
+        try:
+            return int((self.config.parent / "hooks" / "paxm-hook.lock").read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def wait_for_daemon(self, timeout: float = 30) -> None:
+        """Wait until the hook daemon a hook client started answers ``status``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            done = self.paxm("__hook-control", "--status", "--json", check=False)
+            if done.returncode == 0 and '"pid"' in done.stdout:
+                return
+            time.sleep(0.2)
+        raise AssertionError("the hook daemon did not come up")
+
+    def stop_daemon(self) -> None:
+        """Shut down the daemon the hook client started (by its pid if it does not answer)."""
+        pid = self.daemon_pid()
+        done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
+        if done.returncode != 0 and pid:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
