@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from fake_openai import Recorded
+from paxm_contracttest.fake_models.chat_completions import Recorded
 
 __all__ = ["SHELL_TOOLS", "TOOL_COMMAND", "FakeChat", "Recorded"]
 

@@ -30,7 +30,8 @@ for _path in (
     sys.path.insert(0, str(_path))
 
 from copilot_harness import COPILOT_VERSION, CopilotSandbox, install_copilot  # noqa: E402
-from fake_openai import FakeOpenAI  # noqa: E402
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
 
 PROMPT = "What are release branches named?"
 HOOKS = ("sessionStart", "userPromptSubmitted", "agentStop")

@@ -24,8 +24,8 @@ for _tests in (
         sys.path.insert(0, str(_tests))
 
 from claude_harness import Sandbox  # noqa: E402
-from fake_openai import FakeOpenAI  # noqa: E402
 
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
 from paxm_contracttest.harness import npm_cache_dir  # noqa: E402
 from paxm_contracttest.harness.npm import npm_install_cached  # noqa: E402
 

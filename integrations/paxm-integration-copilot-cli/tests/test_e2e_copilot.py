@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from copilot_harness import CopilotRun, CopilotSandbox, install_copilot
 from disposable_python import DisposablePython
-from fake_openai import FakeOpenAI, Recorded
 
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
 from paxm_contracttest.harness.npm import npm_cache_dir, require_npm
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
@@ -151,7 +151,8 @@ def test_copilot_turns_complete_with_paxm_uninstalled_underneath_them(box: Copil
 
 def test_decision_captured_by_claude_code_is_recalled_by_copilot(copilot: Path, tmp_path: Path) -> None:
     from claude_harness import install_claude
-    from fake_anthropic import FakeAnthropic
+
+    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 
     claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
     box = CopilotSandbox(tmp_path / "box", copilot, claude=claude)

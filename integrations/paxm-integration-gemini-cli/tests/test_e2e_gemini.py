@@ -148,7 +148,8 @@ def test_gemini_turns_complete_with_paxm_uninstalled_underneath_them(box: Gemini
 
 def test_decision_captured_by_claude_code_is_recalled_by_gemini(gemini: Path, tmp_path: Path) -> None:
     from claude_harness import install_claude
-    from fake_anthropic import FakeAnthropic
+
+    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 
     claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
     box = GeminiSandbox(tmp_path / "box", gemini, claude=claude)

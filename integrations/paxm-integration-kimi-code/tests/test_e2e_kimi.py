@@ -131,8 +131,8 @@ def test_decision_captured_by_claude_code_is_recalled_by_kimi(kimi: tuple[Path, 
     if str(CLAUDE_TESTS) not in sys.path:
         sys.path.insert(0, str(CLAUDE_TESTS))
     from claude_harness import install_claude
-    from fake_anthropic import FakeAnthropic
 
+    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
     from paxm_contracttest.harness.npm import require_npm
 
     claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
