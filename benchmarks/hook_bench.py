@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import record  # noqa: E402
 
-from paxm_core.passive.command import hook_command  # noqa: E402
+from paxm_core.passive.client_command import hook_command  # noqa: E402
 
 WORDS = (
     "deploy cache queue schema migration index replica shard token session rollout canary metric alert "

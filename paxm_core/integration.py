@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.atomic import write_atomic
 from paxm_core.errors import IntegrationError
-from paxm_core.passive.command import (
+from paxm_core.passive.client_command import (
     HookArgv,
     client_path,
     hook_command,

@@ -35,7 +35,7 @@ def hook(ctx: click.Context, target: str, event: str, mode: str, json_out: bool)
     extra = [arg[2:] for arg in ctx.args if arg.startswith("--") and "=" not in arg and arg[2:].isidentifier()]
     mode = mode or ("json" if json_out else "") or (extra[-1] if extra else "") or "text"
     raw = sys.stdin.buffer.read()
-    from paxm_core.passive._hookclient import new_event_id
+    from paxm_core.passive.client_core import new_event_id
     from paxm_core.passive.inprocess import run_hook_in_process
 
     output, errors = run_hook_in_process(

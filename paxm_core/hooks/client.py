@@ -9,6 +9,6 @@ if __name__ == "__main__":
     import sys
 
     sys.path.append(__file__.rpartition("/")[0].rpartition("/")[0] + "/passive")
-    from _hookclient import main  # type: ignore[import-not-found]
+    from client_core import main  # type: ignore[import-not-found]
 
     main()

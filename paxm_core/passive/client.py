@@ -1,4 +1,4 @@
-"""The hook client script (see :mod:`paxm_core.passive._hookclient` for what it does).
+"""The hook client script (see :mod:`paxm_core.passive.client_core` for what it does).
 
 Harnesses run ``<python> -I -S <this file> ...``.  A script is compiled on every run, so this
 file stays tiny and imports the implementation as a module, which Python loads from cached
@@ -10,6 +10,6 @@ if __name__ == "__main__":
     import sys
 
     sys.path.append(__file__.rpartition("/")[0])
-    from _hookclient import main  # type: ignore[import-not-found]
+    from client_core import main  # type: ignore[import-not-found]
 
     main()

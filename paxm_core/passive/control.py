@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError
-from paxm_core.passive._hookclient import LOCK_NAME, SOCKET_NAME, connect_unix
+from paxm_core.passive.client_core import LOCK_NAME, SOCKET_NAME, connect_unix
 
 __all__ = ["daemon_status", "request_json", "send_control"]
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import PaxmError, QueueError
-from paxm_core.passive._hookclient import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
+from paxm_core.passive.client_core import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
 from paxm_core.passive.processor import HookProcessor
 from paxm_core.private_files import private_dir
 

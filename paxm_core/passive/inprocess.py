@@ -47,7 +47,7 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
 
 
 def _ensure_daemon(config_path: str) -> None:
-    from paxm_core.passive._hookclient import socket_path, start_daemon
+    from paxm_core.passive.client_core import socket_path, start_daemon
     from paxm_core.passive.control import request_json
 
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.errors import QueueError
-from paxm_core.passive._hookclient import new_event_id
+from paxm_core.passive.client_core import new_event_id
 from paxm_core.passive.compose import PassiveWrite
 from paxm_core.passive.events import HookEvent
 from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime

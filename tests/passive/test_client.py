@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_core.passive.command import hook_command, hook_command_line
+from paxm_core.passive.client_command import hook_command, hook_command_line
 
 from .conftest import CLIENT, control, daemon_pid, queue_rows, run_client, wait_for, write_config
 
@@ -42,12 +42,12 @@ def baseline(code: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def fast_path_modules() -> set[str]:
-    return baseline(FAST_PATH_IMPORTS) | {"_hookclient"}
+    return baseline(FAST_PATH_IMPORTS) | {"client_core"}
 
 
 @pytest.fixture(scope="module")
 def inbox_path_modules() -> set[str]:
-    return baseline(INBOX_PATH_IMPORTS) | {"_hookclient", "paxm_capture_inbox", "paxm_redact"}
+    return baseline(INBOX_PATH_IMPORTS) | {"client_core", "paxm_capture_inbox", "paxm_redact"}
 
 
 class FakeDaemon:
@@ -184,7 +184,7 @@ def test_hook_command_is_absolute_and_isolated(tmp_path: Path) -> None:
 
 
 def test_client_path_helpers_match_os_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paxm_core.passive import _hookclient as client
+    from paxm_core.passive import client_core as client
 
     monkeypatch.chdir(tmp_path)
     for path in ("~/x/../y/c.yaml", "rel/./c.yaml", "/a//b/../c.yaml", "/c.yaml", "~"):

@@ -174,7 +174,7 @@ def test_inbox_replay_applies_the_ownership_gate(tmp_path: Path, daemon_cleanup:
     daemon_cleanup.append(config)
     queue = config.parent / "hooks" / "capture.sqlite"
     from paxm_core.capture import _inbox
-    from paxm_core.passive._hookclient import append_inbox  # what the client calls when no daemon runs
+    from paxm_core.passive.client_core import append_inbox  # what the client calls when no daemon runs
 
     stop = {"session_id": "own", "last_assistant_message": "from-the-settings-hook-3391"}
     _inbox.append_raw(queue, "evt_" + "c" * 32, "claude", "turn_end", json.dumps(stop).encode(), time.time())

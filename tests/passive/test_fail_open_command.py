@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from paxm_core.passive.command import client_path, hook_command, hook_command_line, interpreter_path
+from paxm_core.passive.client_command import client_path, hook_command, hook_command_line, interpreter_path
 
 PROMPT = json.dumps({"session_id": "f1", "cwd": "/w", "prompt": "hello"}).encode()
 

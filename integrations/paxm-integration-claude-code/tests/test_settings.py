@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
-from paxm_core.passive.command import FAIL_OPEN_GUARD
+from paxm_core.passive.client_command import FAIL_OPEN_GUARD
 from paxm_integration_claude_code import ClaudeCodeIntegration
 from paxm_integration_claude_code.settings import (
     WantedHook,

@@ -3,7 +3,7 @@
 ``client.py`` is the script harnesses run; it loads this module so that Python can use the
 cached bytecode instead of compiling ~250 lines on every prompt.  Installed as
 ``<absolute venv python> -I -S <absolute path of client.py> --config C --target T --event E``
-(see :func:`paxm_core.passive.command.hook_command`).  It imports only C-level stdlib modules,
+(see :func:`paxm_core.passive.client_command.hook_command`).  It imports only C-level stdlib modules,
 so it starts about as fast as Python itself, and it never imports paxm:
 
 1. read the native payload from stdin;

@@ -64,7 +64,7 @@ def precompile_client() -> None:
     import py_compile
 
     hooks = client_path().parent
-    for source in (hooks / "_hookclient.py", hooks.parent / "capture" / "_inbox.py"):
+    for source in (hooks / "client_core.py", hooks.parent / "capture" / "_inbox.py"):
         try:
             py_compile.compile(str(source), doraise=True)
         except (OSError, py_compile.PyCompileError):
