@@ -217,8 +217,13 @@ def _json(text: Any) -> dict[str, Any] | None:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    # read-only: a running OpenCode keeps writing; never create, migrate or lock its database
-    uri = f"{path.absolute().as_uri()}?mode=ro"
+    # read-only: a running OpenCode keeps writing; never create, migrate or lock its database.
+    # With no write-ahead log beside it (OpenCode is not running) the file is opened immutable,
+    # so reading it leaves no -wal/-shm files of ours in OpenCode's data dir.
+    if not path.is_file():
+        raise sqlite3.OperationalError(f"no database at {path}")
+    live = path.with_name(path.name + "-wal").exists()
+    uri = f"{path.absolute().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
     conn = sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
     conn.execute("PRAGMA query_only = 1")
     return conn
