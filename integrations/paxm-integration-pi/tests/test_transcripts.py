@@ -110,7 +110,10 @@ def test_thinking_custom_messages_branches_and_corrupt_lines_are_handled(tmp_pat
                 ],
             },
         ),
-        _msg("r1", {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": "boom"}], "isError": True}),
+        _msg(
+            "r1",
+            {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": "boom"}], "isError": True},
+        ),
         _msg("a2", {"role": "assistant", "content": [{"type": "text", "text": "Fixed it."}]}),
         {"type": "compaction", "id": "k1", "summary": "COMPACTED SUMMARY"},
         # the user went back and branched: a second prompt from an earlier point, answered

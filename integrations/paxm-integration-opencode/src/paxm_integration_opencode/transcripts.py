@@ -17,7 +17,9 @@ Two layouts, both read:
 A turn is a user message and the assistant messages answering it.  The prompt is the user
 message's visible text (``text`` parts that are neither ``synthetic`` nor ``ignored``, as the live
 plugin reads it), the answer the visible text of the last assistant message that has some, and
-finished ``tool`` parts become tool calls and results.  ``reasoning`` parts are never read.  paxm's
+the turn's messages are its user and assistant texts, exactly what the live plugin sends at
+``session.idle`` (so a turn captured live is recognised and not stored twice; tool calls are
+not part of OpenCode's live turn either).  ``reasoning`` and ``tool`` parts are never read.  paxm's
 recall is injected at request time and never stored by OpenCode; synthetic parts (where any
 injected context would live) are skipped anyway.  Subagent sessions (``parent_id`` set: their
 prompts are written by the agent) are not turns of their own.  Oversized rows and files,
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, value_text
+from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn
 
 __all__ = ["data_dir", "read_turns", "transcript_files"]
 
@@ -103,25 +105,6 @@ def _visible(parts: Iterable[Mapping[str, Any]]) -> str:
     return _clip("\n\n".join(t for t in texts if t))
 
 
-def _tools(parts: Iterable[Mapping[str, Any]]) -> list[HookMessage]:
-    out: list[HookMessage] = []
-    for part in parts:
-        state = part.get("state")
-        if part.get("type") != "tool" or not isinstance(state, dict):
-            continue
-        status = _str(state, "status")
-        if status not in ("completed", "error"):
-            continue  # a call still pending when OpenCode stopped: nothing was run or seen
-        args = value_text(state.get("input"))
-        call = " ".join(p for p in (_str(part, "tool").strip() or "tool", args) if p)
-        out.append(HookMessage("tool_call", _clip(call), _SOURCE))
-        result = value_text(state.get("output")) if status == "completed" else _str(state, "error")
-        if result:
-            text = result if status == "completed" else f"Error: {result}"
-            out.append(HookMessage("tool_result", _clip(text), _SOURCE))
-    return out
-
-
 @dataclass
 class _Message:
     id: str
@@ -163,7 +146,6 @@ def _turns(path: Path, target: str, session: _Session, messages: Iterable[_Messa
             parent = _str(message.info, "parentID")
             if parent and parent != prompt_msg.id:
                 continue  # answers an earlier prompt (a reverted or forked branch)
-            convo.extend(_tools(message.parts))
             text = _visible(message.parts)
             if text:
                 answer = text
@@ -175,9 +157,7 @@ def _turns(path: Path, target: str, session: _Session, messages: Iterable[_Messa
 
 
 def _past_turn(
-    path: Path,
-    target: str,
-    session: _Session, user: _Message, prompt: str, answer: str, convo: list[HookMessage]
+    path: Path, target: str, session: _Session, user: _Message, prompt: str, answer: str, convo: list[HookMessage]
 ) -> PastTurn:
     digest = hashlib.sha256("\x00".join((target, session.id, user.id, prompt)).encode())
     turn_id = "backfill-" + digest.hexdigest()[:32]
@@ -231,8 +211,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _db_messages(conn: sqlite3.Connection, session_id: str) -> Iterator[_Message]:
     rows = conn.execute(
-        "SELECT id, data FROM message WHERE session_id = ? AND length(data) <= ?"
-        " ORDER BY time_created, id LIMIT ?",
+        "SELECT id, data FROM message WHERE session_id = ? AND length(data) <= ? ORDER BY time_created, id LIMIT ?",
         (session_id, MAX_RECORD, MAX_SESSION_MESSAGES),
     ).fetchall()
     for message_id, data in rows:
@@ -256,9 +235,7 @@ def _read_database(path: Path, target: str) -> Iterator[PastTurn]:
     except sqlite3.Error:
         return
     try:
-        sessions = conn.execute(
-            "SELECT id, directory, parent_id FROM session ORDER BY time_created, id"
-        ).fetchall()
+        sessions = conn.execute("SELECT id, directory, parent_id FROM session ORDER BY time_created, id").fetchall()
         for sid, directory, parent in sessions:
             session = _Session(str(sid), str(directory or ""), str(parent or ""))
             if session.parent:
