@@ -157,7 +157,8 @@ def test_reasoning_synthetic_subagents_branches_and_corrupt_rows(tmp_path: Path)
     _message(conn, "ses_SUB", "msg_8", t + 7, user, {"type": "text", "text": "SUBAGENT PROMPT"})
     _message(conn, "ses_SUB", "msg_9", t + 8, {"role": "assistant", "parentID": "msg_8"}, {"type": "text", "text": "x"})
     conn.execute(
-        "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_bad', 'ses_A', ?, ?, 'nope')",
+        "INSERT INTO message (id, session_id, time_created, time_updated, data)"
+        " VALUES ('msg_bad', 'ses_A', ?, ?, 'nope')",
         (t + 9, t + 9),
     )
     conn.commit()
