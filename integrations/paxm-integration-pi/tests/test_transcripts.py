@@ -146,19 +146,21 @@ def test_oversized_lines_are_skipped_and_long_turns_bounded(tmp_path: Path, monk
     big = "x" * 10_000
     records: list[object] = [
         _msg("u1", {"role": "user", "content": "Prompt one"}),
-        _msg("a0", {"role": "assistant", "content": [{"type": "text", "text": big}]}),  # too long a line
         *[
             _msg(f"t{i}", {"role": "toolResult", "content": [{"type": "text", "text": f"result {i}"}]})
             for i in range(50)
         ],
         _msg("a1", {"role": "assistant", "content": [{"type": "text", "text": "Short answer."}]}),
+        _msg("a2", {"role": "assistant", "content": [{"type": "text", "text": big}]}),  # too long a line
+        _msg("r2", {"role": "toolResult", "content": [{"type": "text", "text": "after the long line"}]}),
     ]
     path = _write(tmp_path / "x_S2.jsonl", records)
     (turn,) = transcripts.read_turns(path)
     assert turn.session_id == "S2"  # from the file name when there is no header
     assert turn.event.assistant == "Short answer."
     assert len(turn.event.messages) == transcripts.MAX_MESSAGES
-    assert turn.event.messages[-1].text == "Short answer."
+    assert [m.text for m in turn.event.messages[-2:]] == ["Short answer.", "after the long line"]
+    assert turn.event.messages[0].text == "result 32"  # the oldest went first (50 + 3 messages, 20 kept)
     assert big not in json.dumps([m.text for m in turn.event.messages])
 
 

@@ -62,7 +62,7 @@ def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
 
 
-def bounded_lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
+def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[bytes]:
     """The lines of ``handle``; a line longer than ``limit`` is skipped without being held whole."""
     while True:
         line = handle.readline(limit + 1)
@@ -175,7 +175,7 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
     workspace = ""
     turn: _Turn | None = None
     with handle:
-        for line in bounded_lines(handle):
+        for line in bounded_lines(handle, MAX_LINE):
             try:
                 record = json.loads(line)
             except (ValueError, RecursionError):
