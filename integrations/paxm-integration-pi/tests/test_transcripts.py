@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -189,11 +190,33 @@ def test_paxm_backfill_stores_the_real_sessions_once_and_recalls_them(tmp_path: 
         assert done.returncode == 0, done.stdout + done.stderr
         return done
 
+    # the privacy rules hold for past sessions too: a secret is redacted, an ignored project is not stored
+    token = "ghp_" + "A1b2C3d4" * 5
+    secret = [
+        {"type": "session", "version": 3, "id": "SECRET-S", "cwd": str(work)},
+        _msg("u1", {"role": "user", "content": f"Deploy with token {token} please"}),
+        _msg("a1", {"role": "assistant", "content": [{"type": "text", "text": "Deployed with the token."}]}),
+    ]
+    _write(sessions / "2026-01-01T00-00-00-000Z_SECRET-S.jsonl", secret)
+    private = tmp_path / "private-project"
+    private.mkdir()
+    (private / ".paxm-ignore").write_text("")
+    hidden = [
+        {"type": "session", "version": 3, "id": "HIDDEN-S", "cwd": str(private)},
+        _msg("u1", {"role": "user", "content": "HIDDEN-PROJECT decision"}),
+        _msg("a1", {"role": "assistant", "content": [{"type": "text", "text": "HIDDEN-PROJECT noted."}]}),
+    ]
+    _write(sessions / "2026-01-01T00-00-01-000Z_HIDDEN-S.jsonl", hidden)
+
     paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite")
     scan = json.loads(paxm("backfill", "scan", "--agent", "pi", "--json").stdout)
-    assert (scan["files"], scan["turns"], scan["sessions"]) == (2, 2, 2)
+    assert (scan["files"], scan["turns"], scan["sessions"]) == (4, 4, 4)
     first = json.loads(paxm("backfill", "run", "--agent", "pi", "--json", "--before", "2099-01-01").stdout)
-    assert (first["queued"], first["delivered"]) == (2, 2), first
+    assert (first["queued"], first["delivered"]) == (3, 3), first
+    with sqlite3.connect(home / ".local" / "share" / "paxm" / "memory.sqlite") as conn:
+        stored = "\n".join(row[0] for row in conn.execute("SELECT text FROM memories"))
+    assert "Deploy with token" in stored and token not in stored
+    assert "HIDDEN-PROJECT" not in stored
     again = json.loads(paxm("backfill", "run", "--agent", "pi", "--json", "--before", "2099-01-01").stdout)
     assert again["queued"] == 0, again
     recalled = paxm("recall", "-q", "release branches naming scheme OSPREY").stdout
