@@ -18,9 +18,18 @@ from paxm_core.integration import PastTurn
 __all__ = ["TurnRenderer", "live_fingerprint"]
 
 
-def live_fingerprint(target: str, session_id: str, prompt_text: str) -> str:
-    """Identity of a turn's rendered ``user_input`` write: the same for live and backfilled."""
-    return hashlib.sha256("\x00".join((target, session_id, prompt_text.strip())).encode()).hexdigest()
+def live_fingerprint(target: str, session_id: str, prompt_text: str, event: str = "user_input") -> str:
+    """Identity of a turn's rendered ``user_input`` write: the same for live and backfilled.
+
+    Agents whose live hooks write only the turn's end (Pi, OpenCode) have no ``user_input``
+    write; their turns are matched on the rendered ``turn_end`` text (``event="turn_end"``).
+    """
+    parts = (
+        (target, session_id, prompt_text.strip())
+        if event == "user_input"
+        else (target, session_id, event, prompt_text.strip())
+    )
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
 class TurnRenderer:
@@ -69,15 +78,19 @@ class TurnRenderer:
             captured_at=(started + 0.001) if started else source.captured_at,
         )
         events: list[Any] = []
-        fingerprint = ""
+        fingerprint = end_fingerprint = ""
         for hook_event in (prompt_event, end_event):
             self._writes.clear()
             result = self._replay.handle(hook_event)
             if result.errors:
                 raise ValueError("; ".join(result.errors))
             for write in self._writes:
+                session = str(write.metadata.get("session_id", ""))
                 if write.event == EVENT_USER_INPUT:
-                    fingerprint = live_fingerprint(write.target, str(write.metadata.get("session_id", "")), write.text)
+                    fingerprint = live_fingerprint(write.target, session, write.text)
+                elif write.event == EVENT_TURN_END and not end_fingerprint:
+                    end_fingerprint = live_fingerprint(write.target, session, write.text, EVENT_TURN_END)
                 events.append(self._processor.capture_event(write))
         self._writes.clear()
-        return events, fingerprint
+        # no prompt write (the agent captures turn ends only): the turn end identifies the turn
+        return events, fingerprint or end_fingerprint

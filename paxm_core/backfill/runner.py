@@ -316,7 +316,7 @@ class BackfillRun:
         del self.report.errors[:-20]
 
     def _live_fingerprints(self) -> set[str]:
-        """Fingerprints of the ``user_input`` writes live hooks already queued (any state)."""
+        """Fingerprints of the ``user_input`` and ``turn_end`` writes live hooks queued (any state)."""
         from paxm_core.capture.episode import decode_event_payload
 
         path = self.options.live_queue
@@ -336,8 +336,9 @@ class BackfillRun:
             except (ValueError, TypeError, KeyError):
                 continue
             meta = item.metadata
-            if meta.get("hook_event") == "user_input":
-                out.add(live_fingerprint(meta.get("hook_target", ""), meta.get("session_id", ""), item.text))
+            kind = meta.get("hook_event")
+            if kind in ("user_input", "turn_end"):
+                out.add(live_fingerprint(meta.get("hook_target", ""), meta.get("session_id", ""), item.text, kind))
         return out
 
     def _tick(self) -> None:

@@ -228,9 +228,9 @@ def test_agents_without_a_reader_and_bad_options_fail_clearly(home: Any) -> None
     missing = home.paxm("backfill", "scan", "--agent", "no-such-agent", check=False)
     assert missing.returncode == 1 and "no integration installed for 'no-such-agent'" in missing.stderr
     assert "claude" in missing.stderr  # the installed integrations are listed
-    # Pi's integration is installed in this workspace but reads no past sessions
-    readerless = home.paxm("backfill", "scan", "--agent", "pi", check=False)
-    assert readerless.returncode == 1 and "no transcript reader installed for pi" in readerless.stderr
+    # Gemini CLI's integration is installed in this workspace but reads no past sessions
+    readerless = home.paxm("backfill", "scan", "--agent", "gemini-cli", check=False)
+    assert readerless.returncode == 1 and "no transcript reader installed for gemini-cli" in readerless.stderr
     bad = home.paxm("backfill", "run", "--agent", "claude", "--rate", "fast", check=False)
     assert bad.returncode == 1 and "invalid rate 'fast'" in bad.stderr
     unknown = home.paxm("backfill", "run", "--agent", "claude", "--provider", "nope", check=False)

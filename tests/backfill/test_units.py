@@ -91,3 +91,15 @@ def test_checkpoint_store_is_private_and_remembers(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "bf").stat().st_mode) == 0o700
     for child in (tmp_path / "bf").iterdir():
         assert stat.S_IMODE(child.stat().st_mode) == 0o600, child
+
+
+def test_live_fingerprints_of_prompts_and_turn_ends_never_collide() -> None:
+    from paxm_core.backfill.render import live_fingerprint
+
+    prompt = live_fingerprint("pi", "S1", " same text ")
+    assert prompt == live_fingerprint("pi", "S1", "same text")  # the user_input form is unchanged
+    assert prompt == live_fingerprint("pi", "S1", "same text", "user_input")
+    end = live_fingerprint("pi", "S1", "same text", "turn_end")
+    assert end != prompt
+    assert end != live_fingerprint("pi", "S2", "same text", "turn_end")
+    assert end != live_fingerprint("opencode", "S1", "same text", "turn_end")

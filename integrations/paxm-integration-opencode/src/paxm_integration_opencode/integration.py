@@ -9,13 +9,13 @@ small subclass of :class:`OpenCodeIntegration` that sets ``name``/``display_name
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import Finding, enabled_hook_events, standard_agent_config
-from paxm_integration_opencode import plugin
+from paxm_core.integration import Finding, PastTurn, enabled_hook_events, standard_agent_config
+from paxm_integration_opencode import plugin, transcripts
 from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
 
 __all__ = ["KiloIntegration", "OpenCodeIntegration", "installed_events"]
@@ -45,6 +45,9 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     xdg_dir_name = "opencode"
     #: the npm package the harness installs into its config dir when a plugin is there
     dependency_package = "@opencode-ai/plugin"
+    #: environment variables naming the data dir (stored sessions), first set wins; then
+    #: ``$XDG_DATA_HOME/<xdg_dir_name>``
+    data_dir_env: tuple[str, ...] = transcripts.DATA_DIR_ENV
 
     # -- where things go ------------------------------------------------------------------------
 
@@ -77,6 +80,20 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     def dependency_fix(self) -> str:
         """The command that installs the harness's config-dir dependency once (while online)."""
         return f"cd {self.config_dir()} && npm install {self.dependency_package}@$({self.executable} --version)"
+
+    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
+
+    def data_dir(self) -> Path:
+        """Where the harness stores its sessions (``$XDG_DATA_HOME/<xdg_dir_name>``)."""
+        return transcripts.data_dir(None, self.data_dir_env, self.xdg_dir_name)
+
+    def transcript_files(self) -> list[Path]:
+        """The session database(s) and any legacy ``storage/`` session files."""
+        return transcripts.transcript_files(self.data_dir())
+
+    def read_turns(self, path: Path) -> Iterator[PastTurn]:
+        """The finished turns of one database or session file (see :mod:`.transcripts`)."""
+        return transcripts.read_turns(path, self.name)
 
     # -- GeneratedFileIntegration seams ---------------------------------------------------------
 
@@ -143,6 +160,7 @@ class KiloIntegration(OpenCodeIntegration):
     label = "Kilo Code"
     setup_priority = 41
     config_dir_env: tuple[str, ...] = ("PAXM_KILO_CONFIG_DIR", "KILO_CONFIG_DIR")
+    data_dir_env: tuple[str, ...] = ("PAXM_KILO_DATA_DIR",)
     xdg_dir_name = "kilo"
     executable = "kilo"
     dependency_package = "@kilocode/plugin"

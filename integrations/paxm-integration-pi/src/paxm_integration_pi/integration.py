@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import enabled_hook_events
-from paxm_integration_pi import extension
+from paxm_core.integration import PastTurn, enabled_hook_events
+from paxm_integration_pi import extension, transcripts
 from paxm_integration_pi.events import NATIVE_EVENTS, normalized_event
 
 __all__ = ["PiIntegration", "installed_events"]
@@ -54,6 +55,16 @@ class PiIntegration(GeneratedFileIntegration):
     def extension_source(self, config: Any) -> str:
         """The extension file's content for ``config``."""
         return self.source(config)
+
+    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
+
+    def transcript_files(self) -> list[Path]:
+        """Every stored Pi session file (``<agent dir>/sessions/**/*.jsonl``)."""
+        return transcripts.transcript_files()
+
+    def read_turns(self, path: Path) -> Iterator[PastTurn]:
+        """The finished turns of one session file (see :mod:`.transcripts`)."""
+        return transcripts.read_turns(path)
 
     # -- GeneratedFileIntegration seams ---------------------------------------------------------
 

@@ -1,0 +1,98 @@
+"""Backfill end to end with the real OpenCode (offline, fake Chat Completions server on 127.0.0.1).
+
+A user ran OpenCode before installing paxm: that session (a decision, after a ``bash`` tool
+call) is in OpenCode's database only.  ``paxm setup`` then ``paxm backfill run --agent opencode``
+stores it into SQLite and the decision is recalled; a second OpenCode session (paxm's plugin
+live now, recall injected and the turn captured live) is then not stored again by a second
+backfill, which stores nothing.  The same for Kilo Code (``kilo`` 7.7.9, OpenCode's fork: the
+same database schema, in ``~/.local/share/kilo/kilo.db``).  Each ``opencode run`` takes from a few seconds to over a
+minute on a loaded machine (OpenCode's start-up; the harness pre-installs its config-dir
+dependency so it does not stall on the network).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from kilo_harness import KiloSandbox, install_kilo
+from opencode_harness import PAXM, OpenCodeSandbox, install_opencode, npm_cache_dir, require_npm
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+
+pytestmark = [pytest.mark.harness, pytest.mark.slow]
+
+LATER = "2099-01-01"  # --before: the sessions just ran (the default leaves the last 2 minutes to hooks)
+
+
+@pytest.fixture(params=["opencode", "kilo"])
+def box(request: pytest.FixtureRequest, tmp_path: Path) -> OpenCodeSandbox:
+    """A sandbox for the real OpenCode, or for Kilo Code (its fork: same database, own data dir)."""
+    npm = require_npm(pytest.skip)
+    if request.param == "kilo":
+        return KiloSandbox(tmp_path / "box", *install_kilo(npm))
+    return OpenCodeSandbox(tmp_path / "box", *install_opencode(npm, npm_cache_dir()))
+
+
+def _json(box: OpenCodeSandbox, *args: str) -> dict[str, object]:
+    value = json.loads(box.paxm(*args, "--json", timeout=240).stdout)
+    assert isinstance(value, dict)
+    return value
+
+
+def _recall(box: OpenCodeSandbox, query: str) -> str:
+    done = subprocess.run(
+        [PAXM, "--config", str(box.config), "recall", "-q", query],
+        cwd=box.workspace,
+        env=box.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: OpenCodeSandbox, tmp_path: Path) -> None:
+    agent = "kilo" if isinstance(box, KiloSandbox) else "opencode"
+    marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
+    try:
+        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
+            box.configure_opencode(fake.url)
+            first = box.opencode(
+                fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on."
+            )
+            assert first.returncode == 0, first.stderr[-4000:]
+            assert any(step.has_tool_result for step in fake.completions())
+            database = box.home / ".local" / "share" / agent / f"{agent}.db"
+            assert database.is_file()
+
+            box.paxm("setup", "--yes", "--agent", agent, "--provider", "sqlite")
+            box.generous_opencode_budget()
+            assert box.memory_texts() == []  # nothing captured: paxm was not there
+            scan = _json(box, "backfill", "scan", "--agent", agent)
+            assert (scan["files"], scan["turns"]) == (1, 1), scan
+            run = _json(box, "backfill", "run", "--agent", agent, "--before", LATER)
+            assert (run["queued"], run["delivered"]) == (1, 1), run
+            stored = [t for t in box.memory_texts() if marker in t]
+            assert len(stored) == 1 and "Noted, I will remember that." in stored[0], box.memory_texts()
+            assert f"{marker}-&lt;version>" in _recall(box, "release branches naming scheme")
+
+            # paxm is live now: the next session is recalled into and captured by the plugin
+            second = box.opencode(fake, "What naming scheme did we decide on for release branches?")
+            assert second.returncode == 0, second.stderr[-4000:]
+            assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
+            box.wait_for_daemon()
+            box.paxm("__hook-control", "--flush")
+            live = box.memory_texts()
+            assert any("What naming scheme" in t for t in live)
+            again = _json(box, "backfill", "run", "--agent", agent, "--before", LATER)
+            assert again["queued"] == 0 and again["skipped_live"] == 1, again
+            texts = box.memory_texts()
+            assert len(texts) == len(live)
+            assert not any("paxm-recall" in t or "paxm-session-identity" in t for t in texts)
+    finally:
+        box.stop_daemon()

@@ -1,0 +1,223 @@
+"""Pi's stored sessions (``<agent dir>/sessions/<cwd>/<time>_<id>.jsonl``) as past turns, for backfill.
+
+Where: ``$PAXM_PI_SESSIONS``, else ``<agent dir>/sessions`` (the agent dir is
+``$PAXM_PI_AGENT_DIR``, ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``); every ``*.jsonl`` below it.
+
+A session file starts with a ``session`` header (``id`` is the session, ``cwd`` the workspace);
+then one entry per line, each with its own ``id`` and ``parentId`` (a session is a tree: going
+back to an earlier point appends a new branch, so every entry is in the file once, in the order
+it happened).  ``message`` entries carry ``message.role``: ``user`` (a prompt), ``assistant``
+(``text`` / ``thinking`` / ``toolCall`` parts), ``toolResult``, and Pi's own (``bashExecution``,
+``system`` ...).  A turn starts at a ``user`` message; its answer is the text of its last
+assistant message with text (what the live extension sends at ``agent_end``), and its tool calls
+and results are kept as the live extension keeps them.  ``thinking`` parts are never read, and
+``custom_message`` entries (where paxm's extension puts its recalled context,
+``customType: paxm-memory-recall``) are skipped, so a backfill never stores recalled memories
+again.  Unreadable or oversized lines are skipped; a turn without both a prompt and an answer is
+dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn
+
+__all__ = ["read_turns", "sessions_dir", "transcript_files"]
+
+_SOURCE = "pi_backfill"
+#: one session line larger than this is skipped (read in bounded pieces, never held whole)
+MAX_LINE = 16 * 1024 * 1024
+#: the live extension's bounds: characters of one message, messages kept per turn
+MAX_TEXT = 64 * 1024
+MAX_MESSAGES = 20
+_AGENT_DIR_ENV = ("PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR")
+
+
+def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The directory Pi keeps its session files in."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("PAXM_PI_SESSIONS", "").strip()
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    for var in _AGENT_DIR_ENV:
+        value = env.get(var, "").strip()
+        if value:
+            return Path(value).expanduser().absolute() / "sessions"
+    return Path(env.get("HOME") or Path.home()).absolute() / ".pi" / "agent" / "sessions"
+
+
+def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Every session file, sorted (an absent directory gives ``[]``)."""
+    root = sessions_dir(environ)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+
+
+def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[bytes]:
+    """The lines of ``handle``; a line longer than ``limit`` is skipped without being held whole."""
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # drain the rest of the oversized line
+                line = handle.readline(limit)
+            continue
+        yield line
+
+
+def _str(obj: Mapping[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _epoch(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value) / 1000.0 if value > 1e11 else float(value)  # Pi's message times are ms
+    if not isinstance(value, str):
+        return 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text[:MAX_TEXT] if len(text) > MAX_TEXT else text
+
+
+def _text(content: Any) -> str:
+    """The visible text of a message's content: ``text`` parts only (never thinking or tool calls)."""
+    if isinstance(content, str):
+        return _clip(content)
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        p["text"].strip()
+        for p in content
+        if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip()
+    ]
+    return _clip("\n".join(texts))
+
+
+def _tool_call(part: Mapping[str, Any]) -> str:
+    name = _str(part, "name").strip() or "tool"
+    args = part.get("arguments")
+    if args is None or args == {}:
+        return name
+    try:
+        dumped = args if isinstance(args, str) else json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return name
+    return _clip(f"{name} {dumped}")
+
+
+@dataclass
+class _Turn:
+    key: str
+    prompt: str
+    started: float
+    answer: str = ""
+    messages: list[HookMessage] = field(default_factory=list)
+
+    def add(self, role: str, text: str) -> None:
+        if not text or (self.messages and self.messages[-1].role == role and self.messages[-1].text == text):
+            return
+        self.messages.append(HookMessage(role, text, _SOURCE))
+        if len(self.messages) > MAX_MESSAGES:  # the live bound: the oldest go first
+            del self.messages[0]
+
+
+def _past_turn(path: Path, session: str, workspace: str, turn: _Turn) -> PastTurn | None:
+    if not turn.prompt or not turn.answer:
+        return None
+    digest = hashlib.sha256("\x00".join(("pi", session, turn.key, turn.prompt)).encode())
+    turn_id = "backfill-" + digest.hexdigest()[:32]
+    metadata = {"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id}
+    event = HookEvent(
+        target="pi",
+        event=EVENT_TURN_END,
+        native_event="agent_end",
+        prompt=turn.prompt,
+        assistant=turn.answer,
+        messages=list(turn.messages),
+        workspace=workspace,
+        metadata=metadata,
+        captured_at=turn.started,
+    )
+    return PastTurn(turn_id=turn_id, session_id=session, started_at=turn.started, event=event)
+
+
+def _session_from_name(path: Path) -> str:
+    """``<time>_<id>.jsonl`` -> ``<id>`` (the header's id wins when there is one)."""
+    stem = path.stem
+    return stem.rsplit("_", 1)[-1] if "_" in stem else stem
+
+
+def read_turns(path: Path) -> Iterator[PastTurn]:
+    """The finished turns of one session file, in order; tolerant of partial or corrupt files."""
+    try:
+        handle = path.open("rb")
+        fallback_time = path.stat().st_mtime
+    except OSError:
+        return
+    session = _session_from_name(path)
+    workspace = ""
+    turn: _Turn | None = None
+    with handle:
+        for line in bounded_lines(handle, MAX_LINE):
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(record, dict):
+                continue
+            kind = _str(record, "type")
+            if kind == "session":
+                session = _str(record, "id") or session
+                workspace = _str(record, "cwd") or workspace
+                continue
+            message = record.get("message")
+            if kind != "message" or not isinstance(message, dict):
+                continue  # custom_message (paxm's recall), compaction, model changes ...
+            role = _str(message, "role")
+            if role == "user":
+                prompt = _text(message.get("content"))
+                if not prompt:
+                    continue
+                if turn is not None:
+                    done = _past_turn(path, session, workspace, turn)
+                    if done is not None:
+                        yield done
+                started = _epoch(record.get("timestamp")) or _epoch(message.get("timestamp")) or fallback_time
+                turn = _Turn(_str(record, "id") or f"{started:.3f}", prompt, started)
+                turn.add("user", prompt)
+            elif turn is None:
+                continue
+            elif role == "assistant":
+                content = message.get("content")
+                text = _text(content)
+                if text:
+                    turn.add("assistant", text)
+                    turn.answer = text
+                for part in content if isinstance(content, list) else []:
+                    if isinstance(part, dict) and part.get("type") == "toolCall":
+                        turn.add("tool_call", _tool_call(part))
+            elif role == "toolResult":
+                text = _text(message.get("content"))
+                if text:
+                    turn.add("tool_result", f"Error: {text}" if message.get("isError") is True else text)
+    if turn is not None:
+        done = _past_turn(path, session, workspace, turn)
+        if done is not None:
+            yield done
