@@ -392,7 +392,8 @@ class VectorCache:
                 above = above[np.argpartition(-sims[above], limit - 1)[:limit]]
             order = above[np.argsort(-sims[above], kind="stable")]
             where = order if rows is None else rows[order]
-            return [(int(self._rowids[i]), float(s)) for i, s in zip(where, sims[order], strict=True)]
+            # tolist() converts in C: per-element int()/float() cost ~1 us each for 256 rows
+            return list(zip(self._rowids[where].tolist(), sims[order].astype(np.float64).tolist(), strict=True))
 
 
 def _sign_bits(codes: npt.NDArray[np.int8]) -> npt.NDArray[np.uint8]:
