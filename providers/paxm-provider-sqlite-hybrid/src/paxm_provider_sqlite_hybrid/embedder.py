@@ -55,25 +55,20 @@ class Embedder:
         )
         self._lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str], run_options: Any = None) -> npt.NDArray[np.float32]:
-        """Unit vectors (``len(texts)`` x :data:`DIM`, float32) for ``texts``.
-
-        ``run_options`` (an ``onnxruntime.RunOptions``) lets another thread abort the run by
-        setting its ``terminate``: the run then raises instead of finishing.
-        """
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit vectors (``len(texts)`` x :data:`DIM`, float32) for ``texts``."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         out = []
         for start in range(0, len(texts), BATCH):
-            out.append(self._embed_batch(list(texts[start : start + BATCH]), run_options))
+            out.append(self._embed_batch(list(texts[start : start + BATCH])))
         return np.concatenate(out)
 
-    def _embed_batch(self, texts: list[str], run_options: Any = None) -> npt.NDArray[np.float32]:
+    def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
         import numpy as np
 
-        # Padded to the longest text of the batch, so a short query runs on its real length.
         encoded = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
@@ -83,7 +78,7 @@ class Embedder:
             "token_type_ids": np.zeros_like(ids),
         }
         with self._lock:
-            (hidden,) = self._session.run(["last_hidden_state"], feeds, run_options)
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

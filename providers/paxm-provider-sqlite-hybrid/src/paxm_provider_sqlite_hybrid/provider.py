@@ -9,10 +9,6 @@ none clears it, the lexical relaxed hits that cover at least half of the query's
 Mixing the two scores was measured to be worse: partial word overlap points at distractors
 exactly where paraphrase matters.
 
-The query is embedded on a worker thread while the lexical stages run (ONNX Runtime releases
-the GIL), so a semantic recall waits for the longer of the two, not their sum; when the
-lexical result stands, the embedding is aborted through its ``RunOptions``.
-
 Semantic hits carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
 :data:`paxm_core.SEMANTIC_SCORE_KIND_PREFIX`, which the passive insertion filter reads.
 """
@@ -24,8 +20,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core import (
     SEMANTIC_SCORE_KIND_PREFIX,
@@ -70,9 +65,6 @@ _VECTOR_CANDIDATES = 256
 _FILTER_PAGE = 32
 
 
-#: A query embedding under way on the worker thread, and the ``RunOptions`` that can abort it.
-_Pending = tuple["Future[npt.NDArray[np.float32]]", Any]
-
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
 _QUERY_CACHE = 128
 
@@ -110,7 +102,6 @@ class HybridSQLiteProvider(SQLiteProvider):
         #: Which path answered the last search: the lexical stage name or ``semantic``.
         self.last_path = ""
         self._warmer: threading.Thread | None = None
-        self._worker: ThreadPoolExecutor | None = None
         if embedder is None and warm:
             # Load the model off the request path: a daemon's first recall must not pay ~1 s
             # and overrun the passive budget.  get_embedder() is idempotent and locked.
@@ -123,9 +114,6 @@ class HybridSQLiteProvider(SQLiteProvider):
         builds its session in another thread aborts the process)."""
         if self._warmer is not None:
             self._warmer.join(timeout=60)
-        if self._worker is not None:
-            self._worker.shutdown(wait=True)
-            self._worker = None
         super().close()
 
     def _model(self) -> Embedder:
@@ -215,19 +203,13 @@ class HybridSQLiteProvider(SQLiteProvider):
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """The cascade: lexical exact/strict stands; else semantic above the cut-off; else lexical relaxed."""
-        pending = self._embed_ahead(query.text)
-        try:
-            lexical = super().search(query, deadline)
-        except BaseException:
-            self._abandon(pending)
-            raise
+        lexical = super().search(query, deadline)
         stage = self.last_trace.selected if self.last_trace is not None else ""
         if stage in _LEXICAL_WINS:
-            self._abandon(pending)
             self.last_path = stage
             return lexical
         try:
-            semantic = self._semantic(query, deadline, pending)
+            semantic = self._semantic(query, deadline)
         except ProviderError:
             raise
         except Exception as exc:  # a broken model degrades to lexical recall, loudly in the log
@@ -239,47 +221,18 @@ class HybridSQLiteProvider(SQLiteProvider):
         self.last_path = stage
         return [hit for hit in lexical if hit.score >= calibration.RELAXED_FLOOR]
 
-    def _embed_ahead(self, text: str) -> _Pending | None:
-        """Start embedding ``text`` on the worker thread (``None`` when its vector is cached)."""
-        with self._query_lock:
-            if text in self._query_vectors:
-                return None
-            if self._worker is None:
-                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paxm-hybrid-embed")
-            worker = self._worker
-        import onnxruntime as ort  # type: ignore[import-untyped]  # loaded with the model already
-
-        options = ort.RunOptions()
-        return worker.submit(self._embed_query, text, options), options
-
-    def _embed_query(self, text: str, options: Any) -> npt.NDArray[np.float32]:
-        vector: npt.NDArray[np.float32] = self._model().embed([text], options)[0]
-        with self._query_lock:
-            self._query_vectors[text] = vector
-            while len(self._query_vectors) > _QUERY_CACHE:
-                self._query_vectors.popitem(last=False)
-        return vector
-
-    @staticmethod
-    def _abandon(pending: _Pending | None) -> None:
-        """Stop an embedding whose result is not needed (the lexical result stood)."""
-        if pending is None:
-            return
-        future, options = pending
-        if not future.cancel():
-            options.terminate = True  # ONNX Runtime stops at its next node and raises
-        # The aborted run's exception is expected: retrieve it so it is never reported as lost.
-        future.add_done_callback(lambda done: done.cancelled() or done.exception())
-
-    def _query_vector(self, text: str, pending: _Pending | None, deadline: Deadline) -> npt.NDArray[np.float32]:
-        if pending is not None:
-            return pending[0].result(timeout=deadline.timeout())
+    def _query_vector(self, text: str) -> npt.NDArray[np.float32]:
         with self._query_lock:
             cached = self._query_vectors.get(text)
             if cached is not None:
                 self._query_vectors.move_to_end(text)
                 return cached
-        return self._embed_query(text, None)
+        vector: npt.NDArray[np.float32] = self._model().embed([text])[0]
+        with self._query_lock:
+            self._query_vectors[text] = vector
+            while len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
 
     @staticmethod
     def _admitted(
@@ -315,7 +268,7 @@ class HybridSQLiteProvider(SQLiteProvider):
                 break
         return chosen
 
-    def _semantic(self, query: SearchQuery, deadline: Deadline, pending: _Pending | None = None) -> list[MemoryHit]:
+    def _semantic(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         request = Request(
             text=query.text,
             limit=query.limit,
@@ -323,7 +276,7 @@ class HybridSQLiteProvider(SQLiteProvider):
             workspace=query.metadata.get("workspace", "").strip(),
             filters=dict(query.filters),
         )
-        vector = self._query_vector(query.text, pending, deadline)
+        vector = self._query_vector(query.text)
         deadline.check("sqlite-hybrid search")
         with self._db.session("search", deadline) as conn:
             self._ensure(conn)
