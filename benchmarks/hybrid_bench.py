@@ -15,8 +15,8 @@ the model and the vector cache are loaded, and, for the daemon's real cost, the 
 peak VmHWM) of a fresh process that opens the store and answers the queries with ``sqlite``
 versus ``sqlite-hybrid``.  Hybrid latencies are cold (the provider's query-embedding cache is
 cleared before every call) unless labelled ``cached``; ``before`` rows time the same query,
-interleaved in the same run, through the path as it was before the latency work (embedding
-after the lexical stage, exact scan).  CPU columns are the whole process's CPU time.  ``--workdir`` keeps the generated
+interleaved in the same run, with the exact scan the pre-filter replaced.  CPU columns are
+the whole process's CPU time (the warm-up thread has finished before any timed call).  ``--workdir`` keeps the generated
 stores and reuses them on the next run.
 """
 
@@ -177,9 +177,8 @@ def build_store(db: Path, n: int, distinct: int, rng: random.Random) -> list[str
     return texts
 
 
-#: CPU seconds of the process per timed call, every thread counted (the query is embedded on a
-#: worker thread beside the lexical stage): what a call costs, whatever else loads the machine.
-#: The warm-up thread has finished before any timed call.
+#: CPU seconds of the process per timed call, every thread counted: what a call costs on a free
+#: core, whatever else loads the machine (wall times on a shared machine are mostly waiting).
 CPU: list[float] = []
 
 
@@ -193,16 +192,13 @@ def timed(fn: object, *args: object) -> float:
 
 
 @contextlib.contextmanager
-def sequential(hybrid: Any) -> Iterator[None]:
-    """The semantic path as it was before issue #27's latency work, for a same-run baseline:
-    the query embedded after the lexical stage on the calling thread, and an exact int8 scan."""
-    top = hybrid._cache.top
-    hybrid._embed_ahead = lambda text: None
-    hybrid._cache.top = functools.partial(top, exact=True)
+def exact_scan(hybrid: Any) -> Iterator[None]:
+    """The semantic path as it was before the sign-bit pre-filter (an exact int8 scan of every
+    vector), for a baseline measured in the same run."""
+    hybrid._cache.top = functools.partial(hybrid._cache.top, exact=True)
     try:
         yield
     finally:
-        del hybrid._embed_ahead
         del hybrid._cache.top
 
 
@@ -232,7 +228,7 @@ def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Rando
             cached_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
             cached_c.append(CPU[-1])
             hybrid._query_vectors.clear()
-            with sequential(hybrid):
+            with exact_scan(hybrid):
                 old_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
             old_c.append(CPU[-1])
         results[f"{hybrid.last_path:8} {query[:40]}"] = (base_t, hyb_t, base_c, hyb_c)
@@ -240,7 +236,7 @@ def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Rando
             results[f"{'cached':8} {query[:40]}"] = (base_t, cached_t, base_c, cached_c)
             results[f"{'before':8} {query[:40]}"] = (base_t, old_t, base_c, old_c)
     scan, scan_c, exact, exact_c = [], [], [], []
-    probe = hybrid._query_vector(QUERIES[0], None, NO_LIMIT)
+    probe = hybrid._query_vector(QUERIES[0])
     for _ in range(rounds):  # interleaved: both scans see the same machine load
         scan.append(timed(hybrid._cache.top, probe, 0.28, 256))
         scan_c.append(CPU[-1])
