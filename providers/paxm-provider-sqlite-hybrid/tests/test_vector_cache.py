@@ -276,3 +276,31 @@ def test_small_caches_scan_exactly_and_keep_no_sketch(store: tuple[sqlite3.Conne
     assert not cache.prefiltered and cache._bits is None
     for query in unit(rng, 20):
         assert cache.top(query, -1.0, 10) == cache.top(query, -1.0, 10, exact=True)
+
+
+def test_a_cache_growing_past_the_threshold_sketches_and_keeps_sketches_current(
+    store: tuple[sqlite3.Connection, sqlite3.Connection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "PREFILTER_FROM", 500)
+    monkeypatch.setattr(vectors, "PREFILTER_CANDIDATES", 40)  # keep 40 of 600+: the sketch decides
+    mine, other = store
+    rng = np.random.default_rng(9)
+    vecs = unit(rng, 1200)
+    put(mine, {i + 1: v for i, v in enumerate(vecs[:400])})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    assert not cache.prefiltered and cache._bits is None
+    put(other, {i + 1: v for i, v in enumerate(vecs[:700]) if i >= 400})  # past the threshold
+    assert best(cache, mine, vecs[650])[0] == 651
+    assert cache.prefiltered and cache._bits is not None
+    put(other, {i + 1: v for i, v in enumerate(vecs) if i >= 700})  # grows the capacity
+    replaced = unit(rng, 1)[0]
+    put(other, {5: replaced})
+    other.execute("DELETE FROM memories WHERE rowid IN (10, 1200)")
+    cache.sync(mine)
+    assert cache.size == 1198
+    for rowid in (1, 399, 400, 699, 701, 1199):
+        assert best(cache, mine, vecs[rowid - 1])[0] == rowid
+    assert best(cache, mine, replaced)[0] == 5
+    assert all(r not in (10, 1200) for r, _ in cache.top(vecs[9], -1.0, 5))
+    assert cache.top(vecs[1199], 0.99, 5) == []  # deleted: its sketch went with it
