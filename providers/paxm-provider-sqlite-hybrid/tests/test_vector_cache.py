@@ -221,7 +221,8 @@ def clustered(rng: np.random.Generator, n: int, clusters: int) -> np.ndarray:
     shared *= 0.6 / np.linalg.norm(shared)
     centres = unit(rng, clusters) + shared
     members = centres[rng.integers(0, clusters, n)] + rng.normal(0, 0.035, (n, DIM)).astype(np.float32)
-    return (members / np.linalg.norm(members, axis=1, keepdims=True)).astype(np.float32)
+    out: np.ndarray = (members / np.linalg.norm(members, axis=1, keepdims=True)).astype(np.float32)
+    return out
 
 
 def test_sign_bit_prefilter_keeps_the_exact_top_k(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
