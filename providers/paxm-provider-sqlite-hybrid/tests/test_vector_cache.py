@@ -20,7 +20,8 @@ MODEL = "test-model"
 
 def unit(rng: np.random.Generator, n: int) -> np.ndarray:
     v = rng.normal(size=(n, DIM)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
 
 
 def connect(path: Path) -> sqlite3.Connection:
