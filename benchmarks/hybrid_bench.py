@@ -14,13 +14,17 @@ texts separately.  Resident memory is the process's VmRSS before the model loads
 the model and the vector cache are loaded, and, for the daemon's real cost, the VmRSS (and
 peak VmHWM) of a fresh process that opens the store and answers the queries with ``sqlite``
 versus ``sqlite-hybrid``.  Hybrid latencies are cold (the provider's query-embedding cache is
-cleared before every call) unless labelled ``cached``.  ``--workdir`` keeps the generated
+cleared before every call) unless labelled ``cached``; ``before`` rows time the same query,
+interleaved in the same run, with the exact scan the pre-filter replaced.  CPU columns are
+the whole process's CPU time (the warm-up thread has finished before any timed call).  ``--workdir`` keeps the generated
 stores and reuses them on the next run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import random
 import statistics
@@ -28,7 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
@@ -171,18 +177,29 @@ def build_store(db: Path, n: int, distinct: int, rng: random.Random) -> list[str
     return texts
 
 
-#: CPU seconds of this thread per timed call (ONNX Runtime and SimSIMD run single-threaded on
-#: the caller): what a call costs on a free core, whatever else loads the machine.
+#: CPU seconds of the process per timed call, every thread counted: what a call costs on a free
+#: core, whatever else loads the machine (wall times on a shared machine are mostly waiting).
 CPU: list[float] = []
 
 
 def timed(fn: object, *args: object) -> float:
-    c = time.thread_time()
+    c = time.process_time()
     t = time.perf_counter()
     fn(*args)  # type: ignore[operator]
     wall = time.perf_counter() - t
-    CPU.append(time.thread_time() - c)
+    CPU.append(time.process_time() - c)
     return wall
+
+
+@contextlib.contextmanager
+def exact_scan(hybrid: Any) -> Iterator[None]:
+    """The semantic path as it was before the sign-bit pre-filter (an exact int8 scan of every
+    vector), for a baseline measured in the same run."""
+    hybrid._cache.top = functools.partial(hybrid._cache.top, exact=True)
+    try:
+        yield
+    finally:
+        del hybrid._cache.top
 
 
 def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Random) -> None:
@@ -200,6 +217,8 @@ def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Rando
     results: dict[str, tuple[list[float], list[float], list[float], list[float]]] = {}
     for query in [*QUERIES, texts[7]]:
         base_t, hyb_t, cached_t, base_c, hyb_c, cached_c = [], [], [], [], [], []
+        old_t: list[float] = []
+        old_c: list[float] = []
         for _ in range(rounds):
             base_t.append(timed(plain.search, SearchQuery(query, limit=3), NO_LIMIT))
             base_c.append(CPU[-1])
@@ -208,18 +227,32 @@ def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Rando
             hyb_c.append(CPU[-1])
             cached_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
             cached_c.append(CPU[-1])
+            hybrid._query_vectors.clear()
+            with exact_scan(hybrid):
+                old_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
+            old_c.append(CPU[-1])
         results[f"{hybrid.last_path:8} {query[:40]}"] = (base_t, hyb_t, base_c, hyb_c)
         if hybrid.last_path == "semantic":
             results[f"{'cached':8} {query[:40]}"] = (base_t, cached_t, base_c, cached_c)
-    scan = []
+            results[f"{'before':8} {query[:40]}"] = (base_t, old_t, base_c, old_c)
+    scan, scan_c, exact, exact_c = [], [], [], []
     probe = hybrid._query_vector(QUERIES[0])
-    for _ in range(rounds):
+    for _ in range(rounds):  # interleaved: both scans see the same machine load
         scan.append(timed(hybrid._cache.top, probe, 0.28, 256))
+        scan_c.append(CPU[-1])
+        exact.append(timed(lambda: hybrid._cache.top(probe, 0.28, 256, exact=True)))
+        exact_c.append(CPU[-1])
+    mode = "sign-bit pre-filter + int8 re-score" if hybrid._cache.prefiltered else "exact int8 scan"
     plain_rss, hybrid_rss = child_rss("sqlite", db), child_rss("sqlite-hybrid", db)
     print(
         f"\n{n} memories: vector cache +{cache_mb:.0f} MB RSS ({hybrid._cache.nbytes() / 2**20:.0f} MB of arrays),"
-        f" first load {load_ms:.0f} ms; int8 scan median {statistics.median(scan) * 1000:.2f} ms,"
-        f" p95 {pct(scan, 0.95):.2f} ms"
+        f" first load {load_ms:.0f} ms"
+    )
+    print(
+        f"  vector search ({mode}): CPU median {statistics.median(scan_c) * 1000:.2f} ms,"
+        f" p95 {pct(scan_c, 0.95):.2f} ms (wall median {statistics.median(scan) * 1000:.2f});"
+        f" exact int8 scan: CPU median {statistics.median(exact_c) * 1000:.2f} ms, p95 {pct(exact_c, 0.95):.2f} ms"
+        f" (wall median {statistics.median(exact) * 1000:.2f})"
     )
     print(
         f"  fresh process: sqlite {plain_rss['VmRSS']:.0f} MB (peak {plain_rss['VmHWM']:.0f}),"

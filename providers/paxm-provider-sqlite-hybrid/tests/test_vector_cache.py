@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from paxm_core import Deadline, MemoryItem, ProviderConfig
-from paxm_provider_sqlite_hybrid import vectors
+from paxm_provider_sqlite_hybrid import calibration, vectors
 from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
 from paxm_provider_sqlite_hybrid.vectors import VectorCache, ensure_schema, store_vectors
 
@@ -20,7 +20,8 @@ MODEL = "test-model"
 
 def unit(rng: np.random.Generator, n: int) -> np.ndarray:
     v = rng.normal(size=(n, DIM)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -212,3 +213,96 @@ def test_vectors_preload_in_the_background_even_for_a_store_without_the_log(tmp_
             second.close()
     finally:
         os.umask(old)
+
+
+def clustered(rng: np.random.Generator, n: int, clusters: int) -> np.ndarray:
+    """Unit vectors shaped like sentence embeddings: a shared direction (every MiniLM vector
+    leans the same way), topic clusters, and spread within each topic."""
+    shared = rng.normal(size=DIM).astype(np.float32)
+    shared *= 0.6 / np.linalg.norm(shared)
+    centres = unit(rng, clusters) + shared
+    members = centres[rng.integers(0, clusters, n)] + rng.normal(0, 0.035, (n, DIM)).astype(np.float32)
+    out: np.ndarray = (members / np.linalg.norm(members, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
+def test_sign_bit_prefilter_keeps_the_exact_top_k(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
+    mine, other = store
+    rng = np.random.default_rng(7)
+    n = vectors.PREFILTER_FROM + 10_000
+    vecs = clustered(rng, n, 1500)
+    put(mine, {i + 1: v for i, v in enumerate(vecs)})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    assert cache.prefiltered and cache._bits is not None  # sketched at load, not on the first query
+    # Paraphrase-like queries (cosine ~0.55-0.9 to their memory, as on the paraphrase suite)
+    # must find the exact top ten; unrelated queries must agree above the calibrated cut-off,
+    # the only hits the provider can return (their top ten below it are near-ties of noise).
+    targets = vecs[rng.integers(0, n, 150)]
+    near = targets + np.repeat([0.5, 1.0, 1.5], 50)[:, None] * unit(rng, 150)
+    near /= np.linalg.norm(near, axis=1, keepdims=True)
+    for queries, cutoff in ((near, -1.0), (unit(rng, 50), calibration.CUTOFF)):
+        found = expected = same_first = 0
+        for query in queries:
+            exact = cache.top(query, cutoff, 10, exact=True)
+            fast = cache.top(query, cutoff, 10)
+            found += len({r for r, _ in exact} & {r for r, _ in fast})
+            expected += len(exact)
+            same_first += exact[:1] == fast[:1]
+            # re-scored exactly: every similarity the pre-filter returns is the exact one
+            scores = dict(exact)
+            assert all(abs(scores[r] - s) < 1e-6 for r, s in fast if r in scores)
+        assert found >= 0.99 * expected
+        assert same_first >= 0.99 * len(queries)
+    # Writes from another connection keep the sketches in step: replaced, removed, added rows.
+    fresh = unit(rng, 3)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("DELETE FROM memories WHERE rowid IN (1, 2)")
+    other.execute("INSERT INTO memories(rowid, id, text) VALUES (?, ?, '')", (n + 1, f"m{n + 1}"))
+    store_vectors(other, MODEL, [(n + 1, fresh[0].tobytes()), (3, fresh[1].tobytes())])
+    other.execute("COMMIT")
+    cache.sync(mine)
+    assert cache.size == n - 1
+    assert cache.top(fresh[0], 0.9, 5)[0][0] == n + 1
+    assert cache.top(fresh[1], 0.9, 5)[0][0] == 3
+    assert all(r not in (1, 2) for r, _ in cache.top(vecs[0], -1.0, 50))
+
+
+def test_small_caches_scan_exactly_and_keep_no_sketch(store: tuple[sqlite3.Connection, sqlite3.Connection]) -> None:
+    mine, _ = store
+    rng = np.random.default_rng(8)
+    vecs = clustered(rng, 2000, 100)
+    put(mine, {i + 1: v for i, v in enumerate(vecs)})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    assert not cache.prefiltered and cache._bits is None
+    for query in unit(rng, 20):
+        assert cache.top(query, -1.0, 10) == cache.top(query, -1.0, 10, exact=True)
+
+
+def test_a_cache_growing_past_the_threshold_sketches_and_keeps_sketches_current(
+    store: tuple[sqlite3.Connection, sqlite3.Connection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "PREFILTER_FROM", 500)
+    monkeypatch.setattr(vectors, "PREFILTER_CANDIDATES", 40)  # keep 40 of 600+: the sketch decides
+    mine, other = store
+    rng = np.random.default_rng(9)
+    vecs = unit(rng, 1200)
+    put(mine, {i + 1: v for i, v in enumerate(vecs[:400])})
+    cache = VectorCache(MODEL, DIM)
+    cache.sync(mine)
+    assert not cache.prefiltered and cache._bits is None
+    put(other, {i + 1: v for i, v in enumerate(vecs[:700]) if i >= 400})  # past the threshold
+    assert best(cache, mine, vecs[650])[0] == 651
+    assert cache.prefiltered and cache._bits is not None
+    put(other, {i + 1: v for i, v in enumerate(vecs) if i >= 700})  # grows the capacity
+    replaced = unit(rng, 1)[0]
+    put(other, {5: replaced})
+    other.execute("DELETE FROM memories WHERE rowid IN (10, 1200)")
+    cache.sync(mine)
+    assert cache.size == 1198
+    for rowid in (1, 399, 400, 699, 701, 1199):
+        assert best(cache, mine, vecs[rowid - 1])[0] == rowid
+    assert best(cache, mine, replaced)[0] == 5
+    assert all(r not in (10, 1200) for r, _ in cache.top(vecs[9], -1.0, 5))
+    assert cache.top(vecs[1199], 0.99, 5) == []  # deleted: its sketch went with it

@@ -10,7 +10,15 @@ newest :data:`LOG_KEEP` entries; a cache that fell further behind reloads in ful
 
 In memory each vector is int8 with one float32 scale (symmetric per-vector quantisation:
 384 bytes instead of 1,536; the cosine error is about 0.003), scanned with SimSIMD's int8
-dot-product kernels: about 4x less memory to stream than float32 BLAS, and exact search.
+dot-product kernels: about 4x less memory to stream than float32 BLAS.
+
+From :data:`PREFILTER_FROM` vectors on, a search first ranks every row by the Hamming distance
+between sign-bit sketches (48 bytes per vector, SimSIMD's popcount kernel: 8x less to stream
+again) and re-scores only the :data:`PREFILTER_CANDIDATES` nearest with the exact int8 dot
+product.  The sketch is SimHash: the share of differing sign bits estimates the angle, so the
+true nearest vectors land among the candidates with a wide margin (recall of the top ten
+against the exact scan measured 0.998 at 100k real MiniLM vectors; a test holds it at 0.99 or
+more).  Below the threshold the exact scan is cheap anyway and runs alone.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOG_KEEP",
+    "PREFILTER_CANDIDATES",
+    "PREFILTER_FROM",
     "VectorCache",
     "ensure_schema",
     "missing_rowids",
@@ -37,6 +47,10 @@ __all__ = [
 
 #: Change-log entries kept; a cache more than this many writes behind reloads everything.
 LOG_KEEP = 50_000
+#: Vectors from which a search pre-selects candidates by sign-bit Hamming distance.
+PREFILTER_FROM = 20_000
+#: Candidates the pre-filter keeps for exact int8 re-scoring (at least 8x the asked limit).
+PREFILTER_CANDIDATES = 2048
 #: Rows read per fetch while loading (bounds the transient Python ``bytes`` objects).
 _CHUNK = 4096
 
@@ -147,6 +161,9 @@ class VectorCache:
         self._codes: npt.NDArray[np.int8] = np.zeros((0, dim), dtype=np.int8)
         self._scales: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._rowids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        #: Packed sign bits of ``_codes`` (same capacity), kept only once the pre-filter is
+        #: worth it: ``None`` for small caches, which then cost nothing extra.
+        self._bits: npt.NDArray[np.uint8] | None = None
         #: Newest change-log ``seq`` reflected here; ``None`` before the first load.
         self.seq: int | None = None
         self._lock = threading.Lock()
@@ -159,7 +176,13 @@ class VectorCache:
 
     def nbytes(self) -> int:
         """Bytes held by the matrix, scales and rowids (allocated capacity)."""
-        return int(self._codes.nbytes + self._scales.nbytes + self._rowids.nbytes)
+        bits = 0 if self._bits is None else self._bits.nbytes
+        return int(self._codes.nbytes + self._scales.nbytes + self._rowids.nbytes + bits)
+
+    @property
+    def prefiltered(self) -> bool:
+        """Whether searches pre-select candidates by sign bits (size at least :data:`PREFILTER_FROM`)."""
+        return self.size >= PREFILTER_FROM
 
     # -- keeping up with the table ---------------------------------------------------------
 
@@ -175,8 +198,10 @@ class VectorCache:
                 codes, scales, rowids, size = self._read(cursor, int(largest or 0))
             finally:
                 conn.execute("COMMIT")
+            bits = _sign_bits(codes) if size >= PREFILTER_FROM else None  # off the search lock
             with self._lock:
                 self._codes, self._scales, self._rowids, self.size = codes, scales, rowids, size
+                self._bits = bits
                 self.seq = newest
 
     def warm(self, path: str) -> None:
@@ -286,6 +311,8 @@ class VectorCache:
                 idx = [at for at, _ in updates]
                 floats = np.frombuffer(b"".join(b for _, b in updates), dtype=np.float32).reshape(-1, self.dim)
                 self._codes[idx], self._scales[idx] = quantize(floats)
+                if self._bits is not None:
+                    self._bits[idx] = _sign_bits(self._codes[idx])
             self._remove(sorted(gone, reverse=True))
             if fresh:
                 self._append(fresh)
@@ -299,6 +326,8 @@ class VectorCache:
                 self._codes[at] = self._codes[last]
                 self._scales[at] = self._scales[last]
                 self._rowids[at] = self._rowids[last]
+                if self._bits is not None:
+                    self._bits[at] = self._bits[last]
             self.size = last
 
     def _append(self, rows: list[tuple[int, bytes]]) -> None:
@@ -313,16 +342,28 @@ class VectorCache:
             codes[: self.size] = self._codes[: self.size]
             scales[: self.size] = self._scales[: self.size]
             rowids[: self.size] = self._rowids[: self.size]
+            if self._bits is not None:
+                bits = np.empty((capacity, self._bits.shape[1]), dtype=np.uint8)
+                bits[: self.size] = self._bits[: self.size]
+                self._bits = bits
             self._codes, self._scales, self._rowids = codes, scales, rowids
         floats = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(-1, self.dim)
         self._codes[self.size : end], self._scales[self.size : end] = quantize(floats)
+        if self._bits is not None:
+            self._bits[self.size : end] = _sign_bits(self._codes[self.size : end])
         self._rowids[self.size : end] = [rowid for rowid, _ in rows]
         self.size = end
 
     # -- search ---------------------------------------------------------------------------
 
-    def top(self, query: npt.NDArray[np.float32], cutoff: float, limit: int) -> list[tuple[int, float]]:
-        """Up to ``limit`` ``(rowid, cosine)`` at or above ``cutoff``, most similar first."""
+    def top(
+        self, query: npt.NDArray[np.float32], cutoff: float, limit: int, *, exact: bool = False
+    ) -> list[tuple[int, float]]:
+        """Up to ``limit`` ``(rowid, cosine)`` at or above ``cutoff``, most similar first.
+
+        From :data:`PREFILTER_FROM` vectors on, only the pre-filter's candidates are scored
+        (``exact=True`` scores every row: the reference the pre-filter is measured against).
+        """
         import numpy as np
         import simsimd
 
@@ -330,10 +371,34 @@ class VectorCache:
             if not self.size:
                 return []
             q_codes, q_scale = quantize(query.reshape(1, -1).astype(np.float32))
-            dots = np.asarray(simsimd.cdist(q_codes, self._codes[: self.size], metric="dot", threads=1))
-            sims = dots.reshape(-1).astype(np.float32) * self._scales[: self.size] * q_scale[0]
+            rows: npt.NDArray[np.intp] | None = None
+            keep = max(PREFILTER_CANDIDATES, 8 * limit)
+            if not exact and self.prefiltered and keep < self.size:
+                if self._bits is None:  # grew past the threshold by writes: sketch once
+                    self._bits = _sign_bits(self._codes)
+                ham = np.asarray(
+                    simsimd.cdist(
+                        _sign_bits(q_codes), self._bits[: self.size], metric="hamming", dtype="bin8", threads=1
+                    )
+                ).reshape(-1)
+                rows = np.argpartition(ham, keep - 1)[:keep]
+                codes, scales = self._codes[rows], self._scales[rows]
+            else:
+                codes, scales = self._codes[: self.size], self._scales[: self.size]
+            dots = np.asarray(simsimd.cdist(q_codes, codes, metric="dot", threads=1))
+            sims = dots.reshape(-1).astype(np.float32) * scales * q_scale[0]
             above = np.flatnonzero(sims >= cutoff)
             if len(above) > limit:
                 above = above[np.argpartition(-sims[above], limit - 1)[:limit]]
             order = above[np.argsort(-sims[above], kind="stable")]
-            return [(int(self._rowids[i]), float(sims[i])) for i in order]
+            where = order if rows is None else rows[order]
+            # tolist() converts in C: per-element int()/float() cost ~1 us each for 256 rows
+            return list(zip(self._rowids[where].tolist(), sims[order].astype(np.float64).tolist(), strict=True))
+
+
+def _sign_bits(codes: npt.NDArray[np.int8]) -> npt.NDArray[np.uint8]:
+    """Packed sign bits, one row per vector (``dim / 8`` bytes): the Hamming pre-filter's sketch."""
+    import numpy as np
+
+    bits: npt.NDArray[np.uint8] = np.packbits(codes > 0, axis=1)
+    return bits
