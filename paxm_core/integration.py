@@ -26,6 +26,7 @@ from paxm_core.passive.client_command import (
     hook_command,
     hook_command_line,
     interpreter_path,
+    is_paxm_hook,
     parse_hook_command,
 )
 from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
@@ -71,6 +72,7 @@ __all__ = [
     "hook_command_line",
     "interpreter_path",
     "messages_from_value",
+    "is_paxm_hook",
     "parse_hook_command",
     "parse_payload",
     "setup_fix_command",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ __all__ = [
     "hook_command",
     "hook_command_line",
     "interpreter_path",
+    "is_paxm_hook",
     "parse_hook_command",
     "precompile_client",
 ]
@@ -128,11 +130,13 @@ class HookArgv:
     :param interpreter: the Python the command starts.
     :param client: the hook client script.
     :param config: the paxm config it passes (``""`` when absent).
+    :param target: the ``--target`` it passes (``""`` when absent).
     """
 
     interpreter: str
     client: str
     config: str
+    target: str = ""
 
 
 def parse_hook_command(command: str | list[str]) -> HookArgv | None:
@@ -148,5 +152,33 @@ def parse_hook_command(command: str | list[str]) -> HookArgv | None:
         argv = argv[4:]  # the fail-open guard's own arguments
     if len(argv) < 4 or argv[1:3] != ["-I", "-S"] or not argv[3].endswith("client.py"):
         return None
-    config = argv[argv.index("--config") + 1] if "--config" in argv[:-1] else ""
-    return HookArgv(interpreter=argv[0], client=argv[3], config=config)
+    return HookArgv(interpreter=argv[0], client=argv[3], config=_flag(argv, "--config"), target=_flag(argv, "--target"))
+
+
+def _flag(argv: list[str], flag: str) -> str:
+    for i, word in enumerate(argv):
+        if word == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(flag + "="):
+            return word[len(flag) + 1 :]
+    return ""
+
+
+#: the hook client's path endings, before and after the ``hooks/`` -> ``passive/`` rename
+CLIENT_PATHS = ("/passive/client.py", "/hooks/client.py")
+
+
+def is_paxm_hook(command: str | list[str], config_path: str | os.PathLike[str], targets: str | Iterable[str]) -> bool:
+    """Whether ``command`` runs paxm's hook client for one of ``targets`` and the config ``config_path``.
+
+    The one test every integration uses to tell paxm's handlers from the user's own: true for
+    whatever :func:`hook_command` built (guarded or not, before or after the package rename),
+    for exactly this config file, so two paxm configs on one machine never take each other's.
+    """
+    hook = parse_hook_command(command)
+    if hook is None or not hook.client.endswith(CLIENT_PATHS) or not hook.config:
+        return False
+    wanted = {targets} if isinstance(targets, str) else set(targets)
+    if hook.target not in wanted:
+        return False
+    return Path(hook.config).expanduser().absolute() == Path(config_path).expanduser().absolute()

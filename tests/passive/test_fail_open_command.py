@@ -76,3 +76,19 @@ def test_the_real_client_with_a_real_config_still_injects_context(tmp_path: Path
         from .conftest import stop_daemon
 
         stop_daemon(config)
+
+
+def test_is_paxm_hook_tells_paxm_handlers_from_the_users_own(tmp_path: Path) -> None:
+    from paxm_core.integration import is_paxm_hook, parse_hook_command
+
+    config = tmp_path / "paxm" / "config.yaml"
+    line = hook_command_line(config, "gemini-cli", "user_input")
+    assert is_paxm_hook(line, config, "gemini-cli")
+    assert is_paxm_hook(shlex.split(line), str(config), ("kimi", "gemini-cli"))  # argv, any of several targets
+    assert parse_hook_command(line).target == "gemini-cli"  # type: ignore[union-attr]
+    assert not is_paxm_hook(line, tmp_path / "other" / "config.yaml", "gemini-cli")  # another paxm config
+    assert not is_paxm_hook(line, config, "qwen")  # another harness's handler
+    legacy = line.replace("/passive/client.py", "/hooks/client.py")  # installed before the rename
+    assert is_paxm_hook(legacy, config, "gemini-cli")
+    for users_own in ("echo hi", "python3 my_hook.py --config x", "sh -c 'unterminated", ""):
+        assert not is_paxm_hook(users_own, config, "gemini-cli")

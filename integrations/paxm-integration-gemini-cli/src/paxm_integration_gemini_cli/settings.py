@@ -12,14 +12,13 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shlex
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from paxm_core.errors import IntegrationError
-from paxm_core.integration import parse_hook_command
+from paxm_core.integration import is_paxm_hook
 
 __all__ = ["BACKUP_SUFFIX", "CONFIG_FIELDS", "is_paxm_command", "merge_hooks", "read_settings", "write_settings"]
 
@@ -29,28 +28,9 @@ CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
 IsOurs = Callable[[str], bool]
 
 
-def _flag(words: list[str], flag: str) -> str | None:
-    for i, word in enumerate(words):
-        if word == flag and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(flag + "="):
-            return word[len(flag) + 1 :]
-    return None
-
-
 def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
     """Whether ``command`` runs paxm's hook client for ``target`` and the config file ``config_path``."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    # paxm's hook client (guarded or not; installed before or after the passive/ rename)
-    hook = parse_hook_command(words)
-    if hook is None or not hook.client.endswith(("/passive/client.py", "/hooks/client.py")):
-        return False
-    if _flag(words, "--target") != target or not hook.config:
-        return False
-    return Path(hook.config).expanduser().absolute() == Path(config_path).expanduser().absolute()
+    return is_paxm_hook(command, config_path, target)
 
 
 def _ours(handler: Any, is_ours: IsOurs) -> bool:

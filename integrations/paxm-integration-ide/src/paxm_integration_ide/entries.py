@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import parse_hook_command
+from paxm_core.integration import is_paxm_hook
 
 __all__ = ["IsOurs", "is_paxm_command", "merge_flat", "merge_groups", "paxm_commands"]
 
@@ -23,15 +23,6 @@ IsOurs = Callable[[str], bool]
 #: upstream (Go) paxm's hook shims live at ``<configdir>/hooks/<target>-<event>``; a file it
 #: registered is cleaned up by this paxm too, so moving from upstream leaves no stale hook
 _UPSTREAM_EVENTS = ("session_start", "user_input", "turn_end", "tool_use", "tool_failure")
-
-
-def _flag(words: list[str], flag: str) -> str | None:
-    for i, word in enumerate(words):
-        if word == flag and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(flag + "="):
-            return word[len(flag) + 1 :]
-    return None
 
 
 def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
@@ -49,12 +40,7 @@ def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: s
     stripped = [w for w in words if w]
     if any(word in shims or word.removesuffix(".ps1") in shims for word in stripped):
         return True
-    hook = parse_hook_command(words) if words else None
-    if hook is None or not hook.client.endswith(("/passive/client.py", "/hooks/client.py")):
-        return False
-    if _flag(words, "--target") != target or not hook.config:
-        return False
-    return Path(hook.config).expanduser().absolute() == config
+    return bool(words) and is_paxm_hook(words, config, target)
 
 
 def _command_of(entry: Any) -> str | None:

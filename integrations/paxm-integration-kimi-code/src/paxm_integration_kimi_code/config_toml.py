@@ -13,13 +13,12 @@ is removed whenever paxm rewrites the file, so nothing fires twice.
 from __future__ import annotations
 
 import os
-import shlex
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import IntegrationError, parse_hook_command
+from paxm_core.integration import IntegrationError, is_paxm_hook
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -37,27 +36,9 @@ UPSTREAM_END = "# <<< paxm managed kimi hooks <<<"
 IsOurs = Callable[[str], bool]
 
 
-def _flag(words: list[str], flag: str) -> str | None:
-    for i, word in enumerate(words):
-        if word == flag and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(flag + "="):
-            return word[len(flag) + 1 :]
-    return None
-
-
 def is_paxm_command(command: str, config_path: str | os.PathLike[str], targets: Sequence[str]) -> bool:
     """Whether ``command`` runs paxm's hook client for one of ``targets`` and the config ``config_path``."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    hook = parse_hook_command(words)
-    if hook is None or not hook.client.endswith(("/passive/client.py", "/hooks/client.py")):
-        return False
-    if _flag(words, "--target") not in targets or not hook.config:
-        return False
-    return Path(hook.config).expanduser().absolute() == Path(config_path).expanduser().absolute()
+    return is_paxm_hook(command, config_path, targets)
 
 
 def _strip_upstream_block(text: str, where: str) -> str:
