@@ -30,6 +30,7 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.http_client",
         "paxm_core.generated_file",
         "paxm_core.doctor",
+        "paxm_core.json_settings",
     }
 )
 

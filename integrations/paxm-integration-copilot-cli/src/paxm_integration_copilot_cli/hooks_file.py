@@ -10,13 +10,13 @@ runs paxm's hook client with ``--target <target>`` for this paxm config file.
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import IntegrationError, is_paxm_hook, write_atomic
+from paxm_core.integration import IntegrationError, is_paxm_hook
+from paxm_core.json_settings import read_json_object, write_json_object
 
 __all__ = [
     "FILE_NAME",
@@ -99,40 +99,11 @@ def read_hooks_file(path: Path) -> tuple[dict[str, Any], bool]:
 
     :raises IntegrationError: the file is unreadable or not a JSON object (never rewritten then).
     """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}, False
-    except OSError as exc:
-        raise IntegrationError(f"cannot read Copilot CLI hooks file {path}: {exc.strerror or exc}") from exc
-    text = raw.decode("utf-8-sig", errors="replace").strip()
-    if not text:
-        return {}, True
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise IntegrationError(
-            f"Copilot CLI hooks file {path} is not valid JSON; fix or move it, paxm changed nothing"
-        ) from None
-    if not isinstance(value, dict):
-        raise IntegrationError(f"Copilot CLI hooks file {path} must hold a JSON object; paxm changed nothing")
+    value, original = read_json_object(path, "Copilot CLI hooks file")
     _hooks(value, str(path))
-    return value, True
-
-
-def _mkdir_private(directory: Path) -> None:
-    """Create the missing directories (0700); existing ones, the user's, keep their mode."""
-    missing = []
-    probe = directory
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    for path in reversed(missing):
-        path.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(path, 0o700)
+    return value, original is not None
 
 
 def write_hooks_file(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``data`` as 2-space JSON, 0600, atomically."""
-    _mkdir_private(path.parent)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Write ``data`` as 2-space JSON, 0600, atomically (the file is paxm's own: no backup)."""
+    write_json_object(path, data)

@@ -1,0 +1,158 @@
+"""A harness's JSON settings file, handled the careful way: read, merge paxm's hook groups, write.
+
+For integrations whose harness keeps hooks in a JSON file.  Reading never rewrites a file it
+cannot parse (the error says where, and that paxm changed nothing); writing is atomic, 0600, at
+a symlink's target, and keeps the user's original beside it (``<name>.paxm.bak``) the first
+time paxm changes it.  :func:`merge_hook_groups` handles the common matcher-group shape
+``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler, ...]}]}}``: only handlers the
+integration's ``is_ours`` test claims are touched, everything else keeps its content and order.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from paxm_core.atomic import write_atomic
+from paxm_core.errors import IntegrationError
+
+__all__ = ["BACKUP_SUFFIX", "hooks_section", "merge_hook_groups", "read_json_object", "write_json_object"]
+
+BACKUP_SUFFIX = ".paxm.bak"
+IsOurs = Callable[[str], bool]
+
+
+def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> tuple[dict[str, Any], bytes | None]:
+    """The parsed object and the original bytes (``None`` when the file does not exist).
+
+    An empty file reads as ``{}``.  ``hint`` is the advice given for invalid JSON.
+
+    :raises IntegrationError: unreadable, not JSON (with line and column), or not an object.
+    """
+    try:
+        original = path.read_bytes()
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        raise IntegrationError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    text = original.decode("utf-8-sig", errors="replace").strip()
+    if not text:
+        return {}, original
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        detail = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise IntegrationError(f"{what} {path} is not valid JSON{detail}; {hint}, paxm changed nothing") from None
+    if not isinstance(value, dict):
+        raise IntegrationError(f"{what} {path} must hold a JSON object; paxm changed nothing")
+    return value, original
+
+
+def _make_missing_dirs(directory: Path) -> None:
+    """Create the missing directories 0700; existing ones are the user's and keep their mode."""
+    missing = []
+    probe = directory
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(path, 0o700)
+
+
+def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | None = None) -> None:
+    """Write ``data`` as 2-space JSON, 0600, atomically, at the target of a symlink.
+
+    When ``original`` (the bytes read before) is a non-empty file, it is kept beside it as
+    ``<name>.paxm.bak`` the first time; a backup is never overwritten later.
+    """
+    target = Path(os.path.realpath(path))
+    _make_missing_dirs(target.parent)
+    if original is not None and original.strip():
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        if not backup.exists():
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(original)
+    write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def hooks_section(settings: Mapping[str, Any], where: str, *, switches: Collection[str] = ()) -> dict[str, Any]:
+    """``settings["hooks"]`` checked: an object whose events (every key but ``switches``) are arrays.
+
+    :raises IntegrationError: the shape is wrong (paxm then changes nothing).
+    """
+    hooks = settings.get("hooks")
+    if hooks is None:
+        return {}
+    if not isinstance(hooks, dict):
+        raise IntegrationError(f'{where}: "hooks" must be a JSON object; paxm changed nothing')
+    for event, groups in hooks.items():
+        if event not in switches and not isinstance(groups, list):
+            raise IntegrationError(f"{where}: hooks.{event} must be a JSON array; paxm changed nothing")
+    return hooks
+
+
+def _ours(handler: Any, is_ours: IsOurs) -> bool:
+    return isinstance(handler, dict) and isinstance(handler.get("command"), str) and is_ours(handler["command"])
+
+
+def merge_hook_groups(
+    settings: Mapping[str, Any],
+    wanted: Mapping[str, dict[str, Any]],
+    is_ours: IsOurs,
+    *,
+    where: str = "settings",
+    switches: Collection[str] = (),
+) -> dict[str, Any]:
+    """``settings`` with exactly the paxm groups in ``wanted`` (event -> group); input unchanged.
+
+    An identical paxm handler already in place stays where it is; stale paxm handlers are
+    removed (groups they leave empty are dropped); missing ones are appended as new groups.
+    ``switches`` are keys of ``hooks`` that are settings, not events: left alone.  An empty
+    ``wanted`` removes every paxm handler (uninstall).
+    """
+    result = copy.deepcopy(dict(settings))
+    hooks = hooks_section(result, where, switches=switches)
+    changed = False
+    for event in [*(e for e in hooks if e not in switches), *(e for e in wanted if e not in hooks)]:
+        want = wanted.get(event)
+        want_handler = want["hooks"][0] if want else None
+        kept = False
+        groups: list[Any] = []
+        for group in hooks.get(event, []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(_ours(h, is_ours) for h in handlers):
+                groups.append(group)
+                continue
+            remaining = []
+            for handler in handlers:
+                if not _ours(handler, is_ours):
+                    remaining.append(handler)
+                elif want_handler is not None and not kept and handler == want_handler:
+                    remaining.append(handler)
+                    kept = True
+                else:
+                    changed = True
+            if remaining:
+                groups.append({**group, "hooks": remaining})
+            else:
+                changed = True
+        if want is not None and not kept:
+            groups.append(copy.deepcopy(want))
+            changed = True
+        if groups:
+            hooks[event] = groups
+        elif event in hooks:
+            del hooks[event]
+    if not changed:
+        return copy.deepcopy(dict(settings))
+    if hooks:
+        result["hooks"] = hooks
+    else:
+        result.pop("hooks", None)
+    return result
