@@ -263,3 +263,23 @@ def test_the_reply_is_waited_for_while_copilot_is_still_writing_the_turn(tmp_pat
     started = time.monotonic()
     assert wait_for_turn(str(transcript), timeout=0.3).reply == ""
     assert time.monotonic() - started < 2
+
+
+def test_a_session_log_not_written_yet_is_waited_for(tmp_path: Path) -> None:
+    session = tmp_path / "session-state" / "s1"
+    session.mkdir(parents=True)
+    transcript = session / "events.jsonl"
+
+    def create() -> None:  # Copilot writes a new session's log asynchronously, after the hook started
+        time.sleep(0.3)
+        transcript.write_text(
+            _line("user.message", content="q")
+            + _line("assistant.message", content="late answer")
+            + _line("hook.start", hookType="agentStop")
+        )
+
+    writer = threading.Thread(target=create)
+    writer.start()
+    turn = wait_for_turn(str(transcript), timeout=5)
+    writer.join()
+    assert (turn.reply, turn.stopped) == ("late answer", True)

@@ -29,7 +29,7 @@ MAX_TAIL_BYTES = 2 * 1024 * 1024
 #: the only file name read: the hook payload names the path, and paxm reads nothing else
 TRANSCRIPT_NAME = "events.jsonl"
 #: how long :func:`wait_for_turn` waits for Copilot to finish writing the turn
-MAX_WAIT_SECONDS = 1.5
+MAX_WAIT_SECONDS = 3.0  # within the hook client's 5 s default, with room for a loaded machine
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +104,16 @@ def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
 def wait_for_turn(transcript: str, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> TurnText:
     """:func:`last_turn`, re-read until the turn is on disk (``stopped``) or ``timeout`` passes.
 
-    A missing file, a wrong name, or a path that is not a file is not waited for.
+    Copilot writes the log asynchronously, so a session's file may not exist yet when its first
+    ``agentStop`` runs: it is waited for while its session directory exists.  A wrong name, or a
+    path whose directory is gone, is not waited for.
     """
     path = Path(transcript)
     deadline = time.monotonic() + timeout
     while True:
         turn = last_turn(transcript)
-        if turn.stopped or path.name != TRANSCRIPT_NAME or not path.is_file() or time.monotonic() >= deadline:
+        if turn.stopped or path.name != TRANSCRIPT_NAME or time.monotonic() >= deadline:
+            return turn
+        if not path.is_file() and not path.parent.is_dir():
             return turn
         time.sleep(poll)
