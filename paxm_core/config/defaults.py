@@ -254,7 +254,8 @@ def default_agents() -> dict[str, AgentConfig]:
         "kimi": _compatible_agent(True),
         "zcode": _compatible_agent(True),
         "kiro": _compatible_agent(True),
-        "cline": _compatible_agent(True),
+        # no "cline": paxm's Cline integration captures tool results too, so its own
+        # default_agent_config applies (upstream's entry was for an output mode, not Cline's plugin API)
     }
 
 

@@ -85,8 +85,17 @@ def test_defaults_match_upstream_template(tmp_path: Path) -> None:
     codex.agent_id = "codex-alice"
     assert codex == upstream.agents["codex"]
     assert set(built_in.agents) == {
-        "opencode", "claude", "codex", "pi", "cursor", "trae", "trae-cn", "kimi", "zcode", "kiro", "cline",
-    }  # fmt: skip
+        "opencode",
+        "claude",
+        "codex",
+        "pi",
+        "cursor",
+        "trae",
+        "trae-cn",
+        "kimi",
+        "zcode",
+        "kiro",
+    }  # fmt: skip  (no "cline": paxm's Cline integration brings its own defaults)
     assert set(built_in.agents["claude"].hooks) == {
         "tool_use",
         "tool_failure",
