@@ -382,6 +382,10 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | N
     agent_names = agent_order(config, cat)
     selected_providers = {n: config.providers[n].enabled for n in provider_names}
     selected_agents = {n: _agent_selected_by_config(config.agents[n]) for n in agent_names}
+    if not config.exists and not (options.agents or options.agents_chosen):
+        # a first setup that names no agent takes upstream's defaults (codex), but only where an
+        # integration is installed: enabling an agent nothing can connect helps no one
+        selected_agents = {n: on and n in cat.integrations for n, on in selected_agents.items()}
 
     if options.user_id.strip():
         new_user = slug_id(options.user_id)

@@ -128,6 +128,19 @@ def test_provider_type_not_in_the_defaults_is_added_from_its_declared_defaults(t
         assert config.write_profiles[profile].scope.id in ("", "alice")
 
 
+def test_a_first_setup_enables_a_default_agent_only_where_its_integration_is_installed(tmp_path: Path) -> None:
+    bare = SetupCatalog({}, {"sqlite": _sqlite_type()})
+    config = setup_base_config(tmp_path / "config.yaml", False)
+    config, agents = apply_setup(config, SetupOptions(providers=["sqlite"]), bare)
+    assert agents == [] and not config.agents["codex"].enabled  # upstream's default, nothing to connect it
+    from paxm_integration_codex.integration import CodexIntegration
+
+    with_codex = SetupCatalog({"codex": CodexIntegration()}, {"sqlite": _sqlite_type()})
+    config = setup_base_config(tmp_path / "config.yaml", False)
+    config, agents = apply_setup(config, SetupOptions(providers=["sqlite"]), with_codex)
+    assert agents == ["codex"] and config.agents["codex"].enabled
+
+
 def test_an_uninstalled_type_cannot_be_enabled(tmp_path: Path) -> None:
     catalog = SetupCatalog({}, {"sqlite": _sqlite_type()})
     config = setup_base_config(tmp_path / "config.yaml", False)
