@@ -382,10 +382,12 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | N
     agent_names = agent_order(config, cat)
     selected_providers = {n: config.providers[n].enabled for n in provider_names}
     selected_agents = {n: _agent_selected_by_config(config.agents[n]) for n in agent_names}
-    if not config.exists and not (options.agents or options.agents_chosen):
-        # a first setup that names no agent takes upstream's defaults (codex), but only where an
-        # integration is installed: enabling an agent nothing can connect helps no one
-        selected_agents = {n: on and n in cat.integrations for n, on in selected_agents.items()}
+    if not (options.agents or options.agents_chosen):
+        # a setup that names no agent keeps upstream's default (codex) only where an integration
+        # is installed: enabling an agent nothing can connect helps no one (the user's own
+        # choices in the file stand)
+        chosen = agents_enabled_in_file(config)
+        selected_agents = {n: on and (n in chosen or n in cat.integrations) for n, on in selected_agents.items()}
 
     if options.user_id.strip():
         new_user = slug_id(options.user_id)
@@ -568,3 +570,22 @@ def prepare_setup(
     config, agents = apply_setup(config, options, catalog)
     config.path = path
     return config, agents, existed
+
+
+def agents_enabled_in_file(config: Config) -> set[str]:
+    """Agents the config file itself enables (``agents.<name>.enabled: true``), not the defaults.
+
+    Every enabled agent counts when the file cannot be read back.
+    """
+    if not config.exists:
+        return set()
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(config.path).read_text(encoding="utf-8")) or {}
+    except Exception:
+        return {name for name, agent in config.agents.items() if agent.enabled}
+    agents = data.get("agents") if isinstance(data, dict) else None
+    if not isinstance(agents, dict):
+        return set()
+    return {str(n) for n, a in agents.items() if isinstance(a, dict) and a.get("enabled") is True}

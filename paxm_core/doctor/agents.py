@@ -22,6 +22,7 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
     for its harness; this check only runs it for each enabled agent and adds the agent's name.
     """
     from paxm_core.config.model import OWNER_PAXM
+    from paxm_core.config.setup import agents_enabled_in_file
     from paxm_core.install_hints import integration_install_hint
     from paxm_core.integration import InstallContext
     from paxm_core.plugins import get_plugin_manager
@@ -29,7 +30,7 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
     if not config.exists:
         return  # no config file: setup never ran, so no agent was connected (defaults are not installs)
     integrations = get_plugin_manager().integrations()
-    chosen = _agents_enabled_in_file(config)
+    chosen = agents_enabled_in_file(config)
     for name in sorted(config.agents):
         agent = config.agents[name]
         if not agent.enabled:
@@ -62,17 +63,3 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
             # connected on purpose: its missing hooks are worth a warning, not a failed doctor
             level = finding.level if name in chosen or finding.level != "error" else "warn"
             yield DoctorFinding(CHECK, name, level, f"{display}: {finding.message}", finding.fix)
-
-
-def _agents_enabled_in_file(config: Config) -> set[str]:
-    """Agents the config file itself enables (``agents.<name>.enabled: true``), not the defaults."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}
-    except Exception:  # unreadable here means every enabled agent counts as chosen
-        return set(config.agents)
-    agents = data.get("agents") if isinstance(data, dict) else None
-    if not isinstance(agents, dict):
-        return set()
-    return {str(n) for n, a in agents.items() if isinstance(a, dict) and a.get("enabled") is True}
