@@ -20,7 +20,9 @@ from paxm_integration_pi.extension import render_extension
 HERE = Path(__file__).resolve().parent
 FAKE_HOOK = HERE.parents[1] / "paxm-integration-opencode" / "tests" / "node" / "fake_hook.mjs"
 #: captured from each tested Pi build (``capture_fixtures.py <build key>``)
-FIXTURE_DIRS = sorted((HERE / "fixtures").glob("pi-*"))
+FIXTURE_DIRS = sorted(
+    d for d in (HERE / "fixtures").glob("pi-*") if not d.name.startswith("pi-sessions-")
+)  # not transcripts
 EVENTS = ("session_start", "user_input", "turn_end")
 
 
