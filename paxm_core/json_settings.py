@@ -20,7 +20,14 @@ from typing import Any
 from paxm_core.atomic import write_atomic
 from paxm_core.errors import IntegrationError
 
-__all__ = ["BACKUP_SUFFIX", "hooks_section", "merge_hook_groups", "read_json_object", "write_json_object"]
+__all__ = [
+    "BACKUP_SUFFIX",
+    "hooks_section",
+    "merge_hook_groups",
+    "read_json_object",
+    "update_hook_groups",
+    "write_json_object",
+]
 
 BACKUP_SUFFIX = ".paxm.bak"
 IsOurs = Callable[[str], bool]
@@ -156,3 +163,26 @@ def merge_hook_groups(
     else:
         result.pop("hooks", None)
     return result
+
+
+def update_hook_groups(
+    path: Path,
+    what: str,
+    wanted: Mapping[str, dict[str, Any]],
+    is_ours: IsOurs,
+    *,
+    switches: Collection[str] = (),
+    hint: str = "fix or move it",
+) -> bool:
+    """Read ``path``, merge exactly ``wanted`` in (:func:`merge_hook_groups`), write only on a change.
+
+    A missing file is not created just to hold nothing (uninstall).  Returns whether it was written.
+    """
+    settings, original = read_json_object(path, what, hint=hint)
+    if original is None and not wanted:
+        return False
+    updated = merge_hook_groups(settings, wanted, is_ours, where=str(path), switches=switches)
+    if updated == settings and original is not None:
+        return False
+    write_json_object(path, updated, original)
+    return True

@@ -23,13 +23,21 @@ from paxm_core.json_settings import (
     write_json_object,
 )
 
-__all__ = ["BACKUP_SUFFIX", "CONFIG_FIELDS", "is_paxm_command", "merge_hooks", "read_settings", "write_settings"]
+__all__ = [
+    "BACKUP_SUFFIX",
+    "COMMENTS_HINT",
+    "CONFIG_FIELDS",
+    "is_paxm_command",
+    "merge_hooks",
+    "read_settings",
+    "write_settings",
+]
 
 #: keys of ``hooks`` that are switches, not events (Gemini skips them when it loads hooks)
 CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
 IsOurs = Callable[[str], bool]
 #: Gemini's settings may hold comments, which a JSON rewrite cannot keep
-_COMMENTS_HINT = "paxm cannot keep comments when it rewrites the file; remove them or add paxm's hooks by hand"
+COMMENTS_HINT = "paxm cannot keep comments when it rewrites the file; remove them or add paxm's hooks by hand"
 
 
 def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
@@ -49,7 +57,7 @@ def read_settings(path: Path, what: str) -> tuple[dict[str, Any], bytes | None]:
 
     :raises IntegrationError: the file is unreadable, not a JSON object, or its ``hooks`` are malformed.
     """
-    value, original = read_json_object(path, what, hint=_COMMENTS_HINT)
+    value, original = read_json_object(path, what, hint=COMMENTS_HINT)
     hooks_section(value, str(path), switches=CONFIG_FIELDS)
     return value, original
 

@@ -23,7 +23,8 @@ from paxm_core.integration import (
     parse_payload,
     setup_fix_command,
 )
-from paxm_integration_qwen_code.settings import is_paxm_command, merge_hooks, read_settings, write_settings
+from paxm_core.json_settings import update_hook_groups
+from paxm_integration_qwen_code.settings import is_paxm_command, merge_hooks, read_settings
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
@@ -146,15 +147,8 @@ class QwenCodeIntegration(IntegrationBase):
         return lambda command: is_paxm_command(command, config.path, self.name)
 
     def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
-        path = self.settings_path()
-        settings, original = read_settings(path, f"{self.display_name} settings")
-        if original is None and not wanted:
-            return False
-        updated = merge_hooks(settings, wanted, self._is_ours(config), where=str(path))
-        if updated == settings and original is not None:
-            return False
-        write_settings(path, updated, original)
-        return True
+        what = f"{self.display_name} settings"
+        return update_hook_groups(self.settings_path(), what, wanted, self._is_ours(config))
 
     # -- Integration contract -------------------------------------------------------------------
 
