@@ -28,6 +28,7 @@ from paxm_provider_sqlite.attribution import (
 from paxm_provider_sqlite.records import encode_metadata
 from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
 from paxm_provider_sqlite.retrieval.analyzer import index_text
+from paxm_provider_sqlite.retrieval.frequency import DocumentFrequencies
 from paxm_provider_sqlite.timestamps import stamp
 
 __all__ = ["SQLiteProvider", "default_path"]
@@ -71,6 +72,8 @@ class SQLiteProvider:
         self._name = name
         self._db = Database(name, path)
         self.last_trace: Trace | None = None
+        # Document frequencies survive between searches until the next write (retrieval/frequency.py).
+        self._frequencies = DocumentFrequencies()
 
     @property
     def name(self) -> str:
@@ -161,7 +164,7 @@ class SQLiteProvider:
         )
         trace = Trace()
         with self._db.session("search", deadline) as conn:
-            found = search(conn, request, deadline, trace)
+            found = search(conn, request, deadline, trace, self._frequencies)
         # Excerpting is pure CPU work on the loaded rows: done after releasing the connection.
         found = excerpt_candidates(request.text, found)
         self.last_trace = trace

@@ -7,7 +7,8 @@ pads out a stronger one:
    strict candidates' stored term streams).
 2. ``strict``: every query group present (an FTS5 ``AND``).
 3. ``relaxed``: any informative group present; candidates come from the rarest groups
-   (document frequency probed with bounded queries), score = matched groups / all groups.
+   (document frequency probed with bounded queries, see ``frequency.py``), score = matched
+   groups / all groups.
 
 Every step is an FTS5 index lookup with a ``LIMIT``; no step reads rows the index did not
 select, so the cost follows the number of matches, not the table size.
@@ -22,10 +23,11 @@ from collections.abc import Sequence
 from paxm_core import Deadline
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
+from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
 from paxm_provider_sqlite.timestamps import stamp
 
-__all__ = ["search", "filter_clause"]
+__all__ = ["DF_CAP", "search", "filter_clause"]
 
 RRF_K = 60
 #: Longest canonical stream tried as an exact phrase (longer prompts are never verbatim memories).
@@ -36,8 +38,6 @@ MAX_STRICT_GROUPS = 12
 MAX_RELAXED_GROUPS = 8
 #: Most groups probed and scored per query (a long prompt keeps its 64 likeliest-distinctive words).
 MAX_SCORED_GROUPS = 64
-#: Document-frequency probes stop counting here: beyond it a term is "common".
-DF_CAP = 256
 #: Most rows the relaxed stage ranks with bm25 (the sum of its rare groups' frequencies).
 RELAXED_RANK_BUDGET = 768
 
@@ -77,11 +77,25 @@ class _Plan:
         self.where, self.args = filter_clause(request)
 
     def ranked(
-        self, name: str, expr: str, *, with_terms: bool = False, by_rank: bool = True, limit: int = 0
+        self,
+        name: str,
+        expr: str,
+        *,
+        with_terms: bool = False,
+        by_rank: bool = True,
+        limit: int = 0,
+        whole: bool = False,
     ) -> list[Light]:
+        """Candidates matching ``expr``; ``whole`` also fetches the rows' stored columns.
+
+        ``whole`` is for queries known to match at most a result's worth of rows: loading them
+        here saves ``_load`` its own statement (a third of a rare hit's SQL time).
+        """
         cols = f"m.rowid, {'bm25(memory_terms)' if by_rank else 'NULL'}, m.created_at, m.nterms"
-        if with_terms:
+        if with_terms or whole:
             cols += ", m.terms, m.extras"
+        if whole:
+            cols += ", " + _WHOLE_COLUMNS
         # Newest-first must follow the FTS5 table's own rowid order: ordering by the joined
         # table's rowid makes SQLite sort every match (a full scan for common terms).
         order = "ORDER BY bm25(memory_terms), m.created_at DESC" if by_rank else "ORDER BY memory_terms.rowid DESC"
@@ -93,18 +107,15 @@ class _Plan:
         self.trace.branches[name] = len(rows)
         return [Light(row, rank) for rank, row in enumerate(rows)]
 
-    def document_frequency(self, group: Group) -> int:
-        row = self.conn.execute(
-            "SELECT count(*) FROM (SELECT rowid FROM memory_terms WHERE memory_terms MATCH ? LIMIT ?)",
-            (group.fts(), DF_CAP),
-        ).fetchone()
-        return int(row[0])
+
+#: The stored columns a ``whole`` candidate query adds after ``terms, extras`` (index 6 on).
+_WHOLE_COLUMNS = "m.id, m.text, m.source, m.metadata_json, m.tier, m.expires_at"
 
 
 class Light:
     """A candidate before its row is loaded: what ranking needs and nothing more."""
 
-    __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density", "_tokens")
+    __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density", "_tokens", "row")
 
     def __init__(self, row: Sequence[object], rank: int) -> None:
         self.rowid = int(row[0])  # type: ignore[call-overload]
@@ -116,6 +127,11 @@ class Light:
         self.score = 1.0
         self.density = 0.0
         self._tokens: set[str] | None = None
+        #: The whole row in ``ROW_COLUMNS`` order when the candidate query fetched it.
+        self.row: tuple[object, ...] | None = None
+        if len(row) > 6:
+            ident, text, source, meta, tier, expires = row[6:12]
+            self.row = (row[0], ident, text, source, meta, row[2], tier, expires)
 
     def has(self, group: Group) -> bool:
         if self._tokens is None:
@@ -149,11 +165,17 @@ def _order(cands: list[Light]) -> None:
 def _load(conn: sqlite3.Connection, chosen: list[Light]) -> list[Candidate]:
     if not chosen:
         return []
-    marks = ",".join("?" * len(chosen))
-    rows = conn.execute(
-        f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks})", [c.rowid for c in chosen]
-    )
-    by_id = {int(row[0]): row for row in rows}
+    by_id: dict[int, tuple[object, ...]] = {}
+    wanted = []
+    for light in chosen:
+        if light.row is not None:
+            by_id[light.rowid] = light.row
+        else:
+            wanted.append(light.rowid)
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks})", wanted)
+        by_id.update((int(row[0]), row) for row in rows)
     out = []
     for light in chosen:
         row = by_id.get(light.rowid)
@@ -192,7 +214,11 @@ def _strict(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Grou
     rare = [g for df, g in sorted(frequencies, key=lambda p: p[0]) if df < DF_CAP]
     common = [g for df, g in frequencies if df >= DF_CAP]
     if rare:
-        cands = plan.ranked("strict_all_terms", " AND ".join(g.fts() for g in rare), with_terms=True, limit=DF_CAP)
+        # The AND matches at most the rarest group's rows: when that fits in one result,
+        # every candidate is likely returned, so fetch the rows with the candidates.
+        whole = min(df for df, _ in frequencies) <= plan.request.result_limit
+        expr = " AND ".join(g.fts() for g in rare)
+        cands = plan.ranked("strict_all_terms", expr, with_terms=True, limit=DF_CAP, whole=whole)
         if common:
             cands = [c for c in cands if all(c.has(g) for g in common)]
         cands = cands[: plan.request.candidate_limit]
@@ -273,9 +299,17 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
     return kept
 
 
-def search(conn: sqlite3.Connection, request: Request, deadline: Deadline, trace: Trace) -> list[Candidate]:
+def search(
+    conn: sqlite3.Connection,
+    request: Request,
+    deadline: Deadline,
+    trace: Trace,
+    frequencies: DocumentFrequencies | None = None,
+) -> list[Candidate]:
     """Run the plan for ``request`` on ``conn``; best first, at most ``request.result_limit``.
 
+    ``frequencies`` keeps document frequencies between searches while nothing is written
+    (pass the same one for every search on one database); without it every group is probed.
     Long hits come back whole; the caller excerpts them (outside the connection lock).
     """
     query = analyze_query(request.text)
@@ -290,19 +324,20 @@ def search(conn: sqlite3.Connection, request: Request, deadline: Deadline, trace
         # CJK, then longer words) rather than whatever comes first.
         ranked = sorted(probed, key=lambda g: (g.salient, len(g.surface)), reverse=True)
         probed = ranked[:MAX_SCORED_GROUPS]
-    frequencies = []
-    for group in probed:
-        deadline.check("sqlite search")
-        frequencies.append((plan.document_frequency(group), group))
+    deadline.check("sqlite search")
+    # One bounded count per group, all in one statement (the progress handler interrupts it
+    # once the deadline passes).
+    counts = (frequencies or DocumentFrequencies()).of(conn, probed)
+    frequencies_of = list(zip(counts, probed, strict=True))
     chosen: list[Light] = []
     if len(query.groups) <= MAX_STRICT_GROUPS:
-        stage, chosen = _strict(plan, query, frequencies)
+        stage, chosen = _strict(plan, query, frequencies_of)
         trace.strict = len(chosen)
         if chosen:
             trace.selected = stage
     if not chosen:
         deadline.check("sqlite search")
-        chosen = _relaxed(plan, query, frequencies)
+        chosen = _relaxed(plan, query, frequencies_of)
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
