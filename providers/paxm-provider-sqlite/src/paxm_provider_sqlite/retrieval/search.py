@@ -133,10 +133,14 @@ class Light:
             ident, text, source, meta, tier, expires = row[6:12]
             self.row = (row[0], ident, text, source, meta, row[2], tier, expires)
 
-    def has(self, group: Group) -> bool:
+    def tokens(self) -> set[str]:
+        """The distinct tokens of the candidate's stored term streams."""
         if self._tokens is None:
             self._tokens = set(self.hay.split())
-        return group.present(self.hay, self._tokens)
+        return self._tokens
+
+    def has(self, group: Group) -> bool:
+        return group.present(self.hay, self.tokens())
 
 
 def _fuse(lists: Sequence[Sequence[Light]]) -> list[Light]:
@@ -287,12 +291,26 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
         # memory sharing the prompt's one distinctive identifier beats one sharing filler.
         scored = [(g, _weight(df)) for df, g in present[:MAX_RELAXED_GROUPS]]
     total = sum(w for _, w in scored)
+    # Each candidate is tested against every probed group (up to 64 x 100 tests for a long
+    # prompt), so the tests are flattened: a phrase is a substring test on the padded term
+    # string, any other group a C-level set intersection.  Same answers as ``Group.present``.
+    tested = list(groups)
+    slot = {id(g): i for i, g in enumerate(tested)}
+    for g, _ in scored:
+        if id(g) not in slot:
+            slot[id(g)] = len(tested)
+            tested.append(g)
+    tests = [(" " + " ".join(g.phrase) + " " if g.phrase else "", frozenset(g.tokens)) for g in tested]
+    scored_slots = [(slot[id(g)], w) for g, w in scored]
+    counted = len(groups)
     kept = []
     for cand in cands:
-        matched = sum(1 for g in groups if cand.has(g))
+        hay, tokens = cand.hay, cand.tokens()
+        flags = [(phrase in hay) if phrase else not tokens.isdisjoint(alts) for phrase, alts in tests]
+        matched = sum(flags[:counted])
         if not matched:
             continue
-        weight = sum(w for g, w in scored if cand.has(g))
+        weight = sum(w for i, w in scored_slots if flags[i])
         cand.score = weight / total if total else 0.0
         cand.density = matched / cand.nterms
         kept.append(cand)
