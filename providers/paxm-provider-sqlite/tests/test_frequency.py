@@ -195,3 +195,20 @@ def test_provider_search_probes_once_until_a_write(tmp_path: Path) -> None:
     assert {h.id for h in prov.search(query, NO_LIMIT)} == {"a", "b"}
     assert frequencies.probed == probed + 2
     prov.close()
+
+
+def test_a_commit_between_two_partly_cached_lookups_is_seen(tmp_path: Path) -> None:
+    """Counts kept from before another connection's commit are re-probed with the new ones."""
+    path = tmp_path / "m.sqlite"
+    reader, writer = sqlite3.connect(path), sqlite3.connect(path)
+    writer.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
+    writer.execute("INSERT INTO memory_terms(terms, extras) VALUES ('alpha', '')")
+    writer.commit()
+    cache = DocumentFrequencies()
+    assert cache.of(reader, analyze_query("alpha").groups) == [1]
+    writer.execute("INSERT INTO memory_terms(terms, extras) VALUES ('alpha beta', '')")
+    writer.commit()
+    assert cache.of(reader, analyze_query("alpha beta").groups) == [2, 1]
+    assert probe(reader, []) == []
+    reader.close()
+    writer.close()

@@ -28,27 +28,41 @@ __all__ = ["DF_CAP", "DocumentFrequencies", "probe"]
 
 #: Document-frequency probes stop counting here: beyond it a term is "common".
 DF_CAP = 256
-#: Most groups counted by one statement (SQLite's default limit is 32766 bound parameters;
-#: this keeps each statement's text, and so the prepared-statement cache, small).
+#: Most groups counted by one statement (this keeps each statement's text, and so the
+#: prepared-statement cache, small).
 _BATCH = 64
 #: Cached expressions per connection before the cache starts over (a long-running daemon
 #: between writes sees many distinct words).
 _MAX_ENTRIES = 8192
 
 
-def _batch_sql(count: int) -> str:
-    probe_one = "(SELECT count(*) FROM (SELECT rowid FROM memory_terms WHERE memory_terms MATCH ? LIMIT {cap}))"
-    return "SELECT " + ", ".join([probe_one.format(cap=DF_CAP)] * count)
+_PROBE_ONE = f"(SELECT count(*) FROM (SELECT rowid FROM memory_terms WHERE memory_terms MATCH ? LIMIT {DF_CAP}))"
+_VERSION = "(SELECT data_version FROM pragma_data_version())"
+
+
+def _batch_sql(count: int, with_version: bool) -> str:
+    return "SELECT " + ", ".join(([_VERSION] if with_version else []) + [_PROBE_ONE] * count)
 
 
 def probe(conn: sqlite3.Connection, expressions: Sequence[str]) -> list[int]:
     """Bounded document counts (``<= DF_CAP``) of FTS5 ``expressions``, one statement per 64."""
+    return _probe(conn, expressions, with_version=False)[1]
+
+
+def _probe(conn: sqlite3.Connection, expressions: Sequence[str], *, with_version: bool) -> tuple[int, list[int]]:
+    """(``PRAGMA data_version`` read in the first statement's snapshot, the counts)."""
+    version = -1
     out: list[int] = []
-    for start in range(0, len(expressions), _BATCH):
+    for start in range(0, max(1, len(expressions)), _BATCH):
         chunk = expressions[start : start + _BATCH]
-        row = conn.execute(_batch_sql(len(chunk)), tuple(chunk)).fetchone()
+        first = with_version and start == 0
+        if not chunk and not first:
+            break
+        row = conn.execute(_batch_sql(len(chunk), first), tuple(chunk)).fetchone()
+        if first:
+            version, row = int(row[0]), row[1:]
         out.extend(int(value) for value in row)
-    return out
+    return version, out
 
 
 class DocumentFrequencies:
@@ -72,15 +86,30 @@ class DocumentFrequencies:
             # Uncommitted writes are visible here and a rollback would not move the counters.
             self.probed += len(expressions)
             return probe(conn, expressions)
-        version = (conn.total_changes, int(conn.execute("PRAGMA data_version").fetchone()[0]))
-        if conn is not self._conn or version != self._version or len(self._counts) > _MAX_ENTRIES:
-            self._conn, self._version = conn, version
-            self._counts = {}
+        changes = conn.total_changes
         counts = self._counts
+        if conn is self._conn and changes == self._version[0] and len(counts) <= _MAX_ENTRIES:
+            # Possibly still valid: only another connection's commit can have changed them.
+            if all(e in counts for e in expressions):
+                version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+                if version == self._version[1]:
+                    return [counts[e] for e in expressions]
+                counts = {}
+        else:
+            counts = {}
+        # The version is read in the same statement (one snapshot) as the first counts, so a
+        # commit racing this lookup leaves counts older than their tag, never newer.
         missing = list(dict.fromkeys(e for e in expressions if e not in counts))
-        if missing:
+        version, found = _probe(conn, missing, with_version=True)
+        self.probed += len(missing)
+        if counts and version != self._version[1]:
+            # Another connection committed since the kept counts were taken.
+            counts = {}
+            missing = list(dict.fromkeys(expressions))
+            version, found = _probe(conn, missing, with_version=True)
             self.probed += len(missing)
-            counts.update(zip(missing, probe(conn, missing), strict=True))
+        counts.update(zip(missing, found, strict=True))
+        self._conn, self._version, self._counts = conn, (changes, version), counts
         return [counts[e] for e in expressions]
 
     def clear(self) -> None:
