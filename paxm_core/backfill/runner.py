@@ -290,30 +290,33 @@ class BackfillRun:
         return [e for e in events if e.event_id not in present]
 
     def _deliver_all(self) -> None:
+        from paxm_core.capture.batch import deliver_stream
+
         for provider in self.providers:
-            limiter = self._limiters[provider]
-            while True:
-                allowed = limiter.allowance(self.options.batch)
-                claims, quarantined = self.queue.claim_batch(provider, limit=allowed)
-                self.report.dead += 0 * len(quarantined)  # counted from the queue status at the end
-                if not claims:
-                    break
-                self._deliver(provider, claims)
-                self._tick()
 
-    def _deliver(self, provider: str, claims: list[Any]) -> None:
-        from paxm_core.capture.batch import deliver_batch
+            def put(items: list[Any], provider: str = provider) -> list[Any]:
+                return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
 
-        def put(items: list[Any]) -> list[Any]:
-            return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
+            # the next batch is claimed (and the rate limiter waited for) while one is written;
+            # dead deliveries are counted from the queue status at the end
+            deliver_stream(
+                self.queue,
+                provider,
+                lambda _batch, put=put: put,
+                self._record,
+                limit=self.options.batch,
+                allowance=self._limiters[provider].allowance,
+            )
 
-        for outcome in deliver_batch(self.queue, claims, put):
+    def _record(self, outcomes: list[Any], _batch: list[Any]) -> None:
+        for outcome in outcomes:
             if outcome.state == "delivered":
                 self.report.delivered += 1
                 self.progress.delivered += 1
             elif outcome.error:
                 self.report.errors.append(f"{outcome.episode_id}: {outcome.error}"[:300])
         del self.report.errors[:-20]
+        self._tick()
 
     def _live_fingerprints(self) -> set[str]:
         """Fingerprints of the ``user_input`` and ``turn_end`` writes live hooks queued (any state)."""

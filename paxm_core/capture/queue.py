@@ -723,7 +723,9 @@ class CaptureQueue:
                 )
         return present
 
-    def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+    def claim_batch(
+        self, provider: str, *, limit: int = 500, behind: Sequence[DeliveryClaim] = ()
+    ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
 
         Unlike :meth:`claim` (only each session's head), a session's consecutive undelivered
@@ -731,7 +733,14 @@ class CaptureQueue:
         for a retry or skipped: the caller delivers them in one ``put_batch`` and records them
         with :meth:`complete_many` (or :meth:`fail_many`), so per-session order still holds.
         Integrity is verified exactly as in :meth:`claim`.
+
+        ``behind``: claims of this queue still being written (a pipelined caller claims the
+        next batch while the previous one is in flight).  Episodes queued after them may be
+        taken; the caller must write this batch only after ``behind`` is recorded, and
+        release this batch's claims of any session whose ``behind`` episode was not delivered
+        (:func:`paxm_core.capture.batch.deliver_stream` does both).
         """
+        in_flight = {c.episode_id for c in behind if c.provider == provider and c.lease == self.lease}
         now = self._now()
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
@@ -739,7 +748,8 @@ class CaptureQueue:
             rows = conn.execute(
                 """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence,
                           e.payload_json, e.payload_hash
-                   FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
+                   FROM capture_deliveries d INDEXED BY capture_deliveries_due
+                   JOIN capture_episodes e ON e.episode_id = d.episode_id
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
@@ -755,14 +765,17 @@ class CaptureQueue:
                 candidates.sort(key=lambda r: r[4])
                 # undelivered (not dead) deliveries of this session, in order: the candidates
                 # must be a prefix of it, else an earlier episode would be overtaken
+                # (leases of ``behind`` are not in the way: they are written first)
                 ahead = [
                     r[0]
                     for r in conn.execute(
-                        "SELECT first_sequence FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+                        "SELECT first_sequence, episode_id, state, lease_owner FROM capture_deliveries"
+                        " INDEXED BY capture_deliveries_heads"
                         " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
                         " ORDER BY first_sequence LIMIT ?",
-                        (provider, session_key, len(candidates)),
+                        (provider, session_key, len(candidates) + len(in_flight)),
                     )
+                    if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
                 ]
                 for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(candidates):
                     if position >= len(ahead) or ahead[position] != first:
