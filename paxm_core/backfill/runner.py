@@ -313,20 +313,23 @@ class BackfillRun:
         from paxm_core.capture.batch import deliver_stream
 
         for provider in self.providers:
-
-            def put(items: list[Any], provider: str = provider) -> list[Any]:
-                return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
-
+            put = self._writer(provider)
             # the next batch is claimed (and the rate limiter waited for) while one is written;
             # dead deliveries are counted from the queue status at the end
             deliver_stream(
                 self.queue,
                 provider,
-                lambda _batch, put=put: put,
+                lambda _batch: put,  # noqa: B023 - called within this iteration
                 self._record,
                 limit=self.options.batch,
                 allowance=self._limiters[provider].allowance,
             )
+
+    def _writer(self, provider: str) -> Callable[[list[Any]], list[Any]]:
+        def put(items: list[Any]) -> list[Any]:
+            return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
+
+        return put
 
     def _record(self, outcomes: list[Any], _batch: list[Any]) -> None:
         for outcome in outcomes:

@@ -81,7 +81,8 @@ class Recorder:
 
 def _interleaved(*sessions: list[Any]) -> list[Any]:
     # turn by turn, so the sessions' episodes are sealed alternately (claims go oldest first)
-    return [e for turn in zip(*(zip(s[::2], s[1::2]) for s in sessions)) for pair in turn for e in pair]
+    turns = [list(zip(s[::2], s[1::2], strict=True)) for s in sessions]
+    return [e for turn in zip(*turns, strict=True) for pair in turn for e in pair]
 
 
 def _positions(log: list[str], session: str) -> list[int]:
