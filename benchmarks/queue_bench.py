@@ -184,6 +184,55 @@ def bench_delivery(
     return episodes / elapsed
 
 
+def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256) -> None:
+    """CPU microseconds per episode of each step of batched delivery, on this thread.
+
+    ``append_many`` (two events and a seal per episode), then ``claim_batch`` +
+    ``deliver_batch`` (``Router.put_to_provider`` into the in-memory ``put_batch`` store,
+    ``complete_many``) until nothing is due: the queue's own cost, without threads.
+    """
+    provider = BatchMemoryProvider("phases")
+    q = CaptureQueue(root / "phases.sqlite", routes={"default": [provider.name]})
+    router = Router({provider.name: provider})
+    created = datetime.now(UTC)
+    events = []
+    for n in range(episodes):
+        session = f"session-{n % sessions}"
+        events.append(CaptureEvent(f"p{n}a", session, MemoryItem(text=text(n), created_at=created)))
+        events.append(CaptureEvent(f"p{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - started
+
+        return run
+
+    append_many = timed("append_many", q.append_many)
+    for first in range(0, len(events), 2 * batch):
+        append_many(events[first : first + 2 * batch])
+    claim_batch = timed("claim_batch", q.claim_batch)
+    q.complete_many = timed("complete_many", q.complete_many)  # type: ignore[method-assign]
+    put = timed("Router.put_to_provider", lambda items: router.put_to_provider(provider.name, items, 30.0))
+    from paxm_core.capture.batch import deliver_batch
+
+    delivered = 0
+    while True:
+        claims, _ = claim_batch(provider.name, limit=batch)
+        if not claims:
+            break
+        delivered += len(deliver_batch(q, claims, put))
+    assert delivered == episodes == len(provider.stored), (delivered, len(provider.stored))
+    router.close()
+    q.close()
+    shares = "  ".join(f"{name} {seconds * 1e6 / episodes:6.1f}" for name, seconds in spent.items())
+    print(f"delivery steps, CPU us per episode ({episodes} episodes, batches of {batch}): {shares}")
+
+
 def _all_items(q: CaptureQueue, provider: str, episodes: int) -> list[Any]:
     # re-read every delivered episode's items through the claim verification path (claim()
     # takes only each session's head, which made the old baseline time 20 puts, not all)
@@ -202,6 +251,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="paxm-queue-bench-") as tmp:
         root = Path(tmp)
         bench_append(root, args.events)
+        bench_phases(root, max(args.episodes, 500))
         bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
         alone = bench_delivery(root, "memory put_batch", BatchMemoryProvider, args.episodes, 20)
         record(
