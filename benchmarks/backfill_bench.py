@@ -18,9 +18,11 @@ import importlib.util
 import json
 import os
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -67,6 +69,44 @@ def _timed_run(home: Path, *extra: str) -> tuple[float, dict[str, object]]:
     return time.perf_counter() - started, json.loads(done.stdout)
 
 
+class HookProbe:
+    """A live hook's acknowledgement (the hook client's fsynced inbox append, ``append_raw``,
+    on its own queue file) timed every 20 ms on a thread: during a backfill, and idle."""
+
+    def __init__(self, root: Path) -> None:
+        from paxm_core.capture._inbox import append_raw
+
+        self._append = append_raw
+        self._path = root / "live-hooks.sqlite"
+        self._n = 0
+        self._stop = threading.Event()
+        self.samples: list[float] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            self._n += 1
+            started = time.perf_counter()
+            self._append(self._path, f"probe-{self._n}", "claude", "user_input", b'{"prompt": "probe"}')
+            self.samples.append(time.perf_counter() - started)
+
+    def __enter__(self) -> HookProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @classmethod
+    def idle(cls, root: Path, count: int) -> list[float]:
+        probe = cls(root)
+        with probe:
+            while len(probe.samples) < count:
+                time.sleep(0.02)
+        return probe.samples
+
+
 def _stored(home: Path) -> int:
     conn = sqlite3.connect(home / ".local" / "share" / "paxm" / "memory.sqlite")
     try:
@@ -90,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         home = _home(root, "full", sessions, args.per_session)
         size = sum(p.stat().st_size for p in (home / ".claude" / "projects").rglob("*.jsonl"))
-        seconds, report = _timed_run(home)
+        with HookProbe(root) as probe:
+            seconds, report = _timed_run(home)
+        during = probe.samples
+        idle = HookProbe.idle(root, min(len(during), 200))
         assert report["delivered"] == total and _stored(home) == total, report
         again, second = _timed_run(home)
         assert second["queued"] == 0 and _stored(home) == total, second
@@ -106,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  second run      {again:8.2f} s   stored nothing new")
     print(f"  --batch 1       {base_seconds:8.2f} s   {base_rate:9.0f} turns/s   ({base_total} turns; baseline)")
     print(f"  ratio batched/unbatched: {rate / base_rate:.1f}x")
+    if during and idle:
+        print(
+            f"  live hook ack (append_raw) during the run: median {statistics.median(during) * 1e3:.2f} ms"
+            f" (n={len(during)})  | idle: median {statistics.median(idle) * 1e3:.2f} ms (n={len(idle)})"
+            f"  ratio {statistics.median(during) / statistics.median(idle):.2f}x"
+        )
     return 0
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -38,6 +39,8 @@ from paxm_core.integration import SupportsTranscripts
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
 
 DEFAULT_BATCH = 500
+#: batches rendered and queued ahead of delivery (bounds the backfill queue's backlog)
+LOOKAHEAD = 2
 DELIVERY_TIMEOUT = 120.0
 
 
@@ -146,6 +149,8 @@ class BackfillRun:
         self.queue = CaptureQueue(queue_path, routes=routes)
         self.renderer = TurnRenderer(runtime, self.queue)
         self._limiters = {name: RateLimiter(self._rate_for(name)) for name in self.providers}
+        self._tick_lock = threading.Lock()
+        self._deliverer = _Deliverer(self._deliver_all, lambda: self.queue.owed(include_open=False))
         self.report = RunReport(agent, list(self.providers))
         self.progress = Progress()
 
@@ -174,6 +179,7 @@ class BackfillRun:
         run_id = self.checkpoint.start_run(self.agent, ",".join(self.providers))
         try:
             self._deliver_all()  # what a killed run left queued goes first
+            self._deliverer.start()
             done = self.checkpoint.done_turns(self.agent)
             live = self._live_fingerprints()
             files = []
@@ -228,8 +234,9 @@ class BackfillRun:
                     continue
                 self.report.state = "paused"  # stopped inside a file: it is not marked done
                 break
-            self._flush(batch, finished_files, run_id)
+            self._flush(batch, finished_files, run_id, last=True)
         except BaseException as exc:
+            self._deliverer.abandon()
             self.report.state = "failed"
             self.report.errors.append(str(exc) or type(exc).__name__)
             self._finish(run_id, started)
@@ -260,7 +267,12 @@ class BackfillRun:
             pass
 
     def _flush(
-        self, batch: list[tuple[str, str, list[Any]]], files: list[tuple[Path, int, int, int]], run_id: int
+        self,
+        batch: list[tuple[str, str, list[Any]]],
+        files: list[tuple[Path, int, int, int]],
+        run_id: int,
+        *,
+        last: bool = False,
     ) -> None:
         events = [e for _, _, evs in batch for e in evs]
         if events:
@@ -271,7 +283,15 @@ class BackfillRun:
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
         self.progress.queued += queued
-        self._deliver_all()
+        # Delivery overlaps the reading and rendering of the next batch (a background
+        # thread; the provider's SQLite work releases the GIL), at most LOOKAHEAD batches
+        # behind.  A file is marked done once its turns are queued and recorded: what a kill
+        # leaves undelivered is in the durable queue, delivered first by the next run.
+        if last:
+            self._deliverer.finish()
+        else:
+            self._deliverer.kick()
+            self._deliverer.wait_below(LOOKAHEAD * self.options.batch)
         for path, size, mtime_ns, count in files:
             self.checkpoint.mark_file(self.agent, path, size, mtime_ns, count)
         self.checkpoint.update_run(
@@ -290,30 +310,36 @@ class BackfillRun:
         return [e for e in events if e.event_id not in present]
 
     def _deliver_all(self) -> None:
+        from paxm_core.capture.batch import deliver_stream
+
         for provider in self.providers:
-            limiter = self._limiters[provider]
-            while True:
-                allowed = limiter.allowance(self.options.batch)
-                claims, quarantined = self.queue.claim_batch(provider, limit=allowed)
-                self.report.dead += 0 * len(quarantined)  # counted from the queue status at the end
-                if not claims:
-                    break
-                self._deliver(provider, claims)
-                self._tick()
+            put = self._writer(provider)
+            # the next batch is claimed (and the rate limiter waited for) while one is written;
+            # dead deliveries are counted from the queue status at the end
+            deliver_stream(
+                self.queue,
+                provider,
+                lambda _batch: put,  # noqa: B023 - called within this iteration
+                self._record,
+                limit=self.options.batch,
+                allowance=self._limiters[provider].allowance,
+            )
 
-    def _deliver(self, provider: str, claims: list[Any]) -> None:
-        from paxm_core.capture.batch import deliver_batch
-
+    def _writer(self, provider: str) -> Callable[[list[Any]], list[Any]]:
         def put(items: list[Any]) -> list[Any]:
             return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
 
-        for outcome in deliver_batch(self.queue, claims, put):
+        return put
+
+    def _record(self, outcomes: list[Any], _batch: list[Any]) -> None:
+        for outcome in outcomes:
             if outcome.state == "delivered":
                 self.report.delivered += 1
                 self.progress.delivered += 1
             elif outcome.error:
                 self.report.errors.append(f"{outcome.episode_id}: {outcome.error}"[:300])
         del self.report.errors[:-20]
+        self._tick()
 
     def _live_fingerprints(self) -> set[str]:
         """Fingerprints of the ``user_input`` and ``turn_end`` writes live hooks queued (any state)."""
@@ -343,7 +369,88 @@ class BackfillRun:
 
     def _tick(self) -> None:
         if self._progress_cb is not None:
-            self._progress_cb(self.progress)
+            with self._tick_lock:  # the delivery thread reports progress too
+                self._progress_cb(self.progress)
+
+
+class _Deliverer:
+    """Runs ``deliver()`` on one background thread whenever kicked; errors surface in the caller."""
+
+    def __init__(self, deliver: Callable[[], None], owed: Callable[[], int]) -> None:
+        self._deliver = deliver
+        self._owed = owed
+        self._cond = threading.Condition()
+        self._wanted = False
+        self._busy = False
+        self._closed = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="paxm-backfill-delivery", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._wanted and not self._closed:
+                    self._cond.wait()
+                if not self._wanted:
+                    return
+                self._wanted, self._busy = False, True
+            try:
+                self._deliver()
+            except BaseException as exc:  # handed to the run's thread
+                with self._cond:
+                    self._error = exc
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+                if self._error is not None:
+                    return
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def kick(self) -> None:
+        with self._cond:
+            self._raise()
+            self._wanted = True
+            self._cond.notify_all()
+
+    def wait_below(self, backlog: int) -> None:
+        """Wait while a delivery pass runs and more than ``backlog`` sealed episodes are owed.
+
+        A pass ends when nothing is claimable, so what is owed after it waits for a retry
+        (a failing provider): the run goes on, as a synchronous delivery would.
+        """
+        while True:
+            with self._cond:
+                self._raise()
+                if not self._busy and not self._wanted:
+                    return
+            if self._owed() <= backlog:
+                return
+            with self._cond:
+                if self._busy or self._wanted:
+                    self._cond.wait(0.05)
+
+    def finish(self) -> None:
+        """Stop the thread, then deliver what is left on the caller's thread."""
+        self.abandon()
+        with self._cond:
+            self._raise()
+        self._deliver()
+
+    def abandon(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
 
 def _with_sequences(items: list[Any]) -> list[Any]:

@@ -144,6 +144,17 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
             " WHERE state IN ('pending', 'retry', 'delivering')",
         ],
     ),
+    (
+        # A provider's due deliveries in claim order, so ``claim_batch`` walks the index and
+        # stops at its limit instead of joining and sorting the whole backlog on every claim
+        # (quadratic in the backlog: 18 ms per claim of 256 with 3,000 episodes waiting).
+        "m003_delivery_due_order",
+        [
+            "CREATE INDEX IF NOT EXISTS capture_deliveries_due"
+            " ON capture_deliveries(provider, episode_created_at, session_key, first_sequence)"
+            " WHERE state IN ('pending', 'retry')",
+        ],
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

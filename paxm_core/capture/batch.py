@@ -15,17 +15,24 @@ The guarantees are those of one-by-one delivery:
 * order per session: once an episode fails, the later episodes of its session in the batch
   are released untried (:meth:`~paxm_core.capture.CaptureQueue.release_many`, no attempt
   counted) rather than sent ahead of it.
+
+:func:`deliver_stream` repeats this until nothing is due, claiming batch N+1 on a helper
+thread while batch N is written (SQLite releases the GIL inside statements, so a claim's
+reads and a provider's write overlap on two cores).  Batch N+1 is written only after batch
+N is recorded, and its episodes of a session that did not fully deliver in batch N are
+released untried, so per-session order holds across batches as within one.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome
 from paxm_core.capture.queue import CaptureQueue
 from paxm_core.types import MemoryItem, MemoryRef
 
-__all__ = ["DEFAULT_DELIVERY_BATCH", "Put", "deliver_batch"]
+__all__ = ["DEFAULT_DELIVERY_BATCH", "Put", "deliver_batch", "deliver_stream"]
 
 #: episodes per batched write: large enough that per-write costs vanish, small enough that a
 #: write holds the provider's lock for tens of milliseconds, not seconds
@@ -88,3 +95,102 @@ def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) 
             outcomes.extend(queue.complete_many([claim], [ref]))
     queue.release_many(held)
     return outcomes
+
+
+#: ``report(outcomes, batch)``: what a step of :func:`deliver_stream` recorded for the claims
+#: of ``batch`` (quarantined deliveries come with an empty batch)
+Report = Callable[[list[DeliveryOutcome], list[DeliveryClaim]], None]
+
+
+class _Prefetch:
+    """Claims the next batch on a helper thread while the current one is written."""
+
+    def __init__(
+        self, queue: CaptureQueue, provider: str, take: Callable[[int], int], limit: int, behind: list[DeliveryClaim]
+    ) -> None:
+        self._queue, self._provider, self._take, self._limit, self._behind = queue, provider, take, limit, behind
+        self.claims: list[DeliveryClaim] = []
+        self.dead: list[DeliveryOutcome] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="paxm-delivery-prefetch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            # the allowance (a rate limiter's sleep) waits here too, while the write runs
+            wanted = self._take(self._limit)
+            self.claims, self.dead = self._queue.claim_batch(self._provider, limit=wanted, behind=self._behind)
+        except BaseException as exc:  # handed to the caller's thread
+            self.error = exc
+
+    def result(self) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.claims, self.dead
+
+
+def deliver_stream(
+    queue: CaptureQueue,
+    provider: str,
+    writer: Callable[[list[DeliveryClaim]], Put],
+    report: Report,
+    *,
+    limit: int = DEFAULT_DELIVERY_BATCH,
+    first: Sequence[DeliveryClaim] | None = None,
+    allowance: Callable[[int], int] | None = None,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
+    """Deliver ``provider``'s due episodes in batches until none is due; returns episodes attempted.
+
+    :param writer: ``writer(batch)`` -> the ``put`` for that batch (e.g. with its routes' timeout).
+    :param first: an already claimed first batch (else one is claimed here).
+    :param allowance: ``allowance(limit)`` -> how many the next claim may take (a rate
+        limiter; it may sleep).  It runs on the prefetch thread, overlapping the write.
+    :param stopping: checked between batches; when true, a prefetched batch is released
+        untried and the stream ends.
+
+    Queue errors propagate; the leases they leave are recovered like a killed worker's.
+    """
+    take = allowance or (lambda wanted: wanted)
+    if first is None:
+        claims, dead = queue.claim_batch(provider, limit=take(limit))
+        if dead:
+            report(dead, [])
+    else:
+        claims = list(first)
+    attempted = 0
+    while claims:
+        prefetch = None if stopping() else _Prefetch(queue, provider, take, limit, claims)
+        try:
+            outcomes = deliver_batch(queue, claims, writer(claims))
+        except BaseException:
+            if prefetch is not None:
+                _release_quietly(queue, prefetch)
+            raise
+        attempted += len(outcomes)
+        report(outcomes, claims)
+        if prefetch is None:
+            break
+        following, dead = prefetch.result()
+        if dead:
+            report(dead, [])
+        delivered = {o.episode_id for o in outcomes if o.state == "delivered"}
+        blocked = {c.session_key for c in claims if c.episode_id not in delivered}
+        held = [c for c in following if c.session_key in blocked]
+        if stopping():
+            held = following
+        if held:
+            queue.release_many(held)
+            kept = {id(c) for c in held}
+            following = [c for c in following if id(c) not in kept]
+        claims = following
+    return attempted
+
+
+def _release_quietly(queue: CaptureQueue, prefetch: _Prefetch) -> None:
+    try:
+        claims, _ = prefetch.result()
+        queue.release_many(claims)
+    except Exception:  # the original error matters more; lease recovery covers the rest
+        pass

@@ -18,6 +18,7 @@ from paxm_core.types import MemoryItem, TurnContext
 __all__ = [
     "canonical_json",
     "decode_event_payload",
+    "envelope_json",
     "encode_event_payload",
     "episode_items",
     "sequence_integrity",
@@ -38,6 +39,36 @@ RESERVED_METADATA = (
 def canonical_json(value: Any) -> str:
     """Deterministic JSON text (sorted keys, no spaces, non-ASCII kept)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: the keys of an episode envelope; all but ``events`` hold plain strings, booleans and lists
+ENVELOPE_KEYS = frozenset(
+    {"captured_at", "checksum", "complete", "events", "id", "integrity_errors", "missing_sequences", "session_key"}
+)
+_EMPTY_EVENTS = '"events":[]'
+
+
+def envelope_json(fields: dict[str, Any], event_texts: Sequence[str]) -> str:
+    """``canonical_json`` of an envelope whose ``events`` are the given canonical event texts.
+
+    The stored event payloads are spliced in as they are, instead of being parsed and
+    encoded again.  ``fields`` must hold exactly the other :data:`ENVELOPE_KEYS`; the keys
+    that sort before ``events`` (``captured_at``, ``checksum``, ``complete``) are strings or
+    booleans, so the first ``"events":[]`` in the text is the events key itself.
+    """
+    head = canonical_json({**fields, "events": []})
+    return head.replace(_EMPTY_EVENTS, '"events":[' + ",".join(event_texts) + "]", 1)
+
+
+def is_plain_envelope(envelope: Any) -> bool:
+    """Whether :func:`envelope_json` can rebuild ``envelope`` (the shape the queue writes)."""
+    return (
+        isinstance(envelope, dict)
+        and envelope.keys() == ENVELOPE_KEYS
+        and isinstance(envelope["captured_at"], str)
+        and isinstance(envelope["checksum"], str)
+        and isinstance(envelope["complete"], bool)
+    )
 
 
 def encode_event_payload(item: MemoryItem, profile: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ flush`` next to a running daemon, could re-send in-flight episodes).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -31,7 +32,9 @@ from paxm_core.capture.episode import (
     canonical_json,
     decode_event_payload,
     encode_event_payload,
+    envelope_json,
     episode_items,
+    is_plain_envelope,
     sequence_integrity,
 )
 from paxm_core.capture.model import (
@@ -85,6 +88,18 @@ def _epoch(stamp: str) -> float:
     except ValueError:
         pass
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_profiles(text: str) -> tuple[Any, ...] | None:
+    value = json.loads(text)
+    return tuple(value) if isinstance(value, list) else None
+
+
+def _profiles(text: str) -> Any:
+    # a delivery's route snapshot is one of a handful of strings: parse each once
+    value = _parsed_profiles(text)
+    return list(value) if value is not None else json.loads(text)
 
 
 def _positive_int(value: Any, what: str) -> int | None:
@@ -425,6 +440,9 @@ class CaptureQueue:
             return ""
         episode_id = "ep_" + secrets.token_hex(16)
         events: list[Any] = []
+        # the envelope embeds each event's stored text as it is (envelope_json), so sealing
+        # never encodes the events again
+        texts: list[str] = []
         corrupt: list[str] = []
         providers: dict[str, set[str]] = {}
         has_text = False
@@ -443,8 +461,10 @@ class CaptureQueue:
                 except ValueError as exc:
                     corrupt.append(f"capture event {event_id}: {exc}")
                     events.append({"corrupt_event": event_id})
+                    texts.append(canonical_json(events[-1]))
                     continue
             events.append(envelope_event)
+            texts.append(payload)
             if not text.strip():
                 continue  # a bare turn-end marker: it seals, but there is nothing to send
             has_text = True
@@ -453,17 +473,16 @@ class CaptureQueue:
         missing, integrity = sequence_integrity(complete, [r[2] for r in rows], [r[3] for r in rows])
         if missing or integrity:
             complete = False
-        envelope = {
+        fields = {
             "id": episode_id,
             "session_key": session_key,
             "complete": complete,
             "missing_sequences": missing,
             "integrity_errors": integrity,
             "checksum": sha256_hex("\n".join(r[5] for r in rows).encode()),
-            "events": events,
             "captured_at": min(r[6] for r in rows),
         }
-        body = canonical_json(envelope)
+        body = envelope_json(fields, texts)
         now = utc_stamp(self._now())
         error = "; ".join(corrupt)
         state = "dead" if error else "pending"
@@ -498,8 +517,10 @@ class CaptureQueue:
                 for name, p in sorted(providers.items())
             ],
         )
-        conn.executemany(
-            "UPDATE capture_events SET episode_id = ? WHERE event_id = ?", [(episode_id, r[0]) for r in rows]
+        # the open events just read, as one set-based statement
+        conn.execute(
+            "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
+            (episode_id, session_key, rows[-1][1]),
         )
         return episode_id
 
@@ -606,7 +627,7 @@ class CaptureQueue:
             raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
         try:
             envelope = json.loads(payload)
-            profiles = json.loads(profiles_json)
+            profiles = _profiles(profiles_json)
         except ValueError as exc:
             raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
         if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
@@ -627,13 +648,18 @@ class CaptureQueue:
         # text was just checked against its hash.  Event payloads hold only strings, objects
         # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
         # text: the same test as hashing the copy's canonical form, without re-encoding it.
-        for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
-            try:
-                same = json.loads(event_payload) == event
-            except ValueError:
-                same = False
-            if not same:
-                raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
+        # Fast path: the envelope text is exactly the queue's own splice of the stored event
+        # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
+        # else (an older writer, a tampered copy) takes the parse-and-compare check.
+        fields = {k: v for k, v in envelope.items() if k != "events"} if is_plain_envelope(envelope) else None
+        if fields is None or envelope_json(fields, [r[0] for r in rows]) != payload:
+            for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
+                try:
+                    same = json.loads(event_payload) == event
+                except ValueError:
+                    same = False
+                if not same:
+                    raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
         if sha256_hex("\n".join(r[1] for r in rows).encode()) != envelope.get("checksum"):
             raise ValueError(f"capture episode {episode_id} checksum mismatch")
         try:
@@ -723,7 +749,9 @@ class CaptureQueue:
                 )
         return present
 
-    def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+    def claim_batch(
+        self, provider: str, *, limit: int = 500, behind: Sequence[DeliveryClaim] = ()
+    ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
 
         Unlike :meth:`claim` (only each session's head), a session's consecutive undelivered
@@ -731,7 +759,14 @@ class CaptureQueue:
         for a retry or skipped: the caller delivers them in one ``put_batch`` and records them
         with :meth:`complete_many` (or :meth:`fail_many`), so per-session order still holds.
         Integrity is verified exactly as in :meth:`claim`.
+
+        ``behind``: claims of this queue still being written (a pipelined caller claims the
+        next batch while the previous one is in flight).  Episodes queued after them may be
+        taken; the caller must write this batch only after ``behind`` is recorded, and
+        release this batch's claims of any session whose ``behind`` episode was not delivered
+        (:func:`paxm_core.capture.batch.deliver_stream` does both).
         """
+        in_flight = {c.episode_id for c in behind if c.provider == provider and c.lease == self.lease}
         now = self._now()
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
@@ -739,7 +774,8 @@ class CaptureQueue:
             rows = conn.execute(
                 """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence,
                           e.payload_json, e.payload_hash
-                   FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id
+                   FROM capture_deliveries d INDEXED BY capture_deliveries_due
+                   JOIN capture_episodes e ON e.episode_id = d.episode_id
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
@@ -755,14 +791,17 @@ class CaptureQueue:
                 candidates.sort(key=lambda r: r[4])
                 # undelivered (not dead) deliveries of this session, in order: the candidates
                 # must be a prefix of it, else an earlier episode would be overtaken
+                # (leases of ``behind`` are not in the way: they are written first)
                 ahead = [
                     r[0]
                     for r in conn.execute(
-                        "SELECT first_sequence FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+                        "SELECT first_sequence, episode_id, state, lease_owner FROM capture_deliveries"
+                        " INDEXED BY capture_deliveries_heads"
                         " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
                         " ORDER BY first_sequence LIMIT ?",
-                        (provider, session_key, len(candidates)),
+                        (provider, session_key, len(candidates) + len(in_flight)),
                     )
+                    if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
                 ]
                 for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(candidates):
                     if position >= len(ahead) or ahead[position] != first:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, deliver_batch
+from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, deliver_stream
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
 from paxm_core.capture.queue import CaptureQueue
 from paxm_core.types import MemoryItem, MemoryRef
@@ -298,24 +298,53 @@ class DeliveryWorker:
             threading.Thread(target=self._deliver, args=(claim,), name="paxm-delivery", daemon=True).start()
 
     def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
-        timeout = max(self._timeout_for(claim) for claim in claims)
-        started = time.monotonic()
+        # one stream per provider slot: while a batch is written the next is claimed
+        # (deliver_stream), so a backlog drains without a round trip through the loop thread
+        final: list[DeliveryOutcome] = []
+        started = [time.monotonic()]
+        current: list[DeliveryClaim] = list(claims)
+
+        def writer(batch: list[DeliveryClaim]) -> Callable[[list[MemoryItem]], list[MemoryRef]]:
+            current[:] = batch
+            started[0] = time.monotonic()
+            timeout = max(self._timeout_for(claim) for claim in batch)
+            return lambda items: self.router.put_to_provider(provider, items, timeout)
+
+        def report(outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim]) -> None:
+            duration = time.monotonic() - started[0] if batch else 0.0
+            final.extend(self._record_batch(outcomes, batch, duration))
+
         try:
-            outcomes = deliver_batch(
-                self.queue, claims, lambda items: self.router.put_to_provider(provider, items, timeout)
+            deliver_stream(
+                self.queue,
+                provider,
+                writer,
+                report,
+                limit=self.batch_size,
+                first=claims,
+                stopping=lambda: self._stopping,
             )
         except Exception as exc:  # queue closed or DB error: the leases stay, recovery retries them
             self._report_issue("delivery_worker_error", exc)
-            outcomes = [
-                DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivering") for c in claims
-            ]
-        duration = time.monotonic() - started
+            done = {o.episode_id for o in final}
+            left = [c for c in current if c.episode_id not in done]
+            outcomes = [DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivering") for c in left]
+            final.extend(self._record_batch(outcomes, left, time.monotonic() - started[0]))
+        with self._cond:
+            self._inflight[provider] -= 1
+            self._wake = True
+            self._cond.notify_all()
+        return final
+
+    def _record_batch(
+        self, outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim], duration: float
+    ) -> list[DeliveryOutcome]:
         finished = time.time()
-        by_id = {claim.episode_id: claim for claim in claims}
+        claim_of = {claim.episode_id: claim for claim in batch}
         final: list[DeliveryOutcome] = []
         for outcome in outcomes:
-            claim = by_id[outcome.episode_id]
-            latencies = [max(0.0, finished - t) for t in claim.capture_times]
+            claim = claim_of.get(outcome.episode_id)
+            latencies = [max(0.0, finished - t) for t in claim.capture_times] if claim is not None else []
             final.append(
                 DeliveryOutcome(
                     outcome.episode_id,
@@ -326,7 +355,7 @@ class DeliveryWorker:
                     ref=outcome.ref,
                     error=outcome.error,
                     # the write was shared: each episode reports its share of it
-                    duration=duration / len(claims),
+                    duration=duration / max(1, len(outcomes)),
                     passive_latency_total=sum(latencies),
                     passive_samples=len(latencies),
                 )
@@ -335,7 +364,6 @@ class DeliveryWorker:
             for outcome in final:
                 if outcome.state in self._counts:
                     self._counts[outcome.state] += 1
-            self._inflight[provider] -= 1
             self._wake = True
             self._cond.notify_all()
         for outcome in final:

@@ -362,6 +362,8 @@ def test_upgrade_from_schema_1_backfills_delivery_positions(open_queue, queue_pa
     q.close()
     with sqlite3.connect(queue_path) as conn:  # turn the file back into a schema-1 queue
         conn.execute("DROP INDEX capture_deliveries_heads")
+        conn.execute("DROP INDEX capture_deliveries_due")  # m003 indexes a column m002 added
+        conn.execute("DELETE FROM _paxm_migrations WHERE name = 'm003_delivery_due_order'")
         for column in ("session_key", "first_sequence", "episode_created_at"):
             conn.execute(f"ALTER TABLE capture_deliveries DROP COLUMN {column}")
         conn.execute("DELETE FROM _paxm_migrations WHERE name = 'm002_delivery_heads'")

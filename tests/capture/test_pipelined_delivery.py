@@ -1,0 +1,197 @@
+"""Pipelined delivery (``deliver_stream``): batch N+1 is claimed while batch N is written.
+
+Per-session order must hold across batches as within one: the next batch may hold a
+session's later episodes only behind this queue's own in-flight claims, it is written only
+after the previous batch is recorded, and its episodes of a session that did not deliver
+are released untried.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _capture_helpers import event
+
+from paxm_core import Deadline, MemoryItem, MemoryRef
+from paxm_core.capture import CaptureQueue, DeliveryWorker
+from paxm_core.capture.batch import deliver_stream
+from paxm_core.errors import ProviderError
+from paxm_core.router import Router
+
+
+def _turns(session: str, count: int, poison_at: int | None = None) -> list[Any]:
+    out = []
+    for n in range(count):
+        word = "POISON" if n == poison_at else "fine"
+        out.append(event(f"{session}-u{n}", session, f"prompt {session} {n:03d} {word}"))
+        out.append(event(f"{session}-e{n}", session, f"answer {session} {n:03d}", terminal=True))
+    return out
+
+
+class Recorder:
+    """ID-honouring in-memory provider with ``put_batch``; logs every write in order.
+
+    ``fail_twice`` texts fail their first two writes (the batch write, then the one-by-one
+    retry of that episode: a transient provider error); ``gate``, when
+    set, holds each batch write until the test lets it go.
+    """
+
+    def __init__(self, fail_twice: Sequence[str] = ()) -> None:
+        self.stored: dict[str, str] = {}
+        self.log: list[str] = []
+        self.batches: list[list[str]] = []
+        self._fail = dict.fromkeys(fail_twice, 2)
+        self.gate: threading.Event | None = None
+        self.writing = threading.Event()
+
+    @property
+    def name(self) -> str:
+        return "rec"
+
+    def health(self, deadline: Deadline) -> None:
+        return None
+
+    def search(self, query: Any, deadline: Deadline) -> list[Any]:
+        return []
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        return self.put_batch([item], deadline)[0]
+
+    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
+        self.writing.set()
+        if self.gate is not None:
+            assert self.gate.wait(30)
+        for item in items:
+            hit = next((word for word in self._fail if word in item.text), None)
+            if hit is not None:
+                self._fail[hit] -= 1
+                if not self._fail[hit]:
+                    del self._fail[hit]
+                raise ProviderError("rec", "put", "transient failure")
+        self.batches.append([i.text.split()[2] + i.text.split()[1] for i in items])
+        for item in items:
+            self.stored[item.id] = item.text
+            self.log.append(item.text)
+        return [MemoryRef("rec", i.id) for i in items]
+
+
+def _interleaved(*sessions: list[Any]) -> list[Any]:
+    # turn by turn, so the sessions' episodes are sealed alternately (claims go oldest first)
+    turns = [list(zip(s[::2], s[1::2], strict=True)) for s in sessions]
+    return [e for turn in zip(*turns, strict=True) for pair in turn for e in pair]
+
+
+def _positions(log: list[str], session: str) -> list[int]:
+    return [int(text.split()[2]) for text in log if text.split()[1] == session]
+
+
+def test_the_next_batch_is_claimed_behind_the_in_flight_one_and_written_after_it(tmp_path: Path) -> None:
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_interleaved(_turns("a", 6), _turns("b", 6)))
+    first, _ = queue.claim_batch("rec", limit=4)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [
+        ("a", "000"),
+        ("a", "001"),
+        ("b", "000"),
+        ("b", "001"),
+    ]
+    # without ``behind`` nothing more is claimable: every session's head is in flight
+    assert queue.claim_batch("rec", limit=4)[0] == []
+    following, _ = queue.claim_batch("rec", limit=4, behind=first)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in following] == [
+        ("a", "002"),
+        ("a", "003"),
+        ("b", "002"),
+        ("b", "003"),
+    ]
+    # another queue (another process's worker) may not claim behind these leases
+    other = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    try:
+        assert other.claim_batch("rec", limit=4, behind=first)[0] == []
+    finally:
+        other.close()
+    queue.close()
+
+
+def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_path: Path) -> None:
+    provider = Recorder(fail_twice=["a 001 fine"])
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]}, retry_min=0.05)
+    queue.append_many(_interleaved(_turns("a", 8), _turns("b", 8)))
+    router = Router({"rec": provider})
+    seen: list[tuple[str, str]] = []
+    try:
+        attempted = deliver_stream(
+            queue,
+            "rec",
+            lambda _batch: lambda items: router.put_to_provider("rec", items, 30.0),
+            lambda outcomes, _batch: seen.extend((o.episode_id, o.state) for o in outcomes),
+            limit=4,
+        )
+        assert attempted == len(seen) >= 6
+        # a's episode 1 failed (retry, backed off); a's later episodes were never sent ahead,
+        # though the prefetched batch had claimed two of them; b went on, in order
+        assert _positions(provider.log, "a") == [0]
+        b = _positions(provider.log, "b")
+        assert b == list(range(len(b))) and len(b) >= 4
+        with sqlite3.connect(queue.path) as conn:
+            rows = conn.execute(
+                "SELECT state, attempts FROM capture_deliveries WHERE session_key = 'a' ORDER BY first_sequence"
+            ).fetchall()
+        assert rows[0] == ("delivered", 1) and rows[1][0] == "retry"
+        assert {state for state, _ in rows[2:]} == {"pending"}  # released untried: no attempt counted
+        assert {attempts for _, attempts in rows[2:]} == {0}
+        # once the retry is due, the session drains in order
+        report = DeliveryWorker(queue, router, batch_size=4).flush(timeout=30)
+        assert report.ok, report
+        assert _positions(provider.log, "a") == list(range(8))
+        assert len(provider.stored) == 16
+    finally:
+        router.close()
+        queue.close()
+
+
+def test_stopping_releases_the_prefetched_batch_untried(tmp_path: Path) -> None:
+    provider = Recorder()
+    provider.gate = threading.Event()
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_turns("a", 10))
+    router = Router({"rec": provider})
+    stop = threading.Event()
+    try:
+        runner = threading.Thread(
+            target=deliver_stream,
+            args=(
+                queue,
+                "rec",
+                lambda _batch: lambda items: router.put_to_provider("rec", items, 30.0),
+                lambda outcomes, _batch: None,
+            ),
+            kwargs={"limit": 3, "stopping": stop.is_set},
+        )
+        runner.start()
+        assert provider.writing.wait(10)
+        # the first batch is being written; its successor gets claimed meanwhile
+        for _ in range(200):
+            with sqlite3.connect(queue.path) as conn:
+                leased = conn.execute("SELECT COUNT(*) FROM capture_deliveries WHERE state = 'delivering'").fetchone()
+            if leased[0] == 6:
+                break
+            threading.Event().wait(0.01)
+        assert leased[0] == 6, "the next batch was not claimed while the first was written"
+        stop.set()
+        provider.gate.set()
+        runner.join(30)
+        assert not runner.is_alive()
+        with sqlite3.connect(queue.path) as conn:
+            states = dict(conn.execute("SELECT state, COUNT(*) FROM capture_deliveries GROUP BY state").fetchall())
+            attempts = conn.execute("SELECT SUM(attempts) FROM capture_deliveries").fetchone()[0]
+        assert states == {"delivered": 3, "pending": 7}
+        assert attempts == 3  # the prefetched three were released without an attempt counted
+        assert _positions(provider.log, "a") == [0, 1, 2]
+    finally:
+        router.close()
+        queue.close()
