@@ -17,7 +17,12 @@ def stamp(value: datetime) -> str:
     """Fixed-width RFC 3339 UTC text for ``value`` (naive values are taken as UTC)."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    value = value.astimezone(UTC)
+    if value.year >= 1000:
+        # isoformat is several times cheaper than strftime and gives the same text here; it
+        # would zero-pad years below 1000, which strftime (glibc) does not.
+        return value.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_stamp(text: str) -> datetime | None:
