@@ -59,16 +59,35 @@ _WORDS = st.sampled_from(
         "\u3000",
         "\x1f",
         "\u2028",
+        "(Deploy)",
+        "ticket0042,",
+        "1.2,",
+        "'v2'",
+        "A",
+        "AB",
+        "X1",
+        "2fa",
+        "V2.",
+        '"quoted"',
+        "word;",
+        "...",
+        "(",
+        "a1B",
+        "Ab1",
+        "retries.",
+        "((x))",
     ]
 )
+_ASCII_MIX = st.text(alphabet="aZk09(),.;:'\"!?-_/ Ab", max_size=60)
 TEXT = st.one_of(
     st.text(max_size=300),
+    _ASCII_MIX,
     st.lists(st.one_of(_WORDS, st.text(max_size=20)), max_size=60).map(" ".join),
     st.lists(_WORDS, max_size=80).map("".join),
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(TEXT)
 def test_index_text_is_byte_identical_to_the_reference(text: str) -> None:
     assert index_text(text) == reference_index_text(text)

@@ -160,9 +160,33 @@ _CACHE_MAX = 50_000
 _chunk_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
 
 
+_OPENERS = "(\"'"
+_CLOSERS = ".,;:!?)\"'"
+
+
+def _plain_word(chunk: str) -> str:
+    """The lowercase word of a chunk that is one ASCII word, possibly in brackets/punctuation.
+
+    Such a chunk (``retries,`` ``(Deploy)`` ``ticket0042`` ``v2``) indexes as that word's
+    canonical key alone, whatever :func:`_index_chunk`'s general path would compute: no
+    identifier boundary inside, no joined form, no numeric key.  ``""`` for any other chunk.
+    """
+    if not chunk.isascii():
+        return ""
+    core = chunk.lstrip(_OPENERS).rstrip(_CLOSERS)
+    # A numeric key ("1.2", "2026-01-05") needs a separator inside the core, which is not alnum.
+    if not core.isalnum() or core[1:] != core[1:].lower():
+        return ""
+    return core.lower()
+
+
 def _index_chunk_cached(chunk: str) -> tuple[str, tuple[str, ...]]:
-    tokens, extras = _index_chunk(chunk)
-    entry = (" ".join(tokens), extras)
+    word = _plain_word(chunk)
+    if word:
+        entry: tuple[str, tuple[str, ...]] = (canonical(word) if len(word) <= _MAX_PART else "", ())
+    else:
+        tokens, extras = _index_chunk(chunk)
+        entry = (" ".join(tokens), extras)
     if len(chunk) <= _MAX_CHUNK:
         if len(_chunk_cache) >= _CACHE_MAX:
             _chunk_cache.clear()
