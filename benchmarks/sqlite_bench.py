@@ -249,7 +249,7 @@ _COMMON = (
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
     syllables = ["ka", "lo", "mi", "ter", "on", "sa", "vel", "dra", "qu", "is", "po", "ne", "ru", "xen", "tor", "al"]
-    words = set()
+    words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
     return sorted(words)
