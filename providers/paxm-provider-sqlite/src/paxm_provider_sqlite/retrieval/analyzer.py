@@ -203,10 +203,12 @@ def index_text(text: str) -> IndexedText:
     get = _chunk_cache.get
     entries = [get(chunk) or _index_chunk_cached(chunk) for chunk in text.split()]
     terms = " ".join([e[0] for e in entries if e[0]])
+    joined = [e[1] for e in entries if e[1]]
+    if not joined:  # most memories: prose without identifiers, versions or dates
+        return IndexedText(terms, "", len(set(terms.split())))
     extras: dict[str, None] = {}
-    for entry in entries:
-        if entry[1]:
-            extras.update(dict.fromkeys(entry[1]))
+    for forms in joined:
+        extras.update(dict.fromkeys(forms))
     return IndexedText(terms, " ".join(extras), len(set(terms.split())) + len(extras))
 
 
