@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "writes", "batch"):
             bench_batch_writes(tmp, args.quick)
         if args.only in (None, "disk"):
-            bench_disk(tmp, args.disk_memories or (20_000 if args.quick else 200_000))
+            bench_disk(tmp, args.disk_memories or (10_000 if args.quick else 200_000))
         if args.only in (None, "recall"):
             bench_recall(tmp, args.quick)
     if RESULTS and not args.quick:
