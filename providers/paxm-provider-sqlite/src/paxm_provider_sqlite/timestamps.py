@@ -7,12 +7,16 @@ Columns hold RFC 3339 UTC text that upstream can parse.  paxm writes a fixed-wid
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from paxm_core.timefmt import parse_time
 
 __all__ = ["normalize_stamp", "parse_stamp", "stamp"]
 
 
+# A batch stamps the same instants again and again (its "now", a turn's start that is also
+# the memory's creation time); equal datetimes give equal text, aware ones across zones too.
+@lru_cache(maxsize=1024)
 def stamp(value: datetime) -> str:
     """Fixed-width RFC 3339 UTC text for ``value`` (naive values are taken as UTC)."""
     if value.tzinfo is None:
