@@ -62,7 +62,10 @@ def test_open_creates_parent_dir_wal_and_migrations(provider: SQLiteProvider, db
         names = [r[0] for r in raw.execute("SELECT name FROM _paxm_migrations ORDER BY rowid")]
         assert names[0] == "m001_upstream_schema"
         tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
-        assert {"memories", "memory_fts", "memories_ai", "memories_ad", "memories_au"} <= tables
+        assert {"memories", "memory_terms", "memories_terms_ai", "memories_terms_ad", "memories_terms_au"} <= tables
+        # upstream's raw-text index is created by m001 and dropped by m006 (recall never reads it)
+        assert "m006_drop_raw_text_index" in names
+        assert not {"memory_fts", "memories_ai", "memories_ad", "memories_au"} & tables
     finally:
         raw.close()
 
@@ -212,8 +215,9 @@ def test_expired_never_returned_and_cleanup(provider: SQLiteProvider, db_path: P
     raw = sqlite3.connect(db_path)
     try:
         assert sorted(r[0] for r in raw.execute("SELECT id FROM memories")) == ["ltm", "new"]
-        # the FTS index followed the delete (external content kept in sync by triggers)
-        assert raw.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH 'stale'").fetchone()[0] == 0
+        # the term index followed the delete (external content kept in sync by triggers)
+        assert raw.execute("SELECT count(*) FROM memory_terms WHERE memory_terms MATCH 'stale'").fetchone()[0] == 0
+        raw.execute("INSERT INTO memory_terms(memory_terms) VALUES ('integrity-check')")
     finally:
         raw.close()
 

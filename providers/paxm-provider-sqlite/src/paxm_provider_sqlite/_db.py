@@ -16,6 +16,8 @@ __all__ = ["Database"]
 # VM instructions between deadline checks: frequent enough to stop a runaway FTS query within
 # a fraction of a millisecond, rare enough that the callback costs nothing measurable.
 _PROGRESS_STEPS = 1000
+#: Page size of a new database file (existing files keep theirs).
+_PAGE_SIZE = 8192
 
 
 class Database:
@@ -45,6 +47,10 @@ class Database:
         try:
             conn.execute("PRAGMA busy_timeout = 5000")
             conn.execute("PRAGMA foreign_keys = ON")
+            # Takes effect only while the file is still empty (before WAL mode writes it): a
+            # memory row with its analysed terms is 0.5-2 KB, and 4 KiB pages leave up to a
+            # fifth of each page unused (-16% on disk for 700-char turns, measured).
+            conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
             if mode is None or str(mode[0]).lower() != "wal":
                 raise ProviderError(self._provider, "open", f"{self.path}: cannot enable WAL journal mode")

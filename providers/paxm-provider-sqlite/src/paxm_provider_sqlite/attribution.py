@@ -7,6 +7,7 @@ SQLite keeps only ``metadata_json``, so structured origin/scope are written to t
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from datetime import datetime
 
 from paxm_core import MemoryHit, MemoryItem, TurnContext, sync_attribution
@@ -18,6 +19,7 @@ __all__ = [
     "apply_hit_attribution",
     "merge_lifecycle",
     "prepare_metadata",
+    "stored_rows",
 ]
 
 FINGERPRINT = "paxm_fingerprint"
@@ -76,32 +78,52 @@ def _pick(left: str, right: str, *, later: bool) -> str:
     return left if lt < rt else right
 
 
+#: Bound parameters per ``IN (...)`` lookup (SQLite's default limit is 32766; stay well below).
+_LOOKUP_CHUNK = 500
+
+
+def stored_rows(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tuple[dict[str, str], str]]:
+    """``id -> (metadata, created_at)`` of the stored rows among ``ids``: one query per 500 ids."""
+    from paxm_provider_sqlite.records import decode_metadata
+
+    wanted = list(dict.fromkeys(ids))
+    found: dict[str, tuple[dict[str, str], str]] = {}
+    for start in range(0, len(wanted), _LOOKUP_CHUNK):
+        chunk = wanted[start : start + _LOOKUP_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT id, metadata_json, created_at FROM memories WHERE id IN ({marks})"
+        for item_id, meta, created in conn.execute(sql, chunk):
+            found[str(item_id)] = (decode_metadata(meta), str(created))
+    return found
+
+
 def merge_lifecycle(
-    conn: sqlite3.Connection, item_id: str, incoming: dict[str, str], created_at: datetime
+    stored: tuple[dict[str, str], str] | None, item_id: str, incoming: dict[str, str], created_at: datetime
 ) -> dict[str, str]:
     """Consolidate an LTM re-observation into the stored row's counters.
 
-    Only items carrying ``paxm_fingerprint`` are consolidated: occurrences add up, first-seen
-    keeps the earliest and last-seen the latest timestamp.  A different fingerprint under the
-    same id raises :class:`FingerprintConflict` (two texts must never share an LTM id).
+    ``stored`` is the row already under ``item_id`` (its metadata and ``created_at`` text, see
+    :func:`stored_rows`), or ``None``.  Only items carrying ``paxm_fingerprint`` are
+    consolidated: occurrences add up, first-seen keeps the earliest and last-seen the latest
+    timestamp.  A different fingerprint under the same id raises :class:`FingerprintConflict`
+    (two texts must never share an LTM id).
     """
     fingerprint = incoming.get(FINGERPRINT, "")
-    if not fingerprint.strip():
+    if not fingerprint.strip() or stored is None:
         return incoming
-    row = conn.execute("SELECT metadata_json, created_at FROM memories WHERE id = ?", (item_id,)).fetchone()
-    if row is None:
-        return incoming
-    from paxm_provider_sqlite.records import decode_metadata
-
-    existing = decode_metadata(row[0])
+    existing, row_created = stored
     if existing.get(FINGERPRINT, "").strip() != fingerprint:
         raise FingerprintConflict(f"sqlite memory {item_id!r} fingerprint conflict")
     merged = {**existing, **incoming}
     merged[FINGERPRINT] = fingerprint
     merged[OCCURRENCES] = str(_occurrences(existing) + _occurrences(incoming))
-    merged[FIRST_SEEN] = _pick(_first(existing.get(FIRST_SEEN, ""), row[1]), incoming.get(FIRST_SEEN, ""), later=False)
+    merged[FIRST_SEEN] = _pick(
+        _first(existing.get(FIRST_SEEN, ""), row_created), incoming.get(FIRST_SEEN, ""), later=False
+    )
     merged[LAST_SEEN] = _pick(
-        _first(existing.get(LAST_SEEN, ""), row[1]), _first(incoming.get(LAST_SEEN, ""), stamp(created_at)), later=True
+        _first(existing.get(LAST_SEEN, ""), row_created),
+        _first(incoming.get(LAST_SEEN, ""), stamp(created_at)),
+        later=True,
     )
     return merged
 

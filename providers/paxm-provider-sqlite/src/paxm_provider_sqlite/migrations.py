@@ -7,7 +7,7 @@ database written by upstream opens unchanged and is upgraded in place.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from paxm_core.timefmt import format_time, utcnow
 from paxm_provider_sqlite.timestamps import normalize_stamp
@@ -90,12 +90,13 @@ def _analyse_rows(conn: sqlite3.Connection) -> None:
     from paxm_provider_sqlite.retrieval.analyzer import index_text
 
     rows = conn.execute("SELECT rowid, text FROM memories").fetchall()
-    for rowid, text in rows:
-        indexed = index_text(str(text))
-        conn.execute(
-            "UPDATE memories SET terms = ?, extras = ?, nterms = ? WHERE rowid = ?",
-            (indexed.terms, indexed.extras, indexed.unique, rowid),
-        )
+
+    def analysed() -> Iterator[tuple[str, str, int, int]]:
+        for rowid, text in rows:
+            indexed = index_text(str(text))
+            yield indexed.terms, indexed.extras, indexed.unique, rowid
+
+    conn.executemany("UPDATE memories SET terms = ?, extras = ?, nterms = ? WHERE rowid = ?", analysed())
 
 
 @migration
@@ -103,7 +104,7 @@ def m003_term_index(conn: sqlite3.Connection) -> None:
     """Add the analysed term index that the retrieval pipeline queries.
 
     ``terms``/``extras`` hold the analyzer's output (see ``retrieval/analyzer.py``) and the
-    FTS5 table ``memory_terms`` indexes them, kept in sync by triggers like ``memory_fts``.
+    FTS5 table ``memory_terms`` indexes them, kept in sync by triggers.
     Existing rows are analysed here, once.
     """
     existing = _columns(conn, "memories")
@@ -114,6 +115,9 @@ def m003_term_index(conn: sqlite3.Connection) -> None:
     ):
         if column not in existing:
             conn.execute(f"ALTER TABLE memories ADD COLUMN {column} {definition}")
+    # m006 drops upstream's raw-text index anyway; dropping it first spares its AFTER UPDATE
+    # trigger re-indexing the text of every row analysed below (an upstream file's upgrade).
+    _drop_raw_index(conn)
     _analyse_rows(conn)
     conn.execute(
         """CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
@@ -158,6 +162,47 @@ def m005_meta(conn: sqlite3.Connection) -> None:
 
     conn.execute("CREATE TABLE IF NOT EXISTS _paxm_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("INSERT OR REPLACE INTO _paxm_meta(key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,))
+
+
+#: Upstream's index over the raw text and the triggers that maintain it (see ``m006``).
+_RAW_INDEX = ("memories_ai", "memories_ad", "memories_au", "memory_fts")
+
+
+def _drop_raw_index(conn: sqlite3.Connection) -> None:
+    for trigger in _RAW_INDEX[:3]:
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP TABLE IF EXISTS memory_fts")
+
+
+@migration
+def m006_drop_raw_text_index(conn: sqlite3.Connection) -> None:
+    """Stop maintaining upstream's ``memory_fts`` (an FTS5 index of ``text``/``source``).
+
+    paxm's recall queries only ``memory_terms``; keeping ``memory_fts`` in step cost as much
+    per write as the term index itself and about 130 bytes per 256-byte memory.  It is
+    derived data: nothing is lost, and ``docs/sqlite-provider.md`` shows how to rebuild it
+    for upstream.
+    """
+    _drop_raw_index(conn)
+
+
+def _ensure_raw_index_gone(conn: sqlite3.Connection) -> None:
+    """Drop ``memory_fts`` again if upstream's binary re-created it after ``m006`` ran.
+
+    Upstream creates the table and its triggers empty (``IF NOT EXISTS``) on every open; left
+    in place, they would index only rows written since, and their ``'delete'`` of an older,
+    never-indexed row would corrupt that index.  One ``sqlite_master`` lookup per open.
+    """
+    marks = ", ".join("?" * len(_RAW_INDEX))
+    if conn.execute(f"SELECT 1 FROM sqlite_master WHERE name IN ({marks}) LIMIT 1", _RAW_INDEX).fetchone() is None:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _drop_raw_index(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def ensure_analyzer(conn: sqlite3.Connection) -> None:
@@ -206,4 +251,5 @@ def migrate(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+    _ensure_raw_index_gone(conn)
     ensure_analyzer(conn)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from paxm_core import (
@@ -20,20 +21,25 @@ from paxm_core import (
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite._db import Database
 from paxm_provider_sqlite.attribution import (
+    FINGERPRINT,
     FingerprintConflict,
     apply_hit_attribution,
     merge_lifecycle,
     prepare_metadata,
+    stored_rows,
 )
 from paxm_provider_sqlite.records import encode_metadata
 from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
-from paxm_provider_sqlite.retrieval.analyzer import index_text
+from paxm_provider_sqlite.retrieval.analyzer import IndexedText, index_text
 from paxm_provider_sqlite.retrieval.frequency import DocumentFrequencies
 from paxm_provider_sqlite.timestamps import stamp
 
 __all__ = ["SQLiteProvider", "default_path"]
 
 _CLEANUP_MAX = 500
+
+#: (id, item, created_at, metadata, analysed text) of one item about to be written.
+_Prepared = tuple[str, MemoryItem, datetime, dict[str, str], IndexedText]
 
 _UPSERT = """
 INSERT INTO memories(id, text, source, metadata_json, created_at, updated_at, tier, expires_at, terms, extras, nterms)
@@ -58,7 +64,7 @@ def default_path() -> Path:
 
 
 class SQLiteProvider:
-    """A local SQLite database with FTS5 indexes; thread-safe, one connection per instance.
+    """A local SQLite database with an FTS5 term index; thread-safe, one connection per instance.
 
     :param name: the instance name stamped on refs and hits.
     :param config: ``path`` is the database file (``~`` expanded; empty = XDG default).
@@ -99,7 +105,12 @@ class SQLiteProvider:
         return self.put_batch([item], deadline)[0]
 
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """Store ``items`` in one transaction; all or nothing; refs in item order."""
+        """Store ``items`` in one transaction; all or nothing; refs in item order.
+
+        Everything that needs no database (metadata, analysis, timestamps) is computed before
+        the write lock is taken; inside it, one lookup fetches the stored rows that fingerprinted
+        (LTM) items consolidate into, and one ``executemany`` writes every row.
+        """
         if not items:
             return []
         for index, item in enumerate(items):
@@ -107,47 +118,65 @@ class SQLiteProvider:
                 raise ProviderError(self._name, "put", f"memory text is required (item {index})")
         now = utcnow()
         now_text = stamp(now)
-        rows = []
+        prepared: list[_Prepared] = []
         for item in items:
             created = item.created_at or now
-            rows.append(
+            indexed = index_text(item.text)
+            prepared.append(
                 (
                     item.id.strip() or secrets.token_hex(16),
                     item,
                     created,
                     prepare_metadata(item),
-                    stamp(item.expires_at) if item.expires_at is not None else "",
-                    index_text(item.text),
+                    indexed,
                 )
             )
-        refs: list[MemoryRef] = []
+        # Only ids of fingerprinted items ever need the stored row (see merge_lifecycle).
+        lookup = {p[0] for p in prepared if p[3].get(FINGERPRINT, "").strip()}
         with self._db.session("put", deadline) as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for item_id, item, created, meta, expires, indexed in rows:
-                    meta = merge_lifecycle(conn, item_id, meta, created)
-                    conn.execute(
-                        _UPSERT,
-                        (
-                            item_id,
-                            item.text,
-                            item.source,
-                            encode_metadata(meta),
-                            stamp(created),
-                            now_text,
-                            normalize_tier(item.tier),
-                            expires,
-                            indexed.terms,
-                            indexed.extras,
-                            indexed.unique,
-                        ),
-                    )
-                    refs.append(MemoryRef(self._name, item_id))
+                rows = self._rows(stored_rows(conn, lookup) if lookup else {}, lookup, prepared, now_text)
+                conn.executemany(_UPSERT, rows)
                 conn.execute("COMMIT")
             except FingerprintConflict as exc:
                 conn.execute("ROLLBACK")
                 raise ProviderError(self._name, "put", str(exc)) from exc
-        return refs
+        return [MemoryRef(self._name, p[0]) for p in prepared]
+
+    @staticmethod
+    def _rows(
+        stored: dict[str, tuple[dict[str, str], str]], lookup: set[str], prepared: list[_Prepared], now_text: str
+    ) -> list[tuple[str | int, ...]]:
+        """The upsert parameters, consolidating LTM re-observations as one-by-one writes would.
+
+        ``stored`` is kept current as rows are produced, so an id repeated within the batch
+        merges into what the batch wrote before it, exactly as sequential ``put`` calls do.
+        """
+        rows: list[tuple[str | int, ...]] = []
+        for item_id, item, created, meta, indexed in prepared:
+            created_text = stamp(created)
+            if item_id in lookup:
+                previous = stored.get(item_id)
+                meta = merge_lifecycle(previous, item_id, meta, created)
+                # an upsert keeps the first row's created_at
+                stored[item_id] = (meta, previous[1] if previous is not None else created_text)
+            rows.append(
+                (
+                    item_id,
+                    item.text,
+                    item.source,
+                    encode_metadata(meta),
+                    created_text,
+                    now_text,
+                    normalize_tier(item.tier),
+                    stamp(item.expires_at) if item.expires_at is not None else "",
+                    indexed.terms,
+                    indexed.extras,
+                    indexed.unique,
+                )
+            )
+        return rows
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """Recall memories for ``query.text``; see ``docs/sqlite-provider.md`` for the pipeline.
@@ -174,8 +203,8 @@ class SQLiteProvider:
         """Delete the memory ``ref.id``; ``False`` if there was none.
 
         One transaction: the row goes, and the ``AFTER DELETE`` triggers remove its rows from
-        both FTS indexes (``memory_fts``, ``memory_terms``) and from any sidecar table a
-        subclass keeps (the hybrid provider's vectors), so nothing of it stays searchable.
+        the term index (``memory_terms``) and from any sidecar table a subclass keeps (the
+        hybrid provider's vectors), so nothing of it stays searchable.
         """
         if not ref.id.strip():
             raise ProviderError(self._name, "delete", "delete needs a memory id")

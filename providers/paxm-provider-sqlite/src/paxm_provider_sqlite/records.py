@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _quote  # what json.dumps uses when ensure_ascii=False
 from typing import Any
 
 __all__ = ["decode_metadata", "encode_metadata"]
 
 
 def encode_metadata(meta: dict[str, str]) -> str:
-    """Metadata as stored in ``metadata_json`` (compact; non-ASCII kept readable)."""
-    return json.dumps(meta, ensure_ascii=False, separators=(",", ":")) if meta else "{}"
+    """Metadata as stored in ``metadata_json`` (compact; non-ASCII kept readable).
+
+    The text is exactly ``json.dumps(meta, ensure_ascii=False, separators=(",", ":"))``; string
+    keys and values (the only kind the provider stores) are joined directly with the json
+    module's own C string escaper, which is several times cheaper than the full encoder.
+    """
+    if not meta:
+        return "{}"
+    try:
+        return "{" + ",".join([f"{_quote(k)}:{_quote(v)}" for k, v in meta.items()]) + "}"
+    except TypeError:  # a non-string key or value: the encoder's own conversions apply
+        return json.dumps(meta, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode_metadata(text: str | None) -> dict[str, str]:

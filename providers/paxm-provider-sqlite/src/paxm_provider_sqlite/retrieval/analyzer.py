@@ -152,20 +152,64 @@ def _index_chunk(chunk: str) -> _ChunkIndex:
     return tuple(tokens), tuple(extras)
 
 
-# Bounded so a long-running daemon does not grow without limit (~50k distinct words).
-_index_chunk_cached = lru_cache(maxsize=50_000)(_index_chunk)
+#: Most chunks the indexing cache holds before it starts over: bounded so a long-running
+#: daemon does not grow without limit (~50k distinct words, a few MB).
+_CACHE_MAX = 50_000
+#: chunk -> (its tokens joined by spaces, its joined forms); a plain dict because the lookup
+#: runs once per word of every memory written and ``dict.get`` is the cheapest call there is.
+_chunk_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+
+_OPENERS = "(\"'"
+_CLOSERS = ".,;:!?)\"'"
+
+
+def _plain_word(chunk: str) -> str:
+    """The lowercase word of a chunk that is one ASCII word, possibly in brackets/punctuation.
+
+    Such a chunk (``retries,`` ``(Deploy)`` ``ticket0042`` ``v2``) indexes as that word's
+    canonical key alone, whatever :func:`_index_chunk`'s general path would compute: no
+    identifier boundary inside, no joined form, no numeric key.  ``""`` for any other chunk.
+    """
+    if not chunk.isascii():
+        return ""
+    core = chunk.lstrip(_OPENERS).rstrip(_CLOSERS)
+    # A numeric key ("1.2", "2026-01-05") needs a separator inside the core, which is not alnum.
+    if not core.isalnum() or core[1:] != core[1:].lower():
+        return ""
+    return core.lower()
+
+
+def _index_chunk_cached(chunk: str) -> tuple[str, tuple[str, ...]]:
+    word = _plain_word(chunk)
+    if word:
+        entry: tuple[str, tuple[str, ...]] = (canonical(word) if len(word) <= _MAX_PART else "", ())
+    else:
+        tokens, extras = _index_chunk(chunk)
+        entry = (" ".join(tokens), extras)
+    if len(chunk) <= _MAX_CHUNK:
+        if len(_chunk_cache) >= _CACHE_MAX:
+            _chunk_cache.clear()
+        _chunk_cache[chunk] = entry
+    return entry
 
 
 def index_text(text: str) -> IndexedText:
-    """The term-index columns for a memory's ``text``."""
-    stream: list[str] = []
+    """The term-index columns for a memory's ``text``.
+
+    Tokens never contain whitespace, so joining each chunk's pre-joined tokens gives the same
+    stream as joining every token, and splitting the stream recovers the token set.
+    """
+    get = _chunk_cache.get
+    entries = [get(chunk) or _index_chunk_cached(chunk) for chunk in text.split()]
+    terms = " ".join([e[0] for e in entries if e[0]])
+    joined = [e[1] for e in entries if e[1]]
+    if not joined:  # most memories: prose without identifiers, versions or dates
+        return IndexedText(terms, "", len(set(terms.split())))
     extras: dict[str, None] = {}
-    for chunk in text.split():
-        tokens, joined = _index_chunk_cached(chunk) if len(chunk) <= _MAX_CHUNK else _index_chunk(chunk)
-        stream.extend(tokens)
-        for item in joined:
-            extras[item] = None
-    return IndexedText(" ".join(stream), " ".join(extras), len(set(stream)) + len(extras))
+    for forms in joined:
+        extras.update(dict.fromkeys(forms))
+    return IndexedText(terms, " ".join(extras), len(set(terms.split())) + len(extras))
 
 
 @lru_cache(maxsize=256)
