@@ -207,10 +207,7 @@ class Router:
                 continue
             merged.extend(eligible)
         result.provider_recalls.sort(key=lambda r: r.provider)
-        kept = ranking.dedupe(merged)
-        ranking.sort_hits(kept)
-        if result_limit > 0:
-            del kept[result_limit:]
+        kept = ranking.top(merged, result_limit)
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:

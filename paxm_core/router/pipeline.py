@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from paxm_core.attribution import META_SCOPE_ID, META_SCOPE_TYPE, effective_expires_at, effective_tier, restore_hit
+from paxm_core.attribution import (
+    META_EXPIRES_AT,
+    META_SCOPE_ID,
+    META_SCOPE_TYPE,
+    effective_expires_at,
+    effective_tier,
+    restore_hit,
+)
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, Provenance, normalize_tier
@@ -118,38 +126,74 @@ def eligible_hits(
     """Stamp, filter, score and calibrate one provider's hits (inputs untouched).
 
     Filters run on the provider's own objects and the result holds :class:`Candidate`
-    stand-ins, so that only the hits a recall returns are ever copied.
+    stand-ins, so that only the hits a recall returns are ever copied.  This is the router's
+    hottest loop (every candidate of every provider passes through it), so the rules of
+    :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
+    their common cases inlined: a hit without an expiry field or expiry metadata, a hit whose
+    tier and scope are set as fields.  The rare cases call the shared functions.
     """
     weight = route.effective_weight
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
     boost = policy.recency_boost
     kept: list[Candidate] = []
-    recency_of: dict[int, float] = {}
     scopes: dict[tuple[str, str], Provenance] = {}
+    isnan = math.isnan
     for original in hits:
-        expires_at = effective_expires_at(original)
-        if expires_at is not None and expires_at <= now:
-            continue
-        tier = effective_tier(original)
+        expires_at = original.expires_at
+        if expires_at is not None:
+            if expires_at.tzinfo is None:
+                expires_at = expires_at.replace(tzinfo=UTC)
+            if expires_at <= now:
+                continue
+        else:
+            metadata = original.metadata
+            if META_EXPIRES_AT in metadata or "expires_at" in metadata:
+                expires_at = effective_expires_at(original)
+                if expires_at is not None and expires_at <= now:
+                    continue
+        tier = original.tier
+        tier = normalize_tier(tier) if tier else effective_tier(original)
         if tiers and tier not in tiers:
             continue
-        relevance = ranking.normalized_relevance(original)
+        # ranking.normalized_relevance, inlined
+        relevance = original.relevance
+        if (relevance == 0 or isnan(relevance)) and original.score > 0:
+            relevance = original.score
+        if relevance != relevance or relevance < 0:
+            relevance = 0.0
+        elif relevance > 1:
+            relevance = 1.0
         if relevance < min_relevance:
             continue
-        created = _aware(original.created_at) if original.created_at is not None else None
-        recency = ranking.recency_score(created, boost, now) if boost > 0 else 0.0
-        score = ranking.apply_weight_and_recency(relevance, weight, recency)
+        created = original.created_at
+        if created is not None and created.tzinfo is None:
+            created = created.replace(tzinfo=UTC)
+        if boost > 0:
+            recency = ranking.clamp_unit(ranking.recency_score(created, boost, now))
+            score = relevance * weight + recency  # ranking.apply_weight_and_recency
+        else:
+            recency = 0.0
+            score = relevance * weight
         if score < min_score:
             continue
-        scope = _restored_scope(original)
-        provenance = scopes.get(scope)
+        scope = original.scope
+        key = (scope.type, scope.id) if scope.type and scope.id else _restored_scope(original)
+        provenance = scopes.get(key)
         if provenance is None:
-            provenance = scopes[scope] = Provenance(scope_type=scope[0], scope_id=scope[1])
-        hit = Candidate(name, original, relevance, score, created, tier, expires_at, provenance)
-        recency_of[id(hit)] = recency
-        kept.append(hit)
-    calibrated = ranking.calibrate(kept)
-    for hit in calibrated:
-        hit.ranking = ranking.apply_weight_and_recency(hit.ranking, weight, recency_of[id(hit)])
-    return calibrated
+            provenance = scopes[key] = Provenance(scope_type=key[0], scope_id=key[1])
+        candidate = Candidate(name, original, relevance, score, created, tier, expires_at, provenance)
+        candidate.ranking = recency  # parked here until calibration below
+        kept.append(candidate)
+    # ranking.calibrate, then weight and recency: a stable sort by relevance, so equal
+    # relevance keeps the provider's order; ranking = relevance / rank², weighted, plus recency.
+    kept.sort(key=_by_relevance)
+    for rank, candidate in enumerate(kept, start=1):
+        relevance = candidate.relevance
+        calibrated = relevance / (rank * rank) if relevance > 0 else 0.0
+        candidate.ranking = calibrated * weight + candidate.ranking
+    return kept
+
+
+def _by_relevance(candidate: Candidate) -> float:
+    return -candidate.relevance

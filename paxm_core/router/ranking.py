@@ -29,6 +29,7 @@ __all__ = [
     "order_key",
     "recency_score",
     "sort_hits",
+    "top",
 ]
 
 _OLDEST = float("-inf")
@@ -166,3 +167,42 @@ def sort_hits(hits: list[H]) -> None:
             ordered[start:end] = sorted(ordered[start:end], key=_full)
         start = end
     hits[:] = ordered
+
+
+def top(hits: list[H], limit: int) -> list[H]:
+    """``dedupe`` then ``sort_hits`` then the first ``limit`` (``<= 0`` = all), cheaply.
+
+    A recall keeps a few hits out of tens of candidates, so dedupe keys and full order keys
+    are computed only for the candidates that can still make the cut.  Both the dedupe winner
+    rule and the final order start with ``(-ranking, -score)``: walking the candidates in that
+    order, once ``limit`` distinct dedupe groups are seen, a later candidate either belongs to
+    a group already seen (and loses to its first member, which is strictly ahead of it) or
+    starts a group whose best member is strictly behind the ``limit``-th group.  The result is
+    exactly what the full dedupe and sort give.
+    """
+    if limit <= 0 or len(hits) <= limit:
+        kept = dedupe(hits)
+        sort_hits(kept)
+        return kept[:limit] if limit > 0 else kept
+    primaries = [(-h.ranking, -h.score) for h in hits]
+    if any(r != r or s != s for r, s in primaries):  # NaN has no order: take the full path
+        kept = dedupe(hits)
+        sort_hits(kept)
+        return kept[:limit]
+    order = sorted(range(len(hits)), key=primaries.__getitem__)
+    groups: set[str] = set()
+    boundary: tuple[float, float] | None = None
+    end = len(order)
+    for position, index in enumerate(order):
+        primary = primaries[index]
+        if boundary is not None and primary > boundary:
+            end = position
+            break
+        key = dedupe_key(hits[index])
+        if key not in groups:
+            groups.add(key)
+            if len(groups) == limit:
+                boundary = primary
+    kept = dedupe(hits[i] for i in order[:end])
+    sort_hits(kept)
+    return kept[:limit]
