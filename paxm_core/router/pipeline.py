@@ -27,24 +27,23 @@ class Candidate:
 
     A recall keeps a few hits out of tens of candidates, and copying a hit (and restoring its
     attribution) is most of the router's own cost, so the copy is made by :meth:`materialize`
-    only for the hits that survive dedupe and the final cut.  Until then this carries exactly
-    what ranking reads; ``provenance`` holds the scope the restored hit will have (the only
-    part of it dedupe and ordering look at).
+    only for the hits that survive dedupe and the final cut.  Until then this carries what
+    ranking reads; what only dedupe and the final order read (the ``provenance`` the restored
+    hit will have) is worked out on first use, which in a recall is for the few candidates
+    that can still make the cut.
     """
 
     __slots__ = (
         "_expires_at",
         "_hit",
         "_original",
+        "_provenance",
         "_tier",
         "created_at",
-        "id",
-        "provenance",
         "provider",
         "ranking",
         "relevance",
         "score",
-        "text",
     )
 
     def __init__(
@@ -54,22 +53,36 @@ class Candidate:
         relevance: float,
         score: float,
         created_at: datetime | None,
-        tier: str,
+        tier: str | None,
         expires_at: datetime | None,
-        provenance: Provenance,
     ) -> None:
         self.provider = provider
-        self.id = original.id
-        self.text = original.text
         self.relevance = relevance
         self.score = score
         self.ranking = 0.0
-        self.created_at = created_at
-        self.provenance = provenance
         self._original = original
         self._tier = tier
         self._expires_at = expires_at
+        self.created_at = created_at
+        self._provenance: Provenance | None = None
         self._hit: MemoryHit | None = None
+
+    @property
+    def id(self) -> str:
+        return self._original.id
+
+    @property
+    def text(self) -> str:
+        return self._original.text
+
+    @property
+    def provenance(self) -> Provenance:
+        """The scope the restored copy will have (the only part of it dedupe and order read)."""
+        provenance = self._provenance
+        if provenance is None:
+            kind, ident = _restored_scope(self._original)
+            provenance = self._provenance = Provenance(scope_type=kind, scope_id=ident)
+        return provenance
 
     def materialize(self) -> MemoryHit:
         """The router-owned copy of the hit (made once), attribution restored, ranking set."""
@@ -85,8 +98,8 @@ class Candidate:
                 raw_score_kind=original.raw_score_kind,
                 source=original.source,
                 metadata=dict(original.metadata),
-                created_at=self.created_at,  # naive timestamps are taken as UTC, like everywhere in paxm
-                tier=self._tier,
+                created_at=self.created_at,
+                tier=effective_tier(original) if self._tier is None else self._tier,
                 expires_at=self._expires_at,
                 origin=original.origin,
                 scope=original.scope,
@@ -129,15 +142,14 @@ def eligible_hits(
     stand-ins, so that only the hits a recall returns are ever copied.  This is the router's
     hottest loop (every candidate of every provider passes through it), so the rules of
     :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
-    their common cases inlined: a hit without an expiry field or expiry metadata, a hit whose
-    tier and scope are set as fields.  The rare cases call the shared functions.
+    their common cases inlined (a hit without an expiry field or expiry metadata), and what
+    only the survivors need is left to :class:`Candidate`.
     """
     weight = route.effective_weight
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
     boost = policy.recency_boost
     kept: list[Candidate] = []
-    scopes: dict[tuple[str, str], Provenance] = {}
     isnan = math.isnan
     for original in hits:
         expires_at = original.expires_at
@@ -152,10 +164,11 @@ def eligible_hits(
                 expires_at = effective_expires_at(original)
                 if expires_at is not None and expires_at <= now:
                     continue
-        tier = original.tier
-        tier = normalize_tier(tier) if tier else effective_tier(original)
-        if tiers and tier not in tiers:
-            continue
+        tier: str | None = None  # worked out here only to filter; otherwise when copied
+        if tiers:
+            tier = effective_tier(original)
+            if tier not in tiers:
+                continue
         # ranking.normalized_relevance, inlined
         relevance = original.relevance
         if (relevance == 0 or isnan(relevance)) and original.score > 0:
@@ -168,7 +181,7 @@ def eligible_hits(
             continue
         created = original.created_at
         if created is not None and created.tzinfo is None:
-            created = created.replace(tzinfo=UTC)
+            created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
         if boost > 0:
             recency = ranking.clamp_unit(ranking.recency_score(created, boost, now))
             score = relevance * weight + recency  # ranking.apply_weight_and_recency
@@ -177,12 +190,7 @@ def eligible_hits(
             score = relevance * weight
         if score < min_score:
             continue
-        scope = original.scope
-        key = (scope.type, scope.id) if scope.type and scope.id else _restored_scope(original)
-        provenance = scopes.get(key)
-        if provenance is None:
-            provenance = scopes[key] = Provenance(scope_type=key[0], scope_id=key[1])
-        candidate = Candidate(name, original, relevance, score, created, tier, expires_at, provenance)
+        candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
         candidate.ranking = recency  # parked here until calibration below
         kept.append(candidate)
     # ranking.calibrate, then weight and recency: a stable sort by relevance, so equal

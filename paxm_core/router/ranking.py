@@ -39,14 +39,22 @@ class Ranked(Protocol):
     """What calibration, dedupe and the final order read: a :class:`MemoryHit` or a stand-in
     that copies the hit only when it survives (see :class:`~paxm_core.router.pipeline.Candidate`)."""
 
-    provider: str
-    id: str
-    text: str
-    relevance: float
-    score: float
     ranking: float
-    created_at: datetime | None
-    provenance: Provenance
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def relevance(self) -> float: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def created_at(self) -> datetime | None: ...
+    @property
+    def provenance(self) -> Provenance: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
