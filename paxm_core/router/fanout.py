@@ -34,6 +34,7 @@ class _Pending:
     dispatched: float
     call: Call[object] | None = None
     outcome: Outcome | None = None
+    claimable: bool = False  # deadline-bound: the caller may run it itself
     deferred: Callable[[], object] | None = field(default=None, repr=False)
 
 
@@ -66,8 +67,12 @@ def fan_out(
     One route may run on the calling thread once the others are dispatched (it saves a thread
     hand-off): a route with no time limit (the caller would wait for it anyway), or else one
     whose provider is ``deadline_bound`` (it returns by its deadline on its own, see
-    :data:`~paxm_core.protocols.CAP_DEADLINE_BOUND`).  Only one: two run one after the other
-    could let the first eat the second's budget.
+    :data:`~paxm_core.protocols.CAP_DEADLINE_BOUND`).  Only one is run there from the start:
+    two run one after the other could let the first eat the second's budget.  The other
+    deadline-bound calls go to their lanes like any call, but when the caller comes to wait
+    for one its worker has not started yet (typically still waiting for the interpreter lock
+    the caller held), the caller claims and runs it itself (:meth:`Lane.claim`); a worker that
+    did get to its call first runs it as usual, so no call waits for another's.
     """
     pending: list[_Pending] = []
     inline: _Pending | None = None
@@ -80,11 +85,14 @@ def fan_out(
         if deadline.expired():
             item.outcome = Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
             continue
-        if inline is None and (deadline.at is None or (deadline_bound is not None and deadline_bound(route.name))):
+        bounded = deadline_bound is not None and deadline_bound(route.name)
+        if bounded:
+            item.claimable = True
             if deadline is not overall:
-                # Nobody polls for the caller's cancel while the caller runs the call itself,
-                # so this deadline must see it directly.
+                # Nobody polls for the caller's cancel while the caller runs a call itself,
+                # so the deadline of a call the caller may run must see it directly.
                 deadline = item.deadline = _Linked(deadline, overall)
+        if inline is None and (deadline.at is None or bounded):
             inline = item
             item.deferred = _bind(work, route, deadline)
             continue
@@ -144,7 +152,18 @@ def fan_out(
     outcomes: list[Outcome] = []
     for item in pending:
         if item.outcome is None:
-            item.outcome = _await(op, item, overall)
+            if (
+                item.claimable
+                and item.call is not None
+                and not item.deadline.expired()
+                and lane(item.route.name, op).claim(item.call)
+            ):
+                # Its worker had not picked it up yet: the caller ran it rather than wait for
+                # the worker to run it and hand it back.  Late is late, as on the lane.
+                if item.deadline.at is not None and item.call.finished > item.deadline.at:
+                    item.outcome = _timeout_outcome(op, item, overall.cancelled)
+            if item.outcome is None:
+                item.outcome = _await(op, item, overall)
         outcomes.append(item.outcome)
     return outcomes
 
