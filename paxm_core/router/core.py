@@ -222,9 +222,11 @@ class Router:
         return result
 
     def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], object]:
+        from itertools import repeat  # (kept out of the import block, which others edit)
+
         def work(route: Route, deadline: Deadline) -> object:
             hits = self._providers[route.name].search(query, deadline)
-            if not isinstance(hits, list) or not all(isinstance(h, MemoryHit) for h in hits):
+            if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
                 raise ProviderError(route.name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
             return hits
 

@@ -193,7 +193,8 @@ def top(hits: list[H], limit: int) -> list[H]:
         sort_hits(kept)
         return kept[:limit] if limit > 0 else kept
     primaries = [(-h.ranking, -h.score) for h in hits]
-    if any(r != r or s != s for r, s in primaries):  # NaN has no order: take the full path
+    total = sum(map(sum, primaries))  # NaN if any key is NaN (or infinities of both signs)
+    if total != total:  # NaN has no order: take the full path
         kept = dedupe(hits)
         sort_hits(kept)
         return kept[:limit]
