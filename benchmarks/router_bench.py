@@ -1,8 +1,10 @@
 """Router overhead per recall with in-memory providers.
 
-Measures the median wall time of ``Router.search`` against calling the provider's ``search``
-directly with the same query, for 1 and 3 providers returning 10 candidates each, plus a
-3-route write.  Run: ``uv run python benchmarks/router_bench.py [--rounds N]``.
+Measures the median wall time (and process CPU time) of ``Router.search`` against calling the
+providers' ``search`` directly with the same query, timed alternately, for 1 and 3 providers
+returning 10 candidates each: on lanes (worker threads) and declaring themselves
+deadline-bound (``CAP_DEADLINE_BOUND``, run on the caller's thread), plus a 3-route write.
+Run: ``uv run python benchmarks/router_bench.py [--rounds N]``.
 """
 
 from __future__ import annotations
@@ -113,8 +115,8 @@ def bench_search(
         label += ", deadline-bound"
     print(
         f"  {count} provider(s), {label:34}: direct {direct:6.1f} µs  router {routed:6.1f} µs  "
-        f"overhead {routed - direct:6.1f} µs  (cpu: direct {direct_cpu:6.1f} router {routed_cpu:6.1f} "
-        f"overhead {routed_cpu - direct_cpu:6.1f})"
+        f"overhead {routed - direct:6.1f} µs  ratio {routed / direct:4.1f}x  (cpu: direct {direct_cpu:6.1f} "
+        f"router {routed_cpu:6.1f} overhead {routed_cpu - direct_cpu:6.1f})"
     )
     router.close()
     return direct, routed

@@ -199,19 +199,21 @@ def top(hits: list[H], limit: int) -> list[H]:
         sort_hits(kept)
         return kept[:limit]
     order = sorted(range(len(hits)), key=primaries.__getitem__)
-    groups: set[str] = set()
+    best: dict[str, H] = {}  # dedupe, as :func:`dedupe`, over the contenders only
     boundary: tuple[float, float] | None = None
-    end = len(order)
-    for position, index in enumerate(order):
+    for index in order:
         primary = primaries[index]
         if boundary is not None and primary > boundary:
-            end = position
             break
-        key = dedupe_key(hits[index])
-        if key not in groups:
-            groups.add(key)
-            if len(groups) == limit:
+        hit = hits[index]
+        key = dedupe_key(hit)
+        current = best.get(key)
+        if current is None:
+            best[key] = hit
+            if len(best) == limit:
                 boundary = primary
-    kept = dedupe(hits[i] for i in order[:end])
+        elif _better(hit, current):
+            best[key] = hit
+    kept = list(best.values())
     sort_hits(kept)
     return kept[:limit]
