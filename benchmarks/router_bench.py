@@ -140,9 +140,8 @@ def main() -> None:
         direct, routed = bench_search(query, count, timeout, rounds, bounded)
         if count == 3:
             over = (routed - direct) / 1000
-            label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
-            if bounded:
-                label += ", deadline-bound providers"
+            label = "no route timeout" if timeout is None else f"timeout {timeout:g}s"
+            label = f"deadline-bound, {label}" if bounded else f"lanes, {label}"
             record(
                 f"router overhead per recall, 3 providers ({label})",
                 over,
