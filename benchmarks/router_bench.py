@@ -1,13 +1,16 @@
 """Router overhead per recall with in-memory providers.
 
-Measures the median wall time of ``Router.search`` against calling the provider's ``search``
-directly with the same query, for 1 and 3 providers returning 10 candidates each, plus a
-3-route write.  Run: ``uv run python benchmarks/router_bench.py [--rounds N]``.
+Measures the median wall time (and process CPU time) of ``Router.search`` against calling the
+providers' ``search`` directly with the same query, timed alternately, for 1 and 3 providers
+returning 10 candidates each: on lanes (worker threads) and declaring themselves
+deadline-bound (``CAP_DEADLINE_BOUND``, run on the caller's thread), plus a 3-route write.
+Run: ``uv run python benchmarks/router_bench.py [--rounds N]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -20,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import record  # noqa: E402
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, SearchQuery
+from paxm_core.protocols import CAP_DEADLINE_BOUND
 from paxm_core.router import PutPolicy, Route, Router, SearchPolicy
 
 NOW = datetime.now(UTC)
@@ -53,6 +57,13 @@ class InMemory:
         return None
 
 
+class InMemoryBounded(InMemory):
+    """The same provider declaring itself in-process and deadline-bound (as SQLite may)."""
+
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({CAP_DEADLINE_BOUND})
+
+
 def median_us(fn: Callable[[], object], rounds: int) -> float:
     for _ in range(min(200, rounds)):  # warm-up: start worker threads, fill caches
         fn()
@@ -64,18 +75,48 @@ def median_us(fn: Callable[[], object], rounds: int) -> float:
     return statistics.median(samples) / 1000
 
 
-def bench_search(query: SearchQuery, count: int, timeout: float | None, rounds: int) -> tuple[float, float]:
-    providers = {f"p{i}": InMemory(f"p{i}") for i in range(count)}
+def interleaved(a: Callable[[], object], b: Callable[[], object], rounds: int) -> tuple[float, float, float, float]:
+    """Median wall and CPU µs of ``a`` and ``b``, timed alternately (A B B A ...) so load drifts hit both.
+
+    CPU time is the whole process's (``time.process_time``), so work done on the router's lane
+    threads counts too.
+    """
+    for _ in range(min(200, rounds)):  # warm-up: start worker threads, fill caches
+        a()
+        b()
+    wall: tuple[list[int], list[int]] = ([], [])
+    cpu: tuple[list[int], list[int]] = ([], [])
+    for index in range(rounds):
+        for which in (0, 1) if index % 2 == 0 else (1, 0):
+            fn = a if which == 0 else b
+            c0, w0 = time.process_time_ns(), time.perf_counter_ns()
+            fn()
+            w1, c1 = time.perf_counter_ns(), time.process_time_ns()
+            wall[which].append(w1 - w0)
+            cpu[which].append(c1 - c0)
+    med = statistics.median
+    return med(wall[0]) / 1000, med(wall[1]) / 1000, med(cpu[0]) / 1000, med(cpu[1]) / 1000
+
+
+def bench_search(
+    query: SearchQuery, count: int, timeout: float | None, rounds: int, bounded: bool = False
+) -> tuple[float, float]:
+    kind = InMemoryBounded if bounded else InMemory
+    providers = {f"p{i}": kind(f"p{i}") for i in range(count)}
     router = Router(providers)
     routes = [Route(n, timeout=timeout) for n in providers]
     policy = SearchPolicy(routes, limit=3, min_relevance=0.25, min_score=0.25)
     deadline = Deadline.none()
-    direct = median_us(lambda: [p.search(query, deadline) for p in providers.values()], rounds)
-    routed = median_us(lambda: router.search(query, policy), rounds)
+    direct, routed, direct_cpu, routed_cpu = interleaved(
+        lambda: [p.search(query, deadline) for p in providers.values()], lambda: router.search(query, policy), rounds
+    )
     label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
+    if bounded:
+        label += ", deadline-bound"
     print(
-        f"  {count} provider(s), {label:18}: direct {direct:7.1f} µs  router {routed:7.1f} µs  "
-        f"overhead {routed - direct:7.1f} µs  ratio {routed / direct:4.1f}x"
+        f"  {count} provider(s), {label:34}: direct {direct:6.1f} µs  router {routed:6.1f} µs  "
+        f"overhead {routed - direct:6.1f} µs  ratio {routed / direct:4.1f}x  (cpu: direct {direct_cpu:6.1f} "
+        f"router {routed_cpu:6.1f} overhead {routed_cpu - direct_cpu:6.1f})"
     )
     router.close()
     return direct, routed
@@ -87,11 +128,20 @@ def main() -> None:
     rounds = parser.parse_args().rounds
     query = SearchQuery("deploys", limit=9)
     print(f"router overhead per recall, median of {rounds} rounds (10 candidates per provider, limit 3)")
-    for count, timeout in ((1, None), (1, 1.0), (3, None), (3, 1.0)):
-        direct, routed = bench_search(query, count, timeout, rounds)
+    print(f"  (load average {os.getloadavg()[0]:.2f}; cpu = process CPU time, lane threads included)")
+    for count, timeout, bounded in (
+        (1, None, False),
+        (1, 1.0, False),
+        (1, 1.0, True),
+        (3, None, False),
+        (3, 1.0, False),
+        (3, 1.0, True),
+    ):
+        direct, routed = bench_search(query, count, timeout, rounds, bounded)
         if count == 3:
             over = (routed - direct) / 1000
-            label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
+            label = "no route timeout" if timeout is None else f"timeout {timeout:g}s"
+            label = f"deadline-bound, {label}" if bounded else f"lanes, {label}"
             record(
                 f"router overhead per recall, 3 providers ({label})",
                 over,

@@ -10,7 +10,6 @@ expired call fails at once.
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 from paxm_core.errors import DeadlineExceeded
@@ -28,7 +27,10 @@ class Deadline:
 
     def __init__(self, at: float | None = None) -> None:
         self._at = at
-        self._cancelled = threading.Event()
+        # A plain flag, not a threading.Event: nobody blocks on a cancel (waiters poll it),
+        # setting an attribute is atomic under the GIL, and an Event costs a Condition and a
+        # lock per deadline, several of which every recall creates.
+        self._cancelled = False
 
     @classmethod
     def after(cls, seconds: float | None) -> Deadline:
@@ -56,25 +58,27 @@ class Deadline:
 
     def cancel(self) -> None:
         """Cancel every call holding this deadline; later :meth:`check` calls raise."""
-        self._cancelled.set()
+        self._cancelled = True
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set()
+        return self._cancelled
 
     def remaining(self) -> float:
         """Seconds left (``math.inf`` when unlimited, ``0.0`` when expired or cancelled)."""
-        if self._cancelled.is_set():
+        if self._cancelled:
             return 0.0
-        if self._at is None:
+        at = self._at
+        if at is None:
             return math.inf
-        return max(0.0, self._at - time.monotonic())
+        left = at - time.monotonic()
+        return left if left > 0.0 else 0.0
 
     def timeout(self, cap: float | None = None) -> float | None:
         """Remaining time as a client timeout: ``None`` when unlimited, optionally capped."""
-        left = self.remaining()
-        if math.isinf(left):
+        if self._at is None and not self._cancelled:
             return cap
+        left = self.remaining()
         return left if cap is None else min(left, cap)
 
     def expired(self) -> bool:
@@ -83,7 +87,7 @@ class Deadline:
 
     def check(self, op: str = "operation") -> None:
         """Raise :class:`~paxm_core.errors.DeadlineExceeded` if cancelled or expired."""
-        if self._cancelled.is_set():
+        if self._cancelled:
             raise DeadlineExceeded(f"{op} cancelled", cancelled=True)
         if self._at is not None and time.monotonic() >= self._at:
             raise DeadlineExceeded(f"{op} deadline exceeded")
@@ -91,16 +95,15 @@ class Deadline:
     def child(self, seconds: float | None) -> Deadline:
         """A deadline that ends at the earlier of this one and ``seconds`` from now.
 
-        Cancelling the parent is seen by the child only through :meth:`shares_cancel`; the
-        router creates children per route and cancels them itself.
+        A parent already cancelled gives a cancelled child; a later cancel of the parent is
+        not seen by the child (the router creates children per route and cancels them itself).
         """
         at = self._at
         if seconds is not None:
             own = time.monotonic() + max(0.0, seconds)
             at = own if at is None else min(at, own)
         child = Deadline(at)
-        if self._cancelled.is_set():
-            child.cancel()
+        child._cancelled = self._cancelled
         return child
 
     def __repr__(self) -> str:

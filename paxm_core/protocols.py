@@ -23,10 +23,12 @@ __all__ = [
     "CAP_ATTRIBUTION",
     "CAP_CLEANUP_EXPIRED",
     "CAP_CLOSE",
+    "CAP_DEADLINE_BOUND",
     "CAP_DELETE",
     "CAP_EVAL_SCOPE",
     "CAP_PUT_BATCH",
     "CAP_TURN_BOUNDARIES",
+    "DECLARED_CAPABILITIES",
     "DYNAMIC_CAPABILITIES",
     "LOCALITIES",
     "ConfigKey",
@@ -52,9 +54,19 @@ CAP_CLOSE = "close"
 CAP_TURN_BOUNDARIES = "turn_boundaries"
 CAP_EVAL_SCOPE = "eval_scope_cleanup"
 CAP_ATTRIBUTION = "attribution"
+#: Declared (through :class:`SupportsCapabilities`) by a provider that runs in-process and
+#: returns from every call by its :class:`~paxm_core.deadline.Deadline` on its own: no blocking
+#: I/O without a timeout taken from the deadline, long work interrupted at it (the SQLite
+#: provider's progress handler).  The router may then run one such call of a fan-out on the
+#: calling thread instead of handing it to the provider's bulkhead worker, which saves a thread
+#: hand-off per recall.  A provider that cannot keep this promise must not declare it: a call
+#: run inline that overruns its deadline delays the caller.
+CAP_DEADLINE_BOUND = "deadline_bound"
 
 #: Capabilities a :class:`SupportsCapabilities` provider may withhold at run time.
 DYNAMIC_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_EVAL_SCOPE})
+#: Capabilities that exist only by declaration (no method proves them).
+DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND})
 
 
 @runtime_checkable
@@ -166,7 +178,9 @@ def capabilities_of(provider: object) -> frozenset[str]:
         found.add(CAP_EVAL_SCOPE)
     if isinstance(provider, SupportsCapabilities):
         declared = provider.capabilities()
-        found = {c for c in found if c not in DYNAMIC_CAPABILITIES or c in declared} | (declared & {CAP_ATTRIBUTION})
+        found = {c for c in found if c not in DYNAMIC_CAPABILITIES or c in declared} | (
+            declared & DECLARED_CAPABILITIES
+        )
     return frozenset(found)
 
 

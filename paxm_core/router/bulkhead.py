@@ -31,10 +31,13 @@ class LaneBusy(Exception):
 class Call(Generic[T]):
     """One submitted provider call; :meth:`wait` returns its value or raises its error."""
 
-    __slots__ = ("_done", "_error", "_finished", "_fn", "_value", "started", "finished")
+    __slots__ = ("_claim", "_done", "_error", "_finished", "_fn", "_value", "started", "finished")
 
     def __init__(self, fn: Callable[[], T]) -> None:
         self._fn = fn
+        # Whoever takes this lock runs the call: the lane's worker, or the caller through
+        # :meth:`Lane.claim` when the worker has not got to it yet.
+        self._claim = _thread.allocate_lock()
         # A bare lock, held until the call finishes, is the cheapest "done" signal CPython
         # has: acquiring it with a timeout waits in C, where ``threading.Event`` goes through
         # a Python-level Condition and allocates a waiter lock on every wait.
@@ -120,12 +123,30 @@ class Lane:
         if not acquired:
             raise LaneBusy(self.name)
         call: Call[T] = Call(fn)
+        call._claim.acquire()
         try:
             call._run()
         finally:
             self._slot.release()
             call._set_done()
         return call
+
+    def claim(self, call: Call[T]) -> bool:
+        """Run ``call`` on the calling thread if the worker has not started it; True if it did.
+
+        A caller that has nothing better to do than wait for a call its worker has not even
+        picked up yet (the worker is still waiting to be scheduled, or for the interpreter
+        lock the caller holds) runs it itself and saves the hand-back.  Only for calls that
+        return by their deadline on their own: a claimed call cannot be abandoned.
+        """
+        if not call._claim.acquire(False):
+            return False
+        try:
+            call._run()
+        finally:
+            self._slot.release()
+            call._set_done()
+        return True
 
     def _ensure_worker(self) -> None:
         if self._thread is not None:
@@ -141,6 +162,8 @@ class Lane:
             call = self._jobs.get()
             if call is None:
                 return
+            if not call._claim.acquire(False):
+                continue  # the caller claimed it and ran it (and released the slot) itself
             call._run()
             # Release before signalling: a caller that saw the result may call again at once.
             self._slot.release()

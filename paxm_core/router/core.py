@@ -24,6 +24,7 @@ from paxm_core.errors import (
     WriteError,
 )
 from paxm_core.protocols import (
+    CAP_DEADLINE_BOUND,
     CAP_DELETE,
     CAP_PUT_BATCH,
     Provider,
@@ -118,6 +119,10 @@ class Router:
             self._capabilities[name] = capabilities_of(self._providers[name])
         return self._capabilities[name]
 
+    def _deadline_bound(self, name: str) -> bool:
+        # May a call to ``name`` run on the caller's thread (see CAP_DEADLINE_BOUND)?
+        return CAP_DEADLINE_BOUND in self.capabilities(name)
+
     def preserves_turn_boundaries(self, name: str) -> bool:
         """Whether provider ``name`` stores a whole captured turn as one memory."""
         from paxm_core.protocols import CAP_TURN_BOUNDARIES
@@ -177,7 +182,9 @@ class Router:
             tiers=tiers or query.tiers,
             metadata=without_attribution(query.metadata),
         )
-        outcomes = fan_out(self._lane, "search", routes, overall, self._search_work(provider_query))
+        outcomes = fan_out(
+            self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound
+        )
         now = _aware(self._clock())
         result = RecallResult(query=query.text)
         failures: list[str] = []
@@ -207,10 +214,7 @@ class Router:
                 continue
             merged.extend(eligible)
         result.provider_recalls.sort(key=lambda r: r.provider)
-        kept = ranking.dedupe(merged)
-        ranking.sort_hits(kept)
-        if result_limit > 0:
-            del kept[result_limit:]
+        kept = ranking.top(merged, result_limit)
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:
@@ -218,9 +222,11 @@ class Router:
         return result
 
     def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], object]:
+        from itertools import repeat  # (kept out of the import block, which others edit)
+
         def work(route: Route, deadline: Deadline) -> object:
             hits = self._providers[route.name].search(query, deadline)
-            if not isinstance(hits, list) or not all(isinstance(h, MemoryHit) for h in hits):
+            if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
                 raise ProviderError(route.name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
             return hits
 
@@ -242,7 +248,9 @@ class Router:
         if not items:
             return RememberResult()
         prepared = self.prepare_items(items, policy)
-        outcomes = fan_out(self._lane, "put", routes, deadline or Deadline.none(), self._put_work(prepared))
+        outcomes = fan_out(
+            self._lane, "put", routes, deadline or Deadline.none(), self._put_work(prepared), self._deadline_bound
+        )
         result = RememberResult()
         failures: list[str] = []
         for outcome in outcomes:

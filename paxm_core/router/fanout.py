@@ -34,6 +34,7 @@ class _Pending:
     dispatched: float
     call: Call[object] | None = None
     outcome: Outcome | None = None
+    claimable: bool = False  # deadline-bound: the caller may run it itself
     deferred: Callable[[], object] | None = field(default=None, repr=False)
 
 
@@ -56,11 +57,22 @@ def fan_out(
     routes: list[Route],
     overall: Deadline,
     work: Callable[[Route, Deadline], object],
+    deadline_bound: Callable[[str], bool] | None = None,
 ) -> list[Outcome]:
     """Run ``work`` for every route concurrently, each under its lane and deadline.
 
     Free lanes are dispatched first without waiting, so a busy provider never delays
     the others; busy lanes are then waited for within their own deadlines.
+
+    One route may run on the calling thread once the others are dispatched (it saves a thread
+    hand-off): a route with no time limit (the caller would wait for it anyway), or else one
+    whose provider is ``deadline_bound`` (it returns by its deadline on its own, see
+    :data:`~paxm_core.protocols.CAP_DEADLINE_BOUND`).  Only one is run there from the start:
+    two run one after the other could let the first eat the second's budget.  The other
+    deadline-bound calls go to their lanes like any call, but when the caller comes to wait
+    for one its worker has not started yet (typically still waiting for the interpreter lock
+    the caller held), the caller claims and runs it itself (:meth:`Lane.claim`); a worker that
+    did get to its call first runs it as usual, so no call waits for another's.
     """
     pending: list[_Pending] = []
     inline: _Pending | None = None
@@ -73,13 +85,18 @@ def fan_out(
         if deadline.expired():
             item.outcome = Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
             continue
-        fn = _bind(work, route, deadline)
-        if deadline.at is None and inline is None:
-            # No time limit: the caller would wait for this provider anyway, so it runs
-            # on the calling thread once the others are dispatched (saves a hand-off).
+        bounded = deadline_bound is not None and deadline_bound(route.name)
+        if bounded:
+            item.claimable = True
+            if deadline is not overall:
+                # Nobody polls for the caller's cancel while the caller runs a call itself,
+                # so the deadline of a call the caller may run must see it directly.
+                deadline = item.deadline = _Linked(deadline, overall)
+        if inline is None and (deadline.at is None or bounded):
             inline = item
-            item.deferred = fn
+            item.deferred = _bind(work, route, deadline)
             continue
+        fn = _bind(work, route, deadline)
         try:
             item.call = lane(route.name, op).submit(fn, wait=0)
         except LaneBusy:
@@ -90,19 +107,31 @@ def fan_out(
     if inline is not None and inline.deferred is not None:
         inline_lane = lane(inline.route.name, op)
         if busy:
-            # Busy lanes still need waiting for within their deadlines; running the
-            # unlimited route here first could let those deadlines lapse unobserved.
+            # Busy lanes still need waiting for within their deadlines; running a route here
+            # first could let those deadlines lapse unobserved.
             try:
                 inline.call = inline_lane.submit(inline.deferred, wait=0)
                 inline.deferred = None
             except LaneBusy:
-                busy.append(inline)  # unlimited: waited for last
-        else:
-            try:
-                inline.call = inline_lane.run_inline(inline.deferred, wait=None)
+                busy.append(inline)  # waited for in deadline order below
             except RuntimeError as exc:
                 inline.outcome = Outcome(inline.route, error=PaxmError(str(exc)))
-            inline.deferred = None
+                inline.deferred = None
+        else:
+            try:
+                # An unlimited call may wait for its slot as long as it likes; a bounded one
+                # whose slot is taken is waited for within its deadline below, like any other.
+                inline.call = inline_lane.run_inline(inline.deferred, wait=None if inline.deadline.at is None else 0)
+                inline.deferred = None
+            except LaneBusy:
+                busy.append(inline)
+            except RuntimeError as exc:
+                inline.outcome = Outcome(inline.route, error=PaxmError(str(exc)))
+                inline.deferred = None
+            if inline.call is not None and inline.deadline.at is not None and inline.call.finished > inline.deadline.at:
+                # Returned after its budget: reported as a timeout, exactly as if it had run
+                # on its lane and the caller had stopped waiting at the deadline.
+                inline.outcome = _timeout_outcome(op, inline, overall.cancelled)
     # Earliest deadline first, unlimited last, so one wait never eats another's budget.
     busy.sort(key=lambda item: math.inf if item.deadline.at is None else item.deadline.at)
     for item in busy:
@@ -123,9 +152,50 @@ def fan_out(
     outcomes: list[Outcome] = []
     for item in pending:
         if item.outcome is None:
-            item.outcome = _await(op, item, overall)
+            if (
+                item.claimable
+                and item.call is not None
+                and not item.deadline.expired()
+                and lane(item.route.name, op).claim(item.call)
+            ):
+                # Its worker had not picked it up yet: the caller ran it rather than wait for
+                # the worker to run it and hand it back.  Late is late, as on the lane.
+                if item.deadline.at is not None and item.call.finished > item.deadline.at:
+                    item.outcome = _timeout_outcome(op, item, overall.cancelled)
+            if item.outcome is None:
+                item.outcome = _await(op, item, overall)
         outcomes.append(item.outcome)
     return outcomes
+
+
+class _Linked(Deadline):
+    """A route's deadline that also sees a later cancel of the caller's (for inline calls)."""
+
+    __slots__ = ("_parent",)
+
+    def __init__(self, own: Deadline, parent: Deadline) -> None:
+        super().__init__(own.at)
+        self._cancelled = own.cancelled
+        self._parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled or self._parent.cancelled
+
+    def remaining(self) -> float:
+        if self._parent.cancelled:
+            return 0.0
+        return super().remaining()
+
+    def timeout(self, cap: float | None = None) -> float | None:
+        if self._parent.cancelled:
+            return 0.0 if cap is None else min(0.0, cap)
+        return super().timeout(cap)
+
+    def check(self, op: str = "operation") -> None:
+        if self._parent.cancelled:
+            self._cancelled = True
+        super().check(op)
 
 
 def _bind(work: Callable[[Route, Deadline], object], route: Route, deadline: Deadline) -> Callable[[], object]:
@@ -157,17 +227,7 @@ def _await(op: str, item: _Pending, overall: Deadline) -> Outcome:
         cancelled = overall.cancelled
         if item.deadline is not overall:  # the caller's own deadline is never cancelled by us
             item.deadline.cancel()  # cooperative providers stop early; the slot stays held until they do
-        limit = item.route.timeout
-        if cancelled:
-            detail = f"{op} cancelled"
-        else:
-            detail = f"{op} timed out after {ms(limit)}ms" if limit else f"{op} deadline exceeded"
-        return Outcome(
-            item.route,
-            error=DeadlineExceeded(detail),
-            timed_out=True,
-            duration_ms=ms(time.monotonic() - item.dispatched),
-        )
+        return _timeout_outcome(op, item, cancelled)
     except Exception as exc:
         return Outcome(
             item.route,
@@ -176,3 +236,17 @@ def _await(op: str, item: _Pending, overall: Deadline) -> Outcome:
             duration_ms=ms(time.monotonic() - item.dispatched),
         )
     return Outcome(item.route, value=value, duration_ms=ms(time.monotonic() - item.dispatched))
+
+
+def _timeout_outcome(op: str, item: _Pending, cancelled: bool) -> Outcome:
+    limit = item.route.timeout
+    if cancelled:
+        detail = f"{op} cancelled"
+    else:
+        detail = f"{op} timed out after {ms(limit)}ms" if limit else f"{op} deadline exceeded"
+    return Outcome(
+        item.route,
+        error=DeadlineExceeded(detail),
+        timed_out=True,
+        duration_ms=ms(time.monotonic() - item.dispatched),
+    )

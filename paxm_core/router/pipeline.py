@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from paxm_core.attribution import META_SCOPE_ID, META_SCOPE_TYPE, effective_expires_at, effective_tier, restore_hit
+from paxm_core.attribution import (
+    META_EXPIRES_AT,
+    META_SCOPE_ID,
+    META_SCOPE_TYPE,
+    effective_expires_at,
+    effective_tier,
+    restore_hit,
+)
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, Provenance, normalize_tier
@@ -19,24 +27,23 @@ class Candidate:
 
     A recall keeps a few hits out of tens of candidates, and copying a hit (and restoring its
     attribution) is most of the router's own cost, so the copy is made by :meth:`materialize`
-    only for the hits that survive dedupe and the final cut.  Until then this carries exactly
-    what ranking reads; ``provenance`` holds the scope the restored hit will have (the only
-    part of it dedupe and ordering look at).
+    only for the hits that survive dedupe and the final cut.  Until then this carries what
+    ranking reads; what only dedupe and the final order read (the ``provenance`` the restored
+    hit will have) is worked out on first use, which in a recall is for the few candidates
+    that can still make the cut.
     """
 
     __slots__ = (
         "_expires_at",
         "_hit",
         "_original",
+        "_provenance",
         "_tier",
         "created_at",
-        "id",
-        "provenance",
         "provider",
         "ranking",
         "relevance",
         "score",
-        "text",
     )
 
     def __init__(
@@ -46,22 +53,36 @@ class Candidate:
         relevance: float,
         score: float,
         created_at: datetime | None,
-        tier: str,
+        tier: str | None,
         expires_at: datetime | None,
-        provenance: Provenance,
     ) -> None:
         self.provider = provider
-        self.id = original.id
-        self.text = original.text
         self.relevance = relevance
         self.score = score
         self.ranking = 0.0
-        self.created_at = created_at
-        self.provenance = provenance
         self._original = original
         self._tier = tier
         self._expires_at = expires_at
+        self.created_at = created_at
+        self._provenance: Provenance | None = None
         self._hit: MemoryHit | None = None
+
+    @property
+    def id(self) -> str:
+        return self._original.id
+
+    @property
+    def text(self) -> str:
+        return self._original.text
+
+    @property
+    def provenance(self) -> Provenance:
+        """The scope the restored copy will have (the only part of it dedupe and order read)."""
+        provenance = self._provenance
+        if provenance is None:
+            kind, ident = _restored_scope(self._original)
+            provenance = self._provenance = Provenance(scope_type=kind, scope_id=ident)
+        return provenance
 
     def materialize(self) -> MemoryHit:
         """The router-owned copy of the hit (made once), attribution restored, ranking set."""
@@ -77,8 +98,8 @@ class Candidate:
                 raw_score_kind=original.raw_score_kind,
                 source=original.source,
                 metadata=dict(original.metadata),
-                created_at=self.created_at,  # naive timestamps are taken as UTC, like everywhere in paxm
-                tier=self._tier,
+                created_at=self.created_at,
+                tier=effective_tier(original) if self._tier is None else self._tier,
                 expires_at=self._expires_at,
                 origin=original.origin,
                 scope=original.scope,
@@ -118,38 +139,69 @@ def eligible_hits(
     """Stamp, filter, score and calibrate one provider's hits (inputs untouched).
 
     Filters run on the provider's own objects and the result holds :class:`Candidate`
-    stand-ins, so that only the hits a recall returns are ever copied.
+    stand-ins, so that only the hits a recall returns are ever copied.  This is the router's
+    hottest loop (every candidate of every provider passes through it), so the rules of
+    :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
+    their common cases inlined (a hit without an expiry field or expiry metadata), and what
+    only the survivors need is left to :class:`Candidate`.
     """
     weight = route.effective_weight
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
     boost = policy.recency_boost
     kept: list[Candidate] = []
-    recency_of: dict[int, float] = {}
-    scopes: dict[tuple[str, str], Provenance] = {}
+    isnan = math.isnan
     for original in hits:
-        expires_at = effective_expires_at(original)
-        if expires_at is not None and expires_at <= now:
-            continue
-        tier = effective_tier(original)
-        if tiers and tier not in tiers:
-            continue
-        relevance = ranking.normalized_relevance(original)
+        expires_at = original.expires_at
+        if expires_at is not None:
+            if expires_at.tzinfo is None:
+                expires_at = expires_at.replace(tzinfo=UTC)
+            if expires_at <= now:
+                continue
+        else:
+            metadata = original.metadata
+            if META_EXPIRES_AT in metadata or "expires_at" in metadata:
+                expires_at = effective_expires_at(original)
+                if expires_at is not None and expires_at <= now:
+                    continue
+        tier: str | None = None  # worked out here only to filter; otherwise when copied
+        if tiers:
+            tier = effective_tier(original)
+            if tier not in tiers:
+                continue
+        # ranking.normalized_relevance, inlined
+        relevance = original.relevance
+        if (relevance == 0 or isnan(relevance)) and original.score > 0:
+            relevance = original.score
+        if relevance != relevance or relevance < 0:
+            relevance = 0.0
+        elif relevance > 1:
+            relevance = 1.0
         if relevance < min_relevance:
             continue
-        created = _aware(original.created_at) if original.created_at is not None else None
-        recency = ranking.recency_score(created, boost, now) if boost > 0 else 0.0
-        score = ranking.apply_weight_and_recency(relevance, weight, recency)
+        created = original.created_at
+        if created is not None and created.tzinfo is None:
+            created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
+        if boost > 0:
+            recency = ranking.clamp_unit(ranking.recency_score(created, boost, now))
+            score = relevance * weight + recency  # ranking.apply_weight_and_recency
+        else:
+            recency = 0.0
+            score = relevance * weight
         if score < min_score:
             continue
-        scope = _restored_scope(original)
-        provenance = scopes.get(scope)
-        if provenance is None:
-            provenance = scopes[scope] = Provenance(scope_type=scope[0], scope_id=scope[1])
-        hit = Candidate(name, original, relevance, score, created, tier, expires_at, provenance)
-        recency_of[id(hit)] = recency
-        kept.append(hit)
-    calibrated = ranking.calibrate(kept)
-    for hit in calibrated:
-        hit.ranking = ranking.apply_weight_and_recency(hit.ranking, weight, recency_of[id(hit)])
-    return calibrated
+        candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
+        candidate.ranking = recency  # parked here until calibration below
+        kept.append(candidate)
+    # ranking.calibrate, then weight and recency: a stable sort by relevance, so equal
+    # relevance keeps the provider's order; ranking = relevance / rank², weighted, plus recency.
+    kept.sort(key=_by_relevance)
+    for rank, candidate in enumerate(kept, start=1):
+        relevance = candidate.relevance
+        calibrated = relevance / (rank * rank) if relevance > 0 else 0.0
+        candidate.ranking = calibrated * weight + candidate.ranking
+    return kept
+
+
+def _by_relevance(candidate: Candidate) -> float:
+    return -candidate.relevance

@@ -29,6 +29,7 @@ __all__ = [
     "order_key",
     "recency_score",
     "sort_hits",
+    "top",
 ]
 
 _OLDEST = float("-inf")
@@ -38,14 +39,22 @@ class Ranked(Protocol):
     """What calibration, dedupe and the final order read: a :class:`MemoryHit` or a stand-in
     that copies the hit only when it survives (see :class:`~paxm_core.router.pipeline.Candidate`)."""
 
-    provider: str
-    id: str
-    text: str
-    relevance: float
-    score: float
     ranking: float
-    created_at: datetime | None
-    provenance: Provenance
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def relevance(self) -> float: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def created_at(self) -> datetime | None: ...
+    @property
+    def provenance(self) -> Provenance: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
@@ -166,3 +175,45 @@ def sort_hits(hits: list[H]) -> None:
             ordered[start:end] = sorted(ordered[start:end], key=_full)
         start = end
     hits[:] = ordered
+
+
+def top(hits: list[H], limit: int) -> list[H]:
+    """``dedupe`` then ``sort_hits`` then the first ``limit`` (``<= 0`` = all), cheaply.
+
+    A recall keeps a few hits out of tens of candidates, so dedupe keys and full order keys
+    are computed only for the candidates that can still make the cut.  Both the dedupe winner
+    rule and the final order start with ``(-ranking, -score)``: walking the candidates in that
+    order, once ``limit`` distinct dedupe groups are seen, a later candidate either belongs to
+    a group already seen (and loses to its first member, which is strictly ahead of it) or
+    starts a group whose best member is strictly behind the ``limit``-th group.  The result is
+    exactly what the full dedupe and sort give.
+    """
+    if limit <= 0 or len(hits) <= limit:
+        kept = dedupe(hits)
+        sort_hits(kept)
+        return kept[:limit] if limit > 0 else kept
+    primaries = [(-h.ranking, -h.score) for h in hits]
+    total = sum(map(sum, primaries))  # NaN if any key is NaN (or infinities of both signs)
+    if total != total:  # NaN has no order: take the full path
+        kept = dedupe(hits)
+        sort_hits(kept)
+        return kept[:limit]
+    order = sorted(range(len(hits)), key=primaries.__getitem__)
+    best: dict[str, H] = {}  # dedupe, as :func:`dedupe`, over the contenders only
+    boundary: tuple[float, float] | None = None
+    for index in order:
+        primary = primaries[index]
+        if boundary is not None and primary > boundary:
+            break
+        hit = hits[index]
+        key = dedupe_key(hit)
+        current = best.get(key)
+        if current is None:
+            best[key] = hit
+            if len(best) == limit:
+                boundary = primary
+        elif _better(hit, current):
+            best[key] = hit
+    kept = list(best.values())
+    sort_hits(kept)
+    return kept[:limit]

@@ -1,0 +1,68 @@
+"""``ranking.top`` (the recall's cut) gives exactly what the full dedupe and sort give."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paxm_core import MemoryHit
+from paxm_core.router import ranking
+from paxm_core.types import Provenance
+
+NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
+VALUES = [0.0, 0.25, 0.5, 0.5, 1.0, 1.5]  # few values, so ties on ranking and score are common
+
+
+@st.composite
+def hit_lists(draw: st.DrawFn) -> list[MemoryHit]:
+    count = draw(st.integers(0, 14))
+    hits = []
+    for index in range(count):
+        hit = MemoryHit(
+            provider=draw(st.sampled_from(["a", "b", "c"])),
+            id=draw(st.sampled_from(["1", "2", str(index)])),
+            text=draw(st.sampled_from(["", "Deploy Friday", "deploy  friday", "tabs\there", "other"])),
+            relevance=draw(st.sampled_from(VALUES)),
+            score=draw(st.sampled_from(VALUES)),
+            source=draw(st.sampled_from(["", "cli"])),
+            created_at=draw(st.sampled_from([None, NOW, NOW - timedelta(hours=2)])),
+            provenance=draw(st.sampled_from([Provenance(), Provenance(scope_type="personal", scope_id="ann")])),
+        )
+        hit.ranking = draw(st.sampled_from(VALUES))
+        hits.append(hit)
+    return hits
+
+
+def full(hits: list[MemoryHit], limit: int) -> list[MemoryHit]:
+    kept = ranking.dedupe(hits)
+    ranking.sort_hits(kept)
+    return kept[:limit] if limit > 0 else kept
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hit_lists(), st.integers(-1, 6))
+def test_top_equals_full_dedupe_and_sort(hits: list[MemoryHit], limit: int) -> None:
+    expected = full(list(hits), limit)
+    got = ranking.top(list(hits), limit)
+    assert [id(h) for h in got] == [id(h) for h in expected]
+
+
+def test_top_with_nan_scores_takes_the_full_path() -> None:
+    hits = [MemoryHit("a", str(i), f"text {i}", relevance=0.5, score=float("nan") if i == 2 else 0.5) for i in range(6)]
+    for index, hit in enumerate(hits):
+        hit.ranking = 1.0 / (index + 1)
+    assert [h.id for h in ranking.top(list(hits), 2)] == [h.id for h in full(list(hits), 2)]
+
+
+def test_top_keeps_the_best_copy_of_a_duplicate_behind_the_cut() -> None:
+    # The best copy of "x" ranks first; its weaker copy must not take a second slot.
+    hits = [
+        MemoryHit("a", "1", "x", relevance=1.0, score=1.0),
+        MemoryHit("b", "2", "X ", relevance=0.9, score=0.9),
+        MemoryHit("a", "3", "y", relevance=0.8, score=0.8),
+    ]
+    for hit in hits:
+        hit.ranking = hit.score
+    assert [h.id for h in ranking.top(hits, 2)] == ["1", "3"]
