@@ -9,6 +9,7 @@ turn's stable id, so a re-run appends exact duplicates (ignored by the queue).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import replace
 from typing import Any
@@ -32,6 +33,27 @@ def live_fingerprint(target: str, session_id: str, prompt_text: str, event: str 
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
+@functools.cache
+def _replay_class(base: type[Any]) -> type[Any]:
+    """``PassiveRuntime`` that looks each workspace's opt-out up once per run.
+
+    A live hook checks ``.paxm-ignore`` (a stat per parent directory) on every event so a
+    marker created mid-session counts at once; a backfill renders thousands of past turns of
+    the same few workspaces, and the opt-out in force when the run started is the one that
+    applies to all of them (a marker created during a run counts from the next run).
+    """
+
+    class ReplayRuntime(base):  # type: ignore[misc]
+        def _kept_out(self, event: Any) -> bool:
+            cache: dict[str, bool] = self.__dict__.setdefault("_ignored_by_workspace", {})
+            hit = cache.get(event.workspace)
+            if hit is None:
+                hit = cache[event.workspace] = bool(super()._kept_out(event))
+            return hit
+
+    return ReplayRuntime
+
+
 class TurnRenderer:
     """Renders past turns with a loaded runtime's config, write templates and policies."""
 
@@ -41,7 +63,7 @@ class TurnRenderer:
 
         self._writes: list[Any] = []
         self._processor = HookProcessor(runtime, queue)
-        self._replay = PassiveRuntime(
+        self._replay = _replay_class(PassiveRuntime)(
             runtime.config, sink=self._collect, plugin_manager=getattr(runtime, "plugin_manager", None)
         )
 

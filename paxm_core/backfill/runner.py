@@ -276,8 +276,9 @@ class BackfillRun:
     ) -> None:
         events = [e for _, _, evs in batch for e in evs]
         if events:
-            fresh = self._not_yet_queued(events)
-            self.queue.append_many(fresh)
+            # a run killed after append_many but before the checkpoint renders these again:
+            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template)
+            self.queue.append_many(events, keep_existing=True)
         if batch:
             self.checkpoint.record_turns(self.agent, [(t, how) for t, how, _ in batch])
         queued = sum(1 for _, how, _ in batch if how == "queued")
@@ -302,12 +303,6 @@ class BackfillRun:
             delivered=self.report.delivered,
         )
         self._tick()
-
-    def _not_yet_queued(self, events: list[Any]) -> list[Any]:
-        # a run killed after append_many but before the checkpoint renders these again: the
-        # queued copy wins (rendering metadata may differ slightly, e.g. a changed template)
-        present = self.queue.known_event_ids([e.event_id for e in events])
-        return [e for e in events if e.event_id not in present]
 
     def _deliver_all(self) -> None:
         from paxm_core.capture.batch import deliver_stream

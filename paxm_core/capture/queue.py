@@ -110,6 +110,20 @@ def _positive_int(value: Any, what: str) -> int | None:
     return value
 
 
+_INSERT_EPISODE = (
+    "INSERT INTO capture_episodes(episode_id, session_key, first_sequence, last_sequence, complete,"
+    " payload_json, payload_hash, state, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_DELIVERY = (
+    "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, state, last_error, created_at,"
+    " session_key, first_sequence, episode_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_EVENT = (
+    "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
+    " payload_json, payload_hash, created_at, episode_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 class _AppendBatch:
     """What one ``append_many`` transaction has learnt so far (see ``_append_in_tx``)."""
 
@@ -270,7 +284,12 @@ class CaptureQueue:
             return self._append_in_tx(conn, event)
 
     def _append_in_tx(
-        self, conn: sqlite3.Connection, event: CaptureEvent, batch: _AppendBatch | None = None
+        self,
+        conn: sqlite3.Connection,
+        event: CaptureEvent,
+        batch: _AppendBatch | None = None,
+        *,
+        keep_existing: bool = False,
     ) -> AppendResult:
         # ``batch`` (append_many): the existing rows and each session's last sequence were
         # read once for the whole batch, and the events decoded here are handed to the seal
@@ -297,7 +316,13 @@ class CaptureQueue:
                 (event.event_id,),
             ).fetchone()
         if row is not None:
-            if tuple(row[1:]) != (event.session_key, digest, source, final, int(event.terminal)):
+            if not keep_existing and tuple(row[1:]) != (
+                event.session_key,
+                digest,
+                source,
+                final,
+                int(event.terminal),
+            ):
                 raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
             return AppendResult(event.event_id, row[0], duplicate=True)
         captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
@@ -438,7 +463,31 @@ class CaptureQueue:
         ).fetchall()
         if not rows:
             return ""
-        episode_id = "ep_" + secrets.token_hex(16)
+        episode, deliveries = self._episode_rows(session_key, rows, complete=complete, decoded=decoded)
+        conn.execute(_INSERT_EPISODE, episode)
+        conn.executemany(_INSERT_DELIVERY, deliveries)
+        # the open events just read, as one set-based statement
+        conn.execute(
+            "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
+            (episode[0], session_key, rows[-1][1]),
+        )
+        return str(episode[0])
+
+    def _episode_rows(
+        self,
+        session_key: str,
+        rows: Sequence[Sequence[Any]],
+        *,
+        complete: bool,
+        decoded: dict[str, tuple[dict[str, Any], str, str]] | None = None,
+        episode_id: str = "",
+    ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """The ``capture_episodes`` row and ``capture_deliveries`` rows sealing ``rows``.
+
+        ``rows``: a session's open events in sequence order, as (event_id, sequence,
+        source_sequence, final_sequence, payload_json, payload_hash, created_at).
+        """
+        episode_id = episode_id or "ep_" + secrets.token_hex(16)
         events: list[Any] = []
         # the envelope embeds each event's stored text as it is (envelope_json), so sealing
         # never encodes the events again
@@ -491,38 +540,25 @@ class CaptureQueue:
         elif not error and not providers:
             profiles = sorted({decode_event_payload(e)[1] for e in events})
             error = f"{NO_PROVIDER} {', '.join(profiles)}"
-        conn.execute(
-            "INSERT INTO capture_episodes(episode_id, session_key, first_sequence, last_sequence, complete,"
-            " payload_json, payload_hash, state, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                episode_id,
-                session_key,
-                rows[0][1],
-                rows[-1][1],
-                int(complete),
-                body,
-                sha256_hex(body.encode()),
-                "dead" if error else state,
-                error,
-                now,
-            ),
+        episode = (
+            episode_id,
+            session_key,
+            rows[0][1],
+            rows[-1][1],
+            int(complete),
+            body,
+            sha256_hex(body.encode()),
+            "dead" if error else state,
+            error,
+            now,
         )
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if corrupt else ("pending", "")
-        conn.executemany(
-            "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, state, last_error, created_at,"
-            " session_key, first_sequence, episode_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, rows[0][1], now)
-                for name, p in sorted(providers.items())
-            ],
-        )
-        # the open events just read, as one set-based statement
-        conn.execute(
-            "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
-            (episode_id, session_key, rows[-1][1]),
-        )
-        return episode_id
+        deliveries = [
+            (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, rows[0][1], now)
+            for name, p in sorted(providers.items())
+        ]
+        return episode, deliveries
 
     # -- delivery ----------------------------------------------------------------------
 
@@ -713,16 +749,18 @@ class CaptureQueue:
 
     # -- batched path (backfill) ---------------------------------------------------------
 
-    def append_many(self, events: Sequence[CaptureEvent]) -> list[AppendResult]:
+    def append_many(self, events: Sequence[CaptureEvent], *, keep_existing: bool = False) -> list[AppendResult]:
         """Store many events in ONE durable transaction (all or nothing); same rules as :meth:`append`.
 
         Used by ``paxm backfill``: thousands of past turns cost one fsync instead of one each.
         Keep batches small (a few hundred events) so a live hook's append never waits long.
+        ``keep_existing``: an event whose id is already stored is a duplicate whatever its
+        content (the stored copy wins; a resumed backfill re-renders what a killed run queued).
         """
         if not events:
             return []
         with self._tx(durable=True) as conn:
-            batch = _AppendBatch()
+            existing: dict[str, tuple[Any, ...]] = {}
             ids = list({e.event_id for e in events})
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
@@ -731,8 +769,105 @@ class CaptureQueue:
                     f" FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ):
-                    batch.existing[row[0]] = tuple(row[1:])
-            return [self._append_in_tx(conn, event, batch) for event in events]
+                    existing[row[0]] = tuple(row[1:])
+            if len(ids) == len(events):
+                results = self._append_bulk_in_tx(conn, events, existing, keep_existing)
+                if results is not None:
+                    return results
+            batch = _AppendBatch()
+            batch.existing = existing
+            return [self._append_in_tx(conn, event, batch, keep_existing=keep_existing) for event in events]
+
+    def _append_bulk_in_tx(
+        self,
+        conn: sqlite3.Connection,
+        events: Sequence[CaptureEvent],
+        existing: dict[str, tuple[Any, ...]],
+        keep_existing: bool,
+    ) -> list[AppendResult] | None:
+        """``append_many``'s common case, written with three ``executemany`` statements.
+
+        Every turn end seals, from memory, the events this batch wrote before it, so no
+        event is inserted open and updated again and no seal reads the table back.  That is
+        exact only when the batch's sessions had no open events before it: otherwise (and
+        before anything is written) this returns ``None`` and the caller appends one by one.
+        """
+        results: list[AppendResult] = []
+        event_rows: list[list[Any]] = []
+        episodes: list[tuple[Any, ...]] = []
+        deliveries: list[tuple[Any, ...]] = []
+        last_sequence: dict[str, int] = {}
+        open_rows: dict[str, list[list[Any]]] = {}
+        decoded: dict[str, tuple[dict[str, Any], str, str]] = {}
+        # one urandom call for the batch's episode ids (a syscall is dear here, ~75 us)
+        entropy = secrets.token_hex(16 * sum(1 for e in events if e.terminal))
+        used = 0
+        for event in events:
+            if not event.event_id.strip():
+                raise QueueError("capture event id is required")
+            if not event.session_key.strip():
+                raise QueueError("capture event session key is required")
+            if not event.item.text.strip() and not event.terminal:
+                raise QueueError("capture event text is required")
+            source = _positive_int(event.source_sequence, "sequence")
+            final = _positive_int(event.final_sequence, "final_sequence")
+            profile = event.profile or "default"
+            item_payload = encode_event_payload(event.item, profile)
+            payload = canonical_json(item_payload)
+            digest = sha256_hex(payload.encode())
+            row = existing.get(event.event_id)
+            if row is not None:
+                if not keep_existing and tuple(row[1:]) != (
+                    event.session_key,
+                    digest,
+                    source,
+                    final,
+                    int(event.terminal),
+                ):
+                    raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
+                results.append(AppendResult(event.event_id, row[0], duplicate=True))
+                continue
+            key = event.session_key
+            last = last_sequence.get(key)
+            if last is None:
+                last, has_open = conn.execute(
+                    "SELECT COALESCE(MAX(sequence), 0),"
+                    " EXISTS(SELECT 1 FROM capture_events WHERE session_key = ?1 AND episode_id = '')"
+                    " FROM capture_events WHERE session_key = ?1",
+                    (key,),
+                ).fetchone()
+                if has_open:
+                    return None
+            sequence = int(last) + 1
+            last_sequence[key] = sequence
+            captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
+            stored = [event.event_id, key, sequence, source, final, int(event.terminal), payload, digest]
+            stored += [utc_stamp(captured), ""]
+            event_rows.append(stored)
+            pending = open_rows.setdefault(key, [])
+            pending.append(stored)
+            decoded[event.event_id] = (item_payload, event.item.text, profile)
+            sealed = ""
+            if event.terminal:
+                del open_rows[key]
+                token, used = entropy[used : used + 32], used + 32
+                episode, owed = self._episode_rows(
+                    key,
+                    [(r[0], r[2], r[3], r[4], r[6], r[7], r[8]) for r in pending],
+                    complete=True,
+                    decoded=decoded,
+                    episode_id="ep_" + token,
+                )
+                sealed = str(episode[0])
+                for r in pending:
+                    r[9] = sealed
+                episodes.append(episode)
+                deliveries.extend(owed)
+            results.append(AppendResult(event.event_id, sequence, sealed_episode=sealed))
+        conn.executemany(_INSERT_EVENT, event_rows)
+        conn.executemany(_INSERT_EPISODE, episodes)
+        conn.executemany(_INSERT_DELIVERY, deliveries)
+        return results
 
     def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
         """Which of ``event_ids`` are already stored (through this queue's own connection:
