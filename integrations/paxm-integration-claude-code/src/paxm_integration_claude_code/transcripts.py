@@ -151,8 +151,14 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
         for line in handle:
             if len(line) > _MAX_LINE:
                 continue
+            # only user and assistant records matter; their type is the literal JSON string
+            # "user" / "assistant" (Claude Code never escapes ASCII letters), so the other
+            # records (attachments, progress, snapshots, summaries ...) are skipped undecoded
+            if b'"user"' not in line and b'"assistant"' not in line:
+                continue
             try:
-                record = json.loads(line)
+                # str, not bytes: json.loads would sniff the encoding of every line
+                record = json.loads(line.decode("utf-8"))
             except (ValueError, RecursionError):
                 continue
             if not isinstance(record, dict) or record.get("isSidechain") is True:
