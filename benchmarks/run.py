@@ -101,6 +101,7 @@ TABLE: list[tuple[str, str, str]] = [
     ("first prompt after the daemon is down", "about 280 ms", "<= 200 ms"),
     ("UserPromptSubmit as the real Claude Code waits for it", "22 ms median", "<= 15 ms median"),
     ("daemon resident memory, 3 providers loaded", "29.5 MB with one", "<= 40 MB"),
+    ("backfill into SQLite", "230 turns/s (435.6 s at 100k)", "100k turns in <= 45 s"),
 ]
 
 _QUEUE_SQLITE = re.compile(
