@@ -12,6 +12,7 @@ from caller metadata, whatever their case; the workspace is set only through the
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import secrets
 import sys
@@ -62,15 +63,34 @@ RESERVED_METADATA_KEYS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1024)
+def _reserved_key(key: str) -> bool:
+    # the same few keys come with every hook write: normalise each once
+    norm = key.strip().lower().replace("-", "_")
+    return norm in RESERVED_METADATA_KEYS or norm.startswith("paxm")
+
+
 def caller_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     """``metadata`` without ``paxm_*`` and reserved keys (any case or spacing)."""
-    out: dict[str, str] = {}
-    for key, value in without_paxm_keys(metadata).items():
-        norm = str(key).strip().lower().replace("-", "_")
-        if norm in RESERVED_METADATA_KEYS or norm.startswith("paxm"):
-            continue
-        out[key] = value
-    return out
+    return {key: value for key, value in without_paxm_keys(metadata).items() if not _reserved_key(key)}
+
+
+def _scrubbed(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`~paxm_core.textsafe.scrub` of a metadata map, with one encode for the usual case
+    (string keys and values, none holding a lone surrogate) instead of one per string."""
+    from paxm_core.textsafe import scrub
+
+    parts: list[str] = []
+    for key, value in metadata.items():
+        if type(key) is not str or type(value) is not str:
+            return dict(scrub(dict(metadata)))
+        parts.append(key)
+        parts.append(value)
+    try:
+        "".join(parts).encode("utf-8")
+    except UnicodeEncodeError:
+        return dict(scrub(dict(metadata)))
+    return dict(metadata)
 
 
 def _check_size(what: str, text: str, limit: int, key: str) -> None:
@@ -322,7 +342,7 @@ class Tools:
         turn: TurnContext | None = None,
     ) -> tuple[MemoryItem, PutPolicy]:
         """The attributed item and write policy ``remember`` would use (for batch writers)."""
-        from paxm_core.textsafe import scrub, scrub_text
+        from paxm_core.textsafe import scrub_text
 
         # Never fail a write for its text: lone surrogates (a cut emoji, or invalid bytes a
         # shell passed through argv/stdin) become U+FFFD.
@@ -331,7 +351,7 @@ class Tools:
             from paxm_core.passive._redact import compile_extra, redact
 
             body = redact(body, compile_extra(self.config.privacy.redact_patterns)).strip()
-        metadata = scrub(dict(metadata)) if metadata else metadata
+        metadata = _scrubbed(metadata) if metadata else metadata
         admission_text = scrub_text(admission_text)
         if not body:
             raise UsageError("memory text is required")

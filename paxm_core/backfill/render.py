@@ -9,6 +9,7 @@ turn's stable id, so a re-run appends exact duplicates (ignored by the queue).
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 from dataclasses import replace
@@ -31,6 +32,23 @@ def live_fingerprint(target: str, session_id: str, prompt_text: str, event: str 
         else (target, session_id, event, prompt_text.strip())
     )
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+class _PolicyOnce:
+    """The runtime, with its tools' ``put_policy`` worked out once per write profile.
+
+    A live write resolves its profile's policy (tier, expiry, scope) per item so a config
+    reload counts; a backfill run has one config, and thousands of items per profile.
+    """
+
+    def __init__(self, runtime: Any) -> None:
+        self._runtime = runtime
+        tools = copy.copy(runtime.tools)
+        tools.put_policy = functools.lru_cache(maxsize=64)(runtime.tools.put_policy)
+        self.tools = tools
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runtime, name)
 
 
 @functools.cache
@@ -62,7 +80,8 @@ class TurnRenderer:
         from paxm_core.passive.processor import HookProcessor
 
         self._writes: list[Any] = []
-        self._processor = HookProcessor(runtime, queue)
+        view: Any = _PolicyOnce(runtime)
+        self._processor = HookProcessor(view, queue)
         self._replay = _replay_class(PassiveRuntime)(
             runtime.config, sink=self._collect, plugin_manager=getattr(runtime, "plugin_manager", None)
         )
