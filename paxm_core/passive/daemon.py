@@ -145,9 +145,11 @@ class HookDaemon:
 
     def _open(self) -> None:
         from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
+        from paxm_core.plugins import get_plugin_manager
         from paxm_core.runtime import Runtime
 
-        self.runtime = Runtime.load(str(self.config_path))
+        # lazy: the harness integrations are imported when their first hook arrives
+        self.runtime = Runtime.load(str(self.config_path), plugin_manager=get_plugin_manager(lazy=True))
         config = self.runtime.config
         cq = config.capture_queue
         self.queue = CaptureQueue(
