@@ -93,7 +93,8 @@ def _file_stamp(path: str) -> list[int]:
 
 
 def _environment_stamp(metadata_files: list[str]) -> list[Any]:
-    dirs = [[entry, *_file_stamp(entry or ".")] for entry in sys.path]
+    # "" (the working directory of ``python -c``) changes with every file written there
+    dirs = [[entry, *_file_stamp(entry)] for entry in sys.path if entry]
     files = [[path, *_file_stamp(path)] for path in metadata_files]
     return [FORMAT, sys.executable, dirs, files]
 

@@ -395,8 +395,12 @@ def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: b
 
 
 def daemon_command(config_path: str) -> list[str]:
-    """The argv that starts the daemon with this interpreter (site enabled)."""
-    return [sys.executable, "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
+    """The argv that starts the daemon with this interpreter (site enabled).
+
+    ``-P``: ``-m`` would otherwise put the harness's working directory (the user's project)
+    first on ``sys.path``, so a ``yaml.py`` in a cloned repository would run inside the daemon.
+    """
+    return [sys.executable, "-P", "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
 
 
 def start_daemon(config_path: str) -> int:
@@ -434,6 +438,11 @@ def _request(event_id: str, target: str, event: str, mode: str, captured_at: flo
     )
 
 
+#: how often a waiting client looks for the new daemon's socket (a ``stat``: the wait's cost
+#: is the daemon's start-up, and a coarse poll would add half an interval to every first prompt)
+DAEMON_POLL = 0.004
+
+
 def _ask_new_daemon(sock: str, request: bytes, budget: float) -> str:
     """Poll for a just-started daemon's socket and ask it; ``""`` if it is not up in time."""
     deadline = time.monotonic() + budget
@@ -441,12 +450,12 @@ def _ask_new_daemon(sock: str, request: bytes, budget: float) -> str:
         try:
             posix.stat(sock)
         except FileNotFoundError:
-            time.sleep(0.02)
+            time.sleep(DAEMON_POLL)
             continue
         try:
             return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
         except (OSError, ValueError):
-            time.sleep(0.02)
+            time.sleep(DAEMON_POLL * 5)
     return ""
 
 
