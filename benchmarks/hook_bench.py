@@ -155,6 +155,14 @@ def stop_daemon(config: Path) -> None:
 
 
 _STOPPED: set[int] = set()
+#: CPU ms each daemon the client started had used when the bench got to stop it (see stop_spawned)
+SPAWNED_CPU: list[float] = []
+
+
+def cpu_ms(pid: int) -> float:
+    """User + system CPU time ``pid`` has used so far, in ms (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def _alive(pid: int) -> bool:
@@ -178,6 +186,10 @@ def stop_spawned(config: Path) -> None:
         pid = daemon_pid(config)
         if pid and pid not in _STOPPED and _alive(pid) and (config.parent / "hooks" / "paxm-hook.sock").exists():
             _STOPPED.add(pid)
+            try:  # start-up + the first answer (+ whatever it did since): load-insensitive
+                SPAWNED_CPU.append(cpu_ms(pid))
+            except (OSError, ValueError, IndexError):
+                pass
             try:
                 send_control(config, "shutdown")
             except Exception:
@@ -290,8 +302,11 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     prompt = json.dumps(
         {"session_id": "bench-ask", "cwd": "/bench", "prompt": "what was the canary rollout decision number 4242?"}
     ).encode()
+    SPAWNED_CPU.clear()
     cold = paired_ms(ask_cmd, prompt, max(10, rounds // 2), between=lambda: stop_spawned(config))
     cold_ms = row(f"first prompt, daemon down ({memories} memories)", *cold, "(target <= 200 ms)")
+    if SPAWNED_CPU:
+        print(f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms")
     record(
         "first prompt after the daemon is down (start + recall)",
         cold_ms,
@@ -304,6 +319,21 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     for label, providers in (("1 provider", 1), ("3 providers", 3)):
         if providers == 3:
             add_best_effort_providers(config)
+            SPAWNED_CPU.clear()
+            cold3 = paired_ms(ask_cmd, prompt, max(6, rounds // 4), between=lambda: stop_spawned(config))
+            cold3_ms = row(f"first prompt, daemon down ({memories} memories, 3 providers)", *cold3)
+            if SPAWNED_CPU:
+                print(
+                    f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms"
+                )
+            record(
+                "first prompt after the daemon is down (start + recall), 3 providers",
+                cold3_ms,
+                "ms",
+                f"bare interpreter {cold3[0]:.1f} ms",
+                "<= 200 ms",
+                cold3_ms <= 200,
+            )
         daemon = start_daemon(config)
         try:
             row(f"user_input with recall ({memories} memories, {label})", *paired_ms(ask_cmd, prompt, rounds))
