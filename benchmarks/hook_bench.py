@@ -204,6 +204,52 @@ def stop_spawned(config: Path) -> None:
     raise SystemExit(f"the client did not start a daemon; daemon log:\n{detail}")
 
 
+#: One daemon start-up and its first answer in a fresh interpreter, timed from inside: what a
+#: first prompt waits for on the daemon's side, as CPU time (insensitive to the machine's load).
+STARTUP_PROBE = """
+import json, sys, time
+from paxm_core.passive.daemon import HookDaemon
+daemon = HookDaemon(sys.argv[1], idle_timeout=60)
+daemon.lock.acquire()
+daemon._open()
+daemon._drain()
+raw = json.dumps({"session_id": "probe", "cwd": "/bench", "prompt": sys.argv[2]})
+answer = daemon.processor.handle_hook(
+    {"v": 2, "event_id": "evt_probe_%d" % time.time_ns(), "target": "claude", "event": "user_input",
+     "owner": "", "mode": "text", "captured_at": time.time(), "raw": raw}
+)
+cpu, wall = time.process_time() * 1000, (time.perf_counter() - START) * 1000
+print(json.dumps({"cpu_ms": cpu, "wall_ms": wall, "modules": len(sys.modules), "ok": bool(answer.get("ok"))}))
+daemon._shutdown()
+daemon.lock.release()
+import os
+os._exit(0)
+"""
+
+
+def startup_cpu(config: Path, prompt: str, runs: int) -> dict[str, float]:
+    """Medians of :data:`STARTUP_PROBE` (``-P -c``, like the installed daemon's ``-P -m``).
+
+    ``process_time`` counts from interpreter start-up, so the interpreter's own start is in.
+    """
+    cpu, wall, modules = [], [], 0
+    code = "import time; START = time.perf_counter()\n" + STARTUP_PROBE
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-P", "-c", code, str(config), prompt], capture_output=True, text=True, timeout=120
+        )
+        line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+        if out.returncode != 0 or not line:
+            raise SystemExit(f"start-up probe failed: {out.stderr[-800:]}")
+        data = json.loads(line)
+        if not data["ok"]:
+            raise SystemExit("start-up probe: the first answer was not ok")
+        cpu.append(data["cpu_ms"])
+        wall.append(data["wall_ms"])
+        modules = int(data["modules"])
+    return {"cpu_ms": statistics.median(cpu), "wall_ms": statistics.median(wall), "modules": modules}
+
+
 def row(name: str, base: float, ms: float, base_cpu: float, cpu: float, target: str = "") -> float:
     print(
         f"{name:<44} wall {ms:7.1f} ms vs {base:6.1f} bare = {ms / base:4.2f}x"
@@ -218,6 +264,15 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise SystemExit(f"no VmRSS for {pid}")
+
+
+def print_startup(config: Path, prompt: str, label: str, runs: int = 7) -> None:
+    """One line: the daemon's start-up + first answer, measured from inside (see STARTUP_PROBE)."""
+    got = startup_cpu(config, prompt, runs)
+    print(
+        f"  daemon start + first answer in-process ({label}, median of {runs}): cpu {got['cpu_ms']:.1f} ms,"
+        f" wall {got['wall_ms']:.1f} ms, {got['modules']:.0f} modules loaded"
+    )
 
 
 def add_best_effort_providers(config: Path) -> None:
@@ -307,6 +362,7 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     cold_ms = row(f"first prompt, daemon down ({memories} memories)", *cold, "(target <= 200 ms)")
     if SPAWNED_CPU:
         print(f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms")
+    print_startup(config, "what was the canary rollout decision number 4242?", "1 provider")
     record(
         "first prompt after the daemon is down (start + recall)",
         cold_ms,
@@ -326,6 +382,7 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
                 print(
                     f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms"
                 )
+            print_startup(config, "what was the canary rollout decision number 4242?", "3 providers")
             record(
                 "first prompt after the daemon is down (start + recall), 3 providers",
                 cold3_ms,

@@ -486,6 +486,17 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             request = _request(event_id, target, event, opts["mode"], captured_at, raw)
             out, err = parse_reply(exchange(sock, request, timeout))
         except (OSError, ValueError) as exc:
+            spawned = False
+            if isinstance(exc, DaemonDown):
+                # Start the daemon before storing the event: its start-up (the slow part of a
+                # first prompt) runs on the other core while this process commits to the inbox.
+                # The daemon drains the inbox on start and every few seconds, and the inbox is
+                # idempotent by event_id, so an event it finds late or twice is stored once.
+                try:
+                    start_daemon(opts["config"])
+                    spawned = True
+                except OSError as spawn_exc:
+                    err += f"paxm hook: daemon not started: {spawn_exc}\n"
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
                 # The inbox has no owner column: a plugin caller's owner rides on the event name
@@ -496,11 +507,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             except Exception as inbox_exc:  # fail open: the harness must never see a hook error
                 err += f"paxm hook: event not captured: {inbox_exc}\n"
             if isinstance(exc, DaemonDown):
-                try:
-                    start_daemon(opts["config"])
-                except OSError as spawn_exc:
-                    err += f"paxm hook: daemon not started: {spawn_exc}\n"
-                else:
+                if spawned:
                     left = timeout - (time.monotonic() - started)
                     if event.lower() in CONTEXT_EVENTS and left > 0.2:
                         # The event is already stored; wait briefly for the new daemon so this
