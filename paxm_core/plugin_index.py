@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
 #: bump when the file's layout changes
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass
@@ -42,6 +43,7 @@ class EntryPointRecord:
     :param metadata: the distribution's ``entry_points.txt`` (part of the stamp).
     :param providers: provider types it registered when last loaded (``None``: not known).
     :param integrations: integration names and aliases (lower case) it registered.
+    :param canonical: the canonical names among them (a name beats another integration's alias).
     :param module_file: the plugin module's file and its ``(mtime_ns, size)`` when indexed.
     """
 
@@ -52,6 +54,7 @@ class EntryPointRecord:
     metadata: str = ""
     providers: list[str] | None = None
     integrations: list[str] = field(default_factory=list)
+    canonical: list[str] = field(default_factory=list)
     module_file: str = ""
     module_stamp: list[int] = field(default_factory=list)
 
@@ -158,11 +161,20 @@ def write_index(index: PluginIndex) -> None:
         pass
 
 
-def record_roles(entry: EntryPointRecord, providers: list[str], integrations: list[str]) -> None:
-    """Note what ``entry``'s plugin registered, stamped with its module file."""
+def record_roles(
+    entry: EntryPointRecord,
+    providers: list[str],
+    integrations: list[str],
+    canonical: Iterable[str] = (),
+) -> None:
+    """Note what ``entry``'s plugin registered, stamped with its module file.
+
+    :param canonical: the integrations' own names (``integrations`` also holds their aliases).
+    """
     module = sys.modules.get(entry.module)
     path = getattr(module, "__file__", None) or ""
     entry.providers = sorted(providers)
     entry.integrations = sorted({name.lower() for name in integrations})
+    entry.canonical = sorted({name.lower() for name in canonical})
     entry.module_file = path
     entry.module_stamp = _file_stamp(path) if path else []

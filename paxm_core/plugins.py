@@ -114,6 +114,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._pending: dict[str, Any] = {}
         #: integration name or alias (lower case) -> the pending plugin that registers it
         self._integration_hints: dict[str, str] = {}
+        self._canonical_hints: set[str] = set()
 
     # -- registration -------------------------------------------------------------------
 
@@ -131,8 +132,15 @@ class PaxmPluginManager(pluggy.PluginManager):
     def _defer(self, entry: Any) -> None:
         """Keep ``entry`` (a :class:`~paxm_core.plugin_index.EntryPointRecord`) unimported for now."""
         self._pending[entry.name] = entry
+        # as in integration(): a canonical name beats another integration's alias, and among
+        # aliases the first plugin in name (= registration) order wins
         for name in entry.integrations:
-            self._integration_hints.setdefault(name, entry.name)
+            if name not in self._canonical_hints:
+                self._integration_hints.setdefault(name, entry.name)
+        for name in entry.canonical:
+            if name not in self._canonical_hints:
+                self._canonical_hints.add(name)
+                self._integration_hints[name] = entry.name
 
     def _load_entry(self, entry: Any) -> None:
         """Import and register one entry point; a failure is recorded, never raised."""
@@ -424,7 +432,8 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
             if pm.has_plugin(entry.name) and not any(e.plugin == entry.name for e in pm.load_errors):
                 providers = [t for t, owner in pm._provider_owner.items() if owner == entry.name]
                 names = _integration_names(integrations, owners, entry.name)
-                plugin_index.record_roles(entry, providers, names)
+                canonical = [name for name, owner in owners.items() if owner == entry.name]
+                plugin_index.record_roles(entry, providers, names, canonical)
     if stale or learned:
         plugin_index.write_index(index)
 

@@ -149,3 +149,12 @@ def test_an_unwritable_cache_directory_only_costs_a_scan(site: Path, tmp_path: P
     cache.write_text("not a directory")
     out = _probe(site, cache, "idxh")
     assert out["found"] == "idxharness" and "idxtype" in out["types"]
+
+
+def test_a_canonical_name_beats_another_plugins_alias_when_deferred(site: Path, tmp_path: Path) -> None:
+    # "aa_alias" sorts first and claims "otherharness" as an alias; the canonical owner must win
+    _dist(site, "paxm-integration-aa", "aa_alias", _INTEGRATION.format(name="aaharness", alias="otherharness"))
+    cache = tmp_path / "cache"
+    eager = _probe(site, cache, "otherharness")
+    lazy = _probe(site, cache, "otherharness")
+    assert eager["found"] == lazy["found"] == "otherharness"
