@@ -301,10 +301,15 @@ class HookDaemon:
             self._log(f"inbox drain failed: {exc}")
 
     def _serve(self, conn: socket.socket) -> None:
+        counted = False
         try:
             conn.settimeout(CONNECTION_TIMEOUT)
             request = _read_request(conn)
             response = self._dispatch(request)
+            with self._state:
+                # counted before the answer leaves, so a status asked right after sees it
+                self.requests += 1
+                counted = True
             if request.get("reply") == "framed":
                 conn.sendall(framed_reply(response))
             else:
@@ -324,7 +329,8 @@ class HookDaemon:
             with self._state:
                 self._inflight -= 1
                 self._last_activity = time.monotonic()
-                self.requests += 1
+                if not counted:
+                    self.requests += 1
 
     def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.processor is not None
