@@ -362,7 +362,8 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     cold_ms = row(f"first prompt, daemon down ({memories} memories)", *cold, "(target <= 200 ms)")
     if SPAWNED_CPU:
         print(f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms")
-    print_startup(config, "what was the canary rollout decision number 4242?", "1 provider")
+    probes = max(3, min(7, rounds // 2))  # --quick (8 rounds): 4
+    print_startup(config, "what was the canary rollout decision number 4242?", "1 provider", probes)
     record(
         "first prompt after the daemon is down (start + recall)",
         cold_ms,
@@ -376,13 +377,13 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
         if providers == 3:
             add_best_effort_providers(config)
             SPAWNED_CPU.clear()
-            cold3 = paired_ms(ask_cmd, prompt, max(6, rounds // 4), between=lambda: stop_spawned(config))
+            cold3 = paired_ms(ask_cmd, prompt, max(4, rounds // 4), between=lambda: stop_spawned(config))
             cold3_ms = row(f"first prompt, daemon down ({memories} memories, 3 providers)", *cold3)
             if SPAWNED_CPU:
                 print(
                     f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms"
                 )
-            print_startup(config, "what was the canary rollout decision number 4242?", "3 providers")
+            print_startup(config, "what was the canary rollout decision number 4242?", "3 providers", probes)
             record(
                 "first prompt after the daemon is down (start + recall), 3 providers",
                 cold3_ms,
