@@ -63,6 +63,9 @@ T = TypeVar("T")
 MAINTENANCE_TIMEOUT = 30.0
 #: How long ``close()`` waits for one provider to close.
 CLOSE_TIMEOUT = 2.0
+#: How long a fan-out waits for an unknown provider's capabilities before sending its calls to their
+#: lane (an in-process provider answers in microseconds; a plugin that has to be asked may hang).
+_PROBE_WAIT = 0.05
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -100,6 +103,7 @@ class Router:
         self._lanes: dict[tuple[str, str], Lane] = {}
         self._lanes_lock = threading.Lock()
         self._capabilities: dict[str, frozenset[str]] = {}
+        self._probes: dict[str, threading.Thread] = {}
         self._closed = False
 
     # -- introspection -------------------------------------------------------------------
@@ -120,8 +124,26 @@ class Router:
         return self._capabilities[name]
 
     def _deadline_bound(self, name: str) -> bool:
-        # May a call to ``name`` run on the caller's thread (see CAP_DEADLINE_BOUND)?
-        return CAP_DEADLINE_BOUND in self.capabilities(name)
+        # May a call to ``name`` run on the caller's thread (see CAP_DEADLINE_BOUND)?  Asked on
+        # every fan-out, so it must never block: ``capabilities()`` may do I/O (a JSON-RPC
+        # plugin's first call probes the plugin, up to seconds when it hangs).  An unknown
+        # provider is probed on a helper thread, waited for briefly (an in-process provider
+        # answers in microseconds); until the answer is in, its calls go to their lane.
+        known = self._capabilities.get(name)
+        if known is not None:
+            return CAP_DEADLINE_BOUND in known
+        with self._lanes_lock:
+            probe = self._probes.get(name)
+            first = probe is None
+            if probe is None:
+                probe = self._probes[name] = threading.Thread(
+                    target=self.capabilities, args=(name,), name=f"paxm-capabilities-{name}", daemon=True
+                )
+                probe.start()
+        if first:
+            probe.join(_PROBE_WAIT)
+        known = self._capabilities.get(name)
+        return known is not None and CAP_DEADLINE_BOUND in known
 
     def preserves_turn_boundaries(self, name: str) -> bool:
         """Whether provider ``name`` stores a whole captured turn as one memory."""
