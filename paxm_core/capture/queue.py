@@ -82,9 +82,10 @@ def _pid_alive(pid: int) -> bool:
 def _epoch(stamp: str) -> float:
     # fromisoformat is C code and takes utc_stamp()'s form; strptime (ten times slower, and
     # run for every event of every claim) stays as the strict fallback
+    # (Python 3.11's fromisoformat reads the ``Z`` itself as UTC: no slice, no replace)
     try:
-        if len(stamp) == 27 and stamp.endswith("Z"):
-            return datetime.fromisoformat(stamp[:-1]).replace(tzinfo=UTC).timestamp()
+        if len(stamp) == 27 and stamp[-1] == "Z" and stamp[10] == "T":
+            return datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         pass
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
