@@ -786,8 +786,11 @@ class CaptureQueue:
             for row in rows:
                 by_session.setdefault(row[3], []).append(row)
             stamp = utc_stamp(now)
-            event_rows = self._event_rows(conn, [r[0] for r in rows])
-            leased: list[tuple[str, str, str, str, str]] = []
+            # first which candidates may be taken (each session's undelivered prefix), and only
+            # then their events: a claim behind in-flight batches (another stream, or the
+            # worker's loop checking for free work) mostly finds every session blocked, and
+            # must not read and verify hundreds of episodes only to lease none of them
+            takeable: list[list[Any]] = []
             for session_key, candidates in by_session.items():
                 candidates.sort(key=lambda r: r[4])
                 # undelivered (not dead) deliveries of this session, in order: the candidates
@@ -804,9 +807,17 @@ class CaptureQueue:
                     )
                     if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
                 ]
-                for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(candidates):
-                    if position >= len(ahead) or ahead[position] != first:
+                prefix = []
+                for position, row in enumerate(candidates):
+                    if position >= len(ahead) or ahead[position] != row[4]:
                         break
+                    prefix.append(row)
+                if prefix:
+                    takeable.append(prefix)
+            event_rows = self._event_rows(conn, [r[0] for prefix in takeable for r in prefix])
+            leased: list[tuple[str, str, str, str, str]] = []
+            for prefix in takeable:
+                for episode_id, profiles_json, attempts, session_key, _, payload, digest in prefix:
                     try:
                         if attempts >= 2 * self.max_attempts:
                             raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
