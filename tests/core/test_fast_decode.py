@@ -87,9 +87,9 @@ def _outcome(fn: Any, data: Any) -> Any:
         return ("error", None)
 
 
-_times = st.datetimes(
-    min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
-).map(format_time)
+_times = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)).map(
+    format_time
+)
 _time_text = st.one_of(
     _times,
     st.just("0001-01-01T00:00:00Z"),
