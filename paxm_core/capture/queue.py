@@ -615,6 +615,20 @@ class CaptureQueue:
                 out[episode_id].append(row)
         return out
 
+    @staticmethod
+    def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """The stored envelope (payload, hash) of many episodes, in one read per 500."""
+        out: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(episode_ids), 500):
+            chunk = list(episode_ids[start : start + 500])
+            for episode_id, payload, digest in conn.execute(
+                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes"
+                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out[episode_id] = (payload, digest)
+        return out
+
     def _verified_items(
         self,
         conn: sqlite3.Connection,
@@ -772,11 +786,10 @@ class CaptureQueue:
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
+            # the envelopes are read later, for the takeable episodes only
             rows = conn.execute(
-                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence,
-                          e.payload_json, e.payload_hash
+                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence
                    FROM capture_deliveries d INDEXED BY capture_deliveries_due
-                   JOIN capture_episodes e ON e.episode_id = d.episode_id
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
@@ -814,10 +827,15 @@ class CaptureQueue:
                     prefix.append(row)
                 if prefix:
                     takeable.append(prefix)
-            event_rows = self._event_rows(conn, [r[0] for prefix in takeable for r in prefix])
+            wanted = [r[0] for prefix in takeable for r in prefix]
+            envelopes = self._envelopes(conn, wanted)
+            event_rows = self._event_rows(conn, wanted)
             leased: list[tuple[str, str, str, str, str]] = []
             for prefix in takeable:
-                for episode_id, profiles_json, attempts, session_key, _, payload, digest in prefix:
+                for episode_id, profiles_json, attempts, session_key, _ in prefix:
+                    if episode_id not in envelopes:
+                        break  # no episode row (the join this replaces never returned it): wait
+                    payload, digest = envelopes[episode_id]
                     try:
                         if attempts >= 2 * self.max_attempts:
                             raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
