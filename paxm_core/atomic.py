@@ -8,7 +8,6 @@ readers see the old file or the new one, never half of either.  The temp file is
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["write_atomic"]
@@ -22,6 +21,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int =
         ``False``, which costs them a torn write only on power loss, never a partial file.
     :raises OSError: the directory is not writable (the temp file is removed).
     """
+    import tempfile  # here: importing it (shutil, random) would weigh on every paxm process start
+
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -110,6 +110,11 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._provider_owner: dict[str, str] = {}
         self._integrations: dict[str, Integration] | None = None
         self._integration_owner: dict[str, str] = {}
+        #: integration-only plugins not imported yet (``get_plugin_manager(lazy=True)``)
+        self._pending: dict[str, Any] = {}
+        #: integration name or alias (lower case) -> the pending plugin that registers it
+        self._integration_hints: dict[str, str] = {}
+        self._canonical_hints: set[str] = set()
 
     # -- registration -------------------------------------------------------------------
 
@@ -117,6 +122,39 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._provider_types = None
         self._integrations = None
         return super().register(plugin, name)
+
+    def get_plugins(self) -> set[Any]:
+        self._load_pending()
+        return super().get_plugins()
+
+    # -- deferred plugins ---------------------------------------------------------------
+
+    def _defer(self, entry: Any) -> None:
+        """Keep ``entry`` (a :class:`~paxm_core.plugin_index.EntryPointRecord`) unimported for now."""
+        self._pending[entry.name] = entry
+        # as in integration(): a canonical name beats another integration's alias, and among
+        # aliases the first plugin in name (= registration) order wins
+        for name in entry.integrations:
+            if name not in self._canonical_hints:
+                self._integration_hints.setdefault(name, entry.name)
+        for name in entry.canonical:
+            if name not in self._canonical_hints:
+                self._canonical_hints.add(name)
+                self._integration_hints[name] = entry.name
+
+    def _load_entry(self, entry: Any) -> None:
+        """Import and register one entry point; a failure is recorded, never raised."""
+        try:
+            self.register(entry.load(), name=entry.name)
+        except Exception as exc:  # broken plugin: record it and keep going
+            self._record_failure(entry.name, exc)
+
+    def _load_pending(self, name: str | None = None) -> None:
+        """Import the deferred plugins (or just ``name``), in name order."""
+        for plugin in sorted(self._pending) if name is None else [name]:
+            entry = self._pending.pop(plugin, None)
+            if entry is not None:
+                self._load_entry(entry)
 
     def _each_impl(self, hook_name: str) -> Iterable[tuple[str, Callable[..., Any]]]:
         hook = getattr(self.hook, hook_name)
@@ -177,6 +215,9 @@ class PaxmPluginManager(pluggy.PluginManager):
     def provider_type(self, type_name: str) -> ProviderType:
         """Look up a provider type or raise an error naming the package to install."""
         types = self.provider_types()
+        if type_name not in types and self._pending:
+            self._load_pending()  # a stale index: a deferred plugin may register it after all
+            types = self.provider_types()
         if type_name in types:
             return types[type_name]
         known = ", ".join(sorted(types)) or "none"
@@ -193,8 +234,16 @@ class PaxmPluginManager(pluggy.PluginManager):
         An object that does not implement :class:`~paxm_core.integration.Integration` is
         reported as a load error of its plugin and left out.
         """
+        self._load_pending()
         if self._integrations is not None:
             return self._integrations
+        found, owners = self._collect_integrations()
+        self._integrations = found
+        self._integration_owner = owners
+        return found
+
+    def _collect_integrations(self) -> tuple[dict[str, Integration], dict[str, str]]:
+        """The integrations of the plugins registered so far, with their owning plugins."""
         found: dict[str, Integration] = {}
         owners: dict[str, str] = {}
         for plugin_name, func in self._each_impl("paxm_register_integrations"):
@@ -218,21 +267,22 @@ class PaxmPluginManager(pluggy.PluginManager):
                     continue
                 found[name] = integration
                 owners[name] = plugin_name
-        self._integrations = found
-        self._integration_owner = owners
-        return found
+        return found, owners
 
     def integration(self, name: str) -> Integration | None:
-        """Find an integration by name or alias (case-insensitive), or ``None``."""
+        """Find an integration by name or alias (case-insensitive), or ``None``.
+
+        With deferred plugins (``lazy=True``), the one the index names for ``name`` is
+        imported first; only when it does not provide ``name`` after all are the rest imported.
+        """
         wanted = name.strip().lower()
-        registered = self.integrations()
-        if wanted in registered:  # a canonical name wins over another integration's alias
-            return registered[wanted]
-        for canonical, integration in registered.items():
-            aliases = tuple(getattr(integration, "aliases", ()) or ())
-            if wanted == canonical or wanted in (a.lower() for a in aliases):
-                return integration
-        return None
+        hinted = self._integration_hints.get(wanted)
+        if hinted is not None and hinted in self._pending:
+            self._load_pending(hinted)
+            found = _match_integration(self._collect_integrations()[0], wanted)
+            if found is not None:
+                return found
+        return _match_integration(self.integrations(), wanted)
 
     # -- reporting ----------------------------------------------------------------------
 
@@ -250,6 +300,16 @@ class PaxmPluginManager(pluggy.PluginManager):
         for integ, owner in self._integration_owner.items():
             infos.setdefault(owner, PluginInfo(owner)).integrations.append(integ)
         return sorted(infos.values(), key=lambda i: i.name)
+
+
+def _match_integration(registered: dict[str, Integration], wanted: str) -> Integration | None:
+    if wanted in registered:  # a canonical name wins over another integration's alias
+        return registered[wanted]
+    for canonical, integration in registered.items():
+        aliases = tuple(getattr(integration, "aliases", ()) or ())
+        if wanted == canonical or wanted in (a.lower() for a in aliases):
+            return integration
+    return None
 
 
 def _missing_members(obj: object) -> str:
@@ -290,7 +350,7 @@ def registered_provider_types() -> dict[str, ProviderType]:
     found = _REGISTRY_CACHE.get(key)
     if found is None:
         try:
-            found = dict(get_plugin_manager().provider_types())
+            found = dict(get_plugin_manager(lazy=True).provider_types())
         except Exception:
             found = {}
         _REGISTRY_CACHE[key] = found
@@ -304,15 +364,23 @@ def _allowed_plugins() -> set[str] | None:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def get_plugin_manager(load_entrypoints: bool = True) -> PaxmPluginManager:
+def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> PaxmPluginManager:
     """Build a plugin manager, loading every ``paxm`` entry point in its own ``try``.
 
     :param load_entrypoints: ``False`` gives an empty manager for hermetic tests.
+    :param lazy: read the entry points from the cached index (:mod:`paxm_core.plugin_index`)
+        and import a plugin that only registers integrations when one of its integrations
+        (or all of them, or :meth:`~PaxmPluginManager.get_plugins`) is asked for.  For
+        processes that look things up by name (the hook daemon, config validation); a caller
+        of ``pm.hook.*`` directly wants the default.
     """
     pm = PaxmPluginManager()
     if not load_entrypoints:
         return pm
     allowed = _allowed_plugins()
+    if lazy:
+        _load_indexed(pm, allowed)
+        return pm
     seen: set[str] = set()
     for ep in _paxm_entry_points():
         if ep.name in seen or (allowed is not None and ep.name not in allowed):
@@ -329,6 +397,54 @@ def get_plugin_manager(load_entrypoints: bool = True) -> PaxmPluginManager:
         except Exception as exc:  # broken plugin: record it and keep going
             pm._record_failure(ep.name, exc)
     return pm
+
+
+def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
+    """Fill ``pm`` from the entry-point index, deferring integration-only plugins it knows.
+
+    A plugin whose roles the index does not know (new, changed, or never loaded cleanly) is
+    imported now, and the index learns what it registered.
+    """
+    from paxm_core import plugin_index
+
+    index = plugin_index.load_index()
+    stale = index is None
+    if index is None:
+        index = plugin_index.scan(ENTRY_POINT_GROUP)
+    seen: set[str] = set()
+    learned = []
+    for entry in index.entries:
+        if entry.name in seen or (allowed is not None and entry.name not in allowed):
+            continue
+        seen.add(entry.name)
+        pm.distributions[entry.name] = (entry.distribution, entry.version)
+        if entry.roles_known():
+            if not entry.providers and entry.integrations:
+                pm._defer(entry)
+                continue
+        else:
+            learned.append(entry)
+        pm._load_entry(entry)
+    if learned:
+        pm.provider_types()
+        integrations, owners = pm._collect_integrations()
+        for entry in learned:
+            if pm.has_plugin(entry.name) and not any(e.plugin == entry.name for e in pm.load_errors):
+                providers = [t for t, owner in pm._provider_owner.items() if owner == entry.name]
+                names = _integration_names(integrations, owners, entry.name)
+                canonical = [name for name, owner in owners.items() if owner == entry.name]
+                plugin_index.record_roles(entry, providers, names, canonical)
+    if stale or learned:
+        plugin_index.write_index(index)
+
+
+def _integration_names(integrations: dict[str, Integration], owners: dict[str, str], plugin: str) -> list[str]:
+    names: list[str] = []
+    for name, owner in owners.items():
+        if owner == plugin:
+            names.append(name)
+            names.extend(str(a) for a in tuple(getattr(integrations[name], "aliases", ()) or ()))
+    return names
 
 
 _ENTRY_POINTS: dict[tuple[str, ...], list[Any]] = {}

@@ -28,8 +28,20 @@ def config_exists(path: str | Path | None = None) -> bool:
     return target.is_file() or legacy_json_path(target).is_file()
 
 
-def read_raw(path: Path) -> Any:
-    """Parse the file at ``path`` into plain data; syntax errors become :class:`ConfigError`."""
+#: file name of the parsed-config cache inside a ``parse_cache`` directory
+PARSE_CACHE_NAME = "config-parsed.json"
+
+
+def read_raw(path: Path, *, parse_cache: str | Path | None = None) -> Any:
+    """Parse the file at ``path`` into plain data; syntax errors become :class:`ConfigError`.
+
+    :param parse_cache: a private directory where the parsed document is kept, keyed by a
+        digest of the file's bytes, so a process that starts often (the hook daemon) skips
+        importing and running the YAML parser while the file is unchanged.  Only a document
+        that JSON gives back exactly is cached.
+    """
+    if parse_cache is not None:
+        return _read_cached(path, Path(parse_cache))
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -68,6 +80,45 @@ def read_raw(path: Path) -> Any:
         raise ConfigError(f"{path}: invalid YAML{where}: {problem}; {hint}") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
+
+
+def _read_cached(path: Path, cache_dir: Path) -> Any:
+    import _blake2  # the C module: hashlib would load OpenSSL for one digest
+
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return read_raw(path)  # the uncached path words the error
+    digest = _blake2.blake2b(raw, digest_size=20).hexdigest()
+    cache = cache_dir / PARSE_CACHE_NAME
+    try:
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        if isinstance(stored, dict) and stored.get("digest") == digest and "data" in stored:
+            return stored["data"]
+    except (OSError, ValueError):
+        pass
+    data = read_raw(path)
+    try:
+        text = json.dumps({"digest": digest, "data": data}, ensure_ascii=False)
+        if json.loads(text)["data"] == data and _same_types(json.loads(text)["data"], data):
+            from paxm_core.private_files import private_dir
+
+            private_dir(cache_dir)
+            write_atomic(cache, text, durable=False)
+    except (TypeError, ValueError, OSError, RecursionError):  # not JSON-exact, or unwritable: no cache
+        pass
+    return data
+
+
+def _same_types(a: Any, b: Any) -> bool:
+    """``a == b`` also holds for ``1 == 1.0 == True``: the cache must give back the same types."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return all(_same_types(k, k2) and _same_types(a[k], b[k2]) for k, k2 in zip(a, b, strict=True))
+    if isinstance(a, list):
+        return all(_same_types(x, y) for x, y in zip(a, b, strict=True))
+    return True
 
 
 _LOADER: Any = None
@@ -185,12 +236,13 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def load_config(path: str | Path | None = None) -> Config:
+def load_config(path: str | Path | None = None, *, parse_cache: str | Path | None = None) -> Config:
     """Load, validate and normalize the config.
 
     ``path`` is resolved like ``--config`` (then ``$PAXM_CONFIG``, then XDG).  A missing file
     gives the built-in defaults (SQLite under the XDG data dir), so paxm works with no setup.
     Invalid files raise :class:`ConfigError` naming the file, the key path and the fix.
+    ``parse_cache``: see :func:`read_raw` (validation and normalizing still run every time).
     """
     target = resolve_config_path(path)
     source = target
@@ -205,7 +257,7 @@ def load_config(path: str | Path | None = None) -> Config:
             config.path = target
             config.exists = False
             return config
-    data = read_raw(source)
+    data = read_raw(source, parse_cache=parse_cache)
     try:
         config = parse_config(data)
         config.path = target

@@ -395,8 +395,12 @@ def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: b
 
 
 def daemon_command(config_path: str) -> list[str]:
-    """The argv that starts the daemon with this interpreter (site enabled)."""
-    return [sys.executable, "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
+    """The argv that starts the daemon with this interpreter (site enabled).
+
+    ``-P``: ``-m`` would otherwise put the harness's working directory (the user's project)
+    first on ``sys.path``, so a ``yaml.py`` in a cloned repository would run inside the daemon.
+    """
+    return [sys.executable, "-P", "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
 
 
 def start_daemon(config_path: str) -> int:
@@ -434,6 +438,11 @@ def _request(event_id: str, target: str, event: str, mode: str, captured_at: flo
     )
 
 
+#: how often a waiting client looks for the new daemon's socket (a ``stat``: the wait's cost
+#: is the daemon's start-up, and a coarse poll would add half an interval to every first prompt)
+DAEMON_POLL = 0.004
+
+
 def _ask_new_daemon(sock: str, request: bytes, budget: float) -> str:
     """Poll for a just-started daemon's socket and ask it; ``""`` if it is not up in time."""
     deadline = time.monotonic() + budget
@@ -441,12 +450,12 @@ def _ask_new_daemon(sock: str, request: bytes, budget: float) -> str:
         try:
             posix.stat(sock)
         except FileNotFoundError:
-            time.sleep(0.02)
+            time.sleep(DAEMON_POLL)
             continue
         try:
             return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
         except (OSError, ValueError):
-            time.sleep(0.02)
+            time.sleep(DAEMON_POLL * 5)
     return ""
 
 
@@ -477,6 +486,17 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             request = _request(event_id, target, event, opts["mode"], captured_at, raw)
             out, err = parse_reply(exchange(sock, request, timeout))
         except (OSError, ValueError) as exc:
+            spawned = False
+            if isinstance(exc, DaemonDown):
+                # Start the daemon before storing the event: its start-up (the slow part of a
+                # first prompt) runs on the other core while this process commits to the inbox.
+                # The daemon drains the inbox on start and every few seconds, and the inbox is
+                # idempotent by event_id, so an event it finds late or twice is stored once.
+                try:
+                    start_daemon(opts["config"])
+                    spawned = True
+                except OSError as spawn_exc:
+                    err += f"paxm hook: daemon not started: {spawn_exc}\n"
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
                 # The inbox has no owner column: a plugin caller's owner rides on the event name
@@ -487,11 +507,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             except Exception as inbox_exc:  # fail open: the harness must never see a hook error
                 err += f"paxm hook: event not captured: {inbox_exc}\n"
             if isinstance(exc, DaemonDown):
-                try:
-                    start_daemon(opts["config"])
-                except OSError as spawn_exc:
-                    err += f"paxm hook: daemon not started: {spawn_exc}\n"
-                else:
+                if spawned:
                     left = timeout - (time.monotonic() - started)
                     if event.lower() in CONTEXT_EVENTS and left > 0.2:
                         # The event is already stored; wait briefly for the new daemon so this

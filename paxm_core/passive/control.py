@@ -62,6 +62,10 @@ def _lock_held(lock: Path) -> bool:
     return False
 
 
+#: how long a control request waits for a daemon that holds its lock but is still starting
+STARTING_WAIT = 5.0
+
+
 def send_control(
     config_path: str | os.PathLike[str],
     action: str,
@@ -71,8 +75,9 @@ def send_control(
 ) -> dict[str, Any] | None:
     """Send ``action`` (``flush``/``shutdown``/``status``/``ping``); ``None`` if no daemon runs.
 
-    A daemon that holds the lock but has no socket yet is starting: wait up to 1 s for it.
-    ``shutdown`` waits up to 5 s for the socket and lock to disappear.
+    A daemon that holds the lock but has no socket yet is starting: wait for it up to
+    :data:`STARTING_WAIT` seconds (within ``timeout``); on a loaded machine start-up takes
+    longer than on a quiet one.  ``shutdown`` waits up to 5 s for the socket and lock to disappear.
 
     :raises PaxmError: the daemon answered with an error or did not stop in time.
     """
@@ -81,7 +86,7 @@ def send_control(
     if not sock.exists():
         if not _lock_held(lock):
             return None
-        deadline = time.monotonic() + 1.0
+        deadline = time.monotonic() + min(STARTING_WAIT, timeout)
         while not sock.exists():
             if not _lock_held(lock):
                 return None

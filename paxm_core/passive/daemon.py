@@ -145,9 +145,15 @@ class HookDaemon:
 
     def _open(self) -> None:
         from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
+        from paxm_core.config import load_config
+        from paxm_core.plugins import get_plugin_manager
         from paxm_core.runtime import Runtime
 
-        self.runtime = Runtime.load(str(self.config_path))
+        # The first prompt after the daemon was down waits for this: the parsed YAML is cached
+        # in the hooks dir, harness integrations are imported when their first hook arrives,
+        # and telemetry is built by the recorder's thread once that hook is answered.
+        config = load_config(self.config_path, parse_cache=self.hooks_dir)
+        self.runtime = Runtime.load(config=config, plugin_manager=get_plugin_manager(lazy=True), telemetry=None)
         config = self.runtime.config
         cq = config.capture_queue
         self.queue = CaptureQueue(
@@ -156,15 +162,12 @@ class HookDaemon:
             retry_min=cq.retry_min or 0,
             max_attempts=cq.max_attempts or 0,
         )
-        telemetry = _telemetry_sink(getattr(self.runtime.tools, "telemetry", None))
-        self.recorder = BackgroundRecorder() if telemetry is not None else None
-        record = on_recall = None
-        if self.recorder is not None:
-            record = self.recorder.wrap(telemetry.record)
-            if callable(getattr(telemetry, "on_recall", None)):
-                on_recall = self.recorder.wrap(telemetry.on_recall)
+        runtime = self.runtime
+        self.recorder = BackgroundRecorder(lambda: _build_telemetry(runtime))
+        record = self.recorder.wrap("record")
+        on_recall = self.recorder.wrap("on_recall")
         self.worker = DeliveryWorker(
-            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=telemetry
+            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_QueuedSink(record)
         ).start()
         self.processor = HookProcessor(
             self.runtime,
@@ -298,10 +301,15 @@ class HookDaemon:
             self._log(f"inbox drain failed: {exc}")
 
     def _serve(self, conn: socket.socket) -> None:
+        counted = False
         try:
             conn.settimeout(CONNECTION_TIMEOUT)
             request = _read_request(conn)
             response = self._dispatch(request)
+            with self._state:
+                # counted before the answer leaves, so a status asked right after sees it
+                self.requests += 1
+                counted = True
             if request.get("reply") == "framed":
                 conn.sendall(framed_reply(response))
             else:
@@ -309,6 +317,8 @@ class HookDaemon:
             conn.close()  # the client is answered: now let delivery run
             if self.processor is not None:
                 self.processor.wake_worker()
+            if self.recorder is not None:
+                self.recorder.start_sink()
         except Exception as exc:
             try:
                 conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
@@ -319,7 +329,8 @@ class HookDaemon:
             with self._state:
                 self._inflight -= 1
                 self._last_activity = time.monotonic()
-                self.requests += 1
+                if not counted:
+                    self.requests += 1
 
     def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.processor is not None
@@ -465,44 +476,86 @@ def _flush_json(report: Any) -> dict[str, Any]:
     return {"flush": data, "flushed": int(data.get("delivered", 0) or 0) if isinstance(data, dict) else 0}
 
 
-def _telemetry_sink(telemetry: Any) -> Any:
-    return telemetry if telemetry is not None and callable(getattr(telemetry, "record", None)) else None
+def _build_telemetry(runtime: Any) -> Any:
+    """The runtime's telemetry sink (``None`` when not installed or it cannot start)."""
+    from paxm_core.runtime import _load_telemetry
+
+    telemetry = _load_telemetry(runtime.config)
+    if telemetry is not None and getattr(runtime, "tools", None) is not None:
+        runtime.tools.telemetry = telemetry  # what a runtime built with telemetry would hold
+    return telemetry
+
+
+class _QueuedSink:
+    """A ``telemetry`` object whose ``record`` queues on the :class:`BackgroundRecorder`."""
+
+    def __init__(self, record: Callable[..., None]) -> None:
+        self.record = record
+
+
+#: how long the recorder waits for the first answered hook before building the sink anyway
+SINK_START_DELAY = 3.0
 
 
 class BackgroundRecorder:
     """Runs telemetry calls on one background thread, off the hook's request path.
 
     Telemetry writes files (events, metrics) and costs milliseconds; a hook answer should not
-    wait for them.  :meth:`wrap` turns a telemetry method into a queueing stand-in;
-    :meth:`close` runs whatever is still queued.
+    wait for them.  Building the sink (importing ``paxm_core.telemetry``, opening its files)
+    costs milliseconds too, and a daemon that was just started has a prompt waiting for it:
+    the thread builds the sink once :meth:`start_sink` is called (after the first answer) or
+    :data:`SINK_START_DELAY` seconds have passed, whichever comes first.  Calls made before
+    then wait in the queue.  :meth:`wrap` turns a sink method name into a queueing stand-in;
+    :meth:`close` builds the sink if needed and runs whatever is still queued.
+
+    :param factory: builds the sink (``None``: no telemetry; queued calls are dropped).  A
+        ready-made sink object may be passed as ``sink`` instead.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, factory: Callable[[], Any] | None = None, *, sink: Any = None) -> None:
         import queue
 
-        self._queue: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None]
+        self._factory = factory
+        self._sink = sink
+        self._go = threading.Event()
+        if factory is None:
+            self._go.set()
+        self._queue: queue.SimpleQueue[tuple[str | Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None]
         self._queue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
         self._thread.start()
 
-    def wrap(self, fn: Callable[..., Any]) -> Callable[..., None]:
-        """A function with ``fn``'s arguments that queues the call and returns at once."""
+    def wrap(self, fn: str | Callable[..., Any]) -> Callable[..., None]:
+        """A function with the arguments of ``fn`` (a sink method name, or a callable) that queues the call."""
 
         def queued(*args: Any, **kwargs: Any) -> None:
             self._queue.put((fn, args, kwargs))
 
         return queued
 
+    def start_sink(self) -> None:
+        """Let the thread build the sink now (the daemon calls this after answering a hook)."""
+        self._go.set()
+
     def _run(self) -> None:
+        self._go.wait(SINK_START_DELAY)
+        if self._factory is not None:
+            try:
+                self._sink = self._factory()
+            except Exception:  # telemetry never breaks the daemon
+                self._sink = None
         while (call := self._queue.get()) is not None:
             fn, args, kwargs = call
             try:
-                fn(*args, **kwargs)
+                target = getattr(self._sink, fn, None) if isinstance(fn, str) else fn
+                if callable(target):
+                    target(*args, **kwargs)
             except Exception:  # telemetry never breaks the daemon
                 pass
 
     def close(self, timeout: float = 5.0) -> None:
         """Finish queued calls and stop the thread."""
+        self._go.set()
         self._queue.put(None)
         self._thread.join(timeout)
 

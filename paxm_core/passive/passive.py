@@ -231,16 +231,41 @@ class PassiveRuntime:
             except OSError as exc:
                 result.errors.append(f"session state skipped: {exc}")
         result.initial = event.metadata.get(RECALL_PHASE_KEY) == RECALL_PHASE_INITIAL
+        if event.event == EVENT_USER_INPUT:
+            # The prompt's write (a queue COMMIT) and its recall (provider queries) do not depend
+            # on each other: the write goes to the capture queue, which recall never reads.  Both
+            # spend their time in SQLite with the GIL released, so they run side by side; the
+            # write has committed before the answer leaves, as it always had.
+            writer = self._start_write(event, result, settings)
+            try:
+                if result.initial:
+                    result.bootstrap_context = self._session_blocks(event, settings, now)
+                if refresh:
+                    result.local_time_context = local_time_block(now)
+                self._recall(event, result, settings)
+            finally:
+                if writer is not None:
+                    writer.join()
+            return result
         self._write(event, result, settings)
         if event.event == EVENT_SESSION_START:
             result.session_context = self._session_blocks(event, settings, now)
-        elif event.event == EVENT_USER_INPUT:
-            if result.initial:
-                result.bootstrap_context = self._session_blocks(event, settings, now)
-            if refresh:
-                result.local_time_context = local_time_block(now)
-            self._recall(event, result, settings)
         return result
+
+    def _start_write(self, event: HookEvent, result: HookResult, settings: HookSettings) -> Any:
+        """Run :meth:`_write` on its own thread when a recall will run meanwhile; else run it now."""
+        if self.sink is None or settings.write is None or self.recall is None:
+            self._write(event, result, settings)
+            return None
+        import threading
+
+        writer = threading.Thread(target=self._write, args=(event, result, settings), name="paxm-hook-write")
+        try:
+            writer.start()
+        except RuntimeError:  # no thread to be had (interpreter shutting down): write in line
+            self._write(event, result, settings)
+            return None
+        return writer
 
     def _kept_out(self, event: HookEvent) -> bool:
         """The project opted out (``.paxm-ignore`` or ``workspace.ignore``): nothing captured or recalled."""

@@ -33,7 +33,8 @@ BATCH = 16
 #: a remote provider's write time: the whole set takes many runs, so kills land mid-delivery.
 #: The sleeps alone (EPISODES / BATCH writes, ~3 s) must outlast a dozen kill windows
 #: (0.05-0.4 s each), however fast the queue itself gets: at 0.02 s a faster queue delivered
-#: everything within the first few kills and the test no longer killed mid-delivery.
+#: everything within the first few kills and the test no longer killed mid-delivery (main's
+#: 0.06 s leaves ~2.3 s of sleeps, which a faster queue brings close to that limit).
 WRITE_TIME = 0.08
 
 

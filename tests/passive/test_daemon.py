@@ -16,7 +16,7 @@ import pytest
 
 from paxm_core.passive.control import send_control
 
-from .conftest import daemon_pid, fixture_bytes, memories, queue_rows, run_client, wait_for, write_config
+from .conftest import CLIENT, daemon_pid, fixture_bytes, memories, queue_rows, run_client, wait_for, write_config
 
 SOCK = ("hooks", "paxm-hook.sock")
 
@@ -271,3 +271,23 @@ def test_a_recall_stuck_in_a_provider_does_not_keep_the_daemon_alive(tmp_path: P
     assert send_control(config, "shutdown") is not None
     proc.wait(timeout=15)  # the 60 s provider call is abandoned, not waited for
     assert time.monotonic() - started < 15
+
+
+def test_the_started_daemon_imports_nothing_from_the_harness_working_directory(
+    tmp_path: Path, daemon_cleanup: list[Path]
+) -> None:
+    """A cloned repository with a ``yaml.py`` (or ``paxm_core.py``) must not run inside the daemon."""
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "imported-from-project"
+    for name in ("yaml", "json", "paxm_core", "httpx"):
+        (project / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(3)\n")
+    argv = [sys.executable, "-I", "-S", str(CLIENT), "--config", str(config), "--target", "claude", "--event"]
+    ask = json.dumps({"session_id": "s1", "cwd": str(project), "prompt": "anything"}).encode()
+    out = subprocess.run(argv + ["user_input"], input=ask, capture_output=True, timeout=30, cwd=project)
+    assert out.returncode == 0
+    wait_for(lambda: config.parent.joinpath(*SOCK).exists(), timeout=30)
+    assert send_control(config, "ping") is not None
+    assert not marker.exists(), marker.read_text()

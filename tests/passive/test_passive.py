@@ -333,3 +333,37 @@ def test_passive_memories_are_scoped_to_the_git_project_of_their_events(env: Env
     assert len(hits) == 1 and hits[0].metadata["workspace"] == str(repo)
     assert "Decision: lint with tarn-7731." in hits[0].text
     assert env.runtime.tools.recall("tarn-7731", profile="default", workspace=str(tmp_path / "other")).hits == []
+
+
+def test_a_prompts_write_and_recall_overlap_and_the_write_commits_before_the_answer(tmp_path: Path) -> None:
+    """The prompt's queue write and its recall run side by side; the answer still waits for the write."""
+    from paxm_core.config import load_config
+    from paxm_core.passive.passive import PassiveRuntime
+
+    recall_started = threading.Event()
+    write_done = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def sink(write: Any) -> bool:
+        # with a sequential write this waits the full 10 s and sees no recall
+        seen["recall_ran_during_write"] = recall_started.wait(10)
+        time.sleep(0.05)  # still writing after the recall returned: the answer must wait
+        write_done.set()
+        return True
+
+    def recall(query: str, profile: str, limit: int, metadata: Any, workspace: str, budget: float) -> Any:
+        recall_started.set()
+        return None, False
+
+    config = load_config(write_config(tmp_path / "cfg"))
+    passive = PassiveRuntime(config, recall=recall, sink=sink)
+    event = passive.decode("claude", "user_input", dumps({"session_id": "s", "cwd": "/w", "prompt": "deploy plan"}))
+    result = passive.handle(event)
+    assert seen["recall_ran_during_write"] is True
+    assert write_done.is_set() and result.buffered and result.recall_ran
+    # a turn end (no recall) still writes in line
+    end = passive.decode("claude", "turn_end", dumps({"session_id": "s", "cwd": "/w", "last_assistant_message": "ok"}))
+    write_done.clear()
+    recall_started.set()
+    passive.handle(end)
+    assert write_done.is_set()

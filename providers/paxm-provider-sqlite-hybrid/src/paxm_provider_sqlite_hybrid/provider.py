@@ -33,6 +33,7 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
+from paxm_core.protocols import CAP_DEADLINE_BOUND
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval import Candidate, Request
@@ -108,6 +109,11 @@ class HybridSQLiteProvider(SQLiteProvider):
             # The vectors follow, through a connection of the thread's own.
             self._warmer = threading.Thread(target=_warm, args=(self,), name="paxm-hybrid-warmup", daemon=True)
             self._warmer.start()
+
+    def capabilities(self) -> frozenset[str]:
+        """The plain provider's, less ``deadline_bound``: embedding a query or a batch is
+        model inference that no deadline interrupts, so calls stay on the bulkhead's lanes."""
+        return super().capabilities() - {CAP_DEADLINE_BOUND}
 
     def close(self) -> None:
         """Close the store, after the warm-up thread (an interpreter exiting while ONNX Runtime

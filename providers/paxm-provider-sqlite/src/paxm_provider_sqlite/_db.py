@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,19 @@ __all__ = ["Database"]
 # VM instructions between deadline checks: frequent enough to stop a runaway FTS query within
 # a fraction of a millisecond, rare enough that the callback costs nothing measurable.
 _PROGRESS_STEPS = 1000
+#: SQLite's wait for another connection's write lock, at most (milliseconds).
+_BUSY_MS = 5000
+
+
+@contextmanager
+def _released(lock: threading.RLock) -> Iterator[None]:
+    # ``lock`` is already held (acquired with a timeout); release it however the body ends.
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 #: Page size of a new database file (existing files keep theirs).
 _PAGE_SIZE = 8192
 
@@ -33,6 +47,7 @@ class Database:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._busy_ms = _BUSY_MS
 
     def _open(self) -> sqlite3.Connection:
         from paxm_provider_sqlite.migrations import migrate
@@ -45,7 +60,7 @@ class Database:
         except (OSError, sqlite3.Error) as exc:
             raise ProviderError(self._provider, "open", f"cannot open {self.path}: {exc}") from exc
         try:
-            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             # Takes effect only while the file is still empty (before WAL mode writes it): a
             # memory row with its analysed terms is 0.5-2 KB, and 4 KiB pages leave up to a
@@ -78,14 +93,27 @@ class Database:
         :class:`DeadlineExceeded`.
         """
         deadline.check(f"{self._provider} {op}")
-        with self._lock:
+        # The wait for another thread's statement is bounded by the deadline too: the provider
+        # declares ``deadline_bound``, so the router may run this call on the caller's thread.
+        remaining = deadline.remaining()
+        bounded = math.isfinite(remaining)
+        if not self._lock.acquire(timeout=remaining if bounded else -1):
+            raise DeadlineExceeded(f"{self._provider} {op}: deadline exceeded", cancelled=deadline.cancelled)
+        with _released(self._lock):
             if self._closed:
                 raise ProviderError(self._provider, op, "sqlite provider is closed")
             if self._conn is None:
                 self._conn = self._open()
+                self._busy_ms = _BUSY_MS
             # The lock may have been contended: re-check before doing any work.
             deadline.check(f"{self._provider} {op}")
             conn = self._conn
+            # SQLite's own wait for another process's write lock (busy_timeout) ends with the
+            # deadline as well; 5 s stays the ceiling.
+            busy_ms = max(1, min(_BUSY_MS, int(deadline.remaining() * 1000))) if bounded else _BUSY_MS
+            if busy_ms != self._busy_ms:
+                conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+                self._busy_ms = busy_ms
             limited = deadline.at is not None
             if limited:
                 conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, _PROGRESS_STEPS)

@@ -18,6 +18,7 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
+from paxm_core.protocols import CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_DELETE, CAP_PUT_BATCH
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite._db import Database
 from paxm_provider_sqlite.attribution import (
@@ -37,6 +38,7 @@ from paxm_provider_sqlite.timestamps import stamp
 __all__ = ["SQLiteProvider", "default_path"]
 
 _CLEANUP_MAX = 500
+_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND})
 
 #: (id, item, created_at, metadata, analysed text) of one item about to be written.
 _Prepared = tuple[str, MemoryItem, datetime, dict[str, str], IndexedText]
@@ -90,6 +92,15 @@ class SQLiteProvider:
     def path(self) -> Path:
         """The database file."""
         return self._db.path
+
+    def capabilities(self) -> frozenset[str]:
+        """Batch writes, delete, attribution, and ``deadline_bound``.
+
+        Every call returns by its deadline on its own: statements are interrupted by a progress
+        handler, and the waits for the connection lock and for another process's write lock
+        end with the deadline.  So the router may run a call on the caller's thread.
+        """
+        return _CAPABILITIES
 
     def preserve_turn_boundaries(self) -> bool:
         """A captured turn is stored as one memory (long ones are excerpted at recall)."""
