@@ -10,7 +10,7 @@ Every case prints its median (and p95) next to a baseline and the ratio:
   pragmas (``synchronous=FULL``): the cost of a durable commit itself;
 * ``append_raw``: the stdlib hook client's inbox write (open, schema check, INSERT, COMMIT,
   close) against a bare connect + INSERT + COMMIT + close;
-* ``delivery``: episodes/s (wall, and per CPU second) from sealed episodes to provider
+* ``delivery``: episodes/s (wall, and per CPU second, split by thread) from sealed episodes to provider
   through ``DeliveryWorker`` and the real Router (batched, pipelined writes for providers
   with ``put_batch``; for SQLite also ``batch_size=1``, one write per episode, for the
   batched/one-by-one ratio), against the same items written with ``Router.put_to_provider``
@@ -25,12 +25,14 @@ Files live in a temp dir.  The machine is shared, so compare ratios rather than 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -148,6 +150,31 @@ def bench_append(root: Path, events: int) -> None:
     line("append_raw (hook client, daemon down)", hook, timed(bare_raw, rounds))
 
 
+@contextlib.contextmanager
+def thread_cpu() -> Iterator[dict[str, float]]:
+    """CPU seconds of every thread started inside the block, summed by thread name.
+
+    With two cores and the GIL, the split shows whether the prefetching claim really runs
+    beside the write (SQLite releases the GIL inside statements) or only takes turns with it.
+    """
+    spent: dict[str, float] = {}
+    lock = threading.Lock()
+    original = threading.Thread.run
+
+    def run(self: threading.Thread) -> None:
+        try:
+            original(self)
+        finally:
+            with lock:
+                spent[self.name] = spent.get(self.name, 0.0) + time.thread_time()
+
+    threading.Thread.run = run  # type: ignore[method-assign]
+    try:
+        yield spent
+    finally:
+        threading.Thread.run = original  # type: ignore[method-assign]
+
+
 def bench_delivery(
     root: Path, name: str, make: Callable[[str], Any], episodes: int, sessions: int, *, batch_size: int = 256
 ) -> float:
@@ -160,9 +187,11 @@ def bench_delivery(
         q.append(CaptureEvent(f"e{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
     router = Router({provider.name: provider})
     worker = DeliveryWorker(q, router, batch_size=batch_size)
-    start, cpu_start = time.perf_counter(), time.process_time()
-    report = worker.flush(timeout=600)
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    with thread_cpu() as threads:
+        start, cpu_start, own_start = time.perf_counter(), time.process_time(), time.thread_time()
+        report = worker.flush(timeout=600)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        threads["flush (caller)"] = time.thread_time() - own_start
     assert report.ok, report
     items = [c.items[0] for c in _all_items(q, provider.name, episodes)]
     assert len(items) == episodes, len(items)
@@ -181,6 +210,8 @@ def bench_delivery(
         f"  | Router.put_to_provider loop {episodes / base:7.1f} items/s (writes of {batch_size})"
         f"  ratio {elapsed / base:5.2f}x  (cpu {episodes / cpu:7.1f} episodes/s)"
     )
+    split = "  ".join(f"{name} {seconds * 1e6 / episodes:5.1f}" for name, seconds in sorted(threads.items()))
+    print(f"  CPU us per episode by thread: {split}")
     return episodes / elapsed
 
 

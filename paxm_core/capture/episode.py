@@ -36,9 +36,14 @@ RESERVED_METADATA = (
 )
 
 
+# json.dumps builds a new encoder on every call with these options; one shared encoder (it
+# keeps no state between calls) gives the same text without that setup
+_CANONICAL_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def canonical_json(value: Any) -> str:
     """Deterministic JSON text (sorted keys, no spaces, non-ASCII kept)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL_ENCODE(value)
 
 
 #: the keys of an episode envelope; all but ``events`` hold plain strings, booleans and lists
@@ -83,12 +88,13 @@ def decode_event_payload(payload: Any) -> tuple[MemoryItem, str]:
     """Inverse of :func:`encode_event_payload`; raises ``ValueError`` on malformed data."""
     if not isinstance(payload, dict):
         raise ValueError("event payload must be an object")
-    item = MemoryItem.from_json(payload.get("item"))
-    admission = payload.get("admission_text") or ""
-    if not isinstance(admission, str):
+    get = payload.get
+    item = MemoryItem.from_json(get("item"))
+    admission = get("admission_text") or ""
+    if type(admission) is not str and not isinstance(admission, str):
         raise ValueError("admission_text must be a string")
-    profile = payload.get("profile") or "default"
-    if not isinstance(profile, str):
+    profile = get("profile") or "default"
+    if type(profile) is not str and not isinstance(profile, str):
         raise ValueError("profile must be a string")
     # a dataclass copy costs more than the rest of the decode: only when there is something to set
     return (item.replace(admission_text=admission) if admission else item), profile
@@ -167,43 +173,55 @@ def _turn_context(episode: dict[str, Any], items: list[MemoryItem]) -> TurnConte
     return TurnContext(session_id=session_id, turn_id=turn_id, started_at=started, ended_at=ended)
 
 
+def _first_set(values: Iterable[Any], fallback: Any) -> Any:
+    # the first non-empty attribution of the group's events, else the first event's
+    for value in values:
+        if not value.is_empty():
+            return value
+    return fallback
+
+
 def _group_item(
     episode: dict[str, Any], key: tuple[str, str, str], items: list[MemoryItem], multiple: bool, turn: TurnContext
 ) -> MemoryItem:
     profile, tier, expiry = key
-    reserved = {
-        "paxm_episode_id": episode["id"],
-        "paxm_episode_complete": "true" if episode["complete"] else "false",
-        "paxm_episode_events": str(len(episode["events"])),
-        "paxm_session_key": episode["session_key"],
-        "paxm_episode_checksum": episode["checksum"],
-    }
-    if episode.get("missing_sequences"):
-        reserved["paxm_missing_sequences"] = ",".join(str(s) for s in episode["missing_sequences"])
-    if episode.get("integrity_errors"):
-        reserved["paxm_integrity_errors"] = ",".join(episode["integrity_errors"])
     metadata: dict[str, str] = {}
     for item in items:
-        metadata.update(item.metadata)  # later events win, as upstream
-    for name in RESERVED_METADATA:
-        metadata.pop(name, None)
-    metadata.update(reserved)
+        if item.metadata:
+            metadata.update(item.metadata)  # later events win, as upstream
+    if metadata:
+        for name in RESERVED_METADATA:
+            metadata.pop(name, None)
+    metadata["paxm_episode_id"] = episode["id"]
+    metadata["paxm_episode_complete"] = "true" if episode["complete"] else "false"
+    metadata["paxm_episode_events"] = str(len(episode["events"]))
+    metadata["paxm_session_key"] = episode["session_key"]
+    metadata["paxm_episode_checksum"] = episode["checksum"]
+    if episode.get("missing_sequences"):
+        metadata["paxm_missing_sequences"] = ",".join(str(s) for s in episode["missing_sequences"])
+    if episode.get("integrity_errors"):
+        metadata["paxm_integrity_errors"] = ",".join(episode["integrity_errors"])
     created = [i.created_at for i in items if i.created_at is not None]
     first = items[0]
     item_id = episode["id"]
     if multiple:
         item_id += "_" + sha256_hex(f"{profile}\x00{tier}\x00{expiry}".encode())[:12]
+    admission = ""
+    for i in items:
+        if i.admission_text.strip():
+            admission = i.admission_text
+            break
     return MemoryItem(
-        text="\n\n".join(t for t in (i.text.strip() for i in items) if t),
-        id=item_id,
-        source="hook:episode",
-        metadata=metadata,
-        created_at=min(created) if created else None,
-        tier=tier,
-        expires_at=parse_time(expiry) if expiry else None,
-        origin=next((i.origin for i in items if not i.origin.is_empty()), first.origin),
-        scope=next((i.scope for i in items if not i.scope.is_empty()), first.scope),
-        provenance=next((i.provenance for i in items if not i.provenance.is_empty()), first.provenance),
-        admission_text=next((i.admission_text for i in items if i.admission_text.strip()), ""),
-        turn=turn,
+        "\n\n".join(t for t in (i.text.strip() for i in items) if t),
+        item_id,
+        "hook:episode",
+        metadata,
+        min(created) if created else None,
+        tier,
+        parse_time(expiry) if expiry else None,
+        _first_set([i.origin for i in items], first.origin),
+        _first_set([i.scope for i in items], first.scope),
+        _first_set([i.provenance for i in items], first.provenance),
+        admission,
+        turn,
     )

@@ -82,9 +82,10 @@ def _pid_alive(pid: int) -> bool:
 def _epoch(stamp: str) -> float:
     # fromisoformat is C code and takes utc_stamp()'s form; strptime (ten times slower, and
     # run for every event of every claim) stays as the strict fallback
+    # (Python 3.11's fromisoformat reads the ``Z`` itself as UTC: no slice, no replace)
     try:
-        if len(stamp) == 27 and stamp.endswith("Z"):
-            return datetime.fromisoformat(stamp[:-1]).replace(tzinfo=UTC).timestamp()
+        if len(stamp) == 27 and stamp[-1] == "Z" and stamp[10] == "T":
+            return datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         pass
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
@@ -650,6 +651,20 @@ class CaptureQueue:
                 out[episode_id].append(row)
         return out
 
+    @staticmethod
+    def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """The stored envelope (payload, hash) of many episodes, in one read per 500."""
+        out: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(episode_ids), 500):
+            chunk = list(episode_ids[start : start + 500])
+            for episode_id, payload, digest in conn.execute(
+                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes"
+                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out[episode_id] = (payload, digest)
+        return out
+
     def _verified_items(
         self,
         conn: sqlite3.Connection,
@@ -906,11 +921,10 @@ class CaptureQueue:
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
+            # the envelopes are read later, for the takeable episodes only
             rows = conn.execute(
-                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence,
-                          e.payload_json, e.payload_hash
+                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence
                    FROM capture_deliveries d INDEXED BY capture_deliveries_due
-                   JOIN capture_episodes e ON e.episode_id = d.episode_id
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
@@ -920,8 +934,11 @@ class CaptureQueue:
             for row in rows:
                 by_session.setdefault(row[3], []).append(row)
             stamp = utc_stamp(now)
-            event_rows = self._event_rows(conn, [r[0] for r in rows])
-            leased: list[tuple[str, str, str, str, str]] = []
+            # first which candidates may be taken (each session's undelivered prefix), and only
+            # then their events: a claim behind in-flight batches (another stream, or the
+            # worker's loop checking for free work) mostly finds every session blocked, and
+            # must not read and verify hundreds of episodes only to lease none of them
+            takeable: list[list[Any]] = []
             for session_key, candidates in by_session.items():
                 candidates.sort(key=lambda r: r[4])
                 # undelivered (not dead) deliveries of this session, in order: the candidates
@@ -938,9 +955,22 @@ class CaptureQueue:
                     )
                     if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
                 ]
-                for position, (episode_id, profiles_json, attempts, _, first, payload, digest) in enumerate(candidates):
-                    if position >= len(ahead) or ahead[position] != first:
+                prefix = []
+                for position, row in enumerate(candidates):
+                    if position >= len(ahead) or ahead[position] != row[4]:
                         break
+                    prefix.append(row)
+                if prefix:
+                    takeable.append(prefix)
+            wanted = [r[0] for prefix in takeable for r in prefix]
+            envelopes = self._envelopes(conn, wanted)
+            event_rows = self._event_rows(conn, wanted)
+            leased: list[tuple[str, str, str, str, str]] = []
+            for prefix in takeable:
+                for episode_id, profiles_json, attempts, session_key, _ in prefix:
+                    if episode_id not in envelopes:
+                        break  # no episode row (the join this replaces never returned it): wait
+                    payload, digest = envelopes[episode_id]
                     try:
                         if attempts >= 2 * self.max_attempts:
                             raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")

@@ -275,7 +275,8 @@ class DeliveryWorker:
         batches: list[tuple[str, list[DeliveryClaim]]] = []
         quarantined: list[DeliveryOutcome] = []
         with self._cond:
-            batched = [p for p in self.queue.due_providers() if self._batches(p)]
+            due = self.queue.due_providers()
+            batched = [p for p in due if self._batches(p)]
             for provider in batched:
                 if self._free_slots(provider) <= 0:
                     continue
@@ -284,8 +285,13 @@ class DeliveryWorker:
                 if claims:
                     self._inflight[provider] = self._inflight.get(provider, 0) + 1
                     batches.append((provider, claims))
-            singles, dead = self.queue.claim(self._free_slots, exclude=batched)
-            quarantined.extend(dead)
+            singles: list[DeliveryClaim] = []
+            if len(batched) < len(due):
+                # only providers without put_batch are claimed one by one; the heads query
+                # walks every undelivered row, so it runs only when one of them has work
+                # (the loop wakes after every batch a stream records)
+                singles, dead = self.queue.claim(self._free_slots, exclude=batched)
+                quarantined.extend(dead)
             for claim in singles:
                 self._inflight[claim.provider] = self._inflight.get(claim.provider, 0) + 1
         for outcome in quarantined:

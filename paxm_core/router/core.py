@@ -331,8 +331,11 @@ class Router:
         return prepared
 
     def _assign_sequences(self, items: list[MemoryItem], now: datetime) -> None:
+        # ``items`` are prepare_items' own copies: prepare_item gave each a metadata dict of
+        # its own that nobody else holds yet, so the sequence is set in it rather than
+        # copying the dict and the item once more for every write
         with self._sequence_lock:
-            for index, item in enumerate(items):
+            for item in items:
                 session = item.origin.session_id.strip()
                 if not session or (item.metadata.get(META_SEQUENCE) or "").strip():
                     continue  # explicit sequences (backfill) are kept as given
@@ -344,9 +347,7 @@ class Router:
                     raise
                 except Exception as exc:
                     raise PaxmError(f"allocate session sequence: {exc}") from exc
-                metadata = dict(item.metadata)
-                metadata[META_SEQUENCE] = str(sequence)
-                items[index] = item.replace(metadata=metadata)
+                item.metadata[META_SEQUENCE] = str(sequence)
 
     def _put_work(self, items: list[MemoryItem]) -> Callable[[Route, Deadline], object]:
         def work(route: Route, deadline: Deadline) -> object:
