@@ -103,6 +103,24 @@ def _profiles(text: str) -> Any:
     return list(value) if value is not None else json.loads(text)
 
 
+def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, dict[str, Any], str, str]:
+    """Validate ``event`` and encode its stored payload: ``(source, final, profile, payload
+    object, payload text, its sha256)``.  One rule for the one-by-one and the bulk append."""
+    if not event.event_id.strip():
+        raise QueueError("capture event id is required")
+    if not event.session_key.strip():
+        raise QueueError("capture event session key is required")
+    if not event.item.text.strip() and not event.terminal:
+        # only a turn end may be empty: a Stop without assistant text still ends its turn
+        raise QueueError("capture event text is required")
+    source = _positive_int(event.source_sequence, "sequence")
+    final = _positive_int(event.final_sequence, "final_sequence")
+    profile = event.profile or "default"
+    decoded = encode_event_payload(event.item, profile)
+    payload = canonical_json(decoded)
+    return source, final, profile, decoded, payload, sha256_hex(payload.encode())
+
+
 def _positive_int(value: Any, what: str) -> int | None:
     if value is None:
         return None
@@ -295,19 +313,7 @@ class CaptureQueue:
         # ``batch`` (append_many): the existing rows and each session's last sequence were
         # read once for the whole batch, and the events decoded here are handed to the seal
         # so it does not parse again what this transaction just wrote.
-        if not event.event_id.strip():
-            raise QueueError("capture event id is required")
-        if not event.session_key.strip():
-            raise QueueError("capture event session key is required")
-        if not event.item.text.strip() and not event.terminal:
-            # only a turn end may be empty: a Stop without assistant text still ends its turn
-            raise QueueError("capture event text is required")
-        source = _positive_int(event.source_sequence, "sequence")
-        final = _positive_int(event.final_sequence, "final_sequence")
-        profile = event.profile or "default"
-        decoded = encode_event_payload(event.item, profile)
-        payload = canonical_json(decoded)
-        digest = sha256_hex(payload.encode())
+        source, final, profile, decoded, payload, digest = _encoded_event(event)
         if batch is not None and event.event_id not in batch.fresh:
             row = batch.existing.get(event.event_id)
         else:
@@ -818,18 +824,7 @@ class CaptureQueue:
         entropy = secrets.token_hex(16 * sum(1 for e in events if e.terminal))
         used = 0
         for event in events:
-            if not event.event_id.strip():
-                raise QueueError("capture event id is required")
-            if not event.session_key.strip():
-                raise QueueError("capture event session key is required")
-            if not event.item.text.strip() and not event.terminal:
-                raise QueueError("capture event text is required")
-            source = _positive_int(event.source_sequence, "sequence")
-            final = _positive_int(event.final_sequence, "final_sequence")
-            profile = event.profile or "default"
-            item_payload = encode_event_payload(event.item, profile)
-            payload = canonical_json(item_payload)
-            digest = sha256_hex(payload.encode())
+            source, final, profile, item_payload, payload, digest = _encoded_event(event)
             row = existing.get(event.event_id)
             if row is not None:
                 if not keep_existing and tuple(row[1:]) != (

@@ -11,7 +11,6 @@ pid, waits for it (the test SIGKILLs it at a random moment) and prints how it en
 from __future__ import annotations
 
 import importlib.util
-import os
 import sqlite3
 import sys
 import time
@@ -70,33 +69,8 @@ def child(queue_path: str, provider_path: str, final: bool) -> int:
     config = CaptureQueueConfig(provider_concurrency={"idstore": 4}, max_episode_age=3600.0)
     worker = DeliveryWorker(queue, router, config, tick=0.01).start()
     stream(queue, worker, final=final)
-    if not final:
-        time.sleep(600)  # keep delivering until the test kills us
-        return 0
-    report = worker.flush(timeout=60)
-    worker.stop()
-    print(f"flush {report.to_json()}", file=sys.stderr, flush=True)
-    return 0 if report.ok else 3
-
-
-def main() -> None:
-    queue_path, provider_path = sys.argv[1], sys.argv[2]
-    print("ready", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
-        if command not in ("run", "flush"):
-            break
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                code = child(queue_path, provider_path, final=command == "flush")
-            finally:
-                os._exit(code)
-        print(f"pid {pid}", flush=True)
-        _, status = os.waitpid(pid, 0)
-        print(f"exit {status}", flush=True)
+    return int(helpers.deliver_until_killed(worker, final))
 
 
 if __name__ == "__main__":
-    main()
+    helpers.serve_forks(child)

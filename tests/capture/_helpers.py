@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -159,3 +162,39 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.01)
     return bool(predicate())
+
+
+def deliver_until_killed(worker: Any, final: bool) -> int:
+    """A SIGKILL-test child's last step: deliver until killed, or (``final``) flush what is
+    left and exit 0 only if nothing is owed."""
+    if not final:
+        time.sleep(600)  # keep delivering until the test kills us
+        return 0
+    report = worker.flush(timeout=60)
+    worker.stop()
+    print(f"flush {report.to_json()}", file=sys.stderr, flush=True)
+    return 0 if report.ok else 3
+
+
+def serve_forks(child: Callable[[str, str, bool], int]) -> None:
+    """The SIGKILL tests' fork server: each ``run`` (or a last ``flush``) line on stdin forks
+    ``child(queue_path, provider_path, final)`` and reports ``pid N`` then ``exit STATUS``.
+
+    Forking from one warm interpreter keeps each cycle to milliseconds, so a test can kill
+    dozens of workers mid-delivery within its time."""
+    queue_path, provider_path = sys.argv[1], sys.argv[2]
+    print("ready", flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command not in ("run", "flush"):
+            break
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = child(queue_path, provider_path, command == "flush")
+            finally:
+                os._exit(code)
+        print(f"pid {pid}", flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(f"exit {status}", flush=True)

@@ -9,7 +9,6 @@ last child that delivers what is left and exits 0 only if nothing is owed.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sqlite3
 import sys
 import time
@@ -80,33 +79,8 @@ def child(queue_path: str, provider_path: str, final: bool) -> int:
     for start in range(0, len(stream), 100):
         queue.append_many(stream[start : start + 100])
         worker.notify()
-    if not final:
-        time.sleep(600)  # keep delivering until the test kills us
-        return 0
-    report = worker.flush(timeout=60)
-    worker.stop()
-    print(f"flush {report.to_json()}", file=sys.stderr, flush=True)
-    return 0 if report.ok else 3
-
-
-def main() -> None:
-    queue_path, provider_path = sys.argv[1], sys.argv[2]
-    print("ready", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
-        if command not in ("run", "flush"):
-            break
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                code = child(queue_path, provider_path, final=command == "flush")
-            finally:
-                os._exit(code)
-        print(f"pid {pid}", flush=True)
-        _, status = os.waitpid(pid, 0)
-        print(f"exit {status}", flush=True)
+    return int(helpers.deliver_until_killed(worker, final))
 
 
 if __name__ == "__main__":
-    main()
+    helpers.serve_forks(child)
