@@ -44,8 +44,10 @@ def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> 
         original = path.read_bytes()
     except FileNotFoundError:
         return {}, None
+    except IsADirectoryError:
+        raise IntegrationError(f"{what} {path} is a directory; paxm changed nothing") from None
     except OSError as exc:
-        raise IntegrationError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+        raise IntegrationError(f"cannot read {what} {path}: {exc.strerror or exc}; paxm changed nothing") from exc
     text = original.decode("utf-8-sig", errors="replace").strip()
     if not text:
         return {}, original

@@ -126,3 +126,11 @@ def test_update_writes_only_on_a_change_and_never_creates_an_empty_file(tmp_path
     assert update_hook_groups(path, "settings", wanted, is_ours) is False  # already in place
     assert path.stat().st_mtime_ns == written
     assert update_hook_groups(path, "settings", {}, is_ours) is True and json.loads(path.read_text()) == {}
+
+
+def test_a_directory_where_the_settings_file_should_be_is_named_as_such(tmp_path: Path) -> None:
+    where = tmp_path / "settings.json"
+    where.mkdir()
+    with pytest.raises(IntegrationError, match=r"settings file .*settings\.json is a directory; paxm changed nothing"):
+        read_json_object(where, "settings file")
+    assert where.is_dir() and not any(where.iterdir())

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import IntegrationError
 from paxm_core.integration import write_atomic
+from paxm_core.json_settings import read_json_object
 
 __all__ = ["BACKUP_SUFFIX", "dumps_file", "make_parents", "read_object", "write_object"]
 
@@ -27,27 +27,7 @@ def read_object(path: Path, what: str) -> tuple[dict[str, Any], bytes | None]:
 
     :raises IntegrationError: unreadable, not JSON, or not a JSON object.
     """
-    try:
-        original = path.read_bytes()
-    except FileNotFoundError:
-        return {}, None
-    except IsADirectoryError:
-        raise IntegrationError(f"{what} {path} is a directory; paxm changed nothing") from None
-    except OSError as exc:
-        raise IntegrationError(f"cannot read {what} {path}: {exc.strerror or exc}; paxm changed nothing") from exc
-    text = original.decode("utf-8-sig", errors="replace").strip()
-    if not text:
-        return {}, original
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise IntegrationError(
-            f"{what} {path} is not valid JSON{where}; fix or move it, paxm changed nothing"
-        ) from None
-    if not isinstance(value, dict):
-        raise IntegrationError(f"{what} {path} must hold a JSON object; paxm changed nothing")
-    return value, original
+    return read_json_object(path, what)
 
 
 def make_parents(path: Path) -> list[Path]:
