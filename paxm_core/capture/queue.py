@@ -121,6 +121,12 @@ def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, di
     return source, final, profile, decoded, payload, sha256_hex(payload.encode())
 
 
+def _same_as_stored(row: Any, event: CaptureEvent, digest: str, source: int | None, final: int | None) -> None:
+    """An event id seen before must be the same event (a retried hook); anything else is refused."""
+    if tuple(row[1:]) != (event.session_key, digest, source, final, int(event.terminal)):
+        raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
+
+
 def _positive_int(value: Any, what: str) -> int | None:
     if value is None:
         return None
@@ -323,14 +329,8 @@ class CaptureQueue:
                 (event.event_id,),
             ).fetchone()
         if row is not None:
-            if not keep_existing and tuple(row[1:]) != (
-                event.session_key,
-                digest,
-                source,
-                final,
-                int(event.terminal),
-            ):
-                raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
+            if not keep_existing:
+                _same_as_stored(row, event, digest, source, final)
             return AppendResult(event.event_id, row[0], duplicate=True)
         captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
         last = batch.last_sequence.get(event.session_key) if batch is not None else None
@@ -827,14 +827,8 @@ class CaptureQueue:
             source, final, profile, item_payload, payload, digest = _encoded_event(event)
             row = existing.get(event.event_id)
             if row is not None:
-                if not keep_existing and tuple(row[1:]) != (
-                    event.session_key,
-                    digest,
-                    source,
-                    final,
-                    int(event.terminal),
-                ):
-                    raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
+                if not keep_existing:
+                    _same_as_stored(row, event, digest, source, final)
                 results.append(AppendResult(event.event_id, row[0], duplicate=True))
                 continue
             key = event.session_key
