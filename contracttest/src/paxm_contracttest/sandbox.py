@@ -126,8 +126,28 @@ class PaxmSandbox:
             time.sleep(0.2)
         raise AssertionError("the hook daemon did not come up")
 
-    def stop_daemon(self) -> None:
-        """Shut down the daemon the hook client started (by its pid if it does not answer)."""
+    def start_daemon(self, idle_timeout: str = "2m") -> subprocess.Popen[bytes]:
+        """Start the hook daemon in the foreground of a child process and wait until it answers.
+
+        For tests that want the daemon up before the harness's first hook (a warm first prompt);
+        pass the returned process to :meth:`stop_daemon`.
+        """
+        process = subprocess.Popen(
+            [PAXM, "--config", str(self.config), "__hook-daemon", "--idle-timeout", idle_timeout],
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.wait_for_daemon()
+        return process
+
+    def stop_daemon(self, process: subprocess.Popen[bytes] | None = None) -> None:
+        """Shut down the hook daemon (by its pid if it does not answer).
+
+        :param process: the process :meth:`start_daemon` returned: reaped, killed if it has not
+            exited 15 s after the shutdown.
+        """
         pid = self.daemon_pid()
         done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
         if done.returncode != 0 and pid:
@@ -135,3 +155,9 @@ class PaxmSandbox:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+        if process is not None:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

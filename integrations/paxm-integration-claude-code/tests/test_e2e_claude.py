@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 from claude_harness import (
-    PAXM,
     ClaudeRun,
     Sandbox,
     assert_no_garbage,
@@ -120,28 +119,6 @@ def _seed_settings(box: Sandbox) -> dict[str, Any]:
     return original
 
 
-def _start_daemon(box: Sandbox) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [PAXM, "--config", str(box.config), "__hook-daemon", "--idle-timeout", "2m"],
-        env=box.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    box.wait_for_daemon()
-    return process
-
-
-def _stop(box: Sandbox, process: subprocess.Popen[bytes] | None = None) -> None:
-    box.stop_daemon()
-    if process is not None:
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def test_decision_in_one_session_is_recalled_in_the_next(claude_bin: Path, tmp_path: Path) -> None:
     box = Sandbox(tmp_path / "box", claude_bin)
     original = _seed_settings(box)
@@ -208,12 +185,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(claude_bin: Path, tmp_pa
         _report("daemon down", run)
         fcntl.flock(lock, fcntl.LOCK_UN)
     (hooks / "paxm-hook.lock").unlink()
-    daemon = _start_daemon(box)  # drains the inbox on start
+    daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
         assert any(marker in t for t in box.memory_texts())
     finally:
-        _stop(box, daemon)
+        box.stop_daemon(daemon)
 
 
 def test_hanging_provider_costs_at_most_the_client_ceiling(claude_bin: Path, tmp_path: Path) -> None:
@@ -233,7 +210,7 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(claude_bin: Path, tmp
         data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
     box.write_config_data(data)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = _start_daemon(box)
+    daemon = box.start_daemon()
     try:
         with FakeAnthropic(tmp_path / "requests.jsonl") as fake:
             run = box.claude(fake, "When is the deploy window?")
@@ -245,7 +222,7 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(claude_bin: Path, tmp
         assert 4_000 <= run.durations("UserPromptSubmit")[0] < HOOK_TIMEOUT_MS
         _report("hanging provider", run)
     finally:
-        _stop(box, daemon)
+        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(claude_bin: Path, tmp_path: Path) -> None:

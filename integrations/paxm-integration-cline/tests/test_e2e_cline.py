@@ -18,12 +18,19 @@ from cline_harness import USER_PLUGIN, ClineRun, ClineSandbox, install_cline
 from fake_chat import FakeChat, Recorded
 
 from paxm_contracttest.harness import npm_cache_dir, require
+from paxm_contracttest.model_input import PASSIVE_OPEN, assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
-ENVELOPE = '<paxm-recall version="1" mode="passive">'
-CLOSE = "</paxm-recall>"
 CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
+
+
+def _garbage_free(request: Recorded) -> None:
+    assert_no_hook_noise(request.user_text())
+
+
+def _recall_in(request: Recorded, marker: str) -> bool:
+    return recalled(request.user_text(), marker)
 
 
 @pytest.fixture(scope="session")
@@ -44,21 +51,6 @@ def box(cline: Path, tmp_path: Path) -> ClineSandbox:
 def _ok(run: ClineRun) -> None:
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.reply, run.stdout[-4000:]
-
-
-def _recall_in(request: Recorded, marker: str) -> bool:
-    text = request.user_text()
-    if ENVELOPE not in text:
-        return False
-    start = text.index(ENVELOPE)
-    return marker in text[start : text.index(CLOSE, start)]
-
-
-def _garbage_free(request: Recorded) -> None:
-    text = request.user_text()
-    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK", "timed out"):
-        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
-    assert text.count(ENVELOPE) == text.count(CLOSE), text[:3000]
 
 
 def _only_the_users_plugin(box: ClineSandbox) -> None:
@@ -93,7 +85,7 @@ def test_cline_decision_with_a_tool_call_is_recalled_in_every_request_of_the_nex
             assert len(steps) >= 2 and steps[-1].has_tool_result, [s.user_text()[-300:] for s in steps]
             for step in steps:  # including the request after the tool call
                 assert _recall_in(step, marker), step.user_text()[-3000:]
-                assert step.user_text().count(ENVELOPE) == 1
+                assert step.user_text().count(PASSIVE_OPEN) == 1
             assert second.reply.endswith("[marker-seen]")
             print(f"LATENCY cline session 2 (recall on every step): wall_s={second.wall:.2f}")
             for request in fake.completions():

@@ -17,12 +17,21 @@ from fake_gemini import FakeGemini, GeminiRequest
 from gemini_harness import USER_SETTINGS, GeminiRun, GeminiSandbox, install_gemini
 
 from paxm_contracttest.harness.npm import npm_cache_dir, require_npm
+from paxm_contracttest.model_input import assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 #: Gemini escapes ``<`` and ``>`` of injected context: this is how the real envelope reaches the model
 ENVELOPE = '&lt;paxm-recall version="1" mode="passive"&gt;'
 CLOSE = "&lt;/paxm-recall&gt;"
+
+
+def _garbage_free(request: GeminiRequest) -> None:
+    assert_no_hook_noise(request.user_text(), extra=("No such file",), open_tag="&lt;paxm-recall", close_tag=CLOSE)
+
+
+def _recall_in(request: GeminiRequest, marker: str) -> bool:
+    return recalled(request.user_text(), marker, open_tag=ENVELOPE, close_tag=CLOSE)
 
 
 @pytest.fixture(scope="session")
@@ -42,24 +51,9 @@ def _ok(run: GeminiRun) -> None:
     assert run.reply, run.stdout[-4000:]
 
 
-def _garbage_free(request: GeminiRequest) -> None:
-    text = request.user_text()
-    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK", "timed out", "No such file"):
-        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
-    assert text.count(ENVELOPE) == text.count(CLOSE), text[:3000]
-
-
 def _only_paxm_left(box: GeminiSandbox) -> None:
     """After uninstall the settings are the user's again."""
     assert json.loads(box.gemini_settings.read_text()) == USER_SETTINGS
-
-
-def _recall_in(request: GeminiRequest, marker: str) -> bool:
-    text = request.user_text()
-    if ENVELOPE not in text:
-        return False
-    start = text.index(ENVELOPE)
-    return marker in text[start : text.index(CLOSE, start)]
 
 
 def test_gemini_decision_with_a_tool_call_is_recalled_in_every_request_of_the_next_session(

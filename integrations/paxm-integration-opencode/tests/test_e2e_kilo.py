@@ -20,11 +20,19 @@ from opencode_harness import OpenCodeRun
 
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
 from paxm_contracttest.harness.npm import npm_cache_dir, require_npm
+from paxm_contracttest.model_input import PASSIVE_OPEN, assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
-ENVELOPE = '<paxm-recall version="1" mode="passive">'
 CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
+
+
+def _garbage_free(request: Recorded) -> None:
+    assert_no_hook_noise(request.user_text())
+
+
+def _recall_in(request: Recorded, marker: str) -> bool:
+    return recalled(request.user_text(), marker)
 
 
 @pytest.fixture(scope="session")
@@ -41,21 +49,6 @@ def _ok(run: OpenCodeRun) -> None:
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.reply, run.stdout[-4000:]
     assert "dependency install failed" not in run.stderr, run.stderr[-4000:]
-
-
-def _garbage_free(request: Recorded) -> None:
-    text = request.user_text()
-    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK", "timed out"):
-        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
-    assert text.count("<paxm-recall") == text.count("</paxm-recall>"), text[:3000]
-
-
-def _recall_in(request: Recorded, marker: str) -> bool:
-    text = request.user_text()
-    if ENVELOPE not in text:
-        return False
-    start = text.index(ENVELOPE)
-    return marker in text[start : text.index("</paxm-recall>", start)]
 
 
 def _tree(box: KiloSandbox) -> list[Path]:
@@ -93,7 +86,7 @@ def test_kilo_decision_with_a_tool_call_is_recalled_in_every_request_of_the_next
             assert len(steps) == 2 and steps[1].has_tool_result
             for step in steps:  # including the request after the tool call
                 assert _recall_in(step, marker), step.user_text()[-3000:]
-                assert step.user_text().count(ENVELOPE) == 1
+                assert step.user_text().count(PASSIVE_OPEN) == 1
             assert second.reply.endswith("[marker-seen]")
             print(f"LATENCY kilo session 2 (recall on every step): wall_s={second.wall:.2f}")
             for request in fake.completions():

@@ -16,15 +16,24 @@ import uuid
 from pathlib import Path
 
 import pytest
-from opencode_harness import PAXM, OpenCodeRun, OpenCodeSandbox, install_opencode, npm_cache_dir, require_npm
+from opencode_harness import OpenCodeRun, OpenCodeSandbox, install_opencode, npm_cache_dir, require_npm
 
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
+from paxm_contracttest.model_input import assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
 HANG_PROVIDER = CLAUDE_TESTS / "hang_provider.py"
+
+
+def _garbage_free(request: Recorded) -> None:
+    assert_no_hook_noise(request.user_text(), extra=("Error:",))
+
+
+def _recall_in(request: Recorded, marker: str) -> bool:
+    return recalled(request.user_text(), marker)
 
 
 @pytest.fixture(scope="session")
@@ -42,43 +51,6 @@ def _ok(run: OpenCodeRun) -> None:
     assert run.reply, run.stdout[-4000:]
     # paxm's plugin must not make OpenCode wait for its config-dir dependency install
     assert "dependency install failed" not in run.stderr, run.stderr[-4000:]
-
-
-def _garbage_free(request: Recorded) -> None:
-    text = request.user_text()
-    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK", "Error:", "timed out"):
-        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
-    assert text.count("<paxm-recall") == text.count("</paxm-recall>"), text[:3000]
-
-
-def _recall_in(request: Recorded, marker: str) -> bool:
-    text = request.user_text()
-    if ENVELOPE not in text:
-        return False
-    start = text.index(ENVELOPE)
-    return marker in text[start : text.index("</paxm-recall>", start)]
-
-
-def _start_daemon(box: OpenCodeSandbox) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [PAXM, "--config", str(box.config), "__hook-daemon", "--idle-timeout", "2m"],
-        env=box.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    box.wait_for_daemon()
-    return process
-
-
-def _stop(box: OpenCodeSandbox, process: subprocess.Popen[bytes] | None = None) -> None:
-    box.stop_daemon()
-    if process is not None:
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _tree(box: OpenCodeSandbox) -> list[Path]:
@@ -155,12 +127,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: OpenCodeSandbox, tm
         print(f"LATENCY opencode daemon down: wall_s={run.wall:.2f}")
         fcntl.flock(lock, fcntl.LOCK_UN)
     (hooks / "paxm-hook.lock").unlink()
-    daemon = _start_daemon(box)  # drains the inbox on start
+    daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
         assert any(marker in t for t in box.memory_texts())
     finally:
-        _stop(box, daemon)
+        box.stop_daemon(daemon)
 
 
 def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: OpenCodeSandbox, tmp_path: Path) -> None:
@@ -177,7 +149,7 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: OpenCodeS
         data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
     box.write_config_data(data)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = _start_daemon(box)
+    daemon = box.start_daemon()
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
             box.configure_opencode(fake.url)
@@ -190,7 +162,7 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: OpenCodeS
         assert run.wall < 60
         print(f"LATENCY opencode hanging provider: wall_s={run.wall:.2f}")
     finally:
-        _stop(box, daemon)
+        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(box: OpenCodeSandbox, tmp_path: Path) -> None:

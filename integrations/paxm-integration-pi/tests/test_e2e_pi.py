@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from pi_harness import (
-    PAXM,
     PI_VERSIONS,
     FakeOpenAI,
     InstalledPi,
@@ -30,11 +29,21 @@ from pi_harness import (
     require_npm,
 )
 
+from paxm_contracttest.model_input import assert_no_hook_noise, recalled
+
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
 HANG_PROVIDER = CLAUDE_TESTS / "hang_provider.py"
+
+
+def _garbage_free(request: object) -> None:
+    assert_no_hook_noise(_user_text(request), extra=("Error: spawn",))
+
+
+def _recall_in(request: object, marker: str) -> bool:
+    return recalled(_user_text(request), marker)
 
 
 @pytest.fixture(scope="session", params=PI_VERSIONS, ids=[b.key for b in PI_VERSIONS])
@@ -56,43 +65,6 @@ def _ok(run: PiRun) -> None:
 
 def _user_text(request: object) -> str:
     return request.user_text()  # type: ignore[attr-defined, no-any-return]
-
-
-def _garbage_free(request: object) -> None:
-    text = _user_text(request)
-    for bad in ("Traceback", "paxm hook:", "PAXM-HOOK", "Error: spawn", "timed out"):
-        assert bad not in text, f"{bad!r} reached the model:\n{text[:3000]}"
-    assert text.count("<paxm-recall") == text.count("</paxm-recall>"), text[:3000]
-
-
-def _recall_in(request: object, marker: str) -> bool:
-    text = _user_text(request)
-    if ENVELOPE not in text:
-        return False
-    start = text.index(ENVELOPE)
-    return marker in text[start : text.index("</paxm-recall>", start)]
-
-
-def _start_daemon(box: PiSandbox) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [PAXM, "--config", str(box.config), "__hook-daemon", "--idle-timeout", "2m"],
-        env=box.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    box.wait_for_daemon()
-    return process
-
-
-def _stop(box: PiSandbox, process: subprocess.Popen[bytes] | None = None) -> None:
-    box.stop_daemon()
-    if process is not None:
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _tree(box: PiSandbox) -> list[Path]:
@@ -167,12 +139,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: PiSandbox, tmp_path
         print(f"LATENCY pi {box.installed.build.key} daemon down: wall_s={run.wall:.2f}")
         fcntl.flock(lock, fcntl.LOCK_UN)
     (hooks / "paxm-hook.lock").unlink()
-    daemon = _start_daemon(box)  # drains the inbox on start
+    daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
         assert any(marker in t for t in box.memory_texts())
     finally:
-        _stop(box, daemon)
+        box.stop_daemon(daemon)
 
 
 def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: PiSandbox, tmp_path: Path) -> None:
@@ -189,7 +161,7 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: PiSandbox
         data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
     box.write_config_data(data)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = _start_daemon(box)
+    daemon = box.start_daemon()
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
             box.configure_pi(fake.url)
@@ -202,7 +174,7 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: PiSandbox
         assert run.wall < 60
         print(f"LATENCY pi {box.installed.build.key} hanging provider: wall_s={run.wall:.2f}")
     finally:
-        _stop(box, daemon)
+        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(box: PiSandbox, tmp_path: Path) -> None:
