@@ -280,14 +280,18 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument(
         "--only",
-        choices=["all", "delivery"],
+        choices=["all", "delivery", "phases"],
         default="all",
-        help="'delivery': only the batched deliveries (in-memory put_batch, then SQLite), for interleaved A/B runs",
+        help="'delivery': only the batched deliveries (in-memory put_batch, then SQLite); 'phases': only the"
+        " per-step CPU of batched delivery on one thread (both for interleaved A/B runs)",
     )
     args = parser.parse_args()
     full = args.only == "all"
     with tempfile.TemporaryDirectory(prefix="paxm-queue-bench-") as tmp:
         root = Path(tmp)
+        if args.only == "phases":
+            bench_phases(root, max(args.episodes, 500))
+            return
         if full:
             bench_append(root, args.events)
             bench_phases(root, max(args.episodes, 500))
