@@ -278,12 +278,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--episodes", type=int, default=1000)
+    parser.add_argument(
+        "--only",
+        choices=["all", "delivery", "phases"],
+        default="all",
+        help="'delivery': only the batched deliveries (in-memory put_batch, then SQLite); 'phases': only the"
+        " per-step CPU of batched delivery on one thread (both for interleaved A/B runs)",
+    )
     args = parser.parse_args()
+    full = args.only == "all"
     with tempfile.TemporaryDirectory(prefix="paxm-queue-bench-") as tmp:
         root = Path(tmp)
-        bench_append(root, args.events)
-        bench_phases(root, max(args.episodes, 500))
-        bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
+        if args.only == "phases":
+            bench_phases(root, max(args.episodes, 500))
+            return
+        if full:
+            bench_append(root, args.events)
+            bench_phases(root, max(args.episodes, 500))
+            bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
         alone = bench_delivery(root, "memory put_batch", BatchMemoryProvider, args.episodes, 20)
         record(
             f"queue delivery into SQLite: the queue+worker alone ({args.episodes} episodes, in-memory put_batch)",
@@ -305,6 +317,8 @@ def main() -> None:
             return spec.factory(name, ProviderConfig(type="sqlite", enabled=True, path=str(root / f"{name}.sqlite")))
 
         batched = bench_delivery(root, "sqlite provider", make_sqlite, args.episodes, 20)
+        if not full:
+            return
         # the same run one episode per write (batch_size=1: the path before batching, and
         # still the path of providers without put_batch)
         single = bench_delivery(root, "sqlite 1-by-1", make_sqlite, args.episodes, 20, batch_size=1)

@@ -155,6 +155,21 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
             " WHERE state IN ('pending', 'retry')",
         ],
     ),
+    (
+        # Index only the live states.  ``capture_deliveries_schedule`` covered every row, and
+        # ``state`` leads it, so each lease and each completion moved the row's entry (a
+        # delete and an insert per UPDATE, on top of the partial indexes).  Its readers now
+        # have partial indexes that a delivery enters or leaves at most once per attempt:
+        # waiting rows by ``next_attempt_at`` (the loop's next-due poll) and dead rows
+        # (``retry --dead``, status); leased rows are found through ``capture_deliveries_heads``.
+        "m004_live_state_indexes",
+        [
+            "DROP INDEX IF EXISTS capture_deliveries_schedule",
+            "CREATE INDEX IF NOT EXISTS capture_deliveries_waiting"
+            " ON capture_deliveries(next_attempt_at) WHERE state IN ('pending', 'retry')",
+            "CREATE INDEX IF NOT EXISTS capture_deliveries_dead ON capture_deliveries(episode_id) WHERE state = 'dead'",
+        ],
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

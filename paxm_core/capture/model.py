@@ -114,6 +114,9 @@ class DeliveryClaim:
     items: list[MemoryItem]
     capture_times: list[float]
     lease: str
+    #: the delivery row's SQLite rowid (0: unknown), so recording the outcome needs no
+    #: primary-key lookup; the episode, provider and lease are still checked with it
+    row: int = 0
 
 
 @dataclass(frozen=True)

@@ -274,13 +274,16 @@ class CaptureQueue:
     def recover_delivering(self, *, force: bool = False) -> int:
         """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
         with self._tx() as conn:
+            # leased rows are found through the partial index of the undelivered ones (spelt
+            # with its own condition so SQLite uses it): the whole history is never read
             rows = conn.execute(
-                "SELECT episode_id, provider, lease_owner FROM capture_deliveries WHERE state = 'delivering'"
+                "SELECT rowid, lease_owner FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+                " WHERE state IN ('pending', 'retry', 'delivering') AND state = 'delivering'"
             ).fetchall()
-            stale = [(e, p) for e, p, owner in rows if force or self._lease_dead(owner)]
+            stale = [(rowid,) for rowid, owner in rows if force or self._lease_dead(owner)]
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'retry', next_attempt_at = '', lease_owner = ''"
-                " WHERE episode_id = ? AND provider = ? AND state = 'delivering'",
+                " WHERE rowid = ? AND state = 'delivering'",
                 stale,
             )
         return len(stale)
@@ -912,7 +915,7 @@ class CaptureQueue:
         with self._tx() as conn:
             # the envelopes are read later, for the takeable episodes only
             rows = conn.execute(
-                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence
+                """SELECT d.episode_id, d.profiles_json, d.attempts, d.session_key, d.first_sequence, d.rowid
                    FROM capture_deliveries d INDEXED BY capture_deliveries_due
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
@@ -954,9 +957,9 @@ class CaptureQueue:
             wanted = [r[0] for prefix in takeable for r in prefix]
             envelopes = self._envelopes(conn, wanted)
             event_rows = self._event_rows(conn, wanted)
-            leased: list[tuple[str, str, str, str, str]] = []
+            leased: list[int] = []
             for prefix in takeable:
-                for episode_id, profiles_json, attempts, session_key, _ in prefix:
+                for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
                     if episode_id not in envelopes:
                         break  # no episode row (the join this replaces never returned it): wait
                     payload, digest = envelopes[episode_id]
@@ -978,18 +981,22 @@ class CaptureQueue:
                             DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
                         )
                         break  # a dead episode no longer blocks, but keep this round simple
-                    leased.append((self.lease, stamp, stamp, episode_id, provider))
+                    leased.append(rowid)
                     claims.append(
                         DeliveryClaim(
-                            episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease
+                            episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease, rowid
                         )
                     )
-            conn.executemany(
-                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-                " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-                " THEN ? ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
-                leased,
-            )
+            # one statement per 500 leases, by rowid (read in this same transaction, so exact):
+            # per-row statements through the primary key cost more than the row updates
+            for start in range(0, len(leased), 500):
+                chunk = leased[start : start + 500]
+                conn.execute(
+                    "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+                    " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+                    " THEN ? ELSE first_attempt_at END WHERE rowid IN (" + ",".join("?" * len(chunk)) + ")",
+                    [self.lease, stamp, stamp, *chunk],
+                )
         return claims, quarantined
 
     def complete_many(self, claims: Sequence[DeliveryClaim], refs: Sequence[str]) -> list[DeliveryOutcome]:
@@ -998,11 +1005,22 @@ class CaptureQueue:
             raise QueueError("complete_many needs one ref per claim")
         stamp = utc_stamp(self._now())
         with self._tx() as conn:
+            by_row = [
+                (ref, stamp, c.row, c.episode_id, c.provider, c.lease) for c, ref in zip(claims, refs, strict=True)
+            ]
+            # the claim's rowid finds the row without the primary-key index; the episode,
+            # provider and lease in the same WHERE keep a reused rowid from matching
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                " last_error = '', lease_owner = '', next_attempt_at = ''"
+                " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [row for row in by_row if row[2]],
+            )
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
                 " last_error = '', lease_owner = '', next_attempt_at = ''"
                 " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                [(ref, stamp, c.episode_id, c.provider, c.lease) for c, ref in zip(claims, refs, strict=True)],
+                [(ref, at, episode, provider, lease) for ref, at, row, episode, provider, lease in by_row if not row],
             )
             ids = list(dict.fromkeys(c.episode_id for c in claims))
             for start in range(0, len(ids), 500):
@@ -1124,7 +1142,8 @@ class CaptureQueue:
         """Bring every waiting retry forward to now (``flush`` tries everything once more)."""
         with self._tx() as conn:
             return conn.execute(
-                "UPDATE capture_deliveries SET next_attempt_at = '' WHERE state = 'retry' AND next_attempt_at != ''"
+                "UPDATE capture_deliveries SET next_attempt_at = ''"
+                " WHERE state IN ('pending', 'retry') AND state = 'retry' AND next_attempt_at != ''"
             ).rowcount
 
     def owed(self, *, include_open: bool = True) -> int:

@@ -203,13 +203,16 @@ def index_text(text: str) -> IndexedText:
     get = _chunk_cache.get
     entries = [get(chunk) or _index_chunk_cached(chunk) for chunk in text.split()]
     terms = " ".join([e[0] for e in entries if e[0]])
+    # distinct tokens: only the distinct chunk keys are split (a repeated word once), not
+    # the whole stream again; a chunk key holds whole tokens, so the set is the same
+    unique = len(set(" ".join({e[0] for e in entries}).split()))
     joined = [e[1] for e in entries if e[1]]
     if not joined:  # most memories: prose without identifiers, versions or dates
-        return IndexedText(terms, "", len(set(terms.split())))
+        return IndexedText(terms, "", unique)
     extras: dict[str, None] = {}
     for forms in joined:
         extras.update(dict.fromkeys(forms))
-    return IndexedText(terms, " ".join(extras), len(set(terms.split())) + len(extras))
+    return IndexedText(terms, " ".join(extras), unique + len(extras))
 
 
 @lru_cache(maxsize=256)
