@@ -13,10 +13,13 @@ attribution, ...).  Type checkers see the eager imports under ``TYPE_CHECKING``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import sys
 
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the name so)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from paxm_core.attribution import restore_attribution, sync_attribution
     from paxm_core.deadline import Deadline
     from paxm_core.errors import (
@@ -147,7 +150,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)  # not importlib: ``import paxm_core`` stays this one file
+    value = getattr(sys.modules[module], name)
     globals()[name] = value  # later lookups skip this function
     return value
 
