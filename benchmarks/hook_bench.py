@@ -208,11 +208,14 @@ def stop_spawned(config: Path) -> None:
 #: first prompt waits for on the daemon's side, as CPU time (insensitive to the machine's load).
 STARTUP_PROBE = """
 import json, sys, time
+import paxm_core.passive.daemon as daemon_module
 from paxm_core.passive.daemon import HookDaemon
+getattr(daemon_module, "pause_gc", lambda: None)()  # as main() does (absent in older code)
 daemon = HookDaemon(sys.argv[1], idle_timeout=60)
 daemon.lock.acquire()
 daemon._open()
 daemon._drain()
+getattr(daemon_module, "resume_gc", lambda: None)()  # as run() does once it listens
 raw = json.dumps({"session_id": "probe", "cwd": "/bench", "prompt": sys.argv[2]})
 answer = daemon.processor.handle_hook(
     {"v": 2, "event_id": "evt_probe_%d" % time.time_ns(), "target": "claude", "event": "user_input",

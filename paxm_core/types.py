@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from paxm_core.dataclass_support import FACTORY as _FACTORY
+from paxm_core.dataclass_support import set_field as _set_field
 from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 
 __all__ = [
@@ -103,26 +105,8 @@ def _str(value: Any, what: str) -> str:
     return value
 
 
-# The classes below are dataclasses (``fields``, ``replace``, ``asdict`` and pickling work as
-# for any frozen, slotted dataclass) whose ``__init__``, ``__repr__``, ``__eq__`` and
-# ``__hash__`` are written out here rather than generated: ``@dataclass`` builds each of those
-# by compiling source text on every import, and these eleven classes cost the hook daemon's
-# cold start about a millisecond each (``benchmarks/hook_bench.py``, first prompt).  The
-# written methods do exactly what the generated ones would (tests/core/test_types_dataclass.py
-# checks them against real ``@dataclass`` twins).
-
-
-class _Factory:
-    """The default of a field with a ``default_factory`` (``@dataclass`` shows it so too)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_FACTORY: Any = _Factory()
-_set_field = object.__setattr__  # frozen: the generated __setattr__ refuses every assignment
+# The dataclasses below write out __init__, __repr__, __eq__ and __hash__ instead of letting
+# @dataclass compile them on every import (see paxm_core.dataclass_support).
 
 
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
