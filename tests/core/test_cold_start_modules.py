@@ -13,15 +13,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import paxm_core
 
 
-def _fresh(code: str, env: dict[str, str] | None = None, *args: str) -> dict[str, object]:
+def _fresh(code: str, env: dict[str, str] | None = None, *args: str) -> Any:
     out = subprocess.run(
         [sys.executable, "-P", "-c", code, *args], capture_output=True, text=True, check=True, timeout=120, env=env
     )
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_import_paxm_core_loads_none_of_its_submodules() -> None:
@@ -120,3 +121,41 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     }
     assert not unwanted, sorted(unwanted)
     assert "paxm_integration_claude_code" in loaded  # the harness that asked is there
+
+
+def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
+    got = _fresh(
+        "import gc, json; from paxm_core.passive import daemon as d;"
+        " d.pause_gc(); paused = gc.isenabled(); d.resume_gc(); resumed = gc.isenabled();"
+        " frozen = gc.get_freeze_count(); d.resume_gc(); again = gc.isenabled();"
+        # a collector the embedding program disabled stays disabled
+        " gc.disable(); d.pause_gc(); d.resume_gc(); kept = gc.isenabled();"
+        " print(json.dumps([paused, resumed, frozen > 0, again, kept]))"
+    )
+    assert got == [False, True, True, True, False]
+
+
+def test_the_daemon_process_runs_with_the_collector_on_once_started(tmp_path: Path) -> None:
+    from paxm_core.config import load_config, save_config
+
+    config_path = tmp_path / "config.yaml"
+    config = load_config(config_path)
+    config.identity.user_id = "alice"
+    config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
+    save_config(config, config_path)
+    code = (
+        "import gc, json, sys, threading\n"
+        "import paxm_core.passive.daemon as d\n"
+        "d.pause_gc()\n"
+        "daemon = d.HookDaemon(sys.argv[1], idle_timeout=60)\n"
+        "seen = {}\n"
+        "def watch():\n"
+        "    while daemon._listener is None: pass\n"
+        "    daemon._stop.wait(0.2); seen['enabled'] = gc.isenabled(); daemon.stop()\n"
+        "threading.Thread(target=watch, daemon=True).start()\n"
+        "daemon.run()\n"
+        "print(json.dumps({'enabled': seen.get('enabled'), 'after': gc.isenabled()}))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    got = _fresh(code, env, str(config_path))
+    assert got == {"enabled": True, "after": True}
