@@ -18,6 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paxm_core import integration as I
+from paxm_core import plugin_index as X
+from paxm_core import plugins as G
 from paxm_core import protocols as P
 from paxm_core import types as T
 from paxm_core.passive import events as E
@@ -39,6 +42,12 @@ CLASSES = [
     E.HookResult,
     P.ConfigKey,
     P.ProviderType,
+    I.Finding,
+    I.PastTurn,
+    G.LoadError,
+    G.PluginInfo,
+    X.EntryPointRecord,
+    X.PluginIndex,
 ]
 
 
