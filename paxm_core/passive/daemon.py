@@ -29,7 +29,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -276,6 +275,8 @@ class HookDaemon:
             if self._last_start_failed():
                 # doctor reports the last start-up error until a start succeeds
                 self._log("started")
+            from concurrent.futures import ThreadPoolExecutor  # not at module import: main() pauses the GC after it
+
             pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
             last_drain = time.monotonic()
             try:
