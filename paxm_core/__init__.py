@@ -13,7 +13,7 @@ attribution, ...).  Type checkers see the eager imports under ``TYPE_CHECKING``.
 
 from __future__ import annotations
 
-import sys
+import sys as _sys
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the name so)
 TYPE_CHECKING = False
@@ -151,7 +151,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     __import__(module)  # not importlib: ``import paxm_core`` stays this one file
-    value = getattr(sys.modules[module], name)
+    value = getattr(_sys.modules[module], name)
     globals()[name] = value  # later lookups skip this function
     return value
 
