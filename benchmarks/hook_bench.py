@@ -208,11 +208,14 @@ def stop_spawned(config: Path) -> None:
 #: first prompt waits for on the daemon's side, as CPU time (insensitive to the machine's load).
 STARTUP_PROBE = """
 import json, sys, time
+import paxm_core.passive.daemon as daemon_module
 from paxm_core.passive.daemon import HookDaemon
+getattr(daemon_module, "pause_gc", lambda: None)()  # as main() does (absent in older code)
 daemon = HookDaemon(sys.argv[1], idle_timeout=60)
 daemon.lock.acquire()
 daemon._open()
 daemon._drain()
+getattr(daemon_module, "resume_gc", lambda: None)()  # as run() does once it listens
 raw = json.dumps({"session_id": "probe", "cwd": "/bench", "prompt": sys.argv[2]})
 answer = daemon.processor.handle_hook(
     {"v": 2, "event_id": "evt_probe_%d" % time.time_ns(), "target": "claude", "event": "user_input",
@@ -360,6 +363,13 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     SPAWNED_CPU.clear()
     cold = paired_ms(ask_cmd, prompt, max(10, rounds // 2), between=lambda: stop_spawned(config))
     cold_ms = row(f"first prompt, daemon down ({memories} memories)", *cold, "(target <= 200 ms)")
+    # the client's own share while the daemon starts (its CPU competes with the daemon's on a
+    # busy machine): the write-only daemon-down hook is the same inbox COMMIT + spawn, so the
+    # difference is polling the socket and reading the answer
+    print(
+        f"  client CPU (inbox COMMIT + spawn + socket poll): median {cold[3]:.1f} ms, {cold[3] - cold[2]:.1f} ms"
+        f" above the bare interpreter; {cold[3] - down[3]:.1f} ms above the write-only daemon-down hook"
+    )
     if SPAWNED_CPU:
         print(f"  daemon CPU, spawn to first answer (upper bound): median {statistics.median(SPAWNED_CPU):.1f} ms")
     probes = max(3, min(7, rounds // 2))  # --quick (8 rounds): 4

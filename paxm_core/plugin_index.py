@@ -27,13 +27,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from paxm_core.dataclass_support import FACTORY
+
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
 #: bump when the file's layout changes
 FORMAT = 2
 
 
-@dataclass
+@dataclass(init=False, repr=False, eq=False)
 class EntryPointRecord:
     """One ``paxm`` entry point, as the index stores it.
 
@@ -58,6 +60,74 @@ class EntryPointRecord:
     module_file: str = ""
     module_stamp: list[int] = field(default_factory=list)
 
+    def __init__(
+        self,
+        name: str,
+        value: str,
+        distribution: str = "",
+        version: str = "",
+        metadata: str = "",
+        providers: list[str] | None = None,
+        integrations: list[str] = FACTORY,
+        canonical: list[str] = FACTORY,
+        module_file: str = "",
+        module_stamp: list[int] = FACTORY,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.distribution = distribution
+        self.version = version
+        self.metadata = metadata
+        self.providers = providers
+        self.integrations = list() if integrations is FACTORY else integrations
+        self.canonical = list() if canonical is FACTORY else canonical
+        self.module_file = module_file
+        self.module_stamp = list() if module_stamp is FACTORY else module_stamp
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"value={self.value!r}, "
+            f"distribution={self.distribution!r}, "
+            f"version={self.version!r}, "
+            f"metadata={self.metadata!r}, "
+            f"providers={self.providers!r}, "
+            f"integrations={self.integrations!r}, "
+            f"canonical={self.canonical!r}, "
+            f"module_file={self.module_file!r}, "
+            f"module_stamp={self.module_stamp!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.name,
+            self.value,
+            self.distribution,
+            self.version,
+            self.metadata,
+            self.providers,
+            self.integrations,
+            self.canonical,
+            self.module_file,
+            self.module_stamp,
+        ) == (
+            other.name,
+            other.value,
+            other.distribution,
+            other.version,
+            other.metadata,
+            other.providers,
+            other.integrations,
+            other.canonical,
+            other.module_file,
+            other.module_stamp,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
+
     @property
     def module(self) -> str:
         return self.value.partition(":")[0].strip()
@@ -79,12 +149,26 @@ class EntryPointRecord:
         return _file_stamp(self.module_file) == self.module_stamp
 
 
-@dataclass
+@dataclass(init=False, repr=False, eq=False)
 class PluginIndex:
     """The entry points of one environment (sorted by name) under the stamp they were read with."""
 
     stamp: list[Any]
     entries: list[EntryPointRecord]
+
+    def __init__(self, stamp: list[Any], entries: list[EntryPointRecord]) -> None:
+        self.stamp = stamp
+        self.entries = entries
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(stamp={self.stamp!r}, entries={self.entries!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.stamp, self.entries) == (other.stamp, other.entries)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
 
 def _file_stamp(path: str) -> list[int]:

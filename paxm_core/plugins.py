@@ -17,6 +17,7 @@ from typing import Any
 import pluggy
 
 from paxm_core import hookspecs
+from paxm_core.dataclass_support import FACTORY, set_field
 from paxm_core.errors import PluginError, ProviderNotInstalled
 from paxm_core.protocols import Integration, ProviderFactory, ProviderType
 
@@ -33,7 +34,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "paxm"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class LoadError:
     """A plugin that could not be loaded or failed while registering."""
 
@@ -41,8 +42,29 @@ class LoadError:
     distribution: str
     error: str
 
+    def __init__(self, plugin: str, distribution: str, error: str) -> None:
+        set_field(self, "plugin", plugin)
+        set_field(self, "distribution", distribution)
+        set_field(self, "error", error)
 
-@dataclass
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"plugin={self.plugin!r}, "
+            f"distribution={self.distribution!r}, "
+            f"error={self.error!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plugin, self.distribution, self.error) == (other.plugin, other.distribution, other.error)
+
+    def __hash__(self) -> int:
+        return hash((self.plugin, self.distribution, self.error))
+
+
+@dataclass(init=False, repr=False, eq=False)
 class PluginInfo:
     """What ``paxm plugins`` shows for one loaded plugin."""
 
@@ -51,6 +73,43 @@ class PluginInfo:
     version: str = ""
     providers: list[str] = field(default_factory=list)
     integrations: list[str] = field(default_factory=list)
+
+    def __init__(
+        self,
+        name: str,
+        distribution: str = "",
+        version: str = "",
+        providers: list[str] = FACTORY,
+        integrations: list[str] = FACTORY,
+    ) -> None:
+        self.name = name
+        self.distribution = distribution
+        self.version = version
+        self.providers = list() if providers is FACTORY else providers
+        self.integrations = list() if integrations is FACTORY else integrations
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"name={self.name!r}, "
+            f"distribution={self.distribution!r}, "
+            f"version={self.version!r}, "
+            f"providers={self.providers!r}, "
+            f"integrations={self.integrations!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.distribution, self.version, self.providers, self.integrations) == (
+            other.name,
+            other.distribution,
+            other.version,
+            other.providers,
+            other.integrations,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from paxm_core.dataclass_support import FACTORY as _FACTORY
+from paxm_core.dataclass_support import set_field as _set_field
 from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 
 __all__ = [
@@ -103,7 +105,11 @@ def _str(value: Any, what: str) -> str:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+# The dataclasses below write out __init__, __repr__, __eq__ and __hash__ instead of letting
+# @dataclass compile them on every import (see paxm_core.dataclass_support).
+
+
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryOrigin:
     """Where a memory was produced: trusted runtime context, never a caller filter."""
 
@@ -111,6 +117,34 @@ class MemoryOrigin:
     agent_id: str = ""
     session_id: str = ""
     turn_id: str = ""
+
+    def __init__(self, user_id: str = "", agent_id: str = "", session_id: str = "", turn_id: str = "") -> None:
+        _set_field(self, "user_id", user_id)
+        _set_field(self, "agent_id", agent_id)
+        _set_field(self, "session_id", session_id)
+        _set_field(self, "turn_id", turn_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"user_id={self.user_id!r}, "
+            f"agent_id={self.agent_id!r}, "
+            f"session_id={self.session_id!r}, "
+            f"turn_id={self.turn_id!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.user_id, self.agent_id, self.session_id, self.turn_id) == (
+            other.user_id,
+            other.agent_id,
+            other.session_id,
+            other.turn_id,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.user_id, self.agent_id, self.session_id, self.turn_id))
 
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.session_id or self.turn_id)
@@ -136,12 +170,27 @@ class MemoryOrigin:
         return cls(*(_str(data.get(k), f"origin.{k}") for k in ("user_id", "agent_id", "session_id", "turn_id")))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryScope:
     """The visibility boundary assigned at write time (``personal``/``team`` + id)."""
 
     type: str = ""
     id: str = ""
+
+    def __init__(self, type: str = "", id: str = "") -> None:
+        _set_field(self, "type", type)
+        _set_field(self, "id", id)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(type={self.type!r}, id={self.id!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.type, self.id) == (other.type, other.id)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.id))
 
     def is_empty(self) -> bool:
         return not (self.type or self.id)
@@ -158,7 +207,7 @@ class MemoryScope:
         return cls(_str(data.get("type"), "scope.type"), _str(data.get("id"), "scope.id"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Provenance:
     """Upstream's v1 attribution shape, kept for compatibility with v1 plugins."""
 
@@ -166,6 +215,34 @@ class Provenance:
     agent_id: str = ""
     scope_type: str = ""
     scope_id: str = ""
+
+    def __init__(self, user_id: str = "", agent_id: str = "", scope_type: str = "", scope_id: str = "") -> None:
+        _set_field(self, "user_id", user_id)
+        _set_field(self, "agent_id", agent_id)
+        _set_field(self, "scope_type", scope_type)
+        _set_field(self, "scope_id", scope_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"user_id={self.user_id!r}, "
+            f"agent_id={self.agent_id!r}, "
+            f"scope_type={self.scope_type!r}, "
+            f"scope_id={self.scope_id!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.user_id, self.agent_id, self.scope_type, self.scope_id) == (
+            other.user_id,
+            other.agent_id,
+            other.scope_type,
+            other.scope_id,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.user_id, self.agent_id, self.scope_type, self.scope_id))
 
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.scope_type or self.scope_id)
@@ -197,7 +274,7 @@ _EMPTY_SCOPE = MemoryScope()
 _EMPTY_PROVENANCE = Provenance()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class TurnContext:
     """Capture boundaries of one turn; providers that do not model turns ignore it."""
 
@@ -206,13 +283,62 @@ class TurnContext:
     started_at: datetime | None = None
     ended_at: datetime | None = None
 
+    def __init__(
+        self,
+        session_id: str = "",
+        turn_id: str = "",
+        started_at: datetime | None = None,
+        ended_at: datetime | None = None,
+    ) -> None:
+        _set_field(self, "session_id", session_id)
+        _set_field(self, "turn_id", turn_id)
+        _set_field(self, "started_at", started_at)
+        _set_field(self, "ended_at", ended_at)
 
-@dataclass(frozen=True, slots=True)
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"session_id={self.session_id!r}, "
+            f"turn_id={self.turn_id!r}, "
+            f"started_at={self.started_at!r}, "
+            f"ended_at={self.ended_at!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.turn_id, self.started_at, self.ended_at) == (
+            other.session_id,
+            other.turn_id,
+            other.started_at,
+            other.ended_at,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.session_id, self.turn_id, self.started_at, self.ended_at))
+
+
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryRef:
     """A stored memory's address: the provider instance name and its id there."""
 
     provider: str
     id: str
+
+    def __init__(self, provider: str, id: str) -> None:
+        _set_field(self, "provider", provider)
+        _set_field(self, "id", id)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(provider={self.provider!r}, id={self.id!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider, self.id) == (other.provider, other.id)
+
+    def __hash__(self) -> int:
+        return hash((self.provider, self.id))
 
     def to_json(self) -> dict[str, str]:
         return {"provider": self.provider, "id": self.id}
@@ -224,7 +350,7 @@ class MemoryRef:
         return cls(_str(data.get("provider"), "ref.provider"), _str(data.get("id"), "ref.id"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryItem:
     """One memory to write.
 
@@ -243,6 +369,100 @@ class MemoryItem:
     provenance: Provenance = field(default_factory=Provenance)
     admission_text: str = ""
     turn: TurnContext | None = None
+
+    def __init__(
+        self,
+        text: str,
+        id: str = "",
+        source: str = "",
+        metadata: dict[str, str] = _FACTORY,
+        created_at: datetime | None = None,
+        tier: str = "",
+        expires_at: datetime | None = None,
+        origin: MemoryOrigin = _FACTORY,
+        scope: MemoryScope = _FACTORY,
+        provenance: Provenance = _FACTORY,
+        admission_text: str = "",
+        turn: TurnContext | None = None,
+    ) -> None:
+        _set_field(self, "text", text)
+        _set_field(self, "id", id)
+        _set_field(self, "source", source)
+        _set_field(self, "metadata", dict() if metadata is _FACTORY else metadata)
+        _set_field(self, "created_at", created_at)
+        _set_field(self, "tier", tier)
+        _set_field(self, "expires_at", expires_at)
+        _set_field(self, "origin", MemoryOrigin() if origin is _FACTORY else origin)
+        _set_field(self, "scope", MemoryScope() if scope is _FACTORY else scope)
+        _set_field(self, "provenance", Provenance() if provenance is _FACTORY else provenance)
+        _set_field(self, "admission_text", admission_text)
+        _set_field(self, "turn", turn)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"text={self.text!r}, "
+            f"id={self.id!r}, "
+            f"source={self.source!r}, "
+            f"metadata={self.metadata!r}, "
+            f"created_at={self.created_at!r}, "
+            f"tier={self.tier!r}, "
+            f"expires_at={self.expires_at!r}, "
+            f"origin={self.origin!r}, "
+            f"scope={self.scope!r}, "
+            f"provenance={self.provenance!r}, "
+            f"admission_text={self.admission_text!r}, "
+            f"turn={self.turn!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.text,
+            self.id,
+            self.source,
+            self.metadata,
+            self.created_at,
+            self.tier,
+            self.expires_at,
+            self.origin,
+            self.scope,
+            self.provenance,
+            self.admission_text,
+            self.turn,
+        ) == (
+            other.text,
+            other.id,
+            other.source,
+            other.metadata,
+            other.created_at,
+            other.tier,
+            other.expires_at,
+            other.origin,
+            other.scope,
+            other.provenance,
+            other.admission_text,
+            other.turn,
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.text,
+                self.id,
+                self.source,
+                self.metadata,
+                self.created_at,
+                self.tier,
+                self.expires_at,
+                self.origin,
+                self.scope,
+                self.provenance,
+                self.admission_text,
+                self.turn,
+            )
+        )
 
     def replace(self, **changes: Any) -> MemoryItem:
         """Return a copy with ``changes`` applied (items are immutable)."""
@@ -315,10 +535,9 @@ class MemoryItem:
 _ITEM_FIELDS = tuple(f.name for f in fields(MemoryItem))
 _ITEM_FIELD_SET = frozenset(_ITEM_FIELDS)
 _new_object = object.__new__
-_set_field = object.__setattr__
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class SearchQuery:
     """A recall request to one provider.
 
@@ -332,6 +551,44 @@ class SearchQuery:
     metadata: dict[str, str] = field(default_factory=dict)
     filters: dict[str, str] = field(default_factory=dict)
     tiers: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        text: str,
+        limit: int = 0,
+        metadata: dict[str, str] = _FACTORY,
+        filters: dict[str, str] = _FACTORY,
+        tiers: tuple[str, ...] = (),
+    ) -> None:
+        _set_field(self, "text", text)
+        _set_field(self, "limit", limit)
+        _set_field(self, "metadata", dict() if metadata is _FACTORY else metadata)
+        _set_field(self, "filters", dict() if filters is _FACTORY else filters)
+        _set_field(self, "tiers", tiers)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"text={self.text!r}, "
+            f"limit={self.limit!r}, "
+            f"metadata={self.metadata!r}, "
+            f"filters={self.filters!r}, "
+            f"tiers={self.tiers!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.text, self.limit, self.metadata, self.filters, self.tiers) == (
+            other.text,
+            other.limit,
+            other.metadata,
+            other.filters,
+            other.tiers,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.limit, self.metadata, self.filters, self.tiers))
 
     def replace(self, **changes: Any) -> SearchQuery:
         """Return a copy with ``changes`` applied."""
@@ -375,7 +632,7 @@ class SearchQuery:
 SEMANTIC_SCORE_KIND_PREFIX = "semantic:"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MemoryHit:
     """One recalled memory.
 
@@ -400,6 +657,101 @@ class MemoryHit:
     scope: MemoryScope = field(default_factory=MemoryScope)
     provenance: Provenance = field(default_factory=Provenance)
     ranking: float = field(default=0.0, compare=False, repr=False)
+
+    def __init__(
+        self,
+        provider: str,
+        id: str,
+        text: str,
+        relevance: float = 0.0,
+        score: float = 0.0,
+        raw_score: float | None = None,
+        raw_score_kind: str = "",
+        source: str = "",
+        metadata: dict[str, str] = _FACTORY,
+        created_at: datetime | None = None,
+        tier: str = "",
+        expires_at: datetime | None = None,
+        origin: MemoryOrigin = _FACTORY,
+        scope: MemoryScope = _FACTORY,
+        provenance: Provenance = _FACTORY,
+        ranking: float = 0.0,
+    ) -> None:
+        self.provider = provider
+        self.id = id
+        self.text = text
+        self.relevance = relevance
+        self.score = score
+        self.raw_score = raw_score
+        self.raw_score_kind = raw_score_kind
+        self.source = source
+        self.metadata = dict() if metadata is _FACTORY else metadata
+        self.created_at = created_at
+        self.tier = tier
+        self.expires_at = expires_at
+        self.origin = MemoryOrigin() if origin is _FACTORY else origin
+        self.scope = MemoryScope() if scope is _FACTORY else scope
+        self.provenance = Provenance() if provenance is _FACTORY else provenance
+        self.ranking = ranking
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"provider={self.provider!r}, "
+            f"id={self.id!r}, "
+            f"text={self.text!r}, "
+            f"relevance={self.relevance!r}, "
+            f"score={self.score!r}, "
+            f"raw_score={self.raw_score!r}, "
+            f"raw_score_kind={self.raw_score_kind!r}, "
+            f"source={self.source!r}, "
+            f"metadata={self.metadata!r}, "
+            f"created_at={self.created_at!r}, "
+            f"tier={self.tier!r}, "
+            f"expires_at={self.expires_at!r}, "
+            f"origin={self.origin!r}, "
+            f"scope={self.scope!r}, "
+            f"provenance={self.provenance!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.provider,
+            self.id,
+            self.text,
+            self.relevance,
+            self.score,
+            self.raw_score,
+            self.raw_score_kind,
+            self.source,
+            self.metadata,
+            self.created_at,
+            self.tier,
+            self.expires_at,
+            self.origin,
+            self.scope,
+            self.provenance,
+        ) == (
+            other.provider,
+            other.id,
+            other.text,
+            other.relevance,
+            other.score,
+            other.raw_score,
+            other.raw_score_kind,
+            other.source,
+            other.metadata,
+            other.created_at,
+            other.tier,
+            other.expires_at,
+            other.origin,
+            other.scope,
+            other.provenance,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
     def copy(self, **changes: Any) -> MemoryHit:
         """Return a copy with ``changes`` applied (metadata dict copied)."""
@@ -470,7 +822,7 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ProviderErrorInfo:
     """A provider failure reported inside a result (``provider_errors``)."""
 
@@ -479,11 +831,39 @@ class ProviderErrorInfo:
     op: str
     error: str
 
+    def __init__(self, provider: str, required: bool, op: str, error: str) -> None:
+        _set_field(self, "provider", provider)
+        _set_field(self, "required", required)
+        _set_field(self, "op", op)
+        _set_field(self, "error", error)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"provider={self.provider!r}, "
+            f"required={self.required!r}, "
+            f"op={self.op!r}, "
+            f"error={self.error!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider, self.required, self.op, self.error) == (
+            other.provider,
+            other.required,
+            other.op,
+            other.error,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.provider, self.required, self.op, self.error))
+
     def to_json(self) -> dict[str, Any]:
         return {"provider": self.provider, "required": self.required, "op": self.op, "error": self.error}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ProviderRecall:
     """Per-provider diagnostics of one recall (``provider_recalls``)."""
 
@@ -495,6 +875,76 @@ class ProviderRecall:
     candidate_count: int = 0
     eligible_count: int = 0
     raw_score_kinds: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        provider: str,
+        duration_ms: int,
+        outcome: str,
+        timeout_ms: int = 0,
+        bulkhead_busy: bool = False,
+        candidate_count: int = 0,
+        eligible_count: int = 0,
+        raw_score_kinds: tuple[str, ...] = (),
+    ) -> None:
+        _set_field(self, "provider", provider)
+        _set_field(self, "duration_ms", duration_ms)
+        _set_field(self, "outcome", outcome)
+        _set_field(self, "timeout_ms", timeout_ms)
+        _set_field(self, "bulkhead_busy", bulkhead_busy)
+        _set_field(self, "candidate_count", candidate_count)
+        _set_field(self, "eligible_count", eligible_count)
+        _set_field(self, "raw_score_kinds", raw_score_kinds)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"provider={self.provider!r}, "
+            f"duration_ms={self.duration_ms!r}, "
+            f"outcome={self.outcome!r}, "
+            f"timeout_ms={self.timeout_ms!r}, "
+            f"bulkhead_busy={self.bulkhead_busy!r}, "
+            f"candidate_count={self.candidate_count!r}, "
+            f"eligible_count={self.eligible_count!r}, "
+            f"raw_score_kinds={self.raw_score_kinds!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.provider,
+            self.duration_ms,
+            self.outcome,
+            self.timeout_ms,
+            self.bulkhead_busy,
+            self.candidate_count,
+            self.eligible_count,
+            self.raw_score_kinds,
+        ) == (
+            other.provider,
+            other.duration_ms,
+            other.outcome,
+            other.timeout_ms,
+            other.bulkhead_busy,
+            other.candidate_count,
+            other.eligible_count,
+            other.raw_score_kinds,
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.provider,
+                self.duration_ms,
+                self.outcome,
+                self.timeout_ms,
+                self.bulkhead_busy,
+                self.candidate_count,
+                self.eligible_count,
+                self.raw_score_kinds,
+            )
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.provider, "duration_ms": self.duration_ms, "outcome": self.outcome}
@@ -511,7 +961,7 @@ class ProviderRecall:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ProviderHealth:
     """One provider's health as reported by ``config doctor``."""
 
@@ -519,6 +969,34 @@ class ProviderHealth:
     required: bool
     ok: bool
     error: str = ""
+
+    def __init__(self, provider: str, required: bool, ok: bool, error: str = "") -> None:
+        _set_field(self, "provider", provider)
+        _set_field(self, "required", required)
+        _set_field(self, "ok", ok)
+        _set_field(self, "error", error)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}("
+            f"provider={self.provider!r}, "
+            f"required={self.required!r}, "
+            f"ok={self.ok!r}, "
+            f"error={self.error!r})"
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider, self.required, self.ok, self.error) == (
+            other.provider,
+            other.required,
+            other.ok,
+            other.error,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.provider, self.required, self.ok, self.error))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.provider, "required": self.required, "ok": self.ok}

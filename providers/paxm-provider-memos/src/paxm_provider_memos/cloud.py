@@ -10,7 +10,6 @@ contract cannot exercise, so delete is not offered (as upstream).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,6 +100,8 @@ class MemOSCloudProvider:
         if not text:
             raise ProviderError(self._name, "put", "memory text is required")
         item = sync_attribution(item)
+        import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
+
         write_id = uuid.uuid4().hex
         body: dict[str, Any] = {
             "user_id": self._user_id,

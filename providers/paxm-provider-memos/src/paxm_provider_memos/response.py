@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import uuid
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -149,7 +148,7 @@ def _hit(provider: str, kind_prefix: str, obj: Mapping[str, Any]) -> MemoryHit |
     expires = metadata_expires_at(metadata)
     hit = MemoryHit(
         provider=provider,
-        id=str(hit_id) if hit_id is not None else uuid.uuid4().hex,
+        id=str(hit_id) if hit_id is not None else _random_id(),
         text=strip_role_prefix(raw_text),
         relevance=relevance,
         score=relevance,
@@ -177,3 +176,10 @@ def hits_from_response(provider: str, kind_prefix: str, payload: Any, limit: int
             break
     hits.sort(key=lambda h: h.relevance, reverse=True)
     return hits
+
+
+def _random_id() -> str:
+    """A fresh id for a hit the server sent without one."""
+    import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
+
+    return uuid.uuid4().hex

@@ -8,7 +8,6 @@ tier and expiry travel in ``info`` and come back under ``metadata.info``.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -127,6 +126,8 @@ class MemOSProvider:
         if not text:
             raise ProviderError(self._name, "put", "memory text is required")
         item = sync_attribution(item)
+        import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
+
         write_id = uuid.uuid4().hex
         body = {
             "user_id": self._user_id,

@@ -1,0 +1,161 @@
+"""What a cold start imports: ``import paxm_core`` and the hook daemon up to its first answer.
+
+The first prompt after the daemon is down waits for the daemon's imports (issue #23's
+"first prompt" row); these tests pin that ``import paxm_core`` loads none of its submodules
+and that answering the first prompt imports no module only a later event, another harness,
+an HTTP provider or a command needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import paxm_core
+
+
+def _fresh(code: str, env: dict[str, str] | None = None, *args: str) -> Any:
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", code, *args], capture_output=True, text=True, check=True, timeout=120, env=env
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_paxm_core_loads_none_of_its_submodules() -> None:
+    got = _fresh(
+        "import sys, json; before = set(sys.modules); import paxm_core;"
+        " print(json.dumps({'new': sorted(set(sys.modules) - before)}))"
+    )
+    # not even typing or importlib: the public names are imported when first used
+    assert set(got["new"]) <= {"paxm_core", "__future__"}, got["new"]
+
+
+def test_every_public_name_resolves_lazily_and_is_cached() -> None:
+    got = _fresh(
+        "import json, paxm_core; names = list(paxm_core.__all__);"
+        " ok = [n for n in names if getattr(paxm_core, n) is not None];"
+        " cached = [n for n in names if n in vars(paxm_core)];"
+        " ns = {}; exec('from paxm_core import *', ns);"
+        " print(json.dumps({'ok': ok, 'cached': cached, 'star': sorted(k for k in ns if k != '__builtins__'),"
+        " 'dir': sorted(set(names) - set(dir(paxm_core)))}))"
+    )
+    names = sorted(paxm_core.__all__)
+    assert sorted(got["ok"]) == names  # type: ignore[arg-type]
+    assert sorted(got["cached"]) == names  # type: ignore[arg-type]
+    assert got["star"] == names
+    assert got["dir"] == []
+    from paxm_core.types import MemoryItem
+
+    assert paxm_core.MemoryItem is MemoryItem
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+        _ = paxm_core.NoSuchThing  # type: ignore[attr-defined]
+    with pytest.raises(ImportError):
+        exec("from paxm_core import NoSuchThing", {})
+
+
+#: the daemon's start and first answer, as ``benchmarks/hook_bench.py``'s in-process probe does
+FIRST_ANSWER = """
+import json, sys, time
+from paxm_core.passive.daemon import HookDaemon
+daemon = HookDaemon(sys.argv[1], idle_timeout=60)
+daemon.lock.acquire()
+daemon._open()
+daemon._drain()
+raw = json.dumps({"session_id": "s1", "cwd": "/w", "prompt": "what did we decide about the cache?"})
+answer = daemon.processor.handle_hook(
+    {"v": 2, "event_id": "evt_%d" % time.time_ns(), "target": "claude", "event": "user_input",
+     "owner": "", "mode": "text", "captured_at": time.time(), "raw": raw}
+)
+modules = sorted(sys.modules)
+daemon._shutdown()
+daemon.lock.release()
+print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules}))
+"""
+
+#: modules the first answer must not need (top-level package names or exact module names)
+NOT_ON_THE_FIRST_ANSWER = (
+    "httpx",  # HTTP providers only, and only when built
+    "yaml",  # the parsed config is cached
+    "click",
+    "mcp",
+    "tomlkit",  # Codex's installer
+    "importlib.metadata",  # the entry-point index is cached
+    "paxm_core.cli",
+    "paxm_core.dashboard",
+    "paxm_core.backfill",
+    "paxm_integration_codex",  # only the harness whose hook arrived is imported
+    "paxm_integration_opencode",
+    "paxm_integration_pi",
+    "paxm_integration_ide",
+)
+
+
+def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Path) -> None:
+    from paxm_core.config import load_config, save_config
+
+    config_path = tmp_path / "config.yaml"
+    config = load_config(config_path)
+    config.identity.user_id = "alice"
+    config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
+    config.agents["claude"].enabled = True
+    save_config(config, config_path)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    env.pop("PAXM_LOAD_PLUGINS", None)
+    # the first start writes the entry-point index and the parsed-config cache; the second is
+    # the cold start every later first prompt sees
+    first = _fresh(FIRST_ANSWER, env, str(config_path))
+    second = _fresh(FIRST_ANSWER, env, str(config_path))
+    assert first["ok"] and second["ok"]
+    loaded = set(second["modules"])  # type: ignore[arg-type]
+    unwanted = {
+        name for name in loaded for banned in NOT_ON_THE_FIRST_ANSWER if name == banned or name.startswith(banned + ".")
+    }
+    assert not unwanted, sorted(unwanted)
+    assert "paxm_integration_claude_code" in loaded  # the harness that asked is there
+
+
+def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
+    got = _fresh(
+        "import gc, json; from paxm_core.passive import daemon as d;"
+        " d.pause_gc(); paused = gc.isenabled(); d.resume_gc(); resumed = gc.isenabled();"
+        " frozen = gc.get_freeze_count(); d.resume_gc(); again = gc.isenabled();"
+        # a collector the embedding program disabled stays disabled
+        " gc.disable(); d.pause_gc(); d.resume_gc(); kept = gc.isenabled();"
+        " print(json.dumps([paused, resumed, frozen > 0, again, kept]))"
+    )
+    assert got == [False, True, True, True, False]
+
+
+def test_the_daemon_process_runs_with_the_collector_on_once_started(tmp_path: Path) -> None:
+    from paxm_core.config import load_config, save_config
+
+    config_path = tmp_path / "config.yaml"
+    config = load_config(config_path)
+    config.identity.user_id = "alice"
+    config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
+    save_config(config, config_path)
+    code = (
+        "import gc, json, sys, threading\n"
+        "import paxm_core.passive.daemon as d\n"
+        "d.pause_gc()\n"
+        "daemon = d.HookDaemon(sys.argv[1], idle_timeout=60)\n"
+        "seen = {}\n"
+        "def watch():\n"
+        "    while daemon._listener is None: pass\n"
+        "    daemon._stop.wait(0.2); seen['enabled'] = gc.isenabled(); daemon.stop()\n"
+        "threading.Thread(target=watch, daemon=True).start()\n"
+        "daemon.run()\n"
+        "print(json.dumps({'enabled': seen.get('enabled'), 'after': gc.isenabled()}))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    got = _fresh(code, env, str(config_path))
+    assert got == {"enabled": True, "after": True}

@@ -1,0 +1,201 @@
+"""The wire types' written-out dataclass methods behave as ``@dataclass`` would generate them.
+
+``paxm_core.types`` writes ``__init__``, ``__repr__``, ``__eq__`` and ``__hash__`` by hand (the
+generated ones are compiled on every import, which the hook daemon's cold start pays for).
+Each class is compared here with a twin built by :func:`dataclasses.make_dataclass` from the
+same fields and parameters, i.e. with the methods ``@dataclass`` itself generates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import pickle
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paxm_core import integration as I
+from paxm_core import plugin_index as X
+from paxm_core import plugins as G
+from paxm_core import protocols as P
+from paxm_core import types as T
+from paxm_core.passive import events as E
+
+CLASSES = [
+    T.MemoryOrigin,
+    T.MemoryScope,
+    T.Provenance,
+    T.TurnContext,
+    T.MemoryRef,
+    T.MemoryItem,
+    T.SearchQuery,
+    T.MemoryHit,
+    T.ProviderErrorInfo,
+    T.ProviderRecall,
+    T.ProviderHealth,
+    E.HookMessage,
+    E.HookEvent,
+    E.HookResult,
+    P.ConfigKey,
+    P.ProviderType,
+    I.Finding,
+    I.PastTurn,
+    G.LoadError,
+    G.PluginInfo,
+    X.EntryPointRecord,
+    X.PluginIndex,
+]
+
+
+def _twin(cls: type) -> type:
+    """A class with ``cls``'s fields whose methods ``@dataclass`` generates."""
+    specs = []
+    for f in dataclasses.fields(cls):
+        kwargs: dict[str, Any] = {"repr": f.repr, "compare": f.compare, "hash": f.hash}
+        if f.default is not dataclasses.MISSING:
+            kwargs["default"] = f.default
+        if f.default_factory is not dataclasses.MISSING:
+            kwargs["default_factory"] = f.default_factory
+        specs.append((f.name, f.type, dataclasses.field(**kwargs)))
+    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    slots = "__slots__" in cls.__dict__
+    twin = dataclasses.make_dataclass(cls.__name__, specs, frozen=params.frozen, slots=slots)
+    twin.__qualname__ = cls.__qualname__
+    return twin
+
+
+TWINS = {cls: _twin(cls) for cls in CLASSES}
+
+_text = st.text(max_size=8)
+_time = st.none() | st.datetimes(timezones=st.just(UTC))
+_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
+    "str": _text,
+    "int": st.integers(-5, 5),
+    "bool": st.booleans(),
+    "float": st.floats(allow_nan=False) | st.just(float("nan")),
+    "float | None": st.none() | st.floats(allow_nan=False),
+    "datetime | None": _time,
+    "dict[str, str]": st.dictionaries(_text, _text, max_size=2),
+    "tuple[str, ...]": st.lists(_text, max_size=2).map(tuple),
+}
+
+
+def _value(type_name: str) -> st.SearchStrategy[Any]:
+    if type_name in _STRATEGIES:
+        return _STRATEGIES[type_name]
+    nested = {"MemoryOrigin": T.MemoryOrigin, "MemoryScope": T.MemoryScope, "Provenance": T.Provenance}
+    if type_name in nested:
+        cls = nested[type_name]
+        return st.builds(cls, *[_text for _ in dataclasses.fields(cls)])
+    if type_name == "TurnContext | None":
+        return st.none() | st.builds(T.TurnContext, _text, _text, _time, _time)
+    if type_name == "list[HookMessage]":
+        return st.lists(st.builds(E.HookMessage, _text, _text, _text), max_size=2)
+    if type_name in ("list[str]", "list[Any]"):
+        return st.lists(_text, max_size=2)
+    if type_name == "frozenset[str]":
+        return st.frozensets(_text, max_size=2)
+    if type_name == "tuple[ConfigKey, ...]":
+        return st.lists(st.builds(P.ConfigKey, _text), max_size=2).map(tuple)
+    # callables, ``Any``, ``object``: any value with a stable repr will do
+    return st.sampled_from([None, 0, "v", ("t",), len])
+
+
+@st.composite
+def _kwargs(draw: st.DrawFn, cls: type) -> dict[str, Any]:
+    """Keyword arguments for ``cls``: every required field, a random subset of the others."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if required or draw(st.booleans()):
+            out[f.name] = draw(_value(str(f.type)))
+    return out
+
+
+def _outcome(func: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", func())
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_the_class_is_still_a_frozen_slotted_dataclass(cls: type) -> None:
+    twin = TWINS[cls]
+    assert dataclasses.is_dataclass(cls)
+    assert [f.name for f in dataclasses.fields(cls)] == [f.name for f in dataclasses.fields(twin)]
+    assert cls.__dataclass_params__.frozen == twin.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert getattr(cls, "__slots__", None) == getattr(twin, "__slots__", None)
+    assert cls.__match_args__ == twin.__match_args__  # type: ignore[attr-defined]
+    ours, theirs = inspect.signature(cls), inspect.signature(twin)
+    assert [(p.name, p.kind) for p in ours.parameters.values()] == [
+        (p.name, p.kind) for p in theirs.parameters.values()
+    ]
+    assert [repr(p.default) for p in ours.parameters.values()] == [repr(p.default) for p in theirs.parameters.values()]
+    assert (cls.__hash__ is None) == (twin.__hash__ is None)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_methods_match_the_generated_ones(cls: type, data: st.DataObject) -> None:
+    twin = TWINS[cls]
+    first, second = data.draw(_kwargs(cls)), data.draw(_kwargs(cls))
+    a, b = cls(**first), cls(**second)
+    ta, tb = twin(**first), twin(**second)
+    assert repr(a) == repr(ta)
+    assert (a == b) == (ta == tb)
+    assert (a == a) == (ta == ta)  # noqa: PLR0124  # NaN fields make even this False
+    assert (a != b) == (ta != tb)
+    assert (a == ta) is False and a.__eq__(ta) is NotImplemented  # another class is never equal
+    assert _outcome(lambda: hash(a) == hash(cls(**first))) == _outcome(lambda: hash(ta) == hash(twin(**first)))
+    assert _outcome(lambda: hash(a))[0] == _outcome(lambda: hash(ta))[0]
+    # positional construction, in field order
+    positional = [first[f.name] for f in dataclasses.fields(cls) if f.name in first]
+    if len(positional) == len(first) and list(first) == [f.name for f in dataclasses.fields(cls)][: len(first)]:
+        assert repr(cls(*positional)) == repr(twin(*positional))
+    # default factories give every instance its own value
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING and f.name not in first:
+            assert getattr(a, f.name) == getattr(ta, f.name)
+            if isinstance(getattr(a, f.name), dict):
+                assert getattr(a, f.name) is not getattr(cls(**first), f.name)
+    name = dataclasses.fields(cls)[0].name
+    assert _outcome(lambda: setattr(a, name, "x")) == _outcome(lambda: setattr(ta, name, "x"))
+    c, tc = cls(**first), twin(**first)
+    assert _outcome(lambda: delattr(c, name)) == _outcome(lambda: delattr(tc, name))
+    assert _outcome(lambda: setattr(c, "not_a_field", 1))[0] == _outcome(lambda: setattr(tc, "not_a_field", 1))[0]
+    # dataclasses' helpers and pickling
+    changes = data.draw(_kwargs(cls))
+    assert repr(dataclasses.replace(a, **changes)) == repr(dataclasses.replace(ta, **changes))
+    assert _outcome(lambda: repr(dataclasses.asdict(a))) == _outcome(lambda: repr(dataclasses.asdict(ta)))
+    assert _outcome(lambda: repr(dataclasses.astuple(a))) == _outcome(lambda: repr(dataclasses.astuple(ta)))
+    restored = pickle.loads(pickle.dumps(a))
+    assert type(restored) is cls and repr(restored) == repr(a)
+    assert restored == a or "nan" in repr(a)  # a NaN field is unequal to a copy of itself
+
+
+def test_memory_item_replace_and_required_arguments() -> None:
+    item = T.MemoryItem("text", id="m1", created_at=datetime(2026, 1, 2, tzinfo=UTC))
+    assert item.replace(tier="stm") == T.MemoryItem(
+        "text", id="m1", tier="stm", created_at=datetime(2026, 1, 2, tzinfo=UTC)
+    )
+    with pytest.raises(TypeError):
+        T.MemoryItem()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        T.MemoryItem("a", nope=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        item.replace(nope=1)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'text'"):
+        item.text = "x"  # type: ignore[misc]
+    hit = T.MemoryHit("p", "1", "t", ranking=0.5)
+    assert hit == T.MemoryHit("p", "1", "t", ranking=0.9)  # ranking is not compared
+    assert "ranking" not in repr(hit)
+    hit.score = 0.7  # hits stay mutable
+    assert hit.copy(score=0.1).score == 0.1 and hit.score == 0.7
+    with pytest.raises(TypeError):
+        hash(hit)
