@@ -67,7 +67,7 @@ def shell_client_path() -> Path:
 _BASH_CACHE: dict[str, str] = {}
 
 _PROBE = (
-    '((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1))) || exit 3; '
+    "((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1))) || exit 3; "
     'exec {fd}<>"/dev/tcp/127.0.0.1/$1" || exit 4; printf ok >&$fd'
 )
 

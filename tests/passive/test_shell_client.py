@@ -167,7 +167,9 @@ def rows(config: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
 def stored_prompts(config: Path, needle: str) -> int:
     """How many queued events or inbox rows carry ``needle`` (each counted once)."""
     events = rows(config, "SELECT count(*) FROM capture_events WHERE payload_json LIKE ?", f"%{needle}%")
-    inbox = rows(config, "SELECT count(*) FROM capture_inbox WHERE CAST(raw AS TEXT) LIKE ? AND state != 'done'", f"%{needle}%")
+    inbox = rows(
+        config, "SELECT count(*) FROM capture_inbox WHERE CAST(raw AS TEXT) LIKE ? AND state != 'done'", f"%{needle}%"
+    )
     return int(events[0][0] if events else 0) + int(inbox[0][0] if inbox else 0)
 
 
@@ -213,7 +215,9 @@ def test_a_removed_shell_client_exits_0_silently(tmp_path: Path, bash: str) -> N
 # -- the fast path against a real daemon -------------------------------------------------------
 
 
-def test_round_trip_through_a_real_daemon_starts_no_python(tmp_path: Path, bash: str, daemon_cleanup: list[tuple[Path, subprocess.Popen[bytes]]]) -> None:
+def test_round_trip_through_a_real_daemon_starts_no_python(
+    tmp_path: Path, bash: str, daemon_cleanup: list[tuple[Path, subprocess.Popen[bytes]]]
+) -> None:
     config = write_config(tmp_path / "cfg")
     start_real_daemon(config, daemon_cleanup)
     tcp = config.parent / "hooks" / "paxm-hook.tcp"
@@ -240,7 +244,9 @@ def test_round_trip_through_a_real_daemon_starts_no_python(tmp_path: Path, bash:
     assert client_token not in text and daemon_token not in text
 
 
-def test_paxm_ignore_is_honoured_on_the_fast_path(tmp_path: Path, bash: str, daemon_cleanup: list[tuple[Path, subprocess.Popen[bytes]]]) -> None:
+def test_paxm_ignore_is_honoured_on_the_fast_path(
+    tmp_path: Path, bash: str, daemon_cleanup: list[tuple[Path, subprocess.Popen[bytes]]]
+) -> None:
     config = write_config(tmp_path / "cfg")
     start_real_daemon(config, daemon_cleanup)
     project = tmp_path / "project" / "sub"
@@ -256,7 +262,9 @@ def test_paxm_ignore_is_honoured_on_the_fast_path(tmp_path: Path, bash: str, dae
     assert stored_prompts(config, "marker-91bd") == 1
 
 
-def test_large_payload_goes_to_python_intact(tmp_path: Path, bash: str, daemon_cleanup: list[tuple[Path, subprocess.Popen[bytes]]]) -> None:
+def test_large_payload_goes_to_python_intact(
+    tmp_path: Path, bash: str, daemon_cleanup: list[tuple[Path, subprocess.Popen[bytes]]]
+) -> None:
     config = write_config(tmp_path / "cfg")
     fake = FakeDaemon(config, lambda conn, tcp: conn.sendall(tcp.greeting))
     try:
@@ -406,7 +414,9 @@ def test_output_with_newlines_and_utf8_is_byte_exact(tmp_path: Path, bash: str, 
     assert len({r["event_id"] for r in received}) == 3
     assert all(len(r["event_id"]) == 36 and int(r["event_id"][4:], 16) >= 0 for r in received)
     assert all(abs(r["captured_at"] - time.time()) < 60 for r in received)
-    assert {(r["target"], r["event"], r["mode"], r["owner"]) for r in received} == {("claude", "UserPromptSubmit", "text", "")}
+    assert {(r["target"], r["event"], r["mode"], r["owner"]) for r in received} == {
+        ("claude", "UserPromptSubmit", "text", "")
+    }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -418,7 +428,9 @@ def test_any_payload_without_nul_arrives_byte_exact(
     config.parent.mkdir(exist_ok=True)
     if not fake_daemons:
         received: list[dict[str, Any]] = []
-        fake_daemons.append(FakeDaemon(config, echo_daemon(lambda r: framed_reply({"ok": True, "output": r["raw"]}), received)))
+        fake_daemons.append(
+            FakeDaemon(config, echo_daemon(lambda r: framed_reply({"ok": True, "output": r["raw"]}), received))
+        )
         fake_daemons[0].received = received
     received = fake_daemons[0].received
     received.clear()
