@@ -110,14 +110,17 @@ exec {_paxm_fd}<>"/dev/tcp/127.0.0.1/$_paxm_port" || { _paxm_fd=; _paxm_fallback
 # the daemon speaks first: a stale file's port taken by another process never gets a prompt
 _g=$((_paxm_budget / 2)); ((_g > 1000000)) && _g=1000000
 _paxm_secs _t $_g
-if ! IFS=' ' read -r -t "$_t" _magic _tok _ <&$_paxm_fd; then
+IFS=' ' read -r -t "$_t" _magic _tok _ <&$_paxm_fd
+_rc=$?
+if ((_rc > 128)); then
     # no greeting in time: the daemon is stopped or swamped; don't wait for it twice
     _paxm_left 0
     _paxm_secs _t $_paxm_us
     _paxm_extra=(--no-daemon --timeout "$_t")
     _paxm_fallback "$@"
 fi
-[[ $_magic == PAXM-DAEMON && $_tok == "$_paxm_dtok" ]] || _paxm_fallback "$@"
+# closed at once or a stranger's greeting: nothing was sent; the Python client tries the socket
+((_rc == 0)) && [[ $_magic == PAXM-DAEMON && $_tok == "$_paxm_dtok" ]] || _paxm_fallback "$@"
 
 # the payload: bounded in size and time like the Python client (a tty gives none)
 _paxm_payload=

@@ -313,14 +313,18 @@ def test_no_tcp_file_falls_back_with_stdin_untouched(tmp_path: Path, bash: str) 
     assert call["stdin"].encode() == payload and "--no-daemon" not in call["argv"]
 
 
-@pytest.mark.parametrize("greeting", [b"PAXM-DAEMON " + b"f" * 32 + b"\n", b"SSH-2.0-OpenSSH_9.2\r\n", b""])
+@pytest.mark.parametrize("greeting", [b"PAXM-DAEMON " + b"f" * 32 + b"\n", b"SSH-2.0-OpenSSH_9.2\r\n", b"", None])
 def test_a_wrong_or_missing_greeting_sends_nothing(
-    tmp_path: Path, bash: str, fake_daemons: list[FakeDaemon], greeting: bytes
+    tmp_path: Path, bash: str, fake_daemons: list[FakeDaemon], greeting: bytes | None
 ) -> None:
+    """A stranger's greeting, a wrong token, silence (a stopped daemon), a connection closed at once."""
     config = tmp_path / "cfg" / "config.yaml"
     config.parent.mkdir()
 
     def impostor(conn: socket.socket, tcp: TcpListener) -> None:
+        if greeting is None:
+            fake.received.append(b"")
+            return  # closed at once
         if greeting:
             conn.sendall(greeting)
         conn.settimeout(3)
