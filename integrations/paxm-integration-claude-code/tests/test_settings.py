@@ -321,3 +321,24 @@ def test_merge_then_remove_gives_the_original_back(original: dict[str, Any]) -> 
     assert merge_hooks(merged, _WANTED, _OURS) == merged  # idempotent
     assert _semantic(remove_hooks(merged, _OURS)) == _semantic(original)
     assert remove_hooks(original, _OURS) == original
+
+
+def test_upgrading_to_the_shell_form_replaces_the_old_handlers(
+    tmp_path: Path, settings_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not find_bash():
+        if os.environ.get("CI"):
+            pytest.fail("CI needs bash >= 5.1 with /dev/tcp for the shell hook form")
+        pytest.skip("no bash >= 5.1 with /dev/tcp on this machine")
+    config = _config(tmp_path)
+    monkeypatch.setenv("PAXM_HOOK_CLIENT", "python")
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
+    monkeypatch.delenv("PAXM_HOOK_CLIENT")
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
+    hooks = json.loads(settings_file.read_text())["hooks"]
+    for groups in hooks.values():
+        handlers = [h for group in groups for h in group["hooks"]]
+        assert len(handlers) == 1  # the /bin/sh handler was recognised and replaced, not duplicated
+        assert shlex.split(handlers[0]["command"])[:2] == [find_bash(), "-c"]
+    ClaudeCodeIntegration().uninstall(InstallContext(config, echo=_quiet))
+    assert "hooks" not in json.loads(settings_file.read_text() or "{}")
