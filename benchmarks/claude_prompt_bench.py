@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -86,8 +87,13 @@ def python_form(command: str) -> str:
     return shlex.join(["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook", *argv[5:]])
 
 
+#: child CPU ms (user + system) of each run_hook call, by command: load-insensitive next to wall time
+CPU_MS: dict[str, list[float]] = {}
+
+
 def run_hook(command: str, payload: bytes, env: dict[str, str], cwd: Path) -> tuple[float, bytes]:
     """(ms from spawn to exit, stdout) of ``/bin/sh -c command`` with ``payload`` on stdin."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter_ns()
     proc = subprocess.Popen(
         ["/bin/sh", "-c", command],
@@ -99,6 +105,9 @@ def run_hook(command: str, payload: bytes, env: dict[str, str], cwd: Path) -> tu
     )
     out, _ = proc.communicate(payload)
     elapsed = (time.perf_counter_ns() - start) / 1e6
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    CPU_MS.setdefault(command, []).append(cpu)
     if proc.returncode != 0:
         raise SystemExit(f"hook exited {proc.returncode}")
     return elapsed, out
@@ -187,6 +196,13 @@ def main() -> None:
     old = f"; python form {statistics.median(olds):.1f} ms" if olds else ""
     if olds:
         print(f"  python form of the same command, interleaved: median {statistics.median(olds):.1f} ms")
+
+    def cpu(cmd: str) -> float:
+        # the warm-up runs are in CPU_MS too: take the timed rounds only
+        return statistics.median(CPU_MS.get(cmd, [0.0])[-args.rounds :])
+
+    forms = [("installed", command), ("bare interpreter", bare)] + ([("python form", before)] if olds else [])
+    print("  child CPU (user + system), median: " + ", ".join(f"{n} {cpu(c):.1f} ms" for n, c in forms))
     record(
         f"UserPromptSubmit as the real Claude Code waits for it ({args.memories + 1} memories, hook command)",
         hook,
