@@ -443,3 +443,19 @@ def test_any_payload_without_nul_arrives_byte_exact(
     (request,) = received
     assert request["raw"] == text
     assert out.stdout.decode("utf-8") == ("" if not text else text if text.endswith("\n") else text + "\n")
+
+
+def test_a_stale_tcp_file_with_a_refused_port_falls_back(tmp_path: Path, bash: str) -> None:
+    """What a SIGKILLed daemon leaves behind: its file, naming a port nobody listens on."""
+    config = tmp_path / "cfg" / "config.yaml"
+    (config.parent / "hooks").mkdir(parents=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (config.parent / "hooks" / "paxm-hook.tcp").write_text(f"{port} {'1' * 32} {'2' * 32}\n")
+    fake_python, log = recording_python(tmp_path)
+    payload = json.dumps(PROMPT).encode()
+    out = run_line(shell_line(config, python=str(fake_python)), payload)
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"FALLBACK", b"")
+    (call,) = fallbacks(log)
+    assert call["stdin"].encode() == payload and "--no-daemon" not in call["argv"]
