@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hook_bench import daemon_pid, seed, stop_any  # noqa: E402
 from results import record  # noqa: E402
+
+from paxm_core.passive.client_command import FAIL_OPEN_GUARD  # noqa: E402
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 ANSWER = "Release branches are named release/<version>."
@@ -70,8 +74,26 @@ def installed_command(settings: Path) -> str:
     raise SystemExit(f"no paxm UserPromptSubmit hook in {settings}")
 
 
+def python_form(command: str) -> str:
+    """The ``/bin/sh`` + Python form of an installed command (itself if it is that form already).
+
+    The shell form is ``<bash> -c <guard> paxm-hook <client.sh> <python argv>``; the Python
+    form runs the same Python argv under ``FAIL_OPEN_GUARD``: exactly what setup installs
+    when no bash >= 5.1 is found (or ``PAXM_HOOK_CLIENT=python``).
+    """
+    argv = shlex.split(command)
+    if argv[0] == "/bin/sh":
+        return command
+    return shlex.join(["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook", *argv[5:]])
+
+
+#: child CPU ms (user + system) of each run_hook call, by command: load-insensitive next to wall time
+CPU_MS: dict[str, list[float]] = {}
+
+
 def run_hook(command: str, payload: bytes, env: dict[str, str], cwd: Path) -> tuple[float, bytes]:
     """(ms from spawn to exit, stdout) of ``/bin/sh -c command`` with ``payload`` on stdin."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter_ns()
     proc = subprocess.Popen(
         ["/bin/sh", "-c", command],
@@ -83,6 +105,9 @@ def run_hook(command: str, payload: bytes, env: dict[str, str], cwd: Path) -> tu
     )
     out, _ = proc.communicate(payload)
     elapsed = (time.perf_counter_ns() - start) / 1e6
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    CPU_MS.setdefault(command, []).append(cpu)
     if proc.returncode != 0:
         raise SystemExit(f"hook exited {proc.returncode}")
     return elapsed, out
@@ -140,9 +165,17 @@ def main() -> None:
                 time.sleep(0.05)
             for i in range(5):
                 run_hook(command, payload(root, "warm", prompt, i + 1), hook_env, root / "work")
-            hooks, bases, recalled, missed = [], [], 0, b""
+            before = python_form(command)
+            print(f"installed form: {'python' if before == command else 'shell (client.sh)'}", flush=True)
+            hooks, olds, bases, recalled, missed = [], [], [], 0, b""
             for i in range(args.rounds):
                 bases.append(run_hook(bare, b"", hook_env, root / "work")[0])
+                if before != command:  # the Python form, interleaved: the "before" of the shell form
+                    ms, out = run_hook(before, payload(root, f"old-{i}", prompt, i), hook_env, root / "work")
+                    olds.append(ms)
+                    if b"Release branches are named" not in out:
+                        missed = out
+                        recalled -= 1
                 ms, out = run_hook(command, payload(root, f"bench-{i}", prompt, i), hook_env, root / "work")
                 hooks.append(ms)
                 if b"Release branches are named" in out:
@@ -160,11 +193,21 @@ def main() -> None:
         f"median {hook:.1f} ms (p90 {sorted(hooks)[int(len(hooks) * 0.9)]:.1f}) vs bare interpreter "
         f"{base:.1f} ms = {hook / base:.2f}x; recalled in {recalled}/{args.rounds}  (target <= 15 ms median)"
     )
+    old = f"; python form {statistics.median(olds):.1f} ms" if olds else ""
+    if olds:
+        print(f"  python form of the same command, interleaved: median {statistics.median(olds):.1f} ms")
+
+    def cpu(cmd: str) -> float:
+        # the warm-up runs are in CPU_MS too: take the timed rounds only
+        return statistics.median(CPU_MS.get(cmd, [0.0])[-args.rounds :])
+
+    forms = [("installed", command), ("bare interpreter", bare)] + ([("python form", before)] if olds else [])
+    print("  child CPU (user + system), median: " + ", ".join(f"{n} {cpu(c):.1f} ms" for n, c in forms))
     record(
         f"UserPromptSubmit as the real Claude Code waits for it ({args.memories + 1} memories, hook command)",
         hook,
         "ms",
-        f"sh -c bare interpreter {base:.1f} ms ({hook / base:.2f}x)",
+        f"sh -c bare interpreter {base:.1f} ms ({hook / base:.2f}x){old}",
         "<= 15 ms median",
         hook <= 15,
     )

@@ -127,6 +127,35 @@ def paired_ms(
     )
 
 
+def paired_forms(
+    forms: list[tuple[str, list[str]]], payload: bytes, rounds: int, between: object = None
+) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """:func:`paired_ms` for several command forms at once: bare, form 1, form 2, bare, ...
+
+    One rotation per round, so every form and the bare interpreter see the same load.
+    Returns ``(label, (bare wall, hook wall, bare CPU, hook CPU))`` per form.
+    """
+    bare = [sys.executable, "-I", "-S", "-c", "pass"]
+    for _ in range(3):
+        for _, argv in forms:
+            run_once(argv, payload)
+            if callable(between):
+                between()
+    base: list[tuple[float, float]] = []
+    runs: list[list[tuple[float, float]]] = [[] for _ in forms]
+    for _ in range(rounds):
+        base.append(run_once(bare, b""))
+        for i, (_, argv) in enumerate(forms):
+            runs[i].append(run_once(argv, payload))
+            if callable(between):
+                between()
+    b_wall, b_cpu = statistics.median(b[0] for b in base), statistics.median(b[1] for b in base)
+    return [
+        (label, (b_wall, statistics.median(r[0] for r in got), b_cpu, statistics.median(r[1] for r in got)))
+        for (label, _), got in zip(forms, runs, strict=True)
+    ]
+
+
 def daemon_pid(config: Path) -> int:
     try:
         return int((config.parent / "hooks" / "paxm-hook.lock").read_text().strip() or 0)
@@ -343,16 +372,21 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     stop = json.dumps({"session_id": "bench", "cwd": "/bench", "last_assistant_message": "Bench turn done."}).encode()
     print(f"interpreter: {sys.executable} (rounds={rounds}; each ratio against interleaved bare runs)")
     write_cmd = hook_command(config, "claude", "turn_end")
+    # the /bin/sh + Python form, measured interleaved with the installed form as its "before"
+    python_cmd = hook_command(config, "claude", "turn_end", client="python")
+    forms = [("", write_cmd)] if python_cmd == write_cmd else [(" (python form)", python_cmd), ("", write_cmd)]
+    print(f"installed form: {'shell (client.sh)' if len(forms) == 2 else 'python'}")
 
     daemon = start_daemon(config)
     try:
-        row("write-only hook, daemon up", *paired_ms(write_cmd, stop, rounds), "(target <= 1.30x)")
+        for label, medians in paired_forms(forms, stop, rounds):
+            row(f"write-only hook, daemon up{label}", *medians, "(target <= 1.30x)")
     finally:
         stop_daemon(config)
         daemon.wait()
 
-    down = paired_ms(write_cmd, stop, max(10, rounds // 2), between=lambda: stop_spawned(config))
-    row("write-only hook, daemon down", *down, "(target <= 1.80x)")
+    for label, medians in paired_forms(forms, stop, max(10, rounds // 2), between=lambda: stop_spawned(config)):
+        row(f"write-only hook, daemon down{label}", *medians, "(target <= 1.80x)")
 
     seconds = seed(config, memories)
     print(f"seeded {memories} memories in {seconds:.1f} s")

@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.errors import PaxmError, QueueError
-from paxm_core.passive.client_core import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME
+from paxm_core.passive.client_core import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME, TCP_NAME
 from paxm_core.private_files import private_dir
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
     # before the bulk of its start-up imports happen
     from paxm_core.passive.processor import HookProcessor
@@ -185,6 +187,8 @@ class HookDaemon:
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
         self._socket_inode = 0
+        self.tcp_path = self.hooks_dir / TCP_NAME
+        self._tcp: TcpListener | None = None
         self.processor: HookProcessor | None = None
         self.runtime: Any = None
         self.queue: Any = None
@@ -278,6 +282,7 @@ class HookDaemon:
             from concurrent.futures import ThreadPoolExecutor  # not at module import: main() pauses the GC after it
 
             pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
+            self._start_tcp(pool)
             last_drain = time.monotonic()
             try:
                 while not self._stop.is_set():
@@ -435,7 +440,81 @@ class HookDaemon:
             return self.worker.flush(seal_open=seal_open)
         return self.worker.flush(timeout, seal_open=seal_open)
 
+    # -- the loopback TCP listener (the shell client's way in) ----------------------------
+
+    def _start_tcp(self, pool: ThreadPoolExecutor) -> None:
+        """Listen on ``127.0.0.1:<random port>`` too and publish it in ``paxm-hook.tcp``.
+
+        Best effort: a machine without IPv4 loopback simply keeps the unix socket only (the
+        shell client then finds no file and runs the Python client).
+        """
+        try:
+            self._tcp = TcpListener(self.tcp_path)
+        except OSError as exc:
+            self._log(f"loopback listener not started: {exc}")
+            return
+
+        def accept_loop(tcp: TcpListener) -> None:
+            while not self._stop.is_set():
+                try:
+                    conn, _ = tcp.sock.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return  # closed by _close_listener
+                with self._state:
+                    self._inflight += 1
+                    self._last_activity = time.monotonic()
+                try:
+                    pool.submit(self._serve_tcp, conn, tcp)
+                except RuntimeError:  # the pool is shutting down
+                    conn.close()
+                    with self._state:
+                        self._inflight -= 1
+
+        threading.Thread(target=accept_loop, args=(self._tcp,), name="paxm-hook-tcp", daemon=True).start()
+
+    def _serve_tcp(self, conn: socket.socket, tcp: TcpListener) -> None:
+        """One shell-client request: greet with the daemon token, check the client token, answer framed."""
+        counted = False
+        try:
+            conn.settimeout(CONNECTION_TIMEOUT)
+            conn.sendall(tcp.greeting)
+            request = _read_shell_request(conn, tcp.client_token)
+            if request is None:
+                return  # not our client: no answer, nothing logged (tokens never are)
+            from paxm_core.passive.client_core import opted_out, payload_directory
+
+            if opted_out(payload_directory(request["raw"].encode("utf-8"))):
+                response: dict[str, Any] = {"ok": True, "output": ""}  # the project keeps paxm out
+            else:
+                response = self._dispatch(request)
+            with self._state:
+                self.requests += 1
+                counted = True
+            conn.sendall(framed_reply(response))
+            conn.close()
+            if self.processor is not None:
+                self.processor.wake_worker()
+            if self.recorder is not None:
+                self.recorder.start_sink()
+        except Exception as exc:
+            try:
+                conn.sendall(framed_reply({"ok": False, "error": str(exc)}))
+            except OSError:
+                pass
+        finally:
+            conn.close()
+            with self._state:
+                self._inflight -= 1
+                self._last_activity = time.monotonic()
+                if not counted:
+                    self.requests += 1
+
     def _close_listener(self) -> None:
+        tcp, self._tcp = self._tcp, None
+        if tcp is not None:
+            tcp.close()
         listener, self._listener = self._listener, None
         if listener is not None:
             try:
@@ -498,6 +577,111 @@ def framed_reply(response: dict[str, Any]) -> bytes:
     tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
     ok = 1 if response.get("ok") else 0
     return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
+
+
+#: first word of the shell client's request header line
+SHELL_MAGIC = b"PAXM-SH1"
+#: first word of the daemon's greeting on the loopback port
+GREETING_MAGIC = b"PAXM-DAEMON"
+MAX_HEADER = 4096
+
+
+class TcpListener:
+    """The loopback listener and its ``paxm-hook.tcp`` file (``<port> <client token> <daemon token>``).
+
+    Both tokens are 128 random bits, new for every daemon start.  The daemon speaks first with
+    its token, so a client that read a stale file never sends a prompt to whatever process now
+    owns the port; a request without the client token is dropped unanswered.  The file is 0600
+    in the 0700 hooks directory (written to a temporary name, then renamed) and removed on a
+    clean exit if it is still this daemon's.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import secrets
+
+        self.path = path
+        self.client_token = secrets.token_hex(16).encode()
+        daemon_token = secrets.token_hex(16).encode()
+        self.greeting = GREETING_MAGIC + b" " + daemon_token + b"\n"
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            self.sock.bind(("127.0.0.1", 0))  # loopback only, never another address
+            self.sock.listen(64)
+            self.sock.settimeout(1.0)
+            port = self.sock.getsockname()[1]
+            self._content = f"{port} {self.client_token.decode()} {daemon_token.decode()}\n".encode()
+            private_dir(path.parent)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            try:
+                os.fchmod(fd, 0o600)  # whatever the umask
+                os.write(fd, self._content)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            self.sock.close()
+            raise
+
+    def close(self) -> None:
+        """Stop listening and remove the file (only if a newer daemon has not replaced it)."""
+        self.sock.close()
+        try:
+            with open(self.path, "rb") as handle:
+                ours = handle.read(256) == self._content
+            if ours:
+                self.path.unlink()
+        except OSError:
+            pass
+
+
+def _read_shell_request(conn: socket.socket, client_token: bytes) -> dict[str, Any] | None:
+    """The shell client's frame: one header line, then exactly ``<length>`` raw payload bytes.
+
+    ``PAXM-SH1 <client token> <event id> <length> <captured_at> <target> <event> <mode> <owner>``
+    (``-`` for an empty owner).  ``None`` when the token is wrong or the frame is malformed.
+    """
+    import hmac
+
+    buffer = b""
+    while b"\n" not in buffer:
+        chunk = conn.recv(MAX_HEADER)
+        if not chunk:
+            return None
+        buffer += chunk
+        if len(buffer) > MAX_HEADER and b"\n" not in buffer[:MAX_HEADER]:
+            return None
+    header, _, rest = buffer.partition(b"\n")
+    fields = header.split(b" ")
+    if len(fields) != 9 or fields[0] != SHELL_MAGIC or not hmac.compare_digest(fields[1], client_token):
+        return None
+    try:
+        size = int(fields[3])
+        captured_at = float(fields[4])
+    except ValueError:
+        return None
+    if size < 0 or size > MAX_REQUEST:
+        return None
+    chunks = [rest[:size]]
+    have = len(chunks[0])
+    while have < size:
+        chunk = conn.recv(min(1 << 16, size - have))
+        if not chunk:
+            return None  # the client went away mid-frame: it stores the event itself
+        chunks.append(chunk)
+        have += len(chunk)
+    text = [f.decode("utf-8", "replace") for f in fields]
+    return {
+        "v": 2,
+        "event_id": text[2],
+        "target": text[5],
+        "event": text[6],
+        "mode": text[7],
+        "owner": "" if text[8] == "-" else text[8],
+        "captured_at": captured_at if captured_at > 0 else time.time(),
+        "reply": "framed",
+        "raw": b"".join(chunks).decode("utf-8", "replace"),
+    }
 
 
 def _read_request(conn: socket.socket) -> dict[str, Any]:

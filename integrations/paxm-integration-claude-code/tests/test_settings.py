@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
-from paxm_core.passive.client_command import FAIL_OPEN_GUARD
+from paxm_core.passive.client_command import FAIL_OPEN_GUARD, SHELL_GUARD, find_bash, shell_client_path
 from paxm_integration_claude_code import ClaudeCodeIntegration
 from paxm_integration_claude_code.settings import (
     WantedHook,
@@ -77,7 +77,11 @@ def settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path) -> None:
+def test_golden_install_uninstall(
+    case: str, tmp_path: Path, settings_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the goldens hold the /bin/sh form: the shell form names this machine's bash
+    monkeypatch.setenv("PAXM_HOOK_CLIENT", "python")
     config = _config(tmp_path)
     integration = ClaudeCodeIntegration()
     folder = GOLDEN / case
@@ -139,8 +143,13 @@ def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Pa
     for event, groups in hooks.items():
         (handler,) = groups[0]["hooks"]
         # the fail-open guard first (exit 0, no output when paxm is gone), then the client argv
-        guard, words = shlex.split(handler["command"])[:4], shlex.split(handler["command"])[4:]
-        assert guard == ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook"]
+        argv = shlex.split(handler["command"])
+        if argv[0] == "/bin/sh":
+            guard, words = argv[:4], argv[4:]
+            assert guard == ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook"]
+        else:  # the shell form: a bash >= 5.1 sources client.sh, which falls back to the same argv
+            guard, words = argv[:5], argv[5:]
+            assert guard == [find_bash(), "-c", SHELL_GUARD, "paxm-hook", str(shell_client_path())]
         assert words[:4] == [interpreter_path(), "-I", "-S", str(client_path())]
         assert Path(words[0]).is_absolute() and Path(words[3]).is_absolute()
         assert words[4:] == ["--config", str(config.path), "--target", "claude", "--event", event]
@@ -312,3 +321,24 @@ def test_merge_then_remove_gives_the_original_back(original: dict[str, Any]) -> 
     assert merge_hooks(merged, _WANTED, _OURS) == merged  # idempotent
     assert _semantic(remove_hooks(merged, _OURS)) == _semantic(original)
     assert remove_hooks(original, _OURS) == original
+
+
+def test_upgrading_to_the_shell_form_replaces_the_old_handlers(
+    tmp_path: Path, settings_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not find_bash():
+        if os.environ.get("CI"):
+            pytest.fail("CI needs bash >= 5.1 with /dev/tcp for the shell hook form")
+        pytest.skip("no bash >= 5.1 with /dev/tcp on this machine")
+    config = _config(tmp_path)
+    monkeypatch.setenv("PAXM_HOOK_CLIENT", "python")
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
+    monkeypatch.delenv("PAXM_HOOK_CLIENT")
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
+    hooks = json.loads(settings_file.read_text())["hooks"]
+    for groups in hooks.values():
+        handlers = [h for group in groups for h in group["hooks"]]
+        assert len(handlers) == 1  # the /bin/sh handler was recognised and replaced, not duplicated
+        assert shlex.split(handlers[0]["command"])[:2] == [find_bash(), "-c"]
+    ClaudeCodeIntegration().uninstall(InstallContext(config, echo=_quiet))
+    assert "hooks" not in json.loads(settings_file.read_text() or "{}")
