@@ -175,7 +175,8 @@ def test_methods_match_the_generated_ones(cls: type, data: st.DataObject) -> Non
     assert _outcome(lambda: repr(dataclasses.asdict(a))) == _outcome(lambda: repr(dataclasses.asdict(ta)))
     assert _outcome(lambda: repr(dataclasses.astuple(a))) == _outcome(lambda: repr(dataclasses.astuple(ta)))
     restored = pickle.loads(pickle.dumps(a))
-    assert type(restored) is cls and repr(restored) == repr(a)
+    # not repr: a frozenset rebuilt by unpickling may iterate in another order than the original
+    assert type(restored) is cls
     assert restored == a or "nan" in repr(a)  # a NaN field is unequal to a copy of itself
 
 
