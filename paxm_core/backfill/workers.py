@@ -9,17 +9,14 @@ leaves what a serial run would leave, and the resume is the same.
 
 The workers render with the same :class:`~paxm_core.backfill.render.TurnRenderer` as a
 serial run (same config, same plugins, same transcript reader), so their events are the
-events a serial run would queue.  A worker exits on its own when the run's process dies
-(it watches its parent), so a killed run leaves no process behind.
+events a serial run would queue.  A worker exits on its own when the run's process dies, so
+a killed run leaves no process behind.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Generator, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +67,15 @@ def render_files_serial(
 
 
 # -- the worker processes ----------------------------------------------------------------------
-
-_WORKER: dict[str, Any] = {}
+#
+# Plain child processes (``python -m paxm_core.backfill.workers``), not ``multiprocessing``: its
+# spawn start method re-runs the parent's ``__main__`` in every child (a program embedding the
+# backfill would run twice), and its pipes stay open in the children when the parent is killed.
+# Here a worker holds only the read end of its stdin and the write end of its stdout: when the
+# run dies (kill -9 included) its stdin ends, or its next answer fails, and it exits.
+#
+# Protocol, pickles both ways: the run sends one setup tuple, then one path per file; the
+# worker answers each path, in order, with ``("ok", [Rendered, ...])`` or ``("error", exc)``.
 
 
 class _LightRuntime:
@@ -83,37 +87,92 @@ class _LightRuntime:
         self.tools = tools
 
 
-def _watch_parent(parent: int) -> None:
-    # the run was killed (kill -9 leaves its pool's pipes open in the workers): stop at once
-    while True:
-        time.sleep(0.25)
-        if os.getppid() != parent:
-            os._exit(0)
+def _worker_main() -> None:
+    import pickle
 
-
-def _init_worker(
-    config: Any,
-    reader: Any,
-    session_id: str,
-    agent_name: str,
-    after: float | None,
-    before: float | None,
-    done: frozenset[str],
-    parent: int,
-) -> None:
-    threading.Thread(target=_watch_parent, args=(parent,), name="paxm-backfill-parent", daemon=True).start()
     from paxm_core.backfill.render import TurnRenderer
     from paxm_core.plugins import get_plugin_manager
     from paxm_core.tools import Tools
 
+    requests = os.fdopen(os.dup(0), "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a stray print goes to stderr, never into the protocol
+    try:
+        config, reader, session_id, agent_name, after, before, done = pickle.load(requests)
+    except EOFError:
+        return
     tools = Tools(config, None, session_id=session_id, agent_name=agent_name)  # type: ignore[arg-type]
-    runtime = _LightRuntime(config, get_plugin_manager(), tools)
-    _WORKER.update(renderer=TurnRenderer(runtime, None), reader=reader, after=after, before=before, done=done)
+    renderer = TurnRenderer(_LightRuntime(config, get_plugin_manager(), tools), None)
+    while True:
+        try:
+            path = pickle.load(requests)
+        except EOFError:  # the run finished, or died
+            return
+        answer: tuple[str, Any]
+        try:
+            answer = ("ok", list(render_file(renderer, reader, path, after, before, done)))
+        except Exception as exc:
+            answer = ("error", exc)
+        try:
+            try:
+                data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # an exception that does not pickle
+                data = pickle.dumps(("error", RuntimeError(str(answer[1]))))
+            answers.write(data)
+            answers.flush()
+        except (BrokenPipeError, OSError):  # the run is gone
+            return
 
 
-def _render_in_worker(path: Path) -> list[Rendered]:
-    w = _WORKER
-    return list(render_file(w["renderer"], w["reader"], path, w["after"], w["before"], w["done"]))
+class _Worker:
+    """One worker process and its two pipes."""
+
+    def __init__(self, setup: bytes) -> None:
+        import subprocess
+        import sys
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "paxm_core.backfill.workers"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests = self.process.stdin
+        self._answers = self.process.stdout
+        self._requests.write(setup)
+        self._requests.flush()
+
+    def send(self, path: Path) -> None:
+        import pickle
+
+        self._requests.write(pickle.dumps(path))
+        self._requests.flush()
+
+    def receive(self) -> list[Rendered]:
+        import pickle
+
+        try:
+            state, value = pickle.load(self._answers)
+        except EOFError:
+            code = self.process.wait()
+            raise RuntimeError(f"a backfill worker exited (status {code}) before answering") from None
+        if state != "ok":
+            raise value if isinstance(value, BaseException) else RuntimeError(str(value))
+        return list(value)
+
+    def close(self) -> None:
+        """Stop the worker: its next answer fails (nobody reads them) and its stdin ends."""
+        for stream in (self._answers, self._requests):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=30)  # at most the file it is rendering
+        except Exception:
+            self.process.kill()
+            self.process.wait()
 
 
 def render_files_parallel(
@@ -127,18 +186,15 @@ def render_files_parallel(
 ) -> FileTurns:
     """Each file with its turns, rendered by ``workers`` processes, yielded in file order.
 
-    At most ``AHEAD_PER_WORKER * workers`` files are rendered ahead of the consumer.  Closing
-    the iterator (or an error) cancels what was not started and waits for the workers.
+    File ``i`` goes to worker ``i % workers``; each worker answers in the order it was asked,
+    so the answers are read back in file order.  At most ``AHEAD_PER_WORKER`` files per worker
+    are rendered ahead of the consumer.  Closing the iterator (or an error) stops the workers.
     """
-    import multiprocessing
+    import pickle
 
     tools = runtime.tools
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        # not fork: the run has threads (delivery) and open SQLite connections
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
-        initargs=(
+    setup = pickle.dumps(
+        (
             runtime.config,
             reader,
             str(getattr(tools, "session_id", "") or ""),
@@ -146,21 +202,22 @@ def render_files_parallel(
             after,
             before,
             frozenset(done),
-            os.getpid(),
         ),
+        protocol=pickle.HIGHEST_PROTOCOL,
     )
-    pending: list[tuple[Path, int, int, Future[list[Rendered]]]] = []
-    upcoming = iter(files)
+    pool: list[_Worker] = []
     try:
-        while True:
-            while len(pending) < AHEAD_PER_WORKER * workers:
-                nxt = next(upcoming, None)
-                if nxt is None:
-                    break
-                pending.append((*nxt, pool.submit(_render_in_worker, nxt[0])))
-            if not pending:
-                return
-            path, size, mtime_ns, future = pending.pop(0)
-            yield path, size, mtime_ns, iter(future.result())
+        pool.extend(_Worker(setup) for _ in range(min(workers, len(files))))
+        sent = 0
+        for index, (path, size, mtime_ns) in enumerate(files):
+            while sent < len(files) and sent < index + AHEAD_PER_WORKER * len(pool):
+                pool[sent % len(pool)].send(files[sent][0])
+                sent += 1
+            yield path, size, mtime_ns, iter(pool[index % len(pool)].receive())
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for worker in pool:
+            worker.close()
+
+
+if __name__ == "__main__":
+    _worker_main()
