@@ -33,7 +33,7 @@ from typing import Any
 from paxm_core.backfill.checkpoint import CheckpointStore, private_dir
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
-from paxm_core.backfill.workers import auto_workers, render_files_parallel, render_files_serial
+from paxm_core.backfill.workers import auto_workers, render_files_parallel, render_files_serial, worker_setup
 from paxm_core.integration import SupportsTranscripts
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
@@ -87,6 +87,8 @@ class RunReport:
     dead: int = 0
     owed: int = 0
     seconds: float = 0.0
+    #: processes that read and rendered the files (0: the run's own process)
+    workers: int = 0
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -108,8 +110,8 @@ class BackfillOptions:
     max_duration: float | None = None
     batch: int = DEFAULT_BATCH
     live_queue: Path | None = None
-    #: processes reading and rendering files (``None``: one per core for large runs; 0 or 1:
-    #: in this process)
+    #: processes reading and rendering files (``None``: one per core but one, for large runs;
+    #: 0: in this process)
     workers: int | None = None
 
 
@@ -198,10 +200,12 @@ class BackfillRun:
             workers = self.options.workers
             if workers is None:
                 workers = auto_workers(self.progress.bytes_total)
-            if workers > 1 and len(files) > 1:
-                source = render_files_parallel(
-                    self.runtime, self.reader, files, self.options.after, self.options.before, done, workers
-                )
+            setup = None
+            if workers > 0 and files:
+                setup = worker_setup(self.runtime, self.reader, self.options.after, self.options.before, done)
+            if setup is not None:
+                self.report.workers = min(workers, len(files))
+                source = render_files_parallel(setup, files, workers)
             else:
                 source = render_files_serial(
                     self.renderer, self.reader, files, self.options.after, self.options.before, done

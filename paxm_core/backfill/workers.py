@@ -22,7 +22,15 @@ from typing import Any
 
 from paxm_core.backfill.sources import in_range, turns_in
 
-__all__ = ["FileTurns", "Rendered", "auto_workers", "render_file", "render_files_parallel", "render_files_serial"]
+__all__ = [
+    "FileTurns",
+    "Rendered",
+    "auto_workers",
+    "render_file",
+    "render_files_parallel",
+    "render_files_serial",
+    "worker_setup",
+]
 
 #: ``(turn id, "range" | "done" | "rendered", capture events, fingerprint)``
 Rendered = tuple[str, str, list[Any], str]
@@ -37,11 +45,15 @@ AHEAD_PER_WORKER = 2
 
 
 def auto_workers(total_bytes: int) -> int:
-    """Workers for a run reading ``total_bytes``: one per core (at most 4), none for small runs."""
+    """Workers for a run reading ``total_bytes``: one per core but one (at most 4), none for small runs.
+
+    The run's own process keeps a core busy too (appending, delivering), so a 2-core machine
+    gets one worker: a second would only compete with the run's process for the same cores.
+    """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if cores < 2 or total_bytes < PARALLEL_MIN_BYTES:
         return 0
-    return min(cores, 4)
+    return min(cores - 1, 4)
 
 
 def render_file(
@@ -175,36 +187,39 @@ class _Worker:
             self.process.wait()
 
 
-def render_files_parallel(
-    runtime: Any,
-    reader: Any,
-    files: list[tuple[Path, int, int]],
-    after: float | None,
-    before: float | None,
-    done: set[str],
-    workers: int,
-) -> FileTurns:
+def worker_setup(runtime: Any, reader: Any, after: float | None, before: float | None, done: set[str]) -> bytes | None:
+    """What every worker is started with, pickled; ``None`` when it does not pickle.
+
+    A reader or config that cannot cross a pipe (an object built in a test, a plugin holding
+    a lock) renders in the run's own process instead.
+    """
+    import pickle
+
+    tools = runtime.tools
+    try:
+        return pickle.dumps(
+            (
+                runtime.config,
+                reader,
+                str(getattr(tools, "session_id", "") or ""),
+                str(getattr(tools, "agent_name", "") or ""),
+                after,
+                before,
+                frozenset(done),
+            ),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+    except Exception:
+        return None
+
+
+def render_files_parallel(setup: bytes, files: list[tuple[Path, int, int]], workers: int) -> FileTurns:
     """Each file with its turns, rendered by ``workers`` processes, yielded in file order.
 
     File ``i`` goes to worker ``i % workers``; each worker answers in the order it was asked,
     so the answers are read back in file order.  At most ``AHEAD_PER_WORKER`` files per worker
     are rendered ahead of the consumer.  Closing the iterator (or an error) stops the workers.
     """
-    import pickle
-
-    tools = runtime.tools
-    setup = pickle.dumps(
-        (
-            runtime.config,
-            reader,
-            str(getattr(tools, "session_id", "") or ""),
-            str(getattr(tools, "agent_name", "") or ""),
-            after,
-            before,
-            frozenset(done),
-        ),
-        protocol=pickle.HIGHEST_PROTOCOL,
-    )
     pool: list[_Worker] = []
     try:
         pool.extend(_Worker(setup) for _ in range(min(workers, len(files))))

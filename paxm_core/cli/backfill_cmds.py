@@ -186,8 +186,8 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     type=click.IntRange(0, 16),
     default=None,
     metavar="N",
-    help="Processes reading and rendering transcripts (default: one per core for large"
-    " backfills; 0: in the main process).",
+    help="Processes reading and rendering transcripts (default: one per core but one, for"
+    " large backfills; 0: in the run's own process).",
 )
 @_JSON
 @click.pass_context

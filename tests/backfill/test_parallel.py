@@ -62,6 +62,7 @@ def test_workers_queue_exactly_the_serial_runs_events(home: Any, synth: Any, tmp
     for report in (parallel_report, serial_report):
         assert report["state"] == "done", report
         assert report["queued"] == report["delivered"] == report["found"] == total
+    assert parallel_report["workers"] == 2 and serial_report["workers"] == 0
 
     # event for event: the same ids, sessions, seals and payloads (text, metadata, times)
     assert _queued_events(home) == _queued_events(serial)
