@@ -5,10 +5,11 @@
 
 Runs the real CLI in a private HOME (``paxm setup --agent claude --provider sqlite``), times a
 full run (process start included, ``--priority normal``: the default nice 10 would measure
-the machine's other load), then a second run over the same range (must store nothing) and,
-as the baseline, the same pipeline with batches of one (``--batch 1``: one transaction per
-append, claim, put and completion, like live delivery) over a sample.  Prints turns/s and the
-batched/unbatched ratio.
+the machine's other load; the default ``--workers``: one reading/rendering process per
+core), then a second run over the same range (must store nothing) and, as the baseline, the
+same pipeline with batches of one (``--batch 1``: one transaction per append, claim, put and
+completion, like live delivery) over a sample.  Prints turns/s and the batched/unbatched
+ratio.
 """
 
 from __future__ import annotations
@@ -156,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     rate = total / seconds
     base_rate = base_total / base_seconds
     print(f"backfill {total} turns ({sessions} sessions, {size / 1e6:.1f} MB of transcripts) into SQLite:")
-    print(f"  full run        {seconds:8.2f} s   {rate:9.0f} turns/s   (process start included)")
+    print(
+        f"  full run        {seconds:8.2f} s   {rate:9.0f} turns/s   (process start included;"
+        f" {report['workers'] or 'no'} worker processes)"
+    )
     print(f"  CPU             {cpu:8.2f} s   {cpu / total * 1000:9.2f} CPU-s per 1,000 turns (user+sys, all threads)")
     print(f"  second run      {again:8.2f} s   stored nothing new")
     print(f"  --batch 1       {base_seconds:8.2f} s   {base_rate:9.0f} turns/s   ({base_total} turns; baseline)")

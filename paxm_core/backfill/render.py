@@ -53,7 +53,7 @@ class _PolicyOnce:
 
 @functools.cache
 def _replay_class(base: type[Any]) -> type[Any]:
-    """``PassiveRuntime`` that looks each workspace's opt-out up once per run.
+    """``PassiveRuntime`` that looks each workspace's opt-out and each event's settings up once per run.
 
     A live hook checks ``.paxm-ignore`` (a stat per parent directory) on every event so a
     marker created mid-session counts at once; a backfill renders thousands of past turns of
@@ -67,6 +67,14 @@ def _replay_class(base: type[Any]) -> type[Any]:
             hit = cache.get(event.workspace)
             if hit is None:
                 hit = cache[event.workspace] = bool(super()._kept_out(event))
+            return hit
+
+        def _hook_settings(self, target: str, event: str) -> Any:
+            # one config for the whole run: each (agent, event)'s settings are read once
+            cache: dict[tuple[str, str], Any] = self.__dict__.setdefault("_settings_by_event", {})
+            hit = cache.get((target, event))
+            if hit is None:
+                hit = cache[(target, event)] = super()._hook_settings(target, event)
             return hit
 
     return ReplayRuntime

@@ -33,7 +33,7 @@ from typing import Any
 from paxm_core.backfill.checkpoint import CheckpointStore, private_dir
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
-from paxm_core.backfill.sources import in_range, turns_in
+from paxm_core.backfill.workers import auto_workers, render_files_parallel, render_files_serial, worker_setup
 from paxm_core.integration import SupportsTranscripts
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
@@ -87,6 +87,8 @@ class RunReport:
     dead: int = 0
     owed: int = 0
     seconds: float = 0.0
+    #: processes that read and rendered the files (0: the run's own process)
+    workers: int = 0
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -108,6 +110,9 @@ class BackfillOptions:
     max_duration: float | None = None
     batch: int = DEFAULT_BATCH
     live_queue: Path | None = None
+    #: processes reading and rendering files (``None``: one per core but one, for large runs;
+    #: 0: in this process)
+    workers: int | None = None
 
 
 class BackfillRun:
@@ -192,48 +197,63 @@ class BackfillRun:
                     continue
                 files.append((path, info.st_size, info.st_mtime_ns))
             self.progress.bytes_total = sum(f[1] for f in files)
+            workers = self.options.workers
+            if workers is None:
+                workers = auto_workers(self.progress.bytes_total)
+            setup = None
+            if workers > 0 and files:
+                setup = worker_setup(self.runtime, self.reader, self.options.after, self.options.before, done)
+            if setup is not None:
+                self.report.workers = min(workers, len(files))
+                source = render_files_parallel(setup, files, workers)
+            else:
+                source = render_files_serial(
+                    self.renderer, self.reader, files, self.options.after, self.options.before, done
+                )
             batch: list[tuple[str, str, list[Any]]] = []
             finished_files: list[tuple[Path, int, int, int]] = []
-            for path, size, mtime_ns in files:
-                if deadline is not None and time.monotonic() >= deadline:
-                    self.report.state = "paused"
-                    break
-                self.report.files += 1
-                count = 0
-                for turn in turns_in(self.reader, path):
-                    count += 1
-                    self.report.found += 1
-                    self.progress.found += 1
-                    if not in_range(turn, self.options.after, self.options.before):
-                        self.report.skipped_range += 1
-                        continue
-                    if turn.turn_id in done:
-                        self.report.skipped_done += 1
-                        self.progress.skipped += 1
-                        continue
-                    events, fingerprint = self.renderer.render(turn)
-                    done.add(turn.turn_id)
-                    if fingerprint and fingerprint in live:
-                        self.report.skipped_live += 1
-                        self.progress.skipped += 1
-                        batch.append((turn.turn_id, "live", []))
-                    elif not events:
-                        self.report.empty += 1
-                        batch.append((turn.turn_id, "empty", []))
+            try:
+                for path, size, mtime_ns, turns in source:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        self.report.state = "paused"
+                        break
+                    self.report.files += 1
+                    count = 0
+                    for turn_id, kind, events, fingerprint in turns:
+                        count += 1
+                        self.report.found += 1
+                        self.progress.found += 1
+                        if kind == "range":
+                            self.report.skipped_range += 1
+                            continue
+                        if kind == "done" or turn_id in done:  # a worker renders before this run's additions
+                            self.report.skipped_done += 1
+                            self.progress.skipped += 1
+                            continue
+                        done.add(turn_id)
+                        if fingerprint and fingerprint in live:
+                            self.report.skipped_live += 1
+                            self.progress.skipped += 1
+                            batch.append((turn_id, "live", []))
+                        elif not events:
+                            self.report.empty += 1
+                            batch.append((turn_id, "empty", []))
+                        else:
+                            batch.append((turn_id, "queued", events))
+                        if len(batch) >= self.options.batch:
+                            self._flush(batch, finished_files, run_id)
+                            batch, finished_files = [], []
+                            if deadline is not None and time.monotonic() >= deadline:
+                                break
                     else:
-                        batch.append((turn.turn_id, "queued", events))
-                    if len(batch) >= self.options.batch:
-                        self._flush(batch, finished_files, run_id)
-                        batch, finished_files = [], []
-                        if deadline is not None and time.monotonic() >= deadline:
-                            break
-                else:
-                    finished_files.append((path, size, mtime_ns, count))
-                    self.progress.bytes_done += size
-                    self._tick()
-                    continue
-                self.report.state = "paused"  # stopped inside a file: it is not marked done
-                break
+                        finished_files.append((path, size, mtime_ns, count))
+                        self.progress.bytes_done += size
+                        self._tick()
+                        continue
+                    self.report.state = "paused"  # stopped inside a file: it is not marked done
+                    break
+            finally:
+                source.close()  # stops the workers (what they had not started is dropped)
             self._flush(batch, finished_files, run_id, last=True)
         except BaseException as exc:
             self._deliverer.abandon()

@@ -181,6 +181,14 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     help="CPU priority: low (nice 10) keeps a backfill from slowing live hooks and the agent.",
 )
 @click.option("--batch", default=500, show_default=True, hidden=True, type=click.IntRange(1, 5000))
+@click.option(
+    "--workers",
+    type=click.IntRange(0, 16),
+    default=None,
+    metavar="N",
+    help="Processes reading and rendering transcripts (default: one per core but one, for"
+    " large backfills; 0: in the run's own process).",
+)
 @_JSON
 @click.pass_context
 def run_cmd(
@@ -194,6 +202,7 @@ def run_cmd(
     background: bool,
     priority: str,
     batch: int,
+    workers: int | None,
     as_json: bool,
 ) -> None:
     """Backfill AGENT's past turns into memory (resumable; a second run stores nothing new)."""
@@ -235,6 +244,7 @@ def run_cmd(
         rate_everywhere=rate_given,
         max_duration=limit,
         batch=batch,
+        workers=workers,
         live_queue=Path(default_queue_path(runtime.config)),
     )
     bar = _Bar() if not as_json and sys.stderr.isatty() else None

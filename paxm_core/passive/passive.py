@@ -217,7 +217,7 @@ class PassiveRuntime:
     def handle(self, event: HookEvent, *, owner: str = "") -> HookResult:
         """Apply ownership, session state, write and recall policy to ``event``."""
         result = HookResult(target=event.target, event=event.event, event_id=event.event_id)
-        settings = resolve_hook_settings(self.config, event.target, event.event)
+        settings = self._hook_settings(event.target, event.event)
         if not settings.accepts(owner) or self._kept_out(event):
             result.ignored = True
             return result
@@ -251,6 +251,10 @@ class PassiveRuntime:
         if event.event == EVENT_SESSION_START:
             result.session_context = self._session_blocks(event, settings, now)
         return result
+
+    def _hook_settings(self, target: str, event: str) -> HookSettings:
+        """``agents.<target>.hooks.<event>``, read from the config on every event (a reload counts)."""
+        return resolve_hook_settings(self.config, target, event)
 
     def _start_write(self, event: HookEvent, result: HookResult, settings: HookSettings) -> Any:
         """Run :meth:`_write` on its own thread when a recall will run meanwhile; else run it now."""
