@@ -76,6 +76,16 @@ class Call(Generic[T]):
         return self._finished
 
 
+def _take(slot: threading.Lock, wait: float | None) -> bool:
+    # ``wait`` None = as long as it takes; 0 (a fan-out's first try) = a plain non-blocking
+    # acquire, cheaper than a timed one; else at most ``wait`` seconds.
+    if wait is None:
+        return slot.acquire()
+    if wait <= 0:
+        return slot.acquire(False)
+    return slot.acquire(timeout=wait)
+
+
 class Lane:
     """A capacity-1 bulkhead with its own daemon worker thread."""
 
@@ -99,7 +109,7 @@ class Lane:
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
-        acquired = self._slot.acquire() if wait is None else self._slot.acquire(timeout=max(0.0, wait))
+        acquired = _take(self._slot, wait)
         if not acquired:
             raise LaneBusy(self.name)
         call: Call[T] = Call(fn)
@@ -119,7 +129,7 @@ class Lane:
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
-        acquired = self._slot.acquire() if wait is None else self._slot.acquire(timeout=max(0.0, wait))
+        acquired = _take(self._slot, wait)
         if not acquired:
             raise LaneBusy(self.name)
         call: Call[T] = Call(fn)

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from itertools import repeat
 from typing import TypeVar
 
 from paxm_core.attribution import (
@@ -34,13 +35,12 @@ from paxm_core.protocols import (
     SupportsPutBatch,
     capabilities_of,
 )
-from paxm_core.router import ranking
 from paxm_core.router.admission import admit
 from paxm_core.router.bulkhead import Lane, LaneBusy
 from paxm_core.router.fanout import error_text, fan_out, ms
 from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
 from paxm_core.router.forget import forget as forget_refs
-from paxm_core.router.pipeline import Candidate, eligible_hits, normalized_tiers
+from paxm_core.router.pipeline import Entry, eligible_hits, normalized_tiers, select
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 from paxm_core.timefmt import utcnow
@@ -210,7 +210,7 @@ class Router:
         now = _aware(self._clock())
         result = RecallResult(query=query.text)
         failures: list[str] = []
-        merged: list[Candidate] = []
+        merged: list[Entry] = []
         for outcome in outcomes:
             name = outcome.route.name
             hits = outcome.value if outcome.error is None else []
@@ -225,7 +225,7 @@ class Router:
                     bulkhead_busy=outcome.busy,
                     candidate_count=len(hits),
                     eligible_count=len(eligible),
-                    raw_score_kinds=tuple(sorted({h.raw_score_kind.strip() for h in hits if h.raw_score_kind.strip()})),
+                    raw_score_kinds=_score_kinds(hits),
                 )
             )
             if outcome.error is not None:
@@ -236,7 +236,7 @@ class Router:
                 continue
             merged.extend(eligible)
         result.provider_recalls.sort(key=lambda r: r.provider)
-        kept = ranking.top(merged, result_limit)
+        kept = select(merged, result_limit)
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:
@@ -244,8 +244,6 @@ class Router:
         return result
 
     def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], object]:
-        from itertools import repeat  # (kept out of the import block, which others edit)
-
         def work(route: Route, deadline: Deadline) -> object:
             hits = self._providers[route.name].search(query, deadline)
             if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
@@ -477,6 +475,12 @@ class Router:
             self._sequences.close()
         except Exception:
             pass
+
+
+def _score_kinds(hits: list[MemoryHit]) -> tuple[str, ...]:
+    # The distinct kinds first (a provider's hits nearly always share one), stripped after.
+    kinds = {hit.raw_score_kind for hit in hits}
+    return tuple(sorted({kind.strip() for kind in kinds} - {""}))
 
 
 def _cleanup(provider: SupportsCleanupExpired, limit: int, deadline: Deadline) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from paxm_core.attribution import (
@@ -19,7 +20,7 @@ from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, Provenance, normalize_tier
 
-__all__ = ["Candidate", "eligible_hits", "normalized_tiers"]
+__all__ = ["Candidate", "Entry", "eligible_hits", "normalized_tiers", "select"]
 
 
 class Candidate:
@@ -133,14 +134,23 @@ def normalized_tiers(tiers: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize_tier(t) for t in tiers))
 
 
+#: One eligible hit of one provider, as a tuple (built in one step, compared in C):
+#: ``(-ranking, -score, ranking, relevance, score, original, created_at, tier, expires_at, provider)``.
+#: Only the contenders for the final cut become :class:`Candidate` objects (see :func:`select`).
+Entry = tuple[float, float, float, float, float, MemoryHit, "datetime | None", "str | None", "datetime | None", str]
+
+_primary = itemgetter(0, 1)
+_relevance_of = itemgetter(0)
+
+
 def eligible_hits(
     name: str, hits: list[MemoryHit], route: Route, policy: SearchPolicy, tiers: tuple[str, ...], now: datetime
-) -> list[Candidate]:
+) -> list[Entry]:
     """Stamp, filter, score and calibrate one provider's hits (inputs untouched).
 
-    Filters run on the provider's own objects and the result holds :class:`Candidate`
-    stand-ins, so that only the hits a recall returns are ever copied.  This is the router's
-    hottest loop (every candidate of every provider passes through it), so the rules of
+    Filters run on the provider's own objects and the result holds :data:`Entry` tuples, so
+    that only the hits a recall returns are ever copied.  This is the router's hottest loop
+    (every candidate of every provider passes through it), so the rules of
     :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
     their common cases inlined (a hit without an expiry field or expiry metadata), and what
     only the survivors need is left to :class:`Candidate`.
@@ -149,7 +159,8 @@ def eligible_hits(
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
     boost = policy.recency_boost
-    kept: list[Candidate] = []
+    kept: list[tuple[float, float, MemoryHit, float, datetime | None, str | None, datetime | None]] = []
+    append = kept.append
     isnan = math.isnan
     for original in hits:
         expires_at = original.expires_at
@@ -190,18 +201,40 @@ def eligible_hits(
             score = relevance * weight
         if score < min_score:
             continue
-        candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
-        candidate.ranking = recency  # parked here until calibration below
-        kept.append(candidate)
-    # ranking.calibrate, then weight and recency: a stable sort by relevance, so equal
-    # relevance keeps the provider's order; ranking = relevance / rank², weighted, plus recency.
-    kept.sort(key=_by_relevance)
-    for rank, candidate in enumerate(kept, start=1):
-        relevance = candidate.relevance
-        calibrated = relevance / (rank * rank) if relevance > 0 else 0.0
-        candidate.ranking = calibrated * weight + candidate.ranking
-    return kept
+        append((relevance, recency, original, score, created, tier, expires_at))
+    # ranking.calibrate, then weight and recency: a stable sort by relevance (``reverse`` keeps
+    # equal relevance in the provider's order); ranking = relevance / rank², weighted, plus recency.
+    kept.sort(key=_relevance_of, reverse=True)
+    entries: list[Entry] = []
+    add = entries.append
+    rank = 0
+    for relevance, recency, original, score, created, tier, expires_at in kept:
+        rank += 1
+        ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
+        add((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name))
+    return entries
 
 
-def _by_relevance(candidate: Candidate) -> float:
-    return -candidate.relevance
+def _candidate(entry: Entry) -> Candidate:
+    _, _, ranked, relevance, score, original, created, tier, expires_at, name = entry
+    candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
+    candidate.ranking = ranked
+    return candidate
+
+
+def select(entries: list[Entry], limit: int) -> list[Candidate]:
+    """The merged entries of every provider through :func:`ranking.top` (dedupe, order, cut).
+
+    The candidates are sorted as tuples, and :class:`Candidate` objects are made only for the
+    ones the cut's walk reaches (a few out of tens); the result is exactly ``ranking.top`` of
+    them all (the same stable order by ``(-ranking, -score)``, the same walk).
+    """
+    if limit <= 0 or len(entries) <= limit:
+        return ranking.top([_candidate(entry) for entry in entries], limit)
+    total = 0.0
+    for entry in entries:
+        total += entry[0] + entry[1]
+    if total != total:  # a NaN key has no order: ranking.top's full path decides
+        return ranking.top([_candidate(entry) for entry in entries], limit)
+    entries.sort(key=_primary)
+    return ranking.top_presorted(((_primary(entry), _candidate(entry)) for entry in entries), limit)

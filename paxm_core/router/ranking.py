@@ -30,6 +30,7 @@ __all__ = [
     "recency_score",
     "sort_hits",
     "top",
+    "top_presorted",
 ]
 
 _OLDEST = float("-inf")
@@ -199,13 +200,22 @@ def top(hits: list[H], limit: int) -> list[H]:
         sort_hits(kept)
         return kept[:limit]
     order = sorted(range(len(hits)), key=primaries.__getitem__)
+    return top_presorted(((primaries[index], hits[index]) for index in order), limit)
+
+
+def top_presorted(ordered: Iterable[tuple[tuple[float, float], H]], limit: int) -> list[H]:
+    """:func:`top`'s walk over ``(primary, hit)`` pairs already in stable ``primary`` order.
+
+    ``primary`` is ``(-ranking, -score)`` of ``hit``, no NaN in it, and ``limit > 0``.  The
+    pairs are consumed lazily and the walk stops at the cut, so a caller can build its hits
+    on demand (the router makes :class:`~paxm_core.router.pipeline.Candidate` objects only
+    for the contenders).  See :func:`top` for why the result is the full dedupe and sort's.
+    """
     best: dict[str, H] = {}  # dedupe, as :func:`dedupe`, over the contenders only
     boundary: tuple[float, float] | None = None
-    for index in order:
-        primary = primaries[index]
+    for primary, hit in ordered:
         if boundary is not None and primary > boundary:
             break
-        hit = hits[index]
         key = dedupe_key(hit)
         current = best.get(key)
         if current is None:
