@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from itertools import repeat
@@ -199,10 +200,8 @@ class Router:
         overall = deadline or Deadline.none()
         result_limit = policy.limit if policy.limit > 0 else query.limit
         tiers = normalized_tiers(policy.tiers)
-        provider_query = query.replace(
-            limit=candidate_limit(result_limit),
-            tiers=tiers or query.tiers,
-            metadata=without_attribution(query.metadata),
+        provider_query = _provider_query(
+            query, candidate_limit(result_limit), tiers or query.tiers, without_attribution(query.metadata)
         )
         outcomes = fan_out(
             self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound
@@ -475,6 +474,18 @@ class Router:
             self._sequences.close()
         except Exception:
             pass
+
+
+#: Whether SearchQuery still has exactly these fields in this order (checked once, at import).
+_PLAIN_QUERY = tuple(field.name for field in fields(SearchQuery)) == ("text", "limit", "metadata", "filters", "tiers")
+
+
+def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], metadata: dict[str, str]) -> SearchQuery:
+    # ``query.replace`` (dataclasses.replace) walks the field list generically on every
+    # recall; for the plain class with the fields known here, the constructor does the same.
+    if _PLAIN_QUERY and type(query) is SearchQuery:
+        return SearchQuery(query.text, limit, metadata, query.filters, tiers)
+    return query.replace(limit=limit, tiers=tiers, metadata=metadata)
 
 
 def _score_kinds(hits: list[MemoryHit]) -> tuple[str, ...]:

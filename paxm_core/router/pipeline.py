@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import itemgetter
@@ -18,7 +17,7 @@ from paxm_core.attribution import (
 )
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
-from paxm_core.types import MemoryHit, Provenance, normalize_tier
+from paxm_core.types import MemoryHit, normalize_tier
 
 __all__ = ["Candidate", "Entry", "eligible_hits", "normalized_tiers", "select"]
 
@@ -65,7 +64,7 @@ class Candidate:
         self._tier = tier
         self._expires_at = expires_at
         self.created_at = created_at
-        self._provenance: Provenance | None = None
+        self._provenance: _Scope | None = None
         self._hit: MemoryHit | None = None
 
     @property
@@ -77,12 +76,11 @@ class Candidate:
         return self._original.text
 
     @property
-    def provenance(self) -> Provenance:
+    def provenance(self) -> _Scope:
         """The scope the restored copy will have (the only part of it dedupe and order read)."""
         provenance = self._provenance
         if provenance is None:
-            kind, ident = _restored_scope(self._original)
-            provenance = self._provenance = Provenance(scope_type=kind, scope_id=ident)
+            provenance = self._provenance = _Scope(*_restored_scope(self._original))
         return provenance
 
     def materialize(self) -> MemoryHit:
@@ -114,6 +112,17 @@ class Candidate:
     def to_json(self) -> dict[str, Any]:
         """The copy's JSON (only the rare full-content tie-breaks need it)."""
         return self.materialize().to_json()
+
+
+class _Scope:
+    """The two fields of the restored hit's provenance that ranking reads (a plain pair:
+    building the frozen ``Provenance`` costs more than the whole dedupe key)."""
+
+    __slots__ = ("scope_id", "scope_type")
+
+    def __init__(self, scope_type: str, scope_id: str) -> None:
+        self.scope_type = scope_type
+        self.scope_id = scope_id
 
 
 def _restored_scope(hit: MemoryHit) -> tuple[str, str]:
@@ -161,7 +170,6 @@ def eligible_hits(
     boost = policy.recency_boost
     kept: list[tuple[float, float, MemoryHit, float, datetime | None, str | None, datetime | None]] = []
     append = kept.append
-    isnan = math.isnan
     for original in hits:
         expires_at = original.expires_at
         if expires_at is not None:
@@ -182,7 +190,7 @@ def eligible_hits(
                 continue
         # ranking.normalized_relevance, inlined
         relevance = original.relevance
-        if (relevance == 0 or isnan(relevance)) and original.score > 0:
+        if (relevance == 0 or relevance != relevance) and original.score > 0:
             relevance = original.score
         if relevance != relevance or relevance < 0:
             relevance = 0.0

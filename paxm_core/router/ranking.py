@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from paxm_core.types import MemoryHit, Provenance
+from paxm_core.types import MemoryHit
 
 __all__ = [
     "Ranked",
+    "Scoped",
     "apply_weight_and_recency",
     "calibrate",
     "clamp_unit",
@@ -34,6 +35,15 @@ __all__ = [
 ]
 
 _OLDEST = float("-inf")
+
+
+class Scoped(Protocol):
+    """The scope dedupe and the final order read (a :class:`Provenance` has it)."""
+
+    @property
+    def scope_type(self) -> str: ...
+    @property
+    def scope_id(self) -> str: ...
 
 
 class Ranked(Protocol):
@@ -55,7 +65,7 @@ class Ranked(Protocol):
     @property
     def created_at(self) -> datetime | None: ...
     @property
-    def provenance(self) -> Provenance: ...
+    def provenance(self) -> Scoped: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
