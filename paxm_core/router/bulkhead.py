@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Call", "Lane", "LaneBusy"]
+__all__ = ["Call", "Lane", "LaneBusy", "Relay"]
 
 T = TypeVar("T")
 
@@ -121,6 +121,26 @@ class Lane:
             raise
         return call
 
+    def reserve(self, fn: Callable[[], T]) -> Call[T]:
+        """Take the slot if it is free and return ``fn`` as a call nobody runs yet.
+
+        Whoever comes first runs it: the caller through :meth:`claim`, or this lane's worker
+        once a :class:`Relay` forwards it (:meth:`forward`).  Raises :class:`LaneBusy` when the
+        slot is taken, ``RuntimeError`` after :meth:`close`.
+        """
+        if self._closed:
+            raise RuntimeError(f"{self.name}: router is closed")
+        if not self._slot.acquire(False):
+            raise LaneBusy(self.name)
+        return Call(fn)
+
+    def forward(self, call: Call[T]) -> None:
+        """Hand a reserved call to the worker (it runs it unless the caller claims it first)."""
+        if self._closed:
+            return  # the router is closing: the caller claims it or gives up at its deadline
+        self._ensure_worker()
+        self._jobs.put(call)  # type: ignore[arg-type]
+
     def run_inline(self, fn: Callable[[], T], wait: float | None) -> Call[T]:
         """Take the slot and run ``fn`` on the calling thread; the returned call is already done.
 
@@ -187,4 +207,55 @@ class Lane:
             return
         self._jobs.put(None)
         if not self.busy:  # a busy worker is stuck in a provider: do not make the process wait on it
+            thread.join(timeout)
+
+
+class Relay:
+    """One helper thread that forwards a fan-out's reserved calls to their lanes' workers.
+
+    The caller of a fan-out runs one deadline-bound call itself and means to claim the others
+    (:meth:`Lane.claim`) as soon as it is done with it; they only need a worker if that first
+    call takes a while.  Waking every lane's worker up front costs a thread hand-off per call
+    in every recall; instead one batch goes to this thread, which, once it gets to run (at the
+    latest when the caller has held the interpreter for a switch interval), forwards to its
+    worker each call the caller has not claimed yet.  It never runs provider code, so no
+    provider can hold it up.
+    """
+
+    def __init__(self, name: str = "paxm-relay") -> None:
+        self._name = name
+        self._batches: queue.SimpleQueue[list[tuple[Lane, Call[object]]] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._closed = False
+
+    def send(self, batch: list[tuple[Lane, Call[object]]]) -> None:
+        """Forward ``batch``'s unclaimed calls to their lanes soon (at once after :meth:`close`)."""
+        if self._closed:
+            for lane, call in batch:
+                lane.forward(call)
+            return
+        if self._thread is None:
+            with self._start_lock:
+                if self._thread is None:
+                    thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                    thread.start()
+                    self._thread = thread
+        self._batches.put(batch)
+
+    def _work(self) -> None:
+        while True:
+            batch = self._batches.get()
+            if batch is None:
+                return
+            for lane, call in batch:
+                if not call._claim.locked():  # claimed meanwhile: the caller ran (or runs) it
+                    lane.forward(call)
+
+    def close(self, timeout: float = 0.5) -> None:
+        """Stop the thread (it never blocks on a provider, so this is quick)."""
+        self._closed = True
+        thread = self._thread
+        if thread is not None:
+            self._batches.put(None)
             thread.join(timeout)

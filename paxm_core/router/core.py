@@ -37,7 +37,7 @@ from paxm_core.protocols import (
     capabilities_of,
 )
 from paxm_core.router.admission import admit
-from paxm_core.router.bulkhead import Lane, LaneBusy
+from paxm_core.router.bulkhead import Lane, LaneBusy, Relay
 from paxm_core.router.fanout import error_text, fan_out, ms
 from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
 from paxm_core.router.forget import forget as forget_refs
@@ -105,6 +105,7 @@ class Router:
         self._lanes_lock = threading.Lock()
         self._capabilities: dict[str, frozenset[str]] = {}
         self._probes: dict[str, threading.Thread] = {}
+        self._relay = Relay()
         self._closed = False
 
     # -- introspection -------------------------------------------------------------------
@@ -204,7 +205,7 @@ class Router:
             query, candidate_limit(result_limit), tiers or query.tiers, without_attribution(query.metadata)
         )
         outcomes = fan_out(
-            self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound
+            self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound, self._relay
         )
         now = _aware(self._clock())
         result = RecallResult(query=query.text)
@@ -268,7 +269,13 @@ class Router:
             return RememberResult()
         prepared = self.prepare_items(items, policy)
         outcomes = fan_out(
-            self._lane, "put", routes, deadline or Deadline.none(), self._put_work(prepared), self._deadline_bound
+            self._lane,
+            "put",
+            routes,
+            deadline or Deadline.none(),
+            self._put_work(prepared),
+            self._deadline_bound,
+            self._relay,
         )
         result = RememberResult()
         failures: list[str] = []
@@ -468,6 +475,7 @@ class Router:
                 self._maintain(name, "close", partial(_close, provider), CLOSE_TIMEOUT)
             except Exception:  # closing is best effort; data is already committed
                 pass
+        self._relay.close()
         for lane in list(self._lanes.values()):
             lane.close()
         try:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
-from paxm_core.router.bulkhead import Call, Lane, LaneBusy
+from paxm_core.router.bulkhead import Call, Lane, LaneBusy, Relay
 from paxm_core.router.policy import Route
 
 __all__ = ["Outcome", "error_text", "fan_out", "ms"]
@@ -59,6 +59,7 @@ def fan_out(
     overall: Deadline,
     work: Callable[[Route, Deadline], object],
     deadline_bound: Callable[[str], bool] | None = None,
+    relay: Relay | None = None,
 ) -> list[Outcome]:
     """Run ``work`` for every route concurrently, each under its lane and deadline.
 
@@ -73,12 +74,17 @@ def fan_out(
     deadline-bound calls go to their lanes like any call, but when the caller comes to wait
     for one its worker has not started yet (typically still waiting for the interpreter lock
     the caller held), the caller claims and runs it itself (:meth:`Lane.claim`); a worker that
-    did get to its call first runs it as usual, so no call waits for another's.
+    did get to its call first runs it as usual, so no call waits for another's.  With a
+    ``relay``, those calls are only reserved on their lanes and sent to the relay in one batch,
+    which wakes their workers only for the calls the caller has not claimed by the time it
+    gets to run (see :class:`~paxm_core.router.bulkhead.Relay`): one thread hand-off per
+    fan-out instead of one per call.
     """
     pending: list[_Pending] = []
     inline: _Pending | None = None
     # One clock reading for the whole dispatch: every route's budget starts at the same
     # instant (the fan-out's), and the loop does not read the clock once per route.
+    reserved: list[tuple[Lane, Call[object]]] = []
     now = time.monotonic()
     overall_at = overall.at
     for route in routes:
@@ -112,11 +118,18 @@ def fan_out(
             continue
         fn = _bind(work, route, deadline)
         try:
-            item.call = item.lane.submit(fn, wait=0)
+            if bounded and relay is not None:
+                item.call = item.lane.reserve(fn)
+                reserved.append((item.lane, item.call))
+            else:
+                item.call = item.lane.submit(fn, wait=0)
         except LaneBusy:
             item.deferred = fn
         except RuntimeError as exc:  # the router was closed by another thread meanwhile
             item.outcome = Outcome(route, error=PaxmError(str(exc)))
+    if reserved:
+        assert relay is not None
+        relay.send(reserved)
     busy = [item for item in pending if item.deferred is not None and item is not inline]
     if inline is not None and inline.deferred is not None:
         inline_lane = inline.lane
