@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Call", "Lane", "LaneBusy", "Relay"]
+__all__ = ["Batch", "Call", "Lane", "LaneBusy", "Relay"]
 
 T = TypeVar("T")
 
@@ -31,10 +31,11 @@ class LaneBusy(Exception):
 class Call(Generic[T]):
     """One submitted provider call; :meth:`wait` returns its value or raises its error."""
 
-    __slots__ = ("_claim", "_done", "_error", "_finished", "_fn", "_value", "started", "finished")
+    __slots__ = ("_batch", "_claim", "_done", "_error", "_finished", "_fn", "_value", "started", "finished")
 
-    def __init__(self, fn: Callable[[], T]) -> None:
+    def __init__(self, fn: Callable[[], T], batch: Batch | None = None) -> None:
         self._fn = fn
+        self._batch = batch
         # Whoever takes this lock runs the call: the lane's worker, or the caller through
         # :meth:`Lane.claim` when the worker has not got to it yet.
         self._claim = _thread.allocate_lock()
@@ -70,6 +71,8 @@ class Call(Generic[T]):
     def _set_done(self) -> None:
         self._finished = True
         self._done.release()
+        if self._batch is not None:
+            self._batch._one_done()
 
     @property
     def done(self) -> bool:
@@ -84,6 +87,48 @@ def _take(slot: threading.Lock, wait: float | None) -> bool:
     if wait <= 0:
         return slot.acquire(False)
     return slot.acquire(timeout=wait)
+
+
+class Batch:
+    """Calls a caller waits for together: one wake-up when the last of them is done.
+
+    A caller waiting for several lanes one call after the other is woken (and has to get the
+    interpreter lock back) once per call; waiting on the batch first, it is woken once.
+    """
+
+    __slots__ = ("_all", "_left", "_lock")
+
+    def __init__(self) -> None:
+        self._left = 0
+        self._lock = _thread.allocate_lock()
+        self._all = _thread.allocate_lock()  # held exactly while calls are outstanding
+
+    def _expect(self) -> None:
+        # Only the caller expects (and waits), one call at a time, before submitting it.
+        with self._lock:
+            if self._left == 0:
+                self._all.acquire()
+            self._left += 1
+
+    def _one_done(self) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self._all.release()
+
+    @property
+    def done(self) -> bool:
+        """True when every call expected was submitted and has finished."""
+        return self._left == 0
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every call; True when all are done."""
+        if self._left == 0:
+            return True
+        if not self._all.acquire(True, max(0.0, timeout)):
+            return False
+        self._all.release()
+        return True
 
 
 class Lane:
@@ -102,19 +147,22 @@ class Lane:
         """True while a call holds the slot."""
         return self._slot.locked()
 
-    def submit(self, fn: Callable[[], T], wait: float | None) -> Call[T]:
+    def submit(self, fn: Callable[[], T], wait: float | None, batch: Batch | None = None) -> Call[T]:
         """Take the slot (waiting at most ``wait`` seconds) and start ``fn`` on the worker.
 
-        Raises :class:`LaneBusy` when the slot stays taken, ``RuntimeError`` after :meth:`close`.
+        With ``batch``, the call counts towards it (:class:`Batch`).  Raises :class:`LaneBusy`
+        when the slot stays taken, ``RuntimeError`` after :meth:`close`.
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
         acquired = _take(self._slot, wait)
         if not acquired:
             raise LaneBusy(self.name)
-        call: Call[T] = Call(fn)
+        call: Call[T] = Call(fn, batch)
         try:
             self._ensure_worker()
+            if batch is not None:
+                batch._expect()  # before the worker can finish it
             self._jobs.put(call)  # type: ignore[arg-type]
         except BaseException:
             self._slot.release()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
-from paxm_core.router.bulkhead import Call, Lane, LaneBusy, Relay
+from paxm_core.router.bulkhead import Batch, Call, Lane, LaneBusy, Relay
 from paxm_core.router.policy import Route
 
 __all__ = ["Outcome", "error_text", "fan_out", "ms"]
@@ -85,6 +85,7 @@ def fan_out(
     # One clock reading for the whole dispatch: every route's budget starts at the same
     # instant (the fan-out's), and the loop does not read the clock once per route.
     reserved: list[tuple[Lane, Call[object]]] = []
+    batch: Batch | None = None  # the calls handed to lanes at once, to be waited for together
     now = time.monotonic()
     overall_at = overall.at
     for route in routes:
@@ -122,7 +123,9 @@ def fan_out(
                 item.call = item.lane.reserve(fn)
                 reserved.append((item.lane, item.call))
             else:
-                item.call = item.lane.submit(fn, wait=0)
+                if batch is None:
+                    batch = Batch()
+                item.call = item.lane.submit(fn, wait=0, batch=batch)
         except LaneBusy:
             item.deferred = fn
         except RuntimeError as exc:  # the router was closed by another thread meanwhile
@@ -177,6 +180,8 @@ def fan_out(
         except RuntimeError as exc:
             item.outcome = Outcome(item.route, error=PaxmError(str(exc)))
         item.deferred = None
+    if batch is not None and not any(item.claimable for item in pending):
+        _wait_batch(batch, pending, overall)
     outcomes: list[Outcome] = []
     for item in pending:
         if item.outcome is None:
@@ -247,6 +252,26 @@ def _wait(item: _Pending, overall: Deadline) -> object:
         except TimeoutError:
             if item.deadline.expired():
                 raise
+
+
+def _wait_batch(batch: Batch, pending: list[_Pending], overall: Deadline) -> None:
+    """Sleep until every call of ``batch`` is done, the earliest deadline among them, or a cancel.
+
+    Only a shortcut: the calls are then collected one by one exactly as without it (a call
+    still running at its deadline is waited for, and timed out, by :func:`_await`).
+    """
+    earliest = math.inf
+    for item in pending:
+        if item.call is not None and item.call._batch is batch:
+            at = item.deadline.at
+            if at is None:
+                continue
+            earliest = min(earliest, at)
+    while not batch.done and not overall.cancelled:
+        left = earliest - time.monotonic()
+        if left <= 0:
+            return
+        batch.wait(min(left, CANCEL_POLL))
 
 
 def _await(op: str, item: _Pending, overall: Deadline) -> Outcome:
