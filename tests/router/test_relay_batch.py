@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any
@@ -100,7 +101,12 @@ def test_relay_forwards_only_unclaimed_calls() -> None:
     relay = Relay("paxm-relay-test")
     ran_on: list[int] = []
     try:
-        calls = [lane.reserve(lambda: ran_on.append(threading.get_ident())) for lane in lanes]
+
+        def note() -> object:
+            ran_on.append(threading.get_ident())
+            return None
+
+        calls = [lane.reserve(note) for lane in lanes]
         assert lanes[0].claim(calls[0])  # the caller ran the first one itself
         relay.send([(lanes[0], calls[0]), (lanes[1], calls[1])])
         calls[1].wait(2.0)  # ran by its worker, forwarded by the relay
@@ -124,7 +130,7 @@ def test_batch_wakes_when_the_last_call_is_done_and_times_out_on_a_hung_one() ->
         batch = Batch()
         assert batch.done and batch.wait(0.0)
         for index, lane in enumerate(lanes):
-            lane.submit(lambda index=index: time.sleep(0.02 * index), wait=0, batch=batch)
+            lane.submit(functools.partial(time.sleep, 0.02 * index), wait=0, batch=batch)
         assert not batch.done
         assert batch.wait(2.0) and batch.done
         hung = Batch()
