@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import itemgetter
@@ -144,12 +145,15 @@ def normalized_tiers(tiers: Iterable[str]) -> tuple[str, ...]:
 
 
 #: One eligible hit of one provider, as a tuple (built in one step, compared in C):
-#: ``(-ranking, -score, ranking, relevance, score, original, created_at, tier, expires_at, provider)``.
+#: ``(-ranking, -score, ranking, relevance, score, original, created_at, tier, expires_at, provider,
+#: recency)``.
 #: Only the contenders for the final cut become :class:`Candidate` objects (see :func:`select`).
-Entry = tuple[float, float, float, float, float, MemoryHit, "datetime | None", "str | None", "datetime | None", str]
+Entry = tuple[
+    float, float, float, float, float, MemoryHit, "datetime | None", "str | None", "datetime | None", str, float
+]
 
 _primary = itemgetter(0, 1)
-_relevance_of = itemgetter(0)
+_relevance_of = itemgetter(3)
 
 
 def eligible_hits(
@@ -168,8 +172,12 @@ def eligible_hits(
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
     boost = policy.recency_boost
-    kept: list[tuple[float, float, MemoryHit, float, datetime | None, str | None, datetime | None]] = []
-    append = kept.append
+    entries: list[Entry] = []
+    append = entries.append
+    # Providers nearly always answer in relevance order; then a hit's rank is known as it is
+    # kept, and calibration needs no second pass (see the fallback below for the others).
+    in_order = True
+    previous = math.inf
     for original in hits:
         expires_at = original.expires_at
         if expires_at is not None:
@@ -209,22 +217,40 @@ def eligible_hits(
             score = relevance * weight
         if score < min_score:
             continue
-        append((relevance, recency, original, score, created, tier, expires_at))
-    # ranking.calibrate, then weight and recency: a stable sort by relevance (``reverse`` keeps
-    # equal relevance in the provider's order); ranking = relevance / rank², weighted, plus recency.
-    kept.sort(key=_relevance_of, reverse=True)
-    entries: list[Entry] = []
-    add = entries.append
-    rank = 0
-    for relevance, recency, original, score, created, tier, expires_at in kept:
-        rank += 1
+        # ranking.calibrate, then weight and recency: ranking = relevance / rank², weighted,
+        # plus recency, rank within this provider by relevance (equal relevance: its order)
+        if relevance > previous:
+            in_order = False
+        previous = relevance
+        rank = len(entries) + 1
         ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
-        add((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name))
+        append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
+    if not in_order:
+        # A stable sort by relevance (``reverse`` keeps equal relevance in the provider's
+        # order), then the ranks again.
+        entries.sort(key=_relevance_of, reverse=True)
+        for index, entry in enumerate(entries):
+            _, _, _, relevance, score, original, created, tier, expires_at, _, recency = entry
+            rank = index + 1
+            ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
+            entries[index] = (
+                -ranked,
+                -score,
+                ranked,
+                relevance,
+                score,
+                original,
+                created,
+                tier,
+                expires_at,
+                name,
+                recency,
+            )
     return entries
 
 
 def _candidate(entry: Entry) -> Candidate:
-    _, _, ranked, relevance, score, original, created, tier, expires_at, name = entry
+    _, _, ranked, relevance, score, original, created, tier, expires_at, name, _ = entry
     candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
     candidate.ranking = ranked
     return candidate
