@@ -82,10 +82,10 @@ def fan_out(
     """
     pending: list[_Pending] = []
     inline: _Pending | None = None
+    reserved: list[tuple[Lane, Call[object]]] = []  # for the relay (deadline-bound, to be claimed)
+    batch: Batch | None = None  # the calls handed to lanes at once, to be waited for together
     # One clock reading for the whole dispatch: every route's budget starts at the same
     # instant (the fan-out's), and the loop does not read the clock once per route.
-    reserved: list[tuple[Lane, Call[object]]] = []
-    batch: Batch | None = None  # the calls handed to lanes at once, to be waited for together
     now = time.monotonic()
     overall_at = overall.at
     for route in routes:
