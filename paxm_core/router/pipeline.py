@@ -265,9 +265,7 @@ def select(entries: list[Entry], limit: int) -> list[Candidate]:
     """
     if limit <= 0 or len(entries) <= limit:
         return ranking.top([_candidate(entry) for entry in entries], limit)
-    total = 0.0
-    for entry in entries:
-        total += entry[0] + entry[1]
+    total = sum(map(sum, map(_primary, entries)))  # NaN if any key is (as in ranking.top), summed in C
     if total != total:  # a NaN key has no order: ranking.top's full path decides
         return ranking.top([_candidate(entry) for entry in entries], limit)
     entries.sort(key=_primary)
