@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Call", "Lane", "LaneBusy"]
+__all__ = ["Batch", "Call", "Lane", "LaneBusy", "Relay"]
 
 T = TypeVar("T")
 
@@ -31,10 +31,11 @@ class LaneBusy(Exception):
 class Call(Generic[T]):
     """One submitted provider call; :meth:`wait` returns its value or raises its error."""
 
-    __slots__ = ("_claim", "_done", "_error", "_finished", "_fn", "_value", "started", "finished")
+    __slots__ = ("_batch", "_claim", "_done", "_error", "_finished", "_fn", "_value", "started", "finished")
 
-    def __init__(self, fn: Callable[[], T]) -> None:
+    def __init__(self, fn: Callable[[], T], batch: Batch | None = None) -> None:
         self._fn = fn
+        self._batch = batch
         # Whoever takes this lock runs the call: the lane's worker, or the caller through
         # :meth:`Lane.claim` when the worker has not got to it yet.
         self._claim = _thread.allocate_lock()
@@ -70,10 +71,64 @@ class Call(Generic[T]):
     def _set_done(self) -> None:
         self._finished = True
         self._done.release()
+        if self._batch is not None:
+            self._batch._one_done()
 
     @property
     def done(self) -> bool:
         return self._finished
+
+
+def _take(slot: threading.Lock, wait: float | None) -> bool:
+    # ``wait`` None = as long as it takes; 0 (a fan-out's first try) = a plain non-blocking
+    # acquire, cheaper than a timed one; else at most ``wait`` seconds.
+    if wait is None:
+        return slot.acquire()
+    if wait <= 0:
+        return slot.acquire(False)
+    return slot.acquire(timeout=wait)
+
+
+class Batch:
+    """Calls a caller waits for together: one wake-up when the last of them is done.
+
+    A caller waiting for several lanes one call after the other is woken (and has to get the
+    interpreter lock back) once per call; waiting on the batch first, it is woken once.
+    """
+
+    __slots__ = ("_all", "_left", "_lock")
+
+    def __init__(self) -> None:
+        self._left = 0
+        self._lock = _thread.allocate_lock()
+        self._all = _thread.allocate_lock()  # held exactly while calls are outstanding
+
+    def _expect(self) -> None:
+        # Only the caller expects (and waits), one call at a time, before submitting it.
+        with self._lock:
+            if self._left == 0:
+                self._all.acquire()
+            self._left += 1
+
+    def _one_done(self) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self._all.release()
+
+    @property
+    def done(self) -> bool:
+        """True when every call expected was submitted and has finished."""
+        return self._left == 0
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every call; True when all are done."""
+        if self._left == 0:
+            return True
+        if not self._all.acquire(True, max(0.0, timeout)):
+            return False
+        self._all.release()
+        return True
 
 
 class Lane:
@@ -92,24 +147,47 @@ class Lane:
         """True while a call holds the slot."""
         return self._slot.locked()
 
-    def submit(self, fn: Callable[[], T], wait: float | None) -> Call[T]:
+    def submit(self, fn: Callable[[], T], wait: float | None, batch: Batch | None = None) -> Call[T]:
         """Take the slot (waiting at most ``wait`` seconds) and start ``fn`` on the worker.
 
-        Raises :class:`LaneBusy` when the slot stays taken, ``RuntimeError`` after :meth:`close`.
+        With ``batch``, the call counts towards it (:class:`Batch`).  Raises :class:`LaneBusy`
+        when the slot stays taken, ``RuntimeError`` after :meth:`close`.
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
-        acquired = self._slot.acquire() if wait is None else self._slot.acquire(timeout=max(0.0, wait))
+        acquired = _take(self._slot, wait)
         if not acquired:
             raise LaneBusy(self.name)
-        call: Call[T] = Call(fn)
+        call: Call[T] = Call(fn, batch)
         try:
             self._ensure_worker()
+            if batch is not None:
+                batch._expect()  # before the worker can finish it
             self._jobs.put(call)  # type: ignore[arg-type]
         except BaseException:
             self._slot.release()
             raise
         return call
+
+    def reserve(self, fn: Callable[[], T]) -> Call[T]:
+        """Take the slot if it is free and return ``fn`` as a call nobody runs yet.
+
+        Whoever comes first runs it: the caller through :meth:`claim`, or this lane's worker
+        once a :class:`Relay` forwards it (:meth:`forward`).  Raises :class:`LaneBusy` when the
+        slot is taken, ``RuntimeError`` after :meth:`close`.
+        """
+        if self._closed:
+            raise RuntimeError(f"{self.name}: router is closed")
+        if not self._slot.acquire(False):
+            raise LaneBusy(self.name)
+        return Call(fn)
+
+    def forward(self, call: Call[T]) -> None:
+        """Hand a reserved call to the worker (it runs it unless the caller claims it first)."""
+        if self._closed:
+            return  # the router is closing: the caller claims it or gives up at its deadline
+        self._ensure_worker()
+        self._jobs.put(call)  # type: ignore[arg-type]
 
     def run_inline(self, fn: Callable[[], T], wait: float | None) -> Call[T]:
         """Take the slot and run ``fn`` on the calling thread; the returned call is already done.
@@ -119,7 +197,7 @@ class Lane:
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
-        acquired = self._slot.acquire() if wait is None else self._slot.acquire(timeout=max(0.0, wait))
+        acquired = _take(self._slot, wait)
         if not acquired:
             raise LaneBusy(self.name)
         call: Call[T] = Call(fn)
@@ -177,4 +255,55 @@ class Lane:
             return
         self._jobs.put(None)
         if not self.busy:  # a busy worker is stuck in a provider: do not make the process wait on it
+            thread.join(timeout)
+
+
+class Relay:
+    """One helper thread that forwards a fan-out's reserved calls to their lanes' workers.
+
+    The caller of a fan-out runs one deadline-bound call itself and means to claim the others
+    (:meth:`Lane.claim`) as soon as it is done with it; they only need a worker if that first
+    call takes a while.  Waking every lane's worker up front costs a thread hand-off per call
+    in every recall; instead one batch goes to this thread, which, once it gets to run (at the
+    latest when the caller has held the interpreter for a switch interval), forwards to its
+    worker each call the caller has not claimed yet.  It never runs provider code, so no
+    provider can hold it up.
+    """
+
+    def __init__(self, name: str = "paxm-relay") -> None:
+        self._name = name
+        self._batches: queue.SimpleQueue[list[tuple[Lane, Call[object]]] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._closed = False
+
+    def send(self, batch: list[tuple[Lane, Call[object]]]) -> None:
+        """Forward ``batch``'s unclaimed calls to their lanes soon (at once after :meth:`close`)."""
+        if self._closed:
+            for lane, call in batch:
+                lane.forward(call)
+            return
+        if self._thread is None:
+            with self._start_lock:
+                if self._thread is None:
+                    thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                    thread.start()
+                    self._thread = thread
+        self._batches.put(batch)
+
+    def _work(self) -> None:
+        while True:
+            batch = self._batches.get()
+            if batch is None:
+                return
+            for lane, call in batch:
+                if not call._claim.locked():  # claimed meanwhile: the caller ran (or runs) it
+                    lane.forward(call)
+
+    def close(self, timeout: float = 0.5) -> None:
+        """Stop the thread (it never blocks on a provider, so this is quick)."""
+        self._closed = True
+        thread = self._thread
+        if thread is not None:
+            self._batches.put(None)
             thread.join(timeout)

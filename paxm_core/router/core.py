@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from itertools import repeat
 from typing import TypeVar
 
 from paxm_core.attribution import (
@@ -34,13 +36,12 @@ from paxm_core.protocols import (
     SupportsPutBatch,
     capabilities_of,
 )
-from paxm_core.router import ranking
 from paxm_core.router.admission import admit
-from paxm_core.router.bulkhead import Lane, LaneBusy
+from paxm_core.router.bulkhead import Lane, LaneBusy, Relay
 from paxm_core.router.fanout import error_text, fan_out, ms
 from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
 from paxm_core.router.forget import forget as forget_refs
-from paxm_core.router.pipeline import Candidate, eligible_hits, normalized_tiers
+from paxm_core.router.pipeline import Entry, eligible_hits, normalized_tiers, select
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 from paxm_core.timefmt import utcnow
@@ -104,6 +105,7 @@ class Router:
         self._lanes_lock = threading.Lock()
         self._capabilities: dict[str, frozenset[str]] = {}
         self._probes: dict[str, threading.Thread] = {}
+        self._relay = Relay()
         self._closed = False
 
     # -- introspection -------------------------------------------------------------------
@@ -199,18 +201,16 @@ class Router:
         overall = deadline or Deadline.none()
         result_limit = policy.limit if policy.limit > 0 else query.limit
         tiers = normalized_tiers(policy.tiers)
-        provider_query = query.replace(
-            limit=candidate_limit(result_limit),
-            tiers=tiers or query.tiers,
-            metadata=without_attribution(query.metadata),
+        provider_query = _provider_query(
+            query, candidate_limit(result_limit), tiers or query.tiers, without_attribution(query.metadata)
         )
         outcomes = fan_out(
-            self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound
+            self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound, self._relay
         )
         now = _aware(self._clock())
         result = RecallResult(query=query.text)
         failures: list[str] = []
-        merged: list[Candidate] = []
+        merged: list[Entry] = []
         for outcome in outcomes:
             name = outcome.route.name
             hits = outcome.value if outcome.error is None else []
@@ -225,7 +225,7 @@ class Router:
                     bulkhead_busy=outcome.busy,
                     candidate_count=len(hits),
                     eligible_count=len(eligible),
-                    raw_score_kinds=tuple(sorted({h.raw_score_kind.strip() for h in hits if h.raw_score_kind.strip()})),
+                    raw_score_kinds=_score_kinds(hits),
                 )
             )
             if outcome.error is not None:
@@ -236,7 +236,7 @@ class Router:
                 continue
             merged.extend(eligible)
         result.provider_recalls.sort(key=lambda r: r.provider)
-        kept = ranking.top(merged, result_limit)
+        kept = select(merged, result_limit)
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:
@@ -244,8 +244,6 @@ class Router:
         return result
 
     def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], object]:
-        from itertools import repeat  # (kept out of the import block, which others edit)
-
         def work(route: Route, deadline: Deadline) -> object:
             hits = self._providers[route.name].search(query, deadline)
             if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
@@ -271,7 +269,13 @@ class Router:
             return RememberResult()
         prepared = self.prepare_items(items, policy)
         outcomes = fan_out(
-            self._lane, "put", routes, deadline or Deadline.none(), self._put_work(prepared), self._deadline_bound
+            self._lane,
+            "put",
+            routes,
+            deadline or Deadline.none(),
+            self._put_work(prepared),
+            self._deadline_bound,
+            self._relay,
         )
         result = RememberResult()
         failures: list[str] = []
@@ -471,12 +475,31 @@ class Router:
                 self._maintain(name, "close", partial(_close, provider), CLOSE_TIMEOUT)
             except Exception:  # closing is best effort; data is already committed
                 pass
+        self._relay.close()
         for lane in list(self._lanes.values()):
             lane.close()
         try:
             self._sequences.close()
         except Exception:
             pass
+
+
+#: Whether SearchQuery still has exactly these fields in this order (checked once, at import).
+_PLAIN_QUERY = tuple(field.name for field in fields(SearchQuery)) == ("text", "limit", "metadata", "filters", "tiers")
+
+
+def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], metadata: dict[str, str]) -> SearchQuery:
+    # ``query.replace`` (dataclasses.replace) walks the field list generically on every
+    # recall; for the plain class with the fields known here, the constructor does the same.
+    if _PLAIN_QUERY and type(query) is SearchQuery:
+        return SearchQuery(query.text, limit, metadata, query.filters, tiers)
+    return query.replace(limit=limit, tiers=tiers, metadata=metadata)
+
+
+def _score_kinds(hits: list[MemoryHit]) -> tuple[str, ...]:
+    # The distinct kinds first (a provider's hits nearly always share one), stripped after.
+    kinds = {hit.raw_score_kind for hit in hits}
+    return tuple(sorted({kind.strip() for kind in kinds} - {""}))
 
 
 def _cleanup(provider: SupportsCleanupExpired, limit: int, deadline: Deadline) -> int:

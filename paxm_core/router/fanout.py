@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
-from paxm_core.router.bulkhead import Call, Lane, LaneBusy
+from paxm_core.router.bulkhead import Batch, Call, Lane, LaneBusy, Relay
 from paxm_core.router.policy import Route
 
 __all__ = ["Outcome", "error_text", "fan_out", "ms"]
@@ -33,6 +33,7 @@ class _Pending:
     deadline: Deadline
     dispatched: float
     call: Call[object] | None = None
+    lane: Lane | None = None
     outcome: Outcome | None = None
     claimable: bool = False  # deadline-bound: the caller may run it itself
     deferred: Callable[[], object] | None = field(default=None, repr=False)
@@ -58,6 +59,7 @@ def fan_out(
     overall: Deadline,
     work: Callable[[Route, Deadline], object],
     deadline_bound: Callable[[str], bool] | None = None,
+    relay: Relay | None = None,
 ) -> list[Outcome]:
     """Run ``work`` for every route concurrently, each under its lane and deadline.
 
@@ -72,40 +74,69 @@ def fan_out(
     deadline-bound calls go to their lanes like any call, but when the caller comes to wait
     for one its worker has not started yet (typically still waiting for the interpreter lock
     the caller held), the caller claims and runs it itself (:meth:`Lane.claim`); a worker that
-    did get to its call first runs it as usual, so no call waits for another's.
+    did get to its call first runs it as usual, so no call waits for another's.  With a
+    ``relay``, those calls are only reserved on their lanes and sent to the relay in one batch,
+    which wakes their workers only for the calls the caller has not claimed by the time it
+    gets to run (see :class:`~paxm_core.router.bulkhead.Relay`): one thread hand-off per
+    fan-out instead of one per call.
     """
     pending: list[_Pending] = []
     inline: _Pending | None = None
+    reserved: list[tuple[Lane, Call[object]]] = []  # for the relay (deadline-bound, to be claimed)
+    batch: Batch | None = None  # the calls handed to lanes at once, to be waited for together
+    # One clock reading for the whole dispatch: every route's budget starts at the same
+    # instant (the fan-out's), and the loop does not read the clock once per route.
+    now = time.monotonic()
+    overall_at = overall.at
     for route in routes:
         # A zero or negative route timeout means "none", as upstream.  Without one the call
         # gets the caller's own deadline, so a cancel by the caller reaches the provider.
-        deadline = overall.child(route.timeout) if route.timeout and route.timeout > 0 else overall
-        item = _Pending(route, deadline, time.monotonic())
+        timeout = route.timeout
+        bounded = deadline_bound is not None and deadline_bound(route.name)
+        deadline: Deadline
+        at: float | None
+        if timeout and timeout > 0:
+            own = now + timeout
+            at = own if overall_at is None or own < overall_at else overall_at
+            # Nobody polls for the caller's cancel while the caller runs a call itself, so the
+            # deadline of a call the caller may run (a bounded one) must see it directly.
+            deadline = _Linked(at, overall) if bounded else Deadline(at)
+            if overall.cancelled:
+                deadline.cancel()  # as Deadline.child: a cancelled parent gives a cancelled child
+        else:
+            at = overall_at
+            deadline = overall
+        item = _Pending(route, deadline, now)
         pending.append(item)
-        if deadline.expired():
+        if overall.cancelled or (at is not None and at <= now):
             item.outcome = Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
             continue
-        bounded = deadline_bound is not None and deadline_bound(route.name)
-        if bounded:
-            item.claimable = True
-            if deadline is not overall:
-                # Nobody polls for the caller's cancel while the caller runs a call itself,
-                # so the deadline of a call the caller may run must see it directly.
-                deadline = item.deadline = _Linked(deadline, overall)
-        if inline is None and (deadline.at is None or bounded):
+        item.claimable = bounded
+        item.lane = lane(route.name, op)
+        if inline is None and (at is None or bounded):
             inline = item
             item.deferred = _bind(work, route, deadline)
             continue
         fn = _bind(work, route, deadline)
         try:
-            item.call = lane(route.name, op).submit(fn, wait=0)
+            if bounded and relay is not None:
+                item.call = item.lane.reserve(fn)
+                reserved.append((item.lane, item.call))
+            else:
+                if batch is None:
+                    batch = Batch()
+                item.call = item.lane.submit(fn, wait=0, batch=batch)
         except LaneBusy:
             item.deferred = fn
         except RuntimeError as exc:  # the router was closed by another thread meanwhile
             item.outcome = Outcome(route, error=PaxmError(str(exc)))
+    if reserved:
+        assert relay is not None
+        relay.send(reserved)
     busy = [item for item in pending if item.deferred is not None and item is not inline]
     if inline is not None and inline.deferred is not None:
-        inline_lane = lane(inline.route.name, op)
+        inline_lane = inline.lane
+        assert inline_lane is not None
         if busy:
             # Busy lanes still need waiting for within their deadlines; running a route here
             # first could let those deadlines lapse unobserved.
@@ -135,9 +166,9 @@ def fan_out(
     # Earliest deadline first, unlimited last, so one wait never eats another's budget.
     busy.sort(key=lambda item: math.inf if item.deadline.at is None else item.deadline.at)
     for item in busy:
-        assert item.deferred is not None
+        assert item.deferred is not None and item.lane is not None
         try:
-            item.call = lane(item.route.name, op).submit(item.deferred, wait=item.deadline.timeout())
+            item.call = item.lane.submit(item.deferred, wait=item.deadline.timeout())
         except LaneBusy:
             item.outcome = Outcome(
                 item.route,
@@ -149,14 +180,17 @@ def fan_out(
         except RuntimeError as exc:
             item.outcome = Outcome(item.route, error=PaxmError(str(exc)))
         item.deferred = None
+    if batch is not None and not any(item.claimable for item in pending):
+        _wait_batch(batch, pending, overall)
     outcomes: list[Outcome] = []
     for item in pending:
         if item.outcome is None:
             if (
                 item.claimable
                 and item.call is not None
+                and item.lane is not None
                 and not item.deadline.expired()
-                and lane(item.route.name, op).claim(item.call)
+                and item.lane.claim(item.call)
             ):
                 # Its worker had not picked it up yet: the caller ran it rather than wait for
                 # the worker to run it and hand it back.  Late is late, as on the lane.
@@ -173,9 +207,9 @@ class _Linked(Deadline):
 
     __slots__ = ("_parent",)
 
-    def __init__(self, own: Deadline, parent: Deadline) -> None:
-        super().__init__(own.at)
-        self._cancelled = own.cancelled
+    def __init__(self, at: float | None, parent: Deadline) -> None:
+        self._at = at
+        self._cancelled = False
         self._parent = parent
 
     @property
@@ -220,9 +254,32 @@ def _wait(item: _Pending, overall: Deadline) -> object:
                 raise
 
 
+def _wait_batch(batch: Batch, pending: list[_Pending], overall: Deadline) -> None:
+    """Sleep until every call of ``batch`` is done, the earliest deadline among them, or a cancel.
+
+    Only a shortcut: the calls are then collected one by one exactly as without it (a call
+    still running at its deadline is waited for, and timed out, by :func:`_await`).
+    """
+    earliest = math.inf
+    for item in pending:
+        if item.call is not None and item.call._batch is batch:
+            at = item.deadline.at
+            if at is None:
+                continue
+            earliest = min(earliest, at)
+    while not batch.done and not overall.cancelled:
+        left = earliest - time.monotonic()
+        if left <= 0:
+            return
+        batch.wait(min(left, CANCEL_POLL))
+
+
 def _await(op: str, item: _Pending, overall: Deadline) -> Outcome:
+    call = item.call
+    assert call is not None
     try:
-        value = _wait(item, overall)
+        # A call already done (run here, or claimed) needs no waiting: its value or error.
+        value = call.wait(0.0) if call.done and not overall.cancelled else _wait(item, overall)
     except TimeoutError:
         cancelled = overall.cancelled
         if item.deadline is not overall:  # the caller's own deadline is never cancelled by us

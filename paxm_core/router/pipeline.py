@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from paxm_core.attribution import (
@@ -17,9 +18,9 @@ from paxm_core.attribution import (
 )
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
-from paxm_core.types import MemoryHit, Provenance, normalize_tier
+from paxm_core.types import MemoryHit, normalize_tier
 
-__all__ = ["Candidate", "eligible_hits", "normalized_tiers"]
+__all__ = ["Candidate", "Entry", "eligible_hits", "normalized_tiers", "select"]
 
 
 class Candidate:
@@ -64,7 +65,7 @@ class Candidate:
         self._tier = tier
         self._expires_at = expires_at
         self.created_at = created_at
-        self._provenance: Provenance | None = None
+        self._provenance: _Scope | None = None
         self._hit: MemoryHit | None = None
 
     @property
@@ -76,12 +77,11 @@ class Candidate:
         return self._original.text
 
     @property
-    def provenance(self) -> Provenance:
+    def provenance(self) -> _Scope:
         """The scope the restored copy will have (the only part of it dedupe and order read)."""
         provenance = self._provenance
         if provenance is None:
-            kind, ident = _restored_scope(self._original)
-            provenance = self._provenance = Provenance(scope_type=kind, scope_id=ident)
+            provenance = self._provenance = _Scope(*_restored_scope(self._original))
         return provenance
 
     def materialize(self) -> MemoryHit:
@@ -115,6 +115,17 @@ class Candidate:
         return self.materialize().to_json()
 
 
+class _Scope:
+    """The two fields of the restored hit's provenance that ranking reads (a plain pair:
+    building the frozen ``Provenance`` costs more than the whole dedupe key)."""
+
+    __slots__ = ("scope_id", "scope_type")
+
+    def __init__(self, scope_type: str, scope_id: str) -> None:
+        self.scope_type = scope_type
+        self.scope_id = scope_id
+
+
 def _restored_scope(hit: MemoryHit) -> tuple[str, str]:
     # The scope restore_hit will give the copy: fields, then legacy provenance, then the
     # canonical metadata keys; without both type and id it is reported as "unknown".
@@ -133,14 +144,26 @@ def normalized_tiers(tiers: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize_tier(t) for t in tiers))
 
 
+#: One eligible hit of one provider, as a tuple (built in one step, compared in C):
+#: ``(-ranking, -score, ranking, relevance, score, original, created_at, tier, expires_at, provider,
+#: recency)``.
+#: Only the contenders for the final cut become :class:`Candidate` objects (see :func:`select`).
+Entry = tuple[
+    float, float, float, float, float, MemoryHit, "datetime | None", "str | None", "datetime | None", str, float
+]
+
+_primary = itemgetter(0, 1)
+_relevance_of = itemgetter(3)
+
+
 def eligible_hits(
     name: str, hits: list[MemoryHit], route: Route, policy: SearchPolicy, tiers: tuple[str, ...], now: datetime
-) -> list[Candidate]:
+) -> list[Entry]:
     """Stamp, filter, score and calibrate one provider's hits (inputs untouched).
 
-    Filters run on the provider's own objects and the result holds :class:`Candidate`
-    stand-ins, so that only the hits a recall returns are ever copied.  This is the router's
-    hottest loop (every candidate of every provider passes through it), so the rules of
+    Filters run on the provider's own objects and the result holds :data:`Entry` tuples, so
+    that only the hits a recall returns are ever copied.  This is the router's hottest loop
+    (every candidate of every provider passes through it), so the rules of
     :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
     their common cases inlined (a hit without an expiry field or expiry metadata), and what
     only the survivors need is left to :class:`Candidate`.
@@ -149,8 +172,12 @@ def eligible_hits(
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
     boost = policy.recency_boost
-    kept: list[Candidate] = []
-    isnan = math.isnan
+    entries: list[Entry] = []
+    append = entries.append
+    # Providers nearly always answer in relevance order; then a hit's rank is known as it is
+    # kept, and calibration needs no second pass (see the fallback below for the others).
+    in_order = True
+    previous = math.inf
     for original in hits:
         expires_at = original.expires_at
         if expires_at is not None:
@@ -171,7 +198,7 @@ def eligible_hits(
                 continue
         # ranking.normalized_relevance, inlined
         relevance = original.relevance
-        if (relevance == 0 or isnan(relevance)) and original.score > 0:
+        if (relevance == 0 or relevance != relevance) and original.score > 0:
             relevance = original.score
         if relevance != relevance or relevance < 0:
             relevance = 0.0
@@ -190,18 +217,56 @@ def eligible_hits(
             score = relevance * weight
         if score < min_score:
             continue
-        candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
-        candidate.ranking = recency  # parked here until calibration below
-        kept.append(candidate)
-    # ranking.calibrate, then weight and recency: a stable sort by relevance, so equal
-    # relevance keeps the provider's order; ranking = relevance / rank², weighted, plus recency.
-    kept.sort(key=_by_relevance)
-    for rank, candidate in enumerate(kept, start=1):
-        relevance = candidate.relevance
-        calibrated = relevance / (rank * rank) if relevance > 0 else 0.0
-        candidate.ranking = calibrated * weight + candidate.ranking
-    return kept
+        # ranking.calibrate, then weight and recency: ranking = relevance / rank², weighted,
+        # plus recency, rank within this provider by relevance (equal relevance: its order)
+        if relevance > previous:
+            in_order = False
+        previous = relevance
+        rank = len(entries) + 1
+        ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
+        append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
+    if not in_order:
+        # A stable sort by relevance (``reverse`` keeps equal relevance in the provider's
+        # order), then the ranks again.
+        entries.sort(key=_relevance_of, reverse=True)
+        for index, entry in enumerate(entries):
+            _, _, _, relevance, score, original, created, tier, expires_at, _, recency = entry
+            rank = index + 1
+            ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
+            entries[index] = (
+                -ranked,
+                -score,
+                ranked,
+                relevance,
+                score,
+                original,
+                created,
+                tier,
+                expires_at,
+                name,
+                recency,
+            )
+    return entries
 
 
-def _by_relevance(candidate: Candidate) -> float:
-    return -candidate.relevance
+def _candidate(entry: Entry) -> Candidate:
+    _, _, ranked, relevance, score, original, created, tier, expires_at, name, _ = entry
+    candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
+    candidate.ranking = ranked
+    return candidate
+
+
+def select(entries: list[Entry], limit: int) -> list[Candidate]:
+    """The merged entries of every provider through :func:`ranking.top` (dedupe, order, cut).
+
+    The candidates are sorted as tuples, and :class:`Candidate` objects are made only for the
+    ones the cut's walk reaches (a few out of tens); the result is exactly ``ranking.top`` of
+    them all (the same stable order by ``(-ranking, -score)``, the same walk).
+    """
+    if limit <= 0 or len(entries) <= limit:
+        return ranking.top([_candidate(entry) for entry in entries], limit)
+    total = sum(map(sum, map(_primary, entries)))  # NaN if any key is (as in ranking.top), summed in C
+    if total != total:  # a NaN key has no order: ranking.top's full path decides
+        return ranking.top([_candidate(entry) for entry in entries], limit)
+    entries.sort(key=_primary)
+    return ranking.top_presorted(((_primary(entry), _candidate(entry)) for entry in entries), limit)

@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from paxm_core.types import MemoryHit, Provenance
+from paxm_core.types import MemoryHit
 
 __all__ = [
     "Ranked",
+    "Scoped",
     "apply_weight_and_recency",
     "calibrate",
     "clamp_unit",
@@ -30,9 +31,19 @@ __all__ = [
     "recency_score",
     "sort_hits",
     "top",
+    "top_presorted",
 ]
 
 _OLDEST = float("-inf")
+
+
+class Scoped(Protocol):
+    """The scope dedupe and the final order read (a :class:`Provenance` has it)."""
+
+    @property
+    def scope_type(self) -> str: ...
+    @property
+    def scope_id(self) -> str: ...
 
 
 class Ranked(Protocol):
@@ -54,7 +65,7 @@ class Ranked(Protocol):
     @property
     def created_at(self) -> datetime | None: ...
     @property
-    def provenance(self) -> Provenance: ...
+    def provenance(self) -> Scoped: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
@@ -199,13 +210,22 @@ def top(hits: list[H], limit: int) -> list[H]:
         sort_hits(kept)
         return kept[:limit]
     order = sorted(range(len(hits)), key=primaries.__getitem__)
+    return top_presorted(((primaries[index], hits[index]) for index in order), limit)
+
+
+def top_presorted(ordered: Iterable[tuple[tuple[float, float], H]], limit: int) -> list[H]:
+    """:func:`top`'s walk over ``(primary, hit)`` pairs already in stable ``primary`` order.
+
+    ``primary`` is ``(-ranking, -score)`` of ``hit``, no NaN in it, and ``limit > 0``.  The
+    pairs are consumed lazily and the walk stops at the cut, so a caller can build its hits
+    on demand (the router makes :class:`~paxm_core.router.pipeline.Candidate` objects only
+    for the contenders).  See :func:`top` for why the result is the full dedupe and sort's.
+    """
     best: dict[str, H] = {}  # dedupe, as :func:`dedupe`, over the contenders only
     boundary: tuple[float, float] | None = None
-    for index in order:
-        primary = primaries[index]
+    for primary, hit in ordered:
         if boundary is not None and primary > boundary:
             break
-        hit = hits[index]
         key = dedupe_key(hit)
         current = best.get(key)
         if current is None:

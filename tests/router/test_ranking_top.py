@@ -66,3 +66,45 @@ def test_top_keeps_the_best_copy_of_a_duplicate_behind_the_cut() -> None:
     for hit in hits:
         hit.ranking = hit.score
     assert [h.id for h in ranking.top(hits, 2)] == ["1", "3"]
+
+
+@st.composite
+def provider_answers(draw: st.DrawFn) -> list[tuple[str, list[MemoryHit], float]]:
+    answers = []
+    for name in ("a", "b", "c"):
+        hits = [
+            MemoryHit(
+                provider=name,
+                id=draw(st.sampled_from(["1", "2", str(index)])),
+                text=draw(st.sampled_from(["", "Deploy Friday", "deploy  friday", "other"])),
+                relevance=draw(st.sampled_from(VALUES)),
+                score=draw(st.sampled_from(VALUES)),
+                created_at=draw(st.sampled_from([None, NOW, NOW - timedelta(hours=2)])),
+            )
+            for index in range(draw(st.integers(0, 6)))
+        ]
+        answers.append((name, hits, draw(st.sampled_from([1.0, 0.5, 2.0, float("inf")]))))
+    return answers
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(provider_answers(), st.integers(-1, 5), st.sampled_from([0.0, 0.2]))
+def test_the_routers_tuple_cut_equals_top_of_all_candidates(
+    answers: list[tuple[str, list[MemoryHit], float]], limit: int, boost: float
+) -> None:
+    # pipeline.select sorts tuples and makes Candidate objects only for the contenders; it
+    # must pick exactly what ranking.top picks from every candidate (infinite weights give
+    # NaN keys: the full path)
+    from paxm_core.router import Route, SearchPolicy
+    from paxm_core.router.pipeline import _candidate, eligible_hits, select
+
+    policy = SearchPolicy(recency_boost=boost)
+    entries = [
+        entry
+        for name, hits, weight in answers
+        for entry in eligible_hits(name, hits, Route(name, weight=weight), policy, (), NOW)
+    ]
+    expected = ranking.top([_candidate(entry) for entry in entries], limit)
+    got = select(list(entries), limit)
+    key = [(c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in expected]  # repr: NaN == NaN
+    assert [(c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in got] == key
