@@ -43,7 +43,7 @@ MAX_STDIN = 16 * 1024 * 1024
 STDIN_TIMEOUT = 2.0
 #: flags that take a value; any other bare ``--<word>`` flag picks output mode ``<word>``
 #: (upstream's ``--json``-style spelling; which modes exist is the integration's business)
-_VALUE_FLAGS = ("config", "target", "event", "mode", "timeout", "queue", "event_id")
+_VALUE_FLAGS = ("config", "target", "event", "mode", "timeout", "queue", "event_id", "daemon_wait")
 #: flags without a value that are not output modes
 _SWITCHES = ("no_daemon",)
 
@@ -180,6 +180,7 @@ def parse_args(argv: list[str]) -> dict[str, str]:
         "queue": "",
         "event_id": "",
         "no_daemon": "",
+        "daemon_wait": str(DAEMON_WAIT),
     }
     i = 0
     while i < len(argv):
@@ -203,6 +204,10 @@ def parse_args(argv: list[str]) -> dict[str, str]:
         opts["timeout"] = str(max(0.05, float(opts["timeout"])))
     except ValueError:
         opts["timeout"] = str(DEFAULT_TIMEOUT)
+    try:
+        opts["daemon_wait"] = str(max(0.0, float(opts["daemon_wait"])))
+    except ValueError:
+        opts["daemon_wait"] = str(DAEMON_WAIT)
     if not opts["config"]:
         opts["config"] = default_config_path()
     return opts
@@ -543,7 +548,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
                         out = _ask_new_daemon(
                             sock,
                             request or _request(event_id, target, event, opts["mode"], captured_at, raw),
-                            min(DAEMON_WAIT, left),
+                            min(float(opts["daemon_wait"]), left),
                         )
             else:
                 err += f"paxm hook: daemon did not answer ({exc}); event kept in the inbox\n"

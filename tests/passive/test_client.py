@@ -143,6 +143,20 @@ def test_daemon_down_path_stores_in_inbox_with_allowed_imports_only(
     assert queue_rows(config, "SELECT state FROM capture_inbox") == [("done",)]
 
 
+def test_daemon_wait_zero_leaves_a_first_prompt_to_the_next_one(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    """``--daemon-wait 0``: the prompt is stored and the daemon started, but the hook does not wait."""
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    payload = json.dumps({"session_id": "w0", "prompt": "no-wait-marker-3301"}).encode()
+    proc = run_client(config, "claude", "user_input", payload, "--daemon-wait", "0")
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert [r[:2] for r in queue_rows(config, "SELECT target, event FROM capture_inbox")] == [("claude", "user_input")]
+    wait_for(lambda: daemon_pid(config) and (config.parent / "hooks" / "paxm-hook.sock").exists())
+    # a value that is not a number keeps the default wait, and the hook still runs
+    again = json.dumps({"session_id": "w0", "prompt": "no-wait-marker-3302"}).encode()
+    assert run_client(config, "claude", "user_input", again, "--daemon-wait", "soon").returncode == 0
+
+
 @pytest.mark.parametrize("fake", ["hang"], indirect=True)
 def test_hung_daemon_never_holds_the_harness(config: Path, fake: FakeDaemon) -> None:
     started = time.monotonic()

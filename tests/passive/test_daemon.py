@@ -242,7 +242,9 @@ def test_first_prompt_after_the_daemon_died_still_gets_its_memories(tmp_path: Pa
     wait_for(lambda: not (config.parent / "hooks" / "paxm-hook.sock").exists(), timeout=10)
 
     ask = json.dumps({"session_id": "s2", "cwd": "/w", "prompt": "which staging cluster plum-7781"}).encode()
-    answer = run_client(config, "claude", "user_input", ask)  # starts the daemon, waits briefly for it
+    # starts the daemon and waits for it: 1.5 s by default, longer here so a loaded CI machine's
+    # slow daemon start-up does not turn "gets its memories" into a timing test
+    answer = run_client(config, "claude", "user_input", ask, "--daemon-wait", "20", "--timeout", "25", timeout=40)
     assert answer.returncode == 0
     assert b'<paxm-recall version="1" mode="passive">' in answer.stdout and b"plum-7781" in answer.stdout
     # stored once: the inbox copy and the re-asked live request share one event id
