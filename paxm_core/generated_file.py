@@ -354,7 +354,7 @@ class GeneratedFileIntegration(IntegrationBase):
             hook = parse_hook_command(argv) if isinstance(argv, list) else None
             if hook is None:
                 continue
-            missing.update(item for item in (hook.interpreter, hook.client) if not Path(item).exists())
+            missing.update(item for item in hook.files if not Path(item).exists())
             if hook.config and hook.config != config_path:
                 other_config = True
         for item in sorted(missing):

@@ -226,6 +226,15 @@ class HookArgv:
     shell: str = ""
     shell_client: str = ""
 
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file the command runs or sources: the shell form adds its bash and ``client.sh``.
+
+        Doctor checks each one exists: a hook whose bash or ``client.sh`` is gone still exits 0
+        (the guard), so without this check it would fail silently on every event.
+        """
+        return tuple(f for f in (self.shell, self.shell_client, self.interpreter, self.client) if f)
+
 
 def parse_hook_command(command: str | list[str]) -> HookArgv | None:
     """Read back a command built by :func:`hook_command` (argv or shell line), guarded or not.

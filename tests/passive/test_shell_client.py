@@ -189,6 +189,8 @@ def test_both_forms_are_recognised(tmp_path: Path, bash: str) -> None:
         assert is_paxm_hook(argv, config, "claude") and not is_paxm_hook(argv, tmp_path / "other.yaml", "claude")
     parsed = parse_hook_command(shell)
     assert parsed is not None and parsed.shell == bash and parsed.shell_client == str(shell_client_path())
+    assert parsed.files == (bash, str(shell_client_path()), parsed.interpreter, parsed.client)  # what doctor checks
+    assert parse_hook_command(python).files == (parsed.interpreter, parsed.client)  # type: ignore[union-attr]
 
 
 def test_no_usable_bash_or_a_switch_gives_the_python_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -342,3 +342,26 @@ def test_upgrading_to_the_shell_form_replaces_the_old_handlers(
         assert shlex.split(handlers[0]["command"])[:2] == [find_bash(), "-c"]
     ClaudeCodeIntegration().uninstall(InstallContext(config, echo=_quiet))
     assert "hooks" not in json.loads(settings_file.read_text() or "{}")
+
+
+def test_doctor_names_a_shell_form_hook_whose_files_are_gone(tmp_path: Path, settings_file: Path) -> None:
+    """The shell form fails open when its bash or ``client.sh`` is gone: doctor must say so."""
+    if not find_bash():
+        if os.environ.get("CI"):
+            pytest.fail("CI needs bash >= 5.1 with /dev/tcp for the shell hook form")
+        pytest.skip("no bash >= 5.1 with /dev/tcp on this machine")
+    config = _config(tmp_path)
+    ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
+    assert [f.level for f in ClaudeCodeIntegration().check(InstallContext(config, owner="paxm"))] == ["ok"]
+    data = json.loads(settings_file.read_text())
+    handler = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    words = shlex.split(handler["command"])
+    assert words[0] == find_bash() and words[4] == str(shell_client_path())
+    for index in (0, 4):  # the bash, then client.sh (pip uninstall, a removed Homebrew bash ...)
+        broken = list(words)
+        broken[index] = str(tmp_path / "gone" / Path(words[index]).name)
+        handler["command"] = shlex.join(broken)
+        settings_file.write_text(json.dumps(data))
+        findings = ClaudeCodeIntegration().check(InstallContext(config, owner="paxm"))
+        assert [f.level for f in findings] == ["error"], findings
+        assert "does not exist" in findings[0].message

@@ -23,6 +23,7 @@ from paxm_core.integration import (
     enabled_hook_events,
     hook_command_line,
     interpreter_path,
+    parse_hook_command,
     parse_payload,
     setup_fix_command,
     standard_agent_config,
@@ -89,15 +90,9 @@ def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def _client_exists(command: str) -> bool:
-    """Whether the hook client script named in an installed command line is still there."""
-    import shlex
-
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    scripts = [w for w in words if w.endswith("client.py")]
-    return bool(scripts) and all(os.path.isfile(w) for w in scripts)
+    """Whether every file an installed command line runs is still there (client, interpreter, bash)."""
+    hook = parse_hook_command(command)
+    return hook is not None and all(os.path.exists(f) for f in hook.files)
 
 
 class ClaudeCodeIntegration(IntegrationBase):

@@ -185,7 +185,7 @@ class ClineIntegration(IntegrationBase):
             return [*findings, Finding("warn", f"paxm plugin {path} is out of date", fix)]
         for argv in (settings.get("commands") or {}).values():
             hook = parse_hook_command([str(a) for a in argv]) if isinstance(argv, list) else None
-            for word in (hook.interpreter, hook.client) if hook else ():
+            for word in hook.files if hook else ():
                 if not Path(word).exists():
                     findings.append(Finding("error", f"paxm plugin points at a missing file: {word}", fix))
         return findings or [Finding("ok", f"paxm plugin installed at {path}")]

@@ -164,7 +164,7 @@ class CopilotCliIntegration(IntegrationBase):
         findings = []
         for handler in wanted.values():
             hook = parse_hook_command(handler["bash"])
-            for file in (hook.interpreter, hook.client) if hook else ():
+            for file in hook.files if hook else ():
                 if not Path(file).exists():
                     findings.append(Finding("error", f"paxm hook points at a missing file: {file}", fix))
         return findings or [Finding("ok", f"paxm hooks installed in {path}")]

@@ -158,7 +158,7 @@ class GeminiCliIntegration(IntegrationBase):
         findings = self._switched_off(settings, wanted, path)
         for group in wanted.values():
             hook = parse_hook_command(group["hooks"][0]["command"])
-            for file in (hook.interpreter, hook.client) if hook else ():
+            for file in hook.files if hook else ():
                 if not Path(file).exists():
                     findings.append(Finding("error", f"paxm hook points at a missing file: {file}", fix))
         return findings or [Finding("ok", f"paxm hooks installed in {path}")]

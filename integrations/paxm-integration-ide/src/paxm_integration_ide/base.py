@@ -189,7 +189,7 @@ class IdeIntegration(IntegrationBase):
                 )
             for command in commands:
                 hook = parse_hook_command(command)
-                for part in (hook.interpreter, hook.client) if hook else ():
+                for part in hook.files if hook else ():
                     if not Path(part).exists():
                         findings.append(
                             Finding("error", f"a paxm hook in {native.path} runs a missing file: {part}", fix)

@@ -146,7 +146,7 @@ class KimiCodeIntegration(IntegrationBase):
         findings = []
         for entry in wanted:
             hook = parse_hook_command(entry["command"])
-            for word in (hook.interpreter, hook.client) if hook else ():
+            for word in hook.files if hook else ():
                 if not Path(word).exists():
                     findings.append(Finding("error", f"paxm hook points at a missing file: {word}", fix))
         return findings or [Finding("ok", f"paxm hooks installed in {path}")]
