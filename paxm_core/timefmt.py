@@ -28,7 +28,8 @@ def format_time(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)
-    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+    # not strftime: glibc writes year 1 as "1", which is no RFC 3339 timestamp and does not parse back
+    base = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
     if value.microsecond:
         base += "." + f"{value.microsecond:06d}".rstrip("0")
     return base + "Z"
