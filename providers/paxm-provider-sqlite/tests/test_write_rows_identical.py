@@ -23,8 +23,8 @@ from paxm_core import (
     MemoryItem,
     MemoryOrigin,
     MemoryScope,
-    ProviderConfig,
     Provenance,
+    ProviderConfig,
     TurnContext,
     sync_attribution,
 )
@@ -78,8 +78,12 @@ def _items() -> list[MemoryItem]:
             )
         )
     fp = {"paxm_fingerprint": "abc", "paxm_occurrences": "1"}
-    out.append(MemoryItem(text="Prefers tabs", id="ltm_abc", metadata={**fp, "paxm_last_seen_at": "2026-01-02T00:00:00Z"}))
-    out.append(MemoryItem(text="Prefers tabs", id="ltm_abc", metadata={**fp, "paxm_first_seen_at": "2025-12-01T00:00:00Z"}))
+    out.append(
+        MemoryItem(text="Prefers tabs", id="ltm_abc", metadata={**fp, "paxm_last_seen_at": "2026-01-02T00:00:00Z"})
+    )
+    out.append(
+        MemoryItem(text="Prefers tabs", id="ltm_abc", metadata={**fp, "paxm_first_seen_at": "2025-12-01T00:00:00Z"})
+    )
     return out
 
 
