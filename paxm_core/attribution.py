@@ -244,3 +244,32 @@ def restore_attribution(hit: MemoryHit) -> MemoryHit:
     copy = hit.copy()
     restore_hit(copy)
     return copy
+
+
+def attribution_metadata(item: MemoryItem) -> dict[str, str]:
+    """``sync_attribution(item).metadata`` without building the synchronized item.
+
+    For providers that store only the string map: the same keys, values and order (caller
+    metadata without the canonical keys, then the canonical keys in their fixed order), as a
+    new dict the caller may change.  It skips the item copy and the origin/scope/provenance
+    objects, which a provider that keeps only metadata would throw away; on an item the
+    router already prepared, the merge finds the fields complete and returns at once.
+    """
+    origin, scope = _merge(item.origin, item.scope, item.provenance, item.metadata)
+    session_id, turn_id = origin.session_id, origin.turn_id
+    if item.turn is not None:
+        session_id = session_id or item.turn.session_id.strip()
+        turn_id = turn_id or item.turn.turn_id.strip()
+    metadata = {k: v for k, v in item.metadata.items() if k not in ATTRIBUTION_KEYS}
+    for key, value in (
+        (META_USER_ID, origin.user_id),
+        (META_AGENT_ID, origin.agent_id),
+        (META_SESSION_ID, session_id),
+        (META_TURN_ID, turn_id),
+        (META_SCOPE_TYPE, scope.type),
+        (META_SCOPE_ID, scope.id),
+    ):
+        value = value.strip()
+        if value:
+            metadata[key] = value
+    return metadata

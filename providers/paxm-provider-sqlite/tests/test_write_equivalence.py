@@ -102,13 +102,39 @@ def test_index_text_identical_when_the_cache_starts_over(monkeypatch: object) ->
     text = "alpha beta gammaDelta v1.2.3 alpha epsilon zeta_eta beta " * 3
     for _ in range(3):
         assert index_text(text) == reference_index_text(text)
-    assert len(analyzer._chunk_cache) <= 3
+    assert len(analyzer._caches[0]) <= 3
+
+
+def test_index_text_identical_on_threads_while_the_cache_starts_over(monkeypatch: object) -> None:
+    """Writers index on several threads: a cache replaced under one never loses a word's forms."""
+    import threading
+
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setattr(analyzer, "_CACHE_MAX", 7)
+    texts = [f"deploy v1.{n % 5}.0 gammaDelta{n % 3} 2026-01-0{n % 9 + 1} foo_bar{n % 4} the end{n}" for n in range(60)]
+    expected = [reference_index_text(t) for t in texts]
+    wrong: list[str] = []
+
+    def run() -> None:
+        for _ in range(20):
+            for text, want in zip(texts, expected, strict=True):
+                if index_text(text) != want:
+                    wrong.append(text)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
 
 
 def test_long_chunks_are_not_cached() -> None:
     chunk = "ab" * 200  # longer than the cache's chunk bound
     index_text(chunk)
-    assert chunk not in analyzer._chunk_cache
+    assert chunk not in analyzer._caches[0]
 
 
 _STR = st.text(max_size=30)

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 
-from paxm_core import MemoryHit, MemoryItem, TurnContext, sync_attribution
-from paxm_core.attribution import restore_hit
+from paxm_core import MemoryHit, MemoryItem, TurnContext
+from paxm_core.attribution import attribution_metadata, restore_hit
 from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
 __all__ = [
@@ -42,9 +42,11 @@ def _first(*values: str) -> str:
 def prepare_metadata(item: MemoryItem) -> dict[str, str]:
     """The metadata to store: the core's canonical attribution keys (``sync_attribution``), then turn boundaries.
 
-    The precedence rules (fields over legacy provenance over metadata) are the core's, not a copy.
+    The precedence rules (fields over legacy provenance over metadata) are the core's, not a
+    copy: ``attribution_metadata`` is ``sync_attribution(item).metadata`` without building
+    the synchronized item the router already built once.
     """
-    meta = dict(sync_attribution(item).metadata)
+    meta = attribution_metadata(item)
     if item.turn is not None:
         _turn_metadata(meta, item.turn)
     return meta

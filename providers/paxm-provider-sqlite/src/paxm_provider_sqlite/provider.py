@@ -40,8 +40,8 @@ __all__ = ["SQLiteProvider", "default_path"]
 _CLEANUP_MAX = 500
 _CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND})
 
-#: (id, item, created_at, metadata, analysed text) of one item about to be written.
-_Prepared = tuple[str, MemoryItem, datetime, dict[str, str], IndexedText]
+#: The upsert parameters of one row, in ``_UPSERT``'s column order.
+_Row = tuple[str | int, ...]
 
 _UPSERT = """
 INSERT INTO memories(id, text, source, metadata_json, created_at, updated_at, tier, expires_at, terms, extras, nterms)
@@ -129,56 +129,35 @@ class SQLiteProvider:
                 raise ProviderError(self._name, "put", f"memory text is required (item {index})")
         now = utcnow()
         now_text = stamp(now)
-        prepared: list[_Prepared] = []
+        ids: list[str] = []
+        metas: list[dict[str, str]] = []
+        rows: list[_Row] = []
+        # Only ids of fingerprinted (LTM) items ever need the stored row (see merge_lifecycle).
+        fingerprinted: set[str] = set()
+        # a batch often repeats a text (re-delivered or re-observed): analyse each distinct one once
+        analysed: dict[str, IndexedText] = {}
         for item in items:
+            item_id = item.id.strip() or secrets.token_hex(16)
             created = item.created_at or now
-            indexed = index_text(item.text)
-            prepared.append(
-                (
-                    item.id.strip() or secrets.token_hex(16),
-                    item,
-                    created,
-                    prepare_metadata(item),
-                    indexed,
-                )
-            )
-        # Only ids of fingerprinted items ever need the stored row (see merge_lifecycle).
-        lookup = {p[0] for p in prepared if p[3].get(FINGERPRINT, "").strip()}
-        with self._db.session("put", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = self._rows(stored_rows(conn, lookup) if lookup else {}, lookup, prepared, now_text)
-                conn.executemany(_UPSERT, rows)
-                conn.execute("COMMIT")
-            except FingerprintConflict as exc:
-                conn.execute("ROLLBACK")
-                raise ProviderError(self._name, "put", str(exc)) from exc
-        return [MemoryRef(self._name, p[0]) for p in prepared]
-
-    @staticmethod
-    def _rows(
-        stored: dict[str, tuple[dict[str, str], str]], lookup: set[str], prepared: list[_Prepared], now_text: str
-    ) -> list[tuple[str | int, ...]]:
-        """The upsert parameters, consolidating LTM re-observations as one-by-one writes would.
-
-        ``stored`` is kept current as rows are produced, so an id repeated within the batch
-        merges into what the batch wrote before it, exactly as sequential ``put`` calls do.
-        """
-        rows: list[tuple[str | int, ...]] = []
-        for item_id, item, created, meta, indexed in prepared:
-            created_text = stamp(created)
-            if item_id in lookup:
-                previous = stored.get(item_id)
-                meta = merge_lifecycle(previous, item_id, meta, created)
-                # an upsert keeps the first row's created_at
-                stored[item_id] = (meta, previous[1] if previous is not None else created_text)
+            meta = prepare_metadata(item)
+            text = item.text
+            indexed = analysed.get(text)
+            if indexed is None:
+                indexed = analysed[text] = index_text(text)
+            if meta.get(FINGERPRINT, "").strip():
+                fingerprinted.add(item_id)
+                encoded = ""  # encoded once merged, in _consolidate
+            else:
+                encoded = encode_metadata(meta)
+            ids.append(item_id)
+            metas.append(meta)
             rows.append(
                 (
                     item_id,
-                    item.text,
+                    text,
                     item.source,
-                    encode_metadata(meta),
-                    created_text,
+                    encoded,
+                    stamp(created),
                     now_text,
                     normalize_tier(item.tier),
                     stamp(item.expires_at) if item.expires_at is not None else "",
@@ -187,7 +166,44 @@ class SQLiteProvider:
                     indexed.unique,
                 )
             )
-        return rows
+        # Every row under such an id is merged in batch order, fingerprinted or not, so a batch
+        # consolidates (or conflicts) exactly as the same items put one at a time would.
+        pending: list[tuple[int, str, dict[str, str], datetime]] = [
+            (index, item_id, metas[index], items[index].created_at or now)
+            for index, item_id in enumerate(ids)
+            if item_id in fingerprinted
+        ]
+        with self._db.session("put", deadline) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if pending:
+                    self._consolidate(stored_rows(conn, (p[1] for p in pending)), pending, rows)
+                conn.executemany(_UPSERT, rows)
+                conn.execute("COMMIT")
+            except FingerprintConflict as exc:
+                conn.execute("ROLLBACK")
+                raise ProviderError(self._name, "put", str(exc)) from exc
+        name = self._name
+        return [MemoryRef(name, item_id) for item_id in ids]
+
+    @staticmethod
+    def _consolidate(
+        stored: dict[str, tuple[dict[str, str], str]],
+        pending: list[tuple[int, str, dict[str, str], datetime]],
+        rows: list[_Row],
+    ) -> None:
+        """Fill in the fingerprinted rows' metadata, consolidating LTM re-observations as one-by-one writes would.
+
+        ``stored`` is kept current as rows are merged, so an id repeated within the batch
+        merges into what the batch wrote before it, exactly as sequential ``put`` calls do.
+        """
+        for index, item_id, meta, created in pending:
+            previous = stored.get(item_id)
+            meta = merge_lifecycle(previous, item_id, meta, created)
+            row = rows[index]
+            # an upsert keeps the first row's created_at
+            stored[item_id] = (meta, previous[1] if previous is not None else str(row[4]))
+            rows[index] = (*row[:3], encode_metadata(meta), *row[4:])
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """Recall memories for ``query.text``; see ``docs/sqlite-provider.md`` for the pipeline.

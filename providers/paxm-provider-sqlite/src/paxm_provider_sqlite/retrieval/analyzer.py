@@ -155,9 +155,13 @@ def _index_chunk(chunk: str) -> _ChunkIndex:
 #: Most chunks the indexing cache holds before it starts over: bounded so a long-running
 #: daemon does not grow without limit (~50k distinct words, a few MB).
 _CACHE_MAX = 50_000
-#: chunk -> (its tokens joined by spaces, its joined forms); a plain dict because the lookup
-#: runs once per word of every memory written and ``dict.get`` is the cheapest call there is.
-_chunk_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+#: (chunk -> its tokens joined by spaces, "" for none; chunk -> its joined forms, only for the
+#: few chunks that have any).  Plain dicts because the lookup runs once per word of every
+#: memory written; a prose memory is then looked up with one ``map`` and checked for joined
+#: forms with one ``isdisjoint``, both in C.  A pair is only ever added to (forms before the
+#: key, so a key found means its forms are there) and is replaced, never cleared, when full:
+#: a reader holding the old pair, on any thread, still sees it whole.
+_caches: tuple[dict[str, str], dict[str, tuple[str, ...]]] = ({}, {})
 
 
 _OPENERS = "(\"'"
@@ -181,17 +185,23 @@ def _plain_word(chunk: str) -> str:
 
 
 def _index_chunk_cached(chunk: str) -> tuple[str, tuple[str, ...]]:
+    """``chunk``'s joined tokens and joined forms, remembered in the caches when short enough."""
+    global _caches
+    extras: tuple[str, ...]
     word = _plain_word(chunk)
     if word:
-        entry: tuple[str, tuple[str, ...]] = (canonical(word) if len(word) <= _MAX_PART else "", ())
+        key, extras = (canonical(word) if len(word) <= _MAX_PART else ""), ()
     else:
         tokens, extras = _index_chunk(chunk)
-        entry = (" ".join(tokens), extras)
+        key = " ".join(tokens)
     if len(chunk) <= _MAX_CHUNK:
-        if len(_chunk_cache) >= _CACHE_MAX:
-            _chunk_cache.clear()
-        _chunk_cache[chunk] = entry
-    return entry
+        keys, forms = _caches
+        if len(keys) >= _CACHE_MAX:
+            keys, forms = _caches = ({}, {})
+        if extras:
+            forms[chunk] = extras
+        keys[chunk] = key
+    return key, extras
 
 
 def index_text(text: str) -> IndexedText:
@@ -200,18 +210,32 @@ def index_text(text: str) -> IndexedText:
     Tokens never contain whitespace, so joining each chunk's pre-joined tokens gives the same
     stream as joining every token, and splitting the stream recovers the token set.
     """
-    get = _chunk_cache.get
-    entries = [get(chunk) or _index_chunk_cached(chunk) for chunk in text.split()]
-    terms = " ".join([e[0] for e in entries if e[0]])
+    cached, cached_forms = _caches
+    chunks = text.split()
+    keys = list(map(cached.get, chunks))
+    if None in keys:  # a word not seen yet (or too long to cache): index it, keep its forms
+        forms_of: dict[str, tuple[str, ...]] = {}
+        for index, key in enumerate(keys):
+            if key is None:
+                chunk = chunks[index]
+                keys[index], forms = _index_chunk_cached(chunk)
+                if forms:
+                    forms_of[chunk] = forms
+        joined = [forms_of.get(c) or cached_forms.get(c) for c in chunks] if forms_of or cached_forms else []
+    elif cached_forms and not cached_forms.keys().isdisjoint(chunks):
+        joined = [cached_forms.get(c) for c in chunks]
+    else:
+        joined = []
+    terms = " ".join(filter(None, keys))
     # distinct tokens: only the distinct chunk keys are split (a repeated word once), not
     # the whole stream again; a chunk key holds whole tokens, so the set is the same
-    unique = len(set(" ".join({e[0] for e in entries}).split()))
-    joined = [e[1] for e in entries if e[1]]
+    unique = len(set(" ".join(set(keys)).split()))  # type: ignore[arg-type]
     if not joined:  # most memories: prose without identifiers, versions or dates
         return IndexedText(terms, "", unique)
     extras: dict[str, None] = {}
-    for forms in joined:
-        extras.update(dict.fromkeys(forms))
+    for found in joined:
+        if found:
+            extras.update(dict.fromkeys(found))
     return IndexedText(terms, " ".join(extras), unique + len(extras))
 
 
