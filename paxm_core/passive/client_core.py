@@ -429,8 +429,13 @@ def daemon_command(config_path: str) -> list[str]:
     return [sys.executable, "-P", "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
 
 
-def start_daemon(config_path: str) -> int:
-    """Start the daemon detached: new session, stdio on /dev/null, nothing inherited."""
+def start_daemon(config_path: str, ready_fd: int | None = None) -> int:
+    """Start the daemon detached: new session, stdio on /dev/null, nothing inherited.
+
+    :param ready_fd: one end of a socket pair, handed to the daemon as its fd 3
+        (``--ready-fd 3``): it sends :data:`READY` once it listens, :data:`LOCKED` when another
+        daemon holds the lock, and nothing (the end closes) when it fails to start.
+    """
     argv = daemon_command(config_path)
     env = dict(posix.environ)
     env.pop(b"PAXM_INTEGRATION_OWNER", None)
@@ -439,7 +444,26 @@ def start_daemon(config_path: str) -> int:
         (posix.POSIX_SPAWN_OPEN, 1, "/dev/null", posix.O_WRONLY, 0),
         (posix.POSIX_SPAWN_DUP2, 1, 2),
     ]
+    if ready_fd is not None:
+        actions.append((posix.POSIX_SPAWN_DUP2, ready_fd, 3))
+        argv += ["--ready-fd", "3"]
     return posix.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+
+
+#: what a daemon started with ``--ready-fd`` sends: listening, or another daemon holds the lock
+READY = b"R"
+LOCKED = b"L"
+
+
+def ready_channel() -> tuple[object, int] | tuple[None, None]:
+    """``(client end, daemon end fd)`` of a socket pair for :func:`start_daemon`, or ``(None, None)``."""
+    try:
+        import _socket
+
+        mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except (ImportError, OSError):
+        return None, None
+    return mine, theirs.detach()
 
 
 #: events whose answer carries context for the model: worth waiting for a starting daemon
@@ -469,9 +493,30 @@ def _request(event_id: str, target: str, event: str, mode: str, captured_at: flo
 DAEMON_POLL = 0.004
 
 
-def _ask_new_daemon(sock: str, request: bytes, budget: float) -> str:
-    """Poll for a just-started daemon's socket and ask it; ``""`` if it is not up in time."""
+def _ask_new_daemon(sock: str, request: bytes, budget: float, ready: object = None) -> str:
+    """Wait for a just-started daemon and ask it; ``""`` if it is not up in time.
+
+    With a ready channel the wait is one blocking read: no polling on the core the daemon needs,
+    and a daemon that failed to start ends the wait at once.  Without one (or when another
+    daemon held the lock, so that one is coming up), poll for the socket.
+    """
     deadline = time.monotonic() + budget
+    if ready is not None:
+        try:
+            ready.settimeout(max(0.01, budget))  # type: ignore[attr-defined]
+            try:
+                said = ready.recv(1)  # type: ignore[attr-defined]
+            except OSError:  # TimeoutError: not up in time
+                return ""
+        finally:
+            ready.close()  # type: ignore[attr-defined]
+        if said == READY:
+            try:
+                return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
+            except (OSError, ValueError):
+                return ""
+        if said != LOCKED:
+            return ""  # the daemon exited without listening: its log says why, doctor shows it
     while time.monotonic() < deadline:
         try:
             posix.stat(sock)
@@ -520,16 +565,22 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             out, err = parse_reply(exchange(sock, request, timeout))
         except (OSError, ValueError) as exc:
             spawned = False
+            ready: object = None
+            waits = event.lower() in CONTEXT_EVENTS and float(opts["daemon_wait"]) > 0
             if isinstance(exc, DaemonDown):
                 # Start the daemon before storing the event: its start-up (the slow part of a
                 # first prompt) runs on the other core while this process commits to the inbox.
                 # The daemon drains the inbox on start and every few seconds, and the inbox is
                 # idempotent by event_id, so an event it finds late or twice is stored once.
+                ready, theirs = ready_channel() if waits else (None, None)
                 try:
-                    start_daemon(opts["config"])
+                    start_daemon(opts["config"], theirs)
                     spawned = True
                 except OSError as spawn_exc:
                     err += f"paxm hook: daemon not started: {spawn_exc}\n"
+                finally:
+                    if theirs is not None:
+                        posix.close(theirs)  # the daemon has its copy: EOF here means it exited
             queue = opts["queue"] or _join(hooks_dir(opts["config"]), QUEUE_NAME)
             try:
                 # The inbox has no owner column: a plugin caller's owner rides on the event name
@@ -542,13 +593,14 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             if isinstance(exc, DaemonDown):
                 if spawned:
                     left = timeout - (time.monotonic() - started)
-                    if event.lower() in CONTEXT_EVENTS and left > 0.2:
+                    if waits and left > 0.2:
                         # The event is already stored; wait briefly for the new daemon so this
                         # prompt still gets its memories (the daemon skips the stored copy).
                         out = _ask_new_daemon(
                             sock,
                             request or _request(event_id, target, event, opts["mode"], captured_at, raw),
                             min(float(opts["daemon_wait"]), left),
+                            ready,
                         )
             else:
                 err += f"paxm hook: daemon did not answer ({exc}); event kept in the inbox\n"

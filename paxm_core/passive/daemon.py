@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.errors import PaxmError, QueueError
-from paxm_core.passive.client_core import LOCK_NAME, MAX_SOCKET_PATH, REPLY_MAGIC, SOCKET_NAME, TCP_NAME
+from paxm_core.passive.client_core import (
+    LOCK_NAME,
+    LOCKED,
+    MAX_SOCKET_PATH,
+    READY,
+    REPLY_MAGIC,
+    SOCKET_NAME,
+    TCP_NAME,
+)
 from paxm_core.private_files import private_dir
 
 if TYPE_CHECKING:
@@ -163,6 +171,8 @@ class HookDaemon:
     :param config_path: the config file; its directory holds ``hooks/``.
     :param idle_timeout: seconds without requests before flush-and-exit.
     :param socket_path: override for the socket (default ``<configdir>/hooks/paxm-hook.sock``).
+    :param ready_fd: the hook client's end of a ready channel (``--ready-fd``): told when the
+        daemon listens, or that another daemon holds the lock; closed in every case.
     """
 
     def __init__(
@@ -171,6 +181,7 @@ class HookDaemon:
         *,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         socket_path: str | Path | None = None,
+        ready_fd: int | None = None,
     ) -> None:
         from paxm_core.config import resolve_config_path
 
@@ -194,6 +205,7 @@ class HookDaemon:
         self.queue: Any = None
         self.worker: Any = None
         self.recorder: BackgroundRecorder | None = None
+        self._ready_fd = ready_fd
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -262,9 +274,28 @@ class HookDaemon:
 
     # -- serving -------------------------------------------------------------------------
 
+    def _tell_client(self, message: bytes) -> None:
+        """Send the waiting hook client ``message`` on the ready channel, once, and close it."""
+        fd, self._ready_fd = self._ready_fd, None
+        if fd is None:
+            return
+        try:
+            os.write(fd, message)
+        except OSError:
+            pass  # the client gave up waiting: it polls or moves on
+        finally:
+            os.close(fd)
+
     def run(self) -> int:
         """Serve until idle, shutdown or a signal; returns the exit code."""
-        self.lock.acquire()
+        try:
+            self.lock.acquire()
+        except PaxmError:
+            self._tell_client(LOCKED)  # another daemon is starting or running: wait for that one
+            raise
+        except BaseException:
+            self._tell_client(b"")
+            raise
         try:
             config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
             try:
@@ -275,6 +306,7 @@ class HookDaemon:
             assert self.processor is not None
             self._drain()
             self._listener = self._listen()
+            self._tell_client(READY)
             resume_gc()  # started: from here on the collector runs as usual
             if self._last_start_failed():
                 # doctor reports the last start-up error until a start succeeds
@@ -327,6 +359,7 @@ class HookDaemon:
                 self._wait_inflight(SHUTDOWN_GRACE)
                 self._shutdown()
         finally:
+            self._tell_client(b"")  # a start-up that failed: the waiting client stops at once
             resume_gc()  # a start-up that failed leaves no paused collector behind
             self.lock.release()
         return 0
@@ -811,9 +844,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", "-c", default=None)
     parser.add_argument("--idle-timeout", default=None)
     parser.add_argument("--socket", default=None)
+    parser.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.ready_fd is not None:
+        try:
+            os.set_inheritable(args.ready_fd, False)  # for the client only, never a provider's child
+        except OSError:
+            args.ready_fd = None
     idle = parse_duration(args.idle_timeout) if args.idle_timeout else DEFAULT_IDLE_TIMEOUT
-    daemon = HookDaemon(args.config, idle_timeout=idle, socket_path=args.socket)
+    daemon = HookDaemon(args.config, idle_timeout=idle, socket_path=args.socket, ready_fd=args.ready_fd)
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.stop())
     try:

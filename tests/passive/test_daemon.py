@@ -293,3 +293,55 @@ def test_the_started_daemon_imports_nothing_from_the_harness_working_directory(
     wait_for(lambda: config.parent.joinpath(*SOCK).exists(), timeout=30)
     assert send_control(config, "ping") is not None
     assert not marker.exists(), marker.read_text()
+
+
+def _daemon_with_ready_channel(config: Path) -> tuple[subprocess.Popen[bytes], Any]:
+    import socket
+
+    mine, theirs = socket.socketpair()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config), "--ready-fd", str(theirs.fileno())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(theirs.fileno(),),
+    )
+    theirs.close()
+    _STARTED.append(proc)
+    mine.settimeout(60)
+    return proc, mine
+
+
+def test_the_ready_channel_says_listening_then_locked_to_a_second_daemon(
+    tmp_path: Path, daemon_cleanup: list[Path]
+) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    first, ready = _daemon_with_ready_channel(config)
+    second, also = None, None
+    try:
+        assert ready.recv(1) == b"R"  # sent once the socket listens
+        assert config.parent.joinpath(*SOCK).exists()
+        assert ready.recv(1) == b""  # and the channel is closed: nothing more comes
+        second, also = _daemon_with_ready_channel(config)
+        assert also.recv(1) == b"L"  # another daemon holds the lock: the client waits for that one
+        assert second.wait(timeout=60) != 0 and first.poll() is None
+    finally:
+        ready.close()
+        if also is not None:
+            also.close()
+
+
+def test_a_daemon_that_cannot_start_ends_the_first_prompts_wait_at_once(
+    tmp_path: Path, daemon_cleanup: list[Path]
+) -> None:
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    config.write_text("providers: [this is not a mapping\n")  # the daemon's start-up fails on it
+    prompt = json.dumps({"session_id": "bad", "cwd": "/w", "prompt": "anything"}).encode()
+    started = time.monotonic()
+    answer = run_client(config, "claude", "user_input", prompt, "--daemon-wait", "30", "--timeout", "40", timeout=60)
+    waited = time.monotonic() - started
+    assert answer.returncode == 0 and answer.stdout == b""
+    assert waited < 20, f"the hook waited {waited:.1f} s for a daemon that had already exited"
+    # the prompt is not lost: it waits in the inbox for a daemon that can start
+    assert [r[:2] for r in queue_rows(config, "SELECT target, event FROM capture_inbox")] == [("claude", "user_input")]
