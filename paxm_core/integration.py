@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 # The names integration authors build with, re-exported so a distribution imports only this
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.atomic import write_atomic
-from paxm_core.dataclass_support import set_field
+from paxm_core.dataclass_support import set_field, value_methods
 from paxm_core.errors import IntegrationError
 from paxm_core.passive.client_command import (
     HookArgv,
@@ -103,6 +103,7 @@ class InstallContext:
     echo: Echo = field(default=lambda line: None)
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Finding:
     """One line of ``paxm config doctor`` about an integration.
@@ -120,17 +121,6 @@ class Finding:
         set_field(self, "level", level)
         set_field(self, "message", message)
         set_field(self, "fix", fix)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(level={self.level!r}, message={self.message!r}, fix={self.fix!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.level, self.message, self.fix) == (other.level, other.message, other.fix)
-
-    def __hash__(self) -> int:
-        return hash((self.level, self.message, self.fix))
 
 
 @runtime_checkable
@@ -208,6 +198,7 @@ class Integration(Protocol):
         ...
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PastTurn:
     """One finished turn read from a harness's stored transcript (for ``paxm backfill``).
@@ -228,28 +219,6 @@ class PastTurn:
         set_field(self, "session_id", session_id)
         set_field(self, "started_at", started_at)
         set_field(self, "event", event)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"turn_id={self.turn_id!r}, "
-            f"session_id={self.session_id!r}, "
-            f"started_at={self.started_at!r}, "
-            f"event={self.event!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.turn_id, self.session_id, self.started_at, self.event) == (
-            other.turn_id,
-            other.session_id,
-            other.started_at,
-            other.event,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.turn_id, self.session_id, self.started_at, self.event))
 
 
 @runtime_checkable

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY
+from paxm_core.dataclass_support import FACTORY, value_methods
 
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
@@ -35,6 +35,7 @@ __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "recor
 FORMAT = 2
 
 
+@value_methods
 @dataclass(init=False, repr=False, eq=False)
 class EntryPointRecord:
     """One ``paxm`` entry point, as the index stores it.
@@ -84,48 +85,6 @@ class EntryPointRecord:
         self.module_file = module_file
         self.module_stamp = list() if module_stamp is FACTORY else module_stamp
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"name={self.name!r}, "
-            f"value={self.value!r}, "
-            f"distribution={self.distribution!r}, "
-            f"version={self.version!r}, "
-            f"metadata={self.metadata!r}, "
-            f"providers={self.providers!r}, "
-            f"integrations={self.integrations!r}, "
-            f"canonical={self.canonical!r}, "
-            f"module_file={self.module_file!r}, "
-            f"module_stamp={self.module_stamp!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.name,
-            self.value,
-            self.distribution,
-            self.version,
-            self.metadata,
-            self.providers,
-            self.integrations,
-            self.canonical,
-            self.module_file,
-            self.module_stamp,
-        ) == (
-            other.name,
-            other.value,
-            other.distribution,
-            other.version,
-            other.metadata,
-            other.providers,
-            other.integrations,
-            other.canonical,
-            other.module_file,
-            other.module_stamp,
-        )
-
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
     @property
@@ -149,6 +108,7 @@ class EntryPointRecord:
         return _file_stamp(self.module_file) == self.module_stamp
 
 
+@value_methods
 @dataclass(init=False, repr=False, eq=False)
 class PluginIndex:
     """The entry points of one environment (sorted by name) under the stamp they were read with."""
@@ -159,14 +119,6 @@ class PluginIndex:
     def __init__(self, stamp: list[Any], entries: list[EntryPointRecord]) -> None:
         self.stamp = stamp
         self.entries = entries
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(stamp={self.stamp!r}, entries={self.entries!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.stamp, self.entries) == (other.stamp, other.entries)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 

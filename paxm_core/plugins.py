@@ -17,7 +17,7 @@ from typing import Any
 import pluggy
 
 from paxm_core import hookspecs
-from paxm_core.dataclass_support import FACTORY, set_field
+from paxm_core.dataclass_support import FACTORY, set_field, value_methods
 from paxm_core.errors import PluginError, ProviderNotInstalled
 from paxm_core.protocols import Integration, ProviderFactory, ProviderType
 
@@ -34,6 +34,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "paxm"
 
 
+@value_methods
 @dataclass(frozen=True, init=False, repr=False, eq=False)
 class LoadError:
     """A plugin that could not be loaded or failed while registering."""
@@ -47,23 +48,8 @@ class LoadError:
         set_field(self, "distribution", distribution)
         set_field(self, "error", error)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"plugin={self.plugin!r}, "
-            f"distribution={self.distribution!r}, "
-            f"error={self.error!r})"
-        )
 
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.plugin, self.distribution, self.error) == (other.plugin, other.distribution, other.error)
-
-    def __hash__(self) -> int:
-        return hash((self.plugin, self.distribution, self.error))
-
-
+@value_methods
 @dataclass(init=False, repr=False, eq=False)
 class PluginInfo:
     """What ``paxm plugins`` shows for one loaded plugin."""
@@ -87,27 +73,6 @@ class PluginInfo:
         self.version = version
         self.providers = list() if providers is FACTORY else providers
         self.integrations = list() if integrations is FACTORY else integrations
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"name={self.name!r}, "
-            f"distribution={self.distribution!r}, "
-            f"version={self.version!r}, "
-            f"providers={self.providers!r}, "
-            f"integrations={self.integrations!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.name, self.distribution, self.version, self.providers, self.integrations) == (
-            other.name,
-            other.distribution,
-            other.version,
-            other.providers,
-            other.integrations,
-        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 

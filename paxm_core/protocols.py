@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from paxm_core.dataclass_support import FACTORY, set_field
+from paxm_core.dataclass_support import FACTORY, set_field, value_methods
 from paxm_core.integration import Integration
 
 if TYPE_CHECKING:
@@ -189,6 +189,7 @@ ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
 """Builds one provider instance from its name and config; imports any SDK lazily."""
 
 
+@value_methods
 @dataclass(frozen=True, init=False, repr=False, eq=False)
 class ConfigKey:
     """One configuration key a provider type understands (``providers.<name>.<key>``).
@@ -235,52 +236,12 @@ class ConfigKey:
         set_field(self, "default", default)
         set_field(self, "choices", choices)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"name={self.name!r}, "
-            f"description={self.description!r}, "
-            f"kind={self.kind!r}, "
-            f"secret={self.secret!r}, "
-            f"required={self.required!r}, "
-            f"ask={self.ask!r}, "
-            f"default={self.default!r}, "
-            f"choices={self.choices!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.name,
-            self.description,
-            self.kind,
-            self.secret,
-            self.required,
-            self.ask,
-            self.default,
-            self.choices,
-        ) == (
-            other.name,
-            other.description,
-            other.kind,
-            other.secret,
-            other.required,
-            other.ask,
-            other.default,
-            other.choices,
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (self.name, self.description, self.kind, self.secret, self.required, self.ask, self.default, self.choices)
-        )
-
 
 #: ``ProviderType.locality`` values: runs on this machine, a keyed self-hosted/remote API, a vendor cloud.
 LOCALITIES = ("local", "keyed", "cloud")
 
 
+@value_methods
 @dataclass(frozen=True, init=False, repr=False, eq=False)
 class ProviderType:
     """What a plugin registers through ``paxm_register_providers``: a provider type that describes itself.
@@ -331,64 +292,6 @@ class ProviderType:
         set_field(self, "validate", validate)
         set_field(self, "package", package)
         set_field(self, "setup_priority", setup_priority)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"type={self.type!r}, "
-            f"factory={self.factory!r}, "
-            f"description={self.description!r}, "
-            f"capabilities={self.capabilities!r}, "
-            f"config_keys={self.config_keys!r}, "
-            f"locality={self.locality!r}, "
-            f"passive_timeout={self.passive_timeout!r}, "
-            f"validate={self.validate!r}, "
-            f"package={self.package!r}, "
-            f"setup_priority={self.setup_priority!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.type,
-            self.factory,
-            self.description,
-            self.capabilities,
-            self.config_keys,
-            self.locality,
-            self.passive_timeout,
-            self.validate,
-            self.package,
-            self.setup_priority,
-        ) == (
-            other.type,
-            other.factory,
-            other.description,
-            other.capabilities,
-            other.config_keys,
-            other.locality,
-            other.passive_timeout,
-            other.validate,
-            other.package,
-            other.setup_priority,
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                self.type,
-                self.factory,
-                self.description,
-                self.capabilities,
-                self.config_keys,
-                self.locality,
-                self.passive_timeout,
-                self.validate,
-                self.package,
-                self.setup_priority,
-            )
-        )
 
     @property
     def secret_keys(self) -> frozenset[str]:

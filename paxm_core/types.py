@@ -15,6 +15,7 @@ from typing import Any
 
 from paxm_core.dataclass_support import FACTORY as _FACTORY
 from paxm_core.dataclass_support import set_field as _set_field
+from paxm_core.dataclass_support import value_methods
 from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 
 __all__ = [
@@ -105,10 +106,12 @@ def _str(value: Any, what: str) -> str:
     return value
 
 
-# The dataclasses below write out __init__, __repr__, __eq__ and __hash__ instead of letting
-# @dataclass compile them on every import (see paxm_core.dataclass_support).
+# The dataclasses below write out __init__ and take __repr__, __eq__ and __hash__ from
+# value_methods instead of letting @dataclass compile them on every import (see
+# paxm_core.dataclass_support).
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryOrigin:
     """Where a memory was produced: trusted runtime context, never a caller filter."""
@@ -123,28 +126,6 @@ class MemoryOrigin:
         _set_field(self, "agent_id", agent_id)
         _set_field(self, "session_id", session_id)
         _set_field(self, "turn_id", turn_id)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"user_id={self.user_id!r}, "
-            f"agent_id={self.agent_id!r}, "
-            f"session_id={self.session_id!r}, "
-            f"turn_id={self.turn_id!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.user_id, self.agent_id, self.session_id, self.turn_id) == (
-            other.user_id,
-            other.agent_id,
-            other.session_id,
-            other.turn_id,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.user_id, self.agent_id, self.session_id, self.turn_id))
 
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.session_id or self.turn_id)
@@ -170,6 +151,7 @@ class MemoryOrigin:
         return cls(*(_str(data.get(k), f"origin.{k}") for k in ("user_id", "agent_id", "session_id", "turn_id")))
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryScope:
     """The visibility boundary assigned at write time (``personal``/``team`` + id)."""
@@ -180,17 +162,6 @@ class MemoryScope:
     def __init__(self, type: str = "", id: str = "") -> None:
         _set_field(self, "type", type)
         _set_field(self, "id", id)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(type={self.type!r}, id={self.id!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.type, self.id) == (other.type, other.id)
-
-    def __hash__(self) -> int:
-        return hash((self.type, self.id))
 
     def is_empty(self) -> bool:
         return not (self.type or self.id)
@@ -207,6 +178,7 @@ class MemoryScope:
         return cls(_str(data.get("type"), "scope.type"), _str(data.get("id"), "scope.id"))
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Provenance:
     """Upstream's v1 attribution shape, kept for compatibility with v1 plugins."""
@@ -221,28 +193,6 @@ class Provenance:
         _set_field(self, "agent_id", agent_id)
         _set_field(self, "scope_type", scope_type)
         _set_field(self, "scope_id", scope_id)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"user_id={self.user_id!r}, "
-            f"agent_id={self.agent_id!r}, "
-            f"scope_type={self.scope_type!r}, "
-            f"scope_id={self.scope_id!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.user_id, self.agent_id, self.scope_type, self.scope_id) == (
-            other.user_id,
-            other.agent_id,
-            other.scope_type,
-            other.scope_id,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.user_id, self.agent_id, self.scope_type, self.scope_id))
 
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.scope_type or self.scope_id)
@@ -274,6 +224,7 @@ _EMPTY_SCOPE = MemoryScope()
 _EMPTY_PROVENANCE = Provenance()
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class TurnContext:
     """Capture boundaries of one turn; providers that do not model turns ignore it."""
@@ -295,29 +246,8 @@ class TurnContext:
         _set_field(self, "started_at", started_at)
         _set_field(self, "ended_at", ended_at)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"session_id={self.session_id!r}, "
-            f"turn_id={self.turn_id!r}, "
-            f"started_at={self.started_at!r}, "
-            f"ended_at={self.ended_at!r})"
-        )
 
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.session_id, self.turn_id, self.started_at, self.ended_at) == (
-            other.session_id,
-            other.turn_id,
-            other.started_at,
-            other.ended_at,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.session_id, self.turn_id, self.started_at, self.ended_at))
-
-
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryRef:
     """A stored memory's address: the provider instance name and its id there."""
@@ -329,17 +259,6 @@ class MemoryRef:
         _set_field(self, "provider", provider)
         _set_field(self, "id", id)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(provider={self.provider!r}, id={self.id!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.provider, self.id) == (other.provider, other.id)
-
-    def __hash__(self) -> int:
-        return hash((self.provider, self.id))
-
     def to_json(self) -> dict[str, str]:
         return {"provider": self.provider, "id": self.id}
 
@@ -350,6 +269,7 @@ class MemoryRef:
         return cls(_str(data.get("provider"), "ref.provider"), _str(data.get("id"), "ref.id"))
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class MemoryItem:
     """One memory to write.
@@ -397,72 +317,6 @@ class MemoryItem:
         _set_field(self, "provenance", Provenance() if provenance is _FACTORY else provenance)
         _set_field(self, "admission_text", admission_text)
         _set_field(self, "turn", turn)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"text={self.text!r}, "
-            f"id={self.id!r}, "
-            f"source={self.source!r}, "
-            f"metadata={self.metadata!r}, "
-            f"created_at={self.created_at!r}, "
-            f"tier={self.tier!r}, "
-            f"expires_at={self.expires_at!r}, "
-            f"origin={self.origin!r}, "
-            f"scope={self.scope!r}, "
-            f"provenance={self.provenance!r}, "
-            f"admission_text={self.admission_text!r}, "
-            f"turn={self.turn!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.text,
-            self.id,
-            self.source,
-            self.metadata,
-            self.created_at,
-            self.tier,
-            self.expires_at,
-            self.origin,
-            self.scope,
-            self.provenance,
-            self.admission_text,
-            self.turn,
-        ) == (
-            other.text,
-            other.id,
-            other.source,
-            other.metadata,
-            other.created_at,
-            other.tier,
-            other.expires_at,
-            other.origin,
-            other.scope,
-            other.provenance,
-            other.admission_text,
-            other.turn,
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                self.text,
-                self.id,
-                self.source,
-                self.metadata,
-                self.created_at,
-                self.tier,
-                self.expires_at,
-                self.origin,
-                self.scope,
-                self.provenance,
-                self.admission_text,
-                self.turn,
-            )
-        )
 
     def replace(self, **changes: Any) -> MemoryItem:
         """Return a copy with ``changes`` applied (items are immutable)."""
@@ -537,6 +391,7 @@ _ITEM_FIELD_SET = frozenset(_ITEM_FIELDS)
 _new_object = object.__new__
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class SearchQuery:
     """A recall request to one provider.
@@ -565,30 +420,6 @@ class SearchQuery:
         _set_field(self, "metadata", dict() if metadata is _FACTORY else metadata)
         _set_field(self, "filters", dict() if filters is _FACTORY else filters)
         _set_field(self, "tiers", tiers)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"text={self.text!r}, "
-            f"limit={self.limit!r}, "
-            f"metadata={self.metadata!r}, "
-            f"filters={self.filters!r}, "
-            f"tiers={self.tiers!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.text, self.limit, self.metadata, self.filters, self.tiers) == (
-            other.text,
-            other.limit,
-            other.metadata,
-            other.filters,
-            other.tiers,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.limit, self.metadata, self.filters, self.tiers))
 
     def replace(self, **changes: Any) -> SearchQuery:
         """Return a copy with ``changes`` applied."""
@@ -632,6 +463,7 @@ class SearchQuery:
 SEMANTIC_SCORE_KIND_PREFIX = "semantic:"
 
 
+@value_methods
 @dataclass(slots=True, init=False, repr=False, eq=False)
 class MemoryHit:
     """One recalled memory.
@@ -693,63 +525,6 @@ class MemoryHit:
         self.scope = MemoryScope() if scope is _FACTORY else scope
         self.provenance = Provenance() if provenance is _FACTORY else provenance
         self.ranking = ranking
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"provider={self.provider!r}, "
-            f"id={self.id!r}, "
-            f"text={self.text!r}, "
-            f"relevance={self.relevance!r}, "
-            f"score={self.score!r}, "
-            f"raw_score={self.raw_score!r}, "
-            f"raw_score_kind={self.raw_score_kind!r}, "
-            f"source={self.source!r}, "
-            f"metadata={self.metadata!r}, "
-            f"created_at={self.created_at!r}, "
-            f"tier={self.tier!r}, "
-            f"expires_at={self.expires_at!r}, "
-            f"origin={self.origin!r}, "
-            f"scope={self.scope!r}, "
-            f"provenance={self.provenance!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.provider,
-            self.id,
-            self.text,
-            self.relevance,
-            self.score,
-            self.raw_score,
-            self.raw_score_kind,
-            self.source,
-            self.metadata,
-            self.created_at,
-            self.tier,
-            self.expires_at,
-            self.origin,
-            self.scope,
-            self.provenance,
-        ) == (
-            other.provider,
-            other.id,
-            other.text,
-            other.relevance,
-            other.score,
-            other.raw_score,
-            other.raw_score_kind,
-            other.source,
-            other.metadata,
-            other.created_at,
-            other.tier,
-            other.expires_at,
-            other.origin,
-            other.scope,
-            other.provenance,
-        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
@@ -822,6 +597,7 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ProviderErrorInfo:
     """A provider failure reported inside a result (``provider_errors``)."""
@@ -837,32 +613,11 @@ class ProviderErrorInfo:
         _set_field(self, "op", op)
         _set_field(self, "error", error)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"provider={self.provider!r}, "
-            f"required={self.required!r}, "
-            f"op={self.op!r}, "
-            f"error={self.error!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.provider, self.required, self.op, self.error) == (
-            other.provider,
-            other.required,
-            other.op,
-            other.error,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.provider, self.required, self.op, self.error))
-
     def to_json(self) -> dict[str, Any]:
         return {"provider": self.provider, "required": self.required, "op": self.op, "error": self.error}
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ProviderRecall:
     """Per-provider diagnostics of one recall (``provider_recalls``)."""
@@ -896,56 +651,6 @@ class ProviderRecall:
         _set_field(self, "eligible_count", eligible_count)
         _set_field(self, "raw_score_kinds", raw_score_kinds)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"provider={self.provider!r}, "
-            f"duration_ms={self.duration_ms!r}, "
-            f"outcome={self.outcome!r}, "
-            f"timeout_ms={self.timeout_ms!r}, "
-            f"bulkhead_busy={self.bulkhead_busy!r}, "
-            f"candidate_count={self.candidate_count!r}, "
-            f"eligible_count={self.eligible_count!r}, "
-            f"raw_score_kinds={self.raw_score_kinds!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.provider,
-            self.duration_ms,
-            self.outcome,
-            self.timeout_ms,
-            self.bulkhead_busy,
-            self.candidate_count,
-            self.eligible_count,
-            self.raw_score_kinds,
-        ) == (
-            other.provider,
-            other.duration_ms,
-            other.outcome,
-            other.timeout_ms,
-            other.bulkhead_busy,
-            other.candidate_count,
-            other.eligible_count,
-            other.raw_score_kinds,
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                self.provider,
-                self.duration_ms,
-                self.outcome,
-                self.timeout_ms,
-                self.bulkhead_busy,
-                self.candidate_count,
-                self.eligible_count,
-                self.raw_score_kinds,
-            )
-        )
-
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.provider, "duration_ms": self.duration_ms, "outcome": self.outcome}
         if self.timeout_ms:
@@ -961,6 +666,7 @@ class ProviderRecall:
         return out
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ProviderHealth:
     """One provider's health as reported by ``config doctor``."""
@@ -975,28 +681,6 @@ class ProviderHealth:
         _set_field(self, "required", required)
         _set_field(self, "ok", ok)
         _set_field(self, "error", error)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"provider={self.provider!r}, "
-            f"required={self.required!r}, "
-            f"ok={self.ok!r}, "
-            f"error={self.error!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.provider, self.required, self.ok, self.error) == (
-            other.provider,
-            other.required,
-            other.ok,
-            other.error,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.provider, self.required, self.ok, self.error))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.provider, "required": self.required, "ok": self.ok}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY, set_field
+from paxm_core.dataclass_support import FACTORY, set_field, value_methods
 
 __all__ = [
     "EVENT_SESSION_START",
@@ -38,6 +38,7 @@ RECALL_PHASE_KEY = "paxm_recall_phase"
 RECALL_PHASE_INITIAL = "initial"
 
 
+@value_methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class HookMessage:
     """One visible conversation message: role ``user``/``assistant``/``tool_call``/``tool_result``."""
@@ -51,17 +52,6 @@ class HookMessage:
         set_field(self, "text", text)
         set_field(self, "source", source)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(role={self.role!r}, text={self.text!r}, source={self.source!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.role, self.text, self.source) == (other.role, other.text, other.source)
-
-    def __hash__(self) -> int:
-        return hash((self.role, self.text, self.source))
-
     def to_json(self) -> dict[str, str]:
         """JSON form used by templates (``{{ .messages }}``) and the generic payload."""
         out = {"role": self.role, "text": self.text}
@@ -70,6 +60,7 @@ class HookMessage:
         return out
 
 
+@value_methods
 @dataclass(slots=True, init=False, repr=False, eq=False)
 class HookEvent:
     """A harness event in paxm's normalized form.
@@ -133,60 +124,10 @@ class HookEvent:
         self.event_id = event_id
         self.captured_at = captured_at
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"target={self.target!r}, "
-            f"event={self.event!r}, "
-            f"native_event={self.native_event!r}, "
-            f"query={self.query!r}, "
-            f"prompt={self.prompt!r}, "
-            f"assistant={self.assistant!r}, "
-            f"messages={self.messages!r}, "
-            f"workspace={self.workspace!r}, "
-            f"metadata={self.metadata!r}, "
-            f"limit={self.limit!r}, "
-            f"raw={self.raw!r}, "
-            f"event_id={self.event_id!r}, "
-            f"captured_at={self.captured_at!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.target,
-            self.event,
-            self.native_event,
-            self.query,
-            self.prompt,
-            self.assistant,
-            self.messages,
-            self.workspace,
-            self.metadata,
-            self.limit,
-            self.raw,
-            self.event_id,
-            self.captured_at,
-        ) == (
-            other.target,
-            other.event,
-            other.native_event,
-            other.query,
-            other.prompt,
-            other.assistant,
-            other.messages,
-            other.workspace,
-            other.metadata,
-            other.limit,
-            other.raw,
-            other.event_id,
-            other.captured_at,
-        )
-
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
 
+@value_methods
 @dataclass(slots=True, init=False, repr=False, eq=False)
 class HookResult:
     """What the passive runtime decided for one event; integrations render it.
@@ -252,69 +193,6 @@ class HookResult:
         self.errors = list() if errors is FACTORY else errors
         self.initial = initial
         self.bootstrap_context = bootstrap_context
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}("
-            f"target={self.target!r}, "
-            f"event={self.event!r}, "
-            f"ignored={self.ignored!r}, "
-            f"skipped={self.skipped!r}, "
-            f"query={self.query!r}, "
-            f"recall={self.recall!r}, "
-            f"hits={self.hits!r}, "
-            f"recall_ran={self.recall_ran!r}, "
-            f"timed_out={self.timed_out!r}, "
-            f"session_context={self.session_context!r}, "
-            f"local_time_context={self.local_time_context!r}, "
-            f"recall_context={self.recall_context!r}, "
-            f"buffered={self.buffered!r}, "
-            f"event_id={self.event_id!r}, "
-            f"errors={self.errors!r}, "
-            f"initial={self.initial!r}, "
-            f"bootstrap_context={self.bootstrap_context!r})"
-        )
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.target,
-            self.event,
-            self.ignored,
-            self.skipped,
-            self.query,
-            self.recall,
-            self.hits,
-            self.recall_ran,
-            self.timed_out,
-            self.session_context,
-            self.local_time_context,
-            self.recall_context,
-            self.buffered,
-            self.event_id,
-            self.errors,
-            self.initial,
-            self.bootstrap_context,
-        ) == (
-            other.target,
-            other.event,
-            other.ignored,
-            other.skipped,
-            other.query,
-            other.recall,
-            other.hits,
-            other.recall_ran,
-            other.timed_out,
-            other.session_context,
-            other.local_time_context,
-            other.recall_context,
-            other.buffered,
-            other.event_id,
-            other.errors,
-            other.initial,
-            other.bootstrap_context,
-        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
