@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from paxm_core.processes import pid_alive
+
 __all__ = ["CheckpointStore"]
 
 _SCHEMA = (
@@ -133,16 +135,6 @@ class CheckpointStore:
         names = [d[0] for d in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         for row in rows:
-            if row["state"] == "running" and not _alive(int(row["pid"])):
+            if row["state"] == "running" and not pid_alive(int(row["pid"])):
                 row["state"] = "interrupted"
         return rows
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

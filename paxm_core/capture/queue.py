@@ -5,8 +5,9 @@ A hook is acknowledged once :meth:`CaptureQueue.append` has committed; delivery 
 SHA-256 that is checked whenever it is read; a mismatch quarantines the delivery (state
 ``dead``, error recorded) instead of sending altered text to a provider.
 
-Deliveries are leased to a worker with ``lease_owner = "<pid>:<nonce>"``.  When a queue is
-opened, ``delivering`` rows whose owner process is gone return to ``retry`` (upstream reset
+Deliveries are leased to a worker with ``lease_owner = "<pid>:<start time>.<nonce>"``.  When a
+queue is opened, ``delivering`` rows whose owner process is gone (exited, a zombie nobody reaped,
+or its pid reused: :mod:`paxm_core.processes`) return to ``retry`` (upstream reset
 *every* ``delivering`` row on open, so a second process opening the queue, e.g. ``paxm queue
 flush`` next to a running daemon, could re-send in-flight episodes).
 """
@@ -48,6 +49,7 @@ from paxm_core.capture.model import (
     QueueStatus,
 )
 from paxm_core.errors import QueueError
+from paxm_core.processes import pid_alive, start_time
 
 if TYPE_CHECKING:
     from paxm_core.capture.forget import QueuedCopy
@@ -67,16 +69,6 @@ Routes = Mapping[str, Iterable[str]] | Callable[[str], Iterable[str]]
 # token is not live belongs to a closed queue and may be recovered.
 _LIVE_LEASES: set[str] = set()
 _LIVE_LOCK = threading.Lock()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _epoch(stamp: str) -> float:
@@ -196,7 +188,8 @@ class CaptureQueue:
             self._conn = _inbox.connect(self.path)
         except (sqlite3.Error, OSError) as exc:
             raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
-        self.lease = f"{os.getpid()}:{secrets.token_hex(6)}"
+        # "<pid>:<start time>.<nonce>": the start time tells a reused pid from the owner
+        self.lease = f"{os.getpid()}:{start_time()}.{secrets.token_hex(6)}"
         with _LIVE_LOCK:
             _LIVE_LEASES.add(self.lease)
         self._closed = False
@@ -290,14 +283,15 @@ class CaptureQueue:
 
     @staticmethod
     def _lease_dead(owner: str) -> bool:
-        pid_text, _, _ = owner.partition(":")
+        pid_text, _, rest = owner.partition(":")
         if not pid_text.isdigit():
             return True
         pid = int(pid_text)
         if pid == os.getpid():
             with _LIVE_LOCK:
                 return owner not in _LIVE_LEASES
-        return not _pid_alive(pid)
+        started, dot, _ = rest.partition(".")  # leases written before the start time have none
+        return not pid_alive(pid, started if dot else "")
 
     # -- append ------------------------------------------------------------------------
 
