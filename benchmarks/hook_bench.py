@@ -385,8 +385,11 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
         stop_daemon(config)
         daemon.wait()
 
+    down: tuple[float, ...] = ()
     for label, medians in paired_forms(forms, stop, max(10, rounds // 2), between=lambda: stop_spawned(config)):
         row(f"write-only hook, daemon down{label}", *medians, "(target <= 1.80x)")
+        if not label:
+            down = tuple(medians)  # the installed form's: what the first prompt is compared with
 
     seconds = seed(config, memories)
     print(f"seeded {memories} memories in {seconds:.1f} s")
