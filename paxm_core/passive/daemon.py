@@ -408,10 +408,7 @@ class HookDaemon:
             else:
                 conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
             conn.close()  # the client is answered: now let delivery run
-            if self.processor is not None:
-                self.processor.wake_worker()
-            if self.recorder is not None:
-                self.recorder.start_sink()
+            self._after_answer()
         except Exception as exc:
             try:
                 conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
@@ -419,11 +416,22 @@ class HookDaemon:
                 pass
         finally:
             conn.close()
-            with self._state:
-                self._inflight -= 1
-                self._last_activity = time.monotonic()
-                if not counted:
-                    self.requests += 1
+            self._request_done(counted)
+
+    def _after_answer(self) -> None:
+        """Once a client has its answer: let delivery and telemetry run (never before it)."""
+        if self.processor is not None:
+            self.processor.wake_worker()
+        if self.recorder is not None:
+            self.recorder.start_sink()
+
+    def _request_done(self, counted: bool) -> None:
+        """Account for a finished request (socket or TCP); ``counted`` if it was counted already."""
+        with self._state:
+            self._inflight -= 1
+            self._last_activity = time.monotonic()
+            if not counted:
+                self.requests += 1
 
     def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.processor is not None
@@ -527,10 +535,7 @@ class HookDaemon:
                 counted = True
             conn.sendall(framed_reply(response))
             conn.close()
-            if self.processor is not None:
-                self.processor.wake_worker()
-            if self.recorder is not None:
-                self.recorder.start_sink()
+            self._after_answer()
         except Exception as exc:
             try:
                 conn.sendall(framed_reply({"ok": False, "error": str(exc)}))
@@ -538,11 +543,7 @@ class HookDaemon:
                 pass
         finally:
             conn.close()
-            with self._state:
-                self._inflight -= 1
-                self._last_activity = time.monotonic()
-                if not counted:
-                    self.requests += 1
+            self._request_done(counted)
 
     def _close_listener(self) -> None:
         tcp, self._tcp = self._tcp, None
