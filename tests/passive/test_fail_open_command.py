@@ -19,7 +19,8 @@ def _run_line(line: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["/bin/sh", "-c", line], input=PROMPT, capture_output=True, timeout=30)
 
 
-def test_the_command_still_runs_the_client(tmp_path: Path) -> None:
+def test_the_command_still_runs_the_client(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    daemon_cleanup.append(tmp_path / "c.yaml")  # the client starts a daemon: leave none behind
     line = hook_command_line(tmp_path / "c.yaml", "claude", "UserPromptSubmit")
     out = _run_line(line)
     assert out.returncode == 0  # a missing config: the client itself fails open
