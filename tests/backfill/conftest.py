@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,45 @@ class Home:
             return []
         finally:
             conn.close()
+
+    def kill_runs(
+        self,
+        args: tuple[str, ...],
+        total: int,
+        rng: Any,
+        *,
+        first_delay: float,
+        after_kill: Any = None,
+    ) -> tuple[int, int]:
+        """Start ``paxm *args`` up to six times and SIGKILL each run at a random point.
+
+        The first run is killed ``first_delay`` seconds in (still starting); later ones once they
+        have stored something (however loaded the machine), then after a random 0-0.3 s.
+        ``after_kill()`` runs after each run has ended.  Stops once ``total`` memories are
+        stored; returns ``(kills, kills that left part of the turns stored)``.
+        """
+        kills = midway = 0
+        for attempt in range(6):
+            before = len(self.memories())
+            process = self.popen(*args)
+            if attempt == 0:
+                time.sleep(first_delay)
+            else:
+                deadline = time.monotonic() + 60
+                while process.poll() is None and len(self.memories()) <= before and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(rng.uniform(0.0, 0.3))
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                kills += 1
+            process.communicate(timeout=60)
+            if after_kill is not None:
+                after_kill()
+            stored = len(self.memories())
+            midway += int(0 < stored < total)
+            if stored >= total:
+                break
+        return kills, midway
 
 
 @pytest.fixture()

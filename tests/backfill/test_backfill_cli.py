@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import stat
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -141,29 +139,9 @@ def test_real_transcripts_become_recallable_in_their_workspace(home: Any) -> Non
 @pytest.mark.slow
 def test_kill_9_at_any_point_resumes_with_nothing_lost_or_duplicated(home: Any, synth: Any) -> None:
     total = synth.write_sessions(home.projects, 60, 50)
-    kills = 0
-    midway = 0  # kills that landed with part of the turns stored
-    rng = random.Random(21)
-    for attempt in range(6):
-        before = len(home.memories())
-        process = home.popen("backfill", "run", "--agent", "claude", "--json", "--before", OLD_ENOUGH, "--batch", "40")
-        if attempt == 0:
-            time.sleep(0.3)  # once while it is still starting up
-        else:
-            # wait until this run has delivered something (however loaded the machine), then
-            # kill it at a random point of what follows
-            deadline = time.monotonic() + 60
-            while process.poll() is None and len(home.memories()) <= before and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(rng.uniform(0.0, 0.3))
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            kills += 1
-        process.communicate(timeout=60)
-        stored = len(home.memories())
-        midway += int(0 < stored < total)
-        if stored >= total:
-            break
+    args = ("backfill", "run", "--agent", "claude", "--json", "--before", OLD_ENOUGH, "--batch", "40")
+    # midway: kills that landed with part of the turns stored; the first while it starts up
+    kills, midway = home.kill_runs(args, total, random.Random(21), first_delay=0.3)
     assert kills >= 2 and midway >= 1, "the runs finished before they could be killed midway: use more turns"
     status = json.loads(home.paxm("backfill", "status", "--json").stdout)
     assert "interrupted" in [r["state"] for r in status["runs"]]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import time
 from collections import Counter
@@ -80,32 +79,17 @@ def test_workers_queue_exactly_the_serial_runs_events(home: Any, synth: Any, tmp
 
 def test_kill_9_of_a_parallel_run_resumes_with_nothing_lost_duplicated_or_left_running(home: Any, synth: Any) -> None:
     total = synth.write_sessions(home.projects, 60, 50)
-    kills = midway = 0
-    rng = random.Random(23)
-    args = ("backfill", "run", "--agent", "claude", "--json", "--before", OLD_ENOUGH, "--batch", "40")
-    for attempt in range(6):
-        before = len(home.memories())
-        process = home.popen(*args, "--workers", "2")
-        if attempt == 0:
-            time.sleep(0.8)  # once while the workers are still starting
-        else:
-            deadline = time.monotonic() + 60
-            while process.poll() is None and len(home.memories()) <= before and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(rng.uniform(0.0, 0.3))
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            kills += 1
-        process.communicate(timeout=60)
+    args = ("backfill", "run", "--agent", "claude", "--json", "--before", OLD_ENOUGH, "--batch", "40", "--workers", "2")
+
+    def no_worker_left() -> None:
         # the workers notice their run is gone and exit on their own
         deadline = time.monotonic() + 10
         while _processes_of(home) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _processes_of(home) == [], "a worker outlived its killed run"
-        stored = len(home.memories())
-        midway += int(0 < stored < total)
-        if stored >= total:
-            break
+
+    # the first kill while the workers are still starting
+    kills, midway = home.kill_runs(args, total, random.Random(23), first_delay=0.8, after_kill=no_worker_left)
     assert kills >= 2 and midway >= 1, "the runs finished before they could be killed midway: use more turns"
     final = _run(home, "--workers", "2")
     assert final["state"] == "done", final
