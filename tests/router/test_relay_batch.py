@@ -14,50 +14,12 @@ import threading
 import time
 from typing import Any
 
-from paxm_core import Deadline, MemoryHit, SearchQuery
-from paxm_core.protocols import CAP_DEADLINE_BOUND
+from paxm_core import MemoryHit, SearchQuery
 from paxm_core.router import Route, SearchPolicy
 from paxm_core.router.bulkhead import Batch, Lane, Relay
 
-SLACK = 0.35  # generous: the machine is shared by several engineers
-
-
-class Bounded:
-    """Deadline-bound in-process provider: works ``work`` seconds in 5 ms steps, checking its
-    deadline between them; records the threads its calls ran on and its peak concurrency."""
-
-    def __init__(self, name: str, hits: list[MemoryHit], work: float = 0.0) -> None:
-        self.name = name
-        self.hits = hits
-        self.work = work
-        self.threads: list[int] = []
-        self.active = 0
-        self.max_active = 0
-        self._lock = threading.Lock()
-
-    def capabilities(self) -> frozenset[str]:
-        return frozenset({CAP_DEADLINE_BOUND})
-
-    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        with self._lock:
-            self.active += 1
-            self.max_active = max(self.max_active, self.active)
-        try:
-            self.threads.append(threading.get_ident())
-            finish = time.monotonic() + self.work
-            while time.monotonic() < finish:
-                deadline.check("search")
-                time.sleep(0.005)
-            return [h.copy() for h in self.hits]
-        finally:
-            with self._lock:
-                self.active -= 1
-
-    def put(self, item: Any, deadline: Deadline) -> Any:
-        raise NotImplementedError
-
-    def health(self, deadline: Deadline) -> None:
-        return None
+# the deadline-bound test provider and the timing slack of the inline-call tests
+from .test_inline_deadline_bound import SLACK, Bounded
 
 
 def hits_of(fakes: Any, name: str) -> list[MemoryHit]:
