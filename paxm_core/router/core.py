@@ -200,9 +200,12 @@ class Router:
             raise ConfigError("no readable memory providers are enabled")
         overall = deadline or Deadline.none()
         result_limit = policy.limit if policy.limit > 0 else query.limit
-        tiers = normalized_tiers(policy.tiers)
+        tiers = normalized_tiers(policy.tiers) if policy.tiers else ()
         provider_query = _provider_query(
-            query, candidate_limit(result_limit), tiers or query.tiers, without_attribution(query.metadata)
+            query,
+            candidate_limit(result_limit),
+            tiers or query.tiers,
+            without_attribution(query.metadata) if query.metadata else {},
         )
         outcomes = fan_out(
             self._lane, "search", routes, overall, self._search_work(provider_query), self._deadline_bound, self._relay
@@ -235,7 +238,8 @@ class Router:
                     failures.append(f"{name}: {text}")
                 continue
             merged.extend(eligible)
-        result.provider_recalls.sort(key=lambda r: r.provider)
+        if len(outcomes) > 1:  # one provider: nothing to order
+            result.provider_recalls.sort(key=lambda r: r.provider)
         kept = select(merged, result_limit)
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
@@ -499,6 +503,9 @@ def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], meta
 def _score_kinds(hits: list[MemoryHit]) -> tuple[str, ...]:
     # The distinct kinds first (a provider's hits nearly always share one), stripped after.
     kinds = {hit.raw_score_kind for hit in hits}
+    if len(kinds) == 1:  # the common case: no second set, no sort
+        kind = next(iter(kinds)).strip()
+        return (kind,) if kind else ()
     return tuple(sorted({kind.strip() for kind in kinds} - {""}))
 
 

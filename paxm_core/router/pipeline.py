@@ -9,16 +9,19 @@ from operator import itemgetter
 from typing import Any
 
 from paxm_core.attribution import (
+    META_AGENT_ID,
     META_EXPIRES_AT,
     META_SCOPE_ID,
     META_SCOPE_TYPE,
+    META_SESSION_ID,
+    META_TURN_ID,
+    META_USER_ID,
     effective_expires_at,
     effective_tier,
-    restore_hit,
 )
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
-from paxm_core.types import MemoryHit, normalize_tier
+from paxm_core.types import MemoryHit, MemoryOrigin, MemoryScope, Provenance, normalize_tier
 
 __all__ = ["Candidate", "Entry", "eligible_hits", "normalized_tiers", "select"]
 
@@ -88,25 +91,40 @@ class Candidate:
         """The router-owned copy of the hit (made once), attribution restored, ranking set."""
         if self._hit is None:
             original = self._original
+            # attribution.restore_hit, inlined: the restored scope is the provenance pair dedupe
+            # already worked out, so only the origin is merged here, and the copy is built with
+            # its final attribution instead of being patched after.
+            origin, scope, legacy = original.origin, original.scope, original.provenance
+            metadata = original.metadata
+            if not (origin.user_id and origin.agent_id and origin.session_id and origin.turn_id):
+                get = metadata.get
+                origin = MemoryOrigin(
+                    origin.user_id or legacy.user_id.strip() or (get(META_USER_ID) or "").strip(),
+                    origin.agent_id or legacy.agent_id.strip() or (get(META_AGENT_ID) or "").strip(),
+                    origin.session_id or (get(META_SESSION_ID) or "").strip(),
+                    origin.turn_id or (get(META_TURN_ID) or "").strip(),
+                )
+            restored = self.provenance
+            if not (scope.type and scope.id):
+                scope = MemoryScope(restored.scope_type, restored.scope_id)
             hit = MemoryHit(
-                provider=self.provider,
-                id=original.id,
-                text=original.text,
-                relevance=self.relevance,
-                score=self.score,
-                raw_score=original.raw_score,
-                raw_score_kind=original.raw_score_kind,
-                source=original.source,
-                metadata=dict(original.metadata),
-                created_at=self.created_at,
-                tier=effective_tier(original) if self._tier is None else self._tier,
-                expires_at=self._expires_at,
-                origin=original.origin,
-                scope=original.scope,
-                provenance=original.provenance,
+                self.provider,
+                original.id,
+                original.text,
+                self.relevance,
+                self.score,
+                original.raw_score,
+                original.raw_score_kind,
+                original.source,
+                dict(metadata),
+                self.created_at,
+                effective_tier(original) if self._tier is None else self._tier,
+                self._expires_at,
+                origin,
+                scope,
+                Provenance(origin.user_id, origin.agent_id, scope.type, scope.id),
+                self.ranking,
             )
-            restore_hit(hit)
-            hit.ranking = self.ranking
             self._hit = hit
         return self._hit
 

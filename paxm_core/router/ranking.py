@@ -223,6 +223,13 @@ def top_presorted(ordered: Iterable[tuple[tuple[float, float], H]], limit: int) 
     """
     best: dict[str, H] = {}  # dedupe, as :func:`dedupe`, over the contenders only
     boundary: tuple[float, float] | None = None
+    # The groups' primaries in the order the groups were first seen.  A group's winner is only
+    # ever replaced by a later hit that is _better, i.e. one with the same primary (the walk
+    # never goes back), so the kept hits' primaries are these and never decrease.  When they
+    # strictly increase, the full order (order_key starts with the primary) is already the
+    # walk's order and sorting would change nothing.
+    strictly_increasing = True
+    last: tuple[float, float] | None = None
     for primary, hit in ordered:
         if boundary is not None and primary > boundary:
             break
@@ -230,10 +237,14 @@ def top_presorted(ordered: Iterable[tuple[tuple[float, float], H]], limit: int) 
         current = best.get(key)
         if current is None:
             best[key] = hit
+            if last is not None and not primary > last:
+                strictly_increasing = False
+            last = primary
             if len(best) == limit:
                 boundary = primary
         elif _better(hit, current):
             best[key] = hit
     kept = list(best.values())
-    sort_hits(kept)
+    if not strictly_increasing:
+        sort_hits(kept)
     return kept[:limit]
