@@ -142,16 +142,17 @@ def _freeze(cls: type, original: type) -> None:
     object.__setattr__(frozen_params, "frozen", True)
     cls.__dataclass_params__ = frozen_params  # type: ignore[attr-defined]
     names = frozenset(f.name for f in dataclass_fields(cls))
+    written: Any = original  # mypy narrows ``type(self) is written`` into a non-type
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
-        if type(self) is original or name in names:
+        if type(self) is written or name in names:
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(original, self).__setattr__(name, value)
+        super(written, self).__setattr__(name, value)
 
     def __delattr__(self: Any, name: str) -> None:
-        if type(self) is original or name in names:
+        if type(self) is written or name in names:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
-        super(original, self).__delattr__(name)
+        super(written, self).__delattr__(name)
 
     __setattr__.__qualname__ = f"{cls.__qualname__}.__setattr__"
     __delattr__.__qualname__ = f"{cls.__qualname__}.__delattr__"
