@@ -117,6 +117,9 @@ def value_dataclass(
 
 
 def _build(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
+    written = sorted({"__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"} & set(cls.__dict__))
+    if written:  # @dataclass would keep them (and derive the hash from them): not supported here
+        raise TypeError(f"value_dataclass: {cls.__qualname__} writes {', '.join(written)}; use @dataclass")
     own_init = "__init__" in cls.__dict__
     # frozen=False: ``@dataclass`` would compile __setattr__/__delattr__ for a frozen class
     built = dataclass(init=False, repr=False, eq=False, frozen=False, slots=slots)(cls)

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paxm_core import generated_file as GF
 from paxm_core import integration as I
 from paxm_core import plugin_index as X
 from paxm_core import plugins as G
@@ -27,7 +28,17 @@ from paxm_core.capture import model as CM
 from paxm_core.config import model as CF
 from paxm_core.passive import events as E
 from paxm_core.passive import policy as PP
+from paxm_core.passive.client_command import HookArgv
+from paxm_core.passive.compose import PassiveWrite
+from paxm_core.passive.insertion import InsertionPolicy
+from paxm_core.passive.templates import _Node
+from paxm_core.provider_config import ProviderConfig
+from paxm_core.router import fanout as FO
+from paxm_core.router import forget as FG
 from paxm_core.router import policy as RP
+from paxm_core.telemetry import metrics as M
+from paxm_core.telemetry.history import HistorySummary
+from paxm_core.telemetry.settings import TelemetrySettings
 
 CLASSES = [
     T.MemoryOrigin,
@@ -78,6 +89,20 @@ GENERIC = [
     PP.WriteSettings,
     PP.RecallSettings,
     PP.HookSettings,
+    ProviderConfig,
+    *(getattr(M, name) for name in ("Counter", "DailyMetric", "Metrics")),
+    FO.Outcome,
+    FO._Pending,
+    FG.ProviderForget,
+    FG.ForgetResult,
+    PassiveWrite,
+    InsertionPolicy,
+    HookArgv,
+    HistorySummary,
+    TelemetrySettings,
+    GF.NativeEvent,
+    GF.GeneratedFile,
+    _Node,
 ]
 CLASSES += GENERIC
 
