@@ -33,6 +33,7 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
     "hybrid": (HERE / "hybrid_bench.py", [], ["--quick"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
+    "dataclasses": (HERE / "dataclass_bench.py", [], ["--rounds", "5"]),
     "claude-prompt": (HERE / "claude_prompt_bench.py", [], ["--rounds", "10", "--memories", "2000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "backfill": (HERE / "backfill_bench.py", [], ["--quick"]),

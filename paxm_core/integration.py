@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 # The names integration authors build with, re-exported so a distribution imports only this
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.atomic import write_atomic
-from paxm_core.dataclass_support import set_field, value_methods
+from paxm_core.dataclass_support import set_field, value_dataclass
 from paxm_core.errors import IntegrationError
 from paxm_core.passive.client_command import (
     HookArgv,
@@ -103,8 +103,7 @@ class InstallContext:
     echo: Echo = field(default=lambda line: None)
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class Finding:
     """One line of ``paxm config doctor`` about an integration.
 
@@ -198,8 +197,7 @@ class Integration(Protocol):
         ...
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class PastTurn:
     """One finished turn read from a harness's stored transcript (for ``paxm backfill``).
 

@@ -17,7 +17,7 @@ from typing import Any
 import pluggy
 
 from paxm_core import hookspecs
-from paxm_core.dataclass_support import FACTORY, set_field, value_methods
+from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass, value_methods
 from paxm_core.errors import PluginError, ProviderNotInstalled
 from paxm_core.protocols import Integration, ProviderFactory, ProviderType
 
@@ -34,8 +34,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "paxm"
 
 
-@value_methods
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True)
 class LoadError:
     """A plugin that could not be loaded or failed while registering."""
 

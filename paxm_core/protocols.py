@@ -9,10 +9,10 @@ method name exists, so the contract suite calls every capability it sees.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from paxm_core.dataclass_support import FACTORY, set_field, value_methods
+from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass
 from paxm_core.integration import Integration
 
 if TYPE_CHECKING:
@@ -189,8 +189,7 @@ ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
 """Builds one provider instance from its name and config; imports any SDK lazily."""
 
 
-@value_methods
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True)
 class ConfigKey:
     """One configuration key a provider type understands (``providers.<name>.<key>``).
 
@@ -241,8 +240,7 @@ class ConfigKey:
 LOCALITIES = ("local", "keyed", "cloud")
 
 
-@value_methods
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True)
 class ProviderType:
     """What a plugin registers through ``paxm_register_providers``: a provider type that describes itself.
 

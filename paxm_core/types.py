@@ -15,7 +15,7 @@ from typing import Any
 
 from paxm_core.dataclass_support import FACTORY as _FACTORY
 from paxm_core.dataclass_support import set_field as _set_field
-from paxm_core.dataclass_support import value_methods
+from paxm_core.dataclass_support import value_dataclass, value_methods
 from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 
 __all__ = [
@@ -111,8 +111,7 @@ def _str(value: Any, what: str) -> str:
 # paxm_core.dataclass_support).
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class MemoryOrigin:
     """Where a memory was produced: trusted runtime context, never a caller filter."""
 
@@ -151,8 +150,7 @@ class MemoryOrigin:
         return cls(*(_str(data.get(k), f"origin.{k}") for k in ("user_id", "agent_id", "session_id", "turn_id")))
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class MemoryScope:
     """The visibility boundary assigned at write time (``personal``/``team`` + id)."""
 
@@ -178,8 +176,7 @@ class MemoryScope:
         return cls(_str(data.get("type"), "scope.type"), _str(data.get("id"), "scope.id"))
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class Provenance:
     """Upstream's v1 attribution shape, kept for compatibility with v1 plugins."""
 
@@ -224,8 +221,7 @@ _EMPTY_SCOPE = MemoryScope()
 _EMPTY_PROVENANCE = Provenance()
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class TurnContext:
     """Capture boundaries of one turn; providers that do not model turns ignore it."""
 
@@ -247,8 +243,7 @@ class TurnContext:
         _set_field(self, "ended_at", ended_at)
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class MemoryRef:
     """A stored memory's address: the provider instance name and its id there."""
 
@@ -269,8 +264,7 @@ class MemoryRef:
         return cls(_str(data.get("provider"), "ref.provider"), _str(data.get("id"), "ref.id"))
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class MemoryItem:
     """One memory to write.
 
@@ -391,8 +385,7 @@ _ITEM_FIELD_SET = frozenset(_ITEM_FIELDS)
 _new_object = object.__new__
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class SearchQuery:
     """A recall request to one provider.
 
@@ -597,8 +590,7 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class ProviderErrorInfo:
     """A provider failure reported inside a result (``provider_errors``)."""
 
@@ -617,8 +609,7 @@ class ProviderErrorInfo:
         return {"provider": self.provider, "required": self.required, "op": self.op, "error": self.error}
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class ProviderRecall:
     """Per-provider diagnostics of one recall (``provider_recalls``)."""
 
@@ -666,8 +657,7 @@ class ProviderRecall:
         return out
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class ProviderHealth:
     """One provider's health as reported by ``config doctor``."""
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.types import MemoryItem
 
 __all__ = [
@@ -47,7 +48,7 @@ def session_key_for(
     return f"{base}/event/{event_id.strip()}"
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class CaptureEvent:
     """One rendered hook write waiting to become part of an episode.
 
@@ -71,7 +72,7 @@ class CaptureEvent:
     captured_at: datetime | None = None
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class AppendResult:
     """Returned by ``append`` after COMMIT: the event is durable and may be acknowledged."""
 
@@ -81,7 +82,7 @@ class AppendResult:
     sealed_episode: str = ""
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class InboxEntry:
     """A raw hook payload stored by the stdlib hook client while the daemon was down."""
 
@@ -93,7 +94,7 @@ class InboxEntry:
     attempts: int = 0
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DrainReport:
     """What ``drain_inbox`` did: entries turned into events, and entries kept because they failed."""
 
@@ -102,7 +103,7 @@ class DrainReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DeliveryClaim:
     """One delivery leased to a worker: deliver ``items`` to ``provider``, then report back."""
 
@@ -119,7 +120,7 @@ class DeliveryClaim:
     row: int = 0
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DeliveryOutcome:
     """The recorded result of one delivery attempt (also what telemetry reports)."""
 
@@ -139,7 +140,7 @@ class DeliveryOutcome:
         return self.state == "dead"
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DeadDelivery:
     """A delivery that gave up (attempts exhausted or integrity failure)."""
 
@@ -161,7 +162,7 @@ class DeadDelivery:
         }
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class QueueStatus:
     """Counts by state plus what an operator needs to act on."""
 
@@ -197,7 +198,7 @@ class QueueStatus:
         }
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class FlushReport:
     """Result of ``DeliveryWorker.flush``: ``ok`` only if nothing is left undelivered."""
 

@@ -11,10 +11,11 @@ Field metadata drives (de)serialization in :mod:`paxm_core.config.codec`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
@@ -54,14 +55,14 @@ _ALWAYS = {"always": True}
 _DURATION = {"duration": True}
 
 
-@dataclass
+@value_dataclass
 class IdentityConfig:
     """Who the memories belong to; ``user_id`` defaults to a slug of the OS user."""
 
     user_id: str = ""
 
 
-@dataclass
+@value_dataclass
 class ScopeConfig:
     """A write profile's memory scope, e.g. ``personal:<user>`` or ``team:<id>``."""
 
@@ -69,7 +70,7 @@ class ScopeConfig:
     id: str = ""
 
 
-@dataclass
+@value_dataclass
 class ThresholdsConfig:
     """Minimum relevance/score a hit needs to be returned."""
 
@@ -77,7 +78,7 @@ class ThresholdsConfig:
     min_score: float = 0.0
 
 
-@dataclass
+@value_dataclass
 class RouteConfig:
     """One provider in a profile: ``required`` failures fail the call; ``timeout`` in seconds."""
 
@@ -88,7 +89,7 @@ class RouteConfig:
     thresholds: ThresholdsConfig | None = None
 
 
-@dataclass
+@value_dataclass
 class RankingConfig:
     """How hits from several providers are merged (``weighted_relevance``)."""
 
@@ -96,7 +97,7 @@ class RankingConfig:
     recency_boost: float = 0.0
 
 
-@dataclass
+@value_dataclass
 class RecallProfileConfig:
     """A named recall policy (``default``, ``passive``, ``passive_initial`` ...)."""
 
@@ -107,7 +108,7 @@ class RecallProfileConfig:
     tiers: list[str] = field(default_factory=list)
 
 
-@dataclass
+@value_dataclass
 class WriteProfileConfig:
     """A named write policy (``default``, ``stm``, ``ltm`` ...); ``expires_after`` in seconds."""
 
@@ -117,14 +118,14 @@ class WriteProfileConfig:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
 
 
-@dataclass
+@value_dataclass
 class AgentIntegrationConfig:
     """Which installation surface owns the agent's hooks (``paxm`` or an integration's owner name)."""
 
     owner: str = ""
 
 
-@dataclass
+@value_dataclass
 class ActiveRecallConfig:
     """Recall the agent performs on request (MCP tool / CLI)."""
 
@@ -133,7 +134,7 @@ class ActiveRecallConfig:
     output: str = ""
 
 
-@dataclass
+@value_dataclass
 class HookInsertionConfig:
     """Which passive-recall hits are inserted into the prompt."""
 
@@ -142,7 +143,7 @@ class HookInsertionConfig:
     require_query_terms: bool = False
 
 
-@dataclass
+@value_dataclass
 class HookInitialRecallConfig:
     """The larger recall made on the first prompt of a session."""
 
@@ -155,7 +156,7 @@ class HookInitialRecallConfig:
     insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
 
 
-@dataclass
+@value_dataclass
 class HookRecallConfig:
     """Passive recall run by a harness hook event."""
 
@@ -172,7 +173,7 @@ class HookRecallConfig:
     max_context_chars: int = 0
 
 
-@dataclass
+@value_dataclass
 class HookBufferConfig:
     """Buffering of captured events into episodes."""
 
@@ -181,7 +182,7 @@ class HookBufferConfig:
     flush_count: int = 0
 
 
-@dataclass
+@value_dataclass
 class HookWriteConfig:
     """Passive capture run by a harness hook event."""
 
@@ -192,7 +193,7 @@ class HookWriteConfig:
     buffer: HookBufferConfig = field(default_factory=HookBufferConfig)
 
 
-@dataclass
+@value_dataclass
 class AgentHookConfig:
     """What one hook event (``user_input``, ``turn_end`` ...) does."""
 
@@ -200,7 +201,7 @@ class AgentHookConfig:
     write: HookWriteConfig = field(default_factory=HookWriteConfig)
 
 
-@dataclass
+@value_dataclass
 class AgentConfig:
     """One coding agent (claude, codex, opencode ...)."""
 
@@ -213,14 +214,14 @@ class AgentConfig:
     hooks: dict[str, AgentHookConfig] = field(default_factory=dict)
 
 
-@dataclass
+@value_dataclass
 class LegacyHookEventConfig:
     """Pre-``agents`` schema: ``hooks.<agent>.events.<event>.recall``."""
 
     recall: HookRecallConfig = field(default_factory=HookRecallConfig)
 
 
-@dataclass
+@value_dataclass
 class LegacyHookConfig:
     """Pre-``agents`` schema: top-level ``hooks.<agent>``; normalized into :attr:`Config.agents`."""
 
@@ -228,7 +229,7 @@ class LegacyHookConfig:
     events: dict[str, LegacyHookEventConfig] = field(default_factory=dict)
 
 
-@dataclass
+@value_dataclass
 class TelemetryConfig:
     """Local event log and metrics (never leaves the machine)."""
 
@@ -248,7 +249,7 @@ class TelemetryConfig:
         return self.enabled is not False
 
 
-@dataclass
+@value_dataclass
 class CaptureQueueConfig:
     """The durable capture queue; ages and backoff in seconds."""
 
@@ -259,7 +260,7 @@ class CaptureQueueConfig:
     provider_concurrency: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+@value_dataclass
 class LimitsConfig:
     """Bounds on the active path (``paxm recall`` / ``remember`` and the MCP tools).
 
@@ -313,7 +314,7 @@ class LimitsConfig:
         return self.max_hit_chars if self.max_hit_chars > 0 else self.DEFAULT_MAX_HIT_CHARS
 
 
-@dataclass
+@value_dataclass
 class WorkspaceConfig:
     """How a directory maps to a workspace, and which projects paxm keeps out of."""
 
@@ -328,7 +329,7 @@ class WorkspaceConfig:
         return self.mode.strip().lower() or "project"
 
 
-@dataclass
+@value_dataclass
 class PrivacyConfig:
     """Redaction of secrets before anything is queued or stored."""
 
@@ -336,7 +337,7 @@ class PrivacyConfig:
     redact_patterns: list[str] = field(default_factory=list)
 
 
-@dataclass
+@value_dataclass
 class Config:
     """The whole paxm configuration.
 

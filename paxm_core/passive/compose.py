@@ -8,10 +8,11 @@ envelope by :mod:`paxm_core.envelope`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.passive.echo import strip_event
 from paxm_core.passive.events import (
     EVENT_SESSION_START,
@@ -102,7 +103,7 @@ def template_data(event: HookEvent, label: str = "") -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class PassiveWrite:
     """One composed hook write, ready for the capture queue.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY, set_field, value_methods
+from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass, value_methods
 
 __all__ = [
     "EVENT_SESSION_START",
@@ -38,8 +38,7 @@ RECALL_PHASE_KEY = "paxm_recall_phase"
 RECALL_PHASE_INITIAL = "initial"
 
 
-@value_methods
-@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
+@value_dataclass(frozen=True, slots=True)
 class HookMessage:
     """One visible conversation message: role ``user``/``assistant``/``tool_call``/``tool_result``."""
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
 from paxm_core.router.bulkhead import Batch, Call, Lane, LaneBusy, Relay
@@ -15,7 +16,7 @@ from paxm_core.router.policy import Route
 __all__ = ["Outcome", "error_text", "fan_out", "ms"]
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class Outcome:
     """What one provider call produced (value or error), with timing and bulkhead state."""
 
@@ -27,7 +28,7 @@ class Outcome:
     duration_ms: int = 0
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class _Pending:
     route: Route
     deadline: Deadline

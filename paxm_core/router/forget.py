@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded
 from paxm_core.router.bulkhead import Lane
@@ -26,7 +27,7 @@ __all__ = ["FORGET_TIMEOUT", "ForgetResult", "ProviderForget", "forget"]
 FORGET_TIMEOUT = 30.0
 
 
-@dataclass
+@value_dataclass
 class ProviderForget:
     """What one provider did with the ids it was asked to forget.
 
@@ -56,7 +57,7 @@ class ProviderForget:
         }
 
 
-@dataclass
+@value_dataclass
 class ForgetResult:
     """Per-provider outcomes of one forget, sorted by provider name."""
 

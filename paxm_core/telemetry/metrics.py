@@ -8,10 +8,11 @@ upstream's, so a metrics file written by either implementation can be read by th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.timefmt import format_time, parse_time, utcnow
 
 __all__ = [
@@ -30,7 +31,7 @@ METRICS_VERSION = 1
 LATENCY_BOUNDS_MS: tuple[int, ...] = (10, 25, 50, 100, 250, 500, 800, 1000, 2000)
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class Counter:
     """One set of counters (totals, a day, an agent, a provider...)."""
 
@@ -123,7 +124,7 @@ def _counter_map_json(counters: Mapping[str, Counter]) -> dict[str, Any]:
     return {name: counters[name].to_json() for name in sorted(counters)}
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class DailyMetric:
     """One UTC day's counters and breakdowns."""
 
@@ -154,7 +155,7 @@ class DailyMetric:
         )
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class Metrics:
     """The content of ``metrics.json``.
 

@@ -18,12 +18,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paxm_core import generated_file as GF
 from paxm_core import integration as I
 from paxm_core import plugin_index as X
 from paxm_core import plugins as G
 from paxm_core import protocols as P
 from paxm_core import types as T
+from paxm_core.capture import model as CM
+from paxm_core.config import model as CF
 from paxm_core.passive import events as E
+from paxm_core.passive import policy as PP
+from paxm_core.passive.client_command import HookArgv
+from paxm_core.passive.compose import PassiveWrite
+from paxm_core.passive.insertion import InsertionPolicy
+from paxm_core.passive.templates import _Node
+from paxm_core.provider_config import ProviderConfig
+from paxm_core.router import fanout as FO
+from paxm_core.router import forget as FG
+from paxm_core.router import policy as RP
+from paxm_core.telemetry import metrics as M
+from paxm_core.telemetry.history import HistorySummary
+from paxm_core.telemetry.settings import TelemetrySettings
 
 CLASSES = [
     T.MemoryOrigin,
@@ -49,6 +64,47 @@ CLASSES = [
     X.EntryPointRecord,
     X.PluginIndex,
 ]
+#: the classes built by ``value_dataclass`` (a shared ``__init__``, no written one)
+GENERIC = [
+    *(getattr(CF, name) for name in CF.__all__ if name.endswith("Config") and name != "ProviderConfig"),
+    *(
+        getattr(CM, name)
+        for name in (
+            "CaptureEvent",
+            "AppendResult",
+            "InboxEntry",
+            "DrainReport",
+            "DeliveryClaim",
+            "DeliveryOutcome",
+            "DeadDelivery",
+            "QueueStatus",
+            "FlushReport",
+        )
+    ),
+    RP.Route,
+    RP.SearchPolicy,
+    RP.PutPolicy,
+    RP.RecallResult,
+    RP.RememberResult,
+    PP.WriteSettings,
+    PP.RecallSettings,
+    PP.HookSettings,
+    ProviderConfig,
+    *(getattr(M, name) for name in ("Counter", "DailyMetric", "Metrics")),
+    FO.Outcome,
+    FO._Pending,
+    FG.ProviderForget,
+    FG.ForgetResult,
+    PassiveWrite,
+    InsertionPolicy,
+    HookArgv,
+    HistorySummary,
+    TelemetrySettings,
+    GF.NativeEvent,
+    GF.GeneratedFile,
+    _Node,
+]
+CLASSES += GENERIC
 
 
 def _twin(cls: type) -> type:
@@ -200,3 +256,52 @@ def test_memory_item_replace_and_required_arguments() -> None:
     assert hit.copy(score=0.1).score == 0.1 and hit.score == 0.7
     with pytest.raises(TypeError):
         hash(hit)
+
+
+@pytest.mark.parametrize("cls", GENERIC, ids=lambda c: c.__name__)
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_the_shared_init_fails_as_the_generated_one(cls: type, data: st.DataObject) -> None:
+    """Wrong calls raise the same ``TypeError``, word for word, as ``@dataclass``'s ``__init__``."""
+    twin = TWINS[cls]
+    names = [f.name for f in dataclasses.fields(cls)]
+    good = data.draw(_kwargs(cls))
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {}),  # every required argument missing
+        ((), {**good, "not_a_field": 1}),
+        (tuple([None] * (len(names) + data.draw(st.integers(1, 2)))), {}),  # too many positional
+        (("x",), {names[0]: "y"}),  # the first argument twice
+        ((), {k: v for k, v in good.items() if data.draw(st.booleans())}),
+    ]
+    for args, kwargs in calls:
+        ours = _outcome(lambda a=args, k=kwargs: repr(cls(*a, **k)))
+        assert ours == _outcome(lambda a=args, k=kwargs: repr(twin(*a, **k)))
+
+
+@pytest.mark.parametrize("cls", GENERIC, ids=lambda c: c.__name__)
+def test_every_instance_gets_its_own_factory_value(cls: type) -> None:
+    factories = [f for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING]
+    required = {
+        f.name: None
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    a, b, twin = cls(**required), cls(**required), TWINS[cls](**required)
+    for f in factories:
+        assert getattr(a, f.name) == getattr(twin, f.name)
+        if isinstance(getattr(a, f.name), (list, dict, set)) or dataclasses.is_dataclass(getattr(a, f.name)):
+            assert getattr(a, f.name) is not getattr(b, f.name)
+    assert repr(a) == repr(twin)
+
+
+def test_a_nested_config_round_trips_through_pickle_replace_and_asdict() -> None:
+    config = CF.Config(version=2, providers={})
+    config.agents["claude"] = CF.AgentConfig(enabled=True)
+    config.identity.user_id = "u"
+    assert pickle.loads(pickle.dumps(config)) == config
+    changed = dataclasses.replace(config, version=3)
+    assert changed.version == 3 and changed.agents is config.agents
+    assert dataclasses.asdict(config)["agents"]["claude"]["enabled"] is True
+    assert config != CF.Config()  # eq compares the nested values
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(config)
