@@ -386,6 +386,7 @@ def install_hint(type_name: str, package: str = "") -> str:
 
 _REGISTRY_CACHE: dict[str, dict[str, ProviderType]] = {}
 _REGISTRY_MANAGERS: dict[str, PaxmPluginManager | None] = {}
+_SECRET_CACHE: dict[int, tuple[dict[str, ProviderType], int, frozenset[str]]] = {}
 
 
 def _registry_manager() -> PaxmPluginManager | None:
@@ -443,8 +444,16 @@ def declared_secret_keys() -> frozenset[str]:
     if pm is None:
         return frozenset()
     try:
-        found = {key.lower() for spec in pm._loaded_provider_types().values() for key in spec.secret_keys}
-        return frozenset(found | pm.pending_secret_keys())
+        loaded = pm._loaded_provider_types()
+        # asked once per config key: cached while the loaded types (the same dict object, kept
+        # alive here) and the pending plugins are unchanged
+        cached = _SECRET_CACHE.get(id(pm))
+        if cached is not None and cached[0] is loaded and cached[1] == len(pm._pending):
+            return cached[2]
+        found = {name.lower() for spec in loaded.values() for name in spec.secret_keys}
+        result = frozenset(found | pm.pending_secret_keys())
+        _SECRET_CACHE[id(pm)] = (loaded, len(pm._pending), result)
+        return result
     except Exception:
         return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 
