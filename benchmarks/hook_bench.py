@@ -15,6 +15,11 @@ Cases (medians of wall time of the whole child process, stdin payload included):
   best-effort recall routes; their servers are absent, so those calls fail fast) (target: <= 40 MB).
 
 Run: ``uv run python benchmarks/hook_bench.py [--rounds N] [--memories N]``.
+
+``--baseline DIR`` (a checkout of the baseline commit, e.g. ``git worktree add --detach
+/tmp/base <commit>``) runs only the in-process start-up probe, alternating this code and the
+baseline's (A B A B ..., the baseline's sources first on ``PYTHONPATH``), with SQLite alone and
+with the three providers: medians of CPU and wall time and their ratios.
 """
 
 from __future__ import annotations
@@ -259,7 +264,7 @@ os._exit(0)
 """
 
 
-def startup_cpu(config: Path, prompt: str, runs: int) -> dict[str, float]:
+def startup_cpu(config: Path, prompt: str, runs: int, env: dict[str, str] | None = None) -> dict[str, float]:
     """Medians of :data:`STARTUP_PROBE` (``-P -c``, like the installed daemon's ``-P -m``).
 
     ``process_time`` counts from interpreter start-up, so the interpreter's own start is in.
@@ -268,7 +273,11 @@ def startup_cpu(config: Path, prompt: str, runs: int) -> dict[str, float]:
     code = "import time; START = time.perf_counter()\n" + STARTUP_PROBE
     for _ in range(runs):
         out = subprocess.run(
-            [sys.executable, "-P", "-c", code, str(config), prompt], capture_output=True, text=True, timeout=120
+            [sys.executable, "-P", "-c", code, str(config), prompt],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
         )
         line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
         if out.returncode != 0 or not line:
@@ -323,6 +332,41 @@ def add_best_effort_providers(config: Path) -> None:
     save_config(cfg, config)
 
 
+def baseline_env(checkout: Path) -> dict[str, str]:
+    """The environment that runs ``checkout``'s paxm sources instead of this worktree's."""
+    paths = [str(checkout)] + sorted(str(p) for p in checkout.glob("*/*/src") if p.parent.parent.name != "benchmarks")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def startup_ab(config: Path, baseline: Path, rounds: int, memories: int) -> None:
+    """The in-process start-up probe, this code and the baseline interleaved (see the docstring)."""
+    prompt = "how do we deploy the cache rollout"
+    seed(config, memories)
+    three = config.parent.parent / "cfg3"
+    three.mkdir()
+    (three / "config.yaml").write_text(config.read_text().replace(str(config.parent), str(three)))
+    (three / "memory.sqlite").symlink_to(config.parent / "memory.sqlite")
+    add_best_effort_providers(three / "config.yaml")
+    base_env = baseline_env(baseline)
+    print(f"baseline: {baseline} (rounds={rounds}, memories={memories}, load {os.getloadavg()[0]:.1f})")
+    for label, path in (("SQLite", config), ("SQLite + Mem0 + MemOS", three / "config.yaml")):
+        startup_cpu(path, prompt, 1)  # warm: the plugin index and the parsed-config cache of each side
+        startup_cpu(path, prompt, 1, base_env)
+        new: list[dict[str, float]] = []
+        old: list[dict[str, float]] = []
+        for _ in range(rounds):
+            new.append(startup_cpu(path, prompt, 1))
+            old.append(startup_cpu(path, prompt, 1, base_env))
+        cpu_new, cpu_old = (statistics.median(r["cpu_ms"] for r in rs) for rs in (new, old))
+        wall_new, wall_old = (statistics.median(r["wall_ms"] for r in rs) for rs in (new, old))
+        print(
+            f"  start + first answer ({label}, median of {rounds}): cpu {cpu_new:.1f} vs {cpu_old:.1f} ms"
+            f" ({cpu_new / cpu_old:.2f}x), wall {wall_new:.1f} vs {wall_old:.1f} ms ({wall_new / wall_old:.2f}x),"
+            f" modules {new[-1]['modules']:.0f} vs {old[-1]['modules']:.0f}"
+        )
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=40)
@@ -332,11 +376,19 @@ def main() -> None:
         action="store_true",
         help="keep PYTHONDONTWRITEBYTECODE from the environment: every daemon start compiles paxm from source",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of the baseline commit: run only the start-up probe, interleaved with it",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paxm-hook-bench-") as tmp:
         if not args.no_bytecode_cache:
             use_bytecode_cache(Path(tmp) / "pycache")
         config = make_config(Path(tmp) / "cfg")
+        if args.baseline is not None:
+            startup_ab(config, args.baseline.resolve(), args.rounds, args.memories)
+            return
         try:
             run_cases(config, args.rounds, args.memories)
         finally:

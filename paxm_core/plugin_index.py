@@ -1,11 +1,12 @@
 """A per-environment cache of the ``paxm`` entry points and of what each plugin registers.
 
 Finding the entry points means importing :mod:`importlib.metadata` and reading every installed
-distribution's metadata; loading them all imports every harness integration, though a hook
-daemon needs the one integration its harness uses.  Both showed up as the largest parts of the
-daemon's start-up after the interpreter itself (``benchmarks/hook_bench.py``, "first prompt,
-daemon down").  This index lets :func:`paxm_core.plugins.get_plugin_manager` (``lazy=True``)
-skip the scan and defer plugins that only register integrations.
+distribution's metadata; loading them all imports every harness integration and provider, though
+a hook daemon needs the one integration its harness uses and the providers its config names.
+Both showed up as the largest parts of the daemon's start-up after the interpreter itself
+(``benchmarks/hook_bench.py``, "first prompt, daemon down").  This index lets
+:func:`paxm_core.plugins.get_plugin_manager` (``lazy=True``) skip the scan and defer plugins
+that only register integrations, or only provider types.
 
 The index is only trusted while its *stamp* matches: the interpreter, ``sys.path``, the mtime
 of every ``sys.path`` directory (installing or removing a distribution adds or removes a
@@ -32,7 +33,7 @@ from paxm_core.dataclass_support import FACTORY, value_methods
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
 #: bump when the file's layout changes
-FORMAT = 2
+FORMAT = 3
 
 
 @value_methods
@@ -47,6 +48,8 @@ class EntryPointRecord:
     :param providers: provider types it registered when last loaded (``None``: not known).
     :param integrations: integration names and aliases (lower case) it registered.
     :param canonical: the canonical names among them (a name beats another integration's alias).
+    :param secret_keys: the config keys its provider types declare secret (lower case), so
+        redaction knows them while the plugin stays unimported.
     :param module_file: the plugin module's file and its ``(mtime_ns, size)`` when indexed.
     """
 
@@ -60,6 +63,7 @@ class EntryPointRecord:
     canonical: list[str] = field(default_factory=list)
     module_file: str = ""
     module_stamp: list[int] = field(default_factory=list)
+    secret_keys: list[str] = field(default_factory=list)
 
     def __init__(
         self,
@@ -73,6 +77,7 @@ class EntryPointRecord:
         canonical: list[str] = FACTORY,
         module_file: str = "",
         module_stamp: list[int] = FACTORY,
+        secret_keys: list[str] = FACTORY,
     ) -> None:
         self.name = name
         self.value = value
@@ -84,6 +89,7 @@ class EntryPointRecord:
         self.canonical = list() if canonical is FACTORY else canonical
         self.module_file = module_file
         self.module_stamp = list() if module_stamp is FACTORY else module_stamp
+        self.secret_keys = list() if secret_keys is FACTORY else secret_keys
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
@@ -202,15 +208,18 @@ def record_roles(
     providers: list[str],
     integrations: list[str],
     canonical: Iterable[str] = (),
+    secret_keys: Iterable[str] = (),
 ) -> None:
     """Note what ``entry``'s plugin registered, stamped with its module file.
 
     :param canonical: the integrations' own names (``integrations`` also holds their aliases).
+    :param secret_keys: the config keys its provider types declare secret.
     """
     module = sys.modules.get(entry.module)
     path = getattr(module, "__file__", None) or ""
     entry.providers = sorted(providers)
     entry.integrations = sorted({name.lower() for name in integrations})
     entry.canonical = sorted({name.lower() for name in canonical})
+    entry.secret_keys = sorted({name.lower() for name in secret_keys})
     entry.module_file = path
     entry.module_stamp = _file_stamp(path) if path else []

@@ -28,6 +28,8 @@ __all__ = [
     "PluginInfo",
     "get_plugin_manager",
     "install_hint",
+    "declared_secret_keys",
+    "registered_provider_type",
     "registered_provider_types",
 ]
 
@@ -133,11 +135,13 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._provider_owner: dict[str, str] = {}
         self._integrations: dict[str, Integration] | None = None
         self._integration_owner: dict[str, str] = {}
-        #: integration-only plugins not imported yet (``get_plugin_manager(lazy=True)``)
+        #: integration-only or provider-only plugins not imported yet (``get_plugin_manager(lazy=True)``)
         self._pending: dict[str, Any] = {}
         #: integration name or alias (lower case) -> the pending plugin that registers it
         self._integration_hints: dict[str, str] = {}
         self._canonical_hints: set[str] = set()
+        #: provider type -> the pending plugin that registers it
+        self._provider_hints: dict[str, str] = {}
 
     # -- registration -------------------------------------------------------------------
 
@@ -155,6 +159,8 @@ class PaxmPluginManager(pluggy.PluginManager):
     def _defer(self, entry: Any) -> None:
         """Keep ``entry`` (a :class:`~paxm_core.plugin_index.EntryPointRecord`) unimported for now."""
         self._pending[entry.name] = entry
+        for type_name in entry.providers or ():
+            self._provider_hints[type_name] = entry.name
         # as in integration(): a canonical name beats another integration's alias, and among
         # aliases the first plugin in name (= registration) order wins
         for name in entry.integrations:
@@ -192,6 +198,20 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def provider_types(self) -> dict[str, ProviderType]:
         """All registered provider types by ``type`` string (cached)."""
+        for plugin in sorted(self._pending):
+            if self._pending[plugin].providers:
+                self._load_pending(plugin)
+        return self._loaded_provider_types()
+
+    def pending_secret_keys(self) -> frozenset[str]:
+        """The secret config keys the index records for provider plugins not imported yet."""
+        found: set[str] = set()
+        for entry in self._pending.values():
+            found.update(getattr(entry, "secret_keys", ()) or ())
+        return frozenset(found)
+
+    def _loaded_provider_types(self) -> dict[str, ProviderType]:
+        """The provider types of the plugins imported so far (cached until one registers)."""
         if self._provider_types is not None:
             return self._provider_types
         found: dict[str, ProviderType] = {}
@@ -237,7 +257,10 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def provider_type(self, type_name: str) -> ProviderType:
         """Look up a provider type or raise an error naming the package to install."""
-        types = self.provider_types()
+        hinted = self._provider_hints.get(type_name)
+        if hinted is not None and hinted in self._pending:
+            self._load_pending(hinted)  # only the plugin the index names for this type
+        types = self._loaded_provider_types()
         if type_name not in types and self._pending:
             self._load_pending()  # a stale index: a deferred plugin may register it after all
             types = self.provider_types()
@@ -361,23 +384,77 @@ def install_hint(type_name: str, package: str = "") -> str:
 
 
 _REGISTRY_CACHE: dict[str, dict[str, ProviderType]] = {}
+_REGISTRY_MANAGERS: dict[str, PaxmPluginManager | None] = {}
+_SECRET_CACHE: dict[int, tuple[dict[str, ProviderType], int, frozenset[str]]] = {}
+
+
+def _registry_manager() -> PaxmPluginManager | None:
+    """One lazy manager per process (per ``PAXM_LOAD_PLUGINS`` value); ``None`` if it cannot be built."""
+    key = os.environ.get("PAXM_LOAD_PLUGINS", "\0all")
+    if key not in _REGISTRY_MANAGERS:
+        try:
+            _REGISTRY_MANAGERS[key] = get_plugin_manager(lazy=True)
+        except Exception:
+            _REGISTRY_MANAGERS[key] = None
+    return _REGISTRY_MANAGERS[key]
 
 
 def registered_provider_types() -> dict[str, ProviderType]:
     """The installed provider types, loaded once per process (per ``PAXM_LOAD_PLUGINS`` value).
 
-    For code that needs a type's self-description (config validation, passive route timeouts)
-    without holding a plugin manager.  Never raises: broken plugins are simply absent here.
+    For code that needs every type's self-description without holding a plugin manager; one
+    type is :func:`registered_provider_type` (imports only its plugin).  Never raises: broken
+    plugins are simply absent here.
     """
     key = os.environ.get("PAXM_LOAD_PLUGINS", "\0all")
     found = _REGISTRY_CACHE.get(key)
     if found is None:
+        pm = _registry_manager()
         try:
-            found = dict(get_plugin_manager(lazy=True).provider_types())
+            found = dict(pm.provider_types()) if pm is not None else {}
         except Exception:
             found = {}
         _REGISTRY_CACHE[key] = found
     return found
+
+
+def registered_provider_type(type_name: str) -> ProviderType | None:
+    """One installed provider type (config validation, passive route timeouts), or ``None``.
+
+    Imports only the plugin the plugin index names for ``type_name`` (every plugin when the
+    index does not know it).  Never raises.
+    """
+    pm = _registry_manager()
+    if pm is None:
+        return None
+    try:
+        return pm.provider_type(type_name.strip().lower())
+    except Exception:  # not installed, or a broken plugin: absent here
+        return None
+
+
+def declared_secret_keys() -> frozenset[str]:
+    """Every config key an installed provider type declares secret (lower case).
+
+    Read from the plugin index for provider plugins not imported yet, so redaction does not
+    import them.
+    """
+    pm = _registry_manager()
+    if pm is None:
+        return frozenset()
+    try:
+        loaded = pm._loaded_provider_types()
+        # asked once per config key: cached while the loaded types (the same dict object, kept
+        # alive here) and the pending plugins are unchanged
+        cached = _SECRET_CACHE.get(id(pm))
+        if cached is not None and cached[0] is loaded and cached[1] == len(pm._pending):
+            return cached[2]
+        found = {name.lower() for spec in loaded.values() for name in spec.secret_keys}
+        result = frozenset(found | pm.pending_secret_keys())
+        _SECRET_CACHE[id(pm)] = (loaded, len(pm._pending), result)
+        return result
+    except Exception:
+        return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 
 
 def _allowed_plugins() -> set[str] | None:
@@ -436,27 +513,41 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
         index = plugin_index.scan(ENTRY_POINT_GROUP)
     seen: set[str] = set()
     learned = []
+    known = {entry.name: entry.roles_known() for entry in index.entries}
+    # A plugin whose roles are unknown may register any type, so then no provider plugin waits.
+    claims: dict[str, int] | None = {} if all(known.values()) else None  # type -> plugins registering it
+    for entry in index.entries:
+        for type_name in entry.providers or ():
+            if claims is not None:
+                claims[type_name] = claims.get(type_name, 0) + 1
     for entry in index.entries:
         if entry.name in seen or (allowed is not None and entry.name not in allowed):
             continue
         seen.add(entry.name)
         pm.distributions[entry.name] = (entry.distribution, entry.version)
-        if entry.roles_known():
+        if known[entry.name]:
             if not entry.providers and entry.integrations:
+                pm._defer(entry)
+                continue
+            # A provider-only plugin waits until its type is asked for, unless another plugin
+            # claims the same type (then name order decides the duplicate, as when all load).
+            waits = claims is not None and all(claims[t] == 1 for t in entry.providers or ())
+            if entry.providers and not entry.integrations and waits:
                 pm._defer(entry)
                 continue
         else:
             learned.append(entry)
         pm._load_entry(entry)
     if learned:
-        pm.provider_types()
+        types = pm._loaded_provider_types()  # deferred plugins stay deferred
         integrations, owners = pm._collect_integrations()
         for entry in learned:
             if pm.has_plugin(entry.name) and not any(e.plugin == entry.name for e in pm.load_errors):
                 providers = [t for t, owner in pm._provider_owner.items() if owner == entry.name]
                 names = _integration_names(integrations, owners, entry.name)
                 canonical = [name for name, owner in owners.items() if owner == entry.name]
-                plugin_index.record_roles(entry, providers, names, canonical)
+                secrets = [key for t in providers for key in types[t].secret_keys]
+                plugin_index.record_roles(entry, providers, names, canonical, secrets)
     if stale or learned:
         plugin_index.write_index(index)
 

@@ -50,12 +50,10 @@ def is_secret_key(key: str) -> bool:
 
 
 def _declared_secret_keys() -> frozenset[str]:
-    from paxm_core.plugins import registered_provider_types
+    # from the plugin index where it can: asking every type would import every provider plugin
+    from paxm_core.plugins import declared_secret_keys
 
-    found: set[str] = set()
-    for spec in registered_provider_types().values():
-        found.update(name.lower() for name in spec.secret_keys)
-    return frozenset(found)
+    return declared_secret_keys()
 
 
 _HINTS: dict[type, dict[str, Any]] = {}

@@ -193,9 +193,9 @@ def _normalize_passive_routes(routes: list[RouteConfig], providers: dict[str, Pr
 
 def _provider_type(type_name: str) -> ProviderType | None:
     """The installed provider type's self-description (timeouts, locality), or ``None``."""
-    from paxm_core.plugins import registered_provider_types
+    from paxm_core.plugins import registered_provider_type
 
-    return registered_provider_types().get(type_name.strip().lower())
+    return registered_provider_type(type_name)  # imports only this type's plugin
 
 
 def _rename_routes(routes: list[RouteConfig], old: str, new: str) -> list[RouteConfig]:

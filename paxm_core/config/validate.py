@@ -77,9 +77,9 @@ def _providers(config: Config) -> None:
 
 def _provider_type_checks(where: str, provider: ProviderConfig) -> None:
     """The provider type's own ``validate`` (its keys are its business); uninstalled types pass here."""
-    from paxm_core.plugins import registered_provider_types
+    from paxm_core.plugins import registered_provider_type
 
-    spec = registered_provider_types().get((provider.type or "").strip().lower())
+    spec = registered_provider_type(provider.type or "")  # imports only this type's plugin
     if spec is None or spec.validate is None:
         return
     try:

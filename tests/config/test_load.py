@@ -184,7 +184,7 @@ def test_sparse_config_gets_synthesized_profiles(tmp_path: Path, monkeypatch: py
     from paxm_core.protocols import ProviderType
 
     cloud_type = ProviderType("mem0-cloud", lambda name, cfg: None, locality="cloud")  # type: ignore[arg-type,return-value]
-    monkeypatch.setattr(plugins, "registered_provider_types", lambda: {"mem0-cloud": cloud_type})
+    monkeypatch.setattr(plugins, "registered_provider_type", {"mem0-cloud": cloud_type}.get)
     path = _write(
         tmp_path / "s" / "config.yaml",
         """

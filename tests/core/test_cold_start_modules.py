@@ -96,6 +96,13 @@ NOT_ON_THE_FIRST_ANSWER = (
     "paxm_integration_opencode",
     "paxm_integration_pi",
     "paxm_integration_ide",
+    "paxm_provider_postgres",  # only the configured providers' plugins are imported
+    "paxm_provider_mem0",
+    "paxm_provider_memos",
+    "paxm_provider_zep",
+    "paxm_provider_openviking",
+    "paxm_provider_jsonrpc",
+    "paxm_provider_sqlite_hybrid",
 )
 
 
@@ -121,6 +128,7 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     }
     assert not unwanted, sorted(unwanted)
     assert "paxm_integration_claude_code" in loaded  # the harness that asked is there
+    assert "paxm_provider_sqlite" in loaded  # the configured provider is there
 
 
 def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:

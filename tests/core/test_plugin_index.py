@@ -158,3 +158,79 @@ def test_a_canonical_name_beats_another_plugins_alias_when_deferred(site: Path, 
     eager = _probe(site, cache, "otherharness")
     lazy = _probe(site, cache, "otherharness")
     assert eager["found"] == lazy["found"] == "otherharness"
+
+
+SECRET_PROBE = """
+import json, sys
+from paxm_core import plugins
+from paxm_core.config.codec import is_secret_key
+out = {"secret": is_secret_key("idx_passphrase"), "after_secrets": "idx_secret" in sys.modules}
+spec = plugins.registered_provider_type(" SecretType ")
+out["type"] = getattr(spec, "type", None)
+out["after_lookup"] = "idx_secret" in sys.modules
+out["other_loaded"] = "idx_provider" in sys.modules
+out["all"] = sorted(plugins.registered_provider_types())
+print(json.dumps(out))
+"""
+
+
+def _secret_site(site: Path) -> None:
+    _dist(
+        site,
+        "paxm-provider-secret",
+        "idx_secret",
+        """
+        from paxm_core import hookimpl
+        @hookimpl
+        def paxm_register_providers(register):
+            from paxm_core.protocols import ConfigKey, ProviderType
+            register(ProviderType("secrettype", lambda name, cfg: None,
+                                  config_keys=(ConfigKey("idx_passphrase", secret=True),)))
+        """,
+    )
+
+
+def _secret_probe(site: Path, cache: Path) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache)}
+    env.pop("PAXM_LOAD_PLUGINS", None)
+    out = subprocess.run(
+        [sys.executable, "-c", SECRET_PROBE], env=env, capture_output=True, text=True, check=True, timeout=120
+    )
+    data: dict[str, object] = json.loads(out.stdout)
+    return data
+
+
+def test_provider_plugins_wait_until_their_type_is_asked_for(site: Path, tmp_path: Path) -> None:
+    _secret_site(site)
+    cache = tmp_path / "cache"
+    first = _secret_probe(site, cache)
+    assert first["secret"] is True and first["type"] == "secrettype"
+    [index] = _index_files(cache)
+    entries = {e["name"]: e for e in json.loads(index.read_text())["entries"]}
+    assert entries["idx_secret"]["secret_keys"] == ["idx_passphrase"]
+    second = _secret_probe(site, cache)
+    # redaction knows the declared secret from the index, without importing the plugin
+    assert second["secret"] is True and second["after_secrets"] is False
+    assert second["type"] == "secrettype" and second["after_lookup"] is True
+    assert second["other_loaded"] is False  # another type's plugin stays unimported
+    assert {"idxtype", "secrettype"} <= set(second["all"])  # type: ignore[call-overload]  # asking for all imports the rest
+
+
+def test_a_type_two_plugins_register_is_not_deferred(site: Path, tmp_path: Path) -> None:
+    # the first plugin in name order keeps the type, as when every plugin loads
+    _dist(
+        site,
+        "paxm-provider-dup",
+        "idx_dup",
+        """
+        from paxm_core import hookimpl
+        @hookimpl
+        def paxm_register_providers(register):
+            register("idxtype", lambda name, cfg: "dup")
+        """,
+    )
+    cache = tmp_path / "cache"
+    first = _probe(site, cache)
+    second = _probe(site, cache)
+    assert first["errors"] == ["idx_provider"]  # idx_dup (first by name) keeps the type
+    assert second["errors"] == first["errors"]

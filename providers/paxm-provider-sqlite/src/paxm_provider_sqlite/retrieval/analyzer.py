@@ -34,7 +34,8 @@ ANALYZER_VERSION = "2"
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CHUNK = re.compile(r"\S+")
-_ATOM = re.compile(f"[^\\W_{_CJK}]+")
+# one run of CJK characters, or of other letters and digits (no underscore)
+_PIECE = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+[0-9]*")
 _NUMERIC = re.compile(r"^v?\d+(?:[.\-:/]\d+)+$", re.IGNORECASE)
 # Parts longer than this are hashes, base64 or padding: searchable through memory_fts but
@@ -96,7 +97,7 @@ def _chunk_parts(chunk: str) -> tuple[list[str], list[str]]:
     """(latin parts in order, CJK runs) of one whitespace chunk."""
     parts: list[str] = []
     cjk: list[str] = []
-    for atom_or_cjk in re.finditer(f"[{_CJK}]+|[^\\W_{_CJK}]+", chunk):
+    for atom_or_cjk in _PIECE.finditer(chunk):
         text = atom_or_cjk.group()
         if _CJK_RUN.fullmatch(text):
             cjk.append(text)
@@ -113,7 +114,6 @@ def _numeric_key(chunk: str) -> str:
     return ""
 
 
-_PIECE = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
 #: Chunks longer than this are not cached and produce no joined forms (logs, base64, padding).
 _MAX_CHUNK = 256
 #: Whitespace-free runs longer than this (minified code, base64, padding) get no term-index
