@@ -264,6 +264,58 @@ def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256
     print(f"delivery steps, CPU us per episode ({episodes} episodes, batches of {batch}): {shares}")
 
 
+#: ``due_providers`` before it probed the due index per provider: a walk of the live backlog
+_OLD_DUE = (
+    "SELECT DISTINCT provider FROM capture_deliveries INDEXED BY capture_deliveries_heads"
+    " WHERE state IN ('pending', 'retry', 'delivering') AND state != 'delivering' ORDER BY provider"
+)
+
+
+def bench_loop(root: Path, pending: int, sessions: int = 20) -> None:
+    """What the worker's loop thread asks after every batch, with ``pending`` episodes owed.
+
+    ``due_providers`` (one index probe per provider) against the backlog walk it replaced
+    (``_OLD_DUE``, the same answer), CPU microseconds per call, medians of 50.
+    """
+    q = CaptureQueue(root / "loop.sqlite", routes={"default": ["sqlite"]})
+    created = datetime.now(UTC)
+    events = []
+    for n in range(pending):
+        session = f"session-{n % sessions}"
+        events.append(CaptureEvent(f"l{n}a", session, MemoryItem(text=text(n), created_at=created)))
+        events.append(CaptureEvent(f"l{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
+    for first in range(0, len(events), 1024):
+        q.append_many(events[first : first + 1024])
+    conn = sqlite3.connect(q.path)
+    assert q.due_providers() == [r[0] for r in conn.execute(_OLD_DUE)] == ["sqlite"]
+
+    def cpu(fn: Callable[[], object]) -> list[float]:
+        out = []
+        for _ in range(50):
+            started = time.process_time()
+            fn()
+            out.append(time.process_time() - started)
+        return out
+
+    new = cpu(q.due_providers)
+    old = cpu(lambda: conn.execute(_OLD_DUE).fetchall())
+    conn.close()
+    q.close()
+    ratio = statistics.median(old) / max(statistics.median(new), 1e-9)
+    print(
+        f"due_providers, {pending} episodes owed: {statistics.median(new) * 1e6:8.1f} us CPU"
+        f"  | backlog walk (before) {statistics.median(old) * 1e6:8.1f} us  ratio {ratio:6.0f}x"
+    )
+    record(
+        f"delivery loop: due_providers with {pending} episodes owed (asked after every batch)",
+        statistics.median(new) * 1e6,
+        "us CPU",
+        f"the backlog walk it replaced: {statistics.median(old) * 1e6:.0f} us",
+        "independent of the backlog",
+        None,
+    )
+
+
 def _all_items(q: CaptureQueue, provider: str, episodes: int) -> list[Any]:
     # re-read every delivered episode's items through the claim verification path (claim()
     # takes only each session's head, which made the old baseline time 20 puts, not all)
@@ -280,10 +332,11 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument(
         "--only",
-        choices=["all", "delivery", "phases"],
+        choices=["all", "delivery", "phases", "loop"],
         default="all",
         help="'delivery': only the batched deliveries (in-memory put_batch, then SQLite); 'phases': only the"
-        " per-step CPU of batched delivery on one thread (both for interleaved A/B runs)",
+        " per-step CPU of batched delivery on one thread (both for interleaved A/B runs); 'loop': the worker"
+        " loop's due_providers against the backlog walk it replaced",
     )
     args = parser.parse_args()
     full = args.only == "all"
@@ -292,9 +345,13 @@ def main() -> None:
         if args.only == "phases":
             bench_phases(root, max(args.episodes, 500))
             return
+        if args.only == "loop":
+            bench_loop(root, max(args.episodes, 100))
+            return
         if full:
             bench_append(root, args.events)
             bench_phases(root, max(args.episodes, 500))
+            bench_loop(root, max(args.episodes, 100))
             bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
         alone = bench_delivery(root, "memory put_batch", BatchMemoryProvider, args.episodes, 20)
         record(

@@ -1044,16 +1044,25 @@ class CaptureQueue:
         return released
 
     def due_providers(self) -> list[str]:
-        """Providers with an undelivered (pending or retry) delivery, due or not (cheap)."""
+        """Providers with an undelivered (pending or retry) delivery, due or not (cheap).
+
+        One index probe per provider (a skip scan of the partial ``capture_deliveries_due``
+        index, whose condition is exactly this one), not a walk of the whole backlog: the
+        worker's loop asks after every batch it is woken for, and a backfill's backlog is
+        hundreds of thousands of rows.
+        """
+        found: list[str] = []
         with self._reading() as conn:
-            return [
-                r[0]
-                for r in conn.execute(
-                    "SELECT DISTINCT provider FROM capture_deliveries INDEXED BY capture_deliveries_heads"
-                    # the partial index's own condition, spelt as it is, so SQLite may use it
-                    " WHERE state IN ('pending', 'retry', 'delivering') AND state != 'delivering' ORDER BY provider"
-                )
-            ]
+            while True:
+                after = " AND provider > ?" if found else ""  # the first probe: any name, even ""
+                row = conn.execute(
+                    "SELECT provider FROM capture_deliveries INDEXED BY capture_deliveries_due"
+                    f" WHERE state IN ('pending', 'retry'){after} ORDER BY provider LIMIT 1",
+                    found[-1:],
+                ).fetchone()
+                if row is None:
+                    return found
+                found.append(row[0])
 
     def fail_many(self, claims: Sequence[DeliveryClaim], error: str) -> list[DeliveryOutcome]:
         """:meth:`fail` for many claims (one transaction per claim is fine: failures are rare)."""

@@ -97,6 +97,9 @@ class DeliveryWorker:
         self._retention = retention
         self._cond = threading.Condition()
         self._inflight: dict[str, int] = {}
+        # provider -> monotonic time until which the loop does not claim for it: its last claim
+        # found nothing while a stream of it was running (see _dispatch)
+        self._drained: dict[str, float] = {}
         self._wake = False
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -129,6 +132,7 @@ class DeliveryWorker:
         """Wake the loop now (call after an append)."""
         with self._cond:
             self._wake = True
+            self._drained.clear()  # new work: a further stream may find some
             self._cond.notify_all()
 
     def run_once(self) -> list[DeliveryOutcome]:
@@ -277,14 +281,27 @@ class DeliveryWorker:
         with self._cond:
             due = self.queue.due_providers()
             batched = [p for p in due if self._batches(p)]
+            now = time.monotonic()
             for provider in batched:
                 if self._free_slots(provider) <= 0:
+                    continue
+                running = self._inflight.get(provider, 0) > 0
+                # A running stream claims its provider's next batch itself, and each of its
+                # batches wakes this loop: once a claim here found nothing beside it (every
+                # session's head already leased), claiming again after every batch only
+                # re-reads the backlog (a quarter of the worker's CPU in a long drain, measured
+                # in benchmarks/queue_bench.py).  New work (notify), the stream's end or one tick
+                # lets the loop look again.
+                if running and now < self._drained.get(provider, 0.0):
                     continue
                 claims, dead = self.queue.claim_batch(provider, limit=self.batch_size)
                 quarantined.extend(dead)
                 if claims:
+                    self._drained.pop(provider, None)
                     self._inflight[provider] = self._inflight.get(provider, 0) + 1
                     batches.append((provider, claims))
+                elif running:
+                    self._drained[provider] = now + self._tick
             singles: list[DeliveryClaim] = []
             if len(batched) < len(due):
                 # only providers without put_batch are claimed one by one; the heads query
@@ -338,6 +355,7 @@ class DeliveryWorker:
             final.extend(self._record_batch(outcomes, left, time.monotonic() - started[0]))
         with self._cond:
             self._inflight[provider] -= 1
+            self._drained.pop(provider, None)
             self._wake = True
             self._cond.notify_all()
         return final
