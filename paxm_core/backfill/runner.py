@@ -297,8 +297,12 @@ class BackfillRun:
         events = [e for _, _, evs in batch for e in evs]
         if events:
             # a run killed after append_many but before the checkpoint renders these again:
-            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template)
-            self.queue.append_many(events, keep_existing=True)
+            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template).
+            # Worker processes send events already encoded (tuples); the serial path, events.
+            if isinstance(events[0], tuple):
+                self.queue.append_encoded(events, keep_existing=True)
+            else:
+                self.queue.append_many(events, keep_existing=True)
         if batch:
             self.checkpoint.record_turns(self.agent, [(t, how) for t, how, _ in batch])
         queued = sum(1 for _, how, _ in batch if how == "queued")

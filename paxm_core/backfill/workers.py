@@ -87,7 +87,8 @@ def render_files_serial(
 # run dies (kill -9 included) its stdin ends, or its next answer fails, and it exits.
 #
 # Protocol, pickles both ways: the run sends one setup tuple, then one path per file; the
-# worker answers each path, in order, with ``("ok", [Rendered, ...])`` or ``("error", exc)``.
+# worker answers each path, in order, with ``("ok", [Rendered, ...])`` or ``("error", exc)``;
+# its Rendered turns carry :data:`~paxm_core.capture.queue.EncodedEvent` rows, not events.
 
 
 class _LightRuntime:
@@ -103,6 +104,7 @@ def _worker_main() -> None:
     import pickle
 
     from paxm_core.backfill.render import TurnRenderer
+    from paxm_core.capture.queue import encode_event
     from paxm_core.plugins import get_plugin_manager
     from paxm_core.tools import Tools
 
@@ -122,7 +124,15 @@ def _worker_main() -> None:
             return
         answer: tuple[str, Any]
         try:
-            answer = ("ok", list(render_file(renderer, reader, path, after, before, done)))
+            # encoded here (payload JSON, digest): the run's process only writes the rows, and
+            # plain tuples unpickle several times faster than the events' frozen dataclasses
+            answer = (
+                "ok",
+                [
+                    (t, kind, [encode_event(e) for e in events], fp)
+                    for t, kind, events, fp in render_file(renderer, reader, path, after, before, done)
+                ],
+            )
         except Exception as exc:
             answer = ("error", exc)
         try:

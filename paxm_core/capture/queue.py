@@ -113,6 +113,39 @@ def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, di
     return source, final, profile, decoded, payload, sha256_hex(payload.encode())
 
 
+#: an event encoded for the queue by whoever rendered it (a backfill worker process):
+#: ``(event_id, session_key, profile, terminal, source_sequence, final_sequence, payload
+#: text, its sha256, the item's text, captured_at as epoch seconds or None)``.  Plain
+#: strings and numbers, so it crosses a pipe cheaply and the appender only writes rows.
+EncodedEvent = tuple[str, str, str, bool, int | None, int | None, str, str, str, float | None]
+
+
+def encode_event(event: CaptureEvent) -> EncodedEvent:
+    """Validate and encode ``event`` for :meth:`CaptureQueue.append_encoded` (same rules as append)."""
+    source, final, profile, _decoded, payload, digest = _encoded_event(event)
+    captured = event.captured_at.timestamp() if event.captured_at is not None else None
+    return (
+        event.event_id,
+        event.session_key,
+        profile,
+        bool(event.terminal),
+        source,
+        final,
+        payload,
+        digest,
+        event.item.text,
+        captured,
+    )
+
+
+def _decode_encoded(row: EncodedEvent) -> CaptureEvent:
+    """The event an :data:`EncodedEvent` was made from (the rare one-by-one fallback)."""
+    event_id, key, profile, terminal, source, final, payload, _digest, _text, captured = row
+    item, _ = decode_event_payload(json.loads(payload))
+    when = datetime.fromtimestamp(captured, UTC) if captured is not None else None
+    return CaptureEvent(event_id, key, item, profile, terminal, source, final, when)
+
+
 def _same_as_stored(row: Any, event: CaptureEvent, digest: str, source: int | None, final: int | None) -> None:
     """An event id seen before must be the same event (a retried hook); anything else is refused."""
     if tuple(row[1:]) != (event.session_key, digest, source, final, int(event.terminal)):
@@ -483,7 +516,7 @@ class CaptureQueue:
         rows: Sequence[Sequence[Any]],
         *,
         complete: bool,
-        decoded: dict[str, tuple[dict[str, Any], str, str]] | None = None,
+        decoded: dict[str, tuple[Any, str, str]] | None = None,
         episode_id: str = "",
     ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
         """The ``capture_episodes`` row and ``capture_deliveries`` rows sealing ``rows``.
@@ -499,6 +532,7 @@ class CaptureQueue:
         corrupt: list[str] = []
         providers: dict[str, set[str]] = {}
         has_text = False
+        seen_profiles: set[str] = set()
         for event_id, _seq, _src, _fin, payload, digest, _created in rows:
             known = decoded.pop(event_id, None) if decoded is not None else None
             if known is not None:
@@ -518,6 +552,7 @@ class CaptureQueue:
                     continue
             events.append(envelope_event)
             texts.append(payload)
+            seen_profiles.add(profile)
             if not text.strip():
                 continue  # a bare turn-end marker: it seals, but there is nothing to send
             has_text = True
@@ -542,8 +577,7 @@ class CaptureQueue:
         if not error and not providers and not has_text:
             state = "delivered"  # only turn-end markers: nothing is owed to anyone
         elif not error and not providers:
-            profiles = sorted({decode_event_payload(e)[1] for e in events})
-            error = f"{NO_PROVIDER} {', '.join(profiles)}"
+            error = f"{NO_PROVIDER} {', '.join(sorted(seen_profiles))}"
         episode = (
             episode_id,
             session_key,
@@ -777,9 +811,30 @@ class CaptureQueue:
         """
         if not events:
             return []
+        encoded = [encode_event(e) for e in events]
+        return self._append_encoded(conn_events=events, encoded=encoded, keep_existing=keep_existing)
+
+    def append_encoded(self, encoded: Sequence[EncodedEvent], *, keep_existing: bool = False) -> list[AppendResult]:
+        """:meth:`append_many` for events already encoded by :func:`encode_event` (in a worker process).
+
+        The payload text and its digest are stored as given: the caller encoded them with
+        :func:`encode_event`, which validates exactly as :meth:`append` does.  Same single
+        durable transaction, same rows as :meth:`append_many` of the original events.
+        """
+        if not encoded:
+            return []
+        return self._append_encoded(conn_events=None, encoded=encoded, keep_existing=keep_existing)
+
+    def _append_encoded(
+        self,
+        *,
+        conn_events: Sequence[CaptureEvent] | None,
+        encoded: Sequence[EncodedEvent],
+        keep_existing: bool,
+    ) -> list[AppendResult]:
         with self._tx(durable=True) as conn:
             existing: dict[str, tuple[Any, ...]] = {}
-            ids = list({e.event_id for e in events})
+            ids = list({e[0] for e in encoded})
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 for row in conn.execute(
@@ -788,10 +843,11 @@ class CaptureQueue:
                     chunk,
                 ):
                     existing[row[0]] = tuple(row[1:])
-            if len(ids) == len(events):
-                results = self._append_bulk_in_tx(conn, events, existing, keep_existing)
+            if len(ids) == len(encoded):
+                results = self._append_bulk_in_tx(conn, encoded, existing, keep_existing)
                 if results is not None:
                     return results
+            events = conn_events if conn_events is not None else [_decode_encoded(e) for e in encoded]
             batch = _AppendBatch()
             batch.existing = existing
             return [self._append_in_tx(conn, event, batch, keep_existing=keep_existing) for event in events]
@@ -799,7 +855,7 @@ class CaptureQueue:
     def _append_bulk_in_tx(
         self,
         conn: sqlite3.Connection,
-        events: Sequence[CaptureEvent],
+        encoded: Sequence[EncodedEvent],
         existing: dict[str, tuple[Any, ...]],
         keep_existing: bool,
     ) -> list[AppendResult] | None:
@@ -816,19 +872,17 @@ class CaptureQueue:
         deliveries: list[tuple[Any, ...]] = []
         last_sequence: dict[str, int] = {}
         open_rows: dict[str, list[list[Any]]] = {}
-        decoded: dict[str, tuple[dict[str, Any], str, str]] = {}
+        decoded: dict[str, tuple[Any, str, str]] = {}
         # one urandom call for the batch's episode ids (a syscall is dear here, ~75 us)
-        entropy = secrets.token_hex(16 * sum(1 for e in events if e.terminal))
+        entropy = secrets.token_hex(16 * sum(1 for e in encoded if e[3]))
         used = 0
-        for event in events:
-            source, final, profile, item_payload, payload, digest = _encoded_event(event)
-            row = existing.get(event.event_id)
+        for event_id, key, profile, terminal, source, final, payload, digest, text, captured in encoded:
+            row = existing.get(event_id)
             if row is not None:
-                if not keep_existing:
-                    _same_as_stored(row, event, digest, source, final)
-                results.append(AppendResult(event.event_id, row[0], duplicate=True))
+                if not keep_existing and tuple(row[1:]) != (key, digest, source, final, int(terminal)):
+                    raise QueueError(f"capture event {event_id} conflicts with an existing event")
+                results.append(AppendResult(event_id, row[0], duplicate=True))
                 continue
-            key = event.session_key
             last = last_sequence.get(key)
             if last is None:
                 last, has_open = conn.execute(
@@ -841,15 +895,15 @@ class CaptureQueue:
                     return None
             sequence = int(last) + 1
             last_sequence[key] = sequence
-            captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
-            stored = [event.event_id, key, sequence, source, final, int(event.terminal), payload, digest]
-            stored += [utc_stamp(captured), ""]
+            stored = [event_id, key, sequence, source, final, int(terminal), payload, digest]
+            stored += [utc_stamp(captured if captured is not None else self._now()), ""]
             event_rows.append(stored)
             pending = open_rows.setdefault(key, [])
             pending.append(stored)
-            decoded[event.event_id] = (item_payload, event.item.text, profile)
+            # the seal needs only the text and profile of an event it wrote itself
+            decoded[event_id] = (None, text, profile)
             sealed = ""
-            if event.terminal:
+            if terminal:
                 del open_rows[key]
                 token, used = entropy[used : used + 32], used + 32
                 episode, owed = self._episode_rows(
@@ -864,7 +918,7 @@ class CaptureQueue:
                     r[9] = sealed
                 episodes.append(episode)
                 deliveries.extend(owed)
-            results.append(AppendResult(event.event_id, sequence, sealed_episode=sealed))
+            results.append(AppendResult(event_id, sequence, sealed_episode=sealed))
         conn.executemany(_INSERT_EVENT, event_rows)
         conn.executemany(_INSERT_EPISODE, episodes)
         conn.executemany(_INSERT_DELIVERY, deliveries)
