@@ -84,6 +84,19 @@ def text(n: int) -> str:
     return f"User input {n}: please refactor the billing module and keep the public API stable. " * 4
 
 
+def turn_events(prefix: str, episodes: int, sessions: int) -> list[CaptureEvent]:
+    """Two events per episode (an open one, then the turn's end), spread over ``sessions``."""
+    created = datetime.now(UTC)
+    events = []
+    for n in range(episodes):
+        session = f"session-{n % sessions}"
+        events.append(CaptureEvent(f"{prefix}{n}a", session, MemoryItem(text=text(n), created_at=created)))
+        events.append(
+            CaptureEvent(f"{prefix}{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True)
+        )
+    return events
+
+
 def timed(fn: Callable[[int], object], n: int) -> list[float]:
     out: list[float] = []
     for i in range(n):
@@ -180,11 +193,8 @@ def bench_delivery(
 ) -> float:
     provider = make(f"a{batch_size}")
     q = CaptureQueue(root / f"deliver-{name}-{batch_size}.sqlite", routes={"default": [provider.name]})
-    created = datetime.now(UTC)
-    for n in range(episodes):
-        session = f"session-{n % sessions}"
-        q.append(CaptureEvent(f"e{n}a", session, MemoryItem(text=text(n), created_at=created)))
-        q.append(CaptureEvent(f"e{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
+    for event in turn_events("e", episodes, sessions):
+        q.append(event)
     router = Router({provider.name: provider})
     worker = DeliveryWorker(q, router, batch_size=batch_size)
     with thread_cpu() as threads:
@@ -225,12 +235,7 @@ def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256
     provider = BatchMemoryProvider("phases")
     q = CaptureQueue(root / "phases.sqlite", routes={"default": [provider.name]})
     router = Router({provider.name: provider})
-    created = datetime.now(UTC)
-    events = []
-    for n in range(episodes):
-        session = f"session-{n % sessions}"
-        events.append(CaptureEvent(f"p{n}a", session, MemoryItem(text=text(n), created_at=created)))
-        events.append(CaptureEvent(f"p{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
+    events = turn_events("p", episodes, sessions)
     spent: dict[str, float] = {}
 
     def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -278,12 +283,7 @@ def bench_loop(root: Path, pending: int, sessions: int = 20) -> None:
     (``_OLD_DUE``, the same answer), CPU microseconds per call, medians of 50.
     """
     q = CaptureQueue(root / "loop.sqlite", routes={"default": ["sqlite"]})
-    created = datetime.now(UTC)
-    events = []
-    for n in range(pending):
-        session = f"session-{n % sessions}"
-        events.append(CaptureEvent(f"l{n}a", session, MemoryItem(text=text(n), created_at=created)))
-        events.append(CaptureEvent(f"l{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True))
+    events = turn_events("l", pending, sessions)
     for first in range(0, len(events), 1024):
         q.append_many(events[first : first + 1024])
     conn = sqlite3.connect(q.path)
