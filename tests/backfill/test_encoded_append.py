@@ -3,9 +3,10 @@ stores for the same events, including the one-by-one fallback and the conflict r
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
-import re
 import sqlite3
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,15 @@ from paxm_core.capture.model import CaptureEvent
 from paxm_core.capture.queue import encode_event
 from paxm_core.errors import QueueError
 from paxm_core.types import MemoryItem
+
+_spec = importlib.util.spec_from_file_location(
+    "_capture_helpers", Path(__file__).parents[1] / "capture" / "_helpers.py"
+)
+assert _spec is not None and _spec.loader is not None
+_capture_helpers = sys.modules.get("_capture_helpers") or importlib.util.module_from_spec(_spec)
+if "_capture_helpers" not in sys.modules:
+    sys.modules["_capture_helpers"] = _capture_helpers
+    _spec.loader.exec_module(_capture_helpers)
 
 
 def _event(event_id: str, session: str, text: str, *, terminal: bool = False, profile: str = "default") -> CaptureEvent:
@@ -39,27 +49,11 @@ def _stream() -> list[CaptureEvent]:
     return out
 
 
-def _dump(path: Path) -> list[list[tuple[Any, ...]]]:
-    ids: dict[str, str] = {}
-
-    def norm(value: Any) -> Any:
-        if isinstance(value, str):
-            return re.sub(r"ep_[0-9a-f]{32}", lambda m: ids.setdefault(m.group(0), f"EP{len(ids)}"), value)
-        return value
-
-    with sqlite3.connect(path) as conn:
-        tables = [
-            conn.execute("SELECT * FROM capture_events ORDER BY rowid").fetchall(),
-            conn.execute(
-                "SELECT episode_id, session_key, first_sequence, last_sequence, complete, payload_json, state, error"
-                " FROM capture_episodes ORDER BY rowid"
-            ).fetchall(),
-            conn.execute(
-                "SELECT episode_id, provider, profiles_json, state, last_error, session_key, first_sequence"
-                " FROM capture_deliveries ORDER BY rowid"
-            ).fetchall(),
-        ]
-    return [[tuple(norm(v) for v in row) for row in rows] for rows in tables]
+def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    dumped: dict[str, list[tuple[Any, ...]]] = _capture_helpers.dump_queue(
+        path, "SELECT * FROM capture_events ORDER BY rowid"
+    )
+    return dumped
 
 
 def _queue(path: Path) -> CaptureQueue:
@@ -85,7 +79,7 @@ def test_encoded_rows_cross_a_pipe_and_store_what_append_many_stores(tmp_path: P
     ]
     dumped = _dump(tmp_path / "encoded.sqlite")
     assert dumped == _dump(tmp_path / "many.sqlite")
-    states = {row[1]: (row[6], row[7]) for row in dumped[1]}
+    states = {row[1]: (row[6], row[7]) for row in dumped["episodes"]}
     assert states["s7"][0] == "dead" and "unrouted" in states["s7"][1]  # the no-provider error names the profile
     with sqlite3.connect(tmp_path / "encoded.sqlite") as conn:
         open_ids = [r[0] for r in conn.execute("SELECT event_id FROM capture_events WHERE episode_id = ''")]
@@ -107,7 +101,7 @@ def test_encoded_append_falls_back_one_by_one_for_a_session_left_open(tmp_path: 
         many.close()
         enc.close()
     assert [(r.sequence, bool(r.sealed_episode)) for r in b] == [(r.sequence, bool(r.sealed_episode)) for r in a]
-    assert _dump(tmp_path / "encoded.sqlite")[0] == _dump(tmp_path / "many.sqlite")[0]
+    assert _dump(tmp_path / "encoded.sqlite")["events"] == _dump(tmp_path / "many.sqlite")["events"]
 
 
 def test_encoded_append_keeps_the_stored_copy_or_refuses_a_conflict(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -198,3 +199,29 @@ def serve_forks(child: Callable[[str, str, bool], int]) -> None:
         print(f"pid {pid}", flush=True)
         _, status = os.waitpid(pid, 0)
         print(f"exit {status}", flush=True)
+
+
+def dump_queue(path: Path, events_sql: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every queue row (events as ``events_sql`` selects them), with the random episode ids replaced
+    by their order of appearance, so two queues fed the same events compare equal."""
+    ids: dict[str, str] = {}
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return re.sub(r"ep_[0-9a-f]{32}", lambda m: ids.setdefault(m.group(0), f"EP{len(ids)}"), value)
+        return value
+
+    with sqlite3.connect(path) as conn:
+        events = conn.execute(events_sql).fetchall()
+        episodes = conn.execute(
+            "SELECT episode_id, session_key, first_sequence, last_sequence, complete, payload_json, state, error"
+            " FROM capture_episodes ORDER BY rowid"
+        ).fetchall()
+        deliveries = conn.execute(
+            "SELECT episode_id, provider, profiles_json, state, last_error, session_key, first_sequence"
+            " FROM capture_deliveries ORDER BY rowid"
+        ).fetchall()
+    return {
+        name: [tuple(norm(v) for v in row) for row in rows]
+        for name, rows in (("events", events), ("episodes", episodes), ("deliveries", deliveries))
+    }

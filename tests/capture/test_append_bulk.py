@@ -3,13 +3,12 @@ one ``append`` per event stores; it steps aside when a session already has open 
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _capture_helpers import event
+from _capture_helpers import dump_queue, event
 
 from paxm_core.capture import CaptureQueue
 from paxm_core.errors import QueueError
@@ -27,32 +26,15 @@ def _stream() -> list[Any]:
     return out
 
 
+_EVENTS = (
+    "SELECT event_id, session_key, sequence, source_sequence, final_sequence, terminal, payload_json,"
+    " payload_hash, created_at, episode_id FROM capture_events ORDER BY rowid"
+)
+
+
 def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row, with episode ids replaced by their order of appearance (they are random)."""
-    ids: dict[str, str] = {}
-
-    def norm(value: Any) -> Any:
-        if isinstance(value, str):
-            return re.sub(r"ep_[0-9a-f]{32}", lambda m: ids.setdefault(m.group(0), f"EP{len(ids)}"), value)
-        return value
-
-    with sqlite3.connect(path) as conn:
-        events = conn.execute(
-            "SELECT event_id, session_key, sequence, source_sequence, final_sequence, terminal, payload_json,"
-            " payload_hash, created_at, episode_id FROM capture_events ORDER BY rowid"
-        ).fetchall()
-        episodes = conn.execute(
-            "SELECT episode_id, session_key, first_sequence, last_sequence, complete, payload_json, state, error"
-            " FROM capture_episodes ORDER BY rowid"
-        ).fetchall()
-        deliveries = conn.execute(
-            "SELECT episode_id, provider, profiles_json, state, last_error, session_key, first_sequence"
-            " FROM capture_deliveries ORDER BY rowid"
-        ).fetchall()
-    return {
-        name: [tuple(norm(v) for v in row) for row in rows]
-        for name, rows in (("events", events), ("episodes", episodes), ("deliveries", deliveries))
-    }
+    dumped: dict[str, list[tuple[Any, ...]]] = dump_queue(path, _EVENTS)
+    return dumped
 
 
 def test_bulk_append_stores_what_one_append_per_event_stores(tmp_path: Path) -> None:
