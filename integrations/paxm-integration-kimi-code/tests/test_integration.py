@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -63,6 +65,29 @@ def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env=os.environ.copy(),
         stdin=subprocess.DEVNULL,
     )
+
+
+def _stop_hook_daemon(config: Path) -> None:
+    """Shut down the hook daemon serving ``config`` (SIGKILL if it lingers); assert none survives."""
+    lock = config.parent / "hooks" / "paxm-hook.lock"
+    if not lock.exists():
+        return
+    pid = int(lock.read_text().strip() or 0)
+    _paxm(config.parent.parent, "__hook-control", "--shutdown")
+    deadline = time.monotonic() + 10
+    while pid and _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid and _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the hook daemon {pid} for {config} ignored the shutdown")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _commands(text: str) -> list[str]:
@@ -219,8 +244,13 @@ def test_installed_command_is_silent_and_exits_0_with_paxm_gone(tmp_path: Path, 
     config = isolated_home / ".kimi-code" / "config.toml"
     command = _commands(config.read_text())[1]
     shutil.move(str(tmp_path / "paxm"), str(tmp_path / "gone"))
-    run = subprocess.run(shlex.split(command), input=b'{"prompt": "hi"}', capture_output=True, timeout=60)
-    assert (run.returncode, run.stdout) == (0, b"")
+    try:
+        run = subprocess.run(shlex.split(command), input=b'{"prompt": "hi"}', capture_output=True, timeout=60)
+        assert (run.returncode, run.stdout) == (0, b"")
+    finally:
+        # zero-setup defaults recreate the moved config dir and the hook starts a daemon there
+        # (it would idle for 30 minutes after the test): stop it and check that it is gone
+        _stop_hook_daemon(tmp_path / "paxm" / "config.yaml")
 
 
 def test_detect_finds_kimi_on_path_else_its_home(
