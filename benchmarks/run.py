@@ -1,7 +1,7 @@
 """Run every paxm benchmark with one command and print each runner's medians and ratios.
 
     uv run python benchmarks/run.py            # full sizes (tens of minutes on 2 cores)
-    uv run python benchmarks/run.py --quick    # small sizes: a smoke run in about two minutes
+    uv run python benchmarks/run.py --quick    # small sizes: a smoke run in about a minute
     uv run python benchmarks/run.py --only sqlite,router
 
 Each runner is a separate process so one's corpus never warms another's caches.  At the end
@@ -24,19 +24,21 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-#: name -> (script, full-size args, quick args)
+#: name -> (script, full-size args, quick args).  The quick sizes keep the whole smoke run (harness
+#: runners skipped) about a minute on an idle 2-core machine: each row is still measured against
+#: its baseline, on corpora small enough that setup does not dominate.
 RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "sqlite": (HERE / "sqlite_bench.py", [], ["--quick"]),
-    "postgres": (HERE / "postgres_bench.py", [], ["--quick"]),
-    "scale": (HERE / "scale_bench.py", [], ["--memories", "20000", "--repeat", "30"]),
+    "postgres": (HERE / "postgres_bench.py", [], ["--quick", "--memories", "3000", "--rounds", "4"]),
+    "scale": (HERE / "scale_bench.py", [], ["--memories", "10000", "--repeat", "20"]),
     "router": (HERE / "router_bench.py", [], ["--rounds", "300"]),
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
-    "hybrid": (HERE / "hybrid_bench.py", [], ["--quick"]),
-    "hook": (HERE / "hook_bench.py", [], ["--rounds", "8", "--memories", "2000"]),
-    "dataclasses": (HERE / "dataclass_bench.py", [], ["--rounds", "5"]),
-    "claude-prompt": (HERE / "claude_prompt_bench.py", [], ["--rounds", "10", "--memories", "2000"]),
+    "hybrid": (HERE / "hybrid_bench.py", [], ["--quick", "--sizes", "1000"]),
+    "hook": (HERE / "hook_bench.py", [], ["--rounds", "6", "--memories", "1000"]),
+    "dataclasses": (HERE / "dataclass_bench.py", [], ["--rounds", "3"]),
+    "claude-prompt": (HERE / "claude_prompt_bench.py", [], ["--rounds", "6", "--memories", "1000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
-    "backfill": (HERE / "backfill_bench.py", [], ["--quick"]),
+    "backfill": (HERE / "backfill_bench.py", [], ["--turns", "2000", "--baseline-turns", "200"]),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
         [],
