@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +16,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def wheel_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    dist = tmp_path_factory.mktemp("dist")
-    subprocess.run([uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"], cwd=ROOT, check=True)
-    return dist
+def wheel_dist() -> Path:
+    from paxm_contracttest.servers import workspace_wheels
+
+    return workspace_wheels(ROOT)  # one build shared with the other wheel-install suites
 
 
 def _venv(tmp_path_factory: pytest.TempPathFactory, dist: Path, *requirements: str) -> Path:

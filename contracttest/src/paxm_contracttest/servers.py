@@ -11,6 +11,7 @@ Stdlib only: importing this module must stay cheap.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import shutil
@@ -18,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -36,6 +38,7 @@ __all__ = [
     "venv_python",
     "wait_http",
     "wheel_provider_round_trip",
+    "workspace_wheels",
 ]
 
 # Resolved at import time: test fixtures repoint HOME at a temp dir, but the cache must be shared.
@@ -217,18 +220,41 @@ if __name__ == "__main__":  # pragma: no cover - manual warm-up: python -m paxm_
     print(provision_venv(sys.argv[1], sys.argv[2], sys.argv[3:]))
 
 
-def install_wheels(root: Path, work: Path, packages: Sequence[str], install: Sequence[str]) -> Path:
-    """Build ``packages`` of the uv workspace at ``root`` as wheels, pip-install ``install`` from them.
+#: workspace root -> the directory its wheels were built into by this process
+_WHEELS: dict[Path, Path] = {}
 
-    The user's install path: ``uv build --wheel`` into ``work/dist``, a plain ``python -m venv``
-    in ``work/venv`` and ``pip install --find-links`` (no index needed for paxm's own wheels).
+
+def workspace_wheels(root: Path) -> Path:
+    """Every distribution of the uv workspace at ``root``, built as wheels once per test process.
+
+    Several suites install from wheels (paxm alone, paxm with one provider or another); building
+    the whole workspace costs about 20 CPU-seconds, so they share one build, in a private temp
+    directory removed at exit.  Callers only read it (``pip install --find-links``).
+    """
+    root = root.resolve()
+    if root not in _WHEELS:
+        uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+        dist = Path(tempfile.mkdtemp(prefix="paxm-wheels-"))
+        atexit.register(shutil.rmtree, dist, True)
+        subprocess.run([uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"], cwd=root, check=True)
+        _WHEELS[root] = dist
+    return _WHEELS[root]
+
+
+def install_wheels(root: Path, work: Path, packages: Sequence[str], install: Sequence[str]) -> Path:
+    """Pip-install ``install`` from the workspace's wheels into a fresh venv in ``work/venv``.
+
+    The user's install path: wheels built with ``uv build --wheel`` (:func:`workspace_wheels`,
+    shared by the session; ``packages``, the distributions needed, are all among them), a plain
+    ``python -m venv`` and ``pip install --find-links`` (no index needed for paxm's own wheels).
     Returns the venv's ``bin/`` directory.
     """
-    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    dist, venv = work / "dist", work / "venv"
-    dist.mkdir(parents=True, exist_ok=True)
-    for package in packages:
-        subprocess.run([uv, "build", "--package", package, "--wheel", "-o", str(dist), "-q"], cwd=root, check=True)
+    dist, venv = workspace_wheels(root), work / "venv"
+    wanted = {p.replace("-", "_") for p in packages}
+    built = {w.name.split("-", 1)[0] for w in dist.glob("*.whl")}
+    if not wanted <= built:
+        raise RuntimeError(f"no wheel built for {sorted(wanted - built)} in {dist}")
+    work.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
     subprocess.run([*pip, *install], check=True, timeout=600)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,14 +20,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    dist = tmp_path_factory.mktemp("dist")
-    for package in ("paxm", "paxm-provider-sqlite", "paxm-provider-mem0"):
-        subprocess.run(
-            [uv, "build", "--package", package, "--wheel", "-o", str(dist), "-q"], cwd=ROOT, check=True, timeout=300
-        )
-    return dist
+def wheels() -> Path:
+    from paxm_contracttest.servers import workspace_wheels
+
+    return workspace_wheels(ROOT)  # one build shared with the other wheel-install suites
 
 
 def test_pip_install_then_setup_remember_recall_doctor(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +23,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def paxm_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
-    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    dist = tmp_path_factory.mktemp("dist")
-    subprocess.run([uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"], cwd=ROOT, check=True)
+    from paxm_contracttest.servers import workspace_wheels
+
+    dist = workspace_wheels(ROOT)  # one build shared with the other wheel-install suites
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
