@@ -36,6 +36,7 @@ from paxm_core.capture.episode import (
     envelope_json,
     episode_items,
     is_plain_envelope,
+    is_spliced_envelope,
     sequence_integrity,
 )
 from paxm_core.capture.model import (
@@ -739,8 +740,7 @@ class CaptureQueue:
         # Fast path: the envelope text is exactly the queue's own splice of the stored event
         # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
         # else (an older writer, a tampered copy) takes the parse-and-compare check.
-        fields = {k: v for k, v in envelope.items() if k != "events"} if is_plain_envelope(envelope) else None
-        if fields is None or envelope_json(fields, [r[0] for r in rows]) != payload:
+        if not is_plain_envelope(envelope) or not is_spliced_envelope(envelope, [r[0] for r in rows], payload):
             for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
                 try:
                     same = json.loads(event_payload) == event
