@@ -387,12 +387,12 @@ def bench_floor(root: Path, episodes: int, sessions: int = 20, batch: int = 256)
             conn.execute("COMMIT")
         queue_cpu.append(time.process_time() - started)
         conn.close()
-        source = spec.factory(
+        source: Any = spec.factory(
             "src", ProviderConfig(type="sqlite", enabled=True, path=str(root / f"floor-src-{run}.sqlite"))
         )
         source.put_batch(items, Deadline.after(60.0))
         source.close()
-        target = spec.factory(
+        target: Any = spec.factory(
             "dst", ProviderConfig(type="sqlite", enabled=True, path=str(root / f"floor-dst-{run}.sqlite"))
         )
         target.health(Deadline.after(60.0))
