@@ -14,7 +14,7 @@ from typing import Any
 
 from paxm_core.capture._inbox import sha256_hex
 from paxm_core.timefmt import format_time, parse_time
-from paxm_core.types import MemoryItem, TurnContext
+from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 
 __all__ = [
     "canonical_json",
@@ -70,6 +70,8 @@ def _plain_list(values: Any, kind: type) -> str | None:
     # canonical JSON of a list of plain strings or ints, else None (``type is``: a bool is an int)
     if type(values) is not list:
         return None
+    if not values:
+        return "[]"
     if kind is str:
         if not all(type(v) is str for v in values):
             return None
@@ -230,14 +232,6 @@ def _turn_context(episode: dict[str, Any], items: list[MemoryItem]) -> TurnConte
     return TurnContext(session_id, turn_id, started, ended)
 
 
-def _first_set(values: Iterable[Any], fallback: Any) -> Any:
-    # the first non-empty attribution of the group's events, else the first event's
-    for value in values:
-        if not value.is_empty():
-            return value
-    return fallback
-
-
 def _group_item(
     episode: dict[str, Any], key: tuple[str, str, str], items: list[MemoryItem], multiple: bool, turn: TurnContext
 ) -> MemoryItem:
@@ -263,22 +257,25 @@ def _group_item(
     if multiple:
         item_id += "_" + sha256_hex(f"{profile}\x00{tier}\x00{expiry}".encode())[:12]
     first = items[0]
-    # the earliest capture time, the first admission text that is not blank, and the first
-    # non-empty attribution of each kind (else the first event's)
-    created = None
+    # in one pass: the earliest capture time, the first admission text that is not blank,
+    # and the first non-empty attribution of each kind (else the first event's)
+    created: datetime | None = None
     admission = ""
+    origin: MemoryOrigin | None = None
+    scope: MemoryScope | None = None
+    provenance: Provenance | None = None
     for i in items:
         stamp = i.created_at
         if stamp is not None and (created is None or stamp < created):
             created = stamp
         if not admission and i.admission_text.strip():
             admission = i.admission_text
-    if len(items) == 1:
-        origin, scope, provenance = first.origin, first.scope, first.provenance
-    else:
-        origin = _first_set([i.origin for i in items], first.origin)
-        scope = _first_set([i.scope for i in items], first.scope)
-        provenance = _first_set([i.provenance for i in items], first.provenance)
+        if origin is None and not i.origin.is_empty():
+            origin = i.origin
+        if scope is None and not i.scope.is_empty():
+            scope = i.scope
+        if provenance is None and not i.provenance.is_empty():
+            provenance = i.provenance
     return MemoryItem(
         "\n\n".join([i.text.strip() for i in items]),
         item_id,
@@ -287,9 +284,9 @@ def _group_item(
         created,
         tier,
         parse_time(expiry) if expiry else None,
-        origin,
-        scope,
-        provenance,
+        first.origin if origin is None else origin,
+        first.scope if scope is None else scope,
+        first.provenance if provenance is None else provenance,
         admission,
         turn,
     )
