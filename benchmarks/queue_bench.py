@@ -19,6 +19,10 @@ Every case prints its median (and p95) next to a baseline and the ratio:
   in-memory ID-honouring store (one write per episode), the same with ``put_batch`` (the
   queue+worker's own ceiling: its write costs ~nothing) and the real SQLite provider.
 
+* ``floor`` (``--only floor``): only the SQL that delivery into SQLite cannot skip (the queue's
+  claim, lease and completion statements, and ``executemany`` of the provider's own rows), with
+  no Python around it: what one core needs per episode before any verification or rendering.
+
 Files live in a temp dir.  The machine is shared, so compare ratios rather than absolutes.
 """
 
@@ -470,6 +474,7 @@ def main() -> None:
             bench_append(root, args.events)
             bench_phases(root, max(args.episodes, 500))
             bench_loop(root, max(args.episodes, 100))
+            bench_floor(root, max(args.episodes, 100))
             bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
         alone = bench_delivery(root, "memory put_batch", BatchMemoryProvider, args.episodes, 20)
         record(
