@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
 
 from paxm_core.capture._inbox import sha256_hex
 from paxm_core.timefmt import format_time, parse_time
-from paxm_core.types import MemoryItem, TurnContext
+from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 
 __all__ = [
     "canonical_json",
@@ -63,6 +64,59 @@ def envelope_json(fields: dict[str, Any], event_texts: Sequence[str]) -> str:
     """
     head = canonical_json({**fields, "events": []})
     return head.replace(_EMPTY_EVENTS, '"events":[' + ",".join(event_texts) + "]", 1)
+
+
+def _plain_list(values: Any, kind: type) -> str | None:
+    # canonical JSON of a list of plain strings or ints, else None (``type is``: a bool is an int)
+    if type(values) is not list:
+        return None
+    if not values:
+        return "[]"
+    if kind is str:
+        if not all(type(v) is str for v in values):
+            return None
+        return "[" + ",".join([_quote(v) for v in values]) + "]"
+    if not all(type(v) is int for v in values):
+        return None
+    return "[" + ",".join([str(v) for v in values]) + "]"
+
+
+def is_spliced_envelope(envelope: dict[str, Any], event_texts: Sequence[str], payload: str) -> bool:
+    """Whether ``payload`` is exactly ``envelope_json`` of ``envelope``'s fields and ``event_texts``.
+
+    ``envelope`` is ``payload`` parsed and :func:`is_plain_envelope`.  The same test as
+    building that text and comparing, but the fields are quoted one by one with the json
+    module's own string escaper (what the canonical encoder uses for these types) instead of
+    running the encoder on a dict: a claim asks this for every episode it leases.  Values of
+    another type than the queue writes take the encoder's path.
+    """
+    get = envelope.get
+    errors = _plain_list(get("integrity_errors"), str)
+    missing = _plain_list(get("missing_sequences"), int)
+    episode_id, session_key = get("id"), get("session_key")
+    if errors is None or missing is None or type(episode_id) is not str or type(session_key) is not str:
+        fields = {k: v for k, v in envelope.items() if k != "events"}
+        return envelope_json(fields, event_texts) == payload
+    text = "".join(
+        [
+            '{"captured_at":',
+            _quote(envelope["captured_at"]),
+            ',"checksum":',
+            _quote(envelope["checksum"]),
+            ',"complete":true,"events":[' if envelope["complete"] else ',"complete":false,"events":[',
+            ",".join(event_texts),
+            '],"id":',
+            _quote(episode_id),
+            ',"integrity_errors":',
+            errors,
+            ',"missing_sequences":',
+            missing,
+            ',"session_key":',
+            _quote(session_key),
+            "}",
+        ]
+    )
+    return text == payload
 
 
 def is_plain_envelope(envelope: Any) -> bool:
@@ -130,10 +184,6 @@ def sequence_integrity(
     return missing, errors
 
 
-def _expiry_key(item: MemoryItem) -> str:
-    return format_time(item.expires_at) if item.expires_at is not None else ""
-
-
 def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list[MemoryItem]:
     """Turn an episode envelope into provider items: one per (profile, tier, expiry) group.
 
@@ -141,22 +191,28 @@ def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list
     :param profiles: only events of these write profiles (the delivery's route snapshot);
         empty means all.
     """
+    # a claim runs this for every episode it leases: one pass over the events, and the
+    # common single-group episode built without the multi-group bookkeeping
     wanted = set(profiles)
-    events = [decode_event_payload(e) for e in episode["events"]]
     groups: dict[tuple[str, str, str], list[MemoryItem]] = {}
-    for item, profile in events:
+    all_items: list[MemoryItem] = []
+    for payload in episode["events"]:
+        item, profile = decode_event_payload(payload)
+        all_items.append(item)
         if wanted and profile not in wanted:
             continue
         if not item.text.strip():
             continue  # a turn-end marker without text ends the turn; it adds nothing to send
-        groups.setdefault((profile, item.tier, _expiry_key(item)), []).append(item)
-    all_items = [item for item, _ in events]
+        expires = item.expires_at
+        key = (profile, item.tier, format_time(expires) if expires is not None else "")
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [item]
+        else:
+            group.append(item)
     turn = _turn_context(episode, all_items)
     multiple = len(groups) > 1
-    out: list[MemoryItem] = []
-    for key in sorted(groups):
-        out.append(_group_item(episode, key, groups[key], multiple, turn))
-    return out
+    return [_group_item(episode, key, groups[key], multiple, turn) for key in sorted(groups)]
 
 
 def _turn_context(episode: dict[str, Any], items: list[MemoryItem]) -> TurnContext:
@@ -165,25 +221,21 @@ def _turn_context(episode: dict[str, Any], items: list[MemoryItem]) -> TurnConte
     started: datetime | None = None
     ended: datetime | None = None
     for item in items:
-        session_id = (item.metadata.get("session_id") or "").strip() or session_id
-        turn_id = (item.metadata.get("turn_id") or "").strip() or turn_id
-        if item.created_at is not None:
-            started = item.created_at if started is None or item.created_at < started else started
-            ended = item.created_at if ended is None or item.created_at > ended else ended
-    return TurnContext(session_id=session_id, turn_id=turn_id, started_at=started, ended_at=ended)
-
-
-def _first_set(values: Iterable[Any], fallback: Any) -> Any:
-    # the first non-empty attribution of the group's events, else the first event's
-    for value in values:
-        if not value.is_empty():
-            return value
-    return fallback
+        metadata = item.metadata
+        if metadata:
+            session_id = (metadata.get("session_id") or "").strip() or session_id
+            turn_id = (metadata.get("turn_id") or "").strip() or turn_id
+        created = item.created_at
+        if created is not None:
+            started = created if started is None or created < started else started
+            ended = created if ended is None or created > ended else ended
+    return TurnContext(session_id, turn_id, started, ended)
 
 
 def _group_item(
     episode: dict[str, Any], key: tuple[str, str, str], items: list[MemoryItem], multiple: bool, turn: TurnContext
 ) -> MemoryItem:
+    """One provider item from a group's events (each with non-blank text, in order)."""
     profile, tier, expiry = key
     metadata: dict[str, str] = {}
     for item in items:
@@ -201,27 +253,40 @@ def _group_item(
         metadata["paxm_missing_sequences"] = ",".join(str(s) for s in episode["missing_sequences"])
     if episode.get("integrity_errors"):
         metadata["paxm_integrity_errors"] = ",".join(episode["integrity_errors"])
-    created = [i.created_at for i in items if i.created_at is not None]
-    first = items[0]
     item_id = episode["id"]
     if multiple:
         item_id += "_" + sha256_hex(f"{profile}\x00{tier}\x00{expiry}".encode())[:12]
+    first = items[0]
+    # in one pass: the earliest capture time, the first admission text that is not blank,
+    # and the first non-empty attribution of each kind (else the first event's)
+    created: datetime | None = None
     admission = ""
+    origin: MemoryOrigin | None = None
+    scope: MemoryScope | None = None
+    provenance: Provenance | None = None
     for i in items:
-        if i.admission_text.strip():
+        stamp = i.created_at
+        if stamp is not None and (created is None or stamp < created):
+            created = stamp
+        if not admission and i.admission_text.strip():
             admission = i.admission_text
-            break
+        if origin is None and not i.origin.is_empty():
+            origin = i.origin
+        if scope is None and not i.scope.is_empty():
+            scope = i.scope
+        if provenance is None and not i.provenance.is_empty():
+            provenance = i.provenance
     return MemoryItem(
-        "\n\n".join(t for t in (i.text.strip() for i in items) if t),
+        "\n\n".join([i.text.strip() for i in items]),
         item_id,
         "hook:episode",
         metadata,
-        min(created) if created else None,
+        created,
         tier,
         parse_time(expiry) if expiry else None,
-        _first_set([i.origin for i in items], first.origin),
-        _first_set([i.scope for i in items], first.scope),
-        _first_set([i.provenance for i in items], first.provenance),
+        first.origin if origin is None else origin,
+        first.scope if scope is None else scope,
+        first.provenance if provenance is None else provenance,
         admission,
         turn,
     )

@@ -6,6 +6,7 @@ from dataclasses import field
 from datetime import datetime
 from typing import Any
 
+from paxm_core.dataclass_support import set_field as _set_field
 from paxm_core.dataclass_support import value_dataclass
 from paxm_core.types import MemoryItem
 
@@ -119,6 +120,30 @@ class DeliveryClaim:
     #: primary-key lookup; the episode, provider and lease are still checked with it
     row: int = 0
 
+    # written out: one claim and one outcome per delivered episode, and the generic
+    # ``__init__`` (argument matching by name) cost about 6 us each on that path
+    def __init__(
+        self,
+        episode_id: str,
+        provider: str,
+        session_key: str,
+        attempt: int,
+        profiles: tuple[str, ...],
+        items: list[MemoryItem],
+        capture_times: list[float],
+        lease: str,
+        row: int = 0,
+    ) -> None:
+        _set_field(self, "episode_id", episode_id)
+        _set_field(self, "provider", provider)
+        _set_field(self, "session_key", session_key)
+        _set_field(self, "attempt", attempt)
+        _set_field(self, "profiles", profiles)
+        _set_field(self, "items", items)
+        _set_field(self, "capture_times", capture_times)
+        _set_field(self, "lease", lease)
+        _set_field(self, "row", row)
+
 
 @value_dataclass(frozen=True)
 class DeliveryOutcome:
@@ -134,6 +159,30 @@ class DeliveryOutcome:
     duration: float = 0.0
     passive_latency_total: float = 0.0
     passive_samples: int = 0
+
+    def __init__(
+        self,
+        episode_id: str,
+        provider: str,
+        session_key: str,
+        attempt: int,
+        state: str,
+        ref: str = "",
+        error: str = "",
+        duration: float = 0.0,
+        passive_latency_total: float = 0.0,
+        passive_samples: int = 0,
+    ) -> None:
+        _set_field(self, "episode_id", episode_id)
+        _set_field(self, "provider", provider)
+        _set_field(self, "session_key", session_key)
+        _set_field(self, "attempt", attempt)
+        _set_field(self, "state", state)
+        _set_field(self, "ref", ref)
+        _set_field(self, "error", error)
+        _set_field(self, "duration", duration)
+        _set_field(self, "passive_latency_total", passive_latency_total)
+        _set_field(self, "passive_samples", passive_samples)
 
     @property
     def dead(self) -> bool:

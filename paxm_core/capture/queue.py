@@ -36,6 +36,7 @@ from paxm_core.capture.episode import (
     envelope_json,
     episode_items,
     is_plain_envelope,
+    is_spliced_envelope,
     sequence_integrity,
 )
 from paxm_core.capture.model import (
@@ -726,9 +727,12 @@ class CaptureQueue:
                 " ORDER BY sequence",
                 (episode_id,),
             ).fetchall()
-        for index, (event_payload, event_hash, _) in enumerate(rows, 1):
-            if sha256_hex(event_payload.encode()) != event_hash:
-                raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
+        texts = [r[0] for r in rows]
+        hashes = [r[1] for r in rows]
+        actual = [sha256_hex(text.encode()) for text in texts]
+        if actual != hashes:
+            index = next(i for i, (a, h) in enumerate(zip(actual, hashes, strict=True), 1) if a != h)
+            raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
         embedded = envelope.get("events") if isinstance(envelope, dict) else None
         if not isinstance(embedded, list) or len(embedded) != len(rows):
             raise ValueError(f"capture episode {episode_id} event count mismatch")
@@ -739,8 +743,7 @@ class CaptureQueue:
         # Fast path: the envelope text is exactly the queue's own splice of the stored event
         # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
         # else (an older writer, a tampered copy) takes the parse-and-compare check.
-        fields = {k: v for k, v in envelope.items() if k != "events"} if is_plain_envelope(envelope) else None
-        if fields is None or envelope_json(fields, [r[0] for r in rows]) != payload:
+        if not is_plain_envelope(envelope) or not is_spliced_envelope(envelope, texts, payload):
             for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
                 try:
                     same = json.loads(event_payload) == event
@@ -748,7 +751,7 @@ class CaptureQueue:
                     same = False
                 if not same:
                     raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
-        if sha256_hex("\n".join(r[1] for r in rows).encode()) != envelope.get("checksum"):
+        if sha256_hex("\n".join(hashes).encode()) != envelope.get("checksum"):
             raise ValueError(f"capture episode {episode_id} checksum mismatch")
         try:
             items = episode_items(envelope, profiles)
