@@ -28,11 +28,26 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["DELIVERY_TIMEOUT", "GRACE", "ProcessDeliverer", "ThreadDeliverer", "deliver_all", "with_sequences"]
+from paxm_core.errors import PaxmError
+
+__all__ = [
+    "DELIVERY_TIMEOUT",
+    "GRACE",
+    "DeliveryProcessError",
+    "ProcessDeliverer",
+    "ThreadDeliverer",
+    "deliver_all",
+    "with_sequences",
+]
 
 DELIVERY_TIMEOUT = 120.0
 #: seconds a delivery child may take to stop once its run is gone (a batch in hand, a rate wait)
 GRACE = 5.0
+
+
+class DeliveryProcessError(PaxmError):
+    """The delivery process failed or died; what it had not delivered stays queued."""
+
 
 #: ``record(delivered, errors)``: what a delivered batch reports
 Record = Callable[[int, list[str]], None]
@@ -233,7 +248,7 @@ class ProcessDeliverer:
         code = self._process.wait()
         with self._cond:
             if self._error is None and not self._done:
-                self._error = f"the backfill delivery process exited (status {code})"
+                self._error = f"the backfill delivery process exited (status {code}); run again to resume"
             self._cond.notify_all()
 
     def _read(self) -> None:
@@ -261,7 +276,7 @@ class ProcessDeliverer:
 
     def _raise(self) -> None:
         if self._error is not None:
-            raise RuntimeError(self._error)
+            raise DeliveryProcessError(self._error)
 
     def kick(self) -> None:
         """Ask for a delivery pass (after an append)."""

@@ -168,7 +168,7 @@ def test_kill_9_of_the_delivery_process_fails_the_run_and_the_next_run_resumes(h
             if _delivery_children(home) and len(home.memories()) > before:
                 break
             time.sleep(0.02)
-        time.sleep(rng.uniform(0.0, 0.2))
+        time.sleep(rng.uniform(0.0, 0.5))
         for pid in _delivery_children(home):
             os.kill(pid, 9)
             child_kills += 1
