@@ -18,7 +18,7 @@ Protocol, pickles both ways.  The run sends one setup tuple, then ``"kick"`` aft
 append (deliver what is owed) and ``"finish"`` after the last (deliver what is left, then
 exit).  The child answers ``("delivered", count, errors)`` after each batch,
 ``("idle", kicks)`` when a pass found nothing more to claim (``kicks``: the kicks it had
-read when the pass began), ``("error", text)`` when delivery failed, and ``("done",)``.
+read when the pass began), ``("error", text)`` when delivery failed, and ``("done", cpu seconds)``.
 """
 
 from __future__ import annotations
@@ -217,6 +217,8 @@ class ProcessDeliverer:
         self._kicks = 0
         self._idle = -1
         self._done = False
+        #: CPU seconds (user + system) the child reported when it finished
+        self.cpu = 0.0
         self._error: str | None = None
         self._process: Any = None
         self._reader: threading.Thread | None = None
@@ -272,6 +274,7 @@ class ProcessDeliverer:
                     self._error = str(message[1])
                 elif kind == "done":
                     self._done = True
+                    self.cpu = float(message[1]) if len(message) > 1 else 0.0
                 self._cond.notify_all()
 
     def _raise(self) -> None:
@@ -445,7 +448,10 @@ def _child_main() -> None:
             deliver_all(queue, runtime.router, providers, limiters, batch, record, stopping)
             send(("idle", last))
             if finishing:
-                send(("done",))
+                import resource
+
+                usage = resource.getrusage(resource.RUSAGE_SELF)
+                send(("done", usage.ru_utime + usage.ru_stime))
                 break
     except Exception as exc:
         send(("error", str(exc) or type(exc).__name__))

@@ -90,6 +90,8 @@ class RunReport:
     workers: int = 0
     #: where delivery ran: ``"process"`` (a delivery process of its own) or ``"thread"``
     delivery: str = ""
+    #: CPU seconds (user + system) of the delivery process, when there was one
+    delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -277,6 +279,7 @@ class BackfillRun:
         if self.report.state == "done" and self.report.owed:
             self.report.state = "incomplete"
         self.report.seconds = time.monotonic() - started
+        self.report.delivery_cpu = round(float(getattr(self._deliverer, "cpu", 0.0)), 3)
         try:
             self.checkpoint.update_run(
                 run_id,
