@@ -311,29 +311,30 @@ class BackfillRun:
                 self.queue.append_encoded(events, keep_existing=True)
             else:
                 self.queue.append_many(events, keep_existing=True)
-        if batch:
-            self.checkpoint.record_turns(self.agent, [(t, how) for t, how, _ in batch])
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
         self.progress.queued += queued
-        # Delivery overlaps the reading and rendering of the next batch (a background
-        # thread; the provider's SQLite work releases the GIL), at most LOOKAHEAD batches
-        # behind.  A file is marked done once its turns are queued and recorded: what a kill
-        # leaves undelivered is in the durable queue, delivered first by the next run.
+        # the step's turns, the files it finished and the run's counters: one transaction.
+        # A file is marked done once its turns are queued and recorded: what a kill leaves
+        # undelivered is in the durable queue, delivered first by the next run.
+        if batch or files:
+            self.checkpoint.record_step(
+                self.agent,
+                [(t, how) for t, how, _ in batch],
+                files,
+                run_id,
+                found=self.report.found,
+                queued=self.report.queued,
+                skipped=self.report.skipped_done + self.report.skipped_live,
+                delivered=self.report.delivered,
+            )
+        # Delivery (a delivery process, or a thread for small runs) drains the queue while the
+        # next batch is read and rendered, at most LOOKAHEAD batches behind.
         if last:
             self._deliverer.finish()
         else:
             self._deliverer.kick()
             self._deliverer.wait_below(LOOKAHEAD * self.options.batch)
-        for path, size, mtime_ns, count in files:
-            self.checkpoint.mark_file(self.agent, path, size, mtime_ns, count)
-        self.checkpoint.update_run(
-            run_id,
-            found=self.report.found,
-            queued=self.report.queued,
-            skipped=self.report.skipped_done + self.report.skipped_live,
-            delivered=self.report.delivered,
-        )
         self._tick()
 
     def _deliver_all(self) -> None:
