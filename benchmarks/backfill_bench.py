@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         f" {report['workers'] or 'no'} worker processes)"
     )
     print(f"  CPU             {cpu:8.2f} s   {cpu / total * 1000:9.2f} CPU-s per 1,000 turns (user+sys, all threads)")
+    if report.get("delivery") == "process":
+        share = float(report.get("delivery_cpu", 0.0))  # type: ignore[arg-type]
+        print(f"    of which the delivery process {share:8.2f} s   {share / total * 1000:9.2f} CPU-s per 1,000 turns")
     print(f"  second run      {again:8.2f} s   stored nothing new")
     print(f"  --batch 1       {base_seconds:8.2f} s   {base_rate:9.0f} turns/s   ({base_total} turns; baseline)")
     print(f"  --batch 1 CPU   {base_cpu:8.2f} s   {base_cpu / base_total * 1000:9.2f} CPU-s per 1,000 turns")

@@ -7,13 +7,16 @@ the live queue's write lock and its thousands of episodes never sit ahead of a l
 in the delivery worker; the live hook path is not touched at all.
 
 Order of a step (each step is short and durable before the next):
-1. render up to ``batch`` turns, skip those already recorded or captured live;
-2. ``append_many``: one transaction for all their events (the turn_end seals each episode);
-3. record the turn ids in the checkpoint store;
-4. deliver: ``claim_batch`` + one ``put_to_provider`` (a provider ``put_batch``) +
-   ``complete_many`` (:func:`paxm_core.capture.batch.deliver_batch`, which falls back to one
-   by one when the batch write fails), repeated until the queue owes nothing, at ``--rate``
-   for remote providers.
+1. render up to ``batch`` turns (in worker processes for large runs), skip those already
+   recorded or captured live;
+2. ``append_encoded`` / ``append_many``: one transaction for all their events (the turn_end
+   seals each episode);
+3. record the turn ids, the files finished and the run's counters in the checkpoint store
+   (one transaction);
+4. ask for delivery (:mod:`paxm_core.backfill.delivery`: a delivery process for large runs,
+   else a thread): ``claim_batch`` + one ``put_to_provider`` (a provider ``put_batch``) +
+   ``complete_many``, repeated until nothing is claimable, at ``--rate`` for remote
+   providers; the next step waits while more than ``LOOKAHEAD`` batches are owed.
 A kill between 2 and 3 re-renders the same events on resume (duplicates, ignored); a kill
 between the put and ``complete_many`` re-delivers the same episode ids (provider upsert).
 """
