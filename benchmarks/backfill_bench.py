@@ -10,6 +10,12 @@ core), then a second run over the same range (must store nothing) and, as the ba
 same pipeline with batches of one (``--batch 1``: one transaction per append, claim, put and
 completion, like live delivery) over a sample.  Prints turns/s and the batched/unbatched
 ratio.
+
+``--compare SRC --repeat N`` instead times N full runs of this code interleaved with N of the
+``paxm_core`` in SRC (e.g. ``git worktree add /tmp/base main``; put first on ``PYTHONPATH``),
+A B A B ..., each on a fresh copy of the same transcripts, and prints wall time and CPU per
+process: the run's own (``RUSAGE_SELF``), its children's (workers, delivery process), and the
+delivery process's own where it reports one.
 """
 
 from __future__ import annotations
@@ -53,6 +59,79 @@ def _paxm(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     if done.returncode != 0:
         raise SystemExit(f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done
+
+
+#: runs the CLI in-process and reports the run's own CPU and its children's on stderr's last line
+_WRAP = (
+    "import atexit, json, resource, sys\n"
+    "def _cpu(who):\n"
+    "    u = resource.getrusage(who)\n"
+    "    return u.ru_utime + u.ru_stime\n"
+    "atexit.register(lambda: sys.stderr.write('\\nPAXM-BENCH-CPU ' + json.dumps("
+    "[_cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)]) + '\\n'))\n"
+    "sys.argv[0] = 'paxm'\n"
+    "from paxm_core.cli import main\n"
+    "main()\n"
+)
+
+
+def _measured_run(home: Path, src: str | None, *extra: str) -> dict[str, object]:
+    """One full run through ``_WRAP`` (``src``: a baseline ``paxm_core`` first on the path)."""
+    env = _env(home)
+    if src:
+        env["PYTHONPATH"] = src
+    args = ["backfill", "run", "--agent", "claude", "--json", "--before", "2099-01-01", "--priority", "normal"]
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAP, *args, *extra], env=env, capture_output=True, text=True, timeout=3600, cwd=home
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"backfill run failed:\n{done.stdout}\n{done.stderr}")
+    line = [x for x in done.stderr.splitlines() if x.startswith("PAXM-BENCH-CPU ")][-1]
+    own, children = json.loads(line.split(" ", 1)[1])
+    report = json.loads(done.stdout)
+    return {"wall": wall, "own": own, "children": children, "report": report, "load": os.getloadavg()[0]}
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import shutil
+
+    sessions = max(1, args.turns // args.per_session)
+    total = sessions * args.per_session
+    rows: list[tuple[str, dict[str, object]]] = []
+    with tempfile.TemporaryDirectory(prefix="paxm-backfill-bench-") as tmp:
+        root = Path(tmp)
+        pristine = root / "pristine"
+        synthetic.write_sessions(pristine / ".claude" / "projects", sessions, args.per_session)
+        for index in range(args.repeat):
+            for label, src in (("base", args.compare), ("this", None)):
+                home = root / f"{label}-{index}"
+                home.mkdir()
+                _paxm(home, "setup", "--yes", "--agent", "claude", "--provider", "sqlite")
+                # the same transcripts (the config names its own home's paths: set up afresh)
+                shutil.copytree(pristine / ".claude" / "projects", home / ".claude" / "projects", dirs_exist_ok=True)
+                result = _measured_run(home, src, *args.extra)
+                report = result["report"]
+                assert isinstance(report, dict) and report["delivered"] == total and _stored(home) == total, report
+                shutil.rmtree(home)
+                rows.append((label, result))
+                per = 1000 / total
+                print(
+                    f"{label}  wall {result['wall']:7.2f} s  {total / float(result['wall']):6.0f} turns/s"  # type: ignore[arg-type]
+                    f"  run process {float(result['own']) * per:.3f}"  # type: ignore[arg-type]
+                    f"  children {float(result['children']) * per:.3f}"  # type: ignore[arg-type]
+                    f"  (delivery process {float(report.get('delivery_cpu', 0.0)) * per:.3f})"
+                    f"  CPU-s per 1,000 turns  [{report.get('delivery', 'thread') or 'thread'} delivery,"
+                    f" {report['workers']} workers]  load {result['load']:.2f}",
+                    flush=True,
+                )
+    for label in ("base", "this"):
+        mine = [r for name, r in rows if name == label]
+        wall = statistics.median(float(r["wall"]) for r in mine)  # type: ignore[arg-type]
+        own = statistics.median(float(r["own"]) for r in mine) * 1000 / total  # type: ignore[arg-type]
+        print(f"median {label}: wall {wall:.2f} s, run process {own:.3f} CPU-s per 1,000 turns")
+    return 0
 
 
 def _home(root: Path, name: str, sessions: int, turns: int) -> Path:
@@ -131,7 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-session", type=int, default=100, help="turns per session file")
     parser.add_argument("--baseline-turns", type=int, default=2_000, help="turns for the --batch 1 baseline")
     parser.add_argument("--quick", action="store_true", help="5,000 turns, 500 baseline turns")
+    parser.add_argument("--compare", metavar="SRC", help="a baseline checkout's root: interleave runs with it")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each side with --compare")
+    parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more `backfill run` arguments")
     args = parser.parse_args(argv)
+    if args.compare:
+        return _compare(args)
     if args.quick:
         args.turns, args.baseline_turns = 5_000, 500
     sessions = max(1, args.turns // args.per_session)
@@ -162,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         f" {report['workers'] or 'no'} worker processes)"
     )
     print(f"  CPU             {cpu:8.2f} s   {cpu / total * 1000:9.2f} CPU-s per 1,000 turns (user+sys, all threads)")
+    if report.get("delivery") == "process":
+        share = float(report.get("delivery_cpu", 0.0))  # type: ignore[arg-type]
+        print(f"    of which the delivery process {share:8.2f} s   {share / total * 1000:9.2f} CPU-s per 1,000 turns")
     print(f"  second run      {again:8.2f} s   stored nothing new")
     print(f"  --batch 1       {base_seconds:8.2f} s   {base_rate:9.0f} turns/s   ({base_total} turns; baseline)")
     print(f"  --batch 1 CPU   {base_cpu:8.2f} s   {base_cpu / base_total * 1000:9.2f} CPU-s per 1,000 turns")

@@ -7,13 +7,16 @@ the live queue's write lock and its thousands of episodes never sit ahead of a l
 in the delivery worker; the live hook path is not touched at all.
 
 Order of a step (each step is short and durable before the next):
-1. render up to ``batch`` turns, skip those already recorded or captured live;
-2. ``append_many``: one transaction for all their events (the turn_end seals each episode);
-3. record the turn ids in the checkpoint store;
-4. deliver: ``claim_batch`` + one ``put_to_provider`` (a provider ``put_batch``) +
-   ``complete_many`` (:func:`paxm_core.capture.batch.deliver_batch`, which falls back to one
-   by one when the batch write fails), repeated until the queue owes nothing, at ``--rate``
-   for remote providers.
+1. render up to ``batch`` turns (in worker processes for large runs), skip those already
+   recorded or captured live;
+2. ``append_encoded`` / ``append_many``: one transaction for all their events (the turn_end
+   seals each episode);
+3. record the turn ids, the files finished and the run's counters in the checkpoint store
+   (one transaction);
+4. ask for delivery (:mod:`paxm_core.backfill.delivery`: a delivery process for large runs,
+   else a thread): ``claim_batch`` + one ``put_to_provider`` (a provider ``put_batch``) +
+   ``complete_many``, repeated until nothing is claimable, at ``--rate`` for remote
+   providers; the next step waits while more than ``LOOKAHEAD`` batches are owed.
 A kill between 2 and 3 re-renders the same events on resume (duplicates, ignored); a kill
 between the put and ``complete_many`` re-delivers the same episode ids (provider upsert).
 """
@@ -41,7 +44,6 @@ __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_
 DEFAULT_BATCH = 500
 #: batches rendered and queued ahead of delivery (bounds the backfill queue's backlog)
 LOOKAHEAD = 2
-DELIVERY_TIMEOUT = 120.0
 
 
 def backfill_dir(config: Any) -> Path:
@@ -89,6 +91,10 @@ class RunReport:
     seconds: float = 0.0
     #: processes that read and rendered the files (0: the run's own process)
     workers: int = 0
+    #: where delivery ran: ``"process"`` (a delivery process of its own) or ``"thread"``
+    delivery: str = ""
+    #: CPU seconds (user + system) of the delivery process, when there was one
+    delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -113,6 +119,9 @@ class BackfillOptions:
     #: processes reading and rendering files (``None``: one per core but one, for large runs;
     #: 0: in this process)
     workers: int | None = None
+    #: ``"process"``: deliver in a child process; ``"thread"``: on a thread of the run;
+    #: ``"auto"``: a process for large runs on a machine with two cores or more
+    delivery: str = "auto"
 
 
 class BackfillRun:
@@ -154,8 +163,8 @@ class BackfillRun:
         self.queue = CaptureQueue(queue_path, routes=routes)
         self.renderer = TurnRenderer(runtime, self.queue)
         self._limiters = {name: RateLimiter(self._rate_for(name)) for name in self.providers}
-        self._tick_lock = threading.Lock()
-        self._deliverer = _Deliverer(self._deliver_all, lambda: self.queue.owed(include_open=False))
+        self._tick_lock = threading.RLock()  # held by _record while it ticks
+        self._deliverer: Any = None
         self.report = RunReport(agent, list(self.providers))
         self.progress = Progress()
 
@@ -183,8 +192,6 @@ class BackfillRun:
         deadline = started + self.options.max_duration if self.options.max_duration else None
         run_id = self.checkpoint.start_run(self.agent, ",".join(self.providers))
         try:
-            self._deliver_all()  # what a killed run left queued goes first
-            self._deliverer.start()
             done = self.checkpoint.done_turns(self.agent)
             live = self._live_fingerprints()
             files = []
@@ -197,6 +204,8 @@ class BackfillRun:
                     continue
                 files.append((path, info.st_size, info.st_mtime_ns))
             self.progress.bytes_total = sum(f[1] for f in files)
+            self._deliverer = self._choose_deliverer(self.progress.bytes_total)
+            self._deliverer.start()  # its first pass delivers what a killed run left queued
             workers = self.options.workers
             if workers is None:
                 workers = auto_workers(self.progress.bytes_total)
@@ -256,7 +265,8 @@ class BackfillRun:
                 source.close()  # stops the workers (what they had not started is dropped)
             self._flush(batch, finished_files, run_id, last=True)
         except BaseException as exc:
-            self._deliverer.abandon()
+            if self._deliverer is not None:
+                self._deliverer.abandon()
             self.report.state = "failed"
             self.report.errors.append(str(exc) or type(exc).__name__)
             self._finish(run_id, started)
@@ -272,6 +282,7 @@ class BackfillRun:
         if self.report.state == "done" and self.report.owed:
             self.report.state = "incomplete"
         self.report.seconds = time.monotonic() - started
+        self.report.delivery_cpu = round(float(getattr(self._deliverer, "cpu", 0.0)), 3)
         try:
             self.checkpoint.update_run(
                 run_id,
@@ -303,62 +314,70 @@ class BackfillRun:
                 self.queue.append_encoded(events, keep_existing=True)
             else:
                 self.queue.append_many(events, keep_existing=True)
-        if batch:
-            self.checkpoint.record_turns(self.agent, [(t, how) for t, how, _ in batch])
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
         self.progress.queued += queued
-        # Delivery overlaps the reading and rendering of the next batch (a background
-        # thread; the provider's SQLite work releases the GIL), at most LOOKAHEAD batches
-        # behind.  A file is marked done once its turns are queued and recorded: what a kill
-        # leaves undelivered is in the durable queue, delivered first by the next run.
+        # the step's turns, the files it finished and the run's counters: one transaction.
+        # A file is marked done once its turns are queued and recorded: what a kill leaves
+        # undelivered is in the durable queue, delivered first by the next run.
+        if batch or files:
+            self.checkpoint.record_step(
+                self.agent,
+                [(t, how) for t, how, _ in batch],
+                files,
+                run_id,
+                found=self.report.found,
+                queued=self.report.queued,
+                skipped=self.report.skipped_done + self.report.skipped_live,
+                delivered=self.report.delivered,
+            )
+        # Delivery (a delivery process, or a thread for small runs) drains the queue while the
+        # next batch is read and rendered, at most LOOKAHEAD batches behind.
         if last:
             self._deliverer.finish()
         else:
             self._deliverer.kick()
             self._deliverer.wait_below(LOOKAHEAD * self.options.batch)
-        for path, size, mtime_ns, count in files:
-            self.checkpoint.mark_file(self.agent, path, size, mtime_ns, count)
-        self.checkpoint.update_run(
-            run_id,
-            found=self.report.found,
-            queued=self.report.queued,
-            skipped=self.report.skipped_done + self.report.skipped_live,
-            delivered=self.report.delivered,
-        )
         self._tick()
 
     def _deliver_all(self) -> None:
-        from paxm_core.capture.batch import deliver_stream
+        from paxm_core.backfill.delivery import deliver_all
 
-        for provider in self.providers:
-            put = self._writer(provider)
-            # the next batch is claimed (and the rate limiter waited for) while one is written;
-            # dead deliveries are counted from the queue status at the end
-            deliver_stream(
-                self.queue,
-                provider,
-                lambda _batch: put,  # noqa: B023 - called within this iteration
-                self._record,
-                limit=self.options.batch,
-                allowance=self._limiters[provider].allowance,
-            )
+        deliver_all(self.queue, self.runtime.router, self.providers, self._limiters, self.options.batch, self._record)
 
-    def _writer(self, provider: str) -> Callable[[list[Any]], list[Any]]:
-        def put(items: list[Any]) -> list[Any]:
-            return list(self.runtime.router.put_to_provider(provider, _with_sequences(items), DELIVERY_TIMEOUT))
-
-        return put
-
-    def _record(self, outcomes: list[Any], _batch: list[Any]) -> None:
-        for outcome in outcomes:
-            if outcome.state == "delivered":
-                self.report.delivered += 1
-                self.progress.delivered += 1
-            elif outcome.error:
-                self.report.errors.append(f"{outcome.episode_id}: {outcome.error}"[:300])
-        del self.report.errors[:-20]
+    def _record(self, delivered: int, errors: list[str]) -> None:
+        """A delivered batch (from the delivery thread, or the delivery process's reader thread)."""
+        with self._tick_lock:
+            self.report.delivered += delivered
+            self.progress.delivered += delivered
+            self.report.errors.extend(errors)
+            del self.report.errors[:-20]
         self._tick()
+
+    def _choose_deliverer(self, total_bytes: int) -> Any:
+        """A delivery process for large runs (the run's process then only appends), else a thread."""
+        from paxm_core.backfill.delivery import ProcessDeliverer, ThreadDeliverer, delivery_setup
+
+        def owed() -> int:
+            return int(self.queue.owed(include_open=False))
+
+        how = self.options.delivery
+        if how == "auto":
+            how = "process" if auto_workers(total_bytes) > 0 else "thread"
+        if how == "process":
+            setup = delivery_setup(
+                self.runtime.config,
+                str(self.queue.path),
+                self.options.provider,
+                list(self.providers),
+                {name: limiter.per_second for name, limiter in self._limiters.items()},
+                self.options.batch,
+            )
+            if setup is not None:
+                self.report.delivery = "process"
+                return ProcessDeliverer(setup, owed, self._record)
+        self.report.delivery = "thread"
+        return ThreadDeliverer(self._deliver_all, owed)
 
     def _live_fingerprints(self) -> set[str]:
         """Fingerprints of the ``user_input`` and ``turn_end`` writes live hooks queued (any state)."""
@@ -390,109 +409,6 @@ class BackfillRun:
         if self._progress_cb is not None:
             with self._tick_lock:  # the delivery thread reports progress too
                 self._progress_cb(self.progress)
-
-
-class _Deliverer:
-    """Runs ``deliver()`` on one background thread whenever kicked; errors surface in the caller."""
-
-    def __init__(self, deliver: Callable[[], None], owed: Callable[[], int]) -> None:
-        self._deliver = deliver
-        self._owed = owed
-        self._cond = threading.Condition()
-        self._wanted = False
-        self._busy = False
-        self._closed = False
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="paxm-backfill-delivery", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._wanted and not self._closed:
-                    self._cond.wait()
-                if not self._wanted:
-                    return
-                self._wanted, self._busy = False, True
-            try:
-                self._deliver()
-            except BaseException as exc:  # handed to the run's thread
-                with self._cond:
-                    self._error = exc
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
-                if self._error is not None:
-                    return
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-
-    def kick(self) -> None:
-        with self._cond:
-            self._raise()
-            self._wanted = True
-            self._cond.notify_all()
-
-    def wait_below(self, backlog: int) -> None:
-        """Wait while a delivery pass runs and more than ``backlog`` sealed episodes are owed.
-
-        A pass ends when nothing is claimable, so what is owed after it waits for a retry
-        (a failing provider): the run goes on, as a synchronous delivery would.
-        """
-        while True:
-            with self._cond:
-                self._raise()
-                if not self._busy and not self._wanted:
-                    return
-            if self._owed() <= backlog:
-                return
-            with self._cond:
-                if self._busy or self._wanted:
-                    self._cond.wait(0.05)
-
-    def finish(self) -> None:
-        """Stop the thread, then deliver what is left on the caller's thread."""
-        self.abandon()
-        with self._cond:
-            self._raise()
-        self._deliver()
-
-    def abandon(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-
-def _with_sequences(items: list[Any]) -> list[Any]:
-    """Give past items their session sequence from the time they happened.
-
-    A live write gets the next sequence of its session from the shared sequence store (one
-    fsynced transaction each); a past turn's place in its session is known: its start time
-    in nanoseconds, the same scale the store uses, so past and live turns interleave in the
-    order they happened.  The router keeps an explicit ``sequence`` as given.
-    """
-    from paxm_core.attribution import META_SEQUENCE
-
-    out = []
-    last: dict[str, int] = {}
-    for item in items:
-        if (item.metadata.get(META_SEQUENCE) or "").strip() or item.created_at is None:
-            out.append(item)
-            continue
-        session = item.origin.session_id.strip() or item.metadata.get("session_id", "")
-        sequence = max(int(item.created_at.timestamp() * 1_000_000) * 1000, last.get(session, 0) + 1)
-        last[session] = sequence
-        out.append(item.replace(metadata={**item.metadata, META_SEQUENCE: str(sequence)}))
-    return out
 
 
 def lower_priority() -> None:

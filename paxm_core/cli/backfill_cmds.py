@@ -189,6 +189,14 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     help="Processes reading and rendering transcripts (default: one per core but one, for"
     " large backfills; 0: in the run's own process).",
 )
+@click.option(
+    "--delivery",
+    type=click.Choice(["auto", "process", "thread"]),
+    default="auto",
+    show_default=True,
+    hidden=True,
+    help="Where delivery runs: a process of its own (large runs), or a thread of the run.",
+)
 @_JSON
 @click.pass_context
 def run_cmd(
@@ -203,6 +211,7 @@ def run_cmd(
     priority: str,
     batch: int,
     workers: int | None,
+    delivery: str,
     as_json: bool,
 ) -> None:
     """Backfill AGENT's past turns into memory (resumable; a second run stores nothing new)."""
@@ -245,6 +254,7 @@ def run_cmd(
         max_duration=limit,
         batch=batch,
         workers=workers,
+        delivery=delivery,
         live_queue=Path(default_queue_path(runtime.config)),
     )
     bar = _Bar() if not as_json and sys.stderr.isatty() else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,26 @@ def test_a_failing_worker_fails_the_run_and_an_unpicklable_reader_renders_in_pro
         for _path, _size, _mtime, turns in source:
             list(turns)
     source.close()
+
+
+def test_a_checkpoint_step_records_turns_files_and_counters_together(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "checkpoint.sqlite")
+    try:
+        run = store.start_run("claude", "sqlite")
+        a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+        store.record_step("claude", [("t1", "queued"), ("t2", "empty")], [(a, 10, 5, 2)], run, queued=1, found=2)
+        store.record_step("claude", [("t1", "queued")], [], run, queued=1, found=3, bogus=7)
+        assert store.done_turns("claude") == {"t1", "t2"}
+        assert store.file_done("claude", a, 10, 5) and not store.file_done("claude", b, 10, 5)
+        latest = store.runs()[0]
+        assert (latest["queued"], latest["found"], latest["state"]) == (1, 3, "running")
+        # a step whose transaction fails records none of it: turns, files and counters go together
+        store._conn.execute(
+            "CREATE TRIGGER no_b BEFORE INSERT ON files WHEN NEW.path LIKE '%b.jsonl'"
+            " BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+        with pytest.raises(sqlite3.IntegrityError, match="refused"):
+            store.record_step("claude", [("t3", "queued")], [(b, 1, 1, 1)], run, found=9)
+        assert "t3" not in store.done_turns("claude") and store.runs()[0]["found"] == 3
+    finally:
+        store.close()
