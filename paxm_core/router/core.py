@@ -41,7 +41,7 @@ from paxm_core.router.bulkhead import Lane, LaneBusy, Relay
 from paxm_core.router.fanout import error_text, fan_out, ms
 from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
 from paxm_core.router.forget import forget as forget_refs
-from paxm_core.router.pipeline import Entry, eligible_hits, normalized_tiers, select
+from paxm_core.router.pipeline import Entry, eligible_hits, finite_keys, normalized_tiers, select
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 from paxm_core.timefmt import utcnow
@@ -240,7 +240,7 @@ class Router:
             merged.extend(eligible)
         if len(outcomes) > 1:  # one provider: nothing to order
             result.provider_recalls.sort(key=lambda r: r.provider)
-        kept = select(merged, result_limit)
+        kept = select(merged, result_limit, finite_keys(routes))
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:

@@ -126,9 +126,10 @@ def dedupe_key(hit: Ranked) -> str:
     Identical text in different scopes stays two memories: a personal note and a team note
     with the same words are different facts for different audiences.
     """
-    if hit.text:
-        normalized = " ".join(hit.text.lower().split())
-        return f"text:{hit.provenance.scope_type}:{hit.provenance.scope_id}:{normalized}"
+    text = hit.text
+    if text:
+        scope = hit.provenance  # read once: on a Candidate it is a property
+        return f"text:{scope.scope_type}:{scope.scope_id}:{' '.join(text.lower().split())}"
     return f"id:{hit.provider}:{hit.id}"
 
 

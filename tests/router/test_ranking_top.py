@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -96,7 +97,7 @@ def test_the_routers_tuple_cut_equals_top_of_all_candidates(
     # must pick exactly what ranking.top picks from every candidate (infinite weights give
     # NaN keys: the full path)
     from paxm_core.router import Route, SearchPolicy
-    from paxm_core.router.pipeline import _candidate, eligible_hits, select
+    from paxm_core.router.pipeline import _candidate, eligible_hits, finite_keys, select
 
     policy = SearchPolicy(recency_boost=boost)
     entries = [
@@ -108,3 +109,10 @@ def test_the_routers_tuple_cut_equals_top_of_all_candidates(
     got = select(list(entries), limit)
     key = [(c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in expected]  # repr: NaN == NaN
     assert [(c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in got] == key
+    # the router's call: no NaN search when the routes' weights promise finite keys
+    routes = [Route(name, weight=weight) for name, _, weight in answers]
+    if finite_keys(routes):
+        assert all(math.isfinite(k) for entry in entries for k in entry[:2])
+        assert [
+            (c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in select(list(entries), limit, True)
+        ] == key
