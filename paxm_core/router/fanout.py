@@ -57,16 +57,26 @@ class _Pending:
     claimable: bool = False  # deadline-bound: the caller may run it itself
     deferred: Callable[[], object] | None = field(default=None, repr=False)
 
-    def __init__(self, route: Route, deadline: Deadline, dispatched: float) -> None:
-        # only ever built with these three; the rest is filled in by the dispatch
+    def __init__(
+        self,
+        route: Route,
+        deadline: Deadline,
+        dispatched: float,
+        call: Call[object] | None = None,
+        lane: Lane | None = None,
+        outcome: Outcome | None = None,
+        claimable: bool = False,
+        deferred: Callable[[], object] | None = None,
+    ) -> None:
+        # Written out, as Outcome's (three per recall)
         self.route = route
         self.deadline = deadline
         self.dispatched = dispatched
-        self.call = None
-        self.lane = None
-        self.outcome = None
-        self.claimable = False
-        self.deferred = None
+        self.call = call
+        self.lane = lane
+        self.outcome = outcome
+        self.claimable = claimable
+        self.deferred = deferred
 
 
 def error_text(exc: BaseException) -> str:
