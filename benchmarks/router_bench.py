@@ -122,6 +122,37 @@ def bench_search(
     return direct, routed
 
 
+def handoff_us(rounds: int) -> tuple[float, float]:
+    """Median wall and CPU µs of a bare round trip to a waiting thread and back.
+
+    The floor for any call that must run on a thread of its own (a provider that may hang):
+    one queue put that wakes the worker, one lock release that wakes the caller.
+    """
+    import _thread
+    import queue
+    import threading
+
+    jobs: queue.SimpleQueue[_thread.LockType | None] = queue.SimpleQueue()
+
+    def worker() -> None:
+        while (done := jobs.get()) is not None:
+            done.release()
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+
+    def round_trip() -> None:
+        done = _thread.allocate_lock()
+        done.acquire()
+        jobs.put(done)
+        done.acquire()
+
+    wall, _, cpu, _ = interleaved(round_trip, lambda: None, rounds)
+    jobs.put(None)
+    thread.join()
+    return wall, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3000)
@@ -157,6 +188,8 @@ def main() -> None:
     write = median_us(lambda: router.put([item], put_policy), rounds)
     print(f"  write to 3 routes (attribution, admission, fan-out): {write:8.1f} µs")
     router.close()
+    wall, cpu = handoff_us(rounds)
+    print(f"  bare thread hand-off round trip (the floor of one call on a lane): {wall:6.1f} µs (cpu {cpu:6.1f})")
 
 
 if __name__ == "__main__":

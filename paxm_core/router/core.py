@@ -8,6 +8,7 @@ from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from itertools import repeat
+from operator import attrgetter
 from typing import TypeVar
 
 from paxm_core.attribution import (
@@ -41,7 +42,7 @@ from paxm_core.router.bulkhead import Lane, LaneBusy, Relay
 from paxm_core.router.fanout import error_text, fan_out, ms
 from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
 from paxm_core.router.forget import forget as forget_refs
-from paxm_core.router.pipeline import Entry, eligible_hits, normalized_tiers, select
+from paxm_core.router.pipeline import Entry, eligible_hits, finite_keys, normalized_tiers, select
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 from paxm_core.timefmt import utcnow
@@ -220,15 +221,15 @@ class Router:
             assert isinstance(hits, list)
             eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
             result.provider_recalls.append(
-                ProviderRecall(
-                    provider=name,
-                    duration_ms=outcome.duration_ms,
-                    outcome="success" if outcome.error is None else ("timeout" if outcome.timed_out else "error"),
-                    timeout_ms=ms(outcome.route.timeout),
-                    bulkhead_busy=outcome.busy,
-                    candidate_count=len(hits),
-                    eligible_count=len(eligible),
-                    raw_score_kinds=_score_kinds(hits),
+                ProviderRecall(  # positional: provider, duration, outcome, timeout, busy, counts, kinds
+                    name,
+                    outcome.duration_ms,
+                    "success" if outcome.error is None else ("timeout" if outcome.timed_out else "error"),
+                    ms(outcome.route.timeout),
+                    outcome.busy,
+                    len(hits),
+                    len(eligible),
+                    _score_kinds(hits) if hits else (),
                 )
             )
             if outcome.error is not None:
@@ -240,7 +241,7 @@ class Router:
             merged.extend(eligible)
         if len(outcomes) > 1:  # one provider: nothing to order
             result.provider_recalls.sort(key=lambda r: r.provider)
-        kept = select(merged, result_limit)
+        kept = select(merged, result_limit, finite_keys(routes))
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
         if failures:
@@ -500,9 +501,12 @@ def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], meta
     return query.replace(limit=limit, tiers=tiers, metadata=metadata)
 
 
+_raw_score_kind = attrgetter("raw_score_kind")
+
+
 def _score_kinds(hits: list[MemoryHit]) -> tuple[str, ...]:
     # The distinct kinds first (a provider's hits nearly always share one), stripped after.
-    kinds = {hit.raw_score_kind for hit in hits}
+    kinds = set(map(_raw_score_kind, hits))  # in C, not a comprehension
     if len(kinds) == 1:  # the common case: no second set, no sort
         kind = next(iter(kinds)).strip()
         return (kind,) if kind else ()

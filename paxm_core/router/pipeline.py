@@ -23,7 +23,7 @@ from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, MemoryOrigin, MemoryScope, Provenance, normalize_tier
 
-__all__ = ["Candidate", "Entry", "eligible_hits", "normalized_tiers", "select"]
+__all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select"]
 
 
 class Candidate:
@@ -274,17 +274,28 @@ def _candidate(entry: Entry) -> Candidate:
     return candidate
 
 
-def select(entries: list[Entry], limit: int) -> list[Candidate]:
+def finite_keys(routes: Iterable[Route]) -> bool:
+    """Whether :func:`eligible_hits` under these routes can only give finite ranking keys.
+
+    It clamps relevance and recency into ``[0, 1]``, so ``ranking`` and ``score`` are finite
+    unless a weight is not (an infinite weight times a zero relevance is NaN).
+    """
+    return all(map(math.isfinite, (route.effective_weight for route in routes)))
+
+
+def select(entries: list[Entry], limit: int, finite: bool = False) -> list[Candidate]:
     """The merged entries of every provider through :func:`ranking.top` (dedupe, order, cut).
 
     The candidates are sorted as tuples, and :class:`Candidate` objects are made only for the
     ones the cut's walk reaches (a few out of tens); the result is exactly ``ranking.top`` of
-    them all (the same stable order by ``(-ranking, -score)``, the same walk).
+    them all (the same stable order by ``(-ranking, -score)``, the same walk).  ``finite``
+    (see :func:`finite_keys`) skips looking for NaN keys that cannot be there.
     """
     if limit <= 0 or len(entries) <= limit:
         return ranking.top([_candidate(entry) for entry in entries], limit)
-    total = sum(map(sum, map(_primary, entries)))  # NaN if any key is (as in ranking.top), summed in C
-    if total != total:  # a NaN key has no order: ranking.top's full path decides
-        return ranking.top([_candidate(entry) for entry in entries], limit)
+    if not finite:
+        total = sum(map(sum, map(_primary, entries)))  # NaN if any key is (as in ranking.top), summed in C
+        if total != total:  # a NaN key has no order: ranking.top's full path decides
+            return ranking.top([_candidate(entry) for entry in entries], limit)
     entries.sort(key=_primary)
     return ranking.top_presorted(((_primary(entry), _candidate(entry)) for entry in entries), limit)

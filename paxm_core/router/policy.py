@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
+from paxm_core.dataclass_support import FACTORY, value_dataclass
 from paxm_core.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
 
 __all__ = [
@@ -108,6 +108,21 @@ class RecallResult:
     provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
     provider_recalls: list[ProviderRecall] = field(default_factory=list)
     timed_out: bool = False
+
+    def __init__(
+        self,
+        query: str,
+        hits: list[MemoryHit] = FACTORY,
+        provider_errors: list[ProviderErrorInfo] = FACTORY,
+        provider_recalls: list[ProviderRecall] = FACTORY,
+        timed_out: bool = False,
+    ) -> None:
+        # Written out (one per recall; the shared generic ``__init__`` costs microseconds).
+        self.query = query
+        self.hits = [] if hits is FACTORY else hits
+        self.provider_errors = [] if provider_errors is FACTORY else provider_errors
+        self.provider_recalls = [] if provider_recalls is FACTORY else provider_recalls
+        self.timed_out = timed_out
 
     def to_json(self) -> dict[str, Any]:
         """Upstream's JSON shape: optional keys are omitted when empty."""

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Iterable
 from datetime import datetime
+from operator import eq
 from typing import Any, Protocol, TypeVar
 
 from paxm_core.types import MemoryHit
@@ -126,9 +127,10 @@ def dedupe_key(hit: Ranked) -> str:
     Identical text in different scopes stays two memories: a personal note and a team note
     with the same words are different facts for different audiences.
     """
-    if hit.text:
-        normalized = " ".join(hit.text.lower().split())
-        return f"text:{hit.provenance.scope_type}:{hit.provenance.scope_id}:{normalized}"
+    text = hit.text
+    if text:
+        scope = hit.provenance  # read once: on a Candidate it is a property
+        return f"text:{scope.scope_type}:{scope.scope_id}:{' '.join(text.lower().split())}"
     return f"id:{hit.provider}:{hit.id}"
 
 
@@ -172,11 +174,16 @@ def dedupe(hits: Iterable[H]) -> list[H]:
 
 def sort_hits(hits: list[H]) -> None:
     """Sort in place into the final order (:func:`order_key`), total over all fields."""
-    keys = [order_key(h) for h in hits]
+    keys = list(map(order_key, hits))
     order = sorted(range(len(hits)), key=keys.__getitem__)
+    sorted_keys = list(map(keys.__getitem__, order))
+    # Equal keys are rare (same provider, id, text and scope); when no two neighbours are
+    # equal there is nothing to settle (looked for in C, not by walking the runs in Python).
+    if not any(map(eq, sorted_keys, sorted_keys[1:])):
+        hits[:] = list(map(hits.__getitem__, order))
+        return
     ordered = [hits[i] for i in order]
-    sorted_keys = [keys[i] for i in order]
-    # Equal keys are rare (same provider, id, text and scope); settle them by full content.
+    # Settle equal keys by full content.
     start = 0
     while start < len(ordered):
         end = start + 1

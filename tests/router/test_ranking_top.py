@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -96,7 +97,7 @@ def test_the_routers_tuple_cut_equals_top_of_all_candidates(
     # must pick exactly what ranking.top picks from every candidate (infinite weights give
     # NaN keys: the full path)
     from paxm_core.router import Route, SearchPolicy
-    from paxm_core.router.pipeline import _candidate, eligible_hits, select
+    from paxm_core.router.pipeline import _candidate, eligible_hits, finite_keys, select
 
     policy = SearchPolicy(recency_boost=boost)
     entries = [
@@ -108,3 +109,38 @@ def test_the_routers_tuple_cut_equals_top_of_all_candidates(
     got = select(list(entries), limit)
     key = [(c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in expected]  # repr: NaN == NaN
     assert [(c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in got] == key
+    # the router's call: no NaN search when the routes' weights promise finite keys
+    routes = [Route(name, weight=weight) for name, _, weight in answers]
+    if finite_keys(routes):
+        assert all(math.isfinite(k) for entry in entries for k in entry[:2])
+        assert [
+            (c.provider, c.id, c.text, repr(c.ranking), repr(c.score)) for c in select(list(entries), limit, True)
+        ] == key
+
+
+def reference_sort(hits: list[MemoryHit]) -> list[MemoryHit]:
+    """``sort_hits`` as it was written before its C-level tie check (the reference)."""
+    keys = [ranking.order_key(h) for h in hits]
+    order = sorted(range(len(hits)), key=keys.__getitem__)
+    ordered = [hits[i] for i in order]
+    sorted_keys = [keys[i] for i in order]
+    start = 0
+    while start < len(ordered):
+        end = start + 1
+        while end < len(ordered) and sorted_keys[end] == sorted_keys[start]:
+            end += 1
+        if end - start > 1:
+            ordered[start:end] = sorted(ordered[start:end], key=ranking._full)
+        start = end
+    return ordered
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hit_lists(), st.lists(st.sampled_from([*VALUES, float("nan")]), max_size=14))
+def test_sort_hits_equals_the_reference(hits: list[MemoryHit], rankings: list[float]) -> None:
+    # equal keys (same provider, id, text, scope) and NaN rankings included
+    for hit, value in zip(hits, rankings, strict=False):
+        hit.ranking = value
+    got = list(hits)
+    ranking.sort_hits(got)
+    assert [id(h) for h in got] == [id(h) for h in reference_sort(list(hits))]
