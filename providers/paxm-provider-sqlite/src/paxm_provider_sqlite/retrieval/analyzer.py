@@ -20,9 +20,10 @@ satisfied by any of its alternatives) plus its full canonical stream for the phr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
 
 __all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze_query", "index_text"]
@@ -58,6 +59,8 @@ def _cjk() -> tuple[re.Pattern[str], re.Pattern[str]]:
 def _has_no_cjk(text: str) -> bool:
     """True when ``text`` holds no code point a ``_CJK`` class could match (cheap, in C)."""
     return text.isascii() or max(text) < _CJK_FIRST
+
+
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+[0-9]*")
 _NUMERIC = re.compile(r"^v?\d+(?:[.\-:/]\d+)+$", re.IGNORECASE)
 # Parts longer than this are hashes, base64 or padding: searchable through memory_fts but
@@ -65,7 +68,7 @@ _NUMERIC = re.compile(r"^v?\d+(?:[.\-:/]\d+)+$", re.IGNORECASE)
 _MAX_PART = 64
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class IndexedText:
     """What the term index stores for one memory."""
 
@@ -73,8 +76,14 @@ class IndexedText:
     extras: str
     unique: int
 
+    # written out: one per memory written, and the shared frozen ``__init__`` is slower
+    def __init__(self, terms: str, extras: str, unique: int) -> None:
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "extras", extras)
+        object.__setattr__(self, "unique", unique)
 
-@dataclass
+
+@value_dataclass
 class Group:
     """One query word: satisfied when any alternative token (or CJK substring) is present."""
 
@@ -99,7 +108,7 @@ class Group:
         return any(t in tokens for t in self.tokens)
 
 
-@dataclass
+@value_dataclass
 class QueryAnalysis:
     """A query reduced to groups and a canonical stream."""
 
