@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.types import MemoryHit, Provenance
@@ -213,7 +212,13 @@ def go_float(value: float) -> str:
         if sign == "+" and len(digits) < 2:
             digits = digits.rjust(2, "0")  # Go keeps at least two digits on positive exponents
         return f"{mantissa}e{sign}{digits}"
-    return format(Decimal(repr(value)).normalize(), "f")
+    text = repr(value)
+    if "e" not in text:
+        # repr's plain form is already the shortest digits; Decimal would only drop the ".0"
+        return text[:-2] if text.endswith(".0") else text
+    from decimal import Decimal  # here: ~2 ms of the daemon's start, for the rare exponent form
+
+    return format(Decimal(text).normalize(), "f")
 
 
 def _string(text: str) -> str:

@@ -48,3 +48,17 @@ def test_the_patterns_are_compiled_only_for_text_with_an_opener() -> None:
     )
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, True]
+
+
+def _go_float_reference(value: float) -> str:
+    from decimal import Decimal
+
+    return format(Decimal(repr(value)).normalize(), "f")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(value=st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 10.0, 1e16, 1e-5]))
+def test_go_float_plain_form_is_what_decimal_gives(value: float) -> None:
+    magnitude = abs(value)
+    if magnitude == 0 or 1e-6 <= magnitude < 1e21:
+        assert E.go_float(value) == _go_float_reference(value)
