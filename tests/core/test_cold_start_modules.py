@@ -97,6 +97,7 @@ NOT_ON_THE_FIRST_ANSWER = (
     "mcp",
     "tomlkit",  # Codex's installer
     "importlib.metadata",  # the entry-point index is cached
+    "decimal",  # envelope.go_float formats plain floats without it
     "paxm_core.cli",
     "paxm_core.dashboard",
     "paxm_core.backfill",
