@@ -85,10 +85,10 @@ def seed(config: Path, count: int) -> float:
     return time.perf_counter() - started
 
 
-def run_once(argv: list[str], payload: bytes) -> tuple[float, float]:
+def run_once(argv: list[str], payload: bytes, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall ms, child CPU ms) of one whole process."""
     start = time.perf_counter_ns()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin is not None
     try:
         proc.stdin.write(payload)
@@ -364,7 +364,37 @@ def startup_ab(config: Path, baseline: Path, rounds: int, memories: int) -> None
             f" ({cpu_new / cpu_old:.2f}x), wall {wall_new:.1f} vs {wall_old:.1f} ms ({wall_new / wall_old:.2f}x),"
             f" modules {new[-1]['modules']:.0f} vs {old[-1]['modules']:.0f}"
         )
+    cold_ab(config, baseline, rounds)
     print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+def cold_ab(config: Path, baseline: Path, rounds: int) -> None:
+    """The whole daemon-down first prompt (client + a daemon it starts), this code and the
+    baseline's alternating: the hook command as installed, the baseline's client files and
+    sources (``PYTHONPATH``, which the daemon it starts inherits).  Wall is the hook's; CPU is
+    the client's and the spawned daemon's (at the moment the bench stops it)."""
+    here = str(Path(__file__).resolve().parents[1])
+    ask = hook_command(config, "claude", "user_input")
+    ask_base = [part.replace(here, str(baseline)) if "paxm_core/passive/" in part else part for part in ask]
+    prompt = json.dumps(
+        {"session_id": "bench-ab", "cwd": "/bench", "prompt": "what was the canary rollout decision number 4242?"}
+    ).encode()
+    base_env = baseline_env(baseline)
+    sides: dict[str, list[tuple[float, float, float]]] = {"new": [], "base": []}
+    for i in range(rounds + 2):
+        for side, argv, env in (("new", ask, None), ("base", ask_base, base_env)):
+            SPAWNED_CPU.clear()
+            wall, cpu = run_once(argv, prompt, env)
+            stop_spawned(config)
+            if i >= 2:  # two warm-ups each: the bytecode caches and the new code's path cache
+                sides[side].append((wall, cpu, SPAWNED_CPU[-1] if SPAWNED_CPU else float("nan")))
+    med = {side: [statistics.median(r[k] for r in rows) for k in range(3)] for side, rows in sides.items()}
+    (nw, nc, nd), (bw, bc, bd) = med["new"], med["base"]
+    print(
+        f"  first prompt, daemon down, whole hook (median of {rounds}): wall {nw:.1f} vs {bw:.1f} ms"
+        f" ({nw / bw:.2f}x); client CPU {nc:.1f} vs {bc:.1f} ms; daemon CPU to first answer"
+        f" {nd:.1f} vs {bd:.1f} ms ({nd / bd:.2f}x)"
+    )
 
 
 def main() -> None:

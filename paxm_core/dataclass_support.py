@@ -121,13 +121,32 @@ def _build(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
     if written:  # @dataclass would keep them (and derive the hash from them): not supported here
         raise TypeError(f"value_dataclass: {cls.__qualname__} writes {', '.join(written)}; use @dataclass")
     own_init = "__init__" in cls.__dict__
+    # ``@dataclass`` names an undocumented class by its signature, found with ``inspect``; with
+    # init=False that is object's, parsed from its text signature by ``tokenize`` (whose regex
+    # compile costs ~5 ms on the daemon's start).  A placeholder skips that; the docstring
+    # ``@dataclass`` would give is set below, from the ``__init__`` the class ends up with.
+    undocumented = not cls.__dict__.get("__doc__")
+    if undocumented:
+        cls.__doc__ = cls.__name__
     # frozen=False: ``@dataclass`` would compile __setattr__/__delattr__ for a frozen class
     built = dataclass(init=False, repr=False, eq=False, frozen=False, slots=slots)(cls)
     if frozen:
         _freeze(built, cls)
     if not own_init:
         _add_init(built, frozen=frozen)
+    if undocumented:
+        built.__doc__ = _signature_doc(built)
     return value_methods(built)
+
+
+def _signature_doc(cls: type) -> str:
+    """The docstring ``@dataclass`` gives a class without one: its name and signature."""
+    import inspect  # dataclasses imported it already: free
+
+    try:
+        return cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+    except (TypeError, ValueError):
+        return cls.__name__
 
 
 def _freeze(cls: type, original: type) -> None:

@@ -40,8 +40,49 @@ _RULES: list[tuple[str, str, int]] = [
         1,
     ),
 ]
+#: Per rule (same order): substrings one of which every match of the rule contains, and
+#: whether they are looked for in the lowercased text (the rule is case-insensitive; its
+#: ASCII-only matching lowercases exactly as ``str.lower`` does on the ASCII run it matched).
+#: A rule none of whose needles is in the text as it stands at that rule cannot match: it is
+#: neither run nor compiled (the twelve patterns cost the daemon's first answer and every
+#: daemon-down hook client a few ms of ``re`` compiling, for text that mostly holds none).
+_NEEDLES: list[tuple[tuple[str, ...], bool]] = [
+    (("PRIVATE KEY-----",), False),
+    (("AKIA", "ASIA", "AROA", "AIDA"), False),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False),
+    (("github_pat_",), False),
+    (("glpat-",), False),
+    (("xox",), False),
+    (("sk-",), False),
+    (("eyJ",), False),
+    (("://",), False),
+    (
+        (
+            "pwd",
+            "passwd",
+            "password",
+            "passphrase",
+            "secret",
+            "token",
+            "api_key",
+            "apikey",
+            "api-key",
+            "access_key",
+            "private_key_id",
+        ),
+        True,
+    ),
+]
 _PRIVATE = re.compile(r"<private>[\s\S]*?</private>|<private>[\s\S]*\Z", re.IGNORECASE)
-_COMPILED: list[tuple[str, "re.Pattern[str]", int]] = [(n, re.compile(p, _FLAGS), g) for n, p, g in _RULES]
+#: each rule's pattern once it was first needed (``None`` before)
+_COMPILED: "list[re.Pattern[str] | None]" = [None] * len(_RULES)
+
+
+def _pattern(index: int) -> "re.Pattern[str]":
+    pattern = _COMPILED[index]
+    if pattern is None:  # a race compiles twice, harmlessly
+        pattern = _COMPILED[index] = re.compile(_RULES[index][1], _FLAGS)
+    return pattern
 
 
 _EXTRA_CACHE: "dict[tuple[str, ...], tuple[re.Pattern[str], ...]]" = {}
@@ -64,9 +105,13 @@ def redact(text: str, extra: "list[re.Pattern[str]] | tuple[re.Pattern[str], ...
     if not text:
         return text
     out = _PRIVATE.sub(PRIVATE_MARK, text) if "<private>" in text.lower() else text
-    for name, pattern, keep in _COMPILED:
+    for index, (name, _, keep) in enumerate(_RULES):
+        needles, folded = _NEEDLES[index]
+        hay = out.lower() if folded else out  # this rule's text: earlier marks included
+        if not any(needle in hay for needle in needles):
+            continue  # no match possible
         mark = f"[REDACTED:{name}]"  # no backslash: safe as a replacement template
-        out = pattern.sub((f"\\{keep}" + mark) if keep else mark, out)
+        out = _pattern(index).sub((f"\\{keep}" + mark) if keep else mark, out)
     for pattern in extra:
         out = pattern.sub("[REDACTED]", out)
     return out

@@ -206,6 +206,7 @@ class HookDaemon:
         self.worker: Any = None
         self.recorder: BackgroundRecorder | None = None
         self._ready_fd = ready_fd
+        self._path_cached = False
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -424,6 +425,12 @@ class HookDaemon:
             self.processor.wake_worker()
         if self.recorder is not None:
             self.recorder.start_sink()
+        if not self._path_cached:
+            # for the next daemon's start without ``site`` (see daemon_path); off the first answer
+            self._path_cached = True
+            from paxm_core.passive.daemon_path import write_path_cache
+
+            write_path_cache(self.hooks_dir)
 
     def _request_done(self, counted: bool) -> None:
         """Account for a finished request (socket or TCP); ``counted`` if it was counted already."""

@@ -76,9 +76,17 @@ answer = daemon.processor.handle_hook(
      "owner": "", "mode": "text", "captured_at": time.time(), "raw": raw}
 )
 modules = sorted(sys.modules)
+analyzer = sys.modules.get("paxm_provider_sqlite.retrieval.analyzer")
+tokenize = sys.modules.get("tokenize")
+compiled = {
+    # the CJK classes (~6 ms of re's compiler) wait for the first CJK text
+    "cjk": analyzer is None or analyzer._cjk_patterns is not None,
+    # inspect's text-signature parse (tokenize's big regex, ~5 ms) is not needed by dataclasses
+    "tokenize": tokenize is not None and tokenize._compile.cache_info().currsize > 0,
+}
 daemon._shutdown()
 daemon.lock.release()
-print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules}))
+print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled}))
 """
 
 #: modules the first answer must not need (top-level package names or exact module names)
@@ -89,6 +97,7 @@ NOT_ON_THE_FIRST_ANSWER = (
     "mcp",
     "tomlkit",  # Codex's installer
     "importlib.metadata",  # the entry-point index is cached
+    "decimal",  # envelope.go_float formats plain floats without it
     "paxm_core.cli",
     "paxm_core.dashboard",
     "paxm_core.backfill",
@@ -129,6 +138,7 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     assert not unwanted, sorted(unwanted)
     assert "paxm_integration_claude_code" in loaded  # the harness that asked is there
     assert "paxm_provider_sqlite" in loaded  # the configured provider is there
+    assert second["compiled"] == {"cjk": False, "tokenize": False}
 
 
 def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:

@@ -305,3 +305,14 @@ def test_a_nested_config_round_trips_through_pickle_replace_and_asdict() -> None
     assert config != CF.Config()  # eq compares the nested values
     with pytest.raises(TypeError, match="unhashable"):
         hash(config)
+
+
+@pytest.mark.parametrize("cls", [_Node, FO._Pending], ids=lambda c: c.__name__)
+def test_an_undocumented_class_gets_the_docstring_dataclass_would_give(cls: type) -> None:
+    # value_dataclass sets it without inspect's text-signature parse of object.__init__
+    assert cls.__doc__ == TWINS[cls].__doc__
+    assert cls.__doc__.startswith(cls.__name__ + "(kind" if cls is _Node else cls.__name__ + "(route")
+
+
+def test_a_documented_class_keeps_its_docstring() -> None:
+    assert RP.Route.__doc__ and not RP.Route.__doc__.startswith("Route(")

@@ -20,9 +20,10 @@ satisfied by any of its alternatives) plus its full canonical stream for the phr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 
+from paxm_core.dataclass_support import value_dataclass
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
 
 __all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze_query", "index_text"]
@@ -32,10 +33,34 @@ __all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze
 ANALYZER_VERSION = "2"
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+#: the lowest code point of ``_CJK``: text below it holds no CJK character
+_CJK_FIRST = "\u3040"
 _CHUNK = re.compile(r"\S+")
-# one run of CJK characters, or of other letters and digits (no underscore)
-_PIECE = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
+#: ``_PIECE`` on text without CJK characters: a run of letters and digits (no underscore).
+#: There ``[{_CJK}]+`` cannot match and ``[^\W_{_CJK}]`` excludes nothing the text holds, so
+#: the matches are the same; this one compiles in microseconds.
+_PLAIN_PIECE = re.compile(r"[^\W_]+")
+#: (``_CJK_RUN``, ``_PIECE``), compiled when the first text with a code point at or above
+#: ``_CJK_FIRST`` comes: their ~39 K-code-point classes cost ~6 ms of ``re``'s compiler, which
+#: the daemon's first answer to an English prompt then does not pay.
+_cjk_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _cjk() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``_CJK_RUN`` (a run of CJK characters) and ``_PIECE`` (one CJK run, or one run of other
+    letters and digits, no underscore), compiled once (a race compiles twice, harmlessly)."""
+    global _cjk_patterns
+    patterns = _cjk_patterns
+    if patterns is None:
+        patterns = _cjk_patterns = (re.compile(f"[{_CJK}]+"), re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+"))
+    return patterns
+
+
+def _has_no_cjk(text: str) -> bool:
+    """True when ``text`` holds no code point a ``_CJK`` class could match (cheap, in C)."""
+    return text.isascii() or max(text) < _CJK_FIRST
+
+
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+[0-9]*")
 _NUMERIC = re.compile(r"^v?\d+(?:[.\-:/]\d+)+$", re.IGNORECASE)
 # Parts longer than this are hashes, base64 or padding: searchable through memory_fts but
@@ -43,7 +68,7 @@ _NUMERIC = re.compile(r"^v?\d+(?:[.\-:/]\d+)+$", re.IGNORECASE)
 _MAX_PART = 64
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class IndexedText:
     """What the term index stores for one memory."""
 
@@ -51,8 +76,14 @@ class IndexedText:
     extras: str
     unique: int
 
+    # written out: one per memory written, and the shared frozen ``__init__`` is slower
+    def __init__(self, terms: str, extras: str, unique: int) -> None:
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "extras", extras)
+        object.__setattr__(self, "unique", unique)
 
-@dataclass
+
+@value_dataclass
 class Group:
     """One query word: satisfied when any alternative token (or CJK substring) is present."""
 
@@ -77,7 +108,7 @@ class Group:
         return any(t in tokens for t in self.tokens)
 
 
-@dataclass
+@value_dataclass
 class QueryAnalysis:
     """A query reduced to groups and a canonical stream."""
 
@@ -97,9 +128,14 @@ def _chunk_parts(chunk: str) -> tuple[list[str], list[str]]:
     """(latin parts in order, CJK runs) of one whitespace chunk."""
     parts: list[str] = []
     cjk: list[str] = []
-    for atom_or_cjk in _PIECE.finditer(chunk):
+    if _has_no_cjk(chunk):
+        for atom in _PLAIN_PIECE.finditer(chunk):
+            parts.extend(_split_atom(atom.group()))
+        return parts, cjk
+    cjk_run, piece = _cjk()
+    for atom_or_cjk in piece.finditer(chunk):
         text = atom_or_cjk.group()
-        if _CJK_RUN.fullmatch(text):
+        if cjk_run.fullmatch(text):
             cjk.append(text)
         else:
             parts.extend(_split_atom(text))
@@ -130,9 +166,13 @@ def _index_chunk(chunk: str) -> _ChunkIndex:
         return ((canonical(chunk.lower()),) if len(chunk) <= _MAX_PART else ()), ()
     tokens: list[str] = []
     extras: list[str] = []
-    for piece in _PIECE.finditer(chunk):
+    if _has_no_cjk(chunk):
+        cjk_run, pieces = None, _PLAIN_PIECE
+    else:
+        cjk_run, pieces = _cjk()
+    for piece in pieces.finditer(chunk):
         value = piece.group()
-        if value[0] >= "\u3040" and _CJK_RUN.fullmatch(value):
+        if cjk_run is not None and value[0] >= _CJK_FIRST and cjk_run.fullmatch(value):
             tokens.extend(value)
             continue
         if len(value) > _MAX_CHUNK:
