@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from paxm_core.backfill.child_pipes import protocol_pipes
 from paxm_core.errors import PaxmError
 
 __all__ = [
@@ -375,9 +376,7 @@ def _die_with_parent(parent: int) -> None:
 def _child_main() -> None:
     import pickle
 
-    requests = os.fdopen(os.dup(0), "rb")
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # a stray print goes to stderr, never into the protocol
+    requests, answers = protocol_pipes()
     try:
         parent, config, queue_path, provider, providers, rates, batch = pickle.load(requests)
     except EOFError:

@@ -20,6 +20,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+from paxm_core.backfill.child_pipes import protocol_pipes
 from paxm_core.backfill.sources import in_range, turns_in
 
 __all__ = [
@@ -108,9 +109,7 @@ def _worker_main() -> None:
     from paxm_core.plugins import get_plugin_manager
     from paxm_core.tools import Tools
 
-    requests = os.fdopen(os.dup(0), "rb")
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # a stray print goes to stderr, never into the protocol
+    requests, answers = protocol_pipes()
     try:
         config, reader, session_id, agent_name, after, before, done = pickle.load(requests)
     except EOFError:
