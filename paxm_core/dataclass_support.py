@@ -144,7 +144,10 @@ def _signature_doc(cls: type) -> str:
     import inspect  # dataclasses imported it already: free
 
     try:
-        return cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        # a written-out ``__init__`` under postponed annotations says ``-> 'None'``: the same
+        # docstring as the generated one, so writing ``__init__`` out for speed changes nothing
+        text = str(inspect.signature(cls)).replace(" -> None", "").replace(" -> 'None'", "")
+        return cls.__name__ + text
     except (TypeError, ValueError):
         return cls.__name__
 
