@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import secrets
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -115,7 +115,8 @@ def cli_session_id(user_id: str, config_path: str, workspace: str) -> str:
 def new_session_id(kind: str) -> str:
     """A fresh random session id ``paxm-<kind>-<base32>`` (one per MCP server lifetime)."""
     kind = kind.strip().lower() or "runtime"
-    token = base64.b32encode(secrets.token_bytes(16)).decode().rstrip("=").lower()
+    # os.urandom is what secrets.token_bytes reads, without importing hmac and random
+    token = base64.b32encode(os.urandom(16)).decode().rstrip("=").lower()
     return f"paxm-{kind}-{token}"
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import secrets
 import sqlite3
 import threading
 import time
@@ -223,7 +222,8 @@ class CaptureQueue:
         except (sqlite3.Error, OSError) as exc:
             raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
         # "<pid>:<start time>.<nonce>": the start time tells a reused pid from the owner
-        self.lease = f"{os.getpid()}:{start_time()}.{secrets.token_hex(6)}"
+        # os.urandom is what secrets.token_hex reads: secrets would bring hmac and random onto the hook path
+        self.lease = f"{os.getpid()}:{start_time()}.{os.urandom(6).hex()}"
         with _LIVE_LOCK:
             _LIVE_LEASES.add(self.lease)
         self._closed = False
@@ -525,7 +525,7 @@ class CaptureQueue:
         ``rows``: a session's open events in sequence order, as (event_id, sequence,
         source_sequence, final_sequence, payload_json, payload_hash, created_at).
         """
-        episode_id = episode_id or "ep_" + secrets.token_hex(16)
+        episode_id = episode_id or "ep_" + os.urandom(16).hex()
         events: list[Any] = []
         # the envelope embeds each event's stored text as it is (envelope_json), so sealing
         # never encodes the events again
@@ -877,7 +877,7 @@ class CaptureQueue:
         open_rows: dict[str, list[list[Any]]] = {}
         decoded: dict[str, tuple[Any, str, str]] = {}
         # one urandom call for the batch's episode ids (a syscall is dear here, ~75 us)
-        entropy = secrets.token_hex(16 * sum(1 for e in encoded if e[3]))
+        entropy = os.urandom(16 * sum(1 for e in encoded if e[3])).hex()
         used = 0
         for event_id, key, profile, terminal, source, final, payload, digest, text, captured in encoded:
             row = existing.get(event_id)

@@ -638,11 +638,11 @@ class TcpListener:
     """
 
     def __init__(self, path: Path) -> None:
-        import secrets
-
+        # os.urandom is what secrets.token_hex reads; secrets itself would import hmac and
+        # random on the daemon's start path (about 3 ms before the first answer)
         self.path = path
-        self.client_token = secrets.token_hex(16).encode()
-        daemon_token = secrets.token_hex(16).encode()
+        self.client_token = os.urandom(16).hex().encode()
+        daemon_token = os.urandom(16).hex().encode()
         self.greeting = GREETING_MAGIC + b" " + daemon_token + b"\n"
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:

@@ -98,6 +98,9 @@ NOT_ON_THE_FIRST_ANSWER = (
     "tomlkit",  # Codex's installer
     "importlib.metadata",  # the entry-point index is cached
     "decimal",  # envelope.go_float formats plain floats without it
+    "secrets",  # tokens and leases come from os.urandom: secrets imports hmac and random
+    "hmac",
+    "random",
     "paxm_core.cli",
     "paxm_core.dashboard",
     "paxm_core.backfill",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -137,7 +136,7 @@ class SQLiteProvider:
         # a batch often repeats a text (re-delivered or re-observed): analyse each distinct one once
         analysed: dict[str, IndexedText] = {}
         for item in items:
-            item_id = item.id.strip() or secrets.token_hex(16)
+            item_id = item.id.strip() or os.urandom(16).hex()  # secrets.token_hex's source, without hmac/random
             created = item.created_at or now
             meta = prepare_metadata(item)
             text = item.text
