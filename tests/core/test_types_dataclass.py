@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paxm_contracttest.dataclass_twin import dataclass_twin
 from paxm_core import generated_file as GF
 from paxm_core import integration as I
 from paxm_core import plugin_index as X
@@ -107,24 +108,7 @@ GENERIC = [
 CLASSES += GENERIC
 
 
-def _twin(cls: type) -> type:
-    """A class with ``cls``'s fields whose methods ``@dataclass`` generates."""
-    specs = []
-    for f in dataclasses.fields(cls):
-        kwargs: dict[str, Any] = {"repr": f.repr, "compare": f.compare, "hash": f.hash}
-        if f.default is not dataclasses.MISSING:
-            kwargs["default"] = f.default
-        if f.default_factory is not dataclasses.MISSING:
-            kwargs["default_factory"] = f.default_factory
-        specs.append((f.name, f.type, dataclasses.field(**kwargs)))
-    params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    slots = "__slots__" in cls.__dict__
-    twin = dataclasses.make_dataclass(cls.__name__, specs, frozen=params.frozen, slots=slots)
-    twin.__qualname__ = cls.__qualname__
-    return twin
-
-
-TWINS = {cls: _twin(cls) for cls in CLASSES}
+TWINS = {cls: dataclass_twin(cls) for cls in CLASSES}
 
 _text = st.text(max_size=8)
 _time = st.none() | st.datetimes(timezones=st.just(UTC))

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.dataclass_twin import dataclass_twin
 from paxm_provider_sqlite.retrieval import analyzer as A
 from paxm_provider_sqlite.retrieval import excerpt as X
 from paxm_provider_sqlite.retrieval import model as M
@@ -28,21 +29,6 @@ SAMPLES: list[tuple[type, tuple[Any, ...]]] = [
     (A.QueryAnalysis, ([A.Group(("x",))], ["x"], ["x"])),
     (X._Scored, (0, 2, True, False, 0.5)),
 ]
-
-
-def _twin(cls: type) -> type:
-    specs = []
-    for f in dataclasses.fields(cls):
-        kwargs: dict[str, Any] = {"repr": f.repr, "compare": f.compare, "hash": f.hash}
-        if f.default is not dataclasses.MISSING:
-            kwargs["default"] = f.default
-        if f.default_factory is not dataclasses.MISSING:
-            kwargs["default_factory"] = f.default_factory
-        specs.append((f.name, f.type, dataclasses.field(**kwargs)))
-    frozen = cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
-    twin = dataclasses.make_dataclass(cls.__name__, specs, frozen=frozen)
-    twin.__qualname__ = cls.__qualname__
-    return twin
 
 
 def _params(cls: type) -> str:
@@ -67,7 +53,7 @@ def _required(cls: type) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize(("cls", "args"), SAMPLES, ids=lambda v: getattr(v, "__name__", ""))
 def test_the_methods_match_the_generated_ones(cls: type, args: tuple[Any, ...]) -> None:
-    twin = _twin(cls)
+    twin = dataclass_twin(cls)
     assert dataclasses.is_dataclass(cls)
     assert cls.__dataclass_params__.frozen == twin.__dataclass_params__.frozen  # type: ignore[attr-defined]
     assert _params(cls) == _params(twin)
@@ -89,7 +75,7 @@ def test_the_methods_match_the_generated_ones(cls: type, args: tuple[Any, ...]) 
 
 @pytest.mark.parametrize(("cls", "args"), SAMPLES, ids=lambda v: getattr(v, "__name__", ""))
 def test_defaults_and_factories_match(cls: type, args: tuple[Any, ...]) -> None:
-    twin = _twin(cls)
+    twin = dataclass_twin(cls)
     required = _required(cls)
     a, b, theirs = cls(*required), cls(*required), twin(*required)
     assert repr(a) == repr(theirs)
