@@ -5,14 +5,18 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.private_files import private_file, private_sqlite_files, private_umask, sqlite_hint
 
 __all__ = ["Database"]
+
+T = TypeVar("T")
 
 # VM instructions between deadline checks: frequent enough to stop a runaway FTS query within
 # a fraction of a millisecond, rare enough that the callback costs nothing measurable.
@@ -32,6 +36,38 @@ def _released(lock: threading.RLock) -> Iterator[None]:
 
 #: Page size of a new database file (existing files keep theirs).
 _PAGE_SIZE = 8192
+
+
+def _locked(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _retry_locked(step: Callable[[], T]) -> T:
+    """Run ``step``, retrying while another process holds a lock SQLite would not wait for.
+
+    SQLite skips the busy handler where waiting could deadlock: switching a fresh file to
+    WAL while another process opens it, or reading the WAL index during that process's
+    recovery. Both return "database is locked" at once, so two processes opening one new
+    file together could fail (seen in CI). Each step is idempotent; the total wait keeps the
+    busy timeout's ceiling.
+    """
+    give_up = time.monotonic() + _BUSY_MS / 1000
+    pause = 0.002
+    while True:
+        try:
+            return step()
+        except sqlite3.Error as exc:
+            if not _locked(exc) or time.monotonic() + pause > give_up:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def _enable_wal(conn: sqlite3.Connection, provider: str, path: Path) -> None:
+    mode = _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+    if mode is None or str(mode[0]).lower() != "wal":
+        raise ProviderError(provider, "open", f"{path}: cannot enable WAL journal mode")
 
 
 class Database:
@@ -66,12 +102,10 @@ class Database:
             # memory row with its analysed terms is 0.5-2 KB, and 4 KiB pages leave up to a
             # fifth of each page unused (-16% on disk for 700-char turns, measured).
             conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            if mode is None or str(mode[0]).lower() != "wal":
-                raise ProviderError(self._provider, "open", f"{self.path}: cannot enable WAL journal mode")
+            _enable_wal(conn, self._provider, self.path)
             conn.execute("PRAGMA synchronous = NORMAL")
             with private_umask():
-                migrate(conn)
+                _retry_locked(lambda: migrate(conn))
             private_sqlite_files(self.path)
         except sqlite3.Error as exc:
             conn.close()
