@@ -325,8 +325,8 @@ def bench_floor(root: Path, episodes: int, sessions: int = 20, batch: int = 256)
 
     Two parts, CPU microseconds per episode (medians of 3, each on fresh files):
 
-    * ``queue statements``: per batch, the claim's reads (the due deliveries, the envelopes
-      with their stored items, the event rows), the lease ``UPDATE`` by rowid, ``COMMIT``; then the completion
+    * ``queue statements``: per batch, the claim's reads (the due deliveries, the envelopes,
+      the event rows), the lease ``UPDATE`` by rowid, ``COMMIT``; then the completion
       ``UPDATE`` by rowid, the episode-state refresh, ``COMMIT``: what ``claim_batch`` and
       ``complete_many`` run, without verifying, rendering or any object;
     * ``SQLite write``: the provider's own rows for these items (read back from a database the
@@ -368,12 +368,7 @@ def bench_floor(root: Path, episodes: int, sessions: int = 20, batch: int = 256)
                 break
             ids = [r[0] for r in due]
             marks = ",".join("?" * len(ids))
-            conn.execute(
-                "SELECT e.payload_json, e.payload_hash, i.items_json, i.items_hash FROM capture_episodes e"
-                " LEFT JOIN capture_episode_items i ON i.episode_id = e.episode_id"
-                f" WHERE e.episode_id IN ({marks})",
-                ids,
-            ).fetchall()
+            conn.execute(f"SELECT payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({marks})", ids)
             conn.execute(
                 "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
                 f" WHERE episode_id IN ({marks}) ORDER BY episode_id, sequence",

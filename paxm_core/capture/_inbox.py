@@ -170,25 +170,6 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
             "CREATE INDEX IF NOT EXISTS capture_deliveries_dead ON capture_deliveries(episode_id) WHERE state = 'dead'",
         ],
     ),
-    (
-        # Each episode's rendered provider items, written once when it is sealed, so a claim
-        # decodes them instead of rendering the envelope again (once per provider and per
-        # attempt).  ``items_hash`` covers the items and binds them to the envelope and event
-        # hashes they were rendered from; episodes sealed before this migration have no row
-        # and are rendered at claim time as before.  Insert-only (a separate table, so state
-        # updates of ``capture_episodes`` do not rewrite the items), and it goes with its
-        # episode whichever path deletes it (prune, forget).
-        "m005_episode_items",
-        [
-            """CREATE TABLE IF NOT EXISTS capture_episode_items (
-  episode_id TEXT PRIMARY KEY,
-  items_json TEXT NOT NULL,
-  items_hash TEXT NOT NULL
-)""",
-            "CREATE TRIGGER IF NOT EXISTS capture_episode_items_gone AFTER DELETE ON capture_episodes"
-            " BEGIN DELETE FROM capture_episode_items WHERE episode_id = old.episode_id; END",
-        ],
-    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

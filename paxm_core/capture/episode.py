@@ -7,7 +7,7 @@ a function of its content and can be recomputed when read.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
@@ -19,12 +19,9 @@ from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, T
 __all__ = [
     "canonical_json",
     "decode_event_payload",
-    "decode_stored_item",
-    "encode_stored_item",
     "envelope_json",
     "encode_event_payload",
     "episode_items",
-    "render_items",
     "sequence_integrity",
 ]
 
@@ -194,22 +191,14 @@ def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list
     :param profiles: only events of these write profiles (the delivery's route snapshot);
         empty means all.
     """
-    return render_items(episode, [decode_event_payload(payload) for payload in episode["events"]], profiles)
-
-
-def render_items(
-    episode: Mapping[str, Any], events: Sequence[tuple[MemoryItem, str]], profiles: Iterable[str] = ()
-) -> list[MemoryItem]:
-    """:func:`episode_items` of an envelope whose events are already decoded (``(item, profile)``).
-
-    ``episode`` needs only the envelope's other fields (its ``events`` are not read): the
-    seal renders from the events it has just decoded, the claim from the envelope it parsed.
-    """
-    # one pass over the events, and the common single-group episode built without the
-    # multi-group bookkeeping
+    # a claim runs this for every episode it leases: one pass over the events, and the
+    # common single-group episode built without the multi-group bookkeeping
     wanted = set(profiles)
     groups: dict[tuple[str, str, str], list[MemoryItem]] = {}
-    for item, profile in events:
+    all_items: list[MemoryItem] = []
+    for payload in episode["events"]:
+        item, profile = decode_event_payload(payload)
+        all_items.append(item)
         if wanted and profile not in wanted:
             continue
         if not item.text.strip():
@@ -221,99 +210,12 @@ def render_items(
             groups[key] = [item]
         else:
             group.append(item)
-    turn = _turn_context(episode, [item for item, _ in events])
+    turn = _turn_context(episode, all_items)
     multiple = len(groups) > 1
-    count = str(len(events))
-    return [_group_item(episode, key, groups[key], multiple, turn, count) for key in sorted(groups)]
+    return [_group_item(episode, key, groups[key], multiple, turn) for key in sorted(groups)]
 
 
-# -- stored items ---------------------------------------------------------------------------
-#
-# The seal stores each episode's rendered items (``CaptureQueue``: ``capture_episode_items``)
-# so that a claim decodes them instead of rendering the episode again.  The form is positional
-# JSON, in ``MemoryItem``'s field order, with the two internal fields the wire form leaves out
-# (``admission_text``, ``turn``); timestamps are ``isoformat`` text, which
-# ``datetime.fromisoformat`` reads back as the same value and zone.
-
-_STR_FIELDS = (0, 1, 2, 5, 10)  # text, id, source, tier, admission_text
-# the instances ``MemoryItem.from_json`` shares between items without attribution
-_NO_ORIGIN = MemoryOrigin.from_json(None)
-_NO_SCOPE = MemoryScope.from_json(None)
-_NO_PROVENANCE = Provenance.from_json(None)
-
-
-def _stamp(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _unstamp(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if type(value) is not str:
-        raise ValueError("stored timestamp must be a string")
-    return datetime.fromisoformat(value)
-
-
-def encode_stored_item(item: MemoryItem) -> list[Any]:
-    """The stored form of one rendered item (see :func:`decode_stored_item`)."""
-    origin, scope, provenance, turn = item.origin, item.scope, item.provenance, item.turn
-    return [
-        item.text,
-        item.id,
-        item.source,
-        item.metadata,
-        _stamp(item.created_at),
-        item.tier,
-        _stamp(item.expires_at),
-        [] if origin.is_empty() else [origin.user_id, origin.agent_id, origin.session_id, origin.turn_id],
-        [] if scope.is_empty() else [scope.type, scope.id],
-        []
-        if provenance.is_empty()
-        else [provenance.user_id, provenance.agent_id, provenance.scope_type, provenance.scope_id],
-        item.admission_text,
-        None if turn is None else [turn.session_id, turn.turn_id, _stamp(turn.started_at), _stamp(turn.ended_at)],
-    ]
-
-
-def _strings(values: Any, size: int) -> list[str]:
-    if type(values) is not list or len(values) != size or not all(type(v) is str for v in values):
-        raise ValueError("stored attribution must be a list of strings")
-    return values
-
-
-def decode_stored_item(row: Any) -> MemoryItem:
-    """Inverse of :func:`encode_stored_item`; raises ``ValueError`` (or ``TypeError``) on another shape.
-
-    Types are checked as cheaply as the shape allows: the row is hash-checked before it is
-    read, so this only keeps an altered-and-rehashed row from sending something that is no item.
-    """
-    if type(row) is not list or len(row) != 12 or not all(type(row[i]) is str for i in _STR_FIELDS):
-        raise ValueError("stored item has the wrong shape")
-    text, item_id, source, metadata, created, tier, expires, origin, scope, provenance, admission, turn = row
-    if type(metadata) is not dict or not all(type(k) is str and type(v) is str for k, v in metadata.items()):
-        raise ValueError("stored item metadata must map strings to strings")
-    if turn is not None:
-        session_id, turn_id, started, ended = turn
-        if type(session_id) is not str or type(turn_id) is not str:
-            raise ValueError("stored turn ids must be strings")
-        turn = TurnContext(session_id, turn_id, _unstamp(started), _unstamp(ended))
-    return MemoryItem(
-        text,
-        item_id,
-        source,
-        metadata,
-        _unstamp(created),
-        tier,
-        _unstamp(expires),
-        MemoryOrigin(*_strings(origin, 4)) if origin else _NO_ORIGIN,
-        MemoryScope(*_strings(scope, 2)) if scope else _NO_SCOPE,
-        Provenance(*_strings(provenance, 4)) if provenance else _NO_PROVENANCE,
-        admission,
-        turn,
-    )
-
-
-def _turn_context(episode: Mapping[str, Any], items: list[MemoryItem]) -> TurnContext:
+def _turn_context(episode: dict[str, Any], items: list[MemoryItem]) -> TurnContext:
     session_id = episode["session_key"]
     turn_id = episode["id"]
     started: datetime | None = None
@@ -331,12 +233,7 @@ def _turn_context(episode: Mapping[str, Any], items: list[MemoryItem]) -> TurnCo
 
 
 def _group_item(
-    episode: Mapping[str, Any],
-    key: tuple[str, str, str],
-    items: list[MemoryItem],
-    multiple: bool,
-    turn: TurnContext,
-    count: str,
+    episode: dict[str, Any], key: tuple[str, str, str], items: list[MemoryItem], multiple: bool, turn: TurnContext
 ) -> MemoryItem:
     """One provider item from a group's events (each with non-blank text, in order)."""
     profile, tier, expiry = key
@@ -349,7 +246,7 @@ def _group_item(
             metadata.pop(name, None)
     metadata["paxm_episode_id"] = episode["id"]
     metadata["paxm_episode_complete"] = "true" if episode["complete"] else "false"
-    metadata["paxm_episode_events"] = count
+    metadata["paxm_episode_events"] = str(len(episode["events"]))
     metadata["paxm_session_key"] = episode["session_key"]
     metadata["paxm_episode_checksum"] = episode["checksum"]
     if episode.get("missing_sequences"):

@@ -31,14 +31,11 @@ from paxm_core.capture._inbox import sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
     decode_event_payload,
-    decode_stored_item,
     encode_event_payload,
-    encode_stored_item,
     envelope_json,
     episode_items,
     is_plain_envelope,
     is_spliced_envelope,
-    render_items,
     sequence_integrity,
 )
 from paxm_core.capture.model import (
@@ -56,7 +53,6 @@ from paxm_core.processes import pid_alive, start_time
 
 if TYPE_CHECKING:
     from paxm_core.capture.forget import QueuedCopy
-    from paxm_core.types import MemoryItem
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_RETRY_MIN", "MAX_BACKOFF", "CaptureQueue", "Routes"]
 
@@ -97,38 +93,6 @@ def _profiles(text: str) -> Any:
     # a delivery's route snapshot is one of a handful of strings: parse each once
     value = _parsed_profiles(text)
     return list(value) if value is not None else json.loads(text)
-
-
-def _stored_items(
-    profiles_json: str, payload: str, digest: str, rows: Sequence[Any], items_json: str, items_hash: str
-) -> tuple[tuple[str, ...], list[MemoryItem], list[float]] | None:
-    """A claim's ``(profiles, items, times)`` from the items stored at seal time, or ``None``.
-
-    ``None`` unless the envelope ``payload`` and every event row still hash to their stored
-    hashes and those hashes are the ones ``items_hash`` binds (so every text is the one the
-    seal rendered), and the items hold this delivery's route snapshot; the caller then runs
-    the full check, which renders again and reports what is wrong.
-    """
-    if sha256_hex(payload.encode()) != digest:
-        return None
-    hashes = [r[1] for r in rows]
-    for text, event_hash, _ in rows:
-        if sha256_hex(text.encode()) != event_hash:
-            return None
-    if _items_hash(digest, hashes, items_json) != items_hash:
-        return None
-    try:
-        for snapshot, items, times in json.loads(items_json):
-            if snapshot == profiles_json:
-                profiles = _profiles(profiles_json)
-                if type(profiles) is not list or not all(type(p) is str for p in profiles):
-                    return None
-                if type(times) is not list or not all(type(t) is float for t in times):
-                    return None
-                return tuple(profiles), [decode_stored_item(i) for i in items], times
-    except (TypeError, ValueError):
-        pass
-    return None
 
 
 def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, dict[str, Any], str, str]:
@@ -204,21 +168,6 @@ _INSERT_DELIVERY = (
     "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, state, last_error, created_at,"
     " session_key, first_sequence, episode_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_ITEMS = "INSERT OR REPLACE INTO capture_episode_items(episode_id, items_json, items_hash) VALUES (?, ?, ?)"
-# compact, keys in insertion order (metadata keeps the order the rendering gave it)
-_ITEMS_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def _items_hash(envelope_hash: str, event_hashes: Sequence[str], items_json: str) -> str:
-    """The digest of stored items, bound to the envelope and event hashes they were rendered from.
-
-    A claim that recomputes the envelope's and events' hashes from their text and finds this
-    digest again knows the texts are the ones the seal verified and rendered, so the items
-    are exactly what rendering them now would give.
-    """
-    return sha256_hex(f"{envelope_hash}\n{chr(10).join(event_hashes)}\n{items_json}".encode())
-
-
 _INSERT_EVENT = (
     "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
     " payload_json, payload_hash, created_at, episode_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -552,11 +501,9 @@ class CaptureQueue:
         ).fetchall()
         if not rows:
             return ""
-        episode, deliveries, items = self._episode_rows(session_key, rows, complete=complete, decoded=decoded)
+        episode, deliveries = self._episode_rows(session_key, rows, complete=complete, decoded=decoded)
         conn.execute(_INSERT_EPISODE, episode)
         conn.executemany(_INSERT_DELIVERY, deliveries)
-        if items is not None:
-            conn.execute(_INSERT_ITEMS, items)
         # the open events just read, as one set-based statement
         conn.execute(
             "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
@@ -572,9 +519,8 @@ class CaptureQueue:
         complete: bool,
         decoded: dict[str, tuple[Any, str, str]] | None = None,
         episode_id: str = "",
-    ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], tuple[str, str, str] | None]:
-        """The ``capture_episodes`` row, ``capture_deliveries`` rows and ``capture_episode_items``
-        row (``None``: nothing to store) sealing ``rows``.
+    ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """The ``capture_episodes`` row and ``capture_deliveries`` rows sealing ``rows``.
 
         ``rows``: a session's open events in sequence order, as (event_id, sequence,
         source_sequence, final_sequence, payload_json, payload_hash, created_at).
@@ -588,14 +534,11 @@ class CaptureQueue:
         providers: dict[str, set[str]] = {}
         has_text = False
         seen_profiles: set[str] = set()
-        # each event's item as a claim decodes it from the envelope (None: not decoded here)
-        items: list[tuple[MemoryItem, str] | None] = []
         for event_id, _seq, _src, _fin, payload, digest, _created in rows:
             known = decoded.pop(event_id, None) if decoded is not None else None
             if known is not None:
                 # written by this very transaction from this dict: nothing to re-verify
                 envelope_event, text, profile = known
-                items.append(None)
             else:
                 try:
                     if sha256_hex(payload.encode()) != digest:
@@ -603,7 +546,6 @@ class CaptureQueue:
                     envelope_event = json.loads(payload)
                     decoded_item, profile = decode_event_payload(envelope_event)
                     text = decoded_item.text
-                    items.append((decoded_item, profile))
                 except ValueError as exc:
                     corrupt.append(f"capture event {event_id}: {exc}")
                     events.append({"corrupt_event": event_id})
@@ -655,48 +597,7 @@ class CaptureQueue:
             (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, rows[0][1], now)
             for name, p in sorted(providers.items())
         ]
-        stored = None
-        if not error and deliveries:
-            stored = self._stored_items_row(fields, rows, items, deliveries, str(episode[6]))
-        return episode, deliveries, stored
-
-    @staticmethod
-    def _stored_items_row(
-        fields: dict[str, Any],
-        rows: Sequence[Sequence[Any]],
-        decoded: Sequence[tuple[MemoryItem, str] | None],
-        deliveries: list[tuple[Any, ...]],
-        envelope_hash: str,
-    ) -> tuple[str, str, str] | None:
-        """The ``capture_episode_items`` row of a new episode: its items per route snapshot.
-
-        Rendered from the stored event texts exactly as a claim renders the envelope that
-        embeds them (each text parsed -- ``decoded`` holds those the seal already parsed --
-        then :func:`render_items`), with the capture times a claim reports, for each distinct
-        ``profiles_json`` of ``deliveries``.  A snapshot that renders nothing is left out (its
-        claim renders, and quarantines, as before); ``None`` when an event does not decode.
-        """
-        try:
-            # not from the caller's event objects: the stored text is what a claim reads
-            # (canonical JSON sorts metadata keys, and times come back in UTC)
-            events = [
-                d if d is not None else decode_event_payload(json.loads(r[4]))
-                for r, d in zip(rows, decoded, strict=True)
-            ]
-        except ValueError:
-            return None
-        stored: list[list[Any]] = []
-        for profiles_json in dict.fromkeys(d[2] for d in deliveries):
-            wanted = set(_profiles(profiles_json))
-            rendered = render_items(fields, events, wanted)
-            if not rendered:
-                continue
-            times = [_epoch(r[6]) for r, (_, profile) in zip(rows, events, strict=True) if profile in wanted]
-            stored.append([profiles_json, [encode_stored_item(i) for i in rendered], times])
-        if not stored:
-            return None
-        items_json = _ITEMS_ENCODE(stored)
-        return str(fields["id"]), items_json, _items_hash(envelope_hash, [r[5] for r in rows], items_json)
+        return episode, deliveries
 
     # -- delivery ----------------------------------------------------------------------
 
@@ -729,19 +630,18 @@ class CaptureQueue:
                 + """
                      GROUP BY provider, session_key)
                    SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, d.session_key,
-                          e.payload_json, e.payload_hash, i.items_json, i.items_hash
+                          e.payload_json, e.payload_hash
                    FROM heads h
                    CROSS JOIN capture_deliveries d INDEXED BY capture_deliveries_heads
                         ON d.provider = h.provider AND d.session_key = h.session_key
                         AND d.first_sequence = h.first_sequence
                    JOIN capture_episodes e ON e.episode_id = d.episode_id
-                   LEFT JOIN capture_episode_items i ON i.episode_id = d.episode_id
                    WHERE d.state IN ('pending', 'retry', 'delivering') AND d.state != 'delivering'
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.episode_id LIMIT ?""",
                 (*exclude, utc_stamp(now), limit),
             ).fetchall()
-            for episode_id, provider, profiles_json, attempts, session_key, payload, digest, *stored in rows:
+            for episode_id, provider, profiles_json, attempts, session_key, payload, digest in rows:
                 if slots is not None and taken.get(provider, 0) >= slots(provider):
                     continue
                 try:
@@ -749,9 +649,7 @@ class CaptureQueue:
                         # interrupted attempts (worker killed mid-delivery) count too: a payload
                         # that keeps crashing its worker must not loop forever
                         raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-                    profiles, items, times = self._verified_items(
-                        conn, episode_id, profiles_json, payload, digest, stored=stored
-                    )
+                    profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
                 except ValueError as exc:
                     message = str(exc)
                     conn.execute(
@@ -792,19 +690,17 @@ class CaptureQueue:
         return out
 
     @staticmethod
-    def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-        """The stored envelope (payload, hash) and items (json, hash; ``None`` if none were
-        stored) of many episodes, in one read per 500."""
-        out: dict[str, tuple[Any, ...]] = {}
+    def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """The stored envelope (payload, hash) of many episodes, in one read per 500."""
+        out: dict[str, tuple[str, str]] = {}
         for start in range(0, len(episode_ids), 500):
             chunk = list(episode_ids[start : start + 500])
-            for episode_id, *row in conn.execute(
-                "SELECT e.episode_id, e.payload_json, e.payload_hash, i.items_json, i.items_hash"
-                " FROM capture_episodes e LEFT JOIN capture_episode_items i ON i.episode_id = e.episode_id"
-                f" WHERE e.episode_id IN ({','.join('?' * len(chunk))})",
+            for episode_id, payload, digest in conn.execute(
+                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes"
+                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
-                out[episode_id] = row
+                out[episode_id] = (payload, digest)
         return out
 
     def _verified_items(
@@ -815,26 +711,7 @@ class CaptureQueue:
         payload: str,
         digest: str,
         rows: list[Any] | None = None,
-        *,
-        stored: Sequence[Any] = (),
     ) -> tuple[tuple[str, ...], list[Any], list[float]]:
-        """The route snapshot, items and capture times of a delivery, its integrity verified.
-
-        ``stored``: the episode's ``(items_json, items_hash)``, if the seal stored its items.
-        They are used when the envelope's and events' texts still hash to what the items were
-        bound to; anything else (no stored items, another route snapshot, any mismatch) takes
-        the full check, which renders the envelope and names what is wrong.
-        """
-        if rows is None:
-            rows = conn.execute(
-                "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ?"
-                " ORDER BY sequence",
-                (episode_id,),
-            ).fetchall()
-        if stored and stored[0] is not None:
-            found = _stored_items(profiles_json, payload, digest, rows, stored[0], stored[1])
-            if found is not None:
-                return found
         if sha256_hex(payload.encode()) != digest:
             raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
         try:
@@ -844,6 +721,12 @@ class CaptureQueue:
             raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
         if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
             raise ValueError(f"capture delivery route snapshot of {episode_id} is invalid")
+        if rows is None:
+            rows = conn.execute(
+                "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ?"
+                " ORDER BY sequence",
+                (episode_id,),
+            ).fetchall()
         texts = [r[0] for r in rows]
         hashes = [r[1] for r in rows]
         actual = [sha256_hex(text.encode()) for text in texts]
@@ -990,7 +873,6 @@ class CaptureQueue:
         event_rows: list[list[Any]] = []
         episodes: list[tuple[Any, ...]] = []
         deliveries: list[tuple[Any, ...]] = []
-        items_rows: list[tuple[str, str, str]] = []
         last_sequence: dict[str, int] = {}
         open_rows: dict[str, list[list[Any]]] = {}
         decoded: dict[str, tuple[Any, str, str]] = {}
@@ -1027,7 +909,7 @@ class CaptureQueue:
             if terminal:
                 del open_rows[key]
                 token, used = entropy[used : used + 32], used + 32
-                episode, owed, stored_items = self._episode_rows(
+                episode, owed = self._episode_rows(
                     key,
                     [(r[0], r[2], r[3], r[4], r[6], r[7], r[8]) for r in pending],
                     complete=True,
@@ -1039,13 +921,10 @@ class CaptureQueue:
                     r[9] = sealed
                 episodes.append(episode)
                 deliveries.extend(owed)
-                if stored_items is not None:
-                    items_rows.append(stored_items)
             results.append(AppendResult(event_id, sequence, sealed_episode=sealed))
         conn.executemany(_INSERT_EVENT, event_rows)
         conn.executemany(_INSERT_EPISODE, episodes)
         conn.executemany(_INSERT_DELIVERY, deliveries)
-        conn.executemany(_INSERT_ITEMS, items_rows)
         return results
 
     def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
@@ -1134,12 +1013,12 @@ class CaptureQueue:
                 for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
                     if episode_id not in envelopes:
                         break  # no episode row (the join this replaces never returned it): wait
-                    payload, digest, *stored = envelopes[episode_id]
+                    payload, digest = envelopes[episode_id]
                     try:
                         if attempts >= 2 * self.max_attempts:
                             raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
                         profiles, items, times = self._verified_items(
-                            conn, episode_id, profiles_json, payload, digest, event_rows[episode_id], stored=stored
+                            conn, episode_id, profiles_json, payload, digest, event_rows[episode_id]
                         )
                     except ValueError as exc:
                         message = str(exc)
