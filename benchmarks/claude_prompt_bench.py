@@ -201,6 +201,12 @@ class StandIn:
                 conn.sendall(self.reply)
 
 
+def process_cpu_ms(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far, every thread (exited ones too), in ms."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def daemon_round_trip(tcp_file: Path, body: bytes) -> tuple[float, bytes]:
     """(ms, output) of one shell-protocol request to the real daemon from Python: its share alone."""
     port, client_token, _ = tcp_file.read_text().split()[:3]
@@ -267,6 +273,8 @@ def main() -> None:
             before = python_form(command)
             print(f"installed form: {'python' if before == command else 'shell (client.sh)'}", flush=True)
             hooks, olds, bases, recalled, missed = [], [], [], 0, b""
+            pid = daemon_pid(config)
+            daemon_cpu = process_cpu_ms(pid) if pid else 0.0
             if args.breakdown and before != command:
                 # the same command against a stand-in daemon for another config directory
                 fake = root / "stand-in" / "config.yaml"
@@ -299,6 +307,8 @@ def main() -> None:
                     recalled += 1
                 else:
                     missed = out
+            served = args.rounds * (1 + (before != command) + bool(stand_in_command))
+            daemon_cpu = (process_cpu_ms(pid) - daemon_cpu) / served if pid else 0.0
         finally:
             stop_any(config)
     if recalled != args.rounds:
@@ -323,6 +333,9 @@ def main() -> None:
     if stand_in_command:
         forms.append(("against the stand-in", stand_in_command))
     print("  child CPU (user + system), median: " + ", ".join(f"{n} {cpu(c):.1f} ms" for n, c in forms))
+    if daemon_cpu:
+        # every prompt the daemon answered in the timed rounds, its delivery afterwards included
+        print(f"  daemon CPU per prompt answered (all threads, delivery included): {daemon_cpu:.2f} ms")
     if client_ms:
         print(
             f"  breakdown, medians: the command against a stand-in daemon answering at once (sh + bash + "
