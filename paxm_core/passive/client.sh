@@ -58,6 +58,7 @@ if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); 
 fi
 
 SHELL_MAX_PAYLOAD=8192   # bash reads a pipe one byte per read(2): bigger payloads go to Python
+SHELL_SENT_WHOLE=12288   # replies up to this many output bytes are read without a timeout (below)
 _paxm_cfg= _paxm_target= _paxm_event= _paxm_mode=text _paxm_timeout=5
 _paxm_args=("${@:5}")
 for ((_i = 0; _i < ${#_paxm_args[@]}; _i++)); do
@@ -86,10 +87,13 @@ for _a in "$_paxm_target" "$_paxm_event" "$_paxm_mode" "$_paxm_owner"; do
 done
 [[ $_paxm_cfg == /* ]] || _paxm_fallback "$@"
 
-# the budget, in microseconds (Python's parse_args: at least 0.05 s, 5 s if unreadable)
-if [[ $_paxm_timeout =~ ^([0-9]{1,6})(\.([0-9]{0,6}))?$ ]]; then
-    _f=${BASH_REMATCH[3]}000000
-    _paxm_budget=$((10#${BASH_REMATCH[1]} * 1000000 + 10#${_f:0:6}))
+# the budget, in microseconds (Python's parse_args: at least 0.05 s, 5 s if unreadable).
+# Digit checks are glob patterns, not =~: bash compiles a regex on every match (~10 us each).
+_i=${_paxm_timeout%%.*} _f=
+[[ $_paxm_timeout == *.* ]] && _f=${_paxm_timeout#*.}
+if [[ -n $_i && ${#_i} -le 6 && $_i != *[!0-9]* && ${#_f} -le 6 && $_f != *[!0-9]* ]]; then
+    _f=${_f}000000
+    _paxm_budget=$((10#$_i * 1000000 + 10#${_f:0:6}))
     ((_paxm_budget < 50000)) && _paxm_budget=50000
 else
     _paxm_budget=5000000
@@ -104,7 +108,8 @@ _paxm_left() {
 }
 
 IFS=' ' read -r _paxm_port _paxm_ctok _paxm_dtok _ <"${_paxm_cfg%/*}/hooks/paxm-hook.tcp" || _paxm_fallback "$@"
-[[ $_paxm_port =~ ^[0-9]{1,5}$ && $_paxm_ctok =~ ^[0-9a-f]{32}$ && $_paxm_dtok =~ ^[0-9a-f]{32}$ ]] || _paxm_fallback "$@"
+[[ -n $_paxm_port && ${#_paxm_port} -le 5 && $_paxm_port != *[!0-9]* && ${#_paxm_ctok} -eq 32 && ${#_paxm_dtok} -eq 32 &&
+    $_paxm_ctok$_paxm_dtok != *[!0-9a-f]* ]] || _paxm_fallback "$@"
 exec {_paxm_fd}<>"/dev/tcp/127.0.0.1/$_paxm_port" || { _paxm_fd=; _paxm_fallback "$@"; }
 
 # the daemon speaks first: a stale file's port taken by another process never gets a prompt
@@ -144,12 +149,20 @@ printf 'PAXM-SH1 %s %s %d %s %s %s %s %s\n%s' "$_paxm_ctok" "$_paxm_eid" "${#_pa
 _paxm_left 250000
 _paxm_secs _t $_paxm_us
 IFS=' ' read -r -t "$_t" _magic _ok _n <&$_paxm_fd || _paxm_refeed "$@"
-[[ $_magic == PAXM-HOOK && $_n =~ ^[0-9]{1,9}$ ]] || _paxm_refeed "$@"
+[[ $_magic == PAXM-HOOK && -n $_n && ${#_n} -le 9 && $_n != *[!0-9]* ]] || _paxm_refeed "$@"
 _paxm_out=
-if ((_n > 0)); then
+if ((_n > SHELL_SENT_WHOLE)); then
     _paxm_left 250000
     _paxm_secs _t $_paxm_us
     IFS= read -r -d '' -N "$_n" -t "$_t" _paxm_out <&$_paxm_fd
+elif ((_n > 0)); then
+    # The daemon writes header and output with one send of at most SHELL_SENT_WHOLE + 64
+    # bytes, less than a fresh loopback socket's send buffer: once the header is here the
+    # kernel holds the whole output, and a daemon stopped or killed now cannot hold it back
+    # (EOF at worst).  So no -t: with a timeout bash makes two syscalls per byte read.
+    IFS= read -r -d '' -N "$_n" _paxm_out <&$_paxm_fd
+fi
+if ((_n > 0)); then
     ((${#_paxm_out} == _n)) || _paxm_refeed "$@"
     [[ $_paxm_out == *$'\n' ]] || _paxm_out+=$'\n'
     printf %s "$_paxm_out"

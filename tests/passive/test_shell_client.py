@@ -461,3 +461,67 @@ def test_a_stale_tcp_file_with_a_refused_port_falls_back(tmp_path: Path, bash: s
     assert (out.returncode, out.stdout, out.stderr) == (0, b"FALLBACK", b"")
     (call,) = fallbacks(log)
     assert call["stdin"].encode() == payload and "--no-daemon" not in call["argv"]
+
+
+def _sent_whole() -> int:
+    """``SHELL_SENT_WHOLE`` of client.sh: the largest output read without a timeout."""
+    for line in shell_client_path().read_text().splitlines():
+        if line.startswith("SHELL_SENT_WHOLE="):
+            return int(line.split("=", 1)[1].split()[0])
+    raise AssertionError("SHELL_SENT_WHOLE not found in client.sh")
+
+
+def test_outputs_around_the_no_timeout_bound_are_byte_exact(
+    tmp_path: Path, bash: str, fake_daemons: list[FakeDaemon]
+) -> None:
+    """Both ways of reading the output (up to the bound without -t, beyond it with -t) give every byte."""
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    bound = _sent_whole()
+    # byte lengths around the bound, multi-byte characters included (the client counts bytes)
+    sizes = [bound - 1, bound, bound + 1, 3 * bound]
+    outputs = ["ü" * ((n - 1) // 2) + "x" * ((n - 1) % 2) + "\n" for n in sizes]
+    assert [len(o.encode()) for o in outputs] == sizes
+    pending = iter(outputs)
+    received: list[dict[str, Any]] = []
+    fake = FakeDaemon(config, echo_daemon(lambda r: framed_reply({"ok": True, "output": next(pending)}), received))
+    fake_daemons.append(fake)
+    fake_python, log = recording_python(tmp_path)
+    line = shell_line(config, python=str(fake_python))
+    for want in outputs:
+        out = run_line(line, json.dumps(PROMPT).encode())
+        assert (out.returncode, out.stdout.decode("utf-8"), out.stderr) == (0, want, b"")
+    assert fallbacks(log) == []
+    assert len(received) == len(outputs)
+
+
+def test_a_daemon_stalling_inside_a_large_output_cannot_hold_the_hook(
+    tmp_path: Path, bash: str, fake_daemons: list[FakeDaemon]
+) -> None:
+    """Beyond the bound the output is read under the deadline: a stall mid-output falls back in time."""
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    size = 2 * _sent_whole()
+    received: list[dict[str, Any]] = []
+
+    def stall(conn: socket.socket, tcp: TcpListener) -> None:
+        conn.sendall(tcp.greeting)
+        request = _read_shell_request(conn, tcp.client_token)
+        assert request is not None
+        received.append(request)
+        reply = framed_reply({"ok": True, "output": "y" * size})
+        conn.sendall(reply[: len(reply) // 2])  # the header and half of the output, then nothing
+        time.sleep(6)
+
+    fake = FakeDaemon(config, stall)
+    fake_daemons.append(fake)
+    fake_python, log = recording_python(tmp_path)
+    payload = json.dumps({**PROMPT, "prompt": "stall marker"}).encode()
+    started = time.monotonic()
+    out = run_line(shell_line(config, python=str(fake_python), timeout=1.5), payload)
+    assert time.monotonic() - started < 3.0
+    assert (out.returncode, out.stdout) == (0, b"FALLBACK")
+    (call,) = fallbacks(log)
+    # the request was sent: the fallback stores the same event id without asking the daemon
+    assert call["stdin"].encode() == payload
+    assert "--no-daemon" in call["argv"] and received[0]["event_id"] in call["argv"]
