@@ -24,7 +24,7 @@ from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import TIER_LTM, MemoryHit, MemoryOrigin, MemoryScope, Provenance, normalize_tier
 
-__all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select"]
+__all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select", "sort_entries"]
 
 
 class Candidate:
@@ -171,7 +171,8 @@ def _shared(table: dict[K, V], key: K, value: V) -> V:
 
 def _restored_scope(hit: MemoryHit) -> _Scope:
     # The scope restore_hit will give the copy: fields, then legacy provenance, then the
-    # canonical metadata keys; without both type and id it is reported as "unknown".
+    # canonical metadata keys; without both type and id it is reported as "unknown".  The
+    # pairs are never changed once made, so equal ones are shared, as the frozen values are.
     scope = hit.scope
     kind, ident = scope.type, scope.id
     if not (kind and ident):
@@ -180,10 +181,12 @@ def _restored_scope(hit: MemoryHit) -> _Scope:
         ident = ident or legacy.scope_id.strip() or (get(META_SCOPE_ID) or "").strip()
         if not (kind and ident):
             return _UNKNOWN_SCOPE
-    return _Scope(kind, ident)
+    pair = (kind, ident)
+    return _PAIRS.get(pair) or _shared(_PAIRS, pair, _Scope(kind, ident))
 
 
 _UNKNOWN_SCOPE = _Scope("unknown", "")
+_PAIRS: dict[tuple[str, str], _Scope] = {}
 
 
 def _aware(value: datetime) -> datetime:
@@ -336,9 +339,16 @@ def select(entries: list[Entry], limit: int, finite: bool = False) -> list[Candi
         total = sum(map(sum, map(_primary, entries)))  # NaN if any key is (as in ranking.top), summed in C
         if total != total:  # a NaN key has no order: ranking.top's full path decides
             return ranking.top([_candidate(entry) for entry in entries], limit)
-    # Stable sorts by ``-score`` then by ``-ranking`` give the stable order by the pair: sorting
-    # on one float each, list.sort compares the floats directly, about three times as fast as
-    # on pairs (made per entry, compared as tuples).  No NaN here: the order is total.
+    sort_entries(entries)
+    return ranking.top_presorted(((_primary(entry), _candidate(entry)) for entry in entries), limit)
+
+
+def sort_entries(entries: list[Entry]) -> None:
+    """Sort in place, stably, by ``(-ranking, -score)`` (no NaN among them: the order is total).
+
+    A stable sort by ``-score`` then one by ``-ranking`` give the stable order by the pair:
+    sorting on one number each, ``list.sort`` compares the floats directly, about three times
+    as fast as on pairs (a tuple made per entry, compared as tuples).
+    """
     entries.sort(key=_second)
     entries.sort(key=_first)
-    return ranking.top_presorted(((_primary(entry), _candidate(entry)) for entry in entries), limit)
