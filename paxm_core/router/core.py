@@ -240,7 +240,7 @@ class Router:
                 continue
             merged.extend(eligible)
         if len(outcomes) > 1:  # one provider: nothing to order
-            result.provider_recalls.sort(key=lambda r: r.provider)
+            result.provider_recalls.sort(key=_recall_provider)
         kept = select(merged, result_limit, finite_keys(routes))
         result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
         result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
@@ -502,6 +502,7 @@ def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], meta
 
 
 _raw_score_kind = attrgetter("raw_score_kind")
+_recall_provider = attrgetter("provider")
 
 
 def _score_kinds(hits: list[MemoryHit]) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import field
+from functools import partial
 
 from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
@@ -153,11 +154,12 @@ def fan_out(
             continue
         item.claimable = bounded
         item.lane = lane(route.name, op)
+        # A partial, not a closure: called from C, it saves a Python frame per call.
+        fn = partial(work, route, deadline)
         if inline is None and (at is None or bounded):
             inline = item
-            item.deferred = _bind(work, route, deadline)
+            item.deferred = fn
             continue
-        fn = _bind(work, route, deadline)
         try:
             if bounded and relay is not None:
                 item.call = item.lane.reserve(fn)
@@ -204,7 +206,8 @@ def fan_out(
                 # on its lane and the caller had stopped waiting at the deadline.
                 inline.outcome = _timeout_outcome(op, inline, overall.cancelled)
     # Earliest deadline first, unlimited last, so one wait never eats another's budget.
-    busy.sort(key=lambda item: math.inf if item.deadline.at is None else item.deadline.at)
+    if len(busy) > 1:
+        busy.sort(key=_deadline_order)
     for item in busy:
         assert item.deferred is not None and item.lane is not None
         try:
@@ -224,22 +227,37 @@ def fan_out(
         _wait_batch(batch, pending, overall)
     outcomes: list[Outcome] = []
     for item in pending:
-        if item.outcome is None:
+        outcome = item.outcome
+        if outcome is None:
+            call = item.call
             if (
                 item.claimable
-                and item.call is not None
+                and call is not None
                 and item.lane is not None
-                and not item.deadline.expired()
-                and item.lane.claim(item.call)
+                and item.deadline.remaining() > 0.0  # not expired (nor cancelled)
+                and item.lane.claim(call)
             ):
                 # Its worker had not picked it up yet: the caller ran it rather than wait for
                 # the worker to run it and hand it back.  Late is late, as on the lane.
-                if item.deadline.at is not None and item.call.finished > item.deadline.at:
-                    item.outcome = _timeout_outcome(op, item, overall.cancelled)
-            if item.outcome is None:
-                item.outcome = _await(op, item, overall)
-        outcomes.append(item.outcome)
+                at = item.deadline.at
+                if at is not None and call.finished > at:
+                    outcome = item.outcome = _timeout_outcome(op, item, overall.cancelled)
+            if outcome is None:
+                if call is not None and call._finished and call._error is None and not overall.cancelled:
+                    # _await's common case (run here, or claimed, and returned), without the call
+                    outcome = Outcome(
+                        item.route, call._value, duration_ms=int((time.monotonic() - item.dispatched) * 1000)
+                    )
+                else:
+                    outcome = _await(op, item, overall)
+                item.outcome = outcome
+        outcomes.append(outcome)
     return outcomes
+
+
+def _deadline_order(item: _Pending) -> float:
+    at = item.deadline.at
+    return math.inf if at is None else at
 
 
 class _Linked(Deadline):
@@ -275,10 +293,6 @@ class _Linked(Deadline):
         if self._parent.cancelled:
             self._cancelled = True
         super().check(op)
-
-
-def _bind(work: Callable[[Route, Deadline], object], route: Route, deadline: Deadline) -> Callable[[], object]:
-    return lambda: work(route, deadline)
 
 
 #: How often a waiting caller looks for a cancellation of its overall deadline.

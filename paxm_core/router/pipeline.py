@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from paxm_core.attribution import (
     META_AGENT_ID,
@@ -14,6 +14,7 @@ from paxm_core.attribution import (
     META_SCOPE_ID,
     META_SCOPE_TYPE,
     META_SESSION_ID,
+    META_TIER,
     META_TURN_ID,
     META_USER_ID,
     effective_expires_at,
@@ -21,9 +22,9 @@ from paxm_core.attribution import (
 )
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
-from paxm_core.types import MemoryHit, MemoryOrigin, MemoryScope, Provenance, normalize_tier
+from paxm_core.types import TIER_LTM, MemoryHit, MemoryOrigin, MemoryScope, Provenance, normalize_tier
 
-__all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select"]
+__all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select", "sort_entries"]
 
 
 class Candidate:
@@ -31,23 +32,25 @@ class Candidate:
 
     A recall keeps a few hits out of tens of candidates, and copying a hit (and restoring its
     attribution) is most of the router's own cost, so the copy is made by :meth:`materialize`
-    only for the hits that survive dedupe and the final cut.  Until then this carries what
-    ranking reads; what only dedupe and the final order read (the ``provenance`` the restored
-    hit will have) is worked out on first use, which in a recall is for the few candidates
-    that can still make the cut.
+    only for the hits that survive dedupe and the final cut.  Candidates are made only for the
+    contenders the cut's walk reaches, and every one of them is read by dedupe and the final
+    order, so what those read (``id``, ``text`` and the ``provenance`` the restored hit will
+    have) is plain attributes, set once here.
     """
 
     __slots__ = (
         "_expires_at",
         "_hit",
         "_original",
-        "_provenance",
         "_tier",
         "created_at",
+        "id",
+        "provenance",
         "provider",
         "ranking",
         "relevance",
         "score",
+        "text",
     )
 
     def __init__(
@@ -59,55 +62,56 @@ class Candidate:
         created_at: datetime | None,
         tier: str | None,
         expires_at: datetime | None,
+        ranking: float = 0.0,
     ) -> None:
         self.provider = provider
         self.relevance = relevance
         self.score = score
-        self.ranking = 0.0
+        self.ranking = ranking
         self._original = original
         self._tier = tier
         self._expires_at = expires_at
         self.created_at = created_at
-        self._provenance: _Scope | None = None
+        self.id = original.id
+        self.text = original.text
+        # The scope the restored copy will have (the only part of it dedupe and order read).
+        self.provenance = _restored_scope(original)
         self._hit: MemoryHit | None = None
-
-    @property
-    def id(self) -> str:
-        return self._original.id
-
-    @property
-    def text(self) -> str:
-        return self._original.text
-
-    @property
-    def provenance(self) -> _Scope:
-        """The scope the restored copy will have (the only part of it dedupe and order read)."""
-        provenance = self._provenance
-        if provenance is None:
-            provenance = self._provenance = _Scope(*_restored_scope(self._original))
-        return provenance
 
     def materialize(self) -> MemoryHit:
         """The router-owned copy of the hit (made once), attribution restored, ranking set."""
-        if self._hit is None:
+        hit = self._hit
+        if hit is None:
             original = self._original
             # attribution.restore_hit, inlined: the restored scope is the provenance pair dedupe
             # already worked out, so only the origin is merged here, and the copy is built with
-            # its final attribution instead of being patched after.
-            origin, scope, legacy = original.origin, original.scope, original.provenance
-            metadata = original.metadata
+            # its final attribution instead of being patched after.  The attribution objects
+            # are frozen values, so equal ones are shared (see _shared) instead of built per hit.
+            origin, scope = original.origin, original.scope
             if not (origin.user_id and origin.agent_id and origin.session_id and origin.turn_id):
-                get = metadata.get
-                origin = MemoryOrigin(
+                legacy, get = original.provenance, original.metadata.get
+                key = (
                     origin.user_id or legacy.user_id.strip() or (get(META_USER_ID) or "").strip(),
                     origin.agent_id or legacy.agent_id.strip() or (get(META_AGENT_ID) or "").strip(),
                     origin.session_id or (get(META_SESSION_ID) or "").strip(),
                     origin.turn_id or (get(META_TURN_ID) or "").strip(),
                 )
+                origin = _ORIGINS.get(key) or _shared(_ORIGINS, key, MemoryOrigin(*key))
             restored = self.provenance
             if not (scope.type and scope.id):
-                scope = MemoryScope(restored.scope_type, restored.scope_id)
-            hit = MemoryHit(
+                pair = (restored.scope_type, restored.scope_id)
+                scope = _SCOPES.get(pair) or _shared(_SCOPES, pair, MemoryScope(*pair))
+            attribution = (origin.user_id, origin.agent_id, scope.type, scope.id)
+            provenance = _PROVENANCES.get(attribution) or _shared(_PROVENANCES, attribution, Provenance(*attribution))
+            tier = self._tier
+            if tier is None:  # attribution.effective_tier, inlined
+                tier = original.tier
+                if tier:
+                    tier = normalize_tier(tier)
+                else:
+                    tier = (original.metadata.get(META_TIER) or "").strip()
+                    tier = normalize_tier(tier) if tier else TIER_LTM
+            hit = self._hit = MemoryHit(
                 self.provider,
                 original.id,
                 original.text,
@@ -116,17 +120,16 @@ class Candidate:
                 original.raw_score,
                 original.raw_score_kind,
                 original.source,
-                dict(metadata),
+                dict(original.metadata),
                 self.created_at,
-                effective_tier(original) if self._tier is None else self._tier,
+                tier,
                 self._expires_at,
                 origin,
                 scope,
-                Provenance(origin.user_id, origin.agent_id, scope.type, scope.id),
+                provenance,
                 self.ranking,
             )
-            self._hit = hit
-        return self._hit
+        return hit
 
     def to_json(self) -> dict[str, Any]:
         """The copy's JSON (only the rare full-content tie-breaks need it)."""
@@ -144,13 +147,46 @@ class _Scope:
         self.scope_id = scope_id
 
 
-def _restored_scope(hit: MemoryHit) -> tuple[str, str]:
+#: Frozen attribution values by their fields, shared by the copies that have them (a recall's
+#: hits nearly always carry one user's, one scope's).  Building one runs a frozen ``__init__``
+#: (a checked ``object.__setattr__`` per field), about three times a lookup here.
+_ORIGINS: dict[tuple[str, str, str, str], MemoryOrigin] = {}
+_SCOPES: dict[tuple[str, str], MemoryScope] = {}
+_PROVENANCES: dict[tuple[str, str, str, str], Provenance] = {}
+#: Entries per table before it is emptied (a bound on memory, not an eviction policy: a table
+#: refills with what recalls use within a few recalls).
+_SHARED_MAX = 1024
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _shared(table: dict[K, V], key: K, value: V) -> V:
+    # Only called on a miss; a race between two threads stores one of two equal values.
+    if len(table) >= _SHARED_MAX:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def _restored_scope(hit: MemoryHit) -> _Scope:
     # The scope restore_hit will give the copy: fields, then legacy provenance, then the
-    # canonical metadata keys; without both type and id it is reported as "unknown".
-    scope, legacy, get = hit.scope, hit.provenance, hit.metadata.get
-    kind = scope.type or legacy.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip()
-    ident = scope.id or legacy.scope_id.strip() or (get(META_SCOPE_ID) or "").strip()
-    return (kind, ident) if kind and ident else ("unknown", "")
+    # canonical metadata keys; without both type and id it is reported as "unknown".  The
+    # pairs are never changed once made, so equal ones are shared, as the frozen values are.
+    scope = hit.scope
+    kind, ident = scope.type, scope.id
+    if not (kind and ident):
+        legacy, get = hit.provenance, hit.metadata.get
+        kind = kind or legacy.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip()
+        ident = ident or legacy.scope_id.strip() or (get(META_SCOPE_ID) or "").strip()
+        if not (kind and ident):
+            return _UNKNOWN_SCOPE
+    pair = (kind, ident)
+    return _PAIRS.get(pair) or _shared(_PAIRS, pair, _Scope(kind, ident))
+
+
+_UNKNOWN_SCOPE = _Scope("unknown", "")
+_PAIRS: dict[tuple[str, str], _Scope] = {}
 
 
 def _aware(value: datetime) -> datetime:
@@ -171,6 +207,8 @@ Entry = tuple[
 ]
 
 _primary = itemgetter(0, 1)
+_first = itemgetter(0)
+_second = itemgetter(1)
 _relevance_of = itemgetter(3)
 
 
@@ -196,6 +234,7 @@ def eligible_hits(
     # kept, and calibration needs no second pass (see the fallback below for the others).
     in_order = True
     previous = math.inf
+    rank = 0  # eligible hits so far: the next one's rank is one more
     for original in hits:
         expires_at = original.expires_at
         if expires_at is not None:
@@ -214,14 +253,15 @@ def eligible_hits(
             tier = effective_tier(original)
             if tier not in tiers:
                 continue
-        # ranking.normalized_relevance, inlined
+        # ranking.normalized_relevance, inlined; in (0, 1] (the common case) it is the relevance
         relevance = original.relevance
-        if (relevance == 0 or relevance != relevance) and original.score > 0:
-            relevance = original.score
-        if relevance != relevance or relevance < 0:
-            relevance = 0.0
-        elif relevance > 1:
-            relevance = 1.0
+        if not 0.0 < relevance <= 1.0:
+            if (relevance == 0 or relevance != relevance) and original.score > 0:
+                relevance = original.score
+            if relevance != relevance or relevance < 0:
+                relevance = 0.0
+            elif relevance > 1:
+                relevance = 1.0
         if relevance < min_relevance:
             continue
         created = original.created_at
@@ -240,7 +280,7 @@ def eligible_hits(
         if relevance > previous:
             in_order = False
         previous = relevance
-        rank = len(entries) + 1
+        rank += 1
         ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
         append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
     if not in_order:
@@ -269,9 +309,7 @@ def eligible_hits(
 
 def _candidate(entry: Entry) -> Candidate:
     _, _, ranked, relevance, score, original, created, tier, expires_at, name, _ = entry
-    candidate = Candidate(name, original, relevance, score, created, tier, expires_at)
-    candidate.ranking = ranked
-    return candidate
+    return Candidate(name, original, relevance, score, created, tier, expires_at, ranked)
 
 
 def finite_keys(routes: Iterable[Route]) -> bool:
@@ -280,7 +318,11 @@ def finite_keys(routes: Iterable[Route]) -> bool:
     It clamps relevance and recency into ``[0, 1]``, so ``ranking`` and ``score`` are finite
     unless a weight is not (an infinite weight times a zero relevance is NaN).
     """
-    return all(map(math.isfinite, (route.effective_weight for route in routes)))
+    # The effective weight is the weight when positive, else 1: only a weight of +inf is not finite.
+    for route in routes:
+        if route.weight == math.inf:
+            return False
+    return True
 
 
 def select(entries: list[Entry], limit: int, finite: bool = False) -> list[Candidate]:
@@ -297,5 +339,16 @@ def select(entries: list[Entry], limit: int, finite: bool = False) -> list[Candi
         total = sum(map(sum, map(_primary, entries)))  # NaN if any key is (as in ranking.top), summed in C
         if total != total:  # a NaN key has no order: ranking.top's full path decides
             return ranking.top([_candidate(entry) for entry in entries], limit)
-    entries.sort(key=_primary)
+    sort_entries(entries)
     return ranking.top_presorted(((_primary(entry), _candidate(entry)) for entry in entries), limit)
+
+
+def sort_entries(entries: list[Entry]) -> None:
+    """Sort in place, stably, by ``(-ranking, -score)`` (no NaN among them: the order is total).
+
+    A stable sort by ``-score`` then one by ``-ranking`` give the stable order by the pair:
+    sorting on one number each, ``list.sort`` compares the floats directly, about three times
+    as fast as on pairs (a tuple made per entry, compared as tuples).
+    """
+    entries.sort(key=_second)
+    entries.sort(key=_first)

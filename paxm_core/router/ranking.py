@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _OLDEST = float("-inf")
+_NEWEST_LAST = -_OLDEST  # the order key of a hit without a timestamp
 
 
 class Scoped(Protocol):
@@ -140,7 +141,9 @@ def order_key(hit: Ranked) -> tuple[float, float, float, str, str, str, str, str
     Text and scope break the remaining ties so the order is total (upstream stops at id).
     """
     scope = hit.provenance
-    return (-hit.ranking, -hit.score, -_created(hit), hit.provider, hit.id, hit.text, scope.scope_type, scope.scope_id)
+    created = hit.created_at  # _created, inlined (the order of tied contenders is asked every recall)
+    newest = -created.timestamp() if created is not None else _NEWEST_LAST
+    return (-hit.ranking, -hit.score, newest, hit.provider, hit.id, hit.text, scope.scope_type, scope.scope_id)
 
 
 def _winner_key(hit: Ranked) -> tuple[float, float, float, float, str, str]:
