@@ -230,8 +230,10 @@ if __name__ == "__main__":  # pragma: no cover - manual warm-up: python -m paxm_
 _WHEELS: dict[Path, Path] = {}
 #: (workspace root, requirements) -> the job installing them into a venv of their own
 _WHEEL_VENVS: dict[tuple[Path, tuple[str, ...]], _Job[Path]] = {}
-#: guards the two maps above: prefetch threads and the test thread ask for the same build
-_BUILD_LOCK = threading.RLock()
+#: held while the wheels are built (prefetch threads and the test thread need the same build)
+_BUILD_LOCK = threading.Lock()
+#: guards ``_WHEEL_VENVS`` (held only for a lookup, never during a build)
+_MAP_LOCK = threading.Lock()
 #: subprocesses started in the background (prefetch jobs), killed by :func:`cancel_prefetch`
 _BACKGROUND: set[subprocess.Popen[bytes]] = set()
 #: the wheel-build and venv-install ones among them
@@ -354,6 +356,8 @@ def workspace_wheels(root: Path, *, background: bool = False) -> Path:
     directory removed at exit.  Callers only read it (``pip install --find-links``).
     """
     root = root.resolve()
+    if not background and root not in _WHEELS:
+        _await_wheels()  # a background build may hold the lock: the test waits for it now
     with _BUILD_LOCK:
         if root not in _WHEELS:
             uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
@@ -371,7 +375,7 @@ def workspace_wheels(root: Path, *, background: bool = False) -> Path:
 
 def _wheel_venv_job(root: Path, install: Sequence[str]) -> _Job[Path]:
     key = (root.resolve(), tuple(install))
-    with _BUILD_LOCK:
+    with _MAP_LOCK:
         if key not in _WHEEL_VENVS:
             _WHEEL_VENVS[key] = _Job(lambda: _build_wheel_venv(*key, background=False))
         return _WHEEL_VENVS[key]
@@ -405,10 +409,15 @@ def wheel_venv(root: Path, install: Sequence[str]) -> Path:
     """
     job = _wheel_venv_job(root, install)
     if not job.done:
-        _WHEELS_AWAITED.set()  # what is left of the background installs now runs at full priority
-        for proc in list(_WHEEL_PROCS):
-            _boost(proc)
+        _await_wheels()
     return job.result()
+
+
+def _await_wheels() -> None:
+    """A test waits for wheel work: what is left of it runs at the test's priority from now on."""
+    _WHEELS_AWAITED.set()
+    for proc in list(_WHEEL_PROCS):
+        _boost(proc)
 
 
 def prefetch_wheel_venvs(root: Path, sets: Sequence[Sequence[str]]) -> None:
@@ -420,7 +429,7 @@ def prefetch_wheel_venvs(root: Path, sets: Sequence[Sequence[str]]) -> None:
     """
     for install in sets:
         key = (root.resolve(), tuple(install))
-        with _BUILD_LOCK:
+        with _MAP_LOCK:
             if key in _WHEEL_VENVS:
                 continue
             job = _WHEEL_VENVS[key] = _Job(lambda key=key: _build_wheel_venv(*key, background=True))  # type: ignore[misc]
@@ -492,12 +501,13 @@ def install_wheels(root: Path, packages: Sequence[str], install: Sequence[str]) 
     ``packages`` are the workspace distributions the install needs (checked against the build,
     so a distribution missing from the workspace fails here rather than as a pip resolution).
     """
+    venv = wheel_venv(root, install)  # first: waiting for it also raises the background's priority
     dist = workspace_wheels(root)
     wanted = {p.replace("-", "_") for p in packages}
     built = {w.name.split("-", 1)[0] for w in dist.glob("*.whl")}
     if not wanted <= built:
         raise RuntimeError(f"no wheel built for {sorted(wanted - built)} in {dist}")
-    return wheel_venv(root, install) / "bin"
+    return venv / "bin"
 
 
 def wheel_provider_round_trip(
