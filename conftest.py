@@ -68,6 +68,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             argv, timeout = _run_spec(run)
             runs[item.nodeid] = servers.BackgroundRun(argv, cwd=ROOT, env=_isolated_env(), timeout=timeout)
     if sets:
+        factory = getattr(session.config, "_tmp_path_factory", None)  # what tmp_path_factory returns
+        if isinstance(factory, pytest.TempPathFactory):
+            servers.set_wheel_venv_root(factory.getbasetemp())
         servers.prefetch_wheel_venvs(ROOT, sets)
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "missing",
     "prefetch_wheel_venvs",
     "provision_venv",
+    "set_wheel_venv_root",
     "venv_python",
     "wait_http",
     "wheel_provider_round_trip",
@@ -246,6 +247,9 @@ _NICE = ("nice", "-n", "19") if shutil.which("nice") else ()
 _WHEELS_AWAITED = threading.Event()
 #: at most this many background venv installs at once (two cores: more only thrash)
 _WHEEL_SLOTS = threading.BoundedSemaphore(2)
+#: where wheel venvs go: the session's pytest basetemp when known (kept and pruned by pytest's
+#: retention, like any tmp_path), else a temp dir removed at exit
+_VENV_ROOT: list[Path] = []
 
 T = TypeVar("T")
 
@@ -383,8 +387,11 @@ def _wheel_venv_job(root: Path, install: Sequence[str]) -> _Job[Path]:
 
 def _build_wheel_venv(root: Path, install: tuple[str, ...], *, background: bool) -> Path:
     dist = workspace_wheels(root, background=background)
-    venv = Path(tempfile.mkdtemp(prefix="paxm-wheel-venv-"))
-    atexit.register(shutil.rmtree, venv, True)
+    if _VENV_ROOT:
+        venv = Path(tempfile.mkdtemp(prefix="wheel-venv-", dir=_VENV_ROOT[0]))
+    else:
+        venv = Path(tempfile.mkdtemp(prefix="paxm-wheel-venv-"))
+        atexit.register(shutil.rmtree, venv, True)
     if background:
         _WHEEL_SLOTS.acquire()
     try:
@@ -418,6 +425,11 @@ def _await_wheels() -> None:
     _WHEELS_AWAITED.set()
     for proc in list(_WHEEL_PROCS):
         _boost(proc)
+
+
+def set_wheel_venv_root(directory: Path) -> None:
+    """Put wheel venvs under ``directory`` (the session's basetemp: no removal at exit to wait for)."""
+    _VENV_ROOT[:] = [directory]
 
 
 def prefetch_wheel_venvs(root: Path, sets: Sequence[Sequence[str]]) -> None:
