@@ -1,7 +1,10 @@
-"""Install the pinned harness binaries the newer end-to-end suites drive, through their own installers.
+"""Install the pinned npm packages the real-harness suites drive, through their own installers.
 
 Run in the background by ``.ci/run`` so the downloads overlap the earlier suites; each installer is
 flock-guarded and cached, so the tests that call it later find the work done (or wait for it).
+Jobs run in the order the suites first need them (``testpaths`` order, then alphabetical), so the
+earliest consumer is the least likely to wait; a test that gets there first installs the package
+itself under the same lock.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ import importlib.util
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load(path: Path) -> object:
+def load(path: Path) -> Any:
     sys.path.insert(0, str(path.parent))  # harness modules import their siblings by name
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec and spec.loader
@@ -26,13 +31,39 @@ def load(path: Path) -> object:
 
 
 def main() -> int:
+    from paxm_contracttest.harness import node24_bin, npm_cache_dir, npm_install
+
     npm = shutil.which("npm") or "npm"
     tests = ROOT / "integrations"
-    jobs = {
-        "kimi": lambda: load(tests / "paxm-integration-kimi-code/tests/kimi_harness.py").install_kimi(),  # type: ignore[attr-defined]
-        "cline": lambda: load(tests / "paxm-integration-cline/tests/cline_harness.py").install_cline(),  # type: ignore[attr-defined]
-        "gemini": lambda: load(tests / "paxm-integration-gemini-cli/tests/gemini_harness.py").install_gemini(npm),  # type: ignore[attr-defined]
-        "copilot": lambda: load(tests / "paxm-integration-copilot-cli/tests/copilot_harness.py").install_copilot(npm),  # type: ignore[attr-defined]
+
+    def harness(distribution: str, module: str) -> Any:
+        return load(tests / distribution / "tests" / f"{module}.py")
+
+    def pi() -> list[object]:
+        module = harness("paxm-integration-pi", "pi_harness")
+        return [module.install_pi(npm, npm_cache_dir(), build).pi for build in module.PI_VERSIONS]
+
+    def claude_current() -> object:
+        version = harness("paxm-integration-claude-code", "test_e2e_claude").CURRENT_CLAUDE
+        return npm_install("@anthropic-ai/claude-code", version, path_prefix=node24_bin())
+
+    jobs: dict[str, Callable[[], object]] = {
+        "mcp-inspector": lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector(),
+        "claude": lambda: harness("paxm-integration-claude-code", "claude_harness").install_claude(
+            npm, npm_cache_dir()
+        ),
+        "claude-current": claude_current,
+        "cline": lambda: harness("paxm-integration-cline", "cline_harness").install_cline(),
+        "codex": lambda: harness("paxm-integration-codex", "codex_harness").codex_bin(),
+        "copilot": lambda: harness("paxm-integration-copilot-cli", "copilot_harness").install_copilot(npm),
+        "gemini": lambda: harness("paxm-integration-gemini-cli", "gemini_harness").install_gemini(npm),
+        "kimi": lambda: harness("paxm-integration-kimi-code", "kimi_harness").install_kimi(),
+        "opencode": lambda: harness("paxm-integration-opencode", "opencode_harness").install_opencode(
+            npm, npm_cache_dir()
+        ),
+        "kilo": lambda: harness("paxm-integration-opencode", "kilo_harness").install_kilo(npm),
+        "pi": pi,
+        "qwen": lambda: harness("paxm-integration-qwen-code", "qwen_harness").install_qwen(npm),
     }
     failed = 0
     for name, job in jobs.items():

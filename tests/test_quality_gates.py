@@ -26,6 +26,7 @@ def test_ruff_lint_is_clean() -> None:
 
 
 @pytest.mark.slow
-def test_mypy_strict_on_core_and_contracttest() -> None:
-    out = _run("mypy")  # files and --strict come from [tool.mypy] in pyproject.toml
+@pytest.mark.prefetch_run(sys.executable, "-m", "mypy", timeout=1800)  # overlaps the tests before it
+def test_mypy_strict_on_core_and_contracttest(prefetched_run: subprocess.CompletedProcess[str]) -> None:
+    out = prefetched_run  # files and --strict come from [tool.mypy] in pyproject.toml
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]

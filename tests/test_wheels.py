@@ -1,4 +1,4 @@
-"""The user install path: wheels built from this repo installed with plain pip into fresh venvs."""
+"""The user install path: wheels built from this repo installed with plain pip into fresh venvs (one per set)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def wheel_dist() -> Path:
-    from paxm_contracttest.servers import workspace_wheels
+def _paxm(*requirements: str) -> str:
+    """The ``paxm`` of a venv holding ``requirements`` (one per set per session, see wheel_venv)."""
+    from paxm_contracttest.servers import wheel_venv
 
-    return workspace_wheels(ROOT)  # one build shared with the other wheel-install suites
-
-
-def _venv(tmp_path_factory: pytest.TempPathFactory, dist: Path, *requirements: str) -> Path:
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist), *requirements], check=True)
-    return venv
+    return str(wheel_venv(ROOT, requirements) / "bin" / "paxm")
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -39,10 +32,9 @@ def _env(home: Path) -> dict[str, str]:
     }
 
 
-def test_pip_install_paxm_gives_the_remember_recall_loop(
-    wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
-    paxm = str(_venv(tmp_path_factory, wheel_dist, "paxm") / "bin" / "paxm")
+@pytest.mark.prefetch_wheel_venv("paxm")
+def test_pip_install_paxm_gives_the_remember_recall_loop(tmp_path: Path) -> None:
+    paxm = _paxm("paxm")
     env = _env(tmp_path)
     stored = subprocess.run(
         [paxm, "remember", "--text", "wheel install marker zebra-42"],
@@ -65,13 +57,12 @@ def test_pip_install_paxm_gives_the_remember_recall_loop(
     assert (tmp_path / "data" / "paxm" / "memory.sqlite").exists()
 
 
-def test_pip_install_paxm_and_the_zep_provider(
-    wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
+@pytest.mark.prefetch_wheel_venv("paxm", "paxm-provider-zep")
+def test_pip_install_paxm_and_the_zep_provider(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "providers" / "paxm-provider-zep" / "tests"))
     from zep_fake import ZepFake
 
-    paxm = str(_venv(tmp_path_factory, wheel_dist, "paxm", "paxm-provider-zep") / "bin" / "paxm")
+    paxm = _paxm("paxm", "paxm-provider-zep")
     env = _env(tmp_path)
     listing = subprocess.run([paxm, "plugins", "--json"], env=env, capture_output=True, text=True, check=True)
     zep_plugin = next(p for p in json.loads(listing.stdout)["plugins"] if p["name"] == "zep")
@@ -109,14 +100,13 @@ def test_pip_install_paxm_and_the_zep_provider(
         fake.close()
 
 
-def test_pip_installed_dashboard_serves_its_page_and_assets(
-    wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
+@pytest.mark.prefetch_wheel_venv("paxm")
+def test_pip_installed_dashboard_serves_its_page_and_assets(tmp_path: Path) -> None:
     import re
 
     import httpx
 
-    paxm = str(_venv(tmp_path_factory, wheel_dist, "paxm") / "bin" / "paxm")
+    paxm = _paxm("paxm")
     process = subprocess.Popen(
         [paxm, "dashboard", "--addr", "127.0.0.1:0"], env=_env(tmp_path), stdout=subprocess.PIPE, text=True
     )

@@ -1,7 +1,7 @@
 """The official MCP Inspector CLI against ``paxm mcp serve``.
 
-The Inspector is installed once into pytest's cache directory with
-``npm install --prefix <cache>/mcp-inspector @modelcontextprotocol/inspector@<pinned>``.
+The pinned Inspector is installed once into the shared npm test cache by the flock-guarded
+installer every real-harness suite uses (``.ci/run`` warms it while earlier suites run).
 The test is skipped only when npm itself is missing; a failed install fails it.
 """
 
@@ -20,22 +20,21 @@ INSPECTOR_VERSION = "2.12.0"
 PAXM_SERVE = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
 
 
+def install_inspector() -> Path:
+    """The pinned ``mcp-inspector`` executable, installed once into the shared npm test cache."""
+    from paxm_contracttest.harness import npm_install
+
+    root = npm_install("@modelcontextprotocol/inspector", INSPECTOR_VERSION)
+    manifest = root / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
+    assert json.loads(manifest.read_text())["version"] == INSPECTOR_VERSION
+    return root / "node_modules" / ".bin" / "mcp-inspector"
+
+
 @pytest.fixture(scope="session")
-def inspector(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
+def inspector() -> Path:
+    if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.skip("npm/node not installed: cannot run the MCP Inspector CLI (apt-get install nodejs npm)")
-    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
-    prefix = Path(cache.mkdir("mcp-inspector")) if cache is not None else tmp_path_factory.mktemp("mcp-inspector")
-    binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
-    manifest = prefix / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
-    installed = manifest.is_file() and json.loads(manifest.read_text()).get("version") == INSPECTOR_VERSION
-    if not installed:
-        subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"],
-            check=True, timeout=600, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+    binary = install_inspector()
     assert binary.exists()
     return binary
 

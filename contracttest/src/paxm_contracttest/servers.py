@@ -20,24 +20,31 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import pytest
 
 __all__ = [
     "CACHE_ROOT",
+    "BackgroundRun",
     "ServerProcess",
+    "cancel_prefetch",
     "free_port",
     "install_wheels",
     "missing",
+    "prefetch_wheel_venvs",
     "provision_venv",
+    "set_wheel_venv_root",
     "venv_python",
     "wait_http",
     "wheel_provider_round_trip",
+    "wheel_venv",
     "workspace_wheels",
 ]
 
@@ -222,9 +229,130 @@ if __name__ == "__main__":  # pragma: no cover - manual warm-up: python -m paxm_
 
 #: workspace root -> the directory its wheels were built into by this process
 _WHEELS: dict[Path, Path] = {}
+#: (workspace root, requirements) -> the job installing them into a venv of their own
+_WHEEL_VENVS: dict[tuple[Path, tuple[str, ...]], _Job[Path]] = {}
+#: held while the wheels are built (prefetch threads and the test thread need the same build)
+_BUILD_LOCK = threading.Lock()
+#: guards ``_WHEEL_VENVS`` (held only for a lookup, never during a build)
+_MAP_LOCK = threading.Lock()
+#: subprocesses started in the background (prefetch jobs), killed by :func:`cancel_prefetch`
+_BACKGROUND: set[subprocess.Popen[bytes]] = set()
+#: the wheel-build and venv-install ones among them
+_WHEEL_PROCS: set[subprocess.Popen[bytes]] = set()
+#: background runs whose result nobody has collected yet
+_RUNS: set[BackgroundRun] = set()
+#: the ``nice`` prefix of background work: it runs on the core the one-at-a-time test run leaves idle
+_NICE = ("nice", "-n", "19") if shutil.which("nice") else ()
+#: set once a test waits for a wheel venv: the wheel work left is then what the run waits for
+_WHEELS_AWAITED = threading.Event()
+#: at most this many background venv installs at once (two cores: more only thrash)
+_WHEEL_SLOTS = threading.BoundedSemaphore(2)
+#: where wheel venvs go: the session's pytest basetemp when known (kept and pruned by pytest's
+#: retention, like any tmp_path), else a temp dir removed at exit
+_VENV_ROOT: list[Path] = []
+
+T = TypeVar("T")
 
 
-def workspace_wheels(root: Path) -> Path:
+class _Job(Generic[T]):
+    """A function run once, in a thread of its own or in the first caller that needs its result."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Run the work in a daemon thread (its errors are kept for :meth:`result`, never raised there)."""
+        self._thread = threading.Thread(target=self._run, name="paxm-test-prefetch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            try:
+                self._value = self._work()
+            except BaseException as exc:  # kept: the test that needs the result reports it
+                self._error = exc
+            self._done = True
+
+    @property
+    def done(self) -> bool:
+        """The work has finished (its value or error is ready)."""
+        return self._done
+
+    def result(self) -> T:
+        """The work's value (running it here if no thread has), or its exception re-raised."""
+        self._run()  # waits for a running thread through the lock
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+def _run_tracked(argv: Sequence[str], *, background: bool, timeout: float, cwd: Path | None = None) -> None:
+    """``subprocess.run(argv, check=True)``; in the background niced, killable, its output kept.
+
+    A background command's output goes to a temp file (it would otherwise land in whichever
+    test's capture is active) and is the message of the error it fails with.
+    """
+    if not background:
+        subprocess.run(argv, check=True, timeout=timeout, cwd=cwd)
+        return
+    nice = () if _WHEELS_AWAITED.is_set() else _NICE
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [*nice, *argv], cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+        _BACKGROUND.add(proc)
+        _WHEEL_PROCS.add(proc)
+        try:
+            returncode = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise
+        finally:
+            _BACKGROUND.discard(proc)
+            _WHEEL_PROCS.discard(proc)
+        if returncode != 0:
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-4000:]
+            raise RuntimeError(f"{' '.join(argv)} exited {returncode}:\n{tail}")
+
+
+def _kill_group(proc: subprocess.Popen[Any]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _boost(proc: subprocess.Popen[Any]) -> None:
+    """Back to the test process's CPU priority, the whole process group (a test now waits for it).
+
+    Raising priority needs privilege (CI runs as root); without it the work stays niced.
+    """
+    try:
+        os.setpriority(os.PRIO_PGRP, proc.pid, os.getpriority(os.PRIO_PROCESS, 0))
+    except OSError:
+        pass
+
+
+def cancel_prefetch() -> None:
+    """Kill every background subprocess still running (the session is over; nobody waits for it)."""
+    for run in list(_RUNS):  # their output files closed too
+        run.cancel()
+        run.result()
+    for proc in list(_BACKGROUND):
+        if proc.poll() is None:
+            _kill_group(proc)
+
+
+def workspace_wheels(root: Path, *, background: bool = False) -> Path:
     """Every distribution of the uv workspace at ``root``, built as wheels once per test process.
 
     Several suites install from wheels (paxm alone, paxm with one provider or another); building
@@ -232,38 +360,170 @@ def workspace_wheels(root: Path) -> Path:
     directory removed at exit.  Callers only read it (``pip install --find-links``).
     """
     root = root.resolve()
-    if root not in _WHEELS:
-        uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-        dist = Path(tempfile.mkdtemp(prefix="paxm-wheels-"))
-        atexit.register(shutil.rmtree, dist, True)
-        subprocess.run([uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"], cwd=root, check=True)
-        _WHEELS[root] = dist
-    return _WHEELS[root]
+    if not background and root not in _WHEELS:
+        _await_wheels()  # a background build may hold the lock: the test waits for it now
+    with _BUILD_LOCK:
+        if root not in _WHEELS:
+            uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+            dist = Path(tempfile.mkdtemp(prefix="paxm-wheels-"))
+            atexit.register(shutil.rmtree, dist, True)
+            _run_tracked(
+                [uv, "build", "--all-packages", "--wheel", "-o", str(dist), "-q"],
+                background=background,
+                timeout=900,
+                cwd=root,
+            )
+            _WHEELS[root] = dist
+        return _WHEELS[root]
 
 
-def install_wheels(root: Path, work: Path, packages: Sequence[str], install: Sequence[str]) -> Path:
-    """Pip-install ``install`` from the workspace's wheels into a fresh venv in ``work/venv``.
+def _wheel_venv_job(root: Path, install: Sequence[str]) -> _Job[Path]:
+    key = (root.resolve(), tuple(install))
+    with _MAP_LOCK:
+        if key not in _WHEEL_VENVS:
+            _WHEEL_VENVS[key] = _Job(lambda: _build_wheel_venv(*key, background=False))
+        return _WHEEL_VENVS[key]
 
-    The user's install path: wheels built with ``uv build --wheel`` (:func:`workspace_wheels`,
-    shared by the session; ``packages``, the distributions needed, are all among them), a plain
-    ``python -m venv`` and ``pip install --find-links`` (no index needed for paxm's own wheels).
-    Returns the venv's ``bin/`` directory.
+
+def _build_wheel_venv(root: Path, install: tuple[str, ...], *, background: bool) -> Path:
+    dist = workspace_wheels(root, background=background)
+    if _VENV_ROOT:
+        venv = Path(tempfile.mkdtemp(prefix="wheel-venv-", dir=_VENV_ROOT[0]))
+    else:
+        venv = Path(tempfile.mkdtemp(prefix="paxm-wheel-venv-"))
+        atexit.register(shutil.rmtree, venv, True)
+    if background:
+        _WHEEL_SLOTS.acquire()
+    try:
+        _run_tracked([sys.executable, "-m", "venv", str(venv)], background=background, timeout=300)
+        pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
+        _run_tracked([*pip, *install], background=background, timeout=900)
+    finally:
+        if background:
+            _WHEEL_SLOTS.release()
+    return venv
+
+
+def wheel_venv(root: Path, install: Sequence[str]) -> Path:
+    """A fresh venv into which plain pip installed ``install`` from the workspace's wheels.
+
+    The user's install path: wheels built with ``uv build --wheel`` (:func:`workspace_wheels`), a
+    plain ``python -m venv`` and ``pip install --find-links`` (no index needed for paxm's own
+    wheels).  One venv per requirement set per test process: the tests only run its console
+    scripts (their state goes to the HOME they pass), so tests asking for the same set share it.
+    A set a selected test declared with ``@pytest.mark.prefetch_wheel_venv`` is usually built
+    already (:func:`prefetch_wheel_venvs`); any other is built here.
     """
-    dist, venv = workspace_wheels(root), work / "venv"
+    job = _wheel_venv_job(root, install)
+    if not job.done:
+        _await_wheels()
+    return job.result()
+
+
+def _await_wheels() -> None:
+    """A test waits for wheel work: what is left of it runs at the test's priority from now on."""
+    _WHEELS_AWAITED.set()
+    for proc in list(_WHEEL_PROCS):
+        _boost(proc)
+
+
+def set_wheel_venv_root(directory: Path) -> None:
+    """Put wheel venvs under ``directory`` (the session's basetemp: no removal at exit to wait for)."""
+    _VENV_ROOT[:] = [directory]
+
+
+def prefetch_wheel_venvs(root: Path, sets: Sequence[Sequence[str]]) -> None:
+    """Start building the wheels and then a venv per requirement set in the background.
+
+    One thread per set at the lowest CPU priority (the wheel build is shared under a lock), so
+    the installs run on the core a one-at-a-time test run leaves idle; :func:`wheel_venv` then
+    waits for the set it needs, or builds it itself if its job has not started.
+    """
+    for install in sets:
+        key = (root.resolve(), tuple(install))
+        with _MAP_LOCK:
+            if key in _WHEEL_VENVS:
+                continue
+            job = _WHEEL_VENVS[key] = _Job(lambda key=key: _build_wheel_venv(*key, background=True))  # type: ignore[misc]
+        job.start()
+
+
+class BackgroundRun:
+    """A command started early, at the lowest CPU priority, whose output a test collects later.
+
+    For gates that only read the repository (mypy, a benchmark smoke run) and so give the same
+    answer whenever they run: started when the session is collected, they overlap the tests
+    before them instead of adding their wall time.  Output goes to private temp files.
+    """
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> None:
+        self.argv = [str(a) for a in argv]
+        self.timeout = timeout
+        self._deadline = time.monotonic() + timeout
+        self._out = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(
+            [*_NICE, *self.argv],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=self._err,
+            start_new_session=True,
+        )
+        _BACKGROUND.add(self._proc)
+        _RUNS.add(self)
+        self._result: subprocess.CompletedProcess[str] | None = None
+
+    def result(self) -> subprocess.CompletedProcess[str]:
+        """Wait for the command (within its timeout from its start) and return what it printed.
+
+        Past the timeout the process group is killed and ``subprocess.TimeoutExpired`` raised
+        (once; later calls return the killed run).
+        """
+        if self._result is None:
+            _boost(self._proc)  # a test waits for it now
+            timed_out = None
+            try:
+                self._proc.wait(max(0.0, self._deadline - time.monotonic()))
+            except subprocess.TimeoutExpired as exc:
+                _kill_group(self._proc)
+                timed_out = exc
+            _BACKGROUND.discard(self._proc)
+            _RUNS.discard(self)
+            outputs = []
+            for f in (self._out, self._err):
+                f.seek(0)
+                outputs.append(f.read().decode(errors="replace"))
+                f.close()
+            self._result = subprocess.CompletedProcess(self.argv, self._proc.returncode, *outputs)
+            if timed_out is not None:
+                raise timed_out
+        return self._result
+
+    def cancel(self) -> None:
+        """Kill the command and its process group if it still runs (:meth:`result` then reports that)."""
+        if self._proc.poll() is None:
+            _kill_group(self._proc)
+
+
+def install_wheels(root: Path, packages: Sequence[str], install: Sequence[str]) -> Path:
+    """The ``bin/`` of a :func:`wheel_venv` holding ``install``; ``packages`` must all be built.
+
+    ``packages`` are the workspace distributions the install needs (checked against the build,
+    so a distribution missing from the workspace fails here rather than as a pip resolution).
+    """
+    venv = wheel_venv(root, install)  # first: waiting for it also raises the background's priority
+    dist = workspace_wheels(root)
     wanted = {p.replace("-", "_") for p in packages}
     built = {w.name.split("-", 1)[0] for w in dist.glob("*.whl")}
     if not wanted <= built:
         raise RuntimeError(f"no wheel built for {sorted(wanted - built)} in {dist}")
-    work.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
-    subprocess.run([*pip, *install], check=True, timeout=600)
     return venv / "bin"
 
 
 def wheel_provider_round_trip(
     root: Path,
-    work: Path,
     home: Path,
     *,
     provider: str,
@@ -274,16 +534,14 @@ def wheel_provider_round_trip(
     """A server-backed provider from built wheels: plugins, refused and real setup, remember, recall, doctor.
 
     Installs ``paxm`` and ``distribution`` (plus the SQLite provider paxm depends on) from wheels
-    into a fresh venv (:func:`install_wheels`), then, as a user with ``home``: ``paxm plugins``
+    into a venv of their own (:func:`install_wheels`), then, as a user with ``home``: ``paxm plugins``
     lists the distribution with ``provider_types``; setup against a dead port is refused and
     writes no config; setup against ``base_url`` ensures the provider; a remembered text is
     recalled from it; ``config doctor`` reports it healthy.  Fails with the command's output.
     """
     import json
 
-    paxm = str(
-        install_wheels(root, work, ("paxm", "paxm-provider-sqlite", distribution), ("paxm", distribution)) / "paxm"
-    )
+    paxm = str(install_wheels(root, ("paxm", "paxm-provider-sqlite", distribution), ("paxm", distribution)) / "paxm")
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -26,22 +25,16 @@ def wheels() -> Path:
     return workspace_wheels(ROOT)  # one build shared with the other wheel-install suites
 
 
-def test_pip_install_then_setup_remember_recall_doctor(
-    wheels: Path, mem0_server: Mem0Server, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+@pytest.mark.prefetch_wheel_venv("paxm", "paxm-provider-mem0")
+def test_pip_install_then_setup_remember_recall_doctor(wheels: Path, mem0_server: Mem0Server, tmp_path: Path) -> None:
     [core] = wheels.glob("paxm-0.1.0-*.whl")
     with zipfile.ZipFile(core) as whl:
         metadata = whl.read("paxm-0.1.0.dist-info/METADATA").decode()
     assert "Provides-Extra: mem0" in metadata and "paxm-provider-mem0==0.1.0; extra == 'mem0'" in metadata
 
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(wheels), "paxm", "paxm-provider-mem0"],
-        check=True,
-        timeout=600,
-    )
-    paxm = str(venv / "bin" / "paxm")
+    from paxm_contracttest.servers import wheel_venv
+
+    paxm = str(wheel_venv(ROOT, ("paxm", "paxm-provider-mem0")) / "bin" / "paxm")  # plain pip, built early
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),

@@ -17,12 +17,10 @@ ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 
 
-def test_pip_install_setup_remember_recall_doctor(
-    openviking: OpenVikingServer, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
+@pytest.mark.prefetch_wheel_venv("paxm", "paxm-provider-openviking")
+def test_pip_install_setup_remember_recall_doctor(openviking: OpenVikingServer, tmp_path: Path) -> None:
     wheel_provider_round_trip(
         ROOT,
-        tmp_path_factory.mktemp("wheels"),
         tmp_path,
         provider="openviking",
         distribution="paxm-provider-openviking",

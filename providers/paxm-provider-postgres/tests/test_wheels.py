@@ -11,26 +11,21 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from pgserver import APP_PASSWORD, PgServer
 
 ROOT = Path(__file__).resolve().parents[3]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.prefetch_wheel_venv("paxm", "paxm-provider-postgres")]
 
 
 @pytest.fixture(scope="module")
-def paxm_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from paxm_contracttest.servers import workspace_wheels
+def paxm_bin() -> str:
+    from paxm_contracttest.servers import wheel_venv
 
-    dist = workspace_wheels(ROOT)  # one build shared with the other wheel-install suites
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "pip"), "install", "-q", "--find-links", str(dist)]
-    subprocess.run([*pip, "paxm", "paxm-provider-postgres"], check=True, timeout=600)
-    return str(venv / "bin" / "paxm")
+    # plain pip from the workspace's wheels, built in the background from collection on
+    return str(wheel_venv(ROOT, ("paxm", "paxm-provider-postgres")) / "bin" / "paxm")
 
 
 def _user(tmp: Path, name: str, server: PgServer, schema: str) -> dict[str, str]:
