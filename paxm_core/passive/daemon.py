@@ -19,12 +19,12 @@ inbox by clients that found no daemon are drained on start (and every few second
 
 from __future__ import annotations
 
+import _socket
 import errno
 import fcntl
 import gc
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -46,11 +46,12 @@ from paxm_core.passive.client_core import (
 from paxm_core.private_files import private_dir
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    import socket
 
     # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
     # before the bulk of its start-up imports happen
     from paxm_core.passive.processor import HookProcessor
+    from paxm_core.passive.workers import WorkerPool
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
@@ -196,10 +197,16 @@ class HookDaemon:
         self._inflight = 0
         self._state = threading.Lock()
         self._stop = threading.Event()
-        self._listener: socket.socket | None = None
+        # the unix listener is a bare ``_socket.socket``: the ``socket`` module (its enums,
+        # ``selectors``; about 3 ms) is imported only by the loopback listener, after the
+        # first answer
+        self._listener: _socket.socket | None = None
         self._socket_inode = 0
         self.tcp_path = self.hooks_dir / TCP_NAME
         self._tcp: TcpListener | None = None
+        self._tcp_lock = threading.Lock()
+        self._tcp_started = False
+        self._pool: WorkerPool | None = None
         self.processor: HookProcessor | None = None
         self.runtime: Any = None
         self.queue: Any = None
@@ -248,13 +255,13 @@ class HookDaemon:
             on_recall=on_recall,
         )
 
-    def _listen(self) -> socket.socket:
+    def _listen(self) -> _socket.socket:
         private_dir(self.socket_path.parent)
         try:
             self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
         except FileNotFoundError:
             pass
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
             if len(str(self.socket_path).encode()) <= MAX_SOCKET_PATH:
@@ -312,15 +319,17 @@ class HookDaemon:
             if self._last_start_failed():
                 # doctor reports the last start-up error until a start succeeds
                 self._log("started")
-            from concurrent.futures import ThreadPoolExecutor  # not at module import: main() pauses the GC after it
+            from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
 
-            pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
-            self._start_tcp(pool)
+            pool = self._pool = WorkerPool(8, "paxm-hook-conn")
+            # The loopback listener (the shell client's way in) starts once the first answer
+            # has left (see _after_answer), or after a second without a connection: the
+            # client that started this daemon asks over the unix socket, and waits meanwhile.
             last_drain = time.monotonic()
             try:
                 while not self._stop.is_set():
                     try:
-                        conn, _ = self._listener.accept()
+                        conn = _accept(self._listener)
                     except TimeoutError:
                         conn = None
                     except OSError:
@@ -334,6 +343,7 @@ class HookDaemon:
                             self._last_activity = now
                         pool.submit(self._serve, conn)
                         continue
+                    self._ensure_tcp()
                     if self._config_stamp() != config_stamp:
                         # a new config (paxm setup, an edit) takes effect with the next daemon
                         self._log("config changed: flushing and exiting")
@@ -356,7 +366,7 @@ class HookDaemon:
                 # Requests still running are past their write (it commits before recall); give
                 # them a moment to answer, but a recall stuck in a provider that ignores its
                 # deadline must not hold the daemon's exit (the process ends with os._exit).
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.shutdown(cancel_pending=True)
                 self._wait_inflight(SHUTDOWN_GRACE)
                 self._shutdown()
         finally:
@@ -394,7 +404,7 @@ class HookDaemon:
         except Exception as exc:
             self._log(f"inbox drain failed: {exc}")
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: _socket.socket) -> None:
         counted = False
         try:
             conn.settimeout(CONNECTION_TIMEOUT)
@@ -425,6 +435,7 @@ class HookDaemon:
             self.processor.wake_worker()
         if self.recorder is not None:
             self.recorder.start_sink()
+        self._ensure_tcp()
         if not self._path_cached:
             # for the next daemon's start without ``site`` (see daemon_path); off the first answer
             self._path_cached = True
@@ -490,11 +501,22 @@ class HookDaemon:
 
     # -- the loopback TCP listener (the shell client's way in) ----------------------------
 
-    def _start_tcp(self, pool: ThreadPoolExecutor) -> None:
+    def _ensure_tcp(self) -> None:
+        """Start the loopback listener once (from the serving loop or after an answer)."""
+        if self._tcp_started:
+            return
+        with self._tcp_lock:
+            if self._tcp_started or self._stop.is_set() or self._pool is None:
+                return
+            self._tcp_started = True
+            self._start_tcp(self._pool)
+
+    def _start_tcp(self, pool: WorkerPool) -> None:
         """Listen on ``127.0.0.1:<random port>`` too and publish it in ``paxm-hook.tcp``.
 
         Best effort: a machine without IPv4 loopback simply keeps the unix socket only (the
-        shell client then finds no file and runs the Python client).
+        shell client then finds no file and runs the Python client).  Called with
+        ``_tcp_lock`` held, so :meth:`_close_listener` never misses a listener being built.
         """
         try:
             self._tcp = TcpListener(self.tcp_path)
@@ -553,7 +575,9 @@ class HookDaemon:
             self._request_done(counted)
 
     def _close_listener(self) -> None:
-        tcp, self._tcp = self._tcp, None
+        with self._tcp_lock:
+            self._tcp_started = True  # a listener not started yet never starts now
+            tcp, self._tcp = self._tcp, None
         if tcp is not None:
             tcp.close()
         listener, self._listener = self._listener, None
@@ -644,6 +668,8 @@ class TcpListener:
         self.client_token = os.urandom(16).hex().encode()
         daemon_token = os.urandom(16).hex().encode()
         self.greeting = GREETING_MAGIC + b" " + daemon_token + b"\n"
+        import socket  # the full module: callers (and tests) use ``accept`` and ``with``
+
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             self.sock.bind(("127.0.0.1", 0))  # loopback only, never another address
@@ -725,7 +751,18 @@ def _read_shell_request(conn: socket.socket, client_token: bytes) -> dict[str, A
     }
 
 
-def _read_request(conn: socket.socket) -> dict[str, Any]:
+def _accept(listener: _socket.socket) -> _socket.socket:
+    """``socket.accept`` for a bare ``_socket.socket``: the new connection, blocking.
+
+    ``TimeoutError`` when the listener's timeout passes with no connection.
+    """
+    fd, _ = listener._accept()  # type: ignore[attr-defined]
+    # accept4 hands over a blocking descriptor, and a new socket object without a timeout is
+    # blocking too (socket.accept does the same when no default timeout is set)
+    return _socket.socket(listener.family, listener.type, listener.proto, fileno=fd)
+
+
+def _read_request(conn: _socket.socket) -> dict[str, Any]:
     chunks: list[bytes] = []
     size = 0
     while True:

@@ -101,6 +101,12 @@ NOT_ON_THE_FIRST_ANSWER = (
     "secrets",  # tokens and leases come from os.urandom: secrets imports hmac and random
     "hmac",
     "random",
+    "concurrent.futures",  # passive.workers: concurrent.futures imports logging (~5 ms with it)
+    "logging",
+    "socket",  # the unix listener is a bare _socket.socket; the loopback one starts after the answer
+    "selectors",
+    "base64",  # paxm_core.tools imports it where a session id is made
+    "getpass",  # only when $USER is unset (it brings termios)
     "paxm_core.cli",
     "paxm_core.dashboard",
     "paxm_core.backfill",
