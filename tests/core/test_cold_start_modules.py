@@ -84,9 +84,12 @@ compiled = {
     # inspect's text-signature parse (tokenize's big regex, ~5 ms) is not needed by dataclasses
     "tokenize": tokenize is not None and tokenize._compile.cache_info().currsize > 0,
 }
+from paxm_core.plugins import shared_plugin_manager
+# one plugin manager: the runtime's is the one config validation built
+shared = daemon.runtime.plugin_manager is shared_plugin_manager()
 daemon._shutdown()
 daemon.lock.release()
-print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled}))
+print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled, "shared": shared}))
 """
 
 #: modules the first answer must not need (top-level package names or exact module names)
@@ -148,6 +151,7 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     assert "paxm_integration_claude_code" in loaded  # the harness that asked is there
     assert "paxm_provider_sqlite" in loaded  # the configured provider is there
     assert second["compiled"] == {"cjk": False, "tokenize": False}
+    assert second["shared"] is True
 
 
 def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
