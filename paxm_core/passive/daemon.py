@@ -204,8 +204,8 @@ class HookDaemon:
         self._socket_inode = 0
         self.tcp_path = self.hooks_dir / TCP_NAME
         self._tcp: TcpListener | None = None
-        self._tcp_lock = threading.Lock()
-        self._tcp_started = False
+        self._deferred_lock = threading.Lock()
+        self._deferred_started = False
         self._pool: WorkerPool | None = None
         self.processor: HookProcessor | None = None
         self.runtime: Any = None
@@ -242,9 +242,11 @@ class HookDaemon:
         self.recorder = BackgroundRecorder(lambda: _build_telemetry(runtime))
         record = self.recorder.wrap("record")
         on_recall = self.recorder.wrap("on_recall")
+        # its loop starts after the first answer (_start_deferred): its first pass (seal, claim,
+        # deliver a backlog) would compete with that answer for the interpreter
         self.worker = DeliveryWorker(
             self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_QueuedSink(record)
-        ).start()
+        )
         self.processor = HookProcessor(
             self.runtime,
             self.queue,
@@ -323,9 +325,9 @@ class HookDaemon:
             from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
 
             pool = self._pool = WorkerPool(8, "paxm-hook-conn")
-            # The loopback listener (the shell client's way in) starts once the first answer
-            # has left (see _after_answer), or after a second without a connection: the
-            # client that started this daemon asks over the unix socket, and waits meanwhile.
+            # The delivery loop and the loopback listener (the shell client's way in) start
+            # once the first answer has left (see _after_answer), or after a second without a
+            # connection: the client that started this daemon asks over the unix socket.
             last_drain = time.monotonic()
             try:
                 while not self._stop.is_set():
@@ -344,7 +346,7 @@ class HookDaemon:
                             self._last_activity = now
                         pool.submit(self._serve, conn)
                         continue
-                    self._ensure_tcp()
+                    self._start_deferred()
                     if self._config_stamp() != config_stamp:
                         # a new config (paxm setup, an edit) takes effect with the next daemon
                         self._log("config changed: flushing and exiting")
@@ -436,7 +438,7 @@ class HookDaemon:
             self.processor.wake_worker()
         if self.recorder is not None:
             self.recorder.start_sink()
-        self._ensure_tcp()
+        self._start_deferred()
         if not self._path_cached:
             # for the next daemon's start without ``site`` (see daemon_path); off the first answer
             self._path_cached = True
@@ -494,6 +496,8 @@ class HookDaemon:
 
     def _flush(self, timeout: float | None = None, *, seal_open: bool = False) -> Any:
         self._drain()
+        # the daemon's own loop delivers (a flush that started one itself would stop it after)
+        self._start_deferred()
         if self.worker is None:
             return None
         if timeout is None:
@@ -502,22 +506,29 @@ class HookDaemon:
 
     # -- the loopback TCP listener (the shell client's way in) ----------------------------
 
-    def _ensure_tcp(self) -> None:
-        """Start the loopback listener once (from the serving loop or after an answer)."""
-        if self._tcp_started:
+    def _start_deferred(self) -> None:
+        """Start, once, what the first answer does not need: the delivery loop and the loopback listener.
+
+        Called after an answer, from the serving loop when a second passes without a
+        connection, and before a flush; never once the daemon is stopping.
+        """
+        if self._deferred_started:
             return
-        with self._tcp_lock:
-            if self._tcp_started or self._stop.is_set() or self._pool is None:
+        with self._deferred_lock:
+            if self._deferred_started or self._stop.is_set():
                 return
-            self._tcp_started = True
-            self._start_tcp(self._pool)
+            self._deferred_started = True
+            if self.worker is not None:
+                self.worker.start()
+            if self._pool is not None:
+                self._start_tcp(self._pool)
 
     def _start_tcp(self, pool: WorkerPool) -> None:
         """Listen on ``127.0.0.1:<random port>`` too and publish it in ``paxm-hook.tcp``.
 
         Best effort: a machine without IPv4 loopback simply keeps the unix socket only (the
         shell client then finds no file and runs the Python client).  Called with
-        ``_tcp_lock`` held, so :meth:`_close_listener` never misses a listener being built.
+        ``_deferred_lock`` held, so :meth:`_close_listener` never misses a listener being built.
         """
         try:
             self._tcp = TcpListener(self.tcp_path)
@@ -576,8 +587,8 @@ class HookDaemon:
             self._request_done(counted)
 
     def _close_listener(self) -> None:
-        with self._tcp_lock:
-            self._tcp_started = True  # a listener not started yet never starts now
+        with self._deferred_lock:
+            self._deferred_started = True  # a listener not started yet never starts now
             tcp, self._tcp = self._tcp, None
         if tcp is not None:
             tcp.close()

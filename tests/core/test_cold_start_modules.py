@@ -87,9 +87,12 @@ compiled = {
 from paxm_core.plugins import shared_plugin_manager
 # one plugin manager: the runtime's is the one config validation built
 shared = daemon.runtime.plugin_manager is shared_plugin_manager()
+# the delivery loop starts after the first answer has left (the daemon's _after_answer)
+worker_started = daemon.worker._thread is not None
 daemon._shutdown()
 daemon.lock.release()
-print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled, "shared": shared}))
+print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled, "shared": shared,
+                  "worker_started": worker_started}))
 """
 
 #: modules the first answer must not need (top-level package names or exact module names)
@@ -152,6 +155,7 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     assert "paxm_provider_sqlite" in loaded  # the configured provider is there
     assert second["compiled"] == {"cjk": False, "tokenize": False}
     assert second["shared"] is True
+    assert second["worker_started"] is False
 
 
 def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
