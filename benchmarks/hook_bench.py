@@ -19,7 +19,12 @@ Run: ``uv run python benchmarks/hook_bench.py [--rounds N] [--memories N]``.
 ``--baseline DIR`` (a checkout of the baseline commit, e.g. ``git worktree add --detach
 /tmp/base <commit>``) runs only the in-process start-up probe, alternating this code and the
 baseline's (A B A B ..., the baseline's sources first on ``PYTHONPATH``), with SQLite alone and
-with the three providers: medians of CPU and wall time and their ratios.
+with the three providers: medians of CPU and wall time and their ratios.  This code runs with
+its own sources on ``PYTHONPATH`` the same way, so both sides search an equally long
+``sys.path`` on every import (without that the baseline paid ~15 extra path entries per
+import, about 0.1 of its start-up instructions), and the whole-hook A/B gives each side its
+own config directory, so each keeps the daemon path cache its own daemon wrote (one shared
+directory made every start miss it: the cache is stamped with ``PYTHONPATH``).
 """
 
 from __future__ import annotations
@@ -348,14 +353,15 @@ def startup_ab(config: Path, baseline: Path, rounds: int, memories: int) -> None
     (three / "memory.sqlite").symlink_to(config.parent / "memory.sqlite")
     add_best_effort_providers(three / "config.yaml")
     base_env = baseline_env(baseline)
+    new_env = baseline_env(Path(__file__).resolve().parents[1])
     print(f"baseline: {baseline} (rounds={rounds}, memories={memories}, load {os.getloadavg()[0]:.1f})")
     for label, path in (("SQLite", config), ("SQLite + Mem0 + MemOS", three / "config.yaml")):
-        startup_cpu(path, prompt, 1)  # warm: the plugin index and the parsed-config cache of each side
+        startup_cpu(path, prompt, 1, new_env)  # warm: the plugin index and the parsed-config cache of each side
         startup_cpu(path, prompt, 1, base_env)
         new: list[dict[str, float]] = []
         old: list[dict[str, float]] = []
         for _ in range(rounds):
-            new.append(startup_cpu(path, prompt, 1))
+            new.append(startup_cpu(path, prompt, 1, new_env))
             old.append(startup_cpu(path, prompt, 1, base_env))
         cpu_new, cpu_old = (statistics.median(r["cpu_ms"] for r in rs) for rs in (new, old))
         wall_new, wall_old = (statistics.median(r["wall_ms"] for r in rs) for rs in (new, old))
@@ -374,18 +380,29 @@ def cold_ab(config: Path, baseline: Path, rounds: int) -> None:
     sources (``PYTHONPATH``, which the daemon it starts inherits).  Wall is the hook's; CPU is
     the client's and the spawned daemon's (at the moment the bench stops it)."""
     here = str(Path(__file__).resolve().parents[1])
+    # the baseline's own config directory (the same store): its daemons write their path cache there
+    base_dir = config.parent.parent / "cfg-base"
+    base_dir.mkdir(exist_ok=True)
+    base_config = base_dir / "config.yaml"
+    base_config.write_text(config.read_text().replace(str(config.parent), str(base_dir)))
+    if not (base_dir / "memory.sqlite").exists():
+        (base_dir / "memory.sqlite").symlink_to(config.parent / "memory.sqlite")
     ask = hook_command(config, "claude", "user_input")
-    ask_base = [part.replace(here, str(baseline)) if "paxm_core/passive/" in part else part for part in ask]
+    ask_base = [
+        part.replace(here, str(baseline)) if "paxm_core/passive/" in part else part
+        for part in hook_command(base_config, "claude", "user_input")
+    ]
     prompt = json.dumps(
         {"session_id": "bench-ab", "cwd": "/bench", "prompt": "what was the canary rollout decision number 4242?"}
     ).encode()
     base_env = baseline_env(baseline)
+    new_env = baseline_env(Path(here))
     sides: dict[str, list[tuple[float, float, float]]] = {"new": [], "base": []}
     for i in range(rounds + 2):
-        for side, argv, env in (("new", ask, None), ("base", ask_base, base_env)):
+        for side, argv, env, cfg in (("new", ask, new_env, config), ("base", ask_base, base_env, base_config)):
             SPAWNED_CPU.clear()
             wall, cpu = run_once(argv, prompt, env)
-            stop_spawned(config)
+            stop_spawned(cfg)
             if i >= 2:  # two warm-ups each: the bytecode caches and the new code's path cache
                 sides[side].append((wall, cpu, SPAWNED_CPU[-1] if SPAWNED_CPU else float("nan")))
     med = {side: [statistics.median(r[k] for r in rows) for k in range(3)] for side, rows in sides.items()}

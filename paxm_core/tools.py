@@ -11,7 +11,6 @@ from caller metadata, whatever their case; the workspace is set only through the
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import os
@@ -115,6 +114,8 @@ def cli_session_id(user_id: str, config_path: str, workspace: str) -> str:
 def new_session_id(kind: str) -> str:
     """A fresh random session id ``paxm-<kind>-<base32>`` (one per MCP server lifetime)."""
     kind = kind.strip().lower() or "runtime"
+    import base64  # not at module import: the hook daemon's first answer never needs it
+
     # os.urandom is what secrets.token_bytes reads, without importing hmac and random
     token = base64.b32encode(os.urandom(16)).decode().rstrip("=").lower()
     return f"paxm-{kind}-{token}"

@@ -10,7 +10,6 @@ set, write scopes default to ``personal:<user>``, ids are slugs, and legacy shap
 from __future__ import annotations
 
 import copy
-import getpass
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +59,8 @@ def default_user_id() -> str:
     """The OS user as a slug (``$USER``, then the login name), ``user`` when unknown."""
     name = os.environ.get("USER", "")
     if not name:
+        import getpass  # rarely needed: $USER is set almost everywhere (and termios comes with it)
+
         try:
             name = getpass.getuser()
         except Exception:  # no passwd entry in some containers

@@ -19,12 +19,12 @@ inbox by clients that found no daemon are drained on start (and every few second
 
 from __future__ import annotations
 
+import _socket
 import errno
 import fcntl
 import gc
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -46,11 +46,12 @@ from paxm_core.passive.client_core import (
 from paxm_core.private_files import private_dir
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    import socket
 
     # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
     # before the bulk of its start-up imports happen
     from paxm_core.passive.processor import HookProcessor
+    from paxm_core.passive.workers import WorkerPool
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
@@ -196,10 +197,16 @@ class HookDaemon:
         self._inflight = 0
         self._state = threading.Lock()
         self._stop = threading.Event()
-        self._listener: socket.socket | None = None
+        # the unix listener is a bare ``_socket.socket``: the ``socket`` module (its enums,
+        # ``selectors``; about 3 ms) is imported only by the loopback listener, after the
+        # first answer
+        self._listener: _socket.socket | None = None
         self._socket_inode = 0
         self.tcp_path = self.hooks_dir / TCP_NAME
         self._tcp: TcpListener | None = None
+        self._deferred_lock = threading.Lock()
+        self._deferred_started = False
+        self._pool: WorkerPool | None = None
         self.processor: HookProcessor | None = None
         self.runtime: Any = None
         self.queue: Any = None
@@ -214,14 +221,15 @@ class HookDaemon:
         from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
         from paxm_core.config import load_config
         from paxm_core.passive.processor import HookProcessor
-        from paxm_core.plugins import get_plugin_manager
+        from paxm_core.plugins import shared_plugin_manager
         from paxm_core.runtime import Runtime
 
         # The first prompt after the daemon was down waits for this: the parsed YAML is cached
         # in the hooks dir, harness integrations are imported when their first hook arrives,
-        # and telemetry is built by the recorder's thread once that hook is answered.
+        # the runtime shares the plugin manager config validation built, and telemetry is
+        # built by the recorder's thread once that hook is answered.
         config = load_config(self.config_path, parse_cache=self.hooks_dir)
-        self.runtime = Runtime.load(config=config, plugin_manager=get_plugin_manager(lazy=True), telemetry=None)
+        self.runtime = Runtime.load(config=config, plugin_manager=shared_plugin_manager(), telemetry=None)
         config = self.runtime.config
         cq = config.capture_queue
         self.queue = CaptureQueue(
@@ -234,9 +242,11 @@ class HookDaemon:
         self.recorder = BackgroundRecorder(lambda: _build_telemetry(runtime))
         record = self.recorder.wrap("record")
         on_recall = self.recorder.wrap("on_recall")
+        # its loop starts after the first answer (_start_deferred): its first pass (seal, claim,
+        # deliver a backlog) would compete with that answer for the interpreter
         self.worker = DeliveryWorker(
             self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_QueuedSink(record)
-        ).start()
+        )
         self.processor = HookProcessor(
             self.runtime,
             self.queue,
@@ -248,13 +258,13 @@ class HookDaemon:
             on_recall=on_recall,
         )
 
-    def _listen(self) -> socket.socket:
+    def _listen(self) -> _socket.socket:
         private_dir(self.socket_path.parent)
         try:
             self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
         except FileNotFoundError:
             pass
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
             if len(str(self.socket_path).encode()) <= MAX_SOCKET_PATH:
@@ -312,15 +322,17 @@ class HookDaemon:
             if self._last_start_failed():
                 # doctor reports the last start-up error until a start succeeds
                 self._log("started")
-            from concurrent.futures import ThreadPoolExecutor  # not at module import: main() pauses the GC after it
+            from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
 
-            pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="paxm-hook-conn")
-            self._start_tcp(pool)
+            pool = self._pool = WorkerPool(8, "paxm-hook-conn")
+            # The delivery loop and the loopback listener (the shell client's way in) start
+            # once the first answer has left (see _after_answer), or after a second without a
+            # connection: the client that started this daemon asks over the unix socket.
             last_drain = time.monotonic()
             try:
                 while not self._stop.is_set():
                     try:
-                        conn, _ = self._listener.accept()
+                        conn = _accept(self._listener)
                     except TimeoutError:
                         conn = None
                     except OSError:
@@ -334,6 +346,7 @@ class HookDaemon:
                             self._last_activity = now
                         pool.submit(self._serve, conn)
                         continue
+                    self._start_deferred()
                     if self._config_stamp() != config_stamp:
                         # a new config (paxm setup, an edit) takes effect with the next daemon
                         self._log("config changed: flushing and exiting")
@@ -356,7 +369,7 @@ class HookDaemon:
                 # Requests still running are past their write (it commits before recall); give
                 # them a moment to answer, but a recall stuck in a provider that ignores its
                 # deadline must not hold the daemon's exit (the process ends with os._exit).
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.shutdown(cancel_pending=True)
                 self._wait_inflight(SHUTDOWN_GRACE)
                 self._shutdown()
         finally:
@@ -394,7 +407,7 @@ class HookDaemon:
         except Exception as exc:
             self._log(f"inbox drain failed: {exc}")
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: _socket.socket) -> None:
         counted = False
         try:
             conn.settimeout(CONNECTION_TIMEOUT)
@@ -425,6 +438,7 @@ class HookDaemon:
             self.processor.wake_worker()
         if self.recorder is not None:
             self.recorder.start_sink()
+        self._start_deferred()
         if not self._path_cached:
             # for the next daemon's start without ``site`` (see daemon_path); off the first answer
             self._path_cached = True
@@ -482,6 +496,8 @@ class HookDaemon:
 
     def _flush(self, timeout: float | None = None, *, seal_open: bool = False) -> Any:
         self._drain()
+        # the daemon's own loop delivers (a flush that started one itself would stop it after)
+        self._start_deferred()
         if self.worker is None:
             return None
         if timeout is None:
@@ -490,11 +506,29 @@ class HookDaemon:
 
     # -- the loopback TCP listener (the shell client's way in) ----------------------------
 
-    def _start_tcp(self, pool: ThreadPoolExecutor) -> None:
+    def _start_deferred(self) -> None:
+        """Start, once, what the first answer does not need: the delivery loop and the loopback listener.
+
+        Called after an answer, from the serving loop when a second passes without a
+        connection, and before a flush; never once the daemon is stopping.
+        """
+        if self._deferred_started:
+            return
+        with self._deferred_lock:
+            if self._deferred_started or self._stop.is_set():
+                return
+            self._deferred_started = True
+            if self.worker is not None:
+                self.worker.start()
+            if self._pool is not None:
+                self._start_tcp(self._pool)
+
+    def _start_tcp(self, pool: WorkerPool) -> None:
         """Listen on ``127.0.0.1:<random port>`` too and publish it in ``paxm-hook.tcp``.
 
         Best effort: a machine without IPv4 loopback simply keeps the unix socket only (the
-        shell client then finds no file and runs the Python client).
+        shell client then finds no file and runs the Python client).  Called with
+        ``_deferred_lock`` held, so :meth:`_close_listener` never misses a listener being built.
         """
         try:
             self._tcp = TcpListener(self.tcp_path)
@@ -553,7 +587,9 @@ class HookDaemon:
             self._request_done(counted)
 
     def _close_listener(self) -> None:
-        tcp, self._tcp = self._tcp, None
+        with self._deferred_lock:
+            self._deferred_started = True  # a listener not started yet never starts now
+            tcp, self._tcp = self._tcp, None
         if tcp is not None:
             tcp.close()
         listener, self._listener = self._listener, None
@@ -644,6 +680,8 @@ class TcpListener:
         self.client_token = os.urandom(16).hex().encode()
         daemon_token = os.urandom(16).hex().encode()
         self.greeting = GREETING_MAGIC + b" " + daemon_token + b"\n"
+        import socket  # the full module: callers (and tests) use ``accept`` and ``with``
+
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             self.sock.bind(("127.0.0.1", 0))  # loopback only, never another address
@@ -725,7 +763,18 @@ def _read_shell_request(conn: socket.socket, client_token: bytes) -> dict[str, A
     }
 
 
-def _read_request(conn: socket.socket) -> dict[str, Any]:
+def _accept(listener: _socket.socket) -> _socket.socket:
+    """``socket.accept`` for a bare ``_socket.socket``: the new connection, blocking.
+
+    ``TimeoutError`` when the listener's timeout passes with no connection.
+    """
+    fd, _ = listener._accept()  # type: ignore[attr-defined]
+    # accept4 hands over a blocking descriptor, and a new socket object without a timeout is
+    # blocking too (socket.accept does the same when no default timeout is set)
+    return _socket.socket(listener.family, listener.type, listener.proto, fileno=fd)
+
+
+def _read_request(conn: _socket.socket) -> dict[str, Any]:
     chunks: list[bytes] = []
     size = 0
     while True:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +34,7 @@ from paxm_core.passive.integration import resolve_integration
 from paxm_core.passive.policy import HookSettings, resolve_hook_settings
 from paxm_core.passive.session_state import SessionState
 from paxm_core.passive.templates import render_template
+from paxm_core.passive.workers import WorkerPool
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -63,7 +62,8 @@ class BudgetedRecall:
         self._loader = runtime_loader
         self._runtime: Runtime | None = None
         self._tools: Tools | None = None
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paxm-passive-recall")
+        # not concurrent.futures: it imports logging, ~5 ms of a cold daemon's first answer
+        self._pool = WorkerPool(workers, "paxm-passive-recall")
 
     @property
     def runtime(self) -> Runtime:
@@ -93,7 +93,7 @@ class BudgetedRecall:
             # the deadline makes providers stop; the extra 50 ms only lets a partial result
             # come back instead of nothing, and is still inside the client's own ceiling
             return future.result(timeout=remaining + 0.05), False
-        except FutureTimeout:
+        except TimeoutError:
             future.cancel()
             return None, True
         except RecallError as exc:
@@ -116,7 +116,7 @@ class BudgetedRecall:
 
     def close(self) -> None:
         """Stop the worker threads (pending calls are abandoned)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(cancel_pending=True)
 
 
 class PassiveRuntime:

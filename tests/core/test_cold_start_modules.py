@@ -84,9 +84,15 @@ compiled = {
     # inspect's text-signature parse (tokenize's big regex, ~5 ms) is not needed by dataclasses
     "tokenize": tokenize is not None and tokenize._compile.cache_info().currsize > 0,
 }
+from paxm_core.plugins import shared_plugin_manager
+# one plugin manager: the runtime's is the one config validation built
+shared = daemon.runtime.plugin_manager is shared_plugin_manager()
+# the delivery loop starts after the first answer has left (the daemon's _after_answer)
+worker_started = daemon.worker._thread is not None
 daemon._shutdown()
 daemon.lock.release()
-print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled}))
+print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": compiled, "shared": shared,
+                  "worker_started": worker_started}))
 """
 
 #: modules the first answer must not need (top-level package names or exact module names)
@@ -101,6 +107,12 @@ NOT_ON_THE_FIRST_ANSWER = (
     "secrets",  # tokens and leases come from os.urandom: secrets imports hmac and random
     "hmac",
     "random",
+    "concurrent.futures",  # passive.workers: concurrent.futures imports logging (~5 ms with it)
+    "logging",
+    "socket",  # the unix listener is a bare _socket.socket; the loopback one starts after the answer
+    "selectors",
+    "base64",  # paxm_core.tools imports it where a session id is made
+    "getpass",  # only when $USER is unset (it brings termios)
     "paxm_core.cli",
     "paxm_core.dashboard",
     "paxm_core.backfill",
@@ -142,6 +154,8 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     assert "paxm_integration_claude_code" in loaded  # the harness that asked is there
     assert "paxm_provider_sqlite" in loaded  # the configured provider is there
     assert second["compiled"] == {"cjk": False, "tokenize": False}
+    assert second["shared"] is True
+    assert second["worker_started"] is False
 
 
 def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
