@@ -41,7 +41,8 @@ def live_fingerprint(target: str, session_id: str, prompt_text: str, event: str 
         if event == "user_input"
         else (target, session_id, event, prompt_text.strip())
     )
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+    # surrogatepass: a lone surrogate (a JSON "\\ud800" escape in a transcript) must not fail the run
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class _PolicyOnce:
