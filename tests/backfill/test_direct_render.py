@@ -144,11 +144,11 @@ def test_fixture_transcripts_render_as_the_live_path_renders_them(tmp_path: Path
 
 
 def test_synthetic_transcripts_render_as_the_live_path(tmp_path: Path) -> None:
-    from _backfill_synthetic import write_sessions
+    from _backfill_synthetic import write_sessions  # type: ignore[import-not-found]  # loaded by conftest
 
     projects = tmp_path / "projects"
     write_sessions(projects, 3, 12)
-    reader = get_plugin_manager().integration("claude")
+    reader: Any = get_plugin_manager().integration("claude")
     renderer = _renderer(tmp_path, "defaults")
     turns = [t for path in sorted(projects.rglob("*.jsonl")) for t in reader.read_turns(path)]
     assert len(turns) == 36
