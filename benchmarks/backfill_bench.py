@@ -11,6 +11,10 @@ same pipeline with batches of one (``--batch 1``: one transaction per append, cl
 completion, like live delivery) over a sample.  Prints turns/s and the batched/unbatched
 ratio.
 
+``--render N`` times only the rendering of N synthetic turns in this process (CPU time per turn,
+``TurnRenderer.render`` against the live path it is tested equal to, ``render_live``,
+interleaved): the part of a worker's work that does not depend on the disk or the load.
+
 ``--compare SRC --repeat N`` instead times N full runs of this code interleaved with N of the
 ``paxm_core`` in SRC (e.g. ``git worktree add /tmp/base main``; put first on ``PYTHONPATH``),
 A B A B ..., each on a fresh copy of the same transcripts, and prints wall time and CPU per
@@ -134,6 +138,44 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _render_only(args: argparse.Namespace) -> int:
+    """CPU time per turn of the direct renderer and of the live path, interleaved, in process."""
+    sessions = max(1, args.render // args.per_session)
+    with tempfile.TemporaryDirectory(prefix="paxm-backfill-render-") as tmp:
+        home = _home(Path(tmp), "render", sessions, args.per_session)
+        for key, value in _env(home).items():
+            if key != "PATH":
+                os.environ[key] = value
+        from paxm_core.backfill.render import TurnRenderer
+        from paxm_core.backfill.sources import transcript_reader
+        from paxm_core.backfill.workers import _LightRuntime
+        from paxm_core.config import load_config
+        from paxm_core.plugins import get_plugin_manager
+        from paxm_core.tools import Tools
+
+        config = load_config(home / ".config" / "paxm" / "config.yaml")
+        manager = get_plugin_manager()
+        _, reader = transcript_reader(manager, "claude")
+        tools = Tools(config, None, session_id="", agent_name="")  # type: ignore[arg-type]
+        renderer = TurnRenderer(_LightRuntime(config, manager, tools), None)
+        turns = [t for path in reader.transcript_files() for t in reader.read_turns(path)]
+        assert all(renderer.render(t) == renderer.render_live(t) for t in turns)
+        times: dict[str, list[float]] = {"direct (render)": [], "live path (render_live)": []}
+        for _ in range(args.repeat):
+            for label, render in (
+                ("live path (render_live)", renderer.render_live),
+                ("direct (render)", renderer.render),
+            ):
+                started = time.process_time()
+                for turn in turns:
+                    render(turn)
+                times[label].append((time.process_time() - started) / len(turns) * 1e6)
+    for label, values in times.items():
+        shown = ", ".join(f"{v:.1f}" for v in values)
+        print(f"{label:24} median {statistics.median(values):6.1f} us of CPU per turn  ({shown}; {len(turns)} turns)")
+    return 0
+
+
 def _home(root: Path, name: str, sessions: int, turns: int) -> Path:
     home = root / name
     home.mkdir()
@@ -212,8 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="5,000 turns, 500 baseline turns")
     parser.add_argument("--compare", metavar="SRC", help="a baseline checkout's root: interleave runs with it")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each side with --compare")
+    parser.add_argument("--render", type=int, default=0, metavar="N", help="time only rendering N turns, in process")
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more `backfill run` arguments")
     args = parser.parse_args(argv)
+    if args.render:
+        return _render_only(args)
     if args.compare:
         return _compare(args)
     if args.quick:

@@ -230,7 +230,9 @@ class ProcessDeliverer:
         import sys
 
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "paxm_core.backfill.delivery"],
+            # -P: not the current directory first on sys.path (a paxm checkout there would be
+            # imported instead of the installed paxm_core)
+            [sys.executable, "-P", "-m", "paxm_core.backfill.delivery"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             close_fds=True,
@@ -416,6 +418,7 @@ def _child_main() -> None:
                 os._exit(0)
 
     from paxm_core.backfill.rate import RateLimiter
+    from paxm_core.backfill.writelock import QueueWriteLock, SerializedQueue
     from paxm_core.capture import CaptureQueue, routes_from_write_profiles
     from paxm_core.runtime import Runtime
 
@@ -424,6 +427,8 @@ def _child_main() -> None:
         runtime = Runtime.load(config=config, telemetry=None)
         routes: Any = (lambda _profile: [provider]) if provider else routes_from_write_profiles(config.write_profiles)
         queue = CaptureQueue(queue_path, routes=routes)
+        # the run appends to this queue meanwhile: take turns on its write lock
+        write_lock = QueueWriteLock(queue_path)
     except Exception as exc:
         send(("error", f"the backfill delivery process could not start: {exc}"))
         return
@@ -444,7 +449,9 @@ def _child_main() -> None:
                 if state["gone"]:
                     break
                 last, finishing = int(state["kicks"]), bool(state["finish"])
-            deliver_all(queue, runtime.router, providers, limiters, batch, record, stopping)
+            deliver_all(
+                SerializedQueue(queue, write_lock), runtime.router, providers, limiters, batch, record, stopping
+            )
             send(("idle", last))
             if finishing:
                 import resource
@@ -456,6 +463,7 @@ def _child_main() -> None:
         send(("error", str(exc) or type(exc).__name__))
     finally:
         queue.close()
+        write_lock.close()
         runtime.close()
 
 

@@ -37,6 +37,7 @@ from paxm_core.backfill.checkpoint import CheckpointStore, private_dir
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
 from paxm_core.backfill.workers import auto_workers, render_files_parallel, render_files_serial, worker_setup
+from paxm_core.backfill.writelock import QueueWriteLock
 from paxm_core.integration import SupportsTranscripts
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
@@ -161,6 +162,8 @@ class BackfillRun:
         self.checkpoint = CheckpointStore(state_dir / "checkpoint.sqlite")
         queue_path = state_dir / "queue.sqlite"
         self.queue = CaptureQueue(queue_path, routes=routes)
+        # the delivery process writes this queue too: one writer at a time, without SQLite's sleeps
+        self._write_lock = QueueWriteLock(queue_path)
         self.renderer = TurnRenderer(runtime, self.queue)
         self._limiters = {name: RateLimiter(self._rate_for(name)) for name in self.providers}
         self._tick_lock = threading.RLock()  # held by _record while it ticks
@@ -182,6 +185,7 @@ class BackfillRun:
         """Close the queue, checkpoint store and renderer."""
         self.renderer.close()
         self.queue.close()
+        self._write_lock.close()
         self.checkpoint.close()
 
     # -- the run ---------------------------------------------------------------------------
@@ -310,10 +314,11 @@ class BackfillRun:
             # a run killed after append_many but before the checkpoint renders these again:
             # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template).
             # Worker processes send events already encoded (tuples); the serial path, events.
-            if isinstance(events[0], tuple):
-                self.queue.append_encoded(events, keep_existing=True)
-            else:
-                self.queue.append_many(events, keep_existing=True)
+            with self._write_lock.held():
+                if isinstance(events[0], tuple):
+                    self.queue.append_encoded(events, keep_existing=True)
+                else:
+                    self.queue.append_many(events, keep_existing=True)
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
         self.progress.queued += queued

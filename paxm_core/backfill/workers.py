@@ -153,7 +153,9 @@ class _Worker:
         import sys
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "paxm_core.backfill.workers"],
+            # -P: not the current directory first on sys.path (a paxm checkout there would be
+            # imported instead of the installed paxm_core)
+            [sys.executable, "-P", "-m", "paxm_core.backfill.workers"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             close_fds=True,
