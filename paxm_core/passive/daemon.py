@@ -67,6 +67,9 @@ __all__ = [
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
 #: how long shutdown waits for requests still being answered
 SHUTDOWN_GRACE = 2.0
+#: how long a new daemon waits for the lock of one that has closed its socket (shutting down)
+LOCK_HANDOVER = 10.0
+LOCK_POLL = 0.02
 MAX_REQUEST = 24 * 1024 * 1024
 INBOX_DRAIN_INTERVAL = 5.0
 CONNECTION_TIMEOUT = 30.0
@@ -122,10 +125,16 @@ class DaemonLock:
         self.path = path
         self._fd: int | None = None
 
-    def acquire(self) -> None:
-        """Take the lock or raise :class:`PaxmError` naming the running daemon's pid."""
+    def acquire(self, wait_while: Callable[[], bool] | None = None, timeout: float = 0.0) -> None:
+        """Take the lock or raise :class:`PaxmError` naming the running daemon's pid.
+
+        :param wait_while: while the lock is held and this returns true, keep trying (for at
+            most ``timeout`` seconds) instead of giving up at once.
+        """
         private_dir(self.path.parent)
-        for _ in range(5):
+        give_up = time.monotonic() + timeout
+        attempts = 0
+        while attempts < 5:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -133,7 +142,11 @@ class DaemonLock:
                 os.close(fd)
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
+                if wait_while is not None and time.monotonic() < give_up and wait_while():
+                    time.sleep(LOCK_POLL)
+                    continue
                 raise PaxmError(f"hook daemon already running with pid {self.read_pid() or 'unknown'}") from None
+            attempts += 1
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -300,7 +313,10 @@ class HookDaemon:
     def run(self) -> int:
         """Serve until idle, shutdown or a signal; returns the exit code."""
         try:
-            self.lock.acquire()
+            # A holder without a socket is shutting down (it closes its listener first, then
+            # flushes) or still starting: wait for it rather than leave no daemon behind, so a
+            # hook that arrived during a shutdown still gets a daemon once the old one exits.
+            self.lock.acquire(wait_while=lambda: not self.socket_path.exists(), timeout=LOCK_HANDOVER)
         except PaxmError:
             self._tell_client(LOCKED)  # another daemon is starting or running: wait for that one
             raise

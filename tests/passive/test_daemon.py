@@ -93,6 +93,39 @@ def test_second_daemon_refuses_with_pid(tmp_path: Path, daemon_cleanup: list[Pat
     assert f"already running with pid {first.pid}".encode() in second.stderr
 
 
+_HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, b"%d\\n" % os.getpid())
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+os.unlink(sys.argv[1])  # as a daemon's release does: unlink, then unlock
+os.close(fd)
+"""
+
+
+def test_a_daemon_started_during_another_ones_shutdown_takes_over(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    # A shutting-down daemon has closed its socket but still holds the lock while it flushes.
+    # A daemon a hook starts meanwhile waits for the lock instead of exiting, so the hook's
+    # event (already in the inbox) is not left without a daemon.
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    hooks = config.parent / "hooks"
+    hooks.mkdir(mode=0o700, exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(hooks / "paxm-hook.lock"), "1.5"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        daemon = start(config)  # returns once the socket exists
+        assert holder.poll() == 0  # it came up only after the holder let go
+        assert daemon_pid(config) == daemon.pid
+    finally:
+        holder.kill()
+        holder.communicate()  # reaps it and closes its stdout pipe
+
+
 def test_sigkilled_daemon_is_replaced_by_the_next_hook(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
     config = write_config(tmp_path / "cfg")
     daemon_cleanup.append(config)
