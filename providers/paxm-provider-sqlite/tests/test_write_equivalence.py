@@ -163,3 +163,14 @@ def test_stamp_matches_strftime(value: datetime, offset_minutes: int | None) -> 
         value = value.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
     utc = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).astimezone(UTC)
     assert stamp(value) == utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=30), st.integers(min_value=0, max_value=10**9))
+def test_new_words_among_cached_ones_index_like_the_reference(words: list[str], n: int) -> None:
+    """A text whose few unseen words (one repeated) sit among cached words and cached joined forms."""
+    index_text("provider_search_timeout v0.9.14 " + " ".join(words))  # caches the words and their forms
+    fresh = f"ticket{n:09d}"
+    text = " ".join([fresh, *words, f"new_ident_{n}", fresh, "provider_search_timeout"])
+    assert index_text(text) == reference_index_text(text)
+    assert index_text(text) == reference_index_text(text)

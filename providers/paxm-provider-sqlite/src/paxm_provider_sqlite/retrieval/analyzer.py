@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from functools import lru_cache
+from itertools import compress, repeat
+from operator import is_
 
 from paxm_core.dataclass_support import value_dataclass
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
@@ -253,15 +255,22 @@ def index_text(text: str) -> IndexedText:
     cached, cached_forms = _caches
     chunks = text.split()
     keys = list(map(cached.get, chunks))
+    forms_of: dict[str, tuple[str, ...]] = {}
     if None in keys:  # a word not seen yet (or too long to cache): index it, keep its forms
-        forms_of: dict[str, tuple[str, ...]] = {}
-        for index, key in enumerate(keys):
-            if key is None:
-                chunk = chunks[index]
-                keys[index], forms = _index_chunk_cached(chunk)
-                if forms:
-                    forms_of[chunk] = forms
-        joined = [forms_of.get(c) or cached_forms.get(c) for c in chunks] if forms_of or cached_forms else []
+        # Typically one or two new words among dozens: pick them out in C (``compress`` on the
+        # missed lookups, not a second look at the cache, which another thread may have filled
+        # since), index each distinct one once, and patch them in with
+        # ``map(fresh.get, chunks, keys)`` (a fresh key, else the one looked up).
+        fresh: dict[str, str] = {}
+        for chunk in dict.fromkeys(compress(chunks, map(is_, keys, repeat(None)))):
+            fresh[chunk], forms = _index_chunk_cached(chunk)
+            if forms:
+                forms_of[chunk] = forms
+        keys = list(map(fresh.get, chunks, keys))
+    if forms_of:
+        # forms_of holds only non-empty tuples, so ``get`` with the cached forms as default
+        # is ``forms_of.get(c) or cached_forms.get(c)``
+        joined = list(map(forms_of.get, chunks, map(cached_forms.get, chunks)))
     elif cached_forms and not cached_forms.keys().isdisjoint(chunks):
         joined = [cached_forms.get(c) for c in chunks]
     else:
@@ -273,9 +282,8 @@ def index_text(text: str) -> IndexedText:
     if not joined:  # most memories: prose without identifiers, versions or dates
         return IndexedText(terms, "", unique)
     extras: dict[str, None] = {}
-    for found in joined:
-        if found:
-            extras.update(dict.fromkeys(found))
+    for found in filter(None, joined):
+        extras.update(dict.fromkeys(found))
     return IndexedText(terms, " ".join(extras), unique + len(extras))
 
 

@@ -80,6 +80,10 @@ def _undouble(text: str) -> str:
 
 
 def _inflection(w: str) -> str:
+    # Every rule below needs a final "s" (plurals, then possibly "-ed"/"-ing" on what is left)
+    # or a final "d"/"g": most words end otherwise and skip the chain of tests.
+    if not w.endswith(("s", "d", "g")):
+        return w
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith("sses"):
@@ -107,27 +111,34 @@ def _verb_base(w: str) -> str:
 
 
 def _derivation(w: str) -> str:
-    for suffix, replacement, keep in (
-        ("ification", "ify", 2),
-        ("scription", "scrib", 2),
-        ("ization", "iz", 3),
-        # "-ation" leaves what "-ate" leaves: both strip only from a stem of 5+ letters, and a
-        # 4-letter stem keeps its "-at" (migration/migrate/migrating -> "migrat",
-        # operation/operate -> "operat"), as the "-ate" and "-ating" rules do.
-        ("ation", "", 5),
-        ("ation", "at", 4),
-        ("ition", "", 4),
-        ("ssion", "ss", 3),
-        ("tion", "t", 4),
-        ("ment", "", 4),
-        ("able", "", 4),
-        ("ible", "", 4),
-        ("ate", "", 5),
-        ("ize", "iz", 3),
-    ):
+    if not w.endswith(_DERIVATION_SUFFIXES):  # most words: one test in C instead of the loop
+        return w
+    for suffix, replacement, keep in _DERIVATIONS:
         if w.endswith(suffix) and len(w) - len(suffix) >= keep:
             return w[: len(w) - len(suffix)] + replacement
     return w
+
+
+#: (suffix, replacement, shortest stem kept), first match wins.
+_DERIVATIONS: tuple[tuple[str, str, int], ...] = (
+    ("ification", "ify", 2),
+    ("scription", "scrib", 2),
+    ("ization", "iz", 3),
+    # "-ation" leaves what "-ate" leaves: both strip only from a stem of 5+ letters, and a
+    # 4-letter stem keeps its "-at" (migration/migrate/migrating -> "migrat",
+    # operation/operate -> "operat"), as the "-ate" and "-ating" rules do.
+    ("ation", "", 5),
+    ("ation", "at", 4),
+    ("ition", "", 4),
+    ("ssion", "ss", 3),
+    ("tion", "t", 4),
+    ("ment", "", 4),
+    ("able", "", 4),
+    ("ible", "", 4),
+    ("ate", "", 5),
+    ("ize", "iz", 3),
+)
+_DERIVATION_SUFFIXES = tuple(dict.fromkeys(suffix for suffix, _, _ in _DERIVATIONS))
 
 
 #: Words a suffix rule would conflate with an unrelated word (``formation`` is not ``format``).
