@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import servers
+from paxm_contracttest.fakes import home_env
 
 ROOT = Path(__file__).resolve().parent
 
@@ -43,12 +44,7 @@ def _isolated_env() -> dict[str, str]:
     home = Path(tempfile.mkdtemp(prefix="paxm-prefetch-home-"))
     atexit.register(shutil.rmtree, home, True)
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-    )
+    env.update(home_env(home))
     return env
 
 

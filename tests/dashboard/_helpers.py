@@ -22,18 +22,15 @@ from typing import Any
 
 import httpx
 
+from paxm_contracttest.fakes import home_env
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "paxm_core" / "hooks" / "client.py"
 
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAXM_")}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-    )
+    env.update(home_env(home))
     return env
 
 

@@ -294,15 +294,23 @@ def paxm_unset_env() -> tuple[str, ...]:
     return ()
 
 
+def home_env(home: Path) -> dict[str, str]:
+    """``HOME`` and the XDG base directories under ``home``: what every isolated paxm process sees."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paxm_unset_env: tuple[str, ...]) -> Path:
     """Point HOME and the XDG dirs at a fresh temp dir so no test touches the real home."""
     home = tmp_path / "home"
     home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    for name, value in home_env(home).items():
+        monkeypatch.setenv(name, value)
     for var in (*PAXM_ENV, *paxm_unset_env):
         monkeypatch.delenv(var, raising=False)
     return home
