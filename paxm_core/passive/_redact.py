@@ -2,18 +2,21 @@
 
 Standard library only (``re``) and no paxm imports: the hook client loads this file by path on
 its daemon-down path, so raw secrets are never spooled to the capture inbox; the daemon and the
-active path import it as :mod:`paxm_core.passive._redact`.  Replacements contain no quote,
-backslash or pattern-matching text, so redacting JSON text keeps it valid JSON and redacting twice
-changes nothing.
+active path import it as :mod:`paxm_core.passive._redact`.  ``re`` itself is imported only when
+a text holds a rule's needle (or ``<private>``): importing it (with ``enum``, ``functools``,
+``collections``) was most of what a daemon-down hook client spent beyond a bare interpreter.
+Replacements contain no quote, backslash or pattern-matching text, so redacting JSON text keeps
+it valid JSON and redacting twice changes nothing.
 """
 
-import re
+TYPE_CHECKING = False  # not ``typing``'s: importing ``typing`` imports ``re``
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["PRIVATE_MARK", "compile_extra", "redact", "redact_bytes"]
 
 PRIVATE_MARK = "[private]"
 
-_FLAGS = re.ASCII
 #: (name, pattern, group kept before the secret or 0).  Order matters: blocks before tokens.
 _RULES: list[tuple[str, str, int]] = [
     # PEM private keys (GCP service-account JSON carries one in "private_key"), plain or JSON-escaped
@@ -73,7 +76,9 @@ _NEEDLES: list[tuple[tuple[str, ...], bool]] = [
         True,
     ),
 ]
-_PRIVATE = re.compile(r"<private>[\s\S]*?</private>|<private>[\s\S]*\Z", re.IGNORECASE)
+_PRIVATE_PATTERN = r"<private>[\s\S]*?</private>|<private>[\s\S]*\Z"
+#: the ``<private>`` pattern once a text held the tag (``None`` before)
+_PRIVATE: "re.Pattern[str] | None" = None
 #: each rule's pattern once it was first needed (``None`` before)
 _COMPILED: "list[re.Pattern[str] | None]" = [None] * len(_RULES)
 
@@ -81,8 +86,19 @@ _COMPILED: "list[re.Pattern[str] | None]" = [None] * len(_RULES)
 def _pattern(index: int) -> "re.Pattern[str]":
     pattern = _COMPILED[index]
     if pattern is None:  # a race compiles twice, harmlessly
-        pattern = _COMPILED[index] = re.compile(_RULES[index][1], _FLAGS)
+        import re
+
+        pattern = _COMPILED[index] = re.compile(_RULES[index][1], re.ASCII)
     return pattern
+
+
+def _private() -> "re.Pattern[str]":
+    global _PRIVATE
+    if _PRIVATE is None:
+        import re
+
+        _PRIVATE = re.compile(_PRIVATE_PATTERN, re.IGNORECASE)
+    return _PRIVATE
 
 
 _EXTRA_CACHE: "dict[tuple[str, ...], tuple[re.Pattern[str], ...]]" = {}
@@ -92,6 +108,8 @@ def compile_extra(patterns: "list[str] | tuple[str, ...]") -> "tuple[re.Pattern[
     """``privacy.redact_patterns`` compiled once per distinct list."""
     key = tuple(patterns)
     if key not in _EXTRA_CACHE:
+        import re
+
         _EXTRA_CACHE[key] = tuple(re.compile(p) for p in key)
     return _EXTRA_CACHE[key]
 
@@ -104,7 +122,7 @@ def redact(text: str, extra: "list[re.Pattern[str]] | tuple[re.Pattern[str], ...
     """
     if not text:
         return text
-    out = _PRIVATE.sub(PRIVATE_MARK, text) if "<private>" in text.lower() else text
+    out = _private().sub(PRIVATE_MARK, text) if "<private>" in text.lower() else text
     for index, (name, _, keep) in enumerate(_RULES):
         needles, folded = _NEEDLES[index]
         hay = out.lower() if folded else out  # this rule's text: earlier marks included

@@ -22,7 +22,7 @@ from .conftest import CLIENT, control, daemon_pid, queue_rows, run_client, wait_
 FAST_PATH_IMPORTS = "import _json, _socket, posix, sys, time"
 #: the daemon-down path also loads ``capture/_inbox.py`` by path, with the C modules standing in
 #: for its ``sqlite3``/``hashlib`` imports; that file uses ``from __future__ import annotations``
-INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", os, _sha256, _sqlite3, __future__, re"
+INBOX_PATH_IMPORTS = FAST_PATH_IMPORTS + ", os, _sha256, _sqlite3, __future__"
 
 
 def imported_modules(stderr: bytes) -> set[str]:

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 
 from paxm_core.passive import _redact as R
 
-_EAGER = [(name, re.compile(pattern, R._FLAGS), keep) for name, pattern, keep in R._RULES]
+_EAGER = [(name, re.compile(pattern, re.ASCII), keep) for name, pattern, keep in R._RULES]
 
 
 def _reference(text: str) -> str:
     if not text:
         return text
-    out = R._PRIVATE.sub(R.PRIVATE_MARK, text) if "<private>" in text.lower() else text
+    out = R._private().sub(R.PRIVATE_MARK, text) if "<private>" in text.lower() else text
     for name, pattern, keep in _EAGER:
         mark = f"[REDACTED:{name}]"
         out = pattern.sub((f"\\{keep}" + mark) if keep else mark, out)
@@ -111,3 +111,25 @@ def test_plain_text_compiles_no_rule() -> None:
     )
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [0, 1]
+
+
+def test_text_without_needles_never_imports_re() -> None:
+    """The hook client loads the redactor by path in a bare ``-I -S`` interpreter; for text that
+    holds no rule's needle nor ``<private>``, ``re`` (with ``enum``, ``functools``, ...) must not load,
+    and a text that does hold one still gets redacted."""
+    code = (
+        "import sys, _frozen_importlib, _frozen_importlib_external as E;"
+        f" spec = E.spec_from_file_location('paxm_redact', {R.__file__!r});"
+        " m = _frozen_importlib.module_from_spec(spec); spec.loader.exec_module(m);"
+        ' out = m.redact_bytes(b\'{"prompt": "what did we decide about the canary rollout?"}\');'
+        " plain = 're' in sys.modules;"
+        " hidden = m.redact_bytes(b'a <private>x</private> b password=hunter22');"
+        " print(plain, 're' in sys.modules, out.decode(), hidden.decode())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    plain, after, *rest = out.stdout.split(" ", 2)
+    assert (plain, after) == ("False", "True")
+    assert "canary rollout" in rest[0]
+    assert "hunter22" not in rest[0] and "x</private>" not in rest[0] and "[private]" in rest[0]
