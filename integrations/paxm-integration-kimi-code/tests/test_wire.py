@@ -80,3 +80,40 @@ def test_find_wire_refuses_odd_session_ids(tmp_path: Path) -> None:
         assert find_wire(tmp_path, bad) is None
     assert find_wire(tmp_path / "missing", "session_1") is None
     assert last_turn(read_tail(tmp_path / "nope.jsonl")).assistant == ""
+
+
+def test_a_stop_read_while_kimi_still_writes_the_turn_waits_for_its_end(tmp_path: Path) -> None:
+    """Kimi's wire writer is asynchronous: at ``Stop`` the turn's reply may not be on disk yet.
+    The reader must wait for it rather than take the previous turn again."""
+    import threading
+
+    from paxm_integration_kimi_code.wire import wait_for_turn
+
+    wire = tmp_path / "wire.jsonl"
+    done = [_prompt("first question", 0), _reply([{"type": "text", "text": "First answer."}]), _ended(0)]
+    wire.write_text("\n".join([*done, _prompt("second question", 1)]) + "\n")
+
+    def finish() -> None:
+        with wire.open("a") as handle:
+            handle.write(_reply([{"type": "text", "text": "Second answer."}]) + "\n" + _ended(1) + "\n")
+
+    timer = threading.Timer(0.3, finish)
+    timer.start()
+    try:
+        turn = wait_for_turn(wire, timeout=30)
+    finally:
+        timer.join()
+    assert (turn.prompt, turn.assistant) == ("second question", "Second answer.")
+
+
+def test_a_turn_that_never_ends_on_disk_gives_the_last_ended_one_after_the_wait(tmp_path: Path) -> None:
+    from paxm_integration_kimi_code.wire import wait_for_turn
+
+    wire = tmp_path / "wire.jsonl"
+    lines = [_prompt("first question", 0), _reply([{"type": "text", "text": "First answer."}]), _ended(0)]
+    wire.write_text("\n".join([*lines, _prompt("second question", 1)]) + "\n")
+    turn = wait_for_turn(wire, timeout=0.2, poll=0.01)
+    assert (turn.prompt, turn.assistant) == ("first question", "First answer.")
+    wire.write_text("\n".join(lines) + "\n")  # nothing running: no wait at all
+    assert wait_for_turn(wire, timeout=3600).assistant == "First answer."
+    assert wait_for_turn(tmp_path / "missing.jsonl", timeout=3600).assistant == ""

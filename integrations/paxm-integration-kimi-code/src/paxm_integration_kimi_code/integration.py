@@ -174,7 +174,7 @@ class KimiCodeIntegration(IntegrationBase):
         return event
 
     def _read_turn(self, event: HookEvent, obj: dict[str, Any]) -> None:
-        from paxm_integration_kimi_code.wire import find_wire, last_turn, read_tail
+        from paxm_integration_kimi_code.wire import find_wire, wait_for_turn
 
         session_id = obj.get("session_id")
         if not isinstance(session_id, str):
@@ -182,7 +182,7 @@ class KimiCodeIntegration(IntegrationBase):
         path = find_wire(self.kimi_home(), session_id)
         if path is None:
             return
-        turn = last_turn(read_tail(path))
+        turn = wait_for_turn(path)
         event.assistant = turn.assistant
         if turn.prompt and not event.prompt:
             event.prompt = turn.prompt

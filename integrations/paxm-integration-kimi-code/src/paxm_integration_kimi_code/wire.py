@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TAIL_BYTES", "WireTurn", "find_wire", "last_turn", "read_tail"]
+__all__ = ["MAX_WAIT_SECONDS", "TAIL_BYTES", "WireTurn", "find_wire", "last_turn", "read_tail", "wait_for_turn"]
 
 #: how much of the end of ``wire.jsonl`` is read; one turn's visible text is far smaller
 TAIL_BYTES = 4 * 1024 * 1024
+#: how long :func:`wait_for_turn` waits for Kimi to write the turn whose ``Stop`` hook runs
+MAX_WAIT_SECONDS = 3.0  # within the hook client's 5 s default, with room for a loaded machine
 #: a Kimi session id (``session_<uuid>``): anything else is never put into a path
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -105,7 +108,30 @@ def _appended(entry: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
-    """The last turn in ``entries`` that has ended (a turn still running is not captured).
+    """The last turn in ``entries`` that has ended (a turn still running is not captured)."""
+    return _scan(entries)[0]
+
+
+def wait_for_turn(path: Path, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> WireTurn:
+    """The last ended turn of ``path``, once no later turn is still being written.
+
+    Kimi appends to ``wire.jsonl`` through an asynchronous writer, so when its ``Stop`` hook
+    runs, the turn's final reply and end marker may still be queued in that writer (seen on a
+    loaded machine: the turn's tool call on disk, its reply not yet). Reading at once would then
+    give the *previous* turn, stored a second time. So the file is re-read while a turn has
+    started after the last ended one, for at most ``timeout`` seconds; after that the last ended
+    turn is returned as before.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        ended, running = _scan(read_tail(path))
+        if not running or time.monotonic() >= deadline:
+            return ended
+        time.sleep(poll)
+
+
+def _scan(entries: list[dict[str, Any]]) -> tuple[WireTurn, bool]:
+    """``(last ended turn, whether a later turn has started and not ended)``.
 
     A turn starts at ``turn.prompt`` (the user's own input, not hook output or reminders) and
     ends at ``agent.turn.ended`` (or ``turn.ended``); its replies are the ``agent.message.appended`` assistant messages
@@ -137,4 +163,4 @@ def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
         ):
             ended.append(current)
             current = None
-    return ended[-1] if ended else WireTurn()
+    return (ended[-1] if ended else WireTurn()), current is not None
