@@ -64,7 +64,11 @@ def _control() -> Any:
 
 
 def _daemon_status(config: Any) -> dict[str, Any] | None:
-    """The hook daemon's own status: ``{"running": False}`` or its pid, uptime, requests..."""
+    """The hook daemon's own status: ``{"running": False}`` or its pid, uptime, requests...
+
+    A daemon that holds its lock but did not answer in time is running (``"responding":
+    False``): it is busy, starting or stopping, and it delivers the queue, not this process.
+    """
     control = _control()
     probe = getattr(control, "daemon_status", None)
     if probe is None:
@@ -79,7 +83,9 @@ def _daemon_status(config: Any) -> dict[str, Any] | None:
 def _daemon_line(daemon: dict[str, Any]) -> str:
     if not daemon.get("running"):
         return "not running" + (f" ({daemon['error']})" if daemon.get("error") else "")
-    parts = [f"pid {daemon.get('pid', '?')}"]
+    parts = [f"pid {daemon.get('pid') or '?'}"]
+    if daemon.get("responding") is False:
+        parts.append(f"not answering: {daemon.get('error') or 'no answer'}")
     if daemon.get("uptime_seconds") is not None:
         parts.append(f"up {_age(float(daemon['uptime_seconds']))}")
     if daemon.get("requests") is not None:
@@ -197,17 +203,23 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     config = _config(ctx)
     daemon = _daemon_status(config)
     if daemon and daemon.get("running"):
-        # the daemon drains its inbox and delivers; a second worker here would only race it
+        # The daemon drains its inbox and delivers; a second worker here would only race it.
+        # A busy daemon (it did not answer the status probe in time) still runs: ask it anyway
+        # and wait for its answer; if none comes in time, that is an error, never a reason to
+        # deliver here behind its back.
         control = _control()
         # the daemon's worker waits at most --timeout; the socket allows a little more
         params: dict[str, Any] = {"timeout": seconds}
         if seal_open:
             params["seal_open"] = True
-        response = control.send_control(config.path, "flush", timeout=seconds + 5, params=params)
-        with _open_queue(config, recover=False) as q:
-            state = q.status()
-        _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
-        return
+        # a daemon still starting gets the whole --timeout to come up: it will deliver
+        response = control.send_control(config.path, "flush", timeout=seconds + 5, params=params, starting_wait=seconds)
+        if response is not None:
+            with _open_queue(config, recover=False) as q:
+                state = q.status()
+            _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
+            return
+        # None: the daemon exited (and released its lock) since the probe: deliver here
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
     telemetry = None

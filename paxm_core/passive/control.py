@@ -10,7 +10,7 @@ from typing import Any
 from paxm_core.errors import PaxmError
 from paxm_core.passive.client_core import LOCK_NAME, SOCKET_NAME, connect_unix
 
-__all__ = ["daemon_status", "request_json", "send_control"]
+__all__ = ["STATUS_TIMEOUT", "daemon_status", "request_json", "send_control"]
 
 FLUSH_TIMEOUT = 35.0
 STOP_WAIT = 5.0
@@ -72,11 +72,12 @@ def send_control(
     *,
     timeout: float = FLUSH_TIMEOUT,
     params: dict[str, Any] | None = None,
+    starting_wait: float = STARTING_WAIT,
 ) -> dict[str, Any] | None:
     """Send ``action`` (``flush``/``shutdown``/``status``/``ping``); ``None`` if no daemon runs.
 
     A daemon that holds the lock but has no socket yet is starting: wait for it up to
-    :data:`STARTING_WAIT` seconds (within ``timeout``); on a loaded machine start-up takes
+    ``starting_wait`` seconds (within ``timeout``); on a loaded machine start-up takes
     longer than on a quiet one.  ``shutdown`` waits up to 5 s for the socket and lock to disappear.
 
     :raises PaxmError: the daemon answered with an error or did not stop in time.
@@ -86,7 +87,7 @@ def send_control(
     if not sock.exists():
         if not _lock_held(lock):
             return None
-        deadline = time.monotonic() + min(STARTING_WAIT, timeout)
+        deadline = time.monotonic() + min(starting_wait, timeout)
         while not sock.exists():
             if not _lock_held(lock):
                 return None
@@ -116,13 +117,36 @@ def send_control(
     return response
 
 
-def daemon_status(config_path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The running daemon's status (pid, uptime, requests, idle ...) or ``None`` if none runs."""
+#: how long ``paxm queue status`` waits for a running daemon's own answer
+STATUS_TIMEOUT = 2.0
+
+
+def _lock_pid(lock: Path) -> int:
     try:
-        response = send_control(config_path, "status", timeout=2.0)
-    except PaxmError:
-        return None
-    if response is None:
-        return None
-    response.pop("ok", None)
-    return response
+        return int(lock.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def daemon_status(config_path: str | os.PathLike[str], *, timeout: float = STATUS_TIMEOUT) -> dict[str, Any] | None:
+    """The running daemon's status (pid, uptime, requests, idle ...) or ``None`` if none runs.
+
+    Whether a daemon runs is decided by its lock (``flock`` dies with its process), not by how
+    fast it answers: a daemon that holds the lock but does not answer within ``timeout`` (busy
+    on a loaded machine, still starting, or stopping) is running, reported as
+    ``{"pid": <from the lock file>, "responding": False, "error": ...}``.  A daemon that answered
+    has ``"responding": True``.
+    """
+    lock = _hooks_dir(config_path) / LOCK_NAME
+    try:
+        response = send_control(config_path, "status", timeout=timeout)
+    except PaxmError as exc:
+        error = str(exc)
+    else:
+        if response is not None:
+            response.pop("ok", None)
+            return {**response, "responding": True}
+        error = "hook daemon holds its lock but takes no requests (starting or stopping)"
+    if not _lock_held(lock):
+        return None  # it exited while we asked (or never ran: a stale socket)
+    return {"pid": _lock_pid(lock), "responding": False, "error": error}

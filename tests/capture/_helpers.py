@@ -177,23 +177,25 @@ def deliver_until_killed(worker: Any, final: bool) -> int:
     return 0 if report.ok else 3
 
 
-def serve_forks(child: Callable[[str, str, bool], int]) -> None:
-    """The SIGKILL tests' fork server: each ``run`` (or a last ``flush``) line on stdin forks
-    ``child(queue_path, provider_path, final)`` and reports ``pid N`` then ``exit STATUS``.
+def serve_forks(child: Callable[..., int]) -> None:
+    """The SIGKILL tests' fork server: each ``run [ARG...]`` (or a last ``flush``) line on stdin
+    forks ``child(queue_path, provider_path, final, *ARGS)`` and reports ``pid N`` then
+    ``exit STATUS``.  A child may print lines of its own (``os.write`` to fd 1); they can come
+    before or after ``pid N``, never after ``exit``.
 
     Forking from one warm interpreter keeps each cycle to milliseconds, so a test can kill
     dozens of workers mid-delivery within its time."""
     queue_path, provider_path = sys.argv[1], sys.argv[2]
     print("ready", flush=True)
     for line in sys.stdin:
-        command = line.strip()
+        command, *args = line.split() or [""]
         if command not in ("run", "flush"):
             break
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                code = child(queue_path, provider_path, command == "flush")
+                code = child(queue_path, provider_path, command == "flush", *args)
             finally:
                 os._exit(code)
         print(f"pid {pid}", flush=True)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from _capture_helpers import event
@@ -105,7 +109,9 @@ def test_status_and_flush_go_through_a_running_hook_daemon(tmp_path: Path) -> No
     )
     try:
         deadline = time.monotonic() + 60
-        while send_control(config_path, "ping", timeout=2) is None:
+        # a daemon that holds its lock is starting: wait for its socket (a loaded machine's
+        # start-up takes seconds), not for a fixed couple of seconds
+        while send_control(config_path, "ping", timeout=60, starting_wait=60) is None:
             assert daemon.poll() is None, daemon.stderr.read() if daemon.stderr else ""
             assert time.monotonic() < deadline, "hook daemon did not come up"
             time.sleep(0.05)
@@ -134,3 +140,75 @@ def test_status_and_flush_go_through_a_running_hook_daemon(tmp_path: Path) -> No
             daemon.wait(timeout=30)
             if daemon.stderr is not None:
                 daemon.stderr.close()
+
+
+class BusyDaemon:
+    """Holds the hook daemon's lock and socket like a running daemon too busy to answer a
+    status probe (it reads the request and answers nothing until the client gives up), but
+    answers a flush, as the real one does once its flush is done."""
+
+    def __init__(self, hooks: Path) -> None:
+        hooks.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.lock = os.open(hooks / "paxm-hook.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(self.lock, f"{os.getpid()}\n".encode())
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(hooks / "paxm-hook.sock"))
+        self.sock.listen(8)
+        self.requests: list[dict[str, object]] = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # shut down by close()
+                return
+            with conn:
+                data = b""
+                while not data.endswith(b"\n") and (chunk := conn.recv(65536)):
+                    data += chunk
+                request = json.loads(data)
+                self.requests.append(request)
+                if request["action"] == "flush":
+                    report = {"sealed": 0, "delivered": 0, "failed": 0, "dead": 0, "timed_out": False}
+                    conn.sendall(json.dumps({"ok": True, "flush": report, "flushed": 0}).encode() + b"\n")
+                else:
+                    conn.recv(1)  # busy: returns only when the client stops waiting and closes
+
+    def close(self) -> None:
+        self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept; close the fd once the thread is gone
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive()
+        self.sock.close()
+        os.close(self.lock)
+
+
+def test_a_daemon_too_busy_to_answer_status_is_running_and_flush_waits_for_it(tmp_path: Path) -> None:
+    """A daemon that holds its lock runs, however slowly it answers: status says so, and flush
+    asks it and waits instead of delivering behind its back (a second worker would race it)."""
+    config_path = tmp_path / "config.yaml"
+    config = load_config(config_path)
+    with CaptureQueue(config.capture_queue_path, routes=routes_from_write_profiles(config.write_profiles)) as q:
+        q.append(event("b1", "sess-b", text="a sealed turn owed to the provider", terminal=True))
+    busy = BusyDaemon(tmp_path / "hooks")
+    try:
+        status = json.loads(paxm("--config", str(config_path), "queue", "status", "--json").stdout)
+        daemon = status["daemon"]
+        assert daemon["running"] is True and daemon["responding"] is False
+        assert daemon["pid"] == os.getpid() and "hook daemon status failed" in daemon["error"]
+        text = paxm("--config", str(config_path), "queue", "status").stdout
+        assert f"Hook daemon: running (pid {os.getpid()}, not answering: hook daemon status failed" in text
+        flushed = paxm("--config", str(config_path), "queue", "flush", "--timeout", "30s", "--json")
+        data = json.loads(flushed.stdout)
+        assert data["via_daemon"] is True, flushed.stdout + flushed.stderr
+        assert [r["action"] for r in busy.requests] == ["status", "status", "status", "flush"]
+        assert busy.requests[-1]["timeout"] == 30
+        # nothing was delivered by the CLI itself: the (fake) daemon owns delivery, so the turn
+        # is still owed and flush says so
+        assert flushed.returncode == 1 and data["remaining"] == 1 and data["ok"] is False
+        with CaptureQueue(config.capture_queue_path, recover=False) as q:
+            assert q.status().deliveries == {"pending": 1}
+    finally:
+        busy.close()

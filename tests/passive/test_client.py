@@ -51,7 +51,14 @@ def inbox_path_modules() -> set[str]:
 
 
 class FakeDaemon:
-    """A unix-socket server that answers like the daemon, hangs, or talks garbage."""
+    """A unix-socket server that answers like the daemon, hangs, or talks garbage.
+
+    ``close`` wakes the serving thread and waits for it before the listener's descriptor is
+    closed: a thread still blocked in ``accept`` on a closed descriptor can have that call
+    restarted by the kernel (``ERESTARTSYS`` after a signal such as ``SIGCHLD``) on the same
+    descriptor number, which by then names the next test's socket -- e.g. the loopback
+    listener ``find_bash`` probes with, whose connection the stale thread then steals.
+    """
 
     def __init__(self, path: Path, behaviour: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,25 +75,37 @@ class FakeDaemon:
         while not self.stop.is_set():
             try:
                 conn, _ = self.sock.accept()
-            except OSError:
+            except OSError:  # shut down by close()
                 return
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            self.requests.append(json.loads(data))
-            if self.behaviour == "answer":
-                conn.sendall(b"PAXM-HOOK 1 19\nCONTEXT-FROM-DAEMONpaxm hook x\n")
-            elif self.behaviour == "garbage":
-                conn.sendall(b"\x00\xffnot json")
-            elif self.behaviour == "hang":
-                self.stop.wait(5)
-            conn.close()
+            if self.stop.is_set():  # close()'s wake-up connection
+                conn.close()
+                return
+            with conn:
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                self.requests.append(json.loads(data))
+                if self.behaviour == "answer":
+                    conn.sendall(b"PAXM-HOOK 1 19\nCONTEXT-FROM-DAEMONpaxm hook x\n")
+                elif self.behaviour == "garbage":
+                    conn.sendall(b"\x00\xffnot json")
+                elif self.behaviour == "hang":
+                    self.stop.wait(5)
 
     def close(self) -> None:
         self.stop.set()
+        # shutdown makes a blocked accept fail at once (EINVAL); close only after the thread is
+        # gone, so no call of it can ever run on a reused descriptor number
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:  # a platform that refuses to shut a listener down: wake it by connecting
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+                wake.connect(self.sock.getsockname())
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "fake daemon thread did not stop"
         self.sock.close()
 
 
