@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-import os
-import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +14,19 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     IntegrationBase,
+    NativeEvents,
     decode_generic,
+    detect_harness,
+    enabled_hook_events,
+    env_path,
+    guard_escaped_envelope,
     hook_command_line,
-    parse_payload,
+    hook_specific_output,
+    install_report,
+    named_event,
+    queue_path,
     setup_fix_command,
+    uninstall_report,
 )
 from paxm_core.json_settings import update_hook_groups
 from paxm_integration_qwen_code.settings import is_paxm_command, merge_hooks, read_settings
@@ -38,23 +43,14 @@ NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
     (EVENT_TOOL_USE, "PostToolUse"),
     (EVENT_TURN_END, "Stop"),
 )
-_BY_NATIVE = {native.lower(): event for event, native in NATIVE_EVENTS}
-_NATIVE = dict(NATIVE_EVENTS)
+_EVENTS = NativeEvents(NATIVE_EVENTS)
 #: Qwen Code's hook timeout is in milliseconds.  The hook client answers within its own 5 s
 #: ceiling; the rest covers interpreter start-up on a loaded machine.
 HOOK_TIMEOUT_MS = 10_000
 
-# An escaped envelope tag inside recalled content (``wrap_recall_context`` escapes forged tags
-# to ``&lt;paxm-recall``).  Qwen HTML-escapes the whole injected text, so the real tags reach the
-# model as ``&lt;paxm-recall ...&gt;``; a harness that escaped ``<`` but not ``&`` would make an
-# already-escaped forgery identical to the real tag.  Escaping its ``&`` once more keeps it
-# distinguishable whatever the harness does to ``&``.
-_ESCAPED_TAG = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
-
-
-def guard_escaped_envelope(context: str) -> str:
-    """``context`` with every already-escaped ``paxm-recall`` tag escaped once more (real tags untouched)."""
-    return _ESCAPED_TAG.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context)
+# ``guard_escaped_envelope`` (paxm_core.integration's; re-exported here) keeps an escaped tag forged
+# inside recalled content distinguishable from the real tags: Qwen HTML-escapes the whole
+# injected text, so the real tags reach the model as ``&lt;paxm-recall ...&gt;``.
 
 
 def _write(mode: str, *, flush: bool = False) -> dict[str, Any]:
@@ -110,34 +106,22 @@ class QwenCodeIntegration(IntegrationBase):
 
     def settings_path(self) -> Path:
         """``$PAXM_QWEN_SETTINGS`` > ``$QWEN_HOME/settings.json`` > ``~/.qwen/settings.json``."""
-        explicit = os.environ.get("PAXM_QWEN_SETTINGS", "").strip()
-        if explicit:
-            return Path(explicit).expanduser().absolute()
-        home = os.environ.get("QWEN_HOME", "").strip()
-        base = Path(home).expanduser() if home else Path.home() / ".qwen"
-        return (base / "settings.json").absolute()
+        return (
+            env_path("PAXM_QWEN_SETTINGS")
+            or ((env_path("QWEN_HOME") or Path.home() / ".qwen") / "settings.json").absolute()
+        )
 
     def installed_events(self, config: Any) -> list[str]:
         """``session_start`` always; the others when their recall or write is enabled."""
-        agent = (getattr(config, "agents", None) or {}).get(self.name)
-        hooks = getattr(agent, "hooks", None) or {}
-        out = []
-        for event, _ in NATIVE_EVENTS:
-            hook = hooks.get(event)
-            on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
-                getattr(getattr(hook, "write", None), "enabled", False)
-            )
-            if event == EVENT_SESSION_START or on:
-                out.append(event)
-        return out
+        return enabled_hook_events(config, self.name, _EVENTS.events)
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the settings group paxm installs for ``config``."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         wanted: dict[str, dict[str, Any]] = {}
         for event in self.installed_events(config):
-            native = _NATIVE[event]
-            command = hook_command_line(config.path, self.name, native, queue_path=queue or None)
+            native = _EVENTS.native(event)
+            command = hook_command_line(config.path, self.name, native, queue_path=queue)
             group: dict[str, Any] = {"matcher": ".*"} if native == "PostToolUse" else {}
             group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}]
             wanted[native] = group
@@ -154,11 +138,7 @@ class QwenCodeIntegration(IntegrationBase):
 
     def detect(self) -> str | None:
         """``qwen`` on ``PATH``, else the settings dir if it exists."""
-        found = shutil.which("qwen")
-        if found:
-            return found
-        directory = self.settings_path().parent
-        return str(directory) if directory.is_dir() else None
+        return detect_harness("qwen", self.settings_path().parent)
 
     def preflight(self, ctx: InstallContext) -> None:
         """Refuse (before setup saves anything) a settings file paxm could not merge."""
@@ -166,34 +146,24 @@ class QwenCodeIntegration(IntegrationBase):
 
     def install(self, ctx: InstallContext) -> list[str]:
         """Merge paxm's handlers into settings.json (idempotent); returns the reported lines."""
-        context = ctx
-        path = self.settings_path()
-        changed = self._update(context.config, self.wanted_hooks(context.config))
-        line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-        context.echo(line)
-        return [line]
+        return install_report(ctx, self.settings_path(), self._update(ctx.config, self.wanted_hooks(ctx.config)))
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Take exactly paxm's handlers out of settings.json; everything else stays as it was."""
-        context = ctx
-        lines = [f"removed paxm hooks from {self.settings_path()}"] if self._update(context.config, {}) else []
-        for line in lines:
-            context.echo(line)
-        return lines
+        return uninstall_report(ctx, self.settings_path(), self._update(ctx.config, {}))
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Every wanted handler present in settings.json, and the files it runs exist."""
-        context = ctx
         path = self.settings_path()
-        fix = setup_fix_command(context, self.name)
+        fix = setup_fix_command(ctx, self.name)
         try:
             settings, original = read_settings(path, f"{self.display_name} settings")
         except Exception as exc:
             return [Finding("error", str(exc), f"fix {path}, then {fix}")]
         if original is None:
             return [Finding("error", f"{self.display_name} settings missing: {path}", fix)]
-        wanted = self.wanted_hooks(context.config)
-        if merge_hooks(settings, wanted, self._is_ours(context.config), where=str(path)) != settings:
+        wanted = self.wanted_hooks(ctx.config)
+        if merge_hooks(settings, wanted, self._is_ours(ctx.config), where=str(path)) != settings:
             return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
         findings = []
         for group in wanted.values():
@@ -210,13 +180,8 @@ class QwenCodeIntegration(IntegrationBase):
         ``tool_response``, ``session_id``, ``cwd``, ``transcript_path``: the generic decoder's
         names.  Without an event on the command line the payload's ``hook_event_name`` decides.
         """
-        native = native_event.strip()
-        if not native:
-            name = parse_payload(raw).get("hook_event_name")
-            native = name if isinstance(name, str) else ""
-        key = native.strip()
-        event = key if key in _NATIVE else _BY_NATIVE.get(key.lower(), key or EVENT_USER_INPUT)
-        return decode_generic(raw, self.name, event, native)
+        native = named_event(native_event, raw)
+        return decode_generic(raw, self.name, _EVENTS.event(native.strip()), native)
 
     def hook_output(self, result: HookResult, mode: str) -> str:
         """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for session start and prompts.
@@ -224,10 +189,4 @@ class QwenCodeIntegration(IntegrationBase):
         Qwen ignores plain text on stdout; every other event prints nothing (a Stop hook never
         prints a ``decision``, so paxm cannot keep Qwen from stopping).
         """
-        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
-            return ""
-        context = result.context
-        if not context.strip():
-            return ""
-        output = {"hookEventName": _NATIVE[result.event], "additionalContext": guard_escaped_envelope(context)}
-        return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False, separators=(",", ":"))
+        return hook_specific_output(result, _EVENTS)
