@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderError, SearchQuery
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, ProviderError, SearchQuery
 from paxm_provider_mem0.mapping import hit_from_result, result_objects
-from paxm_provider_mem0.settings import Settings
+from paxm_provider_mem0.settings import read_settings
 from paxm_provider_mem0.transport import Transport
 
 __all__ = ["EVAL_RUN_PREFIX", "Mem0Base"]
@@ -19,17 +19,32 @@ EVAL_RUN_PREFIX = "paxm-eval-"
 class Mem0Base:
     """One Mem0 entity (user, agent and/or run): what both Mem0 APIs do alike.
 
-    Subclasses build ``_name``, ``_settings``, ``_target`` and ``_http``, define ``put``, and
-    set where a memory is deleted (``_memory_path``, formatted with the quoted id) and where all
-    of a run's memories are (``_memories_path``).
+    Subclasses set ``service`` (the API's name in messages) and where a memory is deleted
+    (``_memory_path``, formatted with the quoted id) and where all of a run's memories are
+    (``_memories_path``), build ``_http`` with :meth:`_transport` and define ``put``.
     """
 
+    service = "Mem0"
     _memory_path = "/memories/{}"
     _memories_path = "/memories"
-    _name: str
-    _settings: Settings
-    _target: dict[str, str]
     _http: Transport
+
+    def __init__(self, name: str, config: ProviderConfig, *, cloud: bool) -> None:
+        self._settings = read_settings(name, config, cloud=cloud)
+        self._name = name
+        self._target = dict(self._settings.target)
+
+    def _transport(self, headers: dict[str, str], auth_hint: str) -> Transport:
+        settings = self._settings
+        return Transport(
+            self._name,
+            self.service,
+            settings.base_url,
+            headers,
+            secret=settings.api_key,
+            timeout=settings.timeout,
+            auth_hint=auth_hint,
+        )
 
     @property
     def name(self) -> str:

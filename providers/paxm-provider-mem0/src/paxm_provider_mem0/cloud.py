@@ -25,8 +25,6 @@ from paxm_core import (
 )
 from paxm_provider_mem0.base import Mem0Base
 from paxm_provider_mem0.mapping import item_metadata, result_objects, search_metadata_filters
-from paxm_provider_mem0.settings import read_settings
-from paxm_provider_mem0.transport import Transport
 
 __all__ = ["Mem0CloudProvider"]
 
@@ -47,19 +45,9 @@ class Mem0CloudProvider(Mem0Base):
     _memories_path = "/v1/memories/"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        settings = read_settings(name, config, cloud=True)
-        self._name = name
-        self._settings = settings
-        self._target = dict(settings.target)
-        self._http = Transport(
-            name,
-            self.service,
-            settings.base_url,
-            {"Authorization": f"Token {settings.api_key}"},
-            secret=settings.api_key,
-            timeout=settings.timeout,
-            auth_hint="check the mem0-cloud api_key",
-        )
+        super().__init__(name, config, cloud=True)
+        key = self._settings.api_key
+        self._http = self._transport({"Authorization": f"Token {key}"}, "check the mem0-cloud api_key")
 
     def _filters(self, metadata: dict[str, str] | None = None) -> dict[str, Any]:
         filters: dict[str, Any] = dict(self._target)

@@ -21,8 +21,7 @@ from paxm_core import (
 )
 from paxm_provider_mem0.base import EVAL_RUN_PREFIX, Mem0Base
 from paxm_provider_mem0.mapping import item_metadata, result_objects, search_metadata_filters
-from paxm_provider_mem0.settings import read_settings
-from paxm_provider_mem0.transport import HttpStatusError, Transport
+from paxm_provider_mem0.transport import HttpStatusError
 
 __all__ = ["EVAL_RUN_PREFIX", "Mem0Provider", "is_missing_scope_error"]
 
@@ -47,25 +46,15 @@ class Mem0Provider(Mem0Base):
     service = "Mem0"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        settings = read_settings(name, config, cloud=False)
-        self._name = name
-        self._settings = settings
+        super().__init__(name, config, cloud=False)
         headers: dict[str, str] = {}
-        key = settings.api_key
+        key = self._settings.api_key
         if key.lower().startswith("bearer "):
             headers["Authorization"] = key
         elif key:
             headers["X-API-Key"] = key
-        self._http = Transport(
-            name,
-            self.service,
-            settings.base_url,
-            headers,
-            secret=key,
-            timeout=settings.timeout,
-            auth_hint="check the mem0 api_key (sent as X-API-Key)" if key else "the server wants an api_key",
-        )
-        self._target = dict(settings.target)
+        hint = "check the mem0 api_key (sent as X-API-Key)" if key else "the server wants an api_key"
+        self._http = self._transport(headers, hint)
         # ``auto`` learns once whether this server wants scope ids inside ``filters`` or top level
         self._payload_lock = threading.Lock()
         self._detected_payload = ""

@@ -29,13 +29,17 @@ def checked_base_url(name: str, configured: str, default: str) -> str:
 class MemOSBase:
     """A MemOS provider's name, transport and the checks every search and write starts with.
 
-    Subclasses set ``_label`` (what deadline messages say: ``memos``, ``memos-cloud``), build
-    ``_http`` and define ``put``.
+    Subclasses set ``_label`` (what messages say: ``memos``, ``memos-cloud``), call
+    ``super().__init__(name)``, build ``_http`` and define ``put``.
     """
 
     _label = "memos"
-    _name: str
     _http: MemOSTransport
+
+    def __init__(self, name: str) -> None:
+        if not name.strip():
+            raise ConfigError(f"{self._label} provider name is required")
+        self._name = name
 
     @property
     def name(self) -> str:

@@ -40,9 +40,7 @@ class MemOSCloudProvider(MemOSBase):
     _label = "memos-cloud"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        if not name.strip():
-            raise ConfigError("memos-cloud provider name is required")
-        self._name = name
+        super().__init__(name)
         key = resolve_secret(config.api_key)
         if not key:
             raise ConfigError(

@@ -58,9 +58,7 @@ class MemOSProvider(MemOSBase):
     _label = "memos"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        if not name.strip():
-            raise ConfigError("memos provider name is required")
-        self._name = name
+        super().__init__(name)
         self._user_id = (config.user_id or DEFAULT_USER).strip()
         self._cube = (config.mem_cube_id or DEFAULT_CUBE).strip()
         self._mode = (config.search_mode or "fast").strip().lower()
