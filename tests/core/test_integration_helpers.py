@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -15,8 +16,10 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     Finding,
+    HookFileIntegration,
     HookResult,
     InstallContext,
+    IntegrationError,
     NativeEvents,
     context_for,
     detect_harness,
@@ -124,3 +127,77 @@ def test_guard_escaped_envelope_escapes_only_already_escaped_tags() -> None:
     assert guard_escaped_envelope("<paxm-recall> &lt;/paxm-recall&gt; &#60;PAXM-RECALL &#x3C;b") == (
         "<paxm-recall> &amp;lt;/paxm-recall&gt; &amp;#60;PAXM-RECALL &#x3C;b"
     )
+
+
+class _Toy(HookFileIntegration):
+    """A harness that keeps ``{native event: command}`` in one JSON file."""
+
+    name = "toy"
+    display_name = "Toy"
+    native_events = EVENTS
+    executable = "toy-harness-not-installed"
+    hooks_noun = "settings"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.switched_off = False
+
+    def hooks_path(self) -> Path:
+        return self.path
+
+    def wanted_hooks(self, config: Any) -> dict[str, str]:
+        return {EVENTS.native(e): hook_command_line(config.path, self.name, e) for e in self.installed_events(config)}
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, str], bool]:
+        try:
+            return json.loads(path.read_text()), True
+        except FileNotFoundError:
+            return {}, False
+        except ValueError as exc:
+            raise IntegrationError(f"{path} is not JSON") from exc
+
+    def update_hooks(self, config: Any, wanted: dict[str, str] | None) -> bool:
+        data, exists = self.read_hooks(self.path)
+        if data == (wanted or {}) and (exists or not wanted):
+            return False
+        self.path.write_text(json.dumps(wanted or {}))
+        return True
+
+    def hooks_current(self, data: dict[str, str], wanted: dict[str, str], config: Any, path: Path) -> bool:
+        return data == wanted
+
+    def hook_commands(self, wanted: dict[str, str]) -> list[str]:
+        return list(wanted.values())
+
+    def extra_findings(self, data: Any, wanted: Any, path: Path, fix: str) -> list[Finding]:
+        return [Finding("warn", "hooks are switched off", "")] if self.switched_off else []
+
+
+def test_a_hook_file_integration_installs_checks_and_uninstalls(tmp_path: Path) -> None:
+    from paxm_core.config import load_config
+
+    config = load_config(tmp_path / "config.yaml")
+    ctx = InstallContext(config=config)
+    toy = _Toy(tmp_path / "hooks.json")
+    path = toy.path
+    assert toy.installed_events(config) == [EVENT_SESSION_START]  # the others are off for an unknown agent
+    assert toy.detect() == str(tmp_path)  # not on PATH: the file's directory
+    [missing] = toy.check(ctx)
+    assert (missing.level, missing.message) == ("error", f"Toy settings missing: {path}")
+    assert toy.install(ctx) == [f"installed paxm hooks in {path}"]
+    assert toy.install(ctx) == [f"paxm hooks in {path} are up to date"]
+    assert toy.check(ctx) == [Finding("ok", f"paxm hooks installed in {path}")]
+    toy.switched_off = True
+    assert [f.message for f in toy.check(ctx)] == ["hooks are switched off"]
+    path.write_text(json.dumps({"SessionStart": "stale"}))
+    assert [f.level for f in toy.check(ctx)] == ["warn"]
+    path.write_text("{not json")
+    [broken] = toy.check(ctx)
+    assert broken.level == "error" and broken.fix.startswith(f"fix {path}, then paxm")
+    with pytest.raises(IntegrationError):
+        toy.preflight(ctx)
+    path.write_text("{}")
+    assert toy.uninstall(ctx) == []
+    toy.install(ctx)
+    assert toy.uninstall(ctx) == [f"removed paxm hooks from {path}"]
+    assert json.loads(path.read_text()) == {}

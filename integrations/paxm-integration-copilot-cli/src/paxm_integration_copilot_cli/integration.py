@@ -11,24 +11,16 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
-    InstallContext,
-    IntegrationBase,
+    HookFileIntegration,
     NativeEvents,
     context_for,
     decode_generic,
-    detect_harness,
     dumps_compact,
-    enabled_hook_events,
     env_path,
     hook_command_line,
-    install_report,
-    missing_file_findings,
     parse_payload,
     queue_path,
-    setup_fix_command,
     standard_agent_config,
-    uninstall_report,
 )
 from paxm_integration_copilot_cli.hooks_file import (
     FILE_NAME,
@@ -65,7 +57,7 @@ def _str(payload: dict[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-class CopilotCliIntegration(IntegrationBase):
+class CopilotCliIntegration(HookFileIntegration):
     """GitHub Copilot CLI: ``$COPILOT_HOME/hooks/paxm.json``, top-level ``additionalContext`` output."""
 
     name = "copilot-cli"
@@ -73,6 +65,8 @@ class CopilotCliIntegration(IntegrationBase):
     display_name = "GitHub Copilot CLI"
     label = "GitHub Copilot CLI"
     setup_priority = 47
+    native_events = _EVENTS
+    executable = "copilot"
 
     def default_agent_config(self) -> dict[str, Any]:
         """Recall on every prompt; session start, prompt and reply captured (``agentStop`` flushes)."""
@@ -88,9 +82,9 @@ class CopilotCliIntegration(IntegrationBase):
         """``$PAXM_COPILOT_HOOKS`` > ``<copilot home>/hooks/paxm.json``."""
         return env_path("PAXM_COPILOT_HOOKS") or self.copilot_home() / "hooks" / FILE_NAME
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, _EVENTS.events)
+    def detect_dir(self) -> Path:
+        """Copilot's home directory (detect: ``copilot`` on ``PATH``, else this if it exists)."""
+        return self.copilot_home()
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the handler paxm installs for ``config``."""
@@ -105,10 +99,15 @@ class CopilotCliIntegration(IntegrationBase):
     def _is_ours(self, config: Any) -> Any:
         return lambda command: is_paxm_command(command, config.path, self.name)
 
-    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: paxm.json (the file goes when nothing else is left in it) ------------
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, Any], bool]:
+        return read_hooks_file(path)
+
+    def update_hooks(self, config: Any, wanted: dict[str, dict[str, Any]] | None) -> bool:
         path = self.hooks_path()
         data, exists = read_hooks_file(path)
-        updated = merge_handlers(data, wanted, self._is_ours(config), where=str(path))
+        updated = merge_handlers(data, wanted or {}, self._is_ours(config), where=str(path))
         if is_empty(updated):
             if exists:
                 path.unlink()
@@ -119,39 +118,13 @@ class CopilotCliIntegration(IntegrationBase):
         write_hooks_file(path, updated)
         return True
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], config: Any, path: Path) -> bool:
+        return merge_handlers(data, wanted, self._is_ours(config), where=str(path)) == data
 
-    def detect(self) -> str | None:
-        """``copilot`` on ``PATH``, else Copilot's home directory if it exists."""
-        return detect_harness("copilot", self.copilot_home())
+    def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
+        return [handler["bash"] for handler in wanted.values()]
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a ``paxm.json`` paxm could not merge."""
-        read_hooks_file(self.hooks_path())
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Write paxm's handlers into its hook file (idempotent); returns the reported lines."""
-        return install_report(ctx, self.hooks_path(), self._update(ctx.config, self.wanted_hooks(ctx.config)))
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's handlers out (the file goes when nothing else is left in it)."""
-        return uninstall_report(ctx, self.hooks_path(), self._update(ctx.config, {}))
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted handler present, and the files it runs exist."""
-        path = self.hooks_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            data, exists = read_hooks_file(path)
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if not exists:
-            return [Finding("error", f"{self.display_name} hooks file missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if merge_handlers(data, wanted, self._is_ours(ctx.config), where=str(path)) != data:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = missing_file_findings((handler["bash"] for handler in wanted.values()), fix)
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    # -- payloads and output --------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Copilot's camelCase payload -> :class:`HookEvent` (never raises).

@@ -11,23 +11,16 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     Finding,
-    InstallContext,
-    IntegrationBase,
+    HookFileIntegration,
     NativeEvents,
     decode_generic,
-    detect_harness,
-    enabled_hook_events,
     env_path,
     hook_command_line,
     hook_specific_output,
-    install_report,
-    missing_file_findings,
     named_event,
     parse_payload,
     queue_path,
-    setup_fix_command,
     standard_agent_config,
-    uninstall_report,
 )
 from paxm_core.json_settings import update_hook_groups
 from paxm_integration_gemini_cli.settings import (
@@ -56,7 +49,7 @@ _EVENTS = NativeEvents(NATIVE_EVENTS)
 HOOK_TIMEOUT_MS = 10_000
 
 
-class GeminiCliIntegration(IntegrationBase):
+class GeminiCliIntegration(HookFileIntegration):
     """Gemini CLI: hooks in ``~/.gemini/settings.json``, ``hookSpecificOutput`` JSON output."""
 
     name = "gemini-cli"
@@ -64,6 +57,9 @@ class GeminiCliIntegration(IntegrationBase):
     display_name = "Gemini CLI"
     label = "Gemini CLI"
     setup_priority = 44
+    native_events = _EVENTS
+    executable = "gemini"
+    hooks_noun = "settings"
 
     def default_agent_config(self) -> dict[str, Any]:
         """Recall on every prompt; session start, prompt and reply captured (``AfterAgent`` flushes).
@@ -86,9 +82,8 @@ class GeminiCliIntegration(IntegrationBase):
             or ((env_path("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "settings.json").absolute()
         )
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, _EVENTS.events)
+    def hooks_path(self) -> Path:
+        return self.settings_path()
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the settings group paxm installs for ``config``."""
@@ -106,46 +101,29 @@ class GeminiCliIntegration(IntegrationBase):
     def _is_ours(self, config: Any) -> Any:
         return lambda command: is_paxm_command(command, config.path, self.name)
 
-    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: settings.json, switches and comments hint included ----------------
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, Any], bool]:
+        settings, original = read_settings(path, f"{self.display_name} settings")
+        return settings, original is not None
+
+    def update_hooks(self, config: Any, wanted: dict[str, dict[str, Any]] | None) -> bool:
         what = f"{self.display_name} settings"
         return update_hook_groups(
-            self.settings_path(), what, wanted, self._is_ours(config), switches=CONFIG_FIELDS, hint=COMMENTS_HINT
+            self.settings_path(), what, wanted or {}, self._is_ours(config), switches=CONFIG_FIELDS, hint=COMMENTS_HINT
         )
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], config: Any, path: Path) -> bool:
+        return merge_hooks(data, wanted, self._is_ours(config), where=str(path)) == data
 
-    def detect(self) -> str | None:
-        """``gemini`` on ``PATH``, else the ``.gemini`` directory if it exists."""
-        return detect_harness("gemini", self.settings_path().parent)
+    def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
+        return [group["hooks"][0]["command"] for group in wanted.values()]
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a settings file paxm could not merge."""
-        read_settings(self.settings_path(), f"{self.display_name} settings")
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's handlers into settings.json (idempotent); returns the reported lines."""
-        return install_report(ctx, self.settings_path(), self._update(ctx.config, self.wanted_hooks(ctx.config)))
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's handlers out of settings.json; everything else stays as it was."""
-        return uninstall_report(ctx, self.settings_path(), self._update(ctx.config, {}))
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted handler present and switched on, and the files it runs exist."""
-        path = self.settings_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            settings, original = read_settings(path, f"{self.display_name} settings")
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if original is None:
-            return [Finding("error", f"{self.display_name} settings missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if merge_hooks(settings, wanted, self._is_ours(ctx.config), where=str(path)) != settings:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = self._switched_off(settings, wanted, path)
-        findings += missing_file_findings((group["hooks"][0]["command"] for group in wanted.values()), fix)
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    def extra_findings(
+        self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path, fix: str
+    ) -> list[Finding]:
+        """Gemini's own switches that keep installed hooks from running."""
+        return self._switched_off(data, wanted, path)
 
     @staticmethod
     def _switched_off(settings: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path) -> list[Finding]:

@@ -10,27 +10,19 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
+    HookFileIntegration,
     HookMessage,
-    InstallContext,
-    IntegrationBase,
     NativeEvents,
     decode_generic,
-    detect_harness,
-    enabled_hook_events,
     env_path,
     hook_command_line,
-    install_report,
-    missing_file_findings,
     named_event,
     parse_payload,
     queue_path,
-    setup_fix_command,
     standard_agent_config,
-    uninstall_report,
     value_text,
 )
-from paxm_integration_kimi_code.config_toml import is_paxm_command, read_config, write_config
+from paxm_integration_kimi_code.config_toml import KimiConfig, is_paxm_command, read_config, write_config
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
@@ -50,7 +42,7 @@ _EVENTS = NativeEvents(NATIVE_EVENTS)
 HOOK_TIMEOUT_S = 10
 
 
-class KimiCodeIntegration(IntegrationBase):
+class KimiCodeIntegration(HookFileIntegration):
     """Kimi Code: ``[[hooks]]`` in ``$KIMI_CODE_HOME/config.toml``, plain stdout injected as context."""
 
     name = "kimi-code"
@@ -59,6 +51,9 @@ class KimiCodeIntegration(IntegrationBase):
     display_name = "Kimi Code"
     label = "Kimi Code"
     setup_priority = 50
+    native_events = _EVENTS
+    executable = "kimi"
+    hooks_noun = "config"
 
     def default_agent_config(self) -> dict[str, Any]:
         """Recall on every prompt; prompt, tool results and reply captured (turn end flushes)."""
@@ -74,9 +69,8 @@ class KimiCodeIntegration(IntegrationBase):
         """``$PAXM_KIMI_CONFIG`` > ``$KIMI_CODE_HOME/config.toml`` > ``~/.kimi-code/config.toml``."""
         return env_path("PAXM_KIMI_CONFIG") or self.kimi_home() / "config.toml"
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, _EVENTS.events)
+    def hooks_path(self) -> Path:
+        return self.config_path()
 
     def wanted_hooks(self, config: Any) -> list[dict[str, Any]]:
         """The ``[[hooks]]`` tables paxm installs for ``config`` (only keys Kimi accepts)."""
@@ -92,48 +86,28 @@ class KimiCodeIntegration(IntegrationBase):
         targets = (self.name, *self.aliases)
         return lambda command: is_paxm_command(command, config.path, targets)
 
-    def _update(self, config: Any, wanted: list[dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: config.toml's ``[[hooks]]`` ---------------------------------------
+
+    def read_hooks(self, path: Path) -> tuple[KimiConfig, bool]:
+        document = read_config(path)
+        return document, document.original is not None
+
+    def update_hooks(self, config: Any, wanted: list[dict[str, Any]] | None) -> bool:
         document = read_config(self.config_path())
         if document.original is None and not wanted:
             return False
-        if not document.merge(wanted, self._is_ours(config)):
+        if not document.merge(wanted or [], self._is_ours(config)):
             return False
         write_config(document)
         return True
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: KimiConfig, wanted: list[dict[str, Any]], config: Any, path: Path) -> bool:
+        return data.paxm_hooks(self._is_ours(config)) == wanted and not data.had_upstream_block
 
-    def detect(self) -> str | None:
-        """``kimi`` on ``PATH``, else Kimi's home directory if it exists."""
-        return detect_harness("kimi", self.config_path().parent)
+    def hook_commands(self, wanted: list[dict[str, Any]]) -> list[str]:
+        return [entry["command"] for entry in wanted]
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a config.toml paxm could not merge."""
-        read_config(self.config_path())
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's ``[[hooks]]`` into config.toml (idempotent); returns the reported lines."""
-        return install_report(ctx, self.config_path(), self._update(ctx.config, self.wanted_hooks(ctx.config)))
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's ``[[hooks]]`` out of config.toml; everything else stays as it was."""
-        return uninstall_report(ctx, self.config_path(), self._update(ctx.config, []))
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted hook present in config.toml, and the files it runs exist."""
-        path = self.config_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            document = read_config(path)
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if document.original is None:
-            return [Finding("error", f"Kimi Code config missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if document.paxm_hooks(self._is_ours(ctx.config)) != wanted or document.had_upstream_block:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = missing_file_findings((entry["command"] for entry in wanted), fix)
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    # -- payloads and output --------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Kimi's payload -> :class:`HookEvent` (never raises).

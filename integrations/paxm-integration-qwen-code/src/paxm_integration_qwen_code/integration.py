@@ -12,21 +12,15 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     Finding,
-    InstallContext,
-    IntegrationBase,
+    HookFileIntegration,
     NativeEvents,
     decode_generic,
-    detect_harness,
-    enabled_hook_events,
     env_path,
     guard_escaped_envelope,
     hook_command_line,
     hook_specific_output,
-    install_report,
     named_event,
     queue_path,
-    setup_fix_command,
-    uninstall_report,
 )
 from paxm_core.json_settings import update_hook_groups
 from paxm_integration_qwen_code.settings import is_paxm_command, merge_hooks, read_settings
@@ -89,7 +83,7 @@ DEFAULT_AGENT_CONFIG: dict[str, Any] = {
 }
 
 
-class QwenCodeIntegration(IntegrationBase):
+class QwenCodeIntegration(HookFileIntegration):
     """Qwen Code: Claude-shaped hooks in ``~/.qwen/settings.json``, ``hookSpecificOutput`` JSON output."""
 
     name = "qwen"
@@ -97,6 +91,9 @@ class QwenCodeIntegration(IntegrationBase):
     display_name = "Qwen Code"
     label = "Qwen Code"
     setup_priority = 45
+    native_events = _EVENTS
+    executable = "qwen"
+    hooks_noun = "settings"
 
     def default_agent_config(self) -> dict[str, Any]:
         """:data:`DEFAULT_AGENT_CONFIG` (a copy)."""
@@ -111,9 +108,8 @@ class QwenCodeIntegration(IntegrationBase):
             or ((env_path("QWEN_HOME") or Path.home() / ".qwen") / "settings.json").absolute()
         )
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, _EVENTS.events)
+    def hooks_path(self) -> Path:
+        return self.settings_path()
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the settings group paxm installs for ``config``."""
@@ -130,48 +126,32 @@ class QwenCodeIntegration(IntegrationBase):
     def _is_ours(self, config: Any) -> Any:
         return lambda command: is_paxm_command(command, config.path, self.name)
 
-    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: settings.json ----------------------------------------------------
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, Any], bool]:
+        settings, original = read_settings(path, f"{self.display_name} settings")
+        return settings, original is not None
+
+    def update_hooks(self, config: Any, wanted: dict[str, dict[str, Any]] | None) -> bool:
         what = f"{self.display_name} settings"
-        return update_hook_groups(self.settings_path(), what, wanted, self._is_ours(config))
+        return update_hook_groups(self.settings_path(), what, wanted or {}, self._is_ours(config))
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], config: Any, path: Path) -> bool:
+        return merge_hooks(data, wanted, self._is_ours(config), where=str(path)) == data
 
-    def detect(self) -> str | None:
-        """``qwen`` on ``PATH``, else the settings dir if it exists."""
-        return detect_harness("qwen", self.settings_path().parent)
+    def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
+        return []  # checked by extra_findings, the way Qwen's doctor always has
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a settings file paxm could not merge."""
-        read_settings(self.settings_path(), f"{self.display_name} settings")
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's handlers into settings.json (idempotent); returns the reported lines."""
-        return install_report(ctx, self.settings_path(), self._update(ctx.config, self.wanted_hooks(ctx.config)))
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's handlers out of settings.json; everything else stays as it was."""
-        return uninstall_report(ctx, self.settings_path(), self._update(ctx.config, {}))
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted handler present in settings.json, and the files it runs exist."""
-        path = self.settings_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            settings, original = read_settings(path, f"{self.display_name} settings")
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if original is None:
-            return [Finding("error", f"{self.display_name} settings missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if merge_hooks(settings, wanted, self._is_ours(ctx.config), where=str(path)) != settings:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = []
-        for group in wanted.values():
-            argv = group["hooks"][0]["command"]
-            for word in argv.split()[:1]:
-                if not Path(word.strip("'\"")).exists():
-                    findings.append(Finding("error", f"paxm hook points at a missing file: {word}", fix))
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    def extra_findings(
+        self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path, fix: str
+    ) -> list[Finding]:
+        """The first word of every installed command (the interpreter) must exist."""
+        return [
+            Finding("error", f"paxm hook points at a missing file: {word}", fix)
+            for group in wanted.values()
+            for word in group["hooks"][0]["command"].split()[:1]
+            if not Path(word.strip("'\"")).exists()
+        ]
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Qwen's Claude-shaped payload -> :class:`HookEvent` (never raises).
