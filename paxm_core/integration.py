@@ -11,7 +11,8 @@ override what the harness needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import os
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -56,6 +57,7 @@ __all__ = [
     "STANDARD_EVENTS",
     "Finding",
     "HookArgv",
+    "HookFileIntegration",
     "HookEvent",
     "HookMessage",
     "HookResult",
@@ -63,21 +65,32 @@ __all__ = [
     "Integration",
     "IntegrationBase",
     "IntegrationError",
+    "NativeEvents",
     "PastTurn",
     "SupportsTranscripts",
     "client_path",
+    "context_for",
     "decode_generic",
+    "detect_harness",
     "enabled_hook_events",
     "dumps_compact",
+    "env_path",
+    "guard_escaped_envelope",
+    "hook_specific_output",
     "hook_command",
     "hook_command_line",
+    "install_report",
     "interpreter_path",
     "messages_from_value",
     "is_paxm_hook",
+    "missing_file_findings",
+    "named_event",
     "parse_hook_command",
     "parse_payload",
+    "queue_path",
     "setup_fix_command",
     "standard_agent_config",
+    "uninstall_report",
     "value_text",
     "write_atomic",
 ]
@@ -369,3 +382,238 @@ def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) ->
         for name in sorted(enabled | {agent}):
             parts += ["--agent", name]
     return shlex.join(parts)
+
+
+# -- helpers for a hook-file integration (a harness that runs paxm's hook client itself) ---------
+
+
+class NativeEvents:
+    """A harness's own hook event names for paxm's events, and the way back.
+
+    :param pairs: ``(paxm event, native event)`` in the order the hooks are installed.
+    """
+
+    __slots__ = ("_by_native", "_native", "events", "pairs")
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self.pairs = tuple(pairs)
+        #: paxm's events, in order
+        self.events = tuple(event for event, _ in self.pairs)
+        self._native = dict(self.pairs)
+        self._by_native = {native.lower(): event for event, native in self.pairs}
+
+    def native(self, event: str) -> str:
+        """The harness's name for paxm ``event`` (``KeyError`` for an event it has no hook for)."""
+        return self._native[event]
+
+    def event(self, native: str) -> str:
+        """paxm's event for the name a hook was invoked with.
+
+        A paxm event name stays itself, a native name (in any case) is mapped, an empty name is
+        ``user_input`` and any other name passes through unchanged.
+        """
+        return native if native in self._native else self._by_native.get(native.lower(), native or EVENT_USER_INPUT)
+
+
+def named_event(native_event: str, payload: Mapping[str, Any] | bytes | str) -> str:
+    """The native event a hook names: its ``--event`` (stripped), else the payload's ``hook_event_name``.
+
+    ``payload`` is the decoded payload or the raw one (then parsed only when ``--event`` is empty).
+    """
+    native = native_event.strip()
+    if native:
+        return native
+    if not isinstance(payload, Mapping):
+        payload = parse_payload(payload)
+    name = payload.get("hook_event_name")
+    return name if isinstance(name, str) else ""
+
+
+def queue_path(config: Any) -> str | None:
+    """The capture queue path a hook command passes (``None``: the default queue)."""
+    return str(getattr(getattr(config, "capture_queue", None), "path", "") or "") or None
+
+
+def env_path(var: str) -> Path | None:
+    """``$var`` as an absolute path (``~`` expanded); ``None`` when it is unset or blank."""
+    value = os.environ.get(var, "").strip()
+    return Path(value).expanduser().absolute() if value else None
+
+
+def detect_harness(command: str, directory: Path) -> str | None:
+    """For :meth:`Integration.detect`: ``command`` found on ``PATH``, else ``directory`` if it exists."""
+    import shutil
+
+    found = shutil.which(command)
+    if found:
+        return found
+    return str(directory) if directory.is_dir() else None
+
+
+def install_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
+    """The line :meth:`Integration.install` reports for the hooks file ``path``, echoed."""
+    line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
+    ctx.echo(line)
+    return [line]
+
+
+def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
+    """The line :meth:`Integration.uninstall` reports (none when nothing was removed), echoed."""
+    lines = [f"removed paxm hooks from {path}"] if changed else []
+    for line in lines:
+        ctx.echo(line)
+    return lines
+
+
+def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: str = "paxm hook") -> list[Finding]:
+    """An ``error`` for every file an installed hook command runs that no longer exists.
+
+    A hook whose interpreter or client is gone still exits 0 (the guard), so without this doctor
+    check it would fail silently on every event.  Commands that are not paxm's are skipped.
+    """
+    findings: list[Finding] = []
+    for command in commands:
+        hook = parse_hook_command(command)
+        for file in hook.files if hook else ():
+            if not Path(file).exists():
+                findings.append(Finding("error", f"{what} points at a missing file: {file}", fix))
+    return findings
+
+
+def context_for(result: HookResult, events: Container[str]) -> str:
+    """``result``'s context blocks when the harness injects them for its event, else ``""``.
+
+    ``""`` for an ignored result, an event not in ``events`` and a blank context.
+    """
+    if result.ignored or result.event not in events:
+        return ""
+    context = result.context
+    return context if context.strip() else ""
+
+
+_escaped_tag: Any = None
+
+
+def guard_escaped_envelope(context: str) -> str:
+    """``context`` with every already-escaped ``paxm-recall`` tag escaped once more (real tags untouched).
+
+    For a harness that HTML-escapes injected text: it turns the real ``<paxm-recall ...>`` tags
+    into ``&lt;paxm-recall ...&gt;``, which is what the envelope makes of a tag forged inside
+    recalled content.  Escaping the ``&`` of each already-escaped tag (``&lt;``, ``&#60;``,
+    ``&#x3c;``, any case) keeps the forgery distinguishable whatever the harness does to ``&``.
+    """
+    global _escaped_tag
+    if _escaped_tag is None:
+        import re
+
+        _escaped_tag = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
+    return str(_escaped_tag.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context))
+
+
+def hook_specific_output(
+    result: HookResult,
+    events: NativeEvents,
+    context_events: Container[str] = (EVENT_SESSION_START, EVENT_USER_INPUT),
+) -> str:
+    """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` JSON (Claude's shape) or ``""``.
+
+    The context goes through :func:`guard_escaped_envelope`; nothing is printed when
+    :func:`context_for` finds none for ``context_events`` (never a ``decision``, so paxm cannot
+    keep the harness from finishing a turn).
+    """
+    context = context_for(result, context_events)
+    if not context:
+        return ""
+    output = {"hookEventName": events.native(result.event), "additionalContext": guard_escaped_envelope(context)}
+    return dumps_compact({"hookSpecificOutput": output})
+
+
+class HookFileIntegration(IntegrationBase):
+    """An integration whose harness runs paxm's hook commands from one file paxm merges into.
+
+    The harness's settings (or hooks) file keeps everything that is not paxm's; install merges
+    paxm's hooks in, uninstall takes exactly those out, doctor checks they are current and that
+    the files they run exist.  A subclass sets ``native_events`` and ``executable`` and says
+    where the file is and how it reads and merges:
+
+    * :meth:`hooks_path`, :meth:`wanted_hooks`, :meth:`update_hooks` (``wanted`` is ``None``
+      for uninstall), :meth:`read_hooks`, :meth:`hooks_current`, :meth:`hook_commands`;
+    * optionally :meth:`extra_findings` (the harness's own switches that keep hooks from
+      running), ``hooks_noun`` (doctor's "<display name> settings missing") and
+      :meth:`detect_dir`.
+    """
+
+    native_events: NativeEvents = NativeEvents(())
+    #: the harness's command on ``PATH`` (:meth:`detect`)
+    executable: str = ""
+    #: what doctor calls the file: ``"<display_name> <hooks_noun> missing: <path>"``
+    hooks_noun: str = "hooks file"
+
+    def hooks_path(self) -> Path:
+        """The file paxm's hooks go into."""
+        raise NotImplementedError
+
+    def wanted_hooks(self, config: Any) -> Any:
+        """What paxm installs for ``config``, in the file's own shape."""
+        raise NotImplementedError
+
+    def update_hooks(self, config: Any, wanted: Any | None) -> bool:
+        """Merge ``wanted`` into the file (``None``: remove paxm's hooks); whether it changed."""
+        raise NotImplementedError
+
+    def read_hooks(self, path: Path) -> tuple[Any, bool]:
+        """The parsed file and whether it exists; raises ``IntegrationError`` when paxm could not merge it."""
+        raise NotImplementedError
+
+    def hooks_current(self, data: Any, wanted: Any, config: Any, path: Path) -> bool:
+        """Whether ``data`` already holds exactly ``wanted`` as paxm's hooks."""
+        raise NotImplementedError
+
+    def hook_commands(self, wanted: Any) -> Iterable[str | list[str]]:
+        """The commands in ``wanted`` (doctor checks the files they run exist)."""
+        raise NotImplementedError
+
+    def extra_findings(self, data: Any, wanted: Any, path: Path, fix: str) -> list[Finding]:
+        """Harness-specific problems with installed, current hooks (none by default); ``fix`` reinstalls."""
+        return []
+
+    def detect_dir(self) -> Path:
+        """The directory whose existence says the harness is set up (default: the file's)."""
+        return self.hooks_path().parent
+
+    def installed_events(self, config: Any) -> list[str]:
+        """``session_start`` always; the others when their recall or write is enabled."""
+        return enabled_hook_events(config, self.name, self.native_events.events)
+
+    def detect(self) -> str | None:
+        """:attr:`executable` on ``PATH``, else :meth:`detect_dir` if it exists."""
+        return detect_harness(self.executable, self.detect_dir())
+
+    def preflight(self, ctx: InstallContext) -> None:
+        """Refuse (before setup saves anything) a file paxm could not merge."""
+        self.read_hooks(self.hooks_path())
+
+    def install(self, ctx: InstallContext) -> list[str]:
+        """Merge paxm's hooks into the file (idempotent); returns the reported lines."""
+        return install_report(ctx, self.hooks_path(), self.update_hooks(ctx.config, self.wanted_hooks(ctx.config)))
+
+    def uninstall(self, ctx: InstallContext) -> list[str]:
+        """Take exactly paxm's hooks out; everything else in the file stays as it was."""
+        return uninstall_report(ctx, self.hooks_path(), self.update_hooks(ctx.config, None))
+
+    def check(self, ctx: InstallContext) -> list[Finding]:
+        """The file readable and present, paxm's hooks current, and the files they run there."""
+        path = self.hooks_path()
+        fix = setup_fix_command(ctx, self.name)
+        try:
+            data, exists = self.read_hooks(path)
+        except Exception as exc:
+            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
+        if not exists:
+            return [Finding("error", f"{self.display_name} {self.hooks_noun} missing: {path}", fix)]
+        wanted = self.wanted_hooks(ctx.config)
+        if not self.hooks_current(data, wanted, ctx.config, path):
+            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
+        findings = self.extra_findings(data, wanted, path, fix)
+        findings += missing_file_findings(self.hook_commands(wanted), fix)
+        return findings or [Finding("ok", f"paxm hooks installed in {path}")]

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from paxm_core.attribution import without_paxm_keys
 from paxm_core.deadline import Deadline
@@ -29,8 +29,27 @@ from paxm_core.timefmt import utcnow
 from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
 
 if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
     from paxm_core.config import Config
     from paxm_core.router import Router
+
+    class ItemFields(TypedDict, total=False):
+        """What :meth:`Tools.remember` passes on to :meth:`Tools.build_item` as it is."""
+
+        metadata: Mapping[str, str] | None
+        id: str
+        workspace: str | None
+        session_id: str | None
+        agent_name: str | None
+        created_at: datetime | None
+        tier: str
+        expires_at: datetime | None
+        admission_text: str
+        turn: TurnContext | None
+
+
+_R = TypeVar("_R", RecallResult, RememberResult)
 
 __all__ = [
     "RESERVED_METADATA_KEYS",
@@ -209,9 +228,8 @@ class Tools:
 
         text = scrub_text(query).strip() if isinstance(query, str) else ""
         profile_name = (profile or "").strip() or profiles.default_recall_profile(self.config)
-        result: RecallResult | None = None
-        error = ""
-        try:
+
+        def run() -> RecallResult:
             if not text:
                 raise UsageError("recall query is required")
             _check_size("recall query", text, self.config.limits.query_bytes, "limits.max_query_bytes")
@@ -223,35 +241,13 @@ class Tools:
             if workspace is not None and workspace.strip():
                 meta["workspace"] = workspace.strip()
             search = SearchQuery(text=text, metadata=meta, filters=dict(filters or {}))
-            active = deadline is None
-            if active:
-                policy, deadline = self._active_budget(policy)
-            try:
-                result = self.router.search(search, policy, deadline)
-                if active:
-                    result = self._excerpt(result)
-            except PaxmError as exc:
-                partial = getattr(exc, "result", None)
-                result = partial if isinstance(partial, RecallResult) else None
-                raise
-            return result
-        except PaxmError as exc:
-            error = str(exc)
-            raise
-        except BaseException as exc:  # an unexpected failure is a failed recall, never a success
-            error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            self._telemetry(
-                "on_recall",
-                query=text,
-                profile=profile_name,
-                source=source,
-                command=command,
-                result=result,
-                error=error,
-                duration_ms=(time.monotonic() - started) * 1000,
-            )
+            if deadline is not None:
+                return self.router.search(search, policy, deadline)
+            policy, budget = self._active_budget(policy)
+            return self._excerpt(self.router.search(search, policy, budget))
+
+        fields = {"query": text, "profile": profile_name, "source": source, "command": command}
+        return self._observed("on_recall", RecallResult, run, started, fields)
 
     # -- remember ------------------------------------------------------------------------
 
@@ -261,69 +257,54 @@ class Tools:
         *,
         profile: str | None = None,
         source: str = "cli",
-        metadata: Mapping[str, str] | None = None,
-        id: str = "",
-        workspace: str | None = None,
-        session_id: str | None = None,
-        agent_name: str | None = None,
-        created_at: datetime | None = None,
-        tier: str = "",
-        expires_at: datetime | None = None,
-        admission_text: str = "",
-        turn: TurnContext | None = None,
         deadline: Deadline | None = None,
         command: str = "remember",
+        **fields: Unpack[ItemFields],
     ) -> RememberResult:
         """Store ``text`` through write profile ``profile`` (default ``default``).
 
-        The write carries the configured user, the resolved agent, the trusted session and
-        the profile's scope.  Raises ``UsageError`` for empty text or an unknown profile and
+        ``fields`` (metadata, id, workspace, session, agent, times, tier, turn) are
+        :meth:`build_item`'s.  The write carries the configured user, the resolved agent, the
+        trusted session and the profile's scope.  Raises ``UsageError`` for empty text or an unknown profile and
         ``WriteError`` (with the partial result) when a required provider fails.
         """
         started = time.monotonic()
         profile_name = (profile or "").strip() or "default"
-        result: RememberResult | None = None
+
+        def run() -> RememberResult:
+            item, policy = self.build_item(text, profile=profile_name, source=source, **fields)
+            if deadline is not None:
+                return self.router.put([item], policy, deadline)
+            policy, budget = self._active_budget(policy)
+            return self.router.put([item], policy, budget)
+
+        observed = {"profile": profile_name, "source": source, "command": command}
+        return self._observed("on_remember", RememberResult, run, started, observed)
+
+    def _observed(
+        self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: dict[str, Any]
+    ) -> _R:
+        """``call()`` (a recall or a write), its outcome reported to telemetry's ``method`` with ``fields``.
+
+        A ``PaxmError`` carrying a partial result (``exc.result``, from the router) reports that
+        result with the error; an unexpected failure is a failed call, never a success.
+        """
+        result: _R | None = None
         error = ""
         try:
-            item, policy = self.build_item(
-                text,
-                profile=profile_name,
-                source=source,
-                metadata=metadata,
-                id=id,
-                workspace=workspace,
-                session_id=session_id,
-                agent_name=agent_name,
-                created_at=created_at,
-                tier=tier,
-                expires_at=expires_at,
-                admission_text=admission_text,
-                turn=turn,
-            )
-            if deadline is None:
-                policy, deadline = self._active_budget(policy)
-            try:
-                result = self.router.put([item], policy, deadline)
-            except PaxmError as exc:
-                partial = getattr(exc, "result", None)
-                result = partial if isinstance(partial, RememberResult) else None
-                raise
+            result = call()
             return result
         except PaxmError as exc:
+            partial = getattr(exc, "result", None)
+            result = partial if isinstance(partial, kind) else None
             error = str(exc)
             raise
-        except BaseException as exc:  # an unexpected failure is a failed write, never a success
+        except BaseException as exc:
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             self._telemetry(
-                "on_remember",
-                profile=profile_name,
-                source=source,
-                command=command,
-                result=result,
-                error=error,
-                duration_ms=(time.monotonic() - started) * 1000,
+                method, **fields, result=result, error=error, duration_ms=(time.monotonic() - started) * 1000
             )
 
     def build_item(

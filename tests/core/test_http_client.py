@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from paxm_core.http_client import httpx, new_client
+from paxm_core import Deadline, DeadlineExceeded, ProviderError
+from paxm_core.http_client import JsonTransport, httpx, new_client, redact
 
 
 class _Answer(BaseHTTPRequestHandler):
@@ -79,3 +80,99 @@ def test_the_httpx_cli_stays_importable_after_paxm_imported_httpx() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+SECRET = "sk-test-0123456789"
+
+#: path -> (status, body) the scripted server answers
+_SCRIPT: dict[str, tuple[int, bytes]] = {
+    "/ok": (200, b'{"answer": 42}'),
+    "/empty": (204, b""),
+    "/text": (200, b"<html>proxy says hi</html>"),
+    "/auth": (401, b'{"why": "bad key ' + SECRET.encode() + b'"}'),
+    "/busy": (503, b"try later"),
+    "/gone": (404, b'{"why": "no such thing"}'),
+}
+
+
+class _Scripted(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        status, body = _SCRIPT.get(self.path.split("?")[0], (500, b""))
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+class _Why(JsonTransport):
+    def detail(self, payload: object) -> str:
+        return str(payload.get("why", "")) if isinstance(payload, dict) else ""
+
+
+@pytest.fixture
+def transport() -> Iterator[_Why]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    client = _Why("mine", url, {"X-Key": SECRET}, SECRET, 5.0, service="Store", label="store")
+    try:
+        yield client
+    finally:
+        client.close()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _error(transport: _Why, path: str) -> ProviderError:
+    resp, payload = transport.send("op", "POST", path, Deadline.after(5.0), {"q": 1})
+    with pytest.raises(ProviderError) as info:
+        transport.check_status("op", resp, payload)
+    return info.value
+
+
+def test_redact_hides_the_secret_collapses_space_and_cuts() -> None:
+    assert redact(f"key  {SECRET}\n end", SECRET) == "key <redacted> end"
+    assert redact("x" * 400, "") == "x" * 300
+    assert redact("abcdef", "", limit=3) == "abc"
+
+
+def test_json_transport_decodes_bodies_and_passes_a_good_status(transport: _Why) -> None:
+    resp, payload = transport.send("op", "POST", "/ok", Deadline.after(5.0), {"q": 1})
+    transport.check_status("op", resp, payload)
+    assert payload == {"answer": 42}
+    resp, payload = transport.send("op", "GET", "/empty", Deadline.after(5.0), params={"a": "b"})
+    transport.check_status("op", resp, payload)
+    assert payload is None
+
+
+def test_json_transport_maps_statuses_and_never_shows_the_secret(transport: _Why) -> None:
+    auth = _error(transport, "/auth")
+    assert "authentication failed (HTTP 401); check api_key: bad key <redacted>" in str(auth)
+    assert SECRET not in str(auth) and not auth.retryable
+    busy = _error(transport, "/busy")
+    assert "HTTP 503: try later" in str(busy) and busy.retryable
+    gone = _error(transport, "/gone")
+    assert "HTTP 404: no such thing" in str(gone) and not gone.retryable
+    text = _error(transport, "/text")
+    assert "Store returned a body that is not JSON" in str(text)
+
+
+def test_json_transport_unreachable_expired_and_closed(transport: _Why) -> None:
+    with pytest.raises(DeadlineExceeded, match="store op"):
+        transport.send("op", "GET", "/ok", Deadline.after(0.0))
+    dead = JsonTransport("mine", "http://127.0.0.1:9", {}, "", 5.0, service="Store", label="store")
+    with pytest.raises(ProviderError, match="cannot reach Store at http://127.0.0.1:9") as info:
+        dead.send("op", "GET", "/ok", Deadline.after(5.0))
+    assert info.value.retryable
+    transport.close()
+    assert transport.closed
+    with pytest.raises(ProviderError, match="provider is closed"):
+        transport.send("op", "GET", "/ok", Deadline.after(5.0))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +14,13 @@ from paxm_core.integration import (
     InstallContext,
     IntegrationBase,
     decode_generic,
+    detect_harness,
     enabled_hook_events,
+    env_path,
     hook_command,
-    parse_hook_command,
-    parse_payload,
+    missing_file_findings,
+    named_event,
+    queue_path,
     setup_fix_command,
     standard_agent_config,
 )
@@ -75,24 +76,18 @@ class ClineIntegration(IntegrationBase):
 
     def cline_dir(self) -> Path:
         """``$CLINE_DIR`` > ``~/.cline``."""
-        explicit = os.environ.get("CLINE_DIR", "").strip()
-        return (Path(explicit).expanduser() if explicit else Path.home() / ".cline").absolute()
+        return env_path("CLINE_DIR") or (Path.home() / ".cline").absolute()
 
     def plugins_dir(self) -> Path:
         """``$PAXM_CLINE_PLUGINS_DIR`` > ``~/.cline/plugins``."""
-        explicit = os.environ.get("PAXM_CLINE_PLUGINS_DIR", "").strip()
-        return Path(explicit).expanduser().absolute() if explicit else self.cline_dir() / "plugins"
+        return env_path("PAXM_CLINE_PLUGINS_DIR") or self.cline_dir() / "plugins"
 
     def plugin_path(self) -> Path:
         return self.plugins_dir() / PLUGIN_FILE_NAME
 
     def hooks_dir(self) -> Path:
         """Upstream's hook files: ``$PAXM_CLINE_HOOKS_DIR`` > ``$CLINE_HOOKS_DIR`` > ``~/.cline/hooks``."""
-        for var in ("PAXM_CLINE_HOOKS_DIR", "CLINE_HOOKS_DIR"):
-            explicit = os.environ.get(var, "").strip()
-            if explicit:
-                return Path(explicit).expanduser().absolute()
-        return self.cline_dir() / "hooks"
+        return env_path("PAXM_CLINE_HOOKS_DIR") or env_path("CLINE_HOOKS_DIR") or self.cline_dir() / "hooks"
 
     def installed_events(self, config: Any) -> list[str]:
         """``session_start`` always; the others when their recall or write is enabled."""
@@ -100,12 +95,12 @@ class ClineIntegration(IntegrationBase):
 
     def commands(self, config: Any) -> dict[str, list[str]]:
         """paxm event -> the hook-client argv the plugin runs."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         out = {}
         for event in self.installed_events(config):
             waits = event in (EVENT_SESSION_START, EVENT_USER_INPUT)
             out[event] = hook_command(
-                config.path, self.name, event, queue_path=queue or None, timeout=CLIENT_TIMEOUT_S if waits else None
+                config.path, self.name, event, queue_path=queue, timeout=CLIENT_TIMEOUT_S if waits else None
             )
         return out
 
@@ -133,11 +128,7 @@ class ClineIntegration(IntegrationBase):
 
     def detect(self) -> str | None:
         """``cline`` on ``PATH``, else ``~/.cline`` if it exists."""
-        found = shutil.which("cline")
-        if found:
-            return found
-        directory = self.cline_dir()
-        return str(directory) if directory.is_dir() else None
+        return detect_harness("cline", self.cline_dir())
 
     def preflight(self, ctx: InstallContext) -> None:
         """Refuse to overwrite a ``paxm.js`` in the plugins directory that paxm did not write."""
@@ -183,11 +174,10 @@ class ClineIntegration(IntegrationBase):
             return [*findings, Finding("error", f"{path} is not paxm's plugin", f"move it away, then {fix}")]
         if source != render_plugin(self.commands(ctx.config), target=self.name):
             return [*findings, Finding("warn", f"paxm plugin {path} is out of date", fix)]
-        for argv in (settings.get("commands") or {}).values():
-            hook = parse_hook_command([str(a) for a in argv]) if isinstance(argv, list) else None
-            for word in hook.files if hook else ():
-                if not Path(word).exists():
-                    findings.append(Finding("error", f"paxm plugin points at a missing file: {word}", fix))
+        commands = (settings.get("commands") or {}).values()
+        findings += missing_file_findings(
+            ([str(a) for a in argv] for argv in commands if isinstance(argv, list)), fix, "paxm plugin"
+        )
         return findings or [Finding("ok", f"paxm plugin installed at {path}")]
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
@@ -196,10 +186,7 @@ class ClineIntegration(IntegrationBase):
         The plugin passes paxm's event names; Cline's own hook names (upstream's hook files,
         or a payload's ``hook_event_name``) are mapped too.
         """
-        native = native_event.strip()
-        if not native:
-            name = parse_payload(raw).get("hook_event_name")
-            native = name if isinstance(name, str) else ""
+        native = named_event(native_event, raw)
         event = native if native in EVENTS else _NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
         return decode_generic(raw, self.name, event, native)
 

@@ -1,18 +1,19 @@
 """The generated Cline plugin file: render, write, recognise and remove it.
 
 One dependency-free ES module (``plugin_template.js``) with paxm's settings embedded as a JSON
-literal: the exact hook-client argv for each event and the per-hook timeout.
+literal: the exact hook-client argv for each event and the per-hook timeout.  The slot, the
+marker check and the JSON literal are :class:`paxm_core.generated_file.GeneratedFile`'s.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paxm_core.generated_file import GeneratedFile
 
 __all__ = [
     "MARKER",
@@ -33,11 +34,17 @@ MARKER = "// paxm-cline-plugin v1"
 #: (fail-open: nothing injected) well inside that.
 SPAWN_TIMEOUT_MS = 2_000
 
-_START = "/*PAXM_SETTINGS*/"
-_END = "/*END_PAXM_SETTINGS*/"
+
+def _plugin(template: str = "") -> GeneratedFile:
+    # imported here: the hook path (decode, output) never renders or reads the plugin
+    from paxm_core.generated_file import GeneratedFile
+
+    return GeneratedFile(template, marker=MARKER)
 
 
 def _template() -> str:
+    from importlib import resources  # here: it imports tempfile (shutil, random), which the hook path never needs
+
     return resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
 
 
@@ -51,31 +58,17 @@ def render_plugin(
         "timeoutMs": int(timeout_ms),
         "commands": {event: list(argv) for event, argv in commands.items()},
     }
-    # JSON is a JS expression; escaping "<" keeps any path literal inert
-    literal = json.dumps(settings, ensure_ascii=True, indent=2).replace("<", "\\u003c")
-    head, rest = _template().split(_START, 1)
-    _, tail = rest.split(_END, 1)
-    return f"{head}{_START} {literal} {_END}{tail}"
+    return _plugin(_template()).render(settings)
 
 
 def embedded_settings(source: str) -> dict[str, Any] | None:
     """The settings JSON embedded in a generated plugin (``None`` if it is not one)."""
-    if MARKER not in source[:2048] or _START not in source or _END not in source:
-        return None
-    try:
-        value = json.loads(source.split(_START, 1)[1].split(_END, 1)[0])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return _plugin().embedded_settings(source)
 
 
 def is_paxm_plugin(path: Path) -> bool:
     """Whether ``path`` is a plugin paxm generated (so paxm may replace or delete it)."""
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:2048]
-    except OSError:
-        return False
-    return MARKER in head
+    return _plugin().is_paxm(path)
 
 
 def _mkdir_private(path: Path) -> None:
@@ -98,13 +91,7 @@ def write_plugin(path: Path, source: str) -> bool:
     except OSError:
         pass
     _mkdir_private(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".paxm-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from paxm_core.integration import write_atomic
+
+    write_atomic(path, source)
     return True

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,16 +11,15 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
-    InstallContext,
-    IntegrationBase,
+    HookFileIntegration,
+    NativeEvents,
+    context_for,
     decode_generic,
     dumps_compact,
-    enabled_hook_events,
+    env_path,
     hook_command_line,
-    parse_hook_command,
     parse_payload,
-    setup_fix_command,
+    queue_path,
     standard_agent_config,
 )
 from paxm_integration_copilot_cli.hooks_file import (
@@ -47,8 +44,7 @@ NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
     (EVENT_TOOL_USE, "postToolUse"),
     (EVENT_TURN_END, "agentStop"),
 )
-_NATIVE = dict(NATIVE_EVENTS)
-_BY_NATIVE = {native.lower(): event for event, native in NATIVE_EVENTS}
+_EVENTS = NativeEvents(NATIVE_EVENTS)
 #: the events whose ``additionalContext`` Copilot adds to the model's input
 _CONTEXT_EVENTS = (EVENT_SESSION_START, EVENT_USER_INPUT)
 #: Copilot's hook timeout is in seconds.  The hook client answers within its own 5 s ceiling;
@@ -61,7 +57,7 @@ def _str(payload: dict[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-class CopilotCliIntegration(IntegrationBase):
+class CopilotCliIntegration(HookFileIntegration):
     """GitHub Copilot CLI: ``$COPILOT_HOME/hooks/paxm.json``, top-level ``additionalContext`` output."""
 
     name = "copilot-cli"
@@ -69,6 +65,8 @@ class CopilotCliIntegration(IntegrationBase):
     display_name = "GitHub Copilot CLI"
     label = "GitHub Copilot CLI"
     setup_priority = 47
+    native_events = _EVENTS
+    executable = "copilot"
 
     def default_agent_config(self) -> dict[str, Any]:
         """Recall on every prompt; session start, prompt and reply captured (``agentStop`` flushes)."""
@@ -78,37 +76,38 @@ class CopilotCliIntegration(IntegrationBase):
 
     def copilot_home(self) -> Path:
         """``$COPILOT_HOME`` (Copilot CLI's own override), else ``~/.copilot``."""
-        home = os.environ.get("COPILOT_HOME", "").strip()
-        return (Path(home).expanduser() if home else Path.home() / ".copilot").absolute()
+        return env_path("COPILOT_HOME") or (Path.home() / ".copilot").absolute()
 
     def hooks_path(self) -> Path:
         """``$PAXM_COPILOT_HOOKS`` > ``<copilot home>/hooks/paxm.json``."""
-        explicit = os.environ.get("PAXM_COPILOT_HOOKS", "").strip()
-        if explicit:
-            return Path(explicit).expanduser().absolute()
-        return self.copilot_home() / "hooks" / FILE_NAME
+        return env_path("PAXM_COPILOT_HOOKS") or self.copilot_home() / "hooks" / FILE_NAME
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, [event for event, _ in NATIVE_EVENTS])
+    def detect_dir(self) -> Path:
+        """Copilot's home directory (detect: ``copilot`` on ``PATH``, else this if it exists)."""
+        return self.copilot_home()
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the handler paxm installs for ``config``."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         wanted: dict[str, dict[str, Any]] = {}
         for event in self.installed_events(config):
-            native = _NATIVE[event]
-            command = hook_command_line(config.path, self.name, native, queue_path=queue or None)
+            native = _EVENTS.native(event)
+            command = hook_command_line(config.path, self.name, native, queue_path=queue)
             wanted[native] = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_SEC}
         return wanted
 
     def _is_ours(self, config: Any) -> Any:
         return lambda command: is_paxm_command(command, config.path, self.name)
 
-    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: paxm.json (the file goes when nothing else is left in it) ------------
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, Any], bool]:
+        return read_hooks_file(path)
+
+    def update_hooks(self, config: Any, wanted: dict[str, dict[str, Any]] | None) -> bool:
         path = self.hooks_path()
         data, exists = read_hooks_file(path)
-        updated = merge_handlers(data, wanted, self._is_ours(config), where=str(path))
+        updated = merge_handlers(data, wanted or {}, self._is_ours(config), where=str(path))
         if is_empty(updated):
             if exists:
                 path.unlink()
@@ -119,55 +118,13 @@ class CopilotCliIntegration(IntegrationBase):
         write_hooks_file(path, updated)
         return True
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], config: Any, path: Path) -> bool:
+        return merge_handlers(data, wanted, self._is_ours(config), where=str(path)) == data
 
-    def detect(self) -> str | None:
-        """``copilot`` on ``PATH``, else Copilot's home directory if it exists."""
-        found = shutil.which("copilot")
-        if found:
-            return found
-        home = self.copilot_home()
-        return str(home) if home.is_dir() else None
+    def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
+        return [handler["bash"] for handler in wanted.values()]
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a ``paxm.json`` paxm could not merge."""
-        read_hooks_file(self.hooks_path())
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Write paxm's handlers into its hook file (idempotent); returns the reported lines."""
-        path = self.hooks_path()
-        changed = self._update(ctx.config, self.wanted_hooks(ctx.config))
-        line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-        ctx.echo(line)
-        return [line]
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's handlers out (the file goes when nothing else is left in it)."""
-        lines = [f"removed paxm hooks from {self.hooks_path()}"] if self._update(ctx.config, {}) else []
-        for line in lines:
-            ctx.echo(line)
-        return lines
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted handler present, and the files it runs exist."""
-        path = self.hooks_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            data, exists = read_hooks_file(path)
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if not exists:
-            return [Finding("error", f"{self.display_name} hooks file missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if merge_handlers(data, wanted, self._is_ours(ctx.config), where=str(path)) != data:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = []
-        for handler in wanted.values():
-            hook = parse_hook_command(handler["bash"])
-            for file in hook.files if hook else ():
-                if not Path(file).exists():
-                    findings.append(Finding("error", f"paxm hook points at a missing file: {file}", fix))
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    # -- payloads and output --------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Copilot's camelCase payload -> :class:`HookEvent` (never raises).
@@ -179,7 +136,7 @@ class CopilotCliIntegration(IntegrationBase):
         """
         payload = parse_payload(raw)
         native = native_event.strip()
-        event = native if native in _NATIVE else _BY_NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
+        event = _EVENTS.event(native)
         generic: dict[str, Any] = {}
         for theirs, ours in (("sessionId", "session_id"), ("cwd", "cwd"), ("transcriptPath", "transcript_path")):
             if _str(payload, theirs):
@@ -210,9 +167,5 @@ class CopilotCliIntegration(IntegrationBase):
 
         Copilot adds the text as given (no escaping), so paxm's envelope reaches the model as is.
         """
-        if result.ignored or result.event not in _CONTEXT_EVENTS:
-            return ""
-        context = result.context
-        if not context.strip():
-            return ""
-        return dumps_compact({"additionalContext": context})
+        context = context_for(result, _CONTEXT_EVENTS)
+        return dumps_compact({"additionalContext": context}) if context else ""

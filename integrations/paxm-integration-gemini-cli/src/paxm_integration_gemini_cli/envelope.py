@@ -6,18 +6,11 @@ and leaves ``&`` alone, so the real ``<paxm-recall ...>`` tags reach the model a
 text to ``&lt;/paxm-recall&gt;``, which is then byte-identical to the real tag as the model
 sees it.  Escaping the ``&`` of every already-escaped tag once more keeps the forgery
 distinguishable (``&amp;lt;/paxm-recall&gt;``) whether or not a release escapes ``&`` too.
+The guard is :func:`paxm_core.integration.guard_escaped_envelope` (Qwen Code needs it too).
 """
 
 from __future__ import annotations
 
-import re
+from paxm_core.integration import guard_escaped_envelope
 
 __all__ = ["guard_escaped_envelope"]
-
-# ``&lt;``, ``&#60;``/``&#060;``, ``&#x3c;`` before a paxm-recall tag name (any case)
-_ESCAPED_TAG = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
-
-
-def guard_escaped_envelope(context: str) -> str:
-    """``context`` with every already-escaped ``paxm-recall`` tag escaped once more (real tags untouched)."""
-    return _ESCAPED_TAG.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,19 +11,18 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     Finding,
-    InstallContext,
-    IntegrationBase,
+    HookFileIntegration,
+    NativeEvents,
     decode_generic,
-    dumps_compact,
-    enabled_hook_events,
+    env_path,
     hook_command_line,
-    parse_hook_command,
+    hook_specific_output,
+    named_event,
     parse_payload,
-    setup_fix_command,
+    queue_path,
     standard_agent_config,
 )
 from paxm_core.json_settings import update_hook_groups
-from paxm_integration_gemini_cli.envelope import guard_escaped_envelope
 from paxm_integration_gemini_cli.settings import (
     COMMENTS_HINT,
     CONFIG_FIELDS,
@@ -46,16 +43,13 @@ NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
     (EVENT_TOOL_USE, "AfterTool"),
     (EVENT_TURN_END, "AfterAgent"),
 )
-_NATIVE = dict(NATIVE_EVENTS)
-_BY_NATIVE = {native.lower(): event for event, native in NATIVE_EVENTS}
-#: the events whose JSON output Gemini adds to the model's input
-_CONTEXT_EVENTS = (EVENT_SESSION_START, EVENT_USER_INPUT)
+_EVENTS = NativeEvents(NATIVE_EVENTS)
 #: Gemini's hook timeout is in milliseconds (its default is 60 s).  The hook client answers
 #: within its own 5 s ceiling; the rest covers interpreter start-up on a loaded machine.
 HOOK_TIMEOUT_MS = 10_000
 
 
-class GeminiCliIntegration(IntegrationBase):
+class GeminiCliIntegration(HookFileIntegration):
     """Gemini CLI: hooks in ``~/.gemini/settings.json``, ``hookSpecificOutput`` JSON output."""
 
     name = "gemini-cli"
@@ -63,6 +57,9 @@ class GeminiCliIntegration(IntegrationBase):
     display_name = "Gemini CLI"
     label = "Gemini CLI"
     setup_priority = 44
+    native_events = _EVENTS
+    executable = "gemini"
+    hooks_noun = "settings"
 
     def default_agent_config(self) -> dict[str, Any]:
         """Recall on every prompt; session start, prompt and reply captured (``AfterAgent`` flushes).
@@ -80,24 +77,21 @@ class GeminiCliIntegration(IntegrationBase):
         ``GEMINI_CLI_HOME`` is Gemini CLI's own override of the home directory it keeps
         ``.gemini`` in.
         """
-        explicit = os.environ.get("PAXM_GEMINI_SETTINGS", "").strip()
-        if explicit:
-            return Path(explicit).expanduser().absolute()
-        home = os.environ.get("GEMINI_CLI_HOME", "").strip()
-        base = Path(home).expanduser() if home else Path.home()
-        return (base / ".gemini" / "settings.json").absolute()
+        return (
+            env_path("PAXM_GEMINI_SETTINGS")
+            or ((env_path("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "settings.json").absolute()
+        )
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, [event for event, _ in NATIVE_EVENTS])
+    def hooks_path(self) -> Path:
+        return self.settings_path()
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the settings group paxm installs for ``config``."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         wanted: dict[str, dict[str, Any]] = {}
         for event in self.installed_events(config):
-            native = _NATIVE[event]
-            command = hook_command_line(config.path, self.name, native, queue_path=queue or None)
+            native = _EVENTS.native(event)
+            command = hook_command_line(config.path, self.name, native, queue_path=queue)
             handler = {"type": "command", "name": f"paxm-{native}", "command": command, "timeout": HOOK_TIMEOUT_MS}
             group: dict[str, Any] = {"matcher": ".*"} if native == "AfterTool" else {}
             group["hooks"] = [handler]
@@ -107,61 +101,29 @@ class GeminiCliIntegration(IntegrationBase):
     def _is_ours(self, config: Any) -> Any:
         return lambda command: is_paxm_command(command, config.path, self.name)
 
-    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: settings.json, switches and comments hint included ----------------
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, Any], bool]:
+        settings, original = read_settings(path, f"{self.display_name} settings")
+        return settings, original is not None
+
+    def update_hooks(self, config: Any, wanted: dict[str, dict[str, Any]] | None) -> bool:
         what = f"{self.display_name} settings"
         return update_hook_groups(
-            self.settings_path(), what, wanted, self._is_ours(config), switches=CONFIG_FIELDS, hint=COMMENTS_HINT
+            self.settings_path(), what, wanted or {}, self._is_ours(config), switches=CONFIG_FIELDS, hint=COMMENTS_HINT
         )
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], config: Any, path: Path) -> bool:
+        return merge_hooks(data, wanted, self._is_ours(config), where=str(path)) == data
 
-    def detect(self) -> str | None:
-        """``gemini`` on ``PATH``, else the ``.gemini`` directory if it exists."""
-        found = shutil.which("gemini")
-        if found:
-            return found
-        directory = self.settings_path().parent
-        return str(directory) if directory.is_dir() else None
+    def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
+        return [group["hooks"][0]["command"] for group in wanted.values()]
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a settings file paxm could not merge."""
-        read_settings(self.settings_path(), f"{self.display_name} settings")
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's handlers into settings.json (idempotent); returns the reported lines."""
-        path = self.settings_path()
-        changed = self._update(ctx.config, self.wanted_hooks(ctx.config))
-        line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-        ctx.echo(line)
-        return [line]
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's handlers out of settings.json; everything else stays as it was."""
-        lines = [f"removed paxm hooks from {self.settings_path()}"] if self._update(ctx.config, {}) else []
-        for line in lines:
-            ctx.echo(line)
-        return lines
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted handler present and switched on, and the files it runs exist."""
-        path = self.settings_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            settings, original = read_settings(path, f"{self.display_name} settings")
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if original is None:
-            return [Finding("error", f"{self.display_name} settings missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if merge_hooks(settings, wanted, self._is_ours(ctx.config), where=str(path)) != settings:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = self._switched_off(settings, wanted, path)
-        for group in wanted.values():
-            hook = parse_hook_command(group["hooks"][0]["command"])
-            for file in hook.files if hook else ():
-                if not Path(file).exists():
-                    findings.append(Finding("error", f"paxm hook points at a missing file: {file}", fix))
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    def extra_findings(
+        self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path, fix: str
+    ) -> list[Finding]:
+        """Gemini's own switches that keep installed hooks from running."""
+        return self._switched_off(data, wanted, path)
 
     @staticmethod
     def _switched_off(settings: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path) -> list[Finding]:
@@ -188,11 +150,8 @@ class GeminiCliIntegration(IntegrationBase):
         ``hook_event_name`` decides.
         """
         payload = parse_payload(raw)
-        native = native_event.strip()
-        if not native:
-            name = payload.get("hook_event_name")
-            native = name if isinstance(name, str) else ""
-        event = native if native in _NATIVE else _BY_NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
+        native = named_event(native_event, payload)
+        event = _EVENTS.event(native)
         hook = decode_generic(raw, self.name, event, native)
         reply = payload.get("prompt_response")
         if event == EVENT_TURN_END and isinstance(reply, str) and reply.strip():
@@ -203,12 +162,8 @@ class GeminiCliIntegration(IntegrationBase):
         """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for session start and prompts.
 
         Gemini ignores plain text on stdout and reads JSON only; every other event prints
-        nothing (never a ``decision``, so paxm cannot keep Gemini from finishing a turn).
+        nothing (never a ``decision``, so paxm cannot keep Gemini from finishing a turn).  Gemini
+        HTML-escapes the context, so an escaped tag forged inside it is escaped once more
+        (:func:`paxm_core.integration.guard_escaped_envelope`).
         """
-        if result.ignored or result.event not in _CONTEXT_EVENTS:
-            return ""
-        context = result.context
-        if not context.strip():
-            return ""
-        output = {"hookEventName": _NATIVE[result.event], "additionalContext": guard_escaped_envelope(context)}
-        return dumps_compact({"hookSpecificOutput": output})
+        return hook_specific_output(result, _EVENTS)

@@ -13,12 +13,11 @@ is removed whenever paxm rewrites the file, so nothing fires twice.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import IntegrationError, is_paxm_hook
+from paxm_core.integration import IntegrationError, is_paxm_hook, write_atomic
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -180,12 +179,4 @@ def write_config(config: KimiConfig) -> None:
             fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(config.original)
-    fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".paxm.tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, text)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,20 +10,19 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
+    HookFileIntegration,
     HookMessage,
-    InstallContext,
-    IntegrationBase,
+    NativeEvents,
     decode_generic,
-    enabled_hook_events,
+    env_path,
     hook_command_line,
-    parse_hook_command,
+    named_event,
     parse_payload,
-    setup_fix_command,
+    queue_path,
     standard_agent_config,
     value_text,
 )
-from paxm_integration_kimi_code.config_toml import is_paxm_command, read_config, write_config
+from paxm_integration_kimi_code.config_toml import KimiConfig, is_paxm_command, read_config, write_config
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
@@ -39,14 +36,13 @@ NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
     (EVENT_TOOL_USE, "PostToolUse"),
     (EVENT_TURN_END, "Stop"),
 )
-_NATIVE = dict(NATIVE_EVENTS)
-_BY_NATIVE = {native.lower(): event for event, native in NATIVE_EVENTS}
+_EVENTS = NativeEvents(NATIVE_EVENTS)
 #: Kimi's hook timeout is in seconds (1-600).  The hook client answers within its own 5 s
 #: ceiling; the rest covers interpreter start-up on a loaded machine.
 HOOK_TIMEOUT_S = 10
 
 
-class KimiCodeIntegration(IntegrationBase):
+class KimiCodeIntegration(HookFileIntegration):
     """Kimi Code: ``[[hooks]]`` in ``$KIMI_CODE_HOME/config.toml``, plain stdout injected as context."""
 
     name = "kimi-code"
@@ -55,6 +51,9 @@ class KimiCodeIntegration(IntegrationBase):
     display_name = "Kimi Code"
     label = "Kimi Code"
     setup_priority = 50
+    native_events = _EVENTS
+    executable = "kimi"
+    hooks_noun = "config"
 
     def default_agent_config(self) -> dict[str, Any]:
         """Recall on every prompt; prompt, tool results and reply captured (turn end flushes)."""
@@ -64,27 +63,22 @@ class KimiCodeIntegration(IntegrationBase):
 
     def kimi_home(self) -> Path:
         """``$KIMI_CODE_HOME`` > ``~/.kimi-code``."""
-        home = os.environ.get("KIMI_CODE_HOME", "").strip()
-        return (Path(home).expanduser() if home else Path.home() / ".kimi-code").absolute()
+        return env_path("KIMI_CODE_HOME") or (Path.home() / ".kimi-code").absolute()
 
     def config_path(self) -> Path:
         """``$PAXM_KIMI_CONFIG`` > ``$KIMI_CODE_HOME/config.toml`` > ``~/.kimi-code/config.toml``."""
-        explicit = os.environ.get("PAXM_KIMI_CONFIG", "").strip()
-        if explicit:
-            return Path(explicit).expanduser().absolute()
-        return self.kimi_home() / "config.toml"
+        return env_path("PAXM_KIMI_CONFIG") or self.kimi_home() / "config.toml"
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, (event for event, _ in NATIVE_EVENTS))
+    def hooks_path(self) -> Path:
+        return self.config_path()
 
     def wanted_hooks(self, config: Any) -> list[dict[str, Any]]:
         """The ``[[hooks]]`` tables paxm installs for ``config`` (only keys Kimi accepts)."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         out = []
         for event in self.installed_events(config):
-            native = _NATIVE[event]
-            command = hook_command_line(config.path, self.name, native, queue_path=queue or None)
+            native = _EVENTS.native(event)
+            command = hook_command_line(config.path, self.name, native, queue_path=queue)
             out.append({"event": native, "command": command, "timeout": HOOK_TIMEOUT_S})
         return out
 
@@ -92,64 +86,28 @@ class KimiCodeIntegration(IntegrationBase):
         targets = (self.name, *self.aliases)
         return lambda command: is_paxm_command(command, config.path, targets)
 
-    def _update(self, config: Any, wanted: list[dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: config.toml's ``[[hooks]]`` ---------------------------------------
+
+    def read_hooks(self, path: Path) -> tuple[KimiConfig, bool]:
+        document = read_config(path)
+        return document, document.original is not None
+
+    def update_hooks(self, config: Any, wanted: list[dict[str, Any]] | None) -> bool:
         document = read_config(self.config_path())
         if document.original is None and not wanted:
             return False
-        if not document.merge(wanted, self._is_ours(config)):
+        if not document.merge(wanted or [], self._is_ours(config)):
             return False
         write_config(document)
         return True
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: KimiConfig, wanted: list[dict[str, Any]], config: Any, path: Path) -> bool:
+        return data.paxm_hooks(self._is_ours(config)) == wanted and not data.had_upstream_block
 
-    def detect(self) -> str | None:
-        """``kimi`` on ``PATH``, else Kimi's home directory if it exists."""
-        found = shutil.which("kimi")
-        if found:
-            return found
-        home = self.config_path().parent
-        return str(home) if home.is_dir() else None
+    def hook_commands(self, wanted: list[dict[str, Any]]) -> list[str]:
+        return [entry["command"] for entry in wanted]
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a config.toml paxm could not merge."""
-        read_config(self.config_path())
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's ``[[hooks]]`` into config.toml (idempotent); returns the reported lines."""
-        path = self.config_path()
-        changed = self._update(ctx.config, self.wanted_hooks(ctx.config))
-        line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-        ctx.echo(line)
-        return [line]
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's ``[[hooks]]`` out of config.toml; everything else stays as it was."""
-        lines = [f"removed paxm hooks from {self.config_path()}"] if self._update(ctx.config, []) else []
-        for line in lines:
-            ctx.echo(line)
-        return lines
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted hook present in config.toml, and the files it runs exist."""
-        path = self.config_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            document = read_config(path)
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if document.original is None:
-            return [Finding("error", f"Kimi Code config missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if document.paxm_hooks(self._is_ours(ctx.config)) != wanted or document.had_upstream_block:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = []
-        for entry in wanted:
-            hook = parse_hook_command(entry["command"])
-            for word in hook.files if hook else ():
-                if not Path(word).exists():
-                    findings.append(Finding("error", f"paxm hook points at a missing file: {word}", fix))
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    # -- payloads and output --------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Kimi's payload -> :class:`HookEvent` (never raises).
@@ -159,11 +117,8 @@ class KimiCodeIntegration(IntegrationBase):
         last finished turn (bounded, tolerant of a missing or partial file).
         """
         obj = parse_payload(raw)
-        native = native_event.strip()
-        if not native:
-            name = obj.get("hook_event_name")
-            native = name if isinstance(name, str) else ""
-        event_name = native if native in _NATIVE else _BY_NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
+        native = named_event(native_event, obj)
+        event_name = _EVENTS.event(native)
         event = decode_generic(raw, self.name, event_name, native)
         if event_name == EVENT_USER_INPUT and not event.prompt:
             event.prompt = _parts_text(obj.get("prompt"))

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-import os
-import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +12,15 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     Finding,
-    InstallContext,
-    IntegrationBase,
+    HookFileIntegration,
+    NativeEvents,
     decode_generic,
+    env_path,
+    guard_escaped_envelope,
     hook_command_line,
-    parse_payload,
-    setup_fix_command,
+    hook_specific_output,
+    named_event,
+    queue_path,
 )
 from paxm_core.json_settings import update_hook_groups
 from paxm_integration_qwen_code.settings import is_paxm_command, merge_hooks, read_settings
@@ -38,23 +37,14 @@ NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
     (EVENT_TOOL_USE, "PostToolUse"),
     (EVENT_TURN_END, "Stop"),
 )
-_BY_NATIVE = {native.lower(): event for event, native in NATIVE_EVENTS}
-_NATIVE = dict(NATIVE_EVENTS)
+_EVENTS = NativeEvents(NATIVE_EVENTS)
 #: Qwen Code's hook timeout is in milliseconds.  The hook client answers within its own 5 s
 #: ceiling; the rest covers interpreter start-up on a loaded machine.
 HOOK_TIMEOUT_MS = 10_000
 
-# An escaped envelope tag inside recalled content (``wrap_recall_context`` escapes forged tags
-# to ``&lt;paxm-recall``).  Qwen HTML-escapes the whole injected text, so the real tags reach the
-# model as ``&lt;paxm-recall ...&gt;``; a harness that escaped ``<`` but not ``&`` would make an
-# already-escaped forgery identical to the real tag.  Escaping its ``&`` once more keeps it
-# distinguishable whatever the harness does to ``&``.
-_ESCAPED_TAG = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
-
-
-def guard_escaped_envelope(context: str) -> str:
-    """``context`` with every already-escaped ``paxm-recall`` tag escaped once more (real tags untouched)."""
-    return _ESCAPED_TAG.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context)
+# ``guard_escaped_envelope`` (paxm_core.integration's; re-exported here) keeps an escaped tag forged
+# inside recalled content distinguishable from the real tags: Qwen HTML-escapes the whole
+# injected text, so the real tags reach the model as ``&lt;paxm-recall ...&gt;``.
 
 
 def _write(mode: str, *, flush: bool = False) -> dict[str, Any]:
@@ -93,7 +83,7 @@ DEFAULT_AGENT_CONFIG: dict[str, Any] = {
 }
 
 
-class QwenCodeIntegration(IntegrationBase):
+class QwenCodeIntegration(HookFileIntegration):
     """Qwen Code: Claude-shaped hooks in ``~/.qwen/settings.json``, ``hookSpecificOutput`` JSON output."""
 
     name = "qwen"
@@ -101,6 +91,9 @@ class QwenCodeIntegration(IntegrationBase):
     display_name = "Qwen Code"
     label = "Qwen Code"
     setup_priority = 45
+    native_events = _EVENTS
+    executable = "qwen"
+    hooks_noun = "settings"
 
     def default_agent_config(self) -> dict[str, Any]:
         """:data:`DEFAULT_AGENT_CONFIG` (a copy)."""
@@ -110,34 +103,21 @@ class QwenCodeIntegration(IntegrationBase):
 
     def settings_path(self) -> Path:
         """``$PAXM_QWEN_SETTINGS`` > ``$QWEN_HOME/settings.json`` > ``~/.qwen/settings.json``."""
-        explicit = os.environ.get("PAXM_QWEN_SETTINGS", "").strip()
-        if explicit:
-            return Path(explicit).expanduser().absolute()
-        home = os.environ.get("QWEN_HOME", "").strip()
-        base = Path(home).expanduser() if home else Path.home() / ".qwen"
-        return (base / "settings.json").absolute()
+        return (
+            env_path("PAXM_QWEN_SETTINGS")
+            or ((env_path("QWEN_HOME") or Path.home() / ".qwen") / "settings.json").absolute()
+        )
 
-    def installed_events(self, config: Any) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        agent = (getattr(config, "agents", None) or {}).get(self.name)
-        hooks = getattr(agent, "hooks", None) or {}
-        out = []
-        for event, _ in NATIVE_EVENTS:
-            hook = hooks.get(event)
-            on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
-                getattr(getattr(hook, "write", None), "enabled", False)
-            )
-            if event == EVENT_SESSION_START or on:
-                out.append(event)
-        return out
+    def hooks_path(self) -> Path:
+        return self.settings_path()
 
     def wanted_hooks(self, config: Any) -> dict[str, dict[str, Any]]:
         """Native event -> the settings group paxm installs for ``config``."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         wanted: dict[str, dict[str, Any]] = {}
         for event in self.installed_events(config):
-            native = _NATIVE[event]
-            command = hook_command_line(config.path, self.name, native, queue_path=queue or None)
+            native = _EVENTS.native(event)
+            command = hook_command_line(config.path, self.name, native, queue_path=queue)
             group: dict[str, Any] = {"matcher": ".*"} if native == "PostToolUse" else {}
             group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}]
             wanted[native] = group
@@ -146,62 +126,32 @@ class QwenCodeIntegration(IntegrationBase):
     def _is_ours(self, config: Any) -> Any:
         return lambda command: is_paxm_command(command, config.path, self.name)
 
-    def _update(self, config: Any, wanted: dict[str, dict[str, Any]]) -> bool:
+    # -- HookFileIntegration: settings.json ----------------------------------------------------
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, Any], bool]:
+        settings, original = read_settings(path, f"{self.display_name} settings")
+        return settings, original is not None
+
+    def update_hooks(self, config: Any, wanted: dict[str, dict[str, Any]] | None) -> bool:
         what = f"{self.display_name} settings"
-        return update_hook_groups(self.settings_path(), what, wanted, self._is_ours(config))
+        return update_hook_groups(self.settings_path(), what, wanted or {}, self._is_ours(config))
 
-    # -- Integration contract -------------------------------------------------------------------
+    def hooks_current(self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], config: Any, path: Path) -> bool:
+        return merge_hooks(data, wanted, self._is_ours(config), where=str(path)) == data
 
-    def detect(self) -> str | None:
-        """``qwen`` on ``PATH``, else the settings dir if it exists."""
-        found = shutil.which("qwen")
-        if found:
-            return found
-        directory = self.settings_path().parent
-        return str(directory) if directory.is_dir() else None
+    def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
+        return []  # checked by extra_findings, the way Qwen's doctor always has
 
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a settings file paxm could not merge."""
-        read_settings(self.settings_path(), f"{self.display_name} settings")
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's handlers into settings.json (idempotent); returns the reported lines."""
-        context = ctx
-        path = self.settings_path()
-        changed = self._update(context.config, self.wanted_hooks(context.config))
-        line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-        context.echo(line)
-        return [line]
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's handlers out of settings.json; everything else stays as it was."""
-        context = ctx
-        lines = [f"removed paxm hooks from {self.settings_path()}"] if self._update(context.config, {}) else []
-        for line in lines:
-            context.echo(line)
-        return lines
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Every wanted handler present in settings.json, and the files it runs exist."""
-        context = ctx
-        path = self.settings_path()
-        fix = setup_fix_command(context, self.name)
-        try:
-            settings, original = read_settings(path, f"{self.display_name} settings")
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if original is None:
-            return [Finding("error", f"{self.display_name} settings missing: {path}", fix)]
-        wanted = self.wanted_hooks(context.config)
-        if merge_hooks(settings, wanted, self._is_ours(context.config), where=str(path)) != settings:
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = []
-        for group in wanted.values():
-            argv = group["hooks"][0]["command"]
-            for word in argv.split()[:1]:
-                if not Path(word.strip("'\"")).exists():
-                    findings.append(Finding("error", f"paxm hook points at a missing file: {word}", fix))
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+    def extra_findings(
+        self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path, fix: str
+    ) -> list[Finding]:
+        """The first word of every installed command (the interpreter) must exist."""
+        return [
+            Finding("error", f"paxm hook points at a missing file: {word}", fix)
+            for group in wanted.values()
+            for word in group["hooks"][0]["command"].split()[:1]
+            if not Path(word.strip("'\"")).exists()
+        ]
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Qwen's Claude-shaped payload -> :class:`HookEvent` (never raises).
@@ -210,13 +160,8 @@ class QwenCodeIntegration(IntegrationBase):
         ``tool_response``, ``session_id``, ``cwd``, ``transcript_path``: the generic decoder's
         names.  Without an event on the command line the payload's ``hook_event_name`` decides.
         """
-        native = native_event.strip()
-        if not native:
-            name = parse_payload(raw).get("hook_event_name")
-            native = name if isinstance(name, str) else ""
-        key = native.strip()
-        event = key if key in _NATIVE else _BY_NATIVE.get(key.lower(), key or EVENT_USER_INPUT)
-        return decode_generic(raw, self.name, event, native)
+        native = named_event(native_event, raw)
+        return decode_generic(raw, self.name, _EVENTS.event(native.strip()), native)
 
     def hook_output(self, result: HookResult, mode: str) -> str:
         """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for session start and prompts.
@@ -224,10 +169,4 @@ class QwenCodeIntegration(IntegrationBase):
         Qwen ignores plain text on stdout; every other event prints nothing (a Stop hook never
         prints a ``decision``, so paxm cannot keep Qwen from stopping).
         """
-        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
-            return ""
-        context = result.context
-        if not context.strip():
-            return ""
-        output = {"hookEventName": _NATIVE[result.event], "additionalContext": guard_escaped_envelope(context)}
-        return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False, separators=(",", ":"))
+        return hook_specific_output(result, _EVENTS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -24,10 +23,8 @@ from paxm_core import (
     ProviderError,
     SearchQuery,
 )
-from paxm_provider_mem0.mapping import hit_from_result, item_metadata, result_objects, search_metadata_filters
-from paxm_provider_mem0.selfhosted import EVAL_RUN_PREFIX
-from paxm_provider_mem0.settings import read_settings
-from paxm_provider_mem0.transport import Transport
+from paxm_provider_mem0.base import Mem0Base
+from paxm_provider_mem0.mapping import item_metadata, result_objects, search_metadata_filters
 
 __all__ = ["Mem0CloudProvider"]
 
@@ -40,36 +37,17 @@ def _lookup_delay(attempt: int) -> float:
     return min(2.0, 0.1 * float(2**attempt))
 
 
-class Mem0CloudProvider:
+class Mem0CloudProvider(Mem0Base):
     """One Mem0 Cloud entity (user, agent and/or run) as a paxm memory provider."""
 
     service = "Mem0 Cloud"
+    _memory_path = "/v1/memories/{}/"
+    _memories_path = "/v1/memories/"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        settings = read_settings(name, config, cloud=True)
-        self._name = name
-        self._settings = settings
-        self._target = dict(settings.target)
-        self._http = Transport(
-            name,
-            self.service,
-            settings.base_url,
-            {"Authorization": f"Token {settings.api_key}"},
-            secret=settings.api_key,
-            timeout=settings.timeout,
-            auth_hint="check the mem0-cloud api_key",
-        )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def capabilities(self) -> frozenset[str]:
-        """Batch, delete and attribution always; eval-scope cleanup only for a ``paxm-eval-*`` run."""
-        caps = {"put_batch", "delete", "attribution"}
-        if self._target.get("run_id", "").startswith(EVAL_RUN_PREFIX):
-            caps.add("eval_scope_cleanup")
-        return frozenset(caps)
+        super().__init__(name, config, cloud=True)
+        key = self._settings.api_key
+        self._http = self._transport({"Authorization": f"Token {key}"}, "check the mem0-cloud api_key")
 
     def _filters(self, metadata: dict[str, str] | None = None) -> dict[str, Any]:
         filters: dict[str, Any] = dict(self._target)
@@ -96,46 +74,19 @@ class Mem0CloudProvider:
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
         """Prove the key works before setup saves (Mem0 creates entities on first write)."""
         self._list("setup check", self._filters(), 1, deadline)
-        return ", ".join(f"{k}={v}" for k, v in self._target.items()), "exists"
+        return self._target_label(), "exists"
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        deadline.check(f"{self._name} search")
-        text = query.text.strip()
-        if not text:
-            raise ProviderError(self._name, "search", "query text is required")
+        text = self._query_text(query, deadline)
         body: dict[str, Any] = {"query": text, "filters": self._filters(search_metadata_filters(query))}
         if query.limit > 0:
             body["top_k"] = min(100, max(1, query.limit))
         response = self._http.call("search", "POST", "/v3/memories/search/", deadline, body=body)
-        hits: list[MemoryHit] = []
-        for obj in result_objects(response):
-            hit = hit_from_result(
-                self._name,
-                obj,
-                semantics=self._settings.score_semantics,
-                kind_prefix="mem0_cloud",
-                source="mem0-cloud",
-            )
-            if hit is not None:
-                hits.append(hit)
-        return hits[: query.limit] if query.limit > 0 else hits
+        return self._hits(response, query, kind_prefix="mem0_cloud", source="mem0-cloud")
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        return self._put_one(item, deadline)
-
-    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """Items are added one by one (each write is its own event); one ref per item, in order."""
-        deadline.check(f"{self._name} put")
-        for item in items:
-            if not item.text.strip():
-                raise ProviderError(self._name, "put", "memory text is required")
-        return [self._put_one(item, deadline) for item in items]
-
-    def _put_one(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        deadline.check(f"{self._name} put")
-        text = item.text.strip()
-        if not text:
-            raise ProviderError(self._name, "put", "memory text is required")
+        """One write is one event (a batch adds its items one by one)."""
+        text = self._write_text(item, deadline)
         write_id = secrets.token_hex(16)
         metadata = item_metadata(item)
         metadata["paxm_write_id"] = write_id
@@ -188,20 +139,3 @@ class Mem0CloudProvider:
         if deadline.remaining() <= seconds:
             raise ProviderError(self._name, "put", f"deadline exceeded while {doing}", retryable=True)
         time.sleep(seconds)
-
-    def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
-        if ref.provider and ref.provider != self._name:
-            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
-        if not ref.id.strip():
-            raise ProviderError(self._name, "delete", "a memory id is required")
-        self._http.call("delete", "DELETE", f"/v1/memories/{quote(ref.id.strip(), safe='')}/", deadline)
-
-    def cleanup_eval_scope(self, deadline: Deadline) -> None:
-        """Delete every memory of this eval run (only a ``paxm-eval-*`` run_id)."""
-        run_id = self._target.get("run_id", "")
-        if not run_id.startswith(EVAL_RUN_PREFIX):
-            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_RUN_PREFIX}* run_id")
-        self._http.call("cleanup", "DELETE", "/v1/memories/", deadline, params=self._target)
-
-    def close(self) -> None:
-        self._http.close()

@@ -9,8 +9,6 @@ verbatim as ``Authorization`` when it already starts with ``Bearer``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from urllib.parse import quote
 
 from paxm_core import (
     Deadline,
@@ -21,13 +19,11 @@ from paxm_core import (
     ProviderError,
     SearchQuery,
 )
-from paxm_provider_mem0.mapping import hit_from_result, item_metadata, result_objects, search_metadata_filters
-from paxm_provider_mem0.settings import read_settings
-from paxm_provider_mem0.transport import HttpStatusError, Transport
+from paxm_provider_mem0.base import EVAL_RUN_PREFIX, Mem0Base
+from paxm_provider_mem0.mapping import item_metadata, result_objects, search_metadata_filters
+from paxm_provider_mem0.transport import HttpStatusError
 
 __all__ = ["EVAL_RUN_PREFIX", "Mem0Provider", "is_missing_scope_error"]
-
-EVAL_RUN_PREFIX = "paxm-eval-"
 
 #: How Mem0 servers say "no entity id was found in filters": 0.1.x and 2.x phrase it differently.
 _MISSING_SCOPE_PHRASES = (
@@ -44,45 +40,24 @@ def is_missing_scope_error(error: HttpStatusError) -> bool:
     return any(lead in detail and any(tail in detail for tail in tails) for lead, tails in _MISSING_SCOPE_PHRASES)
 
 
-class Mem0Provider:
+class Mem0Provider(Mem0Base):
     """One Mem0 entity (user, agent and/or run) on a self-hosted Mem0 server."""
 
     service = "Mem0"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        settings = read_settings(name, config, cloud=False)
-        self._name = name
-        self._settings = settings
+        super().__init__(name, config, cloud=False)
         headers: dict[str, str] = {}
-        key = settings.api_key
+        key = self._settings.api_key
         if key.lower().startswith("bearer "):
             headers["Authorization"] = key
         elif key:
             headers["X-API-Key"] = key
-        self._http = Transport(
-            name,
-            self.service,
-            settings.base_url,
-            headers,
-            secret=key,
-            timeout=settings.timeout,
-            auth_hint="check the mem0 api_key (sent as X-API-Key)" if key else "the server wants an api_key",
-        )
-        self._target = dict(settings.target)
+        hint = "check the mem0 api_key (sent as X-API-Key)" if key else "the server wants an api_key"
+        self._http = self._transport(headers, hint)
         # ``auto`` learns once whether this server wants scope ids inside ``filters`` or top level
         self._payload_lock = threading.Lock()
         self._detected_payload = ""
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def capabilities(self) -> frozenset[str]:
-        """Batch, delete and attribution always; eval-scope cleanup only for a ``paxm-eval-*`` run."""
-        caps = {"put_batch", "delete", "attribution"}
-        if self._target.get("run_id", "").startswith(EVAL_RUN_PREFIX):
-            caps.add("eval_scope_cleanup")
-        return frozenset(caps)
 
     # -- Provider -------------------------------------------------------------------------
 
@@ -102,14 +77,8 @@ class Mem0Provider:
         self._http.call("setup check", "GET", "/memories", deadline, params=self._target)
         return self._target_label(), "exists"
 
-    def _target_label(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self._target.items())
-
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        deadline.check(f"{self._name} search")
-        text = query.text.strip()
-        if not text:
-            raise ProviderError(self._name, "search", "query text is required")
+        text = self._query_text(query, deadline)
         configured = self._settings.search_scope_payload
         payload = configured if configured != "auto" else (self._detected_payload or "filters")
         try:
@@ -122,14 +91,7 @@ class Mem0Provider:
         if configured == "auto" and self._detected_payload != payload:
             with self._payload_lock:
                 self._detected_payload = payload
-        hits: list[MemoryHit] = []
-        for obj in result_objects(response):
-            hit = hit_from_result(
-                self._name, obj, semantics=self._settings.score_semantics, kind_prefix="mem0", source="mem0"
-            )
-            if hit is not None:
-                hits.append(hit)
-        return hits[: query.limit] if query.limit > 0 else hits
+        return self._hits(response, query, kind_prefix="mem0", source="mem0")
 
     def _search(self, query: SearchQuery, text: str, payload: str, deadline: Deadline) -> object:
         body: dict[str, object] = {"query": text}
@@ -145,26 +107,12 @@ class Mem0Provider:
         return self._http.call("search", "POST", "/search", deadline, body=body)
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        refs = self._put_one(item, deadline)
-        return refs[0]
-
-    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """One ``POST /memories`` per item (the REST server has no batch add); one ref per item.
+        """One ``POST /memories`` (the REST server has no batch add; a batch adds item by item).
 
         With ``infer: true`` Mem0 may split a message into several memories; the first id is the
         item's ref, as the router needs exactly one ref per item.
         """
-        deadline.check(f"{self._name} put")
-        for item in items:
-            if not item.text.strip():
-                raise ProviderError(self._name, "put", "memory text is required")
-        return [self._put_one(item, deadline)[0] for item in items]
-
-    def _put_one(self, item: MemoryItem, deadline: Deadline) -> list[MemoryRef]:
-        deadline.check(f"{self._name} put")
-        text = item.text.strip()
-        if not text:
-            raise ProviderError(self._name, "put", "memory text is required")
+        text = self._write_text(item, deadline)
         body: dict[str, object] = {
             "messages": [{"role": "user", "content": text}],
             **self._target,
@@ -180,21 +128,4 @@ class Mem0Provider:
         if not refs:
             hint = " (with infer: true Mem0 may decide there is nothing to remember)" if self._settings.infer else ""
             raise ProviderError(self._name, "put", f"Mem0 stored nothing and returned no memory id{hint}")
-        return refs
-
-    def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
-        if ref.provider and ref.provider != self._name:
-            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
-        if not ref.id.strip():
-            raise ProviderError(self._name, "delete", "a memory id is required")
-        self._http.call("delete", "DELETE", f"/memories/{quote(ref.id.strip(), safe='')}", deadline)
-
-    def cleanup_eval_scope(self, deadline: Deadline) -> None:
-        """Delete every memory of this eval run (only a ``paxm-eval-*`` run_id, so real memories are safe)."""
-        run_id = self._target.get("run_id", "")
-        if not run_id.startswith(EVAL_RUN_PREFIX):
-            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_RUN_PREFIX}* run_id")
-        self._http.call("cleanup", "DELETE", "/memories", deadline, params=self._target)
-
-    def close(self) -> None:
-        self._http.close()
+        return refs[0]

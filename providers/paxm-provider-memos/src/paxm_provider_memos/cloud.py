@@ -10,7 +10,6 @@ contract cannot exercise, so delete is not offered (as upstream).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from paxm_core import (
@@ -20,11 +19,10 @@ from paxm_core import (
     MemoryItem,
     MemoryRef,
     ProviderConfig,
-    ProviderError,
     SearchQuery,
     resolve_secret,
-    sync_attribution,
 )
+from paxm_provider_memos.base import MemOSBase, checked_base_url
 from paxm_provider_memos.response import hits_from_response
 from paxm_provider_memos.selfhosted import item_info
 from paxm_provider_memos.transport import MemOSTransport
@@ -36,13 +34,13 @@ DEFAULT_TIMEOUT = 30.0
 _MAX_LIMIT = 100
 
 
-class MemOSCloudProvider:
+class MemOSCloudProvider(MemOSBase):
     """One MemOS Cloud user (optionally narrowed to an agent)."""
 
+    _label = "memos-cloud"
+
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        if not name.strip():
-            raise ConfigError("memos-cloud provider name is required")
-        self._name = name
+        super().__init__(name)
         key = resolve_secret(config.api_key)
         if not key:
             raise ConfigError(
@@ -50,16 +48,10 @@ class MemOSCloudProvider:
             )
         self._user_id = (config.user_id or "paxm").strip()
         self._agent_id = config.agent_id.strip()
-        base_url = (config.base_url or DEFAULT_CLOUD_BASE_URL).strip()
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}", path=f"providers.{name}.base_url")
+        base_url = checked_base_url(name, config.base_url, DEFAULT_CLOUD_BASE_URL)
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
         self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def capabilities(self) -> frozenset[str]:
         return frozenset({"put_batch", "attribution"})
@@ -86,23 +78,13 @@ class MemOSCloudProvider:
         return self._user_id, "exists"
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        deadline.check("memos-cloud search")
-        text = query.text.strip()
-        if not text:
-            raise ProviderError(self._name, "search", "query text is required")
+        text = self._query_text(query, deadline)
         limit = min(_MAX_LIMIT, query.limit) if query.limit > 0 else 10
         payload = self._http.call("search", "POST", "/search/memory", deadline, self._search_body(text, limit))
         return hits_from_response(self._name, "memos_cloud", payload, limit)
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        deadline.check("memos-cloud put")
-        text = item.text.strip()
-        if not text:
-            raise ProviderError(self._name, "put", "memory text is required")
-        item = sync_attribution(item)
-        import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
-
-        write_id = uuid.uuid4().hex
+        item, text, write_id = self._write(item, deadline)
         body: dict[str, Any] = {
             "user_id": self._user_id,
             "conversation_id": write_id,
@@ -116,14 +98,3 @@ class MemOSCloudProvider:
             body["agent_id"] = self._agent_id
         self._http.call("put", "POST", "/add/message", deadline, body)
         return MemoryRef(self._name, write_id)
-
-    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        deadline.check("memos-cloud put")
-        for item in items:
-            if not item.text.strip():
-                raise ProviderError(self._name, "put", "memory text is required")
-        return [self.put(item, deadline) for item in items]
-
-    def close(self) -> None:
-        """Close the HTTP client; later calls fail with "provider is closed"."""
-        self._http.close()

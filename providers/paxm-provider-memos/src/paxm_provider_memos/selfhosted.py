@@ -8,7 +8,6 @@ tier and expiry travel in ``info`` and come back under ``metadata.info``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from paxm_core import (
@@ -22,9 +21,9 @@ from paxm_core import (
     SearchQuery,
     format_time,
     resolve_secret,
-    sync_attribution,
 )
 from paxm_core.attribution import lifecycle_metadata
+from paxm_provider_memos.base import MemOSBase, checked_base_url
 from paxm_provider_memos.response import hits_from_response, memory_ids
 from paxm_provider_memos.transport import MemOSTransport
 
@@ -53,13 +52,13 @@ def item_info(item: MemoryItem, write_id: str) -> dict[str, str]:
     return info
 
 
-class MemOSProvider:
+class MemOSProvider(MemOSBase):
     """One MemOS user + memory cube on a self-hosted product server."""
 
+    _label = "memos"
+
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        if not name.strip():
-            raise ConfigError("memos provider name is required")
-        self._name = name
+        super().__init__(name)
         self._user_id = (config.user_id or DEFAULT_USER).strip()
         self._cube = (config.mem_cube_id or DEFAULT_CUBE).strip()
         self._mode = (config.search_mode or "fast").strip().lower()
@@ -68,17 +67,11 @@ class MemOSProvider:
                 f"unknown search_mode {self._mode!r}; use one of {', '.join(SEARCH_MODES)}",
                 path=f"providers.{name}.search_mode",
             )
-        base_url = (config.base_url or DEFAULT_BASE_URL).strip()
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}", path=f"providers.{name}.base_url")
+        base_url = checked_base_url(name, config.base_url, DEFAULT_BASE_URL)
         key = resolve_secret(config.api_key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def capabilities(self) -> frozenset[str]:
         """Batch, delete and attribution; eval-scope cleanup only for a ``paxm-eval-*`` cube."""
@@ -112,23 +105,13 @@ class MemOSProvider:
         }
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        deadline.check("memos search")
-        text = query.text.strip()
-        if not text:
-            raise ProviderError(self._name, "search", "query text is required")
+        text = self._query_text(query, deadline)
         top_k = min(_MAX_TOP_K, query.limit) if query.limit > 0 else 10
         payload = self._http.call("search", "POST", "/product/search", deadline, self._search_body(text, top_k))
         return hits_from_response(self._name, "memos", payload, top_k)
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        deadline.check("memos put")
-        text = item.text.strip()
-        if not text:
-            raise ProviderError(self._name, "put", "memory text is required")
-        item = sync_attribution(item)
-        import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
-
-        write_id = uuid.uuid4().hex
+        item, text, write_id = self._write(item, deadline)
         body = {
             "user_id": self._user_id,
             "writable_cube_ids": [self._cube],
@@ -141,14 +124,6 @@ class MemOSProvider:
         ids = memory_ids(payload.get("data") if isinstance(payload, dict) else payload)
         # fast mode stores one memory per message; without an id the write id is the receipt
         return MemoryRef(self._name, ids[0] if ids else write_id)
-
-    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """One add per item (MemOS may merge messages of one add into a single memory)."""
-        deadline.check("memos put")
-        for item in items:
-            if not item.text.strip():
-                raise ProviderError(self._name, "put", "memory text is required")
-        return [self.put(item, deadline) for item in items]
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
         """Delete by memory id; exactly one delete mode is sent (MemOS rejects mixed modes)."""
@@ -172,7 +147,3 @@ class MemOSProvider:
                 deadline,
                 {"writable_cube_ids": [self._cube], "memory_ids": ids},
             )
-
-    def close(self) -> None:
-        """Close the HTTP client; later calls fail with "provider is closed"."""
-        self._http.close()

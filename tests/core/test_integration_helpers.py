@@ -1,0 +1,203 @@
+"""``paxm_core.integration``'s helpers for hook-file integrations (Copilot, Gemini, Kimi, Qwen, Cline use them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    HookFileIntegration,
+    HookResult,
+    InstallContext,
+    IntegrationError,
+    NativeEvents,
+    context_for,
+    detect_harness,
+    env_path,
+    guard_escaped_envelope,
+    hook_command_line,
+    hook_specific_output,
+    install_report,
+    missing_file_findings,
+    named_event,
+    queue_path,
+    uninstall_report,
+)
+
+EVENTS = NativeEvents(((EVENT_SESSION_START, "SessionStart"), (EVENT_USER_INPUT, "BeforeAgent")))
+
+
+def test_native_events_map_both_ways() -> None:
+    assert EVENTS.events == (EVENT_SESSION_START, EVENT_USER_INPUT)
+    assert EVENTS.native(EVENT_USER_INPUT) == "BeforeAgent"
+    assert EVENTS.event("BeforeAgent") == EVENTS.event("beforeagent") == EVENT_USER_INPUT
+    assert EVENTS.event(EVENT_SESSION_START) == EVENT_SESSION_START  # paxm's own name stays
+    assert EVENTS.event("") == EVENT_USER_INPUT
+    assert EVENTS.event("Unknown") == "Unknown"  # passes through, the runtime ignores it
+    with pytest.raises(KeyError):
+        EVENTS.native(EVENT_TURN_END)
+
+
+def test_named_event_prefers_the_command_line_then_the_payload() -> None:
+    raw = json.dumps({"hook_event_name": "Stop"}).encode()
+    assert named_event("  BeforeAgent ", raw) == "BeforeAgent"
+    assert named_event("", raw) == "Stop"
+    assert named_event("", {"hook_event_name": "Stop"}) == "Stop"
+    assert named_event("", {"hook_event_name": 3}) == ""
+    assert named_event("", b"not json") == ""
+
+
+def test_queue_path_and_env_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert queue_path(SimpleNamespace(capture_queue=SimpleNamespace(path="/q"))) == "/q"
+    assert queue_path(SimpleNamespace(capture_queue=SimpleNamespace(path=""))) is None
+    assert queue_path(object()) is None
+    monkeypatch.setenv("PAXM_TEST_HELPER_DIR", "  ~/x ")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert env_path("PAXM_TEST_HELPER_DIR") == tmp_path / "x"
+    monkeypatch.setenv("PAXM_TEST_HELPER_DIR", "  ")
+    assert env_path("PAXM_TEST_HELPER_DIR") is None
+
+
+def test_detect_harness_finds_the_command_else_the_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = tmp_path / "bin" / "myharness"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o700)
+    monkeypatch.setenv("PATH", str(tool.parent))
+    assert detect_harness("myharness", tmp_path / "nope") == str(tool)
+    assert detect_harness("other", tmp_path) == str(tmp_path)
+    assert detect_harness("other", tmp_path / "nope") is None
+
+
+def test_reports_echo_their_lines(tmp_path: Path) -> None:
+    seen: list[str] = []
+    ctx = InstallContext(config=SimpleNamespace(path=str(tmp_path / "c.yaml")), echo=seen.append)  # type: ignore[arg-type]
+    path = tmp_path / "hooks.json"
+    assert install_report(ctx, path, True) == [f"installed paxm hooks in {path}"]
+    assert install_report(ctx, path, False) == [f"paxm hooks in {path} are up to date"]
+    assert uninstall_report(ctx, path, True) == [f"removed paxm hooks from {path}"]
+    assert uninstall_report(ctx, path, False) == []
+    assert seen == [
+        f"installed paxm hooks in {path}",
+        f"paxm hooks in {path} are up to date",
+        f"removed paxm hooks from {path}",
+    ]
+
+
+def test_missing_file_findings_name_each_file_a_hook_runs_that_is_gone(tmp_path: Path) -> None:
+    good = hook_command_line(tmp_path / "c.yaml", "toy", "prompt")
+    bad = good.replace(sys.executable, "/gone/python") if sys.executable in good else good
+    assert sys.executable in good and os.path.exists(sys.executable)
+    assert missing_file_findings([good, "echo not paxm"], "fix it") == []
+    assert missing_file_findings([bad], "fix it", "paxm plugin") == [
+        Finding("error", "paxm plugin points at a missing file: /gone/python", "fix it")
+    ]
+
+
+def test_context_for_and_hook_specific_output() -> None:
+    prompt = HookResult(
+        target="toy", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x &lt;paxm-recall</paxm-recall>"
+    )
+    assert context_for(prompt, (EVENT_USER_INPUT,)) == prompt.context
+    assert context_for(prompt, (EVENT_SESSION_START,)) == ""
+    assert context_for(HookResult(target="toy", event=EVENT_USER_INPUT, ignored=True), (EVENT_USER_INPUT,)) == ""
+    assert context_for(HookResult(target="toy", event=EVENT_USER_INPUT), (EVENT_USER_INPUT,)) == ""
+    out = json.loads(hook_specific_output(prompt, EVENTS))
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "BeforeAgent",
+            "additionalContext": guard_escaped_envelope(prompt.context),
+        }
+    }
+    assert "&amp;lt;paxm-recall" in out["hookSpecificOutput"]["additionalContext"]
+    assert hook_specific_output(HookResult(target="toy", event=EVENT_TURN_END, recall_context="x"), EVENTS) == ""
+
+
+def test_guard_escaped_envelope_escapes_only_already_escaped_tags() -> None:
+    assert guard_escaped_envelope("<paxm-recall> &lt;/paxm-recall&gt; &#60;PAXM-RECALL &#x3C;b") == (
+        "<paxm-recall> &amp;lt;/paxm-recall&gt; &amp;#60;PAXM-RECALL &#x3C;b"
+    )
+
+
+class _Toy(HookFileIntegration):
+    """A harness that keeps ``{native event: command}`` in one JSON file."""
+
+    name = "toy"
+    display_name = "Toy"
+    native_events = EVENTS
+    executable = "toy-harness-not-installed"
+    hooks_noun = "settings"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.switched_off = False
+
+    def hooks_path(self) -> Path:
+        return self.path
+
+    def wanted_hooks(self, config: Any) -> dict[str, str]:
+        return {EVENTS.native(e): hook_command_line(config.path, self.name, e) for e in self.installed_events(config)}
+
+    def read_hooks(self, path: Path) -> tuple[dict[str, str], bool]:
+        try:
+            return json.loads(path.read_text()), True
+        except FileNotFoundError:
+            return {}, False
+        except ValueError as exc:
+            raise IntegrationError(f"{path} is not JSON") from exc
+
+    def update_hooks(self, config: Any, wanted: dict[str, str] | None) -> bool:
+        data, exists = self.read_hooks(self.path)
+        if data == (wanted or {}) and (exists or not wanted):
+            return False
+        self.path.write_text(json.dumps(wanted or {}))
+        return True
+
+    def hooks_current(self, data: dict[str, str], wanted: dict[str, str], config: Any, path: Path) -> bool:
+        return data == wanted
+
+    def hook_commands(self, wanted: dict[str, str]) -> list[str]:
+        return list(wanted.values())
+
+    def extra_findings(self, data: Any, wanted: Any, path: Path, fix: str) -> list[Finding]:
+        return [Finding("warn", "hooks are switched off", "")] if self.switched_off else []
+
+
+def test_a_hook_file_integration_installs_checks_and_uninstalls(tmp_path: Path) -> None:
+    from paxm_core.config import load_config
+
+    config = load_config(tmp_path / "config.yaml")
+    ctx = InstallContext(config=config)
+    toy = _Toy(tmp_path / "hooks.json")
+    path = toy.path
+    assert toy.installed_events(config) == [EVENT_SESSION_START]  # the others are off for an unknown agent
+    assert toy.detect() == str(tmp_path)  # not on PATH: the file's directory
+    [missing] = toy.check(ctx)
+    assert (missing.level, missing.message) == ("error", f"Toy settings missing: {path}")
+    assert toy.install(ctx) == [f"installed paxm hooks in {path}"]
+    assert toy.install(ctx) == [f"paxm hooks in {path} are up to date"]
+    assert toy.check(ctx) == [Finding("ok", f"paxm hooks installed in {path}")]
+    toy.switched_off = True
+    assert [f.message for f in toy.check(ctx)] == ["hooks are switched off"]
+    path.write_text(json.dumps({"SessionStart": "stale"}))
+    assert [f.level for f in toy.check(ctx)] == ["warn"]
+    path.write_text("{not json")
+    [broken] = toy.check(ctx)
+    assert broken.level == "error" and broken.fix.startswith(f"fix {path}, then paxm")
+    with pytest.raises(IntegrationError):
+        toy.preflight(ctx)
+    path.write_text("{}")
+    assert toy.uninstall(ctx) == []
+    toy.install(ctx)
+    assert toy.uninstall(ctx) == [f"removed paxm hooks from {path}"]
+    assert json.loads(path.read_text()) == {}
