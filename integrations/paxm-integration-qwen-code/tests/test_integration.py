@@ -120,3 +120,23 @@ def test_decode_maps_events_and_reads_the_stop_reply() -> None:
     prompt = qwen.decode("", b'{"hook_event_name": "UserPromptSubmit", "prompt": "hi", "session_id": "s"}')
     assert (prompt.event, prompt.prompt) == (EVENT_USER_INPUT, "hi")
     assert qwen.decode("Stop", b"not json").event == EVENT_TURN_END  # never raises
+
+
+def test_doctor_checks_every_file_the_hook_commands_run(tmp_path: Path) -> None:
+    """A deleted hook client is reported, not only a missing interpreter (Qwen's doctor used to
+    look at each command's first word alone)."""
+    from paxm_core.config import load_config
+    from paxm_core.integration import Finding, missing_file_findings
+    from paxm_core.passive.client_command import hook_command
+
+    config = load_config(tmp_path / "config.yaml")
+    integration = QwenCodeIntegration()
+    wanted = integration.wanted_hooks(config)
+    commands = integration.hook_commands(wanted)
+    assert len(commands) == len(wanted) >= 1
+    assert missing_file_findings(commands, "fix") == []  # everything it runs exists
+    client = next(w for w in hook_command(config.path, "qwen", "Stop") if w.endswith("client.py"))
+    gone = [c.replace(client, "/gone/client.py") for c in commands]
+    assert Finding("error", "paxm hook points at a missing file: /gone/client.py", "fix") in missing_file_findings(
+        gone, "fix"
+    )

@@ -11,7 +11,6 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
     HookFileIntegration,
     NativeEvents,
     decode_generic,
@@ -140,18 +139,9 @@ class QwenCodeIntegration(HookFileIntegration):
         return merge_hooks(data, wanted, self._is_ours(config), where=str(path)) == data
 
     def hook_commands(self, wanted: dict[str, dict[str, Any]]) -> list[str]:
-        return []  # checked by extra_findings, the way Qwen's doctor always has
-
-    def extra_findings(
-        self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path, fix: str
-    ) -> list[Finding]:
-        """The first word of every installed command (the interpreter) must exist."""
-        return [
-            Finding("error", f"paxm hook points at a missing file: {word}", fix)
-            for group in wanted.values()
-            for word in group["hooks"][0]["command"].split()[:1]
-            if not Path(word.strip("'\"")).exists()
-        ]
+        """Every installed command: doctor checks each file it runs (the client too, not only
+        the interpreter, so a deleted hook client is reported)."""
+        return [hook["command"] for group in wanted.values() for hook in group["hooks"]]
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Qwen's Claude-shaped payload -> :class:`HookEvent` (never raises).
