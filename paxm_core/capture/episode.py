@@ -13,7 +13,7 @@ from json.encoder import encode_basestring as _quote  # the canonical encoder's 
 from typing import Any
 
 from paxm_core.capture._inbox import sha256_hex
-from paxm_core.timefmt import format_time, parse_time
+from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
 from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "envelope_json",
     "encode_event_payload",
     "episode_items",
+    "event_payload_json",
     "sequence_integrity",
 ]
 
@@ -136,6 +137,110 @@ def encode_event_payload(item: MemoryItem, profile: str) -> dict[str, Any]:
     if item.admission_text:
         payload["admission_text"] = item.admission_text
     return payload
+
+
+_STR_ONLY = {str}
+_QUOTED_ZERO_TIME = _quote(ZERO_TIME)
+
+
+def _fields_json(pairs: tuple[tuple[str, str], ...]) -> str:
+    # an attribution object as ``to_json`` gives it (only non-empty values), keys pre-sorted
+    return "{" + ",".join([f'"{key}":{_quote(value)}' for key, value in pairs if value]) + "}"
+
+
+def event_payload_json(item: MemoryItem, profile: str) -> str:
+    """``canonical_json(encode_event_payload(item, profile))``: the stored text of one event.
+
+    For a plain item (the core's own types, string fields, a string map as metadata) the text
+    is written directly in canonical key order, each string quoted by the json module's own
+    escaper, instead of building the wire dicts and running the sorting encoder over them:
+    every appended event pays this, the hook's ack and backfill alike.  Anything else takes
+    the encoder's path; both give the same text (``tests/capture/test_event_payload_json.py``).
+    """
+    text = _plain_event_json(item, profile)
+    return text if text is not None else canonical_json(encode_event_payload(item, profile))
+
+
+def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
+    origin, scope, provenance, metadata = item.origin, item.scope, item.provenance, item.metadata
+    if (
+        type(item) is not MemoryItem
+        or type(origin) is not MemoryOrigin
+        or type(scope) is not MemoryScope
+        or type(provenance) is not Provenance
+        or type(metadata) is not dict
+    ):
+        return None  # a subclass may serialize otherwise
+    strings = (
+        profile,
+        item.text,
+        item.id,
+        item.source,
+        item.tier,
+        item.admission_text,
+        origin.user_id,
+        origin.agent_id,
+        origin.session_id,
+        origin.turn_id,
+        scope.type,
+        scope.id,
+        provenance.user_id,
+        provenance.agent_id,
+        provenance.scope_type,
+        provenance.scope_id,
+    )
+    if set(map(type, strings)) != _STR_ONLY:
+        return None
+    if metadata and (set(map(type, metadata)) != _STR_ONLY or set(map(type, metadata.values())) != _STR_ONLY):
+        return None
+    created, expires = item.created_at, item.expires_at
+    # keys in sorted order: admission_text, item, profile; and within item: created_at,
+    # expires_at, id, metadata, origin, provenance, scope, source, text, tier
+    parts = (
+        ['{"admission_text":', _quote(item.admission_text), ',"item":{"created_at":']
+        if item.admission_text
+        else ['{"item":{"created_at":']
+    )
+    parts.append(_quote(format_time(created)) if created is not None else _QUOTED_ZERO_TIME)
+    if expires is not None:
+        parts += [',"expires_at":', _quote(format_time(expires))]
+    if item.id:
+        parts += [',"id":', _quote(item.id)]
+    if metadata:
+        parts += [',"metadata":{', ",".join([f"{_quote(k)}:{_quote(metadata[k])}" for k in sorted(metadata)]), "}"]
+    parts += [
+        ',"origin":',
+        _fields_json(
+            (
+                ("agent_id", origin.agent_id),
+                ("session_id", origin.session_id),
+                ("turn_id", origin.turn_id),
+                ("user_id", origin.user_id),
+            )
+        )
+        if origin.user_id or origin.agent_id or origin.session_id or origin.turn_id
+        else "{}",
+        ',"provenance":',
+        _fields_json(
+            (
+                ("agent_id", provenance.agent_id),
+                ("scope_id", provenance.scope_id),
+                ("scope_type", provenance.scope_type),
+                ("user_id", provenance.user_id),
+            )
+        )
+        if provenance.user_id or provenance.agent_id or provenance.scope_type or provenance.scope_id
+        else "{}",
+        ',"scope":',
+        _fields_json((("id", scope.id), ("type", scope.type))) if scope.type or scope.id else "{}",
+    ]
+    if item.source:
+        parts += [',"source":', _quote(item.source)]
+    parts += [',"text":', _quote(item.text)]
+    if item.tier:
+        parts += [',"tier":', _quote(item.tier)]
+    parts += ['},"profile":', _quote(profile), "}"]
+    return "".join(parts)
 
 
 def decode_event_payload(payload: Any) -> tuple[MemoryItem, str]:
