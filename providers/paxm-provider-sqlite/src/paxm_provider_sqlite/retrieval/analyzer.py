@@ -78,11 +78,14 @@ class IndexedText:
     extras: str
     unique: int
 
-    # written out: one per memory written, and the shared frozen ``__init__`` is slower
+    # written out: one per memory written, and the shared frozen ``__init__`` is slower; the
+    # fields go straight into the instance dict (what ``object.__setattr__`` does for a class
+    # without slots, without a call per field)
     def __init__(self, terms: str, extras: str, unique: int) -> None:
-        object.__setattr__(self, "terms", terms)
-        object.__setattr__(self, "extras", extras)
-        object.__setattr__(self, "unique", unique)
+        fields = self.__dict__
+        fields["terms"] = terms
+        fields["extras"] = extras
+        fields["unique"] = unique
 
 
 @value_dataclass
