@@ -7,7 +7,7 @@ a function of its content and can be recomputed when read.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
@@ -55,14 +55,23 @@ ENVELOPE_KEYS = frozenset(
 _EMPTY_EVENTS = '"events":[]'
 
 
+_FIELD_KEYS = ENVELOPE_KEYS - {"events"}
+
+
 def envelope_json(fields: dict[str, Any], event_texts: Sequence[str]) -> str:
     """``canonical_json`` of an envelope whose ``events`` are the given canonical event texts.
 
     The stored event payloads are spliced in as they are, instead of being parsed and
     encoded again.  ``fields`` must hold exactly the other :data:`ENVELOPE_KEYS`; the keys
     that sort before ``events`` (``captured_at``, ``checksum``, ``complete``) are strings or
-    booleans, so the first ``"events":[]`` in the text is the events key itself.
+    booleans, so the first ``"events":[]`` in the text is the events key itself.  Fields of
+    the types the queue writes are quoted directly (:func:`_spliced_text`, as the claim's
+    check does); anything else goes through the encoder.
     """
+    if fields.keys() == _FIELD_KEYS:
+        text = _spliced_text(fields, event_texts)
+        if text is not None:
+            return text
     head = canonical_json({**fields, "events": []})
     return head.replace(_EMPTY_EVENTS, '"events":[' + ",".join(event_texts) + "]", 1)
 
@@ -91,20 +100,38 @@ def is_spliced_envelope(envelope: dict[str, Any], event_texts: Sequence[str], pa
     running the encoder on a dict: a claim asks this for every episode it leases.  Values of
     another type than the queue writes take the encoder's path.
     """
-    get = envelope.get
+    text = _spliced_text(envelope, event_texts)
+    if text is None:
+        fields = {k: v for k, v in envelope.items() if k != "events"}
+        return envelope_json(fields, event_texts) == payload
+    return text == payload
+
+
+def _spliced_text(fields: Mapping[str, Any], event_texts: Sequence[str]) -> str | None:
+    """The canonical envelope text of ``fields`` (every :data:`ENVELOPE_KEYS` but ``events``)
+    around ``event_texts``, when each field has the type the queue writes; else ``None``."""
+    get = fields.get
     errors = _plain_list(get("integrity_errors"), str)
     missing = _plain_list(get("missing_sequences"), int)
     episode_id, session_key = get("id"), get("session_key")
-    if errors is None or missing is None or type(episode_id) is not str or type(session_key) is not str:
-        fields = {k: v for k, v in envelope.items() if k != "events"}
-        return envelope_json(fields, event_texts) == payload
-    text = "".join(
+    captured_at, checksum, complete = get("captured_at"), get("checksum"), get("complete")
+    if (
+        errors is None
+        or missing is None
+        or type(episode_id) is not str
+        or type(session_key) is not str
+        or type(captured_at) is not str
+        or type(checksum) is not str
+        or type(complete) is not bool
+    ):
+        return None
+    return "".join(
         [
             '{"captured_at":',
-            _quote(envelope["captured_at"]),
+            _quote(captured_at),
             ',"checksum":',
-            _quote(envelope["checksum"]),
-            ',"complete":true,"events":[' if envelope["complete"] else ',"complete":false,"events":[',
+            _quote(checksum),
+            ',"complete":true,"events":[' if complete else ',"complete":false,"events":[',
             ",".join(event_texts),
             '],"id":',
             _quote(episode_id),
@@ -117,7 +144,6 @@ def is_spliced_envelope(envelope: dict[str, Any], event_texts: Sequence[str], pa
             "}",
         ]
     )
-    return text == payload
 
 
 def is_plain_envelope(envelope: Any) -> bool:

@@ -89,6 +89,13 @@ def _parsed_profiles(text: str) -> tuple[Any, ...] | None:
     return tuple(value) if isinstance(value, list) else None
 
 
+@functools.lru_cache(maxsize=64)
+def _profiles_text(profiles: tuple[str, ...]) -> str:
+    # a delivery's route snapshot as stored (``json.dumps`` of the sorted names): one of a
+    # handful of strings, encoded once each instead of once per sealed episode
+    return json.dumps(list(profiles))
+
+
 def _profiles(text: str) -> Any:
     # a delivery's route snapshot is one of a handful of strings: parse each once
     value = _parsed_profiles(text)
@@ -594,7 +601,7 @@ class CaptureQueue:
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if corrupt else ("pending", "")
         deliveries = [
-            (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, rows[0][1], now)
+            (episode_id, name, _profiles_text(tuple(sorted(p))), state, last_error, now, session_key, rows[0][1], now)
             for name, p in sorted(providers.items())
         ]
         return episode, deliveries
