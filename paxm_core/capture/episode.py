@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
@@ -169,6 +170,34 @@ _STR_ONLY = {str}
 _QUOTED_ZERO_TIME = _quote(ZERO_TIME)
 
 
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclass_fields(cls))
+
+
+#: ``_plain_event_json`` writes exactly these fields; should a type gain one, the written path
+#: turns itself off (every event takes the encoder's path) rather than drop it from the text
+_WRITTEN_FIELDS_MATCH = (
+    _field_names(MemoryItem)
+    == {
+        "text",
+        "id",
+        "source",
+        "metadata",
+        "created_at",
+        "tier",
+        "expires_at",
+        "origin",
+        "scope",
+        "provenance",
+        "admission_text",
+        "turn",  # internal, never serialized
+    }
+    and _field_names(MemoryOrigin) == {"user_id", "agent_id", "session_id", "turn_id"}
+    and _field_names(MemoryScope) == {"type", "id"}
+    and _field_names(Provenance) == {"user_id", "agent_id", "scope_type", "scope_id"}
+)
+
+
 def _fields_json(pairs: tuple[tuple[str, str], ...]) -> str:
     # an attribution object as ``to_json`` gives it (only non-empty values), keys pre-sorted
     return "{" + ",".join([f'"{key}":{_quote(value)}' for key, value in pairs if value]) + "}"
@@ -190,7 +219,8 @@ def event_payload_json(item: MemoryItem, profile: str) -> str:
 def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
     origin, scope, provenance, metadata = item.origin, item.scope, item.provenance, item.metadata
     if (
-        type(item) is not MemoryItem
+        not _WRITTEN_FIELDS_MATCH
+        or type(item) is not MemoryItem
         or type(origin) is not MemoryOrigin
         or type(scope) is not MemoryScope
         or type(provenance) is not Provenance

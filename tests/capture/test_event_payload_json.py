@@ -64,3 +64,11 @@ def test_other_types_take_the_encoder_path() -> None:
     odd = MemoryItem(text="t", metadata={"n": 1, "b": True})  # type: ignore[dict-item]
     assert event_payload_json(odd, "default") == canonical_json(encode_event_payload(odd, "default"))
     assert '"metadata":{"b":true,"n":1}' in event_payload_json(odd, "default")
+
+
+def test_the_written_path_knows_every_field_of_the_item_types() -> None:
+    # a field added to MemoryItem (or its attribution types) turns the written path off, so
+    # the stored text never silently lacks it; this fails first, to bring the writer up to date
+    from paxm_core.capture import episode
+
+    assert episode._WRITTEN_FIELDS_MATCH
