@@ -23,6 +23,12 @@ Every case prints its median (and p95) next to a baseline and the ratio:
   claim, lease and completion statements, and ``executemany`` of the provider's own rows), with
   no Python around it: what one core needs per episode before any verification or rendering.
 
+* ``single`` (``--only single``): the same work on one thread into the real SQLite provider:
+  ``append_many`` (batches of 512 events), then ``claim_batch`` + ``deliver_batch`` through
+  the Router until nothing is due; CPU microseconds per episode of each step.  No threads,
+  so it is the figure to run under ``valgrind --tool=callgrind`` (with ``--append-only`` for
+  the append alone: the difference of the two runs is the delivery's instructions).
+
 Files live in a temp dir.  The machine is shared, so compare ratios rather than absolutes.
 """
 
@@ -273,6 +279,43 @@ def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256
     print(f"delivery steps, CPU us per episode ({episodes} episodes, batches of {batch}): {shares}")
 
 
+def bench_single(root: Path, episodes: int, *, append_only: bool = False, sessions: int = 20) -> None:
+    """``--only single``: append, then deliver into SQLite, all on this thread (see the module doc)."""
+    from paxm_core.capture.batch import deliver_batch
+    from paxm_core.plugins import get_plugin_manager
+    from paxm_core.provider_config import ProviderConfig
+
+    spec = get_plugin_manager().provider_type("sqlite")
+    provider = spec.factory("sqlite", ProviderConfig(type="sqlite", enabled=True, path=str(root / "single.sqlite")))
+    provider.health(Deadline.after(60.0))
+    q = CaptureQueue(root / "single-queue.sqlite", routes={"default": ["sqlite"]})
+    router = Router({"sqlite": provider})
+    events = turn_events("s", episodes, sessions)
+    started = time.process_time()
+    for first in range(0, len(events), 512):
+        q.append_many(events[first : first + 512])
+    spent = {"append_many": time.process_time() - started}
+    if not append_only:
+        claim = put = 0.0
+        delivered = 0
+        while True:
+            started = time.process_time()
+            claims, _ = q.claim_batch("sqlite", limit=256)
+            claim += time.process_time() - started
+            if not claims:
+                break
+            started = time.process_time()
+            delivered += len(deliver_batch(q, claims, lambda items: router.put_to_provider("sqlite", items, 30.0)))
+            put += time.process_time() - started
+        assert delivered == episodes, delivered
+        spent.update({"claim_batch": claim, "deliver_batch (put_batch + complete_many)": put})
+    router.close()
+    q.close()
+    # (--episodes 0 runs the setup alone: the baseline of a callgrind count)
+    shares = "  ".join(f"{name} {seconds * 1e6 / max(1, episodes):6.1f}" for name, seconds in spent.items())
+    print(f"one-thread delivery into SQLite, CPU us per episode ({episodes} episodes): {shares}")
+
+
 #: ``due_providers`` before it probed the due index per provider: a walk of the live backlog
 _OLD_DUE = (
     "SELECT DISTINCT provider FROM capture_deliveries INDEXED BY capture_deliveries_heads"
@@ -450,19 +493,23 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument(
         "--only",
-        choices=["all", "delivery", "phases", "loop", "floor"],
+        choices=["all", "delivery", "phases", "loop", "floor", "single"],
         default="all",
         help="'delivery': only the batched deliveries (in-memory put_batch, then SQLite); 'phases': only the"
         " per-step CPU of batched delivery on one thread (both for interleaved A/B runs); 'loop': the worker"
         " loop's due_providers against the backlog walk it replaced; 'floor': only the SQL delivery into SQLite"
         " cannot skip (queue statements + executemany of the provider's rows), with no Python around it",
     )
+    parser.add_argument("--append-only", action="store_true", help="'single': stop after appending")
     args = parser.parse_args()
     full = args.only == "all"
     with tempfile.TemporaryDirectory(prefix="paxm-queue-bench-") as tmp:
         root = Path(tmp)
         if args.only == "phases":
             bench_phases(root, max(args.episodes, 500))
+            return
+        if args.only == "single":
+            bench_single(root, args.episodes, append_only=args.append_only)
             return
         if args.only == "loop":
             bench_loop(root, max(args.episodes, 100))

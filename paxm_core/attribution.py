@@ -60,6 +60,7 @@ META_SEQUENCE = "sequence"
 
 #: The canonical keys the router owns; caller-supplied values are always replaced.
 ATTRIBUTION_KEYS = (META_USER_ID, META_AGENT_ID, META_SESSION_ID, META_TURN_ID, META_SCOPE_TYPE, META_SCOPE_ID)
+_ATTRIBUTION_KEY_SET = frozenset(ATTRIBUTION_KEYS)
 
 
 def without_attribution(metadata: Mapping[str, str]) -> dict[str, str]:
@@ -109,38 +110,93 @@ def _merge(
     return merged_origin, merged_scope
 
 
+def _attribution(
+    item: MemoryItem, default_scope: MemoryScope | None
+) -> tuple[str, str, str, str, MemoryScope, str, str]:
+    """``prepare_item``'s merged values: user, agent, session, turn ids, the scope and its two
+    fields (fields win, then legacy provenance, then canonical metadata, then the turn context
+    for session and turn, then ``default_scope`` when no scope is known).
+
+    Plain strings, not the temporaries ``_merge`` builds: every routed write and every row the
+    SQLite provider stores runs this, and the objects were most of its cost.
+    """
+    origin, scope = item.origin, item.scope
+    user, agent, session, turn_id = origin.user_id, origin.agent_id, origin.session_id, origin.turn_id
+    scope_type, scope_id = scope.type, scope.id
+    if not (user and agent and session and turn_id and scope_type and scope_id):
+        provenance = item.provenance
+        get = item.metadata.get
+        user = user or provenance.user_id.strip() or (get(META_USER_ID) or "").strip()
+        agent = agent or provenance.agent_id.strip() or (get(META_AGENT_ID) or "").strip()
+        session = session or (get(META_SESSION_ID) or "").strip()
+        turn_id = turn_id or (get(META_TURN_ID) or "").strip()
+        scope_type = scope_type or provenance.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip()
+        scope_id = scope_id or provenance.scope_id.strip() or (get(META_SCOPE_ID) or "").strip()
+    turn = item.turn
+    if turn is not None:
+        session = session or turn.session_id.strip()
+        turn_id = turn_id or turn.turn_id.strip()
+    if not (scope_type or scope_id) and default_scope is not None:
+        scope, scope_type, scope_id = default_scope, default_scope.type, default_scope.id
+    elif scope_type != scope.type or scope_id != scope.id or type(scope) is not MemoryScope:
+        scope = MemoryScope(scope_type, scope_id)
+    return user, agent, session, turn_id, scope, scope_type, scope_id
+
+
+def _canonical_metadata(
+    metadata: Mapping[str, str], user: str, agent: str, session: str, turn_id: str, scope_type: str, scope_id: str
+) -> dict[str, str]:
+    """Caller metadata without the canonical keys, then the non-blank canonical values (stripped)."""
+    out = {k: v for k, v in metadata.items() if k not in _ATTRIBUTION_KEY_SET}
+    # the fixed order of ATTRIBUTION_KEYS, written out (this runs for every item written)
+    user, agent, session, turn_id = user.strip(), agent.strip(), session.strip(), turn_id.strip()
+    scope_type, scope_id = scope_type.strip(), scope_id.strip()
+    if user:
+        out[META_USER_ID] = user
+    if agent:
+        out[META_AGENT_ID] = agent
+    if session:
+        out[META_SESSION_ID] = session
+    if turn_id:
+        out[META_TURN_ID] = turn_id
+    if scope_type:
+        out[META_SCOPE_TYPE] = scope_type
+    if scope_id:
+        out[META_SCOPE_ID] = scope_id
+    return out
+
+
 def prepare_item(item: MemoryItem, default_scope: MemoryScope | None = None) -> MemoryItem:
     """Synchronize an item's structured attribution with its canonical metadata keys.
 
     Fields win over legacy provenance, which wins over metadata; a turn context fills session
     and turn when absent; ``default_scope`` (the write profile's) applies when no scope is known.
+    The returned item always has a metadata dict of its own.
     """
-    origin, scope = _merge(item.origin, item.scope, item.provenance, item.metadata)
-    if item.turn is not None:
-        origin = MemoryOrigin(
-            origin.user_id,
-            origin.agent_id,
-            origin.session_id or item.turn.session_id.strip(),
-            origin.turn_id or item.turn.turn_id.strip(),
-        )
-    if scope.is_empty() and default_scope is not None:
-        scope = default_scope
-    metadata = without_attribution(item.metadata)
-    for key, value in (
-        (META_USER_ID, origin.user_id),
-        (META_AGENT_ID, origin.agent_id),
-        (META_SESSION_ID, origin.session_id),
-        (META_TURN_ID, origin.turn_id),
-        (META_SCOPE_TYPE, scope.type),
-        (META_SCOPE_ID, scope.id),
+    user, agent, session, turn_id, scope, scope_type, scope_id = _attribution(item, default_scope)
+    origin = item.origin
+    if (
+        user != origin.user_id
+        or agent != origin.agent_id
+        or session != origin.session_id
+        or turn_id != origin.turn_id
+        or type(origin) is not MemoryOrigin
     ):
-        if value.strip():
-            metadata[key] = value.strip()
+        origin = MemoryOrigin(user, agent, session, turn_id)
+    provenance = item.provenance
+    if (
+        user != provenance.user_id
+        or agent != provenance.agent_id
+        or scope_type != provenance.scope_type
+        or scope_id != provenance.scope_id
+        or type(provenance) is not Provenance
+    ):
+        provenance = Provenance(user, agent, scope_type, scope_id)
     return item.replace(
-        metadata=metadata,
+        metadata=_canonical_metadata(item.metadata, user, agent, session, turn_id, scope_type, scope_id),
         origin=origin,
         scope=scope,
-        provenance=Provenance(origin.user_id, origin.agent_id, scope.type, scope.id),
+        provenance=provenance,
     )
 
 
@@ -255,21 +311,5 @@ def attribution_metadata(item: MemoryItem) -> dict[str, str]:
     objects, which a provider that keeps only metadata would throw away; on an item the
     router already prepared, the merge finds the fields complete and returns at once.
     """
-    origin, scope = _merge(item.origin, item.scope, item.provenance, item.metadata)
-    session_id, turn_id = origin.session_id, origin.turn_id
-    if item.turn is not None:
-        session_id = session_id or item.turn.session_id.strip()
-        turn_id = turn_id or item.turn.turn_id.strip()
-    metadata = {k: v for k, v in item.metadata.items() if k not in ATTRIBUTION_KEYS}
-    for key, value in (
-        (META_USER_ID, origin.user_id),
-        (META_AGENT_ID, origin.agent_id),
-        (META_SESSION_ID, session_id),
-        (META_TURN_ID, turn_id),
-        (META_SCOPE_TYPE, scope.type),
-        (META_SCOPE_ID, scope.id),
-    ):
-        value = value.strip()
-        if value:
-            metadata[key] = value
-    return metadata
+    user, agent, session, turn_id, _scope, scope_type, scope_id = _attribution(item, None)
+    return _canonical_metadata(item.metadata, user, agent, session, turn_id, scope_type, scope_id)

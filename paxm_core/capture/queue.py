@@ -31,9 +31,9 @@ from paxm_core.capture._inbox import sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
     decode_event_payload,
-    encode_event_payload,
     envelope_json,
     episode_items,
+    event_payload_json,
     is_plain_envelope,
     is_spliced_envelope,
     sequence_integrity,
@@ -89,15 +89,22 @@ def _parsed_profiles(text: str) -> tuple[Any, ...] | None:
     return tuple(value) if isinstance(value, list) else None
 
 
+@functools.lru_cache(maxsize=64)
+def _profiles_text(profiles: tuple[str, ...]) -> str:
+    # a delivery's route snapshot as stored (``json.dumps`` of the sorted names): one of a
+    # handful of strings, encoded once each instead of once per sealed episode
+    return json.dumps(list(profiles))
+
+
 def _profiles(text: str) -> Any:
     # a delivery's route snapshot is one of a handful of strings: parse each once
     value = _parsed_profiles(text)
     return list(value) if value is not None else json.loads(text)
 
 
-def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, dict[str, Any], str, str]:
+def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, str, str]:
     """Validate ``event`` and encode its stored payload: ``(source, final, profile, payload
-    object, payload text, its sha256)``.  One rule for the one-by-one and the bulk append."""
+    text, its sha256)``.  One rule for the one-by-one and the bulk append."""
     if not event.event_id.strip():
         raise QueueError("capture event id is required")
     if not event.session_key.strip():
@@ -108,9 +115,8 @@ def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, di
     source = _positive_int(event.source_sequence, "sequence")
     final = _positive_int(event.final_sequence, "final_sequence")
     profile = event.profile or "default"
-    decoded = encode_event_payload(event.item, profile)
-    payload = canonical_json(decoded)
-    return source, final, profile, decoded, payload, sha256_hex(payload.encode())
+    payload = event_payload_json(event.item, profile)
+    return source, final, profile, payload, sha256_hex(payload.encode())
 
 
 #: an event encoded for the queue by whoever rendered it (a backfill worker process):
@@ -122,7 +128,7 @@ EncodedEvent = tuple[str, str, str, bool, int | None, int | None, str, str, str,
 
 def encode_event(event: CaptureEvent) -> EncodedEvent:
     """Validate and encode ``event`` for :meth:`CaptureQueue.append_encoded` (same rules as append)."""
-    source, final, profile, _decoded, payload, digest = _encoded_event(event)
+    source, final, profile, payload, digest = _encoded_event(event)
     captured = event.captured_at.timestamp() if event.captured_at is not None else None
     return (
         event.event_id,
@@ -185,8 +191,8 @@ class _AppendBatch:
         #: ids inserted by this transaction (a repeat inside the batch is looked up again)
         self.fresh: set[str] = set()
         self.last_sequence: dict[str, int] = {}
-        #: event id -> (stored payload dict, text, profile), consumed by the seal
-        self.decoded: dict[str, tuple[dict[str, Any], str, str]] = {}
+        #: event id -> (None, text, profile) of the events it wrote, consumed by the seal
+        self.decoded: dict[str, tuple[Any, str, str]] = {}
 
 
 class CaptureQueue:
@@ -350,7 +356,7 @@ class CaptureQueue:
         # ``batch`` (append_many): the existing rows and each session's last sequence were
         # read once for the whole batch, and the events decoded here are handed to the seal
         # so it does not parse again what this transaction just wrote.
-        source, final, profile, decoded, payload, digest = _encoded_event(event)
+        source, final, profile, payload, digest = _encoded_event(event)
         if batch is not None and event.event_id not in batch.fresh:
             row = batch.existing.get(event.event_id)
         else:
@@ -373,7 +379,8 @@ class CaptureQueue:
         if batch is not None:
             batch.last_sequence[event.session_key] = sequence
             batch.fresh.add(event.event_id)
-            batch.decoded[event.event_id] = (decoded, event.item.text, profile)
+            # the seal needs only the text and profile of an event it wrote itself
+            batch.decoded[event.event_id] = (None, event.item.text, profile)
         conn.execute(
             "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
             " payload_json, payload_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -492,7 +499,7 @@ class CaptureQueue:
         session_key: str,
         *,
         complete: bool,
-        decoded: dict[str, tuple[dict[str, Any], str, str]] | None = None,
+        decoded: dict[str, tuple[Any, str, str]] | None = None,
     ) -> str:
         rows = conn.execute(
             "SELECT event_id, sequence, source_sequence, final_sequence, payload_json, payload_hash, created_at"
@@ -594,7 +601,7 @@ class CaptureQueue:
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if corrupt else ("pending", "")
         deliveries = [
-            (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, rows[0][1], now)
+            (episode_id, name, _profiles_text(tuple(sorted(p))), state, last_error, now, session_key, rows[0][1], now)
             for name, p in sorted(providers.items())
         ]
         return episode, deliveries

@@ -89,6 +89,35 @@ def test_splice_check_agrees_with_rebuilding_the_envelope() -> None:
             assert is_spliced_envelope(other, other_texts, other_payload) is expected is False
 
 
+def _encoded_envelope(fields: dict[str, Any], texts: list[str]) -> str:
+    # the envelope as the encoder writes it (what envelope_json did before it quoted fields itself)
+    return canonical_json({**fields, "events": [json.loads(t) for t in texts]})
+
+
+class _Text(str):
+    pass
+
+
+def test_envelope_text_is_the_encoders_for_every_field_type() -> None:
+    rng = random.Random(11)
+    odd: list[dict[str, Any]] = [
+        {},
+        {"missing_sequences": [True]},
+        {"missing_sequences": (1, 2)},
+        {"integrity_errors": [None]},
+        {"id": 7},
+        {"complete": 1},
+        {"captured_at": None},
+        {"checksum": _Text("c")},
+        {"extra": "x"},  # a key the queue never writes: the encoder sorts it in
+    ]
+    for _ in range(300):
+        envelope, texts = _envelope(rng)
+        fields = {k: v for k, v in envelope.items() if k != "events"}
+        fields.update(rng.choice(odd))
+        assert envelope_json(fields, texts) == _encoded_envelope(fields, texts)
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -78,11 +78,14 @@ class IndexedText:
     extras: str
     unique: int
 
-    # written out: one per memory written, and the shared frozen ``__init__`` is slower
+    # written out: one per memory written, and the shared frozen ``__init__`` is slower; the
+    # fields go straight into the instance dict (what ``object.__setattr__`` does for a class
+    # without slots, without a call per field)
     def __init__(self, terms: str, extras: str, unique: int) -> None:
-        object.__setattr__(self, "terms", terms)
-        object.__setattr__(self, "extras", extras)
-        object.__setattr__(self, "unique", unique)
+        fields = self.__dict__
+        fields["terms"] = terms
+        fields["extras"] = extras
+        fields["unique"] = unique
 
 
 @value_dataclass
@@ -257,16 +260,20 @@ def index_text(text: str) -> IndexedText:
     keys = list(map(cached.get, chunks))
     forms_of: dict[str, tuple[str, ...]] = {}
     if None in keys:  # a word not seen yet (or too long to cache): index it, keep its forms
-        # Typically one or two new words among dozens: pick them out in C (``compress`` on the
-        # missed lookups, not a second look at the cache, which another thread may have filled
-        # since), index each distinct one once, and patch them in with
-        # ``map(fresh.get, chunks, keys)`` (a fresh key, else the one looked up).
+        # Typically one or two new words among dozens: find their positions in C (``compress``
+        # on the missed lookups, not a second look at the cache, which another thread may have
+        # filled since), index each distinct one once, and patch only those positions (a pass
+        # over the whole stream to patch them cost more than the few words it patched).
         fresh: dict[str, str] = {}
-        for chunk in dict.fromkeys(compress(chunks, map(is_, keys, repeat(None)))):
-            fresh[chunk], forms = _index_chunk_cached(chunk)
-            if forms:
-                forms_of[chunk] = forms
-        keys = list(map(fresh.get, chunks, keys))
+        for position in compress(range(len(chunks)), map(is_, keys, repeat(None))):
+            chunk = chunks[position]
+            key = fresh.get(chunk)
+            if key is None:
+                key, forms = _index_chunk_cached(chunk)
+                fresh[chunk] = key
+                if forms:
+                    forms_of[chunk] = forms
+            keys[position] = key
     if forms_of:
         # forms_of holds only non-empty tuples, so ``get`` with the cached forms as default
         # is ``forms_of.get(c) or cached_forms.get(c)``
@@ -275,7 +282,8 @@ def index_text(text: str) -> IndexedText:
         joined = [cached_forms.get(c) for c in chunks]
     else:
         joined = []
-    terms = " ".join(filter(None, keys))
+    # chunks without tokens (punctuation, over-long parts) have the key "": left out
+    terms = " ".join(filter(None, keys)) if "" in keys else " ".join(keys)  # type: ignore[arg-type]
     # distinct tokens: only the distinct chunk keys are split (a repeated word once), not
     # the whole stream again; a chunk key holds whole tokens, so the set is the same
     unique = len(set(" ".join(set(keys)).split()))  # type: ignore[arg-type]
