@@ -116,8 +116,11 @@ def _all_bytes(directory: Path) -> bytes:
     return b"".join(p.read_bytes() for p in directory.rglob("*") if p.is_file())
 
 
-SECRET_PROMPT = "deploy with AKIAIOSFODNN7EXAMPLE and password=hunter2secret <private>my pin 8841</private> ok"
-SECRETS = (b"AKIAIOSFODNN7EXAMPLE", b"hunter2secret", b"8841")
+#: every secret is searched for in the raw bytes of every file paxm wrote, so each must be a string
+#: no random hex id, hash or stamp can contain (a bare "8841" matched something in a CI run:
+#: four digits occur by chance among the files' hex ids and hashes)
+SECRET_PROMPT = "deploy with AKIAIOSFODNN7EXAMPLE and password=hunter2secret <private>my pin qz8841pin</private> ok"
+SECRETS = (b"AKIAIOSFODNN7EXAMPLE", b"hunter2secret", b"qz8841pin")
 
 
 def test_daemon_down_inbox_never_spools_raw_secrets(tmp_path: Path) -> None:
