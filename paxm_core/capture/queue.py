@@ -191,8 +191,8 @@ class _AppendBatch:
         #: ids inserted by this transaction (a repeat inside the batch is looked up again)
         self.fresh: set[str] = set()
         self.last_sequence: dict[str, int] = {}
-        #: event id -> (None, text, profile) of the events it wrote, consumed by the seal
-        self.decoded: dict[str, tuple[Any, str, str]] = {}
+        #: event id -> (item text, profile) of the events it wrote, consumed by the seal
+        self.decoded: dict[str, tuple[str, str]] = {}
 
 
 class CaptureQueue:
@@ -380,7 +380,7 @@ class CaptureQueue:
             batch.last_sequence[event.session_key] = sequence
             batch.fresh.add(event.event_id)
             # the seal needs only the text and profile of an event it wrote itself
-            batch.decoded[event.event_id] = (None, event.item.text, profile)
+            batch.decoded[event.event_id] = (event.item.text, profile)
         conn.execute(
             "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
             " payload_json, payload_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -499,7 +499,7 @@ class CaptureQueue:
         session_key: str,
         *,
         complete: bool,
-        decoded: dict[str, tuple[Any, str, str]] | None = None,
+        decoded: dict[str, tuple[str, str]] | None = None,
     ) -> str:
         rows = conn.execute(
             "SELECT event_id, sequence, source_sequence, final_sequence, payload_json, payload_hash, created_at"
@@ -524,7 +524,7 @@ class CaptureQueue:
         rows: Sequence[Sequence[Any]],
         *,
         complete: bool,
-        decoded: dict[str, tuple[Any, str, str]] | None = None,
+        decoded: dict[str, tuple[str, str]] | None = None,
         episode_id: str = "",
     ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
         """The ``capture_episodes`` row and ``capture_deliveries`` rows sealing ``rows``.
@@ -533,7 +533,6 @@ class CaptureQueue:
         source_sequence, final_sequence, payload_json, payload_hash, created_at).
         """
         episode_id = episode_id or "ep_" + os.urandom(16).hex()
-        events: list[Any] = []
         # the envelope embeds each event's stored text as it is (envelope_json), so sealing
         # never encodes the events again
         texts: list[str] = []
@@ -545,20 +544,17 @@ class CaptureQueue:
             known = decoded.pop(event_id, None) if decoded is not None else None
             if known is not None:
                 # written by this very transaction from this dict: nothing to re-verify
-                envelope_event, text, profile = known
+                text, profile = known
             else:
                 try:
                     if sha256_hex(payload.encode()) != digest:
                         raise ValueError("payload checksum mismatch")
-                    envelope_event = json.loads(payload)
-                    decoded_item, profile = decode_event_payload(envelope_event)
+                    decoded_item, profile = decode_event_payload(json.loads(payload))
                     text = decoded_item.text
                 except ValueError as exc:
                     corrupt.append(f"capture event {event_id}: {exc}")
-                    events.append({"corrupt_event": event_id})
-                    texts.append(canonical_json(events[-1]))
+                    texts.append(canonical_json({"corrupt_event": event_id}))
                     continue
-            events.append(envelope_event)
             texts.append(payload)
             seen_profiles.add(profile)
             if not text.strip():
@@ -882,7 +878,7 @@ class CaptureQueue:
         deliveries: list[tuple[Any, ...]] = []
         last_sequence: dict[str, int] = {}
         open_rows: dict[str, list[list[Any]]] = {}
-        decoded: dict[str, tuple[Any, str, str]] = {}
+        decoded: dict[str, tuple[str, str]] = {}
         # one urandom call for the batch's episode ids (a syscall is dear here, ~75 us)
         entropy = os.urandom(16 * sum(1 for e in encoded if e[3])).hex()
         used = 0
@@ -911,7 +907,7 @@ class CaptureQueue:
             pending = open_rows.setdefault(key, [])
             pending.append(stored)
             # the seal needs only the text and profile of an event it wrote itself
-            decoded[event_id] = (None, text, profile)
+            decoded[event_id] = (text, profile)
             sealed = ""
             if terminal:
                 del open_rows[key]
