@@ -962,7 +962,14 @@ class CaptureQueue:
         release this batch's claims of any session whose ``behind`` episode was not delivered
         (:func:`paxm_core.capture.batch.deliver_stream` does both).
         """
-        in_flight = {c.episode_id for c in behind if c.provider == provider and c.lease == self.lease}
+        in_flight: set[str] = set()
+        # per session: a session's own in-flight rows are the only ones its prefix query skips,
+        # so it reads that many more, not the whole behind batch (a 256-row overread per session)
+        in_flight_of: dict[str, int] = {}
+        for c in behind:
+            if c.provider == provider and c.lease == self.lease and c.episode_id not in in_flight:
+                in_flight.add(c.episode_id)
+                in_flight_of[c.session_key] = in_flight_of.get(c.session_key, 0) + 1
         now = self._now()
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
@@ -997,7 +1004,7 @@ class CaptureQueue:
                         " INDEXED BY capture_deliveries_heads"
                         " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
                         " ORDER BY first_sequence LIMIT ?",
-                        (provider, session_key, len(candidates) + len(in_flight)),
+                        (provider, session_key, len(candidates) + in_flight_of.get(session_key, 0)),
                     )
                     if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
                 ]

@@ -294,7 +294,11 @@ class Router:
                 continue
             refs = outcome.value
             assert isinstance(refs, list)
-            result.refs.extend(MemoryRef(name, ref.id) for ref in refs)
+            # a ref already under this route's name is kept (refs are frozen): building a new
+            # one per item was a measurable share of a large delivery batch
+            result.refs.extend(
+                ref if type(ref) is MemoryRef and ref.provider == name else MemoryRef(name, ref.id) for ref in refs
+            )
         result.refs.sort(key=lambda r: r.provider)  # stable: each provider's refs stay in item order
         if failures:
             raise WriteError("write failed: " + "; ".join(failures), result)

@@ -117,6 +117,28 @@ def test_the_next_batch_is_claimed_behind_the_in_flight_one_and_written_after_it
     queue.close()
 
 
+def test_a_claim_behind_reads_past_each_sessions_own_in_flight_episodes(tmp_path: Path) -> None:
+    # session a's six oldest episodes are in flight, b has none: a's prefix check must skip
+    # exactly a's six leases (its own share of ``behind``), not b's count nor the batch's
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_turns("a", 8) + _turns("b", 8))
+    first, _ = queue.claim_batch("rec", limit=6)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [("a", f"{n:03d}") for n in range(6)]
+    following, _ = queue.claim_batch("rec", limit=6, behind=first)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in following] == [
+        ("a", "006"),
+        ("a", "007"),
+        ("b", "000"),
+        ("b", "001"),
+        ("b", "002"),
+        ("b", "003"),
+    ]
+    # with both batches in flight (one of them listed twice: still one lease each), only b's rest
+    again, _ = queue.claim_batch("rec", limit=6, behind=[*first, *following, *following])
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in again] == [("b", f"{n:03d}") for n in range(4, 8)]
+    queue.close()
+
+
 def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_path: Path) -> None:
     provider = Recorder(fail_twice=["a 001 fine"])
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]}, retry_min=0.05)

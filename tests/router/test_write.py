@@ -46,6 +46,28 @@ def test_writes_go_to_every_route_and_refs_are_sorted(fakes: Any, make_router: A
     assert set(zed.items) == set(alpha.items) == {"1", "2"}
 
 
+def test_refs_carry_the_route_name_whatever_the_provider_called_itself(fakes: Any, make_router: Any) -> None:
+    from paxm_core import MemoryRef
+
+    class SelfNamed(fakes.BatchMemoryProvider):  # type: ignore[misc,name-defined]
+        def put_batch(self, items: Any, deadline: Any) -> Any:
+            refs = super().put_batch(items, deadline)
+            return [MemoryRef("its-own-name", r.id) if i % 2 else r for i, r in enumerate(refs)]
+
+    inner, plain = SelfNamed("inner"), fakes.BatchMemoryProvider("plain")
+    router = make_router({"work": inner, "plain": plain})
+    items = [MemoryItem(f"item {i}", id=str(i)) for i in range(3)]
+    result = router.put(items, PutPolicy([Route("work"), Route("plain")]))
+    assert [(r.provider, r.id) for r in result.refs] == [
+        ("plain", "0"),
+        ("plain", "1"),
+        ("plain", "2"),
+        ("work", "0"),
+        ("work", "1"),
+        ("work", "2"),
+    ]
+
+
 def test_put_batch_used_when_supported_else_sequential(fakes: Any, make_router: Any) -> None:
     batch, single = fakes.BatchMemoryProvider("batch"), fakes.MemoryProvider("single")
     router = make_router({"batch": batch, "single": single})
