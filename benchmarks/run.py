@@ -108,7 +108,8 @@ TABLE: list[tuple[str, str, str]] = [
 ]
 
 _QUEUE_SQLITE = re.compile(
-    r"delivery via queue, sqlite provider\s+(\d+) episodes:\s+([\d.]+) episodes/s.*?loop\s+([\d.]+) items/s"
+    r"delivery via queue, sqlite (provider|write process)\s+(\d+) episodes:\s+([\d.]+) episodes/s"
+    r".*?loop\s+([\d.]+) items/s"
 )
 
 
@@ -117,13 +118,15 @@ def rows_from_output(name: str, text: str) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     if name == "queue":
         for m in _QUEUE_SQLITE.finditer(text):
-            rate = float(m.group(2))
+            rate = float(m.group(3))
+            # "provider": every write in the daemon; "write process": large batches in a child
+            how = ", writes in a child process" if m.group(1) == "write process" else ""
             out.append(
                 {
-                    "key": f"queue delivery into SQLite ({m.group(1)} episodes)",
+                    "key": f"queue delivery into SQLite ({m.group(2)} episodes{how})",
                     "value": rate,
                     "unit": "episodes/s",
-                    "baseline": f"Router.put_to_provider loop {float(m.group(3)):.0f} items/s",
+                    "baseline": f"Router.put_to_provider loop {float(m.group(4)):.0f} items/s",
                     "ok": rate >= 5000,
                 }
             )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["pid_alive", "start_time"]
+__all__ = ["die_with_parent", "pid_alive", "start_time"]
 
 _PROC = os.path.isdir("/proc/self")
 
@@ -64,3 +64,22 @@ def pid_alive(pid: int, started: str = "") -> bool:
     if started and len(fields) > 19 and fields[19].decode("ascii", "replace") != started:
         return False  # the pid was reused
     return True
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this child process end with ``parent`` (a second line behind its stdin's EOF).
+
+    On Linux the kernel SIGKILLs the child when the parent dies (``PR_SET_PDEATHSIG``);
+    elsewhere nothing is armed and the caller's stdin watch alone stops it.  Exits at once
+    when the parent died before the request took effect.
+    """
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # not Linux: the stdin watch alone
+        pass
+    if os.getppid() != parent:  # the parent died before the prctl took effect
+        os._exit(0)

@@ -28,6 +28,7 @@ __all__ = [
     "CAP_DELETE",
     "CAP_EVAL_SCOPE",
     "CAP_PUT_BATCH",
+    "CAP_SHARED_STORE",
     "CAP_TURN_BOUNDARIES",
     "DECLARED_CAPABILITIES",
     "DYNAMIC_CAPABILITIES",
@@ -63,11 +64,17 @@ CAP_ATTRIBUTION = "attribution"
 #: hand-off per recall.  A provider that cannot keep this promise must not declare it: a call
 #: run inline that overruns its deadline delays the caller.
 CAP_DEADLINE_BOUND = "deadline_bound"
+#: Declared by a provider whose memories live outside its process (a file, a server): a second
+#: instance built from the same config in another process reads and writes the same store.
+#: The runtime may then run the provider's large batch writes (a delivery backlog) in a child
+#: process of their own, so they no longer share the interpreter lock with the queue's claims
+#: (:mod:`paxm_core.write_process`).  An in-memory store must not declare it.
+CAP_SHARED_STORE = "shared_store"
 
 #: Capabilities a :class:`SupportsCapabilities` provider may withhold at run time.
 DYNAMIC_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_EVAL_SCOPE})
 #: Capabilities that exist only by declaration (no method proves them).
-DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND})
+DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_SHARED_STORE})
 
 
 @runtime_checkable

@@ -96,7 +96,8 @@ class Runtime:
                 kind = (provider_config.type or name).strip()
                 spec = pm.provider_type(kind)
                 try:
-                    built[name] = spec.factory(name, provider_config)
+                    provider = spec.factory(name, provider_config)
+                    built[name] = _with_write_process(provider, kind, provider_config, config)
                 except PaxmError:
                     raise
                 except Exception as exc:
@@ -132,6 +133,25 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _with_write_process(provider: Provider, kind: str, provider_config: Any, config: Config) -> Provider:
+    """``provider``, wrapped so its large batch writes run in a child process, when that helps.
+
+    Only for a provider that declares ``shared_store`` and batch writes, unless
+    ``capture_queue.write_in_process`` is set, and with a second core to run the child on.
+    """
+    from paxm_core.protocols import CAP_PUT_BATCH, CAP_SHARED_STORE, capabilities_of
+
+    queue = getattr(config, "capture_queue", None)
+    if getattr(queue, "write_in_process", False) or (os.cpu_count() or 1) < 2:
+        return provider
+    capabilities = capabilities_of(provider)
+    if CAP_SHARED_STORE not in capabilities or CAP_PUT_BATCH not in capabilities:
+        return provider
+    from paxm_core.write_process import WriteProcessProvider
+
+    return WriteProcessProvider(provider, kind, provider_config)
 
 
 def _close_all(providers: dict[str, Provider]) -> None:

@@ -361,20 +361,6 @@ def delivery_setup(
 # -- the child ---------------------------------------------------------------------------------
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: the kernel SIGKILLs this process when its parent dies (a second line behind stdin)."""
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # not Linux: the stdin watch alone
-        pass
-    if os.getppid() != parent:  # the parent died before the prctl took effect
-        os._exit(0)
-
-
 def _child_main() -> None:
     import pickle
 
@@ -383,7 +369,9 @@ def _child_main() -> None:
         parent, config, queue_path, provider, providers, rates, batch = pickle.load(requests)
     except EOFError:
         return
-    _die_with_parent(parent)
+    from paxm_core.processes import die_with_parent
+
+    die_with_parent(parent)
 
     cond = threading.Condition()
     state = {"kicks": 0, "finish": False, "gone": False}

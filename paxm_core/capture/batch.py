@@ -19,8 +19,12 @@ The guarantees are those of one-by-one delivery:
 :func:`deliver_stream` repeats this until nothing is due, claiming batch N+1 on a helper
 thread while batch N is written (SQLite releases the GIL inside statements, so a claim's
 reads and a provider's write overlap on two cores).  Batch N+1 is written only after batch
-N is recorded, and its episodes of a session that did not fully deliver in batch N are
-released untried, so per-session order holds across batches as within one.
+N's write returned: when every episode of N was delivered, the helper records N while N+1
+is written (the recording no longer sits between two writes); otherwise N is recorded first
+and N+1's episodes of a session that did not fully deliver are released untried.  Per-session
+order holds across batches as within one: a session's episodes reach the provider in order,
+and a kill -9 before N is recorded leaves N and N+1 leased, to be re-sent in that order under
+the same ids.
 """
 
 from __future__ import annotations
@@ -54,6 +58,14 @@ def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put
     """
     if not claims:
         return []
+    firsts, error = _write(claims, put)
+    if firsts is not None:
+        return queue.complete_many(claims, firsts)
+    return _after_failure(queue, claims, put, error)
+
+
+def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None, str]:
+    """One ``put`` of every claim's items: (each claim's first ref, "") or (None, the error)."""
     items = [item for claim in claims for item in claim.items]
     try:
         refs = list(put(items))
@@ -67,8 +79,12 @@ def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put
             firsts.append(refs[offset].id if claim.items else "")
             offset += len(claim.items)
         if all(firsts):
-            return queue.complete_many(claims, firsts)
+            return firsts, ""
         error = f"{claims[0].provider}: delivery returned no ref"
+    return None, error
+
+
+def _after_failure(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put, error: str) -> list[DeliveryOutcome]:
     if len(claims) == 1:
         return [queue.fail(claims[0], error)]
     return _one_by_one(queue, claims, put)
@@ -103,28 +119,69 @@ Report = Callable[[list[DeliveryOutcome], list[DeliveryClaim]], None]
 
 
 class _Prefetch:
-    """Claims the next batch on a helper thread while the current one is written."""
+    """While batch N is written: claims batch N+1, then records batch N once it is written.
+
+    The claim waits for the previous helper's recording (batch N-1), so batch N-1's rows are
+    no longer in the way of the claim behind batch N.  The recording runs only when the
+    writer hands over batch N's refs (:meth:`record`); ``record(None)`` (batch N failed, or
+    the stream ends) leaves the recording to the writer.
+    """
 
     def __init__(
-        self, queue: CaptureQueue, provider: str, take: Callable[[int], int], limit: int, behind: list[DeliveryClaim]
+        self,
+        queue: CaptureQueue,
+        provider: str,
+        take: Callable[[int], int],
+        limit: int,
+        behind: list[DeliveryClaim],
+        after: _Prefetch | None,
     ) -> None:
         self._queue, self._provider, self._take, self._limit, self._behind = queue, provider, take, limit, behind
+        self._after = after
         self.claims: list[DeliveryClaim] = []
         self.dead: list[DeliveryOutcome] = []
         self.error: BaseException | None = None
+        self._claimed = threading.Event()
+        self._written = threading.Event()
+        self._firsts: list[str] | None = None
+        self.outcomes: list[DeliveryOutcome] | None = None
+        self.record_error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="paxm-delivery-prefetch", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            if self._after is not None:
+                self._after.recorded()
             # the allowance (a rate limiter's sleep) waits here too, while the write runs
             wanted = self._take(self._limit)
             self.claims, self.dead = self._queue.claim_batch(self._provider, limit=wanted, behind=self._behind)
         except BaseException as exc:  # handed to the caller's thread
             self.error = exc
+        finally:
+            self._claimed.set()
+        self._written.wait()
+        if self._firsts is not None:
+            try:
+                self.outcomes = self._queue.complete_many(self._behind, self._firsts)
+            except BaseException as exc:  # handed to the caller's thread
+                self.record_error = exc
+
+    def record(self, firsts: list[str] | None) -> None:
+        """Batch N was written (``firsts``: each claim's first ref) or is recorded elsewhere (``None``)."""
+        if not self._written.is_set():
+            self._firsts = firsts
+            self._written.set()
+
+    def recorded(self) -> list[DeliveryOutcome] | None:
+        """Wait for the recording of batch N; its outcomes (``None`` when not recorded here)."""
+        self._thread.join()
+        if self.record_error is not None:
+            raise self.record_error
+        return self.outcomes
 
     def result(self) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
-        self._thread.join()
+        self._claimed.wait()
         if self.error is not None:
             raise self.error
         return self.claims, self.dead
@@ -160,32 +217,74 @@ def deliver_stream(
     else:
         claims = list(first)
     attempted = 0
-    while claims:
-        prefetch = None if stopping() else _Prefetch(queue, provider, take, limit, claims)
-        try:
-            outcomes = deliver_batch(queue, claims, writer(claims))
-        except BaseException:
-            if prefetch is not None:
-                _release_quietly(queue, prefetch)
-            raise
-        attempted += len(outcomes)
-        report(outcomes, claims)
-        if prefetch is None:
-            break
-        following, dead = prefetch.result()
-        if dead:
-            report(dead, [])
-        delivered = {o.episode_id for o in outcomes if o.state == "delivered"}
-        blocked = {c.session_key for c in claims if c.episode_id not in delivered}
-        held = [c for c in following if c.session_key in blocked]
-        if stopping():
-            held = following
-        if held:
-            queue.release_many(held)
-            kept = {id(c) for c in held}
-            following = [c for c in following if id(c) not in kept]
-        claims = following
+    # the helper recording the previous batch (it ran ahead: this batch was written meanwhile)
+    recording: tuple[_Prefetch, list[DeliveryClaim]] | None = None
+    try:
+        while claims:
+            prefetch = (
+                None if stopping() else _Prefetch(queue, provider, take, limit, claims, recording and recording[0])
+            )
+            try:
+                put = writer(claims)
+                firsts, error = _write(claims, put)
+                if recording is not None:  # the batch before this one, in order
+                    attempted += _report_recorded(recording, report)
+                    recording = None
+                if firsts is not None and prefetch is not None:
+                    # all delivered: the helper records this batch once it has claimed the
+                    # next, so the next write need not wait for this batch's recording
+                    prefetch.record(firsts)
+                    recording, outcomes = (prefetch, claims), None
+                else:
+                    if prefetch is not None:
+                        prefetch.record(None)
+                    if firsts is not None:
+                        outcomes = queue.complete_many(claims, firsts)
+                    else:
+                        outcomes = _after_failure(queue, claims, put, error)
+            except BaseException:
+                if prefetch is not None:
+                    prefetch.record(None)
+                    _release_quietly(queue, prefetch)
+                raise
+            if outcomes is not None:
+                attempted += len(outcomes)
+                report(outcomes, claims)
+            if prefetch is None:
+                break
+            following, dead = prefetch.result()
+            if dead:
+                report(dead, [])
+            if outcomes is None:  # every episode of this batch was written: no session is blocked
+                blocked: set[str] = set()
+            else:
+                delivered = {o.episode_id for o in outcomes if o.state == "delivered"}
+                blocked = {c.session_key for c in claims if c.episode_id not in delivered}
+            held = [c for c in following if c.session_key in blocked]
+            if stopping():
+                held = following
+            if held:
+                queue.release_many(held)
+                kept = {id(c) for c in held}
+                following = [c for c in following if id(c) not in kept]
+            claims = following
+    except BaseException:
+        if recording is not None:  # a batch written before the error: report what was recorded
+            try:
+                _report_recorded(recording, report)
+            except Exception:  # the original error matters more; lease recovery covers the rest
+                pass
+        raise
+    if recording is not None:  # the last written batch's recording
+        attempted += _report_recorded(recording, report)
     return attempted
+
+
+def _report_recorded(recording: tuple[_Prefetch, list[DeliveryClaim]], report: Report) -> int:
+    helper, claims = recording
+    outcomes = helper.recorded() or []
+    report(outcomes, claims)
+    return len(outcomes)
 
 
 def _release_quietly(queue: CaptureQueue, prefetch: _Prefetch) -> None:
@@ -193,4 +292,8 @@ def _release_quietly(queue: CaptureQueue, prefetch: _Prefetch) -> None:
         claims, _ = prefetch.result()
         queue.release_many(claims)
     except Exception:  # the original error matters more; lease recovery covers the rest
+        pass
+    try:
+        prefetch.recorded()  # a recording handed over before the error still finishes
+    except Exception:
         pass

@@ -258,6 +258,9 @@ class CaptureQueueConfig:
     retry_min: float | None = field(default=None, metadata=_DURATION)
     max_attempts: int = 0
     provider_concurrency: dict[str, int] = field(default_factory=dict)
+    #: ``true`` keeps every write in the daemon; by default large batch writes of providers that
+    #: declare ``shared_store`` run in a child process (two cores for a backlog's delivery)
+    write_in_process: bool = False
 
 
 @value_dataclass

@@ -2,8 +2,9 @@
 
 Per-session order must hold across batches as within one: the next batch may hold a
 session's later episodes only behind this queue's own in-flight claims, it is written only
-after the previous batch is recorded, and its episodes of a session that did not deliver
-are released untried.
+after the previous batch's write returned (a fully delivered batch is recorded while the next
+one is written; any other is recorded first), and its episodes of a session that did not
+deliver are released untried.
 """
 
 from __future__ import annotations
@@ -214,6 +215,55 @@ def test_stopping_releases_the_prefetched_batch_untried(tmp_path: Path) -> None:
         assert states == {"delivered": 3, "pending": 7}
         assert attempts == 3  # the prefetched three were released without an attempt counted
         assert _positions(provider.log, "a") == [0, 1, 2]
+    finally:
+        router.close()
+        queue.close()
+
+
+def test_a_delivered_batch_is_recorded_while_the_next_one_is_written(tmp_path: Path) -> None:
+    provider = Recorder()
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_interleaved(_turns("a", 6), _turns("b", 6)))
+    router = Router({"rec": provider})
+    recordings: list[tuple[int, int]] = []  # batches written when each recording began, and ended
+    complete_many = queue.complete_many
+
+    def slow_complete_many(claims: Any, refs: Any) -> Any:
+        began = len(provider.batches)
+        threading.Event().wait(0.2)  # a recording long enough for the next write to begin
+        try:
+            return complete_many(claims, refs)
+        finally:
+            recordings.append((began, len(provider.batches)))
+
+    queue.complete_many = slow_complete_many  # type: ignore[method-assign]
+    reported: list[list[str]] = []
+    written: list[list[str]] = []
+
+    def put(items: list[MemoryItem]) -> list[MemoryRef]:
+        written.append([item.id for item in items])  # one item per episode, under its id
+        return router.put_to_provider("rec", items, 30.0)
+
+    try:
+        attempted = deliver_stream(
+            queue,
+            "rec",
+            lambda _batch: put,
+            lambda outcomes, batch: reported.append([o.episode_id for o in outcomes]) if batch else None,
+            limit=4,
+        )
+        assert attempted == 12
+        assert len(provider.batches) == 3
+        # batch N's recording began with N batches written and ended after batch N+1 was
+        # written: the next write did not wait for it (the last one has no next)
+        assert recordings == [(1, 2), (2, 3), (3, 3)]
+        # outcomes are reported once per batch, in batch order, each after its recording
+        assert reported == written and [len(r) for r in reported] == [4, 4, 4]
+        assert _positions(provider.log, "a") == list(range(6))
+        assert _positions(provider.log, "b") == list(range(6))
+        with sqlite3.connect(queue.path) as conn:
+            states = dict(conn.execute("SELECT state, COUNT(*) FROM capture_deliveries GROUP BY state").fetchall())
+        assert states == {"delivered": 12}
     finally:
         router.close()
         queue.close()

@@ -17,7 +17,13 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
-from paxm_core.protocols import CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_DELETE, CAP_PUT_BATCH
+from paxm_core.protocols import (
+    CAP_ATTRIBUTION,
+    CAP_DEADLINE_BOUND,
+    CAP_DELETE,
+    CAP_PUT_BATCH,
+    CAP_SHARED_STORE,
+)
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite._db import Database
 from paxm_provider_sqlite.attribution import (
@@ -37,7 +43,7 @@ from paxm_provider_sqlite.timestamps import stamp
 __all__ = ["SQLiteProvider", "default_path"]
 
 _CLEANUP_MAX = 500
-_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND})
+_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_SHARED_STORE})
 
 #: The upsert parameters of one row, in ``_UPSERT``'s column order.
 _Row = tuple[str | int, ...]
@@ -93,11 +99,13 @@ class SQLiteProvider:
         return self._db.path
 
     def capabilities(self) -> frozenset[str]:
-        """Batch writes, delete, attribution, and ``deadline_bound``.
+        """Batch writes, delete, attribution, ``deadline_bound`` and ``shared_store``.
 
         Every call returns by its deadline on its own: statements are interrupted by a progress
         handler, and the waits for the connection lock and for another process's write lock
-        end with the deadline.  So the router may run a call on the caller's thread.
+        end with the deadline.  So the router may run a call on the caller's thread.  The
+        memories live in the database file (WAL, many connections), so another instance on
+        the same path, in another process, shares them: large batch writes may run there.
         """
         return _CAPABILITIES
 
