@@ -18,8 +18,9 @@ imported: the capture queue loads this module.
 from __future__ import annotations
 
 import os
+from typing import Any, BinaryIO
 
-__all__ = ["die_with_parent", "pid_alive", "start_time"]
+__all__ = ["die_with_parent", "pid_alive", "protocol_pipes", "start_child", "start_time"]
 
 _PROC = os.path.isdir("/proc/self")
 
@@ -83,3 +84,33 @@ def die_with_parent(parent: int) -> None:
         pass
     if os.getppid() != parent:  # the parent died before the prctl took effect
         os._exit(0)
+
+
+def start_child(module: str) -> Any:
+    """Start ``python -P -m <module>`` with pipes on its stdin and stdout (a ``Popen``).
+
+    The protocol children of paxm (backfill workers and delivery, the write process) speak
+    pickles over these two pipes; their stderr is the parent's.  ``-P``: not the current
+    directory first on ``sys.path`` (a paxm checkout there would be imported instead of the
+    installed ``paxm_core``).  The pipes are close-on-exec, so no later child holds them.
+    """
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-P", "-m", module], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    return process
+
+
+def protocol_pipes() -> tuple[BinaryIO, BinaryIO]:
+    """In a :func:`start_child` child: its (requests, answers) streams, taken from fds 0 and 1.
+
+    File descriptor 1 is then pointed at stderr, so a stray ``print`` in any imported code goes
+    to the log and can never corrupt the pickled answers.
+    """
+    requests = os.fdopen(os.dup(0), "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return requests, answers

@@ -143,8 +143,7 @@ def _with_write_process(provider: Provider, kind: str, provider_config: Any, con
     """
     from paxm_core.protocols import CAP_PUT_BATCH, CAP_SHARED_STORE, capabilities_of
 
-    queue = getattr(config, "capture_queue", None)
-    if getattr(queue, "write_in_process", False) or (os.cpu_count() or 1) < 2:
+    if config.capture_queue.write_in_process or (os.cpu_count() or 1) < 2:
         return provider
     capabilities = capabilities_of(provider)
     if CAP_SHARED_STORE not in capabilities or CAP_PUT_BATCH not in capabilities:

@@ -107,17 +107,11 @@ class _Child:
 
     def __init__(self, setup: tuple[Any, ...]) -> None:
         import select
-        import subprocess
 
-        self.process = subprocess.Popen(
-            # -P: not the current directory first on sys.path (a checkout there would shadow
-            # the installed paxm_core); the setup hands over this process's sys.path
-            [sys.executable, "-P", "-m", "paxm_core.write_process"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            close_fds=True,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
+        from paxm_core.processes import start_child
+
+        # the setup hands over this process's sys.path
+        self.process = start_child("paxm_core.write_process")
         self.stdin: IO[bytes] = self.process.stdin
         self.fd = self.process.stdout.fileno()
         self.started = time.monotonic()
@@ -327,7 +321,7 @@ class WriteProcessProvider:
 
 
 def _child_main() -> int:
-    from paxm_core.backfill.child_pipes import protocol_pipes
+    from paxm_core.processes import protocol_pipes
 
     requests, answers = protocol_pipes()
     fd = requests.fileno()

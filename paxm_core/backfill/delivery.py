@@ -28,7 +28,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from paxm_core.backfill.child_pipes import protocol_pipes
 from paxm_core.errors import PaxmError
 
 __all__ = [
@@ -226,17 +225,9 @@ class ProcessDeliverer:
 
     def start(self) -> None:
         """Start the child; its first pass delivers what a killed run left."""
-        import subprocess
-        import sys
+        from paxm_core.processes import start_child
 
-        self._process = subprocess.Popen(
-            # -P: not the current directory first on sys.path (a paxm checkout there would be
-            # imported instead of the installed paxm_core)
-            [sys.executable, "-P", "-m", "paxm_core.backfill.delivery"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            close_fds=True,
-        )
+        self._process = start_child("paxm_core.backfill.delivery")
         self._send(self._setup)
         self._reader = threading.Thread(target=self._read, name="paxm-backfill-delivery-reader", daemon=True)
         self._reader.start()
@@ -363,6 +354,8 @@ def delivery_setup(
 
 def _child_main() -> None:
     import pickle
+
+    from paxm_core.processes import protocol_pipes
 
     requests, answers = protocol_pipes()
     try:

@@ -20,7 +20,6 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
-from paxm_core.backfill.child_pipes import protocol_pipes
 from paxm_core.backfill.sources import in_range, turns_in
 
 __all__ = [
@@ -107,6 +106,7 @@ def _worker_main() -> None:
     from paxm_core.backfill.render import TurnRenderer
     from paxm_core.capture.queue import encode_event
     from paxm_core.plugins import get_plugin_manager
+    from paxm_core.processes import protocol_pipes
     from paxm_core.tools import Tools
 
     requests, answers = protocol_pipes()
@@ -149,18 +149,9 @@ class _Worker:
     """One worker process and its two pipes."""
 
     def __init__(self, setup: bytes) -> None:
-        import subprocess
-        import sys
+        from paxm_core.processes import start_child
 
-        self.process = subprocess.Popen(
-            # -P: not the current directory first on sys.path (a paxm checkout there would be
-            # imported instead of the installed paxm_core)
-            [sys.executable, "-P", "-m", "paxm_core.backfill.workers"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            close_fds=True,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process = start_child("paxm_core.backfill.workers")
         self._requests = self.process.stdin
         self._answers = self.process.stdout
         self._requests.write(setup)
