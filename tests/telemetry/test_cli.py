@@ -110,7 +110,9 @@ def test_logs_follow_streams_new_events_until_interrupted(tmp_path: Path) -> Non
             t.record({"kind": "recall", "profile": "live", "success": True})
             assert json.loads(proc.stdout.readline())["profile"] == "live"
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=10) == 0
+            # generous: in CI this ran beside the real-harness suites and once took over 10 s
+            # to be scheduled and shut down (it exits at once on a quiet machine)
+            assert proc.wait(timeout=30) == 0
         finally:
             if proc.poll() is None:
                 proc.kill()
