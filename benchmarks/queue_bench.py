@@ -23,6 +23,11 @@ Every case prints its median (and p95) next to a baseline and the ratio:
   claim, lease and completion statements, and ``executemany`` of the provider's own rows), with
   no Python around it: what one core needs per episode before any verification or rendering.
 
+* ``wire`` (``--only wire``): the write process's hand-off of a batch of 256 claimed, prepared
+  episode items: ``pickle`` of the items' field tuples (``_wire_items``, then
+  ``_items_from_wire`` in the child) against ``pickle`` of the dataclasses themselves (what
+  the write process sent before), CPU microseconds per item on each side of the pipe.
+
 * ``single`` (``--only single``): the same work on one thread into the real SQLite provider:
   ``append_many`` (batches of 512 events), then ``claim_batch`` + ``deliver_batch`` through
   the Router until nothing is due; CPU microseconds per episode of each step.  No threads,
@@ -303,6 +308,45 @@ def warm_write_process(make: Callable[[str], Any]) -> Callable[[str], Any]:
 _wrappers: list[Any] = []
 
 
+def bench_wire(root: Path, episodes: int, batch: int = 256) -> None:
+    """CPU microseconds per item of one write-process hand-off, wire tuples vs pickled items."""
+    import pickle
+
+    from paxm_core.attribution import prepare_item
+    from paxm_core.write_process import _items_from_wire, _wire_items
+
+    q = CaptureQueue(root / "wire.sqlite", routes={"default": ["wire"]})
+    events = turn_events("w", max(episodes, batch), 20)
+    for first in range(0, len(events), 1024):
+        q.append_many(events[first : first + 1024])
+    claims, _ = q.claim_batch("wire", limit=batch)
+    q.close()
+    items = [prepare_item(c.items[0], None) for c in claims]
+    spent: dict[str, list[float]] = {"items dumps": [], "items loads": [], "wire dumps": [], "wire loads": []}
+    for _ in range(40):
+        started = time.process_time()
+        data = pickle.dumps(("put", items, None), protocol=pickle.HIGHEST_PROTOCOL)
+        middle = time.process_time()
+        pickle.loads(data)
+        spent["items dumps"].append(middle - started)
+        spent["items loads"].append(time.process_time() - middle)
+        started = time.process_time()
+        data = pickle.dumps(("put", _wire_items(items), None), protocol=pickle.HIGHEST_PROTOCOL)
+        middle = time.process_time()
+        back = _items_from_wire(pickle.loads(data)[1])
+        spent["wire dumps"].append(middle - started)
+        spent["wire loads"].append(time.process_time() - middle)
+    assert back == items
+    us = {name: statistics.median(values) * 1e6 / len(items) for name, values in spent.items()}
+    before = us["items dumps"] + us["items loads"]
+    after = us["wire dumps"] + us["wire loads"]
+    print(
+        f"write-process hand-off, {len(items)} items, CPU us per item: wire tuples dumps {us['wire dumps']:5.2f}"
+        f" + loads {us['wire loads']:5.2f} = {after:5.2f}  | pickled items dumps {us['items dumps']:5.2f}"
+        f" + loads {us['items loads']:5.2f} = {before:5.2f}  ratio {after / before:4.2f}x"
+    )
+
+
 def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256) -> None:
     """CPU microseconds per episode of each step of batched delivery, on this thread.
 
@@ -561,12 +605,13 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument(
         "--only",
-        choices=["all", "delivery", "phases", "loop", "floor", "single"],
+        choices=["all", "delivery", "phases", "loop", "floor", "single", "wire"],
         default="all",
         help="'delivery': only the batched deliveries (in-memory put_batch, then SQLite); 'phases': only the"
         " per-step CPU of batched delivery on one thread (both for interleaved A/B runs); 'loop': the worker"
         " loop's due_providers against the backlog walk it replaced; 'floor': only the SQL delivery into SQLite"
-        " cannot skip (queue statements + executemany of the provider's rows), with no Python around it",
+        " cannot skip (queue statements + executemany of the provider's rows), with no Python around it; 'wire':"
+        " the write process's hand-off of 256 items, field tuples vs pickled dataclasses",
     )
     parser.add_argument("--append-only", action="store_true", help="'single': stop after appending")
     args = parser.parse_args()
@@ -585,11 +630,15 @@ def main() -> None:
         if args.only == "floor":
             bench_floor(root, max(args.episodes, 100))
             return
+        if args.only == "wire":
+            bench_wire(root, args.episodes)
+            return
         if full:
             bench_append(root, args.events)
             bench_phases(root, max(args.episodes, 500))
             bench_loop(root, max(args.episodes, 100))
             bench_floor(root, max(args.episodes, 100))
+            bench_wire(root, args.episodes)
             bench_delivery(root, "memory", MemoryProvider, args.episodes, 20)
         alone = bench_delivery(root, "memory put_batch", BatchMemoryProvider, args.episodes, 20)
         record(

@@ -34,8 +34,11 @@ its stdin ends (this process closed it, or died).
 Protocol: length-prefixed pickles over the child's stdin and stdout.  This process sends the
 setup ``(parent pid, provider type, instance name, ProviderConfig, sys.path, idle exit)``; the child
 answers ``("ready",)`` or ``("failed", message)``; then per batch ``("put", items, seconds
-left or None)`` -> ``("ok", [ids])`` or ``("error", message, retryable)``.  Pickles cross
-only between this process and its own child, over pipes nobody else holds.
+left or None)`` -> ``("ok", [ids])`` or ``("error", message, retryable)``.  The items travel as
+plain tuples of their fields (:func:`_wire_items`): pickling the dataclasses themselves calls
+a Python ``__getstate__`` per object, five objects per item, which cost half of this process's
+share of a hand-off.  Pickles cross only between this process and its own child, over pipes
+nobody else holds.
 """
 
 from __future__ import annotations
@@ -46,11 +49,12 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import IO, Any
 
 from paxm_core.deadline import Deadline
 from paxm_core.errors import ProviderError
-from paxm_core.types import MemoryItem, MemoryRef
+from paxm_core.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, Provenance, TurnContext
 
 __all__ = ["IDLE_EXIT", "MIN_BATCH", "RESTART_AFTER", "START_TIMEOUT", "WriteProcessProvider"]
 
@@ -67,6 +71,109 @@ START_TIMEOUT = 30.0
 _LENGTH = struct.Struct("<I")
 #: longest slice of a wait for the child: a cancelled deadline is seen within it
 _POLL_SLICE = 0.05
+
+
+_ITEM_FIELDS = attrgetter(
+    "text",
+    "id",
+    "source",
+    "metadata",
+    "created_at",
+    "tier",
+    "expires_at",
+    "origin",
+    "scope",
+    "provenance",
+    "admission_text",
+    "turn",
+)
+_ORIGIN_FIELDS = attrgetter("user_id", "agent_id", "session_id", "turn_id")
+_SCOPE_FIELDS = attrgetter("type", "id")
+_PROVENANCE_FIELDS = attrgetter("user_id", "agent_id", "scope_type", "scope_id")
+_TURN_FIELDS = attrgetter("session_id", "turn_id", "started_at", "ended_at")
+
+
+def _wire_items(items: Sequence[MemoryItem]) -> list[Any]:
+    """``items`` for the pipe: each exact :class:`MemoryItem` as a tuple of its fields.
+
+    An item of a subclass (or with a subclassed part) goes as itself, pickled whole, so
+    :func:`_items_from_wire` gives back an equal item of the same type either way.
+    """
+    wire: list[Any] = []
+    append = wire.append
+    for item in items:
+        if type(item) is not MemoryItem:
+            append(item)
+            continue
+        text, id_, source, metadata, created, tier, expires, origin, scope, provenance, admission, turn = _ITEM_FIELDS(
+            item
+        )
+        if (
+            type(origin) is not MemoryOrigin
+            or type(scope) is not MemoryScope
+            or type(provenance) is not Provenance
+            or (turn is not None and type(turn) is not TurnContext)
+        ):
+            append(item)
+            continue
+        append(
+            (
+                text,
+                id_,
+                source,
+                metadata,
+                created,
+                tier,
+                expires,
+                _ORIGIN_FIELDS(origin),
+                _SCOPE_FIELDS(scope),
+                _PROVENANCE_FIELDS(provenance),
+                admission,
+                None if turn is None else _TURN_FIELDS(turn),
+            )
+        )
+    return wire
+
+
+def _items_from_wire(wire: list[Any]) -> list[MemoryItem]:
+    """Inverse of :func:`_wire_items`: the same items, equal field by field."""
+    items: list[MemoryItem] = []
+    append = items.append
+    # a batch's items mostly share their attribution (one user, agent, scope): one object each
+    origins: dict[tuple[str, ...], MemoryOrigin] = {}
+    scopes: dict[tuple[str, ...], MemoryScope] = {}
+    provenances: dict[tuple[str, ...], Provenance] = {}
+    for entry in wire:
+        if type(entry) is not tuple:
+            append(entry)
+            continue
+        text, id_, source, metadata, created, tier, expires, origin, scope, provenance, admission, turn = entry
+        o = origins.get(origin)
+        if o is None:
+            o = origins[origin] = MemoryOrigin(*origin)
+        s = scopes.get(scope)
+        if s is None:
+            s = scopes[scope] = MemoryScope(*scope)
+        p = provenances.get(provenance)
+        if p is None:
+            p = provenances[provenance] = Provenance(*provenance)
+        append(
+            MemoryItem(
+                text,
+                id_,
+                source,
+                metadata,
+                created,
+                tier,
+                expires,
+                o,
+                s,
+                p,
+                admission,
+                None if turn is None else TurnContext(*turn),
+            )
+        )
+    return items
 
 
 class _Gone(Exception):
@@ -263,7 +370,7 @@ class WriteProcessProvider:
         """One batch through ``child``; ``None`` when the child was lost (write in process)."""
         left = deadline.remaining()
         try:
-            _write_frame(child.stdin, ("put", list(items), None if left == float("inf") else left))
+            _write_frame(child.stdin, ("put", _wire_items(items), None if left == float("inf") else left))
         except (OSError, ValueError) as exc:  # a closed or broken pipe: the child is gone
             self._lose(child, f"lost while sending a batch ({exc})")
             return None
@@ -354,11 +461,11 @@ def _child_main() -> int:
             if not poll.poll(int(idle_exit * 1000)):
                 return 0  # idle: the backlog is drained; the parent starts another when needed
             try:
-                _op, items, left = _read_frame(fd, lambda: None)
+                _op, wire, left = _read_frame(fd, lambda: None)
             except (_Gone, EOFError):
                 return 0  # stdin ended: the parent closed us or died
             try:
-                refs = provider.put_batch(items, Deadline.after(left))
+                refs = provider.put_batch(_items_from_wire(wire), Deadline.after(left))
                 answer: tuple[Any, ...] = ("ok", [ref.id for ref in refs])
             except Exception as exc:
                 detail = exc.detail if isinstance(exc, ProviderError) else str(exc) or type(exc).__name__
