@@ -166,6 +166,39 @@ def _positive_int(value: Any, what: str) -> int | None:
     return value
 
 
+#: ``UPDATE ... FROM`` (SQLite 3.33+): a batch's completions in one statement per 500 rows
+#: instead of one execution each (about 7 us CPU per episode less, ``queue_bench.py --only phases``)
+_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
+
+
+def _complete_by_rowid(conn: sqlite3.Connection, leased: list[tuple[Any, ...]], stamp: str) -> None:
+    """Mark ``(ref, stamp, rowid, episode, provider, lease)`` rows delivered, as the per-row ``UPDATE``.
+
+    Each row is matched as that statement matches it (rowid, episode, provider, ``delivering``
+    under that lease), and a rowid listed twice takes its first ref, as the first of two
+    executions would: with a join, SQLite would pick either.
+    """
+    first: dict[int, tuple[Any, ...]] = {}
+    for row in leased:
+        first.setdefault(row[2], row)
+    rows = list(first.values())
+    for start in range(0, len(rows), 500):
+        chunk = rows[start : start + 500]
+        values: list[Any] = []
+        for ref, _, rowid, episode, provider, lease in chunk:
+            values += (rowid, episode, provider, lease, ref)
+        conn.execute(
+            "WITH done(row, episode, provider, lease, ref) AS (VALUES "
+            + ",".join(["(?,?,?,?,?)"] * len(chunk))
+            + ") UPDATE capture_deliveries SET state = 'delivered', provider_ref = done.ref, delivered_at = ?,"
+            " last_error = '', lease_owner = '', next_attempt_at = '' FROM done"
+            " WHERE capture_deliveries.rowid = done.row AND capture_deliveries.episode_id = done.episode"
+            " AND capture_deliveries.provider = done.provider AND capture_deliveries.state = 'delivering'"
+            " AND capture_deliveries.lease_owner = done.lease",
+            [*values, stamp],
+        )
+
+
 _INSERT_EPISODE = (
     "INSERT INTO capture_episodes(episode_id, session_key, first_sequence, last_sequence, complete,"
     " payload_json, payload_hash, state, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -1071,12 +1104,16 @@ class CaptureQueue:
             ]
             # the claim's rowid finds the row without the primary-key index; the episode,
             # provider and lease in the same WHERE keep a reused rowid from matching
-            conn.executemany(
-                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                " last_error = '', lease_owner = '', next_attempt_at = ''"
-                " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                [row for row in by_row if row[2]],
-            )
+            leased = [row for row in by_row if row[2]]
+            if _UPDATE_FROM and leased:
+                _complete_by_rowid(conn, leased, stamp)
+            else:
+                conn.executemany(
+                    "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                    " last_error = '', lease_owner = '', next_attempt_at = ''"
+                    " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                    leased,
+                )
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
                 " last_error = '', lease_owner = '', next_attempt_at = ''"

@@ -95,3 +95,46 @@ def test_complete_many_needs_one_ref_per_claim(open_queue: Any) -> None:
     claims, _ = queue.claim_batch("sqlite")
     with pytest.raises(QueueError, match="one ref per claim"):
         queue.complete_many(claims, ["only-one"])
+
+
+@pytest.mark.parametrize("update_from", [True, False], ids=["one-statement", "per-row"])
+def test_complete_many_marks_exactly_the_claims_still_leased_to_it(
+    open_queue: Any, queue_path: Path, monkeypatch: pytest.MonkeyPatch, update_from: bool
+) -> None:
+    # the one-statement completion (SQLite 3.33+) and the per-row one it replaces must agree:
+    # a lease taken over meanwhile is not marked, a claim without a rowid is found by its keys,
+    # a claim listed twice takes its first ref
+    from dataclasses import replace
+
+    import paxm_core.capture.queue as queue_module
+
+    monkeypatch.setattr(queue_module, "_UPDATE_FROM", update_from and queue_module._UPDATE_FROM)
+    queue = open_queue()
+    queue.append_many(_turns("a", 3) + _turns("b", 3))
+    claims, _ = queue.claim_batch("sqlite", limit=100)
+    assert len(claims) == 6
+    taken_over = claims[1]
+    with sqlite3.connect(queue_path) as conn:
+        conn.execute(
+            "UPDATE capture_deliveries SET lease_owner = 'someone-else' WHERE episode_id = ?", (taken_over.episode_id,)
+        )
+    keyed = replace(claims[4], row=0)
+    batch = [claims[0], taken_over, claims[2], claims[3], keyed, claims[5], claims[0]]
+    outcomes = queue.complete_many(batch, ["r0", "r1", "r2", "r3", "r4", "r5", "again"])
+    assert [o.ref for o in outcomes] == ["r0", "r1", "r2", "r3", "r4", "r5", "again"]
+    with sqlite3.connect(queue_path) as conn:
+        rows = dict(
+            (
+                (episode, (state, ref, lease))
+                for episode, state, ref, lease in conn.execute(
+                    "SELECT episode_id, state, provider_ref, lease_owner FROM capture_deliveries"
+                )
+            )
+        )
+    assert rows[taken_over.episode_id] == ("delivering", "", "someone-else")
+    expected = {c.episode_id: ref for c, ref in zip(claims, ["r0", "", "r2", "r3", "r4", "r5"], strict=True)}
+    for episode, ref in expected.items():
+        if ref:
+            assert rows[episode] == ("delivered", ref, ""), episode
+    states = queue.status().episodes
+    assert states == {"delivered": 5, "pending": 1}
