@@ -225,14 +225,17 @@ def thread_cpu() -> Iterator[dict[str, float]]:
 
 
 def bench_delivery(
-    root: Path, name: str, make: Callable[[str], Any], episodes: int, sessions: int, *, batch_size: int = 256
+    root: Path, name: str, make: Callable[[str], Any], episodes: int, sessions: int, *, batch_size: int | None = None
 ) -> float:
-    provider = make(f"a{batch_size}")
-    q = CaptureQueue(root / f"deliver-{name}-{batch_size}.sqlite", routes={"default": [provider.name]})
+    """``batch_size``: episodes per write (``None``: the provider's own, as the daemon's worker)."""
+    label = "own" if batch_size is None else str(batch_size)
+    provider = make(f"a{label}")
+    q = CaptureQueue(root / f"deliver-{name}-{label}.sqlite", routes={"default": [provider.name]})
     for event in turn_events("e", episodes, sessions):
         q.append(event)
     router = Router({provider.name: provider})
     worker = DeliveryWorker(q, router, batch_size=batch_size)
+    size = worker.batch_for(provider.name)
     children_before = _children_cpu()
     with thread_cpu() as threads:
         start, cpu_start, own_start = time.perf_counter(), time.process_time(), time.thread_time()
@@ -247,17 +250,17 @@ def bench_delivery(
     router.close()  # a write process exits here, so its CPU is in the children's usage below
     children = _children_cpu() - children_before
     q.close()
-    direct = make(f"b{batch_size}")
+    direct = make(f"b{label}")
     direct_router = Router({direct.name: direct})
     start = time.perf_counter()
-    # the same items in writes of the same size as the worker's (1 or batch_size)
-    for first in range(0, len(items), batch_size):
-        direct_router.put_to_provider(direct.name, items[first : first + batch_size], 30.0)
+    # the same items in writes of the same size as the worker's
+    for first in range(0, len(items), size):
+        direct_router.put_to_provider(direct.name, items[first : first + size], 30.0)
     base = time.perf_counter() - start
     direct_router.close()
     print(
         f"delivery via queue, {name:<16} {episodes} episodes: {episodes / elapsed:7.1f} episodes/s"
-        f"  | Router.put_to_provider loop {episodes / base:7.1f} items/s (writes of {batch_size})"
+        f"  | Router.put_to_provider loop {episodes / base:7.1f} items/s (writes of {size})"
         f"  ratio {elapsed / base:5.2f}x  (cpu {episodes / cpu:7.1f} episodes/s)"
     )
     split = "  ".join(f"{name} {seconds * 1e6 / episodes:5.1f}" for name, seconds in sorted(threads.items()))

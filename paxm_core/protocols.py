@@ -27,6 +27,7 @@ __all__ = [
     "CAP_DEADLINE_BOUND",
     "CAP_DELETE",
     "CAP_EVAL_SCOPE",
+    "CAP_LARGE_BATCHES",
     "CAP_PUT_BATCH",
     "CAP_SHARED_STORE",
     "CAP_TURN_BOUNDARIES",
@@ -70,11 +71,19 @@ CAP_DEADLINE_BOUND = "deadline_bound"
 #: process of their own, so they no longer share the interpreter lock with the queue's claims
 #: (:mod:`paxm_core.write_process`).  An in-memory store must not declare it.
 CAP_SHARED_STORE = "shared_store"
+#: Declared by a provider whose ``put_batch`` costs per item, not per call, and takes
+#: :data:`~paxm_core.capture.batch.LARGE_DELIVERY_BATCH` items in one call well inside a
+#: delivery's timeout, with no request-size limit (a local database).  The delivery worker then
+#: drains a backlog into it in batches of that size instead of
+#: :data:`~paxm_core.capture.batch.DEFAULT_DELIVERY_BATCH`: a batch's fixed costs (a claim's
+#: per-session reads, its transactions, the index pages they rewrite, a hand-off) are spread
+#: over four times as many episodes.  A network service must not declare it.
+CAP_LARGE_BATCHES = "large_batches"
 
 #: Capabilities a :class:`SupportsCapabilities` provider may withhold at run time.
 DYNAMIC_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_EVAL_SCOPE})
 #: Capabilities that exist only by declaration (no method proves them).
-DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_SHARED_STORE})
+DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES, CAP_SHARED_STORE})
 
 
 @runtime_checkable

@@ -36,11 +36,14 @@ from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome
 from paxm_core.capture.queue import CaptureQueue
 from paxm_core.types import MemoryItem, MemoryRef
 
-__all__ = ["DEFAULT_DELIVERY_BATCH", "Put", "deliver_batch", "deliver_stream"]
+__all__ = ["DEFAULT_DELIVERY_BATCH", "LARGE_DELIVERY_BATCH", "Put", "deliver_batch", "deliver_stream"]
 
 #: episodes per batched write: large enough that per-write costs vanish, small enough that a
 #: write holds the provider's lock for tens of milliseconds, not seconds
 DEFAULT_DELIVERY_BATCH = 256
+#: episodes per batched write to a provider that declares ``large_batches`` (a local store:
+#: about 0.15 s of SQLite writing per batch); ``queue_bench.py`` measured 1,024 against 256
+LARGE_DELIVERY_BATCH = 1024
 
 #: ``put(items) -> refs``: one write to the claims' provider; raises on failure
 Put = Callable[[list[MemoryItem]], list[MemoryRef]]

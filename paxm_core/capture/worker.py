@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, deliver_stream
+from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_stream
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
 from paxm_core.capture.queue import CaptureQueue
+from paxm_core.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
 from paxm_core.types import MemoryItem, MemoryRef
 
 __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
@@ -69,7 +70,10 @@ class DeliveryWorker:
     :param tick: seconds between expiry checks.
     :param cleanup_interval: minimum seconds between expired-memory cleanups after deliveries.
     :param retention: seconds a delivered episode stays in the queue file (``None``: forever).
-    :param batch_size: episodes per write to a provider with ``put_batch`` (1: no batching).
+    :param batch_size: episodes per write to a provider with ``put_batch`` (1: no batching);
+        ``None``: :data:`~paxm_core.capture.batch.LARGE_DELIVERY_BATCH` for providers that
+        declare ``large_batches``, :data:`~paxm_core.capture.batch.DEFAULT_DELIVERY_BATCH`
+        for the others (:meth:`batch_for`).
     """
 
     def __init__(
@@ -83,11 +87,12 @@ class DeliveryWorker:
         tick: float = 1.0,
         cleanup_interval: float = 10.0,
         retention: float | None = DEFAULT_RETENTION,
-        batch_size: int = DEFAULT_DELIVERY_BATCH,
+        batch_size: int | None = None,
     ) -> None:
         self.queue = queue
-        self.batch_size = max(1, int(batch_size))
-        self._batching: dict[str, bool] = {}
+        #: the batch size the caller fixed for every provider (``None``: each provider's own)
+        self.batch_size = None if batch_size is None else max(1, int(batch_size))
+        self._batching: dict[str, int] = {}
         self.router = router
         self.max_episode_age = float(_cfg(config, "max_episode_age", DEFAULT_MAX_EPISODE_AGE))
         self._concurrency: Mapping[str, int] = _cfg(config, "provider_concurrency", {})
@@ -265,13 +270,23 @@ class DeliveryWorker:
 
     def _batches(self, provider: str) -> bool:
         """Whether ``provider`` takes batched writes (decided once per provider)."""
+        return self.batch_for(provider) > 1
+
+    def batch_for(self, provider: str) -> int:
+        """Episodes per write to ``provider``: 1 without ``put_batch`` (decided once per provider)."""
         known = self._batching.get(provider)
         if known is None:
             capabilities = getattr(self.router, "capabilities", None)
             try:
-                known = self.batch_size > 1 and callable(capabilities) and "put_batch" in capabilities(provider)
+                declared = capabilities(provider) if callable(capabilities) else frozenset()
             except Exception:  # unknown provider: the one-by-one path reports it properly
-                known = False
+                declared = frozenset()
+            if CAP_PUT_BATCH not in declared:
+                known = 1
+            elif self.batch_size is not None:
+                known = self.batch_size
+            else:
+                known = LARGE_DELIVERY_BATCH if CAP_LARGE_BATCHES in declared else DEFAULT_DELIVERY_BATCH
             self._batching[provider] = known
         return known
 
@@ -294,7 +309,7 @@ class DeliveryWorker:
                 # lets the loop look again.
                 if running and now < self._drained.get(provider, 0.0):
                     continue
-                claims, dead = self.queue.claim_batch(provider, limit=self.batch_size)
+                claims, dead = self.queue.claim_batch(provider, limit=self.batch_for(provider))
                 quarantined.extend(dead)
                 if claims:
                     self._drained.pop(provider, None)
@@ -343,7 +358,7 @@ class DeliveryWorker:
                 provider,
                 writer,
                 report,
-                limit=self.batch_size,
+                limit=self.batch_for(provider),
                 first=claims,
                 stopping=lambda: self._stopping,
             )
