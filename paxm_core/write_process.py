@@ -49,6 +49,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import fields
 from operator import attrgetter
 from typing import IO, Any
 
@@ -73,31 +74,33 @@ _LENGTH = struct.Struct("<I")
 _POLL_SLICE = 0.05
 
 
-_ITEM_FIELDS = attrgetter(
-    "text",
-    "id",
-    "source",
-    "metadata",
-    "created_at",
-    "tier",
-    "expires_at",
-    "origin",
-    "scope",
-    "provenance",
-    "admission_text",
-    "turn",
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+# names from the dataclasses themselves, so a field added to an item travels without a change
+# here (``MemoryItem(*values)``: the written-out ``__init__`` takes the fields in this order)
+_ITEM_FIELDS = attrgetter(*_field_names(MemoryItem))
+_PART_TYPES: dict[str, type] = {
+    "origin": MemoryOrigin,
+    "scope": MemoryScope,
+    "provenance": Provenance,
+    "turn": TurnContext,
+}
+#: (position in the item's fields, part type, getter of the part's fields)
+_PARTS: tuple[tuple[int, type, attrgetter[Any]], ...] = tuple(
+    (position, _PART_TYPES[name], attrgetter(*_field_names(_PART_TYPES[name])))
+    for position, name in enumerate(_field_names(MemoryItem))
+    if name in _PART_TYPES
 )
-_ORIGIN_FIELDS = attrgetter("user_id", "agent_id", "session_id", "turn_id")
-_SCOPE_FIELDS = attrgetter("type", "id")
-_PROVENANCE_FIELDS = attrgetter("user_id", "agent_id", "scope_type", "scope_id")
-_TURN_FIELDS = attrgetter("session_id", "turn_id", "started_at", "ended_at")
 
 
 def _wire_items(items: Sequence[MemoryItem]) -> list[Any]:
     """``items`` for the pipe: each exact :class:`MemoryItem` as a tuple of its fields.
 
-    An item of a subclass (or with a subclassed part) goes as itself, pickled whole, so
-    :func:`_items_from_wire` gives back an equal item of the same type either way.
+    Its attribution parts and turn become tuples of theirs.  An item of a subclass (or with
+    a subclassed part) goes as itself, pickled whole, so :func:`_items_from_wire` gives back
+    an equal item of the same type either way.
     """
     wire: list[Any] = []
     append = wire.append
@@ -105,33 +108,18 @@ def _wire_items(items: Sequence[MemoryItem]) -> list[Any]:
         if type(item) is not MemoryItem:
             append(item)
             continue
-        text, id_, source, metadata, created, tier, expires, origin, scope, provenance, admission, turn = _ITEM_FIELDS(
-            item
-        )
-        if (
-            type(origin) is not MemoryOrigin
-            or type(scope) is not MemoryScope
-            or type(provenance) is not Provenance
-            or (turn is not None and type(turn) is not TurnContext)
-        ):
-            append(item)
+        values = list(_ITEM_FIELDS(item))
+        for position, kind, part_fields in _PARTS:
+            part = values[position]
+            if part is None:
+                continue  # no turn
+            if type(part) is not kind:
+                break
+            values[position] = part_fields(part)
+        else:
+            append(tuple(values))
             continue
-        append(
-            (
-                text,
-                id_,
-                source,
-                metadata,
-                created,
-                tier,
-                expires,
-                _ORIGIN_FIELDS(origin),
-                _SCOPE_FIELDS(scope),
-                _PROVENANCE_FIELDS(provenance),
-                admission,
-                None if turn is None else _TURN_FIELDS(turn),
-            )
-        )
+        append(item)
     return wire
 
 
@@ -139,40 +127,23 @@ def _items_from_wire(wire: list[Any]) -> list[MemoryItem]:
     """Inverse of :func:`_wire_items`: the same items, equal field by field."""
     items: list[MemoryItem] = []
     append = items.append
-    # a batch's items mostly share their attribution (one user, agent, scope): one object each
-    origins: dict[tuple[str, ...], MemoryOrigin] = {}
-    scopes: dict[tuple[str, ...], MemoryScope] = {}
-    provenances: dict[tuple[str, ...], Provenance] = {}
+    # a batch's items mostly share their attribution (one user, agent, scope): one object per
+    # distinct value, a cache per part so equal strings never cross kinds
+    built: list[dict[tuple[Any, ...], Any]] = [{} for _ in _PARTS]
     for entry in wire:
         if type(entry) is not tuple:
             append(entry)
             continue
-        text, id_, source, metadata, created, tier, expires, origin, scope, provenance, admission, turn = entry
-        o = origins.get(origin)
-        if o is None:
-            o = origins[origin] = MemoryOrigin(*origin)
-        s = scopes.get(scope)
-        if s is None:
-            s = scopes[scope] = MemoryScope(*scope)
-        p = provenances.get(provenance)
-        if p is None:
-            p = provenances[provenance] = Provenance(*provenance)
-        append(
-            MemoryItem(
-                text,
-                id_,
-                source,
-                metadata,
-                created,
-                tier,
-                expires,
-                o,
-                s,
-                p,
-                admission,
-                None if turn is None else TurnContext(*turn),
-            )
-        )
+        values = list(entry)
+        for (position, kind, _), cache in zip(_PARTS, built, strict=True):
+            key = values[position]
+            if key is None:
+                continue
+            part = cache.get(key)
+            if part is None:
+                part = cache[key] = kind(*key)
+            values[position] = part
+        append(MemoryItem(*values))
     return items
 
 
