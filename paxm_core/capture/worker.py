@@ -92,7 +92,7 @@ class DeliveryWorker:
         self.queue = queue
         #: the batch size the caller fixed for every provider (``None``: each provider's own)
         self.batch_size = None if batch_size is None else max(1, int(batch_size))
-        self._batching: dict[str, int] = {}
+        self._batch_sizes: dict[str, int] = {}
         self.router = router
         self.max_episode_age = float(_cfg(config, "max_episode_age", DEFAULT_MAX_EPISODE_AGE))
         self._concurrency: Mapping[str, int] = _cfg(config, "provider_concurrency", {})
@@ -274,7 +274,7 @@ class DeliveryWorker:
 
     def batch_for(self, provider: str) -> int:
         """Episodes per write to ``provider``: 1 without ``put_batch`` (decided once per provider)."""
-        known = self._batching.get(provider)
+        known = self._batch_sizes.get(provider)
         if known is None:
             capabilities = getattr(self.router, "capabilities", None)
             try:
@@ -287,7 +287,7 @@ class DeliveryWorker:
                 known = self.batch_size
             else:
                 known = LARGE_DELIVERY_BATCH if CAP_LARGE_BATCHES in declared else DEFAULT_DELIVERY_BATCH
-            self._batching[provider] = known
+            self._batch_sizes[provider] = known
         return known
 
     def _dispatch(self) -> None:
