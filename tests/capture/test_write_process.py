@@ -403,3 +403,38 @@ def test_the_child_outlives_the_thread_that_started_it(tmp_path: Path) -> None:
         assert wrapper.child_pid() == started["pid"]
     finally:
         wrapper.close()
+
+
+def test_the_runtime_asks_only_instances_whose_type_registered_shared_store(tmp_path: Path) -> None:
+    # a JSON-RPC plugin's capabilities() starts and probes the plugin: building the runtime
+    # must not do that for a type whose registration cannot lead to a write process
+    from paxm_core.config import load_config
+    from paxm_core.protocols import ProviderType
+    from paxm_core.runtime import _with_write_process
+
+    class Probed:
+        name = "probed"
+        asked = 0
+
+        def capabilities(self) -> frozenset[str]:
+            Probed.asked += 1
+            return frozenset({"put_batch", "shared_store"})
+
+        def put_batch(self, items: Any, deadline: Deadline) -> list[Any]:
+            return []
+
+    config = load_config(str(tmp_path / "missing.yaml"))
+    provider_config = ProviderConfig(type="probed", enabled=True)
+    plain = ProviderType("probed", lambda name, cfg: Probed())
+    provider = Probed()
+    assert _with_write_process(provider, plain, provider_config, config) is provider  # type: ignore[arg-type]
+    assert Probed.asked == 0
+    registered = ProviderType("probed", lambda name, cfg: Probed(), capabilities=frozenset({"shared_store"}))
+    wrapped = _with_write_process(provider, registered, provider_config, config)  # type: ignore[arg-type]
+    try:
+        assert Probed.asked == 1
+        assert isinstance(wrapped, WriteProcessProvider) is ((os.cpu_count() or 1) >= 2)
+    finally:
+        close = getattr(wrapped, "close", None)
+        if isinstance(wrapped, WriteProcessProvider) and callable(close):
+            close()

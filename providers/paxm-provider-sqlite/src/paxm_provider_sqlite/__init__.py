@@ -25,7 +25,20 @@ PROVIDER_TYPE = ProviderType(
     type="sqlite",
     factory=_factory,
     description="Local SQLite FTS5 store (default; no API key, no embeddings)",
-    capabilities=frozenset({"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}),
+    # shared_store here too: the runtime reads it without building or asking an instance
+    capabilities=frozenset(
+        {
+            "put_batch",
+            "delete",
+            "cleanup_expired",
+            "close",
+            "turn_boundaries",
+            "attribution",
+            "deadline_bound",
+            "shared_store",
+            "large_batches",
+        }
+    ),
     config_keys=(
         ConfigKey("path", "the database file (default: under the XDG data dir)", kind="str"),
         ConfigKey("timeout", "per-call timeout", kind="duration"),
