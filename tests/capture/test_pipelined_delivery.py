@@ -225,16 +225,21 @@ def test_a_delivered_batch_is_recorded_while_the_next_one_is_written(tmp_path: P
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
     queue.append_many(_interleaved(_turns("a", 6), _turns("b", 6)))
     router = Router({"rec": provider})
-    recordings: list[tuple[int, int]] = []  # batches written when each recording began, and ended
+    recordings: list[tuple[int, int]] = []  # (which batch each recording was, batches written when it ended)
     complete_many = queue.complete_many
+    # one event per batch, set once its write returned
+    writes_done = [threading.Event() for _ in range(3)]
 
     def slow_complete_many(claims: Any, refs: Any) -> Any:
-        began = len(provider.batches)
-        threading.Event().wait(0.2)  # a recording long enough for the next write to begin
+        batch = len(recordings) + 1  # recordings run one at a time, in batch order
+        if batch < 3:
+            # hold this recording until the next batch is written; a design where the next
+            # write waited for this recording would leave the wait to time out
+            writes_done[batch].wait(10)
         try:
             return complete_many(claims, refs)
         finally:
-            recordings.append((began, len(provider.batches)))
+            recordings.append((batch, len(provider.batches)))
 
     queue.complete_many = slow_complete_many  # type: ignore[method-assign]
     reported: list[list[str]] = []
@@ -242,7 +247,10 @@ def test_a_delivered_batch_is_recorded_while_the_next_one_is_written(tmp_path: P
 
     def put(items: list[MemoryItem]) -> list[MemoryRef]:
         written.append([item.id for item in items])  # one item per episode, under its id
-        return router.put_to_provider("rec", items, 30.0)
+        try:
+            return router.put_to_provider("rec", items, 30.0)
+        finally:
+            writes_done[len(written) - 1].set()
 
     try:
         attempted = deliver_stream(
@@ -254,8 +262,8 @@ def test_a_delivered_batch_is_recorded_while_the_next_one_is_written(tmp_path: P
         )
         assert attempted == 12
         assert len(provider.batches) == 3
-        # batch N's recording began with N batches written and ended after batch N+1 was
-        # written: the next write did not wait for it (the last one has no next)
+        # batch N's recording ended after batch N+1 was written: the next write did not
+        # wait for it (the last one has no next)
         assert recordings == [(1, 2), (2, 3), (3, 3)]
         # outcomes are reported once per batch, in batch order, each after its recording
         assert reported == written and [len(r) for r in reported] == [4, 4, 4]
