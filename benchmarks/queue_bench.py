@@ -18,6 +18,8 @@ Every case prints its median (and p95) next to a baseline and the ratio:
   overhead (claims, integrity checks, leases, outcome bookkeeping, threads).  Providers: an
   in-memory ID-honouring store (one write per episode), the same with ``put_batch`` (the
   queue+worker's own ceiling: its write costs ~nothing) and the real SQLite provider.
+  Routers reserve session sequences in a persistent store, as the daemon's do
+  (``daemon_router``): every episode has a session, so that reservation is part of a write.
 
 * ``floor`` (``--only floor``): only the SQL that delivery into SQLite cannot skip (the queue's
   claim, lease and completion statements, and ``executemany`` of the provider's own rows), with
@@ -57,6 +59,7 @@ from paxm_core.capture import CaptureEvent, CaptureQueue, DeliveryWorker
 from paxm_core.capture._inbox import append_raw, connect, sha256_hex, utc_stamp
 from paxm_core.capture.episode import canonical_json, encode_event_payload
 from paxm_core.router import Router
+from paxm_core.session_sequence import SessionSequenceStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import record  # noqa: E402
@@ -88,6 +91,15 @@ class BatchMemoryProvider(MemoryProvider):
 
     def put_batch(self, items: Any, deadline: Deadline) -> list[MemoryRef]:
         return [self.put(item, deadline) for item in items]
+
+
+def daemon_router(providers: dict[str, Any], path: Path) -> Router:
+    """A router as the daemon builds one: session sequences from the persistent store at ``path``.
+
+    Every delivered episode has a session, so each write reserves sequences in that store
+    (an fsynced SQLite commit); a router with the in-memory fallback would leave that out.
+    """
+    return Router(providers, sequence_allocator=SessionSequenceStore(path))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -233,7 +245,7 @@ def bench_delivery(
     q = CaptureQueue(root / f"deliver-{name}-{label}.sqlite", routes={"default": [provider.name]})
     for event in turn_events("e", episodes, sessions):
         q.append(event)
-    router = Router({provider.name: provider})
+    router = daemon_router({provider.name: provider}, root / f"sequences-{name}-{label}.sqlite")
     worker = DeliveryWorker(q, router, batch_size=batch_size)
     size = worker.batch_for(provider.name)
     children_before = _children_cpu()
@@ -251,7 +263,7 @@ def bench_delivery(
     children = _children_cpu() - children_before
     q.close()
     direct = make(f"b{label}")
-    direct_router = Router({direct.name: direct})
+    direct_router = daemon_router({direct.name: direct}, root / f"sequences-{name}-{label}-direct.sqlite")
     start = time.perf_counter()
     # the same items in writes of the same size as the worker's
     for first in range(0, len(items), size):
@@ -359,7 +371,7 @@ def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256
     """
     provider = BatchMemoryProvider("phases")
     q = CaptureQueue(root / "phases.sqlite", routes={"default": [provider.name]})
-    router = Router({provider.name: provider})
+    router = daemon_router({provider.name: provider}, root / "sequences-phases.sqlite")
     events = turn_events("p", episodes, sessions)
     spent: dict[str, float] = {}
 
@@ -404,7 +416,7 @@ def bench_single(root: Path, episodes: int, *, append_only: bool = False, sessio
     provider = spec.factory("sqlite", ProviderConfig(type="sqlite", enabled=True, path=str(root / "single.sqlite")))
     provider.health(Deadline.after(60.0))
     q = CaptureQueue(root / "single-queue.sqlite", routes={"default": ["sqlite"]})
-    router = Router({"sqlite": provider})
+    router = daemon_router({"sqlite": provider}, root / "sequences-single.sqlite")
     events = turn_events("s", episodes, sessions)
     started = time.process_time()
     for first in range(0, len(events), 512):

@@ -347,20 +347,34 @@ class Router:
         # ``items`` are prepare_items' own copies: prepare_item gave each a metadata dict of
         # its own that nobody else holds yet, so the sequence is set in it rather than
         # copying the dict and the item once more for every write
+        # one reservation for the whole write: the persistent store commits (and fsyncs) once
+        # per batch, where one ``next`` per item cost a commit per delivered episode
+        wanted: list[MemoryItem] = []
+        requests: list[tuple[str, int]] = []
+        for item in items:
+            session = item.origin.session_id.strip()
+            if not session or (item.metadata.get(META_SEQUENCE) or "").strip():
+                continue  # explicit sequences (backfill) are kept as given
+            created = _aware(item.created_at) if item.created_at is not None else now
+            wanted.append(item)
+            requests.append((session, max(1, (created - _EPOCH) // timedelta(microseconds=1) * 1000)))
+        if not requests:
+            return
         with self._sequence_lock:
-            for item in items:
-                session = item.origin.session_id.strip()
-                if not session or (item.metadata.get(META_SEQUENCE) or "").strip():
-                    continue  # explicit sequences (backfill) are kept as given
-                created = _aware(item.created_at) if item.created_at is not None else now
-                floor = max(1, (created - _EPOCH) // timedelta(microseconds=1) * 1000)
-                try:
-                    sequence = self._sequences.next(session, floor)
-                except PaxmError:
-                    raise
-                except Exception as exc:
-                    raise PaxmError(f"allocate session sequence: {exc}") from exc
-                item.metadata[META_SEQUENCE] = str(sequence)
+            try:
+                many = getattr(self._sequences, "next_many", None)
+                if len(requests) > 1 and many is not None:
+                    sequences = many(requests)
+                else:  # one item, or an allocator from before next_many
+                    sequences = [self._sequences.next(session, floor) for session, floor in requests]
+            except PaxmError:
+                raise
+            except Exception as exc:
+                raise PaxmError(f"allocate session sequence: {exc}") from exc
+        if len(sequences) != len(requests):
+            raise PaxmError(f"allocate session sequence: {len(sequences)} sequences for {len(requests)} items")
+        for item, sequence in zip(wanted, sequences, strict=True):
+            item.metadata[META_SEQUENCE] = str(sequence)
 
     def _put_work(self, items: list[MemoryItem]) -> Callable[[Route, Deadline], object]:
         def work(route: Route, deadline: Deadline) -> object:

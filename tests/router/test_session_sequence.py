@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paxm_core import PaxmError
 from paxm_core.session_sequence import MemorySequenceAllocator, SessionSequenceStore
@@ -103,3 +107,109 @@ def test_two_processes_get_strictly_increasing_distinct_sequences(tmp_path: Path
     merged = runs[0] + runs[1]
     assert len(set(merged)) == 80
     assert sorted(merged) == list(range(int(floor), int(floor) + 80))
+
+
+def _sequential(requests: list[tuple[str, int]], start: dict[str, int]) -> list[int]:
+    last = dict(start)
+    out = []
+    for session, floor in requests:
+        last[session] = max(floor, 1, last.get(session, 0) + 1)
+        out.append(last[session])
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    first=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 40)), max_size=6),
+    batch=st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 40)), max_size=12),
+)
+def test_next_many_equals_next_called_in_turn(
+    tmp_path: Path, first: list[tuple[str, int]], batch: list[tuple[str, int]]
+) -> None:
+    path = tmp_path / f"seq-{uuid.uuid4().hex}.sqlite"
+    store = SessionSequenceStore(path)
+    memory = MemorySequenceAllocator()
+    try:
+        before = [store.next(session, floor) for session, floor in first]
+        assert [memory.next(session, floor) for session, floor in first] == before
+        expected = _sequential(batch, {s: v for (s, _), v in zip(first, before, strict=True)})
+        assert store.next_many(batch) == expected
+        assert memory.next_many(batch) == expected
+        # the batch's last values were stored: the next single allocation continues from them
+        for session in {s for s, _ in batch}:
+            assert store.next(session, 0) == memory.next(session, 0)
+    finally:
+        store.close()
+
+
+def test_next_many_is_one_commit_and_reserves_nothing_on_error(tmp_path: Path) -> None:
+    path = tmp_path / "seq.sqlite"
+    store = SessionSequenceStore(path)
+    try:
+        assert store.next("s", 10) == 10
+        with pytest.raises(PaxmError, match="session id is required"):
+            store.next_many([("s", 1), ("  ", 1)])
+        assert store.next_many([]) == []
+        conn = sqlite3.connect(path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            store._conn.execute("PRAGMA busy_timeout = 50")  # type: ignore[union-attr]
+            with pytest.raises(PaxmError, match="reserve session sequences"):
+                store.next_many([("s", 1), ("t", 1)])
+            conn.rollback()
+        finally:
+            conn.close()
+        # nothing of the failed batches was reserved, and the store still works
+        assert store.next_many([("s", 1), ("t", 1), ("s", 1)]) == [11, 1, 12]
+        changes = store._conn.total_changes  # type: ignore[union-attr]
+        assert store.next_many([("s", 1)] * 50 + [("t", 1)] * 50) == [*range(13, 63), *range(2, 52)]
+        # one row written per session, not one per request
+        assert store._conn.total_changes - changes == 2  # type: ignore[union-attr]
+    finally:
+        store.close()
+    store.close()
+    with pytest.raises(PaxmError, match="closed"):
+        store.next_many([("s", 1)])
+
+
+_BATCH_WORKER = textwrap.dedent(
+    """
+    import sys
+    from paxm_core.session_sequence import SessionSequenceStore
+    store = SessionSequenceStore(sys.argv[1])
+    sys.stdout.write("ready\\n"); sys.stdout.flush()
+    sys.stdin.readline()  # start together
+    floor = int(sys.argv[2])
+    out = []
+    for n in range(10):  # batches and single allocations, interleaved with the other process
+        out += store.next_many([("shared-session", floor)] * 4) if n % 2 else [store.next("shared-session", floor)]
+    print(" ".join(str(v) for v in out))
+    store.close()
+    """
+)
+
+
+def test_two_processes_allocating_in_batches_get_distinct_increasing_sequences(tmp_path: Path) -> None:
+    path = tmp_path / "session-sequences.sqlite"
+    floor = "1782000000000000000"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BATCH_WORKER, str(path), floor],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outputs = [proc.communicate(timeout=60)[0] for proc in procs]
+    assert all(proc.returncode == 0 for proc in procs)
+    runs = [[int(v) for v in out.split()] for out in outputs]
+    for run in runs:
+        assert len(run) == 25 and all(a < b for a, b in zip(run, run[1:], strict=False))
+    assert sorted(runs[0] + runs[1]) == list(range(int(floor), int(floor) + 50))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from paxm_core import (
 )
 from paxm_core.router import PutPolicy, Route, SearchPolicy
 from paxm_core.router.admission import fingerprint
+from paxm_core.session_sequence import SessionSequenceStore
 from paxm_core.timefmt import format_time
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -224,6 +227,47 @@ def test_session_sequences_are_monotonic_and_explicit_ones_kept(fakes: Any, make
     assert provider.items["b"].metadata["sequence"] == "7"
     router.put([MemoryItem("no session", id="n")], PutPolicy())
     assert "sequence" not in provider.items["n"].metadata
+
+
+class _CountingStore(SessionSequenceStore):
+    """The persistent store, counting its reservations."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.calls: list[tuple[str, int]] = []
+
+    def next(self, session_id: str, floor: int) -> int:
+        self.calls.append(("next", 1))
+        return super().next(session_id, floor)
+
+    def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
+        self.calls.append(("next_many", len(requests)))
+        return super().next_many(requests)
+
+
+def test_a_batch_write_reserves_its_sequences_in_one_call(fakes: Any, make_router: Any, tmp_path: Path) -> None:
+    provider = fakes.MemoryProvider("p")
+    store = _CountingStore(tmp_path / "seq.sqlite")
+    router = make_router({"p": provider}, clock=clock, sequence_allocator=store)
+    items = [
+        MemoryItem(f"m{i}", id=str(i), origin=MemoryOrigin(session_id=f"s{i % 2}"), created_at=NOW) for i in range(5)
+    ]
+    items.append(MemoryItem("explicit", id="x", origin=MemoryOrigin(session_id="s0"), metadata={"sequence": "7"}))
+    items.append(MemoryItem("no session", id="n"))
+    router.put(items, PutPolicy())
+    floor = int(NOW.timestamp()) * 10**9
+    assert store.calls == [("next_many", 5)]  # the explicit and session-less items need none
+    assert [int(provider.items[str(i)].metadata["sequence"]) for i in range(5)] == [
+        floor,
+        floor,
+        floor + 1,
+        floor + 1,
+        floor + 2,
+    ]
+    assert provider.items["x"].metadata["sequence"] == "7"
+    router.put([MemoryItem("one", id="one", origin=MemoryOrigin(session_id="s1"), created_at=NOW)], PutPolicy())
+    assert store.calls[-1] == ("next", 1)
+    assert provider.items["one"].metadata["sequence"] == str(floor + 2)
 
 
 def test_put_to_provider_uses_the_same_pipeline(fakes: Any, make_router: Any) -> None:
