@@ -20,6 +20,8 @@ Every case prints its median (and p95) next to a baseline and the ratio:
   queue+worker's own ceiling: its write costs ~nothing) and the real SQLite provider.
   Routers reserve session sequences in a persistent store, as the daemon's do
   (``daemon_router``): every episode has a session, so that reservation is part of a write.
+  Outcomes go to a real telemetry directory through the daemon's background recorder
+  (``daemon_telemetry``); the line says how long after the last delivery it finished.
 
 * ``floor`` (``--only floor``): only the SQL that delivery into SQLite cannot skip (the queue's
   claim, lease and completion statements, and ``executemany`` of the provider's own rows), with
@@ -100,6 +102,18 @@ def daemon_router(providers: dict[str, Any], path: Path) -> Router:
     (an fsynced SQLite commit); a router with the in-memory fallback would leave that out.
     """
     return Router(providers, sequence_allocator=SessionSequenceStore(path))
+
+
+def daemon_telemetry(directory: Path) -> tuple[Any, Any]:
+    """``(recorder, telemetry)`` as the daemon wires a worker's: outcomes queue for a thread
+    that writes them to a real telemetry directory (events log and metrics file)."""
+    from types import SimpleNamespace
+
+    from paxm_core.passive.daemon import BackgroundRecorder
+    from paxm_core.telemetry import Telemetry, TelemetrySettings
+
+    recorder = BackgroundRecorder(sink=Telemetry(None, settings=TelemetrySettings(dir=directory)))
+    return recorder, SimpleNamespace(record=recorder.wrap("record"))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -246,14 +260,18 @@ def bench_delivery(
     for event in turn_events("e", episodes, sessions):
         q.append(event)
     router = daemon_router({provider.name: provider}, root / f"sequences-{name}-{label}.sqlite")
-    worker = DeliveryWorker(q, router, batch_size=batch_size)
-    size = worker.batch_for(provider.name)
     children_before = _children_cpu()
     with thread_cpu() as threads:
+        recorder, telemetry = daemon_telemetry(root / f"telemetry-{name}-{label}")
+        worker = DeliveryWorker(q, router, batch_size=batch_size, telemetry=telemetry)
+        size = worker.batch_for(provider.name)
         start, cpu_start, own_start = time.perf_counter(), time.process_time(), time.thread_time()
         report = worker.flush(timeout=600)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         threads["flush (caller)"] = time.thread_time() - own_start
+        # the daemon's telemetry thread may still be writing outcomes: how far behind it was
+        recorder.close(timeout=600)
+        behind = time.perf_counter() - start - elapsed
     assert report.ok, report
     items = [c.items[0] for c in _all_items(q, provider.name, episodes)]
     assert len(items) == episodes, len(items)
@@ -274,6 +292,7 @@ def bench_delivery(
         f"delivery via queue, {name:<16} {episodes} episodes: {episodes / elapsed:7.1f} episodes/s"
         f"  | Router.put_to_provider loop {episodes / base:7.1f} items/s (writes of {size})"
         f"  ratio {elapsed / base:5.2f}x  (cpu {episodes / cpu:7.1f} episodes/s)"
+        f"  telemetry done {behind * 1000:.0f} ms later"
     )
     split = "  ".join(f"{name} {seconds * 1e6 / episodes:5.1f}" for name, seconds in sorted(threads.items()))
     print(f"  CPU us per episode by thread: {split}")

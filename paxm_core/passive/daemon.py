@@ -842,6 +842,16 @@ class _QueuedSink:
 SINK_START_DELAY = 3.0
 
 
+#: most events :class:`BackgroundRecorder` hands its sink's ``record_many`` in one call
+RECORD_BATCH = 1000
+#: while outcomes stream in, how long (seconds) a batch waits for more before it is written
+RECORD_LINGER = 0.05
+
+
+def _plain_record(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> bool:
+    return call[0] == "record" and len(call[1]) == 1 and not call[2]
+
+
 class BackgroundRecorder:
     """Runs telemetry calls on one background thread, off the hook's request path.
 
@@ -889,9 +899,37 @@ class BackgroundRecorder:
                 self._sink = self._factory()
             except Exception:  # telemetry never breaks the daemon
                 self._sink = None
-        while (call := self._queue.get()) is not None:
+        import queue
+
+        many = getattr(self._sink, "record_many", None)
+        taken: list[Any] = []  # calls taken from the queue, not yet run
+        backlog = False  # the last batch had company: records are arriving in a stream
+        while True:
+            call = taken.pop(0) if taken else self._queue.get()
+            if call is None:
+                return
             fn, args, kwargs = call
             try:
+                if fn == "record" and callable(many) and _plain_record(call):
+                    # a drained backlog queues an outcome per episode: the ones waiting go to
+                    # the sink as one batch (one lock, one metrics rewrite).  While a stream
+                    # lasts, the batch also waits up to RECORD_LINGER for more; a lone event
+                    # (a hook's) is written at once
+                    events = [args[0]]
+                    until = time.monotonic() + RECORD_LINGER if backlog else 0.0
+                    while len(events) < RECORD_BATCH:
+                        try:
+                            left = until - time.monotonic()
+                            following = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
+                        except queue.Empty:
+                            break
+                        if following is None or not _plain_record(following):
+                            taken.append(following)  # runs next, in order
+                            break
+                        events.append(following[1][0])
+                    backlog = len(events) > 1
+                    many(events)
+                    continue
                 target = getattr(self._sink, fn, None) if isinstance(fn, str) else fn
                 if callable(target):
                     target(*args, **kwargs)

@@ -7,7 +7,7 @@ upstream's, so a metrics file written by either implementation can be read by th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -107,7 +107,31 @@ _SCALARS: tuple[str, ...] = tuple(name for name in _FIELD_NAMES if name != _BUCK
 _SCALAR_SET = frozenset(_SCALARS)
 
 
+_new_object = object.__new__
+
+
+def _zero() -> Counter:
+    """``Counter()`` without the generic keyword ``__init__``: every counted event builds
+    several, and that ``__init__`` was most of a delivery outcome's telemetry cost."""
+    counter: Counter = _new_object(Counter)
+    for name in _SCALARS:
+        setattr(counter, name, 0)
+    counter.provider_recall_latency_buckets = []
+    return counter
+
+
+def _counter_in(counters: dict[str, Counter], name: str) -> Counter:
+    counter = counters.get(name)
+    if counter is None:
+        counter = counters[name] = _zero()
+    return counter
+
+
 def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
+    if value is None:  # most counted fields are absent from most events: no exception for them
+        return 0
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -227,6 +251,19 @@ class Metrics:
 
     def update(self, event: Mapping[str, Any], retention_days: int, *, now: datetime | None = None) -> None:
         """Count one (normalized) event into the totals, its day and its breakdowns, then prune."""
+        self._count(event)
+        self.prune(retention_days, now=now)
+
+    def update_many(
+        self, events: Iterable[Mapping[str, Any]], retention_days: int, *, now: datetime | None = None
+    ) -> None:
+        """:meth:`update` for each event in turn, pruning once at the end (the same result:
+        a pruned day only ever loses buckets, and the cutoff does not depend on the events)."""
+        for event in events:
+            self._count(event)
+        self.prune(retention_days, now=now)
+
+    def _count(self, event: Mapping[str, Any]) -> None:
         when = _time(event.get("time")) or utcnow()
         self.version = self.version or METRICS_VERSION
         if self.first_seen is None:
@@ -242,15 +279,14 @@ class Metrics:
         ):
             totals.add(delta)
             if _aggregates_agent(event):
-                agents.setdefault(str(event["target"]), Counter()).add(delta)
+                _counter_in(agents, str(event["target"])).add(delta)
             if event.get("profile"):
-                profiles.setdefault(str(event["profile"]), Counter()).add(delta)
+                _counter_in(profiles, str(event["profile"])).add(delta)
             hook_key = f"{event.get('target') or ''}/{event.get('hook_event') or ''}".strip("/")
             if hook_key:
-                hooks.setdefault(hook_key, Counter()).add(delta)
+                _counter_in(hooks, hook_key).add(delta)
             for name, counter in per_provider.items():
-                providers.setdefault(name, Counter()).add(counter)
-        self.prune(retention_days, now=now)
+                _counter_in(providers, name).add(counter)
 
     def prune(self, retention_days: int, *, now: datetime | None = None) -> None:
         """Drop daily buckets older than the retention window (and any with an unreadable date)."""
@@ -289,20 +325,19 @@ def counter_for_event(event: Mapping[str, Any]) -> Counter:
     success = bool(event.get("success"))
     skipped = bool(event.get("skipped"))
     kind = event.get("kind")
-    counter = Counter(
-        events=1,
-        successes=1 if success else 0,
-        errors=0 if success else 1,
-        skipped=1 if skipped else 0,
-        recall_timeouts=1 if event.get("recall_timed_out") else 0,
-        duration_ms=_int(event.get("duration_ms")),
-        hits=_int(event.get("hit_count")),
-        inserted=_int(event.get("inserted_count")),
-        items=_int(event.get("item_count")),
-        refs=_int(event.get("ref_count")),
-        flushes=1 if _int(event.get("flushed")) > 0 else 0,
-        provider_errors=len(provider_errors),
-    )
+    counter = _zero()
+    counter.events = 1
+    counter.successes = 1 if success else 0
+    counter.errors = 0 if success else 1
+    counter.skipped = 1 if skipped else 0
+    counter.recall_timeouts = 1 if event.get("recall_timed_out") else 0
+    counter.duration_ms = _int(event.get("duration_ms"))
+    counter.hits = _int(event.get("hit_count"))
+    counter.inserted = _int(event.get("inserted_count"))
+    counter.items = _int(event.get("item_count"))
+    counter.refs = _int(event.get("ref_count"))
+    counter.flushes = 1 if _int(event.get("flushed")) > 0 else 0
+    counter.provider_errors = len(provider_errors)
     if kind in ("recall", "hook_recall") and not skipped:
         counter.recalls = 1
     elif kind in ("remember", "hook_write") and not skipped:
@@ -323,7 +358,7 @@ def provider_counters_for_event(event: Mapping[str, Any]) -> dict[str, Counter]:
     counters: dict[str, Counter] = {}
 
     def of(name: Any) -> Counter:
-        return counters.setdefault(str(name or ""), Counter())
+        return _counter_in(counters, str(name or ""))
 
     for key, attr in (
         ("provider_recalls", "recalls"),

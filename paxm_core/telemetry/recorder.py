@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from paxm_core.errors import PaxmError
@@ -146,6 +146,18 @@ class Telemetry:
         except Exception as exc:
             _skipped(exc)
 
+    def record_many(self, events: Iterable[Mapping[str, Any]]) -> None:
+        """Record several prepared events, in order, under one lock and one metrics rewrite.
+
+        The same lines and counts as :meth:`record` called for each: a drained delivery
+        backlog reports hundreds of outcomes a second, and reading and rewriting the metrics
+        file once per event cost about a millisecond each.
+        """
+        try:
+            self._record_many(list(events))
+        except Exception as exc:
+            _skipped(exc)
+
     def query_fields(self, query: str) -> dict[str, Any]:
         """``query_hash``/``query_length`` (and ``query_preview`` on opt-in) for ``query``."""
         return self._query_fields(query)
@@ -167,6 +179,23 @@ class Telemetry:
             self.store.append(clean)
             metrics = self.store.load_metrics(repair=True)
             metrics.update(clean, self.settings.retention_days)
+            self.store.save_metrics(metrics)
+
+    def _record_many(self, events: list[Mapping[str, Any]]) -> None:
+        if not self.settings.enabled or not events:
+            return
+        clean = [
+            normalize_event(
+                event,
+                capture_preview=self.settings.capture_query_preview,
+                preview_chars=self.settings.query_preview_chars,
+            )
+            for event in events
+        ]
+        with self.store.locked():
+            self.store.append_many(clean)
+            metrics = self.store.load_metrics(repair=True)
+            metrics.update_many(clean, self.settings.retention_days)
             self.store.save_metrics(metrics)
 
     def _routes(self, section: str, profile: str) -> dict[str, int]:

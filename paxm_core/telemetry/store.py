@@ -69,6 +69,34 @@ class TelemetryStore:
         finally:
             os.close(fd)
 
+    def append_many(self, events: list[dict[str, Any]]) -> None:
+        """Append event lines in order, each as :meth:`append` would (rotation included).
+
+        Consecutive lines that fit the active file go out in one write.  Call with the lock held.
+        """
+        path = self.settings.events_path
+        cap = self.settings.max_event_file_bytes
+        lines = [(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8") for e in events]
+        start = 0
+        while start < len(lines):
+            self._rotate_if_needed(path, len(lines[start]))
+            try:
+                room = cap - path.stat().st_size
+            except FileNotFoundError:
+                room = cap
+            end, size = start + 1, len(lines[start])
+            while end < len(lines) and size + len(lines[end]) <= room:
+                size += len(lines[end])
+                end += 1
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                data = memoryview(b"".join(lines[start:end]))
+                while data:  # a regular file takes it in one write; a short one is finished
+                    data = data[os.write(fd, data) :]
+            finally:
+                os.close(fd)
+            start = end
+
     def _rotate_if_needed(self, path: Path, incoming: int) -> None:
         try:
             size = path.stat().st_size

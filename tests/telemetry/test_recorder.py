@@ -9,12 +9,15 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paxm_core.config import load_config
 from paxm_core.config.model import RecallProfileConfig, RouteConfig, WriteProfileConfig
@@ -335,3 +338,63 @@ def test_short_count_names_are_mapped_to_upstream_fields(tmp_path: Path) -> None
     assert event["budget_ms"] == 350 and "hits" not in event
     totals = t.history(1).totals
     assert (totals.hits, totals.inserted, totals.recall_timeouts, totals.recalls) == (3, 2, 1, 1)
+
+
+_DELIVERY = {
+    "kind": "hook_delivery",
+    "source": "capture_queue",
+    "hook_event": "delivery",
+    "provider": "sqlite",
+    "provider_refs": {"sqlite": 1},
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    events=st.lists(
+        st.tuples(st.text(max_size=120), st.booleans(), st.integers(0, 3), st.integers(0, 5000)),
+        min_size=1,
+        max_size=25,
+    ),
+    cap=st.integers(150, 3000),
+    files=st.integers(1, 4),
+)
+def test_record_many_writes_what_record_called_in_turn_writes(
+    tmp_path: Path, events: list[tuple[str, bool, int, int]], cap: int, files: int
+) -> None:
+    now = datetime.now(UTC)
+    prepared = [
+        {
+            **_DELIVERY,
+            "episode_id": episode,
+            "success": ok,
+            "time": format_time(now - timedelta(days=days_ago)),
+            "duration_ms": duration,
+            **({} if ok else {"error": f"failed {episode}"}),
+        }
+        for episode, ok, days_ago, duration in events
+    ]
+    root = tmp_path / uuid.uuid4().hex
+    one, many = (make(root / name, max_event_file_bytes=cap, max_event_files=files) for name in ("one", "many"))
+    for event in prepared:
+        one.record(event)
+    many.record_many(iter(prepared))
+
+    def files_of(t: Telemetry) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(t.settings.dir.iterdir()) if p.name != "telemetry.lock"}
+
+    assert files_of(many) == files_of(one)
+    assert many.tail(1000) == one.tail(1000)
+    assert many.history(0).totals.events == len(prepared)
+
+
+def test_record_many_of_nothing_writes_nothing_and_errors_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = make(tmp_path)
+    t.record_many([])
+    assert not t.settings.dir.exists() or not t.settings.events_path.exists()
+    t.settings.dir.mkdir(parents=True, exist_ok=True)
+    t.settings.metrics_path.mkdir()  # the metrics file cannot be read: telemetry is best effort
+    t.record_many([{**_DELIVERY, "episode_id": "e1", "success": True}])
+    assert "paxm telemetry skipped" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+"""The daemon's background telemetry thread: order, batching of queued records, best effort."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from paxm_core.passive import daemon
+from paxm_core.passive.daemon import RECORD_BATCH, BackgroundRecorder
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def record(self, event: dict[str, Any]) -> None:
+        self.calls.append(("record", event["n"]))
+
+    def on_recall(self, what: str) -> None:
+        self.calls.append(("on_recall", what))
+
+
+class BatchSink(Sink):
+    def record_many(self, events: list[dict[str, Any]]) -> None:
+        self.calls.append(("record_many", [e["n"] for e in events]))
+
+
+def _run(sink: Sink, calls: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    recorder = BackgroundRecorder(lambda: sink)  # the sink is built only once started
+    record, on_recall = recorder.wrap("record"), recorder.wrap("on_recall")
+    for name, value in calls:
+        if name == "record":
+            record({"n": value})
+        else:
+            on_recall(value)
+    recorder.start_sink()
+    recorder.close(timeout=30)
+    return sink.calls
+
+
+def test_queued_records_reach_record_many_in_batches_in_order() -> None:
+    calls = [("record", 1), ("record", 2), ("record", 3), ("on_recall", "q"), ("record", 4), ("record", 5)]
+    assert _run(BatchSink(), calls) == [("record_many", [1, 2, 3]), ("on_recall", "q"), ("record_many", [4, 5])]
+
+
+def test_a_batch_is_at_most_record_batch_events() -> None:
+    count = 2 * RECORD_BATCH + 7
+    got = _run(BatchSink(), [("record", n) for n in range(count)])
+    assert [len(events) for _, events in got] == [RECORD_BATCH, RECORD_BATCH, 7]
+    assert [n for _, events in got for n in events] == list(range(count))
+
+
+def test_a_sink_without_record_many_gets_every_record() -> None:
+    calls = [("record", 1), ("on_recall", "q"), ("record", 2), ("record", 3)]
+    assert _run(Sink(), calls) == calls
+
+
+def test_a_failing_batch_does_not_stop_later_calls() -> None:
+    class Failing(BatchSink):
+        def record_many(self, events: list[dict[str, Any]]) -> None:
+            super().record_many(events)
+            raise OSError("disk full")
+
+    calls = [("record", 1), ("record", 2), ("on_recall", "q"), ("record", 3)]
+    assert _run(Failing(), calls) == [("record_many", [1, 2]), ("on_recall", "q"), ("record_many", [3])]
+
+
+def test_a_lone_event_is_written_at_once_and_a_stream_lingers_for_company(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(daemon, "RECORD_LINGER", 30.0)  # long enough to tell lingering from not
+    monkeypatch.setattr(daemon, "RECORD_BATCH", 2)
+    gate, seen = threading.Event(), threading.Event()
+
+    class Gated(BatchSink):
+        def record_many(self, events: list[dict[str, Any]]) -> None:
+            super().record_many(events)
+            seen.set()
+            if len(self.calls) == 1:
+                gate.wait(30)  # the first write is slow: the next records queue behind it
+
+    sink = Gated()
+    recorder = BackgroundRecorder(sink=sink)
+    record = recorder.wrap("record")
+    try:
+        record({"n": 1})
+        assert seen.wait(10), "a lone event waited for company"
+        record({"n": 2})
+        record({"n": 3})
+        gate.set()  # 2 and 3 were waiting: one batch, and now a stream is under way
+        for _ in range(1000):
+            if len(sink.calls) == 2:
+                break
+            time.sleep(0.01)
+        record({"n": 4})
+        time.sleep(0.2)
+        assert len(sink.calls) == 2, "in a stream, a batch waits for more"
+        record({"n": 5})  # fills the batch of two
+        for _ in range(1000):
+            if len(sink.calls) == 3:
+                break
+            time.sleep(0.01)
+        record({"n": 6})  # lingering, until close() ends the wait
+    finally:
+        recorder.close(timeout=30)
+    assert sink.calls == [("record_many", [1]), ("record_many", [2, 3]), ("record_many", [4, 5]), ("record_many", [6])]
