@@ -79,17 +79,15 @@ _WORKER = textwrap.dedent(
 )
 
 
-def test_two_processes_get_strictly_increasing_distinct_sequences(tmp_path: Path) -> None:
-    path = tmp_path / "session-sequences.sqlite"
-    floor = "1782000000000000000"  # the same second (same created_at floor) in both processes
-    env = dict(os.environ)
+def _run_together(worker: str, path: Path, floor: str) -> list[list[int]]:
+    """Start two ``worker`` processes on one store, release them together, their sequences."""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _WORKER, str(path), floor],
+            [sys.executable, "-c", worker, str(path), floor],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env=env,
+            env=dict(os.environ),
         )
         for _ in range(2)
     ]
@@ -101,7 +99,12 @@ def test_two_processes_get_strictly_increasing_distinct_sequences(tmp_path: Path
         proc.stdin.flush()
     outputs = [proc.communicate(timeout=60)[0] for proc in procs]
     assert all(proc.returncode == 0 for proc in procs)
-    runs = [[int(v) for v in out.split()] for out in outputs]
+    return [[int(v) for v in out.split()] for out in outputs]
+
+
+def test_two_processes_get_strictly_increasing_distinct_sequences(tmp_path: Path) -> None:
+    floor = "1782000000000000000"  # the same second (same created_at floor) in both processes
+    runs = _run_together(_WORKER, tmp_path / "session-sequences.sqlite", floor)
     for run in runs:
         assert len(run) == 40 and all(a < b for a, b in zip(run, run[1:], strict=False))
     merged = runs[0] + runs[1]
@@ -190,26 +193,8 @@ _BATCH_WORKER = textwrap.dedent(
 
 
 def test_two_processes_allocating_in_batches_get_distinct_increasing_sequences(tmp_path: Path) -> None:
-    path = tmp_path / "session-sequences.sqlite"
     floor = "1782000000000000000"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _BATCH_WORKER, str(path), floor],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    outputs = [proc.communicate(timeout=60)[0] for proc in procs]
-    assert all(proc.returncode == 0 for proc in procs)
-    runs = [[int(v) for v in out.split()] for out in outputs]
+    runs = _run_together(_BATCH_WORKER, tmp_path / "session-sequences.sqlite", floor)
     for run in runs:
         assert len(run) == 25 and all(a < b for a, b in zip(run, run[1:], strict=False))
     assert sorted(runs[0] + runs[1]) == list(range(int(floor), int(floor) + 50))
