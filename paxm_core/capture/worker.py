@@ -24,6 +24,7 @@ from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
 from paxm_core.capture.queue import CaptureQueue
 from paxm_core.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
+from paxm_core.timefmt import utcnow
 from paxm_core.types import MemoryItem, MemoryRef
 
 __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
@@ -467,6 +468,8 @@ class DeliveryWorker:
         if self._telemetry is None:
             return
         event: dict[str, Any] = {
+            # stamped here: the daemon's telemetry thread writes events in batches, later
+            "time": utcnow(),
             "kind": "hook_delivery",
             "source": "capture_queue",
             "hook_event": "delivery_dead" if outcome.dead else "delivery",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ def test_worker_delivers_through_a_runtime_built_from_config_and_plugins(tmp_pat
             q.append(event("e2", "s1", text="second turn", terminal=True))
             worker = DeliveryWorker(q, runtime.router, section, config.write_profiles, telemetry=telemetry)
             assert worker.concurrency("flaky") == 2
+            started = datetime.now(UTC)
             report = worker.flush(timeout=20)
+            finished = datetime.now(UTC)
             assert report.ok, report
             status = q.status()
         (provider,) = made
@@ -81,5 +84,7 @@ def test_worker_delivers_through_a_runtime_built_from_config_and_plugins(tmp_pat
         assert all("sequence" in item.metadata for item in provider.puts)
         outcomes = [(e["success"], e["provider"]) for e in telemetry.events]
         assert outcomes.count((False, "flaky")) == 2 and outcomes.count((True, "flaky")) == 2
+        # each outcome is stamped when it happened (telemetry may write it later, in a batch)
+        assert all(started <= e["time"] <= finished for e in telemetry.events)
     finally:
         runtime.close()
