@@ -125,16 +125,41 @@ def text(n: int) -> str:
     return f"User input {n}: please refactor the billing module and keep the public API stable. " * 4
 
 
+#: ``--attributed``: events carry what a hook's capture carries (see ``attributed_item``)
+ATTRIBUTED = False
+
+
+def attributed_item(text: str, created: datetime, session: str, turn: str) -> MemoryItem:
+    """An item shaped like a hook capture's: tier, attribution (origin, scope, provenance) and
+    the hook's metadata, which the claim decodes and the provider stores for every event."""
+    from paxm_core.types import MemoryOrigin, MemoryScope, Provenance
+
+    return MemoryItem(
+        text=text,
+        source="hook:claude-code",
+        metadata={"session_id": session, "turn_id": turn, "hook_event": "UserPromptSubmit", "agent": "claude-code"},
+        created_at=created,
+        tier="ltm",
+        origin=MemoryOrigin("root", "claude-code", session, turn),
+        scope=MemoryScope("personal", "root"),
+        provenance=Provenance("root", "claude-code", "personal", "root"),
+    )
+
+
 def turn_events(prefix: str, episodes: int, sessions: int) -> list[CaptureEvent]:
     """Two events per episode (an open one, then the turn's end), spread over ``sessions``."""
     created = datetime.now(UTC)
     events = []
     for n in range(episodes):
         session = f"session-{n % sessions}"
-        events.append(CaptureEvent(f"{prefix}{n}a", session, MemoryItem(text=text(n), created_at=created)))
-        events.append(
-            CaptureEvent(f"{prefix}{n}b", session, MemoryItem(text=text(n), created_at=created), terminal=True)
-        )
+        if ATTRIBUTED:
+            first = attributed_item(text(n), created, session, f"{prefix}{n}")
+            last = attributed_item(text(n), created, session, f"{prefix}{n}")
+        else:
+            first = MemoryItem(text=text(n), created_at=created)
+            last = MemoryItem(text=text(n), created_at=created)
+        events.append(CaptureEvent(f"{prefix}{n}a", session, first))
+        events.append(CaptureEvent(f"{prefix}{n}b", session, last, terminal=True))
     return events
 
 
@@ -648,7 +673,15 @@ def main() -> None:
         " the write process's hand-off of 256 items, field tuples vs pickled dataclasses",
     )
     parser.add_argument("--append-only", action="store_true", help="'single': stop after appending")
+    parser.add_argument(
+        "--attributed",
+        action="store_true",
+        help="events carry a hook capture's tier, attribution and metadata (default: bare text, as in"
+        " the figures before session 15)",
+    )
     args = parser.parse_args()
+    global ATTRIBUTED
+    ATTRIBUTED = args.attributed
     full = args.only == "all"
     with tempfile.TemporaryDirectory(prefix="paxm-queue-bench-") as tmp:
         root = Path(tmp)
