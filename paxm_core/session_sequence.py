@@ -81,10 +81,7 @@ class MemorySequenceAllocator:
         self._lock = threading.Lock()
 
     def next(self, session_id: str, floor: int) -> int:
-        with self._lock:
-            value = max(floor, 1, self._last.get(session_id, 0) + 1)
-            self._last[session_id] = value
-            return value
+        return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         with self._lock:

@@ -168,18 +168,7 @@ class Telemetry:
         )
 
     def _record(self, event: Mapping[str, Any]) -> None:
-        if not self.settings.enabled:
-            return
-        clean = normalize_event(
-            event,
-            capture_preview=self.settings.capture_query_preview,
-            preview_chars=self.settings.query_preview_chars,
-        )
-        with self.store.locked():
-            self.store.append(clean)
-            metrics = self.store.load_metrics(repair=True)
-            metrics.update(clean, self.settings.retention_days)
-            self.store.save_metrics(metrics)
+        self._record_many([event])
 
     def _record_many(self, events: list[Mapping[str, Any]]) -> None:
         if not self.settings.enabled or not events:

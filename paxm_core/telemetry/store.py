@@ -60,14 +60,7 @@ class TelemetryStore:
 
         Call with the lock held.
         """
-        line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        path = self.settings.events_path
-        self._rotate_if_needed(path, len(line))
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+        self.append_many([event])
 
     def append_many(self, events: list[dict[str, Any]]) -> None:
         """Append event lines in order, each as :meth:`append` would (rotation included).
