@@ -12,6 +12,7 @@ Only :mod:`os` is imported: the hook client path uses this module.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 __all__ = [
@@ -78,16 +79,28 @@ class private_umask:  # noqa: N801 - used like a function: ``with private_umask(
     a socket) is private; the previous umask is restored after.
 
     The umask is per process: other threads creating files meanwhile only get stricter modes.
+    Blocks may overlap across threads: the first to enter saves the umask and the last to
+    leave restores it (each restoring its own saved value let 077 stick when two overlapped).
     """
 
-    def __init__(self) -> None:
-        self._old = 0
-
     def __enter__(self) -> None:
-        self._old = os.umask(0o077)
+        global _private_depth, _saved_umask
+        with _umask_lock:
+            if _private_depth == 0:
+                _saved_umask = os.umask(0o077)
+            _private_depth += 1
 
     def __exit__(self, *exc: object) -> None:
-        os.umask(self._old)
+        global _private_depth
+        with _umask_lock:
+            _private_depth -= 1
+            if _private_depth == 0:
+                os.umask(_saved_umask)
+
+
+_umask_lock = threading.Lock()
+_private_depth = 0  # private_umask blocks open now, in any thread
+_saved_umask = 0
 
 
 def private_sqlite_files(path: str | os.PathLike[str]) -> None:

@@ -36,6 +36,9 @@ write_profiles:
     providers: [{{name: sqlite, required: true}}, {{name: zep, required: {str(zep_required).lower()}}}]
 """
     )
+    # a config holding a credential is the user's own file, as `paxm setup` writes it: doctor
+    # reports a group- or world-readable one as an error (file_modes), whatever the umask
+    path.chmod(0o600)
     return path
 
 
