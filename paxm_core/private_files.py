@@ -11,8 +11,8 @@ Only :mod:`os` is imported: the hook client path uses this module.
 
 from __future__ import annotations
 
+import _thread  # built in, unlike threading: the hook client path imports this module
 import os
-import threading
 from typing import Any
 
 __all__ = [
@@ -98,7 +98,7 @@ class private_umask:  # noqa: N801 - used like a function: ``with private_umask(
                 os.umask(_saved_umask)
 
 
-_umask_lock = threading.Lock()
+_umask_lock = _thread.allocate_lock()
 _private_depth = 0  # private_umask blocks open now, in any thread
 _saved_umask = 0
 
