@@ -31,25 +31,13 @@ RETURNING last_sequence
 """
 
 
-def _prepare(conn: sqlite3.Connection, attempts: int = 50) -> None:
-    """Set WAL and create the table, retrying while another process does the same.
+def _prepare(conn: sqlite3.Connection) -> None:
+    """Set WAL and create the table, waiting out another process doing the same."""
+    from paxm_core.sqlite_locks import BUSY_TIMEOUT, retry_locked
 
-    Switching the journal mode takes an exclusive lock that SQLite's busy handler does not
-    always wait for, so two processes opening a fresh store at once can see "database is
-    locked"; a short retry loop makes that race harmless.
-    """
-    import time
-
-    conn.execute("PRAGMA busy_timeout = 5000")
-    for attempt in range(attempts):
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(_SCHEMA)
-            return
-        except sqlite3.OperationalError as exc:
-            if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
-                raise
-            time.sleep(0.02 * (attempt + 1))
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+    retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+    retry_locked(lambda: conn.execute(_SCHEMA))
 
 
 class SequenceAllocator(Protocol):

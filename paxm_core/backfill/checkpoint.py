@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.processes import pid_alive
+from paxm_core.sqlite_locks import retry_locked
 
 __all__ = ["CheckpointStore"]
 
@@ -55,10 +56,10 @@ class CheckpointStore:
         private_dir(path.parent)
         private_file(path)
         self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode = WAL")
+        # a parallel backfill opens one new file from several processes at once
+        retry_locked(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = FULL")
-        for statement in _SCHEMA:
-            self._conn.execute(statement)
+        retry_locked(lambda: [self._conn.execute(statement) for statement in _SCHEMA])
         for suffix in ("-wal", "-shm"):
             side = Path(f"{path}{suffix}")
             if side.exists():

@@ -21,6 +21,13 @@ import os
 import sqlite3
 import time
 
+TYPE_CHECKING = False  # not ``typing``'s: this file imports only C-level modules
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
@@ -187,11 +194,31 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def _retry_locked(step: Callable[[], T]) -> T:
+    """Run idempotent ``step``, retrying a lock SQLite's busy handler does not wait for.
+
+    The rule of :func:`paxm_core.sqlite_locks.retry_locked`, restated because this file may
+    import no paxm module: switching a new file to WAL while another process opens it fails
+    at once with "database is locked" (two hooks on a first run did, in CI).
+    """
+    give_up = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.002
+    while True:
+        try:
+            return step()
+        except Exception as exc:  # the hook client's sqlite3 stand-in has no exception classes
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() + pause > give_up:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Apply missing migrations (safe when several processes open the file at once)."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+    if _retry_locked(lambda: conn.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION:
         return
-    conn.execute("PRAGMA journal_mode = WAL")
+    _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"))
     # BEGIN IMMEDIATE takes the write lock first, so two processes racing to create the
     # schema serialize here and the loser sees the winner's rows in _paxm_migrations.
     conn.execute("BEGIN IMMEDIATE")

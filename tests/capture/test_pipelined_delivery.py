@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,13 @@ def test_a_claim_behind_reads_past_each_sessions_own_in_flight_episodes(tmp_path
 
 def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_path: Path) -> None:
     provider = Recorder(fail_twice=["a 001 fine"])
-    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]}, retry_min=0.05)
+    # the retry of a's episode 1 must not fall due inside the stream however slowly the
+    # machine runs (at 0.05 s it did under CI load): it waits 30 s, and the queue's clock
+    # jumps an hour ahead before the flush below
+    ahead = [0.0]
+    queue = CaptureQueue(
+        tmp_path / "q.sqlite", routes={"default": ["rec"]}, retry_min=30, clock=lambda: time.time() + ahead[0]
+    )
     queue.append_many(_interleaved(_turns("a", 8), _turns("b", 8)))
     router = Router({"rec": provider})
     seen: list[tuple[str, str]] = []
@@ -168,6 +175,7 @@ def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_pat
         assert {state for state, _ in rows[2:]} == {"pending"}  # released untried: no attempt counted
         assert {attempts for _, attempts in rows[2:]} == {0}
         # once the retry is due, the session drains in order
+        ahead[0] = 3600.0
         report = DeliveryWorker(queue, router, batch_size=4).flush(timeout=30)
         assert report.ok, report
         assert _positions(provider.log, "a") == list(range(8))

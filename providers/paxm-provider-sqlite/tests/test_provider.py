@@ -421,29 +421,3 @@ def test_two_processes_write_one_file(db_path: Path) -> None:
             raw.close()
     finally:
         prov.close()
-
-
-def test_open_retries_a_lock_sqlite_would_not_wait_for() -> None:
-    # SQLite returns "database is locked" without calling the busy handler where waiting
-    # could deadlock (two processes switching one new file to WAL): the open retries it.
-    from paxm_provider_sqlite import _db
-
-    calls: list[int] = []
-
-    def flaky() -> str:
-        calls.append(1)
-        if len(calls) < 3:
-            raise sqlite3.OperationalError("database is locked")
-        return "wal"
-
-    assert _db._retry_locked(flaky) == "wal"
-    assert len(calls) == 3
-
-    def broken() -> str:
-        calls.append(1)
-        raise sqlite3.OperationalError("no such table: memories")
-
-    calls.clear()
-    with pytest.raises(sqlite3.OperationalError, match="no such table"):
-        _db._retry_locked(broken)
-    assert len(calls) == 1  # only lock errors are retried

@@ -5,24 +5,21 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.private_files import private_file, private_sqlite_files, private_umask, sqlite_hint
+from paxm_core.sqlite_locks import BUSY_TIMEOUT, retry_locked
 
 __all__ = ["Database"]
-
-T = TypeVar("T")
 
 # VM instructions between deadline checks: frequent enough to stop a runaway FTS query within
 # a fraction of a millisecond, rare enough that the callback costs nothing measurable.
 _PROGRESS_STEPS = 1000
 #: SQLite's wait for another connection's write lock, at most (milliseconds).
-_BUSY_MS = 5000
+_BUSY_MS = int(BUSY_TIMEOUT * 1000)
 
 
 @contextmanager
@@ -38,34 +35,8 @@ def _released(lock: threading.RLock) -> Iterator[None]:
 _PAGE_SIZE = 8192
 
 
-def _locked(exc: sqlite3.Error) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-def _retry_locked(step: Callable[[], T]) -> T:
-    """Run ``step``, retrying while another process holds a lock SQLite would not wait for.
-
-    SQLite skips the busy handler where waiting could deadlock: switching a fresh file to
-    WAL while another process opens it, or reading the WAL index during that process's
-    recovery. Both return "database is locked" at once, so two processes opening one new
-    file together could fail (seen in CI). Each step is idempotent; the total wait keeps the
-    busy timeout's ceiling.
-    """
-    give_up = time.monotonic() + _BUSY_MS / 1000
-    pause = 0.002
-    while True:
-        try:
-            return step()
-        except sqlite3.Error as exc:
-            if not _locked(exc) or time.monotonic() + pause > give_up:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
-
-
 def _enable_wal(conn: sqlite3.Connection, provider: str, path: Path) -> None:
-    mode = _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+    mode = retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
     if mode is None or str(mode[0]).lower() != "wal":
         raise ProviderError(provider, "open", f"{path}: cannot enable WAL journal mode")
 
@@ -105,7 +76,7 @@ class Database:
             _enable_wal(conn, self._provider, self.path)
             conn.execute("PRAGMA synchronous = NORMAL")
             with private_umask():
-                _retry_locked(lambda: migrate(conn))
+                retry_locked(lambda: migrate(conn))
             private_sqlite_files(self.path)
         except sqlite3.Error as exc:
             conn.close()
