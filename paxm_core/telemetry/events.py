@@ -80,6 +80,7 @@ _INT_FIELDS = frozenset(
     }
 )
 _ALWAYS = frozenset({"time", "kind", "success"})
+_EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
 #: Short names some callers use for counts, mapped to the upstream field they mean.
 _ALIASES = {
     "hits": "hit_count",
@@ -202,11 +203,11 @@ def normalize_event(
             r.to_json() if hasattr(r, "to_json") else dict(r) for r in data["provider_recall_details"] or []
         ]
     ordered: dict[str, Any] = {}
-    for name in (*EVENT_FIELDS, *[k for k in data if k not in EVENT_FIELDS]):
-        if name not in data:
-            continue
+    # (a drained backlog normalizes hundreds of outcomes a second: the known fields by one
+    # pass over the short tuple, the rest by a set lookup, and a truthy value is never empty)
+    for name in (*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in _EVENT_FIELD_SET]):
         value = data[name]
-        if name in _ALWAYS or not _is_empty(value):
+        if value or name in _ALWAYS or not _is_empty(value):
             ordered[name] = value
     return ordered
 

@@ -7,6 +7,7 @@ upstream's, so a metrics file written by either implementation can be read by th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field, fields
 from datetime import date, datetime, timedelta
@@ -251,42 +252,23 @@ class Metrics:
 
     def update(self, event: Mapping[str, Any], retention_days: int, *, now: datetime | None = None) -> None:
         """Count one (normalized) event into the totals, its day and its breakdowns, then prune."""
-        self._count(event)
-        self.prune(retention_days, now=now)
+        self.update_many((event,), retention_days, now=now)
 
     def update_many(
         self, events: Iterable[Mapping[str, Any]], retention_days: int, *, now: datetime | None = None
     ) -> None:
         """:meth:`update` for each event in turn, pruning once at the end (the same result:
-        a pruned day only ever loses buckets, and the cutoff does not depend on the events)."""
-        for event in events:
-            self._count(event)
-        self.prune(retention_days, now=now)
+        a pruned day only ever loses buckets, and the cutoff does not depend on the events).
 
-    def _count(self, event: Mapping[str, Any]) -> None:
-        when = _time(event.get("time")) or utcnow()
-        self.version = self.version or METRICS_VERSION
-        if self.first_seen is None:
-            self.first_seen = when
-        self.updated_at = when
-        delta = counter_for_event(event)
-        per_provider = provider_counters_for_event(event)
-        day = self.day(when.strftime("%Y-%m-%d"), create=True)
-        assert day is not None
-        for totals, agents, profiles, hooks, providers in (
-            (self.totals, self.agents, self.profiles, self.hook_events, self.providers),
-            (day.counter, day.agents, day.profiles, day.hook_events, day.providers),
-        ):
-            totals.add(delta)
-            if _aggregates_agent(event):
-                _counter_in(agents, str(event["target"])).add(delta)
-            if event.get("profile"):
-                _counter_in(profiles, str(event["profile"])).add(delta)
-            hook_key = f"{event.get('target') or ''}/{event.get('hook_event') or ''}".strip("/")
-            if hook_key:
-                _counter_in(hooks, hook_key).add(delta)
-            for name, counter in per_provider.items():
-                _counter_in(providers, name).add(counter)
+        The events are first summed per breakdown (``_Tally``), then each sum is added once:
+        a delivery outcome touches six counters, and adding a whole :class:`Counter` to each,
+        per event, was most of the cost of telemetry while a backlog drained.
+        """
+        tally = _Tally()
+        for event in events:
+            tally.count(event)
+        tally.add_to(self)
+        self.prune(retention_days, now=now)
 
     def prune(self, retention_days: int, *, now: datetime | None = None) -> None:
         """Drop daily buckets older than the retention window (and any with an unreadable date)."""
@@ -321,87 +303,260 @@ def _aggregates_agent(event: Mapping[str, Any]) -> bool:
 
 def counter_for_event(event: Mapping[str, Any]) -> Counter:
     """The counter increments one event contributes to totals and breakdowns."""
-    provider_errors = event.get("provider_errors") or []
-    success = bool(event.get("success"))
-    skipped = bool(event.get("skipped"))
-    kind = event.get("kind")
     counter = _zero()
-    counter.events = 1
-    counter.successes = 1 if success else 0
-    counter.errors = 0 if success else 1
-    counter.skipped = 1 if skipped else 0
-    counter.recall_timeouts = 1 if event.get("recall_timed_out") else 0
-    counter.duration_ms = _int(event.get("duration_ms"))
-    counter.hits = _int(event.get("hit_count"))
-    counter.inserted = _int(event.get("inserted_count"))
-    counter.items = _int(event.get("item_count"))
-    counter.refs = _int(event.get("ref_count"))
-    counter.flushes = 1 if _int(event.get("flushed")) > 0 else 0
-    counter.provider_errors = len(provider_errors)
-    if kind in ("recall", "hook_recall") and not skipped:
-        counter.recalls = 1
-    elif kind in ("remember", "hook_write") and not skipped:
-        counter.writes = 1
-    elif kind == "hook_delivery" and success and not skipped:
-        counter.writes = 1
-        counter.provider_write_samples = 1
-        counter.provider_write_duration_ms = _int(event.get("provider_duration_ms"))
-        counter.passive_write_latency_total_ms = _int(event.get("passive_write_latency_total_ms"))
-        counter.passive_write_samples = _int(event.get("passive_write_samples"))
-    if provider_errors and counter.errors == 0:
-        counter.errors = len(provider_errors)
+    _add_sparse(counter, _event_delta(event))
     return counter
 
 
 def provider_counters_for_event(event: Mapping[str, Any]) -> dict[str, Counter]:
     """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
     counters: dict[str, Counter] = {}
-
-    def of(name: Any) -> Counter:
-        return _counter_in(counters, str(name or ""))
-
-    for key, attr in (
-        ("provider_recalls", "recalls"),
-        ("provider_writes", "writes"),
-        ("provider_hits", "hits"),
-        ("provider_refs", "refs"),
-    ):
-        for name, count in (event.get(key) or {}).items():
-            counter = of(name)
-            setattr(counter, attr, getattr(counter, attr) + _int(count))
-    for err in event.get("provider_errors") or []:
-        counter = of(err.get("provider"))
-        counter.provider_errors += 1
-        counter.errors += 1
-    for recall in event.get("provider_recall_details") or []:
-        counter = of(recall.get("provider"))
-        duration = _int(recall.get("duration_ms"))
-        counter.provider_recall_samples += 1
-        counter.provider_recall_duration_ms += duration
-        _observe_latency(counter, duration)
-        if recall.get("outcome") == "timeout":
-            counter.provider_recall_timeouts += 1
-        if recall.get("bulkhead_busy"):
-            counter.provider_recall_bulkhead_skips += 1
-    provider = str(event.get("provider") or "").strip()
-    if event.get("kind") == "hook_delivery" and event.get("success") and not event.get("skipped") and provider:
-        counter = of(provider)
-        counter.provider_write_samples += 1
-        counter.provider_write_duration_ms += _int(event.get("provider_duration_ms"))
-        counter.passive_write_latency_total_ms += _int(event.get("passive_write_latency_total_ms"))
-        counter.passive_write_samples += _int(event.get("passive_write_samples"))
-    counters.pop("", None)
-    for counter in counters.values():
-        counter.events = 1
+    for name, delta in _provider_deltas(event).items():
+        counters[name] = counter = _zero()
+        _add_sparse(counter, delta)
     return counters
 
 
-def _observe_latency(counter: Counter, duration_ms: int) -> None:
-    buckets = counter.provider_recall_latency_buckets
-    if len(buckets) != len(LATENCY_BOUNDS_MS) + 1:
-        buckets[:] = [0] * (len(LATENCY_BOUNDS_MS) + 1)
-    index = next((i for i, bound in enumerate(LATENCY_BOUNDS_MS) if duration_ms <= bound), len(LATENCY_BOUNDS_MS))
-    buckets[index] += 1
+#: a sparse counter: only the non-zero fields of a :class:`Counter` (the latency buckets as
+#: a list under ``_BUCKETS``); one event's increments, or a batch's sums
+_Sparse = dict[str, Any]
+
+
+def _event_delta(event: Mapping[str, Any]) -> _Sparse:
+    """:func:`counter_for_event` as a sparse counter."""
+    provider_errors = event.get("provider_errors") or []
+    success = bool(event.get("success"))
+    skipped = bool(event.get("skipped"))
+    kind = event.get("kind")
+    delta: _Sparse = {"events": 1, "successes" if success else "errors": 1}
+    if skipped:
+        delta["skipped"] = 1
+    if event.get("recall_timed_out"):
+        delta["recall_timeouts"] = 1
+    for name, key in _EVENT_COUNTS:
+        value = event.get(key)
+        if value:
+            value = _int(value)
+            if value:
+                delta[name] = value
+    if _int(event.get("flushed")) > 0:
+        delta["flushes"] = 1
+    if provider_errors:
+        delta["provider_errors"] = len(provider_errors)
+        if success:  # an event that succeeded overall still counts its provider errors
+            delta["errors"] = len(provider_errors)
+    if not skipped:
+        if kind in ("recall", "hook_recall"):
+            delta["recalls"] = 1
+        elif kind in ("remember", "hook_write"):
+            delta["writes"] = 1
+        elif kind == "hook_delivery" and success:
+            delta["writes"] = 1
+            delta["provider_write_samples"] = 1
+            for name, key in _DELIVERY_COUNTS:
+                value = _int(event.get(key))
+                if value:
+                    delta[name] = value
+    return delta
+
+
+#: (counter field, event field) of the counts an event carries as numbers
+_EVENT_COUNTS = (
+    ("duration_ms", "duration_ms"),
+    ("hits", "hit_count"),
+    ("inserted", "inserted_count"),
+    ("items", "item_count"),
+    ("refs", "ref_count"),
+)
+#: (counter field, event field) of the counts a delivered ``hook_delivery`` event adds
+_DELIVERY_COUNTS = (
+    ("provider_write_duration_ms", "provider_duration_ms"),
+    ("passive_write_latency_total_ms", "passive_write_latency_total_ms"),
+    ("passive_write_samples", "passive_write_samples"),
+)
+#: (event field, counter field) of the per-provider count maps
+_PROVIDER_COUNTS = (
+    ("provider_recalls", "recalls"),
+    ("provider_writes", "writes"),
+    ("provider_hits", "hits"),
+    ("provider_refs", "refs"),
+)
+
+
+def _provider_deltas(event: Mapping[str, Any]) -> dict[str, _Sparse]:
+    """:func:`provider_counters_for_event` as sparse counters."""
+    deltas: dict[str, _Sparse] = {}
+
+    def of(name: Any) -> _Sparse:
+        key = str(name or "")
+        delta = deltas.get(key)
+        if delta is None:
+            delta = deltas[key] = {}
+        return delta
+
+    def bump(delta: _Sparse, name: str, value: int) -> None:
+        delta[name] = delta.get(name, 0) + value
+
+    for key, attr in _PROVIDER_COUNTS:
+        counts = event.get(key)
+        if counts:
+            for name, count in counts.items():
+                bump(of(name), attr, _int(count))
+    for err in event.get("provider_errors") or []:
+        delta = of(err.get("provider"))
+        bump(delta, "provider_errors", 1)
+        bump(delta, "errors", 1)
+    for recall in event.get("provider_recall_details") or []:
+        delta = of(recall.get("provider"))
+        duration = _int(recall.get("duration_ms"))
+        bump(delta, "provider_recall_samples", 1)
+        bump(delta, "provider_recall_duration_ms", duration)
+        buckets = delta.get(_BUCKETS)
+        if buckets is None:
+            buckets = delta[_BUCKETS] = [0] * (len(LATENCY_BOUNDS_MS) + 1)
+        buckets[_latency_bucket(duration)] += 1
+        if recall.get("outcome") == "timeout":
+            bump(delta, "provider_recall_timeouts", 1)
+        if recall.get("bulkhead_busy"):
+            bump(delta, "provider_recall_bulkhead_skips", 1)
+    provider = event.get("provider")
+    provider = str(provider or "").strip()
+    if provider and event.get("kind") == "hook_delivery" and event.get("success") and not event.get("skipped"):
+        delta = of(provider)
+        bump(delta, "provider_write_samples", 1)
+        for name, key in _DELIVERY_COUNTS:
+            bump(delta, name, _int(event.get(key)))
+    deltas.pop("", None)
+    for delta in deltas.values():
+        delta["events"] = 1
+    return deltas
+
+
+def _merge(into: _Sparse, delta: _Sparse) -> None:
+    """Add sparse counter ``delta`` into sparse counter ``into``."""
+    for name, value in delta.items():
+        if name == _BUCKETS:
+            mine = into.get(_BUCKETS)
+            if mine is None:
+                into[_BUCKETS] = list(value)
+            else:
+                mine.extend([0] * (len(value) - len(mine)))
+                for i, count in enumerate(value):
+                    mine[i] += count
+        else:
+            into[name] = into.get(name, 0) + value
+
+
+def _add_sparse(counter: Counter, delta: _Sparse) -> None:
+    """Add sparse counter ``delta`` into ``counter`` in place (zeros skipped, as :meth:`Counter.add`)."""
+    for name, value in delta.items():
+        if not value:
+            continue
+        if name == _BUCKETS:
+            mine = counter.provider_recall_latency_buckets
+            mine.extend([0] * (len(value) - len(mine)))
+            for i, count in enumerate(value):
+                mine[i] += count
+        else:
+            setattr(counter, name, getattr(counter, name) + value)
+
+
+class _Tally:
+    """A batch of events summed per breakdown, to be added into :class:`Metrics` at once.
+
+    Events are grouped by what they are counted under: (day, agent, profile, hook key) for
+    the totals and their breakdowns, (day, provider) for the per-provider counters.  A
+    drained backlog's outcomes share a handful of groups, so each counter of the metrics is
+    added to once per batch rather than once per event.
+    """
+
+    __slots__ = ("_days", "first_time", "groups", "last_time", "providers")
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str | None, str | None, str | None], _Sparse] = {}
+        self.providers: dict[tuple[str, str], _Sparse] = {}
+        self.first_time: datetime | None = None
+        self.last_time: Any = None
+        self._days: dict[str, bool] = {}  # day prefix -> whether it is a real date (not year 1)
+
+    def count(self, event: Mapping[str, Any]) -> None:
+        """Add one (normalized) event."""
+        value = event.get("time")
+        day = self._day_of(value)
+        if self.first_time is None:
+            self.first_time = _time(value) or utcnow()
+        self.last_time = value
+        target = str(event.get("target") or "")
+        hook_key = f"{target}/{event.get('hook_event') or ''}".strip("/")
+        key = (
+            day,
+            str(event["target"]) if _aggregates_agent(event) else None,
+            str(event["profile"]) if event.get("profile") else None,
+            hook_key or None,
+        )
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = {}
+        _merge(group, _event_delta(event))
+        for name, delta in _provider_deltas(event).items():
+            sums = self.providers.get((day, name))
+            if sums is None:
+                self.providers[(day, name)] = sums = {}
+            _merge(sums, delta)
+
+    def _day_of(self, value: Any) -> str:
+        # the events come from normalize_event, so their time is format_time's UTC text: its
+        # first ten characters are the day, once the text is known to parse (else, as
+        # parse_time would, fall back to now)
+        if type(value) is str and _CANONICAL_TIME.fullmatch(value):
+            day = value[:10]
+            valid = self._days.get(day)
+            if valid is None:
+                try:
+                    valid = date.fromisoformat(day).year > 1
+                except ValueError:
+                    valid = False
+                self._days[day] = valid
+            if valid:
+                return day
+        return (_time(value) or utcnow()).strftime("%Y-%m-%d")
+
+    def add_to(self, metrics: Metrics) -> None:
+        """Add the sums into ``metrics`` (its totals, days and breakdowns)."""
+        if not self.groups:
+            return
+        metrics.version = metrics.version or METRICS_VERSION
+        if metrics.first_seen is None:
+            metrics.first_seen = self.first_time
+        metrics.updated_at = _time(self.last_time) or utcnow()
+        for (day_key, agent, profile, hook_key), sums in self.groups.items():
+            day = metrics.day(day_key, create=True)
+            assert day is not None
+            for totals, agents, profiles, hooks in (
+                (metrics.totals, metrics.agents, metrics.profiles, metrics.hook_events),
+                (day.counter, day.agents, day.profiles, day.hook_events),
+            ):
+                _add_sparse(totals, sums)
+                if agent is not None:
+                    _add_sparse(_counter_in(agents, agent), sums)
+                if profile is not None:
+                    _add_sparse(_counter_in(profiles, profile), sums)
+                if hook_key is not None:
+                    _add_sparse(_counter_in(hooks, hook_key), sums)
+        for (day_key, name), sums in self.providers.items():
+            day = metrics.day(day_key, create=True)
+            assert day is not None
+            _add_sparse(_counter_in(metrics.providers, name), sums)
+            _add_sparse(_counter_in(day.providers, name), sums)
+
+
+#: format_time's output: UTC, seconds, optional fraction, ``Z`` (hours and minutes in range,
+#: so a text that matches differs from a parseable one only in its date, checked separately)
+_CANONICAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?Z", re.ASCII)
+
+
+def _latency_bucket(duration_ms: int) -> int:
+    return next((i for i, bound in enumerate(LATENCY_BOUNDS_MS) if duration_ms <= bound), len(LATENCY_BOUNDS_MS))
 
 
 def provider_recall_p95_ms(counter: Counter) -> int:
