@@ -7,7 +7,6 @@ upstream's, so a metrics file written by either implementation can be read by th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field, fields
 from datetime import date, datetime, timedelta
@@ -470,19 +469,18 @@ class _Tally:
     added to once per batch rather than once per event.
     """
 
-    __slots__ = ("_days", "first_time", "groups", "last_time", "providers")
+    __slots__ = ("first_time", "groups", "last_time", "providers")
 
     def __init__(self) -> None:
         self.groups: dict[tuple[str, str | None, str | None, str | None], _Sparse] = {}
         self.providers: dict[tuple[str, str], _Sparse] = {}
         self.first_time: datetime | None = None
         self.last_time: Any = None
-        self._days: dict[str, bool] = {}  # day prefix -> whether it is a real date (not year 1)
 
     def count(self, event: Mapping[str, Any]) -> None:
         """Add one (normalized) event."""
         value = event.get("time")
-        day = self._day_of(value)
+        day = (_time(value) or utcnow()).strftime("%Y-%m-%d")
         if self.first_time is None:
             self.first_time = _time(value) or utcnow()
         self.last_time = value
@@ -503,23 +501,6 @@ class _Tally:
             if sums is None:
                 self.providers[(day, name)] = sums = {}
             _merge(sums, delta)
-
-    def _day_of(self, value: Any) -> str:
-        # the events come from normalize_event, so their time is format_time's UTC text: its
-        # first ten characters are the day, once the text is known to parse (else, as
-        # parse_time would, fall back to now)
-        if type(value) is str and _CANONICAL_TIME.fullmatch(value):
-            day = value[:10]
-            valid = self._days.get(day)
-            if valid is None:
-                try:
-                    valid = date.fromisoformat(day).year > 1
-                except ValueError:
-                    valid = False
-                self._days[day] = valid
-            if valid:
-                return day
-        return (_time(value) or utcnow()).strftime("%Y-%m-%d")
 
     def add_to(self, metrics: Metrics) -> None:
         """Add the sums into ``metrics`` (its totals, days and breakdowns)."""
@@ -548,11 +529,6 @@ class _Tally:
             assert day is not None
             _add_sparse(_counter_in(metrics.providers, name), sums)
             _add_sparse(_counter_in(day.providers, name), sums)
-
-
-#: format_time's output: UTC, seconds, optional fraction, ``Z`` (hours and minutes in range,
-#: so a text that matches differs from a parseable one only in its date, checked separately)
-_CANONICAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?Z", re.ASCII)
 
 
 def _latency_bucket(duration_ms: int) -> int:
