@@ -27,6 +27,8 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.attribution",
         "paxm_core.provider_config",
         "paxm_core.private_files",
+        # waiting out the SQLite locks the busy handler skips: for any SQLite-backed provider
+        "paxm_core.sqlite_locks",
         "paxm_core.http_client",
         "paxm_core.generated_file",
         "paxm_core.doctor",
