@@ -54,8 +54,8 @@ def test_a_lock_held_past_the_ceiling_is_raised() -> None:
 
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         retry_locked(held, ceiling=0.1)
-    assert 2 < len(calls) < 50  # backed off, not spun
-    assert calls[-1] - calls[0] <= 0.1
+    # retried, with pauses that grow (2 ms doubling to 50 ms: about six tries in 0.1 s), not spun
+    assert 2 <= len(calls) < 20
 
 
 @pytest.mark.parametrize(
