@@ -65,12 +65,8 @@ class Counter:
             theirs = getattr(other, name)
             if theirs:
                 setattr(self, name, getattr(self, name) + theirs)
-        theirs_buckets = other.provider_recall_latency_buckets
-        if theirs_buckets:
-            mine = self.provider_recall_latency_buckets
-            mine.extend([0] * (len(theirs_buckets) - len(mine)))
-            for i, count in enumerate(theirs_buckets):
-                mine[i] += count
+        if other.provider_recall_latency_buckets:
+            _add_buckets(self.provider_recall_latency_buckets, other.provider_recall_latency_buckets)
 
     def copy(self) -> Counter:
         """A deep copy."""
@@ -418,8 +414,7 @@ def _provider_deltas(event: Mapping[str, Any]) -> dict[str, _Sparse]:
             bump(delta, "provider_recall_timeouts", 1)
         if recall.get("bulkhead_busy"):
             bump(delta, "provider_recall_bulkhead_skips", 1)
-    provider = event.get("provider")
-    provider = str(provider or "").strip()
+    provider = str(event.get("provider") or "").strip()
     if provider and event.get("kind") == "hook_delivery" and event.get("success") and not event.get("skipped"):
         delta = of(provider)
         bump(delta, "provider_write_samples", 1)
@@ -435,13 +430,7 @@ def _merge(into: _Sparse, delta: _Sparse) -> None:
     """Add sparse counter ``delta`` into sparse counter ``into``."""
     for name, value in delta.items():
         if name == _BUCKETS:
-            mine = into.get(_BUCKETS)
-            if mine is None:
-                into[_BUCKETS] = list(value)
-            else:
-                mine.extend([0] * (len(value) - len(mine)))
-                for i, count in enumerate(value):
-                    mine[i] += count
+            _add_buckets(into.setdefault(_BUCKETS, []), value)
         else:
             into[name] = into.get(name, 0) + value
 
@@ -452,12 +441,16 @@ def _add_sparse(counter: Counter, delta: _Sparse) -> None:
         if not value:
             continue
         if name == _BUCKETS:
-            mine = counter.provider_recall_latency_buckets
-            mine.extend([0] * (len(value) - len(mine)))
-            for i, count in enumerate(value):
-                mine[i] += count
+            _add_buckets(counter.provider_recall_latency_buckets, value)
         else:
             setattr(counter, name, getattr(counter, name) + value)
+
+
+def _add_buckets(mine: list[int], theirs: list[int]) -> None:
+    """Add latency histogram ``theirs`` into ``mine``, bucket by bucket (``mine`` grows to fit)."""
+    mine.extend([0] * (len(theirs) - len(mine)))
+    for i, count in enumerate(theirs):
+        mine[i] += count
 
 
 class _Tally:
