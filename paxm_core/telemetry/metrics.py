@@ -468,15 +468,15 @@ class _Tally:
         self.groups: dict[tuple[str, str | None, str | None, str | None], _Sparse] = {}
         self.providers: dict[tuple[str, str], _Sparse] = {}
         self.first_time: datetime | None = None
-        self.last_time: Any = None
+        self.last_time: datetime | None = None
 
     def count(self, event: Mapping[str, Any]) -> None:
         """Add one (normalized) event."""
-        value = event.get("time")
-        day = (_time(value) or utcnow()).strftime("%Y-%m-%d")
+        when = _time(event.get("time")) or utcnow()
+        day = when.strftime("%Y-%m-%d")
         if self.first_time is None:
-            self.first_time = _time(value) or utcnow()
-        self.last_time = value
+            self.first_time = when
+        self.last_time = when
         target = str(event.get("target") or "")
         hook_key = f"{target}/{event.get('hook_event') or ''}".strip("/")
         key = (
@@ -502,7 +502,7 @@ class _Tally:
         metrics.version = metrics.version or METRICS_VERSION
         if metrics.first_seen is None:
             metrics.first_seen = self.first_time
-        metrics.updated_at = _time(self.last_time) or utcnow()
+        metrics.updated_at = self.last_time
         for (day_key, agent, profile, hook_key), sums in self.groups.items():
             day = metrics.day(day_key, create=True)
             assert day is not None
