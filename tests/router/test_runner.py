@@ -84,17 +84,24 @@ def _warm(router: Any, policy: SearchPolicy, rounds: int = QUICK_STREAK + 4) -> 
     pytest.fail("the computing providers' lanes never became quick")
 
 
+def _warmed(fakes: Any, make_router: Any, policy: SearchPolicy) -> tuple[dict[str, Computing], Any]:
+    """Providers named by ``policy``, a router whose lanes for them are quick, their notes cleared."""
+    providers = _providers(fakes, tuple(route.name for route in policy.routes))
+    router = make_router(providers)
+    _warm(router, policy)
+    for provider in providers.values():
+        provider.threads.clear()
+        provider.started.clear()
+    return providers, router
+
+
 def _ids(result: Any) -> list[str]:
     return sorted(h.id for h in result.hits)
 
 
 def test_quick_lanes_share_one_runner_thread(fakes: Any, make_router: Any) -> None:
-    providers = _providers(fakes)
-    router = make_router(providers)
-    policy = SearchPolicy([Route(n, timeout=1.0) for n in providers])
-    _warm(router, policy)
-    for provider in providers.values():
-        provider.threads.clear()
+    policy = SearchPolicy([Route(n, timeout=1.0) for n in ("a", "b", "c")])
+    providers, router = _warmed(fakes, make_router, policy)
     for _ in range(20):
         assert _ids(router.search(SearchQuery("q"), policy)) == ["a-1", "b-1", "c-1"]
     me = threading.get_ident()
@@ -107,12 +114,8 @@ def test_quick_lanes_share_one_runner_thread(fakes: Any, make_router: Any) -> No
 
 
 def test_routes_without_a_timeout_ride_the_runner_too(fakes: Any, make_router: Any) -> None:
-    providers = _providers(fakes)
-    router = make_router(providers)
-    policy = SearchPolicy([Route(n) for n in providers])  # no route timeout, no deadline
-    _warm(router, policy)
-    for provider in providers.values():
-        provider.threads.clear()
+    policy = SearchPolicy([Route(n) for n in ("a", "b", "c")])  # no route timeout, no deadline
+    providers, router = _warmed(fakes, make_router, policy)
     for _ in range(10):
         assert _ids(router.search(SearchQuery("q"), policy)) == ["a-1", "b-1", "c-1"]
     shared = sum(1 for i in range(10) if len({p.threads[i] for p in providers.values()}) == 1)
@@ -120,15 +123,10 @@ def test_routes_without_a_timeout_ride_the_runner_too(fakes: Any, make_router: A
 
 
 def test_a_hung_quick_provider_delays_its_neighbours_by_the_allowance_at_most(fakes: Any, make_router: Any) -> None:
-    providers = _providers(fakes)
-    router = make_router(providers)
-    policy = SearchPolicy([Route(n, timeout=0.5) for n in providers])
-    _warm(router, policy)
+    policy = SearchPolicy([Route(n, timeout=0.5) for n in ("a", "b", "c")])
+    providers, router = _warmed(fakes, make_router, policy)
     hang = providers["a"].hang = threading.Event()  # "a" runs first on the runner
     try:
-        for provider in providers.values():
-            provider.started.clear()
-            provider.threads.clear()
         started = time.monotonic()
         result = router.search(SearchQuery("q"), policy)
         elapsed = time.monotonic() - started
@@ -175,12 +173,8 @@ def test_a_provider_waiting_on_io_keeps_its_own_lane(fakes: Any, make_router: An
 
 
 def test_one_call_per_provider_under_concurrent_callers(fakes: Any, make_router: Any) -> None:
-    providers = _providers(fakes)
-    router = make_router(providers)
-    policy = SearchPolicy([Route(n, timeout=2.0) for n in providers])
-    _warm(router, policy)
-    for provider in providers.values():
-        provider.threads.clear()
+    policy = SearchPolicy([Route(n, timeout=2.0) for n in ("a", "b", "c")])
+    providers, router = _warmed(fakes, make_router, policy)
     errors: list[BaseException] = []
 
     def recall() -> None:
