@@ -19,9 +19,18 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Batch", "Call", "Lane", "LaneBusy", "Relay"]
+__all__ = ["QUICK_CALL", "QUICK_STREAK", "Batch", "Call", "Lane", "LaneBusy", "Relay", "Runner", "stall_allowance"]
 
 T = TypeVar("T")
+
+#: A call that returns within this many seconds and spends at least half of them on the CPU is
+#: *quick*: under the interpreter lock a thread of its own buys it nothing (see :class:`Runner`).
+QUICK_CALL = 0.001
+#: Quick calls in a row before a lane's calls may share the runner; one call that is not quick
+#: (it waited on I/O, or took longer) starts the count again.
+QUICK_STREAK = 8
+
+_thread_time = time.thread_time
 
 
 class LaneBusy(Exception):
@@ -136,6 +145,7 @@ class Lane:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self._quick = 0  # quick calls in a row (see QUICK_CALL); only ever read as a hint
         self._slot = threading.Lock()
         self._jobs: queue.SimpleQueue[Call[object] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -146,6 +156,32 @@ class Lane:
     def busy(self) -> bool:
         """True while a call holds the slot."""
         return self._slot.locked()
+
+    @property
+    def quick(self) -> bool:
+        """True when the lane's last :data:`QUICK_STREAK` calls were all quick (:data:`QUICK_CALL`)."""
+        return self._quick >= QUICK_STREAK
+
+    def _observe(self, call: Call[object], cpu: float) -> None:
+        wall = call.finished - call.started
+        if wall <= QUICK_CALL and cpu + cpu >= wall:
+            if self._quick < QUICK_STREAK:
+                self._quick += 1
+        else:
+            self._quick = 0
+
+    def not_quick(self) -> None:
+        """Forget the lane's quick streak (its call on a runner did not return in time)."""
+        self._quick = 0
+
+    def run_claimed(self, call: Call[object]) -> None:
+        """Run ``call``, already claimed by this thread, then free the slot and signal it (measured)."""
+        cpu = _thread_time()
+        call._run()
+        self._observe(call, _thread_time() - cpu)
+        # Release before signalling: a caller that saw the result may call again at once.
+        self._slot.release()
+        call._set_done()
 
     def submit(self, fn: Callable[[], T], wait: float | None, batch: Batch | None = None) -> Call[T]:
         """Take the slot (waiting at most ``wait`` seconds) and start ``fn`` on the worker.
@@ -169,18 +205,22 @@ class Lane:
             raise
         return call
 
-    def reserve(self, fn: Callable[[], T]) -> Call[T]:
+    def reserve(self, fn: Callable[[], T], batch: Batch | None = None) -> Call[T]:
         """Take the slot if it is free and return ``fn`` as a call nobody runs yet.
 
-        Whoever comes first runs it: the caller through :meth:`claim`, or this lane's worker
-        once a :class:`Relay` forwards it (:meth:`forward`).  Raises :class:`LaneBusy` when the
-        slot is taken, ``RuntimeError`` after :meth:`close`.
+        Whoever comes first runs it: the caller through :meth:`claim`, a :class:`Runner`, or
+        this lane's worker once it is forwarded (:meth:`forward`).  With ``batch``, the call
+        counts towards it.  Raises :class:`LaneBusy` when the slot is taken, ``RuntimeError``
+        after :meth:`close`.
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
         if not self._slot.acquire(False):
             raise LaneBusy(self.name)
-        return Call(fn)
+        call: Call[T] = Call(fn, batch)
+        if batch is not None:
+            batch._expect()
+        return call
 
     def forward(self, call: Call[T]) -> None:
         """Hand a reserved call to the worker (it runs it unless the caller claims it first)."""
@@ -189,11 +229,12 @@ class Lane:
         self._ensure_worker()
         self._jobs.put(call)  # type: ignore[arg-type]
 
-    def run_inline(self, fn: Callable[[], T], wait: float | None) -> Call[T]:
+    def run_inline(self, fn: Callable[[], T], wait: float | None, observe: bool = False) -> Call[T]:
         """Take the slot and run ``fn`` on the calling thread; the returned call is already done.
 
         For calls with no deadline the caller would wait for the provider anyway, so running
         it here saves a thread hand-off while keeping the bulkhead's one-call-at-a-time rule.
+        ``observe`` counts the call towards the lane's quick streak (:attr:`quick`).
         """
         if self._closed:
             raise RuntimeError(f"{self.name}: router is closed")
@@ -202,9 +243,12 @@ class Lane:
             raise LaneBusy(self.name)
         call: Call[T] = Call(fn)
         call._claim.acquire()
+        cpu = _thread_time() if observe else 0.0
         try:
             call._run()
         finally:
+            if observe:
+                self._observe(call, _thread_time() - cpu)  # type: ignore[arg-type]
             self._slot.release()
             call._set_done()
         return call
@@ -241,11 +285,8 @@ class Lane:
             if call is None:
                 return
             if not call._claim.acquire(False):
-                continue  # the caller claimed it and ran it (and released the slot) itself
-            call._run()
-            # Release before signalling: a caller that saw the result may call again at once.
-            self._slot.release()
-            call._set_done()
+                continue  # claimed and run (the slot released) by the caller or a runner
+            self.run_claimed(call)
 
     def close(self, timeout: float = 0.5) -> None:
         """Stop the worker; a worker stuck in a provider call is left behind (it is a daemon)."""
@@ -307,3 +348,88 @@ class Relay:
         if thread is not None:
             self._batches.put(None)
             thread.join(timeout)
+
+
+class _RunnerThread:
+    """One thread of a :class:`Runner` and the batches handed to it."""
+
+    __slots__ = ("jobs", "thread")
+
+    def __init__(self, name: str) -> None:
+        self.jobs: queue.SimpleQueue[list[tuple[Lane, Call[object]]] | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._work, name=name, daemon=True)
+
+    def _work(self) -> None:
+        while True:
+            batch = self.jobs.get()
+            if batch is None:
+                return  # retired: everything handed to it before is done or forwarded
+            for lane, call in batch:
+                if call._claim.acquire(False):  # else its lane's worker was handed it (a stall)
+                    lane.run_claimed(call)
+
+
+class Runner:
+    """One helper thread that runs a fan-out's quick calls one after another.
+
+    Calls that only compute (an in-process provider that does not declare itself
+    deadline-bound, say) gain nothing from a thread each: the interpreter lock runs them one at
+    a time anyway, and waking a worker per call, each on whichever CPU the scheduler picks,
+    costs more than the calls themselves.  The fan-out sends the calls of lanes that have been
+    quick lately (:attr:`Lane.quick`), already reserved on their lanes, to this thread in one
+    batch: one hand-off per fan-out instead of one per provider.
+
+    A quick provider can still hang.  The caller therefore watches the batch and, when it is
+    not done by :func:`stall_allowance`, forwards the calls this thread has not started to
+    their own lanes (:meth:`Lane.forward`) and :meth:`retire`\\s the thread, which may be stuck
+    in a provider; the next batch gets a new one.  A stuck thread holds its provider's slot,
+    so no further call of that provider reaches any runner until it returns: there are never
+    more stuck runner threads than providers.
+    """
+
+    def __init__(self, name: str = "paxm-runner") -> None:
+        self._name = name
+        self._current: _RunnerThread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def send(self, batch: list[tuple[Lane, Call[object]]]) -> object:
+        """Run ``batch``'s calls in order on the runner thread; returns a token for :meth:`retire`."""
+        current = self._current
+        if current is None or self._closed:
+            with self._lock:
+                if self._closed:
+                    for lane, call in batch:
+                        lane.forward(call)
+                    return None
+                current = self._current
+                if current is None:
+                    current = self._current = _RunnerThread(self._name)
+                    current.thread.start()
+        current.jobs.put(batch)
+        return current
+
+    def retire(self, token: object) -> None:
+        """The thread behind ``token`` did not finish a batch in time: the next batch gets a new one."""
+        with self._lock:
+            if isinstance(token, _RunnerThread) and self._current is token:
+                self._current = None
+                token.jobs.put(None)
+
+    def close(self, timeout: float = 0.5) -> None:
+        """Stop the thread; one stuck in a provider call is left behind (it is a daemon)."""
+        with self._lock:
+            self._closed = True
+            current, self._current = self._current, None
+        if current is not None:
+            current.jobs.put(None)
+            current.thread.join(timeout)
+
+
+def stall_allowance(calls: int) -> float:
+    """Seconds a caller gives a runner for a batch of ``calls`` quick calls before forwarding them.
+
+    Each was quick (:data:`QUICK_CALL`) on its last runs; one more call's worth covers the
+    hand-off.  A call that rides a runner starts at most this late when another one hangs.
+    """
+    return QUICK_CALL * (calls + 1)

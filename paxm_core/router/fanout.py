@@ -11,7 +11,7 @@ from functools import partial
 from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
-from paxm_core.router.bulkhead import Batch, Call, Lane, LaneBusy, Relay
+from paxm_core.router.bulkhead import Batch, Call, Lane, LaneBusy, Relay, Runner, stall_allowance
 from paxm_core.router.policy import Route
 
 __all__ = ["Outcome", "error_text", "fan_out", "ms"]
@@ -101,6 +101,7 @@ def fan_out(
     work: Callable[[Route, Deadline], object],
     deadline_bound: Callable[[str], bool] | None = None,
     relay: Relay | None = None,
+    runner: Runner | None = None,
 ) -> list[Outcome]:
     """Run ``work`` for every route concurrently, each under its lane and deadline.
 
@@ -120,6 +121,15 @@ def fan_out(
     which wakes their workers only for the calls the caller has not claimed by the time it
     gets to run (see :class:`~paxm_core.router.bulkhead.Relay`): one thread hand-off per
     fan-out instead of one per call.
+
+    With a ``runner``, when no route is deadline-bound and two or more have lanes that were
+    quick lately (:attr:`~paxm_core.router.bulkhead.Lane.quick`: calls that only compute, for
+    which a thread each buys nothing under the interpreter lock), those calls are reserved on
+    their lanes and run one after another on the runner's thread: one hand-off for all of
+    them.  The caller then runs nothing itself and watches that batch; what the runner has not
+    started within :func:`~paxm_core.router.bulkhead.stall_allowance` goes to its own lane, so
+    a provider that hangs delays its neighbours by a few milliseconds at most.  Only routes
+    with at least :data:`RUNNER_BUDGET` times that allowance left ride the runner.
     """
     pending: list[_Pending] = []
     inline: _Pending | None = None
@@ -129,6 +139,22 @@ def fan_out(
     # instant (the fan-out's), and the loop does not read the clock once per route.
     now = time.monotonic()
     overall_at = overall.at
+    # The runner needs a caller free to watch it: no deadline-bound route (the caller would run
+    # it) and at least two quick lanes (one call gains nothing over its own lane's worker).
+    to_run: list[tuple[Lane, Call[object]]] = []  # for the runner
+    run_batch: Batch | None = None
+    allowance = 0.0
+    if runner is not None and len(routes) > 1 and not overall.cancelled:
+        quick = 0
+        for route in routes:
+            if deadline_bound is not None and deadline_bound(route.name):
+                quick = 0
+                break
+            if lane(route.name, op).quick:
+                quick += 1
+        if quick > 1:
+            run_batch = Batch()
+            allowance = stall_allowance(quick)
     for route in routes:
         # A zero or negative route timeout means "none", as upstream.  Without one the call
         # gets the caller's own deadline, so a cancel by the caller reaches the provider.
@@ -156,7 +182,18 @@ def fan_out(
         item.lane = lane(route.name, op)
         # A partial, not a closure: called from C, it saves a Python frame per call.
         fn = partial(work, route, deadline)
-        if inline is None and (at is None or bounded):
+        if run_batch is not None:
+            if item.lane.quick and (at is None or at - now >= RUNNER_BUDGET * allowance):
+                try:
+                    item.call = item.lane.reserve(fn, run_batch)
+                    to_run.append((item.lane, item.call))
+                except LaneBusy:
+                    item.deferred = fn
+                except RuntimeError as exc:
+                    item.outcome = Outcome(route, error=PaxmError(str(exc)))
+                continue
+            # Not quick: its own lane, like any call (none runs here: the caller watches the runner).
+        elif inline is None and (at is None or bounded):
             inline = item
             item.deferred = fn
             continue
@@ -175,6 +212,9 @@ def fan_out(
     if reserved:
         assert relay is not None
         relay.send(reserved)
+    if to_run:
+        assert runner is not None and run_batch is not None
+        _watch_runner(runner, runner.send(to_run), to_run, run_batch, now + allowance)
     busy = [item for item in pending if item.deferred is not None and item is not inline]
     if inline is not None and inline.deferred is not None:
         inline_lane = inline.lane
@@ -194,7 +234,9 @@ def fan_out(
             try:
                 # An unlimited call may wait for its slot as long as it likes; a bounded one
                 # whose slot is taken is waited for within its deadline below, like any other.
-                inline.call = inline_lane.run_inline(inline.deferred, wait=None if inline.deadline.at is None else 0)
+                inline.call = inline_lane.run_inline(
+                    inline.deferred, wait=None if inline.deadline.at is None else 0, observe=not inline.claimable
+                )
                 inline.deferred = None
             except LaneBusy:
                 busy.append(inline)
@@ -253,6 +295,35 @@ def fan_out(
                 item.outcome = outcome
         outcomes.append(outcome)
     return outcomes
+
+
+#: A route rides the runner only with at least this many stall allowances of budget left, so
+#: that the worst a hung neighbour can do (start it one allowance late) is a small part of it.
+RUNNER_BUDGET = 10
+
+
+def _watch_runner(
+    runner: Runner, token: object, calls: list[tuple[Lane, Call[object]]], batch: Batch, until: float
+) -> None:
+    """Wait for the runner's batch until ``until``; then hand what it has not started to the lanes.
+
+    A caller's cancel does not cut this short: the calls hold their lanes' slots, so each must
+    be run by somebody soon, and the wait is a few milliseconds at most.
+    """
+    while not batch.done:
+        left = until - time.monotonic()
+        if left <= 0:
+            break
+        batch.wait(left)
+    if batch.done:
+        return
+    runner.retire(token)  # it may be stuck in a provider: the next batch gets a new thread
+    for lane, call in calls:
+        if call._claim.locked():
+            if not call._finished:
+                lane.not_quick()  # the one it is stuck in (or still running): its own lane from now on
+        else:
+            lane.forward(call)  # not started: its lane's worker runs it unless the runner gets there first
 
 
 def _deadline_order(item: _Pending) -> float:
