@@ -209,27 +209,25 @@ class Router:
             tiers or query.tiers,
             without_attribution(query.metadata) if query.metadata else {},
         )
-        # Read once, before the fan-out: each provider's hits are filtered and calibrated as
-        # part of its call (see _search_work), all against the same instant.
-        now = _aware(self._clock())
         outcomes = fan_out(
             self._lane,
             "search",
             routes,
             overall,
-            self._search_work(provider_query, policy, tiers, now),
+            self._search_work(provider_query),
             self._deadline_bound,
             self._relay,
             self._runner,
         )
+        now = _aware(self._clock())
         result = RecallResult(query=query.text)
         failures: list[str] = []
         merged: list[Entry] = []
         for outcome in outcomes:
             name = outcome.route.name
-            found = outcome.value if outcome.error is None else _NOTHING_FOUND
-            assert isinstance(found, _Found)
-            eligible = found.eligible
+            hits = outcome.value if outcome.error is None else []
+            assert isinstance(hits, list)
+            eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
             result.provider_recalls.append(
                 ProviderRecall(  # positional: provider, duration, outcome, timeout, busy, counts, kinds
                     name,
@@ -237,9 +235,9 @@ class Router:
                     "success" if outcome.error is None else ("timeout" if outcome.timed_out else "error"),
                     ms(outcome.route.timeout),
                     outcome.busy,
-                    found.returned,
+                    len(hits),
                     len(eligible),
-                    found.kinds,
+                    _score_kinds(hits) if hits else (),
                 )
             )
             if outcome.error is not None:
@@ -258,20 +256,12 @@ class Router:
             raise RecallError("recall failed: " + "; ".join(failures), result)
         return result
 
-    def _search_work(
-        self, query: SearchQuery, policy: SearchPolicy, tiers: tuple[str, ...], now: datetime
-    ) -> Callable[[Route, Deadline], object]:
+    def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], object]:
         def work(route: Route, deadline: Deadline) -> object:
-            name = route.name
-            hits = self._providers[name].search(query, deadline)
+            hits = self._providers[route.name].search(query, deadline)
             if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
-                raise ProviderError(name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
-            if not hits:
-                return _NOTHING_FOUND
-            # Filtered and calibrated here, on the thread that just built the hits: on a lane
-            # or a runner that is another CPU than the caller's, which then reads a few entries
-            # instead of every candidate's fields from the other CPU's cache.
-            return _Found(len(hits), eligible_hits(name, hits, route, policy, tiers, now), _score_kinds(hits))
+                raise ProviderError(route.name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
+            return hits
 
         return work
 
@@ -538,19 +528,6 @@ def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], meta
         return SearchQuery(query.text, limit, metadata, query.filters, tiers)
     return query.replace(limit=limit, tiers=tiers, metadata=metadata)
 
-
-class _Found:
-    """One provider's answer to a recall: how many hits it returned, the eligible ones, their kinds."""
-
-    __slots__ = ("eligible", "kinds", "returned")
-
-    def __init__(self, returned: int, eligible: list[Entry], kinds: tuple[str, ...]) -> None:
-        self.returned = returned
-        self.eligible = eligible
-        self.kinds = kinds
-
-
-_NOTHING_FOUND = _Found(0, [], ())
 
 _raw_score_kind = attrgetter("raw_score_kind")
 _recall_provider = attrgetter("provider")
