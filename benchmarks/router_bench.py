@@ -5,6 +5,11 @@ providers' ``search`` directly with the same query, timed alternately, for 1 and
 returning 10 candidates each: on lanes (worker threads) and declaring themselves
 deadline-bound (``CAP_DEADLINE_BOUND``, run on the caller's thread), plus a 3-route write.
 Run: ``uv run python benchmarks/router_bench.py [--rounds N]``.
+
+``--runner-ab`` compares, in one process, two routers over the same three providers on lanes:
+one whose quick lanes share the runner thread (the default) and one with the runner switched
+off (every call on its own lane), timed alternately so that the machine's drifting speed hits
+both alike.
 """
 
 from __future__ import annotations
@@ -153,10 +158,59 @@ def handoff_us(rounds: int) -> tuple[float, float]:
     return wall, cpu
 
 
+def runner_ab(query: SearchQuery, rounds: int) -> None:
+    """Overhead with and without the runner, 3 providers on lanes, timed in turn in one process."""
+    print(f"runner A/B, median of {rounds} rounds (load average {os.getloadavg()[0]:.2f})")
+    for timeout in (1.0, None):
+        _runner_case(query, timeout, rounds)
+
+
+def _runner_case(query: SearchQuery, timeout: float | None, rounds: int) -> None:
+    providers = {f"p{i}": InMemory(f"p{i}") for i in range(3)}
+    policy = SearchPolicy([Route(n, timeout=timeout) for n in providers], limit=3)
+    lanes, shared = Router(providers), Router(providers)
+    runner, lanes._runner = lanes._runner, None  # type: ignore[assignment]  # the switch: each call on its lane
+    deadline = Deadline.none()
+    cases: list[Callable[[], object]] = [
+        lambda: [p.search(query, deadline) for p in providers.values()],
+        lambda: lanes.search(query, policy),
+        lambda: shared.search(query, policy),
+    ]
+    for _ in range(min(300, rounds)):  # warm-up: worker threads started, lanes quick
+        for case in cases:
+            case()
+    wall: list[list[int]] = [[], [], []]
+    cpu: list[list[int]] = [[], [], []]
+    for index in range(rounds):
+        order = (0, 1, 2) if index % 2 == 0 else (2, 1, 0)
+        for which in order:
+            c0, w0 = time.process_time_ns(), time.perf_counter_ns()
+            cases[which]()
+            w1, c1 = time.perf_counter_ns(), time.process_time_ns()
+            wall[which].append(w1 - w0)
+            cpu[which].append(c1 - c0)
+    direct, on_lanes, on_runner = (statistics.median(w) / 1000 for w in wall)
+    direct_cpu, lanes_cpu, runner_cpu = (statistics.median(c) / 1000 for c in cpu)
+    label = "no route timeout" if timeout is None else f"route timeout {timeout:g}s"
+    print(
+        f"  3 providers, {label:16}: direct {direct:6.1f} µs  overhead: each on its lane "
+        f"{on_lanes - direct:6.1f} µs, quick lanes on the runner {on_runner - direct:6.1f} µs  "
+        f"(cpu overhead {lanes_cpu - direct_cpu:6.1f} vs {runner_cpu - direct_cpu:6.1f} µs)"
+    )
+    lanes._runner = runner
+    lanes.close()
+    shared.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3000)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--runner-ab", action="store_true", help="only the in-process A/B of the runner (see above)")
+    args = parser.parse_args()
+    rounds = args.rounds
+    if args.runner_ab:
+        runner_ab(SearchQuery("deploys", limit=9), rounds)
+        return
     query = SearchQuery("deploys", limit=9)
     print(f"router overhead per recall, median of {rounds} rounds (10 candidates per provider, limit 3)")
     print(f"  (load average {os.getloadavg()[0]:.2f}; cpu = process CPU time, lane threads included)")
