@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["QUICK_CALL", "QUICK_STREAK", "Batch", "Call", "Lane", "LaneBusy", "Relay", "Runner", "stall_allowance"]
 
@@ -162,7 +162,7 @@ class Lane:
         """True when the lane's last :data:`QUICK_STREAK` calls were all quick (:data:`QUICK_CALL`)."""
         return self._quick >= QUICK_STREAK
 
-    def _observe(self, call: Call[object], cpu: float) -> None:
+    def _observe(self, call: Call[Any], cpu: float) -> None:
         wall = call.finished - call.started
         if wall <= QUICK_CALL and cpu + cpu >= wall:
             if self._quick < QUICK_STREAK:
@@ -174,7 +174,7 @@ class Lane:
         """Forget the lane's quick streak (its call on a runner did not return in time)."""
         self._quick = 0
 
-    def run_claimed(self, call: Call[object]) -> None:
+    def run_claimed(self, call: Call[Any]) -> None:
         """Run ``call``, already claimed by this thread, then free the slot and signal it (measured)."""
         cpu = _thread_time()
         call._run()
@@ -248,7 +248,7 @@ class Lane:
             call._run()
         finally:
             if observe:
-                self._observe(call, _thread_time() - cpu)  # type: ignore[arg-type]
+                self._observe(call, _thread_time() - cpu)
             self._slot.release()
             call._set_done()
         return call

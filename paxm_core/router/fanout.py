@@ -93,6 +93,11 @@ def ms(seconds: float | None) -> int:
     return 0 if seconds is None else int(seconds * 1000)
 
 
+#: A route rides the runner only with at least this many stall allowances of budget left, so
+#: that the worst a hung neighbour can do (start it one allowance late) is a small part of it.
+RUNNER_BUDGET = 10
+
+
 def fan_out(
     lane: Callable[[str, str], Lane],
     op: str,
@@ -295,11 +300,6 @@ def fan_out(
                 item.outcome = outcome
         outcomes.append(outcome)
     return outcomes
-
-
-#: A route rides the runner only with at least this many stall allowances of budget left, so
-#: that the worst a hung neighbour can do (start it one allowance late) is a small part of it.
-RUNNER_BUDGET = 10
 
 
 def _watch_runner(
