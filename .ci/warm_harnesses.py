@@ -2,9 +2,9 @@
 
 Run in the background by ``.ci/run`` so the downloads overlap the earlier suites; each installer is
 flock-guarded and cached, so the tests that call it later find the work done (or wait for it).
-Jobs run in the order the suites first need them (``testpaths`` order, then alphabetical), so the
-earliest consumer is the least likely to wait; a test that gets there first installs the package
-itself under the same lock.
+Jobs run in the order the parallel test run starts the suites that need them (the root
+conftest.py hands out the longest first, ``UNIT_SECONDS``), so the earliest consumer is the least
+likely to wait; a test that gets there first installs the package itself under the same lock.
 """
 
 from __future__ import annotations
@@ -48,22 +48,22 @@ def main() -> int:
         return npm_install("@anthropic-ai/claude-code", version, path_prefix=node24_bin())
 
     jobs: dict[str, Callable[[], object]] = {
-        "mcp-inspector": lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector(),
+        "pi": pi,
+        "opencode": lambda: harness("paxm-integration-opencode", "opencode_harness").install_opencode(
+            npm, npm_cache_dir()
+        ),
+        "kilo": lambda: harness("paxm-integration-opencode", "kilo_harness").install_kilo(npm),
         "claude": lambda: harness("paxm-integration-claude-code", "claude_harness").install_claude(
             npm, npm_cache_dir()
         ),
         "claude-current": claude_current,
         "cline": lambda: harness("paxm-integration-cline", "cline_harness").install_cline(),
+        "qwen": lambda: harness("paxm-integration-qwen-code", "qwen_harness").install_qwen(npm),
         "codex": lambda: harness("paxm-integration-codex", "codex_harness").codex_bin(),
-        "copilot": lambda: harness("paxm-integration-copilot-cli", "copilot_harness").install_copilot(npm),
         "gemini": lambda: harness("paxm-integration-gemini-cli", "gemini_harness").install_gemini(npm),
         "kimi": lambda: harness("paxm-integration-kimi-code", "kimi_harness").install_kimi(),
-        "opencode": lambda: harness("paxm-integration-opencode", "opencode_harness").install_opencode(
-            npm, npm_cache_dir()
-        ),
-        "kilo": lambda: harness("paxm-integration-opencode", "kilo_harness").install_kilo(npm),
-        "pi": pi,
-        "qwen": lambda: harness("paxm-integration-qwen-code", "qwen_harness").install_qwen(npm),
+        "copilot": lambda: harness("paxm-integration-copilot-cli", "copilot_harness").install_copilot(npm),
+        "mcp-inspector": lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector(),
     }
     failed = 0
     for name, job in jobs.items():

@@ -27,7 +27,8 @@ def test_background_run_returns_what_the_command_printed_and_its_exit_code(tmp_p
     assert run.result() is done  # collected once, answered again
 
 
-def test_background_run_runs_niced_until_a_test_waits_for_it(tmp_path: Path) -> None:
+def test_background_run_runs_niced_until_a_test_waits_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(servers, "_NICED", [True])  # the default (a parallel run's prefetching worker turns it off)
     first, go = tmp_path / "first", tmp_path / "go"
     code = (
         "import os, pathlib, time; "
@@ -44,6 +45,20 @@ def test_background_run_runs_niced_until_a_test_waits_for_it(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     if os.geteuid() == 0:  # raising priority back needs privilege
         assert int(done.stdout) == mine
+
+
+def test_background_run_is_not_niced_when_background_work_runs_at_the_tests_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(servers, "_NICED", [True])
+    servers.set_background_niced(False)  # what a parallel run's prefetching worker does
+    assert servers._NICED == [False]
+    run = servers.BackgroundRun(
+        _script("import os; print(os.nice(0))"), cwd=tmp_path, env=dict(os.environ), timeout=120
+    )
+    done = run.result()
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == os.nice(0)
 
 
 def test_background_run_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:

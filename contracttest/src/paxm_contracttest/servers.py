@@ -40,6 +40,7 @@ __all__ = [
     "missing",
     "prefetch_wheel_venvs",
     "provision_venv",
+    "set_background_niced",
     "set_wheel_venv_root",
     "venv_python",
     "wait_http",
@@ -243,6 +244,8 @@ _WHEEL_PROCS: set[subprocess.Popen[bytes]] = set()
 _RUNS: set[BackgroundRun] = set()
 #: the ``nice`` prefix of background work: it runs on the core the one-at-a-time test run leaves idle
 _NICE = ("nice", "-n", "19") if shutil.which("nice") else ()
+#: whether background work started from now on is niced (:func:`set_background_niced`)
+_NICED = [True]
 #: set once a test waits for a wheel venv: the wheel work left is then what the run waits for
 _WHEELS_AWAITED = threading.Event()
 #: at most this many background venv installs at once (two cores: more only thrash)
@@ -302,7 +305,7 @@ def _run_tracked(argv: Sequence[str], *, background: bool, timeout: float, cwd: 
     if not background:
         subprocess.run(argv, check=True, timeout=timeout, cwd=cwd)
         return
-    nice = () if _WHEELS_AWAITED.is_set() else _NICE
+    nice = () if _WHEELS_AWAITED.is_set() else _nice()
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
             [*nice, *argv], cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -340,6 +343,21 @@ def _boost(proc: subprocess.Popen[Any]) -> None:
         os.setpriority(os.PRIO_PGRP, proc.pid, os.getpriority(os.PRIO_PROCESS, 0))
     except OSError:
         pass
+
+
+def set_background_niced(niced: bool) -> None:
+    """Start background work at the lowest CPU priority (the default), or at the test process's.
+
+    Niced work only gets CPU that nothing else wants: right for a one-at-a-time test run, which
+    leaves a core idle.  In a parallel run every core runs a test worker, so niced work would get
+    almost none until a test waits for it, and a command with time limits of its own (the
+    benchmark smoke run waits 30 s for a daemon to start) would miss them.
+    """
+    _NICED[0] = niced
+
+
+def _nice() -> tuple[str, ...]:
+    return _NICE if _NICED[0] else ()
 
 
 def cancel_prefetch() -> None:
@@ -463,7 +481,7 @@ class BackgroundRun:
         self._out = tempfile.TemporaryFile()
         self._err = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            [*_NICE, *self.argv],
+            [*_nice(), *self.argv],
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
