@@ -86,3 +86,68 @@ def test_flush_timeout_is_honoured_through_the_daemon(tmp_path: Path) -> None:
         assert took < 9  # was 10 s for a 5 s timeout
     finally:
         stop_daemon(config)
+
+
+def test_shutdown_kills_a_plugin_a_recall_is_still_waiting_for(tmp_path: Path) -> None:
+    """A hung JSON-RPC plugin must not outlive the daemon that started it.
+
+    The recall's route allows a minute, so when the client has given up (and the daemon is
+    asked to shut down) the plugin is still inside its request.  The daemon closes its router
+    on the way out, and the provider's close kills the plugin's process group; without it the
+    plugin (and its child) would run on after the daemon's exit.
+    """
+    pidfile = tmp_path / "pids"
+
+    def mutate(config: Any) -> None:
+        from paxm_core.config import ProviderConfig, RouteConfig
+
+        config.providers["stuck"] = ProviderConfig(
+            type="jsonrpc",
+            enabled=True,
+            command=sys.executable,
+            args=[str(SCRIPTED)],
+            env={"SCRIPTED_MODE": "hang", "SCRIPTED_CHILD_PIDFILE": str(pidfile)},
+            timeout=60.0,
+        )
+        for profile in ("passive", "passive_initial"):
+            config.recall_profiles[profile].providers.append(RouteConfig(name="stuck", required=False, timeout=60.0))
+        recall = config.agents["claude"].hooks["user_input"].recall
+        recall.timeout = None
+        if recall.initial is not None:
+            recall.initial.timeout = None
+
+    config = write_config(tmp_path / "cfg", mutate=mutate)
+    try:
+        prompt = json.dumps({"session_id": "h1", "cwd": "/w", "prompt": "When is the deploy window?"})
+        started = time.monotonic()
+        assert run_client(config, "claude", "user_input", prompt.encode()).returncode == 0
+        assert time.monotonic() - started < 15  # the client gave up on the recall; the turn goes on
+        pids = wait_for(lambda: _both_pids(pidfile))
+        down, _ = _paxm(config, "__hook-control", "--shutdown")
+        assert down.returncode == 0, down.stdout + down.stderr
+    finally:
+        stop_daemon(config)
+    for pid in pids:
+        _wait_gone(pid)
+
+
+def _both_pids(pidfile: Path) -> list[int] | None:
+    # the plugin writes its own pid and its child's once both run
+    words = pidfile.read_text().split() if pidfile.exists() else []
+    return [int(word) for word in words] if len(words) == 2 else None
+
+
+def _wait_gone(pid: int, timeout: float = 10.0) -> None:
+    import os
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except OSError:
+            return  # gone and reaped
+        if state == "Z":
+            return  # killed; its new parent has not reaped it yet
+        time.sleep(0.05)
+    os.kill(pid, 9)  # don't leave it behind for the rest of the suite
+    raise AssertionError(f"plugin process {pid} outlived the daemon")

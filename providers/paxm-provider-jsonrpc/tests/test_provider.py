@@ -229,6 +229,111 @@ def test_cancel_mid_call_stops_the_plugin(make: Make) -> None:
     assert time.monotonic() - started < 3
 
 
+def test_close_kills_a_plugin_stuck_in_a_call(make: Make, tmp_path: Path) -> None:
+    """A daemon shutting down closes its providers: a hung plugin (and its children) must not outlive it."""
+    import threading
+
+    pidfile = tmp_path / "pids"
+    provider = make("hang", timeout=60.0, SCRIPTED_CHILD_PIDFILE=str(pidfile))
+    errors: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            provider.search(SearchQuery(text="x"), Deadline.none())
+        except BaseException as exc:
+            errors.append(exc)
+
+    caller = threading.Thread(target=search)
+    caller.start()
+    for _ in range(200):
+        if pidfile.exists() and len(pidfile.read_text().split()) == 2:
+            break
+        time.sleep(0.025)
+    else:
+        pytest.fail("the plugin never started")
+    started = time.monotonic()
+    provider.close()
+    caller.join(10)
+    assert not caller.is_alive()
+    assert time.monotonic() - started < 5  # not the 60 s budget
+    assert len(errors) == 1 and isinstance(errors[0], ProviderError), errors
+    assert "provider closed" in str(errors[0])
+    plugin_pid, child_pid = (int(p) for p in pidfile.read_text().split())
+    for pid in (plugin_pid, child_pid):
+        _wait_gone(pid)
+
+
+_CLOSE_THEN_EXIT = """
+import os, sys, threading, time
+from paxm_core import Deadline, ProviderConfig, SearchQuery
+from paxm_provider_jsonrpc.provider import JsonRpcProvider
+script, pidfile = sys.argv[1:3]
+config = ProviderConfig(type="jsonrpc", command=sys.executable, args=[script], timeout=60.0,
+                        env={"SCRIPTED_MODE": "hang", "SCRIPTED_CHILD_PIDFILE": pidfile})
+provider = JsonRpcProvider("plug", config)
+threading.Thread(target=provider.search, args=(SearchQuery(text="x"), Deadline.none()), daemon=True).start()
+while not (os.path.exists(pidfile) and len(open(pidfile).read().split()) == 2):
+    time.sleep(0.01)
+provider.close()
+os._exit(0)  # as the hook daemon leaves: no thread gets to clean up after close()
+"""
+
+
+def test_close_kills_the_plugin_before_the_process_exits(tmp_path: Path) -> None:
+    import subprocess
+
+    pidfile = tmp_path / "pids"
+    done = subprocess.run(
+        [sys.executable, "-c", _CLOSE_THEN_EXIT, str(SCRIPT), str(pidfile)], timeout=60, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    plugin_pid, child_pid = (int(p) for p in pidfile.read_text().split())
+    for pid in (plugin_pid, child_pid):
+        _wait_gone(pid)
+
+
+def test_calls_after_close_fail_without_starting_a_plugin(make: Make, tmp_path: Path) -> None:
+    provider = make()
+    provider.close()
+    provider.close()  # idempotent
+    with pytest.raises(ProviderError, match="provider closed"):
+        provider.put(MemoryItem(text="never"), d())
+    assert requests(tmp_path) == []
+
+
+def test_router_close_kills_a_plugin_a_search_is_waiting_for(tmp_path: Path) -> None:
+    """The hook daemon shuts down (closing its router) while a recall waits for a hung plugin."""
+    import threading
+
+    from paxm_core.router import Route, Router, SearchPolicy
+
+    pidfile = tmp_path / "pids"
+    config = ProviderConfig(
+        type="jsonrpc",
+        command=sys.executable,
+        args=[str(SCRIPT)],
+        env={"SCRIPTED_MODE": "hang", "SCRIPTED_CHILD_PIDFILE": str(pidfile)},
+        timeout=60.0,
+    )
+    router = Router({"plug": JsonRpcProvider("plug", config)})
+    policy = SearchPolicy(routes=[Route("plug", timeout=60.0)])
+    caller = threading.Thread(target=router.search, args=(SearchQuery(text="x"), policy), daemon=True)
+    caller.start()
+    try:
+        for _ in range(200):
+            if pidfile.exists() and len(pidfile.read_text().split()) == 2:
+                break
+            time.sleep(0.025)
+        else:
+            pytest.fail("the plugin never started")
+    finally:
+        router.close()
+    caller.join(10)
+    assert not caller.is_alive()  # its call ended when the plugin was killed
+    for pid in (int(p) for p in pidfile.read_text().split()):
+        _wait_gone(pid)
+
+
 @pytest.mark.parametrize("kind", ["cancelled", "expired"])
 def test_dead_deadline_spawns_nothing(make: Make, tmp_path: Path, kind: str) -> None:
     deadline = Deadline.cancelled_now() if kind == "cancelled" else Deadline(time.monotonic() - 1)

@@ -286,5 +286,13 @@ class JsonRpcProvider:
             refs.append(MemoryRef(self._name, ref_id))
         return refs
 
+    def close(self) -> None:
+        """Kill the plugin processes of calls still running; later calls fail ("provider closed").
+
+        The router closes its providers when the hook daemon or a command shuts down, so a
+        plugin stuck in a request does not outlive the process that started it.
+        """
+        self._transport.close()
+
     def __repr__(self) -> str:
         return f"JsonRpcProvider({self._name!r}, command={self._transport.command!r})"

@@ -192,7 +192,12 @@ class _RemoteError(Exception):
 
 
 class StdioTransport:
-    """Runs one plugin process per request.  Thread-safe: calls share only the id counter."""
+    """Runs one plugin process per request.
+
+    Thread-safe: calls share only the id counter and the set of plugin processes still running,
+    which :meth:`close` kills (a call stuck in a plugin that ignores its request is otherwise
+    killed only when its own budget runs out, which a daemon shutting down does not wait for).
+    """
 
     def __init__(
         self,
@@ -215,6 +220,25 @@ class StdioTransport:
         self.max_response_bytes = max_response_bytes
         self._ids = itertools.count(1)
         self._id_lock = threading.Lock()
+        self._running: set[subprocess.Popen[bytes]] = set()  # guarded by _id_lock
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called: every later call fails."""
+        return self._closed
+
+    def close(self) -> None:
+        """Kill every plugin process still running (each with its process group); idempotent.
+
+        Calls in flight end at once with a ``ProviderError`` ("provider closed"); later calls
+        fail the same way without starting a process.
+        """
+        with self._id_lock:
+            self._closed = True
+            running, self._running = list(self._running), set()
+        for proc in running:
+            _signal_group(proc)
 
     def _next_id(self) -> str:
         with self._id_lock:
@@ -233,6 +257,8 @@ class StdioTransport:
         :raises DeadlineExceeded: ``deadline`` was already over, or was cancelled mid-call.
         """
         deadline.check(method)
+        if self._closed:
+            raise self._fail(method, "provider closed")
         request_id = self._next_id()
         payload = (
             json.dumps(
@@ -279,6 +305,13 @@ class StdioTransport:
             )
         except OSError as exc:
             raise self._fail(method, f"cannot start plugin command {self.command!r}: {exc.strerror or exc}") from None
+        with self._id_lock:
+            closing = self._closed
+            if not closing:
+                self._running.add(proc)
+        if closing:  # closed while it started: close() could not see it
+            _kill_group(proc)
+            raise self._fail(method, "provider closed")
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdout = bytearray()
         stderr = bytearray()
@@ -295,6 +328,8 @@ class StdioTransport:
             while True:
                 if deadline.cancelled:
                     raise DeadlineExceeded(f"{method} cancelled", cancelled=True)
+                if self._closed:
+                    raise self._fail(method, "provider closed")
                 now = time.monotonic()
                 if now >= ends_at:
                     raise self._fail(
@@ -361,6 +396,8 @@ class StdioTransport:
                         return bytes(stdout[scanner.start : end]), bytes(stderr)
         finally:
             selector.close()
+            with self._id_lock:
+                self._running.discard(proc)
             _kill_group(proc)
 
     @staticmethod
@@ -382,11 +419,17 @@ class StdioTransport:
         return True
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _signal_group(proc: subprocess.Popen[bytes]) -> None:
+    # SIGKILL to the plugin's process group (its own session: see _exchange).  Never waits, so
+    # close() may call it while the call's own thread still reads the pipes and reaps it.
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    _signal_group(proc)
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
             try:
