@@ -229,6 +229,16 @@ def test_cancel_mid_call_stops_the_plugin(make: Make) -> None:
     assert time.monotonic() - started < 3
 
 
+def _wait_for_pids(pidfile: Path) -> list[int]:
+    """The pids of a ``hang`` plugin and its child, once it has written both."""
+    for _ in range(400):
+        words = pidfile.read_text().split() if pidfile.exists() else []
+        if len(words) == 2:
+            return [int(word) for word in words]
+        time.sleep(0.025)
+    pytest.fail("the plugin never started")
+
+
 def test_close_kills_a_plugin_stuck_in_a_call(make: Make, tmp_path: Path) -> None:
     """A daemon shutting down closes its providers: a hung plugin (and its children) must not outlive it."""
     import threading
@@ -245,12 +255,7 @@ def test_close_kills_a_plugin_stuck_in_a_call(make: Make, tmp_path: Path) -> Non
 
     caller = threading.Thread(target=search)
     caller.start()
-    for _ in range(200):
-        if pidfile.exists() and len(pidfile.read_text().split()) == 2:
-            break
-        time.sleep(0.025)
-    else:
-        pytest.fail("the plugin never started")
+    pids = _wait_for_pids(pidfile)
     started = time.monotonic()
     provider.close()
     caller.join(10)
@@ -258,8 +263,7 @@ def test_close_kills_a_plugin_stuck_in_a_call(make: Make, tmp_path: Path) -> Non
     assert time.monotonic() - started < 5  # not the 60 s budget
     assert len(errors) == 1 and isinstance(errors[0], ProviderError), errors
     assert "provider closed" in str(errors[0])
-    plugin_pid, child_pid = (int(p) for p in pidfile.read_text().split())
-    for pid in (plugin_pid, child_pid):
+    for pid in pids:
         _wait_gone(pid)
 
 
@@ -287,8 +291,7 @@ def test_close_kills_the_plugin_before_the_process_exits(tmp_path: Path) -> None
         [sys.executable, "-c", _CLOSE_THEN_EXIT, str(SCRIPT), str(pidfile)], timeout=60, capture_output=True
     )
     assert done.returncode == 0, done.stderr.decode()
-    plugin_pid, child_pid = (int(p) for p in pidfile.read_text().split())
-    for pid in (plugin_pid, child_pid):
+    for pid in _wait_for_pids(pidfile):
         _wait_gone(pid)
 
 
@@ -320,17 +323,12 @@ def test_router_close_kills_a_plugin_a_search_is_waiting_for(tmp_path: Path) -> 
     caller = threading.Thread(target=router.search, args=(SearchQuery(text="x"), policy), daemon=True)
     caller.start()
     try:
-        for _ in range(200):
-            if pidfile.exists() and len(pidfile.read_text().split()) == 2:
-                break
-            time.sleep(0.025)
-        else:
-            pytest.fail("the plugin never started")
+        _wait_for_pids(pidfile)
     finally:
         router.close()
     caller.join(10)
     assert not caller.is_alive()  # its call ended when the plugin was killed
-    for pid in (int(p) for p in pidfile.read_text().split()):
+    for pid in _wait_for_pids(pidfile):
         _wait_gone(pid)
 
 
