@@ -130,14 +130,23 @@ NOT_ON_THE_FIRST_ANSWER = (
 )
 
 
-def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Path) -> None:
+def _first_answer(tmp_path: Path, http_providers: tuple[str, ...] = ()) -> dict[str, object]:
+    """The in-process probe's report of a cold start (the second start: caches are written)."""
     from paxm_core.config import load_config, save_config
+    from paxm_core.config.model import RouteConfig
 
     config_path = tmp_path / "config.yaml"
     config = load_config(config_path)
     config.identity.user_id = "alice"
     config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
     config.agents["claude"].enabled = True
+    for name in http_providers:  # as benchmarks/hook_bench.py's 3-provider start: refused at once
+        config.providers[name].enabled = True
+        config.providers[name].base_url = "http://127.0.0.1:9"
+        if name == "mem0":
+            config.providers[name].user_id = "alice"
+        for profile in config.recall_profiles.values():
+            profile.providers.append(RouteConfig(name=name, required=False, timeout=0.5))
     save_config(config, config_path)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
     env.pop("PAXM_LOAD_PLUGINS", None)
@@ -146,7 +155,12 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     first = _fresh(FIRST_ANSWER, env, str(config_path))
     second = _fresh(FIRST_ANSWER, env, str(config_path))
     assert first["ok"] and second["ok"]
-    loaded = set(second["modules"])  # type: ignore[arg-type]
+    return second
+
+
+def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Path) -> None:
+    second = _first_answer(tmp_path)
+    loaded = set(second["modules"])  # type: ignore[call-overload]
     unwanted = {
         name for name in loaded for banned in NOT_ON_THE_FIRST_ANSWER if name == banned or name.startswith(banned + ".")
     }
@@ -194,3 +208,12 @@ def test_the_daemon_process_runs_with_the_collector_on_once_started(tmp_path: Pa
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     got = _fresh(code, env, str(config_path))
     assert got == {"enabled": True, "after": True}
+
+
+def test_http_providers_first_answer_builds_no_httpcore_pool(tmp_path: Path) -> None:
+    """Plain-HTTP servers go through http.client (paxm_core.http_transport), not httpcore + h11."""
+    second = _first_answer(tmp_path, ("mem0", "memos"))
+    loaded = set(second["modules"])  # type: ignore[call-overload]
+    assert {"httpx", "paxm_provider_mem0", "paxm_provider_memos", "paxm_core.http_transport"} <= loaded
+    unwanted = {name for name in loaded if name.split(".")[0] in ("httpcore", "h11", "h2", "anyio", "certifi")}
+    assert not unwanted, sorted(unwanted)
