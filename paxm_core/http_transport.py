@@ -66,7 +66,7 @@ class StdlibTransport(httpx.BaseTransport):
         if self._closed:
             raise RuntimeError("the transport is closed")
         timeouts: Mapping[str, float | None] = request.extensions.get("timeout", {})
-        host = request.url.host
+        host = request.url.raw_host.decode("ascii")  # IDNA-encoded; IPv6 without brackets
         port = request.url.port or (443 if scheme == "https" else 80)
         origin = (scheme, host, port)
         body = request.read()

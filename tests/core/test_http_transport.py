@@ -351,6 +351,27 @@ def test_close_closes_idle_connections_and_refuses_more(echo: str) -> None:
         transport.handle_request(httpx.Request("GET", echo + "/y"))
 
 
+def test_ipv6_loopback_works_when_the_machine_has_it() -> None:
+    try:
+        sock = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")  # a property of the box, not of paxm
+    port = sock.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = sock.accept()
+        with conn:
+            _read_request(conn)
+            conn.sendall(_ok(close=True))
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        with _client(f"http://[::1]:{port}") as client:
+            assert client.get("/x").json() == {"ok": True}
+    finally:
+        sock.close()
+
+
 def test_an_unsupported_scheme_is_refused() -> None:
     with pytest.raises(httpx.UnsupportedProtocol):
         StdlibTransport().handle_request(httpx.Request("GET", "ftp://127.0.0.1/x"))
