@@ -193,7 +193,9 @@ def stop_daemon(config: Path) -> None:
     send_control(config, "shutdown")
 
 
-_STOPPED: set[int] = set()
+#: daemons already stopped, as (pid, start time in clock ticks): pids alone are reused once the
+#: machine's pid counter wraps (32,768 here), which a busy test run does within minutes
+_STOPPED: set[tuple[int, int]] = set()
 #: CPU ms each daemon the client started had used when the bench got to stop it (see stop_spawned)
 SPAWNED_CPU: list[float] = []
 
@@ -202,6 +204,15 @@ def cpu_ms(pid: int) -> float:
     """User + system CPU time ``pid`` has used so far, in ms (``/proc/<pid>/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _identity(pid: int) -> tuple[int, int] | None:
+    """``(pid, start time)`` of a running process, ``None`` when it is gone or a zombie."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else (pid, int(fields[19]))
 
 
 def _alive(pid: int) -> bool:
@@ -223,8 +234,9 @@ def stop_spawned(config: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         pid = daemon_pid(config)
-        if pid and pid not in _STOPPED and _alive(pid) and (config.parent / "hooks" / "paxm-hook.sock").exists():
-            _STOPPED.add(pid)
+        identity = _identity(pid) if pid else None
+        if identity and identity not in _STOPPED and (config.parent / "hooks" / "paxm-hook.sock").exists():
+            _STOPPED.add(identity)
             try:  # start-up + the first answer (+ whatever it did since): load-insensitive
                 SPAWNED_CPU.append(cpu_ms(pid))
             except (OSError, ValueError, IndexError):
@@ -240,7 +252,13 @@ def stop_spawned(config: Path) -> None:
         time.sleep(0.02)
     log = config.parent / "hooks" / "paxm-hook-daemon.log"
     detail = log.read_text()[-1000:] if log.exists() else "(no daemon log)"
-    raise SystemExit(f"the client did not start a daemon; daemon log:\n{detail}")
+    pid = daemon_pid(config)
+    seen = (
+        f"lock names pid {pid} ({'alive' if _identity(pid) else 'gone'}"
+        f"{', already stopped once' if _identity(pid) in _STOPPED else ''}), "
+        f"socket {'present' if (config.parent / 'hooks' / 'paxm-hook.sock').exists() else 'absent'}"
+    )
+    raise SystemExit(f"the client did not start a daemon ({seen}); daemon log:\n{detail}")
 
 
 #: One daemon start-up and its first answer in a fresh interpreter, timed from inside: what a

@@ -123,12 +123,13 @@ def test_shutdown_kills_a_plugin_a_recall_is_still_waiting_for(tmp_path: Path) -
         assert run_client(config, "claude", "user_input", prompt.encode()).returncode == 0
         assert time.monotonic() - started < 15  # the client gave up on the recall; the turn goes on
         pids = wait_for(lambda: _both_pids(pidfile))
+        identities = {pid: _started(pid) for pid in pids}
         down, _ = _paxm(config, "__hook-control", "--shutdown")
         assert down.returncode == 0, down.stdout + down.stderr
     finally:
         stop_daemon(config)
     for pid in pids:
-        _wait_gone(pid)
+        _wait_gone(pid, identities[pid])
 
 
 def _both_pids(pidfile: Path) -> list[int] | None:
@@ -137,17 +138,26 @@ def _both_pids(pidfile: Path) -> list[int] | None:
     return [int(word) for word in words] if len(words) == 2 else None
 
 
-def _wait_gone(pid: int, timeout: float = 10.0) -> None:
+def _started(pid: int) -> str | None:
+    """The process's start time (``/proc/<pid>/stat`` field 22), ``None`` when gone or a zombie.
+
+    A pid alone may name another process by the time it is checked (pids wrap on a busy box).
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _wait_gone(pid: int, started: str | None, timeout: float = 10.0) -> None:
     import os
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-        except OSError:
-            return  # gone and reaped
-        if state == "Z":
-            return  # killed; its new parent has not reaped it yet
+        now = _started(pid)
+        if now is None or now != started:
+            return  # gone, killed and not yet reaped, or the pid now names another process
         time.sleep(0.05)
-    os.kill(pid, 9)  # don't leave it behind for the rest of the suite
+    os.kill(pid, 9)  # the same process: don't leave it behind for the rest of the suite
     raise AssertionError(f"plugin process {pid} outlived the daemon")
