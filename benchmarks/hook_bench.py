@@ -480,8 +480,11 @@ def stop_any(config: Path) -> None:
         stop_daemon(config)
     except Exception:
         pid = daemon_pid(config)
-        if pid and _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        try:  # only if that pid is still a hook daemon: a stale lock file's pid may be reused
+            if pid and b"paxm_core.passive.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def run_cases(config: Path, rounds: int, memories: int) -> None:

@@ -90,6 +90,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def is_daemon_process(pid: int) -> bool:
+    """Whether ``pid`` is (still) a hook daemon, checked before a test signals it.
+
+    A lock file left by a killed daemon keeps naming its pid, and pids wrap within minutes on a
+    parallel test run (32,768 here): signalling that pid blindly could kill another test's
+    process, or a pytest worker.
+    """
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"paxm_core.passive.daemon" in cmdline
+
+
 def stop_daemon(config: Path) -> None:
     """Shut the daemon down politely, or kill it; also catches one still starting up."""
     started = time.monotonic()
@@ -103,7 +117,8 @@ def stop_daemon(config: Path) -> None:
         waited = time.monotonic() - started
         if pid and _alive(pid):
             if waited > 3.0:
-                os.kill(pid, 9)
+                if is_daemon_process(pid):
+                    os.kill(pid, 9)
                 return
         elif pid or waited > 0.5:  # dead daemon, or none appeared in a short grace period
             return

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CLIENT, daemon_pid, memories, stop_daemon, wait_for, write_config
+from .conftest import CLIENT, daemon_pid, is_daemon_process, memories, stop_daemon, wait_for, write_config
 
 CYCLES = int(os.environ.get("PAXM_CRASH_CYCLES", "200"))
 
@@ -29,7 +29,7 @@ def client(config: Path, event: str, payload: dict[str, str]) -> subprocess.Comp
 def kill_later(config: Path, delay: float, kills: list[int]) -> None:
     time.sleep(delay)
     pid = daemon_pid(config)
-    if pid:
+    if pid and is_daemon_process(pid):  # not a pid a killed daemon's lock file still names
         try:
             os.kill(pid, signal.SIGKILL)
             kills.append(pid)

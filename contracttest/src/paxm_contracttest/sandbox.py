@@ -150,7 +150,7 @@ class PaxmSandbox:
         """
         pid = self.daemon_pid()
         done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
-        if done.returncode != 0 and pid:
+        if done.returncode != 0 and pid and _is_daemon_process(pid):
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
@@ -161,3 +161,12 @@ class PaxmSandbox:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _is_daemon_process(pid: int) -> bool:
+    # A killed daemon's lock file keeps naming its pid, and pids wrap within minutes on a busy
+    # machine: never signal a pid that is no longer a hook daemon.
+    try:
+        return b"paxm_core.passive.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
