@@ -479,12 +479,11 @@ def stop_any(config: Path) -> None:
     try:
         stop_daemon(config)
     except Exception:
+        from paxm_contracttest.sandbox import is_daemon_process
+
         pid = daemon_pid(config)
-        try:  # only if that pid is still a hook daemon: a stale lock file's pid may be reused
-            if pid and b"paxm_core.passive.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+        if pid and is_daemon_process(pid):  # a stale lock file's pid may name another process
+            os.kill(pid, signal.SIGKILL)
 
 
 def run_cases(config: Path, rounds: int, memories: int) -> None:

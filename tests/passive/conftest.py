@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.sandbox import is_daemon_process
+
 FIXTURES = Path(__file__).parent / "fixtures"
 CLIENT = Path(__file__).resolve().parents[2] / "paxm_core" / "passive" / "client.py"
 
@@ -88,20 +90,6 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def is_daemon_process(pid: int) -> bool:
-    """Whether ``pid`` is (still) a hook daemon, checked before a test signals it.
-
-    A lock file left by a killed daemon keeps naming its pid, and pids wrap within minutes on a
-    parallel test run (32,768 here): signalling that pid blindly could kill another test's
-    process, or a pytest worker.
-    """
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return b"paxm_core.passive.daemon" in cmdline
 
 
 def stop_daemon(config: Path) -> None:

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CLIENT, daemon_pid, is_daemon_process, memories, stop_daemon, wait_for, write_config
+from paxm_contracttest.sandbox import is_daemon_process
+
+from .conftest import CLIENT, daemon_pid, memories, stop_daemon, wait_for, write_config
 
 CYCLES = int(os.environ.get("PAXM_CRASH_CYCLES", "200"))
 

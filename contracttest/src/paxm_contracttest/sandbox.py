@@ -150,7 +150,7 @@ class PaxmSandbox:
         """
         pid = self.daemon_pid()
         done = self.paxm("__hook-control", "--shutdown", check=False, timeout=60)
-        if done.returncode != 0 and pid and _is_daemon_process(pid):
+        if done.returncode != 0 and pid and is_daemon_process(pid):
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
@@ -163,9 +163,13 @@ class PaxmSandbox:
                 process.wait()
 
 
-def _is_daemon_process(pid: int) -> bool:
-    # A killed daemon's lock file keeps naming its pid, and pids wrap within minutes on a busy
-    # machine: never signal a pid that is no longer a hook daemon.
+def is_daemon_process(pid: int) -> bool:
+    """Whether ``pid`` is (still) a paxm hook daemon; check it before signalling a pid.
+
+    A killed daemon's lock file keeps naming its pid, and pids wrap within minutes on a busy
+    machine (32,768 on Linux by default): signalling that pid blindly could kill another test's
+    process, or a pytest worker.
+    """
     try:
         return b"paxm_core.passive.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
