@@ -219,14 +219,11 @@ class StdioTransport:
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         self._ids = itertools.count(1)
-        self._id_lock = threading.Lock()
-        self._running: set[subprocess.Popen[bytes]] = set()  # guarded by _id_lock
+        self._lock = threading.Lock()  # the id counter and _running
+        # plugin processes still running; a call removes its own under the lock before reaping
+        # it, so every pid in here is unreaped (never reused) while the lock is held
+        self._running: set[subprocess.Popen[bytes]] = set()
         self._closed = False
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called: every later call fails."""
-        return self._closed
 
     def close(self) -> None:
         """Kill every plugin process still running (each with its process group); idempotent.
@@ -234,14 +231,14 @@ class StdioTransport:
         Calls in flight end at once with a ``ProviderError`` ("provider closed"); later calls
         fail the same way without starting a process.
         """
-        with self._id_lock:
+        with self._lock:
             self._closed = True
-            running, self._running = list(self._running), set()
-        for proc in running:
-            _signal_group(proc)
+            for proc in self._running:
+                _signal_group(proc)
+            self._running.clear()
 
     def _next_id(self) -> str:
-        with self._id_lock:
+        with self._lock:
             return str(next(self._ids))
 
     def _environment(self) -> dict[str, str]:
@@ -305,7 +302,7 @@ class StdioTransport:
             )
         except OSError as exc:
             raise self._fail(method, f"cannot start plugin command {self.command!r}: {exc.strerror or exc}") from None
-        with self._id_lock:
+        with self._lock:
             closing = self._closed
             if not closing:
                 self._running.add(proc)
@@ -396,7 +393,7 @@ class StdioTransport:
                         return bytes(stdout[scanner.start : end]), bytes(stderr)
         finally:
             selector.close()
-            with self._id_lock:
+            with self._lock:
                 self._running.discard(proc)
             _kill_group(proc)
 
