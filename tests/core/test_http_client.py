@@ -5,15 +5,17 @@ from __future__ import annotations
 import ssl
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.http_client import JsonTransport, httpx, new_client, redact
 from paxm_core.http_transport import StdlibTransport
+
+#: the ``http_server`` fixture (tests/core/conftest.py)
+ServeHttp = Callable[[type[BaseHTTPRequestHandler]], str]
 
 
 class _Answer(BaseHTTPRequestHandler):
@@ -30,15 +32,8 @@ class _Answer(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def server(http_server: ServeHttp) -> str:
+    return http_server(_Answer)
 
 
 def test_a_plain_http_client_talks_to_its_server(server: str) -> None:
@@ -121,18 +116,13 @@ class _Why(JsonTransport):
 
 
 @pytest.fixture
-def transport() -> Iterator[_Why]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+def transport(http_server: ServeHttp) -> Iterator[_Why]:
+    url = http_server(_Scripted) + "/"
     client = _Why("mine", url, {"X-Key": SECRET}, SECRET, 5.0, service="Store", label="store")
     try:
         yield client
     finally:
         client.close()
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def _error(transport: _Why, path: str) -> ProviderError:

@@ -14,8 +14,8 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -25,6 +25,9 @@ from hypothesis import strategies as st
 from paxm_core import http_transport
 from paxm_core.http_client import httpx, new_client
 from paxm_core.http_transport import StdlibTransport
+
+#: the ``http_server`` fixture (tests/core/conftest.py)
+ServeHttp = Callable[[type[BaseHTTPRequestHandler]], str]
 
 
 class _Echo(BaseHTTPRequestHandler):
@@ -85,18 +88,10 @@ class _Echo(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def echo() -> Iterator[str]:
+def echo(http_server: ServeHttp) -> str:
     _Echo.connections = []
     _Echo.seen = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    return http_server(_Echo)
 
 
 class _Raw:
@@ -107,7 +102,6 @@ class _Raw:
         self.accepted = 0
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self._threads: list[threading.Thread] = []
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -117,9 +111,7 @@ class _Raw:
             except OSError:
                 return
             self.accepted += 1
-            thread = threading.Thread(target=self._handle, args=(conn,), daemon=True)
-            thread.start()
-            self._threads.append(thread)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
