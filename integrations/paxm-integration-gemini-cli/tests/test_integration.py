@@ -25,7 +25,7 @@ from paxm_core.integration import (
 from paxm_core.passive.client_command import find_bash
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_gemini_cli import GeminiCliIntegration
-from paxm_integration_gemini_cli.envelope import guard_escaped_envelope
+from paxm_core.integration import guard_escaped_envelope
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -136,7 +136,7 @@ def test_doctor_warns_when_gemini_switches_paxms_hooks_off(tmp_path: Path, isola
     from paxm_core.config import load_config
 
     config = load_config(tmp_path / "paxm" / "config.yaml")
-    settings = gemini.settings_path()
+    settings = gemini.hooks_path()
     data = json.loads(settings.read_text())
     assert [f.level for f in gemini.check(InstallContext(config=config))] == ["ok"]
     data["hooksConfig"] = {"enabled": False, "disabled": ["paxm-BeforeAgent", "someone-else"]}
