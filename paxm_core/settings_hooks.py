@@ -173,6 +173,19 @@ def _fill(template: Mapping[str, Any], command: str, native: str) -> dict[str, A
     return {key: value(v) for key, v in template.items()}
 
 
+def _apply(target: Any, spec: SettingsHooksSpec) -> None:
+    """Set the :class:`~paxm_core.integration.Integration` names of a class (or one instance) from ``spec``."""
+    target.spec = spec
+    target.name = spec.name
+    target.aliases = spec.aliases
+    target.display_name = spec.display_name
+    target.label = spec.label or spec.display_name
+    target.setup_priority = spec.setup_priority
+    target.executable = spec.executable
+    target.hooks_noun = spec.noun
+    target.native_events = NativeEvents(spec.events)
+
+
 class SettingsHooksIntegration(HookFileIntegration):
     """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`.
 
@@ -181,17 +194,14 @@ class SettingsHooksIntegration(HookFileIntegration):
 
     spec: SettingsHooksSpec
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "spec" in cls.__dict__:  # the names are class attributes, as on any integration class
+            _apply(cls, cls.spec)
+
     def __init__(self, spec: SettingsHooksSpec | None = None) -> None:
-        spec = spec or type(self).spec
-        self.spec = spec
-        self.name = spec.name
-        self.aliases = spec.aliases
-        self.display_name = spec.display_name
-        self.label = spec.label or spec.display_name
-        self.setup_priority = spec.setup_priority
-        self.executable = spec.executable
-        self.hooks_noun = spec.noun
-        self.native_events = NativeEvents(spec.events)
+        if spec is not None:
+            _apply(self, spec)
 
     # -- where and what -------------------------------------------------------------------------
 
