@@ -69,6 +69,7 @@ __all__ = [
     "SettingsHooksIntegration",
     "SettingsHooksSpec",
     "TomlHooks",
+    "is_paxm_or_upstream_hook",
     "merge_handlers",
     "read_toml_hooks",
     "write_toml_hooks",
@@ -131,6 +132,8 @@ class SettingsHooksSpec:
     :param legacy_block: ``toml-tables``: begin and end marker comments of a text block an older
         paxm wrote; it is removed whenever paxm rewrites the file.
     :param match_aliases: a hook whose ``--target`` is one of ``aliases`` is paxm's too.
+    :param upstream_shims: a command naming one of the shim scripts upstream (the Go paxm)
+        wrote, ``<paxm config dir>/hooks/<name>-<event>``, is paxm's too (and so replaced).
     :param detect_home: :meth:`detect` looks for the harness's home, not the file's directory.
     :param write_events: the paxm events captured by the default ``agents.<name>`` settings.
     """
@@ -157,6 +160,7 @@ class SettingsHooksSpec:
     version: int | None = None
     legacy_block: tuple[str, str] | None = None
     match_aliases: bool = False
+    upstream_shims: bool = False
     detect_home: bool = False
     write_events: tuple[str, ...] = ("session_start", "user_input", "turn_end")
 
@@ -171,6 +175,13 @@ def _fill(template: Mapping[str, Any], command: str, native: str) -> dict[str, A
         return v.replace("{native}", native).replace("{command}", command) if isinstance(v, str) else v
 
     return {key: value(v) for key, v in template.items()}
+
+
+def is_paxm_or_upstream_hook(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
+    """Whether ``command`` runs paxm's hook client for ``target`` and this config file, or is one
+    of upstream's shims for it (``<config dir>/hooks/<target>-<event>``)."""
+    config = Path(config_path).expanduser().absolute()
+    return str(config.parent / "hooks" / f"{target}-") in command or is_paxm_hook(command, config, target)
 
 
 def _apply(target: Any, spec: SettingsHooksSpec) -> None:
@@ -224,6 +235,8 @@ class SettingsHooksIntegration(HookFileIntegration):
 
     def is_ours(self, config: Any) -> IsOurs:
         """Whether a command is paxm's hook for this agent and ``config``'s file."""
+        if self.spec.upstream_shims:
+            return lambda command: is_paxm_or_upstream_hook(command, config.path, self.name)
         targets = (self.name, *self.aliases) if self.spec.match_aliases else self.name
         return lambda command: is_paxm_hook(command, config.path, targets)
 
@@ -266,7 +279,9 @@ class SettingsHooksIntegration(HookFileIntegration):
 
     def _merge(self, data: Any, wanted: Any, config: Any, path: Path) -> Any:
         if self.spec.layout == "json-handlers":
-            return merge_handlers(data, wanted, self.is_ours(config), self.spec.command_key, self.spec.version, str(path))
+            return merge_handlers(
+                data, wanted, self.is_ours(config), self.spec.command_key, self.spec.version, str(path)
+            )
         return merge_hook_groups(
             data, wanted, self.is_ours(config), where=str(path), switches=self.spec.switches, refresh=self.spec.refresh
         )

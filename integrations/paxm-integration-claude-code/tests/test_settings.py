@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import stat
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,10 @@ from hypothesis import strategies as st
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
+from paxm_core.json_settings import merge_hook_groups
 from paxm_core.passive.client_command import FAIL_OPEN_GUARD, SHELL_GUARD, find_bash, shell_client_path
 from paxm_integration_claude_code import ClaudeCodeIntegration
-from paxm_core.json_settings import merge_hook_groups
-from paxm_integration_claude_code.integration import SPEC, is_paxm_command, paxm_matcher
+from paxm_integration_claude_code.integration import SPEC, is_paxm_command
 
 GOLDEN = Path(__file__).with_name("golden")
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
@@ -252,7 +253,8 @@ def test_is_paxm_command(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- fuzzing
 
 _CONFIG = "/cfg/paxm/config.yaml"
-_OURS = paxm_matcher(_CONFIG)
+_CLIENT = "/p/paxm_core/passive/client.py"
+_OURS = partial(is_paxm_command, config_path=_CONFIG)
 _EVENTS = st.sampled_from(["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreToolUse", "Notification"])
 _FOREIGN = st.text(min_size=1, max_size=30).filter(lambda c: not _OURS(c))
 _HANDLER = st.fixed_dictionaries(
@@ -281,7 +283,7 @@ _WANTED = {
         "hooks": [
             {
                 "type": "command",
-                "command": f"/py -I -S /p/paxm_core/passive/client.py --config {_CONFIG} --target claude --event {native}",
+                "command": f"/py -I -S {_CLIENT} --config {_CONFIG} --target claude --event {native}",
                 "timeout": 10,
             }
         ],

@@ -21,11 +21,11 @@ from paxm_core.integration import (
     HookResult,
     InstallContext,
     Integration,
+    guard_escaped_envelope,
 )
 from paxm_core.passive.client_command import find_bash
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_gemini_cli import GeminiCliIntegration
-from paxm_core.integration import guard_escaped_envelope
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -13,10 +13,16 @@ from pathlib import Path
 import pytest
 
 from paxm_core.envelope import wrap_recall_context
-from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookResult, Integration
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    HookResult,
+    Integration,
+    guard_escaped_envelope,
+)
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_qwen_code import QwenCodeIntegration
-from paxm_core.integration import guard_escaped_envelope
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 USER = {

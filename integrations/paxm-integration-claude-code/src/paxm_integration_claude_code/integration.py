@@ -15,8 +15,7 @@ upgraded virtualenv is still recognised and replaced), or is one of upstream's s
 from __future__ import annotations
 
 import os
-import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from paxm_core.integration import (
     parse_hook_command,
     setup_fix_command,
 )
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
+from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec, is_paxm_or_upstream_hook
 from paxm_integration_claude_code import plugin, transcripts
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "SPEC",
     "ClaudeCodeIntegration",
     "is_paxm_command",
-    "paxm_matcher",
     "remove_legacy_shims",
 ]
 
@@ -77,43 +75,17 @@ SPEC = SettingsHooksSpec(
     # SessionStart/UserPromptSubmit stdout is added to the context: plain text, or
     # hookSpecificOutput JSON with --json
     output="text",
+    upstream_shims=True,
     write_events=("session_start", "user_input", "turn_end", "tool_use", "tool_failure"),
 )
 
-#: how paxm's hook client path ends (today's and, should it move, the one older installs used)
-_CLIENT_TAILS = frozenset({("paxm_core", "hooks", "client.py"), client_path().parts[-3:]})
 #: events upstream (the Go paxm) wrote ``<configdir>/hooks/claude-<event>`` shell shims for
 _LEGACY_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
 
 
-def _flag_value(words: list[str], flag: str) -> str | None:
-    for i, word in enumerate(words):
-        if word == flag and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(flag + "="):
-            return word[len(flag) + 1 :]
-    return None
-
-
 def is_paxm_command(command: str, config_path: str | os.PathLike[str]) -> bool:
-    """Whether ``command`` is a paxm Claude hook for the config file ``config_path``."""
-    config = Path(config_path).expanduser().absolute()
-    if str(config.parent / "hooks" / "claude-") in command:  # upstream's shims
-        return True
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    runs_client = any(Path(w).parts[-3:] in _CLIENT_TAILS for w in words if w.endswith(".py"))
-    if not runs_client or _flag_value(words, "--target") != "claude":
-        return False
-    configured = _flag_value(words, "--config")
-    return configured is not None and Path(configured).expanduser().absolute() == config
-
-
-def paxm_matcher(config_path: str | os.PathLike[str]) -> Callable[[str], bool]:
-    """:func:`is_paxm_command` bound to one config file."""
-    return lambda command: is_paxm_command(command, config_path)
+    """Whether ``command`` is a paxm Claude hook for the config file ``config_path`` (or upstream's shim)."""
+    return is_paxm_or_upstream_hook(command, config_path, SPEC.name)
 
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
@@ -159,10 +131,6 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
 
     spec = SPEC
     owners = (OWNER_CLAUDE_PLUGIN,)
-
-    def is_ours(self, config: Any) -> Callable[[str], bool]:
-        """paxm's hook for this config file, or one of upstream's shims."""
-        return paxm_matcher(config.path)
 
     # -- transcripts (paxm backfill) ------------------------------------------------------------
 
