@@ -68,7 +68,7 @@ def test_write_is_private_atomic_at_the_symlink_target_and_backs_up_once(tmp_pat
 
 
 def test_merge_keeps_the_users_handlers_and_switches_and_is_idempotent() -> None:
-    user = {
+    user: dict[str, Any] = {
         "theme": "dark",
         "hooks": {
             "enabled": True,

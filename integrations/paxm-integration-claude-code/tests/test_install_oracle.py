@@ -227,7 +227,8 @@ def _scenario(root: Path, name: str, user: bool) -> dict[str, Any]:
         "doctor": _findings(integration, InstallContext(config=config)),
     }
     steps["uninstall again"] = integration.uninstall(InstallContext(config=config))
-    return _norm(steps, pairs)
+    normalized: dict[str, Any] = _norm(steps, pairs)
+    return normalized
 
 
 def _compare(name: str, actual: Any) -> None:

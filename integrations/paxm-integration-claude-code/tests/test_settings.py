@@ -277,7 +277,7 @@ _SETTINGS = st.fixed_dictionaries(
         "extra": _JSON,
     },
 )
-_WANTED = {
+_WANTED: dict[str, Any] = {
     native: {
         **({"matcher": "startup"} if native == "SessionStart" else {}),
         "hooks": [

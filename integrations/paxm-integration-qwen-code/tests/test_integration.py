@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ from paxm_core.plugins import get_plugin_manager
 from paxm_integration_qwen_code import QwenCodeIntegration
 
 PAXM = str(Path(sys.executable).parent / "paxm")
-USER = {
+USER: dict[str, Any] = {
     "security": {"auth": {"selectedType": "openai"}},
     "model": {"name": "qwen3-coder-plus"},
     "mcpServers": {"docs": {"command": "npx", "args": ["-y", "docs-mcp"]}},
