@@ -62,8 +62,11 @@ def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> 
     return value, original
 
 
-def make_private_dirs(directory: Path) -> None:
-    """Create the missing directories 0700; existing ones are the user's and keep their mode."""
+def make_private_dirs(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing parents 0700; existing ones are the user's and keep their mode.
+
+    Returns the directories created, outermost first.
+    """
     missing = []
     probe = directory
     while not probe.exists():
@@ -72,6 +75,7 @@ def make_private_dirs(directory: Path) -> None:
     for path in reversed(missing):
         path.mkdir(mode=0o700, exist_ok=True)
         os.chmod(path, 0o700)
+    return list(reversed(missing))
 
 
 def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | None = None) -> None:
