@@ -23,6 +23,7 @@ from paxm_core.errors import IntegrationError
 __all__ = [
     "BACKUP_SUFFIX",
     "hooks_section",
+    "make_private_dirs",
     "merge_hook_groups",
     "read_json_object",
     "update_hook_groups",
@@ -61,8 +62,11 @@ def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> 
     return value, original
 
 
-def _make_missing_dirs(directory: Path) -> None:
-    """Create the missing directories 0700; existing ones are the user's and keep their mode."""
+def make_private_dirs(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing parents 0700; existing ones are the user's and keep their mode.
+
+    Returns the directories created, outermost first.
+    """
     missing = []
     probe = directory
     while not probe.exists():
@@ -71,6 +75,7 @@ def _make_missing_dirs(directory: Path) -> None:
     for path in reversed(missing):
         path.mkdir(mode=0o700, exist_ok=True)
         os.chmod(path, 0o700)
+    return list(reversed(missing))
 
 
 def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | None = None) -> None:
@@ -80,7 +85,7 @@ def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | Non
     ``<name>.paxm.bak`` the first time; a backup is never overwritten later.
     """
     target = Path(os.path.realpath(path))
-    _make_missing_dirs(target.parent)
+    make_private_dirs(target.parent)
     if original is not None and original.strip():
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
@@ -117,46 +122,30 @@ def merge_hook_groups(
     *,
     where: str = "settings",
     switches: Collection[str] = (),
+    refresh: Collection[str] = (),
 ) -> dict[str, Any]:
     """``settings`` with exactly the paxm groups in ``wanted`` (event -> group); input unchanged.
 
     An identical paxm handler already in place stays where it is; stale paxm handlers are
-    removed (groups they leave empty are dropped); missing ones are appended as new groups.
-    ``switches`` are keys of ``hooks`` that are settings, not events: left alone.  An empty
-    ``wanted`` removes every paxm handler (uninstall).
+    removed (groups they leave empty are dropped, and events they leave empty); missing ones
+    are appended as new groups.  With ``refresh``, a paxm handler that already runs the wanted
+    command stays where it is and only those keys are brought up to date.  ``switches`` are keys
+    of ``hooks`` that are settings, not events: left alone, as is an event array that was empty
+    already.  An empty ``wanted`` removes every paxm handler (uninstall).
     """
     result = copy.deepcopy(dict(settings))
     hooks = hooks_section(result, where, switches=switches)
     changed = False
     for event in [*(e for e in hooks if e not in switches), *(e for e in wanted if e not in hooks)]:
         want = wanted.get(event)
-        want_handler = want["hooks"][0] if want else None
-        kept = False
-        groups: list[Any] = []
-        for group in hooks.get(event, []):
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(handlers, list) or not any(_ours(h, is_ours) for h in handlers):
-                groups.append(group)
-                continue
-            remaining = []
-            for handler in handlers:
-                if not _ours(handler, is_ours):
-                    remaining.append(handler)
-                elif want_handler is not None and not kept and handler == want_handler:
-                    remaining.append(handler)
-                    kept = True
-                else:
-                    changed = True
-            if remaining:
-                groups.append({**group, "hooks": remaining})
-            else:
-                changed = True
+        groups, removed, kept = _strip_event(hooks.get(event, []), want["hooks"][0] if want else None, is_ours, refresh)
+        changed |= removed or kept == "refreshed"
         if want is not None and not kept:
             groups.append(copy.deepcopy(want))
             changed = True
         if groups:
             hooks[event] = groups
-        elif event in hooks:
+        elif event in hooks and removed:
             del hooks[event]
     if not changed:
         return copy.deepcopy(dict(settings))
@@ -167,6 +156,42 @@ def merge_hook_groups(
     return result
 
 
+def _strip_event(
+    groups: list[Any], want: dict[str, Any] | None, is_ours: IsOurs, refresh: Collection[str]
+) -> tuple[list[Any], bool, str]:
+    """One event's groups without paxm's handlers but the one matching ``want``.
+
+    Returns the groups, whether a handler was removed, and how ``want`` was found: ``""`` (not
+    there), ``"kept"`` or ``"refreshed"`` (its ``refresh`` keys were brought up to date).
+    """
+    out: list[Any] = []
+    removed = False
+    kept = ""
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list) or not any(_ours(h, is_ours) for h in handlers):
+            out.append(group)
+            continue
+        remaining = []
+        for handler in handlers:
+            if not _ours(handler, is_ours):
+                remaining.append(handler)
+            elif want is not None and not kept and handler == want:
+                remaining.append(handler)
+                kept = "kept"
+            elif want is not None and not kept and refresh and handler["command"] == want["command"]:
+                stale = {key: want[key] for key in refresh if handler.get(key) != want[key]}
+                remaining.append({**handler, **stale})
+                kept = "refreshed" if stale else "kept"
+            else:
+                removed = True
+        if remaining:
+            out.append({**group, "hooks": remaining})
+        else:
+            removed = True
+    return out, removed, kept
+
+
 def update_hook_groups(
     path: Path,
     what: str,
@@ -175,6 +200,7 @@ def update_hook_groups(
     *,
     switches: Collection[str] = (),
     hint: str = "fix or move it",
+    refresh: Collection[str] = (),
 ) -> bool:
     """Read ``path``, merge exactly ``wanted`` in (:func:`merge_hook_groups`), write only on a change.
 
@@ -183,7 +209,7 @@ def update_hook_groups(
     settings, original = read_json_object(path, what, hint=hint)
     if original is None and not wanted:
         return False
-    updated = merge_hook_groups(settings, wanted, is_ours, where=str(path), switches=switches)
+    updated = merge_hook_groups(settings, wanted, is_ours, where=str(path), switches=switches, refresh=refresh)
     if updated == settings and original is not None:
         return False
     write_json_object(path, updated, original)

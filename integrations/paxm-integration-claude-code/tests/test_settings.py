@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import stat
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +24,10 @@ from hypothesis import strategies as st
 from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
+from paxm_core.json_settings import merge_hook_groups
 from paxm_core.passive.client_command import FAIL_OPEN_GUARD, SHELL_GUARD, find_bash, shell_client_path
 from paxm_integration_claude_code import ClaudeCodeIntegration
-from paxm_integration_claude_code.settings import (
-    WantedHook,
-    is_paxm_command,
-    merge_hooks,
-    paxm_matcher,
-    remove_hooks,
-    settings_path,
-)
+from paxm_integration_claude_code.integration import SPEC, is_paxm_command
 
 GOLDEN = Path(__file__).with_name("golden")
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
@@ -232,12 +227,14 @@ def test_uninstall_without_a_settings_file_creates_none(tmp_path: Path, settings
     assert not settings_file.exists()
 
 
-def test_settings_path_resolution(tmp_path: Path) -> None:
-    home = Path.home()
-    assert settings_path({}) == home / ".claude" / "settings.json"
-    assert settings_path({"CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}) == tmp_path / "cc" / "settings.json"
-    explicit = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "PAXM_CLAUDE_SETTINGS": str(tmp_path / "s.json")}
-    assert settings_path(explicit) == tmp_path / "s.json"
+def test_settings_path_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PAXM_CLAUDE_SETTINGS", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert ClaudeCodeIntegration().hooks_path() == Path.home() / ".claude" / "settings.json"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    assert ClaudeCodeIntegration().hooks_path() == tmp_path / "cc" / "settings.json"
+    monkeypatch.setenv("PAXM_CLAUDE_SETTINGS", str(tmp_path / "s.json"))
+    assert ClaudeCodeIntegration().hooks_path() == tmp_path / "s.json"
 
 
 def test_is_paxm_command(tmp_path: Path) -> None:
@@ -256,7 +253,8 @@ def test_is_paxm_command(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- fuzzing
 
 _CONFIG = "/cfg/paxm/config.yaml"
-_OURS = paxm_matcher(_CONFIG)
+_CLIENT = "/p/paxm_core/passive/client.py"
+_OURS = partial(is_paxm_command, config_path=_CONFIG)
 _EVENTS = st.sampled_from(["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreToolUse", "Notification"])
 _FOREIGN = st.text(min_size=1, max_size=30).filter(lambda c: not _OURS(c))
 _HANDLER = st.fixed_dictionaries(
@@ -279,13 +277,28 @@ _SETTINGS = st.fixed_dictionaries(
         "extra": _JSON,
     },
 )
-_WANTED = {
-    native: WantedHook(
-        f"/py -I -S /p/paxm_core/passive/client.py --config {_CONFIG} --target claude --event {native}",
-        "startup" if native == "SessionStart" else "",
-    )
+_WANTED: dict[str, Any] = {
+    native: {
+        **({"matcher": "startup"} if native == "SessionStart" else {}),
+        "hooks": [
+            {
+                "type": "command",
+                "command": f"/py -I -S {_CLIENT} --config {_CONFIG} --target claude --event {native}",
+                "timeout": 10,
+            }
+        ],
+    }
     for native in ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")
 }
+
+
+def merge_hooks(settings: dict[str, Any], wanted: dict[str, Any], is_ours: Any) -> dict[str, Any]:
+    """The merge Claude's spec asks of the engine (a handler with the wanted command keeps its place)."""
+    return merge_hook_groups(settings, wanted, is_ours, refresh=SPEC.refresh)
+
+
+def remove_hooks(settings: dict[str, Any], is_ours: Any) -> dict[str, Any]:
+    return merge_hook_groups(settings, {}, is_ours, refresh=SPEC.refresh)
 
 
 def _paxm_handlers(settings: dict[str, Any]) -> list[str]:
@@ -317,7 +330,7 @@ def test_merge_then_remove_gives_the_original_back(original: dict[str, Any]) -> 
     snapshot = json.loads(json.dumps(original))
     merged = merge_hooks(original, _WANTED, _OURS)
     assert original == snapshot  # inputs are never modified
-    assert sorted(_paxm_handlers(merged)) == sorted(w.command for w in _WANTED.values())
+    assert sorted(_paxm_handlers(merged)) == sorted(w["hooks"][0]["command"] for w in _WANTED.values())
     assert merge_hooks(merged, _WANTED, _OURS) == merged  # idempotent
     assert _semantic(remove_hooks(merged, _OURS)) == _semantic(original)
     assert remove_hooks(original, _OURS) == original

@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,16 +22,16 @@ from paxm_core.integration import (
     HookResult,
     InstallContext,
     Integration,
+    guard_escaped_envelope,
 )
 from paxm_core.passive.client_command import find_bash
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_gemini_cli import GeminiCliIntegration
-from paxm_integration_gemini_cli.envelope import guard_escaped_envelope
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures"
 #: a realistic ~/.gemini/settings.json: auth, UI, MCP server, the user's own hooks and hook switches
-USER = {
+USER: dict[str, Any] = {
     "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": True}},
     "general": {"vimMode": True, "enableAutoUpdate": False},
     "model": {"name": "gemini-2.5-pro"},
@@ -64,7 +65,7 @@ def test_registered_under_its_names_and_satisfies_the_protocol() -> None:
     for name in ("gemini-cli", "gemini"):
         found = get_plugin_manager().integration(name)
         assert isinstance(found, GeminiCliIntegration) and isinstance(found, Integration)
-    assert (found.name, found.display_name) == ("gemini-cli", "Gemini CLI")
+        assert (found.name, found.display_name) == ("gemini-cli", "Gemini CLI")
 
 
 def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_path: Path, isolated_home: Path) -> None:
@@ -136,7 +137,7 @@ def test_doctor_warns_when_gemini_switches_paxms_hooks_off(tmp_path: Path, isola
     from paxm_core.config import load_config
 
     config = load_config(tmp_path / "paxm" / "config.yaml")
-    settings = gemini.settings_path()
+    settings = gemini.hooks_path()
     data = json.loads(settings.read_text())
     assert [f.level for f in gemini.check(InstallContext(config=config))] == ["ok"]
     data["hooksConfig"] = {"enabled": False, "disabled": ["paxm-BeforeAgent", "someone-else"]}

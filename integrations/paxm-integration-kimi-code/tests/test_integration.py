@@ -27,7 +27,7 @@ from paxm_core.integration import (
 )
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_kimi_code import KimiCodeIntegration
-from paxm_integration_kimi_code.config_toml import UPSTREAM_BEGIN, UPSTREAM_END
+from paxm_integration_kimi_code.integration import UPSTREAM_BEGIN, UPSTREAM_END
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures" / "kimi-code-2.1.0"

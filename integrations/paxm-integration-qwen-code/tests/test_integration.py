@@ -9,17 +9,24 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from paxm_core.envelope import wrap_recall_context
-from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookResult, Integration
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    HookResult,
+    Integration,
+    guard_escaped_envelope,
+)
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_qwen_code import QwenCodeIntegration
-from paxm_integration_qwen_code.integration import guard_escaped_envelope
 
 PAXM = str(Path(sys.executable).parent / "paxm")
-USER = {
+USER: dict[str, Any] = {
     "security": {"auth": {"selectedType": "openai"}},
     "model": {"name": "qwen3-coder-plus"},
     "mcpServers": {"docs": {"command": "npx", "args": ["-y", "docs-mcp"]}},

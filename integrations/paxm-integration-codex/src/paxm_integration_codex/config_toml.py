@@ -20,7 +20,6 @@ or removing it never shifts, and so never un-trusts, one of the user's own hooks
 from __future__ import annotations
 
 import os
-import shlex
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ if TYPE_CHECKING:  # tomlkit is imported by the functions that edit TOML, not wh
     from tomlkit.items import InlineTable
 
 from paxm_core.errors import IntegrationError
-from paxm_core.integration import client_path
+from paxm_core.settings_hooks import is_paxm_or_upstream_hook
 from paxm_integration_codex.events import HOOK_TIMEOUT, NATIVE_EVENTS
 
 __all__ = [
@@ -51,7 +50,6 @@ __all__ = [
 ]
 
 BACKUP_SUFFIX = ".paxm.bak"
-_CLIENT_TAILS = frozenset({("paxm_core", "hooks", "client.py"), client_path().parts[-3:]})
 IsOurs = Callable[[str], bool]
 
 
@@ -109,29 +107,9 @@ class WantedHook:
         return group
 
 
-def _flag_value(words: list[str], flag: str) -> str | None:
-    for i, word in enumerate(words):
-        if word == flag and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(flag + "="):
-            return word[len(flag) + 1 :]
-    return None
-
-
 def is_paxm_command(command: str, config: str | os.PathLike[str]) -> bool:
-    """Whether ``command`` is a paxm Codex hook for the paxm config file ``config``."""
-    config_file = Path(config).expanduser().absolute()
-    if str(config_file.parent / "hooks" / "codex-") in command:  # upstream's shims, old and new
-        return True
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    runs_client = any(Path(w).parts[-3:] in _CLIENT_TAILS for w in words if w.endswith(".py"))
-    if not runs_client or _flag_value(words, "--target") != "codex":
-        return False
-    configured = _flag_value(words, "--config")
-    return configured is not None and Path(configured).expanduser().absolute() == config_file
+    """Whether ``command`` is a paxm Codex hook for the paxm config file ``config`` (or upstream's shim)."""
+    return is_paxm_or_upstream_hook(command, config, "codex")
 
 
 def paxm_matcher(config: str | os.PathLike[str]) -> IsOurs:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.integration import write_atomic
-from paxm_core.json_settings import read_json_object
+from paxm_core.json_settings import make_private_dirs, read_json_object
 
 __all__ = ["BACKUP_SUFFIX", "dumps_file", "make_parents", "read_object", "write_object"]
 
@@ -35,15 +35,7 @@ def make_parents(path: Path) -> list[Path]:
 
     Returns the directories created, outermost first.
     """
-    missing = []
-    probe = path.parent
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(directory, 0o700)
-    return list(reversed(missing))
+    return make_private_dirs(path.parent)
 
 
 def dumps_file(value: Any) -> str:

@@ -1,4 +1,13 @@
-"""The ``kimi-code`` integration object: config.toml hooks, payload decoding, plain-text output."""
+"""The ``kimi-code`` integration: ``[[hooks]]`` tables in Kimi Code's ``config.toml``, as data.
+
+The core's :mod:`paxm_core.settings_hooks` engine does install, uninstall and doctor from
+:data:`SPEC` (tomlkit keeps the user's comments, key order and formatting).  Kimi refuses a
+config whose hook tables carry any key besides ``event``/``matcher``/``command``/``timeout``, so
+paxm marks nothing and adds no key of its own.  Upstream (the Go paxm) wrote its hooks as a
+text block between two marker comments; that block is removed whenever paxm rewrites the file.
+Kimi's own parts: its prompt is a list of content parts, tool output is ``tool_output``, the
+Stop payload has no reply (the session's ``wire.jsonl`` is read), and plain stdout is context.
+"""
 
 from __future__ import annotations
 
@@ -10,104 +19,60 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    HookFileIntegration,
     HookMessage,
-    NativeEvents,
+    IntegrationBase,
     decode_generic,
-    env_path,
-    hook_command_line,
     named_event,
     parse_payload,
-    queue_path,
-    standard_agent_config,
     value_text,
 )
-from paxm_integration_kimi_code.config_toml import KimiConfig, is_paxm_command, read_config, write_config
+from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
 
-__all__ = ["HOOK_TIMEOUT_S", "NATIVE_EVENTS", "KimiCodeIntegration"]
+__all__ = ["HOOK_TIMEOUT_S", "SPEC", "UPSTREAM_BEGIN", "UPSTREAM_END", "KimiCodeIntegration"]
 
-#: paxm event -> Kimi Code hook event, in the order they are installed
-NATIVE_EVENTS: tuple[tuple[str, str], ...] = (
-    (EVENT_SESSION_START, "SessionStart"),
-    (EVENT_USER_INPUT, "UserPromptSubmit"),
-    (EVENT_TOOL_USE, "PostToolUse"),
-    (EVENT_TURN_END, "Stop"),
-)
-_EVENTS = NativeEvents(NATIVE_EVENTS)
 #: Kimi's hook timeout is in seconds (1-600).  The hook client answers within its own 5 s
 #: ceiling; the rest covers interpreter start-up on a loaded machine.
 HOOK_TIMEOUT_S = 10
+UPSTREAM_BEGIN = "# >>> paxm managed kimi hooks >>>"
+UPSTREAM_END = "# <<< paxm managed kimi hooks <<<"
+
+SPEC = SettingsHooksSpec(
+    name="kimi-code",
+    #: ``kimi`` is upstream's name (an existing ``agents.kimi`` keeps resolving, and its hooks are paxm's)
+    aliases=("kimi", "kimi_code", "kimicode", "kimi code"),
+    match_aliases=True,
+    display_name="Kimi Code",
+    setup_priority=50,
+    executable="kimi",
+    # $PAXM_KIMI_CONFIG > $KIMI_CODE_HOME/config.toml > ~/.kimi-code/config.toml
+    location=Location("PAXM_KIMI_CONFIG", home_var="KIMI_CODE_HOME", home=".kimi-code", file="config.toml"),
+    layout="toml-tables",
+    legacy_block=(UPSTREAM_BEGIN, UPSTREAM_END),
+    what="Kimi Code config",
+    noun="config",
+    events=(
+        (EVENT_SESSION_START, "SessionStart"),
+        (EVENT_USER_INPUT, "UserPromptSubmit"),
+        (EVENT_TOOL_USE, "PostToolUse"),
+        (EVENT_TURN_END, "Stop"),
+    ),
+    handler={"event": "{native}", "command": "{command}", "timeout": HOOK_TIMEOUT_S},
+    output="text",
+    write_events=("session_start", "user_input", "tool_use", "turn_end"),
+)
 
 
-class KimiCodeIntegration(HookFileIntegration):
+class KimiCodeIntegration(SettingsHooksIntegration):
     """Kimi Code: ``[[hooks]]`` in ``$KIMI_CODE_HOME/config.toml``, plain stdout injected as context."""
 
-    name = "kimi-code"
-    #: ``kimi`` is upstream's name (an existing ``agents.kimi`` keeps resolving)
-    aliases: tuple[str, ...] = ("kimi", "kimi_code", "kimicode", "kimi code")
-    display_name = "Kimi Code"
-    label = "Kimi Code"
-    setup_priority = 50
-    native_events = _EVENTS
-    executable = "kimi"
-    hooks_noun = "config"
-
-    def default_agent_config(self) -> dict[str, Any]:
-        """Recall on every prompt; prompt, tool results and reply captured (turn end flushes)."""
-        return standard_agent_config(write_events=("session_start", "user_input", "tool_use", "turn_end"))
-
-    # -- where things go ------------------------------------------------------------------------
+    spec = SPEC
 
     def kimi_home(self) -> Path:
-        """``$KIMI_CODE_HOME`` > ``~/.kimi-code``."""
-        return env_path("KIMI_CODE_HOME") or (Path.home() / ".kimi-code").absolute()
-
-    def config_path(self) -> Path:
-        """``$PAXM_KIMI_CONFIG`` > ``$KIMI_CODE_HOME/config.toml`` > ``~/.kimi-code/config.toml``."""
-        return env_path("PAXM_KIMI_CONFIG") or self.kimi_home() / "config.toml"
-
-    def hooks_path(self) -> Path:
-        return self.config_path()
-
-    def wanted_hooks(self, config: Any) -> list[dict[str, Any]]:
-        """The ``[[hooks]]`` tables paxm installs for ``config`` (only keys Kimi accepts)."""
-        queue = queue_path(config)
-        out = []
-        for event in self.installed_events(config):
-            native = _EVENTS.native(event)
-            command = hook_command_line(config.path, self.name, native, queue_path=queue)
-            out.append({"event": native, "command": command, "timeout": HOOK_TIMEOUT_S})
-        return out
-
-    def _is_ours(self, config: Any) -> Any:
-        targets = (self.name, *self.aliases)
-        return lambda command: is_paxm_command(command, config.path, targets)
-
-    # -- HookFileIntegration: config.toml's ``[[hooks]]`` ---------------------------------------
-
-    def read_hooks(self, path: Path) -> tuple[KimiConfig, bool]:
-        document = read_config(path)
-        return document, document.original is not None
-
-    def update_hooks(self, config: Any, wanted: list[dict[str, Any]] | None) -> bool:
-        document = read_config(self.config_path())
-        if document.original is None and not wanted:
-            return False
-        if not document.merge(wanted or [], self._is_ours(config)):
-            return False
-        write_config(document)
-        return True
-
-    def hooks_current(self, data: KimiConfig, wanted: list[dict[str, Any]], config: Any, path: Path) -> bool:
-        return data.paxm_hooks(self._is_ours(config)) == wanted and not data.had_upstream_block
-
-    def hook_commands(self, wanted: list[dict[str, Any]]) -> list[str]:
-        return [entry["command"] for entry in wanted]
-
-    # -- payloads and output --------------------------------------------------------------------
+        """``$KIMI_CODE_HOME`` > ``~/.kimi-code`` (where the sessions' ``wire.jsonl`` files are)."""
+        return self.spec.location.home_dir()
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Kimi's payload -> :class:`HookEvent` (never raises).
@@ -118,7 +83,7 @@ class KimiCodeIntegration(HookFileIntegration):
         """
         obj = parse_payload(raw)
         native = named_event(native_event, obj)
-        event_name = _EVENTS.event(native)
+        event_name = self.native_events.event(native)
         event = decode_generic(raw, self.name, event_name, native)
         if event_name == EVENT_USER_INPUT and not event.prompt:
             event.prompt = _parts_text(obj.get("prompt"))
@@ -153,7 +118,7 @@ class KimiCodeIntegration(HookFileIntegration):
         first prompt (``bootstrap_context``).  Nothing is printed for any other event.
         """
         if mode == "json":  # ``paxm __hook --json`` by hand: upstream's capture result
-            return super().hook_output(result, mode)
+            return IntegrationBase.hook_output(self, result, mode)
         if result.ignored or result.event != EVENT_USER_INPUT:
             return ""
         return "\n\n".join(p for p in (result.bootstrap_context, result.context) if p.strip())

@@ -1,0 +1,540 @@
+"""Integrations as data: one spec and one engine for harnesses whose hooks live in a settings file.
+
+Many harnesses run hooks the same way: a JSON or TOML file lists, per native event, the
+commands to run; each command gets the event's JSON payload on stdin and its stdout is read as
+context.  For such a harness an integration distribution writes a :class:`SettingsHooksSpec`
+(names, where the file is, its layout, the native event names, the handler paxm installs, the
+output shape) and subclasses :class:`SettingsHooksIntegration` only for what is really its own
+(a payload field the generic decoder does not know, a transcript to read, a doctor check of
+the harness's own switches).  This module names no harness: every name is in the spec.
+
+Three file layouts are handled:
+
+* ``json-groups``: ``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler]}]}}`` inside the
+  harness's own settings file (the user's file: a one-time ``<name>.paxm.bak`` backup);
+* ``json-handlers``: ``{"version"?: n, "hooks": {Event: [handler]}}`` in a hooks file of paxm's
+  own (no backup; deleted once nothing but ``version`` is left in it);
+* ``toml-tables``: ``[[hooks]]`` tables, one per handler, with the event inside the table
+  (``tomlkit`` keeps the user's comments and layout; a distribution using it depends on tomlkit).
+
+Only handlers whose command is paxm's (:func:`~paxm_core.integration.is_paxm_hook` for this
+config file and target) are ever changed; everything else keeps its content and order.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from paxm_core.errors import IntegrationError
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    HookEvent,
+    HookFileIntegration,
+    HookResult,
+    NativeEvents,
+    context_for,
+    decode_generic,
+    dumps_compact,
+    env_path,
+    guard_escaped_envelope,
+    hook_command_line,
+    is_paxm_hook,
+    named_event,
+    parse_payload,
+    queue_path,
+    standard_agent_config,
+    write_atomic,
+)
+from paxm_core.json_settings import (
+    BACKUP_SUFFIX,
+    hooks_section,
+    make_private_dirs,
+    merge_hook_groups,
+    read_json_object,
+    update_hook_groups,
+    write_json_object,
+)
+
+__all__ = [
+    "Layout",
+    "Location",
+    "Output",
+    "SettingsHooksIntegration",
+    "SettingsHooksSpec",
+    "TomlHooks",
+    "is_paxm_or_upstream_hook",
+    "merge_handlers",
+    "read_toml_hooks",
+    "write_toml_hooks",
+]
+
+Layout = Literal["json-groups", "json-handlers", "toml-tables"]
+#: ``hook-specific``: ``{"hookSpecificOutput": {hookEventName, additionalContext}}`` whatever the
+#: mode; ``additional-context``: top-level ``{"additionalContext": ...}``; ``text``: the context
+#: as plain text, and ``hookSpecificOutput`` JSON when the hook runs with ``--json``
+Output = Literal["hook-specific", "additional-context", "text"]
+IsOurs = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a harness keeps the file paxm's hooks go in.
+
+    The file is ``$<override>`` when set, else ``<home>/<file>``; the home is ``$<home_var>``
+    when set, else ``~/<home>`` (``home=""``: ``~`` itself).  Paths are absolute, ``~`` expanded.
+    """
+
+    override: str
+    home_var: str = ""
+    home: str = ""
+    file: str = "settings.json"
+
+    def home_dir(self) -> Path:
+        """The harness's home directory."""
+        return (env_path(self.home_var) if self.home_var else None) or (Path.home() / self.home).absolute()
+
+    def path(self) -> Path:
+        """The file paxm's hooks go in."""
+        return env_path(self.override) or self.home_dir() / self.file
+
+
+@dataclass(frozen=True)
+class SettingsHooksSpec:
+    """Everything that makes one settings-file harness different from the next.
+
+    :param name: the agent name (``agents.<name>``, ``--target``).
+    :param display_name: the harness's human name (also its memory label unless ``label`` is set).
+    :param location: where the hooks file is.
+    :param events: ``(paxm event, native event)`` in installation order.
+    :param handler: the handler paxm installs per event; ``"{command}"`` and ``"{native}"`` in a
+        string value are replaced by the hook command and the native event name.
+    :param layout: the file's shape (see the module docstring).
+    :param matchers: native event -> the ``matcher`` of paxm's group (``json-groups``).
+    :param output: what the hook prints (:data:`Output`).
+    :param html_escaped: the harness HTML-escapes injected context, so already-escaped envelope
+        tags are escaped once more (:func:`~paxm_core.integration.guard_escaped_envelope`).
+    :param reply_field: the payload field holding the final reply on ``turn_end``, when the
+        generic decoder does not know it.
+    :param what: how messages name the file (default ``"<display_name> settings"``).
+    :param noun: doctor's ``"<display_name> <noun> missing: <path>"``.
+    :param hint: the advice when the file is not valid JSON.
+    :param switches: keys of ``hooks`` that are settings, not events (left alone).
+    :param refresh: handler keys brought up to date in place when paxm's handler already has the
+        wanted command (without it, a handler that differs in any key is replaced by a new group).
+    :param version: ``json-handlers``: the ``version`` written first into a new file.
+    :param legacy_block: ``toml-tables``: begin and end marker comments of a text block an older
+        paxm wrote; it is removed whenever paxm rewrites the file.
+    :param match_aliases: a hook whose ``--target`` is one of ``aliases`` is paxm's too.
+    :param upstream_shims: a command naming one of the shim scripts upstream (the Go paxm)
+        wrote, ``<paxm config dir>/hooks/<name>-<event>``, is paxm's too (and so replaced).
+    :param detect_home: :meth:`detect` looks for the harness's home, not the file's directory.
+    :param write_events: the paxm events captured by the default ``agents.<name>`` settings.
+    """
+
+    name: str
+    display_name: str
+    location: Location
+    events: tuple[tuple[str, str], ...]
+    handler: Mapping[str, Any]
+    aliases: tuple[str, ...] = ()
+    label: str = ""
+    setup_priority: int = 100
+    executable: str = ""
+    layout: Layout = "json-groups"
+    matchers: Mapping[str, str] = field(default_factory=dict)
+    output: Output = "hook-specific"
+    html_escaped: bool = False
+    reply_field: str = ""
+    what: str = ""
+    noun: str = "settings"
+    hint: str = "fix or move it"
+    switches: frozenset[str] = frozenset()
+    refresh: tuple[str, ...] = ()
+    version: int | None = None
+    legacy_block: tuple[str, str] | None = None
+    match_aliases: bool = False
+    upstream_shims: bool = False
+    detect_home: bool = False
+    write_events: tuple[str, ...] = ("session_start", "user_input", "turn_end")
+
+    @property
+    def command_key(self) -> str:
+        """The handler key holding the command (``command``, or e.g. ``bash``)."""
+        return next((k for k, v in self.handler.items() if v == "{command}"), "command")
+
+
+def _fill(template: Mapping[str, Any], command: str, native: str) -> dict[str, Any]:
+    def value(v: Any) -> Any:
+        return v.replace("{native}", native).replace("{command}", command) if isinstance(v, str) else v
+
+    return {key: value(v) for key, v in template.items()}
+
+
+def is_paxm_or_upstream_hook(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
+    """Whether ``command`` runs paxm's hook client for ``target`` and this config file, or is one
+    of upstream's shims for it (``<config dir>/hooks/<target>-<event>``)."""
+    config = Path(config_path).expanduser().absolute()
+    return str(config.parent / "hooks" / f"{target}-") in command or is_paxm_hook(command, config, target)
+
+
+def _apply(target: Any, spec: SettingsHooksSpec) -> None:
+    """Set the :class:`~paxm_core.integration.Integration` names of a class (or one instance) from ``spec``."""
+    target.spec = spec
+    target.name = spec.name
+    target.aliases = spec.aliases
+    target.display_name = spec.display_name
+    target.label = spec.label or spec.display_name
+    target.setup_priority = spec.setup_priority
+    target.executable = spec.executable
+    target.hooks_noun = spec.noun
+    target.native_events = NativeEvents(spec.events)
+
+
+class SettingsHooksIntegration(HookFileIntegration):
+    """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`.
+
+    Set ``spec`` on a subclass (or pass one); override only what the harness really has of its own.
+    """
+
+    spec: SettingsHooksSpec
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "spec" in cls.__dict__:  # the names are class attributes, as on any integration class
+            _apply(cls, cls.spec)
+
+    def __init__(self, spec: SettingsHooksSpec | None = None) -> None:
+        if spec is not None:
+            _apply(self, spec)
+
+    # -- where and what -------------------------------------------------------------------------
+
+    @property
+    def what(self) -> str:
+        """How messages name the file."""
+        return self.spec.what or f"{self.spec.display_name} settings"
+
+    def hooks_path(self) -> Path:
+        """The file paxm's hooks go in (:attr:`SettingsHooksSpec.location`)."""
+        return self.spec.location.path()
+
+    def detect_dir(self) -> Path:
+        """The harness's home when ``detect_home``, else the file's directory."""
+        return self.spec.location.home_dir() if self.spec.detect_home else self.hooks_path().parent
+
+    def default_agent_config(self) -> dict[str, Any]:
+        """Recall on every prompt; ``write_events`` captured (``turn_end`` flushes)."""
+        return standard_agent_config(write_events=self.spec.write_events)
+
+    def is_ours(self, config: Any) -> IsOurs:
+        """Whether a command is paxm's hook for this agent and ``config``'s file."""
+        if self.spec.upstream_shims:
+            return lambda command: is_paxm_or_upstream_hook(command, config.path, self.name)
+        targets = (self.name, *self.aliases) if self.spec.match_aliases else self.name
+        return lambda command: is_paxm_hook(command, config.path, targets)
+
+    def handler(self, command: str, native: str) -> dict[str, Any]:
+        """The handler paxm installs for ``native`` running ``command``."""
+        return _fill(self.spec.handler, command, native)
+
+    def wanted_hooks(self, config: Any) -> Any:
+        """What paxm installs for ``config``: native event -> group or handler, or a list of tables."""
+        queue = queue_path(config)
+        wanted: dict[str, Any] = {}
+        for event in self.installed_events(config):
+            native = self.native_events.native(event)
+            handler = self.handler(hook_command_line(config.path, self.name, native, queue_path=queue), native)
+            if self.spec.layout == "json-groups":
+                matcher = self.spec.matchers.get(native, "")
+                wanted[native] = {**({"matcher": matcher} if matcher else {}), "hooks": [handler]}
+            else:
+                wanted[native] = handler
+        return list(wanted.values()) if self.spec.layout == "toml-tables" else wanted
+
+    def hook_commands(self, wanted: Any) -> list[str]:
+        """Every command in ``wanted`` (doctor checks the files each one runs)."""
+        key = self.spec.command_key
+        if self.spec.layout == "json-groups":
+            return [handler[key] for group in wanted.values() for handler in group["hooks"]]
+        entries = wanted if isinstance(wanted, list) else wanted.values()
+        return [entry[key] for entry in entries]
+
+    # -- the file -------------------------------------------------------------------------------
+
+    def read_hooks(self, path: Path) -> tuple[Any, bool]:
+        """The parsed file and whether it exists; raises ``IntegrationError`` when it cannot be merged."""
+        if self.spec.layout == "toml-tables":
+            document = read_toml_hooks(path, self.what, self.spec.legacy_block)
+            return document, document.original is not None
+        value, original = read_json_object(path, self.what, hint=self.spec.hint)
+        hooks_section(value, str(path), switches=self.spec.switches)
+        return value, original is not None
+
+    def _merge(self, data: Any, wanted: Any, config: Any, path: Path) -> Any:
+        if self.spec.layout == "json-handlers":
+            return merge_handlers(
+                data, wanted, self.is_ours(config), self.spec.command_key, self.spec.version, str(path)
+            )
+        return merge_hook_groups(
+            data, wanted, self.is_ours(config), where=str(path), switches=self.spec.switches, refresh=self.spec.refresh
+        )
+
+    def hooks_current(self, data: Any, wanted: Any, config: Any, path: Path) -> bool:
+        """Whether the file already holds exactly ``wanted`` as paxm's hooks."""
+        if self.spec.layout == "toml-tables":
+            return bool(data.paxm_hooks(self.is_ours(config)) == wanted and not data.had_legacy_block)
+        return bool(self._merge(data, wanted, config, path) == data)
+
+    def update_hooks(self, config: Any, wanted: Any | None) -> bool:
+        """Merge ``wanted`` into the file (``None``: take paxm's hooks out); whether it changed."""
+        path = self.hooks_path()
+        if self.spec.layout == "json-groups":
+            return update_hook_groups(
+                path,
+                self.what,
+                wanted or {},
+                self.is_ours(config),
+                switches=self.spec.switches,
+                hint=self.spec.hint,
+                refresh=self.spec.refresh,
+            )
+        data, exists = self.read_hooks(path)
+        if self.spec.layout == "toml-tables":
+            if (not exists and not wanted) or not data.merge(wanted or [], self.is_ours(config)):
+                return False
+            write_toml_hooks(data)
+            return True
+        updated = self._merge(data, wanted or {}, config, path)
+        if not any(key != "version" for key in updated):  # nothing of anyone's left: the file goes
+            if exists:
+                path.unlink()
+            return exists
+        if exists and updated == data:
+            return False
+        write_json_object(path, updated)
+        return True
+
+    # -- the hook runtime -----------------------------------------------------------------------
+
+    def decode(self, native_event: str, raw: bytes) -> HookEvent:
+        """The payload -> :class:`HookEvent` with the generic decoder's field names (never raises).
+
+        Without an event on the command line the payload's ``hook_event_name`` decides; the
+        spec's ``reply_field`` carries the reply on ``turn_end`` when the harness names it so.
+        """
+        payload = parse_payload(raw)
+        native = named_event(native_event, payload)
+        event = self.native_events.event(native.strip())
+        hook = decode_generic(raw, self.name, event, native)
+        reply = payload.get(self.spec.reply_field) if self.spec.reply_field else None
+        if event == EVENT_TURN_END and isinstance(reply, str) and reply.strip():
+            hook.assistant = reply.strip()
+        return hook
+
+    def hook_output(self, result: HookResult, mode: str) -> str:
+        """The context for session start and prompts, shaped as the spec's ``output``; else nothing.
+
+        Never a ``decision``, so paxm cannot keep the harness from finishing a turn.
+        """
+        context = context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT))
+        if not context:
+            return ""
+        if self.spec.html_escaped:
+            context = guard_escaped_envelope(context)
+        if self.spec.output == "additional-context":
+            return dumps_compact({"additionalContext": context})
+        if self.spec.output == "text" and mode != "json":
+            return context
+        native = self.native_events.native(result.event)
+        return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": context}})
+
+
+# -- json-handlers: a hooks file of paxm's own --------------------------------------------------
+
+
+def merge_handlers(
+    data: Mapping[str, Any],
+    wanted: Mapping[str, dict[str, Any]],
+    is_ours: IsOurs,
+    command_key: str = "command",
+    version: int | None = None,
+    where: str = "hooks file",
+) -> dict[str, Any]:
+    """``data`` with exactly the paxm handlers in ``wanted`` (event -> handler); input unchanged.
+
+    An identical paxm handler already in place stays where it is; stale ones are removed
+    (events they leave empty are dropped); missing ones are appended.  ``version`` goes first
+    into a file that gets hooks and has none.
+    """
+
+    def ours(handler: Any) -> bool:
+        return isinstance(handler, dict) and isinstance(handler.get(command_key), str) and is_ours(handler[command_key])
+
+    result = copy.deepcopy(dict(data))
+    hooks = hooks_section(result, where)
+    for event in [*hooks, *(e for e in wanted if e not in hooks)]:
+        want = wanted.get(event)
+        kept = False
+        handlers: list[Any] = []
+        for handler in hooks.get(event, []):
+            if not ours(handler):
+                handlers.append(handler)
+            elif want is not None and not kept and handler == want:
+                handlers.append(handler)
+                kept = True
+        if want is not None and not kept:
+            handlers.append(copy.deepcopy(want))
+        if handlers:
+            hooks[event] = handlers
+        else:
+            hooks.pop(event, None)
+    if hooks:
+        result["hooks"] = hooks
+        if version is not None and "version" not in result:
+            result = {"version": version, **result}
+    else:
+        result.pop("hooks", None)
+    return result
+
+
+# -- toml-tables: ``[[hooks]]`` tables in the harness's TOML config ------------------------------
+
+
+def _plain(value: Any) -> Any:
+    unwrap = getattr(value, "unwrap", None)
+    return unwrap() if callable(unwrap) else value
+
+
+class TomlHooks:
+    """One parsed TOML config (a tomlkit document), its original bytes, and paxm's ``[[hooks]]`` in it."""
+
+    def __init__(self, path: Path, document: Any, original: bytes | None, had_legacy_block: bool) -> None:
+        self.path = path
+        self.document = document
+        self.original = original
+        #: an older paxm's marker-comment block was in the file (and is gone from ``document``)
+        self.had_legacy_block = had_legacy_block
+
+    def _hooks(self) -> Any:
+        hooks = self.document.get("hooks")
+        if hooks is None:
+            return None
+        from tomlkit.items import AoT
+
+        if not isinstance(hooks, AoT):
+            raise IntegrationError(f"{self.path}: hooks must be [[hooks]] tables; paxm changed nothing")
+        return hooks
+
+    def paxm_hooks(self, is_ours: IsOurs) -> list[dict[str, Any]]:
+        """paxm's hook tables as plain dicts, in file order."""
+        out = []
+        for table in self._hooks() or []:
+            command = table.get("command")
+            if isinstance(command, str) and is_ours(command):
+                out.append({str(k): _plain(v) for k, v in table.items()})
+        return out
+
+    def merge(self, wanted: list[dict[str, Any]], is_ours: IsOurs) -> bool:
+        """Make paxm's hook tables exactly ``wanted``; ``True`` when the document changed."""
+        import tomlkit
+
+        if self.paxm_hooks(is_ours) == wanted and not self.had_legacy_block:
+            return False
+        hooks = self._hooks()
+        if hooks is not None:
+            for index in reversed(range(len(hooks))):
+                command = hooks[index].get("command")
+                if isinstance(command, str) and is_ours(command):
+                    del hooks[index]
+        if wanted:
+            if hooks is None:
+                hooks = tomlkit.aot()
+                self.document.append("hooks", hooks)
+            for entry in wanted:
+                table = tomlkit.table()
+                for key, value in entry.items():
+                    table.add(key, value)
+                table.add(tomlkit.nl())
+                hooks.append(table)
+        elif hooks is not None and len(hooks) == 0:
+            del self.document["hooks"]
+        return True
+
+    def text(self) -> str:
+        """The document as TOML text."""
+        import tomlkit
+
+        return tomlkit.dumps(self.document)
+
+
+def _strip_legacy_block(text: str, block: tuple[str, str] | None, where: str) -> str:
+    if block is None:
+        return text
+    begin_marker, end_marker = block
+    begin, end = text.find(begin_marker), text.find(end_marker)
+    if begin < 0 and end < 0:
+        return text
+    if begin < 0 or end < begin:
+        raise IntegrationError(
+            f"{where}: unbalanced paxm marker comments ({begin_marker!r} / {end_marker!r}); "
+            "fix or remove them, paxm changed nothing"
+        )
+    stop = text.find("\n", end)
+    stop = len(text) if stop < 0 else stop + 1
+    return text[:begin] + text[stop:]
+
+
+def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None = None) -> TomlHooks:
+    """Parse ``path`` (a missing file is an empty document).
+
+    :raises IntegrationError: unreadable, not TOML, or ``hooks`` of the wrong shape (the file is
+        never rewritten then).
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        original: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        original = None
+    except OSError as exc:
+        raise IntegrationError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    text = (original or b"").decode("utf-8-sig", errors="replace")
+    stripped = _strip_legacy_block(text, legacy_block, str(path))
+    try:
+        document = tomlkit.parse(stripped)
+    except TOMLKitError as exc:
+        raise IntegrationError(f"{what} {path} is not valid TOML ({exc}); fix it, paxm changed nothing") from None
+    config = TomlHooks(path, document, original, stripped != text)
+    config._hooks()  # shape check now, before anything is written
+    return config
+
+
+def write_toml_hooks(config: TomlHooks) -> None:
+    """Write the document back atomically, 0600, at a symlink's target.
+
+    The first time paxm changes an existing non-empty file its original is kept beside it as
+    ``<name>.paxm.bak`` (never overwritten later).  When the document no longer has any content
+    at all the file is removed instead (an empty config and none are the same to a harness).
+    """
+    path = config.path
+    target = Path(os.path.realpath(path))
+    text = config.text()
+    if not text.strip():
+        path.unlink(missing_ok=True)
+        return
+    make_private_dirs(target.parent)
+    if config.original is not None and config.original.strip():
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        if not backup.exists():
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(config.original)
+    write_atomic(target, text)
