@@ -176,15 +176,29 @@ def check_private_dir(path: Path) -> None:
     """Create ``path`` 0700 if needed, then insist it is a real directory of this user's, 0700.
 
     The socket inside is the daemon's only way in: a directory another user owns or can
-    enter (a symlink to one, loosened modes) would let that user reach or replace it.
+    enter (a symlink to one, loosened modes) would let that user reach or replace it.  A
+    directory of this user's with looser modes is made 0700; anything else is refused as
+    found (never chmod-ed, never followed).
     """
     try:
-        private_dir(path)
-        st = os.lstat(path)
+        if _is_own_dir(path, any_mode=True):
+            private_dir(path)  # ours: make it 0700 if it is not
+        elif file_identity(path) is None:
+            private_dir(path)  # missing: created 0700 with any missing parents
+        if _is_own_dir(path, any_mode=False):
+            return
     except OSError as exc:
         raise PaxmError(f"cannot use {path}: {exc}") from None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-        raise PaxmError(f"{path} must be a directory owned by this user with mode 0700")
+    raise PaxmError(f"{path} must be a directory owned by this user with mode 0700")
+
+
+def _is_own_dir(path: Path, *, any_mode: bool) -> bool:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    mode_ok = any_mode or not st.st_mode & 0o077
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and mode_ok
 
 
 #: ``struct ucred`` (Linux) and ``struct xucred`` (macOS, BSD): where the uid sits, the size to ask for

@@ -332,10 +332,12 @@ def test_the_hooks_directory_must_be_a_private_directory_of_this_user(tmp_path: 
         check_private_dir(link)
     if os.geteuid() == 0:
         foreign = tmp_path / "foreign"
-        foreign.mkdir(mode=0o700)
+        foreign.mkdir()
+        foreign.chmod(0o755)
         os.chown(foreign, NOBODY, NOBODY)
         with pytest.raises(PaxmError):
             check_private_dir(foreign)
+        assert foreign.stat().st_mode & 0o777 == 0o755  # refused as found, not chmod-ed
 
 
 def test_a_hooks_directory_another_user_owns_is_refused(tmp_path: Path) -> None:
