@@ -104,7 +104,6 @@ UNIT_SECONDS = {
     "providers/paxm-provider-sqlite-hybrid/tests/test_eval_suites.py": 30,
     "providers/paxm-provider-memos/tests/": 30,
     "integrations/paxm-integration-kimi-code/tests/test_e2e_kimi.py": 30,
-    "tests/passive/test_shell_client.py": 30,
     "integrations/paxm-integration-copilot-cli/tests/test_e2e_copilot.py": 25,
     "integrations/paxm-integration-codex/tests/test_cross_harness.py": 25,
     "tests/dashboard/test_api.py": 25,

@@ -17,9 +17,9 @@ cannot look fast.
 ``--prompt-words N`` makes every timed prompt a distinct N-word prompt (filler prose with the
 question inside, as a real long prompt is), so the daemon analyses and probes new text each
 time instead of answering one cached query.  ``--breakdown`` also times, interleaved, the same
-command against a stand-in daemon that answers at once (``/bin/sh`` + bash + ``client.sh`` +
-loopback: the client's share) and the real daemon's answer to a Python client sending the same
-frame (the daemon's share, no shell started).
+command against a stand-in daemon that answers at once (``/bin/sh`` + the Python client + the
+unix socket: the client's share) and the real daemon's answer to a request sent from this
+process over its socket (the daemon's share, no process started).
 
 Baseline, interleaved with the hook runs so both see the same load: ``/bin/sh -c`` running
 the same interpreter with ``-I -S -c pass`` (the floor any Python hook pays).  Target (issue
@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hook_bench import daemon_pid, seed, stop_any  # noqa: E402
 from results import record  # noqa: E402
 
-from paxm_core.passive.client_command import FAIL_OPEN_GUARD  # noqa: E402
+from paxm_core.passive.client_core import encode_request  # noqa: E402
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 ANSWER = "Release branches are named release/<version>."
@@ -82,19 +82,6 @@ def installed_command(settings: Path) -> str:
             if handler.get("type") == "command" and "paxm" in str(handler.get("command")):
                 return str(handler["command"])
     raise SystemExit(f"no paxm UserPromptSubmit hook in {settings}")
-
-
-def python_form(command: str) -> str:
-    """The ``/bin/sh`` + Python form of an installed command (itself if it is that form already).
-
-    The shell form is ``<bash> -c <guard> paxm-hook <client.sh> <python argv>``; the Python
-    form runs the same Python argv under ``FAIL_OPEN_GUARD``: exactly what setup installs
-    when no bash >= 5.1 is found (or ``PAXM_HOOK_CLIENT=python``).
-    """
-    argv = shlex.split(command)
-    if argv[0] == "/bin/sh":
-        return command
-    return shlex.join(["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook", *argv[5:]])
 
 
 #: child CPU ms (user + system) of each run_hook call, by command: load-insensitive next to wall time
@@ -158,22 +145,25 @@ def long_prompt(words: int, n: int) -> str:
     return " ".join([*filler[:middle], QUESTION, *filler[middle:]])
 
 
-class StandIn:
-    """A loopback listener speaking the daemon's side of the shell frame, answering at once.
+def hook_request(body: bytes) -> bytes:
+    """The request line the hook client sends for a ``UserPromptSubmit`` with ``body`` as its payload."""
+    fields: dict[str, object] = {"v": 2, "event_id": "evt_" + os.urandom(16).hex(), "target": "claude"}
+    fields.update(event="UserPromptSubmit", owner="", mode="text", captured_at=time.time(), reply="framed")
+    return encode_request({**fields, "raw": body.decode("utf-8", "replace")})
 
-    Greets with its token, reads the header line and the payload, sends ``reply``: what is left
-    of a hook timed against it is the client's own cost (shells, ``client.sh``, loopback).
+
+class StandIn:
+    """A unix-socket listener at a daemon's path that reads a request and sends ``reply`` at once.
+
+    What is left of a hook timed against it is the client's own cost (shell, Python client, socket).
     """
 
-    def __init__(self, tcp_file: Path, reply: bytes) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
+    def __init__(self, sock_path: Path, reply: bytes) -> None:
+        sock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(sock_path))
         self.sock.listen(16)
-        tokens = os.urandom(16).hex(), os.urandom(16).hex()
-        self.greeting = f"PAXM-DAEMON {tokens[1]}\n".encode()
         self.reply = reply
-        tcp_file.parent.mkdir(parents=True, exist_ok=True)
-        tcp_file.write_text(f"{self.sock.getsockname()[1]} {tokens[0]} {tokens[1]}\n")
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -183,21 +173,12 @@ class StandIn:
             except OSError:
                 return
             with conn:
-                conn.sendall(self.greeting)
                 data = b""
-                while b"\n" not in data:
+                while not data.endswith(b"\n"):
                     chunk = conn.recv(65536)
                     if not chunk:
                         break
                     data += chunk
-                header, _, rest = data.partition(b"\n")
-                fields = header.split(b" ")
-                size = int(fields[3]) if len(fields) > 3 and fields[3].isdigit() else 0
-                while len(rest) < size:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    rest += chunk
                 conn.sendall(self.reply)
 
 
@@ -207,17 +188,14 @@ def process_cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def daemon_round_trip(tcp_file: Path, body: bytes) -> tuple[float, bytes]:
-    """(ms, output) of one shell-protocol request to the real daemon from Python: its share alone."""
-    port, client_token, _ = tcp_file.read_text().split()[:3]
+def daemon_round_trip(sock_path: Path, body: bytes) -> tuple[float, bytes]:
+    """(ms, reply) of one hook request to the real daemon from this process: its share alone."""
+    request = hook_request(body)
     start = time.perf_counter_ns()
-    with socket.create_connection(("127.0.0.1", int(port))) as conn:
-        greeting = b""
-        while b"\n" not in greeting:
-            greeting += conn.recv(4096)
-        event_id = "evt_" + os.urandom(16).hex()
-        header = f"PAXM-SH1 {client_token} {event_id} {len(body)} {time.time():.6f} claude UserPromptSubmit text -\n"
-        conn.sendall(header.encode() + body)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(sock_path))
+        conn.sendall(request)
+        conn.shutdown(socket.SHUT_WR)
         reply = b""
         while chunk := conn.recv(65536):
             reply += chunk
@@ -270,16 +248,14 @@ def main() -> None:
                 time.sleep(0.05)
             for i in range(5):
                 run_hook(command, payload(root, "warm", prompt, i + 1), hook_env, root / "work")
-            before = python_form(command)
-            print(f"installed form: {'python' if before == command else 'shell (client.sh)'}", flush=True)
-            hooks, olds, bases, recalled, missed = [], [], [], 0, b""
+            hooks, bases, recalled, missed = [], [], 0, b""
             pid = daemon_pid(config)
             daemon_cpu = process_cpu_ms(pid) if pid else 0.0
-            if args.breakdown and before != command:
+            if args.breakdown:
                 # the same command against a stand-in daemon for another config directory
                 fake = root / "stand-in" / "config.yaml"
                 answer = b"Release branches are named release/<version>.\n"
-                StandIn(fake.parent / "hooks" / "paxm-hook.tcp", b"PAXM-HOOK 1 %d\n" % len(answer) + answer)
+                StandIn(fake.parent / "hooks" / sock.name, b"PAXM-HOOK 1 %d\n" % len(answer) + answer)
                 stand_in_command = shlex.join([str(fake) if a == str(config) else a for a in shlex.split(command)])
             for i in range(args.rounds):
                 bases.append(run_hook(bare, b"", hook_env, root / "work")[0])
@@ -288,16 +264,8 @@ def main() -> None:
                         stand_in_command, payload(root, f"fake-{i}", prompt_for(i), i), hook_env, root / "work"
                     )
                     client_ms.append(ms)
-                    ms, out = daemon_round_trip(
-                        sock.with_name("paxm-hook.tcp"), payload(root, f"py-{i}", prompt_for(i), i)
-                    )
+                    ms, out = daemon_round_trip(sock, payload(root, f"py-{i}", prompt_for(i), i))
                     daemon_ms.append(ms)
-                    if b"Release branches are named" not in out:
-                        missed = out
-                        recalled -= 1
-                if before != command:  # the Python form, interleaved: the "before" of the shell form
-                    ms, out = run_hook(before, payload(root, f"old-{i}", prompt_for(i), i), hook_env, root / "work")
-                    olds.append(ms)
                     if b"Release branches are named" not in out:
                         missed = out
                         recalled -= 1
@@ -307,7 +275,7 @@ def main() -> None:
                     recalled += 1
                 else:
                     missed = out
-            served = args.rounds * (1 + (before != command) + bool(stand_in_command))
+            served = args.rounds * (1 + bool(stand_in_command))
             daemon_cpu = (process_cpu_ms(pid) - daemon_cpu) / served if pid else 0.0
         finally:
             stop_any(config)
@@ -321,15 +289,12 @@ def main() -> None:
         f"median {hook:.1f} ms (p90 {sorted(hooks)[int(len(hooks) * 0.9)]:.1f}) vs bare interpreter "
         f"{base:.1f} ms = {hook / base:.2f}x; recalled in {recalled}/{args.rounds}  (target <= 15 ms median)"
     )
-    old = f"; python form {statistics.median(olds):.1f} ms" if olds else ""
-    if olds:
-        print(f"  python form of the same command, interleaved: median {statistics.median(olds):.1f} ms")
 
     def cpu(cmd: str) -> float:
         # the warm-up runs are in CPU_MS too: take the timed rounds only
         return statistics.median(CPU_MS.get(cmd, [0.0])[-args.rounds :])
 
-    forms = [("installed", command), ("bare interpreter", bare)] + ([("python form", before)] if olds else [])
+    forms = [("installed", command), ("bare interpreter", bare)]
     if stand_in_command:
         forms.append(("against the stand-in", stand_in_command))
     print("  child CPU (user + system), median: " + ", ".join(f"{n} {cpu(c):.1f} ms" for n, c in forms))
@@ -338,15 +303,15 @@ def main() -> None:
         print(f"  daemon CPU per prompt answered (all threads, delivery included): {daemon_cpu:.2f} ms")
     if client_ms:
         print(
-            f"  breakdown, medians: the command against a stand-in daemon answering at once (sh + bash + "
-            f"client.sh + loopback) {statistics.median(client_ms):.1f} ms; the real daemon answering a Python "
-            f"client (its handling + loopback) {statistics.median(daemon_ms):.1f} ms"
+            f"  breakdown, medians: the command against a stand-in daemon answering at once (sh + the Python "
+            f"client + socket) {statistics.median(client_ms):.1f} ms; the real daemon answering this process "
+            f"(its handling + socket) {statistics.median(daemon_ms):.1f} ms"
         )
     record(
         f"UserPromptSubmit as the real Claude Code waits for it ({args.memories + 1} memories{words}, hook command)",
         hook,
         "ms",
-        f"sh -c bare interpreter {base:.1f} ms ({hook / base:.2f}x){old}",
+        f"sh -c bare interpreter {base:.1f} ms ({hook / base:.2f}x)",
         "<= 15 ms median",
         hook <= 15,
     )

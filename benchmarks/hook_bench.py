@@ -490,11 +490,7 @@ def run_cases(config: Path, rounds: int, memories: int) -> None:
     """The three cases (see the module docstring)."""
     stop = json.dumps({"session_id": "bench", "cwd": "/bench", "last_assistant_message": "Bench turn done."}).encode()
     print(f"interpreter: {sys.executable} (rounds={rounds}; each ratio against interleaved bare runs)")
-    write_cmd = hook_command(config, "claude", "turn_end")
-    # the /bin/sh + Python form, measured interleaved with the installed form as its "before"
-    python_cmd = hook_command(config, "claude", "turn_end", client="python")
-    forms = [("", write_cmd)] if python_cmd == write_cmd else [(" (python form)", python_cmd), ("", write_cmd)]
-    print(f"installed form: {'shell (client.sh)' if len(forms) == 2 else 'python'}")
+    forms = [("", hook_command(config, "claude", "turn_end"))]
 
     daemon = start_daemon(config)
     try:

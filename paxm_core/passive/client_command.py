@@ -12,12 +12,10 @@ the guard runs the client only when the interpreter is executable and the client
 and turns any failure into exit 0 with nothing printed: stdout is buffered and printed only
 when the client succeeded (the client itself always exits 0 and fails open).
 
-The shell form: when setup finds a bash >= 5.1 with ``/dev/tcp``, the command is
-``<bash> -c <SHELL_GUARD> paxm-hook <client.sh> <the same Python argv>``.  ``client.sh`` reaches
-a warm daemon over its loopback port with builtins only (no Python start on the per-prompt
-path) and runs the Python argv under the same guard whenever it cannot.  ``PAXM_HOOK_CLIENT=python``
-(or ``hook_command(..., client="python")``) forces the ``/bin/sh`` form; ``PAXM_HOOK_BASH``
-names the bash to use.
+Earlier versions could install a "shell form" (``<bash> -c <guard> paxm-hook <client.sh>
+<python argv>``).  ``client.sh`` no longer ships, so such a command exits 0 and does nothing:
+:func:`parse_hook_command` still reads it, so ``paxm setup`` replaces it (it is recognised as
+paxm's) and doctor names the missing ``client.sh`` (:attr:`HookArgv.files`) with that fix.
 """
 
 from __future__ import annotations
@@ -32,9 +30,6 @@ from paxm_core.dataclass_support import value_dataclass
 
 __all__ = [
     "FAIL_OPEN_GUARD",
-    "SHELL_GUARD",
-    "find_bash",
-    "shell_client_path",
     "HookArgv",
     "client_path",
     "hook_command",
@@ -53,74 +48,6 @@ FAIL_OPEN_GUARD = (
     'out=$("$@" 2>/dev/null; rc=$?; printf x; exit $rc) || exit 0; '
     'printf %s "${out%x}"; exit 0'
 )
-
-
-#: the shell form's ``-c`` script: source ``client.sh`` (``$1``) if it is still there, else exit
-#: 0 silently.  ``client.sh`` itself always exits 0.
-SHELL_GUARD = '[ -f "$1" ] || exit 0; . "$1"; exit 0'
-
-
-def shell_client_path() -> Path:
-    """Absolute path of the shell hook client (sourced by the shell form of the command)."""
-    return (Path(__file__).parent / "client.sh").resolve()
-
-
-_BASH_CACHE: dict[str, str] = {}
-
-_PROBE = (
-    "((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1))) || exit 3; "
-    'exec {fd}<>"/dev/tcp/127.0.0.1/$1" || exit 4; printf ok >&$fd'
-)
-
-
-def find_bash(candidate: str | None = None) -> str:
-    """The absolute path of a bash >= 5.1 that can open ``/dev/tcp``, or ``""``.
-
-    Probed for real (version and a loopback connection to a throwaway listener), once per
-    path and process.  ``candidate`` (or ``$PAXM_HOOK_BASH``) names the bash to probe;
-    otherwise ``bash`` on ``PATH``, then ``/bin/bash``.
-    """
-    import shutil
-    import socket
-    import subprocess
-
-    names = [candidate or os.environ.get("PAXM_HOOK_BASH", "")]
-    if not names[0]:
-        names = [shutil.which("bash") or "", "/bin/bash"]
-    for name in names:
-        if not name or not os.path.isabs(name) or not os.access(name, os.X_OK):
-            continue
-        if name in _BASH_CACHE:
-            if _BASH_CACHE[name]:
-                return _BASH_CACHE[name]
-            continue
-        ok = False
-        try:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-                listener.bind(("127.0.0.1", 0))
-                listener.listen(1)
-                listener.settimeout(5.0)
-                proc = subprocess.Popen(
-                    [name, "-c", _PROBE, "probe", str(listener.getsockname()[1])],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-                try:
-                    if proc.wait(timeout=5.0) == 0:
-                        conn, _ = listener.accept()
-                        with conn:
-                            conn.settimeout(5.0)
-                            ok = conn.recv(2) == b"ok"
-                except (subprocess.TimeoutExpired, OSError):
-                    proc.kill()
-                    proc.wait()
-        except OSError:
-            ok = False
-        _BASH_CACHE[name] = name if ok else ""
-        if ok:
-            return name
-    return ""
 
 
 def client_path() -> Path:
@@ -161,7 +88,6 @@ def hook_command(
     queue_path: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
     python: str | None = None,
-    client: str | None = None,
 ) -> list[str]:
     """The argv of the hook for ``target``/``event``, wrapped in the fail-open guard.
 
@@ -171,17 +97,13 @@ def hook_command(
     :param queue_path: the capture queue when it is not ``<configdir>/hooks/capture.sqlite``
         (the client cannot read YAML, so a custom ``capture_queue.path`` is passed here).
     :param timeout: the client's hard ceiling in seconds (default: the client's 5 s).
-    :param client: ``"shell"`` / ``"python"`` / ``None`` (``$PAXM_HOOK_CLIENT``, default
-        ``auto``: the shell form when :func:`find_bash` finds a usable bash).
+    :param python: the interpreter to run the client with (default: this environment's).
     """
-    choice = (client or os.environ.get("PAXM_HOOK_CLIENT", "") or "auto").strip().lower()
-    bash = find_bash() if choice in ("auto", "shell", "bash") else ""
-    if bash:
-        guard = [bash, "-c", SHELL_GUARD, "paxm-hook", str(shell_client_path())]
-    else:
-        guard = ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook"]
     argv = [
-        *guard,
+        "/bin/sh",
+        "-c",
+        FAIL_OPEN_GUARD,
+        "paxm-hook",
         python or interpreter_path(),
         "-I",
         "-S",
@@ -216,8 +138,9 @@ class HookArgv:
     :param client: the hook client script.
     :param config: the paxm config it passes (``""`` when absent).
     :param target: the ``--target`` it passes (``""`` when absent).
-    :param shell: the bash of the shell form (``""`` for the ``/bin/sh`` form).
-    :param shell_client: the ``client.sh`` the shell form sources (``""`` for the ``/bin/sh`` form).
+    :param shell: the bash of a retired shell-form command (``""`` for the ``/bin/sh`` form).
+    :param shell_client: the ``client.sh`` a retired shell-form command sources (``""`` otherwise);
+        it no longer ships, so doctor reports it missing and ``paxm setup`` rewrites the command.
     """
 
     interpreter: str
@@ -229,10 +152,10 @@ class HookArgv:
 
     @property
     def files(self) -> tuple[str, ...]:
-        """Every file the command runs or sources: the shell form adds its bash and ``client.sh``.
+        """Every file the command runs or sources (a retired shell form adds its bash and ``client.sh``).
 
-        Doctor checks each one exists: a hook whose bash or ``client.sh`` is gone still exits 0
-        (the guard), so without this check it would fail silently on every event.
+        Doctor checks each one exists: a hook whose interpreter, client or ``client.sh`` is gone
+        still exits 0 (the guard), so without this check it would fail silently on every event.
         """
         return tuple(f for f in (self.shell, self.shell_client, self.interpreter, self.client) if f)
 
@@ -251,7 +174,7 @@ def parse_hook_command(command: str | list[str]) -> HookArgv | None:
         argv = argv[4:]  # the fail-open guard's own arguments
     elif (
         len(argv) > 5 and argv[1] == "-c" and argv[3] == "paxm-hook" and argv[4].endswith("/client.sh")
-    ):  # the shell form: <bash> -c <SHELL_GUARD> paxm-hook <client.sh> <python argv>
+    ):  # the retired shell form: <bash> -c <guard> paxm-hook <client.sh> <python argv>
         shell, shell_client, argv = argv[0], argv[4], argv[5:]
     if len(argv) < 4 or argv[1:3] != ["-I", "-S"] or not argv[3].endswith("client.py"):
         return None

@@ -30,8 +30,6 @@ import sys
 import time
 
 SOCKET_NAME = "paxm-hook.sock"
-#: the loopback port and tokens the shell client (``client.sh``) reads; see the daemon's ``TcpListener``
-TCP_NAME = "paxm-hook.tcp"
 LOCK_NAME = "paxm-hook.lock"
 QUEUE_NAME = "capture.sqlite"
 PROTOCOL_VERSION = 2
@@ -43,9 +41,7 @@ MAX_STDIN = 16 * 1024 * 1024
 STDIN_TIMEOUT = 2.0
 #: flags that take a value; any other bare ``--<word>`` flag picks output mode ``<word>``
 #: (upstream's ``--json``-style spelling; which modes exist is the integration's business)
-_VALUE_FLAGS = ("config", "target", "event", "mode", "timeout", "queue", "event_id", "daemon_wait")
-#: flags without a value that are not output modes
-_SWITCHES = ("no_daemon",)
+_VALUE_FLAGS = ("config", "target", "event", "mode", "timeout", "queue", "daemon_wait")
 
 
 def _env(name: str) -> str:
@@ -163,12 +159,6 @@ def new_event_id() -> str:
     return "evt_" + posix.urandom(16).hex()
 
 
-def _valid_event_id(value: str) -> bool:
-    if len(value) != 36 or not value.startswith("evt_"):
-        return False
-    return all(c in "0123456789abcdef" for c in value[4:])
-
-
 def parse_args(argv: list[str]) -> dict[str, str]:
     """Parse the installed command line; unknown flags are ignored (fail open)."""
     opts = {
@@ -178,8 +168,6 @@ def parse_args(argv: list[str]) -> dict[str, str]:
         "mode": "text",
         "timeout": str(DEFAULT_TIMEOUT),
         "queue": "",
-        "event_id": "",
-        "no_daemon": "",
         "daemon_wait": str(DAEMON_WAIT),
     }
     i = 0
@@ -192,8 +180,6 @@ def parse_args(argv: list[str]) -> dict[str, str]:
                 i += 1
                 value = argv[i] if i < len(argv) else ""
             opts[name] = value
-        elif key.startswith("--") and not eq and name in _SWITCHES:
-            opts[name] = "1"
         elif key == "-c":
             i += 1
             opts["config"] = argv[i] if i < len(argv) else ""
@@ -625,10 +611,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             # backstop: a daemon that holds the queue lock must not hold the harness either
             _alarm(timeout + 2.0)
         captured_at = time.time()
-        # the shell client passes the id it already used with the daemon, so a retry here
-        # lands on the same inbox row ("stored at most once")
-        given = opts["event_id"]
-        event_id = given if _valid_event_id(given) else new_event_id()
+        event_id = new_event_id()
         target = opts["target"]
         event = opts["event"] or "user_input"
         sock = socket_path(opts["config"])
@@ -637,10 +620,6 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         if opted_out(payload_directory(raw)):
             return "", ""  # the project keeps paxm out: no capture, no recall, no output
         try:
-            if opts["no_daemon"]:
-                # the shell client found the daemon unresponsive or dead mid-request: asking it
-                # again would only wait again, so the event goes straight to the inbox
-                raise OSError("the shell client's daemon request failed")
             try:
                 posix.stat(sock)
             except FileNotFoundError:

@@ -14,7 +14,13 @@ Protocol (one JSON object each way per connection, request ends at newline or EO
 Lifecycle: the lock ``hooks/paxm-hook.lock`` (``flock``, holding the pid) is taken before a
 stale socket is removed, so two daemons never fight over the socket; raw events left in the
 inbox by clients that found no daemon are drained on start (and every few seconds); after
-``idle_timeout`` seconds without requests the daemon flushes and exits.
+``idle_timeout`` seconds without requests the daemon flushes and exits.  On exit it removes
+its lock and socket only if the paths still name the files it created (see
+:func:`unlink_if_same`): a newer daemon's never go.
+
+Access: the unix socket is the only way in (no TCP or UDP socket is ever opened).  It is 0600
+in the 0700 hooks directory, and every connection whose peer runs as another uid
+(``SO_PEERCRED``) is closed before anything is read from it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import fcntl
 import gc
 import json
 import os
+import stat
 import sys
 import threading
 import time
@@ -41,13 +48,10 @@ from paxm_core.passive.client_core import (
     READY,
     REPLY_MAGIC,
     SOCKET_NAME,
-    TCP_NAME,
 )
 from paxm_core.private_files import private_dir
 
 if TYPE_CHECKING:
-    import socket
-
     # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
     # before the bulk of its start-up imports happen
     from paxm_core.passive.processor import HookProcessor
@@ -114,6 +118,118 @@ def resume_gc() -> None:
         gc.enable()
 
 
+#: the loopback-port file earlier versions wrote beside the socket; removed at start
+RETIRED_TCP_NAME = "paxm-hook.tcp"
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of ``path`` itself (a symlink is not followed), ``None`` if absent."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def unlink_if_same(path: Path, identity: tuple[int, int] | None) -> bool:
+    """Unlink ``path`` only if it is still the file ``identity`` names; whether it was unlinked.
+
+    A daemon remembers the identity of the lock and socket it created and removes them only
+    through this: the path may name a newer daemon's file by the time it exits.
+    """
+    if identity is None or file_identity(path) != identity:
+        return False
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def unlink_stale_socket(path: Path) -> bool:
+    """Clear ``path`` for a new socket: ``True`` if nothing is there (any more).
+
+    Only a socket owned by this user is removed (a killed daemon's); a symlink, any other kind
+    of file, or another user's socket is left alone and ``False`` returned.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+        return False
+    return unlink_if_same(path, (st.st_dev, st.st_ino)) or file_identity(path) is None
+
+
+def remove_retired_files(hooks_dir: Path) -> None:
+    """Remove the ``paxm-hook.tcp`` an earlier version left: a regular file of this user's only."""
+    path = hooks_dir / RETIRED_TCP_NAME
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+        unlink_if_same(path, (st.st_dev, st.st_ino))
+
+
+def check_private_dir(path: Path) -> None:
+    """Create ``path`` 0700 if needed, then insist it is a real directory of this user's, 0700.
+
+    The socket inside is the daemon's only way in: a directory another user owns or can
+    enter (a symlink to one, loosened modes) would let that user reach or replace it.  A
+    directory of this user's with looser modes is made 0700; anything else is refused as
+    found (never chmod-ed, never followed).
+    """
+    try:
+        if _is_own_dir(path, any_mode=True):
+            private_dir(path)  # ours: make it 0700 if it is not
+        elif file_identity(path) is None:
+            private_dir(path)  # missing: created 0700 with any missing parents
+        if _is_own_dir(path, any_mode=False):
+            return
+    except OSError as exc:
+        raise PaxmError(f"cannot use {path}: {exc}") from None
+    raise PaxmError(f"{path} must be a directory owned by this user with mode 0700")
+
+
+def _is_own_dir(path: Path, *, any_mode: bool) -> bool:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    mode_ok = any_mode or not st.st_mode & 0o077
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and mode_ok
+
+
+#: ``struct ucred`` (Linux) and ``struct xucred`` (macOS, BSD): where the uid sits, the size to ask for
+_UCRED = (4, 12)
+_XUCRED = (4, 76)
+#: ``SOL_LOCAL`` / ``LOCAL_PEERCRED`` on macOS and the BSDs (``_socket`` does not name them)
+_SOL_LOCAL = 0
+_LOCAL_PEERCRED = 1
+
+
+def peer_uid(conn: _socket.socket) -> int | None:
+    """The effective uid of the process at the other end of a unix socket, as the kernel saw it.
+
+    ``None`` when the platform offers no way to ask (the caller treats that as a stranger).
+    """
+    try:
+        if hasattr(_socket, "SO_PEERCRED"):
+            at, size = _UCRED
+            creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, size)
+        elif sys.platform == "darwin" or sys.platform.startswith("freebsd"):
+            at, size = _XUCRED
+            creds = conn.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, size)
+        else:
+            return None
+    except OSError:
+        return None
+    if len(creds) < at + 4:
+        return None
+    return int.from_bytes(creds[at : at + 4], sys.byteorder)
+
+
 class DaemonLock:
     """An exclusive ``flock`` on ``<hooks>/paxm-hook.lock`` holding the owner's pid.
 
@@ -124,6 +240,8 @@ class DaemonLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        #: (st_dev, st_ino) of the file this process locked: release unlinks only that file
+        self._identity: tuple[int, int] | None = None
 
     def acquire(self, wait_while: Callable[[], bool] | None = None, timeout: float = 0.0) -> None:
         """Take the lock or raise :class:`PaxmError` naming the running daemon's pid.
@@ -147,16 +265,14 @@ class DaemonLock:
                     continue
                 raise PaxmError(f"hook daemon already running with pid {self.read_pid() or 'unknown'}") from None
             attempts += 1
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if not same:  # the previous owner unlinked it between our open and flock
-                os.close(fd)
+            st = os.fstat(fd)
+            if file_identity(self.path) != (st.st_dev, st.st_ino):
+                os.close(fd)  # the previous owner unlinked it between our open and flock
                 continue
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
             self._fd = fd
+            self._identity = (st.st_dev, st.st_ino)
             return
         raise PaxmError("hook daemon lock kept changing; try again")
 
@@ -168,15 +284,17 @@ class DaemonLock:
             return 0
 
     def release(self) -> None:
-        """Unlink and unlock (unlink first, so a waiter never locks a file about to vanish)."""
+        """Unlink and unlock (unlink first, so a waiter never locks a file about to vanish).
+
+        Only the file this process locked is unlinked: when the hooks directory was removed
+        and set up again meanwhile, the path names a newer daemon's lock, which stays.
+        """
         if self._fd is None:
             return
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
+        unlink_if_same(self.path, self._identity)
         os.close(self._fd)
         self._fd = None
+        self._identity = None
 
 
 class HookDaemon:
@@ -210,13 +328,13 @@ class HookDaemon:
         self._inflight = 0
         self._state = threading.Lock()
         self._stop = threading.Event()
-        # the unix listener is a bare ``_socket.socket``: the ``socket`` module (its enums,
-        # ``selectors``; about 3 ms) is imported only by the loopback listener, after the
-        # first answer
+        # the listener is a bare ``_socket.socket``: the ``socket`` module (its enums,
+        # ``selectors``; about 3 ms) is never needed on the way to the first answer
         self._listener: _socket.socket | None = None
-        self._socket_inode = 0
-        self.tcp_path = self.hooks_dir / TCP_NAME
-        self._tcp: TcpListener | None = None
+        #: (st_dev, st_ino) of the socket file this daemon bound: the only one it may unlink
+        self._socket_identity: tuple[int, int] | None = None
+        self._uid = os.geteuid()
+        self._dropped_logged = False
         self._deferred_lock = threading.Lock()
         self._deferred_started = False
         self._pool: WorkerPool | None = None
@@ -272,11 +390,11 @@ class HookDaemon:
         )
 
     def _listen(self) -> _socket.socket:
-        private_dir(self.socket_path.parent)
-        try:
-            self.socket_path.unlink()  # safe: we hold the lock, so no live daemon owns it
-        except FileNotFoundError:
-            pass
+        check_private_dir(self.socket_path.parent)
+        # we hold the lock, so no live daemon owns what is at the path: a socket of this user's
+        # is a killed daemon's and goes; anything else is not ours to remove
+        if not unlink_stale_socket(self.socket_path):
+            raise PaxmError(f"{self.socket_path} is not a socket this user created; remove it and try again")
         listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -293,8 +411,22 @@ class HookDaemon:
             os.umask(old)
         listener.listen(64)
         listener.settimeout(1.0)
-        self._socket_inode = os.stat(self.socket_path).st_ino
+        self._socket_identity = file_identity(self.socket_path)
         return listener
+
+    def _same_user(self, conn: _socket.socket) -> bool:
+        """Whether the peer of ``conn`` runs as this daemon's user (its credentials, not a claim).
+
+        The socket is 0600 in a 0700 directory, so another user cannot connect; this check
+        holds even if those modes were loosened.  The first connection dropped is logged.
+        """
+        uid = peer_uid(conn)
+        if uid == self._uid:
+            return True
+        if not self._dropped_logged:
+            self._dropped_logged = True
+            self._log(f"dropped a connection from uid {uid if uid is not None else 'unknown'} (not this user)")
+        return False
 
     # -- serving -------------------------------------------------------------------------
 
@@ -313,6 +445,12 @@ class HookDaemon:
     def run(self) -> int:
         """Serve until idle, shutdown or a signal; returns the exit code."""
         try:
+            # the lock, the log and the socket live here: refuse a directory that is not private
+            check_private_dir(self.hooks_dir)
+        except PaxmError:
+            self._tell_client(b"")
+            raise
+        try:
             # A holder without a socket is shutting down (it closes its listener first, then
             # flushes) or still starting: wait for it rather than leave no daemon behind, so a
             # hook that arrived during a shutdown still gets a daemon once the old one exits.
@@ -324,6 +462,7 @@ class HookDaemon:
             self._tell_client(b"")
             raise
         try:
+            remove_retired_files(self.hooks_dir)
             config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
             try:
                 self._open()
@@ -332,7 +471,11 @@ class HookDaemon:
                 raise
             assert self.processor is not None
             self._drain()
-            self._listener = self._listen()
+            try:
+                self._listener = self._listen()
+            except (OSError, PaxmError) as exc:
+                self._log(f"startup failed: {exc}")
+                raise
             self._tell_client(READY)
             resume_gc()  # started: from here on the collector runs as usual
             if self._last_start_failed():
@@ -341,9 +484,8 @@ class HookDaemon:
             from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
 
             pool = self._pool = WorkerPool(8, "paxm-hook-conn")
-            # The delivery loop and the loopback listener (the shell client's way in) start
-            # once the first answer has left (see _after_answer), or after a second without a
-            # connection: the client that started this daemon asks over the unix socket.
+            # The delivery loop starts once the first answer has left (see _after_answer), or
+            # after a second without a connection.
             last_drain = time.monotonic()
             try:
                 while not self._stop.is_set():
@@ -357,6 +499,9 @@ class HookDaemon:
                         raise
                     now = time.monotonic()
                     if conn is not None:
+                        if not self._same_user(conn):
+                            conn.close()  # another user: nothing read, nothing answered
+                            continue
                         with self._state:
                             self._inflight += 1
                             self._last_activity = now
@@ -411,10 +556,7 @@ class HookDaemon:
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _socket_is_ours(self) -> bool:
-        try:
-            return os.stat(self.socket_path).st_ino == self._socket_inode
-        except OSError:
-            return False
+        return self._socket_identity is not None and file_identity(self.socket_path) == self._socket_identity
 
     def _drain(self) -> None:
         assert self.processor is not None
@@ -463,7 +605,7 @@ class HookDaemon:
             write_path_cache(self.hooks_dir)
 
     def _request_done(self, counted: bool) -> None:
-        """Account for a finished request (socket or TCP); ``counted`` if it was counted already."""
+        """Account for a finished request; ``counted`` if it was counted already."""
         with self._state:
             self._inflight -= 1
             self._last_activity = time.monotonic()
@@ -520,10 +662,8 @@ class HookDaemon:
             return self.worker.flush(seal_open=seal_open)
         return self.worker.flush(timeout, seal_open=seal_open)
 
-    # -- the loopback TCP listener (the shell client's way in) ----------------------------
-
     def _start_deferred(self) -> None:
-        """Start, once, what the first answer does not need: the delivery loop and the loopback listener.
+        """Start, once, what the first answer does not need: the delivery loop.
 
         Called after an answer, from the serving loop when a second passes without a
         connection, and before a flush; never once the daemon is stopping.
@@ -536,87 +676,18 @@ class HookDaemon:
             self._deferred_started = True
             if self.worker is not None:
                 self.worker.start()
-            if self._pool is not None:
-                self._start_tcp(self._pool)
-
-    def _start_tcp(self, pool: WorkerPool) -> None:
-        """Listen on ``127.0.0.1:<random port>`` too and publish it in ``paxm-hook.tcp``.
-
-        Best effort: a machine without IPv4 loopback simply keeps the unix socket only (the
-        shell client then finds no file and runs the Python client).  Called with
-        ``_deferred_lock`` held, so :meth:`_close_listener` never misses a listener being built.
-        """
-        try:
-            self._tcp = TcpListener(self.tcp_path)
-        except OSError as exc:
-            self._log(f"loopback listener not started: {exc}")
-            return
-
-        def accept_loop(tcp: TcpListener) -> None:
-            while not self._stop.is_set():
-                try:
-                    conn, _ = tcp.sock.accept()
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return  # closed by _close_listener
-                with self._state:
-                    self._inflight += 1
-                    self._last_activity = time.monotonic()
-                try:
-                    pool.submit(self._serve_tcp, conn, tcp)
-                except RuntimeError:  # the pool is shutting down
-                    conn.close()
-                    with self._state:
-                        self._inflight -= 1
-
-        threading.Thread(target=accept_loop, args=(self._tcp,), name="paxm-hook-tcp", daemon=True).start()
-
-    def _serve_tcp(self, conn: socket.socket, tcp: TcpListener) -> None:
-        """One shell-client request: greet with the daemon token, check the client token, answer framed."""
-        counted = False
-        try:
-            conn.settimeout(CONNECTION_TIMEOUT)
-            conn.sendall(tcp.greeting)
-            request = _read_shell_request(conn, tcp.client_token)
-            if request is None:
-                return  # not our client: no answer, nothing logged (tokens never are)
-            from paxm_core.passive.client_core import opted_out, payload_directory
-
-            if opted_out(payload_directory(request["raw"].encode("utf-8"))):
-                response: dict[str, Any] = {"ok": True, "output": ""}  # the project keeps paxm out
-            else:
-                response = self._dispatch(request)
-            with self._state:
-                self.requests += 1
-                counted = True
-            conn.sendall(framed_reply(response))
-            conn.close()
-            self._after_answer()
-        except Exception as exc:
-            try:
-                conn.sendall(framed_reply({"ok": False, "error": str(exc)}))
-            except OSError:
-                pass
-        finally:
-            conn.close()
-            self._request_done(counted)
 
     def _close_listener(self) -> None:
         with self._deferred_lock:
-            self._deferred_started = True  # a listener not started yet never starts now
-            tcp, self._tcp = self._tcp, None
-        if tcp is not None:
-            tcp.close()
+            self._deferred_started = True  # a delivery loop not started yet never starts now
         listener, self._listener = self._listener, None
         if listener is not None:
             try:
                 listener.close()
             finally:
-                try:
-                    self.socket_path.unlink()
-                except FileNotFoundError:
-                    pass
+                # only the socket this daemon bound: after the hooks directory was removed and
+                # set up again, the path may name a newer daemon's socket
+                unlink_if_same(self.socket_path, self._socket_identity)
 
     def _shutdown(self) -> None:
         try:
@@ -670,113 +741,6 @@ def framed_reply(response: dict[str, Any]) -> bytes:
     tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
     ok = 1 if response.get("ok") else 0
     return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
-
-
-#: first word of the shell client's request header line
-SHELL_MAGIC = b"PAXM-SH1"
-#: first word of the daemon's greeting on the loopback port
-GREETING_MAGIC = b"PAXM-DAEMON"
-MAX_HEADER = 4096
-
-
-class TcpListener:
-    """The loopback listener and its ``paxm-hook.tcp`` file (``<port> <client token> <daemon token>``).
-
-    Both tokens are 128 random bits, new for every daemon start.  The daemon speaks first with
-    its token, so a client that read a stale file never sends a prompt to whatever process now
-    owns the port; a request without the client token is dropped unanswered.  The file is 0600
-    in the 0700 hooks directory (written to a temporary name, then renamed) and removed on a
-    clean exit if it is still this daemon's.
-    """
-
-    def __init__(self, path: Path) -> None:
-        # os.urandom is what secrets.token_hex reads; secrets itself would import hmac and
-        # random on the daemon's start path (about 3 ms before the first answer)
-        self.path = path
-        self.client_token = os.urandom(16).hex().encode()
-        daemon_token = os.urandom(16).hex().encode()
-        self.greeting = GREETING_MAGIC + b" " + daemon_token + b"\n"
-        import socket  # the full module: callers (and tests) use ``accept`` and ``with``
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            self.sock.bind(("127.0.0.1", 0))  # loopback only, never another address
-            self.sock.listen(64)
-            self.sock.settimeout(1.0)
-            port = self.sock.getsockname()[1]
-            self._content = f"{port} {self.client_token.decode()} {daemon_token.decode()}\n".encode()
-            private_dir(path.parent)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            try:
-                os.fchmod(fd, 0o600)  # whatever the umask
-                os.write(fd, self._content)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except OSError:
-            self.sock.close()
-            raise
-
-    def close(self) -> None:
-        """Stop listening and remove the file (only if a newer daemon has not replaced it)."""
-        self.sock.close()
-        try:
-            with open(self.path, "rb") as handle:
-                ours = handle.read(256) == self._content
-            if ours:
-                self.path.unlink()
-        except OSError:
-            pass
-
-
-def _read_shell_request(conn: socket.socket, client_token: bytes) -> dict[str, Any] | None:
-    """The shell client's frame: one header line, then exactly ``<length>`` raw payload bytes.
-
-    ``PAXM-SH1 <client token> <event id> <length> <captured_at> <target> <event> <mode> <owner>``
-    (``-`` for an empty owner).  ``None`` when the token is wrong or the frame is malformed.
-    """
-    import hmac
-
-    buffer = b""
-    while b"\n" not in buffer:
-        chunk = conn.recv(MAX_HEADER)
-        if not chunk:
-            return None
-        buffer += chunk
-        if len(buffer) > MAX_HEADER and b"\n" not in buffer[:MAX_HEADER]:
-            return None
-    header, _, rest = buffer.partition(b"\n")
-    fields = header.split(b" ")
-    if len(fields) != 9 or fields[0] != SHELL_MAGIC or not hmac.compare_digest(fields[1], client_token):
-        return None
-    try:
-        size = int(fields[3])
-        captured_at = float(fields[4])
-    except ValueError:
-        return None
-    if size < 0 or size > MAX_REQUEST:
-        return None
-    chunks = [rest[:size]]
-    have = len(chunks[0])
-    while have < size:
-        chunk = conn.recv(min(1 << 16, size - have))
-        if not chunk:
-            return None  # the client went away mid-frame: it stores the event itself
-        chunks.append(chunk)
-        have += len(chunk)
-    text = [f.decode("utf-8", "replace") for f in fields]
-    return {
-        "v": 2,
-        "event_id": text[2],
-        "target": text[5],
-        "event": text[6],
-        "mode": text[7],
-        "owner": "" if text[8] == "-" else text[8],
-        "captured_at": captured_at if captured_at > 0 else time.time(),
-        "reply": "framed",
-        "raw": b"".join(chunks).decode("utf-8", "replace"),
-    }
 
 
 def _accept(listener: _socket.socket) -> _socket.socket:

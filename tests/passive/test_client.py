@@ -56,8 +56,8 @@ class FakeDaemon:
     ``close`` wakes the serving thread and waits for it before the listener's descriptor is
     closed: a thread still blocked in ``accept`` on a closed descriptor can have that call
     restarted by the kernel (``ERESTARTSYS`` after a signal such as ``SIGCHLD``) on the same
-    descriptor number, which by then names the next test's socket -- e.g. the loopback
-    listener ``find_bash`` probes with, whose connection the stale thread then steals.
+    descriptor number, which by then names the next test's socket, whose connection the stale
+    thread then steals.
     """
 
     def __init__(self, path: Path, behaviour: str) -> None:
@@ -206,8 +206,8 @@ def test_unwritable_hooks_dir_still_exits_zero(tmp_path: Path) -> None:
 
 def test_hook_command_is_absolute_and_isolated(tmp_path: Path) -> None:
     argv = hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", mode="json", queue_path="~/q.sqlite")
-    assert argv[1] == "-c" and argv[3] == "paxm-hook"  # the fail-open guard
-    argv = argv[5:] if argv[4].endswith("/client.sh") else argv[4:]  # the shell form sources client.sh
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"  # the fail-open guard
+    argv = argv[4:]
     assert argv[0] == os.path.abspath(sys.executable) and os.path.isabs(argv[0])
     assert argv[1:3] == ["-I", "-S"] and argv[3] == str(CLIENT.resolve())
     assert argv[argv.index("--config") + 1] == str(tmp_path / "c.yaml")

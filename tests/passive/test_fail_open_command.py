@@ -93,3 +93,26 @@ def test_is_paxm_hook_tells_paxm_handlers_from_the_users_own(tmp_path: Path) -> 
     assert is_paxm_hook(legacy, config, "gemini-cli")
     for users_own in ("echo hi", "python3 my_hook.py --config x", "sh -c 'unterminated", ""):
         assert not is_paxm_hook(users_own, config, "gemini-cli")
+
+
+#: the ``-c`` script of the shell form earlier versions installed (it sourced ``client.sh``)
+RETIRED_SHELL_GUARD = '[ -f "$1" ] || exit 0; . "$1"; exit 0'
+
+
+def test_a_hook_left_in_the_retired_shell_form_fails_open_and_is_named_by_doctor(tmp_path: Path) -> None:
+    from paxm_core.integration import is_paxm_hook, missing_file_findings, parse_hook_command
+
+    config = tmp_path / "c.yaml"
+    words = hook_command(config, "claude", "UserPromptSubmit")[4:]
+    retired_client = str(client_path().with_name("client.sh"))
+    assert not Path(retired_client).exists()  # no longer ships
+    line = shlex.join(["/bin/bash", "-c", RETIRED_SHELL_GUARD, "paxm-hook", retired_client, *words])
+    out = _run_line(line)  # what such a hook does after the upgrade: nothing, exit 0
+    assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
+    assert is_paxm_hook(line, config, "claude")  # setup recognises it as paxm's and replaces it
+    hook = parse_hook_command(line)
+    assert hook is not None and hook.shell_client == retired_client and hook.interpreter == interpreter_path()
+    findings = missing_file_findings([line], "run paxm setup")
+    assert [(f.level, f.message, f.fix) for f in findings] == [
+        ("error", f"paxm hook points at a missing file: {retired_client}", "run paxm setup")
+    ]

@@ -28,7 +28,6 @@ from paxm_core.config.codec import decode
 from paxm_core.config.defaults import default_config
 from paxm_core.config.model import AgentConfig, Config
 from paxm_core.integration import HookResult, InstallContext, Integration, client_path, interpreter_path
-from paxm_core.passive.client_command import find_bash
 from paxm_core.plugins import get_plugin_manager
 
 ORACLE = Path(__file__).parent / "oracle"
@@ -164,7 +163,6 @@ def _replacements(root: Path) -> list[tuple[str, str]]:
         (interpreter_path(), "{PY}"),
         (str(client_path()), "{CLIENT}"),
         (paxm_executable(), "{PAXM}"),
-        (find_bash() or "/nonexistent-bash", "{BASH}"),
         (sys.executable, "{PY}"),
         (str(Path(paxm_core.__file__).parent), "{CORE}"),
     ]

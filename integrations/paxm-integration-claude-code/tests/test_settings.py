@@ -25,7 +25,7 @@ from paxm_core.config.defaults import default_config
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
 from paxm_core.json_settings import merge_hook_groups
-from paxm_core.passive.client_command import FAIL_OPEN_GUARD, SHELL_GUARD, find_bash, shell_client_path
+from paxm_core.passive.client_command import FAIL_OPEN_GUARD
 from paxm_integration_claude_code import ClaudeCodeIntegration
 from paxm_integration_claude_code.integration import SPEC, is_paxm_command
 
@@ -72,11 +72,7 @@ def settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_golden_install_uninstall(
-    case: str, tmp_path: Path, settings_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the goldens hold the /bin/sh form: the shell form names this machine's bash
-    monkeypatch.setenv("PAXM_HOOK_CLIENT", "python")
+def test_golden_install_uninstall(case: str, tmp_path: Path, settings_file: Path) -> None:
     config = _config(tmp_path)
     integration = ClaudeCodeIntegration()
     folder = GOLDEN / case
@@ -139,12 +135,8 @@ def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Pa
         (handler,) = groups[0]["hooks"]
         # the fail-open guard first (exit 0, no output when paxm is gone), then the client argv
         argv = shlex.split(handler["command"])
-        if argv[0] == "/bin/sh":
-            guard, words = argv[:4], argv[4:]
-            assert guard == ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook"]
-        else:  # the shell form: a bash >= 5.1 sources client.sh, which falls back to the same argv
-            guard, words = argv[:5], argv[5:]
-            assert guard == [find_bash(), "-c", SHELL_GUARD, "paxm-hook", str(shell_client_path())]
+        guard, words = argv[:4], argv[4:]
+        assert guard == ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook"]
         assert words[:4] == [interpreter_path(), "-I", "-S", str(client_path())]
         assert Path(words[0]).is_absolute() and Path(words[3]).is_absolute()
         assert words[4:] == ["--config", str(config.path), "--target", "claude", "--event", event]
@@ -336,45 +328,45 @@ def test_merge_then_remove_gives_the_original_back(original: dict[str, Any]) -> 
     assert remove_hooks(original, _OURS) == original
 
 
-def test_upgrading_to_the_shell_form_replaces_the_old_handlers(
-    tmp_path: Path, settings_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not find_bash():
-        if os.environ.get("CI"):
-            pytest.fail("CI needs bash >= 5.1 with /dev/tcp for the shell hook form")
-        pytest.skip("no bash >= 5.1 with /dev/tcp on this machine")
+#: the ``-c`` script of the shell form earlier versions installed (it sourced ``client.sh``)
+RETIRED_SHELL_GUARD = '[ -f "$1" ] || exit 0; . "$1"; exit 0'
+
+
+def _retired_shell_form(command: str) -> str:
+    """``command`` as an earlier version's shell form: ``<bash> -c <guard> paxm-hook <client.sh> <python argv>``."""
+    words = shlex.split(command)[4:]
+    retired_client = str(Path(words[3]).with_name("client.sh"))  # where it lived; it no longer ships
+    return shlex.join(["/bin/bash", "-c", RETIRED_SHELL_GUARD, "paxm-hook", retired_client, *words])
+
+
+def _retire_all(settings_file: Path) -> None:
+    data = json.loads(settings_file.read_text())
+    for groups in data["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["command"] = _retired_shell_form(handler["command"])
+    settings_file.write_text(json.dumps(data))
+
+
+def test_setup_rewrites_hooks_installed_in_the_retired_shell_form(tmp_path: Path, settings_file: Path) -> None:
     config = _config(tmp_path)
-    monkeypatch.setenv("PAXM_HOOK_CLIENT", "python")
     ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
-    monkeypatch.delenv("PAXM_HOOK_CLIENT")
+    expected = json.loads(settings_file.read_text())
+    _retire_all(settings_file)
     ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
-    hooks = json.loads(settings_file.read_text())["hooks"]
-    for groups in hooks.values():
-        handlers = [h for group in groups for h in group["hooks"]]
-        assert len(handlers) == 1  # the /bin/sh handler was recognised and replaced, not duplicated
-        assert shlex.split(handlers[0]["command"])[:2] == [find_bash(), "-c"]
+    # each retired handler was recognised as paxm's and replaced (not duplicated) by the /bin/sh form
+    assert json.loads(settings_file.read_text()) == expected
     ClaudeCodeIntegration().uninstall(InstallContext(config, echo=_quiet))
     assert "hooks" not in json.loads(settings_file.read_text() or "{}")
 
 
-def test_doctor_names_a_shell_form_hook_whose_files_are_gone(tmp_path: Path, settings_file: Path) -> None:
-    """The shell form fails open when its bash or ``client.sh`` is gone: doctor must say so."""
-    if not find_bash():
-        if os.environ.get("CI"):
-            pytest.fail("CI needs bash >= 5.1 with /dev/tcp for the shell hook form")
-        pytest.skip("no bash >= 5.1 with /dev/tcp on this machine")
+def test_doctor_names_a_hook_left_in_the_retired_shell_form(tmp_path: Path, settings_file: Path) -> None:
+    """After an upgrade a shell-form hook exits 0 doing nothing (``client.sh`` is gone): doctor says so."""
     config = _config(tmp_path)
     ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
     assert [f.level for f in ClaudeCodeIntegration().check(InstallContext(config, owner="paxm"))] == ["ok"]
-    data = json.loads(settings_file.read_text())
-    handler = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
-    words = shlex.split(handler["command"])
-    assert words[0] == find_bash() and words[4] == str(shell_client_path())
-    for index in (0, 4):  # the bash, then client.sh (pip uninstall, a removed Homebrew bash ...)
-        broken = list(words)
-        broken[index] = str(tmp_path / "gone" / Path(words[index]).name)
-        handler["command"] = shlex.join(broken)
-        settings_file.write_text(json.dumps(data))
-        findings = ClaudeCodeIntegration().check(InstallContext(config, owner="paxm"))
-        assert [f.level for f in findings] == ["error"], findings
-        assert "does not exist" in findings[0].message
+    _retire_all(settings_file)
+    findings = ClaudeCodeIntegration().check(InstallContext(config, owner="paxm"))
+    assert [f.level for f in findings] == ["error"], findings
+    assert "does not exist" in findings[0].message and "/client.sh" in findings[0].message
+    assert " setup " in findings[0].fix

@@ -60,9 +60,7 @@ def _golden(case: str, name: str, actual: str, paxm_config: Path) -> str:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_golden_merge_and_unmerge(case: str, env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    # the goldens hold the /bin/sh form: the shell form names this machine's bash
-    monkeypatch.setenv("PAXM_HOOK_CLIENT", "python")
+def test_golden_merge_and_unmerge(case: str, env: tuple[Path, Path]) -> None:
     codex_config, paxm_config = env
     before_file = GOLDEN / case / "before.toml"
     before = _subst(before_file.read_text(), paxm_config) if before_file.exists() else None

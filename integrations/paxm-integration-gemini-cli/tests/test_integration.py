@@ -24,7 +24,6 @@ from paxm_core.integration import (
     Integration,
     guard_escaped_envelope,
 )
-from paxm_core.passive.client_command import find_bash
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_gemini_cli import GeminiCliIntegration
 
@@ -88,7 +87,7 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     ours = data["hooks"]["BeforeAgent"][1]["hooks"][0]
     assert (ours["type"], ours["name"], ours["timeout"]) == ("command", "paxm-BeforeAgent", 10_000)
     assert "--target gemini-cli" in ours["command"] and "--event BeforeAgent" in ours["command"]
-    assert ours["command"].startswith(("/bin/sh -c ", f"{find_bash()} -c "))  # a fail-open guard
+    assert ours["command"].startswith("/bin/sh -c ")  # the fail-open guard
     assert "AfterTool" not in data["hooks"]  # tool_use capture is off by default
 
     again = _paxm(tmp_path, "setup", "--yes", "--agent", "gemini-cli", "--provider", "sqlite", "--force")

@@ -115,10 +115,7 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
     argv = settings["commands"]["user_input"]
     # the fail-open guard, then `<python> -I -S <client.py>`
-    assert argv[1] == "-c" and argv[3] == "paxm-hook"
-    if argv[0] != "/bin/sh":  # the shell form sources client.sh first
-        assert argv[4].endswith("/client.sh") and Path(argv[4]).exists()
-        argv = [*argv[:4], *argv[5:]]
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"
     assert argv[5:7] == ["-I", "-S"] and Path(argv[4]).exists() and Path(argv[7]).exists()
     assert argv[argv.index("--target") + 1] == "opencode" and argv[argv.index("--event") + 1] == "chat.message"
     assert not (oc_dir / "package.json").exists()  # nothing added to OpenCode's dependency install
@@ -189,8 +186,8 @@ def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None
     settings = embedded_settings(path.read_text())
     assert settings is not None
     argv = settings["commands"]["user_input"]
-    # after the fail-open guard (and client.sh in the shell form) and `python -I -S`
-    client = argv[8] if argv[4].endswith("/client.sh") else argv[7]
+    # after the fail-open guard and `python -I -S`
+    client = argv[7]
     path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
     findings = integration.check(InstallContext(config=config))
     assert Finding("error", "OpenCode plugin points at a missing file: /gone/client.py", fix) in findings

@@ -120,10 +120,10 @@ def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def _client_exists(command: str) -> bool:
-    """Whether every file an installed command line runs is still there (client, interpreter, bash)."""
+def _missing_files(command: str) -> list[str]:
+    """The files an installed paxm command line runs that are gone (interpreter, client, a retired ``client.sh``)."""
     hook = parse_hook_command(command)
-    return hook is not None and all(os.path.exists(f) for f in hook.files)
+    return [f for f in hook.files if not os.path.exists(f)] if hook is not None else [command]
 
 
 class ClaudeCodeIntegration(SettingsHooksIntegration):
@@ -220,7 +220,8 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         missing = [event for event in self.wanted_hooks(config) if not any(ours(c) for c in commands.get(event, []))]
         if missing:
             return [Finding("error", f"paxm hooks missing in {path} for {', '.join(missing)}", fix)]
-        broken = [c for cs in commands.values() for c in cs if ours(c) and not _client_exists(c)]
+        broken = sorted({f for cs in commands.values() for c in cs if ours(c) for f in _missing_files(c)})
         if broken:
-            return [Finding("error", f"paxm hooks in {path} point at a hook client that does not exist", fix)]
+            gone = ", ".join(broken)
+            return [Finding("error", f"paxm hooks in {path} point at a hook client that does not exist: {gone}", fix)]
         return [Finding("ok", f"hooks installed in {path}")]

@@ -123,11 +123,9 @@ export default function paxmPiExtension(pi) {
         if (timer) clearTimeout(timer);
         resolve({ ok, stdout: ok ? out : "" });
       };
-      // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`, or the
-      // shell form `<bash> -c <guard> paxm-hook <client.sh> <python> -I -S <client.py> ...`) exits 0
+      // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`) exits 0
       // silently when paxm is gone; check its interpreter and client here so the UI can say so
-      const at = String(argv[4]).endsWith("/client.sh") ? 5 : 4;
-      if (argv[3] === "paxm-hook" && !(existsSync(String(argv[at])) && existsSync(String(argv[at + 3])))) {
+      if (argv[3] === "paxm-hook" && !(existsSync(String(argv[4])) && existsSync(String(argv[7])))) {
         warn(event, "paxm's interpreter or hook client is missing");
         finish(false);
         return;
