@@ -138,7 +138,8 @@ def private_dir(path: str | os.PathLike[str]) -> str:
     """Create ``path`` and any missing parents, each 0700; return the path as a string.
 
     Only the directories this call creates get a mode; an existing one keeps its own.  The
-    directory (new or not) must be one no other user can change (:func:`untrusted_dir_reason`).
+    directory, and the existing directory new ones are created in, must be ones no other user
+    can change (:func:`untrusted_dir_reason`): nothing is created in one that fails.
 
     :raises UnsafePathError: another user can change the directory.
     """
@@ -151,6 +152,8 @@ def private_dir(path: str | os.PathLike[str]) -> str:
         if parent == probe:
             break
         probe = parent
+    if missing:  # whoever can write where a new directory goes can rename it and put theirs there
+        _refuse_untrusted(probe)
     for directory in reversed(missing):
         try:
             os.mkdir(directory, DIR_MODE)
@@ -160,10 +163,14 @@ def private_dir(path: str | os.PathLike[str]) -> str:
             continue  # another process made it meanwhile: not ours to chmod
         if hasattr(os, "fchmod"):
             _chmod_new_dir(directory)
-    reason = untrusted_dir_reason(target)
-    if reason:
-        raise UnsafePathError(f"{target} {reason}; paxm writes only in directories no other user can change")
+    _refuse_untrusted(target)
     return target
+
+
+def _refuse_untrusted(directory: str) -> None:
+    reason = untrusted_dir_reason(directory)
+    if reason:
+        raise UnsafePathError(f"{directory} {reason}; paxm writes only in directories no other user can change")
 
 
 def private_file(path: str | os.PathLike[str], what: str = "file") -> str:

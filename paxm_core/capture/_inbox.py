@@ -243,9 +243,10 @@ def _private_file(path: str) -> None:
 
     The same rules as :mod:`paxm_core.private_files` (docs/security.md), restated here because
     this file may import no paxm module (see the module docstring): modes are set only on what
-    this call creates; the queue's directory must be one no other user can change (owned by
-    you or root, no group/other write bit unless sticky); the queue and its ``-wal``/``-shm``/
-    ``-journal``, when they exist, must be regular files you own (a link is never followed).
+    this call creates; the queue's directory, and the one new directories are created in, must
+    be ones no other user can change (owned by you or root, no group/other write bit unless
+    sticky); the queue and its ``-wal``/``-shm``/``-journal``, when they exist, must be regular
+    files you own (a link is never followed).
 
     :raises OSError: naming the path and the reason, when any of that does not hold.
     """
@@ -260,6 +261,9 @@ def _private_file(path: str) -> None:
         if parent == probe:
             break
         probe = parent
+    euid = os.geteuid()
+    if missing:
+        _refuse_untrusted(probe, euid)
     for new_dir in reversed(missing):
         try:
             os.mkdir(new_dir, 0o700)
@@ -270,13 +274,7 @@ def _private_file(path: str) -> None:
             os.fchmod(fd, 0o700)  # the umask may have removed the owner's bits
         finally:
             os.close(fd)
-    euid = os.geteuid()
-    info = os.stat(directory)
-    mode = stat.S_IMODE(info.st_mode)
-    if info.st_uid not in (euid, 0):
-        raise OSError(f"{directory} is owned by uid {info.st_uid}, not by you (uid {euid}); paxm does not write there")
-    if mode & 0o022 and not mode & stat.S_ISVTX:
-        raise OSError(f"{directory} is writable by other users (mode {mode:04o}); paxm does not write there")
+    _refuse_untrusted(directory, euid)
     # O_EXCL: an existing file is never opened here.  Closing any descriptor of a file drops
     # every POSIX lock this process holds on it -- including the locks of SQLite connections
     # to it (the daemon opens the queue more than once).  Without its lock a connection looks
@@ -303,6 +301,18 @@ def _private_file(path: str) -> None:
             raise OSError(f"{candidate} is not a regular file; paxm keeps the capture queue in a database file")
         if info.st_uid != euid:
             raise OSError(f"{candidate} is owned by uid {info.st_uid}, not by you (uid {euid})")
+
+
+def _refuse_untrusted(directory: str, euid: int) -> None:
+    """Raise unless only ``euid`` or root can change ``directory`` (part of :func:`_private_file`)."""
+    import stat
+
+    info = os.stat(directory)
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid not in (euid, 0):
+        raise OSError(f"{directory} is owned by uid {info.st_uid}, not by you (uid {euid}); paxm does not write there")
+    if mode & 0o022 and not mode & stat.S_ISVTX:
+        raise OSError(f"{directory} is writable by other users (mode {mode:04o}); paxm does not write there")
 
 
 def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
