@@ -19,6 +19,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paxm_core.config import load_config, save_config
 from paxm_core.errors import ConfigError, PaxmError
@@ -300,3 +302,28 @@ def test_doctor_names_a_link_at_the_database_path(tmp_path: Path) -> None:
     assert row["message"].startswith(f"providers.sqlite.path: {db} is a symbolic link to {target}")
     assert row["fix"] == f"rm {db}"
     assert unchanged(target)
+
+
+# -- the directory rule, for every mode -------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mode=st.integers(min_value=0, max_value=0o1777))
+def test_the_directory_rule_for_every_mode_and_private_dir_never_chmods(tmp_path: Path, mode: int) -> None:
+    from paxm_core.private_files import UnsafePathError, private_dir, untrusted_dir_reason
+
+    directory = tmp_path / "d"
+    directory.mkdir(exist_ok=True)
+    directory.chmod(mode)
+    try:
+        others_can_write = bool(mode & 0o022) and not mode & 0o1000
+        assert (untrusted_dir_reason(directory) is not None) == others_can_write
+        if others_can_write:
+            with pytest.raises(UnsafePathError, match=f"is writable by other users \\(mode {mode:04o}\\)"):
+                private_dir(directory / "new" / "deeper")
+            assert not (directory / "new").exists()
+        else:
+            private_dir(directory)
+        assert stat.S_IMODE(directory.stat().st_mode) == mode
+    finally:
+        directory.chmod(0o700)
