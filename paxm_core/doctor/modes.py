@@ -152,8 +152,10 @@ def check_file_modes(config: Config) -> Iterator[DoctorFinding]:
         if finding is not None:
             untrusted.add(directory)
             yield finding
+    # a link among a directory's entries is one paxm would refuse too (a socket there is paxm's)
+    links = [e for d in dirs if d.is_dir() for e in _entries(d) if e.is_symlink()]
     refused: set[Path] = set()
-    for path, finding in _unsafe_files(config, files):
+    for path, finding in _unsafe_files(config, list(dict.fromkeys([*files, *links]))):
         refused.add(path)
         yield finding
     yield from _mode_findings(config, dirs, files, skip=untrusted | refused)
@@ -246,8 +248,13 @@ def _mode_findings(config: Config, dirs: list[Path], files: list[Path], *, skip:
             continue
         seen.add(path)
         try:
-            info = path.stat()  # a symlinked config (dotfiles) is judged by what it points at
+            # A symlinked config or directory (dotfiles) is judged by what it points at; any
+            # other link is reported above, and its target's mode is not paxm's business: a
+            # ``chmod`` fix would change the target.
+            info = path.stat() if expect_dir or path == config.path.absolute() else path.lstat()
         except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
             continue
         is_dir = stat.S_ISDIR(info.st_mode)
         if expect_dir is True and not is_dir:

@@ -327,3 +327,18 @@ def test_the_directory_rule_for_every_mode_and_private_dir_never_chmods(tmp_path
         assert stat.S_IMODE(directory.stat().st_mode) == mode
     finally:
         directory.chmod(0o700)
+
+
+def test_doctor_never_offers_a_chmod_through_a_link_in_the_hooks_dir(tmp_path: Path) -> None:
+    target = victim(tmp_path)
+    cfg = write_config(tmp_path / "cfg" / "config.yaml", tmp_path / "cfg" / "memory.sqlite")
+    hooks = cfg.parent / "hooks"
+    hooks.mkdir(mode=0o700)
+    planted = hooks / "paxm-hook-daemon.log"
+    planted.symlink_to(target)
+    row = _doctor_error(cfg, planted)
+    assert row["fix"] == f"rm {planted}" and "symbolic link" in row["message"]
+    rows = json.loads(paxm(cfg, "config", "doctor", "--json").stdout)
+    assert not any("chmod" in r.get("fix", "") for r in rows), rows
+    subprocess.run(row["fix"], shell=True, check=True)  # noqa: S602
+    assert unchanged(target) and not planted.exists()
