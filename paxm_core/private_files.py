@@ -126,7 +126,11 @@ def _refuse_unless_private(path: str, what: str) -> None:
 def _chmod_new_dir(directory: str) -> None:
     # mkdir's mode is masked by the umask (077 could leave 0500: unusable); the directory was
     # created by this call, so set its mode through a descriptor that cannot follow a link
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+    except PermissionError:  # a umask of 0777 left it 0000, unreadable: by name, in a checked parent
+        os.chmod(directory, DIR_MODE)
+        return
     try:
         if stat.S_IMODE(os.fstat(fd).st_mode) != DIR_MODE:
             os.fchmod(fd, DIR_MODE)
