@@ -2,7 +2,9 @@
 
 Write to a private temp file in the target's directory, then ``os.replace`` it over the target:
 readers see the old file or the new one, never half of either.  The temp file is created 0600
-(``mkstemp``), so a secret is never world-readable, not even briefly, whatever the umask.
+(``mkstemp``: ``O_CREAT | O_EXCL | O_NOFOLLOW``), so a secret is never world-readable, not even
+briefly, whatever the umask, and its mode is set through its descriptor.  Nothing is written
+through a link: a symbolic link at the target is replaced by the new file, its target untouched.
 """
 
 from __future__ import annotations
@@ -13,6 +15,20 @@ from pathlib import Path
 __all__ = ["write_atomic"]
 
 
+def _refuse_special(target: Path) -> None:
+    """Replacing a device or FIFO node (``/dev/null`` as a config path, run as root) would break it for everyone."""
+    import stat
+
+    from paxm_core.private_files import UnsafePathError, unsafe_file_reason
+
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise UnsafePathError(f"{target} {unsafe_file_reason(info)}")
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int = 0o600, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically; the file ends up with permissions ``mode``.
 
@@ -20,19 +36,24 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int =
         are rewritten on every hook call and can be rebuilt (metrics, session state) pass
         ``False``, which costs them a torn write only on power loss, never a partial file.
     :raises OSError: the directory is not writable (the temp file is removed).
+    :raises UnsafePathError: ``path`` is a directory, FIFO, socket or device (never replaced).
     """
     import tempfile  # here: importing it (shutil, random) would weigh on every paxm process start
 
     target = Path(path)
+    _refuse_special(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
+            handle.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), mode)  # the file this call created, never one reached by name
+            else:  # pragma: no cover - Windows
+                os.chmod(tmp_name, mode)
             if durable:
-                handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -16,7 +16,6 @@ only files it recognises as its own.  What is the same for every such harness li
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -132,10 +131,14 @@ class GeneratedFile:
 
     @staticmethod
     def write(path: Path, source: str) -> bool:
-        """Write ``source`` to ``path`` atomically, 0600 (new directories 0700); ``False`` when current."""
+        """Write ``source`` to ``path`` atomically, 0600 (new directories 0700); ``False`` when current.
+
+        A current file is left as it is (its mode included: an existing file is never chmod-ed);
+        a new or changed one is a new file replacing the old, or a link at ``path``, never
+        written through it.
+        """
         try:
             if path.read_text(encoding="utf-8") == source:
-                os.chmod(path, 0o600)
                 return False
         except OSError:
             pass

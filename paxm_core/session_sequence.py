@@ -105,17 +105,17 @@ class SessionSequenceStore:
         if self._conn is not None:
             return self._conn
         try:
-            from paxm_core.private_files import private_file, private_sqlite_files, private_umask
+            from paxm_core.private_files import connect_private, private_umask
 
-            private_file(self.path)  # 0600 before SQLite opens it, so -wal/-shm inherit 0600
+            # created 0600 before SQLite opens it (so -wal/-shm are 0600), never through a link.
             # isolation_level=None: every statement is its own transaction, which is exactly
             # the atomicity the upsert needs, with no implicit BEGIN held across calls.
-            with private_umask():
-                conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn: sqlite3.Connection = connect_private(
+                self.path, timeout=5.0, isolation_level=None, check_same_thread=False
+            )
             try:
                 with private_umask():
                     _prepare(conn)
-                private_sqlite_files(self.path)
             except sqlite3.Error:
                 conn.close()
                 raise

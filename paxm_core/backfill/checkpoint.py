@@ -1,8 +1,8 @@
 """The backfill checkpoint store: which turns are queued, which files are finished, the runs.
 
-One SQLite file (0600 in a 0700 directory).  A turn is recorded in the same step that
-appends it to the backfill queue, so after a kill -9 a run skips exactly what is already
-durable; a finished file (same size and mtime) is not even re-read.
+One SQLite file (0600 in a 0700 directory, opened under :mod:`paxm_core.private_files`' rules).
+A turn is recorded in the same step that appends it to the backfill queue, so after a kill -9
+a run skips exactly what is already durable; a finished file (same size and mtime) is not even re-read.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from paxm_core.private_files import connect_private, private_umask
 from paxm_core.processes import pid_alive
 from paxm_core.sqlite_locks import retry_locked
 
@@ -34,36 +35,20 @@ _SCHEMA = (
 _RUN_FIELDS = frozenset({"found", "queued", "skipped", "delivered", "state", "error", "finished_at"})
 
 
-def private_dir(path: Path) -> Path:
-    """Create ``path`` 0700 (whatever the umask) and return it."""
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
-    return path
-
-
-def private_file(path: Path) -> None:
-    """Create ``path`` 0600 if missing (before SQLite opens it, so no window with a wider mode)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
-
-
 class CheckpointStore:
     """What a backfill has done, per agent; survives kill -9 (SQLite WAL, short transactions)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        private_dir(path.parent)
-        private_file(path)
-        self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        # created 0600 in a 0700 directory before SQLite opens it, never through a link
+        self._conn: sqlite3.Connection = connect_private(
+            path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
         # a parallel backfill opens one new file from several processes at once
-        retry_locked(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
-        self._conn.execute("PRAGMA synchronous = FULL")
-        retry_locked(lambda: [self._conn.execute(statement) for statement in _SCHEMA])
-        for suffix in ("-wal", "-shm"):
-            side = Path(f"{path}{suffix}")
-            if side.exists():
-                os.chmod(side, 0o600)
+        with private_umask():  # the -wal/-shm SQLite creates now are 0600 too
+            retry_locked(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+            self._conn.execute("PRAGMA synchronous = FULL")
+            retry_locked(lambda: [self._conn.execute(statement) for statement in _SCHEMA])
 
     def close(self) -> None:
         """Close the database."""

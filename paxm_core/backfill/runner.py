@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.backfill.checkpoint import CheckpointStore, private_dir
+from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
 from paxm_core.backfill.workers import auto_workers, render_files_parallel, render_files_serial, worker_setup
@@ -49,7 +49,9 @@ LOOKAHEAD = 2
 
 def backfill_dir(config: Any) -> Path:
     """``<config dir>/backfill`` (created 0700)."""
-    return private_dir(Path(str(getattr(config, "config_dir", "."))) / "backfill")
+    from paxm_core.private_files import private_dir
+
+    return Path(private_dir(Path(str(getattr(config, "config_dir", "."))) / "backfill"))
 
 
 @dataclass

@@ -46,8 +46,9 @@ class QueueWriteLock:
             return
         self._flock = fcntl.flock
         self._exclusive, self._unlock = fcntl.LOCK_EX, fcntl.LOCK_UN
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-        os.chmod(self.path, 0o600)
+        from paxm_core.private_files import open_private
+
+        self._fd = open_private(self.path, os.O_RDWR)  # 0600 when new, never through a link
 
     @contextmanager
     def held(self) -> Iterator[None]:

@@ -239,39 +239,80 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
 
 
 def _private_file(path: str) -> None:
-    """Create ``path`` 0600 and its missing parents 0700 whatever the umask.
+    """Create ``path`` 0600 and its missing parents 0700; refuse what is not safe to open.
 
-    The same rule as :mod:`paxm_core.private_files`, restated here because this file may
-    import no paxm module (see the module docstring).
+    The same rules as :mod:`paxm_core.private_files` (docs/security.md), restated here because
+    this file may import no paxm module (see the module docstring): modes are set only on what
+    this call creates; the queue's directory, and the one new directories are created in, must
+    be ones no other user can change (owned by you or root, no group/other write bit unless
+    sticky); the queue and its ``-wal``/``-shm``/``-journal``, when they exist, must be regular
+    files you own (a link is never followed).
+
+    :raises OSError: naming the path and the reason, when any of that does not hold.
     """
+    import stat  # already loaded by ``os``: costs nothing on the hook client path
+
+    directory = os.path.dirname(os.path.abspath(path))
     missing: list[str] = []
-    probe = os.path.dirname(os.path.abspath(path))
+    probe = directory
     while not os.path.isdir(probe):
         missing.append(probe)
         parent = os.path.dirname(probe)
         if parent == probe:
             break
         probe = parent
-    for directory in reversed(missing):
+    euid = os.geteuid()
+    if missing:
+        _refuse_untrusted(probe, euid)
+    for new_dir in reversed(missing):
         try:
-            os.mkdir(directory, 0o700)
+            os.mkdir(new_dir, 0o700)
         except FileExistsError:
-            pass
-        os.chmod(directory, 0o700)
+            continue  # made by another process meanwhile: not ours to chmod
+        fd = os.open(new_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)  # the umask may have removed the owner's bits
+        finally:
+            os.close(fd)
+    _refuse_untrusted(directory, euid)
     # O_EXCL: an existing file is never opened here.  Closing any descriptor of a file drops
     # every POSIX lock this process holds on it -- including the locks of SQLite connections
     # to it (the daemon opens the queue more than once).  Without its lock a connection looks
     # absent, so another process closing the queue checkpoints and deletes the WAL this one
-    # is still committing to, and those commits vanish when the process dies.
+    # is still committing to, and those commits vanish when the process dies.  O_EXCL also
+    # fails on a link, dangling or not, so none is followed.
     try:
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except FileExistsError:
         pass
-    try:
-        if os.stat(path).st_mode & 0o777 != 0o600:
-            os.chmod(path, 0o600)
-    except PermissionError:
-        pass
+    else:
+        try:
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+    for candidate in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise OSError(f"{candidate} is a symbolic link; paxm does not follow links where it keeps its files")
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{candidate} is not a regular file; paxm keeps the capture queue in a database file")
+        if info.st_uid != euid:
+            raise OSError(f"{candidate} is owned by uid {info.st_uid}, not by you (uid {euid})")
+
+
+def _refuse_untrusted(directory: str, euid: int) -> None:
+    """Raise unless only ``euid`` or root can change ``directory`` (part of :func:`_private_file`)."""
+    import stat
+
+    info = os.stat(directory)
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid not in (euid, 0):
+        raise OSError(f"{directory} is owned by uid {info.st_uid}, not by you (uid {euid}); paxm does not write there")
+    if mode & 0o022 and not mode & stat.S_ISVTX:
+        raise OSError(f"{directory} is writable by other users (mode {mode:04o}); paxm does not write there")
 
 
 def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:

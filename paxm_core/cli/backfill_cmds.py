@@ -132,8 +132,9 @@ class _Bar:
 
 
 def _spawn_background(argv: list[str], log: Path) -> int:
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.chmod(log, 0o600)
+    from paxm_core.private_files import open_private
+
+    fd = open_private(log, os.O_WRONLY | os.O_APPEND)  # 0600 when new, never through a link
     try:
         process = subprocess.Popen(
             [sys.executable, "-c", "from paxm_core.cli import main; main()", *argv],

@@ -13,6 +13,14 @@ lock, log, session state), the capture queue with its ``-wal``/``-shm``, the sta
 (telemetry, session sequences) and its files, every enabled provider's ``path`` file with its
 ``-wal``/``-shm``, and the default data directory.  Directories that are not paxm's (a
 config passed with ``--config`` into a project folder) are not judged.
+
+Two more ``error`` findings name what paxm refuses to write through
+(:mod:`paxm_core.private_files`): a directory paxm writes in (any of the above, and the
+directory of every file above) that another user can change -- owned by another user, or
+group/other-writable without the sticky bit; and a file paxm keeps that is a symbolic link
+(the config file excepted: it is read through a link and replaced whole), a directory, FIFO,
+socket or device, or owned by another user.  paxm never chmods an existing file itself: a
+widened mode is reported here, with its fix, and left to the user.
 """
 
 from __future__ import annotations
@@ -132,12 +140,104 @@ def _config_finding(config: Config, path: Path, mode: int) -> DoctorFinding:
 
 
 def check_file_modes(config: Config) -> Iterator[DoctorFinding]:
-    """One finding per paxm file or directory with group/other permission bits; silent when all are private.
+    """One finding per paxm file or directory that is unsafe or has group/other permission bits.
 
-    (Silent, not an ``ok`` row: ``--json`` on a sound default install stays upstream's shape.)
+    Silent when all are private (not an ``ok`` row: ``--json`` on a sound default install
+    stays upstream's shape).
     """
     dirs, files = private_paths(config)
-    seen: set[Path] = set()
+    untrusted = set()
+    for directory in dict.fromkeys([*dirs, *(f.parent for f in files)]):
+        finding = _untrusted_finding(directory, mine=directory in dirs)
+        if finding is not None:
+            untrusted.add(directory)
+            yield finding
+    # a link among a directory's entries is one paxm would refuse too (a socket there is paxm's)
+    links = [e for d in dirs if d.is_dir() for e in _entries(d) if e.is_symlink()]
+    refused: set[Path] = set()
+    for path, finding in _unsafe_files(config, list(dict.fromkeys([*files, *links]))):
+        refused.add(path)
+        yield finding
+    yield from _mode_findings(config, dirs, files, skip=untrusted | refused)
+
+
+def _untrusted_finding(directory: Path, *, mine: bool) -> DoctorFinding | None:
+    """An error when another user can change ``directory`` (paxm refuses to write in it)."""
+    from paxm_core.private_files import untrusted_dir_reason
+
+    try:
+        reason = untrusted_dir_reason(directory)
+    except OSError:
+        return None  # missing: paxm creates it 0700 when it first writes there
+    if not reason:
+        return None
+    quoted = shlex.quote(str(directory))
+    if "owned by" in reason:
+        fix = f"chown {_user_name()} {quoted}"
+    else:
+        fix = f"chmod 700 {quoted}" if mine else f"chmod go-w {quoted}"
+    return DoctorFinding(
+        "file_modes",
+        str(directory),
+        "error",
+        f"directory {directory} {reason}: another user could swap the files paxm keeps there, so paxm"
+        " does not write in it",
+        fix,
+    )
+
+
+def _user_name() -> str:
+    import pwd
+
+    uid = os.geteuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _unsafe_files(config: Config, files: list[Path]) -> Iterator[tuple[Path, DoctorFinding]]:
+    """Files paxm keeps that it refuses to open: links, non-files, other users' files."""
+    from paxm_core.private_files import unsafe_file_reason
+
+    keys = _path_keys(config)
+    config_files = {config.path.absolute(), *(f for f in files if f.name == "config.json")}
+    for path in files:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if path in config_files and stat.S_ISLNK(info.st_mode):
+            continue  # a dotfiles link: read through it, replaced whole on save
+        reason = unsafe_file_reason(info, "file paxm can use")
+        if not reason:
+            continue
+        quoted = shlex.quote(str(path))
+        if stat.S_ISLNK(info.st_mode):
+            reason = f"is a symbolic link to {os.readlink(path)}; paxm does not follow links where it keeps its files"
+            fix = f"rm {quoted}"  # the link only: what it points at stays
+        elif "owned by" in reason:
+            fix = f"chown {_user_name()} {quoted}"
+        else:
+            key = keys.get(path)
+            fix = f"paxm setup (set {key} to a file path)" if key else f"move {quoted} away"
+        where = f"{keys[path]}: " if path in keys else ""
+        yield path, DoctorFinding("file_modes", str(path), "error", f"{where}{path} {reason}", fix)
+
+
+def _path_keys(config: Config) -> dict[Path, str]:
+    """``{database file: "providers.NAME.path"}`` for every enabled provider with a ``path``."""
+    keys: dict[Path, str] = {}
+    for name, provider in config.enabled_providers().items():
+        raw = (getattr(provider, "path", "") or "").strip()
+        if raw:
+            keys[Path(raw).expanduser().absolute()] = f"providers.{name}.path"
+    return keys
+
+
+def _mode_findings(config: Config, dirs: list[Path], files: list[Path], *, skip: set[Path]) -> Iterator[DoctorFinding]:
+    """Group/other permission bits on paxm's directories, their entries, and its files."""
+    seen: set[Path] = set(skip)
     targets: list[tuple[Path, bool | None]] = [(d, True) for d in dirs]
     for directory in dirs:
         if directory.is_dir():
@@ -148,8 +248,13 @@ def check_file_modes(config: Config) -> Iterator[DoctorFinding]:
             continue
         seen.add(path)
         try:
-            info = path.stat()  # a symlink (dotfiles) is judged by what it points at
+            # A symlinked config or directory (dotfiles) is judged by what it points at; any
+            # other link is reported above, and its target's mode is not paxm's business: a
+            # ``chmod`` fix would change the target.
+            info = path.stat() if expect_dir or path == config.path.absolute() else path.lstat()
         except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
             continue
         is_dir = stat.S_ISDIR(info.st_mode)
         if expect_dir is True and not is_dir:

@@ -49,7 +49,7 @@ from paxm_core.passive.client_core import (
     REPLY_MAGIC,
     SOCKET_NAME,
 )
-from paxm_core.private_files import private_dir
+from paxm_core.private_files import open_private, private_dir
 
 if TYPE_CHECKING:
     # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
@@ -253,7 +253,7 @@ class DaemonLock:
         give_up = time.monotonic() + timeout
         attempts = 0
         while attempts < 5:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = open_private(self.path, os.O_RDWR)  # 0600 when new, never through a link
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -722,7 +722,7 @@ class HookDaemon:
         try:
             if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
                 path.replace(path.with_suffix(".log.1"))
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = open_private(path, os.O_WRONLY | os.O_APPEND)  # 0600 when new, never through a link
             with os.fdopen(fd, "a", encoding="utf-8") as handle:
                 handle.write(f"{datetime.now(UTC).isoformat()} pid={os.getpid()} {message}\n")
         except OSError:

@@ -2,7 +2,8 @@
 
 Writers take an exclusive ``flock`` on ``telemetry.lock`` in the telemetry directory, so CLI
 calls, the MCP server and the hook daemon can record concurrently.  The directory is 0700 and
-every file 0600: events describe what the user's agents did.
+every file 0600: events describe what the user's agents did.  Files are opened through
+:mod:`paxm_core.private_files`: never through a link, never in a directory another user can change.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ class TelemetryStore:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive telemetry lock."""
-        self.ensure_dir()
-        fd = os.open(self.settings.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        from paxm_core.private_files import open_private
+
+        fd = open_private(self.settings.lock_path, os.O_RDWR)  # makes the directory too
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -69,6 +71,8 @@ class TelemetryStore:
         """
         path = self.settings.events_path
         cap = self.settings.max_event_file_bytes
+        from paxm_core.private_files import open_private
+
         lines = [(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8") for e in events]
         start = 0
         while start < len(lines):
@@ -81,7 +85,7 @@ class TelemetryStore:
             while end < len(lines) and size + len(lines[end]) <= room:
                 size += len(lines[end])
                 end += 1
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = open_private(path, os.O_WRONLY | os.O_APPEND)  # 0600 when new, never through a link
             try:
                 data = memoryview(b"".join(lines[start:end]))
                 while data:  # a regular file takes it in one write; a short one is finished

@@ -209,16 +209,16 @@ class VectorCache:
         the store or its vector table does not exist yet, or is already loaded)."""
         import os
 
-        from paxm_core.private_files import private_sqlite_files, private_umask
+        from paxm_core.private_files import connect_private, private_umask
 
         if self.seq is not None or not os.path.exists(path):
             return
         try:
-            # Opening may create the -wal/-shm siblings: 0600 like the provider's own.
-            with private_umask():
-                conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
-        except sqlite3.Error:
-            return
+            # The provider's own checks (no link, a regular file of the user's) and umask 077:
+            # opening may create the -wal/-shm siblings, 0600 like the provider's own.
+            conn = connect_private(path, timeout=5.0, isolation_level=None)
+        except (OSError, sqlite3.Error):
+            return  # the provider's open reports it, naming the config key
         try:
             with self._load_lock:
                 with private_umask():
@@ -227,7 +227,6 @@ class VectorCache:
                     ).fetchone()
                     if self.seq is None and known:
                         ensure_schema(conn)  # a store written before the change log existed
-                private_sqlite_files(path)
                 if self.seq is None and known:
                     self.load(conn)
         except sqlite3.Error:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
-from paxm_core.private_files import private_file, private_sqlite_files, private_umask, sqlite_hint
+from paxm_core.private_files import UnsafePathError, connect_private, private_umask, sqlite_hint
 from paxm_core.sqlite_locks import BUSY_TIMEOUT, retry_locked
 
 __all__ = ["Database"]
@@ -60,10 +60,13 @@ class Database:
         from paxm_provider_sqlite.migrations import migrate
 
         try:
-            # 0600 before SQLite opens it (parents 0700): its -wal/-shm inherit the mode
-            private_file(self.path)
-            with private_umask():
-                conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            # created 0600 before SQLite opens it (parents 0700): its -wal/-shm inherit the mode;
+            # a link, directory, FIFO or device at the path is refused, never opened
+            conn: sqlite3.Connection = connect_private(
+                self.path, timeout=5.0, isolation_level=None, check_same_thread=False
+            )
+        except UnsafePathError as exc:
+            raise ProviderError(self._provider, "open", f"providers.{self._provider}.path: {exc}") from exc
         except (OSError, sqlite3.Error) as exc:
             raise ProviderError(self._provider, "open", f"cannot open {self.path}: {exc}") from exc
         try:
@@ -77,7 +80,6 @@ class Database:
             conn.execute("PRAGMA synchronous = NORMAL")
             with private_umask():
                 retry_locked(lambda: migrate(conn))
-            private_sqlite_files(self.path)
         except sqlite3.Error as exc:
             conn.close()
             raise ProviderError(
