@@ -173,22 +173,24 @@ def remove_retired_files(hooks_dir: Path) -> None:
 
 
 def check_private_dir(path: Path) -> None:
-    """Create ``path`` 0700 if needed, then insist it is a real directory of this user's, 0700.
+    """Create ``path`` 0700 if it is missing, then insist it is a real directory of this user's, 0700.
 
     The socket inside is the daemon's only way in: a directory another user owns or can
-    enter (a symlink to one, loosened modes) would let that user reach or replace it.  A
-    directory of this user's with looser modes is made 0700; anything else is refused as
-    found (never chmod-ed, never followed).
+    enter (a symlink to one, loosened modes) would let that user reach or replace it.  An
+    existing directory is never chmod-ed (paxm sets modes only on what it creates, see
+    ``docs/security.md``): anything but a 0700 directory of this user's is refused as found,
+    with the fix in the message (``paxm config doctor`` names it too).
     """
     try:
-        if _is_own_dir(path, any_mode=True):
-            private_dir(path)  # ours: make it 0700 if it is not
-        elif file_identity(path) is None:
+        if file_identity(path) is None:
             private_dir(path)  # missing: created 0700 with any missing parents
         if _is_own_dir(path, any_mode=False):
             return
+        loose = _is_own_dir(path, any_mode=True)
     except OSError as exc:
         raise PaxmError(f"cannot use {path}: {exc}") from None
+    if loose:
+        raise PaxmError(f"{path} is open to other users; make it private: chmod 700 {path}")
     raise PaxmError(f"{path} must be a directory owned by this user with mode 0700")
 
 

@@ -321,9 +321,13 @@ def test_the_daemon_refuses_a_socket_path_it_did_not_create(tmp_path: Path) -> N
 
 def test_the_hooks_directory_must_be_a_private_directory_of_this_user(tmp_path: Path) -> None:
     own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own.mkdir()
+    own.chmod(0o755)
+    with pytest.raises(PaxmError, match="chmod 700"):
+        check_private_dir(own)  # ours but open: refused as found, never chmod-ed
+    assert own.stat().st_mode & 0o777 == 0o755
+    own.chmod(0o700)
     check_private_dir(own)
-    assert own.stat().st_mode & 0o777 == 0o700
     check_private_dir(tmp_path / "new" / "hooks")  # created 0700
     assert (tmp_path / "new" / "hooks").stat().st_mode & 0o777 == 0o700
     link = tmp_path / "link"
