@@ -8,7 +8,10 @@ CLI and the hooks (docs/mcp.md, "Privilege model"):
 * the workspace is the server's own working directory
   (:func:`paxm_core.workspace.resolve_workspace`); recall is scoped to it and writes carry it,
   whatever the caller's ``meta`` / ``metadata`` say;
-* caller metadata never sets workspace, user, agent, session, scope, tier or ``paxm_*``;
+* caller metadata never sets workspace, user, agent, session, scope, tier or ``paxm_*``, and
+  attribution is the runtime's alone: every memory written over MCP has source ``mcp`` (the
+  ``source`` argument is accepted for upstream's schema and ignored) and metadata keys that
+  name attribution (``source``, ``origin``, ``session_id``, ``turn_id`` ...) are dropped;
 * a caller ``id`` is namespaced (``mcp-<digest of user, agent, workspace>-<id>``), so it can
   only ever replace a memory this caller created through MCP;
 * text and query sizes are bounded (``limits.max_text_bytes`` / ``limits.max_query_bytes``);
@@ -87,7 +90,10 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
                     "type": "string",
                     "description": "Optional write profile. Defaults to the configured default profile.",
                 },
-                "source": {"type": "string", "description": "Optional source label. Defaults to mcp."},
+                "source": {
+                    "type": "string",
+                    "description": "Ignored: a memory stored over MCP always has source mcp.",
+                },
                 "metadata": _string_map("Optional metadata to store with the memory."),
             },
             ("text",),
@@ -183,13 +189,19 @@ def _check(key: str, spec: Mapping[str, Any], value: Any) -> Any:
     raise ToolArgumentError(f"argument {key!r} has an unsupported schema")  # pragma: no cover - schema bug
 
 
-class _SourceOverride:
-    """Telemetry sink that records every call with ``source: mcp``.
+#: metadata keys (lowercased, ``-`` read as ``_``) that would restate who wrote a memory; the
+#: reserved ones (user, agent, session, scope, ``paxm_*`` ...) :class:`~paxm_core.tools.Tools` drops
+_ATTRIBUTION_NAMES = frozenset(
+    {"source", "origin", "provenance", "session_id", "turn_id", "author", "written_by", "harness", "command"}
+)
 
-    ``Tools.remember`` uses its ``source`` both as the memory's source label and as the
-    telemetry source; over MCP the label is the caller's (default ``mcp``) but the telemetry
-    source must say the call came through MCP, as upstream records it.
-    """
+
+def _without_attribution(metadata: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in metadata.items() if k.strip().lower().replace("-", "_") not in _ATTRIBUTION_NAMES}
+
+
+class _SourceOverride:
+    """Telemetry sink that records every call with ``source: mcp``, as upstream records it."""
 
     def __init__(self, sink: Any) -> None:
         self._sink = sink
@@ -333,8 +345,8 @@ class PaxmTools:
             result = tools.remember(
                 text,
                 profile=args.get("profile") or None,
-                source=str(args.get("source") or "").strip() or "mcp",
-                metadata=args.get("metadata") or {},
+                source="mcp",  # attribution is the runtime's: a caller cannot pass for the CLI
+                metadata=_without_attribution(args.get("metadata") or {}),
                 id=self._namespaced_id(tools, str(args.get("id") or "")),
                 workspace=self.workspace or None,
                 command="remember",
