@@ -1,4 +1,4 @@
-"""The stdio MCP server (``paxm mcp serve``) on the official ``mcp`` SDK.
+"""The stdio MCP server (``paxm mcp serve``): its four tools and their stdio wiring.
 
 Four tools, with upstream's input schemas: ``paxm_recall``, ``paxm_remember``,
 ``paxm_history`` and ``paxm_config_doctor``.  Least privilege by construction: nothing here

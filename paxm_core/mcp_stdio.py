@@ -1,8 +1,8 @@
 """MCP over stdio: a small JSON-RPC 2.0 loop, newline-delimited, without the MCP SDK.
 
-The server side of what paxm serves needs only ``initialize``, ``ping``, ``tools/list``,
-``tools/call`` and a few notifications, and importing the SDK (pydantic models, anyio) cost
-seconds before ``initialize`` could be answered.  The rules kept exact:
+paxm's server needs only ``initialize``, ``ping``, ``tools/list``, ``tools/call`` and a few
+notifications; importing the SDK (pydantic models, anyio) takes seconds, far over the 500 ms
+budget for answering ``initialize`` cold.  The protocol rules:
 
 * ``initialize`` answers with the client's ``protocolVersion`` when this server speaks it,
   else with the newest one it speaks (the client then decides); capabilities ``tools``;
