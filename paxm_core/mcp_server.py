@@ -495,10 +495,13 @@ def _private_stdio() -> tuple[Any, Any]:
     import os
 
     reader, writer = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
+    devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # started without a stderr
+        os.dup2(devnull, 1)
     os.close(devnull)
-    os.dup2(2, 1)
     return os.fdopen(reader, "rb"), os.fdopen(writer, "wb")
 
 

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,19 @@ def test_a_failing_handler_is_an_internal_error() -> None:
     answers = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(1, -32603), (2, -32603)]
     assert "exploded" in answers[0]["error"]["message"]
+
+
+def test_stray_stdout_writes_go_to_stderr_and_stdin_is_private() -> None:
+    code = (
+        "import os, sys\n"
+        "from paxm_core.mcp_server import _private_stdio\n"
+        "reader, writer = _private_stdio()\n"
+        "print('stray print', flush=True)\n"
+        "os.write(1, b'stray fd write\\n')\n"
+        "assert sys.stdin.read() == ''\n"  # fd 0 now reads /dev/null
+        "writer.write(reader.readline()); writer.flush()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input=b"the request\n", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"the request\n"
+    assert b"stray print" in done.stderr and b"stray fd write" in done.stderr
