@@ -226,3 +226,18 @@ def test_forget_preview_shows_escapes(stored: Path) -> None:
     assert gone.returncode == 0, gone.stderr
     (hit,) = json.loads(gone.stdout)["hits"]
     assert "\x1b]0;owned\x07" in hit["first_line"]
+
+
+def test_logs_and_history_show_escapes(tmp_path: Path) -> None:
+    # a profile name is logged as given: an unknown one full of escapes is still printed safely
+    failed = _paxm(tmp_path, "recall", "-q", "anything", "--profile", "p\x1b]0;owned\x07\x9b2J")
+    assert failed.returncode == 1
+    logs = _paxm(tmp_path, "logs")
+    assert logs.returncode == 0, logs.stderr
+    assert "profile=p\\x1b]0;owned\\x07\\x9b2J" in logs.stdout
+    history = _paxm(tmp_path, "history", "--days", "1")
+    assert history.returncode == 0, history.stderr
+    for out in (logs.stdout, history.stdout):
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", out)
+    raw = _paxm(tmp_path, "logs", "--json")
+    assert json.loads(raw.stdout.splitlines()[-1])["profile"] == "p\x1b]0;owned\x07\x9b2J"
