@@ -18,7 +18,12 @@ __all__ = ["dashboard"]
     help="Loopback address to listen on (127.0.0.1, [::1] or localhost; port 0 picks a free one).",
 )
 @click.option("--days", type=int, default=7, show_default=True, help="Days the overview covers (0: whole retention).")
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
+@click.option(
+    "--open",
+    "open_browser",
+    is_flag=True,
+    help="Open the page in the default browser (signed in with a one-time login code).",
+)
 @click.pass_context
 def dashboard(ctx: click.Context, addr: str, days: int, open_browser: bool) -> None:
     """Show what paxm remembered, recalled and delivered, in a browser.
