@@ -127,7 +127,7 @@ class StdioServer:
             return
         try:
             message = json.loads(scrub_json_line(line))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
             self._send_error(None, PARSE_ERROR, "Parse error")
             return
         if isinstance(message, list):

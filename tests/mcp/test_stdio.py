@@ -60,6 +60,7 @@ def test_garbage_and_batches_get_json_rpc_errors_and_the_server_keeps_serving(co
             _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             _line({"jsonrpc": "2.0", "id": 99, "result": {}}),  # a client response: ignored
             b"\xff\xfe not utf-8\n",
+            b"[" * 100_000 + b"\n",
             _line({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
         ]
     )
@@ -76,6 +77,7 @@ def test_garbage_and_batches_get_json_rpc_errors_and_the_server_keeps_serving(co
         (None, -32600),
         (4, -32601),
         (5, -32602),
+        (None, -32700),
         (None, -32700),
     ]
     assert rest[-1] == {"jsonrpc": "2.0", "id": 6, "result": {}}
