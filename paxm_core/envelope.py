@@ -11,6 +11,12 @@ markup opener (``<`` directly followed by a letter, ``/``, ``!`` or ``?``) is es
 parser swallow the real closing tag.  A bare ``<`` (``a < b``) is kept.  So the only markup in
 a block is the block's own pair of tags.
 
+Inside the envelope each memory starts with a ``### Memory N (provider)`` heading.  A memory's
+own text must not be able to start another one, so :func:`guard_memory_text` gives every line
+of memory text that reads as a Markdown heading (a ``#`` first, after any blanks, invisible
+characters or backslashes) one more leading backslash: ``\\### Memory 2`` is text, never a
+header, and :func:`unguard_memory_text` takes exactly that backslash off again.
+
 The same envelope is what echo suppression strips before a hook writes a turn, so a recall
 never gets remembered as if the user had said it.
 """
@@ -34,6 +40,9 @@ __all__ = [
     "dumps_json",
     "escape_block_content",
     "escape_block_json",
+    "guard_memory_text",
+    "header_field",
+    "unguard_memory_text",
     "wrap_block",
     "go_float",
     "recall_json",
@@ -79,6 +88,49 @@ def _escapers() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def _escape_tag(match: re.Match[str]) -> str:
     return "&lt;" + match.group("body") + ("&gt;" if match.group("end") else "")
+
+
+# A line start: the start of the text or after any character a reader may break a line at.
+_LINE_START = r"(?:^|(?<=[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]))"
+# Blank or invisible characters that may come before a heading's ``#`` on one line.
+_LINE_SKIPPABLE = (
+    r"[\t \x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\xa0"
+    r"\u00ad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u206f\u3000\ufeff]"
+)
+_HEADING = r"(?=\\*" + _LINE_SKIPPABLE + r"*[#\uff03\ufe5f])"
+_heading_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _heading_escapers() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    global _heading_patterns
+    patterns = _heading_patterns
+    if patterns is None:  # a race compiles twice, harmlessly
+        patterns = _heading_patterns = (re.compile(_LINE_START + _HEADING), re.compile(_LINE_START + r"\\" + _HEADING))
+    return patterns
+
+
+def guard_memory_text(text: str) -> str:
+    """``text`` with one more leading backslash on every line that reads as a Markdown heading.
+
+    So no line of a memory can pass for a ``### Memory N`` header of paxm's output (or any
+    heading); :func:`unguard_memory_text` reverses it exactly.
+    """
+    if "#" not in text and "\uff03" not in text and "\ufe5f" not in text:
+        return text
+    return _heading_escapers()[0].sub("\\\\", text)
+
+
+def header_field(value: str) -> str:
+    """``value`` on one line (every line break a space): a header field (provider, source, user,
+    agent, scope) can never start a line of its own in rendered output."""
+    return re.sub(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", " ", value)
+
+
+def unguard_memory_text(text: str) -> str:
+    """The memory text :func:`guard_memory_text` was given: one leading backslash off each heading line."""
+    if "\\" not in text:
+        return text
+    return _heading_escapers()[1].sub("", text)
 
 
 def escape_block_content(content: str) -> str:
@@ -169,8 +221,9 @@ def render_hit_markdown(index: int, hit: MemoryHit) -> str:
         lines.append(f"Raw score: {hit.raw_score:.4f}{kind}")
     if hit.source:
         lines.append(f"Source: {hit.source}")
+    lines = [header_field(line) for line in lines]  # provider, source ... are stored data too
     lines.append("")
-    lines.append(hit.text.strip())
+    lines.append(guard_memory_text(hit.text.strip()))
     lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -55,6 +55,27 @@ def test_pip_install_paxm_gives_the_remember_recall_loop(tmp_path: Path) -> None
     sqlite = next(p for p in json.loads(listing.stdout)["plugins"] if p["name"] == "sqlite")
     assert sqlite["distribution"] == "paxm-provider-sqlite" and sqlite["providers"] == ["sqlite"]
     assert (tmp_path / "data" / "paxm" / "memory.sqlite").exists()
+    # the MCP server runs from the wheel without the MCP SDK (a test dependency only)
+    recall = {"name": "paxm_recall", "arguments": {"query": "zebra-42"}}
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": recall},
+    ]
+    served = subprocess.run(
+        [paxm, "mcp", "serve"],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert served.returncode == 0, served.stderr
+    init, found = (json.loads(line) for line in served.stdout.splitlines())
+    assert init["result"]["serverInfo"]["name"] == "paxm" and found["result"]["isError"] is False
+    python = Path(paxm).with_name("python")
+    no_sdk = subprocess.run([str(python), "-c", "import mcp"], capture_output=True, text=True)
+    assert no_sdk.returncode != 0 and "ModuleNotFoundError" in no_sdk.stderr
 
 
 @pytest.mark.prefetch_wheel_venv("paxm", "paxm-provider-zep")

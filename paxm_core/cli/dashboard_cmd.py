@@ -18,13 +18,20 @@ __all__ = ["dashboard"]
     help="Loopback address to listen on (127.0.0.1, [::1] or localhost; port 0 picks a free one).",
 )
 @click.option("--days", type=int, default=7, show_default=True, help="Days the overview covers (0: whole retention).")
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
+@click.option(
+    "--open",
+    "open_browser",
+    is_flag=True,
+    help="Open the page in the default browser (signed in with a one-time login code).",
+)
 @click.pass_context
 def dashboard(ctx: click.Context, addr: str, days: int, open_browser: bool) -> None:
     """Show what paxm remembered, recalled and delivered, in a browser.
 
     Serves a page on a loopback address only.  The printed URL carries a token made for this
-    run; anyone without it (other users' browsers, other web pages) is refused.  Ctrl-C stops.
+    run; anyone without it (other users' browsers, other web pages) is refused.  ``--open``
+    gives the browser a one-time login code instead (single use, 60 s), so the token never
+    appears on a command line other users can read.  Ctrl-C stops.
     """
     from paxm_core.config import load_config
     from paxm_core.dashboard.security import parse_addr
@@ -32,7 +39,12 @@ def dashboard(ctx: click.Context, addr: str, days: int, open_browser: bool) -> N
 
     address = parse_addr(addr)  # refuse a non-loopback address before loading anything
     config = load_config(getattr(ctx.find_root().obj, "config_path", None))
-    server = DashboardServer(config, address, days=days)
+
+    def signed_in() -> None:
+        # a code someone else redeemed first leaves the user's browser refused: say when one is used
+        click.echo("paxm dashboard: a browser signed in with the one-time login code", err=True)
+
+    server = DashboardServer(config, address, days=days, on_login=signed_in)
 
     def ready() -> None:
         click.echo(f"paxm dashboard: {server.url}")
@@ -40,7 +52,8 @@ def dashboard(ctx: click.Context, addr: str, days: int, open_browser: bool) -> N
         if open_browser:
             import webbrowser
 
-            if not webbrowser.open(server.url):
+            # the browser's argv is readable by every local user: a one-time code, never the token
+            if not webbrowser.open(server.login_url()):
                 click.echo("paxm dashboard: no browser found; open the URL above", err=True)
 
     try:

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from paxm_core.errors import PaxmError, RecallError, UsageError
+from paxm_core.textsafe import printable
 
 __all__ = ["forget"]
 
@@ -176,7 +177,8 @@ def _preview_lines(plan: _Plan, router: Any) -> list[str]:
         lines.append(f"warning: search on {err.provider} failed ({err.error}); its memories are not listed")
     if plan.queue_error:
         lines.append(f"warning: the capture queue could not be read: {plan.queue_error}")
-    return lines
+    # memory text and ids are stored data: control characters are shown, never sent raw
+    return [printable(line) for line in lines]
 
 
 def _confirm(yes: bool, err: bool) -> None:
@@ -249,7 +251,7 @@ def forget(
         if as_json:
             click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
         else:
-            click.echo(message)
+            click.echo(printable(message))
             for line in _preview_lines(plan, router):
                 click.echo(line)
         if plan.search_errors:
@@ -331,17 +333,21 @@ def _linked_by_ref(memory_id: str, plan: _Plan) -> bool:
     return any(memory_id == ref for c in plan.copies for _, ref in c.delivered)
 
 
+def _say(line: str) -> None:
+    click.echo(printable(line))
+
+
 def _print_report(report: dict[str, Any]) -> None:
     for entry in report["providers"]:
         name = entry["provider"]
         if entry["status"] == "unsupported":
-            click.echo(f"{name}: cannot delete (no delete support): {', '.join(entry['unsupported'])}")
+            _say(f"{name}: cannot delete (no delete support): {', '.join(entry['unsupported'])}")
             continue
         for key, label in (("deleted", "deleted"), ("accepted", "delete accepted"), ("not_found", "not found")):
             if entry[key]:
-                click.echo(f"{name}: {label}: {', '.join(entry[key])}")
+                _say(f"{name}: {label}: {', '.join(entry[key])}")
         for failure in entry["failed"]:
-            click.echo(f"{name}: FAILED {failure['id']}: {failure['error']}")
+            _say(f"{name}: FAILED {failure['id']}: {failure['error']}")
     queue = report["queue"]
     if queue["copies"]:
-        click.echo(f"capture queue: removed {queue['removed']} queued capture(s)")
+        _say(f"capture queue: removed {queue['removed']} queued capture(s)")

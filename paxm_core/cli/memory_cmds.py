@@ -10,6 +10,7 @@ import click
 
 from paxm_core.envelope import dumps_json, recall_json, render_recall_text
 from paxm_core.errors import UsageError
+from paxm_core.textsafe import printable
 
 __all__ = ["recall", "remember"]
 
@@ -55,7 +56,7 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
         click.echo(dumps_json(result.to_json()), nl=False)
         return
     for ref in result.refs:
-        click.echo(f"stored memory: {ref.provider}/{ref.id}")
+        click.echo(printable(f"stored memory: {ref.provider}/{ref.id}"))
 
 
 @click.command()
@@ -99,4 +100,5 @@ def recall(
     if as_json:
         click.echo(dumps_json(recall_json(result, "active")), nl=False)
         return
-    click.echo(render_recall_text(result, "active"), nl=False)
+    # memory text is untrusted: control characters are shown, never sent raw to a terminal
+    click.echo(printable(render_recall_text(result, "active")), nl=False)

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from paxm_core.errors import UsageError
+from paxm_core.textsafe import printable
 
 __all__ = ["queue"]
 
@@ -139,17 +140,20 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if report["dead_deliveries"]:
         click.echo("Dead deliveries:")
         for dead in report["dead_deliveries"]:
+            # errors may quote a provider's answer or a payload: never raw control characters
             click.echo(
-                f"  {dead['episode_id']} -> {dead['provider']} ({dead['attempts']} attempts): {dead['last_error']}"
+                printable(
+                    f"  {dead['episode_id']} -> {dead['provider']} ({dead['attempts']} attempts): {dead['last_error']}"
+                )
             )
     if report["dead_episodes"]:
         click.echo("Dead episodes:")
         for dead in report["dead_episodes"]:
-            click.echo(f"  {dead['episode_id']}: {dead['error']}")
+            click.echo(printable(f"  {dead['episode_id']}: {dead['error']}"))
     if report["failed_inbox"]:
         click.echo("Failed inbox entries:")
         for failed in report["failed_inbox"]:
-            click.echo(f"  {failed['event_id']}: {failed['error']}")
+            click.echo(printable(f"  {failed['event_id']}: {failed['error']}"))
     if daemon is not None:
         click.echo(f"Hook daemon: {_daemon_line(daemon)}")
 

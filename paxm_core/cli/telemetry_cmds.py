@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from paxm_core.errors import UsageError
+from paxm_core.textsafe import printable
 
 __all__ = ["history", "logs"]
 
@@ -32,7 +33,7 @@ def history(ctx: click.Context, days: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
     else:
-        click.echo(render_history(summary), nl=False)
+        click.echo(printable(render_history(summary)), nl=False)
 
 
 @click.command()
@@ -52,7 +53,7 @@ def logs(ctx: click.Context, tail: int, follow: bool, as_json: bool) -> None:
         if as_json:
             click.echo(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
         else:
-            click.echo(format_log_line(event))
+            click.echo(printable(format_log_line(event)))  # event fields may come from hook payloads
 
     if not follow:
         for event in telemetry.tail(tail):

@@ -3,6 +3,7 @@
 Routes (all need the Host check and the token, see :mod:`paxm_core.dashboard.security`):
 
 ``GET /``                  the page (``?token=`` is exchanged for a cookie, then redirected away)
+``GET /login``             ``?code=``: a one-time code (``--open``) exchanged for the same cookie
 ``GET /static/<file>``     the page's CSS and JS, shipped in the wheel
 ``GET /api/info``          paths, version, whether query previews are kept, recall profiles
 ``GET /api/summary``       ``?days=N``: the HistorySummary of ``paxm history --json``
@@ -19,6 +20,7 @@ Bad parameters answer 400 ``{"error": ...}``; a foreign Host 403; a missing or w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.resources import files
 from typing import Any
 
@@ -30,7 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from paxm_core.dashboard.data import MAX_PAGE, DashboardData, EventFilter
-from paxm_core.dashboard.security import TOKEN_HEADER, allowed_hosts, cookie_name, tokens_match
+from paxm_core.dashboard.security import TOKEN_HEADER, OneTimeCodes, allowed_hosts, cookie_name, tokens_match
 from paxm_core.errors import PaxmError, UsageError
 
 __all__ = ["create_app"]
@@ -105,6 +107,8 @@ class _Guard:
             return None
         if request.url.path == "/" and "token" in request.query_params:
             return None  # the endpoint checks and exchanges it
+        if request.url.path == "/login":
+            return None  # the endpoint redeems the one-time code
         if tokens_match(header, self.token) or tokens_match(request.cookies.get(self.cookie), self.token):
             return None
         if request.url.path.startswith("/api/"):
@@ -129,9 +133,27 @@ def _int_param(request: Request, name: str, default: int, *, low: int, high: int
     return value
 
 
-def create_app(data: DashboardData, *, token: str, port: int, days: int = 7) -> Starlette:
-    """The ASGI app serving ``data``; ``port`` is the bound port (for the Host check and cookie)."""
+def create_app(
+    data: DashboardData,
+    *,
+    token: str,
+    port: int,
+    days: int = 7,
+    codes: OneTimeCodes | None = None,
+    on_login: Callable[[], None] | None = None,
+) -> Starlette:
+    """The ASGI app serving ``data``; ``port`` is the bound port (for the Host check and cookie).
+
+    ``codes`` are the one-time login codes ``/login`` accepts (none: every code is refused);
+    ``on_login`` runs after each code is redeemed (the command tells the terminal).
+    """
     cookie = cookie_name(port)
+
+    def signed_in() -> Response:
+        # The cookie, then "/" without the credential: it leaves the address bar and history.
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(cookie, token, httponly=True, samesite="strict", path="/")
+        return response
 
     def api(fn: Any) -> Any:
         def endpoint(request: Request) -> Response:
@@ -151,12 +173,20 @@ def create_app(data: DashboardData, *, token: str, port: int, days: int = 7) -> 
         if given is not None:
             if not tokens_match(given, token):
                 return Response("paxm dashboard: wrong token.\n", status_code=401, media_type="text/plain")
-            # Swap the token in the URL for a cookie and drop it from the address bar / history.
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(cookie, token, httponly=True, samesite="strict", path="/")
-            return response
+            return signed_in()
         page = _asset("index.html").replace("{{TOKEN}}", token).replace("{{DAYS}}", str(days))
         return Response(page, media_type="text/html; charset=utf-8")
+
+    def login(request: Request) -> Response:
+        if codes is None or not codes.redeem(request.query_params.get("code")):
+            return Response(
+                "paxm dashboard: this login link is used or expired; open the URL printed by 'paxm dashboard'.\n",
+                status_code=401,
+                media_type="text/plain; charset=utf-8",
+            )
+        if on_login is not None:
+            on_login()
+        return signed_in()
 
     def asset(request: Request) -> Response:
         name = request.path_params["name"]
@@ -207,6 +237,7 @@ def create_app(data: DashboardData, *, token: str, port: int, days: int = 7) -> 
 
     routes = [
         Route("/", index, methods=["GET"]),
+        Route("/login", login, methods=["GET"]),
         Route("/static/{name}", asset, methods=["GET"]),
         Route("/api/info", api(lambda r: data.info()), methods=["GET"]),
         Route("/api/summary", api(summary), methods=["GET"]),

@@ -8,12 +8,18 @@
   ``paxm dashboard`` prints (exchanged once for an HttpOnly, SameSite=Strict cookie), in that
   cookie, or in the ``X-Paxm-Token`` header.  State-changing requests are POST only and need the
   header (a cookie alone never authorizes a change).
+* ``--open`` never puts the token on the browser's command line, which every local user can
+  read (``/proc/<pid>/cmdline``): the browser gets ``/login?code=…`` with a one-time code
+  (:class:`OneTimeCodes`: single use, expires after 60 s) that is exchanged for the same cookie.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import secrets
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from paxm_core.errors import UsageError
@@ -21,7 +27,9 @@ from paxm_core.errors import UsageError
 __all__ = [
     "DEFAULT_ADDR",
     "TOKEN_HEADER",
+    "LOGIN_CODE_SECONDS",
     "BindAddress",
+    "OneTimeCodes",
     "allowed_hosts",
     "cookie_name",
     "new_token",
@@ -32,6 +40,8 @@ __all__ = [
 DEFAULT_ADDR = "127.0.0.1:7465"
 TOKEN_HEADER = "x-paxm-token"
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+#: how long a one-time login code stays valid: enough for a browser to start
+LOGIN_CODE_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +120,41 @@ def tokens_match(given: str | None, expected: str) -> bool:
 def cookie_name(port: int) -> str:
     """The session cookie's name; cookies ignore ports, so two dashboards must not share one."""
     return f"paxm_dashboard_{port}"
+
+
+class OneTimeCodes:
+    """Login codes for the browser ``--open`` starts: each works once, and only for ``ttl`` seconds.
+
+    A code is what goes on the browser's command line instead of the run's token; a local user
+    who reads it there finds it used or expired.
+
+    :param ttl: seconds a code stays valid.
+    :param clock: monotonic seconds (tests pass their own).
+    """
+
+    def __init__(self, ttl: float = LOGIN_CODE_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._codes: dict[str, float] = {}  # code -> expiry
+        self._lock = threading.Lock()
+
+    def issue(self) -> str:
+        """A fresh code (256 bits, URL-safe), valid for ``ttl`` seconds."""
+        code = secrets.token_urlsafe(32)
+        with self._lock:
+            self._codes[code] = self._clock() + self.ttl
+        return code
+
+    def redeem(self, given: str | None) -> bool:
+        """Whether ``given`` is a live code; a live code is spent by this call, whatever follows."""
+        if not given:
+            return False
+        now = self._clock()
+        with self._lock:
+            for code, expiry in list(self._codes.items()):
+                if expiry <= now:
+                    del self._codes[code]  # expired codes never come back
+                elif tokens_match(given, code):
+                    del self._codes[code]
+                    return True
+        return False

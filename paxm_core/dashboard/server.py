@@ -6,7 +6,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from paxm_core.dashboard.security import BindAddress, new_token
+from paxm_core.dashboard.security import BindAddress, OneTimeCodes, new_token
 from paxm_core.errors import UsageError
 
 __all__ = ["DashboardServer"]
@@ -19,7 +19,15 @@ class DashboardServer:
     the URL are known before serving starts.
     """
 
-    def __init__(self, config: Any, address: BindAddress, *, days: int = 7, token: str | None = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        address: BindAddress,
+        *,
+        days: int = 7,
+        token: str | None = None,
+        on_login: Callable[[], None] | None = None,
+    ) -> None:
         from paxm_core.dashboard.app import create_app
         from paxm_core.dashboard.data import DashboardData
 
@@ -36,14 +44,21 @@ class DashboardServer:
         self.port = int(sock.getsockname()[1])
         self.address = BindAddress(address.host, self.port)
         self.token = token or new_token()
+        self.codes = OneTimeCodes()
         self.data = DashboardData(config)
-        self.app = create_app(self.data, token=self.token, port=self.port, days=days)
+        self.app = create_app(
+            self.data, token=self.token, port=self.port, days=days, codes=self.codes, on_login=on_login
+        )
         self._server: Any = None
 
     @property
     def url(self) -> str:
         """The URL to open: it carries the token once; the page swaps it for a cookie."""
         return f"http://{self.address.url_host}:{self.port}/?token={self.token}"
+
+    def login_url(self) -> str:
+        """A URL for a browser this command starts: a one-time code (single use, 60 s), never the token."""
+        return f"http://{self.address.url_host}:{self.port}/login?code={self.codes.issue()}"
 
     def serve(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve until :meth:`stop` (or Ctrl-C); ``on_ready`` runs once the server accepts requests."""

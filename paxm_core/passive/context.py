@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from paxm_core.envelope import escape_block_json, wrap_block, wrap_recall_context
+from paxm_core.envelope import escape_block_json, guard_memory_text, header_field, wrap_block, wrap_recall_context
 
 __all__ = ["DEFAULT_PASSIVE_MAX_CHARS", "identity_block", "local_time_block", "passive_recall_block"]
 
@@ -61,13 +61,14 @@ def _hit_text(hit: Any) -> str:
 def _render_passive_hit(index: int, hit: Any, text: str) -> str:
     # Only what helps the model judge a memory: where it came from.  Scores, relevance, scope and
     # user lines cost ~120 characters per hit and say nothing the order does not already say.
-    provider = str(getattr(hit, "provider", "") or "").strip()
-    source = str(getattr(hit, "source", "") or "").strip()
+    # provider, source and text are stored data: none may start a header line of its own
+    provider = header_field(str(getattr(hit, "provider", "") or "").strip())
+    source = header_field(str(getattr(hit, "source", "") or "").strip())
     head = f"### Memory {index}" + (f" ({provider})" if provider else "")
     lines = [head]
     if source:
         lines.append(f"Source: {source}")
-    return "\n".join(lines) + "\n\n" + text + "\n\n"
+    return "\n".join(lines) + "\n\n" + guard_memory_text(text) + "\n\n"
 
 
 def _block(parts: list[str]) -> str:

@@ -249,7 +249,7 @@ def test_non_loopback_bind_is_refused(tmp_path: Path, addr: str) -> None:
     assert "paxm dashboard: http" not in result.stdout
 
 
-def test_open_hands_the_token_url_to_the_browser_and_days_sets_the_default(tmp_path: Path) -> None:
+def test_open_hands_a_login_url_to_the_browser_and_days_sets_the_default(tmp_path: Path) -> None:
     config = write_config(tmp_path / "cfg", previews=False)
     opened = tmp_path / "opened.txt"
     fake_browser = tmp_path / "browser.sh"
@@ -261,7 +261,9 @@ def test_open_hands_the_token_url_to_the_browser_and_days_sets_the_default(tmp_p
         while not (opened.exists() and opened.read_text()):
             assert time.monotonic() < deadline, "the browser was not started"
             time.sleep(0.1)
-        assert opened.read_text() == server.url
+        # a one-time login code, never the run's token (tests/dashboard/test_login.py)
+        assert opened.read_text().startswith(f"{server.base}/login?code=")
+        assert server.token not in opened.read_text()
         assert server.get("/api/summary").json()["days"] == 3
         assert '<meta name="paxm-days" content="3">' in server.get("/").text
     finally:

@@ -69,7 +69,14 @@ def test_unknown_tool_raises_and_failures_do_not(tmp_path: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["paxm_core.mcp_server", "paxm_core.telemetry", "paxm_core.telemetry.render", "paxm_core.cli.mcp_cmds"]
+    "module",
+    [
+        "paxm_core.mcp_server",
+        "paxm_core.mcp_stdio",
+        "paxm_core.telemetry",
+        "paxm_core.telemetry.render",
+        "paxm_core.cli.mcp_cmds",
+    ],
 )
 def test_modules_do_not_import_the_sdk(module: str) -> None:
     code = f"import sys, json, {module}; print(json.dumps(sorted(sys.modules)))"

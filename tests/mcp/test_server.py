@@ -141,7 +141,8 @@ def test_remember_then_recall_with_trusted_identity(config: Path) -> None:
     assert hit["origin"]["session_id"].startswith("paxm-mcp-")
     assert hit["scope"] == {"type": "personal", "id": "alice"}
     (freeze,) = [h for h in recalled_all.structured_content["hits"] if "thursdays" in h["text"]]
-    assert freeze["source"] == "notes" and freeze["metadata"]["topic"] == "ops"
+    # the caller's source label is ignored: attribution is the runtime's
+    assert freeze["source"] == "mcp" and freeze["metadata"]["topic"] == "ops"
     assert freeze["origin"]["session_id"] == hit["origin"]["session_id"]  # one session per server lifetime
 
 
