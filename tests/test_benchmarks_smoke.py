@@ -31,13 +31,13 @@ def test_quick_benchmark_run_completes_and_reports_medians(prefetched_run: subpr
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     run = _run_module()
     runners = [name for name in run.RUNNERS if name not in HARNESSES]  # type: ignore[attr-defined]
-    assert {"sqlite", "router", "queue", "hook", "backfill"} <= set(runners)
+    assert {"sqlite", "router", "queue", "hook", "backfill", "startup"} <= set(runners)
     for runner in runners:
         assert f"== {runner}: exit 0" in out.stdout, runner
     assert "ratio" in out.stdout and "median" in out.stdout
-    # every row of the issue #23 table is measured, with the baseline it was measured against
-    table = out.stdout.split("== scale and fan-out (issue #23)", 1)[1].splitlines()
-    for prefix, _before, target in run.TABLE:  # type: ignore[attr-defined]
+    # every row of the budget table is measured, with the baseline it was measured against
+    table = out.stdout.split("== budgets;", 1)[1].splitlines()
+    for prefix, target in run.TABLE:  # type: ignore[attr-defined]
         rows = [line.strip() for line in table if line.strip().startswith(prefix)]
         assert rows, f"no row for {prefix!r}:\n" + "\n".join(table)
         for row in rows:
