@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.capture import _inbox
+from paxm_core.capture import _inbox, _spool
 from paxm_core.capture._inbox import sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
@@ -429,6 +429,12 @@ class CaptureQueue:
                 utc_stamp(captured),
             ),
         )
+        if event.truncated_bytes:
+            conn.execute(
+                "INSERT INTO capture_counters(name, value, updated_at) VALUES ('truncated_events', 1, ?)"
+                " ON CONFLICT(name) DO UPDATE SET value = value + 1, updated_at = excluded.updated_at",
+                (utc_stamp(captured),),
+            )
         sealed = ""
         if event.terminal:
             sealed = self._seal_session_in_tx(
@@ -447,6 +453,9 @@ class CaptureQueue:
         are rejected, the entry stays in the inbox as ``failed`` with the error (shown by
         ``paxm queue status``); ``include_failed`` tries such entries again.
         """
+        # spooled events first: they were stored while the queue was locked and are part of
+        # the inbox's order (by received_at)
+        self.import_spool()
         states = ("pending", "failed") if include_failed else ("pending",)
         with self._reading() as conn:
             rows = conn.execute(
@@ -487,6 +496,46 @@ class CaptureQueue:
                     )
                 failed.append((event_id, message))
         return DrainReport(processed, produced, failed)
+
+    def import_spool(self) -> int:
+        """Move events from the spool (``_spool``: stored while this file was locked) into the inbox.
+
+        Each taken spool file is imported in one transaction and deleted after its COMMIT, so
+        a crash in between imports it again, which stores nothing twice: an ``event_id`` the
+        inbox already has is skipped.  Torn lines (a crash mid-write) are skipped.  A queue
+        that is still locked raises :class:`~paxm_core.errors.QueueError` and leaves the files
+        for the next drain.  Returns the number of new inbox entries.
+        """
+        added = 0
+        for path in _spool.take(self.path):
+            try:
+                records, _torn = _spool.read_records(path)
+            except FileNotFoundError:  # another process imported it meanwhile
+                continue
+            except OSError as exc:
+                raise QueueError(f"capture spool {path}: {exc}") from exc
+            with self._tx(durable=True) as conn:
+                added += sum(self._inbox_insert(conn, record) for record in records)
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        return added
+
+    @staticmethod
+    def _inbox_insert(conn: sqlite3.Connection, record: _spool.SpoolRecord) -> bool:
+        """Add a spooled event to the inbox unless its id is already there (the client's own rule)."""
+        digest = sha256_hex(b"%s\x00%s\x00%s" % (record.target.encode(), record.event.encode(), record.raw))
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (record.event_id, record.target, record.event, record.raw, digest, utc_stamp(record.received_at)),
+        )
+        return cursor.rowcount > 0
+
+    def spool_pending(self) -> bool:
+        """Whether spooled events wait to be imported (a directory listing; no SQLite)."""
+        return bool(_spool.spool_files(self.path))
 
     @staticmethod
     def _inbox_done(conn: sqlite3.Connection, event_id: str) -> bool:
@@ -1364,6 +1413,9 @@ class CaptureQueue:
                 "SELECT event_id, last_error FROM capture_inbox WHERE state = 'failed' ORDER BY received_at LIMIT ?",
                 (dead_limit,),
             ).fetchall()
+            truncated = conn.execute(
+                "SELECT value, updated_at FROM capture_counters WHERE name = 'truncated_events'"
+            ).fetchone() or (0, "")
         age = None
         if oldest:
             try:
@@ -1381,4 +1433,7 @@ class CaptureQueue:
             dead_episodes=[(e, err) for e, err in dead_episodes],
             failed_inbox=[(e, err) for e, err in failed_inbox],
             providers=providers,
+            spooled=_spool.pending_count(self.path),
+            truncated=truncated[0],
+            last_truncated_at=truncated[1],
         )

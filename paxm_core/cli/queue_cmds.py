@@ -117,6 +117,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
             "deliveries": {},
             "providers": {},
             "inbox": {},
+            "spooled": 0,
+            "truncated": {"events": 0, "last_at": None},
             "oldest_pending_age_seconds": None,
             "dead_deliveries": [],
             "dead_episodes": [],
@@ -135,7 +137,16 @@ def status(ctx: click.Context, as_json: bool) -> None:
     for name, counts in sorted(report.get("providers", {}).items()):
         click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in sorted(counts.items())))
     click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
+    if report.get("spooled"):
+        # stored beside the queue file while another process held its write lock
+        click.echo(f"Spooled: {report['spooled']} event(s) wait to be imported (the queue file was locked)")
     click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
+    truncated = report.get("truncated") or {}
+    if truncated.get("events"):
+        click.echo(
+            f"Truncated: {truncated['events']} oversized event(s) stored cut to limits.max_text_bytes"
+            f" (last {truncated['last_at']})"
+        )
     if report["dead_deliveries"]:
         click.echo("Dead deliveries:")
         for dead in report["dead_deliveries"]:
@@ -242,7 +253,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
 
 def _drain_inbox(runtime: Any, q: Any) -> None:
     """Render raw hook payloads the stdlib client stored while no daemon ran (hooks package)."""
-    if not q.status(dead_limit=0).inbox.get("pending"):
+    if not q.status(dead_limit=0).inbox.get("pending") and not q.spool_pending():
         return
     try:
         from paxm_core.passive.daemon import HookProcessor
@@ -265,6 +276,7 @@ def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon
         dead_total=dead_total,
         inbox_pending=state.inbox.get("pending", 0),
         inbox_failed=failed_inbox,
+        spooled=state.spooled,
         via_daemon=via_daemon,
         live=live,
     )
@@ -281,6 +293,8 @@ def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon
             click.echo(f"{live} event(s) of turns in progress left whole (sealed at their turn end)")
         if dead_total:
             click.echo(f"{dead_total} dead; see 'paxm queue status', revive with 'paxm queue retry --dead'")
+        if data.get("spooled"):
+            click.echo(f"{data['spooled']} spooled hook event(s) wait for the queue file's lock")
         if data["inbox_pending"]:
             click.echo(f"{data['inbox_pending']} raw hook event(s) wait in the inbox for the hook daemon")
         if failed_inbox:

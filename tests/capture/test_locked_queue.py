@@ -1,0 +1,113 @@
+"""A queue file whose write lock another process holds never costs a hook its budget or its event.
+
+Issue 42, item 4: the inbox lives in the queue file, so a long transaction elsewhere used to
+block both the daemon's append and the client's inbox fallback; the prompt was lost and its
+turn split.  The hook now keeps such an event in the spool beside the queue file.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.passive.conftest import memories, queue_rows, run_client, stop_daemon, wait_for, write_config
+
+HOLD = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+"""
+
+
+def _hold_lock(queue: Path) -> subprocess.Popen[str]:
+    """A second process holding ``BEGIN IMMEDIATE`` on ``queue`` until its stdin gets a line."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(queue)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def _release(holder: subprocess.Popen[str]) -> None:
+    holder.communicate("\n", timeout=30)
+
+
+def _flush(config: Path) -> dict[str, object]:
+    from paxm_core.passive.control import send_control
+
+    report = send_control(config, "flush", timeout=60, params={"timeout": 30})
+    assert report is not None
+    return report
+
+
+def test_a_locked_queue_costs_the_hook_no_more_than_its_budget_and_loses_no_prompt(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "cfg")
+    queue = config.parent / "hooks" / "capture.sqlite"
+    base = {"session_id": "locked", "cwd": "/w"}
+    try:
+        # a daemon that is up, with its queue open
+        warm = {**base, "session_id": "warm", "prompt": "warm-up prompt"}
+        assert run_client(config, "claude", "user_input", json.dumps(warm).encode()).returncode == 0
+        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
+        holder = _hold_lock(queue)
+        try:
+            prompt = {**base, "prompt": "locked prompt marker LQ7731"}
+            started = time.monotonic()
+            proc = run_client(config, "claude", "user_input", json.dumps(prompt).encode(), "--timeout", "2")
+            elapsed = time.monotonic() - started
+            assert proc.returncode == 0, proc.stderr
+            # the budget plus the interpreter's start-up, never the lock holder's time
+            assert elapsed < 2.0 + 0.8, f"hook took {elapsed:.2f}s with a 2s budget"
+            spool = Path(str(queue) + ".spool")
+            assert spool.exists() and spool.stat().st_mode & 0o777 == 0o600
+            # the daemon's own append is still waiting on the lock; give it time to give up
+            time.sleep(4)
+        finally:
+            _release(holder)
+        answer = {**base, "last_assistant_message": "locked answer marker LA7731"}
+        assert run_client(config, "claude", "turn_end", json.dumps(answer).encode()).returncode == 0
+        report = _flush(config)
+        assert report["ok"] and report["delivered_all"], report
+    finally:
+        stop_daemon(config)
+    texts = [m["text"] for m in memories(config) if "LQ7731" in m["text"] or "LA7731" in m["text"]]
+    assert len(texts) == 1, texts  # one turn, one memory: not split
+    assert "LQ7731" in texts[0] and "LA7731" in texts[0]
+    assert texts[0].count("LQ7731") == 1  # delivered exactly once
+    rows = queue_rows(config, "SELECT count(*) FROM capture_events WHERE payload_json LIKE '%LQ7731%'")
+    assert rows == [(1,)]
+    assert not list(config.parent.joinpath("hooks").glob("capture.sqlite.spool*"))  # imported and removed
+
+
+def test_a_daemon_that_cannot_append_keeps_the_event_in_the_spool(tmp_path: Path) -> None:
+    """A budget longer than the daemon's lock wait: the daemon answers, so it keeps the event itself."""
+    config = write_config(tmp_path / "cfg")
+    queue = config.parent / "hooks" / "capture.sqlite"
+    base = {"session_id": "slow", "cwd": "/w"}
+    try:
+        warm = {**base, "session_id": "warm", "prompt": "warm-up prompt"}
+        assert run_client(config, "claude", "user_input", json.dumps(warm).encode()).returncode == 0
+        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
+        holder = _hold_lock(queue)
+        try:
+            prompt = {**base, "prompt": "slow prompt marker SQ4410"}
+            proc = run_client(config, "claude", "user_input", json.dumps(prompt).encode(), "--timeout", "12")
+            assert proc.returncode == 0
+            # the daemon answered (its append gave up on the lock), so the client stored nothing
+            assert b"did not answer" not in proc.stderr, proc.stderr
+        finally:
+            _release(holder)
+        answer = {**base, "last_assistant_message": "slow answer marker SA4410"}
+        assert run_client(config, "claude", "turn_end", json.dumps(answer).encode()).returncode == 0
+        report = _flush(config)
+        assert report["ok"] and report["delivered_all"], report
+    finally:
+        stop_daemon(config)
+    texts = [m["text"] for m in memories(config) if "SQ4410" in m["text"] or "SA4410" in m["text"]]
+    assert len(texts) == 1 and "SQ4410" in texts[0] and "SA4410" in texts[0], texts
