@@ -130,6 +130,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
+    _print_status(report)
+
+
+def _print_status(report: dict[str, Any]) -> None:
+    """``queue status``'s text form of ``report`` (its JSON form)."""
     click.echo(f"Capture queue: {report['path']}" + ("" if report.get("exists", True) else " (not created yet)"))
     click.echo(f"Open events: {report['open_events']}")
     click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
@@ -161,8 +166,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo("Failed inbox entries:")
         for failed in report["failed_inbox"]:
             click.echo(f"  {failed['event_id']}: {failed['error']}")
-    if daemon is not None:
-        click.echo(f"Hook daemon: {_daemon_line(daemon)}")
+    if report.get("daemon") is not None:
+        click.echo(f"Hook daemon: {_daemon_line(report['daemon'])}")
 
 
 @queue.command()
