@@ -103,6 +103,8 @@ def queue() -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
+    from paxm_core.capture import _spool
+
     config = _config(ctx)
     path = _queue_path(config)
     if path.exists():
@@ -117,7 +119,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
             "deliveries": {},
             "providers": {},
             "inbox": {},
-            "spooled": 0,
+            "spooled": _spool.pending_count(path),
             "truncated": {"events": 0, "last_at": None},
             "oldest_pending_age_seconds": None,
             "dead_deliveries": [],

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.passive.conftest import memories, queue_rows, run_client, stop_daemon, wait_for, write_config
+from tests.passive.conftest import CLIENT, memories, queue_rows, run_client, stop_daemon, wait_for, write_config
 
 HOLD = """
 import sqlite3, sys, time
@@ -111,3 +111,37 @@ def test_a_daemon_that_cannot_append_keeps_the_event_in_the_spool(tmp_path: Path
         stop_daemon(config)
     texts = [m["text"] for m in memories(config) if "SQ4410" in m["text"] or "SA4410" in m["text"]]
     assert len(texts) == 1 and "SQ4410" in texts[0] and "SA4410" in texts[0], texts
+
+
+def test_the_spool_path_of_the_client_imports_only_c_level_modules(tmp_path: Path) -> None:
+    """A hung daemon and a locked queue: the event goes to the spool, with no module beyond the inbox path's."""
+    from paxm_core.capture import _spool
+    from tests.passive.test_client import INBOX_PATH_IMPORTS, FakeDaemon, baseline, imported_modules
+
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("version: 1\n")
+    queue = config.parent / "hooks" / "capture.sqlite"
+    fake = FakeDaemon(config.parent / "hooks" / "paxm-hook.sock", "hang")
+    try:
+        from paxm_core.capture import CaptureQueue
+
+        CaptureQueue(queue).close()
+        holder = _hold_lock(queue)
+        try:
+            argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--config", str(config)]
+            argv += ["--target", "claude", "--event", "turn_end", "--timeout", "1"]
+            started = time.monotonic()
+            proc = subprocess.run(argv, input=b'{"last_assistant_message": "x"}', capture_output=True, timeout=20)
+            assert time.monotonic() - started < 1.8
+        finally:
+            _release(holder)
+    finally:
+        fake.close()
+    assert proc.returncode == 0 and proc.stdout == b""
+    allowed = baseline(INBOX_PATH_IMPORTS) | {"client_core", "paxm_capture_inbox", "paxm_capture_spool", "paxm_redact"}
+    extra = imported_modules(proc.stderr) - allowed
+    assert not extra, f"hook client imported modules beyond its allowed set: {sorted(extra)}"
+    ((record,), torn) = _spool.read_records(_spool.spool_path(queue))
+    assert torn == 0 and record.event == "turn_end" and record.raw == b'{"last_assistant_message": "x"}'
+    assert record.event_id == fake.requests[0]["event_id"]
