@@ -571,16 +571,16 @@ class CaptureQueue:
         a crash in between imports it again, which stores nothing twice: an ``event_id`` the
         inbox already has is skipped.  Torn lines (a crash mid-write) are skipped.  A queue
         that is still locked raises :class:`~paxm_core.errors.QueueError` and leaves the files
-        for the next drain.  Returns the number of new inbox entries.
+        for the next drain.  A file that cannot be read (not a private regular file of this
+        user) is left where it is for ``paxm config doctor`` to report: it must not stop the
+        inbox from draining.  Returns the number of new inbox entries.
         """
         added = 0
         for path in _spool.take(self.path):
             try:
                 records, _torn = _spool.read_records(path)
-            except FileNotFoundError:  # another process imported it meanwhile
+            except OSError:  # gone (another process imported it meanwhile) or unreadable
                 continue
-            except OSError as exc:
-                raise QueueError(f"capture spool {path}: {exc}") from exc
             with self._tx(durable=True) as conn:
                 added += sum(self._inbox_insert(conn, record) for record in records)
             try:

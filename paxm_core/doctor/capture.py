@@ -79,6 +79,17 @@ def _spool_findings(path: Path) -> Iterator[DoctorFinding]:
     """A warning while events wait in the spool (kept there while the queue file was locked)."""
     from paxm_core.capture import _spool
 
+    for name in _spool.spool_files(path):
+        try:
+            _spool.read_records(name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            yield DoctorFinding(
+                "capture", "spool", "error",
+                f"the capture spool {name} cannot be read ({exc}); the hook events in it are not imported",
+                f"inspect {name}, then remove it",
+            )  # fmt: skip
     spooled = _spool.pending_count(path)
     if spooled:
         yield DoctorFinding(

@@ -62,6 +62,8 @@ class HookProcessor:
         # ids of events whose append failed (the queue file locked past its busy timeout):
         # :meth:`handle_hook` keeps their raw payload in the spool instead of losing them
         self._unstored: set[str] = set()
+        # ids of events that must follow spooled events into the spool (see _queue_behind_spool)
+        self._behind: set[str] = set()
         self.defer_notify = defer_notify
         self._wake_pending = False
         self._reader: Any = None
@@ -156,6 +158,8 @@ class HookProcessor:
             return True
         try:
             with self._append_lock:
+                if event.event_id in self._behind:
+                    raise QueueError(f"capture event {event.event_id} waits behind spooled events")
                 result = self.queue.append(event)
         except QueueError:
             with self._append_lock:
@@ -183,8 +187,8 @@ class HookProcessor:
             if self._inbox_pending():
                 try:
                     self.drain_inbox()
-                except QueueError:  # the queue is locked: this event's own append says so too
-                    pass
+                except QueueError as exc:
+                    self._queue_behind_spool(event_id, exc)
             raw = request.get("raw")
             if isinstance(raw, str):
                 payload = raw.encode("utf-8", "replace")
@@ -213,9 +217,22 @@ class HookProcessor:
             response["errors"] = result.errors
         return response
 
+    def _queue_behind_spool(self, event_id: str, error: QueueError) -> None:
+        """After a drain failed on the queue's lock, send this request's event to the spool too.
+
+        Spooled events happened before it.  Were the lock released between the failed drain
+        and this event's append, the append would overtake them (a turn end sealing its turn
+        without its prompt); behind them in the spool it is imported after them, in order.
+        """
+        text = str(error).lower()
+        if ("locked" in text or "busy" in text) and self.queue.spool_pending():
+            with self._append_lock:
+                self._behind.add(event_id)
+
     def _spool_unstored(self, event: HookEvent, name: str, owner: str, payload: bytes, errors: list[str]) -> None:
         """Keep the raw payload of an event whose append failed in the spool (imported on the next drain)."""
         with self._append_lock:
+            self._behind.discard(event.event_id)
             if event.event_id not in self._unstored:
                 return
             self._unstored.discard(event.event_id)

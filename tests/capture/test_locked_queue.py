@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.passive.conftest import CLIENT, memories, queue_rows, run_client, stop_daemon, wait_for, write_config
 
 HOLD = """
@@ -145,3 +147,47 @@ def test_the_spool_path_of_the_client_imports_only_c_level_modules(tmp_path: Pat
     ((record,), torn) = _spool.read_records(_spool.spool_path(queue))
     assert torn == 0 and record.event == "turn_end" and record.raw == b'{"last_assistant_message": "x"}'
     assert record.event_id == fake.requests[0]["event_id"]
+
+
+def test_an_event_follows_spooled_events_when_their_import_met_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock is released between the daemon's failed import and this event's append: no overtaking."""
+    from paxm_core.capture import CaptureQueue, _spool, routes_from_write_profiles
+    from paxm_core.errors import QueueError
+    from paxm_core.passive.processor import HookProcessor
+    from paxm_core.runtime import Runtime
+
+    config = write_config(tmp_path / "cfg")
+    runtime = Runtime.load(str(config))
+    queue = CaptureQueue(
+        config.parent / "hooks" / "capture.sqlite", routes=routes_from_write_profiles(runtime.config.write_profiles)
+    )
+    processor = HookProcessor(runtime, queue)
+    try:
+        prompt = json.dumps({**{"session_id": "r", "cwd": "/w"}, "prompt": "spooled prompt PB9001"}).encode()
+        _spool.append_record(queue.path, "evt_" + "a" * 32, "claude", "user_input", prompt, time.time() - 1)
+        real_import = queue.import_spool
+        calls: list[int] = []
+
+        def locked_once() -> int:
+            calls.append(1)
+            if len(calls) == 1:  # the lock was still held for this import, and is gone right after
+                raise QueueError("capture queue: database is locked; another process holds the database")
+            return real_import()
+
+        monkeypatch.setattr(queue, "import_spool", locked_once)
+        answer = json.dumps({"session_id": "r", "cwd": "/w", "last_assistant_message": "answer PB9002"})
+        request = {"event_id": "evt_" + "b" * 32, "target": "claude", "event": "turn_end", "raw": answer}
+        response = processor.handle_hook({**request, "captured_at": time.time()})
+        assert response["ok"], response
+        assert queue_rows(config, "SELECT count(*) FROM capture_events") == [(0,)]  # it went behind them
+        records, _ = _spool.read_records(_spool.spool_path(queue.path))
+        assert [r.event for r in records] == ["user_input", "turn_end"]
+        processor.drain_inbox()
+    finally:
+        processor.close()
+        queue.close()
+        runtime.close()
+    episodes = queue_rows(config, "SELECT payload_json FROM capture_episodes")
+    assert len(episodes) == 1 and "PB9001" in episodes[0][0] and "PB9002" in episodes[0][0]

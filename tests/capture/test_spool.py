@@ -145,3 +145,23 @@ def test_status_and_doctor_show_spooled_events(tmp_path: Path) -> None:
     assert "Spooled: 1 event(s)" in text
     report = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True, check=True).stdout)
     assert report["spooled"] == 1
+
+
+def test_an_unreadable_spool_never_blocks_the_inbox_and_doctor_reports_it(tmp_path: Path) -> None:
+    from paxm_core.config import load_config, save_config
+    from paxm_core.doctor.capture import check_capture
+
+    config_path = tmp_path / "cfg" / "config.yaml"
+    config_path.parent.mkdir()
+    save_config(load_config(config_path), config_path)
+    config = load_config(config_path)
+    queue = config.capture_queue_path
+    queue.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with CaptureQueue(queue) as q:
+        _spool.append_record(queue, "evt_u", "claude", "user_input", b"u", 1.0)
+        Path(_spool.spool_path(queue)).chmod(0o640)  # not private any more: not read, not chmodded back
+        assert q.import_spool() == 0
+        report = q.drain_inbox(lambda entry: [])
+        assert report.failed == []
+    (finding,) = [f for f in check_capture(config) if f.subject == "spool" and f.level == "error"]
+    assert "cannot be read" in finding.message
