@@ -59,7 +59,7 @@ class HookProcessor:
         self.queue = queue
         self.worker = worker
         self._append_lock = threading.Lock()
-        # ids of events whose append failed (the queue file locked past its busy timeout):
+        # ids of events whose append failed (the queue file locked past its busy timeout, closed):
         # :meth:`handle_hook` keeps their raw payload in the spool instead of losing them
         self._unstored: set[str] = set()
         # ids of events that must follow spooled events into the spool (see _queue_behind_spool)
