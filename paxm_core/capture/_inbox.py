@@ -189,19 +189,31 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
             "CREATE INDEX IF NOT EXISTS capture_deliveries_dead ON capture_deliveries(episode_id) WHERE state = 'dead'",
         ],
     ),
+    (
+        # Named counters of things capture did that an operator should see, e.g.
+        # ``truncated_events``: oversized texts stored cut to the size limit.
+        "m005_capture_counters",
+        [
+            """CREATE TABLE IF NOT EXISTS capture_counters (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL DEFAULT ''
+)""",
+        ],
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _retry_locked(step: Callable[[], T]) -> T:
+def _retry_locked(step: Callable[[], T], timeout: float = BUSY_TIMEOUT_MS / 1000) -> T:
     """Run idempotent ``step``, retrying a lock SQLite's busy handler does not wait for.
 
     The rule of :func:`paxm_core.sqlite_locks.retry_locked`, restated because this file may
     import no paxm module: switching a new file to WAL while another process opens it fails
     at once with "database is locked" (two hooks on a first run did, in CI).
     """
-    give_up = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    give_up = time.monotonic() + timeout
     pause = 0.002
     while True:
         try:
@@ -214,11 +226,14 @@ def _retry_locked(step: Callable[[], T]) -> T:
         pause = min(pause * 2, 0.05)
 
 
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Apply missing migrations (safe when several processes open the file at once)."""
-    if _retry_locked(lambda: conn.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION:
+def ensure_schema(conn: sqlite3.Connection, timeout: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    """Apply missing migrations (safe when several processes open the file at once).
+
+    ``timeout`` bounds the wait for a lock (the connection's busy timeout bounds the rest).
+    """
+    if _retry_locked(lambda: conn.execute("PRAGMA user_version").fetchone()[0], timeout) >= SCHEMA_VERSION:
         return
-    _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+    _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"), timeout)
     # BEGIN IMMEDIATE takes the write lock first, so two processes racing to create the
     # schema serialize here and the loser sees the winner's rows in _paxm_migrations.
     conn.execute("BEGIN IMMEDIATE")
@@ -334,7 +349,7 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")
-        ensure_schema(conn)
+        ensure_schema(conn, timeout)
     except BaseException as exc:
         conn.close()
         # The hook client's sqlite3 stand-in has no exception classes: match on the message.

@@ -190,6 +190,35 @@ class _Prefetch:
         return self.claims, self.dead
 
 
+def _next_batch(
+    queue: CaptureQueue,
+    prefetch: _Prefetch,
+    claims: list[DeliveryClaim],
+    outcomes: list[DeliveryOutcome] | None,
+    report: Report,
+    stopping: Callable[[], bool],
+) -> list[DeliveryClaim]:
+    """The prefetched batch, less (released untried) the claims of sessions this batch blocked.
+
+    ``outcomes`` ``None``: every episode of ``claims`` was written, so no session is blocked.
+    When ``stopping()``, the whole prefetched batch is released.
+    """
+    following, dead = prefetch.result()
+    if dead:
+        report(dead, [])
+    if outcomes is None:
+        blocked: set[str] = set()
+    else:
+        delivered = {o.episode_id for o in outcomes if o.state == "delivered"}
+        blocked = {c.session_key for c in claims if c.episode_id not in delivered}
+    held = following if stopping() else [c for c in following if c.session_key in blocked]
+    if held:
+        queue.release_many(held)
+        kept = {id(c) for c in held}
+        following = [c for c in following if id(c) not in kept]
+    return following
+
+
 def deliver_stream(
     queue: CaptureQueue,
     provider: str,
@@ -255,22 +284,7 @@ def deliver_stream(
                 report(outcomes, claims)
             if prefetch is None:
                 break
-            following, dead = prefetch.result()
-            if dead:
-                report(dead, [])
-            if outcomes is None:  # every episode of this batch was written: no session is blocked
-                blocked: set[str] = set()
-            else:
-                delivered = {o.episode_id for o in outcomes if o.state == "delivered"}
-                blocked = {c.session_key for c in claims if c.episode_id not in delivered}
-            held = [c for c in following if c.session_key in blocked]
-            if stopping():
-                held = following
-            if held:
-                queue.release_many(held)
-                kept = {id(c) for c in held}
-                following = [c for c in following if id(c) not in kept]
-            claims = following
+            claims = _next_batch(queue, prefetch, claims, outcomes, report, stopping)
     except BaseException:
         if recording is not None:  # a batch written before the error: report what was recorded
             try:

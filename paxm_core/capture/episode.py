@@ -216,7 +216,8 @@ def event_payload_json(item: MemoryItem, profile: str) -> str:
     return text if text is not None else canonical_json(encode_event_payload(item, profile))
 
 
-def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
+def _is_plain(item: MemoryItem, profile: str) -> bool:
+    """Whether ``item`` holds exactly the types :func:`_plain_event_json` writes by hand (plain ``str`` fields)."""
     origin, scope, provenance, metadata = item.origin, item.scope, item.provenance, item.metadata
     if (
         not _WRITTEN_FIELDS_MATCH
@@ -226,7 +227,7 @@ def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
         or type(provenance) is not Provenance
         or type(metadata) is not dict
     ):
-        return None  # a subclass may serialize otherwise
+        return False  # a subclass may serialize otherwise
     strings = (
         profile,
         item.text,
@@ -246,9 +247,14 @@ def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
         provenance.scope_id,
     )
     if set(map(type, strings)) != _STR_ONLY:
+        return False
+    return not metadata or (set(map(type, metadata)) == _STR_ONLY and set(map(type, metadata.values())) == _STR_ONLY)
+
+
+def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
+    if not _is_plain(item, profile):
         return None
-    if metadata and (set(map(type, metadata)) != _STR_ONLY or set(map(type, metadata.values())) != _STR_ONLY):
-        return None
+    origin, scope, provenance, metadata = item.origin, item.scope, item.provenance, item.metadata
     created, expires = item.created_at, item.expires_at
     # keys in sorted order: admission_text, item, profile; and within item: created_at,
     # expires_at, id, metadata, origin, provenance, scope, source, text, tier

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,7 +269,7 @@ def _loads(payload: str) -> Any:
 def remove_copies(
     conn: sqlite3.Connection,
     copies: Iterable[QueuedCopy],
-    refresh: Callable[[sqlite3.Connection, str], None],
+    refresh: Callable[[sqlite3.Connection, Sequence[str]], None],
     providers: Iterable[str] = (),
 ) -> int:
     """Remove ``copies`` inside the caller's transaction; returns how many captures changed.
@@ -298,7 +298,7 @@ def remove_copies(
                 ).fetchone()[0]
                 if owed:
                     changed += 1 if gone else 0
-                    refresh(conn, copy.id)
+                    refresh(conn, [copy.id])
                     continue
             conn.execute("DELETE FROM capture_deliveries WHERE episode_id = ?", (copy.id,))
             conn.execute("DELETE FROM capture_events WHERE episode_id = ?", (copy.id,))

@@ -60,6 +60,8 @@ class CaptureEvent:
     :param source_sequence: the harness's own per-turn sequence, if it sends one.
     :param final_sequence: the last source sequence of the turn, if known.
     :param captured_at: when the hook saw it (default: append time).
+    :param truncated_bytes: bytes cut from an oversized text (:mod:`~paxm_core.capture.truncate`);
+        the queue counts such events for ``paxm queue status``.
     """
 
     event_id: str
@@ -70,6 +72,7 @@ class CaptureEvent:
     source_sequence: int | None = None
     final_sequence: int | None = None
     captured_at: datetime | None = None
+    truncated_bytes: int = 0
 
     # written out, as the ones below: one event per hook write and per backfilled message,
     # and the generic ``__init__`` (arguments matched by name) cost ~29k instructions a call
@@ -83,6 +86,7 @@ class CaptureEvent:
         source_sequence: int | None = None,
         final_sequence: int | None = None,
         captured_at: datetime | None = None,
+        truncated_bytes: int = 0,
     ) -> None:
         fields = self.__dict__
         fields["event_id"] = event_id
@@ -93,6 +97,7 @@ class CaptureEvent:
         fields["source_sequence"] = source_sequence
         fields["final_sequence"] = final_sequence
         fields["captured_at"] = captured_at
+        fields["truncated_bytes"] = truncated_bytes
 
 
 @value_dataclass(frozen=True)
@@ -258,12 +263,17 @@ class QueueStatus:
     dead_episodes: list[tuple[str, str]]
     failed_inbox: list[tuple[str, str]]
     providers: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: events kept in the spool while the queue file was locked, not yet imported
+    spooled: int = 0
+    #: events stored cut to ``limits.max_text_bytes`` (ever), and when the last one was
+    truncated: int = 0
+    last_truncated_at: str = ""
 
     @property
     def undelivered(self) -> int:
         """Deliveries still owed (pending, retry, delivering) plus work not yet sealed or drained."""
         owed = sum(self.deliveries.get(s, 0) for s in ("pending", "retry", "delivering"))
-        return owed + self.open_events + self.inbox.get("pending", 0)
+        return owed + self.open_events + self.inbox.get("pending", 0) + self.spooled
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -273,6 +283,8 @@ class QueueStatus:
             "deliveries": dict(self.deliveries),
             "providers": {name: dict(counts) for name, counts in self.providers.items()},
             "inbox": dict(self.inbox),
+            "spooled": self.spooled,
+            "truncated": {"events": self.truncated, "last_at": self.last_truncated_at or None},
             "oldest_pending_age_seconds": self.oldest_pending_age,
             "dead_deliveries": [d.to_json() for d in self.dead],
             "dead_episodes": [{"episode_id": e, "error": err} for e, err in self.dead_episodes],

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.capture import _inbox
+from paxm_core.capture import _inbox, _spool
 from paxm_core.capture._inbox import sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
@@ -144,18 +144,15 @@ def encode_event(event: CaptureEvent) -> EncodedEvent:
     )
 
 
-def _decode_encoded(row: EncodedEvent) -> CaptureEvent:
-    """The event an :data:`EncodedEvent` was made from (the rare one-by-one fallback)."""
-    event_id, key, profile, terminal, source, final, payload, _digest, _text, captured = row
-    item, _ = decode_event_payload(json.loads(payload))
-    when = datetime.fromtimestamp(captured, UTC) if captured is not None else None
-    return CaptureEvent(event_id, key, item, profile, terminal, source, final, when)
+def _same_as_stored(row: Sequence[Any], encoded: EncodedEvent) -> None:
+    """An event id seen before must be the same event (a retried hook); anything else is refused.
 
-
-def _same_as_stored(row: Any, event: CaptureEvent, digest: str, source: int | None, final: int | None) -> None:
-    """An event id seen before must be the same event (a retried hook); anything else is refused."""
-    if tuple(row[1:]) != (event.session_key, digest, source, final, int(event.terminal)):
-        raise QueueError(f"capture event {event.event_id} conflicts with an existing event")
+    ``row``: the stored ``(sequence, session_key, payload_hash, source_sequence,
+    final_sequence, terminal)``.
+    """
+    event_id, key, _profile, terminal, source, final, _payload, digest, _text, _captured = encoded
+    if tuple(row[1:]) != (key, digest, source, final, int(terminal)):
+        raise QueueError(f"capture event {event_id} conflicts with an existing event")
 
 
 def _positive_int(value: Any, what: str) -> int | None:
@@ -226,6 +223,93 @@ class _AppendBatch:
         self.last_sequence: dict[str, int] = {}
         #: event id -> (item text, profile) of the events it wrote, consumed by the seal
         self.decoded: dict[str, tuple[str, str]] = {}
+
+
+def _verified_items(
+    episode_id: str,
+    profiles_json: str,
+    payload: str,
+    digest: str,
+    rows: list[Any],
+) -> tuple[tuple[str, ...], list[Any], list[float]]:
+    """``(profiles, items, times)`` of an episode's delivery, every checksum verified.
+
+    ``rows``: the episode's events (payload_json, payload_hash, created_at) in sequence
+    order (:meth:`_event_rows`).  Raises ``ValueError`` on any mismatch.
+    """
+    if sha256_hex(payload.encode()) != digest:
+        raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
+    try:
+        envelope = json.loads(payload)
+        profiles = _profiles(profiles_json)
+    except ValueError as exc:
+        raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
+    if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
+        raise ValueError(f"capture delivery route snapshot of {episode_id} is invalid")
+    embedded = _check_embedded_events(episode_id, envelope, payload, rows)
+    try:
+        items = episode_items(envelope, profiles)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
+    if not items:
+        raise ValueError(f"capture episode {episode_id} has no events for profiles {profiles}")
+    wanted = set(profiles)
+    times = [
+        _epoch(created)
+        for (_, _, created), event in zip(rows, embedded, strict=True)
+        if not wanted or (event.get("profile") or "default") in wanted
+    ]
+    return tuple(profiles), items, times
+
+
+class _EventScan:
+    """What sealing learns from an episode's events (``CaptureQueue._scan_events``)."""
+
+    __slots__ = ("corrupt", "has_text", "profiles", "providers", "texts")
+
+    def __init__(self) -> None:
+        #: each event's stored text (or a corrupt-event marker), for the envelope
+        self.texts: list[str] = []
+        self.corrupt: list[str] = []
+        #: provider -> the profiles of the events it is owed
+        self.providers: dict[str, set[str]] = {}
+        self.profiles: set[str] = set()
+        self.has_text = False
+
+
+def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: Sequence[Any]) -> list[Any]:
+    """The envelope's embedded events, after checking them against the stored event ``rows``.
+
+    ``rows``: (payload_json, payload_hash, created_at) in sequence order.  Raises
+    ``ValueError`` on any mismatch.
+    """
+    texts = [r[0] for r in rows]
+    hashes = [r[1] for r in rows]
+    actual = [sha256_hex(text.encode()) for text in texts]
+    if actual != hashes:
+        index = next(i for i, (a, h) in enumerate(zip(actual, hashes, strict=True), 1) if a != h)
+        raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
+    embedded = envelope.get("events") if isinstance(envelope, dict) else None
+    if not isinstance(embedded, list) or len(embedded) != len(rows):
+        raise ValueError(f"capture episode {episode_id} event count mismatch")
+    # the envelope carries its own copy of each event: it must equal the stored row, whose
+    # text was just checked against its hash.  Event payloads hold only strings, objects
+    # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
+    # text: the same test as hashing the copy's canonical form, without re-encoding it.
+    # Fast path: the envelope text is exactly the queue's own splice of the stored event
+    # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
+    # else (an older writer, a tampered copy) takes the parse-and-compare check.
+    if not is_plain_envelope(envelope) or not is_spliced_envelope(envelope, texts, payload):
+        for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
+            try:
+                same = json.loads(event_payload) == event
+            except ValueError:
+                same = False
+            if not same:
+                raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
+    if sha256_hex("\n".join(hashes).encode()) != envelope.get("checksum"):
+        raise ValueError(f"capture episode {episode_id} checksum mismatch")
+    return embedded
 
 
 class CaptureQueue:
@@ -369,72 +453,61 @@ class CaptureQueue:
     # -- append ------------------------------------------------------------------------
 
     def append(self, event: CaptureEvent) -> AppendResult:
-        """Store one event durably; returns after COMMIT.
+        """Store one event durably; returns after COMMIT (a batch of one: :meth:`append_many`).
 
         Same ``event_id`` with identical content is an idempotent duplicate; with different
         content it raises :class:`~paxm_core.errors.QueueError` ("conflicts with an existing
         event").  A terminal event seals its own session's open events in the same transaction.
         """
-        with self._tx(durable=True) as conn:
-            return self._append_in_tx(conn, event)
+        return self.append_many([event])[0]
 
     def _append_in_tx(
-        self,
-        conn: sqlite3.Connection,
-        event: CaptureEvent,
-        batch: _AppendBatch | None = None,
-        *,
-        keep_existing: bool = False,
+        self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
     ) -> AppendResult:
-        # ``batch`` (append_many): the existing rows and each session's last sequence were
-        # read once for the whole batch, and the events decoded here are handed to the seal
-        # so it does not parse again what this transaction just wrote.
-        source, final, profile, payload, digest = _encoded_event(event)
-        if batch is not None and event.event_id not in batch.fresh:
-            row = batch.existing.get(event.event_id)
-        else:
+        """Append one event of a batch that the bulk path cannot take (a session with open events).
+
+        ``batch``: the rows that existed before the transaction and each session's last
+        sequence, read once for the whole batch; the texts written here go on to the seal, so
+        it does not parse again what this transaction just wrote.
+        """
+        event_id, key, profile, terminal, source, final, payload, digest, text, captured = encoded
+        if event_id in batch.fresh:  # a repeat inside the batch: the first copy is in the table now
             row = conn.execute(
                 "SELECT sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
                 " FROM capture_events WHERE event_id = ?",
-                (event.event_id,),
+                (event_id,),
             ).fetchone()
+        else:
+            row = batch.existing.get(event_id)
         if row is not None:
             if not keep_existing:
-                _same_as_stored(row, event, digest, source, final)
-            return AppendResult(event.event_id, row[0], duplicate=True)
-        captured = event.captured_at.timestamp() if event.captured_at is not None else self._now()
-        last = batch.last_sequence.get(event.session_key) if batch is not None else None
+                _same_as_stored(row, encoded)
+            return AppendResult(event_id, row[0], duplicate=True)
+        last = batch.last_sequence.get(key)
         if last is None:
             (last,) = conn.execute(
-                "SELECT COALESCE(MAX(sequence), 0) FROM capture_events WHERE session_key = ?", (event.session_key,)
+                "SELECT COALESCE(MAX(sequence), 0) FROM capture_events WHERE session_key = ?", (key,)
             ).fetchone()
         sequence = int(last) + 1
-        if batch is not None:
-            batch.last_sequence[event.session_key] = sequence
-            batch.fresh.add(event.event_id)
-            # the seal needs only the text and profile of an event it wrote itself
-            batch.decoded[event.event_id] = (event.item.text, profile)
-        conn.execute(
-            "INSERT INTO capture_events(event_id, session_key, sequence, source_sequence, final_sequence, terminal,"
-            " payload_json, payload_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                event.event_id,
-                event.session_key,
-                sequence,
-                source,
-                final,
-                int(event.terminal),
-                payload,
-                digest,
-                utc_stamp(captured),
-            ),
-        )
-        sealed = ""
-        if event.terminal:
-            sealed = self._seal_session_in_tx(
-                conn, event.session_key, complete=True, decoded=batch.decoded if batch is not None else None
+        batch.last_sequence[key] = sequence
+        batch.fresh.add(event_id)
+        batch.decoded[event_id] = (text, profile)  # the seal needs only the text and profile
+        stamp = utc_stamp(captured if captured is not None else self._now())
+        conn.execute(_INSERT_EVENT, (event_id, key, sequence, source, final, int(terminal), payload, digest, stamp, ""))
+        sealed = self._seal_session_in_tx(conn, key, complete=True, decoded=batch.decoded) if terminal else ""
+        return AppendResult(event_id, sequence, sealed_episode=sealed)
+
+    def _count_truncated(
+        self, conn: sqlite3.Connection, events: Sequence[CaptureEvent], results: Sequence[AppendResult]
+    ) -> None:
+        """Count the newly stored events whose text was cut to the size limit (``queue status``)."""
+        count = sum(1 for e, r in zip(events, results, strict=True) if e.truncated_bytes and not r.duplicate)
+        if count:
+            conn.execute(
+                "INSERT INTO capture_counters(name, value, updated_at) VALUES ('truncated_events', ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
+                (count, utc_stamp(self._now())),
             )
-        return AppendResult(event.event_id, sequence, sealed_episode=sealed)
 
     # -- inbox -------------------------------------------------------------------------
 
@@ -447,6 +520,9 @@ class CaptureQueue:
         are rejected, the entry stays in the inbox as ``failed`` with the error (shown by
         ``paxm queue status``); ``include_failed`` tries such entries again.
         """
+        # spooled events first: they were stored while the queue was locked and are part of
+        # the inbox's order (by received_at)
+        self.import_spool()
         states = ("pending", "failed") if include_failed else ("pending",)
         with self._reading() as conn:
             rows = conn.execute(
@@ -463,11 +539,11 @@ class CaptureQueue:
                     raise QueueError(f"capture inbox entry {event_id} raw payload checksum mismatch")
                 entry = InboxEntry(event_id, target, name, raw, datetime.fromtimestamp(_epoch(received), UTC), attempts)
                 events = process(entry)
+                encoded = [encode_event(e) for e in events]
                 with self._tx(durable=True) as conn:
                     if self._inbox_done(conn, event_id):
                         continue  # another process drained it meanwhile
-                    for event in events:
-                        self._append_in_tx(conn, event)
+                    self._count_truncated(conn, events, self._append_batch_in_tx(conn, encoded, False))
                     conn.execute(
                         "UPDATE capture_inbox SET state = 'done', raw = X'', last_error = '', attempts = attempts + 1"
                         " WHERE event_id = ?",
@@ -487,6 +563,46 @@ class CaptureQueue:
                     )
                 failed.append((event_id, message))
         return DrainReport(processed, produced, failed)
+
+    def import_spool(self) -> int:
+        """Move events from the spool (``_spool``: stored while this file was locked) into the inbox.
+
+        Each taken spool file is imported in one transaction and deleted after its COMMIT, so
+        a crash in between imports it again, which stores nothing twice: an ``event_id`` the
+        inbox already has is skipped.  Torn lines (a crash mid-write) are skipped.  A queue
+        that is still locked raises :class:`~paxm_core.errors.QueueError` and leaves the files
+        for the next drain.  A file that cannot be read (not a private regular file of this
+        user) is left where it is for ``paxm config doctor`` to report: it must not stop the
+        inbox from draining.  Returns the number of new inbox entries.
+        """
+        added = 0
+        for path in _spool.take(self.path):
+            try:
+                records, _torn = _spool.read_records(path)
+            except OSError:  # gone (another process imported it meanwhile) or unreadable
+                continue
+            with self._tx(durable=True) as conn:
+                added += sum(self._inbox_insert(conn, record) for record in records)
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        return added
+
+    @staticmethod
+    def _inbox_insert(conn: sqlite3.Connection, record: _spool.SpoolRecord) -> bool:
+        """Add a spooled event to the inbox unless its id is already there (the client's own rule)."""
+        digest = sha256_hex(b"%s\x00%s\x00%s" % (record.target.encode(), record.event.encode(), record.raw))
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (record.event_id, record.target, record.event, record.raw, digest, utc_stamp(record.received_at)),
+        )
+        return cursor.rowcount > 0
+
+    def spool_pending(self) -> bool:
+        """Whether spooled events wait to be imported (a directory listing; no SQLite)."""
+        return bool(_spool.spool_files(self.path))
 
     @staticmethod
     def _inbox_done(conn: sqlite3.Connection, event_id: str) -> bool:
@@ -566,35 +682,7 @@ class CaptureQueue:
         source_sequence, final_sequence, payload_json, payload_hash, created_at).
         """
         episode_id = episode_id or "ep_" + os.urandom(16).hex()
-        # the envelope embeds each event's stored text as it is (envelope_json), so sealing
-        # never encodes the events again
-        texts: list[str] = []
-        corrupt: list[str] = []
-        providers: dict[str, set[str]] = {}
-        has_text = False
-        seen_profiles: set[str] = set()
-        for event_id, _seq, _src, _fin, payload, digest, _created in rows:
-            known = decoded.pop(event_id, None) if decoded is not None else None
-            if known is not None:
-                # written by this very transaction from this dict: nothing to re-verify
-                text, profile = known
-            else:
-                try:
-                    if sha256_hex(payload.encode()) != digest:
-                        raise ValueError("payload checksum mismatch")
-                    decoded_item, profile = decode_event_payload(json.loads(payload))
-                    text = decoded_item.text
-                except ValueError as exc:
-                    corrupt.append(f"capture event {event_id}: {exc}")
-                    texts.append(canonical_json({"corrupt_event": event_id}))
-                    continue
-            texts.append(payload)
-            seen_profiles.add(profile)
-            if not text.strip():
-                continue  # a bare turn-end marker: it seals, but there is nothing to send
-            has_text = True
-            for name in self._profile_providers(profile):
-                providers.setdefault(name, set()).add(profile)
+        scan = self._scan_events(rows, decoded)
         missing, integrity = sequence_integrity(complete, [r[2] for r in rows], [r[3] for r in rows])
         if missing or integrity:
             complete = False
@@ -607,33 +695,56 @@ class CaptureQueue:
             "checksum": sha256_hex("\n".join(r[5] for r in rows).encode()),
             "captured_at": min(r[6] for r in rows),
         }
-        body = envelope_json(fields, texts)
+        body = envelope_json(fields, scan.texts)
         now = utc_stamp(self._now())
-        error = "; ".join(corrupt)
+        error = "; ".join(scan.corrupt)
         state = "dead" if error else "pending"
-        if not error and not providers and not has_text:
+        if not error and not scan.providers and not scan.has_text:
             state = "delivered"  # only turn-end markers: nothing is owed to anyone
-        elif not error and not providers:
-            error = f"{NO_PROVIDER} {', '.join(sorted(seen_profiles))}"
-        episode = (
-            episode_id,
-            session_key,
-            rows[0][1],
-            rows[-1][1],
-            int(complete),
-            body,
-            sha256_hex(body.encode()),
-            "dead" if error else state,
-            error,
-            now,
-        )
+        elif not error and not scan.providers:
+            error = f"{NO_PROVIDER} {', '.join(sorted(scan.profiles))}"
+        first, last = rows[0][1], rows[-1][1]
+        body_hash = sha256_hex(body.encode())
+        state = "dead" if error else state
+        episode = (episode_id, session_key, first, last, int(complete), body, body_hash, state, error, now)
         # a corrupt event is never delivered: its deliveries are born dead and visible
-        state, last_error = ("dead", error) if corrupt else ("pending", "")
+        state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
         deliveries = [
-            (episode_id, name, _profiles_text(tuple(sorted(p))), state, last_error, now, session_key, rows[0][1], now)
-            for name, p in sorted(providers.items())
+            (episode_id, name, _profiles_text(tuple(sorted(p))), state, last_error, now, session_key, first, now)
+            for name, p in sorted(scan.providers.items())
         ]
         return episode, deliveries
+
+    def _scan_events(self, rows: Sequence[Sequence[Any]], decoded: dict[str, tuple[str, str]] | None) -> _EventScan:
+        """Verify and read the events an episode seals: their texts for the envelope, and who is owed it.
+
+        The envelope embeds each event's stored text as it is (``envelope_json``), so sealing
+        never encodes the events again.
+        """
+        scan = _EventScan()
+        for event_id, _seq, _src, _fin, payload, digest, _created in rows:
+            known = decoded.pop(event_id, None) if decoded is not None else None
+            if known is not None:
+                # written by this very transaction from this dict: nothing to re-verify
+                text, profile = known
+            else:
+                try:
+                    if sha256_hex(payload.encode()) != digest:
+                        raise ValueError("payload checksum mismatch")
+                    decoded_item, profile = decode_event_payload(json.loads(payload))
+                    text = decoded_item.text
+                except ValueError as exc:
+                    scan.corrupt.append(f"capture event {event_id}: {exc}")
+                    scan.texts.append(canonical_json({"corrupt_event": event_id}))
+                    continue
+            scan.texts.append(payload)
+            scan.profiles.add(profile)
+            if not text.strip():
+                continue  # a bare turn-end marker: it seals, but there is nothing to send
+            scan.has_text = True
+            for name in self._profile_providers(profile):
+                scan.providers.setdefault(name, set()).add(profile)
+        return scan
 
     # -- delivery ----------------------------------------------------------------------
 
@@ -648,68 +759,105 @@ class CaptureQueue:
         left alone (the worker claims them with :meth:`claim_batch`).  Integrity is verified
         here; failures are quarantined to ``dead`` and returned as outcomes.
         """
-        skip = "".join(" AND provider != ?" for _ in exclude)
-        now = self._now()
+        stamp = utc_stamp(self._now())
         claims: list[DeliveryClaim] = []
         quarantined: list[DeliveryOutcome] = []
         taken: dict[str, int] = {}
         with self._tx() as conn:
-            # Only the head of each (provider, session) -- its earliest episode not yet
-            # delivered or dead -- may be claimed.  The heads come from a partial index over
-            # the undelivered rows, so a claim stays cheap however long the history is.
-            rows = conn.execute(
-                """WITH heads AS (
-                     SELECT provider, session_key, MIN(first_sequence) AS first_sequence
-                     FROM capture_deliveries INDEXED BY capture_deliveries_heads
-                     WHERE state IN ('pending', 'retry', 'delivering')"""
-                + skip
-                + """
-                     GROUP BY provider, session_key)
-                   SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, d.session_key,
-                          e.payload_json, e.payload_hash
-                   FROM heads h
-                   CROSS JOIN capture_deliveries d INDEXED BY capture_deliveries_heads
-                        ON d.provider = h.provider AND d.session_key = h.session_key
-                        AND d.first_sequence = h.first_sequence
-                   JOIN capture_episodes e ON e.episode_id = d.episode_id
-                   WHERE d.state IN ('pending', 'retry', 'delivering') AND d.state != 'delivering'
-                     AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
-                   ORDER BY d.episode_created_at, d.episode_id LIMIT ?""",
-                (*exclude, utc_stamp(now), limit),
-            ).fetchall()
-            for episode_id, provider, profiles_json, attempts, session_key, payload, digest in rows:
+            heads = self._heads(conn, exclude, stamp, limit)
+            event_rows = self._event_rows(conn, [r[0] for r in heads])
+            for episode_id, provider, profiles_json, attempts, session_key, payload, digest, rowid in heads:
                 if slots is not None and taken.get(provider, 0) >= slots(provider):
                     continue
-                try:
-                    if attempts >= 2 * self.max_attempts:
-                        # interrupted attempts (worker killed mid-delivery) count too: a payload
-                        # that keeps crashing its worker must not loop forever
-                        raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-                    profiles, items, times = self._verified_items(conn, episode_id, profiles_json, payload, digest)
-                except ValueError as exc:
-                    message = str(exc)
-                    conn.execute(
-                        "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
-                        " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
-                        (message, utc_stamp(now), episode_id, provider),
-                    )
-                    self._refresh_episode(conn, episode_id)
-                    quarantined.append(
-                        DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
-                    )
+                due = (episode_id, provider, session_key, attempts, profiles_json)
+                events = event_rows[episode_id]
+                verified = self._verify_or_quarantine(conn, due, payload, digest, stamp, quarantined, events)
+                if verified is None:
                     continue
                 taken[provider] = taken.get(provider, 0) + 1
-                stamp = utc_stamp(now)
-                conn.execute(
-                    "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = ?,"
-                    " last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = '' THEN ?"
-                    " ELSE first_attempt_at END WHERE episode_id = ? AND provider = ?",
-                    (self.lease, stamp, stamp, episode_id, provider),
-                )
                 claims.append(
-                    DeliveryClaim(episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease)
+                    DeliveryClaim(episode_id, provider, session_key, attempts + 1, *verified, self.lease, rowid)
                 )
+            self._lease_rows(conn, [c.row for c in claims], stamp)
         return claims, quarantined
+
+    @staticmethod
+    def _heads(conn: sqlite3.Connection, exclude: Sequence[str], stamp: str, limit: int) -> list[Any]:
+        """The due head delivery of each (provider, session), with its envelope, oldest first.
+
+        The head is a session's earliest episode not yet delivered or dead for that provider.
+        The heads come from a partial index over the undelivered rows, so a claim stays cheap
+        however long the history is.
+        """
+        skip = "".join(" AND provider != ?" for _ in exclude)
+        return conn.execute(
+            """WITH heads AS (
+                 SELECT provider, session_key, MIN(first_sequence) AS first_sequence
+                 FROM capture_deliveries INDEXED BY capture_deliveries_heads
+                 WHERE state IN ('pending', 'retry', 'delivering')"""
+            + skip
+            + """
+                 GROUP BY provider, session_key)
+               SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, d.session_key,
+                      e.payload_json, e.payload_hash, d.rowid
+               FROM heads h
+               CROSS JOIN capture_deliveries d INDEXED BY capture_deliveries_heads
+                    ON d.provider = h.provider AND d.session_key = h.session_key
+                    AND d.first_sequence = h.first_sequence
+               JOIN capture_episodes e ON e.episode_id = d.episode_id
+               WHERE d.state IN ('pending', 'retry', 'delivering') AND d.state != 'delivering'
+                 AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
+               ORDER BY d.episode_created_at, d.episode_id LIMIT ?""",
+            (*exclude, stamp, limit),
+        ).fetchall()
+
+    def _verify_or_quarantine(
+        self,
+        conn: sqlite3.Connection,
+        due: tuple[str, str, str, int, str],
+        payload: str,
+        digest: str,
+        stamp: str,
+        quarantined: list[DeliveryOutcome],
+        events: list[Any],
+    ) -> tuple[tuple[str, ...], list[Any], list[float]] | None:
+        """``(profiles, items, times)`` of a due delivery, or ``None`` after marking it ``dead``.
+
+        ``due``: ``(episode_id, provider, session_key, attempts, profiles_json)``.  A delivery
+        whose integrity check fails, or that has been interrupted too often, is quarantined
+        and its outcome added to ``quarantined``.
+        """
+        episode_id, provider, session_key, attempts, profiles_json = due
+        try:
+            if attempts >= 2 * self.max_attempts:
+                # interrupted attempts (worker killed mid-delivery) count too: a payload
+                # that keeps crashing its worker must not loop forever
+                raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
+            return _verified_items(episode_id, profiles_json, payload, digest, events)
+        except ValueError as exc:
+            message = str(exc)
+        conn.execute(
+            "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
+            " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
+            (message, stamp, episode_id, provider),
+        )
+        self._refresh_episodes(conn, [episode_id])
+        quarantined.append(DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message))
+        return None
+
+    def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
+        """Lease deliveries by rowid (read in this same transaction, so exact), 500 per statement.
+
+        Per-row statements through the primary key cost more than the row updates.
+        """
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            conn.execute(
+                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+                " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+                " THEN ? ELSE first_attempt_at END WHERE rowid IN (" + ",".join("?" * len(chunk)) + ")",
+                [self.lease, stamp, stamp, *chunk],
+            )
 
     @staticmethod
     def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
@@ -739,119 +887,32 @@ class CaptureQueue:
                 out[episode_id] = (payload, digest)
         return out
 
-    def _verified_items(
-        self,
-        conn: sqlite3.Connection,
-        episode_id: str,
-        profiles_json: str,
-        payload: str,
-        digest: str,
-        rows: list[Any] | None = None,
-    ) -> tuple[tuple[str, ...], list[Any], list[float]]:
-        if sha256_hex(payload.encode()) != digest:
-            raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
-        try:
-            envelope = json.loads(payload)
-            profiles = _profiles(profiles_json)
-        except ValueError as exc:
-            raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
-        if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
-            raise ValueError(f"capture delivery route snapshot of {episode_id} is invalid")
-        if rows is None:
-            rows = conn.execute(
-                "SELECT payload_json, payload_hash, created_at FROM capture_events WHERE episode_id = ?"
-                " ORDER BY sequence",
-                (episode_id,),
-            ).fetchall()
-        texts = [r[0] for r in rows]
-        hashes = [r[1] for r in rows]
-        actual = [sha256_hex(text.encode()) for text in texts]
-        if actual != hashes:
-            index = next(i for i, (a, h) in enumerate(zip(actual, hashes, strict=True), 1) if a != h)
-            raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
-        embedded = envelope.get("events") if isinstance(envelope, dict) else None
-        if not isinstance(embedded, list) or len(embedded) != len(rows):
-            raise ValueError(f"capture episode {episode_id} event count mismatch")
-        # the envelope carries its own copy of each event: it must equal the stored row, whose
-        # text was just checked against its hash.  Event payloads hold only strings, objects
-        # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
-        # text: the same test as hashing the copy's canonical form, without re-encoding it.
-        # Fast path: the envelope text is exactly the queue's own splice of the stored event
-        # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
-        # else (an older writer, a tampered copy) takes the parse-and-compare check.
-        if not is_plain_envelope(envelope) or not is_spliced_envelope(envelope, texts, payload):
-            for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
-                try:
-                    same = json.loads(event_payload) == event
-                except ValueError:
-                    same = False
-                if not same:
-                    raise ValueError(f"capture episode {episode_id} event {index} does not match its checksum")
-        if sha256_hex("\n".join(hashes).encode()) != envelope.get("checksum"):
-            raise ValueError(f"capture episode {episode_id} checksum mismatch")
-        try:
-            items = episode_items(envelope, profiles)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
-        if not items:
-            raise ValueError(f"capture episode {episode_id} has no events for profiles {profiles}")
-        wanted = set(profiles)
-        times = [
-            _epoch(created)
-            for (_, _, created), event in zip(rows, embedded, strict=True)
-            if not wanted or (event.get("profile") or "default") in wanted
-        ]
-        return tuple(profiles), items, times
-
     def complete(self, claim: DeliveryClaim, ref: str) -> DeliveryOutcome:
         """Record a successful delivery (``ref`` is the provider's id for the first item)."""
-        with self._tx() as conn:
-            conn.execute(
-                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                " last_error = '', lease_owner = '', next_attempt_at = ''"
-                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                (ref, utc_stamp(self._now()), claim.episode_id, claim.provider, claim.lease),
-            )
-            self._refresh_episode(conn, claim.episode_id)
-        return DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, "delivered", ref=ref)
+        return self.complete_many([claim], [ref])[0]
 
     def fail(self, claim: DeliveryClaim, error: str) -> DeliveryOutcome:
         """Record a failed attempt: ``retry`` with backoff, or ``dead`` after ``max_attempts``."""
-        error = error[:MAX_ERROR_CHARS] or "delivery failed"
-        now = self._now()
-        with self._tx() as conn:
-            row = conn.execute(
-                "SELECT attempts FROM capture_deliveries WHERE episode_id = ? AND provider = ?"
-                " AND state = 'delivering' AND lease_owner = ?",
-                (claim.episode_id, claim.provider, claim.lease),
-            ).fetchone()
-            attempts = row[0] if row is not None else claim.attempt
-            if attempts >= self.max_attempts:
-                state, due = "dead", ""
-            else:
-                state, due = "retry", utc_stamp(now + self.backoff(attempts))
-            conn.execute(
-                "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
-                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                (state, due, error, claim.episode_id, claim.provider, claim.lease),
-            )
-            self._refresh_episode(conn, claim.episode_id)
-        return DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, state, error=error)
+        return self.fail_many([claim], error)[0]
 
     # -- batched path (backfill) ---------------------------------------------------------
 
     def append_many(self, events: Sequence[CaptureEvent], *, keep_existing: bool = False) -> list[AppendResult]:
-        """Store many events in ONE durable transaction (all or nothing); same rules as :meth:`append`.
+        """Store events in ONE durable transaction (all or nothing); returns after COMMIT.
 
-        Used by ``paxm backfill``: thousands of past turns cost one fsync instead of one each.
-        Keep batches small (a few hundred events) so a live hook's append never waits long.
-        ``keep_existing``: an event whose id is already stored is a duplicate whatever its
-        content (the stored copy wins; a resumed backfill re-renders what a killed run queued).
+        The rules of :meth:`append`, which is a batch of one.  ``paxm backfill`` appends
+        thousands of past turns at one fsync per batch instead of one each; keep batches small
+        (a few hundred events) so a live hook's append never waits long.  ``keep_existing``: an
+        event whose id is already stored is a duplicate whatever its content (the stored copy
+        wins; a resumed backfill re-renders what a killed run queued).
         """
         if not events:
             return []
-        encoded = [encode_event(e) for e in events]
-        return self._append_encoded(conn_events=events, encoded=encoded, keep_existing=keep_existing)
+        encoded = [encode_event(e) for e in events]  # validated before the transaction starts
+        with self._tx(durable=True) as conn:
+            results = self._append_batch_in_tx(conn, encoded, keep_existing)
+            self._count_truncated(conn, events, results)
+        return results
 
     def append_encoded(self, encoded: Sequence[EncodedEvent], *, keep_existing: bool = False) -> list[AppendResult]:
         """:meth:`append_many` for events already encoded by :func:`encode_event` (in a worker process).
@@ -862,34 +923,30 @@ class CaptureQueue:
         """
         if not encoded:
             return []
-        return self._append_encoded(conn_events=None, encoded=encoded, keep_existing=keep_existing)
-
-    def _append_encoded(
-        self,
-        *,
-        conn_events: Sequence[CaptureEvent] | None,
-        encoded: Sequence[EncodedEvent],
-        keep_existing: bool,
-    ) -> list[AppendResult]:
         with self._tx(durable=True) as conn:
-            existing: dict[str, tuple[Any, ...]] = {}
-            ids = list({e[0] for e in encoded})
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                for row in conn.execute(
-                    "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-                    f" FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ):
-                    existing[row[0]] = tuple(row[1:])
-            if len(ids) == len(encoded):
-                results = self._append_bulk_in_tx(conn, encoded, existing, keep_existing)
-                if results is not None:
-                    return results
-            events = conn_events if conn_events is not None else [_decode_encoded(e) for e in encoded]
-            batch = _AppendBatch()
-            batch.existing = existing
-            return [self._append_in_tx(conn, event, batch, keep_existing=keep_existing) for event in events]
+            return self._append_batch_in_tx(conn, encoded, keep_existing)
+
+    def _append_batch_in_tx(
+        self, conn: sqlite3.Connection, encoded: Sequence[EncodedEvent], keep_existing: bool
+    ) -> list[AppendResult]:
+        """Append ``encoded`` in the caller's transaction: in bulk when that is exact, else one by one."""
+        existing: dict[str, tuple[Any, ...]] = {}
+        ids = list({e[0] for e in encoded})
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in conn.execute(
+                "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+                f" FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                existing[row[0]] = tuple(row[1:])
+        if len(ids) == len(encoded):
+            results = self._append_bulk_in_tx(conn, encoded, existing, keep_existing)
+            if results is not None:
+                return results
+        batch = _AppendBatch()
+        batch.existing = existing
+        return [self._append_in_tx(conn, e, batch, keep_existing) for e in encoded]
 
     def _append_bulk_in_tx(
         self,
@@ -898,7 +955,7 @@ class CaptureQueue:
         existing: dict[str, tuple[Any, ...]],
         keep_existing: bool,
     ) -> list[AppendResult] | None:
-        """``append_many``'s common case, written with three ``executemany`` statements.
+        """A batch's common case, written with three ``executemany`` statements.
 
         Every turn end seals, from memory, the events this batch wrote before it, so no
         event is inserted open and updated again and no seal reads the table back.  That is
@@ -915,46 +972,30 @@ class CaptureQueue:
         # one urandom call for the batch's episode ids (a syscall is dear here, ~75 us)
         entropy = os.urandom(16 * sum(1 for e in encoded if e[3])).hex()
         used = 0
-        for event_id, key, profile, terminal, source, final, payload, digest, text, captured in encoded:
+        for event in encoded:
+            event_id, key, profile, terminal, source, final, payload, digest, text, captured = event
             row = existing.get(event_id)
             if row is not None:
-                if not keep_existing and tuple(row[1:]) != (key, digest, source, final, int(terminal)):
-                    raise QueueError(f"capture event {event_id} conflicts with an existing event")
+                if not keep_existing:
+                    _same_as_stored(row, event)
                 results.append(AppendResult(event_id, row[0], duplicate=True))
                 continue
             last = last_sequence.get(key)
             if last is None:
-                last, has_open = conn.execute(
-                    "SELECT COALESCE(MAX(sequence), 0),"
-                    " EXISTS(SELECT 1 FROM capture_events WHERE session_key = ?1 AND episode_id = '')"
-                    " FROM capture_events WHERE session_key = ?1",
-                    (key,),
-                ).fetchone()
-                if has_open:
+                last = self._last_sequence_if_closed(conn, key)
+                if last is None:
                     return None
-            sequence = int(last) + 1
-            last_sequence[key] = sequence
+            sequence = last_sequence[key] = last + 1
             stored = [event_id, key, sequence, source, final, int(terminal), payload, digest]
             stored += [utc_stamp(captured if captured is not None else self._now()), ""]
             event_rows.append(stored)
-            pending = open_rows.setdefault(key, [])
-            pending.append(stored)
-            # the seal needs only the text and profile of an event it wrote itself
-            decoded[event_id] = (text, profile)
+            open_rows.setdefault(key, []).append(stored)
+            decoded[event_id] = (text, profile)  # the seal needs only the text and profile
             sealed = ""
             if terminal:
-                del open_rows[key]
                 token, used = entropy[used : used + 32], used + 32
-                episode, owed = self._episode_rows(
-                    key,
-                    [(r[0], r[2], r[3], r[4], r[6], r[7], r[8]) for r in pending],
-                    complete=True,
-                    decoded=decoded,
-                    episode_id="ep_" + token,
-                )
+                episode, owed = self._seal_written(key, open_rows.pop(key), decoded, "ep_" + token)
                 sealed = str(episode[0])
-                for r in pending:
-                    r[9] = sealed
                 episodes.append(episode)
                 deliveries.extend(owed)
             results.append(AppendResult(event_id, sequence, sealed_episode=sealed))
@@ -962,6 +1003,32 @@ class CaptureQueue:
         conn.executemany(_INSERT_EPISODE, episodes)
         conn.executemany(_INSERT_DELIVERY, deliveries)
         return results
+
+    @staticmethod
+    def _last_sequence_if_closed(conn: sqlite3.Connection, key: str) -> int | None:
+        """Session ``key``'s last sequence, or ``None`` when it has open events (the bulk path is not exact)."""
+        last, has_open = conn.execute(
+            "SELECT COALESCE(MAX(sequence), 0),"
+            " EXISTS(SELECT 1 FROM capture_events WHERE session_key = ?1 AND episode_id = '')"
+            " FROM capture_events WHERE session_key = ?1",
+            (key,),
+        ).fetchone()
+        return None if has_open else int(last)
+
+    def _seal_written(
+        self, key: str, pending: list[list[Any]], decoded: dict[str, tuple[str, str]], episode_id: str
+    ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """The episode and delivery rows sealing event rows this batch is about to insert (marked sealed)."""
+        episode, owed = self._episode_rows(
+            key,
+            [(r[0], r[2], r[3], r[4], r[6], r[7], r[8]) for r in pending],
+            complete=True,
+            decoded=decoded,
+            episode_id=episode_id,
+        )
+        for r in pending:
+            r[9] = episode[0]
+        return episode, owed
 
     def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
         """Which of ``event_ids`` are already stored (through this queue's own connection:
@@ -1003,8 +1070,7 @@ class CaptureQueue:
             if c.provider == provider and c.lease == self.lease and c.episode_id not in in_flight:
                 in_flight.add(c.episode_id)
                 in_flight_of[c.session_key] = in_flight_of.get(c.session_key, 0) + 1
-        now = self._now()
-        claims: list[DeliveryClaim] = []
+        stamp = utc_stamp(self._now())
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
             # the envelopes are read later, for the takeable episodes only
@@ -1014,87 +1080,87 @@ class CaptureQueue:
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
-                (provider, utc_stamp(now), limit),
+                (provider, stamp, limit),
             ).fetchall()
-            by_session: dict[str, list[Any]] = {}
-            for row in rows:
-                by_session.setdefault(row[3], []).append(row)
-            stamp = utc_stamp(now)
             # first which candidates may be taken (each session's undelivered prefix), and only
             # then their events: a claim behind in-flight batches (another stream, or the
             # worker's loop checking for free work) mostly finds every session blocked, and
             # must not read and verify hundreds of episodes only to lease none of them
-            takeable: list[list[Any]] = []
-            for session_key, candidates in by_session.items():
-                candidates.sort(key=lambda r: r[4])
-                # undelivered (not dead) deliveries of this session, in order: the candidates
-                # must be a prefix of it, else an earlier episode would be overtaken
-                # (leases of ``behind`` are not in the way: they are written first)
-                ahead = [
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT first_sequence, episode_id, state, lease_owner FROM capture_deliveries"
-                        " INDEXED BY capture_deliveries_heads"
-                        " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
-                        " ORDER BY first_sequence LIMIT ?",
-                        (provider, session_key, len(candidates) + in_flight_of.get(session_key, 0)),
-                    )
-                    if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
-                ]
-                prefix = []
-                for position, row in enumerate(candidates):
-                    if position >= len(ahead) or ahead[position] != row[4]:
-                        break
-                    prefix.append(row)
-                if prefix:
-                    takeable.append(prefix)
-            wanted = [r[0] for prefix in takeable for r in prefix]
-            envelopes = self._envelopes(conn, wanted)
-            event_rows = self._event_rows(conn, wanted)
-            leased: list[int] = []
-            for prefix in takeable:
-                for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
-                    if episode_id not in envelopes:
-                        break  # no episode row (the join this replaces never returned it): wait
-                    payload, digest = envelopes[episode_id]
-                    try:
-                        if attempts >= 2 * self.max_attempts:
-                            raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-                        profiles, items, times = self._verified_items(
-                            conn, episode_id, profiles_json, payload, digest, event_rows[episode_id]
-                        )
-                    except ValueError as exc:
-                        message = str(exc)
-                        conn.execute(
-                            "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
-                            " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
-                            (message, stamp, episode_id, provider),
-                        )
-                        self._refresh_episode(conn, episode_id)
-                        quarantined.append(
-                            DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message)
-                        )
-                        break  # a dead episode no longer blocks, but keep this round simple
-                    leased.append(rowid)
-                    claims.append(
-                        DeliveryClaim(
-                            episode_id, provider, session_key, attempts + 1, profiles, items, times, self.lease, rowid
-                        )
-                    )
-            # one statement per 500 leases, by rowid (read in this same transaction, so exact):
-            # per-row statements through the primary key cost more than the row updates
-            for start in range(0, len(leased), 500):
-                chunk = leased[start : start + 500]
-                conn.execute(
-                    "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-                    " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-                    " THEN ? ELSE first_attempt_at END WHERE rowid IN (" + ",".join("?" * len(chunk)) + ")",
-                    [self.lease, stamp, stamp, *chunk],
-                )
+            takeable = self._takeable_prefixes(conn, provider, rows, in_flight, in_flight_of)
+            claims = self._verify_prefixes(conn, provider, takeable, stamp, quarantined)
+            self._lease_rows(conn, [c.row for c in claims], stamp)
         return claims, quarantined
 
+    def _takeable_prefixes(
+        self,
+        conn: sqlite3.Connection,
+        provider: str,
+        rows: Sequence[Any],
+        in_flight: set[str],
+        in_flight_of: dict[str, int],
+    ) -> list[list[Any]]:
+        """Per session, the due candidates that are its undelivered prefix, in order.
+
+        A candidate behind an earlier undelivered (not dead) episode would overtake it; the
+        leases of ``in_flight`` episodes are not in the way (they are written first).
+        """
+        by_session: dict[str, list[Any]] = {}
+        for row in rows:
+            by_session.setdefault(row[3], []).append(row)
+        takeable: list[list[Any]] = []
+        for session_key, candidates in by_session.items():
+            candidates.sort(key=lambda r: r[4])
+            ahead = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT first_sequence, episode_id, state, lease_owner FROM capture_deliveries"
+                    " INDEXED BY capture_deliveries_heads"
+                    " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
+                    " ORDER BY first_sequence LIMIT ?",
+                    (provider, session_key, len(candidates) + in_flight_of.get(session_key, 0)),
+                )
+                if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
+            ]
+            prefix = []
+            for position, row in enumerate(candidates):
+                if position >= len(ahead) or ahead[position] != row[4]:
+                    break
+                prefix.append(row)
+            if prefix:
+                takeable.append(prefix)
+        return takeable
+
+    def _verify_prefixes(
+        self,
+        conn: sqlite3.Connection,
+        provider: str,
+        takeable: list[list[Any]],
+        stamp: str,
+        quarantined: list[DeliveryOutcome],
+    ) -> list[DeliveryClaim]:
+        """Claims for the takeable prefixes, each verified; a session stops at its first failure."""
+        wanted = [r[0] for prefix in takeable for r in prefix]
+        envelopes = self._envelopes(conn, wanted)
+        event_rows = self._event_rows(conn, wanted)
+        claims: list[DeliveryClaim] = []
+        for prefix in takeable:
+            for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
+                if episode_id not in envelopes:
+                    break  # no episode row (the join this replaces never returned it): wait
+                payload, digest = envelopes[episode_id]
+                due = (episode_id, provider, session_key, attempts, profiles_json)
+                verified = self._verify_or_quarantine(
+                    conn, due, payload, digest, stamp, quarantined, event_rows[episode_id]
+                )
+                if verified is None:
+                    break  # a dead episode no longer blocks, but keep this round simple
+                claims.append(
+                    DeliveryClaim(episode_id, provider, session_key, attempts + 1, *verified, self.lease, rowid)
+                )
+        return claims
+
     def complete_many(self, claims: Sequence[DeliveryClaim], refs: Sequence[str]) -> list[DeliveryOutcome]:
-        """:meth:`complete` for many claims in one transaction (``refs`` in claim order)."""
+        """Record successful deliveries in one transaction (``refs`` in claim order)."""
         if len(claims) != len(refs):
             raise QueueError("complete_many needs one ref per claim")
         stamp = utc_stamp(self._now())
@@ -1120,9 +1186,7 @@ class CaptureQueue:
                 " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
                 [(ref, at, episode, provider, lease) for ref, at, row, episode, provider, lease in by_row if not row],
             )
-            ids = list(dict.fromkeys(c.episode_id for c in claims))
-            for start in range(0, len(ids), 500):
-                self._refresh_episodes(conn, ids[start : start + 500])
+            self._refresh_episodes(conn, [c.episode_id for c in claims])
         return [
             DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivered", ref=r)
             for c, r in zip(claims, refs, strict=True)
@@ -1169,32 +1233,61 @@ class CaptureQueue:
                 found.append(row[0])
 
     def fail_many(self, claims: Sequence[DeliveryClaim], error: str) -> list[DeliveryOutcome]:
-        """:meth:`fail` for many claims (one transaction per claim is fine: failures are rare)."""
-        return [self.fail(claim, error) for claim in claims]
+        """Record failed attempts in one transaction: ``retry`` with backoff, or ``dead`` after ``max_attempts``."""
+        error = error[:MAX_ERROR_CHARS] or "delivery failed"
+        if not claims:
+            return []
+        now = self._now()
+        outcomes: list[DeliveryOutcome] = []
+        with self._tx() as conn:
+            for claim in claims:
+                row = conn.execute(
+                    "SELECT attempts FROM capture_deliveries WHERE episode_id = ? AND provider = ?"
+                    " AND state = 'delivering' AND lease_owner = ?",
+                    (claim.episode_id, claim.provider, claim.lease),
+                ).fetchone()
+                attempts = row[0] if row is not None else claim.attempt
+                if attempts >= self.max_attempts:
+                    state, due = "dead", ""
+                else:
+                    state, due = "retry", utc_stamp(now + self.backoff(attempts))
+                conn.execute(
+                    "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
+                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                    (state, due, error, claim.episode_id, claim.provider, claim.lease),
+                )
+                outcomes.append(
+                    DeliveryOutcome(
+                        claim.episode_id, claim.provider, claim.session_key, claim.attempt, state, error=error
+                    )
+                )
+            self._refresh_episodes(conn, [c.episode_id for c in claims])
+        return outcomes
 
     def backoff(self, attempts: int) -> float:
         """Delay after the ``attempts``-th failure: ``retry_min * 2**(attempts-1)``, at most 64 s."""
         return float(min(self.retry_min * (2 ** min(max(attempts - 1, 0), 16)), MAX_BACKOFF))
 
     @staticmethod
-    def _refresh_episode(conn: sqlite3.Connection, episode_id: str) -> None:
-        CaptureQueue._refresh_episodes(conn, [episode_id])
-
-    @staticmethod
     def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
-        conn.execute(
-            """UPDATE capture_episodes SET state = CASE
-                 WHEN error != '' THEN 'dead'
-                 WHEN EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = capture_episodes.episode_id
-                              AND d.state = 'dead') THEN 'dead'
-                 WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = capture_episodes.episode_id
-                              AND d.state != 'delivered') THEN 'delivered'
-                 ELSE 'pending' END
-               WHERE episode_id IN ("""
-            + ",".join("?" * len(episode_ids))
-            + ")",
-            list(episode_ids),
-        )
+        """Derive each episode's state from its deliveries (500 episodes per statement)."""
+        ids = list(dict.fromkeys(episode_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            conn.execute(
+                """UPDATE capture_episodes SET state = CASE
+                     WHEN error != '' THEN 'dead'
+                     WHEN EXISTS (SELECT 1 FROM capture_deliveries d
+                                  WHERE d.episode_id = capture_episodes.episode_id AND d.state = 'dead') THEN 'dead'
+                     WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d
+                                  WHERE d.episode_id = capture_episodes.episode_id AND d.state != 'delivered')
+                       THEN 'delivered'
+                     ELSE 'pending' END
+                   WHERE episode_id IN ("""
+                + ",".join("?" * len(chunk))
+                + ")",
+                chunk,
+            )
 
     def retry_dead(self) -> int:
         """Give every dead delivery a fresh set of attempts (integrity failures are re-checked).
@@ -1210,8 +1303,7 @@ class CaptureQueue:
                 "UPDATE capture_deliveries SET state = 'retry', attempts = 0, next_attempt_at = '', lease_owner = ''"
                 " WHERE state = 'dead'"
             ).rowcount
-            for episode_id in ids:
-                self._refresh_episode(conn, episode_id)
+            self._refresh_episodes(conn, ids)
             count += self._reroute_unrouted(conn)
         return count
 
@@ -1324,7 +1416,7 @@ class CaptureQueue:
         from paxm_core.capture.forget import remove_copies
 
         with self._tx() as conn:
-            return remove_copies(conn, list(copies), self._refresh_episode, providers)
+            return remove_copies(conn, list(copies), self._refresh_episodes, providers)
 
     # -- reporting ---------------------------------------------------------------------
 
@@ -1364,6 +1456,9 @@ class CaptureQueue:
                 "SELECT event_id, last_error FROM capture_inbox WHERE state = 'failed' ORDER BY received_at LIMIT ?",
                 (dead_limit,),
             ).fetchall()
+            truncated = conn.execute(
+                "SELECT value, updated_at FROM capture_counters WHERE name = 'truncated_events'"
+            ).fetchone() or (0, "")
         age = None
         if oldest:
             try:
@@ -1381,4 +1476,7 @@ class CaptureQueue:
             dead_episodes=[(e, err) for e, err in dead_episodes],
             failed_inbox=[(e, err) for e, err in failed_inbox],
             providers=providers,
+            spooled=_spool.pending_count(self.path),
+            truncated=truncated[0],
+            last_truncated_at=truncated[1],
         )

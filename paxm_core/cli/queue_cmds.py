@@ -104,6 +104,8 @@ def queue() -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
+    from paxm_core.capture import _spool
+
     config = _config(ctx)
     path = _queue_path(config)
     if path.exists():
@@ -118,6 +120,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
             "deliveries": {},
             "providers": {},
             "inbox": {},
+            "spooled": _spool.pending_count(path),
+            "truncated": {"events": 0, "last_at": None},
             "oldest_pending_age_seconds": None,
             "dead_deliveries": [],
             "dead_episodes": [],
@@ -129,6 +133,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
+    _print_status(report)
+
+
+def _print_status(report: dict[str, Any]) -> None:
+    """``queue status``'s text form of ``report`` (its JSON form)."""
     click.echo(f"Capture queue: {report['path']}" + ("" if report.get("exists", True) else " (not created yet)"))
     click.echo(f"Open events: {report['open_events']}")
     click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
@@ -136,7 +145,16 @@ def status(ctx: click.Context, as_json: bool) -> None:
     for name, counts in sorted(report.get("providers", {}).items()):
         click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in sorted(counts.items())))
     click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
+    if report.get("spooled"):
+        # stored beside the queue file while another process held its write lock
+        click.echo(f"Spooled: {report['spooled']} event(s) wait to be imported (the queue file was locked)")
     click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
+    truncated = report.get("truncated") or {}
+    if truncated.get("events"):
+        click.echo(
+            f"Truncated: {truncated['events']} oversized event(s) stored cut to limits.max_text_bytes"
+            f" (last {truncated['last_at']})"
+        )
     if report["dead_deliveries"]:
         click.echo("Dead deliveries:")
         for dead in report["dead_deliveries"]:
@@ -154,8 +172,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo("Failed inbox entries:")
         for failed in report["failed_inbox"]:
             click.echo(printable(f"  {failed['event_id']}: {failed['error']}"))
-    if daemon is not None:
-        click.echo(f"Hook daemon: {_daemon_line(daemon)}")
+    if report.get("daemon") is not None:
+        click.echo(f"Hook daemon: {_daemon_line(report['daemon'])}")
 
 
 @queue.command()
@@ -246,7 +264,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
 
 def _drain_inbox(runtime: Any, q: Any) -> None:
     """Render raw hook payloads the stdlib client stored while no daemon ran (hooks package)."""
-    if not q.status(dead_limit=0).inbox.get("pending"):
+    if not q.status(dead_limit=0).inbox.get("pending") and not q.spool_pending():
         return
     try:
         from paxm_core.passive.daemon import HookProcessor
@@ -269,6 +287,7 @@ def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon
         dead_total=dead_total,
         inbox_pending=state.inbox.get("pending", 0),
         inbox_failed=failed_inbox,
+        spooled=state.spooled,
         via_daemon=via_daemon,
         live=live,
     )
@@ -285,6 +304,8 @@ def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon
             click.echo(f"{live} event(s) of turns in progress left whole (sealed at their turn end)")
         if dead_total:
             click.echo(f"{dead_total} dead; see 'paxm queue status', revive with 'paxm queue retry --dead'")
+        if data.get("spooled"):
+            click.echo(f"{data['spooled']} spooled hook event(s) wait for the queue file's lock")
         if data["inbox_pending"]:
             click.echo(f"{data['inbox_pending']} raw hook event(s) wait in the inbox for the hook daemon")
         if failed_inbox:

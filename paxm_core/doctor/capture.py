@@ -1,4 +1,4 @@
-"""Doctor check ``capture``: what breaks passive capture (the queue, failed inbox entries, the daemon's start-up).
+"""Doctor check ``capture``: what breaks passive capture (queue, failed inbox entries, spool, daemon start-up).
 
 A corrupt queue is an error with its fix (doctor opens it read-only and never repairs it behind
 the user's back).  paxm itself moves a corrupt queue aside when it next opens it (kept,
@@ -10,6 +10,7 @@ held back, so doctor exits non-zero.
 from __future__ import annotations
 
 import shlex
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,6 +75,52 @@ def _fix(path: Path, problem: str) -> str:
     )
 
 
+def _spool_findings(path: Path) -> Iterator[DoctorFinding]:
+    """A warning while events wait in the spool (kept there while the queue file was locked)."""
+    from paxm_core.capture import _spool
+
+    for name in _spool.spool_files(path):
+        try:
+            _spool.read_records(name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            yield DoctorFinding(
+                "capture", "spool", "error",
+                f"the capture spool {name} cannot be read ({exc}); the hook events in it are not imported",
+                f"inspect {name}, then remove it",
+            )  # fmt: skip
+    spooled = _spool.pending_count(path)
+    if spooled:
+        yield DoctorFinding(
+            "capture", "spool", "warn",
+            f"{spooled} hook event(s) wait in {_spool.spool_path(path)}: another process held the"
+            " capture queue's write lock when they arrived; the hook daemon imports them on its next drain",
+            "paxm queue flush (and find the process that holds the queue open in a long transaction)",
+        )  # fmt: skip
+
+
+#: how long doctor keeps warning about the last truncated capture
+TRUNCATION_WARN_DAYS = 7
+
+
+def _truncation_findings(row: tuple[int, str] | None) -> Iterator[DoctorFinding]:
+    """A warning while an oversized turn was stored cut to the size limit in the last week."""
+    from paxm_core.capture._inbox import utc_stamp
+
+    if not row or not row[0]:
+        return
+    count, last = row
+    if last < utc_stamp(time.time() - TRUNCATION_WARN_DAYS * 86400):
+        return
+    yield DoctorFinding(
+        "capture", "truncated", "warn",
+        f"{count} captured event(s) were over limits.max_text_bytes and were stored cut, with a"
+        f" '[paxm: truncated N bytes]' marker (last at {last})",
+        "raise limits.max_text_bytes if whole turns of that size should be kept",
+    )  # fmt: skip
+
+
 def check_capture(config: Config) -> Iterator[DoctorFinding]:
     """Findings about the capture queue at ``config.capture_queue_path`` and the daemon's last start."""
     from paxm_core.capture import _inbox
@@ -99,12 +146,17 @@ def check_capture(config: Config) -> Iterator[DoctorFinding]:
         else:
             try:
                 (failed,) = conn.execute("SELECT count(*) FROM capture_inbox WHERE state = 'failed'").fetchone()
+                truncated = conn.execute(
+                    "SELECT value, updated_at FROM capture_counters WHERE name = 'truncated_events'"
+                ).fetchone()
             finally:
                 conn.close()
             if failed:
                 yield DoctorFinding(
                     "capture", "inbox", "error", f"{failed} raw hook event(s) failed to process", "paxm queue status"
                 )
+            yield from _truncation_findings(truncated)
+    yield from _spool_findings(path)
     log, last = _last_daemon_start(config)
     if "startup failed" in last:
         yield DoctorFinding(

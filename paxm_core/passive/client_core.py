@@ -9,13 +9,15 @@ so it starts about as fast as Python itself, and it never imports paxm:
 1. read the native payload from stdin;
 2. send ``{event_id, target, event, raw, owner, mode, captured_at}`` to the hook daemon at
    ``<configdir>/hooks/paxm-hook.sock`` and print the daemon's ``output``;
-3. if the daemon is down (or dies mid-request), append the raw payload to the capture inbox
-   (``paxm_core/capture/_inbox.py``, loaded by path; acknowledged after COMMIT), start the
-   daemon detached and exit;
+3. if the daemon is down (or dies mid-request, or does not answer within the budget less a
+   reserve), append the raw payload to the capture inbox (``paxm_core/capture/_inbox.py``,
+   loaded by path; acknowledged after COMMIT) -- or, when the queue file's write lock is not
+   free within a fraction of a second, to the spool beside it (``capture/_spool.py``;
+   acknowledged after fsync) -- start the daemon detached and exit;
 4. always exit 0 (``posix._exit``), within ``--timeout`` seconds.
 
-The daemon acknowledges writes only after COMMIT, and the inbox is idempotent by
-``event_id``, so an event whose answer was lost is stored at most once.
+The daemon acknowledges writes only after COMMIT, and the inbox and the spool are idempotent by
+``event_id``, so an event whose answer was lost is stored exactly once.
 """
 
 # Only C-level modules here: ``_socket`` and ``_json`` rather than ``socket`` and ``json``
@@ -355,26 +357,31 @@ def _light_stand_ins() -> dict[str, object]:
     return stand_ins
 
 
-def _load_inbox() -> dict[str, object]:
-    """Load ``paxm_core/capture/_inbox.py`` by path, through the bytecode cache."""
+def _load_capture_module(name: str) -> dict[str, object]:
+    """Load ``paxm_core/capture/<name>.py`` (``_inbox`` or ``_spool``) by path, through the bytecode cache."""
     import _frozen_importlib  # already loaded by the interpreter itself
     import _frozen_importlib_external
 
     here = _dirname(_abspath(__file__))
-    path = _join(_dirname(here), "capture", "_inbox.py")
+    path = _join(_dirname(here), "capture", name + ".py")
     stand_ins = _light_stand_ins()
     sys.modules.update(stand_ins)  # type: ignore[arg-type]
     try:
-        spec = _frozen_importlib_external.spec_from_file_location("paxm_capture_inbox", path)
+        spec = _frozen_importlib_external.spec_from_file_location("paxm_capture" + name, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {path}")
         module = _frozen_importlib.module_from_spec(spec)
         spec.loader.exec_module(module)
     finally:
-        for name, value in stand_ins.items():
-            if sys.modules.get(name) is value:
-                del sys.modules[name]
+        for key, value in stand_ins.items():
+            if sys.modules.get(key) is value:
+                del sys.modules[key]
     return vars(module)
+
+
+def _load_inbox() -> dict[str, object]:
+    """Load ``paxm_core/capture/_inbox.py`` by path, through the bytecode cache."""
+    return _load_capture_module("_inbox")
 
 
 def _load_redactor() -> object:
@@ -391,19 +398,52 @@ def _load_redactor() -> object:
     return vars(module)["redact_bytes"]
 
 
-def append_inbox(queue_path: str, event_id: str, target: str, event: str, raw: bytes, received_at: float) -> bool:
-    """Store the payload durably (returns after COMMIT), credentials and ``<private>`` text redacted.
+#: the longest an inbox append waits for the queue file's write lock before the event goes to
+#: the spool instead (``capture/_spool.py``): the lock's holder may keep it for seconds
+INBOX_WAIT = 0.25
+#: the part of ``--timeout`` kept back from the daemon exchange for the inbox/spool fallback
+FALLBACK_RESERVE = 1.0
+
+
+def fallback_reserve(timeout: float) -> float:
+    """Seconds of a ``timeout`` budget kept for storing the event when the daemon does not answer."""
+    return min(FALLBACK_RESERVE, timeout / 4)
+
+
+def append_inbox(
+    queue_path: str,
+    event_id: str,
+    target: str,
+    event: str,
+    raw: bytes,
+    received_at: float,
+    wait: float = INBOX_WAIT,
+) -> bool:
+    """Store the payload durably (returns after COMMIT or fsync), credentials and ``<private>`` text redacted.
 
     The daemon redacts everything it decodes; this is the daemon-down path, which must not spool
     raw secrets to disk either.  A redactor that fails to load loses the event rather than
-    storing it raw.
+    storing it raw.  The inbox lives in the queue file, whose write lock another process may
+    hold for longer than a hook may wait: after ``wait`` seconds (or any other failure of the
+    queue file) the event goes to the spool beside it, which the daemon imports by event id.
     """
     redact_bytes = _load_redactor()
     assert callable(redact_bytes)
     raw = redact_bytes(raw)
-    append_raw = _load_inbox()["append_raw"]
+    inbox = _load_inbox()
+    append_raw = inbox["append_raw"]
     assert callable(append_raw)
-    return bool(append_raw(queue_path, event_id, target, event, raw, received_at))
+    conflict = inbox["InboxConflict"]
+    assert isinstance(conflict, type)
+    try:
+        return bool(append_raw(queue_path, event_id, target, event, raw, received_at, timeout=max(0.01, wait)))
+    except Exception as exc:  # locked, or the file is unusable: the spool takes the event
+        if isinstance(exc, conflict):  # the same id with other bytes: not a storage failure
+            raise
+        append_record = _load_capture_module("_spool")["append_record"]
+        assert callable(append_record)
+        append_record(queue_path, event_id, target, event, raw, received_at)
+        return True
 
 
 def daemon_command(config_path: str) -> list[str]:
@@ -625,7 +665,9 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             except FileNotFoundError:
                 raise DaemonDown(sock) from None  # no socket file: nothing to connect to
             request = _request(event_id, target, event, opts["mode"], captured_at, raw)
-            out, err = parse_reply(exchange(sock, request, timeout))
+            # what is left of the budget after the exchange stores the event if the daemon
+            # does not answer (e.g. it waits for a queue lock that another process holds)
+            out, err = parse_reply(exchange(sock, request, timeout - fallback_reserve(timeout)))
         except (OSError, ValueError) as exc:
             spawned = False
             ready: object = None
@@ -650,7 +692,8 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
                 # (``UserPromptSubmit@claude-plugin``) so the replay applies the same ownership gate.
                 owner = _env("PAXM_INTEGRATION_OWNER").strip()
                 inbox_event = f"{event}@{owner}" if owner else event
-                append_inbox(queue, event_id, target, inbox_event, raw, captured_at)
+                wait = min(INBOX_WAIT, fallback_reserve(timeout) / 2)
+                append_inbox(queue, event_id, target, inbox_event, raw, captured_at, wait)
             except Exception as inbox_exc:  # fail open: the harness must never see a hook error
                 err += f"paxm hook: event not captured: {inbox_exc}\n"
             if isinstance(exc, DaemonDown):

@@ -32,6 +32,7 @@ from paxm_core.passive.events import (
 from paxm_core.passive.insertion import filter_insertion_hits
 from paxm_core.passive.integration import resolve_integration
 from paxm_core.passive.policy import HookSettings, resolve_hook_settings
+from paxm_core.passive.query import bounded_query
 from paxm_core.passive.session_state import SessionState
 from paxm_core.passive.templates import render_template
 from paxm_core.passive.workers import WorkerPool
@@ -365,6 +366,8 @@ class PassiveRuntime:
                 )
             if not query:
                 query = strip_recall_context(event.prompt)
+            # a prompt longer than the query limit would be refused whole: recall with its end
+            query = bounded_query(query, self.config.limits.query_bytes)
             result.query = query
             if not query:
                 result.skipped = True

@@ -59,6 +59,11 @@ class HookProcessor:
         self.queue = queue
         self.worker = worker
         self._append_lock = threading.Lock()
+        # ids of events whose append failed (the queue file locked past its busy timeout, closed):
+        # :meth:`handle_hook` keeps their raw payload in the spool instead of losing them
+        self._unstored: set[str] = set()
+        # ids of events that must follow spooled events into the spool (see _queue_behind_spool)
+        self._behind: set[str] = set()
         self.defer_notify = defer_notify
         self._wake_pending = False
         self._reader: Any = None
@@ -90,6 +95,7 @@ class HookProcessor:
             transcript_path=write.metadata.get("transcript_path", ""),
             event_id=write.event_id,
         )
+        truncated = 0
         if write.terminal and not write.text.strip():
             # a turn-end marker only seals its turn: there is no text for the write pipeline
             from paxm_core.tools import caller_metadata
@@ -100,7 +106,7 @@ class HookProcessor:
                 metadata["workspace"] = write.workspace.strip()
             item = MemoryItem(text="", source=write.source, metadata=metadata, created_at=created)
         else:
-            item = self._build_item(write, created)
+            item, truncated = self._build_item(write, created)
         return CaptureEvent(
             event_id=write.event_id or new_event_id(),
             session_key=key,
@@ -108,16 +114,21 @@ class HookProcessor:
             profile=write.profile,
             terminal=write.terminal,
             captured_at=created,
+            truncated_bytes=truncated,
         )
 
-    def _build_item(self, write: PassiveWrite, created: datetime) -> Any:
+    def _build_item(self, write: PassiveWrite, created: datetime) -> tuple[Any, int]:
+        """The event's item and the bytes cut from its text (an oversized turn is kept, cut, never dropped)."""
+        from paxm_core.capture.truncate import truncate_text
+
         tools = self.runtime.tools
+        text, truncated = truncate_text(write.text, tools.config.limits.text_bytes)
         policy = tools.put_policy(write.profile)
         from paxm_core.attribution import expires_at_for
 
         expires_at = expires_at_for(created, policy.expires_after)
         item, _ = tools.build_item(
-            write.text,
+            text,
             profile=write.profile,
             source=write.source,
             metadata=write.metadata,
@@ -131,7 +142,7 @@ class HookProcessor:
             expires_at=expires_at,
             admission_text=write.admission_text,
         )
-        return item
+        return item, truncated
 
     def append(self, write: PassiveWrite) -> bool:
         """Durably append ``write`` (returns after COMMIT) and wake the delivery worker.
@@ -145,8 +156,15 @@ class HookProcessor:
             # the client stored this event in the inbox while the daemon was starting, then
             # asked again for its context: the stored copy (already queued) wins
             return True
-        with self._append_lock:
-            result = self.queue.append(event)
+        try:
+            with self._append_lock:
+                if event.event_id in self._behind:
+                    raise QueueError(f"capture event {event.event_id} waits behind spooled events")
+                result = self.queue.append(event)
+        except QueueError:
+            with self._append_lock:
+                self._unstored.add(event.event_id)
+            raise
         if self.worker is not None:
             if self.defer_notify:
                 self._wake_pending = True
@@ -167,7 +185,10 @@ class HookProcessor:
             # Events a client stored in the inbox (daemon down or starting) happened before
             # this one: queue them first so a session's events keep their order.
             if self._inbox_pending():
-                self.drain_inbox()
+                try:
+                    self.drain_inbox()
+                except QueueError as exc:
+                    self._queue_behind_spool(event_id, exc)
             raw = request.get("raw")
             if isinstance(raw, str):
                 payload = raw.encode("utf-8", "replace")
@@ -183,7 +204,9 @@ class HookProcessor:
                 event_id=event_id,
                 captured_at=float(captured) if isinstance(captured, (int, float)) else time.time(),
             )
-            result = self.passive.handle(event, owner=str(request.get("owner") or ""))
+            owner = str(request.get("owner") or "")
+            result = self.passive.handle(event, owner=owner)
+            self._spool_unstored(event, str(request.get("event") or "user_input"), owner, payload, result.errors)
             output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open
             return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}
@@ -193,6 +216,36 @@ class HookProcessor:
         if result.errors:
             response["errors"] = result.errors
         return response
+
+    def _queue_behind_spool(self, event_id: str, error: QueueError) -> None:
+        """After a drain failed on the queue's lock, send this request's event to the spool too.
+
+        Spooled events happened before it.  Were the lock released between the failed drain
+        and this event's append, the append would overtake them (a turn end sealing its turn
+        without its prompt); behind them in the spool it is imported after them, in order.
+        """
+        text = str(error).lower()
+        if ("locked" in text or "busy" in text) and self.queue.spool_pending():
+            with self._append_lock:
+                self._behind.add(event_id)
+
+    def _spool_unstored(self, event: HookEvent, name: str, owner: str, payload: bytes, errors: list[str]) -> None:
+        """Keep the raw payload of an event whose append failed in the spool (imported on the next drain)."""
+        with self._append_lock:
+            self._behind.discard(event.event_id)
+            if event.event_id not in self._unstored:
+                return
+            self._unstored.discard(event.event_id)
+        from paxm_core.capture import _spool
+        from paxm_core.passive._redact import redact_bytes
+
+        # the inbox's form: a plugin caller's owner rides on the event name (see the client)
+        name = f"{name}@{owner}" if owner.strip() else name
+        captured = event.captured_at or time.time()
+        try:
+            _spool.append_record(self.queue.path, event.event_id, event.target, name, redact_bytes(payload), captured)
+        except (OSError, ValueError) as exc:
+            errors.append(f"event not spooled: {exc}")
 
     def process_inbox_entry(self, entry: Any) -> list[Any]:
         """Render a raw inbox entry into capture events (``CaptureQueue.drain_inbox`` callback).
@@ -234,6 +287,8 @@ class HookProcessor:
         return self._reader.execute(sql, args).fetchone()
 
     def _inbox_pending(self) -> bool:
+        if self.queue.spool_pending():
+            return True
         try:
             with self._drain_lock:
                 return self._read("SELECT 1 FROM capture_inbox WHERE state = 'pending' LIMIT 1") is not None
