@@ -56,6 +56,8 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
         return
     for ref in result.refs:
         click.echo(f"stored memory: {ref.provider}/{ref.id}")
+    for name in result.queued:
+        click.echo(f"queued for {name}: the capture queue delivers it in the background (paxm queue status)")
 
 
 @click.command()
@@ -100,3 +102,6 @@ def recall(
         click.echo(dumps_json(recall_json(result, "active")), nl=False)
         return
     click.echo(render_recall_text(result, "active"), nl=False)
+    for recalled in result.provider_recalls:
+        if recalled.outcome == "skipped":
+            click.echo(f"note: {recalled.provider} skipped (no answer within limits.optional_grace)", err=True)
