@@ -6,11 +6,10 @@ import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from paxm_core.attribution import (
     META_AGENT_ID,
-    META_EXPIRES_AT,
     META_SCOPE_ID,
     META_SCOPE_TYPE,
     META_SESSION_ID,
@@ -217,94 +216,102 @@ def eligible_hits(
 ) -> list[Entry]:
     """Stamp, filter, score and calibrate one provider's hits (inputs untouched).
 
-    Filters run on the provider's own objects and the result holds :data:`Entry` tuples, so
-    that only the hits a recall returns are ever copied.  This is the router's hottest loop
-    (every candidate of every provider passes through it), so the rules of
-    :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
-    their common cases inlined (a hit without an expiry field or expiry metadata), and what
-    only the survivors need is left to :class:`Candidate`.
+    The rules are :mod:`~paxm_core.attribution`'s (expiry, tier) and
+    :mod:`~paxm_core.router.ranking`'s (relevance, weight and recency, calibration); the
+    result holds :data:`Entry` tuples, so only the hits a recall returns are ever copied.
     """
-    weight = route.effective_weight
-    min_relevance = route.min_relevance or policy.min_relevance
-    min_score = route.min_score or policy.min_score
-    boost = policy.recency_boost
-    entries: list[Entry] = []
-    append = entries.append
-    # Providers nearly always answer in relevance order; then a hit's rank is known as it is
-    # kept, and calibration needs no second pass (see the fallback below for the others).
-    in_order = True
-    previous = math.inf
-    rank = 0  # eligible hits so far: the next one's rank is one more
+    limits = _Limits(
+        route.effective_weight,
+        route.min_relevance or policy.min_relevance,
+        route.min_score or policy.min_score,
+        policy.recency_boost,
+    )
+    eligible: list[_Eligible] = []
     for original in hits:
-        expires_at = original.expires_at
-        if expires_at is not None:
-            if expires_at.tzinfo is None:
-                expires_at = expires_at.replace(tzinfo=UTC)
-            if expires_at <= now:
-                continue
-        else:
-            metadata = original.metadata
-            if META_EXPIRES_AT in metadata or "expires_at" in metadata:
-                expires_at = effective_expires_at(original)
-                if expires_at is not None and expires_at <= now:
-                    continue
-        tier: str | None = None  # worked out here only to filter; otherwise when copied
-        if tiers:
-            tier = effective_tier(original)
-            if tier not in tiers:
-                continue
-        # ranking.normalized_relevance, inlined; in (0, 1] (the common case) it is the relevance
-        relevance = original.relevance
-        if not 0.0 < relevance <= 1.0:
-            if (relevance == 0 or relevance != relevance) and original.score > 0:
-                relevance = original.score
-            if relevance != relevance or relevance < 0:
-                relevance = 0.0
-            elif relevance > 1:
-                relevance = 1.0
-        if relevance < min_relevance:
-            continue
-        created = original.created_at
-        if created is not None and created.tzinfo is None:
-            created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
-        if boost > 0:
-            recency = ranking.clamp_unit(ranking.recency_score(created, boost, now))
-            score = relevance * weight + recency  # ranking.apply_weight_and_recency
-        else:
-            recency = 0.0
-            score = relevance * weight
-        if score < min_score:
-            continue
-        # ranking.calibrate, then weight and recency: ranking = relevance / rank², weighted,
-        # plus recency, rank within this provider by relevance (equal relevance: its order)
-        if relevance > previous:
-            in_order = False
-        previous = relevance
-        rank += 1
-        ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
-        append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
-    if not in_order:
-        # A stable sort by relevance (``reverse`` keeps equal relevance in the provider's
-        # order), then the ranks again.
-        entries.sort(key=_relevance_of, reverse=True)
-        for index, entry in enumerate(entries):
-            _, _, _, relevance, score, original, created, tier, expires_at, _, recency = entry
-            rank = index + 1
-            ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
-            entries[index] = (
+        kept = _eligible(original, limits, tiers, now)
+        if kept is not None:
+            eligible.append(kept)
+    return _ranked(name, eligible, limits.weight)
+
+
+class _Limits(NamedTuple):
+    """One route's weight and thresholds under one policy."""
+
+    weight: float
+    min_relevance: float
+    min_score: float
+    recency_boost: float
+
+
+class _Eligible(NamedTuple):
+    """A hit that passed the filters, with what its entry needs."""
+
+    original: MemoryHit
+    relevance: float
+    score: float
+    recency: float
+    created_at: datetime | None
+    tier: str | None
+    expires_at: datetime | None
+
+
+def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now: datetime) -> _Eligible | None:
+    """The hit scored, or ``None`` when it is expired, of another tier or under a threshold."""
+    expires_at = effective_expires_at(original)
+    if expires_at is not None and expires_at <= now:
+        return None
+    tier: str | None = None  # worked out here only to filter; otherwise when copied
+    if tiers:
+        tier = effective_tier(original)
+        if tier not in tiers:
+            return None
+    relevance = ranking.normalized_relevance(original)
+    if relevance < limits.min_relevance:
+        return None
+    created = original.created_at
+    if created is not None and created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
+    score = relevance * limits.weight  # ranking.apply_weight_and_recency
+    recency = 0.0
+    if limits.recency_boost > 0:  # (without a boost nothing is added: -0.0 stays -0.0)
+        recency = ranking.clamp_unit(ranking.recency_score(created, limits.recency_boost, now))
+        score += recency
+    if score < limits.min_score:
+        return None
+    return _Eligible(original, relevance, score, recency, created, tier, expires_at)
+
+
+def _ranked(name: str, eligible: list[_Eligible], weight: float) -> list[Entry]:
+    """Calibrate within the provider: ``ranking = relevance / rank²``, weighted, plus recency.
+
+    The rank is the hit's place in a stable sort by relevance (equal relevance keeps the
+    provider's order; ``reverse`` keeps it too).
+    """
+    ordered = sorted(eligible, key=_relevance_of_eligible, reverse=True)
+    entries: list[Entry] = []
+    for rank, hit in enumerate(ordered, start=1):
+        calibrated = hit.relevance / (rank * rank) if hit.relevance > 0 else 0.0
+        ranked = calibrated * weight + hit.recency
+        entries.append(
+            (
                 -ranked,
-                -score,
+                -hit.score,
                 ranked,
-                relevance,
-                score,
-                original,
-                created,
-                tier,
-                expires_at,
+                hit.relevance,
+                hit.score,
+                hit.original,
+                hit.created_at,
+                hit.tier,
+                hit.expires_at,
                 name,
-                recency,
+                hit.recency,
             )
+        )
     return entries
+
+
+def _relevance_of_eligible(hit: _Eligible) -> float:
+    return hit.relevance
 
 
 def _candidate(entry: Entry) -> Candidate:

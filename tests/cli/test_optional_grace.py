@@ -154,7 +154,7 @@ def test_a_required_failure_still_fails_the_write_and_queues_nothing(tmp_path: P
     assert json.loads(status.stdout)["deliveries"].get("pending", 0) == 0
 
 
-async def _mcp_recall(config: Path, query: str) -> tuple[dict[str, Any], float]:
+async def _mcp_call(config: Path, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], float]:
     params = StdioServerParameters(
         command=PAXM[0], args=[*PAXM[1:], "--config", str(config), "mcp", "serve"], env=dict(os.environ)
     )
@@ -162,7 +162,7 @@ async def _mcp_recall(config: Path, query: str) -> tuple[dict[str, Any], float]:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             started = time.monotonic()
-            result = await client.call_tool("paxm_recall", {"query": query})
+            result = await client.call_tool(tool, arguments)
             took = time.monotonic() - started
             assert not result.is_error, result
             assert result.structured_content is not None
@@ -172,8 +172,18 @@ async def _mcp_recall(config: Path, query: str) -> tuple[dict[str, Any], float]:
 def test_mcp_recall_skips_a_hung_optional_provider_after_the_grace(tmp_path: Path) -> None:
     _seed(tmp_path, "the staging database is db-stg-2")
     config = _config(tmp_path)
-    content, took = anyio.run(_mcp_recall, config, "staging database")
+    content, took = anyio.run(_mcp_call, config, "paxm_recall", {"query": "staging database"})
     assert took < FAST, f"paxm_recall took {took:.1f}s"
     assert any("db-stg-2" in hit["text"] for hit in content["hits"])
     outcomes = {r["provider"]: r["outcome"] for r in content.get("provider_recalls", [])}
     assert outcomes.get("slow") == "skipped", content
+
+
+def test_mcp_remember_writes_the_required_provider_and_queues_the_optional_one(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    content, took = anyio.run(_mcp_call, config, "paxm_remember", {"text": "the VPN gateway is vpn-3"})
+    assert took < FAST, f"paxm_remember took {took:.1f}s"
+    assert [ref["provider"] for ref in content["refs"]] == ["sqlite"]
+    assert content["queued"] == ["slow"]
+    status, _ = _paxm(config, "queue", "status", "--json")
+    assert json.loads(status.stdout)["deliveries"].get("pending") == 1
