@@ -23,8 +23,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
 SCRIPTED = Path(__file__).parents[2] / "providers" / "paxm-provider-jsonrpc" / "tests" / "plugins" / "scripted.py"
-#: what a call may cost on top of the same call without the hung plugin: the default 1 s grace,
-#: starting the plugin, and a busy machine (the bug cost 10 s for a recall, 20 s for a write)
+#: the grace the tests configure (the default, 1 s, is checked below without a process)
+GRACE = "500ms"
+#: what a call may cost on top of the same call without the hung plugin: the grace, starting
+#: the plugin, and a busy machine (the bug cost 10 s for a recall, 20 s for a write)
 FAST = 2.0
 
 
@@ -48,9 +50,17 @@ def _config(tmp_path: Path, mode: str = "hang") -> Path:
         },
         "recall_profiles": {"default": {"providers": [{"name": "sqlite", "required": True}, slow]}},
         "write_profiles": {"default": {"providers": [{"name": "sqlite", "required": True}, slow]}},
+        "limits": {"optional_grace": GRACE},
     }
     path.write_text(json.dumps(text))
     return path
+
+
+def test_the_default_grace_is_one_second() -> None:
+    from paxm_core.config import LimitsConfig
+
+    assert LimitsConfig().optional_grace_seconds == 1.0
+    assert LimitsConfig(optional_grace=0.25).optional_grace_seconds == 0.25
 
 
 def _paxm(config: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -91,6 +101,8 @@ def test_recall_skips_a_hung_optional_provider_after_the_grace(tmp_path: Path) -
     assert "seven minutes" in result["hits"][0]["text"]
     outcomes = {r["provider"]: r["outcome"] for r in result["provider_recalls"]}
     assert outcomes == {"sqlite": "success", "slow": "skipped"}
+    waited = {r["provider"]: r["duration_ms"] for r in result["provider_recalls"]}["slow"]
+    assert 450 <= waited < 1500  # limits.optional_grace, not the 10 s route timeout
     (error,) = result["provider_errors"]
     assert error["provider"] == "slow" and error["required"] is False and "skipped" in error["error"]
 
