@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import Generic, TypeVar
 
 from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
@@ -31,12 +32,14 @@ from paxm_core.router.policy import Route
 
 __all__ = ["CANCEL_POLL", "Outcome", "error_text", "fan_out", "ms"]
 
+T = TypeVar("T")
+
 #: How often a waiting caller looks for a cancellation of its overall deadline.
 CANCEL_POLL = 0.05
 
 
 @value_dataclass(slots=True)
-class Outcome:
+class Outcome(Generic[T]):
     """What one provider call produced (value or error), with timing and bulkhead state.
 
     ``skipped``: an optional route that had not answered when the grace after the required
@@ -44,7 +47,7 @@ class Outcome:
     """
 
     route: Route
-    value: object = None
+    value: T | None = None
     error: BaseException | None = None
     timed_out: bool = False
     busy: bool = False
@@ -52,7 +55,7 @@ class Outcome:
     duration_ms: int = 0
 
 
-class _Pending:
+class _Pending(Generic[T]):
     """One route of a fan-out on its way to an :class:`Outcome`."""
 
     __slots__ = ("call", "deadline", "dispatched", "fn", "lane", "outcome", "route")
@@ -62,9 +65,9 @@ class _Pending:
         self.deadline = deadline
         self.dispatched = dispatched
         self.lane: Lane | None = None
-        self.fn: Callable[[], object] | None = None
-        self.call: Call[object] | None = None
-        self.outcome: Outcome | None = None
+        self.fn: Callable[[], T] | None = None
+        self.call: Call[T] | None = None
+        self.outcome: Outcome[T] | None = None
 
     def elapsed_ms(self) -> int:
         return ms(time.monotonic() - self.dispatched)
@@ -88,9 +91,9 @@ def fan_out(
     op: str,
     routes: list[Route],
     overall: Deadline,
-    work: Callable[[Route, Deadline], object],
+    work: Callable[[Route, Deadline], T],
     grace: float | None = None,
-) -> list[Outcome]:
+) -> list[Outcome[T]]:
     """Run ``work`` for every route concurrently, each under its lane and deadline.
 
     Free lanes are dispatched first without waiting, so a busy provider never delays the
@@ -111,7 +114,7 @@ def fan_out(
         if optional:
             start = time.monotonic() if required else _first_answer(optional, overall, notify)
             _settle(op, optional, overall, start + max(0.0, grace))
-    outcomes: list[Outcome] = []
+    outcomes: list[Outcome[T]] = []
     for item in pending:
         assert item.outcome is not None
         outcomes.append(item.outcome)
@@ -123,9 +126,9 @@ def _prepare(
     op: str,
     route: Route,
     overall: Deadline,
-    work: Callable[[Route, Deadline], object],
+    work: Callable[[Route, Deadline], T],
     now: float,
-) -> _Pending:
+) -> _Pending[T]:
     """The route's deadline and call; an outcome already when no time is left."""
     # A zero or negative route timeout means "none", as upstream.  Without one the call gets
     # the caller's own deadline, so a cancel by the caller reaches the provider.
@@ -138,7 +141,7 @@ def _prepare(
             deadline.cancel()  # as Deadline.child: a cancelled parent gives a cancelled child
     else:
         deadline = overall
-    item = _Pending(route, deadline, now)
+    item: _Pending[T] = _Pending(route, deadline, now)
     if overall.cancelled or (deadline.at is not None and deadline.at <= now):
         item.outcome = Outcome(route, error=DeadlineExceeded(f"{op} deadline exceeded"), timed_out=True)
         return item
@@ -147,7 +150,7 @@ def _prepare(
     return item
 
 
-def _dispatch(pending: list[_Pending], notify: threading.Event) -> None:
+def _dispatch(pending: list[_Pending[T]], notify: threading.Event) -> None:
     """Start every call whose lane is free; the others keep their ``fn`` for :func:`_settle`."""
     for item in pending:
         if item.outcome is not None:
@@ -162,7 +165,7 @@ def _dispatch(pending: list[_Pending], notify: threading.Event) -> None:
             item.outcome = Outcome(item.route, error=PaxmError(str(exc)))
 
 
-def _settle(op: str, items: list[_Pending], overall: Deadline, cutoff: float | None) -> None:
+def _settle(op: str, items: list[_Pending[T]], overall: Deadline, cutoff: float | None) -> None:
     """Give every item its outcome: wait for busy lanes, then for the calls, by ``cutoff`` at the latest."""
     busy = [item for item in items if item.outcome is None and item.call is None]
     busy.sort(key=_deadline_order)  # earliest deadline first, unlimited last
@@ -173,7 +176,7 @@ def _settle(op: str, items: list[_Pending], overall: Deadline, cutoff: float | N
             item.outcome = _await(op, item, overall, cutoff)
 
 
-def _submit_busy(op: str, item: _Pending, cutoff: float | None) -> None:
+def _submit_busy(op: str, item: _Pending[T], cutoff: float | None) -> None:
     """Wait for a busy lane's slot within the item's deadline (and ``cutoff``), then start the call."""
     assert item.lane is not None and item.fn is not None
     wait = _left(item.deadline, cutoff)
@@ -195,7 +198,7 @@ def _submit_busy(op: str, item: _Pending, cutoff: float | None) -> None:
     item.fn = None
 
 
-def _first_answer(items: list[_Pending], overall: Deadline, notify: threading.Event) -> float:
+def _first_answer(items: list[_Pending[T]], overall: Deadline, notify: threading.Event) -> float:
     """When the first of ``items`` answered (or none can any more): the start of the grace."""
     while True:
         notify.clear()  # before looking, so a call finishing meanwhile is not missed
@@ -209,7 +212,7 @@ def _first_answer(items: list[_Pending], overall: Deadline, notify: threading.Ev
         notify.wait(min(left, CANCEL_POLL))
 
 
-def _await(op: str, item: _Pending, overall: Deadline, cutoff: float | None) -> Outcome:
+def _await(op: str, item: _Pending[T], overall: Deadline, cutoff: float | None) -> Outcome[T]:
     """Wait for the item's call within its deadline and ``cutoff``; its outcome."""
     assert item.call is not None
     try:
@@ -227,7 +230,7 @@ def _await(op: str, item: _Pending, overall: Deadline, cutoff: float | None) -> 
     return Outcome(item.route, value=value, duration_ms=item.elapsed_ms())
 
 
-def _wait(call: Call[object], deadline: Deadline, overall: Deadline, cutoff: float | None) -> object:
+def _wait(call: Call[T], deadline: Deadline, overall: Deadline, cutoff: float | None) -> T:
     """The call's value, waiting within ``deadline`` and ``cutoff``; ``TimeoutError`` past either or on a cancel."""
     while True:
         if overall.cancelled:
@@ -249,17 +252,17 @@ def _left(deadline: Deadline, cutoff: float | None) -> float | None:
     return until_cutoff if left is None else min(left, until_cutoff)
 
 
-def _cut_by_grace(item: _Pending, cutoff: float | None) -> bool:
+def _cut_by_grace(item: _Pending[T], cutoff: float | None) -> bool:
     """Whether the item stopped being waited for at the grace cutoff, before its own deadline."""
     return cutoff is not None and not item.deadline.expired() and time.monotonic() >= cutoff - 0.001
 
 
-def _deadline_order(item: _Pending) -> float:
+def _deadline_order(item: _Pending[T]) -> float:
     at = item.deadline.at
     return math.inf if at is None else at
 
 
-def _skipped_outcome(op: str, item: _Pending, busy: bool = False) -> Outcome:
+def _skipped_outcome(op: str, item: _Pending[T], busy: bool = False) -> Outcome[T]:
     return Outcome(
         item.route,
         error=DeadlineExceeded(f"{op} skipped: no answer within the optional-provider grace"),
@@ -269,7 +272,7 @@ def _skipped_outcome(op: str, item: _Pending, busy: bool = False) -> Outcome:
     )
 
 
-def _timeout_outcome(op: str, item: _Pending, cancelled: bool) -> Outcome:
+def _timeout_outcome(op: str, item: _Pending[T], cancelled: bool) -> Outcome[T]:
     limit = item.route.timeout
     if cancelled:
         detail = f"{op} cancelled"

@@ -167,7 +167,7 @@ def _delete_ids(
         state.record(memory_id, answer)
 
 
-def _provider_result(state: _Progress, outcome: Outcome, ids: Sequence[str]) -> ProviderForget:
+def _provider_result(state: _Progress, outcome: Outcome[None], ids: Sequence[str]) -> ProviderForget:
     """One provider's :class:`ProviderForget`: what it answered, and the rest failed with its error."""
     done = state.answered()
     with state.lock:
