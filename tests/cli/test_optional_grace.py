@@ -199,3 +199,17 @@ def test_mcp_remember_writes_the_required_provider_and_queues_the_optional_one(t
     assert content["queued"] == ["slow"]
     status, _ = _paxm(config, "queue", "status", "--json")
     assert json.loads(status.stdout)["deliveries"].get("pending") == 1
+
+
+def test_an_unusable_queue_is_reported_for_the_optional_provider_not_as_a_failed_write(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    data = json.loads(config.read_text())
+    (tmp_path / "not-a-dir").write_text("a file where the queue's directory should be")
+    data["capture_queue"] = {"path": str(tmp_path / "not-a-dir" / "capture.sqlite")}
+    config.write_text(json.dumps(data))
+    stored, _ = _paxm(config, "remember", "--text", "kept in SQLite anyway", "--json")
+    assert stored.returncode == 0, stored.stderr
+    result = json.loads(stored.stdout)
+    assert [ref["provider"] for ref in result["refs"]] == ["sqlite"] and "queued" not in result
+    (error,) = result["provider_errors"]
+    assert error["provider"] == "slow" and not error["required"] and "capture queue" in error["error"]
