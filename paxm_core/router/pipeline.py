@@ -9,6 +9,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from paxm_core.attribution import (
+    META_EXPIRES_AT,
     META_SCOPE_ID,
     META_SCOPE_TYPE,
     effective_expires_at,
@@ -164,21 +165,15 @@ class _Limits(NamedTuple):
     recency_boost: float
 
 
-class _Eligible(NamedTuple):
-    """A hit that passed the filters, with what its entry needs."""
-
-    original: MemoryHit
-    relevance: float
-    score: float
-    recency: float
-    created_at: datetime | None
-    tier: str | None
-    expires_at: datetime | None
+#: A hit that passed the filters: ``(original, relevance, score, recency, created_at, tier,
+#: expires_at)`` (a plain tuple: one is built per eligible candidate of every provider).
+_Eligible = tuple[MemoryHit, float, float, float, "datetime | None", "str | None", "datetime | None"]
+_eligible_relevance = itemgetter(1)
 
 
 def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now: datetime) -> _Eligible | None:
     """The hit scored, or ``None`` when it is expired, of another tier or under a threshold."""
-    expires_at = effective_expires_at(original)
+    expires_at = _expiry(original)
     if expires_at is not None and expires_at <= now:
         return None
     tier: str | None = None  # worked out here only to filter; otherwise when copied
@@ -186,7 +181,9 @@ def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now:
         tier = effective_tier(original)
         if tier not in tiers:
             return None
-    relevance = ranking.normalized_relevance(original)
+    relevance = original.relevance
+    if not 0.0 < relevance <= 1.0:  # in (0, 1] it is its own normalized value
+        relevance = ranking.normalized_relevance(original)
     if relevance < limits.min_relevance:
         return None
     created = original.created_at
@@ -199,7 +196,14 @@ def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now:
         score += recency
     if score < limits.min_score:
         return None
-    return _Eligible(original, relevance, score, recency, created, tier, expires_at)
+    return (original, relevance, score, recency, created, tier, expires_at)
+
+
+def _expiry(hit: MemoryHit) -> datetime | None:
+    """:func:`~paxm_core.attribution.effective_expires_at`, without parsing metadata that has no expiry key."""
+    if hit.expires_at is None and META_EXPIRES_AT not in hit.metadata and "expires_at" not in hit.metadata:
+        return None
+    return effective_expires_at(hit)
 
 
 def _ranked(name: str, eligible: list[_Eligible], weight: float) -> list[Entry]:
@@ -208,31 +212,12 @@ def _ranked(name: str, eligible: list[_Eligible], weight: float) -> list[Entry]:
     The rank is the hit's place in a stable sort by relevance (equal relevance keeps the
     provider's order; ``reverse`` keeps it too).
     """
-    ordered = sorted(eligible, key=_relevance_of_eligible, reverse=True)
+    eligible.sort(key=_eligible_relevance, reverse=True)
     entries: list[Entry] = []
-    for rank, hit in enumerate(ordered, start=1):
-        calibrated = hit.relevance / (rank * rank) if hit.relevance > 0 else 0.0
-        ranked = calibrated * weight + hit.recency
-        entries.append(
-            (
-                -ranked,
-                -hit.score,
-                ranked,
-                hit.relevance,
-                hit.score,
-                hit.original,
-                hit.created_at,
-                hit.tier,
-                hit.expires_at,
-                name,
-                hit.recency,
-            )
-        )
+    for rank, (original, relevance, score, recency, created, tier, expires_at) in enumerate(eligible, start=1):
+        ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
+        entries.append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
     return entries
-
-
-def _relevance_of_eligible(hit: _Eligible) -> float:
-    return hit.relevance
 
 
 def _candidate(entry: Entry) -> Candidate:
