@@ -51,13 +51,14 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
     result = runtime.tools.remember(
         value, profile=profile or None, source=source, session_id=runtime.cli_session_id(_workspace(runtime))
     )
+    if not as_json:
+        for name in result.queued:
+            click.echo(f"note: queued for {name}; the capture queue delivers it (paxm queue status)", err=True)
     if as_json:
         click.echo(dumps_json(result.to_json()), nl=False)
         return
     for ref in result.refs:
         click.echo(f"stored memory: {ref.provider}/{ref.id}")
-    for name in result.queued:
-        click.echo(f"queued for {name}: the capture queue delivers it in the background (paxm queue status)")
 
 
 @click.command()
@@ -98,10 +99,11 @@ def recall(
         workspace=workspace or None,
         session_id=runtime.cli_session_id(workspace),
     )
+    if not as_json:
+        for recalled in result.provider_recalls:
+            if recalled.outcome == "skipped":
+                click.echo(f"note: {recalled.provider} skipped (no answer within limits.optional_grace)", err=True)
     if as_json:
         click.echo(dumps_json(recall_json(result, "active")), nl=False)
         return
     click.echo(render_recall_text(result, "active"), nl=False)
-    for recalled in result.provider_recalls:
-        if recalled.outcome == "skipped":
-            click.echo(f"note: {recalled.provider} skipped (no answer within limits.optional_grace)", err=True)

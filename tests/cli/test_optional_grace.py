@@ -131,17 +131,23 @@ def test_remember_queues_the_optional_copy_and_the_queue_delivers_it_later(tmp_p
     assert [ref["provider"] for ref in result["refs"]] == ["sqlite"]
     assert result["queued"] == ["slow"]
 
+    text, _ = _paxm(config, "remember", "--text", "the release train leaves at noon")
+    assert text.returncode == 0 and "stored memory: sqlite/" in text.stdout
+    assert "queued for slow" in text.stderr
+
     status, _ = _paxm(config, "queue", "status", "--json")
     assert status.returncode == 0, status.stderr
     state = json.loads(status.stdout)
-    assert state["deliveries"].get("pending") == 1, state
+    assert state["deliveries"].get("pending") == 2, state
 
     healthy = _config(tmp_path, mode="ok")  # the plugin answers again
     flushed, _ = _paxm(healthy, "queue", "flush", "--timeout", "30s", "--json")
     assert flushed.returncode == 0, flushed.stderr + flushed.stdout
     delivered = json.loads((tmp_path / "slow.json").read_text())
-    (item,) = delivered.values()
-    assert item["text"] == "deploys go out on Fridays"
+    assert sorted(item["text"] for item in delivered.values()) == [
+        "deploys go out on Fridays",
+        "the release train leaves at noon",
+    ]
 
     recalled, _ = _paxm(healthy, "recall", "--query", "Fridays", "--json")
     providers = {hit["provider"] for hit in json.loads(recalled.stdout)["hits"]}
