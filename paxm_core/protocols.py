@@ -60,10 +60,8 @@ CAP_ATTRIBUTION = "attribution"
 #: Declared (through :class:`SupportsCapabilities`) by a provider that runs in-process and
 #: returns from every call by its :class:`~paxm_core.deadline.Deadline` on its own: no blocking
 #: I/O without a timeout taken from the deadline, long work interrupted at it (the SQLite
-#: provider's progress handler).  The router may then run one such call of a fan-out on the
-#: calling thread instead of handing it to the provider's bulkhead worker, which saves a thread
-#: hand-off per recall.  A provider that cannot keep this promise must not declare it: a call
-#: run inline that overruns its deadline delays the caller.
+#: provider's progress handler).  A promise about the provider, kept for compatibility: the
+#: router runs every call on the provider's bulkhead lane whether or not it is declared.
 CAP_DEADLINE_BOUND = "deadline_bound"
 #: Declared by a provider whose memories live outside its process (a file, a server): a second
 #: instance built from the same config in another process reads and writes the same store.

@@ -26,7 +26,7 @@ from paxm_core.errors import PaxmError, UsageError
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
 from paxm_core.timefmt import utcnow
-from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
+from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, ProviderErrorInfo, SearchQuery, TurnContext
 
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 
 _R = TypeVar("_R", RecallResult, RememberResult)
+_P = TypeVar("_P", SearchPolicy, PutPolicy)
 
 __all__ = [
     "RESERVED_METADATA_KEYS",
@@ -267,6 +268,10 @@ class Tools:
         :meth:`build_item`'s.  The write carries the configured user, the resolved agent, the
         trusted session and the profile's scope.  Raises ``UsageError`` for empty text or an unknown profile and
         ``WriteError`` (with the partial result) when a required provider fails.
+
+        An active write (``command="remember"``, no ``deadline``: ``paxm remember``, MCP
+        ``paxm_remember``) waits only for the required providers; the optional ones get the
+        memory through the capture queue (:meth:`_write_required_queue_optional`).
         """
         started = time.monotonic()
         profile_name = (profile or "").strip() or "default"
@@ -276,6 +281,8 @@ class Tools:
             if deadline is not None:
                 return self.router.put([item], policy, deadline)
             policy, budget = self._active_budget(policy)
+            if command == "remember":
+                return self._write_required_queue_optional(item, policy, budget, profile_name)
             return self.router.put([item], policy, budget)
 
         observed = {"profile": profile_name, "source": source, "command": command}
@@ -366,10 +373,11 @@ class Tools:
         )
         return item, policy
 
-    def _active_budget(self, policy: Any) -> tuple[Any, Deadline]:
+    def _active_budget(self, policy: _P) -> tuple[_P, Deadline]:
         """The active path's budget: every route without a timeout gets ``limits.route_timeout``
-        and the whole call ``limits.deadline``, so a hung optional provider costs at most that
-        and a hung required one fails with a timeout error within it."""
+        and the whole call ``limits.deadline``, so a hung required provider fails with a timeout
+        error within it.  A recall's optional routes may keep it only ``limits.optional_grace``
+        once the required ones have answered."""
         import dataclasses
 
         limits = self.config.limits
@@ -377,7 +385,39 @@ class Tools:
             r if r.timeout is not None and r.timeout > 0 else dataclasses.replace(r, timeout=limits.route_seconds)
             for r in policy.routes
         ]
-        return dataclasses.replace(policy, routes=routes), Deadline.after(limits.deadline_seconds)
+        if isinstance(policy, SearchPolicy):
+            bounded = dataclasses.replace(policy, routes=routes, optional_grace=limits.optional_grace_seconds)
+        else:
+            bounded = dataclasses.replace(policy, routes=routes)
+        return bounded, Deadline.after(limits.deadline_seconds)
+
+    def _write_required_queue_optional(
+        self, item: MemoryItem, policy: PutPolicy, budget: Deadline, profile: str
+    ) -> RememberResult:
+        """Write ``item`` to the required routes now and hand it to the capture queue for the optional ones.
+
+        A required failure raises ``WriteError`` as usual (nothing is queued then); the queued
+        copies are delivered by the delivery worker (the hook daemon, ``paxm queue flush``) with
+        its retries.  A queue that cannot be opened is reported per optional provider in
+        ``provider_errors``, never as a failure of the write.
+        """
+        import dataclasses
+
+        optional = sorted(route.name for route in policy.routes if not route.required)
+        if not optional:
+            return self.router.put([item], policy, budget)
+        required = [route for route in policy.routes if route.required]
+        result = RememberResult()
+        if required:
+            result = self.router.put([item], dataclasses.replace(policy, routes=required), budget)
+        try:
+            _enqueue(self.config, item, profile, optional)
+        except PaxmError as exc:
+            for name in optional:
+                result.provider_errors.append(ProviderErrorInfo(name, False, "put", f"capture queue: {exc}"))
+            return result
+        result.queued = optional
+        return result
 
     def _excerpt(self, result: RecallResult) -> RecallResult:
         """Hits longer than ``limits.max_hit_chars`` are excerpted, marked, in what callers print."""
@@ -402,3 +442,25 @@ class Tools:
             getattr(sink, method)(**fields)
         except Exception as exc:  # telemetry never fails an operation
             print(f"paxm telemetry skipped: {exc}", file=sys.stderr)
+
+
+def _enqueue(config: Config, item: MemoryItem, profile: str, providers: list[str]) -> None:
+    """Append ``item`` to the capture queue as its own sealed episode, owed to ``providers`` only.
+
+    Raises :class:`~paxm_core.errors.PaxmError` (``QueueError``) when the queue cannot take it.
+    """
+    from paxm_core.capture import CaptureEvent, CaptureQueue, default_queue_path, session_key_for
+
+    event_id = "evt_" + os.urandom(16).hex()
+    workspace = item.metadata.get("workspace", "")
+    # its own session key: one episode per write, so a dead delivery never holds up a later one
+    key = session_key_for("active", workspace=workspace, event_id=event_id)
+    event = CaptureEvent(event_id, key, item, profile, terminal=True, captured_at=item.created_at)
+    try:
+        queue = CaptureQueue(default_queue_path(config), routes={profile: providers}, recover=False)
+    except OSError as exc:
+        raise PaxmError(str(exc)) from exc
+    try:
+        queue.append(event)
+    finally:
+        queue.close()

@@ -52,6 +52,9 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
     result = runtime.tools.remember(
         value, profile=profile or None, source=source, session_id=runtime.cli_session_id(_workspace(runtime))
     )
+    if not as_json:
+        for name in result.queued:
+            click.echo(f"note: queued for {name}; the capture queue delivers it (paxm queue status)", err=True)
     if as_json:
         click.echo(dumps_json(result.to_json()), nl=False)
         return
@@ -97,6 +100,10 @@ def recall(
         workspace=workspace or None,
         session_id=runtime.cli_session_id(workspace),
     )
+    if not as_json:
+        for recalled in result.provider_recalls:
+            if recalled.outcome == "skipped":
+                click.echo(f"note: {recalled.provider} skipped (no answer within limits.optional_grace)", err=True)
     if as_json:
         click.echo(dumps_json(recall_json(result, "active")), nl=False)
         return

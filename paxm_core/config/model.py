@@ -280,12 +280,16 @@ class LimitsConfig:
     route_timeout: float | None = field(default=None, metadata=_DURATION)
     #: seconds one active ``recall`` / ``remember`` may take overall
     deadline: float | None = field(default=None, metadata=_DURATION)
+    #: seconds optional (``required: false``) recall routes may still take once the required
+    #: ones have answered; later ones are reported skipped
+    optional_grace: float | None = field(default=None, metadata=_DURATION)
 
     DEFAULT_MAX_TEXT_BYTES = 256 * 1024
     DEFAULT_MAX_QUERY_BYTES = 8 * 1024
     DEFAULT_MAX_HIT_CHARS = 4000
     DEFAULT_ROUTE_TIMEOUT = 10.0
     DEFAULT_DEADLINE = 20.0
+    DEFAULT_OPTIONAL_GRACE = 1.0
 
     @property
     def route_seconds(self) -> float:
@@ -300,6 +304,12 @@ class LimitsConfig:
     def deadline_seconds(self) -> float:
         """Effective ``deadline``."""
         return self.deadline if self.deadline is not None and self.deadline > 0 else self.DEFAULT_DEADLINE
+
+    @property
+    def optional_grace_seconds(self) -> float:
+        """Effective ``optional_grace``."""
+        grace = self.optional_grace
+        return grace if grace is not None and grace > 0 else self.DEFAULT_OPTIONAL_GRACE
 
     @property
     def text_bytes(self) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from itertools import repeat
@@ -27,7 +26,6 @@ from paxm_core.errors import (
     WriteError,
 )
 from paxm_core.protocols import (
-    CAP_DEADLINE_BOUND,
     CAP_DELETE,
     CAP_PUT_BATCH,
     Provider,
@@ -38,8 +36,8 @@ from paxm_core.protocols import (
     capabilities_of,
 )
 from paxm_core.router.admission import admit
-from paxm_core.router.bulkhead import Lane, LaneBusy, Relay, Runner
-from paxm_core.router.fanout import error_text, fan_out, ms
+from paxm_core.router.bulkhead import Lane, LaneBusy
+from paxm_core.router.fanout import Outcome, error_text, fan_out, ms
 from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
 from paxm_core.router.forget import forget as forget_refs
 from paxm_core.router.pipeline import Entry, eligible_hits, finite_keys, normalized_tiers, select
@@ -65,9 +63,6 @@ T = TypeVar("T")
 MAINTENANCE_TIMEOUT = 30.0
 #: How long ``close()`` waits for one provider to close.
 CLOSE_TIMEOUT = 2.0
-#: How long a fan-out waits for an unknown provider's capabilities before sending its calls to their
-#: lane (an in-process provider answers in microseconds; a plugin that has to be asked may hang).
-_PROBE_WAIT = 0.05
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -105,9 +100,6 @@ class Router:
         self._lanes: dict[tuple[str, str], Lane] = {}
         self._lanes_lock = threading.Lock()
         self._capabilities: dict[str, frozenset[str]] = {}
-        self._probes: dict[str, threading.Thread] = {}
-        self._relay = Relay()
-        self._runner = Runner()
         self._closed = False
 
     # -- introspection -------------------------------------------------------------------
@@ -126,28 +118,6 @@ class Router:
         if name not in self._capabilities:
             self._capabilities[name] = capabilities_of(self._providers[name])
         return self._capabilities[name]
-
-    def _deadline_bound(self, name: str) -> bool:
-        # May a call to ``name`` run on the caller's thread (see CAP_DEADLINE_BOUND)?  Asked on
-        # every fan-out, so it must never block: ``capabilities()`` may do I/O (a JSON-RPC
-        # plugin's first call probes the plugin, up to seconds when it hangs).  An unknown
-        # provider is probed on a helper thread, waited for briefly (an in-process provider
-        # answers in microseconds); until the answer is in, its calls go to their lane.
-        known = self._capabilities.get(name)
-        if known is not None:
-            return CAP_DEADLINE_BOUND in known
-        with self._lanes_lock:
-            probe = self._probes.get(name)
-            first = probe is None
-            if probe is None:
-                probe = self._probes[name] = threading.Thread(
-                    target=self.capabilities, args=(name,), name=f"paxm-capabilities-{name}", daemon=True
-                )
-                probe.start()
-        if first:
-            probe.join(_PROBE_WAIT)
-        known = self._capabilities.get(name)
-        return known is not None and CAP_DEADLINE_BOUND in known
 
     def preserves_turn_boundaries(self, name: str) -> bool:
         """Whether provider ``name`` stores a whole captured turn as one memory."""
@@ -187,15 +157,14 @@ class Router:
             resolved.append(route)
         return resolved
 
-    # -- the fan-out engine --------------------------------------------------------------
-
     # -- search --------------------------------------------------------------------------
 
     def search(self, query: SearchQuery, policy: SearchPolicy, deadline: Deadline | None = None) -> RecallResult:
         """Recall from every route of ``policy`` and merge the hits.
 
         Raises :class:`~paxm_core.errors.RecallError` (carrying the partial result) when a
-        required provider fails or times out; best-effort failures land in ``provider_errors``.
+        required provider fails or times out; best-effort failures (and optional routes
+        skipped after ``policy.optional_grace``) land in ``provider_errors``.
         """
         routes = self._resolve(policy.routes, "search")
         if not routes:
@@ -203,43 +172,38 @@ class Router:
         overall = deadline or Deadline.none()
         result_limit = policy.limit if policy.limit > 0 else query.limit
         tiers = normalized_tiers(policy.tiers) if policy.tiers else ()
-        provider_query = _provider_query(
-            query,
-            candidate_limit(result_limit),
-            tiers or query.tiers,
-            without_attribution(query.metadata) if query.metadata else {},
+        provider_query = query.replace(
+            limit=candidate_limit(result_limit),
+            tiers=tiers or query.tiers,
+            metadata=without_attribution(query.metadata) if query.metadata else {},
         )
-        outcomes = fan_out(
-            self._lane,
-            "search",
-            routes,
-            overall,
-            self._search_work(provider_query),
-            self._deadline_bound,
-            self._relay,
-            self._runner,
-        )
-        now = _aware(self._clock())
+        work = self._search_work(provider_query)
+        outcomes = fan_out(self._lane, "search", routes, overall, work, policy.optional_grace)
         result = RecallResult(query=query.text)
+        merged, failures = self._merge_outcomes(outcomes, policy, tiers, result)
+        result.provider_recalls.sort(key=_recall_provider)
+        result.hits = [candidate.materialize() for candidate in select(merged, result_limit, finite_keys(routes))]
+        result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
+        if failures:
+            raise RecallError("recall failed: " + "; ".join(failures), result)
+        return result
+
+    def _merge_outcomes(
+        self,
+        outcomes: list[Outcome[list[MemoryHit]]],
+        policy: SearchPolicy,
+        tiers: tuple[str, ...],
+        result: RecallResult,
+    ) -> tuple[list[Entry], list[str]]:
+        """Record each provider's diagnostics and errors in ``result``; its eligible hits, and required failures."""
+        now = _aware(self._clock())
         failures: list[str] = []
         merged: list[Entry] = []
         for outcome in outcomes:
             name = outcome.route.name
-            hits = outcome.value if outcome.error is None else []
-            assert isinstance(hits, list)
+            hits = _hits_of(outcome)
             eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
-            result.provider_recalls.append(
-                ProviderRecall(  # positional: provider, duration, outcome, timeout, busy, counts, kinds
-                    name,
-                    outcome.duration_ms,
-                    "success" if outcome.error is None else ("timeout" if outcome.timed_out else "error"),
-                    ms(outcome.route.timeout),
-                    outcome.busy,
-                    len(hits),
-                    len(eligible),
-                    _score_kinds(hits) if hits else (),
-                )
-            )
+            result.provider_recalls.append(_provider_recall(outcome, hits, eligible))
             if outcome.error is not None:
                 text = error_text(outcome.error)
                 result.provider_errors.append(ProviderErrorInfo(name, outcome.route.required, "search", text))
@@ -247,17 +211,10 @@ class Router:
                     failures.append(f"{name}: {text}")
                 continue
             merged.extend(eligible)
-        if len(outcomes) > 1:  # one provider: nothing to order
-            result.provider_recalls.sort(key=_recall_provider)
-        kept = select(merged, result_limit, finite_keys(routes))
-        result.hits = [candidate.materialize() for candidate in kept]  # only survivors are copied
-        result.timed_out = deadline is not None and overall.expired() and any(o.timed_out for o in outcomes)
-        if failures:
-            raise RecallError("recall failed: " + "; ".join(failures), result)
-        return result
+        return merged, failures
 
-    def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], object]:
-        def work(route: Route, deadline: Deadline) -> object:
+    def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], list[MemoryHit]]:
+        def work(route: Route, deadline: Deadline) -> list[MemoryHit]:
             hits = self._providers[route.name].search(query, deadline)
             if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
                 raise ProviderError(route.name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
@@ -287,9 +244,6 @@ class Router:
             routes,
             deadline or Deadline.none(),
             self._put_work(prepared),
-            self._deadline_bound,
-            self._relay,
-            self._runner,
         )
         result = RememberResult()
         failures: list[str] = []
@@ -301,10 +255,8 @@ class Router:
                 if outcome.route.required:
                     failures.append(f"{name}: {text}")
                 continue
-            refs = outcome.value
-            assert isinstance(refs, list)
-            # a ref already under this route's name is kept (refs are frozen): building a new one
-            # per item was 3.5% of the delivery thread in a py-spy profile of a 256-episode batch
+            refs = outcome.value or []
+            # a ref already under this route's name is kept (refs are frozen values)
             result.refs.extend(
                 ref if type(ref) is MemoryRef and ref.provider == name else MemoryRef(name, ref.id) for ref in refs
             )
@@ -385,8 +337,8 @@ class Router:
         for item, sequence in zip(wanted, sequences, strict=True):
             item.metadata[META_SEQUENCE] = str(sequence)
 
-    def _put_work(self, items: list[MemoryItem]) -> Callable[[Route, Deadline], object]:
-        def work(route: Route, deadline: Deadline) -> object:
+    def _put_work(self, items: list[MemoryItem]) -> Callable[[Route, Deadline], list[MemoryRef]]:
+        def work(route: Route, deadline: Deadline) -> list[MemoryRef]:
             provider = self._providers[route.name]
             refs: list[MemoryRef]
             if CAP_PUT_BATCH in self.capabilities(route.name):
@@ -507,26 +459,12 @@ class Router:
                 self._maintain(name, "close", partial(_close, provider), CLOSE_TIMEOUT)
             except Exception:  # closing is best effort; data is already committed
                 pass
-        self._relay.close()
-        self._runner.close()
         for lane in list(self._lanes.values()):
             lane.close()
         try:
             self._sequences.close()
         except Exception:
             pass
-
-
-#: Whether SearchQuery still has exactly these fields in this order (checked once, at import).
-_PLAIN_QUERY = tuple(field.name for field in fields(SearchQuery)) == ("text", "limit", "metadata", "filters", "tiers")
-
-
-def _provider_query(query: SearchQuery, limit: int, tiers: tuple[str, ...], metadata: dict[str, str]) -> SearchQuery:
-    # ``query.replace`` (dataclasses.replace) walks the field list generically on every
-    # recall; for the plain class with the fields known here, the constructor does the same.
-    if _PLAIN_QUERY and type(query) is SearchQuery:
-        return SearchQuery(query.text, limit, metadata, query.filters, tiers)
-    return query.replace(limit=limit, tiers=tiers, metadata=metadata)
 
 
 _raw_score_kind = attrgetter("raw_score_kind")
@@ -548,3 +486,30 @@ def _cleanup(provider: SupportsCleanupExpired, limit: int, deadline: Deadline) -
 
 def _close(provider: SupportsClose, _deadline: Deadline) -> None:
     provider.close()
+
+
+def _hits_of(outcome: Outcome[list[MemoryHit]]) -> list[MemoryHit]:
+    """A search outcome's hits (checked by ``_search_work``); none for a failed call."""
+    if outcome.error is not None or outcome.value is None:
+        return []
+    return outcome.value
+
+
+def _provider_recall(outcome: Outcome[list[MemoryHit]], hits: list[MemoryHit], eligible: list[Entry]) -> ProviderRecall:
+    """The ``provider_recalls`` entry of one search outcome."""
+    if outcome.error is None:
+        status = "success"
+    elif outcome.skipped:
+        status = "skipped"
+    else:
+        status = "timeout" if outcome.timed_out else "error"
+    return ProviderRecall(
+        provider=outcome.route.name,
+        duration_ms=outcome.duration_ms,
+        outcome=status,
+        timeout_ms=ms(outcome.route.timeout),
+        bulkhead_busy=outcome.busy,
+        candidate_count=len(hits),
+        eligible_count=len(eligible),
+        raw_score_kinds=_score_kinds(hits) if hits else (),
+    )

@@ -17,7 +17,7 @@ from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded
 from paxm_core.router.bulkhead import Lane
-from paxm_core.router.fanout import error_text, fan_out
+from paxm_core.router.fanout import Outcome, error_text, fan_out
 from paxm_core.router.policy import Route
 from paxm_core.types import MemoryRef
 
@@ -122,7 +122,7 @@ def forget(
     progress: dict[str, _Progress] = {}
     routes: list[Route] = []
     for name in sorted(targets):
-        ids = list(dict.fromkeys(i for i in targets[name] if i.strip()))
+        ids = _ids(targets[name])
         if not ids:
             continue
         if not supports(name):
@@ -131,50 +131,64 @@ def forget(
         progress[name] = _Progress(name)
         routes.append(Route(name, required=False, timeout=timeout))
 
-    def work(route: Route, budget: Deadline) -> object:
-        state = progress[route.name]
-        for memory_id in dict.fromkeys(targets[route.name]):
-            if not memory_id.strip():
-                continue
-            if budget.expired():
-                raise DeadlineExceeded("delete deadline exceeded")
-            try:
-                answer = delete(route.name, MemoryRef(route.name, memory_id), budget)
-            except DeadlineExceeded:
-                raise
-            except Exception as exc:  # one id failing does not stop the others
-                state.fail(memory_id, error_text(exc))
-                continue
-            state.record(memory_id, answer)
-        return None
+    def work(route: Route, budget: Deadline) -> None:
+        _delete_ids(delete, route.name, _ids(targets[route.name]), progress[route.name], budget)
 
     outcomes = fan_out(lane, "delete", routes, deadline or Deadline.none(), work) if routes else []
     for outcome in outcomes:
-        state = progress[outcome.route.name]
-        done = state.answered()
-        with state.lock:
-            entry = state.result
-            entry.duration_ms = outcome.duration_ms
-            if outcome.error is not None:
-                # whatever was not answered before the error (a timeout, a dead connection)
-                reason = error_text(outcome.error)
-                for memory_id in dict.fromkeys(targets[entry.provider]):
-                    if memory_id.strip() and memory_id not in done:
-                        entry.failed[memory_id] = reason
-            answered_ok = len(entry.deleted) + len(entry.not_found) + len(entry.accepted)
-            if entry.failed:
-                entry.status = "partial" if answered_ok else "failed"
-            result.providers.append(
-                ProviderForget(
-                    entry.provider,
-                    entry.status,
-                    list(entry.deleted),
-                    list(entry.not_found),
-                    list(entry.accepted),
-                    dict(entry.failed),
-                    [],
-                    entry.duration_ms,
-                )
-            )
+        result.providers.append(_provider_result(progress[outcome.route.name], outcome, targets[outcome.route.name]))
     result.providers.sort(key=lambda p: p.provider)
     return result
+
+
+def _ids(ids: Sequence[str]) -> list[str]:
+    """The non-blank ids, each once, in order."""
+    return list(dict.fromkeys(i for i in ids if i.strip()))
+
+
+def _delete_ids(
+    delete: Callable[[str, MemoryRef, Deadline], object],
+    provider: str,
+    ids: list[str],
+    state: _Progress,
+    budget: Deadline,
+) -> None:
+    """Delete ``ids`` on one provider in turn, recording each answer; a timeout stops the rest."""
+    for memory_id in ids:
+        if budget.expired():
+            raise DeadlineExceeded("delete deadline exceeded")
+        try:
+            answer = delete(provider, MemoryRef(provider, memory_id), budget)
+        except DeadlineExceeded:
+            raise
+        except Exception as exc:  # one id failing does not stop the others
+            state.fail(memory_id, error_text(exc))
+            continue
+        state.record(memory_id, answer)
+
+
+def _provider_result(state: _Progress, outcome: Outcome[None], ids: Sequence[str]) -> ProviderForget:
+    """One provider's :class:`ProviderForget`: what it answered, and the rest failed with its error."""
+    done = state.answered()
+    with state.lock:
+        entry = state.result
+        entry.duration_ms = outcome.duration_ms
+        if outcome.error is not None:
+            # whatever was not answered before the error (a timeout, a dead connection)
+            reason = error_text(outcome.error)
+            for memory_id in _ids(ids):
+                if memory_id not in done:
+                    entry.failed[memory_id] = reason
+        answered_ok = len(entry.deleted) + len(entry.not_found) + len(entry.accepted)
+        if entry.failed:
+            entry.status = "partial" if answered_ok else "failed"
+        return ProviderForget(
+            entry.provider,
+            entry.status,
+            list(entry.deleted),
+            list(entry.not_found),
+            list(entry.accepted),
+            dict(entry.failed),
+            [],
+            entry.duration_ms,
+        )

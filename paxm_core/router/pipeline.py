@@ -6,23 +6,19 @@ import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import Any, NamedTuple
 
 from paxm_core.attribution import (
-    META_AGENT_ID,
     META_EXPIRES_AT,
     META_SCOPE_ID,
     META_SCOPE_TYPE,
-    META_SESSION_ID,
-    META_TIER,
-    META_TURN_ID,
-    META_USER_ID,
     effective_expires_at,
     effective_tier,
+    restore_hit,
 )
 from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
-from paxm_core.types import TIER_LTM, MemoryHit, MemoryOrigin, MemoryScope, Provenance, normalize_tier
+from paxm_core.types import MemoryHit, normalize_tier
 
 __all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select", "sort_entries"]
 
@@ -30,12 +26,10 @@ __all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tie
 class Candidate:
     """A provider's hit that passed the filters, scored and ranked but not yet copied.
 
-    A recall keeps a few hits out of tens of candidates, and copying a hit (and restoring its
-    attribution) is most of the router's own cost, so the copy is made by :meth:`materialize`
-    only for the hits that survive dedupe and the final cut.  Candidates are made only for the
-    contenders the cut's walk reaches, and every one of them is read by dedupe and the final
-    order, so what those read (``id``, ``text`` and the ``provenance`` the restored hit will
-    have) is plain attributes, set once here.
+    A recall keeps a few hits out of tens of candidates, so the router-owned copy (with its
+    attribution restored) is made by :meth:`materialize` only for the hits that survive dedupe
+    and the final cut.  ``provenance`` is the scope the restored copy will have, which is what
+    dedupe and the final order read.
     """
 
     __slots__ = (
@@ -74,105 +68,41 @@ class Candidate:
         self.created_at = created_at
         self.id = original.id
         self.text = original.text
-        # The scope the restored copy will have (the only part of it dedupe and order read).
         self.provenance = _restored_scope(original)
         self._hit: MemoryHit | None = None
 
     def materialize(self) -> MemoryHit:
         """The router-owned copy of the hit (made once), attribution restored, ranking set."""
-        hit = self._hit
-        if hit is None:
+        if self._hit is None:
             original = self._original
-            # attribution.restore_hit, inlined: the restored scope is the provenance pair dedupe
-            # already worked out, so only the origin is merged here, and the copy is built with
-            # its final attribution instead of being patched after.  The attribution objects
-            # are frozen values, so equal ones are shared (see _shared) instead of built per hit.
-            origin, scope = original.origin, original.scope
-            if not (origin.user_id and origin.agent_id and origin.session_id and origin.turn_id):
-                legacy, get = original.provenance, original.metadata.get
-                key = (
-                    origin.user_id or legacy.user_id.strip() or (get(META_USER_ID) or "").strip(),
-                    origin.agent_id or legacy.agent_id.strip() or (get(META_AGENT_ID) or "").strip(),
-                    origin.session_id or (get(META_SESSION_ID) or "").strip(),
-                    origin.turn_id or (get(META_TURN_ID) or "").strip(),
-                )
-                origin = _ORIGINS.get(key) or _shared(_ORIGINS, key, MemoryOrigin(*key))
-            restored = self.provenance
-            if not (scope.type and scope.id):
-                pair = (restored.scope_type, restored.scope_id)
-                scope = _SCOPES.get(pair) or _shared(_SCOPES, pair, MemoryScope(*pair))
-            attribution = (origin.user_id, origin.agent_id, scope.type, scope.id)
-            provenance = _PROVENANCES.get(attribution) or _shared(_PROVENANCES, attribution, Provenance(*attribution))
-            tier = self._tier
-            if tier is None:  # attribution.effective_tier, inlined
-                tier = original.tier
-                if tier:
-                    tier = normalize_tier(tier)
-                else:
-                    tier = (original.metadata.get(META_TIER) or "").strip()
-                    tier = normalize_tier(tier) if tier else TIER_LTM
-            hit = self._hit = MemoryHit(
-                self.provider,
-                original.id,
-                original.text,
-                self.relevance,
-                self.score,
-                original.raw_score,
-                original.raw_score_kind,
-                original.source,
-                dict(original.metadata),
-                self.created_at,
-                tier,
-                self._expires_at,
-                origin,
-                scope,
-                provenance,
-                self.ranking,
+            hit = original.copy(
+                provider=self.provider,
+                relevance=self.relevance,
+                score=self.score,
+                created_at=self.created_at,
+                tier=self._tier if self._tier is not None else effective_tier(original),
+                expires_at=self._expires_at,
+                ranking=self.ranking,
             )
-        return hit
+            restore_hit(hit)
+            self._hit = hit
+        return self._hit
 
     def to_json(self) -> dict[str, Any]:
         """The copy's JSON (only the rare full-content tie-breaks need it)."""
         return self.materialize().to_json()
 
 
-class _Scope:
-    """The two fields of the restored hit's provenance that ranking reads (a plain pair:
-    building the frozen ``Provenance`` costs more than the whole dedupe key)."""
+class _Scope(NamedTuple):
+    """The two fields of the restored hit's provenance that ranking reads."""
 
-    __slots__ = ("scope_id", "scope_type")
-
-    def __init__(self, scope_type: str, scope_id: str) -> None:
-        self.scope_type = scope_type
-        self.scope_id = scope_id
-
-
-#: Frozen attribution values by their fields, shared by the copies that have them (a recall's
-#: hits nearly always carry one user's, one scope's).  Building one runs a frozen ``__init__``
-#: (a checked ``object.__setattr__`` per field), about three times a lookup here.
-_ORIGINS: dict[tuple[str, str, str, str], MemoryOrigin] = {}
-_SCOPES: dict[tuple[str, str], MemoryScope] = {}
-_PROVENANCES: dict[tuple[str, str, str, str], Provenance] = {}
-#: Entries per table before it is emptied (a bound on memory, not an eviction policy: a table
-#: refills with what recalls use within a few recalls).
-_SHARED_MAX = 1024
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _shared(table: dict[K, V], key: K, value: V) -> V:
-    # Only called on a miss; a race between two threads stores one of two equal values.
-    if len(table) >= _SHARED_MAX:
-        table.clear()
-    table[key] = value
-    return value
+    scope_type: str
+    scope_id: str
 
 
 def _restored_scope(hit: MemoryHit) -> _Scope:
     # The scope restore_hit will give the copy: fields, then legacy provenance, then the
-    # canonical metadata keys; without both type and id it is reported as "unknown".  The
-    # pairs are never changed once made, so equal ones are shared, as the frozen values are.
+    # canonical metadata keys; without both type and id it is reported as "unknown".
     scope = hit.scope
     kind, ident = scope.type, scope.id
     if not (kind and ident):
@@ -180,17 +110,8 @@ def _restored_scope(hit: MemoryHit) -> _Scope:
         kind = kind or legacy.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip()
         ident = ident or legacy.scope_id.strip() or (get(META_SCOPE_ID) or "").strip()
         if not (kind and ident):
-            return _UNKNOWN_SCOPE
-    pair = (kind, ident)
-    return _PAIRS.get(pair) or _shared(_PAIRS, pair, _Scope(kind, ident))
-
-
-_UNKNOWN_SCOPE = _Scope("unknown", "")
-_PAIRS: dict[tuple[str, str], _Scope] = {}
-
-
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+            return _Scope("unknown", "")
+    return _Scope(kind, ident)
 
 
 def normalized_tiers(tiers: Iterable[str]) -> tuple[str, ...]:
@@ -217,93 +138,85 @@ def eligible_hits(
 ) -> list[Entry]:
     """Stamp, filter, score and calibrate one provider's hits (inputs untouched).
 
-    Filters run on the provider's own objects and the result holds :data:`Entry` tuples, so
-    that only the hits a recall returns are ever copied.  This is the router's hottest loop
-    (every candidate of every provider passes through it), so the rules of
-    :mod:`~paxm_core.attribution` and :mod:`~paxm_core.router.ranking` are applied here with
-    their common cases inlined (a hit without an expiry field or expiry metadata), and what
-    only the survivors need is left to :class:`Candidate`.
+    The rules are :mod:`~paxm_core.attribution`'s (expiry, tier) and
+    :mod:`~paxm_core.router.ranking`'s (relevance, weight and recency, calibration); the
+    result holds :data:`Entry` tuples, so only the hits a recall returns are ever copied.
     """
-    weight = route.effective_weight
-    min_relevance = route.min_relevance or policy.min_relevance
-    min_score = route.min_score or policy.min_score
-    boost = policy.recency_boost
-    entries: list[Entry] = []
-    append = entries.append
-    # Providers nearly always answer in relevance order; then a hit's rank is known as it is
-    # kept, and calibration needs no second pass (see the fallback below for the others).
-    in_order = True
-    previous = math.inf
-    rank = 0  # eligible hits so far: the next one's rank is one more
+    limits = _Limits(
+        route.effective_weight,
+        route.min_relevance or policy.min_relevance,
+        route.min_score or policy.min_score,
+        policy.recency_boost,
+    )
+    eligible: list[_Eligible] = []
     for original in hits:
-        expires_at = original.expires_at
-        if expires_at is not None:
-            if expires_at.tzinfo is None:
-                expires_at = expires_at.replace(tzinfo=UTC)
-            if expires_at <= now:
-                continue
-        else:
-            metadata = original.metadata
-            if META_EXPIRES_AT in metadata or "expires_at" in metadata:
-                expires_at = effective_expires_at(original)
-                if expires_at is not None and expires_at <= now:
-                    continue
-        tier: str | None = None  # worked out here only to filter; otherwise when copied
-        if tiers:
-            tier = effective_tier(original)
-            if tier not in tiers:
-                continue
-        # ranking.normalized_relevance, inlined; in (0, 1] (the common case) it is the relevance
-        relevance = original.relevance
-        if not 0.0 < relevance <= 1.0:
-            if (relevance == 0 or relevance != relevance) and original.score > 0:
-                relevance = original.score
-            if relevance != relevance or relevance < 0:
-                relevance = 0.0
-            elif relevance > 1:
-                relevance = 1.0
-        if relevance < min_relevance:
-            continue
-        created = original.created_at
-        if created is not None and created.tzinfo is None:
-            created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
-        if boost > 0:
-            recency = ranking.clamp_unit(ranking.recency_score(created, boost, now))
-            score = relevance * weight + recency  # ranking.apply_weight_and_recency
-        else:
-            recency = 0.0
-            score = relevance * weight
-        if score < min_score:
-            continue
-        # ranking.calibrate, then weight and recency: ranking = relevance / rank², weighted,
-        # plus recency, rank within this provider by relevance (equal relevance: its order)
-        if relevance > previous:
-            in_order = False
-        previous = relevance
-        rank += 1
+        kept = _eligible(original, limits, tiers, now)
+        if kept is not None:
+            eligible.append(kept)
+    return _ranked(name, eligible, limits.weight)
+
+
+class _Limits(NamedTuple):
+    """One route's weight and thresholds under one policy."""
+
+    weight: float
+    min_relevance: float
+    min_score: float
+    recency_boost: float
+
+
+#: A hit that passed the filters: ``(original, relevance, score, recency, created_at, tier,
+#: expires_at)`` (a plain tuple: one is built per eligible candidate of every provider).
+_Eligible = tuple[MemoryHit, float, float, float, "datetime | None", "str | None", "datetime | None"]
+_eligible_relevance = itemgetter(1)
+
+
+def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now: datetime) -> _Eligible | None:
+    """The hit scored, or ``None`` when it is expired, of another tier or under a threshold."""
+    expires_at = _expiry(original)
+    if expires_at is not None and expires_at <= now:
+        return None
+    tier: str | None = None  # worked out here only to filter; otherwise when copied
+    if tiers:
+        tier = effective_tier(original)
+        if tier not in tiers:
+            return None
+    relevance = original.relevance
+    if not 0.0 < relevance <= 1.0:  # in (0, 1] it is its own normalized value
+        relevance = ranking.normalized_relevance(original)
+    if relevance < limits.min_relevance:
+        return None
+    created = original.created_at
+    if created is not None and created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
+    score = relevance * limits.weight  # ranking.apply_weight_and_recency
+    recency = 0.0
+    if limits.recency_boost > 0:  # (without a boost nothing is added: -0.0 stays -0.0)
+        recency = ranking.clamp_unit(ranking.recency_score(created, limits.recency_boost, now))
+        score += recency
+    if score < limits.min_score:
+        return None
+    return (original, relevance, score, recency, created, tier, expires_at)
+
+
+def _expiry(hit: MemoryHit) -> datetime | None:
+    """:func:`~paxm_core.attribution.effective_expires_at`, without parsing metadata that has no expiry key."""
+    if hit.expires_at is None and META_EXPIRES_AT not in hit.metadata and "expires_at" not in hit.metadata:
+        return None
+    return effective_expires_at(hit)
+
+
+def _ranked(name: str, eligible: list[_Eligible], weight: float) -> list[Entry]:
+    """Calibrate within the provider: ``ranking = relevance / rank²``, weighted, plus recency.
+
+    The rank is the hit's place in a stable sort by relevance (equal relevance keeps the
+    provider's order; ``reverse`` keeps it too).
+    """
+    eligible.sort(key=_eligible_relevance, reverse=True)
+    entries: list[Entry] = []
+    for rank, (original, relevance, score, recency, created, tier, expires_at) in enumerate(eligible, start=1):
         ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
-        append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
-    if not in_order:
-        # A stable sort by relevance (``reverse`` keeps equal relevance in the provider's
-        # order), then the ranks again.
-        entries.sort(key=_relevance_of, reverse=True)
-        for index, entry in enumerate(entries):
-            _, _, _, relevance, score, original, created, tier, expires_at, _, recency = entry
-            rank = index + 1
-            ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
-            entries[index] = (
-                -ranked,
-                -score,
-                ranked,
-                relevance,
-                score,
-                original,
-                created,
-                tier,
-                expires_at,
-                name,
-                recency,
-            )
+        entries.append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
     return entries
 
 

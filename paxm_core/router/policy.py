@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY, value_dataclass
+from paxm_core.dataclass_support import value_dataclass
 from paxm_core.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
 
 __all__ = [
@@ -58,6 +58,8 @@ class SearchPolicy:
 
     ``routes`` empty means every provider the router holds.  ``limit`` is the final number of
     hits (``0`` = the query's own limit, or no limit).  ``tiers`` empty means no tier filter.
+    ``optional_grace``: seconds the optional routes may still take once the required ones have
+    answered; later ones are reported ``skipped`` (``None``: each waits for its own deadline).
     """
 
     routes: list[Route] = field(default_factory=list)
@@ -66,6 +68,7 @@ class SearchPolicy:
     min_score: float = 0.0
     recency_boost: float = 0.0
     tiers: tuple[str, ...] = ()
+    optional_grace: float | None = None
 
 
 @value_dataclass(frozen=True, slots=True)
@@ -109,21 +112,6 @@ class RecallResult:
     provider_recalls: list[ProviderRecall] = field(default_factory=list)
     timed_out: bool = False
 
-    def __init__(
-        self,
-        query: str,
-        hits: list[MemoryHit] = FACTORY,
-        provider_errors: list[ProviderErrorInfo] = FACTORY,
-        provider_recalls: list[ProviderRecall] = FACTORY,
-        timed_out: bool = False,
-    ) -> None:
-        # Written out (one per recall; the shared generic ``__init__`` costs microseconds).
-        self.query = query
-        self.hits = [] if hits is FACTORY else hits
-        self.provider_errors = [] if provider_errors is FACTORY else provider_errors
-        self.provider_recalls = [] if provider_recalls is FACTORY else provider_recalls
-        self.timed_out = timed_out
-
     def to_json(self) -> dict[str, Any]:
         """Upstream's JSON shape: optional keys are omitted when empty."""
         out: dict[str, Any] = {"query": self.query, "hits": [hit.to_json() for hit in self.hits]}
@@ -138,13 +126,21 @@ class RecallResult:
 
 @value_dataclass(slots=True)
 class RememberResult:
-    """What a write returns (upstream's ``RememberResult``): refs sorted by provider."""
+    """What a write returns (upstream's ``RememberResult``): refs sorted by provider.
+
+    ``queued``: optional providers the write was handed to through the capture queue (the
+    delivery worker writes it there later, with retries); sorted.
+    """
 
     refs: list[MemoryRef] = field(default_factory=list)
     provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
+    queued: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """Upstream's JSON shape: optional keys are omitted when empty."""
         out: dict[str, Any] = {"refs": [ref.to_json() for ref in self.refs]}
         if self.provider_errors:
             out["provider_errors"] = [err.to_json() for err in self.provider_errors]
+        if self.queued:
+            out["queued"] = list(self.queued)
         return out

@@ -93,7 +93,6 @@ GENERIC = [
     ProviderConfig,
     *(getattr(M, name) for name in ("Counter", "DailyMetric", "Metrics")),
     FO.Outcome,
-    FO._Pending,
     FG.ProviderForget,
     FG.ForgetResult,
     PassiveWrite,
@@ -291,7 +290,7 @@ def test_a_nested_config_round_trips_through_pickle_replace_and_asdict() -> None
         hash(config)
 
 
-@pytest.mark.parametrize("cls", [_Node, FO._Pending], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [_Node], ids=lambda c: c.__name__)
 def test_an_undocumented_class_gets_the_docstring_dataclass_would_give(cls: type) -> None:
     # value_dataclass sets it without inspect's text-signature parse of object.__init__
     assert cls.__doc__ == TWINS[cls].__doc__

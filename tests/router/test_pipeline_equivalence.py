@@ -210,12 +210,11 @@ def test_filter_loop_and_cut_equal_the_session_7_code(
         assert hit.provenance.scope_type == candidate.provenance.scope_type
 
 
-def test_shared_attribution_values_are_equal_fresh_ones() -> None:
-    # two copies with the same attribution share the frozen values; equal to building them
+def test_copies_with_the_same_attribution_have_equal_values() -> None:
     hits = [MemoryHit("raw", str(i), "same words", relevance=0.9, metadata=dict(SCOPES[1])) for i in range(2)]
     entries = eligible_hits("a", hits, Route("a"), SearchPolicy(), (), NOW)
     first, second = (_candidate(entry).materialize() for entry in entries)
-    assert first.provenance is second.provenance and first.scope is second.scope
+    assert first.provenance == second.provenance and first.scope == second.scope
     assert first.scope.to_json() == {"type": "personal", "id": "ann"}
     assert first.provenance.to_json() == {"scope_type": "personal", "scope_id": "ann"}
 
