@@ -443,10 +443,14 @@ def _group_item(
             scope = i.scope
         if provenance is None and not i.provenance.is_empty():
             provenance = i.provenance
+    # a write the active path queued for its optional providers (``paxm remember``, MCP) keeps
+    # its own source: attribution says who wrote it, and that was not a hook
+    sources = {i.source for i in items}
+    source = first.source if len(sources) == 1 and not first.source.startswith("hook") else "hook:episode"
     return MemoryItem(
         "\n\n".join([i.text.strip() for i in items]),
         item_id,
-        "hook:episode",
+        source,
         metadata,
         created,
         tier,

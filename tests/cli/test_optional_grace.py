@@ -148,6 +148,8 @@ def test_remember_queues_the_optional_copy_and_the_queue_delivers_it_later(tmp_p
         "deploys go out on Fridays",
         "the release train leaves at noon",
     ]
+    # the queued copy says who wrote it: the CLI, not a hook
+    assert {item.get("source") for item in delivered.values()} == {"cli"}, delivered
 
     recalled, _ = _paxm(healthy, "recall", "--query", "Fridays", "--json")
     providers = {hit["provider"] for hit in json.loads(recalled.stdout)["hits"]}
