@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["uninstall"]
 
-_SHARED_STATE = ("paxm-hook.sock", "session_state.json")
+# the daemon's socket and session state, and its parsed-config cache (``config.loader``)
+_SHARED_STATE = ("paxm-hook.sock", "session_state.json", "config-parsed.json")
 
 
 def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:

@@ -38,7 +38,9 @@ def read_raw(path: Path, *, parse_cache: str | Path | None = None) -> Any:
     :param parse_cache: a private directory where the parsed document is kept, keyed by a
         digest of the file's bytes, so a process that starts often (the hook daemon) skips
         importing and running the YAML parser while the file is unchanged.  Only a document
-        that JSON gives back exactly is cached.
+        that JSON gives back exactly and that holds no credential in clear is cached (a key
+        such as ``api_key: env:ZEP_API_KEY`` is a reference, not a credential); for any other
+        document the cache file is removed and the file is parsed every time.
     """
     if parse_cache is not None:
         return _read_cached(path, Path(parse_cache))
@@ -98,6 +100,14 @@ def _read_cached(path: Path, cache_dir: Path) -> Any:
     except (OSError, ValueError):
         pass
     data = read_raw(path)
+    if _holds_clear_secret(data):
+        # Credentials never go to a second file: it would outlive a key rotation and be one
+        # more place to leak from.  Such a config pays the YAML parser on each daemon start.
+        try:
+            cache.unlink()
+        except OSError:  # absent (the usual case), or not ours to remove
+            pass
+        return data
     try:
         text = json.dumps({"digest": digest, "data": data}, ensure_ascii=False)
         if json.loads(text)["data"] == data and _same_types(json.loads(text)["data"], data):
@@ -108,6 +118,31 @@ def _read_cached(path: Path, cache_dir: Path) -> Any:
     except (TypeError, ValueError, OSError, RecursionError):  # not JSON-exact, or unwritable: no cache
         pass
     return data
+
+
+def _holds_clear_secret(data: Any) -> bool:
+    """Whether a mapping anywhere in ``data`` gives a credential-named key a literal value.
+
+    Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  The rule for
+    names is :func:`~paxm_core.config.codec.is_secret_key`'s generic one (every key installed
+    provider types declare secret, too, once they are known).
+    """
+    from paxm_core.config.codec import is_secret_key
+
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, (dict, list)):
+                    stack.append(value)
+                elif isinstance(key, str) and not isinstance(value, bool) and value is not None and is_secret_key(key):
+                    text = str(value).strip()
+                    if text and not text.startswith("env:") and not (text.startswith("${") and text.endswith("}")):
+                        return True
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def _same_types(a: Any, b: Any) -> bool:
