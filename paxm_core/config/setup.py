@@ -575,17 +575,34 @@ def prepare_setup(
 def agents_enabled_in_file(config: Config) -> set[str]:
     """Agents the config file itself enables (``agents.<name>.enabled: true``), not the defaults.
 
-    Every enabled agent counts when the file cannot be read back.
+    The file is read by the loader that read the config (:func:`~paxm_core.config.loader.read_raw`:
+    the C parser, the same scalars, alias and duplicate-key checks, JSON for ``.json``) and
+    ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
+    file cannot be read back.
     """
     if not config.exists:
         return set()
-    import yaml
+    from paxm_core.config.codec import decode
+    from paxm_core.config.loader import read_raw
+    from paxm_core.config.paths import legacy_json_path
 
+    source = Path(config.path)
+    if not source.is_file() and legacy_json_path(source).is_file():
+        source = legacy_json_path(source)
     try:
-        data = yaml.safe_load(Path(config.path).read_text(encoding="utf-8")) or {}
-    except Exception:
+        data = read_raw(source)
+    except ConfigError:
         return {name for name, agent in config.agents.items() if agent.enabled}
     agents = data.get("agents") if isinstance(data, dict) else None
     if not isinstance(agents, dict):
         return set()
-    return {str(n) for n, a in agents.items() if isinstance(a, dict) and a.get("enabled") is True}
+    chosen = set()
+    for name, agent in agents.items():
+        if isinstance(agent, dict) and agent.get("enabled") is not None:
+            try:
+                enabled = decode(bool, agent["enabled"], f"agents.{name}.enabled")
+            except ConfigError:
+                continue
+            if enabled:
+                chosen.add(str(name))
+    return chosen
