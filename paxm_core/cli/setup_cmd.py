@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from paxm_core.config import Config, config_exists, load_config, resolve_config_path, save_config
+from paxm_core.config import Config, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
-from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup
+from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup, setup_finds_config
 from paxm_core.errors import IntegrationError, PaxmError
 from paxm_core.integration import InstallContext
 
@@ -115,7 +115,7 @@ def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None
 
 def _enabled_providers(path: Path, force: bool) -> set[str]:
     """Providers already enabled in the existing config (their set-up step ran when they were enabled)."""
-    if not force or not config_exists(path):
+    if not force or not setup_finds_config(path):
         return set()
     try:
         return {n for n, p in load_config(path).providers.items() if p.enabled}
@@ -145,7 +145,7 @@ def _ask(
     from paxm_core.config.setup import apply_setup, setup_base_config
 
     prompter = _prompter(terminal, as_json)
-    existed = config_exists(path)
+    existed = setup_finds_config(path)
     if existed and not force:
         if not prompter.confirm(f"Update the existing config at {path}?", True):
             return None

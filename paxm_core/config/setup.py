@@ -50,6 +50,7 @@ __all__ = [
     "provider_config_from_type",
     "provider_order",
     "setup_base_config",
+    "setup_finds_config",
 ]
 
 RECALL_PROFILES = ("default", "passive", "passive_initial")
@@ -179,6 +180,23 @@ def _merge_telemetry(current: TelemetryConfig, default: TelemetryConfig) -> None
     for name in ("max_event_file_bytes", "max_event_files", "retention_days", "query_preview_chars"):
         if not getattr(current, name):
             setattr(current, name, getattr(default, name))
+
+
+def setup_finds_config(path: Path) -> bool:
+    """Whether setup starts from an existing config file at ``path`` (or its legacy ``config.json``).
+
+    A file holding nothing but whitespace counts as none: loading refuses it (no agent would be
+    enabled) and advises ``paxm setup``, so setup writes a fresh config over it, no ``--force``.
+    """
+    if not config_exists(path):
+        return False
+    from paxm_core.config.paths import legacy_json_path
+
+    source = path if path.is_file() else legacy_json_path(path)
+    try:
+        return bool(source.read_bytes().strip())
+    except OSError:
+        return True  # unreadable: loading it reports why
 
 
 def setup_base_config(path: Path, use_existing: bool) -> Config:
@@ -563,7 +581,7 @@ def prepare_setup(
 
     Raises :class:`ConfigError` when a config exists and ``force`` is false.
     """
-    existed = config_exists(path)
+    existed = setup_finds_config(path)
     if existed and not force:
         raise ConfigError(f"config already exists at {path}; use --force to overwrite")
     config = setup_base_config(path, existed)
