@@ -117,8 +117,11 @@ def _enabled_providers(path: Path, force: bool) -> set[str]:
     """Providers already enabled in the existing config (their set-up step ran when they were enabled)."""
     if not force or not setup_finds_config(path):
         return set()
+    from paxm_core.plugins import installed_provider_catalog
+
     try:
-        return {n for n, p in load_config(path).providers.items() if p.enabled}
+        config = load_config(path, provider_types=installed_provider_catalog())
+        return {n for n, p in config.providers.items() if p.enabled}
     except PaxmError:
         return set()
 
@@ -151,7 +154,7 @@ def _ask(
             return None
         force = True
     was_enabled = _enabled_providers(path, force)
-    config = setup_base_config(path, existed)
+    config = setup_base_config(path, existed, catalog.provider_catalog())
     answers = ask_setup(prompter, config, catalog, options)
     options.providers = answers.providers
     options.agents = answers.agents
@@ -238,7 +241,9 @@ def setup(
         base_url=base_url.strip(),
         graph_id=graph_id.strip(),
     )
-    catalog = SetupCatalog.from_plugins()
+    from paxm_core.plugins import get_plugin_manager
+
+    catalog = SetupCatalog.from_plugins(get_plugin_manager())
     try:
         if yes:
             was_enabled = _enabled_providers(path, force)

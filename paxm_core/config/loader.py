@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from paxm_core.atomic import write_atomic
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.codec import dump_config, parse_config
 from paxm_core.config.defaults import default_config
 from paxm_core.config.model import Config
@@ -32,18 +34,22 @@ def config_exists(path: str | Path | None = None) -> bool:
 PARSE_CACHE_NAME = "config-parsed.json"
 
 
-def read_raw(path: Path, *, parse_cache: str | Path | None = None) -> Any:
+def read_raw(
+    path: Path, *, parse_cache: str | Path | None = None, secret_keys: Callable[[], frozenset[str]] = frozenset
+) -> Any:
     """Parse the file at ``path`` into plain data; syntax errors become :class:`ConfigError`.
 
     :param parse_cache: a private directory where the parsed document is kept, keyed by a
         digest of the file's bytes, so a process that starts often (the hook daemon) skips
         importing and running the YAML parser while the file is unchanged.  Only a document
         that JSON gives back exactly and that holds no credential in clear is cached (a key
-        such as ``api_key: env:ZEP_API_KEY`` is a reference, not a credential); for any other
+        such as ``api_key: env:MY_API_KEY`` is a reference, not a credential); for any other
         document the cache file is removed and the file is parsed every time.
+    :param secret_keys: gives the keys installed provider types declare secret (for that check;
+        asked only when the file is parsed).
     """
     if parse_cache is not None:
-        return _read_cached(path, Path(parse_cache))
+        return _read_cached(path, Path(parse_cache), secret_keys)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -84,7 +90,7 @@ def read_raw(path: Path, *, parse_cache: str | Path | None = None) -> Any:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
 
 
-def _read_cached(path: Path, cache_dir: Path) -> Any:
+def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozenset[str]]) -> Any:
     import _blake2  # the C module: hashlib would load OpenSSL for one digest
 
     try:
@@ -100,7 +106,7 @@ def _read_cached(path: Path, cache_dir: Path) -> Any:
     except (OSError, ValueError):
         pass
     data = read_raw(path)
-    if _holds_clear_secret(data):
+    if _holds_clear_secret(data, secret_keys()):
         # Credentials never go to a second file: it would outlive a key rotation and be one
         # more place to leak from.  Such a config pays the YAML parser on each daemon start.
         try:
@@ -120,12 +126,11 @@ def _read_cached(path: Path, cache_dir: Path) -> Any:
     return data
 
 
-def _holds_clear_secret(data: Any) -> bool:
+def _holds_clear_secret(data: Any, declared: frozenset[str]) -> bool:
     """Whether a mapping anywhere in ``data`` gives a credential-named key a literal value.
 
-    Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  The rule for
-    names is :func:`~paxm_core.config.codec.is_secret_key`'s generic one (every key installed
-    provider types declare secret, too, once they are known).
+    Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  Names follow
+    :func:`~paxm_core.config.codec.is_secret_key` with the ``declared`` secret keys.
     """
     from paxm_core.config.codec import is_secret_key
 
@@ -136,7 +141,12 @@ def _holds_clear_secret(data: Any) -> bool:
             for key, value in node.items():
                 if isinstance(value, (dict, list)):
                     stack.append(value)
-                elif isinstance(key, str) and not isinstance(value, bool) and value is not None and is_secret_key(key):
+                elif (
+                    isinstance(key, str)
+                    and not isinstance(value, bool)
+                    and value is not None
+                    and is_secret_key(key, declared)
+                ):
                     text = str(value).strip()
                     if text and not text.startswith("env:") and not (text.startswith("${") and text.endswith("}")):
                         return True
@@ -271,12 +281,20 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def load_config(path: str | Path | None = None, *, parse_cache: str | Path | None = None) -> Config:
+def load_config(
+    path: str | Path | None = None,
+    *,
+    provider_types: ProviderCatalog = NO_PROVIDER_TYPES,
+    parse_cache: str | Path | None = None,
+) -> Config:
     """Load, validate and normalize the config.
 
     ``path`` is resolved like ``--config`` (then ``$PAXM_CONFIG``, then XDG).  A missing file
     gives the built-in defaults (SQLite under the XDG data dir), so paxm works with no setup.
     Invalid files raise :class:`ConfigError` naming the file, the key path and the fix.
+    ``provider_types``: the installed provider types (their defaults, checks and secret keys),
+    from the caller that loaded the plugins (``paxm_core.plugins.installed_provider_catalog()``);
+    the returned config keeps it for saving and redacting.
     ``parse_cache``: see :func:`read_raw` (validation and normalizing still run every time).
     """
     target = resolve_config_path(path)
@@ -288,14 +306,15 @@ def load_config(path: str | Path | None = None, *, parse_cache: str | Path | Non
         if legacy != target and legacy.is_file():
             source = legacy
         else:
-            config = normalize(default_config(target), in_place=True)
+            config = normalize(default_config(target, provider_types), in_place=True)
             config.path = target
             config.exists = False
             return config
-    data = read_raw(source, parse_cache=parse_cache)
+    data = read_raw(source, parse_cache=parse_cache, secret_keys=provider_types.secret_keys)
     try:
         config = parse_config(data)
         config.path = target
+        config.provider_types = provider_types
         validate(config)
         config = normalize(config, in_place=True)  # freshly parsed: nobody else holds it
     except ConfigError as exc:

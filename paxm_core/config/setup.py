@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.config import defaults as d
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.defaults import default_config
 from paxm_core.config.loader import config_exists, load_config
 from paxm_core.config.model import (
@@ -35,8 +36,7 @@ from paxm_core.errors import ConfigError, UsageError
 from paxm_core.timefmt import format_time
 
 if TYPE_CHECKING:
-    from paxm_core.integration import Integration
-    from paxm_core.protocols import ProviderType
+    from paxm_core.protocols import Integration, ProviderType
     from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
@@ -72,13 +72,13 @@ class SetupCatalog:
     provider_types: Mapping[str, ProviderType] = field(default_factory=dict)
 
     @classmethod
-    def from_plugins(cls, plugin_manager: Any = None) -> SetupCatalog:
-        """The catalog of the installed plugins (``plugin_manager`` or a fresh one)."""
-        if plugin_manager is None:
-            from paxm_core.plugins import get_plugin_manager
-
-            plugin_manager = get_plugin_manager()
+    def from_plugins(cls, plugin_manager: Any) -> SetupCatalog:
+        """The catalog of the plugins ``plugin_manager`` (the caller's) has loaded."""
         return cls(dict(plugin_manager.integrations()), dict(plugin_manager.provider_types()))
+
+    def provider_catalog(self) -> ProviderCatalog:
+        """The provider types, as loading and saving a config reads them."""
+        return ProviderCatalog.of(self.provider_types)
 
     def display_name(self, agent: str) -> str:
         """The integration's ``display_name`` (the agent key when no integration serves it)."""
@@ -114,16 +114,14 @@ class SetupCatalog:
         return frozenset(k.name for k in spec.config_keys) if spec is not None else frozenset()
 
 
-def agent_order(config: Config, catalog: SetupCatalog | None = None) -> list[str]:
+def agent_order(config: Config, catalog: SetupCatalog) -> list[str]:
     """Agent names in setup order: by their integration's ``setup_priority``, then by name."""
-    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
-    return sorted(config.agents, key=lambda n: (cat.agent_priority(n), n))
+    return sorted(config.agents, key=lambda n: (catalog.agent_priority(n), n))
 
 
-def provider_order(config: Config, catalog: SetupCatalog | None = None) -> list[str]:
+def provider_order(config: Config, catalog: SetupCatalog) -> list[str]:
     """Provider instance names in setup order: by their type's ``setup_priority``, then by name."""
-    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
-    return sorted(config.providers, key=lambda n: (cat.provider_priority(config.providers[n].type), n))
+    return sorted(config.providers, key=lambda n: (catalog.provider_priority(config.providers[n].type), n))
 
 
 @dataclass
@@ -199,12 +197,12 @@ def setup_finds_config(path: Path) -> bool:
         return True  # unreadable: loading it reports why
 
 
-def setup_base_config(path: Path, use_existing: bool) -> Config:
+def setup_base_config(path: Path, use_existing: bool, provider_types: ProviderCatalog = NO_PROVIDER_TYPES) -> Config:
     """The config setup starts from: the defaults, or the existing file with missing defaults merged in."""
-    defaults = default_config(path)
+    defaults = default_config(path, provider_types)
     if not use_existing:
         return defaults
-    config = load_config(path)
+    config = load_config(path, provider_types=provider_types)
     for name, provider in defaults.providers.items():
         config.providers.setdefault(name, provider)
     for name, profile in defaults.recall_profiles.items():
@@ -381,14 +379,14 @@ def _apply_credentials(
             provider.user_id = config.identity.user_id
 
 
-def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | None = None) -> tuple[Config, list[str]]:
+def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) -> tuple[Config, list[str]]:
     """Apply ``options`` to ``config`` (modified in place); return it and the selected agents in setup order.
 
-    ``catalog`` (default: the installed plugins) says which agents, owners and provider types
-    exist.  Raises :class:`UsageError` for unknown names, an empty provider selection, missing
+    ``catalog`` (the installed plugins) says which agents, owners and provider types exist.
+    Raises :class:`UsageError` for unknown names, an empty provider selection, missing
     API keys, uninstalled provider types or bad team IDs; nothing is saved by this function.
     """
-    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
+    cat = catalog
     owners = cat.owners()
     if options.integration != OWNER_PAXM and options.integration not in owners:
         choices = ", ".join([OWNER_PAXM, *sorted(owners)])
@@ -479,7 +477,7 @@ def _retarget_identity(config: Config, old_user: str, new_user: str) -> None:
 
 
 def instance_name_for_type(type_name: str) -> str:
-    """The ``providers.<name>`` key setup gives a provider type it adds (``mem0-cloud`` -> ``mem0_cloud``)."""
+    """The ``providers.<name>`` key setup gives a provider type it adds (``x-cloud`` -> ``x_cloud``)."""
     return type_name.strip().lower().replace("-", "_")
 
 
@@ -575,7 +573,7 @@ def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
 
 
 def prepare_setup(
-    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog | None = None
+    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog
 ) -> tuple[Config, list[str], bool]:
     """Load the base config for ``path`` and apply ``options``; return (config, agents, existed).
 
@@ -584,7 +582,7 @@ def prepare_setup(
     existed = setup_finds_config(path)
     if existed and not force:
         raise ConfigError(f"config already exists at {path}; use --force to overwrite")
-    config = setup_base_config(path, existed)
+    config = setup_base_config(path, existed, catalog.provider_catalog())
     config, agents = apply_setup(config, options, catalog)
     config.path = path
     return config, agents, existed
