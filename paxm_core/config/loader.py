@@ -45,8 +45,8 @@ def read_raw(
         that JSON gives back exactly and that holds no credential in clear is cached (a key
         such as ``api_key: env:MY_API_KEY`` is a reference, not a credential); for any other
         document the cache file is removed and the file is parsed every time.
-    :param secret_keys: gives the keys installed provider types declare secret (for that check;
-        asked only when the file is parsed).
+    :param secret_keys: gives the keys installed provider types declare secret (for that check,
+        made on a cache hit too: a plugin installed since may declare one of its keys secret).
     """
     if parse_cache is not None:
         return _read_cached(path, Path(parse_cache), secret_keys)
@@ -99,14 +99,20 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
         return read_raw(path)  # the uncached path words the error
     digest = _blake2.blake2b(raw, digest_size=20).hexdigest()
     cache = cache_dir / PARSE_CACHE_NAME
+    data: Any = None
+    hit = False
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
         if isinstance(stored, dict) and stored.get("digest") == digest and "data" in stored:
-            return stored["data"]
+            data, hit = stored["data"], True
     except (OSError, ValueError):
         pass
-    data = read_raw(path)
-    if _holds_clear_secret(data, secret_keys()):
+    declared = secret_keys()
+    if hit and not _holds_clear_secret(data, declared):
+        return data
+    # checked on a hit too: a plugin installed since may declare one of its keys secret
+    data = data if hit else read_raw(path)
+    if _holds_clear_secret(data, declared):
         # Credentials never go to a second file: it would outlive a key rotation and be one
         # more place to leak from.  Such a config pays the YAML parser on each daemon start.
         try:

@@ -129,3 +129,16 @@ def test_no_credential_value_ever_reaches_the_cache(tmp_path: Path, key: str, se
     assert read_raw(config, parse_cache=cache) == {"providers": {"p": provider}}
     stored = cache / PARSE_CACHE_NAME
     assert not stored.exists() or json.dumps(secret)[1:-1] not in stored.read_text(encoding="utf-8")
+
+
+def test_a_key_a_provider_type_declares_secret_keeps_the_config_out_of_the_cache(tmp_path: Path) -> None:
+    from paxm_core.config import ProviderCatalog
+    from paxm_core.protocols import ConfigKey, ProviderType
+
+    acme = ProviderType("acme", lambda name, cfg: None, config_keys=(ConfigKey("passphrase", secret=True),))  # type: ignore[arg-type,return-value]
+    config = _write(tmp_path / "config.yaml", "providers:\n  a: {type: acme, passphrase: open-sesame}\n")
+    cache = tmp_path / "hooks"
+    load_config(config, parse_cache=cache)  # no provider types known: "passphrase" is just a key
+    assert "open-sesame" in (cache / PARSE_CACHE_NAME).read_text()
+    load_config(config, provider_types=ProviderCatalog.of({"acme": acme}), parse_cache=cache)
+    assert not (cache / PARSE_CACHE_NAME).exists()
