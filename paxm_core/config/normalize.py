@@ -88,7 +88,10 @@ def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog) -> Pro
     # nothing (a hook daemon's start pays for every import), and it is not built anyway.
     spec = types.lookup(provider.type) if provider.enabled and provider.type else None
     if spec is not None and spec.normalize is not None:
-        spec.normalize(provider)
+        try:
+            spec.normalize(provider)
+        except Exception:  # a plugin bug must not make every config unloadable; its factory will complain
+            pass
     return provider
 
 

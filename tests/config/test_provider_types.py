@@ -88,3 +88,12 @@ def test_installed_types_keep_upstream_defaults(tmp_path: Path) -> None:
     # a disabled provider is not built: its type (and its plugin) is not asked
     text = "providers:\n  m: {type: mem0}\n"
     assert load_config(_write(tmp_path / "s.yaml", text), provider_types=TYPES).providers["m"].base_url == ""
+
+
+def test_a_broken_normalize_does_not_make_the_config_unloadable(tmp_path: Path) -> None:
+    def broken(config: ProviderConfig) -> None:
+        raise RuntimeError("plugin bug")
+
+    buggy = ProviderType("buggy", lambda name, cfg: None, normalize=broken)  # type: ignore[arg-type,return-value]
+    path = _write(tmp_path / "config.yaml", "providers:\n  b: {type: buggy, enabled: true}\n")
+    assert load_config(path, provider_types=ProviderCatalog.of({"buggy": buggy})).providers["b"].enabled
