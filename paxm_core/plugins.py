@@ -483,11 +483,12 @@ def installed_provider_catalog() -> ProviderCatalog:
     """
     from paxm_core.config.catalog import ProviderCatalog
 
-    return ProviderCatalog(
-        lookup=registered_provider_type,
-        secret_keys=declared_secret_keys,
-        listed=lambda: registered_provider_types().values(),
-    )
+    # module functions only: a config holding the catalog pickles (backfill's worker processes)
+    return ProviderCatalog(lookup=registered_provider_type, secret_keys=declared_secret_keys, listed=_installed_types)
+
+
+def _installed_types() -> Iterable[ProviderType]:
+    return registered_provider_types().values()
 
 
 def _allowed_plugins() -> set[str] | None:

@@ -97,3 +97,13 @@ def test_a_broken_normalize_does_not_make_the_config_unloadable(tmp_path: Path) 
     buggy = ProviderType("buggy", lambda name, cfg: None, normalize=broken)  # type: ignore[arg-type,return-value]
     path = _write(tmp_path / "config.yaml", "providers:\n  b: {type: buggy, enabled: true}\n")
     assert load_config(path, provider_types=ProviderCatalog.of({"buggy": buggy})).providers["b"].enabled
+
+
+def test_a_config_loaded_with_the_installed_types_crosses_a_process_boundary(tmp_path: Path) -> None:
+    import pickle
+
+    path = _write(tmp_path / "config.yaml", "providers:\n  z: {type: zep, enabled: true, api_key: k}\n")
+    config = load_config(path, provider_types=TYPES)
+    copy = pickle.loads(pickle.dumps(config))  # backfill's workers get the config this way
+    assert copy == config and copy.provider_types.lookup("zep") is not None
+    assert copy.to_json()["providers"]["z"]["api_key"] == "<redacted>"
