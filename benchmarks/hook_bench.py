@@ -55,10 +55,11 @@ WORDS = (
 
 def make_config(directory: Path) -> Path:
     from paxm_core.config import load_config, save_config
+    from paxm_core.plugins import installed_provider_catalog
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "config.yaml"
-    config = load_config(path)
+    config = load_config(path, provider_types=installed_provider_catalog())
     config.identity.user_id = "bench"
     config.providers["sqlite"].path = str(directory / "memory.sqlite")
     config.agents["claude"].enabled = True
@@ -343,8 +344,9 @@ def add_best_effort_providers(config: Path) -> None:
     """Enable the Mem0 and MemOS providers as best-effort passive recall routes (no servers)."""
     from paxm_core.config import load_config, save_config
     from paxm_core.config.model import RouteConfig
+    from paxm_core.plugins import installed_provider_catalog
 
-    cfg = load_config(config)
+    cfg = load_config(config, provider_types=installed_provider_catalog())
     for name in ("mem0", "memos"):
         cfg.providers[name].enabled = True
         cfg.providers[name].base_url = "http://127.0.0.1:9"  # discard port: refused at once

@@ -379,10 +379,13 @@ class PaxmTools:
 
     def _history(self, args: dict[str, Any]) -> ToolOutcome:
         from paxm_core.config import load_config
+        from paxm_core.plugins import installed_provider_catalog
         from paxm_core.telemetry import Telemetry
 
         # History reads the config only: it works even when a provider cannot start.
-        summary = Telemetry(load_config(self.config_file)).history(int(args.get("days", 7)))
+        summary = Telemetry(load_config(self.config_file, provider_types=installed_provider_catalog())).history(
+            int(args.get("days", 7))
+        )
         return _structured(summary.to_json())
 
     def _config_doctor(self, args: dict[str, Any]) -> ToolOutcome:

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -21,6 +21,9 @@ from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass, val
 from paxm_core.errors import PluginError, ProviderNotInstalled
 from paxm_core.protocols import Integration, ProviderFactory, ProviderType
 
+if TYPE_CHECKING:
+    from paxm_core.config.catalog import ProviderCatalog
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "LoadError",
@@ -28,6 +31,7 @@ __all__ = [
     "PluginInfo",
     "get_plugin_manager",
     "install_hint",
+    "installed_provider_catalog",
     "declared_secret_keys",
     "registered_provider_type",
     "registered_provider_types",
@@ -469,6 +473,22 @@ def declared_secret_keys() -> frozenset[str]:
         return result
     except Exception:
         return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
+
+
+def installed_provider_catalog() -> ProviderCatalog:
+    """The installed provider types as config loading reads them (``load_config(provider_types=...)``).
+
+    Lazy like the functions above: a type's plugin is imported when the config names the type,
+    secret keys come from the plugin index, and every type only for the built-in default config.
+    """
+    from paxm_core.config.catalog import ProviderCatalog
+
+    # module functions only: a config holding the catalog pickles (backfill's worker processes)
+    return ProviderCatalog(lookup=registered_provider_type, secret_keys=declared_secret_keys, listed=_installed_types)
+
+
+def _installed_types() -> Iterable[ProviderType]:
+    return registered_provider_types().values()
 
 
 def _allowed_plugins() -> set[str] | None:

@@ -268,6 +268,10 @@ class ProviderType:
     :param validate: ``(provider_config) -> problems``; each problem is one clear sentence.
     :param package: the distribution that provides the type (named in "not installed" errors).
     :param setup_priority: order in setup's provider list (lower first).
+    :param normalize: ``(provider_config) -> None``: fills the type's defaults in place (a default
+        URL, an enumeration's canonical spelling); runs whenever a config is loaded or saved.
+    :param default_entry: the disabled entry the built-in default config lists for this type,
+        under the instance name ``type`` with ``-`` as ``_`` (``None``: not listed).
     """
 
     type: str
@@ -280,6 +284,8 @@ class ProviderType:
     validate: Callable[[ProviderConfig], list[str]] | None = None
     package: str = ""
     setup_priority: int = 100
+    normalize: Callable[[ProviderConfig], None] | None = None
+    default_entry: ProviderConfig | None = field(default=None, compare=False)  # a mutable value: not hashed
 
     def __init__(
         self,
@@ -293,6 +299,8 @@ class ProviderType:
         validate: Callable[[ProviderConfig], list[str]] | None = None,
         package: str = "",
         setup_priority: int = 100,
+        normalize: Callable[[ProviderConfig], None] | None = None,
+        default_entry: ProviderConfig | None = None,
     ) -> None:
         set_field(self, "type", type)
         set_field(self, "factory", factory)
@@ -304,6 +312,8 @@ class ProviderType:
         set_field(self, "validate", validate)
         set_field(self, "package", package)
         set_field(self, "setup_priority", setup_priority)
+        set_field(self, "normalize", normalize)
+        set_field(self, "default_entry", default_entry)
 
     @property
     def secret_keys(self) -> frozenset[str]:

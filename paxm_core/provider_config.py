@@ -60,7 +60,7 @@ class ProviderConfig:
 def resolve_secret(value: str) -> str:
     """Resolve an ``env:NAME`` / ``${NAME}`` reference to the environment; plain values pass through.
 
-    Lets users keep API keys out of the config file (``api_key: env:ZEP_API_KEY``).
+    Lets users keep API keys out of the config file (``api_key: env:MY_API_KEY``).
     """
     value = value.strip()
     if value.startswith("env:"):
@@ -74,8 +74,10 @@ def is_secret_key(key: str) -> bool:
     """Whether a provider option named ``key`` holds a credential (never shown, redacted from errors).
 
     The rule ``paxm config show`` applies: :data:`SECRET_KEYS`, names that look like credentials,
-    and every key an installed provider type declares ``secret``.
+    and every key an installed provider type declares ``secret`` (read from the plugin index, so
+    no provider plugin is imported for it).
     """
-    from paxm_core.config.codec import is_secret_key as rule  # lazy: the codec loads the plugin catalog
+    from paxm_core.config.codec import is_secret_key as rule
+    from paxm_core.plugins import declared_secret_keys
 
-    return rule(key)
+    return rule(key, declared_secret_keys())

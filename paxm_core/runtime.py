@@ -75,8 +75,9 @@ class Runtime:
         """
         if config is None:
             from paxm_core.config import load_config
+            from paxm_core.plugins import installed_provider_catalog
 
-            config = load_config(config_path)
+            config = load_config(config_path, provider_types=installed_provider_catalog())
         if plugin_manager is None:
             from paxm_core.plugins import get_plugin_manager
 

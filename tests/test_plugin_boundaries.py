@@ -111,3 +111,35 @@ def test_core_code_names_no_harness() -> None:
                 if _HARNESS.fullmatch(repr(node.value)) or _HARNESS.fullmatch(f'"{node.value}"'):
                     offenders.append(f"{rel}:{node.lineno}: {node.value!r}")
     assert not offenders, "the core must not name a harness in code:\n" + "\n".join(offenders)
+
+
+#: what the config package may not import: it is handed what plugins declare (``ProviderCatalog``,
+#: ``SetupCatalog``) by the runtime and the CLI, which load the plugins
+_PLUGIN_LOADING = ("paxm_core.plugins", "paxm_core.plugin_index", "paxm_core.integration")
+_CONFIG_SOURCES = sorted((ROOT / "paxm_core" / "config").glob("*.py")) + [ROOT / "paxm_core" / "provider_config.py"]
+
+
+def test_config_parsing_loads_no_plugins() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sorted((ROOT / "paxm_core" / "config").glob("*.py"))
+        for line, module in _imported_modules(path)  # every import, TYPE_CHECKING and lazy ones too
+        if module in _PLUGIN_LOADING or module.startswith(tuple(m + "." for m in _PLUGIN_LOADING))
+    ]
+    assert not offenders, "pass what plugins declare to the config instead:\n" + "\n".join(offenders)
+
+
+#: backends whose defaults, URLs and checks belong to their provider distribution (the built-in
+#: default type, ``sqlite``, is the one the core names)
+_BACKEND = re.compile(r"zep|mem0|memos|openviking|postgres|sqlite[-_]hybrid", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("path", _CONFIG_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_config_names_no_backend(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for number, line in enumerate(text.splitlines(), 1)
+        if _BACKEND.search(line)
+    ]
+    assert not offenders, "a backend's config lives in its ProviderType:\n" + "\n".join(offenders)

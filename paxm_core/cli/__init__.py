@@ -113,8 +113,9 @@ class CliState:
         if self._runtime is not None:
             return self._runtime.config
         from paxm_core.config import load_config
+        from paxm_core.plugins import installed_provider_catalog
 
-        return load_config(self.config_path)
+        return load_config(self.config_path, provider_types=installed_provider_catalog())
 
     def close(self) -> None:
         if self._runtime is not None:

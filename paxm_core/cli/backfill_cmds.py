@@ -232,8 +232,9 @@ def run_cmd(
     name, reader = transcript_reader(pm, agent)
     if background:
         from paxm_core.config import load_config
+        from paxm_core.plugins import installed_provider_catalog
 
-        directory = backfill_dir(load_config(state.config_path))
+        directory = backfill_dir(load_config(state.config_path, provider_types=installed_provider_catalog()))
         argv = [a for a in sys.argv[1:] if a != "--background"]
         if state.config_path and "--config" not in argv and "-c" not in argv:
             argv = ["--config", str(state.config_path), *argv]
@@ -294,8 +295,9 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     from paxm_core.backfill.runner import backfill_dir
     from paxm_core.capture import CaptureQueue
     from paxm_core.config import load_config
+    from paxm_core.plugins import installed_provider_catalog
 
-    directory = backfill_dir(load_config(_state(ctx).config_path))
+    directory = backfill_dir(load_config(_state(ctx).config_path, provider_types=installed_provider_catalog()))
     store = CheckpointStore(directory / "checkpoint.sqlite")
     try:
         runs, counts = store.runs(), store.counts()

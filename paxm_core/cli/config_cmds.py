@@ -36,7 +36,9 @@ def path_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def show_cmd(ctx: click.Context, as_json: bool) -> None:
     """Print the effective (normalized) config; API keys, tokens and env values are redacted."""
-    cfg = load_config(_config_path_arg(ctx))
+    from paxm_core.plugins import installed_provider_catalog
+
+    cfg = load_config(_config_path_arg(ctx), provider_types=installed_provider_catalog())
     if not cfg.exists:
         click.echo(f"# no config file at {cfg.path}; showing built-in defaults", err=True)
     data = cfg.to_json(redact=True)

@@ -17,8 +17,9 @@ __all__ = ["queue"]
 
 def _config(ctx: click.Context) -> Any:
     from paxm_core.config import load_config
+    from paxm_core.plugins import installed_provider_catalog
 
-    return load_config(getattr(ctx.find_root().obj, "config_path", None))
+    return load_config(getattr(ctx.find_root().obj, "config_path", None), provider_types=installed_provider_catalog())
 
 
 def _queue_path(config: Any) -> Path:

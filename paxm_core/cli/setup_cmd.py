@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from paxm_core.config import Config, config_exists, load_config, resolve_config_path, save_config
+from paxm_core.config import Config, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
-from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup
+from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup, setup_finds_config
 from paxm_core.errors import IntegrationError, PaxmError
 from paxm_core.integration import InstallContext
 
@@ -115,10 +115,13 @@ def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None
 
 def _enabled_providers(path: Path, force: bool) -> set[str]:
     """Providers already enabled in the existing config (their set-up step ran when they were enabled)."""
-    if not force or not config_exists(path):
+    if not force or not setup_finds_config(path):
         return set()
+    from paxm_core.plugins import installed_provider_catalog
+
     try:
-        return {n for n, p in load_config(path).providers.items() if p.enabled}
+        config = load_config(path, provider_types=installed_provider_catalog())
+        return {n for n, p in config.providers.items() if p.enabled}
     except PaxmError:
         return set()
 
@@ -145,13 +148,13 @@ def _ask(
     from paxm_core.config.setup import apply_setup, setup_base_config
 
     prompter = _prompter(terminal, as_json)
-    existed = config_exists(path)
+    existed = setup_finds_config(path)
     if existed and not force:
         if not prompter.confirm(f"Update the existing config at {path}?", True):
             return None
         force = True
     was_enabled = _enabled_providers(path, force)
-    config = setup_base_config(path, existed)
+    config = setup_base_config(path, existed, catalog.provider_catalog())
     answers = ask_setup(prompter, config, catalog, options)
     options.providers = answers.providers
     options.agents = answers.agents
@@ -238,7 +241,9 @@ def setup(
         base_url=base_url.strip(),
         graph_id=graph_id.strip(),
     )
-    catalog = SetupCatalog.from_plugins()
+    from paxm_core.plugins import get_plugin_manager
+
+    catalog = SetupCatalog.from_plugins(get_plugin_manager())
     try:
         if yes:
             was_enabled = _enabled_providers(path, force)

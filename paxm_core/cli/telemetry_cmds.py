@@ -15,10 +15,11 @@ __all__ = ["history", "logs"]
 
 def _telemetry(ctx: click.Context) -> Any:
     from paxm_core.config import load_config
+    from paxm_core.plugins import installed_provider_catalog
     from paxm_core.telemetry import Telemetry
 
     config_path = getattr(ctx.find_root().obj, "config_path", None)
-    return Telemetry(load_config(config_path))
+    return Telemetry(load_config(config_path, provider_types=installed_provider_catalog()))
 
 
 @click.command()

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["uninstall"]
 
-_SHARED_STATE = ("paxm-hook.sock", "session_state.json")
+# the daemon's socket and session state, and its parsed-config cache (``config.loader``)
+_SHARED_STATE = ("paxm-hook.sock", "session_state.json", "config-parsed.json")
 
 
 def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:
@@ -88,12 +89,14 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     """
     from paxm_core.config import config_exists, load_config, resolve_config_path, save_config
     from paxm_core.config.setup import SetupCatalog
+    from paxm_core.plugins import get_plugin_manager
 
     state = ctx.find_root().obj
     path = resolve_config_path(getattr(state, "config_path", None))
     has_config = config_exists(path)
-    config = load_config(path)  # missing -> defaults (nothing to disable); invalid -> ConfigError
-    catalog = SetupCatalog.from_plugins()
+    catalog = SetupCatalog.from_plugins(get_plugin_manager())
+    # missing -> defaults (nothing to disable); invalid -> ConfigError
+    config = load_config(path, provider_types=catalog.provider_catalog())
     known = _agent_names(config, catalog)
     targets = [_normalize(agent, known, catalog)] if agent.strip() else known
     display = [catalog.display_name(t) for t in targets]

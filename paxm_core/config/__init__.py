@@ -6,6 +6,7 @@ YAML file is actually read.
 
 from __future__ import annotations
 
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.codec import REDACTED, is_secret_key
 from paxm_core.config.defaults import default_config
 from paxm_core.config.loader import config_exists, load_config, save_config
@@ -38,6 +39,7 @@ from paxm_core.config.paths import default_data_path, default_state_dir, resolve
 from paxm_core.errors import ConfigError
 
 __all__ = [
+    "NO_PROVIDER_TYPES",
     "REDACTED",
     "ActiveRecallConfig",
     "AgentConfig",
@@ -55,6 +57,7 @@ __all__ = [
     "IdentityConfig",
     "LegacyHookConfig",
     "LegacyHookEventConfig",
+    "ProviderCatalog",
     "ProviderConfig",
     "RankingConfig",
     "RecallProfileConfig",

@@ -37,23 +37,14 @@ _SECRET_WORDS = ("password", "secret", "token", "authorization", "credential")
 _BOOL_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
 
 
-def is_secret_key(key: str) -> bool:
+def is_secret_key(key: str, declared: frozenset[str] = frozenset()) -> bool:
     """Whether a provider option named ``key`` holds a credential and must never be shown.
 
-    :data:`SECRET_KEYS`, names that look like credentials, and every key an installed provider
-    type declares ``secret`` (:attr:`ProviderType.secret_keys`).
+    :data:`SECRET_KEYS`, names that look like credentials, and ``declared``: the keys installed
+    provider types declare ``secret`` (:attr:`ProviderCatalog.secret_keys`, lower case).
     """
     k = key.lower().replace("-", "_")
-    if k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS):
-        return True
-    return k in _declared_secret_keys()
-
-
-def _declared_secret_keys() -> frozenset[str]:
-    # from the plugin index where it can: asking every type would import every provider plugin
-    from paxm_core.plugins import declared_secret_keys
-
-    return declared_secret_keys()
+    return k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS) or k in declared
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -285,12 +276,16 @@ def _is_empty(value: Any) -> bool:
     return False
 
 
-def dump_value(value: Any) -> Any:
-    """One config section (a dataclass) as plain YAML-shaped data, secrets redacted."""
-    return _dump_value(value, True)
+def dump_value(value: Any, secret_keys: frozenset[str] = frozenset()) -> Any:
+    """One config section (a dataclass) as plain YAML-shaped data, secrets redacted.
+
+    ``secret_keys``: what installed provider types declare secret (see :func:`is_secret_key`).
+    """
+    return _dump_value(value, secret_keys)
 
 
-def _dump_value(value: Any, redact: bool) -> Any:
+def _dump_value(value: Any, redact: frozenset[str] | None) -> Any:
+    # ``redact``: None writes everything; a set redacts, counting its keys as secret too
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _dump_dataclass(value, redact)
     if isinstance(value, dict):
@@ -305,12 +300,12 @@ def _dump_value(value: Any, redact: bool) -> Any:
 _SECRET_FLAG = re.compile(r"^(--?[\w.-]*(?:key|token|secret|password|auth)[\w.-]*)(=.*)?$", re.IGNORECASE)
 
 
-def _redact_option(key: str, value: Any) -> Any:
+def _redact_option(key: str, value: Any, declared: frozenset[str]) -> Any:
     """Redact a provider option: secret-looking keys, and the same inside nested mappings."""
-    if is_secret_key(key) and value not in (None, ""):
+    if is_secret_key(key, declared) and value not in (None, ""):
         return REDACTED
     if isinstance(value, dict):
-        return {k: _redact_option(str(k), v) for k, v in value.items()}
+        return {k: _redact_option(str(k), v, declared) for k, v in value.items()}
     if isinstance(value, str) and "://" in value:
         return _redact_url(value)
     return value
@@ -347,7 +342,7 @@ def _redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
+def _dump_dataclass(obj: Any, redact: frozenset[str] | None) -> dict[str, Any]:
     cls = type(obj)
     out: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -358,7 +353,7 @@ def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
             for k, v in value.items():
                 if k in out:
                     continue
-                out[k] = _redact_option(k, v) if redact else v
+                out[k] = _redact_option(k, v, redact) if redact is not None else v
             continue
         if _is_duration(cls, f):
             if value is not None:
@@ -373,7 +368,7 @@ def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
         # Optional values (``bool | None`` ...) keep an explicit false/zero once set.
         if not optional and not _is_always(cls, f) and _is_empty(dumped):
             continue
-        if cls is ProviderConfig and redact:
+        if cls is ProviderConfig and redact is not None:
             if f.name == "env" and isinstance(dumped, dict):
                 dumped = {k: REDACTED for k in dumped}
             elif f.name == "args" and isinstance(dumped, list):
@@ -381,11 +376,14 @@ def _dump_dataclass(obj: Any, redact: bool) -> dict[str, Any]:
             elif f.name == "base_url" and isinstance(dumped, str):
                 dumped = _redact_url(dumped)
             else:
-                dumped = _redact_option(f.name, dumped)
+                dumped = _redact_option(f.name, dumped, redact)
         out[f.name] = dumped
     return out
 
 
 def dump_config(config: Config, *, redact: bool = True) -> dict[str, Any]:
-    """Upstream-shaped plain data for ``config`` (what ``config show`` prints and ``save_config`` writes)."""
-    return _dump_dataclass(config, redact)
+    """Upstream-shaped plain data for ``config`` (what ``config show`` prints and ``save_config`` writes).
+
+    Redaction counts the keys ``config.provider_types`` declares secret too.
+    """
+    return _dump_dataclass(config, config.provider_types.secret_keys() if redact else None)

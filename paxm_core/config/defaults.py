@@ -10,6 +10,7 @@ import copy
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.model import (
     ActiveRecallConfig,
     AgentConfig,
@@ -45,11 +46,6 @@ __all__ = [
     "hook_write",
     "LEGACY_HOOK_TARGET",
     "UPSTREAM_DEFAULT_AGENT",
-    "DEFAULT_MEM0_BASE_URL",
-    "DEFAULT_MEM0_CLOUD_BASE_URL",
-    "DEFAULT_MEMOS_BASE_URL",
-    "DEFAULT_MEMOS_CLOUD_BASE_URL",
-    "DEFAULT_OPENVIKING_BASE_URL",
     "default_agents",
     "default_config",
     "passive_route_timeout",
@@ -61,13 +57,6 @@ __all__ = [
 ]
 
 CONFIG_VERSION = 1
-DEFAULT_MEM0_BASE_URL = "http://localhost:8888"
-DEFAULT_MEM0_CLOUD_BASE_URL = "https://api.mem0.ai"
-DEFAULT_MEMOS_BASE_URL = "http://localhost:8000"
-DEFAULT_MEMOS_CLOUD_BASE_URL = "https://memos.memtensor.cn/api/openmem/v1"
-DEFAULT_OPENVIKING_BASE_URL = "http://localhost:1933"
-DEFAULT_JSONRPC_TRANSPORT = "stdio"
-DEFAULT_JSONRPC_TIMEOUT = 30.0
 DEFAULT_ROUTE_WEIGHT = 1.0
 
 DEFAULT_RECALL_MAX_RESULTS = 3
@@ -275,11 +264,24 @@ def default_telemetry(config_path: Path) -> TelemetryConfig:
     )
 
 
-def default_config(path: str | Path | None = None) -> Config:
+def _listed_providers(types: ProviderCatalog) -> dict[str, ProviderConfig]:
+    """The disabled entries installed provider types ask the built-in config to list (upstream lists its backends)."""
+    listed: dict[str, ProviderConfig] = {}
+    for spec in sorted(types.listed(), key=lambda spec: spec.type):
+        if spec.default_entry is not None and spec.type != "sqlite":
+            entry = copy.deepcopy(spec.default_entry)
+            entry.type = entry.type or spec.type
+            entry.enabled = False
+            listed[spec.type.replace("-", "_")] = entry
+    return listed
+
+
+def default_config(path: str | Path | None = None, provider_types: ProviderCatalog = NO_PROVIDER_TYPES) -> Config:
     """The built-in configuration for a config stored at ``path`` (resolved like ``--config``).
 
     Only the ``sqlite`` provider is enabled.  Its database is under the XDG data dir for the
-    standard config location and beside the config file otherwise.
+    standard config location and beside the config file otherwise.  Every installed provider
+    type with a :attr:`~paxm_core.protocols.ProviderType.default_entry` is listed, disabled.
     """
     config_path = resolve_config_path(path) if path else resolve_config_path()
     config_path = expand_path(config_path)
@@ -296,19 +298,7 @@ def default_config(path: str | Path | None = None) -> Config:
         version=CONFIG_VERSION,
         providers={
             "sqlite": ProviderConfig(type="sqlite", enabled=True, path=str(data_path)),
-            "zep": ProviderConfig(type="zep", search_scope="episodes"),
-            "mem0": ProviderConfig(
-                type="mem0", base_url=DEFAULT_MEM0_BASE_URL, score_semantics="similarity", search_scope_payload="auto"
-            ),
-            "mem0_cloud": ProviderConfig(
-                type="mem0-cloud", base_url=DEFAULT_MEM0_CLOUD_BASE_URL, score_semantics="similarity", infer=False
-            ),
-            "memos": ProviderConfig(type="memos", base_url=DEFAULT_MEMOS_BASE_URL, search_mode="fast"),
-            "memos_cloud": ProviderConfig(type="memos-cloud", base_url=DEFAULT_MEMOS_CLOUD_BASE_URL),
-            "openviking": ProviderConfig(type="openviking", base_url=DEFAULT_OPENVIKING_BASE_URL),
-            "jsonrpc": ProviderConfig(
-                type="jsonrpc", transport=DEFAULT_JSONRPC_TRANSPORT, timeout=DEFAULT_JSONRPC_TIMEOUT
-            ),
+            **_listed_providers(provider_types),
         },
         recall_profiles={
             "default": default_recall,
@@ -330,4 +320,5 @@ def default_config(path: str | Path | None = None) -> Config:
         ),
         path=config_path,
         exists=False,
+        provider_types=provider_types,
     )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from paxm_core.atomic import write_atomic
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.codec import dump_config, parse_config
 from paxm_core.config.defaults import default_config
 from paxm_core.config.model import Config
@@ -32,16 +34,22 @@ def config_exists(path: str | Path | None = None) -> bool:
 PARSE_CACHE_NAME = "config-parsed.json"
 
 
-def read_raw(path: Path, *, parse_cache: str | Path | None = None) -> Any:
+def read_raw(
+    path: Path, *, parse_cache: str | Path | None = None, secret_keys: Callable[[], frozenset[str]] = frozenset
+) -> Any:
     """Parse the file at ``path`` into plain data; syntax errors become :class:`ConfigError`.
 
     :param parse_cache: a private directory where the parsed document is kept, keyed by a
         digest of the file's bytes, so a process that starts often (the hook daemon) skips
         importing and running the YAML parser while the file is unchanged.  Only a document
-        that JSON gives back exactly is cached.
+        that JSON gives back exactly and that holds no credential in clear is cached (a key
+        such as ``api_key: env:MY_API_KEY`` is a reference, not a credential); for any other
+        document the cache file is removed and the file is parsed every time.
+    :param secret_keys: gives the keys installed provider types declare secret (for that check,
+        made on a cache hit too: a plugin installed since may declare one of its keys secret).
     """
     if parse_cache is not None:
-        return _read_cached(path, Path(parse_cache))
+        return _read_cached(path, Path(parse_cache), secret_keys)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -82,7 +90,7 @@ def read_raw(path: Path, *, parse_cache: str | Path | None = None) -> Any:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
 
 
-def _read_cached(path: Path, cache_dir: Path) -> Any:
+def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozenset[str]]) -> Any:
     import _blake2  # the C module: hashlib would load OpenSSL for one digest
 
     try:
@@ -91,13 +99,27 @@ def _read_cached(path: Path, cache_dir: Path) -> Any:
         return read_raw(path)  # the uncached path words the error
     digest = _blake2.blake2b(raw, digest_size=20).hexdigest()
     cache = cache_dir / PARSE_CACHE_NAME
+    data: Any = None
+    hit = False
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
         if isinstance(stored, dict) and stored.get("digest") == digest and "data" in stored:
-            return stored["data"]
+            data, hit = stored["data"], True
     except (OSError, ValueError):
         pass
-    data = read_raw(path)
+    declared = secret_keys()
+    if hit and not _holds_clear_secret(data, declared):
+        return data
+    # checked on a hit too: a plugin installed since may declare one of its keys secret
+    data = data if hit else read_raw(path)
+    if _holds_clear_secret(data, declared):
+        # Credentials never go to a second file: it would outlive a key rotation and be one
+        # more place to leak from.  Such a config pays the YAML parser on each daemon start.
+        try:
+            cache.unlink()
+        except OSError:  # absent (the usual case), or not ours to remove
+            pass
+        return data
     try:
         text = json.dumps({"digest": digest, "data": data}, ensure_ascii=False)
         if json.loads(text)["data"] == data and _same_types(json.loads(text)["data"], data):
@@ -108,6 +130,35 @@ def _read_cached(path: Path, cache_dir: Path) -> Any:
     except (TypeError, ValueError, OSError, RecursionError):  # not JSON-exact, or unwritable: no cache
         pass
     return data
+
+
+def _holds_clear_secret(data: Any, declared: frozenset[str]) -> bool:
+    """Whether a mapping anywhere in ``data`` gives a credential-named key a literal value.
+
+    Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  Names follow
+    :func:`~paxm_core.config.codec.is_secret_key` with the ``declared`` secret keys.
+    """
+    from paxm_core.config.codec import is_secret_key
+
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, (dict, list)):
+                    stack.append(value)
+                elif (
+                    isinstance(key, str)
+                    and not isinstance(value, bool)
+                    and value is not None
+                    and is_secret_key(key, declared)
+                ):
+                    text = str(value).strip()
+                    if text and not text.startswith("env:") and not (text.startswith("${") and text.endswith("}")):
+                        return True
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def _same_types(a: Any, b: Any) -> bool:
@@ -236,12 +287,20 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def load_config(path: str | Path | None = None, *, parse_cache: str | Path | None = None) -> Config:
+def load_config(
+    path: str | Path | None = None,
+    *,
+    provider_types: ProviderCatalog = NO_PROVIDER_TYPES,
+    parse_cache: str | Path | None = None,
+) -> Config:
     """Load, validate and normalize the config.
 
     ``path`` is resolved like ``--config`` (then ``$PAXM_CONFIG``, then XDG).  A missing file
     gives the built-in defaults (SQLite under the XDG data dir), so paxm works with no setup.
     Invalid files raise :class:`ConfigError` naming the file, the key path and the fix.
+    ``provider_types``: the installed provider types (their defaults, checks and secret keys),
+    from the caller that loaded the plugins (``paxm_core.plugins.installed_provider_catalog()``);
+    the returned config keeps it for saving and redacting.
     ``parse_cache``: see :func:`read_raw` (validation and normalizing still run every time).
     """
     target = resolve_config_path(path)
@@ -253,14 +312,15 @@ def load_config(path: str | Path | None = None, *, parse_cache: str | Path | Non
         if legacy != target and legacy.is_file():
             source = legacy
         else:
-            config = normalize(default_config(target), in_place=True)
+            config = normalize(default_config(target, provider_types), in_place=True)
             config.path = target
             config.exists = False
             return config
-    data = read_raw(source, parse_cache=parse_cache)
+    data = read_raw(source, parse_cache=parse_cache, secret_keys=provider_types.secret_keys)
     try:
         config = parse_config(data)
         config.path = target
+        config.provider_types = provider_types
         validate(config)
         config = normalize(config, in_place=True)  # freshly parsed: nobody else holds it
     except ConfigError as exc:

@@ -15,6 +15,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.dataclass_support import value_dataclass
 from paxm_core.provider_config import ProviderConfig
 
@@ -354,8 +355,9 @@ class PrivacyConfig:
 class Config:
     """The whole paxm configuration.
 
-    ``path`` is where it was (or will be) stored and ``exists`` whether it was read from a
-    file; neither is serialized.
+    ``path`` is where it was (or will be) stored, ``exists`` whether it was read from a file
+    and ``provider_types`` what the caller told the loader about installed provider types;
+    none of them is serialized.
     """
 
     version: int = field(default=1, metadata=_ALWAYS)
@@ -374,6 +376,10 @@ class Config:
 
     path: Path = field(default_factory=Path, metadata={"internal": True}, compare=False)
     exists: bool = field(default=False, metadata={"internal": True}, compare=False)
+    #: the installed provider types it was loaded with (defaults, checks and secret keys of each type)
+    provider_types: ProviderCatalog = field(
+        default=NO_PROVIDER_TYPES, metadata={"internal": True}, compare=False, repr=False
+    )
 
     @property
     def config_dir(self) -> Path:

@@ -33,7 +33,7 @@ from paxm_core.config.model import (
 from paxm_core.provider_config import ProviderConfig
 
 if TYPE_CHECKING:
-    from paxm_core.protocols import ProviderType
+    from paxm_core.config.catalog import ProviderCatalog
 
 __all__ = ["LEGACY_PROVIDER_KEYS", "default_user_id", "normalize", "slug_id"]
 
@@ -80,36 +80,24 @@ def _legacy_weight(extra: dict[str, Any]) -> float:
     return d.DEFAULT_ROUTE_WEIGHT
 
 
-def _normalize_provider(provider: ProviderConfig) -> ProviderConfig:
+def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog) -> ProviderConfig:
     if provider.path:
         provider.path = str(Path(provider.path).expanduser())
-    kind = provider.type
-    if kind == "zep" and not provider.search_scope:
-        provider.search_scope = "episodes"
-    if kind == "mem0" and not provider.base_url:
-        provider.base_url = d.DEFAULT_MEM0_BASE_URL
-    if kind == "mem0-cloud" and not provider.base_url:
-        provider.base_url = d.DEFAULT_MEM0_CLOUD_BASE_URL
-    if kind in ("mem0", "mem0-cloud"):
-        provider.score_semantics = provider.score_semantics.strip().lower() or "similarity"
-    if kind == "mem0":
-        provider.search_scope_payload = provider.search_scope_payload.strip().lower() or "auto"
-    if kind == "memos":
-        provider.base_url = provider.base_url or d.DEFAULT_MEMOS_BASE_URL
-        provider.search_mode = provider.search_mode or "fast"
-    if kind == "memos-cloud" and not provider.base_url:
-        provider.base_url = d.DEFAULT_MEMOS_CLOUD_BASE_URL
-    if kind == "mem0-cloud" and provider.infer is None:
-        provider.infer = False
-    if kind == "jsonrpc":
-        provider.transport = provider.transport or d.DEFAULT_JSONRPC_TRANSPORT
-        if provider.timeout is None:
-            provider.timeout = d.DEFAULT_JSONRPC_TIMEOUT
+    # A type's own defaults (URLs, canonical spellings) are its business: ProviderType.normalize,
+    # for enabled providers only: asking a disabled one's type would import its plugin for
+    # nothing (a hook daemon's start pays for every import), and it is not built anyway.
+    spec = types.lookup(provider.type) if provider.enabled and provider.type else None
+    if spec is not None and spec.normalize is not None:
+        try:
+            spec.normalize(provider)
+        except Exception:  # a plugin bug must not make every config unloadable; its factory will complain
+            pass
     return provider
 
 
 def _normalize_providers(config: Config) -> bool:
     """Default ``type`` to the key, map legacy ``local`` to ``sqlite``; True when ``local`` was renamed."""
+    types = config.provider_types
     normalized: dict[str, ProviderConfig] = {}
     legacy_local: ProviderConfig | None = None
     for name, provider in config.providers.items():
@@ -121,9 +109,9 @@ def _normalize_providers(config: Config) -> bool:
                 # The old JSONL store is not migrated; the SQLite file takes its place.
                 provider.path = provider.path[: -len(".jsonl")] + ".sqlite"
         if name == "local" and provider.type == "sqlite":
-            legacy_local = _normalize_provider(provider)
+            legacy_local = _normalize_provider(provider, types)
             continue
-        normalized[name] = _normalize_provider(provider)
+        normalized[name] = _normalize_provider(provider, types)
     if legacy_local is not None:
         normalized.setdefault("sqlite", legacy_local)
     config.providers = normalized
@@ -181,22 +169,17 @@ def _normalize_write_profile(name: str, profile: WriteProfileConfig) -> WritePro
     return profile
 
 
-def _normalize_passive_routes(routes: list[RouteConfig], providers: dict[str, ProviderConfig]) -> None:
+def _normalize_passive_routes(
+    routes: list[RouteConfig], providers: dict[str, ProviderConfig], types: ProviderCatalog
+) -> None:
     for route in routes:
         provider = providers.get(route.name)
-        spec = _provider_type(provider.type) if provider is not None else None
+        spec = types.lookup(provider.type) if provider is not None else None
         cloud = spec is not None and spec.locality == "cloud"
         if route.timeout is None or (cloud and route.timeout == d.DEFAULT_PROVIDER_RECALL_TIMEOUT):
             route.timeout = d.passive_route_timeout(spec)
         if cloud and route.thresholds is None:
             route.thresholds = d.cloud_thresholds()
-
-
-def _provider_type(type_name: str) -> ProviderType | None:
-    """The installed provider type's self-description (timeouts, locality), or ``None``."""
-    from paxm_core.plugins import registered_provider_type
-
-    return registered_provider_type(type_name)  # imports only this type's plugin
 
 
 def _rename_routes(routes: list[RouteConfig], old: str, new: str) -> list[RouteConfig]:
@@ -228,7 +211,7 @@ def _normalize_profiles(config: Config, renamed_local: bool) -> None:
     for name, recall in config.recall_profiles.items():
         _normalize_recall_profile(recall)
         if name in ("passive", "passive_initial"):
-            _normalize_passive_routes(recall.providers, config.providers)
+            _normalize_passive_routes(recall.providers, config.providers, config.provider_types)
     base = config.recall_profiles.get("default", RecallProfileConfig())
     if "passive" not in config.recall_profiles:
         config.recall_profiles["passive"] = d.passive_recall_profile_from(base)

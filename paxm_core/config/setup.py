@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.config import defaults as d
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.defaults import default_config
 from paxm_core.config.loader import config_exists, load_config
 from paxm_core.config.model import (
@@ -35,8 +36,7 @@ from paxm_core.errors import ConfigError, UsageError
 from paxm_core.timefmt import format_time
 
 if TYPE_CHECKING:
-    from paxm_core.integration import Integration
-    from paxm_core.protocols import ProviderType
+    from paxm_core.protocols import Integration, ProviderType
     from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "provider_config_from_type",
     "provider_order",
     "setup_base_config",
+    "setup_finds_config",
 ]
 
 RECALL_PROFILES = ("default", "passive", "passive_initial")
@@ -71,13 +72,13 @@ class SetupCatalog:
     provider_types: Mapping[str, ProviderType] = field(default_factory=dict)
 
     @classmethod
-    def from_plugins(cls, plugin_manager: Any = None) -> SetupCatalog:
-        """The catalog of the installed plugins (``plugin_manager`` or a fresh one)."""
-        if plugin_manager is None:
-            from paxm_core.plugins import get_plugin_manager
-
-            plugin_manager = get_plugin_manager()
+    def from_plugins(cls, plugin_manager: Any) -> SetupCatalog:
+        """The catalog of the plugins ``plugin_manager`` (the caller's) has loaded."""
         return cls(dict(plugin_manager.integrations()), dict(plugin_manager.provider_types()))
+
+    def provider_catalog(self) -> ProviderCatalog:
+        """The provider types, as loading and saving a config reads them."""
+        return ProviderCatalog.of(self.provider_types)
 
     def display_name(self, agent: str) -> str:
         """The integration's ``display_name`` (the agent key when no integration serves it)."""
@@ -113,16 +114,14 @@ class SetupCatalog:
         return frozenset(k.name for k in spec.config_keys) if spec is not None else frozenset()
 
 
-def agent_order(config: Config, catalog: SetupCatalog | None = None) -> list[str]:
+def agent_order(config: Config, catalog: SetupCatalog) -> list[str]:
     """Agent names in setup order: by their integration's ``setup_priority``, then by name."""
-    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
-    return sorted(config.agents, key=lambda n: (cat.agent_priority(n), n))
+    return sorted(config.agents, key=lambda n: (catalog.agent_priority(n), n))
 
 
-def provider_order(config: Config, catalog: SetupCatalog | None = None) -> list[str]:
+def provider_order(config: Config, catalog: SetupCatalog) -> list[str]:
     """Provider instance names in setup order: by their type's ``setup_priority``, then by name."""
-    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
-    return sorted(config.providers, key=lambda n: (cat.provider_priority(config.providers[n].type), n))
+    return sorted(config.providers, key=lambda n: (catalog.provider_priority(config.providers[n].type), n))
 
 
 @dataclass
@@ -181,12 +180,29 @@ def _merge_telemetry(current: TelemetryConfig, default: TelemetryConfig) -> None
             setattr(current, name, getattr(default, name))
 
 
-def setup_base_config(path: Path, use_existing: bool) -> Config:
+def setup_finds_config(path: Path) -> bool:
+    """Whether setup starts from an existing config file at ``path`` (or its legacy ``config.json``).
+
+    A file holding nothing but whitespace counts as none: loading refuses it (no agent would be
+    enabled) and advises ``paxm setup``, so setup writes a fresh config over it, no ``--force``.
+    """
+    if not config_exists(path):
+        return False
+    from paxm_core.config.paths import legacy_json_path
+
+    source = path if path.is_file() else legacy_json_path(path)
+    try:
+        return bool(source.read_bytes().strip())
+    except OSError:
+        return True  # unreadable: loading it reports why
+
+
+def setup_base_config(path: Path, use_existing: bool, provider_types: ProviderCatalog = NO_PROVIDER_TYPES) -> Config:
     """The config setup starts from: the defaults, or the existing file with missing defaults merged in."""
-    defaults = default_config(path)
+    defaults = default_config(path, provider_types)
     if not use_existing:
         return defaults
-    config = load_config(path)
+    config = load_config(path, provider_types=provider_types)
     for name, provider in defaults.providers.items():
         config.providers.setdefault(name, provider)
     for name, profile in defaults.recall_profiles.items():
@@ -363,14 +379,14 @@ def _apply_credentials(
             provider.user_id = config.identity.user_id
 
 
-def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog | None = None) -> tuple[Config, list[str]]:
+def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) -> tuple[Config, list[str]]:
     """Apply ``options`` to ``config`` (modified in place); return it and the selected agents in setup order.
 
-    ``catalog`` (default: the installed plugins) says which agents, owners and provider types
-    exist.  Raises :class:`UsageError` for unknown names, an empty provider selection, missing
+    ``catalog`` (the installed plugins) says which agents, owners and provider types exist.
+    Raises :class:`UsageError` for unknown names, an empty provider selection, missing
     API keys, uninstalled provider types or bad team IDs; nothing is saved by this function.
     """
-    cat = catalog if catalog is not None else SetupCatalog.from_plugins()
+    cat = catalog
     owners = cat.owners()
     if options.integration != OWNER_PAXM and options.integration not in owners:
         choices = ", ".join([OWNER_PAXM, *sorted(owners)])
@@ -461,7 +477,7 @@ def _retarget_identity(config: Config, old_user: str, new_user: str) -> None:
 
 
 def instance_name_for_type(type_name: str) -> str:
-    """The ``providers.<name>`` key setup gives a provider type it adds (``mem0-cloud`` -> ``mem0_cloud``)."""
+    """The ``providers.<name>`` key setup gives a provider type it adds (``x-cloud`` -> ``x_cloud``)."""
     return type_name.strip().lower().replace("-", "_")
 
 
@@ -557,16 +573,16 @@ def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
 
 
 def prepare_setup(
-    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog | None = None
+    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog
 ) -> tuple[Config, list[str], bool]:
     """Load the base config for ``path`` and apply ``options``; return (config, agents, existed).
 
     Raises :class:`ConfigError` when a config exists and ``force`` is false.
     """
-    existed = config_exists(path)
+    existed = setup_finds_config(path)
     if existed and not force:
         raise ConfigError(f"config already exists at {path}; use --force to overwrite")
-    config = setup_base_config(path, existed)
+    config = setup_base_config(path, existed, catalog.provider_catalog())
     config, agents = apply_setup(config, options, catalog)
     config.path = path
     return config, agents, existed
@@ -575,17 +591,34 @@ def prepare_setup(
 def agents_enabled_in_file(config: Config) -> set[str]:
     """Agents the config file itself enables (``agents.<name>.enabled: true``), not the defaults.
 
-    Every enabled agent counts when the file cannot be read back.
+    The file is read by the loader that read the config (:func:`~paxm_core.config.loader.read_raw`:
+    the C parser, the same scalars, alias and duplicate-key checks, JSON for ``.json``) and
+    ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
+    file cannot be read back.
     """
     if not config.exists:
         return set()
-    import yaml
+    from paxm_core.config.codec import decode
+    from paxm_core.config.loader import read_raw
+    from paxm_core.config.paths import legacy_json_path
 
+    source = Path(config.path)
+    if not source.is_file() and legacy_json_path(source).is_file():
+        source = legacy_json_path(source)
     try:
-        data = yaml.safe_load(Path(config.path).read_text(encoding="utf-8")) or {}
-    except Exception:
+        data = read_raw(source)
+    except ConfigError:
         return {name for name, agent in config.agents.items() if agent.enabled}
     agents = data.get("agents") if isinstance(data, dict) else None
     if not isinstance(agents, dict):
         return set()
-    return {str(n) for n, a in agents.items() if isinstance(a, dict) and a.get("enabled") is True}
+    chosen = set()
+    for name, agent in agents.items():
+        if isinstance(agent, dict) and agent.get("enabled") is not None:
+            try:
+                enabled = decode(bool, agent["enabled"], f"agents.{name}.enabled")
+            except ConfigError:
+                continue
+            if enabled:
+                chosen.add(str(name))
+    return chosen

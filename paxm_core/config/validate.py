@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from paxm_core.config.model import (
     Config,
@@ -19,6 +20,9 @@ from paxm_core.config.model import (
 from paxm_core.config.normalize import slug_id
 from paxm_core.errors import ConfigError
 from paxm_core.provider_config import ProviderConfig
+
+if TYPE_CHECKING:
+    from paxm_core.config.catalog import ProviderCatalog
 
 __all__ = ["SUPPORTED_VERSIONS", "validate"]
 
@@ -69,17 +73,15 @@ def _providers(config: Config) -> None:
         if not name.strip():
             _fail("providers", "a provider has an empty name; give every provider instance a name")
         if provider.enabled:
-            _provider_type_checks(where, provider)
+            _provider_type_checks(where, provider, config.provider_types)
         _positive_duration(f"{where}.timeout", provider.timeout)
         if provider.max_characters < 0:
             _fail(f"{where}.max_characters", "must not be negative; use 0 for the provider default")
 
 
-def _provider_type_checks(where: str, provider: ProviderConfig) -> None:
+def _provider_type_checks(where: str, provider: ProviderConfig, types: ProviderCatalog) -> None:
     """The provider type's own ``validate`` (its keys are its business); uninstalled types pass here."""
-    from paxm_core.plugins import registered_provider_type
-
-    spec = registered_provider_type(provider.type or "")  # imports only this type's plugin
+    spec = types.lookup(provider.type or "")
     if spec is None or spec.validate is None:
         return
     try:

@@ -233,11 +233,12 @@ def _case_dir_name(index: int, case_id: str) -> str:
 
 def _write_case_config(case_dir: Path, provider_type: str = "") -> Path:
     from paxm_core.config import default_config, save_config
+    from paxm_core.plugins import installed_provider_catalog
 
     case_dir.mkdir(parents=True, exist_ok=True)
     # JSON rather than YAML: same loader and validation, a fraction of the parse time per case.
     config_path = case_dir / "config.json"
-    config = default_config(config_path)
+    config = default_config(config_path, installed_provider_catalog())
     # Upstream enables every agent so hook recall/write settings of any target apply.
     for agent in config.agents.values():
         agent.enabled = True

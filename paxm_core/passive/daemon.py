@@ -354,14 +354,14 @@ class HookDaemon:
         from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
         from paxm_core.config import load_config
         from paxm_core.passive.processor import HookProcessor
-        from paxm_core.plugins import shared_plugin_manager
+        from paxm_core.plugins import installed_provider_catalog, shared_plugin_manager
         from paxm_core.runtime import Runtime
 
         # The first prompt after the daemon was down waits for this: the parsed YAML is cached
         # in the hooks dir, harness integrations are imported when their first hook arrives,
         # the runtime shares the plugin manager config validation built, and telemetry is
         # built by the recorder's thread once that hook is answered.
-        config = load_config(self.config_path, parse_cache=self.hooks_dir)
+        config = load_config(self.config_path, provider_types=installed_provider_catalog(), parse_cache=self.hooks_dir)
         self.runtime = Runtime.load(config=config, plugin_manager=shared_plugin_manager(), telemetry=None)
         config = self.runtime.config
         cq = config.capture_queue

@@ -141,7 +141,10 @@ def _catalog_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(paxm_provider_sqlite, name="sqlite")
     pm.register(_CloudTypes(), name="cloud-types")
-    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True: pm)
+    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
+    # the process's lazy registry (installed_provider_catalog) is built from it too: never keep it
+    for cache in ("_REGISTRY_MANAGERS", "_REGISTRY_CACHE", "_SECRET_CACHE"):
+        monkeypatch.setattr(f"paxm_core.plugins.{cache}", {})
 
 
 def test_cloud_provider_routing_and_key_never_echoed(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,7 +256,10 @@ def _fake_integration_plugins(monkeypatch: pytest.MonkeyPatch) -> _FakeIntegrati
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(paxm_provider_sqlite, name="sqlite")
     pm.register(Plugin(), name="fake-harness")
-    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True: pm)
+    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
+    # the process's lazy registry (installed_provider_catalog) is built from it too: never keep it
+    for cache in ("_REGISTRY_MANAGERS", "_REGISTRY_CACHE", "_SECRET_CACHE"):
+        monkeypatch.setattr(f"paxm_core.plugins.{cache}", {})
     return integration
 
 

@@ -19,9 +19,13 @@ from paxm_core.config import (
     resolve_config_path,
     save_config,
 )
+from paxm_core.config.catalog import ProviderCatalog
 from paxm_core.config.normalize import normalize, slug_id
+from paxm_core.plugins import installed_provider_catalog
 
 DATA = Path(__file__).parent / "data"
+#: the provider types of this workspace, as the runtime and the CLI hand them to the loader
+TYPES = installed_provider_catalog()
 
 
 def _write(path: Path, text: str) -> Path:
@@ -74,8 +78,8 @@ def test_upstream_file_round_trips_through_save(tmp_path: Path) -> None:
 
 def test_defaults_match_upstream_template(tmp_path: Path) -> None:
     """The built-in defaults agree with the hand-written upstream file on every shared key."""
-    upstream = load_config(_upstream(tmp_path))
-    built_in = normalize(default_config(tmp_path / "cfg" / "config.yaml"))
+    upstream = load_config(_upstream(tmp_path), provider_types=TYPES)
+    built_in = normalize(default_config(tmp_path / "cfg" / "config.yaml", TYPES))
     assert built_in.providers == upstream.providers
     assert built_in.recall_profiles == upstream.recall_profiles
     assert built_in.capture_queue == upstream.capture_queue
@@ -180,11 +184,10 @@ def test_legacy_shapes_are_folded(tmp_path: Path) -> None:
 
 def test_sparse_config_gets_synthesized_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the cloud timeout/thresholds come from the provider type's own locality, not a core table
-    from paxm_core import plugins
     from paxm_core.protocols import ProviderType
 
     cloud_type = ProviderType("mem0-cloud", lambda name, cfg: None, locality="cloud")  # type: ignore[arg-type,return-value]
-    monkeypatch.setattr(plugins, "registered_provider_type", {"mem0-cloud": cloud_type}.get)
+    types = ProviderCatalog.of({"mem0-cloud": cloud_type})
     path = _write(
         tmp_path / "s" / "config.yaml",
         """
@@ -202,7 +205,7 @@ write_profiles:
     providers: [{name: sqlite, required: true}]
 """,
     )
-    config = load_config(path)
+    config = load_config(path, provider_types=types)
     assert config.identity.user_id == "ann-lee"
     passive = {r.name: r for r in config.recall_profiles["passive"].providers}
     assert passive["sqlite"].timeout == 0.25 and passive["sqlite"].thresholds is None
@@ -214,7 +217,6 @@ write_profiles:
     assert config.write_profiles["stm"].tier == "stm" and config.write_profiles["stm"].expires_after == 86400
     assert config.write_profiles["ltm"].scope.type == "personal" and config.write_profiles["ltm"].scope.id == "ann-lee"
     assert config.agents["claude"].agent_id == "claude-ann-lee"
-    assert config.providers["cloud"].base_url == "https://api.mem0.ai"
 
 
 def test_unknown_keys_ignored_but_kept_for_providers(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paxm_core.config import load_config
 from paxm_core.config.loader import PARSE_CACHE_NAME, read_raw
@@ -89,3 +91,54 @@ def test_a_cache_hit_does_not_import_yaml(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["alice", "False"]
+
+
+def test_a_config_with_a_credential_in_clear_is_never_cached(tmp_path: Path) -> None:
+    config = _write(tmp_path / "config.yaml", "providers:\n  zep:\n    type: zep\n    api_key: z_live_s3cret\n")
+    cache = tmp_path / "hooks"
+    cache.mkdir(mode=0o700)
+    # a cache an older paxm wrote for this very file, secret and all, is removed
+    (cache / PARSE_CACHE_NAME).write_text(json.dumps({"digest": "0" * 40, "data": {"api_key": "z_live_s3cret"}}))
+    assert read_raw(config, parse_cache=cache)["providers"]["zep"]["api_key"] == "z_live_s3cret"
+    assert not (cache / PARSE_CACHE_NAME).exists()
+    assert load_config(config, parse_cache=cache).providers["zep"].api_key == "z_live_s3cret"
+    assert not (cache / PARSE_CACHE_NAME).exists()
+
+
+def test_a_config_with_secret_references_only_is_cached(tmp_path: Path) -> None:
+    text = "providers:\n  zep:\n    type: zep\n    api_key: env:ZEP_API_KEY\n    token: ${TOKEN}\n    password: ''\n"
+    config = _write(tmp_path / "config.yaml", text)
+    read_raw(config, parse_cache=tmp_path / "hooks")
+    stored = json.loads((tmp_path / "hooks" / PARSE_CACHE_NAME).read_text())
+    assert stored["data"]["providers"]["zep"]["api_key"] == "env:ZEP_API_KEY"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    key=st.sampled_from(["api_key", "token", "password", "client_secret", "Authorization", "x-api-key", "apikey"]),
+    secret=st.text(alphabet=st.characters(categories=["L", "N", "P"]), min_size=1, max_size=30).filter(
+        lambda s: s.strip() and not s.strip().startswith(("env:", "${"))
+    ),
+    nested=st.booleans(),
+)
+def test_no_credential_value_ever_reaches_the_cache(tmp_path: Path, key: str, secret: str, nested: bool) -> None:
+    provider = {"type": "jsonrpc", "env": {key: secret}} if nested else {"type": "zep", key: secret}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"providers": {"p": provider}}), encoding="utf-8")
+    cache = tmp_path / "hooks"
+    assert read_raw(config, parse_cache=cache) == {"providers": {"p": provider}}
+    stored = cache / PARSE_CACHE_NAME
+    assert not stored.exists() or json.dumps(secret)[1:-1] not in stored.read_text(encoding="utf-8")
+
+
+def test_a_key_a_provider_type_declares_secret_keeps_the_config_out_of_the_cache(tmp_path: Path) -> None:
+    from paxm_core.config import ProviderCatalog
+    from paxm_core.protocols import ConfigKey, ProviderType
+
+    acme = ProviderType("acme", lambda name, cfg: None, config_keys=(ConfigKey("passphrase", secret=True),))  # type: ignore[arg-type,return-value]
+    config = _write(tmp_path / "config.yaml", "providers:\n  a: {type: acme, passphrase: open-sesame}\n")
+    cache = tmp_path / "hooks"
+    load_config(config, parse_cache=cache)  # no provider types known: "passphrase" is just a key
+    assert "open-sesame" in (cache / PARSE_CACHE_NAME).read_text()
+    load_config(config, provider_types=ProviderCatalog.of({"acme": acme}), parse_cache=cache)
+    assert not (cache / PARSE_CACHE_NAME).exists()

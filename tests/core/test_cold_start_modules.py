@@ -134,9 +134,10 @@ def _first_answer(tmp_path: Path, http_providers: tuple[str, ...] = ()) -> dict[
     """The in-process probe's report of a cold start (the second start: caches are written)."""
     from paxm_core.config import load_config, save_config
     from paxm_core.config.model import RouteConfig
+    from paxm_core.plugins import installed_provider_catalog
 
     config_path = tmp_path / "config.yaml"
-    config = load_config(config_path)
+    config = load_config(config_path, provider_types=installed_provider_catalog())
     config.identity.user_id = "alice"
     config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
     config.agents["claude"].enabled = True
@@ -186,9 +187,10 @@ def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
 
 def test_the_daemon_process_runs_with_the_collector_on_once_started(tmp_path: Path) -> None:
     from paxm_core.config import load_config, save_config
+    from paxm_core.plugins import installed_provider_catalog
 
     config_path = tmp_path / "config.yaml"
-    config = load_config(config_path)
+    config = load_config(config_path, provider_types=installed_provider_catalog())
     config.identity.user_id = "alice"
     config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
     save_config(config, config_path)

@@ -143,10 +143,18 @@ def test_a_first_setup_enables_a_default_agent_only_where_its_integration_is_ins
 
 def test_an_uninstalled_type_cannot_be_enabled(tmp_path: Path) -> None:
     catalog = SetupCatalog({}, {"sqlite": _sqlite_type()})
-    config = setup_base_config(tmp_path / "config.yaml", False)
+    # a config that lists it (written where the plugin was installed)
+    path = tmp_path / "config.yaml"
+    path.write_text("providers:\n  sqlite: {enabled: true}\n  zep: {type: zep}\n")
+    config = setup_base_config(path, True, catalog.provider_catalog())
     with pytest.raises(UsageError, match="provider zep cannot be enabled: its type 'zep' is not installed") as err:
         apply_setup(config, SetupOptions(providers=["zep"], api_key="k"), catalog)
     assert "pip install paxm-provider-zep" in str(err.value) and "paxm[zep]" in str(err.value)
+    # the built-in defaults list only installed types: the name is unknown, with the same advice
+    config = setup_base_config(tmp_path / "config.yaml", False, catalog.provider_catalog())
+    with pytest.raises(UsageError, match="unknown setup provider 'zep'") as unknown_type:
+        apply_setup(config, SetupOptions(providers=["zep"], api_key="k"), catalog)
+    assert "pip install paxm-provider-zep" in str(unknown_type.value)
     with pytest.raises(UsageError, match="unknown setup provider 'nosuch'") as unknown:
         apply_setup(config, SetupOptions(providers=["nosuch"]), catalog)
     assert "no paxm distribution is known to provide type 'nosuch'" in str(unknown.value)

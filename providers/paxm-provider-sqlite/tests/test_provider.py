@@ -205,7 +205,7 @@ def test_hit_without_scope_is_unknown(provider: SQLiteProvider) -> None:
 
 def test_expired_never_returned_and_cleanup(provider: SQLiteProvider, db_path: Path) -> None:
     now = datetime.now(UTC)
-    provider.put(MemoryItem(text="stale lemur", id="old", tier="stm", expires_at=now - timedelta(seconds=1)), NO_LIMIT)
+    provider.put(MemoryItem(text="stale lemur", id="old", tier="stm", expires_at=now - timedelta(hours=1)), NO_LIMIT)
     provider.put(MemoryItem(text="fresh lemur", id="new", tier="stm", expires_at=now + timedelta(hours=1)), NO_LIMIT)
     provider.put(MemoryItem(text="forever lemur", id="ltm"), NO_LIMIT)
     assert sorted(ids(provider.search(SearchQuery("lemur"), NO_LIMIT))) == ["ltm", "new"]

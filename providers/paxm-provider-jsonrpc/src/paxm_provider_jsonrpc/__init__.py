@@ -23,6 +23,16 @@ def _validate(config: ProviderConfig) -> list[str]:
     return problems
 
 
+DEFAULT_TRANSPORT = "stdio"
+DEFAULT_TIMEOUT = 30.0
+
+
+def _normalize(config: ProviderConfig) -> None:
+    config.transport = config.transport or DEFAULT_TRANSPORT
+    if config.timeout is None:
+        config.timeout = DEFAULT_TIMEOUT
+
+
 PROVIDER_TYPE = ProviderType(
     type="jsonrpc",
     factory=_factory,
@@ -40,6 +50,8 @@ PROVIDER_TYPE = ProviderType(
     validate=_validate,
     package="paxm-provider-jsonrpc",
     setup_priority=60,
+    normalize=_normalize,
+    default_entry=ProviderConfig(type="jsonrpc", transport=DEFAULT_TRANSPORT, timeout=DEFAULT_TIMEOUT),
 )
 
 

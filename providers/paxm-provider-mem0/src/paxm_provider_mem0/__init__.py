@@ -41,6 +41,29 @@ def _validate_cloud(config: ProviderConfig) -> list[str]:
     return problems(config, cloud=True)
 
 
+SELF_HOSTED_URL = "http://localhost:8888"
+CLOUD_URL = "https://api.mem0.ai"
+
+
+def _normalize_self_hosted(config: ProviderConfig) -> None:
+    config.base_url = config.base_url or SELF_HOSTED_URL
+    config.score_semantics = config.score_semantics.strip().lower() or "similarity"
+    config.search_scope_payload = config.search_scope_payload.strip().lower() or "auto"
+
+
+def _normalize_cloud(config: ProviderConfig) -> None:
+    config.base_url = config.base_url or CLOUD_URL
+    config.score_semantics = config.score_semantics.strip().lower() or "similarity"
+    if config.infer is None:
+        config.infer = False  # the managed API's LLM rewriting costs a call per write: asked for, never assumed
+
+
+def _entry(type_name: str, normalize: Callable[[ProviderConfig], None]) -> ProviderConfig:
+    entry = ProviderConfig(type=type_name)
+    normalize(entry)
+    return entry
+
+
 def _target_keys(ask_user: bool) -> tuple[ConfigKey, ...]:
     return (
         ConfigKey(
@@ -75,7 +98,7 @@ SELF_HOSTED_TYPE = ProviderType(
     description="Mem0 self-hosted REST server",
     capabilities=_CAPABILITIES,
     config_keys=(
-        ConfigKey("base_url", "Mem0 server URL, without /v1", required=True, ask=True, default="http://localhost:8888"),
+        ConfigKey("base_url", "Mem0 server URL, without /v1", required=True, ask=True, default=SELF_HOSTED_URL),
         ConfigKey(
             "api_key",
             "Mem0 server API key (blank if auth is disabled); env:NAME reads a variable",
@@ -95,6 +118,8 @@ SELF_HOSTED_TYPE = ProviderType(
     validate=_validate_self_hosted,
     package=DISTRIBUTION,
     setup_priority=2,
+    normalize=_normalize_self_hosted,
+    default_entry=_entry("mem0", _normalize_self_hosted),
 )
 
 CLOUD_TYPE = ProviderType(
@@ -103,7 +128,7 @@ CLOUD_TYPE = ProviderType(
     description="Mem0 Cloud (managed, api.mem0.ai)",
     capabilities=_CAPABILITIES,
     config_keys=(
-        ConfigKey("base_url", "Mem0 Cloud API URL", ask=True, default="https://api.mem0.ai"),
+        ConfigKey("base_url", "Mem0 Cloud API URL", ask=True, default=CLOUD_URL),
         ConfigKey(
             "api_key",
             "Mem0 Cloud API key (m0-...); env:NAME reads a variable, MEM0_API_KEY is used when blank",
@@ -120,6 +145,8 @@ CLOUD_TYPE = ProviderType(
     validate=_validate_cloud,
     package=DISTRIBUTION,
     setup_priority=3,
+    normalize=_normalize_cloud,
+    default_entry=_entry("mem0-cloud", _normalize_cloud),
 )
 
 

@@ -51,6 +51,19 @@ def _validate_cloud(config: ProviderConfig) -> list[str]:
     return problems
 
 
+SELF_HOSTED_URL = "http://localhost:8000"
+CLOUD_URL = "https://memos.memtensor.cn/api/openmem/v1"
+
+
+def _normalize_memos(config: ProviderConfig) -> None:
+    config.base_url = config.base_url or SELF_HOSTED_URL
+    config.search_mode = config.search_mode or "fast"
+
+
+def _normalize_cloud(config: ProviderConfig) -> None:
+    config.base_url = config.base_url or CLOUD_URL
+
+
 _TIMEOUT = ConfigKey("timeout", "HTTP timeout per call (the router's deadline always wins)", kind="duration")
 
 MEMOS = ProviderType(
@@ -59,7 +72,7 @@ MEMOS = ProviderType(
     description="MemOS self-hosted product API (fast-mode writes, searchable on return)",
     capabilities=frozenset({"put_batch", "delete", "attribution"}),
     config_keys=(
-        ConfigKey("base_url", "MemOS server URL", required=True, ask=True, default="http://localhost:8000"),
+        ConfigKey("base_url", "MemOS server URL", required=True, ask=True, default=SELF_HOSTED_URL),
         ConfigKey("api_key", "optional bearer token for a server behind auth", secret=True, ask=True),
         ConfigKey("user_id", "MemOS user id", ask=True, default="paxm"),
         ConfigKey("mem_cube_id", "memory cube to read and write", ask=True, default="paxm"),
@@ -71,6 +84,8 @@ MEMOS = ProviderType(
     validate=_validate_memos,
     package=_PACKAGE,
     setup_priority=40,
+    normalize=_normalize_memos,
+    default_entry=ProviderConfig(type="memos", base_url=SELF_HOSTED_URL, search_mode="fast"),
 )
 
 MEMOS_CLOUD = ProviderType(
@@ -85,7 +100,7 @@ MEMOS_CLOUD = ProviderType(
         ConfigKey(
             "base_url",
             "OpenMem API URL (global: https://api.memt.ai/platform/api/openmem/v1)",
-            default="https://memos.memtensor.cn/api/openmem/v1",
+            default=CLOUD_URL,
         ),
         _TIMEOUT,
     ),
@@ -94,6 +109,8 @@ MEMOS_CLOUD = ProviderType(
     validate=_validate_cloud,
     package=_PACKAGE,
     setup_priority=41,
+    normalize=_normalize_cloud,
+    default_entry=ProviderConfig(type="memos-cloud", base_url=CLOUD_URL),
 )
 
 

@@ -36,13 +36,15 @@ def _validate(config: ProviderConfig) -> list[str]:
     return problems
 
 
+DEFAULT_URL = "http://localhost:1933"
+
 OPENVIKING = ProviderType(
     type="openviking",
     factory=_factory,
     description="OpenViking context database (memory files with paxm attribution, searchable on return)",
     capabilities=frozenset({"put_batch", "delete", "attribution", "turn_boundaries"}),
     config_keys=(
-        ConfigKey("base_url", "openviking-server URL", required=True, ask=True, default="http://localhost:1933"),
+        ConfigKey("base_url", "openviking-server URL", required=True, ask=True, default=DEFAULT_URL),
         ConfigKey("api_key", "user API key (X-API-Key); empty for a dev-mode server", secret=True, ask=True),
         ConfigKey("user_id", "OpenViking user namespace (dev mode: default)", ask=True, default="default"),
         ConfigKey("memory_dir", "directory under the user's memories that holds paxm's files", default="paxm"),
@@ -53,6 +55,8 @@ OPENVIKING = ProviderType(
     validate=_validate,
     package="paxm-provider-openviking",
     setup_priority=60,
+    # no normalize: a config without base_url stays so (the provider applies DEFAULT_URL itself)
+    default_entry=ProviderConfig(type="openviking", base_url=DEFAULT_URL),
 )
 
 

@@ -186,6 +186,19 @@ def m006_drop_raw_text_index(conn: sqlite3.Connection) -> None:
     _drop_raw_index(conn)
 
 
+@migration
+def m007_cleanup_clock(conn: sqlite3.Connection) -> None:
+    """Start expired-memory cleanup's clock readings at the file's creation (or this upgrade).
+
+    Cleanup deletes only up to a reading the clock has kept running forward from
+    (``expiry.py``); starting from now means a clock that is already wrong at the first
+    cleanup cannot delete what was valid when the file was made.
+    """
+    from paxm_provider_sqlite.expiry import start_clock
+
+    start_clock(conn, utcnow())
+
+
 def _ensure_raw_index_gone(conn: sqlite3.Connection) -> None:
     """Drop ``memory_fts`` again if upstream's binary re-created it after ``m006`` ran.
 

@@ -35,6 +35,7 @@ from paxm_provider_sqlite.attribution import (
     prepare_metadata,
     stored_rows,
 )
+from paxm_provider_sqlite.expiry import advance_horizon
 from paxm_provider_sqlite.records import encode_metadata
 from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
 from paxm_provider_sqlite.retrieval.analyzer import IndexedText, index_text
@@ -259,16 +260,24 @@ class SQLiteProvider:
         return cursor.rowcount > 0
 
     def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
-        """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first."""
+        """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first.
+
+        Only memories expired by a clock reading that has been confirmed (the clock kept
+        running forward from it for :data:`~paxm_provider_sqlite.expiry.CONFIRM`) are deleted,
+        so a clock jumping forward and back deletes nothing still valid (``expiry.py``).
+        """
         if limit <= 0 or limit > _CLEANUP_MAX:
             limit = _CLEANUP_MAX
         with self._db.session("cleanup_expired", deadline) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            horizon = advance_horizon(conn, utcnow())
             cursor = conn.execute(
                 """DELETE FROM memories WHERE rowid IN (
                      SELECT rowid FROM memories WHERE expires_at != '' AND expires_at <= ?
                      ORDER BY expires_at LIMIT ?)""",
-                (stamp(utcnow()), limit),
+                (horizon, limit),
             )
+            conn.execute("COMMIT")
             return max(cursor.rowcount, 0)
 
     def close(self) -> None:

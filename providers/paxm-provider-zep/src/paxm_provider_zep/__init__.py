@@ -26,6 +26,11 @@ def _validate(config: ProviderConfig) -> list[str]:
     return problems
 
 
+def _normalize(config: ProviderConfig) -> None:
+    if not config.search_scope:
+        config.search_scope = "episodes"
+
+
 PROVIDER_TYPE = ProviderType(
     type="zep",
     factory=_factory,
@@ -45,6 +50,8 @@ PROVIDER_TYPE = ProviderType(
     validate=_validate,
     package="paxm-provider-zep",
     setup_priority=10,
+    normalize=_normalize,
+    default_entry=ProviderConfig(type="zep", search_scope="episodes"),
 )
 
 

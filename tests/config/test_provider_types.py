@@ -1,0 +1,109 @@
+"""The config learns provider types from its caller: each type's defaults, checks and secret keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from paxm_core.config import ConfigError, ProviderConfig, default_config, load_config, save_config
+from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
+from paxm_core.plugins import installed_provider_catalog
+from paxm_core.protocols import ConfigKey, ProviderType
+
+TYPES = installed_provider_catalog()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _acme() -> ProviderType:
+    def normalize(config: ProviderConfig) -> None:
+        config.base_url = config.base_url or "http://acme.invalid:7"
+
+    def validate(config: ProviderConfig) -> list[str]:
+        return [] if config.option("region", "eu") in ("eu", "us") else ["region must be eu or us"]
+
+    return ProviderType(
+        "acme-cloud",
+        lambda name, cfg: None,  # type: ignore[arg-type,return-value]
+        config_keys=(ConfigKey("passphrase", secret=True),),
+        locality="cloud",
+        validate=validate,
+        normalize=normalize,
+        default_entry=ProviderConfig(type="acme-cloud", base_url="http://acme.invalid:7"),
+    )
+
+
+def test_a_type_s_defaults_checks_and_secrets_come_from_the_catalog(tmp_path: Path) -> None:
+    types = ProviderCatalog.of({"acme-cloud": _acme()})
+    path = _write(tmp_path / "config.yaml", "providers:\n  a: {type: acme-cloud, enabled: true, passphrase: hunter2}\n")
+    config = load_config(path, provider_types=types)
+    assert config.providers["a"].base_url == "http://acme.invalid:7"
+    assert config.to_json()["providers"]["a"]["passphrase"] == "<redacted>"
+    assert config.provider_types is types  # kept for saving and redacting
+    save_config(config, path)
+    assert "base_url: http://acme.invalid:7" in path.read_text()
+    # the same file without the catalog: no type is known, so none of its rules apply
+    bare = load_config(path)
+    assert bare.to_json()["providers"]["a"]["passphrase"] == "hunter2"
+    _write(path, "providers:\n  a: {type: acme-cloud, enabled: true, region: mars}\n")
+    with pytest.raises(ConfigError, match="region must be eu or us"):
+        load_config(path, provider_types=types)
+    assert load_config(path).providers["a"].option("region") == "mars"
+
+
+def test_the_default_config_lists_each_type_s_default_entry(tmp_path: Path) -> None:
+    listed = default_config(tmp_path / "config.yaml", ProviderCatalog.of({"acme-cloud": _acme()}))
+    assert list(listed.providers) == ["sqlite", "acme_cloud"]
+    assert listed.providers["acme_cloud"] == ProviderConfig(type="acme-cloud", base_url="http://acme.invalid:7")
+    assert list(default_config(tmp_path / "config.yaml", NO_PROVIDER_TYPES).providers) == ["sqlite"]
+
+
+def test_installed_types_keep_upstream_defaults(tmp_path: Path) -> None:
+    config = default_config(tmp_path / "config.yaml", TYPES)
+    expected = {
+        "mem0": ("http://localhost:8888", "similarity"),
+        "mem0_cloud": ("https://api.mem0.ai", "similarity"),
+        "memos": ("http://localhost:8000", ""),
+        "memos_cloud": ("https://memos.memtensor.cn/api/openmem/v1", ""),
+        "openviking": ("http://localhost:1933", ""),
+    }
+    for name, (url, semantics) in expected.items():
+        entry = config.providers[name]
+        assert (entry.base_url, entry.score_semantics, entry.enabled) == (url, semantics, False)
+    assert config.providers["zep"].search_scope == "episodes"
+    assert config.providers["mem0_cloud"].infer is False and config.providers["memos"].search_mode == "fast"
+    assert (config.providers["jsonrpc"].transport, config.providers["jsonrpc"].timeout) == ("stdio", 30.0)
+    text = "providers:\n  m: {type: mem0, enabled: true, user_id: a, score_semantics: ' Distance '}\n"
+    loaded = load_config(_write(tmp_path / "s.yaml", text), provider_types=TYPES).providers["m"]
+    assert (loaded.base_url, loaded.score_semantics, loaded.search_scope_payload) == (
+        "http://localhost:8888",
+        "distance",
+        "auto",
+    )
+    # a disabled provider is not built: its type (and its plugin) is not asked
+    text = "providers:\n  m: {type: mem0}\n"
+    assert load_config(_write(tmp_path / "s.yaml", text), provider_types=TYPES).providers["m"].base_url == ""
+
+
+def test_a_broken_normalize_does_not_make_the_config_unloadable(tmp_path: Path) -> None:
+    def broken(config: ProviderConfig) -> None:
+        raise RuntimeError("plugin bug")
+
+    buggy = ProviderType("buggy", lambda name, cfg: None, normalize=broken)  # type: ignore[arg-type,return-value]
+    path = _write(tmp_path / "config.yaml", "providers:\n  b: {type: buggy, enabled: true}\n")
+    assert load_config(path, provider_types=ProviderCatalog.of({"buggy": buggy})).providers["b"].enabled
+
+
+def test_a_config_loaded_with_the_installed_types_crosses_a_process_boundary(tmp_path: Path) -> None:
+    import pickle
+
+    path = _write(tmp_path / "config.yaml", "providers:\n  z: {type: zep, enabled: true, api_key: k}\n")
+    config = load_config(path, provider_types=TYPES)
+    copy = pickle.loads(pickle.dumps(config))  # backfill's workers get the config this way
+    assert copy == config and copy.provider_types.lookup("zep") is not None
+    assert copy.to_json()["providers"]["z"]["api_key"] == "<redacted>"
