@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+import paxm_core.router.ranking as ranking
 from paxm_core.attribution import (
     META_EXPIRES_AT,
     META_SCOPE_ID,
@@ -16,7 +17,6 @@ from paxm_core.attribution import (
     effective_tier,
     restore_hit,
 )
-from paxm_core.router import ranking
 from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, normalize_tier
 
