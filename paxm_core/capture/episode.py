@@ -446,7 +446,8 @@ def _group_item(
     # a write the active path queued for its optional providers (``paxm remember``, MCP) keeps
     # its own source: attribution says who wrote it, and that was not a hook
     sources = {i.source for i in items}
-    source = first.source if len(sources) == 1 and not first.source.startswith("hook") else "hook:episode"
+    own = len(sources) == 1 and first.source and not first.source.startswith("hook")
+    source = first.source if own else "hook:episode"
     return MemoryItem(
         "\n\n".join([i.text.strip() for i in items]),
         item_id,
