@@ -29,7 +29,6 @@ __all__ = [
     "CAP_EVAL_SCOPE",
     "CAP_LARGE_BATCHES",
     "CAP_PUT_BATCH",
-    "CAP_SHARED_STORE",
     "CAP_TURN_BOUNDARIES",
     "DECLARED_CAPABILITIES",
     "DYNAMIC_CAPABILITIES",
@@ -65,12 +64,6 @@ CAP_ATTRIBUTION = "attribution"
 #: hand-off per recall.  A provider that cannot keep this promise must not declare it: a call
 #: run inline that overruns its deadline delays the caller.
 CAP_DEADLINE_BOUND = "deadline_bound"
-#: Declared by a provider whose memories live outside its process (a file, a server): a second
-#: instance built from the same config in another process reads and writes the same store.
-#: The runtime may then run the provider's large batch writes (a delivery backlog) in a child
-#: process of their own, so they no longer share the interpreter lock with the queue's claims
-#: (:mod:`paxm_core.write_process`).  An in-memory store must not declare it.
-CAP_SHARED_STORE = "shared_store"
 #: Declared by a provider whose ``put_batch`` costs per item, not per call, and takes
 #: :data:`~paxm_core.capture.batch.LARGE_DELIVERY_BATCH` items in one call well inside a
 #: delivery's timeout, with no request-size limit (a local database).  The delivery worker then
@@ -83,7 +76,7 @@ CAP_LARGE_BATCHES = "large_batches"
 #: Capabilities a :class:`SupportsCapabilities` provider may withhold at run time.
 DYNAMIC_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_EVAL_SCOPE})
 #: Capabilities that exist only by declaration (no method proves them).
-DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES, CAP_SHARED_STORE})
+DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES})
 
 
 @runtime_checkable
