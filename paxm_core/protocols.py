@@ -9,10 +9,9 @@ method name exists, so the contract suite calls every capability it sees.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass
 from paxm_core.integration import Integration
 
 if TYPE_CHECKING:
@@ -198,7 +197,7 @@ ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
 """Builds one provider instance from its name and config; imports any SDK lazily."""
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class ConfigKey:
     """One configuration key a provider type understands (``providers.<name>.<key>``).
 
@@ -224,32 +223,12 @@ class ConfigKey:
     default: object = None
     choices: tuple[str, ...] = ()
 
-    def __init__(
-        self,
-        name: str,
-        description: str = "",
-        kind: str = "str",
-        secret: bool = False,
-        required: bool = False,
-        ask: bool = False,
-        default: object = None,
-        choices: tuple[str, ...] = (),
-    ) -> None:
-        set_field(self, "name", name)
-        set_field(self, "description", description)
-        set_field(self, "kind", kind)
-        set_field(self, "secret", secret)
-        set_field(self, "required", required)
-        set_field(self, "ask", ask)
-        set_field(self, "default", default)
-        set_field(self, "choices", choices)
-
 
 #: ``ProviderType.locality`` values: runs on this machine, a keyed self-hosted/remote API, a vendor cloud.
 LOCALITIES = ("local", "keyed", "cloud")
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class ProviderType:
     """What a plugin registers through ``paxm_register_providers``: a provider type that describes itself.
 
@@ -275,30 +254,6 @@ class ProviderType:
     validate: Callable[[ProviderConfig], list[str]] | None = None
     package: str = ""
     setup_priority: int = 100
-
-    def __init__(
-        self,
-        type: str,
-        factory: ProviderFactory,
-        description: str = "",
-        capabilities: frozenset[str] = FACTORY,
-        config_keys: tuple[ConfigKey, ...] = (),
-        locality: str = "local",
-        passive_timeout: float | None = None,
-        validate: Callable[[ProviderConfig], list[str]] | None = None,
-        package: str = "",
-        setup_priority: int = 100,
-    ) -> None:
-        set_field(self, "type", type)
-        set_field(self, "factory", factory)
-        set_field(self, "description", description)
-        set_field(self, "capabilities", frozenset() if capabilities is FACTORY else capabilities)
-        set_field(self, "config_keys", config_keys)
-        set_field(self, "locality", locality)
-        set_field(self, "passive_timeout", passive_timeout)
-        set_field(self, "validate", validate)
-        set_field(self, "package", package)
-        set_field(self, "setup_priority", setup_priority)
 
     @property
     def secret_keys(self) -> frozenset[str]:

@@ -33,8 +33,6 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.generated_file",
         "paxm_core.doctor",
         "paxm_core.json_settings",
-        # dataclasses without compiled methods (value_dataclass): the SQLite retrieval's value classes
-        "paxm_core.dataclass_support",
     }
 )
 

@@ -11,11 +11,10 @@ Field metadata drives (de)serialization in :mod:`paxm_core.config.codec`:
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
@@ -55,14 +54,14 @@ _ALWAYS = {"always": True}
 _DURATION = {"duration": True}
 
 
-@value_dataclass
+@dataclass
 class IdentityConfig:
     """Who the memories belong to; ``user_id`` defaults to a slug of the OS user."""
 
     user_id: str = ""
 
 
-@value_dataclass
+@dataclass
 class ScopeConfig:
     """A write profile's memory scope, e.g. ``personal:<user>`` or ``team:<id>``."""
 
@@ -70,7 +69,7 @@ class ScopeConfig:
     id: str = ""
 
 
-@value_dataclass
+@dataclass
 class ThresholdsConfig:
     """Minimum relevance/score a hit needs to be returned."""
 
@@ -78,7 +77,7 @@ class ThresholdsConfig:
     min_score: float = 0.0
 
 
-@value_dataclass
+@dataclass
 class RouteConfig:
     """One provider in a profile: ``required`` failures fail the call; ``timeout`` in seconds."""
 
@@ -89,7 +88,7 @@ class RouteConfig:
     thresholds: ThresholdsConfig | None = None
 
 
-@value_dataclass
+@dataclass
 class RankingConfig:
     """How hits from several providers are merged (``weighted_relevance``)."""
 
@@ -97,7 +96,7 @@ class RankingConfig:
     recency_boost: float = 0.0
 
 
-@value_dataclass
+@dataclass
 class RecallProfileConfig:
     """A named recall policy (``default``, ``passive``, ``passive_initial`` ...)."""
 
@@ -108,7 +107,7 @@ class RecallProfileConfig:
     tiers: list[str] = field(default_factory=list)
 
 
-@value_dataclass
+@dataclass
 class WriteProfileConfig:
     """A named write policy (``default``, ``stm``, ``ltm`` ...); ``expires_after`` in seconds."""
 
@@ -118,14 +117,14 @@ class WriteProfileConfig:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
 
 
-@value_dataclass
+@dataclass
 class AgentIntegrationConfig:
     """Which installation surface owns the agent's hooks (``paxm`` or an integration's owner name)."""
 
     owner: str = ""
 
 
-@value_dataclass
+@dataclass
 class ActiveRecallConfig:
     """Recall the agent performs on request (MCP tool / CLI)."""
 
@@ -134,7 +133,7 @@ class ActiveRecallConfig:
     output: str = ""
 
 
-@value_dataclass
+@dataclass
 class HookInsertionConfig:
     """Which passive-recall hits are inserted into the prompt."""
 
@@ -143,7 +142,7 @@ class HookInsertionConfig:
     require_query_terms: bool = False
 
 
-@value_dataclass
+@dataclass
 class HookInitialRecallConfig:
     """The larger recall made on the first prompt of a session."""
 
@@ -156,7 +155,7 @@ class HookInitialRecallConfig:
     insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
 
 
-@value_dataclass
+@dataclass
 class HookRecallConfig:
     """Passive recall run by a harness hook event."""
 
@@ -173,7 +172,7 @@ class HookRecallConfig:
     max_context_chars: int = 0
 
 
-@value_dataclass
+@dataclass
 class HookBufferConfig:
     """Buffering of captured events into episodes."""
 
@@ -182,7 +181,7 @@ class HookBufferConfig:
     flush_count: int = 0
 
 
-@value_dataclass
+@dataclass
 class HookWriteConfig:
     """Passive capture run by a harness hook event."""
 
@@ -193,7 +192,7 @@ class HookWriteConfig:
     buffer: HookBufferConfig = field(default_factory=HookBufferConfig)
 
 
-@value_dataclass
+@dataclass
 class AgentHookConfig:
     """What one hook event (``user_input``, ``turn_end`` ...) does."""
 
@@ -201,7 +200,7 @@ class AgentHookConfig:
     write: HookWriteConfig = field(default_factory=HookWriteConfig)
 
 
-@value_dataclass
+@dataclass
 class AgentConfig:
     """One coding agent (claude, codex, opencode ...)."""
 
@@ -214,14 +213,14 @@ class AgentConfig:
     hooks: dict[str, AgentHookConfig] = field(default_factory=dict)
 
 
-@value_dataclass
+@dataclass
 class LegacyHookEventConfig:
     """Pre-``agents`` schema: ``hooks.<agent>.events.<event>.recall``."""
 
     recall: HookRecallConfig = field(default_factory=HookRecallConfig)
 
 
-@value_dataclass
+@dataclass
 class LegacyHookConfig:
     """Pre-``agents`` schema: top-level ``hooks.<agent>``; normalized into :attr:`Config.agents`."""
 
@@ -229,7 +228,7 @@ class LegacyHookConfig:
     events: dict[str, LegacyHookEventConfig] = field(default_factory=dict)
 
 
-@value_dataclass
+@dataclass
 class TelemetryConfig:
     """Local event log and metrics (never leaves the machine)."""
 
@@ -249,7 +248,7 @@ class TelemetryConfig:
         return self.enabled is not False
 
 
-@value_dataclass
+@dataclass
 class CaptureQueueConfig:
     """The durable capture queue; ages and backoff in seconds."""
 
@@ -263,7 +262,7 @@ class CaptureQueueConfig:
     write_in_process: bool = False
 
 
-@value_dataclass
+@dataclass
 class LimitsConfig:
     """Bounds on the active path (``paxm recall`` / ``remember`` and the MCP tools).
 
@@ -317,7 +316,7 @@ class LimitsConfig:
         return self.max_hit_chars if self.max_hit_chars > 0 else self.DEFAULT_MAX_HIT_CHARS
 
 
-@value_dataclass
+@dataclass
 class WorkspaceConfig:
     """How a directory maps to a workspace, and which projects paxm keeps out of."""
 
@@ -332,7 +331,7 @@ class WorkspaceConfig:
         return self.mode.strip().lower() or "project"
 
 
-@value_dataclass
+@dataclass
 class PrivacyConfig:
     """Redaction of secrets before anything is queued or stored."""
 
@@ -340,7 +339,7 @@ class PrivacyConfig:
     redact_patterns: list[str] = field(default_factory=list)
 
 
-@value_dataclass
+@dataclass
 class Config:
     """The whole paxm configuration.
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import partial
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
 from paxm_core.router.bulkhead import Batch, Call, Lane, LaneBusy, Relay, Runner, stall_allowance
@@ -17,7 +16,7 @@ from paxm_core.router.policy import Route
 __all__ = ["Outcome", "error_text", "fan_out", "ms"]
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What one provider call produced (value or error), with timing and bulkhead state."""
 
@@ -28,26 +27,8 @@ class Outcome:
     busy: bool = False
     duration_ms: int = 0
 
-    # Written out: several are made per recall, and the shared generic ``__init__`` costs
-    # more than the rest of building one.
-    def __init__(
-        self,
-        route: Route,
-        value: object = None,
-        error: BaseException | None = None,
-        timed_out: bool = False,
-        busy: bool = False,
-        duration_ms: int = 0,
-    ) -> None:
-        self.route = route
-        self.value = value
-        self.error = error
-        self.timed_out = timed_out
-        self.busy = busy
-        self.duration_ms = duration_ms
 
-
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class _Pending:
     route: Route
     deadline: Deadline
@@ -57,27 +38,6 @@ class _Pending:
     outcome: Outcome | None = None
     claimable: bool = False  # deadline-bound: the caller may run it itself
     deferred: Callable[[], object] | None = field(default=None, repr=False)
-
-    def __init__(
-        self,
-        route: Route,
-        deadline: Deadline,
-        dispatched: float,
-        call: Call[object] | None = None,
-        lane: Lane | None = None,
-        outcome: Outcome | None = None,
-        claimable: bool = False,
-        deferred: Callable[[], object] | None = None,
-    ) -> None:
-        # Written out, as Outcome's (three per recall)
-        self.route = route
-        self.deadline = deadline
-        self.dispatched = dispatched
-        self.call = call
-        self.lane = lane
-        self.outcome = outcome
-        self.claimable = claimable
-        self.deferred = deferred
 
 
 def error_text(exc: BaseException) -> str:

@@ -7,10 +7,9 @@ config itself, so tests and the capture worker can build policies directly.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY, value_dataclass
 from paxm_core.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
 
 __all__ = [
@@ -27,7 +26,7 @@ __all__ = [
 MAX_PROVIDER_CANDIDATES = 100
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Route:
     """One provider in a profile.
 
@@ -52,7 +51,7 @@ class Route:
         return self.weight if self.weight > 0 else 1.0
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class SearchPolicy:
     """How one recall fans out and filters.
 
@@ -68,7 +67,7 @@ class SearchPolicy:
     tiers: tuple[str, ...] = ()
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class PutPolicy:
     """How one write fans out and what lifecycle it stamps on items.
 
@@ -99,7 +98,7 @@ def candidate_limit(result_limit: int) -> int:
     return result_limit * 3
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class RecallResult:
     """What a recall returns (upstream's ``RecallResult``)."""
 
@@ -108,21 +107,6 @@ class RecallResult:
     provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
     provider_recalls: list[ProviderRecall] = field(default_factory=list)
     timed_out: bool = False
-
-    def __init__(
-        self,
-        query: str,
-        hits: list[MemoryHit] = FACTORY,
-        provider_errors: list[ProviderErrorInfo] = FACTORY,
-        provider_recalls: list[ProviderRecall] = FACTORY,
-        timed_out: bool = False,
-    ) -> None:
-        # Written out (one per recall; the shared generic ``__init__`` costs microseconds).
-        self.query = query
-        self.hits = [] if hits is FACTORY else hits
-        self.provider_errors = [] if provider_errors is FACTORY else provider_errors
-        self.provider_recalls = [] if provider_recalls is FACTORY else provider_recalls
-        self.timed_out = timed_out
 
     def to_json(self) -> dict[str, Any]:
         """Upstream's JSON shape: optional keys are omitted when empty."""
@@ -136,7 +120,7 @@ class RecallResult:
         return out
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class RememberResult:
     """What a write returns (upstream's ``RememberResult``): refs sorted by provider."""
 
