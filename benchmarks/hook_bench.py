@@ -374,7 +374,7 @@ def startup_ab(config: Path, baseline: Path, rounds: int, memories: int) -> None
     new_env = baseline_env(Path(__file__).resolve().parents[1])
     print(f"baseline: {baseline} (rounds={rounds}, memories={memories}, load {os.getloadavg()[0]:.1f})")
     for label, path in (("SQLite", config), ("SQLite + Mem0 + MemOS", three / "config.yaml")):
-        startup_cpu(path, prompt, 1, new_env)  # warm: the parsed-config cache of each side
+        startup_cpu(path, prompt, 1, new_env)  # warm: the plugin index and the parsed-config cache of each side
         startup_cpu(path, prompt, 1, base_env)
         new: list[dict[str, float]] = []
         old: list[dict[str, float]] = []

@@ -9,6 +9,7 @@ with :func:`get_plugin_manager` and tests build theirs without entry points.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "paxm"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LoadError:
     """A plugin that could not be loaded or failed while registering."""
 
@@ -64,6 +65,42 @@ class PluginInfo:
         }
 
 
+class _Distributions(dict[str, tuple[str, str]]):
+    """Plugin name -> (distribution, version), read from a distribution's metadata only when asked.
+
+    Parsing every plugin's ``METADATA`` costs the hook daemon's start-up a few milliseconds and
+    is only needed to report a plugin (``paxm plugins``, a load error).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: dict[str, Any] = {}
+
+    def defer(self, plugin: str, dist: Any) -> None:
+        """Remember ``dist`` (an ``importlib.metadata.Distribution``) for ``plugin``."""
+        self._pending[plugin] = dist
+
+    def _resolve(self, plugin: object) -> None:
+        dist = self._pending.pop(plugin, None) if isinstance(plugin, str) else None
+        if dist is not None:
+            try:
+                info = (str(dist.metadata["Name"] or ""), str(dist.version or ""))
+            except Exception:  # unreadable metadata: reported without a distribution
+                info = ("", "")
+            super().__setitem__(plugin, info)  # type: ignore[index]
+
+    def get(self, plugin: str, default: Any = None) -> Any:
+        self._resolve(plugin)
+        return super().get(plugin, default)
+
+    def __getitem__(self, plugin: str) -> tuple[str, str]:
+        self._resolve(plugin)
+        return super().__getitem__(plugin)
+
+    def __contains__(self, plugin: object) -> bool:
+        return plugin in self._pending or super().__contains__(plugin)
+
+
 class PaxmPluginManager(pluggy.PluginManager):
     """A pluggy manager that remembers load errors and plugin distributions."""
 
@@ -71,11 +108,18 @@ class PaxmPluginManager(pluggy.PluginManager):
         super().__init__("paxm")
         self.add_hookspecs(hookspecs)
         self.load_errors: list[LoadError] = []
-        self.distributions: dict[str, tuple[str, str]] = {}
+        self.distributions: dict[str, tuple[str, str]] = _Distributions()
         self._provider_types: dict[str, ProviderType] | None = None
         self._provider_owner: dict[str, str] = {}
         self._integrations: dict[str, Integration] | None = None
         self._integration_owner: dict[str, str] = {}
+        #: integration-only or provider-only plugins not imported yet (``get_plugin_manager(lazy=True)``)
+        self._pending: dict[str, Any] = {}
+        #: integration name or alias (lower case) -> the pending plugin that registers it
+        self._integration_hints: dict[str, str] = {}
+        self._canonical_hints: set[str] = set()
+        #: provider type -> the pending plugin that registers it
+        self._provider_hints: dict[str, str] = {}
 
     # -- registration -------------------------------------------------------------------
 
@@ -83,6 +127,41 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._provider_types = None
         self._integrations = None
         return super().register(plugin, name)
+
+    def get_plugins(self) -> set[Any]:
+        self._load_pending()
+        return super().get_plugins()
+
+    # -- deferred plugins ---------------------------------------------------------------
+
+    def _defer(self, entry: Any) -> None:
+        """Keep ``entry`` (a :class:`~paxm_core.plugin_index.EntryPointRecord`) unimported for now."""
+        self._pending[entry.name] = entry
+        for type_name in entry.providers or ():
+            self._provider_hints[type_name] = entry.name
+        # as in integration(): a canonical name beats another integration's alias, and among
+        # aliases the first plugin in name (= registration) order wins
+        for name in entry.integrations:
+            if name not in self._canonical_hints:
+                self._integration_hints.setdefault(name, entry.name)
+        for name in entry.canonical:
+            if name not in self._canonical_hints:
+                self._canonical_hints.add(name)
+                self._integration_hints[name] = entry.name
+
+    def _load_entry(self, entry: Any) -> None:
+        """Import and register one entry point; a failure is recorded, never raised."""
+        try:
+            self.register(entry.load(), name=entry.name)
+        except Exception as exc:  # broken plugin: record it and keep going
+            self._record_failure(entry.name, exc)
+
+    def _load_pending(self, name: str | None = None) -> None:
+        """Import the deferred plugins (or just ``name``), in name order."""
+        for plugin in sorted(self._pending) if name is None else [name]:
+            entry = self._pending.pop(plugin, None)
+            if entry is not None:
+                self._load_entry(entry)
 
     def _each_impl(self, hook_name: str) -> Iterable[tuple[str, Callable[..., Any]]]:
         hook = getattr(self.hook, hook_name)
@@ -96,7 +175,21 @@ class PaxmPluginManager(pluggy.PluginManager):
     # -- providers ----------------------------------------------------------------------
 
     def provider_types(self) -> dict[str, ProviderType]:
-        """All registered provider types by ``type`` string (cached until a plugin registers)."""
+        """All registered provider types by ``type`` string (cached)."""
+        for plugin in sorted(self._pending):
+            if self._pending[plugin].providers:
+                self._load_pending(plugin)
+        return self._loaded_provider_types()
+
+    def pending_secret_keys(self) -> frozenset[str]:
+        """The secret config keys the index records for provider plugins not imported yet."""
+        found: set[str] = set()
+        for entry in self._pending.values():
+            found.update(getattr(entry, "secret_keys", ()) or ())
+        return frozenset(found)
+
+    def _loaded_provider_types(self) -> dict[str, ProviderType]:
+        """The provider types of the plugins imported so far (cached until one registers)."""
         if self._provider_types is not None:
             return self._provider_types
         found: dict[str, ProviderType] = {}
@@ -142,7 +235,13 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def provider_type(self, type_name: str) -> ProviderType:
         """Look up a provider type or raise an error naming the package to install."""
-        types = self.provider_types()
+        hinted = self._provider_hints.get(type_name)
+        if hinted is not None and hinted in self._pending:
+            self._load_pending(hinted)  # only the plugin the index names for this type
+        types = self._loaded_provider_types()
+        if type_name not in types and self._pending:
+            self._load_pending()  # a stale index: a deferred plugin may register it after all
+            types = self.provider_types()
         if type_name in types:
             return types[type_name]
         known = ", ".join(sorted(types)) or "none"
@@ -159,6 +258,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         An object that does not implement :class:`~paxm_core.integration.Integration` is
         reported as a load error of its plugin and left out.
         """
+        self._load_pending()
         if self._integrations is not None:
             return self._integrations
         found, owners = self._collect_integrations()
@@ -194,8 +294,19 @@ class PaxmPluginManager(pluggy.PluginManager):
         return found, owners
 
     def integration(self, name: str) -> Integration | None:
-        """Find an integration by name or alias (case-insensitive), or ``None``."""
-        return _match_integration(self.integrations(), name.strip().lower())
+        """Find an integration by name or alias (case-insensitive), or ``None``.
+
+        With deferred plugins (``lazy=True``), the one the index names for ``name`` is
+        imported first; only when it does not provide ``name`` after all are the rest imported.
+        """
+        wanted = name.strip().lower()
+        hinted = self._integration_hints.get(wanted)
+        if hinted is not None and hinted in self._pending:
+            self._load_pending(hinted)
+            found = _match_integration(self._collect_integrations()[0], wanted)
+            if found is not None:
+                return found
+        return _match_integration(self.integrations(), wanted)
 
     # -- reporting ----------------------------------------------------------------------
 
@@ -250,52 +361,91 @@ def install_hint(type_name: str, package: str = "") -> str:
     return "the plugin package that registers it (no paxm distribution is known to provide it)"
 
 
-#: the process's shared manager per ``PAXM_LOAD_PLUGINS`` value (``None``: it could not be built)
-_SHARED: dict[str | None, PaxmPluginManager | None] = {}
+_REGISTRY_CACHE: dict[str, dict[str, ProviderType]] = {}
+_REGISTRY_MANAGERS: dict[str, PaxmPluginManager | None] = {}
+_SECRET_CACHE: dict[int, tuple[dict[str, ProviderType], int, frozenset[str]]] = {}
 
 
-def _shared() -> PaxmPluginManager | None:
-    key = os.environ.get("PAXM_LOAD_PLUGINS")
-    if key not in _SHARED:
+def _registry_manager() -> PaxmPluginManager | None:
+    """One lazy manager per process (per ``PAXM_LOAD_PLUGINS`` value); ``None`` if it cannot be built."""
+    key = os.environ.get("PAXM_LOAD_PLUGINS", "\0all")
+    if key not in _REGISTRY_MANAGERS:
         try:
-            _SHARED[key] = get_plugin_manager()
+            _REGISTRY_MANAGERS[key] = get_plugin_manager(lazy=True)
         except Exception:
-            _SHARED[key] = None
-    return _SHARED[key]
+            _REGISTRY_MANAGERS[key] = None
+    return _REGISTRY_MANAGERS[key]
 
 
 def shared_plugin_manager() -> PaxmPluginManager:
-    """The process's plugin manager: the one config validation and redaction look types up in.
+    """The process's lazy plugin manager: the one config validation and redaction look types up in.
 
-    A process that validates its config and then builds a runtime (the hook daemon) hands the
-    runtime this manager instead of loading every plugin a second time.  When it cannot be
-    built, a fresh build raises the error.
+    A process that validates its config and then builds a runtime (the hook daemon) can hand
+    the runtime this manager instead of building a second one from the same index (pluggy's
+    hook specs are parsed with ``inspect`` per manager: about 1 ms of the daemon's first
+    answer).  Built as :func:`get_plugin_manager` with ``lazy=True`` builds it; when that
+    fails, a fresh build raises the error.
     """
-    pm = _shared()
-    return pm if pm is not None else get_plugin_manager()
+    pm = _registry_manager()
+    return pm if pm is not None else get_plugin_manager(lazy=True)
 
 
 def registered_provider_types() -> dict[str, ProviderType]:
-    """The installed provider types (of :func:`shared_plugin_manager`).
+    """The installed provider types, loaded once per process (per ``PAXM_LOAD_PLUGINS`` value).
 
-    For code that needs every type's self-description without holding a plugin manager.
-    Never raises: broken plugins are simply absent here.
+    For code that needs every type's self-description without holding a plugin manager; one
+    type is :func:`registered_provider_type` (imports only its plugin).  Never raises: broken
+    plugins are simply absent here.
     """
-    pm = _shared()
-    try:
-        return dict(pm.provider_types()) if pm is not None else {}
-    except Exception:
-        return {}
+    key = os.environ.get("PAXM_LOAD_PLUGINS", "\0all")
+    found = _REGISTRY_CACHE.get(key)
+    if found is None:
+        pm = _registry_manager()
+        try:
+            found = dict(pm.provider_types()) if pm is not None else {}
+        except Exception:
+            found = {}
+        _REGISTRY_CACHE[key] = found
+    return found
 
 
 def registered_provider_type(type_name: str) -> ProviderType | None:
-    """One installed provider type (config validation, passive route timeouts), or ``None``."""
-    return registered_provider_types().get(type_name.strip().lower())
+    """One installed provider type (config validation, passive route timeouts), or ``None``.
+
+    Imports only the plugin the plugin index names for ``type_name`` (every plugin when the
+    index does not know it).  Never raises.
+    """
+    pm = _registry_manager()
+    if pm is None:
+        return None
+    try:
+        return pm.provider_type(type_name.strip().lower())
+    except Exception:  # not installed, or a broken plugin: absent here
+        return None
 
 
 def declared_secret_keys() -> frozenset[str]:
-    """Every config key an installed provider type declares secret (lower case)."""
-    return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
+    """Every config key an installed provider type declares secret (lower case).
+
+    Read from the plugin index for provider plugins not imported yet, so redaction does not
+    import them.
+    """
+    pm = _registry_manager()
+    if pm is None:
+        return frozenset()
+    try:
+        loaded = pm._loaded_provider_types()
+        # asked once per config key: cached while the loaded types (the same dict object, kept
+        # alive here) and the pending plugins are unchanged
+        cached = _SECRET_CACHE.get(id(pm))
+        if cached is not None and cached[0] is loaded and cached[1] == len(pm._pending):
+            return cached[2]
+        found = {name.lower() for spec in loaded.values() for name in spec.secret_keys}
+        result = frozenset(found | pm.pending_secret_keys())
+        _SECRET_CACHE[id(pm)] = (loaded, len(pm._pending), result)
+        return result
+    except Exception:
+        return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 
 
 def _allowed_plugins() -> set[str] | None:
@@ -305,34 +455,117 @@ def _allowed_plugins() -> set[str] | None:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def get_plugin_manager(load_entrypoints: bool = True) -> PaxmPluginManager:
+def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> PaxmPluginManager:
     """Build a plugin manager, loading every ``paxm`` entry point in its own ``try``.
 
     :param load_entrypoints: ``False`` gives an empty manager for hermetic tests.
+    :param lazy: read the entry points from the cached index (:mod:`paxm_core.plugin_index`)
+        and import a plugin that only registers integrations when one of its integrations
+        (or all of them, or :meth:`~PaxmPluginManager.get_plugins`) is asked for.  For
+        processes that look things up by name (the hook daemon, config validation); a caller
+        of ``pm.hook.*`` directly wants the default.
     """
     pm = PaxmPluginManager()
     if not load_entrypoints:
         return pm
-    from importlib.metadata import entry_points
-
     allowed = _allowed_plugins()
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if ep.name in pm.distributions or (allowed is not None and ep.name not in allowed):
+    if lazy:
+        _load_indexed(pm, allowed)
+        return pm
+    seen: set[str] = set()
+    for ep in _paxm_entry_points():
+        if ep.name in seen or (allowed is not None and ep.name not in allowed):
             continue
-        pm.distributions[ep.name] = _distribution(ep)
+        seen.add(ep.name)
+        dist = getattr(ep, "dist", None)
+        if dist is not None and isinstance(pm.distributions, _Distributions):
+            pm.distributions.defer(ep.name, dist)
+        else:
+            pm.distributions[ep.name] = ("", "")
         try:
-            pm.register(ep.load(), name=ep.name)
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
         except Exception as exc:  # broken plugin: record it and keep going
             pm._record_failure(ep.name, exc)
     return pm
 
 
-def _distribution(ep: Any) -> tuple[str, str]:
-    """``(name, version)`` of the distribution that declares ``ep`` (``("", "")`` when unknown)."""
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return ("", "")
-    try:
-        return (str(dist.metadata["Name"] or ""), str(dist.version or ""))
-    except Exception:  # unreadable metadata: reported without a distribution
-        return ("", "")
+def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
+    """Fill ``pm`` from the entry-point index, deferring integration-only plugins it knows.
+
+    A plugin whose roles the index does not know (new, changed, or never loaded cleanly) is
+    imported now, and the index learns what it registered.
+    """
+    from paxm_core import plugin_index
+
+    index = plugin_index.load_index()
+    stale = index is None
+    if index is None:
+        index = plugin_index.scan(ENTRY_POINT_GROUP)
+    seen: set[str] = set()
+    learned = []
+    known = {entry.name: entry.roles_known() for entry in index.entries}
+    # A plugin whose roles are unknown may register any type, so then no provider plugin waits.
+    claims: dict[str, int] | None = {} if all(known.values()) else None  # type -> plugins registering it
+    for entry in index.entries:
+        for type_name in entry.providers or ():
+            if claims is not None:
+                claims[type_name] = claims.get(type_name, 0) + 1
+    for entry in index.entries:
+        if entry.name in seen or (allowed is not None and entry.name not in allowed):
+            continue
+        seen.add(entry.name)
+        pm.distributions[entry.name] = (entry.distribution, entry.version)
+        if known[entry.name]:
+            if not entry.providers and entry.integrations:
+                pm._defer(entry)
+                continue
+            # A provider-only plugin waits until its type is asked for, unless another plugin
+            # claims the same type (then name order decides the duplicate, as when all load).
+            waits = claims is not None and all(claims[t] == 1 for t in entry.providers or ())
+            if entry.providers and not entry.integrations and waits:
+                pm._defer(entry)
+                continue
+        else:
+            learned.append(entry)
+        pm._load_entry(entry)
+    if learned:
+        types = pm._loaded_provider_types()  # deferred plugins stay deferred
+        integrations, owners = pm._collect_integrations()
+        for entry in learned:
+            if pm.has_plugin(entry.name) and not any(e.plugin == entry.name for e in pm.load_errors):
+                providers = [t for t, owner in pm._provider_owner.items() if owner == entry.name]
+                names = _integration_names(integrations, owners, entry.name)
+                canonical = [name for name, owner in owners.items() if owner == entry.name]
+                secrets = [key for t in providers for key in types[t].secret_keys]
+                plugin_index.record_roles(entry, providers, names, canonical, secrets)
+    if stale or learned:
+        plugin_index.write_index(index)
+
+
+def _integration_names(integrations: dict[str, Integration], owners: dict[str, str], plugin: str) -> list[str]:
+    names: list[str] = []
+    for name, owner in owners.items():
+        if owner == plugin:
+            names.append(name)
+            names.extend(str(a) for a in tuple(getattr(integrations[name], "aliases", ()) or ()))
+    return names
+
+
+_ENTRY_POINTS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def _paxm_entry_points() -> list[Any]:
+    """The ``paxm`` entry points sorted by name, found once per ``sys.path`` in a process.
+
+    Scanning every installed distribution is the dearest part of building a plugin manager,
+    and the hook daemon builds two while it starts (config validation and the runtime).
+    """
+    key = tuple(sys.path)
+    found = _ENTRY_POINTS.get(key)
+    if found is None:
+        from importlib.metadata import entry_points
+
+        found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        _ENTRY_POINTS[key] = found
+    return found
