@@ -35,7 +35,6 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "queue": (HERE / "queue_bench.py", [], ["--events", "200", "--episodes", "100"]),
     "hybrid": (HERE / "hybrid_bench.py", [], ["--quick", "--sizes", "1000"]),
     "hook": (HERE / "hook_bench.py", [], ["--rounds", "6", "--memories", "1000"]),
-    "dataclasses": (HERE / "dataclass_bench.py", [], ["--rounds", "3"]),
     "claude-prompt": (HERE / "claude_prompt_bench.py", [], ["--rounds", "6", "--memories", "1000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "backfill": (HERE / "backfill_bench.py", [], ["--turns", "2000", "--baseline-turns", "200"]),

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from paxm_core.atomic import write_atomic
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.errors import IntegrationError
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -58,7 +58,7 @@ DEFAULT_SPAWN_TIMEOUT_MS = 10_000
 _MARKER_SCAN = 2048
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class NativeEvent:
     """One harness event a generated file forwards: its native name and paxm's normalized event."""
 
@@ -66,7 +66,7 @@ class NativeEvent:
     event: str
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class GeneratedFile:
     """The format of one generated file: its template, ownership markers and settings slot.
 

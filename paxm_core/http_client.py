@@ -52,22 +52,13 @@ def new_client(server: str, **options: Any) -> httpx.Client:
 
     When ``server`` is ``http://`` and no ``verify`` option is given, TLS verification gets a
     context trusting no CA instead of certifi's bundle (never used for plain HTTP; see the
-    module docstring), and unless a ``transport`` is given the client sends its requests
-    through :class:`~paxm_core.http_transport.StdlibTransport` (``http.client``, which httpx
-    imports anyway) instead of building httpcore's pool.  ``https://`` servers keep httpx's
-    default transport and verification.  Pass ``base_url`` in ``options`` when the client
-    should resolve relative paths.
+    module docstring).  ``https://`` servers keep httpx's default verification.  Pass
+    ``base_url`` in ``options`` when the client should resolve relative paths.
     """
-    if server.strip().lower().startswith("http://"):
+    if "verify" not in options and server.strip().lower().startswith("http://"):
         import ssl
 
-        if "verify" not in options:
-            options["verify"] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates, trusts none
-        if "transport" not in options:
-            from paxm_core.http_transport import StdlibTransport
-
-            verify = options["verify"]
-            options["transport"] = StdlibTransport(verify if isinstance(verify, ssl.SSLContext) else None)
+        options["verify"] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates, trusts none
     return httpx.Client(**options)
 
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 # The names integration authors build with, re-exported so a distribution imports only this
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.atomic import write_atomic
-from paxm_core.dataclass_support import set_field, value_dataclass
 from paxm_core.errors import IntegrationError
 from paxm_core.passive.client_command import (
     HookArgv,
@@ -116,7 +115,7 @@ class InstallContext:
     echo: Echo = field(default=lambda line: None)
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One line of ``paxm config doctor`` about an integration.
 
@@ -128,11 +127,6 @@ class Finding:
     level: Literal["ok", "warn", "error"]
     message: str
     fix: str = ""
-
-    def __init__(self, level: Literal["ok", "warn", "error"], message: str, fix: str = "") -> None:
-        set_field(self, "level", level)
-        set_field(self, "message", message)
-        set_field(self, "fix", fix)
 
 
 @runtime_checkable
@@ -210,7 +204,7 @@ class Integration(Protocol):
         ...
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class PastTurn:
     """One finished turn read from a harness's stored transcript (for ``paxm backfill``).
 
@@ -224,12 +218,6 @@ class PastTurn:
     session_id: str
     started_at: float
     event: HookEvent
-
-    def __init__(self, turn_id: str, session_id: str, started_at: float, event: HookEvent) -> None:
-        set_field(self, "turn_id", turn_id)
-        set_field(self, "session_id", session_id)
-        set_field(self, "started_at", started_at)
-        set_field(self, "event", event)
 
 
 @runtime_checkable

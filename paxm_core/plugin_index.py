@@ -28,16 +28,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY, value_methods
-
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
 #: bump when the file's layout changes
 FORMAT = 3
 
 
-@value_methods
-@dataclass(init=False, repr=False, eq=False)
+@dataclass
 class EntryPointRecord:
     """One ``paxm`` entry point, as the index stores it.
 
@@ -65,34 +62,6 @@ class EntryPointRecord:
     module_stamp: list[int] = field(default_factory=list)
     secret_keys: list[str] = field(default_factory=list)
 
-    def __init__(
-        self,
-        name: str,
-        value: str,
-        distribution: str = "",
-        version: str = "",
-        metadata: str = "",
-        providers: list[str] | None = None,
-        integrations: list[str] = FACTORY,
-        canonical: list[str] = FACTORY,
-        module_file: str = "",
-        module_stamp: list[int] = FACTORY,
-        secret_keys: list[str] = FACTORY,
-    ) -> None:
-        self.name = name
-        self.value = value
-        self.distribution = distribution
-        self.version = version
-        self.metadata = metadata
-        self.providers = providers
-        self.integrations = list() if integrations is FACTORY else integrations
-        self.canonical = list() if canonical is FACTORY else canonical
-        self.module_file = module_file
-        self.module_stamp = list() if module_stamp is FACTORY else module_stamp
-        self.secret_keys = list() if secret_keys is FACTORY else secret_keys
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
-
     @property
     def module(self) -> str:
         return self.value.partition(":")[0].strip()
@@ -114,19 +83,12 @@ class EntryPointRecord:
         return _file_stamp(self.module_file) == self.module_stamp
 
 
-@value_methods
-@dataclass(init=False, repr=False, eq=False)
+@dataclass
 class PluginIndex:
     """The entry points of one environment (sorted by name) under the stamp they were read with."""
 
     stamp: list[Any]
     entries: list[EntryPointRecord]
-
-    def __init__(self, stamp: list[Any], entries: list[EntryPointRecord]) -> None:
-        self.stamp = stamp
-        self.entries = entries
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
 
 def _file_stamp(path: str) -> list[int]:

@@ -9,7 +9,6 @@ with :func:`get_plugin_manager` and tests build theirs without entry points.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from paxm_core import hookspecs
-from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass, value_methods
 from paxm_core.errors import PluginError, ProviderNotInstalled
 from paxm_core.protocols import Integration, ProviderFactory, ProviderType
 
@@ -41,7 +39,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "paxm"
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class LoadError:
     """A plugin that could not be loaded or failed while registering."""
 
@@ -49,14 +47,8 @@ class LoadError:
     distribution: str
     error: str
 
-    def __init__(self, plugin: str, distribution: str, error: str) -> None:
-        set_field(self, "plugin", plugin)
-        set_field(self, "distribution", distribution)
-        set_field(self, "error", error)
 
-
-@value_methods
-@dataclass(init=False, repr=False, eq=False)
+@dataclass
 class PluginInfo:
     """What ``paxm plugins`` shows for one loaded plugin."""
 
@@ -65,22 +57,6 @@ class PluginInfo:
     version: str = ""
     providers: list[str] = field(default_factory=list)
     integrations: list[str] = field(default_factory=list)
-
-    def __init__(
-        self,
-        name: str,
-        distribution: str = "",
-        version: str = "",
-        providers: list[str] = FACTORY,
-        integrations: list[str] = FACTORY,
-    ) -> None:
-        self.name = name
-        self.distribution = distribution
-        self.version = version
-        self.providers = list() if providers is FACTORY else providers
-        self.integrations = list() if integrations is FACTORY else integrations
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -388,9 +364,8 @@ def install_hint(type_name: str, package: str = "") -> str:
     return "the plugin package that registers it (no paxm distribution is known to provide it)"
 
 
-_REGISTRY_CACHE: dict[str, dict[str, ProviderType]] = {}
+#: the process's lazy manager per ``PAXM_LOAD_PLUGINS`` value (``None``: it could not be built)
 _REGISTRY_MANAGERS: dict[str, PaxmPluginManager | None] = {}
-_SECRET_CACHE: dict[int, tuple[dict[str, ProviderType], int, frozenset[str]]] = {}
 
 
 def _registry_manager() -> PaxmPluginManager | None:
@@ -418,22 +393,17 @@ def shared_plugin_manager() -> PaxmPluginManager:
 
 
 def registered_provider_types() -> dict[str, ProviderType]:
-    """The installed provider types, loaded once per process (per ``PAXM_LOAD_PLUGINS`` value).
+    """The installed provider types, from the process's lazy plugin manager (:func:`shared_plugin_manager`).
 
     For code that needs every type's self-description without holding a plugin manager; one
     type is :func:`registered_provider_type` (imports only its plugin).  Never raises: broken
     plugins are simply absent here.
     """
-    key = os.environ.get("PAXM_LOAD_PLUGINS", "\0all")
-    found = _REGISTRY_CACHE.get(key)
-    if found is None:
-        pm = _registry_manager()
-        try:
-            found = dict(pm.provider_types()) if pm is not None else {}
-        except Exception:
-            found = {}
-        _REGISTRY_CACHE[key] = found
-    return found
+    pm = _registry_manager()
+    try:
+        return dict(pm.provider_types()) if pm is not None else {}
+    except Exception:
+        return {}
 
 
 def registered_provider_type(type_name: str) -> ProviderType | None:
@@ -462,15 +432,8 @@ def declared_secret_keys() -> frozenset[str]:
         return frozenset()
     try:
         loaded = pm._loaded_provider_types()
-        # asked once per config key: cached while the loaded types (the same dict object, kept
-        # alive here) and the pending plugins are unchanged
-        cached = _SECRET_CACHE.get(id(pm))
-        if cached is not None and cached[0] is loaded and cached[1] == len(pm._pending):
-            return cached[2]
         found = {name.lower() for spec in loaded.values() for name in spec.secret_keys}
-        result = frozenset(found | pm.pending_secret_keys())
-        _SECRET_CACHE[id(pm)] = (loaded, len(pm._pending), result)
-        return result
+        return frozenset(found | pm.pending_secret_keys())
     except Exception:
         return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 
@@ -515,8 +478,10 @@ def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> 
     if lazy:
         _load_indexed(pm, allowed)
         return pm
+    from importlib.metadata import entry_points
+
     seen: set[str] = set()
-    for ep in _paxm_entry_points():
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         if ep.name in seen or (allowed is not None and ep.name not in allowed):
             continue
         seen.add(ep.name)
@@ -593,22 +558,3 @@ def _integration_names(integrations: dict[str, Integration], owners: dict[str, s
             names.append(name)
             names.extend(str(a) for a in tuple(getattr(integrations[name], "aliases", ()) or ()))
     return names
-
-
-_ENTRY_POINTS: dict[tuple[str, ...], list[Any]] = {}
-
-
-def _paxm_entry_points() -> list[Any]:
-    """The ``paxm`` entry points sorted by name, found once per ``sys.path`` in a process.
-
-    Scanning every installed distribution is the dearest part of building a plugin manager,
-    and the hook daemon builds two while it starts (config validation and the runtime).
-    """
-    key = tuple(sys.path)
-    found = _ENTRY_POINTS.get(key)
-    if found is None:
-        from importlib.metadata import entry_points
-
-        found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-        _ENTRY_POINTS[key] = found
-    return found

@@ -9,10 +9,9 @@ method name exists, so the contract suite calls every capability it sees.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass
 from paxm_core.integration import Integration
 
 if TYPE_CHECKING:
@@ -29,7 +28,6 @@ __all__ = [
     "CAP_EVAL_SCOPE",
     "CAP_LARGE_BATCHES",
     "CAP_PUT_BATCH",
-    "CAP_SHARED_STORE",
     "CAP_TURN_BOUNDARIES",
     "DECLARED_CAPABILITIES",
     "DYNAMIC_CAPABILITIES",
@@ -63,12 +61,6 @@ CAP_ATTRIBUTION = "attribution"
 #: provider's progress handler).  A promise about the provider, kept for compatibility: the
 #: router runs every call on the provider's bulkhead lane whether or not it is declared.
 CAP_DEADLINE_BOUND = "deadline_bound"
-#: Declared by a provider whose memories live outside its process (a file, a server): a second
-#: instance built from the same config in another process reads and writes the same store.
-#: The runtime may then run the provider's large batch writes (a delivery backlog) in a child
-#: process of their own, so they no longer share the interpreter lock with the queue's claims
-#: (:mod:`paxm_core.write_process`).  An in-memory store must not declare it.
-CAP_SHARED_STORE = "shared_store"
 #: Declared by a provider whose ``put_batch`` costs per item, not per call, and takes
 #: :data:`~paxm_core.capture.batch.LARGE_DELIVERY_BATCH` items in one call well inside a
 #: delivery's timeout, with no request-size limit (a local database).  The delivery worker then
@@ -81,7 +73,7 @@ CAP_LARGE_BATCHES = "large_batches"
 #: Capabilities a :class:`SupportsCapabilities` provider may withhold at run time.
 DYNAMIC_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_EVAL_SCOPE})
 #: Capabilities that exist only by declaration (no method proves them).
-DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES, CAP_SHARED_STORE})
+DECLARED_CAPABILITIES = frozenset({CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES})
 
 
 @runtime_checkable
@@ -203,7 +195,7 @@ ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
 """Builds one provider instance from its name and config; imports any SDK lazily."""
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class ConfigKey:
     """One configuration key a provider type understands (``providers.<name>.<key>``).
 
@@ -229,32 +221,12 @@ class ConfigKey:
     default: object = None
     choices: tuple[str, ...] = ()
 
-    def __init__(
-        self,
-        name: str,
-        description: str = "",
-        kind: str = "str",
-        secret: bool = False,
-        required: bool = False,
-        ask: bool = False,
-        default: object = None,
-        choices: tuple[str, ...] = (),
-    ) -> None:
-        set_field(self, "name", name)
-        set_field(self, "description", description)
-        set_field(self, "kind", kind)
-        set_field(self, "secret", secret)
-        set_field(self, "required", required)
-        set_field(self, "ask", ask)
-        set_field(self, "default", default)
-        set_field(self, "choices", choices)
-
 
 #: ``ProviderType.locality`` values: runs on this machine, a keyed self-hosted/remote API, a vendor cloud.
 LOCALITIES = ("local", "keyed", "cloud")
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class ProviderType:
     """What a plugin registers through ``paxm_register_providers``: a provider type that describes itself.
 
@@ -286,34 +258,6 @@ class ProviderType:
     setup_priority: int = 100
     normalize: Callable[[ProviderConfig], None] | None = None
     default_entry: ProviderConfig | None = field(default=None, compare=False)  # a mutable value: not hashed
-
-    def __init__(
-        self,
-        type: str,
-        factory: ProviderFactory,
-        description: str = "",
-        capabilities: frozenset[str] = FACTORY,
-        config_keys: tuple[ConfigKey, ...] = (),
-        locality: str = "local",
-        passive_timeout: float | None = None,
-        validate: Callable[[ProviderConfig], list[str]] | None = None,
-        package: str = "",
-        setup_priority: int = 100,
-        normalize: Callable[[ProviderConfig], None] | None = None,
-        default_entry: ProviderConfig | None = None,
-    ) -> None:
-        set_field(self, "type", type)
-        set_field(self, "factory", factory)
-        set_field(self, "description", description)
-        set_field(self, "capabilities", frozenset() if capabilities is FACTORY else capabilities)
-        set_field(self, "config_keys", config_keys)
-        set_field(self, "locality", locality)
-        set_field(self, "passive_timeout", passive_timeout)
-        set_field(self, "validate", validate)
-        set_field(self, "package", package)
-        set_field(self, "setup_priority", setup_priority)
-        set_field(self, "normalize", normalize)
-        set_field(self, "default_entry", default_entry)
 
     @property
     def secret_keys(self) -> frozenset[str]:

@@ -7,10 +7,8 @@ paxm does not know are kept in :attr:`ProviderConfig.extra` for third-party prov
 from __future__ import annotations
 
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
-
-from paxm_core.dataclass_support import value_dataclass
 
 __all__ = ["ProviderConfig", "SECRET_KEYS", "is_secret_key", "resolve_secret"]
 
@@ -18,7 +16,7 @@ __all__ = ["ProviderConfig", "SECRET_KEYS", "is_secret_key", "resolve_secret"]
 SECRET_KEYS = frozenset({"api_key", "token", "password", "secret", "authorization"})
 
 
-@value_dataclass
+@dataclass
 class ProviderConfig:
     """One entry of ``providers:``; the map key is the instance name.
 

@@ -97,8 +97,7 @@ class Runtime:
                 kind = (provider_config.type or name).strip()
                 spec = pm.provider_type(kind)
                 try:
-                    provider = spec.factory(name, provider_config)
-                    built[name] = _with_write_process(provider, spec, provider_config, config)
+                    built[name] = spec.factory(name, provider_config)
                 except PaxmError:
                     raise
                 except Exception as exc:
@@ -134,29 +133,6 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _with_write_process(provider: Provider, spec: Any, provider_config: Any, config: Config) -> Provider:
-    """``provider``, wrapped so its large batch writes run in a child process, when that helps.
-
-    Only for a provider that declares ``shared_store`` and batch writes, unless
-    ``capture_queue.write_in_process`` is set, and with a second core to run the child on.
-    The type's registered capabilities (``spec``, no I/O) must name ``shared_store`` before the
-    instance is asked: a JSON-RPC plugin's ``capabilities()`` starts and probes the plugin,
-    which the router otherwise does off the caller's path.
-    """
-    from paxm_core.protocols import CAP_PUT_BATCH, CAP_SHARED_STORE, capabilities_of
-
-    if config.capture_queue.write_in_process or (os.cpu_count() or 1) < 2:
-        return provider
-    if CAP_SHARED_STORE not in spec.capabilities:
-        return provider
-    capabilities = capabilities_of(provider)
-    if CAP_SHARED_STORE not in capabilities or CAP_PUT_BATCH not in capabilities:
-        return provider
-    from paxm_core.write_process import WriteProcessProvider
-
-    return WriteProcessProvider(provider, spec.type, provider_config)
 
 
 def _close_all(providers: dict[str, Provider]) -> None:

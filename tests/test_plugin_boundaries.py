@@ -35,8 +35,6 @@ PUBLIC_MODULES = frozenset(
         "paxm_core.json_settings",
         # the settings-file hooks engine (declarative harness specs)
         "paxm_core.settings_hooks",
-        # dataclasses without compiled methods (value_dataclass): the SQLite retrieval's value classes
-        "paxm_core.dataclass_support",
     }
 )
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.types import MemoryItem
 
 __all__ = [
@@ -48,7 +47,7 @@ def session_key_for(
     return f"{base}/event/{event_id.strip()}"
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class CaptureEvent:
     """One rendered hook write waiting to become part of an episode.
 
@@ -74,33 +73,8 @@ class CaptureEvent:
     captured_at: datetime | None = None
     truncated_bytes: int = 0
 
-    # written out, as the ones below: one event per hook write and per backfilled message,
-    # and the generic ``__init__`` (arguments matched by name) cost ~29k instructions a call
-    def __init__(
-        self,
-        event_id: str,
-        session_key: str,
-        item: MemoryItem,
-        profile: str = "default",
-        terminal: bool = False,
-        source_sequence: int | None = None,
-        final_sequence: int | None = None,
-        captured_at: datetime | None = None,
-        truncated_bytes: int = 0,
-    ) -> None:
-        fields = self.__dict__
-        fields["event_id"] = event_id
-        fields["session_key"] = session_key
-        fields["item"] = item
-        fields["profile"] = profile
-        fields["terminal"] = terminal
-        fields["source_sequence"] = source_sequence
-        fields["final_sequence"] = final_sequence
-        fields["captured_at"] = captured_at
-        fields["truncated_bytes"] = truncated_bytes
 
-
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class AppendResult:
     """Returned by ``append`` after COMMIT: the event is durable and may be acknowledged."""
 
@@ -109,15 +83,8 @@ class AppendResult:
     duplicate: bool = False
     sealed_episode: str = ""
 
-    def __init__(self, event_id: str, sequence: int, duplicate: bool = False, sealed_episode: str = "") -> None:
-        fields = self.__dict__
-        fields["event_id"] = event_id
-        fields["sequence"] = sequence
-        fields["duplicate"] = duplicate
-        fields["sealed_episode"] = sealed_episode
 
-
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class InboxEntry:
     """A raw hook payload stored by the stdlib hook client while the daemon was down."""
 
@@ -129,7 +96,7 @@ class InboxEntry:
     attempts: int = 0
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class DrainReport:
     """What ``drain_inbox`` did: entries turned into events, and entries kept because they failed."""
 
@@ -138,7 +105,7 @@ class DrainReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class DeliveryClaim:
     """One delivery leased to a worker: deliver ``items`` to ``provider``, then report back."""
 
@@ -154,35 +121,8 @@ class DeliveryClaim:
     #: primary-key lookup; the episode, provider and lease are still checked with it
     row: int = 0
 
-    # written out: one claim and one outcome per delivered episode, and the generic
-    # ``__init__`` (argument matching by name) cost about 6 us each on that path; the fields
-    # go straight into the instance dict (what ``object.__setattr__`` does for a class
-    # without slots, at a fraction of the cost of calling it once per field)
-    def __init__(
-        self,
-        episode_id: str,
-        provider: str,
-        session_key: str,
-        attempt: int,
-        profiles: tuple[str, ...],
-        items: list[MemoryItem],
-        capture_times: list[float],
-        lease: str,
-        row: int = 0,
-    ) -> None:
-        fields = self.__dict__
-        fields["episode_id"] = episode_id
-        fields["provider"] = provider
-        fields["session_key"] = session_key
-        fields["attempt"] = attempt
-        fields["profiles"] = profiles
-        fields["items"] = items
-        fields["capture_times"] = capture_times
-        fields["lease"] = lease
-        fields["row"] = row
 
-
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class DeliveryOutcome:
     """The recorded result of one delivery attempt (also what telemetry reports)."""
 
@@ -197,37 +137,12 @@ class DeliveryOutcome:
     passive_latency_total: float = 0.0
     passive_samples: int = 0
 
-    def __init__(
-        self,
-        episode_id: str,
-        provider: str,
-        session_key: str,
-        attempt: int,
-        state: str,
-        ref: str = "",
-        error: str = "",
-        duration: float = 0.0,
-        passive_latency_total: float = 0.0,
-        passive_samples: int = 0,
-    ) -> None:
-        fields = self.__dict__
-        fields["episode_id"] = episode_id
-        fields["provider"] = provider
-        fields["session_key"] = session_key
-        fields["attempt"] = attempt
-        fields["state"] = state
-        fields["ref"] = ref
-        fields["error"] = error
-        fields["duration"] = duration
-        fields["passive_latency_total"] = passive_latency_total
-        fields["passive_samples"] = passive_samples
-
     @property
     def dead(self) -> bool:
         return self.state == "dead"
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class DeadDelivery:
     """A delivery that gave up (attempts exhausted or integrity failure)."""
 
@@ -249,7 +164,7 @@ class DeadDelivery:
         }
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class QueueStatus:
     """Counts by state plus what an operator needs to act on."""
 
@@ -292,7 +207,7 @@ class QueueStatus:
         }
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class FlushReport:
     """Result of ``DeliveryWorker.flush``: ``ok`` only if nothing is left undelivered."""
 

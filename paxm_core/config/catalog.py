@@ -12,9 +12,8 @@ names are secret.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from paxm_core.dataclass_support import value_dataclass
 
 if TYPE_CHECKING:
     from paxm_core.protocols import ProviderType
@@ -34,7 +33,7 @@ def _no_types() -> Iterable[ProviderType]:
     return ()
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class ProviderCatalog:
     """The installed provider types, as the config reads them; every member is asked lazily.
 

@@ -11,12 +11,11 @@ Field metadata drives (de)serialization in :mod:`paxm_core.config.codec`:
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
@@ -56,14 +55,14 @@ _ALWAYS = {"always": True}
 _DURATION = {"duration": True}
 
 
-@value_dataclass
+@dataclass
 class IdentityConfig:
     """Who the memories belong to; ``user_id`` defaults to a slug of the OS user."""
 
     user_id: str = ""
 
 
-@value_dataclass
+@dataclass
 class ScopeConfig:
     """A write profile's memory scope, e.g. ``personal:<user>`` or ``team:<id>``."""
 
@@ -71,7 +70,7 @@ class ScopeConfig:
     id: str = ""
 
 
-@value_dataclass
+@dataclass
 class ThresholdsConfig:
     """Minimum relevance/score a hit needs to be returned."""
 
@@ -79,7 +78,7 @@ class ThresholdsConfig:
     min_score: float = 0.0
 
 
-@value_dataclass
+@dataclass
 class RouteConfig:
     """One provider in a profile: ``required`` failures fail the call; ``timeout`` in seconds."""
 
@@ -90,7 +89,7 @@ class RouteConfig:
     thresholds: ThresholdsConfig | None = None
 
 
-@value_dataclass
+@dataclass
 class RankingConfig:
     """How hits from several providers are merged (``weighted_relevance``)."""
 
@@ -98,7 +97,7 @@ class RankingConfig:
     recency_boost: float = 0.0
 
 
-@value_dataclass
+@dataclass
 class RecallProfileConfig:
     """A named recall policy (``default``, ``passive``, ``passive_initial`` ...)."""
 
@@ -109,7 +108,7 @@ class RecallProfileConfig:
     tiers: list[str] = field(default_factory=list)
 
 
-@value_dataclass
+@dataclass
 class WriteProfileConfig:
     """A named write policy (``default``, ``stm``, ``ltm`` ...); ``expires_after`` in seconds."""
 
@@ -119,14 +118,14 @@ class WriteProfileConfig:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
 
 
-@value_dataclass
+@dataclass
 class AgentIntegrationConfig:
     """Which installation surface owns the agent's hooks (``paxm`` or an integration's owner name)."""
 
     owner: str = ""
 
 
-@value_dataclass
+@dataclass
 class ActiveRecallConfig:
     """Recall the agent performs on request (MCP tool / CLI)."""
 
@@ -135,7 +134,7 @@ class ActiveRecallConfig:
     output: str = ""
 
 
-@value_dataclass
+@dataclass
 class HookInsertionConfig:
     """Which passive-recall hits are inserted into the prompt."""
 
@@ -144,7 +143,7 @@ class HookInsertionConfig:
     require_query_terms: bool = False
 
 
-@value_dataclass
+@dataclass
 class HookInitialRecallConfig:
     """The larger recall made on the first prompt of a session."""
 
@@ -157,7 +156,7 @@ class HookInitialRecallConfig:
     insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
 
 
-@value_dataclass
+@dataclass
 class HookRecallConfig:
     """Passive recall run by a harness hook event."""
 
@@ -174,7 +173,7 @@ class HookRecallConfig:
     max_context_chars: int = 0
 
 
-@value_dataclass
+@dataclass
 class HookBufferConfig:
     """Buffering of captured events into episodes."""
 
@@ -183,7 +182,7 @@ class HookBufferConfig:
     flush_count: int = 0
 
 
-@value_dataclass
+@dataclass
 class HookWriteConfig:
     """Passive capture run by a harness hook event."""
 
@@ -194,7 +193,7 @@ class HookWriteConfig:
     buffer: HookBufferConfig = field(default_factory=HookBufferConfig)
 
 
-@value_dataclass
+@dataclass
 class AgentHookConfig:
     """What one hook event (``user_input``, ``turn_end`` ...) does."""
 
@@ -202,7 +201,7 @@ class AgentHookConfig:
     write: HookWriteConfig = field(default_factory=HookWriteConfig)
 
 
-@value_dataclass
+@dataclass
 class AgentConfig:
     """One coding agent (claude, codex, opencode ...)."""
 
@@ -215,14 +214,14 @@ class AgentConfig:
     hooks: dict[str, AgentHookConfig] = field(default_factory=dict)
 
 
-@value_dataclass
+@dataclass
 class LegacyHookEventConfig:
     """Pre-``agents`` schema: ``hooks.<agent>.events.<event>.recall``."""
 
     recall: HookRecallConfig = field(default_factory=HookRecallConfig)
 
 
-@value_dataclass
+@dataclass
 class LegacyHookConfig:
     """Pre-``agents`` schema: top-level ``hooks.<agent>``; normalized into :attr:`Config.agents`."""
 
@@ -230,7 +229,7 @@ class LegacyHookConfig:
     events: dict[str, LegacyHookEventConfig] = field(default_factory=dict)
 
 
-@value_dataclass
+@dataclass
 class TelemetryConfig:
     """Local event log and metrics (never leaves the machine)."""
 
@@ -250,7 +249,7 @@ class TelemetryConfig:
         return self.enabled is not False
 
 
-@value_dataclass
+@dataclass
 class CaptureQueueConfig:
     """The durable capture queue; ages and backoff in seconds."""
 
@@ -264,7 +263,7 @@ class CaptureQueueConfig:
     write_in_process: bool = False
 
 
-@value_dataclass
+@dataclass
 class LimitsConfig:
     """Bounds on the active path (``paxm recall`` / ``remember`` and the MCP tools).
 
@@ -328,7 +327,7 @@ class LimitsConfig:
         return self.max_hit_chars if self.max_hit_chars > 0 else self.DEFAULT_MAX_HIT_CHARS
 
 
-@value_dataclass
+@dataclass
 class WorkspaceConfig:
     """How a directory maps to a workspace, and which projects paxm keeps out of."""
 
@@ -343,7 +342,7 @@ class WorkspaceConfig:
         return self.mode.strip().lower() or "project"
 
 
-@value_dataclass
+@dataclass
 class PrivacyConfig:
     """Redaction of secrets before anything is queued or stored."""
 
@@ -351,7 +350,7 @@ class PrivacyConfig:
     redact_patterns: list[str] = field(default_factory=list)
 
 
-@value_dataclass
+@dataclass
 class Config:
     """The whole paxm configuration.
 

@@ -24,9 +24,8 @@ import os
 import shlex
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-
-from paxm_core.dataclass_support import value_dataclass
 
 __all__ = [
     "FAIL_OPEN_GUARD",
@@ -130,7 +129,7 @@ def hook_command_line(config_path: str | os.PathLike[str], target: str, event: s
     return shlex.join(hook_command(config_path, target, event, **kwargs))  # type: ignore[arg-type]
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class HookArgv:
     """What an installed hook command runs: for doctor checks ("do these paths still exist?").
 

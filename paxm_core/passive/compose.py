@@ -8,11 +8,10 @@ envelope by :mod:`paxm_core.envelope`.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.passive.echo import strip_event
 from paxm_core.passive.events import (
     EVENT_SESSION_START,
@@ -103,7 +102,7 @@ def template_data(event: HookEvent, label: str = "") -> dict[str, Any]:
     }
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class PassiveWrite:
     """One composed hook write, ready for the capture queue.
 

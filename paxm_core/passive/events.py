@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import FACTORY, set_field, value_dataclass, value_methods
-
 __all__ = [
     "EVENT_SESSION_START",
     "EVENT_TOOL_FAILURE",
@@ -38,18 +36,13 @@ RECALL_PHASE_KEY = "paxm_recall_phase"
 RECALL_PHASE_INITIAL = "initial"
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class HookMessage:
     """One visible conversation message: role ``user``/``assistant``/``tool_call``/``tool_result``."""
 
     role: str
     text: str
     source: str = ""
-
-    def __init__(self, role: str, text: str, source: str = "") -> None:
-        set_field(self, "role", role)
-        set_field(self, "text", text)
-        set_field(self, "source", source)
 
     def to_json(self) -> dict[str, str]:
         """JSON form used by templates (``{{ .messages }}``) and the generic payload."""
@@ -59,8 +52,7 @@ class HookMessage:
         return out
 
 
-@value_methods
-@dataclass(slots=True, init=False, repr=False, eq=False)
+@dataclass(slots=True)
 class HookEvent:
     """A harness event in paxm's normalized form.
 
@@ -93,41 +85,8 @@ class HookEvent:
     event_id: str = ""
     captured_at: float = 0.0
 
-    def __init__(
-        self,
-        target: str,
-        event: str,
-        native_event: str = "",
-        query: str = "",
-        prompt: str = "",
-        assistant: str = "",
-        messages: list[HookMessage] = FACTORY,
-        workspace: str = "",
-        metadata: dict[str, str] = FACTORY,
-        limit: int = 0,
-        raw: str = "",
-        event_id: str = "",
-        captured_at: float = 0.0,
-    ) -> None:
-        self.target = target
-        self.event = event
-        self.native_event = native_event
-        self.query = query
-        self.prompt = prompt
-        self.assistant = assistant
-        self.messages = list() if messages is FACTORY else messages
-        self.workspace = workspace
-        self.metadata = dict() if metadata is FACTORY else metadata
-        self.limit = limit
-        self.raw = raw
-        self.event_id = event_id
-        self.captured_at = captured_at
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
-
-
-@value_methods
-@dataclass(slots=True, init=False, repr=False, eq=False)
+@dataclass(slots=True)
 class HookResult:
     """What the passive runtime decided for one event; integrations render it.
 
@@ -154,46 +113,6 @@ class HookResult:
     #: identity + local-time blocks for a session's first input, for harnesses that ignore
     #: session-start output (an integration may put them on the first prompt); not part of :attr:`context`
     bootstrap_context: str = ""
-
-    def __init__(
-        self,
-        target: str,
-        event: str,
-        ignored: bool = False,
-        skipped: bool = False,
-        query: str = "",
-        recall: Any = None,
-        hits: list[Any] = FACTORY,
-        recall_ran: bool = False,
-        timed_out: bool = False,
-        session_context: str = "",
-        local_time_context: str = "",
-        recall_context: str = "",
-        buffered: bool = False,
-        event_id: str = "",
-        errors: list[str] = FACTORY,
-        initial: bool = False,
-        bootstrap_context: str = "",
-    ) -> None:
-        self.target = target
-        self.event = event
-        self.ignored = ignored
-        self.skipped = skipped
-        self.query = query
-        self.recall = recall
-        self.hits = list() if hits is FACTORY else hits
-        self.recall_ran = recall_ran
-        self.timed_out = timed_out
-        self.session_context = session_context
-        self.local_time_context = local_time_context
-        self.recall_context = recall_context
-        self.buffered = buffered
-        self.event_id = event_id
-        self.errors = list() if errors is FACTORY else errors
-        self.initial = initial
-        self.bootstrap_context = bootstrap_context
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as @dataclass(eq=True))
 
     @property
     def context(self) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.types import SEMANTIC_SCORE_KIND_PREFIX
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 H = TypeVar("H")
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class InsertionPolicy:
     """``min_score`` (0 = off), ``max_items`` (0 = no cap) and ``require_query_terms``.
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.errors import ConfigError
 
 __all__ = ["TemplateError", "compile_template", "render_template"]
@@ -35,7 +34,7 @@ class TemplateError(ConfigError):
     """A hook template uses syntax outside the supported subset; the hook skips that write."""
 
 
-@value_dataclass
+@dataclass
 class _Node:
     kind: str  # text | field | if | range
     value: str = ""

@@ -21,10 +21,10 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Generic, TypeVar
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
 from paxm_core.router.bulkhead import Call, Lane, LaneBusy
@@ -38,7 +38,7 @@ T = TypeVar("T")
 CANCEL_POLL = 0.05
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class Outcome(Generic[T]):
     """What one provider call produced (value or error), with timing and bulkhead state.
 

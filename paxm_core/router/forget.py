@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.deadline import Deadline
 from paxm_core.errors import DeadlineExceeded
 from paxm_core.router.bulkhead import Lane
@@ -27,7 +26,7 @@ __all__ = ["FORGET_TIMEOUT", "ForgetResult", "ProviderForget", "forget"]
 FORGET_TIMEOUT = 30.0
 
 
-@value_dataclass
+@dataclass
 class ProviderForget:
     """What one provider did with the ids it was asked to forget.
 
@@ -57,7 +56,7 @@ class ProviderForget:
         }
 
 
-@value_dataclass
+@dataclass
 class ForgetResult:
     """Per-provider outcomes of one forget, sorted by provider name."""
 

@@ -7,10 +7,9 @@ config itself, so tests and the capture worker can build policies directly.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
 
 __all__ = [
@@ -27,7 +26,7 @@ __all__ = [
 MAX_PROVIDER_CANDIDATES = 100
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Route:
     """One provider in a profile.
 
@@ -52,7 +51,7 @@ class Route:
         return self.weight if self.weight > 0 else 1.0
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class SearchPolicy:
     """How one recall fans out and filters.
 
@@ -71,7 +70,7 @@ class SearchPolicy:
     optional_grace: float | None = None
 
 
-@value_dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class PutPolicy:
     """How one write fans out and what lifecycle it stamps on items.
 
@@ -102,7 +101,7 @@ def candidate_limit(result_limit: int) -> int:
     return result_limit * 3
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class RecallResult:
     """What a recall returns (upstream's ``RecallResult``)."""
 
@@ -124,7 +123,7 @@ class RecallResult:
         return out
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class RememberResult:
     """What a write returns (upstream's ``RememberResult``): refs sorted by provider.
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.telemetry.metrics import Counter, Metrics
 from paxm_core.timefmt import format_time, utcnow
 
 __all__ = ["HistorySummary", "summarize"]
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class HistorySummary:
     """Counters summed over the last ``days`` UTC days, with sorted breakdowns and storage facts."""
 

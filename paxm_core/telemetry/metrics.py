@@ -8,11 +8,10 @@ upstream's, so a metrics file written by either implementation can be read by th
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_core.timefmt import format_time, parse_time, utcnow
 
 __all__ = [
@@ -31,7 +30,7 @@ METRICS_VERSION = 1
 LATENCY_BOUNDS_MS: tuple[int, ...] = (10, 25, 50, 100, 250, 500, 800, 1000, 2000)
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class Counter:
     """One set of counters (totals, a day, an agent, a provider...)."""
 
@@ -144,7 +143,7 @@ def _counter_map_json(counters: Mapping[str, Counter]) -> dict[str, Any]:
     return {name: counters[name].to_json() for name in sorted(counters)}
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class DailyMetric:
     """One UTC day's counters and breakdowns."""
 
@@ -175,7 +174,7 @@ class DailyMetric:
         )
 
 
-@value_dataclass(slots=True)
+@dataclass(slots=True)
 class Metrics:
     """The content of ``metrics.json``.
 

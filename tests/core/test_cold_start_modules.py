@@ -212,10 +212,8 @@ def test_the_daemon_process_runs_with_the_collector_on_once_started(tmp_path: Pa
     assert got == {"enabled": True, "after": True}
 
 
-def test_http_providers_first_answer_builds_no_httpcore_pool(tmp_path: Path) -> None:
-    """Plain-HTTP servers go through http.client (paxm_core.http_transport), not httpcore + h11."""
+def test_http_providers_first_answer_loads_their_plugins_and_answers(tmp_path: Path) -> None:
+    """Two best-effort HTTP providers whose servers refuse at once: the first answer still comes."""
     second = _first_answer(tmp_path, ("mem0", "memos"))
     loaded = set(second["modules"])  # type: ignore[call-overload]
-    assert {"httpx", "paxm_provider_mem0", "paxm_provider_memos", "paxm_core.http_transport"} <= loaded
-    unwanted = {name for name in loaded if name.split(".")[0] in ("httpcore", "h11", "h2", "anyio", "certifi")}
-    assert not unwanted, sorted(unwanted)
+    assert {"httpx", "paxm_provider_mem0", "paxm_provider_memos"} <= loaded

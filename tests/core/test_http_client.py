@@ -12,7 +12,6 @@ import pytest
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.http_client import JsonTransport, httpx, new_client, redact
-from paxm_core.http_transport import StdlibTransport
 
 #: the ``http_server`` fixture (tests/core/conftest.py)
 ServeHttp = Callable[[type[BaseHTTPRequestHandler]], str]
@@ -42,11 +41,7 @@ def test_a_plain_http_client_talks_to_its_server(server: str) -> None:
 
 
 def _verify_context(client: httpx.Client) -> ssl.SSLContext:
-    transport = client._transport
-    if isinstance(transport, StdlibTransport):  # plain HTTP: http.client, no httpcore pool
-        context = transport._ssl_context
-    else:
-        context = transport._pool._ssl_context  # type: ignore[attr-defined]
+    context = client._transport._pool._ssl_context  # type: ignore[attr-defined]
     assert isinstance(context, ssl.SSLContext)
     return context
 

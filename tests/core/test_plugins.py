@@ -236,3 +236,59 @@ def test_ctx_exit_codes_from_commands_reach_the_process(tmp_path: Path) -> None:
         env=env,
     )
     assert out.returncode == 3, out.stderr
+
+
+SECRET_PROBE = """
+import json
+from paxm_core import plugins
+from paxm_core.config.codec import is_secret_key
+spec = plugins.registered_provider_type(" SecretType ")
+print(json.dumps({"secret": is_secret_key("idx_passphrase"), "type": getattr(spec, "type", None),
+                  "all": sorted(plugins.registered_provider_types()),
+                  "shared": plugins.shared_plugin_manager() is plugins.shared_plugin_manager()}))
+"""
+
+
+def test_an_installed_types_secret_keys_and_lookup_reach_config_code(fake_site: Path) -> None:
+    import os
+
+    _make_dist(
+        fake_site,
+        "paxm-provider-secret",
+        "secret_plugin",
+        """
+        from paxm_core import hookimpl
+        @hookimpl
+        def paxm_register_providers(register):
+            from paxm_core.protocols import ConfigKey, ProviderType
+            register(ProviderType("secrettype", lambda name, cfg: None,
+                                  config_keys=(ConfigKey("idx_passphrase", secret=True),)))
+        """,
+    )
+    env = {**os.environ, "PYTHONPATH": str(fake_site)}
+    env.pop("PAXM_LOAD_PLUGINS", None)
+    out = subprocess.run([sys.executable, "-c", SECRET_PROBE], env=env, capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["secret"] is True  # redaction knows the key the plugin declares secret
+    assert got["type"] == "secrettype"  # looked up trimmed and case-insensitively
+    assert {"goodtype", "secrettype", "sqlite"} <= set(got["all"])
+    assert got["shared"] is True  # one manager per process for config code and the daemon
+
+
+def test_a_type_two_plugins_register_stays_with_the_first_by_name(fake_site: Path) -> None:
+    _make_dist(
+        fake_site,
+        "paxm-provider-dup",
+        "aa_dup_plugin",
+        """
+        from paxm_core import hookimpl
+        @hookimpl
+        def paxm_register_providers(register):
+            register("goodtype", lambda name, cfg: "dup")
+        """,
+    )
+    data = _plugins_json(fake_site, {})
+    plugins = {p["name"]: p for p in data["plugins"]}
+    assert plugins["aa_dup_plugin"]["providers"] == ["goodtype"]
+    errors = {e["plugin"]: e["error"] for e in data["errors"]}
+    assert "already registered by aa_dup_plugin" in errors["good_plugin"]

@@ -144,3 +144,52 @@ def test_ref_round_trip_and_tier_normalization() -> None:
     assert normalize_tier(" STM ") == "stm"
     assert normalize_tier("weird") == "ltm"
     assert normalize_tier(None) == "ltm"
+
+
+def test_the_json_text_keeps_upstreams_key_order_and_omissions() -> None:
+    """Byte for byte, as upstream's Go encoder writes it: the stored queue and plugins see this text."""
+    from paxm_core.types import ProviderErrorInfo, ProviderHealth, ProviderRecall
+
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    item = MemoryItem(
+        "t",
+        "i",
+        "s",
+        {"k": "v"},
+        when,
+        "ltm",
+        when,
+        MemoryOrigin("u", "a"),
+        MemoryScope("personal", "u"),
+        Provenance(scope_id="x"),
+        admission_text="never on the wire",
+    )
+    assert json.dumps(item.to_json()) == (
+        '{"id": "i", "text": "t", "source": "s", "metadata": {"k": "v"}, "created_at": "2026-01-02T03:04:05Z",'
+        ' "tier": "ltm", "expires_at": "2026-01-02T03:04:05Z", "origin": {"user_id": "u", "agent_id": "a"},'
+        ' "scope": {"type": "personal", "id": "u"}, "provenance": {"scope_id": "x"}}'
+    )
+    assert json.dumps(MemoryItem("t").to_json()) == (
+        '{"text": "t", "created_at": "0001-01-01T00:00:00Z", "origin": {}, "scope": {}, "provenance": {}}'
+    )
+    odd = MemoryHit("p", "i", "t", relevance=float("nan"), score=float("inf"), raw_score=float("-inf"), ranking=9.0)
+    assert json.dumps(odd.to_json()) == (
+        '{"provider": "p", "id": "i", "text": "t", "relevance": 0.0, "score": 0.0,'
+        ' "created_at": "0001-01-01T00:00:00Z", "origin": {}, "scope": {}, "provenance": {}}'
+    )
+    assert MemoryHit("p", "i", "t", raw_score=0.0).to_json()["raw_score"] == 0.0  # unset is None, not 0
+    assert json.dumps(ProviderRecall("p", 3, "success", bulkhead_busy=True, raw_score_kinds=("k",)).to_json()) == (
+        '{"provider": "p", "duration_ms": 3, "outcome": "success", "bulkhead_busy": true, "raw_score_kinds": ["k"]}'
+    )
+    assert ProviderErrorInfo("p", False, "search", "").to_json() == {
+        "provider": "p",
+        "required": False,
+        "op": "search",
+        "error": "",
+    }
+    assert ProviderHealth("p", True, True).to_json() == {"provider": "p", "required": True, "ok": True}
+    assert MemoryRef.from_json({}) == MemoryRef("", "")
+    with pytest.raises(ValueError, match=r"^origin\.user_id must be a string$"):
+        MemoryOrigin.from_json({"user_id": 1})
+    with pytest.raises(ValueError, match="^memory item must be an object$"):
+        MemoryItem.from_json([])

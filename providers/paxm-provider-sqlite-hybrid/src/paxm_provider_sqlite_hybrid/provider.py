@@ -33,7 +33,7 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
-from paxm_core.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES, CAP_SHARED_STORE
+from paxm_core.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval import Candidate, Request
@@ -111,15 +111,13 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._warmer.start()
 
     def capabilities(self) -> frozenset[str]:
-        """The plain provider's, less ``deadline_bound``, ``shared_store`` and ``large_batches``.
+        """The plain provider's, less ``deadline_bound`` and ``large_batches``.
 
         Embedding a query or a batch is model inference that no deadline interrupts, so calls
-        stay on the bulkhead's lanes.  Batch writes stay in process: a write process would
-        load a second copy of the embedding model (hundreds of MB), and inference already
-        runs outside the interpreter lock.  Batches stay at the default size: embedding 1,024
+        stay on the bulkhead's lanes.  Batches stay at the default size: embedding 1,024
         memories at once is seconds of inference, against one delivery timeout.
         """
-        return super().capabilities() - {CAP_DEADLINE_BOUND, CAP_SHARED_STORE, CAP_LARGE_BATCHES}
+        return super().capabilities() - {CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES}
 
     def close(self) -> None:
         """Close the store, after the warm-up thread (an interpreter exiting while ONNX Runtime

@@ -25,7 +25,6 @@ PROVIDER_TYPE = ProviderType(
     type="sqlite",
     factory=_factory,
     description="Local SQLite FTS5 store (default; no API key, no embeddings)",
-    # shared_store here too: the runtime reads it without building or asking an instance
     capabilities=frozenset(
         {
             "put_batch",
@@ -35,7 +34,6 @@ PROVIDER_TYPE = ProviderType(
             "turn_boundaries",
             "attribution",
             "deadline_bound",
-            "shared_store",
             "large_batches",
         }
     ),

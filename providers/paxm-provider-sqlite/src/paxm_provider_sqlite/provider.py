@@ -23,7 +23,6 @@ from paxm_core.protocols import (
     CAP_DELETE,
     CAP_LARGE_BATCHES,
     CAP_PUT_BATCH,
-    CAP_SHARED_STORE,
 )
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite._db import Database
@@ -45,9 +44,7 @@ from paxm_provider_sqlite.timestamps import stamp
 __all__ = ["SQLiteProvider", "default_path"]
 
 _CLEANUP_MAX = 500
-_CAPABILITIES = frozenset(
-    {CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_SHARED_STORE, CAP_LARGE_BATCHES}
-)
+_CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES})
 
 #: The upsert parameters of one row, in ``_UPSERT``'s column order.
 _Row = tuple[str | int, ...]
@@ -103,13 +100,11 @@ class SQLiteProvider:
         return self._db.path
 
     def capabilities(self) -> frozenset[str]:
-        """Batch writes, delete, attribution, ``deadline_bound``, ``shared_store`` and ``large_batches``.
+        """Batch writes, delete, attribution, ``deadline_bound`` and ``large_batches``.
 
         Every call returns by its deadline on its own: statements are interrupted by a progress
         handler, and the waits for the connection lock and for another process's write lock
-        end with the deadline.  So the router may run a call on the caller's thread.  The
-        memories live in the database file (WAL, many connections), so another instance on
-        the same path, in another process, shares them: large batch writes may run there.
+        end with the deadline.  So the router may run a call on the caller's thread.
         A batch costs per memory (analysis, rows, FTS5), not per call, so a delivery backlog
         arrives in batches of 1,024.
         """

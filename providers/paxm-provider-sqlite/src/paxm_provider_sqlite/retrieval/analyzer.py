@@ -20,12 +20,11 @@ satisfied by any of its alternatives) plus its full canonical stream for the phr
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import is_
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
 
 __all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze_query", "index_text"]
@@ -70,7 +69,7 @@ _NUMERIC = re.compile(r"^v?\d+(?:[.\-:/]\d+)+$", re.IGNORECASE)
 _MAX_PART = 64
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class IndexedText:
     """What the term index stores for one memory."""
 
@@ -78,17 +77,8 @@ class IndexedText:
     extras: str
     unique: int
 
-    # written out: one per memory written, and the shared frozen ``__init__`` is slower; the
-    # fields go straight into the instance dict (what ``object.__setattr__`` does for a class
-    # without slots, without a call per field)
-    def __init__(self, terms: str, extras: str, unique: int) -> None:
-        fields = self.__dict__
-        fields["terms"] = terms
-        fields["extras"] = extras
-        fields["unique"] = unique
 
-
-@value_dataclass
+@dataclass
 class Group:
     """One query word: satisfied when any alternative token (or CJK substring) is present."""
 
@@ -113,7 +103,7 @@ class Group:
         return any(t in tokens for t in self.tokens)
 
 
-@value_dataclass
+@dataclass
 class QueryAnalysis:
     """A query reduced to groups and a canonical stream."""
 

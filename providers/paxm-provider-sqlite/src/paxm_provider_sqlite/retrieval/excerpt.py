@@ -12,8 +12,8 @@ contains every informative query term.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from paxm_core.dataclass_support import value_dataclass
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query, index_text
 from paxm_provider_sqlite.retrieval.model import Candidate
 from paxm_provider_sqlite.retrieval.morphology import ALIAS_SOURCES_BY_KEY
@@ -156,7 +156,7 @@ def segments_of(text: str) -> list[str]:
     return out
 
 
-@value_dataclass
+@dataclass
 class _Scored:
     """One segment's score parts (one per segment of a long hit, so ``__init__`` is written)."""
 
@@ -165,13 +165,6 @@ class _Scored:
     phrase: bool
     temporal: bool
     density: float
-
-    def __init__(self, index: int, matched: int, phrase: bool, temporal: bool, density: float) -> None:
-        self.index = index
-        self.matched = matched
-        self.phrase = phrase
-        self.temporal = temporal
-        self.density = density
 
 
 def _informative(query: QueryAnalysis) -> list[Group]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from paxm_core import MemoryHit, normalize_tier
-from paxm_core.dataclass_support import FACTORY, value_dataclass
 from paxm_provider_sqlite.records import decode_metadata
 from paxm_provider_sqlite.timestamps import parse_stamp
 
@@ -18,7 +17,7 @@ RAW_SCORE_KIND = "sqlite_fts_bm25_negated"
 ROW_COLUMNS = "m.rowid, m.id, m.text, m.source, m.metadata_json, m.created_at, m.tier, m.expires_at"
 
 
-@value_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Request:
     """What the provider asks of the pipeline."""
 
@@ -37,7 +36,7 @@ class Request:
         return max(50, self.limit * 5) if self.limit > 0 else 50
 
 
-@value_dataclass
+@dataclass
 class Candidate:
     """One memory row moving through the pipeline."""
 
@@ -55,40 +54,6 @@ class Candidate:
     density: float = 0.0
     matched: int = 0
     extra_metadata: dict[str, str] = field(default_factory=dict)
-
-    # written out (``value_dataclass`` keeps it): one is built per candidate row, and the
-    # shared ``__init__`` is slower than this; the same signature as ``@dataclass``'s
-    def __init__(
-        self,
-        rowid: int,
-        id: str,  # noqa: A002 - the field's name
-        text: str,
-        source: str,
-        metadata_json: str,
-        created_at: str,
-        tier: str,
-        expires_at: str,
-        raw_score: float | None = None,
-        score: float = 0.0,
-        rrf: float = 0.0,
-        density: float = 0.0,
-        matched: int = 0,
-        extra_metadata: dict[str, str] = FACTORY,
-    ) -> None:
-        self.rowid = rowid
-        self.id = id
-        self.text = text
-        self.source = source
-        self.metadata_json = metadata_json
-        self.created_at = created_at
-        self.tier = tier
-        self.expires_at = expires_at
-        self.raw_score = raw_score
-        self.score = score
-        self.rrf = rrf
-        self.density = density
-        self.matched = matched
-        self.extra_metadata = {} if extra_metadata is FACTORY else extra_metadata
 
     @classmethod
     def from_row(cls, row: tuple[object, ...], raw_score: float | None = None) -> Candidate:
@@ -130,7 +95,7 @@ class Candidate:
         )
 
 
-@value_dataclass
+@dataclass
 class Trace:
     """What each step of one search found (internal diagnostics, never on the wire)."""
 
