@@ -60,7 +60,7 @@ def test_the_next_daemon_starts_without_site_from_the_cache(tmp_path: Path, daem
 
 
 def _write_cache(hooks: Path, stamped: Path, *, path: list[str], exe: str = sys.executable) -> None:
-    hooks.mkdir(parents=True, exist_ok=True)
+    hooks.mkdir(mode=0o700, parents=True, exist_ok=True)  # as paxm makes it: the daemon refuses a looser one
     lines = [D.MAGIC, f"exe\t{exe}"]
     lines += [f"env\t{name}\t{os.environ.get(name, '-')}" for name in D.ENV_KEYS]
     lines += [f"stamp\t{stamped}\t{stamped.stat().st_mtime_ns}", f"prefix\t{sys.prefix}\t{sys.exec_prefix}"]
