@@ -241,7 +241,7 @@ def test_ctx_exit_codes_from_commands_reach_the_process(tmp_path: Path) -> None:
 SECRET_PROBE = """
 import json
 from paxm_core import plugins
-from paxm_core.config.codec import is_secret_key
+from paxm_core.provider_config import is_secret_key
 spec = plugins.registered_provider_type(" SecretType ")
 print(json.dumps({"secret": is_secret_key("idx_passphrase"), "type": getattr(spec, "type", None),
                   "all": sorted(plugins.registered_provider_types()),
