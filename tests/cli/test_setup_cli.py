@@ -143,8 +143,7 @@ def _catalog_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     pm.register(_CloudTypes(), name="cloud-types")
     monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
     # the process's lazy registry (installed_provider_catalog) is built from it too: never keep it
-    for cache in ("_REGISTRY_MANAGERS", "_REGISTRY_CACHE", "_SECRET_CACHE"):
-        monkeypatch.setattr(f"paxm_core.plugins.{cache}", {})
+    monkeypatch.setattr("paxm_core.plugins._REGISTRY_MANAGERS", {})
 
 
 def test_cloud_provider_routing_and_key_never_echoed(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,8 +257,7 @@ def _fake_integration_plugins(monkeypatch: pytest.MonkeyPatch) -> _FakeIntegrati
     pm.register(Plugin(), name="fake-harness")
     monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
     # the process's lazy registry (installed_provider_catalog) is built from it too: never keep it
-    for cache in ("_REGISTRY_MANAGERS", "_REGISTRY_CACHE", "_SECRET_CACHE"):
-        monkeypatch.setattr(f"paxm_core.plugins.{cache}", {})
+    monkeypatch.setattr("paxm_core.plugins._REGISTRY_MANAGERS", {})
     return integration
 
 
