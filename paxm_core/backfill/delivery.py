@@ -352,6 +352,61 @@ def delivery_setup(
 # -- the child ---------------------------------------------------------------------------------
 
 
+class _Parent:
+    """The run as the delivery child sees it: kicks and finish read from stdin, answers written to stdout."""
+
+    def __init__(self, requests: Any, answers: Any) -> None:
+        self._requests = requests
+        self._answers = answers
+        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self.kicks = 0
+        self.finish = False
+        self.gone = False
+
+    def listen(self) -> None:
+        """Read the run's messages until its pipe ends (run on a daemon thread)."""
+        import pickle
+
+        while True:
+            try:
+                message = pickle.load(self._requests)
+            except Exception:  # EOF: the run finished with us, or died
+                message = None
+            with self._cond:
+                if message == "kick":
+                    self.kicks += 1
+                elif message == "finish":
+                    self.finish = True
+                else:
+                    self.gone = True
+                self._cond.notify_all()
+            if message is None:
+                # the batch in hand may finish; a rate limiter's long wait may not
+                threading.Timer(GRACE, os._exit, (0,)).start()
+                return
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """Answer the run; exits the process when the run is gone."""
+        import pickle
+
+        with self._lock:
+            try:
+                self._answers.write(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+                self._answers.flush()
+            except (BrokenPipeError, OSError):  # the run is gone
+                os._exit(0)
+
+    def wait(self, last: int) -> tuple[int, bool] | None:
+        """Block until a kick after the ``last`` one, or finish: (kicks, finishing); ``None`` once the run is gone."""
+        with self._cond:
+            while not self.gone and not self.finish and self.kicks == last:
+                self._cond.wait()
+            if self.gone:
+                return None
+            return self.kicks, self.finish
+
+
 def _child_main() -> None:
     import pickle
 
@@ -359,51 +414,21 @@ def _child_main() -> None:
 
     requests, answers = protocol_pipes()
     try:
-        parent, config, queue_path, provider, providers, rates, batch = pickle.load(requests)
+        parent_pid, config, queue_path, provider, providers, rates, batch = pickle.load(requests)
     except EOFError:
         return
     from paxm_core.processes import die_with_parent
 
-    die_with_parent(parent)
+    die_with_parent(parent_pid)
 
-    cond = threading.Condition()
-    state = {"kicks": 0, "finish": False, "gone": False}
-
-    def listen() -> None:
-        while True:
-            try:
-                message = pickle.load(requests)
-            except Exception:  # EOF: the run finished with us, or died
-                message = None
-            with cond:
-                if message == "kick":
-                    state["kicks"] += 1
-                elif message == "finish":
-                    state["finish"] = True
-                else:
-                    state["gone"] = True
-                cond.notify_all()
-            if message is None:
-                # the batch in hand may finish; a rate limiter's long wait may not
-                threading.Timer(GRACE, os._exit, (0,)).start()
-                return
-
-    lock = threading.Lock()
-
-    def send(message: tuple[Any, ...]) -> None:
-        with lock:
-            try:
-                answers.write(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-                answers.flush()
-            except (BrokenPipeError, OSError):  # the run is gone
-                os._exit(0)
+    parent = _Parent(requests, answers)
 
     from paxm_core.backfill.rate import RateLimiter
-    from paxm_core.backfill.writelock import QueueWriteLock, SerializedQueue
+    from paxm_core.backfill.writelock import QueueWriteLock
     from paxm_core.capture import CaptureQueue, routes_from_write_profiles
     from paxm_core.runtime import Runtime
 
-    threading.Thread(target=listen, name="paxm-backfill-delivery-stdin", daemon=True).start()
+    threading.Thread(target=parent.listen, name="paxm-backfill-delivery-stdin", daemon=True).start()
     try:
         runtime = Runtime.load(config=config, telemetry=None)
         routes: Any = (lambda _profile: [provider]) if provider else routes_from_write_profiles(config.write_profiles)
@@ -411,41 +436,51 @@ def _child_main() -> None:
         # the run appends to this queue meanwhile: take turns on its write lock
         write_lock = QueueWriteLock(queue_path)
     except Exception as exc:
-        send(("error", f"the backfill delivery process could not start: {exc}"))
+        parent.send(("error", f"the backfill delivery process could not start: {exc}"))
         return
     limiters = {name: RateLimiter(rates.get(name)) for name in providers}
-
-    def stopping() -> bool:
-        return bool(state["gone"])
-
-    def record(delivered: int, errors: list[str]) -> None:
-        send(("delivered", delivered, errors))
-
     try:
-        last = 0
-        while True:
-            with cond:
-                while not state["gone"] and not state["finish"] and state["kicks"] == last:
-                    cond.wait()
-                if state["gone"]:
-                    break
-                last, finishing = int(state["kicks"]), bool(state["finish"])
-            deliver_all(
-                SerializedQueue(queue, write_lock), runtime.router, providers, limiters, batch, record, stopping
-            )
-            send(("idle", last))
-            if finishing:
-                import resource
-
-                usage = resource.getrusage(resource.RUSAGE_SELF)
-                send(("done", usage.ru_utime + usage.ru_stime))
-                break
+        _serve(parent, queue, write_lock, runtime, providers, limiters, batch)
     except Exception as exc:
-        send(("error", str(exc) or type(exc).__name__))
+        parent.send(("error", str(exc) or type(exc).__name__))
     finally:
         queue.close()
         write_lock.close()
         runtime.close()
+
+
+def _serve(
+    parent: _Parent,
+    queue: Any,
+    write_lock: Any,
+    runtime: Any,
+    providers: Sequence[str],
+    limiters: dict[str, Any],
+    batch: int,
+) -> None:
+    """One delivery pass per kick (passes coalesce), until the run says finish or is gone."""
+    from paxm_core.backfill.writelock import SerializedQueue
+
+    def stopping() -> bool:
+        return parent.gone
+
+    def record(delivered: int, errors: list[str]) -> None:
+        parent.send(("delivered", delivered, errors))
+
+    last = 0
+    while True:
+        woken = parent.wait(last)
+        if woken is None:
+            break
+        last, finishing = woken
+        deliver_all(SerializedQueue(queue, write_lock), runtime.router, providers, limiters, batch, record, stopping)
+        parent.send(("idle", last))
+        if finishing:
+            import resource
+
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            parent.send(("done", usage.ru_utime + usage.ru_stime))
+            break
 
 
 if __name__ == "__main__":

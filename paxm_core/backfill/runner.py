@@ -36,7 +36,13 @@ from typing import Any
 from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
-from paxm_core.backfill.workers import auto_workers, render_files_parallel, render_files_serial, worker_setup
+from paxm_core.backfill.workers import (
+    FileTurns,
+    auto_workers,
+    render_files_parallel,
+    render_files_serial,
+    worker_setup,
+)
 from paxm_core.backfill.writelock import QueueWriteLock
 from paxm_core.integration import SupportsTranscripts
 
@@ -200,76 +206,9 @@ class BackfillRun:
         try:
             done = self.checkpoint.done_turns(self.agent)
             live = self._live_fingerprints()
-            files = []
-            for path in self.reader.transcript_files():
-                try:
-                    info = path.stat()
-                except OSError:
-                    continue
-                if self.checkpoint.file_done(self.agent, path, info.st_size, info.st_mtime_ns):
-                    continue
-                files.append((path, info.st_size, info.st_mtime_ns))
-            self.progress.bytes_total = sum(f[1] for f in files)
-            self._deliverer = self._choose_deliverer(self.progress.bytes_total)
-            self._deliverer.start()  # its first pass delivers what a killed run left queued
-            workers = self.options.workers
-            if workers is None:
-                workers = auto_workers(self.progress.bytes_total)
-            setup = None
-            if workers > 0 and files:
-                setup = worker_setup(self.runtime, self.reader, self.options.after, self.options.before, done)
-            if setup is not None:
-                self.report.workers = min(workers, len(files))
-                source = render_files_parallel(setup, files, workers)
-            else:
-                source = render_files_serial(
-                    self.renderer, self.reader, files, self.options.after, self.options.before, done
-                )
-            batch: list[tuple[str, str, list[Any]]] = []
-            finished_files: list[tuple[Path, int, int, int]] = []
-            try:
-                for path, size, mtime_ns, turns in source:
-                    if deadline is not None and time.monotonic() >= deadline:
-                        self.report.state = "paused"
-                        break
-                    self.report.files += 1
-                    count = 0
-                    for turn_id, kind, events, fingerprint in turns:
-                        count += 1
-                        self.report.found += 1
-                        self.progress.found += 1
-                        if kind == "range":
-                            self.report.skipped_range += 1
-                            continue
-                        if kind == "done" or turn_id in done:  # a worker renders before this run's additions
-                            self.report.skipped_done += 1
-                            self.progress.skipped += 1
-                            continue
-                        done.add(turn_id)
-                        if fingerprint and fingerprint in live:
-                            self.report.skipped_live += 1
-                            self.progress.skipped += 1
-                            batch.append((turn_id, "live", []))
-                        elif not events:
-                            self.report.empty += 1
-                            batch.append((turn_id, "empty", []))
-                        else:
-                            batch.append((turn_id, "queued", events))
-                        if len(batch) >= self.options.batch:
-                            self._flush(batch, finished_files, run_id)
-                            batch, finished_files = [], []
-                            if deadline is not None and time.monotonic() >= deadline:
-                                break
-                    else:
-                        finished_files.append((path, size, mtime_ns, count))
-                        self.progress.bytes_done += size
-                        self._tick()
-                        continue
-                    self.report.state = "paused"  # stopped inside a file: it is not marked done
-                    break
-            finally:
-                source.close()  # stops the workers (what they had not started is dropped)
-            self._flush(batch, finished_files, run_id, last=True)
+            files = self._pending_files()
+            source = self._start_source(files, done)
+            self._drain(source, done, live, deadline, run_id)
         except BaseException as exc:
             if self._deliverer is not None:
                 self._deliverer.abandon()
@@ -279,6 +218,91 @@ class BackfillRun:
             raise
         self._finish(run_id, started)
         return self.report
+
+    def _pending_files(self) -> list[tuple[Path, int, int]]:
+        """The agent's transcript files (path, size, mtime) not recorded as finished at that size and time."""
+        files = []
+        for path in self.reader.transcript_files():
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            if self.checkpoint.file_done(self.agent, path, info.st_size, info.st_mtime_ns):
+                continue
+            files.append((path, info.st_size, info.st_mtime_ns))
+        return files
+
+    def _start_source(self, files: list[tuple[Path, int, int]], done: set[str]) -> FileTurns:
+        """Start delivery, then the rendering of ``files``: in worker processes, or in this one."""
+        self.progress.bytes_total = sum(f[1] for f in files)
+        self._deliverer = self._choose_deliverer(self.progress.bytes_total)
+        self._deliverer.start()  # its first pass delivers what a killed run left queued
+        workers = self.options.workers
+        if workers is None:
+            workers = auto_workers(self.progress.bytes_total)
+        setup = None
+        if workers > 0 and files:
+            setup = worker_setup(self.runtime, self.reader, self.options.after, self.options.before, done)
+        if setup is not None:
+            self.report.workers = min(workers, len(files))
+            return render_files_parallel(setup, files, workers)
+        return render_files_serial(self.renderer, self.reader, files, self.options.after, self.options.before, done)
+
+    def _drain(self, source: FileTurns, done: set[str], live: set[str], deadline: float | None, run_id: int) -> None:
+        """Queue and checkpoint the rendered turns batch by batch, until done or past ``deadline``."""
+        batch: list[tuple[str, str, list[Any]]] = []
+        finished_files: list[tuple[Path, int, int, int]] = []
+        try:
+            for path, size, mtime_ns, turns in source:
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.report.state = "paused"
+                    break
+                self.report.files += 1
+                count = 0
+                for turn_id, kind, events, fingerprint in turns:
+                    count += 1
+                    entry = self._sort_turn(turn_id, kind, events, fingerprint, done, live)
+                    if entry is None:
+                        continue
+                    batch.append(entry)
+                    if len(batch) >= self.options.batch:
+                        self._flush(batch, finished_files, run_id)
+                        batch, finished_files = [], []
+                        if deadline is not None and time.monotonic() >= deadline:
+                            break
+                else:
+                    finished_files.append((path, size, mtime_ns, count))
+                    self.progress.bytes_done += size
+                    self._tick()
+                    continue
+                self.report.state = "paused"  # stopped inside a file: it is not marked done
+                break
+        finally:
+            source.close()  # stops the workers (what they had not started is dropped)
+        self._flush(batch, finished_files, run_id, last=True)
+
+    def _sort_turn(
+        self, turn_id: str, kind: str, events: list[Any], fingerprint: str, done: set[str], live: set[str]
+    ) -> tuple[str, str, list[Any]] | None:
+        """Count one rendered turn; its checkpoint entry (turn id, status, events), or None to skip it."""
+        self.report.found += 1
+        self.progress.found += 1
+        if kind == "range":
+            self.report.skipped_range += 1
+            return None
+        if kind == "done" or turn_id in done:  # a worker renders before this run's additions
+            self.report.skipped_done += 1
+            self.progress.skipped += 1
+            return None
+        done.add(turn_id)
+        if fingerprint and fingerprint in live:
+            self.report.skipped_live += 1
+            self.progress.skipped += 1
+            return (turn_id, "live", [])
+        if not events:
+            self.report.empty += 1
+            return (turn_id, "empty", [])
+        return (turn_id, "queued", events)
 
     def _finish(self, run_id: int, started: float) -> None:
         status = self.queue.status(dead_limit=20)

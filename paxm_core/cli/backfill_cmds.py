@@ -231,18 +231,7 @@ def run_cmd(
     pm = _plugin_manager()
     name, reader = transcript_reader(pm, agent)
     if background:
-        from paxm_core.config import load_config
-        from paxm_core.plugins import installed_provider_catalog
-
-        directory = backfill_dir(load_config(state.config_path, provider_types=installed_provider_catalog()))
-        argv = [a for a in sys.argv[1:] if a != "--background"]
-        if state.config_path and "--config" not in argv and "-c" not in argv:
-            argv = ["--config", str(state.config_path), *argv]
-        pid = _spawn_background(argv, directory / "run.log")
-        if as_json:
-            click.echo(json.dumps({"background": True, "pid": pid, "log": str(directory / "run.log")}))
-        else:
-            click.echo(f"backfill of {name} running in the background (pid {pid}); see `paxm backfill status`")
+        _run_in_background(state, name, as_json)
         return
     if priority == "low":
         lower_priority()
@@ -267,23 +256,44 @@ def run_cmd(
         job.close()
         if bar is not None:
             bar.done()
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-    else:
-        click.echo(
-            f"{name}: {report.state}: {report.queued} turns queued, {report.delivered} delivered"
-            f" to {', '.join(report.providers) or 'no provider'} in {report.seconds:.1f}s"
-            f" ({report.skipped_done} already done, {report.skipped_live} captured live,"
-            f" {report.skipped_range} out of range, {report.empty} with nothing to store)"
-        )
-        if report.owed or report.dead:
-            click.echo(f"  {report.owed} still owed, {report.dead} dead: run again, or see `paxm backfill status`")
-        for error in report.errors[:5]:
-            click.echo(f"  error: {error}", err=True)
-        if report.state == "paused":
-            click.echo("  stopped at --max-duration: run the same command again to resume")
+    _print_run_report(name, report, as_json)
     if report.state in ("failed", "incomplete") or report.dead:
         ctx.exit(1)
+
+
+def _run_in_background(state: Any, name: str, as_json: bool) -> None:
+    """Re-run this command line without --background in a detached process and say where it logs."""
+    from paxm_core.backfill.runner import backfill_dir
+    from paxm_core.config import load_config
+    from paxm_core.plugins import installed_provider_catalog
+
+    directory = backfill_dir(load_config(state.config_path, provider_types=installed_provider_catalog()))
+    argv = [a for a in sys.argv[1:] if a != "--background"]
+    if state.config_path and "--config" not in argv and "-c" not in argv:
+        argv = ["--config", str(state.config_path), *argv]
+    pid = _spawn_background(argv, directory / "run.log")
+    if as_json:
+        click.echo(json.dumps({"background": True, "pid": pid, "log": str(directory / "run.log")}))
+    else:
+        click.echo(f"backfill of {name} running in the background (pid {pid}); see `paxm backfill status`")
+
+
+def _print_run_report(name: str, report: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+        return
+    click.echo(
+        f"{name}: {report.state}: {report.queued} turns queued, {report.delivered} delivered"
+        f" to {', '.join(report.providers) or 'no provider'} in {report.seconds:.1f}s"
+        f" ({report.skipped_done} already done, {report.skipped_live} captured live,"
+        f" {report.skipped_range} out of range, {report.empty} with nothing to store)"
+    )
+    if report.owed or report.dead:
+        click.echo(f"  {report.owed} still owed, {report.dead} dead: run again, or see `paxm backfill status`")
+    for error in report.errors[:5]:
+        click.echo(f"  error: {error}", err=True)
+    if report.state == "paused":
+        click.echo("  stopped at --max-duration: run the same command again to resume")
 
 
 @backfill.command("status")

@@ -223,9 +223,35 @@ def forget(
     the same memories that are not delivered yet are removed too, so they never come back.
     Exits 1 if a delete failed, a provider could not be searched, or an ID was found nowhere.
     """
+    query = query.strip()
+    budget = _check_args(ids, query, limit, timeout)
+    runtime = _state(ctx).runtime()
+    router = runtime.router
+    chosen = _chosen_providers(providers, router.providers)
+    plan, given = _plan(runtime, ids, query, chosen, limit, budget)
+    if plan.empty:
+        _say_nothing_matches(plan, router, given, query, as_json)
+        return
+    if not (as_json and yes):
+        for line in _preview_lines(plan, router):
+            click.echo(line, err=as_json)
+    _confirm(yes, as_json)
+    removed = _remove_queued(runtime, plan, providers)
+    result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
+    report = _report(plan, result, removed, given, query)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        _print_report(report)
+    problems = _problems(plan, result, report)
+    if problems:
+        raise PaxmError("; ".join(problems))
+
+
+def _check_args(ids: tuple[str, ...], query: str, limit: int, timeout: str) -> float:
+    """Reject a bad command line before anything is opened; returns the --timeout budget in seconds."""
     from paxm_core.duration import parse_duration
 
-    query = query.strip()
     if bool(ids) == bool(query):
         raise UsageError("give memory IDs or --query TEXT (one of them)")
     if limit <= 0:
@@ -236,31 +262,34 @@ def forget(
         raise UsageError(f"--timeout: {exc}") from None
     if budget <= 0:
         raise UsageError("--timeout must be positive")
-    runtime = _state(ctx).runtime()
-    router = runtime.router
-    enabled = router.providers
+    return budget
+
+
+def _chosen_providers(providers: tuple[str, ...], enabled: dict[str, Any]) -> list[str]:
+    """The --provider names (deduplicated, in order), or every enabled provider without one."""
     chosen = list(dict.fromkeys(p.strip() for p in providers if p.strip())) or list(enabled)
     unknown = [p for p in chosen if p not in enabled]
     if unknown:
         raise UsageError(f"provider(s) not enabled: {', '.join(unknown)} (enabled: {', '.join(enabled) or 'none'})")
     if not chosen:
         raise UsageError("no memory providers are enabled")
-    plan, given = _plan(runtime, ids, query, chosen, limit, budget)
-    if plan.empty:
-        message = f"nothing matches {query!r}; nothing was deleted"
-        if as_json:
-            click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
-        else:
-            click.echo(printable(message))
-            for line in _preview_lines(plan, router):
-                click.echo(line)
-        if plan.search_errors:
-            raise PaxmError("could not search: " + ", ".join(e.provider for e in plan.search_errors))
-        return
-    if not (as_json and yes):
+    return chosen
+
+
+def _say_nothing_matches(plan: _Plan, router: Any, given: list[str], query: str, as_json: bool) -> None:
+    message = f"nothing matches {query!r}; nothing was deleted"
+    if as_json:
+        click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
+    else:
+        click.echo(printable(message))
         for line in _preview_lines(plan, router):
-            click.echo(line, err=as_json)
-    _confirm(yes, as_json)
+            click.echo(line)
+    if plan.search_errors:
+        raise PaxmError("could not search: " + ", ".join(e.provider for e in plan.search_errors))
+
+
+def _remove_queued(runtime: Any, plan: _Plan, providers: tuple[str, ...]) -> int:
+    """Drop the plan's queued copies; a queue failure is recorded on the plan, not raised."""
     removed = 0
     if plan.copies:
         try:
@@ -271,12 +300,10 @@ def forget(
                 queue.close()
         except PaxmError as exc:
             plan.queue_error = str(exc)
-    result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
-    report = _report(plan, result, removed, given, query)
-    if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        _print_report(report)
+    return removed
+
+
+def _problems(plan: _Plan, result: Any, report: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     if result.failed:
         problems.append("some deletes failed: " + ", ".join(p.provider for p in result.providers if p.failed))
@@ -287,8 +314,7 @@ def forget(
         problems.append("could not search: " + ", ".join(e.provider for e in plan.search_errors))
     if report["not_found"]:
         problems.append("not found anywhere: " + ", ".join(report["not_found"]))
-    if problems:
-        raise PaxmError("; ".join(problems))
+    return problems
 
 
 def _report(plan: _Plan, result: Any, removed: int, given: list[str], query: str) -> dict[str, Any]:

@@ -168,6 +168,56 @@ def _ask(
     return config, selected_agents, was_enabled
 
 
+def _prepare(
+    ctx: click.Context,
+    path: Path,
+    options: SetupOptions,
+    yes: bool,
+    force: bool,
+    catalog: SetupCatalog,
+    terminal: bool,
+    as_json: bool,
+) -> tuple[Config, list[str], set[str]] | None:
+    """The new config, the agents to connect and the providers enabled before; ``None`` when cancelled."""
+    try:
+        if yes:
+            was_enabled = _enabled_providers(path, force)
+            config, selected_agents, _ = prepare_setup(path, options, force=force, catalog=catalog)
+            return config, selected_agents, was_enabled
+        prepared = _ask(path, options, force, catalog, terminal, as_json)
+        if prepared is None:
+            click.echo("setup cancelled; nothing was saved")
+        return prepared
+    except KeyboardInterrupt:
+        click.echo("\nsetup cancelled; nothing was saved", err=True)
+        ctx.exit(130)
+        return None
+
+
+def _apply(
+    config: Config,
+    selected_agents: list[str],
+    was_enabled: set[str],
+    providers: tuple[str, ...],
+    path: Path,
+    catalog: SetupCatalog,
+    echo: Callable[[str], None],
+) -> tuple[Path, dict[str, str]]:
+    """Check integrations and providers, save the config, then install the integrations."""
+    _preflight_integrations(config, selected_agents, catalog)
+    # newly enabled providers, and those named with --provider (a re-run re-checks their key)
+    named = {p.strip().lower() for p in providers}
+    ensure = [n for n, p in config.providers.items() if p.enabled and (n not in was_enabled or n.lower() in named)]
+    _ensure_targets(config, ensure, echo)
+    saved = save_config(config, path)
+    echo(f"saved config: {saved}")
+    warning = _stop_hook_daemon(saved)
+    if warning:
+        click.echo(f"warning: config saved but the running hook daemon could not be stopped: {warning}", err=True)
+    results = _install_integrations(config, selected_agents, echo, catalog)
+    return saved, results
+
+
 @click.command("setup")
 @click.option(
     "--yes",
@@ -244,20 +294,10 @@ def setup(
     from paxm_core.plugins import get_plugin_manager
 
     catalog = SetupCatalog.from_plugins(get_plugin_manager())
-    try:
-        if yes:
-            was_enabled = _enabled_providers(path, force)
-            config, selected_agents, _ = prepare_setup(path, options, force=force, catalog=catalog)
-        else:
-            prepared = _ask(path, options, force, catalog, terminal, as_json)
-            if prepared is None:
-                click.echo("setup cancelled; nothing was saved")
-                return
-            config, selected_agents, was_enabled = prepared
-    except KeyboardInterrupt:
-        click.echo("\nsetup cancelled; nothing was saved", err=True)
-        ctx.exit(130)
+    prepared = _prepare(ctx, path, options, yes, force, catalog, terminal, as_json)
+    if prepared is None:
         return
+    config, selected_agents, was_enabled = prepared
 
     messages: list[str] = []
 
@@ -267,23 +307,20 @@ def setup(
         else:
             click.echo(line)
 
-    _preflight_integrations(config, selected_agents, catalog)
-    # newly enabled providers, and those named with --provider (a re-run re-checks their key)
-    named = {p.strip().lower() for p in providers}
-    ensure = [n for n, p in config.providers.items() if p.enabled and (n not in was_enabled or n.lower() in named)]
-    _ensure_targets(config, ensure, echo)
-    saved = save_config(config, path)
-    echo(f"saved config: {saved}")
-    warning = _stop_hook_daemon(saved)
-    if warning:
-        click.echo(f"warning: config saved but the running hook daemon could not be stopped: {warning}", err=True)
-    results = _install_integrations(config, selected_agents, echo, catalog)
+    saved, results = _apply(config, selected_agents, was_enabled, providers, path, catalog, echo)
+    _print_summary(saved, config, selected_agents, results, messages, as_json)
+
+
+def _print_summary(
+    saved: Path, config: Config, agents: list[str], results: dict[str, str], messages: list[str], as_json: bool
+) -> None:
+    """The --json summary (with the messages held back), or the next steps to try."""
     if as_json:
         summary = {
             "config_path": str(saved),
             "user_id": config.identity.user_id,
             "providers": [n for n, p in config.providers.items() if p.enabled],
-            "agents": selected_agents,
+            "agents": agents,
             "integrations": results,
             "messages": messages,
         }

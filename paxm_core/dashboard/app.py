@@ -147,6 +147,17 @@ def create_app(
     ``codes`` are the one-time login codes ``/login`` accepts (none: every code is refused);
     ``on_login`` runs after each code is redeemed (the command tells the terminal).
     """
+    return Starlette(
+        routes=[*_page_routes(token, port, days, codes, on_login), *_api_routes(data, days)],
+        middleware=[Middleware(_Guard, token=token, port=port)],
+        exception_handlers={404: _not_found, 405: _not_allowed},
+    )
+
+
+def _page_routes(
+    token: str, port: int, days: int, codes: OneTimeCodes | None, on_login: Callable[[], None] | None
+) -> list[Route]:
+    """``/`` (the page, or the token exchanged for the cookie), ``/login`` and ``/static/<file>``."""
     cookie = cookie_name(port)
 
     def signed_in() -> Response:
@@ -154,19 +165,6 @@ def create_app(
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(cookie, token, httponly=True, samesite="strict", path="/")
         return response
-
-    def api(fn: Any) -> Any:
-        def endpoint(request: Request) -> Response:
-            try:
-                return JSONResponse(fn(request))
-            except UsageError as exc:
-                return _error(400, str(exc))
-            except LookupError as exc:
-                return _error(404, str(exc.args[0] if exc.args else exc))
-            except PaxmError as exc:
-                return _error(502, str(exc))
-
-        return endpoint
 
     def index(request: Request) -> Response:
         given = request.query_params.get("token")
@@ -194,22 +192,52 @@ def create_app(
             return _error(404, "not found")
         return Response(_asset(name), media_type=_ASSETS[name])
 
+    return [
+        Route("/", index, methods=["GET"]),
+        Route("/login", login, methods=["GET"]),
+        Route("/static/{name}", asset, methods=["GET"]),
+    ]
+
+
+def _api(fn: Any) -> Any:
+    """An endpoint answering ``fn(request)`` as JSON, and a bad request, lookup or provider failure as an error."""
+
+    def endpoint(request: Request) -> Response:
+        try:
+            return JSONResponse(fn(request))
+        except UsageError as exc:
+            return _error(400, str(exc))
+        except LookupError as exc:
+            return _error(404, str(exc.args[0] if exc.args else exc))
+        except PaxmError as exc:
+            return _error(502, str(exc))
+
+    return endpoint
+
+
+def _event_filter(request: Request) -> EventFilter:
+    p = request.query_params
+    return EventFilter(
+        kinds=tuple(k.strip() for k in p.get("kind", "").split(",") if k.strip()),
+        source=p.get("source", "").strip(),
+        session=p.get("session", ""),
+        profile=p.get("profile", "").strip(),
+        q=p.get("q", "").strip(),
+        state=p.get("state", "").strip(),
+        mode=p.get("mode", "").strip(),
+        hit_provider=p.get("hit_provider", "").strip(),
+        hit_q=p.get("hit_q", "").strip(),
+    )
+
+
+def _api_routes(data: DashboardData, days: int) -> list[Route]:
+    """The JSON API under ``/api/`` (see the module docstring for each route's parameters)."""
+
     def summary(request: Request) -> Any:
         return data.summary(_int_param(request, "days", days, low=-1, high=100_000))
 
     def events(request: Request) -> Any:
-        p = request.query_params
-        flt = EventFilter(
-            kinds=tuple(k.strip() for k in p.get("kind", "").split(",") if k.strip()),
-            source=p.get("source", "").strip(),
-            session=p.get("session", ""),
-            profile=p.get("profile", "").strip(),
-            q=p.get("q", "").strip(),
-            state=p.get("state", "").strip(),
-            mode=p.get("mode", "").strip(),
-            hit_provider=p.get("hit_provider", "").strip(),
-            hit_q=p.get("hit_q", "").strip(),
-        )
+        flt = _event_filter(request)
         limit = _int_param(request, "limit", 50, low=1, high=MAX_PAGE)
         offset = _int_param(request, "offset", 0, low=0, high=10**9)
         return data.query_events(flt, limit=limit, offset=offset)
@@ -235,29 +263,22 @@ def create_app(
             limit=_int_param(request, "limit", 20, low=1, high=100),
         )
 
-    routes = [
-        Route("/", index, methods=["GET"]),
-        Route("/login", login, methods=["GET"]),
-        Route("/static/{name}", asset, methods=["GET"]),
-        Route("/api/info", api(lambda r: data.info()), methods=["GET"]),
-        Route("/api/summary", api(summary), methods=["GET"]),
-        Route("/api/events", api(events), methods=["GET"]),
-        Route("/api/facets", api(lambda r: data.facets()), methods=["GET"]),
-        Route("/api/sessions", api(lambda r: data.sessions()), methods=["GET"]),
-        Route("/api/session", api(session), methods=["GET"]),
-        Route("/api/queue", api(queue), methods=["GET"]),
-        Route("/api/queue/retry", api(lambda r: data.retry_dead()), methods=["POST"]),
-        Route("/api/memories", api(memories), methods=["GET"]),
+    return [
+        Route("/api/info", _api(lambda r: data.info()), methods=["GET"]),
+        Route("/api/summary", _api(summary), methods=["GET"]),
+        Route("/api/events", _api(events), methods=["GET"]),
+        Route("/api/facets", _api(lambda r: data.facets()), methods=["GET"]),
+        Route("/api/sessions", _api(lambda r: data.sessions()), methods=["GET"]),
+        Route("/api/session", _api(session), methods=["GET"]),
+        Route("/api/queue", _api(queue), methods=["GET"]),
+        Route("/api/queue/retry", _api(lambda r: data.retry_dead()), methods=["POST"]),
+        Route("/api/memories", _api(memories), methods=["GET"]),
     ]
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return _error(404, "not found")
 
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return _error(405, f"{request.method} is not allowed here")
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return _error(404, "not found")
 
-    return Starlette(
-        routes=routes,
-        middleware=[Middleware(_Guard, token=token, port=port)],
-        exception_handlers={404: not_found, 405: not_allowed},
-    )
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    return _error(405, f"{request.method} is not allowed here")

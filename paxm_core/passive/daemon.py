@@ -339,7 +339,6 @@ class HookDaemon:
         self._dropped_logged = False
         self._deferred_lock = threading.Lock()
         self._deferred_started = False
-        self._pool: WorkerPool | None = None
         self.processor: HookProcessor | None = None
         self.runtime: Any = None
         self.queue: Any = None
@@ -446,6 +445,31 @@ class HookDaemon:
 
     def run(self) -> int:
         """Serve until idle, shutdown or a signal; returns the exit code."""
+        self._take_lock()
+        try:
+            config_stamp = self._start()
+            from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
+
+            pool = WorkerPool(8, "paxm-hook-conn")
+            try:
+                self._serve_until_exit(pool, config_stamp)
+            finally:
+                self._stop.set()
+                self._close_listener()
+                # Requests still running are past their write (it commits before recall); give
+                # them a moment to answer, but a recall stuck in a provider that ignores its
+                # deadline must not hold the daemon's exit (the process ends with os._exit).
+                pool.shutdown(cancel_pending=True)
+                self._wait_inflight(SHUTDOWN_GRACE)
+                self._shutdown()
+        finally:
+            self._tell_client(b"")  # a start-up that failed: the waiting client stops at once
+            resume_gc()  # a start-up that failed leaves no paused collector behind
+            self.lock.release()
+        return 0
+
+    def _take_lock(self) -> None:
+        """Check the hooks directory and take the daemon lock; the waiting client hears why not."""
         try:
             # the lock, the log and the socket live here: refuse a directory that is not private
             check_private_dir(self.hooks_dir)
@@ -463,83 +487,72 @@ class HookDaemon:
         except BaseException:
             self._tell_client(b"")
             raise
-        try:
-            remove_retired_files(self.hooks_dir)
-            config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
-            try:
-                self._open()
-            except Exception as exc:
-                self._log(f"startup failed: {exc}")
-                raise
-            assert self.processor is not None
-            self._drain()
-            try:
-                self._listener = self._listen()
-            except (OSError, PaxmError) as exc:
-                self._log(f"startup failed: {exc}")
-                raise
-            self._tell_client(READY)
-            resume_gc()  # started: from here on the collector runs as usual
-            if self._last_start_failed():
-                # doctor reports the last start-up error until a start succeeds
-                self._log("started")
-            from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
 
-            pool = self._pool = WorkerPool(8, "paxm-hook-conn")
-            # The delivery loop starts once the first answer has left (see _after_answer), or
-            # after a second without a connection.
-            last_drain = time.monotonic()
+    def _start(self) -> tuple[int, int, int] | None:
+        """Open everything, drain the inbox, listen and tell the client; returns the config's stamp."""
+        remove_retired_files(self.hooks_dir)
+        config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
+        try:
+            self._open()
+        except Exception as exc:
+            self._log(f"startup failed: {exc}")
+            raise
+        assert self.processor is not None
+        self._drain()
+        try:
+            self._listener = self._listen()
+        except (OSError, PaxmError) as exc:
+            self._log(f"startup failed: {exc}")
+            raise
+        self._tell_client(READY)
+        resume_gc()  # started: from here on the collector runs as usual
+        if self._last_start_failed():
+            # doctor reports the last start-up error until a start succeeds
+            self._log("started")
+        return config_stamp
+
+    def _serve_until_exit(self, pool: WorkerPool, config_stamp: tuple[int, int, int] | None) -> None:
+        """Accept connections onto ``pool`` until stopped, idle, the config changes or the socket goes."""
+        # The delivery loop starts once the first answer has left (see _after_answer), or
+        # after a second without a connection.
+        last_drain = time.monotonic()
+        while not self._stop.is_set():
             try:
-                while not self._stop.is_set():
-                    try:
-                        conn = _accept(self._listener)
-                    except TimeoutError:
-                        conn = None
-                    except OSError:
-                        if self._stop.is_set():
-                            break
-                        raise
-                    now = time.monotonic()
-                    if conn is not None:
-                        if not self._same_user(conn):
-                            conn.close()  # another user: nothing read, nothing answered
-                            continue
-                        with self._state:
-                            self._inflight += 1
-                            self._last_activity = now
-                        pool.submit(self._serve, conn)
-                        continue
-                    self._start_deferred()
-                    if self._config_stamp() != config_stamp:
-                        # a new config (paxm setup, an edit) takes effect with the next daemon
-                        self._log("config changed: flushing and exiting")
-                        break
-                    if now - last_drain >= INBOX_DRAIN_INTERVAL:
-                        last_drain = now
-                        if not self._socket_is_ours():
-                            # hooks dir deleted or socket replaced: no client can reach us
-                            self._log("socket removed: exiting")
-                            break
-                        self._drain()
-                    with self._state:
-                        idle = self._inflight == 0 and now - self._last_activity >= self.idle_timeout
-                    if idle:
-                        self._log("idle timeout: flushing and exiting")
-                        break
-            finally:
-                self._stop.set()
-                self._close_listener()
-                # Requests still running are past their write (it commits before recall); give
-                # them a moment to answer, but a recall stuck in a provider that ignores its
-                # deadline must not hold the daemon's exit (the process ends with os._exit).
-                pool.shutdown(cancel_pending=True)
-                self._wait_inflight(SHUTDOWN_GRACE)
-                self._shutdown()
-        finally:
-            self._tell_client(b"")  # a start-up that failed: the waiting client stops at once
-            resume_gc()  # a start-up that failed leaves no paused collector behind
-            self.lock.release()
-        return 0
+                # set by _start; read every pass because a shutdown control clears it (after setting _stop)
+                conn = _accept(self._listener)  # type: ignore[arg-type]
+            except TimeoutError:
+                conn = None
+            except OSError:
+                if self._stop.is_set():
+                    break
+                raise
+            now = time.monotonic()
+            if conn is not None:
+                if not self._same_user(conn):
+                    conn.close()  # another user: nothing read, nothing answered
+                    continue
+                with self._state:
+                    self._inflight += 1
+                    self._last_activity = now
+                pool.submit(self._serve, conn)
+                continue
+            self._start_deferred()
+            if self._config_stamp() != config_stamp:
+                # a new config (paxm setup, an edit) takes effect with the next daemon
+                self._log("config changed: flushing and exiting")
+                break
+            if now - last_drain >= INBOX_DRAIN_INTERVAL:
+                last_drain = now
+                if not self._socket_is_ours():
+                    # hooks dir deleted or socket replaced: no client can reach us
+                    self._log("socket removed: exiting")
+                    break
+                self._drain()
+            with self._state:
+                idle = self._inflight == 0 and now - self._last_activity >= self.idle_timeout
+            if idle:
+                self._log("idle timeout: flushing and exiting")
+                break
 
     def _wait_inflight(self, grace: float) -> None:
         deadline = time.monotonic() + grace

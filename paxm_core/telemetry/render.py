@@ -75,6 +75,15 @@ def render_history(summary: HistorySummary) -> str:
         )
         return "\n".join(out) + "\n"
     out.append(f"status: {history_status(t)}")
+    _totals_tables(out, summary)
+    _breakdown_tables(out, summary)
+    return "\n".join(out) + "\n"
+
+
+def _totals_tables(out: list[str], summary: HistorySummary) -> None:
+    """Overview, recall funnel, write pipeline and storage: one row each."""
+    t = summary.totals
+    storage = summary.storage
     _table(
         out,
         "overview",
@@ -120,6 +129,10 @@ def render_history(summary: HistorySummary) -> str:
             ]
         ],
     )
+
+
+def _breakdown_tables(out: list[str], summary: HistorySummary) -> None:
+    """The counters by day, profile, agent, hook and provider."""
     _named(
         out,
         "by day",
@@ -163,7 +176,6 @@ def render_history(summary: HistorySummary) -> str:
             c.provider_errors,
         ],
     )
-    return "\n".join(out) + "\n"
 
 
 _TEXT_FIELDS = ("command", "source", "target", "hook_event", "profile", "episode_id", "session_key", "provider")

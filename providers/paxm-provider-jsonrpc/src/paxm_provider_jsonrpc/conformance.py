@@ -95,15 +95,19 @@ def _attribution_error(hits: list[MemoryHit], ref_id: str, item: MemoryItem) -> 
     return f"search did not return written ref {ref_id!r} for attribution check"
 
 
-def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
-    """Run every check against ``provider`` and return the report (never raises for plugin faults)."""
-    started = time.monotonic()
-    result = ConformanceResult()
+class _Kit:
+    """A conformance run in progress: the provider, its report, and how each check is recorded."""
 
-    def deadline() -> Deadline:
-        return Deadline.after(provider.timeout)
+    def __init__(self, provider: JsonRpcProvider) -> None:
+        self.provider = provider
+        self.started = time.monotonic()
+        self.result = ConformanceResult()
 
-    def run(name: str, body: Callable[[], Any]) -> tuple[bool, Any]:
+    def deadline(self) -> Deadline:
+        return Deadline.after(self.provider.timeout)
+
+    def run(self, name: str, body: Callable[[], Any]) -> tuple[bool, Any]:
+        """Run one check; a plugin fault fails it (and the run) instead of raising."""
         check = Check(name)
         value: Any = None
         try:
@@ -111,23 +115,27 @@ def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
             check.passed = True
         except (PaxmError, _Failed) as exc:
             check.error = str(exc)
-            result.passed = False
-        result.checks.append(check)
+            self.result.passed = False
+        self.result.checks.append(check)
         return check.passed, value
 
-    def skip(name: str) -> None:
+    def skip(self, name: str) -> None:
         # upstream reports skipped checks as not required
-        result.checks.append(Check(name, required=False, skipped=True))
+        self.result.checks.append(Check(name, required=False, skipped=True))
 
-    def finish() -> ConformanceResult:
-        result.duration_ms = int((time.monotonic() - started) * 1000)
-        return result
+    def finish(self) -> ConformanceResult:
+        self.result.duration_ms = int((time.monotonic() - self.started) * 1000)
+        return self.result
 
-    run("health", lambda: provider.health(deadline()))
-    ok, caps = run("capabilities", lambda: provider.plugin_capabilities(deadline()))
+
+def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
+    """Run every check against ``provider`` and return the report (never raises for plugin faults)."""
+    kit = _Kit(provider)
+    kit.run("health", lambda: provider.health(kit.deadline()))
+    ok, caps = kit.run("capabilities", lambda: provider.plugin_capabilities(kit.deadline()))
     if not ok:
-        return finish()
-    result.capabilities = caps
+        return kit.finish()
+    kit.result.capabilities = caps
 
     token = f"paxm-conformance-{time.time_ns()}"
     item = MemoryItem(
@@ -136,35 +144,50 @@ def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
         origin=MemoryOrigin("conformance-user", "conformance-agent", "conformance-session", "conformance-turn"),
         scope=MemoryScope("personal", "conformance-user"),
     )
-    put_ok, ref = run("put acknowledgement", lambda: provider.put(item, deadline()))
-
+    put_ok, ref = kit.run("put acknowledgement", lambda: provider.put(item, kit.deadline()))
     if put_ok:
+        _written_checks(kit, caps, token, item, ref)
+    batch_refs = _put_batch_check(kit, caps, token)
+    if caps.delete and put_ok:
+        kit.run("delete lifecycle", lambda: _delete_lifecycle(kit, token, ref, batch_refs))
+    else:
+        kit.skip("delete lifecycle")
+    return kit.finish()
 
-        def stable_ref() -> None:
-            if not ref.id.strip():
-                raise _Failed("put returned an empty ref id")
 
-        run("stable ref id", stable_ref)
+def _written_checks(kit: _Kit, caps: PluginCapabilities, token: str, item: MemoryItem, ref: MemoryRef) -> None:
+    """The checks of the memory ``put`` wrote: its ref id, search fidelity and attribution."""
+    provider = kit.provider
 
-        def search_fidelity() -> None:
+    def stable_ref() -> None:
+        if not ref.id.strip():
+            raise _Failed("put returned an empty ref id")
+
+    kit.run("stable ref id", stable_ref)
+
+    def search_fidelity() -> None:
+        query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
+        hits = provider.search(query, kit.deadline())
+        if not _found(hits, ref.id, token, ("paxm_conformance", token)):
+            raise _Failed("search did not faithfully return written id, text, and metadata")
+
+    kit.run("search fidelity", search_fidelity)
+    if caps.attribution:
+
+        def attribution() -> None:
             query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
-            hits = provider.search(query, deadline())
-            if not _found(hits, ref.id, token, ("paxm_conformance", token)):
-                raise _Failed("search did not faithfully return written id, text, and metadata")
+            error = _attribution_error(provider.search_wire(query, kit.deadline()), ref.id, item)
+            if error:
+                raise _Failed(error)
 
-        run("search fidelity", search_fidelity)
-        if caps.attribution:
+        kit.run("attribution fidelity", attribution)
+    else:
+        kit.skip("attribution fidelity")
 
-            def attribution() -> None:
-                query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
-                error = _attribution_error(provider.search_wire(query, deadline()), ref.id, item)
-                if error:
-                    raise _Failed(error)
 
-            run("attribution fidelity", attribution)
-        else:
-            skip("attribution fidelity")
-
+def _put_batch_check(kit: _Kit, caps: PluginCapabilities, token: str) -> list[MemoryRef]:
+    """Write two memories in one batch and check each is searchable; returns the refs it got."""
+    provider = kit.provider
     batch_items = [
         MemoryItem(
             text=f"{token} batch {word}",
@@ -176,7 +199,7 @@ def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
     batch_refs: list[MemoryRef] = []
 
     def put_batch() -> None:
-        refs = provider.put_batch(batch_items, deadline())
+        refs = provider.put_batch(batch_items, kit.deadline())
         batch_refs.extend(refs)
         if len(refs) != 2:
             raise _Failed(f"putBatch returned {len(refs)} refs, want 2")
@@ -185,31 +208,28 @@ def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
             if not batch_ref.id.strip() or batch_ref.id in seen:
                 raise _Failed(f"putBatch ref {index} has an empty or duplicate id")
             seen.add(batch_ref.id)
-            hits = provider.search(SearchQuery(text=batch_item.text, limit=10), deadline())
+            hits = provider.search(SearchQuery(text=batch_item.text, limit=10), kit.deadline())
             if not _found(hits, batch_ref.id, batch_item.text):
                 raise _Failed(f"putBatch ref {batch_ref.id} is not faithfully searchable")
             if caps.attribution:
-                wire = provider.search_wire(SearchQuery(text=batch_item.text, limit=10), deadline())
+                wire = provider.search_wire(SearchQuery(text=batch_item.text, limit=10), kit.deadline())
                 error = _attribution_error(wire, batch_ref.id, batch_item)
                 if error:
                     raise _Failed(f"putBatch attribution: {error}")
 
-    run("putBatch" if caps.put_batch else "putBatch fallback", put_batch)
+    kit.run("putBatch" if caps.put_batch else "putBatch fallback", put_batch)
+    return batch_refs
 
-    if caps.delete and put_ok:
 
-        def delete_lifecycle() -> None:
-            provider.delete(ref, deadline())
-            hits = provider.search(SearchQuery(text=token, limit=10), deadline())
-            if any(hit.id == ref.id for hit in hits):
-                raise _Failed("deleted ref is still searchable")
-            for batch_ref in batch_refs:
-                try:
-                    provider.delete(batch_ref, deadline())
-                except PaxmError as exc:
-                    raise _Failed(f"clean batch ref {batch_ref.id}: {exc}") from None
-
-        run("delete lifecycle", delete_lifecycle)
-    else:
-        skip("delete lifecycle")
-    return finish()
+def _delete_lifecycle(kit: _Kit, token: str, ref: MemoryRef, batch_refs: list[MemoryRef]) -> None:
+    """Delete the written memory (it must stop being searchable), then clean up the batch's."""
+    provider = kit.provider
+    provider.delete(ref, kit.deadline())
+    hits = provider.search(SearchQuery(text=token, limit=10), kit.deadline())
+    if any(hit.id == ref.id for hit in hits):
+        raise _Failed("deleted ref is still searchable")
+    for batch_ref in batch_refs:
+        try:
+            provider.delete(batch_ref, kit.deadline())
+        except PaxmError as exc:
+            raise _Failed(f"clean batch ref {batch_ref.id}: {exc}") from None

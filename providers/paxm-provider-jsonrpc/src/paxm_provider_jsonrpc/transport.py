@@ -288,27 +288,8 @@ class StdioTransport:
         return ProviderError(self.provider, method, self._redact(message + _stderr_suffix(stderr)), retryable=retryable)
 
     def _exchange(self, method: str, payload: bytes, budget: float, deadline: Deadline) -> tuple[bytes, bytes]:
-        started = time.monotonic()
-        ends_at = started + budget
-        try:
-            proc = subprocess.Popen(
-                [self.command, *self.args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self._environment(),
-                start_new_session=True,  # its own process group, killed as a whole below
-                close_fds=True,
-            )
-        except OSError as exc:
-            raise self._fail(method, f"cannot start plugin command {self.command!r}: {exc.strerror or exc}") from None
-        with self._lock:
-            closing = self._closed
-            if not closing:
-                self._running.add(proc)
-        if closing:  # closed while it started: close() could not see it
-            _kill_group(proc)
-            raise self._fail(method, "provider closed")
+        ends_at = time.monotonic() + budget
+        proc = self._spawn(method)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdout = bytearray()
         stderr = bytearray()
@@ -323,72 +304,26 @@ class StdioTransport:
             view = memoryview(payload)
             stdout_open = stderr_open = True
             while True:
-                if deadline.cancelled:
-                    raise DeadlineExceeded(f"{method} cancelled", cancelled=True)
-                if self._closed:
-                    raise self._fail(method, "provider closed")
-                now = time.monotonic()
-                if now >= ends_at:
-                    raise self._fail(
-                        method, f"timed out after {format_duration(round(budget, 3))}", stderr, retryable=True
-                    )
+                now = self._check_budget(method, deadline, ends_at, budget, stderr)
                 if not stdout_open:
-                    if view:  # the plugin never read its request; stop offering it
-                        selector.unregister(proc.stdin)
-                        view = view[len(view) :]
-                    if stderr_open:
-                        # give stderr a moment to drain so the error can quote it
-                        stderr_open = self._drain(proc, selector, stderr, min(0.2, ends_at - now))
-                    try:  # the exit status makes the error clearer; don't wait long for it
-                        code: int | None = proc.wait(timeout=max(0.0, min(0.2, ends_at - time.monotonic())))
-                    except subprocess.TimeoutExpired:
-                        code = None
-                    status = f" (exit status {code})" if code is not None else ""
-                    if not stdout.strip():
-                        raise self._fail(method, f"plugin closed stdout without a response{status}", stderr)
-                    raise self._fail(
-                        method,
-                        f"malformed response: truncated JSON{status}; output began {_preview(stdout)}",
-                        stderr,
-                    )
+                    raise self._no_response(method, proc, selector, view, stdout, stderr, stderr_open, ends_at, now)
                 for key, _ in selector.select(min(_POLL_SECONDS, ends_at - now)):
                     stream: object = key.fileobj
                     if stream is proc.stdin:
-                        try:
-                            written = os.write(proc.stdin.fileno(), view)
-                        except BlockingIOError:
-                            continue
-                        except (BrokenPipeError, OSError):
-                            # The plugin stopped reading; its answer (or silence) decides.
-                            written = len(view)
-                        view = view[written:]
-                        if not view:
-                            selector.unregister(proc.stdin)
-                            proc.stdin.close()
+                        view = _write_request(proc, selector, view)
                         continue
                     try:
                         chunk = os.read(key.fd, 65536)
                     except BlockingIOError:
                         continue
                     if stream is proc.stderr:
-                        if not chunk:
-                            selector.unregister(proc.stderr)
-                            stderr_open = False
-                        else:
-                            stderr.extend(chunk)
-                            del stderr[:-STDERR_TAIL_BYTES]
+                        stderr_open = _keep_stderr(proc, selector, chunk, stderr)
                         continue
                     if not chunk:
                         selector.unregister(proc.stdout)
                         stdout_open = False
                         continue
-                    stdout.extend(chunk)
-                    if len(stdout) > self.max_response_bytes:
-                        raise self._fail(method, f"response exceeds {self.max_response_bytes} bytes", stderr)
-                    try:
-                        end = scanner.feed(stdout)
-                    except MalformedResponse as exc:
-                        raise self._fail(method, f"malformed response: {exc}", stderr) from None
+                    end = self._take_stdout(method, chunk, stdout, stderr, scanner)
                     if end is not None:
                         return bytes(stdout[scanner.start : end]), bytes(stderr)
         finally:
@@ -396,6 +331,82 @@ class StdioTransport:
             with self._lock:
                 self._running.discard(proc)
             _kill_group(proc)
+
+    def _spawn(self, method: str) -> subprocess.Popen[bytes]:
+        """Start the plugin in a process group of its own, registered for :meth:`close`."""
+        try:
+            proc = subprocess.Popen(
+                [self.command, *self.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._environment(),
+                start_new_session=True,  # its own process group, killed as a whole by _exchange
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise self._fail(method, f"cannot start plugin command {self.command!r}: {exc.strerror or exc}") from None
+        with self._lock:
+            closing = self._closed
+            if not closing:
+                self._running.add(proc)
+        if closing:  # closed while it started: close() could not see it
+            _kill_group(proc)
+            raise self._fail(method, "provider closed")
+        return proc
+
+    def _check_budget(self, method: str, deadline: Deadline, ends_at: float, budget: float, stderr: bytearray) -> float:
+        """Raise when the call was cancelled, the provider closed or the budget ran out; else the time now."""
+        if deadline.cancelled:
+            raise DeadlineExceeded(f"{method} cancelled", cancelled=True)
+        if self._closed:
+            raise self._fail(method, "provider closed")
+        now = time.monotonic()
+        if now >= ends_at:
+            raise self._fail(method, f"timed out after {format_duration(round(budget, 3))}", stderr, retryable=True)
+        return now
+
+    def _take_stdout(
+        self, method: str, chunk: bytes, stdout: bytearray, stderr: bytearray, scanner: _ObjectScanner
+    ) -> int | None:
+        """Add ``chunk`` to the response; where its first object ends once complete, else ``None``."""
+        stdout.extend(chunk)
+        if len(stdout) > self.max_response_bytes:
+            raise self._fail(method, f"response exceeds {self.max_response_bytes} bytes", stderr)
+        try:
+            return scanner.feed(stdout)
+        except MalformedResponse as exc:
+            raise self._fail(method, f"malformed response: {exc}", stderr) from None
+
+    def _no_response(
+        self,
+        method: str,
+        proc: subprocess.Popen[bytes],
+        selector: selectors.BaseSelector,
+        view: memoryview,
+        stdout: bytearray,
+        stderr: bytearray,
+        stderr_open: bool,
+        ends_at: float,
+        now: float,
+    ) -> ProviderError:
+        """The error for a plugin that closed stdout before a complete object (the call ends at ``ends_at``)."""
+        assert proc.stdin is not None
+        if view:  # the plugin never read its request; stop offering it
+            selector.unregister(proc.stdin)
+        if stderr_open:
+            # give stderr a moment to drain so the error can quote it
+            self._drain(proc, selector, stderr, min(0.2, ends_at - now))
+        try:  # the exit status makes the error clearer; don't wait long for it
+            code: int | None = proc.wait(timeout=max(0.0, min(0.2, ends_at - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            code = None
+        status = f" (exit status {code})" if code is not None else ""
+        if not stdout.strip():
+            return self._fail(method, f"plugin closed stdout without a response{status}", stderr)
+        return self._fail(
+            method, f"malformed response: truncated JSON{status}; output began {_preview(stdout)}", stderr
+        )
 
     @staticmethod
     def _drain(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, sink: bytearray, wait: float) -> bool:
@@ -416,8 +427,38 @@ class StdioTransport:
         return True
 
 
+def _write_request(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, view: memoryview) -> memoryview:
+    """Write what the plugin's stdin takes of the request; closes stdin once all of it is written."""
+    assert proc.stdin is not None
+    try:
+        written = os.write(proc.stdin.fileno(), view)
+    except BlockingIOError:
+        return view
+    except (BrokenPipeError, OSError):
+        # The plugin stopped reading; its answer (or silence) decides.
+        written = len(view)
+    view = view[written:]
+    if not view:
+        selector.unregister(proc.stdin)
+        proc.stdin.close()
+    return view
+
+
+def _keep_stderr(
+    proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, chunk: bytes, tail: bytearray
+) -> bool:
+    """Keep the tail of the plugin's stderr; ``False`` once it has ended."""
+    assert proc.stderr is not None
+    if not chunk:
+        selector.unregister(proc.stderr)
+        return False
+    tail.extend(chunk)
+    del tail[:-STDERR_TAIL_BYTES]
+    return True
+
+
 def _signal_group(proc: subprocess.Popen[bytes]) -> None:
-    # SIGKILL to the plugin's process group (its own session: see _exchange).  Never waits, so
+    # SIGKILL to the plugin's process group (its own session: see _spawn).  Never waits, so
     # close() may call it while the call's own thread still reads the pipes and reaps it.
     try:
         os.killpg(proc.pid, signal.SIGKILL)
