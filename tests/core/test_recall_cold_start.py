@@ -80,3 +80,38 @@ def test_recall_as_json_imports_no_integration_either(tmp_path: Path) -> None:
     _recall_modules(tmp_path, "--json")
     modules = _recall_modules(tmp_path, "--json")
     assert not _unwanted(modules), _unwanted(modules)
+
+
+#: import every integration plugin's entry-point module, then register its integrations
+PLUGIN_MODULES = """
+import json, sys
+from importlib import import_module
+from importlib.metadata import entry_points
+from paxm_core.plugins import get_plugin_manager
+modules = sorted({ep.value.partition(":")[0].strip() for ep in entry_points(group="paxm")})
+integration_plugins = [m for m in modules if m.startswith("paxm_integration_")]
+before = set(sys.modules)
+for module in integration_plugins:
+    import_module(module)
+on_import = sorted(set(sys.modules) - before)
+exported = {m: sorted(name for name in import_module(m).__all__ if getattr(import_module(m), name, None) is None)
+            for m in integration_plugins}
+registered = sorted(get_plugin_manager().integrations())
+print(json.dumps({"plugins": integration_plugins, "on_import": on_import, "missing": exported,
+                  "registered": registered}))
+"""
+
+
+def test_an_integration_plugin_module_is_cheap_to_load_and_still_registers(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    env.pop("PAXM_LOAD_PLUGINS", None)
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", PLUGIN_MODULES], capture_output=True, text=True, check=True, timeout=120, env=env
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(got["plugins"]) >= 9, got["plugins"]
+    # importing a plugin module imports the plugin package and nothing of its integration
+    assert sorted(got["on_import"]) == sorted(got["plugins"]), got["on_import"]
+    # every public name still resolves from the package (imported on first use)
+    assert all(not missing for missing in got["missing"].values()), got["missing"]
+    assert {"claude", "codex", "cursor", "kilo", "opencode", "pi", "qwen"} <= set(got["registered"])
