@@ -25,6 +25,8 @@ main(sys.argv[1:])
 #: modules a recall must not import (exact names or package prefixes)
 NOT_ON_RECALL = (
     "paxm_integration_",  # every harness integration: recall never asks for one
+    "paxm_core.integration",  # the integration contract and the hook decoders it brings
+    "paxm_core.passive",
     "paxm_core.generated_file",  # the integrations' installers
     "paxm_core.settings_hooks",
     "paxm_core.telemetry.history",  # summaries and rendering are for paxm history / logs
