@@ -17,10 +17,11 @@ import pluggy
 
 from paxm_core import hookspecs
 from paxm_core.errors import PluginError, ProviderNotInstalled
-from paxm_core.protocols import Integration, ProviderFactory, ProviderType
+from paxm_core.protocols import ProviderFactory, ProviderType
 
 if TYPE_CHECKING:
     from paxm_core.config.catalog import ProviderCatalog
+    from paxm_core.integration import Integration
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -271,6 +272,10 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def _collect_integrations(self) -> tuple[dict[str, Integration], dict[str, str]]:
         """The integrations of the plugins registered so far, with their owning plugins."""
+        # here: the integration contract (and the hook decoders it imports) is for processes
+        # that use an integration; a recall never does
+        from paxm_core.integration import Integration
+
         found: dict[str, Integration] = {}
         owners: dict[str, str] = {}
         for plugin_name, func in self._each_impl("paxm_register_integrations"):
@@ -340,6 +345,8 @@ def _match_integration(registered: dict[str, Integration], wanted: str) -> Integ
 
 
 def _missing_members(obj: object) -> str:
+    from paxm_core.integration import Integration
+
     wanted = [n for n in dir(Integration) if not n.startswith("_") and n not in ("register",)]
     return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
 

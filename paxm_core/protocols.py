@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
-
-from paxm_core.integration import Integration
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from paxm_core.deadline import Deadline
+    from paxm_core.integration import Integration
     from paxm_core.provider_config import ProviderConfig
     from paxm_core.types import MemoryHit, MemoryItem, MemoryRef, SearchQuery
 
@@ -274,3 +273,13 @@ class SupportsEnsureTarget(Protocol):
     """
 
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]: ...
+
+
+def __getattr__(name: str) -> Any:
+    # the integration contract brings the hook-event decoders with it; the router and the
+    # providers import this module on every recall, which never touches an integration
+    if name == "Integration":
+        from paxm_core.integration import Integration
+
+        return Integration
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

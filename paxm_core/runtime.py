@@ -79,9 +79,11 @@ class Runtime:
 
             config = load_config(config_path, provider_types=installed_provider_catalog())
         if plugin_manager is None:
-            from paxm_core.plugins import get_plugin_manager
+            # the lazy manager config validation already filled: a provider's plugin is
+            # imported when the config names its type, an integration's when one is asked for
+            from paxm_core.plugins import shared_plugin_manager
 
-            plugin_manager = get_plugin_manager()
+            plugin_manager = shared_plugin_manager()
         providers = cls._build_providers(config, plugin_manager)
         store = SessionSequenceStore(sequence_path or session_sequence_path(config))  # opened on first write
         router = Router(providers, profiles.required_providers(config), sequence_allocator=store)

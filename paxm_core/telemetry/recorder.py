@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.errors import PaxmError
 from paxm_core.telemetry.events import (
@@ -15,9 +15,11 @@ from paxm_core.telemetry.events import (
     recall_hit_details,
     telemetry_error,
 )
-from paxm_core.telemetry.history import HistorySummary, summarize
 from paxm_core.telemetry.settings import TelemetrySettings
 from paxm_core.telemetry.store import TelemetryStore
+
+if TYPE_CHECKING:
+    from paxm_core.telemetry.history import HistorySummary
 
 __all__ = ["Telemetry", "TelemetryError"]
 
@@ -196,6 +198,9 @@ class Telemetry:
 
     def history(self, days: int = 7) -> HistorySummary:
         """Summary of the last ``days`` days (``<= 0`` means the whole retention window)."""
+        # here: every recall records an event, only ``paxm history`` and the dashboard summarise
+        from paxm_core.telemetry.history import HistorySummary, summarize
+
         if days <= 0:
             days = self.settings.retention_days
         storage = self.store.storage_info()

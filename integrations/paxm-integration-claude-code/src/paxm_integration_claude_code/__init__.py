@@ -6,18 +6,36 @@ Registered through the ``paxm`` entry point group.  See ``docs/integrations/clau
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from paxm_core import hookimpl
-from paxm_integration_claude_code.integration import ClaudeCodeIntegration
-from paxm_integration_claude_code.plugin import MARKETPLACE_DIR
 
-__all__ = ["MARKETPLACE_DIR", "ClaudeCodeIntegration", "__version__", "paxm_register_integrations"]
+if TYPE_CHECKING:
+    from paxm_integration_claude_code.integration import ClaudeCodeIntegration
+    from paxm_integration_claude_code.plugin import MARKETPLACE_DIR
+
+__all__ = ["ClaudeCodeIntegration", "MARKETPLACE_DIR", "__version__", "paxm_register_integrations"]
 
 __version__ = "0.1.0"
+
+#: public name -> the submodule defining it, imported on first use: every paxm process that
+#: loads plugins imports this module, and only the ones using the integration need its code
+_LAZY = {"ClaudeCodeIntegration": "integration", "MARKETPLACE_DIR": "plugin"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 @hookimpl
 def paxm_register_integrations(register: Callable[[Any], None]) -> None:
     """Register the ``claude`` integration."""
+    from paxm_integration_claude_code.integration import ClaudeCodeIntegration
+
     register(ClaudeCodeIntegration())

@@ -6,25 +6,48 @@ Registered through the ``paxm`` entry point group.  See ``docs/integrations/code
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.hookspecs import hookimpl
-from paxm_integration_codex.integration import OWNER_CODEX_PLUGIN, CodexIntegration
-from paxm_integration_codex.plugin import MARKETPLACE_DIR, PLUGIN_ID
+
+if TYPE_CHECKING:
+    from paxm_integration_codex.integration import OWNER_CODEX_PLUGIN, CodexIntegration
+    from paxm_integration_codex.plugin import MARKETPLACE_DIR, PLUGIN_ID
 
 __all__ = [
+    "CodexIntegration",
     "MARKETPLACE_DIR",
     "OWNER_CODEX_PLUGIN",
     "PLUGIN_ID",
-    "CodexIntegration",
     "__version__",
     "paxm_register_integrations",
 ]
 
 __version__ = "0.1.0"
 
+#: public name -> the submodule defining it, imported on first use: every paxm process that
+#: loads plugins imports this module, and only the ones using the integration need its code
+_LAZY = {
+    "OWNER_CODEX_PLUGIN": "integration",
+    "CodexIntegration": "integration",
+    "MARKETPLACE_DIR": "plugin",
+    "PLUGIN_ID": "plugin",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 @hookimpl
 def paxm_register_integrations(register: Callable[[Any], None]) -> None:
     """Register the ``codex`` integration."""
+    from paxm_integration_codex.integration import CodexIntegration
+
     register(CodexIntegration())

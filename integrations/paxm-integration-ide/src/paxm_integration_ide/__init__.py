@@ -8,13 +8,16 @@ out again, and renders paxm's hook output the way the IDE reads it.  Registered 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from paxm_core import hookimpl
-from paxm_integration_ide.cursor import CursorIntegration
-from paxm_integration_ide.kiro import KiroIntegration
-from paxm_integration_ide.trae import TraeCNIntegration, TraeIntegration
-from paxm_integration_ide.zcode import ZCodeIntegration
+
+if TYPE_CHECKING:
+    from paxm_integration_ide.cursor import CursorIntegration
+    from paxm_integration_ide.kiro import KiroIntegration
+    from paxm_integration_ide.trae import TraeCNIntegration, TraeIntegration
+    from paxm_integration_ide.zcode import ZCodeIntegration
 
 __all__ = [
     "CursorIntegration",
@@ -28,10 +31,34 @@ __all__ = [
 
 __version__ = "0.1.0"
 
+#: public name -> the submodule defining it, imported on first use: every paxm process that
+#: loads plugins imports this module, and only the ones using the integration need its code
+_LAZY = {
+    "CursorIntegration": "cursor",
+    "KiroIntegration": "kiro",
+    "TraeCNIntegration": "trae",
+    "TraeIntegration": "trae",
+    "ZCodeIntegration": "zcode",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 @hookimpl
 def paxm_register_integrations(register: Callable[[Any], None]) -> None:
     """Register ``cursor``, ``trae``, ``trae-cn``, ``kiro`` and ``zcode``."""
+    from paxm_integration_ide.cursor import CursorIntegration
+    from paxm_integration_ide.kiro import KiroIntegration
+    from paxm_integration_ide.trae import TraeCNIntegration, TraeIntegration
+    from paxm_integration_ide.zcode import ZCodeIntegration
+
     for integration in (
         CursorIntegration(),
         TraeIntegration(),

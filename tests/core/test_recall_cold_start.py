@@ -1,0 +1,119 @@
+"""What ``paxm recall`` imports on a cold start (issue 41's budget: at most 1.5x ``paxm --version``).
+
+A recall needs its config, the configured providers' plugins, the router and the telemetry
+recorder.  It never asks for a harness integration, so no integration plugin may be imported,
+and recording one event must not import the telemetry modules that summarise or render it.
+Each probe is a fresh process that runs the CLI and reports ``sys.modules`` at exit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+#: run the CLI, then print the modules it imported (atexit: after click's sys.exit)
+RECALL = """
+import atexit, json, sys
+atexit.register(lambda: print("MODULES " + json.dumps(sorted(sys.modules))))
+from paxm_core.cli import main
+main(sys.argv[1:])
+"""
+
+#: modules a recall must not import (exact names or package prefixes)
+NOT_ON_RECALL = (
+    "paxm_integration_",  # every harness integration: recall never asks for one
+    "paxm_core.integration",  # the integration contract and the hook decoders it brings
+    "paxm_core.passive",
+    "paxm_core.generated_file",  # the integrations' installers
+    "paxm_core.settings_hooks",
+    "paxm_core.telemetry.history",  # summaries and rendering are for paxm history / logs
+    "paxm_core.telemetry.render",
+    "importlib.metadata",  # the entry-point index is cached after the first start
+    "paxm_provider_postgres",  # only the configured providers' plugins are imported
+    "paxm_provider_mem0",
+    "paxm_provider_memos",
+    "paxm_provider_zep",
+    "paxm_provider_openviking",
+    "paxm_provider_jsonrpc",
+    "paxm_provider_sqlite_hybrid",
+    "mcp",
+    "httpx",
+)
+
+
+def _recall_modules(tmp_path: Path, *args: str) -> list[str]:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "version: 1\nidentity:\n  user_id: alice\nproviders:\n  sqlite:\n    type: sqlite\n    enabled: true\n"
+        f"    path: {tmp_path / 'memory.sqlite'}\ntelemetry:\n  dir: {tmp_path / 'state'}\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    env.pop("PAXM_LOAD_PLUGINS", None)
+    env.pop("PAXM_CONFIG", None)
+    argv = [sys.executable, "-P", "-c", RECALL, "--config", str(config), "recall", "--query", "deploy", *args]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    line = next(line for line in out.stdout.splitlines() if line.startswith("MODULES "))
+    return list(json.loads(line.removeprefix("MODULES ")))
+
+
+def _unwanted(modules: list[str]) -> list[str]:
+    return sorted(
+        name
+        for name in modules
+        for banned in NOT_ON_RECALL
+        if name == banned or name.startswith(banned if banned.endswith("_") else banned + ".")
+    )
+
+
+def test_recall_imports_no_integration_and_no_telemetry_rendering(tmp_path: Path) -> None:
+    # the first start writes the entry-point index; the second is the cold start users see
+    _recall_modules(tmp_path)
+    modules = _recall_modules(tmp_path)
+    assert not _unwanted(modules), _unwanted(modules)
+    assert "paxm_provider_sqlite.provider" in modules  # the configured provider is there
+    assert "paxm_core.telemetry.recorder" in modules  # and the recall was recorded
+
+
+def test_recall_as_json_imports_no_integration_either(tmp_path: Path) -> None:
+    _recall_modules(tmp_path, "--json")
+    modules = _recall_modules(tmp_path, "--json")
+    assert not _unwanted(modules), _unwanted(modules)
+
+
+#: import every integration plugin's entry-point module, then register its integrations
+PLUGIN_MODULES = """
+import json, sys
+from importlib import import_module
+from importlib.metadata import entry_points
+from paxm_core.plugins import get_plugin_manager
+modules = sorted({ep.value.partition(":")[0].strip() for ep in entry_points(group="paxm")})
+integration_plugins = [m for m in modules if m.startswith("paxm_integration_")]
+before = set(sys.modules)
+for module in integration_plugins:
+    import_module(module)
+on_import = sorted(set(sys.modules) - before)
+exported = {m: sorted(name for name in import_module(m).__all__ if getattr(import_module(m), name, None) is None)
+            for m in integration_plugins}
+registered = sorted(get_plugin_manager().integrations())
+print(json.dumps({"plugins": integration_plugins, "on_import": on_import, "missing": exported,
+                  "registered": registered}))
+"""
+
+
+def test_an_integration_plugin_module_is_cheap_to_load_and_still_registers(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    env.pop("PAXM_LOAD_PLUGINS", None)
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", PLUGIN_MODULES], capture_output=True, text=True, check=True, timeout=120, env=env
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(got["plugins"]) >= 9, got["plugins"]
+    # importing a plugin module imports the plugin package and nothing of its integration
+    assert sorted(got["on_import"]) == sorted(got["plugins"]), got["on_import"]
+    # every public name still resolves from the package (imported on first use)
+    assert all(not missing for missing in got["missing"].values()), got["missing"]
+    assert {"claude", "codex", "cursor", "kilo", "opencode", "pi", "qwen"} <= set(got["registered"])
