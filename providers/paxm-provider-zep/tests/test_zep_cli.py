@@ -89,4 +89,7 @@ def test_a_failing_best_effort_zep_never_blocks_recall(zep: ZepFake, tmp_path: P
     result = json.loads(recalled.stdout)
     assert [h["provider"] for h in result["hits"]] == ["sqlite"]
     [error] = result["provider_errors"]
-    assert error["provider"] == "zep" and error["op"] == "search" and "HTTP 500" in error["error"]
+    assert error["provider"] == "zep" and error["op"] == "search"
+    # Zep's client retries a 500 within its deadline; past the optional-provider grace the
+    # router stops waiting and reports it skipped: either way recall returned SQLite's hit
+    assert "HTTP 500" in error["error"] or "skipped" in error["error"], error
