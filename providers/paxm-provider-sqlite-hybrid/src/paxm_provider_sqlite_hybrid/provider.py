@@ -1,15 +1,13 @@
-"""``HybridSQLiteProvider`` (type ``sqlite-hybrid``): the SQLite store plus a semantic fallback.
+"""``HybridSQLiteProvider`` (type ``sqlite-hybrid``): the SQLite store plus an embedding model.
 
-Recall is a cascade, not a blend.  The lexical pipeline runs first; when its exact-phrase or
-strict (every query term present) stage matched, that result stands untouched: identifiers,
-versions and exact wording stay exactly as precise as with ``sqlite``.  Otherwise (only some
-terms matched, or none) the memories are ranked by cosine similarity to the query, keeping
-those above a cut-off calibrated on unrelated pairs and within a margin of the best one; if
-none clears it, the lexical relaxed hits that cover at least half of the query's words stand.
-Mixing the two scores was measured to be worse: partial word overlap points at distractors
-exactly where paraphrase matters.
+Recall keeps the lexical ranking and fuses the dense one into it (:mod:`.fusion`): lexical
+hits that matched every query term lead unchanged, every other place goes by reciprocal-rank
+fusion of the lexical and the dense hits, and the asked limit is filled.  When the semantic
+part cannot finish in time, the lexical hits are returned alone, marked
+:data:`LEXICAL_ONLY_KIND`.  A write stores its memories and their vectors in one transaction,
+or nothing.
 
-Semantic hits carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
+Hits found by meaning alone carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
 :data:`paxm_core.SEMANTIC_SCORE_KIND_PREFIX`, which the passive insertion filter reads.
 """
 
@@ -97,7 +95,7 @@ def _warm(provider: HybridSQLiteProvider) -> None:
 
 
 class HybridSQLiteProvider(SQLiteProvider):
-    """``sqlite`` plus an embedding per memory and the lexical-then-semantic cascade."""
+    """``sqlite`` plus an embedding per memory, and recall fusing the lexical and dense rankings."""
 
     def __init__(
         self,
