@@ -127,7 +127,7 @@ def fill_vectors(db: Path, distinct: int, rng: random.Random) -> None:
     ensure_schema(conn)
     out = []
     for i, (rowid, _) in enumerate(rows):
-        vec = base[i % len(base)] + noise.normal(0, 0.02, base.shape[1]).astype(np.float32)
+        vec = base[i % len(base)] + np.asarray(noise.normal(0, 0.02, base.shape[1]), dtype=np.float32)
         out.append((int(rowid), (vec / np.linalg.norm(vec)).astype(np.float32).tobytes()))
     with conn:
         store_vectors(conn, MODEL_ID, out)
@@ -232,11 +232,11 @@ def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Rando
                 old_t.append(timed(hybrid.search, SearchQuery(query, limit=3), NO_LIMIT))
             old_c.append(CPU[-1])
         results[f"{hybrid.last_path:8} {query[:40]}"] = (base_t, hyb_t, base_c, hyb_c)
-        if hybrid.last_path == "semantic":
+        if hybrid.last_path.startswith("fused:"):  # the query was embedded (not answered lexically alone)
             results[f"{'cached':8} {query[:40]}"] = (base_t, cached_t, base_c, cached_c)
             results[f"{'before':8} {query[:40]}"] = (base_t, old_t, base_c, old_c)
     scan, scan_c, exact, exact_c = [], [], [], []
-    probe = hybrid._query_vector(QUERIES[0])
+    probe = hybrid._query_vector(QUERIES[0], NO_LIMIT)
     for _ in range(rounds):  # interleaved: both scans see the same machine load
         scan.append(timed(hybrid._cache.top, probe, 0.28, 256))
         scan_c.append(CPU[-1])

@@ -70,5 +70,6 @@ def test_paraphrase_suite_beats_lexical_within_budget(tmp_path: Path) -> None:
     lex_cat = {c["name"]: c["passed"] for c in lexical["categories"]}
     # the hybrid finds paraphrases lexical recall misses, and loses none of the direct matches
     assert by_cat["paraphrase"] >= lex_cat["paraphrase"] + 6, (by_cat, lex_cat)
+    assert hybrid["recall_at_k"] >= lexical["recall_at_k"]
     assert by_cat["control"] == lex_cat["control"] == 10
     assert hybrid["false_positive_rate"] < lexical["false_positive_rate"]

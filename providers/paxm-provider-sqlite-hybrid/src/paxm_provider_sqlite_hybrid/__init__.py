@@ -30,7 +30,12 @@ def paxm_register_providers(register: Callable[..., None]) -> None:
     register(
         "sqlite-hybrid",
         _factory,
-        description="Local SQLite FTS5 plus an offline MiniLM embedding model (recall that understands paraphrase)",
+        # `paxm setup` shows this beside the type; it does not pick the hybrid over `sqlite` by
+        # itself: the model costs ~200 MB resident (docs/hybrid-retrieval.md, "Should setup pick it").
+        description=(
+            "Local SQLite FTS5 fused with an offline MiniLM embedding model: finds paraphrases and"
+            " more of long conversations than sqlite, for ~200 MB more memory"
+        ),
         capabilities=("put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"),
     )
 

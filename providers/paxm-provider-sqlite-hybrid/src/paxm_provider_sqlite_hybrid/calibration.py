@@ -11,16 +11,16 @@ a semantic hit never outranks one; ``CEILING_SCORE`` keeps them apart.
 
 from __future__ import annotations
 
-__all__ = ["CEILING_SCORE", "CUTOFF", "FLOOR_SCORE", "MARGIN", "RELAXED_FLOOR", "STRONG", "to_score"]
+__all__ = ["CEILING_SCORE", "CUTOFF", "FLOOR_SCORE", "MARGIN", "RUNNER_UP_SCORE", "STRONG", "to_score"]
 
 #: Cosine below which a memory is treated as unrelated (no hit at all).
 CUTOFF = 0.28
-#: A hit more than this below the best one is a runner-up, not an answer (it would pad the
-#: result with neighbours of the right memory).
+#: A dense-only hit more than this below the best one is a runner-up, not an answer: it stays
+#: in the ranking (a caller asking for ten gets ten) but scores ``RUNNER_UP_SCORE``.
 MARGIN = 0.12
-#: When nothing clears the cut-off, a lexical partial match stands only if it covers at least
-#: this share of the query's words (one shared word out of four is how distractors look).
-RELAXED_FLOOR = 0.5
+#: Score of a runner-up: under the router's default recall floor (0.25), so default recalls
+#: show answers, not the answer's neighbours.
+RUNNER_UP_SCORE = 0.2
 #: Cosine of an unmistakable paraphrase.
 STRONG = 0.62
 FLOOR_SCORE = 0.35

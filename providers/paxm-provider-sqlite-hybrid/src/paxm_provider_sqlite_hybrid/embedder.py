@@ -19,14 +19,49 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["DIM", "MAX_TOKENS", "MODEL_ID", "Embedder", "get_embedder"]
+    from paxm_core import Deadline
+
+__all__ = ["DIM", "MAX_TOKENS", "MODEL_ID", "Embedder", "ModelBusy", "get_embedder", "length_groups", "loaded_embedder"]
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIM = 384
 #: The model was trained on 256 word pieces; longer memories are embedded by their start.
 MAX_TOKENS = 256
-#: Texts per ONNX run: bounds the padded batch (and so peak memory) during a backfill.
+#: Most texts per ONNX run (bounds peak memory during a backfill).
 BATCH = 32
+#: Most word pieces per ONNX run, padding included: one long text runs alone.
+BATCH_TOKENS = 2048
+#: A group admits a text at most this much longer than its shortest (relative padding cap).
+LENGTH_SPREAD = 1.25
+
+
+class ModelBusy(Exception):
+    """The embedding session stayed busy (another caller's inference) past the allowed wait."""
+
+
+def length_groups(lengths: Sequence[int]) -> list[list[int]]:
+    """Indices of ``lengths`` in groups of similar length, shortest first.
+
+    A group holds at most :data:`BATCH` texts and :data:`BATCH_TOKENS` padded word pieces, and
+    its longest text is at most :data:`LENGTH_SPREAD` times its shortest (plus a few pieces):
+    inference cost follows the padded length, so padding is what a group must not add.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    group: list[int] = []
+    for index in order:
+        size = lengths[index]
+        if group and (
+            len(group) >= BATCH
+            or size * (len(group) + 1) > BATCH_TOKENS
+            or size > lengths[group[0]] * LENGTH_SPREAD + 4
+        ):
+            groups.append(group)
+            group = []
+        group.append(index)
+    if group:
+        groups.append(group)
+    return groups
 
 
 class Embedder:
@@ -40,7 +75,8 @@ class Embedder:
         tok_file = resources.files("paxm_provider_sqlite_hybrid") / "tokenizer" / "tokenizer.json"
         self._tokenizer = Tokenizer.from_str(tok_file.read_text(encoding="utf-8"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        # tokenizer.json pads every text to 128 pieces; groups pad to their own longest instead
+        self._tokenizer.no_padding()
         options = ort.SessionOptions()
         # One thread: the daemon shares the machine with the agent; latency is per short text.
         options.intra_op_num_threads = threads
@@ -55,30 +91,48 @@ class Embedder:
         )
         self._lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Unit vectors (``len(texts)`` x :data:`DIM`, float32) for ``texts``."""
+    def embed(
+        self, texts: Sequence[str], deadline: Deadline | None = None, *, wait: float | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Unit vectors (``len(texts)`` x :data:`DIM`, float32) for ``texts``, in their order.
+
+        Texts are embedded in groups of similar length (:func:`length_groups`), so a short
+        text never pays for the padding of a long one.  ``deadline`` is checked before each
+        group (a run already started is not interrupted); ``wait`` bounds the wait for the
+        session (another caller's inference): :class:`ModelBusy` past it.
+        """
         import numpy as np
 
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        out = []
-        for start in range(0, len(texts), BATCH):
-            out.append(self._embed_batch(list(texts[start : start + BATCH])))
-        return np.concatenate(out)
+        encoded = self._tokenizer.encode_batch(list(texts))
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for group in length_groups([len(e.ids) for e in encoded]):
+            if deadline is not None:
+                deadline.check("sqlite-hybrid embedding")
+            out[group] = self._run([encoded[i] for i in group], wait)
+        return out
 
-    def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def _run(self, encoded: list[Any], wait: float | None) -> npt.NDArray[np.float32]:
         import numpy as np
 
-        encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        width = max(len(e.ids) for e in encoded)  # padded to the longest of the group only
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask = np.zeros((len(encoded), width), dtype=np.int64)
+        for row, enc in enumerate(encoded):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
         feeds: dict[str, Any] = {
             "input_ids": ids,
             "attention_mask": mask,
             "token_type_ids": np.zeros_like(ids),
         }
-        with self._lock:
+        if not self._lock.acquire(timeout=-1 if wait is None else max(0.0, wait)):
+            raise ModelBusy(f"embedding model busy for more than {wait:.3f}s")
+        try:
             (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        finally:
+            self._lock.release()
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -97,3 +151,8 @@ def get_embedder() -> Embedder:
         if _shared is None:
             _shared = Embedder()
         return _shared
+
+
+def loaded_embedder() -> Embedder | None:
+    """The process-wide embedder if it is loaded already (never loads it)."""
+    return _shared

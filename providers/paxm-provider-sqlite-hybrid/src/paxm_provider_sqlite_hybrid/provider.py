@@ -1,23 +1,23 @@
-"""``HybridSQLiteProvider`` (type ``sqlite-hybrid``): the SQLite store plus a semantic fallback.
+"""``HybridSQLiteProvider`` (type ``sqlite-hybrid``): the SQLite store plus an embedding model.
 
-Recall is a cascade, not a blend.  The lexical pipeline runs first; when its exact-phrase or
-strict (every query term present) stage matched, that result stands untouched: identifiers,
-versions and exact wording stay exactly as precise as with ``sqlite``.  Otherwise (only some
-terms matched, or none) the memories are ranked by cosine similarity to the query, keeping
-those above a cut-off calibrated on unrelated pairs and within a margin of the best one; if
-none clears it, the lexical relaxed hits that cover at least half of the query's words stand.
-Mixing the two scores was measured to be worse: partial word overlap points at distractors
-exactly where paraphrase matters.
+Recall keeps the lexical ranking and fuses the dense one into it (:mod:`.fusion`): lexical
+hits that matched every query term lead unchanged, every other place goes by reciprocal-rank
+fusion of the lexical and the dense hits, and the asked limit is filled.  When the semantic
+part cannot finish in time, the lexical hits are returned alone, marked
+:data:`LEXICAL_ONLY_KIND`.  A write stores its memories and their vectors in one transaction,
+or nothing.
 
-Semantic hits carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
+Hits found by meaning alone carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
 :data:`paxm_core.SEMANTIC_SCORE_KIND_PREFIX`, which the passive insertion filter reads.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from paxm_core import (
     SEMANTIC_SCORE_KIND_PREFIX,
     Deadline,
+    DeadlineExceeded,
     MemoryHit,
     MemoryItem,
     MemoryRef,
@@ -39,8 +40,8 @@ from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval import Candidate, Request
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
 from paxm_provider_sqlite.retrieval.search import filter_clause
-from paxm_provider_sqlite_hybrid import calibration
-from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, get_embedder
+from paxm_provider_sqlite_hybrid import calibration, fusion
+from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelBusy, get_embedder, loaded_embedder
 from paxm_provider_sqlite_hybrid.vectors import (
     VectorCache,
     ensure_schema,
@@ -53,13 +54,22 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["SCORE_KIND", "HybridSQLiteProvider"]
+__all__ = ["LEXICAL_ONLY_KIND", "SCORE_KIND", "HybridSQLiteProvider"]
 
 log = logging.getLogger(__name__)
 
 SCORE_KIND = f"{SEMANTIC_SCORE_KIND_PREFIX}cosine:{MODEL_ID}"
-#: Lexical stages whose result stands (every query term matched).
-_LEXICAL_WINS = frozenset({"exact", "strict", "recent"})
+#: ``raw_score_kind`` prefix of lexical hits returned without the semantic part (then
+#: ``:model-loading``, ``:model-busy``, ``:deadline`` or ``:error``).
+LEXICAL_ONLY_KIND = "sqlite_lexical_only"
+#: Result size for a query without a limit (the lexical store's default).
+_DEFAULT_LIMIT = 50
+#: Each ranking contributes at least this many candidates to the fusion.
+_FUSION_POOL = 20
+#: Seconds a search keeps for the vector scan and the row loads after embedding the query.
+_SEARCH_RESERVE = 0.02
+#: First estimate of one query's embedding time (seconds), before any was measured.
+_EMBED_COST = 0.03
 #: Most vector candidates checked against the SQL filters (tiers, workspace, expiry).
 _VECTOR_CANDIDATES = 256
 #: Candidates checked against the filters per SQL statement.
@@ -76,6 +86,8 @@ def _warm(provider: HybridSQLiteProvider) -> None:
     except Exception as exc:  # reported by health(); recall degrades to lexical meanwhile
         log.warning("sqlite-hybrid: embedding model failed to load: %s", exc)
         return
+    finally:
+        provider._model_ready.set()
     try:
         provider._cache.warm(str(provider.path))
     except Exception as exc:  # the first semantic search loads the vectors instead
@@ -83,7 +95,7 @@ def _warm(provider: HybridSQLiteProvider) -> None:
 
 
 class HybridSQLiteProvider(SQLiteProvider):
-    """``sqlite`` plus an embedding per memory and the lexical-then-semantic cascade."""
+    """``sqlite`` plus an embedding per memory, and recall fusing the lexical and dense rankings."""
 
     def __init__(
         self,
@@ -100,9 +112,16 @@ class HybridSQLiteProvider(SQLiteProvider):
         self._schema_ready = False
         self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._query_lock = threading.Lock()
+        #: Recent query embedding time (seconds, moving average): no inference starts that
+        #: would end past the deadline.
+        self._embed_cost = _EMBED_COST
+        #: The vectors of the put running on this thread, for :meth:`_write_sidecars`.
+        self._pending = threading.local()
         #: Which path answered the last search: the lexical stage name or ``semantic``.
         self.last_path = ""
         self._warmer: threading.Thread | None = None
+        #: Set once the warm-up thread has tried to load the model (loaded or failed).
+        self._model_ready = threading.Event()
         if embedder is None and warm:
             # Load the model off the request path: a daemon's first recall must not pay ~1 s
             # and overrun the passive budget.  get_embedder() is idempotent and locked.
@@ -160,31 +179,43 @@ class HybridSQLiteProvider(SQLiteProvider):
         return counts["memories"], counts["vectors"]
 
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """Store ``items`` (as ``sqlite``), then their vectors; a model failure never loses a memory."""
-        refs = super().put_batch(items, deadline)
-        if not refs:
-            return refs
+        """Store ``items`` with their vectors in one transaction: all of it or nothing.
+
+        The texts are embedded first, outside the store's lock; the rows and the vectors then
+        commit together, and only if ``deadline`` has not passed (a caller that gave up sees
+        nothing stored, so its retry stores each memory once).  A model that fails to load is
+        not a timeout: the rows are stored without vectors, which `paxm hybrid backfill` adds.
+        """
+        if not items or any(not item.text.strip() for item in items):
+            return super().put_batch(items, deadline)  # nothing to store, or the plain error
+        vectors: npt.NDArray[np.float32] | None
         try:
-            vectors = self._model().embed([item.text for item in items])
+            vectors = self._model().embed([item.text for item in items], deadline, wait=_wait(deadline))
+        except DeadlineExceeded:
+            raise
+        except ModelBusy as exc:
+            raise DeadlineExceeded(f"{self._name} put: {exc}") from exc
         except Exception as exc:  # the memory is stored; `paxm hybrid backfill` adds the vector later
             log.warning("sqlite-hybrid %s: embedding failed, vector left for backfill: %s", self._name, exc)
-            return refs
-        self._write_vectors(deadline, [ref.id for ref in refs], vectors)
-        return refs
+            vectors = None
+        self._pending.vectors = vectors
+        try:
+            return super().put_batch(items, deadline)
+        finally:
+            self._pending.vectors = None
 
-    def _write_vectors(self, deadline: Deadline, ids: list[str], vectors: npt.NDArray[np.float32]) -> None:
-        with self._db.session("put_vectors", deadline) as conn:
-            self._ensure(conn)
-            marks = ",".join("?" * len(ids))
-            by_id = dict(conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall())
-            rows = []
-            for index, item_id in enumerate(ids):
-                rowid = by_id.get(item_id)
-                if rowid is not None:
-                    rows.append((int(rowid), vectors[index].tobytes()))
-            conn.execute("BEGIN IMMEDIATE")
-            store_vectors(conn, MODEL_ID, rows)
-            conn.execute("COMMIT")
+    def _write_sidecars(self, conn: sqlite3.Connection, ids: list[str], deadline: Deadline) -> None:
+        """The put's vectors, in its transaction; the last check of the deadline before the commit."""
+        vectors: npt.NDArray[np.float32] | None = getattr(self._pending, "vectors", None)
+        self._ensure(conn)
+        if vectors is not None:
+            marks = ",".join("?" * len(set(ids)))
+            by_id = dict(
+                conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", list(set(ids))).fetchall()
+            )
+            rows = {int(by_id[item_id]): vectors[index].tobytes() for index, item_id in enumerate(ids)}
+            store_vectors(conn, MODEL_ID, list(rows.items()))
+        deadline.check(f"{self._name} put")
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
         """Delete as ``sqlite``: the ``hybrid_vectors_gc`` trigger drops the vector in the same
@@ -212,53 +243,96 @@ class HybridSQLiteProvider(SQLiteProvider):
         return len(todo), total - done
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        """The cascade: lexical exact/strict stands; else semantic above the cut-off; else lexical relaxed."""
-        lexical = super().search(query, deadline)
+        """The lexical ranking fused with the dense one (see :mod:`.fusion`); ``limit`` filled.
+
+        When the semantic part cannot finish in time (the model is still loading, busy with
+        another caller's inference, or the query would not be embedded before ``deadline``)
+        the lexical hits are returned alone and say so in ``raw_score_kind``
+        (:data:`LEXICAL_ONLY_KIND`), which the recall's provider diagnostics list.
+        """
+        limit = query.limit if query.limit > 0 else _DEFAULT_LIMIT
+        pool = max(limit, _FUSION_POOL)
+        lexical = super().search(query.replace(limit=pool), deadline)
         stage = self.last_trace.selected if self.last_trace is not None else ""
-        if stage in _LEXICAL_WINS:
-            self.last_path = stage
-            return lexical
+        if stage in fusion.LEADING_STAGES and len(lexical) >= limit:
+            self.last_path = stage  # every place goes to a hit with every query term: no embedding
+            return lexical[:limit]
         try:
-            semantic = self._semantic(query, deadline)
-        except ProviderError:
+            dense = self._dense(query, deadline, pool)
+        except (ProviderError, DeadlineExceeded):
             raise
+        except _SemanticSkipped as exc:
+            self.last_path = f"lexical:{exc.reason}"
+            return [_lexical_only(hit, exc.reason) for hit in lexical[:limit]]
         except Exception as exc:  # a broken model degrades to lexical recall, loudly in the log
             log.warning("sqlite-hybrid %s: semantic recall failed, lexical result used: %s", self._name, exc)
-            semantic = []
-        if semantic:
-            self.last_path = "semantic"
-            return semantic
-        self.last_path = stage
-        return [hit for hit in lexical if hit.score >= calibration.RELAXED_FLOOR]
+            self.last_path = "lexical:error"
+            return [_lexical_only(hit, "error") for hit in lexical[:limit]]
+        by_key = {hit.id: hit for hit in lexical}
+        ranked = fusion.fuse([(h.id, h.score) for h in lexical], [(c.id, cos) for c, cos in dense], stage, limit)
+        dense_rows = {cand.id: (cand, cos) for cand, cos in dense}
+        self.last_path = f"fused:{stage}" if dense else stage
+        hits = []
+        for entry in ranked:
+            lexical_hit = by_key.get(entry.key)
+            if lexical_hit is not None:
+                hits.append(lexical_hit.copy(score=entry.score, relevance=entry.score))
+                continue
+            cand, cosine = dense_rows[entry.key]
+            cand.score = entry.score
+            hit = cand.to_hit(self._name).copy(raw_score=cosine, raw_score_kind=SCORE_KIND)
+            hits.append(apply_hit_attribution(hit))
+        return hits
 
-    def _query_vector(self, text: str) -> npt.NDArray[np.float32]:
+    def _query_vector(self, text: str, deadline: Deadline) -> npt.NDArray[np.float32]:
         with self._query_lock:
             cached = self._query_vectors.get(text)
             if cached is not None:
                 self._query_vectors.move_to_end(text)
                 return cached
-        vector: npt.NDArray[np.float32] = self._model().embed([text])[0]
+        model = self._search_model(deadline)
+        # Inference is not interruptible: start it only if it should end before the deadline.
+        left = deadline.remaining() - _SEARCH_RESERVE
+        if left < self._embed_cost:
+            raise _SemanticSkipped("deadline")
+        started = time.perf_counter()
+        try:
+            vector: npt.NDArray[np.float32] = model.embed(
+                [text], wait=left - self._embed_cost if math.isfinite(left) else None
+            )[0]
+        except ModelBusy as exc:
+            raise _SemanticSkipped("model-busy") from exc
+        spent = time.perf_counter() - started
+        self._embed_cost = 0.8 * self._embed_cost + 0.2 * spent
         with self._query_lock:
             self._query_vectors[text] = vector
             while len(self._query_vectors) > _QUERY_CACHE:
                 self._query_vectors.popitem(last=False)
         return vector
 
+    def _search_model(self, deadline: Deadline) -> Embedder:
+        """The model, waiting for the warm-up thread's load only as long as ``deadline`` allows."""
+        model = self._embedder or loaded_embedder()
+        if model is not None:
+            return model
+        if self._warmer is not None and not self._model_ready.is_set():
+            left = deadline.remaining() - _SEARCH_RESERVE - self._embed_cost
+            if left <= 0 or not self._model_ready.wait(None if math.isinf(left) else left):
+                raise _SemanticSkipped("model-loading")
+        return self._model()  # no warm-up (a short-lived command): load it here
+
     @staticmethod
     def _admitted(
         conn: sqlite3.Connection, nearest: list[tuple[int, float]], where: str, args: Sequence[object], limit: int
     ) -> list[int]:
-        """The most similar rowids that pass the SQL filters and lie within the margin of the best.
+        """The most similar rowids (up to ``limit``) that pass the SQL filters, most similar first.
 
         The filters run on rowids only, a page of candidates at a time, most similar first:
         usually one page decides, so a query does not check hundreds of rows it cannot return.
         """
         chosen: list[int] = []
-        floor: float | None = None
         for start in range(0, len(nearest), _FILTER_PAGE):
             page = nearest[start : start + _FILTER_PAGE]
-            if floor is not None and page[0][1] < floor:
-                break
             marks = ",".join("?" * len(page))
             passed = {
                 int(r[0])
@@ -267,18 +341,13 @@ class HybridSQLiteProvider(SQLiteProvider):
                     (*(rowid for rowid, _ in page), *args),
                 )
             }
-            for rowid, sim in page:
-                if rowid not in passed:
-                    continue
-                if floor is None:
-                    floor = sim - calibration.MARGIN
-                if sim >= floor and len(chosen) < limit:
-                    chosen.append(rowid)
+            chosen.extend(rowid for rowid, _ in page if rowid in passed)
             if len(chosen) >= limit:
-                break
+                return chosen[:limit]
         return chosen
 
-    def _semantic(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+    def _dense(self, query: SearchQuery, deadline: Deadline, pool: int) -> list[tuple[Candidate, float]]:
+        """Up to ``pool`` memories by cosine at or above the cut-off that pass the query's filters."""
         request = Request(
             text=query.text,
             limit=query.limit,
@@ -286,17 +355,16 @@ class HybridSQLiteProvider(SQLiteProvider):
             workspace=query.metadata.get("workspace", "").strip(),
             filters=dict(query.filters),
         )
-        vector = self._query_vector(query.text)
-        deadline.check("sqlite-hybrid search")
+        vector = self._query_vector(query.text, deadline)
         with self._db.session("search", deadline) as conn:
             self._ensure(conn)
             self._cache.sync(conn)
-            nearest = self._cache.top(vector, calibration.CUTOFF, _VECTOR_CANDIDATES)
+            nearest = self._cache.top(vector, calibration.CUTOFF, max(pool, _VECTOR_CANDIDATES))
             if not nearest:
                 return []
             where, args = filter_clause(request)
             cosine = dict(nearest)
-            chosen = self._admitted(conn, nearest, where, args, request.result_limit)
+            chosen = self._admitted(conn, nearest, where, args, pool)
             if not chosen:
                 return []
             marks = ",".join("?" * len(chosen))
@@ -306,10 +374,22 @@ class HybridSQLiteProvider(SQLiteProvider):
         found = [Candidate.from_row(row) for row in rows]
         found.sort(key=lambda c: c.created_at, reverse=True)
         found.sort(key=lambda c: cosine[c.rowid], reverse=True)
-        hits = []
-        for cand in found:
-            sim = cosine[cand.rowid]
-            cand.score = calibration.to_score(sim)
-            hit = cand.to_hit(self._name).copy(raw_score=sim, raw_score_kind=SCORE_KIND)
-            hits.append(apply_hit_attribution(hit))
-        return hits
+        return [(cand, cosine[cand.rowid]) for cand in found]
+
+
+class _SemanticSkipped(Exception):
+    """The semantic part of a search could not run in time; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _wait(deadline: Deadline) -> float | None:
+    left = deadline.remaining()
+    return left if math.isfinite(left) else None
+
+
+def _lexical_only(hit: MemoryHit, reason: str) -> MemoryHit:
+    """``hit`` marked as answered without the semantic part (``reason``: why it was skipped)."""
+    return hit.copy(raw_score_kind=f"{LEXICAL_ONLY_KIND}:{reason}")

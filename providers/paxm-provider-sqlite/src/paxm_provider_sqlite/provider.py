@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -187,12 +188,20 @@ class SQLiteProvider:
                 if pending:
                     self._consolidate(stored_rows(conn, (p[1] for p in pending)), pending, rows)
                 conn.executemany(_UPSERT, rows)
+                self._write_sidecars(conn, ids, deadline)
                 conn.execute("COMMIT")
             except FingerprintConflict as exc:
                 conn.execute("ROLLBACK")
                 raise ProviderError(self._name, "put", str(exc)) from exc
         name = self._name
         return [MemoryRef(name, item_id) for item_id in ids]
+
+    def _write_sidecars(self, conn: sqlite3.Connection, ids: list[str], deadline: Deadline) -> None:
+        """Write a subclass's rows for the memories ``ids`` inside the put's transaction.
+
+        Called after the memories' rows are written and before the commit: whatever it writes
+        commits with them, and an exception it raises rolls the whole put back.  A no-op here.
+        """
 
     @staticmethod
     def _consolidate(

@@ -1,0 +1,111 @@
+"""Fusing the lexical ranking with the dense (embedding) ranking into one result.
+
+Neither ranking is thrown away.  Lexical hits from the exact or strict stage (every query term
+present) come first, in their own order and with their own scores: identifiers, versions and
+exact wording rank exactly as with ``sqlite``.  Every other place is filled by reciprocal-rank
+fusion of the lexical hits (relaxed stage) and the dense hits: a memory both rankings put high
+comes first, and one found by either alone still competes; a runner-up of the dense ranking
+(found by meaning alone, well below its best hit) only fills places after them.  The result
+holds ``limit`` hits whenever the two rankings together have that many.
+
+Scores stay on paxm's scale and never increase down the list (the router ranks a provider's
+hits by score).  A hit's own evidence is the better of its lexical score and its calibrated
+cosine (:func:`calibration.to_score`); a hit placed above a stronger one by the fusion takes
+that stronger score, so no hit is demoted below its own evidence and thresholds that admitted
+a memory with ``sqlite`` still admit it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from paxm_provider_sqlite_hybrid import calibration
+
+__all__ = ["DENSE_WEIGHT", "LEXICAL_WEIGHT", "RRF_K", "Ranked", "fuse"]
+
+#: Reciprocal-rank fusion constant: 60 is the usual value; smaller favours each list's head.
+RRF_K = 60
+#: Weight of a lexical rank in the fusion.
+LEXICAL_WEIGHT = 1.0
+#: Weight of a dense rank in the fusion.
+DENSE_WEIGHT = 1.0
+#: Lexical stages whose hits lead the result unchanged (every query term matched).
+LEADING_STAGES = frozenset({"exact", "strict", "recent"})
+
+
+@dataclass
+class Ranked:
+    """One memory in the fused result: where each ranking put it, and its scores."""
+
+    key: str
+    lexical_rank: int | None = None
+    dense_rank: int | None = None
+    lexical_score: float = 0.0
+    cosine: float | None = None
+    fused: float = 0.0
+    score: float = 0.0
+
+    runner_up: bool = False
+
+    @property
+    def weak(self) -> bool:
+        """Found by the dense ranking alone, more than the margin below its best hit."""
+        return self.runner_up and self.lexical_rank is None
+
+    @property
+    def evidence(self) -> float:
+        """The better of the lexical score and the calibrated cosine (``0`` for neither).
+
+        A memory only the dense ranking found, more than :data:`calibration.MARGIN` below
+        its best cosine, is a neighbour of the answer rather than an answer: it keeps its
+        place but scores :data:`calibration.RUNNER_UP_SCORE`, under the router's default
+        floors, so a recall with default thresholds does not show it.
+        """
+        dense = calibration.to_score(self.cosine) if self.cosine is not None else 0.0
+        if self.weak:
+            dense = min(dense, calibration.RUNNER_UP_SCORE)
+        return max(min(self.lexical_score, 1.0), dense)
+
+
+def fuse(
+    lexical: Sequence[tuple[str, float]],
+    dense: Sequence[tuple[str, float]],
+    stage: str,
+    limit: int,
+) -> list[Ranked]:
+    """The fused ranking of ``lexical`` ``(key, score)`` and ``dense`` ``(key, cosine)`` lists.
+
+    Both lists are best first.  ``stage`` is the lexical stage that produced ``lexical``: with
+    a leading stage its hits keep the head of the result.  At most ``limit`` entries.
+    """
+    entries: dict[str, Ranked] = {}
+    for rank, (key, score) in enumerate(lexical):
+        entries[key] = Ranked(key, lexical_rank=rank, lexical_score=score)
+    best = dense[0][1] if dense else 0.0
+    for rank, (key, cosine) in enumerate(dense):
+        entry = entries.setdefault(key, Ranked(key))
+        entry.dense_rank, entry.cosine = rank, cosine
+        entry.runner_up = cosine < best - calibration.MARGIN
+    for entry in entries.values():
+        if entry.lexical_rank is not None:
+            entry.fused += LEXICAL_WEIGHT / (RRF_K + entry.lexical_rank + 1)
+        if entry.dense_rank is not None:
+            entry.fused += DENSE_WEIGHT / (RRF_K + entry.dense_rank + 1)
+    leading = stage in LEADING_STAGES
+    head = [entries[key] for key, _ in lexical] if leading else []
+    rest = [e for e in entries.values() if not (leading and e.lexical_rank is not None)]
+    # Runners-up (found by meaning alone, well below the best such hit) come after every other
+    # hit: they fill the limit but never sit above an answer, nor borrow its score.
+    rest.sort(key=lambda e: (not e.weak, e.fused, e.evidence), reverse=True)
+    ranked = (head + rest)[:limit]
+    _assign_scores(ranked)
+    return ranked
+
+
+def _assign_scores(ranked: list[Ranked]) -> None:
+    """Scores that never increase down the list and never fall below a hit's own evidence."""
+    best = 0.0
+    for entry in reversed(ranked):
+        best = max(best, entry.evidence)
+        entry.score = best

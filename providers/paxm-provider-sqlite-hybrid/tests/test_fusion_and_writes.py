@@ -1,0 +1,203 @@
+"""Fusion keeps the lexical ranking and fills the limit; writes are atomic; recall degrades to lexical in time."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paxm_core import Deadline, DeadlineExceeded, MemoryItem, ProviderConfig, SearchQuery
+from paxm_provider_sqlite.provider import SQLiteProvider
+from paxm_provider_sqlite_hybrid import fusion
+from paxm_provider_sqlite_hybrid.embedder import (
+    BATCH,
+    BATCH_TOKENS,
+    DIM,
+    LENGTH_SPREAD,
+    Embedder,
+    ModelBusy,
+    get_embedder,
+    length_groups,
+)
+from paxm_provider_sqlite_hybrid.provider import LEXICAL_ONLY_KIND, HybridSQLiteProvider
+
+TURNS = {
+    "t1": "We agreed the retry budget for the payments client is three attempts with jitter.",
+    "t2": "Lunch was great, the new ramen place near the office is worth it.",
+    "t3": "The payments client times out after 2 seconds; raise it only with the SRE team's approval.",
+    "t4": "Deploys freeze every Friday after 3pm so on-call has a quiet weekend.",
+    "t5": "Our cat knocked the plant off the shelf again this morning.",
+    "t6": "Flaky payments tests were caused by a shared sandbox account; each run now gets its own.",
+    "t7": "Remember to rotate the API keys for the sandbox every quarter.",
+    "t8": "The budget meeting moved to Thursday.",
+}
+
+
+class SlowEmbedder:
+    """The real model behind a delay and a lock of its own: an overloaded machine, on demand."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.model = get_embedder()
+        self.lock = threading.Lock()
+
+    def embed(
+        self, texts: Sequence[str], deadline: Deadline | None = None, *, wait: float | None = None
+    ) -> npt.NDArray[np.float32]:
+        if not self.lock.acquire(timeout=-1 if wait is None else wait):
+            raise ModelBusy("busy")
+        try:
+            time.sleep(self.delay)
+            return self.model.embed(texts)
+        finally:
+            self.lock.release()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[HybridSQLiteProvider, SQLiteProvider]]:
+    hybrid = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "memory.sqlite")))
+    hybrid.put_batch([MemoryItem(text=t, id=i, tier="ltm") for i, t in TURNS.items()], Deadline.none())
+    plain = SQLiteProvider("plain", ProviderConfig(path=str(hybrid.path)))
+    yield hybrid, plain
+    plain.close()
+    hybrid.close()
+
+
+def _count(path: Path, table: str) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "payments client retry budget",  # strict: every term in one turn
+        "what did we decide about the payments timeouts and sandbox tests?",  # partial overlap
+        "how many attempts before giving up on a charge?",  # a paraphrase
+    ],
+)
+def test_lexical_hits_stay_and_the_limit_is_filled(
+    store: tuple[HybridSQLiteProvider, SQLiteProvider], query: str
+) -> None:
+    hybrid, plain = store
+    lexical = plain.search(SearchQuery(query, limit=4), Deadline.after(10))
+    fused = hybrid.search(SearchQuery(query, limit=4), Deadline.after(10))
+    ids = [h.id for h in fused]
+    # the lexical store's best hit is never lost, and its leading hits keep their place
+    if lexical:
+        assert lexical[0].id in ids
+    if plain.last_trace is not None and plain.last_trace.selected in fusion.LEADING_STAGES:
+        assert ids[: len(lexical)] == [h.id for h in lexical]
+    assert len(fused) >= min(4, len(lexical))
+    scores = [h.score for h in fused]
+    assert scores == sorted(scores, reverse=True)  # the router ranks a provider's hits by score
+
+
+def test_partial_overlap_fills_the_limit_with_both_rankings(store: tuple[HybridSQLiteProvider, SQLiteProvider]) -> None:
+    hybrid, plain = store
+    query = "what did we decide about the payments timeouts and sandbox tests?"
+    lexical = {h.id for h in plain.search(SearchQuery(query, limit=3), Deadline.after(10))}
+    fused = hybrid.search(SearchQuery(query, limit=3), Deadline.after(10))
+    assert len(fused) == 3  # no margin cuts the result short
+    assert lexical & {h.id for h in fused}
+    assert hybrid.last_path.startswith("fused:")
+
+
+def test_fuse_keeps_leading_lexical_head_and_fills_from_both() -> None:
+    ranked = fusion.fuse([("a", 1.0), ("b", 1.0)], [("c", 0.7), ("a", 0.6), ("d", 0.3)], "strict", 4)
+    assert [r.key for r in ranked] == ["a", "b", "c", "d"]
+    assert [r.score for r in ranked][:2] == [1.0, 1.0]
+    relaxed = fusion.fuse([("a", 0.5), ("b", 0.4)], [("b", 0.7), ("c", 0.6)], "relaxed", 3)
+    assert [r.key for r in relaxed][0] == "b"  # both rankings agree on b
+    assert {r.key for r in relaxed} == {"a", "b", "c"}
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(0, 1)), max_size=8, unique_by=lambda x: x[0]),
+    st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(0.28, 1)), max_size=8, unique_by=lambda x: x[0]),
+    st.sampled_from(["exact", "strict", "relaxed", ""]),
+    st.integers(1, 10),
+)
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+def test_fused_scores_never_increase_nor_fall_below_own_evidence(
+    lexical: list[tuple[str, float]], dense: list[tuple[str, float]], stage: str, limit: int
+) -> None:
+    ranked = fusion.fuse(lexical, dense, stage, limit)
+    assert len(ranked) == min(limit, len({k for k, _ in lexical} | {k for k, _ in dense}))
+    scores = [r.score for r in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert all(r.score >= r.evidence for r in ranked)
+
+
+def test_a_put_past_its_deadline_stores_nothing_and_a_retry_stores_once(tmp_path: Path) -> None:
+    prov = HybridSQLiteProvider("h", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=SlowEmbedder(0.5))  # type: ignore[arg-type]
+    items = [MemoryItem(text=t, tier="ltm") for t in TURNS.values()]  # no ids: a retry cannot upsert
+    try:
+        with pytest.raises(DeadlineExceeded):
+            prov.put_batch(items, Deadline.after(0.2))
+        time.sleep(0.6)  # nothing finishes behind the caller's back either
+        assert prov.vector_status(Deadline.none()) == (0, 0)
+        prov.put_batch(items, Deadline.after(30))
+        assert prov.vector_status(Deadline.none()) == (len(items), len(items))
+        assert _count(prov.path, "memories") == len(items)
+    finally:
+        prov.close()
+
+
+def test_recall_under_load_returns_lexical_hits_in_time_and_says_so(tmp_path: Path) -> None:
+    slow = SlowEmbedder(0.0)
+    prov = HybridSQLiteProvider("h", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=slow)  # type: ignore[arg-type]
+    try:
+        prov.put_batch([MemoryItem(text=t, id=i, tier="ltm") for i, t in TURNS.items()], Deadline.none())
+        slow.delay = 2.0  # a long backfill holds the model from now on
+        writer = threading.Thread(target=prov.put, args=(MemoryItem(text="a new turn", tier="stm"), Deadline.none()))
+        writer.start()
+        time.sleep(0.1)
+        started = time.monotonic()
+        hits = prov.search(SearchQuery("payments client times out", limit=3), Deadline.after(0.8))
+        assert time.monotonic() - started < 0.8
+        assert hits and hits[0].id == "t3"
+        assert all(h.raw_score_kind == f"{LEXICAL_ONLY_KIND}:model-busy" for h in hits)
+        assert prov.last_path == "lexical:model-busy"
+        writer.join()
+    finally:
+        prov.close()
+
+
+def test_a_query_that_cannot_be_embedded_in_time_is_answered_lexically(tmp_path: Path) -> None:
+    prov = HybridSQLiteProvider("h", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=get_embedder())
+    try:
+        prov.put_batch([MemoryItem(text=t, id=i, tier="ltm") for i, t in TURNS.items()], Deadline.none())
+        prov._embed_cost = 5.0  # measured: this machine needs 5 s per query right now
+        hits = prov.search(SearchQuery("payments client timeout", limit=3), Deadline.after(1.0))
+        assert hits and hits[0].raw_score_kind == f"{LEXICAL_ONLY_KIND}:deadline"
+    finally:
+        prov.close()
+
+
+@given(st.lists(st.integers(1, 256), max_size=200))
+def test_length_groups_cover_every_text_once_with_little_padding(lengths: list[int]) -> None:
+    groups = length_groups(lengths)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        sizes = [lengths[i] for i in group]
+        assert len(group) <= BATCH
+        assert len(group) == 1 or max(sizes) * len(group) <= BATCH_TOKENS
+        assert max(sizes) <= min(sizes) * LENGTH_SPREAD + 4
+
+
+def test_grouped_embedding_matches_one_at_a_time() -> None:
+    emb: Embedder = get_embedder()
+    texts = [*TURNS.values(), "ok", "word " * 300, "a longer sentence " * 20]
+    together = emb.embed(texts)
+    assert together.shape == (len(texts), DIM)
+    for i, text in enumerate(texts):
+        assert np.allclose(emb.embed([text])[0], together[i], atol=1e-3)
