@@ -31,7 +31,9 @@ def load(path: Path) -> Any:
 
 
 def main() -> int:
-    from paxm_contracttest.harness import node24_bin, npm_cache_dir, npm_install
+    from paxm_contracttest.harness import npm_cache_dir
+    from paxm_contracttest.harness.harnesses import CLAUDE_CURRENT, HARNESSES
+    from paxm_contracttest.harness.kit import Harness, install
 
     npm = shutil.which("npm") or "npm"
     tests = ROOT / "integrations"
@@ -39,32 +41,19 @@ def main() -> int:
     def harness(distribution: str, module: str) -> Any:
         return load(tests / distribution / "tests" / f"{module}.py")
 
-    def pi() -> list[object]:
+    def pi() -> list[object]:  # the older Pi builds the Pi suite runs beside the kit's one
         module = harness("paxm-integration-pi", "pi_harness")
         return [module.install_pi(npm, npm_cache_dir(), build).pi for build in module.PI_VERSIONS]
 
-    def claude_current() -> object:
-        version = harness("paxm-integration-claude-code", "test_e2e_claude").CURRENT_CLAUDE
-        return npm_install("@anthropic-ai/claude-code", version, path_prefix=node24_bin())
+    def kit(described: Harness) -> Callable[[], object]:
+        return lambda: install(described).binary
 
-    jobs: dict[str, Callable[[], object]] = {
-        "pi": pi,
-        "opencode": lambda: harness("paxm-integration-opencode", "opencode_harness").install_opencode(
-            npm, npm_cache_dir()
-        ),
-        "kilo": lambda: harness("paxm-integration-opencode", "kilo_harness").install_kilo(npm),
-        "claude": lambda: harness("paxm-integration-claude-code", "claude_harness").install_claude(
-            npm, npm_cache_dir()
-        ),
-        "claude-current": claude_current,
-        "cline": lambda: harness("paxm-integration-cline", "cline_harness").install_cline(),
-        "qwen": lambda: harness("paxm-integration-qwen-code", "qwen_harness").install_qwen(npm),
-        "codex": lambda: harness("paxm-integration-codex", "codex_harness").codex_bin(),
-        "gemini": lambda: harness("paxm-integration-gemini-cli", "gemini_harness").install_gemini(npm),
-        "kimi": lambda: harness("paxm-integration-kimi-code", "kimi_harness").install_kimi(),
-        "copilot": lambda: harness("paxm-integration-copilot-cli", "copilot_harness").install_copilot(npm),
-        "mcp-inspector": lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector(),
-    }
+    # the order the suites that need them start in (longest first)
+    order = ("pi", "opencode", "kilo", "claude", "cline", "qwen", "codex", "gemini", "kimi", "copilot")
+    jobs: dict[str, Callable[[], object]] = {"pi-builds": pi}
+    jobs.update({name: kit(HARNESSES[name]) for name in order})
+    jobs["claude-current"] = kit(CLAUDE_CURRENT)
+    jobs["mcp-inspector"] = lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector()
     failed = 0
     for name, job in jobs.items():
         started = time.monotonic()

@@ -26,7 +26,7 @@ for _tests in (
         sys.path.insert(0, str(_tests))
 
 from claude_harness import PAXM, Sandbox  # noqa: E402
-from fake_chat import FakeChat  # noqa: E402
+from paxm_contracttest.fake_models.chat_tools import FakeChat  # noqa: E402
 
 from paxm_contracttest.harness import npm_install  # noqa: E402
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from cline_harness import USER_PLUGIN, ClineRun, ClineSandbox, install_cline
-from fake_chat import FakeChat, Recorded
+from paxm_contracttest.fake_models.chat_tools import FakeChat, Recorded
 
 from paxm_contracttest.harness import npm_cache_dir, require
 from paxm_contracttest.model_input import PASSIVE_OPEN, assert_no_hook_noise, recalled

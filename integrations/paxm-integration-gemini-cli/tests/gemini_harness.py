@@ -19,7 +19,7 @@ for _tests in (_INTEGRATIONS / "paxm-integration-claude-code" / "tests", Path(__
         sys.path.insert(0, str(_tests))
 
 from claude_harness import Sandbox  # noqa: E402
-from fake_gemini import FakeGemini  # noqa: E402
+from paxm_contracttest.fake_models.gemini import FakeGemini  # noqa: E402
 
 from paxm_contracttest.harness.npm import npm_install_cached  # noqa: E402
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from disposable_python import DisposablePython
-from fake_gemini import FakeGemini, GeminiRequest
+from paxm_contracttest.fake_models.gemini import FakeGemini, GeminiRequest
 from gemini_harness import USER_SETTINGS, GeminiRun, GeminiSandbox, install_gemini
 
 from paxm_contracttest.harness.npm import npm_cache_dir, require_npm

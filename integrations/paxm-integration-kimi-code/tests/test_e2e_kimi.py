@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fake_chat import FakeChat, Recorded
+from paxm_contracttest.fake_models.chat_tools import FakeChat, Recorded
 from kimi_harness import KimiRun, KimiSandbox, install_kimi
 
 from paxm_contracttest.harness import npm_cache_dir, require
