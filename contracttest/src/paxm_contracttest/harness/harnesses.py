@@ -203,7 +203,7 @@ ESCAPED_ENVELOPE = ('&lt;paxm-recall version="1" mode="passive"&gt;', "&lt;/paxm
 
 QWEN = Harness(
     name="qwen",
-    agent="qwen-code",
+    agent="qwen",
     cache="qwen-code-0.15.10",  # the last release that runs on Node 20
     packages=("@qwen-code/qwen-code@0.15.10",),
     binary="node_modules/.bin/qwen",
