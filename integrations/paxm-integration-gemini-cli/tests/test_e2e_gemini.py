@@ -13,9 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from disposable_python import DisposablePython
 
 from paxm_contracttest.fake_models.gemini import GeminiRequest
+from paxm_contracttest.harness.disposable_python import DisposablePython
 from paxm_contracttest.harness.harnesses import CLAUDE, GEMINI, GEMINI_SETTINGS
 from paxm_contracttest.harness.kit import (
     Harness,
