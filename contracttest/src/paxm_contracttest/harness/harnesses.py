@@ -38,6 +38,9 @@ __all__ = [
     "QWEN_SETTINGS",
     "GEMINI_SETTINGS",
     "ESCAPED_ENVELOPE",
+    "CLINE_USER_PLUGIN",
+    "COPILOT_USER_HOOKS",
+    "KIMI_CONFIG",
 ]
 
 
@@ -309,6 +312,7 @@ KIMI = Harness(
     node24=True,  # Kimi Code needs Node >= 22.19
     prepare=lambda box: _write_once(box.home / ".kimi-code" / "config.toml", KIMI_CONFIG.replace("{url}", NO_SERVER)),
     configure=lambda box, url: _point_base_url(box.home / ".kimi-code" / "config.toml", url),
+    reply=lambda _box, stdout: next((line.strip() for line in reversed(stdout.splitlines()) if line.strip()), ""),
     native_config=lambda box: box.home / ".kimi-code" / "config.toml",
 )
 
@@ -360,25 +364,43 @@ ours.install(InstallContext(config=load_config(path)))
 """
 
 
+def _python(box: HarnessBox, code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], env=box.env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _cline_is_ours(box: HarnessBox) -> bool:
+    """Whether the CLI resolves ``cline`` to this distribution (the IDE one registers the name too)."""
+    probe = (
+        "from paxm_core.plugins import get_plugin_manager as g; import paxm_integration_cline as c\n"
+        "print(isinstance(g().integration('cline'), c.ClineIntegration))"
+    )
+    return _python(box, probe).strip() == "True"
+
+
 def _cline_setup(box: HarnessBox, more: tuple[str, ...]) -> None:
     """``paxm setup`` for cline; when the IDE distribution's ``cline`` output mode wins the
     name, the agent section and plugin come from this distribution's object directly."""
     extra = [a for agent in more for a in ("--agent", agent)]
     box.paxm("setup", "--yes", "--agent", "cline", *extra, "--provider", "sqlite")
-    probe = (
-        "from paxm_core.plugins import get_plugin_manager as g; import paxm_integration_cline as c\n"
-        "print(isinstance(g().integration('cline'), c.ClineIntegration))"
-    )
-    ours = subprocess.run([sys.executable, "-c", probe], env=box.env(), capture_output=True, text=True, timeout=120)
-    if ours.stdout.strip() != "True":
-        done = subprocess.run(
-            [sys.executable, "-c", _CLINE_INSTALL % {"path": str(box.config)}],
-            env=box.env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
+    if not _cline_is_ours(box):
+        _python(box, _CLINE_INSTALL % {"path": str(box.config)})
+
+
+def _cline_uninstall(box: HarnessBox) -> None:
+    box.paxm("uninstall", "--agent", "cline", "--yes")
+    if not _cline_is_ours(box):
+        _python(
+            box,
+            "from paxm_core.config import load_config\nfrom paxm_core.integration import InstallContext\n"
+            "from paxm_integration_cline import ClineIntegration\n"
+            f"ClineIntegration().uninstall(InstallContext(config=load_config({str(box.config)!r})))\n",
         )
-        assert done.returncode == 0, done.stderr
+
+
+#: the user's own Cline plugin, beside which paxm's is installed
+CLINE_USER_PLUGIN = 'export default { name: "mine", manifest: { capabilities: ["hooks"] }, hooks: {} };\n'
 
 
 CLINE = Harness(
@@ -393,7 +415,9 @@ CLINE = Harness(
     env={"CLINE_SESSION_BACKEND_MODE": "local", "CLINE_NO_AUTO_UPDATE": "1", "CLINE_PLUGIN_IMPORT_TIMEOUT_MS": "60000"},
     configure=_cline_auth,
     reply=_cline_reply,
+    prepare=lambda box: _write_once(box.home / ".cline" / "plugins" / "mine.js", CLINE_USER_PLUGIN),
     setup=_cline_setup,
+    uninstall=_cline_uninstall,
     native_config=lambda box: box.home / ".cline" / "plugins" / "paxm.js",
 )
 

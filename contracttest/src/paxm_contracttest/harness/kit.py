@@ -110,6 +110,7 @@ class Harness:
     :param run: a runner of its own (a harness whose output is a stream the kit reads as it
         arrives); default: run to the end and parse ``reply``.
     :param setup: how paxm is installed for it (default ``paxm setup --agent <agent>``).
+    :param uninstall: how paxm is removed from it (default ``paxm uninstall --agent <agent>``).
     :param native_config: the file paxm's hook commands are installed in (fail-open tests
         make their paths stale there).
     :param envelope: the recall envelope's opening and closing tags as the model sees them.
@@ -130,6 +131,7 @@ class Harness:
     reply: Callable[[HarnessBox, str], str] = lambda _box, stdout: stdout.strip()
     run: Runner | None = None
     setup: Callable[[HarnessBox, tuple[str, ...]], None] | None = None
+    uninstall: Callable[[HarnessBox], None] | None = None
     native_config: Callable[[HarnessBox], Path] | None = None
     envelope: tuple[str, str] = (PASSIVE_OPEN, PASSIVE_CLOSE)
 
@@ -257,6 +259,9 @@ class HarnessBox(PaxmSandbox):
 
     def uninstall(self) -> None:
         """``paxm uninstall`` for this harness."""
+        if self.harness.uninstall is not None:
+            self.harness.uninstall(self)
+            return
         self.paxm("uninstall", "--agent", self.harness.agent, "--yes")
 
     @contextmanager
@@ -281,10 +286,14 @@ class HarnessBox(PaxmSandbox):
         }
         return self.env(**values, **extra)
 
+    def point_at(self, url: str) -> None:
+        """Point the harness's own config at the fake model at ``url`` (every turn does)."""
+        if self.harness.configure is not None:
+            self.harness.configure(self, url)
+
     def turn(self, fake: Any, prompt: str, *extra: str, timeout: float = 240, **env: str) -> Turn:
         """One non-interactive turn in the workspace against ``fake``."""
-        if self.harness.configure is not None:
-            self.harness.configure(self, str(fake.url))
+        self.point_at(str(fake.url))
         argv, environ = self.argv(prompt, *extra), self.turn_env(str(fake.url), **env)
         if self.harness.run is not None:
             return self.harness.run(self, argv, environ, timeout)
