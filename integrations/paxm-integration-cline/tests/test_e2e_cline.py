@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -22,11 +21,11 @@ from paxm_contracttest.harness.kit import (
     Harness,
     HarnessBox,
     Installed,
-    Turn,
     capture_then_recall,
     cross_harness,
     installed_fixture,
     ok,
+    paxm_removed_midway,
 )
 from paxm_contracttest.model_input import PASSIVE_OPEN, assert_no_hook_noise
 
@@ -102,24 +101,12 @@ def test_cline_run_completes_with_paxm_uninstalled_underneath_it(box: HarnessBox
         box.point_at(fake.url)
         box.setup()
         try:
-            with subprocess.Popen(
-                box.argv("Hello there"),
-                cwd=box.workspace,
-                env=box.turn_env(fake.url),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.completions() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.completions(), "Cline sent no model request"
-                # paxm goes away under the running turn: the plugin and config, then the config dir
+
+            def remove() -> None:  # paxm goes away under the running turn: the plugin and config, then the config dir
                 box.uninstall()
                 box.config.rename(box.config.with_suffix(".gone"))
-                out, err = process.communicate(timeout=180)
-            ok(Turn(process.returncode, out, err, 0.0, CLINE.reply(box, out)))
+
+            ok(paxm_removed_midway(box, fake, remove))
             _garbage_free(fake)
         finally:
             box.stop_daemon()

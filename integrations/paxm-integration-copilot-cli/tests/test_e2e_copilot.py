@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -21,11 +20,11 @@ from paxm_contracttest.harness.kit import (
     Harness,
     HarnessBox,
     Installed,
-    Turn,
     capture_then_recall,
     cross_harness,
     installed_fixture,
     ok,
+    paxm_removed_midway,
 )
 from paxm_contracttest.model_input import PASSIVE_OPEN, assert_no_hook_noise
 
@@ -107,25 +106,14 @@ def test_copilot_turns_complete_with_paxm_uninstalled_underneath_them(box: Harne
     box.wait_for_daemon()
     try:
         with box.fake(hang=4.0) as fake:
-            with subprocess.Popen(
-                box.argv("Hello there"),
-                cwd=box.workspace,
-                env=box.turn_env(fake.url),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.completions() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.completions(), "Copilot sent no model request"
+
+            def remove() -> None:
                 assert "<paxm-" in fake.completions()[0].user_text()  # the hooks ran with that interpreter
                 # paxm goes away under the running turn: its interpreter, then its config
                 python.remove()
                 box.config.rename(box.config.with_suffix(".gone"))
-                out, err = process.communicate(timeout=180)
-            ok(Turn(process.returncode, out, err, 0.0, COPILOT.reply(box, out)))
+
+            ok(paxm_removed_midway(box, fake, remove))
             # the next turn starts with stale hooks whose interpreter is gone: it runs as without paxm
             fake.hang = 0.0
             seen = len(fake.completions())

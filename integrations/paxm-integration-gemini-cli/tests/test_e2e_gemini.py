@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -21,11 +20,11 @@ from paxm_contracttest.harness.kit import (
     Harness,
     HarnessBox,
     Installed,
-    Turn,
     capture_then_recall,
     cross_harness,
     installed_fixture,
     ok,
+    paxm_removed_midway,
 )
 from paxm_contracttest.model_input import assert_no_hook_noise
 
@@ -103,26 +102,15 @@ def test_gemini_turns_complete_with_paxm_uninstalled_underneath_them(box: Harnes
     box.wait_for_daemon()
     try:
         with box.fake(hang=4.0) as fake:
-            with subprocess.Popen(
-                box.argv("Hello there"),
-                cwd=box.workspace,
-                env=box.turn_env(fake.url),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.generations() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.generations(), "Gemini sent no model request"
+
+            def remove() -> None:
                 # the hooks ran with the disposable interpreter: SessionStart's paxm context arrived
                 assert "&lt;paxm-" in fake.generations()[0].user_text(), fake.generations()[0].user_text()[-2000:]
                 # paxm goes away under the running turn: its interpreter, then its config
                 python.remove()
                 box.config.rename(box.config.with_suffix(".gone"))
-                out, err = process.communicate(timeout=180)
-            ok(Turn(process.returncode, out, err, 0.0, GEMINI.reply(box, out)))
+
+            ok(paxm_removed_midway(box, fake, remove))
             # the next turn starts with stale hooks whose interpreter is gone: it runs as without paxm
             fake.hang = 0.0
             seen = len(fake.generations())

@@ -6,8 +6,6 @@ description in ``harnesses``).  Wall times print as ``LATENCY`` lines (run with 
 
 from __future__ import annotations
 
-import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from paxm_contracttest.harness.kit import (
     capture_then_recall,
     cross_harness,
     installed_fixture,
+    paxm_removed_midway,
 )
 from paxm_contracttest.model_input import PASSIVE_OPEN, assert_no_hook_noise
 
@@ -89,25 +88,14 @@ def test_kimi_turn_completes_with_paxm_uninstalled_underneath_it(box: HarnessBox
         original = _config(box).read_text()
         box.setup()
         try:
-            with subprocess.Popen(
-                box.argv("Hello there"),
-                cwd=box.workspace,
-                env=box.turn_env(fake.url),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.completions() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.completions(), "Kimi sent no model request"
-                # paxm goes away under the running turn: hooks and config, then the config dir
+
+            def remove() -> None:  # paxm goes away under the running turn: hooks and config, then the config dir
                 box.uninstall()
                 box.config.rename(box.config.with_suffix(".gone"))
-                out, err = process.communicate(timeout=180)
-            assert process.returncode == 0, err[-4000:]
-            assert "Noted, I will remember that." in out
+
+            run = paxm_removed_midway(box, fake, remove)
+            assert run.returncode == 0, run.stderr[-4000:]
+            assert "Noted, I will remember that." in run.stdout
             _garbage_free(fake)
         finally:
             box.stop_daemon()

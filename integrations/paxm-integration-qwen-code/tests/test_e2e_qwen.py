@@ -7,8 +7,6 @@ description in ``harnesses``).  Wall times print as ``LATENCY`` lines (run with 
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -20,12 +18,12 @@ from paxm_contracttest.harness.kit import (
     Harness,
     HarnessBox,
     Installed,
-    Turn,
     capture_then_recall,
     cross_harness,
     installed_fixture,
     model_requests,
     ok,
+    paxm_removed_midway,
 )
 from paxm_contracttest.model_input import assert_no_hook_noise
 
@@ -92,24 +90,12 @@ def test_qwen_turn_completes_with_paxm_uninstalled_underneath_it(box: HarnessBox
     box.setup()
     try:
         with box.fake(hang=4.0) as fake:
-            with subprocess.Popen(
-                box.argv("Hello there"),
-                cwd=box.workspace,
-                env=box.turn_env(fake.url),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.completions() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.completions(), "Qwen sent no model request"
-                # paxm goes away under the running turn: hooks and config, then the config dir
+
+            def remove() -> None:  # paxm goes away under the running turn: hooks and config, then the config dir
                 box.uninstall()
                 box.config.rename(box.config.with_suffix(".gone"))
-                out, err = process.communicate(timeout=180)
-            ok(Turn(process.returncode, out, err, 0.0, QWEN.reply(box, out)))
+
+            ok(paxm_removed_midway(box, fake, remove))
             _garbage_free(fake)
     finally:
         box.stop_daemon()

@@ -46,6 +46,7 @@ __all__ = [
     "ok",
     "model_inputs",
     "model_requests",
+    "paxm_removed_midway",
     "stale_paths",
     "uninstall_restores",
 ]
@@ -417,6 +418,31 @@ def cross_harness(
         assert turn.reply.endswith("[marker-seen]"), turn.reply
         second.assert_clean(fake)
     return turn, inputs
+
+
+def paxm_removed_midway(
+    box: HarnessBox, fake: Any, remove: Callable[[], None], prompt: str = "Hello there", *, wait: float = 120
+) -> Turn:
+    """Start a turn, and once the model got its first request (``fake`` should ``hang`` so the
+    turn is still running), call ``remove`` (uninstall paxm, delete its interpreter or config);
+    returns the finished turn, which must complete as if paxm had never been there."""
+    box.point_at(str(fake.url))
+    with subprocess.Popen(
+        box.argv(prompt),
+        cwd=box.workspace,
+        env=box.turn_env(str(fake.url)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    ) as process:
+        deadline = time.monotonic() + wait
+        while not model_requests(fake) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert model_requests(fake), f"{box.harness.name} sent no model request"
+        remove()
+        out, err = process.communicate(timeout=wait + 60)
+    return Turn(process.returncode, out, err, 0.0, box.harness.reply(box, out))
 
 
 def uninstall_restores(box: HarnessBox, before: Callable[[], object], now: Callable[[], object]) -> None:
