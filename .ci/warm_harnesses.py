@@ -10,7 +10,6 @@ likely to wait; a test that gets there first installs the package itself under t
 from __future__ import annotations
 
 import importlib.util
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -31,27 +30,16 @@ def load(path: Path) -> Any:
 
 
 def main() -> int:
-    from paxm_contracttest.harness import npm_cache_dir
-    from paxm_contracttest.harness.harnesses import CLAUDE_CURRENT, HARNESSES
+    from paxm_contracttest.harness.harnesses import CLAUDE_CURRENT, HARNESSES, PI_BUILDS
     from paxm_contracttest.harness.kit import Harness, install
-
-    npm = shutil.which("npm") or "npm"
-    tests = ROOT / "integrations"
-
-    def harness(distribution: str, module: str) -> Any:
-        return load(tests / distribution / "tests" / f"{module}.py")
-
-    def pi() -> list[object]:  # the older Pi builds the Pi suite runs beside the kit's one
-        module = harness("paxm-integration-pi", "pi_harness")
-        return [module.install_pi(npm, npm_cache_dir(), build).pi for build in module.PI_VERSIONS]
 
     def kit(described: Harness) -> Callable[[], object]:
         return lambda: install(described).binary
 
     # the order the suites that need them start in (longest first)
     order = ("pi", "opencode", "kilo", "claude", "cline", "qwen", "codex", "gemini", "kimi", "copilot")
-    jobs: dict[str, Callable[[], object]] = {"pi-builds": pi}
-    jobs.update({name: kit(HARNESSES[name]) for name in order})
+    jobs: dict[str, Callable[[], object]] = {name: kit(HARNESSES[name]) for name in order}
+    jobs.update({f"pi-{key}": kit(build) for key, build in PI_BUILDS.items() if build is not HARNESSES["pi"]})
     jobs["claude-current"] = kit(CLAUDE_CURRENT)
     jobs["mcp-inspector"] = lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector()
     failed = 0

@@ -34,6 +34,9 @@ __all__ = [
     "KIMI",
     "OPENCODE",
     "PI",
+    "PI_BUILDS",
+    "PI_CURRENT",
+    "PI_OLD",
     "QWEN",
     "QWEN_SETTINGS",
     "GEMINI_SETTINGS",
@@ -555,6 +558,14 @@ PI = Harness(
     configure=_pi_configure,
     native_config=lambda box: box.home / ".pi" / "agent" / "extensions" / "paxm-hook" / "index.ts",
 )
+
+#: the old npm scope (its last release) and the current 1.x, which needs Node >= 22.19
+PI_OLD = replace(PI, cache="mariozechner-pi-coding-agent-0.73.1", packages=("@mariozechner/pi-coding-agent@0.73.1",))
+PI_CURRENT = replace(
+    PI, cache="earendil-works-pi-coding-agent-1.6.0", packages=("@earendil-works/pi-coding-agent@1.6.0",), node24=True
+)
+#: every Pi build the Pi suite runs, by the key its fixture scripts take
+PI_BUILDS = {"mariozechner-0.73": PI_OLD, "earendil-0.74": PI, "earendil-1.x": PI_CURRENT}
 
 #: every harness by its short name (the benchmark's ``--harness`` names)
 HARNESSES: dict[str, Harness] = {
