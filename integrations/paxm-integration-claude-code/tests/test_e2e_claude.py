@@ -8,10 +8,8 @@ printed as ``LATENCY`` lines (run with ``-s`` to see them).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -26,7 +24,9 @@ from paxm_contracttest.harness.kit import (
     HarnessBox,
     Installed,
     Turn,
+    add_hanging_provider,
     capture_then_recall,
+    daemon_held_off,
     fail_open_when_paxm_gone,
     installed_fixture,
 )
@@ -36,7 +36,6 @@ pytestmark = [pytest.mark.harness, pytest.mark.slow]
 #: Claude's timeout for each paxm hook (seconds), as installed
 HOOK_TIMEOUT_MS = 10_000
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
-HANG_PROVIDER = Path(__file__).with_name("hang_provider.py")
 
 claude_release = installed_fixture(CLAUDE, CLAUDE_CURRENT)
 
@@ -111,12 +110,7 @@ def test_decision_in_one_session_is_recalled_in_the_next(box: HarnessBox) -> Non
 def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None:
     box.setup()
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    hooks = box.config.parent / "hooks"
-    hooks.mkdir(mode=0o700, exist_ok=True)  # private, as the daemon requires of its directory
-    # Hold the daemon lock: every daemon a hook client tries to start gives up at once, so
-    # each hook of the turn finds no daemon and takes the inbox path.
-    with open(hooks / "paxm-hook.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with daemon_held_off(box):
         with box.fake(marker=marker) as fake:
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
             assert run.returncode == 0, run.stderr
@@ -126,8 +120,6 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None
             assert ENVELOPE not in text and "<paxm-session-identity" not in text
         _check(run)
         _report("daemon down", run)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    (hooks / "paxm-hook.lock").unlink()
     daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
@@ -138,19 +130,7 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None
 
 def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> None:
     box.setup()
-    data = box.config_data()
-    data["providers"]["stuck"] = {
-        "type": "jsonrpc",
-        "enabled": True,
-        "command": sys.executable,
-        "args": [str(HANG_PROVIDER)],
-        "timeout": "60s",
-    }
-    # 8 s: longer than the hook client's 5 s ceiling, short enough that the daemon's abandoned
-    # recall thread is done by the time the test stops the daemon
-    for profile in ("passive", "passive_initial"):
-        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
-    box.write_config_data(data)
+    add_hanging_provider(box)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
     daemon = box.start_daemon()
     try:

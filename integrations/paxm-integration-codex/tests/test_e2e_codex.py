@@ -9,7 +9,6 @@ and checks what the model is actually sent.  Hook latencies are the time between
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -23,7 +22,15 @@ import pytest
 
 from paxm_contracttest.fake_models.responses import FakeResponses, input_text
 from paxm_contracttest.harness.harnesses import CODEX
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, Turn, installed_fixture
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    Turn,
+    add_hanging_provider,
+    daemon_held_off,
+    installed_fixture,
+)
 from paxm_contracttest.sandbox import PAXM
 from paxm_integration_codex import CodexIntegration, trust
 
@@ -31,7 +38,6 @@ pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 HOOK_TIMEOUT_MS = 10_000
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
-HANG_PROVIDER = Path(__file__).with_name("hang_provider.py")
 
 
 codex = installed_fixture(CODEX)
@@ -222,15 +228,10 @@ def test_plugin_owns_the_hooks(codex: tuple[Harness, Installed], tmp_path: Path)
 def test_daemon_down_turn_completes_and_nothing_is_lost(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
     box = HarnessBox(tmp_path / "box", *codex)
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    hooks = box.config.parent / "hooks"
     with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
         setup_box(box, fake)
-        hooks.mkdir(mode=0o700, exist_ok=True)  # private, as the daemon requires of its directory
-        # hold the daemon lock: every daemon a hook client starts gives up, so each hook takes the inbox path
-        with open(hooks / "paxm-hook.lock", "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with daemon_held_off(box):  # every hook takes the inbox path
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
-            fcntl.flock(lock, fcntl.LOCK_UN)
         assert run.returncode == 0, run.stderr[-3000:]
         assert run.reply.endswith("[marker-seen]")
         text = first_request_text(fake, 0)
@@ -238,7 +239,6 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(codex: tuple[Harness, In
         assert ENVELOPE not in text and "<paxm-session-identity" not in text
     check_hooks(run, "SessionStart", "UserPromptSubmit", "Stop")
     report("daemon down", run)
-    (hooks / "paxm-hook.lock").unlink()
     box.paxm("__hook-control", "--status", check=False)
     import subprocess
 
@@ -262,16 +262,8 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(codex: tuple[Harness,
     box = HarnessBox(tmp_path / "box", *codex)
     with FakeResponses(tmp_path / "requests.jsonl") as fake:
         setup_box(box, fake)
-        data = box.config_data()
-        data["providers"]["stuck"] = {
-            "type": "jsonrpc",
-            "enabled": True,
-            "command": sys.executable,
-            "args": [str(HANG_PROVIDER)],
-            "timeout": "60s",
-        }
-        for profile in ("passive", "passive_initial"):
-            data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
+        add_hanging_provider(box)
+        data = box.config_data()  # the default recall budget, not setup_box's generous one
         recall = data["agents"]["codex"]["hooks"]["user_input"]["recall"]
         recall.pop("timeout", None)
         recall["initial"].pop("timeout", None)

@@ -8,7 +8,6 @@ broken-config tests run on OpenCode.  Wall times are printed as ``LATENCY`` line
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 import time
@@ -24,8 +23,10 @@ from paxm_contracttest.harness.kit import (
     HarnessBox,
     Installed,
     Turn,
+    add_hanging_provider,
     capture_then_recall,
     cross_harness,
+    daemon_held_off,
     installed_fixture,
     paxm_removed_midway,
 )
@@ -34,7 +35,6 @@ from paxm_contracttest.model_input import assert_no_hook_noise
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
-HANG_PROVIDER = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests" / "hang_provider.py"
 
 both = installed_fixture(OPENCODE, KILO)
 opencode = installed_fixture(OPENCODE)
@@ -159,12 +159,7 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(ocbox: HarnessBox) -> No
     box = ocbox
     box.setup()
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    hooks = box.config.parent / "hooks"
-    hooks.mkdir(mode=0o700, exist_ok=True)  # private, as the daemon requires of its directory
-    # Hold the daemon lock: every daemon a hook client tries to start gives up at once, so every
-    # hook of the turn finds no daemon and takes the inbox path.
-    with open(hooks / "paxm-hook.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with daemon_held_off(box):
         with box.fake(marker=marker) as fake:
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
             _ok(run)
@@ -172,8 +167,6 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(ocbox: HarnessBox) -> No
                 _garbage_free(request, box)
                 assert ENVELOPE not in request.user_text()
         print(f"LATENCY opencode daemon down: wall_s={run.wall:.2f}")
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    (hooks / "paxm-hook.lock").unlink()
     daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
@@ -185,17 +178,7 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(ocbox: HarnessBox) -> No
 def test_hanging_memory_provider_costs_at_most_the_client_ceiling(ocbox: HarnessBox) -> None:
     box = ocbox
     box.setup()
-    data = box.config_data()
-    data["providers"]["stuck"] = {
-        "type": "jsonrpc",
-        "enabled": True,
-        "command": sys.executable,
-        "args": [str(HANG_PROVIDER)],
-        "timeout": "60s",
-    }
-    for profile in ("passive", "passive_initial"):
-        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
-    box.write_config_data(data)
+    add_hanging_provider(box)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
     daemon = box.start_daemon()
     try:

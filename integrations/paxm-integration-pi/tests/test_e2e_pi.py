@@ -8,7 +8,6 @@ as ``LATENCY`` lines (run with ``-s`` to see them).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -23,13 +22,21 @@ import pytest
 from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
 from paxm_contracttest.harness.harnesses import CLAUDE, PI_BUILDS
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, Turn, installed_fixture, paxm_removed_midway
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    Turn,
+    add_hanging_provider,
+    daemon_held_off,
+    installed_fixture,
+    paxm_removed_midway,
+)
 from paxm_contracttest.model_input import assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
-HANG_PROVIDER = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests" / "hang_provider.py"
 
 
 def _garbage_free(request: object) -> None:
@@ -173,12 +180,7 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
 def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    hooks = box.config.parent / "hooks"
-    hooks.mkdir(mode=0o700, exist_ok=True)  # private, as the daemon requires of its directory
-    # Hold the daemon lock: every daemon a hook client tries to start gives up at once, so every
-    # hook of the turn finds no daemon and takes the inbox path.
-    with open(hooks / "paxm-hook.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with daemon_held_off(box):
         with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
             box.point_at(fake.url)
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
@@ -187,8 +189,6 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox, tmp_pat
                 _garbage_free(request)
                 assert ENVELOPE not in _user_text(request)
         print(f"LATENCY pi {box.harness.cache} daemon down: wall_s={run.wall:.2f}")
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    (hooks / "paxm-hook.lock").unlink()
     daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
@@ -199,17 +199,7 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox, tmp_pat
 
 def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
-    data = box.config_data()
-    data["providers"]["stuck"] = {
-        "type": "jsonrpc",
-        "enabled": True,
-        "command": sys.executable,
-        "args": [str(HANG_PROVIDER)],
-        "timeout": "60s",
-    }
-    for profile in ("passive", "passive_initial"):
-        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
-    box.write_config_data(data)
+    add_hanging_provider(box)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
     daemon = box.start_daemon()
     try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -34,6 +35,9 @@ from paxm_contracttest.model_input import PASSIVE_CLOSE, PASSIVE_OPEN, assert_no
 from paxm_contracttest.sandbox import PaxmSandbox
 
 __all__ = [
+    "HANG_PROVIDER",
+    "add_hanging_provider",
+    "daemon_held_off",
     "Harness",
     "HarnessBox",
     "Installed",
@@ -418,6 +422,44 @@ def cross_harness(
         assert turn.reply.endswith("[marker-seen]"), turn.reply
         second.assert_clean(fake)
     return turn, inputs
+
+
+#: a JSON-RPC memory provider that never answers
+HANG_PROVIDER = Path(__file__).with_name("hang_provider.py")
+
+
+def add_hanging_provider(box: PaxmSandbox) -> None:
+    """Add a provider that never answers to both passive recall profiles, with an 8 s budget:
+    longer than the hook client's 5 s ceiling, short enough that the daemon's abandoned recall
+    thread is done by the time the test stops the daemon."""
+    data = box.config_data()
+    data["providers"]["stuck"] = {
+        "type": "jsonrpc",
+        "enabled": True,
+        "command": sys.executable,
+        "args": [str(HANG_PROVIDER)],
+        "timeout": "60s",
+    }
+    for profile in ("passive", "passive_initial"):
+        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
+    box.write_config_data(data)
+
+
+@contextmanager
+def daemon_held_off(box: PaxmSandbox) -> Iterator[None]:
+    """Hold the hook daemon's lock for the block: every daemon a hook client tries to start
+    gives up at once, so every hook finds no daemon and takes the inbox path."""
+    import fcntl
+
+    hooks = box.config.parent / "hooks"
+    hooks.mkdir(mode=0o700, exist_ok=True)  # private, as the daemon requires of its directory
+    with open(hooks / "paxm-hook.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    (hooks / "paxm-hook.lock").unlink()
 
 
 def paxm_removed_midway(
