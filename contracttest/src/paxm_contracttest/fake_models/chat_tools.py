@@ -169,7 +169,7 @@ class FakeChat:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
-                chunks = [
+                chunks: list[dict[str, Any]] = [
                     {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
                     {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
                     {"choices": [], "usage": usage},
