@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_contracttest.harness.harnesses import HARNESSES
-from paxm_contracttest.harness.kit import Harness, HarnessBox, install, model_inputs
+from paxm_contracttest.harness.kit import Harness, HarnessBox, Turn, install, model_inputs
 
 PROMPT = "What are release branches named?"
 
@@ -33,6 +33,13 @@ def _summary(values: list[float]) -> str:
     if not values:
         return "n/a"
     return f"median {statistics.median(values):8.1f} ms, max {max(values):8.1f} ms (n={len(values)})"
+
+
+def _ran(turn: Turn) -> Turn:
+    """``turn``, which must have finished: a failed run would time nothing."""
+    if turn.returncode != 0 or not turn.reply:
+        raise RuntimeError(f"the turn failed ({turn.returncode}): {turn.stderr[-2000:]}")
+    return turn
 
 
 def seed(config: Path, count: int) -> None:
@@ -75,18 +82,18 @@ def measure(harness: Harness, runs: int, memories: int, *, tool: bool = False) -
             seed(box.config, memories)
         try:
             with box.fake() as fake:
-                box.turn(fake, "warm up")  # starts the hook daemon
+                _ran(box.turn(fake, "warm up"))  # starts the hook daemon
                 box.wait_for_daemon()
-                bare.turn(fake, "warm up")
+                _ran(bare.turn(fake, "warm up"))
                 for _ in range(runs):
                     seen = len(model_inputs(fake))
-                    turn = box.turn(fake, prompt)
+                    turn = _ran(box.turn(fake, prompt))
                     walls.append(turn.wall * 1000)
                     injected += any("paxm-recall" in text for text in model_inputs(fake)[seen:])
                     for hook in turn.hooks:
                         if hook.get("timing") != "unknown":
                             waits.setdefault(str(hook["hookEvent"]), []).append(float(hook["durationMs"]))
-                    bare_walls.append(bare.turn(fake, prompt).wall * 1000)
+                    bare_walls.append(_ran(bare.turn(fake, prompt)).wall * 1000)
         finally:
             box.stop_daemon()
     with_hooks, without = statistics.median(walls), statistics.median(bare_walls)
