@@ -12,7 +12,7 @@ import pytest
 from _pytest.outcomes import Failed, Skipped
 
 from paxm_contracttest.harness.harnesses import CLAUDE_CURRENT, HARNESSES, PI_BUILDS, QWEN
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, install, model_inputs
+from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, capture_then_recall, install, model_inputs
 
 #: a stand-in harness: sends its prompt to the Chat Completions URL in $FAKE_URL, prints the JSON answer
 FAKE_BINARY = """\
@@ -77,3 +77,16 @@ def test_a_missing_npm_skips_locally_and_fails_in_ci(tmp_path: Path, monkeypatch
     monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
     with pytest.raises(Failed if ci else Skipped):
         install(replace(QWEN, cache="never-installed-0.0.0"))
+
+
+def test_capture_then_recall_fails_when_the_harness_never_reaches_paxm(tmp_path: Path) -> None:
+    # the stand-in runs no hooks: nothing is captured, so the shared flow must fail, not pass vacuously
+    harness, installed = _stand_in(tmp_path)
+    box = HarnessBox(tmp_path / "box", harness, installed)
+    box.paxm("setup", "--yes", "--agent", "qwen", "--provider", "sqlite")
+    daemon = box.start_daemon()
+    try:
+        with box.fake(marker="plum-7") as fake, pytest.raises(AssertionError):
+            capture_then_recall(box, fake, marker="plum-7")
+    finally:
+        box.stop_daemon(daemon)
