@@ -299,7 +299,7 @@ def write_config(path: Path, doc: tomlkit.TOMLDocument, original: str | None) ->
     """Write ``doc`` atomically with mode 0600; keep the first original as ``config.toml.paxm.bak``."""
     import tomlkit
 
-    from paxm_core.atomic import write_atomic
+    from paxm_core.integration import write_atomic
     from paxm_core.json_settings import make_private_dirs
 
     target = Path(os.path.realpath(path))
