@@ -10,7 +10,6 @@ likely to wait; a test that gets there first installs the package itself under t
 from __future__ import annotations
 
 import importlib.util
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -31,40 +30,18 @@ def load(path: Path) -> Any:
 
 
 def main() -> int:
-    from paxm_contracttest.harness import node24_bin, npm_cache_dir, npm_install
+    from paxm_contracttest.harness.harnesses import CLAUDE_CURRENT, HARNESSES, PI_BUILDS
+    from paxm_contracttest.harness.kit import Harness, install
 
-    npm = shutil.which("npm") or "npm"
-    tests = ROOT / "integrations"
+    def kit(described: Harness) -> Callable[[], object]:
+        return lambda: install(described).binary
 
-    def harness(distribution: str, module: str) -> Any:
-        return load(tests / distribution / "tests" / f"{module}.py")
-
-    def pi() -> list[object]:
-        module = harness("paxm-integration-pi", "pi_harness")
-        return [module.install_pi(npm, npm_cache_dir(), build).pi for build in module.PI_VERSIONS]
-
-    def claude_current() -> object:
-        version = harness("paxm-integration-claude-code", "test_e2e_claude").CURRENT_CLAUDE
-        return npm_install("@anthropic-ai/claude-code", version, path_prefix=node24_bin())
-
-    jobs: dict[str, Callable[[], object]] = {
-        "pi": pi,
-        "opencode": lambda: harness("paxm-integration-opencode", "opencode_harness").install_opencode(
-            npm, npm_cache_dir()
-        ),
-        "kilo": lambda: harness("paxm-integration-opencode", "kilo_harness").install_kilo(npm),
-        "claude": lambda: harness("paxm-integration-claude-code", "claude_harness").install_claude(
-            npm, npm_cache_dir()
-        ),
-        "claude-current": claude_current,
-        "cline": lambda: harness("paxm-integration-cline", "cline_harness").install_cline(),
-        "qwen": lambda: harness("paxm-integration-qwen-code", "qwen_harness").install_qwen(npm),
-        "codex": lambda: harness("paxm-integration-codex", "codex_harness").codex_bin(),
-        "gemini": lambda: harness("paxm-integration-gemini-cli", "gemini_harness").install_gemini(npm),
-        "kimi": lambda: harness("paxm-integration-kimi-code", "kimi_harness").install_kimi(),
-        "copilot": lambda: harness("paxm-integration-copilot-cli", "copilot_harness").install_copilot(npm),
-        "mcp-inspector": lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector(),
-    }
+    # the order the suites that need them start in (longest first)
+    order = ("pi", "opencode", "kilo", "claude", "cline", "qwen", "codex", "gemini", "kimi", "copilot")
+    jobs: dict[str, Callable[[], object]] = {name: kit(HARNESSES[name]) for name in order}
+    jobs.update({f"pi-{key}": kit(build) for key, build in PI_BUILDS.items() if build is not HARNESSES["pi"]})
+    jobs["claude-current"] = kit(CLAUDE_CURRENT)
+    jobs["mcp-inspector"] = lambda: load(ROOT / "tests" / "mcp" / "test_inspector.py").install_inspector()
     failed = 0
     for name, job in jobs.items():
         started = time.monotonic()

@@ -39,56 +39,21 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "backfill": (HERE / "backfill_bench.py", [], ["--turns", "2000", "--baseline-turns", "200"]),
     "startup": (HERE / "startup_bench.py", [], ["--runs", "3"]),
-    "claude": (
-        ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
-        [],
-        ["--runs", "2", "--memories", "2000"],
-    ),
-    "codex": (
-        ROOT / "integrations" / "paxm-integration-codex" / "benchmarks" / "codex_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "opencode": (
-        ROOT / "integrations" / "paxm-integration-opencode" / "benchmarks" / "opencode_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "pi": (
-        ROOT / "integrations" / "paxm-integration-pi" / "benchmarks" / "pi_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "qwen": (
-        ROOT / "integrations" / "paxm-integration-qwen-code" / "benchmarks" / "qwen_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "kimi": (
-        ROOT / "integrations" / "paxm-integration-kimi-code" / "benchmarks" / "kimi_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "cline": (
-        ROOT / "integrations" / "paxm-integration-cline" / "benchmarks" / "cline_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "kilo": (
-        ROOT / "integrations" / "paxm-integration-opencode" / "benchmarks" / "opencode_hook_latency.py",
-        ["--harness", "kilo"],
-        ["--harness", "kilo", "--runs", "2"],
-    ),
-    "gemini": (
-        ROOT / "integrations" / "paxm-integration-gemini-cli" / "benchmarks" / "gemini_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
-    "copilot": (
-        ROOT / "integrations" / "paxm-integration-copilot-cli" / "benchmarks" / "copilot_hook_latency.py",
-        [],
-        ["--runs", "2"],
-    ),
+    **{
+        name: (HERE / "harness_latency.py", ["--harness", name, *full], ["--harness", name, "--runs", "2", *quick])
+        for name, full, quick in (
+            ("claude", ["--runs", "7", "--memories", "100000"], ["--memories", "2000"]),
+            ("codex", ["--runs", "7"], []),
+            ("opencode", ["--runs", "7"], []),
+            ("pi", ["--runs", "7"], []),
+            ("qwen", [], []),
+            ("kimi", [], []),
+            ("cline", [], []),
+            ("kilo", [], []),
+            ("gemini", [], []),
+            ("copilot", [], []),
+        )
+    },
 }
 
 
@@ -145,7 +110,7 @@ def rows_from_output(name: str, text: str) -> list[dict[str, object]]:
                             "unit": "ms",
                             "baseline": "the same turn without paxm's hooks: "
                             + (f"{meta['bare_turn_ms']:.0f} ms" if "bare_turn_ms" in meta else "see above"),
-                            "ok": float(wait) <= 15,
+                            "ok": None,  # the budget is a ratio: claude_prompt_bench measures it
                         }
                     )
     return out

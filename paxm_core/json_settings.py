@@ -72,10 +72,38 @@ def make_private_dirs(directory: Path) -> list[Path]:
     while not probe.exists():
         missing.append(probe)
         probe = probe.parent
+    created = []
     for path in reversed(missing):
-        path.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(path, 0o700)
-    return list(reversed(missing))
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+            continue  # made by another process meanwhile: not ours to chmod
+        _chmod_new_dir(path)
+        created.append(path)
+    return created
+
+
+def _chmod_new_dir(path: Path) -> None:
+    """Set 0700 on the directory just made, through a descriptor: the umask may have narrowed it,
+    and a link swapped in since ``mkdir`` must not pass the mode on to whatever it points at."""
+    if not hasattr(os, "fchmod"):  # pragma: no cover - Windows: no POSIX modes to set
+        return
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        from paxm_core.private_files import UnsafePathError
+
+        raise UnsafePathError(
+            f"{path} changed while paxm created it ({exc.strerror}); paxm changed nothing there"
+        ) from None
+    try:
+        if os.fstat(fd).st_mode & 0o777 != 0o700:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | None = None) -> None:

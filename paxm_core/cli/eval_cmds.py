@@ -154,12 +154,12 @@ def _dumps(value: Any) -> str:
 
 
 def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` with mode 0600 (results can quote memory ids and errors)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Write ``text`` to ``path``, a new file 0600 (results can quote memory ids and errors)."""
+    from paxm_core.private_files import open_private
+
+    try:  # a new file is 0600; an existing one must be a regular file of yours (never a link)
+        fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.chmod(path, 0o600)
     except OSError as exc:
         raise UsageError(f"write --output {path}: {exc.strerror or exc}") from exc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -207,3 +208,17 @@ def test_docs_cover_every_option_and_gate() -> None:
     options = [opt for param in run.params for opt in getattr(param, "opts", []) if opt.startswith("--")]
     assert options and all(f"`{opt}" in docs for opt in options), [o for o in options if f"`{o}" not in docs]
     assert all(f"`{gate}`" in docs for gate in GATES)
+
+
+def test_output_never_truncates_or_chmods_through_a_link(small_suite: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.json"
+    victim.write_text("not paxm's\n")
+    victim.chmod(0o644)
+    link = tmp_path / "result.json"
+    link.symlink_to(victim)
+    out = paxm("eval", "run", "--suite", str(small_suite), "--output", str(link))
+    assert out.returncode != 0 and "symbolic link" in out.stderr, out.stderr
+    assert victim.read_text() == "not paxm's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+    fresh = tmp_path / "out" / "result.json"  # a new file (and directory) is private
+    assert paxm("eval", "run", "--suite", str(small_suite), "--output", str(fresh)).returncode == 0
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600 and json.loads(fresh.read_text())

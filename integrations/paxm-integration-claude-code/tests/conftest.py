@@ -1,7 +1,7 @@
 """Fixtures for the Claude Code integration tests (a copy of the root ``tests/conftest.py``).
 
 Every test runs with HOME/XDG/PAXM_* pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (``claude_harness``)
+``sys.path`` so the tests can import their helpers (none left: the kit holds them)
 under ``--import-mode=importlib``; the fake model APIs are ``paxm_contracttest.fake_models``.
 """
 

@@ -14,25 +14,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic
+from paxm_contracttest.harness.harnesses import CLAUDE
+from paxm_contracttest.harness.kit import HarnessBox, install
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from claude_harness import Sandbox, install_claude, npm_cache_dir  # noqa: E402
-
-from paxm_contracttest.fake_models.anthropic import FakeAnthropic  # noqa: E402
 
 OUT = HERE / "fixtures" / "claude-transcripts"
 
 
 def main() -> int:
-    npm = shutil.which("npm")
-    if npm is None:
-        print("npm is required", file=sys.stderr)
-        return 1
-    binary = install_claude(npm, npm_cache_dir())
+    installed = install(CLAUDE)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        box = Sandbox(root / "box", binary)
+        box = HarnessBox(root / "box", CLAUDE, installed)
         box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
         box.generous_recall_budget()
         try:
@@ -41,7 +36,7 @@ def main() -> int:
                     "Decision: release branches are named OSPREY-42-<version> from now on.",
                     "What naming scheme did we decide on for release branches?",
                 ):
-                    run = box.claude(fake, prompt)
+                    run = box.turn(fake, prompt)
                     if run.returncode != 0:
                         print(run.stderr, file=sys.stderr)
                         return 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,11 +44,36 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def cline_processes() -> list[int]:
+    """PIDs of running processes started from the pinned cline install (``/proc`` scan)."""
+    from paxm_contracttest.harness import npm_cache_dir
+    from paxm_contracttest.harness.harnesses import CLINE
+
+    root = str(npm_cache_dir() / CLINE.cache).encode()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(root in part for part in cmdline[:2]):
+            out.append(int(entry.name))
+    return out
+
+
+def kill_cline(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 @pytest.fixture(autouse=True)
 def no_cline_left_behind() -> Iterator[None]:
     """Every test ends with no Cline process of its own alive (Cline's hub daemon outlives runs)."""
-    from cline_harness import cline_processes, kill_cline
-
     before = set(cline_processes())
     yield
     leftover = [pid for pid in cline_processes() if pid not in before]

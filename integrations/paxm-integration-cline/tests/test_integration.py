@@ -263,3 +263,20 @@ def test_detect_finds_cline_on_path_else_its_home(
     (tmp_path / "bin" / "cline").write_text("#!/bin/sh\n")
     (tmp_path / "bin" / "cline").chmod(0o755)
     assert cline.detect() == str(tmp_path / "bin" / "cline")
+
+
+def test_write_plugin_never_chmods_or_writes_through_a_link(tmp_path: Path) -> None:
+    from paxm_integration_cline.plugin import write_plugin
+
+    victim = tmp_path / "victim.js"
+    source = "// paxm plugin\n"
+    victim.write_text(source)
+    victim.chmod(0o644)
+    link = tmp_path / "plugins" / "paxm.js"
+    link.parent.mkdir()
+    link.symlink_to(victim)
+    assert write_plugin(link, source) is False  # current: left as it is, its target's mode too
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o644 and victim.read_text() == source
+    assert write_plugin(link, "// a newer plugin\n") is True  # replaces the link, never writes through it
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o644 and victim.read_text() == source
+    assert not link.is_symlink() and stat.S_IMODE(link.stat().st_mode) == 0o600

@@ -1,7 +1,7 @@
 """Fixtures for the Codex integration tests.
 
 Every test runs with HOME/XDG/PAXM_*/CODEX_HOME pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (``codex_harness``)
+``sys.path`` so the tests can import their helpers (none left: the kit holds them)
 under ``--import-mode=importlib``; the fake model APIs are ``paxm_contracttest.fake_models``.
 """
 

@@ -151,3 +151,25 @@ def test_doctor_without_codex_on_path(env: tuple[Path, Path]) -> None:
     findings = integration.check(InstallContext(config=config))
     assert findings[0].level == "ok"
     assert findings[-1].level == "warn" and "/hooks" in findings[-1].fix  # trust cannot be verified or recorded
+
+
+def test_write_config_sets_the_mode_on_its_new_file_never_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process swaps paxm's temp file for a link between its write and its rename
+    victim = tmp_path / "victim"
+    victim.write_text("not paxm's\n")
+    victim.chmod(0o644)
+    home = tmp_path / "codex"
+    home.mkdir()
+    real_fsync = os.fsync
+
+    def fsync_and_plant(fd: int) -> None:
+        real_fsync(fd)
+        for tmp in home.glob(".config*tmp"):
+            tmp.unlink()
+            tmp.symlink_to(victim)
+
+    monkeypatch.setattr(os, "fsync", fsync_and_plant)
+    config_toml.write_config(home / "config.toml", tomlkit.parse('model = "x"\n'), None)
+    assert victim.read_text() == "not paxm's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644

@@ -1,6 +1,7 @@
 """End to end with the real Codex CLI (offline, fake Responses server on 127.0.0.1).
 
-Installs the pinned ``@openai/codex`` with npm into the shared cache, installs paxm's hooks
+Runs on the shared real-binary kit (``paxm_contracttest.harness.kit``, the Codex description
+in ``harnesses``): the pinned ``@openai/codex`` from the shared npm cache, paxm's hooks
 with ``paxm setup`` (which records Codex hook trust through the binary's own ``app-server``),
 and checks what the model is actually sent.  Hook latencies are the time between Codex's
 ``hook: <Event>`` and ``hook: <Event> Completed`` lines, printed as ``LATENCY`` lines (``-s``).
@@ -8,38 +9,78 @@ and checks what the model is actually sent.  Hook latencies are the time between
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from codex_harness import PAXM, CodexBox, CodexRun, codex_bin
 
 from paxm_contracttest.fake_models.responses import FakeResponses, input_text
+from paxm_contracttest.harness.harnesses import CODEX
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    Turn,
+    add_hanging_provider,
+    daemon_held_off,
+    installed_fixture,
+)
+from paxm_contracttest.sandbox import PAXM
 from paxm_integration_codex import CodexIntegration, trust
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 HOOK_TIMEOUT_MS = 10_000
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
-HANG_PROVIDER = Path(__file__).with_name("hang_provider.py")
 
 
-@pytest.fixture(scope="session")
-def codex() -> Path:
-    return codex_bin()
+codex = installed_fixture(CODEX)
 
 
-def report(label: str, run: CodexRun) -> None:
+def _config(box: HarnessBox) -> Path:
+    return box.home / ".codex" / "config.toml"
+
+
+def _codex_cli(box: HarnessBox, *args: str) -> subprocess.CompletedProcess[str]:
+    """A non-session ``codex`` command (``mcp list`` ...), its outcome unchecked."""
+    return subprocess.run(
+        [str(box.installed.binary), *args],
+        cwd=box.workspace,
+        env=box.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _hook_call(box: HarnessBox, event: str, payload: Mapping[str, object], *, owner: str = "") -> str:
+    """Run paxm's Codex hook the way Codex would (``owner``: as the plugin's launcher does)."""
+    extra = {"PAXM_INTEGRATION_OWNER": owner} if owner else {}
+    done = subprocess.run(
+        [PAXM, "--config", str(box.config), "__hook", "--target", "codex", "--event", event, "--json"],
+        env=box.env(**extra),
+        input=json.dumps({"session_id": "gate-check", "cwd": str(box.workspace), **payload}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def report(label: str, run: Turn) -> None:
     hooks = {h["hookEvent"]: h["durationMs"] for h in run.hooks}
     print(f"LATENCY codex {label}: hooks_ms={json.dumps(hooks)} codex_wall_s={run.wall:.2f}")
 
 
-def check_hooks(run: CodexRun, *events: str) -> None:
+def check_hooks(run: Turn, *events: str) -> None:
     """Codex ran (trusted) each of ``events`` once, successfully, within the hook timeout."""
     seen = [h["hookEvent"] for h in run.hooks]
     for event in events:
@@ -61,26 +102,26 @@ def assert_no_garbage(text: str) -> None:
     assert text.count("<paxm-recall") == text.count("</paxm-recall>")
 
 
-def setup_box(box: CodexBox, fake: FakeResponses, *extra: str) -> None:
-    box.point_at(fake)
+def setup_box(box: HarnessBox, fake: FakeResponses, *extra: str) -> None:
+    box.point_at(fake.url)
     box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite", *extra)
     box.generous_recall_budget()
 
 
-def test_decision_in_one_session_is_recalled_in_the_next(codex: Path, tmp_path: Path) -> None:
-    box = CodexBox(tmp_path / "box", codex)
+def test_decision_in_one_session_is_recalled_in_the_next(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
+    box = HarnessBox(tmp_path / "box", *codex)
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
         with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.point_at(fake)
-            original = box.codex_config.read_text()
+            box.point_at(fake.url)
+            original = _config(box).read_text()
             setup = box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite")
             assert "trusted 3 paxm hook(s)" in setup.stderr + setup.stdout
             box.generous_recall_budget()
             doctor = box.paxm("config", "doctor", check=False)
-            first = box.codex(fake, f"Decision: release branches are named {marker}-<version>. RUN_TOOL to check.")
+            first = box.turn(fake, f"Decision: release branches are named {marker}-<version>. RUN_TOOL to check.")
             assert first.returncode == 0, first.stderr[-3000:]
-            assert first.last_message.endswith("[marker-seen]")
+            assert first.reply.endswith("[marker-seen]")
             check_hooks(first, "SessionStart", "UserPromptSubmit", "Stop")
             report("session 1 (config.toml hooks, cold daemon)", first)
             # the tool call happened inside the turn
@@ -101,7 +142,7 @@ def test_decision_in_one_session_is_recalled_in_the_next(codex: Path, tmp_path: 
             ), turns
 
             seen = len(fake.responses())
-            second = box.codex(fake, "What naming scheme did we decide on for release branches?")
+            second = box.turn(fake, "What naming scheme did we decide on for release branches?")
             assert second.returncode == 0, second.stderr[-3000:]
             text = first_request_text(fake, seen)
             developer = input_text(fake.responses()[seen], ("developer",))
@@ -109,42 +150,42 @@ def test_decision_in_one_session_is_recalled_in_the_next(codex: Path, tmp_path: 
             assert developer.count(ENVELOPE) == 1  # recalled once, nothing twice
             start = developer.index(ENVELOPE)
             assert marker in developer[start : developer.index("</paxm-recall>", start)]
-            assert second.last_message.endswith("[marker-seen]")
+            assert second.reply.endswith("[marker-seen]")
             check_hooks(second, "SessionStart", "UserPromptSubmit", "Stop")
             report("session 2 (config.toml hooks, recall)", second)
             for request in fake.responses():
                 assert_no_garbage(input_text(request))
             # the ownership gate: while paxm owns codex, a plugin's call gets nothing
             question = {"prompt": "What naming scheme did we decide on for release branches?"}
-            answered = json.loads(box.paxm_hook_call("UserPromptSubmit", question))
+            answered = json.loads(_hook_call(box, "UserPromptSubmit", question))
             assert ENVELOPE in answered["hookSpecificOutput"]["additionalContext"]
-            assert box.paxm_hook_call("UserPromptSubmit", question, owner="codex-plugin") == ""
+            assert _hook_call(box, "UserPromptSubmit", question, owner="codex-plugin") == ""
             del text, doctor
     finally:
         box.stop_daemon()
     box.paxm("uninstall", "--agent", "codex", "--yes")
-    assert box.codex_config.read_text() == original  # hooks and their trust entries gone, byte for byte
-    assert os.stat(box.codex_config).st_mode & 0o777 == 0o600
+    assert _config(box).read_text() == original  # hooks and their trust entries gone, byte for byte
+    assert os.stat(_config(box)).st_mode & 0o777 == 0o600
 
 
-def test_plugin_owns_the_hooks(codex: Path, tmp_path: Path) -> None:
-    box = CodexBox(tmp_path / "box", codex)
+def test_plugin_owns_the_hooks(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
+    box = HarnessBox(tmp_path / "box", *codex)
     marker = f"HERON-{uuid.uuid4().hex[:10]}"
     try:
         with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.point_at(fake)
-            original = box.codex_config.read_text()
+            box.point_at(fake.url)
+            original = _config(box).read_text()
             setup_box(box, fake)
-            assert "client.py" in box.codex_config.read_text()
+            assert "client.py" in _config(box).read_text()
             out = box.paxm("setup", "--yes", "--force", "--agent", "codex", "--integration", "codex-plugin")
             box.generous_recall_budget()
             said = out.stdout + out.stderr
             assert "installed the Codex plugin paxm-memory@paxm" in said, said
-            text = box.codex_config.read_text()
+            text = _config(box).read_text()
             assert "client.py" not in text  # paxm's config.toml hooks are gone: nothing fires twice
             assert '[plugins."paxm-memory@paxm"]' in text and "trusted_content_hash" in text
 
-            first = box.codex(fake, f"Decision: the metrics dashboard lives at {marker}.example. RUN_TOOL now.")
+            first = box.turn(fake, f"Decision: the metrics dashboard lives at {marker}.example. RUN_TOOL now.")
             assert first.returncode == 0, first.stderr[-3000:]
             check_hooks(first, "SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
             report("session 1 (plugin)", first)
@@ -153,7 +194,7 @@ def test_plugin_owns_the_hooks(codex: Path, tmp_path: Path) -> None:
             assert any(marker in t and "TOOL_RAN_OK" in t for t in box.memory_texts()), box.memory_texts()
 
             seen = len(fake.responses())
-            second = box.codex(fake, "Where does the metrics dashboard live?")
+            second = box.turn(fake, "Where does the metrics dashboard live?")
             assert second.returncode == 0, second.stderr[-3000:]
             developer = input_text(fake.responses()[seen], ("developer",))
             assert developer.count("<paxm-session-identity") == 1
@@ -164,46 +205,40 @@ def test_plugin_owns_the_hooks(codex: Path, tmp_path: Path) -> None:
             report("session 2 (plugin, recall)", second)
             # the plugin's MCP server is registered with Codex (codex exec 0.171 does not put MCP
             # tools into the request itself, so this is as far as an offline turn can see)
-            servers = box.codex_cli("mcp", "list").stdout
+            servers = _codex_cli(box, "mcp", "list").stdout
             assert any(
                 line.startswith("paxm ") and "mcp serve --agent codex" in line and "enabled" in line
                 for line in servers.splitlines()
             ), servers
 
             # the ownership gate: a paxm-owned (config.toml) call is rejected while the plugin owns codex
-            rejected = box.paxm_hook_call("UserPromptSubmit", {"prompt": "Where does the metrics dashboard live?"})
+            rejected = _hook_call(box, "UserPromptSubmit", {"prompt": "Where does the metrics dashboard live?"})
             assert rejected == ""
     finally:
         box.stop_daemon()
     box.paxm("uninstall", "--agent", "codex", "--yes")
     assert not (box.config.parent / "integrations" / "codex-plugin").exists()
-    listed = box.codex_cli("plugin", "list")
+    listed = _codex_cli(box, "plugin", "list")
     assert "paxm-memory" not in listed.stdout.replace("paxm-memory@", "") or "installed" not in listed.stdout
-    after = box.codex_config.read_text()
+    after = _config(box).read_text()
     assert "paxm-memory" not in after and "client.py" not in after
     assert after.strip() == original.strip()
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(codex: Path, tmp_path: Path) -> None:
-    box = CodexBox(tmp_path / "box", codex)
+def test_daemon_down_turn_completes_and_nothing_is_lost(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
+    box = HarnessBox(tmp_path / "box", *codex)
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    hooks = box.config.parent / "hooks"
     with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
         setup_box(box, fake)
-        hooks.mkdir(parents=True, exist_ok=True)
-        # hold the daemon lock: every daemon a hook client starts gives up, so each hook takes the inbox path
-        with open(hooks / "paxm-hook.lock", "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            run = box.codex(fake, f"Remember: the staging database is called {marker}.")
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        with daemon_held_off(box):  # every hook takes the inbox path
+            run = box.turn(fake, f"Remember: the staging database is called {marker}.")
         assert run.returncode == 0, run.stderr[-3000:]
-        assert run.last_message.endswith("[marker-seen]")
+        assert run.reply.endswith("[marker-seen]")
         text = first_request_text(fake, 0)
         assert_no_garbage(text)
         assert ENVELOPE not in text and "<paxm-session-identity" not in text
     check_hooks(run, "SessionStart", "UserPromptSubmit", "Stop")
     report("daemon down", run)
-    (hooks / "paxm-hook.lock").unlink()
     box.paxm("__hook-control", "--status", check=False)
     import subprocess
 
@@ -223,20 +258,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(codex: Path, tmp_path: P
         daemon.wait(timeout=30)
 
 
-def test_hanging_provider_costs_at_most_the_client_ceiling(codex: Path, tmp_path: Path) -> None:
-    box = CodexBox(tmp_path / "box", codex)
+def test_hanging_provider_costs_at_most_the_client_ceiling(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
+    box = HarnessBox(tmp_path / "box", *codex)
     with FakeResponses(tmp_path / "requests.jsonl") as fake:
         setup_box(box, fake)
-        data = box.config_data()
-        data["providers"]["stuck"] = {
-            "type": "jsonrpc",
-            "enabled": True,
-            "command": sys.executable,
-            "args": [str(HANG_PROVIDER)],
-            "timeout": "60s",
-        }
-        for profile in ("passive", "passive_initial"):
-            data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
+        add_hanging_provider(box)
+        data = box.config_data()  # the default recall budget, not setup_box's generous one
         recall = data["agents"]["codex"]["hooks"]["user_input"]["recall"]
         recall.pop("timeout", None)
         recall["initial"].pop("timeout", None)
@@ -244,12 +271,12 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(codex: Path, tmp_path
         box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
         try:
             box.paxm("__hook-control", "--status", check=False)
-            warm = box.codex(fake, "hello")  # starts the daemon
+            warm = box.turn(fake, "hello")  # starts the daemon
             assert warm.returncode == 0
             box.wait_for_daemon()
-            run = box.codex(fake, "When is the deploy window?")
+            run = box.turn(fake, "When is the deploy window?")
             assert run.returncode == 0, run.stderr[-3000:]
-            assert run.last_message.startswith("Noted")
+            assert run.reply.startswith("Noted")
             assert_no_garbage(first_request_text(fake, len(fake.responses()) - 1))
             check_hooks(run, "UserPromptSubmit", "Stop")
             assert 4_000 <= run.durations("UserPromptSubmit")[0] < HOOK_TIMEOUT_MS  # the client gave up at 5 s
@@ -258,14 +285,14 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(codex: Path, tmp_path
             box.stop_daemon()
 
 
-def test_broken_config_turn_completes_clean(codex: Path, tmp_path: Path) -> None:
-    box = CodexBox(tmp_path / "box", codex)
+def test_broken_config_turn_completes_clean(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
+    box = HarnessBox(tmp_path / "box", *codex)
     with FakeResponses(tmp_path / "requests.jsonl") as fake:
         setup_box(box, fake)
         box.config.write_text("providers: [this is: not valid\n")
-        run = box.codex(fake, "Hello there")
+        run = box.turn(fake, "Hello there")
         assert run.returncode == 0, run.stderr[-3000:]
-        assert run.last_message.startswith("Noted")
+        assert run.reply.startswith("Noted")
         text = first_request_text(fake, 0)
         assert_no_garbage(text)
         assert ENVELOPE not in text
@@ -276,26 +303,26 @@ def test_broken_config_turn_completes_clean(codex: Path, tmp_path: Path) -> None
         time.sleep(0.1)
 
 
-def test_paxm_removed_underneath_turn_completes(codex: Path, tmp_path: Path) -> None:
+def test_paxm_removed_underneath_turn_completes(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
     """The hook commands point at a client that no longer exists (paxm's venv was deleted)."""
-    box = CodexBox(tmp_path / "box", codex)
+    box = HarnessBox(tmp_path / "box", *codex)
     with FakeResponses(tmp_path / "requests.jsonl") as fake:
         setup_box(box, fake)
         gone = tmp_path / "deleted-venv"
-        text = box.codex_config.read_text().replace(sys.executable, str(gone / "bin" / "python"))
-        box.codex_config.write_text(text)
+        text = _config(box).read_text().replace(sys.executable, str(gone / "bin" / "python"))
+        _config(box).write_text(text)
         # trust the rewritten commands, as a user who trusted paxm earlier would have them
         from paxm_integration_codex import config_toml
 
-        doc, original = config_toml.read_config(box.codex_config)
+        doc, original = config_toml.read_config(_config(box))
         env = box.env()
-        hooks = trust.list_hooks(str(codex), box.workspace, env=env)
+        hooks = trust.list_hooks(str(box.installed.binary), box.workspace, env=env)
         assert hooks and all(not h.trusted for h in hooks)
         trust.record_trust(doc, hooks, lambda h: str(gone) in h.command)
-        config_toml.write_config(box.codex_config, doc, original)
-        run = box.codex(fake, "Hello there")
+        config_toml.write_config(_config(box), doc, original)
+        run = box.turn(fake, "Hello there")
         assert run.returncode == 0, run.stderr[-3000:]
-        assert run.last_message.startswith("Noted")
+        assert run.reply.startswith("Noted")
         text = first_request_text(fake, 0)
         assert_no_garbage(text)
         assert ENVELOPE not in text
@@ -306,12 +333,12 @@ def test_paxm_removed_underneath_turn_completes(codex: Path, tmp_path: Path) -> 
 
 
 def test_doctor_says_whether_codex_trusts_paxm_hooks(
-    codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    codex: tuple[Harness, Installed], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from paxm_core.config.loader import load_config
     from paxm_core.integration import InstallContext
 
-    box = CodexBox(tmp_path / "box", codex)
+    box = HarnessBox(tmp_path / "box", *codex)
     with FakeResponses(tmp_path / "requests.jsonl") as fake:
         setup_box(box, fake)
     for key, value in box.env().items():
@@ -322,8 +349,8 @@ def test_doctor_says_whether_codex_trusts_paxm_hooks(
     assert [f.level for f in findings] == ["ok", "ok"], findings
     assert "trusts paxm's 3 hook(s)" in findings[-1].message
     # a user edits one of paxm's hooks: Codex no longer trusts it, and doctor says so
-    text = box.codex_config.read_text().replace('statusMessage = "paxm: recall"', 'statusMessage = "edited"')
-    box.codex_config.write_text(text)
+    text = _config(box).read_text().replace('statusMessage = "paxm: recall"', 'statusMessage = "edited"')
+    _config(box).write_text(text)
     findings = integration.check(ctx)
     assert findings[-1].level == "error" and "user_prompt_submit" in findings[-1].message, findings
     assert "setup --yes --force" in findings[-1].fix and "--agent codex" in findings[-1].fix

@@ -8,6 +8,8 @@ import stat
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from paxm_integration_codex import plugin
 from paxm_integration_codex.events import NATIVE_EVENTS
 
@@ -93,3 +95,27 @@ def test_generated_copy_has_absolute_paths_and_private_modes(tmp_path: Path) -> 
     assert plugin.remove_generated(tmp_path / "paxm") and not dest.exists()
     dest.mkdir(parents=True)
     assert not plugin.remove_generated(tmp_path / "paxm") and dest.exists()
+
+
+def test_generating_never_writes_or_chmods_through_a_link_planted_in_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process swaps files of the half-built tree for links while paxm fills the launcher
+    victim = tmp_path / "victim"
+    victim.write_text("not paxm's\n")
+    victim.chmod(0o644)
+    dest = plugin.generated_dir(tmp_path / "paxm")
+    staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    real_fill = plugin.fill_launcher
+
+    def fill_and_plant(text: str, values: dict[str, str]) -> str:
+        for relative in ("plugins/paxm-memory/.codex-plugin/plugin.json", "plugins/paxm-memory/hooks/paxm-hook.sh"):
+            (staging / relative).unlink(missing_ok=True)
+            (staging / relative).symlink_to(victim)
+        return real_fill(text, values)
+
+    monkeypatch.setattr(plugin, "fill_launcher", fill_and_plant)
+    with pytest.raises(FileExistsError):
+        plugin.generate_marketplace(dest, python="/p", client="/c", config_path=tmp_path / "config.yaml")
+    assert victim.read_text() == "not paxm's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+    assert not staging.exists() and not dest.exists()

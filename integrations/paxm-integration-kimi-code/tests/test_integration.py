@@ -265,3 +265,39 @@ def test_detect_finds_kimi_on_path_else_its_home(
     (tmp_path / "bin" / "kimi").write_text("#!/bin/sh\n")
     (tmp_path / "bin" / "kimi").chmod(0o755)
     assert kimi.detect() == str(tmp_path / "bin" / "kimi")
+
+
+def test_install_sets_the_mode_only_on_the_directory_it_made_never_through_a_link(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process swaps the new ~/.kimi-code for a link to its own directory right after mkdir
+    from paxm_core.config import save_config
+    from paxm_core.config.codec import decode
+    from paxm_core.config.defaults import default_config
+    from paxm_core.config.model import AgentConfig
+    from paxm_core.integration import InstallContext
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    victim.chmod(0o755)
+    kimi_home = isolated_home / ".kimi-code"
+    real_mkdir = os.mkdir
+
+    def mkdir_and_plant(path: str | os.PathLike[str], mode: int = 0o777, **kw: object) -> None:
+        real_mkdir(path, mode)
+        if Path(path) == kimi_home:
+            os.rmdir(path)
+            os.symlink(victim, path)
+
+    monkeypatch.setattr(os, "mkdir", mkdir_and_plant)
+    config_path = tmp_path / "paxm" / "config.yaml"
+    config = default_config(config_path)
+    config.agents["kimi-code"] = decode(
+        AgentConfig, dict(KimiCodeIntegration().default_agent_config()), "agents.kimi-code"
+    )
+    config.agents["kimi-code"].enabled = True
+    save_config(config, config_path)
+    config.path = config_path
+    with pytest.raises(OSError):
+        KimiCodeIntegration().install(InstallContext(config=config))
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o755 and list(victim.iterdir()) == []

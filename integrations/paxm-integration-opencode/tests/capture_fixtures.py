@@ -20,29 +20,30 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from opencode_harness import OPENCODE_VERSION, OpenCodeSandbox, install_opencode, npm_cache_dir  # noqa: E402
-
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
+from paxm_contracttest.harness.harnesses import OPENCODE  # noqa: E402
+from paxm_contracttest.harness.kit import HarnessBox, install  # noqa: E402
+
+OPENCODE_VERSION = OPENCODE.packages[0].rsplit("@", 1)[1]
 
 
 def main() -> int:
-    npm = shutil.which("npm")
-    if npm is None:
-        print("npm is required", file=sys.stderr)
-        return 1
-    opencode, deps = install_opencode(npm, npm_cache_dir())
+    installed = install(OPENCODE)
     out = HERE / "fixtures" / f"opencode-{OPENCODE_VERSION}"
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="paxm-oc-capture-") as tmp:
         root = Path(tmp)
-        box = OpenCodeSandbox(root / "box", opencode, deps)
+        box = HarnessBox(root / "box", OPENCODE, installed)
         record = root / "record"
         record.mkdir()
         with FakeOpenAI(root / "requests.jsonl") as fake:
-            box.configure_opencode(fake.url)
-            (box.opencode_dir / "plugins").mkdir(exist_ok=True)
-            shutil.copy2(HERE / "fixtures" / "recorder-plugin.js", box.opencode_dir / "plugins" / "recorder.js")
-            run = box.opencode(fake, "RUN_TOOL: run the probe command, then say done.", PAXM_RECORD_DIR=str(record))
+            box.point_at(fake.url)
+            ((box.home / ".config" / "opencode") / "plugins").mkdir(exist_ok=True)
+            shutil.copy2(
+                HERE / "fixtures" / "recorder-plugin.js",
+                (box.home / ".config" / "opencode") / "plugins" / "recorder.js",
+            )
+            run = box.turn(fake, "RUN_TOOL: run the probe command, then say done.", PAXM_RECORD_DIR=str(record))
             if run.returncode != 0:
                 print(run.stderr[-4000:], file=sys.stderr)
                 return 1

@@ -1,7 +1,7 @@
 """Fixtures for the OpenCode integration tests (the root ``tests/conftest.py`` isolation, plus helpers).
 
 Every test runs with HOME/XDG/PAXM_* pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (``fake_openai``, ``opencode_harness``) under
+``sys.path`` so the tests can import their helpers (``capture_fixtures`` ...) under
 ``--import-mode=importlib``.
 """
 

@@ -21,9 +21,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from opencode_harness import OPENCODE_VERSION, OpenCodeSandbox, install_opencode, npm_cache_dir  # noqa: E402
-
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
+from paxm_contracttest.harness.harnesses import OPENCODE  # noqa: E402
+from paxm_contracttest.harness.kit import HarnessBox, install  # noqa: E402
+
+OPENCODE_VERSION = OPENCODE.packages[0].rsplit("@", 1)[1]
 
 PROMPTS = (
     "RUN_TOOL: Decision: release branches are named OSPREY-42-<version> from now on.",
@@ -33,21 +35,17 @@ OUT = HERE / "fixtures" / f"opencode-sessions-{OPENCODE_VERSION}"
 
 
 def main() -> int:
-    npm = shutil.which("npm")
-    if npm is None:
-        print("npm is required", file=sys.stderr)
-        return 1
-    binary, deps = install_opencode(npm, npm_cache_dir())
+    installed = install(OPENCODE)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        box = OpenCodeSandbox(root / "box", binary, deps)
+        box = HarnessBox(root / "box", OPENCODE, installed)
         box.paxm("setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
-        box.generous_opencode_budget()
+        box.generous_recall_budget()
         try:
             with FakeOpenAI(root / "requests.jsonl", marker="OSPREY-42") as fake:
-                box.configure_opencode(fake.url)
+                box.point_at(fake.url)
                 for prompt in PROMPTS:
-                    run = box.opencode(fake, prompt, timeout=400)
+                    run = box.turn(fake, prompt, timeout=400)
                     if run.returncode != 0:
                         print(run.stderr[-4000:], file=sys.stderr)
                         return 1

@@ -18,32 +18,32 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kilo_harness import KiloSandbox, install_kilo
-from opencode_harness import PAXM, OpenCodeSandbox, install_opencode, npm_cache_dir, require_npm
 
-from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+from paxm_contracttest.harness.harnesses import KILO, OPENCODE
+from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
+from paxm_contracttest.sandbox import PAXM
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 LATER = "2099-01-01"  # --before: the sessions just ran (the default leaves the last 2 minutes to hooks)
 
 
-@pytest.fixture(params=["opencode", "kilo"])
-def box(request: pytest.FixtureRequest, tmp_path: Path) -> OpenCodeSandbox:
+both = installed_fixture(OPENCODE, KILO)
+
+
+@pytest.fixture
+def box(both: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
     """A sandbox for the real OpenCode, or for Kilo Code (its fork: same database, own data dir)."""
-    npm = require_npm(pytest.skip)
-    if request.param == "kilo":
-        return KiloSandbox(tmp_path / "box", *install_kilo(npm))
-    return OpenCodeSandbox(tmp_path / "box", *install_opencode(npm, npm_cache_dir()))
+    return HarnessBox(tmp_path / "box", *both)
 
 
-def _json(box: OpenCodeSandbox, *args: str) -> dict[str, object]:
+def _json(box: HarnessBox, *args: str) -> dict[str, object]:
     value = json.loads(box.paxm(*args, "--json", timeout=240).stdout)
     assert isinstance(value, dict)
     return value
 
 
-def _recall(box: OpenCodeSandbox, query: str) -> str:
+def _recall(box: HarnessBox, query: str) -> str:
     done = subprocess.run(
         [PAXM, "--config", str(box.config), "recall", "-q", query],
         cwd=box.workspace,
@@ -56,22 +56,19 @@ def _recall(box: OpenCodeSandbox, query: str) -> str:
     return done.stdout
 
 
-def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: OpenCodeSandbox, tmp_path: Path) -> None:
-    agent = "kilo" if isinstance(box, KiloSandbox) else "opencode"
+def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) -> None:
+    agent = box.harness.agent
     marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.configure_opencode(fake.url)
-            first = box.opencode(
-                fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on."
-            )
+        with box.fake(marker=marker) as fake:
+            first = box.turn(fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
             assert first.returncode == 0, first.stderr[-4000:]
             assert any(step.has_tool_result for step in fake.completions())
             database = box.home / ".local" / "share" / agent / f"{agent}.db"
             assert database.is_file()
 
             box.paxm("setup", "--yes", "--agent", agent, "--provider", "sqlite")
-            box.generous_opencode_budget()
+            box.generous_recall_budget()
             assert box.memory_texts() == []  # nothing captured: paxm was not there
             scan = _json(box, "backfill", "scan", "--agent", agent)
             assert (scan["files"], scan["turns"]) == (1, 1), scan
@@ -82,7 +79,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: OpenCodeSand
             assert f"{marker}-&lt;version>" in _recall(box, "release branches naming scheme")
 
             # paxm is live now: the next session is recalled into and captured by the plugin
-            second = box.opencode(fake, "What naming scheme did we decide on for release branches?")
+            second = box.turn(fake, "What naming scheme did we decide on for release branches?")
             assert second.returncode == 0, second.stderr[-4000:]
             assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
             box.wait_for_daemon()

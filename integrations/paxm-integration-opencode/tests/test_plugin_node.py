@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from opencode_harness import OPENCODE_VERSION
 
+from paxm_contracttest.harness.harnesses import OPENCODE
 from paxm_integration_opencode.plugin import render_plugin
 
 HERE = Path(__file__).resolve().parent
@@ -52,7 +52,7 @@ def test_generated_plugin_in_node(tmp_path: Path) -> None:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),
         "PAXM_OC_PLUGINS": json.dumps(paths),
-        "PAXM_OC_FIXTURES": str(HERE / "fixtures" / f"opencode-{OPENCODE_VERSION}"),
+        "PAXM_OC_FIXTURES": str(HERE / "fixtures" / f"opencode-{OPENCODE.packages[0].rsplit('@', 1)[1]}"),
         "FAKE_HOOK_LOG": str(tmp_path / "hook-log"),
     }
     done = subprocess.run(

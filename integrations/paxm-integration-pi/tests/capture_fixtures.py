@@ -17,30 +17,29 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pi_harness import PI_VERSIONS, FakeOpenAI, PiSandbox, install_pi, npm_cache_dir  # noqa: E402
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
+from paxm_contracttest.harness.harnesses import PI_BUILDS  # noqa: E402
+from paxm_contracttest.harness.kit import HarnessBox, install  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
     key = sys.argv[1] if len(sys.argv) > 1 else "earendil-0.74"
-    build = next(b for b in PI_VERSIONS if b.key == key)
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("npm is needed")
-    installed = install_pi(npm, npm_cache_dir(), build)
-    out = HERE / "fixtures" / f"pi-{build.version}"
+    build = PI_BUILDS[key]
+    installed = install(build)
+    out = HERE / "fixtures" / f"pi-{build.packages[0].rsplit('@', 1)[1]}"
     with tempfile.TemporaryDirectory(prefix="paxm-pi-capture-") as tmp:
         root = Path(tmp)
-        box = PiSandbox(root / "box", installed)
+        box = HarnessBox(root / "box", build, installed)
         record = root / "record"
         record.mkdir()
-        ext = box.agent_dir / "extensions" / "recorder" / "index.ts"
+        ext = (box.home / ".pi" / "agent") / "extensions" / "recorder" / "index.ts"
         ext.parent.mkdir(parents=True)
         shutil.copy(HERE / "fixtures" / "recorder-extension.ts", ext)
         with FakeOpenAI(root / "requests.jsonl") as fake:
-            box.configure_pi(fake.url)
-            run = box.pi("RUN_TOOL: run the probe command, then confirm.", PAXM_PI_RECORD=str(record))
+            box.point_at(fake.url)
+            run = box.turn(fake, "RUN_TOOL: run the probe command, then confirm.", PAXM_PI_RECORD=str(record))
         if run.returncode != 0:
             raise SystemExit(f"pi failed: {run.stderr}")
         out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from pi_harness import PI_VERSIONS, FakeOpenAI, PiSandbox, install_pi, npm_cache_dir  # noqa: E402
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
+from paxm_contracttest.harness.harnesses import PI_BUILDS  # noqa: E402
+from paxm_contracttest.harness.kit import HarnessBox, install  # noqa: E402
 
 PROMPTS = (
     "RUN_TOOL: Decision: release branches are named OSPREY-42-<version> from now on.",
@@ -28,23 +30,19 @@ PROMPTS = (
 
 
 def main(key: str) -> int:
-    npm = shutil.which("npm")
-    if npm is None:
-        print("npm is required", file=sys.stderr)
-        return 1
-    build = next(b for b in PI_VERSIONS if b.key == key)
-    pi = install_pi(npm, npm_cache_dir(), build)
-    out = HERE / "fixtures" / f"pi-sessions-{build.version}"
+    build = PI_BUILDS[key]
+    installed = install(build)
+    out = HERE / "fixtures" / f"pi-sessions-{build.packages[0].rsplit('@', 1)[1]}"
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        box = PiSandbox(root / "box", pi)
+        box = HarnessBox(root / "box", build, installed)
         box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite")
-        box.generous_pi_budget()
+        box.generous_recall_budget()
         try:
             with FakeOpenAI(root / "requests.jsonl", marker="OSPREY-42") as fake:
-                box.configure_pi(fake.url)
+                box.point_at(fake.url)
                 for prompt in PROMPTS:
-                    run = box.pi(prompt)
+                    run = box.turn(fake, prompt)
                     if run.returncode != 0:
                         print(run.stderr, file=sys.stderr)
                         return 1
@@ -54,7 +52,7 @@ def main(key: str) -> int:
             box.stop_daemon()
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-        for path in sorted((box.agent_dir / "sessions").rglob("*.jsonl")):
+        for path in sorted(((box.home / ".pi" / "agent") / "sessions").rglob("*.jsonl")):
             shutil.copy(path, out / path.name)
             print(f"copied {path.name} ({path.stat().st_size} bytes)")
     return 0

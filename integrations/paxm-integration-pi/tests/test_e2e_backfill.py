@@ -4,7 +4,7 @@ A user ran Pi before installing paxm: that session (a decision and a ``bash`` to
 disk only.  ``paxm setup`` then ``paxm backfill run --agent pi`` stores it into SQLite and the
 decision is recalled; a second Pi session (paxm's extension live now, recall injected and the
 turn captured live) is then not stored again by a second backfill, which stores nothing.
-Runs the current Pi build (``pi_harness.PI_VERSIONS[-1]``); the older session format is covered
+Runs the current Pi build (``harnesses.PI_CURRENT`` of the shared real-binary kit); the older session format is covered
 by the committed fixtures in ``test_transcripts.py``.
 """
 
@@ -16,26 +16,28 @@ import uuid
 from pathlib import Path
 
 import pytest
-from pi_harness import PAXM, PI_VERSIONS, FakeOpenAI, InstalledPi, PiSandbox, install_pi, npm_cache_dir, require_npm
+
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+from paxm_contracttest.harness.harnesses import PI_CURRENT
+from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
+from paxm_contracttest.sandbox import PAXM
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 LATER = "2099-01-01"  # --before: the sessions just ran (the default leaves the last 2 minutes to hooks)
 
 
-@pytest.fixture(scope="module")
-def pi() -> InstalledPi:
-    return install_pi(require_npm(pytest.skip), npm_cache_dir(), PI_VERSIONS[-1])
+pi = installed_fixture(PI_CURRENT)
 
 
-def _json(box: PiSandbox, *args: str) -> dict[str, object]:
+def _json(box: HarnessBox, *args: str) -> dict[str, object]:
     out = box.paxm(*args, "--json", timeout=240).stdout
     value = json.loads(out)
     assert isinstance(value, dict)
     return value
 
 
-def _recall(box: PiSandbox, query: str) -> str:
+def _recall(box: HarnessBox, query: str) -> str:
     done = subprocess.run(
         [PAXM, "--config", str(box.config), "recall", "-q", query],
         cwd=box.workspace,
@@ -48,20 +50,20 @@ def _recall(box: PiSandbox, query: str) -> str:
     return done.stdout
 
 
-def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: InstalledPi, tmp_path: Path) -> None:
-    box = PiSandbox(tmp_path / "box", pi)
+def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness, Installed], tmp_path: Path) -> None:
+    box = HarnessBox(tmp_path / "box", *pi)
     marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.configure_pi(fake.url)
-            first = box.pi(f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
+            box.point_at(fake.url)
+            first = box.turn(fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
             assert first.returncode == 0, first.stderr[-4000:]
             assert len(fake.completions()) == 2 and fake.completions()[1].has_tool_result
-            sessions = sorted((box.agent_dir / "sessions").rglob("*.jsonl"))
+            sessions = sorted(((box.home / ".pi" / "agent") / "sessions").rglob("*.jsonl"))
             assert len(sessions) == 1, sessions
 
             box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite")
-            box.generous_pi_budget()
+            box.generous_recall_budget()
             assert box.memory_texts() == []  # nothing captured: paxm was not there
             scan = _json(box, "backfill", "scan", "--agent", "pi")
             assert (scan["files"], scan["turns"]) == (1, 1), scan
@@ -72,7 +74,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: InstalledPi, 
             assert f"{marker}-&lt;version>" in _recall(box, "release branches naming scheme")
 
             # paxm is live now: the next session is recalled into and captured by the hooks
-            second = box.pi("What naming scheme did we decide on for release branches?")
+            second = box.turn(fake, "What naming scheme did we decide on for release branches?")
             assert second.returncode == 0, second.stderr[-4000:]
             assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
             box.wait_for_daemon()

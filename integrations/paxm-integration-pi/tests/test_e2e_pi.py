@@ -1,41 +1,42 @@
 """End to end with the real Pi coding agent (offline, fake Chat Completions server on 127.0.0.1).
 
-Every test runs under each pinned Pi build (``pi_harness.PI_VERSIONS``: the old npm scope, the
-new scope's last 0.7x on Node 20, the current 1.x on Node 24).  paxm's extension is installed
+Every test runs under each pinned Pi build (``harnesses.PI_BUILDS`` of the shared real-binary kit:
+the old npm scope, the new scope's last 0.7x on Node 20, the current 1.x on Node 24).  paxm's extension is installed
 with ``paxm setup``; the checks are on what the model is actually sent.  Wall times are printed
 as ``LATENCY`` lines (run with ``-s`` to see them).
 """
 
 from __future__ import annotations
 
-import fcntl
+import json
 import os
 import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pi_harness import (
-    PI_VERSIONS,
-    FakeOpenAI,
-    InstalledPi,
-    PiBuild,
-    PiRun,
-    PiSandbox,
-    install_pi,
-    npm_cache_dir,
-    require_npm,
-)
 
+from paxm_contracttest.fake_models.anthropic import FakeAnthropic
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+from paxm_contracttest.harness.harnesses import CLAUDE, PI_BUILDS
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    Turn,
+    add_hanging_provider,
+    daemon_held_off,
+    installed_fixture,
+    paxm_removed_midway,
+)
 from paxm_contracttest.model_input import assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
-CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
-HANG_PROVIDER = CLAUDE_TESTS / "hang_provider.py"
 
 
 def _garbage_free(request: object) -> None:
@@ -46,18 +47,72 @@ def _recall_in(request: object, marker: str) -> bool:
     return recalled(_user_text(request), marker)
 
 
-@pytest.fixture(scope="session", params=PI_VERSIONS, ids=[b.key for b in PI_VERSIONS])
-def pi(request: pytest.FixtureRequest) -> InstalledPi:
-    build: PiBuild = request.param
-    return install_pi(require_npm(pytest.skip), npm_cache_dir(), build)
+pi = installed_fixture(*PI_BUILDS.values())
+claude = installed_fixture(CLAUDE)
 
 
 @pytest.fixture
-def box(pi: InstalledPi, tmp_path: Path) -> PiSandbox:
-    return PiSandbox(tmp_path / "box", pi)
+def box(pi: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
+    return HarnessBox(tmp_path / "box", *pi)
 
 
-def _ok(run: PiRun) -> None:
+def _agent_dir(box: HarnessBox) -> Path:
+    return box.home / ".pi" / "agent"
+
+
+def _extension(box: HarnessBox) -> Path:
+    return _agent_dir(box) / "extensions" / "paxm-hook" / "index.ts"
+
+
+def _pi_rpc(
+    box: HarnessBox, url: str, prompts: list[str], *, timeout: float = 240
+) -> tuple[Turn, list[dict[str, Any]]]:
+    """One interactive-mode session (``pi --mode rpc``: ``ctx.hasUI`` is true) running ``prompts``.
+
+    Each prompt is sent after the previous run's ``agent_end``; returns the finished process
+    and every JSON line Pi wrote (events, responses, ``extension_ui_request``s).
+    """
+    argv = [*box.argv("")[:-2], "--mode", "rpc"]
+    started = time.monotonic()
+    deadline = started + timeout
+    out: list[dict[str, Any]] = []
+    box.point_at(url)
+    with subprocess.Popen(
+        argv,
+        cwd=box.workspace,
+        env=box.turn_env(url),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        try:
+            for prompt in prompts:
+                process.stdin.write(json.dumps({"type": "prompt", "message": prompt}) + "\n")
+                process.stdin.flush()
+                while time.monotonic() < deadline:
+                    line = process.stdout.readline()
+                    if not line:
+                        break
+                    try:
+                        value = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(value, dict):
+                        out.append(value)
+                        if value.get("type") == "agent_end":
+                            break
+            process.stdin.close()  # end of input: Pi shuts the session down
+            process.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except BaseException:
+            process.kill()
+            raise
+        stderr = process.stderr.read()
+    return Turn(process.returncode, "", stderr, time.monotonic() - started), out
+
+
+def _ok(run: Turn) -> None:
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.reply, run.stderr[-4000:]
     assert "paxm" not in run.stderr.lower(), run.stderr[-4000:]  # fail-open means silent, too
@@ -67,29 +122,31 @@ def _user_text(request: object) -> str:
     return request.user_text()  # type: ignore[attr-defined, no-any-return]
 
 
-def _tree(box: PiSandbox) -> list[Path]:
-    return sorted(p.relative_to(box.agent_dir) for p in box.agent_dir.rglob("*") if "sessions" not in p.parts)
+def _tree(box: HarnessBox) -> list[Path]:
+    return sorted(p.relative_to(_agent_dir(box)) for p in _agent_dir(box).rglob("*") if "sessions" not in p.parts)
 
 
-def _setup(box: PiSandbox, *agents: str) -> None:
+def _setup(box: HarnessBox, *agents: str) -> None:
     args = [a for agent in agents or ("pi",) for a in ("--agent", agent)]
     box.paxm("setup", "--yes", *args, "--provider", "sqlite")
 
 
-def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(box: PiSandbox, tmp_path: Path) -> None:
+def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
+    box: HarnessBox, tmp_path: Path
+) -> None:
     _setup(box)
-    assert box.extension_file.is_file()
-    box.generous_pi_budget()
+    assert _extension(box).is_file()
+    box.generous_recall_budget()
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.configure_pi(fake.url)
+            box.point_at(fake.url)
             before = _tree(box)
-            first = box.pi(f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
+            first = box.turn(fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version> from now on.")
             _ok(first)
             steps = fake.completions()
             assert len(steps) == 2 and steps[1].has_tool_result  # the turn ran the tool
-            print(f"LATENCY pi {box.installed.build.key} session 1 (tool call, capture): wall_s={first.wall:.2f}")
+            print(f"LATENCY pi {box.harness.cache} session 1 (tool call, capture): wall_s={first.wall:.2f}")
 
             box.wait_for_daemon()  # the first hook started it
             box.paxm("__hook-control", "--flush")
@@ -100,7 +157,7 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
             assert any('Tool call: bash {"command":"echo TOOL_RAN_OK"' in t and "TOOL_RAN_OK" in t for t in stored)
 
             seen = len(fake.completions())
-            second = box.pi("RUN_TOOL: which naming scheme did we decide on for release branches?")
+            second = box.turn(fake, "RUN_TOOL: which naming scheme did we decide on for release branches?")
             _ok(second)
             steps = fake.completions()[seen:]
             assert len(steps) == 2 and steps[1].has_tool_result
@@ -108,37 +165,30 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
                 assert _recall_in(step, marker), _user_text(step)[-3000:]
                 assert _user_text(step).count(ENVELOPE) == 1
             assert second.reply.endswith("[marker-seen]")
-            print(f"LATENCY pi {box.installed.build.key} session 2 (recall): wall_s={second.wall:.2f}")
+            print(f"LATENCY pi {box.harness.cache} session 2 (recall): wall_s={second.wall:.2f}")
             for request in fake.completions():
                 _garbage_free(request)
     finally:
         box.stop_daemon()
     box.paxm("uninstall", "--agent", "pi", "--yes")
-    assert not box.extension_file.exists()
-    assert not box.extension_file.parent.exists()
+    assert not _extension(box).exists()
+    assert not _extension(box).parent.exists()
     after = _tree(box)
     assert set(before) - set(after) == {Path("extensions/paxm-hook"), Path("extensions/paxm-hook/index.ts")}
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(box: PiSandbox, tmp_path: Path) -> None:
+def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    hooks = box.config.parent / "hooks"
-    hooks.mkdir(parents=True, exist_ok=True)
-    # Hold the daemon lock: every daemon a hook client tries to start gives up at once, so every
-    # hook of the turn finds no daemon and takes the inbox path.
-    with open(hooks / "paxm-hook.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with daemon_held_off(box):
         with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.configure_pi(fake.url)
-            run = box.pi(f"Remember: the staging database is called {marker}.")
+            box.point_at(fake.url)
+            run = box.turn(fake, f"Remember: the staging database is called {marker}.")
             _ok(run)
             for request in fake.completions():
                 _garbage_free(request)
                 assert ENVELOPE not in _user_text(request)
-        print(f"LATENCY pi {box.installed.build.key} daemon down: wall_s={run.wall:.2f}")
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    (hooks / "paxm-hook.lock").unlink()
+        print(f"LATENCY pi {box.harness.cache} daemon down: wall_s={run.wall:.2f}")
     daemon = box.start_daemon()  # drains the inbox on start
     try:
         box.paxm("__hook-control", "--flush")
@@ -147,77 +197,55 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: PiSandbox, tmp_path
         box.stop_daemon(daemon)
 
 
-def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: PiSandbox, tmp_path: Path) -> None:
+def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
-    data = box.config_data()
-    data["providers"]["stuck"] = {
-        "type": "jsonrpc",
-        "enabled": True,
-        "command": sys.executable,
-        "args": [str(HANG_PROVIDER)],
-        "timeout": "60s",
-    }
-    for profile in ("passive", "passive_initial"):
-        data["recall_profiles"][profile]["providers"].append({"name": "stuck", "required": False, "timeout": "8s"})
-    box.write_config_data(data)
+    add_hanging_provider(box)
     box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
     daemon = box.start_daemon()
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-            box.configure_pi(fake.url)
-            run = box.pi("When is the deploy window?")
+            box.point_at(fake.url)
+            run = box.turn(fake, "When is the deploy window?")
             _ok(run)
             for request in fake.completions():
                 _garbage_free(request)
         # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up;
         # the extension's own 10 s limit never had to act
         assert run.wall < 60
-        print(f"LATENCY pi {box.installed.build.key} hanging provider: wall_s={run.wall:.2f}")
+        print(f"LATENCY pi {box.harness.cache} hanging provider: wall_s={run.wall:.2f}")
     finally:
         box.stop_daemon(daemon)
 
 
-def test_broken_config_turn_completes_clean(box: PiSandbox, tmp_path: Path) -> None:
+def test_broken_config_turn_completes_clean(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
     box.config.write_text("providers: [this is: not valid\n")
     with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-        box.configure_pi(fake.url)
-        run = box.pi("Hello there")
+        box.point_at(fake.url)
+        run = box.turn(fake, "Hello there")
         _ok(run)
         assert run.reply.startswith("Noted")
         for request in fake.completions():
             _garbage_free(request)
             assert ENVELOPE not in _user_text(request)
-    print(f"LATENCY pi {box.installed.build.key} broken config: wall_s={run.wall:.2f}")
+    print(f"LATENCY pi {box.harness.cache} broken config: wall_s={run.wall:.2f}")
     deadline = time.monotonic() + 10
     while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
         time.sleep(0.1)
     assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
 
 
-def test_paxm_uninstalled_underneath_a_running_turn(box: PiSandbox, tmp_path: Path) -> None:
+def test_paxm_uninstalled_underneath_a_running_turn(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
     try:
         # 1. `paxm uninstall` while the turn runs: the extension is already loaded in Pi
         with FakeOpenAI(tmp_path / "requests.jsonl", hang=3.0) as fake:
-            box.configure_pi(fake.url)
-            with subprocess.Popen(
-                box.pi_argv("Hello there"),
-                cwd=box.workspace,
-                env=box.pi_env(),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.completions() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.completions(), "Pi sent no model request"
+
+            def remove() -> None:
                 box.paxm("uninstall", "--agent", "pi", "--yes")
-                assert not box.extension_file.exists()
-                out, err = process.communicate(timeout=180)
-            _ok(PiRun(process.returncode, out, err, 0.0))
+                assert not _extension(box).exists()
+
+            _ok(paxm_removed_midway(box, fake, remove))
             for request in fake.completions():
                 _garbage_free(request)
 
@@ -227,13 +255,13 @@ def test_paxm_uninstalled_underneath_a_running_turn(box: PiSandbox, tmp_path: Pa
         fake_python = gone / "python"
         fake_python.symlink_to(sys.executable)
         box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite", "--force")
-        source = box.extension_file.read_text()
-        box.extension_file.write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', f'"{fake_python}"'))
-        assert str(fake_python) in box.extension_file.read_text()
+        source = _extension(box).read_text()
+        _extension(box).write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', f'"{fake_python}"'))
+        assert str(fake_python) in _extension(box).read_text()
         fake_python.unlink()
         with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
-            box.configure_pi(fake.url)
-            run = box.pi("Hello again")
+            box.point_at(fake.url)
+            run = box.turn(fake, "Hello again")
             _ok(run)
             assert run.reply.startswith("Noted")
             for request in fake.completions():
@@ -243,48 +271,46 @@ def test_paxm_uninstalled_underneath_a_running_turn(box: PiSandbox, tmp_path: Pa
         box.stop_daemon()
 
 
-def test_decision_captured_by_claude_code_is_recalled_by_pi(pi: InstalledPi, tmp_path: Path) -> None:
-    if str(CLAUDE_TESTS) not in sys.path:
-        sys.path.insert(0, str(CLAUDE_TESTS))
-    from claude_harness import install_claude
-
-    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
-
-    claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
-    box = PiSandbox(tmp_path / "box", pi, claude=claude)
+def test_decision_captured_by_claude_code_is_recalled_by_pi(
+    pi: tuple[Harness, Installed], claude: tuple[Harness, Installed], tmp_path: Path
+) -> None:
+    box = HarnessBox(tmp_path / "box", *pi)
+    first_box = HarnessBox(tmp_path / "box", *claude)  # the same HOME, workspace and paxm config
     _setup(box, "claude", "pi")
+    first_box.generous_recall_budget()
     box.generous_recall_budget()
-    box.generous_pi_budget()
     marker = f"HERON-{uuid.uuid4().hex[:10]}"
     try:
         with FakeAnthropic(tmp_path / "anthropic.jsonl", marker=marker) as anthropic:
-            first = box.claude(anthropic, f"Decision: the metrics dashboard lives at {marker}.example from now on.")
+            first = first_box.turn(anthropic, f"Decision: the metrics dashboard lives at {marker}.example from now on.")
             assert first.returncode == 0, first.stderr
         box.wait_for_daemon()
         box.paxm("__hook-control", "--flush")
         assert any(marker in t for t in box.memory_texts()), box.memory_texts()
 
         with FakeOpenAI(tmp_path / "openai.jsonl", marker=marker) as fake:
-            box.configure_pi(fake.url)
-            run = box.pi("Where does the metrics dashboard live?")
+            box.point_at(fake.url)
+            run = box.turn(fake, "Where does the metrics dashboard live?")
             _ok(run)
             steps = fake.completions()
             assert steps and all(_recall_in(step, marker) for step in steps), [_user_text(s)[-2000:] for s in steps]
             assert run.reply.endswith("[marker-seen]")
-            print(f"LATENCY pi {pi.build.key} turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
+            print(f"LATENCY pi {box.harness.cache} turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
     finally:
         box.stop_daemon()
 
 
 def test_interactive_session_captures_every_run_and_a_failed_recall_is_a_notification(
-    box: PiSandbox, tmp_path: Path
+    box: HarnessBox, tmp_path: Path
 ) -> None:
     _setup(box)
     first, second = (f"{name}-{uuid.uuid4().hex[:10]}" for name in ("PLOVER", "CURLEW"))
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-            box.configure_pi(fake.url)
-            run, events = box.pi_rpc([f"Remember: the cache host is {first}.", f"Also: the queue host is {second}."])
+            box.point_at(fake.url)
+            run, events = _pi_rpc(
+                box, fake.url, [f"Remember: the cache host is {first}.", f"Also: the queue host is {second}."]
+            )
             assert run.returncode == 0, run.stderr[-4000:]
             assert [e["type"] for e in events].count("agent_end") == 2
             assert not [e for e in events if e.get("type") == "extension_ui_request"]  # all went well: silent
@@ -298,11 +324,11 @@ def test_interactive_session_captures_every_run_and_a_failed_recall_is_a_notific
         box.stop_daemon()
 
     # paxm's interpreter is gone: the turn goes on, and the UI says recall was unavailable
-    source = box.extension_file.read_text()
-    box.extension_file.write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', '"/nonexistent/python"'))
+    source = _extension(box).read_text()
+    _extension(box).write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', '"/nonexistent/python"'))
     with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
-        box.configure_pi(fake.url)
-        run, events = box.pi_rpc(["Hello there"])
+        box.point_at(fake.url)
+        run, events = _pi_rpc(box, fake.url, ["Hello there"])
         assert run.returncode == 0, run.stderr[-4000:]
         assert "agent_end" in [e["type"] for e in events]
         (note,) = [e for e in events if e.get("type") == "extension_ui_request"]

@@ -1,160 +1,118 @@
 """End to end with the real Qwen Code CLI (offline, fake Chat Completions server on 127.0.0.1).
 
-Wall times print as ``LATENCY`` lines (run with ``-s``).
+Runs on the shared real-binary kit (``paxm_contracttest.harness.kit``, the Qwen Code
+description in ``harnesses``).  Wall times print as ``LATENCY`` lines (run with ``-s``).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
-from qwen_harness import USER_SETTINGS, QwenRun, QwenSandbox, install_qwen
 
-from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
-from paxm_contracttest.harness.npm import npm_cache_dir, require_npm
-from paxm_contracttest.model_input import assert_no_hook_noise, recalled
+from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+from paxm_contracttest.harness.harnesses import CLAUDE, QWEN, QWEN_SETTINGS
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    capture_then_recall,
+    cross_harness,
+    installed_fixture,
+    model_requests,
+    ok,
+    paxm_removed_midway,
+)
+from paxm_contracttest.model_input import assert_no_hook_noise
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 #: Qwen HTML-escapes the injected context: this is how the real envelope reaches the model
-ENVELOPE = '&lt;paxm-recall version="1" mode="passive"&gt;'
-CLOSE = "&lt;/paxm-recall&gt;"
-CLAUDE_TESTS = Path(__file__).resolve().parents[2] / "paxm-integration-claude-code" / "tests"
+ENVELOPE, CLOSE = QWEN.envelope
 
 
-def _garbage_free(request: Recorded) -> None:
-    assert_no_hook_noise(request.user_text(), open_tag="&lt;paxm-recall", close_tag=CLOSE)
+def _garbage_free(fake: FakeOpenAI) -> None:
+    for request in fake.completions():  # every completion, side requests too
+        assert_no_hook_noise(request.user_text(), open_tag="&lt;paxm-recall", close_tag=CLOSE)
 
 
-def _recall_in(request: Recorded, marker: str) -> bool:
-    return recalled(request.user_text(), marker, open_tag=ENVELOPE, close_tag=CLOSE)
-
-
-@pytest.fixture(scope="session")
-def qwen() -> Path:
-    return install_qwen(require_npm(pytest.skip, "the real Qwen Code tests"))
+qwen = installed_fixture(QWEN)
+claude = installed_fixture(CLAUDE)
 
 
 @pytest.fixture
-def box(qwen: Path, tmp_path: Path) -> QwenSandbox:
-    sandbox = QwenSandbox(tmp_path / "box", qwen)
-    sandbox.write_user_settings()
-    return sandbox
+def box(qwen: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
+    harness, installed = qwen
+    return HarnessBox(tmp_path / "box", harness, installed)
 
 
-def _ok(run: QwenRun) -> None:
-    assert run.returncode == 0, run.stderr[-4000:]
-    assert run.reply, run.stdout[-4000:]
-
-
-def _only_qwen_changed_it(box: QwenSandbox) -> None:
+def _only_qwen_changed_it(box: HarnessBox) -> None:
     """After uninstall the settings are the user's again, plus the ``$version`` Qwen itself adds."""
-    data = json.loads(box.qwen_settings.read_text())
+    data = json.loads((box.home / ".qwen" / "settings.json").read_text())
     data.pop("$version", None)
-    assert data == USER_SETTINGS
+    assert data == QWEN_SETTINGS
 
 
-def test_qwen_decision_with_a_tool_call_is_recalled_in_every_request_of_the_next_session(
-    box: QwenSandbox, tmp_path: Path
-) -> None:
-    box.paxm("setup", "--yes", "--agent", "qwen-code", "--provider", "sqlite")
-    box.generous_qwen_budget()
+def test_qwen_decision_with_a_tool_call_is_recalled_in_every_request_of_the_next_session(box: HarnessBox) -> None:
+    box.setup()
+    box.generous_recall_budget()
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            first = box.qwen(fake, f"RUN_TOOL: Decision: release branches are named {marker}-<version>.")
-            _ok(first)
-            steps = fake.agent_steps()
-            assert any(s.has_tool_result for s in steps)  # the turn ran the shell tool
-            print(f"LATENCY qwen session 1 (tool call, capture): wall_s={first.wall:.2f}")
-            box.wait_for_daemon()
-            box.paxm("__hook-control", "--flush")
-            stored = [t for t in box.memory_texts() if marker in t]
-            assert any("Noted, I will remember that." in t for t in stored), box.memory_texts()
+        with box.fake(marker=marker) as fake:
+            seen = capture_then_recall(
+                box,
+                fake,
+                marker=marker,
+                decision="RUN_TOOL: Decision: release branches are named {marker}-<version>.",
+                question="RUN_TOOL: which naming scheme did we decide on for release branches?",
+            )
+            first_steps = model_requests(fake)[: len(seen.first_inputs)]
+            assert any(s.has_tool_result for s in first_steps)  # the turn ran the shell tool
+            print(f"LATENCY qwen session 1 (tool call, capture): wall_s={seen.first.wall:.2f}")
             assert not any("TOOL_RAN_OK" in t for t in box.memory_texts())
-
-            seen = len(fake.agent_steps())
-            second = box.qwen(fake, "RUN_TOOL: which naming scheme did we decide on for release branches?")
-            _ok(second)
-            steps = fake.agent_steps()[seen:]
+            steps = model_requests(fake)[len(seen.first_inputs) :]
             assert len(steps) >= 2 and steps[-1].has_tool_result, [s.user_text()[-300:] for s in steps]
             for step in steps:  # including the request after the tool call
-                assert _recall_in(step, marker), step.user_text()[-3000:]
+                assert box.recalled(step.user_text(), marker), step.user_text()[-3000:]
                 assert step.user_text().count(ENVELOPE) == 1
             assert "<paxm-recall" not in json.dumps(steps[0].body)  # it arrives escaped, as documented
-            assert second.reply.endswith("[marker-seen]")
-            print(f"LATENCY qwen session 2 (recall on every step): wall_s={second.wall:.2f}")
-            for request in fake.completions():
-                _garbage_free(request)
+            print(f"LATENCY qwen session 2 (recall on every step): wall_s={seen.second.wall:.2f}")
+            _garbage_free(fake)
     finally:
         box.stop_daemon()
-    box.paxm("uninstall", "--agent", "qwen", "--yes")
+    box.uninstall()
     _only_qwen_changed_it(box)
 
 
-def test_qwen_turn_completes_with_paxm_uninstalled_underneath_it(box: QwenSandbox, tmp_path: Path) -> None:
-    box.paxm("setup", "--yes", "--agent", "qwen", "--provider", "sqlite")
+def test_qwen_turn_completes_with_paxm_uninstalled_underneath_it(box: HarnessBox) -> None:
+    box.setup()
     try:
-        with FakeOpenAI(tmp_path / "requests.jsonl", hang=4.0) as fake:
-            argv = [str(box.qwen_bin), "-p", "Hello there", "-o", "json"]
-            with subprocess.Popen(
-                argv,
-                cwd=box.workspace,
-                env=box.qwen_env(fake),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            ) as process:
-                deadline = time.monotonic() + 120
-                while not fake.completions() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert fake.completions(), "Qwen sent no model request"
-                # paxm goes away under the running turn: hooks and config, then the config dir
-                box.paxm("uninstall", "--agent", "qwen", "--yes")
+        with box.fake(hang=4.0) as fake:
+
+            def remove() -> None:  # paxm goes away under the running turn: hooks and config, then the config dir
+                box.uninstall()
                 box.config.rename(box.config.with_suffix(".gone"))
-                out, err = process.communicate(timeout=180)
-            run = QwenRun(process.returncode, out, err, 0.0)
-            _ok(run)
-            for request in fake.completions():
-                _garbage_free(request)
+
+            ok(paxm_removed_midway(box, fake, remove))
+            _garbage_free(fake)
     finally:
         box.stop_daemon()
     _only_qwen_changed_it(box)
 
 
-def test_decision_captured_by_claude_code_is_recalled_by_qwen(qwen: Path, tmp_path: Path) -> None:
-    if str(CLAUDE_TESTS) not in sys.path:
-        sys.path.insert(0, str(CLAUDE_TESTS))
-    from claude_harness import install_claude
-
-    from paxm_contracttest.fake_models.anthropic import FakeAnthropic
-
-    claude = install_claude(require_npm(pytest.skip), npm_cache_dir())
-    box = QwenSandbox(tmp_path / "box", qwen, claude=claude)
-    box.write_user_settings()
-    box.paxm("setup", "--yes", "--agent", "claude", "--agent", "qwen", "--provider", "sqlite")
+def test_decision_captured_by_claude_code_is_recalled_by_qwen(
+    qwen: tuple[Harness, Installed], claude: tuple[Harness, Installed], box: HarnessBox
+) -> None:
+    first = HarnessBox(box.root, *claude)
+    first.setup(QWEN.agent)
+    first.generous_recall_budget()
     box.generous_recall_budget()
-    box.generous_qwen_budget()
     marker = f"HERON-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeAnthropic(tmp_path / "anthropic.jsonl", marker=marker) as anthropic:
-            first = box.claude(anthropic, f"Decision: the metrics dashboard lives at {marker}.example from now on.")
-            assert first.returncode == 0, first.stderr
-        box.wait_for_daemon()
-        box.paxm("__hook-control", "--flush")
-        assert any(marker in t for t in box.memory_texts()), box.memory_texts()
-        with FakeOpenAI(tmp_path / "openai.jsonl", marker=marker) as fake:
-            run = box.qwen(fake, "Where does the metrics dashboard live?")
-            _ok(run)
-            steps = fake.agent_steps()
-            assert steps and all(_recall_in(s, marker) for s in steps), [s.user_text()[-2000:] for s in steps]
-            assert run.reply.endswith("[marker-seen]")
-            print(f"LATENCY qwen turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
+        run, inputs = cross_harness(first, box, marker=marker)
+        assert all(box.recalled(text, marker) for text in inputs), [t[-2000:] for t in inputs]
+        print(f"LATENCY qwen turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
     finally:
         box.stop_daemon()

@@ -98,6 +98,13 @@ class FakeOpenAI(FakeModelServer):
         names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
         return next((n for n in SHELL_TOOLS if n in names), "bash")
 
+    def tool_call(self, request: Recorded) -> dict[str, Any] | None:
+        """The function call answering ``request`` in tool mode (``None``: answer with text)."""
+        if not self.wants_tool(request):
+            return None
+        arguments = {"command": TOOL_COMMAND, "description": "Print a probe line"}
+        return {"name": self.shell_tool(request), "arguments": json.dumps(arguments)}
+
     def handler(self) -> type[BaseHTTPRequestHandler]:
         """Chat completions (tool calls in tool mode) and models."""
         fake = self
@@ -127,16 +134,9 @@ class FakeOpenAI(FakeModelServer):
                 model = str(body.get("model") or "fake-model")
                 ident = "chatcmpl-" + uuid.uuid4().hex[:20]
                 created = int(time.time())
-                if fake.wants_tool(request):
-                    call = {
-                        "index": 0,
-                        "id": "call_" + uuid.uuid4().hex[:20],
-                        "type": "function",
-                        "function": {
-                            "name": fake.shell_tool(request),
-                            "arguments": json.dumps({"command": TOOL_COMMAND, "description": "Print a probe line"}),
-                        },
-                    }
+                function = fake.tool_call(request)
+                if function is not None:
+                    call = {"index": 0, "id": "call_" + uuid.uuid4().hex[:20], "type": "function", "function": function}
                     delta: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
                     finish = "tool_calls"
                 else:

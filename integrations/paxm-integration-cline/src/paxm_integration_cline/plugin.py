@@ -7,7 +7,6 @@ marker check and the JSON literal are :class:`paxm_core.generated_file.Generated
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,27 +70,21 @@ def is_paxm_plugin(path: Path) -> bool:
     return _plugin().is_paxm(path)
 
 
-def _mkdir_private(path: Path) -> None:
-    missing = []
-    probe = path
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(directory, 0o700)  # whatever the umask
-
-
 def write_plugin(path: Path, source: str) -> bool:
-    """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current."""
+    """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current.
+
+    A current plugin is left exactly as it is, its mode included: paxm sets modes only on files
+    it creates, and ``path`` may be a link to a file that is not paxm's (``paxm config doctor``
+    reports a widened mode with its fix).  A new plugin replaces a link, never writes through it.
+    """
     try:
         if path.read_text(encoding="utf-8") == source:
-            os.chmod(path, 0o600)
             return False
     except OSError:
         pass
-    _mkdir_private(path.parent)
     from paxm_core.integration import write_atomic
+    from paxm_core.json_settings import make_private_dirs
 
+    make_private_dirs(path.parent)
     write_atomic(path, source)
     return True

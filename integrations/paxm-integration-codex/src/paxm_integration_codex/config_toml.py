@@ -20,7 +20,6 @@ or removing it never shifts, and so never un-trusts, one of the user's own hooks
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -300,8 +299,11 @@ def write_config(path: Path, doc: tomlkit.TOMLDocument, original: str | None) ->
     """Write ``doc`` atomically with mode 0600; keep the first original as ``config.toml.paxm.bak``."""
     import tomlkit
 
+    from paxm_core.integration import write_atomic
+    from paxm_core.json_settings import make_private_dirs
+
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dirs(target.parent)
     if original is not None and original.strip():
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
@@ -312,21 +314,7 @@ def write_config(path: Path, doc: tomlkit.TOMLDocument, original: str | None) ->
     if text.endswith("\n\n") and not (original or "").endswith("\n\n"):
         # removing a trailing table leaves the blank line that separated it
         text = text.rstrip("\n") + "\n"
-    data = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".paxm.tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(target, text)  # a new 0600 file, its mode set through its descriptor
 
 
 def drop_state_prefix(doc: tomlkit.TOMLDocument, prefix: str) -> bool:
