@@ -86,7 +86,6 @@ PREFETCH_WORKER = "gw0"
 UNIT_SECONDS = {
     "integrations/paxm-integration-pi/tests/test_e2e_pi.py": 170,
     "integrations/paxm-integration-opencode/tests/test_e2e_backfill.py": 80,
-    "integrations/paxm-integration-opencode/tests/test_e2e_kilo.py": 75,
     "integrations/paxm-integration-claude-code/tests/test_e2e_claude.py": 75,
     "integrations/paxm-integration-opencode/tests/test_e2e_opencode.py": 70,
     "providers/paxm-provider-mem0/tests/": 55,
