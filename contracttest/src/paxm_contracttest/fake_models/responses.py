@@ -128,71 +128,9 @@ class FakeResponses(FakeModelServer):
 
             def _responses(self, body: Any, raw: bytes) -> None:
                 body = body if isinstance(body, dict) else {}
-                rid = "resp_" + uuid.uuid4().hex[:20]
-                base = {
-                    "id": rid,
-                    "object": "response",
-                    "created_at": int(time.time()),
-                    "model": body.get("model", "fake-model"),
-                    "error": None,
-                    "incomplete_details": None,
-                    "parallel_tool_calls": True,
-                    "tool_choice": "auto",
-                    "tools": [],
-                    "metadata": {},
-                }
-                usage = {
-                    "input_tokens": max(1, len(raw) // 4),
-                    "input_tokens_details": {"cached_tokens": 0},
-                    "output_tokens": 8,
-                    "output_tokens_details": {"reasoning_tokens": 0},
-                    "total_tokens": max(1, len(raw) // 4) + 8,
-                }
+                base, usage = _response_base(body), _usage(raw)
                 call = fake.tool_call_for(body)
-                if call is not None:
-                    name, args = call
-                    item: dict[str, Any] = {
-                        "id": "fc_" + uuid.uuid4().hex[:20],
-                        "type": "function_call",
-                        "status": "completed",
-                        "call_id": "call_" + uuid.uuid4().hex[:20],
-                        "name": name,
-                        "arguments": args,
-                    }
-                    added = dict(item, status="in_progress", arguments="")
-                    middle: list[dict[str, Any]] = [
-                        {
-                            "type": "response.function_call_arguments.delta",
-                            "item_id": item["id"],
-                            "output_index": 0,
-                            "delta": args,
-                        },
-                        {
-                            "type": "response.function_call_arguments.done",
-                            "item_id": item["id"],
-                            "output_index": 0,
-                            "arguments": args,
-                        },
-                    ]
-                else:
-                    text = fake.reply_for(raw)
-                    iid = "msg_" + uuid.uuid4().hex[:20]
-                    item = {
-                        "id": iid,
-                        "type": "message",
-                        "status": "completed",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}],
-                    }
-                    added = {"id": iid, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
-                    part = {"type": "output_text", "text": "", "annotations": []}
-                    where = {"item_id": iid, "output_index": 0, "content_index": 0}
-                    middle = [
-                        {"type": "response.content_part.added", **where, "part": part},
-                        {"type": "response.output_text.delta", **where, "delta": text, "logprobs": []},
-                        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
-                        {"type": "response.content_part.done", **where, "part": dict(part, text=text)},
-                    ]
+                item, added, middle = _function_call(*call) if call is not None else _message(fake.reply_for(raw))
                 if not body.get("stream"):
                     self._json(200, dict(base, status="completed", output=[item], usage=usage))
                     return
@@ -213,3 +151,75 @@ class FakeResponses(FakeModelServer):
                 )
 
         return Handler
+
+
+#: a Responses API output item, its in-progress form, and the stream events between them
+_Output = tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]
+
+
+def _response_base(body: dict[str, Any]) -> dict[str, Any]:
+    """The fields every Responses API response object carries."""
+    return {
+        "id": "resp_" + uuid.uuid4().hex[:20],
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": body.get("model", "fake-model"),
+        "error": None,
+        "incomplete_details": None,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "metadata": {},
+    }
+
+
+def _usage(raw: bytes) -> dict[str, Any]:
+    """Token counts roughly proportional to the request (a quarter of its bytes in, 8 out)."""
+    tokens_in = max(1, len(raw) // 4)
+    return {
+        "input_tokens": tokens_in,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 8,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": tokens_in + 8,
+    }
+
+
+def _function_call(name: str, args: str) -> _Output:
+    """A completed ``function_call`` item and the argument events a stream sends for it."""
+    item: dict[str, Any] = {
+        "id": "fc_" + uuid.uuid4().hex[:20],
+        "type": "function_call",
+        "status": "completed",
+        "call_id": "call_" + uuid.uuid4().hex[:20],
+        "name": name,
+        "arguments": args,
+    }
+    where = {"item_id": item["id"], "output_index": 0}
+    middle = [
+        {"type": "response.function_call_arguments.delta", **where, "delta": args},
+        {"type": "response.function_call_arguments.done", **where, "arguments": args},
+    ]
+    return item, dict(item, status="in_progress", arguments=""), middle
+
+
+def _message(text: str) -> _Output:
+    """A completed assistant message item and the content events a stream sends for it."""
+    iid = "msg_" + uuid.uuid4().hex[:20]
+    item: dict[str, Any] = {
+        "id": iid,
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    added = {"id": iid, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    where = {"item_id": iid, "output_index": 0, "content_index": 0}
+    middle = [
+        {"type": "response.content_part.added", **where, "part": part},
+        {"type": "response.output_text.delta", **where, "delta": text, "logprobs": []},
+        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": dict(part, text=text)},
+    ]
+    return item, added, middle
