@@ -49,6 +49,7 @@ __all__ = [
     "render_hit_markdown",
     "render_recall_markdown",
     "render_recall_text",
+    "strip_paxm_blocks",
     "strip_recall_context",
     "wrap_recall_context",
 ]
@@ -170,24 +171,126 @@ def wrap_recall_context(mode: str, content: str) -> str:
     return wrap_block("paxm-recall", f'version="1" mode="{mode}"', content)
 
 
+# -- echo stripping: paxm's own blocks, in whatever encoding a harness gives them back ----------
+#
+# A harness may hand paxm's injected blocks back inside the next prompt or transcript: Gemini CLI
+# HTML-escapes ``<`` and ``>`` and puts them in ``<hook_context>``, JSON carries ``\u003c`` and
+# ``\"``, a transcript may quote them with ``> `` or fence them, and any layer may change
+# whitespace.  Each token of a tag is therefore matched in every such spelling.  A block is an
+# opening tag ``paxm-NAME`` whose first attribute is ``version="<digits>"`` (paxm writes no other
+# kind, and a user who writes ``<paxm-recall>`` in prose is not quoting one) up to the first
+# closing tag of the same name spelled with the same ``<`` and ``>`` tokens.  Recalled text
+# inside a block cannot hold such a tag: the envelope escapes it one level deeper (and for a
+# harness that escapes only ``<``/``>``, :func:`paxm_core.integration.guard_escaped_envelope`
+# escapes the ``&`` as well), so the deeper spelling never pairs with the real tags.
+
+_BS = r"(?<!\\)\\+"  # a whole run of backslashes (JSON escaping, once or more)
+_AMP = r"(?:&|" + _BS + r"u0026)(?:amp;)*"  # ``&``, ``&amp;`` ..., or JSON's ``\u0026``
+_LT = r"(?:<|" + _BS + r"u003c|" + _AMP + r"(?:lt|\#0*60|\#x0*3c);)"
+_GT = r"(?:>|" + _BS + r"u003e|" + _AMP + r"(?:gt|\#0*62|\#x0*3e);)"
+_QT = r"(?:[\"']|" + _BS + r"[\"']|" + _BS + r"u0022|" + _AMP + r"(?:quot|apos|\#0*3[49]|\#x0*2[27]);)"
+_SL = r"(?:/|" + _BS + r"/|" + _BS + r"u002f|" + _AMP + r"(?:sol|\#0*47|\#x0*2f);)"
+_WS = r"(?:\s|" + _BS + r"[nrt])"
+_NL = r"(?:\r?\n|\r|" + _BS + r"r" + r"(?:\\+n)?|" + _BS + r"n)"
+_ATTR = r"[a-z][\w:-]*" + _WS + r"*=" + _WS + r"*" + _QT + r"[\w.:+-]*" + _QT
+_BLOCK = (
+    r"(?P<lt>" + _LT + r")" + _WS + r"*(?P<name>paxm(?:-[a-z0-9]+)+)" + _WS + r"+version" + _WS + r"*="
+    + _WS + r"*" + _QT + r"\d+" + _QT + r"(?:" + _WS + r"+" + _ATTR + r")*" + _WS + r"*(?P<gt>" + _GT + r")"
+    + r"(?:(?!(?P=lt)" + _WS + r"*(?P=name)(?![\w-])).)*?"
+    + r"(?P=lt)" + _WS + r"*" + _SL + _WS + r"*(?P=name)" + _WS + r"*(?P=gt)"
+)
+# a quote prefix (``> ``, ``&gt; ``, ``\u003e ``), possibly nested and indented
+_QUOTE = r"(?:[ \t]*" + _GT + r")+[ \t]?"
+_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
+# a harness's wrapper around injected context, and the label some put before it
+_WRAP_NAME = r"(?:hook_context|system-reminder|session_context)"
+_LABEL = r"(?:[A-Za-z]+ hook (?:additional context|success)[ \t]*:)"
+
+#: (block, line break with its quote prefix), compiled on the first text that mentions paxm
+_strip_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _strippers() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    global _strip_patterns
+    patterns = _strip_patterns
+    if patterns is None:  # a race compiles twice, harmlessly
+        flags = re.IGNORECASE | re.DOTALL
+        patterns = _strip_patterns = (
+            re.compile(_BLOCK, flags),
+            re.compile(_NL + r"(?P<q>" + _QUOTE + r")?", flags),
+        )
+    return patterns
+
+
+def _quoted(region: str) -> bool:
+    """True when every line break inside ``region`` is followed by a quote prefix (``> ``)."""
+    breaks = list(_strippers()[1].finditer(region))
+    return bool(breaks) and all(match.group("q") for match in breaks)
+
+
+def _cut_blocks(text: str, cut: str, quoted_cut: str) -> str:
+    block = _strippers()[0]
+    return block.sub(lambda m: quoted_cut if _quoted(m.group(0)) else cut, text)
+
+
+def _cut_wrappers(text: str, cut: str, quoted_cut: str) -> str:
+    """Replace each wrapper or fence that holds nothing but cut blocks with a cut of its own."""
+    mark = "(?:" + re.escape(cut) + "|" + re.escape(quoted_cut) + ")"
+    fill = "(?:" + _WS + "|" + _GT + "|" + _LABEL + "|" + mark + ")*?"
+    inner = fill + mark + fill
+    wrapper = re.compile(
+        _LT + _WS + r"*(?P<w>" + _WRAP_NAME + r")" + _WS + r"*" + _GT + inner
+        + _LT + _WS + r"*" + _SL + _WS + r"*(?P=w)" + _WS + r"*" + _GT,
+        re.IGNORECASE | re.DOTALL,
+    )
+    fence = re.compile(r"(?P<f>`{3,}|~{3,})[\w.+-]*" + inner + r"(?P=f)(?![`~])", re.IGNORECASE | re.DOTALL)
+    for _ in range(8):  # wrappers nest a few deep at most
+        before = text
+        for pattern in (wrapper, fence):
+            text = pattern.sub(
+                lambda m: quoted_cut if quoted_cut in m.group(0) or _quoted(m.group(0)) else cut, text
+            )
+        if text == before:
+            break
+    return text
+
+
+def _unused(text: str, base: int) -> str:
+    char = chr(base)
+    while char in text:
+        char = chr(ord(char) + 1)
+    return char
+
+
+def strip_paxm_blocks(text: str) -> str:
+    """``text`` without paxm's own blocks, however a harness encoded them, trimmed.
+
+    Every complete ``paxm-*`` block (``paxm-recall``, ``paxm-session-identity``,
+    ``paxm-local-time``, any later one) is removed: raw, HTML-escaped (``&lt;``, ``&#60;``,
+    ``&amp;lt;``...), JSON-escaped (``\\u003c``, ``\\"``, ``\\n``, escaped again), with changed
+    whitespace, quoted line by line with ``> ``, anywhere in the text.  A harness wrapper
+    (``<hook_context>``, ``<system-reminder>``, ``<session_context>``, a Markdown fence) left
+    holding nothing but removed blocks goes with them, and so does the quote prefix of a
+    quoted block's first line.  Nothing else is touched: an unclosed block, a tag without a
+    ``version`` attribute or a mere mention of paxm stays, and the rest is kept byte for byte
+    (apart from the outer trim).  Idempotent.
+    """
+    if "paxm" not in text.lower():
+        return text.strip()
+    cut = _unused(text, 0xE000)
+    quoted_cut = _unused(text + cut, ord(cut) + 1)
+    out = _cut_blocks(text, cut, quoted_cut)
+    if cut not in out and quoted_cut not in out:
+        return text.strip()
+    out = _cut_wrappers(out, cut, quoted_cut)
+    if quoted_cut in out:  # the quote prefix before a quoted block's first line goes with it
+        out = re.sub(_LINE_START + _QUOTE + "(?=" + re.escape(quoted_cut) + ")", "", out, flags=re.IGNORECASE)
+    return out.replace(cut, "").replace(quoted_cut, "").strip()
+
+
 def strip_recall_context(text: str) -> str:
-    """Remove every complete envelope from ``text`` and trim; an unclosed one is kept as is."""
-    out: list[str] = []
-    rest = text
-    while True:
-        start = rest.find(ENVELOPE_OPEN_PREFIX)
-        if start < 0:
-            break
-        open_end = rest.find(">", start)
-        if open_end < 0:
-            break
-        close = rest.find(ENVELOPE_CLOSE, open_end + 1)
-        if close < 0:
-            break
-        out.append(rest[:start])
-        rest = rest[close + len(ENVELOPE_CLOSE) :]
-    out.append(rest)
-    return "".join(out).strip()
+    """Echo suppression's one rule: :func:`strip_paxm_blocks` (kept under its historic name)."""
+    return strip_paxm_blocks(text)
 
 
 def _provenance(hit: MemoryHit) -> Provenance:
