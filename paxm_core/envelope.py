@@ -187,20 +187,53 @@ def wrap_recall_context(mode: str, content: str) -> str:
 _BS = r"(?<!\\)\\+"  # a whole run of backslashes (JSON escaping, once or more)
 _AMP = r"(?:&|" + _BS + r"u0026)(?:amp;)*"  # ``&``, ``&amp;`` ..., or JSON's ``\u0026``
 _LT = r"(?:<|" + _BS + r"u003c|" + _AMP + r"(?:lt|\#0*60|\#x0*3c);)"
+# the opening ``<`` may follow a backslash that is text (``x\\`` escaped again is ``x\\\\``): tried at
+# each backslash of a run, the closing tag then pins its own spelling and takes no extra backslash
+_OPEN_LT = r"(?:<|\\+u003c|" + _AMP.replace(_BS, r"\\+") + r"(?:lt|\#0*60|\#x0*3c);)"
 _GT = r"(?:>|" + _BS + r"u003e|" + _AMP + r"(?:gt|\#0*62|\#x0*3e);)"
-_QT = r"(?:[\"']|" + _BS + r"[\"']|" + _BS + r"u0022|" + _AMP + r"(?:quot|apos|\#0*3[49]|\#x0*2[27]);)"
+# a quote JSON-escaped and then HTML-escaped is ``\&quot;``: a backslash run may precede any spelling
+_QT = r"(?:" + _BS + r")?(?:[\"']|u0022|" + _AMP + r"(?:quot|apos|\#0*3[49]|\#x0*2[27]);)"
 _SL = r"(?:/|" + _BS + r"/|" + _BS + r"u002f|" + _AMP + r"(?:sol|\#0*47|\#x0*2f);)"
 _WS = r"(?:\s|" + _BS + r"[nrt])"
-_NL = r"(?:\r?\n|\r|" + _BS + r"r" + r"(?:\\+n)?|" + _BS + r"n)"
 _ATTR = r"[a-z][\w:-]*" + _WS + r"*=" + _WS + r"*" + _QT + r"[\w.:+-]*" + _QT
 _BLOCK = (
-    r"(?P<lt>" + _LT + r")" + _WS + r"*(?P<name>paxm(?:-[a-z0-9]+)+)" + _WS + r"+version" + _WS + r"*="
-    + _WS + r"*" + _QT + r"\d+" + _QT + r"(?:" + _WS + r"+" + _ATTR + r")*" + _WS + r"*(?P<gt>" + _GT + r")"
-    + r"(?:(?!(?P=lt)" + _WS + r"*(?P=name)(?![\w-])).)*?"
-    + r"(?P=lt)" + _WS + r"*" + _SL + _WS + r"*(?P=name)" + _WS + r"*(?P=gt)"
+    r"(?P<lt>"
+    + _OPEN_LT
+    + r")"
+    + _WS
+    + r"*(?P<name>paxm(?:-[a-z0-9]+)+)"
+    + _WS
+    + r"+version"
+    + _WS
+    + r"*="
+    + _WS
+    + r"*"
+    + _QT
+    + r"\d+"
+    + _QT
+    + r"(?:"
+    + _WS
+    + r"+"
+    + _ATTR
+    + r")*"
+    + _WS
+    + r"*(?P<gt>"
+    + _GT
+    + r")"
+    + r"(?:(?!(?<!\\)(?P=lt)"
+    + _WS
+    + r"*(?P=name)(?![\w-])).)*?"
+    + r"(?<!\\)(?P=lt)"
+    + _WS
+    + r"*"
+    + _SL
+    + _WS
+    + r"*(?P=name)"
+    + _WS
+    + r"*(?P=gt)"
 )
 # a quote prefix (``> ``, ``&gt; ``, ``\u003e ``), possibly nested and indented
-_QUOTE = r"(?:[ \t]*" + _GT + r")+[ \t]?"
+_QUOTE = r"(?:[ \t]*" + _GT + r")+[ \t]*"
 _LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
 # a harness's wrapper around injected context, and the label some put before it
 _WRAP_NAME = r"(?:hook_context|system-reminder|session_context)"
@@ -217,15 +250,19 @@ def _strippers() -> tuple[re.Pattern[str], re.Pattern[str]]:
         flags = re.IGNORECASE | re.DOTALL
         patterns = _strip_patterns = (
             re.compile(_BLOCK, flags),
-            re.compile(_NL + r"(?P<q>" + _QUOTE + r")?", flags),
+            re.compile(r"(?:\r\n|\r|\n)(?P<q>" + _QUOTE + r")?", flags),
         )
     return patterns
 
 
 def _quoted(region: str) -> bool:
-    """True when every line break inside ``region`` is followed by a quote prefix (``> ``)."""
-    breaks = list(_strippers()[1].finditer(region))
-    return bool(breaks) and all(match.group("q") for match in breaks)
+    """True when every line break inside ``region`` is followed by a quote prefix (``> ``).
+
+    A region on one line (JSON-escaped line breaks are not line breaks of the text) counts as
+    quoted too: a quote prefix before it at the start of its line can only be the quoting of
+    the block, where a multi-line block shows whether it was quoted.
+    """
+    return all(match.group("q") for match in _strippers()[1].finditer(region))
 
 
 def _cut_blocks(text: str, cut: str, quoted_cut: str) -> str:
@@ -239,17 +276,38 @@ def _cut_wrappers(text: str, cut: str, quoted_cut: str) -> str:
     fill = "(?:" + _WS + "|" + _GT + "|" + _LABEL + "|" + mark + ")*?"
     inner = fill + mark + fill
     wrapper = re.compile(
-        _LT + _WS + r"*(?P<w>" + _WRAP_NAME + r")" + _WS + r"*" + _GT + inner
-        + _LT + _WS + r"*" + _SL + _WS + r"*(?P=w)" + _WS + r"*" + _GT,
+        _LT
+        + _WS
+        + r"*(?P<w>"
+        + _WRAP_NAME
+        + r")"
+        + _WS
+        + r"*"
+        + _GT
+        + inner
+        + _LT
+        + _WS
+        + r"*"
+        + _SL
+        + _WS
+        + r"*(?P=w)"
+        + _WS
+        + r"*"
+        + _GT,
         re.IGNORECASE | re.DOTALL,
     )
     fence = re.compile(r"(?P<f>`{3,}|~{3,})[\w.+-]*" + inner + r"(?P=f)(?![`~])", re.IGNORECASE | re.DOTALL)
+    # blocks next to each other (paxm joins them with a line break, a harness may escape it)
+    # are one cut: the second one's quote prefix goes too
+    adjacent = re.compile(
+        "(?P<a>" + mark + ")" + _WS + "*(?:" + re.escape(cut) + "|(?:" + _QUOTE + ")?" + re.escape(quoted_cut) + ")",
+        re.IGNORECASE,
+    )
     for _ in range(8):  # wrappers nest a few deep at most
         before = text
+        text = adjacent.sub(lambda m: m.group("a"), text)
         for pattern in (wrapper, fence):
-            text = pattern.sub(
-                lambda m: quoted_cut if quoted_cut in m.group(0) or _quoted(m.group(0)) else cut, text
-            )
+            text = pattern.sub(lambda m: quoted_cut if quoted_cut in m.group(0) or _quoted(m.group(0)) else cut, text)
         if text == before:
             break
     return text
