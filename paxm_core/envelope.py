@@ -234,7 +234,7 @@ _BLOCK = (
 )
 # a quote prefix (``> ``, ``&gt; ``, ``\u003e ``), possibly nested and indented
 _QUOTE = r"(?:[ \t]*" + _GT + r")+[ \t]*"
-_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
+_QUOTE_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
 # a harness's wrapper around injected context, and the label some put before it
 _WRAP_NAME = r"(?:hook_context|system-reminder|session_context)"
 _LABEL = r"(?:[A-Za-z]+ hook (?:additional context|success)[ \t]*:)"
@@ -342,7 +342,7 @@ def strip_paxm_blocks(text: str) -> str:
         return text.strip()
     out = _cut_wrappers(out, cut, quoted_cut)
     if quoted_cut in out:  # the quote prefix before a quoted block's first line goes with it
-        out = re.sub(_LINE_START + _QUOTE + "(?=" + re.escape(quoted_cut) + ")", "", out, flags=re.IGNORECASE)
+        out = re.sub(_QUOTE_LINE_START + _QUOTE + "(?=" + re.escape(quoted_cut) + ")", "", out, flags=re.IGNORECASE)
     return out.replace(cut, "").replace(quoted_cut, "").strip()
 
 
