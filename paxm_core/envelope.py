@@ -17,8 +17,9 @@ of memory text that reads as a Markdown heading (a ``#`` first, after any blanks
 characters or backslashes) one more leading backslash: ``\\### Memory 2`` is text, never a
 header, and :func:`unguard_memory_text` takes exactly that backslash off again.
 
-The same envelope is what echo suppression strips before a hook writes a turn, so a recall
-never gets remembered as if the user had said it.
+Echo suppression (:func:`strip_paxm_blocks`) removes every such block again, in whatever
+encoding a harness hands it back, before a hook writes a turn and before a prompt becomes a
+recall query, so nothing paxm injected gets remembered or searched for as the user's words.
 """
 
 from __future__ import annotations
