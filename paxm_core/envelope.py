@@ -197,42 +197,15 @@ _QT = r"(?:" + _BS + r")?(?:[\"']|u0022|" + _AMP + r"(?:quot|apos|\#0*3[49]|\#x0
 _SL = r"(?:/|" + _BS + r"/|" + _BS + r"u002f|" + _AMP + r"(?:sol|\#0*47|\#x0*2f);)"
 _WS = r"(?:\s|" + _BS + r"[nrt])"
 _ATTR = r"[a-z][\w:-]*" + _WS + r"*=" + _WS + r"*" + _QT + r"[\w.:+-]*" + _QT
-_BLOCK = (
-    r"(?P<lt>"
-    + _OPEN_LT
-    + r")"
-    + _WS
-    + r"*(?P<name>paxm(?:-[a-z0-9]+)+)"
-    + _WS
-    + r"+version"
-    + _WS
-    + r"*="
-    + _WS
-    + r"*"
-    + _QT
-    + r"\d+"
-    + _QT
-    + r"(?:"
-    + _WS
-    + r"+"
-    + _ATTR
-    + r")*"
-    + _WS
-    + r"*(?P<gt>"
-    + _GT
-    + r")"
-    + r"(?:(?!(?<!\\)(?P=lt)"
-    + _WS
-    + r"*(?P=name)(?![\w-])).)*?"
-    + r"(?<!\\)(?P=lt)"
-    + _WS
-    + r"*"
-    + _SL
-    + _WS
-    + r"*(?P=name)"
-    + _WS
-    + r"*(?P=gt)"
+_OPEN_TAG = (
+    rf"(?P<lt>{_OPEN_LT}){_WS}*(?P<name>paxm(?:-[a-z0-9]+)+){_WS}+version{_WS}*={_WS}*{_QT}\d+{_QT}"
+    rf"(?:{_WS}+{_ATTR})*{_WS}*(?P<gt>{_GT})"
 )
+# the content: anything but another opening tag of the same name in the same spelling (so a
+# user's quoted opening tag before a real block is not taken as its start)
+_BODY = rf"(?:(?!(?<!\\)(?P=lt){_WS}*(?P=name)(?![\w-])).)*?"
+_CLOSE_TAG = rf"(?<!\\)(?P=lt){_WS}*{_SL}{_WS}*(?P=name){_WS}*(?P=gt)"
+_BLOCK = _OPEN_TAG + _BODY + _CLOSE_TAG
 # a quote prefix (``> ``, ``&gt; ``, ``\u003e ``), possibly nested and indented
 _QUOTE = r"(?:[ \t]*" + _GT + r")+[ \t]*"
 _QUOTE_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
