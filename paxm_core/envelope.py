@@ -185,46 +185,44 @@ def wrap_recall_context(mode: str, content: str) -> str:
 # harness that escapes only ``<``/``>``, :func:`paxm_core.integration.guard_escaped_envelope`
 # escapes the ``&`` as well), so the deeper spelling never pairs with the real tags.
 
-_BS = r"(?<!\\)\\+"  # a whole run of backslashes (JSON escaping, once or more)
-_AMP = r"(?:&|" + _BS + r"u0026)(?:amp;)*"  # ``&``, ``&amp;`` ..., or JSON's ``\u0026``
-_LT = r"(?:<|" + _BS + r"u003c|" + _AMP + r"(?:lt|\#0*60|\#x0*3c);)"
-# the opening ``<`` may follow a backslash that is text (``x\\`` escaped again is ``x\\\\``): tried at
-# each backslash of a run, the closing tag then pins its own spelling and takes no extra backslash
-_OPEN_LT = r"(?:<|\\+u003c|" + _AMP.replace(_BS, r"\\+") + r"(?:lt|\#0*60|\#x0*3c);)"
-_GT = r"(?:>|" + _BS + r"u003e|" + _AMP + r"(?:gt|\#0*62|\#x0*3e);)"
+# Every quantifier below is possessive (``*+``, ``++``) and blocks are paired in Python, not by
+# one backtracking pattern: the rule runs on every prompt and turn, and a pattern that can
+# backtrack over a long run of blanks costs minutes on a crafted 50 KB text.
+_BS = r"(?<!\\)\\++"  # a whole run of backslashes (JSON escaping, once or more)
+_AMP = r"(?:&|" + _BS + r"u0026)(?:amp;)*+"  # ``&``, ``&amp;`` ..., or JSON's ``\u0026``
+_LT = r"(?:<|" + _BS + r"u003c|" + _AMP + r"(?:lt|#0*+60|#x0*+3c);)"
+_GT = r"(?:>|" + _BS + r"u003e|" + _AMP + r"(?:gt|#0*+62|#x0*+3e);)"
 # a quote JSON-escaped and then HTML-escaped is ``\&quot;``: a backslash run may precede any spelling
-_QT = r"(?:" + _BS + r")?(?:[\"']|u0022|" + _AMP + r"(?:quot|apos|\#0*3[49]|\#x0*2[27]);)"
-_SL = r"(?:/|" + _BS + r"/|" + _BS + r"u002f|" + _AMP + r"(?:sol|\#0*47|\#x0*2f);)"
+_QT = r"(?:" + _BS + r")?+(?:[\"']|u0022|(?:&|u0026)(?:amp;)*+(?:quot|apos|#0*+3[49]|#x0*+2[27]);)"
+_SL = r"(?:/|" + _BS + r"/|" + _BS + r"u002f|" + _AMP + r"(?:sol|#0*+47|#x0*+2f);)"
 _WS = r"(?:\s|" + _BS + r"[nrt])"
-_ATTR = r"[a-z][\w:-]*" + _WS + r"*=" + _WS + r"*" + _QT + r"[\w.:+-]*" + _QT
+_NAME = r"paxm(?:-[a-z0-9]++)++"
+_ATTR = rf"[a-z][\w:-]*+{_WS}*+={_WS}*+{_QT}[\w.:+-]*+{_QT}"
 _OPEN_TAG = (
-    rf"(?P<lt>{_OPEN_LT}){_WS}*(?P<name>paxm(?:-[a-z0-9]+)+){_WS}+version{_WS}*={_WS}*{_QT}\d+{_QT}"
-    rf"(?:{_WS}+{_ATTR})*{_WS}*(?P<gt>{_GT})"
+    rf"(?P<lt>{_LT}){_WS}*+(?P<name>{_NAME}){_WS}++version{_WS}*+={_WS}*+{_QT}\d++{_QT}"
+    rf"(?:{_WS}++{_ATTR})*+{_WS}*+(?P<gt>{_GT})"
 )
-# the content: anything but another opening tag of the same name in the same spelling (so a
-# user's quoted opening tag before a real block is not taken as its start)
-_BODY = rf"(?:(?!(?<!\\)(?P=lt){_WS}*(?P=name)(?![\w-])).)*?"
-_CLOSE_TAG = rf"(?<!\\)(?P=lt){_WS}*{_SL}{_WS}*(?P=name){_WS}*(?P=gt)"
-_BLOCK = _OPEN_TAG + _BODY + _CLOSE_TAG
+_CLOSE_TAG = rf"(?P<lt>{_LT}){_WS}*+{_SL}{_WS}*+(?P<name>{_NAME}){_WS}*+(?P<gt>{_GT})"
 # a quote prefix (``> ``, ``&gt; ``, ``\u003e ``), possibly nested and indented
-_QUOTE = r"(?:[ \t]*" + _GT + r")+[ \t]*"
+_QUOTE = r"(?:[ \t]*+" + _GT + r")++[ \t]*+"
 _QUOTE_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
 # a harness's wrapper around injected context, and the label some put before it
 _WRAP_NAME = r"(?:hook_context|system-reminder|session_context)"
-_LABEL = r"(?:[A-Za-z]+ hook (?:additional context|success)[ \t]*:)"
+_LABEL = r"(?:[A-Za-z]++ hook (?:additional context|success)[ \t]*+:)"
 
-#: (block, line break with its quote prefix), compiled on the first text that mentions paxm
-_strip_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+#: (opening tag, closing tag, line break with its quote prefix), compiled on the first text
+#: that mentions paxm
+_strip_patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None = None
 
 
-def _strippers() -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _strippers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     global _strip_patterns
     patterns = _strip_patterns
     if patterns is None:  # a race compiles twice, harmlessly
-        flags = re.IGNORECASE | re.DOTALL
         patterns = _strip_patterns = (
-            re.compile(_BLOCK, flags),
-            re.compile(r"(?:\r\n|\r|\n)(?P<q>" + _QUOTE + r")?", flags),
+            re.compile(_OPEN_TAG, re.IGNORECASE),
+            re.compile(_CLOSE_TAG, re.IGNORECASE),
+            re.compile(r"\n(?P<q>" + _QUOTE + r")?+", re.IGNORECASE),
         )
     return patterns
 
@@ -232,49 +230,71 @@ def _strippers() -> tuple[re.Pattern[str], re.Pattern[str]]:
 def _quoted(region: str) -> bool:
     """True when every line break inside ``region`` is followed by a quote prefix (``> ``).
 
-    A region on one line (JSON-escaped line breaks are not line breaks of the text) counts as
+    Line breaks are ``\n`` (a lone ``\r`` inside recalled text is not one a quoting tool splits
+    at).  A region on one line (JSON-escaped line breaks are not line breaks of the text) counts as
     quoted too: a quote prefix before it at the start of its line can only be the quoting of
     the block, where a multi-line block shows whether it was quoted.
     """
-    return all(match.group("q") for match in _strippers()[1].finditer(region))
+    return all(match.group("q") for match in _strippers()[2].finditer(region))
+
+
+def _spellings(token: str) -> list[str]:
+    """``token``, and when it starts with backslashes each shorter run: the extra ones may be text."""
+    run = len(token) - len(token.lstrip("\\"))
+    return [token[i:] for i in range(max(run, 1))]
+
+
+def _block_spans(text: str) -> list[tuple[int, int]]:
+    """Where the complete blocks of ``text`` are: leftmost first, never overlapping.
+
+    A closing tag ends the latest opening tag of the same name spelled with the same ``<`` and
+    ``>`` (so a user's quoted opening tag before a real block is not taken as its start).
+    """
+    opening, closing = _strippers()[:2]
+    tags = [(m.start(), 0, m) for m in opening.finditer(text)] + [(m.start(), 1, m) for m in closing.finditer(text)]
+    tags.sort(key=lambda tag: (tag[0], tag[1]))
+    pending: dict[tuple[str, str, str], int] = {}
+    spans: list[tuple[int, int]] = []
+    for start, closes, match in tags:
+        name, gt = match.group("name").lower(), match.group("gt").lower()
+        if not closes:
+            for lt in _spellings(match.group("lt").lower()):
+                pending[(lt, name, gt)] = start
+            continue
+        begin = pending.pop((match.group("lt").lower(), name, gt), None)
+        if begin is not None:
+            spans.append((begin, match.end()))
+            pending = {key: at for key, at in pending.items() if at != begin}
+    chosen: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if not chosen or begin >= chosen[-1][1]:
+            chosen.append((begin, end))
+    return chosen
 
 
 def _cut_blocks(text: str, cut: str, quoted_cut: str) -> str:
-    block = _strippers()[0]
-    return block.sub(lambda m: quoted_cut if _quoted(m.group(0)) else cut, text)
+    out: list[str] = []
+    at = 0
+    for begin, end in _block_spans(text):
+        out.append(text[at:begin])
+        out.append(quoted_cut if _quoted(text[begin:end]) else cut)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _cut_wrappers(text: str, cut: str, quoted_cut: str) -> str:
     """Replace each wrapper or fence that holds nothing but cut blocks with a cut of its own."""
     mark = "(?:" + re.escape(cut) + "|" + re.escape(quoted_cut) + ")"
-    fill = "(?:" + _WS + "|" + _GT + "|" + _LABEL + "|" + mark + ")*?"
-    inner = fill + mark + fill
-    wrapper = re.compile(
-        _LT
-        + _WS
-        + r"*(?P<w>"
-        + _WRAP_NAME
-        + r")"
-        + _WS
-        + r"*"
-        + _GT
-        + inner
-        + _LT
-        + _WS
-        + r"*"
-        + _SL
-        + _WS
-        + r"*(?P=w)"
-        + _WS
-        + r"*"
-        + _GT,
-        re.IGNORECASE | re.DOTALL,
-    )
-    fence = re.compile(r"(?P<f>`{3,}|~{3,})[\w.+-]*" + inner + r"(?P=f)(?![`~])", re.IGNORECASE | re.DOTALL)
+    fill = "(?:" + _WS + "|" + _GT + "|" + _LABEL + ")"
+    inner = fill + "*+" + mark + "(?:" + fill + "|" + mark + ")*+"
+    close = _LT + _WS + "*+" + _SL + _WS + "*+(?P=w)" + _WS + "*+" + _GT
+    wrapper = re.compile(_LT + _WS + "*+(?P<w>" + _WRAP_NAME + ")" + _WS + "*+" + _GT + inner + close, re.IGNORECASE)
+    fence = re.compile(r"(?P<f>`{3,}+|~{3,}+)[\w.+-]*+" + inner + r"(?P=f)", re.IGNORECASE)
     # blocks next to each other (paxm joins them with a line break, a harness may escape it)
     # are one cut: the second one's quote prefix goes too
     adjacent = re.compile(
-        "(?P<a>" + mark + ")" + _WS + "*(?:" + re.escape(cut) + "|(?:" + _QUOTE + ")?" + re.escape(quoted_cut) + ")",
+        "(?P<a>" + mark + ")" + _WS + "*+(?:" + re.escape(cut) + "|(?:" + _QUOTE + ")?+" + re.escape(quoted_cut) + ")",
         re.IGNORECASE,
     )
     for _ in range(8):  # wrappers nest a few deep at most

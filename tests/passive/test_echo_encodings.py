@@ -12,8 +12,10 @@ blocks and the harness's around them may stay), never touch user text that only 
 
 from __future__ import annotations
 
+import gc
 import html
 import json
+import time
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
@@ -70,16 +72,20 @@ def _hit(text: str) -> MemoryHit:
     return MemoryHit(provider="sqlite", id="1", text=text or "x", relevance=0.9, score=0.9, source="hook:claude")
 
 
-_BLOCKS = st.lists(
-    st.one_of(
-        st.builds(identity_block, st.text(max_size=12), st.text(max_size=12), st.text(max_size=12)),
-        st.just(local_time_block()),
-        st.lists(_MEMORY, min_size=1, max_size=3).map(lambda texts: passive_recall_block([_hit(t) for t in texts])),
-        _MEMORY.map(lambda text: wrap_recall_context("active", text + " m")),
-    ),
-    min_size=1,
-    max_size=3,
-).map(lambda blocks: "\n".join(b for b in blocks if b))
+_BLOCKS = (
+    st.lists(
+        st.one_of(
+            st.builds(identity_block, st.text(max_size=12), st.text(max_size=12), st.text(max_size=12)),
+            st.just(local_time_block()),
+            st.lists(_MEMORY, min_size=1, max_size=3).map(lambda texts: passive_recall_block([_hit(t) for t in texts])),
+            _MEMORY.map(lambda text: wrap_recall_context("active", text + " m")),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+    .map(lambda blocks: "\n".join(b for b in blocks if b))
+    .filter(bool)
+)  # paxm injects nothing empty
 
 
 def _gemini(text: str) -> str:
@@ -134,8 +140,9 @@ def prompts(draw: st.DrawFn) -> tuple[str, str]:
         encoded = draw(_BLOCKS)
         for name in names:
             encoded = ENCODINGS[name](encoded)
-        # quoting works on lines: a harness that quotes puts the block on lines of its own
-        seps = ["\n", "\n\n"] if "quote" in names else ["", " ", "\n", "\n\n"]
+        # quotes and fences work on lines: a harness that quotes or fences puts the block on
+        # lines of its own (glued to user text, a fence's backticks and the user's run together)
+        seps = ["\n", "\n\n"] if {"quote", "fence"} & set(names) else ["", " ", "\n", "\n\n"]
         before, after = draw(st.sampled_from(seps)), draw(st.sampled_from(seps))
         prompt += before + encoded + after + users[index + 1]
         user += before + after + users[index + 1]
@@ -171,3 +178,25 @@ def test_each_encoding_alone_and_a_mention_beside_it() -> None:
     for name, encode in ENCODINGS.items():
         prompt = f"see <paxm-recall> here\n{encode(block)}\nask paxm-recall"
         assert " ".join(strip_paxm_blocks(prompt).split()) == "see <paxm-recall> here ask paxm-recall", name
+
+
+def test_crafted_texts_cost_linear_time() -> None:
+    """The rule runs on every prompt: long runs of blanks, quotes or unclosed tags never backtrack.
+
+    Each takes tens of milliseconds; a backtracking pattern took minutes on the first one.
+    """
+    block = wrap_recall_context("passive", "memory")
+    crafted = [
+        block + " " * 50_000 + "x",
+        "<hook_context>" + block + " " * 50_000,
+        "```\n" + block + "\n" * 50_000,
+        "> " * 20_000 + block,
+        '<paxm-recall version="1">' * 5_000,
+        "".join(f'<paxm-a{i % 2} version="1">' for i in range(5_000)),
+        (block + "\n") * 2_000,
+    ]
+    for text in crafted:
+        gc.collect()  # a collection after a long hypothesis run is not the rule's time
+        started = time.perf_counter()
+        strip_paxm_blocks(text)
+        assert time.perf_counter() - started < 10.0, text[:80]
