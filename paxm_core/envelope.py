@@ -230,10 +230,10 @@ def _strippers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 def _quoted(region: str) -> bool:
     """True when every line break inside ``region`` is followed by a quote prefix (``> ``).
 
-    Line breaks are ``\n`` (a lone ``\r`` inside recalled text is not one a quoting tool splits
-    at).  A region on one line (JSON-escaped line breaks are not line breaks of the text) counts as
-    quoted too: a quote prefix before it at the start of its line can only be the quoting of
-    the block, where a multi-line block shows whether it was quoted.
+    Line breaks are ``\\n`` (a lone ``\\r`` inside recalled text is not one a quoting tool
+    splits at).  A region on one line (JSON-escaped line breaks are not line breaks of the
+    text) counts as quoted too: a quote prefix before it at the start of its line can only be
+    the quoting of the block, where a multi-line block shows whether it was quoted.
     """
     return all(match.group("q") for match in _strippers()[2].finditer(region))
 
@@ -322,10 +322,10 @@ def strip_paxm_blocks(text: str) -> str:
     ``&amp;lt;``...), JSON-escaped (``\\u003c``, ``\\"``, ``\\n``, escaped again), with changed
     whitespace, quoted line by line with ``> ``, anywhere in the text.  A harness wrapper
     (``<hook_context>``, ``<system-reminder>``, ``<session_context>``, a Markdown fence) left
-    holding nothing but removed blocks goes with them, and so does the quote prefix of a
-    quoted block's first line.  Nothing else is touched: an unclosed block, a tag without a
-    ``version`` attribute or a mere mention of paxm stays, and the rest is kept byte for byte
-    (apart from the outer trim).  Idempotent.
+    holding nothing but removed blocks goes with them, and so do the quote prefix of a quoted
+    block's first line and the blanks between two removed blocks.  Nothing else is touched: an
+    unclosed block, a tag without a ``version`` attribute or a mere mention of paxm stays, and
+    the rest is kept byte for byte (apart from the outer trim).  Idempotent.
     """
     if "paxm" not in text.lower():
         return text.strip()
