@@ -247,24 +247,32 @@ def _spellings(token: str) -> list[str]:
 def _block_spans(text: str) -> list[tuple[int, int]]:
     """Where the complete blocks of ``text`` are: leftmost first, never overlapping.
 
-    A closing tag ends the latest opening tag of the same name spelled with the same ``<`` and
-    ``>`` (so a user's quoted opening tag before a real block is not taken as its start).
+    A closing tag ends the latest still open opening tag of the same name spelled with the same
+    ``<`` and ``>`` (so a user's quoted opening tag before a real block is not taken as its
+    start, and tags nest like brackets).
     """
     opening, closing = _strippers()[:2]
     tags = [(m.start(), 0, m) for m in opening.finditer(text)] + [(m.start(), 1, m) for m in closing.finditer(text)]
     tags.sort(key=lambda tag: (tag[0], tag[1]))
-    pending: dict[tuple[str, str, str], int] = {}
+    pending: dict[tuple[str, str, str], list[int]] = {}
+    keys_of: dict[int, list[tuple[str, str, str]]] = {}
     spans: list[tuple[int, int]] = []
     for start, closes, match in tags:
         name, gt = match.group("name").lower(), match.group("gt").lower()
         if not closes:
-            for lt in _spellings(match.group("lt").lower()):
-                pending[(lt, name, gt)] = start
+            keys_of[start] = [(lt, name, gt) for lt in _spellings(match.group("lt").lower())]
+            for key in keys_of[start]:
+                pending.setdefault(key, []).append(start)
             continue
-        begin = pending.pop((match.group("lt").lower(), name, gt), None)
-        if begin is not None:
-            spans.append((begin, match.end()))
-            pending = {key: at for key, at in pending.items() if at != begin}
+        stack = pending.get((match.group("lt").lower(), name, gt))
+        if not stack:
+            continue
+        begin = stack.pop()
+        spans.append((begin, match.end()))
+        for key in keys_of[begin]:  # the same opening tag under its other spellings
+            others = pending[key]
+            if begin in others:
+                others.remove(begin)
     chosen: list[tuple[int, int]] = []
     for begin, end in sorted(spans):
         if not chosen or begin >= chosen[-1][1]:
@@ -327,17 +335,22 @@ def strip_paxm_blocks(text: str) -> str:
     unclosed block, a tag without a ``version`` attribute or a mere mention of paxm stays, and
     the rest is kept byte for byte (apart from the outer trim).  Idempotent.
     """
-    if "paxm" not in text.lower():
-        return text.strip()
-    cut = _unused(text, 0xE000)
-    quoted_cut = _unused(text + cut, ord(cut) + 1)
-    out = _cut_blocks(text, cut, quoted_cut)
-    if cut not in out and quoted_cut not in out:
-        return text.strip()
-    out = _cut_wrappers(out, cut, quoted_cut)
-    if quoted_cut in out:  # the quote prefix before a quoted block's first line goes with it
-        out = re.sub(_QUOTE_LINE_START + _QUOTE + "(?=" + re.escape(quoted_cut) + ")", "", out, flags=re.IGNORECASE)
-    return out.replace(cut, "").replace(quoted_cut, "").strip()
+    # until nothing is cut: text on both sides of a cut may join into a block of its own, and
+    # stripping must be idempotent (a bound keeps a crafted text from costing more)
+    for _ in range(16):
+        if "paxm" not in text.lower():
+            break
+        cut = _unused(text, 0xE000)
+        quoted_cut = _unused(text + cut, ord(cut) + 1)
+        out = _cut_blocks(text, cut, quoted_cut)
+        if cut not in out and quoted_cut not in out:
+            break
+        out = _cut_wrappers(out, cut, quoted_cut)
+        if quoted_cut in out:  # the quote prefix before a quoted block's first line goes with it
+            quote = _QUOTE_LINE_START + _QUOTE + "(?=" + re.escape(quoted_cut) + ")"
+            out = re.sub(quote, "", out, flags=re.IGNORECASE)
+        text = out.replace(cut, "").replace(quoted_cut, "")
+    return text.strip()
 
 
 def strip_recall_context(text: str) -> str:

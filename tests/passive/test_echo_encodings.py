@@ -165,6 +165,42 @@ def test_user_text_that_only_mentions_paxm_is_kept_byte_for_byte(text: str) -> N
     assert strip_paxm_blocks(text) == text.strip()
 
 
+#: pieces of tags, wrappers and escapes that a text may hold in any order
+FRAGMENTS = [
+    '<paxm-recall version="1" mode="passive">',
+    "</paxm-recall>",
+    "<paxm-rec",
+    'all version="1">',
+    "&lt;",
+    "&gt;",
+    "&amp;",
+    "\\u003c",
+    "\\",
+    '\\"',
+    "```",
+    "> ",
+    "\n",
+    "<hook_context>",
+    "</hook_context>",
+    "paxm",
+    wrap_recall_context("active", "m"),
+    local_time_block(),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from(FRAGMENTS)), max_size=12).map("".join))
+def test_stripping_is_idempotent_on_any_mix_of_fragments(text: str) -> None:
+    once = strip_paxm_blocks(text)
+    assert strip_paxm_blocks(once) == once
+
+
+def test_blocks_nest_and_halves_joined_by_a_cut_are_cut_too() -> None:
+    inner = wrap_recall_context("passive", "m")
+    assert strip_paxm_blocks(f'a <paxm-recall version="1">{inner}</paxm-recall> b') == "a  b"
+    assert strip_paxm_blocks(f'a <paxm-rec{inner}all version="1">x</paxm-recall> b') == "a  b"
+
+
 def test_gemini_cli_prompt_with_session_start_context_folded_in() -> None:
     """The shape the real Gemini CLI gives BeforeAgent/AfterAgent with paxm's SessionStart output."""
     context = guard_escaped_envelope(identity_block("me", "gemini-cli", "s-1") + "\n" + local_time_block())
