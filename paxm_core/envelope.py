@@ -179,8 +179,8 @@ def wrap_recall_context(mode: str, content: str) -> str:
 # ``\"``, a transcript may quote them with ``> `` or fence them, and any layer may change
 # whitespace.  Each token of a tag is therefore matched in every such spelling.  A block is an
 # opening tag ``paxm-NAME`` whose first attribute is ``version="<digits>"`` (paxm writes no other
-# kind, and a user who writes ``<paxm-recall>`` in prose is not quoting one) up to the first
-# closing tag of the same name spelled with the same ``<`` and ``>`` tokens.  Recalled text
+# kind, and a user who writes ``<paxm-recall>`` in prose is not quoting one) up to its closing
+# tag: the same name spelled with the same ``<`` and ``>`` tokens (tags nest like brackets).  Recalled text
 # inside a block cannot hold such a tag: the envelope escapes it one level deeper (and for a
 # harness that escapes only ``<``/``>``, :func:`paxm_core.integration.guard_escaped_envelope`
 # escapes the ``&`` as well), so the deeper spelling never pairs with the real tags.
