@@ -17,8 +17,9 @@ of memory text that reads as a Markdown heading (a ``#`` first, after any blanks
 characters or backslashes) one more leading backslash: ``\\### Memory 2`` is text, never a
 header, and :func:`unguard_memory_text` takes exactly that backslash off again.
 
-The same envelope is what echo suppression strips before a hook writes a turn, so a recall
-never gets remembered as if the user had said it.
+Echo suppression (:func:`strip_paxm_blocks`) removes every such block again, in whatever
+encoding a harness hands it back, before a hook writes a turn and before a prompt becomes a
+recall query, so nothing paxm injected gets remembered or searched for as the user's words.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "render_hit_markdown",
     "render_recall_markdown",
     "render_recall_text",
+    "strip_paxm_blocks",
     "strip_recall_context",
     "wrap_recall_context",
 ]
@@ -170,24 +172,190 @@ def wrap_recall_context(mode: str, content: str) -> str:
     return wrap_block("paxm-recall", f'version="1" mode="{mode}"', content)
 
 
-def strip_recall_context(text: str) -> str:
-    """Remove every complete envelope from ``text`` and trim; an unclosed one is kept as is."""
+# -- echo stripping: paxm's own blocks, in whatever encoding a harness gives them back ----------
+#
+# A harness may hand paxm's injected blocks back inside the next prompt or transcript: Gemini CLI
+# HTML-escapes ``<`` and ``>`` and puts them in ``<hook_context>``, JSON carries ``\u003c`` and
+# ``\"``, a transcript may quote them with ``> `` or fence them, and any layer may change
+# whitespace.  Each token of a tag is therefore matched in every such spelling.  A block is an
+# opening tag ``paxm-NAME`` whose first attribute is ``version="<digits>"`` (paxm writes no other
+# kind, and a user who writes ``<paxm-recall>`` in prose is not quoting one) up to its closing
+# tag: the same name spelled with the same ``<`` and ``>`` tokens (tags nest like brackets).  Recalled text
+# inside a block cannot hold such a tag: the envelope escapes it one level deeper (and for a
+# harness that escapes only ``<``/``>``, :func:`paxm_core.integration.guard_escaped_envelope`
+# escapes the ``&`` as well), so the deeper spelling never pairs with the real tags.
+
+# Every quantifier below is possessive (``*+``, ``++``) and blocks are paired in Python, not by
+# one backtracking pattern: the rule runs on every prompt and turn, and a pattern that can
+# backtrack over a long run of blanks costs minutes on a crafted 50 KB text.
+_BS = r"(?<!\\)\\++"  # a whole run of backslashes (JSON escaping, once or more)
+_AMP = r"(?:&|" + _BS + r"u0026)(?:amp;)*+"  # ``&``, ``&amp;`` ..., or JSON's ``\u0026``
+_LT = r"(?:<|" + _BS + r"u003c|" + _AMP + r"(?:lt|#0*+60|#x0*+3c);)"
+_GT = r"(?:>|" + _BS + r"u003e|" + _AMP + r"(?:gt|#0*+62|#x0*+3e);)"
+# a quote JSON-escaped and then HTML-escaped is ``\&quot;``: a backslash run may precede any spelling
+_QT = r"(?:" + _BS + r")?+(?:[\"']|u0022|(?:&|u0026)(?:amp;)*+(?:quot|apos|#0*+3[49]|#x0*+2[27]);)"
+_SL = r"(?:/|" + _BS + r"/|" + _BS + r"u002f|" + _AMP + r"(?:sol|#0*+47|#x0*+2f);)"
+_WS = r"(?:\s|" + _BS + r"[nrt])"
+_NAME = r"paxm(?:-[a-z0-9]++)++"
+_ATTR = rf"[a-z][\w:-]*+{_WS}*+={_WS}*+{_QT}[\w.:+-]*+{_QT}"
+_OPEN_TAG = (
+    rf"(?P<lt>{_LT}){_WS}*+(?P<name>{_NAME}){_WS}++version{_WS}*+={_WS}*+{_QT}\d++{_QT}"
+    rf"(?:{_WS}++{_ATTR})*+{_WS}*+(?P<gt>{_GT})"
+)
+_CLOSE_TAG = rf"(?P<lt>{_LT}){_WS}*+{_SL}{_WS}*+(?P<name>{_NAME}){_WS}*+(?P<gt>{_GT})"
+# a quote prefix (``> ``, ``&gt; ``, ``\u003e ``), possibly nested and indented
+_QUOTE = r"(?:[ \t]*+" + _GT + r")++[ \t]*+"
+_QUOTE_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
+# a harness's wrapper around injected context, and the label some put before it
+_WRAP_NAME = r"(?:hook_context|system-reminder|session_context)"
+_LABEL = r"(?:[A-Za-z]++ hook (?:additional context|success)[ \t]*+:)"
+
+#: (opening tag, closing tag, line break with its quote prefix), compiled on the first text
+#: that mentions paxm
+_strip_patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _strippers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    global _strip_patterns
+    patterns = _strip_patterns
+    if patterns is None:  # a race compiles twice, harmlessly
+        patterns = _strip_patterns = (
+            re.compile(_OPEN_TAG, re.IGNORECASE),
+            re.compile(_CLOSE_TAG, re.IGNORECASE),
+            re.compile(r"\n(?P<q>" + _QUOTE + r")?+", re.IGNORECASE),
+        )
+    return patterns
+
+
+def _quoted(region: str) -> bool:
+    """True when every line break inside ``region`` is followed by a quote prefix (``> ``).
+
+    Line breaks are ``\\n`` (a lone ``\\r`` inside recalled text is not one a quoting tool
+    splits at).  A region on one line (JSON-escaped line breaks are not line breaks of the
+    text) counts as quoted too: a quote prefix before it at the start of its line can only be
+    the quoting of the block, where a multi-line block shows whether it was quoted.
+    """
+    return all(match.group("q") for match in _strippers()[2].finditer(region))
+
+
+def _spellings(token: str) -> list[str]:
+    """``token``, and when it starts with backslashes each shorter run: the extra ones may be text."""
+    run = len(token) - len(token.lstrip("\\"))
+    return [token[i:] for i in range(max(run, 1))]
+
+
+def _block_spans(text: str) -> list[tuple[int, int]]:
+    """Where the complete blocks of ``text`` are: leftmost first, never overlapping.
+
+    A closing tag ends the latest still open opening tag of the same name spelled with the same
+    ``<`` and ``>`` (so a user's quoted opening tag before a real block is not taken as its
+    start, and tags nest like brackets).
+    """
+    opening, closing = _strippers()[:2]
+    tags = [(m.start(), 0, m) for m in opening.finditer(text)] + [(m.start(), 1, m) for m in closing.finditer(text)]
+    tags.sort(key=lambda tag: (tag[0], tag[1]))
+    pending: dict[tuple[str, str, str], list[int]] = {}
+    keys_of: dict[int, list[tuple[str, str, str]]] = {}
+    spans: list[tuple[int, int]] = []
+    for start, closes, match in tags:
+        name, gt = match.group("name").lower(), match.group("gt").lower()
+        if not closes:
+            keys_of[start] = [(lt, name, gt) for lt in _spellings(match.group("lt").lower())]
+            for key in keys_of[start]:
+                pending.setdefault(key, []).append(start)
+            continue
+        stack = pending.get((match.group("lt").lower(), name, gt))
+        if not stack:
+            continue
+        begin = stack.pop()
+        spans.append((begin, match.end()))
+        for key in keys_of[begin]:  # the same opening tag under its other spellings
+            others = pending[key]
+            if begin in others:
+                others.remove(begin)
+    chosen: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if not chosen or begin >= chosen[-1][1]:
+            chosen.append((begin, end))
+    return chosen
+
+
+def _cut_blocks(text: str, cut: str, quoted_cut: str) -> str:
     out: list[str] = []
-    rest = text
-    while True:
-        start = rest.find(ENVELOPE_OPEN_PREFIX)
-        if start < 0:
+    at = 0
+    for begin, end in _block_spans(text):
+        out.append(text[at:begin])
+        out.append(quoted_cut if _quoted(text[begin:end]) else cut)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _cut_wrappers(text: str, cut: str, quoted_cut: str) -> str:
+    """Replace each wrapper or fence that holds nothing but cut blocks with a cut of its own."""
+    mark = "(?:" + re.escape(cut) + "|" + re.escape(quoted_cut) + ")"
+    fill = "(?:" + _WS + "|" + _GT + "|" + _LABEL + ")"
+    inner = fill + "*+" + mark + "(?:" + fill + "|" + mark + ")*+"
+    close = _LT + _WS + "*+" + _SL + _WS + "*+(?P=w)" + _WS + "*+" + _GT
+    wrapper = re.compile(_LT + _WS + "*+(?P<w>" + _WRAP_NAME + ")" + _WS + "*+" + _GT + inner + close, re.IGNORECASE)
+    fence = re.compile(r"(?P<f>`{3,}+|~{3,}+)[\w.+-]*+" + inner + r"(?P=f)", re.IGNORECASE)
+    # blocks next to each other (paxm joins them with a line break, a harness may escape it)
+    # are one cut: the second one's quote prefix goes too
+    adjacent = re.compile(
+        "(?P<a>" + mark + ")" + _WS + "*+(?:" + re.escape(cut) + "|(?:" + _QUOTE + ")?+" + re.escape(quoted_cut) + ")",
+        re.IGNORECASE,
+    )
+    for _ in range(8):  # wrappers nest a few deep at most
+        before = text
+        text = adjacent.sub(lambda m: m.group("a"), text)
+        for pattern in (wrapper, fence):
+            text = pattern.sub(lambda m: quoted_cut if quoted_cut in m.group(0) or _quoted(m.group(0)) else cut, text)
+        if text == before:
             break
-        open_end = rest.find(">", start)
-        if open_end < 0:
+    return text
+
+
+def _unused(text: str, base: int) -> str:
+    char = chr(base)
+    while char in text:
+        char = chr(ord(char) + 1)
+    return char
+
+
+def strip_paxm_blocks(text: str) -> str:
+    """``text`` without paxm's own blocks, however a harness encoded them, trimmed.
+
+    Every complete ``paxm-*`` block (``paxm-recall``, ``paxm-session-identity``,
+    ``paxm-local-time``, any later one) is removed: raw, HTML-escaped (``&lt;``, ``&#60;``,
+    ``&amp;lt;``...), JSON-escaped (``\\u003c``, ``\\"``, ``\\n``, escaped again), with changed
+    whitespace, quoted line by line with ``> ``, anywhere in the text.  A harness wrapper
+    (``<hook_context>``, ``<system-reminder>``, ``<session_context>``, a Markdown fence) left
+    holding nothing but removed blocks goes with them, and so do the quote prefix of a quoted
+    block's first line and the blanks between two removed blocks.  Nothing else is touched: an
+    unclosed block, a tag without a ``version`` attribute or a mere mention of paxm stays, and
+    the rest is kept byte for byte (apart from the outer trim).  Idempotent.
+    """
+    # until nothing is cut: text on both sides of a cut may join into a block of its own, and
+    # stripping must be idempotent (a bound keeps a crafted text from costing more)
+    for _ in range(16):
+        if "paxm" not in text.lower():
             break
-        close = rest.find(ENVELOPE_CLOSE, open_end + 1)
-        if close < 0:
+        cut = _unused(text, 0xE000)
+        quoted_cut = _unused(text + cut, ord(cut) + 1)
+        out = _cut_blocks(text, cut, quoted_cut)
+        if cut not in out and quoted_cut not in out:
             break
-        out.append(rest[:start])
-        rest = rest[close + len(ENVELOPE_CLOSE) :]
-    out.append(rest)
-    return "".join(out).strip()
+        out = _cut_wrappers(out, cut, quoted_cut)
+        if quoted_cut in out:  # the quote prefix before a quoted block's first line goes with it
+            quote = _QUOTE_LINE_START + _QUOTE + "(?=" + re.escape(quoted_cut) + ")"
+            out = re.sub(quote, "", out, flags=re.IGNORECASE)
+        text = out.replace(cut, "").replace(quoted_cut, "")
+    return text.strip()
+
+
+def strip_recall_context(text: str) -> str:
+    """Echo suppression's one rule: :func:`strip_paxm_blocks` (kept under its historic name)."""
+    return strip_paxm_blocks(text)
 
 
 def _provenance(hit: MemoryHit) -> Provenance:

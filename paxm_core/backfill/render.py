@@ -309,7 +309,7 @@ class _Clean:
         self.prompt = strip_recall_context(source.prompt)
         self.workspace = source.workspace
         self.metadata = metadata
-        self.raw = source.raw
+        self.raw = strip_recall_context(source.raw)
         if kind == EVENT_USER_INPUT:  # the prompt's half carries the prompt only
             self.assistant = ""
             self.messages: list[Any] = []

@@ -1,9 +1,12 @@
-"""Echo suppression: recalled memory must never be written back as if it were new.
+"""Echo suppression: paxm's own output must never be written back as if it were new.
 
-Before any hook write, every ``<paxm-recall ...>...</paxm-recall>`` envelope is cut out of the
-query, prompt, assistant text and messages, and paxm's own recall tool exchanges (MCP
+Before any hook write, every block paxm injects (``paxm-recall``, ``paxm-session-identity``,
+``paxm-local-time``), in whatever encoding the harness gives it back (see
+:func:`paxm_core.envelope.strip_paxm_blocks`), is cut out of the query, prompt, assistant
+text, messages and the raw payload, and paxm's own recall tool exchanges (MCP
 ``paxm_recall``, ``paxm recall`` run through a shell, a tool result carrying
-``paxm_context.kind == "recall"``) are dropped together with their results.
+``paxm_context.kind == "recall"``) are dropped together with their results.  The passive
+recall query goes through the same rule.
 """
 
 from __future__ import annotations
@@ -114,7 +117,11 @@ def drop_recall_tool_exchanges(messages: list[HookMessage]) -> list[HookMessage]
 
 
 def strip_event(event: HookEvent) -> HookEvent:
-    """A copy of ``event`` with recall envelopes and recall tool exchanges removed."""
+    """A copy of ``event`` with paxm's blocks and recall tool exchanges removed.
+
+    ``raw`` (what ``{{ .raw_json }}`` renders) is stripped too: inside its JSON strings the
+    blocks are JSON-escaped, which the rule recognises, and a cut never splits an escape.
+    """
     messages = [
         HookMessage(m.role, strip_recall_context(m.text), m.source) for m in drop_recall_tool_exchanges(event.messages)
     ]
@@ -124,4 +131,5 @@ def strip_event(event: HookEvent) -> HookEvent:
         prompt=strip_recall_context(event.prompt),
         assistant=strip_recall_context(event.assistant),
         messages=[m for m in messages if m.text],
+        raw=strip_recall_context(event.raw),
     )
