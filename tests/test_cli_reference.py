@@ -8,10 +8,11 @@ Regenerate after changing a command's help::
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import click
-from click.testing import CliRunner
 
 from paxm_core.cli import cli
 
@@ -40,15 +41,20 @@ def _walk(group: click.Group, path: list[str]) -> list[list[str]]:
     return found
 
 
+def _help(path: list[str]) -> str:
+    """``paxm … --help`` as a user's fresh process prints it (no state from other tests)."""
+    argv = [sys.executable, "-c", "import sys; from paxm_core.cli import main; sys.argv[0] = 'paxm'; main()"]
+    env = {**os.environ, "COLUMNS": "100"}
+    out = subprocess.run([*argv, *path[1:], "--help"], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout.rstrip()
+
+
 def render() -> str:
     """The whole page: a section per command, its help as ``paxm … --help`` prints it."""
-    runner = CliRunner()
     parts = [HEADER]
     for path in _walk(cli, ["paxm"]):
-        result = runner.invoke(cli, [*path[1:], "--help"], prog_name="paxm", terminal_width=100, env={"COLUMNS": "100"})
-        assert result.exit_code == 0, result.output
-        title = " ".join(path)
-        parts.append(f"\n## `{title}`\n\n```\n{result.output.rstrip()}\n```\n")
+        parts.append(f"\n## `{' '.join(path)}`\n\n```\n{_help(path)}\n```\n")
     return "".join(parts)
 
 
