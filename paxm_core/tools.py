@@ -270,8 +270,9 @@ class Tools:
         ``WriteError`` (with the partial result) when a required provider fails.
 
         An active write (``command="remember"``, no ``deadline``: ``paxm remember``, MCP
-        ``paxm_remember``) waits only for the required providers; the optional ones get the
-        memory through the capture queue (:meth:`_write_required_queue_optional`).
+        ``paxm_remember``) waits for an optional provider only ``limits.optional_grace`` after
+        the required ones; one that has not stored it by then gets the memory through the
+        capture queue (:meth:`_write_required_queue_optional`).
         """
         started = time.monotonic()
         profile_name = (profile or "").strip() or "default"
@@ -394,29 +395,32 @@ class Tools:
     def _write_required_queue_optional(
         self, item: MemoryItem, policy: PutPolicy, budget: Deadline, profile: str
     ) -> RememberResult:
-        """Write ``item`` to the required routes now and hand it to the capture queue for the optional ones.
+        """Write ``item`` to every route; an optional one that has not succeeded within the grace gets it queued.
 
-        A required failure raises ``WriteError`` as usual (nothing is queued then); the queued
-        copies are delivered by the delivery worker (the hook daemon, ``paxm queue flush``) with
-        its retries.  A queue that cannot be opened is reported per optional provider in
-        ``provider_errors``, never as a failure of the write.
+        The required routes are waited for as usual (a failure raises ``WriteError``, and then
+        nothing is queued).  An optional route may keep the caller only ``limits.optional_grace``
+        after them; one that failed or had not answered by then is handed the memory through
+        the capture queue instead (``result.queued``), and the delivery worker (the hook daemon,
+        ``paxm queue flush``) writes it there with its retries.  A queue that cannot be opened
+        leaves the provider's error in ``provider_errors``, never fails the write.
         """
         import dataclasses
 
-        optional = sorted(route.name for route in policy.routes if not route.required)
-        if not optional:
-            return self.router.put([item], policy, budget)
-        required = [route for route in policy.routes if route.required]
-        result = RememberResult()
-        if required:
-            result = self.router.put([item], dataclasses.replace(policy, routes=required), budget)
-        try:
-            _enqueue(self.config, item, profile, optional)
-        except PaxmError as exc:
-            for name in optional:
-                result.provider_errors.append(ProviderErrorInfo(name, False, "put", f"capture queue: {exc}"))
+        graced = dataclasses.replace(policy, optional_grace=self.config.limits.optional_grace_seconds)
+        result = self.router.put([item], graced, budget)
+        missed = sorted({e.provider for e in result.provider_errors if not e.required})
+        if not missed:
             return result
-        result.queued = optional
+        try:
+            _enqueue(self.config, item, profile, missed)
+        except PaxmError as exc:  # the provider's own error stays, with why it could not be queued
+            result.provider_errors = [
+                dataclasses.replace(e, error=f"{e.error}; capture queue: {exc}") if e.provider in missed else e
+                for e in result.provider_errors
+            ]
+            return result
+        result.provider_errors = [e for e in result.provider_errors if e.provider not in missed]
+        result.queued = missed
         return result
 
     def _excerpt(self, result: RecallResult) -> RecallResult:

@@ -448,6 +448,8 @@ def _group_item(
     sources = {i.source for i in items}
     own = len(sources) == 1 and first.source and not first.source.startswith("hook")
     source = first.source if own else "hook:episode"
+    if own and not multiple and len(items) == 1 and first.id:
+        item_id = first.id  # the write's own id: a late direct write and this copy are one memory
     return MemoryItem(
         "\n\n".join([i.text.strip() for i in items]),
         item_id,

@@ -244,6 +244,7 @@ class Router:
             routes,
             deadline or Deadline.none(),
             self._put_work(prepared),
+            policy.optional_grace,
         )
         result = RememberResult()
         failures: list[str] = []
@@ -275,7 +276,7 @@ class Router:
         """
         route = Route(provider, required=True, timeout=timeout)
         base = policy or PutPolicy()
-        result = self.put(items, PutPolicy([route], base.tier, base.expires_after, base.scope))
+        result = self.put(items, PutPolicy([route], base.tier, base.expires_after, base.scope))  # no grace
         return result.refs
 
     def prepare_items(self, items: Sequence[MemoryItem], policy: PutPolicy) -> list[MemoryItem]:

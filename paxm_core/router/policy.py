@@ -76,13 +76,14 @@ class PutPolicy:
 
     ``tier`` is applied to items without one; ``expires_after`` (seconds) sets ``expires_at``
     from ``created_at`` (or now) on items without one; ``scope`` is applied to items whose
-    attribution carries no scope.
+    attribution carries no scope.  ``optional_grace`` as for :class:`SearchPolicy`.
     """
 
     routes: list[Route] = field(default_factory=list)
     tier: str = ""
     expires_after: float | None = None
     scope: MemoryScope = field(default_factory=MemoryScope)
+    optional_grace: float | None = None
 
 
 def candidate_limit(result_limit: int) -> int:

@@ -221,3 +221,19 @@ def test_an_unusable_queue_is_reported_for_the_optional_provider_not_as_a_failed
     assert [ref["provider"] for ref in result["refs"]] == ["sqlite"] and "queued" not in result
     (error,) = result["provider_errors"]
     assert error["provider"] == "slow" and not error["required"] and "capture queue" in error["error"]
+
+
+def test_a_healthy_optional_provider_stores_the_write_at_once_and_nothing_is_queued(tmp_path: Path) -> None:
+    config = _config(tmp_path, mode="ok")
+    data = json.loads(config.read_text())
+    for profile in ("recall_profiles", "write_profiles"):  # every route optional, as upstream's defaults
+        data[profile]["default"]["providers"] = [{"name": "sqlite"}, {"name": "slow"}]
+    config.write_text(json.dumps(data))
+    stored, _ = _paxm(config, "remember", "--text", "the cache TTL is 90 seconds", "--json")
+    assert stored.returncode == 0, stored.stderr
+    result = json.loads(stored.stdout)
+    assert sorted(ref["provider"] for ref in result["refs"]) == ["slow", "sqlite"] and "queued" not in result
+    recalled, _ = _paxm(config, "recall", "--query", "cache TTL", "--json")  # at once, no delivery needed
+    assert json.loads(recalled.stdout)["hits"], recalled.stdout
+    status, _ = _paxm(config, "queue", "status", "--json")
+    assert not json.loads(status.stdout)["deliveries"].get("pending"), status.stdout
