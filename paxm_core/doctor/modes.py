@@ -5,7 +5,7 @@ copy, a restore from backup, a dotfiles manager or a hand edit can widen them: t
 may hold credentials, the memory and queue databases hold what agents saw.  Any group or other
 permission bit is an ``error`` whose fix is the ``chmod`` that removes it; for the config file
 only when a credential is written in it (not an ``env:`` reference): a hand-written config
-without one is a warning.  Stricter modes (``0400``) are fine.
+without one, and a config directory others can only read while it holds none, is a warning.  Stricter modes (``0400``) are fine.
 
 Checked when they exist: the config file (and a legacy ``config.json``), the config directory
 at the standard location, the hooks directory and everything directly in it (queue, socket,
@@ -25,6 +25,7 @@ widened mode is reported here, with its fix, and left to the user.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import stat
@@ -263,5 +264,9 @@ def _mode_findings(config: Config, dirs: list[Path], files: list[Path], *, skip:
         if mode & 0o077:
             if path == config.path.absolute():
                 yield _config_finding(config, path, mode)
+            elif is_dir and path == config.path.absolute().parent and not mode & 0o022 and not literal_secrets(config):
+                # upstream's documented set-up leaves a 0755 config directory: readable, but nothing
+                # secret in it and nobody else can change it, so a warning, not a broken install
+                yield dataclasses.replace(_finding(path, mode, is_dir), level="warn")
             else:
                 yield _finding(path, mode, is_dir)

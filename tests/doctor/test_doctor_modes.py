@@ -141,3 +141,23 @@ def test_a_corrupt_queue_page_is_an_error_with_a_working_fix(cfg: Path) -> None:
     status, rows = doctor_rows(cfg)
     assert status == 0, rows
     assert any(r["provider"] == "capture:queue" and r["level"] == "warn" for r in rows)
+
+
+def test_a_readable_config_directory_without_credentials_is_a_warning_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's documented set-up (``mkdir -p ~/.config/paxm``, umask 022) passes doctor."""
+    from paxm_core.doctor.modes import check_file_modes
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # the standard location is judged
+    config_dir = tmp_path / "paxm"
+    config_dir.mkdir()
+    config_dir.chmod(0o755)
+    path = config_dir / "config.yaml"
+    path.write_text(f"providers:\n  sqlite:\n    type: sqlite\n    enabled: true\n    path: {tmp_path / 'm.sqlite'}\n")
+    path.chmod(0o600)
+    findings = [f for f in check_file_modes(load_config(path)) if f.subject == str(config_dir)]
+    assert [f.level for f in findings] == ["warn"], findings
+    config_dir.chmod(0o775)  # others in the group can change it: still an error
+    findings = [f for f in check_file_modes(load_config(path)) if f.subject == str(config_dir)]
+    assert "error" in [f.level for f in findings], findings
