@@ -5,7 +5,8 @@ copy, a restore from backup, a dotfiles manager or a hand edit can widen them: t
 may hold credentials, the memory and queue databases hold what agents saw.  Any group or other
 permission bit is an ``error`` whose fix is the ``chmod`` that removes it; for the config file
 only when a credential is written in it (not an ``env:`` reference): a hand-written config
-without one, and a config directory others can only read while it holds none, is a warning.  Stricter modes (``0400``) are fine.
+without one, and a config directory others can only read while it holds none, is a warning.
+Stricter modes (``0400``) are fine.
 
 Checked when they exist: the config file (and a legacy ``config.json``), the config directory
 at the standard location, the hooks directory and everything directly in it (queue, socket,
