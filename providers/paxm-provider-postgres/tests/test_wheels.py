@@ -30,7 +30,7 @@ def paxm_bin() -> str:
 
 def _user(tmp: Path, name: str, server: PgServer, schema: str) -> dict[str, str]:
     home = tmp / name
-    (home / "cfg" / "paxm").mkdir(parents=True)
+    (home / "cfg" / "paxm").mkdir(parents=True, mode=0o700)  # private, as setup makes it (0755 is a doctor warning)
     (home / "cfg" / "paxm" / "config.yaml").write_text(
         f"""identity:
   user_id: {name}
