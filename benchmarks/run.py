@@ -39,6 +39,8 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "claude-prompt": (HERE / "claude_prompt_bench.py", [], ["--rounds", "6", "--memories", "1000"]),
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "backfill": (HERE / "backfill_bench.py", [], ["--turns", "2000", "--baseline-turns", "200"]),
+    "sdebench": (HERE / "sdebench.py", ["--provider", "sqlite"], ["--quick", "--provider", "sqlite"]),
+    "sdebench-hybrid": (HERE / "sdebench.py", ["--provider", "sqlite-hybrid"], ["--quick", "--provider", "sqlite-hybrid"]),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",
         [],
@@ -105,6 +107,7 @@ TABLE: list[tuple[str, str, str]] = [
     ("UserPromptSubmit as the real Claude Code waits for it", "22 ms median", "<= 15 ms median"),
     ("daemon resident memory, 3 providers loaded", "29.5 MB with one", "<= 40 MB"),
     ("backfill into SQLite", "230 turns/s (435.6 s at 100k)", "100k turns in <= 45 s"),
+    ("sde-bench passive deciding chat", "27/33 (issue 46)", "every deciding chat; amended rule >= 5/6"),
 ]
 
 _QUEUE_SQLITE = re.compile(
