@@ -278,7 +278,9 @@ def run_provider(provider: str, tasks: Sequence[dict[str, Any]], decoys: Sequenc
             for n, task in enumerate(tasks, 1):
                 result = TaskResult(task["task_id"], task["source"])
                 prompt = task["bug_report"]
-                result.hook_ms, out = run_hook(command, payload(root, session_id(f"bug-{n}"), prompt, n), hook_env, root / "work")
+                result.hook_ms, out = run_hook(
+                    command, payload(root, session_id(f"bug-{n}"), prompt, n), hook_env, root / "work"
+                )
                 judge(result, injection(out), task, superseded(task, by_id))
                 deciding = session_id(f"{task['task_id']}#{len(task['conversations']) - 1}")
                 result.recall_rank, result.recall_hits, result.recall_ms = recall_rank(config, env, prompt, deciding)
@@ -355,7 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 tasks and 30 decoys (the CI slice)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    parser.add_argument("--provider", default="", help="comma-separated provider types (default: sqlite[,sqlite-hybrid])")
+    parser.add_argument(
+        "--provider", default="", help="comma-separated provider types (default: sqlite[,sqlite-hybrid])"
+    )
     parser.add_argument("--per-task", action="store_true", help="print each task's verdicts")
     args = parser.parse_args(argv)
     tasks, decoys = load(args.quick)

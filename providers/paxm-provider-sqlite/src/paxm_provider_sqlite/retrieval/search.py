@@ -25,7 +25,8 @@ from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
-from paxm_provider_sqlite.timestamps import stamp
+from paxm_provider_sqlite.retrieval.ranking import SUPERSEDE_AFTER, SUPERSEDE_BAND, only_asks, rerank
+from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
 __all__ = ["DF_CAP", "search", "filter_clause"]
 
@@ -317,6 +318,34 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
     return kept
 
 
+def _beyond_stage(
+    plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], chosen: list[Light], deadline: Deadline
+) -> list[Light]:
+    """Relaxed candidates an exact or strict stage left out that the ranking rules need.
+
+    When every chosen turn only asks, the answer is among them; otherwise only the memories
+    written :data:`SUPERSEDE_AFTER` or more after the oldest chosen one (a later correction
+    rarely repeats every word of the question) with at least :data:`SUPERSEDE_BAND` of the
+    query's groups.  A one-group query's relaxed stage is its strict stage: nothing to add.
+    """
+    if len(query.groups) < 2:
+        return []
+    asking = all(only_asks(c.hay, query.groups) for c in chosen)
+    oldest = parse_stamp(min(c.created_at for c in chosen))
+    if oldest is None:
+        return []
+    deadline.check("sqlite search")
+    seen = {c.rowid for c in chosen}
+    if not asking:
+        plan.where += " AND m.created_at >= ?"
+        plan.args.append(stamp(oldest + SUPERSEDE_AFTER))
+    extra = [c for c in _relaxed(plan, query, frequencies) if c.rowid not in seen]
+    if not asking:
+        extra = [c for c in extra if c.score >= SUPERSEDE_BAND]
+    plan.trace.branches["beyond_stage"] = len(extra)
+    return extra
+
+
 def search(
     conn: sqlite3.Connection,
     request: Request,
@@ -353,10 +382,13 @@ def search(
         trace.strict = len(chosen)
         if chosen:
             trace.selected = stage
+    if chosen:
+        chosen += _beyond_stage(plan, query, frequencies_of, chosen, deadline)
     if not chosen:
         deadline.check("sqlite search")
         chosen = _relaxed(plan, query, frequencies_of)
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
+    rerank(chosen, query.groups)
     return _load(conn, chosen[: request.result_limit])
