@@ -30,7 +30,7 @@ __all__ = ["QUESTION_ONLY_FACTOR", "SUBJECT_SHARE", "SUPERSEDE_AFTER", "SUPERSED
 #: Score multiplier of a turn matched only through its question.
 QUESTION_ONLY_FACTOR = 0.5
 #: Share of the smaller content-word set two memories must have in common to be on one subject.
-SUBJECT_SHARE = 0.3
+SUBJECT_SHARE = 0.4
 #: How much newer a memory must be to supersede another (less is one exchange, not a correction).
 SUPERSEDE_AFTER = timedelta(hours=1)
 #: A newer memory supersedes one it scores at least this share of.
