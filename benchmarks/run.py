@@ -40,10 +40,11 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "backfill": (HERE / "backfill_bench.py", [], ["--turns", "2000", "--baseline-turns", "200"]),
     "sdebench": (HERE / "sdebench.py", ["--provider", "sqlite"], ["--quick", "--provider", "sqlite"]),
+    # the hybrid embeds every stored turn (seconds per dozen on 2 busy cores): a smaller smoke slice
     "sdebench-hybrid": (
         HERE / "sdebench.py",
         ["--provider", "sqlite-hybrid"],
-        ["--quick", "--provider", "sqlite-hybrid"],
+        ["--quick", "--tasks", "3", "--decoys", "5", "--provider", "sqlite-hybrid"],
     ),
     "claude": (
         ROOT / "integrations" / "paxm-integration-claude-code" / "benchmarks" / "claude_hook_latency.py",

@@ -361,8 +361,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--provider", default="", help="comma-separated provider types (default: sqlite[,sqlite-hybrid])"
     )
     parser.add_argument("--per-task", action="store_true", help="print each task's verdicts")
+    parser.add_argument("--tasks", type=int, default=0, help="run only the first N tasks of the selection")
+    parser.add_argument("--decoys", type=int, default=-1, help="store only the first N decoys of the selection")
     args = parser.parse_args(argv)
     tasks, decoys = load(args.quick)
+    tasks = tasks[: args.tasks] if args.tasks > 0 else tasks
+    decoys = decoys[: args.decoys] if args.decoys >= 0 else decoys
     summaries = []
     for provider in providers_available(args.provider):
         summary = run_provider(provider, tasks, decoys)
