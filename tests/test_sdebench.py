@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNNER = ROOT / "benchmarks" / "sdebench.py"
 DATA = ROOT / "benchmarks" / "sdebench_data"
 
-#: the sqlite provider on the quick slice (8 tasks)
+#: the sqlite provider on the quick slice (8 tasks); the settled rule rose from 2 to 7 when a
+#: hit began to bring its conversation's latest turn
 FLOOR_PASSIVE_CHAT = 7
-FLOOR_PASSIVE_SETTLED = 2
+FLOOR_PASSIVE_SETTLED = 7
 FLOOR_AMENDED = 1
 FLOOR_RECALL_AT_10 = 0.875
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from paxm_core import Deadline
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
+from paxm_provider_sqlite.retrieval.conversation import with_settled_turns
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
 from paxm_provider_sqlite.retrieval.ranking import SUPERSEDE_AFTER, SUPERSEDE_BAND, only_asks, rerank
@@ -336,10 +337,13 @@ def _beyond_stage(
         return []
     deadline.check("sqlite search")
     seen = {c.rowid for c in chosen}
+    where, args = plan.where, plan.args
     if not asking:
-        plan.where += " AND m.created_at >= ?"
-        plan.args.append(stamp(oldest + SUPERSEDE_AFTER))
-    extra = [c for c in _relaxed(plan, query, frequencies) if c.rowid not in seen]
+        plan.where, plan.args = f"{where} AND m.created_at >= ?", [*args, stamp(oldest + SUPERSEDE_AFTER)]
+    try:
+        extra = [c for c in _relaxed(plan, query, frequencies) if c.rowid not in seen]
+    finally:
+        plan.where, plan.args = where, args
     if not asking:
         extra = [c for c in extra if c.score >= SUPERSEDE_BAND]
     plan.trace.branches["beyond_stage"] = len(extra)
@@ -391,4 +395,6 @@ def search(
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
     rerank(chosen, query.groups)
-    return _load(conn, chosen[: request.result_limit])
+    found = _load(conn, chosen[: request.result_limit])
+    deadline.check("sqlite search")
+    return with_settled_turns(conn, plan.where, plan.args, found, request.result_limit, trace)
