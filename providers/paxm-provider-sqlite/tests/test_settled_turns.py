@@ -112,3 +112,39 @@ def test_the_conversation_lookup_walks_an_index(provider: SQLiteProvider) -> Non
             assert not any(_FULL_SCAN.match(step) for step in plan), (sql, plan)
     finally:
         checker.close()
+
+
+RULE_CHAT = [
+    ("r1", turn("Invoices drift by a cent from the ledger reconciliation.", "Look at invoice_total rounding.")),
+    ("r2", turn("Decide it.", "Settled: invoice_total rounds half_up per line, ledger reconciliation matches.")),
+]
+AMENDING_CHAT = [
+    ("a1", turn("Amendment: finance audit of invoice_total and ledger reconciliation.", "What changes?")),
+    ("a2", turn("Totals only.", "Amended: invoice_total rounds half_even on the total, superseding half_up.")),
+]
+
+
+def _chats(provider: SQLiteProvider, amending: list[tuple[str, str]], workspace: str = WORKSPACE) -> None:
+    items = [item(i, text, START + timedelta(minutes=n), "rule") for n, (i, text) in enumerate(RULE_CHAT)]
+    later = START + timedelta(days=30)
+    items += [item(i, text, later + timedelta(minutes=n), "amend", workspace) for n, (i, text) in enumerate(amending)]
+    provider.put_batch(items, Deadline.none())
+
+
+def test_a_later_conversation_amending_the_hits_brings_its_settled_decision_first(provider: SQLiteProvider) -> None:
+    _chats(provider, AMENDING_CHAT)
+    got = search(provider, "invoices drift by a cent")
+    assert [i for i, _ in got][:3] == ["a2", "r1", "r2"]
+    assert got[0][1] == got[1][1]
+    assert provider.last_trace is not None and provider.last_trace.branches["amending_turns"] == 1
+
+
+def test_a_later_conversation_on_another_subject_or_workspace_is_not_brought(provider: SQLiteProvider) -> None:
+    other = [("o1", turn("Which port does the exporter use?", "Port 9464 on every node."))]
+    _chats(provider, other)
+    assert "o1" not in [i for i, _ in search(provider, "invoices drift by a cent")]
+
+
+def test_an_amending_conversation_in_another_workspace_is_not_brought(provider: SQLiteProvider) -> None:
+    _chats(provider, AMENDING_CHAT, workspace="/elsewhere")
+    assert [i for i, _ in search(provider, "invoices drift by a cent")] == ["r1", "r2"]

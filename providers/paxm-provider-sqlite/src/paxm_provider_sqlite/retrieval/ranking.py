@@ -25,7 +25,15 @@ from typing import Protocol, TypeVar
 from paxm_provider_sqlite.retrieval.analyzer import Group
 from paxm_provider_sqlite.timestamps import parse_stamp
 
-__all__ = ["QUESTION_ONLY_FACTOR", "SUBJECT_SHARE", "SUPERSEDE_AFTER", "SUPERSEDE_BAND", "rerank"]
+__all__ = [
+    "QUESTION_ONLY_FACTOR",
+    "SUBJECT_SHARE",
+    "SUPERSEDE_AFTER",
+    "SUPERSEDE_BAND",
+    "TEMPLATE_WORDS",
+    "only_asks",
+    "rerank",
+]
 
 #: Score multiplier of a turn matched only through its question.
 QUESTION_ONLY_FACTOR = 0.5
@@ -41,7 +49,7 @@ SUPERSEDE_WINDOW = 50
 _USER_MARK = " user input "
 _ANSWER_MARK = " assistant respons "
 #: Words of the capture template, never a subject.
-_TEMPLATE = frozenset({"claud", "code", "user", "input", "assistant", "respons", "turn", "messag"})
+TEMPLATE_WORDS = frozenset({"claud", "code", "user", "input", "assistant", "respons", "turn", "messag"})
 
 
 class Ranked(Protocol):
@@ -73,7 +81,7 @@ def only_asks(hay: str, groups: Sequence[Group]) -> bool:
 
 
 def _content(cand: Ranked) -> frozenset[str]:
-    return frozenset(t for t in cand.tokens() if len(t) > 3 and t not in _TEMPLATE and not t.isdigit())
+    return frozenset(t for t in cand.tokens() if len(t) > 3 and t not in TEMPLATE_WORDS and not t.isdigit())
 
 
 def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from paxm_core import Deadline
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
-from paxm_provider_sqlite.retrieval.conversation import with_settled_turns
+from paxm_provider_sqlite.retrieval.conversation import with_amendment, with_settled_turns
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
 from paxm_provider_sqlite.retrieval.ranking import SUPERSEDE_AFTER, SUPERSEDE_BAND, only_asks, rerank
@@ -378,7 +378,8 @@ def search(
     deadline.check("sqlite search")
     # One bounded count per group, all in one statement (the progress handler interrupts it
     # once the deadline passes).
-    counts = (frequencies or DocumentFrequencies()).of(conn, probed)
+    frequencies = frequencies or DocumentFrequencies()
+    counts = frequencies.of(conn, probed)
     frequencies_of = list(zip(counts, probed, strict=True))
     chosen: list[Light] = []
     if len(query.groups) <= MAX_STRICT_GROUPS:
@@ -397,4 +398,5 @@ def search(
     rerank(chosen, query.groups)
     found = _load(conn, chosen[: request.result_limit])
     deadline.check("sqlite search")
-    return with_settled_turns(conn, plan.where, plan.args, found, request.result_limit, trace)
+    found = with_settled_turns(conn, plan.where, plan.args, found, request.result_limit, trace)
+    return with_amendment(conn, plan, found, request.result_limit, frequencies)
