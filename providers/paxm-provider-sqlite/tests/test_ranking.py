@@ -146,3 +146,22 @@ def test_only_asks_means_the_answer_holds_no_query_word(prompt: str, answer: str
     answered = " " + index_text(answer).terms + " " if answer else ""
     in_answer = any(g.present(answered, set(answered.split())) for g in groups)
     assert only_asks(hay, groups) == (not in_answer)
+
+
+def test_looking_past_the_stage_for_corrections_never_scans_common_words(tmp_path: Path) -> None:
+    # under a created_at bound a newest-rows scan of common words would read every match: the
+    # corrections are looked for among the rare words' bm25-ranked rows only
+    old = NOW - timedelta(days=400)
+    items = [("exact", "Decision: release channel stable.", old)]
+    items += [(f"n{i}", f"stable builds; channel {i} gets the release later", NOW) for i in range(300)]
+    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "common.sqlite")))
+    try:
+        prov.put_batch(
+            [MemoryItem.from_json({"id": i, "text": t, "created_at": at.isoformat()}) for i, t, at in items],
+            Deadline.none(),
+        )
+        hits = prov.search(SearchQuery("release channel stable", limit=3), Deadline.after(5))
+        assert [h.id for h in hits] == ["exact"]
+        assert prov.last_trace is not None and "relaxed_common" not in prov.last_trace.branches
+    finally:
+        prov.close()

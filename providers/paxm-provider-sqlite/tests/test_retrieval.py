@@ -355,16 +355,11 @@ def test_query_drops_stopwords_unless_nothing_else() -> None:
 
 def test_exact_phrase_found_among_common_terms(provider: SQLiteProvider) -> None:
     # Every query word is in > 256 memories (a "common" group), and the exact phrase sits in
-    # the oldest row, behind 300 newer rows holding the same words in another order.  They are
-    # written in the same minute: a day later they would be later words on the same subject,
-    # which rank first (test_ranking.py).
+    # the oldest row, behind 300 newer rows holding the same words in another order.
     old = datetime(2020, 1, 1, tzinfo=UTC)
     provider.put(MemoryItem(text="Decision: release channel stable.", id="exact", created_at=old), NO_LIMIT)
     provider.put_batch(
-        [
-            MemoryItem(text=f"stable builds; channel {i} gets the release later", id=f"n{i}", created_at=old)
-            for i in range(300)
-        ],
+        [MemoryItem(text=f"stable builds; channel {i} gets the release later", id=f"n{i}") for i in range(300)],
         NO_LIMIT,
     )
     assert recall(provider, "release channel stable", limit=3) == ["exact"]

@@ -95,7 +95,14 @@ def _supersede(cands: list[_R], askers: set[int]) -> None:
     A turn that only asks (``askers``: their ``id``) decides nothing, so it supersedes nothing.
     """
     head = cands[:SUPERSEDE_WINDOW]
-    content = {id(c): _content(c) for c in head}
+    if len(head) < 2:
+        return
+    # created_at is fixed-width text: when the whole window spans less than the gap, no pair can
+    # supersede (memories written together, the common case of a fresh store or a batch)
+    first, last = parse_stamp(min(c.created_at for c in head)), parse_stamp(max(c.created_at for c in head))
+    if first is None or last is None or last - first < SUPERSEDE_AFTER:
+        return
+    content: dict[int, frozenset[str]] = {}
     when = {id(c): parse_stamp(c.created_at) for c in head}
     i = 0
     while i < len(head):
@@ -108,7 +115,12 @@ def _supersede(cands: list[_R], askers: set[int]) -> None:
                 continue
             if born is None or at is None or at - born < SUPERSEDE_AFTER:
                 continue
-            if cand.score < old.score * SUPERSEDE_BAND or not _same_subject(content[id(old)], content[id(cand)]):
+            if cand.score < old.score * SUPERSEDE_BAND:
+                continue
+            for c in (old, cand):
+                if id(c) not in content:
+                    content[id(c)] = _content(c)
+            if not _same_subject(content[id(old)], content[id(cand)]):
                 continue
             if best is None or at > when[id(best)]:  # type: ignore[operator]
                 best = cand

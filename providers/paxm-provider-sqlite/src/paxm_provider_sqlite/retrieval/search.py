@@ -259,7 +259,9 @@ def _weight(df: int) -> float:
     return math.log(1.0 + DF_CAP / max(1, df))
 
 
-def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]]) -> list[Light]:
+def _relaxed(
+    plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], *, common_rows: bool = True
+) -> list[Light]:
     groups = [g for _, g in frequencies]
     present = [(df, g) for df, g in frequencies if df > 0]
     plan.trace.dropped_terms = [g.surface for df, g in frequencies if df == 0]
@@ -277,7 +279,7 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
     lists = []
     if rare:
         lists.append(plan.ranked("relaxed_rare", " OR ".join(g.fts() for g in rare), with_terms=True))
-    if len(rare) < MAX_RELAXED_GROUPS:
+    if common_rows and len(rare) < MAX_RELAXED_GROUPS:
         # Common groups are too frequent to rank by bm25 within bounds; take the newest
         # rows that contain them and let the group count decide.
         common = [g for df, g in present if g not in rare][: MAX_RELAXED_GROUPS - len(rare)]
@@ -341,7 +343,9 @@ def _beyond_stage(
     if not asking:
         plan.where, plan.args = f"{where} AND m.created_at >= ?", [*args, stamp(oldest + SUPERSEDE_AFTER)]
     try:
-        extra = [c for c in _relaxed(plan, query, frequencies) if c.rowid not in seen]
+        # Under a created_at bound the newest-rows scan of common groups is not bounded by its
+        # LIMIT (it reads every match older than the bound): only the rare groups, bm25-ranked.
+        extra = [c for c in _relaxed(plan, query, frequencies, common_rows=asking) if c.rowid not in seen]
     finally:
         plan.where, plan.args = where, args
     if not asking:
