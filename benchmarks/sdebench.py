@@ -252,8 +252,11 @@ def ingest(config: Path, env: dict[str, str], chats: Sequence[Chat], home: Path,
     out = _paxm(config, env, "backfill", "run", "--agent", "claude", "--json", "--rate", "100000/s", timeout=3600)
     elapsed = time.perf_counter() - start
     summary = json.loads(out.stdout)
-    if summary.get("errors") or summary.get("dead") or summary.get("state") != "done":
+    stored = summary.get("delivered") == summary.get("queued") == summary.get("found")
+    if summary.get("dead") or summary.get("owed") or summary.get("state") != "done" or not stored:
         raise SystemExit(f"backfill did not store every turn: {out.stdout[-2000:]}")
+    for error in summary.get("errors") or []:  # attempts that failed and were retried
+        print(f"backfill: {error}", file=sys.stderr)
     return elapsed
 
 
