@@ -46,11 +46,11 @@ def search(provider: SQLiteProvider, query: str, limit: int = 5) -> list[tuple[s
     return [(h.id, h.score) for h in provider.search(query_obj, Deadline.after(5))]
 
 
-def test_a_hit_brings_its_conversations_latest_turn_right_after_it_with_its_score(provider: SQLiteProvider) -> None:
+def test_a_hit_brings_its_conversations_latest_turn_right_before_it_with_its_score(provider: SQLiteProvider) -> None:
     items = [item(i, text, START + timedelta(minutes=n), "chat-a") for n, (i, text) in enumerate(CHAT)]
     provider.put_batch(items, Deadline.none())
     got = search(provider, "duplicate contacts sync")
-    assert [i for i, _ in got][:2] == ["t1", "t3"]
+    assert [i for i, _ in got][:2] == ["t3", "t1"]
     assert got[0][1] == got[1][1]
     assert provider.last_trace is not None and provider.last_trace.branches["settled_turns"] == 1
 
@@ -134,7 +134,7 @@ def _chats(provider: SQLiteProvider, amending: list[tuple[str, str]], workspace:
 def test_a_later_conversation_amending_the_hits_brings_its_settled_decision_first(provider: SQLiteProvider) -> None:
     _chats(provider, AMENDING_CHAT)
     got = search(provider, "invoices drift by a cent")
-    assert [i for i, _ in got][:3] == ["a2", "r1", "r2"]
+    assert [i for i, _ in got][:3] == ["a2", "r2", "r1"]
     assert got[0][1] == got[1][1]
     assert provider.last_trace is not None and provider.last_trace.branches["amending_turns"] == 1
 
@@ -147,4 +147,4 @@ def test_a_later_conversation_on_another_subject_or_workspace_is_not_brought(pro
 
 def test_an_amending_conversation_in_another_workspace_is_not_brought(provider: SQLiteProvider) -> None:
     _chats(provider, AMENDING_CHAT, workspace="/elsewhere")
-    assert [i for i, _ in search(provider, "invoices drift by a cent")] == ["r1", "r2"]
+    assert [i for i, _ in search(provider, "invoices drift by a cent")] == ["r2", "r1"]

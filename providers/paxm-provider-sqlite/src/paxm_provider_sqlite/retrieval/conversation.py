@@ -4,18 +4,20 @@ A conversation settles a rule over several turns; the turn that matches a questi
 often an early one (the problem as first described), and what was finally decided comes
 later.  For each of the first :data:`SETTLED_HITS` hits that is a captured turn (its metadata
 carries the capture's ``paxm_session_key``), the latest later turn of the same conversation,
-within :data:`SETTLED_WINDOW`, joins the result right after it with the hit's score.  The
+within :data:`SETTLED_WINDOW`, joins the result right before it with the hit's score (the
+decision first: a passive injection cut to its size budget keeps it).  The
 lookup walks the ``created_at`` index over at most :data:`SETTLED_SCAN` rows, under the same
 filters as the search (expiry, tiers, workspace, metadata), so it never reaches a memory the
 search could not return.
 
 A rule settled in one conversation may be amended in a later one, which rarely repeats the
-words of the question the first one answers.  So the best hit's conversation (the hit and its
-latest turn) also looks for a later conversation on its subject: one whose turn, written at
-least :data:`AMEND_AFTER` after that latest turn, holds :data:`AMEND_SHARED` or more of the
-first conversation's rarest words (at most :data:`AMEND_TERMS`, each in at most
-:data:`AMEND_DF` memories).  That conversation's latest turn is its settled decision: it goes
-first, with the best hit's score, since the newer decision wins.
+words of the question the first one answers.  So the best result's conversation (that result,
+usually the settled decision just placed first, and the conversation's latest turn) also
+looks for a later conversation on its subject: one whose turn, written at least
+:data:`AMEND_AFTER` after that latest turn, holds :data:`AMEND_SHARED` or more of the first
+conversation's rarest words (at most :data:`AMEND_TERMS`, each in at most :data:`AMEND_DF`
+memories).  That conversation's latest turn is its settled decision: it goes first, with the
+best hit's score, since the newer decision wins.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def _latest_turn(
 def with_settled_turns(
     conn: sqlite3.Connection, where: str, args: list[object], found: list[Candidate], limit: int, trace: Trace
 ) -> list[Candidate]:
-    """``found`` with each leading hit's conversation's latest turn after it, at most ``limit``."""
+    """``found`` with each leading hit's conversation's latest turn before it, at most ``limit``."""
     out = list(found)
     added = 0
     for hit in found[:SETTLED_HITS]:
@@ -105,7 +107,7 @@ def with_settled_turns(
             settled = Candidate.from_row(row)
             added += 1
         settled.score = max(settled.score, hit.score)
-        out.insert(out.index(hit) + 1, settled)
+        out.insert(out.index(hit), settled)  # the settled decision before the turn that raised it
     trace.branches["settled_turns"] = added
     return out[:limit]
 
