@@ -165,3 +165,13 @@ def test_looking_past_the_stage_for_corrections_never_scans_common_words(tmp_pat
         assert prov.last_trace is not None and "relaxed_common" not in prov.last_trace.branches
     finally:
         prov.close()
+
+
+def test_when_only_turns_that_ask_hold_the_question_the_answer_is_found_past_the_stage(tmp_path: Path) -> None:
+    answer = turn("What scheme do release branches follow?", "Release branches are called release/<version>.")
+    items = [
+        ("answer", answer, NOW - timedelta(days=30)),
+        ("asked", turn("How are release branches named?", "Let me check."), NOW - timedelta(days=2)),
+        ("prompt-only", turn("How are release branches named?"), NOW),
+    ]
+    assert _search(tmp_path, items, "How are release branches named?")[0] == "answer"
