@@ -235,7 +235,7 @@ def supersession_cases() -> list[dict[str, Any]]:
 def repeated_cases() -> list[dict[str, Any]]:
     cases = []
     for subject, answer, asked, query in REPEATS:
-        for mode, limit in (("active", 3), ("passive_initial", 2)):
+        for mode, limit in (("active", 3), ("passive_initial", 2), ("passive", 2)):
             case = f"repeat-{subject}-{mode}"
             memories = [memory(case, "answer", answer, "03-02")]
             # asked again twice later: once with a non-answer, once with no answer at all
