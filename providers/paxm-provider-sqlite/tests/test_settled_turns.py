@@ -30,7 +30,7 @@ def item(ident: str, text: str, at: datetime, session: str, workspace: str = WOR
 CHAT = [
     ("t1", turn("The contact sync keeps duplicate contacts for one person.", "Let us look at merge_records.")),
     ("t2", turn("Cased emails differ too.", "Then the key is the lowercased email.")),
-    ("t3", turn("And which record survives?", "Settled: the record with more filled fields wins.")),
+    ("t3", turn("And which contact survives?", "Settled: merge_records keeps the contact with more filled fields.")),
 ]
 
 
@@ -148,3 +148,10 @@ def test_a_later_conversation_on_another_subject_or_workspace_is_not_brought(pro
 def test_an_amending_conversation_in_another_workspace_is_not_brought(provider: SQLiteProvider) -> None:
     _chats(provider, AMENDING_CHAT, workspace="/elsewhere")
     assert [i for i, _ in search(provider, "invoices drift by a cent")] == ["r2", "r1"]
+
+
+def test_a_latest_turn_on_another_subject_is_not_brought(provider: SQLiteProvider) -> None:
+    chat = [CHAT[0], ("bye", turn("Thanks, that is all for today.", "Glad to help, bye!"))]
+    items = [item(i, text, START + timedelta(minutes=n), "chat-a") for n, (i, text) in enumerate(chat)]
+    provider.put_batch(items, Deadline.none())
+    assert [i for i, _ in search(provider, "duplicate contacts sync")] == ["t1"]

@@ -4,8 +4,9 @@ A conversation settles a rule over several turns; the turn that matches a questi
 often an early one (the problem as first described), and what was finally decided comes
 later.  For each of the first :data:`SETTLED_HITS` hits that is a captured turn (its metadata
 carries the capture's ``paxm_session_key``), the latest later turn of the same conversation,
-within :data:`SETTLED_WINDOW`, joins the result right before it with the hit's score (the
-decision first: a passive injection cut to its size budget keeps it).  The
+within :data:`SETTLED_WINDOW` and sharing :data:`SETTLED_SHARED` content words with it (a
+farewell or a new topic shares none), joins the result right before it with the hit's score
+(the decision first: a passive injection cut to its size budget keeps it).  The
 lookup walks the ``created_at`` index over at most :data:`SETTLED_SCAN` rows, under the same
 filters as the search (expiry, tiers, workspace, metadata), so it never reaches a memory the
 search could not return.
@@ -41,6 +42,7 @@ __all__ = [
     "SESSION_KEY",
     "SETTLED_HITS",
     "SETTLED_SCAN",
+    "SETTLED_SHARED",
     "SETTLED_WINDOW",
     "with_settled_turns",
 ]
@@ -53,6 +55,8 @@ SETTLED_HITS = 2
 SETTLED_WINDOW = timedelta(hours=12)
 #: Most rows of that window read (newest first) to find the conversation's latest turn.
 SETTLED_SCAN = 256
+#: Content words the latest turn must have in common with the hit (a farewell has none).
+SETTLED_SHARED = 2
 #: How much later than a conversation's latest turn an amending conversation starts.
 AMEND_AFTER = timedelta(hours=1)
 #: Words of the first conversation probed, the longest first (each one bounded count).
@@ -91,7 +95,7 @@ def with_settled_turns(
 ) -> list[Candidate]:
     """``found`` with each leading hit's conversation's latest turn before it, at most ``limit``."""
     out = list(found)
-    added = 0
+    placed = 0
     for hit in found[:SETTLED_HITS]:
         key = decode_metadata(hit.metadata_json).get(SESSION_KEY, "")
         if not key:
@@ -99,16 +103,18 @@ def with_settled_turns(
         row = _latest_turn(conn, where, args, hit, key)
         if row is None:
             continue  # the hit is its conversation's latest turn
+        if not _on_subject(hit.text, str(row[2])):
+            continue  # the conversation moved on (a farewell, another topic)
         rowid = int(row[0])  # type: ignore[call-overload]
         settled = next((c for c in out if c.rowid == rowid), None)
         if settled is not None:
             out.remove(settled)
         else:
             settled = Candidate.from_row(row)
-            added += 1
+        placed += 1
         settled.score = max(settled.score, hit.score)
         out.insert(out.index(hit), settled)  # the settled decision before the turn that raised it
-    trace.branches["settled_turns"] = added
+    trace.branches["settled_turns"] = placed
     return out[:limit]
 
 
@@ -126,6 +132,11 @@ class _Where(Protocol):
     where: str
     args: list[object]
     trace: Trace
+
+
+def _on_subject(first: str, later: str) -> bool:
+    """Whether ``later`` shares :data:`SETTLED_SHARED` content words with ``first``."""
+    return len(_words(first) & _words(later)) >= SETTLED_SHARED
 
 
 def _amending_turn(
