@@ -24,13 +24,13 @@ def turn(prompt: str, answer: str = "") -> str:
     return f"{text}\n\nClaude Code assistant response:\n{answer}" if answer else text
 
 
-def memory(case: str, name: str, text: str, day: str) -> dict[str, Any]:
+def memory(case: str, name: str, text: str, day: str, at: str = "10:00") -> dict[str, Any]:
     return {
         "id": f"{case}-{name}",
         "text": text,
         "tier": "ltm",
         "metadata": {"workspace": WORKSPACE},
-        "created_at": f"2026-{day}T10:00:00Z",
+        "created_at": f"2026-{day}T{at}:00Z",
     }
 
 
@@ -215,6 +215,19 @@ def supersession_cases() -> list[dict[str, Any]]:
                     "expected_first": f"{case}-correction",
                 }
             )
+    # corrected later in the same session, ten minutes on
+    for subject, old, new, query in SUPERSESSIONS[4:]:
+        case = f"supersession-{subject}-same-session"
+        cases.append(
+            {
+                "id": case,
+                "category": "newer_decision_same_session",
+                "memories": [memory(case, "rule", old, "03-02"), memory(case, "correction", new, "03-02", "10:10")],
+                "recall": recall("active", query, 3),
+                "expected": [f"{case}-correction"],
+                "expected_first": f"{case}-correction",
+            }
+        )
     # a newer memory on another subject does not displace the one the question is about
     for subject, old, _new, query in SUPERSESSIONS[:4]:
         case = f"supersession-{subject}-unrelated-newer"

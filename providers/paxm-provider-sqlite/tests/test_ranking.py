@@ -104,8 +104,8 @@ def test_a_correction_a_day_later_ranks_above_the_rule(tmp_path: Path) -> None:
 
 
 def test_memories_written_in_one_exchange_keep_the_stage_order(tmp_path: Path) -> None:
-    # minutes apart: one conversation's back-and-forth, not a later correction
-    items = [("rule", RULE, NOW - timedelta(minutes=5)), ("correction", CORRECTION, NOW)]
+    # two minutes apart: one exchange's back-and-forth, not a later correction
+    items = [("rule", RULE, NOW - timedelta(minutes=2)), ("correction", CORRECTION, NOW)]
     assert _search(tmp_path, items, "named release branches")[:2] == ["rule", "correction"]
 
 

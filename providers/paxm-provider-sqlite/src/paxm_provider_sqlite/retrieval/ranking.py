@@ -39,8 +39,9 @@ __all__ = [
 QUESTION_ONLY_FACTOR = 0.5
 #: Share of the smaller content-word set two memories must have in common to be on one subject.
 SUBJECT_SHARE = 0.4
-#: How much newer a memory must be to supersede another (less is one exchange, not a correction).
-SUPERSEDE_AFTER = timedelta(hours=1)
+#: How much newer a memory must be to supersede another: less is one exchange (or memories written
+#: together), not a correction; a correction later in the same session counts.
+SUPERSEDE_AFTER = timedelta(minutes=5)
 #: A newer memory supersedes one it scores at least this share of.
 SUPERSEDE_BAND = 0.5
 #: Candidates examined for supersession (the head of the ranking; each pair is a set intersection).
