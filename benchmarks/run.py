@@ -39,6 +39,13 @@ RUNNERS: dict[str, tuple[Path, list[str], list[str]]] = {
     "dashboard": (HERE / "dashboard_bench.py", [], ["--quick"]),
     "backfill": (HERE / "backfill_bench.py", [], ["--turns", "2000", "--baseline-turns", "200"]),
     "startup": (HERE / "startup_bench.py", [], ["--runs", "3"]),
+    "sdebench": (HERE / "sdebench.py", ["--provider", "sqlite"], ["--quick", "--provider", "sqlite"]),
+    # the hybrid embeds every stored turn (seconds per dozen on 2 busy cores): a smaller smoke slice
+    "sdebench-hybrid": (
+        HERE / "sdebench.py",
+        ["--provider", "sqlite-hybrid"],
+        ["--quick", "--tasks", "3", "--decoys", "5", "--provider", "sqlite-hybrid"],
+    ),
     **{
         name: (HERE / "harness_latency.py", ["--harness", name, *full], ["--harness", name, "--runs", "2", *quick])
         for name, full, quick in (
@@ -71,6 +78,7 @@ TABLE: list[tuple[str, str]] = [
     ("router overhead per recall, 3 providers", "<= 0.5 ms (floor)"),
     ("queue delivery into SQLite", ">= 1,000 episodes/s (floor)"),
     ("write-only hook, daemon down", "<= 2.5x python -I -S -c pass (floor)"),
+    ("sde-bench passive deciding chat", "every deciding chat; amended rule >= 5/6 (issue 46)"),
 ]
 
 _QUEUE_SQLITE = re.compile(

@@ -58,18 +58,19 @@ def test_run_stores_each_turn_once_as_the_live_episode_and_a_rerun_stores_nothin
     assert set(_turn_ids(home).values()) == {1}
     text, meta_json = next(m for m in memories if "HERON-3-7 " in m[0] or "HERON-3-7." in m[0])
     meta = json.loads(meta_json)
-    # the live hook's episode: user_input + turn_end events, default templates, its metadata
+    # the live hook's episode: user_input + turn_end events, default templates, its metadata;
+    # the answer is all of the turn's assistant text (what it said before its tool call too)
     assert text == (
         "Claude Code user input:\n"
         + synth.prompt_text(3, 7)
-        + "\n\nClaude Code assistant response:\n"
+        + "\n\nClaude Code assistant response:\nLet me look.\n\n"
         + synth.answer_text(3, 7)
     )
     assert meta["paxm_episode_events"] == "2" and meta["paxm_episode_complete"] == "true"
     assert meta["hook_target"] == "claude" and meta["workspace"] == "/work/project"
     assert meta["started_at"].startswith("2026-09-")
     everything = "\n".join(t + m for t, m in memories)
-    for leaked in (synth.THINKING, "RECALLED-SECRET-NEVER-STORE", "paxm-recall", "/status", "Let me look."):
+    for leaked in (synth.THINKING, "RECALLED-SECRET-NEVER-STORE", "paxm-recall", "/status"):
         assert leaked not in everything
 
     again = _run(home)

@@ -145,3 +145,41 @@ def test_reasoning_tools_wrappers_meta_sidechains_and_corrupt_lines_are_left_out
 def test_unreadable_or_empty_files_give_no_turns(tmp_path: Path) -> None:
     assert list(transcripts.read_turns(tmp_path / "missing.jsonl")) == []
     assert list(transcripts.read_turns(_write(tmp_path / "e.jsonl", ["", "not json", "[1, 2]"]))) == []
+
+
+def _assistant(message_id: str, text: str) -> dict[str, object]:
+    return {
+        "sessionId": "S2",
+        "type": "assistant",
+        "message": {"id": message_id, "role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
+
+
+def test_every_assistant_message_of_a_turn_is_kept_in_order(tmp_path: Path) -> None:
+    prompt = {"sessionId": "S2", "type": "user", "uuid": "u1", "message": {"role": "user", "content": "Pick a rule"}}
+    tool = {"sessionId": "S2", "type": "user", "message": {"role": "user", "content": [{"type": "tool_result"}]}}
+    records: list[object] = [
+        prompt,
+        _assistant("m1", "Decided: keys are lowercased."),
+        tool,
+        _assistant("m2", "Also: the newest record wins."),
+        _assistant("m2", "(same message, second block)"),
+        tool,
+        _assistant("m3", "Done."),
+    ]
+    (turn,) = transcripts.read_turns(_write(tmp_path / "S2.jsonl", records))
+    assert turn.event.assistant == (
+        "Decided: keys are lowercased.\n\nAlso: the newest record wins.\n(same message, second block)\n\nDone."
+    )
+
+
+def test_a_long_turn_keeps_its_last_message_whole_and_the_latest_earlier_ones_that_fit(tmp_path: Path) -> None:
+    prompt = {"sessionId": "S3", "type": "user", "uuid": "u1", "message": {"role": "user", "content": "Go"}}
+    chunk = transcripts.MAX_ANSWER // 3
+    earlier = [_assistant(f"m{i}", f"<{i}>" + "x" * chunk) for i in range(5)]
+    last = _assistant("last", "FINAL " + "y" * (2 * transcripts.MAX_ANSWER))
+    (turn,) = transcripts.read_turns(_write(tmp_path / "S3.jsonl", [prompt, *earlier, last]))
+    answer = turn.event.assistant
+    assert answer.endswith("FINAL " + "y" * (2 * transcripts.MAX_ANSWER))
+    assert "<4>" in answer and "<3>" in answer and "<0>" not in answer
+    assert len(answer) - len("FINAL ") - 2 * transcripts.MAX_ANSWER <= transcripts.MAX_ANSWER + 2

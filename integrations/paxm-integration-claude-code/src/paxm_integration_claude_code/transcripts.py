@@ -8,8 +8,11 @@ Each line is one record.  A turn starts at a ``user`` record whose content is wh
 typed (a string, or ``text`` parts); ``user`` records that only carry ``tool_result`` parts,
 ``isMeta`` records, sidechains and Claude's own wrappers (``<command-name>``,
 ``<local-command-stdout>``, ``<system-reminder>`` ...) are not prompts.  The answer is the
-text of the turn's last ``assistant`` message (what the live ``Stop`` hook gets as
-``last_assistant_message``): ``thinking`` / ``redacted_thinking`` parts are never read, and
+text of every ``assistant`` message of the turn, in order (a long turn says what it decided
+between tool calls, not only at the end), bounded by :data:`MAX_ANSWER` characters: the last
+message (what the live ``Stop`` hook gets as ``last_assistant_message``) is always kept whole,
+then the messages before it, latest first, while they fit.  ``thinking`` /
+``redacted_thinking`` parts are never read, and
 hook output (where paxm's recalled context lives) is stored as ``attachment`` records, which
 are skipped, so a backfill never stores recalled memories again.  Unreadable lines are skipped;
 a turn without both a prompt and an answer is dropped.
@@ -28,9 +31,11 @@ from typing import Any
 
 from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn
 
-__all__ = ["projects_dir", "read_turns", "transcript_files"]
+__all__ = ["MAX_ANSWER", "projects_dir", "read_turns", "transcript_files"]
 
 _MAX_LINE = 16 * 1024 * 1024
+#: Most characters of a turn's assistant text kept besides its last message.
+MAX_ANSWER = 16_000
 _WRAPPERS = (
     "<command-name>",
     "<command-message>",
@@ -106,7 +111,7 @@ def _answer(content: Any) -> str:
 
 
 class _Turn:
-    __slots__ = ("answer", "answer_id", "cwd", "key", "prompt", "session", "started")
+    __slots__ = ("answer_id", "answers", "cwd", "key", "prompt", "session", "started")
 
     def __init__(self, key: str, prompt: str, started: float, session: str, cwd: str) -> None:
         self.key = key
@@ -114,8 +119,30 @@ class _Turn:
         self.started = started
         self.session = session
         self.cwd = cwd
-        self.answer = ""
+        self.answers: list[str] = []
         self.answer_id = ""
+
+    def add(self, message_id: str, text: str) -> None:
+        """One assistant text record; records of one API message (one per content block) join."""
+        if message_id and message_id == self.answer_id and self.answers:
+            self.answers[-1] = f"{self.answers[-1]}\n{text}"
+        else:
+            self.answers.append(text)
+            self.answer_id = message_id
+
+    @property
+    def answer(self) -> str:
+        """Every assistant message, the last one whole and the earlier ones while they fit."""
+        if not self.answers:
+            return ""
+        kept = [self.answers[-1]]
+        room = MAX_ANSWER
+        for text in reversed(self.answers[:-1]):
+            room -= len(text) + 2
+            if room < 0:
+                break
+            kept.append(text)
+        return "\n\n".join(reversed(kept))
 
 
 def _past_turn(path: Path, turn: _Turn) -> PastTurn | None:
@@ -188,11 +215,7 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
                 if not text:
                     continue  # tool use or thinking only
                 # one API message may be split over several records (one per content block)
-                message_id = str(message.get("id") or record.get("uuid") or "")
-                if message_id and message_id == turn.answer_id:
-                    turn.answer = f"{turn.answer}\n{text}"
-                else:
-                    turn.answer, turn.answer_id = text, message_id
+                turn.add(str(message.get("id") or record.get("uuid") or ""), text)
     if turn is not None:
         done = _past_turn(path, turn)
         if done is not None:

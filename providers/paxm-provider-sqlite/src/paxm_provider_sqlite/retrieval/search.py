@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from paxm_core import Deadline
 from paxm_core.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
+from paxm_provider_sqlite.retrieval.conversation import with_amendment, with_settled_turns
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
-from paxm_provider_sqlite.timestamps import stamp
+from paxm_provider_sqlite.retrieval.ranking import SUPERSEDE_AFTER, SUPERSEDE_BAND, only_asks, rerank
+from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
 __all__ = ["DF_CAP", "search", "filter_clause"]
 
@@ -257,7 +259,9 @@ def _weight(df: int) -> float:
     return math.log(1.0 + DF_CAP / max(1, df))
 
 
-def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]]) -> list[Light]:
+def _relaxed(
+    plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], *, common_rows: bool = True
+) -> list[Light]:
     groups = [g for _, g in frequencies]
     present = [(df, g) for df, g in frequencies if df > 0]
     plan.trace.dropped_terms = [g.surface for df, g in frequencies if df == 0]
@@ -275,7 +279,7 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
     lists = []
     if rare:
         lists.append(plan.ranked("relaxed_rare", " OR ".join(g.fts() for g in rare), with_terms=True))
-    if len(rare) < MAX_RELAXED_GROUPS:
+    if common_rows and len(rare) < MAX_RELAXED_GROUPS:
         # Common groups are too frequent to rank by bm25 within bounds; take the newest
         # rows that contain them and let the group count decide.
         common = [g for df, g in present if g not in rare][: MAX_RELAXED_GROUPS - len(rare)]
@@ -317,6 +321,39 @@ def _relaxed(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Gro
     return kept
 
 
+def _beyond_stage(
+    plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], chosen: list[Light], deadline: Deadline
+) -> list[Light]:
+    """Relaxed candidates an exact or strict stage left out that the ranking rules need.
+
+    When every chosen turn only asks, the answer is among them; otherwise only the memories
+    written :data:`SUPERSEDE_AFTER` or more after the oldest chosen one (a later correction
+    rarely repeats every word of the question) with at least :data:`SUPERSEDE_BAND` of the
+    query's groups.  A one-group query's relaxed stage is its strict stage: nothing to add.
+    """
+    if len(query.groups) < 2:
+        return []
+    asking = all(only_asks(c.hay, query.groups) for c in chosen)
+    oldest = parse_stamp(min(c.created_at for c in chosen))
+    if oldest is None:
+        return []
+    deadline.check("sqlite search")
+    seen = {c.rowid for c in chosen}
+    where, args = plan.where, plan.args
+    if not asking:
+        plan.where, plan.args = f"{where} AND m.created_at >= ?", [*args, stamp(oldest + SUPERSEDE_AFTER)]
+    try:
+        # Under a created_at bound the newest-rows scan of common groups is not bounded by its
+        # LIMIT (it reads every match older than the bound): only the rare groups, bm25-ranked.
+        extra = [c for c in _relaxed(plan, query, frequencies, common_rows=asking) if c.rowid not in seen]
+    finally:
+        plan.where, plan.args = where, args
+    if not asking:
+        extra = [c for c in extra if c.score >= SUPERSEDE_BAND]
+    plan.trace.branches["beyond_stage"] = len(extra)
+    return extra
+
+
 def search(
     conn: sqlite3.Connection,
     request: Request,
@@ -345,7 +382,8 @@ def search(
     deadline.check("sqlite search")
     # One bounded count per group, all in one statement (the progress handler interrupts it
     # once the deadline passes).
-    counts = (frequencies or DocumentFrequencies()).of(conn, probed)
+    frequencies = frequencies or DocumentFrequencies()
+    counts = frequencies.of(conn, probed)
     frequencies_of = list(zip(counts, probed, strict=True))
     chosen: list[Light] = []
     if len(query.groups) <= MAX_STRICT_GROUPS:
@@ -353,10 +391,16 @@ def search(
         trace.strict = len(chosen)
         if chosen:
             trace.selected = stage
+    if chosen:
+        chosen += _beyond_stage(plan, query, frequencies_of, chosen, deadline)
     if not chosen:
         deadline.check("sqlite search")
         chosen = _relaxed(plan, query, frequencies_of)
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
-    return _load(conn, chosen[: request.result_limit])
+    rerank(chosen, query.groups)
+    found = _load(conn, chosen[: request.result_limit])
+    deadline.check("sqlite search")
+    found = with_settled_turns(conn, plan.where, plan.args, found, request.result_limit, trace)
+    return with_amendment(conn, plan, found, request.result_limit, frequencies)

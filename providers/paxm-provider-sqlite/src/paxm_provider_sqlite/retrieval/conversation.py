@@ -1,0 +1,201 @@
+"""A hit brings the settled decision of its conversation, and of a later one that amends it.
+
+A conversation settles a rule over several turns; the turn that matches a question best is
+often an early one (the problem as first described), and what was finally decided comes
+later.  For each of the first :data:`SETTLED_HITS` hits that is a captured turn (its metadata
+carries the capture's ``paxm_session_key``), the latest later turn of the same conversation,
+within :data:`SETTLED_WINDOW` and sharing :data:`SETTLED_SHARED` content words with it (a
+farewell or a new topic shares none), joins the result right before it with the hit's score
+(the decision first: a passive injection cut to its size budget keeps it).  The
+lookup walks the ``created_at`` index over at most :data:`SETTLED_SCAN` rows, under the same
+filters as the search (expiry, tiers, workspace, metadata), so it never reaches a memory the
+search could not return.
+
+A rule settled in one conversation may be amended in a later one, which rarely repeats the
+words of the question the first one answers.  So the best result's conversation (that result,
+usually the settled decision just placed first, and the conversation's latest turn) also
+looks for a later conversation on its subject: one whose turn, written at least
+:data:`AMEND_AFTER` after that latest turn, holds :data:`AMEND_SHARED` or more of the first
+conversation's rarest words (at most :data:`AMEND_TERMS`, each in at most :data:`AMEND_DF`
+memories).  That conversation's latest turn is its settled decision: it goes first, with the
+best hit's score, since the newer decision wins.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from typing import Protocol
+
+from paxm_provider_sqlite.records import decode_metadata
+from paxm_provider_sqlite.retrieval.analyzer import Group, index_text
+from paxm_provider_sqlite.retrieval.frequency import DocumentFrequencies
+from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Trace
+from paxm_provider_sqlite.retrieval.ranking import TEMPLATE_WORDS
+from paxm_provider_sqlite.timestamps import parse_stamp, stamp
+
+__all__ = [
+    "AMEND_AFTER",
+    "AMEND_DF",
+    "AMEND_SHARED",
+    "AMEND_TERMS",
+    "SESSION_KEY",
+    "SETTLED_HITS",
+    "SETTLED_SCAN",
+    "SETTLED_SHARED",
+    "SETTLED_WINDOW",
+    "with_settled_turns",
+]
+
+#: The capture metadata naming a turn's conversation (harness, workspace and session).
+SESSION_KEY = "paxm_session_key"
+#: Hits whose conversation is looked at (the ones a passive injection carries).
+SETTLED_HITS = 2
+#: How long after a hit its conversation's later turns are looked for.
+SETTLED_WINDOW = timedelta(hours=12)
+#: Most rows of that window read (newest first) to find the conversation's latest turn.
+SETTLED_SCAN = 256
+#: Content words the latest turn must have in common with the hit (a farewell has none).
+SETTLED_SHARED = 2
+#: How much later than a conversation's latest turn an amending conversation starts.
+AMEND_AFTER = timedelta(hours=1)
+#: Words of the first conversation probed, the longest first (each one bounded count).
+AMEND_PROBED = 32
+#: Its rarest words looked for in later conversations, and how rare they must be.
+AMEND_TERMS = 12
+AMEND_DF = 16
+#: Of those, how many a later turn must hold to be on the same subject.
+AMEND_SHARED = 4
+#: Later turns ranked (bm25 over the rare words) and examined.
+AMEND_CANDIDATES = 32
+
+
+def _latest_turn(
+    conn: sqlite3.Connection, where: str, args: list[object], hit: Candidate, key: str
+) -> tuple[object, ...] | None:
+    born = parse_stamp(hit.created_at)
+    if born is None:
+        return None
+    rows = conn.execute(
+        f"""SELECT {ROW_COLUMNS} FROM memories AS m
+            WHERE {where} AND m.created_at > ? AND m.created_at <= ?
+            ORDER BY m.created_at DESC LIMIT ?""",
+        (*args, hit.created_at, stamp(born + SETTLED_WINDOW), SETTLED_SCAN),
+    ).fetchall()
+    for row in rows:
+        meta = str(row[4] or "")
+        # a substring test first: most rows of the window belong to other conversations
+        if key in meta and decode_metadata(meta).get(SESSION_KEY) == key:
+            return tuple(row)
+    return None
+
+
+def with_settled_turns(
+    conn: sqlite3.Connection, where: str, args: list[object], found: list[Candidate], limit: int, trace: Trace
+) -> list[Candidate]:
+    """``found`` with each leading hit's conversation's latest turn before it, at most ``limit``."""
+    out = list(found)
+    placed = 0
+    for hit in found[:SETTLED_HITS]:
+        key = decode_metadata(hit.metadata_json).get(SESSION_KEY, "")
+        if not key:
+            continue  # not a captured turn
+        row = _latest_turn(conn, where, args, hit, key)
+        if row is None:
+            continue  # the hit is its conversation's latest turn
+        if not _on_subject(hit.text, str(row[2])):
+            continue  # the conversation moved on (a farewell, another topic)
+        rowid = int(row[0])  # type: ignore[call-overload]
+        settled = next((c for c in out if c.rowid == rowid), None)
+        if settled is not None:
+            out.remove(settled)
+        else:
+            settled = Candidate.from_row(row)
+        placed += 1
+        settled.score = max(settled.score, hit.score)
+        out.insert(out.index(hit), settled)  # the settled decision before the turn that raised it
+    trace.branches["settled_turns"] = placed
+    return out[:limit]
+
+
+def _words(*texts: str) -> set[str]:
+    words: set[str] = set()
+    for text in texts:
+        indexed = index_text(text)
+        words.update(indexed.terms.split(), indexed.extras.split())
+    return {w for w in words if len(w) > 3 and w not in TEMPLATE_WORDS and not w.isdigit() and '"' not in w}
+
+
+class _Where(Protocol):
+    """The search plan's filters (``search._Plan``): SQL over alias ``m`` and its arguments."""
+
+    where: str
+    args: list[object]
+    trace: Trace
+
+
+def _on_subject(first: str, later: str) -> bool:
+    """Whether ``later`` shares :data:`SETTLED_SHARED` content words with ``first``."""
+    return len(_words(first) & _words(later)) >= SETTLED_SHARED
+
+
+def _amending_turn(
+    conn: sqlite3.Connection,
+    plan: _Where,
+    first: Candidate,
+    last: Candidate,
+    key: str,
+    frequencies: DocumentFrequencies,
+) -> tuple[object, ...] | None:
+    """A turn of a later conversation on the subject of ``first``..``last`` (one conversation)."""
+    end = parse_stamp(last.created_at)
+    if end is None:
+        return None
+    probed = sorted(_words(first.text, last.text), key=lambda w: (-len(w), w))[:AMEND_PROBED]
+    # bounded counts, cached between searches while nothing is written (frequency.py)
+    counts = frequencies.of(conn, [Group(tokens=(w,), surface=w) for w in probed])
+    rare = [w for df, w in sorted(zip(counts, probed, strict=True)) if 1 < df <= AMEND_DF][:AMEND_TERMS]
+    if len(rare) < AMEND_SHARED:
+        return None
+    rows = conn.execute(
+        f"""SELECT {ROW_COLUMNS}, m.terms, m.extras FROM memory_terms
+            JOIN memories AS m ON m.rowid = memory_terms.rowid
+            WHERE memory_terms MATCH ? AND {plan.where} AND m.created_at >= ?
+            ORDER BY bm25(memory_terms) LIMIT ?""",
+        (" OR ".join(f'"{w}"' for w in rare), *plan.args, stamp(end + AMEND_AFTER), AMEND_CANDIDATES),
+    ).fetchall()
+    best: tuple[int, str, tuple[object, ...]] | None = None
+    for row in rows:
+        shared = len(set(f"{row[8]} {row[9]}".split()).intersection(rare))
+        meta = decode_metadata(str(row[4] or ""))
+        other = meta.get(SESSION_KEY, "")
+        if shared < AMEND_SHARED or not other or other == key:
+            continue
+        if best is None or (shared, str(row[5])) > best[:2]:
+            best = (shared, str(row[5]), tuple(row[:8]))
+    return best[2] if best is not None else None
+
+
+def with_amendment(
+    conn: sqlite3.Connection, plan: _Where, found: list[Candidate], limit: int, frequencies: DocumentFrequencies
+) -> list[Candidate]:
+    """``found`` led by the settled decision of a later conversation amending the best hit's, if any."""
+    if not found:
+        return found
+    hit = found[0]
+    key = decode_metadata(hit.metadata_json).get(SESSION_KEY, "")
+    if not key:
+        return found
+    same = [c for c in found if decode_metadata(c.metadata_json).get(SESSION_KEY) == key]
+    last = max(same, key=lambda c: c.created_at)
+    row = _amending_turn(conn, plan, hit, last, key, frequencies)
+    plan.trace.branches["amending_turns"] = int(row is not None)
+    if row is None:
+        return found
+    other = decode_metadata(str(row[4] or "")).get(SESSION_KEY, "")
+    start = Candidate.from_row(row)
+    settled_row = _latest_turn(conn, plan.where, plan.args, start, other)
+    settled = Candidate.from_row(settled_row) if settled_row is not None else start
+    out = [c for c in found if c.rowid != settled.rowid]
+    settled.score = max(settled.score, hit.score)
+    return [settled, *out][:limit]

@@ -1,0 +1,145 @@
+"""Ranking rules applied after a stage has chosen and ordered its candidates.
+
+Two rules about stored conversation turns, both decided from the candidates' stored term
+streams (no extra statement):
+
+* **Answers over questions.**  A captured turn is stored as ``<harness> user input: ...`` and
+  ``<harness> assistant response: ...``.  When the query matches a turn only through what the
+  user asked (its answer, if any, holds none of the query's words) the turn only asks; asked
+  again, such turns match the question best and would crowd the turn that answered it out of
+  a small passive limit.  Their score is scaled by :data:`QUESTION_ONLY_FACTOR`.
+* **Newer decisions win.**  When a newer memory is about the same subject as a better-ranked
+  older one (they share :data:`SUBJECT_SHARE` of their content words) and is at least
+  :data:`SUPERSEDE_AFTER` newer, with a score not far below (:data:`SUPERSEDE_BAND`), it is
+  the later word on that subject: it moves above the older one and takes its score.  The gap
+  keeps one exchange (turns minutes apart, or memories written together) in its own order; a
+  turn that only asks supersedes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Protocol, TypeVar
+
+from paxm_provider_sqlite.retrieval.analyzer import Group
+from paxm_provider_sqlite.timestamps import parse_stamp
+
+__all__ = [
+    "QUESTION_ONLY_FACTOR",
+    "SUBJECT_SHARE",
+    "SUPERSEDE_AFTER",
+    "SUPERSEDE_BAND",
+    "TEMPLATE_WORDS",
+    "only_asks",
+    "rerank",
+]
+
+#: Score multiplier of a turn matched only through its question.
+QUESTION_ONLY_FACTOR = 0.5
+#: Share of the smaller content-word set two memories must have in common to be on one subject.
+SUBJECT_SHARE = 0.4
+#: How much newer a memory must be to supersede another: less is one exchange (or memories written
+#: together), not a correction; a correction later in the same session counts.
+SUPERSEDE_AFTER = timedelta(minutes=5)
+#: A newer memory supersedes one it scores at least this share of.
+SUPERSEDE_BAND = 0.5
+#: Candidates examined for supersession (the head of the ranking; each pair is a set intersection).
+SUPERSEDE_WINDOW = 50
+
+_USER_MARK = " user input "
+_ANSWER_MARK = " assistant respons "
+#: Words of the capture template, never a subject.
+TEMPLATE_WORDS = frozenset({"claud", "code", "user", "input", "assistant", "respons", "turn", "messag"})
+
+
+class Ranked(Protocol):
+    """What the rules read and write on a candidate (``search.Light``)."""
+
+    score: float
+    created_at: str
+    hay: str
+
+    def tokens(self) -> set[str]:
+        """The distinct tokens of the stored term streams."""
+        ...
+
+
+_R = TypeVar("_R", bound=Ranked)
+
+
+def only_asks(hay: str, groups: Sequence[Group]) -> bool:
+    """Whether a stored turn matches ``groups`` only in its user input (no answer holds any of them)."""
+    start = hay.find(_USER_MARK)
+    if start < 0:
+        return False  # not a captured turn: a note, a fact, a summary
+    cut = hay.rfind(_ANSWER_MARK)
+    if cut < start:
+        return True  # a prompt stored without an answer
+    answer = hay[cut + len(_ANSWER_MARK) :]
+    tokens = set(answer.split())
+    return not any(g.present(" " + answer, tokens) for g in groups)
+
+
+def _content(cand: Ranked) -> frozenset[str]:
+    return frozenset(t for t in cand.tokens() if len(t) > 3 and t not in TEMPLATE_WORDS and not t.isdigit())
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    smaller = min(len(a), len(b))
+    return smaller > 0 and len(a & b) >= SUBJECT_SHARE * smaller
+
+
+def _supersede(cands: list[_R], askers: set[int]) -> None:
+    """Move each newer same-subject memory above the older one it follows (in place).
+
+    A turn that only asks (``askers``: their ``id``) decides nothing, so it supersedes nothing.
+    """
+    head = cands[:SUPERSEDE_WINDOW]
+    if len(head) < 2:
+        return
+    # created_at is fixed-width text: when the whole window spans less than the gap, no pair can
+    # supersede (memories written together, the common case of a fresh store or a batch)
+    first, last = parse_stamp(min(c.created_at for c in head)), parse_stamp(max(c.created_at for c in head))
+    if first is None or last is None or last - first < SUPERSEDE_AFTER:
+        return
+    content: dict[int, frozenset[str]] = {}
+    when = {id(c): parse_stamp(c.created_at) for c in head}
+    i = 0
+    while i < len(head):
+        old = head[i]
+        born = when[id(old)]
+        best = None
+        for cand in head[i + 1 :]:
+            at = when[id(cand)]
+            if id(cand) in askers:
+                continue
+            if born is None or at is None or at - born < SUPERSEDE_AFTER:
+                continue
+            if cand.score < old.score * SUPERSEDE_BAND:
+                continue
+            for c in (old, cand):
+                if id(c) not in content:
+                    content[id(c)] = _content(c)
+            if not _same_subject(content[id(old)], content[id(cand)]):
+                continue
+            if best is None or at > when[id(best)]:  # type: ignore[operator]
+                best = cand
+        if best is not None:
+            head.remove(best)
+            best.score = max(best.score, old.score)
+            head.insert(i, best)  # the superseded one is re-examined one place down
+        i += 1
+    cands[:SUPERSEDE_WINDOW] = head
+
+
+def rerank(cands: list[_R], groups: Sequence[Group]) -> None:
+    """Apply both rules to an ordered candidate list, in place (still best first)."""
+    askers = set()
+    for cand in cands:
+        if only_asks(cand.hay, groups):
+            cand.score *= QUESTION_ONLY_FACTOR
+            askers.add(id(cand))
+    if askers:
+        cands.sort(key=lambda c: c.score, reverse=True)  # stable: ties keep the stage's order
+    _supersede(cands, askers)
