@@ -40,7 +40,7 @@ def build(repo: Path, rev: str) -> dict[str, object]:
         if task.get("source") in SOURCES:
             tasks.append({key: task[key] for key in TASK_FIELDS})
     decoys = [
-        {"id": d["id"], "turns": [{"role": t["role"], "text": t["text"]} for t in d["turns"]]}
+        {"id": d["id"], "topic": d["topic"], "turns": [{"role": t["role"], "text": t["text"]} for t in d["turns"]]}
         for d in json.loads(_show(repo, commit, "gen/decoy_conversations.json"))
     ]
     return {"source": f"https://github.com/vectorize-io/sde-bench@{commit}", "tasks": tasks, "decoys": decoys}

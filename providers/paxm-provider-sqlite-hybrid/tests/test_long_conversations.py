@@ -1,8 +1,7 @@
 """Recall@10 on long multi-session developer chats nobody on the project wrote: never below lexical.
 
-The chats are sde-bench's (MIT, ``vectorize-io/sde-bench``), read from a local mirror of the
-repository (``$PAXM_SDEBENCH_MIRROR``, a bare git repository; default the helper mirror path);
-the test skips with a reason when it is absent.  Every message of the 140 decoy chats and of
+The chats are sde-bench's (MIT, ``vectorize-io/sde-bench``), vendored in the repository
+(``benchmarks/sdebench_data``, with its licence).  Every message of the 140 decoy chats and of
 the conversation tasks' chats is one memory.  A decoy chat's topic line asks for that chat's
 messages; a task's bug report asks for the messages of the chats that decided its rule.
 """
@@ -10,8 +9,6 @@ messages; a task's bug report asks for the messages of the chats that decided it
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,33 +17,21 @@ from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
 
-MIRROR = Path(os.environ.get("PAXM_SDEBENCH_MIRROR", "/work/.mirror/vectorize-io+sde-bench/repo"))
+#: sde-bench's tasks and decoy chats as the repository vendors them (benchmarks/sdebench_vendor.py)
+DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "sdebench_data" / "sdebench.json"
 
 Query = tuple[str, str, frozenset[str]]
 
 
-def _show(path: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(MIRROR), "show", f"HEAD:{path}"], capture_output=True, text=True, check=True
-    ).stdout
-
-
 def _corpus() -> tuple[list[tuple[str, str]], list[Query]]:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
     memories: list[tuple[str, str]] = []
     queries: list[Query] = []
-    for chat in json.loads(_show("gen/decoy_conversations.json")):
+    for chat in data["decoys"]:
         ids = [f"{chat['id']}:{i}" for i in range(len(chat["turns"]))]
         memories += [(i, turn["text"]) for i, turn in zip(ids, chat["turns"], strict=True)]
         queries.append(("topic", chat["topic"], frozenset(ids)))
-    names = subprocess.run(
-        ["git", "-C", str(MIRROR), "ls-tree", "--name-only", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    for name in names:
-        if not name.startswith("boltons"):
-            continue
-        task = json.loads(_show(f"{name}/tasks/main/task.json"))
-        if not str(task.get("source", "")).startswith("conversation"):
-            continue
+    for task in data["tasks"]:
         chats = task["conversations"]
         chats = [chats] if chats and isinstance(chats[0], dict) else chats
         evidence: set[str] = set()
@@ -68,10 +53,6 @@ def _recall_at_10(provider: SQLiteProvider, queries: list[Query]) -> dict[str, f
 
 @pytest.mark.slow
 def test_hybrid_recall_at_10_is_at_least_lexical_on_long_conversations(tmp_path: Path) -> None:
-    if not (MIRROR / "HEAD").is_file():
-        pytest.skip(
-            f"sde-bench mirror not found at {MIRROR} (set PAXM_SDEBENCH_MIRROR to a clone of vectorize-io/sde-bench)"
-        )
     memories, queries = _corpus()
     hybrid = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "m.sqlite")), warm=False)
     plain = SQLiteProvider("plain", ProviderConfig(path=str(hybrid.path)))
