@@ -26,7 +26,7 @@ from paxm_core.errors import PaxmError, UsageError
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
 from paxm_core.timefmt import utcnow
-from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, ProviderErrorInfo, SearchQuery, TurnContext
+from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
 
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
