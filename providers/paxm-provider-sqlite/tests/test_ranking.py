@@ -131,7 +131,7 @@ def test_notes_that_are_not_turns_never_count_as_questions() -> None:
     assert not only_asks(hay, groups)
 
 
-_WORDS = st.sampled_from(["release", "branch", "named", "port", "staging", "database", "retry", "the", "is"])
+_WORDS = st.sampled_from(["release", "branch", "named", "port", "staging", "database", "retry", "the", "is", "where"])
 
 
 @settings(max_examples=200, deadline=None)
@@ -145,7 +145,18 @@ def test_only_asks_means_the_answer_holds_no_query_word(prompt: str, answer: str
     hay = " " + index_text(turn(prompt, answer)).terms + " "
     answered = " " + index_text(answer).terms + " " if answer else ""
     in_answer = any(g.present(answered, set(answered.split())) for g in groups)
-    assert only_asks(hay, groups) == (not in_answer)
+    asks = prompt.split()[0] in {"is", "where"}  # the sampled words that open a question
+    assert only_asks(hay, groups) == (asks and not in_answer)
+
+
+def test_a_stated_decision_is_never_demoted_as_a_question() -> None:
+    # "Remember: ..." states the decision in the prompt; a reply that repeats none of it is no answer
+    # to demote the turn for (the real harness turn: the decision, then "Noted.")
+    groups = analyze_query("What naming scheme did we decide on for release branches?").groups
+    stated = turn("Remember: release branches are named KESTREL-1 from now on.", "Noted.")
+    assert not only_asks(" " + index_text(stated).terms + " ", groups)
+    asked = turn("What naming scheme do release branches use?", "Noted.")
+    assert only_asks(" " + index_text(asked).terms + " ", groups)
 
 
 def test_looking_past_the_stage_for_corrections_never_scans_common_words(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ Two rules about stored conversation turns, both decided from the candidates' sto
 streams (no extra statement):
 
 * **Answers over questions.**  A captured turn is stored as ``<harness> user input: ...`` and
-  ``<harness> assistant response: ...``.  When the query matches a turn only through what the
-  user asked (its answer, if any, holds none of the query's words) the turn only asks; asked
+  ``<harness> assistant response: ...``.  When the user input asks (it starts with a question
+  word: :data:`QUESTION_WORDS`) and the query matches the turn only there (its answer, if any,
+  holds none of the query's words) the turn only asks; asked
   again, such turns match the question best and would crowd the turn that answered it out of
   a small passive limit.  Their score is scaled by :data:`QUESTION_ONLY_FACTOR`.
 * **Newer decisions win.**  When a newer memory is about the same subject as a better-ranked
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Protocol, TypeVar
 
-from paxm_provider_sqlite.retrieval.analyzer import Group
+from paxm_provider_sqlite.retrieval.analyzer import Group, index_text
 from paxm_provider_sqlite.timestamps import parse_stamp
 
 __all__ = [
@@ -68,11 +69,25 @@ class Ranked(Protocol):
 _R = TypeVar("_R", bound=Ranked)
 
 
+#: First words of a user input that asks, as the analyzer stores them: a prompt starting
+#: otherwise ("Remember: release branches are named ...", "We decided ...") states something,
+#: and is never demoted.
+QUESTION_WORDS = frozenset(
+    index_text(
+        "what how why which where when who whom whose is are was were do does did can could should would "
+        "will shall may might has have had any anyone"
+    ).terms.split()
+)
+
+
 def only_asks(hay: str, groups: Sequence[Group]) -> bool:
-    """Whether a stored turn matches ``groups`` only in its user input (no answer holds any of them)."""
+    """Whether a stored turn asks a question and matches ``groups`` only there (no answer holds any of them)."""
     start = hay.find(_USER_MARK)
     if start < 0:
         return False  # not a captured turn: a note, a fact, a summary
+    first = hay[start + len(_USER_MARK) :].split(" ", 1)[0]
+    if first not in QUESTION_WORDS:
+        return False  # the user stated something (a decision, an instruction): that is an answer too
     cut = hay.rfind(_ANSWER_MARK)
     if cut < start:
         return True  # a prompt stored without an answer
