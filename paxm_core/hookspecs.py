@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -10,10 +11,29 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-__all__ = ["hookimpl", "hookspec"]
+__all__ = ["hookimpl", "hookspec", "lazy_exports"]
 
 hookspec = pluggy.HookspecMarker("paxm")
 hookimpl = pluggy.HookimplMarker("paxm")
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for a plugin's entry-point module: ``names`` maps each public name
+    to the submodule defining it, imported on first use.
+
+    Every paxm process that loads plugins imports the entry-point modules; only the ones that
+    use a plugin should pay for its code (``__getattr__ = lazy_exports(__name__, {...})``).
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{package}.{module}"), name)
+        setattr(import_module(package), name, value)
+        return value
+
+    return __getattr__
 
 
 @hookspec

@@ -6,10 +6,9 @@ Registered through the ``paxm`` entry point group.  See ``docs/integrations/code
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.hookspecs import hookimpl
+from paxm_core.hookspecs import hookimpl, lazy_exports
 
 if TYPE_CHECKING:
     from paxm_integration_codex.integration import OWNER_CODEX_PLUGIN, CodexIntegration
@@ -36,13 +35,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 @hookimpl

@@ -8,10 +8,9 @@ out again, and renders paxm's hook output the way the IDE reads it.  Registered 
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from paxm_core import hookimpl
+from paxm_core.hookspecs import hookimpl, lazy_exports
 
 if TYPE_CHECKING:
     from paxm_integration_ide.cursor import CursorIntegration
@@ -42,13 +41,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 @hookimpl

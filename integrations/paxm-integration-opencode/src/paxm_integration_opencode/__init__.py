@@ -6,10 +6,9 @@ Registered through the ``paxm`` entry point group.  See ``docs/integrations/open
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.hookspecs import hookimpl
+from paxm_core.hookspecs import hookimpl, lazy_exports
 
 if TYPE_CHECKING:
     from paxm_integration_opencode.integration import KiloIntegration, OpenCodeIntegration
@@ -23,13 +22,7 @@ __version__ = "0.1.0"
 _LAZY = {"KiloIntegration": "integration", "OpenCodeIntegration": "integration"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 @hookimpl
