@@ -127,7 +127,7 @@ ATTRIBUTED = False
 def attributed_item(text: str, created: datetime, session: str, turn: str) -> MemoryItem:
     """An item shaped like a hook capture's: tier, attribution (origin, scope, provenance) and
     the hook's metadata, which the claim decodes and the provider stores for every event."""
-    from paxm_core.types import MemoryOrigin, MemoryScope, Provenance
+    from paxm_core.api.types import MemoryOrigin, MemoryScope, Provenance
 
     return MemoryItem(
         text=text,
@@ -340,9 +340,9 @@ def bench_phases(root: Path, episodes: int, sessions: int = 20, batch: int = 256
 
 def bench_single(root: Path, episodes: int, *, append_only: bool = False, sessions: int = 20) -> None:
     """``--only single``: append, then deliver into SQLite, all on this thread (see the module doc)."""
+    from paxm_core.api.provider_config import ProviderConfig
     from paxm_core.capture.batch import deliver_batch
     from paxm_core.plugins import get_plugin_manager
-    from paxm_core.provider_config import ProviderConfig
 
     spec = get_plugin_manager().provider_type("sqlite")
     provider = spec.factory("sqlite", ProviderConfig(type="sqlite", enabled=True, path=str(root / "single.sqlite")))
@@ -437,8 +437,8 @@ def bench_floor(root: Path, episodes: int, sessions: int = 20, batch: int = 256)
 
     Their sum is what one core needs per episode before any Python.
     """
+    from paxm_core.api.provider_config import ProviderConfig
     from paxm_core.plugins import get_plugin_manager
-    from paxm_core.provider_config import ProviderConfig
 
     spec = get_plugin_manager().provider_type("sqlite")
     from paxm_provider_sqlite.provider import _UPSERT
@@ -598,8 +598,8 @@ def main() -> None:
             ">= 1,000 episodes/s",
             None,
         )
+        from paxm_core.api.provider_config import ProviderConfig
         from paxm_core.plugins import get_plugin_manager
-        from paxm_core.provider_config import ProviderConfig
 
         try:
             spec = get_plugin_manager().provider_type("sqlite")

@@ -5,7 +5,7 @@ MemoryItem``).  It stays import-light: no click, yaml, httpx, mcp or vendor SDK 
 here, because hook processes start on every prompt.
 
 The names are resolved lazily (PEP 562 module ``__getattr__``): ``import paxm_core`` loads
-nothing but this file, and ``from paxm_core import MemoryItem`` imports ``paxm_core.types`` on
+nothing but this file, and ``from paxm_core import MemoryItem`` imports ``paxm_core.api.types`` on
 first use.  A daemon answering its first prompt after a cold start therefore pays only for the
 modules that answer needs, not for the whole public surface (pluggy, the integration contract,
 attribution, ...).  Type checkers see the eager imports under ``TYPE_CHECKING``.
@@ -20,9 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from paxm_core.attribution import restore_attribution, sync_attribution
-    from paxm_core.deadline import Deadline
-    from paxm_core.errors import (
+    from paxm_core.api.deadline import Deadline
+    from paxm_core.api.errors import (
         ConfigError,
         DeadlineExceeded,
         IntegrationError,
@@ -35,9 +34,9 @@ if TYPE_CHECKING:
         UsageError,
         WriteError,
     )
-    from paxm_core.hookspecs import hookimpl
-    from paxm_core.integration import Finding, InstallContext, IntegrationBase
-    from paxm_core.protocols import (
+    from paxm_core.api.hookspecs import hookimpl
+    from paxm_core.api.integration import Finding, InstallContext, Integration
+    from paxm_core.api.protocols import (
         CAP_ATTRIBUTION,
         CAP_CLEANUP_EXPIRED,
         CAP_CLOSE,
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
         CAP_PUT_BATCH,
         CAP_TURN_BOUNDARIES,
         ConfigKey,
-        Integration,
         Provider,
         ProviderFactory,
         ProviderType,
@@ -60,9 +58,9 @@ if TYPE_CHECKING:
         SupportsTurnBoundaries,
         capabilities_of,
     )
-    from paxm_core.provider_config import ProviderConfig, resolve_secret
-    from paxm_core.timefmt import format_time, parse_time
-    from paxm_core.types import (
+    from paxm_core.api.provider_config import ProviderConfig, resolve_secret
+    from paxm_core.api.timefmt import format_time, parse_time
+    from paxm_core.api.types import (
         SEMANTIC_SCORE_KIND_PREFIX,
         TIER_LTM,
         TIER_STM,
@@ -79,69 +77,73 @@ if TYPE_CHECKING:
         TurnContext,
         normalize_tier,
     )
+    from paxm_core.attribution import restore_attribution, sync_attribution
+    from paxm_core.integration import IntegrationBase
+    from paxm_core.plugins import is_secret_option
 
 __version__ = "0.1.0"
 
 #: public name -> the module that defines it; resolved on first attribute access
 _LAZY: dict[str, str] = {
     "restore_attribution": "paxm_core.attribution",
+    "is_secret_option": "paxm_core.plugins",
     "sync_attribution": "paxm_core.attribution",
-    "Deadline": "paxm_core.deadline",
-    "ConfigError": "paxm_core.errors",
-    "DeadlineExceeded": "paxm_core.errors",
-    "IntegrationError": "paxm_core.errors",
-    "PaxmError": "paxm_core.errors",
-    "PluginError": "paxm_core.errors",
-    "ProviderError": "paxm_core.errors",
-    "ProviderNotInstalled": "paxm_core.errors",
-    "QueueError": "paxm_core.errors",
-    "RecallError": "paxm_core.errors",
-    "UsageError": "paxm_core.errors",
-    "WriteError": "paxm_core.errors",
-    "hookimpl": "paxm_core.hookspecs",
-    "Finding": "paxm_core.integration",
-    "InstallContext": "paxm_core.integration",
+    "Deadline": "paxm_core.api.deadline",
+    "ConfigError": "paxm_core.api.errors",
+    "DeadlineExceeded": "paxm_core.api.errors",
+    "IntegrationError": "paxm_core.api.errors",
+    "PaxmError": "paxm_core.api.errors",
+    "PluginError": "paxm_core.api.errors",
+    "ProviderError": "paxm_core.api.errors",
+    "ProviderNotInstalled": "paxm_core.api.errors",
+    "QueueError": "paxm_core.api.errors",
+    "RecallError": "paxm_core.api.errors",
+    "UsageError": "paxm_core.api.errors",
+    "WriteError": "paxm_core.api.errors",
+    "hookimpl": "paxm_core.api.hookspecs",
+    "Finding": "paxm_core.api.integration",
+    "InstallContext": "paxm_core.api.integration",
     "IntegrationBase": "paxm_core.integration",
-    "CAP_ATTRIBUTION": "paxm_core.protocols",
-    "CAP_CLEANUP_EXPIRED": "paxm_core.protocols",
-    "CAP_CLOSE": "paxm_core.protocols",
-    "CAP_DELETE": "paxm_core.protocols",
-    "CAP_EVAL_SCOPE": "paxm_core.protocols",
-    "CAP_PUT_BATCH": "paxm_core.protocols",
-    "CAP_TURN_BOUNDARIES": "paxm_core.protocols",
-    "ConfigKey": "paxm_core.protocols",
-    "Integration": "paxm_core.protocols",
-    "Provider": "paxm_core.protocols",
-    "ProviderFactory": "paxm_core.protocols",
-    "ProviderType": "paxm_core.protocols",
-    "SupportsCapabilities": "paxm_core.protocols",
-    "SupportsCleanupExpired": "paxm_core.protocols",
-    "SupportsClose": "paxm_core.protocols",
-    "SupportsDelete": "paxm_core.protocols",
-    "SupportsEnsureTarget": "paxm_core.protocols",
-    "SupportsEvalScopeCleanup": "paxm_core.protocols",
-    "SupportsPutBatch": "paxm_core.protocols",
-    "SupportsTurnBoundaries": "paxm_core.protocols",
-    "capabilities_of": "paxm_core.protocols",
-    "ProviderConfig": "paxm_core.provider_config",
-    "resolve_secret": "paxm_core.provider_config",
-    "format_time": "paxm_core.timefmt",
-    "parse_time": "paxm_core.timefmt",
-    "SEMANTIC_SCORE_KIND_PREFIX": "paxm_core.types",
-    "TIER_LTM": "paxm_core.types",
-    "TIER_STM": "paxm_core.types",
-    "MemoryHit": "paxm_core.types",
-    "MemoryItem": "paxm_core.types",
-    "MemoryOrigin": "paxm_core.types",
-    "MemoryRef": "paxm_core.types",
-    "MemoryScope": "paxm_core.types",
-    "Provenance": "paxm_core.types",
-    "ProviderErrorInfo": "paxm_core.types",
-    "ProviderHealth": "paxm_core.types",
-    "ProviderRecall": "paxm_core.types",
-    "SearchQuery": "paxm_core.types",
-    "TurnContext": "paxm_core.types",
-    "normalize_tier": "paxm_core.types",
+    "CAP_ATTRIBUTION": "paxm_core.api.protocols",
+    "CAP_CLEANUP_EXPIRED": "paxm_core.api.protocols",
+    "CAP_CLOSE": "paxm_core.api.protocols",
+    "CAP_DELETE": "paxm_core.api.protocols",
+    "CAP_EVAL_SCOPE": "paxm_core.api.protocols",
+    "CAP_PUT_BATCH": "paxm_core.api.protocols",
+    "CAP_TURN_BOUNDARIES": "paxm_core.api.protocols",
+    "ConfigKey": "paxm_core.api.protocols",
+    "Integration": "paxm_core.api.integration",
+    "Provider": "paxm_core.api.protocols",
+    "ProviderFactory": "paxm_core.api.protocols",
+    "ProviderType": "paxm_core.api.protocols",
+    "SupportsCapabilities": "paxm_core.api.protocols",
+    "SupportsCleanupExpired": "paxm_core.api.protocols",
+    "SupportsClose": "paxm_core.api.protocols",
+    "SupportsDelete": "paxm_core.api.protocols",
+    "SupportsEnsureTarget": "paxm_core.api.protocols",
+    "SupportsEvalScopeCleanup": "paxm_core.api.protocols",
+    "SupportsPutBatch": "paxm_core.api.protocols",
+    "SupportsTurnBoundaries": "paxm_core.api.protocols",
+    "capabilities_of": "paxm_core.api.protocols",
+    "ProviderConfig": "paxm_core.api.provider_config",
+    "resolve_secret": "paxm_core.api.provider_config",
+    "format_time": "paxm_core.api.timefmt",
+    "parse_time": "paxm_core.api.timefmt",
+    "SEMANTIC_SCORE_KIND_PREFIX": "paxm_core.api.types",
+    "TIER_LTM": "paxm_core.api.types",
+    "TIER_STM": "paxm_core.api.types",
+    "MemoryHit": "paxm_core.api.types",
+    "MemoryItem": "paxm_core.api.types",
+    "MemoryOrigin": "paxm_core.api.types",
+    "MemoryRef": "paxm_core.api.types",
+    "MemoryScope": "paxm_core.api.types",
+    "Provenance": "paxm_core.api.types",
+    "ProviderErrorInfo": "paxm_core.api.types",
+    "ProviderHealth": "paxm_core.api.types",
+    "ProviderRecall": "paxm_core.api.types",
+    "SearchQuery": "paxm_core.api.types",
+    "TurnContext": "paxm_core.api.types",
+    "normalize_tier": "paxm_core.api.types",
 }
 
 
@@ -213,6 +215,7 @@ __all__ = [
     "WriteError",
     "__version__",
     "capabilities_of",
+    "is_secret_option",
     "format_time",
     "hookimpl",
     "normalize_tier",

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
-from paxm_core.timefmt import format_time, parse_time
-from paxm_core.types import (
+from paxm_core.api.timefmt import format_time, parse_time
+from paxm_core.api.types import (
     TIER_LTM,
     MemoryHit,
     MemoryItem,

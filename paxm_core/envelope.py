@@ -29,7 +29,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.types import MemoryHit, Provenance
+from paxm_core.api.types import MemoryHit, Provenance
 
 if TYPE_CHECKING:
     from paxm_core.router.policy import RecallResult

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.atomic import write_atomic
-from paxm_core.errors import IntegrationError
 from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_USER_INPUT,

@@ -25,12 +25,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import DeadlineExceeded, ProviderError
+from paxm_core.api.errors import DeadlineExceeded, ProviderError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from paxm_core.deadline import Deadline
+    from paxm_core.api.deadline import Deadline
 
 if "httpx" not in sys.modules:
     _blocked = "httpx._main" not in sys.modules

@@ -12,26 +12,12 @@ override what the harness needs.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
-# The names integration authors build with, re-exported so a distribution imports only this
-# module.  All of them are light (stdlib only), so importing this module stays cheap.
-from paxm_core.atomic import write_atomic
-from paxm_core.errors import IntegrationError
-from paxm_core.passive.client_command import (
-    HookArgv,
-    client_path,
-    hook_command,
-    hook_command_line,
-    interpreter_path,
-    is_paxm_hook,
-    parse_hook_command,
-)
-from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
-from paxm_core.passive.events import (
+from paxm_core.api.errors import IntegrationError
+from paxm_core.api.events import (
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
@@ -43,8 +29,30 @@ from paxm_core.passive.events import (
     HookResult,
 )
 
+# The names integration authors build with, re-exported so a distribution imports only this
+# module.  All of them are light (stdlib only), so importing this module stays cheap.
+from paxm_core.api.integration import (
+    OWNER_PAXM,
+    Finding,
+    InstallContext,
+    Integration,
+    PastTurn,
+    SupportsTranscripts,
+)
+from paxm_core.atomic import write_atomic
+from paxm_core.passive.client_command import (
+    HookArgv,
+    client_path,
+    hook_command,
+    hook_command_line,
+    interpreter_path,
+    is_paxm_hook,
+    parse_hook_command,
+)
+from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
+
 if TYPE_CHECKING:
-    from paxm_core.config.model import Config
+    pass
 
 __all__ = [
     "EVENT_SESSION_START",
@@ -93,144 +101,6 @@ __all__ = [
     "value_text",
     "write_atomic",
 ]
-
-#: The owner name meaning "paxm installs and owns the hooks itself" (the default owner).
-OWNER_PAXM = "paxm"
-
-Echo = Callable[[str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class InstallContext:
-    """What ``preflight`` / ``install`` / ``uninstall`` get: one signature for every integration.
-
-    :param config: the loaded (or about-to-be-saved) paxm config; ``config.path`` is absolute.
-    :param owner: who owns the harness's hooks: :data:`OWNER_PAXM` or one of the integration's
-        :attr:`Integration.owners` (``claude-plugin``, ``codex-plugin``...).
-    :param echo: report one human-readable line (setup prints it; never pass secrets).
-    """
-
-    config: Config
-    owner: str = OWNER_PAXM
-    echo: Echo = field(default=lambda line: None)
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One line of ``paxm config doctor`` about an integration.
-
-    :param level: ``ok``, ``warn`` or ``error`` (an ``error`` makes doctor exit non-zero).
-    :param message: what was found, e.g. ``hooks installed in ~/.claude/settings.json``.
-    :param fix: the exact command (or step) that fixes a ``warn``/``error``; empty for ``ok``.
-    """
-
-    level: Literal["ok", "warn", "error"]
-    message: str
-    fix: str = ""
-
-
-@runtime_checkable
-class Integration(Protocol):
-    """Everything the core asks of a harness integration.
-
-    Hook payload flow: the installed hook command runs paxm's hook client with ``--target
-    <name> --event <native event>``; the passive runtime calls :meth:`decode` on the raw
-    payload, does recall/capture, and prints :meth:`hook_output` of the result.
-    """
-
-    @property
-    def name(self) -> str:
-        """Canonical agent name, also the ``agents.<name>`` config key (``claude``, ``codex``)."""
-        ...
-
-    @property
-    def aliases(self) -> tuple[str, ...]:
-        """Other names ``--agent`` accepts (``claude-code``...)."""
-        ...
-
-    @property
-    def display_name(self) -> str:
-        """Human name shown by setup and doctor (``Claude Code``)."""
-        ...
-
-    @property
-    def label(self) -> str:
-        """How the harness is named inside stored memory text (``Claude Code``)."""
-        ...
-
-    @property
-    def owners(self) -> tuple[str, ...]:
-        """Plugin owner names this integration accepts besides :data:`OWNER_PAXM` (``claude-plugin``)."""
-        ...
-
-    @property
-    def setup_priority(self) -> int:
-        """Order in setup's agent list (lower first)."""
-        ...
-
-    def detect(self) -> str | None:
-        """Whether the harness is installed on this machine: a short description (a path) or ``None``."""
-        ...
-
-    def default_agent_config(self) -> Mapping[str, Any]:
-        """This agent's default ``agents.<name>`` settings as raw config data (YAML shape)."""
-        ...
-
-    def preflight(self, ctx: InstallContext) -> None:
-        """Check the harness's native files can be changed; raise ``IntegrationError`` if not.
-
-        Runs before setup saves anything, so a failure leaves every file untouched.
-        """
-        ...
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Install paxm's hooks for ``ctx.owner``; idempotent. Returns the lines it reported."""
-        ...
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Remove exactly what :meth:`install` added. Returns the lines it reported."""
-        ...
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """Doctor's view: hooks installed, pointing at paths that exist, trusted where that applies."""
-        ...
-
-    def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """Normalize the harness's payload ``raw`` sent for ``native_event``; never raises."""
-        ...
-
-    def hook_output(self, result: HookResult, mode: str) -> str:
-        """The exact stdout the harness reads for ``result`` (``""`` prints nothing)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class PastTurn:
-    """One finished turn read from a harness's stored transcript (for ``paxm backfill``).
-
-    :param turn_id: stable id of the turn (same input -> same id, across runs).
-    :param session_id: the harness session it belongs to.
-    :param started_at: epoch seconds of the turn's prompt (0 when unknown).
-    :param event: the turn as the live hook would have produced it (``turn_end`` with messages).
-    """
-
-    turn_id: str
-    session_id: str
-    started_at: float
-    event: HookEvent
-
-
-@runtime_checkable
-class SupportsTranscripts(Protocol):
-    """An integration that can read the harness's stored sessions (backfill)."""
-
-    def transcript_files(self) -> list[Path]:
-        """Every stored session file of this harness on this machine."""
-        ...
-
-    def read_turns(self, path: Path) -> Iterator[PastTurn]:
-        """The finished turns of one session file; tolerant of partial or corrupt files."""
-        ...
 
 
 class IntegrationBase:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.atomic import write_atomic
-from paxm_core.errors import IntegrationError
 
 __all__ = [
     "BACKUP_SUFFIX",

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core import __version__
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
@@ -317,8 +317,8 @@ class PaxmTools:
                 return _error(exc)
 
     def _recall(self, args: dict[str, Any]) -> ToolOutcome:
+        from paxm_core.api.errors import RecallError
         from paxm_core.envelope import dumps_json, recall_json, wrap_recall_context
-        from paxm_core.errors import RecallError
 
         query = str(args["query"])
         if not query.strip():
@@ -342,7 +342,7 @@ class PaxmTools:
         return ToolOutcome(wrap_recall_context("active", dumps_json(result.to_json())), recall_json(result))
 
     def _remember(self, args: dict[str, Any]) -> ToolOutcome:
-        from paxm_core.errors import WriteError
+        from paxm_core.api.errors import WriteError
 
         text = str(args["text"])
         if not text.strip():

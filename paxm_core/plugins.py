@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from paxm_core import hookspecs
-from paxm_core.errors import PluginError, ProviderNotInstalled
-from paxm_core.protocols import ProviderFactory, ProviderType
+from paxm_core.api import hookspecs
+from paxm_core.api.errors import PluginError, ProviderNotInstalled
+from paxm_core.api.protocols import ProviderFactory, ProviderType
 
 if TYPE_CHECKING:
+    from paxm_core.api.integration import Integration
     from paxm_core.config.catalog import ProviderCatalog
-    from paxm_core.integration import Integration
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -274,7 +274,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         """The integrations of the plugins registered so far, with their owning plugins."""
         # here: the integration contract (and the hook decoders it imports) is for processes
         # that use an integration; a recall never does
-        from paxm_core.integration import Integration
+        from paxm_core.api.integration import Integration
 
         found: dict[str, Integration] = {}
         owners: dict[str, str] = {}
@@ -345,7 +345,7 @@ def _match_integration(registered: dict[str, Integration], wanted: str) -> Integ
 
 
 def _missing_members(obj: object) -> str:
-    from paxm_core.integration import Integration
+    from paxm_core.api.integration import Integration
 
     wanted = [n for n in dir(Integration) if not n.startswith("_") and n not in ("register",)]
     return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
@@ -511,7 +511,7 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
     A plugin whose roles the index does not know (new, changed, or never loaded cleanly) is
     imported now, and the index learns what it registered.
     """
-    from paxm_core import plugin_index
+    import paxm_core.plugin_index as plugin_index
 
     index = plugin_index.load_index()
     stale = index is None
@@ -565,3 +565,15 @@ def _integration_names(integrations: dict[str, Integration], owners: dict[str, s
             names.append(name)
             names.extend(str(a) for a in tuple(getattr(integrations[name], "aliases", ()) or ()))
     return names
+
+
+def is_secret_option(key: str) -> bool:
+    """Whether a provider option named ``key`` holds a credential (never shown, redacted from errors).
+
+    The rule ``paxm config show`` applies: ``SECRET_KEYS``, names that look like credentials, and
+    every key an installed provider type declares ``secret`` (read from the plugin index, so no
+    provider plugin is imported for it).
+    """
+    from paxm_core.config.codec import is_secret_key as rule
+
+    return rule(key, declared_secret_keys())

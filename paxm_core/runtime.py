@@ -11,15 +11,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import ConfigError, PaxmError
+from paxm_core.api.errors import ConfigError, PaxmError
 from paxm_core.router import PutPolicy, Router, SearchPolicy, profiles
 from paxm_core.session_sequence import SessionSequenceStore
 from paxm_core.tools import Tools, cli_session_id
 
 if TYPE_CHECKING:
+    from paxm_core.api.protocols import Provider
     from paxm_core.config import Config
     from paxm_core.plugins import PaxmPluginManager
-    from paxm_core.protocols import Provider
 
 __all__ = ["Runtime", "session_sequence_path"]
 

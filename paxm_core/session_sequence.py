@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 
 __all__ = ["MemorySequenceAllocator", "SequenceAllocator", "SessionSequenceStore"]
 

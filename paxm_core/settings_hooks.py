@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TURN_END,

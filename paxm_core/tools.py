@@ -20,13 +20,13 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from paxm_core.api.deadline import Deadline
+from paxm_core.api.errors import PaxmError, UsageError
+from paxm_core.api.timefmt import utcnow
+from paxm_core.api.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
 from paxm_core.attribution import without_paxm_keys
-from paxm_core.deadline import Deadline
-from paxm_core.errors import PaxmError, UsageError
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
-from paxm_core.timefmt import utcnow
-from paxm_core.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
 
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
@@ -451,7 +451,7 @@ class Tools:
 def _enqueue(config: Config, item: MemoryItem, profile: str, providers: list[str]) -> None:
     """Append ``item`` to the capture queue as its own sealed episode, owed to ``providers`` only.
 
-    Raises :class:`~paxm_core.errors.PaxmError` (``QueueError``) when the queue cannot take it.
+    Raises :class:`~paxm_core.api.errors.PaxmError` (``QueueError``) when the queue cannot take it.
     """
     from paxm_core.capture import CaptureEvent, CaptureQueue, default_queue_path, session_key_for
 

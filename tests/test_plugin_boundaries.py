@@ -16,16 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLIC_MODULES = frozenset(
     {
         "paxm_core",
+        # the contract: every module of paxm_core.api (checked by prefix below)
+        "paxm_core.api",
         "paxm_core.integration",
-        "paxm_core.protocols",
-        "paxm_core.hookspecs",
-        "paxm_core.errors",
-        "paxm_core.types",
-        "paxm_core.deadline",
         "paxm_core.duration",
-        "paxm_core.timefmt",
         "paxm_core.attribution",
-        "paxm_core.provider_config",
         "paxm_core.private_files",
         # waiting out the SQLite locks the busy handler skips: for any SQLite-backed provider
         "paxm_core.sqlite_locks",
@@ -66,7 +61,9 @@ def test_distributions_import_only_public_core_modules(path: Path) -> None:
     private = [
         f"{path.relative_to(ROOT)}:{line}: {module}"
         for line, module in _imported_modules(path)
-        if (module == "paxm_core" or module.startswith("paxm_core.")) and module not in PUBLIC_MODULES
+        if (module == "paxm_core" or module.startswith("paxm_core."))
+        and module not in PUBLIC_MODULES
+        and not module.startswith("paxm_core.api.")
     ]
     assert not private, "import from paxm_core's public modules only (see PUBLIC_MODULES):\n" + "\n".join(private)
 
@@ -114,7 +111,9 @@ def test_core_code_names_no_harness() -> None:
 #: what the config package may not import: it is handed what plugins declare (``ProviderCatalog``,
 #: ``SetupCatalog``) by the runtime and the CLI, which load the plugins
 _PLUGIN_LOADING = ("paxm_core.plugins", "paxm_core.plugin_index", "paxm_core.integration")
-_CONFIG_SOURCES = sorted((ROOT / "paxm_core" / "config").glob("*.py")) + [ROOT / "paxm_core" / "provider_config.py"]
+_CONFIG_SOURCES = sorted((ROOT / "paxm_core" / "config").glob("*.py")) + [
+    ROOT / "paxm_core" / "api" / "provider_config.py"
+]
 
 
 def test_config_parsing_loads_no_plugins() -> None:
@@ -141,3 +140,72 @@ def test_core_config_names_no_backend(path: Path) -> None:
         if _BACKEND.search(line)
     ]
     assert not offenders, "a backend's config lives in its ProviderType:\n" + "\n".join(offenders)
+
+
+def _core_import_graph() -> dict[str, set[str]]:
+    """paxm_core's modules and what each imports of paxm_core (module, function and TYPE_CHECKING level)."""
+    core = ROOT / "paxm_core"
+    modules = {}
+    for path in core.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def test_the_contract_imports_nothing_else_of_paxm() -> None:
+    graph = _core_import_graph()
+    outside = {
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if name.startswith("paxm_core.api")
+        for target in targets
+        if not target.startswith("paxm_core.api")
+    }
+    assert not outside, "paxm_core.api is the bottom layer:\n" + "\n".join(sorted(outside))
+
+
+def test_paxm_core_has_no_import_cycles() -> None:
+    graph = _core_import_graph()
+    # Tarjan's strongly connected components: a component of two or more modules is a cycle
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert not cycles, f"import cycles in paxm_core: {cycles}"

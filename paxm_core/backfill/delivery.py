@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 
 __all__ = [
     "DELIVERY_TIMEOUT",

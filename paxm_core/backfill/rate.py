@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Callable
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 
 __all__ = ["RateLimiter", "parse_rate"]
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from paxm_core.integration import PastTurn
+from paxm_core.api.integration import PastTurn
 
 __all__ = ["TurnRenderer", "live_fingerprint"]
 
@@ -117,7 +117,7 @@ class TurnRenderer:
 
     def render_live(self, turn: PastTurn) -> tuple[list[Any], str]:
         """:meth:`render` through the live ``PassiveRuntime.handle`` path (the oracle of the tests)."""
-        from paxm_core.passive.events import EVENT_TURN_END, EVENT_USER_INPUT
+        from paxm_core.api.events import EVENT_TURN_END, EVENT_USER_INPUT
 
         base = turn.turn_id.removeprefix("backfill-")
         started = turn.started_at or None
@@ -165,7 +165,7 @@ class TurnRenderer:
         Equal to :meth:`render_live` (the same events, field for field), without the live
         runtime's per-event machinery.
         """
-        from paxm_core.passive.events import EVENT_TURN_END, EVENT_USER_INPUT
+        from paxm_core.api.events import EVENT_TURN_END, EVENT_USER_INPUT
 
         base = turn.turn_id.removeprefix("backfill-")
         started = turn.started_at or None
@@ -206,9 +206,9 @@ class TurnRenderer:
         ``HookProcessor.capture_event`` make them; ``None`` when nothing is written."""
         import time
 
+        from paxm_core.api.events import EVENT_TURN_END, EVENT_USER_INPUT
         from paxm_core.attribution import expires_at_for
         from paxm_core.capture import CaptureEvent, session_key_for
-        from paxm_core.passive.events import EVENT_TURN_END, EVENT_USER_INPUT
 
         target = source.target
         metadata = dict(source.metadata)
@@ -270,10 +270,10 @@ class TurnRenderer:
 
     def _marker(self, source: Any, event_id: str, metadata: dict[str, str], profile: str, created: datetime) -> Any:
         """The empty turn end that only seals its turn (``PassiveRuntime._end_turn``)."""
+        from paxm_core.api.events import EVENT_TURN_END
+        from paxm_core.api.types import MemoryItem
         from paxm_core.capture import CaptureEvent, session_key_for
-        from paxm_core.passive.events import EVENT_TURN_END
         from paxm_core.tools import caller_metadata
-        from paxm_core.types import MemoryItem
 
         target = source.target
         meta = {**metadata, "hook_target": target, "hook_event": EVENT_TURN_END}
@@ -299,9 +299,9 @@ class _Clean:
     __slots__ = ("assistant", "event", "messages", "metadata", "prompt", "query", "raw", "target", "workspace")
 
     def __init__(self, source: Any, kind: str, metadata: dict[str, str]) -> None:
+        from paxm_core.api.events import EVENT_USER_INPUT, HookMessage
         from paxm_core.envelope import strip_recall_context
         from paxm_core.passive.echo import drop_recall_tool_exchanges
-        from paxm_core.passive.events import EVENT_USER_INPUT, HookMessage
 
         self.target = source.target
         self.event = kind

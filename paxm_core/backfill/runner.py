@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paxm_core.api.integration import SupportsTranscripts
 from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
@@ -44,7 +45,6 @@ from paxm_core.backfill.workers import (
     worker_setup,
 )
 from paxm_core.backfill.writelock import QueueWriteLock
-from paxm_core.integration import SupportsTranscripts
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
 
@@ -157,7 +157,7 @@ class BackfillRun:
         enabled = set(config.enabled_providers())
         if options.provider:
             if options.provider not in enabled:
-                from paxm_core.errors import UsageError
+                from paxm_core.api.errors import UsageError
 
                 known = ", ".join(sorted(enabled)) or "none"
                 raise UsageError(f"provider {options.provider!r} is not enabled (enabled: {known})")

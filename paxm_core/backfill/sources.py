@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import UsageError
-from paxm_core.integration import PastTurn, SupportsTranscripts
+from paxm_core.api.errors import UsageError
+from paxm_core.api.integration import PastTurn, SupportsTranscripts
 
 __all__ = ["ScanReport", "in_range", "scan", "transcript_reader", "turns_in"]
 

@@ -32,9 +32,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
+from paxm_core.api.types import MemoryItem, MemoryRef
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome
 from paxm_core.capture.queue import CaptureQueue
-from paxm_core.types import MemoryItem, MemoryRef
 
 __all__ = ["DEFAULT_DELIVERY_BATCH", "LARGE_DELIVERY_BATCH", "Put", "deliver_batch", "deliver_stream"]
 

@@ -13,9 +13,9 @@ from datetime import datetime
 from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
 
+from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 from paxm_core.capture._inbox import sha256_hex
-from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
-from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 
 __all__ = [
     "canonical_json",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from paxm_core.types import MemoryItem
+from paxm_core.api.types import MemoryItem
 
 __all__ = [
     "DELIVERY_STATES",

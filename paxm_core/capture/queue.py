@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import paxm_core.capture._inbox as _inbox
 import paxm_core.capture._spool as _spool
+from paxm_core.api.errors import QueueError
 from paxm_core.capture._inbox import sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
@@ -49,7 +50,6 @@ from paxm_core.capture.model import (
     InboxEntry,
     QueueStatus,
 )
-from paxm_core.errors import QueueError
 from paxm_core.processes import pid_alive, start_time
 
 if TYPE_CHECKING:
@@ -457,7 +457,7 @@ class CaptureQueue:
         """Store one event durably; returns after COMMIT (a batch of one: :meth:`append_many`).
 
         Same ``event_id`` with identical content is an idempotent duplicate; with different
-        content it raises :class:`~paxm_core.errors.QueueError` ("conflicts with an existing
+        content it raises :class:`~paxm_core.api.errors.QueueError` ("conflicts with an existing
         event").  A terminal event seals its own session's open events in the same transaction.
         """
         return self.append_many([event])[0]
@@ -571,7 +571,7 @@ class CaptureQueue:
         Each taken spool file is imported in one transaction and deleted after its COMMIT, so
         a crash in between imports it again, which stores nothing twice: an ``event_id`` the
         inbox already has is skipped.  Torn lines (a crash mid-write) are skipped.  A queue
-        that is still locked raises :class:`~paxm_core.errors.QueueError` and leaves the files
+        that is still locked raises :class:`~paxm_core.api.errors.QueueError` and leaves the files
         for the next drain.  A file that cannot be read (not a private regular file of this
         user) is left where it is for ``paxm config doctor`` to report: it must not stop the
         inbox from draining.  Returns the number of new inbox entries.

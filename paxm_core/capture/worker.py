@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from paxm_core.api.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
+from paxm_core.api.timefmt import utcnow
+from paxm_core.api.types import MemoryItem, MemoryRef
 from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_stream
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
 from paxm_core.capture.queue import CaptureQueue
-from paxm_core.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
-from paxm_core.timefmt import utcnow
-from paxm_core.types import MemoryItem, MemoryRef
 
 __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
 

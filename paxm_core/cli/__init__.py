@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from paxm_core import __version__
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 
 __all__ = ["cli", "main"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 
 __all__ = ["backfill"]
 

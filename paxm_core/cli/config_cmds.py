@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
+from paxm_core.api.errors import PaxmError
 from paxm_core.config import load_config, resolve_config_path
-from paxm_core.errors import PaxmError
+from paxm_core.config.codec import dump_config
 
 __all__ = ["config"]
 
@@ -41,7 +42,7 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
     cfg = load_config(_config_path_arg(ctx), provider_types=installed_provider_catalog())
     if not cfg.exists:
         click.echo(f"# no config file at {cfg.path}; showing built-in defaults", err=True)
-    data = cfg.to_json(redact=True)
+    data = dump_config(cfg, redact=True)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return

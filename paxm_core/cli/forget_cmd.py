@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from paxm_core.errors import PaxmError, RecallError, UsageError
+from paxm_core.api.errors import PaxmError, RecallError, UsageError
 from paxm_core.textsafe import printable
 
 __all__ = ["forget"]
@@ -71,9 +71,9 @@ def _open_queue(config: Any) -> Any:
 def _plan(
     runtime: Any, ids: tuple[str, ...], query: str, chosen: list[str], limit: int, budget: float
 ) -> tuple[_Plan, list[str]]:
-    from paxm_core.deadline import Deadline
+    from paxm_core.api.deadline import Deadline
+    from paxm_core.api.types import SearchQuery
     from paxm_core.router.policy import Route, SearchPolicy
-    from paxm_core.types import SearchQuery
 
     router = runtime.router
     plan = _Plan("query" if query else "ids")
@@ -129,7 +129,7 @@ def _plan(
 
 
 def _preview_lines(plan: _Plan, router: Any) -> list[str]:
-    from paxm_core.protocols import CAP_DELETE
+    from paxm_core.api.protocols import CAP_DELETE
 
     lines: list[str] = []
     can = {name for name in plan.targets if CAP_DELETE in router.capabilities(name)}

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
+from paxm_core.api.errors import UsageError
 from paxm_core.envelope import dumps_json, recall_json, render_recall_text
-from paxm_core.errors import UsageError
 from paxm_core.textsafe import printable
 
 __all__ = ["recall", "remember"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 
 __all__ = ["NoAnswers", "Option", "Prompter", "TerminalPrompter", "TextPrompter", "parse_multi_select"]
 

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from paxm_core.api.errors import IntegrationError, PaxmError
+from paxm_core.api.integration import InstallContext
 from paxm_core.config import Config, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
 from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup, setup_finds_config
-from paxm_core.errors import IntegrationError, PaxmError
-from paxm_core.integration import InstallContext
 
 if TYPE_CHECKING:
     from paxm_core.cli.prompts import Prompter
@@ -84,9 +84,9 @@ def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None
     It creates or finds the remote user/graph/collection before the config is saved; a failure
     (a wrong API key, say) stops setup before anything is written.
     """
-    from paxm_core.deadline import Deadline
+    from paxm_core.api.deadline import Deadline
+    from paxm_core.api.protocols import SupportsClose, SupportsEnsureTarget
     from paxm_core.plugins import get_plugin_manager
-    from paxm_core.protocols import SupportsClose, SupportsEnsureTarget
 
     pm = get_plugin_manager()
     for name in names:

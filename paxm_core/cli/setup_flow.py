@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from paxm_core.api.protocols import ConfigKey
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.cli.prompts import Option, Prompter
 from paxm_core.config.model import Config
 from paxm_core.config.setup import (
@@ -20,8 +22,6 @@ from paxm_core.config.setup import (
     provider_config_from_type,
     provider_order,
 )
-from paxm_core.protocols import ConfigKey
-from paxm_core.provider_config import ProviderConfig
 
 __all__ = ["SetupAnswers", "ask_setup", "set_provider_key", "summary_lines"]
 

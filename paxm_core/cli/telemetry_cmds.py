@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 from paxm_core.textsafe import printable
 
 __all__ = ["history", "logs"]

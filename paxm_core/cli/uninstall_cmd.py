@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from paxm_core.api.errors import IntegrationError, PaxmError, UsageError
+from paxm_core.api.integration import InstallContext
 from paxm_core.config.model import OWNER_PAXM
-from paxm_core.errors import IntegrationError, PaxmError, UsageError
-from paxm_core.integration import InstallContext
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config

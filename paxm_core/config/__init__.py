@@ -6,6 +6,7 @@ YAML file is actually read.
 
 from __future__ import annotations
 
+from paxm_core.api.errors import ConfigError
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.codec import REDACTED, is_secret_key
 from paxm_core.config.defaults import default_config
@@ -36,7 +37,6 @@ from paxm_core.config.model import (
     WriteProfileConfig,
 )
 from paxm_core.config.paths import default_data_path, default_state_dir, resolve_config_path
-from paxm_core.errors import ConfigError
 
 __all__ = [
     "NO_PROVIDER_TYPES",

@@ -1,7 +1,7 @@
 """What the config needs to know about provider types, handed in by whoever loads the plugins.
 
 Parsing, normalizing, validating and redacting a config use each provider type's
-self-description (:class:`~paxm_core.protocols.ProviderType`: its defaults, its validation, its
+self-description (:class:`~paxm_core.api.protocols.ProviderType`: its defaults, its validation, its
 secret keys, its default passive budget).  The config package never loads plugins itself: the
 runtime and the CLI build a :class:`ProviderCatalog` from the installed plugins
 (``paxm_core.plugins.installed_provider_catalog()``) and pass it in.  Without one, a config
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from paxm_core.protocols import ProviderType
+    from paxm_core.api.protocols import ProviderType
 
 __all__ = ["NO_PROVIDER_TYPES", "ProviderCatalog"]
 

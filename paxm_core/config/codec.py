@@ -16,10 +16,10 @@ import typing
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from paxm_core.api.errors import ConfigError
+from paxm_core.api.provider_config import SECRET_KEYS, ProviderConfig
 from paxm_core.config.model import Config
 from paxm_core.duration import format_duration, parse_duration
-from paxm_core.errors import ConfigError
-from paxm_core.provider_config import SECRET_KEYS, ProviderConfig
 
 __all__ = ["REDACTED", "compact_duration", "decode", "dump_config", "dump_value", "is_secret_key", "parse_config"]
 

@@ -10,6 +10,7 @@ import copy
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.model import (
     ActiveRecallConfig,
@@ -36,10 +37,9 @@ from paxm_core.config.paths import (
     is_default_config_path,
     resolve_config_path,
 )
-from paxm_core.provider_config import ProviderConfig
 
 if TYPE_CHECKING:
-    from paxm_core.protocols import ProviderType
+    from paxm_core.api.protocols import ProviderType
 
 __all__ = [
     "active_recall",
@@ -281,7 +281,7 @@ def default_config(path: str | Path | None = None, provider_types: ProviderCatal
 
     Only the ``sqlite`` provider is enabled.  Its database is under the XDG data dir for the
     standard config location and beside the config file otherwise.  Every installed provider
-    type with a :attr:`~paxm_core.protocols.ProviderType.default_entry` is listed, disabled.
+    type with a :attr:`~paxm_core.api.protocols.ProviderType.default_entry` is listed, disabled.
     """
     config_path = resolve_config_path(path) if path else resolve_config_path()
     config_path = expand_path(config_path)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paxm_core.api.errors import ConfigError
 from paxm_core.atomic import write_atomic
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.codec import dump_config, parse_config
@@ -15,7 +16,6 @@ from paxm_core.config.model import Config
 from paxm_core.config.normalize import normalize
 from paxm_core.config.paths import expand_path, legacy_json_path, resolve_config_path
 from paxm_core.config.validate import validate
-from paxm_core.errors import ConfigError
 
 __all__ = ["config_exists", "load_config", "read_raw", "save_config"]
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
-from paxm_core.provider_config import ProviderConfig
 
 __all__ = [
     "OWNER_PAXM",
@@ -405,9 +404,3 @@ class Config:
     def enabled_providers(self) -> dict[str, ProviderConfig]:
         """Enabled provider instances by name, in config order."""
         return {name: p for name, p in self.providers.items() if p.enabled}
-
-    def to_json(self, redact: bool = True) -> dict[str, Any]:
-        """Upstream-shaped plain data (durations as Go strings); secrets redacted unless ``redact=False``."""
-        from paxm_core.config.codec import dump_config
-
-        return dump_config(self, redact=redact)

@@ -14,7 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.config import defaults as d
+import paxm_core.config.defaults as d
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.config.model import (
     ActiveRecallConfig,
     AgentConfig,
@@ -30,7 +31,6 @@ from paxm_core.config.model import (
     ThresholdsConfig,
     WriteProfileConfig,
 )
-from paxm_core.provider_config import ProviderConfig
 
 if TYPE_CHECKING:
     from paxm_core.config.catalog import ProviderCatalog

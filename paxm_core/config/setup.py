@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.config import defaults as d
+import paxm_core.config.defaults as d
+from paxm_core.api.errors import ConfigError, UsageError
+from paxm_core.api.timefmt import format_time
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 from paxm_core.config.defaults import default_config
 from paxm_core.config.loader import config_exists, load_config
@@ -32,12 +34,11 @@ from paxm_core.config.model import (
     TelemetryConfig,
 )
 from paxm_core.config.normalize import default_user_id, slug_id
-from paxm_core.errors import ConfigError, UsageError
-from paxm_core.timefmt import format_time
 
 if TYPE_CHECKING:
-    from paxm_core.protocols import Integration, ProviderType
-    from paxm_core.provider_config import ProviderConfig
+    from paxm_core.api.integration import Integration
+    from paxm_core.api.protocols import ProviderType
+    from paxm_core.api.provider_config import ProviderConfig
 
 __all__ = [
     "SetupCatalog",
@@ -496,8 +497,8 @@ def _instance_names(config: Config, names: Iterable[str]) -> list[str]:
 
 def provider_config_from_type(spec: ProviderType) -> ProviderConfig:
     """A ``providers.<name>`` entry for ``spec`` holding the defaults its config keys declare."""
+    from paxm_core.api.provider_config import ProviderConfig
     from paxm_core.duration import parse_duration
-    from paxm_core.provider_config import ProviderConfig
 
     provider = ProviderConfig(type=spec.type)
     known = {f for f in ProviderConfig.__dataclass_fields__ if f not in ("extra", "type", "enabled")}

@@ -12,14 +12,14 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from paxm_core.api.errors import ConfigError
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.config.model import (
     Config,
     RouteConfig,
     ThresholdsConfig,
 )
 from paxm_core.config.normalize import slug_id
-from paxm_core.errors import ConfigError
-from paxm_core.provider_config import ProviderConfig
 
 if TYPE_CHECKING:
     from paxm_core.config.catalog import ProviderCatalog
@@ -186,7 +186,7 @@ def _write_profiles(config: Config) -> None:
 
 
 def validate(config: Config) -> None:
-    """Raise :class:`~paxm_core.errors.ConfigError` for the first problem found in ``config``.
+    """Raise :class:`~paxm_core.api.errors.ConfigError` for the first problem found in ``config``.
 
     The error's message is ``<key path>: <problem>; <fix>``.
     """

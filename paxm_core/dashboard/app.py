@@ -31,9 +31,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.dashboard.data import MAX_PAGE, DashboardData, EventFilter
 from paxm_core.dashboard.security import TOKEN_HEADER, OneTimeCodes, allowed_hosts, cookie_name, tokens_match
-from paxm_core.errors import PaxmError, UsageError
 
 __all__ = ["create_app"]
 

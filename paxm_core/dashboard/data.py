@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 
 __all__ = [
     "EVENT_STATES",
@@ -434,8 +434,8 @@ class DashboardData:
         Goes straight to the router, not through ``Tools.recall``: looking at memory in the
         dashboard is not a recall and must not show up in telemetry as one.
         """
-        from paxm_core.errors import PaxmError
-        from paxm_core.types import SearchQuery
+        from paxm_core.api.errors import PaxmError
+        from paxm_core.api.types import SearchQuery
 
         if not query.strip():
             raise UsageError("q (the search text) is required")

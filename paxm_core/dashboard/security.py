@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 
 __all__ = [
     "DEFAULT_ADDR",
@@ -60,7 +60,7 @@ class BindAddress:
 def parse_addr(addr: str) -> BindAddress:
     """Parse ``host:port`` (``[::1]:port`` for IPv6) and refuse anything that is not loopback.
 
-    Raises :class:`~paxm_core.errors.UsageError` with the reason, e.g. for ``0.0.0.0:7465``.
+    Raises :class:`~paxm_core.api.errors.UsageError` with the reason, e.g. for ``0.0.0.0:7465``.
     """
     text = (addr or "").strip()
     if text.startswith("["):

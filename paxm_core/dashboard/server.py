@@ -6,8 +6,8 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from paxm_core.api.errors import UsageError
 from paxm_core.dashboard.security import BindAddress, OneTimeCodes, new_token
-from paxm_core.errors import UsageError
 
 __all__ = ["DashboardServer"]
 

@@ -21,10 +21,10 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
     The integration's :meth:`~paxm_core.integration.Integration.check` decides what that means
     for its harness; this check only runs it for each enabled agent and adds the agent's name.
     """
+    from paxm_core.api.integration import InstallContext
     from paxm_core.config.model import OWNER_PAXM
     from paxm_core.config.setup import agents_enabled_in_file
     from paxm_core.install_hints import integration_install_hint
-    from paxm_core.integration import InstallContext
     from paxm_core.plugins import get_plugin_manager
 
     if not config.exists:

@@ -102,7 +102,7 @@ def _finding(path: Path, mode: int, directory: bool) -> DoctorFinding:
 
 def literal_secrets(config: Config) -> list[str]:
     """Key paths (``providers.zep.api_key``) whose credential is written in the file, not an ``env:`` reference."""
-    from paxm_core.provider_config import is_secret_key
+    from paxm_core.plugins import is_secret_option
 
     found: list[str] = []
     for name, provider in config.providers.items():
@@ -114,7 +114,7 @@ def literal_secrets(config: Config) -> list[str]:
             text = value.strip()
             if text.startswith("env:") or (text.startswith("${") and text.endswith("}")):
                 continue
-            if is_secret_key(key.removeprefix("env.")):
+            if is_secret_option(key.removeprefix("env.")):
                 found.append(f"providers.{name}.{key}")
     return found
 

@@ -1,13 +1,13 @@
 """Errors raised by the eval runner.
 
-Both are :class:`~paxm_core.errors.PaxmError` subclasses, so the CLI prints ``Error: <message>``
-and exits 1.  They live here rather than in ``paxm_core/errors.py`` only because that module
+Both are :class:`~paxm_core.api.errors.PaxmError` subclasses, so the CLI prints ``Error: <message>``
+and exits 1.  They live here rather than in ``paxm_core/api/errors.py`` only because that module
 belongs to another area; moving them there later changes no behaviour.
 """
 
 from __future__ import annotations
 
-from paxm_core.errors import PaxmError, UsageError
+from paxm_core.api.errors import PaxmError, UsageError
 
 __all__ = ["EvalFileError", "EvalRecallError", "GateFailed"]
 

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 from paxm_core.evals.results import Result
 
 __all__ = ["GATES", "gate_failure", "validate_gate_options"]

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from paxm_core.api.errors import PaxmError
+from paxm_core.api.types import MemoryHit, normalize_tier
 from paxm_core.config.defaults import UPSTREAM_DEFAULT_AGENT
-from paxm_core.errors import PaxmError
 from paxm_core.evals.errors import EvalRecallError
 from paxm_core.evals.results import CaseResult, Result
 from paxm_core.evals.scoring import aggregate, evaluate_write_contract, score_conversation_write, score_retrieval
 from paxm_core.evals.suite import Case, Suite
-from paxm_core.types import MemoryHit, normalize_tier
 
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
@@ -73,7 +73,7 @@ class ConversationWriter(Protocol):
     """Renders a case's hook ``write`` event and persists it (``repeat`` times, at least once).
 
     Return ``None`` when the hook path skips the event (the case then fails as upstream's
-    "conversation write was skipped"); raise :class:`~paxm_core.errors.PaxmError` on failure.
+    "conversation write was skipped"); raise :class:`~paxm_core.api.errors.PaxmError` on failure.
     """
 
     def write(self, runtime: Runtime, case: Case) -> WrittenItem | None: ...
@@ -309,7 +309,7 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
     insertion filter, exactly as for a real prompt.  Returns the inserted hits and a note when
     the budget ran out (so a FAIL line says why it returned nothing).
     """
-    from paxm_core.passive.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
+    from paxm_core.api.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
     from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 
     recall = case.recall

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 
+from paxm_core.api.types import MemoryHit
 from paxm_core.evals.results import CaseResult, GroupResult, Result
 from paxm_core.evals.suite import Case
-from paxm_core.types import MemoryHit
 
 __all__ = ["aggregate", "contains_fold", "evaluate_write_contract", "score_conversation_write", "score_retrieval"]
 

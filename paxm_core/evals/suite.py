@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from paxm_core.api.timefmt import parse_time
 from paxm_core.evals._strict import Obj, read_json_file
 from paxm_core.evals.errors import EvalFileError
-from paxm_core.timefmt import parse_time
 
 __all__ = [
     "RECALL_MODES",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from paxm_core.api.timefmt import utcnow
 from paxm_core.evals.runner import DEFAULT_TARGET, WrittenItem
 from paxm_core.evals.suite import Case
-from paxm_core.timefmt import utcnow
 
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
@@ -25,8 +25,8 @@ class HookConversationWriter:
 
     def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
         """Return what was stored, or ``None`` when the agent does not write this event."""
+        from paxm_core.api.events import HookEvent, HookMessage
         from paxm_core.passive.compose import compose_write
-        from paxm_core.passive.events import HookEvent, HookMessage
         from paxm_core.passive.policy import write_settings
 
         write = case.write

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from paxm_core.passive.echo import strip_event
-from paxm_core.passive.events import (
+from paxm_core.api.events import (
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
@@ -22,6 +21,7 @@ from paxm_core.passive.events import (
     HookEvent,
     HookMessage,
 )
+from paxm_core.passive.echo import strip_event
 from paxm_core.passive.templates import render_template
 
 __all__ = ["PassiveWrite", "compose_write", "safe_text", "template_data"]

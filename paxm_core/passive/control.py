@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 from paxm_core.passive.client_core import LOCK_NAME, SOCKET_NAME, connect_unix
 
 __all__ = ["STATUS_TIMEOUT", "daemon_status", "request_json", "send_control"]

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import PaxmError, QueueError
+from paxm_core.api.errors import PaxmError, QueueError
 from paxm_core.passive.client_core import (
     LOCK_NAME,
     LOCKED,

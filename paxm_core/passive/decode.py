@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paxm_core.passive.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
+from paxm_core.api.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
 
 __all__ = [
     "MAX_RAW_BYTES",

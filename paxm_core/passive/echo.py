@@ -16,8 +16,8 @@ import os
 import re
 from dataclasses import replace
 
+from paxm_core.api.events import HookEvent, HookMessage
 from paxm_core.envelope import strip_recall_context
-from paxm_core.passive.events import HookEvent, HookMessage
 
 __all__ = ["drop_recall_tool_exchanges", "is_recall_command", "strip_event"]
 

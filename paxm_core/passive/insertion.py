@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from paxm_core.types import SEMANTIC_SCORE_KIND_PREFIX
+from paxm_core.api.types import SEMANTIC_SCORE_KIND_PREFIX
 
 if TYPE_CHECKING:
     from paxm_core.config.model import HookInsertionConfig

@@ -14,13 +14,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.deadline import Deadline
-from paxm_core.envelope import strip_recall_context
-from paxm_core.errors import RecallError
-from paxm_core.integration import Integration
-from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
-from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
-from paxm_core.passive.events import (
+from paxm_core.api.deadline import Deadline
+from paxm_core.api.errors import RecallError
+from paxm_core.api.events import (
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
@@ -29,6 +25,10 @@ from paxm_core.passive.events import (
     HookEvent,
     HookResult,
 )
+from paxm_core.api.integration import Integration
+from paxm_core.envelope import strip_recall_context
+from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
+from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
 from paxm_core.passive.insertion import filter_insertion_hits
 from paxm_core.passive.integration import resolve_integration
 from paxm_core.passive.policy import HookSettings, resolve_hook_settings
@@ -192,8 +192,8 @@ class PassiveRuntime:
 
     def _redact(self, event: HookEvent) -> None:
         """Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored)."""
+        from paxm_core.api.events import HookMessage
         from paxm_core.passive._redact import compile_extra, redact
-        from paxm_core.passive.events import HookMessage
 
         extra = compile_extra(self.config.privacy.redact_patterns)
         event.prompt = redact(event.prompt, extra)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paxm_core.passive.events import EVENT_USER_INPUT
+from paxm_core.api.events import EVENT_USER_INPUT
 from paxm_core.passive.insertion import InsertionPolicy
 
 if TYPE_CHECKING:

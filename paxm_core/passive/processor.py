@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import QueueError
+from paxm_core.api.errors import QueueError
+from paxm_core.api.events import HookEvent
 from paxm_core.passive.client_core import new_event_id
 from paxm_core.passive.compose import PassiveWrite
-from paxm_core.passive.events import HookEvent
 from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 from paxm_core.passive.session_state import SessionState
 
@@ -98,8 +98,8 @@ class HookProcessor:
         truncated = 0
         if write.terminal and not write.text.strip():
             # a turn-end marker only seals its turn: there is no text for the write pipeline
+            from paxm_core.api.types import MemoryItem
             from paxm_core.tools import caller_metadata
-            from paxm_core.types import MemoryItem
 
             metadata = caller_metadata(write.metadata)
             if write.workspace.strip():

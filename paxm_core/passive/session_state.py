@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from paxm_core.api.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
 from paxm_core.atomic import write_atomic
-from paxm_core.passive.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
 
 __all__ = ["LOCAL_TIME_REFRESH", "SessionState", "session_key"]
 

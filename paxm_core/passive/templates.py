@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from paxm_core.errors import ConfigError
+from paxm_core.api.errors import ConfigError
 
 __all__ = ["TemplateError", "compile_template", "render_template"]
 

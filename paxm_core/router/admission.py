@@ -13,9 +13,9 @@ import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from paxm_core.api.timefmt import format_time
+from paxm_core.api.types import TIER_LTM, MemoryItem, normalize_tier
 from paxm_core.attribution import META_SCOPE_ID, META_SCOPE_TYPE
-from paxm_core.timefmt import format_time
-from paxm_core.types import TIER_LTM, MemoryItem, normalize_tier
 
 __all__ = [
     "META_FINGERPRINT",

@@ -10,14 +10,8 @@ from itertools import repeat
 from operator import attrgetter
 from typing import TypeVar
 
-from paxm_core.attribution import (
-    META_SEQUENCE,
-    expires_at_for,
-    prepare_item,
-    without_attribution,
-)
-from paxm_core.deadline import Deadline
-from paxm_core.errors import (
+from paxm_core.api.deadline import Deadline
+from paxm_core.api.errors import (
     ConfigError,
     PaxmError,
     ProviderError,
@@ -25,7 +19,7 @@ from paxm_core.errors import (
     UsageError,
     WriteError,
 )
-from paxm_core.protocols import (
+from paxm_core.api.protocols import (
     CAP_DELETE,
     CAP_PUT_BATCH,
     Provider,
@@ -35,16 +29,8 @@ from paxm_core.protocols import (
     SupportsPutBatch,
     capabilities_of,
 )
-from paxm_core.router.admission import admit
-from paxm_core.router.bulkhead import Lane, LaneBusy
-from paxm_core.router.fanout import Outcome, error_text, fan_out, ms
-from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
-from paxm_core.router.forget import forget as forget_refs
-from paxm_core.router.pipeline import Entry, eligible_hits, finite_keys, normalized_tiers, select
-from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
-from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
-from paxm_core.timefmt import utcnow
-from paxm_core.types import (
+from paxm_core.api.timefmt import utcnow
+from paxm_core.api.types import (
     MemoryHit,
     MemoryItem,
     MemoryRef,
@@ -54,6 +40,20 @@ from paxm_core.types import (
     SearchQuery,
     normalize_tier,
 )
+from paxm_core.attribution import (
+    META_SEQUENCE,
+    expires_at_for,
+    prepare_item,
+    without_attribution,
+)
+from paxm_core.router.admission import admit
+from paxm_core.router.bulkhead import Lane, LaneBusy
+from paxm_core.router.fanout import Outcome, error_text, fan_out, ms
+from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
+from paxm_core.router.forget import forget as forget_refs
+from paxm_core.router.pipeline import Entry, eligible_hits, finite_keys, normalized_tiers, select
+from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
+from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
 
 __all__ = ["Router"]
 
@@ -121,7 +121,7 @@ class Router:
 
     def preserves_turn_boundaries(self, name: str) -> bool:
         """Whether provider ``name`` stores a whole captured turn as one memory."""
-        from paxm_core.protocols import CAP_TURN_BOUNDARIES
+        from paxm_core.api.protocols import CAP_TURN_BOUNDARIES
 
         return name in self._providers and CAP_TURN_BOUNDARIES in self.capabilities(name)
 
@@ -162,7 +162,7 @@ class Router:
     def search(self, query: SearchQuery, policy: SearchPolicy, deadline: Deadline | None = None) -> RecallResult:
         """Recall from every route of ``policy`` and merge the hits.
 
-        Raises :class:`~paxm_core.errors.RecallError` (carrying the partial result) when a
+        Raises :class:`~paxm_core.api.errors.RecallError` (carrying the partial result) when a
         required provider fails or times out; best-effort failures (and optional routes
         skipped after ``policy.optional_grace``) land in ``provider_errors``.
         """
@@ -229,7 +229,7 @@ class Router:
 
         Applies the write policy (tier, expiry, scope), syncs attribution into canonical
         metadata, admits LTM items by fingerprint and allocates session sequences before any
-        provider sees them.  Raises :class:`~paxm_core.errors.WriteError` (carrying the
+        provider sees them.  Raises :class:`~paxm_core.api.errors.WriteError` (carrying the
         partial result) when a required provider fails.
         """
         routes = self._resolve(policy.routes, "put")
@@ -272,7 +272,7 @@ class Router:
         """Write ``items`` to one provider through the same pipeline, as a required route.
 
         Used by the capture-queue delivery worker.  ``policy`` supplies tier/expiry/scope
-        (its routes are ignored).  Raises :class:`~paxm_core.errors.WriteError` on failure.
+        (its routes are ignored).  Raises :class:`~paxm_core.api.errors.WriteError` on failure.
         """
         route = Route(provider, required=True, timeout=timeout)
         base = policy or PutPolicy()
@@ -423,7 +423,7 @@ class Router:
     def cleanup_expired(self, limit: int = 500, timeout: float | None = MAINTENANCE_TIMEOUT) -> int:
         """Delete up to ``limit`` expired memories per capable provider; return the total.
 
-        A required provider's failure raises :class:`~paxm_core.errors.ProviderError` after
+        A required provider's failure raises :class:`~paxm_core.api.errors.ProviderError` after
         the others ran; best-effort failures are ignored.
         """
         limit = limit if limit > 0 else 500

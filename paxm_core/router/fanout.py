@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Generic, TypeVar
 
-from paxm_core.deadline import Deadline
-from paxm_core.errors import DeadlineExceeded, PaxmError, ProviderError
+from paxm_core.api.deadline import Deadline
+from paxm_core.api.errors import DeadlineExceeded, PaxmError, ProviderError
 from paxm_core.router.bulkhead import Call, Lane, LaneBusy
 from paxm_core.router.policy import Route
 

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.deadline import Deadline
-from paxm_core.errors import DeadlineExceeded
+from paxm_core.api.deadline import Deadline
+from paxm_core.api.errors import DeadlineExceeded
+from paxm_core.api.types import MemoryRef
 from paxm_core.router.bulkhead import Lane
 from paxm_core.router.fanout import Outcome, error_text, fan_out
 from paxm_core.router.policy import Route
-from paxm_core.types import MemoryRef
 
 __all__ = ["FORGET_TIMEOUT", "ForgetResult", "ProviderForget", "forget"]
 

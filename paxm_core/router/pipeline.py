@@ -9,6 +9,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 import paxm_core.router.ranking as ranking
+from paxm_core.api.types import MemoryHit, normalize_tier
 from paxm_core.attribution import (
     META_EXPIRES_AT,
     META_SCOPE_ID,
@@ -18,7 +19,6 @@ from paxm_core.attribution import (
     restore_hit,
 )
 from paxm_core.router.policy import Route, SearchPolicy
-from paxm_core.types import MemoryHit, normalize_tier
 
 __all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select", "sort_entries"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from paxm_core.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
+from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
 
 __all__ = [
     "MAX_PROVIDER_CANDIDATES",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paxm_core.errors import ConfigError, UsageError
+from paxm_core.api.errors import ConfigError, UsageError
+from paxm_core.api.types import TIER_STM, MemoryScope, normalize_tier
 from paxm_core.router.policy import PutPolicy, Route, SearchPolicy
-from paxm_core.types import TIER_STM, MemoryScope, normalize_tier
 
 if TYPE_CHECKING:
     from paxm_core.config import Config, RouteConfig

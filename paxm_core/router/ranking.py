@@ -17,7 +17,7 @@ from datetime import datetime
 from operator import eq
 from typing import Any, Protocol, TypeVar
 
-from paxm_core.types import MemoryHit
+from paxm_core.api.types import MemoryHit
 
 __all__ = [
     "Ranked",

@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from paxm_core.timefmt import format_time, parse_time, utcnow
-from paxm_core.types import normalize_tier
+from paxm_core.api.timefmt import format_time, parse_time, utcnow
+from paxm_core.api.types import normalize_tier
 
 __all__ = [
     "EVENT_FIELDS",

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from paxm_core.api.timefmt import format_time, utcnow
 from paxm_core.telemetry.metrics import Counter, Metrics
-from paxm_core.timefmt import format_time, utcnow
 
 __all__ = ["HistorySummary", "summarize"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from paxm_core.timefmt import format_time, parse_time, utcnow
+from paxm_core.api.timefmt import format_time, parse_time, utcnow
 
 __all__ = [
     "LATENCY_BOUNDS_MS",

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 from paxm_core.telemetry.events import (
     normalize_event,
     provider_error_details,

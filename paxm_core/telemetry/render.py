@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from paxm_core.api.timefmt import parse_time
 from paxm_core.telemetry.history import HistorySummary
 from paxm_core.telemetry.metrics import Counter
-from paxm_core.timefmt import parse_time
 
 __all__ = ["format_log_line", "history_status", "render_history"]
 

@@ -231,8 +231,8 @@ def test_the_queue_file_is_the_same_capture_queue(home: Any, synth: Any) -> None
 
 @pytest.mark.parametrize("text", ["", "0/m", "3/d", "x"])
 def test_rate_parse_rejects(text: str) -> None:
+    from paxm_core.api.errors import UsageError
     from paxm_core.backfill.rate import parse_rate
-    from paxm_core.errors import UsageError
 
     with pytest.raises(UsageError):
         parse_rate(text)

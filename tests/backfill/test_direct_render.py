@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.events import HookMessage
 from paxm_core.backfill.render import TurnRenderer
 from paxm_core.backfill.workers import _LightRuntime
 from paxm_core.capture.queue import encode_event
 from paxm_core.config import load_config
 from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn
-from paxm_core.passive.events import HookMessage
 from paxm_core.plugins import get_plugin_manager
 from paxm_core.tools import Tools
 

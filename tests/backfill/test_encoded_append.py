@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from paxm_core.api.errors import QueueError
+from paxm_core.api.types import MemoryItem
 from paxm_core.capture import CaptureQueue
 from paxm_core.capture.model import CaptureEvent
 from paxm_core.capture.queue import encode_event
-from paxm_core.errors import QueueError
-from paxm_core.types import MemoryItem
 
 _spec = importlib.util.spec_from_file_location(
     "_capture_helpers", Path(__file__).parents[1] / "capture" / "_helpers.py"

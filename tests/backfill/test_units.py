@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from paxm_core.api.errors import UsageError
 from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.rate import RateLimiter, parse_rate
 from paxm_core.backfill.sources import transcript_reader
-from paxm_core.errors import UsageError
 
 
 @pytest.mark.parametrize(("text", "per_second"), [("30/m", 0.5), ("5/s", 5.0), ("3600/h", 1.0), (" 1.5 / s ", 1.5)])

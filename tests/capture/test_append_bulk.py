@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from _capture_helpers import dump_queue, event
 
+from paxm_core.api.errors import QueueError
 from paxm_core.capture import CaptureQueue
-from paxm_core.errors import QueueError
 
 
 def _stream() -> list[Any]:

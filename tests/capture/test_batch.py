@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from _capture_helpers import event
 
-from paxm_core.errors import QueueError
+from paxm_core.api.errors import QueueError
 
 
 def _turns(session: str, count: int, start: int = 0) -> list[Any]:

@@ -13,10 +13,10 @@ import pytest
 from _capture_helpers import event
 
 from paxm_core import Deadline, MemoryItem, MemoryRef
+from paxm_core.api.errors import ProviderError
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.capture import CaptureQueue, DeliveryWorker
 from paxm_core.capture.batch import deliver_batch
-from paxm_core.errors import ProviderError
-from paxm_core.provider_config import ProviderConfig
 from paxm_core.router import Router
 
 

@@ -17,10 +17,10 @@ import pytest
 from _capture_helpers import FakeProvider, event
 
 from paxm_core import Deadline, MemoryItem, MemoryRef
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.capture import DeliveryWorker
 from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH
 from paxm_core.plugins import get_plugin_manager
-from paxm_core.provider_config import ProviderConfig
 from paxm_core.router import Router
 
 

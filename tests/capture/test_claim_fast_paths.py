@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from paxm_core.api.timefmt import format_time, parse_time
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 from paxm_core.capture._inbox import sha256_hex
 from paxm_core.capture.episode import (
     RESERVED_METADATA,
@@ -25,8 +27,6 @@ from paxm_core.capture.episode import (
     is_plain_envelope,
     is_spliced_envelope,
 )
-from paxm_core.timefmt import format_time, parse_time
-from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 
 _AWKWARD = ["plain", 'quote " in it', "back\\slash", "ünïcødé ✓", "tab\tnew\nline", "\x00\x1f", "", "  "]
 

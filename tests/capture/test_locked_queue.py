@@ -153,8 +153,8 @@ def test_an_event_follows_spooled_events_when_their_import_met_the_lock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The lock is released between the daemon's failed import and this event's append: no overtaking."""
+    from paxm_core.api.errors import QueueError
     from paxm_core.capture import CaptureQueue, _spool, routes_from_write_profiles
-    from paxm_core.errors import QueueError
     from paxm_core.passive.processor import HookProcessor
     from paxm_core.runtime import Runtime
 

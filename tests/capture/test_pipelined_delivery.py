@@ -19,9 +19,9 @@ from typing import Any
 from _capture_helpers import event
 
 from paxm_core import Deadline, MemoryItem, MemoryRef
+from paxm_core.api.errors import ProviderError
 from paxm_core.capture import CaptureQueue, DeliveryWorker
 from paxm_core.capture.batch import deliver_stream
-from paxm_core.errors import ProviderError
 from paxm_core.router import Router
 
 

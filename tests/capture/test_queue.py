@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from _capture_helpers import event
 
+from paxm_core.api.errors import QueueError
+from paxm_core.api.types import MemoryItem
 from paxm_core.capture import CaptureEvent, CaptureQueue, InboxEntry, session_key_for
 from paxm_core.capture._inbox import append_raw
-from paxm_core.errors import QueueError
-from paxm_core.types import MemoryItem
 
 
 def rows(path: Path, sql: str, *args: object) -> list[tuple[object, ...]]:

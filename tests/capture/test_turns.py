@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _capture_helpers import FakeProvider, event
 
+from paxm_core.api.errors import QueueError
 from paxm_core.capture import DeliveryWorker
-from paxm_core.errors import QueueError
 
 
 def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from paxm_core.timefmt import parse_time
+from paxm_core.api.timefmt import parse_time
 
 
 def _paxm() -> list[str]:

@@ -17,11 +17,11 @@ import yaml
 from click.testing import CliRunner
 
 from paxm_core import hookimpl
+from paxm_core.api.protocols import ConfigKey, ProviderType
 from paxm_core.cli import cli
 from paxm_core.config import load_config
 from paxm_core.integration import InstallContext, IntegrationBase
 from paxm_core.plugins import get_plugin_manager
-from paxm_core.protocols import ConfigKey, ProviderType
 
 GOLDEN = Path(__file__).parents[1] / "config" / "data" / "setup-sqlite-codex.yaml"
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"

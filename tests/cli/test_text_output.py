@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.types import MemoryHit
 from paxm_core.envelope import (
     dumps_json,
     guard_memory_text,
@@ -31,7 +32,6 @@ from paxm_core.envelope import (
 from paxm_core.passive.context import passive_recall_block
 from paxm_core.router.policy import RecallResult
 from paxm_core.textsafe import printable
-from paxm_core.types import MemoryHit
 
 ENTRY = "from paxm_core.cli import main; main()"
 #: every character a reader may break a line at

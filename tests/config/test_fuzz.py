@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paxm_core.config import Config, ConfigError, default_config, load_config, save_config
-from paxm_core.config.codec import parse_config
+from paxm_core.config.codec import dump_config, parse_config
 from paxm_core.config.normalize import normalize
 from paxm_core.config.validate import validate
 
@@ -52,7 +52,7 @@ def _pipeline(data: Any) -> Config | None:
         return None
     validate(config)  # a normalized config is always valid
     assert normalize(config) == config  # and normalizing is idempotent
-    json.dumps(config.to_json())  # and it serializes
+    json.dumps(dump_config(config))  # and it serializes
     return config
 
 
@@ -76,7 +76,7 @@ def _leaves(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return [path]
 
 
-DEFAULT_DATA = default_config(BASE_PATH).to_json(redact=False)
+DEFAULT_DATA = dump_config(default_config(BASE_PATH), redact=False)
 DEFAULT_LEAVES = _leaves(DEFAULT_DATA)
 
 

@@ -20,6 +20,7 @@ from paxm_core.config import (
     save_config,
 )
 from paxm_core.config.catalog import ProviderCatalog
+from paxm_core.config.codec import dump_config
 from paxm_core.config.normalize import normalize, slug_id
 from paxm_core.plugins import installed_provider_catalog
 
@@ -184,7 +185,7 @@ def test_legacy_shapes_are_folded(tmp_path: Path) -> None:
 
 def test_sparse_config_gets_synthesized_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the cloud timeout/thresholds come from the provider type's own locality, not a core table
-    from paxm_core.protocols import ProviderType
+    from paxm_core.api.protocols import ProviderType
 
     cloud_type = ProviderType("mem0-cloud", lambda name, cfg: None, locality="cloud")  # type: ignore[arg-type,return-value]
     types = ProviderCatalog.of({"mem0-cloud": cloud_type})
@@ -263,9 +264,9 @@ def test_redaction_in_to_json(tmp_path: Path) -> None:
         env={"TOKEN": "env-SECRET"},
         extra={"client_secret": "x-SECRET", "region": "eu"},
     )
-    shown = json.dumps(config.to_json())
+    shown = json.dumps(dump_config(config))
     assert "SECRET" not in shown and shown.count("<redacted>") == 3 and '"region": "eu"' in shown
-    raw = config.to_json(redact=False)["providers"]["zep"]
+    raw = dump_config(config, redact=False)["providers"]["zep"]
     assert raw["api_key"] == "zk-SECRET" and raw["env"] == {"TOKEN": "env-SECRET"}
 
 
@@ -328,13 +329,13 @@ def test_redaction_reaches_args_urls_and_nested_options(tmp_path: Path) -> None:
         base_url="https://bob:C-SECRET@example.test/api",
         extra={"headers": {"Authorization": "Bearer D-SECRET", "Accept": "json"}, "dsn": "pg://u:E-SECRET@db/x"},
     )
-    shown = json.dumps(config.to_json())
+    shown = json.dumps(dump_config(config))
     assert "SECRET" not in shown
-    rpc = config.to_json()["providers"]["rpc"]
+    rpc = dump_config(config)["providers"]["rpc"]
     assert rpc["args"] == ["serve", "--api-key", "<redacted>", "--token=<redacted>", "--verbose"]
     assert rpc["base_url"] == "https://bob:<redacted>@example.test/api"
     assert rpc["headers"] == {"Authorization": "<redacted>", "Accept": "json"}
-    assert config.to_json(redact=False)["providers"]["rpc"]["args"][2] == "A-SECRET"
+    assert dump_config(config, redact=False)["providers"]["rpc"]["args"][2] == "A-SECRET"
 
 
 def test_relative_config_path_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

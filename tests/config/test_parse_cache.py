@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.errors import ConfigError
 from paxm_core.config import load_config
 from paxm_core.config.loader import PARSE_CACHE_NAME, read_raw
-from paxm_core.errors import ConfigError
 
 
 def _write(path: Path, text: str) -> Path:
@@ -132,8 +132,8 @@ def test_no_credential_value_ever_reaches_the_cache(tmp_path: Path, key: str, se
 
 
 def test_a_key_a_provider_type_declares_secret_keeps_the_config_out_of_the_cache(tmp_path: Path) -> None:
+    from paxm_core.api.protocols import ConfigKey, ProviderType
     from paxm_core.config import ProviderCatalog
-    from paxm_core.protocols import ConfigKey, ProviderType
 
     acme = ProviderType("acme", lambda name, cfg: None, config_keys=(ConfigKey("passphrase", secret=True),))  # type: ignore[arg-type,return-value]
     config = _write(tmp_path / "config.yaml", "providers:\n  a: {type: acme, passphrase: open-sesame}\n")

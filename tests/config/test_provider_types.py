@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from paxm_core.api.protocols import ConfigKey, ProviderType
 from paxm_core.config import ConfigError, ProviderConfig, default_config, load_config, save_config
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
+from paxm_core.config.codec import dump_config
 from paxm_core.plugins import installed_provider_catalog
-from paxm_core.protocols import ConfigKey, ProviderType
 
 TYPES = installed_provider_catalog()
 
@@ -43,13 +44,13 @@ def test_a_type_s_defaults_checks_and_secrets_come_from_the_catalog(tmp_path: Pa
     path = _write(tmp_path / "config.yaml", "providers:\n  a: {type: acme-cloud, enabled: true, passphrase: hunter2}\n")
     config = load_config(path, provider_types=types)
     assert config.providers["a"].base_url == "http://acme.invalid:7"
-    assert config.to_json()["providers"]["a"]["passphrase"] == "<redacted>"
+    assert dump_config(config)["providers"]["a"]["passphrase"] == "<redacted>"
     assert config.provider_types is types  # kept for saving and redacting
     save_config(config, path)
     assert "base_url: http://acme.invalid:7" in path.read_text()
     # the same file without the catalog: no type is known, so none of its rules apply
     bare = load_config(path)
-    assert bare.to_json()["providers"]["a"]["passphrase"] == "hunter2"
+    assert dump_config(bare)["providers"]["a"]["passphrase"] == "hunter2"
     _write(path, "providers:\n  a: {type: acme-cloud, enabled: true, region: mars}\n")
     with pytest.raises(ConfigError, match="region must be eu or us"):
         load_config(path, provider_types=types)
@@ -106,4 +107,4 @@ def test_a_config_loaded_with_the_installed_types_crosses_a_process_boundary(tmp
     config = load_config(path, provider_types=TYPES)
     copy = pickle.loads(pickle.dumps(config))  # backfill's workers get the config this way
     assert copy == config and copy.provider_types.lookup("zep") is not None
-    assert copy.to_json()["providers"]["z"]["api_key"] == "<redacted>"
+    assert dump_config(copy)["providers"]["z"]["api_key"] == "<redacted>"

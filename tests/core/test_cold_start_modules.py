@@ -48,7 +48,7 @@ def test_every_public_name_resolves_lazily_and_is_cached() -> None:
     assert sorted(got["cached"]) == names  # type: ignore[arg-type]
     assert got["star"] == names
     assert got["dir"] == []
-    from paxm_core.types import MemoryItem
+    from paxm_core.api.types import MemoryItem
 
     assert paxm_core.MemoryItem is MemoryItem
 

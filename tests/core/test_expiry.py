@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from paxm_core.api.types import MemoryItem
 from paxm_core.attribution import expires_at_for, metadata_expires_at
 from paxm_core.router.policy import PutPolicy, Route
-from paxm_core.types import MemoryItem
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

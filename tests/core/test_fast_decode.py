@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paxm_core.timefmt import _parse_rfc3339, format_time
-from paxm_core.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
+from paxm_core.api.timefmt import _parse_rfc3339, format_time
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 
 
 def _ref_str(value: Any) -> str:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.config import load_config
 from paxm_core.config.model import Config
-from paxm_core.errors import IntegrationError
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration, NativeEvent
 from paxm_core.integration import (
     EVENT_SESSION_START,

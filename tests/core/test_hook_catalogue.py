@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from paxm_core import hookspecs
+from paxm_core.api import hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 

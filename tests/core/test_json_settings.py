@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_core.json_settings import BACKUP_SUFFIX, merge_hook_groups, read_json_object, write_json_object
 
 OURS = "paxm-hook run"

@@ -163,7 +163,7 @@ def test_a_canonical_name_beats_another_plugins_alias_when_deferred(site: Path, 
 SECRET_PROBE = """
 import json, sys
 from paxm_core import plugins
-from paxm_core.provider_config import is_secret_key
+from paxm_core.plugins import is_secret_option as is_secret_key
 out = {"secret": is_secret_key("idx_passphrase"), "after_secrets": "idx_secret" in sys.modules}
 spec = plugins.registered_provider_type(" SecretType ")
 out["type"] = getattr(spec, "type", None)
@@ -183,7 +183,7 @@ def _secret_site(site: Path) -> None:
         from paxm_core import hookimpl
         @hookimpl
         def paxm_register_providers(register):
-            from paxm_core.protocols import ConfigKey, ProviderType
+            from paxm_core.api.protocols import ConfigKey, ProviderType
             register(ProviderType("secrettype", lambda name, cfg: None,
                                   config_keys=(ConfigKey("idx_passphrase", secret=True),)))
         """,

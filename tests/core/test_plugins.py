@@ -241,7 +241,7 @@ def test_ctx_exit_codes_from_commands_reach_the_process(tmp_path: Path) -> None:
 SECRET_PROBE = """
 import json
 from paxm_core import plugins
-from paxm_core.provider_config import is_secret_key
+from paxm_core.plugins import is_secret_option as is_secret_key
 spec = plugins.registered_provider_type(" SecretType ")
 print(json.dumps({"secret": is_secret_key("idx_passphrase"), "type": getattr(spec, "type", None),
                   "all": sorted(plugins.registered_provider_types()),
@@ -260,7 +260,7 @@ def test_an_installed_types_secret_keys_and_lookup_reach_config_code(fake_site: 
         from paxm_core import hookimpl
         @hookimpl
         def paxm_register_providers(register):
-            from paxm_core.protocols import ConfigKey, ProviderType
+            from paxm_core.api.protocols import ConfigKey, ProviderType
             register(ProviderType("secrettype", lambda name, cfg: None,
                                   config_keys=(ConfigKey("idx_passphrase", secret=True),)))
         """,

@@ -85,7 +85,7 @@ _OPENERS = {
     "sqlite provider": (
         "from paxm_provider_sqlite.provider import SQLiteProvider\n"
         "from paxm_core import Deadline\n"
-        "from paxm_core.provider_config import ProviderConfig\n"
+        "from paxm_core.api.provider_config import ProviderConfig\n"
         "p = SQLiteProvider('s', ProviderConfig(type='sqlite', path=path)); p.health(Deadline.after(30)); p.close()\n"
     ),
 }

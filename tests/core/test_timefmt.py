@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paxm_core.timefmt import format_time, parse_time
+from paxm_core.api.timefmt import format_time, parse_time
 
 _UTC_TIMES = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59, 999999))
 
@@ -48,7 +48,7 @@ def test_the_fast_path_for_canonical_text_parses_as_the_pattern_does(
 ) -> None:
     # canonical-looking text, in range or not (month 13, hour 24, second 60): the C parse
     # must give the same instant, or fail where the pattern parse fails
-    from paxm_core.timefmt import _parse_rfc3339
+    from paxm_core.api.timefmt import _parse_rfc3339
 
     month, day, hour, minute, second = parts
     text = f"{year:04d}-{month}-{day}T{hour}:{minute}:{second}{fraction}Z"

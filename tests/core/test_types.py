@@ -148,7 +148,7 @@ def test_ref_round_trip_and_tier_normalization() -> None:
 
 def test_the_json_text_keeps_upstreams_key_order_and_omissions() -> None:
     """Byte for byte, as upstream's Go encoder writes it: the stored queue and plugins see this text."""
-    from paxm_core.types import ProviderErrorInfo, ProviderHealth, ProviderRecall
+    from paxm_core.api.types import ProviderErrorInfo, ProviderHealth, ProviderRecall
 
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     item = MemoryItem(

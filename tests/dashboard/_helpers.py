@@ -111,7 +111,7 @@ def _start_daemon(config: Path) -> subprocess.Popen[bytes]:
     (A hook that finds no daemon parks its payload in the inbox and starts one; that path is
     tested with the hooks.  Here each turn must be recalled and recorded the same way.)
     """
-    from paxm_core.errors import PaxmError
+    from paxm_core.api.errors import PaxmError
     from paxm_core.passive.control import send_control
 
     process = subprocess.Popen(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from paxm_core.api.errors import UsageError
 from paxm_core.dashboard.security import allowed_hosts, cookie_name, new_token, parse_addr, tokens_match
-from paxm_core.errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.types import MemoryHit
 from paxm_core.evals.results import CaseResult, Result
 from paxm_core.evals.scoring import aggregate, evaluate_write_contract, score_conversation_write, score_retrieval
 from paxm_core.evals.suite import Case, parse_suite
-from paxm_core.types import MemoryHit
 
 
 def _case(kit: ModuleType, **overrides: Any) -> Case:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paxm_core.errors import UsageError
+from paxm_core.api.errors import UsageError
 from paxm_core.evals.errors import EvalFileError
 from paxm_core.evals.suite import load_suite, parse_suite
 

@@ -267,7 +267,7 @@ def test_hook_commands_installed_before_the_rename_still_run(config_path: Path) 
         # it reached the real client, which started the daemon for this config
         wait_for(lambda: daemon_pid(config_path) and (config_path.parent / "hooks" / "paxm-hook.sock").exists())
     finally:
-        from paxm_core.errors import PaxmError
+        from paxm_core.api.errors import PaxmError
 
         def stopped() -> bool:
             try:

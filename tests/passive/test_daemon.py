@@ -291,8 +291,8 @@ def test_a_recall_stuck_in_a_provider_does_not_keep_the_daemon_alive(tmp_path: P
     stuck.chmod(0o755)
 
     def add_stuck(config: Any) -> None:
+        from paxm_core.api.provider_config import ProviderConfig
         from paxm_core.config.model import RouteConfig
-        from paxm_core.provider_config import ProviderConfig
 
         config.providers["stuck"] = ProviderConfig(type="jsonrpc", enabled=True, command=str(stuck), timeout=60.0)
         for name in ("passive", "passive_initial"):

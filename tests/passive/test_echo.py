@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import json
 
+from paxm_core.api.events import HookEvent, HookMessage
+from paxm_core.api.types import MemoryHit
 from paxm_core.envelope import strip_recall_context, wrap_recall_context
 from paxm_core.passive.compose import compose_write
 from paxm_core.passive.context import passive_recall_block
 from paxm_core.passive.decode import decode_generic
 from paxm_core.passive.echo import drop_recall_tool_exchanges, is_recall_command, strip_event
-from paxm_core.passive.events import HookEvent, HookMessage
-from paxm_core.types import MemoryHit
 
 from .conftest import fixture_bytes
 

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.types import MemoryHit
 from paxm_core.envelope import strip_paxm_blocks, strip_recall_context, wrap_recall_context
 from paxm_core.integration import guard_escaped_envelope
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
-from paxm_core.types import MemoryHit
 
 #: how user text may mention paxm without being one of its blocks (no ``version`` attribute,
 #: a lone tag, an escaped lone tag, a command line)

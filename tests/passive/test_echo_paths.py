@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from paxm_core.api.events import HookEvent
 from paxm_core.config import AgentConfig, Config
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import guard_escaped_envelope
 from paxm_core.passive.compose import compose_write
 from paxm_core.passive.context import identity_block, local_time_block
-from paxm_core.passive.events import HookEvent
 from tests.capture.test_huge_turns import _filler, _flush
 from tests.passive.conftest import memories, run_client, stop_daemon, write_config
 

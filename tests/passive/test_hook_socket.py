@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 from paxm_core.passive.control import daemon_status, send_control
 from paxm_core.passive.daemon import (
     LOG_NAME,

@@ -195,7 +195,7 @@ def test_ownership_gate(tmp_path: Path) -> None:
 
 def test_passive_budget_is_enforced_against_a_hanging_provider(tmp_path: Path) -> None:
     def add_hanging(config: Any) -> None:
-        from paxm_core.provider_config import ProviderConfig
+        from paxm_core.api.provider_config import ProviderConfig
 
         config.providers["stuck"] = ProviderConfig(type="hanging", enabled=True)
         for name in ("passive", "passive_initial"):
@@ -300,7 +300,7 @@ def test_one_shot_drain_closes_its_connection(env: Env) -> None:
 
 def test_a_required_provider_timing_out_still_injects_the_healthy_hits(tmp_path: Path) -> None:
     def add_required_hanging(config: Any) -> None:
-        from paxm_core.provider_config import ProviderConfig
+        from paxm_core.api.provider_config import ProviderConfig
 
         config.providers["stuck"] = ProviderConfig(type="hanging", enabled=True)
         for name in ("passive", "passive_initial"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from paxm_core.passive.events import HookEvent
+from paxm_core.api.events import HookEvent
 from paxm_core.passive.session_state import SessionState, session_key
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

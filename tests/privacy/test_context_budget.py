@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.types import MemoryHit
 from paxm_core.passive.context import DEFAULT_PASSIVE_MAX_CHARS, passive_recall_block
-from paxm_core.types import MemoryHit
 
 CLAUDE_HOOK_CONTEXT_LIMIT = 10_000
 

@@ -106,7 +106,7 @@ def test_a_slow_provider_times_out_without_holding_the_others(make_router: Any) 
 def test_unknown_provider_is_a_config_error(make_router: Any) -> None:
     import pytest
 
-    from paxm_core.errors import ConfigError
+    from paxm_core.api.errors import ConfigError
 
     router = make_router({"local": Store("local", set())})
     with pytest.raises(ConfigError, match="not enabled"):

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paxm_core import MemoryHit
+from paxm_core.api.types import MemoryOrigin, MemoryScope, Provenance
 from paxm_core.attribution import (
     META_AGENT_ID,
     META_SCOPE_ID,
@@ -21,7 +22,6 @@ from paxm_core.attribution import (
 )
 from paxm_core.router import Route, SearchPolicy
 from paxm_core.router.pipeline import _candidate, eligible_hits
-from paxm_core.types import MemoryOrigin, MemoryScope, Provenance
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 WORDS = st.sampled_from(["", "ann", " ann ", "core", "  ", "team", "personal"])

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paxm_core import MemoryHit
+from paxm_core.api.types import Provenance
 from paxm_core.router import ranking
-from paxm_core.types import Provenance
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 VALUES = [0.0, 0.25, 0.5, 0.5, 1.0, 1.5]  # few values, so ties on ranking and score are common

@@ -22,10 +22,10 @@ from paxm_core import (
     UsageError,
     WriteError,
 )
+from paxm_core.api.timefmt import format_time
 from paxm_core.router import PutPolicy, Route, SearchPolicy
 from paxm_core.router.admission import fingerprint
 from paxm_core.session_sequence import SessionSequenceStore
-from paxm_core.timefmt import format_time
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 

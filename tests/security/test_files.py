@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.errors import ConfigError, PaxmError
 from paxm_core.config import load_config, save_config
-from paxm_core.errors import ConfigError, PaxmError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX ownership and modes")
 
@@ -107,7 +107,7 @@ def test_a_provider_path_that_is_not_a_file_is_refused_and_keeps_its_mode(tmp_pa
 
 def _sqlite_provider(path: Path) -> None:
     from paxm_core import Deadline
-    from paxm_core.provider_config import ProviderConfig
+    from paxm_core.api.provider_config import ProviderConfig
     from paxm_provider_sqlite.provider import SQLiteProvider
 
     SQLiteProvider("local", ProviderConfig(type="sqlite", path=str(path))).health(Deadline.after(10))

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from paxm_core.api.errors import UsageError
+from paxm_core.api.protocols import ConfigKey, ProviderType
 from paxm_core.cli.prompts import Option, parse_multi_select
 from paxm_core.config.setup import SetupCatalog, SetupOptions, apply_setup, setup_base_config
-from paxm_core.errors import UsageError
 from paxm_core.install_hints import known_distributions, provider_install_hint
-from paxm_core.protocols import ConfigKey, ProviderType
 
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 #: the numbered lists depend on which plugins are offered: pin them (sqlite, zep, Claude Code)

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.timefmt import format_time
+from paxm_core.api.types import MemoryHit, MemoryRef, ProviderErrorInfo, ProviderRecall
 from paxm_core.config import load_config
 from paxm_core.config.model import RecallProfileConfig, RouteConfig, WriteProfileConfig
 from paxm_core.telemetry import Telemetry, TelemetryError, TelemetrySettings
 from paxm_core.telemetry.metrics import Counter, provider_recall_p95_ms
-from paxm_core.timefmt import format_time
-from paxm_core.types import MemoryHit, MemoryRef, ProviderErrorInfo, ProviderRecall
 
 SECRET_QUERY = "where is the launch code zebra-7781 kept"
 SECRET_TEXT = "launch code zebra-7781 lives in the blue vault"

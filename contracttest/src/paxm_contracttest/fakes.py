@@ -32,8 +32,8 @@ from paxm_core import (
     SearchQuery,
     hookimpl,
 )
+from paxm_core.api.timefmt import parse_time
 from paxm_core.plugins import PaxmPluginManager, get_plugin_manager
-from paxm_core.timefmt import parse_time
 
 
 def _words(text: str) -> set[str]:

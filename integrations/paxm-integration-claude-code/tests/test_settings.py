@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.config.defaults import default_config
-from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
 from paxm_core.json_settings import merge_hook_groups
 from paxm_core.passive.client_command import FAIL_OPEN_GUARD

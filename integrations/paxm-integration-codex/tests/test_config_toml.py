@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import tomlkit
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.config.defaults import default_config
-from paxm_core.errors import IntegrationError
 from paxm_core.integration import InstallContext, client_path, interpreter_path
 from paxm_integration_codex import CodexIntegration, config_toml
 

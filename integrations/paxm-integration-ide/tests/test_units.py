@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.config.defaults import default_config
-from paxm_core.errors import IntegrationError
 from paxm_core.integration import HookResult, InstallContext, Integration, hook_command_line
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_ide import (

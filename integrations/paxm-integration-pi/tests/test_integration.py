@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from paxm_core.api.errors import IntegrationError
 from paxm_core.config import load_config, save_config
-from paxm_core.errors import IntegrationError
 from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TURN_END,

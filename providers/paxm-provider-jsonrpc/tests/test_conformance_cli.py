@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 from paxm_provider_jsonrpc.conformance_cmd import jsonrpc
 
 ROOT = Path(__file__).resolve().parents[3]

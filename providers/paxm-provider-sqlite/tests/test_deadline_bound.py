@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from paxm_core import Deadline, DeadlineExceeded, MemoryItem, ProviderConfig, ProviderError, SearchQuery
-from paxm_core.protocols import CAP_DEADLINE_BOUND, CAP_DELETE, CAP_PUT_BATCH, capabilities_of
+from paxm_core.api.protocols import CAP_DEADLINE_BOUND, CAP_DELETE, CAP_PUT_BATCH, capabilities_of
 from paxm_provider_sqlite.provider import SQLiteProvider
 
 # Far below the 5 s busy timeout and far above scheduling noise on a loaded machine.

@@ -24,7 +24,7 @@ from paxm_core import (
     SupportsTurnBoundaries,
     TurnContext,
 )
-from paxm_core.protocols import Provider
+from paxm_core.api.protocols import Provider
 from paxm_provider_sqlite.provider import SQLiteProvider
 
 NO_LIMIT = Deadline.none()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.hookspecs import hookimpl, lazy_exports
+from paxm_core.api.hookspecs import hookimpl, lazy_exports
 
 if TYPE_CHECKING:
     from paxm_integration_claude_code.integration import ClaudeCodeIntegration

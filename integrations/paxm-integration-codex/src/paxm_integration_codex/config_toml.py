@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # tomlkit is imported by the functions that edit TOML, not wh
     import tomlkit
     from tomlkit.items import InlineTable
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_core.settings_hooks import is_paxm_or_upstream_hook
 from paxm_integration_codex.events import HOOK_TIMEOUT, NATIVE_EVENTS
 

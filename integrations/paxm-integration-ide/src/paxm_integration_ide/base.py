@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import (
     EVENT_USER_INPUT,
     Finding,

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 
 __all__ = ["SERVER_NAME", "check_slot", "is_paxm_server", "paxm_executable", "server_entry", "set_server"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import write_atomic
 from paxm_core.private_files import private_dir
 from paxm_integration_ide.jsonfile import dumps_file, make_parents, read_object, write_object

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_integration_ide.entries import IsOurs, merge_flat, merge_groups
 from paxm_integration_ide.mcp import check_slot, server_entry, set_server
 from paxm_integration_ide.native import JsonEdit

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import IntegrationError
+from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookResult, dumps_compact
 from paxm_integration_ide.base import Binding, IdeIntegration, env_path, home
 from paxm_integration_ide.entries import paxm_commands

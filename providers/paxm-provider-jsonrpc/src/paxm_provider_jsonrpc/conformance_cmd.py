@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from paxm_core.api.errors import PaxmError
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.duration import format_duration, parse_duration
-from paxm_core.errors import PaxmError
-from paxm_core.provider_config import ProviderConfig
 
 __all__ = ["attach", "jsonrpc"]
 

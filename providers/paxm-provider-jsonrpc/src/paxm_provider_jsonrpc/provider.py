@@ -71,11 +71,12 @@ def _configured_secrets(config: ProviderConfig, env: Mapping[str, str]) -> list[
     The same keys paxm redacts in ``config show``: ``api_key`` and secret-looking extra keys,
     plus ``env`` entries whose name looks like a credential (``*_KEY``, ``*TOKEN*`` ...).
     """
-    from paxm_core.provider_config import is_secret_key, resolve_secret
+    from paxm_core import is_secret_option
+    from paxm_core.api.provider_config import resolve_secret
 
     values = [config.api_key]
-    values += [str(v) for k, v in config.extra.items() if is_secret_key(str(k)) and isinstance(v, str)]
-    values += [v for k, v in env.items() if is_secret_key(k)]
+    values += [str(v) for k, v in config.extra.items() if is_secret_option(str(k)) and isinstance(v, str)]
+    values += [v for k, v in env.items() if is_secret_option(k)]
     out: set[str] = set()
     for value in values:
         for candidate in (value, resolve_secret(value)):

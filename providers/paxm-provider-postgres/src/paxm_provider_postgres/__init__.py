@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paxm_core import ProviderConfig, hookimpl
-from paxm_core.protocols import ProviderType
+from paxm_core.api.protocols import ProviderType
 
 CAPABILITIES = frozenset(
     {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "eval_scope_cleanup", "attribution"}

@@ -18,7 +18,7 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
-from paxm_core.timefmt import utcnow
+from paxm_core.api.timefmt import utcnow
 from paxm_provider_postgres.db import Database
 from paxm_provider_postgres.search import RAW_SCORE_KIND, Query, Row, Trace, search, tsvector_text
 from paxm_provider_postgres.settings import Settings, validate

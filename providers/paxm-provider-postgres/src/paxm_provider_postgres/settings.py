@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from paxm_core import ProviderConfig
-from paxm_core.protocols import ConfigKey
-from paxm_core.provider_config import resolve_secret
+from paxm_core.api.protocols import ConfigKey
+from paxm_core.api.provider_config import resolve_secret
 
 __all__ = ["CONFIG_KEYS", "Settings", "validate"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from paxm_core import Deadline, ProviderConfig
-from paxm_core.errors import PaxmError
+from paxm_core.api.errors import PaxmError
 
 __all__ = ["hybrid"]
 

@@ -34,7 +34,7 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
-from paxm_core.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
+from paxm_core.api.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval import Candidate, Request

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 
-from paxm_core.timefmt import format_time, utcnow
+from paxm_core.api.timefmt import format_time, utcnow
 from paxm_provider_sqlite.timestamps import normalize_stamp
 
 __all__ = ["MIGRATIONS", "ensure_analyzer", "migrate"]

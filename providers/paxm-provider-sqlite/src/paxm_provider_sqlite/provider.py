@@ -18,14 +18,14 @@ from paxm_core import (
     SearchQuery,
     normalize_tier,
 )
-from paxm_core.protocols import (
+from paxm_core.api.protocols import (
     CAP_ATTRIBUTION,
     CAP_DEADLINE_BOUND,
     CAP_DELETE,
     CAP_LARGE_BATCHES,
     CAP_PUT_BATCH,
 )
-from paxm_core.timefmt import utcnow
+from paxm_core.api.timefmt import utcnow
 from paxm_provider_sqlite._db import Database
 from paxm_provider_sqlite.attribution import (
     FINGERPRINT,

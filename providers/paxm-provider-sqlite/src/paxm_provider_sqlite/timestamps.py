@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from paxm_core.timefmt import parse_time
+from paxm_core.api.timefmt import parse_time
 
 __all__ = ["normalize_stamp", "parse_stamp", "stamp"]
 

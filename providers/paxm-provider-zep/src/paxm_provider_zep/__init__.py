@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paxm_core import ProviderConfig, hookimpl
-from paxm_core.protocols import ConfigKey, ProviderType
+from paxm_core.api.protocols import ConfigKey, ProviderType
 
 #: config ``search_scope`` values (kept here so validation does not import the SDK mapping)
 SEARCH_SCOPES = ("episodes", "edges", "nodes", "observations", "thread_summaries", "auto")

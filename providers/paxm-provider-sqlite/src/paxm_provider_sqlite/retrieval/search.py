@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from paxm_core import Deadline
-from paxm_core.timefmt import utcnow
+from paxm_core.api.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
 from paxm_provider_sqlite.retrieval.conversation import with_amendment, with_settled_turns
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies

@@ -10,7 +10,7 @@ when its metadata carries a tag written as upstream's Go struct tag (:func:`_jso
 The rules are Go's: an ``omitempty`` field is left out when empty (``""``, ``0``, ``False``,
 an empty map or list, ``None``); a time without ``omitempty`` is Go's ``time.Time``, always
 written (the zero time when unset); a nested value is always written, ``{}`` when empty.
-Times are formatted by :mod:`paxm_core.timefmt`.
+Times are formatted by :mod:`paxm_core.api.timefmt`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from paxm_core.timefmt import ZERO_TIME, format_time, parse_time
+from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
 
 _T = TypeVar("_T")
 

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ProviderConfig", "SECRET_KEYS", "is_secret_key", "resolve_secret"]
+__all__ = ["ProviderConfig", "SECRET_KEYS", "resolve_secret"]
 
 #: Keys whose values are credentials: never printed, never logged.
 SECRET_KEYS = frozenset({"api_key", "token", "password", "secret", "authorization"})
@@ -66,16 +66,3 @@ def resolve_secret(value: str) -> str:
     if value.startswith("${") and value.endswith("}"):
         return os.environ.get(value[2:-1].strip(), "")
     return value
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a provider option named ``key`` holds a credential (never shown, redacted from errors).
-
-    The rule ``paxm config show`` applies: :data:`SECRET_KEYS`, names that look like credentials,
-    and every key an installed provider type declares ``secret`` (read from the plugin index, so
-    no provider plugin is imported for it).
-    """
-    from paxm_core.config.codec import is_secret_key as rule
-    from paxm_core.plugins import declared_secret_keys
-
-    return rule(key, declared_secret_keys())

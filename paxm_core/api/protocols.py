@@ -1,7 +1,7 @@
 """The provider contract: one required protocol and small optional capabilities.
 
 Providers are synchronous and thread-safe; the router runs them on threads and hands each
-call a :class:`~paxm_core.deadline.Deadline`.  Relevance and score are higher-is-better in
+call a :class:`~paxm_core.api.deadline.Deadline`.  Relevance and score are higher-is-better in
 ``[0, 1]``.  Capabilities are ``@runtime_checkable`` protocols; ``isinstance`` only proves a
 method name exists, so the contract suite calls every capability it sees.
 """
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from paxm_core.deadline import Deadline
-    from paxm_core.integration import Integration
-    from paxm_core.provider_config import ProviderConfig
-    from paxm_core.types import MemoryHit, MemoryItem, MemoryRef, SearchQuery
+    from paxm_core.api.deadline import Deadline
+    from paxm_core.api.provider_config import ProviderConfig
+    from paxm_core.api.types import MemoryHit, MemoryItem, MemoryRef, SearchQuery
 
 __all__ = [
     "CAP_ATTRIBUTION",
@@ -32,7 +31,6 @@ __all__ = [
     "DYNAMIC_CAPABILITIES",
     "LOCALITIES",
     "ConfigKey",
-    "Integration",
     "Provider",
     "ProviderFactory",
     "ProviderType",
@@ -55,7 +53,7 @@ CAP_TURN_BOUNDARIES = "turn_boundaries"
 CAP_EVAL_SCOPE = "eval_scope_cleanup"
 CAP_ATTRIBUTION = "attribution"
 #: Declared (through :class:`SupportsCapabilities`) by a provider that runs in-process and
-#: returns from every call by its :class:`~paxm_core.deadline.Deadline` on its own: no blocking
+#: returns from every call by its :class:`~paxm_core.api.deadline.Deadline` on its own: no blocking
 #: I/O without a timeout taken from the deadline, long work interrupted at it (the SQLite
 #: provider's progress handler).  A promise about the provider, kept for compatibility: the
 #: router runs every call on the provider's bulkhead lane whether or not it is declared.
@@ -92,8 +90,8 @@ class Provider(Protocol):
 
         :param query: the text, candidate limit, runtime metadata (never a filter), explicit
             filters and tiers.
-        :param deadline: raise :class:`~paxm_core.errors.DeadlineExceeded` or a
-            :class:`~paxm_core.errors.ProviderError` rather than run past it.
+        :param deadline: raise :class:`~paxm_core.api.errors.DeadlineExceeded` or a
+            :class:`~paxm_core.api.errors.ProviderError` rather than run past it.
         """
         ...
 
@@ -102,7 +100,7 @@ class Provider(Protocol):
         ...
 
     def health(self, deadline: Deadline) -> None:
-        """Return if the provider is usable; raise :class:`~paxm_core.errors.ProviderError` if not."""
+        """Return if the provider is usable; raise :class:`~paxm_core.api.errors.ProviderError` if not."""
         ...
 
 
@@ -273,13 +271,3 @@ class SupportsEnsureTarget(Protocol):
     """
 
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]: ...
-
-
-def __getattr__(name: str) -> Any:
-    # the integration contract brings the hook-event decoders with it; the router and the
-    # providers import this module on every recall, which never touches an integration
-    if name == "Integration":
-        from paxm_core.integration import Integration
-
-        return Integration
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 
-from paxm_core.errors import DeadlineExceeded
+from paxm_core.api.errors import DeadlineExceeded
 
 __all__ = ["Deadline"]
 
@@ -86,7 +86,7 @@ class Deadline:
         return self.remaining() <= 0.0
 
     def check(self, op: str = "operation") -> None:
-        """Raise :class:`~paxm_core.errors.DeadlineExceeded` if cancelled or expired."""
+        """Raise :class:`~paxm_core.api.errors.DeadlineExceeded` if cancelled or expired."""
         if self._cancelled:
             raise DeadlineExceeded(f"{op} cancelled", cancelled=True)
         if self._at is not None and time.monotonic() >= self._at:

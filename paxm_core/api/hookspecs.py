@@ -51,7 +51,7 @@ def paxm_register_integrations(register: Callable[[Any], None]) -> None:
     """Register harness integrations.
 
     :param register: call ``register(integration)`` with an object satisfying
-        :class:`paxm_core.protocols.Integration`.
+        :class:`paxm_core.api.integration.Integration`.
     """
 
 
