@@ -1,9 +1,4 @@
-"""Fixtures for the Codex integration tests.
-
-Every test runs with HOME/XDG/PAXM_*/CODEX_HOME pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (none left: the kit holds them)
-under ``--import-mode=importlib``; the fake model APIs are ``paxm_contracttest.fake_models``.
-"""
+"""Fixtures for the Codex integration tests: the kit's isolated HOME, without Codex's own variables."""
 
 from __future__ import annotations
 
@@ -12,30 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+
 _HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:
+if _HERE not in sys.path:  # the test helpers beside this file, under --import-mode=importlib
     sys.path.insert(0, _HERE)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME, XDG dirs and PAXM_* at a fresh temp dir so no test touches the real home."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in (
-        "PAXM_CONFIG",
-        "PAXM_LOAD_PLUGINS",
-        "PAXM_RAISE_ERRORS",
-        "CODEX_HOME",
-        "PAXM_CODEX_CONFIG",
-        "PAXM_CODEX_BINARY",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    return home
+@pytest.fixture
+def paxm_unset_env() -> tuple[str, ...]:
+    """Codex's variables a developer may have set."""
+    return ("CODEX_HOME", "PAXM_CODEX_CONFIG", "PAXM_CODEX_BINARY")

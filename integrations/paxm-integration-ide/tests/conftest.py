@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+
 _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:  # the test helpers beside this file (ide_golden)
     sys.path.insert(0, _HERE)
@@ -26,15 +28,7 @@ PATH_VARIABLES = (
 )
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME and the XDG dirs at a fresh temp dir so no test touches the real home."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", *PATH_VARIABLES):
-        monkeypatch.delenv(var, raising=False)
-    return home
+@pytest.fixture
+def paxm_unset_env() -> tuple[str, ...]:
+    """The IDE path variables a developer may have set."""
+    return PATH_VARIABLES

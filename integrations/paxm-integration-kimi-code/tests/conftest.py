@@ -1,34 +1,13 @@
-"""Fixtures for the Kimi Code integration tests: an isolated HOME, and the helper dirs on ``sys.path``."""
+"""Fixtures for the Kimi Code integration tests: the kit's isolated HOME, without Kimi Code's own variables."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-_HERE = Path(__file__).parent
-_INTEGRATIONS = _HERE.parents[1]
-# this directory; the Claude sandbox, the OpenCode tests' Recorded and the Cline tests' fake server
-for _path in (
-    _INTEGRATIONS / "paxm-integration-opencode" / "tests",
-    _INTEGRATIONS / "paxm-integration-claude-code" / "tests",
-    _INTEGRATIONS / "paxm-integration-cline" / "tests",
-    _HERE,
-):
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
+from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME, XDG dirs and PAXM_* at a fresh temp dir so no test touches the real home."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", "PAXM_KIMI_CONFIG", "KIMI_CODE_HOME"):
-        monkeypatch.delenv(var, raising=False)
-    return home
+@pytest.fixture
+def paxm_unset_env() -> tuple[str, ...]:
+    """Kimi Code's variables a developer may have set."""
+    return ("PAXM_KIMI_CONFIG", "KIMI_CODE_HOME")

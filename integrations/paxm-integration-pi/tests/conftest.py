@@ -1,9 +1,4 @@
-"""Fixtures for the Pi integration tests (the root ``tests/conftest.py`` isolation, plus helpers).
-
-Every test runs with HOME/XDG/PAXM_* pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (``capture_fixtures`` ...) under
-``--import-mode=importlib``.
-"""
+"""Fixtures for the Pi integration tests: the kit's isolated HOME, without Pi's own variables."""
 
 from __future__ import annotations
 
@@ -12,20 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+
 _HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:
+if _HERE not in sys.path:  # the test helpers beside this file, under --import-mode=importlib
     sys.path.insert(0, _HERE)
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME, XDG dirs and PAXM_* at a fresh temp dir so no test touches the real home."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", "PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR"):
-        monkeypatch.delenv(var, raising=False)
-    return home
+@pytest.fixture
+def paxm_unset_env() -> tuple[str, ...]:
+    """Pi's variables a developer may have set."""
+    return ("PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR")
