@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -16,18 +18,10 @@ from mem0_cloud_fake import Mem0CloudFake  # noqa: E402
 from mem0_fixtures import Mem0Server, start_mem0_server, stop_mem0_server  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME, XDG dirs and PAXM_* at a fresh temp dir so no test touches the real home."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    for var in ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS", "MEM0_API_KEY", "PAXM_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    return home
+@pytest.fixture
+def paxm_unset_env() -> tuple[str, ...]:
+    """Variables a developer may have set that would reach these tests."""
+    return ("MEM0_API_KEY", "PAXM_API_KEY")
 
 
 @pytest.fixture(scope="session")
