@@ -26,7 +26,9 @@ def _remember(config: Path, cwd: Path, *args: str) -> None:
 def test_memory_search_by_project(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     (tmp_path / "home").mkdir(exist_ok=True)
-    config.write_text(f"version: 1\nproviders:\n  sqlite:\n    type: sqlite\n    enabled: true\n    path: {tmp_path}/m.db\n")
+    config.write_text(
+        f"version: 1\nproviders:\n  sqlite:\n    type: sqlite\n    enabled: true\n    path: {tmp_path}/m.db\n"
+    )
     billing, ingest = tmp_path / "billing", tmp_path / "ingest"
     for repo in (billing, ingest):
         (repo / ".git").mkdir(parents=True)
