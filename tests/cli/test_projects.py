@@ -23,7 +23,6 @@ from paxm_core.mcp_server import PaxmTools
 from paxm_core.router.policy import RecallResult
 from paxm_core.tools import Tools
 from paxm_core.types import MemoryHit
-from paxm_core.workspace import visible
 
 PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
 FACT = "The billing service deploys on Tuesdays after the freeze review"
@@ -131,6 +130,7 @@ _SEGMENT = st.text(alphabet="ab0/.-", min_size=0, max_size=4)
 @given(st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join), st.lists(_SEGMENT, max_size=3).map("/".join))
 def test_visible_is_the_sqlite_providers_filter(scope: str, project: str) -> None:
     """The core's rule and the SQLite provider's SQL agree on every pair of paths."""
+    from paxm_core.workspace import visible
     from paxm_provider_sqlite.retrieval.model import Request
     from paxm_provider_sqlite.retrieval.search import filter_clause
 

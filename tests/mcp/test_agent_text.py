@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.client.session import ClientSession
 
-from paxm_core.envelope import render_recall_compact, unguard_memory_text
+from paxm_core.envelope import unguard_memory_text
 from paxm_core.router.policy import RecallResult
 from paxm_core.types import MemoryHit
 
@@ -86,6 +86,8 @@ _TEXT = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_TEXT.filter(str.strip), min_size=1, max_size=4), st.lists(_TEXT, min_size=4, max_size=4))
 def test_compact_text_cannot_be_forged_by_memory_text(texts: list[str], fields: list[str]) -> None:
+    from paxm_core.envelope import render_recall_compact
+
     hits = [
         MemoryHit("sqlite", f"id{i}", text, source=field, metadata={"workspace": field})
         for i, (text, field) in enumerate(zip(texts, fields, strict=False))
