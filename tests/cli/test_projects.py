@@ -141,3 +141,40 @@ def test_visible_is_the_sqlite_providers_filter(scope: str, project: str) -> Non
     conn.execute("INSERT INTO memories VALUES ('', 'ltm', ?)", (json.dumps({"workspace": project}),))
     (count,) = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", args).fetchone()
     assert bool(count) == visible(project.strip(), scope)
+
+
+def _passive_helpers() -> Any:
+    """The passive suite's helpers (real hook client, daemon control), loaded by path."""
+    import importlib.util
+
+    name = "paxm_tests_passive_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "passive" / "conftest.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_hook_captures_follow_the_same_rule(tmp_path: Path) -> None:
+    from paxm_core.passive.control import send_control
+
+    helpers = _passive_helpers()
+    _, billing, ingest = _projects(tmp_path)
+    config = helpers.write_config(tmp_path / "cfg")
+    try:
+        base = {"session_id": "s1", "cwd": str(billing / "src")}
+        prompt = {**base, "prompt": "Decision: billing lints with ruff, ticket pear-8812"}
+        assert helpers.run_client(config, "claude", "user_input", json.dumps(prompt).encode()).returncode == 0
+        stop = {**base, "last_assistant_message": "Noted: ruff for pear-8812."}
+        assert helpers.run_client(config, "claude", "turn_end", json.dumps(stop).encode()).returncode == 0
+        helpers.wait_for(lambda: config.parent.joinpath("hooks", "paxm-hook.sock").exists())
+        report = send_control(config, "flush", params={"seal_open": True})
+        assert report is not None and report["ok"], report
+    finally:
+        helpers.stop_daemon(config)
+    here = paxm(config, billing, "recall", "-q", "pear-8812 ruff")
+    assert "pear-8812" in here.stdout and f"Project: {billing}\n" in here.stdout
+    there = paxm(config, ingest, "recall", "-q", "pear-8812 ruff")
+    assert there.stdout == "No memories found.\n" and f"in other projects: {billing} (" in there.stderr
