@@ -77,12 +77,13 @@ def remember(
         raise UsageError('memory text is required (paxm remember "TEXT", --text TEXT or --stdin)')
     runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
     here = _workspace(runtime)
+    owner = here if project is None else _workspace(runtime, project)
     result = runtime.tools.remember(
         value,
         profile=profile or None,
         source=source,
         session_id=runtime.cli_session_id(here),
-        workspace=None if no_project else (_workspace(runtime, project) if project is not None else here) or None,
+        workspace=None if no_project else owner or None,  # the project rule: docs/projects.md
     )
     if not as_json:
         for name in result.queued:
