@@ -119,6 +119,8 @@ def _check_size(what: str, text: str, limit: int, key: str) -> None:
 
 
 UNKNOWN_AGENT = "unknown"
+#: Most time :meth:`Tools.elsewhere` (the "matches in other projects" hint) may add to a recall.
+_HINT_SECONDS = 1.0
 
 
 def cli_session_id(user_id: str, config_path: str, workspace: str) -> str:
@@ -264,8 +266,8 @@ class Tools:
         ``workspace`` does not see: ``[(project, matches)]``, most matches first.
 
         Asked only when that recall returned fewer than ``limit`` hits (``shown``): a full page
-        is answer enough.  An unscoped search under the active budget, recorded nowhere (it is
-        a hint, not a recall); a failure gives ``[]``.
+        is answer enough.  An unscoped search within at most a second, recorded nowhere (it is
+        a hint, not a recall); a failure gives ``[]``, a partial answer counts what came back.
         """
         from paxm_core.textsafe import scrub_text
         from paxm_core.workspace import memory_project, visible
@@ -278,7 +280,9 @@ class Tools:
             policy = self.search_policy((profile or "").strip() or profiles.default_recall_profile(self.config), limit)
             if shown >= policy.limit > 0:
                 return []
-            policy, budget = self._active_budget(policy)
+            policy, _ = self._active_budget(policy)
+            # a hint never costs a recall more than a second, whatever the providers' latency
+            budget = Deadline.after(min(self.config.limits.deadline_seconds, _HINT_SECONDS))
             result = self.router.search(SearchQuery(text=text), policy, budget)
         except PaxmError as exc:
             partial = getattr(exc, "result", None)

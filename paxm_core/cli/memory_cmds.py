@@ -66,7 +66,7 @@ def remember(
     """Store a memory through a write profile.
 
     The memory belongs to the current project (docs/projects.md): recall from that project, or
-    from a directory above it, finds it; ``--global`` stores it for every project.
+    from a directory above it, finds it; --global stores it for every project.
     """
     if sum((bool(words), text is not None, from_stdin)) > 1:
         raise UsageError("give the memory text once: as arguments, with --text, or with --stdin")
@@ -128,7 +128,7 @@ def recall(
 
     A recall sees the current project's memories and those stored for every project
     (docs/projects.md). When it finds fewer than asked for, it says how many matches other
-    projects hold; ``--project PATH`` or ``--all-projects`` shows them.
+    projects hold; --project PATH or --all-projects shows them.
     """
     if hook_event:
         # Upstream's legacy entry point: the payload on stdin is a user_input hook event of

@@ -104,6 +104,7 @@ class _Unfiltered:
         self.hits = hits
 
     def search(self, query: Any, policy: Any, deadline: Any) -> RecallResult:
+        self.budget = deadline.remaining()
         return RecallResult(query.text, list(self.hits))
 
 
@@ -121,6 +122,8 @@ def test_the_core_applies_the_rule_to_any_provider(tmp_path: Path) -> None:
     assert tools.elsewhere("anything", workspace="/w/billing", limit=10, shown=3) == [("/w/ingest", 1)]
     assert tools.elsewhere("anything", workspace="/w/billing", limit=3, shown=3) == []  # a full page: no hint
     assert tools.elsewhere("anything", workspace="", shown=0) == []
+    tools.elsewhere("anything", workspace="/w/billing")
+    assert tools.router.budget <= 1.0  # type: ignore[attr-defined]  # the hint adds a second at most
 
 
 _SEGMENT = st.text(alphabet="ab0/.-", min_size=0, max_size=4)
