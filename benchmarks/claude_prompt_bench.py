@@ -221,7 +221,7 @@ def main() -> None:
             timeout=300,
         )
         subprocess.run(
-            [PAXM, "--config", str(config), "remember", "--text", ANSWER],
+            [PAXM, "--config", str(config), "remember", "--global", "--text", ANSWER],  # hooks run in another dir
             env=env,
             check=True,
             capture_output=True,

@@ -77,7 +77,7 @@ def measure(harness: Harness, runs: int, memories: int, *, tool: bool = False) -
         box = HarnessBox(Path(tmp) / "hooks", harness, installed)
         bare = HarnessBox(Path(tmp) / "bare", harness, installed)
         box.setup()
-        box.paxm("remember", "--text", "Release branches are named release/<version>.")
+        box.paxm("remember", "--global", "--text", "Release branches are named release/<version>.")  # every project
         if memories > 0:
             seed(box.config, memories)
         try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.types import MemoryHit, Provenance
@@ -38,16 +39,20 @@ __all__ = [
     "ENVELOPE_CLOSE",
     "ENVELOPE_OPEN_PREFIX",
     "NO_MEMORIES",
+    "NO_PROJECT",
+    "age",
     "dumps_json",
     "escape_block_content",
     "escape_block_json",
     "guard_memory_text",
     "header_field",
+    "hit_ref",
     "unguard_memory_text",
     "wrap_block",
     "go_float",
     "recall_json",
     "render_hit_markdown",
+    "render_recall_compact",
     "render_recall_markdown",
     "render_recall_text",
     "strip_paxm_blocks",
@@ -373,18 +378,56 @@ def _provenance(hit: MemoryHit) -> Provenance:
     )
 
 
-def render_hit_markdown(index: int, hit: MemoryHit) -> str:
-    """One hit as upstream prints it: heading, scope, user, agent, scores, source, text."""
+NO_PROJECT = "(none: every project sees it)"
+
+
+def hit_ref(hit: MemoryHit) -> str:
+    """``provider/id``: how ``paxm forget`` names one memory."""
+    return f"{hit.provider}/{hit.id}"
+
+
+def age(when: datetime | None, now: datetime | None = None) -> str:
+    """How long ago ``when`` was, in the largest whole unit (``3 days ago``); ``""`` when unknown."""
+    if when is None:
+        return ""
+    from paxm_core.api.timefmt import utcnow
+
+    moment = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    seconds = int(((now or utcnow()) - moment).total_seconds())
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''} ago"
+    count = seconds // 60
+    return f"{count} minute{'s' if count != 1 else ''} ago"
+
+
+def render_hit_markdown(index: int, hit: MemoryHit, *, verbose: bool = False, now: datetime | None = None) -> str:
+    """One hit as ``paxm recall`` prints it: heading, id (what ``paxm forget`` takes), project,
+    scope, user, agent, when, score, source, text.
+
+    :param verbose: also the relevance and the backend's own raw score (a BM25 value and the
+        like, which means nothing next to the calibrated score without knowing the backend).
+    """
+    from paxm_core.workspace import memory_project
+
     prov = _provenance(hit)
     scope = f"{prov.scope_type}:{prov.scope_id}" if prov.scope_type and prov.scope_id else "unknown"
-    lines = [f"### Memory {index} ({hit.provider})", f"Scope: {scope}"]
+    lines = [f"### Memory {index} ({hit.provider})", f"Id: {hit_ref(hit)}"]
+    lines.append(f"Project: {memory_project(hit.metadata) or NO_PROJECT}")
+    lines.append(f"Scope: {scope}")
     if prov.user_id:
         lines.append(f"User: {prov.user_id}")
     if prov.agent_id:
         lines.append(f"Agent: {prov.agent_id}")
+    if hit.created_at is not None:
+        lines.append(f"Stored: {hit.created_at.strftime('%Y-%m-%d %H:%M')} UTC ({age(hit.created_at, now)})")
     lines.append(f"Score: {hit.score:.4f}")
-    lines.append(f"Relevance: {hit.relevance:.4f}")
-    if hit.raw_score is not None:
+    if verbose:
+        lines.append(f"Relevance: {hit.relevance:.4f}")
+    if verbose and hit.raw_score is not None:
         kind = f" ({hit.raw_score_kind})" if hit.raw_score_kind else ""
         lines.append(f"Raw score: {hit.raw_score:.4f}{kind}")
     if hit.source:
@@ -396,18 +439,42 @@ def render_hit_markdown(index: int, hit: MemoryHit) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_recall_markdown(hits: list[MemoryHit]) -> str:
+def render_recall_markdown(hits: list[MemoryHit], *, verbose: bool = False, now: datetime | None = None) -> str:
     """All hits as Markdown, or ``No memories found.`` (with a trailing newline)."""
     if not hits:
         return NO_MEMORIES + "\n"
-    return "".join(render_hit_markdown(i, hit) for i, hit in enumerate(hits, start=1))
+    return "".join(render_hit_markdown(i, hit, verbose=verbose, now=now) for i, hit in enumerate(hits, start=1))
 
 
-def render_recall_text(result: RecallResult, mode: str = "active") -> str:
+def render_recall_text(
+    result: RecallResult, mode: str = "active", *, verbose: bool = False, now: datetime | None = None
+) -> str:
     """What ``paxm recall`` prints: the envelope around the Markdown, or ``No memories found.``."""
     if not result.hits:
         return NO_MEMORIES + "\n"
-    return wrap_recall_context(mode, render_recall_markdown(result.hits)) + "\n"
+    return wrap_recall_context(mode, render_recall_markdown(result.hits, verbose=verbose, now=now)) + "\n"
+
+
+def render_recall_compact(result: RecallResult, *, now: datetime | None = None) -> str:
+    """What an agent reads from MCP ``paxm_recall``: per memory one header line (id, project,
+    age, source) and its text, in the ``<paxm-recall>`` envelope; no scores, fingerprints or
+    repeated identities.  ``No memories found.`` (in the envelope) when there are none."""
+    from paxm_core.workspace import memory_project
+
+    parts: list[str] = []
+    for index, hit in enumerate(result.hits, start=1):
+        fields = [f"id {hit_ref(hit)}", f"project {memory_project(hit.metadata) or 'none (all projects)'}"]
+        when = age(hit.created_at, now)
+        if when:
+            fields.append(f"stored {when}")
+        if hit.source:
+            fields.append(f"source {hit.source}")
+        head = header_field(f"### Memory {index} ({'; '.join(fields)})")
+        parts.append(head + "\n" + guard_memory_text(hit.text.strip()) + "\n")
+    if result.timed_out or result.provider_errors:
+        failed = ", ".join(sorted({e.provider for e in result.provider_errors})) or "a provider"
+        parts.append(header_field(f"(partial result: {failed} did not answer)") + "\n")
+    return wrap_recall_context("active", "\n".join(parts) if parts else NO_MEMORIES)
 
 
 def recall_json(result: RecallResult, mode: str = "active") -> dict[str, Any]:

@@ -119,6 +119,8 @@ def _check_size(what: str, text: str, limit: int, key: str) -> None:
 
 
 UNKNOWN_AGENT = "unknown"
+#: Most time :meth:`Tools.elsewhere` (the "matches in other projects" hint) may add to a recall.
+_HINT_SECONDS = 1.0
 
 
 def cli_session_id(user_id: str, config_path: str, workspace: str) -> str:
@@ -242,13 +244,57 @@ class Tools:
             if workspace is not None and workspace.strip():
                 meta["workspace"] = workspace.strip()
             search = SearchQuery(text=text, metadata=meta, filters=dict(filters or {}))
+            scope = meta.get("workspace", "")
             if deadline is not None:
-                return self.router.search(search, policy, deadline)
+                return _in_project(self.router.search(search, policy, deadline), scope)
             policy, budget = self._active_budget(policy)
-            return self._excerpt(self.router.search(search, policy, budget))
+            return self._excerpt(_in_project(self.router.search(search, policy, budget), scope))
 
         fields = {"query": text, "profile": profile_name, "source": source, "command": command}
         return self._observed("on_recall", RecallResult, run, started, fields)
+
+    def elsewhere(
+        self,
+        query: str,
+        *,
+        workspace: str,
+        profile: str | None = None,
+        limit: int | None = None,
+        shown: int = 0,
+    ) -> list[tuple[str, int]]:
+        """How many memories matching ``query`` belong to projects a recall scoped to
+        ``workspace`` does not see: ``[(project, matches)]``, most matches first.
+
+        Asked only when that recall returned fewer than ``limit`` hits (``shown``): a full page
+        is answer enough.  An unscoped search within at most a second, recorded nowhere (it is
+        a hint, not a recall); a failure gives ``[]``, a partial answer counts what came back.
+        """
+        from paxm_core.textsafe import scrub_text
+        from paxm_core.workspace import memory_project, visible
+
+        text = scrub_text(query).strip() if isinstance(query, str) else ""
+        scope = workspace.strip()
+        if not text or not scope:
+            return []
+        try:
+            policy = self.search_policy((profile or "").strip() or profiles.default_recall_profile(self.config), limit)
+            if shown >= policy.limit > 0:
+                return []
+            policy, _ = self._active_budget(policy)
+            # a hint never costs a recall more than a second, whatever the providers' latency
+            budget = Deadline.after(min(self.config.limits.deadline_seconds, _HINT_SECONDS))
+            result = self.router.search(SearchQuery(text=text), policy, budget)
+        except PaxmError as exc:
+            partial = getattr(exc, "result", None)
+            if not isinstance(partial, RecallResult):
+                return []
+            result = partial
+        counts: dict[str, int] = {}
+        for hit in result.hits:
+            project = memory_project(hit.metadata)
+            if not visible(project, scope):
+                counts[project] = counts.get(project, 0) + 1
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
     # -- remember ------------------------------------------------------------------------
 
@@ -446,6 +492,22 @@ class Tools:
             getattr(sink, method)(**fields)
         except Exception as exc:  # telemetry never fails an operation
             print(f"paxm telemetry skipped: {exc}", file=sys.stderr)
+
+
+def _in_project(result: RecallResult, scope: str) -> RecallResult:
+    """``result`` without the hits a recall scoped to ``scope`` must not see
+    (:func:`paxm_core.workspace.visible`): the project rule holds for a provider that stores the
+    workspace but does not filter on it."""
+    if not scope:
+        return result
+    from paxm_core.workspace import memory_project, visible
+
+    kept = [hit for hit in result.hits if visible(memory_project(hit.metadata), scope)]
+    if len(kept) == len(result.hits):
+        return result
+    import dataclasses
+
+    return dataclasses.replace(result, hits=kept)
 
 
 def _enqueue(config: Config, item: MemoryItem, profile: str, providers: list[str]) -> None:

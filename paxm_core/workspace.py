@@ -1,4 +1,12 @@
-"""The one rule for "which workspace is this": every caller (CLI, hooks, MCP) uses it.
+"""The one project rule: which project a directory is, and which memories a project sees.
+
+Every path (CLI, MCP, hooks, dashboard) uses it (docs/projects.md):
+
+* a memory belongs to the project it was written in: its ``workspace`` metadata key, set only
+  from trusted context (:func:`resolve_workspace` of the writer's working directory);
+* a recall scoped to a project sees that project's memories, the memories of directories below
+  it, and memories that belong to no project (:func:`visible`); an unscoped recall (``""``,
+  ``paxm recall --all-projects``, the dashboard's default) sees every project.
 
 Memories are scoped by a ``workspace`` metadata key that only trusted context may set.  In the
 default ``project`` mode the workspace is the project root: inside a git repository its top
@@ -15,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 
 __all__ = [
@@ -23,11 +31,17 @@ __all__ = [
     "MODE_PROJECT",
     "MODES",
     "IGNORE_MARKER",
+    "WORKSPACE_KEY",
     "is_ignored",
+    "memory_project",
     "project_root",
     "resolve_workspace",
+    "visible",
     "workspace_mode",
 ]
+
+#: The metadata key that holds a memory's project (upstream's name for it).
+WORKSPACE_KEY = "workspace"
 
 MODE_PROJECT = "project"
 MODE_DIRECTORY = "directory"
@@ -126,6 +140,26 @@ def resolve_workspace(path: str | os.PathLike[str] | None = None, *, mode: str |
     if (mode or _MODE.get()) == MODE_DIRECTORY:
         return directory
     return project_root(directory) or directory
+
+
+def memory_project(metadata: Mapping[str, str]) -> str:
+    """The project a stored memory belongs to (its ``workspace`` metadata); ``""``: none."""
+    value = metadata.get(WORKSPACE_KEY, "")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def visible(project: str, scope: str) -> bool:
+    """Whether a memory of ``project`` is visible to a recall scoped to ``scope``.
+
+    The rule the SQLite provider applies in SQL, for every other provider's hits too: no scope
+    sees everything; a memory without a project is seen from every scope; otherwise the memory's
+    project is the scope itself or a directory below it (``/repo`` sees ``/repo/src``'s memories,
+    stored when the workspace was the exact directory).
+    """
+    if not scope or not project:
+        return True
+    bare = scope.rstrip("/") or scope
+    return project == bare or project.startswith(bare + "/")
 
 
 def is_ignored(directory: str, patterns: list[str] | tuple[str, ...] = ()) -> bool:

@@ -261,6 +261,7 @@ def _api_routes(data: DashboardData, days: int) -> list[Route]:
             request.query_params.get("q", ""),
             profile=request.query_params.get("profile", "").strip(),
             limit=_int_param(request, "limit", 20, low=1, high=100),
+            project=request.query_params.get("project", "").strip(),
         )
 
     return [

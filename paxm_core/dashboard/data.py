@@ -428,28 +428,37 @@ class DashboardData:
 
     # -- memory browser ----------------------------------------------------------------------
 
-    def search_memories(self, query: str, *, profile: str, limit: int) -> dict[str, Any]:
+    def search_memories(self, query: str, *, profile: str, limit: int, project: str = "") -> dict[str, Any]:
         """Search memories through the router with recall profile ``profile``.
 
-        Goes straight to the router, not through ``Tools.recall``: looking at memory in the
-        dashboard is not a recall and must not show up in telemetry as one.
+        ``project`` (a directory, resolved like a working directory) scopes the search by the
+        project rule (docs/projects.md); empty searches every project.  Each hit carries its
+        ``project`` ("" for a memory of every project).  Goes straight to the router, not
+        through ``Tools.recall``: looking at memory in the dashboard is not a recall and must
+        not show up in telemetry as one.
         """
         from paxm_core.api.errors import PaxmError
         from paxm_core.api.types import SearchQuery
+        from paxm_core.workspace import memory_project, resolve_workspace, visible
 
         if not query.strip():
             raise UsageError("q (the search text) is required")
+        scope = resolve_workspace(project, mode=self.config.workspace.effective_mode) if project.strip() else ""
         runtime = self._get_runtime()
         policy = runtime.search_policy(profile or None, limit)
+        search = SearchQuery(text=query.strip(), limit=limit, metadata={"workspace": scope} if scope else {})
         try:
-            result = runtime.router.search(SearchQuery(text=query.strip(), limit=limit), policy)
+            result = runtime.router.search(search, policy)
         except PaxmError as exc:
             partial = getattr(exc, "result", None)
             if partial is None:
                 raise
             result = partial
         out: dict[str, Any] = result.to_json()
+        hits = [hit for hit in result.hits if visible(memory_project(hit.metadata), scope)]
+        out["hits"] = [{**hit.to_json(), "project": memory_project(hit.metadata)} for hit in hits]
         out["profile"] = profile or self._default_recall_profile()
+        out["project"] = scope
         return out
 
     def _get_runtime(self) -> Any:

@@ -120,7 +120,9 @@ def test_remember_then_recall_with_trusted_identity(config: Path) -> None:
             "paxm_remember",
             {"text": "deploys freeze on thursdays", "source": "notes", "metadata": {"topic": "ops"}, "id": "freeze"},
         )
-        recalled = await client.call_tool("paxm_recall", {"query": "when does the staging password rotate", "limit": 5})
+        recalled = await client.call_tool(
+            "paxm_recall", {"query": "when does the staging password rotate", "limit": 5, "format": "json"}
+        )
         recalled_all = await client.call_tool("paxm_recall", {"query": "thursdays freeze deploys"})
         return first, second, recalled, recalled_all
 

@@ -25,20 +25,25 @@ def _hit(**kw: object) -> MemoryHit:
     return MemoryHit(**base)  # type: ignore[arg-type]
 
 
-def test_text_output_matches_upstream_layout() -> None:
+def test_text_output_layout() -> None:
+    """Upstream's layout plus the id ``paxm forget`` takes and the project; the backend's raw
+    score and the relevance only with ``verbose`` (``paxm recall --verbose``)."""
     hits = [
         _hit(
             provenance=Provenance("ann", "codex-ann", "personal", "ann"),
             raw_score=-1.23456,
             raw_score_kind="sqlite_fts_bm25_negated",
             source="cli",
+            metadata={"workspace": "/w/app"},
         ),
         _hit(provider="zep", id="2", text="no source", relevance=1.0, score=1.0, raw_score=0.5),
     ]
-    text = render_recall_text(RecallResult("q", hits))
+    text = render_recall_text(RecallResult("q", hits), verbose=True)
     assert text == (
         '<paxm-recall version="1" mode="active">\n'
         "### Memory 1 (sqlite)\n"
+        "Id: sqlite/1\n"
+        "Project: /w/app\n"
         "Scope: personal:ann\n"
         "User: ann\n"
         "Agent: codex-ann\n"
@@ -50,6 +55,8 @@ def test_text_output_matches_upstream_layout() -> None:
         "use pnpm\n"
         "\n"
         "### Memory 2 (zep)\n"
+        "Id: zep/2\n"
+        "Project: (none: every project sees it)\n"
         "Scope: unknown\n"
         "Score: 1.0000\n"
         "Relevance: 1.0000\n"
@@ -58,6 +65,11 @@ def test_text_output_matches_upstream_layout() -> None:
         "no source\n"
         "</paxm-recall>\n"
     )
+    plain = render_recall_text(RecallResult("q", hits))
+    assert "Raw score" not in plain and "Relevance" not in plain
+    assert plain == text.replace("Relevance: 0.5000\n", "").replace("Relevance: 1.0000\n", "").replace(
+        "Raw score: -1.2346 (sqlite_fts_bm25_negated)\n", ""
+    ).replace("Raw score: 0.5000\n", "")
 
 
 def test_no_hits_prints_no_memories_found() -> None:

@@ -175,7 +175,8 @@ def test_ownership_gate_for_the_plugin(config: Path, settings: Path) -> None:
         ).returncode
         == 0
     )
-    assert paxm(config, "remember", "--text", "the staging database listens on port 5433").returncode == 0
+    # a memory for every project: the hook below runs in another directory (/w) than this CLI call
+    assert paxm(config, "remember", "--global", "--text", "the staging database listens on port 5433").returncode == 0
     payload = json.dumps({"session_id": "s2", "cwd": "/w", "prompt": "which port does the staging database use?"})
     args = ("__hook", "--target", "claude", "--event", "UserPromptSubmit")
     settings_call = paxm(config, *args, stdin=payload)

@@ -187,7 +187,7 @@ function hbars(rows, metric, unit) {
 // ---- views ------------------------------------------------------------------------------
 
 const views = {};
-const state = { recalls: { offset: 0, mode: "all" }, logs: { offset: 0, kind: "", size: PAGE }, queue: { offset: 0, state: "" }, memories: { q: "", profile: "" } };
+const state = { recalls: { offset: 0, mode: "all" }, logs: { offset: 0, kind: "", size: PAGE }, queue: { offset: 0, state: "" }, memories: { q: "", profile: "", project: "" } };
 
 views.overview = async (root) => {
   const days = state.days === undefined ? DEFAULT_DAYS : state.days;
@@ -403,20 +403,22 @@ views.memories = async (root) => {
   const profiles = INFO ? INFO.recall_profiles : [];
   const input = h("input", { type: "search", name: "q", value: st.q, placeholder: "Search your memories…", autofocus: true, size: 40 });
   const prof = h("select", { name: "profile" }, profiles.map((p) => h("option", { value: p, selected: p === (st.profile || INFO.default_recall_profile), text: p })));
+  const proj = h("input", { type: "text", name: "project", value: st.project, placeholder: "all projects", size: 30 });
   const results = h("div", { id: "memory-results" });
-  const form = h("form", { class: "filters", id: "memory-form", onsubmit: (ev) => { ev.preventDefault(); st.q = input.value.trim(); st.profile = prof.value; search(); } },
-    h("label", {}, "Query", input), h("label", {}, "Recall profile", prof), h("button", { type: "submit", class: "primary" }, "Search"));
+  const form = h("form", { class: "filters", id: "memory-form", onsubmit: (ev) => { ev.preventDefault(); st.q = input.value.trim(); st.profile = prof.value; st.project = proj.value.trim(); search(); } },
+    h("label", {}, "Query", input), h("label", {}, "Recall profile", prof), h("label", {}, "Project", proj), h("button", { type: "submit", class: "primary" }, "Search"));
   async function search() {
     if (!st.q) { fill(results, empty("Type what you are looking for; results come from your providers through the router.")); return; }
     fill(results, h("p", { class: "muted", text: "Searching…" }));
     try {
-      const data = await api("/api/memories", { q: st.q, profile: st.profile, limit: 20 });
+      const data = await api("/api/memories", { q: st.q, profile: st.profile, project: st.project, limit: 20 });
       fill(results, 
         (data.provider_errors || []).length ? h("div", { class: "notice bad", text: "Some providers failed: " + data.provider_errors.map((p) => `${p.provider}: ${p.error || p.message || ""}`).join("; ") }) : null,
-        data.hits.length ? h("p", { class: "muted", text: `${data.hits.length} memor${data.hits.length === 1 ? "y" : "ies"} (profile ${data.profile})` }) : empty("No memory matches (the profile's thresholds apply)."),
+        data.hits.length ? h("p", { class: "muted", text: `${data.hits.length} memor${data.hits.length === 1 ? "y" : "ies"} (profile ${data.profile}; ${data.project ? "project " + data.project : "all projects"})` }) : empty("No memory matches (the profile's thresholds apply)."),
         data.hits.map((x) => h("article", { class: "memory", "data-provider": x.provider },
           h("div", { class: "meta" }, pill(x.provider, "kind"), x.tier ? pill(x.tier, "") : null, h("span", { text: `score ${(x.score || 0).toFixed(3)}` }),
             x.created_at ? h("span", { text: when(x.created_at) }) : null, x.source ? h("span", { text: `source ${x.source}` }) : null,
+            h("span", { class: "project", text: x.project ? `project ${x.project}` : "every project" }),
             h("span", { class: "mono", text: x.id })),
           h("div", { class: "text", text: x.text }))));
     } catch (err) { showError(results, err); }
