@@ -69,6 +69,17 @@ def installed_events(config: Any) -> list[str]:
     return enabled_hook_events(config, TARGET, [native.event for native in NATIVE_EVENTS])
 
 
+def _repository_plugin_enabled(path: Path) -> bool:
+    """Whether Codex's config enables the plugin of paxm's repository marketplace (``codex plugin add``)."""
+    try:
+        doc, _ = config_toml.read_config(path)
+    except IntegrationError:
+        return False
+    plugins = doc.get("plugins")
+    entry = plugins.get(plugin.REPOSITORY_PLUGIN_ID) if isinstance(plugins, Mapping) else None
+    return isinstance(entry, Mapping) and entry.get("enabled") is True
+
+
 class CodexIntegration(IntegrationBase):
     """OpenAI Codex CLI: ``config.toml`` hooks (trusted) or the ``paxm-memory`` plugin."""
 
@@ -227,6 +238,11 @@ class CodexIntegration(IntegrationBase):
             report("codex is not on PATH, so the plugin was not installed into Codex")
             for line in manual:
                 report(line)
+            return
+        if _repository_plugin_enabled(config_toml.config_path()):
+            # one plugin owns the hooks: a second copy would capture every turn twice
+            report(f"the {plugin.REPOSITORY_PLUGIN_ID} plugin is installed in Codex: it owns the hooks")
+            self._trust(config_toml.config_path(), report, lambda hook: hook.plugin_id == plugin.REPOSITORY_PLUGIN_ID)
             return
         try:
             self._codex(codex, "plugin", "marketplace", "add", str(dest), ok_if="already")
