@@ -329,8 +329,15 @@ class CodexIntegration(IntegrationBase):
             out.append(f"removing the plugin from Codex failed: {exc}")
             out.extend(manual)
         doc, original = config_toml.read_config(path)
-        if config_toml.drop_state_prefix(doc, f"{plugin.PLUGIN_ID}:") and original is not None:
+        # the trust setup recorded, for the generated plugin or the repository's one
+        dropped = [
+            config_toml.drop_state_prefix(doc, f"{pid}:") for pid in (plugin.PLUGIN_ID, plugin.REPOSITORY_PLUGIN_ID)
+        ]
+        if any(dropped) and original is not None:
             config_toml.write_config(path, doc, original)
+        if dropped[1]:
+            out.append(f"  no longer trusting the {plugin.REPOSITORY_PLUGIN_ID} plugin's hooks")
+            out.append(f"  to remove the plugin itself: codex plugin remove {plugin.REPOSITORY_PLUGIN_ID}")
         return out
 
     def _update_config(self, path: Path, config: Any, wanted: dict[str, config_toml.WantedHook]) -> bool:
