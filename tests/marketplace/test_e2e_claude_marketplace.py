@@ -148,10 +148,11 @@ def test_plugin_without_paxm_tells_the_user_and_never_blocks(box: ToolBox) -> No
         assert run.reply.endswith("[marker-seen]")  # the prompt reached the model
         (start,) = [h for h in run.hooks if h.get("hookEvent") == "SessionStart"]
         hint = json.loads(start["stdout"])["systemMessage"]
-        assert "uv tool install paxm" in hint
+        assert "uv tool install 'paxm[claude-code]'" in hint
         for hook in run.hooks:
             assert hook["hookEvent"] == "SessionStart" or hook.get("stdout", "") == "", hook
         for request in fake.messages():
             text = model_text(request)
             assert_no_garbage(text)
             assert ENVELOPE not in text and "<paxm-session-identity" not in text
+            assert "paxm plugin:" not in text  # the hint is the user's, not the model's

@@ -107,3 +107,26 @@ def test_marketplace_plugin_hooks_trusted_and_a_decision_recalled(box: ToolBox, 
     assert "client.py" not in after_text and "paxm-memory@paxm" not in after_text
     assert f"{PLUGIN_ID}:hooks" not in after_text  # the trust setup recorded is gone
     assert after_text.startswith(original.split("[model_providers.fake]")[0].strip())
+
+
+def test_plugin_without_paxm_never_blocks(box: ToolBox) -> None:
+    """No paxm anywhere, the hooks trusted as ``/hooks`` records it: every hook completes at
+    once and the prompt reaches the model with nothing of paxm's added."""
+    from paxm_integration_codex import config_toml, trust
+
+    assert box.harness_cli("plugin", "marketplace", "add", str(ROOT)).returncode == 0
+    assert box.harness_cli("plugin", "add", PLUGIN_ID).returncode == 0
+    hooks = trust.list_hooks(str(box.installed.binary), box.workspace, env=box.turn_env())
+    doc, original = config_toml.read_config(_config(box))
+    assert len(trust.record_trust(doc, hooks, lambda h: h.plugin_id == PLUGIN_ID)) == 4
+    config_toml.write_config(_config(box), doc, original)
+    marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
+    with box.fake(marker=marker) as fake:
+        run = box.turn(fake, f"Hello, the codename is {marker}.")
+        check_hooks(run, "SessionStart", "UserPromptSubmit", "Stop")
+        assert run.reply.endswith("[marker-seen]")  # the prompt reached the model
+        # SessionStart answered {"systemMessage": ...}, a field of Codex's hook output schema: the
+        # hook "Completed" (a reply Codex rejects makes it "Failed"); `codex exec` does not print it
+        for request in fake.responses():
+            text = input_text(request)
+            assert ENVELOPE not in text and "<paxm-session-identity" not in text and "paxm plugin:" not in text

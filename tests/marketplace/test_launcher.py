@@ -85,10 +85,10 @@ def test_missing_paxm_session_start_tells_the_user_and_exits_0(home: Path) -> No
     assert done.returncode == 0 and done.stderr == ""
     assert time.monotonic() - started < 2
     message = json.loads(done.stdout)["systemMessage"]  # shown to the user, not given to the model
-    assert "uv tool install paxm" in message and "pipx install paxm" in message
+    assert "uv tool install 'paxm[claude-code]'" in message and "pipx install 'paxm[claude-code]'" in message
     assert "paxm setup --yes --agent claude --integration claude-plugin" in message
-    codex = run(home, "hook", "codex", "SessionStart")
-    assert "--agent codex --integration codex-plugin" in json.loads(codex.stdout)["systemMessage"]
+    codex = json.loads(run(home, "hook", "codex", "SessionStart").stdout)["systemMessage"]
+    assert "uv tool install 'paxm[codex]'" in codex and "--agent codex --integration codex-plugin" in codex
 
 
 @pytest.mark.parametrize("event", ["UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"])
@@ -100,7 +100,7 @@ def test_missing_paxm_other_events_print_nothing(home: Path, event: str) -> None
 def test_missing_paxm_mcp_server_fails_with_the_hint(home: Path) -> None:
     done = run(home, "mcp", "claude")
     assert done.returncode == 127 and done.stdout == ""
-    assert "uv tool install paxm" in done.stderr
+    assert "uv tool install 'paxm[claude-code]'" in done.stderr
 
 
 @pytest.mark.parametrize("args", [("hook", "other", "Stop"), ("hook", "claude", "Nonsense"), ("", "", ""), ()])

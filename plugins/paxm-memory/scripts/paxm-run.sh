@@ -76,7 +76,9 @@ run_fail_open() {
 }
 
 missing_hint() {
-  printf '%s' "paxm plugin: the paxm command was not found (looked on PATH, in ~/.local/bin and in the uv tool and pipx directories). Install it with 'uv tool install paxm' (or 'pipx install paxm'), then run 'paxm setup --yes --agent $target --integration $owner'."
+  extra="$target"
+  [ "$target" = claude ] && extra=claude-code
+  printf '%s' "paxm plugin: the paxm command was not found (looked on PATH, in ~/.local/bin and in the uv tool and pipx directories). Install it with: uv tool install 'paxm[$extra]' (or: pipx install 'paxm[$extra]'), then run: paxm setup --yes --agent $target --integration $owner"
 }
 
 if [ "$mode" = mcp ]; then
