@@ -101,6 +101,19 @@ def test_skill_is_shipped_identically_in_the_repository_and_the_plugin() -> None
         assert (SKILL / rel).read_bytes() == (PLUGIN / "skills" / "paxm" / rel).read_bytes(), rel
 
 
+#: the plugins ``paxm setup --integration claude-plugin`` / ``codex-plugin`` generate ship the skill too
+GENERATED_SKILLS = (
+    ROOT / "integrations/paxm-integration-claude-code/src/paxm_integration_claude_code/marketplace/plugins/paxm-claude",
+    ROOT / "integrations/paxm-integration-codex/src/paxm_integration_codex/marketplace/plugins/paxm-memory",
+)
+
+
+@pytest.mark.parametrize("plugin", GENERATED_SKILLS, ids=["claude-plugin", "codex-plugin"])
+def test_generated_plugins_ship_the_same_skill(plugin: Path) -> None:
+    shipped = plugin / "skills" / "paxm" / "SKILL.md"
+    assert shipped.read_bytes() == (SKILL / "SKILL.md").read_bytes()
+
+
 def test_skill_frontmatter_and_what_it_teaches() -> None:
     text = (SKILL / "SKILL.md").read_text(encoding="utf-8")
     head, _, body = text.removeprefix("---\n").partition("\n---\n")
