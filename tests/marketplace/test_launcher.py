@@ -303,3 +303,32 @@ def test_any_home_path_reaches_the_client_unchanged(tmp_path: Path, name: str) -
     assert argv[3] == str(venv / "lib" / "python3.12" / "site-packages" / "paxm_core" / "passive" / "client.py")
     assert argv[-1] == "payload"
     os.unlink(log)
+
+
+# -- nothing anyone may rewrite is run -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("writable", ["python", "client", "client-dir"])
+def test_a_world_writable_interpreter_or_client_is_never_run(home: Path, tmp_path: Path, writable: str) -> None:
+    venv = tmp_path / "venv"
+    log = tmp_path / "argv.log"
+    make_install(venv, log)
+    client = venv / "lib" / "python3.12" / "site-packages" / "paxm_core" / "passive" / "client.py"
+    target = {"python": venv / "bin" / "python", "client": client, "client-dir": client.parent}[writable]
+    target.chmod(target.stat().st_mode | 0o002)
+    done = run(home, "hook", "claude", "UserPromptSubmit", path=f"{venv / 'bin'}:{SYSTEM_PATH}")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert not log.exists()  # nothing was started
+    target.chmod(target.stat().st_mode & ~0o002)
+    assert run(home, "hook", "claude", "UserPromptSubmit", path=f"{venv / 'bin'}:{SYSTEM_PATH}").stdout
+
+
+def test_a_world_writable_paxm_is_never_run(home: Path, tmp_path: Path) -> None:
+    log = tmp_path / "argv.log"
+    paxm = _script(tmp_path / "odd" / "paxm", f"#!/bin/sh\necho ran > {shlex.quote(str(log))}\n")
+    paxm.chmod(0o777)
+    hook = run(home, "hook", "claude", "Stop", path=f"{tmp_path / 'odd'}:{SYSTEM_PATH}")
+    assert (hook.returncode, hook.stdout) == (0, "")
+    mcp = run(home, "mcp", "claude", path=f"{tmp_path / 'odd'}:{SYSTEM_PATH}")
+    assert mcp.returncode == 126 and "writable by every user" in mcp.stderr
+    assert not log.exists()

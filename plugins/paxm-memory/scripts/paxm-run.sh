@@ -67,6 +67,12 @@ find_client() {
   [ -f "$client" ]
 }
 
+# Whether any of the files or directories given can be rewritten by every user (through
+# symlinks): such a file is never run, since another user could put code in it.
+world_writable() {
+  [ -n "$(find -L "$@" -prune -perm -0002 2>/dev/null)" ]
+}
+
 # Run "$@"; print its output only when it succeeded; always exit 0.  The trailing x keeps
 # trailing newlines that $(...) would strip.
 run_fail_open() {
@@ -83,6 +89,10 @@ missing_hint() {
 
 if [ "$mode" = mcp ]; then
   if find_paxm; then
+    if world_writable "$paxm_bin"; then
+      echo "paxm plugin: not starting $paxm_bin: it is writable by every user" >&2
+      exit 126
+    fi
     exec "$paxm_bin" mcp serve --agent "$target"
   fi
   missing_hint >&2
@@ -110,8 +120,10 @@ json=""
 [ "$target" = codex ] && json="--json"
 
 if find_client; then
+  world_writable "$python" "$client" "${client%/*}" && exit 0
   # shellcheck disable=SC2086  # $json is empty or one word
   run_fail_open "$python" -I -S "$client" --target "$target" --event "$event" $json
 fi
+world_writable "$paxm_bin" && exit 0
 # shellcheck disable=SC2086
 run_fail_open "$paxm_bin" __hook --target "$target" --event "$event" $json
