@@ -58,6 +58,7 @@ find_client() {
     esac
     [ -n "$python" ] && [ -x "$python" ] || return 1
   fi
+  world_writable "$python" && exit 0 # never start an interpreter anyone may rewrite
   # a wheel install (uv tool, pipx, a venv): the client sits in that environment's site-packages
   for client in "${bin_dir%/*}"/lib/python3*/site-packages/paxm_core/passive/client.py; do
     [ -f "$client" ] && return 0
@@ -120,7 +121,7 @@ json=""
 [ "$target" = codex ] && json="--json"
 
 if find_client; then
-  world_writable "$python" "$client" "${client%/*}" && exit 0
+  world_writable "$client" "${client%/*}" && exit 0
   # shellcheck disable=SC2086  # $json is empty or one word
   run_fail_open "$python" -I -S "$client" --target "$target" --event "$event" $json
 fi
