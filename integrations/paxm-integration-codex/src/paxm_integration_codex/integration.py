@@ -69,6 +69,17 @@ def installed_events(config: Any) -> list[str]:
     return enabled_hook_events(config, TARGET, [native.event for native in NATIVE_EVENTS])
 
 
+def _repository_plugin_enabled(path: Path) -> bool:
+    """Whether Codex's config enables the plugin of paxm's repository marketplace (``codex plugin add``)."""
+    try:
+        doc, _ = config_toml.read_config(path)
+    except IntegrationError:
+        return False
+    plugins = doc.get("plugins")
+    entry = plugins.get(plugin.REPOSITORY_PLUGIN_ID) if isinstance(plugins, Mapping) else None
+    return isinstance(entry, Mapping) and entry.get("enabled") is True
+
+
 class CodexIntegration(IntegrationBase):
     """OpenAI Codex CLI: ``config.toml`` hooks (trusted) or the ``paxm-memory`` plugin."""
 
@@ -228,6 +239,11 @@ class CodexIntegration(IntegrationBase):
             for line in manual:
                 report(line)
             return
+        if _repository_plugin_enabled(config_toml.config_path()):
+            # one plugin owns the hooks: a second copy would capture every turn twice
+            report(f"the {plugin.REPOSITORY_PLUGIN_ID} plugin is installed in Codex: it owns the hooks")
+            self._trust(config_toml.config_path(), report, lambda hook: hook.plugin_id == plugin.REPOSITORY_PLUGIN_ID)
+            return
         try:
             self._codex(codex, "plugin", "marketplace", "add", str(dest), ok_if="already")
             self._codex(codex, "plugin", "add", plugin.PLUGIN_ID)
@@ -313,8 +329,15 @@ class CodexIntegration(IntegrationBase):
             out.append(f"removing the plugin from Codex failed: {exc}")
             out.extend(manual)
         doc, original = config_toml.read_config(path)
-        if config_toml.drop_state_prefix(doc, f"{plugin.PLUGIN_ID}:") and original is not None:
+        # the trust setup recorded, for the generated plugin or the repository's one
+        dropped = [
+            config_toml.drop_state_prefix(doc, f"{pid}:") for pid in (plugin.PLUGIN_ID, plugin.REPOSITORY_PLUGIN_ID)
+        ]
+        if any(dropped) and original is not None:
             config_toml.write_config(path, doc, original)
+        if dropped[1]:
+            out.append(f"  no longer trusting the {plugin.REPOSITORY_PLUGIN_ID} plugin's hooks")
+            out.append(f"  to remove the plugin itself: codex plugin remove {plugin.REPOSITORY_PLUGIN_ID}")
         return out
 
     def _update_config(self, path: Path, config: Any, wanted: dict[str, config_toml.WantedHook]) -> bool:

@@ -31,6 +31,7 @@ __all__ = [
     "MARKETPLACE_NAME",
     "PLUGIN_ID",
     "PLUGIN_NAME",
+    "REPOSITORY_PLUGIN_ID",
     "fill_launcher",
     "generate_marketplace",
     "generated_dir",
@@ -43,6 +44,10 @@ MARKETPLACE_NAME = "paxm"
 PLUGIN_NAME = "paxm-memory"
 #: how Codex names the installed plugin (``[plugins."<id>"]``, hook trust keys ``<id>:hooks/...``)
 PLUGIN_ID = f"{PLUGIN_NAME}@{MARKETPLACE_NAME}"
+#: the plugin the paxm repository's own marketplace ships (``plugins/paxm-memory`` at the
+#: repository root, installed with ``codex plugin add paxm@paxm-plugins``): when it is installed
+#: it owns the hooks, and setup trusts it instead of installing the generated copy
+REPOSITORY_PLUGIN_ID = "paxm@paxm-plugins"
 _PLUGIN = Path("plugins", PLUGIN_NAME)
 _HOOK_LAUNCHER = _PLUGIN / "hooks" / "paxm-hook.sh"
 _MCP = _PLUGIN / ".mcp.json"
