@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from paxm_core.attribution import CLI_AGENT
 from paxm_core.envelope import dumps_json, recall_json, render_recall_text
 from paxm_core.errors import UsageError
 from paxm_core.textsafe import printable
@@ -50,7 +51,11 @@ def remember(ctx: click.Context, text: str | None, from_stdin: bool, profile: st
         raise UsageError("memory text is required (use --text TEXT or --stdin)")
     runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
     result = runtime.tools.remember(
-        value, profile=profile or None, source=source, session_id=runtime.cli_session_id(_workspace(runtime))
+        value,
+        profile=profile or None,
+        source=source,
+        session_id=runtime.cli_session_id(_workspace(runtime)),
+        agent_name=CLI_AGENT,
     )
     if not as_json:
         for name in result.queued:
