@@ -320,7 +320,7 @@ def _run_matches(run: dict[str, Any], agent: str, provider: str) -> bool:
 def status_cmd(ctx: click.Context, agent: str, provider: str, as_json: bool) -> None:
     """Recent backfill runs, turns done per agent and what the backfill queue still owes.
 
-    ``--agent`` / ``--provider`` (upstream's flags) narrow the report to one harness and one
+    --agent and --provider (upstream's flags) narrow the report to one harness and one
     provider; without them every run is shown.
     """
     from paxm_core.backfill.checkpoint import CheckpointStore
