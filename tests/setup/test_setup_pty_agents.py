@@ -101,7 +101,7 @@ def test_the_agent_list_offers_every_installed_integration_with_detected_ones_ti
     term.send(ENTER)  # sqlite is ticked
     names = sorted(catalog.integrations, key=lambda n: (catalog.agent_priority(n), n))  # setup's order
     last = re.escape(catalog.display_name(names[-1]))
-    screen = term.expect(rf"Agents to connect(.|\n)*{last}")
+    screen = term.expect(rf"Agents to connect[\s\S]*{last}")
     listing = screen[screen.rindex("Agents to connect") :]
     for name in catalog.integrations:
         assert catalog.display_name(name) in listing, (name, listing)
