@@ -92,6 +92,22 @@ def test_every_upstream_agent_name_installs_and_uninstalls_its_integration(confi
     assert f"uninstalled {catalog.display_name(canonical)} passive integration" in gone.stdout
 
 
+def test_an_upstream_config_with_kimi_connects_kimi_code(config: Path, isolated_home: Path) -> None:
+    config.parent.mkdir(parents=True)
+    config.write_text("providers:\n  sqlite: {type: sqlite, enabled: true}\nagents:\n  kimi: {enabled: true}\n")
+    done = paxm(config, "setup", "--yes", "--force", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["integrations"] == {"kimi-code": "installed"}
+    agents = yaml.safe_load(config.read_text())["agents"]
+    assert agents["kimi-code"]["enabled"] is True and "kimi" not in agents
+    toml = isolated_home / ".kimi-code" / "config.toml"
+    assert "--target" in toml.read_text()
+    gone = paxm(config, "uninstall", "--yes")
+    assert gone.returncode == 0, gone.stderr
+    assert re.findall(r"^uninstalled .*$", gone.stdout, flags=re.M) == ["uninstalled Kimi Code passive integration"]
+    assert not toml.exists() or "--target" not in toml.read_text()  # a file paxm created goes with its hooks
+
+
 def test_an_install_hint_never_names_an_installed_distribution() -> None:
     for agent in ("kimi", "kimi-code", "gemini", "cline", "qwen", "copilot", "claude", "codex"):
         hint = integration_install_hint(agent)
