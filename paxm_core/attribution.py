@@ -25,6 +25,7 @@ from paxm_core.api.types import (
 
 __all__ = [
     "ATTRIBUTION_KEYS",
+    "CLI_AGENT",
     "META_AGENT_ID",
     "META_EXPIRES_AT",
     "META_SCOPE_ID",
@@ -35,6 +36,7 @@ __all__ = [
     "META_TURN_ID",
     "META_USER_ID",
     "effective_expires_at",
+    "cli_agent_id",
     "expires_at_for",
     "metadata_expires_at",
     "effective_tier",
@@ -57,6 +59,17 @@ META_SCOPE_ID = "paxm_scope_id"
 META_TIER = "paxm_tier"
 META_EXPIRES_AT = "paxm_expires_at"
 META_SEQUENCE = "sequence"
+
+#: The agent name a write from the command line (``paxm remember``) is made as.  The CLI is not
+#: a harness: its writes say so instead of borrowing the one enabled agent's id (or ``unknown``).
+CLI_AGENT = "cli"
+
+
+def cli_agent_id(user_id: str) -> str:
+    """The agent id of a command-line write: ``cli-<user>`` (``cli`` without a user), as ``<agent>-<user>``."""
+    user = user_id.strip()
+    return f"{CLI_AGENT}-{user}" if user else CLI_AGENT
+
 
 #: The canonical keys the router owns; caller-supplied values are always replaced.
 ATTRIBUTION_KEYS = (META_USER_ID, META_AGENT_ID, META_SESSION_ID, META_TURN_ID, META_SCOPE_TYPE, META_SCOPE_ID)

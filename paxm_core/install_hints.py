@@ -58,8 +58,16 @@ def provider_install_hint(type_name: str) -> str:
 
 def integration_install_hint(agent: str) -> str:
     """How to get the integration for ``agent`` (``""`` when paxm knows no distribution for it)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import distribution as installed
+
     name = agent.strip().lower().replace("_", "-")
-    for distribution in known_distributions():
-        if distribution.startswith("paxm-integration-") and name in distribution.removeprefix("paxm-integration-"):
-            return _hint_for(distribution)
+    for dist in known_distributions():
+        if dist.startswith("paxm-integration-") and name in dist.removeprefix("paxm-integration-"):
+            try:
+                installed(dist)
+            except PackageNotFoundError:
+                return _hint_for(dist)
+            # never advise installing what is installed: it did not load, or serves another name
+            return f"{dist} is installed but does not serve {agent.strip()!r} here; see `paxm plugins`"
     return ""

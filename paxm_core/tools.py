@@ -24,7 +24,7 @@ from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
-from paxm_core.attribution import without_paxm_keys
+from paxm_core.attribution import CLI_AGENT, cli_agent_id, without_paxm_keys
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
 
@@ -150,6 +150,8 @@ def resolve_agent_id(config: Config, agent_name: str = "") -> str:
     agent that has one; anything else (unknown name, several or no candidates) is ``unknown``.
     """
     agent_name = agent_name.strip()
+    if agent_name == CLI_AGENT and CLI_AGENT not in config.agents:
+        return cli_agent_id(config.identity.user_id)  # the command line writes as itself
     if agent_name:
         agent = config.agents.get(agent_name)
         return agent.agent_id if agent is not None and agent.agent_id else UNKNOWN_AGENT

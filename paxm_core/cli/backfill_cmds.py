@@ -296,11 +296,33 @@ def _print_run_report(name: str, report: Any, as_json: bool) -> None:
         click.echo("  stopped at --max-duration: run the same command again to resume")
 
 
+def _status_agent(agent: str) -> str:
+    """``--agent`` as the runs record it: an installed integration's canonical name (aliases too)."""
+    wanted = agent.strip()
+    if not wanted:
+        return ""
+    integration = _plugin_manager().integration(wanted)
+    return str(getattr(integration, "name", "") or wanted.lower()) if integration is not None else wanted.lower()
+
+
+def _run_matches(run: dict[str, Any], agent: str, provider: str) -> bool:
+    if agent and run["agent"] != agent:
+        return False
+    # a run records every provider it wrote to, comma-separated
+    return not provider or provider in str(run["provider"] or "").split(",")
+
+
 @backfill.command("status")
+@click.option("--agent", "agent", default="", metavar="NAME", help="Only this harness's runs and turns (any alias).")
+@click.option("--provider", default="", metavar="NAME", help="Only runs that wrote to this provider instance.")
 @_JSON
 @click.pass_context
-def status_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Recent backfill runs, turns done per agent and what the backfill queue still owes."""
+def status_cmd(ctx: click.Context, agent: str, provider: str, as_json: bool) -> None:
+    """Recent backfill runs, turns done per agent and what the backfill queue still owes.
+
+    --agent and --provider (upstream's flags) narrow the report to one harness and one
+    provider; without them every run is shown.
+    """
     from paxm_core.backfill.checkpoint import CheckpointStore
     from paxm_core.backfill.runner import backfill_dir
     from paxm_core.capture import CaptureQueue
@@ -313,6 +335,10 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
         runs, counts = store.runs(), store.counts()
     finally:
         store.close()
+    agent, provider = _status_agent(agent), provider.strip()
+    runs = [run for run in runs if _run_matches(run, agent, provider)]
+    if agent:
+        counts = {name: by_how for name, by_how in counts.items() if name == agent}
     queue_path = directory / "queue.sqlite"
     queue: dict[str, Any] = {}
     if queue_path.exists():
@@ -322,13 +348,19 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
                 "deliveries": status.deliveries,
                 "owed": q.owed(),
                 "dead": [
-                    {"episode_id": d.episode_id, "provider": d.provider, "error": d.last_error} for d in status.dead
+                    {"episode_id": d.episode_id, "provider": d.provider, "error": d.last_error}
+                    for d in status.dead
+                    if not provider or d.provider == provider
                 ],
             }
     if as_json:
         click.echo(json.dumps({"runs": runs, "turns": counts, "queue": queue}, indent=2))
         return
     if not runs:
+        if agent or provider:
+            wanted = " and ".join(f"{k} {v}" for k, v in (("agent", agent), ("provider", provider)) if v)
+            click.echo(f"no backfill run for {wanted} (`paxm backfill status` shows every run)")
+            return
         click.echo("no backfill has run yet (try `paxm backfill scan --agent claude`)")
         return
     for agent, by_how in sorted(counts.items()):

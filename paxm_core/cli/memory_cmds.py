@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from paxm_core.api.errors import UsageError
+from paxm_core.attribution import CLI_AGENT
 from paxm_core.envelope import dumps_json, recall_json, render_recall_text
 from paxm_core.textsafe import printable
 
@@ -84,6 +85,7 @@ def remember(
         source=source,
         session_id=runtime.cli_session_id(here),
         workspace=None if no_project else owner or None,  # the project rule: docs/projects.md
+        agent_name=CLI_AGENT,
     )
     if not as_json:
         for name in result.queued:

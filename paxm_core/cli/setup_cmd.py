@@ -5,16 +5,24 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from paxm_core.api.errors import IntegrationError, PaxmError
+from paxm_core.api.errors import ConfigError, IntegrationError, PaxmError
 from paxm_core.api.integration import InstallContext
 from paxm_core.config import Config, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
-from paxm_core.config.setup import SetupCatalog, SetupOptions, prepare_setup, setup_finds_config
+from paxm_core.config.setup import (
+    SetupCatalog,
+    SetupOptions,
+    config_load_error,
+    move_config_aside,
+    prepare_setup,
+    setup_finds_config,
+)
 
 if TYPE_CHECKING:
     from paxm_core.cli.prompts import Prompter
@@ -22,8 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["setup"]
 
 NEXT_STEPS = (
-    ('paxm remember --text "..."', "store a memory"),
+    ('paxm remember "..."', "store a memory"),
     ('paxm recall --query "..."', "search memories"),
+    ("paxm mcp serve --agent <name>", "serve the same memory to MCP clients (docs/mcp.md)"),
     ("paxm config doctor", "check provider health"),
 )
 
@@ -63,6 +72,32 @@ def _install_integrations(
         echo(f"{display}: integration installed (owner {owner})")
         results[name] = "installed"
     return results
+
+
+def _remove_disabled(
+    config: Config, selected: list[str], echo: Callable[[str], None], catalog: SetupCatalog
+) -> list[str]:
+    """Remove the hooks this config installed for agents it no longer enables; return those agents.
+
+    An integration's ``uninstall`` removes only hooks that run paxm for this config file (and
+    reports nothing when there were none), so an agent that was never connected is untouched.
+    """
+    removed: list[str] = []
+    for name, integration in catalog.integrations.items():
+        agent = config.agents.get(name)
+        if name in selected or (agent is not None and agent.enabled):
+            continue
+        owner = (agent.integration.owner if agent is not None else "") or OWNER_PAXM
+        display = catalog.display_name(name)
+        try:
+            lines = integration.uninstall(InstallContext(config=config, owner=owner, echo=echo))
+        except Exception as exc:  # the new setup is saved: say what is left, do not fail it
+            echo(f"warning: {display} is no longer enabled but its paxm hooks could not be removed: {exc}")
+            continue
+        if lines:
+            echo(f"{display}: no longer enabled; its paxm hooks were removed")
+            removed.append(name)
+    return removed
 
 
 def _preflight_integrations(config: Config, agents: list[str], catalog: SetupCatalog) -> None:
@@ -137,24 +172,59 @@ def _prompter(terminal: bool, as_json: bool) -> Prompter:
     return TextPrompter(sys.stdin, sys.stderr)
 
 
+@dataclass
+class _Prepared:
+    """What setup is about to apply."""
+
+    config: Config
+    agents: list[str]
+    #: providers enabled before (their set-up step ran when they were enabled)
+    was_enabled: set[str]
+    #: the existing config cannot be read: it is moved aside just before the new one is saved
+    replace_broken: bool = False
+
+
+def _broken_config_error(path: Path, problem: ConfigError) -> ConfigError:
+    text = f"{problem}\nThe config cannot be read, so setup stops here"
+    if "paxm setup --yes --force" in text:  # the loader's message names the way out already
+        return ConfigError(text + ".")
+    return ConfigError(
+        f"{text}: `paxm setup --yes --force` moves it aside (kept as {path.name}.broken-<time>) and writes"
+        " a new one; `paxm uninstall --yes` removes paxm's hooks whatever the config says."
+    )
+
+
 def _ask(
-    path: Path, options: SetupOptions, force: bool, catalog: SetupCatalog, terminal: bool, as_json: bool
-) -> tuple[Config, list[str], set[str]] | None:
+    path: Path,
+    options: SetupOptions,
+    force: bool,
+    catalog: SetupCatalog,
+    terminal: bool,
+    as_json: bool,
+    broken: ConfigError | None,
+) -> _Prepared | None:
     """Ask setup's questions (terminal or piped stdin); ``None`` when the person declines.
 
     Raises :class:`KeyboardInterrupt` on Ctrl-C; nothing has been written by then.
     """
     from paxm_core.cli.setup_flow import ask_setup, summary_lines
-    from paxm_core.config.setup import apply_setup, setup_base_config
+    from paxm_core.config.setup import add_offered_agents, apply_setup, setup_base_config
 
     prompter = _prompter(terminal, as_json)
     existed = setup_finds_config(path)
-    if existed and not force:
+    if broken is not None:
+        prompter.note(f"The config at {path} cannot be read: {broken}")
+        question = f"Move it aside (kept as {path.name}.broken-<time>) and start a new config?"
+        if not prompter.confirm(question, True):
+            return None
+        existed, force = False, True
+    elif existed and not force:
         if not prompter.confirm(f"Update the existing config at {path}?", True):
             return None
         force = True
     was_enabled = _enabled_providers(path, force)
     config = setup_base_config(path, existed, catalog.provider_catalog())
+    add_offered_agents(config, catalog)  # every installed integration is offered, under one name
     answers = ask_setup(prompter, config, catalog, options)
     options.providers = answers.providers
     options.agents = answers.agents
@@ -165,7 +235,7 @@ def _ask(
         prompter.note(line)
     if not prompter.confirm("Apply this setup?", True):
         return None
-    return config, selected_agents, was_enabled
+    return _Prepared(config, selected_agents, was_enabled, replace_broken=broken is not None)
 
 
 def _prepare(
@@ -177,14 +247,19 @@ def _prepare(
     catalog: SetupCatalog,
     terminal: bool,
     as_json: bool,
-) -> tuple[Config, list[str], set[str]] | None:
+) -> _Prepared | None:
     """The new config, the agents to connect and the providers enabled before; ``None`` when cancelled."""
+    broken = config_load_error(path, catalog.provider_catalog())
     try:
         if yes:
+            if broken is not None and not force:
+                raise _broken_config_error(path, broken)
             was_enabled = _enabled_providers(path, force)
-            config, selected_agents, _ = prepare_setup(path, options, force=force, catalog=catalog)
-            return config, selected_agents, was_enabled
-        prepared = _ask(path, options, force, catalog, terminal, as_json)
+            config, selected_agents, _ = prepare_setup(
+                path, options, force=force, catalog=catalog, start_fresh=broken is not None
+            )
+            return _Prepared(config, selected_agents, was_enabled, replace_broken=broken is not None)
+        prepared = _ask(path, options, force, catalog, terminal, as_json, broken)
         if prepared is None:
             click.echo("setup cancelled; nothing was saved")
         return prepared
@@ -195,27 +270,34 @@ def _prepare(
 
 
 def _apply(
-    config: Config,
-    selected_agents: list[str],
-    was_enabled: set[str],
+    prepared: _Prepared,
     providers: tuple[str, ...],
     path: Path,
     catalog: SetupCatalog,
     echo: Callable[[str], None],
-) -> tuple[Path, dict[str, str]]:
-    """Check integrations and providers, save the config, then install the integrations."""
+) -> tuple[Path, dict[str, str], list[str]]:
+    """Check integrations and providers, save the config, install the integrations, remove stale hooks."""
+    config, selected_agents = prepared.config, prepared.agents
     _preflight_integrations(config, selected_agents, catalog)
     # newly enabled providers, and those named with --provider (a re-run re-checks their key)
     named = {p.strip().lower() for p in providers}
-    ensure = [n for n, p in config.providers.items() if p.enabled and (n not in was_enabled or n.lower() in named)]
+    ensure = [
+        n for n, p in config.providers.items() if p.enabled and (n not in prepared.was_enabled or n.lower() in named)
+    ]
     _ensure_targets(config, ensure, echo)
+    if prepared.replace_broken:
+        kept = move_config_aside(path)
+        echo(f"moved the unreadable config aside to {kept} (kept, mode 0600)")
     saved = save_config(config, path)
     echo(f"saved config: {saved}")
     warning = _stop_hook_daemon(saved)
     if warning:
         click.echo(f"warning: config saved but the running hook daemon could not be stopped: {warning}", err=True)
     results = _install_integrations(config, selected_agents, echo, catalog)
-    return saved, results
+    removed = _remove_disabled(config, selected_agents, echo, catalog)
+    if not selected_agents:
+        echo("no agent is connected (none was chosen or detected); connect one with `paxm setup --force --agent NAME`")
+    return saved, results, removed
 
 
 @click.command("setup")
@@ -297,7 +379,6 @@ def setup(
     prepared = _prepare(ctx, path, options, yes, force, catalog, terminal, as_json)
     if prepared is None:
         return
-    config, selected_agents, was_enabled = prepared
 
     messages: list[str] = []
 
@@ -307,12 +388,18 @@ def setup(
         else:
             click.echo(line)
 
-    saved, results = _apply(config, selected_agents, was_enabled, providers, path, catalog, echo)
-    _print_summary(saved, config, selected_agents, results, messages, as_json)
+    saved, results, removed = _apply(prepared, providers, path, catalog, echo)
+    _print_summary(saved, prepared.config, prepared.agents, results, removed, messages, as_json)
 
 
 def _print_summary(
-    saved: Path, config: Config, agents: list[str], results: dict[str, str], messages: list[str], as_json: bool
+    saved: Path,
+    config: Config,
+    agents: list[str],
+    results: dict[str, str],
+    removed: list[str],
+    messages: list[str],
+    as_json: bool,
 ) -> None:
     """The --json summary (with the messages held back), or the next steps to try."""
     if as_json:
@@ -322,6 +409,7 @@ def _print_summary(
             "providers": [n for n, p in config.providers.items() if p.enabled],
             "agents": agents,
             "integrations": results,
+            "removed_hooks": removed,
             "messages": messages,
         }
         click.echo(json.dumps(summary, indent=2))

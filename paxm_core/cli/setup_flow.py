@@ -165,28 +165,25 @@ def _ask_provider_keys(
 
 
 def _agent_options(config: Config, catalog: SetupCatalog) -> tuple[list[Option], set[str]]:
-    from paxm_core.config.setup import agent_order
+    """One option per agent: every installed integration, the detected ones and the file's choices ticked."""
+    from paxm_core.config.setup import agent_order, default_agent_selection, detected_agents
     from paxm_core.install_hints import integration_install_hint
 
+    detected = detected_agents(catalog)
+    chosen = default_agent_selection(config, catalog)
     options: list[Option] = []
     undetected: set[str] = set()
     for name in agent_order(config, catalog):
-        integration = catalog.integrations.get(name)
         display = catalog.display_name(name)
-        if integration is None:
+        if name not in catalog.integrations:
             hint = integration_install_hint(name) or "no integration plugin is installed for it"
             options.append(Option(name, display, disabled=hint))
             continue
-        try:
-            found = integration.detect()
-        except Exception:  # a plugin bug in detection: offer it as undetected
-            found = None
-        enabled = config.agents[name].enabled
-        if found:
+        if name in detected:
             options.append(Option(name, f"{display} (detected)", checked=True))
         else:
             undetected.add(name)
-            options.append(Option(name, f"{display} (not detected on this machine)", checked=enabled))
+            options.append(Option(name, f"{display} (not detected on this machine)", checked=name in chosen))
     return options, undetected
 
 

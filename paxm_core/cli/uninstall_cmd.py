@@ -40,16 +40,67 @@ def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:
 
 def _normalize(name: str, known: list[str], catalog: SetupCatalog) -> str:
     wanted = "-".join(name.strip().lower().replace("_", "-").split())
-    if wanted in known:
-        return wanted
-    canonical = catalog.canonical_agent(wanted)
+    canonical = catalog.canonical_agent(wanted)  # an installed integration's name or alias first
     if canonical:
         return canonical
+    if wanted in known:
+        return wanted
     compact = wanted.replace("-", "")
     for candidate in known:
         if candidate.replace("-", "") == compact:
             return candidate
     raise UsageError(f"unsupported agent {name!r}; expected one of {', '.join(known)}")
+
+
+def _load(path: Path, catalog: SetupCatalog) -> tuple[Config, bool]:
+    """The config and whether it could be read; an unreadable one gives the defaults for ``path``.
+
+    Uninstall must work whatever the file says: the hooks it removes are found by this config
+    file's path, not by its contents, and the file itself is then left as it is.
+    """
+    from paxm_core.api.errors import ConfigError
+    from paxm_core.config import load_config
+    from paxm_core.config.defaults import default_config
+
+    try:
+        return load_config(path, provider_types=catalog.provider_catalog()), True  # missing -> defaults
+    except ConfigError as exc:
+        advice = "" if "paxm setup --yes --force" in str(exc) else " (`paxm setup --yes --force` starts again)"
+        click.echo(
+            f"warning: {exc}\nThe config cannot be read: removing every hook paxm installed for {path};"
+            f" the file is left as it is{advice}.",
+            err=True,
+        )
+        return default_config(path, catalog.provider_catalog()), False
+
+
+def _remove(config: Config, targets: list[str], catalog: SetupCatalog, one: bool) -> tuple[list[str], list[str]]:
+    """Run each target's integration ``uninstall``; (agents whose hooks were removed, failures)."""
+    removed: list[str] = []
+    failures: list[str] = []
+    for name in targets:
+        label = catalog.display_name(name)
+        integration = catalog.integrations.get(name)
+        if integration is None:  # no integration plugin for it: there is nothing paxm could have installed
+            if one:
+                click.echo(f"{label}: disabled; no integration plugin is installed for it, so no hooks were removed")
+            continue
+        agent_config = config.agents.get(name)
+        owner = (agent_config.integration.owner if agent_config is not None else "") or OWNER_PAXM
+        try:
+            lines = integration.uninstall(InstallContext(config=config, owner=owner, echo=click.echo))
+        except PaxmError as exc:
+            failures.append(f"{label}: {exc}")
+            continue
+        except Exception as exc:  # a plugin bug is reported per agent; the others still run
+            failures.append(f"{label}: {type(exc).__name__}: {exc}")
+            continue
+        if lines:
+            click.echo(f"uninstalled {label} passive integration")
+            removed.append(name)
+        elif one:
+            click.echo(f"{label}: no paxm hooks were installed for this config; nothing to remove")
+    return removed, failures
 
 
 def _flush(config_path: Path, *, shutdown: bool) -> str:
@@ -87,16 +138,16 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
 
     Example: paxm uninstall --agent claude --yes
     """
-    from paxm_core.config import config_exists, load_config, resolve_config_path, save_config
-    from paxm_core.config.setup import SetupCatalog
+    from paxm_core.config import config_exists, resolve_config_path
+    from paxm_core.config.setup import SetupCatalog, fold_agent_aliases
     from paxm_core.plugins import get_plugin_manager
 
     state = ctx.find_root().obj
     path = resolve_config_path(getattr(state, "config_path", None))
     has_config = config_exists(path)
     catalog = SetupCatalog.from_plugins(get_plugin_manager())
-    # missing -> defaults (nothing to disable); invalid -> ConfigError
-    config = load_config(path, provider_types=catalog.provider_catalog())
+    config, readable = _load(path, catalog)
+    fold_agent_aliases(config, catalog)  # upstream's ``kimi`` is the ``kimi-code`` integration's agent
     known = _agent_names(config, catalog)
     targets = [_normalize(agent, known, catalog)] if agent.strip() else known
     display = [catalog.display_name(t) for t in targets]
@@ -115,35 +166,27 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     if warning:
         click.echo(f"paxm hook buffer flush skipped: {warning}", err=True)
 
-    if has_config:
-        changed = False
-        for name in targets:
-            agent_config = config.agents.get(name)
-            if agent_config is not None and agent_config.enabled:
-                agent_config.enabled = False
-                changed = True
-        if changed:
-            save_config(config, path)
+    if has_config and readable:
+        _disable(config, targets, path)
 
-    failures: list[str] = []
-    for name, label in zip(targets, display, strict=True):
-        integration = catalog.integrations.get(name)
-        if integration is None:  # no integration plugin for it: there is nothing paxm could have installed
-            if agent.strip():
-                click.echo(f"{label}: disabled; no integration plugin is installed for it, so no hooks were removed")
-            continue
-        agent_config = config.agents.get(name)
-        owner = (agent_config.integration.owner if agent_config is not None else "") or OWNER_PAXM
-        try:
-            integration.uninstall(InstallContext(config=config, owner=owner, echo=click.echo))
-        except PaxmError as exc:
-            failures.append(f"{label}: {exc}")
-            continue
-        except Exception as exc:  # a plugin bug is reported per agent; the others still run
-            failures.append(f"{label}: {type(exc).__name__}: {exc}")
-            continue
-        click.echo(f"uninstalled {label} passive integration")
+    removed, failures = _remove(config, targets, catalog, one=bool(agent.strip()))
     if not agent.strip():
+        if not removed and not failures:
+            click.echo(f"no paxm hooks were installed for {path}; nothing to remove")
         failures.extend(_remove_shared_state(config.hooks_dir))
     if failures:
         raise IntegrationError("uninstall incomplete: " + "; ".join(failures))
+
+
+def _disable(config: Config, targets: list[str], path: Path) -> None:
+    """Mark ``targets`` ``enabled: false`` in the config file (their hook settings stay)."""
+    from paxm_core.config import save_config
+
+    changed = False
+    for name in targets:
+        agent_config = config.agents.get(name)
+        if agent_config is not None and agent_config.enabled:
+            agent_config.enabled = False
+            changed = True
+    if changed:
+        save_config(config, path)

@@ -34,6 +34,13 @@ def config_exists(path: str | Path | None = None) -> bool:
 PARSE_CACHE_NAME = "config-parsed.json"
 
 
+#: what a config that cannot be parsed leaves open (``paxm setup`` and ``paxm uninstall`` say it too)
+_WAY_OUT = (
+    ", or start again with `paxm setup --yes --force` (it moves this file aside, kept);"
+    " `paxm uninstall --yes` removes paxm's hooks whatever the file holds"
+)
+
+
 def read_raw(
     path: Path, *, parse_cache: str | Path | None = None, secret_keys: Callable[[], frozenset[str]] = frozenset
 ) -> Any:
@@ -68,7 +75,7 @@ def read_raw(
             return json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
             raise ConfigError(
-                f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; fix the syntax"
+                f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; fix the syntax{_WAY_OUT}"
             ) from None
         except RecursionError:
             raise ConfigError(f"{path}: invalid JSON: nested too deeply; simplify the file") from None
@@ -85,7 +92,7 @@ def read_raw(
             if isinstance(exc, yaml.constructor.ConstructorError)
             else "fix the syntax (indent with spaces)"
         )
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}; {hint}") from None
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}; {hint}{_WAY_OUT}") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
 

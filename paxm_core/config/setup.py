@@ -43,9 +43,14 @@ if TYPE_CHECKING:
 __all__ = [
     "SetupCatalog",
     "SetupOptions",
+    "add_offered_agents",
     "agent_order",
+    "config_load_error",
+    "default_agent_selection",
+    "detected_agents",
     "instance_name_for_type",
     "apply_setup",
+    "move_config_aside",
     "passive_write_enabled",
     "prepare_setup",
     "provider_config_from_type",
@@ -393,18 +398,14 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
         choices = ", ".join([OWNER_PAXM, *sorted(owners)])
         raise UsageError(f"unsupported setup integration {options.integration!r}; use {choices}")
     plugin_target = owners.get(options.integration, "")
+    add_offered_agents(config, cat)
     previously_enabled = {name: agent.enabled for name, agent in config.agents.items()}
-    _add_integration_agents(config, cat)
     provider_names = provider_order(config, cat)
     agent_names = agent_order(config, cat)
     selected_providers = {n: config.providers[n].enabled for n in provider_names}
-    selected_agents = {n: _agent_selected_by_config(config.agents[n]) for n in agent_names}
-    if not (options.agents or options.agents_chosen):
-        # a setup that names no agent keeps upstream's default (codex) only where an integration
-        # is installed: enabling an agent nothing can connect helps no one (the user's own
-        # choices in the file stand)
-        chosen = agents_enabled_in_file(config)
-        selected_agents = {n: on and (n in chosen or n in cat.integrations) for n, on in selected_agents.items()}
+    # a setup that names no agent selects what the file chose, else the harnesses found here
+    default_agents = default_agent_selection(config, cat)
+    selected_agents = {n: n in default_agents for n in agent_names}
 
     if options.user_id.strip():
         new_user = slug_id(options.user_id)
@@ -574,47 +575,57 @@ def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
 
 
 def prepare_setup(
-    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog
+    path: Path, options: SetupOptions, *, force: bool, catalog: SetupCatalog, start_fresh: bool = False
 ) -> tuple[Config, list[str], bool]:
     """Load the base config for ``path`` and apply ``options``; return (config, agents, existed).
 
-    Raises :class:`ConfigError` when a config exists and ``force`` is false.
+    ``start_fresh`` starts from the built-in defaults whatever the file holds (setup replaces
+    an unreadable config).  Raises :class:`ConfigError` when a config exists and ``force`` is
+    false.
     """
     existed = setup_finds_config(path)
     if existed and not force:
         raise ConfigError(f"config already exists at {path}; use --force to overwrite")
-    config = setup_base_config(path, existed, catalog.provider_catalog())
+    config = setup_base_config(path, existed and not start_fresh, catalog.provider_catalog())
     config, agents = apply_setup(config, options, catalog)
     config.path = path
     return config, agents, existed
 
 
-def agents_enabled_in_file(config: Config) -> set[str]:
-    """Agents the config file itself enables (``agents.<name>.enabled: true``), not the defaults.
+def _file_agents(config: Config) -> dict[str, Any] | None:
+    """The file's own ``agents`` mapping (``None`` when the file has none or cannot be read back).
 
     The file is read by the loader that read the config (:func:`~paxm_core.config.loader.read_raw`:
-    the C parser, the same scalars, alias and duplicate-key checks, JSON for ``.json``) and
-    ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
-    file cannot be read back.
+    the C parser, the same scalars, alias and duplicate-key checks, JSON for ``.json``).
+    Raises :class:`ConfigError` when it cannot be read.
     """
     if not config.exists:
-        return set()
-    from paxm_core.config.codec import decode
+        return None
     from paxm_core.config.loader import read_raw
     from paxm_core.config.paths import legacy_json_path
 
     source = Path(config.path)
     if not source.is_file() and legacy_json_path(source).is_file():
         source = legacy_json_path(source)
+    data = read_raw(source)
+    agents = data.get("agents") if isinstance(data, dict) else None
+    return agents if isinstance(agents, dict) else None
+
+
+def agents_enabled_in_file(config: Config) -> set[str]:
+    """Agents the config file itself enables (``agents.<name>.enabled: true``), not the defaults.
+
+    ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
+    file cannot be read back.
+    """
+    from paxm_core.config.codec import decode
+
     try:
-        data = read_raw(source)
+        agents = _file_agents(config)
     except ConfigError:
         return {name for name, agent in config.agents.items() if agent.enabled}
-    agents = data.get("agents") if isinstance(data, dict) else None
-    if not isinstance(agents, dict):
-        return set()
     chosen = set()
-    for name, agent in agents.items():
+    for name, agent in (agents or {}).items():
         if isinstance(agent, dict) and agent.get("enabled") is not None:
             try:
                 enabled = decode(bool, agent["enabled"], f"agents.{name}.enabled")
@@ -623,3 +634,123 @@ def agents_enabled_in_file(config: Config) -> set[str]:
             if enabled:
                 chosen.add(str(name))
     return chosen
+
+
+def detected_agents(catalog: SetupCatalog) -> set[str]:
+    """The installed integrations whose harness :meth:`~paxm_core.integration.Integration.detect` finds."""
+    found = set()
+    for name, integration in catalog.integrations.items():
+        try:
+            if integration.detect():
+                found.add(name)
+        except Exception:  # a plugin bug in detection: treated as not found
+            continue
+    return found
+
+
+def default_agent_selection(config: Config, catalog: SetupCatalog) -> set[str]:
+    """The agents setup connects when no ``--agent`` names any (the defaults a person accepts).
+
+    A config file with an ``agents`` section keeps its own choices (under their canonical
+    names).  Otherwise (a first setup, or a file without agents) the harnesses detected on
+    this machine whose integration is installed: upstream's default agent is not enabled on a
+    machine that does not have it.
+    """
+    try:
+        has_section = _file_agents(config) is not None
+    except ConfigError:
+        has_section = True  # unreadable raw: agents_enabled_in_file counts every enabled one
+    if has_section:
+        chosen = {catalog.canonical_agent(n) or n for n in agents_enabled_in_file(config)}
+        return {n for n in chosen if n in config.agents and _agent_selected_by_config(config.agents[n])}
+    return detected_agents(catalog) & set(config.agents)
+
+
+def fold_agent_aliases(config: Config, catalog: SetupCatalog) -> None:
+    """Move an ``agents.<alias>`` entry to its integration's canonical name (``kimi`` -> ``kimi-code``).
+
+    Upstream names some agents differently (its ``kimi`` is paxm's ``kimi-code``); its config and
+    the built-in defaults hold upstream's names.  An entry the file itself holds keeps its
+    settings under the canonical name (enabled when either spelling is); one that only the
+    defaults added is dropped, so the integration's own defaults apply.
+    """
+    try:
+        in_file = set(_file_agents(config) or ())
+    except ConfigError:
+        in_file = set(config.agents)
+    for name in list(config.agents):
+        if name in catalog.integrations:
+            continue
+        canonical = catalog.canonical_agent(name)
+        if not canonical or canonical == name:
+            continue
+        entry = config.agents.pop(name)
+        if name not in in_file:
+            continue
+        current = config.agents.get(canonical)
+        if current is None or canonical not in in_file:
+            config.agents[canonical] = entry
+        elif entry.enabled:
+            current.enabled = True
+
+
+def add_offered_agents(config: Config, catalog: SetupCatalog) -> None:
+    """Give every installed integration an ``agents.<name>`` entry, upstream's names folded in.
+
+    After this, ``config.agents`` holds one entry per agent setup offers: every installed
+    integration (by its canonical name) and the configured agents no integration serves.
+    """
+    fold_agent_aliases(config, catalog)
+    _add_integration_agents(config, catalog)
+
+
+def config_load_error(path: Path, provider_types: ProviderCatalog = NO_PROVIDER_TYPES) -> ConfigError | None:
+    """Why the existing config at ``path`` cannot be loaded (``None`` when it loads or is absent)."""
+    if not setup_finds_config(path):
+        return None
+    try:
+        load_config(path, provider_types=provider_types)
+    except ConfigError as exc:
+        return exc
+    return None
+
+
+def _aside_name(source: Path, now: datetime) -> Path:
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = source.with_name(f"{source.name}.broken-{stamp}")
+    counter = 1
+    while target.exists() or target.is_symlink():
+        counter += 1
+        target = source.with_name(f"{source.name}.broken-{stamp}-{counter}")
+    return target
+
+
+def move_config_aside(path: Path, now: datetime | None = None) -> Path:
+    """Keep the config file at ``path`` as ``<name>.broken-<UTC time>`` (mode 0600); return that path.
+
+    The copy is a new file paxm creates (0600, never over an existing one), written and synced
+    before the original is removed, so the old settings are never lost.  A symlink is not
+    followed or moved (paxm did not make it): :class:`ConfigError` says to fix it by hand.
+    """
+    import errno
+    import os
+
+    from paxm_core.config.paths import legacy_json_path
+
+    source = path if (path.is_file() or path.is_symlink()) else legacy_json_path(path)
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{source} is a symlink; paxm does not move it: fix or replace it by hand") from None
+        raise ConfigError(f"{source}: cannot read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
+    target = _aside_name(source, now or datetime.now(UTC))
+    out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(out, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    source.unlink()
+    return target

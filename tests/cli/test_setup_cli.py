@@ -52,6 +52,7 @@ def test_golden_sqlite_codex(cfg: Path) -> None:
     assert f"saved config: {cfg}" in result.stdout
     assert "Codex: integration installed (owner paxm)" in result.stdout  # paxm-integration-codex
     assert result.stdout.rstrip().endswith("paxm config doctor  # check provider health")
+    assert "paxm mcp serve --agent <name>  # serve the same memory to MCP clients" in result.stdout
     assert stat.S_IMODE(cfg.stat().st_mode) == 0o600
     text = cfg.read_text()
     stamps = STAMP.findall(text)

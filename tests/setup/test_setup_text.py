@@ -128,7 +128,9 @@ def test_provider_type_not_in_the_defaults_is_added_from_its_declared_defaults(t
         assert config.write_profiles[profile].scope.id in ("", "alice")
 
 
-def test_a_first_setup_enables_a_default_agent_only_where_its_integration_is_installed(tmp_path: Path) -> None:
+def test_a_first_setup_enables_the_detected_harnesses_whose_integration_is_installed(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     bare = SetupCatalog({}, {"sqlite": _sqlite_type()})
     config = setup_base_config(tmp_path / "config.yaml", False)
     config, agents = apply_setup(config, SetupOptions(providers=["sqlite"]), bare)
@@ -136,6 +138,10 @@ def test_a_first_setup_enables_a_default_agent_only_where_its_integration_is_ins
     from paxm_integration_codex.integration import CodexIntegration
 
     with_codex = SetupCatalog({"codex": CodexIntegration()}, {"sqlite": _sqlite_type()})
+    config = setup_base_config(tmp_path / "config.yaml", False)
+    config, agents = apply_setup(config, SetupOptions(providers=["sqlite"]), with_codex)
+    assert agents == [] and not config.agents["codex"].enabled  # installed, but Codex is not on this machine
+    (isolated_home / ".codex").mkdir()
     config = setup_base_config(tmp_path / "config.yaml", False)
     config, agents = apply_setup(config, SetupOptions(providers=["sqlite"]), with_codex)
     assert agents == ["codex"] and config.agents["codex"].enabled
