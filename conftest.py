@@ -94,6 +94,7 @@ UNIT_SECONDS = {
     "integrations/paxm-integration-qwen-code/tests/test_e2e_qwen.py": 50,
     "providers/paxm-provider-postgres/tests/": 45,
     "tests/backfill/test_parallel.py": 45,
+    "tests/update/test_update_install.py": 130,
     "tests/passive/test_daemon_errors.py": 40,
     "tests/backfill/test_backfill_cli.py": 40,
     "integrations/paxm-integration-codex/tests/test_e2e_codex.py": 40,

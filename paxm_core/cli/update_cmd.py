@@ -131,6 +131,7 @@ def _restart_hook_daemon(prefix: Path, config_path: str | None) -> None:
 )
 @click.option("--extra-index-url", "extra_index_urls", multiple=True, metavar="URL", help="Another index (repeatable).")
 @click.option("--find-links", "find_links", multiple=True, metavar="PATH|URL", help="A directory or page of wheels.")
+@click.option("--no-index", is_flag=True, help="Use no index, only --find-links (passed to pip/uv).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def update(ctx: click.Context, /, **opts: Any) -> None:
@@ -145,8 +146,10 @@ def update(ctx: click.Context, /, **opts: Any) -> None:
     installed = family_distributions()
     if "paxm" not in installed:
         raise PaxmError("paxm's distribution metadata is missing from this environment")
-    index = IndexOptions(opts["index_url"], tuple(opts["extra_index_urls"]), tuple(opts["find_links"]))
-    lookup = opts["index_url"] or default_index()
+    index = IndexOptions(
+        opts["index_url"], tuple(opts["extra_index_urls"]), tuple(opts["find_links"]), opts["no_index"]
+    )
+    lookup = None if index.no_index else (opts["index_url"] or default_index())
     offered = {name: available_versions(name, lookup, index.extra_index_urls, index.find_links) for name in installed}
     target = _choose_target(installed, offered, opts["wanted"], opts["pre"])
     stale = [name for name, ver in installed.items() if ver != target]

@@ -57,10 +57,11 @@ class IndexOptions:
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
+    no_index: bool = False
 
     def args(self) -> list[str]:
         """The flags pip, ``uv pip``, ``uv tool``, ``uv lock`` and ``pipx runpip`` all accept."""
-        out: list[str] = []
+        out: list[str] = ["--no-index"] if self.no_index else []
         if self.index_url:
             out += ["--index-url", self.index_url]
         for url in self.extra_index_urls:

@@ -156,12 +156,15 @@ def default_index() -> str:
 
 
 def available_versions(
-    name: str, index_url: str, extra_index_urls: Iterable[str] = (), find_links: Iterable[str] = ()
+    name: str, index_url: str | None, extra_index_urls: Iterable[str] = (), find_links: Iterable[str] = ()
 ) -> set[str]:
-    """Every version of distribution ``name`` the indexes and find-links locations offer."""
+    """Every version of distribution ``name`` the indexes and find-links locations offer.
+
+    ``index_url`` ``None`` reads no index (``--no-index``: find-links only).
+    """
     canonical = canonical_name(name)
     files: list[str] = []
-    for url in (index_url, *extra_index_urls):
+    for url in ([index_url] if index_url else []) + list(extra_index_urls):
         files += _index_files(url, canonical)
     for location in find_links:
         files += _find_links_files(location)

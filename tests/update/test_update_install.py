@@ -78,6 +78,12 @@ def test_uv_tool_update_reinstalls_the_tool_with_its_companions(tmp_path: Path, 
     python = tools / "paxm" / "bin" / "python"
     assert _versions(python) == dict.fromkeys(DISTS, OLD)
 
+    dry = _run(bins / "paxm", "update", "--dry-run", "--index-url", local_index.url, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines()[0] == f"would update to {NEW} (uv-tool):"
+    assert f"paxm=={NEW} --with paxm-integration-claude-code=={NEW} --with paxm-provider-sqlite=={NEW}" in dry.stdout
+    assert _versions(python) == dict.fromkeys(DISTS, OLD)
+
     done = _run(bins / "paxm", "update", "--index-url", local_index.url, env=env)
     assert done.returncode == 0, done.stderr
     assert "uv tool install" in done.stderr  # the installer that made the environment
