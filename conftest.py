@@ -95,6 +95,8 @@ UNIT_SECONDS = {
     "providers/paxm-provider-postgres/tests/": 45,
     "tests/backfill/test_parallel.py": 45,
     "tests/update/test_update_install.py": 130,
+    "tests/evals/test_locomo_e2e.py": 35,
+    "tests/evals/test_locomo_runner.py": 28,
     "tests/passive/test_daemon_errors.py": 40,
     "tests/backfill/test_backfill_cli.py": 40,
     "integrations/paxm-integration-codex/tests/test_e2e_codex.py": 40,
