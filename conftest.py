@@ -94,7 +94,7 @@ UNIT_SECONDS = {
     "integrations/paxm-integration-qwen-code/tests/test_e2e_qwen.py": 50,
     "providers/paxm-provider-postgres/tests/": 45,
     "tests/backfill/test_parallel.py": 45,
-    "tests/update/test_update_install.py": 130,
+    "tests/update/test_update_install.py": 150,
     "tests/evals/test_locomo_e2e.py": 35,
     "tests/evals/test_locomo_runner.py": 28,
     "tests/passive/test_daemon_errors.py": 40,

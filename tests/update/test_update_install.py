@@ -105,3 +105,26 @@ def test_a_venv_without_pip_or_uv_is_refused_with_the_command_to_run(tmp_path: P
     expected = f"{venv}/bin/python -m pip install --upgrade --index-url {local_index.url} paxm=={NEW}"
     assert expected in done.stderr
     assert _versions(venv / "bin" / "python") == dict.fromkeys(DISTS, OLD)
+
+
+def test_uv_project_update_relocks_and_syncs_the_project(tmp_path: Path, local_index: LocalIndex) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "proj"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
+        'dependencies = ["paxm>=7", "paxm-integration-claude-code>=7"]\n'
+    )
+    env = _env(local_index, UV_PYTHON=sys.executable)
+    olds = [arg for name in DISTS for arg in ("--upgrade-package", f"{name}=={OLD}")]
+    subprocess.run(["uv", "lock", "-q", "--index-url", local_index.url, *olds], cwd=project, env=env, check=True)
+    subprocess.run(["uv", "sync", "-q", "--index-url", local_index.url], cwd=project, env=env, check=True)
+    python = project / ".venv" / "bin" / "python"
+    assert _versions(python) == dict.fromkeys(DISTS, OLD)
+
+    done = _run(project / ".venv" / "bin" / "paxm", "update", "--index-url", local_index.url, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["method"] == "uv-project" and report["updated"] is True
+    assert _versions(python) == dict.fromkeys(DISTS, NEW)
+    lock = (project / "uv.lock").read_text()
+    assert f'name = "paxm"\nversion = "{NEW}"' in lock
