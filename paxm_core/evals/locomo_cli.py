@@ -15,6 +15,9 @@ from paxm_core.errors import PaxmError, UsageError
 
 __all__ = ["cleanup", "locomo"]
 
+#: without a terminal (CI logs, a pipe), a progress line every this many trials
+PROGRESS_EVERY = 25
+
 
 def _arms(value: str) -> tuple[str, ...]:
     from paxm_core.evals.locomo import ARMS
@@ -75,6 +78,8 @@ def _progress(show_bar: bool) -> Any:
             if bar.enabled:
                 bar.close()
             click.echo(f"locomo: {message}", err=True)
+        elif not bar.enabled and done and (done % PROGRESS_EVERY == 0 or done == total):
+            click.echo(f"locomo: {done}/{total} trials", err=True)  # no terminal: a line now and then
         bar.update(done, total)
 
     return bar, report

@@ -113,6 +113,7 @@ def test_three_arms_canary_scoring_and_cleanup_against_the_fake_model(
     done = paxm(*args, "--run-id", "t1", "--manifest-dir", str(runs), "--json", "--output", str(tmp_path / "r.json"))
     assert done.returncode == 0, done.stderr
     assert "locomo: conv-t1: stored 4 turns" in done.stderr
+    assert done.stderr.splitlines()[-1] == "locomo: 6/6 trials"  # not a terminal: a line at the end
     result = json.loads(done.stdout)
     assert json.loads((tmp_path / "r.json").read_text()) == result
     assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o600
