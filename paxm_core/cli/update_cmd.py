@@ -163,7 +163,7 @@ def update(ctx: click.Context, /, **opts: Any) -> None:
         _emit_check(report, opts["as_json"])
         ctx.exit(EXIT_UPDATE_AVAILABLE if report["update_available"] else 0)
     inst = detect_installation(Path(sys.prefix), Path(sys.base_prefix), editable=_paxm_is_editable())
-    plan = plan_update(inst, list(installed), target, index)
+    plan = plan_update(inst, list(installed), target, index, reinstall=bool(opts["force"]) and not moves)
     report.update(
         method=inst.kind,
         prefix=str(inst.prefix),

@@ -160,41 +160,45 @@ def plan_update(
     version: str,
     index: IndexOptions,
     *,
+    reinstall: bool = False,
     which: Callable[[str], str | None] = shutil.which,
 ) -> UpdatePlan:
     """The commands that install ``distributions`` (``paxm`` first) at ``version`` in that environment.
 
-    ``which`` finds ``uv``/``pipx`` (a parameter so tests can say "not installed").
+    ``reinstall`` reinstalls what is already at ``version`` (``--force``); ``which`` finds
+    ``uv``/``pipx`` (a parameter so tests can say "not installed").
     """
     find = which
     reqs = tuple(f"{name}=={version}" for name in distributions)
     idx = index.args()
     inst = installation
     python = _python(inst.prefix)
-    pip_cmd = (python, "-m", "pip", "install", "--upgrade", *idx, *reqs)
+    pip_force = ("--force-reinstall",) if reinstall else ()
+    uv_force = tuple(arg for name in distributions for arg in ("--reinstall-package", name)) if reinstall else ()
+    pip_cmd = (python, "-m", "pip", "install", "--upgrade", *pip_force, *idx, *reqs)
     uv = find("uv")
     kind = inst.kind
     if kind == "uv-tool":
         others = [arg for req in reqs[1:] for arg in ("--with", req)]
         pinned = _receipt_python(inst.prefix)
         python_arg = ("--python", pinned) if pinned else ()
-        cmd = (uv or "uv", "tool", "install", *python_arg, *idx, reqs[0], *others)
+        cmd = (uv or "uv", "tool", "install", *python_arg, *uv_force, *idx, reqs[0], *others)
         return _plan(inst, version, reqs, [cmd], needs=("uv", uv))
     if kind == "pipx":
         pipx = find("pipx")
-        cmd = (pipx or "pipx", "runpip", inst.name, "install", "--upgrade", *idx, *reqs)
+        cmd = (pipx or "pipx", "runpip", inst.name, "install", "--upgrade", *pip_force, *idx, *reqs)
         return _plan(inst, version, reqs, [cmd], needs=("pipx", pipx))
     if kind == "uv-project":
         upgrades = [arg for req in reqs for arg in ("--upgrade-package", req)]
         lock = (uv or "uv", "lock", *idx, *upgrades)
-        sync = (uv or "uv", "sync", "--inexact", *idx)
+        sync = (uv or "uv", "sync", "--inexact", *uv_force, *idx)
         plan = _plan(inst, version, reqs, [lock, sync], needs=("uv", uv), cwd=Path(inst.name))
         note = "uv sync --inexact installs the project's default groups; sync extras you use with your own flags"
         return replace(plan, notes=(note,))
     if kind == "pip-venv" and _has_pip(inst.prefix):
         return _plan(inst, version, reqs, [pip_cmd])
     if kind in ("pip-venv", "uv-venv"):
-        cmd = (uv or "uv", "pip", "install", "--python", python, "--upgrade", *idx, *reqs)
+        cmd = (uv or "uv", "pip", "install", "--python", python, "--upgrade", *uv_force, *idx, *reqs)
         if uv is None and kind == "pip-venv":
             return _plan(inst, version, reqs, [pip_cmd], refused="this venv has no pip and uv is not on PATH")
         return _plan(inst, version, reqs, [cmd], needs=("uv", uv))

@@ -128,6 +128,15 @@ def test_pip_venv_uses_its_own_pip(tmp_path: Path) -> None:
     plan = plan_update(detect_installation(prefix, BASE), ["paxm"], "1.0.0", IndexOptions(), which=lambda _: None)
     assert not plan.refused
     assert plan.commands == ((str(prefix / "bin" / "python"), "-m", "pip", "install", "--upgrade", "paxm==1.0.0"),)
+    forced = plan_update(detect_installation(prefix, BASE), ["paxm"], "1.0.0", IndexOptions(), reinstall=True)
+    assert forced.commands[0][4:6] == ("--upgrade", "--force-reinstall")
+
+
+def test_force_reinstalls_only_paxm_distributions_with_uv(tmp_path: Path) -> None:
+    prefix = _venv(tmp_path / "env", "uv = 0.13.9\n", with_pip=False)
+    inst = detect_installation(prefix, BASE)
+    plan = plan_update(inst, ["paxm", "paxm-provider-zep"], "1.0.0", IndexOptions(), reinstall=True, which=_everything)
+    assert plan.commands[0][6:10] == ("--reinstall-package", "paxm", "--reinstall-package", "paxm-provider-zep")
 
 
 @pytest.mark.parametrize(
