@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from paxm_core.errors import PaxmError
+from paxm_core import PaxmError
 
 __all__ = ["EXIT_REFUSED", "EXIT_UPDATE_AVAILABLE", "family_distributions", "update"]
 

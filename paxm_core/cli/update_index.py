@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
-from paxm_core.errors import PaxmError
+from paxm_core import PaxmError
 
 __all__ = ["DEFAULT_INDEX", "available_versions", "canonical_name", "is_prerelease", "version_key"]
 

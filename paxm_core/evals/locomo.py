@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import PaxmError
+from paxm_core import PaxmError
 from paxm_core.evals.locomo_data import Conversation, Question, memory_rows, normalize_answer, token_f1
 
 if TYPE_CHECKING:
@@ -214,9 +214,7 @@ def _agent_trials(
 
 def _ingest(provider: Any, conversation: Conversation, scope: RunScope) -> int:
     """Store every turn (batches of 50 where the provider takes batches); record the refs."""
-    from paxm_core.deadline import Deadline
-    from paxm_core.protocols import SupportsPutBatch
-    from paxm_core.types import MemoryItem
+    from paxm_core import Deadline, MemoryItem, SupportsPutBatch
 
     items = [
         MemoryItem(text=text, id=dia_id, source="locomo", tier="ltm", metadata=meta)
@@ -241,9 +239,8 @@ def _hit_id(hit: Any) -> str:
 
 
 def _diagnose(provider: Any, conversation_id: str, question: Question, limit: int) -> dict[str, Any]:
-    from paxm_core.deadline import Deadline
+    from paxm_core import Deadline, SearchQuery
     from paxm_core.evals.locomo_data import score_retrieval
-    from paxm_core.types import SearchQuery
 
     base = {
         "conversation_id": conversation_id,
@@ -261,10 +258,9 @@ def _diagnose(provider: Any, conversation_id: str, question: Question, limit: in
 
 def _write_canary(harness: ChatHarness, provider: Any, scope: RunScope) -> None:
     """A turn asking to remember a token, written by the turn_end hook, must reach the store."""
-    from paxm_core.deadline import Deadline
+    from paxm_core import Deadline, SearchQuery
     from paxm_core.evals.locomo_harness import AgentRequest
     from paxm_core.evals.locomo_scope import sanitize_scope_id
-    from paxm_core.types import SearchQuery
 
     canary = "PAXM_EVAL_WRITE_" + sanitize_scope_id(scope.run_dir.name)
     prompt = f"Remember this exact token for later: {canary}. Reply with exactly STORED."

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from paxm_core.errors import PaxmError, UsageError
+from paxm_core import PaxmError, UsageError
 
 __all__ = ["cleanup", "locomo"]
 

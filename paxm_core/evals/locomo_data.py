@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.errors import UsageError
+from paxm_core import UsageError
 
 __all__ = [
     "Conversation",

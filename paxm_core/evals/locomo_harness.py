@@ -28,7 +28,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import PaxmError
+from paxm_core import PaxmError
 
 if TYPE_CHECKING:
     from paxm_core.evals.locomo_scope import RunScope

@@ -27,11 +27,11 @@ import os
 import shutil
 import stat
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.errors import PaxmError, UsageError
-from paxm_core.timefmt import utcnow
+from paxm_core import PaxmError, UsageError
 
 if TYPE_CHECKING:
     from paxm_core.config import Config
@@ -67,7 +67,7 @@ def sanitize_scope_id(value: str) -> str:
 
 
 def _now() -> str:
-    return utcnow().isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paxm_core.errors import UsageError
+from paxm_core import UsageError
 from paxm_core.evals.locomo import aggregate_retrieval, aggregate_trials, question_prompt
 from paxm_core.evals.locomo_data import load_locomo, memory_rows, normalize_answer, score_retrieval, token_f1
 

@@ -9,14 +9,13 @@ from typing import Any
 import pytest
 
 from paxm_contracttest.fake_models.chat_tools import FakeChat
+from paxm_core import ProviderConfig, UsageError
 from paxm_core.config import default_config
-from paxm_core.errors import UsageError
 from paxm_core.evals.locomo import LocomoOptions, run_locomo
 from paxm_core.evals.locomo_data import load_locomo
 from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
 from paxm_core.evals.locomo_scope import prepare_scope
 from paxm_core.plugins import installed_provider_catalog
-from paxm_core.provider_config import ProviderConfig
 from tests.evals.test_locomo_e2e import dataset
 
 

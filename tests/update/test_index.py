@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from paxm_core import PaxmError
 from paxm_core.cli.update_cmd import _choose_target
 from paxm_core.cli.update_index import available_versions, canonical_name, is_prerelease, version_key
-from paxm_core.errors import PaxmError
 
 PAGES: dict[str, tuple[str, str]] = {
     "/simple/paxm/": (
