@@ -97,7 +97,13 @@ def run_locomo(
     opts: LocomoOptions,
     progress: Progress | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Run the eval; return ``(result JSON, errors)`` (errors: conversations that could not run)."""
+    """Run the eval; return ``(result JSON, errors)`` (errors: conversations that could not run).
+
+    A provider that cannot be isolated is a :class:`UsageError` before anything runs.
+    """
+    from paxm_core.evals.locomo_scope import check_provider
+
+    check_provider(config, opts.provider)  # once, not once per conversation
     started = time.monotonic()
     plan = _selected(conversations, opts.max_questions)
     total = sum(len(qs) for _, qs in plan) * (0 if opts.retrieval_only else len(opts.arms))

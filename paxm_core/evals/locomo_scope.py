@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVAL_AGENT",
     "RunScope",
+    "check_provider",
     "clean_runs",
     "default_manifest_dir",
     "prepare_scope",
@@ -144,14 +145,8 @@ def _run_config(config: Config, provider_name: str, run_dir: Path) -> Config:
     return cfg
 
 
-def prepare_scope(config: Config, provider_name: str, run_id: str, manifest_dir: Path, keep_memory: bool) -> RunScope:
-    """Create the run directory, its config and a ``running`` manifest; refuse what cannot be isolated."""
-    from paxm_core.config import save_config
-    from paxm_core.private_files import private_dir
-
-    scope_id = sanitize_scope_id(run_id)
-    if not scope_id:
-        raise UsageError("eval run id is required")
+def check_provider(config: Config, provider_name: str) -> str:
+    """The type of provider ``provider_name`` if a run can isolate it; else a :class:`UsageError`."""
     provider = config.providers.get(provider_name)
     if provider is None or not provider.enabled:
         raise UsageError(f"eval provider {provider_name!r} is not enabled in the config")
@@ -160,6 +155,18 @@ def prepare_scope(config: Config, provider_name: str, run_id: str, manifest_dir:
             f"provider type {provider.type!r} has no eval isolation in paxm: the LoCoMo eval runs on a "
             f"{' or '.join(FILE_BACKED_TYPES)} provider, whose store it creates inside the run directory"
         )
+    return provider.type
+
+
+def prepare_scope(config: Config, provider_name: str, run_id: str, manifest_dir: Path, keep_memory: bool) -> RunScope:
+    """Create the run directory, its config and a ``running`` manifest; refuse what cannot be isolated."""
+    from paxm_core.config import save_config
+    from paxm_core.private_files import private_dir
+
+    scope_id = sanitize_scope_id(run_id)
+    if not scope_id:
+        raise UsageError("eval run id is required")
+    provider_type = check_provider(config, provider_name)
     manifest_dir = Path(os.path.abspath(manifest_dir))  # the run config's paths must not depend on the cwd
     private_dir(manifest_dir)
     run_dir = manifest_dir / scope_id
@@ -172,7 +179,7 @@ def prepare_scope(config: Config, provider_name: str, run_id: str, manifest_dir:
         "version": 1,
         "run_id": scope_id,
         "provider": provider_name,
-        "provider_type": provider.type,
+        "provider_type": provider_type,
         "remote_scope": "paxm-eval-" + scope_id,
         "status": RUNNING,
         "created_at": now,

@@ -249,6 +249,6 @@ def test_retrieval_only_needs_no_model_and_refusals(tmp_path: Path) -> None:
     )
     assert bad_arm.returncode == 1 and "unsupported eval arm 'x'" in bad_arm.stderr
     other = paxm("eval", "locomo", "--dataset", data, "--retrieval-only", "--provider", "zep", "--manifest-dir", runs)
-    assert other.returncode == 1 and "'zep' is not enabled" in other.stderr
+    assert other.returncode == 1 and other.stderr == "Error: eval provider 'zep' is not enabled in the config\n"
     needs = paxm("eval", "cleanup")
     assert needs.returncode == 1 and "requires --run ID or --stale" in needs.stderr
