@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from paxm_contracttest.fake_models.chat_tools import FakeChat
 from paxm_core import ProviderConfig, UsageError
@@ -14,7 +16,7 @@ from paxm_core.config import default_config
 from paxm_core.evals.locomo import LocomoOptions, run_locomo
 from paxm_core.evals.locomo_data import load_locomo
 from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
-from paxm_core.evals.locomo_scope import prepare_scope
+from paxm_core.evals.locomo_scope import clean_runs, prepare_scope, sanitize_scope_id
 from paxm_core.plugins import installed_provider_catalog
 from tests.evals.test_locomo_e2e import dataset
 
@@ -66,3 +68,23 @@ def test_providers_without_file_isolation_and_existing_runs_are_refused(tmp_path
     assert list(run_config["providers"]) == ["sqlite"]
     assert run_config["providers"]["sqlite"]["path"] == str(tmp_path / "runs" / "r1" / "memory.sqlite")
     assert list(run_config["agents"]) == ["paxm-eval"]
+
+
+@given(st.text(max_size=60))
+def test_a_run_id_never_leaves_the_manifest_directory(raw: str) -> None:
+    scope_id = sanitize_scope_id(raw)
+    assert all(ch.isalnum() or ch in "-_" for ch in scope_id)
+    assert not scope_id.startswith("-") and not scope_id.endswith("-")
+    root = Path("/runs")
+    if scope_id:
+        assert (root / scope_id).parent == root  # no separator, no "..": one directory below the root
+
+
+def test_cleanup_of_a_traversing_run_id_stays_inside(tmp_path: Path) -> None:
+    outside = tmp_path / "victim"
+    outside.mkdir()
+    (outside / "manifest.json").write_text(json.dumps({"version": 1, "run_id": "victim"}))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    cleaned, errors = clean_runs(runs, "../victim", stale=False)
+    assert (cleaned, errors) == ([], []) and (outside / "manifest.json").exists()
