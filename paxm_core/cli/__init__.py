@@ -38,6 +38,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("paxm_core.cli.eval_cmds", "eval_group"),
     "version": ("paxm_core.cli.version_cmd", "version"),
     "help": ("paxm_core.cli.help_cmd", "help_cmd"),
+    "update": ("paxm_core.cli.update_cmd", "update"),
     "__hook": ("paxm_core.cli.hook_cmds", "hook"),
     "__hook-daemon": ("paxm_core.cli.hook_cmds", "hook_daemon"),
     "__hook-control": ("paxm_core.cli.hook_cmds", "hook_control"),

@@ -1,4 +1,5 @@
-"""``paxm eval``: run eval suites (``eval run``) and provider conformance checks (``eval provider``)."""
+"""``paxm eval``: eval suites (``eval run``), provider conformance checks (``eval provider``), LoCoMo
+(``eval locomo``) and the removal of LoCoMo run directories (``eval cleanup``)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ from paxm_core.api.errors import UsageError
 __all__ = ["eval_group"]
 
 #: subcommands that live in other modules: name -> (module, attribute)
-_LAZY_SUBCOMMANDS = {"provider": ("paxm_core.cli.eval_provider", "provider")}
+_LAZY_SUBCOMMANDS = {
+    "provider": ("paxm_core.cli.eval_provider", "provider"),
+    "locomo": ("paxm_core.evals.locomo_cli", "locomo"),
+    "cleanup": ("paxm_core.evals.locomo_cli", "cleanup"),
+}
 
 
 class _EvalGroup(click.Group):
-    """``paxm eval``; ``provider`` is imported only when used."""
+    """``paxm eval``; ``provider``, ``locomo`` and ``cleanup`` are imported only when used."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         from paxm_core.cli import _module_exists

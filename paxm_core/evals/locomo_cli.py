@@ -1,0 +1,239 @@
+"""``paxm eval locomo`` and ``paxm eval cleanup`` (registered lazily by :mod:`paxm_core.cli.eval_cmds`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paxm_core.api.errors import PaxmError, UsageError
+
+__all__ = ["cleanup", "locomo"]
+
+#: without a terminal (CI logs, a pipe), a progress line every this many trials
+PROGRESS_EVERY = 25
+
+
+def _arms(value: str) -> tuple[str, ...]:
+    from paxm_core.evals.locomo import ARMS
+
+    arms: list[str] = []
+    for item in value.split(","):
+        arm = item.strip()
+        if arm not in ARMS:
+            raise UsageError(f"unsupported eval arm {item!r} (choose from {', '.join(ARMS)})")
+        if arm not in arms:
+            arms.append(arm)
+    if not arms:
+        raise UsageError("at least one eval arm is required")
+    return tuple(arms)
+
+
+def _seconds(value: str, flag: str) -> float:
+    from paxm_core.duration import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def _user_config(config_path: str | None) -> Any:
+    """The user's config (``--config``/default), or the built-in one when there is none yet."""
+    from paxm_core.config import config_exists, default_config, load_config
+    from paxm_core.plugins import installed_provider_catalog
+
+    catalog = installed_provider_catalog()
+    if config_exists(config_path):
+        return load_config(config_path, provider_types=catalog)
+    return default_config(config_path, catalog)
+
+
+def _validate(opts: dict[str, Any]) -> None:
+    if opts["retrieval_only"]:
+        if opts["limit"] <= 0:
+            raise UsageError("--limit must be positive")
+        return
+    if not opts["base_url"] or not opts["model"]:
+        raise UsageError("the LoCoMo agent eval needs --base-url URL and --model NAME (or --retrieval-only)")
+    if opts["max_questions"] <= 0 and not opts["all_questions"]:
+        raise UsageError("the LoCoMo agent eval makes paid model calls; choose --max-questions N or pass --all")
+    if opts["max_questions"] < 0 or not 0 < opts["match_threshold"] <= 1 or opts["limit"] <= 0:
+        raise UsageError("invalid LoCoMo eval limits (--max-questions >= 0, 0 < --match-threshold <= 1, --limit > 0)")
+
+
+def _progress(show_bar: bool) -> Any:
+    """Progress on stderr: a line per conversation step, and the bar on a terminal."""
+    from paxm_core.progress import progress as progress_bar
+
+    bar = progress_bar("locomo", 0, show=show_bar)
+
+    def report(message: str, done: int, total: int) -> None:
+        if message.endswith(" turns"):  # a conversation is stored: one line, above the bar
+            if bar.enabled:
+                bar.close()
+            click.echo(f"locomo: {message}", err=True)
+        elif not bar.enabled and done and (done % PROGRESS_EVERY == 0 or done == total):
+            click.echo(f"locomo: {done}/{total} trials", err=True)  # no terminal: a line now and then
+        bar.update(done, total)
+
+    return bar, report
+
+
+@click.command("locomo")
+@click.option("--dataset", "dataset_path", required=True, metavar="PATH", help="Your copy of LoCoMo's locomo10.json.")
+@click.option(
+    "--base-url", default="", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+)
+@click.option("--model", default="", metavar="NAME", help="Model name sent to the endpoint (recorded in the result).")
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    metavar="VAR",
+    help="Environment variable with the key.",
+)
+@click.option("--provider", "provider_name", default="sqlite", show_default=True, help="Configured provider to use.")
+@click.option("--arms", default="control,passive,active", show_default=True, help="Comma-separated arms to run.")
+@click.option("--max-questions", default=0, type=int, help="Ask at most N questions in all (paid calls).")
+@click.option("--all", "all_questions", is_flag=True, help="Ask every eligible question.")
+@click.option("--match-threshold", default=0.5, show_default=True, type=float, help="Token F1 for a matched answer.")
+@click.option("--limit", default=10, show_default=True, type=int, help="Hits per question in the retrieval diagnostic.")
+@click.option("--timeout", default="3m", show_default=True, help="Timeout of each model call.")
+@click.option("--settle", default="0s", show_default=True, help="Wait after storing the turns before asking.")
+@click.option("--input-price", default=0.0, type=float, help="USD per million input tokens (when usage has no cost).")
+@click.option("--output-price", default=0.0, type=float, help="USD per million output tokens.")
+@click.option("--retrieval-only", is_flag=True, help="Only the retrieval diagnostic: no model calls.")
+@click.option("--keep-memory", is_flag=True, help="Keep the run directories (remove them with eval cleanup).")
+@click.option("--run-id", default="", help="Run id (default: a new one); run directories are <id>-<conversation>.")
+@click.option("--manifest-dir", default="", metavar="DIR", help="Run directories (default <data dir>/eval-runs).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
+@click.pass_context
+def locomo(ctx: click.Context, /, **opts: Any) -> None:
+    """Ask LoCoMo's questions through an agent with no memory, passive memory and active memory.
+
+    Stores each conversation of your LoCoMo file in an isolated run directory, scores retrieval
+    of the evidence turns per category, checks the passive write path with a canary, then asks
+    every question in each arm against the OpenAI-compatible endpoint you name: token F1,
+    exact match, lift over control, tokens and cost.  Exits 1 if any trial failed to run.
+    """
+    from paxm_core.evals.locomo import LocomoOptions, run_locomo
+    from paxm_core.evals.locomo_data import load_locomo
+    from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
+    from paxm_core.evals.locomo_scope import default_manifest_dir
+
+    _validate(opts)
+    arms = _arms(opts["arms"])
+    timeout, settle = _seconds(opts["timeout"], "--timeout"), _seconds(opts["settle"], "--settle")
+    config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
+    conversations = load_locomo(opts["dataset_path"])
+    harness = None
+    if not opts["retrieval_only"]:
+        key = os.environ.get(opts["api_key_env"], "") if opts["api_key_env"] else ""
+        endpoint = ChatEndpoint(opts["base_url"], opts["model"], api_key=key, timeout=timeout)
+        harness = ChatHarness(endpoint, input_price=opts["input_price"], output_price=opts["output_price"])
+    run_opts = LocomoOptions(
+        provider=opts["provider_name"],
+        run_id=opts["run_id"] or time.strftime("locomo-%Y%m%dT%H%M%S") + f"-{os.getpid()}",
+        manifest_dir=Path(opts["manifest_dir"]).expanduser() if opts["manifest_dir"] else default_manifest_dir(),
+        arms=arms,
+        max_questions=0 if opts["all_questions"] else opts["max_questions"],
+        match_threshold=opts["match_threshold"],
+        limit=opts["limit"],
+        keep_memory=opts["keep_memory"],
+        settle=settle,
+        retrieval_only=opts["retrieval_only"],
+    )
+    bar, report = _progress(show_bar=not opts["as_json"] and sys.stderr.isatty())
+    with bar:
+        result, errors = run_locomo(conversations, config, harness, run_opts, report)
+    if opts["output_path"]:
+        from paxm_core.cli.eval_cmds import _write_private
+
+        _write_private(Path(opts["output_path"]).expanduser(), json.dumps(result, indent=2) + "\n")
+    if opts["as_json"]:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(_report(result), nl=False)
+    for error in errors:
+        click.echo(f"locomo: {error}", err=True)
+    _exit_status(result, errors)
+
+
+def _exit_status(result: dict[str, Any], errors: list[str]) -> None:
+    if errors:
+        raise PaxmError(f"LoCoMo eval failed for {len(errors)} conversation(s)")
+    for summary in result.get("summaries", []):
+        if summary["errors"]:
+            raise PaxmError(f"LoCoMo agent eval {summary['arm']} arm had {summary['errors']} execution errors")
+    if result.get("execution_failed"):
+        raise PaxmError(f"LoCoMo eval execution failed for {result['execution_failed']} questions")
+
+
+def _retrieval_lines(diag: dict[str, Any]) -> list[str]:
+    lines = [
+        f"  retrieval ({diag['provider']}): {diag['passed']}/{diag['question_count']} passed  "
+        f"recall@k {diag['recall_at_k']:.3f}  precision@k {diag['precision_at_k']:.3f}  mrr {diag['mrr']:.3f}"
+    ]
+    for cat in diag["categories"]:
+        lines.append(
+            f"    category {cat['category']}: {cat['passed']}/{cat['questions']}  recall@k {cat['recall_at_k']:.3f}  "
+            f"precision@k {cat['precision_at_k']:.3f}  mrr {cat['mrr']:.3f}"
+        )
+    return lines
+
+
+def _report(result: dict[str, Any]) -> str:
+    if result["benchmark"] != "locomo-agent":
+        return "\n".join([f"paxm eval: {result['benchmark']} ({result['provider']})", *_retrieval_lines(result)]) + "\n"
+    lines = [
+        f"paxm eval: {result['benchmark']}  agent={result['agent']}  provider={result['provider']}  "
+        f"model={result['model']}",
+        f"  agent write canary: {str(result['write_canary']).lower()}",
+        f"  questions: {result['question_count']}  trials: {result['trial_count']}  "
+        f"duration: {result['duration_ms'] / 1000:.1f}s",
+    ]
+    for s in result["summaries"]:
+        lines.append(
+            f"  {s['arm']:<7} accuracy {s['accuracy'] * 100:.1f}%  mean-f1 {s['mean_f1']:.3f}  "
+            f"exact {s['exact_match'] * 100:.1f}%  recall-used {s['recall_used']}/{s['trials']}  "
+            f"useful {s['useful_recall_rate'] * 100:.1f}%  errors {s['errors']}  "
+            f"tokens {s['input_tokens']}/{s['output_tokens']}  cost ${s['cost']:.4f}"
+        )
+    lift = [f"{arm} {result[arm + '_lift'] * 100:+.1f}pp" for arm in ("passive", "active") if arm + "_lift" in result]
+    if lift:
+        lines.append("  memory lift: " + "  ".join(lift))
+    lines += _retrieval_lines(result["retrieval"])
+    return "\n".join(lines) + "\n"
+
+
+@click.command("cleanup")
+@click.option("--run", "run_id", default="", metavar="ID", help="A run id, or its prefix: every conversation of it.")
+@click.option("--stale", is_flag=True, help="Every run left behind that is neither cleaned nor kept.")
+@click.option("--manifest-dir", default="", metavar="DIR", help="Run directories (default <data dir>/eval-runs).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"cleaned": [...], "errors": [...]}.')
+def cleanup(run_id: str, stale: bool, manifest_dir: str, as_json: bool) -> None:
+    """Remove eval run directories (memories, config, manifest) that a LoCoMo run left behind.
+
+    ``--run ID`` also removes runs kept with ``--keep-memory``.  Exits 1 when nothing matched
+    or a run could not be removed.
+    """
+    from paxm_core.evals.locomo_scope import clean_runs, default_manifest_dir
+
+    directory = Path(manifest_dir).expanduser() if manifest_dir else default_manifest_dir()
+    cleaned, errors = clean_runs(directory, run_id, stale)
+    if as_json:
+        click.echo(json.dumps({"cleaned": cleaned, "errors": errors}, indent=2))
+    else:
+        for name in cleaned:
+            click.echo(f"cleaned eval run: {name}")
+    if errors:
+        raise PaxmError("; ".join(errors))
+    if not cleaned:
+        raise PaxmError("no matching eval runs required cleanup")
