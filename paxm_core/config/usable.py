@@ -53,7 +53,7 @@ def _no_provider_cause(config: Config) -> tuple[str, str]:
 
 
 def no_provider_message(config: Config) -> str:
-    """Why no provider is enabled, and the fix (recall's and remember's error when none is)."""
+    """Why no provider is enabled, and the fix (recall's error when none is)."""
     cause, fix = _no_provider_cause(config)
     return f"{cause}; {fix} (`paxm config doctor` checks the whole config)"
 

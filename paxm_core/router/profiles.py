@@ -87,7 +87,6 @@ def put_policy(config: Config, name: str | None = None) -> PutPolicy:
     a positive ``expires_after`` and an ``ltm`` profile must not set one.
     """
     name = (name or "").strip() or "default"
-    _require_a_provider(config)
     profile = config.write_profiles.get(name)
     if profile is None:
         known = ", ".join(sorted(config.write_profiles)) or "none"
