@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,43 @@ def test_an_unreadable_event_stays_in_the_copy_and_the_rest_is_imported(cfg: Pat
     rows = json.loads(paxm(cfg, "config", "doctor", "--json").stdout)
     (row,) = [r for r in rows if r.get("subject") == "upstream-queue"]
     assert "imported 2" in row["message"] and "1 unreadable" in row["message"], row
+
+
+def test_the_hook_daemon_starts_on_upstream_s_queue_and_delivers_old_and_new_turns(tmp_path: Path) -> None:
+    """The passive path end to end: real daemon, real hook client, upstream's queue at the default path."""
+    from paxm_core.config import load_config, save_config
+    from paxm_core.passive.control import send_control
+
+    path = tmp_path / "cfg" / "config.yaml"
+    path.parent.mkdir(mode=0o700)
+    config = load_config(path)
+    config.providers["sqlite"].path = str(path.parent / "memory.sqlite")
+    config.agents["claude"].enabled = True
+    save_config(config, path)
+    build_upstream_queue(path.parent / "hooks" / "capture.sqlite")
+    client = Path(__file__).resolve().parents[2] / "paxm_core" / "passive" / "client.py"
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        sock, started = path.parent / "hooks" / "paxm-hook.sock", time.monotonic()
+        while not sock.exists() and daemon.poll() is None and time.monotonic() - started < 60:
+            time.sleep(0.05)
+        assert sock.exists(), "the hook daemon did not start on upstream's queue"
+        turn = json.dumps({"session_id": "new", "cwd": "/w", "last_assistant_message": "Saved grebe-5150."})
+        hook = subprocess.run(
+            [sys.executable, "-I", "-S", str(client), "--config", str(path), "--target", "claude", "--event",
+             "turn_end"],
+            input=turn.encode(), capture_output=True, timeout=30,
+        )  # fmt: skip
+        assert hook.returncode == 0, hook.stderr
+        report = send_control(path, "flush", timeout=60, starting_wait=30)
+        assert report is not None and report["ok"], report
+        with sqlite3.connect(path.parent / "memory.sqlite") as conn:
+            texts = [row[0] for row in conn.execute("SELECT text FROM memories")]
+        assert any("7311" in t for t in texts) and any("grebe-5150" in t for t in texts), texts
+        assert not any("heron" in t or "kestrel" in t for t in texts), texts
+    finally:
+        send_control(path, "shutdown")
+        daemon.wait(timeout=30)
