@@ -188,6 +188,25 @@ def _upstream_findings(path: Path) -> Iterator[DoctorFinding]:
         )  # fmt: skip
 
 
+def _daemon_fix(line: str) -> str:
+    """The step that fixes a failed daemon start: the cause's own fix, then how capture resumes.
+
+    Never "run doctor": this is doctor.  Hooks keep their events in the inbox meanwhile.
+    """
+    from paxm_core.capture import _inbox
+
+    cause = line.partition("startup failed:")[2].strip()
+    if "capture queue" in cause or "sqlite" in cause.lower():
+        first = _inbox.sqlite_hint(cause)
+    elif "config" in cause.lower() or ".yaml" in cause or ".json" in cause:
+        first = "fix the config setting the error names"
+    else:
+        first = "fix the cause the error names"
+    return (
+        f"{first}; then `paxm queue flush` delivers what the hooks kept meanwhile (the next hook restarts the daemon)"
+    )
+
+
 def check_capture(config: Config) -> Iterator[DoctorFinding]:
     """Findings about the capture queue at ``config.capture_queue_path`` and the daemon's last start."""
     from paxm_core.capture import _inbox
@@ -228,5 +247,5 @@ def check_capture(config: Config) -> Iterator[DoctorFinding]:
     log, last = _last_daemon_start(config)
     if "startup failed" in last:
         yield DoctorFinding(
-            "capture", "daemon", "error", f"the hook daemon's last start failed ({log}): {last}", "paxm config doctor"
+            "capture", "daemon", "error", f"the hook daemon's last start failed ({log}): {last}", _daemon_fix(last)
         )

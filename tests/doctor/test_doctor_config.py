@@ -153,3 +153,19 @@ def test_upstream_s_configs_have_no_unknown_key(tmp_path: Path, name: str) -> No
     path = tmp_path / name
     path.write_text((DATA / name).read_text(encoding="utf-8").replace("__DIR__", str(tmp_path)), encoding="utf-8")
     assert unknown_keys(read_raw(path)) == []
+
+
+def test_a_failed_daemon_start_gets_a_fix_that_is_not_doctor_itself(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, "providers:\n  sqlite: {type: sqlite, enabled: true, path: __DIR__/m.sqlite}\n")
+    log = cfg.parent / "hooks" / "paxm-hook-daemon.log"
+    log.parent.mkdir(mode=0o700)
+    log.write_text(
+        "2026-01-01T00:00:00+00:00 pid=1 startup failed: capture queue /x/capture.sqlite: database is locked;"
+        " another process holds the database; retry, or stop it\n"
+    )
+    log.chmod(0o600)
+    status, rows = doctor(cfg)
+    (row,) = [r for r in rows if r.get("subject") == "daemon"]
+    assert status == 1 and row["level"] == "error"
+    assert "paxm config doctor" not in row["fix"] and "paxm queue flush" in row["fix"], row
+    assert "another process holds the database" in row["fix"], row
