@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paxm_core import MemoryItem, parse_time  # the package's stable names (the modules behind them move)
 from paxm_core.capture.model import CaptureEvent
-from paxm_core.timefmt import parse_time
-from paxm_core.types import MemoryItem
 
 if TYPE_CHECKING:
     from paxm_core.capture.queue import CaptureQueue
