@@ -345,7 +345,7 @@ def _warn_unknown_keys(source: Path, data: Any) -> None:
     if str(source) in _WARNED:
         return
     try:
-        from paxm_core.config.validate import unknown_keys
+        from paxm_core.config.unknown_keys import unknown_keys
 
         found = unknown_keys(data)
     except Exception:  # a warning must never break loading

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paxm_core.config.validate import did_you_mean
+from paxm_core.config.unknown_keys import did_you_mean
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config, RouteConfig

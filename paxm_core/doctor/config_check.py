@@ -5,7 +5,7 @@ no provider with ``enabled: true`` (naming the providers that lack it), an enabl
 whose ``type`` no installed plugin registers (with the closest installed type), and a profile
 in use that routes to a provider that is not enabled or not defined.
 
-Warnings: every key paxm does not read (:func:`paxm_core.config.validate.unknown_keys`), with
+Warnings: every key paxm does not read (:func:`paxm_core.config.unknown_keys.unknown_keys`), with
 the known key it most likely misspells.  Such a key changes nothing, which is how a typo in a
 key goes unnoticed; it is not an error because the rest of the config still works.
 """
@@ -42,8 +42,8 @@ def _raw(config: Config) -> tuple[Path, Any] | None:
 
 def check_config(config: Config) -> Iterator[DoctorFinding]:
     """Unknown keys (warnings), then everything that makes recall or capture fail (errors)."""
+    from paxm_core.config.unknown_keys import unknown_keys
     from paxm_core.config.usable import usability_problems
-    from paxm_core.config.validate import unknown_keys
 
     raw = _raw(config)
     if raw is not None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from paxm_core.config import default_config
 from paxm_core.config.codec import dump_config
 from paxm_core.config.model import Config, RecallProfileConfig
-from paxm_core.config.validate import unknown_keys
+from paxm_core.config.unknown_keys import unknown_keys
 
 TOP = {f.name for f in dataclasses.fields(Config)}
 PROFILE = {f.name for f in dataclasses.fields(RecallProfileConfig)}

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from paxm_core.config.loader import read_raw
-from paxm_core.config.validate import unknown_keys
+from paxm_core.config.unknown_keys import unknown_keys
 
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 DATA = Path(__file__).resolve().parents[1] / "config" / "data"
