@@ -25,14 +25,12 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from paxm_core import MemoryItem, parse_time  # the package's stable names (the modules behind them move)
+from paxm_core.capture.episode import decode_event_payload
 from paxm_core.capture.model import CaptureEvent
-
-if TYPE_CHECKING:
-    from paxm_core.capture.queue import CaptureQueue
 
 __all__ = [
     "COUNTER",
@@ -106,8 +104,10 @@ def waiting_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
     return [p for p in upstream_copies(queue_path) if not p.name.endswith(IMPORTED_SUFFIX)]
 
 
-def import_waiting_copies(queue: CaptureQueue) -> list[UpstreamImport]:
-    """Import every waiting copy into ``queue`` (which must have delivery routes); never raises.
+def import_waiting_copies(queue: Any) -> list[UpstreamImport]:
+    """Import every waiting copy into ``queue``, a ``CaptureQueue`` with delivery routes; never raises.
+
+    (Typed ``Any``: the queue module calls this one, which must not import it back.)
 
     A copy that cannot be read stays as it is (doctor names it); one imported is renamed
     ``….imported``.
@@ -153,31 +153,48 @@ def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool], int, int]
     return rows, {e: complete[e] for e in importable}, delivered, dead
 
 
+def _captured_at(text: str) -> datetime | None:
+    """Upstream's RFC 3339 stamp (nanoseconds, ``Z``) as a UTC datetime; ``None`` if unreadable."""
+    stamp = text.strip().replace("Z", "+00:00")
+    head, dot, rest = stamp.partition(".")
+    if dot:  # Python reads at most 6 fractional digits
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        stamp = f"{head}.{rest[: min(digits, 6)]}{rest[digits:]}"
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def _event(row: tuple[Any, ...], sealed: bool) -> CaptureEvent:
     event_id, session_key, _, source, final, terminal, payload_json, _, created_at = row
     payload = json.loads(payload_json)
     if not isinstance(payload, dict) or not isinstance(payload.get("item"), dict):
         raise ValueError(f"upstream event {event_id} has no item")
-    raw_item = payload["item"]
-    item = MemoryItem.from_json(raw_item)
-    admission = payload.get("admission_text")
-    if isinstance(admission, str) and admission:
-        item = item.replace(admission_text=admission)
-    profile = raw_item.get("profile")
+    # upstream keeps the write profile inside the item; paxm's stored event beside it
+    profile = payload["item"].get("profile")
+    item, profile = decode_event_payload(
+        {
+            "item": payload["item"],
+            "admission_text": payload.get("admission_text") or "",
+            "profile": profile if isinstance(profile, str) and profile.strip() else "default",
+        }
+    )
     return CaptureEvent(
         event_id=str(event_id),
         session_key=str(session_key),
         item=item,
-        profile=profile if isinstance(profile, str) and profile.strip() else "default",
+        profile=profile,
         # a sealed episode is sealed again below, as upstream sealed it
         terminal=bool(terminal) and not sealed,
         source_sequence=source,
         final_sequence=final,
-        captured_at=parse_time(str(created_at or "")),
+        captured_at=_captured_at(str(created_at or "")),
     )
 
 
-def _import(queue: CaptureQueue, report: UpstreamImport) -> None:
+def _import(queue: Any, report: UpstreamImport) -> None:
     rows, episodes, report.left_delivered, report.left_dead = _read(report.copy)
     # one run of events per (session, episode) in the queue's order; an episode's run is
     # appended and sealed before the session's later events

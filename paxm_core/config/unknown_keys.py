@@ -15,8 +15,8 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from paxm_core import ProviderConfig
 from paxm_core.config.codec import _hints
+from paxm_core.config.model import Config
 
 __all__ = ["UnknownKey", "did_you_mean", "unknown_keys"]
 
@@ -56,8 +56,6 @@ def unknown_keys(data: Any) -> list[UnknownKey]:
     provider type may read for itself are kept, so only a likely misspelling of a known key
     (or of upstream's legacy ``read``/``write``/``required``/``weight``) is reported there.
     """
-    from paxm_core.config.model import Config
-
     found: list[UnknownKey] = []
     if isinstance(data, dict):
         _walk(Config, data, "", found)
@@ -66,6 +64,13 @@ def unknown_keys(data: Any) -> list[UnknownKey]:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+@functools.cache
+def _provider_class() -> type:
+    """``ProviderConfig``, as the model's ``providers`` map holds it (the provider contract's class)."""
+    cls: type = typing.get_args(_hints(Config)["providers"])[1]
+    return cls
 
 
 @functools.cache
@@ -84,7 +89,7 @@ def _walk(cls: type, data: dict[Any, Any], path: str, found: list[UnknownKey]) -
         if name in fields:
             _walk_value(hints[name], value, _join(path, name), found)
             continue
-        if cls is ProviderConfig:
+        if cls is _provider_class():
             known = [*fields, *LEGACY_PROVIDER_KEYS]
             guess = did_you_mean(name, known, _PROVIDER_TYPO_CUTOFF)
             if guess and name not in LEGACY_PROVIDER_KEYS:

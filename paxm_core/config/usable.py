@@ -58,11 +58,13 @@ def no_provider_message(config: Config) -> str:
     return f"{cause}; {fix} (`paxm config doctor` checks the whole config)"
 
 
-def profiles_in_use(config: Config) -> tuple[list[str], list[str]]:
-    """``(recall profiles, write profiles)`` that some path uses: the CLI/MCP defaults and enabled agents' hooks."""
-    from paxm_core.router.profiles import default_recall_profile
+def profiles_in_use(config: Config, default_recall: str = "default") -> tuple[list[str], list[str]]:
+    """``(recall profiles, write profiles)`` that some path uses: the CLI/MCP defaults and enabled agents' hooks.
 
-    recall = [default_recall_profile(config)]
+    ``default_recall``: the profile a recall without one uses
+    (``paxm_core.router.profiles.default_recall_profile``, which imports this module).
+    """
+    recall = [default_recall]
     write = ["default"]
     for name in sorted(config.agents):
         agent = config.agents[name]
@@ -81,11 +83,14 @@ def profiles_in_use(config: Config) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(p for p in recall if p)), list(dict.fromkeys(p for p in write if p))
 
 
-def usability_problems(config: Config, installed_types: Iterable[str] = ()) -> list[Problem]:
+def usability_problems(
+    config: Config, installed_types: Iterable[str] = (), default_recall: str = "default"
+) -> list[Problem]:
     """Everything that makes recall or capture fail with ``config``; ``[]`` when both work.
 
     :param installed_types: the provider types installed plugins register (for "did you mean");
         whether a type is installed is asked of ``config.provider_types``.
+    :param default_recall: see :func:`profiles_in_use`.
     """
     problems: list[Problem] = []
     enabled = config.enabled_providers()
@@ -110,7 +115,7 @@ def usability_problems(config: Config, installed_types: Iterable[str] = ()) -> l
                 else f"install the plugin that provides `{kind}`, or set `enabled: false` under providers.{name}",
             )
         )
-    recall, write = profiles_in_use(config)
+    recall, write = profiles_in_use(config, default_recall)
     problems += _route_problems(config, "recall_profiles", recall)
     problems += _route_problems(config, "write_profiles", write)
     return problems

@@ -57,6 +57,8 @@ def check_config(config: Config) -> Iterator[DoctorFinding]:
                 f"config key {key.describe()} is not a paxm setting, so it changes nothing",
                 fix,
             )
+    from paxm_core.router.profiles import default_recall_profile
+
     installed = sorted(spec.type for spec in config.provider_types.listed())
-    for problem in usability_problems(config, installed):
+    for problem in usability_problems(config, installed, default_recall_profile(config)):
         yield DoctorFinding(CHECK, problem.path, "error", problem.message, problem.fix)
