@@ -249,9 +249,13 @@ class PaxmPluginManager(pluggy.PluginManager):
         if type_name in types:
             return types[type_name]
         known = ", ".join(sorted(types)) or "none"
+        import difflib
+
+        close = difflib.get_close_matches(type_name, list(types), n=1)
+        guess = f"; did you mean {close[0]!r}? (set `type: {close[0]}`)" if close else ""
         raise ProviderNotInstalled(
             f"provider type {type_name!r} is not installed; install it with: {install_hint(type_name)}"
-            f" (installed types: {known})"
+            f" (installed types: {known}){guess}"
         )
 
     # -- integrations -------------------------------------------------------------------

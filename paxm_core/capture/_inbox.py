@@ -32,6 +32,7 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "InboxConflict",
+    "UpstreamQueue",
     "append_raw",
     "connect",
     "corrupt_copies",
@@ -233,6 +234,8 @@ def ensure_schema(conn: sqlite3.Connection, timeout: float = BUSY_TIMEOUT_MS / 1
     """
     if _retry_locked(lambda: conn.execute("PRAGMA user_version").fetchone()[0], timeout) >= SCHEMA_VERSION:
         return
+    if _is_upstream_queue(conn):
+        raise UpstreamQueue("the capture queue file holds upstream paxm's queue")
     _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"), timeout)
     # BEGIN IMMEDIATE takes the write lock first, so two processes racing to create the
     # schema serialize here and the loser sees the winner's rows in _paxm_migrations.
@@ -251,6 +254,73 @@ def ensure_schema(conn: sqlite3.Connection, timeout: float = BUSY_TIMEOUT_MS / 1
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+class UpstreamQueue(Exception):
+    """The queue file is upstream paxm's capture queue (same default path, another schema)."""
+
+
+def _is_upstream_queue(conn: sqlite3.Connection) -> bool:
+    """Upstream's tables without paxm's migration record: paxm's migrations would half-apply to it.
+
+    Asked only on the slow path (a schema older than this one), never on a hook's usual open.
+    """
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return "capture_events" in names and "_paxm_migrations" not in names
+
+
+def _set_aside_upstream(path: str, timeout: float) -> bool:
+    """Copy upstream's queue to a new private ``<path>.upstream-<UTC time>``, then remove the original.
+
+    The copy is paxm's own file (created 0600 here; SQLite's backup writes a consistent
+    snapshot, its WAL included), so nothing upstream captured is lost and nothing readable by
+    others is left behind; the daemon imports what it can deliver from it
+    (:mod:`paxm_core.capture.upstream_queue`).  ``False`` when it cannot be copied (the file
+    stays, and opening the queue fails as before).
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target, n = f"{path}.upstream-{stamp}", 1
+    while True:
+        try:
+            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            break
+        except FileExistsError:
+            n += 1
+            target = f"{path}.upstream-{stamp}-{n}"
+        except OSError:
+            return False
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    old_umask = os.umask(0o077)
+    try:
+        source = sqlite3.connect(path, timeout=timeout)
+        copy = sqlite3.connect(target, timeout=timeout)
+        try:
+            source.backup(copy)
+            # a rollback journal, not upstream's WAL: the kept copy is one file, no -wal/-shm beside it
+            copy.execute("PRAGMA journal_mode = DELETE").fetchall()
+        finally:
+            copy.close()
+            source.close()
+    except Exception:
+        os.umask(old_umask)
+        try:
+            os.unlink(target)
+        except OSError:
+            pass
+        return False
+    os.umask(old_umask)
+    # the WAL first: a fresh queue must never find the old one's frames beside it
+    for suffix in ("-wal", "-shm", ""):
+        try:
+            os.unlink(path + suffix)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+    return True
 
 
 def _private_file(path: str) -> None:
@@ -357,6 +427,8 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
             # Self-heal: the corrupt file is kept (timestamped) and a fresh queue takes over,
             # so capture resumes instead of losing every later event.
             return connect(path, timeout=timeout)
+        if isinstance(exc, UpstreamQueue) and _set_aside_upstream(path, timeout):
+            return connect(path, timeout=timeout)  # a fresh queue; the daemon imports the copy
         raise
     return conn
 

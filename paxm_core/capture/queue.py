@@ -313,6 +313,17 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     return embedded
 
 
+def _upstream_copy_waiting(path: Path) -> bool:
+    """Whether an upstream queue set aside next to ``path`` waits for its import (one directory listing)."""
+    prefix = path.name + ".upstream-"
+    try:
+        return any(
+            n.startswith(prefix) and not n.endswith((".imported", "-wal", "-shm")) for n in os.listdir(path.parent)
+        )
+    except OSError:
+        return False
+
+
 class CaptureQueue:
     """Durable, crash-safe capture queue (SQLite WAL, one file).
 
@@ -352,6 +363,10 @@ class CaptureQueue:
             _LIVE_LEASES.add(self.lease)
         self._closed = False
         self._durable = False
+        if routes is not None and _upstream_copy_waiting(self.path):
+            from paxm_core.capture.upstream_queue import import_waiting_copies
+
+            import_waiting_copies(self)  # upstream's queue was found at this path and set aside
         if recover:
             try:
                 self.recover_delivering()

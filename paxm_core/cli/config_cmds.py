@@ -65,13 +65,20 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
     Every problem comes with the command that fixes it. Exits 1 when a provider some profile
     requires is unhealthy or any check reports an error.
     """
-    from paxm_core.doctor import run_checks
+    from paxm_core.doctor import DoctorFinding, run_checks
 
     state = ctx.find_root().obj
-    runtime: Any = state.runtime()
+    config = state.config()  # a file that does not parse stops here, with its error
+    unstartable = ""
+    try:
+        runtime: Any = state.runtime()
+    except PaxmError as exc:  # e.g. an enabled provider type that is not installed: report it with the rest
+        runtime, unstartable = None, str(exc)
     # the checks first: provider health opens databases, and opening one repairs its mode
-    findings = run_checks(runtime.config)
-    statuses = list(runtime.router.health())
+    findings = run_checks(runtime.config if runtime is not None else config)
+    statuses = list(runtime.router.health()) if runtime is not None else []
+    if runtime is None and not any(f.check == "config" and f.level == "error" for f in findings):
+        findings.append(DoctorFinding("config", "providers", "error", unstartable, "fix the setting it names"))
     if as_json:
         rows = [s.to_json() for s in statuses] + [f.to_json() for f in findings]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -332,9 +333,42 @@ def load_config(
         config = normalize(config, in_place=True)  # freshly parsed: nobody else holds it
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
+    _warn_unknown_keys(source, data)
     config.path = target
     config.exists = True
     return config
+
+
+#: config files this process already warned about (a daemon or a test loads one many times)
+_WARNED: set[str] = set()
+
+
+def _warn_unknown_keys(source: Path, data: Any) -> None:
+    """One line on stderr naming the keys paxm ignores in ``source`` (once per file and process).
+
+    A misspelt key changes nothing, silently; the warning makes that visible on every command
+    without ever failing one (``paxm config doctor`` lists each key with its fix).
+    """
+    if str(source) in _WARNED:
+        return
+    try:
+        from paxm_core.config.unknown_keys import unknown_keys
+
+        found = unknown_keys(data)
+    except Exception:  # a warning must never break loading
+        return
+    if not found:
+        return
+    _WARNED.add(str(source))
+    shown = ", ".join(k.describe() for k in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    try:
+        sys.stderr.write(
+            f"paxm: warning: {source}: unknown config key(s) {shown}: paxm ignores them"
+            " (`paxm config doctor` lists each with its fix)\n"
+        )
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # no usable stderr (closed, or None under pythonw)
+        pass
 
 
 def save_config(config: Config, path: str | Path | None = None) -> Path:

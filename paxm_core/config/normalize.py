@@ -35,7 +35,7 @@ from paxm_core.config.model import (
 if TYPE_CHECKING:
     from paxm_core.config.catalog import ProviderCatalog
 
-__all__ = ["LEGACY_PROVIDER_KEYS", "default_user_id", "normalize", "slug_id"]
+__all__ = ["LEGACY_PROVIDER_KEYS", "default_user_id", "normalize", "resolve_command", "slug_id"]
 
 #: Pre-profile routing keys on a provider; consumed by normalization, never written back.
 LEGACY_PROVIDER_KEYS = ("read", "write", "required", "weight")
@@ -80,9 +80,28 @@ def _legacy_weight(extra: dict[str, Any]) -> float:
     return d.DEFAULT_ROUTE_WEIGHT
 
 
-def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog) -> ProviderConfig:
+def resolve_command(command: str, base: Path | None) -> str:
+    """A provider's ``command`` as it is started: ``~`` expanded, a relative path made absolute.
+
+    A name without a slash (``my-plugin``) is left for the ``PATH`` lookup; a relative path
+    (``./plugin``, ``bin/plugin``) names a file next to the config, so it resolves against
+    ``base``, the config file's directory (the working directory when there is none).
+    """
+    stripped = command.strip()
+    if not stripped:
+        return command
+    expanded = os.path.expanduser(stripped)
+    bare = os.sep not in expanded and not (os.altsep and os.altsep in expanded)
+    if bare or os.path.isabs(expanded):
+        return expanded
+    return os.path.normpath(os.path.join(base if base is not None else os.getcwd(), expanded))
+
+
+def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog, base: Path | None = None) -> ProviderConfig:
     if provider.path:
         provider.path = str(Path(provider.path).expanduser())
+    if provider.command:
+        provider.command = resolve_command(provider.command, base)
     # A type's own defaults (URLs, canonical spellings) are its business: ProviderType.normalize,
     # for enabled providers only: asking a disabled one's type would import its plugin for
     # nothing (a hook daemon's start pays for every import), and it is not built anyway.
@@ -98,6 +117,7 @@ def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog) -> Pro
 def _normalize_providers(config: Config) -> bool:
     """Default ``type`` to the key, map legacy ``local`` to ``sqlite``; True when ``local`` was renamed."""
     types = config.provider_types
+    base = config.path.absolute().parent if str(config.path) not in ("", ".") else None
     normalized: dict[str, ProviderConfig] = {}
     legacy_local: ProviderConfig | None = None
     for name, provider in config.providers.items():
@@ -109,9 +129,9 @@ def _normalize_providers(config: Config) -> bool:
                 # The old JSONL store is not migrated; the SQLite file takes its place.
                 provider.path = provider.path[: -len(".jsonl")] + ".sqlite"
         if name == "local" and provider.type == "sqlite":
-            legacy_local = _normalize_provider(provider, types)
+            legacy_local = _normalize_provider(provider, types, base)
             continue
-        normalized[name] = _normalize_provider(provider, types)
+        normalized[name] = _normalize_provider(provider, types, base)
     if legacy_local is not None:
         normalized.setdefault("sqlite", legacy_local)
     config.providers = normalized

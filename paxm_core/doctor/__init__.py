@@ -5,7 +5,8 @@ name with a ``"module:function"`` path, so none is imported until doctor runs; a
 raises becomes one ``error`` finding instead of taking doctor down.  Provider health is not a
 check here: doctor runs it through the router as before.
 
-Built in: ``agents`` (each enabled agent's integration ``check()``, an agent with no
+Built in: ``config`` (whatever makes recall or capture fail, as errors; keys paxm does not
+read, as warnings), ``agents`` (each enabled agent's integration ``check()``, an agent with no
 integration installed), ``plugins`` (plugins that failed to load), ``capture`` (a corrupt
 capture queue, failed inbox entries, the hook daemon's last start-up) and ``file_modes``
 (paxm's files 0600 and directories 0700).  Other modules add
@@ -64,6 +65,7 @@ DoctorCheck = Callable[["Config"], Iterable[DoctorFinding]]
 _CHECKS: dict[str, str | DoctorCheck] = {
     # first: opening a database (the other checks, provider health) makes it 0600 again
     "file_modes": "paxm_core.doctor.modes:check_file_modes",
+    "config": "paxm_core.doctor.config_check:check_config",
     "agents": "paxm_core.doctor.agents:check_agents",
     "plugins": "paxm_core.doctor.plugins:check_plugins",
     "capture": "paxm_core.doctor.capture:check_capture",

@@ -58,8 +58,29 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
             continue
         if not found:
             yield DoctorFinding(CHECK, name, "ok", f"{display}: enabled (its integration reports nothing to check)")
+        absent = bool(found) and _not_on_this_machine(integration)
         for finding in found:
             # an agent enabled only by upstream's defaults (not in the user's file) was never
-            # connected on purpose: its missing hooks are worth a warning, not a failed doctor
-            level = finding.level if name in chosen or finding.level != "error" else "warn"
-            yield DoctorFinding(CHECK, name, level, f"{display}: {finding.message}", finding.fix)
+            # connected on purpose, and a harness that is not on this machine captures nothing
+            # to lose (upstream's documented config enables Codex): worth a warning, not a failed doctor
+            level = finding.level if (name in chosen and not absent) or finding.level != "error" else "warn"
+            message = f"{display}: {finding.message}"
+            if absent and finding.level == "error":
+                message += f" ({display} is not detected on this machine)"
+            yield DoctorFinding(CHECK, name, level, message, finding.fix)
+
+
+def _not_on_this_machine(integration: object) -> bool:
+    """Whether the integration looks for its harness and does not find it (``detect()`` is ``None``).
+
+    An integration that does not look (the base class's ``detect``) says nothing either way.
+    """
+    from paxm_core.integration import IntegrationBase
+
+    detect = getattr(type(integration), "detect", None)
+    if detect is None or detect is IntegrationBase.detect:
+        return False
+    try:
+        return integration.detect() is None  # type: ignore[attr-defined]
+    except Exception:  # a broken probe: judge the hooks as if the harness were there
+        return False

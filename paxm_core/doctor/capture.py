@@ -3,8 +3,10 @@
 A corrupt queue is an error with its fix (doctor opens it read-only and never repairs it behind
 the user's back).  paxm itself moves a corrupt queue aside when it next opens it (kept,
 timestamped) and capture resumes in a fresh one; doctor then warns where the old file is.
-Failed inbox entries and a daemon that could not start are errors: turns are being lost or
-held back, so doctor exits non-zero.
+Upstream paxm's queue found at paxm's path (:mod:`paxm_core.capture.upstream_queue`) is a
+warning saying where it is kept and what was imported from it.  Failed inbox entries and a
+daemon that could not start are errors: turns are being lost or held back, so doctor exits
+non-zero.
 """
 
 from __future__ import annotations
@@ -121,18 +123,103 @@ def _truncation_findings(row: tuple[int, str] | None) -> Iterator[DoctorFinding]
     )  # fmt: skip
 
 
+def _is_upstream(path: Path) -> bool:
+    from paxm_core.capture.upstream_queue import is_upstream_queue
+
+    return path.is_file() and is_upstream_queue(path)
+
+
+def _upstream_counts(path: Path) -> tuple[int, int]:
+    """``(events imported, events unreadable)`` from upstream queues, read-only (0s when unknown)."""
+    import sqlite3
+
+    from paxm_core.capture.upstream_queue import COUNTER, UNREADABLE_COUNTER
+
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = dict(
+                conn.execute(
+                    "SELECT name, value FROM capture_counters WHERE name IN (?, ?)", (COUNTER, UNREADABLE_COUNTER)
+                ).fetchall()
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0, 0
+    return int(rows.get(COUNTER, 0)), int(rows.get(UNREADABLE_COUNTER, 0))
+
+
+def _upstream_findings(path: Path) -> Iterator[DoctorFinding]:
+    """Upstream paxm's capture queue at paxm's path: waiting to be set aside, waiting to be imported, imported.
+
+    Warnings, not errors: capture goes on in paxm's own queue either way; the fix is the one
+    command that imports (and delivers) what upstream left undelivered.
+    """
+    from paxm_core.capture.upstream_queue import IMPORTED_SUFFIX, upstream_copies
+
+    if _is_upstream(path):
+        yield DoctorFinding(
+            "capture", "upstream-queue", "warn",
+            f"the capture queue {path} is upstream paxm's queue; when paxm next opens it, it keeps it as"
+            f" {path.name}.upstream-<time> (0600) and imports the turns upstream did not deliver",
+            "paxm queue flush",
+        )  # fmt: skip
+    copies = upstream_copies(path)
+    imported = [c for c in copies if c.name.endswith(IMPORTED_SUFFIX)]
+    for copy in (c for c in copies if c not in imported):
+        yield DoctorFinding(
+            "capture", "upstream-queue", "warn",
+            f"upstream paxm's capture queue was found at {path} and kept as {copy}; the turns it did not"
+            " deliver are imported when the hook daemon next starts (if this stays, the file cannot be read:"
+            " its turns remain in it)",
+            "paxm queue flush",
+        )  # fmt: skip
+    if imported:
+        events, unreadable = _upstream_counts(path) if path.exists() else (0, 0)
+        skipped = f"; {unreadable} unreadable event(s) stay only in the copy" if unreadable else ""
+        shown = ", ".join(str(c) for c in imported)
+        yield DoctorFinding(
+            "capture", "upstream-queue", "warn",
+            f"upstream paxm's capture queue was found at {path}: paxm imported {events} undelivered event(s)"
+            f" into its own queue{skipped}; turns upstream had delivered or given up on stay only in the"
+            f" kept copy {shown}",
+            f"rm {' '.join(shlex.quote(str(c)) for c in imported)}  (once you no longer need upstream's queue)",
+        )  # fmt: skip
+
+
+def _daemon_fix(line: str) -> str:
+    """The step that fixes a failed daemon start: the cause's own fix, then how capture resumes.
+
+    Never "run doctor": this is doctor.  Hooks keep their events in the inbox meanwhile.
+    """
+    from paxm_core.capture import _inbox
+
+    cause = line.partition("startup failed:")[2].strip()
+    if "capture queue" in cause or "sqlite" in cause.lower():
+        first = _inbox.sqlite_hint(cause)
+    elif "config" in cause.lower() or ".yaml" in cause or ".json" in cause:
+        first = "fix the config setting the error names"
+    else:
+        first = "fix the cause the error names"
+    return (
+        f"{first}; then `paxm queue flush` delivers what the hooks kept meanwhile (the next hook restarts the daemon)"
+    )
+
+
 def check_capture(config: Config) -> Iterator[DoctorFinding]:
     """Findings about the capture queue at ``config.capture_queue_path`` and the daemon's last start."""
     from paxm_core.capture import _inbox
 
     path = config.capture_queue_path
+    yield from _upstream_findings(path)
     for copy in _inbox.corrupt_copies(path):
         yield DoctorFinding(
             "capture", "queue", "warn",
             f"a corrupt queue was moved aside to {copy}; its undelivered events are in that file",
             f"inspect or delete {copy}",
         )  # fmt: skip
-    if path.exists():
+    if path.exists() and not _is_upstream(path):
         problem = _corruption(path)
         if problem:
             yield DoctorFinding(
@@ -160,5 +247,5 @@ def check_capture(config: Config) -> Iterator[DoctorFinding]:
     log, last = _last_daemon_start(config)
     if "startup failed" in last:
         yield DoctorFinding(
-            "capture", "daemon", "error", f"the hook daemon's last start failed ({log}): {last}", "paxm config doctor"
+            "capture", "daemon", "error", f"the hook daemon's last start failed ({log}): {last}", _daemon_fix(last)
         )

@@ -284,16 +284,29 @@ def _pop_workspace(metadata: dict[str, str]) -> str:
     return workspace
 
 
+def _recall_workspace(case: Case) -> tuple[str, dict[str, str]]:
+    """The recall's workspace and its other metadata.
+
+    Upstream's suites set it as ``recall.workspace`` or as ``recall.metadata.workspace`` (its
+    runner hands the metadata to the provider, which filters on that key).  Like a seed's, it
+    is the suite author's trusted context, so it becomes the ``workspace`` argument: caller
+    metadata never sets a workspace.
+    """
+    metadata = dict(case.recall.metadata)
+    from_metadata = _pop_workspace(metadata)
+    return case.recall.workspace.strip() or from_metadata, metadata
+
+
 def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
     recall = case.recall
-    workspace = recall.workspace or None
+    workspace, metadata = _recall_workspace(case)
     if recall.mode == "active":
         result = runtime.tools.recall(
             recall.query,
             profile=recall.profile or "default",
             limit=recall.limit or None,
-            metadata=dict(recall.metadata),
-            workspace=workspace,
+            metadata=metadata,
+            workspace=workspace or None,
             source="eval",
             command="eval",
         )
@@ -313,7 +326,7 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
     from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 
     recall = case.recall
-    metadata = dict(recall.metadata)
+    workspace, metadata = _recall_workspace(case)
     if recall.mode == "passive_initial":
         metadata[RECALL_PHASE_KEY] = RECALL_PHASE_INITIAL
     event = HookEvent(
@@ -321,7 +334,7 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
         event=recall.event or DEFAULT_EVENT,
         query=recall.query,
         prompt=recall.query,
-        workspace=recall.workspace,
+        workspace=workspace,
         metadata=metadata,
         limit=recall.limit,
     )

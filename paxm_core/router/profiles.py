@@ -52,6 +52,14 @@ def default_recall_profile(config: Config) -> str:
 MAX_RECALL_LIMIT = 1000
 
 
+def _require_a_provider(config: Config) -> None:
+    """With no provider enabled, fail naming why (which providers lack ``enabled: true``) and the fix."""
+    if not any(p.enabled for p in config.providers.values()):
+        from paxm_core.config.usable import no_provider_message
+
+        raise ConfigError(no_provider_message(config))
+
+
 def search_policy(config: Config, name: str | None = None, limit: int | None = None) -> SearchPolicy:
     """The :class:`SearchPolicy` of recall profile ``name`` (``limit`` overrides ``max_results``)."""
     name = (name or "").strip() or default_recall_profile(config)
@@ -61,6 +69,7 @@ def search_policy(config: Config, name: str | None = None, limit: int | None = N
         raise UsageError(f"recall profile {name!r} is not configured (configured: {known})")
     if limit is not None and limit > MAX_RECALL_LIMIT:
         raise UsageError(f"limit {limit} is too large; ask for at most {MAX_RECALL_LIMIT} memories")
+    _require_a_provider(config)
     return SearchPolicy(
         routes=routes_from(profile.providers),
         limit=limit if limit is not None and limit > 0 else profile.max_results,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from paxm_core import (
@@ -95,10 +95,25 @@ def _check_unit(index: int, hit: MemoryHit) -> None:
             )
 
 
+def _resolve_command(command: str) -> str:
+    """``~`` expanded; a relative path (``./plugin``) made absolute against the working directory.
+
+    ``Path("./plugin")`` drops the ``./``, which turns a file beside the user into a ``PATH``
+    lookup; a bare name (no slash) is that lookup on purpose.  A config file's relative
+    ``command`` arrives already resolved against the config's directory (config normalizing).
+    """
+    expanded = os.path.expanduser(command)
+    if os.sep not in expanded and not (os.altsep and os.altsep in expanded):
+        return expanded
+    return os.path.abspath(expanded)
+
+
 class JsonRpcProvider:
     """A provider backed by an external executable speaking JSON-RPC provider protocol v1.
 
-    Config keys: ``command`` (required; ``~`` expanded), ``args``, ``env`` (added to the
+    Config keys: ``command`` (required; ``~`` expanded; a relative path such as ``./plugin``
+    resolves against the config file's directory when loaded from a config, else against the
+    working directory; a bare name is looked up on ``PATH``), ``args``, ``env`` (added to the
     inherited environment), ``timeout`` (seconds per call, default 30), ``transport``
     (only ``stdio``), and ``max_response_bytes`` (extra key, default 32 MiB).
     """
@@ -125,7 +140,7 @@ class JsonRpcProvider:
         self._name = name
         self._transport = StdioTransport(
             name,
-            str(Path(command).expanduser()),
+            _resolve_command(command),
             config.args,
             env,
             timeout,

@@ -1,0 +1,125 @@
+"""Keys a config file holds that paxm does not read: a misspelt key changes nothing, silently.
+
+:func:`unknown_keys` walks the parsed file against the config model and reports each such key
+at its path with the known key it most likely misspells (``difflib``).  The loader prints them
+as one stderr warning line; ``paxm config doctor`` lists each with its fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from paxm_core.config.codec import _hints
+from paxm_core.config.model import Config
+
+__all__ = ["UnknownKey", "did_you_mean", "unknown_keys"]
+
+
+@dataclass(frozen=True)
+class UnknownKey:
+    """A key paxm does not read (so it changes nothing): where it is and the closest known key.
+
+    :param path: the key's full path (``recall_profiles.default.max_result``).
+    :param suggestion: the known key it most likely misspells (``max_results``), or ``""``.
+    """
+
+    path: str
+    suggestion: str = ""
+
+    def describe(self) -> str:
+        """``foo`` or ``foo (did you mean `bar`?)``."""
+        hint = f" (did you mean `{self.suggestion}`?)" if self.suggestion else ""
+        return f"`{self.path}`{hint}"
+
+
+def did_you_mean(word: str, known: typing.Iterable[str], cutoff: float = 0.6) -> str:
+    """The known word closest to ``word`` (``difflib``), or ``""`` when none is close."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=cutoff)
+    return close[0] if close else ""
+
+
+#: a provider keeps keys it does not know for its type (``ProviderConfig.extra``); only one close
+#: to a known field is flagged there, as a likely typo (``enable``, ``comand``)
+_PROVIDER_TYPO_CUTOFF = 0.75
+
+
+def unknown_keys(data: Any) -> list[UnknownKey]:
+    """Keys in parsed config ``data`` that paxm ignores, in file order.
+
+    Every section is checked against the config model; inside ``providers.<name>`` the keys a
+    provider type may read for itself are kept, so only a likely misspelling of a known key
+    (or of upstream's legacy ``read``/``write``/``required``/``weight``) is reported there.
+    """
+    found: list[UnknownKey] = []
+    if isinstance(data, dict):
+        _walk(Config, data, "", found)
+    return found
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+@functools.cache
+def _provider_class() -> type:
+    """``ProviderConfig``, as the model's ``providers`` map holds it (the provider contract's class)."""
+    cls: type = typing.get_args(_hints(Config)["providers"])[1]
+    return cls
+
+
+@functools.cache
+def _model(cls: type) -> tuple[frozenset[str], dict[str, Any]]:
+    """A config dataclass's readable keys and their type hints (once per class: hints are slow)."""
+    names = frozenset(f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal") and f.name != "extra")
+    return names, _hints(cls)  # the decoder computed them already while parsing
+
+
+def _walk(cls: type, data: dict[Any, Any], path: str, found: list[UnknownKey]) -> None:
+    from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
+
+    fields, hints = _model(cls)
+    for key, value in data.items():
+        name = str(key)
+        if name in fields:
+            _walk_value(hints[name], value, _join(path, name), found)
+            continue
+        if cls is _provider_class():
+            known = [*fields, *LEGACY_PROVIDER_KEYS]
+            guess = did_you_mean(name, known, _PROVIDER_TYPO_CUTOFF)
+            if guess and name not in LEGACY_PROVIDER_KEYS:
+                found.append(UnknownKey(_join(path, name), guess))
+            continue
+        found.append(UnknownKey(_join(path, name), did_you_mean(name, fields)))
+
+
+@functools.cache
+def _shape(hint: Any) -> tuple[str, Any]:
+    """``("dataclass", cls)``, ``("dict", value hint)``, ``("list", item hint)`` or ``("leaf", None)``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _shape(next((a for a in args if a is not type(None)), Any))
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return "dataclass", hint
+    if origin is dict:
+        return "dict", args[1]
+    if origin is list:
+        return "list", args[0]
+    return "leaf", None
+
+
+def _walk_value(hint: Any, value: Any, path: str, found: list[UnknownKey]) -> None:
+    kind, inner = _shape(hint)
+    if kind == "dataclass" and isinstance(value, dict):
+        _walk(inner, value, path, found)
+    elif kind == "dict" and isinstance(value, dict):
+        for key, item in value.items():
+            _walk_value(inner, item, _join(path, str(key)), found)
+    elif kind == "list" and isinstance(value, list):
+        for index, item in enumerate(value):
+            _walk_value(inner, item, f"{path}[{index}]", found)

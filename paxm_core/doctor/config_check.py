@@ -1,0 +1,64 @@
+"""Doctor check ``config``: doctor fails whenever recall or capture would, and names unknown keys.
+
+Errors (doctor exits 1), each with the key path and the fix (:mod:`paxm_core.config.usable`):
+no provider with ``enabled: true`` (naming the providers that lack it), an enabled provider
+whose ``type`` no installed plugin registers (with the closest installed type), and a profile
+in use that routes to a provider that is not enabled or not defined.
+
+Warnings: every key paxm does not read (:func:`paxm_core.config.unknown_keys.unknown_keys`), with
+the known key it most likely misspells.  Such a key changes nothing, which is how a typo in a
+key goes unnoticed; it is not an error because the rest of the config still works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.doctor import DoctorFinding
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+
+__all__ = ["check_config"]
+
+CHECK = "config"
+
+
+def _raw(config: Config) -> tuple[Path, Any] | None:
+    """``(file, parsed data)`` of the config file doctor was given, or ``None`` without one."""
+    from paxm_core.config.loader import read_raw
+    from paxm_core.config.paths import legacy_json_path
+
+    if not config.exists:
+        return None
+    source = config.path if config.path.is_file() else legacy_json_path(config.path)
+    try:
+        return source, read_raw(source)
+    except Exception:  # it loaded a moment ago; a race with an editor is not doctor's finding
+        return None
+
+
+def check_config(config: Config) -> Iterator[DoctorFinding]:
+    """Unknown keys (warnings), then everything that makes recall or capture fail (errors)."""
+    from paxm_core.config.unknown_keys import unknown_keys
+    from paxm_core.config.usable import usability_problems
+
+    raw = _raw(config)
+    if raw is not None:
+        source, data = raw
+        for key in unknown_keys(data):
+            fix = f"rename it to `{key.suggestion}` in {source}" if key.suggestion else f"remove it from {source}"
+            yield DoctorFinding(
+                CHECK,
+                key.path,
+                "warn",
+                f"config key {key.describe()} is not a paxm setting, so it changes nothing",
+                fix,
+            )
+    from paxm_core.router.profiles import default_recall_profile
+
+    installed = sorted(spec.type for spec in config.provider_types.listed())
+    for problem in usability_problems(config, installed, default_recall_profile(config)):
+        yield DoctorFinding(CHECK, problem.path, "error", problem.message, problem.fix)
