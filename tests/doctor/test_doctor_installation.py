@@ -136,7 +136,9 @@ def test_an_untrusted_hook_fails_doctor(tmp_path: Path, monkeypatch: pytest.Monk
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(paxm_provider_sqlite, name="sqlite")
     pm.register(Plugin(), name="trusty")
-    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True: pm)
+    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
+    # the process's lazy manager is built from the patched function: keep it out of later tests
+    monkeypatch.setattr("paxm_core.plugins._REGISTRY_MANAGERS", {})
     cfg = tmp_path / "config.yaml"
     runner = CliRunner()
     assert runner.invoke(cli, ["--config", str(cfg), "setup", "--yes", "--agent", "trusty"]).exit_code == 0
