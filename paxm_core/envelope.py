@@ -373,11 +373,14 @@ def _provenance(hit: MemoryHit) -> Provenance:
     )
 
 
-def render_hit_markdown(index: int, hit: MemoryHit) -> str:
-    """One hit as upstream prints it: heading, scope, user, agent, scores, source, text."""
+def render_hit_markdown(index: int, hit: MemoryHit, note: str = "") -> str:
+    """One hit as upstream prints it: heading, scope, user, agent, scores, source, text.
+
+    :param note: attributes paxm adds to the heading (:meth:`paxm_core.hit_notes.HitNote.attributes`).
+    """
     prov = _provenance(hit)
     scope = f"{prov.scope_type}:{prov.scope_id}" if prov.scope_type and prov.scope_id else "unknown"
-    lines = [f"### Memory {index} ({hit.provider})", f"Scope: {scope}"]
+    lines = [f"### Memory {index} ({hit.provider}){header_field(note)}", f"Scope: {scope}"]
     if prov.user_id:
         lines.append(f"User: {prov.user_id}")
     if prov.agent_id:
@@ -396,23 +399,32 @@ def render_hit_markdown(index: int, hit: MemoryHit) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_recall_markdown(hits: list[MemoryHit]) -> str:
-    """All hits as Markdown, or ``No memories found.`` (with a trailing newline)."""
+def render_recall_markdown(hits: list[MemoryHit], notes: list[str] | None = None) -> str:
+    """All hits as Markdown, or ``No memories found.`` (with a trailing newline).
+
+    :param notes: heading attributes per hit (missing ones: none).
+    """
     if not hits:
         return NO_MEMORIES + "\n"
-    return "".join(render_hit_markdown(i, hit) for i, hit in enumerate(hits, start=1))
+    notes = list(notes or []) + [""] * (len(hits) - len(notes or []))
+    return "".join(render_hit_markdown(i, hit, notes[i - 1]) for i, hit in enumerate(hits, start=1))
 
 
-def render_recall_text(result: RecallResult, mode: str = "active") -> str:
+def render_recall_text(result: RecallResult, mode: str = "active", notes: list[str] | None = None) -> str:
     """What ``paxm recall`` prints: the envelope around the Markdown, or ``No memories found.``."""
     if not result.hits:
         return NO_MEMORIES + "\n"
-    return wrap_recall_context(mode, render_recall_markdown(result.hits)) + "\n"
+    return wrap_recall_context(mode, render_recall_markdown(result.hits, notes)) + "\n"
 
 
-def recall_json(result: RecallResult, mode: str = "active") -> dict[str, Any]:
-    """The ``recall --json`` object: the RecallResult plus ``paxm_context``."""
+def recall_json(
+    result: RecallResult, mode: str = "active", notes: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The ``recall --json`` object: the RecallResult plus ``paxm_context``; ``notes`` adds keys to each hit."""
     out = result.to_json()
+    if notes:
+        for hit, extra in zip(out.get("hits") or [], notes, strict=False):
+            hit.update(extra)
     out["paxm_context"] = {"version": 1, "kind": "recall", "mode": mode}
     return out
 

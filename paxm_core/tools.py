@@ -11,6 +11,7 @@ from caller metadata, whatever their case; the workspace is set only through the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -279,6 +280,8 @@ class Tools:
 
         def run() -> RememberResult:
             item, policy = self.build_item(text, profile=profile_name, source=source, **fields)
+            if command == "remember":
+                item = self._anchored(item, str(fields.get("workspace") or ""))
             if deadline is not None:
                 return self.router.put([item], policy, deadline)
             policy, budget = self._active_budget(policy)
@@ -288,6 +291,18 @@ class Tools:
 
         observed = {"profile": profile_name, "source": source, "command": command}
         return self._observed("on_remember", RememberResult, run, started, observed)
+
+    def _anchored(self, item: MemoryItem, workspace: str) -> MemoryItem:
+        """``item`` with the code anchors of its text, from the workspace or the current
+        directory (:mod:`paxm_core.anchors`, docs/freshness.md)."""
+        from paxm_core.anchors import anchor_metadata
+
+        try:
+            directory = workspace.strip() or os.getcwd()
+        except OSError:  # the directory was removed under us
+            return item
+        metadata = anchor_metadata(item.metadata, item.text, directory, self.config.freshness.anchors_on)
+        return item if metadata == item.metadata else dataclasses.replace(item, metadata=metadata)
 
     def _observed(
         self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: dict[str, Any]

@@ -104,8 +104,12 @@ def recall(
         for recalled in result.provider_recalls:
             if recalled.outcome == "skipped":
                 click.echo(f"note: {recalled.provider} skipped (no answer within limits.optional_grace)", err=True)
+    from paxm_core.hit_notes import notes_for
+
+    notes = notes_for(result.hits, runtime.config)
     if as_json:
-        click.echo(dumps_json(recall_json(result, "active")), nl=False)
+        click.echo(dumps_json(recall_json(result, "active", [n.to_json() for n in notes])), nl=False)
         return
+    attributes = [n.attributes(show_fresh=True) for n in notes]
     # memory text is untrusted: control characters are shown, never sent raw to a terminal
-    click.echo(printable(render_recall_text(result, "active")), nl=False)
+    click.echo(printable(render_recall_text(result, "active", attributes)), nl=False)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from paxm_core.deadline import Deadline
 from paxm_core.envelope import strip_recall_context
 from paxm_core.errors import RecallError
+from paxm_core.hit_notes import passive_hits
 from paxm_core.integration import Integration
 from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
@@ -303,7 +304,7 @@ class PassiveRuntime:
                 label=self.label(event.target),
             )
             if write is not None:
-                result.buffered = bool(self.sink(write))
+                result.buffered = bool(self.sink(self._anchored(write, event)))
             elif event.event == EVENT_TURN_END:
                 self._end_turn(event, settings.profile, result)
         except Exception as exc:  # fail open; the message goes to stderr / telemetry
@@ -322,6 +323,14 @@ class PassiveRuntime:
                 "error": error,
             }
         )
+
+    def _anchored(self, write: PassiveWrite, event: HookEvent) -> PassiveWrite:
+        """``write`` with the code anchors of its text (paxm_core.anchors; docs/freshness.md)."""
+        from paxm_core.anchors import anchor_metadata
+
+        directory = event.metadata.get("cwd", "") or event.workspace
+        metadata = anchor_metadata(write.metadata, write.text, directory, self.config.freshness.anchors_on)
+        return dataclasses.replace(write, metadata=metadata) if metadata != write.metadata else write
 
     def _end_turn(self, event: HookEvent, profile: str, result: HookResult) -> None:
         """A turn end with nothing to write (a ``Stop`` after a tool call) still ends its turn.
@@ -384,8 +393,11 @@ class PassiveRuntime:
             result.timed_out = timed_out or bool(getattr(recall, "timed_out", False))
             result.recall = recall
             hits = list(getattr(recall, "hits", []) or [])
-            result.hits = filter_insertion_hits(hits, query, settings.insertion)
-            result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars)
+            # freshness and supersession (paxm_core.hit_notes): stale memories demoted, both marked
+            result.hits, notes = passive_hits(
+                hits, self.config, lambda h: filter_insertion_hits(h, query, settings.insertion)
+            )
+            result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars, notes=notes)
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")
