@@ -281,7 +281,7 @@ class Tools:
         def run() -> RememberResult:
             item, policy = self.build_item(text, profile=profile_name, source=source, **fields)
             if command == "remember":
-                item = self._anchored(item, str(fields.get("workspace") or ""))
+                item = self.anchored(item, str(fields.get("workspace") or ""))
             if deadline is not None:
                 return self.router.put([item], policy, deadline)
             policy, budget = self._active_budget(policy)
@@ -292,9 +292,11 @@ class Tools:
         observed = {"profile": profile_name, "source": source, "command": command}
         return self._observed("on_remember", RememberResult, run, started, observed)
 
-    def _anchored(self, item: MemoryItem, workspace: str) -> MemoryItem:
-        """``item`` with the code anchors of its text, from the workspace or the current
-        directory (:mod:`paxm_core.anchors`, docs/freshness.md)."""
+    def anchored(self, item: MemoryItem, workspace: str) -> MemoryItem:
+        """``item`` with the code anchors of its text (:mod:`paxm_core.anchors`, docs/freshness.md).
+
+        :param workspace: the directory the memory was written from (``""``: the current one).
+        """
         from paxm_core.anchors import anchor_metadata
 
         try:

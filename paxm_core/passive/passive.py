@@ -304,7 +304,7 @@ class PassiveRuntime:
                 label=self.label(event.target),
             )
             if write is not None:
-                result.buffered = bool(self.sink(self._anchored(write, event)))
+                result.buffered = bool(self.sink(write))
             elif event.event == EVENT_TURN_END:
                 self._end_turn(event, settings.profile, result)
         except Exception as exc:  # fail open; the message goes to stderr / telemetry
@@ -323,14 +323,6 @@ class PassiveRuntime:
                 "error": error,
             }
         )
-
-    def _anchored(self, write: PassiveWrite, event: HookEvent) -> PassiveWrite:
-        """``write`` with the code anchors of its text (paxm_core.anchors; docs/freshness.md)."""
-        from paxm_core.anchors import anchor_metadata
-
-        directory = event.metadata.get("cwd", "") or event.workspace
-        metadata = anchor_metadata(write.metadata, write.text, directory, self.config.freshness.anchors_on)
-        return dataclasses.replace(write, metadata=metadata) if metadata != write.metadata else write
 
     def _end_turn(self, event: HookEvent, profile: str, result: HookResult) -> None:
         """A turn end with nothing to write (a ``Stop`` after a tool call) still ends its turn.
