@@ -35,6 +35,7 @@ __all__ = [
     "head_commit",
     "merge_anchor_values",
     "read_anchors",
+    "tree_files",
     "worktree_root",
 ]
 
@@ -245,15 +246,16 @@ def _file_text(path: str) -> str:
     return "" if len(data) > MAX_SCAN_BYTES else data.decode("utf-8", errors="replace")
 
 
-def capture_anchors(text: str, directory: str) -> Anchors | None:
-    """The anchors of a memory ``text`` written from ``directory``; ``None`` when it names no file.
+def tree_files(text: str, directory: str) -> tuple[str, list[str]]:
+    """The working tree holding ``directory`` and the files of it ``text`` names (relative, first
+    :data:`MAX_FILES`); ``("", [])`` outside a tree.
 
     :param directory: an absolute directory inside the working tree (a hook's ``cwd``, the
         workspace); paths in the text are resolved against it and against the tree's top level.
     """
     root = worktree_root(os.path.abspath(directory)) if directory else ""
     if not root or not text:
-        return None
+        return "", []
     bases = tuple(dict.fromkeys((os.path.abspath(directory), root)))
     files: list[str] = []
     for word in _path_words(text):
@@ -262,6 +264,15 @@ def capture_anchors(text: str, directory: str) -> Anchors | None:
             files.append(found)
             if len(files) >= MAX_FILES:
                 break
+    return root, files
+
+
+def capture_anchors(text: str, directory: str) -> Anchors | None:
+    """The anchors of a memory ``text`` written from ``directory``; ``None`` when it names no file.
+
+    :param directory: as for :func:`tree_files`.
+    """
+    root, files = tree_files(text, directory)
     if not files:
         return None
     symbols: list[tuple[str, str]] = []

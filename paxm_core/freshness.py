@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paxm_core.anchors import MAX_SCAN_BYTES, Anchors, head_commit, read_anchors
+from paxm_core.anchors import ANCHORS_KEY, MAX_SCAN_BYTES, Anchors, head_commit, read_anchors
 
 __all__ = [
     "FRESH",
@@ -76,6 +76,15 @@ class Freshness:
 _UNANCHORED = Freshness()
 
 
+class _Meta:
+    """A stand-in hit holding only ``metadata`` (for :meth:`FreshnessChecker.check_metadata`)."""
+
+    __slots__ = ("metadata",)
+
+    def __init__(self, metadata: Any) -> None:
+        self.metadata = metadata
+
+
 class FreshnessChecker:
     """Checks anchors; keeps file texts and reverted-commit sets between calls (thread-safe)."""
 
@@ -87,15 +96,34 @@ class FreshnessChecker:
 
     def check_metadata(self, metadata: Any) -> Freshness:
         """The freshness of a memory whose metadata is ``metadata`` (fresh without anchors)."""
-        anchors = read_anchors(metadata) if isinstance(metadata, dict) else None
-        return self.check(anchors) if anchors is not None else _UNANCHORED
+        return self.check_hits([_Meta(metadata)])[0]
 
     def check_hits(self, hits: Sequence[Any]) -> list[Freshness]:
-        """The freshness of each hit (anything with a ``metadata`` map), in order."""
-        return [self.check_metadata(getattr(hit, "metadata", None)) for hit in hits]
+        """The freshness of each hit (anything with a ``metadata`` map), in order.
 
-    def check(self, anchors: Anchors) -> Freshness:
-        """The freshness of ``anchors`` against the tree at ``anchors.root``."""
+        Within one call, equal anchors are checked once and each tree's ``HEAD`` is read once.
+        """
+        answers: dict[str, Freshness] = {}
+        heads: dict[str, str] = {}
+        out: list[Freshness] = []
+        for hit in hits:
+            metadata = getattr(hit, "metadata", None)
+            value = metadata.get(ANCHORS_KEY) if isinstance(metadata, dict) else None
+            if not value or not isinstance(value, str):
+                out.append(_UNANCHORED)
+                continue
+            answer = answers.get(value)
+            if answer is None:
+                anchors = read_anchors(metadata)
+                answer = answers[value] = self.check(anchors, heads) if anchors is not None else _UNANCHORED
+            out.append(answer)
+        return out
+
+    def check(self, anchors: Anchors, heads: dict[str, str] | None = None) -> Freshness:
+        """The freshness of ``anchors`` against the tree at ``anchors.root``.
+
+        :param heads: ``HEAD`` per tree already read by the caller (filled in here).
+        """
         root = anchors.root
         if not os.path.isdir(os.path.join(root, ".git")) and not os.path.isfile(os.path.join(root, ".git")):
             return Freshness(anchored=True)  # the tree itself is gone or moved: nothing to judge by
@@ -106,7 +134,7 @@ class FreshnessChecker:
             text = self._text(os.path.join(root, name))
             if text is not None and not re.search(r"\b" + re.escape(symbol) + r"\b", text):
                 return Freshness(STALE, f"{symbol} no longer found in {name}", True)
-        if anchors.commit and any(anchors.commit.startswith(c) for c in self._reverted_commits(root)):
+        if anchors.commit and any(anchors.commit.startswith(c) for c in self._reverted_commits(root, heads)):
             return Freshness(STALE, f"commit {anchors.commit[:10]} was reverted", True)
         return Freshness(anchored=True)
 
@@ -134,9 +162,12 @@ class FreshnessChecker:
             self._files[path] = (*key, text)
         return text
 
-    def _reverted_commits(self, root: str) -> frozenset[str]:
+    def _reverted_commits(self, root: str, heads: dict[str, str] | None = None) -> frozenset[str]:
         """Every commit (full and abbreviated as written) ``HEAD``'s recent history reverts."""
-        head = head_commit(root)
+        heads = {} if heads is None else heads
+        head = heads.get(root)
+        if head is None:
+            head = heads[root] = head_commit(root)
         if not head:
             return frozenset()
         with self._lock:

@@ -32,6 +32,7 @@ from paxm_core.passive.client_command import (
 )
 from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
 from paxm_core.passive.events import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from paxm_core.config.model import Config
 
 __all__ = [
+    "EVENT_PRE_TOOL",
     "EVENT_SESSION_START",
     "EVENT_TOOL_FAILURE",
     "EVENT_TOOL_USE",
@@ -307,7 +309,9 @@ def standard_agent_config(
     hooks: dict[str, AgentHookConfig] = {}
     for event in dict.fromkeys((*write_events, *recall_events)):
         hooks[event] = AgentHookConfig(
-            recall=d.default_hook_recall() if event in recall_events else HookRecallConfig(),
+            recall=(d.pre_tool_recall() if event == EVENT_PRE_TOOL else d.default_hook_recall())
+            if event in recall_events
+            else HookRecallConfig(),
             write=d.hook_write(event, flush=event == EVENT_TURN_END) if event in write_events else HookWriteConfig(),
         )
     agent = AgentConfig(enabled=enabled, active_recall=d.active_recall(), hooks=hooks)

@@ -15,6 +15,7 @@ Only hits of one result are compared (no extra query); deterministic for given h
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -38,7 +39,6 @@ _NOISE = frozenset(
     using used uses now here note remember decided decision going keep want need let's lets
     """.split()
 )
-_USER_INPUT = re.compile(r"user input:\s*(?P<prompt>.*?)(?:\n\n[^\n]*assistant response:|\Z)", re.DOTALL)
 _CORRECTION = re.compile(
     r"^\W*(?:no|nope|wrong|not quite|not really)\b"
     r"|\bactually\b|\binstead\b|\bno longer\b|\bnot any ?more\b|\bscratch that\b|\bcorrection\b"
@@ -49,15 +49,23 @@ _CORRECTION = re.compile(
 
 def _user_text(text: str) -> str:
     """The user's words of a captured turn (``... user input: <prompt>``), else the whole text."""
-    match = _USER_INPUT.search(text)
-    return match.group("prompt") if match else text
+    start = text.find("user input:")
+    if start < 0:
+        return text
+    start += len("user input:")
+    end = text.find("assistant response:", start)
+    return (
+        text[start:] if end < 0 else text[start : text.rfind("\n\n", start, end) if "\n\n" in text[start:end] else end]
+    )
 
 
+@functools.lru_cache(maxsize=4096)  # the same memories come back prompt after prompt
 def is_correction(text: str) -> bool:
     """Whether the user's words in ``text`` correct an earlier statement."""
-    return bool(_CORRECTION.search(_user_text(text)[:2000]))
+    return bool(_CORRECTION.search(_user_text(text)[:2000].lstrip()))
 
 
+@functools.lru_cache(maxsize=4096)
 def content_words(text: str) -> frozenset[str]:
     """The subject words of ``text``: lower-case words longer than three letters, no template or filler words."""
     words = set()

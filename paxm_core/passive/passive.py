@@ -22,6 +22,7 @@ from paxm_core.integration import Integration
 from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
 from paxm_core.passive.events import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
@@ -233,6 +234,11 @@ class PassiveRuntime:
             except OSError as exc:
                 result.errors.append(f"session state skipped: {exc}")
         result.initial = event.metadata.get(RECALL_PHASE_KEY) == RECALL_PHASE_INITIAL
+        if event.event == EVENT_PRE_TOOL:  # context only, nothing written (docs/freshness.md)
+            from paxm_core.passive.point_of_action import inject_at_point_of_action
+
+            inject_at_point_of_action(self, event, result, settings)
+            return result
         if event.event == EVENT_USER_INPUT:
             # The prompt's write (a queue COMMIT) and its recall (provider queries) do not depend
             # on each other: the write goes to the capture queue, which recall never reads.  Both

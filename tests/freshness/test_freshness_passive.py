@@ -41,11 +41,15 @@ def _config(directory: Path, *, enabled: bool = True) -> Path:
 
 
 class Env:
-    def __init__(self, config: Path) -> None:
+    def __init__(self, config: Path, *, claude: bool = False) -> None:
         import paxm_provider_sqlite
 
         pm = get_plugin_manager(load_entrypoints=False)
         pm.register(paxm_provider_sqlite, name="sqlite")
+        if claude:
+            import paxm_integration_claude_code
+
+            pm.register(paxm_integration_claude_code, name="claude")
         self.runtime = Runtime.load(str(config), plugin_manager=pm, telemetry=None)
         self.queue = CaptureQueue(
             default_queue_path(self.runtime.config),
@@ -144,3 +148,73 @@ def test_paxm_recall_shows_freshness_in_text_and_json(tmp_path: Path, repo: Path
         "anchored": True,
         "reason": "calculate_tax no longer found in src/billing/tax.py",
     }
+
+
+# -- point of action ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def claude_env(tmp_path: Path) -> Iterator[Env]:
+    from paxm_core.config import load_config, save_config
+    from paxm_core.config.defaults import pre_tool_recall
+    from paxm_core.config.model import AgentHookConfig
+
+    path = _config(tmp_path / "cfg")
+    config = load_config(path)
+    config.agents["claude"].hooks["pre_tool"] = AgentHookConfig(recall=pre_tool_recall())
+    save_config(config, path)
+    e = Env(path, claude=True)
+    yield e
+    e.close()
+
+
+def _pre_tool(env: Env, repo: Path, session: str, tool: str, tool_input: dict[str, Any]) -> str:
+    payload = {"session_id": session, "cwd": str(repo), "hook_event_name": "PreToolUse"}
+    answer = env.processor.handle_hook(
+        {
+            "target": "claude",
+            "event": "PreToolUse",
+            "raw": json.dumps({**payload, "tool_name": tool, "tool_input": tool_input}),
+            "mode": "text",
+            "captured_at": time.time(),
+        }
+    )
+    return str(answer["output"])
+
+
+def test_a_fresh_anchored_memory_is_injected_before_an_edit_once_per_session(claude_env: Env, repo: Path) -> None:
+    _capture(claude_env, repo, "s1", "Rule: calculate_tax in billing/tax.py rounds half-even.", "Noted the rule.")
+    claude_env.runtime.tools.remember("An unanchored note about VAT rounding half-even.", profile="ltm")
+    edit = {"file_path": str(repo / "src" / "billing" / "tax.py"), "old_string": "a", "new_string": "b"}
+    out = _pre_tool(claude_env, repo, "s2", "Edit", edit)
+    context = json.loads(out)["hookSpecificOutput"]
+    assert context["hookEventName"] == "PreToolUse"
+    block = context["additionalContext"]
+    assert block.startswith(ENVELOPE) and "rounds half-even" in block and "unanchored" not in block
+    assert len(block) <= 1000
+    assert _pre_tool(claude_env, repo, "s2", "Edit", edit) == ""  # once per session
+    assert "rounds half-even" in _pre_tool(claude_env, repo, "s3", "Bash", {"command": "pytest src/billing/tax.py"})
+    # another file, or a tool input naming no file of the tree: nothing
+    assert _pre_tool(claude_env, repo, "s4", "Edit", {"file_path": str(repo / "README.md")}) == ""
+    assert _pre_tool(claude_env, repo, "s4", "Bash", {"command": "ls -la"}) == ""
+    # stale: the symbol the memory names is gone, so it is never injected at the point of action
+    (repo / "src" / "billing" / "tax.py").write_text("")
+    assert _pre_tool(claude_env, repo, "s5", "Edit", edit) == ""
+
+
+def test_point_of_action_off(tmp_path: Path, repo: Path) -> None:
+    from paxm_core.config import load_config, save_config
+    from paxm_core.config.defaults import pre_tool_recall
+    from paxm_core.config.model import AgentHookConfig
+
+    path = _config(tmp_path / "cfg")
+    config = load_config(path)
+    config.agents["claude"].hooks["pre_tool"] = AgentHookConfig(recall=pre_tool_recall())
+    config.freshness.point_of_action = False
+    save_config(config, path)
+    e = Env(path, claude=True)
+    try:
+        _capture(e, repo, "s1", "Rule: VAT in billing/tax.py must round half-even.", "Noted.")
+        assert _pre_tool(e, repo, "s2", "Write", {"file_path": str(repo / "src" / "billing" / "tax.py")}) == ""
+    finally:
+        e.close()
