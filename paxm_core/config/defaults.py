@@ -247,6 +247,8 @@ def default_agents() -> dict[str, AgentConfig]:
             hooks={
                 "tool_use": AgentHookConfig(write=hook_write("tool_use")),
                 "tool_failure": AgentHookConfig(write=hook_write("tool_failure")),
+                # paxm's own: memories anchored to what a tool is about to touch (docs/freshness.md)
+                "pre_tool": AgentHookConfig(recall=pre_tool_recall()),
                 **copy.deepcopy(full),
             },
         ),
