@@ -14,6 +14,10 @@ for; the daemon is warm (started by the first prompt, as in a real session, then
 warm-up prompts).  Every timed run must print the recalled memory, so a silent failure
 cannot look fast.
 
+``--anchored`` makes the workspace a git tree and anchors every memory (the answer and the
+seeded ones) to a file and a symbol of it, so every recalled hit is freshness-checked
+(docs/freshness.md); the same store can be timed against a paxm without freshness.
+
 ``--prompt-words N`` makes every timed prompt a distinct N-word prompt (filler prose with the
 question inside, as a real long prompt is), so the daemon analyses and probes new text each
 time instead of answering one cached query.  ``--breakdown`` also times, interleaved, the same
