@@ -18,6 +18,7 @@ gets no anchors at all (not even the commit): it cannot go stale against the cod
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -91,6 +92,11 @@ def read_anchors(metadata: Mapping[str, str] | None) -> Anchors | None:
     value = metadata.get(ANCHORS_KEY) if metadata else None
     if not value or not isinstance(value, str):
         return None
+    return _parse(value)
+
+
+@functools.lru_cache(maxsize=4096)  # the same memories come back prompt after prompt
+def _parse(value: str) -> Anchors | None:
     try:
         data = json.loads(value)
     except ValueError:
