@@ -14,6 +14,10 @@ for; the daemon is warm (started by the first prompt, as in a real session, then
 warm-up prompts).  Every timed run must print the recalled memory, so a silent failure
 cannot look fast.
 
+``--anchored`` makes the workspace a git tree and anchors every memory (the answer and the
+seeded ones) to a file and a symbol of it, so every recalled hit is freshness-checked
+(docs/freshness.md); the same store can be timed against a paxm without freshness.
+
 ``--prompt-words N`` makes every timed prompt a distinct N-word prompt (filler prose with the
 question inside, as a real long prompt is), so the daemon analyses and probes new text each
 time instead of answering one cached query.  ``--breakdown`` also times, interleaved, the same
@@ -126,6 +130,28 @@ def payload(root: Path, session: str, prompt: str, n: int) -> bytes:
 
 
 QUESTION = "What are release branches named?"
+#: what ``--anchored`` adds to the answer: a file and a symbol of the bench's git tree
+ANCHORED = " See docs/releasing.md (cut_release)."
+
+
+def anchored_tree(work: Path, env: dict[str, str]) -> dict[str, str]:
+    """A committed git tree at ``work`` with ``docs/releasing.md``; the metadata anchoring a memory to it."""
+    (work / "docs").mkdir(parents=True, exist_ok=True)
+    (work / "docs" / "releasing.md").write_text("cut_release makes release/<version>.\n")
+    ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "docs"], ["rev-parse", "HEAD"]):
+        done = subprocess.run(["git", *ident, *argv], cwd=work, env=env, check=True, capture_output=True, timeout=60)
+    # the stored form of paxm_core.anchors, written out here so the same store can be timed
+    # against a paxm without freshness (which ignores the key) for a before/after comparison
+    value = {
+        "commit": done.stdout.decode().strip(),
+        "files": ["docs/releasing.md"],
+        "root": str(work),
+        "symbols": [["cut_release", "docs/releasing.md"]],
+    }
+    return {"paxm_anchors": json.dumps(value, sort_keys=True, separators=(",", ":"))}
+
+
 #: filler for ``--prompt-words``: common words, so the question's words stay the distinctive ones
 FILLER = (
     "the of and to in is that for it with as was on be at by this had not are but from or have an they "
@@ -208,6 +234,9 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--prompt-words", type=int, default=0, help="distinct N-word prompts (0: the short question)")
     parser.add_argument("--breakdown", action="store_true", help="also time the client and the daemon apart")
+    parser.add_argument(
+        "--anchored", action="store_true", help="every memory anchored to a file of a git tree (freshness checked)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paxm-claude-prompt-bench-") as tmp:
         root = Path(tmp)
@@ -220,16 +249,27 @@ def main() -> None:
             capture_output=True,
             timeout=300,
         )
+        anchors = anchored_tree(root / "work", env) if args.anchored else None
         subprocess.run(
-            [PAXM, "--config", str(config), "remember", "--global", "--text", ANSWER],  # hooks run in another dir
+            [
+                PAXM,
+                "--config",
+                str(config),
+                "remember",
+                "--global",
+                "--text",
+                ANSWER + (ANCHORED if anchors else ""),
+            ],  # hooks run in another dir
             env=env,
             check=True,
             capture_output=True,
             timeout=120,
+            cwd=root / "work" if anchors else None,
         )
         command = installed_command(root / "home" / ".claude" / "settings.json")
         if args.memories > 0:
-            print(f"seeded {args.memories} memories in {seed(config, args.memories):.1f} s", flush=True)
+            seconds = seed(config, args.memories, anchors)
+            print(f"seeded {args.memories} memories in {seconds:.1f} s", flush=True)
         hook_env = {**env, "CLAUDE_PROJECT_DIR": str(root / "work")}
         bare = f"{sys.executable} -I -S -c pass"
 

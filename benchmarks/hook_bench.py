@@ -67,8 +67,11 @@ def make_config(directory: Path) -> Path:
     return path
 
 
-def seed(config: Path, count: int) -> float:
-    """Write ``count`` memories straight through the SQLite provider in batches; returns seconds."""
+def seed(config: Path, count: int, metadata: dict[str, str] | None = None) -> float:
+    """Write ``count`` memories straight through the SQLite provider in batches; returns seconds.
+
+    :param metadata: given to every memory (e.g. code anchors, so every hit is freshness-checked).
+    """
     from paxm_core import Deadline, MemoryItem
     from paxm_core.runtime import Runtime
 
@@ -80,7 +83,13 @@ def seed(config: Path, count: int) -> float:
         for i in range(count):
             words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11))
             batch.append(
-                MemoryItem(text=f"Note {i}: the {words} decision number {i}", id=f"m{i}", tier="ltm", created_at=now)
+                MemoryItem(
+                    text=f"Note {i}: the {words} decision number {i}",
+                    id=f"m{i}",
+                    tier="ltm",
+                    created_at=now,
+                    metadata=dict(metadata or {}),
+                )
             )
             if len(batch) == 2000 or i == count - 1:
                 if provider is not None and hasattr(provider, "put_batch"):

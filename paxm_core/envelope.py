@@ -404,10 +404,13 @@ def age(when: datetime | None, now: datetime | None = None) -> str:
     return f"{count} minute{'s' if count != 1 else ''} ago"
 
 
-def render_hit_markdown(index: int, hit: MemoryHit, *, verbose: bool = False, now: datetime | None = None) -> str:
+def render_hit_markdown(
+    index: int, hit: MemoryHit, note: str = "", *, verbose: bool = False, now: datetime | None = None
+) -> str:
     """One hit as ``paxm recall`` prints it: heading, id (what ``paxm forget`` takes), project,
     scope, user, agent, when, score, source, text.
 
+    :param note: attributes paxm adds to the heading (:meth:`paxm_core.hit_notes.HitNote.attributes`).
     :param verbose: also the relevance and the backend's own raw score (a BM25 value and the
         like, which means nothing next to the calibrated score without knowing the backend).
     """
@@ -415,7 +418,7 @@ def render_hit_markdown(index: int, hit: MemoryHit, *, verbose: bool = False, no
 
     prov = _provenance(hit)
     scope = f"{prov.scope_type}:{prov.scope_id}" if prov.scope_type and prov.scope_id else "unknown"
-    lines = [f"### Memory {index} ({hit.provider})", f"Id: {hit_ref(hit)}"]
+    lines = [f"### Memory {index} ({hit.provider}){header_field(note)}", f"Id: {hit_ref(hit)}"]
     lines.append(f"Project: {memory_project(hit.metadata) or NO_PROJECT}")
     lines.append(f"Scope: {scope}")
     if prov.user_id:
@@ -439,20 +442,33 @@ def render_hit_markdown(index: int, hit: MemoryHit, *, verbose: bool = False, no
     return "\n".join(lines) + "\n"
 
 
-def render_recall_markdown(hits: list[MemoryHit], *, verbose: bool = False, now: datetime | None = None) -> str:
-    """All hits as Markdown, or ``No memories found.`` (with a trailing newline)."""
+def render_recall_markdown(
+    hits: list[MemoryHit], notes: list[str] | None = None, *, verbose: bool = False, now: datetime | None = None
+) -> str:
+    """All hits as Markdown, or ``No memories found.`` (with a trailing newline).
+
+    :param notes: heading attributes per hit (missing ones: none).
+    """
     if not hits:
         return NO_MEMORIES + "\n"
-    return "".join(render_hit_markdown(i, hit, verbose=verbose, now=now) for i, hit in enumerate(hits, start=1))
+    notes = list(notes or []) + [""] * (len(hits) - len(notes or []))
+    return "".join(
+        render_hit_markdown(i, hit, notes[i - 1], verbose=verbose, now=now) for i, hit in enumerate(hits, start=1)
+    )
 
 
 def render_recall_text(
-    result: RecallResult, mode: str = "active", *, verbose: bool = False, now: datetime | None = None
+    result: RecallResult,
+    mode: str = "active",
+    notes: list[str] | None = None,
+    *,
+    verbose: bool = False,
+    now: datetime | None = None,
 ) -> str:
     """What ``paxm recall`` prints: the envelope around the Markdown, or ``No memories found.``."""
     if not result.hits:
         return NO_MEMORIES + "\n"
-    return wrap_recall_context(mode, render_recall_markdown(result.hits, verbose=verbose, now=now)) + "\n"
+    return wrap_recall_context(mode, render_recall_markdown(result.hits, notes, verbose=verbose, now=now)) + "\n"
 
 
 def render_recall_compact(result: RecallResult, *, now: datetime | None = None) -> str:
@@ -477,9 +493,14 @@ def render_recall_compact(result: RecallResult, *, now: datetime | None = None) 
     return wrap_recall_context("active", "\n".join(parts) if parts else NO_MEMORIES)
 
 
-def recall_json(result: RecallResult, mode: str = "active") -> dict[str, Any]:
-    """The ``recall --json`` object: the RecallResult plus ``paxm_context``."""
+def recall_json(
+    result: RecallResult, mode: str = "active", notes: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The ``recall --json`` object: the RecallResult plus ``paxm_context``; ``notes`` adds keys to each hit."""
     out = result.to_json()
+    if notes:
+        for hit, extra in zip(out.get("hits") or [], notes, strict=False):
+            hit.update(extra)
     out["paxm_context"] = {"version": 1, "kind": "recall", "mode": mode}
     return out
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.api.events import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "EVENT_PRE_TOOL",
     "EVENT_SESSION_START",
     "EVENT_TOOL_FAILURE",
     "EVENT_TOOL_USE",
@@ -177,7 +179,9 @@ def standard_agent_config(
     hooks: dict[str, AgentHookConfig] = {}
     for event in dict.fromkeys((*write_events, *recall_events)):
         hooks[event] = AgentHookConfig(
-            recall=d.default_hook_recall() if event in recall_events else HookRecallConfig(),
+            recall=(d.pre_tool_recall() if event == EVENT_PRE_TOOL else d.default_hook_recall())
+            if event in recall_events
+            else HookRecallConfig(),
             write=d.hook_write(event, flush=event == EVENT_TURN_END) if event in write_events else HookWriteConfig(),
         )
     agent = AgentConfig(enabled=enabled, active_recall=d.active_recall(), hooks=hooks)

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
@@ -230,8 +231,10 @@ class SettingsHooksIntegration(HookFileIntegration):
         return self.spec.location.home_dir() if self.spec.detect_home else self.hooks_path().parent
 
     def default_agent_config(self) -> dict[str, Any]:
-        """Recall on every prompt; ``write_events`` captured (``turn_end`` flushes)."""
-        return standard_agent_config(write_events=self.spec.write_events)
+        """Recall on every prompt (and before tools, when the spec maps ``pre_tool``); ``write_events``
+        captured (``turn_end`` flushes)."""
+        recall = ("user_input", EVENT_PRE_TOOL) if EVENT_PRE_TOOL in self.native_events.events else ("user_input",)
+        return standard_agent_config(write_events=self.spec.write_events, recall_events=recall)
 
     def is_ours(self, config: Any) -> IsOurs:
         """Whether a command is paxm's hook for this agent and ``config``'s file."""
@@ -343,14 +346,15 @@ class SettingsHooksIntegration(HookFileIntegration):
 
         Never a ``decision``, so paxm cannot keep the harness from finishing a turn.
         """
-        context = context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT))
+        context = context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_PRE_TOOL))
         if not context:
             return ""
         if self.spec.html_escaped:
             context = guard_escaped_envelope(context)
         if self.spec.output == "additional-context":
             return dumps_compact({"additionalContext": context})
-        if self.spec.output == "text" and mode != "json":
+        # a pre-tool hook's plain stdout is not read as context: only hookSpecificOutput is
+        if self.spec.output == "text" and mode != "json" and result.event != EVENT_PRE_TOOL:
             return context
         native = self.native_events.native(result.event)
         return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": context}})

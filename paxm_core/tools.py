@@ -11,6 +11,7 @@ from caller metadata, whatever their case; the workspace is set only through the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -327,6 +328,8 @@ class Tools:
 
         def run() -> RememberResult:
             item, policy = self.build_item(text, profile=profile_name, source=source, **fields)
+            if command == "remember":
+                item = self.anchored(item, str(fields.get("workspace") or ""))
             if deadline is not None:
                 return self.router.put([item], policy, deadline)
             policy, budget = self._active_budget(policy)
@@ -336,6 +339,20 @@ class Tools:
 
         observed = {"profile": profile_name, "source": source, "command": command}
         return self._observed("on_remember", RememberResult, run, started, observed)
+
+    def anchored(self, item: MemoryItem, workspace: str) -> MemoryItem:
+        """``item`` with the code anchors of its text (:mod:`paxm_core.anchors`, docs/freshness.md).
+
+        :param workspace: the directory the memory was written from (``""``: the current one).
+        """
+        from paxm_core.anchors import anchor_metadata
+
+        try:
+            directory = workspace.strip() or os.getcwd()
+        except OSError:  # the directory was removed under us
+            return item
+        metadata = anchor_metadata(item.metadata, item.text, directory, self.config.freshness.anchors_on)
+        return item if metadata == item.metadata else dataclasses.replace(item, metadata=metadata)
 
     def _observed(
         self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: dict[str, Any]

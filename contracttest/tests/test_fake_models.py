@@ -32,6 +32,24 @@ def test_anthropic_messages_json_and_stream_with_marker(tmp_path: Path) -> None:
     assert len(log.read_text().splitlines()) == 3
 
 
+def test_anthropic_tool_mode_then_text(tmp_path: Path) -> None:
+    call = ("Bash", {"command": "cat a.py"})
+    with FakeAnthropic(tmp_path / "a.jsonl", tool_call=call) as fake:
+        tools = [{"name": "Bash", "input_schema": {}}]
+        ask: dict[str, Any] = {"tools": tools, "messages": [{"role": "user", "content": "RUN_TOOL now"}]}
+        block = json.loads(_post(fake.url + "/v1/messages", ask)[1])["content"][0]
+        assert block["type"] == "tool_use" and (block["name"], block["input"]) == call
+        _, data = _post(fake.url + "/v1/messages", {**ask, "stream": True})
+        assert b'"stop_reason": "tool_use"' in data and b"input_json_delta" in data
+        result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
+        ask["messages"].append(result)
+        text = json.loads(_post(fake.url + "/v1/messages", ask)[1])["content"][0]
+        assert text["type"] == "text" and text["text"].startswith("Noted")
+        # no trigger, or the tool not offered: a text reply
+        plain = {"tools": [{"name": "Read"}], "messages": [{"role": "user", "content": "RUN_TOOL"}]}
+        assert json.loads(_post(fake.url + "/v1/messages", plain)[1])["content"][0]["type"] == "text"
+
+
 def test_chat_completions_tool_mode_then_text(tmp_path: Path) -> None:
     with FakeOpenAI(tmp_path / "o.jsonl") as fake:
         assert fake.url.endswith("/v1")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "EVENT_PRE_TOOL",
     "EVENT_SESSION_START",
     "EVENT_TOOL_FAILURE",
     "EVENT_TOOL_USE",
@@ -29,6 +30,9 @@ EVENT_USER_INPUT = "user_input"
 EVENT_TOOL_USE = "tool_use"
 EVENT_TOOL_FAILURE = "tool_failure"
 EVENT_TURN_END = "turn_end"
+#: before a tool runs (Claude Code / Codex ``PreToolUse``): a context event of its own, where a
+#: memory anchored to the file or command is injected (paxm_core.passive.point_of_action)
+EVENT_PRE_TOOL = "pre_tool"
 STANDARD_EVENTS = (EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_TOOL_USE, EVENT_TOOL_FAILURE, EVENT_TURN_END)
 
 #: metadata key set on the first ``user_input`` of a session (upstream's name, so stored rows match)

@@ -405,9 +405,17 @@ def _group_item(
     """One provider item from a group's events (each with non-blank text, in order)."""
     profile, tier, expiry = key
     metadata: dict[str, str] = {}
+    anchored = 0
     for item in items:
         if item.metadata:
             metadata.update(item.metadata)  # later events win, as upstream
+            anchored += "paxm_anchors" in item.metadata
+    if anchored > 1:  # code anchors are the union of the events' (paxm_core.anchors)
+        from paxm_core.anchors import ANCHORS_KEY, merge_anchor_values
+
+        metadata[ANCHORS_KEY] = merge_anchor_values(
+            i.metadata[ANCHORS_KEY] for i in items if i.metadata and ANCHORS_KEY in i.metadata
+        )
     if metadata:
         for name in RESERVED_METADATA:
             metadata.pop(name, None)

@@ -158,8 +158,11 @@ def recall(
     others = runtime.tools.elsewhere(
         value, workspace=scope, profile=profile or None, limit=limit if limit > 0 else None, shown=len(result.hits)
     )
+    from paxm_core.hit_notes import notes_for
+
+    notes = notes_for(result.hits, runtime.config)
     if as_json:
-        out = recall_json(result, "active")
+        out = recall_json(result, "active", [n.to_json() for n in notes])
         out["project"] = scope  # "" with --all-projects
         out["other_projects"] = [{"project": name, "matches": count} for name, count in others]
         click.echo(dumps_json(out), nl=False)
@@ -167,8 +170,9 @@ def recall(
     for recalled in result.provider_recalls:
         if recalled.outcome == "skipped":
             click.echo(f"note: {recalled.provider} skipped (no answer within limits.optional_grace)", err=True)
+    attributes = [n.attributes(show_fresh=True) for n in notes]
     # memory text is untrusted: control characters are shown, never sent raw to a terminal
-    click.echo(printable(render_recall_text(result, "active", verbose=verbose)), nl=False)
+    click.echo(printable(render_recall_text(result, "active", attributes, verbose=verbose)), nl=False)
     if others:
         click.echo(printable(_elsewhere_note(scope, others, bool(result.hits))), err=True)
 

@@ -183,6 +183,21 @@ def default_hook_recall() -> HookRecallConfig:
     )
 
 
+def pre_tool_recall() -> HookRecallConfig:
+    """Recall before a tool runs (``pre_tool``): memories anchored to its files (docs/freshness.md).
+
+    ``max_results`` is how many hits are asked for; most are not anchored to the file, and at
+    most two are injected.
+    """
+    return HookRecallConfig(
+        enabled=True,
+        profile="passive",
+        max_results=20,
+        timeout_extra=DEFAULT_PASSIVE_RECALL_TIMEOUT_EXTRA,
+        output="markdown",
+    )
+
+
 def hook_write(mode: str, *, flush: bool = False) -> HookWriteConfig:
     """Upstream's default buffered write of one hook event (``flush`` on ``turn_end``)."""
     return HookWriteConfig(
@@ -232,6 +247,8 @@ def default_agents() -> dict[str, AgentConfig]:
             hooks={
                 "tool_use": AgentHookConfig(write=hook_write("tool_use")),
                 "tool_failure": AgentHookConfig(write=hook_write("tool_failure")),
+                # paxm's own: memories anchored to what a tool is about to touch (docs/freshness.md)
+                "pre_tool": AgentHookConfig(recall=pre_tool_recall()),
                 **copy.deepcopy(full),
             },
         ),

@@ -43,6 +43,7 @@ __all__ = [
     "ThresholdsConfig",
     "WorkspaceConfig",
     "PrivacyConfig",
+    "FreshnessConfig",
     "WriteProfileConfig",
 ]
 
@@ -350,6 +351,36 @@ class PrivacyConfig:
 
 
 @dataclass
+class FreshnessConfig:
+    """Freshness against the code, supersession and point-of-action memory (docs/freshness.md).
+
+    Each switch is on unless set to ``false``.
+    """
+
+    #: record code anchors at capture and check them before a memory is shown
+    enabled: bool | None = None
+    #: say when a recalled memory is superseded by a newer one (``superseded_by``)
+    supersession: bool | None = None
+    #: inject a fresh memory anchored to the file or command a pre-tool hook is about to touch
+    point_of_action: bool | None = None
+
+    @property
+    def anchors_on(self) -> bool:
+        """Anchors are recorded and checked."""
+        return self.enabled is not False
+
+    @property
+    def supersession_on(self) -> bool:
+        """Supersession is shown."""
+        return self.supersession is not False
+
+    @property
+    def point_of_action_on(self) -> bool:
+        """Pre-tool hooks inject anchored memories (needs anchors)."""
+        return self.point_of_action is not False and self.anchors_on
+
+
+@dataclass
 class Config:
     """The whole paxm configuration.
 
@@ -369,6 +400,7 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
+    freshness: FreshnessConfig = field(default_factory=FreshnessConfig)
     #: Legacy top-level ``hooks``; folded into ``agents`` by normalization.
     hooks: dict[str, LegacyHookConfig] = field(default_factory=dict)
 

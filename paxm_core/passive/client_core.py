@@ -577,7 +577,7 @@ def ready_channel() -> tuple[object, int] | tuple[None, None]:
 
 
 #: events whose answer carries context for the model: worth waiting for a starting daemon
-CONTEXT_EVENTS = ("user_input", "session_start", "userpromptsubmit", "sessionstart")
+CONTEXT_EVENTS = ("user_input", "session_start", "userpromptsubmit", "sessionstart", "pre_tool", "pretooluse")
 #: how long a context event waits for a daemon it just started (upstream: 20 x 50 ms)
 DAEMON_WAIT = 1.5
 

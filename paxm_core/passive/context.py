@@ -58,13 +58,14 @@ def _hit_text(hit: Any) -> str:
     return str(getattr(hit, "text", "") or "").strip()
 
 
-def _render_passive_hit(index: int, hit: Any, text: str) -> str:
+def _render_passive_hit(index: int, hit: Any, text: str, note: str = "") -> str:
     # Only what helps the model judge a memory: where it came from.  Scores, relevance, scope and
     # user lines cost ~120 characters per hit and say nothing the order does not already say.
     # provider, source and text are stored data: none may start a header line of its own
     provider = header_field(str(getattr(hit, "provider", "") or "").strip())
     source = header_field(str(getattr(hit, "source", "") or "").strip())
-    head = f"### Memory {index}" + (f" ({provider})" if provider else "")
+    # note: freshness / supersession attributes (paxm_core.hit_notes), on the one unforgeable line
+    head = f"### Memory {index}" + (f" ({provider})" if provider else "") + header_field(note)
     lines = [head]
     if source:
         lines.append(f"Source: {source}")
@@ -75,7 +76,7 @@ def _block(parts: list[str]) -> str:
     return wrap_recall_context("passive", _HEADER + "".join(parts))
 
 
-def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0) -> str:
+def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0, notes: Sequence[str] = ()) -> str:
     """The passive envelope for ``hits`` (empty string when there are none), at most ``max_chars``.
 
     Hits arrive ranked; whole hits are kept in order while the block fits, then the next one is
@@ -83,14 +84,16 @@ def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0) -> str:
     scores), so a harness's prompt cache is not broken by paxm.
 
     :param max_chars: cap on the whole block, envelope included (0: :data:`DEFAULT_PASSIVE_MAX_CHARS`).
+    :param notes: heading attributes per hit (:meth:`paxm_core.hit_notes.HitNote.attributes`).
     """
     cap = max_chars if max_chars > 0 else DEFAULT_PASSIVE_MAX_CHARS
     parts: list[str] = []
-    for hit in hits:
+    for position, hit in enumerate(hits):
         text = _hit_text(hit)
         if not text:
             continue
-        whole = _render_passive_hit(len(parts) + 1, hit, text)
+        note = notes[position] if position < len(notes) else ""
+        whole = _render_passive_hit(len(parts) + 1, hit, text, note)
         if len(_block([*parts, whole])) <= cap:
             parts.append(whole)
             continue
@@ -98,7 +101,7 @@ def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0) -> str:
         low, high, best = MIN_EXCERPT_CHARS, len(text) - 1, ""
         while low <= high:
             mid = (low + high) // 2
-            piece = _render_passive_hit(len(parts) + 1, hit, text[:mid].rstrip() + _CUT)
+            piece = _render_passive_hit(len(parts) + 1, hit, text[:mid].rstrip() + _CUT, note)
             if len(_block([*parts, piece])) <= cap:
                 best, low = piece, mid + 1
             else:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import RecallError
 from paxm_core.api.events import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
@@ -27,6 +28,7 @@ from paxm_core.api.events import (
 )
 from paxm_core.api.integration import Integration
 from paxm_core.envelope import strip_recall_context
+from paxm_core.hit_notes import passive_hits
 from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
 from paxm_core.passive.insertion import filter_insertion_hits
@@ -232,6 +234,11 @@ class PassiveRuntime:
             except OSError as exc:
                 result.errors.append(f"session state skipped: {exc}")
         result.initial = event.metadata.get(RECALL_PHASE_KEY) == RECALL_PHASE_INITIAL
+        if event.event == EVENT_PRE_TOOL:  # context only, nothing written (docs/freshness.md)
+            from paxm_core.passive.point_of_action import inject_at_point_of_action
+
+            inject_at_point_of_action(self, event, result, settings)
+            return result
         if event.event == EVENT_USER_INPUT:
             # The prompt's write (a queue COMMIT) and its recall (provider queries) do not depend
             # on each other: the write goes to the capture queue, which recall never reads.  Both
@@ -384,8 +391,11 @@ class PassiveRuntime:
             result.timed_out = timed_out or bool(getattr(recall, "timed_out", False))
             result.recall = recall
             hits = list(getattr(recall, "hits", []) or [])
-            result.hits = filter_insertion_hits(hits, query, settings.insertion)
-            result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars)
+            # freshness and supersession (paxm_core.hit_notes): stale memories demoted, both marked
+            result.hits, notes = passive_hits(
+                hits, self.config, lambda h: filter_insertion_hits(h, query, settings.insertion)
+            )
+            result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars, notes=notes)
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")

@@ -142,6 +142,8 @@ class HookProcessor:
             expires_at=expires_at,
             admission_text=write.admission_text,
         )
+        # code anchors (docs/freshness.md): paths resolve from the harness's cwd, else the workspace
+        item = tools.anchored(item, write.metadata.get("cwd", "") or write.workspace)
         return item, truncated
 
     def append(self, write: PassiveWrite) -> bool:

@@ -104,6 +104,7 @@ def test_defaults_match_upstream_template(tmp_path: Path) -> None:
     assert set(built_in.agents["claude"].hooks) == {
         "tool_use",
         "tool_failure",
+        "pre_tool",  # paxm's own: point-of-action recall (docs/freshness.md)
         "session_start",
         "user_input",
         "turn_end",

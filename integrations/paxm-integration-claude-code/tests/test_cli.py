@@ -68,7 +68,7 @@ def test_setup_then_uninstall_leaves_settings_semantically_unchanged(config: Pat
     assert "Claude Code: integration installed (owner paxm)" in done.stdout
     assert f"installed paxm hooks in {settings}" in done.stdout
     hooks = json.loads(settings.read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"}
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
     assert _yaml(config)["agents"]["claude"]["enabled"] is True
     providers_before = _yaml(config)["providers"]
     paxm(config, "remember", "--text", "the build uses uv workspaces")

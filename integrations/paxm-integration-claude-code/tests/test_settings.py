@@ -129,7 +129,14 @@ def test_installed_commands_call_the_client_by_absolute_interpreter(tmp_path: Pa
     config = _config(tmp_path)
     ClaudeCodeIntegration().install(InstallContext(config, owner="paxm", echo=_quiet))
     hooks = json.loads(settings_file.read_text())["hooks"]
-    assert list(hooks) == ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"]
+    assert list(hooks) == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+    ]
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     for event, groups in hooks.items():
         (handler,) = groups[0]["hooks"]
@@ -149,6 +156,7 @@ def test_disabled_hooks_are_not_installed_and_stale_ones_go(tmp_path: Path, sett
     integration.install(InstallContext(config, owner="paxm", echo=_quiet))
     config.agents["claude"].hooks["tool_use"].write.enabled = False
     config.agents["claude"].hooks["tool_failure"].write.enabled = False
+    config.agents["claude"].hooks["pre_tool"].recall.enabled = False
     config.capture_queue.path = str(tmp_path / "elsewhere" / "queue.sqlite")
     integration.install(InstallContext(config, owner="paxm", echo=_quiet))
     hooks = json.loads(settings_file.read_text())["hooks"]
@@ -186,7 +194,7 @@ def test_empty_settings_file_is_treated_as_empty(tmp_path: Path, settings_file: 
     settings_file.parent.mkdir(parents=True)
     settings_file.write_text("  \n")
     ClaudeCodeIntegration().install(InstallContext(_config(tmp_path), owner="paxm", echo=_quiet))
-    assert len(json.loads(settings_file.read_text())["hooks"]) == 5
+    assert len(json.loads(settings_file.read_text())["hooks"]) == 6
     assert not settings_file.with_name("settings.json.paxm.bak").exists()  # nothing worth keeping
 
 

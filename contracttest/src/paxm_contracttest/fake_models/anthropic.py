@@ -5,6 +5,10 @@ Serves ``POST /v1/messages`` (SSE when ``stream`` is true, JSON otherwise),
 :class:`~paxm_contracttest.fake_models.server.FakeModelServer`).  The reply text is ``reply``
 (default: a fixed sentence) followed by `` [marker-seen]`` when the request body contains
 ``marker``.
+
+Tool mode (``tool_call=(name, input)``): a request that offers the tool ``name``, whose body
+contains ``tool_trigger`` (default ``RUN_TOOL``) and that holds no tool result yet is answered
+with one ``tool_use`` block calling it with ``input``; the follow-up request gets the text reply.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ class Recorded(_Recorded):
         return self.get("path", "").split("?")[0].endswith("/v1/messages") and isinstance(body, dict)
 
 
+def _has_tool_result(body: dict[str, Any]) -> bool:
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
+            return True
+    return False
+
+
 class FakeAnthropic(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL."""
 
@@ -37,6 +49,27 @@ class FakeAnthropic(FakeModelServer):
     thread_name = "fake-anthropic"
     #: no ``/v1``: Claude Code appends it
     url_suffix = ""
+
+    def __init__(
+        self,
+        log_path: Any,
+        *,
+        tool_call: tuple[str, dict[str, Any]] | None = None,
+        tool_trigger: str = "RUN_TOOL",
+        **options: Any,
+    ) -> None:
+        super().__init__(log_path, **options)
+        self.tool_call = tool_call
+        self.tool_trigger = tool_trigger
+
+    def planned_call(self, body: Any, raw: bytes) -> tuple[str, dict[str, Any]] | None:
+        """The tool call answering this request in tool mode, else ``None``."""
+        if self.tool_call is None or not isinstance(body, dict) or self.tool_trigger.encode() not in raw:
+            return None
+        offered = {str(t.get("name", "")) for t in body.get("tools") or [] if isinstance(t, dict)}
+        if self.tool_call[0] not in offered or _has_tool_result(body):
+            return None
+        return self.tool_call
 
     def messages(self) -> list[Recorded]:
         """Recorded ``/v1/messages`` requests (not token counting), in arrival order."""
@@ -85,27 +118,32 @@ class FakeAnthropic(FakeModelServer):
                     "stop_sequence": None,
                     "usage": {"input_tokens": max(1, len(raw) // 4), "output_tokens": 1},
                 }
+                call = fake.planned_call(body, raw)
+                stop = "tool_use" if call else "end_turn"
+                if call:
+                    block: dict[str, Any] = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20]}
+                    block.update(name=call[0], input=call[1])
+                    start = {**block, "input": {}}
+                    delta = {"type": "input_json_delta", "partial_json": json.dumps(call[1])}
+                else:
+                    block = {"type": "text", "text": text}
+                    start = {"type": "text", "text": ""}
+                    delta = {"type": "text_delta", "text": text}
                 if not (isinstance(body, dict) and body.get("stream")):
-                    message.update(content=[{"type": "text", "text": text}], stop_reason="end_turn")
+                    message.update(content=[block], stop_reason=stop)
                     self._json(200, message)
                     return
                 self.start_events()
                 events: list[tuple[str, dict[str, Any]]] = [
                     ("message_start", {"type": "message_start", "message": message}),
-                    (
-                        "content_block_start",
-                        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-                    ),
-                    (
-                        "content_block_delta",
-                        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-                    ),
+                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
                     ("content_block_stop", {"type": "content_block_stop", "index": 0}),
                     (
                         "message_delta",
                         {
                             "type": "message_delta",
-                            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                            "delta": {"stop_reason": stop, "stop_sequence": None},
                             "usage": {"output_tokens": 8},
                         },
                     ),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.integration import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
@@ -64,16 +65,18 @@ SPEC = SettingsHooksSpec(
     events=(
         (EVENT_SESSION_START, "SessionStart"),
         (EVENT_USER_INPUT, "UserPromptSubmit"),
+        (EVENT_PRE_TOOL, "PreToolUse"),
         (EVENT_TOOL_USE, "PostToolUse"),
         (EVENT_TOOL_FAILURE, "PostToolUseFailure"),
         (EVENT_TURN_END, "Stop"),
     ),
-    matchers={"SessionStart": "startup|resume|clear|compact"},
+    # PreToolUse only for the tools that change files or run commands (point of action)
+    matchers={"SessionStart": "startup|resume|clear|compact", "PreToolUse": "Edit|MultiEdit|Write|NotebookEdit|Bash"},
     handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT},
     # a handler already running the wanted command stays where it is; only its timeout is updated
     refresh=("timeout",),
     # SessionStart/UserPromptSubmit stdout is added to the context: plain text, or
-    # hookSpecificOutput JSON with --json
+    # hookSpecificOutput JSON with --json; PreToolUse context is always hookSpecificOutput JSON
     output="text",
     upstream_shims=True,
     write_events=("session_start", "user_input", "turn_end", "tool_use", "tool_failure"),
