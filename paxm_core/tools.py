@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from paxm_core.api.deadline import Deadline
@@ -343,14 +344,18 @@ class Tools:
     def anchored(self, item: MemoryItem, workspace: str) -> MemoryItem:
         """``item`` with the code anchors of its text (:mod:`paxm_core.anchors`, docs/freshness.md).
 
-        :param workspace: the directory the memory was written from (``""``: the current one).
+        :param workspace: the memory's project (``""``: none).  Paths in the text are read from
+            the current directory when it lies inside that project (``paxm remember`` in a
+            subdirectory names files relative to it), else from the project's root.
         """
         from paxm_core.anchors import anchor_metadata
 
         try:
-            directory = workspace.strip() or os.getcwd()
+            here = os.getcwd()
         except OSError:  # the directory was removed under us
             return item
+        root = workspace.strip()
+        directory = here if not root or Path(here).is_relative_to(root) else root
         metadata = anchor_metadata(item.metadata, item.text, directory, self.config.freshness.anchors_on)
         return item if metadata == item.metadata else dataclasses.replace(item, metadata=metadata)
 

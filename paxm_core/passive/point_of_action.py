@@ -19,17 +19,28 @@ import re
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paxm_core.anchors import read_anchors, tree_files
 from paxm_core.api.events import HookEvent, HookResult
 
 if TYPE_CHECKING:
-    from paxm_core.passive.passive import PassiveRuntime
+    from paxm_core.config.model import Config
     from paxm_core.passive.policy import HookSettings
 
 __all__ = ["MAX_CHARS", "MAX_MEMORIES", "SeenMemories", "inject_at_point_of_action", "tool_text"]
+
+
+class PassiveHost(Protocol):
+    """What point of action reads of the passive runtime (:class:`~paxm_core.passive.passive.PassiveRuntime`)."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def recall(self) -> Callable[[str, str, int, dict[str, str], str, float], tuple[Any, bool]] | None: ...
+
 
 #: Largest block injected before one tool call, envelope included.
 MAX_CHARS = 1000
@@ -122,9 +133,7 @@ def _headings(block: str) -> int:
     return sum(line.startswith("### Memory ") for line in block.splitlines())
 
 
-def inject_at_point_of_action(
-    runtime: PassiveRuntime, event: HookEvent, result: HookResult, hook: HookSettings
-) -> None:
+def inject_at_point_of_action(runtime: PassiveHost, event: HookEvent, result: HookResult, hook: HookSettings) -> None:
     """Fill ``result`` with the fresh memories anchored to what the tool in ``event`` is about to touch."""
     if not runtime.config.freshness.point_of_action_on:
         return
