@@ -187,8 +187,7 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     type=click.IntRange(0, 16),
     default=None,
     metavar="N",
-    help="Processes reading and rendering transcripts (default: one per core but one, for"
-    " large backfills; 0: in the run's own process).",
+    help="Accepted and ignored: transcripts are read and rendered in the run's own process.",
 )
 @click.option(
     "--delivery",
@@ -196,7 +195,7 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     default="auto",
     show_default=True,
     hidden=True,
-    help="Where delivery runs: a process of its own (large runs), or a thread of the run.",
+    help="Accepted and ignored: delivery runs on a thread of the run.",
 )
 @_JSON
 @click.pass_context
@@ -244,8 +243,6 @@ def run_cmd(
         rate_everywhere=rate_given,
         max_duration=limit,
         batch=batch,
-        workers=workers,
-        delivery=delivery,
         live_queue=Path(default_queue_path(runtime.config)),
     )
     bar = _Bar() if not as_json and sys.stderr.isatty() else None
