@@ -37,7 +37,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 PAXM = str(Path(sys.executable).parent / "paxm")
@@ -149,6 +148,7 @@ def _render_only(args: argparse.Namespace) -> int:
                 os.environ[key] = value
         from paxm_core.backfill.render import TurnRenderer
         from paxm_core.backfill.sources import transcript_reader
+        from paxm_core.backfill.workers import _LightRuntime
         from paxm_core.config import load_config
         from paxm_core.plugins import get_plugin_manager
         from paxm_core.tools import Tools
@@ -157,7 +157,7 @@ def _render_only(args: argparse.Namespace) -> int:
         manager = get_plugin_manager()
         _, reader = transcript_reader(manager, "claude")
         tools = Tools(config, None, session_id="", agent_name="")  # type: ignore[arg-type]
-        renderer = TurnRenderer(SimpleNamespace(config=config, plugin_manager=manager, tools=tools), None)
+        renderer = TurnRenderer(_LightRuntime(config, manager, tools), None)
         turns = [t for path in reader.transcript_files() for t in reader.read_turns(path)]
         assert all(renderer.render(t) == renderer.render_live(t) for t in turns)
         times: dict[str, list[float]] = {"direct (render)": [], "live path (render_live)": []}

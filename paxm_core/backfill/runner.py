@@ -6,10 +6,11 @@ checksums, same lease recovery after kill -9.  Keeping it apart means a backfill
 the live queue's write lock and its thousands of episodes never sit ahead of a live episode
 in the delivery worker; the live hook path is not touched at all.
 
-Everything runs in the run's own process.  Order of a step (each step is short and durable
-before the next):
-1. read and render up to ``batch`` turns, skip those already recorded or captured live;
-2. ``append_many``: one transaction for all their events (the turn_end seals each episode);
+Order of a step (each step is short and durable before the next):
+1. read and render up to ``batch`` turns (in worker processes for large runs), skip those
+   already recorded or captured live;
+2. ``append_encoded`` / ``append_many``: one transaction for all their events (the turn_end
+   seals each episode);
 3. record the turn ids, the files finished and the run's counters in the checkpoint store
    (one transaction);
 4. kick delivery (:mod:`paxm_core.backfill.delivery`, a thread of the run): ``claim_batch`` +
@@ -27,7 +28,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,18 +38,19 @@ from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.delivery import ThreadDeliverer, deliver_all
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
-from paxm_core.backfill.sources import in_range, turns_in
+from paxm_core.backfill.workers import (
+    FileTurns,
+    auto_workers,
+    render_files_parallel,
+    render_files_serial,
+    worker_setup,
+)
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
 
 DEFAULT_BATCH = 500
 #: batches rendered and queued ahead of delivery (bounds the backfill queue's backlog)
 LOOKAHEAD = 2
-
-#: ``(turn id, "range" | "done" | "rendered", capture events, fingerprint)``
-Rendered = tuple[str, str, list[Any], str]
-#: ``(path, size, mtime_ns, its turns)``, file by file in the order given
-FileTurns = Generator[tuple[Path, int, int, Iterator[Rendered]], None, None]
 
 
 def backfill_dir(config: Any) -> Path:
@@ -96,7 +98,7 @@ class RunReport:
     dead: int = 0
     owed: int = 0
     seconds: float = 0.0
-    #: processes besides the run's own that read and rendered the files: always 0
+    #: processes that read and rendered the files (0: the run's own process)
     workers: int = 0
     #: where delivery ran: always ``"thread"`` (a thread of the run)
     delivery: str = "thread"
@@ -123,6 +125,9 @@ class BackfillOptions:
     max_duration: float | None = None
     batch: int = DEFAULT_BATCH
     live_queue: Path | None = None
+    #: processes reading and rendering files (``None``: one per core but one, for large runs;
+    #: 0: in this process)
+    workers: int | None = None
 
 
 class BackfillRun:
@@ -222,21 +227,17 @@ class BackfillRun:
         return files
 
     def _source(self, files: list[tuple[Path, int, int]], done: set[str]) -> FileTurns:
-        """Each file with its turns, read and rendered as they are consumed."""
-        for path, size, mtime_ns in files:
-            yield path, size, mtime_ns, self._render_file(path, done)
-
-    def _render_file(self, path: Path, done: set[str]) -> Iterator[Rendered]:
-        """Read ``path`` and render each in-range turn not in ``done`` (lazily, one turn at a time)."""
-        after, before = self.options.after, self.options.before
-        for turn in turns_in(self.reader, path):
-            if not in_range(turn, after, before):
-                yield turn.turn_id, "range", [], ""
-            elif turn.turn_id in done:
-                yield turn.turn_id, "done", [], ""
-            else:
-                events, fingerprint = self.renderer.render(turn)
-                yield turn.turn_id, "rendered", events, fingerprint
+        """Each file with its turns: rendered in worker processes (large runs), or in this one."""
+        workers = self.options.workers
+        if workers is None:
+            workers = auto_workers(self.progress.bytes_total)
+        setup = None
+        if workers > 0 and files:
+            setup = worker_setup(self.runtime, self.reader, self.options.after, self.options.before, done)
+        if setup is not None:
+            self.report.workers = min(workers, len(files))
+            return render_files_parallel(setup, files, workers)
+        return render_files_serial(self.renderer, self.reader, files, self.options.after, self.options.before, done)
 
     def _drain(self, source: FileTurns, done: set[str], live: set[str], deadline: float | None, run_id: int) -> None:
         """Queue and checkpoint the rendered turns batch by batch, until done or past ``deadline``."""
@@ -268,7 +269,7 @@ class BackfillRun:
                 self.report.state = "paused"  # stopped inside a file: it is not marked done
                 break
         finally:
-            source.close()
+            source.close()  # stops the workers (what they had not started is dropped)
         self._flush(batch, finished_files, run_id, last=True)
 
     def _sort_turn(
@@ -280,7 +281,7 @@ class BackfillRun:
         if kind == "range":
             self.report.skipped_range += 1
             return None
-        if kind == "done" or turn_id in done:
+        if kind == "done" or turn_id in done:  # a worker renders before this run's additions
             self.report.skipped_done += 1
             self.progress.skipped += 1
             return None
@@ -327,8 +328,12 @@ class BackfillRun:
         events = [e for _, _, evs in batch for e in evs]
         if events:
             # a run killed after append_many but before the checkpoint renders these again:
-            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template)
-            self.queue.append_many(events, keep_existing=True)
+            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template).
+            # Worker processes send events already encoded (tuples); the serial path, events.
+            if isinstance(events[0], tuple):
+                self.queue.append_encoded(events, keep_existing=True)
+            else:
+                self.queue.append_many(events, keep_existing=True)
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
         self.progress.queued += queued

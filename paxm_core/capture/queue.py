@@ -120,14 +120,15 @@ def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, st
     return source, final, profile, payload, sha256_hex(payload.encode())
 
 
-#: an event validated and encoded for the queue, before its transaction starts:
+#: an event validated and encoded for the queue, before its transaction starts (by a backfill
+#: worker process, or by the appender itself):
 #: ``(event_id, session_key, profile, terminal, source_sequence, final_sequence, payload
 #: text, its sha256, the item's text, captured_at as epoch seconds or None)``.
 EncodedEvent = tuple[str, str, str, bool, int | None, int | None, str, str, str, float | None]
 
 
 def encode_event(event: CaptureEvent) -> EncodedEvent:
-    """Validate and encode ``event`` for an append (raises :class:`QueueError` when it is invalid)."""
+    """Validate and encode ``event`` for an append (:meth:`CaptureQueue.append_encoded`); raises :class:`QueueError`."""
     source, final, profile, payload, digest = _encoded_event(event)
     captured = event.captured_at.timestamp() if event.captured_at is not None else None
     return (
@@ -897,6 +898,17 @@ class CaptureQueue:
             results = self._append_batch_in_tx(conn, encoded, keep_existing)
             self._count_truncated(conn, events, results)
         return results
+
+    def append_encoded(self, encoded: Sequence[EncodedEvent], *, keep_existing: bool = False) -> list[AppendResult]:
+        """:meth:`append_many` for events already encoded by :func:`encode_event` (in a backfill worker).
+
+        The payload text and its digest are stored as given: :func:`encode_event` validated
+        them exactly as :meth:`append_many` does.  Same transaction, same rows.
+        """
+        if not encoded:
+            return []
+        with self._tx(durable=True) as conn:
+            return self._append_batch_in_tx(conn, encoded, keep_existing)
 
     def _append_batch_in_tx(
         self, conn: sqlite3.Connection, encoded: Sequence[EncodedEvent], keep_existing: bool

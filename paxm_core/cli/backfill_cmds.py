@@ -187,7 +187,8 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     type=click.IntRange(0, 16),
     default=None,
     metavar="N",
-    help="Accepted and ignored: transcripts are read and rendered in the run's own process.",
+    help="Processes reading and rendering transcripts (default: one per core but one, for"
+    " large backfills; 0: in the run's own process).",
 )
 @click.option(
     "--delivery",
@@ -243,6 +244,7 @@ def run_cmd(
         rate_everywhere=rate_given,
         max_duration=limit,
         batch=batch,
+        workers=workers,
         live_queue=Path(default_queue_path(runtime.config)),
     )
     bar = _Bar() if not as_json and sys.stderr.isatty() else None

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 
 from paxm_core.api.events import HookMessage
 from paxm_core.backfill.render import TurnRenderer
+from paxm_core.backfill.workers import _LightRuntime
 from paxm_core.capture.queue import encode_event
 from paxm_core.config import load_config
 from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn
@@ -88,7 +88,7 @@ def _renderer(tmp_path: Path, name: str) -> TurnRenderer:
     path.write_text(CONFIGS[name] or "{}\n")
     config = load_config(path)
     tools = Tools(config, None, session_id="", agent_name="")  # type: ignore[arg-type]
-    return TurnRenderer(SimpleNamespace(config=config, plugin_manager=get_plugin_manager(), tools=tools), None)
+    return TurnRenderer(_LightRuntime(config, get_plugin_manager(), tools), None)
 
 
 def _same(renderer: TurnRenderer, turn: PastTurn) -> list[Any]:
@@ -286,8 +286,8 @@ def test_any_turn_renders_as_the_live_path(
 _RENDERERS: dict[str, TurnRenderer] = {}
 
 
-def test_the_run_renders_with_the_direct_renderer() -> None:
-    # the run calls render(); render_live stays test-only
-    source = (REPO / "paxm_core/backfill/runner.py").read_text()
+def test_workers_and_the_serial_run_share_the_direct_renderer() -> None:
+    # the worker and the run's own process both call render(); render_live stays test-only
+    source = (REPO / "paxm_core/backfill/workers.py").read_text()
     assert "renderer.render(turn)" in source and "render_live" not in source
     assert os.path.exists(REPO / "paxm_core/backfill/render.py")

@@ -106,6 +106,48 @@ def test_live_fingerprints_of_prompts_and_turn_ends_never_collide() -> None:
     assert end != live_fingerprint("opencode", "S1", "same text", "turn_end")
 
 
+@pytest.mark.parametrize(
+    ("cores", "size", "workers"),
+    [(1, 10**9, 0), (2, 10**9, 1), (4, 10**9, 3), (16, 10**9, 4), (8, 1024, 0)],
+)
+def test_auto_workers_leave_a_core_to_the_run_and_skip_small_runs(
+    monkeypatch: pytest.MonkeyPatch, cores: int, size: int, workers: int
+) -> None:
+    from paxm_core.backfill import workers as module
+
+    monkeypatch.setattr(module.os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    assert module.auto_workers(size) == workers
+
+
+def test_a_failing_worker_fails_the_run_and_an_unpicklable_reader_renders_in_process(tmp_path: Path) -> None:
+    from paxm_core.backfill.workers import render_files_parallel, worker_setup
+    from paxm_core.plugins import get_plugin_manager
+
+    class Runtime:
+        config = None  # the worker cannot render with it
+        tools = None
+
+    class Local:  # defined here: it cannot cross a pipe
+        pass
+
+    assert worker_setup(Runtime(), Local(), None, None, set()) is None
+    reader = get_plugin_manager().integration("claude")
+    setup = worker_setup(Runtime(), reader, None, None, set())
+    assert setup is not None
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        '{"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z",'
+        ' "message": {"role": "user", "content": "hello"}}\n'
+        '{"type": "assistant", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z",'
+        ' "message": {"id": "a", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}}\n'
+    )
+    source = render_files_parallel(setup, [(path, 1, 1)], 1)
+    with pytest.raises(Exception, match="NoneType|exited"):
+        for _path, _size, _mtime, turns in source:
+            list(turns)
+    source.close()
+
+
 def test_a_checkpoint_step_records_turns_files_and_counters_together(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path / "checkpoint.sqlite")
     try:
