@@ -18,9 +18,8 @@ imported: the capture queue loads this module.
 from __future__ import annotations
 
 import os
-from typing import Any, BinaryIO
 
-__all__ = ["die_with_parent", "pid_alive", "protocol_pipes", "start_child", "start_time"]
+__all__ = ["pid_alive", "start_time"]
 
 _PROC = os.path.isdir("/proc/self")
 
@@ -65,52 +64,3 @@ def pid_alive(pid: int, started: str = "") -> bool:
     if started and len(fields) > 19 and fields[19].decode("ascii", "replace") != started:
         return False  # the pid was reused
     return True
-
-
-def die_with_parent(parent: int) -> None:
-    """Make this child process end with ``parent`` (a second line behind its stdin's EOF).
-
-    On Linux the kernel SIGKILLs the child when the parent dies (``PR_SET_PDEATHSIG``);
-    elsewhere nothing is armed and the caller's stdin watch alone stops it.  Exits at once
-    when the parent died before the request took effect.
-    """
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # not Linux: the stdin watch alone
-        pass
-    if os.getppid() != parent:  # the parent died before the prctl took effect
-        os._exit(0)
-
-
-def start_child(module: str) -> Any:
-    """Start ``python -P -m <module>`` with pipes on its stdin and stdout (a ``Popen``).
-
-    The protocol children of paxm (backfill workers and delivery, the write process) speak
-    pickles over these two pipes; their stderr is the parent's.  ``-P``: not the current
-    directory first on ``sys.path`` (a paxm checkout there would be imported instead of the
-    installed ``paxm_core``).  The pipes are close-on-exec, so no later child holds them.
-    """
-    import subprocess
-    import sys
-
-    process = subprocess.Popen(
-        [sys.executable, "-P", "-m", module], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True
-    )
-    assert process.stdin is not None and process.stdout is not None
-    return process
-
-
-def protocol_pipes() -> tuple[BinaryIO, BinaryIO]:
-    """In a :func:`start_child` child: its (requests, answers) streams, taken from fds 0 and 1.
-
-    File descriptor 1 is then pointed at stderr, so a stray ``print`` in any imported code goes
-    to the log and can never corrupt the pickled answers.
-    """
-    requests = os.fdopen(os.dup(0), "rb")
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    return requests, answers

@@ -7,16 +7,16 @@ the live queue's write lock and its thousands of episodes never sit ahead of a l
 in the delivery worker; the live hook path is not touched at all.
 
 Order of a step (each step is short and durable before the next):
-1. render up to ``batch`` turns (in worker processes for large runs), skip those already
-   recorded or captured live;
+1. read and render up to ``batch`` turns (in worker processes for large runs), skip those
+   already recorded or captured live;
 2. ``append_encoded`` / ``append_many``: one transaction for all their events (the turn_end
    seals each episode);
 3. record the turn ids, the files finished and the run's counters in the checkpoint store
    (one transaction);
-4. ask for delivery (:mod:`paxm_core.backfill.delivery`: a delivery process for large runs,
-   else a thread): ``claim_batch`` + one ``put_to_provider`` (a provider ``put_batch``) +
-   ``complete_many``, repeated until nothing is claimable, at ``--rate`` for remote
-   providers; the next step waits while more than ``LOOKAHEAD`` batches are owed.
+4. kick delivery (:mod:`paxm_core.backfill.delivery`, a thread of the run): ``claim_batch`` +
+   one ``put_to_provider`` (a provider ``put_batch``) + ``complete_many``, repeated until
+   nothing is claimable, at ``--rate`` for remote providers; the next step waits while more
+   than ``LOOKAHEAD`` batches are owed.
 A kill between 2 and 3 re-renders the same events on resume (duplicates, ignored); a kill
 between the put and ``complete_many`` re-delivers the same episode ids (provider upsert).
 """
@@ -35,6 +35,7 @@ from typing import Any
 
 from paxm_core.api.integration import SupportsTranscripts
 from paxm_core.backfill.checkpoint import CheckpointStore
+from paxm_core.backfill.delivery import ThreadDeliverer, deliver_all
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
 from paxm_core.backfill.workers import (
@@ -44,7 +45,6 @@ from paxm_core.backfill.workers import (
     render_files_serial,
     worker_setup,
 )
-from paxm_core.backfill.writelock import QueueWriteLock
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
 
@@ -100,9 +100,9 @@ class RunReport:
     seconds: float = 0.0
     #: processes that read and rendered the files (0: the run's own process)
     workers: int = 0
-    #: where delivery ran: ``"process"`` (a delivery process of its own) or ``"thread"``
-    delivery: str = ""
-    #: CPU seconds (user + system) of the delivery process, when there was one
+    #: where delivery ran: always ``"thread"`` (a thread of the run)
+    delivery: str = "thread"
+    #: CPU seconds of a separate delivery process: always 0.0 (there is none)
     delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
 
@@ -128,9 +128,6 @@ class BackfillOptions:
     #: processes reading and rendering files (``None``: one per core but one, for large runs;
     #: 0: in this process)
     workers: int | None = None
-    #: ``"process"``: deliver in a child process; ``"thread"``: on a thread of the run;
-    #: ``"auto"``: a process for large runs on a machine with two cores or more
-    delivery: str = "auto"
 
 
 class BackfillRun:
@@ -168,14 +165,11 @@ class BackfillRun:
             routes = routes_from_write_profiles(config.write_profiles)
             self.providers = sorted({n for names in routes.values() for n in names if n in enabled})
         self.checkpoint = CheckpointStore(state_dir / "checkpoint.sqlite")
-        queue_path = state_dir / "queue.sqlite"
-        self.queue = CaptureQueue(queue_path, routes=routes)
-        # the delivery process writes this queue too: one writer at a time, without SQLite's sleeps
-        self._write_lock = QueueWriteLock(queue_path)
+        self.queue = CaptureQueue(state_dir / "queue.sqlite", routes=routes)
         self.renderer = TurnRenderer(runtime, self.queue)
         self._limiters = {name: RateLimiter(self._rate_for(name)) for name in self.providers}
         self._tick_lock = threading.RLock()  # held by _record while it ticks
-        self._deliverer: Any = None
+        self._deliverer = ThreadDeliverer(self._deliver_all, self._owed)
         self.report = RunReport(agent, list(self.providers))
         self.progress = Progress()
 
@@ -193,7 +187,6 @@ class BackfillRun:
         """Close the queue, checkpoint store and renderer."""
         self.renderer.close()
         self.queue.close()
-        self._write_lock.close()
         self.checkpoint.close()
 
     # -- the run ---------------------------------------------------------------------------
@@ -207,11 +200,12 @@ class BackfillRun:
             done = self.checkpoint.done_turns(self.agent)
             live = self._live_fingerprints()
             files = self._pending_files()
-            source = self._start_source(files, done)
+            self.progress.bytes_total = sum(f[1] for f in files)
+            self._deliverer.start()  # its first pass delivers what a killed run left queued
+            source = self._source(files, done)
             self._drain(source, done, live, deadline, run_id)
         except BaseException as exc:
-            if self._deliverer is not None:
-                self._deliverer.abandon()
+            self._deliverer.abandon()
             self.report.state = "failed"
             self.report.errors.append(str(exc) or type(exc).__name__)
             self._finish(run_id, started)
@@ -232,11 +226,8 @@ class BackfillRun:
             files.append((path, info.st_size, info.st_mtime_ns))
         return files
 
-    def _start_source(self, files: list[tuple[Path, int, int]], done: set[str]) -> FileTurns:
-        """Start delivery, then the rendering of ``files``: in worker processes, or in this one."""
-        self.progress.bytes_total = sum(f[1] for f in files)
-        self._deliverer = self._choose_deliverer(self.progress.bytes_total)
-        self._deliverer.start()  # its first pass delivers what a killed run left queued
+    def _source(self, files: list[tuple[Path, int, int]], done: set[str]) -> FileTurns:
+        """Each file with its turns: rendered in worker processes (large runs), or in this one."""
         workers = self.options.workers
         if workers is None:
             workers = auto_workers(self.progress.bytes_total)
@@ -312,7 +303,6 @@ class BackfillRun:
         if self.report.state == "done" and self.report.owed:
             self.report.state = "incomplete"
         self.report.seconds = time.monotonic() - started
-        self.report.delivery_cpu = round(float(getattr(self._deliverer, "cpu", 0.0)), 3)
         try:
             self.checkpoint.update_run(
                 run_id,
@@ -340,11 +330,10 @@ class BackfillRun:
             # a run killed after append_many but before the checkpoint renders these again:
             # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template).
             # Worker processes send events already encoded (tuples); the serial path, events.
-            with self._write_lock.held():
-                if isinstance(events[0], tuple):
-                    self.queue.append_encoded(events, keep_existing=True)
-                else:
-                    self.queue.append_many(events, keep_existing=True)
+            if isinstance(events[0], tuple):
+                self.queue.append_encoded(events, keep_existing=True)
+            else:
+                self.queue.append_many(events, keep_existing=True)
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
         self.progress.queued += queued
@@ -362,8 +351,8 @@ class BackfillRun:
                 skipped=self.report.skipped_done + self.report.skipped_live,
                 delivered=self.report.delivered,
             )
-        # Delivery (a delivery process, or a thread for small runs) drains the queue while the
-        # next batch is read and rendered, at most LOOKAHEAD batches behind.
+        # The delivery thread drains the queue while the next batch is read and rendered, at
+        # most LOOKAHEAD batches behind.
         if last:
             self._deliverer.finish()
         else:
@@ -372,12 +361,10 @@ class BackfillRun:
         self._tick()
 
     def _deliver_all(self) -> None:
-        from paxm_core.backfill.delivery import deliver_all
-
         deliver_all(self.queue, self.runtime.router, self.providers, self._limiters, self.options.batch, self._record)
 
     def _record(self, delivered: int, errors: list[str]) -> None:
-        """A delivered batch (from the delivery thread, or the delivery process's reader thread)."""
+        """A delivered batch (from the delivery thread)."""
         with self._tick_lock:
             self.report.delivered += delivered
             self.progress.delivered += delivered
@@ -385,30 +372,8 @@ class BackfillRun:
             del self.report.errors[:-20]
         self._tick()
 
-    def _choose_deliverer(self, total_bytes: int) -> Any:
-        """A delivery process for large runs (the run's process then only appends), else a thread."""
-        from paxm_core.backfill.delivery import ProcessDeliverer, ThreadDeliverer, delivery_setup
-
-        def owed() -> int:
-            return int(self.queue.owed(include_open=False))
-
-        how = self.options.delivery
-        if how == "auto":
-            how = "process" if auto_workers(total_bytes) > 0 else "thread"
-        if how == "process":
-            setup = delivery_setup(
-                self.runtime.config,
-                str(self.queue.path),
-                self.options.provider,
-                list(self.providers),
-                {name: limiter.per_second for name, limiter in self._limiters.items()},
-                self.options.batch,
-            )
-            if setup is not None:
-                self.report.delivery = "process"
-                return ProcessDeliverer(setup, owed, self._record)
-        self.report.delivery = "thread"
-        return ThreadDeliverer(self._deliver_all, owed)
+    def _owed(self) -> int:
+        return int(self.queue.owed(include_open=False))
 
     def _live_fingerprints(self) -> set[str]:
         """Fingerprints of the ``user_input`` and ``turn_end`` writes live hooks queued (any state)."""

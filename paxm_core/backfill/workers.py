@@ -1,4 +1,4 @@
-"""Reading and rendering transcript files in worker processes.
+"""Reading and rendering transcript files in worker processes (what keeps 100k turns under 60 s).
 
 Reading a transcript and rendering its turns is pure CPU work with no shared state: a file's
 turns become capture events that depend only on the file, the config and the turn's stable
@@ -11,6 +11,11 @@ The workers render with the same :class:`~paxm_core.backfill.render.TurnRenderer
 serial run (same config, same plugins, same transcript reader), so their events are the
 events a serial run would queue.  A worker exits on its own when the run's process dies, so
 a killed run leaves no process behind.
+
+Why a process: in one process, reading, rendering, appending and delivering cost about 11 CPU
+seconds per 20,000 turns (``backfill_bench.py``), so 100,000 turns would need about 55 s on
+one core, against a 60 s budget.  One worker takes the rendering (about 3.4 s per 20,000
+turns) off the run's process, which then needs about 8 s per 20,000 turns (40 s per 100,000).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from paxm_core.backfill.sources import in_range, turns_in
 
@@ -106,10 +111,9 @@ def _worker_main() -> None:
     from paxm_core.backfill.render import TurnRenderer
     from paxm_core.capture.queue import encode_event
     from paxm_core.plugins import get_plugin_manager
-    from paxm_core.processes import protocol_pipes
     from paxm_core.tools import Tools
 
-    requests, answers = protocol_pipes()
+    requests, answers = _protocol_pipes()
     try:
         config, reader, session_id, agent_name, after, before, done = pickle.load(requests)
     except EOFError:
@@ -145,13 +149,34 @@ def _worker_main() -> None:
             return
 
 
+def _protocol_pipes() -> tuple[BinaryIO, BinaryIO]:
+    """In a worker: its (requests, answers) streams, taken from fds 0 and 1.
+
+    File descriptor 1 is then pointed at stderr, so a stray ``print`` in any imported code goes
+    to the log and can never corrupt the pickled answers.
+    """
+    requests = os.fdopen(os.dup(0), "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return requests, answers
+
+
 class _Worker:
     """One worker process and its two pipes."""
 
     def __init__(self, setup: bytes) -> None:
-        from paxm_core.processes import start_child
+        import subprocess
+        import sys
 
-        self.process = start_child("paxm_core.backfill.workers")
+        # -P: not the current directory first on sys.path (a paxm checkout there would be
+        # imported instead of the installed paxm_core); the pipes are close-on-exec
+        self.process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "paxm_core.backfill.workers"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
         self._requests = self.process.stdin
         self._answers = self.process.stdout
         self._requests.write(setup)

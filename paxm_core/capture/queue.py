@@ -105,7 +105,7 @@ def _profiles(text: str) -> Any:
 
 def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, str, str]:
     """Validate ``event`` and encode its stored payload: ``(source, final, profile, payload
-    text, its sha256)``.  One rule for the one-by-one and the bulk append."""
+    text, its sha256)``."""
     if not event.event_id.strip():
         raise QueueError("capture event id is required")
     if not event.session_key.strip():
@@ -120,15 +120,15 @@ def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, st
     return source, final, profile, payload, sha256_hex(payload.encode())
 
 
-#: an event encoded for the queue by whoever rendered it (a backfill worker process):
+#: an event validated and encoded for the queue, before its transaction starts (by a backfill
+#: worker process, or by the appender itself):
 #: ``(event_id, session_key, profile, terminal, source_sequence, final_sequence, payload
-#: text, its sha256, the item's text, captured_at as epoch seconds or None)``.  Plain
-#: strings and numbers, so it crosses a pipe cheaply and the appender only writes rows.
+#: text, its sha256, the item's text, captured_at as epoch seconds or None)``.
 EncodedEvent = tuple[str, str, str, bool, int | None, int | None, str, str, str, float | None]
 
 
 def encode_event(event: CaptureEvent) -> EncodedEvent:
-    """Validate and encode ``event`` for :meth:`CaptureQueue.append_encoded` (same rules as append)."""
+    """Validate and encode ``event`` for an append (:meth:`CaptureQueue.append_encoded`); raises :class:`QueueError`."""
     source, final, profile, payload, digest = _encoded_event(event)
     captured = event.captured_at.timestamp() if event.captured_at is not None else None
     return (
@@ -211,19 +211,39 @@ _INSERT_EVENT = (
 )
 
 
+class _SessionAppend:
+    """One session's state while a batch is appended (see ``CaptureQueue._append_batch_in_tx``)."""
+
+    __slots__ = ("last", "open", "stored_open", "written")
+
+    def __init__(self, last: int, stored_open: list[Any]) -> None:
+        #: the session's last sequence so far
+        self.last = last
+        #: its open events, oldest first, as ``_episode_rows`` reads them: those stored before
+        #: the batch, then this batch's
+        self.open: list[Any] = list(stored_open)
+        #: the last sequence of the open events stored before the batch (0: none)
+        self.stored_open = int(stored_open[-1][1]) if stored_open else 0
+        #: this batch's open event rows, as they will be inserted (the seal sets their episode id)
+        self.written: list[list[Any]] = []
+
+
 class _AppendBatch:
-    """What one ``append_many`` transaction has learnt so far (see ``_append_in_tx``)."""
+    """What one append transaction has learnt so far, and the rows it will write."""
 
-    __slots__ = ("decoded", "existing", "fresh", "last_sequence")
+    __slots__ = ("decoded", "deliveries", "episodes", "event_rows", "existing", "sealed_stored", "sessions")
 
-    def __init__(self) -> None:
-        #: rows that existed before the transaction: event id -> (sequence, session, hash, ...)
-        self.existing: dict[str, tuple[Any, ...]] = {}
-        #: ids inserted by this transaction (a repeat inside the batch is looked up again)
-        self.fresh: set[str] = set()
-        self.last_sequence: dict[str, int] = {}
+    def __init__(self, existing: dict[str, tuple[Any, ...]]) -> None:
+        #: event id -> (sequence, session, hash, source, final, terminal): stored before, or by this batch
+        self.existing = existing
+        self.sessions: dict[str, _SessionAppend] = {}
         #: event id -> (item text, profile) of the events it wrote, consumed by the seal
         self.decoded: dict[str, tuple[str, str]] = {}
+        self.event_rows: list[list[Any]] = []
+        self.episodes: list[tuple[Any, ...]] = []
+        self.deliveries: list[tuple[Any, ...]] = []
+        #: (episode id, session, last sequence): events stored before the batch that it sealed
+        self.sealed_stored: list[tuple[str, str, int]] = []
 
 
 def _verified_items(
@@ -476,42 +496,6 @@ class CaptureQueue:
         event").  A terminal event seals its own session's open events in the same transaction.
         """
         return self.append_many([event])[0]
-
-    def _append_in_tx(
-        self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
-    ) -> AppendResult:
-        """Append one event of a batch that the bulk path cannot take (a session with open events).
-
-        ``batch``: the rows that existed before the transaction and each session's last
-        sequence, read once for the whole batch; the texts written here go on to the seal, so
-        it does not parse again what this transaction just wrote.
-        """
-        event_id, key, profile, terminal, source, final, payload, digest, text, captured = encoded
-        if event_id in batch.fresh:  # a repeat inside the batch: the first copy is in the table now
-            row = conn.execute(
-                "SELECT sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-                " FROM capture_events WHERE event_id = ?",
-                (event_id,),
-            ).fetchone()
-        else:
-            row = batch.existing.get(event_id)
-        if row is not None:
-            if not keep_existing:
-                _same_as_stored(row, encoded)
-            return AppendResult(event_id, row[0], duplicate=True)
-        last = batch.last_sequence.get(key)
-        if last is None:
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(sequence), 0) FROM capture_events WHERE session_key = ?", (key,)
-            ).fetchone()
-        sequence = int(last) + 1
-        batch.last_sequence[key] = sequence
-        batch.fresh.add(event_id)
-        batch.decoded[event_id] = (text, profile)  # the seal needs only the text and profile
-        stamp = utc_stamp(captured if captured is not None else self._now())
-        conn.execute(_INSERT_EVENT, (event_id, key, sequence, source, final, int(terminal), payload, digest, stamp, ""))
-        sealed = self._seal_session_in_tx(conn, key, complete=True, decoded=batch.decoded) if terminal else ""
-        return AppendResult(event_id, sequence, sealed_episode=sealed)
 
     def _count_truncated(
         self, conn: sqlite3.Connection, events: Sequence[CaptureEvent], results: Sequence[AppendResult]
@@ -911,7 +895,7 @@ class CaptureQueue:
         """Record a failed attempt: ``retry`` with backoff, or ``dead`` after ``max_attempts``."""
         return self.fail_many([claim], error)[0]
 
-    # -- batched path (backfill) ---------------------------------------------------------
+    # -- batched path ------------------------------------------------------------------
 
     def append_many(self, events: Sequence[CaptureEvent], *, keep_existing: bool = False) -> list[AppendResult]:
         """Store events in ONE durable transaction (all or nothing); returns after COMMIT.
@@ -931,11 +915,10 @@ class CaptureQueue:
         return results
 
     def append_encoded(self, encoded: Sequence[EncodedEvent], *, keep_existing: bool = False) -> list[AppendResult]:
-        """:meth:`append_many` for events already encoded by :func:`encode_event` (in a worker process).
+        """:meth:`append_many` for events already encoded by :func:`encode_event` (in a backfill worker).
 
-        The payload text and its digest are stored as given: the caller encoded them with
-        :func:`encode_event`, which validates exactly as :meth:`append` does.  Same single
-        durable transaction, same rows as :meth:`append_many` of the original events.
+        The payload text and its digest are stored as given: :func:`encode_event` validated
+        them exactly as :meth:`append_many` does.  Same transaction, same rows.
         """
         if not encoded:
             return []
@@ -945,7 +928,27 @@ class CaptureQueue:
     def _append_batch_in_tx(
         self, conn: sqlite3.Connection, encoded: Sequence[EncodedEvent], keep_existing: bool
     ) -> list[AppendResult]:
-        """Append ``encoded`` in the caller's transaction: in bulk when that is exact, else one by one."""
+        """Append ``encoded`` in the caller's transaction; the one append path.
+
+        Each session's sequence continues from its last stored one; a turn end seals its
+        session's open events (stored before the batch, and the batch's own before it) into
+        one episode, from memory: the batch's events are inserted already sealed, with three
+        ``executemany`` statements at the end.
+        """
+        batch = _AppendBatch(self._stored_events(conn, encoded))
+        results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
+        conn.executemany(_INSERT_EVENT, batch.event_rows)
+        conn.executemany(_INSERT_EPISODE, batch.episodes)
+        conn.executemany(_INSERT_DELIVERY, batch.deliveries)
+        conn.executemany(
+            "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
+            batch.sealed_stored,
+        )
+        return results
+
+    @staticmethod
+    def _stored_events(conn: sqlite3.Connection, encoded: Sequence[EncodedEvent]) -> dict[str, tuple[Any, ...]]:
+        """The already stored events among ``encoded``: id -> (sequence, session, hash, source, final, terminal)."""
         existing: dict[str, tuple[Any, ...]] = {}
         ids = list({e[0] for e in encoded})
         for start in range(0, len(ids), 500):
@@ -956,95 +959,58 @@ class CaptureQueue:
                 chunk,
             ):
                 existing[row[0]] = tuple(row[1:])
-        if len(ids) == len(encoded):
-            results = self._append_bulk_in_tx(conn, encoded, existing, keep_existing)
-            if results is not None:
-                return results
-        batch = _AppendBatch()
-        batch.existing = existing
-        return [self._append_in_tx(conn, e, batch, keep_existing) for e in encoded]
+        return existing
 
-    def _append_bulk_in_tx(
-        self,
-        conn: sqlite3.Connection,
-        encoded: Sequence[EncodedEvent],
-        existing: dict[str, tuple[Any, ...]],
-        keep_existing: bool,
-    ) -> list[AppendResult] | None:
-        """A batch's common case, written with three ``executemany`` statements.
-
-        Every turn end seals, from memory, the events this batch wrote before it, so no
-        event is inserted open and updated again and no seal reads the table back.  That is
-        exact only when the batch's sessions had no open events before it: otherwise (and
-        before anything is written) this returns ``None`` and the caller appends one by one.
-        """
-        results: list[AppendResult] = []
-        event_rows: list[list[Any]] = []
-        episodes: list[tuple[Any, ...]] = []
-        deliveries: list[tuple[Any, ...]] = []
-        last_sequence: dict[str, int] = {}
-        open_rows: dict[str, list[list[Any]]] = {}
-        decoded: dict[str, tuple[str, str]] = {}
-        # one urandom call for the batch's episode ids (a syscall is dear here, ~75 us)
-        entropy = os.urandom(16 * sum(1 for e in encoded if e[3])).hex()
-        used = 0
-        for event in encoded:
-            event_id, key, profile, terminal, source, final, payload, digest, text, captured = event
-            row = existing.get(event_id)
-            if row is not None:
-                if not keep_existing:
-                    _same_as_stored(row, event)
-                results.append(AppendResult(event_id, row[0], duplicate=True))
-                continue
-            last = last_sequence.get(key)
-            if last is None:
-                last = self._last_sequence_if_closed(conn, key)
-                if last is None:
-                    return None
-            sequence = last_sequence[key] = last + 1
-            stored = [event_id, key, sequence, source, final, int(terminal), payload, digest]
-            stored += [utc_stamp(captured if captured is not None else self._now()), ""]
-            event_rows.append(stored)
-            open_rows.setdefault(key, []).append(stored)
-            decoded[event_id] = (text, profile)  # the seal needs only the text and profile
-            sealed = ""
-            if terminal:
-                token, used = entropy[used : used + 32], used + 32
-                episode, owed = self._seal_written(key, open_rows.pop(key), decoded, "ep_" + token)
-                sealed = str(episode[0])
-                episodes.append(episode)
-                deliveries.extend(owed)
-            results.append(AppendResult(event_id, sequence, sealed_episode=sealed))
-        conn.executemany(_INSERT_EVENT, event_rows)
-        conn.executemany(_INSERT_EPISODE, episodes)
-        conn.executemany(_INSERT_DELIVERY, deliveries)
-        return results
+    def _append_one(
+        self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
+    ) -> AppendResult:
+        """Add one event to ``batch``'s rows (or find it already stored); a turn end seals its session."""
+        event_id, key, profile, terminal, source, final, payload, digest, text, captured = encoded
+        row = batch.existing.get(event_id)
+        if row is not None:
+            if not keep_existing:
+                _same_as_stored(row, encoded)
+            return AppendResult(event_id, row[0], duplicate=True)
+        session = batch.sessions.get(key)
+        if session is None:
+            session = batch.sessions[key] = self._session_append(conn, key)
+        session.last += 1
+        sequence = session.last
+        stamp = utc_stamp(captured if captured is not None else self._now())
+        stored = [event_id, key, sequence, source, final, int(terminal), payload, digest, stamp, ""]
+        batch.event_rows.append(stored)
+        batch.existing[event_id] = (sequence, key, digest, source, final, int(terminal))
+        batch.decoded[event_id] = (text, profile)  # the seal needs only the text and profile
+        session.open.append((event_id, sequence, source, final, payload, digest, stamp))
+        session.written.append(stored)
+        sealed = self._seal_open(key, session, batch) if terminal else ""
+        return AppendResult(event_id, sequence, sealed_episode=sealed)
 
     @staticmethod
-    def _last_sequence_if_closed(conn: sqlite3.Connection, key: str) -> int | None:
-        """Session ``key``'s last sequence, or ``None`` when it has open events (the bulk path is not exact)."""
-        last, has_open = conn.execute(
-            "SELECT COALESCE(MAX(sequence), 0),"
-            " EXISTS(SELECT 1 FROM capture_events WHERE session_key = ?1 AND episode_id = '')"
-            " FROM capture_events WHERE session_key = ?1",
-            (key,),
+    def _session_append(conn: sqlite3.Connection, key: str) -> _SessionAppend:
+        """Session ``key``'s last stored sequence and its stored open events."""
+        (last,) = conn.execute(
+            "SELECT COALESCE(MAX(sequence), 0) FROM capture_events WHERE session_key = ?", (key,)
         ).fetchone()
-        return None if has_open else int(last)
+        stored_open = conn.execute(
+            "SELECT event_id, sequence, source_sequence, final_sequence, payload_json, payload_hash, created_at"
+            " FROM capture_events WHERE session_key = ? AND episode_id = '' ORDER BY sequence",
+            (key,),
+        ).fetchall()
+        return _SessionAppend(int(last), stored_open)
 
-    def _seal_written(
-        self, key: str, pending: list[list[Any]], decoded: dict[str, tuple[str, str]], episode_id: str
-    ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
-        """The episode and delivery rows sealing event rows this batch is about to insert (marked sealed)."""
-        episode, owed = self._episode_rows(
-            key,
-            [(r[0], r[2], r[3], r[4], r[6], r[7], r[8]) for r in pending],
-            complete=True,
-            decoded=decoded,
-            episode_id=episode_id,
-        )
-        for r in pending:
-            r[9] = episode[0]
-        return episode, owed
+    def _seal_open(self, key: str, session: _SessionAppend, batch: _AppendBatch) -> str:
+        """Seal the session's open events into one (complete) episode; returns its id."""
+        episode, owed = self._episode_rows(key, session.open, complete=True, decoded=batch.decoded)
+        episode_id = str(episode[0])
+        batch.episodes.append(episode)
+        batch.deliveries.extend(owed)
+        for row in session.written:
+            row[9] = episode_id
+        if session.stored_open:
+            batch.sealed_stored.append((episode_id, key, session.stored_open))
+        session.open, session.written, session.stored_open = [], [], 0
+        return episode_id
 
     def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
         """Which of ``event_ids`` are already stored (through this queue's own connection:

@@ -196,7 +196,7 @@ def _spawn_background(argv: list[str], log: Path) -> int:
     default="auto",
     show_default=True,
     hidden=True,
-    help="Where delivery runs: a process of its own (large runs), or a thread of the run.",
+    help="Accepted and ignored: delivery runs on a thread of the run.",
 )
 @_JSON
 @click.pass_context
@@ -245,7 +245,6 @@ def run_cmd(
         max_duration=limit,
         batch=batch,
         workers=workers,
-        delivery=delivery,
         live_queue=Path(default_queue_path(runtime.config)),
     )
     bar = _Bar() if not as_json and sys.stderr.isatty() else None

@@ -1,5 +1,5 @@
-"""``append_many``'s bulk path (sealed episodes written with executemany) stores exactly what
-one ``append`` per event stores; it steps aside when a session already has open events."""
+"""``append_many`` (sealed episodes written with executemany) stores exactly what one ``append``
+per event stores, also when a session already has open events."""
 
 from __future__ import annotations
 

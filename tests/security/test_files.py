@@ -155,12 +155,6 @@ def _checkpoint(path: Path) -> None:
     CheckpointStore(path).close()
 
 
-def _backfill_lock(path: Path) -> None:
-    from paxm_core.backfill.writelock import QueueWriteLock
-
-    QueueWriteLock(path.with_name(path.name.removesuffix(".lock"))).close()
-
-
 WRITERS: dict[str, tuple[str, Callable[[Path], None]]] = {
     "database": ("memory.sqlite", _sqlite_provider),
     "database -wal": ("memory.sqlite-wal", _sqlite_provider),
@@ -172,7 +166,6 @@ WRITERS: dict[str, tuple[str, Callable[[Path], None]]] = {
     "inbox -shm": ("capture.sqlite-shm", _inbox),
     "session sequences": ("session-sequences.sqlite", _session_sequences),
     "backfill checkpoint": ("checkpoint.sqlite", _checkpoint),
-    "backfill queue lock": ("queue.sqlite.lock", _backfill_lock),
 }
 
 
