@@ -33,7 +33,7 @@ H = TypeVar("H")
 
 @dataclass(frozen=True)
 class InsertionPolicy:
-    """``min_score`` (0 = off), ``max_items`` (0 = no cap) and ``require_query_terms``.
+    """``min_score`` (a share of the best hit's score; 0 = off), ``max_items`` (0 = no cap) and ``require_query_terms``.
 
     The all-default policy is "no filter", as upstream.
     """
@@ -75,13 +75,31 @@ def is_semantic_hit(hit: object) -> bool:
     return str(getattr(hit, "raw_score_kind", "") or "").startswith(SEMANTIC_SCORE_KIND_PREFIX)
 
 
+def _score(hit: object) -> float:
+    return float(getattr(hit, "score", 0.0))
+
+
+def _needed(position: int, hit: object, min_score: float, floor: float) -> float:
+    """The score the hit at ``position`` needs: ``floor`` after the first; the first none unless found by meaning."""
+    if position:
+        return floor
+    return min_score if is_semantic_hit(hit) else 0.0
+
+
 def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
     """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
+
+    ``min_score`` is relative to the best hit: the first hit (recall's best) is never dropped
+    for its score, the others need ``min_score`` times the best score (capped at 1, so a boosted
+    best never raises the bar above the plain number).  A correct first hit scored 0.33 by a
+    provider whose scores run low is still the answer; a hit far below it is noise beside it.
+    A first hit found by meaning alone shares no word with the prompt, so only its similarity
+    vouches for it: it needs ``min_score`` itself.
 
     With ``require_query_terms`` a query without significant terms admits nothing: injecting
     memory for "ok" or "yes" is noise.  A semantic hit (:func:`is_semantic_hit`) is exempt
     from the shared-word check, since a paraphrase shares none by definition; it still needs
-    ``min_score``, so only a strong, calibrated similarity reaches the model unasked.
+    ``min_score`` (see above).
     """
     if policy.is_empty:
         return list(hits)
@@ -89,11 +107,12 @@ def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy
     terms = significant_query_terms(query) if policy.require_query_terms else []
     if policy.require_query_terms and not terms:
         return []
+    floor = policy.min_score * min(1.0, max((_score(hit) for hit in hits), default=0.0))
     out: list[H] = []
-    for hit in hits:
+    for n, hit in enumerate(hits):
         if len(out) >= limit:
             break
-        if policy.min_score > 0 and float(getattr(hit, "score", 0.0)) < policy.min_score:
+        if _score(hit) < _needed(n, hit, policy.min_score, floor):
             continue
         if (
             policy.require_query_terms
