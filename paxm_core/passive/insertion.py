@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from paxm_core.router.pipeline import FIRST_HIT_SHARE
 from paxm_core.types import SEMANTIC_SCORE_KIND_PREFIX
 
 if TYPE_CHECKING:
@@ -79,20 +80,20 @@ def _score(hit: object) -> float:
     return float(getattr(hit, "score", 0.0))
 
 
-def _needed(position: int, hit: object, min_score: float, floor: float) -> float:
-    """The score the hit at ``position`` needs: ``floor`` after the first; the first none unless found by meaning."""
-    if position:
-        return floor
-    return min_score if is_semantic_hit(hit) else 0.0
+def _first_needs(hit: object, min_score: float) -> float:
+    """The score the first hit needs: a share of ``min_score``, all of it when found by meaning alone."""
+    return min_score if is_semantic_hit(hit) else min_score * FIRST_HIT_SHARE
 
 
 def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
     """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
 
-    ``min_score`` is relative to the best hit: the first hit (recall's best) is never dropped
-    for its score, the others need ``min_score`` times the best score (capped at 1, so a boosted
-    best never raises the bar above the plain number).  A correct first hit scored 0.33 by a
-    provider whose scores run low is still the answer; a hit far below it is noise beside it.
+    ``min_score`` is relative to the best hit: the first hit (recall's best) needs only
+    :data:`~paxm_core.router.pipeline.FIRST_HIT_SHARE` of it, the others ``min_score`` times the
+    best score (capped at 1, so a boosted best never raises the bar above the plain number).  A
+    correct first hit scored 0.33 by a provider whose scores run low is still the answer; a hit
+    far below it is noise beside it.  Without a first hit worth injecting, every hit needs the
+    plain ``min_score``.
     A first hit found by meaning alone shares no word with the prompt, so only its similarity
     vouches for it: it needs ``min_score`` itself.
 
@@ -107,12 +108,14 @@ def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy
     terms = significant_query_terms(query) if policy.require_query_terms else []
     if policy.require_query_terms and not terms:
         return []
-    floor = policy.min_score * min(1.0, max((_score(hit) for hit in hits), default=0.0))
+    first = bool(hits) and _score(hits[0]) >= _first_needs(hits[0], policy.min_score)
+    # without a first hit worth injecting, the others need the plain number
+    floor = policy.min_score * min(1.0, max(map(_score, hits))) if first else policy.min_score
     out: list[H] = []
     for n, hit in enumerate(hits):
         if len(out) >= limit:
             break
-        if _score(hit) < _needed(n, hit, policy.min_score, floor):
+        if (n > 0 or not first) and _score(hit) < floor:
             continue
         if (
             policy.require_query_terms

@@ -21,6 +21,7 @@ from paxm_core.router.policy import Route, SearchPolicy
 from paxm_core.types import MemoryHit, normalize_tier
 
 __all__ = [
+    "FIRST_HIT_SHARE",
     "Candidate",
     "Entry",
     "eligible_hits",
@@ -171,17 +172,27 @@ def within_best(eligible: list[_Eligible], min_relevance: float, min_score: floa
     ``min_relevance`` and ``min_score`` are fractions of the best hit's values (each capped at 1,
     so a weighted or recency-boosted best never raises the bar above the plain threshold): a hit
     is kept when ``relevance >= min_relevance * best relevance`` and ``score >= min_score *
-    min(1, best score)``.  The most relevant hit is always kept: an absolute number on one
+    min(1, best score)``, and the most relevant hit is kept.  An absolute number on one
     provider's scale says little about whether the first hit is the right one (a decision
     matched by a third of a long bug report's rare words is still the decision), while a hit far
     below the best one is noise next to it.  With a best hit at 1 this is the absolute cut.
+
+    The best hit itself needs :data:`FIRST_HIT_SHARE` of the plain numbers: below that it is a
+    provider's "nothing matched" answer (the SQLite store's newest rows at 0.1 for a query of
+    punctuation), and then only the hits clearing the plain numbers stay.
     """
-    if len(eligible) < 2 or (min_relevance <= 0 and min_score <= 0):
+    if not eligible or (min_relevance <= 0 and min_score <= 0):
         return eligible
     top = max(eligible, key=_eligible_relevance)
+    if top[1] < min_relevance * FIRST_HIT_SHARE or top[2] < min_score * FIRST_HIT_SHARE:
+        return [e for e in eligible if e[1] >= min_relevance and e[2] >= min_score]
     floor_relevance = min_relevance * min(1.0, top[1])
     floor_score = min_score * min(1.0, max(entry[2] for entry in eligible))
     return [e for e in eligible if e is top or (e[1] >= floor_relevance and e[2] >= floor_score)]
+
+
+#: Share of the plain thresholds the best hit of a provider needs (see :func:`within_best`).
+FIRST_HIT_SHARE = 0.5
 
 
 class _Limits(NamedTuple):

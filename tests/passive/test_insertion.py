@@ -58,7 +58,7 @@ def test_min_score_is_a_share_of_the_best_hit() -> None:
     # need the bar's share of it (0.35 x 0.33), so a distant third stays out.
     hits = [Hit("Deploy uses blue-green", 0.33), Hit("Deploy window is Friday", 0.2), Hit("Deploy", 0.05)]
     assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.35)) == hits[:2]
-    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.8)) == hits[:1]
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.65)) == hits[:1]
 
 
 def test_a_first_hit_found_by_meaning_alone_still_needs_min_score() -> None:
@@ -67,3 +67,9 @@ def test_a_first_hit_found_by_meaning_alone_still_needs_min_score() -> None:
     weak = KindHit("Release notes live in CHANGES.md", 0.5, SEMANTIC_SCORE_KIND_PREFIX + "cosine:test-model")
     assert filter_insertion_hits([weak], "how do we ship?", InsertionPolicy(min_score=0.8)) == []
     assert filter_insertion_hits([weak], "how do we ship?", InsertionPolicy(min_score=0.5)) == [weak]
+
+
+def test_a_first_hit_under_half_the_bar_is_no_match_and_the_bar_is_plain_again() -> None:
+    hits = [Hit("Deploy notes", 0.3), Hit("Deploy", 0.29)]
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.8)) == []
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.6)) == hits

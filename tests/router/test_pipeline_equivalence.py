@@ -86,12 +86,17 @@ def reference_eligible_hits(
         rank = len(entries) + 1
         ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
         append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
-    if len(entries) > 1 and (min_relevance > 0 or min_score > 0):
+    if entries and (min_relevance > 0 or min_score > 0):
         # thresholds relative to the provider's best (the most relevant hit, first of equals, stays)
         best = max(entry[3] for entry in entries)
         top = next(entry for entry in entries if entry[3] == best)
         best_score = min(1.0, max(entry[4] for entry in entries))
-        entries = [e for e in entries if e is top or (e[3] >= min_relevance * best and e[4] >= min_score * best_score)]
+        if best < min_relevance / 2 or top[4] < min_score / 2:  # no match: the plain numbers
+            entries = [e for e in entries if e[3] >= min_relevance and e[4] >= min_score]
+        else:
+            entries = [
+                e for e in entries if e is top or (e[3] >= min_relevance * best and e[4] >= min_score * best_score)
+            ]
         in_order = False  # ranks are re-numbered below
     if not in_order:
         # A stable sort by relevance (``reverse`` keeps equal relevance in the provider's

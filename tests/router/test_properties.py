@@ -163,12 +163,16 @@ def _reference_admitted(results: dict[str, list[MemoryHit]], policy: SearchPolic
                 age_h = (NOW - hit.created_at).total_seconds() / 3600
                 recency = policy.recency_boost if age_h < 0 else policy.recency_boost / (1 + age_h / 24)
             scored.append((hit, rel, rel * weight + min(1.0, recency)))
-        # thresholds are shares of the provider's best (capped at 1); its most relevant hit always stays
+        # thresholds are shares of the provider's best (capped at 1); its most relevant hit stays
         top = max(scored, key=lambda s: s[1])[0] if scored else None
         best_score = min(1.0, max((s[2] for s in scored), default=0.0))
         best_rel = max((s[1] for s in scored), default=0.0)
+        top_score = next((s[2] for s in scored if s[0] is top), 0.0)
+        matched = best_rel >= min_rel / 2 and top_score >= min_score / 2  # else "no match": plain numbers
         for hit, rel, score in scored:
-            if hit is not top and (rel < min_rel * best_rel or score < min_score * best_score):
+            if not matched and (rel < min_rel or score < min_score):
+                continue
+            if matched and hit is not top and (rel < min_rel * best_rel or score < min_score * best_score):
                 continue
             copy = hit.copy(provider=name)
             from paxm_core.attribution import restore_hit

@@ -364,3 +364,10 @@ def test_naive_timestamps_are_taken_as_utc(fakes: Any, make_router: Any) -> None
     result = router.search(SearchQuery("q"), SearchPolicy())
     assert [h.id for h in result.hits] == ["new", "old"]
     assert result.hits[0].created_at == datetime(2026, 7, 1, 11, 0, tzinfo=UTC)
+
+
+def test_a_best_hit_under_half_the_threshold_is_no_match(fakes: Any, make_router: Any) -> None:
+    # the SQLite store answers a query of punctuation with its newest rows at 0.1: not matches
+    hits = [fakes.hit("p", "new", "newest", 0.1), fakes.hit("p", "old", "older", 0.1)]
+    router = make_router({"p": fakes.ScriptedProvider("p", hits)})
+    assert ids(router.search(SearchQuery("?!", limit=10), SearchPolicy([Route("p")], min_relevance=0.25))) == []
