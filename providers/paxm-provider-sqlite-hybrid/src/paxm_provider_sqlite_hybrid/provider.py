@@ -38,7 +38,9 @@ from paxm_core.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval import Candidate, Request
+from paxm_provider_sqlite.retrieval.analyzer import analyze_query
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
+from paxm_provider_sqlite.retrieval.ranking import asks_only
 from paxm_provider_sqlite.retrieval.search import filter_clause
 from paxm_provider_sqlite_hybrid import calibration, fusion
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelBusy, get_embedder, loaded_embedder
@@ -269,12 +271,22 @@ class HybridSQLiteProvider(SQLiteProvider):
             self.last_path = "lexical:error"
             return [_lexical_only(hit, "error") for hit in lexical[:limit]]
         by_key = {hit.id: hit for hit in lexical}
-        ranked = fusion.fuse([(h.id, h.score) for h in lexical], [(c.id, cos) for c, cos in dense], stage, limit)
+        groups = analyze_query(query.text).groups
+        texts = [*((h.id, h.text) for h in lexical), *((c.id, c.text) for c, _ in dense)]
+        asking = {key for key, text in texts if asks_only(text, groups)}
+        ranked = fusion.fuse(
+            [(h.id, h.score) for h in lexical], [(c.id, cos) for c, cos in dense], stage, limit, asking
+        )
         dense_rows = {cand.id: (cand, cos) for cand, cos in dense}
         self.last_path = f"fused:{stage}" if dense else stage
         hits = []
         for entry in ranked:
             lexical_hit = by_key.get(entry.key)
+            if lexical_hit is not None and entry.by_meaning:
+                # its score is its calibrated cosine: thresholds treat it as the similarity it is
+                kind = {"raw_score": entry.cosine, "raw_score_kind": SCORE_KIND}
+                hits.append(lexical_hit.copy(score=entry.score, relevance=entry.score, **kind))
+                continue
             if lexical_hit is not None:
                 hits.append(lexical_hit.copy(score=entry.score, relevance=entry.score))
                 continue

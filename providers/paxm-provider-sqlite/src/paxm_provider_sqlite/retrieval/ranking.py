@@ -38,6 +38,7 @@ __all__ = [
     "TEMPLATE_WORDS",
     "answer_terms",
     "asks",
+    "asks_only",
     "echoes",
     "only_asks",
     "rerank",
@@ -156,6 +157,18 @@ def echoes(text: str, groups: Sequence[Group]) -> bool:
     hay = f" {indexed.terms} {indexed.extras} "
     tokens = set(hay.split())
     return not any(g.present(hay, tokens) for g in groups)
+
+
+def asks_only(text: str, groups: Sequence[Group]) -> bool:
+    """Whether a stored memory's ``text`` is a captured turn that only asks (:func:`only_asks`, :func:`echoes`).
+
+    For rankings that hold the text rather than the term streams (the hybrid's dense hits).
+    """
+    indexed = index_text(text)
+    hay = f" {indexed.terms} {indexed.extras} "
+    if not asks(hay):
+        return False
+    return only_asks(hay, groups) or echoes(text, groups)
 
 
 def _content(cand: Ranked) -> frozenset[str]:
