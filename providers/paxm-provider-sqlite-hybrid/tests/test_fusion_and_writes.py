@@ -235,3 +235,17 @@ def test_a_runner_up_stays_under_the_default_floor_relative_to_any_admitted_hit(
     from paxm_provider_sqlite_hybrid import calibration
 
     assert calibration.RUNNER_UP_SCORE < DEFAULT_RECALL_MIN_SCORE * calibration.FLOOR_SCORE
+
+
+def test_a_partial_match_unrelated_by_meaning_keeps_half_its_lexical_score() -> None:
+    # a lexical trap: one query word, a cosine under the cut-off; under relative thresholds its
+    # full score (0.167 beside a best of 0.5) would pass 0.25 of the best, half of it does not
+    lexical = [("words", 0.5), ("trap", 0.167)]
+    dense = [("meaning", 0.5), ("words", 0.4)]
+    ranked = fusion.fuse(lexical, dense, "relaxed", 3, (), {"words": 0.4, "trap": 0.1})
+    trap = next(r for r in ranked if r.key == "trap")
+    assert trap.unrelated and trap.evidence == pytest.approx(0.167 * fusion.UNRELATED_FACTOR)
+    assert trap.score < 0.25 * max(r.score for r in ranked)
+    # every query word matched (a leading stage): the lexical ranking stands as it is
+    strict = fusion.fuse([("trap", 1.0)], dense, "strict", 3, (), {"trap": 0.1})
+    assert strict[0].key == "trap" and strict[0].score == 1.0 and not strict[0].unrelated
