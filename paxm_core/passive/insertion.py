@@ -93,9 +93,8 @@ def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy
     best score (capped at 1, so a boosted best never raises the bar above the plain number).  A
     correct first hit scored 0.33 by a provider whose scores run low is still the answer; a hit
     far below it is noise beside it.  Without a first hit worth injecting, every hit needs the
-    plain ``min_score``.
-    A first hit found by meaning alone shares no word with the prompt, so only its similarity
-    vouches for it: it needs ``min_score`` itself.
+    plain ``min_score``.  A first hit found by meaning alone shares no word with the prompt, so
+    only its similarity vouches for it: it needs ``min_score`` itself.
 
     With ``require_query_terms`` a query without significant terms admits nothing: injecting
     memory for "ok" or "yes" is noise.  A semantic hit (:func:`is_semantic_hit`) is exempt
