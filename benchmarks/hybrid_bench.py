@@ -145,7 +145,7 @@ def probe_rss(kind: str, db: str) -> int:
     for query in QUERIES:
         prov.search(SearchQuery(query, limit=3), Deadline.after(120))
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-    print(json.dumps({k: int(status[k].split()[0]) / 1024.0 for k in ("VmRSS", "VmHWM")}))
+    print(json.dumps({k: int(status[k].split()[0]) / 1024.0 for k in ("VmRSS", "VmHWM", "RssAnon")}))
     prov.close()
     return 0
 
@@ -257,7 +257,8 @@ def bench_size(n: int, distinct: int, rounds: int, root: Path, rng: random.Rando
     print(
         f"  fresh process: sqlite {plain_rss['VmRSS']:.0f} MB (peak {plain_rss['VmHWM']:.0f}),"
         f" sqlite-hybrid {hybrid_rss['VmRSS']:.0f} MB (peak {hybrid_rss['VmHWM']:.0f}):"
-        f" +{hybrid_rss['VmRSS'] - plain_rss['VmRSS']:.0f} MB resident"
+        f" +{hybrid_rss['VmRSS'] - plain_rss['VmRSS']:.0f} MB resident,"
+        f" +{hybrid_rss['RssAnon'] - plain_rss['RssAnon']:.0f} MB of it private (RssAnon: not shared library pages)"
     )
     for label, (base_t, hyb_t, base_c, hyb_c) in results.items():
         b50, h50, b95, h95 = (

@@ -262,6 +262,34 @@ def repeated_cases() -> list[dict[str, Any]]:
                     "recall": recall(mode, query, limit),
                     "expected": [f"{case}-answer"],
                     "expected_first": f"{case}-answer",
+                    # the question's copies take no slot of a passive limit
+                    "forbidden": [] if mode == "active" else [f"{case}-asked-1", f"{case}-asked-2"],
+                }
+            )
+    return cases
+
+
+def echo_cases() -> list[dict[str, Any]]:
+    """The question asked again, answered only by saying it back (asking back, restating)."""
+    cases = []
+    for subject, answer, asked, query in REPEATS:
+        plain = asked.rstrip("?")
+        for mode, limit in (("active", 3), ("passive_initial", 2), ("passive", 2)):
+            case = f"echo-{subject}-{mode}"
+            echoes = [
+                memory(case, "asks-back", turn(asked, f"Good question. {asked} Which would you prefer?"), "04-06"),
+                memory(case, "restates", turn(asked, f"You are asking: {plain[0].lower()}{plain[1:]}."), "05-04"),
+            ]
+            cases.append(
+                {
+                    "id": case,
+                    "category": f"echo_below_answer_{mode}",
+                    "memories": [memory(case, "answer", answer, "03-02"), *echoes],
+                    "recall": recall(mode, query, limit),
+                    "expected": [f"{case}-answer"],
+                    "expected_first": f"{case}-answer",
+                    # a passive slot holds the answer, never a copy of the question
+                    "forbidden": [] if mode == "active" else [e["id"] for e in echoes],
                 }
             )
     return cases
@@ -276,7 +304,7 @@ def write(name: str, cases: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     write("supersession", supersession_cases())
-    write("repeated-questions", repeated_cases())
+    write("repeated-questions", repeated_cases() + echo_cases())
 
 
 if __name__ == "__main__":

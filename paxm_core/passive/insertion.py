@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.api.types import SEMANTIC_SCORE_KIND_PREFIX
+from paxm_core.router.pipeline import FIRST_HIT_SHARE
 
 if TYPE_CHECKING:
     from paxm_core.config.model import HookInsertionConfig
@@ -33,7 +34,7 @@ H = TypeVar("H")
 
 @dataclass(frozen=True)
 class InsertionPolicy:
-    """``min_score`` (0 = off), ``max_items`` (0 = no cap) and ``require_query_terms``.
+    """``min_score`` (a share of the best hit's score; 0 = off), ``max_items`` (0 = no cap) and ``require_query_terms``.
 
     The all-default policy is "no filter", as upstream.
     """
@@ -75,13 +76,30 @@ def is_semantic_hit(hit: object) -> bool:
     return str(getattr(hit, "raw_score_kind", "") or "").startswith(SEMANTIC_SCORE_KIND_PREFIX)
 
 
+def _score(hit: object) -> float:
+    return float(getattr(hit, "score", 0.0))
+
+
+def _first_needs(hit: object, min_score: float) -> float:
+    """The score the first hit needs: a share of ``min_score``, all of it when found by meaning alone."""
+    return min_score if is_semantic_hit(hit) else min_score * FIRST_HIT_SHARE
+
+
 def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
     """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
+
+    ``min_score`` is relative to the best hit: the first hit (recall's best) needs only
+    :data:`~paxm_core.router.pipeline.FIRST_HIT_SHARE` of it, the others ``min_score`` times the
+    best score (capped at 1, so a boosted best never raises the bar above the plain number).  A
+    correct first hit scored 0.33 by a provider whose scores run low is still the answer; a hit
+    far below it is noise beside it.  Without a first hit worth injecting, every hit needs the
+    plain ``min_score``.  A first hit found by meaning alone shares no word with the prompt, so
+    only its similarity vouches for it: it needs ``min_score`` itself.
 
     With ``require_query_terms`` a query without significant terms admits nothing: injecting
     memory for "ok" or "yes" is noise.  A semantic hit (:func:`is_semantic_hit`) is exempt
     from the shared-word check, since a paraphrase shares none by definition; it still needs
-    ``min_score``, so only a strong, calibrated similarity reaches the model unasked.
+    ``min_score`` (see above).
     """
     if policy.is_empty:
         return list(hits)
@@ -89,11 +107,14 @@ def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy
     terms = significant_query_terms(query) if policy.require_query_terms else []
     if policy.require_query_terms and not terms:
         return []
+    first = bool(hits) and _score(hits[0]) >= _first_needs(hits[0], policy.min_score)
+    # without a first hit worth injecting, the others need the plain number
+    floor = policy.min_score * min(1.0, max(map(_score, hits))) if first else policy.min_score
     out: list[H] = []
-    for hit in hits:
+    for n, hit in enumerate(hits):
         if len(out) >= limit:
             break
-        if policy.min_score > 0 and float(getattr(hit, "score", 0.0)) < policy.min_score:
+        if (n > 0 or not first) and _score(hit) < floor:
             continue
         if (
             policy.require_query_terms

@@ -20,7 +20,17 @@ from paxm_core.attribution import (
 )
 from paxm_core.router.policy import Route, SearchPolicy
 
-__all__ = ["Candidate", "Entry", "eligible_hits", "finite_keys", "normalized_tiers", "select", "sort_entries"]
+__all__ = [
+    "FIRST_HIT_SHARE",
+    "Candidate",
+    "Entry",
+    "eligible_hits",
+    "finite_keys",
+    "normalized_tiers",
+    "select",
+    "sort_entries",
+    "within_best",
+]
 
 
 class Candidate:
@@ -153,7 +163,36 @@ def eligible_hits(
         kept = _eligible(original, limits, tiers, now)
         if kept is not None:
             eligible.append(kept)
-    return _ranked(name, eligible, limits.weight)
+    return _ranked(name, within_best(eligible, limits.min_relevance, limits.min_score), limits.weight)
+
+
+def within_best(eligible: list[_Eligible], min_relevance: float, min_score: float) -> list[_Eligible]:
+    """The hits whose relevance and score are within the thresholds' ratio of the provider's best.
+
+    ``min_relevance`` and ``min_score`` are fractions of the best hit's values (each capped at 1,
+    so a weighted or recency-boosted best never raises the bar above the plain threshold): a hit
+    is kept when ``relevance >= min_relevance * best relevance`` and ``score >= min_score *
+    min(1, best score)``, and the most relevant hit is kept.  An absolute number on one
+    provider's scale says little about whether the first hit is the right one (a decision
+    matched by a third of a long bug report's rare words is still the decision), while a hit far
+    below the best one is noise next to it.  With a best hit at 1 this is the absolute cut.
+
+    The best hit itself needs :data:`FIRST_HIT_SHARE` of the plain numbers: below that it is a
+    provider's "nothing matched" answer (the SQLite store's newest rows at 0.1 for a query of
+    punctuation), and then only the hits clearing the plain numbers stay.
+    """
+    if not eligible or (min_relevance <= 0 and min_score <= 0):
+        return eligible
+    top = max(eligible, key=_eligible_relevance)
+    if top[1] < min_relevance * FIRST_HIT_SHARE or top[2] < min_score * FIRST_HIT_SHARE:
+        return [e for e in eligible if e[1] >= min_relevance and e[2] >= min_score]
+    floor_relevance = min_relevance * min(1.0, top[1])
+    floor_score = min_score * min(1.0, max(entry[2] for entry in eligible))
+    return [e for e in eligible if e is top or (e[1] >= floor_relevance and e[2] >= floor_score)]
+
+
+#: Share of the plain thresholds the best hit of a provider needs (see :func:`within_best`).
+FIRST_HIT_SHARE = 0.5
 
 
 class _Limits(NamedTuple):
@@ -172,7 +211,7 @@ _eligible_relevance = itemgetter(1)
 
 
 def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now: datetime) -> _Eligible | None:
-    """The hit scored, or ``None`` when it is expired, of another tier or under a threshold."""
+    """The hit scored, or ``None`` when it is expired or of another tier (thresholds: :func:`within_best`)."""
     expires_at = _expiry(original)
     if expires_at is not None and expires_at <= now:
         return None
@@ -184,8 +223,6 @@ def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now:
     relevance = original.relevance
     if not 0.0 < relevance <= 1.0:  # in (0, 1] it is its own normalized value
         relevance = ranking.normalized_relevance(original)
-    if relevance < limits.min_relevance:
-        return None
     created = original.created_at
     if created is not None and created.tzinfo is None:
         created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
@@ -194,8 +231,6 @@ def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now:
     if limits.recency_boost > 0:  # (without a boost nothing is added: -0.0 stays -0.0)
         recency = ranking.clamp_unit(ranking.recency_score(created, limits.recency_boost, now))
         score += recency
-    if score < limits.min_score:
-        return None
     return (original, relevance, score, recency, created, tier, expires_at)
 
 

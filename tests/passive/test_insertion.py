@@ -51,3 +51,25 @@ def test_semantic_hits_skip_the_shared_word_check_but_not_min_score() -> None:
     assert filter_insertion_hits([strong, weak, lexical], "how do we ship to prod?", policy) == [strong]
     # a query without significant terms still admits nothing, semantic or not
     assert filter_insertion_hits([strong], "ok", policy) == []
+
+
+def test_min_score_is_a_share_of_the_best_hit() -> None:
+    # A decision ranked first at 0.33 reaches the model under a 0.35 bar; the hits after it
+    # need the bar's share of it (0.35 x 0.33), so a distant third stays out.
+    hits = [Hit("Deploy uses blue-green", 0.33), Hit("Deploy window is Friday", 0.2), Hit("Deploy", 0.05)]
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.35)) == hits[:2]
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.65)) == hits[:1]
+
+
+def test_a_first_hit_found_by_meaning_alone_still_needs_min_score() -> None:
+    from paxm_core import SEMANTIC_SCORE_KIND_PREFIX
+
+    weak = KindHit("Release notes live in CHANGES.md", 0.5, SEMANTIC_SCORE_KIND_PREFIX + "cosine:test-model")
+    assert filter_insertion_hits([weak], "how do we ship?", InsertionPolicy(min_score=0.8)) == []
+    assert filter_insertion_hits([weak], "how do we ship?", InsertionPolicy(min_score=0.5)) == [weak]
+
+
+def test_a_first_hit_under_half_the_bar_is_no_match_and_the_bar_is_plain_again() -> None:
+    hits = [Hit("Deploy notes", 0.3), Hit("Deploy", 0.29)]
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.8)) == []
+    assert filter_insertion_hits(hits, "deploy", InsertionPolicy(min_score=0.6)) == hits

@@ -32,7 +32,7 @@ SCOPES = [{}, {"paxm_scope_type": "personal", "paxm_scope_id": "ann"}, {"paxm_sc
 def reference_eligible_hits(
     name: str, hits: list[MemoryHit], route: Route, policy: SearchPolicy, tiers: tuple[str, ...], now: datetime
 ) -> list[Any]:
-    """``pipeline.eligible_hits`` as session 7 left it (the reference)."""
+    """``pipeline.eligible_hits`` as session 7 left it (the reference), thresholds relative to the best."""
     weight = route.effective_weight
     min_relevance = route.min_relevance or policy.min_relevance
     min_score = route.min_score or policy.min_score
@@ -69,8 +69,6 @@ def reference_eligible_hits(
             relevance = 0.0
         elif relevance > 1:
             relevance = 1.0
-        if relevance < min_relevance:
-            continue
         created = original.created_at
         if created is not None and created.tzinfo is None:
             created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
@@ -80,8 +78,6 @@ def reference_eligible_hits(
         else:
             recency = 0.0
             score = relevance * weight
-        if score < min_score:
-            continue
         # ranking.calibrate, then weight and recency: ranking = relevance / rank², weighted,
         # plus recency, rank within this provider by relevance (equal relevance: its order)
         if relevance > previous:
@@ -90,6 +86,18 @@ def reference_eligible_hits(
         rank = len(entries) + 1
         ranked = (relevance / (rank * rank) if relevance > 0 else 0.0) * weight + recency
         append((-ranked, -score, ranked, relevance, score, original, created, tier, expires_at, name, recency))
+    if entries and (min_relevance > 0 or min_score > 0):
+        # thresholds relative to the provider's best (the most relevant hit, first of equals, stays)
+        best = max(entry[3] for entry in entries)
+        top = next(entry for entry in entries if entry[3] == best)
+        best_score = min(1.0, max(entry[4] for entry in entries))
+        if best < min_relevance / 2 or top[4] < min_score / 2:  # no match: the plain numbers
+            entries = [e for e in entries if e[3] >= min_relevance and e[4] >= min_score]
+        else:
+            entries = [
+                e for e in entries if e is top or (e[3] >= min_relevance * best and e[4] >= min_score * best_score)
+            ]
+        in_order = False  # ranks are re-numbered below
     if not in_order:
         # A stable sort by relevance (``reverse`` keeps equal relevance in the provider's
         # order), then the ranks again.

@@ -102,14 +102,28 @@ def test_query_metadata_loses_forged_attribution_and_tiers_are_passed(fakes: Any
 
 
 def test_profile_thresholds_and_route_overrides(fakes: Any, make_router: Any) -> None:
-    a = fakes.ScriptedProvider("a", [fakes.hit("a", "1", "thirty", 0.3)])
-    b = fakes.ScriptedProvider("b", [fakes.hit("b", "2", "thirty too", 0.3)])
+    a = fakes.ScriptedProvider("a", [fakes.hit("a", "top", "best", 1.0), fakes.hit("a", "1", "thirty", 0.3)])
+    b = fakes.ScriptedProvider("b", [fakes.hit("b", "top", "best too", 1.0), fakes.hit("b", "2", "thirty too", 0.3)])
     router = make_router({"a": a, "b": b})
     policy = SearchPolicy([Route("a"), Route("b", min_relevance=0.5)], min_relevance=0.25, min_score=0.25)
-    assert ids(router.search(SearchQuery("q"), policy)) == ["a/1"]
+    assert sorted(ids(router.search(SearchQuery("q"), policy))) == ["a/1", "a/top", "b/top"]
     # a route's min_score override replaces the profile's for that provider only
     policy = SearchPolicy([Route("a", min_score=0.35), Route("b", min_score=0.1)], min_relevance=0.1, min_score=0.9)
-    assert ids(router.search(SearchQuery("q"), policy)) == ["b/2"]
+    assert sorted(ids(router.search(SearchQuery("q"), policy))) == ["a/top", "b/2", "b/top"]
+
+
+def test_thresholds_are_shares_of_the_best_hit(fakes: Any, make_router: Any) -> None:
+    # A first hit under the absolute number is kept (upstream's cut dropped a decision ranked
+    # first at 0.2475 under 0.25); the others are kept while within the share of the best.
+    hits = [fakes.hit("p", "first", "the decision", 0.2475), fakes.hit("p", "near", "close behind", 0.2)]
+    hits.append(fakes.hit("p", "far", "far behind", 0.05))
+    router = make_router({"p": fakes.ScriptedProvider("p", hits)})
+    policy = SearchPolicy([Route("p")], min_relevance=0.25, min_score=0.25)
+    assert ids(router.search(SearchQuery("q", limit=10), policy)) == ["p/first", "p/near"]
+    # a best hit at 1 makes the share the absolute number it always was
+    hits = [fakes.hit("p", "top", "all words", 1.0), fakes.hit("p", "low", "one word", 0.2)]
+    router = make_router({"p": fakes.ScriptedProvider("p", hits)})
+    assert ids(router.search(SearchQuery("q", limit=10), policy)) == ["p/top"]
 
 
 def test_relevance_falls_back_to_score_and_is_clamped(fakes: Any, make_router: Any) -> None:
@@ -350,3 +364,10 @@ def test_naive_timestamps_are_taken_as_utc(fakes: Any, make_router: Any) -> None
     result = router.search(SearchQuery("q"), SearchPolicy())
     assert [h.id for h in result.hits] == ["new", "old"]
     assert result.hits[0].created_at == datetime(2026, 7, 1, 11, 0, tzinfo=UTC)
+
+
+def test_a_best_hit_under_half_the_threshold_is_no_match(fakes: Any, make_router: Any) -> None:
+    # the SQLite store answers a query of punctuation with its newest rows at 0.1: not matches
+    hits = [fakes.hit("p", "new", "newest", 0.1), fakes.hit("p", "old", "older", 0.1)]
+    router = make_router({"p": fakes.ScriptedProvider("p", hits)})
+    assert ids(router.search(SearchQuery("?!", limit=10), SearchPolicy([Route("p")], min_relevance=0.25))) == []

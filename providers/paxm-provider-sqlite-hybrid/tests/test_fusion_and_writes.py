@@ -201,3 +201,51 @@ def test_grouped_embedding_matches_one_at_a_time() -> None:
     assert together.shape == (len(texts), DIM)
     for i, text in enumerate(texts):
         assert np.allclose(emb.embed([text])[0], together[i], atol=1e-3)
+
+
+def test_copies_of_the_question_come_after_the_answers_whatever_their_cosine() -> None:
+    # a copy of the question is the text closest to it: the lexical store demoted it, and its
+    # cosine must not win the place back (an exact stage leads with the lexical order otherwise)
+    ranked = fusion.fuse([("answer", 1.0), ("copy", 0.3)], [("copy", 0.99), ("answer", 0.7)], "exact", 5, {"copy"})
+    assert [r.key for r in ranked] == ["answer", "copy"]
+    assert ranked[1].score < 0.35  # under the first-prompt passive share of the best hit
+    relaxed = fusion.fuse([("copy", 0.6)], [("copy", 0.99), ("answer", 0.6)], "relaxed", 5, {"copy"})
+    assert [r.key for r in relaxed] == ["answer", "copy"]
+
+
+def test_repeated_questions_take_no_passive_place_from_the_answer(tmp_path: Path) -> None:
+    asked = "Claude Code user input:\nHow should release branches be named?"
+    items = [
+        MemoryItem(text=f"{asked}\n\nClaude Code assistant response:\nThey are named release/<version>.", id="answer"),
+        MemoryItem(text=f"{asked}\n\nClaude Code assistant response:\nLet me check and get back to you.", id="later"),
+        MemoryItem(text=asked, id="again"),
+    ]
+    hybrid = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "memory.sqlite")))
+    try:
+        hybrid.put_batch(items, Deadline.none())
+        hits = hybrid.search(SearchQuery("How should release branches be named?", limit=10), Deadline.after(10))
+    finally:
+        hybrid.close()
+    assert hits[0].id == "answer"
+    assert all(h.score < 0.35 * hits[0].score for h in hits[1:]), [(h.id, h.score) for h in hits]
+
+
+def test_a_runner_up_stays_under_the_default_floor_relative_to_any_admitted_hit() -> None:
+    from paxm_core.config.defaults import DEFAULT_RECALL_MIN_SCORE
+    from paxm_provider_sqlite_hybrid import calibration
+
+    assert calibration.RUNNER_UP_SCORE < DEFAULT_RECALL_MIN_SCORE * calibration.FLOOR_SCORE
+
+
+def test_a_partial_match_unrelated_by_meaning_keeps_half_its_lexical_score() -> None:
+    # a lexical trap: one query word, a cosine under the cut-off; under relative thresholds its
+    # full score (0.167 beside a best of 0.5) would pass 0.25 of the best, half of it does not
+    lexical = [("words", 0.5), ("trap", 0.167)]
+    dense = [("meaning", 0.5), ("words", 0.4)]
+    ranked = fusion.fuse(lexical, dense, "relaxed", 3, (), {"words": 0.4, "trap": 0.1})
+    trap = next(r for r in ranked if r.key == "trap")
+    assert trap.unrelated and trap.evidence == pytest.approx(0.167 * fusion.UNRELATED_FACTOR)
+    assert trap.score < 0.25 * max(r.score for r in ranked)
+    # every query word matched (a leading stage): the lexical ranking stands as it is
+    strict = fusion.fuse([("trap", 1.0)], dense, "strict", 3, (), {"trap": 0.1})
+    assert strict[0].key == "trap" and strict[0].score == 1.0 and not strict[0].unrelated

@@ -186,3 +186,37 @@ def test_when_only_turns_that_ask_hold_the_question_the_answer_is_found_past_the
         ("prompt-only", turn("How are release branches named?"), NOW),
     ]
     assert _search(tmp_path, items, "How are release branches named?")[0] == "answer"
+
+
+def test_an_answer_that_only_says_the_question_back_ranks_below_the_answer(tmp_path: Path) -> None:
+    # both later turns hold every query word in their answer, so only reading what the answer
+    # says (it asks back, it restates) tells them from the answer; asked later, they would supersede it
+    items = [
+        ("answer", RULE, NOW - timedelta(days=30)),
+        (
+            "asks-back",
+            turn("How are release branches named?", "Good question. How are they named? Any preference?"),
+            NOW,
+        ),
+        ("restates", turn("How are release branches named?", "You are asking how release branches are named."), NOW),
+    ]
+    got = _search(tmp_path, items, "How are release branches named?")
+    assert got[0] == "answer"
+
+
+@pytest.mark.parametrize(
+    ("answer", "echo"),
+    [
+        ("Good question. How should release branches be named? Which would you prefer?", True),
+        ("You are asking how release branches should be named.", True),
+        ("Sure, let me check.", True),
+        ("Release branches are named release/<version>, e.g. release/2.4.", False),
+        ("How should they be named? Release branches use release/<version>.", False),
+    ],
+)
+def test_echoes_tells_a_question_said_back_from_an_answer(answer: str, echo: bool) -> None:
+    from paxm_provider_sqlite.retrieval.ranking import echoes
+
+    groups = analyze_query("How should release branches be named?").groups
+    assert echoes(turn("How should release branches be named?", answer), groups) is echo
+    assert not echoes("Project memory: release branches are named release/<version>.", groups)  # not a turn

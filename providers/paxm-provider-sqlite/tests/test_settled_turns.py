@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -155,3 +157,68 @@ def test_a_latest_turn_on_another_subject_is_not_brought(provider: SQLiteProvide
     items = [item(i, text, START + timedelta(minutes=n), "chat-a") for n, (i, text) in enumerate(chat)]
     provider.put_batch(items, Deadline.none())
     assert [i for i, _ in search(provider, "duplicate contacts sync")] == ["t1"]
+
+
+def test_one_identifier_in_all_its_indexed_forms_is_one_shared_word(provider: SQLiteProvider) -> None:
+    # invoice_total is indexed whole, joined and in parts: a later chat naming it and half_up
+    # shares two words with the rule, not six forms of them, and amends nothing.
+    other = [("o1", turn("Rename invoice_total and half_up in the exporter.", "Renamed both in the CSV exporter."))]
+    _chats(provider, other)
+    assert "o1" not in [i for i, _ in search(provider, "invoices drift by a cent")]
+
+
+def test_concepts_group_the_forms_of_one_word() -> None:
+    from paxm_provider_sqlite.retrieval.conversation import concepts
+
+    words = [
+        "parse_quantity",
+        "case_insensitive",
+        "parsequantity",
+        "insensitiv",
+        "quantity",
+        "binary",
+        "caseinsensitive",
+    ]
+    assert concepts(words) == [
+        frozenset({"parse_quantity", "parsequantity", "quantity"}),
+        frozenset({"case_insensitive", "insensitiv", "caseinsensitive"}),
+        frozenset({"binary"}),
+    ]
+
+
+SDEBENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "sdebench_data" / "sdebench.json"
+
+
+def _sde_chats() -> tuple[list[MemoryItem], dict[str, Any]]:
+    """sde-bench's chats as captured turns (prompt + answer), a chat a day, amendments months later."""
+    data = json.loads(SDEBENCH.read_text())
+    chats: list[tuple[str, list[dict[str, str]], int]] = [
+        (d["id"], d["turns"], i) for i, d in enumerate(data["decoys"])
+    ]
+    for i, task in enumerate(data["tasks"]):
+        convs = task["conversations"]
+        convs = [convs] if convs and isinstance(convs[0], dict) else convs
+        task["conversations"] = convs
+        chats += [(f"{task['task_id']}#{n}", c, i * 3 + 1 + (150 + n if n else 0)) for n, c in enumerate(convs)]
+    items = []
+    for name, turns, day in chats:
+        pairs = [
+            (turns[n]["text"], turns[n + 1]["text"] if n + 1 < len(turns) else "") for n in range(0, len(turns), 2)
+        ]
+        for n, (prompt, answer) in enumerate(pairs):
+            at = START + timedelta(days=day, minutes=2 * n)
+            items.append(item(f"{name}/{n}", turn(prompt, answer), at, name))
+    return items, {t["task_id"]: t for t in data["tasks"]}
+
+
+def test_every_sdebench_amendment_leads_its_bug_reports_recall(provider: SQLiteProvider) -> None:
+    # The amending chats repeat few words of the first ones, and those first chats name
+    # identifiers indexed in several forms (parse_quantity, case-insensitive): counted as forms,
+    # they filled the rare-word slots and two amendments (unitparse, slalog) went unseen.
+    items, tasks = _sde_chats()
+    provider.put_batch(items, Deadline.none())
+    for task_id, task in tasks.items():
+        if len(task["conversations"]) < 2:
+            continue
+        first = search(provider, task["bug_report"], limit=5)[0][0]
+        assert first.startswith(f"{task_id}#{len(task['conversations']) - 1}/"), (task_id, first)

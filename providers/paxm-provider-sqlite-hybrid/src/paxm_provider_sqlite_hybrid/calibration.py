@@ -18,9 +18,10 @@ CUTOFF = 0.28
 #: A dense-only hit more than this below the best one is a runner-up, not an answer: it stays
 #: in the ranking (a caller asking for ten gets ten) but scores ``RUNNER_UP_SCORE``.
 MARGIN = 0.12
-#: Score of a runner-up: under the router's default recall floor (0.25), so default recalls
-#: show answers, not the answer's neighbours.
-RUNNER_UP_SCORE = 0.2
+#: Score of a runner-up: under the router's default recall floor relative to any admitted best
+#: hit (0.25 of ``FLOOR_SCORE`` is 0.0875), so default recalls show answers, not the answer's
+#: neighbours.
+RUNNER_UP_SCORE = 0.05
 #: Cosine of an unmistakable paraphrase.
 STRONG = 0.62
 FLOOR_SCORE = 0.35

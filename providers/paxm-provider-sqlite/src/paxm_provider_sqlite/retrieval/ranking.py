@@ -1,14 +1,16 @@
 """Ranking rules applied after a stage has chosen and ordered its candidates.
 
-Two rules about stored conversation turns, both decided from the candidates' stored term
-streams (no extra statement):
+Two rules about stored conversation turns, decided from the candidates' stored term streams
+(and the stored text of a few short turns):
 
 * **Answers over questions.**  A captured turn is stored as ``<harness> user input: ...`` and
   ``<harness> assistant response: ...``.  When the user input asks (it starts with a question
   word: :data:`QUESTION_WORDS`) and the query matches the turn only there (its answer, if any,
-  holds none of the query's words) the turn only asks; asked
+  holds none of the query's words) the turn only asks; so does one whose answer only says the
+  question back (:func:`echoes`: it asks back or restates, read from the stored text).  Asked
   again, such turns match the question best and would crowd the turn that answered it out of
-  a small passive limit.  Their score is scaled by :data:`QUESTION_ONLY_FACTOR`.
+  a small passive limit.  Their score is scaled by :data:`QUESTION_ONLY_FACTOR`, under the
+  share of the best hit a passive recall keeps.
 * **Newer decisions win.**  When a newer memory is about the same subject as a better-ranked
   older one (they share :data:`SUBJECT_SHARE` of their content words) and is at least
   :data:`SUPERSEDE_AFTER` newer, with a score not far below (:data:`SUPERSEDE_BAND`), it is
@@ -19,7 +21,8 @@ streams (no extra statement):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Protocol, TypeVar
 
@@ -31,13 +34,19 @@ __all__ = [
     "SUBJECT_SHARE",
     "SUPERSEDE_AFTER",
     "SUPERSEDE_BAND",
+    "FILLER_WORDS",
     "TEMPLATE_WORDS",
+    "answer_terms",
+    "asks",
+    "asks_only",
+    "echoes",
     "only_asks",
     "rerank",
 ]
 
-#: Score multiplier of a turn matched only through its question.
-QUESTION_ONLY_FACTOR = 0.5
+#: Score multiplier of a turn matched only through its question: under the first-prompt passive
+#: share (0.35 of the best), so an answered question's copies take no passive slot.
+QUESTION_ONLY_FACTOR = 0.3
 #: Share of the smaller content-word set two memories must have in common to be on one subject.
 SUBJECT_SHARE = 0.4
 #: How much newer a memory must be to supersede another: less is one exchange (or memories written
@@ -57,6 +66,7 @@ TEMPLATE_WORDS = frozenset({"claud", "code", "user", "input", "assistant", "resp
 class Ranked(Protocol):
     """What the rules read and write on a candidate (``search.Light``)."""
 
+    rowid: int
     score: float
     created_at: str
     hay: str
@@ -80,20 +90,85 @@ QUESTION_WORDS = frozenset(
 )
 
 
-def only_asks(hay: str, groups: Sequence[Group]) -> bool:
-    """Whether a stored turn asks a question and matches ``groups`` only there (no answer holds any of them)."""
+def asks(hay: str) -> bool:
+    """Whether a stored term stream is a captured turn whose user input asks (starts with a question word)."""
     start = hay.find(_USER_MARK)
     if start < 0:
         return False  # not a captured turn: a note, a fact, a summary
-    first = hay[start + len(_USER_MARK) :].split(" ", 1)[0]
-    if first not in QUESTION_WORDS:
-        return False  # the user stated something (a decision, an instruction): that is an answer too
+    # a user who stated something (a decision, an instruction) gave an answer too
+    return hay[start + len(_USER_MARK) :].split(" ", 1)[0] in QUESTION_WORDS
+
+
+def answer_terms(hay: str) -> int:
+    """How many indexed terms a stored turn's answer has (0 without one; a note counts whole)."""
+    cut = hay.rfind(_ANSWER_MARK)
+    if cut < 0:
+        return 0 if hay.find(_USER_MARK) >= 0 else hay.count(" ")
+    return hay.count(" ", cut + len(_ANSWER_MARK))
+
+
+def only_asks(hay: str, groups: Sequence[Group]) -> bool:
+    """Whether a stored turn asks a question and matches ``groups`` only there (no answer holds any of them)."""
+    if not asks(hay):
+        return False
+    start = hay.find(_USER_MARK)
     cut = hay.rfind(_ANSWER_MARK)
     if cut < start:
         return True  # a prompt stored without an answer
     answer = hay[cut + len(_ANSWER_MARK) :]
     tokens = set(answer.split())
     return not any(g.present(" " + answer, tokens) for g in groups)
+
+
+#: Words of an acknowledgement or of a question said back, never the substance of an answer.
+FILLER_WORDS = frozenset(
+    index_text(
+        "good great sure okay ok yes right question asked asking ask wondering wonder want like prefer "
+        "let me check think get back you your we our i it that this the a an and or to of do does "
+        "is are was were be been am"
+    ).terms.split()
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_PROMPT_MARK = re.compile(r"user input:\s*", re.IGNORECASE)
+_REPLY_MARK = re.compile(r"assistant response:\s*", re.IGNORECASE)
+
+
+def echoes(text: str, groups: Sequence[Group]) -> bool:
+    """Whether a captured turn's answer only says the question back.
+
+    Its sentences that ask (end with ``?``) and those that add no word to the user's input but
+    :data:`FILLER_WORDS` ("Good question: how should release branches be named?", "You asked
+    how release branches are named.") are not answers; when what is left holds none of the
+    query's ``groups``, the turn matched through the question alone.
+    """
+    replies = list(_REPLY_MARK.finditer(text))
+    prompt = _PROMPT_MARK.search(text)
+    if not replies or prompt is None or prompt.end() > replies[-1].start():
+        return False
+    asked = set(index_text(text[prompt.end() : replies[-1].start()]).terms.split()) | FILLER_WORDS
+    kept = []
+    for sentence in _SENTENCE_END.split(text[replies[-1].end() :]):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith("?"):
+            continue
+        if not set(index_text(sentence).terms.split()) <= asked:
+            kept.append(sentence)
+    indexed = index_text(" ".join(kept))
+    hay = f" {indexed.terms} {indexed.extras} "
+    tokens = set(hay.split())
+    return not any(g.present(hay, tokens) for g in groups)
+
+
+def asks_only(text: str, groups: Sequence[Group]) -> bool:
+    """Whether a stored memory's ``text`` is a captured turn that only asks (:func:`only_asks`, :func:`echoes`).
+
+    For rankings that hold the text rather than the term streams (the hybrid's dense hits).
+    """
+    indexed = index_text(text)
+    hay = f" {indexed.terms} {indexed.extras} "
+    if not asks(hay):
+        return False
+    return only_asks(hay, groups) or echoes(text, groups)
 
 
 def _content(cand: Ranked) -> frozenset[str]:
@@ -148,11 +223,17 @@ def _supersede(cands: list[_R], askers: set[int]) -> None:
     cands[:SUPERSEDE_WINDOW] = head
 
 
-def rerank(cands: list[_R], groups: Sequence[Group]) -> None:
-    """Apply both rules to an ordered candidate list, in place (still best first)."""
+def rerank(cands: list[_R], groups: Sequence[Group], texts: Mapping[int, str] | None = None) -> None:
+    """Apply both rules to an ordered candidate list, in place (still best first).
+
+    ``texts`` (stored text by ``rowid``) holds the turns that ask and are answered with a query
+    word; one whose answer only says the question back (:func:`echoes`) only asks too.
+    """
     askers = set()
+    texts = texts or {}
     for cand in cands:
-        if only_asks(cand.hay, groups):
+        text = texts.get(cand.rowid)
+        if only_asks(cand.hay, groups) or (text is not None and echoes(text, groups)):
             cand.score *= QUESTION_ONLY_FACTOR
             askers.add(id(cand))
     if askers:

@@ -26,7 +26,15 @@ from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyz
 from paxm_provider_sqlite.retrieval.conversation import with_amendment, with_settled_turns
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
-from paxm_provider_sqlite.retrieval.ranking import SUPERSEDE_AFTER, SUPERSEDE_BAND, only_asks, rerank
+from paxm_provider_sqlite.retrieval.ranking import (
+    SUPERSEDE_AFTER,
+    SUPERSEDE_BAND,
+    SUPERSEDE_WINDOW,
+    answer_terms,
+    asks,
+    only_asks,
+    rerank,
+)
 from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
 __all__ = ["DF_CAP", "search", "filter_clause"]
@@ -191,6 +199,30 @@ def _load(conn: sqlite3.Connection, chosen: list[Light]) -> list[Candidate]:
         cand.score, cand.rrf, cand.density = light.score, light.rrf, light.density
         out.append(cand)
     return out
+
+
+#: Longest answer (in indexed terms) checked for only saying the question back: an echo is a
+#: sentence or two, and the check reads and analyses the stored text.
+ECHO_MAX_TERMS = 40
+
+
+def _asking_texts(conn: sqlite3.Connection, cands: list[Light], groups: Sequence[Group]) -> dict[int, str]:
+    """Stored text of the ranking head's short turns that ask and are answered with a query word.
+
+    ``ranking.echoes`` reads them: such an answer may only say the question back.
+    """
+    head = [
+        c
+        for c in cands[:SUPERSEDE_WINDOW]
+        if answer_terms(c.hay) <= ECHO_MAX_TERMS and asks(c.hay) and not only_asks(c.hay, groups)
+    ]
+    texts = {c.rowid: str(c.row[2]) for c in head if c.row is not None}
+    wanted = [c.rowid for c in head if c.row is None]
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        rows = conn.execute(f"SELECT rowid, text FROM memories WHERE rowid IN ({marks})", wanted)
+        texts.update((int(row[0]), str(row[1])) for row in rows)
+    return texts
 
 
 def _recent(conn: sqlite3.Connection, request: Request) -> list[Candidate]:
@@ -399,7 +431,7 @@ def search(
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
-    rerank(chosen, query.groups)
+    rerank(chosen, query.groups, _asking_texts(conn, chosen, query.groups))
     found = _load(conn, chosen[: request.result_limit])
     deadline.check("sqlite search")
     found = with_settled_turns(conn, plan.where, plan.args, found, request.result_limit, trace)
