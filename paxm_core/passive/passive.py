@@ -39,6 +39,7 @@ from paxm_core.passive.workers import WorkerPool
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
+    from paxm_core.passive.economy import SessionEconomy
     from paxm_core.plugins import PaxmPluginManager
     from paxm_core.runtime import Runtime
     from paxm_core.tools import Tools
@@ -132,6 +133,7 @@ class PassiveRuntime:
     :param on_recall: ``Telemetry.on_recall`` (rich ``hook_recall`` events with provider
         details); when given, recalls are reported through it instead of ``record``.
     :param clock: returns the current aware local time (tests inject one).
+    :param economy: per-session dedupe, compaction re-offer, holdback and receipts (optional).
     """
 
     def __init__(
@@ -145,8 +147,10 @@ class PassiveRuntime:
         record: Callable[[dict[str, Any]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
+        economy: SessionEconomy | None = None,
     ) -> None:
         self.config = config
+        self.economy = economy
         self.recall = recall
         self.sink = sink
         self.session_state = session_state
@@ -251,7 +255,35 @@ class PassiveRuntime:
         self._write(event, result, settings)
         if event.event == EVENT_SESSION_START:
             result.session_context = self._session_blocks(event, settings, now)
+        if self.economy is not None:
+            result.recall_context = self._economy_context(event, now)
         return result
+
+    def _economy_context(self, event: HookEvent, now: datetime) -> str:
+        """After a compaction, the session's still-relevant memories once more (see economy.py)."""
+        from paxm_core.passive.economy import compaction_kind
+
+        assert self.economy is not None
+        kind = compaction_kind(event)
+        if not kind:
+            return ""
+        settings = self._hook_settings(event.target, EVENT_USER_INPUT).recall_for(initial=False)
+        if kind != "after" or settings is None or self.recall is None:
+            self.economy.reset(event, now)  # the model lost what it was given: inject it again
+            return ""
+        recall, limit = self.recall, max(settings.max_results, 1) * 4
+
+        def find(query: str, seconds: float) -> list[Any]:
+            found, _ = recall(query, settings.profile, limit, dict(event.metadata), event.workspace, seconds)
+            return list(getattr(found, "hits", []) or [])
+
+        def render(hits: list[Any]) -> str:
+            return passive_recall_block(hits, max_chars=settings.max_chars)
+
+        try:
+            return self.economy.reoffer(event, now, find, render, settings.budget)
+        except Exception:  # fail open: a session start never fails on the re-offer
+            return ""
 
     def _hook_settings(self, target: str, event: str) -> HookSettings:
         """``agents.<target>.hooks.<event>``, read from the config on every event (a reload counts)."""
@@ -356,6 +388,9 @@ class PassiveRuntime:
             return
         if self.recall is None:
             return
+        if self.economy is not None and self.economy.held_back(event, self.clock()):
+            result.skipped = True  # a holdback session: no passive memory (docs/impact.md)
+            return
         started = time.monotonic()
         error = ""
         try:
@@ -385,7 +420,12 @@ class PassiveRuntime:
             result.recall = recall
             hits = list(getattr(recall, "hits", []) or [])
             result.hits = filter_insertion_hits(hits, query, settings.insertion)
+            withheld = 0
+            if self.economy is not None:  # what this session was given already is not given again
+                result.hits, withheld = self.economy.unseen(event, result.hits)
             result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars)
+            if self.economy is not None:
+                self.economy.offered(event, result.hits, result.recall_context, query, withheld=withheld, ranked=hits)
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")
