@@ -212,6 +212,8 @@ class HookProcessor:
             )
             owner = str(request.get("owner") or "")
             result = self.passive.handle(event, owner=owner)
+            if self.passive.economy is not None:  # turns, tool calls, corrections: paxm impact
+                self.passive.economy.observe(event, result, self.passive.clock())
             self._spool_unstored(event, str(request.get("event") or "user_input"), owner, payload, result.errors)
             output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open

@@ -175,6 +175,15 @@ class Telemetry:
     def _record_many(self, events: list[Mapping[str, Any]]) -> None:
         if not self.settings.enabled or not events:
             return
+        # per-session signal counts live in their own table (``paxm impact``), not in the log
+        signals = [e for e in events if e.get("kind") in _SESSION_KINDS]
+        if signals:
+            from paxm_core.telemetry.sessions import SessionStats
+
+            SessionStats(self.settings.dir).add_many(signals, self.settings.retention_days)
+            events = [e for e in events if e.get("kind") != "session_signal"]
+            if not events:
+                return
         clean = [
             normalize_event(
                 event,
@@ -229,6 +238,10 @@ class Telemetry:
     ) -> None:
         """Emit the last ``tail`` events, then new ones until ``should_stop()``; follows rotation."""
         self.store.follow(tail, emit, poll_interval=poll_interval, should_stop=should_stop)
+
+
+#: events that update the session table: signals (only there) and holdback arms (also logged)
+_SESSION_KINDS = ("session_signal", "session_arm")
 
 
 def _count_by_provider(items: list[Any]) -> dict[str, int]:

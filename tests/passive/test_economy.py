@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +30,13 @@ from .conftest import write_config
 from .test_passive import Env, open_env
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
+PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
+
+
+def paxm(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PAXM, "--config", str(config), *args], capture_output=True, text=True, timeout=60, env=os.environ.copy()
+    )
 
 
 @pytest.fixture
@@ -304,6 +313,73 @@ def test_receipts_carry_freshness_from_metadata() -> None:
     (receipt,) = records[0]["memories"]
     assert receipt["freshness"] == "stale" and receipt["superseded_by"] == "m10"
     assert matched_terms("where is TAX computed", "Tax lives in tax.py") == ["tax"]
+
+
+# -- signals and receipts through the CLI ------------------------------------------------------
+
+
+def _telemetry_env(tmp_path: Path, holdback: float = 0.0) -> Any:
+    def mutate(config: Any) -> None:
+        config.passive.holdback = holdback
+
+    env = open_env(write_config(tmp_path / "cfg", mutate=mutate))
+    from paxm_core.telemetry import Telemetry
+
+    telemetry = Telemetry(env.runtime.config)
+    assert env.processor.passive.economy is not None
+    env.processor.passive.economy.record = telemetry.record
+    return env, telemetry
+
+
+def _close(env: Any) -> None:
+    env.processor.close(), env.queue.close(), env.runtime.close()
+
+
+def test_sessions_count_what_paxm_sees(tmp_path: Path) -> None:
+    env, telemetry = _telemetry_env(tmp_path, holdback=0.5)
+    try:
+        base = {"session_id": "sig1", "cwd": "/w"}
+        for prompt in (
+            "How is billing deployed?",
+            "No, that's wrong: we switched to blue-green.",
+            "how is BILLING deployed",
+        ):
+            env.hook("claude", "user_input", {**base, "prompt": prompt})
+        env.hook("claude", "tool_use", {**base, "tool_name": "Bash", "tool_input": {"command": "ls"}})
+        env.hook("claude", "tool_failure", {**base, "tool_name": "Bash", "error": "exit 1"})
+        from paxm_core.telemetry.sessions import SessionStats
+
+        (row,) = SessionStats(telemetry.settings.dir).rows()
+        assert (row.turns, row.tool_calls, row.tool_failures, row.corrections, row.repeats) == (3, 2, 1, 1, 1)
+        assert row.arm == ("holdback" if holdback_arm("claude/session/sig1", 0.5) else "memory")
+        assert row.target == "claude" and len(row.session) == 16 and "sig1" not in row.session
+        path = telemetry.settings.dir / "sessions.sqlite"
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        # the signal table is not the event log: nothing of it in `paxm logs`
+        assert not any(e.get("kind") == "session_signal" for e in telemetry.tail(1000))
+        assert [e["arm"] for e in telemetry.tail(1000) if e.get("kind") == "session_arm"] == [row.arm]
+    finally:
+        _close(env)
+
+
+def test_history_injections_prints_the_receipts(tmp_path: Path) -> None:
+    env, _ = _telemetry_env(tmp_path)
+    try:
+        env.runtime.tools.remember("The billing service retries webhooks with heron-backoff-7731.", profile="ltm")
+        env.hook(
+            "claude", "user_input", {"session_id": "r1", "prompt": "how does billing retry webhooks heron-backoff-7731"}
+        )
+    finally:
+        _close(env)
+    out = paxm(env.config, "history", "--injections")
+    assert out.returncode == 0, out.stderr
+    assert "reason prompt" in out.stdout and "injected 1, withheld as already given 0" in out.stdout
+    assert "#1  rank 1  sqlite:" in out.stdout and "terms: billing, webhooks, heron, backoff, 7731" in out.stdout
+    assert "query: <hash " in out.stdout  # no query text unless capture_query_preview is on
+    data = json.loads(paxm(env.config, "history", "--injections", "--json").stdout)
+    (event,) = data["injections"]
+    assert event["memories"][0]["matched_terms"][:2] == ["billing", "webhooks"] and "query" not in event
+    assert paxm(env.config, "history", "--injections", "--limit", "-1").returncode != 0
 
 
 # -- the property: dedupe never withholds a memory the session has not seen ---------------------
