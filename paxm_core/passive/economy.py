@@ -55,10 +55,12 @@ __all__ = [
     "session_hash",
 ]
 
-#: recent recall queries kept per session to find its memories again after a compaction
-MAX_QUERIES = 8
+#: recent recall queries kept per session to find its memories again after a compaction, and
+#: the characters kept of each (its end, as a long prompt's recall query is)
+MAX_QUERIES = 4
+MAX_QUERY_CHARS = 500
 #: memories kept per session ledger (the oldest go first: at worst injected once more)
-MAX_IDS = 500
+MAX_IDS = 200
 #: answers waiting for their delivery to be confirmed (older ones are forgotten: not recorded)
 MAX_PENDING = 256
 #: metadata keys a provider or the freshness check may put on a hit, copied into receipts
@@ -297,6 +299,7 @@ class SessionEconomy:
         if pending is None:
             return
         key, ids, query = pending
+        query = query[-MAX_QUERY_CHARS:]
 
         def add(ledger: dict[str, Any]) -> None:
             known = [i for i in ledger.get("ids") or () if isinstance(i, str) and i not in ids]

@@ -32,6 +32,10 @@ VERSION = 2
 MAX_ENTRIES = 1000
 TTL = timedelta(days=7)
 LOCAL_TIME_REFRESH = timedelta(hours=12)
+#: ledgers kept (the most recently changed), and for how long: a session resumed later than
+#: that gets its memories once more, which is only ever a repeat (the file is rewritten whole)
+MAX_LEDGERS = 200
+LEDGER_TTL = timedelta(days=3)
 _TRACKED = frozenset({EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_TURN_END})
 
 
@@ -194,11 +198,11 @@ class SessionState:
     @staticmethod
     def _prune_ledgers(ledgers: dict[str, dict[str, Any]], now: datetime) -> None:
         times = {k: _parse(v.get("at")) or now for k, v in ledgers.items()}
-        cutoff = now - TTL
+        cutoff = now - LEDGER_TTL
         for key in [k for k, at in times.items() if at < cutoff]:
             del ledgers[key]
-        if len(ledgers) > MAX_ENTRIES:
-            for key in sorted(ledgers, key=lambda k: times[k])[: len(ledgers) - MAX_ENTRIES]:
+        if len(ledgers) > MAX_LEDGERS:
+            for key in sorted(ledgers, key=lambda k: times[k])[: len(ledgers) - MAX_LEDGERS]:
                 del ledgers[key]
 
     @staticmethod

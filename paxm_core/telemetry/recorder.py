@@ -47,6 +47,7 @@ class Telemetry:
         self.config = config
         self.settings = settings if settings is not None else TelemetrySettings.from_config(config)
         self.store = TelemetryStore(self.settings)
+        self._sessions: Any = None  # the session table (paxm impact), opened on its first signal
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -178,9 +179,11 @@ class Telemetry:
         # per-session signal counts live in their own table (``paxm impact``), not in the log
         signals = [e for e in events if e.get("kind") in _SESSION_KINDS]
         if signals:
-            from paxm_core.telemetry.sessions import SessionStats
+            if self._sessions is None:
+                from paxm_core.telemetry.sessions import SessionStats
 
-            SessionStats(self.settings.dir).add_many(signals, self.settings.retention_days)
+                self._sessions = SessionStats(self.settings.dir)
+            self._sessions.add_many(signals, self.settings.retention_days)
             events = [e for e in events if e.get("kind") != "session_signal"]
             if not events:
                 return

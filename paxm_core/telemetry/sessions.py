@@ -9,6 +9,7 @@ a 0700 directory, and sessions older than the telemetry retention are pruned.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -66,28 +67,52 @@ class SessionStats:
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / SESSIONS_FILE
+        self._lock = threading.Lock()
+        self._conn: Any = None  # kept open by a long-lived writer (the daemon's telemetry)
 
     def _connect(self) -> Any:
         from paxm_core.private_files import connect_private, private_dir
         from paxm_core.sqlite_locks import retry_locked
 
         private_dir(self.path.parent)
-        conn = connect_private(self.path, what="telemetry sessions file", timeout=5.0, isolation_level=None)
+        conn = connect_private(
+            self.path, what="telemetry sessions file", timeout=5.0, isolation_level=None, check_same_thread=False
+        )
         try:
+            retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+            conn.execute("PRAGMA synchronous = NORMAL")  # counts: a power cut may lose the last ones
             retry_locked(lambda: conn.execute(_SCHEMA))
         except BaseException:
             conn.close()
             raise
         return conn
 
+    def close(self) -> None:
+        """Close the kept connection, if any."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
     def add_many(self, signals: Iterable[Mapping[str, Any]], retention_days: int = 0) -> None:
         """Add ``session_signal`` events to their sessions' sums (one transaction)."""
         batch = [s for s in signals if str(s.get("session") or "")]
         if not batch:
             return
-        conn = self._connect()
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            try:
+                self._add(self._conn, batch, retention_days)
+            except BaseException:
+                self._conn.close()  # a broken connection is not reused
+                self._conn = None
+                raise
+
+    @staticmethod
+    def _add(conn: Any, batch: list[Mapping[str, Any]], retention_days: int) -> None:
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("BEGIN IMMEDIATE")
             for signal in batch:
                 when = str(signal.get("time") or "") or format_time(utcnow())
                 counts = [_count(signal, c) for c in _COLUMNS]
@@ -113,8 +138,9 @@ class SessionStats:
                 cutoff = format_time(utcnow() - timedelta(days=retention_days))
                 conn.execute("DELETE FROM sessions WHERE last_seen < ?", (cutoff,))
             conn.execute("COMMIT")
-        finally:
-            conn.close()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def rows(self, since: datetime | None = None) -> list[SessionRow]:
         """Every session last seen at or after ``since`` (all when ``None``); ``[]`` without a file."""
