@@ -195,11 +195,15 @@ class Telemetry:
             )
             for event in events
         ]
+        # receipts and holdback arms are log lines, not operations: they leave the counters of
+        # ``paxm history`` alone (and a batch of only them rewrites no metrics file)
+        counted = [e for e in clean if e["kind"] not in _LOG_ONLY_KINDS]
         with self.store.locked():
             self.store.append_many(clean)
-            metrics = self.store.load_metrics(repair=True)
-            metrics.update_many(clean, self.settings.retention_days)
-            self.store.save_metrics(metrics)
+            if counted:
+                metrics = self.store.load_metrics(repair=True)
+                metrics.update_many(counted, self.settings.retention_days)
+                self.store.save_metrics(metrics)
 
     def _routes(self, section: str, profile: str) -> dict[str, int]:
         profiles = getattr(self.config, section, None) or {}
@@ -245,6 +249,8 @@ class Telemetry:
 
 #: events that update the session table: signals (only there) and holdback arms (also logged)
 _SESSION_KINDS = ("session_signal", "session_arm")
+#: events written to the log only (see docs/impact.md)
+_LOG_ONLY_KINDS = ("injection", "session_arm")
 
 
 def _count_by_provider(items: list[Any]) -> dict[str, int]:

@@ -113,3 +113,17 @@ def test_a_question_asked_again_has_the_same_fingerprint() -> None:
     assert prompt_fingerprint("How is billing deployed?") == prompt_fingerprint("how is BILLING deployed")
     assert prompt_fingerprint("How is billing deployed?") != prompt_fingerprint("How is ingest deployed?")
     assert prompt_fingerprint("?!") == ""
+
+
+def test_receipts_and_signals_leave_the_history_counters_alone(tmp_path: Path) -> None:
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("version: 1\n")
+    telemetry = Telemetry(paxm_config(config))
+    telemetry.record({"kind": "hook_recall", "source": "hook", "target": "claude", "hit_count": 1})
+    before = telemetry.history(1).totals.to_json()
+    telemetry.record({"kind": "injection", "source": "hook", "target": "claude", "memories": [{"rank": 1}]})
+    telemetry.record({"kind": "session_arm", "session": "abc", "arm": "holdback"})
+    telemetry.record(_signal("abc", "", turns=1))
+    assert telemetry.history(1).totals.to_json() == before
+    assert [e["kind"] for e in telemetry.tail(10)] == ["hook_recall", "injection", "session_arm"]
