@@ -468,3 +468,42 @@ def _die(state: SessionState) -> None:
     timer = state._timer
     if timer is not None:
         timer.cancel()
+
+
+def test_the_in_process_hook_records_its_receipts_too(tmp_path: Path) -> None:
+    """``paxm __hook`` (no daemon) dedupes through the same ledger and records the same receipts."""
+    config = write_config(tmp_path / "cfg")
+    assert paxm(config, "remember", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
+    prompt = json.dumps({"session_id": "ip1", "cwd": str(tmp_path), "prompt": "cache key prefix kite-cache-2207"})
+    outputs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [*PAXM, "--config", str(config), "__hook", "--target", "claude", "--event", "user_input"],
+            input=prompt,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert "kite-cache-2207." in outputs[0] and "kite-cache-2207." not in outputs[1]
+    receipts = json.loads(paxm(config, "history", "--injections", "--json").stdout)["injections"]
+    assert [len(r.get("memories", [])) for r in receipts] == [1, 0] and receipts[1]["withheld_count"] == 1
+
+
+def test_a_planted_session_table_is_never_written(tmp_path: Path) -> None:
+    """A symlink where the session table goes (another user's trap) is refused, its target untouched."""
+    from paxm_core.config import load_config
+    from paxm_core.telemetry import Telemetry
+
+    config = tmp_path / "cfg" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("version: 1\n")
+    telemetry = Telemetry(load_config(config))
+    telemetry.settings.dir.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (telemetry.settings.dir / "sessions.sqlite").symlink_to(victim)
+    telemetry.record({"kind": "session_signal", "session": "abc", "target": "claude", "turns": 1})
+    assert victim.read_text() == "precious"
+    assert (telemetry.settings.dir / "sessions.sqlite").is_symlink()
