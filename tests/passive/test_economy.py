@@ -507,3 +507,23 @@ def test_a_planted_session_table_is_never_written(tmp_path: Path) -> None:
     telemetry.record({"kind": "session_signal", "session": "abc", "target": "claude", "turns": 1})
     assert victim.read_text() == "precious"
     assert (telemetry.settings.dir / "sessions.sqlite").is_symlink()
+
+
+def test_dedupe_holds_across_the_daemon_down_fallback(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
+    """The real hook client, no daemon running: it starts one and asks it; after that daemon is
+    shut down, the next prompt's new daemon reads the ledger back and injects nothing twice."""
+    from .conftest import run_client, stop_daemon
+
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    assert paxm(config, "remember", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
+    outputs = []
+    for n in range(2):
+        payload = json.dumps(
+            {"session_id": "fb1", "cwd": str(tmp_path), "prompt": f"cache key prefix kite-cache-2207 #{n}"}
+        )
+        done = run_client(config, "claude", "user_input", payload.encode(), "--daemon-wait", "15", "--timeout", "20")
+        outputs.append(done.stdout.decode())
+        stop_daemon(config)  # down again: the next prompt takes the fallback path too
+    assert "kite-cache-2207." in outputs[0], outputs
+    assert "kite-cache-2207." not in outputs[1], outputs
