@@ -264,6 +264,8 @@ class PassiveRuntime:
         from paxm_core.passive.economy import compaction_kind
 
         assert self.economy is not None
+        if event.event == EVENT_SESSION_START:
+            self.economy.held_back(event, now)  # the holdback arm is drawn as the session starts
         kind = compaction_kind(event)
         if not kind:
             return ""

@@ -262,6 +262,9 @@ def test_a_held_back_session_gets_no_passive_memory(tmp_path: Path) -> None:
         held = [s for s in sessions if holdback_arm(f"claude/session/{s}", 0.5)]
         served = [s for s in sessions if s not in held]
         assert held and served
+        # the arm is drawn when the session starts (a harness without that hook: at its first prompt)
+        env.hook("claude", "session_start", {"session_id": held[0], "cwd": "/w", "source": "startup"})
+        assert _state(env)["ledgers"][f"claude/session/{held[0]}"]["holdback"] is True
         for session in held:
             assert ENVELOPE not in _prompt(env, session, "cache key prefix kite-cache-2207")
         for session in served:
