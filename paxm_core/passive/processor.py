@@ -68,6 +68,8 @@ class HookProcessor:
         self._unstored: set[str] = set()
         # ids of events that must follow spooled events into the spool (see _queue_behind_spool)
         self._behind: set[str] = set()
+        # handled events whose session signals are counted once their answer is out (delivered())
+        self._observe: dict[str, tuple[HookEvent, Any]] = {}
         self.defer_notify = defer_notify
         self._wake_pending = False
         self._reader: Any = None
@@ -212,8 +214,11 @@ class HookProcessor:
             )
             owner = str(request.get("owner") or "")
             result = self.passive.handle(event, owner=owner)
-            if self.passive.economy is not None:  # turns, tool calls, corrections: paxm impact
-                self.passive.economy.observe(event, result, self.passive.clock())
+            if self.passive.economy is not None:  # counted for paxm impact once the answer is out
+                with self._append_lock:
+                    self._observe[event_id] = (event, result)
+                    while len(self._observe) > 256:
+                        self._observe.pop(next(iter(self._observe)))
             self._spool_unstored(event, str(request.get("event") or "user_input"), owner, payload, result.errors)
             output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open
@@ -232,12 +237,25 @@ class HookProcessor:
         economy = self.passive.economy
         if economy is not None:
             economy.delivered(event_id, self.passive.clock())
+            self._count_signals(event_id)
 
     def undelivered(self, event_id: str) -> None:
         """The answer to ``event_id`` never reached its client: its memories stay ungiven."""
         economy = self.passive.economy
         if economy is not None:
             economy.forget(event_id)
+            self._count_signals(event_id)
+
+    def _count_signals(self, event_id: str) -> None:
+        """The session signals of a handled event (turns, tool calls, corrections: ``paxm impact``)."""
+        with self._append_lock:
+            observed = self._observe.pop(event_id, None)
+        economy = self.passive.economy
+        if observed is not None and economy is not None:
+            try:
+                economy.observe(*observed, self.passive.clock())
+            except Exception:  # telemetry never breaks a hook
+                pass
 
     def _queue_behind_spool(self, event_id: str, error: QueueError) -> None:
         """After a drain failed on the queue's lock, send this request's event to the spool too.
