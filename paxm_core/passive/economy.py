@@ -399,6 +399,7 @@ class SessionEconomy:
         found: dict[str, Any] = {}
         queries = [q for q in before.get("queries") or () if isinstance(q, str)]
         deadline = time.monotonic() + budget
+        used = ""  # the most recent query that found one: the receipt's query
         for query in reversed(queries):  # the most recent first
             left = deadline - time.monotonic()
             if left <= 0 or len(found) == len(wanted):
@@ -407,11 +408,12 @@ class SessionEconomy:
                 mkey = memory_key(hit)
                 if mkey in wanted and mkey not in found:
                     found[mkey] = hit
+                    used = used or query
         order = {mkey: index for index, mkey in enumerate(ids)}
         hits = sorted(found.values(), key=lambda hit: order[memory_key(hit)])
         block = render(hits) if hits else ""
         if block:
-            self.offered(event, hits, block, "", reason="compaction")
+            self.offered(event, hits, block, used, reason="compaction")
         return block
 
     def _emit(self, record: dict[str, Any]) -> None:

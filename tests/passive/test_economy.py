@@ -530,3 +530,20 @@ def test_dedupe_holds_across_the_daemon_down_fallback(tmp_path: Path, daemon_cle
         stop_daemon(config)  # down again: the next prompt takes the fallback path too
     assert "kite-cache-2207." in outputs[0], outputs
     assert "kite-cache-2207." not in outputs[1], outputs
+
+
+def test_a_compaction_reoffer_has_its_receipt(tmp_path: Path) -> None:
+    records: list[dict[str, Any]] = []
+    env = open_env(write_config(tmp_path / "cfg"))
+    assert env.processor.passive.economy is not None
+    env.processor.passive.economy.record = records.append
+    try:
+        env.runtime.tools.remember("Release branches are named plover-release-5512.", profile="ltm")
+        _prompt(env, "k9", "release branches plover-release-5512")
+        _compact(env, "k9")
+        prompt, compaction = [r for r in records if r["kind"] == "injection"]
+        assert compaction["reason"] == "compaction" and compaction["hook_event"] == "session_start"
+        assert compaction["query"] == prompt["query"] and compaction["memories"][0]["id"] == prompt["memories"][0]["id"]
+        assert {"release", "branches"} <= set(compaction["memories"][0]["matched_terms"])
+    finally:
+        env.processor.close(), env.queue.close(), env.runtime.close()
