@@ -396,7 +396,7 @@ _op = st.one_of(
         st.sampled_from([0, 300, 900]),  # the block cap: excerpts happen
         st.booleans(),  # delivered?
     ),
-    st.tuples(st.just("compact"), st.sampled_from(["s1", "s2"])),
+    st.tuples(st.just("compact"), st.sampled_from(["s1", "s2"]), st.sampled_from([0, 300, 900]), st.booleans()),
     st.tuples(st.just("crash")),  # the daemon dies: what was not written yet is lost
     st.tuples(st.just("flush")),  # the write-behind timer fires
 )
@@ -422,15 +422,28 @@ def test_dedupe_never_withholds_an_unseen_memory(tmp_path: Path, ops: list[tuple
             continue
         event = HookEvent(target="claude", event="user_input", event_id=f"e{n}", metadata={"session_id": op[1]})
         if op[0] == "compact":
+            _, session, cap, delivered = op
             start = HookEvent(
                 target="claude",
                 event="session_start",
                 event_id=f"e{n}",
-                metadata={"session_id": op[1], "source": "compact"},
+                metadata={"session_id": session, "source": "compact"},
             )
-            seen[op[1]] = set()
-            block = economy.reoffer(start, now, lambda q, s: [], lambda hits: passive_recall_block(hits), 1.0)
-            assert block == ""  # nothing is found again here
+            seen[session] = set()  # the summary replaced the conversation
+            every = [MemoryHit(provider="p", id=f"m{i}", text=_TEXTS[i]) for i in range(10)]
+            found = every  # bound now (the lambdas run inside this iteration)
+            block = economy.reoffer(
+                start,
+                now,
+                lambda q, s, found=found: found,  # type: ignore[misc]
+                lambda hits, cap=cap: passive_recall_block(hits, max_chars=cap),  # type: ignore[misc]
+                1.0,
+            )
+            if delivered:
+                economy.delivered(start.event_id, now)
+                seen[session] = {memory_key(h) for h in included_hits(every, block)}
+            else:
+                economy.forget(start.event_id)
             continue
         _, session, ids, cap, delivered = op
         hits = [MemoryHit(provider="p", id=f"m{i}", text=_TEXTS[i]) for i in ids]
