@@ -159,6 +159,16 @@ def prompt_fingerprint(prompt: str) -> str:
     return hashlib.sha256(" ".join(words).encode("utf-8", "replace")).hexdigest()[:16]
 
 
+def _outdated(hit: Any) -> bool:
+    """Whether the hit's metadata marks it stale or superseded (not offered again after a compaction)."""
+    meta = getattr(hit, "metadata", None) or {}
+    if not isinstance(meta, dict):
+        return False
+    return str(meta.get("freshness") or "").strip().lower() == "stale" or bool(
+        str(meta.get("superseded_by") or "").strip()
+    )
+
+
 def _receipt(hit: Any, rank: int, position: int, query: str) -> Receipt:
     """Why one memory was injected: its rank, scores, matched terms and freshness."""
     meta = getattr(hit, "metadata", None) or {}
@@ -406,7 +416,7 @@ class SessionEconomy:
                 break
             for hit in find(query, left):
                 mkey = memory_key(hit)
-                if mkey in wanted and mkey not in found:
+                if mkey in wanted and mkey not in found and not _outdated(hit):
                     found[mkey] = hit
                     used = used or query
         order = {mkey: index for index, mkey in enumerate(ids)}

@@ -560,3 +560,22 @@ def test_a_compaction_reoffer_has_its_receipt(tmp_path: Path) -> None:
         assert {"release", "branches"} <= set(compaction["memories"][0]["matched_terms"])
     finally:
         env.processor.close(), env.queue.close(), env.runtime.close()
+
+
+def test_a_stale_or_superseded_memory_is_not_offered_after_compaction(tmp_path: Path) -> None:
+    state = SessionState(tmp_path / "state.json")
+    economy = SessionEconomy(state, PassiveConfig)
+    now = datetime(2026, 12, 7, tzinfo=UTC)
+    hits = [
+        MemoryHit(provider="p", id="fresh", text="Deploys use blue-green."),
+        MemoryHit(provider="p", id="stale", text="Tax lives in tax.py.", metadata={"freshness": "stale"}),
+        MemoryHit(provider="p", id="old", text="Deploys use rolling.", metadata={"superseded_by": "p:fresh"}),
+    ]
+    event = HookEvent(target="claude", event="user_input", event_id="e1", metadata={"session_id": "z1"})
+    economy.offered(event, hits, passive_recall_block(hits), "deploys tax")
+    economy.delivered("e1", now)
+    start = HookEvent(
+        target="claude", event="session_start", event_id="e2", metadata={"session_id": "z1", "source": "compact"}
+    )
+    block = economy.reoffer(start, now, lambda q, s: hits, lambda found: passive_recall_block(found), 1.0)
+    assert "blue-green" in block and "tax.py" not in block and "rolling" not in block
