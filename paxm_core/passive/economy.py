@@ -30,14 +30,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.passive.events import (
-    EVENT_SESSION_START,
-    EVENT_TOOL_FAILURE,
-    EVENT_TOOL_USE,
-    EVENT_USER_INPUT,
-    HookEvent,
-    HookResult,
-)
+from paxm_core.passive.events import EVENT_SESSION_START, HookEvent, HookResult
 from paxm_core.passive.session_state import SessionState, session_key
 
 if TYPE_CHECKING:
@@ -48,10 +41,8 @@ __all__ = [
     "compaction_kind",
     "holdback_arm",
     "included_hits",
-    "is_correction",
     "matched_terms",
     "memory_key",
-    "prompt_fingerprint",
     "session_hash",
 ]
 
@@ -66,16 +57,6 @@ MAX_PENDING = 256
 #: metadata keys a provider or the freshness check may put on a hit, copied into receipts
 FRESHNESS_KEYS = ("freshness", "freshness_reason", "stale_reason", "superseded_by")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-#: prompt fingerprints kept per session to notice a question asked again
-MAX_PROMPTS = 64
-#: a prompt that opens like this corrects the agent ("no, we switched to X", "that's wrong")
-_CORRECTION = re.compile(
-    r"^\W*(?:no\b|nope\b|wrong\b|incorrect\b|not (?:that|what|quite)\b|that(?:'s| is) (?:not|wrong|incorrect)\b"
-    r"|actually\b|undo\b|revert\b|stop\b|don'?t\b|do not\b|you (?:forgot|missed|broke|misunderstood)\b"
-    r"|i (?:said|meant|told you)\b|we (?:switched|moved|changed|no longer)\b)",
-    re.IGNORECASE,
-)
-
 Receipt = dict[str, Any]
 
 
@@ -140,23 +121,6 @@ def matched_terms(query: str, text: str, limit: int = 8) -> list[str]:
             if len(out) >= limit:
                 break
     return out
-
-
-def is_correction(prompt: str) -> bool:
-    """Whether a user's prompt opens by correcting the agent (a plain, documented word list)."""
-    return bool(_CORRECTION.match(prompt))
-
-
-def prompt_fingerprint(prompt: str) -> str:
-    """The prompt's distinct words (3+ characters, lower case), sorted and hashed: ``""`` if none.
-
-    The same question asked again, in another order or case or with other punctuation, has
-    the same fingerprint; only the hash is kept.
-    """
-    words = sorted({w.lower() for w in _WORD.findall(prompt)})
-    if not words:
-        return ""
-    return hashlib.sha256(" ".join(words).encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def _outdated(hit: Any) -> bool:
@@ -327,47 +291,14 @@ class SessionEconomy:
     # -- signals for paxm impact ----------------------------------------------------------------
 
     def observe(self, event: HookEvent, result: HookResult, now: datetime) -> None:
-        """Report the session signals of one handled event (a prompt, a tool call, a failure)."""
-        if result.ignored or event.event not in (EVENT_USER_INPUT, EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
+        """Report the session signals of one handled event (see :mod:`paxm_core.passive.signals`)."""
+        if self.record is None:
             return
-        key = session_key(event)
-        if not key or self.record is None:
-            return
-        signal: dict[str, Any] = {
-            "kind": "session_signal",
-            "source": "hook",
-            "target": event.target,
-            "hook_event": event.event,
-            "session": session_hash(key),
-        }
-        if event.event == EVENT_USER_INPUT:
-            from paxm_core.envelope import strip_recall_context
+        from paxm_core.passive.signals import session_signal
 
-            prompt = strip_recall_context(event.prompt)
-            fingerprint = prompt_fingerprint(prompt)
-            repeated = False
-
-            def note(ledger: dict[str, Any]) -> None:
-                nonlocal repeated
-                prints = [p for p in ledger.get("prompts") or () if isinstance(p, str)]
-                repeated = bool(fingerprint) and fingerprint in prints
-                if fingerprint and not repeated:
-                    ledger["prompts"] = (prints + [fingerprint])[-MAX_PROMPTS:]
-
-            ledger = self.state.update_ledger(key, note, now)
-            signal.update(
-                turns=1,
-                corrections=int(is_correction(prompt)),
-                repeats=int(repeated),
-                injected=len(result.hits) if result.recall_context else 0,
-            )
-        else:
-            ledger = self.state.ledger(key)
-            signal.update(tool_calls=1, tool_failures=int(event.event == EVENT_TOOL_FAILURE))
-        arm = ledger.get("holdback")
-        if isinstance(arm, bool):
-            signal["arm"] = "holdback" if arm else "memory"
-        self._emit(signal)
+        signal = session_signal(self.state, event, result, now)
+        if signal is not None:
+            self._emit(signal)
 
     # -- compaction -----------------------------------------------------------------------------
 

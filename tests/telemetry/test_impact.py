@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paxm_core.passive.economy import is_correction, prompt_fingerprint
+from paxm_core.passive.signals import is_correction, prompt_fingerprint
 from paxm_core.telemetry import Telemetry
 from paxm_core.telemetry.impact import MIN_SESSIONS, compare
 
