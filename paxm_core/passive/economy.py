@@ -193,8 +193,11 @@ class SessionEconomy:
         ratio = self.settings().holdback
         if ratio <= 0:
             return False
-        arm = holdback_arm(key, ratio)
-        self.state.update_ledger(key, lambda led: led.setdefault("holdback", arm), now)
+        arm = holdback_arm(key, ratio)  # the same arm again next time, should this write be lost
+        try:
+            self.state.update_ledger(key, lambda led: led.setdefault("holdback", arm), now)
+        except OSError:
+            pass
         self._emit(
             {
                 "kind": "session_arm",
@@ -281,7 +284,10 @@ class SessionEconomy:
             queries = [q for q in ledger.get("queries") or () if isinstance(q, str) and q != query]
             ledger["queries"] = (queries + [query])[-MAX_QUERIES:] if query else queries[-MAX_QUERIES:]
 
-        self.state.update_ledger(key, add, now)
+        try:
+            self.state.update_ledger(key, add, now)
+        except OSError:
+            pass  # not recorded: at worst injected once more
 
     def forget(self, event_id: str) -> None:
         """The answer to ``event_id`` did not reach the client: nothing enters the ledger."""
@@ -313,7 +319,10 @@ class SessionEconomy:
             def empty(ledger: dict[str, Any]) -> None:
                 ledger["ids"] = []
 
-            self.state.update_ledger(key, empty, now, durable=True)
+            try:
+                self.state.update_ledger(key, empty, now, durable=True)
+            except OSError:
+                pass  # the daemon's in-memory ledger is empty already; its next write retries
         return before
 
     def reoffer(

@@ -271,7 +271,7 @@ class PassiveRuntime:
             return ""
         settings = self._hook_settings(event.target, EVENT_USER_INPUT).recall_for(initial=False)
         if kind != "after" or settings is None or self.recall is None:
-            self.economy.reset(event, now)  # the model lost what it was given: inject it again
+            self.economy.reset(event, now)  # the model lost what it was given: inject it again (never raises)
             return ""
         recall, limit = self.recall, max(settings.max_results, 1) * 4
 

@@ -83,7 +83,8 @@ class SessionState:
     :param write_behind: ``0`` reads and writes the file on every call (one-shot processes);
         ``> 0`` keeps the state in memory and writes it at most that many seconds after a change
         (the daemon, the file's only writer while it runs; losing the last second of state to a
-        crash only costs a redundant local-time block).  Call :meth:`close` to write it out.
+        crash only costs a redundant local-time block or a memory injected once more).  Call
+        :meth:`close` to write it out.
     """
 
     def __init__(self, path: Path, *, write_behind: float = 0.0) -> None:

@@ -579,3 +579,18 @@ def test_a_stale_or_superseded_memory_is_not_offered_after_compaction(tmp_path: 
     )
     block = economy.reoffer(start, now, lambda q, s: hits, lambda found: passive_recall_block(found), 1.0)
     assert "blue-green" in block and "tax.py" not in block and "rolling" not in block
+
+
+def test_an_unwritable_state_file_fails_open(env: Env) -> None:
+    """The ledger cannot be written (a directory squats its path): prompts still get their memories."""
+    env.runtime.tools.remember("The cache key prefix is kite-cache-2207.", profile="ltm")
+    path = env.config.parent / "hooks" / "session_state.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.mkdir()
+    answers = [
+        env.hook("claude", "user_input", {"session_id": "w1", "prompt": f"cache key prefix kite-cache-2207 {n}"})
+        for n in range(2)
+    ]
+    assert all(a["ok"] and "kite-cache-2207." in a["output"] for a in answers), answers
+    assert ENVELOPE not in _compact(env, "w1")  # nothing recorded, nothing re-offered, no failure
