@@ -1,8 +1,9 @@
 """Per-session economy with the real Claude Code binary (offline, fake Anthropic server on 127.0.0.1).
 
-One session, resumed turn after turn (``--session-id`` then ``--resume``): the memory its first
-prompt got is not injected again on the second, and after ``/compact`` (Claude runs
-``SessionStart`` with ``source: "compact"``) it is offered once more.  See docs/session-economy.md.
+On both Claude releases the kit pins.  One session, resumed turn after turn (``--session-id``
+then ``--resume``): the memory its first prompt got is not injected again on the second, and
+after ``/compact`` (Claude runs ``SessionStart`` with ``source: "compact"``) it is offered once
+more.  See docs/session-economy.md.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, model_text
-from paxm_contracttest.harness.harnesses import CLAUDE_CURRENT
+from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
 from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, Turn, installed_fixture
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
-claude_release = installed_fixture(CLAUDE_CURRENT)
+claude_release = installed_fixture(CLAUDE, CLAUDE_CURRENT)
 
 
 @pytest.fixture()
