@@ -127,3 +127,16 @@ def test_receipts_and_signals_leave_the_history_counters_alone(tmp_path: Path) -
     telemetry.record(_signal("abc", "", turns=1))
     assert telemetry.history(1).totals.to_json() == before
     assert [e["kind"] for e in telemetry.tail(10)] == ["hook_recall", "injection", "session_arm"]
+
+
+@pytest.mark.parametrize("value", ["1", "1.5", "-0.1"])
+def test_holdback_outside_zero_to_one_is_refused(tmp_path: Path, value: str) -> None:
+    from paxm_core.errors import ConfigError
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"version: 1\npassive:\n  holdback: {value}\n")
+    with pytest.raises(ConfigError, match=r"passive\.holdback: must be at least 0 and below 1"):
+        paxm_config(config)
+    config.write_text("version: 1\npassive:\n  holdback: 0.1\n  dedupe: false\n")
+    loaded = paxm_config(config).passive
+    assert loaded.holdback == 0.1 and not loaded.dedupe_enabled and loaded.reoffer_enabled
