@@ -32,6 +32,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("paxm_core.cli.mcp_cmds", "mcp"),
     "history": ("paxm_core.cli.telemetry_cmds", "history"),
     "logs": ("paxm_core.cli.telemetry_cmds", "logs"),
+    "impact": ("paxm_core.cli.telemetry_cmds", "impact"),
     "queue": ("paxm_core.cli.queue_cmds", "queue"),
     "backfill": ("paxm_core.cli.backfill_cmds", "backfill"),
     "dashboard": ("paxm_core.cli.dashboard_cmd", "dashboard"),

@@ -10,7 +10,7 @@ import click
 from paxm_core.api.errors import UsageError
 from paxm_core.textsafe import printable
 
-__all__ = ["history", "logs"]
+__all__ = ["history", "impact", "logs"]
 
 
 def _telemetry(ctx: click.Context) -> Any:
@@ -24,12 +24,27 @@ def _telemetry(ctx: click.Context) -> Any:
 
 @click.command()
 @click.option("--days", type=int, default=7, show_default=True, help="Days to summarize (0 or less: whole retention).")
-@click.option("--json", "as_json", is_flag=True, help="Print the HistorySummary as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the HistorySummary (or the receipts) as JSON.")
+@click.option(
+    "--injections", is_flag=True, help="Show the receipts of recent passive injections: why each memory was injected."
+)
+@click.option("--limit", type=int, default=20, show_default=True, help="Receipts to show with --injections.")
 @click.pass_context
-def history(ctx: click.Context, days: int, as_json: bool) -> None:
+def history(ctx: click.Context, days: int, as_json: bool, injections: bool, limit: int) -> None:
     """Summarize recent recalls, writes, hooks and deliveries by day, profile, agent and provider."""
     from paxm_core.telemetry.render import render_history
 
+    if injections:
+        from paxm_core.telemetry.receipts import injection_events, render_injections
+
+        if limit < 0:
+            raise UsageError("history --limit must be non-negative")
+        events = injection_events(_telemetry(ctx), limit)
+        if as_json:
+            click.echo(json.dumps({"injections": events}, indent=2, ensure_ascii=False))
+        else:
+            click.echo(printable(render_injections(events)), nl=False)
+        return
     summary = _telemetry(ctx).history(days)
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
@@ -64,3 +79,40 @@ def logs(ctx: click.Context, tail: int, follow: bool, as_json: bool) -> None:
         telemetry.follow(tail, emit)
     except KeyboardInterrupt:
         pass  # Ctrl-C is how --follow ends
+
+
+@click.command()
+@click.option("--days", type=int, default=30, show_default=True, help="Sessions last active in this many days.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.pass_context
+def impact(ctx: click.Context, days: int, as_json: bool) -> None:
+    """Compare sessions with passive memory against held-back ones (needs passive.holdback)."""
+    from datetime import timedelta
+
+    from paxm_core.api.timefmt import utcnow
+    from paxm_core.telemetry.impact import compare
+    from paxm_core.telemetry.sessions import SessionStats
+
+    if days <= 0:
+        raise UsageError("impact --days must be positive")
+    telemetry = _telemetry(ctx)
+    rows = SessionStats(telemetry.settings.dir).rows(utcnow() - timedelta(days=days))
+    report = compare(rows, days)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        return
+    lines = [
+        "== paxm impact ==",
+        f"window: sessions active in the last {days} days",
+        f"sessions: {report.with_memory} with memory, {report.holdback} held back, "
+        f"{report.outside} outside the comparison (no holdback arm)",
+        "",
+    ]
+    for signal in report.signals:
+        row = f"{signal.label}: {signal.memory_mean:.2f} with memory, {signal.holdback_mean:.2f} held back"
+        if signal.low is not None and signal.high is not None:
+            row += f"; difference {signal.difference:+.2f} (95% CI {signal.low:+.2f} to {signal.high:+.2f}): "
+            row += signal.verdict
+        lines.append(row)
+    lines += ["", report.statement]
+    click.echo(printable("\n".join(lines)))

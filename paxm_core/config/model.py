@@ -381,6 +381,28 @@ class FreshnessConfig:
 
 
 @dataclass
+class PassiveConfig:
+    """Per-session economy of passive memory and its holdback (``docs/session-economy.md``, ``docs/impact.md``)."""
+
+    #: ``false`` injects a memory again on every prompt that finds it (default: once per session)
+    dedupe: bool | None = None
+    #: ``false`` offers nothing again after a compaction (default: the still-relevant memories)
+    reoffer_after_compaction: bool | None = None
+    #: share of sessions, chosen at session start, that get no passive memory (0 = off, the default)
+    holdback: float = 0.0
+
+    @property
+    def dedupe_enabled(self) -> bool:
+        """``dedupe`` with its default (on)."""
+        return self.dedupe is not False
+
+    @property
+    def reoffer_enabled(self) -> bool:
+        """``reoffer_after_compaction`` with its default (on)."""
+        return self.reoffer_after_compaction is not False
+
+
+@dataclass
 class Config:
     """The whole paxm configuration.
 
@@ -401,6 +423,7 @@ class Config:
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     freshness: FreshnessConfig = field(default_factory=FreshnessConfig)
+    passive: PassiveConfig = field(default_factory=PassiveConfig)
     #: Legacy top-level ``hooks``; folded into ``agents`` by normalization.
     hooks: dict[str, LegacyHookConfig] = field(default_factory=dict)
 

@@ -122,6 +122,9 @@ def _workspace_privacy(config: Config) -> None:
             re.compile(pattern)
         except re.error as exc:
             _fail(f"privacy.redact_patterns[{index}]", f"not a valid regular expression ({exc}); fix or remove it")
+    holdback = config.passive.holdback
+    if not 0.0 <= holdback < 1.0:
+        _fail("passive.holdback", "must be at least 0 and below 1, e.g. 0.1 (one session in ten); 0 turns it off")
 
 
 def _agents(config: Config) -> None:

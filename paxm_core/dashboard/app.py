@@ -14,6 +14,7 @@ Routes (all need the Host check and the token, see :mod:`paxm_core.dashboard.sec
 ``GET /api/queue``         ``?state&provider&limit&offset``: queue status and deliveries
 ``POST /api/queue/retry``  revive dead deliveries (``paxm queue retry --dead``)
 ``GET /api/memories``      ``?q&profile&limit``: search memories through the router
+``GET /api/injections``    ``?limit``: the newest passive injection receipts (``paxm history --injections``)
 
 Bad parameters answer 400 ``{"error": ...}``; a foreign Host 403; a missing or wrong token 401.
 """
@@ -256,6 +257,9 @@ def _api_routes(data: DashboardData, days: int) -> list[Route]:
             offset=_int_param(request, "offset", 0, low=0, high=10**9),
         )
 
+    def injections(request: Request) -> Any:
+        return data.injections(limit=_int_param(request, "limit", 50, low=1, high=MAX_PAGE))
+
     def memories(request: Request) -> Any:
         return data.search_memories(
             request.query_params.get("q", ""),
@@ -274,6 +278,7 @@ def _api_routes(data: DashboardData, days: int) -> list[Route]:
         Route("/api/queue", _api(queue), methods=["GET"]),
         Route("/api/queue/retry", _api(lambda r: data.retry_dead()), methods=["POST"]),
         Route("/api/memories", _api(memories), methods=["GET"]),
+        Route("/api/injections", _api(injections), methods=["GET"]),
     ]
 
 

@@ -204,6 +204,11 @@ class DashboardData:
                 event["mode"] = event_mode(event)
         return {"events": page, "total": len(matched), "limit": limit, "offset": offset}
 
+    def injections(self, *, limit: int) -> dict[str, Any]:
+        """``/api/injections``: the newest passive injection receipts (why each memory went in)."""
+        found = [dict(e) for e in self._shared_events() if e.get("kind") == "injection"]
+        return {"injections": found[:limit], "total": len(found)}
+
     def facets(self) -> dict[str, list[str]]:
         """Distinct kinds, sources, profiles and hit providers seen (for the filter menus)."""
         kinds: set[str] = set()

@@ -385,6 +385,7 @@ class HookDaemon:
             worker=self.worker,
             session_state_path=self.hooks_dir / "session_state.json",
             session_write_behind=1.0,
+            confirm_delivery=True,
             defer_notify=True,
             record=record,
             on_recall=on_recall,
@@ -590,10 +591,16 @@ class HookDaemon:
                 # counted before the answer leaves, so a status asked right after sees it
                 self.requests += 1
                 counted = True
-            if request.get("reply") == "framed":
-                conn.sendall(framed_reply(response))
-            else:
-                conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+            delivery = self._delivery(request, response)
+            try:
+                if request.get("reply") == "framed":
+                    conn.sendall(framed_reply(response))
+                else:
+                    conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+            except OSError:
+                delivery(False)  # the client gave up: what it did not get stays ungiven
+                raise
+            delivery(True)
             conn.close()  # the client is answered: now let delivery run
             self._after_answer()
         except Exception as exc:
@@ -604,6 +611,14 @@ class HookDaemon:
         finally:
             conn.close()
             self._request_done(counted)
+
+    def _delivery(self, request: dict[str, Any], response: dict[str, Any]) -> Callable[[bool], None]:
+        """Report a hook answer's delivery to the session economy (``passive/economy.py``)."""
+        event_id = str(response.get("event_id") or "")
+        processor = self.processor
+        if request.get("action") or not event_id or processor is None:
+            return lambda sent: None
+        return lambda sent: processor.delivered(event_id) if sent else processor.undelivered(event_id)
 
     def _after_answer(self) -> None:
         """Once a client has its answer: let delivery and telemetry run (never before it)."""

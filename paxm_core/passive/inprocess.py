@@ -27,8 +27,12 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
         config = runtime.config
         queue = CaptureQueue(default_queue_path(config), routes=routes_from_write_profiles(config.write_profiles))
         try:
+            telemetry = runtime.tools.telemetry  # receipts and session signals, as the daemon records them
             processor = HookProcessor(
-                runtime, queue, session_state_path=Path(config_path).parent / "hooks" / "session_state.json"
+                runtime,
+                queue,
+                session_state_path=Path(config_path).parent / "hooks" / "session_state.json",
+                record=getattr(telemetry, "record", None),
             )
             try:
                 response = processor.handle_hook(request)

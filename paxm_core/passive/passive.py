@@ -41,6 +41,7 @@ from paxm_core.passive.workers import WorkerPool
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
+    from paxm_core.passive.economy import SessionEconomy
     from paxm_core.plugins import PaxmPluginManager
     from paxm_core.runtime import Runtime
     from paxm_core.tools import Tools
@@ -134,6 +135,7 @@ class PassiveRuntime:
     :param on_recall: ``Telemetry.on_recall`` (rich ``hook_recall`` events with provider
         details); when given, recalls are reported through it instead of ``record``.
     :param clock: returns the current aware local time (tests inject one).
+    :param economy: per-session dedupe, compaction re-offer, holdback and receipts (optional).
     """
 
     def __init__(
@@ -147,8 +149,10 @@ class PassiveRuntime:
         record: Callable[[dict[str, Any]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
+        economy: SessionEconomy | None = None,
     ) -> None:
         self.config = config
+        self.economy = economy
         self.recall = recall
         self.sink = sink
         self.session_state = session_state
@@ -258,7 +262,37 @@ class PassiveRuntime:
         self._write(event, result, settings)
         if event.event == EVENT_SESSION_START:
             result.session_context = self._session_blocks(event, settings, now)
+        if self.economy is not None:
+            result.recall_context = self._economy_context(event, now)
         return result
+
+    def _economy_context(self, event: HookEvent, now: datetime) -> str:
+        """After a compaction, the session's still-relevant memories once more (see economy.py)."""
+        from paxm_core.passive.economy import compaction_kind
+
+        assert self.economy is not None
+        if event.event == EVENT_SESSION_START:
+            self.economy.held_back(event, now)  # the holdback arm is drawn as the session starts
+        kind = compaction_kind(event)
+        if not kind:
+            return ""
+        settings = self._hook_settings(event.target, EVENT_USER_INPUT).recall_for(initial=False)
+        if kind != "after" or settings is None or self.recall is None:
+            self.economy.reset(event, now)  # the model lost what it was given: inject it again (never raises)
+            return ""
+        recall, limit = self.recall, max(settings.max_results, 1) * 4
+
+        def find(query: str, seconds: float) -> list[Any]:
+            found, _ = recall(query, settings.profile, limit, dict(event.metadata), event.workspace, seconds)
+            return list(getattr(found, "hits", []) or [])
+
+        def render(hits: list[Any]) -> str:
+            return passive_recall_block(hits, max_chars=settings.max_chars)
+
+        try:
+            return self.economy.reoffer(event, now, find, render, settings.budget)
+        except Exception:  # fail open: a session start never fails on the re-offer
+            return ""
 
     def _hook_settings(self, target: str, event: str) -> HookSettings:
         """``agents.<target>.hooks.<event>``, read from the config on every event (a reload counts)."""
@@ -363,6 +397,9 @@ class PassiveRuntime:
             return
         if self.recall is None:
             return
+        if self.economy is not None and self.economy.held_back(event, self.clock()):
+            result.skipped = True  # a holdback session: no passive memory (docs/impact.md)
+            return
         started = time.monotonic()
         error = ""
         try:
@@ -392,10 +429,19 @@ class PassiveRuntime:
             result.recall = recall
             hits = list(getattr(recall, "hits", []) or [])
             # freshness and supersession (paxm_core.hit_notes): stale memories demoted, both marked
-            result.hits, notes = passive_hits(
+            chosen, notes = passive_hits(
                 hits, self.config, lambda h: filter_insertion_hits(h, query, settings.insertion)
             )
+            withheld = 0
+            if self.economy is not None:  # what this session was given already is not given again
+                kept, withheld = self.economy.unseen(event, chosen)
+                kept_ids = {id(hit) for hit in kept}
+                notes = [note for hit, note in zip(chosen, notes, strict=True) if id(hit) in kept_ids]
+                chosen = kept
+            result.hits = chosen
             result.recall_context = passive_recall_block(result.hits, max_chars=settings.max_chars, notes=notes)
+            if self.economy is not None:
+                self.economy.offered(event, result.hits, result.recall_context, query, withheld=withheld, ranked=hits)
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             result.errors.append(f"recall skipped: {error}")

@@ -20,6 +20,7 @@ from paxm_core.api.errors import QueueError
 from paxm_core.api.events import HookEvent
 from paxm_core.passive.client_core import new_event_id
 from paxm_core.passive.compose import PassiveWrite
+from paxm_core.passive.economy import SessionEconomy
 from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 from paxm_core.passive.session_state import SessionState
 
@@ -40,6 +41,8 @@ class HookProcessor:
     :param queue: the :class:`~paxm_core.capture.CaptureQueue` writes go to.
     :param worker: the delivery worker to notify after an append (optional).
     :param session_state_path: ``session_state.json`` (``None`` disables session state).
+    :param confirm_delivery: the caller reports each answer's delivery (:meth:`delivered`,
+        :meth:`undelivered`); otherwise an answer counts as delivered once it is returned.
     """
 
     def __init__(
@@ -54,6 +57,7 @@ class HookProcessor:
         record: Callable[[dict[str, Any]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
+        confirm_delivery: bool = False,
     ) -> None:
         self.runtime = runtime
         self.queue = queue
@@ -64,23 +68,27 @@ class HookProcessor:
         self._unstored: set[str] = set()
         # ids of events that must follow spooled events into the spool (see _queue_behind_spool)
         self._behind: set[str] = set()
+        # handled events whose session signals are counted once their answer is out (delivered())
+        self._observe: dict[str, tuple[HookEvent, Any]] = {}
         self.defer_notify = defer_notify
         self._wake_pending = False
         self._reader: Any = None
         # one drain at a time; reentrant because a drain reads through the same connection
         self._drain_lock = threading.RLock()
         self.recall = BudgetedRecall(lambda: runtime)
+        state = SessionState(session_state_path, write_behind=session_write_behind) if session_state_path else None
+        #: the daemon confirms an answer's delivery itself (:meth:`delivered`) once it is sent
+        self.confirm_delivery = confirm_delivery
         self.passive = PassiveRuntime(
             runtime.config,
             recall=self.recall,
             sink=self.append,
-            session_state=SessionState(session_state_path, write_behind=session_write_behind)
-            if session_state_path
-            else None,
+            session_state=state,
             plugin_manager=runtime.plugin_manager,
             record=record,
             on_recall=on_recall,
             clock=clock,
+            economy=SessionEconomy(state, lambda: self.passive.config.passive, record=record) if state else None,
         )
 
     def capture_event(self, write: PassiveWrite) -> Any:
@@ -208,16 +216,48 @@ class HookProcessor:
             )
             owner = str(request.get("owner") or "")
             result = self.passive.handle(event, owner=owner)
+            if self.passive.economy is not None:  # counted for paxm impact once the answer is out
+                with self._append_lock:
+                    self._observe[event_id] = (event, result)
+                    while len(self._observe) > 256:
+                        self._observe.pop(next(iter(self._observe)))
             self._spool_unstored(event, str(request.get("event") or "user_input"), owner, payload, result.errors)
             output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open
             return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}
         response: dict[str, Any] = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}
+        if not self.confirm_delivery:
+            self.delivered(event_id)
         if result.ignored:
             response["ignored"] = True
         if result.errors:
             response["errors"] = result.errors
         return response
+
+    def delivered(self, event_id: str) -> None:
+        """The answer to ``event_id`` reached its client: its memories count as given to the session."""
+        economy = self.passive.economy
+        if economy is not None:
+            economy.delivered(event_id, self.passive.clock())
+            self._count_signals(event_id)
+
+    def undelivered(self, event_id: str) -> None:
+        """The answer to ``event_id`` never reached its client: its memories stay ungiven."""
+        economy = self.passive.economy
+        if economy is not None:
+            economy.forget(event_id)
+            self._count_signals(event_id)
+
+    def _count_signals(self, event_id: str) -> None:
+        """The session signals of a handled event (turns, tool calls, corrections: ``paxm impact``)."""
+        with self._append_lock:
+            observed = self._observe.pop(event_id, None)
+        economy = self.passive.economy
+        if observed is not None and economy is not None:
+            try:
+                economy.observe(*observed, self.passive.clock())
+            except Exception:  # telemetry never breaks a hook
+                pass
 
     def _queue_behind_spool(self, event_id: str, error: QueueError) -> None:
         """After a drain failed on the queue's lock, send this request's event to the spool too.

@@ -1,16 +1,24 @@
-"""Per-session hook state: first-input detection and local-time refresh.
+"""Per-session hook state: first-input detection, local-time refresh and the session ledger.
 
 Stored at ``<configdir>/hooks/session_state.json`` (upstream's v2 format, so a switch between
-implementations keeps state).  It holds keys and timestamps only, never prompt text.  Entries
-older than 7 days are pruned and at most 1000 are kept.  A corrupt file counts as empty.
-The daemon is the only writer while it runs; the in-process ``paxm __hook`` path writes with
-an atomic rename, so concurrent writers can lose an update but never corrupt the file.
+implementations keeps state; upstream ignores the ``ledgers`` key paxm adds).  ``seen`` and
+``activity`` hold keys and timestamps only.  ``ledgers`` holds, per session, what
+:mod:`paxm_core.passive.economy` needs: the ids of the memories injected into it, the few recent
+recall queries that found them (for the re-offer after a compaction) and the session's holdback
+arm.  Entries older than 7 days are pruned and at most 1000 are kept.  A corrupt file counts as
+empty.  The file is 0600 in a 0700 directory, like the capture queue beside it (which holds the
+prompts themselves).  The daemon is the only writer while it runs; the in-process ``paxm __hook``
+path writes with an atomic rename, so concurrent writers can lose an update but never corrupt
+the file.  A lost ledger update only ever makes paxm inject a memory once more, never withhold
+one (see :mod:`paxm_core.passive.economy`).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,11 @@ VERSION = 2
 MAX_ENTRIES = 1000
 TTL = timedelta(days=7)
 LOCAL_TIME_REFRESH = timedelta(hours=12)
+#: ledgers kept (the most recently changed), and for how long: a session resumed later than
+#: that gets its memories once more, which is only ever a repeat (the file is rewritten whole)
+MAX_LEDGERS = 200
+LEDGER_TTL = timedelta(days=3)
+PRUNE_EVERY = timedelta(minutes=1)
 _TRACKED = frozenset({EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_TURN_END})
 
 
@@ -39,6 +52,15 @@ def session_key(event: HookEvent) -> str:
         if value.strip():
             return f"{target}/{kind}/{value.strip()}"
     return ""
+
+
+@dataclass(slots=True)
+class _Data:
+    seen: dict[str, datetime] = field(default_factory=dict)
+    activity: dict[str, datetime] = field(default_factory=dict)
+    pruned: bool = False
+    #: session key -> ledger (plain JSON; its ``at`` is the last change, RFC 3339)
+    ledgers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _fmt(value: datetime) -> str:
@@ -61,28 +83,35 @@ class SessionState:
     :param write_behind: ``0`` reads and writes the file on every call (one-shot processes);
         ``> 0`` keeps the state in memory and writes it at most that many seconds after a change
         (the daemon, the file's only writer while it runs; losing the last second of state to a
-        crash only costs a redundant local-time block).  Call :meth:`close` to write it out.
+        crash only costs a redundant local-time block or a memory injected once more).  Call
+        :meth:`close` to write it out.
     """
 
     def __init__(self, path: Path, *, write_behind: float = 0.0) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._write_behind = write_behind
-        self._cached: tuple[dict[str, datetime], dict[str, datetime], bool] | None = None
+        self._cached: _Data | None = None
         self._timer: threading.Timer | None = None
+        self._pruned_at: datetime | None = None
 
-    def _load(self) -> tuple[dict[str, datetime], dict[str, datetime], bool]:
+    def _load(self) -> _Data:
         if self._write_behind > 0:
             if self._cached is None:
                 self._cached = self._read()
             return self._cached
         return self._read()
 
-    def _save(self, seen: dict[str, datetime], activity: dict[str, datetime], pruned: bool) -> None:
+    def _save(self, data: _Data, *, now: bool = False) -> None:
         if self._write_behind <= 0:
-            self._write(seen, activity, pruned)
+            self._write(data)
             return
-        self._cached = (seen, activity, pruned)
+        self._cached = data
+        if now:
+            # a change that must not be lost to a crash (a ledger emptied at a compaction:
+            # losing it would withhold memories the model no longer has)
+            self._write(data)
+            return
         if self._timer is None:
             self._timer = threading.Timer(self._write_behind, self.flush)
             self._timer.daemon = True
@@ -94,7 +123,7 @@ class SessionState:
             self._timer = None
             if self._cached is not None:
                 try:
-                    self._write(*self._cached)
+                    self._write(self._cached)
                 except OSError:
                     pass  # best effort: the state only tunes context blocks
 
@@ -105,15 +134,13 @@ class SessionState:
             timer.cancel()
         self.flush()
 
-    def _read(self) -> tuple[dict[str, datetime], dict[str, datetime], bool]:
+    def _read(self) -> _Data:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}, {}, False
-        except (OSError, ValueError):
-            return {}, {}, False
+        except (OSError, ValueError):  # missing, unreadable or corrupt: empty
+            return _Data()
         if not isinstance(data, dict):
-            return {}, {}, False
+            return _Data()
 
         def times(value: Any) -> dict[str, datetime]:
             out: dict[str, datetime] = {}
@@ -124,18 +151,65 @@ class SessionState:
                         out[str(key)] = parsed
             return out
 
-        return times(data.get("seen")), times(data.get("activity")), bool(data.get("activity_pruned"))
+        raw_ledgers = data.get("ledgers")
+        ledgers = (
+            {str(k): v for k, v in raw_ledgers.items() if isinstance(v, dict) and _parse(v.get("at")) is not None}
+            if isinstance(raw_ledgers, dict)
+            else {}
+        )
+        return _Data(times(data.get("seen")), times(data.get("activity")), bool(data.get("activity_pruned")), ledgers)
 
-    def _write(self, seen: dict[str, datetime], activity: dict[str, datetime], pruned: bool) -> None:
+    def _write(self, data: _Data) -> None:
         from paxm_core.private_files import private_dir
 
         private_dir(self.path.parent)
-        body: dict[str, Any] = {"version": VERSION, "seen": {k: _fmt(v) for k, v in seen.items()}}
-        if activity:
-            body["activity"] = {k: _fmt(v) for k, v in activity.items()}
-        if pruned:
+        body: dict[str, Any] = {"version": VERSION, "seen": {k: _fmt(v) for k, v in data.seen.items()}}
+        if data.activity:
+            body["activity"] = {k: _fmt(v) for k, v in data.activity.items()}
+        if data.pruned:
             body["activity_pruned"] = True
-        write_atomic(self.path, json.dumps(body, indent=2), durable=False)
+        if data.ledgers:
+            body["ledgers"] = data.ledgers
+        write_atomic(self.path, json.dumps(body, indent=2, ensure_ascii=False), durable=False)
+
+    # -- the session ledger (paxm_core.passive.economy) -----------------------------------------
+
+    def ledger(self, key: str) -> dict[str, Any]:
+        """A copy of the ledger of session ``key`` (``{}`` if none)."""
+        with self._lock:
+            found = self._load().ledgers.get(key)
+            copy: dict[str, Any] = json.loads(json.dumps(found)) if found else {}
+            return copy
+
+    def update_ledger(
+        self, key: str, change: Callable[[dict[str, Any]], None], now: datetime, *, durable: bool = False
+    ) -> dict[str, Any]:
+        """Apply ``change`` to the ledger of ``key`` (created empty) and save; returns a copy.
+
+        :param durable: write the file now even with write-behind (see :meth:`_save`).
+        """
+        with self._lock:
+            data = self._load()
+            ledger = data.ledgers.setdefault(key, {})
+            change(ledger)
+            ledger["at"] = _fmt(now)
+            # pruning parses every ledger's time: once a minute is plenty, unless over the cap
+            if len(data.ledgers) > MAX_LEDGERS or self._pruned_at is None or now - self._pruned_at > PRUNE_EVERY:
+                self._prune_ledgers(data.ledgers, now)
+                self._pruned_at = now
+            self._save(data, now=durable)
+            copy: dict[str, Any] = json.loads(json.dumps(ledger))
+            return copy
+
+    @staticmethod
+    def _prune_ledgers(ledgers: dict[str, dict[str, Any]], now: datetime) -> None:
+        times = {k: _parse(v.get("at")) or now for k, v in ledgers.items()}
+        cutoff = now - LEDGER_TTL
+        for key in [k for k, at in times.items() if at < cutoff]:
+            del ledgers[key]
+        if len(ledgers) > MAX_LEDGERS:
+            for key in sorted(ledgers, key=lambda k: times[k])[: len(ledgers) - MAX_LEDGERS]:
+                del ledgers[key]
 
     @staticmethod
     def _prune(values: dict[str, datetime], now: datetime) -> bool:
@@ -156,11 +230,11 @@ class SessionState:
         if not key:
             return False
         with self._lock:
-            seen, activity, pruned = self._load()
-            self._prune(seen, now)
-            first = key not in seen
-            seen[key] = now
-            self._save(seen, activity, pruned)
+            data = self._load()
+            self._prune(data.seen, now)
+            first = key not in data.seen
+            data.seen[key] = now
+            self._save(data)
         return first
 
     def observe(self, event: HookEvent, now: datetime) -> bool:
@@ -175,14 +249,14 @@ class SessionState:
         if not key:
             return False
         with self._lock:
-            seen, activity, pruned = self._load()
-            previous = activity.get(key)
-            missing_after_shared = previous is None and (pruned or bool(activity))
+            data = self._load()
+            previous = data.activity.get(key)
+            missing_after_shared = previous is None and (data.pruned or bool(data.activity))
             refresh = event.event == EVENT_USER_INPUT and (
                 (previous is not None and now - previous > LOCAL_TIME_REFRESH) or missing_after_shared
             )
-            activity[key] = now
-            if self._prune(activity, now):
-                pruned = True
-            self._save(seen, activity, pruned)
+            data.activity[key] = now
+            if self._prune(data.activity, now):
+                data.pruned = True
+            self._save(data)
         return refresh

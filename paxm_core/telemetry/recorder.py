@@ -47,6 +47,7 @@ class Telemetry:
         self.config = config
         self.settings = settings if settings is not None else TelemetrySettings.from_config(config)
         self.store = TelemetryStore(self.settings)
+        self._sessions: Any = None  # the session table (paxm impact), opened on its first signal
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -175,6 +176,17 @@ class Telemetry:
     def _record_many(self, events: list[Mapping[str, Any]]) -> None:
         if not self.settings.enabled or not events:
             return
+        # per-session signal counts live in their own table (``paxm impact``), not in the log
+        signals = [e for e in events if e.get("kind") in _SESSION_KINDS]
+        if signals:
+            if self._sessions is None:
+                from paxm_core.telemetry.sessions import SessionStats
+
+                self._sessions = SessionStats(self.settings.dir)
+            self._sessions.add_many(signals, self.settings.retention_days)
+            events = [e for e in events if e.get("kind") != "session_signal"]
+            if not events:
+                return
         clean = [
             normalize_event(
                 event,
@@ -183,11 +195,15 @@ class Telemetry:
             )
             for event in events
         ]
+        # receipts and holdback arms are log lines, not operations: they leave the counters of
+        # ``paxm history`` alone (and a batch of only them rewrites no metrics file)
+        counted = [e for e in clean if e["kind"] not in _LOG_ONLY_KINDS]
         with self.store.locked():
             self.store.append_many(clean)
-            metrics = self.store.load_metrics(repair=True)
-            metrics.update_many(clean, self.settings.retention_days)
-            self.store.save_metrics(metrics)
+            if counted:
+                metrics = self.store.load_metrics(repair=True)
+                metrics.update_many(counted, self.settings.retention_days)
+                self.store.save_metrics(metrics)
 
     def _routes(self, section: str, profile: str) -> dict[str, int]:
         profiles = getattr(self.config, section, None) or {}
@@ -229,6 +245,12 @@ class Telemetry:
     ) -> None:
         """Emit the last ``tail`` events, then new ones until ``should_stop()``; follows rotation."""
         self.store.follow(tail, emit, poll_interval=poll_interval, should_stop=should_stop)
+
+
+#: events that update the session table: signals (only there) and holdback arms (also logged)
+_SESSION_KINDS = ("session_signal", "session_arm")
+#: events written to the log only (see docs/impact.md)
+_LOG_ONLY_KINDS = ("injection", "session_arm")
 
 
 def _count_by_provider(items: list[Any]) -> dict[str, int]:

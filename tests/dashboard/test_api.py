@@ -372,3 +372,17 @@ def test_missing_store_shows_empty_views(tmp_path: Path) -> None:
         assert not (tmp_path / "fresh" / "hooks" / "capture.sqlite").exists()  # looking creates nothing
     finally:
         stop_dashboard(server)
+
+
+def test_injections_show_why_each_memory_went_in(dashboard: Dashboard, store: Store) -> None:
+    """The billing prompt of the generated activity got the billing memory injected by the real daemon."""
+    data = dashboard.get("/api/injections").json()
+    cli = json.loads(paxm(store.config, "history", "--injections", "--json", "--limit", "1000").stdout)
+    assert data["total"] == len(cli["injections"]) >= 1
+    assert data["injections"][0] == cli["injections"][-1]  # newest first here, oldest first there
+    billing = [e for e in data["injections"] if any("billing" in m["matched_terms"] for m in e["memories"])]
+    assert billing, data
+    memory = billing[0]["memories"][0]
+    assert memory["rank"] >= 1 and memory["provider"] == "sqlite" and memory["id"] and memory["relevance"] > 0
+    assert billing[0]["target"] == "codex" and billing[0]["session"] and billing[0]["reason"] == "prompt"
+    assert dashboard.get("/api/injections", params={"limit": "0"}).status_code == 400

@@ -254,6 +254,18 @@ def test_logs_kind_filter_and_paging(page: Any, dashboard: Dashboard, shots: Pat
     assert page.errors() == []
 
 
+def test_injections_view(page: Any, dashboard: Dashboard, shots: Path) -> None:
+    show(page, "injections")
+    data = dashboard.get("/api/injections").json()
+    assert data["total"] >= 1
+    shown = wait_rows(page, "tr.injection-row", min(data["total"], 100))
+    assert shown[0]["text"].count("prompt")
+    memories = [r["text"] for r in rows(page, "tr.injection-memory")]
+    assert any("rank 1" in t and "sqlite:" in t and "terms:" in t and "billing" in t for t in memories), memories
+    check_screenshot(page, shots / "injections.png")
+    assert page.errors() == []
+
+
 def test_memory_browser(page: Any, shots: Path) -> None:
     show(page, "memories")
     page.type('#memory-form input[name="q"]', "queue library")

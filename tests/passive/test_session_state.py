@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -65,3 +67,21 @@ def test_write_behind_keeps_state_in_memory_until_flushed(tmp_path: Path) -> Non
     assert not path.exists()
     state.close()
     assert not SessionState(path).mark_initial(ev("user_input"), T0)  # and on disk after close
+
+
+def test_ledgers_are_bounded_and_age_out(tmp_path: Path) -> None:
+    from paxm_core.passive.session_state import LEDGER_TTL, MAX_LEDGERS
+
+    state = SessionState(tmp_path / "state.json")
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    for n in range(MAX_LEDGERS + 5):
+        state.update_ledger(
+            f"claude/session/s{n}", lambda led: led.setdefault("ids", ["p:m"]), start + timedelta(seconds=n)
+        )
+    data = json.loads((tmp_path / "state.json").read_text())
+    assert len(data["ledgers"]) == MAX_LEDGERS and "claude/session/s0" not in data["ledgers"]
+    assert os.stat(tmp_path / "state.json").st_mode & 0o777 == 0o600
+    later = start + LEDGER_TTL + timedelta(hours=1)
+    state.update_ledger("claude/session/new", lambda led: None, later)
+    assert set(json.loads((tmp_path / "state.json").read_text())["ledgers"]) == {"claude/session/new"}
+    assert state.ledger("claude/session/s10") == {}  # gone: its memories may be injected again

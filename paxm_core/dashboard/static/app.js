@@ -290,6 +290,28 @@ views.recalls = async (root) => {
       : empty("No recall matches these filters."), pager(data, (o) => { st.offset = o; render(); })));
 };
 
+views.injections = async (root) => {
+  // one row per injection; its memories (rank, scores, matched terms, freshness) below it
+  const data = await api("/api/injections", { limit: 100 });
+  const body = h("tbody", {});
+  for (const e of data.injections) {
+    const mems = e.memories || [];
+    body.append(h("tr", { class: "injection-row" },
+      h("td", { class: "mono", text: when(e.time) }), h("td", { text: `${e.target || ""}/${e.hook_event || ""}` }),
+      h("td", { text: e.reason || "prompt" }), h("td", { class: "num", text: num(mems.length) }),
+      h("td", { class: "num", text: num(e.withheld_count || 0) }), h("td", { class: "trunc query", title: queryText(e), text: queryText(e) })));
+    for (const m of mems) {
+      const fresh = ["freshness", "freshness_reason", "stale_reason", "superseded_by"].filter((k) => m[k]).map((k) => `${k}=${m[k]}`).join(" ");
+      body.append(h("tr", { class: "detail injection-memory" }, h("td", { colspan: 6, class: "mono",
+        text: `#${m.position} rank ${m.rank} ${m.provider}:${m.id} relevance ${(m.relevance || 0).toFixed(3)} score ${(m.score || 0).toFixed(3)} terms: ${(m.matched_terms || []).join(", ") || "-"} ${fresh}` })));
+    }
+  }
+  fill(root, h("h2", { text: "Injections" }),
+    h("section", { class: "panel" }, data.injections.length ? h("table", { id: "injections-table" },
+      h("thead", {}, h("tr", {}, ["Time", "Agent / event", "Reason", "Injected", "Withheld", "Query"].map((c, i) => h("th", { class: i === 3 || i === 4 ? "num" : "", text: c })))), body)
+      : empty("No passive injections recorded yet.")));
+};
+
 views.sessions = async (root) => {
   if (state.sessionKey) return sessionTimeline(root, state.sessionKey);
   const data = await api("/api/sessions");

@@ -1,0 +1,141 @@
+"""``paxm impact``: sessions with passive memory against held-back sessions, with honest uncertainty.
+
+The comparison only uses sessions that have a holdback arm (``passive.holdback`` was on when
+they started: the arm is drawn from the session key, so the two groups differ only by chance
+and by the memory).  For each signal the difference of the per-session means (memory minus
+holdback) gets a 95% percentile bootstrap interval.  Below :data:`MIN_SESSIONS` sessions in
+either group nothing is concluded.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paxm_core.telemetry.sessions import SIGNALS, SessionRow
+
+__all__ = ["MIN_SESSIONS", "ImpactReport", "SignalComparison", "compare"]
+
+#: sessions needed in each group before paxm states any difference
+MIN_SESSIONS = 20
+#: bootstrap resamples per signal (a fixed seed: the same data always gives the same interval)
+RESAMPLES = 1000
+_LABELS = {
+    "turns": "turns per session",
+    "tool_calls": "tool calls per session",
+    "tool_failures": "tool failures per session",
+    "corrections": "user corrections per session",
+    "repeats": "repeated questions per session",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SignalComparison:
+    """One signal: the two groups' means, their difference and its 95% interval."""
+
+    name: str
+    label: str
+    memory_mean: float
+    holdback_mean: float
+    difference: float
+    low: float | None = None
+    high: float | None = None
+    verdict: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for ``--json``."""
+        out: dict[str, Any] = {
+            "signal": self.name,
+            "label": self.label,
+            "with_memory_mean": round(self.memory_mean, 4),
+            "holdback_mean": round(self.holdback_mean, 4),
+            "difference": round(self.difference, 4),
+            "verdict": self.verdict,
+        }
+        if self.low is not None and self.high is not None:
+            out["ci95"] = [round(self.low, 4), round(self.high, 4)]
+        return out
+
+
+@dataclass(slots=True)
+class ImpactReport:
+    """What ``paxm impact`` prints."""
+
+    days: int
+    with_memory: int
+    holdback: int
+    outside: int
+    enough: bool
+    statement: str
+    signals: list[SignalComparison] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for ``--json``."""
+        return {
+            "days": self.days,
+            "sessions": {"with_memory": self.with_memory, "holdback": self.holdback, "not_in_comparison": self.outside},
+            "min_sessions_per_group": MIN_SESSIONS,
+            "enough_sessions": self.enough,
+            "statement": self.statement,
+            "signals": [s.to_json() for s in self.signals],
+        }
+
+
+def _mean(values: Sequence[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _interval(a: Sequence[int], b: Sequence[int], rng: random.Random) -> tuple[float, float]:
+    """95% percentile bootstrap interval of ``mean(a) - mean(b)``."""
+    diffs = sorted(
+        sum(rng.choices(a, k=len(a))) / len(a) - sum(rng.choices(b, k=len(b))) / len(b) for _ in range(RESAMPLES)
+    )
+    return diffs[int(0.025 * (RESAMPLES - 1))], diffs[int(0.975 * (RESAMPLES - 1))]
+
+
+def _verdict(label: str, low: float, high: float) -> str:
+    if low > 0:
+        return f"more {label} with memory"
+    if high < 0:
+        return f"fewer {label} with memory"
+    return "no difference shown"
+
+
+def compare(rows: Sequence[SessionRow], days: int, *, min_sessions: int = MIN_SESSIONS) -> ImpactReport:
+    """Compare the sessions of ``rows`` that have a holdback arm."""
+    memory = [r for r in rows if r.arm == "memory"]
+    held = [r for r in rows if r.arm == "holdback"]
+    outside = len(rows) - len(memory) - len(held)
+    enough = len(memory) >= min_sessions and len(held) >= min_sessions
+    rng = random.Random(45)
+    signals: list[SignalComparison] = []
+    for name in SIGNALS:
+        a, b = [r.signal(name) for r in memory], [r.signal(name) for r in held]
+        label = _LABELS[name]
+        if not enough:
+            signals.append(SignalComparison(name, label, _mean(a), _mean(b), _mean(a) - _mean(b)))
+            continue
+        low, high = _interval(a, b, rng)
+        difference = _mean(a) - _mean(b)
+        signals.append(
+            SignalComparison(name, label, _mean(a), _mean(b), difference, low, high, _verdict(label, low, high))
+        )
+    if not memory and not held:
+        statement = (
+            "No session has a holdback arm: set passive.holdback (e.g. 0.1) so that some sessions get no passive "
+            "memory, then compare."
+        )
+    elif not enough:
+        statement = (
+            f"Too few sessions to tell: {len(memory)} with memory and {len(held)} held back; "
+            f"at least {min_sessions} of each are needed before any difference is stated."
+        )
+    else:
+        statement = (
+            "Differences are memory minus holdback, per session, with 95% bootstrap intervals; an interval that "
+            "includes 0 shows no difference. Sessions were assigned by chance (a hash of the session key), but "
+            "these are counts of what paxm sees, not measures of success."
+        )
+    return ImpactReport(days, len(memory), len(held), outside, enough, statement, signals)
