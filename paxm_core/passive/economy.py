@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.events import EVENT_SESSION_START, HookEvent, HookResult
-from paxm_core.passive.session_state import SessionState, session_key
+from paxm_core.passive.session_state import SessionState, session_hash, session_key
 
 if TYPE_CHECKING:
     from paxm_core.config.model import PassiveConfig
@@ -43,7 +43,6 @@ __all__ = [
     "included_hits",
     "matched_terms",
     "memory_key",
-    "session_hash",
 ]
 
 #: recent recall queries kept per session to find its memories again after a compaction, and
@@ -68,11 +67,6 @@ def memory_key(hit: Any) -> str:
         return f"{provider}:{ident}"
     text = str(getattr(hit, "text", "") or "").strip()
     return "text:" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:24]
-
-
-def session_hash(key: str) -> str:
-    """A session key as it appears in telemetry: 16 hex digits (the key holds a workspace path)."""
-    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def holdback_arm(key: str, ratio: float) -> bool:

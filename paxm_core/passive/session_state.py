@@ -15,6 +15,7 @@ one (see :mod:`paxm_core.passive.economy`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typing import Any
 from paxm_core.api.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
 from paxm_core.atomic import write_atomic
 
-__all__ = ["LOCAL_TIME_REFRESH", "SessionState", "session_key"]
+__all__ = ["LOCAL_TIME_REFRESH", "SessionState", "session_hash", "session_key"]
 
 VERSION = 2
 MAX_ENTRIES = 1000
@@ -260,3 +261,8 @@ class SessionState:
                 data.pruned = True
             self._save(data)
         return refresh
+
+
+def session_hash(key: str) -> str:
+    """A session key as it appears in telemetry: 16 hex digits (the key holds a workspace path)."""
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:16]

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from paxm_core.api.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, EVENT_USER_INPUT, HookEvent, HookResult
-from paxm_core.passive.session_state import SessionState, session_key
+from paxm_core.passive.session_state import SessionState, session_hash, session_key
 
 __all__ = ["is_correction", "prompt_fingerprint", "session_signal"]
 
@@ -50,7 +50,6 @@ def prompt_fingerprint(prompt: str) -> str:
 
 def session_signal(state: SessionState, event: HookEvent, result: HookResult, now: datetime) -> dict[str, Any] | None:
     """The ``session_signal`` record of one handled event, or ``None`` when it says nothing."""
-    from paxm_core.passive.economy import session_hash
 
     if result.ignored or event.event not in (EVENT_USER_INPUT, EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         return None

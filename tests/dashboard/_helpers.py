@@ -214,9 +214,9 @@ def generate_activity(directory: Path, *, past_days: int = 0) -> Store:
     (work / "billing").mkdir(parents=True)
     (work / "ingest").mkdir(parents=True)
     for args in (
-        ("remember", "--text", "The billing service deploys on Tuesdays after the freeze review."),
-        ("remember", "--text", "Ingest uses the NATS JetStream queue library.", "--profile", "stm"),
-        ("remember", "--text", "Postgres row level security guards the billing tables."),
+        ("remember", "--global", "--text", "The billing service deploys on Tuesdays after the freeze review."),
+        ("remember", "--global", "--text", "Ingest uses the NATS JetStream queue library.", "--profile", "stm"),
+        ("remember", "--global", "--text", "Postgres row level security guards the billing tables."),
         ("recall", "--query", "when does billing deploy"),
         ("recall", "--query", "zebra migration paperwork"),
     ):

@@ -489,7 +489,7 @@ def _die(state: SessionState) -> None:
 def test_the_in_process_hook_records_its_receipts_too(tmp_path: Path) -> None:
     """``paxm __hook`` (no daemon) dedupes through the same ledger and records the same receipts."""
     config = write_config(tmp_path / "cfg")
-    assert paxm(config, "remember", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
+    assert paxm(config, "remember", "--global", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
     prompt = json.dumps({"session_id": "ip1", "cwd": str(tmp_path), "prompt": "cache key prefix kite-cache-2207"})
     outputs = []
     for _ in range(2):
@@ -532,7 +532,7 @@ def test_dedupe_holds_across_the_daemon_down_fallback(tmp_path: Path, daemon_cle
 
     config = write_config(tmp_path / "cfg")
     daemon_cleanup.append(config)
-    assert paxm(config, "remember", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
+    assert paxm(config, "remember", "--global", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
     outputs = []
     for n in range(2):
         payload = json.dumps(
