@@ -173,3 +173,23 @@ def test_write_config_sets_the_mode_on_its_new_file_never_through_a_link(
     monkeypatch.setattr(os, "fsync", fsync_and_plant)
     config_toml.write_config(home / "config.toml", tomlkit.parse('model = "x"\n'), None)
     assert victim.read_text() == "not paxm's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+
+
+def test_pre_tool_use_is_installed_only_when_pre_tool_recall_is_on(env: tuple[Path, Path]) -> None:
+    import tomllib
+
+    from paxm_core.config.defaults import pre_tool_recall
+    from paxm_core.config.model import AgentHookConfig
+
+    codex_config, paxm_config = env
+    config = default_config(paxm_config)
+    integration = CodexIntegration()
+    integration.install(InstallContext(config=config))
+    assert "PreToolUse" not in tomllib.loads(codex_config.read_text())["hooks"]  # upstream's defaults: off
+    config.agents["codex"].hooks["pre_tool"] = AgentHookConfig(recall=pre_tool_recall())
+    integration.install(InstallContext(config=config))
+    [group] = tomllib.loads(codex_config.read_text())["hooks"]["PreToolUse"]
+    assert group["matcher"] == "Bash|apply_patch|Edit|Write"
+    assert "--target codex" in group["hooks"][0]["command"] and "PreToolUse" in group["hooks"][0]["command"]
+    integration.uninstall(InstallContext(config=config))
+    assert "PreToolUse" not in codex_config.read_text()

@@ -114,3 +114,15 @@ def test_identity() -> None:
     assert CODEX.name == "codex" and CODEX.owners == ("codex-plugin",)
     assert CODEX.default_agent_config()["hooks"]["user_input"]["recall"]["initial"]["max_results"] == 5
     assert CODEX.default_agent_config() is not CODEX.default_agent_config()
+
+
+def test_pre_tool_use_is_the_pre_tool_event_and_its_context_is_always_json() -> None:
+    raw = payload("PreToolUse", tool_name="Bash", tool_input={"command": "cat src/tax.py"}, tool_use_id="c2")
+    event = CODEX.decode("PreToolUse", raw)
+    assert event.event == "pre_tool" and event.native_event == "PreToolUse"
+    result = HookResult(target="codex", event="pre_tool", recall_context="<paxm-recall>x</paxm-recall>")
+    for mode in ("json", "text"):  # Codex reads only JSON before a tool
+        assert json.loads(CODEX.hook_output(result, mode)) == {
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "<paxm-recall>x</paxm-recall>"}
+        }
+    assert CODEX.hook_output(HookResult(target="codex", event="pre_tool"), "json") == ""

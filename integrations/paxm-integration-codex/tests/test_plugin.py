@@ -37,8 +37,10 @@ def test_marketplace_layout() -> None:
 
 def test_hooks_json_runs_the_launcher_for_every_event() -> None:
     hooks = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
-    assert list(hooks) == [e.native for e in NATIVE_EVENTS]
-    for event in NATIVE_EVENTS:
+    # PreToolUse is opt-in (agents.codex.hooks.pre_tool): a static hooks.json cannot follow the config
+    always = [e for e in NATIVE_EVENTS if e.native != "PreToolUse"]
+    assert list(hooks) == [e.native for e in always]
+    for event in always:
         (group,) = hooks[event.native]
         assert group.get("matcher", "") == event.matcher
         (handler,) = group["hooks"]

@@ -7,7 +7,8 @@ Serves ``POST /v1/responses`` (SSE when ``stream`` is true, JSON otherwise) and
 The reply text is ``reply`` followed by `` [marker-seen]`` when the request body contains
 ``marker``.  Tool mode: when the *user's* latest message contains ``tool_trigger``, the request
 offers a shell tool (``exec_command`` / ``shell``) and carries no tool output yet, the answer is
-one function call running ``echo <tool_output>``; the follow-up request gets the text reply.
+one function call running ``tool_command`` (default ``echo <tool_output>``); the follow-up
+request (a tool output after the user's message) gets the text reply.
 """
 
 from __future__ import annotations
@@ -56,6 +57,18 @@ def user_text(body: Any) -> str:
     return ""
 
 
+def _answered(items: Any) -> bool:
+    """Whether a tool output follows the latest user message (a resumed session's old calls do not count)."""
+    for item in reversed(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            continue
+        if str(item.get("type", "")).endswith("call_output"):
+            return True
+        if item.get("role") == "user":
+            return False
+    return False
+
+
 class FakeResponses(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is Codex's ``base_url`` (with ``/v1``)."""
 
@@ -69,10 +82,12 @@ class FakeResponses(FakeModelServer):
         reply: str = "Noted, I will remember that.",
         tool_trigger: str = "RUN_TOOL",
         tool_output: str = "TOOL_RAN_OK",
+        tool_command: str = "",
     ) -> None:
         super().__init__(log_path, marker=marker, reply=reply)
         self.tool_trigger = tool_trigger
         self.tool_output = tool_output
+        self.tool_command = tool_command
 
     def responses(self) -> list[Recorded]:
         """Recorded ``/v1/responses`` requests, in arrival order."""
@@ -83,13 +98,13 @@ class FakeResponses(FakeModelServer):
         """(tool name, JSON arguments) when this request should get a shell tool call."""
         if not isinstance(body, dict) or self.tool_trigger not in user_text(body):
             return None
-        if any(isinstance(i, dict) and str(i.get("type", "")).endswith("call_output") for i in body.get("input", [])):
+        if _answered(body.get("input", [])):
             return None
         for tool in body.get("tools") or []:
             if not isinstance(tool, dict) or tool.get("name") not in SHELL_TOOLS:
                 continue
             props = (tool.get("parameters") or {}).get("properties") or {}
-            command = f"echo {self.tool_output}"
+            command = self.tool_command or f"echo {self.tool_output}"
             if "cmd" in props:
                 return str(tool["name"]), json.dumps({"cmd": command})
             if "command" in props:

@@ -12,6 +12,7 @@ from typing import Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import (
+    EVENT_PRE_TOOL,
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
@@ -39,7 +40,11 @@ OWNER_CODEX_PLUGIN = "codex-plugin"
 TARGET = "codex"
 Echo = Callable[[str], None]
 #: Codex reads hook stdout only for these events; anything printed for the others is dropped
-_CONTEXT_EVENTS = {EVENT_SESSION_START: "SessionStart", EVENT_USER_INPUT: "UserPromptSubmit"}
+_CONTEXT_EVENTS = {
+    EVENT_SESSION_START: "SessionStart",
+    EVENT_USER_INPUT: "UserPromptSubmit",
+    EVENT_PRE_TOOL: "PreToolUse",
+}
 #: upstream's (the Go paxm's) shim scripts ``<configdir>/hooks/codex-<event>``
 _LEGACY_SHIMS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
 
@@ -148,17 +153,19 @@ class CodexIntegration(IntegrationBase):
         return hook
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """What Codex reads on stdout: context only for SessionStart/UserPromptSubmit, else nothing.
+        """What Codex reads on stdout: context only for SessionStart/UserPromptSubmit/PreToolUse, else nothing.
 
         ``--json`` (what paxm installs) prints ``hookSpecificOutput.additionalContext``; plain
         ``text`` (upstream's legacy ``recall --hook-event`` entry) prints the context itself, which
-        Codex also injects.  Any other JSON shape would be dropped by Codex silently, so none is
-        ever printed, and a Stop hook never prints a ``decision`` that could keep Codex running.
+        Codex also injects, except before a tool: Codex reads only JSON there, so ``PreToolUse``
+        always gets the JSON (with no ``permissionDecision``: the tool runs as it would have).  Any
+        other JSON shape would be dropped by Codex silently, so none is ever printed, and a Stop
+        hook never prints a ``decision`` that could keep Codex running.
         """
         native = _CONTEXT_EVENTS.get(result.event)
         if result.ignored or native is None or not result.context.strip():
             return ""
-        if mode == "text":
+        if mode == "text" and result.event != EVENT_PRE_TOOL:
             return result.context
         payload = {"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}}
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
