@@ -58,7 +58,7 @@ SERVER_TITLE = "paxm memory"
 def _object(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     schema: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
-        schema["required"] = list[JSONValue](required)
+        schema["required"] = list(required)
     return schema
 
 
