@@ -94,7 +94,7 @@ def caller_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return {key: value for key, value in without_paxm_keys(metadata).items() if not _reserved_key(key)}
 
 
-def _scrubbed(metadata: Mapping[str, Any]) -> dict[str, Any]:
+def _scrubbed(metadata: Mapping[str, str]) -> dict[str, str]:
     """:func:`~paxm_core.textsafe.scrub` of a metadata map, with one encode for the usual case
     (string keys and values, none holding a lone surrogate) instead of one per string."""
     from paxm_core.textsafe import scrub
@@ -338,7 +338,7 @@ class Tools:
         return self._observed("on_remember", RememberResult, run, started, observed)
 
     def _observed(
-        self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: dict[str, Any]
+        self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: Mapping[str, object]
     ) -> _R:
         """``call()`` (a recall or a write), its outcome reported to telemetry's ``method`` with ``fields``.
 
@@ -486,7 +486,7 @@ class Tools:
         ]
         return dataclasses.replace(result, hits=hits)
 
-    def _telemetry(self, method: str, **fields: Any) -> None:
+    def _telemetry(self, method: str, **fields: object) -> None:
         sink = self.telemetry
         if sink is None:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +12,9 @@ from paxm_core.api.errors import UsageError
 from paxm_core.attribution import CLI_AGENT
 from paxm_core.envelope import dumps_json, recall_json, render_recall_text
 from paxm_core.textsafe import printable
+
+if TYPE_CHECKING:
+    from paxm_core.runtime import Runtime
 
 __all__ = ["recall", "remember"]
 
@@ -31,7 +34,7 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _workspace(runtime: Any, project: str | None = None) -> str:
+def _workspace(runtime: Runtime, project: str | None = None) -> str:
     """The project the CLI works in: ``--project PATH`` or the working directory, by the config's mode."""
     from paxm_core.workspace import resolve_workspace
 
