@@ -7,11 +7,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paxm_core.api.errors import PaxmError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from paxm_core.config.model import Config
+    from paxm_core.progress import Progress
 
 __all__ = ["cleanup", "locomo"]
 
@@ -43,7 +49,7 @@ def _seconds(value: str, flag: str) -> float:
         raise UsageError(f"{flag}: {exc}") from None
 
 
-def _user_config(config_path: str | None) -> Any:
+def _user_config(config_path: str | None) -> Config:
     """The user's config (``--config``/default), or the built-in one when there is none yet."""
     from paxm_core.config import config_exists, default_config, load_config
     from paxm_core.plugins import installed_provider_catalog
@@ -67,7 +73,7 @@ def _validate(opts: dict[str, Any]) -> None:
         raise UsageError("invalid LoCoMo eval limits (--max-questions >= 0, 0 < --match-threshold <= 1, --limit > 0)")
 
 
-def _progress(show_bar: bool) -> Any:
+def _progress(show_bar: bool) -> tuple[Progress, Callable[[str, int, int], None]]:
     """Progress on stderr: a line per conversation step, and the bar on a terminal."""
     from paxm_core.progress import progress as progress_bar
 
