@@ -60,16 +60,25 @@ def _user_config(config_path: str | None) -> Config:
     return default_config(config_path, catalog)
 
 
-def _validate(opts: dict[str, Any]) -> None:
-    if opts["retrieval_only"]:
-        if opts["limit"] <= 0:
+def _validate(
+    *,
+    retrieval_only: bool,
+    limit: int,
+    base_url: str,
+    model: str,
+    max_questions: int,
+    all_questions: bool,
+    match_threshold: float,
+) -> None:
+    if retrieval_only:
+        if limit <= 0:
             raise UsageError("--limit must be positive")
         return
-    if not opts["base_url"] or not opts["model"]:
+    if not base_url or not model:
         raise UsageError("the LoCoMo agent eval needs --base-url URL and --model NAME (or --retrieval-only)")
-    if opts["max_questions"] <= 0 and not opts["all_questions"]:
+    if max_questions <= 0 and not all_questions:
         raise UsageError("the LoCoMo agent eval makes paid model calls; choose --max-questions N or pass --all")
-    if opts["max_questions"] < 0 or not 0 < opts["match_threshold"] <= 1 or opts["limit"] <= 0:
+    if max_questions < 0 or not 0 < match_threshold <= 1 or limit <= 0:
         raise UsageError("invalid LoCoMo eval limits (--max-questions >= 0, 0 < --match-threshold <= 1, --limit > 0)")
 
 
@@ -121,7 +130,30 @@ def _progress(show_bar: bool) -> tuple[Progress, Callable[[str, int, int], None]
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
 @click.pass_context
-def locomo(ctx: click.Context, /, **opts: Any) -> None:
+def locomo(
+    ctx: click.Context,
+    /,
+    dataset_path: str,
+    base_url: str,
+    model: str,
+    api_key_env: str,
+    provider_name: str,
+    arms: str,
+    max_questions: int,
+    all_questions: bool,
+    match_threshold: float,
+    limit: int,
+    timeout: str,
+    settle: str,
+    input_price: float,
+    output_price: float,
+    retrieval_only: bool,
+    keep_memory: bool,
+    run_id: str,
+    manifest_dir: str,
+    as_json: bool,
+    output_path: str | None,
+) -> None:
     """Ask LoCoMo's questions through an agent with no memory, passive memory and active memory.
 
     Stores each conversation of your LoCoMo file in an isolated run directory, scores retrieval
@@ -134,36 +166,44 @@ def locomo(ctx: click.Context, /, **opts: Any) -> None:
     from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
     from paxm_core.evals.locomo_scope import default_manifest_dir
 
-    _validate(opts)
-    arms = _arms(opts["arms"])
-    timeout, settle = _seconds(opts["timeout"], "--timeout"), _seconds(opts["settle"], "--settle")
-    config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
-    conversations = load_locomo(opts["dataset_path"])
-    harness = None
-    if not opts["retrieval_only"]:
-        key = os.environ.get(opts["api_key_env"], "") if opts["api_key_env"] else ""
-        endpoint = ChatEndpoint(opts["base_url"], opts["model"], api_key=key, timeout=timeout)
-        harness = ChatHarness(endpoint, input_price=opts["input_price"], output_price=opts["output_price"])
-    run_opts = LocomoOptions(
-        provider=opts["provider_name"],
-        run_id=opts["run_id"] or time.strftime("locomo-%Y%m%dT%H%M%S") + f"-{os.getpid()}",
-        manifest_dir=Path(opts["manifest_dir"]).expanduser() if opts["manifest_dir"] else default_manifest_dir(),
-        arms=arms,
-        max_questions=0 if opts["all_questions"] else opts["max_questions"],
-        match_threshold=opts["match_threshold"],
-        limit=opts["limit"],
-        keep_memory=opts["keep_memory"],
-        settle=settle,
-        retrieval_only=opts["retrieval_only"],
+    _validate(
+        retrieval_only=retrieval_only,
+        limit=limit,
+        base_url=base_url,
+        model=model,
+        max_questions=max_questions,
+        all_questions=all_questions,
+        match_threshold=match_threshold,
     )
-    bar, report = _progress(show_bar=not opts["as_json"] and sys.stderr.isatty())
+    chosen_arms = _arms(arms)
+    timeout_s, settle_s = _seconds(timeout, "--timeout"), _seconds(settle, "--settle")
+    config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
+    conversations = load_locomo(dataset_path)
+    harness = None
+    if not retrieval_only:
+        key = os.environ.get(api_key_env, "") if api_key_env else ""
+        endpoint = ChatEndpoint(base_url, model, api_key=key, timeout=timeout_s)
+        harness = ChatHarness(endpoint, input_price=input_price, output_price=output_price)
+    run_opts = LocomoOptions(
+        provider=provider_name,
+        run_id=run_id or time.strftime("locomo-%Y%m%dT%H%M%S") + f"-{os.getpid()}",
+        manifest_dir=Path(manifest_dir).expanduser() if manifest_dir else default_manifest_dir(),
+        arms=chosen_arms,
+        max_questions=0 if all_questions else max_questions,
+        match_threshold=match_threshold,
+        limit=limit,
+        keep_memory=keep_memory,
+        settle=settle_s,
+        retrieval_only=retrieval_only,
+    )
+    bar, report = _progress(show_bar=not as_json and sys.stderr.isatty())
     with bar:
         result, errors = run_locomo(conversations, config, harness, run_opts, report)
-    if opts["output_path"]:
+    if output_path:
         from paxm_core.cli.eval_cmds import _write_private
 
-        _write_private(Path(opts["output_path"]).expanduser(), json.dumps(result, indent=2) + "\n")
-    if opts["as_json"]:
+        _write_private(Path(output_path).expanduser(), json.dumps(result, indent=2) + "\n")
+    if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(_report(result), nl=False)
