@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeAlias
+from typing import IO, TYPE_CHECKING, TypeAlias
 
 from paxm_core import __version__
 from paxm_core.api.errors import PaxmError
@@ -260,19 +260,6 @@ def _without_attribution(metadata: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in metadata.items() if k.strip().lower().replace("-", "_") not in _ATTRIBUTION_NAMES}
 
 
-class _SourceOverride:
-    """Telemetry sink that records every call with ``source: mcp``, as upstream records it."""
-
-    def __init__(self, sink: Any) -> None:
-        self._sink = sink
-
-    def on_recall(self, **fields: Any) -> None:
-        self._sink.on_recall(**{**fields, "source": "mcp"})
-
-    def on_remember(self, **fields: Any) -> None:
-        self._sink.on_remember(**{**fields, "source": "mcp"})
-
-
 def _config_signature(path: Path) -> tuple[int, int, int] | None:
     try:
         st = path.stat()
@@ -463,8 +450,10 @@ class PaxmTools:
 
         runtime = self.runtime()
         base = runtime.tools
-        sink = _SourceOverride(base.telemetry) if base.telemetry is not None else None
-        return Tools(base.config, base.router, telemetry=sink, session_id=self.session_id, agent_name=self.agent_name)
+        # every call passes source="mcp", so telemetry records it as upstream does
+        return Tools(
+            base.config, base.router, telemetry=base.telemetry, session_id=self.session_id, agent_name=self.agent_name
+        )
 
 
 def _structured(value: JSONObject) -> ToolOutcome:
