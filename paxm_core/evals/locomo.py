@@ -391,7 +391,7 @@ def aggregate_trials(trials: Sequence[Mapping[str, JSONValue]], arms: tuple[str,
     return out
 
 
-def _number(row: Mapping[str, JSONValue], key: str) -> float:
+def number_of(row: Mapping[str, JSONValue], key: str) -> float:
     """``row[key]`` as a number (missing or not a number: 0)."""
     value = row.get(key)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
@@ -428,11 +428,11 @@ class _ArmSummary:
             self.recall_used += 1
             self.useful_recall += 1 if trial.get("matched") else 0
         self.exact_match += 1 if trial.get("exact_match") else 0
-        self.mean_f1 += _number(trial, "token_f1")
-        self.input_tokens += int(_number(usage, "input_tokens"))
-        self.output_tokens += int(_number(usage, "output_tokens"))
-        self.cost += _number(usage, "cost")
-        self.duration_ms += int(_number(usage, "duration_ms"))
+        self.mean_f1 += number_of(trial, "token_f1")
+        self.input_tokens += int(number_of(usage, "input_tokens"))
+        self.output_tokens += int(number_of(usage, "output_tokens"))
+        self.cost += number_of(usage, "cost")
+        self.duration_ms += int(number_of(usage, "duration_ms"))
 
     def finish(self) -> None:
         """Turn the counts into rates once every trial is counted."""
@@ -464,8 +464,8 @@ def aggregate_retrieval(
     }
     n = len(questions) or 1
     for key in ("recall_at_k", "precision_at_k"):
-        result[key] = sum(_number(q, key) for q in questions) / n
-    result["mrr"] = sum(_number(q, "reciprocal_rank") for q in questions) / n
+        result[key] = sum(number_of(q, key) for q in questions) / n
+    result["mrr"] = sum(number_of(q, "reciprocal_rank") for q in questions) / n
     result["duration_ms"] = ms
     result["questions"] = list(questions)
     categories: list[JSONValue] = []
@@ -478,9 +478,9 @@ def aggregate_retrieval(
                     "category": category,
                     "questions": k,
                     "passed": sum(1 for q in group if q.get("passed")),
-                    "recall_at_k": sum(_number(q, "recall_at_k") for q in group) / k,
-                    "precision_at_k": sum(_number(q, "precision_at_k") for q in group) / k,
-                    "mrr": sum(_number(q, "reciprocal_rank") for q in group) / k,
+                    "recall_at_k": sum(number_of(q, "recall_at_k") for q in group) / k,
+                    "precision_at_k": sum(number_of(q, "precision_at_k") for q in group) / k,
+                    "mrr": sum(number_of(q, "reciprocal_rank") for q in group) / k,
                 }
             )
     result["categories"] = categories

@@ -6,12 +6,14 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import PaxmError, UsageError
+from paxm_core.api.json import JSONValue
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -212,50 +214,62 @@ def locomo(
     _exit_status(result, errors)
 
 
-def _exit_status(result: dict[str, Any], errors: list[str]) -> None:
+def _exit_status(result: Mapping[str, JSONValue], errors: list[str]) -> None:
     if errors:
         raise PaxmError(f"LoCoMo eval failed for {len(errors)} conversation(s)")
-    for summary in result.get("summaries", []):
-        if summary["errors"]:
-            raise PaxmError(f"LoCoMo agent eval {summary['arm']} arm had {summary['errors']} execution errors")
+    for summary in _objects(result.get("summaries")):
+        if summary.get("errors"):
+            raise PaxmError(f"LoCoMo agent eval {summary.get('arm')} arm had {summary.get('errors')} execution errors")
     if result.get("execution_failed"):
-        raise PaxmError(f"LoCoMo eval execution failed for {result['execution_failed']} questions")
+        raise PaxmError(f"LoCoMo eval execution failed for {result.get('execution_failed')} questions")
 
 
-def _retrieval_lines(diag: dict[str, Any]) -> list[str]:
+def _objects(value: JSONValue) -> list[Mapping[str, JSONValue]]:
+    """The objects of a JSON array (nothing for anything else)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _retrieval_lines(diag: Mapping[str, JSONValue]) -> list[str]:
+    from paxm_core.evals.locomo import number_of as n
+
     lines = [
-        f"  retrieval ({diag['provider']}): {diag['passed']}/{diag['question_count']} passed  "
-        f"recall@k {diag['recall_at_k']:.3f}  precision@k {diag['precision_at_k']:.3f}  mrr {diag['mrr']:.3f}"
+        f"  retrieval ({diag.get('provider')}): {diag.get('passed')}/{diag.get('question_count')} passed  "
+        f"recall@k {n(diag, 'recall_at_k'):.3f}  precision@k {n(diag, 'precision_at_k'):.3f}  mrr {n(diag, 'mrr'):.3f}"
     ]
-    for cat in diag["categories"]:
+    for cat in _objects(diag.get("categories")):
         lines.append(
-            f"    category {cat['category']}: {cat['passed']}/{cat['questions']}  recall@k {cat['recall_at_k']:.3f}  "
-            f"precision@k {cat['precision_at_k']:.3f}  mrr {cat['mrr']:.3f}"
+            f"    category {cat.get('category')}: {cat.get('passed')}/{cat.get('questions')}  "
+            f"recall@k {n(cat, 'recall_at_k'):.3f}  precision@k {n(cat, 'precision_at_k'):.3f}  mrr {n(cat, 'mrr'):.3f}"
         )
     return lines
 
 
-def _report(result: dict[str, Any]) -> str:
-    if result["benchmark"] != "locomo-agent":
-        return "\n".join([f"paxm eval: {result['benchmark']} ({result['provider']})", *_retrieval_lines(result)]) + "\n"
+def _report(result: Mapping[str, JSONValue]) -> str:
+    from paxm_core.evals.locomo import number_of as n
+
+    if result.get("benchmark") != "locomo-agent":
+        header = f"paxm eval: {result.get('benchmark')} ({result.get('provider')})"
+        return "\n".join([header, *_retrieval_lines(result)]) + "\n"
     lines = [
-        f"paxm eval: {result['benchmark']}  agent={result['agent']}  provider={result['provider']}  "
-        f"model={result['model']}",
-        f"  agent write canary: {str(result['write_canary']).lower()}",
-        f"  questions: {result['question_count']}  trials: {result['trial_count']}  "
-        f"duration: {result['duration_ms'] / 1000:.1f}s",
+        f"paxm eval: {result.get('benchmark')}  agent={result.get('agent')}  provider={result.get('provider')}  "
+        f"model={result.get('model')}",
+        f"  agent write canary: {str(result.get('write_canary')).lower()}",
+        f"  questions: {result.get('question_count')}  trials: {result.get('trial_count')}  "
+        f"duration: {n(result, 'duration_ms') / 1000:.1f}s",
     ]
-    for s in result["summaries"]:
+    for s in _objects(result.get("summaries")):
         lines.append(
-            f"  {s['arm']:<7} accuracy {s['accuracy'] * 100:.1f}%  mean-f1 {s['mean_f1']:.3f}  "
-            f"exact {s['exact_match'] * 100:.1f}%  recall-used {s['recall_used']}/{s['trials']}  "
-            f"useful {s['useful_recall_rate'] * 100:.1f}%  errors {s['errors']}  "
-            f"tokens {s['input_tokens']}/{s['output_tokens']}  cost ${s['cost']:.4f}"
+            f"  {str(s.get('arm')):<7} accuracy {n(s, 'accuracy') * 100:.1f}%  mean-f1 {n(s, 'mean_f1'):.3f}  "
+            f"exact {n(s, 'exact_match') * 100:.1f}%  recall-used {s.get('recall_used')}/{s.get('trials')}  "
+            f"useful {n(s, 'useful_recall_rate') * 100:.1f}%  errors {s.get('errors')}  "
+            f"tokens {s.get('input_tokens')}/{s.get('output_tokens')}  cost ${n(s, 'cost'):.4f}"
         )
-    lift = [f"{arm} {result[arm + '_lift'] * 100:+.1f}pp" for arm in ("passive", "active") if arm + "_lift" in result]
+    lifts = [(arm, arm + "_lift") for arm in ("passive", "active")]
+    lift = [f"{arm} {n(result, key) * 100:+.1f}pp" for arm, key in lifts if key in result]
     if lift:
         lines.append("  memory lift: " + "  ".join(lift))
-    lines += _retrieval_lines(result["retrieval"])
+    retrieval = result.get("retrieval")
+    lines += _retrieval_lines(retrieval if isinstance(retrieval, Mapping) else {})
     return "\n".join(lines) + "\n"
 
 
