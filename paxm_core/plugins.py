@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import pluggy
 
@@ -73,6 +73,9 @@ class PluginInfo:
         }
 
 
+_T = TypeVar("_T")
+
+
 class _Distributions(dict[str, tuple[str, str]]):
     """Plugin name -> (distribution, version), read from a distribution's metadata only when asked.
 
@@ -97,7 +100,13 @@ class _Distributions(dict[str, tuple[str, str]]):
                 info = ("", "")
             super().__setitem__(plugin, info)  # type: ignore[index]
 
-    def get(self, plugin: str, default: Any = None) -> Any:
+    @overload
+    def get(self, plugin: str, default: None = None, /) -> tuple[str, str] | None: ...
+    @overload
+    def get(self, plugin: str, default: tuple[str, str], /) -> tuple[str, str]: ...
+    @overload
+    def get(self, plugin: str, default: _T, /) -> tuple[str, str] | _T: ...
+    def get(self, plugin: str, default: object = None, /) -> object:
         self._resolve(plugin)
         return super().get(plugin, default)
 
