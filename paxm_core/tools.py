@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import PaxmError, UsageError
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from paxm_core.config import Config
     from paxm_core.router import Router
+    from paxm_core.telemetry.recorder import Telemetry
 
     class ItemFields(TypedDict, total=False):
         """What :meth:`Tools.remember` passes on to :meth:`Tools.build_item` as it is."""
@@ -175,7 +176,7 @@ class Tools:
         config: Config,
         router: Router,
         *,
-        telemetry: Any = None,
+        telemetry: Telemetry | None = None,
         session_id: str = "",
         agent_name: str = "",
         clock: Callable[[], datetime] | None = None,
