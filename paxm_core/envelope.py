@@ -28,8 +28,9 @@ import json
 import math
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.api.types import MemoryHit, Provenance
 
 if TYPE_CHECKING:
@@ -493,14 +494,14 @@ def render_recall_compact(result: RecallResult, *, now: datetime | None = None) 
     return wrap_recall_context("active", "\n".join(parts) if parts else NO_MEMORIES)
 
 
-def recall_json(
-    result: RecallResult, mode: str = "active", notes: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
+def recall_json(result: RecallResult, mode: str = "active", notes: list[JSONObject] | None = None) -> JSONObject:
     """The ``recall --json`` object: the RecallResult plus ``paxm_context``; ``notes`` adds keys to each hit."""
     out = result.to_json()
-    if notes:
-        for hit, extra in zip(out.get("hits") or [], notes, strict=False):
-            hit.update(extra)
+    hits = out.get("hits")
+    if notes and isinstance(hits, list):
+        for hit, extra in zip(hits, notes, strict=False):
+            if isinstance(hit, dict):
+                hit.update(extra)
     out["paxm_context"] = {"version": 1, "kind": "recall", "mode": mode}
     return out
 
@@ -537,7 +538,7 @@ def _string(text: str) -> str:
     return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _encode(value: Any, depth: int, key: str = "") -> str:
+def _encode(value: object, depth: int, key: str = "") -> str:
     if value is None:
         return "null"
     if value is True:
@@ -566,7 +567,7 @@ def _encode(value: Any, depth: int, key: str = "") -> str:
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
-def dumps_json(value: Any) -> str:
+def dumps_json(value: JSONValue) -> str:
     """Serialize like Go's ``json.Encoder`` with a two-space indent, so outputs match upstream byte for byte.
 
     HTML-significant characters are escaped (``\\u003c``…), floats use Go's shortest

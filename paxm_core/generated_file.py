@@ -20,9 +20,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from paxm_core.api.errors import IntegrationError
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.atomic import write_atomic
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -87,7 +88,7 @@ class GeneratedFile:
     start: str = "/*PAXM_SETTINGS*/"
     end: str = "/*END_PAXM_SETTINGS*/"
 
-    def render(self, settings: Mapping[str, Any], *, replace: Mapping[str, str] | None = None) -> str:
+    def render(self, settings: Mapping[str, JSONValue], *, replace: Mapping[str, str] | None = None) -> str:
         """The template with ``settings`` embedded as a JSON literal.
 
         ``replace`` substitutes text in the template first (once each), for a header that names
@@ -103,7 +104,7 @@ class GeneratedFile:
         _, tail = rest.split(self.end, 1)
         return f"{head}{self.start} {literal} {self.end}{tail}"
 
-    def embedded_settings(self, source: str) -> dict[str, Any] | None:
+    def embedded_settings(self, source: str) -> JSONObject | None:
         """The settings embedded in ``source`` (``None`` if it is not a file paxm generated)."""
         if self.marker not in source[:_MARKER_SCAN] or self.start not in source or self.end not in source:
             return None
@@ -242,7 +243,7 @@ class GeneratedFileIntegration(IntegrationBase):
             for event in self.installed_events(config)
         }
 
-    def settings(self, config: Config) -> dict[str, Any]:
+    def settings(self, config: Config) -> JSONObject:
         """The JSON embedded in the file: version, target, spawn timeout, commands."""
         return {
             "version": 1,
@@ -253,7 +254,7 @@ class GeneratedFileIntegration(IntegrationBase):
 
     def render(self, commands: Mapping[str, Sequence[str]], *, timeout_ms: int | None = None) -> str:
         """The file's source for explicit ``commands`` (tests and tools; setup uses :meth:`source`)."""
-        settings = {
+        settings: JSONObject = {
             "version": 1,
             "target": self.name,
             "timeoutMs": int(self.spawn_timeout_ms if timeout_ms is None else timeout_ms),
@@ -346,7 +347,7 @@ class GeneratedFileIntegration(IntegrationBase):
             message = f"{path} is not {article} {self.artifact} paxm generated"
             return [Finding("error", message, f"move it away, then {fix}")], False
         raw_commands = settings.get("commands")
-        commands: dict[str, Any] = raw_commands if isinstance(raw_commands, dict) else {}
+        commands: Mapping[str, JSONValue] = raw_commands if isinstance(raw_commands, Mapping) else {}
         findings: list[Finding] = []
         if not commands:
             findings.append(Finding("warn", f"{what} at {path} forwards no events", fix))

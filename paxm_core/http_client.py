@@ -26,6 +26,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import DeadlineExceeded, ProviderError
+from paxm_core.api.json import JSONValue
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -122,7 +123,7 @@ class JsonTransport:
         """A ``ProviderError`` for ``op`` whose message is :func:`redact`-ed."""
         return ProviderError(self._provider, op, redact(message, self._secret), retryable=retryable)
 
-    def detail(self, payload: Any) -> str:
+    def detail(self, payload: object) -> str:
         """The server's explanation in an error body (``""`` when none); providers override it."""
         return ""
 
@@ -132,7 +133,7 @@ class JsonTransport:
         method: str,
         path: str,
         deadline: Deadline,
-        body: Any = None,
+        body: JSONValue = None,
         *,
         params: Mapping[str, str] | None = None,
     ) -> tuple[httpx.Response, Any]:
@@ -161,7 +162,7 @@ class JsonTransport:
             payload = None
         return resp, payload
 
-    def check_status(self, op: str, resp: httpx.Response, payload: Any) -> None:
+    def check_status(self, op: str, resp: httpx.Response, payload: object) -> None:
         """Raise for an HTTP error status (401/403 name the api_key; 429 and 5xx are retryable)
         and for a body that is not JSON."""
         if resp.status_code >= 400:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.api.events import (
@@ -29,9 +29,6 @@ from paxm_core.api.events import (
     HookMessage,
     HookResult,
 )
-
-# The names integration authors build with, re-exported so a distribution imports only this
-# module.  All of them are light (stdlib only), so importing this module stays cheap.
 from paxm_core.api.integration import (
     OWNER_PAXM,
     Finding,
@@ -40,6 +37,10 @@ from paxm_core.api.integration import (
     PastTurn,
     SupportsTranscripts,
 )
+
+# The names integration authors build with, re-exported so a distribution imports only this
+# module.  All of them are light (stdlib only), so importing this module stays cheap.
+from paxm_core.api.json import JSONValue
 from paxm_core.atomic import write_atomic
 from paxm_core.passive.client_command import (
     HookArgv,
@@ -53,7 +54,9 @@ from paxm_core.passive.client_command import (
 from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
 
 if TYPE_CHECKING:
-    pass
+    import re
+
+    from paxm_core.config.model import Config
 
 __all__ = [
     "EVENT_PRE_TOOL",
@@ -124,7 +127,7 @@ class IntegrationBase:
         """Nothing detected unless the subclass looks."""
         return None
 
-    def default_agent_config(self) -> Mapping[str, Any]:
+    def default_agent_config(self) -> Mapping[str, object]:
         """No agent-specific defaults (the core's generic agent defaults apply)."""
         return {}
 
@@ -165,7 +168,7 @@ def standard_agent_config(
     write_events: tuple[str, ...] = ("session_start", "user_input", "turn_end"),
     recall_events: tuple[str, ...] = ("user_input",),
     enabled: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """An ``agents.<name>`` section built from the core's default hook settings (YAML shape).
 
     For :meth:`Integration.default_agent_config`: passive recall (upstream's defaults) on
@@ -189,14 +192,14 @@ def standard_agent_config(
     return dumped if isinstance(dumped, dict) else {}
 
 
-def dumps_compact(value: Any) -> str:
+def dumps_compact(value: JSONValue) -> str:
     """JSON the way hook output wants it: compact, UTF-8 kept (harnesses read it byte for byte)."""
     import json
 
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def enabled_hook_events(config: Any, target: str, events: Iterable[str]) -> list[str]:
+def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> list[str]:
     """Which of ``events`` (normalized names, in order) get a hook for agent ``target``.
 
     ``session_start`` always does (it bootstraps the session's context); every other event only
@@ -277,7 +280,7 @@ class NativeEvents:
         return native if native in self._native else self._by_native.get(native.lower(), native or EVENT_USER_INPUT)
 
 
-def named_event(native_event: str, payload: Mapping[str, Any] | bytes | str) -> str:
+def named_event(native_event: str, payload: Mapping[str, object] | bytes | str) -> str:
     """The native event a hook names: its ``--event`` (stripped), else the payload's ``hook_event_name``.
 
     ``payload`` is the decoded payload or the raw one (then parsed only when ``--event`` is empty).
@@ -291,7 +294,7 @@ def named_event(native_event: str, payload: Mapping[str, Any] | bytes | str) -> 
     return name if isinstance(name, str) else ""
 
 
-def queue_path(config: Any) -> str | None:
+def queue_path(config: Config) -> str | None:
     """The capture queue path a hook command passes (``None``: the default queue)."""
     return str(getattr(getattr(config, "capture_queue", None), "path", "") or "") or None
 
@@ -353,7 +356,7 @@ def context_for(result: HookResult, events: Container[str]) -> str:
     return context if context.strip() else ""
 
 
-_escaped_tag: Any = None
+_escaped_tag: re.Pattern[str] | None = None
 
 
 def guard_escaped_envelope(context: str) -> str:
@@ -390,7 +393,13 @@ def hook_specific_output(
     return dumps_compact({"hookSpecificOutput": output})
 
 
-class HookFileIntegration(IntegrationBase):
+#: the parsed hooks file of a :class:`HookFileIntegration`
+DataT = TypeVar("DataT")
+#: what a :class:`HookFileIntegration` installs, in the file's own shape
+WantedT = TypeVar("WantedT")
+
+
+class HookFileIntegration(IntegrationBase, Generic[DataT, WantedT]):
     """An integration whose harness runs paxm's hook commands from one file paxm merges into.
 
     The harness's settings (or hooks) file keeps everything that is not paxm's; install merges
@@ -415,27 +424,27 @@ class HookFileIntegration(IntegrationBase):
         """The file paxm's hooks go into."""
         raise NotImplementedError
 
-    def wanted_hooks(self, config: Any) -> Any:
+    def wanted_hooks(self, config: Config) -> WantedT:
         """What paxm installs for ``config``, in the file's own shape."""
         raise NotImplementedError
 
-    def update_hooks(self, config: Any, wanted: Any | None) -> bool:
+    def update_hooks(self, config: Config, wanted: WantedT | None) -> bool:
         """Merge ``wanted`` into the file (``None``: remove paxm's hooks); whether it changed."""
         raise NotImplementedError
 
-    def read_hooks(self, path: Path) -> tuple[Any, bool]:
+    def read_hooks(self, path: Path) -> tuple[DataT, bool]:
         """The parsed file and whether it exists; raises ``IntegrationError`` when paxm could not merge it."""
         raise NotImplementedError
 
-    def hooks_current(self, data: Any, wanted: Any, config: Any, path: Path) -> bool:
+    def hooks_current(self, data: DataT, wanted: WantedT, config: Config, path: Path) -> bool:
         """Whether ``data`` already holds exactly ``wanted`` as paxm's hooks."""
         raise NotImplementedError
 
-    def hook_commands(self, wanted: Any) -> Iterable[str | list[str]]:
+    def hook_commands(self, wanted: WantedT) -> Iterable[str | list[str]]:
         """The commands in ``wanted`` (doctor checks the files they run exist)."""
         raise NotImplementedError
 
-    def extra_findings(self, data: Any, wanted: Any, path: Path, fix: str) -> list[Finding]:
+    def extra_findings(self, data: DataT, wanted: WantedT, path: Path, fix: str) -> list[Finding]:
         """Harness-specific problems with installed, current hooks (none by default); ``fix`` reinstalls."""
         return []
 
@@ -443,7 +452,7 @@ class HookFileIntegration(IntegrationBase):
         """The directory whose existence says the harness is set up (default: the file's)."""
         return self.hooks_path().parent
 
-    def installed_events(self, config: Any) -> list[str]:
+    def installed_events(self, config: Config) -> list[str]:
         """``session_start`` always; the others when their recall or write is enabled."""
         return enabled_hook_events(config, self.name, self.native_events.events)
 

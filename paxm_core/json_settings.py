@@ -13,11 +13,12 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 from paxm_core.api.errors import IntegrationError
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.atomic import write_atomic
 
 __all__ = [
@@ -34,7 +35,7 @@ BACKUP_SUFFIX = ".paxm.bak"
 IsOurs = Callable[[str], bool]
 
 
-def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> tuple[dict[str, Any], bytes | None]:
+def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> tuple[JSONObject, bytes | None]:
     """The parsed object and the original bytes (``None`` when the file does not exist).
 
     An empty file reads as ``{}``.  ``hint`` is the advice given for invalid JSON.
@@ -106,7 +107,7 @@ def _chmod_new_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | None = None) -> None:
+def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes | None = None) -> None:
     """Write ``data`` as 2-space JSON, 0600, atomically, at the target of a symlink.
 
     When ``original`` (the bytes read before) is a non-empty file, it is kept beside it as
@@ -123,7 +124,7 @@ def write_json_object(path: Path, data: Mapping[str, Any], original: bytes | Non
     write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def hooks_section(settings: Mapping[str, Any], where: str, *, switches: Collection[str] = ()) -> dict[str, Any]:
+def hooks_section(settings: Mapping[str, JSONValue], where: str, *, switches: Collection[str] = ()) -> JSONObject:
     """``settings["hooks"]`` checked: an object whose events (every key but ``switches``) are arrays.
 
     :raises IntegrationError: the shape is wrong (paxm then changes nothing).
@@ -139,19 +140,30 @@ def hooks_section(settings: Mapping[str, Any], where: str, *, switches: Collecti
     return hooks
 
 
-def _ours(handler: Any, is_ours: IsOurs) -> bool:
-    return isinstance(handler, dict) and isinstance(handler.get("command"), str) and is_ours(handler["command"])
+def _ours(handler: object, is_ours: IsOurs) -> TypeGuard[JSONObject]:
+    """Whether ``handler`` is a handler object whose ``command`` is paxm's."""
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command")
+    return isinstance(command, str) and is_ours(command)
+
+
+def _first_handler(group: Mapping[str, JSONValue] | None) -> Mapping[str, JSONValue] | None:
+    """The one handler of a group paxm installs (``{"hooks": [handler]}``)."""
+    handlers = group.get("hooks") if group is not None else None
+    first = handlers[0] if isinstance(handlers, list) and handlers else None
+    return first if isinstance(first, Mapping) else None
 
 
 def merge_hook_groups(
-    settings: Mapping[str, Any],
-    wanted: Mapping[str, dict[str, Any]],
+    settings: Mapping[str, JSONValue],
+    wanted: Mapping[str, JSONObject],
     is_ours: IsOurs,
     *,
     where: str = "settings",
     switches: Collection[str] = (),
     refresh: Collection[str] = (),
-) -> dict[str, Any]:
+) -> JSONObject:
     """``settings`` with exactly the paxm groups in ``wanted`` (event -> group); input unchanged.
 
     An identical paxm handler already in place stays where it is; stale paxm handlers are
@@ -166,7 +178,10 @@ def merge_hook_groups(
     changed = False
     for event in [*(e for e in hooks if e not in switches), *(e for e in wanted if e not in hooks)]:
         want = wanted.get(event)
-        groups, removed, kept = _strip_event(hooks.get(event, []), want["hooks"][0] if want else None, is_ours, refresh)
+        current = hooks.get(event)
+        groups, removed, kept = _strip_event(
+            current if isinstance(current, list) else [], _first_handler(want), is_ours, refresh
+        )
         changed |= removed or kept == "refreshed"
         if want is not None and not kept:
             groups.append(copy.deepcopy(want))
@@ -185,22 +200,26 @@ def merge_hook_groups(
 
 
 def _strip_event(
-    groups: list[Any], want: dict[str, Any] | None, is_ours: IsOurs, refresh: Collection[str]
-) -> tuple[list[Any], bool, str]:
+    groups: Sequence[JSONValue], want: Mapping[str, JSONValue] | None, is_ours: IsOurs, refresh: Collection[str]
+) -> tuple[list[JSONValue], bool, str]:
     """One event's groups without paxm's handlers but the one matching ``want``.
 
     Returns the groups, whether a handler was removed, and how ``want`` was found: ``""`` (not
     there), ``"kept"`` or ``"refreshed"`` (its ``refresh`` keys were brought up to date).
     """
-    out: list[Any] = []
+    out: list[JSONValue] = []
     removed = False
     kept = ""
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(handlers, list) or not any(_ours(h, is_ours) for h in handlers):
+        if (
+            not isinstance(group, dict)
+            or not isinstance(handlers, list)
+            or not any(_ours(h, is_ours) for h in handlers)
+        ):
             out.append(group)
             continue
-        remaining = []
+        remaining: list[JSONValue] = []
         for handler in handlers:
             if not _ours(handler, is_ours):
                 remaining.append(handler)
@@ -223,7 +242,7 @@ def _strip_event(
 def update_hook_groups(
     path: Path,
     what: str,
-    wanted: Mapping[str, dict[str, Any]],
+    wanted: Mapping[str, JSONObject],
     is_ours: IsOurs,
     *,
     switches: Collection[str] = (),

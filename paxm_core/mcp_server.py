@@ -30,13 +30,15 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, TypeAlias
 
 from paxm_core import __version__
 from paxm_core.api.errors import PaxmError
+from paxm_core.api.json import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
+    from paxm_core.tools import Tools
 
 __all__ = [
     "TOOLS",
@@ -53,20 +55,20 @@ SERVER_NAME = "paxm"
 SERVER_TITLE = "paxm memory"
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+def _object(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
+    schema: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = list(required)
     return schema
 
 
-def _string_map(description: str) -> dict[str, Any]:
+def _string_map(description: str) -> JSONObject:
     return {"type": "object", "description": description, "additionalProperties": {"type": "string"}}
 
 
 #: name -> (title, description, input schema, read-only).  Schemas are upstream's in shape (recall adds
 #: ``format``); descriptions say what each tool is for, as an agent decides whether to call it.
-TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
+TOOLS: dict[str, tuple[str, str, JSONObject, bool]] = {
     "paxm_recall": (
         "Recall Memory",
         "Look up what the user and earlier agent sessions stored about this project: decisions, "
@@ -150,7 +152,7 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
     ),
 }
 
-_RECALL_CONTEXT = {"version": 1, "kind": "recall", "mode": "active"}
+_RECALL_CONTEXT: JSONObject = {"version": 1, "kind": "recall", "mode": "active"}
 
 
 class ToolArgumentError(PaxmError):
@@ -166,11 +168,32 @@ class ToolOutcome:
     """What one tool call returns: text content, structured content and the error flag."""
 
     text: str
-    structured: dict[str, Any]
+    structured: JSONObject
     is_error: bool = False
 
 
-def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
+#: a tool argument once checked against its schema: a string, an integer or an object of strings
+ArgumentValue: TypeAlias = str | int | dict[str, str]
+#: a tool call's checked arguments
+Arguments: TypeAlias = dict[str, ArgumentValue]
+
+
+def _opt_str(args: Arguments, key: str) -> str | None:
+    value = args.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _opt_int(args: Arguments, key: str) -> int | None:
+    value = args.get(key)
+    return value if isinstance(value, int) else None
+
+
+def _str_map(args: Arguments, key: str) -> dict[str, str]:
+    value = args.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def validate_arguments(schema: Mapping[str, JSONValue], arguments: object) -> Arguments:
     """Check ``arguments`` strictly against one of our flat object schemas and return a copy.
 
     Unknown keys, wrong JSON types, values below ``minimum`` and missing required keys are
@@ -180,43 +203,49 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, A
         arguments = {}
     if not isinstance(arguments, Mapping):
         raise ToolArgumentError("tool arguments must be a JSON object")
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    out: dict[str, Any] = {}
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        properties = {}
+    out: Arguments = {}
     for key, value in arguments.items():
         spec = properties.get(key)
-        if spec is None:
+        if not isinstance(spec, dict):
             raise ToolArgumentError(f"unknown argument {key!r}; allowed: {', '.join(sorted(properties)) or 'none'}")
         out[key] = _check(key, spec, value)
-    for key in schema.get("required", []):
+    required = schema.get("required")
+    for key in required if isinstance(required, list) else []:
         if key not in out:
             raise ToolArgumentError(f"{key} is required")
     return out
 
 
-def _check(key: str, spec: Mapping[str, Any], value: Any) -> Any:
+def _check(key: str, spec: Mapping[str, JSONValue], value: object) -> ArgumentValue:
     kind = spec.get("type")
     if kind == "string":
         if not isinstance(value, str):
             raise ToolArgumentError(f"argument {key!r} must be a string")
         allowed = spec.get("enum")
-        if allowed and value not in allowed:
-            raise ToolArgumentError(f"argument {key!r} must be one of {', '.join(allowed)}")
+        if isinstance(allowed, list) and value not in allowed:
+            raise ToolArgumentError(f"argument {key!r} must be one of {', '.join(map(str, allowed))}")
         return value
     if kind == "integer":
-        integral = isinstance(value, float) and value.is_integer()
-        if isinstance(value, bool) or not (isinstance(value, int) or integral):
+        integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not integral:
             raise ToolArgumentError(f"argument {key!r} must be an integer")
         number = int(value)
-        if "minimum" in spec and number < spec["minimum"]:
-            raise ToolArgumentError(f"{key} must be at least {spec['minimum']}")
+        minimum = spec.get("minimum")
+        if isinstance(minimum, int) and number < minimum:
+            raise ToolArgumentError(f"{key} must be at least {minimum}")
         return number
     if kind == "object":
         if not isinstance(value, Mapping):
             raise ToolArgumentError(f"argument {key!r} must be an object of strings")
+        strings: dict[str, str] = {}
         for name, item in value.items():
             if not isinstance(item, str):
                 raise ToolArgumentError(f"argument {key!r}: value of {name!r} must be a string")
-        return dict(value)
+            strings[str(name)] = item
+        return strings
     raise ToolArgumentError(f"argument {key!r} has an unsupported schema")  # pragma: no cover - schema bug
 
 
@@ -229,19 +258,6 @@ _ATTRIBUTION_NAMES = frozenset(
 
 def _without_attribution(metadata: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in metadata.items() if k.strip().lower().replace("-", "_") not in _ATTRIBUTION_NAMES}
-
-
-class _SourceOverride:
-    """Telemetry sink that records every call with ``source: mcp``, as upstream records it."""
-
-    def __init__(self, sink: Any) -> None:
-        self._sink = sink
-
-    def on_recall(self, **fields: Any) -> None:
-        self._sink.on_recall(**{**fields, "source": "mcp"})
-
-    def on_remember(self, **fields: Any) -> None:
-        self._sink.on_remember(**{**fields, "source": "mcp"})
 
 
 def _config_signature(path: Path) -> tuple[int, int, int] | None:
@@ -325,7 +341,7 @@ class PaxmTools:
 
     # -- dispatch --------------------------------------------------------------------------
 
-    def call(self, name: str, arguments: Any) -> ToolOutcome:
+    def call(self, name: str, arguments: object) -> ToolOutcome:
         """Run tool ``name``.  Every failure becomes an error outcome; only an unknown tool raises."""
         if name not in TOOLS:
             raise UnknownToolError(f"unknown tool {name!r}")
@@ -340,34 +356,36 @@ class PaxmTools:
             except Exception as exc:  # a tool failure must never take the server down
                 return _error(exc)
 
-    def _recall(self, args: dict[str, Any]) -> ToolOutcome:
+    def _recall(self, args: Arguments) -> ToolOutcome:
         from paxm_core.api.errors import RecallError
         from paxm_core.envelope import dumps_json, recall_json, render_recall_compact, wrap_recall_context
 
         query = str(args["query"])
         if not query.strip():
             raise ToolArgumentError("query is required")
-        meta: dict[str, str] = args.get("meta") or {}
+        meta = _str_map(args, "meta")
         tools = self._tools()
         try:
             result = tools.recall(
                 query,
-                profile=args.get("profile") or None,
-                limit=args.get("limit"),
+                profile=_opt_str(args, "profile"),
+                limit=_opt_int(args, "limit"),
                 metadata=meta,  # diagnostic only; reserved keys are dropped by Tools
                 workspace=self.workspace or None,
                 source="mcp",
                 command="recall",
             )
         except RecallError as exc:
-            partial = exc.result.to_json() if exc.result is not None else {"query": query.strip(), "hits": []}
-            content = {"error": str(exc), "result": partial, "paxm_context": dict(_RECALL_CONTEXT)}
+            partial: JSONObject = (
+                exc.result.to_json() if exc.result is not None else {"query": query.strip(), "hits": []}
+            )
+            content: JSONObject = {"error": str(exc), "result": partial, "paxm_context": dict(_RECALL_CONTEXT)}
             return ToolOutcome(wrap_recall_context("active", dumps_json(content)), content, is_error=True)
         if args.get("format") == "json":
             return ToolOutcome(wrap_recall_context("active", dumps_json(result.to_json())), recall_json(result))
         return ToolOutcome(render_recall_compact(result), recall_json(result))
 
-    def _remember(self, args: dict[str, Any]) -> ToolOutcome:
+    def _remember(self, args: Arguments) -> ToolOutcome:
         from paxm_core.api.errors import WriteError
 
         text = str(args["text"])
@@ -377,10 +395,10 @@ class PaxmTools:
         try:
             result = tools.remember(
                 text,
-                profile=args.get("profile") or None,
+                profile=_opt_str(args, "profile"),
                 source="mcp",  # attribution is the runtime's: a caller cannot pass for the CLI
-                metadata=_without_attribution(args.get("metadata") or {}),
-                id=self._namespaced_id(tools, str(args.get("id") or "")),
+                metadata=_without_attribution(_str_map(args, "metadata")),
+                id=self._namespaced_id(tools, _opt_str(args, "id") or ""),
                 workspace=self.workspace or None,
                 command="remember",
             )
@@ -388,7 +406,7 @@ class PaxmTools:
             return _error(exc, exc.result.to_json() if exc.result is not None else None)
         return _structured(result.to_json())
 
-    def _namespaced_id(self, tools: Any, caller_id: str) -> str:
+    def _namespaced_id(self, tools: Tools, caller_id: str) -> str:
         """``mcp-<digest>-<id>``: the digest covers user, agent and workspace, so an id taken
         from recall output can never address a memory this caller did not create."""
         import hashlib
@@ -403,49 +421,52 @@ class PaxmTools:
         )
         return f"mcp-{hashlib.sha256(owner.encode()).hexdigest()[:12]}-{caller_id}"
 
-    def _history(self, args: dict[str, Any]) -> ToolOutcome:
+    def _history(self, args: Arguments) -> ToolOutcome:
         from paxm_core.config import load_config
         from paxm_core.plugins import installed_provider_catalog
         from paxm_core.telemetry import Telemetry
 
         # History reads the config only: it works even when a provider cannot start.
         summary = Telemetry(load_config(self.config_file, provider_types=installed_provider_catalog())).history(
-            int(args.get("days", 7))
+            _opt_int(args, "days") or 7
         )
         return _structured(summary.to_json())
 
-    def _config_doctor(self, args: dict[str, Any]) -> ToolOutcome:
+    def _config_doctor(self, args: Arguments) -> ToolOutcome:
         from paxm_core.envelope import dumps_json
 
-        statuses = [status.to_json() for status in self.runtime().router.health()]
+        health = self.runtime().router.health()
+        statuses: list[JSONValue] = [status.to_json() for status in health]
         # structuredContent must be an object (MCP 2025-06-18+); the text keeps upstream's list.
-        failed = [s for s in statuses if s["required"] and not s["ok"]]
+        failed = [s for s in health if s.required and not s.ok]
         if failed:
-            names = ", ".join(s["provider"] for s in failed)
-            content = {"error": f"required provider unhealthy: {names}", "result": {"statuses": statuses}}
+            names = ", ".join(s.provider for s in failed)
+            content: JSONObject = {"error": f"required provider unhealthy: {names}", "result": {"statuses": statuses}}
             return ToolOutcome(dumps_json(content), content, is_error=True)
         return ToolOutcome(dumps_json(statuses), {"statuses": statuses})
 
-    def _tools(self) -> Any:
+    def _tools(self) -> Tools:
         from paxm_core.tools import Tools
 
         runtime = self.runtime()
         base = runtime.tools
-        sink = _SourceOverride(base.telemetry) if base.telemetry is not None else None
-        return Tools(base.config, base.router, telemetry=sink, session_id=self.session_id, agent_name=self.agent_name)
+        # every call passes source="mcp", so telemetry records it as upstream does
+        return Tools(
+            base.config, base.router, telemetry=base.telemetry, session_id=self.session_id, agent_name=self.agent_name
+        )
 
 
-def _structured(value: dict[str, Any]) -> ToolOutcome:
+def _structured(value: JSONObject) -> ToolOutcome:
     from paxm_core.envelope import dumps_json
 
     return ToolOutcome(dumps_json(value), value)
 
 
-def _error(exc: BaseException, result: Any = None) -> ToolOutcome:
+def _error(exc: BaseException, result: JSONValue = None) -> ToolOutcome:
     from paxm_core.envelope import dumps_json
 
     message = str(exc) if isinstance(exc, PaxmError) else f"internal error: {type(exc).__name__}: {exc}"
-    content: dict[str, Any] = {"error": message}
+    content: JSONObject = {"error": message}
     if result is not None:
         content["result"] = result
     return ToolOutcome(dumps_json(content), content, is_error=True)
@@ -460,7 +481,7 @@ INSTRUCTIONS = (
 )
 
 
-def tool_listing() -> list[dict[str, Any]]:
+def tool_listing() -> list[JSONValue]:
     """The ``tools/list`` entries: name, title, description, input schema and annotations."""
     return [
         {
@@ -480,11 +501,11 @@ def tool_listing() -> list[dict[str, Any]]:
     ]
 
 
-def handlers(tools: Callable[[], PaxmTools]) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+def handlers(tools: Callable[[], PaxmTools]) -> dict[str, Callable[[JSONObject], JSONObject]]:
     """The JSON-RPC methods this server answers; ``tools()`` gives the (lazily built) tools."""
     from paxm_core.mcp_stdio import INVALID_PARAMS, PROTOCOL_VERSIONS, RpcError
 
-    def initialize(params: dict[str, Any]) -> dict[str, Any]:
+    def initialize(params: JSONObject) -> JSONObject:
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise RpcError(INVALID_PARAMS, "Invalid request parameters", "protocolVersion is required")
@@ -495,7 +516,7 @@ def handlers(tools: Callable[[], PaxmTools]) -> dict[str, Callable[[dict[str, An
             "instructions": INSTRUCTIONS,
         }
 
-    def call_tool(params: dict[str, Any]) -> dict[str, Any]:
+    def call_tool(params: JSONObject) -> JSONObject:
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
             raise RpcError(INVALID_PARAMS, "Invalid request parameters", "name (string) and arguments (object)")
@@ -517,7 +538,7 @@ def handlers(tools: Callable[[], PaxmTools]) -> dict[str, Callable[[dict[str, An
     }
 
 
-def _private_stdio() -> tuple[Any, Any]:
+def _private_stdio() -> tuple[IO[bytes], IO[bytes]]:
     """The protocol streams: private duplicates of fds 0 and 1.  fd 0 then reads /dev/null and
     fd 1 writes to stderr, so neither a handler, a provider nor a child process can eat the
     requests or corrupt the answers."""

@@ -25,7 +25,9 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import IO, TypeAlias
+
+from paxm_core.api.json import JSONObject, JSONValue
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -52,7 +54,7 @@ INTERNAL_ERROR = -32603
 class RpcError(Exception):
     """A JSON-RPC error answer: ``code``, ``message`` and optional ``data``."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: JSONValue = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -60,7 +62,9 @@ class RpcError(Exception):
 
 
 #: method -> handler(params) returning the result object; ``tools/call`` runs in a thread
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+Handler = Callable[[JSONObject], JSONObject]
+#: a JSON-RPC request id (``None`` answers a request whose id could not be read)
+RequestId: TypeAlias = str | int | None
 
 # A JSON string escape, scanned left to right: an escaped backslash (kept), a surrogate pair
 # (kept), or a lone high or low surrogate (replaced: it would decode to a string no UTF-8
@@ -84,7 +88,7 @@ def scrub_json_line(line: str) -> str:
     return _ESCAPE.sub(_fix_escape, line)
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> bool:
     return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
 
 
@@ -103,8 +107,8 @@ class StdioServer:
         self._output = output
         self._write_lock = threading.Lock()
         self._state = threading.Lock()
-        self._in_flight: dict[threading.Thread, Any] = {}  # worker -> the request id it answers
-        self._cancelled: set[Any] = set()
+        self._in_flight: dict[threading.Thread, RequestId] = {}  # worker -> the request id it answers
+        self._cancelled: set[RequestId] = set()
 
     def serve(self, lines: Iterable[bytes]) -> None:
         """Answer every line of ``lines``; at its end, wait for the calls still running."""
@@ -159,7 +163,7 @@ class StdioServer:
         else:
             self._run(request_id, method, params)
 
-    def _notification(self, method: str, params: Any) -> None:
+    def _notification(self, method: str, params: object) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
             request_id = params.get("requestId")
             with self._state:
@@ -167,12 +171,12 @@ class StdioServer:
                     self._cancelled.add(request_id)
         # notifications/initialized and any other notification need nothing
 
-    def _run(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+    def _run(self, request_id: RequestId, method: str, params: JSONObject) -> None:
         try:
             handler = self._handlers.get(method)
             if handler is None:
                 raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
-            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": handler(params)}
+            answer: JSONObject = {"jsonrpc": "2.0", "id": request_id, "result": handler(params)}
         except RpcError as exc:
             answer = _error(request_id, exc.code, exc.message, exc.data)
         except Exception as exc:  # a failing handler must never take the server down
@@ -187,10 +191,10 @@ class StdioServer:
             with self._state:
                 self._in_flight.pop(threading.current_thread(), None)
 
-    def _send_error(self, request_id: Any, code: int, message: str) -> None:
+    def _send_error(self, request_id: RequestId, code: int, message: str) -> None:
         self._send(_error(request_id, code, message))
 
-    def _send(self, answer: dict[str, Any]) -> None:
+    def _send(self, answer: JSONObject) -> None:
         from paxm_core.textsafe import scrub
 
         try:
@@ -205,8 +209,8 @@ class StdioServer:
                 pass  # the client is gone; the loop ends with its stdin
 
 
-def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
+def _error(request_id: JSONValue, code: int, message: str, data: JSONValue = None) -> JSONObject:
+    error: JSONObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}

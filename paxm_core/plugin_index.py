@@ -26,7 +26,8 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+
+from paxm_core.api.json import JSONValue
 
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
@@ -66,12 +67,12 @@ class EntryPointRecord:
     def module(self) -> str:
         return self.value.partition(":")[0].strip()
 
-    def load(self) -> Any:
+    def load(self) -> object:
         """Import the plugin object (what ``EntryPoint.load`` does)."""
         import importlib
 
         module, _, attrs = self.value.partition(":")
-        obj: Any = importlib.import_module(module.strip())
+        obj: object = importlib.import_module(module.strip())
         for attr in filter(None, attrs.strip().split(".")):
             obj = getattr(obj, attr)
         return obj
@@ -87,7 +88,7 @@ class EntryPointRecord:
 class PluginIndex:
     """The entry points of one environment (sorted by name) under the stamp they were read with."""
 
-    stamp: list[Any]
+    stamp: list[JSONValue]
     entries: list[EntryPointRecord]
 
 
@@ -99,10 +100,10 @@ def _file_stamp(path: str) -> list[int]:
     return [st.st_mtime_ns, st.st_size]
 
 
-def _environment_stamp(metadata_files: list[str]) -> list[Any]:
+def _environment_stamp(metadata_files: list[str]) -> list[JSONValue]:
     # "" (the working directory of ``python -c``) changes with every file written there
-    dirs = [[entry, *_file_stamp(entry)] for entry in sys.path if entry]
-    files = [[path, *_file_stamp(path)] for path in metadata_files]
+    dirs: list[JSONValue] = [[entry, *_file_stamp(entry)] for entry in sys.path if entry]
+    files: list[JSONValue] = [[path, *_file_stamp(path)] for path in metadata_files]
     return [FORMAT, sys.executable, dirs, files]
 
 

@@ -11,17 +11,21 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import pluggy
 
 from paxm_core.api import hookspecs
 from paxm_core.api.errors import PluginError, ProviderNotInstalled
+from paxm_core.api.json import JSONObject
 from paxm_core.api.protocols import ProviderFactory, ProviderType
 
 if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
     from paxm_core.api.integration import Integration
     from paxm_core.config.catalog import ProviderCatalog
+    from paxm_core.plugin_index import EntryPointRecord
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -59,7 +63,7 @@ class PluginInfo:
     providers: list[str] = field(default_factory=list)
     integrations: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "name": self.name,
             "distribution": self.distribution,
@@ -67,6 +71,9 @@ class PluginInfo:
             "providers": sorted(self.providers),
             "integrations": sorted(self.integrations),
         }
+
+
+_T = TypeVar("_T")
 
 
 class _Distributions(dict[str, tuple[str, str]]):
@@ -78,9 +85,9 @@ class _Distributions(dict[str, tuple[str, str]]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._pending: dict[str, Any] = {}
+        self._pending: dict[str, Distribution] = {}
 
-    def defer(self, plugin: str, dist: Any) -> None:
+    def defer(self, plugin: str, dist: Distribution) -> None:
         """Remember ``dist`` (an ``importlib.metadata.Distribution``) for ``plugin``."""
         self._pending[plugin] = dist
 
@@ -93,7 +100,13 @@ class _Distributions(dict[str, tuple[str, str]]):
                 info = ("", "")
             super().__setitem__(plugin, info)  # type: ignore[index]
 
-    def get(self, plugin: str, default: Any = None) -> Any:
+    @overload
+    def get(self, plugin: str, default: None = None, /) -> tuple[str, str] | None: ...
+    @overload
+    def get(self, plugin: str, default: tuple[str, str], /) -> tuple[str, str]: ...
+    @overload
+    def get(self, plugin: str, default: _T, /) -> tuple[str, str] | _T: ...
+    def get(self, plugin: str, default: object = None, /) -> object:
         self._resolve(plugin)
         return super().get(plugin, default)
 
@@ -118,7 +131,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._integrations: dict[str, Integration] | None = None
         self._integration_owner: dict[str, str] = {}
         #: integration-only or provider-only plugins not imported yet (``get_plugin_manager(lazy=True)``)
-        self._pending: dict[str, Any] = {}
+        self._pending: dict[str, EntryPointRecord] = {}
         #: integration name or alias (lower case) -> the pending plugin that registers it
         self._integration_hints: dict[str, str] = {}
         self._canonical_hints: set[str] = set()
@@ -138,7 +151,7 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     # -- deferred plugins ---------------------------------------------------------------
 
-    def _defer(self, entry: Any) -> None:
+    def _defer(self, entry: EntryPointRecord) -> None:
         """Keep ``entry`` (a :class:`~paxm_core.plugin_index.EntryPointRecord`) unimported for now."""
         self._pending[entry.name] = entry
         for type_name in entry.providers or ():
@@ -153,7 +166,7 @@ class PaxmPluginManager(pluggy.PluginManager):
                 self._canonical_hints.add(name)
                 self._integration_hints[name] = entry.name
 
-    def _load_entry(self, entry: Any) -> None:
+    def _load_entry(self, entry: EntryPointRecord) -> None:
         """Import and register one entry point; a failure is recorded, never raised."""
         try:
             self.register(entry.load(), name=entry.name)
@@ -167,7 +180,7 @@ class PaxmPluginManager(pluggy.PluginManager):
             if entry is not None:
                 self._load_entry(entry)
 
-    def _each_impl(self, hook_name: str) -> Iterable[tuple[str, Callable[..., Any]]]:
+    def _each_impl(self, hook_name: str) -> Iterable[tuple[str, Callable[..., object]]]:
         hook = getattr(self.hook, hook_name)
         for impl in hook.get_hookimpls():  # registration order
             yield self.get_name(impl.plugin) or repr(impl.plugin), impl.function
@@ -283,7 +296,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         found: dict[str, Integration] = {}
         owners: dict[str, str] = {}
         for plugin_name, func in self._each_impl("paxm_register_integrations"):
-            staged: list[Any] = []
+            staged: list[object] = []
             try:
                 func(register=staged.append)
             except Exception as exc:

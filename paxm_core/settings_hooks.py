@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from paxm_core.api.errors import IntegrationError
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.integration import (
     EVENT_PRE_TOOL,
     EVENT_SESSION_START,
@@ -63,13 +64,21 @@ from paxm_core.json_settings import (
     write_json_object,
 )
 
+if TYPE_CHECKING:
+    from tomlkit.items import AoT
+    from tomlkit.toml_document import TOMLDocument
+
+    from paxm_core.config.model import Config
+
 __all__ = [
+    "HooksData",
     "Layout",
     "Location",
     "Output",
     "SettingsHooksIntegration",
     "SettingsHooksSpec",
     "TomlHooks",
+    "WantedHooks",
     "is_paxm_or_upstream_hook",
     "merge_handlers",
     "read_toml_hooks",
@@ -82,6 +91,11 @@ Layout = Literal["json-groups", "json-handlers", "toml-tables"]
 #: as plain text, and ``hookSpecificOutput`` JSON when the hook runs with ``--json``
 Output = Literal["hook-specific", "additional-context", "text"]
 IsOurs = Callable[[str], bool]
+#: a parsed hooks file: a JSON object, or a TOML document (``toml-tables``)
+HooksData: TypeAlias = "JSONObject | TomlHooks"
+#: what paxm installs: native event -> group (``json-groups``) or handler (``json-handlers``), or
+#: the list of ``[[hooks]]`` tables (``toml-tables``)
+WantedHooks: TypeAlias = dict[str, JSONObject] | list[JSONObject]
 
 
 @dataclass(frozen=True)
@@ -143,7 +157,7 @@ class SettingsHooksSpec:
     display_name: str
     location: Location
     events: tuple[tuple[str, str], ...]
-    handler: Mapping[str, Any]
+    handler: Mapping[str, JSONValue]
     aliases: tuple[str, ...] = ()
     label: str = ""
     setup_priority: int = 100
@@ -171,8 +185,8 @@ class SettingsHooksSpec:
         return next((k for k, v in self.handler.items() if v == "{command}"), "command")
 
 
-def _fill(template: Mapping[str, Any], command: str, native: str) -> dict[str, Any]:
-    def value(v: Any) -> Any:
+def _fill(template: Mapping[str, JSONValue], command: str, native: str) -> JSONObject:
+    def value(v: JSONValue) -> JSONValue:
         return v.replace("{native}", native).replace("{command}", command) if isinstance(v, str) else v
 
     return {key: value(v) for key, v in template.items()}
@@ -185,7 +199,7 @@ def is_paxm_or_upstream_hook(command: str, config_path: str | os.PathLike[str], 
     return str(config.parent / "hooks" / f"{target}-") in command or is_paxm_hook(command, config, target)
 
 
-def _apply(target: Any, spec: SettingsHooksSpec) -> None:
+def _apply(target: SettingsHooksIntegration | type[SettingsHooksIntegration], spec: SettingsHooksSpec) -> None:
     """Set the :class:`~paxm_core.integration.Integration` names of a class (or one instance) from ``spec``."""
     target.spec = spec
     target.name = spec.name
@@ -198,7 +212,7 @@ def _apply(target: Any, spec: SettingsHooksSpec) -> None:
     target.native_events = NativeEvents(spec.events)
 
 
-class SettingsHooksIntegration(HookFileIntegration):
+class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
     """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`.
 
     Set ``spec`` on a subclass (or pass one); override only what the harness really has of its own.
@@ -206,8 +220,8 @@ class SettingsHooksIntegration(HookFileIntegration):
 
     spec: SettingsHooksSpec
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
         if "spec" in cls.__dict__:  # the names are class attributes, as on any integration class
             _apply(cls, cls.spec)
 
@@ -230,27 +244,27 @@ class SettingsHooksIntegration(HookFileIntegration):
         """The harness's home when ``detect_home``, else the file's directory."""
         return self.spec.location.home_dir() if self.spec.detect_home else self.hooks_path().parent
 
-    def default_agent_config(self) -> dict[str, Any]:
+    def default_agent_config(self) -> dict[str, object]:
         """Recall on every prompt (and before tools, when the spec maps ``pre_tool``); ``write_events``
         captured (``turn_end`` flushes)."""
         recall = ("user_input", EVENT_PRE_TOOL) if EVENT_PRE_TOOL in self.native_events.events else ("user_input",)
         return standard_agent_config(write_events=self.spec.write_events, recall_events=recall)
 
-    def is_ours(self, config: Any) -> IsOurs:
+    def is_ours(self, config: Config) -> IsOurs:
         """Whether a command is paxm's hook for this agent and ``config``'s file."""
         if self.spec.upstream_shims:
             return lambda command: is_paxm_or_upstream_hook(command, config.path, self.name)
         targets = (self.name, *self.aliases) if self.spec.match_aliases else self.name
         return lambda command: is_paxm_hook(command, config.path, targets)
 
-    def handler(self, command: str, native: str) -> dict[str, Any]:
+    def handler(self, command: str, native: str) -> JSONObject:
         """The handler paxm installs for ``native`` running ``command``."""
         return _fill(self.spec.handler, command, native)
 
-    def wanted_hooks(self, config: Any) -> Any:
+    def wanted_hooks(self, config: Config) -> WantedHooks:
         """What paxm installs for ``config``: native event -> group or handler, or a list of tables."""
         queue = queue_path(config)
-        wanted: dict[str, Any] = {}
+        wanted: dict[str, JSONObject] = {}
         for event in self.installed_events(config):
             native = self.native_events.native(event)
             handler = self.handler(hook_command_line(config.path, self.name, native, queue_path=queue), native)
@@ -261,17 +275,18 @@ class SettingsHooksIntegration(HookFileIntegration):
                 wanted[native] = handler
         return list(wanted.values()) if self.spec.layout == "toml-tables" else wanted
 
-    def hook_commands(self, wanted: Any) -> list[str]:
+    def hook_commands(self, wanted: WantedHooks) -> list[str]:
         """Every command in ``wanted`` (doctor checks the files each one runs)."""
         key = self.spec.command_key
+        entries: Sequence[JSONValue] = wanted if isinstance(wanted, list) else list(wanted.values())
         if self.spec.layout == "json-groups":
-            return [handler[key] for group in wanted.values() for handler in group["hooks"]]
-        entries = wanted if isinstance(wanted, list) else wanted.values()
-        return [entry[key] for entry in entries]
+            entries = [h for group in entries if isinstance(group, dict) for h in _group_handlers(group)]
+        commands = [entry.get(key) for entry in entries if isinstance(entry, dict)]
+        return [command for command in commands if isinstance(command, str)]
 
     # -- the file -------------------------------------------------------------------------------
 
-    def read_hooks(self, path: Path) -> tuple[Any, bool]:
+    def read_hooks(self, path: Path) -> tuple[HooksData, bool]:
         """The parsed file and whether it exists; raises ``IntegrationError`` when it cannot be merged."""
         if self.spec.layout == "toml-tables":
             document = read_toml_hooks(path, self.what, self.spec.legacy_block)
@@ -280,7 +295,7 @@ class SettingsHooksIntegration(HookFileIntegration):
         hooks_section(value, str(path), switches=self.spec.switches)
         return value, original is not None
 
-    def _merge(self, data: Any, wanted: Any, config: Any, path: Path) -> Any:
+    def _merge(self, data: JSONObject, wanted: Mapping[str, JSONObject], config: Config, path: Path) -> JSONObject:
         if self.spec.layout == "json-handlers":
             return merge_handlers(
                 data, wanted, self.is_ours(config), self.spec.command_key, self.spec.version, str(path)
@@ -289,32 +304,33 @@ class SettingsHooksIntegration(HookFileIntegration):
             data, wanted, self.is_ours(config), where=str(path), switches=self.spec.switches, refresh=self.spec.refresh
         )
 
-    def hooks_current(self, data: Any, wanted: Any, config: Any, path: Path) -> bool:
+    def hooks_current(self, data: HooksData, wanted: WantedHooks, config: Config, path: Path) -> bool:
         """Whether the file already holds exactly ``wanted`` as paxm's hooks."""
-        if self.spec.layout == "toml-tables":
-            return bool(data.paxm_hooks(self.is_ours(config)) == wanted and not data.had_legacy_block)
-        return bool(self._merge(data, wanted, config, path) == data)
+        if isinstance(data, TomlHooks):
+            return data.paxm_hooks(self.is_ours(config)) == wanted and not data.had_legacy_block
+        return self._merge(data, _by_event(wanted), config, path) == data
 
-    def update_hooks(self, config: Any, wanted: Any | None) -> bool:
+    def update_hooks(self, config: Config, wanted: WantedHooks | None) -> bool:
         """Merge ``wanted`` into the file (``None``: take paxm's hooks out); whether it changed."""
         path = self.hooks_path()
         if self.spec.layout == "json-groups":
             return update_hook_groups(
                 path,
                 self.what,
-                wanted or {},
+                _by_event(wanted),
                 self.is_ours(config),
                 switches=self.spec.switches,
                 hint=self.spec.hint,
                 refresh=self.spec.refresh,
             )
         data, exists = self.read_hooks(path)
-        if self.spec.layout == "toml-tables":
-            if (not exists and not wanted) or not data.merge(wanted or [], self.is_ours(config)):
+        if isinstance(data, TomlHooks):
+            tables = wanted if isinstance(wanted, list) else []
+            if (not exists and not tables) or not data.merge(tables, self.is_ours(config)):
                 return False
             write_toml_hooks(data)
             return True
-        updated = self._merge(data, wanted or {}, config, path)
+        updated = self._merge(data, _by_event(wanted), config, path)
         if not any(key != "version" for key in updated):  # nothing of anyone's left: the file goes
             if exists:
                 path.unlink()
@@ -363,14 +379,24 @@ class SettingsHooksIntegration(HookFileIntegration):
 # -- json-handlers: a hooks file of paxm's own --------------------------------------------------
 
 
+def _by_event(wanted: WantedHooks | None) -> dict[str, JSONObject]:
+    """``wanted`` of a JSON layout (native event -> group or handler); nothing for uninstall."""
+    return wanted if isinstance(wanted, dict) else {}
+
+
+def _group_handlers(group: Mapping[str, JSONValue]) -> list[JSONValue]:
+    handlers = group.get("hooks")
+    return list(handlers) if isinstance(handlers, list) else []
+
+
 def merge_handlers(
-    data: Mapping[str, Any],
-    wanted: Mapping[str, dict[str, Any]],
+    data: Mapping[str, JSONValue],
+    wanted: Mapping[str, JSONObject],
     is_ours: IsOurs,
     command_key: str = "command",
     version: int | None = None,
     where: str = "hooks file",
-) -> dict[str, Any]:
+) -> JSONObject:
     """``data`` with exactly the paxm handlers in ``wanted`` (event -> handler); input unchanged.
 
     An identical paxm handler already in place stays where it is; stale ones are removed
@@ -378,16 +404,18 @@ def merge_handlers(
     into a file that gets hooks and has none.
     """
 
-    def ours(handler: Any) -> bool:
-        return isinstance(handler, dict) and isinstance(handler.get(command_key), str) and is_ours(handler[command_key])
+    def ours(handler: JSONValue) -> bool:
+        command = handler.get(command_key) if isinstance(handler, dict) else None
+        return isinstance(command, str) and is_ours(command)
 
     result = copy.deepcopy(dict(data))
     hooks = hooks_section(result, where)
     for event in [*hooks, *(e for e in wanted if e not in hooks)]:
         want = wanted.get(event)
         kept = False
-        handlers: list[Any] = []
-        for handler in hooks.get(event, []):
+        handlers: list[JSONValue] = []
+        current = hooks.get(event)
+        for handler in current if isinstance(current, list) else []:
             if not ours(handler):
                 handlers.append(handler)
             elif want is not None and not kept and handler == want:
@@ -411,7 +439,7 @@ def merge_handlers(
 # -- toml-tables: ``[[hooks]]`` tables in the harness's TOML config ------------------------------
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     unwrap = getattr(value, "unwrap", None)
     return unwrap() if callable(unwrap) else value
 
@@ -419,14 +447,14 @@ def _plain(value: Any) -> Any:
 class TomlHooks:
     """One parsed TOML config (a tomlkit document), its original bytes, and paxm's ``[[hooks]]`` in it."""
 
-    def __init__(self, path: Path, document: Any, original: bytes | None, had_legacy_block: bool) -> None:
+    def __init__(self, path: Path, document: TOMLDocument, original: bytes | None, had_legacy_block: bool) -> None:
         self.path = path
         self.document = document
         self.original = original
         #: an older paxm's marker-comment block was in the file (and is gone from ``document``)
         self.had_legacy_block = had_legacy_block
 
-    def _hooks(self) -> Any:
+    def _hooks(self) -> AoT | None:
         hooks = self.document.get("hooks")
         if hooks is None:
             return None
@@ -436,7 +464,7 @@ class TomlHooks:
             raise IntegrationError(f"{self.path}: hooks must be [[hooks]] tables; paxm changed nothing")
         return hooks
 
-    def paxm_hooks(self, is_ours: IsOurs) -> list[dict[str, Any]]:
+    def paxm_hooks(self, is_ours: IsOurs) -> list[dict[str, object]]:
         """paxm's hook tables as plain dicts, in file order."""
         out = []
         for table in self._hooks() or []:
@@ -445,7 +473,7 @@ class TomlHooks:
                 out.append({str(k): _plain(v) for k, v in table.items()})
         return out
 
-    def merge(self, wanted: list[dict[str, Any]], is_ours: IsOurs) -> bool:
+    def merge(self, wanted: list[JSONObject], is_ours: IsOurs) -> bool:
         """Make paxm's hook tables exactly ``wanted``; ``True`` when the document changed."""
         import tomlkit
 

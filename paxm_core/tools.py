@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import PaxmError, UsageError
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from paxm_core.config import Config
     from paxm_core.router import Router
+    from paxm_core.telemetry.recorder import Telemetry
 
     class ItemFields(TypedDict, total=False):
         """What :meth:`Tools.remember` passes on to :meth:`Tools.build_item` as it is."""
@@ -96,7 +97,7 @@ def caller_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return {key: value for key, value in without_paxm_keys(metadata).items() if not _reserved_key(key)}
 
 
-def _scrubbed(metadata: Mapping[str, Any]) -> dict[str, Any]:
+def _scrubbed(metadata: Mapping[str, str]) -> dict[str, str]:
     """:func:`~paxm_core.textsafe.scrub` of a metadata map, with one encode for the usual case
     (string keys and values, none holding a lone surrogate) instead of one per string."""
     from paxm_core.textsafe import scrub
@@ -177,7 +178,7 @@ class Tools:
         config: Config,
         router: Router,
         *,
-        telemetry: Any = None,
+        telemetry: Telemetry | None = None,
         session_id: str = "",
         agent_name: str = "",
         clock: Callable[[], datetime] | None = None,
@@ -360,7 +361,7 @@ class Tools:
         return item if metadata == item.metadata else dataclasses.replace(item, metadata=metadata)
 
     def _observed(
-        self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: dict[str, Any]
+        self, method: str, kind: type[_R], call: Callable[[], _R], started: float, fields: Mapping[str, object]
     ) -> _R:
         """``call()`` (a recall or a write), its outcome reported to telemetry's ``method`` with ``fields``.
 
@@ -508,7 +509,7 @@ class Tools:
         ]
         return dataclasses.replace(result, hits=hits)
 
-    def _telemetry(self, method: str, **fields: Any) -> None:
+    def _telemetry(self, method: str, **fields: object) -> None:
         sink = self.telemetry
         if sink is None:
             return

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from paxm_core.api.json import JSONObject
+
 __all__ = [
     "EVENT_PRE_TOOL",
     "EVENT_SESSION_START",
@@ -124,9 +126,9 @@ class HookResult:
         parts = [p for p in (self.session_context, self.local_time_context, self.recall_context) if p.strip()]
         return "\n\n".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Upstream's ``__hook --json`` shape: ``{target, event, query?, skipped?, recall?, additional_context?}``."""
-        out: dict[str, Any] = {"target": self.target, "event": self.event}
+        out: JSONObject = {"target": self.target, "event": self.event}
         if self.query:
             out["query"] = self.query
         if self.skipped:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
     import click
+
+    from paxm_core.api.integration import Integration
 
 __all__ = ["hookimpl", "hookspec", "lazy_exports"]
 
@@ -17,7 +19,7 @@ hookspec = pluggy.HookspecMarker("paxm")
 hookimpl = pluggy.HookimplMarker("paxm")
 
 
-def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], object]:
     """A module ``__getattr__`` for a plugin's entry-point module: ``names`` maps each public name
     to the submodule defining it, imported on first use.
 
@@ -25,7 +27,7 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]
     use a plugin should pay for its code (``__getattr__ = lazy_exports(__name__, {...})``).
     """
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -47,7 +49,7 @@ def paxm_register_providers(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def paxm_register_integrations(register: Callable[[Any], None]) -> None:
+def paxm_register_integrations(register: Callable[[Integration], None]) -> None:
     """Register harness integrations.
 
     :param register: call ``register(integration)`` with an object satisfying

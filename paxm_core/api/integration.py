@@ -95,7 +95,7 @@ class Integration(Protocol):
         """Whether the harness is installed on this machine: a short description (a path) or ``None``."""
         ...
 
-    def default_agent_config(self) -> Mapping[str, Any]:
+    def default_agent_config(self) -> Mapping[str, object]:
         """This agent's default ``agents.<name>`` settings as raw config data (YAML shape)."""
         ...
 

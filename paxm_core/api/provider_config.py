@@ -48,7 +48,7 @@ class ProviderConfig:
     infer: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def option(self, key: str, default: Any = None) -> Any:
+    def option(self, key: str, default: object = None) -> object:
         """Return a known field or a key from :attr:`extra`."""
         if key in self.__dataclass_fields__ and key != "extra":
             return getattr(self, key)

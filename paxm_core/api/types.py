@@ -20,6 +20,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
 
 _T = TypeVar("_T")
@@ -51,7 +52,7 @@ def normalize_tier(tier: str | None) -> str:
     return TIER_STM if (tier or "").strip().lower() == TIER_STM else TIER_LTM
 
 
-def _str_map(value: Any, what: str) -> dict[str, str]:
+def _str_map(value: object, what: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -71,7 +72,7 @@ def _str_map(value: Any, what: str) -> dict[str, str]:
     return out
 
 
-def _opt_time(value: Any) -> datetime | None:
+def _opt_time(value: object) -> datetime | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -79,7 +80,7 @@ def _opt_time(value: Any) -> datetime | None:
     return parse_time(value)
 
 
-def _str(value: Any, what: str) -> str:
+def _str(value: object, what: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -87,11 +88,11 @@ def _str(value: Any, what: str) -> str:
     return value
 
 
-def _json(tag: str, **options: Any) -> dict[str, Any]:
+def _json(tag: str, *, first: bool = False) -> dict[str, str | bool]:
     """Field metadata that puts a field on the wire: ``tag`` is upstream's Go struct tag
     (``"name"`` or ``"name,omitempty"``); ``first=True`` writes it before the other fields."""
     name, _, flags = tag.partition(",")
-    return {"json": name, "omitempty": flags == "omitempty", **options}
+    return {"json": name, "omitempty": flags == "omitempty", "first": first}
 
 
 #: how a field's annotation is read and written (anything else names a nested wire type)
@@ -107,10 +108,10 @@ _KINDS = {
 }
 
 #: wire type -> its fields on the wire: (attribute, JSON name, kind, omitempty, default)
-_PLANS: dict[type, tuple[tuple[str, str, str, bool, Any], ...]] = {}
+_PLANS: dict[type, tuple[tuple[str, str, str, bool, object], ...]] = {}
 
 
-def _plan(cls: type) -> tuple[tuple[str, str, str, bool, Any], ...]:
+def _plan(cls: type) -> tuple[tuple[str, str, str, bool, object], ...]:
     plan = _PLANS.get(cls)
     if plan is None:
         tagged = [f for f in fields(cls) if "json" in f.metadata]
@@ -123,9 +124,9 @@ def _plan(cls: type) -> tuple[tuple[str, str, str, bool, Any], ...]:
     return plan
 
 
-def _encode(obj: Any) -> dict[str, Any]:
+def _encode(obj: object) -> JSONObject:
     """``obj``'s JSON object: its tagged fields in order, by the rules of the module docstring."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for attr, key, kind, omitempty, _ in _plan(type(obj)):
         value = getattr(obj, attr)
         if kind == "time":
@@ -151,7 +152,7 @@ def _encode(obj: Any) -> dict[str, Any]:
     return out
 
 
-def _decode(cls: type[_T], data: Any, what: str, prefix: str = "") -> _T:
+def _decode(cls: type[_T], data: object, what: str, prefix: str = "") -> _T:
     """An instance of ``cls`` from a JSON object; unknown keys are ignored.
 
     :param what: the type's name in the error for a value that is not an object.
@@ -162,13 +163,13 @@ def _decode(cls: type[_T], data: Any, what: str, prefix: str = "") -> _T:
         return cls()  # an empty attribution is simply unset
     if not isinstance(data, dict):
         raise ValueError(f"{what} must be an object")
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for attr, key, kind, _, default in _plan(cls):
         values[attr] = _decode_value(kind, data.get(key), prefix + key, default)
     return cls(**values)
 
 
-def _decode_value(kind: str, value: Any, what: str, default: Any) -> Any:
+def _decode_value(kind: str, value: object, what: str, default: object) -> object:
     if kind == "str":
         return _str(value, what)
     if kind == "time":
@@ -212,11 +213,11 @@ class MemoryOrigin:
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.session_id or self.turn_id)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> MemoryOrigin:
+    def from_json(cls, data: object) -> MemoryOrigin:
         return _decode(cls, data, "origin", "origin.")
 
 
@@ -230,11 +231,11 @@ class MemoryScope:
     def is_empty(self) -> bool:
         return not (self.type or self.id)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> MemoryScope:
+    def from_json(cls, data: object) -> MemoryScope:
         return _decode(cls, data, "scope", "scope.")
 
 
@@ -250,11 +251,11 @@ class Provenance:
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.scope_type or self.scope_id)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> Provenance:
+    def from_json(cls, data: object) -> Provenance:
         return _decode(cls, data, "provenance", "provenance.")
 
 
@@ -275,11 +276,11 @@ class MemoryRef:
     provider: str = field(metadata=_json("provider"))
     id: str = field(metadata=_json("id"))
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> MemoryRef:
+    def from_json(cls, data: object) -> MemoryRef:
         return _decode(cls, data, "ref", "ref.")
 
 
@@ -308,11 +309,11 @@ class MemoryItem:
         """Return a copy with ``changes`` applied (items are immutable)."""
         return replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> MemoryItem:
+    def from_json(cls, data: object) -> MemoryItem:
         return _decode(cls, data, "memory item")
 
 
@@ -335,11 +336,11 @@ class SearchQuery:
         """Return a copy with ``changes`` applied."""
         return replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> SearchQuery:
+    def from_json(cls, data: object) -> SearchQuery:
         return _decode(cls, data, "search query")
 
 
@@ -381,11 +382,11 @@ class MemoryHit:
         changes.setdefault("metadata", dict(self.metadata))
         return replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> MemoryHit:
+    def from_json(cls, data: object) -> MemoryHit:
         return _decode(cls, data, "memory hit")
 
 
@@ -398,7 +399,7 @@ class ProviderErrorInfo:
     op: str = field(metadata=_json("op"))
     error: str = field(metadata=_json("error"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
 
@@ -415,7 +416,7 @@ class ProviderRecall:
     eligible_count: int = field(default=0, metadata=_json("eligible_count,omitempty"))
     raw_score_kinds: tuple[str, ...] = field(default=(), metadata=_json("raw_score_kinds,omitempty"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return _encode(self)
 
 
@@ -428,5 +429,5 @@ class ProviderHealth:
     ok: bool = field(metadata=_json("ok"))
     error: str = field(default="", metadata=_json("error,omitempty"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return _encode(self)

@@ -8,14 +8,26 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Collection, Container
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import PaxmError, RecallError, UsageError
+from paxm_core.api.json import JSONObject
 from paxm_core.textsafe import printable
+
+if TYPE_CHECKING:
+    from paxm_core.api.types import MemoryHit, ProviderErrorInfo
+    from paxm_core.capture import CaptureQueue
+    from paxm_core.capture.forget import QueuedCopy
+    from paxm_core.cli import CliState
+    from paxm_core.config.model import Config
+    from paxm_core.router.core import Router
+    from paxm_core.router.forget import ForgetResult
+    from paxm_core.runtime import Runtime
 
 __all__ = ["forget"]
 
@@ -26,10 +38,10 @@ class _Plan:
 
     mode: str
     targets: dict[str, list[str]] = field(default_factory=dict)
-    hits: list[Any] = field(default_factory=list)
+    hits: list[MemoryHit] = field(default_factory=list)
     linked: dict[str, list[str]] = field(default_factory=dict)
-    copies: list[Any] = field(default_factory=list)
-    search_errors: list[Any] = field(default_factory=list)
+    copies: list[QueuedCopy] = field(default_factory=list)
+    search_errors: list[ProviderErrorInfo] = field(default_factory=list)
     queue_path: str = ""
     queue_error: str = ""
 
@@ -43,7 +55,7 @@ class _Plan:
         return not any(self.targets.values()) and not self.copies
 
 
-def _state(ctx: click.Context) -> Any:
+def _state(ctx: click.Context) -> CliState:
     from paxm_core.cli.memory_cmds import _state as memory_state
 
     return memory_state(ctx)
@@ -54,7 +66,7 @@ def _first_line(text: str) -> str:
     return line if len(line) <= 100 else line[:99] + "…"
 
 
-def _split_id(raw: str, enabled: dict[str, Any]) -> tuple[str, str]:
+def _split_id(raw: str, enabled: Container[str]) -> tuple[str, str]:
     """``provider/id`` (as ``paxm remember`` prints) when the prefix is an enabled provider."""
     head, sep, tail = raw.partition("/")
     if sep and tail and head in enabled:
@@ -62,14 +74,14 @@ def _split_id(raw: str, enabled: dict[str, Any]) -> tuple[str, str]:
     return "", raw
 
 
-def _open_queue(config: Any) -> Any:
+def _open_queue(config: Config) -> CaptureQueue:
     from paxm_core.capture import CaptureQueue
 
     return CaptureQueue(config.capture_queue_path, recover=False)
 
 
 def _plan(
-    runtime: Any, ids: tuple[str, ...], query: str, chosen: list[str], limit: int, budget: float
+    runtime: Runtime, ids: tuple[str, ...], query: str, chosen: list[str], limit: int, budget: float
 ) -> tuple[_Plan, list[str]]:
     from paxm_core.api.deadline import Deadline
     from paxm_core.api.types import SearchQuery
@@ -128,7 +140,7 @@ def _plan(
     return plan, given
 
 
-def _preview_lines(plan: _Plan, router: Any) -> list[str]:
+def _preview_lines(plan: _Plan, router: Router) -> list[str]:
     from paxm_core.api.protocols import CAP_DELETE
 
     lines: list[str] = []
@@ -238,12 +250,11 @@ def forget(
     _confirm(yes, as_json)
     removed = _remove_queued(runtime, plan, providers)
     result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
-    report = _report(plan, result, removed, given, query)
     if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_report(plan, result, removed, given, query), indent=2, ensure_ascii=False))
     else:
-        _print_report(report)
-    problems = _problems(plan, result, report)
+        _print_report(result, plan, removed)
+    problems = _problems(plan, result, _not_found(plan, result, given))
     if problems:
         raise PaxmError("; ".join(problems))
 
@@ -265,7 +276,7 @@ def _check_args(ids: tuple[str, ...], query: str, limit: int, timeout: str) -> f
     return budget
 
 
-def _chosen_providers(providers: tuple[str, ...], enabled: dict[str, Any]) -> list[str]:
+def _chosen_providers(providers: tuple[str, ...], enabled: Collection[str]) -> list[str]:
     """The --provider names (deduplicated, in order), or every enabled provider without one."""
     chosen = list(dict.fromkeys(p.strip() for p in providers if p.strip())) or list(enabled)
     unknown = [p for p in chosen if p not in enabled]
@@ -276,7 +287,7 @@ def _chosen_providers(providers: tuple[str, ...], enabled: dict[str, Any]) -> li
     return chosen
 
 
-def _say_nothing_matches(plan: _Plan, router: Any, given: list[str], query: str, as_json: bool) -> None:
+def _say_nothing_matches(plan: _Plan, router: Router, given: list[str], query: str, as_json: bool) -> None:
     message = f"nothing matches {query!r}; nothing was deleted"
     if as_json:
         click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
@@ -288,7 +299,7 @@ def _say_nothing_matches(plan: _Plan, router: Any, given: list[str], query: str,
         raise PaxmError("could not search: " + ", ".join(e.provider for e in plan.search_errors))
 
 
-def _remove_queued(runtime: Any, plan: _Plan, providers: tuple[str, ...]) -> int:
+def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) -> int:
     """Drop the plan's queued copies; a queue failure is recorded on the plan, not raised."""
     removed = 0
     if plan.copies:
@@ -303,7 +314,7 @@ def _remove_queued(runtime: Any, plan: _Plan, providers: tuple[str, ...]) -> int
     return removed
 
 
-def _problems(plan: _Plan, result: Any, report: dict[str, Any]) -> list[str]:
+def _problems(plan: _Plan, result: ForgetResult, not_found: list[str]) -> list[str]:
     problems: list[str] = []
     if result.failed:
         problems.append("some deletes failed: " + ", ".join(p.provider for p in result.providers if p.failed))
@@ -312,16 +323,17 @@ def _problems(plan: _Plan, result: Any, report: dict[str, Any]) -> list[str]:
     if plan.search_errors:
         # memories there could not be looked for, so some may remain
         problems.append("could not search: " + ", ".join(e.provider for e in plan.search_errors))
-    if report["not_found"]:
-        problems.append("not found anywhere: " + ", ".join(report["not_found"]))
+    if not_found:
+        problems.append("not found anywhere: " + ", ".join(not_found))
     return problems
 
 
-def _report(plan: _Plan, result: Any, removed: int, given: list[str], query: str) -> dict[str, Any]:
+def _not_found(plan: _Plan, result: ForgetResult | None, given: list[str]) -> list[str]:
+    """The given ids no provider deleted and no queued capture holds."""
     from paxm_core.capture.forget import episode_id_of
 
     queued = {c.id for c in plan.copies}
-    not_found = [
+    return [
         i
         for i in given
         if (result is None or not result.gone(i))
@@ -329,7 +341,11 @@ def _report(plan: _Plan, result: Any, removed: int, given: list[str], query: str
         and episode_id_of(i) not in queued
         and not _linked_by_ref(i, plan)
     ]
-    out: dict[str, Any] = {"mode": plan.mode}
+
+
+def _report(plan: _Plan, result: ForgetResult | None, removed: int, given: list[str], query: str) -> JSONObject:
+    not_found = _not_found(plan, result, given)
+    out: JSONObject = {"mode": plan.mode}
     if plan.mode == "query":
         out["query"] = query
         out["hits"] = [{"provider": h.provider, "id": h.id, "first_line": _first_line(h.text)} for h in plan.hits]
@@ -363,17 +379,20 @@ def _say(line: str) -> None:
     click.echo(printable(line))
 
 
-def _print_report(report: dict[str, Any]) -> None:
-    for entry in report["providers"]:
-        name = entry["provider"]
-        if entry["status"] == "unsupported":
-            _say(f"{name}: cannot delete (no delete support): {', '.join(entry['unsupported'])}")
+def _print_report(result: ForgetResult, plan: _Plan, removed: int) -> None:
+    for entry in result.providers:
+        name = entry.provider
+        if entry.status == "unsupported":
+            _say(f"{name}: cannot delete (no delete support): {', '.join(entry.unsupported)}")
             continue
-        for key, label in (("deleted", "deleted"), ("accepted", "delete accepted"), ("not_found", "not found")):
-            if entry[key]:
-                _say(f"{name}: {label}: {', '.join(entry[key])}")
-        for failure in entry["failed"]:
-            _say(f"{name}: FAILED {failure['id']}: {failure['error']}")
-    queue = report["queue"]
-    if queue["copies"]:
-        _say(f"capture queue: removed {queue['removed']} queued capture(s)")
+        for ids, label in (
+            (entry.deleted, "deleted"),
+            (entry.accepted, "delete accepted"),
+            (entry.not_found, "not found"),
+        ):
+            if ids:
+                _say(f"{name}: {label}: {', '.join(ids)}")
+        for memory_id, error in entry.failed.items():
+            _say(f"{name}: FAILED {memory_id}: {error}")
+    if plan.copies:
+        _say(f"capture queue: removed {removed} queued capture(s)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,10 +13,14 @@ from paxm_core.attribution import CLI_AGENT
 from paxm_core.envelope import dumps_json, recall_json, render_recall_text
 from paxm_core.textsafe import printable
 
+if TYPE_CHECKING:
+    from paxm_core.cli import CliState
+    from paxm_core.runtime import Runtime
+
 __all__ = ["recall", "remember"]
 
 
-def _state(ctx: click.Context) -> object:
+def _state(ctx: click.Context) -> CliState:
     from paxm_core.cli import CliState
 
     state = ctx.find_object(CliState)
@@ -31,7 +35,7 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _workspace(runtime: Any, project: str | None = None) -> str:
+def _workspace(runtime: Runtime, project: str | None = None) -> str:
     """The project the CLI works in: ``--project PATH`` or the working directory, by the config's mode."""
     from paxm_core.workspace import resolve_workspace
 
@@ -76,7 +80,7 @@ def remember(
     value = _read_stdin() if from_stdin else (" ".join(words) if words else (text or ""))
     if not value.strip():
         raise UsageError('memory text is required (paxm remember "TEXT", --text TEXT or --stdin)')
-    runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
+    runtime = _state(ctx).runtime()
     here = _workspace(runtime)
     owner = here if project is None else _workspace(runtime, project)
     result = runtime.tools.remember(
@@ -145,7 +149,7 @@ def recall(
     value = _read_stdin() if from_stdin else (query or "")
     if not value.strip():
         raise UsageError("recall query is required (use --query TEXT or --stdin)")
-    runtime = _state(ctx).runtime()  # type: ignore[attr-defined]
+    runtime = _state(ctx).runtime()
     here = _workspace(runtime)
     scope = "" if all_projects else (_workspace(runtime, project) if project is not None else here)
     result = runtime.tools.recall(

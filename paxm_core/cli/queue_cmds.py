@@ -4,31 +4,40 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import UsageError
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.textsafe import printable
+
+if TYPE_CHECKING:
+    from paxm_core.capture import CaptureQueue
+    from paxm_core.capture.model import QueueStatus
+    from paxm_core.config.model import Config
+    from paxm_core.runtime import Runtime
 
 __all__ = ["queue"]
 
 
-def _config(ctx: click.Context) -> Any:
+def _config(ctx: click.Context) -> Config:
     from paxm_core.config import load_config
     from paxm_core.plugins import installed_provider_catalog
 
     return load_config(getattr(ctx.find_root().obj, "config_path", None), provider_types=installed_provider_catalog())
 
 
-def _queue_path(config: Any) -> Path:
+def _queue_path(config: Config) -> Path:
     from paxm_core.capture import default_queue_path
 
     return Path(default_queue_path(config))
 
 
-def _open_queue(config: Any, *, recover: bool, routes: bool = False) -> Any:
+def _open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
     from paxm_core.capture import CaptureQueue, routes_from_write_profiles
 
     section = config.capture_queue
@@ -51,11 +60,18 @@ def _age(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
-def _counts(counts: dict[str, int], states: tuple[str, ...]) -> str:
-    return ", ".join(f"{state} {counts.get(state, 0)}" for state in states)
+def _counts(counts: JSONValue, states: tuple[str, ...]) -> str:
+    found = counts if isinstance(counts, Mapping) else {}
+    return ", ".join(f"{state} {found.get(state, 0)}" for state in states)
 
 
-def _control() -> Any:
+def _rows(report: Mapping[str, JSONValue], key: str) -> list[Mapping[str, JSONValue]]:
+    """``report[key]``'s objects (a list of dead deliveries, episodes or inbox entries)."""
+    rows = report.get(key)
+    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+
+
+def _control() -> ModuleType | None:
     """``paxm_core.passive.control`` if the hooks package is installed (it is optional here)."""
     from importlib import import_module
 
@@ -65,7 +81,7 @@ def _control() -> Any:
         return None
 
 
-def _daemon_status(config: Any) -> dict[str, Any] | None:
+def _daemon_status(config: Config) -> JSONObject | None:
     """The hook daemon's own status: ``{"running": False}`` or its pid, uptime, requests...
 
     A daemon that holds its lock but did not answer in time is running (``"responding":
@@ -82,14 +98,15 @@ def _daemon_status(config: Any) -> dict[str, Any] | None:
     return {"running": False} if value is None else {"running": True, **dict(value)}
 
 
-def _daemon_line(daemon: dict[str, Any]) -> str:
+def _daemon_line(daemon: Mapping[str, JSONValue]) -> str:
     if not daemon.get("running"):
         return "not running" + (f" ({daemon['error']})" if daemon.get("error") else "")
     parts = [f"pid {daemon.get('pid') or '?'}"]
     if daemon.get("responding") is False:
         parts.append(f"not answering: {daemon.get('error') or 'no answer'}")
-    if daemon.get("uptime_seconds") is not None:
-        parts.append(f"up {_age(float(daemon['uptime_seconds']))}")
+    uptime = daemon.get("uptime_seconds")
+    if isinstance(uptime, (int, float)):
+        parts.append(f"up {_age(float(uptime))}")
     if daemon.get("requests") is not None:
         parts.append(f"{daemon['requests']} requests")
     return "running (" + ", ".join(parts) + ")"
@@ -111,7 +128,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     path = _queue_path(config)
     if path.exists():
         with _open_queue(config, recover=False) as q:
-            report = q.status().to_json()
+            report: JSONObject = q.status().to_json()
     else:
         report = {
             "path": str(path),
@@ -137,44 +154,48 @@ def status(ctx: click.Context, as_json: bool) -> None:
     _print_status(report)
 
 
-def _print_status(report: dict[str, Any]) -> None:
+def _print_status(report: Mapping[str, JSONValue]) -> None:
     """``queue status``'s text form of ``report`` (its JSON form)."""
     click.echo(f"Capture queue: {report['path']}" + ("" if report.get("exists", True) else " (not created yet)"))
     click.echo(f"Open events: {report['open_events']}")
     click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
     click.echo(f"Deliveries: {_counts(report['deliveries'], ('pending', 'delivering', 'retry', 'delivered', 'dead'))}")
-    for name, counts in sorted(report.get("providers", {}).items()):
-        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in sorted(counts.items())))
+    providers = report.get("providers")
+    for name, counts in sorted(providers.items() if isinstance(providers, Mapping) else []):
+        states = sorted(counts.items()) if isinstance(counts, Mapping) else []
+        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in states))
     click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
     if report.get("spooled"):
         # stored beside the queue file while another process held its write lock
         click.echo(f"Spooled: {report['spooled']} event(s) wait to be imported (the queue file was locked)")
-    click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
-    truncated = report.get("truncated") or {}
-    if truncated.get("events"):
+    oldest = report.get("oldest_pending_age_seconds")
+    click.echo(f"Oldest pending: {_age(oldest if isinstance(oldest, (int, float)) else None)}")
+    truncated = report.get("truncated")
+    if isinstance(truncated, Mapping) and truncated.get("events"):
         click.echo(
             f"Truncated: {truncated['events']} oversized event(s) stored cut to limits.max_text_bytes"
             f" (last {truncated['last_at']})"
         )
-    if report["dead_deliveries"]:
+    if _rows(report, "dead_deliveries"):
         click.echo("Dead deliveries:")
-        for dead in report["dead_deliveries"]:
+        for dead in _rows(report, "dead_deliveries"):
             # errors may quote a provider's answer or a payload: never raw control characters
             click.echo(
                 printable(
                     f"  {dead['episode_id']} -> {dead['provider']} ({dead['attempts']} attempts): {dead['last_error']}"
                 )
             )
-    if report["dead_episodes"]:
+    if _rows(report, "dead_episodes"):
         click.echo("Dead episodes:")
-        for dead in report["dead_episodes"]:
+        for dead in _rows(report, "dead_episodes"):
             click.echo(printable(f"  {dead['episode_id']}: {dead['error']}"))
-    if report["failed_inbox"]:
+    if _rows(report, "failed_inbox"):
         click.echo("Failed inbox entries:")
-        for failed in report["failed_inbox"]:
+        for failed in _rows(report, "failed_inbox"):
             click.echo(printable(f"  {failed['event_id']}: {failed['error']}"))
-    if report.get("daemon") is not None:
-        click.echo(f"Hook daemon: {_daemon_line(report['daemon'])}")
+    daemon = report.get("daemon")
+    if isinstance(daemon, Mapping):
+        click.echo(f"Hook daemon: {_daemon_line(daemon)}")
 
 
 @queue.command()
@@ -225,14 +246,14 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         raise UsageError("queue flush --timeout must be positive")
     config = _config(ctx)
     daemon = _daemon_status(config)
-    if daemon and daemon.get("running"):
+    control = _control()
+    if daemon and daemon.get("running") and control is not None:
         # The daemon drains its inbox and delivers; a second worker here would only race it.
         # A busy daemon (it did not answer the status probe in time) still runs: ask it anyway
         # and wait for its answer; if none comes in time, that is an error, never a reason to
         # deliver here behind its back.
-        control = _control()
         # the daemon's worker waits at most --timeout; the socket allows a little more
-        params: dict[str, Any] = {"timeout": seconds}
+        params: JSONObject = {"timeout": seconds}
         if seal_open:
             params["seal_open"] = True
         # a daemon still starting gets the whole --timeout to come up: it will deliver
@@ -263,7 +284,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     _report_flush(report.to_json(), state, as_json, via_daemon=False, seal_open=seal_open)
 
 
-def _drain_inbox(runtime: Any, q: Any) -> None:
+def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
     """Render raw hook payloads the stdlib client stored while no daemon ran (hooks package)."""
     if not q.status(dead_limit=0).inbox.get("pending") and not q.spool_pending():
         return
@@ -274,8 +295,10 @@ def _drain_inbox(runtime: Any, q: Any) -> None:
     HookProcessor(runtime, q).drain_inbox()
 
 
-def _report_flush(data: dict[str, Any], state: Any, as_json: bool, *, via_daemon: bool, seal_open: bool) -> None:
-    data = dict(data)
+def _report_flush(
+    report: Mapping[str, JSONValue], state: QueueStatus, as_json: bool, *, via_daemon: bool, seal_open: bool
+) -> None:
+    data = dict(report)
     # events of turns still in progress are not owed yet: their turn end seals them
     live = 0 if seal_open else state.open_events
     remaining = state.undelivered - live

@@ -17,12 +17,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import PaxmError
+from paxm_core.api.json import JSONObject, JSONValue
+
+if TYPE_CHECKING:
+    from paxm_core.cli.update_detect import UpdatePlan
 
 __all__ = ["EXIT_REFUSED", "EXIT_UPDATE_AVAILABLE", "family_distributions", "update"]
 
@@ -134,7 +139,20 @@ def _restart_hook_daemon(prefix: Path, config_path: str | None) -> None:
 @click.option("--no-index", is_flag=True, help="Use no index, only --find-links (passed to pip/uv).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def update(ctx: click.Context, /, **opts: Any) -> None:
+def update(
+    ctx: click.Context,
+    /,
+    check: bool,
+    wanted: str | None,
+    pre: bool,
+    force: bool,
+    dry_run: bool,
+    index_url: str | None,
+    extra_index_urls: tuple[str, ...],
+    find_links: tuple[str, ...],
+    no_index: bool,
+    as_json: bool,
+) -> None:
     """Upgrade paxm and its installed providers and integrations together, with the installer that made them.
 
     Detects uv tool, pipx, a uv project and pip or uv venvs; refuses (exit 3) and prints the
@@ -146,49 +164,85 @@ def update(ctx: click.Context, /, **opts: Any) -> None:
     installed = family_distributions()
     if "paxm" not in installed:
         raise PaxmError("paxm's distribution metadata is missing from this environment")
-    index = IndexOptions(
-        opts["index_url"], tuple(opts["extra_index_urls"]), tuple(opts["find_links"]), opts["no_index"]
-    )
-    lookup = None if index.no_index else (opts["index_url"] or default_index())
+    index = IndexOptions(index_url, tuple(extra_index_urls), tuple(find_links), no_index)
+    lookup = None if index.no_index else (index_url or default_index())
     offered = {name: available_versions(name, lookup, index.extra_index_urls, index.find_links) for name in installed}
-    target = _choose_target(installed, offered, opts["wanted"], opts["pre"])
+    target = _choose_target(installed, offered, wanted, pre)
     stale = [name for name, ver in installed.items() if ver != target]
-    moves = bool(stale) and (bool(opts["wanted"]) or not _newer(installed["paxm"], target))
-    report: dict[str, Any] = {
-        "installed": [{"name": n, "version": v} for n, v in installed.items()],
-        "latest": target,
-        "update_available": moves,
-    }
-    if opts["check"]:
-        _emit_check(report, opts["as_json"])
-        ctx.exit(EXIT_UPDATE_AVAILABLE if report["update_available"] else 0)
+    moves = bool(stale) and (bool(wanted) or not _newer(installed["paxm"], target))
+    report = _Report(installed, target, moves)
+    if check:
+        _emit_check(report, as_json)
+        ctx.exit(EXIT_UPDATE_AVAILABLE if report.update_available else 0)
     inst = detect_installation(Path(sys.prefix), Path(sys.base_prefix), editable=_paxm_is_editable())
-    plan = plan_update(inst, list(installed), target, index, reinstall=bool(opts["force"]) and not moves)
-    report.update(
-        method=inst.kind,
-        prefix=str(inst.prefix),
-        commands=[render_command(c) for c in plan.commands],
-        notes=list(plan.notes),
-        refused=plan.refused or None,
-        updated=False,
-    )
+    plan = plan_update(inst, list(installed), target, index, reinstall=force and not moves)
+    report.method, report.prefix = inst.kind, str(inst.prefix)
+    report.commands = [render_command(c) for c in plan.commands]
+    report.notes, report.refused = list(plan.notes), plan.refused
     if plan.refused:
-        _emit_refusal(report, opts["as_json"])
+        _emit_refusal(report, as_json)
         ctx.exit(EXIT_REFUSED)
-    if not (moves or opts["force"]) or opts["dry_run"]:
-        _emit_plan(report, opts["as_json"], dry_run=opts["dry_run"] and (moves or opts["force"]))
+    if not (moves or force) or dry_run:
+        _emit_plan(report, as_json, dry_run=dry_run and (moves or force))
         return
-    _run_plan(plan, report, opts["as_json"])
+    _run_plan(plan, report)
     _restart_hook_daemon(inst.prefix, ctx.find_root().obj.config_path if ctx.find_root().obj else None)
-    _emit_done(report, opts["as_json"])
+    _emit_done(report, as_json)
 
 
-def _run_plan(plan: Any, report: dict[str, Any], as_json: bool) -> None:
+@dataclass
+class _Report:
+    """What ``paxm update`` found and did; :meth:`to_json` is its ``--json`` object."""
+
+    installed: dict[str, str]
+    latest: str
+    update_available: bool
+    #: set once an update is planned (``--check`` stops before)
+    method: str | None = None
+    prefix: str = ""
+    commands: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    refused: str = ""
+    updated: bool = False
+    #: the versions after the update ran
+    after: dict[str, str] | None = None
+
+    @property
+    def current(self) -> str:
+        """paxm's version before the update (``installed`` lists paxm first)."""
+        return next(iter(self.installed.values()))
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
+            "installed": _rows(self.installed),
+            "latest": self.latest,
+            "update_available": self.update_available,
+        }
+        if self.method is not None:
+            out.update(
+                method=self.method,
+                prefix=self.prefix,
+                commands=list(self.commands),
+                notes=list(self.notes),
+                refused=self.refused or None,
+                updated=self.updated,
+            )
+        if self.after is not None:
+            out["installed_after"] = _rows(self.after)
+            out["previous"] = _rows(self.installed)
+        return out
+
+
+def _rows(versions: dict[str, str]) -> list[JSONValue]:
+    return [{"name": name, "version": version} for name, version in versions.items()]
+
+
+def _run_plan(plan: UpdatePlan, report: _Report) -> None:
     """Run the installer (its output goes to stderr) and check every distribution reached the target."""
     from paxm_core.cli.update_detect import render_command
 
     python = str(plan.installation.prefix / "bin" / "python")
-    before = {row["name"]: row["version"] for row in report["installed"]}
+    before = report.installed
     for command in plan.commands:
         click.echo(f"paxm update: running {render_command(command)}", err=True)
         done = subprocess.run(list(command), cwd=plan.cwd, stdout=sys.stderr, stderr=sys.stderr, check=False)
@@ -198,52 +252,49 @@ def _run_plan(plan: Any, report: dict[str, Any], as_json: bool) -> None:
     wrong = [f"{n} {after.get(n, 'missing')}" for n in before if after.get(n) != plan.version]
     if wrong:
         raise PaxmError(f"after the update these are not at {plan.version}: {', '.join(wrong)}")
-    report["updated"] = True
-    report["installed_after"] = [{"name": n, "version": after[n]} for n in before]
-    report["previous"] = [{"name": n, "version": v} for n, v in before.items()]
+    report.updated = True
+    report.after = {n: after[n] for n in before}
 
 
-def _emit_check(report: dict[str, Any], as_json: bool) -> None:
+def _emit_check(report: _Report, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
         return
-    current = report["installed"][0]["version"]
-    if report["update_available"]:
-        click.echo(f"update available: {current} -> {report['latest']}")
+    if report.update_available:
+        click.echo(f"update available: {report.current} -> {report.latest}")
     else:
-        click.echo(f"paxm {current} is up to date")
+        click.echo(f"paxm {report.current} is up to date")
 
 
-def _emit_refusal(report: dict[str, Any], as_json: bool) -> None:
+def _emit_refusal(report: _Report, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
         return
-    click.echo(f"paxm update: refusing: {report['refused']}.", err=True)
+    click.echo(f"paxm update: refusing: {report.refused}.", err=True)
     click.echo("To update every paxm distribution together, run:", err=True)
-    for command in report["commands"]:
+    for command in report.commands:
         click.echo(f"  {command}", err=True)
 
 
-def _emit_plan(report: dict[str, Any], as_json: bool, *, dry_run: bool) -> None:
+def _emit_plan(report: _Report, as_json: bool, *, dry_run: bool) -> None:
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
         return
     if not dry_run:
-        click.echo(f"paxm {report['installed'][0]['version']} is up to date ({report['method']})")
+        click.echo(f"paxm {report.current} is up to date ({report.method})")
         return
-    click.echo(f"would update to {report['latest']} ({report['method']}):")
-    for command in report["commands"]:
+    click.echo(f"would update to {report.latest} ({report.method}):")
+    for command in report.commands:
         click.echo(f"  {command}")
-    for note in report["notes"]:
+    for note in report.notes:
         click.echo(f"note: {note}")
 
 
-def _emit_done(report: dict[str, Any], as_json: bool) -> None:
+def _emit_done(report: _Report, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
         return
-    before = {row["name"]: row["version"] for row in report["previous"]}
-    for row in report["installed_after"]:
-        click.echo(f"{row['name']} {before[row['name']]} -> {row['version']}")
-    for note in report["notes"]:
+    for name, version in (report.after or {}).items():
+        click.echo(f"{name} {report.installed[name]} -> {version}")
+    for note in report.notes:
         click.echo(f"note: {note}")

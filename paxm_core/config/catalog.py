@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from paxm_core.api.protocols import ProviderType
@@ -63,7 +63,7 @@ class ProviderCatalog:
 
         return cls(lookup, secret_keys, listed)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> ProviderCatalog:
+    def __deepcopy__(self, memo: dict[int, object]) -> ProviderCatalog:
         return self  # immutable, and may hold a plugin manager nobody should copy
 
 

@@ -13,13 +13,16 @@ import math
 import re
 import types
 import typing
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from paxm_core.api.errors import ConfigError
 from paxm_core.api.provider_config import SECRET_KEYS, ProviderConfig
 from paxm_core.config.model import Config
 from paxm_core.duration import format_duration, parse_duration
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["REDACTED", "compact_duration", "decode", "dump_config", "dump_value", "is_secret_key", "parse_config"]
 
@@ -47,33 +50,33 @@ def is_secret_key(key: str, declared: frozenset[str] = frozenset()) -> bool:
     return k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS) or k in declared
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+_HINTS: dict[type, dict[str, object]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, object]:
     hints = _HINTS.get(cls)
     if hints is None:
         hints = _HINTS[cls] = typing.get_type_hints(cls)
     return hints
 
 
-def _is_optional(tp: Any) -> bool:
+def _is_optional(tp: object) -> bool:
     return typing.get_origin(tp) in (types.UnionType, typing.Union)
 
 
-def _is_duration(cls: type, f: dataclasses.Field[Any]) -> bool:
+def _is_duration(cls: type, f: dataclasses.Field[object]) -> bool:
     if cls is ProviderConfig:
         return f.name in _PROVIDER_DURATIONS
     return bool(f.metadata.get("duration"))
 
 
-def _is_always(cls: type, f: dataclasses.Field[Any]) -> bool:
+def _is_always(cls: type, f: dataclasses.Field[object]) -> bool:
     if cls is ProviderConfig:
         return f.name in _PROVIDER_ALWAYS
     return bool(f.metadata.get("always"))
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -96,10 +99,10 @@ def _join(path: str, key: str) -> str:
 # --------------------------------------------------------------------------- decoding
 
 
-_SHAPES: dict[Any, tuple[str, Any]] = {}
+_SHAPES: dict[object, tuple[str, object]] = {}
 
 
-def _shape(tp: Any) -> tuple[str, Any]:
+def _shape(tp: object) -> tuple[str, object]:
     """Classify a type hint once: (kind, argument)."""
     shape = _SHAPES.get(tp)
     if shape is None:
@@ -121,36 +124,45 @@ def _shape(tp: Any) -> tuple[str, Any]:
     return shape
 
 
-def decode(tp: Any, value: Any, path: str) -> Any:
-    """Convert plain data ``value`` to type ``tp``; raise :class:`ConfigError` naming ``path``."""
+def decode(tp: type[T], value: object, path: str) -> T:
+    """Convert plain data ``value`` to ``tp`` (a config dataclass or a scalar type); raise
+    :class:`ConfigError` naming ``path``."""
+    result = _decode_hint(tp, value, path)
+    if not isinstance(result, tp):  # pragma: no cover - a hint the codec does not know
+        raise TypeError(f"decoding {path} gave {type(result).__name__}, not {tp.__name__}")
+    return result
+
+
+def _decode_hint(tp: object, value: object, path: str) -> object:
+    """Convert plain data ``value`` to type hint ``tp``; raise :class:`ConfigError` naming ``path``."""
     kind, arg = _shape(tp)
     if kind == "optional":
-        return None if value is None else decode(arg, value, path)
+        return None if value is None else _decode_hint(arg, value, path)
     if kind == "any":
         return value
-    if kind == "dataclass":
+    if kind == "dataclass" and isinstance(arg, type):
         return _decode_dataclass(arg, value, path)
     if kind == "list":
         if value is None:
             return []
         if not isinstance(value, list):
             raise ConfigError(f"expected a list, got {_describe(value)}; write it as a YAML list", path=path)
-        return [decode(arg, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_decode_hint(arg, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if kind == "dict":
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise ConfigError(f"expected a mapping, got {_describe(value)}; write it as `key: value` lines", path=path)
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for k, v in value.items():
             if not isinstance(k, (str, int)) or isinstance(k, bool):
                 raise ConfigError(f"key {k!r} must be a string; quote it", path=path)
-            out[str(k)] = decode(arg, v, _join(path, str(k)))
+            out[str(k)] = _decode_hint(arg, v, _join(path, str(k)))
         return out
     return _decode_scalar(arg, value, path)
 
 
-def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
+def _decode_scalar(tp: object, value: object, path: str) -> object:
     if tp is bool:
         if isinstance(value, bool):
             return value
@@ -189,7 +201,7 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
     raise TypeError(f"unsupported config type {tp!r}")  # pragma: no cover - model bug
 
 
-def _decode_duration(value: Any, path: str) -> float | None:
+def _decode_duration(value: object, path: str) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -203,10 +215,10 @@ def _decode_duration(value: Any, path: str) -> float | None:
     return seconds
 
 
-_PLANS: dict[type, tuple[list[tuple[str, bool, Any]], frozenset[str]]] = {}
+_PLANS: dict[type, tuple[list[tuple[str, bool, object]], frozenset[str]]] = {}
 
 
-def _plan(cls: type) -> tuple[list[tuple[str, bool, Any]], frozenset[str]]:
+def _plan(cls: type) -> tuple[list[tuple[str, bool, object]], frozenset[str]]:
     """Per dataclass, once: the decodable fields as (name, is_duration, hint) and their names."""
     plan = _PLANS.get(cls)
     if plan is None:
@@ -220,26 +232,26 @@ def _plan(cls: type) -> tuple[list[tuple[str, bool, Any]], frozenset[str]]:
     return plan
 
 
-def _decode_dataclass(cls: type[T], value: Any, path: str) -> T:
+def _decode_dataclass(cls: type[T], value: object, path: str) -> T:
     if value is None:
         return cls()
     if not isinstance(value, dict):
         where = path or "config"
         raise ConfigError(f"expected a mapping, got {_describe(value)}; write it as `key: value` lines", path=where)
     fields, known = _plan(cls)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for name, is_duration, hint in fields:
         if name not in value:
             continue
         raw = value[name]
         sub = f"{path}.{name}" if path else name
-        kwargs[name] = _decode_duration(raw, sub) if is_duration else decode(hint, raw, sub)
+        kwargs[name] = _decode_duration(raw, sub) if is_duration else _decode_hint(hint, raw, sub)
     if cls is ProviderConfig:
         kwargs["extra"] = {str(k): v for k, v in value.items() if str(k) not in known}
     return cls(**kwargs)
 
 
-def parse_config(data: Any) -> Config:
+def parse_config(data: object) -> Config:
     """Build a :class:`Config` from parsed YAML/JSON; type errors raise :class:`ConfigError`."""
     if data is None:
         data = {}
@@ -262,11 +274,11 @@ def compact_duration(seconds: float) -> str:
     return "".join(parts)
 
 
-def _zero(value: Any) -> Any:
+def _zero(value: object) -> object:
     return type(value)()
 
 
-def _is_empty(value: Any) -> bool:
+def _is_empty(value: object) -> bool:
     if value is None or value is False:
         return True
     if isinstance(value, (str, list, dict)):
@@ -276,7 +288,7 @@ def _is_empty(value: Any) -> bool:
     return False
 
 
-def dump_value(value: Any, secret_keys: frozenset[str] = frozenset()) -> Any:
+def dump_value(value: object, secret_keys: frozenset[str] = frozenset()) -> object:
     """One config section (a dataclass) as plain YAML-shaped data, secrets redacted.
 
     ``secret_keys``: what installed provider types declare secret (see :func:`is_secret_key`).
@@ -284,7 +296,7 @@ def dump_value(value: Any, secret_keys: frozenset[str] = frozenset()) -> Any:
     return _dump_value(value, secret_keys)
 
 
-def _dump_value(value: Any, redact: frozenset[str] | None) -> Any:
+def _dump_value(value: object, redact: frozenset[str] | None) -> object:
     # ``redact``: None writes everything; a set redacts, counting its keys as secret too
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _dump_dataclass(value, redact)
@@ -300,7 +312,7 @@ def _dump_value(value: Any, redact: frozenset[str] | None) -> Any:
 _SECRET_FLAG = re.compile(r"^(--?[\w.-]*(?:key|token|secret|password|auth)[\w.-]*)(=.*)?$", re.IGNORECASE)
 
 
-def _redact_option(key: str, value: Any, declared: frozenset[str]) -> Any:
+def _redact_option(key: str, value: object, declared: frozenset[str]) -> object:
     """Redact a provider option: secret-looking keys, and the same inside nested mappings."""
     if is_secret_key(key, declared) and value not in (None, ""):
         return REDACTED
@@ -311,9 +323,9 @@ def _redact_option(key: str, value: Any, declared: frozenset[str]) -> Any:
     return value
 
 
-def _redact_args(args: list[Any]) -> list[Any]:
+def _redact_args(args: list[object]) -> list[object]:
     """Hide values of ``--api-key X`` / ``--token=X`` style arguments."""
-    out: list[Any] = []
+    out: list[object] = []
     hide_next = False
     for arg in args:
         if hide_next:
@@ -342,9 +354,9 @@ def _redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _dump_dataclass(obj: Any, redact: frozenset[str] | None) -> dict[str, Any]:
+def _dump_dataclass(obj: DataclassInstance, redact: frozenset[str] | None) -> dict[str, object]:
     cls = type(obj)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for f in dataclasses.fields(cls):
         if f.metadata.get("internal"):
             continue
@@ -381,7 +393,7 @@ def _dump_dataclass(obj: Any, redact: frozenset[str] | None) -> dict[str, Any]:
     return out
 
 
-def dump_config(config: Config, *, redact: bool = True) -> dict[str, Any]:
+def dump_config(config: Config, *, redact: bool = True) -> dict[str, object]:
     """Upstream-shaped plain data for ``config`` (what ``config show`` prints and ``save_config`` writes).
 
     Redaction counts the keys ``config.provider_types`` declares secret too.

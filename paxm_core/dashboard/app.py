@@ -23,16 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.resources import files
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from paxm_core.api.errors import PaxmError, UsageError
+from paxm_core.api.json import JSONValue
 from paxm_core.dashboard.data import MAX_PAGE, DashboardData, EventFilter
 from paxm_core.dashboard.security import TOKEN_HEADER, OneTimeCodes, allowed_hosts, cookie_name, tokens_match
 
@@ -80,7 +80,7 @@ class _Guard:
         request = Request(scope)
         response = self._refuse(request)
 
-        async def send_with_headers(message: Any) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {k.lower() for k, _ in headers}
@@ -200,7 +200,7 @@ def _page_routes(
     ]
 
 
-def _api(fn: Any) -> Any:
+def _api(fn: Callable[[Request], JSONValue]) -> Callable[[Request], Response]:
     """An endpoint answering ``fn(request)`` as JSON, and a bad request, lookup or provider failure as an error."""
 
     def endpoint(request: Request) -> Response:
@@ -234,22 +234,22 @@ def _event_filter(request: Request) -> EventFilter:
 def _api_routes(data: DashboardData, days: int) -> list[Route]:
     """The JSON API under ``/api/`` (see the module docstring for each route's parameters)."""
 
-    def summary(request: Request) -> Any:
+    def summary(request: Request) -> JSONValue:
         return data.summary(_int_param(request, "days", days, low=-1, high=100_000))
 
-    def events(request: Request) -> Any:
+    def events(request: Request) -> JSONValue:
         flt = _event_filter(request)
         limit = _int_param(request, "limit", 50, low=1, high=MAX_PAGE)
         offset = _int_param(request, "offset", 0, low=0, high=10**9)
         return data.query_events(flt, limit=limit, offset=offset)
 
-    def session(request: Request) -> Any:
+    def session(request: Request) -> JSONValue:
         key = request.query_params.get("key", "")
         if not key:
             raise UsageError("key (the session key) is required")
         return data.session(key)
 
-    def queue(request: Request) -> Any:
+    def queue(request: Request) -> JSONValue:
         return data.queue(
             state=request.query_params.get("state", "").strip(),
             provider=request.query_params.get("provider", "").strip(),
@@ -257,10 +257,10 @@ def _api_routes(data: DashboardData, days: int) -> list[Route]:
             offset=_int_param(request, "offset", 0, low=0, high=10**9),
         )
 
-    def injections(request: Request) -> Any:
+    def injections(request: Request) -> JSONValue:
         return data.injections(limit=_int_param(request, "limit", 50, low=1, high=MAX_PAGE))
 
-    def memories(request: Request) -> Any:
+    def memories(request: Request) -> JSONValue:
         return data.search_memories(
             request.query_params.get("q", ""),
             profile=request.query_params.get("profile", "").strip(),

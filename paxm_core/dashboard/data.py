@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import UsageError
+from paxm_core.api.json import JSONObject, JSONScalar, JSONValue
+
+if TYPE_CHECKING:
+    from paxm_core.capture import CaptureQueue
+    from paxm_core.config.model import Config
+    from paxm_core.runtime import Runtime
 
 __all__ = [
     "EVENT_STATES",
@@ -37,7 +43,7 @@ DELIVERY_STATES = ("pending", "delivering", "retry", "delivered", "dead")
 _RECALL_KINDS = ("recall", "hook_recall")
 
 
-def event_state(event: Mapping[str, Any]) -> str:
+def event_state(event: Mapping[str, object]) -> str:
     """One of success / error / timeout / skipped (a timed-out recall counts as timeout)."""
     if event.get("recall_timed_out"):
         return "timeout"
@@ -48,7 +54,7 @@ def event_state(event: Mapping[str, Any]) -> str:
     return "success"
 
 
-def event_mode(event: Mapping[str, Any]) -> str:
+def event_mode(event: Mapping[str, object]) -> str:
     """How a recall was asked for: ``passive`` (hook), ``mcp``, or ``active`` (CLI/library)."""
     if event.get("kind") == "hook_recall" or event.get("source") == "hook":
         return "passive"
@@ -77,7 +83,7 @@ class EventFilter:
         if self.mode and self.mode not in RECALL_MODES:
             raise UsageError(f"mode must be one of {', '.join(RECALL_MODES)}")
 
-    def matches(self, event: Mapping[str, Any]) -> bool:
+    def matches(self, event: Mapping[str, object]) -> bool:
         """Whether ``event`` (already made private) passes every filter."""
         if self.kinds and event.get("kind") not in self.kinds:
             return False
@@ -98,9 +104,9 @@ class EventFilter:
             digest = str(event.get("query_hash") or "").lower()
             if needle not in preview and not (digest and digest.startswith(needle)):
                 return False
-        hits = [h for h in event.get("recall_hits") or [] if isinstance(h, Mapping)]
+        hits = _hits(event)
         if self.hit_provider:
-            providers = {str(h.get("provider") or "") for h in hits} | set(event.get("provider_hits") or {})
+            providers = {str(h.get("provider") or "") for h in hits} | _provider_hits(event)
             if self.hit_provider not in providers:
                 return False
         if self.hit_q:
@@ -113,6 +119,38 @@ class EventFilter:
         return True
 
 
+def _hits(event: Mapping[str, object]) -> list[Mapping[str, object]]:
+    hits = event.get("recall_hits")
+    return [h for h in hits if isinstance(h, Mapping)] if isinstance(hits, list) else []
+
+
+def _provider_hits(event: Mapping[str, object]) -> set[str]:
+    value = event.get("provider_hits")
+    return {str(p) for p in value} if isinstance(value, (dict, list)) else set()
+
+
+@dataclass(slots=True)
+class _Session:
+    """One row of ``/api/sessions`` (its JSON keys are the field names, in this order)."""
+
+    key: str
+    target: str
+    first_seen: str = ""
+    last_seen: str = ""
+    recalls: int = 0
+    writes: int = 0
+    deliveries: int = 0
+    failed_deliveries: int = 0
+    episodes: int = 0
+    last_query: str = ""
+
+    def seen(self, when: str) -> None:
+        if when and (not self.first_seen or when < self.first_seen):
+            self.first_seen = when
+        if when and when > self.last_seen:
+            self.last_seen = when
+
+
 class DashboardData:
     """Reads for one loaded config.
 
@@ -121,51 +159,52 @@ class DashboardData:
         browser, on its first search (tests inject one; default ``Runtime.load``).
     """
 
-    def __init__(self, config: Any, *, runtime_factory: Any = None) -> None:
+    def __init__(self, config: Config, *, runtime_factory: Callable[[], Runtime] | None = None) -> None:
         from paxm_core.telemetry import Telemetry
 
         self.config = config
         self.telemetry = Telemetry(config)
         self.previews = self.telemetry.settings.capture_query_preview
         self._runtime_factory = runtime_factory
-        self._runtime: Any = None
+        self._runtime: Runtime | None = None
         self._runtime_lock = threading.Lock()
         self._queue_lock = threading.Lock()
         self._events_lock = threading.Lock()
-        self._events_cache: list[dict[str, Any]] | None = None
+        self._events_cache: list[JSONObject] | None = None
         self._events_signature: tuple[tuple[int, int, int], ...] = ()
 
     # -- telemetry ---------------------------------------------------------------------------
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         """What the page needs to know about this installation (paths, privacy, profiles)."""
         from paxm_core import __version__
 
         settings = self.telemetry.settings
         return {
             "version": __version__,
-            "config_path": str(getattr(self.config, "path", "")),
+            "config_path": str(self.config.path),
             "telemetry_enabled": settings.enabled,
             "telemetry_dir": str(settings.dir),
             "query_previews": self.previews,
             "queue_path": str(self.queue_path),
-            "recall_profiles": sorted(getattr(self.config, "recall_profiles", {}) or {}),
+            "recall_profiles": sorted(self.config.recall_profiles),
             "default_recall_profile": self._default_recall_profile(),
             "event_window": EVENT_WINDOW,
         }
 
-    def summary(self, days: int) -> dict[str, Any]:
+    def summary(self, days: int) -> JSONObject:
         """``/api/summary``: the HistorySummary of ``paxm history --json``, plus p95s per provider."""
         from paxm_core.telemetry.metrics import Counter, provider_recall_p95_ms
 
         summary = self.telemetry.history(days)
-        out = summary.to_json()
-        for row in out.get("providers", []):
-            counter = Counter.from_json(row.get("counter"))
-            row["recall_p95_ms"] = provider_recall_p95_ms(counter)
+        out: JSONObject = summary.to_json()
+        rows = out.get("providers")
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict):
+                row["recall_p95_ms"] = provider_recall_p95_ms(Counter.from_json(row.get("counter")))
         return out
 
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[JSONObject]:
         """The newest :data:`EVENT_WINDOW` events, newest first, with non-opted-in text removed.
 
         The parsed log is reused while no event file changed (same inode, size and mtime), so
@@ -173,7 +212,7 @@ class DashboardData:
         """
         return [dict(e) for e in self._shared_events()]
 
-    def _shared_events(self) -> list[dict[str, Any]]:
+    def _shared_events(self) -> list[JSONObject]:
         # Newest first and already private; shared between requests, so callers copy before
         # changing an event (only the page they return).
         signature = self._log_signature()
@@ -194,17 +233,18 @@ class DashboardData:
             out.append((st.st_ino, st.st_size, st.st_mtime_ns))
         return tuple(out)
 
-    def query_events(self, flt: EventFilter, *, limit: int, offset: int) -> dict[str, Any]:
+    def query_events(self, flt: EventFilter, *, limit: int, offset: int) -> JSONObject:
         """``/api/events``: filtered, newest first, one page."""
         matched = [e for e in self._shared_events() if flt.matches(e)]
-        page = [dict(e) for e in matched[offset : offset + limit]]
-        for event in page:
+        page: list[JSONValue] = []
+        for event in (dict(e) for e in matched[offset : offset + limit]):
             event["state"] = event_state(event)
             if event.get("kind") in _RECALL_KINDS:
                 event["mode"] = event_mode(event)
+            page.append(event)
         return {"events": page, "total": len(matched), "limit": limit, "offset": offset}
 
-    def injections(self, *, limit: int) -> dict[str, Any]:
+    def injections(self, *, limit: int) -> JSONObject:
         """``/api/injections``: the newest passive injection receipts (why each memory went in)."""
         found = [dict(e) for e in self._shared_events() if e.get("kind") == "injection"]
         return {"injections": found[:limit], "total": len(found)}
@@ -219,8 +259,8 @@ class DashboardData:
             kinds.add(str(event.get("kind") or ""))
             sources.add(str(event.get("source") or ""))
             profiles.add(str(event.get("profile") or ""))
-            providers.update(str(h.get("provider") or "") for h in event.get("recall_hits") or [])
-            providers.update(str(p) for p in event.get("provider_hits") or {})
+            providers.update(str(h.get("provider") or "") for h in _hits(event))
+            providers.update(_provider_hits(event))
         return {
             name: sorted(v for v in values if v)
             for name, values in (
@@ -231,62 +271,42 @@ class DashboardData:
             )
         }
 
-    def sessions(self) -> dict[str, Any]:
+    def sessions(self) -> JSONObject:
         """``/api/sessions``: capture sessions (newest activity first) from events and the queue."""
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, _Session] = {}
 
-        def row(key: str) -> dict[str, Any]:
-            return rows.setdefault(
-                key,
-                {
-                    "key": key,
-                    "target": _target_of(key),
-                    "first_seen": "",
-                    "last_seen": "",
-                    "recalls": 0,
-                    "writes": 0,
-                    "deliveries": 0,
-                    "failed_deliveries": 0,
-                    "episodes": 0,
-                    "last_query": "",
-                },
-            )
-
-        def seen(entry: dict[str, Any], when: str) -> None:
-            if when and (not entry["first_seen"] or when < entry["first_seen"]):
-                entry["first_seen"] = when
-            if when and when > entry["last_seen"]:
-                entry["last_seen"] = when
+        def row(key: str) -> _Session:
+            return rows.setdefault(key, _Session(key=key, target=_target_of(key)))
 
         for event in reversed(self._shared_events()):  # oldest first, so last_query ends up the newest
             key = str(event.get("session_key") or "")
             if not key:
                 continue
             entry = row(key)
-            seen(entry, str(event.get("time") or ""))
+            entry.seen(str(event.get("time") or ""))
             kind = event.get("kind")
             if kind in _RECALL_KINDS:
-                entry["recalls"] += 1
-                entry["last_query"] = str(event.get("query_preview") or event.get("query_hash") or entry["last_query"])
+                entry.recalls += 1
+                entry.last_query = str(event.get("query_preview") or event.get("query_hash") or entry.last_query)
             elif kind in ("remember", "hook_write"):
-                entry["writes"] += 1
+                entry.writes += 1
             elif kind == "hook_delivery":
-                entry["deliveries"] += 1
+                entry.deliveries += 1
                 if not event.get("success"):
-                    entry["failed_deliveries"] += 1
-            if event.get("target") and not entry["target"]:
-                entry["target"] = str(event["target"])
+                    entry.failed_deliveries += 1
+            if event.get("target") and not entry.target:
+                entry.target = str(event["target"])
         for episode in self._queue_rows(
             "SELECT session_key, COUNT(*), MIN(created_at), MAX(created_at) FROM capture_episodes GROUP BY session_key"
         ):
             entry = row(str(episode[0]))
-            entry["episodes"] = int(episode[1])
-            seen(entry, _iso(str(episode[2])))
-            seen(entry, _iso(str(episode[3])))
-        sessions = sorted(rows.values(), key=lambda r: r["last_seen"], reverse=True)
-        return {"sessions": sessions}
+            entry.episodes = int(episode[1] or 0)
+            entry.seen(_iso(str(episode[2])))
+            entry.seen(_iso(str(episode[3])))
+        sessions = sorted(rows.values(), key=lambda r: r.last_seen, reverse=True)
+        return {"sessions": [asdict(r) for r in sessions]}
 
-    def session(self, key: str) -> dict[str, Any]:
+    def session(self, key: str) -> JSONObject:
         """``/api/session``: one session's timeline (oldest first) and its queued episodes."""
         events = [dict(e) for e in reversed(self._shared_events()) if e.get("session_key") == key]
         # deliveries to several providers finish on their own threads, so the log's order is only
@@ -294,31 +314,36 @@ class DashboardData:
         events.sort(key=lambda e: str(e.get("time") or ""))
         for event in events:
             event["state"] = event_state(event)
-        episodes: dict[str, dict[str, Any]] = {}
+        episodes: dict[str, JSONObject] = {}
+        deliveries: dict[str, list[JSONValue]] = {}
         for ep_id, first, last, complete, state, error, created, count in self._queue_rows(
             "SELECT episode_id, first_sequence, last_sequence, complete, state, error, created_at,"
             " json_array_length(json_extract(payload_json, '$.events'))"
             " FROM capture_episodes WHERE session_key = ? ORDER BY first_sequence",
             (key,),
         ):
-            episodes[ep_id] = {
-                "episode_id": ep_id,
+            episode_id = str(ep_id)
+            deliveries[episode_id] = []
+            episodes[episode_id] = {
+                "episode_id": episode_id,
                 "first_sequence": first,
                 "last_sequence": last,
                 "complete": bool(complete),
                 "state": state,
                 "error": error,
-                "created_at": _iso(created),
+                "created_at": _iso(str(created or "")),
                 "event_count": count or 0,
-                "deliveries": [],
+                "deliveries": deliveries[episode_id],
             }
         if episodes:
             for delivery in self._deliveries("WHERE e.session_key = ?", (key,), limit=10_000, offset=0):
-                if delivery["episode_id"] in episodes:
-                    episodes[delivery["episode_id"]]["deliveries"].append(delivery)
+                owner = deliveries.get(str(delivery["episode_id"]))
+                if owner is not None:
+                    owner.append(delivery)
         if not events and not episodes:
             raise LookupError(f"no session {key!r} in the recent events or the capture queue")
-        return {"key": key, "target": _target_of(key), "events": events, "episodes": list(episodes.values())}
+        timeline: list[JSONValue] = list(events)
+        return {"key": key, "target": _target_of(key), "events": timeline, "episodes": list(episodes.values())}
 
     # -- capture queue -----------------------------------------------------------------------
 
@@ -329,7 +354,7 @@ class DashboardData:
 
         return Path(default_queue_path(self.config))
 
-    def queue(self, *, state: str, provider: str, limit: int, offset: int) -> dict[str, Any]:
+    def queue(self, *, state: str, provider: str, limit: int, offset: int) -> JSONObject:
         """``/api/queue``: the ``paxm queue status --json`` report plus one page of deliveries."""
         if state and state not in DELIVERY_STATES:
             raise UsageError(f"state must be one of {', '.join(DELIVERY_STATES)}")
@@ -342,9 +367,10 @@ class DashboardData:
                 "offset": offset,
             }
         with self._open_queue() as q:
-            status = q.status().to_json()
+            status: JSONObject = q.status().to_json()
         status["exists"] = True
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[str] = []
         if state:
             clauses.append("d.state = ?")
             args.append(state)
@@ -359,22 +385,22 @@ class DashboardData:
         return {
             "status": status,
             "deliveries": self._deliveries(where, tuple(args), limit=limit, offset=offset),
-            "total": int(total_rows[0][0]) if total_rows else 0,
+            "total": int(total_rows[0][0] or 0) if total_rows else 0,
             "limit": limit,
             "offset": offset,
         }
 
-    def retry_dead(self) -> dict[str, Any]:
+    def retry_dead(self) -> JSONObject:
         """Revive every dead delivery, as ``paxm queue retry --dead`` does; returns the new status."""
         if not self.queue_path.exists():
             return {"revived": 0, "status": {"path": str(self.queue_path), "exists": False}}
         with self._queue_lock, self._open_queue(routes=True) as q:
             revived = q.retry_dead()
-            status = q.status().to_json()
+            status: JSONObject = q.status().to_json()
         status["exists"] = True
         return {"revived": revived, "status": status}
 
-    def _open_queue(self, *, routes: bool = False) -> Any:
+    def _open_queue(self, *, routes: bool = False) -> CaptureQueue:
         from paxm_core.capture import CaptureQueue, routes_from_write_profiles
 
         section = self.config.capture_queue
@@ -386,7 +412,8 @@ class DashboardData:
             recover=False,  # the dashboard must never take over a running daemon's leases
         )
 
-    def _queue_rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _queue_rows(self, sql: str, args: tuple[str | int, ...] = ()) -> list[tuple[JSONScalar, ...]]:
+        # the columns read are TEXT, INTEGER or NULL
         path = self.queue_path
         if not path.exists():
             return []
@@ -401,7 +428,7 @@ class DashboardData:
         finally:
             conn.close()
 
-    def _deliveries(self, where: str, args: tuple[Any, ...], *, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _deliveries(self, where: str, args: tuple[str | int, ...], *, limit: int, offset: int) -> list[JSONObject]:
         rows = self._queue_rows(
             "SELECT d.episode_id, d.provider, d.state, d.attempts, d.last_error, d.created_at, d.last_attempt_at,"
             " d.delivered_at, d.next_attempt_at, e.session_key, d.profiles_json"
@@ -422,9 +449,9 @@ class DashboardData:
             "session_key",
             "profiles",
         )
-        out = []
+        out: list[JSONObject] = []
         for r in rows:
-            item = dict(zip(keys, r, strict=True))
+            item: JSONObject = dict(zip(keys, r, strict=True))
             for name in ("created_at", "last_attempt_at", "delivered_at", "next_attempt_at"):
                 item[name] = _iso(str(item[name] or ""))
             item["profiles"] = _json_list(item["profiles"])
@@ -433,7 +460,7 @@ class DashboardData:
 
     # -- memory browser ----------------------------------------------------------------------
 
-    def search_memories(self, query: str, *, profile: str, limit: int, project: str = "") -> dict[str, Any]:
+    def search_memories(self, query: str, *, profile: str, limit: int, project: str = "") -> JSONObject:
         """Search memories through the router with recall profile ``profile``.
 
         ``project`` (a directory, resolved like a working directory) scopes the search by the
@@ -442,7 +469,7 @@ class DashboardData:
         through ``Tools.recall``: looking at memory in the dashboard is not a recall and must
         not show up in telemetry as one.
         """
-        from paxm_core.api.errors import PaxmError
+        from paxm_core.api.errors import RecallError
         from paxm_core.api.types import SearchQuery
         from paxm_core.workspace import memory_project, resolve_workspace, visible
 
@@ -454,19 +481,18 @@ class DashboardData:
         search = SearchQuery(text=query.strip(), limit=limit, metadata={"workspace": scope} if scope else {})
         try:
             result = runtime.router.search(search, policy)
-        except PaxmError as exc:
-            partial = getattr(exc, "result", None)
-            if partial is None:
+        except RecallError as exc:
+            if exc.result is None:
                 raise
-            result = partial
-        out: dict[str, Any] = result.to_json()
+            result = exc.result
+        out: JSONObject = result.to_json()
         hits = [hit for hit in result.hits if visible(memory_project(hit.metadata), scope)]
         out["hits"] = [{**hit.to_json(), "project": memory_project(hit.metadata)} for hit in hits]
         out["profile"] = profile or self._default_recall_profile()
         out["project"] = scope
         return out
 
-    def _get_runtime(self) -> Any:
+    def _get_runtime(self) -> Runtime:
         with self._runtime_lock:
             if self._runtime is None:
                 if self._runtime_factory is not None:
@@ -494,14 +520,14 @@ class DashboardData:
 
     # -- privacy -----------------------------------------------------------------------------
 
-    def _private(self, event: dict[str, Any]) -> dict[str, Any]:
+    def _private(self, event: JSONObject) -> JSONObject:
         if self.previews:
             return event
         event.pop("query_preview", None)
         hits = event.get("recall_hits")
         if isinstance(hits, list):
             event["recall_hits"] = [
-                {k: v for k, v in h.items() if k != "text_preview"} if isinstance(h, Mapping) else h for h in hits
+                {k: v for k, v in h.items() if k != "text_preview"} if isinstance(h, dict) else h for h in hits
             ]
         return event
 
@@ -517,11 +543,13 @@ def _iso(stamp: str) -> str:
     return stamp.strip()
 
 
-def _json_list(text: Any) -> list[str]:
+def _json_list(text: object) -> list[str]:
     import json
 
+    if not isinstance(text, str) or not text:
+        return []
     try:
-        value = json.loads(text or "[]")
+        value = json.loads(text)
     except ValueError:
         return []
     return [str(v) for v in value] if isinstance(value, Iterable) and not isinstance(value, str | bytes) else []

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import UsageError
 from paxm_core.dashboard.security import BindAddress, OneTimeCodes, new_token
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from paxm_core.config.model import Config
 
 __all__ = ["DashboardServer"]
 
@@ -21,7 +26,7 @@ class DashboardServer:
 
     def __init__(
         self,
-        config: Any,
+        config: Config,
         address: BindAddress,
         *,
         days: int = 7,
@@ -49,7 +54,7 @@ class DashboardServer:
         self.app = create_app(
             self.data, token=self.token, port=self.port, days=days, codes=self.codes, on_login=on_login
         )
-        self._server: Any = None
+        self._server: uvicorn.Server | None = None
 
     @property
     def url(self) -> str:
@@ -77,7 +82,7 @@ class DashboardServer:
         if on_ready is not None:
             original = server.startup
 
-            async def startup(sockets: Any = None) -> None:
+            async def startup(sockets: list[socket.socket] | None = None) -> None:
                 await original(sockets=sockets)
                 on_ready()
 

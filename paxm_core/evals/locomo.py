@@ -24,15 +24,18 @@ trial) with the retrieval diagnostic under ``retrieval`` (upstream's
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.evals.locomo_data import Conversation, Question, memory_rows, normalize_answer, token_f1
 
 if TYPE_CHECKING:
+    from paxm_core.api.protocols import Provider
+    from paxm_core.api.types import MemoryHit
     from paxm_core.config import Config
     from paxm_core.evals.locomo_harness import ChatHarness
     from paxm_core.evals.locomo_scope import RunScope
@@ -96,7 +99,7 @@ def run_locomo(
     harness: ChatHarness | None,
     opts: LocomoOptions,
     progress: Progress | None = None,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[JSONObject, list[str]]:
     """Run the eval; return ``(result JSON, errors)`` (errors: conversations that could not run).
 
     A provider that cannot be isolated is a :class:`UsageError` before anything runs.
@@ -107,8 +110,8 @@ def run_locomo(
     started = time.monotonic()
     plan = _selected(conversations, opts.max_questions)
     total = sum(len(qs) for _, qs in plan) * (0 if opts.retrieval_only else len(opts.arms))
-    trials: list[dict[str, Any]] = []
-    retrieval: list[dict[str, Any]] = []
+    trials: list[JSONObject] = []
+    retrieval: list[JSONObject] = []
     errors: list[str] = []
     canaries: list[bool] = []
     report = progress or (lambda *_: None)
@@ -131,7 +134,7 @@ def run_locomo(
     diag = aggregate_retrieval(retrieval, opts.provider, len(plan), duration)
     if opts.retrieval_only:
         return diag, errors
-    result: dict[str, Any] = {
+    result: JSONObject = {
         "benchmark": "locomo-agent",
         "dataset_version": "official-locomo10",
         "agent": harness.name if harness else "",
@@ -148,7 +151,7 @@ def run_locomo(
 class _CanaryFailed(PaxmError):
     """The write canary failed; the retrieval diagnostic already measured still counts."""
 
-    def __init__(self, message: str, retrieval: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, retrieval: list[JSONObject]) -> None:
         super().__init__(message)
         self.retrieval = retrieval
 
@@ -165,7 +168,7 @@ def _run_conversation(
     harness: ChatHarness | None,
     opts: LocomoOptions,
     report: Callable[[str, int], None],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+) -> tuple[list[JSONObject], list[JSONObject], bool]:
     from paxm_core.evals.locomo_scope import COMPLETE, FAILED, prepare_scope, sanitize_scope_id
     from paxm_core.runtime import Runtime
 
@@ -180,7 +183,7 @@ def _run_conversation(
             if opts.settle > 0:
                 time.sleep(opts.settle)
             retrieval = [_diagnose(provider, conversation.id, q, opts.limit) for q in questions]
-            trials: list[dict[str, Any]] = []
+            trials: list[JSONObject] = []
             if not opts.retrieval_only and harness is not None:
                 trials = _agent_trials(harness, provider, scope, conversation.id, questions, opts, report, retrieval)
         finally:
@@ -198,14 +201,14 @@ def _run_conversation(
 
 def _agent_trials(
     harness: ChatHarness,
-    provider: Any,
+    provider: Provider,
     scope: RunScope,
     conversation_id: str,
     questions: list[Question],
     opts: LocomoOptions,
     report: Callable[[str, int], None],
-    retrieval: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
+    retrieval: list[JSONObject],
+) -> list[JSONObject]:
     """The write canary, then every question in every arm, with the harness serving ``scope``."""
     harness.open(scope)
     try:
@@ -218,7 +221,7 @@ def _agent_trials(
         harness.close()
 
 
-def _ingest(provider: Any, conversation: Conversation, scope: RunScope) -> int:
+def _ingest(provider: Provider, conversation: Conversation, scope: RunScope) -> int:
     """Store every turn (batches of 50 where the provider takes batches); record the refs."""
     from paxm_core.api.deadline import Deadline
     from paxm_core.api.protocols import SupportsPutBatch
@@ -238,7 +241,7 @@ def _ingest(provider: Any, conversation: Conversation, scope: RunScope) -> int:
     return len(items)
 
 
-def _hit_id(hit: Any) -> str:
+def _hit_id(hit: MemoryHit) -> str:
     for key in ("locomo_dia_id", "paxm_id"):
         value = str((hit.metadata or {}).get(key, "")).strip()
         if value:
@@ -246,12 +249,12 @@ def _hit_id(hit: Any) -> str:
     return str(hit.id)
 
 
-def _diagnose(provider: Any, conversation_id: str, question: Question, limit: int) -> dict[str, Any]:
+def _diagnose(provider: Provider, conversation_id: str, question: Question, limit: int) -> JSONObject:
     from paxm_core.api.deadline import Deadline
     from paxm_core.api.types import SearchQuery
     from paxm_core.evals.locomo_data import score_retrieval
 
-    base = {
+    base: JSONObject = {
         "conversation_id": conversation_id,
         "question": question.question,
         "category": question.category,
@@ -265,7 +268,7 @@ def _diagnose(provider: Any, conversation_id: str, question: Question, limit: in
     return {**base, **score_retrieval([_hit_id(h) for h in hits], question.evidence, limit)}
 
 
-def _write_canary(harness: ChatHarness, provider: Any, scope: RunScope) -> None:
+def _write_canary(harness: ChatHarness, provider: Provider, scope: RunScope) -> None:
     """A turn asking to remember a token, written by the turn_end hook, must reach the store."""
     from paxm_core.api.deadline import Deadline
     from paxm_core.api.types import SearchQuery
@@ -297,10 +300,10 @@ def _ask(
     questions: list[Question],
     opts: LocomoOptions,
     report: Callable[[str, int], None],
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     from paxm_core.evals.locomo_harness import AgentRequest
 
-    trials = []
+    trials: list[JSONObject] = []
     for index, question in enumerate(questions):
         qid = f"{conversation_id}-q{index + 1:04d}"
         for arm in opts.arms:
@@ -312,15 +315,16 @@ def _ask(
                 trial["error"] = str(exc)
             else:
                 trial["response"] = response.to_json()
-                trial["token_f1"] = token_f1(response.text, question.answer)
+                f1 = token_f1(response.text, question.answer)
+                trial["token_f1"] = f1
                 trial["exact_match"] = normalize_answer(response.text) == normalize_answer(question.answer)
-                trial["matched"] = trial["token_f1"] >= opts.match_threshold
+                trial["matched"] = f1 >= opts.match_threshold
             trials.append(trial)
             report(f"{qid} {arm}", len(trials))
     return trials
 
 
-def _trial(conversation_id: str, qid: str, question: Question, arm: str) -> dict[str, Any]:
+def _trial(conversation_id: str, qid: str, question: Question, arm: str) -> JSONObject:
     return {
         "conversation_id": conversation_id,
         "question_id": qid,
@@ -335,8 +339,10 @@ def _trial(conversation_id: str, qid: str, question: Question, arm: str) -> dict
     }
 
 
-def _failed_trials(conversation_id: str, questions: list[Question], arms: tuple[str, ...], error: str) -> list[Any]:
-    out = []
+def _failed_trials(
+    conversation_id: str, questions: list[Question], arms: tuple[str, ...], error: str
+) -> list[JSONObject]:
+    out: list[JSONObject] = []
     for index, question in enumerate(questions):
         for arm in arms:
             trial = _trial(conversation_id, f"{conversation_id}-q{index + 1:04d}", question, arm)
@@ -345,7 +351,7 @@ def _failed_trials(conversation_id: str, questions: list[Question], arms: tuple[
     return out
 
 
-def _failed_question(conversation_id: str, question: Question, error: str) -> dict[str, Any]:
+def _failed_question(conversation_id: str, question: Question, error: str) -> JSONObject:
     from paxm_core.evals.locomo_data import score_retrieval
 
     return {
@@ -359,90 +365,122 @@ def _failed_question(conversation_id: str, question: Question, error: str) -> di
     }
 
 
-def aggregate_trials(trials: list[dict[str, Any]], arms: tuple[str, ...]) -> dict[str, Any]:
+def aggregate_trials(trials: Sequence[Mapping[str, JSONValue]], arms: tuple[str, ...]) -> JSONObject:
     """Per-arm summaries (upstream's fields), lift over control, trials sorted by question then arm."""
-    groups = {arm: _empty_summary(arm) for arm in arms}
+    groups = {arm: _ArmSummary(arm) for arm in arms}
     for trial in trials:
-        group = groups.setdefault(trial["arm"], _empty_summary(trial["arm"]))
-        response = trial["response"]
-        group["trials"] += 1
-        group["errors"] += 1 if trial.get("error") else 0
-        group["matched"] += 1 if trial["matched"] else 0
-        if response.get("recall_used"):
-            group["recall_used"] += 1
-            group["useful_recall"] += 1 if trial["matched"] else 0
-        group["exact_match"] += 1 if trial["exact_match"] else 0
-        group["mean_f1"] += trial["token_f1"]
-        group["input_tokens"] += response.get("input_tokens", 0)
-        group["output_tokens"] += response.get("output_tokens", 0)
-        group["cost"] += response.get("cost", 0.0)
-        group["duration_ms"] += response.get("duration_ms", 0)
+        arm = str(trial.get("arm"))
+        groups.setdefault(arm, _ArmSummary(arm)).add(trial)
     for group in groups.values():
-        if group["trials"]:
-            n = group["trials"]
-            group["accuracy"] = group["matched"] / n
-            group["mean_f1"] /= n
-            group["exact_match"] /= n
-            group["recall_use_rate"] = group["recall_used"] / n
-            if group["recall_used"]:
-                group["useful_recall_rate"] = group["useful_recall"] / group["recall_used"]
-            group["cost"] = round(group["cost"], 9)
-    control = groups.get("control", {}).get("accuracy", 0.0)
+        group.finish()
+    control = groups["control"].accuracy if "control" in groups else 0.0
     order = {arm: i for i, arm in enumerate(arms)}
-    out: dict[str, Any] = {
-        "question_count": len({(t["conversation_id"], t["question_id"]) for t in trials}),
+    out: JSONObject = {
+        "question_count": len({(str(t.get("conversation_id")), str(t.get("question_id"))) for t in trials}),
         "trial_count": len(trials),
     }
     if "passive" in groups:
-        out["passive_lift"] = groups["passive"]["accuracy"] - control
+        out["passive_lift"] = groups["passive"].accuracy - control
     if "active" in groups:
-        out["active_lift"] = groups["active"]["accuracy"] - control
-    out["summaries"] = [groups[arm] for arm in sorted(groups, key=lambda a: order.get(a, len(order)))]
-    out["trials"] = sorted(trials, key=lambda t: (t["question_id"], order.get(t["arm"], len(order))))
+        out["active_lift"] = groups["active"].accuracy - control
+    out["summaries"] = [asdict(groups[arm]) for arm in sorted(groups, key=lambda a: order.get(a, len(order)))]
+    ordered: list[Mapping[str, JSONValue]] = sorted(
+        trials, key=lambda t: (str(t.get("question_id")), order.get(str(t.get("arm")), len(order)))
+    )
+    out["trials"] = ordered
     return out
 
 
-def _empty_summary(arm: str) -> dict[str, Any]:
-    summary: dict[str, Any] = {"arm": arm}
-    for key in ("trials", "matched", "errors", "recall_used", "useful_recall"):
-        summary[key] = 0
-    for key in ("accuracy", "mean_f1", "exact_match", "recall_use_rate", "useful_recall_rate"):
-        summary[key] = 0.0
-    summary.update(input_tokens=0, output_tokens=0, cost=0.0, duration_ms=0)
-    return summary
+def number_of(row: Mapping[str, JSONValue], key: str) -> float:
+    """``row[key]`` as a number (missing or not a number: 0)."""
+    value = row.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def aggregate_retrieval(questions: list[dict[str, Any]], provider: str, conversations: int, ms: int) -> dict[str, Any]:
+@dataclass
+class _ArmSummary:
+    """One arm's summary; its JSON keys are the field names, in this order (upstream's)."""
+
+    arm: str
+    trials: int = 0
+    matched: int = 0
+    errors: int = 0
+    recall_used: int = 0
+    useful_recall: int = 0
+    accuracy: float = 0.0
+    mean_f1: float = 0.0
+    exact_match: float = 0.0
+    recall_use_rate: float = 0.0
+    useful_recall_rate: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    duration_ms: int = 0
+
+    def add(self, trial: Mapping[str, JSONValue]) -> None:
+        """Count one trial (a :func:`_trial` object)."""
+        response = trial.get("response")
+        usage = response if isinstance(response, Mapping) else {}
+        self.trials += 1
+        self.errors += 1 if trial.get("error") else 0
+        self.matched += 1 if trial.get("matched") else 0
+        if usage.get("recall_used"):
+            self.recall_used += 1
+            self.useful_recall += 1 if trial.get("matched") else 0
+        self.exact_match += 1 if trial.get("exact_match") else 0
+        self.mean_f1 += number_of(trial, "token_f1")
+        self.input_tokens += int(number_of(usage, "input_tokens"))
+        self.output_tokens += int(number_of(usage, "output_tokens"))
+        self.cost += number_of(usage, "cost")
+        self.duration_ms += int(number_of(usage, "duration_ms"))
+
+    def finish(self) -> None:
+        """Turn the counts into rates once every trial is counted."""
+        if not self.trials:
+            return
+        n = self.trials
+        self.accuracy = self.matched / n
+        self.mean_f1 /= n
+        self.exact_match /= n
+        self.recall_use_rate = self.recall_used / n
+        if self.recall_used:
+            self.useful_recall_rate = self.useful_recall / self.recall_used
+        self.cost = round(self.cost, 9)
+
+
+def aggregate_retrieval(
+    questions: Sequence[Mapping[str, JSONValue]], provider: str, conversations: int, ms: int
+) -> JSONObject:
     """Upstream's ``locomo-text-qa-retrieval`` result: overall means and categories 1-4."""
-    result: dict[str, Any] = {
+    result: JSONObject = {
         "benchmark": "locomo-text-qa-retrieval",
         "dataset_version": "official-locomo10",
         "provider": provider,
         "conversation_count": conversations,
         "question_count": len(questions),
-        "passed": sum(1 for q in questions if q["passed"]),
-        "failed": sum(1 for q in questions if not q["passed"]),
+        "passed": sum(1 for q in questions if q.get("passed")),
+        "failed": sum(1 for q in questions if not q.get("passed")),
         "execution_failed": sum(1 for q in questions if q.get("error")),
     }
     n = len(questions) or 1
-    for key, field_name in (("recall_at_k", "recall_at_k"), ("precision_at_k", "precision_at_k")):
-        result[key] = sum(q[field_name] for q in questions) / n
-    result["mrr"] = sum(q["reciprocal_rank"] for q in questions) / n
+    for key in ("recall_at_k", "precision_at_k"):
+        result[key] = sum(number_of(q, key) for q in questions) / n
+    result["mrr"] = sum(number_of(q, "reciprocal_rank") for q in questions) / n
     result["duration_ms"] = ms
-    result["questions"] = questions
-    categories = []
+    result["questions"] = list(questions)
+    categories: list[JSONValue] = []
     for category in range(1, 5):
-        group = [q for q in questions if q["category"] == category]
+        group = [q for q in questions if q.get("category") == category]
         if group:
             k = len(group)
             categories.append(
                 {
                     "category": category,
                     "questions": k,
-                    "passed": sum(1 for q in group if q["passed"]),
-                    "recall_at_k": sum(q["recall_at_k"] for q in group) / k,
-                    "precision_at_k": sum(q["precision_at_k"] for q in group) / k,
-                    "mrr": sum(q["reciprocal_rank"] for q in group) / k,
+                    "passed": sum(1 for q in group if q.get("passed")),
+                    "recall_at_k": sum(number_of(q, "recall_at_k") for q in group) / k,
+                    "precision_at_k": sum(number_of(q, "precision_at_k") for q in group) / k,
+                    "mrr": sum(number_of(q, "reciprocal_rank") for q in group) / k,
                 }
             )
     result["categories"] = categories

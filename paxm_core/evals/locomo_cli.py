@@ -6,12 +6,20 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import PaxmError, UsageError
+from paxm_core.api.json import JSONValue
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from paxm_core.config.model import Config
+    from paxm_core.progress import Progress
 
 __all__ = ["cleanup", "locomo"]
 
@@ -43,7 +51,7 @@ def _seconds(value: str, flag: str) -> float:
         raise UsageError(f"{flag}: {exc}") from None
 
 
-def _user_config(config_path: str | None) -> Any:
+def _user_config(config_path: str | None) -> Config:
     """The user's config (``--config``/default), or the built-in one when there is none yet."""
     from paxm_core.config import config_exists, default_config, load_config
     from paxm_core.plugins import installed_provider_catalog
@@ -54,20 +62,29 @@ def _user_config(config_path: str | None) -> Any:
     return default_config(config_path, catalog)
 
 
-def _validate(opts: dict[str, Any]) -> None:
-    if opts["retrieval_only"]:
-        if opts["limit"] <= 0:
+def _validate(
+    *,
+    retrieval_only: bool,
+    limit: int,
+    base_url: str,
+    model: str,
+    max_questions: int,
+    all_questions: bool,
+    match_threshold: float,
+) -> None:
+    if retrieval_only:
+        if limit <= 0:
             raise UsageError("--limit must be positive")
         return
-    if not opts["base_url"] or not opts["model"]:
+    if not base_url or not model:
         raise UsageError("the LoCoMo agent eval needs --base-url URL and --model NAME (or --retrieval-only)")
-    if opts["max_questions"] <= 0 and not opts["all_questions"]:
+    if max_questions <= 0 and not all_questions:
         raise UsageError("the LoCoMo agent eval makes paid model calls; choose --max-questions N or pass --all")
-    if opts["max_questions"] < 0 or not 0 < opts["match_threshold"] <= 1 or opts["limit"] <= 0:
+    if max_questions < 0 or not 0 < match_threshold <= 1 or limit <= 0:
         raise UsageError("invalid LoCoMo eval limits (--max-questions >= 0, 0 < --match-threshold <= 1, --limit > 0)")
 
 
-def _progress(show_bar: bool) -> Any:
+def _progress(show_bar: bool) -> tuple[Progress, Callable[[str, int, int], None]]:
     """Progress on stderr: a line per conversation step, and the bar on a terminal."""
     from paxm_core.progress import progress as progress_bar
 
@@ -115,7 +132,30 @@ def _progress(show_bar: bool) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
 @click.pass_context
-def locomo(ctx: click.Context, /, **opts: Any) -> None:
+def locomo(
+    ctx: click.Context,
+    /,
+    dataset_path: str,
+    base_url: str,
+    model: str,
+    api_key_env: str,
+    provider_name: str,
+    arms: str,
+    max_questions: int,
+    all_questions: bool,
+    match_threshold: float,
+    limit: int,
+    timeout: str,
+    settle: str,
+    input_price: float,
+    output_price: float,
+    retrieval_only: bool,
+    keep_memory: bool,
+    run_id: str,
+    manifest_dir: str,
+    as_json: bool,
+    output_path: str | None,
+) -> None:
     """Ask LoCoMo's questions through an agent with no memory, passive memory and active memory.
 
     Stores each conversation of your LoCoMo file in an isolated run directory, scores retrieval
@@ -128,36 +168,44 @@ def locomo(ctx: click.Context, /, **opts: Any) -> None:
     from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
     from paxm_core.evals.locomo_scope import default_manifest_dir
 
-    _validate(opts)
-    arms = _arms(opts["arms"])
-    timeout, settle = _seconds(opts["timeout"], "--timeout"), _seconds(opts["settle"], "--settle")
-    config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
-    conversations = load_locomo(opts["dataset_path"])
-    harness = None
-    if not opts["retrieval_only"]:
-        key = os.environ.get(opts["api_key_env"], "") if opts["api_key_env"] else ""
-        endpoint = ChatEndpoint(opts["base_url"], opts["model"], api_key=key, timeout=timeout)
-        harness = ChatHarness(endpoint, input_price=opts["input_price"], output_price=opts["output_price"])
-    run_opts = LocomoOptions(
-        provider=opts["provider_name"],
-        run_id=opts["run_id"] or time.strftime("locomo-%Y%m%dT%H%M%S") + f"-{os.getpid()}",
-        manifest_dir=Path(opts["manifest_dir"]).expanduser() if opts["manifest_dir"] else default_manifest_dir(),
-        arms=arms,
-        max_questions=0 if opts["all_questions"] else opts["max_questions"],
-        match_threshold=opts["match_threshold"],
-        limit=opts["limit"],
-        keep_memory=opts["keep_memory"],
-        settle=settle,
-        retrieval_only=opts["retrieval_only"],
+    _validate(
+        retrieval_only=retrieval_only,
+        limit=limit,
+        base_url=base_url,
+        model=model,
+        max_questions=max_questions,
+        all_questions=all_questions,
+        match_threshold=match_threshold,
     )
-    bar, report = _progress(show_bar=not opts["as_json"] and sys.stderr.isatty())
+    chosen_arms = _arms(arms)
+    timeout_s, settle_s = _seconds(timeout, "--timeout"), _seconds(settle, "--settle")
+    config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
+    conversations = load_locomo(dataset_path)
+    harness = None
+    if not retrieval_only:
+        key = os.environ.get(api_key_env, "") if api_key_env else ""
+        endpoint = ChatEndpoint(base_url, model, api_key=key, timeout=timeout_s)
+        harness = ChatHarness(endpoint, input_price=input_price, output_price=output_price)
+    run_opts = LocomoOptions(
+        provider=provider_name,
+        run_id=run_id or time.strftime("locomo-%Y%m%dT%H%M%S") + f"-{os.getpid()}",
+        manifest_dir=Path(manifest_dir).expanduser() if manifest_dir else default_manifest_dir(),
+        arms=chosen_arms,
+        max_questions=0 if all_questions else max_questions,
+        match_threshold=match_threshold,
+        limit=limit,
+        keep_memory=keep_memory,
+        settle=settle_s,
+        retrieval_only=retrieval_only,
+    )
+    bar, report = _progress(show_bar=not as_json and sys.stderr.isatty())
     with bar:
         result, errors = run_locomo(conversations, config, harness, run_opts, report)
-    if opts["output_path"]:
+    if output_path:
         from paxm_core.cli.eval_cmds import _write_private
 
-        _write_private(Path(opts["output_path"]).expanduser(), json.dumps(result, indent=2) + "\n")
-    if opts["as_json"]:
+        _write_private(Path(output_path).expanduser(), json.dumps(result, indent=2) + "\n")
+    if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(_report(result), nl=False)
@@ -166,50 +214,62 @@ def locomo(ctx: click.Context, /, **opts: Any) -> None:
     _exit_status(result, errors)
 
 
-def _exit_status(result: dict[str, Any], errors: list[str]) -> None:
+def _exit_status(result: Mapping[str, JSONValue], errors: list[str]) -> None:
     if errors:
         raise PaxmError(f"LoCoMo eval failed for {len(errors)} conversation(s)")
-    for summary in result.get("summaries", []):
-        if summary["errors"]:
-            raise PaxmError(f"LoCoMo agent eval {summary['arm']} arm had {summary['errors']} execution errors")
+    for summary in _objects(result.get("summaries")):
+        if summary.get("errors"):
+            raise PaxmError(f"LoCoMo agent eval {summary.get('arm')} arm had {summary.get('errors')} execution errors")
     if result.get("execution_failed"):
-        raise PaxmError(f"LoCoMo eval execution failed for {result['execution_failed']} questions")
+        raise PaxmError(f"LoCoMo eval execution failed for {result.get('execution_failed')} questions")
 
 
-def _retrieval_lines(diag: dict[str, Any]) -> list[str]:
+def _objects(value: JSONValue) -> list[Mapping[str, JSONValue]]:
+    """The objects of a JSON array (nothing for anything else)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _retrieval_lines(diag: Mapping[str, JSONValue]) -> list[str]:
+    from paxm_core.evals.locomo import number_of as n
+
     lines = [
-        f"  retrieval ({diag['provider']}): {diag['passed']}/{diag['question_count']} passed  "
-        f"recall@k {diag['recall_at_k']:.3f}  precision@k {diag['precision_at_k']:.3f}  mrr {diag['mrr']:.3f}"
+        f"  retrieval ({diag.get('provider')}): {diag.get('passed')}/{diag.get('question_count')} passed  "
+        f"recall@k {n(diag, 'recall_at_k'):.3f}  precision@k {n(diag, 'precision_at_k'):.3f}  mrr {n(diag, 'mrr'):.3f}"
     ]
-    for cat in diag["categories"]:
+    for cat in _objects(diag.get("categories")):
         lines.append(
-            f"    category {cat['category']}: {cat['passed']}/{cat['questions']}  recall@k {cat['recall_at_k']:.3f}  "
-            f"precision@k {cat['precision_at_k']:.3f}  mrr {cat['mrr']:.3f}"
+            f"    category {cat.get('category')}: {cat.get('passed')}/{cat.get('questions')}  "
+            f"recall@k {n(cat, 'recall_at_k'):.3f}  precision@k {n(cat, 'precision_at_k'):.3f}  mrr {n(cat, 'mrr'):.3f}"
         )
     return lines
 
 
-def _report(result: dict[str, Any]) -> str:
-    if result["benchmark"] != "locomo-agent":
-        return "\n".join([f"paxm eval: {result['benchmark']} ({result['provider']})", *_retrieval_lines(result)]) + "\n"
+def _report(result: Mapping[str, JSONValue]) -> str:
+    from paxm_core.evals.locomo import number_of as n
+
+    if result.get("benchmark") != "locomo-agent":
+        header = f"paxm eval: {result.get('benchmark')} ({result.get('provider')})"
+        return "\n".join([header, *_retrieval_lines(result)]) + "\n"
     lines = [
-        f"paxm eval: {result['benchmark']}  agent={result['agent']}  provider={result['provider']}  "
-        f"model={result['model']}",
-        f"  agent write canary: {str(result['write_canary']).lower()}",
-        f"  questions: {result['question_count']}  trials: {result['trial_count']}  "
-        f"duration: {result['duration_ms'] / 1000:.1f}s",
+        f"paxm eval: {result.get('benchmark')}  agent={result.get('agent')}  provider={result.get('provider')}  "
+        f"model={result.get('model')}",
+        f"  agent write canary: {str(result.get('write_canary')).lower()}",
+        f"  questions: {result.get('question_count')}  trials: {result.get('trial_count')}  "
+        f"duration: {n(result, 'duration_ms') / 1000:.1f}s",
     ]
-    for s in result["summaries"]:
+    for s in _objects(result.get("summaries")):
         lines.append(
-            f"  {s['arm']:<7} accuracy {s['accuracy'] * 100:.1f}%  mean-f1 {s['mean_f1']:.3f}  "
-            f"exact {s['exact_match'] * 100:.1f}%  recall-used {s['recall_used']}/{s['trials']}  "
-            f"useful {s['useful_recall_rate'] * 100:.1f}%  errors {s['errors']}  "
-            f"tokens {s['input_tokens']}/{s['output_tokens']}  cost ${s['cost']:.4f}"
+            f"  {str(s.get('arm')):<7} accuracy {n(s, 'accuracy') * 100:.1f}%  mean-f1 {n(s, 'mean_f1'):.3f}  "
+            f"exact {n(s, 'exact_match') * 100:.1f}%  recall-used {s.get('recall_used')}/{s.get('trials')}  "
+            f"useful {n(s, 'useful_recall_rate') * 100:.1f}%  errors {s.get('errors')}  "
+            f"tokens {s.get('input_tokens')}/{s.get('output_tokens')}  cost ${n(s, 'cost'):.4f}"
         )
-    lift = [f"{arm} {result[arm + '_lift'] * 100:+.1f}pp" for arm in ("passive", "active") if arm + "_lift" in result]
+    lifts = [(arm, arm + "_lift") for arm in ("passive", "active")]
+    lift = [f"{arm} {n(result, key) * 100:+.1f}pp" for arm, key in lifts if key in result]
     if lift:
         lines.append("  memory lift: " + "  ".join(lift))
-    lines += _retrieval_lines(result["retrieval"])
+    retrieval = result.get("retrieval")
+    lines += _retrieval_lines(retrieval if isinstance(retrieval, Mapping) else {})
     return "\n".join(lines) + "\n"
 
 

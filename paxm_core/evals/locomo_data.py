@@ -23,9 +23,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from paxm_core.api.errors import UsageError
+from paxm_core.api.json import JSONObject
 
 __all__ = [
     "Conversation",
@@ -84,7 +84,7 @@ class Conversation:
     questions: tuple[Question, ...] = field(default=())
 
 
-def answer_text(value: Any) -> str:
+def answer_text(value: object) -> str:
     """The reference answer as text (a number or list is printed as upstream's ``fmt.Sprint``)."""
     if value is None:
         return ""
@@ -97,7 +97,7 @@ def answer_text(value: Any) -> str:
     return str(value).strip()
 
 
-def _turns(raw: Any, where: str) -> tuple[Turn, ...]:
+def _turns(raw: object, where: str) -> tuple[Turn, ...]:
     if not isinstance(raw, list):
         raise UsageError(f"LoCoMo {where} is not a list of turns")
     turns = []
@@ -115,7 +115,7 @@ def _turns(raw: Any, where: str) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
-def _questions(raw: Any) -> tuple[Question, ...]:
+def _questions(raw: object) -> tuple[Question, ...]:
     out = []
     for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, dict):
@@ -131,7 +131,7 @@ def _questions(raw: Any) -> tuple[Question, ...]:
     return tuple(out)
 
 
-def _conversation(raw: Any, index: int) -> Conversation:
+def _conversation(raw: object, index: int) -> Conversation:
     if not isinstance(raw, dict):
         raise UsageError(f"LoCoMo entry {index + 1} is not an object")
     cid = str(raw.get("sample_id") or "").strip() or f"conversation-{index + 1}"
@@ -208,7 +208,7 @@ def token_f1(actual: str, expected: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def score_retrieval(hit_ids: list[str], evidence: tuple[str, ...], limit: int) -> dict[str, Any]:
+def score_retrieval(hit_ids: list[str], evidence: tuple[str, ...], limit: int) -> JSONObject:
     """Recall@K, Precision@K (matched / K), reciprocal rank and pass for one question's hits."""
     expected = set(evidence)
     matched: list[str] = []

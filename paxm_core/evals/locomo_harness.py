@@ -25,13 +25,16 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError
+from paxm_core.api.json import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from paxm_core.evals.locomo_scope import RunScope
+    from paxm_core.mcp_server import PaxmTools
 
 __all__ = ["AgentRequest", "AgentResponse", "ChatEndpoint", "ChatHarness"]
 
@@ -63,13 +66,16 @@ class AgentResponse:
     recall_used: bool = False
     model: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"text": self.text}
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"text": self.text}
         if self.session_id:
             out["session_id"] = self.session_id
-        for key in ("input_tokens", "output_tokens", "cost"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
+        if self.input_tokens:
+            out["input_tokens"] = self.input_tokens
+        if self.output_tokens:
+            out["output_tokens"] = self.output_tokens
+        if self.cost:
+            out["cost"] = self.cost
         out["duration_ms"] = self.duration_ms
         if self.recall_used:
             out["recall_used"] = True
@@ -88,9 +94,9 @@ class ChatEndpoint:
     timeout: float = 180.0
     extra_headers: dict[str, str] = field(default_factory=dict)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def complete(self, messages: list[JSONObject], tools: list[JSONObject] | None) -> JSONObject:
         """One non-streaming completion; HTTP and decoding failures are :class:`PaxmError` (no key in them)."""
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
+        body: JSONObject = {"model": self.model, "messages": messages, "stream": False}
         if tools:
             body["tools"] = tools
         headers = {"Content-Type": "application/json", **self.extra_headers}
@@ -111,7 +117,23 @@ class ChatEndpoint:
         return payload
 
 
-def _recall_tool() -> dict[str, Any]:
+def _first(value: JSONValue) -> JSONValue:
+    """The first element of a JSON array (``None`` for anything else or an empty one)."""
+    return value[0] if isinstance(value, list) and value else None
+
+
+def _member(value: JSONValue, key: str) -> Mapping[str, JSONValue]:
+    """``value[key]`` when both are JSON objects, else an empty object."""
+    found = value.get(key) if isinstance(value, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
+
+
+def _whole(value: JSONValue) -> int:
+    """A token count from a usage object (missing or not a number: 0)."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _recall_tool() -> JSONObject:
     """``paxm_recall`` as the MCP server describes it, in Chat Completions' function-tool shape."""
     from paxm_core.mcp_server import TOOLS
 
@@ -129,7 +151,7 @@ class ChatHarness:
         self.input_price = input_price
         self.output_price = output_price
         self._scope: RunScope | None = None
-        self._tools: Any = None
+        self._tools: PaxmTools | None = None
 
     def open(self, scope: RunScope) -> None:
         """Serve ``scope``'s config: hooks and the MCP tools read it."""
@@ -145,7 +167,7 @@ class ChatHarness:
             self._tools.close()
         self._tools, self._scope = None, None
 
-    def _hook(self, event: str, payload: dict[str, Any]) -> str:
+    def _hook(self, event: str, payload: JSONObject) -> str:
         """Run paxm's hook for ``event`` with a generic payload; hook errors are raised."""
         from paxm_core.evals.locomo_scope import EVAL_AGENT
         from paxm_core.passive.client_core import new_event_id
@@ -179,7 +201,7 @@ class ChatHarness:
             context = self._hook("user_input", {**base, "prompt": request.prompt})
             if context:
                 content = f"{request.prompt}\n\n{context}"
-        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        messages: list[JSONObject] = [{"role": "user", "content": content}]
         tools = [_recall_tool()] if request.arm == "active" else None
         try:
             response.text = self._converse(messages, tools, response)
@@ -190,36 +212,39 @@ class ChatHarness:
             self._hook("turn_end", {**base, "last_assistant_message": response.text, "messages": turn})
         return response
 
-    def _converse(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, out: AgentResponse) -> str:
+    def _converse(self, messages: list[JSONObject], tools: list[JSONObject] | None, out: AgentResponse) -> str:
         for _ in range(MAX_ROUNDS):
             reply = self.endpoint.complete(messages, tools)
             self._count(reply, out)
-            message = (reply["choices"][0] or {}).get("message") or {}
-            calls = message.get("tool_calls") or []
-            if not calls:
+            message = _member(_first(reply.get("choices")), "message")
+            calls = message.get("tool_calls")
+            if not isinstance(calls, list) or not calls:
                 return str(message.get("content") or "").strip()
             messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": calls})
             for call in calls:
+                call = call if isinstance(call, Mapping) else {}
                 messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": self._tool(call, out)})
         raise PaxmError(f"the model made tool calls in {MAX_ROUNDS} rounds without answering")
 
-    def _tool(self, call: dict[str, Any], out: AgentResponse) -> str:
-        function = call.get("function") or {}
+    def _tool(self, call: Mapping[str, JSONValue], out: AgentResponse) -> str:
+        function = _member(call, "function")
         name = function.get("name", "")
         if name != "paxm_recall":
             return f"unknown tool {name!r}"
+        raw = function.get("arguments")
         try:
-            arguments = json.loads(function.get("arguments") or "{}")
+            arguments = json.loads(raw if isinstance(raw, str) and raw else "{}")
         except ValueError:
             return "invalid JSON arguments"
         out.recall_used = True
+        assert self._tools is not None, "open() a run first"
         outcome = self._tools.call("paxm_recall", arguments)
         return str(outcome.text)
 
-    def _count(self, reply: dict[str, Any], out: AgentResponse) -> None:
-        usage = reply.get("usage") or {}
-        prompt = int(usage.get("prompt_tokens") or 0)
-        completion = int(usage.get("completion_tokens") or 0)
+    def _count(self, reply: Mapping[str, JSONValue], out: AgentResponse) -> None:
+        usage = _member(reply, "usage")
+        prompt = _whole(usage.get("prompt_tokens"))
+        completion = _whole(usage.get("completion_tokens"))
         out.input_tokens += prompt
         out.output_tokens += completion
         reported = usage.get("cost")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import PaxmError, UsageError
+from paxm_core.api.json import JSONObject
 
 if TYPE_CHECKING:
     from paxm_core.config import Config
@@ -205,7 +206,7 @@ def _remove_run_dir(run_dir: Path, config_path: Path) -> None:
     shutil.rmtree(run_dir)  # removes symlinks inside, never what they point to
 
 
-def _owned_manifest(run_dir: Path) -> dict[str, Any] | None:
+def _owned_manifest(run_dir: Path) -> JSONObject | None:
     """The manifest of ``run_dir`` if it is a real directory of ours with paxm's manifest for it."""
     try:
         info = os.lstat(run_dir)

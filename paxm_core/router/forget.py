@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import DeadlineExceeded
+from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryRef
 from paxm_core.router.bulkhead import Lane
 from paxm_core.router.fanout import Outcome, error_text, fan_out
@@ -43,7 +43,7 @@ class ProviderForget:
     unsupported: list[str] = field(default_factory=list)
     duration_ms: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "provider": self.provider,
             "status": self.status,
@@ -71,7 +71,7 @@ class ForgetResult:
         """Whether some provider deleted or accepted ``memory_id``."""
         return any(memory_id in p.deleted or memory_id in p.accepted for p in self.providers)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"providers": [p.to_json() for p in self.providers], "failed": self.failed}
 
 

@@ -6,9 +6,10 @@ import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import paxm_core.router.ranking as ranking
+from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryHit, normalize_tier
 from paxm_core.attribution import (
     META_EXPIRES_AT,
@@ -98,7 +99,7 @@ class Candidate:
             self._hit = hit
         return self._hit
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The copy's JSON (only the rare full-content tie-breaks need it)."""
         return self.materialize().to_json()
 

@@ -8,8 +8,8 @@ config itself, so tests and the capture worker can build policies directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
 
 __all__ = [
@@ -112,9 +112,9 @@ class RecallResult:
     provider_recalls: list[ProviderRecall] = field(default_factory=list)
     timed_out: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Upstream's JSON shape: optional keys are omitted when empty."""
-        out: dict[str, Any] = {"query": self.query, "hits": [hit.to_json() for hit in self.hits]}
+        out: JSONObject = {"query": self.query, "hits": [hit.to_json() for hit in self.hits]}
         if self.provider_errors:
             out["provider_errors"] = [err.to_json() for err in self.provider_errors]
         if self.provider_recalls:
@@ -136,9 +136,9 @@ class RememberResult:
     provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
     queued: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Upstream's JSON shape: optional keys are omitted when empty."""
-        out: dict[str, Any] = {"refs": [ref.to_json() for ref in self.refs]}
+        out: JSONObject = {"refs": [ref.to_json() for ref in self.refs]}
         if self.provider_errors:
             out["provider_errors"] = [err.to_json() for err in self.provider_errors]
         if self.queued:

@@ -15,8 +15,9 @@ import math
 from collections.abc import Iterable
 from datetime import datetime
 from operator import eq
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryHit
 
 __all__ = [
@@ -69,7 +70,7 @@ class Ranked(Protocol):
     @property
     def provenance(self) -> Scoped: ...
 
-    def to_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> JSONObject: ...
 
 
 H = TypeVar("H", bound=Ranked)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from paxm_core.integration import (
     EVENT_PRE_TOOL,
@@ -107,10 +106,10 @@ def remove_legacy_shims(config_dir: Path) -> list[Path]:
     return removed
 
 
-def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:
+def _commands_by_event(settings: object) -> dict[str, list[str]]:
     """settings.json ``hooks`` -> native event -> every handler command string."""
     out: dict[str, list[str]] = {}
-    hooks = settings.get("hooks")
+    hooks = settings.get("hooks") if isinstance(settings, Mapping) else None
     if not isinstance(hooks, Mapping):
         return out
     for event, groups in hooks.items():
@@ -220,7 +219,9 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
             return [Finding("error", str(exc), f"fix or move {path}, then run: {fix}")]
         ours = self.is_ours(config)
         commands = _commands_by_event(settings)
-        missing = [event for event in self.wanted_hooks(config) if not any(ours(c) for c in commands.get(event, []))]
+        wanted = self.wanted_hooks(config)
+        events = list(wanted) if isinstance(wanted, dict) else []
+        missing = [event for event in events if not any(ours(c) for c in commands.get(event, []))]
         if missing:
             return [Finding("error", f"paxm hooks missing in {path} for {', '.join(missing)}", fix)]
         broken = sorted({f for cs in commands.values() for c in cs if ours(c) for f in _missing_files(c)})

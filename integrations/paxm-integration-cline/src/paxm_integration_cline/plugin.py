@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from paxm_core.api.json import JSONObject
     from paxm_core.generated_file import GeneratedFile
 
 __all__ = [
@@ -51,7 +52,7 @@ def render_plugin(
     commands: Mapping[str, Sequence[str]], *, target: str = "cline", timeout_ms: int = SPAWN_TIMEOUT_MS
 ) -> str:
     """The plugin source with ``commands`` (paxm event -> hook-client argv) embedded."""
-    settings = {
+    settings: JSONObject = {
         "version": 1,
         "target": target,
         "timeoutMs": int(timeout_ms),

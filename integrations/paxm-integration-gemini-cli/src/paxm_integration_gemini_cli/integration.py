@@ -11,10 +11,10 @@ hooks from running.  Gemini reads JSON only on stdout and HTML-escapes the injec
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.integration import EVENT_SESSION_START, EVENT_TOOL_USE, EVENT_TURN_END, EVENT_USER_INPUT, Finding
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
+from paxm_core.settings_hooks import HooksData, Location, SettingsHooksIntegration, SettingsHooksSpec, WantedHooks
 
 __all__ = ["CONFIG_FIELDS", "HOOK_TIMEOUT_MS", "SPEC", "GeminiCliIntegration"]
 
@@ -48,17 +48,28 @@ SPEC = SettingsHooksSpec(
 )
 
 
+def _handler_names(wanted: dict[str, JSONObject]) -> set[str]:
+    """The ``name`` of paxm's handler in each wanted group (``{"hooks": [handler]}``)."""
+    names: set[str] = set()
+    for group in wanted.values():
+        handlers = group.get("hooks")
+        first = handlers[0] if isinstance(handlers, list) and handlers else None
+        if isinstance(first, dict):
+            names.add(str(first.get("name")))
+    return names
+
+
 class GeminiCliIntegration(SettingsHooksIntegration):
     """Gemini CLI: hooks in ``~/.gemini/settings.json``, ``hookSpecificOutput`` JSON output."""
 
     spec = SPEC
 
-    def extra_findings(
-        self, data: dict[str, Any], wanted: dict[str, dict[str, Any]], path: Path, fix: str
-    ) -> list[Finding]:
+    def extra_findings(self, data: HooksData, wanted: WantedHooks, path: Path, fix: str) -> list[Finding]:
         """Gemini's own switches that keep installed hooks from running (``hooksConfig``, ``hooks``)."""
         findings: list[Finding] = []
-        names = {str(group["hooks"][0]["name"]) for group in wanted.values()}
+        if not isinstance(data, dict) or not isinstance(wanted, dict):
+            return findings  # Gemini's file is JSON and paxm's hooks there are groups by event
+        names = _handler_names(wanted)
         for key in ("hooksConfig", "hooks"):
             switches = data.get(key)
             if not isinstance(switches, dict):

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
 
 __all__ = [
@@ -58,7 +59,7 @@ def render_plugin(
     commands: Mapping[str, Sequence[str]], *, target: str = "opencode", timeout_ms: int = SPAWN_TIMEOUT_MS
 ) -> str:
     """The plugin source with ``commands`` (paxm event -> hook-client argv) embedded."""
-    settings = {
+    settings: JSONObject = {
         "version": 1,
         "target": target,
         "timeoutMs": int(timeout_ms),

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
 
 __all__ = [
@@ -54,7 +55,7 @@ def render_extension(
     commands: Mapping[str, Sequence[str]], *, target: str = "pi", timeout_ms: int = SPAWN_TIMEOUT_MS
 ) -> str:
     """The extension source with ``commands`` (paxm event -> hook-client argv) embedded."""
-    settings = {
+    settings: JSONObject = {
         "version": 1,
         "target": target,
         "timeoutMs": int(timeout_ms),
