@@ -18,6 +18,24 @@ pytest.register_assert_rewrite(
 )
 
 from paxm_contracttest.contract import ProviderContract, ReadAfterWrite  # noqa: E402
-from paxm_contracttest.integration_contract import DecodeFixture, IntegrationContract, NativeConfig  # noqa: E402
+from paxm_contracttest.integration_contract import (  # noqa: E402
+    PAXM,
+    DecodeFixture,
+    IntegrationContract,
+    NativeConfig,
+    assert_detects,
+    enabled_config,
+    paxm_cli,
+)
 
-__all__ = ["DecodeFixture", "IntegrationContract", "NativeConfig", "ProviderContract", "ReadAfterWrite"]
+__all__ = [
+    "PAXM",
+    "DecodeFixture",
+    "IntegrationContract",
+    "NativeConfig",
+    "ProviderContract",
+    "ReadAfterWrite",
+    "assert_detects",
+    "enabled_config",
+    "paxm_cli",
+]

@@ -5,20 +5,21 @@ Providers: :class:`MemoryProvider` (in-memory, word-overlap relevance), :class:`
 :class:`FailingProvider` (every call raises ``ProviderError``), registered as provider types by
 :class:`FakesPlugin` through a real plugin manager (:func:`plugin_manager`).
 
-Fixtures: :func:`isolated_home` (autouse wherever it is imported into a ``conftest.py``) points
-HOME and the XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names
-in its own ``paxm_unset_env`` fixture (a harness's config-dir variable, say).
+Fixtures (autouse wherever imported into a ``conftest.py``): :func:`close_built_providers` closes
+every provider a test passed to :func:`closed_after_test`; :func:`isolated_home` points HOME and the
+XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names in its own
+``paxm_unset_env`` fixture (a harness's config-dir variable, say).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -314,3 +315,26 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paxm_unset_en
     for var in (*PAXM_ENV, *paxm_unset_env):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+class _Closeable(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closeable)
+#: providers the running test built, closed by :func:`close_built_providers` when it ends
+_BUILT: list[_Closeable] = []
+
+
+def closed_after_test(provider: _C) -> _C:
+    """Return ``provider``, to be closed when the test ends (needs :func:`close_built_providers`)."""
+    _BUILT.append(provider)
+    return provider
+
+
+@pytest.fixture(autouse=True)
+def close_built_providers() -> Iterator[None]:
+    """Close every provider the test built: an unclosed httpx pool is a ResourceWarning, an error here."""
+    yield
+    while _BUILT:
+        _BUILT.pop().close()

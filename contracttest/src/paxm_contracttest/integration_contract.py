@@ -14,10 +14,11 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,7 +31,62 @@ from paxm_core.integration import (
     client_path,
 )
 
-__all__ = ["DecodeFixture", "IntegrationContract", "NativeConfig"]
+if TYPE_CHECKING:
+    from paxm_core.config import Config
+
+__all__ = [
+    "PAXM",
+    "DecodeFixture",
+    "IntegrationContract",
+    "NativeConfig",
+    "assert_detects",
+    "enabled_config",
+    "paxm_cli",
+]
+
+#: the ``paxm`` console script of the environment the tests run in
+PAXM = str(Path(sys.executable).parent / "paxm")
+
+
+def paxm_cli(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``paxm --config <tmp_path>/paxm/config.yaml ARGS`` as a user would, with no stdin.
+
+    :param env: variables added to (or overriding) the test's environment.
+    """
+    return subprocess.run(
+        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def enabled_config(tmp_path: Path, agent: str) -> Config:
+    """A saved default config at ``<tmp_path>/paxm/config.yaml`` with ``agents.<agent>`` enabled, read back."""
+    from paxm_core.config import load_config, save_config  # as the fixtures below: config loads on use
+
+    path = tmp_path / "paxm" / "config.yaml"
+    config = load_config(path)
+    config.agents[agent].enabled = True
+    save_config(config, path)
+    return load_config(path)
+
+
+def assert_detects(integration: Integration, home: Path, executable: str, tmp_path: Path) -> None:
+    """``detect()`` finds nothing, then the harness's home directory, then its executable on PATH.
+
+    The caller points ``PATH`` at ``<tmp_path>/bin`` (``monkeypatch.setenv``) before calling.
+    """
+    assert integration.detect() is None
+    home.mkdir(parents=True)
+    assert integration.detect() == str(home)
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / executable
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert integration.detect() == str(exe)
 
 
 @dataclass(frozen=True)

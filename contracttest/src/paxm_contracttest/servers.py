@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -35,6 +35,7 @@ __all__ = [
     "BackgroundRun",
     "ServerProcess",
     "cancel_prefetch",
+    "fake_openai",
     "free_port",
     "install_wheels",
     "missing",
@@ -42,6 +43,7 @@ __all__ = [
     "provision_venv",
     "set_background_niced",
     "set_wheel_venv_root",
+    "start_fake_openai",
     "venv_python",
     "wait_http",
     "wheel_provider_round_trip",
@@ -204,6 +206,29 @@ class ServerProcess:
         except PermissionError:
             return True
         return True
+
+
+def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
+    """The fake OpenAI embeddings/chat endpoint (``fake_openai.py``) for a real backend server to call.
+
+    Returns the process and its ``/v1`` base URL; requests are logged to ``workdir/fake_openai.jsonl``.
+    """
+    port = free_port()
+    proc = ServerProcess(
+        [sys.executable, str(Path(__file__).with_name("fake_openai.py")), str(port)],
+        log=workdir / "fake_openai.log",
+        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
+    )
+    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="session")
+def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One fake OpenAI endpoint per test session (import it into a ``conftest.py``); yields its ``/v1`` URL."""
+    proc, url = start_fake_openai(tmp_path_factory.mktemp("fakeai"))
+    yield url
+    proc.stop(grace=5)
 
 
 def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:

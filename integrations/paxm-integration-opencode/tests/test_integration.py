@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from paxm_core.config import load_config, save_config
+from paxm_contracttest import assert_detects, enabled_config, paxm_cli
 from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
@@ -26,30 +24,10 @@ from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import OpenCodeIntegration
 from paxm_integration_opencode.plugin import MARKER, embedded_settings
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 UPSTREAM_TS = (
     'import type { Plugin } from "@opencode-ai/plugin";\n'
     'const paxmUserInputHookCommand = "/x";\n// paxm.opencode.user_input.v1\n'
 )
-
-
-def _config(tmp_path: Path) -> object:
-    path = tmp_path / "paxm" / "config.yaml"
-    config = load_config(path)
-    config.agents["opencode"].enabled = True
-    save_config(config, path)
-    return load_config(path)
-
-
-def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_registered_and_satisfies_the_contract() -> None:
@@ -90,7 +68,7 @@ def test_a_variant_is_a_small_subclass(monkeypatch: pytest.MonkeyPatch, isolated
 def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_exactly_it(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     oc_dir = integration.config_dir()
     (oc_dir / "plugins").mkdir(parents=True)
@@ -137,7 +115,7 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
 
 
 def test_fresh_config_dir_is_created_private(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     old = os.umask(0o022)
     try:
@@ -149,7 +127,7 @@ def test_fresh_config_dir_is_created_private(tmp_path: Path) -> None:
 
 
 def test_tool_use_is_forwarded_only_when_enabled(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     assert "tool_use" not in integration.commands(config)
     config.agents["opencode"].hooks["tool_use"] = type(config.agents["opencode"].hooks["turn_end"])(
@@ -159,7 +137,7 @@ def test_tool_use_is_forwarded_only_when_enabled(tmp_path: Path) -> None:
 
 
 def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     plugins = integration.plugin_path().parent
     plugins.mkdir(parents=True)
@@ -176,7 +154,7 @@ def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_
 
 
 def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     fix = setup_fix_command(InstallContext(config=config), "opencode")
     (missing,) = integration.check(InstallContext(config=config))
@@ -196,14 +174,7 @@ def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None
 def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     integration = OpenCodeIntegration()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert integration.detect() is None
-    integration.config_dir().mkdir(parents=True)
-    assert integration.detect() == str(integration.config_dir())
-    (tmp_path / "bin").mkdir()
-    exe = tmp_path / "bin" / "opencode"
-    exe.write_text("#!/bin/sh\n")
-    exe.chmod(0o755)
-    assert integration.detect() == str(exe)
+    assert_detects(integration, integration.config_dir(), "opencode", tmp_path)
 
 
 def test_decode_plugin_payloads() -> None:
@@ -248,12 +219,12 @@ def test_hook_output_is_the_context_for_prompts_only() -> None:
 
 
 def test_setup_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> None:
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     path = isolated_home / ".config" / "opencode" / "plugins" / "paxm.js"
     assert path.exists()
     assert f"installed the paxm OpenCode plugin at {path}" in done.stdout + done.stderr
-    done = _paxm(tmp_path, "uninstall", "--agent", "opencode", "--yes")
+    done = paxm_cli(tmp_path, "uninstall", "--agent", "opencode", "--yes")
     assert done.returncode == 0, done.stderr
     assert not path.exists()
     assert path.parent.is_dir()  # the directory may hold the user's own plugins: left alone

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+from paxm_contracttest.fakes import (  # noqa: F401  (autouse: no test touches the real home, no provider stays open)
+    close_built_providers,
+    isolated_home,
+)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -7,11 +7,9 @@ OpenAI endpoint (fast-mode add and search make embedding calls only).
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-import paxm_contracttest.fake_openai as fake_openai_module
 from paxm_contracttest.servers import ServerProcess, free_port, provision_venv, venv_python
 
 MEMOS_VERSION = "2.0.33"
@@ -28,18 +26,6 @@ HERE = Path(__file__).parent
 def memos_venv() -> Path:
     """The cached venv holding MemoryOS and pgserver (built on first use, ~5 min cold)."""
     return provision_venv("memos", MEMOS_VERSION, REQUIREMENTS)
-
-
-def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
-    """The fake embeddings/chat endpoint; returns the process and its ``/v1`` base URL."""
-    port = free_port()
-    proc = ServerProcess(
-        [sys.executable, fake_openai_module.__file__, str(port)],
-        log=workdir / "fake_openai.log",
-        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
-    )
-    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
-    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 def memos_env(workdir: Path, pgdata: Path, fake_openai: str) -> dict[str, str]:

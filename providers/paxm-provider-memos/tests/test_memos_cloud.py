@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -113,22 +114,10 @@ def cloud() -> Iterator[tuple[str, CloudState]]:
     server.server_close()
 
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    """Close every provider a test built (an unclosed httpx pool is a ResourceWarning, an error here)."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
 def _provider(url: str, **kw: Any) -> Any:
     spec = get_plugin_manager().provider_type("memos-cloud")
     provider = spec.factory("cloud", ProviderConfig(type="memos-cloud", base_url=url, **kw))
-    _OPEN.append(provider)
-    return provider
+    return closed_after_test(provider)
 
 
 def _d() -> Deadline:

@@ -1,16 +1,14 @@
 """The real openviking-server (0.5.2) on 127.0.0.1, from its own cached venv, with a fake OpenAI.
 
-Session-scoped helpers used by conftest.py: ``start_fake_openai`` and ``OpenVikingServer``.
+Session-scoped helper used by conftest.py: ``OpenVikingServer``.
 The server's embedder and VLM point at the fake endpoint; its workspace and HOME are temp dirs.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-import paxm_contracttest.fake_openai as fake_openai_module
 from paxm_contracttest.servers import ServerProcess, free_port, provision_venv, venv_python
 
 OPENVIKING_VERSION = "0.5.2"
@@ -22,18 +20,6 @@ ROOT_KEY = "ov-root-key-for-tests-0042"
 def openviking_venv() -> Path:
     """The cached venv holding openviking-server (built on first use, ~5 min cold)."""
     return provision_venv("openviking", OPENVIKING_VERSION, REQUIREMENTS)
-
-
-def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
-    """The fake embeddings/chat endpoint; returns the process and its ``/v1`` base URL."""
-    port = free_port()
-    proc = ServerProcess(
-        [sys.executable, fake_openai_module.__file__, str(port)],
-        log=workdir / "fake_openai.log",
-        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
-    )
-    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
-    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 class OpenVikingServer:
