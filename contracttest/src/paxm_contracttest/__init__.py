@@ -14,7 +14,11 @@ import pytest
 # Must run before the helper modules are imported, so their asserts are rewritten even when
 # the plugin is loaded with -p rather than through its pytest11 entry point.
 pytest.register_assert_rewrite(
-    "paxm_contracttest.checks", "paxm_contracttest.contract", "paxm_contracttest.integration_contract"
+    "paxm_contracttest.checks",
+    "paxm_contracttest.contract",
+    "paxm_contracttest.generated_file_contract",
+    "paxm_contracttest.integration_contract",
+    "paxm_contracttest.node_plugin",
 )
 
 from paxm_contracttest.contract import ProviderContract, ReadAfterWrite  # noqa: E402

@@ -10,15 +10,13 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import assert_detects, enabled_config, paxm_cli
+from paxm_contracttest.generated_file_contract import GeneratedFileContract
 from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
-    HookResult,
     InstallContext,
     Integration,
-    setup_fix_command,
 )
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import OpenCodeIntegration
@@ -114,18 +112,6 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     assert integration.uninstall(InstallContext(config=config)) == []
 
 
-def test_fresh_config_dir_is_created_private(tmp_path: Path) -> None:
-    config = enabled_config(tmp_path, "opencode")
-    integration = OpenCodeIntegration()
-    old = os.umask(0o022)
-    try:
-        integration.install(InstallContext(config=config))
-    finally:
-        os.umask(old)
-    for directory in (integration.config_dir(), integration.plugin_path().parent):
-        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-
-
 def test_tool_use_is_forwarded_only_when_enabled(tmp_path: Path) -> None:
     config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
@@ -151,24 +137,6 @@ def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_
     assert integration.plugin_path().exists()
     (finding,) = integration.check(InstallContext(config=config))
     assert finding.level == "error" and "not a plugin paxm generated" in finding.message
-
-
-def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None:
-    config = enabled_config(tmp_path, "opencode")
-    integration = OpenCodeIntegration()
-    fix = setup_fix_command(InstallContext(config=config), "opencode")
-    (missing,) = integration.check(InstallContext(config=config))
-    assert missing == Finding("error", f"OpenCode plugin missing: {integration.plugin_path()}", fix)
-    integration.install(InstallContext(config=config))
-    path = integration.plugin_path()
-    settings = embedded_settings(path.read_text())
-    assert settings is not None
-    argv = settings["commands"]["user_input"]
-    # after the fail-open guard and `python -I -S`
-    client = argv[7]
-    path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
-    findings = integration.check(InstallContext(config=config))
-    assert Finding("error", "OpenCode plugin points at a missing file: /gone/client.py", fix) in findings
 
 
 def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,17 +175,6 @@ def test_decode_plugin_payloads() -> None:
     assert integration.decode("chat.message", b"\xff not json").prompt == ""
 
 
-def test_hook_output_is_the_context_for_prompts_only() -> None:
-    integration = OpenCodeIntegration()
-    result = HookResult(target="opencode", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
-    assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
-    assert (
-        integration.hook_output(HookResult(target="opencode", event=EVENT_TURN_END, recall_context="x"), "text") == ""
-    )
-    ignored = HookResult(target="opencode", event=EVENT_USER_INPUT, ignored=True, recall_context="x")
-    assert integration.hook_output(ignored, "text") == ""
-
-
 def test_setup_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> None:
     done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
@@ -228,3 +185,11 @@ def test_setup_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert not path.exists()
     assert path.parent.is_dir()  # the directory may hold the user's own plugins: left alone
+
+
+class TestOpenCodeGeneratedFile(GeneratedFileContract):
+    """Private directories, doctor findings (missing file, missing client, stale) and prompt-only output."""
+
+    @pytest.fixture
+    def paxm_integration(self) -> OpenCodeIntegration:
+        return OpenCodeIntegration()
