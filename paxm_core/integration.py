@@ -82,6 +82,7 @@ __all__ = [
     "enabled_hook_events",
     "dumps_compact",
     "env_path",
+    "fill_launcher",
     "guard_escaped_envelope",
     "hook_specific_output",
     "hook_command",
@@ -94,9 +95,12 @@ __all__ = [
     "named_event",
     "parse_hook_command",
     "parse_payload",
+    "paxm_executable",
     "queue_path",
+    "remove_generated_dir",
     "setup_fix_command",
     "standard_agent_config",
+    "swap_in_dir",
     "uninstall_report",
     "value_text",
     "write_atomic",
@@ -321,6 +325,64 @@ def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str
     for line in lines:
         ctx.echo(line)
     return lines
+
+
+def paxm_executable() -> str:
+    """The ``paxm`` script beside this interpreter (the venv's), else the one on ``PATH``, else ``""``."""
+    import shutil
+    import sys
+
+    beside = Path(os.path.abspath(sys.executable)).parent / "paxm"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("paxm") or ""
+
+
+def fill_launcher(text: str, values: Mapping[str, str]) -> str:
+    """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``.
+
+    :raises ValueError: the launcher has no placeholder line for one of ``values``.
+    """
+    import re
+    import shlex
+
+    for name, value in values.items():
+        pattern = re.compile(rf"^{name}=''$", re.MULTILINE)
+        if not pattern.search(text):
+            raise ValueError(f"launcher has no {name} placeholder")
+        line = f"{name}={shlex.quote(value)}"
+        text = pattern.sub(lambda _match, line=line: line, text, count=1)  # a function: backslashes stay literal
+    return text
+
+
+def swap_in_dir(staging: Path, dest: Path) -> None:
+    """Replace the directory ``dest`` by the fully built ``staging`` beside it, so a harness reading
+    ``dest`` meanwhile never sees half of it (the old copy is renamed aside, then deleted)."""
+    import shutil
+
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        dest.rename(old)
+        staging.rename(dest)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(dest)
+
+
+def remove_generated_dir(dest: Path, marker: str) -> bool:
+    """Delete the generated directory ``dest`` only if paxm's ``marker`` file is in it, then its
+    parent when that is left empty (other integrations may keep files there); True if removed."""
+    import shutil
+
+    if not (dest / marker).is_file():
+        return False
+    shutil.rmtree(dest)
+    try:
+        dest.parent.rmdir()
+    except OSError:
+        pass
+    return True
 
 
 def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: str = "paxm hook") -> list[Finding]:
