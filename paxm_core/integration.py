@@ -12,7 +12,7 @@ override what the harness needs.
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +98,7 @@ __all__ = [
     "paxm_executable",
     "queue_path",
     "remove_generated_dir",
+    "remove_upstream_shims",
     "setup_fix_command",
     "standard_agent_config",
     "swap_in_dir",
@@ -347,11 +348,10 @@ def fill_launcher(text: str, values: Mapping[str, str]) -> str:
     import shlex
 
     for name, value in values.items():
-        pattern = re.compile(rf"^{name}=''$", re.MULTILINE)
-        if not pattern.search(text):
+        match = re.search(rf"^{name}=''$", text, re.MULTILINE)
+        if match is None:
             raise ValueError(f"launcher has no {name} placeholder")
-        line = f"{name}={shlex.quote(value)}"
-        text = pattern.sub(lambda _match, line=line: line, text, count=1)  # a function: backslashes stay literal
+        text = f"{text[: match.start()]}{name}={shlex.quote(value)}{text[match.end() :]}"
     return text
 
 
@@ -383,6 +383,30 @@ def remove_generated_dir(dest: Path, marker: str) -> bool:
     except OSError:
         pass
     return True
+
+
+#: events upstream (the Go paxm) wrote ``<config dir>/hooks/<target>-<event>`` shell shims for
+UPSTREAM_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
+
+
+def remove_upstream_shims(config_dir: Path, target: str, is_shim: Callable[[bytes], bool]) -> list[Path]:
+    """Delete upstream's ``hooks/<target>-<event>[.ps1]`` shim scripts under ``config_dir``.
+
+    Only a file whose first 4 KiB ``is_shim`` recognises is deleted (a user's own script of
+    that name stays); returns the paths removed.
+    """
+    removed = []
+    for event in UPSTREAM_SHIM_EVENTS:
+        for suffix in ("", ".ps1"):
+            shim = config_dir / "hooks" / f"{target}-{event}{suffix}"
+            try:
+                head = shim.read_bytes()[:4096]
+            except OSError:
+                continue
+            if is_shim(head):
+                shim.unlink()
+                removed.append(shim)
+    return removed
 
 
 def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: str = "paxm hook") -> list[Finding]:

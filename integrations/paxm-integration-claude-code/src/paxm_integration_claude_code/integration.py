@@ -31,6 +31,7 @@ from paxm_core.integration import (
     client_path,
     interpreter_path,
     parse_hook_command,
+    remove_upstream_shims,
     setup_fix_command,
 )
 from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec, is_paxm_or_upstream_hook
@@ -79,9 +80,6 @@ SPEC = SettingsHooksSpec(
     write_events=("session_start", "user_input", "turn_end", "tool_use", "tool_failure"),
 )
 
-#: events upstream (the Go paxm) wrote ``<configdir>/hooks/claude-<event>`` shell shims for
-_LEGACY_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
-
 
 def is_paxm_command(command: str, config_path: str | os.PathLike[str]) -> bool:
     """Whether ``command`` is a paxm Claude hook for the config file ``config_path`` (or upstream's shim)."""
@@ -90,18 +88,7 @@ def is_paxm_command(command: str, config_path: str | os.PathLike[str]) -> bool:
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
     """Delete upstream's Claude shim scripts (only files that really are paxm shims)."""
-    removed = []
-    for event in _LEGACY_SHIM_EVENTS:
-        for suffix in ("", ".ps1"):
-            shim = config_dir / "hooks" / f"claude-{event}{suffix}"
-            try:
-                head = shim.read_bytes()[:4096]
-            except OSError:
-                continue
-            if b"__hook" in head and b"claude" in head:
-                shim.unlink()
-                removed.append(shim)
-    return removed
+    return remove_upstream_shims(config_dir, "claude", lambda head: b"__hook" in head and b"claude" in head)
 
 
 def _commands_by_event(settings: Mapping[str, Any]) -> dict[str, list[str]]:

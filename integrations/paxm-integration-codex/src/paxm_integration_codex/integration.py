@@ -27,6 +27,7 @@ from paxm_core.integration import (
     hook_command_line,
     interpreter_path,
     parse_payload,
+    remove_upstream_shims,
     setup_fix_command,
 )
 from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
@@ -40,8 +41,6 @@ TARGET = "codex"
 Echo = Callable[[str], None]
 #: Codex reads hook stdout only for these events; anything printed for the others is dropped
 _CONTEXT_EVENTS = {EVENT_SESSION_START: "SessionStart", EVENT_USER_INPUT: "UserPromptSubmit"}
-#: upstream's (the Go paxm's) shim scripts ``<configdir>/hooks/codex-<event>``
-_LEGACY_SHIMS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
 
 
 def _stderr(line: str) -> None:
@@ -50,18 +49,11 @@ def _stderr(line: str) -> None:
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
     """Delete upstream's Codex shim scripts (only files that really are paxm shims)."""
-    removed = []
-    for event in _LEGACY_SHIMS:
-        for suffix in ("", ".ps1"):
-            shim = config_dir / "hooks" / f"codex-{event}{suffix}"
-            try:
-                head = shim.read_bytes()[:4096]
-            except OSError:
-                continue
-            if b"paxm" in head and (b"__hook" in head or b"--hook-event" in head):
-                shim.unlink()
-                removed.append(shim)
-    return removed
+    return remove_upstream_shims(config_dir, "codex", _is_upstream_shim)
+
+
+def _is_upstream_shim(head: bytes) -> bool:
+    return b"paxm" in head and (b"__hook" in head or b"--hook-event" in head)
 
 
 def installed_events(config: Any) -> list[str]:
