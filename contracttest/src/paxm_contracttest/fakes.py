@@ -286,7 +286,7 @@ def plugin_manager(plugin: FakesPlugin) -> PaxmPluginManager:
 
 
 #: paxm's own environment variables a test must never inherit from the developer's shell
-PAXM_ENV = ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS")
+PAXM_ENV = ("PAXM_API_KEY", "PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS")
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ import pytest
 
 __all__ = [
     "CACHE_ROOT",
+    "BackendServer",
     "BackgroundRun",
     "ServerProcess",
     "cancel_prefetch",
@@ -206,6 +207,46 @@ class ServerProcess:
         except PermissionError:
             return True
         return True
+
+
+class BackendServer:
+    """A real backend server on 127.0.0.1 that answers ``GET /health``; restartable on the same port and data.
+
+    A subclass picks its command and environment and calls :meth:`launch` from its constructor.
+
+    :param workdir: the server's working directory (its log is ``server.log`` there).
+    """
+
+    #: seconds a stop waits after SIGTERM before killing the server's process group
+    grace: float = 20.0
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def launch(self, argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 300) -> None:
+        """Start ``argv`` in :attr:`workdir` and wait until it is healthy; a server that never
+        comes up is stopped, so it cannot outlive the test run."""
+        self._proc = ServerProcess(list(argv), log=self.workdir / "server.log", env=dict(env), cwd=self.workdir)
+        try:
+            self._proc.wait_http(self.url + "/health", timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def process(self) -> ServerProcess:
+        return self._proc
+
+    def restart(self) -> None:
+        """Stop gracefully (SIGTERM) and start again on the same data and port."""
+        self._proc.stop(grace=self.grace)
+        self._proc.start()
+        self._proc.wait_http(self.url + "/health", 300)
+
+    def stop(self) -> None:
+        self._proc.stop(grace=self.grace)
 
 
 def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:

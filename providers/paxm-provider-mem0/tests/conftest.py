@@ -24,7 +24,7 @@ from mem0_fixtures import Mem0Server, start_mem0_server, stop_mem0_server  # noq
 @pytest.fixture
 def paxm_unset_env() -> tuple[str, ...]:
     """Variables a developer may have set that would reach these tests."""
-    return ("MEM0_API_KEY", "PAXM_API_KEY")
+    return ("MEM0_API_KEY",)
 
 
 @pytest.fixture(scope="session")

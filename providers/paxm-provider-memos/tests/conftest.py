@@ -18,12 +18,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from memos_server import MemOSServer  # noqa: E402
 
 
-@pytest.fixture
-def paxm_unset_env() -> tuple[str, ...]:
-    """Variables a developer may have set that would reach these tests."""
-    return ("PAXM_API_KEY",)
-
-
 @pytest.fixture(scope="session")
 def memos(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[MemOSServer]:  # noqa: F811
     """The MemOS product server (and its Postgres) shared by the session."""

@@ -18,12 +18,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from ov_server import ROOT_KEY, OpenVikingServer  # noqa: E402
 
 
-@pytest.fixture
-def paxm_unset_env() -> tuple[str, ...]:
-    """Variables a developer may have set that would reach these tests."""
-    return ("PAXM_API_KEY",)
-
-
 @pytest.fixture(scope="session")
 def openviking(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:  # noqa: F811
     """A dev-mode (no auth) openviking-server shared by the session."""
