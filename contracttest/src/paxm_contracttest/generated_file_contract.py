@@ -2,7 +2,8 @@
 
 For a :class:`paxm_core.generated_file.GeneratedFileIntegration` (OpenCode's plugin, Pi's
 extension): a subclass provides the ``paxm_integration`` fixture; the suite checks that the
-directories install creates are private, that ``check`` reports a missing file, a missing hook
+directories install creates are private, that ``detect`` finds the harness's directory and
+then its executable, that ``check`` reports a missing file, a missing hook
 client and a stale file with the setup command as the fix, and that hook output is the recall
 context for prompts only.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest.integration_contract import enabled_config
+from paxm_contracttest.integration_contract import assert_detects, enabled_config
 from paxm_core.generated_file import GeneratedFileIntegration
 from paxm_core.integration import (
     EVENT_TURN_END,
@@ -54,6 +55,14 @@ class GeneratedFileContract:
         assert home in created
         for path in created:
             assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+
+    def test_generated_file_detect_finds_the_home_then_the_executable(
+        self, paxm_integration: GeneratedFileIntegration, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        home = paxm_integration.home_dir()
+        assert home is not None and paxm_integration.executable
+        monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+        assert_detects(paxm_integration, home, paxm_integration.executable, tmp_path)
 
     def test_generated_file_check_reports_missing_file_missing_client_and_stale(
         self, paxm_integration: GeneratedFileIntegration, tmp_path: Path

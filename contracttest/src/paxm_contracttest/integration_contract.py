@@ -131,7 +131,12 @@ def _quiet(line: str) -> None:
 
 
 class IntegrationContract:
-    """Subclass in your integration's tests and override the three ``paxm_*`` fixtures."""
+    """Subclass in your integration's tests and override the three ``paxm_*`` fixtures
+    (or set :attr:`agent` instead of overriding ``paxm_integration``)."""
+
+    #: the agent name to look the integration up by through the ``paxm`` entry points, as paxm
+    #: finds it (the default ``paxm_integration``)
+    agent: str = ""
 
     #: output modes whose output must be valid JSON (or empty)
     json_modes: tuple[str, ...] = ("json",)
@@ -142,7 +147,13 @@ class IntegrationContract:
 
     @pytest.fixture
     def paxm_integration(self) -> Integration:
-        raise NotImplementedError("override the paxm_integration fixture to return your integration object")
+        if not self.agent:
+            raise NotImplementedError("set agent, or override the paxm_integration fixture to return your integration")
+        from paxm_core.plugins import get_plugin_manager
+
+        found = get_plugin_manager().integration(self.agent)
+        assert found is not None, f"no integration registered for {self.agent!r}: is the distribution installed?"
+        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

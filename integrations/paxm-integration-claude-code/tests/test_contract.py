@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -28,13 +26,8 @@ def _commands(text: str) -> list[str]:
 
 
 class TestClaudeCodeContract(IntegrationContract):
+    agent = "claude"
     output_modes = ("text", "json")
-
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("claude")  # through the entry point, as paxm finds it
-        assert found is not None
-        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

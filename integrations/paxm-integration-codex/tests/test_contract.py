@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
 
 GOLDEN = Path(__file__).parent / "golden"
 SESSION = {"session_id": "0f1e2d3c-aaaa-7181-86af-174e7015b86c", "turn_id": "turn-b", "cwd": "/work/app"}
@@ -34,13 +32,8 @@ def _commands(text: str) -> list[str]:
 
 
 class TestCodexContract(IntegrationContract):
+    agent = "codex"
     output_modes = ("text", "json")
-
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("codex")  # through the entry point, as paxm finds it
-        assert found is not None
-        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
 from paxm_core.plugins import get_plugin_manager
 
 #: the user's own plugin beside paxm's: install and uninstall must leave it byte-identical
@@ -28,13 +27,8 @@ def _commands(text: str) -> list[str]:
 
 
 class TestOpenCodeContract(IntegrationContract):
+    agent = "opencode"
     output_modes = ("text", "json")
-
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("opencode")
-        assert found is not None
-        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import assert_detects, enabled_config, paxm_cli
+from paxm_contracttest import enabled_config, paxm_cli
 from paxm_contracttest.generated_file_contract import GeneratedFileContract
 from paxm_core.integration import (
     EVENT_TOOL_USE,
@@ -137,12 +137,6 @@ def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_
     assert integration.plugin_path().exists()
     (finding,) = integration.check(InstallContext(config=config))
     assert finding.level == "error" and "not a plugin paxm generated" in finding.message
-
-
-def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    integration = OpenCodeIntegration()
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert_detects(integration, integration.config_dir(), "opencode", tmp_path)
 
 
 def test_decode_plugin_payloads() -> None:

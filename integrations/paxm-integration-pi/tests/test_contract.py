@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
 
 #: a JSON array of strings, as the generated extension embeds each hook's argv
 _ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
@@ -24,11 +22,7 @@ def _commands(text: str) -> list[str]:
 
 
 class TestPiContract(IntegrationContract):
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("pi")
-        assert found is not None
-        return found
+    agent = "pi"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import assert_detects, enabled_config, paxm_cli
+from paxm_contracttest import enabled_config, paxm_cli
 from paxm_contracttest.generated_file_contract import GeneratedFileContract
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import (
@@ -129,12 +129,6 @@ def test_upstream_extension_is_replaced_in_place_and_foreign_files_are_never_tou
     (path.parent / "notes.md").write_text("mine")
     integration.uninstall(InstallContext(config=config))
     assert not path.exists() and (path.parent / "notes.md").read_text() == "mine"
-
-
-def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    integration = PiIntegration()
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert_detects(integration, integration.agent_dir(), "pi", tmp_path)
 
 
 def test_decode_extension_payloads() -> None:
