@@ -91,6 +91,7 @@ __all__ = [
     "interpreter_path",
     "messages_from_value",
     "is_paxm_hook",
+    "launcher_values",
     "missing_file_findings",
     "named_event",
     "parse_hook_command",
@@ -353,6 +354,19 @@ def fill_launcher(text: str, values: Mapping[str, str]) -> str:
             raise ValueError(f"launcher has no {name} placeholder")
         text = f"{text[: match.start()]}{name}={shlex.quote(value)}{text[match.end() :]}"
     return text
+
+
+def launcher_values(config: Any) -> dict[str, Any]:
+    """The keyword arguments a generated plugin marketplace's launchers are filled from: this
+    interpreter and hook client, ``config``'s file and capture queue, and the ``paxm`` script
+    (``generate_marketplace(dest, **launcher_values(config))``)."""
+    return {
+        "python": interpreter_path(),
+        "client": str(client_path()),
+        "config_path": Path(config.path).absolute(),
+        "queue_path": queue_path(config) or "",
+        "paxm_exe": paxm_executable(),
+    }
 
 
 def swap_in_dir(staging: Path, dest: Path) -> None:

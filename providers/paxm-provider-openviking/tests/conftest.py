@@ -11,6 +11,7 @@ import pytest
 from paxm_contracttest.fakes import (  # noqa: F401  (autouse: no test touches the real home, no provider stays open)
     close_built_providers,
     isolated_home,
+    paxm_unset_env,
 )
 from paxm_contracttest.servers import fake_openai  # noqa: F401  (one fake OpenAI endpoint per session)
 

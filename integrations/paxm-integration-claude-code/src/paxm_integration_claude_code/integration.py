@@ -28,8 +28,7 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     PastTurn,
-    client_path,
-    interpreter_path,
+    launcher_values,
     parse_hook_command,
     remove_upstream_shims,
     setup_fix_command,
@@ -154,14 +153,7 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         if self.update_hooks(config, None):
             report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
         dest = plugin.generated_dir(Path(config.path).parent)
-        plugin.generate_marketplace(
-            dest,
-            python=interpreter_path(),
-            client=str(client_path()),
-            config_path=Path(config.path).absolute(),
-            queue_path=str(getattr(getattr(config, "capture_queue", None), "path", "") or ""),
-            paxm_exe=plugin.paxm_executable(),
-        )
+        plugin.generate_marketplace(dest, **launcher_values(config))
         report(f"Claude Code plugin generated at {dest}")
         report(f"  install it: claude plugin marketplace add {dest}")
         report(f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}")

@@ -18,16 +18,14 @@ import os
 import shutil
 from pathlib import Path
 
-from paxm_core.integration import fill_launcher, paxm_executable, remove_generated_dir, swap_in_dir
+from paxm_core.integration import fill_launcher, remove_generated_dir, swap_in_dir
 
 __all__ = [
     "MARKETPLACE_DIR",
     "MARKETPLACE_NAME",
     "PLUGIN_NAME",
-    "fill_launcher",
     "generate_marketplace",
     "generated_dir",
-    "paxm_executable",
     "remove_generated",
 ]
 

@@ -21,11 +21,10 @@ from paxm_core.integration import (
     InstallContext,
     IntegrationBase,
     PastTurn,
-    client_path,
     decode_generic,
     enabled_hook_events,
     hook_command_line,
-    interpreter_path,
+    launcher_values,
     parse_payload,
     remove_upstream_shims,
     setup_fix_command,
@@ -201,14 +200,7 @@ class CodexIntegration(IntegrationBase):
             if self._update_config(path, config, {}):
                 report(f"removed paxm hooks from {path} (the paxm-memory plugin owns them now)")
             dest = plugin.generated_dir(config_dir)
-            plugin.generate_marketplace(
-                dest,
-                python=interpreter_path(),
-                client=str(client_path()),
-                config_path=Path(config.path).absolute(),
-                queue_path=str(getattr(getattr(config, "capture_queue", None), "path", "") or ""),
-                paxm_exe=plugin.paxm_executable(),
-            )
+            plugin.generate_marketplace(dest, **launcher_values(config))
             report(f"Codex plugin generated at {dest}")
             self._install_plugin(dest, report)
             return lines

@@ -22,7 +22,7 @@ import os
 import shutil
 from pathlib import Path
 
-from paxm_core.integration import fill_launcher, paxm_executable, remove_generated_dir, swap_in_dir
+from paxm_core.integration import fill_launcher, remove_generated_dir, swap_in_dir
 
 __all__ = [
     "MARKETPLACE_DIR",
@@ -30,10 +30,8 @@ __all__ = [
     "PLUGIN_ID",
     "PLUGIN_NAME",
     "REPOSITORY_PLUGIN_ID",
-    "fill_launcher",
     "generate_marketplace",
     "generated_dir",
-    "paxm_executable",
     "remove_generated",
 ]
 
