@@ -28,6 +28,8 @@ from paxm_contracttest.integration_contract import (  # noqa: E402
     IntegrationContract,
     NativeConfig,
     assert_detects,
+    cli_reinstall_doctor_uninstall,
+    cli_setup,
     enabled_config,
     paxm_cli,
 )
@@ -40,6 +42,8 @@ __all__ = [
     "ProviderContract",
     "ReadAfterWrite",
     "assert_detects",
+    "cli_reinstall_doctor_uninstall",
+    "cli_setup",
     "enabled_config",
     "paxm_cli",
 ]

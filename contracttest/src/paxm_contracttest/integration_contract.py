@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -40,6 +41,8 @@ __all__ = [
     "IntegrationContract",
     "NativeConfig",
     "assert_detects",
+    "cli_reinstall_doctor_uninstall",
+    "cli_setup",
     "enabled_config",
     "paxm_cli",
 ]
@@ -72,6 +75,31 @@ def enabled_config(tmp_path: Path, agent: str) -> Config:
     config.agents[agent].enabled = True
     save_config(config, path)
     return load_config(path)
+
+
+def cli_setup(tmp_path: Path, agent: str, hooks: Path) -> Any:
+    """``paxm setup --yes --agent AGENT --provider sqlite`` installs paxm hooks in the JSON file
+    ``hooks`` (mode 0600, reported); returns the file's parsed content."""
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
+    assert done.returncode == 0, done.stderr
+    assert f"installed paxm hooks in {hooks}" in done.stdout
+    assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
+    return json.loads(hooks.read_text())
+
+
+def cli_reinstall_doctor_uninstall(
+    tmp_path: Path, hooks: Path, installed: Any, *, agent: str, alias: str, display_name: str
+) -> None:
+    """After :func:`cli_setup`: setup again (by ``alias``) changes nothing, ``config doctor`` reports
+    the hooks installed, and ``paxm uninstall --agent AGENT`` says it removed them."""
+    again = paxm_cli(tmp_path, "setup", "--yes", "--agent", alias, "--provider", "sqlite", "--force")
+    assert f"paxm hooks in {hooks} are up to date" in again.stdout
+    assert json.loads(hooks.read_text()) == installed
+    doctor = paxm_cli(tmp_path, "config", "doctor")
+    assert f"{display_name}: paxm hooks installed in {hooks}" in doctor.stdout, doctor.stdout + doctor.stderr
+    done = paxm_cli(tmp_path, "uninstall", "--agent", agent, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert f"removed paxm hooks from {hooks}" in done.stdout
 
 
 def assert_detects(integration: Integration, home: Path, executable: str, tmp_path: Path) -> None:

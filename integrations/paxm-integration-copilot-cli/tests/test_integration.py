@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import paxm_cli
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -65,11 +65,7 @@ def test_registered_under_its_names_and_satisfies_the_protocol() -> None:
 def test_setup_writes_paxms_own_hook_file_and_uninstall_removes_it(tmp_path: Path, isolated_home: Path) -> None:
     files = _user_files(isolated_home)
     hooks = isolated_home / ".copilot" / "hooks" / "paxm.json"
-    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite")
-    assert done.returncode == 0, done.stderr
-    assert f"installed paxm hooks in {hooks}" in done.stdout
-    assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
-    data = json.loads(hooks.read_text())
+    data = cli_setup(tmp_path, "copilot", hooks)
     assert list(data) == ["version", "hooks"] and data["version"] == 1
     assert list(data["hooks"]) == ["sessionStart", "userPromptSubmitted", "agentStop"]
     ours = data["hooks"]["userPromptSubmitted"][0]
@@ -79,15 +75,9 @@ def test_setup_writes_paxms_own_hook_file_and_uninstall_removes_it(tmp_path: Pat
     for name, text in files.items():  # the user's files are not touched
         assert (isolated_home / ".copilot" / name).read_text() == text
 
-    again = paxm_cli(tmp_path, "setup", "--yes", "--agent", "copilot-cli", "--provider", "sqlite", "--force")
-    assert f"paxm hooks in {hooks} are up to date" in again.stdout
-    assert json.loads(hooks.read_text()) == data
-    doctor = paxm_cli(tmp_path, "config", "doctor")
-    assert f"GitHub Copilot CLI: paxm hooks installed in {hooks}" in doctor.stdout, doctor.stdout + doctor.stderr
-
-    done = paxm_cli(tmp_path, "uninstall", "--agent", "copilot", "--yes")
-    assert done.returncode == 0, done.stderr
-    assert f"removed paxm hooks from {hooks}" in done.stdout
+    cli_reinstall_doctor_uninstall(
+        tmp_path, hooks, data, agent="copilot", alias="copilot-cli", display_name="GitHub Copilot CLI"
+    )
     assert not hooks.exists()
     assert sorted(p.name for p in (isolated_home / ".copilot" / "hooks").iterdir()) == ["audit.json"]
     for name, text in files.items():

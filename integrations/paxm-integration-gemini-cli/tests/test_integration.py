@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paxm_contracttest import paxm_cli
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -58,11 +58,7 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     settings.parent.mkdir()
     original = json.dumps(USER, indent=2) + "\n"
     settings.write_text(original)
-    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite")
-    assert done.returncode == 0, done.stderr
-    assert f"installed paxm hooks in {settings}" in done.stdout
-    data = json.loads(settings.read_text())
-    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    data = cli_setup(tmp_path, "gemini", settings)
     assert (settings.parent / "settings.json.paxm.bak").read_text() == original
     for key in ("security", "general", "model", "mcpServers", "hooksConfig"):
         assert data[key] == USER[key]
@@ -76,16 +72,9 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     assert ours["command"].startswith("/bin/sh -c ")  # the fail-open guard
     assert "AfterTool" not in data["hooks"]  # tool_use capture is off by default
 
-    again = paxm_cli(tmp_path, "setup", "--yes", "--agent", "gemini-cli", "--provider", "sqlite", "--force")
-    assert f"paxm hooks in {settings} are up to date" in again.stdout
-    assert json.loads(settings.read_text()) == data
-
-    doctor = paxm_cli(tmp_path, "config", "doctor")
-    assert f"Gemini CLI: paxm hooks installed in {settings}" in doctor.stdout, doctor.stdout + doctor.stderr
-
-    done = paxm_cli(tmp_path, "uninstall", "--agent", "gemini", "--yes")
-    assert done.returncode == 0, done.stderr
-    assert f"removed paxm hooks from {settings}" in done.stdout
+    cli_reinstall_doctor_uninstall(
+        tmp_path, settings, data, agent="gemini", alias="gemini-cli", display_name="Gemini CLI"
+    )
     assert json.loads(settings.read_text()) == USER
 
 
