@@ -30,8 +30,10 @@ from paxm_contracttest.integration_contract import (  # noqa: E402
     assert_detects,
     cli_reinstall_doctor_uninstall,
     cli_setup,
+    embedded_argv_commands,
     enabled_config,
     paxm_cli,
+    settings_hook_commands,
 )
 
 __all__ = [
@@ -44,6 +46,8 @@ __all__ = [
     "assert_detects",
     "cli_reinstall_doctor_uninstall",
     "cli_setup",
+    "embedded_argv_commands",
     "enabled_config",
     "paxm_cli",
+    "settings_hook_commands",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import stat
 import subprocess
@@ -43,8 +44,10 @@ __all__ = [
     "assert_detects",
     "cli_reinstall_doctor_uninstall",
     "cli_setup",
+    "embedded_argv_commands",
     "enabled_config",
     "paxm_cli",
+    "settings_hook_commands",
 ]
 
 #: the ``paxm`` console script of the environment the tests run in
@@ -152,6 +155,30 @@ class NativeConfig:
     content: str | None
     parse: Callable[[str], Any] = json.loads
     commands: Callable[[str], list[str]] = field(default=lambda text: [])
+
+
+def settings_hook_commands(data: Mapping[str, Any]) -> list[str]:
+    """paxm's hook commands in Claude-shaped settings data (``hooks.<Event>[].hooks[].command``,
+    JSON or TOML parsed), for :attr:`NativeConfig.commands`; other keys under ``hooks`` are skipped."""
+    hooks = data.get("hooks")
+    found = [
+        str(handler.get("command", ""))
+        for groups in (hooks.values() if isinstance(hooks, Mapping) else ())
+        if isinstance(groups, list)
+        for group in groups
+        for handler in group.get("hooks", [])
+    ]
+    return [command for command in found if "client.py" in command]
+
+
+#: a JSON array of strings, as a generated plugin file embeds each hook's argv
+_ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
+
+
+def embedded_argv_commands(text: str) -> list[str]:
+    """The hook commands a generated plugin file embeds as JSON argv arrays, as shell lines."""
+    argvs = [json.loads(match.group(0)) for match in _ARGV.finditer(text)]
+    return [shlex.join(argv) for argv in argvs if any(arg.endswith("client.py") for arg in argv)]
 
 
 def _quiet(line: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -17,12 +17,6 @@ USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"]},
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
 }
-
-
-def _commands(text: str) -> list[str]:
-    hooks = json.loads(text).get("hooks", {})
-    found = [h["command"] for groups in hooks.values() for g in groups for h in g.get("hooks", [])]
-    return [c for c in found if "client.py" in c]
 
 
 class TestClaudeCodeContract(IntegrationContract):
@@ -54,4 +48,8 @@ class TestClaudeCodeContract(IntegrationContract):
     def paxm_native_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NativeConfig:
         path = tmp_path / "claude" / "settings.json"
         monkeypatch.setenv("PAXM_CLAUDE_SETTINGS", str(path))
-        return NativeConfig(path=path, content=json.dumps(USER_SETTINGS, indent=4), commands=_commands)
+        return NativeConfig(
+            path=path,
+            content=json.dumps(USER_SETTINGS, indent=4),
+            commands=lambda text: settings_hook_commands(json.loads(text)),
+        )

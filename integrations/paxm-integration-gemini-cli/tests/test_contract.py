@@ -7,25 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXISTING = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
 }
-
-
-def _commands(text: str) -> list[str]:
-    hooks = json.loads(text).get("hooks", {})
-    return [
-        h["command"]
-        for groups in hooks.values()
-        if isinstance(groups, list)
-        for g in groups
-        for h in g["hooks"]
-        if "client.py" in h["command"]
-    ]
 
 
 class TestGeminiCliContract(IntegrationContract):
@@ -54,4 +42,8 @@ class TestGeminiCliContract(IntegrationContract):
     def paxm_native_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NativeConfig:
         path = tmp_path / "gemhome" / ".gemini" / "settings.json"
         monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemhome"))
-        return NativeConfig(path=path, content=json.dumps(EXISTING, indent=2), commands=_commands)
+        return NativeConfig(
+            path=path,
+            content=json.dumps(EXISTING, indent=2),
+            commands=lambda text: settings_hook_commands(json.loads(text)),
+        )

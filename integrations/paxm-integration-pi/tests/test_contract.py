@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
-import shlex
 from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-
-#: a JSON array of strings, as the generated extension embeds each hook's argv
-_ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
-
-
-def _commands(text: str) -> list[str]:
-    """The hook command lines embedded in the generated extension, as shell lines."""
-    argvs = [json.loads(m.group(0)) for m in _ARGV.finditer(text)]
-    return [shlex.join(argv) for argv in argvs if any(a.endswith("client.py") for a in argv)]
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, embedded_argv_commands
 
 
 class TestPiContract(IntegrationContract):
@@ -41,4 +30,4 @@ class TestPiContract(IntegrationContract):
         agent_dir = tmp_path / "pi-agent"
         monkeypatch.setenv("PAXM_PI_AGENT_DIR", str(agent_dir))
         extension = agent_dir / "extensions" / "paxm-hook" / "index.ts"
-        return NativeConfig(path=extension, content=None, parse=lambda text: text, commands=_commands)
+        return NativeConfig(path=extension, content=None, parse=lambda text: text, commands=embedded_argv_commands)
