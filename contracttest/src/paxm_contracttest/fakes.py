@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -317,17 +317,14 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paxm_unset_en
     return home
 
 
-class _Closeable(Protocol):
-    def close(self) -> None: ...
-
-
-_C = TypeVar("_C", bound=_Closeable)
+_P = TypeVar("_P")
 #: providers the running test built, closed by :func:`close_built_providers` when it ends
-_BUILT: list[_Closeable] = []
+_BUILT: list[Any] = []
 
 
-def closed_after_test(provider: _C) -> _C:
-    """Return ``provider``, to be closed when the test ends (needs :func:`close_built_providers`)."""
+def closed_after_test(provider: _P) -> _P:
+    """Return ``provider`` (anything with a ``close()``), to be closed when the test ends
+    (needs :func:`close_built_providers`)."""
     _BUILT.append(provider)
     return provider
 
