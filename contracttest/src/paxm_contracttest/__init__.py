@@ -21,33 +21,8 @@ pytest.register_assert_rewrite(
     "paxm_contracttest.node_plugin",
 )
 
+from paxm_contracttest import integration_contract  # noqa: E402
 from paxm_contracttest.contract import ProviderContract, ReadAfterWrite  # noqa: E402
-from paxm_contracttest.integration_contract import (  # noqa: E402
-    PAXM,
-    DecodeFixture,
-    IntegrationContract,
-    NativeConfig,
-    assert_detects,
-    cli_reinstall_doctor_uninstall,
-    cli_setup,
-    embedded_argv_commands,
-    enabled_config,
-    paxm_cli,
-    settings_hook_commands,
-)
+from paxm_contracttest.integration_contract import *  # noqa: E402,F403  (its __all__: the integration kit)
 
-__all__ = [
-    "PAXM",
-    "DecodeFixture",
-    "IntegrationContract",
-    "NativeConfig",
-    "ProviderContract",
-    "ReadAfterWrite",
-    "assert_detects",
-    "cli_reinstall_doctor_uninstall",
-    "cli_setup",
-    "embedded_argv_commands",
-    "enabled_config",
-    "paxm_cli",
-    "settings_hook_commands",
-]
+__all__ = ["ProviderContract", "ReadAfterWrite", *integration_contract.__all__]
