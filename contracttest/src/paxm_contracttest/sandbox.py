@@ -75,9 +75,9 @@ class PaxmSandbox:
             assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
         return done
 
-    def paxm_json(self, *args: str, timeout: float = 240) -> dict[str, Any]:
+    def paxm_json(self, *args: str, timeout: float = 240, cwd: Path | None = None) -> dict[str, Any]:
         """``paxm ARGS --json``, which must succeed, as its JSON object."""
-        value = json.loads(self.paxm(*args, "--json", timeout=timeout).stdout)
+        value = json.loads(self.paxm(*args, "--json", timeout=timeout, cwd=cwd).stdout)
         assert isinstance(value, dict), value
         return value
 
