@@ -14,16 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import Finding, PastTurn, enabled_hook_events, standard_agent_config
+from paxm_core.integration import Finding, PastTurn, standard_agent_config
 from paxm_integration_opencode import plugin, transcripts
 from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
 
-__all__ = ["KiloIntegration", "OpenCodeIntegration", "installed_events"]
-
-
-def installed_events(config: Any, target: str) -> list[str]:
-    """paxm events the plugin forwards: ``session_start`` always, others when recall or write is on."""
-    return enabled_hook_events(config, target, [native.event for native in NATIVE_EVENTS])
+__all__ = ["KiloIntegration", "OpenCodeIntegration"]
 
 
 class OpenCodeIntegration(GeneratedFileIntegration):

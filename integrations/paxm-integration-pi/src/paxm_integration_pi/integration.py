@@ -8,16 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import PastTurn, enabled_hook_events
+from paxm_core.integration import PastTurn
 from paxm_integration_pi import extension, transcripts
 from paxm_integration_pi.events import NATIVE_EVENTS, normalized_event
 
-__all__ = ["PiIntegration", "installed_events"]
-
-
-def installed_events(config: Any, target: str) -> list[str]:
-    """paxm events the extension forwards: ``session_start`` always, others when recall or write is on."""
-    return enabled_hook_events(config, target, [native.event for native in NATIVE_EVENTS])
+__all__ = ["PiIntegration"]
 
 
 class PiIntegration(GeneratedFileIntegration):
