@@ -91,6 +91,7 @@ __all__ = [
     "interpreter_path",
     "messages_from_value",
     "is_paxm_hook",
+    "iso_epoch",
     "launcher_values",
     "missing_file_findings",
     "named_event",
@@ -327,6 +328,19 @@ def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str
     for line in lines:
         ctx.echo(line)
     return lines
+
+
+def iso_epoch(value: Any) -> float:
+    """Seconds since the epoch of an ISO 8601 timestamp in a transcript (``Z`` allowed); ``0.0``
+    for anything that is not one, so a reader falls back to the file's own time."""
+    if not isinstance(value, str):
+        return 0.0
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def paxm_executable() -> str:

@@ -32,6 +32,7 @@ from paxm_core.integration import (
     hook_command_line,
     hook_specific_output,
     install_report,
+    iso_epoch,
     missing_file_findings,
     named_event,
     queue_path,
@@ -247,3 +248,10 @@ def test_generated_dir_swaps_in_whole_and_is_removed_only_with_its_marker(tmp_pa
     (tmp_path / "integrations" / "other").mkdir()
     assert remove_generated_dir(dest, ".paxm-generated") is True and not dest.exists()
     assert dest.parent.is_dir()  # another integration's directory keeps the parent
+
+
+def test_iso_epoch_reads_a_transcript_timestamp_else_zero() -> None:
+    assert iso_epoch("2026-01-02T03:04:05Z") == iso_epoch("2026-01-02T03:04:05+00:00") == 1767323045.0
+    assert iso_epoch("2026-01-02T04:04:05.500+01:00") == 1767323045.5
+    for value in ("", "yesterday", None, 1767323045, ["2026-01-02"]):
+        assert iso_epoch(value) == 0.0
