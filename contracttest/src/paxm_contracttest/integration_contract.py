@@ -192,6 +192,13 @@ class IntegrationContract:
     #: the agent name to look the integration up by through the ``paxm`` entry points, as paxm
     #: finds it (the default ``paxm_integration``)
     agent: str = ""
+    #: names (the agent name, aliases, any spelling) that must each find this integration through
+    #: the entry points; spelled out in the test so that losing one fails
+    lookup_names: tuple[str, ...] = ()
+    #: the display name the integration must have (unchecked when empty)
+    display_name: str = ""
+    #: the class every name must find (unchecked when ``None``)
+    integration_type: type[Any] | None = None
 
     #: output modes whose output must be valid JSON (or empty)
     json_modes: tuple[str, ...] = ("json",)
@@ -249,6 +256,17 @@ class IntegrationContract:
         assert all(isinstance(a, str) and a for a in paxm_integration.aliases)
         assert all(isinstance(o, str) and o and o != "paxm" for o in paxm_integration.owners)
         assert isinstance(dict(paxm_integration.default_agent_config()), dict)
+
+    def test_contract_registered_under_its_names(self, paxm_integration: Integration) -> None:
+        from paxm_core.plugins import get_plugin_manager
+
+        for name in self.lookup_names:
+            found = get_plugin_manager().integration(name)
+            assert found is not None, f"no integration registered under {name!r}"
+            assert type(found) is type(paxm_integration) and found.name == paxm_integration.name, name
+            assert self.integration_type is None or isinstance(found, self.integration_type), name
+        if self.display_name:
+            assert paxm_integration.display_name == self.display_name
 
     def test_contract_decode_fixtures(
         self, paxm_integration: Integration, paxm_decode_fixtures: list[DecodeFixture]

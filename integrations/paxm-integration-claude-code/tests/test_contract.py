@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
+from paxm_integration_claude_code import ClaudeCodeIntegration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -21,6 +22,8 @@ USER_SETTINGS = {
 
 class TestClaudeCodeContract(IntegrationContract):
     agent = "claude"
+    lookup_names = ("claude", "claude-code", "claude_code", "claudecode", "Claude-Code")
+    integration_type = ClaudeCodeIntegration
     output_modes = ("text", "json")
 
     @pytest.fixture

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
+from paxm_integration_copilot_cli import CopilotCliIntegration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -19,6 +20,9 @@ def _commands(text: str) -> list[str]:
 
 class TestCopilotCliContract(IntegrationContract):
     agent = "copilot-cli"
+    lookup_names = ("copilot-cli", "copilot", "github-copilot")
+    integration_type = CopilotCliIntegration
+    display_name = "GitHub Copilot CLI"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

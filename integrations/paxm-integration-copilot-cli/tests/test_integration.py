@@ -19,9 +19,7 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     HookResult,
-    Integration,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_copilot_cli import CopilotCliIntegration
 from paxm_integration_copilot_cli.transcript import last_turn, wait_for_turn
 
@@ -53,13 +51,6 @@ def _user_files(home: Path) -> dict[str, str]:
     for name, text in files.items():
         (copilot / name).write_text(text)
     return files
-
-
-def test_registered_under_its_names_and_satisfies_the_protocol() -> None:
-    for name in ("copilot-cli", "copilot", "github-copilot"):
-        found = get_plugin_manager().integration(name)
-        assert isinstance(found, CopilotCliIntegration) and isinstance(found, Integration)
-    assert (found.name, found.display_name) == ("copilot-cli", "GitHub Copilot CLI")
 
 
 def test_setup_writes_paxms_own_hook_file_and_uninstall_removes_it(tmp_path: Path, isolated_home: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
+from paxm_integration_gemini_cli import GeminiCliIntegration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXISTING = {
@@ -18,6 +19,9 @@ EXISTING = {
 
 class TestGeminiCliContract(IntegrationContract):
     agent = "gemini-cli"
+    lookup_names = ("gemini-cli", "gemini")
+    integration_type = GeminiCliIntegration
+    display_name = "Gemini CLI"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

@@ -9,6 +9,7 @@ import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, embedded_argv_commands
 from paxm_core.plugins import get_plugin_manager
+from paxm_integration_opencode import OpenCodeIntegration
 
 #: the user's own plugin beside paxm's: install and uninstall must leave it byte-identical
 USER_PLUGIN = "export const Mine = async () => ({})\n"
@@ -16,6 +17,9 @@ USER_PLUGIN = "export const Mine = async () => ({})\n"
 
 class TestOpenCodeContract(IntegrationContract):
     agent = "opencode"
+    lookup_names = ("opencode",)
+    integration_type = OpenCodeIntegration
+    display_name = "OpenCode"
     output_modes = ("text", "json")
 
     @pytest.fixture

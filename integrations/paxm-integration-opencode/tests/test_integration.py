@@ -16,9 +16,7 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     InstallContext,
-    Integration,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import OpenCodeIntegration
 from paxm_integration_opencode.plugin import MARKER, embedded_settings
 
@@ -26,13 +24,6 @@ UPSTREAM_TS = (
     'import type { Plugin } from "@opencode-ai/plugin";\n'
     'const paxmUserInputHookCommand = "/x";\n// paxm.opencode.user_input.v1\n'
 )
-
-
-def test_registered_and_satisfies_the_contract() -> None:
-    found = get_plugin_manager().integration("opencode")
-    assert isinstance(found, OpenCodeIntegration)
-    assert isinstance(found, Integration)
-    assert found.display_name == "OpenCode" and found.name == "opencode"
 
 
 def test_config_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:

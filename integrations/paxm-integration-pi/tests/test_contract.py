@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, embedded_argv_commands
+from paxm_integration_pi import PiIntegration
 
 
 class TestPiContract(IntegrationContract):
     agent = "pi"
+    lookup_names = ("pi",)
+    integration_type = PiIntegration
+    display_name = "Pi"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

@@ -17,9 +17,7 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     InstallContext,
-    Integration,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_pi import PiIntegration
 from paxm_integration_pi.extension import MARKER, embedded_settings
 
@@ -29,13 +27,6 @@ UPSTREAM_TS = (
     'const paxmUserInputHookCommand = "/x/hooks/pi-user_input";\n'
     'const payload = { schema_version: "paxm.pi.user_input.v1" };\n'
 )
-
-
-def test_registered_and_satisfies_the_protocol() -> None:
-    found = get_plugin_manager().integration("pi")
-    assert isinstance(found, PiIntegration)
-    assert isinstance(found, Integration)
-    assert (found.name, found.display_name) == ("pi", "Pi")
 
 
 def test_agent_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
