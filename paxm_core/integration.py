@@ -11,6 +11,7 @@ override what the harness needs.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
@@ -104,6 +105,7 @@ __all__ = [
     "setup_fix_command",
     "standard_agent_config",
     "swap_in_dir",
+    "tail_json_records",
     "uninstall_report",
     "value_text",
     "write_atomic",
@@ -341,6 +343,40 @@ def iso_epoch(value: Any) -> float:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0
+
+
+def tail_json_records(
+    path: str | os.PathLike[str], limit: int, *, replace_invalid: bool = False
+) -> list[dict[str, Any]]:
+    """The JSON objects on the lines in the last ``limit`` bytes of a JSONL transcript.
+
+    The first line is dropped when the read began inside it; blank, partial (still being
+    written) and damaged lines are skipped; an unreadable file gives ``[]``.  With
+    ``replace_invalid`` a line that is not valid UTF-8 is read with U+FFFD in place of the bad
+    bytes instead of being skipped.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - limit)
+            handle.seek(start)
+            data = handle.read(limit)
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if start > 0 and lines:
+        lines = lines[1:]
+    records: list[dict[str, Any]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line.decode("utf-8", errors="replace") if replace_invalid else line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
 
 
 def paxm_executable() -> str:

@@ -39,6 +39,7 @@ from paxm_core.integration import (
     remove_generated_dir,
     remove_upstream_shims,
     swap_in_dir,
+    tail_json_records,
     uninstall_report,
 )
 
@@ -255,3 +256,14 @@ def test_iso_epoch_reads_a_transcript_timestamp_else_zero() -> None:
     assert iso_epoch("2026-01-02T04:04:05.500+01:00") == 1767323045.5
     for value in ("", "yesterday", None, 1767323045, ["2026-01-02"]):
         assert iso_epoch(value) == 0.0
+
+
+def test_tail_json_records_reads_whole_objects_from_the_end_only(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"n": 1}\n\n[2]\nnot json\n{"n": "\xff"}\n{"n": 3}\n{"n": 4, "still being wri')
+    assert tail_json_records(path, 1 << 20) == [{"n": 1}, {"n": 3}]
+    assert tail_json_records(path, 1 << 20, replace_invalid=True) == [{"n": 1}, {"n": "\ufffd"}, {"n": 3}]
+    assert tail_json_records(path, len(b'1}\n\n[2]\nnot json\n{"n": "\xff"}\n{"n": 3}\n{"n": 4, "still being wri')) == [
+        {"n": 3}
+    ]  # the read began inside the first line: it is dropped, not half-parsed
+    assert tail_json_records(tmp_path / "missing.jsonl", 100) == []
