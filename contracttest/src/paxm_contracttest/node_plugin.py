@@ -4,8 +4,10 @@ OpenCode's plugin and Pi's extension are files paxm generates from a template
 (:class:`paxm_core.generated_file.GeneratedFileIntegration`); their behaviour inside the harness
 is tested by a ``*.test.mjs`` script that loads generated files.  :func:`run_node_file_tests`
 renders the same five cases for each integration (every event, prompt-only, a missing hook
-client, a short spawn timeout, no commands) with the hook client replaced by ``fake_hook``, and
-runs the script on them.
+client, a short spawn timeout, no commands) with the hook client replaced by the kit's
+``node/fake_hook.mjs`` (a real subprocess that records what it was sent), and runs the script on
+them.  The script imports ``node/kit.mjs`` (the generated files, its fixtures, the fake hook's
+log) from the URL in ``PAXM_NODE_KIT``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,9 @@ import pytest
 from paxm_core.generated_file import GeneratedFileIntegration
 
 __all__ = ["node_or_skip", "run_node_file_tests"]
+
+#: the kit's Node modules: ``kit.mjs`` (what the test scripts share) and ``fake_hook.mjs``
+_NODE = Path(__file__).with_name("node")
 
 
 def node_or_skip() -> str:
@@ -51,23 +56,20 @@ def run_node_file_tests(
     tmp_path: Path,
     *,
     script: Path,
-    fake_hook: Path,
     events: Sequence[str],
     suffix: str,
-    files_var: str,
-    env: Mapping[str, str],
+    fixtures: Path,
     min_passed: int,
 ) -> None:
     """Write the five generated cases under ``tmp_path`` and run ``node --test script`` on them.
 
     :param suffix: the files' ending (``.mjs`` lets Node run generated TypeScript that is plain JS).
-    :param files_var: the variable that hands the script ``{case name: path}`` as JSON.
-    :param env: more variables for the script (its captured-fixture directory).
+    :param fixtures: the captured hook arguments the script reads (``PAXM_NODE_FIXTURES``).
     :param min_passed: the fewest passing Node tests accepted (a script that loses tests fails).
     """
     node = node_or_skip()
     paths = {}
-    for name, source in _cases(integration, node, fake_hook, events).items():
+    for name, source in _cases(integration, node, _NODE / "fake_hook.mjs", events).items():
         path = tmp_path / "generated" / f"{name}{suffix}"
         path.parent.mkdir(exist_ok=True)
         path.write_text(source)
@@ -77,9 +79,10 @@ def run_node_file_tests(
         env={
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(tmp_path),
-            files_var: json.dumps(paths),
+            "PAXM_GENERATED_FILES": json.dumps(paths),
+            "PAXM_NODE_FIXTURES": str(fixtures),
+            "PAXM_NODE_KIT": (_NODE / "kit.mjs").as_uri(),
             "FAKE_HOOK_LOG": str(tmp_path / "hook-log"),
-            **env,
         },
         capture_output=True,
         text=True,

@@ -1,8 +1,8 @@
 """The generated plugin's behaviour, tested in Node (``node --test tests/node/plugin.test.mjs``).
 
-paxm generates the plugin files under test (with the hook client replaced by
-``node/fake_hook.mjs``, a real subprocess that records what it was sent); the hook arguments
-are the ones the real OpenCode passed (``fixtures/opencode-<version>/``).
+paxm generates the plugin files under test (with the hook client replaced by the kit's
+``fake_hook.mjs``, a real subprocess that records what it was sent); the hook arguments are the
+ones the real OpenCode passed (``fixtures/opencode-<version>/``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ def test_generated_plugin_in_node(tmp_path: Path) -> None:
         OpenCodeIntegration(),
         tmp_path,
         script=HERE / "node" / "plugin.test.mjs",
-        fake_hook=HERE / "node" / "fake_hook.mjs",
         events=("session_start", "user_input", "tool_use", "turn_end"),
         suffix=".js",
-        files_var="PAXM_OC_PLUGINS",
-        env={"PAXM_OC_FIXTURES": str(HERE / "fixtures" / f"opencode-{version}")},
+        fixtures=HERE / "fixtures" / f"opencode-{version}",
         min_passed=12,
     )

@@ -1,8 +1,8 @@
 """The generated extension's behaviour, tested in Node (``node --test tests/node/extension.test.mjs``).
 
-paxm generates the extension files under test (with the hook client replaced by the OpenCode
-tests' ``node/fake_hook.mjs``, a real subprocess that records what it was sent); the event and
-ctx shapes are the ones the real Pi passed (``fixtures/pi-<version>/``, one run per tested build).
+paxm generates the extension files under test (with the hook client replaced by the kit's
+``fake_hook.mjs``, a real subprocess that records what it was sent); the event and ctx shapes are
+the ones the real Pi passed (``fixtures/pi-<version>/``, one run per tested build).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from paxm_contracttest.node_plugin import run_node_file_tests
 from paxm_integration_pi import PiIntegration
 
 HERE = Path(__file__).resolve().parent
-FAKE_HOOK = HERE.parents[1] / "paxm-integration-opencode" / "tests" / "node" / "fake_hook.mjs"
 #: captured from each tested Pi build (``capture_fixtures.py <build key>``)
 FIXTURE_DIRS = sorted(
     d for d in (HERE / "fixtures").glob("pi-*") if not d.name.startswith("pi-sessions-")
@@ -28,11 +27,9 @@ def test_generated_extension_in_node(fixtures: Path, tmp_path: Path) -> None:
         PiIntegration(),
         tmp_path,
         script=HERE / "node" / "extension.test.mjs",
-        fake_hook=FAKE_HOOK,
         events=("session_start", "user_input", "turn_end"),
         # the generated TypeScript is plain JavaScript: Node 20 runs it as a module unchanged
         suffix=".mjs",
-        files_var="PAXM_PI_EXTENSIONS",
-        env={"PAXM_PI_FIXTURES": str(fixtures)},
+        fixtures=fixtures,
         min_passed=15,
     )
