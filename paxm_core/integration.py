@@ -11,10 +11,11 @@ override what the harness needs.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.api.events import (
@@ -87,6 +88,7 @@ __all__ = [
     "enabled_hook_events",
     "dumps_compact",
     "env_path",
+    "fill_launcher",
     "guard_escaped_envelope",
     "hook_specific_output",
     "hook_command",
@@ -95,13 +97,20 @@ __all__ = [
     "interpreter_path",
     "messages_from_value",
     "is_paxm_hook",
+    "iso_epoch",
+    "launcher_values",
     "missing_file_findings",
     "named_event",
     "parse_hook_command",
     "parse_payload",
+    "paxm_executable",
     "queue_path",
+    "remove_generated_dir",
+    "remove_upstream_shims",
     "setup_fix_command",
     "standard_agent_config",
+    "swap_in_dir",
+    "tail_json_records",
     "uninstall_report",
     "value_text",
     "write_atomic",
@@ -328,6 +337,147 @@ def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str
     for line in lines:
         ctx.echo(line)
     return lines
+
+
+def iso_epoch(value: Any) -> float:
+    """Seconds since the epoch of an ISO 8601 timestamp in a transcript (``Z`` allowed); ``0.0``
+    for anything that is not one, so a reader falls back to the file's own time."""
+    if not isinstance(value, str):
+        return 0.0
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def tail_json_records(
+    path: str | os.PathLike[str], limit: int, *, replace_invalid: bool = False
+) -> list[dict[str, Any]]:
+    """The JSON objects on the lines in the last ``limit`` bytes of a JSONL transcript.
+
+    The first line is dropped when the read began inside it; blank, partial (still being
+    written) and damaged lines are skipped; an unreadable file gives ``[]``.  With
+    ``replace_invalid`` a line that is not valid UTF-8 is read with U+FFFD in place of the bad
+    bytes instead of being skipped.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - limit)
+            handle.seek(start)
+            data = handle.read(limit)
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if start > 0 and lines:
+        lines = lines[1:]
+    records: list[dict[str, Any]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line.decode("utf-8", errors="replace") if replace_invalid else line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def paxm_executable() -> str:
+    """The ``paxm`` script beside this interpreter (the venv's), else the one on ``PATH``, else ``""``."""
+    import shutil
+    import sys
+
+    beside = Path(os.path.abspath(sys.executable)).parent / "paxm"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("paxm") or ""
+
+
+def fill_launcher(text: str, values: Mapping[str, str]) -> str:
+    """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``.
+
+    :raises ValueError: the launcher has no placeholder line for one of ``values``.
+    """
+    import re
+    import shlex
+
+    for name, value in values.items():
+        match = re.search(rf"^{name}=''$", text, re.MULTILINE)
+        if match is None:
+            raise ValueError(f"launcher has no {name} placeholder")
+        text = f"{text[: match.start()]}{name}={shlex.quote(value)}{text[match.end() :]}"
+    return text
+
+
+def launcher_values(config: Any) -> dict[str, Any]:
+    """The keyword arguments a generated plugin marketplace's launchers are filled from: this
+    interpreter and hook client, ``config``'s file and capture queue, and the ``paxm`` script
+    (``generate_marketplace(dest, **launcher_values(config))``)."""
+    return {
+        "python": interpreter_path(),
+        "client": str(client_path()),
+        "config_path": Path(config.path).absolute(),
+        "queue_path": queue_path(config) or "",
+        "paxm_exe": paxm_executable(),
+    }
+
+
+def swap_in_dir(staging: Path, dest: Path) -> None:
+    """Replace the directory ``dest`` by the fully built ``staging`` beside it, so a harness reading
+    ``dest`` meanwhile never sees half of it (the old copy is renamed aside, then deleted)."""
+    import shutil
+
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        dest.rename(old)
+        staging.rename(dest)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(dest)
+
+
+def remove_generated_dir(dest: Path, marker: str) -> bool:
+    """Delete the generated directory ``dest`` only if paxm's ``marker`` file is in it, then its
+    parent when that is left empty (other integrations may keep files there); True if removed."""
+    import shutil
+
+    if not (dest / marker).is_file():
+        return False
+    shutil.rmtree(dest)
+    try:
+        dest.parent.rmdir()
+    except OSError:
+        pass
+    return True
+
+
+#: events upstream (the Go paxm) wrote ``<config dir>/hooks/<target>-<event>`` shell shims for
+UPSTREAM_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
+
+
+def remove_upstream_shims(config_dir: Path, target: str, is_shim: Callable[[bytes], bool]) -> list[Path]:
+    """Delete upstream's ``hooks/<target>-<event>[.ps1]`` shim scripts under ``config_dir``.
+
+    Only a file whose first 4 KiB ``is_shim`` recognises is deleted (a user's own script of
+    that name stays); returns the paths removed.
+    """
+    removed = []
+    for event in UPSTREAM_SHIM_EVENTS:
+        for suffix in ("", ".ps1"):
+            shim = config_dir / "hooks" / f"{target}-{event}{suffix}"
+            try:
+                head = shim.read_bytes()[:4096]
+            except OSError:
+                continue
+            if is_shim(head):
+                shim.unlink()
+                removed.append(shim)
+    return removed
 
 
 def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: str = "paxm hook") -> list[Finding]:

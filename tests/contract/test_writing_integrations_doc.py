@@ -84,7 +84,7 @@ def test_third_party_integration_from_the_doc_passes_then_fails_when_uninstall_l
     pytest_bin = str(venv / "bin" / "pytest")
     passed = run(pytest_bin, "-q", "-p", "no:cacheprovider", cwd=project)
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "6 passed" in passed.stdout, passed.stdout
+    assert "7 passed" in passed.stdout, passed.stdout
 
     # The same package whose uninstall forgets an event fails the round-trip check, saying why.
     module = project / "src" / "paxm_myharness" / "__init__.py"

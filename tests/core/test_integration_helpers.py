@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -24,13 +27,19 @@ from paxm_core.integration import (
     context_for,
     detect_harness,
     env_path,
+    fill_launcher,
     guard_escaped_envelope,
     hook_command_line,
     hook_specific_output,
     install_report,
+    iso_epoch,
     missing_file_findings,
     named_event,
     queue_path,
+    remove_generated_dir,
+    remove_upstream_shims,
+    swap_in_dir,
+    tail_json_records,
     uninstall_report,
 )
 
@@ -201,3 +210,60 @@ def test_a_hook_file_integration_installs_checks_and_uninstalls(tmp_path: Path) 
     toy.install(ctx)
     assert toy.uninstall(ctx) == [f"removed paxm hooks from {path}"]
     assert json.loads(path.read_text()) == {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=40))
+def test_fill_launcher_quotes_any_value_so_sh_reads_it_back(value: str) -> None:
+    launcher = "#!/bin/sh\nPAXM_CLIENT=''\nPAXM_QUEUE=''\nprintf '%s|%s' \"$PAXM_CLIENT\" \"$PAXM_QUEUE\"\n"
+    filled = fill_launcher(launcher, {"PAXM_CLIENT": value, "PAXM_QUEUE": "q\\1"})
+    done = subprocess.run(["sh", "-c", filled], capture_output=True, timeout=10)
+    assert done.stdout.decode("utf-8", "surrogateescape") == f"{value}|q\\1"
+    with pytest.raises(ValueError, match="no PAXM_EXE placeholder"):
+        fill_launcher(launcher, {"PAXM_EXE": "x"})
+
+
+def test_remove_upstream_shims_deletes_only_what_the_rule_recognises(tmp_path: Path) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "codex-user_input").write_text("#!/bin/sh\nexec paxm __hook codex user_input\n")
+    (hooks / "codex-turn_end.ps1").write_text("paxm --hook-event turn_end\n")
+    (hooks / "codex-tool_use").write_text("#!/bin/sh\necho mine\n")  # a user's own script of that name
+    (hooks / "claude-user_input").write_text("paxm __hook claude\n")  # another harness's
+    removed = remove_upstream_shims(tmp_path, "codex", lambda head: b"paxm" in head)
+    assert sorted(p.name for p in removed) == ["codex-turn_end.ps1", "codex-user_input"]
+    assert sorted(p.name for p in hooks.iterdir()) == ["claude-user_input", "codex-tool_use"]
+
+
+def test_generated_dir_swaps_in_whole_and_is_removed_only_with_its_marker(tmp_path: Path) -> None:
+    dest = tmp_path / "integrations" / "x-plugin"
+    for version in ("1", "2"):
+        staging = dest.with_name(f".x-plugin.tmp-{version}")
+        staging.mkdir(parents=True)
+        (staging / "v").write_text(version)
+        swap_in_dir(staging, dest)
+        assert (dest / "v").read_text() == version and not staging.exists()
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["x-plugin"]  # no old copy left beside it
+    assert remove_generated_dir(dest, ".paxm-generated") is False and dest.exists()  # not paxm's: kept
+    (dest / ".paxm-generated").write_text("")
+    (tmp_path / "integrations" / "other").mkdir()
+    assert remove_generated_dir(dest, ".paxm-generated") is True and not dest.exists()
+    assert dest.parent.is_dir()  # another integration's directory keeps the parent
+
+
+def test_iso_epoch_reads_a_transcript_timestamp_else_zero() -> None:
+    assert iso_epoch("2026-01-02T03:04:05Z") == iso_epoch("2026-01-02T03:04:05+00:00") == 1767323045.0
+    assert iso_epoch("2026-01-02T04:04:05.500+01:00") == 1767323045.5
+    for value in ("", "yesterday", None, 1767323045, ["2026-01-02"]):
+        assert iso_epoch(value) == 0.0
+
+
+def test_tail_json_records_reads_whole_objects_from_the_end_only(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"n": 1}\n\n[2]\nnot json\n{"n": "\xff"}\n{"n": 3}\n{"n": 4, "still being wri')
+    assert tail_json_records(path, 1 << 20) == [{"n": 1}, {"n": 3}]
+    assert tail_json_records(path, 1 << 20, replace_invalid=True) == [{"n": 1}, {"n": "\ufffd"}, {"n": 3}]
+    assert tail_json_records(path, len(b'1}\n\n[2]\nnot json\n{"n": "\xff"}\n{"n": 3}\n{"n": 4, "still being wri')) == [
+        {"n": 3}
+    ]  # the read began inside the first line: it is dropped, not half-parsed
+    assert tail_json_records(tmp_path / "missing.jsonl", 100) == []

@@ -14,10 +14,15 @@ import pytest
 # Must run before the helper modules are imported, so their asserts are rewritten even when
 # the plugin is loaded with -p rather than through its pytest11 entry point.
 pytest.register_assert_rewrite(
-    "paxm_contracttest.checks", "paxm_contracttest.contract", "paxm_contracttest.integration_contract"
+    "paxm_contracttest.checks",
+    "paxm_contracttest.contract",
+    "paxm_contracttest.generated_file_contract",
+    "paxm_contracttest.integration_contract",
+    "paxm_contracttest.node_plugin",
 )
 
+from paxm_contracttest import integration_contract  # noqa: E402
 from paxm_contracttest.contract import ProviderContract, ReadAfterWrite  # noqa: E402
-from paxm_contracttest.integration_contract import DecodeFixture, IntegrationContract, NativeConfig  # noqa: E402
+from paxm_contracttest.integration_contract import *  # noqa: E402,F403  (its __all__: the integration kit)
 
-__all__ = ["DecodeFixture", "IntegrationContract", "NativeConfig", "ProviderContract", "ReadAfterWrite"]
+__all__ = ["ProviderContract", "ReadAfterWrite", *integration_contract.__all__]

@@ -5,20 +5,21 @@ Providers: :class:`MemoryProvider` (in-memory, word-overlap relevance), :class:`
 :class:`FailingProvider` (every call raises ``ProviderError``), registered as provider types by
 :class:`FakesPlugin` through a real plugin manager (:func:`plugin_manager`).
 
-Fixtures: :func:`isolated_home` (autouse wherever it is imported into a ``conftest.py``) points
-HOME and the XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names
-in its own ``paxm_unset_env`` fixture (a harness's config-dir variable, say).
+Fixtures (autouse wherever imported into a ``conftest.py``): :func:`close_built_providers` closes
+every provider a test passed to :func:`closed_after_test`; :func:`isolated_home` points HOME and the
+XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names in its own
+``paxm_unset_env`` fixture (a harness's config-dir variable, say).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -285,7 +286,7 @@ def plugin_manager(plugin: FakesPlugin) -> PaxmPluginManager:
 
 
 #: paxm's own environment variables a test must never inherit from the developer's shell
-PAXM_ENV = ("PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS")
+PAXM_ENV = ("PAXM_API_KEY", "PAXM_CONFIG", "PAXM_LOAD_PLUGINS", "PAXM_RAISE_ERRORS")
 
 
 @pytest.fixture
@@ -314,3 +315,23 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paxm_unset_en
     for var in (*PAXM_ENV, *paxm_unset_env):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+_P = TypeVar("_P")
+#: providers the running test built, closed by :func:`close_built_providers` when it ends
+_BUILT: list[Any] = []
+
+
+def closed_after_test(provider: _P) -> _P:
+    """Return ``provider`` (anything with a ``close()``), to be closed when the test ends
+    (needs :func:`close_built_providers`)."""
+    _BUILT.append(provider)
+    return provider
+
+
+@pytest.fixture(autouse=True)
+def close_built_providers() -> Iterator[None]:
+    """Close every provider the test built: an unclosed httpx pool is a ResourceWarning, an error here."""
+    yield
+    while _BUILT:
+        _BUILT.pop().close()

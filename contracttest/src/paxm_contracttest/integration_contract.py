@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import stat
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,7 +33,91 @@ from paxm_core.integration import (
     client_path,
 )
 
-__all__ = ["DecodeFixture", "IntegrationContract", "NativeConfig"]
+if TYPE_CHECKING:
+    from paxm_core.config import Config
+
+__all__ = [
+    "PAXM",
+    "DecodeFixture",
+    "IntegrationContract",
+    "NativeConfig",
+    "assert_detects",
+    "cli_reinstall_doctor_uninstall",
+    "cli_setup",
+    "embedded_argv_commands",
+    "enabled_config",
+    "paxm_cli",
+    "settings_hook_commands",
+]
+
+#: the ``paxm`` console script of the environment the tests run in
+PAXM = str(Path(sys.executable).parent / "paxm")
+
+
+def paxm_cli(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``paxm --config <tmp_path>/paxm/config.yaml ARGS`` as a user would, with no stdin.
+
+    :param env: variables added to (or overriding) the test's environment.
+    """
+    return subprocess.run(
+        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def enabled_config(tmp_path: Path, agent: str) -> Config:
+    """A saved default config at ``<tmp_path>/paxm/config.yaml`` with ``agents.<agent>`` enabled, read back."""
+    from paxm_core.config import load_config, save_config  # as the fixtures below: config loads on use
+
+    path = tmp_path / "paxm" / "config.yaml"
+    config = load_config(path)
+    config.agents[agent].enabled = True
+    save_config(config, path)
+    return load_config(path)
+
+
+def cli_setup(tmp_path: Path, agent: str, hooks: Path) -> Any:
+    """``paxm setup --yes --agent AGENT --provider sqlite`` installs paxm hooks in the JSON file
+    ``hooks`` (mode 0600, reported); returns the file's parsed content."""
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
+    assert done.returncode == 0, done.stderr
+    assert f"installed paxm hooks in {hooks}" in done.stdout
+    assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
+    return json.loads(hooks.read_text())
+
+
+def cli_reinstall_doctor_uninstall(
+    tmp_path: Path, hooks: Path, installed: Any, *, agent: str, alias: str, display_name: str
+) -> None:
+    """After :func:`cli_setup`: setup again (by ``alias``) changes nothing, ``config doctor`` reports
+    the hooks installed, and ``paxm uninstall --agent AGENT`` says it removed them."""
+    again = paxm_cli(tmp_path, "setup", "--yes", "--agent", alias, "--provider", "sqlite", "--force")
+    assert f"paxm hooks in {hooks} are up to date" in again.stdout
+    assert json.loads(hooks.read_text()) == installed
+    doctor = paxm_cli(tmp_path, "config", "doctor")
+    assert f"{display_name}: paxm hooks installed in {hooks}" in doctor.stdout, doctor.stdout + doctor.stderr
+    done = paxm_cli(tmp_path, "uninstall", "--agent", agent, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert f"removed paxm hooks from {hooks}" in done.stdout
+
+
+def assert_detects(integration: Integration, home: Path, executable: str, tmp_path: Path) -> None:
+    """``detect()`` finds nothing, then the harness's home directory, then its executable on PATH.
+
+    The caller points ``PATH`` at ``<tmp_path>/bin`` (``monkeypatch.setenv``) before calling.
+    """
+    assert integration.detect() is None
+    home.mkdir(parents=True)
+    assert integration.detect() == str(home)
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / executable
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert integration.detect() == str(exe)
 
 
 @dataclass(frozen=True)
@@ -70,12 +157,48 @@ class NativeConfig:
     commands: Callable[[str], list[str]] = field(default=lambda text: [])
 
 
+def settings_hook_commands(data: Mapping[str, Any]) -> list[str]:
+    """paxm's hook commands in Claude-shaped settings data (``hooks.<Event>[].hooks[].command``,
+    JSON or TOML parsed), for :attr:`NativeConfig.commands`; other keys under ``hooks`` are skipped."""
+    hooks = data.get("hooks")
+    found = [
+        str(handler.get("command", ""))
+        for groups in (hooks.values() if isinstance(hooks, Mapping) else ())
+        if isinstance(groups, list)
+        for group in groups
+        for handler in group.get("hooks", [])
+    ]
+    return [command for command in found if "client.py" in command]
+
+
+#: a JSON array of strings, as a generated plugin file embeds each hook's argv
+_ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
+
+
+def embedded_argv_commands(text: str) -> list[str]:
+    """The hook commands a generated plugin file embeds as JSON argv arrays, as shell lines."""
+    argvs = [json.loads(match.group(0)) for match in _ARGV.finditer(text)]
+    return [shlex.join(argv) for argv in argvs if any(arg.endswith("client.py") for arg in argv)]
+
+
 def _quiet(line: str) -> None:
     """Install/uninstall report lines are not the contract's business."""
 
 
 class IntegrationContract:
-    """Subclass in your integration's tests and override the three ``paxm_*`` fixtures."""
+    """Subclass in your integration's tests and override the three ``paxm_*`` fixtures
+    (or set :attr:`agent` instead of overriding ``paxm_integration``)."""
+
+    #: the agent name to look the integration up by through the ``paxm`` entry points, as paxm
+    #: finds it (the default ``paxm_integration``)
+    agent: str = ""
+    #: names (the agent name, aliases, any spelling) that must each find this integration through
+    #: the entry points; spelled out in the test so that losing one fails
+    lookup_names: tuple[str, ...] = ()
+    #: the display name the integration must have (unchecked when empty)
+    display_name: str = ""
+    #: the class every name must find (unchecked when ``None``)
+    integration_type: type[Any] | None = None
 
     #: output modes whose output must be valid JSON (or empty)
     json_modes: tuple[str, ...] = ("json",)
@@ -86,7 +209,13 @@ class IntegrationContract:
 
     @pytest.fixture
     def paxm_integration(self) -> Integration:
-        raise NotImplementedError("override the paxm_integration fixture to return your integration object")
+        if not self.agent:
+            raise NotImplementedError("set agent, or override the paxm_integration fixture to return your integration")
+        from paxm_core.plugins import get_plugin_manager
+
+        found = get_plugin_manager().integration(self.agent)
+        assert found is not None, f"no integration registered for {self.agent!r}: is the distribution installed?"
+        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
@@ -127,6 +256,17 @@ class IntegrationContract:
         assert all(isinstance(a, str) and a for a in paxm_integration.aliases)
         assert all(isinstance(o, str) and o and o != "paxm" for o in paxm_integration.owners)
         assert isinstance(dict(paxm_integration.default_agent_config()), dict)
+
+    def test_contract_registered_under_its_names(self, paxm_integration: Integration) -> None:
+        from paxm_core.plugins import get_plugin_manager
+
+        for name in self.lookup_names:
+            found = get_plugin_manager().integration(name)
+            assert found is not None, f"no integration registered under {name!r}"
+            assert type(found) is type(paxm_integration) and found.name == paxm_integration.name, name
+            assert self.integration_type is None or isinstance(found, self.integration_type), name
+        if self.display_name:
+            assert paxm_integration.display_name == self.display_name
 
     def test_contract_decode_fixtures(
         self, paxm_integration: Integration, paxm_decode_fixtures: list[DecodeFixture]

@@ -9,6 +9,7 @@ daemon's lifecycle) is here.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -57,10 +58,13 @@ class PaxmSandbox:
             self.home, self.root / "tmp", path=f"{prefix}{os.pathsep}{path}" if prefix else path, **extra
         )
 
-    def paxm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """Run ``paxm --config <sandbox config> ...`` (``check``: assert it succeeded)."""
+    def paxm(
+        self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``paxm --config <sandbox config> ...`` (``check``: assert it succeeded) in ``cwd``."""
         done = subprocess.run(
             [PAXM, "--config", str(self.config), *args],
+            cwd=cwd,
             env=self.env(),
             capture_output=True,
             text=True,
@@ -70,6 +74,16 @@ class PaxmSandbox:
         if check:
             assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
         return done
+
+    def paxm_json(self, *args: str, timeout: float = 240, cwd: Path | None = None) -> dict[str, Any]:
+        """``paxm ARGS --json``, which must succeed, as its JSON object."""
+        value = json.loads(self.paxm(*args, "--json", timeout=timeout, cwd=cwd).stdout)
+        assert isinstance(value, dict), value
+        return value
+
+    def recall(self, query: str) -> str:
+        """``paxm recall -q QUERY`` run from the workspace (so its project scope applies); the output."""
+        return self.paxm("recall", "-q", query, cwd=self.workspace).stdout
 
     # -- paxm state ----------------------------------------------------------------------------
 

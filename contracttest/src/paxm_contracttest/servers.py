@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -32,9 +32,11 @@ import pytest
 
 __all__ = [
     "CACHE_ROOT",
+    "BackendServer",
     "BackgroundRun",
     "ServerProcess",
     "cancel_prefetch",
+    "fake_openai",
     "free_port",
     "install_wheels",
     "missing",
@@ -42,6 +44,7 @@ __all__ = [
     "provision_venv",
     "set_background_niced",
     "set_wheel_venv_root",
+    "start_fake_openai",
     "venv_python",
     "wait_http",
     "wheel_provider_round_trip",
@@ -204,6 +207,69 @@ class ServerProcess:
         except PermissionError:
             return True
         return True
+
+
+class BackendServer:
+    """A real backend server on 127.0.0.1 that answers ``GET /health``; restartable on the same port and data.
+
+    A subclass picks its command and environment and calls :meth:`launch` from its constructor.
+
+    :param workdir: the server's working directory (its log is ``server.log`` there).
+    """
+
+    #: seconds a stop waits after SIGTERM before killing the server's process group
+    grace: float = 20.0
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def launch(self, argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 300) -> None:
+        """Start ``argv`` in :attr:`workdir` and wait until it is healthy; a server that never
+        comes up is stopped, so it cannot outlive the test run."""
+        self._proc = ServerProcess(list(argv), log=self.workdir / "server.log", env=dict(env), cwd=self.workdir)
+        try:
+            self._proc.wait_http(self.url + "/health", timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def process(self) -> ServerProcess:
+        return self._proc
+
+    def restart(self) -> None:
+        """Stop gracefully (SIGTERM) and start again on the same data and port."""
+        self._proc.stop(grace=self.grace)
+        self._proc.start()
+        self._proc.wait_http(self.url + "/health", 300)
+
+    def stop(self) -> None:
+        self._proc.stop(grace=self.grace)
+
+
+def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
+    """The fake OpenAI embeddings/chat endpoint (``fake_openai.py``) for a real backend server to call.
+
+    Returns the process and its ``/v1`` base URL; requests are logged to ``workdir/fake_openai.jsonl``.
+    """
+    port = free_port()
+    proc = ServerProcess(
+        [sys.executable, str(Path(__file__).with_name("fake_openai.py")), str(port)],
+        log=workdir / "fake_openai.log",
+        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
+    )
+    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="session")
+def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One fake OpenAI endpoint per test session (import it into a ``conftest.py``); yields its ``/v1`` URL."""
+    proc, url = start_fake_openai(tmp_path_factory.mktemp("fakeai"))
+    yield url
+    proc.stop(grace=5)
 
 
 def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:

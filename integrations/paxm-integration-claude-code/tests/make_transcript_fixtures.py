@@ -9,48 +9,17 @@ HOME's ``~/.claude/projects/*/*.jsonl`` files are copied into the fixture direct
 
 from __future__ import annotations
 
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 
-from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 from paxm_contracttest.harness.harnesses import CLAUDE
-from paxm_contracttest.harness.kit import HarnessBox, install
+from paxm_contracttest.harness.kit import copy_fixture_files, recorded_sessions
 
-HERE = Path(__file__).resolve().parent
-
-OUT = HERE / "fixtures" / "claude-transcripts"
-
-
-def main() -> int:
-    installed = install(CLAUDE)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        box = HarnessBox(root / "box", CLAUDE, installed)
-        box.paxm("setup", "--yes", "--agent", "claude", "--provider", "sqlite")
-        box.generous_recall_budget()
-        try:
-            with FakeAnthropic(root / "requests.jsonl", marker="OSPREY-42") as fake:
-                for prompt in (
-                    "Decision: release branches are named OSPREY-42-<version> from now on.",
-                    "What naming scheme did we decide on for release branches?",
-                ):
-                    run = box.turn(fake, prompt)
-                    if run.returncode != 0:
-                        print(run.stderr, file=sys.stderr)
-                        return 1
-                    box.wait_for_daemon()
-                    box.paxm("__hook-control", "--flush")
-        finally:
-            box.stop_daemon()
-        shutil.rmtree(OUT, ignore_errors=True)
-        OUT.mkdir(parents=True)
-        for path in sorted((box.home / ".claude" / "projects").glob("*/*.jsonl")):
-            shutil.copy(path, OUT / path.name)
-            print(f"copied {path.name} ({path.stat().st_size} bytes)")
-    return 0
-
+OUT = Path(__file__).resolve().parent / "fixtures" / "claude-transcripts"
+PROMPTS = (
+    "Decision: release branches are named OSPREY-42-<version> from now on.",
+    "What naming scheme did we decide on for release branches?",
+)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded_sessions(CLAUDE, PROMPTS) as box:
+        copy_fixture_files(sorted((box.home / ".claude" / "projects").glob("*/*.jsonl")), OUT)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
+from paxm_integration_claude_code import ClaudeCodeIntegration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -21,20 +20,11 @@ USER_SETTINGS = {
 }
 
 
-def _commands(text: str) -> list[str]:
-    hooks = json.loads(text).get("hooks", {})
-    found = [h["command"] for groups in hooks.values() for g in groups for h in g.get("hooks", [])]
-    return [c for c in found if "client.py" in c]
-
-
 class TestClaudeCodeContract(IntegrationContract):
+    agent = "claude"
+    lookup_names = ("claude", "claude-code", "claude_code", "claudecode", "Claude-Code")
+    integration_type = ClaudeCodeIntegration
     output_modes = ("text", "json")
-
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("claude")  # through the entry point, as paxm finds it
-        assert found is not None
-        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
@@ -61,4 +51,8 @@ class TestClaudeCodeContract(IntegrationContract):
     def paxm_native_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NativeConfig:
         path = tmp_path / "claude" / "settings.json"
         monkeypatch.setenv("PAXM_CLAUDE_SETTINGS", str(path))
-        return NativeConfig(path=path, content=json.dumps(USER_SETTINGS, indent=4), commands=_commands)
+        return NativeConfig(
+            path=path,
+            content=json.dumps(USER_SETTINGS, indent=4),
+            commands=lambda text: settings_hook_commands(json.loads(text)),
+        )

@@ -13,7 +13,6 @@ import pytest
 
 from paxm_core.integration import HookResult
 from paxm_core.passive.compose import compose_write
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_claude_code import ClaudeCodeIntegration
 
 SESSION = "6c2c5b96-8492-4c88-a376-7b36b01c4bb0"
@@ -37,12 +36,6 @@ def _write_text(event: Any) -> str | None:
         label=ClaudeCodeIntegration.label,
     )
     return None if write is None else write.text
-
-
-@pytest.mark.parametrize("name", ["claude", "claude-code", "claude_code", "claudecode", "Claude-Code"])
-def test_registered_under_every_alias(name: str) -> None:
-    found = get_plugin_manager().integration(name)
-    assert isinstance(found, ClaudeCodeIntegration) and found.name == "claude"
 
 
 def test_session_start() -> None:

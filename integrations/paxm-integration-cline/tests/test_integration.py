@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, assert_detects
 from paxm_core.config import save_config
 from paxm_core.config.codec import decode
 from paxm_core.config.defaults import default_config
@@ -256,13 +256,7 @@ def test_detect_finds_cline_on_path_else_its_home(
 ) -> None:
     cline = ClineIntegration()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert cline.detect() is None
-    (isolated_home / ".cline").mkdir()
-    assert cline.detect() == str(isolated_home / ".cline")
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "cline").write_text("#!/bin/sh\n")
-    (tmp_path / "bin" / "cline").chmod(0o755)
-    assert cline.detect() == str(tmp_path / "bin" / "cline")
+    assert_detects(cline, isolated_home / ".cline", "cline", tmp_path)
 
 
 def test_write_plugin_never_chmods_or_writes_through_a_link(tmp_path: Path) -> None:

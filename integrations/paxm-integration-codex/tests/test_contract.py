@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
 
 GOLDEN = Path(__file__).parent / "golden"
 SESSION = {"session_id": "0f1e2d3c-aaaa-7181-86af-174e7015b86c", "turn_id": "turn-b", "cwd": "/work/app"}
@@ -21,26 +18,9 @@ def _payload(event: str, **fields: object) -> bytes:
     return json.dumps({**SESSION, "hook_event_name": event, **fields}).encode()
 
 
-def _commands(text: str) -> list[str]:
-    hooks: dict[str, Any] = tomllib.loads(text).get("hooks", {})
-    found = [
-        str(h.get("command", ""))
-        for name, groups in hooks.items()
-        if name != "state" and isinstance(groups, list)
-        for group in groups
-        for h in group.get("hooks", [])
-    ]
-    return [c for c in found if "client.py" in c]
-
-
 class TestCodexContract(IntegrationContract):
+    agent = "codex"
     output_modes = ("text", "json")
-
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("codex")  # through the entry point, as paxm finds it
-        assert found is not None
-        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
@@ -70,5 +50,5 @@ class TestCodexContract(IntegrationContract):
             path=home / "config.toml",
             content=(GOLDEN / "other-tables" / "before.toml").read_text(),
             parse=tomllib.loads,
-            commands=_commands,
+            commands=lambda text: settings_hook_commands(tomllib.loads(text)),
         )

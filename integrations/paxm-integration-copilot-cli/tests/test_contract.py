@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
+from paxm_integration_copilot_cli import CopilotCliIntegration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -20,11 +19,10 @@ def _commands(text: str) -> list[str]:
 
 
 class TestCopilotCliContract(IntegrationContract):
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("copilot-cli")
-        assert found is not None
-        return found
+    agent = "copilot-cli"
+    lookup_names = ("copilot-cli", "copilot", "github-copilot")
+    integration_type = CopilotCliIntegration
+    display_name = "GitHub Copilot CLI"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -21,13 +19,10 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     HookResult,
-    Integration,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_copilot_cli import CopilotCliIntegration
 from paxm_integration_copilot_cli.transcript import last_turn, wait_for_turn
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures"
 #: the user's own hook file and Copilot's config files, as a user with hooks of their own has them
 USER_HOOKS = {
@@ -39,17 +34,6 @@ USER_HOOKS = {
 }
 USER_CONFIG = '// User settings belong in settings.json.\n{\n  "firstLaunchAt": "2026-11-01T09:00:00.000Z"\n}\n'
 USER_SETTINGS = {"model": "gpt-5", "trusted_folders": ["/work"]}
-
-
-def _paxm(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def _fixture(name: str) -> bytes:
@@ -69,21 +53,10 @@ def _user_files(home: Path) -> dict[str, str]:
     return files
 
 
-def test_registered_under_its_names_and_satisfies_the_protocol() -> None:
-    for name in ("copilot-cli", "copilot", "github-copilot"):
-        found = get_plugin_manager().integration(name)
-        assert isinstance(found, CopilotCliIntegration) and isinstance(found, Integration)
-    assert (found.name, found.display_name) == ("copilot-cli", "GitHub Copilot CLI")
-
-
 def test_setup_writes_paxms_own_hook_file_and_uninstall_removes_it(tmp_path: Path, isolated_home: Path) -> None:
     files = _user_files(isolated_home)
     hooks = isolated_home / ".copilot" / "hooks" / "paxm.json"
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite")
-    assert done.returncode == 0, done.stderr
-    assert f"installed paxm hooks in {hooks}" in done.stdout
-    assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
-    data = json.loads(hooks.read_text())
+    data = cli_setup(tmp_path, "copilot", hooks)
     assert list(data) == ["version", "hooks"] and data["version"] == 1
     assert list(data["hooks"]) == ["sessionStart", "userPromptSubmitted", "agentStop"]
     ours = data["hooks"]["userPromptSubmitted"][0]
@@ -93,15 +66,9 @@ def test_setup_writes_paxms_own_hook_file_and_uninstall_removes_it(tmp_path: Pat
     for name, text in files.items():  # the user's files are not touched
         assert (isolated_home / ".copilot" / name).read_text() == text
 
-    again = _paxm(tmp_path, "setup", "--yes", "--agent", "copilot-cli", "--provider", "sqlite", "--force")
-    assert f"paxm hooks in {hooks} are up to date" in again.stdout
-    assert json.loads(hooks.read_text()) == data
-    doctor = _paxm(tmp_path, "config", "doctor")
-    assert f"GitHub Copilot CLI: paxm hooks installed in {hooks}" in doctor.stdout, doctor.stdout + doctor.stderr
-
-    done = _paxm(tmp_path, "uninstall", "--agent", "copilot", "--yes")
-    assert done.returncode == 0, done.stderr
-    assert f"removed paxm hooks from {hooks}" in done.stdout
+    cli_reinstall_doctor_uninstall(
+        tmp_path, hooks, data, agent="copilot", alias="copilot-cli", display_name="GitHub Copilot CLI"
+    )
     assert not hooks.exists()
     assert sorted(p.name for p in (isolated_home / ".copilot" / "hooks").iterdir()) == ["audit.json"]
     for name, text in files.items():
@@ -113,16 +80,16 @@ def test_the_users_own_handlers_in_paxm_json_survive_install_and_uninstall(tmp_p
     hooks.parent.mkdir(parents=True)
     mine = {"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "~/bin/ding"}]}, "note": "mine"}
     hooks.write_text(json.dumps(mine))
-    assert _paxm(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite").returncode == 0
+    assert paxm_cli(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite").returncode == 0
     data = json.loads(hooks.read_text())
     assert data["hooks"]["agentStop"][0] == mine["hooks"]["agentStop"][0] and len(data["hooks"]["agentStop"]) == 2
-    assert _paxm(tmp_path, "uninstall", "--agent", "copilot", "--yes").returncode == 0
+    assert paxm_cli(tmp_path, "uninstall", "--agent", "copilot", "--yes").returncode == 0
     assert json.loads(hooks.read_text()) == mine
 
 
 def test_copilot_home_moves_the_hook_file(tmp_path: Path, isolated_home: Path) -> None:
     other = tmp_path / "cophome"
-    done = _paxm(
+    done = paxm_cli(
         tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite", env={"COPILOT_HOME": str(other)}
     )
     assert done.returncode == 0, done.stderr
@@ -138,7 +105,7 @@ def test_a_paxm_json_paxm_cannot_merge_stops_setup_before_anything_is_written(
     hooks = isolated_home / ".copilot" / "hooks" / "paxm.json"
     hooks.parent.mkdir(parents=True)
     hooks.write_text(bad)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite")
     assert done.returncode != 0 and "paxm changed nothing" in done.stderr
     assert hooks.read_text() == bad
     assert not (tmp_path / "paxm" / "config.yaml").exists()

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, settings_hook_commands
+from paxm_integration_gemini_cli import GeminiCliIntegration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXISTING = {
@@ -18,24 +17,11 @@ EXISTING = {
 }
 
 
-def _commands(text: str) -> list[str]:
-    hooks = json.loads(text).get("hooks", {})
-    return [
-        h["command"]
-        for groups in hooks.values()
-        if isinstance(groups, list)
-        for g in groups
-        for h in g["hooks"]
-        if "client.py" in h["command"]
-    ]
-
-
 class TestGeminiCliContract(IntegrationContract):
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("gemini-cli")
-        assert found is not None
-        return found
+    agent = "gemini-cli"
+    lookup_names = ("gemini-cli", "gemini")
+    integration_type = GeminiCliIntegration
+    display_name = "Gemini CLI"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
@@ -60,4 +46,8 @@ class TestGeminiCliContract(IntegrationContract):
     def paxm_native_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NativeConfig:
         path = tmp_path / "gemhome" / ".gemini" / "settings.json"
         monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemhome"))
-        return NativeConfig(path=path, content=json.dumps(EXISTING, indent=2), commands=_commands)
+        return NativeConfig(
+            path=path,
+            content=json.dumps(EXISTING, indent=2),
+            commands=lambda text: settings_hook_commands(json.loads(text)),
+        )

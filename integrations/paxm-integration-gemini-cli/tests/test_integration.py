@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -21,13 +19,10 @@ from paxm_core.integration import (
     EVENT_USER_INPUT,
     HookResult,
     InstallContext,
-    Integration,
     guard_escaped_envelope,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_gemini_cli import GeminiCliIntegration
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures"
 #: a realistic ~/.gemini/settings.json: auth, UI, MCP server, the user's own hooks and hook switches
 USER: dict[str, Any] = {
@@ -45,26 +40,8 @@ USER: dict[str, Any] = {
 }
 
 
-def _paxm(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def _fixture(name: str) -> bytes:
     return (FIXTURES / f"{name}.json").read_bytes()
-
-
-def test_registered_under_its_names_and_satisfies_the_protocol() -> None:
-    for name in ("gemini-cli", "gemini"):
-        found = get_plugin_manager().integration(name)
-        assert isinstance(found, GeminiCliIntegration) and isinstance(found, Integration)
-        assert (found.name, found.display_name) == ("gemini-cli", "Gemini CLI")
 
 
 def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_path: Path, isolated_home: Path) -> None:
@@ -72,11 +49,7 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     settings.parent.mkdir()
     original = json.dumps(USER, indent=2) + "\n"
     settings.write_text(original)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite")
-    assert done.returncode == 0, done.stderr
-    assert f"installed paxm hooks in {settings}" in done.stdout
-    data = json.loads(settings.read_text())
-    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    data = cli_setup(tmp_path, "gemini", settings)
     assert (settings.parent / "settings.json.paxm.bak").read_text() == original
     for key in ("security", "general", "model", "mcpServers", "hooksConfig"):
         assert data[key] == USER[key]
@@ -90,22 +63,15 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     assert ours["command"].startswith("/bin/sh -c ")  # the fail-open guard
     assert "AfterTool" not in data["hooks"]  # tool_use capture is off by default
 
-    again = _paxm(tmp_path, "setup", "--yes", "--agent", "gemini-cli", "--provider", "sqlite", "--force")
-    assert f"paxm hooks in {settings} are up to date" in again.stdout
-    assert json.loads(settings.read_text()) == data
-
-    doctor = _paxm(tmp_path, "config", "doctor")
-    assert f"Gemini CLI: paxm hooks installed in {settings}" in doctor.stdout, doctor.stdout + doctor.stderr
-
-    done = _paxm(tmp_path, "uninstall", "--agent", "gemini", "--yes")
-    assert done.returncode == 0, done.stderr
-    assert f"removed paxm hooks from {settings}" in done.stdout
+    cli_reinstall_doctor_uninstall(
+        tmp_path, settings, data, agent="gemini", alias="gemini-cli", display_name="Gemini CLI"
+    )
     assert json.loads(settings.read_text()) == USER
 
 
 def test_gemini_cli_home_moves_the_settings_file(tmp_path: Path, isolated_home: Path) -> None:
     other = tmp_path / "gemhome"
-    done = _paxm(
+    done = paxm_cli(
         tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite", env={"GEMINI_CLI_HOME": str(other)}
     )
     assert done.returncode == 0, done.stderr
@@ -122,7 +88,7 @@ def test_settings_paxm_cannot_merge_stop_setup_before_anything_is_written(
     settings = isolated_home / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(bad)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite")
     assert done.returncode != 0
     assert "paxm changed nothing" in done.stderr
     assert settings.read_text() == bad
@@ -131,7 +97,7 @@ def test_settings_paxm_cannot_merge_stop_setup_before_anything_is_written(
 
 def test_doctor_warns_when_gemini_switches_paxms_hooks_off(tmp_path: Path, isolated_home: Path) -> None:
     gemini = GeminiCliIntegration()
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     from paxm_core.config import load_config
 

@@ -5,7 +5,6 @@ nothing), and the installed hook commands answer in the IDE's format."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -16,9 +15,8 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest import paxm_cli
 from paxm_core.integration import client_path
-
-PAXM = str(Path(sys.executable).parent / "paxm")
 
 #: agent -> the files setup writes (relative to HOME)
 FILES = {
@@ -30,28 +28,17 @@ FILES = {
 }
 
 
-def _paxm(tmp_path: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.fixture
 def stop_daemon(tmp_path: Path) -> Iterator[None]:
     """Stop the hook daemon a hook command started, so no test leaves a process behind."""
     yield
     if (tmp_path / "paxm" / "config.yaml").exists():
-        _paxm(tmp_path, "__hook-control", "--shutdown")
+        paxm_cli(tmp_path, "__hook-control", "--shutdown")
 
 
 @pytest.mark.parametrize("agent", sorted(FILES))
 def test_setup_doctor_uninstall(agent: str, tmp_path: Path, isolated_home: Path) -> None:
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     for rel in FILES[agent]:
         assert (isolated_home / rel).is_file(), rel
@@ -61,23 +48,23 @@ def test_setup_doctor_uninstall(agent: str, tmp_path: Path, isolated_home: Path)
     assert f"--target {agent} --event session_start" in text and str(client_path()) in text
     assert '"--agent",\n' in text and f'"{agent}"' in text  # the MCP server serves this agent
 
-    doctor = _paxm(tmp_path, "config", "doctor", "--json")
+    doctor = paxm_cli(tmp_path, "config", "doctor", "--json")
     findings = [f for f in json.loads(doctor.stdout) if f.get("check") and agent in json.dumps(f)]
     assert findings and all(f["level"] == "ok" for f in findings), findings
 
     # a hook pointing at a gone interpreter: doctor says which file and how to fix it
     first = isolated_home / FILES[agent][0]
     first.write_text(first.read_text().replace(sys.executable, "/gone/bin/python"))
-    doctor = _paxm(tmp_path, "config", "doctor", "--json")
+    doctor = paxm_cli(tmp_path, "config", "doctor", "--json")
     errors = [f for f in json.loads(doctor.stdout) if f.get("level") == "error"]
     assert doctor.returncode == 1 and any("/gone/bin/python" in f["message"] for f in errors), doctor.stdout
     assert all("setup --yes" in f["fix"] and f"--agent {agent}" in f["fix"] for f in errors)
 
-    again = _paxm(tmp_path, "setup", "--yes", "--force", "--agent", agent, "--provider", "sqlite")
+    again = paxm_cli(tmp_path, "setup", "--yes", "--force", "--agent", agent, "--provider", "sqlite")
     assert again.returncode == 0, again.stderr  # setup repairs it
     assert "/gone/bin/python" not in first.read_text()
 
-    done = _paxm(tmp_path, "uninstall", "--agent", agent, "--yes")
+    done = paxm_cli(tmp_path, "uninstall", "--agent", agent, "--yes")
     assert done.returncode == 0, done.stderr
     for rel in FILES[agent]:
         assert not (isolated_home / rel).exists(), f"uninstall left {rel}"
@@ -108,7 +95,7 @@ def test_preflight_refuses_and_changes_nothing(
     path = isolated_home / rel
     path.parent.mkdir(parents=True)
     path.write_text(content)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
     assert done.returncode == 1
     assert message in done.stderr and str(path) in done.stderr, done.stderr
     assert path.read_text() == content
@@ -140,7 +127,7 @@ def _warm(command: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[
 
 
 def test_cursor_hooks_answer_in_cursors_format(tmp_path: Path, isolated_home: Path, stop_daemon: None) -> None:
-    assert _paxm(tmp_path, "setup", "--yes", "--agent", "cursor", "--provider", "sqlite").returncode == 0
+    assert paxm_cli(tmp_path, "setup", "--yes", "--agent", "cursor", "--provider", "sqlite").returncode == 0
     base = {"conversation_id": "conv-7", "workspace_roots": [str(tmp_path)]}
     start = _warm(
         _installed_command(isolated_home, "cursor", "sessionStart"), {**base, "hook_event_name": "sessionStart"}
@@ -157,7 +144,7 @@ def test_cursor_hooks_answer_in_cursors_format(tmp_path: Path, isolated_home: Pa
 
 
 def test_zcode_and_kiro_hooks_answer_in_their_formats(tmp_path: Path, isolated_home: Path, stop_daemon: None) -> None:
-    assert _paxm(tmp_path, "setup", "--yes", "--agent", "zcode", "--provider", "sqlite").returncode == 0
+    assert paxm_cli(tmp_path, "setup", "--yes", "--agent", "zcode", "--provider", "sqlite").returncode == 0
     start = _warm(
         _installed_command(isolated_home, "zcode", "SessionStart"), {"session_id": "z-1", "cwd": str(tmp_path)}
     )
@@ -168,7 +155,7 @@ def test_zcode_and_kiro_hooks_answer_in_their_formats(tmp_path: Path, isolated_h
     )
     assert end.returncode == 0 and json.loads(end.stdout) == {}
 
-    assert _paxm(tmp_path, "setup", "--yes", "--force", "--agent", "kiro", "--provider", "sqlite").returncode == 0
+    assert paxm_cli(tmp_path, "setup", "--yes", "--force", "--agent", "kiro", "--provider", "sqlite").returncode == 0
     agent = json.loads((isolated_home / FILES["kiro"][0]).read_text())
     spawn = _warm(agent["hooks"]["agentSpawn"][0]["command"], {"hook_event_name": "agentSpawn", "cwd": str(tmp_path)})
     assert spawn.returncode == 0, spawn.stderr
@@ -176,7 +163,7 @@ def test_zcode_and_kiro_hooks_answer_in_their_formats(tmp_path: Path, isolated_h
 
 
 def test_hook_commands_fail_open_when_paxm_is_gone(tmp_path: Path, isolated_home: Path) -> None:
-    assert _paxm(tmp_path, "setup", "--yes", "--agent", "trae", "--provider", "sqlite").returncode == 0
+    assert paxm_cli(tmp_path, "setup", "--yes", "--agent", "trae", "--provider", "sqlite").returncode == 0
     command = _installed_command(isolated_home, "trae", "UserPromptSubmit")
     gone = command.replace(shlex.quote(sys.executable), shlex.quote(str(tmp_path / "no-python")))
     gone = gone.replace(sys.executable, str(tmp_path / "no-python"))

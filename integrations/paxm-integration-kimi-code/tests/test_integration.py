@@ -8,14 +8,13 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import time
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
+from paxm_contracttest import PAXM, DecodeFixture, IntegrationContract, NativeConfig, assert_detects, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -29,7 +28,6 @@ from paxm_core.plugins import get_plugin_manager
 from paxm_integration_kimi_code import KimiCodeIntegration
 from paxm_integration_kimi_code.integration import UPSTREAM_BEGIN, UPSTREAM_END
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 FIXTURES = Path(__file__).parent / "fixtures" / "kimi-code-2.1.0"
 #: a realistic ~/.kimi-code/config.toml: comments, a provider, the user's own hook, a model after it
 USER_CONFIG = """\
@@ -56,24 +54,13 @@ max_context_size = 262144
 """
 
 
-def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def _stop_hook_daemon(config: Path) -> None:
     """Shut down the hook daemon serving ``config`` (SIGKILL if it lingers); assert none survives."""
     lock = config.parent / "hooks" / "paxm-hook.lock"
     if not lock.exists():
         return
     pid = int(lock.read_text().strip() or 0)
-    _paxm(config.parent.parent, "__hook-control", "--shutdown")
+    paxm_cli(config.parent.parent, "__hook-control", "--shutdown")
     deadline = time.monotonic() + 10
     while pid and _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -141,7 +128,7 @@ def test_setup_merges_into_the_users_toml_and_uninstall_restores_it_byte_for_byt
     config = isolated_home / ".kimi-code" / "config.toml"
     config.parent.mkdir()
     config.write_text(USER_CONFIG)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     text = config.read_text()
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
@@ -156,14 +143,14 @@ def test_setup_merges_into_the_users_toml_and_uninstall_restores_it_byte_for_byt
         assert set(hook) == {"event", "command", "timeout"} and hook["timeout"] == 10
         assert f"--target kimi-code --event {hook['event']}" in hook["command"]
 
-    again = _paxm(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite", "--force")
+    again = paxm_cli(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite", "--force")
     assert again.returncode == 0, again.stderr
     assert config.read_text() == text
 
-    doctor = _paxm(tmp_path, "config", "doctor", "--json")
+    doctor = paxm_cli(tmp_path, "config", "doctor", "--json")
     assert "paxm hooks installed in" in doctor.stdout, doctor.stdout[-3000:]
 
-    done = _paxm(tmp_path, "uninstall", "--agent", "kimi-code", "--yes")
+    done = paxm_cli(tmp_path, "uninstall", "--agent", "kimi-code", "--yes")
     assert done.returncode == 0, done.stderr
     assert config.read_text() == USER_CONFIG
 
@@ -175,7 +162,7 @@ def test_upstreams_marker_block_is_replaced_and_a_broken_file_stops_setup(tmp_pa
         f'{UPSTREAM_BEGIN}\n[[hooks]]\nevent = "Stop"\ncommand = "paxm __hook --kimi"\ntimeout = 60\n{UPSTREAM_END}\n'
     )
     config.write_text(USER_CONFIG + block)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     assert UPSTREAM_BEGIN not in config.read_text() and "__hook --kimi" not in config.read_text()
 
@@ -239,7 +226,7 @@ def test_tool_use_decodes_kimis_tool_output() -> None:
 
 
 def test_installed_command_is_silent_and_exits_0_with_paxm_gone(tmp_path: Path, isolated_home: Path) -> None:
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "kimi-code", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     config = isolated_home / ".kimi-code" / "config.toml"
     command = _commands(config.read_text())[1]
@@ -258,13 +245,7 @@ def test_detect_finds_kimi_on_path_else_its_home(
 ) -> None:
     kimi = KimiCodeIntegration()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert kimi.detect() is None
-    (isolated_home / ".kimi-code").mkdir()
-    assert kimi.detect() == str(isolated_home / ".kimi-code")
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "kimi").write_text("#!/bin/sh\n")
-    (tmp_path / "bin" / "kimi").chmod(0o755)
-    assert kimi.detect() == str(tmp_path / "bin" / "kimi")
+    assert_detects(kimi, isolated_home / ".kimi-code", "kimi", tmp_path)
 
 
 def test_install_sets_the_mode_only_on_the_directory_it_made_never_through_a_link(

@@ -14,16 +14,10 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import sys
-import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from paxm_contracttest.fake_models.chat_completions import FakeOpenAI  # noqa: E402
-from paxm_contracttest.harness.harnesses import OPENCODE  # noqa: E402
-from paxm_contracttest.harness.kit import HarnessBox, install  # noqa: E402
+from paxm_contracttest.harness.harnesses import OPENCODE
+from paxm_contracttest.harness.kit import recorded_sessions
 
 OPENCODE_VERSION = OPENCODE.packages[0].rsplit("@", 1)[1]
 
@@ -31,42 +25,23 @@ PROMPTS = (
     "RUN_TOOL: Decision: release branches are named OSPREY-42-<version> from now on.",
     "What naming scheme did we decide on for release branches?",
 )
-OUT = HERE / "fixtures" / f"opencode-sessions-{OPENCODE_VERSION}"
+OUT = Path(__file__).resolve().parent / "fixtures" / f"opencode-sessions-{OPENCODE_VERSION}"
 
 
-def main() -> int:
-    installed = install(OPENCODE)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        box = HarnessBox(root / "box", OPENCODE, installed)
-        box.paxm("setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
-        box.generous_recall_budget()
-        try:
-            with FakeOpenAI(root / "requests.jsonl", marker="OSPREY-42") as fake:
-                box.point_at(fake.url)
-                for prompt in PROMPTS:
-                    run = box.turn(fake, prompt, timeout=400)
-                    if run.returncode != 0:
-                        print(run.stderr[-4000:], file=sys.stderr)
-                        return 1
-                    box.wait_for_daemon()
-                    box.paxm("__hook-control", "--flush")
-        finally:
-            box.stop_daemon()
-        data = box.home / ".local" / "share" / "opencode"
-        print("data dir:", sorted(str(p.relative_to(data)) for p in data.rglob("*"))[:200])
-        shutil.rmtree(OUT, ignore_errors=True)
-        OUT.mkdir(parents=True)
-        for db in data.glob("*.db"):
-            # a consistent single-file copy (the WAL folded in)
-            with sqlite3.connect(db) as src, sqlite3.connect(OUT / db.name) as dst:
-                src.backup(dst)
-            print(f"copied {db.name} ({(OUT / db.name).stat().st_size} bytes)")
-        if (data / "storage").is_dir():
-            shutil.copytree(data / "storage", OUT / "storage")
-            print("copied storage/")
-    return 0
+def copy_sessions(data: Path) -> None:
+    """OpenCode's session database (WAL folded in) and any ``storage/`` tree into :data:`OUT`."""
+    print("data dir:", sorted(str(p.relative_to(data)) for p in data.rglob("*"))[:200])
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
+    for db in data.glob("*.db"):
+        with sqlite3.connect(db) as src, sqlite3.connect(OUT / db.name) as dst:
+            src.backup(dst)
+        print(f"copied {db.name} ({(OUT / db.name).stat().st_size} bytes)")
+    if (data / "storage").is_dir():
+        shutil.copytree(data / "storage", OUT / "storage")
+        print("copied storage/")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded_sessions(OPENCODE, PROMPTS, turn_timeout=400) as box:
+        copy_sessions(box.home / ".local" / "share" / "opencode")

@@ -3,38 +3,24 @@
 from __future__ import annotations
 
 import json
-import re
-import shlex
 from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, embedded_argv_commands
 from paxm_core.plugins import get_plugin_manager
+from paxm_integration_opencode import OpenCodeIntegration
 
 #: the user's own plugin beside paxm's: install and uninstall must leave it byte-identical
 USER_PLUGIN = "export const Mine = async () => ({})\n"
 
 
-#: a JSON array of strings, as the generated plugin embeds each hook's argv
-_ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
-
-
-def _commands(text: str) -> list[str]:
-    """The hook command lines embedded in the generated plugin (argv arrays as JSON), as shell lines."""
-    argvs = [json.loads(m.group(0)) for m in _ARGV.finditer(text)]
-    return [shlex.join(argv) for argv in argvs if any(a.endswith("client.py") for a in argv)]
-
-
 class TestOpenCodeContract(IntegrationContract):
+    agent = "opencode"
+    lookup_names = ("opencode",)
+    integration_type = OpenCodeIntegration
+    display_name = "OpenCode"
     output_modes = ("text", "json")
-
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("opencode")
-        assert found is not None
-        return found
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
@@ -53,7 +39,7 @@ class TestOpenCodeContract(IntegrationContract):
         (config_dir / "plugins").mkdir(parents=True)
         (config_dir / "plugins" / "mine.js").write_text(USER_PLUGIN)
         return NativeConfig(
-            path=config_dir / "plugins" / "paxm.js", content=None, parse=lambda t: t, commands=_commands
+            path=config_dir / "plugins" / "paxm.js", content=None, parse=lambda t: t, commands=embedded_argv_commands
         )
 
 

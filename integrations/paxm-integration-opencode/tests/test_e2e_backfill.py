@@ -12,8 +12,6 @@ dependency so it does not stall on the network).
 
 from __future__ import annotations
 
-import json
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -21,7 +19,6 @@ import pytest
 
 from paxm_contracttest.harness.harnesses import KILO, OPENCODE
 from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
-from paxm_contracttest.sandbox import PAXM
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -35,25 +32,6 @@ both = installed_fixture(OPENCODE, KILO)
 def box(both: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
     """A sandbox for the real OpenCode, or for Kilo Code (its fork: same database, own data dir)."""
     return HarnessBox(tmp_path / "box", *both)
-
-
-def _json(box: HarnessBox, *args: str) -> dict[str, object]:
-    value = json.loads(box.paxm(*args, "--json", timeout=240).stdout)
-    assert isinstance(value, dict)
-    return value
-
-
-def _recall(box: HarnessBox, query: str) -> str:
-    done = subprocess.run(
-        [PAXM, "--config", str(box.config), "recall", "-q", query],
-        cwd=box.workspace,
-        env=box.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) -> None:
@@ -70,13 +48,13 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) 
             box.paxm("setup", "--yes", "--agent", agent, "--provider", "sqlite")
             box.generous_recall_budget()
             assert box.memory_texts() == []  # nothing captured: paxm was not there
-            scan = _json(box, "backfill", "scan", "--agent", agent)
+            scan = box.paxm_json("backfill", "scan", "--agent", agent)
             assert (scan["files"], scan["turns"]) == (1, 1), scan
-            run = _json(box, "backfill", "run", "--agent", agent, "--before", LATER)
+            run = box.paxm_json("backfill", "run", "--agent", agent, "--before", LATER)
             assert (run["queued"], run["delivered"]) == (1, 1), run
             stored = [t for t in box.memory_texts() if marker in t]
             assert len(stored) == 1 and "Noted, I will remember that." in stored[0], box.memory_texts()
-            assert f"{marker}-&lt;version>" in _recall(box, "release branches naming scheme")
+            assert f"{marker}-&lt;version>" in box.recall("release branches naming scheme")
 
             # paxm is live now: the next session is recalled into and captured by the plugin
             second = box.turn(fake, "What naming scheme did we decide on for release branches?")
@@ -86,7 +64,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) 
             box.paxm("__hook-control", "--flush")
             live = box.memory_texts()
             assert any("What naming scheme" in t for t in live)
-            again = _json(box, "backfill", "run", "--agent", agent, "--before", LATER)
+            again = box.paxm_json("backfill", "run", "--agent", agent, "--before", LATER)
             assert again["queued"] == 0 and again["skipped_live"] == 1, again
             texts = box.memory_texts()
             assert len(texts) == len(live)

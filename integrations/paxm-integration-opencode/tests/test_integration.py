@@ -5,58 +5,25 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from paxm_core.config import load_config, save_config
+from paxm_contracttest import enabled_config, paxm_cli
+from paxm_contracttest.generated_file_contract import GeneratedFileContract
 from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
-    HookResult,
     InstallContext,
-    Integration,
-    setup_fix_command,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import OpenCodeIntegration
 from paxm_integration_opencode.plugin import MARKER, embedded_settings
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 UPSTREAM_TS = (
     'import type { Plugin } from "@opencode-ai/plugin";\n'
     'const paxmUserInputHookCommand = "/x";\n// paxm.opencode.user_input.v1\n'
 )
-
-
-def _config(tmp_path: Path) -> object:
-    path = tmp_path / "paxm" / "config.yaml"
-    config = load_config(path)
-    config.agents["opencode"].enabled = True
-    save_config(config, path)
-    return load_config(path)
-
-
-def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def test_registered_and_satisfies_the_contract() -> None:
-    found = get_plugin_manager().integration("opencode")
-    assert isinstance(found, OpenCodeIntegration)
-    assert isinstance(found, Integration)
-    assert found.display_name == "OpenCode" and found.name == "opencode"
 
 
 def test_config_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
@@ -90,7 +57,7 @@ def test_a_variant_is_a_small_subclass(monkeypatch: pytest.MonkeyPatch, isolated
 def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_exactly_it(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     oc_dir = integration.config_dir()
     (oc_dir / "plugins").mkdir(parents=True)
@@ -136,20 +103,8 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     assert integration.uninstall(InstallContext(config=config)) == []
 
 
-def test_fresh_config_dir_is_created_private(tmp_path: Path) -> None:
-    config = _config(tmp_path)
-    integration = OpenCodeIntegration()
-    old = os.umask(0o022)
-    try:
-        integration.install(InstallContext(config=config))
-    finally:
-        os.umask(old)
-    for directory in (integration.config_dir(), integration.plugin_path().parent):
-        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-
-
 def test_tool_use_is_forwarded_only_when_enabled(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     assert "tool_use" not in integration.commands(config)
     config.agents["opencode"].hooks["tool_use"] = type(config.agents["opencode"].hooks["turn_end"])(
@@ -159,7 +114,7 @@ def test_tool_use_is_forwarded_only_when_enabled(tmp_path: Path) -> None:
 
 
 def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "opencode")
     integration = OpenCodeIntegration()
     plugins = integration.plugin_path().parent
     plugins.mkdir(parents=True)
@@ -173,37 +128,6 @@ def test_upstream_ts_plugin_is_replaced_and_foreign_files_are_never_touched(tmp_
     assert integration.plugin_path().exists()
     (finding,) = integration.check(InstallContext(config=config))
     assert finding.level == "error" and "not a plugin paxm generated" in finding.message
-
-
-def test_check_reports_missing_plugin_and_missing_client(tmp_path: Path) -> None:
-    config = _config(tmp_path)
-    integration = OpenCodeIntegration()
-    fix = setup_fix_command(InstallContext(config=config), "opencode")
-    (missing,) = integration.check(InstallContext(config=config))
-    assert missing == Finding("error", f"OpenCode plugin missing: {integration.plugin_path()}", fix)
-    integration.install(InstallContext(config=config))
-    path = integration.plugin_path()
-    settings = embedded_settings(path.read_text())
-    assert settings is not None
-    argv = settings["commands"]["user_input"]
-    # after the fail-open guard and `python -I -S`
-    client = argv[7]
-    path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
-    findings = integration.check(InstallContext(config=config))
-    assert Finding("error", "OpenCode plugin points at a missing file: /gone/client.py", fix) in findings
-
-
-def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    integration = OpenCodeIntegration()
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert integration.detect() is None
-    integration.config_dir().mkdir(parents=True)
-    assert integration.detect() == str(integration.config_dir())
-    (tmp_path / "bin").mkdir()
-    exe = tmp_path / "bin" / "opencode"
-    exe.write_text("#!/bin/sh\n")
-    exe.chmod(0o755)
-    assert integration.detect() == str(exe)
 
 
 def test_decode_plugin_payloads() -> None:
@@ -236,24 +160,21 @@ def test_decode_plugin_payloads() -> None:
     assert integration.decode("chat.message", b"\xff not json").prompt == ""
 
 
-def test_hook_output_is_the_context_for_prompts_only() -> None:
-    integration = OpenCodeIntegration()
-    result = HookResult(target="opencode", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
-    assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
-    assert (
-        integration.hook_output(HookResult(target="opencode", event=EVENT_TURN_END, recall_context="x"), "text") == ""
-    )
-    ignored = HookResult(target="opencode", event=EVENT_USER_INPUT, ignored=True, recall_context="x")
-    assert integration.hook_output(ignored, "text") == ""
-
-
 def test_setup_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> None:
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     path = isolated_home / ".config" / "opencode" / "plugins" / "paxm.js"
     assert path.exists()
     assert f"installed the paxm OpenCode plugin at {path}" in done.stdout + done.stderr
-    done = _paxm(tmp_path, "uninstall", "--agent", "opencode", "--yes")
+    done = paxm_cli(tmp_path, "uninstall", "--agent", "opencode", "--yes")
     assert done.returncode == 0, done.stderr
     assert not path.exists()
     assert path.parent.is_dir()  # the directory may hold the user's own plugins: left alone
+
+
+class TestOpenCodeGeneratedFile(GeneratedFileContract):
+    """Private directories, doctor findings (missing file, missing client, stale) and prompt-only output."""
+
+    @pytest.fixture
+    def paxm_integration(self) -> OpenCodeIntegration:
+        return OpenCodeIntegration()

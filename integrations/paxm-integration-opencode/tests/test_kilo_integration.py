@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from paxm_contracttest import paxm_cli
 from paxm_core.config import load_config
 from paxm_core.integration import EVENT_USER_INPUT, HookResult, InstallContext, Integration
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import KiloIntegration, OpenCodeIntegration
 from paxm_integration_opencode.plugin import embedded_settings
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 #: a Kilo config dir as a user has it: their config, their own plugin, Kilo's own files
 KILO_JSON = {
     "$schema": "https://app.kilo.ai/config.json",
@@ -25,17 +22,6 @@ KILO_JSON = {
     "autoupdate": False,
     "mcp": {"fs": {"type": "local", "command": ["npx", "fs-mcp"]}},
 }
-
-
-def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def _user_dir(isolated_home: Path) -> tuple[Path, dict[Path, bytes]]:
@@ -75,7 +61,7 @@ def test_config_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: P
 def test_setup_and_uninstall_leave_the_users_kilo_files_byte_identical(tmp_path: Path, isolated_home: Path) -> None:
     kilo_dir, before = _user_dir(isolated_home)
     opencode_plugin = isolated_home / ".config" / "opencode" / "plugins" / "paxm.js"
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "kilo-code", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "kilo-code", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     path = kilo_dir / "plugins" / "paxm.js"
     assert f"installed the paxm Kilo Code plugin at {path}" in done.stdout
@@ -97,10 +83,10 @@ def test_setup_and_uninstall_leave_the_users_kilo_files_byte_identical(tmp_path:
     assert [f.level for f in findings] == ["ok", "warn"]
     assert "@kilocode/plugin" in findings[1].message
 
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "kilo", "--provider", "sqlite", "--force")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "kilo", "--provider", "sqlite", "--force")
     assert f"the paxm Kilo Code plugin at {path} is up to date" in done.stdout
 
-    done = _paxm(tmp_path, "uninstall", "--agent", "kilo", "--yes")
+    done = paxm_cli(tmp_path, "uninstall", "--agent", "kilo", "--yes")
     assert done.returncode == 0, done.stderr
     assert f"removed the paxm Kilo Code plugin {path}" in done.stdout
     assert {p: p.read_bytes() for p in kilo_dir.rglob("*") if p.is_file()} == before

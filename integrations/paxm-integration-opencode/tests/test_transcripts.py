@@ -10,15 +10,14 @@ The older ``storage/`` JSON layout is built here in the shape those releases wro
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.sandbox import PaxmSandbox
 from paxm_core.integration import EVENT_TURN_END, SupportsTranscripts
 from paxm_integration_opencode import transcripts
 from paxm_integration_opencode.integration import KiloIntegration, OpenCodeIntegration
@@ -270,32 +269,25 @@ def test_legacy_storage_tree(tmp_path: Path) -> None:
 
 def test_paxm_backfill_stores_the_real_sessions_once_and_recalls_them(tmp_path: Path) -> None:
     """``paxm backfill scan|run --agent opencode`` on the real fixture database, into SQLite, then recall."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    work.mkdir()
+    # the default config location: paxm finds it as a user's paxm would
+    box = PaxmSandbox(tmp_path, config=tmp_path / "home" / ".config" / "paxm" / "config.yaml")
+    home, work = box.home, box.workspace
     data = home / ".local" / "share" / "opencode"
     data.mkdir(parents=True)
     db = data / "opencode.db"
     shutil.copy(FIXTURE_DB, db)
     with sqlite3.connect(db) as conn:  # the sessions ran in the sandbox's workspace
         conn.execute("UPDATE session SET directory = ?", (str(work),))
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp_path)}
-    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".state")):
-        env[var] = str(home / sub)
 
-    def paxm(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([PAXM, *args], env=env, cwd=work, capture_output=True, text=True, timeout=180)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done
-
-    paxm("setup", "--yes", "--agent", "opencode", "--provider", "sqlite")
-    scan = json.loads(paxm("backfill", "scan", "--agent", "opencode", "--json").stdout)
+    box.paxm("setup", "--yes", "--agent", "opencode", "--provider", "sqlite", cwd=work)
+    scan = box.paxm_json("backfill", "scan", "--agent", "opencode", cwd=work)
     assert (scan["files"], scan["turns"], scan["sessions"]) == (1, 2, 2)
-    first = json.loads(paxm("backfill", "run", "--agent", "opencode", "--json", "--before", "2099-01-01").stdout)
+    first = box.paxm_json("backfill", "run", "--agent", "opencode", "--before", "2099-01-01", cwd=work)
     assert (first["queued"], first["delivered"]) == (2, 2), first
     # OpenCode writes to its database all the time: a changed file is read again, nothing is new
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE session SET time_updated = time_updated + 1")
-    again = json.loads(paxm("backfill", "run", "--agent", "opencode", "--json", "--before", "2099-01-01").stdout)
+    again = box.paxm_json("backfill", "run", "--agent", "opencode", "--before", "2099-01-01", cwd=work)
     assert again["queued"] == 0, again
-    recalled = paxm("recall", "-q", "release branches naming scheme OSPREY").stdout
+    recalled = box.recall("release branches naming scheme OSPREY")
     assert "OSPREY-42-&lt;version>" in recalled and "Noted, I will remember that." in recalled

@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import json
-import re
-import shlex
 from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig
-from paxm_core.integration import Integration
-from paxm_core.plugins import get_plugin_manager
-
-#: a JSON array of strings, as the generated extension embeds each hook's argv
-_ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
-
-
-def _commands(text: str) -> list[str]:
-    """The hook command lines embedded in the generated extension, as shell lines."""
-    argvs = [json.loads(m.group(0)) for m in _ARGV.finditer(text)]
-    return [shlex.join(argv) for argv in argvs if any(a.endswith("client.py") for a in argv)]
+from paxm_contracttest import DecodeFixture, IntegrationContract, NativeConfig, embedded_argv_commands
+from paxm_integration_pi import PiIntegration
 
 
 class TestPiContract(IntegrationContract):
-    @pytest.fixture
-    def paxm_integration(self) -> Integration:
-        found = get_plugin_manager().integration("pi")
-        assert found is not None
-        return found
+    agent = "pi"
+    lookup_names = ("pi",)
+    integration_type = PiIntegration
+    display_name = "Pi"
 
     @pytest.fixture
     def paxm_decode_fixtures(self) -> list[DecodeFixture]:
@@ -47,4 +34,4 @@ class TestPiContract(IntegrationContract):
         agent_dir = tmp_path / "pi-agent"
         monkeypatch.setenv("PAXM_PI_AGENT_DIR", str(agent_dir))
         extension = agent_dir / "extensions" / "paxm-hook" / "index.ts"
-        return NativeConfig(path=extension, content=None, parse=lambda text: text, commands=_commands)
+        return NativeConfig(path=extension, content=None, parse=lambda text: text, commands=embedded_argv_commands)

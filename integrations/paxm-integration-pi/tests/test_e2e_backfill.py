@@ -10,8 +10,6 @@ by the committed fixtures in ``test_transcripts.py``.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -20,7 +18,6 @@ import pytest
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
 from paxm_contracttest.harness.harnesses import PI_CURRENT
 from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
-from paxm_contracttest.sandbox import PAXM
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -28,26 +25,6 @@ LATER = "2099-01-01"  # --before: the sessions just ran (the default leaves the 
 
 
 pi = installed_fixture(PI_CURRENT)
-
-
-def _json(box: HarnessBox, *args: str) -> dict[str, object]:
-    out = box.paxm(*args, "--json", timeout=240).stdout
-    value = json.loads(out)
-    assert isinstance(value, dict)
-    return value
-
-
-def _recall(box: HarnessBox, query: str) -> str:
-    done = subprocess.run(
-        [PAXM, "--config", str(box.config), "recall", "-q", query],
-        cwd=box.workspace,
-        env=box.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness, Installed], tmp_path: Path) -> None:
@@ -65,13 +42,13 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness
             box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite")
             box.generous_recall_budget()
             assert box.memory_texts() == []  # nothing captured: paxm was not there
-            scan = _json(box, "backfill", "scan", "--agent", "pi")
+            scan = box.paxm_json("backfill", "scan", "--agent", "pi")
             assert (scan["files"], scan["turns"]) == (1, 1), scan
-            run = _json(box, "backfill", "run", "--agent", "pi", "--before", LATER)
+            run = box.paxm_json("backfill", "run", "--agent", "pi", "--before", LATER)
             assert (run["queued"], run["delivered"]) == (1, 1), run
             stored = [t for t in box.memory_texts() if marker in t]
             assert len(stored) == 1 and "TOOL_RAN_OK" in stored[0] and "Noted, I will remember that." in stored[0]
-            assert f"{marker}-&lt;version>" in _recall(box, "release branches naming scheme")
+            assert f"{marker}-&lt;version>" in box.recall("release branches naming scheme")
 
             # paxm is live now: the next session is recalled into and captured by the hooks
             second = box.turn(fake, "What naming scheme did we decide on for release branches?")
@@ -80,7 +57,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness
             box.wait_for_daemon()
             box.paxm("__hook-control", "--flush")
             live = len(box.memory_texts())
-            again = _json(box, "backfill", "run", "--agent", "pi", "--before", LATER)
+            again = box.paxm_json("backfill", "run", "--agent", "pi", "--before", LATER)
             assert again["queued"] == 0 and again["skipped_live"] == 1, again  # turn 2 was captured live
             texts = box.memory_texts()
             assert len(texts) == live

@@ -5,61 +5,28 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from paxm_contracttest import enabled_config, paxm_cli
+from paxm_contracttest.generated_file_contract import GeneratedFileContract
 from paxm_core.api.errors import IntegrationError
-from paxm_core.config import load_config, save_config
 from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
-    Finding,
-    HookResult,
     InstallContext,
-    Integration,
-    setup_fix_command,
 )
-from paxm_core.plugins import get_plugin_manager
 from paxm_integration_pi import PiIntegration
 from paxm_integration_pi.extension import MARKER, embedded_settings
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 #: the shape of the Go paxm's generated extension (only what recognising it needs)
 UPSTREAM_TS = (
     'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n'
     'const paxmUserInputHookCommand = "/x/hooks/pi-user_input";\n'
     'const payload = { schema_version: "paxm.pi.user_input.v1" };\n'
 )
-
-
-def _config(tmp_path: Path) -> object:
-    path = tmp_path / "paxm" / "config.yaml"
-    config = load_config(path)
-    config.agents["pi"].enabled = True
-    save_config(config, path)
-    return load_config(path)
-
-
-def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def test_registered_and_satisfies_the_protocol() -> None:
-    found = get_plugin_manager().integration("pi")
-    assert isinstance(found, PiIntegration)
-    assert isinstance(found, Integration)
-    assert (found.name, found.display_name) == ("pi", "Pi")
 
 
 def test_agent_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
@@ -77,7 +44,7 @@ def test_agent_dir_resolution(monkeypatch: pytest.MonkeyPatch, isolated_home: Pa
 def test_install_writes_a_private_extension_and_uninstall_removes_exactly_it(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "pi")
     integration = PiIntegration()
     agent = integration.agent_dir()
     (agent / "extensions" / "mine").mkdir(parents=True)
@@ -120,27 +87,14 @@ def test_install_writes_a_private_extension_and_uninstall_removes_exactly_it(
     assert integration.uninstall(InstallContext(config=config)) == []
 
 
-def test_fresh_agent_dir_is_created_private(tmp_path: Path) -> None:
-    config = _config(tmp_path)
-    integration = PiIntegration()
-    old = os.umask(0o022)
-    try:
-        integration.install(InstallContext(config=config))
-    finally:
-        os.umask(old)
-    path = integration.extension_path()
-    for directory in (integration.agent_dir(), path.parent.parent, path.parent):
-        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-
-
 def test_recall_off_drops_the_prompt_hook(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "pi")
     config.agents["pi"].hooks["user_input"].recall.enabled = False
     assert sorted(PiIntegration().commands(config)) == ["session_start", "turn_end"]
 
 
 def test_upstream_extension_is_replaced_in_place_and_foreign_files_are_never_touched(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = enabled_config(tmp_path, "pi")
     integration = PiIntegration()
     path = integration.extension_path()
     path.parent.mkdir(parents=True)
@@ -166,42 +120,6 @@ def test_upstream_extension_is_replaced_in_place_and_foreign_files_are_never_tou
     (path.parent / "notes.md").write_text("mine")
     integration.uninstall(InstallContext(config=config))
     assert not path.exists() and (path.parent / "notes.md").read_text() == "mine"
-
-
-def test_check_reports_missing_extension_missing_client_and_stale(tmp_path: Path) -> None:
-    config = _config(tmp_path)
-    integration = PiIntegration()
-    fix = setup_fix_command(InstallContext(config=config), "pi")
-    (missing,) = integration.check(InstallContext(config=config))
-    assert missing == Finding("error", f"Pi extension missing: {integration.extension_path()}", fix)
-    integration.install(InstallContext(config=config))
-    path = integration.extension_path()
-    settings = embedded_settings(path.read_text())
-    assert settings is not None
-    argv = settings["commands"]["user_input"]
-    # after the fail-open guard and `python -I -S`
-    client = argv[7]
-    path.write_text(path.read_text().replace(json.dumps(client), json.dumps("/gone/client.py")))
-    assert Finding("error", "Pi extension points at a missing file: /gone/client.py", fix) in integration.check(
-        InstallContext(config=config)
-    )
-    integration.install(InstallContext(config=config))
-    config.agents["pi"].hooks["user_input"].recall.enabled = False
-    (stale,) = integration.check(InstallContext(config=config))
-    assert stale == Finding("warn", f"Pi extension at {path} is out of date", fix)
-
-
-def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    integration = PiIntegration()
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert integration.detect() is None
-    integration.agent_dir().mkdir(parents=True)
-    assert integration.detect() == str(integration.agent_dir())
-    (tmp_path / "bin").mkdir()
-    exe = tmp_path / "bin" / "pi"
-    exe.write_text("#!/bin/sh\n")
-    exe.chmod(0o755)
-    assert integration.detect() == str(exe)
 
 
 def test_decode_extension_payloads() -> None:
@@ -240,22 +158,13 @@ def test_decode_extension_payloads() -> None:
     assert integration.decode("before_agent_start", b"\xff not json").prompt == ""
 
 
-def test_hook_output_is_the_context_for_prompts_and_session_start_only() -> None:
-    integration = PiIntegration()
-    result = HookResult(target="pi", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
-    assert integration.hook_output(result, "text") == "<paxm-recall>x</paxm-recall>"
-    assert integration.hook_output(HookResult(target="pi", event=EVENT_TURN_END, recall_context="x"), "text") == ""
-    ignored = HookResult(target="pi", event=EVENT_USER_INPUT, ignored=True, recall_context="x")
-    assert integration.hook_output(ignored, "text") == ""
-
-
 def test_setup_doctor_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> None:
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "pi", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "pi", "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     path = isolated_home / ".pi" / "agent" / "extensions" / "paxm-hook" / "index.ts"
     assert path.exists()
     assert f"installed the paxm Pi extension at {path}" in done.stdout + done.stderr
-    done = _paxm(tmp_path, "uninstall", "--agent", "pi", "--yes")
+    done = paxm_cli(tmp_path, "uninstall", "--agent", "pi", "--yes")
     assert done.returncode == 0, done.stderr
     assert not path.exists() and not path.parent.exists()
     assert path.parent.parent.is_dir()  # extensions/ may hold the user's own extensions: left alone
@@ -265,8 +174,16 @@ def test_setup_doctor_and_uninstall_cli(tmp_path: Path, isolated_home: Path) -> 
     path.write_text("export default function (pi) {}\n")
     config = tmp_path / "paxm" / "config.yaml"
     before = config.read_bytes()
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "pi", "--provider", "sqlite", "--force")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "pi", "--provider", "sqlite", "--force")
     assert done.returncode != 0
     assert "was not generated by paxm" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert path.read_text() == "export default function (pi) {}\n"
     assert config.read_bytes() == before
+
+
+class TestPiGeneratedFile(GeneratedFileContract):
+    """Private directories, doctor findings (missing file, missing client, stale) and prompt-only output."""
+
+    @pytest.fixture
+    def paxm_integration(self) -> PiIntegration:
+        return PiIntegration()

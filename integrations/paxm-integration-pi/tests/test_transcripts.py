@@ -12,14 +12,13 @@ envelope, which must never become part of a turn.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.sandbox import PaxmSandbox
 from paxm_core.integration import EVENT_TURN_END, SupportsTranscripts
 from paxm_integration_pi import transcripts
 from paxm_integration_pi.integration import PiIntegration
@@ -174,21 +173,14 @@ def test_unreadable_or_empty_files_give_no_turns(tmp_path: Path) -> None:
 
 def test_paxm_backfill_stores_the_real_sessions_once_and_recalls_them(tmp_path: Path) -> None:
     """``paxm backfill scan|run --agent pi`` on the real fixture sessions, into SQLite, then recall."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    work.mkdir()
+    # the default config location: paxm finds it as a user's paxm would
+    box = PaxmSandbox(tmp_path, config=tmp_path / "home" / ".config" / "paxm" / "config.yaml")
+    home, work = box.home, box.workspace
     sessions = home / ".pi" / "agent" / "sessions" / "--work--"
     sessions.mkdir(parents=True)
     for path in _files(VERSIONS[0]):
         recorded = json.loads(path.read_text().splitlines()[0])["cwd"]
         (sessions / path.name).write_text(path.read_text().replace(recorded, str(work)))
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp_path)}
-    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".state")):
-        env[var] = str(home / sub)
-
-    def paxm(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([PAXM, *args], env=env, cwd=work, capture_output=True, text=True, timeout=180)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done
 
     # the privacy rules hold for past sessions too: a secret is redacted, an ignored project is not stored
     token = "ghp_" + "A1b2C3d4" * 5
@@ -208,18 +200,18 @@ def test_paxm_backfill_stores_the_real_sessions_once_and_recalls_them(tmp_path: 
     ]
     _write(sessions / "2026-01-01T00-00-01-000Z_HIDDEN-S.jsonl", hidden)
 
-    paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite")
-    scan = json.loads(paxm("backfill", "scan", "--agent", "pi", "--json").stdout)
+    box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite", cwd=work)
+    scan = box.paxm_json("backfill", "scan", "--agent", "pi", cwd=work)
     assert (scan["files"], scan["turns"], scan["sessions"]) == (4, 4, 4)
-    first = json.loads(paxm("backfill", "run", "--agent", "pi", "--json", "--before", "2099-01-01").stdout)
+    first = box.paxm_json("backfill", "run", "--agent", "pi", "--before", "2099-01-01", cwd=work)
     assert (first["queued"], first["delivered"]) == (3, 3), first
     with sqlite3.connect(home / ".local" / "share" / "paxm" / "memory.sqlite") as conn:
         stored = "\n".join(row[0] for row in conn.execute("SELECT text FROM memories"))
     assert "Deploy with token" in stored and token not in stored
     assert "HIDDEN-PROJECT" not in stored
-    again = json.loads(paxm("backfill", "run", "--agent", "pi", "--json", "--before", "2099-01-01").stdout)
+    again = box.paxm_json("backfill", "run", "--agent", "pi", "--before", "2099-01-01", cwd=work)
     assert again["queued"] == 0, again
-    recalled = paxm("recall", "-q", "release branches naming scheme OSPREY").stdout
+    recalled = box.recall("release branches naming scheme OSPREY")
     assert "OSPREY-42-&lt;version>" in recalled  # recalled text is data: tag-like text is escaped
     assert "TOOL_RAN_OK" in recalled  # the tool call and its result are part of the stored turn
     assert "paxm-session-identity" not in recalled

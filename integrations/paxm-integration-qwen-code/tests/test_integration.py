@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -25,7 +22,6 @@ from paxm_core.integration import (
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_qwen_code import QwenCodeIntegration
 
-PAXM = str(Path(sys.executable).parent / "paxm")
 USER: dict[str, Any] = {
     "security": {"auth": {"selectedType": "openai"}},
     "model": {"name": "qwen3-coder-plus"},
@@ -35,17 +31,6 @@ USER: dict[str, Any] = {
         "PreToolUse": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "~/bin/guard"}]}],
     },
 }
-
-
-def _paxm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PAXM, "--config", str(tmp_path / "paxm" / "config.yaml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_registered_and_satisfies_the_contract() -> None:
@@ -59,11 +44,7 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     settings.parent.mkdir()
     original = json.dumps(USER, indent=2) + "\n"
     settings.write_text(original)
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "qwen", "--provider", "sqlite")
-    assert done.returncode == 0, done.stderr
-    assert f"installed paxm hooks in {settings}" in done.stdout
-    data = json.loads(settings.read_text())
-    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    data = cli_setup(tmp_path, "qwen", settings)
     assert (settings.parent / "settings.json.paxm.bak").read_text() == original
     expected = copy.deepcopy(USER)
     for key in ("security", "model", "mcpServers"):
@@ -75,13 +56,7 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
     assert ours["type"] == "command" and ours["timeout"] == 10_000
     assert "--target qwen" in ours["command"] and "--event UserPromptSubmit" in ours["command"]
 
-    again = _paxm(tmp_path, "setup", "--yes", "--agent", "qwen", "--provider", "sqlite", "--force")
-    assert f"paxm hooks in {settings} are up to date" in again.stdout
-    assert json.loads(settings.read_text()) == data
-
-    done = _paxm(tmp_path, "uninstall", "--agent", "qwen", "--yes")
-    assert done.returncode == 0, done.stderr
-    assert f"removed paxm hooks from {settings}" in done.stdout
+    cli_reinstall_doctor_uninstall(tmp_path, settings, data, agent="qwen", alias="qwen-code", display_name="Qwen Code")
     assert json.loads(settings.read_text()) == USER
 
 
@@ -89,7 +64,7 @@ def test_invalid_settings_stop_setup_before_anything_is_written(tmp_path: Path, 
     settings = isolated_home / ".qwen" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"hooks": [')
-    done = _paxm(tmp_path, "setup", "--yes", "--agent", "qwen", "--provider", "sqlite")
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", "qwen", "--provider", "sqlite")
     assert done.returncode != 0
     assert "not valid JSON" in done.stderr
     assert settings.read_text() == '{"hooks": ['

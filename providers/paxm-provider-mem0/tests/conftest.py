@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+from paxm_contracttest.fakes import (  # noqa: F401  (autouse: no test touches the real home, no provider stays open)
+    close_built_providers,
+    isolated_home,
+)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -21,7 +24,7 @@ from mem0_fixtures import Mem0Server, start_mem0_server, stop_mem0_server  # noq
 @pytest.fixture
 def paxm_unset_env() -> tuple[str, ...]:
     """Variables a developer may have set that would reach these tests."""
-    return ("MEM0_API_KEY", "PAXM_API_KEY")
+    return ("MEM0_API_KEY",)
 
 
 @pytest.fixture(scope="session")

@@ -26,9 +26,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from paxm_contracttest.fake_models.server import JsonHandler
 
 IDS = ("user_id", "agent_id", "run_id")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -84,25 +86,12 @@ def _visible(state: CloudState, memory_id: str) -> bool:
     return True
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonHandler):
     state: CloudState
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _handle(self) -> None:
         parts = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.read_body()
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
@@ -114,11 +103,11 @@ class _Handler(BaseHTTPRequestHandler):
             for failure in state.failures:
                 if failure["path"] == parts.path and failure["times"] > 0:
                     failure["times"] -= 1
-                    return self._send(failure["status"], failure["body"])
+                    return self.send_json(failure["status"], failure["body"])
             if self.headers.get("Authorization") != f"Token {state.api_key}":
-                return self._send(401, {"detail": "Invalid API key. Please check your API key and try again."})
+                return self.send_json(401, {"detail": "Invalid API key. Please check your API key and try again."})
             status, out = self._route(self.command, parts.path, query, body if isinstance(body, dict) else {})
-        self._send(status, out)
+        self.send_json(status, out)
 
     do_GET = do_POST = do_DELETE = do_PUT = _handle
 

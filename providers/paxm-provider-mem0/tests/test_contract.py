@@ -1,5 +1,9 @@
 """Both Mem0 provider types pass the paxm contract suite: ``mem0`` against the real Mem0 engine
-(mem0ai 2.2.1 behind our REST shim), ``mem0-cloud`` against the recording Cloud server."""
+(mem0ai 2.2.1 behind our REST shim), ``mem0-cloud`` against the recording Cloud server.
+
+Each runs twice: as a normal store, and as a ``paxm-eval-*`` run (``run_id`` set), where the
+contract adds eval-scope cleanup (``DELETE /memories?run_id=``).
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,20 @@ from mem0_fixtures import Mem0Server
 from paxm_contracttest import ProviderContract
 from paxm_core import ProviderConfig
 
+#: spelled out, not read from the registration, so that losing one fails here
+CAPABILITIES = frozenset({"put_batch", "delete", "close", "attribution"})
 
-class TestMem0SelfHostedContract(ProviderContract):
+
+class _Mem0Contract(ProviderContract):
+    #: a ``paxm-eval-*`` run: ``run_id`` set, and eval-scope cleanup expected
+    eval_run = False
+
+    @pytest.fixture
+    def paxm_expected_capabilities(self) -> set[str]:
+        return set(CAPABILITIES | ({"eval_scope_cleanup"} if self.eval_run else set()))
+
+
+class TestMem0SelfHostedContract(_Mem0Contract):
     @pytest.fixture
     def paxm_provider_type(self) -> str:
         return "mem0"
@@ -26,34 +42,15 @@ class TestMem0SelfHostedContract(ProviderContract):
             base_url=mem0_server.base_url,
             api_key=mem0_server.api_key,
             user_id=mem0_server.fresh_user(),
+            run_id="paxm-eval-" + mem0_server.fresh_user() if self.eval_run else "",
         )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        # spelled out, not read from the registration, so that losing one fails here
-        return {"put_batch", "delete", "close", "attribution"}
 
 
 class TestMem0SelfHostedEvalRunContract(TestMem0SelfHostedContract):
-    """A ``paxm-eval-*`` run: the same contract plus eval-scope cleanup (``DELETE /memories?run_id=``)."""
-
-    @pytest.fixture
-    def paxm_provider_config(self, mem0_server: Mem0Server) -> ProviderConfig:
-        return ProviderConfig(
-            type="mem0",
-            enabled=True,
-            base_url=mem0_server.base_url,
-            api_key=mem0_server.api_key,
-            user_id=mem0_server.fresh_user(),
-            run_id="paxm-eval-" + mem0_server.fresh_user(),
-        )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "delete", "close", "attribution", "eval_scope_cleanup"}
+    eval_run = True
 
 
-class TestMem0CloudContract(ProviderContract):
+class TestMem0CloudContract(_Mem0Contract):
     @pytest.fixture
     def cloud_server(self) -> Iterator[Mem0CloudFake]:
         fake = Mem0CloudFake()
@@ -76,25 +73,9 @@ class TestMem0CloudContract(ProviderContract):
             base_url=cloud_server.base_url,
             api_key=cloud_server.state.api_key,
             user_id="todd",
+            run_id="paxm-eval-contract" if self.eval_run else "",
         )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "delete", "close", "attribution"}
 
 
 class TestMem0CloudEvalRunContract(TestMem0CloudContract):
-    @pytest.fixture
-    def paxm_provider_config(self, cloud_server: Mem0CloudFake) -> ProviderConfig:
-        return ProviderConfig(
-            type="mem0-cloud",
-            enabled=True,
-            base_url=cloud_server.base_url,
-            api_key=cloud_server.state.api_key,
-            user_id="todd",
-            run_id="paxm-eval-contract",
-        )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "delete", "close", "attribution", "eval_scope_cleanup"}
+    eval_run = True

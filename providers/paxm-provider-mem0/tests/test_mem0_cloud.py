@@ -15,6 +15,7 @@ import pytest
 from mem0_cloud_fake import Mem0CloudFake, Request
 from mem0_venv import mem0_python
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -28,15 +29,6 @@ from paxm_core import (
 )
 from paxm_provider_mem0.cloud import Mem0CloudProvider
 
-_OPEN: list[Mem0CloudProvider] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
 
 def provider(cloud: Mem0CloudFake, **changes: object) -> Mem0CloudProvider:
     fields: dict[str, object] = {
@@ -48,8 +40,7 @@ def provider(cloud: Mem0CloudFake, **changes: object) -> Mem0CloudProvider:
     }
     fields.update(changes)
     built = Mem0CloudProvider("mem0_cloud", ProviderConfig(**fields))  # type: ignore[arg-type]
-    _OPEN.append(built)
-    return built
+    return closed_after_test(built)
 
 
 def soon() -> Deadline:
@@ -254,7 +245,7 @@ def test_the_key_comes_from_config_an_env_reference_or_mem0_api_key(
 def test_the_defaults_are_upstreams(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEM0_API_KEY", "m0-x")
     p = Mem0CloudProvider("c", ProviderConfig(type="mem0-cloud", user_id="todd"))
-    _OPEN.append(p)
+    closed_after_test(p)
     assert p._settings.base_url == "https://api.mem0.ai" and p._settings.timeout == 120.0
     assert p._settings.infer is False and p._settings.score_semantics == "similarity"
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from mem0_fixtures import Mem0Server
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -29,15 +30,6 @@ from paxm_core import (
 )
 from paxm_provider_mem0.selfhosted import Mem0Provider
 
-_OPEN: list[Mem0Provider] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
 
 def provider(server: Mem0Server, **changes: object) -> Mem0Provider:
     fields: dict[str, object] = {
@@ -49,8 +41,7 @@ def provider(server: Mem0Server, **changes: object) -> Mem0Provider:
     }
     fields.update(changes)
     built = Mem0Provider("mem0", ProviderConfig(**fields))  # type: ignore[arg-type]
-    _OPEN.append(built)
-    return built
+    return closed_after_test(built)
 
 
 def soon() -> Deadline:
@@ -404,7 +395,7 @@ def silent_server() -> Iterator[str]:
 
 def test_a_hung_server_costs_no_more_than_the_deadline(silent_server: str) -> None:
     p = Mem0Provider("mem0", ProviderConfig(type="mem0", base_url=silent_server, user_id="todd"))
-    _OPEN.append(p)
+    closed_after_test(p)
     started = time.monotonic()
     with pytest.raises((ProviderError, DeadlineExceeded)) as caught:
         p.search(SearchQuery(text="anything"), Deadline.after(0.4))
@@ -417,6 +408,6 @@ def test_an_unreachable_server_is_named() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     p = Mem0Provider("mem0", ProviderConfig(type="mem0", base_url=f"http://127.0.0.1:{port}", user_id="todd"))
-    _OPEN.append(p)
+    closed_after_test(p)
     with pytest.raises(ProviderError, match=f"cannot reach Mem0 at http://127.0.0.1:{port}"):
         p.health(Deadline.after(5))

@@ -8,27 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+from paxm_contracttest.fakes import (  # noqa: F401  (autouse: no test touches the real home, no provider stays open)
+    close_built_providers,
+    isolated_home,
+    paxm_unset_env,
+)
+from paxm_contracttest.servers import fake_openai  # noqa: F401  (one fake OpenAI endpoint per session)
 
 sys.path.insert(0, str(Path(__file__).parent))
-from memos_server import MemOSServer, start_fake_openai  # noqa: E402
-
-
-@pytest.fixture
-def paxm_unset_env() -> tuple[str, ...]:
-    """Variables a developer may have set that would reach these tests."""
-    return ("PAXM_API_KEY",)
+from memos_server import MemOSServer  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    proc, url = start_fake_openai(tmp_path_factory.mktemp("fakeai"))
-    yield url
-    proc.stop(grace=5)
-
-
-@pytest.fixture(scope="session")
-def memos(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[MemOSServer]:
+def memos(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[MemOSServer]:  # noqa: F811
     """The MemOS product server (and its Postgres) shared by the session."""
     server = MemOSServer(tmp_path_factory.mktemp("memos"), fake_openai)
     yield server

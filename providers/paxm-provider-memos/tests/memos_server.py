@@ -7,12 +7,10 @@ OpenAI endpoint (fast-mode add and search make embedding calls only).
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-import paxm_contracttest.fake_openai as fake_openai_module
-from paxm_contracttest.servers import ServerProcess, free_port, provision_venv, venv_python
+from paxm_contracttest.servers import BackendServer, provision_venv, venv_python
 
 MEMOS_VERSION = "2.0.33"
 REQUIREMENTS = [
@@ -28,18 +26,6 @@ HERE = Path(__file__).parent
 def memos_venv() -> Path:
     """The cached venv holding MemoryOS and pgserver (built on first use, ~5 min cold)."""
     return provision_venv("memos", MEMOS_VERSION, REQUIREMENTS)
-
-
-def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
-    """The fake embeddings/chat endpoint; returns the process and its ``/v1`` base URL."""
-    port = free_port()
-    proc = ServerProcess(
-        [sys.executable, fake_openai_module.__file__, str(port)],
-        log=workdir / "fake_openai.log",
-        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
-    )
-    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
-    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 def memos_env(workdir: Path, pgdata: Path, fake_openai: str) -> dict[str, str]:
@@ -75,41 +61,23 @@ def memos_env(workdir: Path, pgdata: Path, fake_openai: str) -> dict[str, str]:
     }
 
 
-class MemOSServer:
+class MemOSServer(BackendServer):
     """The product server plus its Postgres, restartable on the same data dir."""
 
+    grace = 30.0
+
     def __init__(self, workdir: Path, fake_openai: str) -> None:
-        self.workdir = workdir
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__(workdir)
         self.python = venv_python(memos_venv())
         # As root, pgserver runs postgres as its own system user, which cannot enter pytest's
         # 0700 temp dirs: the data dir lives in a short, traversable dir of its own.
         self._pg_parent = Path(tempfile.mkdtemp(prefix="paxm-memos-pg-"))
         self._pg_parent.chmod(0o711)
-        self._proc = ServerProcess(
-            [str(self.python), str(HERE / "memos_launcher.py"), str(self.port)],
-            log=workdir / "server.log",
-            env=memos_env(workdir, self._pg_parent / "pg", fake_openai),
-            cwd=workdir,
-        )
-        try:
-            self._proc.wait_http(self.url + "/health", 300)
-        except BaseException:
-            self.stop()  # a server that never came up must not outlive the test run
-            raise
-
-    @property
-    def process(self) -> ServerProcess:
-        return self._proc
-
-    def restart(self) -> None:
-        self._proc.stop(grace=30)
-        self._proc.start()
-        self._proc.wait_http(self.url + "/health", 300)
+        argv = [str(self.python), str(HERE / "memos_launcher.py"), str(self.port)]
+        self.launch(argv, memos_env(workdir, self._pg_parent / "pg", fake_openai))
 
     def stop(self) -> None:
-        self._proc.stop(grace=30)
+        super().stop()
         shutil.rmtree(self._pg_parent, ignore_errors=True)
 
 

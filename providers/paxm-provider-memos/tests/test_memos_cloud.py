@@ -14,12 +14,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -35,6 +36,8 @@ from paxm_core.plugins import get_plugin_manager
 sys.path.insert(0, str(Path(__file__).parent))
 from memos_server import memos_venv  # noqa: E402
 
+from paxm_contracttest.fake_models.server import JsonHandler
+
 API_KEY = "mpg-cloud-test-key-5551"
 
 
@@ -47,23 +50,15 @@ class CloudState:
     fail_next: dict[str, Any] | None = None
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection, as the fake always served
     state: CloudState
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
     def _send(self, payload: Any, status: int = 200) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(status, payload)
 
     def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        body = json.loads(self.read_body() or b"{}")
         state = self.state
         state.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         if self.headers.get("Authorization") != f"Token {API_KEY}":
@@ -113,22 +108,10 @@ def cloud() -> Iterator[tuple[str, CloudState]]:
     server.server_close()
 
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    """Close every provider a test built (an unclosed httpx pool is a ResourceWarning, an error here)."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
 def _provider(url: str, **kw: Any) -> Any:
     spec = get_plugin_manager().provider_type("memos-cloud")
     provider = spec.factory("cloud", ProviderConfig(type="memos-cloud", base_url=url, **kw))
-    _OPEN.append(provider)
-    return provider
+    return closed_after_test(provider)
 
 
 def _d() -> Deadline:

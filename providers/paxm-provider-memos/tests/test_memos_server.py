@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -32,23 +33,12 @@ from memos_server import MemOSServer  # noqa: E402
 # a real server from a cached venv: minutes on a cold cache
 pytestmark = pytest.mark.slow
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    """Close every provider a test built (an unclosed httpx pool is a ResourceWarning, an error here)."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
 
 def _provider(url: str, cube: str, **kw: Any) -> MemOSProvider:
     provider = MemOSProvider(
         "memos", ProviderConfig(type="memos", base_url=url, user_id="todd", mem_cube_id=cube, **kw)
     )
-    _OPEN.append(provider)
-    return provider
+    return closed_after_test(provider)
 
 
 def _d() -> Deadline:

@@ -8,27 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+from paxm_contracttest.fakes import (  # noqa: F401  (autouse: no test touches the real home, no provider stays open)
+    close_built_providers,
+    isolated_home,
+    paxm_unset_env,
+)
+from paxm_contracttest.servers import fake_openai  # noqa: F401  (one fake OpenAI endpoint per session)
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ov_server import ROOT_KEY, OpenVikingServer, start_fake_openai  # noqa: E402
-
-
-@pytest.fixture
-def paxm_unset_env() -> tuple[str, ...]:
-    """Variables a developer may have set that would reach these tests."""
-    return ("PAXM_API_KEY",)
+from ov_server import ROOT_KEY, OpenVikingServer  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    proc, url = start_fake_openai(tmp_path_factory.mktemp("fakeai"))
-    yield url
-    proc.stop(grace=5)
-
-
-@pytest.fixture(scope="session")
-def openviking(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:
+def openviking(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:  # noqa: F811
     """A dev-mode (no auth) openviking-server shared by the session."""
     server = OpenVikingServer(tmp_path_factory.mktemp("openviking"), fake_openai)
     yield server
@@ -36,7 +28,7 @@ def openviking(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> It
 
 
 @pytest.fixture(scope="session")
-def openviking_keyed(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:
+def openviking_keyed(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[OpenVikingServer]:  # noqa: F811
     """An openviking-server with a root API key (tenant APIs need a user key)."""
     server = OpenVikingServer(tmp_path_factory.mktemp("openviking-keyed"), fake_openai, root_api_key=ROOT_KEY)
     yield server

@@ -1,17 +1,15 @@
 """The real openviking-server (0.5.2) on 127.0.0.1, from its own cached venv, with a fake OpenAI.
 
-Session-scoped helpers used by conftest.py: ``start_fake_openai`` and ``OpenVikingServer``.
+Session-scoped helper used by conftest.py: ``OpenVikingServer``.
 The server's embedder and VLM point at the fake endpoint; its workspace and HOME are temp dirs.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-import paxm_contracttest.fake_openai as fake_openai_module
-from paxm_contracttest.servers import ServerProcess, free_port, provision_venv, venv_python
+from paxm_contracttest.servers import BackendServer, provision_venv, venv_python
 
 OPENVIKING_VERSION = "0.5.2"
 REQUIREMENTS = [f"openviking=={OPENVIKING_VERSION}"]
@@ -24,25 +22,11 @@ def openviking_venv() -> Path:
     return provision_venv("openviking", OPENVIKING_VERSION, REQUIREMENTS)
 
 
-def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
-    """The fake embeddings/chat endpoint; returns the process and its ``/v1`` base URL."""
-    port = free_port()
-    proc = ServerProcess(
-        [sys.executable, fake_openai_module.__file__, str(port)],
-        log=workdir / "fake_openai.log",
-        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
-    )
-    proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
-    return proc, f"http://127.0.0.1:{port}/v1"
-
-
-class OpenVikingServer:
+class OpenVikingServer(BackendServer):
     """openviking-server with a config in ``workdir``; restartable on the same data."""
 
     def __init__(self, workdir: Path, fake_openai: str, *, root_api_key: str | None = None) -> None:
-        self.workdir = workdir
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__(workdir)
         conf = {
             "server": {"host": "127.0.0.1", "port": self.port, "root_api_key": root_api_key},
             "storage": {
@@ -75,30 +59,8 @@ class OpenVikingServer:
         (workdir / "home").mkdir(exist_ok=True)
         (workdir / "ov.conf").write_text(json.dumps(conf))
         venv = openviking_venv()
-        self._proc = ServerProcess(
-            [str(venv_python(venv)), str(venv / "bin" / "openviking-server"), "--config", str(workdir / "ov.conf")],
-            log=workdir / "server.log",
-            env={"HOME": str(workdir / "home")},
-            cwd=workdir,
-        )
-        try:
-            self._proc.wait_http(self.url + "/health", 300)
-        except BaseException:
-            self.stop()  # a server that never came up must not outlive the test run
-            raise
-
-    @property
-    def process(self) -> ServerProcess:
-        return self._proc
-
-    def restart(self) -> None:
-        """Stop gracefully (SIGTERM) and start again on the same workspace and port."""
-        self._proc.stop()
-        self._proc.start()
-        self._proc.wait_http(self.url + "/health", 300)
-
-    def stop(self) -> None:
-        self._proc.stop()
+        argv = [str(venv_python(venv)), str(venv / "bin" / "openviking-server"), "--config", str(workdir / "ov.conf")]
+        self.launch(argv, {"HOME": str(workdir / "home")})
 
 
 if __name__ == "__main__":  # CI warm-up: build the venv ahead of the tests

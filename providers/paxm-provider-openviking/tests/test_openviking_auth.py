@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import Deadline, MemoryItem, MemoryOrigin, MemoryScope, ProviderConfig, ProviderError, SearchQuery
 from paxm_provider_openviking.provider import OpenVikingProvider
 
@@ -19,20 +18,10 @@ from ov_server import ROOT_KEY, OpenVikingServer  # noqa: E402
 # a real server from a cached venv: minutes on a cold cache
 pytestmark = pytest.mark.slow
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
 
 def _provider(url: str, key: str = "", user: str = "todd") -> OpenVikingProvider:
     provider = OpenVikingProvider("ov", ProviderConfig(type="openviking", base_url=url, api_key=key, user_id=user))
-    _OPEN.append(provider)
-    return provider
+    return closed_after_test(provider)
 
 
 def _d() -> Deadline:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.fakes import closed_after_test
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -33,21 +34,10 @@ from ov_server import OpenVikingServer  # noqa: E402
 # a real server from a cached venv: minutes on a cold cache
 pytestmark = pytest.mark.slow
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_providers() -> Iterator[None]:
-    """Close every provider a test built (an unclosed httpx pool is a ResourceWarning, an error here)."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
 
 def _provider(url: str, **extra: Any) -> OpenVikingProvider:
     provider = OpenVikingProvider("ov", ProviderConfig(type="openviking", base_url=url, extra=extra))
-    _OPEN.append(provider)
-    return provider
+    return closed_after_test(provider)
 
 
 def _d() -> Deadline:
@@ -176,7 +166,7 @@ def test_http_200_with_status_error_is_an_error_and_hides_the_key(http200_error_
     provider = OpenVikingProvider(
         "ov", ProviderConfig(type="openviking", base_url=http200_error_server, api_key=secret)
     )
-    _OPEN.append(provider)
+    closed_after_test(provider)
     for call in (
         lambda: provider.health(_d()),
         lambda: provider.search(SearchQuery(text="x"), _d()),

@@ -13,9 +13,11 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from paxm_contracttest.fake_models.server import JsonHandler
 
 PREFIX = "/api/v4"
 
@@ -59,24 +61,13 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9_-]+", text.lower()))
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection, as the fake always served
     state: ZepState
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    def _reply(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _handle(self, method: str) -> None:
         parts = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.read_body()
         body = json.loads(raw) if raw else None
         st = self.state
         with st.lock:
@@ -98,14 +89,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None:
             if fault.hang:
                 time.sleep(fault.hang)
-            self._reply(fault.status, fault.body if fault.body is not None else {"message": "injected fault"})
+            self.send_json(fault.status, fault.body if fault.body is not None else {"message": "injected fault"})
             return
         if self.headers.get("Authorization") != f"Api-Key {st.api_key}":
-            self._reply(401, {"message": "unauthorized"})
+            self.send_json(401, {"message": "unauthorized"})
             return
         path = parts.path.removeprefix(PREFIX)
         status, payload = self._route(method, path, body or {})
-        self._reply(status, payload)
+        self.send_json(status, payload)
 
     def _route(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         st = self.state

@@ -20,11 +20,13 @@ The descriptions of the ten harnesses are in :mod:`paxm_contracttest.harness.har
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -528,3 +530,37 @@ def fail_open_when_paxm_gone(
         assert all(box.harness.envelope[0] not in text for text in inputs)
         box.assert_clean(fake)
     return turn, inputs
+
+
+@contextmanager
+def recorded_sessions(harness: Harness, prompts: Sequence[str], *, turn_timeout: float = 240) -> Iterator[HarnessBox]:
+    """Run ``prompts`` as turns of the pinned ``harness`` with paxm installed, offline, against its
+    fake model (marker ``OSPREY-42``), each turn's writes flushed; yields the box, whose HOME holds
+    the harness's own session files for a transcript-fixture script to copy.
+
+    :raises RuntimeError: a turn failed (the end of its stderr in the message).
+    """
+    installed = install(harness)
+    with tempfile.TemporaryDirectory() as tmp:
+        box = HarnessBox(Path(tmp) / "box", harness, installed)
+        box.setup()
+        box.generous_recall_budget()
+        try:
+            with box.fake(marker="OSPREY-42") as fake:
+                for prompt in prompts:
+                    run = box.turn(fake, prompt, timeout=turn_timeout)
+                    if run.returncode != 0:
+                        raise RuntimeError(f"{harness.name} turn failed:\n{run.stderr[-4000:]}")
+                    box.flushed_memories()
+        finally:
+            box.stop_daemon()
+        yield box
+
+
+def copy_fixture_files(paths: Iterable[Path], out: Path) -> None:
+    """Replace the directory ``out`` by copies of ``paths`` (names kept), saying what was copied."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for path in paths:
+        shutil.copy(path, out / path.name)
+        print(f"copied {path.name} ({path.stat().st_size} bytes)")

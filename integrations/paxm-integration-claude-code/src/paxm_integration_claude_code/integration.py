@@ -28,9 +28,9 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     PastTurn,
-    client_path,
-    interpreter_path,
+    launcher_values,
     parse_hook_command,
+    remove_upstream_shims,
     setup_fix_command,
 )
 from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec, is_paxm_or_upstream_hook
@@ -81,9 +81,6 @@ SPEC = SettingsHooksSpec(
     write_events=("session_start", "user_input", "turn_end", "tool_use", "tool_failure"),
 )
 
-#: events upstream (the Go paxm) wrote ``<configdir>/hooks/claude-<event>`` shell shims for
-_LEGACY_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
-
 
 def is_paxm_command(command: str, config_path: str | os.PathLike[str]) -> bool:
     """Whether ``command`` is a paxm Claude hook for the config file ``config_path`` (or upstream's shim)."""
@@ -92,18 +89,7 @@ def is_paxm_command(command: str, config_path: str | os.PathLike[str]) -> bool:
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
     """Delete upstream's Claude shim scripts (only files that really are paxm shims)."""
-    removed = []
-    for event in _LEGACY_SHIM_EVENTS:
-        for suffix in ("", ".ps1"):
-            shim = config_dir / "hooks" / f"claude-{event}{suffix}"
-            try:
-                head = shim.read_bytes()[:4096]
-            except OSError:
-                continue
-            if b"__hook" in head and b"claude" in head:
-                shim.unlink()
-                removed.append(shim)
-    return removed
+    return remove_upstream_shims(config_dir, "claude", lambda head: b"__hook" in head and b"claude" in head)
 
 
 def _commands_by_event(settings: object) -> dict[str, list[str]]:
@@ -169,14 +155,7 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         if self.update_hooks(config, None):
             report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
         dest = plugin.generated_dir(Path(config.path).parent)
-        plugin.generate_marketplace(
-            dest,
-            python=interpreter_path(),
-            client=str(client_path()),
-            config_path=Path(config.path).absolute(),
-            queue_path=str(getattr(getattr(config, "capture_queue", None), "path", "") or ""),
-            paxm_exe=plugin.paxm_executable(),
-        )
+        plugin.generate_marketplace(dest, **launcher_values(config))
         report(f"Claude Code plugin generated at {dest}")
         report(f"  install it: claude plugin marketplace add {dest}")
         report(f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}")

@@ -25,11 +25,10 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn
+from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn, iso_epoch
 
 __all__ = ["MAX_ANSWER", "projects_dir", "read_turns", "transcript_files"]
 
@@ -68,15 +67,6 @@ def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.glob("*/*.jsonl") if p.is_file())
-
-
-def _epoch(value: Any) -> float:
-    if not isinstance(value, str):
-        return 0.0
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def _prompt(content: Any) -> str:
@@ -206,7 +196,7 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
                     done = _past_turn(path, turn)
                     if done is not None:
                         yield done
-                started = _epoch(record.get("timestamp")) or fallback_time
+                started = iso_epoch(record.get("timestamp")) or fallback_time
                 key = str(record.get("uuid") or f"{started:.3f}")
                 cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
                 turn = _Turn(key, prompt, started, session, str(cwd))

@@ -22,12 +22,12 @@ from paxm_core.integration import (
     InstallContext,
     IntegrationBase,
     PastTurn,
-    client_path,
     decode_generic,
     enabled_hook_events,
     hook_command_line,
-    interpreter_path,
+    launcher_values,
     parse_payload,
+    remove_upstream_shims,
     setup_fix_command,
 )
 from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
@@ -45,8 +45,6 @@ _CONTEXT_EVENTS = {
     EVENT_USER_INPUT: "UserPromptSubmit",
     EVENT_PRE_TOOL: "PreToolUse",
 }
-#: upstream's (the Go paxm's) shim scripts ``<configdir>/hooks/codex-<event>``
-_LEGACY_SHIMS = ("session_start", "user_input", "user_prompt", "tool_use", "tool_failure", "turn_end")
 
 
 def _stderr(line: str) -> None:
@@ -55,18 +53,11 @@ def _stderr(line: str) -> None:
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
     """Delete upstream's Codex shim scripts (only files that really are paxm shims)."""
-    removed = []
-    for event in _LEGACY_SHIMS:
-        for suffix in ("", ".ps1"):
-            shim = config_dir / "hooks" / f"codex-{event}{suffix}"
-            try:
-                head = shim.read_bytes()[:4096]
-            except OSError:
-                continue
-            if b"paxm" in head and (b"__hook" in head or b"--hook-event" in head):
-                shim.unlink()
-                removed.append(shim)
-    return removed
+    return remove_upstream_shims(config_dir, "codex", _is_upstream_shim)
+
+
+def _is_upstream_shim(head: bytes) -> bool:
+    return b"paxm" in head and (b"__hook" in head or b"--hook-event" in head)
 
 
 def installed_events(config: Any) -> list[str]:
@@ -216,14 +207,7 @@ class CodexIntegration(IntegrationBase):
             if self._update_config(path, config, {}):
                 report(f"removed paxm hooks from {path} (the paxm-memory plugin owns them now)")
             dest = plugin.generated_dir(config_dir)
-            plugin.generate_marketplace(
-                dest,
-                python=interpreter_path(),
-                client=str(client_path()),
-                config_path=Path(config.path).absolute(),
-                queue_path=str(getattr(getattr(config, "capture_queue", None), "path", "") or ""),
-                paxm_exe=plugin.paxm_executable(),
-            )
+            plugin.generate_marketplace(dest, **launcher_values(config))
             report(f"Codex plugin generated at {dest}")
             self._install_plugin(dest, report)
             return lines

@@ -19,11 +19,10 @@ Two things upstream did not do:
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-from paxm_core.integration import HookMessage, value_text
+from paxm_core.integration import HookMessage, tail_json_records, value_text
 
 __all__ = ["SOURCE", "TAIL_BYTES", "turn_tool_messages"]
 
@@ -37,22 +36,6 @@ _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_
 def _str(obj: dict[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _tail_lines(path: str, limit: int) -> list[bytes]:
-    try:
-        with open(os.path.expanduser(path), "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            start = max(0, size - limit)
-            handle.seek(start)
-            data = handle.read(limit)
-    except OSError:
-        return []
-    lines = data.split(b"\n")
-    if start > 0 and lines:
-        lines = lines[1:]  # the first line was cut by the seek
-    return lines
 
 
 def _call_message(payload: dict[str, Any]) -> HookMessage | None:
@@ -74,15 +57,7 @@ def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES)
         same id, that turn is returned, otherwise the last turn in the file.
     """
     turns: list[tuple[str, list[HookMessage]]] = [("", [])]
-    for line in _tail_lines(path, limit):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in tail_json_records(os.path.expanduser(path), limit):
         payload = record.get("payload")
         if not isinstance(payload, dict):
             continue

@@ -21,11 +21,10 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, value_text
+from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch, value_text
 from paxm_integration_codex.config_toml import codex_home
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
@@ -54,13 +53,6 @@ def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
 def _str(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _epoch(stamp: str) -> float:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def _texts(payload: Mapping[str, Any]) -> str:
@@ -146,7 +138,7 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
                         done = _past_turn(path, session, workspace, turn, fallback_time)
                         if done is not None:
                             yield done
-                    turn = _Turn(turn_id=_str(payload, "turn_id"), started=_epoch(_str(record, "timestamp")))
+                    turn = _Turn(turn_id=_str(payload, "turn_id"), started=iso_epoch(_str(record, "timestamp")))
                 if kind == "user_message" and _str(payload, "message").strip():
                     turn.user = _str(payload, "message").strip()
                 continue

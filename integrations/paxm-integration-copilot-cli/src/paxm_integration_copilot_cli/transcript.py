@@ -15,12 +15,11 @@ a bounded time.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from paxm_core.integration import tail_json_records
 
 __all__ = ["MAX_TAIL_BYTES", "MAX_WAIT_SECONDS", "TRANSCRIPT_NAME", "TurnText", "last_turn", "wait_for_turn"]
 
@@ -45,26 +44,6 @@ class TurnText:
     stopped: bool = False
 
 
-def _tail_lines(path: Path, limit: int) -> list[str]:
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        start = max(0, size - limit)
-        handle.seek(start)
-        data = handle.read(limit)
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first line was cut by the seek
-    return [line.decode("utf-8", errors="replace") for line in lines if line.strip()]
-
-
-def _event(line: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
     """The last turn of ``transcript`` (a path to ``events.jsonl``); empty when unreadable."""
     path = Path(transcript)
@@ -73,16 +52,13 @@ def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
     try:
         if not path.is_file():
             return TurnText()
-        lines = _tail_lines(path, limit)
     except OSError:
         return TurnText()
+    events = tail_json_records(path, limit, replace_invalid=True)
     prompt = ""
     reply = ""
     stopped = False
-    for line in lines:
-        event = _event(line)
-        if event is None:
-            continue
+    for event in events:
         kind = event.get("type")
         data = event.get("data")
         if not isinstance(data, dict):

@@ -7,24 +7,15 @@ interpreter), so the IDE starts the same paxm, with the same Python, as the hook
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from paxm_core.api.errors import IntegrationError
+from paxm_core.integration import paxm_executable
 
 __all__ = ["SERVER_NAME", "check_slot", "is_paxm_server", "paxm_executable", "server_entry", "set_server"]
 
 SERVER_NAME = "paxm"
-
-
-def paxm_executable() -> str:
-    """The ``paxm`` script beside this interpreter (the venv's), else the one on ``PATH``, else ``""``."""
-    beside = Path(os.path.abspath(sys.executable)).parent / "paxm"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("paxm") or ""
 
 
 def server_entry(config_path: str | os.PathLike[str], agent: str) -> dict[str, Any]:

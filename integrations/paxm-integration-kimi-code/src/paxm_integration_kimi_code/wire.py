@@ -10,13 +10,13 @@ calls are never part of the turn; only visible text is.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from paxm_core.integration import tail_json_records
 
 __all__ = ["MAX_WAIT_SECONDS", "TAIL_BYTES", "WireTurn", "find_wire", "last_turn", "read_tail", "wait_for_turn"]
 
@@ -60,28 +60,7 @@ def find_wire(home: Path, session_id: str) -> Path | None:
 
 def read_tail(path: Path, limit: int = TAIL_BYTES) -> list[dict[str, Any]]:
     """The JSON objects in the last ``limit`` bytes of ``path`` (partial and bad lines skipped)."""
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            start = max(0, size - limit)
-            handle.seek(start)
-            data = handle.read(limit)
-    except OSError:
-        return []
-    lines = data.split(b"\n")
-    if start > 0 and lines:
-        lines = lines[1:]  # began in the middle of a line
-    out: list[dict[str, Any]] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            continue  # the line Kimi is still writing, or damage: skip it
-        if isinstance(value, dict):
-            out.append(value)
-    return out
+    return tail_json_records(path, limit)
 
 
 def _text(content: Any) -> str:

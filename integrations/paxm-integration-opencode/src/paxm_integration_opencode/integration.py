@@ -14,16 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import Finding, PastTurn, enabled_hook_events, standard_agent_config
+from paxm_core.integration import Finding, PastTurn, standard_agent_config
 from paxm_integration_opencode import plugin, transcripts
-from paxm_integration_opencode.events import NATIVE_EVENTS, normalized_event
+from paxm_integration_opencode.events import NATIVE_EVENTS
 
-__all__ = ["KiloIntegration", "OpenCodeIntegration", "installed_events"]
-
-
-def installed_events(config: Any, target: str) -> list[str]:
-    """paxm events the plugin forwards: ``session_start`` always, others when recall or write is on."""
-    return enabled_hook_events(config, target, [native.event for native in NATIVE_EVENTS])
+__all__ = ["KiloIntegration", "OpenCodeIntegration"]
 
 
 class OpenCodeIntegration(GeneratedFileIntegration):
@@ -116,10 +111,6 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     def template_replacements(self) -> Mapping[str, str]:
         """The header names this agent (a fork's uninstall command)."""
         return plugin.header_replacements(self.name)
-
-    def normalized_event(self, native_event: str) -> str:
-        """OpenCode's hook or bus event name -> paxm's (``chat.message`` -> ``user_input``)."""
-        return normalized_event(native_event)
 
     def install_notes(self) -> list[str]:
         """Offline advice when OpenCode has not installed its config-dir package yet."""

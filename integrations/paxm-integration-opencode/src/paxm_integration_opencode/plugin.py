@@ -7,13 +7,10 @@ recognising and removing it is :class:`paxm_core.generated_file.GeneratedFile`'s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from paxm_core.api.json import JSONObject
 from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
 
 __all__ = [
@@ -22,12 +19,7 @@ __all__ = [
     "PLUGIN_FILE_NAME",
     "SPAWN_TIMEOUT_MS",
     "embedded_settings",
-    "is_paxm_plugin",
-    "is_upstream_plugin",
     "plugin_file",
-    "remove_plugin",
-    "render_plugin",
-    "write_plugin",
 ]
 
 #: the file paxm writes into ``<config dir>/plugins/`` (JavaScript, so OpenCode needs no
@@ -55,39 +47,6 @@ def header_replacements(target: str) -> dict[str, str]:
     return {"--agent opencode": f"--agent {target}"}
 
 
-def render_plugin(
-    commands: Mapping[str, Sequence[str]], *, target: str = "opencode", timeout_ms: int = SPAWN_TIMEOUT_MS
-) -> str:
-    """The plugin source with ``commands`` (paxm event -> hook-client argv) embedded."""
-    settings: JSONObject = {
-        "version": 1,
-        "target": target,
-        "timeoutMs": int(timeout_ms),
-        "commands": {event: list(argv) for event, argv in commands.items()},
-    }
-    return plugin_file().render(settings, replace=header_replacements(target))
-
-
 def embedded_settings(source: str) -> dict[str, Any] | None:
     """The settings JSON embedded in a generated plugin (``None`` if it is not one)."""
     return plugin_file().embedded_settings(source)
-
-
-def is_paxm_plugin(path: Path) -> bool:
-    """Whether ``path`` is a plugin paxm generated (so paxm may replace or delete it)."""
-    return plugin_file().is_paxm(path)
-
-
-def is_upstream_plugin(path: Path) -> bool:
-    """Whether ``path`` is the plugin upstream (the Go paxm) generated."""
-    return plugin_file().is_upstream(path)
-
-
-def write_plugin(path: Path, source: str) -> bool:
-    """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current."""
-    return GeneratedFile.write(path, source)
-
-
-def remove_plugin(path: Path) -> bool:
-    """Delete ``path`` if it is paxm's generated plugin; ``True`` if something was removed."""
-    return plugin_file().remove(path, upstream=False)

@@ -8,13 +8,10 @@ for each event and the timeout.  Writing, recognising and removing it is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from paxm_core.api.json import JSONObject
 from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
 
 __all__ = [
@@ -24,11 +21,6 @@ __all__ = [
     "SPAWN_TIMEOUT_MS",
     "embedded_settings",
     "extension_file",
-    "is_paxm_extension",
-    "is_upstream_extension",
-    "remove_extension",
-    "render_extension",
-    "write_extension",
 ]
 
 #: the directory paxm owns under ``<agent dir>/extensions/`` (upstream's name, so setup replaces
@@ -51,42 +43,6 @@ def extension_file() -> GeneratedFile:
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS, upstream_scan=262_144)
 
 
-def render_extension(
-    commands: Mapping[str, Sequence[str]], *, target: str = "pi", timeout_ms: int = SPAWN_TIMEOUT_MS
-) -> str:
-    """The extension source with ``commands`` (paxm event -> hook-client argv) embedded."""
-    settings: JSONObject = {
-        "version": 1,
-        "target": target,
-        "timeoutMs": int(timeout_ms),
-        "commands": {event: list(argv) for event, argv in commands.items()},
-    }
-    return extension_file().render(settings)
-
-
 def embedded_settings(source: str) -> dict[str, Any] | None:
     """The settings JSON embedded in a generated extension (``None`` if it is not one)."""
     return extension_file().embedded_settings(source)
-
-
-def is_paxm_extension(path: Path) -> bool:
-    """Whether ``path`` is an extension this paxm generated (so paxm may replace or delete it)."""
-    return extension_file().is_paxm(path)
-
-
-def is_upstream_extension(path: Path) -> bool:
-    """Whether ``path`` is the extension upstream (the Go paxm) generated."""
-    return extension_file().is_upstream(path)
-
-
-def write_extension(path: Path, source: str) -> bool:
-    """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current."""
-    return GeneratedFile.write(path, source)
-
-
-def remove_extension(path: Path) -> bool:
-    """Delete ``path`` if paxm (this one or upstream) generated it, then its directory if empty.
-
-    Anything else a user put in ``extensions/paxm-hook/`` stays, and so does the directory then.
-    """
-    return extension_file().remove(path, empty_parent=True)

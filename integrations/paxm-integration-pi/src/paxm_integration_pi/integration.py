@@ -8,16 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import PastTurn, enabled_hook_events
+from paxm_core.integration import EVENT_TURN_END, PastTurn
 from paxm_integration_pi import extension, transcripts
-from paxm_integration_pi.events import NATIVE_EVENTS, normalized_event
+from paxm_integration_pi.events import NATIVE_EVENTS
 
-__all__ = ["PiIntegration", "installed_events"]
-
-
-def installed_events(config: Any, target: str) -> list[str]:
-    """paxm events the extension forwards: ``session_start`` always, others when recall or write is on."""
-    return enabled_hook_events(config, target, [native.event for native in NATIVE_EVENTS])
+__all__ = ["PiIntegration"]
 
 
 class PiIntegration(GeneratedFileIntegration):
@@ -81,5 +76,8 @@ class PiIntegration(GeneratedFileIntegration):
         return self.agent_dir()
 
     def normalized_event(self, native_event: str) -> str:
-        """Pi's event name -> paxm's (``before_agent_start`` -> ``user_input`` ...)."""
-        return normalized_event(native_event)
+        """Pi's event name -> paxm's (``before_agent_start`` -> ``user_input`` ...); ``session_shutdown``
+        (sent for a run that never reached ``agent_end``) is a turn end too."""
+        if native_event.strip() == "session_shutdown":
+            return EVENT_TURN_END
+        return super().normalized_event(native_event)

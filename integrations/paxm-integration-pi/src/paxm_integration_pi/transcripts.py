@@ -24,11 +24,10 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn
+from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -83,12 +82,7 @@ def _str(obj: Mapping[str, Any], key: str) -> str:
 def _epoch(value: Any) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value) / 1000.0 if value > 1e11 else float(value)  # Pi's message times are ms
-    if not isinstance(value, str):
-        return 0.0
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    return iso_epoch(value)
 
 
 def _clip(text: str) -> str:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from paxm_core import (
     ConfigError,
     Deadline,
+    MemoryHit,
     MemoryItem,
     MemoryRef,
     ProviderError,
     SearchQuery,
     sync_attribution,
 )
+from paxm_provider_memos.response import hits_from_response
 from paxm_provider_memos.transport import MemOSTransport
 
 __all__ = ["MemOSBase", "checked_base_url"]
+
+#: the most results one MemOS search returns
+_MAX_LIMIT = 100
 
 
 def checked_base_url(name: str, configured: str, default: str) -> str:
@@ -29,11 +35,14 @@ def checked_base_url(name: str, configured: str, default: str) -> str:
 class MemOSBase:
     """A MemOS provider's name, transport and the checks every search and write starts with.
 
-    Subclasses set ``_label`` (what messages say: ``memos``, ``memos-cloud``), call
-    ``super().__init__(name)``, build ``_http`` and define ``put``.
+    Subclasses set ``_label`` (what messages say: ``memos``, ``memos-cloud``), ``_source`` (the
+    hits' source) and ``_search_path``, call ``super().__init__(name)``, build ``_http`` and
+    define ``_search_body`` and ``put``.
     """
 
     _label = "memos"
+    _source = "memos"
+    _search_path = "/product/search"
     _http: MemOSTransport
 
     def __init__(self, name: str) -> None:
@@ -51,6 +60,16 @@ class MemOSBase:
         if not text:
             raise ProviderError(self._name, "search", "query text is required")
         return text
+
+    def _search_body(self, text: str, limit: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        """At most ``query.limit`` hits (10 when unset, never more than MemOS's cap of 100)."""
+        text = self._query_text(query, deadline)
+        limit = min(_MAX_LIMIT, query.limit) if query.limit > 0 else 10
+        payload = self._http.call("search", "POST", self._search_path, deadline, self._search_body(text, limit))
+        return hits_from_response(self._name, self._source, payload, limit)
 
     def _write(self, item: MemoryItem, deadline: Deadline) -> tuple[MemoryItem, str, str]:
         """The item with its attribution synced, its stripped text and a fresh write id."""

@@ -15,15 +15,12 @@ from typing import Any
 from paxm_core import (
     ConfigError,
     Deadline,
-    MemoryHit,
     MemoryItem,
     MemoryRef,
     ProviderConfig,
-    SearchQuery,
     resolve_secret,
 )
 from paxm_provider_memos.base import MemOSBase, checked_base_url
-from paxm_provider_memos.response import hits_from_response
 from paxm_provider_memos.selfhosted import item_info
 from paxm_provider_memos.transport import MemOSTransport
 
@@ -31,13 +28,14 @@ __all__ = ["DEFAULT_CLOUD_BASE_URL", "MemOSCloudProvider"]
 
 DEFAULT_CLOUD_BASE_URL = "https://memos.memtensor.cn/api/openmem/v1"
 DEFAULT_TIMEOUT = 30.0
-_MAX_LIMIT = 100
 
 
 class MemOSCloudProvider(MemOSBase):
     """One MemOS Cloud user (optionally narrowed to an agent)."""
 
     _label = "memos-cloud"
+    _source = "memos_cloud"
+    _search_path = "/search/memory"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
         super().__init__(name)
@@ -76,12 +74,6 @@ class MemOSCloudProvider(MemOSBase):
         """Check the key against the user before setup saves (Cloud creates users on first write)."""
         self.health(deadline)
         return self._user_id, "exists"
-
-    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        text = self._query_text(query, deadline)
-        limit = min(_MAX_LIMIT, query.limit) if query.limit > 0 else 10
-        payload = self._http.call("search", "POST", "/search/memory", deadline, self._search_body(text, limit))
-        return hits_from_response(self._name, "memos_cloud", payload, limit)
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         item, text, write_id = self._write(item, deadline)

@@ -13,18 +13,16 @@ from typing import Any
 from paxm_core import (
     ConfigError,
     Deadline,
-    MemoryHit,
     MemoryItem,
     MemoryRef,
     ProviderConfig,
     ProviderError,
-    SearchQuery,
     format_time,
     resolve_secret,
 )
 from paxm_core.attribution import lifecycle_metadata
 from paxm_provider_memos.base import MemOSBase, checked_base_url
-from paxm_provider_memos.response import hits_from_response, memory_ids
+from paxm_provider_memos.response import memory_ids
 from paxm_provider_memos.transport import MemOSTransport
 
 __all__ = ["DEFAULT_CUBE", "DEFAULT_USER", "MemOSProvider", "SEARCH_MODES"]
@@ -35,7 +33,6 @@ DEFAULT_USER = "paxm"
 DEFAULT_CUBE = "paxm"
 SEARCH_MODES = ("fast", "fine", "mixture")
 EVAL_CUBE_PREFIX = "paxm-eval-"
-_MAX_TOP_K = 100
 
 
 def item_info(item: MemoryItem, write_id: str) -> dict[str, str]:
@@ -103,12 +100,6 @@ class MemOSProvider(MemOSBase):
             "include_skill_memory": False,
             "internet_search": False,
         }
-
-    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        text = self._query_text(query, deadline)
-        top_k = min(_MAX_TOP_K, query.limit) if query.limit > 0 else 10
-        payload = self._http.call("search", "POST", "/product/search", deadline, self._search_body(text, top_k))
-        return hits_from_response(self._name, "memos", payload, top_k)
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         item, text, write_id = self._write(item, deadline)
