@@ -2,7 +2,7 @@
 
 Write to a private temp file in the target's directory, then ``os.replace`` it over the target:
 readers see the old file or the new one, never half of either.  The temp file is created 0600
-(``mkstemp``: ``O_CREAT | O_EXCL | O_NOFOLLOW``), so a secret is never world-readable, not even
+(``O_CREAT | O_EXCL | O_NOFOLLOW``, a random name), so a secret is never world-readable, not even
 briefly, whatever the umask, and its mode is set through its descriptor.  Nothing is written
 through a link: a symbolic link at the target is replaced by the new file, its target untouched.
 """
@@ -29,6 +29,21 @@ def _refuse_special(target: Path) -> None:
         raise UnsafePathError(f"{target} {unsafe_file_reason(info)}")
 
 
+def _create_temp(target: Path) -> tuple[int, str]:
+    """A new file beside ``target``, mode 0600, open for writing: what ``tempfile.mkstemp``
+    does, without importing ``tempfile`` (shutil, random, bz2, lzma) into every process that
+    saves metrics or session state.  ``O_EXCL | O_NOFOLLOW``: never an existing file or a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = os.path.join(target.parent, f".{target.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary name beside {target}")
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int = 0o600, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically; the file ends up with permissions ``mode``.
 
@@ -38,12 +53,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int =
     :raises OSError: the directory is not writable (the temp file is removed).
     :raises UnsafePathError: ``path`` is a directory, FIFO, socket or device (never replaced).
     """
-    import tempfile  # here: importing it (shutil, random) would weigh on every paxm process start
-
     target = Path(path)
     _refuse_special(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = _create_temp(target)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)

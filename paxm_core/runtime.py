@@ -74,10 +74,13 @@ class Runtime:
             :func:`session_sequence_path`).
         """
         if config is None:
-            from paxm_core.config import load_config
+            from paxm_core.config import load_config, resolve_config_path
             from paxm_core.plugins import installed_provider_catalog
 
-            config = load_config(config_path, provider_types=installed_provider_catalog())
+            # the hook daemon's parsed-config cache (<config dir>/hooks): while the file is
+            # unchanged, `paxm recall`/`remember` and `mcp serve` skip importing the YAML parser
+            hooks_dir = resolve_config_path(config_path).parent / "hooks"
+            config = load_config(config_path, provider_types=installed_provider_catalog(), parse_cache=hooks_dir)
         if plugin_manager is None:
             # the lazy manager config validation already filled: a provider's plugin is
             # imported when the config names its type, an integration's when one is asked for

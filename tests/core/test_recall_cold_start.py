@@ -41,6 +41,8 @@ NOT_ON_RECALL = (
     "paxm_provider_sqlite_hybrid",
     "mcp",
     "httpx",
+    "yaml",  # the config comes from the parsed-config cache the first start wrote
+    "tempfile",  # atomic writes (metrics) open their temp file themselves
 )
 
 
