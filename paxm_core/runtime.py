@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from paxm_core.api.protocols import Provider
     from paxm_core.config import Config
     from paxm_core.plugins import PaxmPluginManager
+    from paxm_core.telemetry.recorder import Telemetry
 
 __all__ = ["Runtime", "session_sequence_path"]
 
@@ -36,7 +37,7 @@ def session_sequence_path(config: Config) -> Path:
     return Path(state_dir).expanduser() / "session-sequences.sqlite"
 
 
-def _load_telemetry(config: Config) -> Any:
+def _load_telemetry(config: Config) -> Telemetry | None:
     try:
         from paxm_core.telemetry import Telemetry
     except ImportError:

@@ -76,7 +76,7 @@ class CheckpointStore:
         turns: Iterable[tuple[str, str]],
         files: Iterable[tuple[Path, int, int, int]],
         run_id: int,
-        **fields: Any,
+        **fields: str | float | None,
     ) -> None:
         """One run step in one durable transaction: its turns, the files it finished, the run's counters.
 
@@ -139,7 +139,7 @@ class CheckpointStore:
             )
         return int(cursor.lastrowid or 0)
 
-    def update_run(self, run_id: int, **fields: Any) -> None:
+    def update_run(self, run_id: int, **fields: str | float | None) -> None:
         """Update counters / state of a run (``found``, ``queued``, ``skipped``, ``delivered``...)."""
         sets = {k: v for k, v in fields.items() if k in _RUN_FIELDS}
         sets["updated_at"] = time.time()

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from paxm_core.api.types import MemoryItem, MemoryRef
+    from paxm_core.backfill.rate import RateLimiter
+    from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome
+    from paxm_core.capture.queue import CaptureQueue
+    from paxm_core.router.core import Router
 
 __all__ = ["DELIVERY_TIMEOUT", "ThreadDeliverer", "deliver_all", "with_sequences"]
 
@@ -23,7 +30,7 @@ DELIVERY_TIMEOUT = 120.0
 Record = Callable[[int, list[str]], None]
 
 
-def with_sequences(items: list[Any]) -> list[Any]:
+def with_sequences(items: list[MemoryItem]) -> list[MemoryItem]:
     """Give past items their session sequence from the time they happened.
 
     A live write gets the next sequence of its session from the shared sequence store (one
@@ -47,17 +54,17 @@ def with_sequences(items: list[Any]) -> list[Any]:
 
 
 def deliver_all(
-    queue: Any,
-    router: Any,
+    queue: CaptureQueue,
+    router: Router,
     providers: Sequence[str],
-    limiters: dict[str, Any],
+    limiters: dict[str, RateLimiter],
     batch: int,
     record: Record,
 ) -> None:
     """One delivery pass: each provider's claimable episodes, in batches, until none is claimable."""
     from paxm_core.capture.batch import deliver_stream
 
-    def report(outcomes: list[Any], _claims: list[Any]) -> None:
+    def report(outcomes: list[DeliveryOutcome], _claims: list[DeliveryClaim]) -> None:
         delivered = 0
         errors: list[str] = []
         for outcome in outcomes:
@@ -69,7 +76,7 @@ def deliver_all(
 
     for provider in providers:
 
-        def put(items: list[Any], provider: str = provider) -> list[Any]:
+        def put(items: list[MemoryItem], provider: str = provider) -> list[MemoryRef]:
             return list(router.put_to_provider(provider, with_sequences(items), DELIVERY_TIMEOUT))
 
         # the next batch is claimed (and the rate limiter waited for) while one is written;

@@ -23,11 +23,36 @@ import functools
 import hashlib
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paxm_core.api.integration import PastTurn
 
-__all__ = ["TurnRenderer", "live_fingerprint"]
+if TYPE_CHECKING:
+    from paxm_core.api.events import HookEvent, HookMessage
+    from paxm_core.capture.model import CaptureEvent
+    from paxm_core.capture.queue import CaptureQueue
+    from paxm_core.config.model import Config
+    from paxm_core.passive.compose import PassiveWrite
+    from paxm_core.passive.passive import PassiveRuntime
+    from paxm_core.passive.policy import HookSettings
+    from paxm_core.plugins import PaxmPluginManager
+    from paxm_core.tools import Tools
+
+__all__ = ["RenderRuntime", "TurnRenderer", "live_fingerprint"]
+
+
+class RenderRuntime(Protocol):
+    """What a :class:`TurnRenderer` reads of a runtime: a :class:`~paxm_core.runtime.Runtime`,
+    or a worker's providerless stand-in."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def plugin_manager(self) -> PaxmPluginManager: ...
+
+    @property
+    def tools(self) -> Tools: ...
 
 
 def live_fingerprint(target: str, session_id: str, prompt_text: str, event: str = "user_input") -> str:
@@ -52,18 +77,19 @@ class _PolicyOnce:
     reload counts; a backfill run has one config, and thousands of items per profile.
     """
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RenderRuntime) -> None:
         self._runtime = runtime
         tools = copy.copy(runtime.tools)
-        tools.put_policy = functools.lru_cache(maxsize=64)(runtime.tools.put_policy)
+        # a copy of this run's tools whose policy lookups are cached
+        tools.put_policy = functools.lru_cache(maxsize=64)(runtime.tools.put_policy)  # type: ignore[method-assign]
         self.tools = tools
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._runtime, name)
 
 
 @functools.cache
-def _replay_class(base: type[Any]) -> type[Any]:
+def _replay_class(base: type[PassiveRuntime]) -> type[PassiveRuntime]:
     """``PassiveRuntime`` that looks each workspace's opt-out and each event's settings up once per run.
 
     A live hook checks ``.paxm-ignore`` (a stat per parent directory) on every event so a
@@ -72,17 +98,17 @@ def _replay_class(base: type[Any]) -> type[Any]:
     applies to all of them (a marker created during a run counts from the next run).
     """
 
-    class ReplayRuntime(base):  # type: ignore[misc]
-        def _kept_out(self, event: Any) -> bool:
+    class ReplayRuntime(base):  # type: ignore[misc,valid-type]
+        def _kept_out(self, event: HookEvent) -> bool:
             cache: dict[str, bool] = self.__dict__.setdefault("_ignored_by_workspace", {})
             hit = cache.get(event.workspace)
             if hit is None:
                 hit = cache[event.workspace] = bool(super()._kept_out(event))
             return hit
 
-        def _hook_settings(self, target: str, event: str) -> Any:
+        def _hook_settings(self, target: str, event: str) -> HookSettings:
             # one config for the whole run: each (agent, event)'s settings are read once
-            cache: dict[tuple[str, str], Any] = self.__dict__.setdefault("_settings_by_event", {})
+            cache: dict[tuple[str, str], HookSettings] = self.__dict__.setdefault("_settings_by_event", {})
             hit = cache.get((target, event))
             if hit is None:
                 hit = cache[(target, event)] = super()._hook_settings(target, event)
@@ -94,20 +120,21 @@ def _replay_class(base: type[Any]) -> type[Any]:
 class TurnRenderer:
     """Renders past turns with a loaded runtime's config, write templates and policies."""
 
-    def __init__(self, runtime: Any, queue: Any) -> None:
+    def __init__(self, runtime: RenderRuntime, queue: CaptureQueue | None) -> None:
         from paxm_core.passive.passive import PassiveRuntime
         from paxm_core.passive.processor import HookProcessor
 
-        self._writes: list[Any] = []
+        self._writes: list[PassiveWrite] = []
         view: Any = _PolicyOnce(runtime)
-        self._processor = HookProcessor(view, queue)
+        # only ``capture_event`` is called, which never reads the queue (a worker renders with none)
+        self._processor = HookProcessor(view, queue)  # type: ignore[arg-type]
         self._replay = _replay_class(PassiveRuntime)(
             runtime.config, sink=self._collect, plugin_manager=getattr(runtime, "plugin_manager", None)
         )
         self._tools = view.tools
         self._plans: dict[tuple[str, str], _Plan | None] = {}
 
-    def _collect(self, write: Any) -> bool:
+    def _collect(self, write: PassiveWrite) -> bool:
         self._writes.append(write)
         return True
 
@@ -115,7 +142,7 @@ class TurnRenderer:
         """Release the processor's resources."""
         self._processor.close()
 
-    def render_live(self, turn: PastTurn) -> tuple[list[Any], str]:
+    def render_live(self, turn: PastTurn) -> tuple[list[CaptureEvent], str]:
         """:meth:`render` through the live ``PassiveRuntime.handle`` path (the oracle of the tests)."""
         from paxm_core.api.events import EVENT_TURN_END, EVENT_USER_INPUT
 
@@ -139,7 +166,7 @@ class TurnRenderer:
             event_id=f"bf_{base}_e",
             captured_at=(started + 0.001) if started else source.captured_at,
         )
-        events: list[Any] = []
+        events: list[CaptureEvent] = []
         fingerprint = end_fingerprint = ""
         for hook_event in (prompt_event, end_event):
             self._writes.clear()
@@ -159,7 +186,7 @@ class TurnRenderer:
 
     # -- the direct path ---------------------------------------------------------------------
 
-    def render(self, turn: PastTurn) -> tuple[list[Any], str]:
+    def render(self, turn: PastTurn) -> tuple[list[CaptureEvent], str]:
         """``(capture events, fingerprint of the user_input write or "")`` for ``turn``.
 
         Equal to :meth:`render_live` (the same events, field for field), without the live
@@ -170,7 +197,7 @@ class TurnRenderer:
         base = turn.turn_id.removeprefix("backfill-")
         started = turn.started_at or None
         source = turn.event
-        events: list[Any] = []
+        events: list[CaptureEvent] = []
         fingerprint = end_fingerprint = ""
         for kind, event_id, captured_at in (
             (EVENT_USER_INPUT, f"bf_{base}_u", started or source.captured_at),
@@ -200,8 +227,8 @@ class TurnRenderer:
         return self._plans[key]
 
     def _direct_event(
-        self, source: Any, kind: str, event_id: str, captured_at: float, plan: _Plan
-    ) -> tuple[Any, str, str] | None:
+        self, source: HookEvent, kind: str, event_id: str, captured_at: float, plan: _Plan
+    ) -> tuple[CaptureEvent, str, str] | None:
         """``(capture event, written text, session id)`` as ``PassiveRuntime._write`` and
         ``HookProcessor.capture_event`` make them; ``None`` when nothing is written."""
         import time
@@ -268,7 +295,9 @@ class TurnRenderer:
         )
         return event, text, session
 
-    def _marker(self, source: Any, event_id: str, metadata: dict[str, str], profile: str, created: datetime) -> Any:
+    def _marker(
+        self, source: HookEvent, event_id: str, metadata: dict[str, str], profile: str, created: datetime
+    ) -> CaptureEvent:
         """The empty turn end that only seals its turn (``PassiveRuntime._end_turn``)."""
         from paxm_core.api.events import EVENT_TURN_END
         from paxm_core.api.types import MemoryItem
@@ -298,7 +327,7 @@ class _Clean:
 
     __slots__ = ("assistant", "event", "messages", "metadata", "prompt", "query", "raw", "target", "workspace")
 
-    def __init__(self, source: Any, kind: str, metadata: dict[str, str]) -> None:
+    def __init__(self, source: HookEvent, kind: str, metadata: dict[str, str]) -> None:
         from paxm_core.api.events import EVENT_USER_INPUT, HookMessage
         from paxm_core.envelope import strip_recall_context
         from paxm_core.passive.echo import drop_recall_tool_exchanges
@@ -312,7 +341,7 @@ class _Clean:
         self.raw = strip_recall_context(source.raw)
         if kind == EVENT_USER_INPUT:  # the prompt's half carries the prompt only
             self.assistant = ""
-            self.messages: list[Any] = []
+            self.messages: list[HookMessage] = []
         else:
             self.assistant = strip_recall_context(source.assistant)
             messages = [
@@ -325,7 +354,7 @@ class _Clean:
 class _Plan:
     """One ``(agent, event)``'s write settings, label and compiled template, for a whole run."""
 
-    def __init__(self, settings: Any, label: str) -> None:
+    def __init__(self, settings: HookSettings, label: str) -> None:
         from paxm_core.passive.templates import compile_template
 
         self.write = settings.write

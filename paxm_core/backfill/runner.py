@@ -31,9 +31,10 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.integration import SupportsTranscripts
+from paxm_core.api.json import JSONObject
 from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.delivery import ThreadDeliverer, deliver_all
 from paxm_core.backfill.rate import RateLimiter
@@ -46,6 +47,9 @@ from paxm_core.backfill.workers import (
     worker_setup,
 )
 
+if TYPE_CHECKING:
+    from paxm_core.runtime import Runtime
+
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
 
 DEFAULT_BATCH = 500
@@ -53,7 +57,7 @@ DEFAULT_BATCH = 500
 LOOKAHEAD = 2
 
 
-def backfill_dir(config: Any) -> Path:
+def backfill_dir(config: object) -> Path:
     """``<config dir>/backfill`` (created 0700)."""
     from paxm_core.private_files import private_dir
 
@@ -106,7 +110,7 @@ class RunReport:
     delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Plain data."""
         return asdict(self)
 
@@ -135,7 +139,7 @@ class BackfillRun:
 
     def __init__(
         self,
-        runtime: Any,
+        runtime: Runtime,
         agent: str,
         reader: SupportsTranscripts,
         options: BackfillOptions,

@@ -5,15 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.integration import PastTurn, SupportsTranscripts
+from paxm_core.api.json import JSONObject
+
+if TYPE_CHECKING:
+    from paxm_core.plugins import PaxmPluginManager
 
 __all__ = ["ScanReport", "in_range", "scan", "transcript_reader", "turns_in"]
 
 
-def transcript_reader(plugin_manager: Any, agent: str) -> tuple[str, SupportsTranscripts]:
+def transcript_reader(plugin_manager: PaxmPluginManager, agent: str) -> tuple[str, SupportsTranscripts]:
     """``(canonical name, integration)`` for ``agent``; a clear error when it cannot be backfilled."""
     integration = plugin_manager.integration(agent)
     if integration is None:
@@ -54,7 +58,7 @@ class ScanReport:
     first_turn_at: float | None = None
     last_turn_at: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Plain data for ``--json``."""
         return asdict(self)
 

@@ -21,11 +21,18 @@ turns) off the run's process, which then needs about 8 s per 20,000 turns (40 s 
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Collection, Generator, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from paxm_core.backfill.sources import in_range, turns_in
+
+if TYPE_CHECKING:
+    from paxm_core.api.integration import SupportsTranscripts
+    from paxm_core.backfill.render import RenderRuntime, TurnRenderer
+    from paxm_core.config.model import Config
+    from paxm_core.plugins import PaxmPluginManager
+    from paxm_core.tools import Tools
 
 __all__ = [
     "FileTurns",
@@ -62,7 +69,12 @@ def auto_workers(total_bytes: int) -> int:
 
 
 def render_file(
-    renderer: Any, reader: Any, path: Path, after: float | None, before: float | None, done: Any
+    renderer: TurnRenderer,
+    reader: SupportsTranscripts,
+    path: Path,
+    after: float | None,
+    before: float | None,
+    done: Collection[str],
 ) -> Iterator[Rendered]:
     """Read ``path`` and render each in-range turn not in ``done`` (lazily, one turn at a time)."""
     for turn in turns_in(reader, path):
@@ -76,7 +88,12 @@ def render_file(
 
 
 def render_files_serial(
-    renderer: Any, reader: Any, files: list[tuple[Path, int, int]], after: float | None, before: float | None, done: Any
+    renderer: TurnRenderer,
+    reader: SupportsTranscripts,
+    files: list[tuple[Path, int, int]],
+    after: float | None,
+    before: float | None,
+    done: Collection[str],
 ) -> FileTurns:
     """Each file with its turns, read and rendered in this process as they are consumed."""
     for path, size, mtime_ns in files:
@@ -99,7 +116,7 @@ def render_files_serial(
 class _LightRuntime:
     """What a :class:`TurnRenderer` reads of a runtime: config, plugins, tools (no providers)."""
 
-    def __init__(self, config: Any, plugin_manager: Any, tools: Any) -> None:
+    def __init__(self, config: Config, plugin_manager: PaxmPluginManager, tools: Tools) -> None:
         self.config = config
         self.plugin_manager = plugin_manager
         self.tools = tools
@@ -214,7 +231,9 @@ class _Worker:
             self.process.wait()
 
 
-def worker_setup(runtime: Any, reader: Any, after: float | None, before: float | None, done: set[str]) -> bytes | None:
+def worker_setup(
+    runtime: RenderRuntime, reader: SupportsTranscripts, after: float | None, before: float | None, done: set[str]
+) -> bytes | None:
     """What every worker is started with, pickled; ``None`` when it does not pickle.
 
     A reader or config that cannot cross a pipe (an object built in a test, a plugin holding

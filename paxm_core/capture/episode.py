@@ -13,6 +13,7 @@ from datetime import datetime
 from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
 from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 from paxm_core.capture._inbox import sha256_hex
@@ -44,7 +45,7 @@ RESERVED_METADATA = (
 _CANONICAL_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Deterministic JSON text (sorted keys, no spaces, non-ASCII kept)."""
     return _CANONICAL_ENCODE(value)
 
@@ -59,7 +60,7 @@ _EMPTY_EVENTS = '"events":[]'
 _FIELD_KEYS = ENVELOPE_KEYS - {"events"}
 
 
-def envelope_json(fields: dict[str, Any], event_texts: Sequence[str]) -> str:
+def envelope_json(fields: Mapping[str, object], event_texts: Sequence[str]) -> str:
     """``canonical_json`` of an envelope whose ``events`` are the given canonical event texts.
 
     The stored event payloads are spliced in as they are, instead of being parsed and
@@ -77,7 +78,7 @@ def envelope_json(fields: dict[str, Any], event_texts: Sequence[str]) -> str:
     return head.replace(_EMPTY_EVENTS, '"events":[' + ",".join(event_texts) + "]", 1)
 
 
-def _plain_list(values: Any, kind: type) -> str | None:
+def _plain_list(values: object, kind: type) -> str | None:
     # canonical JSON of a list of plain strings or ints, else None (``type is``: a bool is an int)
     if type(values) is not list:
         return None
@@ -92,7 +93,7 @@ def _plain_list(values: Any, kind: type) -> str | None:
     return "[" + ",".join([str(v) for v in values]) + "]"
 
 
-def is_spliced_envelope(envelope: dict[str, Any], event_texts: Sequence[str], payload: str) -> bool:
+def is_spliced_envelope(envelope: Mapping[str, object], event_texts: Sequence[str], payload: str) -> bool:
     """Whether ``payload`` is exactly ``envelope_json`` of ``envelope``'s fields and ``event_texts``.
 
     ``envelope`` is ``payload`` parsed and :func:`is_plain_envelope`.  The same test as
@@ -108,7 +109,7 @@ def is_spliced_envelope(envelope: dict[str, Any], event_texts: Sequence[str], pa
     return text == payload
 
 
-def _spliced_text(fields: Mapping[str, Any], event_texts: Sequence[str]) -> str | None:
+def _spliced_text(fields: Mapping[str, object], event_texts: Sequence[str]) -> str | None:
     """The canonical envelope text of ``fields`` (every :data:`ENVELOPE_KEYS` but ``events``)
     around ``event_texts``, when each field has the type the queue writes; else ``None``."""
     get = fields.get
@@ -147,7 +148,7 @@ def _spliced_text(fields: Mapping[str, Any], event_texts: Sequence[str]) -> str 
     )
 
 
-def is_plain_envelope(envelope: Any) -> bool:
+def is_plain_envelope(envelope: object) -> bool:
     """Whether :func:`envelope_json` can rebuild ``envelope`` (the shape the queue writes)."""
     return (
         isinstance(envelope, dict)
@@ -158,9 +159,9 @@ def is_plain_envelope(envelope: Any) -> bool:
     )
 
 
-def encode_event_payload(item: MemoryItem, profile: str) -> dict[str, Any]:
+def encode_event_payload(item: MemoryItem, profile: str) -> JSONObject:
     """The stored form of one event: the item's wire JSON plus its internal fields."""
-    payload: dict[str, Any] = {"item": item.to_json(), "profile": profile}
+    payload: JSONObject = {"item": item.to_json(), "profile": profile}
     if item.admission_text:
         payload["admission_text"] = item.admission_text
     return payload
@@ -305,7 +306,7 @@ def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
     return "".join(parts)
 
 
-def decode_event_payload(payload: Any) -> tuple[MemoryItem, str]:
+def decode_event_payload(payload: object) -> tuple[MemoryItem, str]:
     """Inverse of :func:`encode_event_payload`; raises ``ValueError`` on malformed data."""
     if not isinstance(payload, dict):
         raise ValueError("event payload must be an object")

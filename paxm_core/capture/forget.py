@@ -27,7 +27,8 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from paxm_core.api.json import JSONObject
 
 __all__ = ["QueuedCopy", "episode_id_of", "find_copies", "linked_refs", "remove_copies", "text_matches"]
 
@@ -62,7 +63,7 @@ class QueuedCopy:
         """The first non-empty line of the text (what the preview prints)."""
         return next((line.strip() for line in self.text.splitlines() if line.strip()), "")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "kind": self.kind,
             "id": self.id,
@@ -92,7 +93,7 @@ def text_matches(query: str, text: str) -> bool:
     return all(word in haystack for word in words)
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: object) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
@@ -103,7 +104,7 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _event_text(payload: Any) -> str:
+def _event_text(payload: object) -> str:
     item = payload.get("item") if isinstance(payload, dict) else None
     text = item.get("text") if isinstance(item, dict) else None
     return text if isinstance(text, str) else ""
@@ -259,7 +260,7 @@ def find_copies(
     return found
 
 
-def _loads(payload: str) -> Any:
+def _loads(payload: str) -> object:
     try:
         return json.loads(payload)
     except ValueError:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryItem
 
 __all__ = [
@@ -153,7 +153,7 @@ class DeadDelivery:
     last_error: str
     last_attempt_at: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "episode_id": self.episode_id,
             "provider": self.provider,
@@ -190,7 +190,7 @@ class QueueStatus:
         owed = sum(self.deliveries.get(s, 0) for s in ("pending", "retry", "delivering"))
         return owed + self.open_events + self.inbox.get("pending", 0) + self.spooled
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "path": self.path,
             "open_events": self.open_events,
@@ -225,7 +225,7 @@ class FlushReport:
     def ok(self) -> bool:
         return self.remaining == 0 and self.dead_total == 0 and not self.timed_out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "ok": self.ok,
             "sealed": self.sealed,

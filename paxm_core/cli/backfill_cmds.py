@@ -7,13 +7,19 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paxm_core.api.errors import UsageError
+
+if TYPE_CHECKING:
+    from paxm_core.backfill.runner import Progress, RunReport
+    from paxm_core.cli import CliState
+    from paxm_core.plugins import PaxmPluginManager
 
 __all__ = ["backfill"]
 
@@ -51,11 +57,12 @@ def _size(n: int) -> str:
     return str(n)
 
 
-def _state(ctx: click.Context) -> Any:
-    return ctx.find_root().obj
+def _state(ctx: click.Context) -> CliState:
+    state: CliState = ctx.find_root().obj
+    return state
 
 
-def _plugin_manager() -> Any:
+def _plugin_manager() -> PaxmPluginManager:
     from paxm_core.plugins import get_plugin_manager
 
     return get_plugin_manager()
@@ -109,7 +116,7 @@ class _Bar:
     def __init__(self) -> None:
         self._last = 0.0
 
-    def __call__(self, progress: Any) -> None:
+    def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
         if now - self._last < 0.2:
             return
@@ -260,7 +267,7 @@ def run_cmd(
         ctx.exit(1)
 
 
-def _run_in_background(state: Any, name: str, as_json: bool) -> None:
+def _run_in_background(state: CliState, name: str, as_json: bool) -> None:
     """Re-run this command line without --background in a detached process and say where it logs."""
     from paxm_core.backfill.runner import backfill_dir
     from paxm_core.config import load_config
@@ -277,7 +284,7 @@ def _run_in_background(state: Any, name: str, as_json: bool) -> None:
         click.echo(f"backfill of {name} running in the background (pid {pid}); see `paxm backfill status`")
 
 
-def _print_run_report(name: str, report: Any, as_json: bool) -> None:
+def _print_run_report(name: str, report: RunReport, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
@@ -304,7 +311,7 @@ def _status_agent(agent: str) -> str:
     return str(getattr(integration, "name", "") or wanted.lower()) if integration is not None else wanted.lower()
 
 
-def _run_matches(run: dict[str, Any], agent: str, provider: str) -> bool:
+def _run_matches(run: Mapping[str, object], agent: str, provider: str) -> bool:
     if agent and run["agent"] != agent:
         return False
     # a run records every provider it wrote to, comma-separated

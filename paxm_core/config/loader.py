@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import ConfigError
 from paxm_core.atomic import write_atomic
@@ -17,6 +17,9 @@ from paxm_core.config.model import Config
 from paxm_core.config.normalize import normalize
 from paxm_core.config.paths import expand_path, legacy_json_path, resolve_config_path
 from paxm_core.config.validate import validate
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["config_exists", "load_config", "read_raw", "save_config"]
 
@@ -44,7 +47,7 @@ _WAY_OUT = (
 
 def read_raw(
     path: Path, *, parse_cache: str | Path | None = None, secret_keys: Callable[[], frozenset[str]] = frozenset
-) -> Any:
+) -> object:
     """Parse the file at ``path`` into plain data; syntax errors become :class:`ConfigError`.
 
     :param parse_cache: a private directory where the parsed document is kept, keyed by a
@@ -98,7 +101,7 @@ def read_raw(
         raise ConfigError(f"{path}: invalid YAML: nested too deeply; simplify the file") from None
 
 
-def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozenset[str]]) -> Any:
+def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozenset[str]]) -> object:
     import _blake2  # the C module: hashlib would load OpenSSL for one digest
 
     try:
@@ -107,7 +110,7 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
         return read_raw(path)  # the uncached path words the error
     digest = _blake2.blake2b(raw, digest_size=20).hexdigest()
     cache = cache_dir / PARSE_CACHE_NAME
-    data: Any = None
+    data: object = None
     hit = False
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
@@ -140,7 +143,7 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
     return data
 
 
-def _holds_clear_secret(data: Any, declared: frozenset[str]) -> bool:
+def _holds_clear_secret(data: object, declared: frozenset[str]) -> bool:
     """Whether a mapping anywhere in ``data`` gives a credential-named key a literal value.
 
     Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  Names follow
@@ -169,21 +172,21 @@ def _holds_clear_secret(data: Any, declared: frozenset[str]) -> bool:
     return False
 
 
-def _same_types(a: Any, b: Any) -> bool:
+def _same_types(a: object, b: object) -> bool:
     """``a == b`` also holds for ``1 == 1.0 == True``: the cache must give back the same types."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, dict):
+    if isinstance(a, dict) and isinstance(b, dict):  # b: the same type as a
         return all(_same_types(k, k2) and _same_types(a[k], b[k2]) for k, k2 in zip(a, b, strict=True))
-    if isinstance(a, list):
+    if isinstance(a, list) and isinstance(b, list):
         return all(_same_types(x, y) for x, y in zip(a, b, strict=True))
     return True
 
 
-_LOADER: Any = None
+_LOADER: type[yaml.SafeLoader] | None = None
 
 
-def _yaml_loader() -> Any:
+def _yaml_loader() -> type[yaml.SafeLoader]:
     """A SafeLoader that reads scalars the way upstream's YAML library does.
 
     PyYAML follows YAML 1.1, where ``no``/``on``/``yes`` are booleans and unquoted timestamps
@@ -204,15 +207,15 @@ def _yaml_loader() -> Any:
             # (``config show --json``, normalising, copying) pays the expanded size, which an
             # "alias bomb" makes exponential.  Count the expanded size on the node graph before
             # constructing anything, and refuse a document beyond a generous budget.
-            def construct_document(self, node: Any) -> Any:
+            def construct_document(self, node: yaml.Node) -> object:
                 _check_expansion(node)
                 return super().construct_document(node)
 
             # Duplicate keys are an error, as in upstream's YAML library (yaml.v3): PyYAML
             # would silently keep the last one.
-            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            def construct_mapping(self, node: yaml.Node, deep: bool = False) -> object:
                 if isinstance(node, yaml.MappingNode):
-                    seen: dict[Any, Any] = {}
+                    seen: dict[object, yaml.Mark] = {}
                     for key_node, _ in node.value:
                         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                             continue
@@ -243,7 +246,7 @@ def _yaml_loader() -> Any:
 MAX_EXPANDED_NODES = 1_000_000
 
 
-def _check_expansion(root: Any) -> None:
+def _check_expansion(root: yaml.Node) -> None:
     """Raise a YAML error at the node whose alias expansion exceeds :data:`MAX_EXPANDED_NODES`.
 
     Sizes are memoised per node (aliases are the same node object), so this is linear in the
@@ -254,7 +257,7 @@ def _check_expansion(root: Any) -> None:
     sizes: dict[int, int] = {}
     active: set[int] = set()
     # iterative post-order walk: a deep document must not hit the recursion limit
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
         key = id(node)
@@ -285,7 +288,7 @@ def _check_expansion(root: Any) -> None:
                 stack.append((child, False))
 
 
-def _children(node: Any) -> list[Any]:
+def _children(node: yaml.Node) -> list[yaml.Node]:
     import yaml
 
     if isinstance(node, yaml.SequenceNode):
@@ -343,7 +346,7 @@ def load_config(
 _WARNED: set[str] = set()
 
 
-def _warn_unknown_keys(source: Path, data: Any) -> None:
+def _warn_unknown_keys(source: Path, data: object) -> None:
     """One line on stderr naming the keys paxm ignores in ``source`` (once per file and process).
 
     A misspelt key changes nothing, silently; the warning makes that visible on every command

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import paxm_core.config.defaults as d
 from paxm_core.api.provider_config import ProviderConfig
@@ -68,12 +69,12 @@ def default_user_id() -> str:
     return slug_id(name) or "user"
 
 
-def _legacy_bool(extra: dict[str, Any], key: str, default: bool) -> bool:
+def _legacy_bool(extra: Mapping[str, object], key: str, default: bool) -> bool:
     value = extra.get(key)
     return value if isinstance(value, bool) else default
 
 
-def _legacy_weight(extra: dict[str, Any]) -> float:
+def _legacy_weight(extra: Mapping[str, object]) -> float:
     value = extra.get("weight")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value != 0:
         return float(value)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import paxm_core.config.defaults as d
 from paxm_core.api.errors import ConfigError, UsageError
@@ -66,6 +66,14 @@ LEGACY_DEFAULT_RECALL_MAX_RESULTS = 8
 _UNRANKED = 100
 
 
+class PluginSource(Protocol):
+    """What :meth:`SetupCatalog.from_plugins` reads of a plugin manager (its registered plugins)."""
+
+    def integrations(self) -> Mapping[str, Integration]: ...
+
+    def provider_types(self) -> Mapping[str, ProviderType]: ...
+
+
 @dataclass(frozen=True)
 class SetupCatalog:
     """What setup knows about harnesses and provider types: only what their plugins declare.
@@ -78,7 +86,7 @@ class SetupCatalog:
     provider_types: Mapping[str, ProviderType] = field(default_factory=dict)
 
     @classmethod
-    def from_plugins(cls, plugin_manager: Any) -> SetupCatalog:
+    def from_plugins(cls, plugin_manager: PluginSource) -> SetupCatalog:
         """The catalog of the plugins ``plugin_manager`` (the caller's) has loaded."""
         return cls(dict(plugin_manager.integrations()), dict(plugin_manager.provider_types()))
 
@@ -592,7 +600,7 @@ def prepare_setup(
     return config, agents, existed
 
 
-def _file_agents(config: Config) -> dict[str, Any] | None:
+def _file_agents(config: Config) -> dict[object, object] | None:
     """The file's own ``agents`` mapping (``None`` when the file has none or cannot be read back).
 
     The file is read by the loader that read the config (:func:`~paxm_core.config.loader.read_raw`:

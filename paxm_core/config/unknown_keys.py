@@ -49,7 +49,7 @@ def did_you_mean(word: str, known: typing.Iterable[str], cutoff: float = 0.6) ->
 _PROVIDER_TYPO_CUTOFF = 0.75
 
 
-def unknown_keys(data: Any) -> list[UnknownKey]:
+def unknown_keys(data: object) -> list[UnknownKey]:
     """Keys in parsed config ``data`` that paxm ignores, in file order.
 
     Every section is checked against the config model; inside ``providers.<name>`` the keys a
@@ -74,13 +74,13 @@ def _provider_class() -> type:
 
 
 @functools.cache
-def _model(cls: type) -> tuple[frozenset[str], dict[str, Any]]:
+def _model(cls: type) -> tuple[frozenset[str], dict[str, object]]:
     """A config dataclass's readable keys and their type hints (once per class: hints are slow)."""
     names = frozenset(f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal") and f.name != "extra")
     return names, _hints(cls)  # the decoder computed them already while parsing
 
 
-def _walk(cls: type, data: dict[Any, Any], path: str, found: list[UnknownKey]) -> None:
+def _walk(cls: type, data: dict[object, object], path: str, found: list[UnknownKey]) -> None:
     from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
 
     fields, hints = _model(cls)
@@ -99,7 +99,7 @@ def _walk(cls: type, data: dict[Any, Any], path: str, found: list[UnknownKey]) -
 
 
 @functools.cache
-def _shape(hint: Any) -> tuple[str, Any]:
+def _shape(hint: object) -> tuple[str, object]:
     """``("dataclass", cls)``, ``("dict", value hint)``, ``("list", item hint)`` or ``("leaf", None)``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -113,9 +113,9 @@ def _shape(hint: Any) -> tuple[str, Any]:
     return "leaf", None
 
 
-def _walk_value(hint: Any, value: Any, path: str, found: list[UnknownKey]) -> None:
+def _walk_value(hint: object, value: object, path: str, found: list[UnknownKey]) -> None:
     kind, inner = _shape(hint)
-    if kind == "dataclass" and isinstance(value, dict):
+    if kind == "dataclass" and isinstance(value, dict) and isinstance(inner, type):
         _walk(inner, value, path, found)
     elif kind == "dict" and isinstance(value, dict):
         for key, item in value.items():

@@ -9,8 +9,8 @@ suite result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.evals._strict import Obj
 
 __all__ = ["CaseResult", "GroupResult", "Result", "parse_result"]
@@ -18,7 +18,7 @@ __all__ = ["CaseResult", "GroupResult", "Result", "parse_result"]
 _WHAT = "eval result"
 
 
-def _put(out: dict[str, Any], key: str, value: Any) -> None:
+def _put(out: JSONObject, key: str, value: JSONValue) -> None:
     """Set ``key`` unless ``value`` is empty (Go's ``omitempty``)."""
     if value:
         out[key] = value
@@ -63,8 +63,8 @@ class CaseResult:
         self.error = message
         self.execution_error = message
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "category": self.category, "passed": self.passed}
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"id": self.id, "category": self.category, "passed": self.passed}
         _put(out, "adapter_contract_case", self.adapter_contract_case)
         _put(out, "adapter_contract_passed", self.adapter_contract_passed)
         _put(out, "adapter_contract_errors", list(self.adapter_contract_errors))
@@ -141,8 +141,8 @@ class GroupResult:
     write_precision: float = 0.0
     write_false_positive_rate: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
             "name": self.name,
             "case_count": self.case_count,
             "passed": self.passed,
@@ -210,8 +210,8 @@ class Result:
         """Passed cases / all cases (0 for an empty result)."""
         return self.passed / self.case_count if self.case_count else 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
             "suite": self.suite,
             "version": self.version,
             "case_count": self.case_count,

@@ -35,12 +35,13 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError, QueueError
+from paxm_core.api.json import JSONObject
 from paxm_core.passive.client_core import (
     LOCK_NAME,
     LOCKED,
@@ -54,8 +55,13 @@ from paxm_core.private_files import open_private, private_dir
 if TYPE_CHECKING:
     # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
     # before the bulk of its start-up imports happen
+    from paxm_core.capture.model import FlushReport
+    from paxm_core.capture.queue import CaptureQueue
+    from paxm_core.capture.worker import DeliveryWorker
     from paxm_core.passive.processor import HookProcessor
     from paxm_core.passive.workers import WorkerPool
+    from paxm_core.runtime import Runtime
+    from paxm_core.telemetry.recorder import Telemetry
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
@@ -81,7 +87,7 @@ LOG_NAME = "paxm-hook-daemon.log"
 MAX_LOG_BYTES = 256 * 1024
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "HookProcessor":  # re-exported, imported on first use (see the imports above)
         from paxm_core.passive.processor import HookProcessor
 
@@ -340,9 +346,9 @@ class HookDaemon:
         self._deferred_lock = threading.Lock()
         self._deferred_started = False
         self.processor: HookProcessor | None = None
-        self.runtime: Any = None
-        self.queue: Any = None
-        self.worker: Any = None
+        self.runtime: Runtime | None = None
+        self.queue: CaptureQueue | None = None
+        self.worker: DeliveryWorker | None = None
         self.recorder: BackgroundRecorder | None = None
         self._ready_fd = ready_fd
         self._path_cached = False
@@ -612,7 +618,7 @@ class HookDaemon:
             conn.close()
             self._request_done(counted)
 
-    def _delivery(self, request: dict[str, Any], response: dict[str, Any]) -> Callable[[bool], None]:
+    def _delivery(self, request: Mapping[str, object], response: Mapping[str, object]) -> Callable[[bool], None]:
         """Report a hook answer's delivery to the session economy (``passive/economy.py``)."""
         event_id = str(response.get("event_id") or "")
         processor = self.processor
@@ -642,7 +648,7 @@ class HookDaemon:
             if not counted:
                 self.requests += 1
 
-    def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _dispatch(self, request: JSONObject) -> JSONObject:
         assert self.processor is not None
         action = str(request.get("action") or "")
         if not action:
@@ -666,7 +672,7 @@ class HookDaemon:
             return {"ok": True, "delivered_all": bool(getattr(report, "ok", True)), **_flush_json(report)}
         return {"ok": False, "error": f"unknown action {action!r}"}
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JSONObject:
         """The daemon's own status (shown by ``paxm queue status``)."""
         with self._state:
             inflight, last = self._inflight, self._last_activity
@@ -682,7 +688,7 @@ class HookDaemon:
             "idle_timeout_seconds": self.idle_timeout,
         }
 
-    def _flush(self, timeout: float | None = None, *, seal_open: bool = False) -> Any:
+    def _flush(self, timeout: float | None = None, *, seal_open: bool = False) -> FlushReport | None:
         self._drain()
         # the daemon's own loop delivers (a flush that started one itself would stop it after)
         self._start_deferred()
@@ -759,13 +765,14 @@ class HookDaemon:
             pass
 
 
-def framed_reply(response: dict[str, Any]) -> bytes:
+def framed_reply(response: Mapping[str, object]) -> bytes:
     """The hook client's reply format: ``PAXM-HOOK <ok> <n>\\n`` + n bytes of output + error lines.
 
     Framed rather than JSON so the client needs no JSON parser on the per-prompt path.
     """
     output = str(response.get("output") or "").encode("utf-8", "replace")
-    errors = [str(e) for e in response.get("errors") or ()]
+    reported = response.get("errors")
+    errors = [str(e) for e in reported] if isinstance(reported, list) else []
     if response.get("error"):
         errors.append(f"failed: {response['error']}")
     tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
@@ -784,7 +791,7 @@ def _accept(listener: _socket.socket) -> _socket.socket:
     return _socket.socket(listener.family, listener.type, listener.proto, fileno=fd)
 
 
-def _read_request(conn: _socket.socket) -> dict[str, Any]:
+def _read_request(conn: _socket.socket) -> JSONObject:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -807,7 +814,7 @@ def _read_request(conn: _socket.socket) -> dict[str, Any]:
     return value
 
 
-def _flush_json(report: Any) -> dict[str, Any]:
+def _flush_json(report: object) -> JSONObject:
     if report is None:
         return {}
     to_json = getattr(report, "to_json", None)
@@ -815,7 +822,7 @@ def _flush_json(report: Any) -> dict[str, Any]:
     return {"flush": data, "flushed": int(data.get("delivered", 0) or 0) if isinstance(data, dict) else 0}
 
 
-def _build_telemetry(runtime: Any) -> Any:
+def _build_telemetry(runtime: Runtime) -> Telemetry | None:
     """The runtime's telemetry sink (``None`` when not installed or it cannot start)."""
     from paxm_core.runtime import _load_telemetry
 
@@ -836,13 +843,16 @@ class _QueuedSink:
 SINK_START_DELAY = 3.0
 
 
+#: one queued sink call: (method name or callable, arguments, keyword arguments)
+_Call = tuple[str | Callable[..., object], tuple[object, ...], dict[str, object]]
+
 #: most events :class:`BackgroundRecorder` hands its sink's ``record_many`` in one call
 RECORD_BATCH = 1000
 #: while outcomes stream in, how long (seconds) a batch waits for more before it is written
 RECORD_LINGER = 0.05
 
 
-def _plain_record(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> bool:
+def _plain_record(call: _Call) -> bool:
     return call[0] == "record" and len(call[1]) == 1 and not call[2]
 
 
@@ -861,7 +871,7 @@ class BackgroundRecorder:
         ready-made sink object may be passed as ``sink`` instead.
     """
 
-    def __init__(self, factory: Callable[[], Any] | None = None, *, sink: Any = None) -> None:
+    def __init__(self, factory: Callable[[], object] | None = None, *, sink: object = None) -> None:
         import queue
 
         self._factory = factory
@@ -869,15 +879,15 @@ class BackgroundRecorder:
         self._go = threading.Event()
         if factory is None:
             self._go.set()
-        self._queue: queue.SimpleQueue[tuple[str | Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None]
+        self._queue: queue.SimpleQueue[_Call | None]
         self._queue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
         self._thread.start()
 
-    def wrap(self, fn: str | Callable[..., Any]) -> Callable[..., None]:
+    def wrap(self, fn: str | Callable[..., object]) -> Callable[..., None]:
         """A function with the arguments of ``fn`` (a sink method name, or a callable) that queues the call."""
 
-        def queued(*args: Any, **kwargs: Any) -> None:
+        def queued(*args: object, **kwargs: object) -> None:
             self._queue.put((fn, args, kwargs))
 
         return queued
@@ -896,7 +906,7 @@ class BackgroundRecorder:
         import queue
 
         many = getattr(self._sink, "record_many", None)
-        taken: list[Any] = []  # calls taken from the queue, not yet run
+        taken: list[_Call | None] = []  # calls taken from the queue, not yet run
         backlog = False  # the last batch had company: records are arriving in a stream
         while True:
             call = taken.pop(0) if taken else self._queue.get()

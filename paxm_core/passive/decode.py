@@ -11,9 +11,10 @@ before any template or write can see it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from paxm_core.api.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
+from paxm_core.api.json import JSONObject
 
 __all__ = [
     "MAX_RAW_BYTES",
@@ -59,7 +60,7 @@ _ASSISTANT_KEYS = (
 _METADATA_KEYS = ("session_id", "conversation_id", "taskId", "transcript_path", "cwd", "current_dir", "model", "source")
 
 
-def parse_payload(raw: bytes | str) -> dict[str, Any]:
+def parse_payload(raw: bytes | str) -> JSONObject:
     """Parse ``raw`` as a JSON object; anything else (empty, invalid, binary, huge) gives ``{}``."""
     if isinstance(raw, bytes):
         if len(raw) > MAX_RAW_BYTES:
@@ -82,23 +83,23 @@ def parse_payload(raw: bytes | str) -> dict[str, Any]:
     # so it becomes U+FFFD here instead of dropping the whole event later.
     from paxm_core.textsafe import scrub
 
-    scrubbed: dict[str, Any] = scrub(value)
+    scrubbed: JSONObject = scrub(value)
     return scrubbed
 
 
-def _str(obj: dict[str, Any], key: str) -> str:
+def _str(obj: Mapping[str, object], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
 
 
-def _first(*values: Any) -> Any:
+def _first(*values: object) -> object:
     for value in values:
         if value is not None:
             return value
     return None
 
 
-def sanitize(value: Any, depth: int = 0) -> Any:
+def sanitize(value: object, depth: int = 0) -> object:
     """Remove hidden reasoning from a JSON value, recursively; ``None`` means "drop it"."""
     if depth > MAX_DEPTH:
         return None
@@ -109,7 +110,7 @@ def sanitize(value: Any, depth: int = 0) -> Any:
         kind = value.get("type")
         if isinstance(kind, str) and kind.lower() in _REASONING_TYPES:
             return None
-        clean: dict[str, Any] = {}
+        clean: dict[str, object] = {}
         for key, item in value.items():
             if str(key).strip().lower() in _REASONING_KEYS:
                 continue
@@ -120,7 +121,7 @@ def sanitize(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     """Render a tool input/output as text: strings as-is, structures as sanitized compact JSON.
 
     A string that looks like JSON is parsed and sanitized too, because tools often return JSON
@@ -147,13 +148,13 @@ def value_text(value: Any) -> str:
         return ""
 
 
-def _tool_call_text(call: dict[str, Any]) -> str:
+def _tool_call_text(call: Mapping[str, object]) -> str:
     name = (_str(call, "name") or _str(call, "tool")).strip()
     args = value_text(_first(call.get("input"), call.get("arguments"), call.get("args")))
     return " ".join(part for part in (name, args) if part.strip()).strip()
 
 
-def _content_messages(role: str, source: str, value: Any) -> list[HookMessage]:
+def _content_messages(role: str, source: str, value: object) -> list[HookMessage]:
     if not isinstance(value, list):
         return []
     out: list[HookMessage] = []
@@ -178,7 +179,7 @@ def _content_messages(role: str, source: str, value: Any) -> list[HookMessage]:
     return out
 
 
-def messages_from_value(value: Any, depth: int = 0) -> list[HookMessage]:
+def messages_from_value(value: object, depth: int = 0) -> list[HookMessage]:
     """Normalize a ``messages`` array (Claude blocks, OpenAI ``tool_calls``, generic ``{role,text}``)."""
     if not isinstance(value, list) or depth > 4:
         return []
@@ -224,7 +225,7 @@ def messages_from_value(value: Any, depth: int = 0) -> list[HookMessage]:
     return out
 
 
-def _tool_event_messages(obj: dict[str, Any]) -> list[HookMessage]:
+def _tool_event_messages(obj: Mapping[str, object]) -> list[HookMessage]:
     name = _str(obj, "tool_name").strip()
     args = value_text(obj.get("tool_input"))
     response = value_text(_first(obj.get("tool_response"), obj.get("tool_result"), obj.get("output")))
@@ -253,7 +254,7 @@ def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
     return out
 
 
-def _workspace(obj: dict[str, Any]) -> str:
+def _workspace(obj: Mapping[str, object]) -> str:
     # the payload names the directory; which workspace that is, is paxm_core.workspace's rule
     from paxm_core.workspace import resolve_workspace
 
@@ -270,7 +271,7 @@ def _workspace(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _prompt(obj: dict[str, Any]) -> str:
+def _prompt(obj: Mapping[str, object]) -> str:
     for key in _PROMPT_KEYS:
         value = _str(obj, key)
         if value.strip():
@@ -284,7 +285,7 @@ def _prompt(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _metadata(obj: dict[str, Any]) -> dict[str, str]:
+def _metadata(obj: Mapping[str, object]) -> dict[str, str]:
     out: dict[str, str] = {}
     explicit = obj.get("metadata")
     if isinstance(explicit, dict):

@@ -28,10 +28,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.api.events import EVENT_SESSION_START, HookEvent, HookResult
-from paxm_core.passive.session_state import SessionState, session_hash, session_key
+from paxm_core.api.json import JSONObject
+from paxm_core.passive.session_state import SessionState, ledger_strings, session_hash, session_key
 
 if TYPE_CHECKING:
     from paxm_core.config.model import PassiveConfig
@@ -56,10 +57,12 @@ MAX_PENDING = 256
 #: metadata keys a provider or the freshness check may put on a hit, copied into receipts
 FRESHNESS_KEYS = ("freshness", "freshness_reason", "stale_reason", "superseded_by")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-Receipt = dict[str, Any]
+Receipt = JSONObject
+#: a recalled memory (a :class:`~paxm_core.api.types.RecallHit`, read through ``getattr``)
+Hit = TypeVar("Hit")
 
 
-def memory_key(hit: Any) -> str:
+def memory_key(hit: object) -> str:
     """A memory's identity in a ledger: ``provider:id``, else a hash of its text."""
     provider = str(getattr(hit, "provider", "") or "")
     ident = str(getattr(hit, "id", "") or "")
@@ -92,7 +95,7 @@ def compaction_kind(event: HookEvent) -> str:
     return ""
 
 
-def included_hits(hits: Sequence[Any], block: str) -> list[Any]:
+def included_hits(hits: Sequence[Hit], block: str) -> list[Hit]:
     """The hits of ``hits`` whose whole text is in the rendered ``block`` (an excerpt is not)."""
     from paxm_core.envelope import escape_block_content, guard_memory_text
 
@@ -117,7 +120,7 @@ def matched_terms(query: str, text: str, limit: int = 8) -> list[str]:
     return out
 
 
-def _outdated(hit: Any) -> bool:
+def _outdated(hit: object) -> bool:
     """Whether the hit's metadata marks it stale or superseded (not offered again after a compaction)."""
     meta = getattr(hit, "metadata", None) or {}
     if not isinstance(meta, dict):
@@ -127,7 +130,7 @@ def _outdated(hit: Any) -> bool:
     )
 
 
-def _receipt(hit: Any, rank: int, position: int, query: str) -> Receipt:
+def _receipt(hit: object, rank: int, position: int, query: str) -> Receipt:
     """Why one memory was injected: its rank, scores, matched terms and freshness."""
     meta = getattr(hit, "metadata", None) or {}
     out: Receipt = {
@@ -165,7 +168,7 @@ class SessionEconomy:
         state: SessionState,
         settings: Callable[[], PassiveConfig],
         *,
-        record: Callable[[dict[str, Any]], None] | None = None,
+        record: Callable[[dict[str, object]], None] | None = None,
     ) -> None:
         self.state = state
         self.settings = settings
@@ -188,8 +191,12 @@ class SessionEconomy:
         if ratio <= 0:
             return False
         arm = holdback_arm(key, ratio)  # the same arm again next time, should this write be lost
+
+        def choose(ledger: JSONObject) -> None:
+            ledger.setdefault("holdback", arm)
+
         try:
-            self.state.update_ledger(key, lambda led: led.setdefault("holdback", arm), now)
+            self.state.update_ledger(key, choose, now)
         except OSError:
             pass
         self._emit(
@@ -207,28 +214,28 @@ class SessionEconomy:
 
     # -- dedupe ---------------------------------------------------------------------------------
 
-    def unseen(self, event: HookEvent, hits: Sequence[Any]) -> tuple[list[Any], int]:
+    def unseen(self, event: HookEvent, hits: Sequence[Hit]) -> tuple[list[Hit], int]:
         """``hits`` without the memories this session was already given; and how many went."""
         if not self.settings().dedupe_enabled:
             return list(hits), 0
         key = session_key(event)
         if not key:
             return list(hits), 0
-        seen = set(self.state.ledger(key).get("ids") or ())
+        seen = set(ledger_strings(self.state.ledger(key), "ids"))
         kept = [hit for hit in hits if memory_key(hit) not in seen]
         return kept, len(hits) - len(kept)
 
     def offered(
         self,
         event: HookEvent,
-        recalled: Sequence[Any],
+        recalled: Sequence[Hit],
         block: str,
         query: str,
         *,
         withheld: int = 0,
         reason: str = "prompt",
-        ranked: Sequence[Any] | None = None,
-    ) -> list[Any]:
+        ranked: Sequence[Hit] | None = None,
+    ) -> list[Hit]:
         """Note what ``block`` injects (pending until :meth:`delivered`) and record its receipts.
 
         :param recalled: the hits offered to the block, in order.
@@ -272,10 +279,10 @@ class SessionEconomy:
         key, ids, query = pending
         query = query[-MAX_QUERY_CHARS:]
 
-        def add(ledger: dict[str, Any]) -> None:
-            known = [i for i in ledger.get("ids") or () if isinstance(i, str) and i not in ids]
+        def add(ledger: JSONObject) -> None:
+            known = [i for i in ledger_strings(ledger, "ids") if i not in ids]
             ledger["ids"] = (known + ids)[-MAX_IDS:]
-            queries = [q for q in ledger.get("queries") or () if isinstance(q, str) and q != query]
+            queries = [q for q in ledger_strings(ledger, "queries") if q != query]
             ledger["queries"] = (queries + [query])[-MAX_QUERIES:] if query else queries[-MAX_QUERIES:]
 
         try:
@@ -302,7 +309,7 @@ class SessionEconomy:
 
     # -- compaction -----------------------------------------------------------------------------
 
-    def reset(self, event: HookEvent, now: datetime) -> dict[str, Any]:
+    def reset(self, event: HookEvent, now: datetime) -> JSONObject:
         """Empty the session's ledger now (durably); returns what it held."""
         key = session_key(event)
         if not key:
@@ -310,7 +317,7 @@ class SessionEconomy:
         before = self.state.ledger(key)
         if before.get("ids"):
 
-            def empty(ledger: dict[str, Any]) -> None:
+            def empty(ledger: JSONObject) -> None:
                 ledger["ids"] = []
 
             try:
@@ -323,8 +330,8 @@ class SessionEconomy:
         self,
         event: HookEvent,
         now: datetime,
-        find: Callable[[str, float], Sequence[Any]],
-        render: Callable[[list[Any]], str],
+        find: Callable[[str, float], Sequence[Hit]],
+        render: Callable[[list[Hit]], str],
         budget: float,
     ) -> str:
         """After a compaction: the block that offers the session's still-relevant memories again.
@@ -336,12 +343,12 @@ class SessionEconomy:
         import time
 
         before = self.reset(event, now)
-        ids = [i for i in before.get("ids") or () if isinstance(i, str)]
+        ids = ledger_strings(before, "ids")
         if not ids or not self.settings().reoffer_enabled or self.held_back(event, now):
             return ""
         wanted = set(ids)
-        found: dict[str, Any] = {}
-        queries = [q for q in before.get("queries") or () if isinstance(q, str)]
+        found: dict[str, Hit] = {}
+        queries = ledger_strings(before, "queries")
         deadline = time.monotonic() + budget
         used = ""  # the most recent query that found one: the receipt's query
         for query in reversed(queries):  # the most recent first
@@ -360,7 +367,7 @@ class SessionEconomy:
             self.offered(event, hits, block, used, reason="compaction")
         return block
 
-    def _emit(self, record: dict[str, Any]) -> None:
+    def _emit(self, record: dict[str, object]) -> None:
         if self.record is None:
             return
         try:

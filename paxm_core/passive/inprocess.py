@@ -42,7 +42,9 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
             queue.close()
     finally:
         runtime.close()
-    errors.extend(str(e) for e in response.get("errors") or ())
+    reported = response.get("errors")
+    if isinstance(reported, list):
+        errors.extend(str(e) for e in reported)
     if response.get("error"):
         errors.append(f"failed: {response['error']}")
     if response.get("buffered"):

@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import RecallError
@@ -40,16 +40,20 @@ from paxm_core.passive.templates import render_template
 from paxm_core.passive.workers import WorkerPool
 
 if TYPE_CHECKING:
+    import threading
+
+    from paxm_core.api.types import MemoryHit
     from paxm_core.config.model import Config
     from paxm_core.passive.economy import SessionEconomy
     from paxm_core.plugins import PaxmPluginManager
+    from paxm_core.router.policy import RecallResult
     from paxm_core.runtime import Runtime
     from paxm_core.tools import Tools
 
 __all__ = ["BudgetedRecall", "PassiveRuntime", "RecallFn", "WriteSink"]
 
 #: ``(query, profile, limit, metadata, workspace, budget_seconds) -> (RecallResult | None, timed_out)``
-RecallFn = Callable[[str, str, int, dict[str, str], str, float], tuple[Any, bool]]
+RecallFn = Callable[[str, str, int, dict[str, str], str, float], "tuple[RecallResult | None, bool]"]
 #: durably stores a write; returns after COMMIT (True = buffered, False = duplicate/skipped)
 WriteSink = Callable[[PassiveWrite], bool]
 
@@ -78,7 +82,7 @@ class BudgetedRecall:
 
     def __call__(
         self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
-    ) -> tuple[Any, bool]:
+    ) -> tuple[RecallResult | None, bool]:
         started = time.monotonic()
         tools = self._quiet_tools()
         remaining = max(0.0, budget - (time.monotonic() - started))
@@ -146,7 +150,7 @@ class PassiveRuntime:
         sink: WriteSink | None = None,
         session_state: SessionState | None = None,
         plugin_manager: PaxmPluginManager | None = None,
-        record: Callable[[dict[str, Any]], None] | None = None,
+        record: Callable[[dict[str, object]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
         economy: SessionEconomy | None = None,
@@ -282,11 +286,11 @@ class PassiveRuntime:
             return ""
         recall, limit = self.recall, max(settings.max_results, 1) * 4
 
-        def find(query: str, seconds: float) -> list[Any]:
+        def find(query: str, seconds: float) -> list[MemoryHit]:
             found, _ = recall(query, settings.profile, limit, dict(event.metadata), event.workspace, seconds)
             return list(getattr(found, "hits", []) or [])
 
-        def render(hits: list[Any]) -> str:
+        def render(hits: list[MemoryHit]) -> str:
             return passive_recall_block(hits, max_chars=settings.max_chars)
 
         try:
@@ -298,7 +302,7 @@ class PassiveRuntime:
         """``agents.<target>.hooks.<event>``, read from the config on every event (a reload counts)."""
         return resolve_hook_settings(self.config, target, event)
 
-    def _start_write(self, event: HookEvent, result: HookResult, settings: HookSettings) -> Any:
+    def _start_write(self, event: HookEvent, result: HookResult, settings: HookSettings) -> threading.Thread | None:
         """Run :meth:`_write` on its own thread when a recall will run meanwhile; else run it now."""
         if self.sink is None or settings.write is None or self.recall is None:
             self._write(event, result, settings)
@@ -493,7 +497,7 @@ class PassiveRuntime:
             }
         )
 
-    def _emit(self, record: dict[str, Any]) -> None:
+    def _emit(self, record: dict[str, object]) -> None:
         if self.record is None:
             return
         try:

@@ -20,7 +20,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from paxm_core.anchors import read_anchors, tree_files
 from paxm_core.api.events import HookEvent, HookResult
@@ -28,6 +28,7 @@ from paxm_core.api.events import HookEvent, HookResult
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
     from paxm_core.passive.policy import HookSettings
+    from paxm_core.router.policy import RecallResult
 
 __all__ = ["MAX_CHARS", "MAX_MEMORIES", "SeenMemories", "inject_at_point_of_action", "tool_text"]
 
@@ -39,7 +40,9 @@ class PassiveHost(Protocol):
     def config(self) -> Config: ...
 
     @property
-    def recall(self) -> Callable[[str, str, int, dict[str, str], str, float], tuple[Any, bool]] | None: ...
+    def recall(
+        self,
+    ) -> Callable[[str, str, int, dict[str, str], str, float], tuple[RecallResult | None, bool]] | None: ...
 
 
 #: Largest block injected before one tool call, envelope included.
@@ -81,11 +84,11 @@ class SeenMemories:
                 self._seen.popitem(last=False)
 
 
-_SEEN: weakref.WeakKeyDictionary[Any, SeenMemories] = weakref.WeakKeyDictionary()
+_SEEN: weakref.WeakKeyDictionary[PassiveHost, SeenMemories] = weakref.WeakKeyDictionary()
 _SEEN_LOCK = threading.Lock()
 
 
-def _seen_for(runtime: Any) -> SeenMemories:
+def _seen_for(runtime: PassiveHost) -> SeenMemories:
     with _SEEN_LOCK:
         seen = _SEEN.get(runtime)
         if seen is None:
@@ -93,7 +96,7 @@ def _seen_for(runtime: Any) -> SeenMemories:
         return seen
 
 
-def _strings(value: Any, keys: tuple[str, ...]) -> list[str]:
+def _strings(value: object, keys: tuple[str, ...]) -> list[str]:
     if not isinstance(value, dict):
         return []
     out: list[str] = []
@@ -123,7 +126,7 @@ def tool_text(raw: str) -> str:
     return "\n".join(paths + headers + [c for c in commands if not _PATCH_FILE.search(c)])
 
 
-def _anchored_to(hit: Any, root: str, files: set[str]) -> bool:
+def _anchored_to(hit: object, root: str, files: set[str]) -> bool:
     anchors = read_anchors(getattr(hit, "metadata", None))
     return anchors is not None and anchors.root == root and bool(files.intersection(anchors.files))
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import QueueError
-from paxm_core.api.events import HookEvent
+from paxm_core.api.events import HookEvent, HookResult
+from paxm_core.api.json import JSONObject
 from paxm_core.passive.client_core import new_event_id
 from paxm_core.passive.compose import PassiveWrite
 from paxm_core.passive.economy import SessionEconomy
@@ -25,7 +26,11 @@ from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 from paxm_core.passive.session_state import SessionState
 
 if TYPE_CHECKING:
+    import sqlite3
+
+    from paxm_core.api.types import MemoryItem
     from paxm_core.capture import CaptureQueue
+    from paxm_core.capture.model import CaptureEvent, DrainReport, InboxEntry
     from paxm_core.capture.worker import DeliveryWorker
     from paxm_core.runtime import Runtime
 
@@ -54,7 +59,7 @@ class HookProcessor:
         session_state_path: Path | None = None,
         session_write_behind: float = 0.0,
         defer_notify: bool = False,
-        record: Callable[[dict[str, Any]], None] | None = None,
+        record: Callable[[dict[str, object]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
         confirm_delivery: bool = False,
@@ -69,10 +74,10 @@ class HookProcessor:
         # ids of events that must follow spooled events into the spool (see _queue_behind_spool)
         self._behind: set[str] = set()
         # handled events whose session signals are counted once their answer is out (delivered())
-        self._observe: dict[str, tuple[HookEvent, Any]] = {}
+        self._observe: dict[str, tuple[HookEvent, HookResult]] = {}
         self.defer_notify = defer_notify
         self._wake_pending = False
-        self._reader: Any = None
+        self._reader: sqlite3.Connection | None = None
         # one drain at a time; reentrant because a drain reads through the same connection
         self._drain_lock = threading.RLock()
         self.recall = BudgetedRecall(lambda: runtime)
@@ -91,7 +96,7 @@ class HookProcessor:
             economy=SessionEconomy(state, lambda: self.passive.config.passive, record=record) if state else None,
         )
 
-    def capture_event(self, write: PassiveWrite) -> Any:
+    def capture_event(self, write: PassiveWrite) -> CaptureEvent:
         """Build the queue's ``CaptureEvent`` for ``write`` (tier, expiry, scope from its profile)."""
         from paxm_core.capture import CaptureEvent, session_key_for
 
@@ -125,7 +130,7 @@ class HookProcessor:
             truncated_bytes=truncated,
         )
 
-    def _build_item(self, write: PassiveWrite, created: datetime) -> tuple[Any, int]:
+    def _build_item(self, write: PassiveWrite, created: datetime) -> tuple[MemoryItem, int]:
         """The event's item and the bytes cut from its text (an oversized turn is kept, cut, never dropped)."""
         from paxm_core.capture.truncate import truncate_text
 
@@ -188,7 +193,7 @@ class HookProcessor:
             self._wake_pending = False
             self.worker.notify()
 
-    def handle_hook(self, request: dict[str, Any]) -> dict[str, Any]:
+    def handle_hook(self, request: Mapping[str, object]) -> JSONObject:
         """Answer one hook request (never raises)."""
         event_id = str(request.get("event_id") or "") or new_event_id()
         try:
@@ -225,7 +230,7 @@ class HookProcessor:
             output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open
             return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}
-        response: dict[str, Any] = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}
+        response: JSONObject = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}
         if not self.confirm_delivery:
             self.delivered(event_id)
         if result.ignored:
@@ -289,7 +294,7 @@ class HookProcessor:
         except (OSError, ValueError) as exc:
             errors.append(f"event not spooled: {exc}")
 
-    def process_inbox_entry(self, entry: Any) -> list[Any]:
+    def process_inbox_entry(self, entry: InboxEntry) -> list[CaptureEvent | _AlreadyQueued]:
         """Render a raw inbox entry into capture events (``CaptureQueue.drain_inbox`` callback).
 
         Only the write half runs: the client that stored it has long returned, so no recall,
@@ -319,14 +324,15 @@ class HookProcessor:
             raise QueueError("; ".join(result.errors))
         return [self._existing_or_new(self.capture_event(w)) for w in writes]
 
-    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+    def _read(self, sql: str, args: tuple[str, ...] = ()) -> tuple[object, ...] | None:
         # The queue schema is the documented contract with the capture package, so plain
         # reads on a separate connection are fine here.
         if self._reader is None:
             from paxm_core.capture import _inbox
 
             self._reader = _inbox.connect(self.queue.path)
-        return self._reader.execute(sql, args).fetchone()
+        row: tuple[object, ...] | None = self._reader.execute(sql, args).fetchone()
+        return row
 
     def _inbox_pending(self) -> bool:
         if self.queue.spool_pending():
@@ -337,7 +343,7 @@ class HookProcessor:
         except Exception:
             return False
 
-    def _existing_or_new(self, event: Any) -> Any:
+    def _existing_or_new(self, event: CaptureEvent) -> CaptureEvent | _AlreadyQueued:
         # A daemon may have stored this event before it died without answering; the client then
         # kept a copy in the inbox.  Rendering can differ slightly (session-state metadata), so an
         # event id that is already queued wins instead of raising a conflict.
@@ -347,11 +353,11 @@ class HookProcessor:
             row = None
         return _AlreadyQueued(event) if row is not None else event
 
-    def drain_inbox(self) -> Any:
+    def drain_inbox(self) -> DrainReport:
         """Drain raw inbox entries into the queue (skipping events already queued)."""
         queue = self.queue
 
-        def process(entry: Any) -> list[Any]:
+        def process(entry: InboxEntry) -> list[CaptureEvent]:
             return [e for e in self.process_inbox_entry(entry) if not isinstance(e, _AlreadyQueued)]
 
         with self._drain_lock:
@@ -380,5 +386,5 @@ class HookProcessor:
 
 
 class _AlreadyQueued:
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: CaptureEvent) -> None:
         self.event = event

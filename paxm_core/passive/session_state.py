@@ -18,16 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from paxm_core.api.events import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookEvent
+from paxm_core.api.json import JSONObject
 from paxm_core.atomic import write_atomic
 
-__all__ = ["LOCAL_TIME_REFRESH", "SessionState", "session_hash", "session_key"]
+__all__ = ["LOCAL_TIME_REFRESH", "SessionState", "ledger_strings", "session_hash", "session_key"]
 
 VERSION = 2
 MAX_ENTRIES = 1000
@@ -61,14 +61,20 @@ class _Data:
     activity: dict[str, datetime] = field(default_factory=dict)
     pruned: bool = False
     #: session key -> ledger (plain JSON; its ``at`` is the last change, RFC 3339)
-    ledgers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ledgers: dict[str, JSONObject] = field(default_factory=dict)
+
+
+def ledger_strings(ledger: Mapping[str, object], name: str) -> list[str]:
+    """The strings of a ledger's list field ``name`` (memory keys, queries, prompt prints)."""
+    value = ledger.get(name)
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list | tuple) else []
 
 
 def _fmt(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _parse(value: Any) -> datetime | None:
+def _parse(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
@@ -143,7 +149,7 @@ class SessionState:
         if not isinstance(data, dict):
             return _Data()
 
-        def times(value: Any) -> dict[str, datetime]:
+        def times(value: object) -> dict[str, datetime]:
             out: dict[str, datetime] = {}
             if isinstance(value, dict):
                 for key, raw in value.items():
@@ -164,7 +170,7 @@ class SessionState:
         from paxm_core.private_files import private_dir
 
         private_dir(self.path.parent)
-        body: dict[str, Any] = {"version": VERSION, "seen": {k: _fmt(v) for k, v in data.seen.items()}}
+        body: JSONObject = {"version": VERSION, "seen": {k: _fmt(v) for k, v in data.seen.items()}}
         if data.activity:
             body["activity"] = {k: _fmt(v) for k, v in data.activity.items()}
         if data.pruned:
@@ -175,16 +181,16 @@ class SessionState:
 
     # -- the session ledger (paxm_core.passive.economy) -----------------------------------------
 
-    def ledger(self, key: str) -> dict[str, Any]:
+    def ledger(self, key: str) -> JSONObject:
         """A copy of the ledger of session ``key`` (``{}`` if none)."""
         with self._lock:
             found = self._load().ledgers.get(key)
-            copy: dict[str, Any] = json.loads(json.dumps(found)) if found else {}
+            copy: JSONObject = json.loads(json.dumps(found)) if found else {}
             return copy
 
     def update_ledger(
-        self, key: str, change: Callable[[dict[str, Any]], None], now: datetime, *, durable: bool = False
-    ) -> dict[str, Any]:
+        self, key: str, change: Callable[[JSONObject], None], now: datetime, *, durable: bool = False
+    ) -> JSONObject:
         """Apply ``change`` to the ledger of ``key`` (created empty) and save; returns a copy.
 
         :param durable: write the file now even with write-behind (see :meth:`_save`).
@@ -199,11 +205,11 @@ class SessionState:
                 self._prune_ledgers(data.ledgers, now)
                 self._pruned_at = now
             self._save(data, now=durable)
-            copy: dict[str, Any] = json.loads(json.dumps(ledger))
+            copy: JSONObject = json.loads(json.dumps(ledger))
             return copy
 
     @staticmethod
-    def _prune_ledgers(ledgers: dict[str, dict[str, Any]], now: datetime) -> None:
+    def _prune_ledgers(ledgers: dict[str, JSONObject], now: datetime) -> None:
         times = {k: _parse(v.get("at")) or now for k, v in ledgers.items()}
         cutoff = now - LEDGER_TTL
         for key in [k for k, at in times.items() if at < cutoff]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime
-from typing import Any
 
 from paxm_core.api.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, EVENT_USER_INPUT, HookEvent, HookResult
-from paxm_core.passive.session_state import SessionState, session_hash, session_key
+from paxm_core.api.json import JSONObject
+from paxm_core.passive.session_state import SessionState, ledger_strings, session_hash, session_key
 
 __all__ = ["is_correction", "prompt_fingerprint", "session_signal"]
 
@@ -48,7 +48,9 @@ def prompt_fingerprint(prompt: str) -> str:
     return hashlib.sha256(" ".join(words).encode("utf-8", "replace")).hexdigest()[:16]
 
 
-def session_signal(state: SessionState, event: HookEvent, result: HookResult, now: datetime) -> dict[str, Any] | None:
+def session_signal(
+    state: SessionState, event: HookEvent, result: HookResult, now: datetime
+) -> dict[str, object] | None:
     """The ``session_signal`` record of one handled event, or ``None`` when it says nothing."""
 
     if result.ignored or event.event not in (EVENT_USER_INPUT, EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
@@ -56,7 +58,7 @@ def session_signal(state: SessionState, event: HookEvent, result: HookResult, no
     key = session_key(event)
     if not key:
         return None
-    signal: dict[str, Any] = {
+    signal: dict[str, object] = {
         "kind": "session_signal",
         "source": "hook",
         "target": event.target,
@@ -70,9 +72,9 @@ def session_signal(state: SessionState, event: HookEvent, result: HookResult, no
         fingerprint = prompt_fingerprint(prompt)
         repeated = False
 
-        def note(ledger: dict[str, Any]) -> None:
+        def note(ledger: JSONObject) -> None:
             nonlocal repeated
-            prints = [p for p in ledger.get("prompts") or () if isinstance(p, str)]
+            prints = ledger_strings(ledger, "prompts")
             repeated = bool(fingerprint) and fingerprint in prints
             if fingerprint and not repeated:
                 ledger["prompts"] = (prints + [fingerprint])[-MAX_PROMPTS:]

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from paxm_core.api.errors import ConfigError
 
@@ -111,7 +111,7 @@ def compile_template(source: str) -> tuple[_Node, ...]:
     return tuple(nodes)
 
 
-def _lookup(dot: Any, path: str) -> Any:
+def _lookup(dot: object, path: str) -> object:
     if path == ".":
         return dot
     value = dot
@@ -125,11 +125,11 @@ def _lookup(dot: Any, path: str) -> Any:
     return value
 
 
-def _truthy(value: Any) -> bool:
+def _truthy(value: object) -> bool:
     return bool(value) if value is not None else False
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -144,7 +144,7 @@ def _text(value: Any) -> str:
         return ""
 
 
-def _render(nodes: tuple[_Node, ...] | list[_Node], dot: Any, out: list[str], size: list[int]) -> None:
+def _render(nodes: tuple[_Node, ...] | list[_Node], dot: object, out: list[str], size: list[int]) -> None:
     for node in nodes:
         if size[0] > _MAX_OUTPUT:
             raise TemplateError("hook template output is too large")
@@ -168,7 +168,7 @@ def _render(nodes: tuple[_Node, ...] | list[_Node], dot: Any, out: list[str], si
                 _render(node.alt, dot, out, size)
 
 
-def render_template(source: str, data: dict[str, Any]) -> str:
+def render_template(source: str, data: Mapping[str, object]) -> str:
     """Render ``source`` against ``data`` and strip surrounding whitespace (upstream trims too)."""
     if not source.strip():
         return ""

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from datetime import datetime
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
 from paxm_core.api.types import normalize_tier
 
@@ -109,12 +110,12 @@ def telemetry_error(error: object) -> str:
     return truncate_chars(str(error), MAX_ERROR_CHARS)
 
 
-def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> dict[str, Any]:
+def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> dict[str, str | int]:
     """Privacy-preserving fields for a query: sha256 prefix, length, and a preview only on opt-in."""
     query = query.strip()
     if not query:
         return {}
-    out: dict[str, Any] = {
+    out: dict[str, str | int] = {
         "query_hash": hashlib.sha256(query.encode("utf-8")).hexdigest()[:16],
         "query_length": len(query),
     }
@@ -123,7 +124,7 @@ def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> di
     return out
 
 
-def provider_route_counts(routes: Iterable[Any]) -> dict[str, int]:
+def provider_route_counts(routes: Iterable[object]) -> dict[str, int]:
     """How many routes of a profile name each provider (``provider_recalls``/``provider_writes``)."""
     counts: dict[str, int] = {}
     for route in routes:
@@ -133,14 +134,14 @@ def provider_route_counts(routes: Iterable[Any]) -> dict[str, int]:
     return counts
 
 
-def provider_error_details(errors: Iterable[Any]) -> list[dict[str, Any]]:
+def provider_error_details(errors: Iterable[object]) -> list[JSONObject]:
     """``[{provider, op?, required?}]`` from ProviderErrorInfo objects or dicts; messages are not kept."""
-    details: list[dict[str, Any]] = []
+    details: list[JSONObject] = []
     for err in errors:
         provider = _get(err, "provider")
         if not provider:
             continue
-        detail: dict[str, Any] = {"provider": str(provider)}
+        detail: JSONObject = {"provider": str(provider)}
         if _get(err, "op"):
             detail["op"] = str(_get(err, "op"))
         if _get(err, "required"):
@@ -149,17 +150,17 @@ def provider_error_details(errors: Iterable[Any]) -> list[dict[str, Any]]:
     return details
 
 
-def recall_hit_details(hits: Iterable[Any], *, capture_preview: bool) -> list[dict[str, Any]]:
+def recall_hit_details(hits: Iterable[object], *, capture_preview: bool) -> list[JSONObject]:
     """A bounded snapshot (first 10) of recalled hits; hit text only when previews are enabled."""
-    details: list[dict[str, Any]] = []
+    details: list[JSONObject] = []
     for hit in hits:
         if len(details) >= MAX_RECALL_HIT_DETAILS:
             break
-        detail: dict[str, Any] = {
+        detail: JSONObject = {
             "provider": str(_get(hit, "provider") or ""),
             "id": str(_get(hit, "id") or ""),
-            "score": float(_get(hit, "score") or 0.0),
-            "relevance": float(_get(hit, "relevance") or 0.0),
+            "score": _float(_get(hit, "score")),
+            "relevance": _float(_get(hit, "relevance")),
             "tier": normalize_tier(str(_get(hit, "tier") or "")),
         }
         if capture_preview:
@@ -169,8 +170,8 @@ def recall_hit_details(hits: Iterable[Any], *, capture_preview: bool) -> list[di
 
 
 def normalize_event(
-    event: Mapping[str, Any], *, capture_preview: bool = False, preview_chars: int = 80
-) -> dict[str, Any]:
+    event: Mapping[str, object], *, capture_preview: bool = False, preview_chars: int = 80
+) -> dict[str, object]:
     """Return a clean copy of ``event`` ready to be written.
 
     Fills ``time`` (now, UTC) and ``success`` (true unless ``error`` is set), turns durations
@@ -197,12 +198,10 @@ def normalize_event(
         value = data[name]
         data[name] = int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
     if "provider_errors" in data:
-        data["provider_errors"] = provider_error_details(data["provider_errors"] or [])
+        data["provider_errors"] = provider_error_details(_items(data["provider_errors"]))
     if "provider_recall_details" in data:
-        data["provider_recall_details"] = [
-            r.to_json() if hasattr(r, "to_json") else dict(r) for r in data["provider_recall_details"] or []
-        ]
-    ordered: dict[str, Any] = {}
+        data["provider_recall_details"] = [_recall_detail(r) for r in _items(data["provider_recall_details"])]
+    ordered: dict[str, object] = {}
     # (a drained backlog normalizes hundreds of outcomes a second: the known fields by one
     # pass over the short tuple, the rest by a set lookup, and a truthy value is never empty)
     for name in (*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in _EVENT_FIELD_SET]):
@@ -212,8 +211,8 @@ def normalize_event(
     return ordered
 
 
-def _event_time(value: Any) -> str:
-    if hasattr(value, "isoformat"):
+def _event_time(value: object) -> str:
+    if isinstance(value, datetime):
         return format_time(value)
     if isinstance(value, str) and value.strip():
         parsed = parse_time(value)
@@ -222,11 +221,39 @@ def _event_time(value: Any) -> str:
     return format_time(utcnow())
 
 
-def _is_empty(value: Any) -> bool:
+def _is_empty(value: object) -> bool:
     return value is None or value is False or value == "" or value == 0 or value == {} or value == []
 
 
-def _get(obj: Any, name: str) -> Any:
+def _items(value: object) -> Iterable[object]:
+    """The items of an event's list field (``None`` or empty: none)."""
+    if not value:
+        return ()
+    if not isinstance(value, Iterable):
+        raise TypeError(f"not a list: {type(value).__name__}")
+    return value
+
+
+def _recall_detail(recall: object) -> object:
+    """One ``provider_recall_details`` entry as JSON (a ``ProviderRecall`` or already a mapping)."""
+    to_json = getattr(recall, "to_json", None)
+    if to_json is not None:
+        return to_json()
+    if not isinstance(recall, Mapping):
+        raise TypeError(f"not a provider recall: {type(recall).__name__}")
+    return dict(recall)
+
+
+def _float(value: object) -> float:
+    """A hit's score as a float (absent: 0.0), as ``float()`` reads it."""
+    if not value:
+        return 0.0
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"not a number: {type(value).__name__}")
+    return float(value)
+
+
+def _get(obj: object, name: str) -> object:
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, utcnow
 from paxm_core.telemetry.metrics import Counter, Metrics
 
@@ -25,12 +25,12 @@ class HistorySummary:
     profiles: list[tuple[str, Counter]] = field(default_factory=list)
     hook_events: list[tuple[str, Counter]] = field(default_factory=list)
     providers: list[tuple[str, Counter]] = field(default_factory=list)
-    storage: dict[str, Any] = field(default_factory=dict)
+    storage: dict[str, str | int] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Upstream's HistorySummary JSON shape."""
         zero = "0001-01-01T00:00:00Z"
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "days": self.days,
             "since": format_time(self.since) if self.since else zero,
             "until": format_time(self.until) if self.until else zero,
@@ -46,7 +46,9 @@ class HistorySummary:
         return out
 
 
-def summarize(metrics: Metrics, days: int, storage: dict[str, Any], *, now: datetime | None = None) -> HistorySummary:
+def summarize(
+    metrics: Metrics, days: int, storage: dict[str, str | int], *, now: datetime | None = None
+) -> HistorySummary:
     """Sum the daily buckets of the window ``[today - days + 1, today]`` (UTC)."""
     until = now or utcnow()
     today = datetime(until.year, until.month, until.day, tzinfo=until.tzinfo)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.telemetry.sessions import SIGNALS, SessionRow
 
 __all__ = ["MIN_SESSIONS", "ImpactReport", "SignalComparison", "compare"]
@@ -44,9 +44,9 @@ class SignalComparison:
     high: float | None = None
     verdict: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Plain data for ``--json``."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "signal": self.name,
             "label": self.label,
             "with_memory_mean": round(self.memory_mean, 4),
@@ -71,7 +71,7 @@ class ImpactReport:
     statement: str
     signals: list[SignalComparison] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Plain data for ``--json``."""
         return {
             "days": self.days,

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, SupportsInt
 
+from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
 
 __all__ = [
@@ -73,9 +74,9 @@ class Counter:
         clone.add(self)
         return clone
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """``events`` always, the rest only when non-zero (upstream's ``omitempty``)."""
-        out: dict[str, Any] = {"events": self.events}
+        out: JSONObject = {"events": self.events}
         for name in _FIELD_NAMES[1:]:
             value = getattr(self, name)
             if value:
@@ -83,7 +84,7 @@ class Counter:
         return out
 
     @classmethod
-    def from_json(cls, data: Any) -> Counter:
+    def from_json(cls, data: object) -> Counter:
         """Read a counter, ignoring unknown keys and values of the wrong type."""
         counter = cls()
         if not isinstance(data, Mapping):
@@ -122,24 +123,26 @@ def _counter_in(counters: dict[str, Counter], name: str) -> Counter:
     return counter
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     if type(value) is int:
         return value
     if value is None:  # most counted fields are absent from most events: no exception for them
         return 0
+    if not isinstance(value, (str, bytes, SupportsInt)):
+        return 0  # what int() raises TypeError for
     try:
         return int(value)
     except (TypeError, ValueError):
         return 0
 
 
-def _counter_map(data: Any) -> dict[str, Counter]:
+def _counter_map(data: object) -> dict[str, Counter]:
     if not isinstance(data, Mapping):
         return {}
     return {str(k): Counter.from_json(v) for k, v in data.items()}
 
 
-def _counter_map_json(counters: Mapping[str, Counter]) -> dict[str, Any]:
+def _counter_map_json(counters: Mapping[str, Counter]) -> JSONObject:
     return {name: counters[name].to_json() for name in sorted(counters)}
 
 
@@ -153,8 +156,8 @@ class DailyMetric:
     hook_events: dict[str, Counter] = field(default_factory=dict)
     providers: dict[str, Counter] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"counter": self.counter.to_json()}
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"counter": self.counter.to_json()}
         for name in ("agents", "profiles", "hook_events", "providers"):
             value: dict[str, Counter] = getattr(self, name)
             if value:
@@ -162,7 +165,7 @@ class DailyMetric:
         return out
 
     @classmethod
-    def from_json(cls, data: Any) -> DailyMetric:
+    def from_json(cls, data: object) -> DailyMetric:
         if not isinstance(data, Mapping):
             return cls()
         return cls(
@@ -209,8 +212,8 @@ class Metrics:
         """All bucket dates, sorted."""
         return sorted({*self.daily, *self.raw_daily})
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"version": self.version}
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"version": self.version}
         out["updated_at"] = format_time(self.updated_at) if self.updated_at else "0001-01-01T00:00:00Z"
         if self.first_seen:
             out["first_seen"] = format_time(self.first_seen)
@@ -225,7 +228,7 @@ class Metrics:
         return out
 
     @classmethod
-    def from_json(cls, data: Any) -> Metrics:
+    def from_json(cls, data: object) -> Metrics:
         """Read a metrics document; raises ``ValueError`` when it is not a JSON object."""
         if not isinstance(data, Mapping):
             raise ValueError("metrics file is not a JSON object")
@@ -244,12 +247,12 @@ class Metrics:
             providers=_counter_map(data.get("providers")),
         )
 
-    def update(self, event: Mapping[str, Any], retention_days: int, *, now: datetime | None = None) -> None:
+    def update(self, event: Mapping[str, object], retention_days: int, *, now: datetime | None = None) -> None:
         """Count one (normalized) event into the totals, its day and its breakdowns, then prune."""
         self.update_many((event,), retention_days, now=now)
 
     def update_many(
-        self, events: Iterable[Mapping[str, Any]], retention_days: int, *, now: datetime | None = None
+        self, events: Iterable[Mapping[str, object]], retention_days: int, *, now: datetime | None = None
     ) -> None:
         """:meth:`update` for each event in turn, pruning once at the end (the same result:
         a pruned day only ever loses buckets, and the cutoff does not depend on the events).
@@ -279,7 +282,7 @@ class Metrics:
                 self.raw_daily.pop(key, None)
 
 
-def _time(value: Any) -> datetime | None:
+def _time(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return value
     if isinstance(value, str):
@@ -290,19 +293,19 @@ def _time(value: Any) -> datetime | None:
     return None
 
 
-def _aggregates_agent(event: Mapping[str, Any]) -> bool:
+def _aggregates_agent(event: Mapping[str, object]) -> bool:
     # Only passive (hook) traffic is attributed to an agent; CLI/MCP calls have no trusted target.
     return event.get("source") == "hook" and bool(str(event.get("target") or "").strip())
 
 
-def counter_for_event(event: Mapping[str, Any]) -> Counter:
+def counter_for_event(event: Mapping[str, object]) -> Counter:
     """The counter increments one event contributes to totals and breakdowns."""
     counter = _zero()
     _add_sparse(counter, _event_delta(event))
     return counter
 
 
-def provider_counters_for_event(event: Mapping[str, Any]) -> dict[str, Counter]:
+def provider_counters_for_event(event: Mapping[str, object]) -> dict[str, Counter]:
     """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
     counters: dict[str, Counter] = {}
     for name, delta in _provider_deltas(event).items():
@@ -316,9 +319,9 @@ def provider_counters_for_event(event: Mapping[str, Any]) -> dict[str, Counter]:
 _Sparse = dict[str, Any]
 
 
-def _event_delta(event: Mapping[str, Any]) -> _Sparse:
+def _event_delta(event: Mapping[str, object]) -> _Sparse:
     """:func:`counter_for_event` as a sparse counter."""
-    provider_errors = event.get("provider_errors") or []
+    provider_errors = _list(event.get("provider_errors"))
     success = bool(event.get("success"))
     skipped = bool(event.get("skipped"))
     kind = event.get("kind")
@@ -377,11 +380,11 @@ _PROVIDER_COUNTS = (
 )
 
 
-def _provider_deltas(event: Mapping[str, Any]) -> dict[str, _Sparse]:
+def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
     """:func:`provider_counters_for_event` as sparse counters."""
     deltas: dict[str, _Sparse] = {}
 
-    def of(name: Any) -> _Sparse:
+    def of(name: object) -> _Sparse:
         key = str(name or "")
         delta = deltas.get(key)
         if delta is None:
@@ -393,14 +396,14 @@ def _provider_deltas(event: Mapping[str, Any]) -> dict[str, _Sparse]:
 
     for key, attr in _PROVIDER_COUNTS:
         counts = event.get(key)
-        if counts:
+        if counts and isinstance(counts, Mapping):
             for name, count in counts.items():
                 bump(of(name), attr, _int(count))
-    for err in event.get("provider_errors") or []:
+    for err in _mappings(event.get("provider_errors")):
         delta = of(err.get("provider"))
         bump(delta, "provider_errors", 1)
         bump(delta, "errors", 1)
-    for recall in event.get("provider_recall_details") or []:
+    for recall in _mappings(event.get("provider_recall_details")):
         delta = of(recall.get("provider"))
         duration = _int(recall.get("duration_ms"))
         bump(delta, "provider_recall_samples", 1)
@@ -423,6 +426,16 @@ def _provider_deltas(event: Mapping[str, Any]) -> dict[str, _Sparse]:
     for delta in deltas.values():
         delta["events"] = 1
     return deltas
+
+
+def _list(value: object) -> list[object]:
+    """``value`` when it is a list (an event's list field), else empty."""
+    return value if isinstance(value, list) else []
+
+
+def _mappings(value: object) -> list[Mapping[str, object]]:
+    """The objects of list field ``value`` (an event's per-provider details)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
 def _merge(into: _Sparse, delta: _Sparse) -> None:
@@ -469,7 +482,7 @@ class _Tally:
         self.first_time: datetime | None = None
         self.last_time: datetime | None = None
 
-    def count(self, event: Mapping[str, Any]) -> None:
+    def count(self, event: Mapping[str, object]) -> None:
         """Add one (normalized) event."""
         when = _time(event.get("time")) or utcnow()
         day = when.strftime("%Y-%m-%d")

@@ -13,7 +13,12 @@ supersession note its metadata carried.  They live in the rotating event log
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.api.json import JSONObject
+
+if TYPE_CHECKING:
+    from paxm_core.telemetry.recorder import Telemetry
 
 __all__ = ["injection_events", "render_injections"]
 
@@ -21,7 +26,7 @@ __all__ = ["injection_events", "render_injections"]
 _SCAN = 100_000
 
 
-def injection_events(telemetry: Any, limit: int = 20) -> list[dict[str, Any]]:
+def injection_events(telemetry: Telemetry, limit: int = 20) -> list[JSONObject]:
     """The last ``limit`` injection receipts, oldest first."""
     if limit <= 0:
         return []

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError
+from paxm_core.api.json import JSONObject
 from paxm_core.telemetry.events import (
     normalize_event,
     provider_error_details,
@@ -20,6 +21,7 @@ from paxm_core.telemetry.store import TelemetryStore
 
 if TYPE_CHECKING:
     from paxm_core.telemetry.history import HistorySummary
+    from paxm_core.telemetry.sessions import SessionStats
 
 __all__ = ["Telemetry", "TelemetryError"]
 
@@ -43,11 +45,11 @@ class Telemetry:
     :param settings: explicit settings, overriding those derived from ``config``.
     """
 
-    def __init__(self, config: Any = None, *, settings: TelemetrySettings | None = None) -> None:
+    def __init__(self, config: object = None, *, settings: TelemetrySettings | None = None) -> None:
         self.config = config
         self.settings = settings if settings is not None else TelemetrySettings.from_config(config)
         self.store = TelemetryStore(self.settings)
-        self._sessions: Any = None  # the session table (paxm impact), opened on its first signal
+        self._sessions: SessionStats | None = None  # the session table (paxm impact), opened on its first signal
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -58,7 +60,7 @@ class Telemetry:
         profile: str,
         source: str,
         command: str,
-        result: Any,
+        result: object,
         error: object = "",
         duration_ms: float,
         kind: str = "recall",
@@ -76,7 +78,7 @@ class Telemetry:
         try:
             profile = (profile or "").strip() or "default"
             hits = list(getattr(result, "hits", None) or [])
-            event: dict[str, Any] = {
+            event: dict[str, object] = {
                 "kind": kind,
                 "source": source,
                 "command": command or ("hook" if source == "hook" else kind),
@@ -109,7 +111,7 @@ class Telemetry:
         profile: str,
         source: str,
         command: str,
-        result: Any,
+        result: object,
         error: object = "",
         duration_ms: float,
         item_count: int = 1,
@@ -119,7 +121,7 @@ class Telemetry:
         try:
             profile = (profile or "").strip() or "default"
             refs = list(getattr(result, "refs", None) or [])
-            event: dict[str, Any] = {
+            event: dict[str, object] = {
                 "kind": kind,
                 "source": source,
                 "command": command or ("hook" if source == "hook" else kind),
@@ -137,7 +139,7 @@ class Telemetry:
         except Exception as exc:
             _skipped(exc)
 
-    def record(self, event: Mapping[str, Any]) -> None:
+    def record(self, event: Mapping[str, object]) -> None:
         """Record a prepared event (hook recall/write, capture delivery...).
 
         Keys are upstream's event fields (see ``docs/telemetry.md``).  A raw ``query`` key is
@@ -149,7 +151,7 @@ class Telemetry:
         except Exception as exc:
             _skipped(exc)
 
-    def record_many(self, events: Iterable[Mapping[str, Any]]) -> None:
+    def record_many(self, events: Iterable[Mapping[str, object]]) -> None:
         """Record several prepared events, in order, under one lock and one metrics rewrite.
 
         The same lines and counts as :meth:`record` called for each: a drained delivery
@@ -161,19 +163,19 @@ class Telemetry:
         except Exception as exc:
             _skipped(exc)
 
-    def query_fields(self, query: str) -> dict[str, Any]:
+    def query_fields(self, query: str) -> dict[str, str | int]:
         """``query_hash``/``query_length`` (and ``query_preview`` on opt-in) for ``query``."""
         return self._query_fields(query)
 
-    def _query_fields(self, query: str) -> dict[str, Any]:
+    def _query_fields(self, query: str) -> dict[str, str | int]:
         return query_fields(
             query, capture_preview=self.settings.capture_query_preview, preview_chars=self.settings.query_preview_chars
         )
 
-    def _record(self, event: Mapping[str, Any]) -> None:
+    def _record(self, event: Mapping[str, object]) -> None:
         self._record_many([event])
 
-    def _record_many(self, events: list[Mapping[str, Any]]) -> None:
+    def _record_many(self, events: list[Mapping[str, object]]) -> None:
         if not self.settings.enabled or not events:
             return
         # per-session signal counts live in their own table (``paxm impact``), not in the log
@@ -228,7 +230,7 @@ class Telemetry:
             raise TelemetryError(f"cannot read telemetry: {exc}") from exc
         return summarize(metrics, days, storage)
 
-    def tail(self, limit: int = 50) -> list[dict[str, Any]]:
+    def tail(self, limit: int = 50) -> list[JSONObject]:
         """The last ``limit`` events, oldest first."""
         try:
             return self.store.tail(limit)
@@ -238,7 +240,7 @@ class Telemetry:
     def follow(
         self,
         tail: int,
-        emit: Callable[[dict[str, Any]], None],
+        emit: Callable[[JSONObject], None],
         *,
         poll_interval: float = 0.25,
         should_stop: Callable[[], bool] = lambda: False,
@@ -253,7 +255,7 @@ _SESSION_KINDS = ("session_signal", "session_arm")
 _LOG_ONLY_KINDS = ("injection", "session_arm")
 
 
-def _count_by_provider(items: list[Any]) -> dict[str, int]:
+def _count_by_provider(items: list[object]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in items:
         name = item.get("provider") if isinstance(item, Mapping) else getattr(item, "provider", "")

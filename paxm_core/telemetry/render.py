@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, SupportsInt
 
 from paxm_core.api.timefmt import parse_time
 from paxm_core.telemetry.history import HistorySummary
@@ -226,7 +226,9 @@ def format_log_line(event: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _as_int(value: Any) -> int:
+def _as_int(value: object) -> int:
+    if not isinstance(value, str | bytes | SupportsInt):
+        return 0  # what int() raises TypeError for
     try:
         return int(value)
     except (TypeError, ValueError):

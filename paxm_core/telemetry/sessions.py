@@ -14,9 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["SESSIONS_FILE", "SIGNALS", "SessionRow", "SessionStats"]
 
@@ -57,7 +60,7 @@ class SessionRow:
         return int(getattr(self, name))
 
 
-def _count(signal: Mapping[str, Any], name: str) -> int:
+def _count(signal: Mapping[str, object], name: str) -> int:
     value = signal.get(name)
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0
 
@@ -68,14 +71,14 @@ class SessionStats:
     def __init__(self, directory: Path) -> None:
         self.path = directory / SESSIONS_FILE
         self._lock = threading.Lock()
-        self._conn: Any = None  # kept open by a long-lived writer (the daemon's telemetry)
+        self._conn: sqlite3.Connection | None = None  # kept open by a long-lived writer (the daemon's telemetry)
 
-    def _connect(self) -> Any:
+    def _connect(self) -> sqlite3.Connection:
         from paxm_core.private_files import connect_private, private_dir
         from paxm_core.sqlite_locks import retry_locked
 
         private_dir(self.path.parent)
-        conn = connect_private(
+        conn: sqlite3.Connection = connect_private(
             self.path, what="telemetry sessions file", timeout=5.0, isolation_level=None, check_same_thread=False
         )
         try:
@@ -94,7 +97,7 @@ class SessionStats:
                 self._conn.close()
                 self._conn = None
 
-    def add_many(self, signals: Iterable[Mapping[str, Any]], retention_days: int = 0) -> None:
+    def add_many(self, signals: Iterable[Mapping[str, object]], retention_days: int = 0) -> None:
         """Add ``session_signal`` events to their sessions' sums (one transaction)."""
         batch = [s for s in signals if str(s.get("session") or "")]
         if not batch:
@@ -110,7 +113,7 @@ class SessionStats:
                 raise
 
     @staticmethod
-    def _add(conn: Any, batch: list[Mapping[str, Any]], retention_days: int) -> None:
+    def _add(conn: sqlite3.Connection, batch: list[Mapping[str, object]], retention_days: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
             for signal in batch:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import SupportsInt
 
 __all__ = [
     "DEFAULT_EVENTS_FILE",
@@ -67,7 +67,7 @@ class TelemetrySettings:
     query_preview_chars: int = DEFAULT_QUERY_PREVIEW_CHARS
 
     @classmethod
-    def from_config(cls, config: Any) -> TelemetrySettings:
+    def from_config(cls, config: object) -> TelemetrySettings:
         """Read ``config.telemetry`` (a :class:`~paxm_core.config.model.TelemetryConfig`) and fill defaults.
 
         Zero or negative sizes mean "default"; file names are reduced to their base name so a
@@ -76,7 +76,7 @@ class TelemetrySettings:
         section = getattr(config, "telemetry", None)
         config_path = getattr(config, "path", None)
 
-        def opt(name: str, default: Any) -> Any:
+        def opt(name: str, default: object) -> object:
             value = getattr(section, name, None) if section is not None else None
             return default if value is None else value
 
@@ -117,7 +117,9 @@ class TelemetrySettings:
         return [*backups, active]
 
 
-def _positive(value: Any, default: int) -> int:
+def _positive(value: object, default: int) -> int:
+    if not isinstance(value, str | bytes | SupportsInt):
+        return default  # what int() raises TypeError for
     try:
         number = int(value)
     except (TypeError, ValueError):

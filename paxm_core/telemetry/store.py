@@ -12,10 +12,11 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from paxm_core.api.json import JSONObject
 from paxm_core.atomic import write_atomic
 from paxm_core.telemetry.metrics import Metrics
 from paxm_core.telemetry.settings import TelemetrySettings
@@ -57,14 +58,14 @@ class TelemetryStore:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def append(self, event: dict[str, Any]) -> None:
+    def append(self, event: Mapping[str, object]) -> None:
         """Append one event line, rotating first if the active file would exceed its size cap.
 
         Call with the lock held.
         """
         self.append_many([event])
 
-    def append_many(self, events: list[dict[str, Any]]) -> None:
+    def append_many(self, events: Sequence[Mapping[str, object]]) -> None:
         """Append event lines in order, each as :meth:`append` would (rotation included).
 
         Consecutive lines that fit the active file go out in one write.  Call with the lock held.
@@ -143,11 +144,11 @@ class TelemetryStore:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def tail(self, limit: int) -> list[dict[str, Any]]:
+    def tail(self, limit: int) -> list[JSONObject]:
         """The last ``limit`` events across the rotated files, oldest first."""
         if limit <= 0:
             return []
-        events: list[dict[str, Any]] = []
+        events: list[JSONObject] = []
         for path in self.settings.event_paths_oldest_first():
             try:
                 data = path.read_bytes()
@@ -160,7 +161,7 @@ class TelemetryStore:
     def follow(
         self,
         tail: int,
-        emit: Callable[[dict[str, Any]], None],
+        emit: Callable[[JSONObject], None],
         *,
         poll_interval: float = 0.25,
         should_stop: Callable[[], bool] = lambda: False,
@@ -183,7 +184,7 @@ class TelemetryStore:
         finally:
             cursor.close()
 
-    def storage_info(self) -> dict[str, Any]:
+    def storage_info(self) -> dict[str, str | int]:
         """``{dir, events_file, metrics_file, event_bytes, total_bytes, max_event_file_bytes, max_event_files}``."""
         s = self.settings
         event_bytes = 0
@@ -207,9 +208,9 @@ class TelemetryStore:
         }
 
 
-def decode_lines(data: bytes) -> list[dict[str, Any]]:
+def decode_lines(data: bytes) -> list[JSONObject]:
     """Decode complete JSONL lines; lines that are not JSON objects are skipped, not fatal."""
-    events: list[dict[str, Any]] = []
+    events: list[JSONObject] = []
     for raw in data.split(b"\n"):
         raw = raw.strip()
         if not raw:
@@ -248,7 +249,7 @@ class EventCursor:
             self._file = None
         self._pending = b""
 
-    def _read_available(self) -> list[dict[str, Any]]:
+    def _read_available(self) -> list[JSONObject]:
         if self._file is None:
             return []
         data = self._pending + self._file.read()
@@ -256,7 +257,7 @@ class EventCursor:
         self._pending = data[cut:]
         return decode_lines(data[:cut])
 
-    def poll(self) -> list[dict[str, Any]]:
+    def poll(self) -> list[JSONObject]:
         """Events appended since the last poll, in order."""
         events = self._read_available()
         active = self.settings.events_path
