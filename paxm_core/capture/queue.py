@@ -1027,9 +1027,7 @@ class CaptureQueue:
                 )
         return present
 
-    def claim_batch(
-        self, provider: str, *, limit: int = 500, behind: Sequence[DeliveryClaim] = ()
-    ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+    def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
 
         Unlike :meth:`claim` (only each session's head), a session's consecutive undelivered
@@ -1037,21 +1035,7 @@ class CaptureQueue:
         for a retry or skipped: the caller delivers them in one ``put_batch`` and records them
         with :meth:`complete_many` (or :meth:`fail_many`), so per-session order still holds.
         Integrity is verified exactly as in :meth:`claim`.
-
-        ``behind``: claims of this queue still being written (a pipelined caller claims the
-        next batch while the previous one is in flight).  Episodes queued after them may be
-        taken; the caller must write this batch only after ``behind`` is recorded, and
-        release this batch's claims of any session whose ``behind`` episode was not delivered
-        (:func:`paxm_core.capture.batch.deliver_stream` does both).
         """
-        in_flight: set[str] = set()
-        # per session: a session's own in-flight rows are the only ones its prefix query skips,
-        # so it reads that many more, not the whole behind batch (a 256-row overread per session)
-        in_flight_of: dict[str, int] = {}
-        for c in behind:
-            if c.provider == provider and c.lease == self.lease and c.episode_id not in in_flight:
-                in_flight.add(c.episode_id)
-                in_flight_of[c.session_key] = in_flight_of.get(c.session_key, 0) + 1
         stamp = utc_stamp(self._now())
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
@@ -1068,23 +1052,17 @@ class CaptureQueue:
             # then their events: a claim behind in-flight batches (another stream, or the
             # worker's loop checking for free work) mostly finds every session blocked, and
             # must not read and verify hundreds of episodes only to lease none of them
-            takeable = self._takeable_prefixes(conn, provider, rows, in_flight, in_flight_of)
+            takeable = self._takeable_prefixes(conn, provider, rows)
             claims = self._verify_prefixes(conn, provider, takeable, stamp, quarantined)
             self._lease_rows(conn, [c.row for c in claims], stamp)
         return claims, quarantined
 
-    def _takeable_prefixes(
-        self,
-        conn: sqlite3.Connection,
-        provider: str,
-        rows: Sequence[Any],
-        in_flight: set[str],
-        in_flight_of: dict[str, int],
-    ) -> list[list[Any]]:
+    @staticmethod
+    def _takeable_prefixes(conn: sqlite3.Connection, provider: str, rows: Sequence[Any]) -> list[list[Any]]:
         """Per session, the due candidates that are its undelivered prefix, in order.
 
-        A candidate behind an earlier undelivered (not dead) episode would overtake it; the
-        leases of ``in_flight`` episodes are not in the way (they are written first).
+        A candidate behind an earlier undelivered (not dead) episode, leased or not, would
+        overtake it.
         """
         by_session: dict[str, list[Any]] = {}
         for row in rows:
@@ -1095,13 +1073,11 @@ class CaptureQueue:
             ahead = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT first_sequence, episode_id, state, lease_owner FROM capture_deliveries"
-                    " INDEXED BY capture_deliveries_heads"
+                    "SELECT first_sequence FROM capture_deliveries INDEXED BY capture_deliveries_heads"
                     " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
                     " ORDER BY first_sequence LIMIT ?",
-                    (provider, session_key, len(candidates) + in_flight_of.get(session_key, 0)),
+                    (provider, session_key, len(candidates)),
                 )
-                if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
             ]
             prefix = []
             for position, row in enumerate(candidates):
