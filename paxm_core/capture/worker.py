@@ -337,7 +337,7 @@ class DeliveryWorker:
             threading.Thread(target=self._deliver, args=(claim,), name="paxm-delivery", daemon=True).start()
 
     def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
-        # one stream per provider slot: while a batch is written the next is claimed
+        # one stream per provider slot: after recording a batch it claims the next itself
         # (deliver_stream), so a backlog drains without a round trip through the loop thread
         final: list[DeliveryOutcome] = []
         started = [time.monotonic()]
