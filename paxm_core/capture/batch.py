@@ -67,7 +67,12 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     items = [item for claim in claims for item in claim.items]
     try:
         refs = list(put(items))
-        error = "" if len(refs) == len(items) else f"put returned {len(refs)} refs for {len(items)} items"
+        if not refs:
+            error = f"{claims[0].provider}: delivery returned no ref"
+        elif len(refs) != len(items) and len(claims) > 1:  # refs map to claims by position
+            error = f"put returned {len(refs)} refs for {len(items)} items"
+        else:
+            error = ""
     except Exception as exc:  # any provider failure: try the episodes one by one
         refs, error = [], _error(exc)
     if not error:

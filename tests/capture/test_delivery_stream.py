@@ -94,9 +94,9 @@ def test_a_claim_never_takes_a_sessions_episodes_behind_its_in_flight_ones(tmp_p
     queue.append_many(_turns("a", 8) + _turns("b", 8))
     first, _ = queue.claim_batch("rec", limit=6)
     assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [("a", f"{n:03d}") for n in range(6)]
-    # a's later episodes wait behind its six leases (they still use up two of the limit);
-    # b has none in flight
-    following, _ = queue.claim_batch("rec", limit=8)
+    # a's later episodes wait behind its six leases (and do not use up the limit); b has none
+    # in flight
+    following, _ = queue.claim_batch("rec", limit=6)
     assert [(c.session_key, c.items[0].text.split()[2]) for c in following] == [("b", f"{n:03d}") for n in range(6)]
     # another queue (another process's worker) may not take them either
     other = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
@@ -107,6 +107,30 @@ def test_a_claim_never_takes_a_sessions_episodes_behind_its_in_flight_ones(tmp_p
     queue.complete_many(first, [c.episode_id for c in first])
     rest, _ = queue.claim_batch("rec", limit=6)
     assert [(c.session_key, c.items[0].text.split()[2]) for c in rest] == [("a", "006"), ("a", "007")]
+    queue.close()
+
+
+def test_a_claim_takes_the_oldest_takeable_episodes_and_a_claim_of_one_looks_past_blocked_sessions(
+    tmp_path: Path,
+) -> None:
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_interleaved(_turns("a", 6), _turns("b", 6)))
+    first, _ = queue.claim_batch("rec", limit=4)
+    # oldest first across sessions, each session's share a prefix of its own
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [
+        ("a", "000"),
+        ("a", "001"),
+        ("b", "000"),
+        ("b", "001"),
+    ]
+    queue.close()
+    # all of a's episodes are older than b's: a batch of one looks past a's, behind its lease
+    queue = CaptureQueue(tmp_path / "q2.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_turns("a", 6) + _turns("b", 6))
+    (head,), _ = queue.claim_batch("rec", limit=1)
+    (one,), _ = queue.claim_batch("rec", limit=1)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in (head, one)] == [("a", "000"), ("b", "000")]
+    assert queue.claim_batch("rec", limit=1)[0] == []
     queue.close()
 
 
