@@ -224,11 +224,11 @@ def test_each_batch_is_recorded_before_the_next_is_claimed(tmp_path: Path) -> No
     leased_at_claim: list[int] = []
     claim_batch = queue.claim_batch
 
-    def checked_claim_batch(provider_name: str, *, limit: int = 500) -> Any:
+    def checked_claim_batch(provider: str, *, limit: int = 500) -> Any:
         with sqlite3.connect(queue.path) as conn:
             row = conn.execute("SELECT COUNT(*) FROM capture_deliveries WHERE state = 'delivering'").fetchone()
         leased_at_claim.append(row[0])
-        return claim_batch(provider_name, limit=limit)
+        return claim_batch(provider, limit=limit)
 
     queue.claim_batch = checked_claim_batch  # type: ignore[method-assign]
     reported: list[list[str]] = []
