@@ -79,8 +79,8 @@ def deliver_all(
         def put(items: list[MemoryItem], provider: str = provider) -> list[MemoryRef]:
             return list(router.put_to_provider(provider, with_sequences(items), DELIVERY_TIMEOUT))
 
-        # the next batch is claimed (and the rate limiter waited for) while one is written;
-        # dead deliveries are counted from the queue status at the end
+        # the rate limiter is waited for before each claim; dead deliveries are counted
+        # from the queue status at the end
         deliver_stream(
             queue,
             provider,

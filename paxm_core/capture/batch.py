@@ -16,20 +16,15 @@ The guarantees are those of one-by-one delivery:
   are released untried (:meth:`~paxm_core.capture.CaptureQueue.release_many`, no attempt
   counted) rather than sent ahead of it.
 
-:func:`deliver_stream` repeats this until nothing is due, claiming batch N+1 on a helper
-thread while batch N is written (SQLite releases the GIL inside statements, so a claim's
-reads and a provider's write overlap on two cores).  Batch N+1 is written only after batch
-N's write returned: when every episode of N was delivered, the helper records N while N+1
-is written (the recording no longer sits between two writes); otherwise N is recorded first
-and N+1's episodes of a session that did not fully deliver are released untried.  Per-session
-order holds across batches as within one: a session's episodes reach the provider in order,
-and a kill -9 before N is recorded leaves N and N+1 leased, to be re-sent in that order under
-the same ids.
+:func:`deliver_stream` repeats this until nothing is due: claim a batch, write it, record it,
+claim the next.  A batch is claimed only after the one before it is recorded, so a session's
+later episodes are never leased while an earlier one is in flight (``claim_batch`` takes only
+a session's undelivered prefix), and a kill -9 leaves at most one batch leased, to be re-sent
+under the same ids.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 
 from paxm_core.api.types import MemoryItem, MemoryRef
@@ -72,7 +67,12 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     items = [item for claim in claims for item in claim.items]
     try:
         refs = list(put(items))
-        error = "" if len(refs) == len(items) else f"put returned {len(refs)} refs for {len(items)} items"
+        if not refs:
+            error = f"{claims[0].provider}: delivery returned no ref"
+        elif len(refs) != len(items) and len(claims) > 1:  # refs map to claims by position
+            error = f"put returned {len(refs)} refs for {len(items)} items"
+        else:
+            error = ""
     except Exception as exc:  # any provider failure: try the episodes one by one
         refs, error = [], _error(exc)
     if not error:
@@ -121,102 +121,12 @@ def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) 
 Report = Callable[[list[DeliveryOutcome], list[DeliveryClaim]], None]
 
 
-class _Prefetch:
-    """While batch N is written: claims batch N+1, then records batch N once it is written.
-
-    The claim waits for the previous helper's recording (batch N-1), so batch N-1's rows are
-    no longer in the way of the claim behind batch N.  The recording runs only when the
-    writer hands over batch N's refs (:meth:`record`); ``record(None)`` (batch N failed, or
-    the stream ends) leaves the recording to the writer.
-    """
-
-    def __init__(
-        self,
-        queue: CaptureQueue,
-        provider: str,
-        take: Callable[[int], int],
-        limit: int,
-        behind: list[DeliveryClaim],
-        after: _Prefetch | None,
-    ) -> None:
-        self._queue, self._provider, self._take, self._limit, self._behind = queue, provider, take, limit, behind
-        self._after = after
-        self.claims: list[DeliveryClaim] = []
-        self.dead: list[DeliveryOutcome] = []
-        self.error: BaseException | None = None
-        self._claimed = threading.Event()
-        self._written = threading.Event()
-        self._firsts: list[str] | None = None
-        self.outcomes: list[DeliveryOutcome] | None = None
-        self.record_error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="paxm-delivery-prefetch", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            if self._after is not None:
-                self._after.recorded()
-            # the allowance (a rate limiter's sleep) waits here too, while the write runs
-            wanted = self._take(self._limit)
-            self.claims, self.dead = self._queue.claim_batch(self._provider, limit=wanted, behind=self._behind)
-        except BaseException as exc:  # handed to the caller's thread
-            self.error = exc
-        finally:
-            self._claimed.set()
-        self._written.wait()
-        if self._firsts is not None:
-            try:
-                self.outcomes = self._queue.complete_many(self._behind, self._firsts)
-            except BaseException as exc:  # handed to the caller's thread
-                self.record_error = exc
-
-    def record(self, firsts: list[str] | None) -> None:
-        """Batch N was written (``firsts``: each claim's first ref) or is recorded elsewhere (``None``)."""
-        if not self._written.is_set():
-            self._firsts = firsts
-            self._written.set()
-
-    def recorded(self) -> list[DeliveryOutcome] | None:
-        """Wait for the recording of batch N; its outcomes (``None`` when not recorded here)."""
-        self._thread.join()
-        if self.record_error is not None:
-            raise self.record_error
-        return self.outcomes
-
-    def result(self) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
-        self._claimed.wait()
-        if self.error is not None:
-            raise self.error
-        return self.claims, self.dead
-
-
-def _next_batch(
-    queue: CaptureQueue,
-    prefetch: _Prefetch,
-    claims: list[DeliveryClaim],
-    outcomes: list[DeliveryOutcome] | None,
-    report: Report,
-    stopping: Callable[[], bool],
-) -> list[DeliveryClaim]:
-    """The prefetched batch, less (released untried) the claims of sessions this batch blocked.
-
-    ``outcomes`` ``None``: every episode of ``claims`` was written, so no session is blocked.
-    When ``stopping()``, the whole prefetched batch is released.
-    """
-    following, dead = prefetch.result()
+def _claim(queue: CaptureQueue, provider: str, limit: int, report: Report) -> list[DeliveryClaim]:
+    """The next batch of ``provider``'s due deliveries; quarantined ones are reported here."""
+    claims, dead = queue.claim_batch(provider, limit=limit)
     if dead:
         report(dead, [])
-    if outcomes is None:
-        blocked: set[str] = set()
-    else:
-        delivered = {o.episode_id for o in outcomes if o.state == "delivered"}
-        blocked = {c.session_key for c in claims if c.episode_id not in delivered}
-    held = following if stopping() else [c for c in following if c.session_key in blocked]
-    if held:
-        queue.release_many(held)
-        kept = {id(c) for c in held}
-        following = [c for c in following if id(c) not in kept]
-    return following
+    return claims
 
 
 def deliver_stream(
@@ -232,85 +142,24 @@ def deliver_stream(
 ) -> int:
     """Deliver ``provider``'s due episodes in batches until none is due; returns episodes attempted.
 
+    Each round claims a batch, writes it (:func:`deliver_batch`) and reports its outcomes.
+
     :param writer: ``writer(batch)`` -> the ``put`` for that batch (e.g. with its routes' timeout).
     :param first: an already claimed first batch (else one is claimed here).
     :param allowance: ``allowance(limit)`` -> how many the next claim may take (a rate
-        limiter; it may sleep).  It runs on the prefetch thread, overlapping the write.
-    :param stopping: checked between batches; when true, a prefetched batch is released
-        untried and the stream ends.
+        limiter; it may sleep).
+    :param stopping: checked after each batch; when true, the stream ends.
 
     Queue errors propagate; the leases they leave are recovered like a killed worker's.
     """
     take = allowance or (lambda wanted: wanted)
-    if first is None:
-        claims, dead = queue.claim_batch(provider, limit=take(limit))
-        if dead:
-            report(dead, [])
-    else:
-        claims = list(first)
+    claims = list(first) if first is not None else _claim(queue, provider, take(limit), report)
     attempted = 0
-    # the helper recording the previous batch (it ran ahead: this batch was written meanwhile)
-    recording: tuple[_Prefetch, list[DeliveryClaim]] | None = None
-    try:
-        while claims:
-            prefetch = (
-                None if stopping() else _Prefetch(queue, provider, take, limit, claims, recording and recording[0])
-            )
-            try:
-                put = writer(claims)
-                firsts, error = _write(claims, put)
-                if recording is not None:  # the batch before this one, in order
-                    attempted += _report_recorded(recording, report)
-                    recording = None
-                if firsts is not None and prefetch is not None:
-                    # all delivered: the helper records this batch once it has claimed the
-                    # next, so the next write need not wait for this batch's recording
-                    prefetch.record(firsts)
-                    recording, outcomes = (prefetch, claims), None
-                else:
-                    if prefetch is not None:
-                        prefetch.record(None)
-                    if firsts is not None:
-                        outcomes = queue.complete_many(claims, firsts)
-                    else:
-                        outcomes = _after_failure(queue, claims, put, error)
-            except BaseException:
-                if prefetch is not None:
-                    prefetch.record(None)
-                    _release_quietly(queue, prefetch)
-                raise
-            if outcomes is not None:
-                attempted += len(outcomes)
-                report(outcomes, claims)
-            if prefetch is None:
-                break
-            claims = _next_batch(queue, prefetch, claims, outcomes, report, stopping)
-    except BaseException:
-        if recording is not None:  # a batch written before the error: report what was recorded
-            try:
-                _report_recorded(recording, report)
-            except Exception:  # the original error matters more; lease recovery covers the rest
-                pass
-        raise
-    if recording is not None:  # the last written batch's recording
-        attempted += _report_recorded(recording, report)
+    while claims:
+        outcomes = deliver_batch(queue, claims, writer(claims))
+        attempted += len(outcomes)
+        report(outcomes, claims)
+        if stopping():
+            break
+        claims = _claim(queue, provider, take(limit), report)
     return attempted
-
-
-def _report_recorded(recording: tuple[_Prefetch, list[DeliveryClaim]], report: Report) -> int:
-    helper, claims = recording
-    outcomes = helper.recorded() or []
-    report(outcomes, claims)
-    return len(outcomes)
-
-
-def _release_quietly(queue: CaptureQueue, prefetch: _Prefetch) -> None:
-    try:
-        claims, _ = prefetch.result()
-        queue.release_many(claims)
-    except Exception:  # the original error matters more; lease recovery covers the rest
-        pass
-    try:
-        prefetch.recorded()  # a recording handed over before the error still finishes
-    except Exception:
-        pass

@@ -15,6 +15,7 @@ flush`` next to a running daemon, could re-send in-flight episodes).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import sqlite3
@@ -61,6 +62,9 @@ DEFAULT_RETRY_MIN = 1.0
 DEFAULT_MAX_ATTEMPTS = 10
 MAX_BACKOFF = 64.0
 MAX_ERROR_CHARS = 1000
+#: due rows a claim reads at least: a small claim (a batch of one) looks past sessions whose
+#: earlier episodes are leased or waiting for a retry, as far as this many rows
+CLAIM_WINDOW = 64
 NO_PROVIDER = "no write-profile provider for profile(s)"
 
 #: write profile -> provider instance names (a mapping or a function).
@@ -342,6 +346,21 @@ def _upstream_copy_waiting(path: Path) -> bool:
         )
     except OSError:
         return False
+
+
+def _oldest(prefixes: list[list[Any]], rows: Sequence[Any], limit: int) -> list[list[Any]]:
+    """The ``limit`` oldest rows (in ``rows``' claim order) of the takeable ``prefixes``.
+
+    Each session's share stays a prefix of its own (it stops at its first row not taken).
+    """
+    rank = {row[5]: n for n, row in enumerate(rows)}  # by rowid
+    kept = {row[5] for row in sorted((r for p in prefixes for r in p), key=lambda r: rank[r[5]])[:limit]}
+    out: list[list[Any]] = []
+    for prefix in prefixes:
+        cut = list(itertools.takewhile(lambda r: r[5] in kept, prefix))
+        if cut:
+            out.append(cut)
+    return out
 
 
 class CaptureQueue:
@@ -748,69 +767,6 @@ class CaptureQueue:
 
     # -- delivery ----------------------------------------------------------------------
 
-    def claim(
-        self, slots: Callable[[str], int] | None = None, *, limit: int = 100, exclude: Sequence[str] = ()
-    ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
-        """Lease due deliveries to this queue's owner token.
-
-        Only the head of each (provider, session) is claimable: a delivery waits while an
-        earlier episode of the same session is undelivered (and not dead) for that provider.
-        ``slots(provider)`` caps how many are taken per provider; providers in ``exclude`` are
-        left alone (the worker claims them with :meth:`claim_batch`).  Integrity is verified
-        here; failures are quarantined to ``dead`` and returned as outcomes.
-        """
-        stamp = utc_stamp(self._now())
-        claims: list[DeliveryClaim] = []
-        quarantined: list[DeliveryOutcome] = []
-        taken: dict[str, int] = {}
-        with self._tx() as conn:
-            heads = self._heads(conn, exclude, stamp, limit)
-            event_rows = self._event_rows(conn, [r[0] for r in heads])
-            for episode_id, provider, profiles_json, attempts, session_key, payload, digest, rowid in heads:
-                if slots is not None and taken.get(provider, 0) >= slots(provider):
-                    continue
-                due = (episode_id, provider, session_key, attempts, profiles_json)
-                events = event_rows[episode_id]
-                verified = self._verify_or_quarantine(conn, due, payload, digest, stamp, quarantined, events)
-                if verified is None:
-                    continue
-                taken[provider] = taken.get(provider, 0) + 1
-                claims.append(
-                    DeliveryClaim(episode_id, provider, session_key, attempts + 1, *verified, self.lease, rowid)
-                )
-            self._lease_rows(conn, [c.row for c in claims], stamp)
-        return claims, quarantined
-
-    @staticmethod
-    def _heads(conn: sqlite3.Connection, exclude: Sequence[str], stamp: str, limit: int) -> list[Any]:
-        """The due head delivery of each (provider, session), with its envelope, oldest first.
-
-        The head is a session's earliest episode not yet delivered or dead for that provider.
-        The heads come from a partial index over the undelivered rows, so a claim stays cheap
-        however long the history is.
-        """
-        skip = "".join(" AND provider != ?" for _ in exclude)
-        return conn.execute(
-            """WITH heads AS (
-                 SELECT provider, session_key, MIN(first_sequence) AS first_sequence
-                 FROM capture_deliveries INDEXED BY capture_deliveries_heads
-                 WHERE state IN ('pending', 'retry', 'delivering')"""
-            + skip
-            + """
-                 GROUP BY provider, session_key)
-               SELECT d.episode_id, d.provider, d.profiles_json, d.attempts, d.session_key,
-                      e.payload_json, e.payload_hash, d.rowid
-               FROM heads h
-               CROSS JOIN capture_deliveries d INDEXED BY capture_deliveries_heads
-                    ON d.provider = h.provider AND d.session_key = h.session_key
-                    AND d.first_sequence = h.first_sequence
-               JOIN capture_episodes e ON e.episode_id = d.episode_id
-               WHERE d.state IN ('pending', 'retry', 'delivering') AND d.state != 'delivering'
-                 AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
-               ORDER BY d.episode_created_at, d.episode_id LIMIT ?""",
-            (*exclude, stamp, limit),
-        ).fetchall()
-
     def _verify_or_quarantine(
         self,
         conn: sqlite3.Connection,
@@ -1027,31 +983,16 @@ class CaptureQueue:
                 )
         return present
 
-    def claim_batch(
-        self, provider: str, *, limit: int = 500, behind: Sequence[DeliveryClaim] = ()
-    ) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
+    def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
 
-        Unlike :meth:`claim` (only each session's head), a session's consecutive undelivered
-        episodes are taken together, oldest first, as long as no earlier one is leased, waiting
-        for a retry or skipped: the caller delivers them in one ``put_batch`` and records them
-        with :meth:`complete_many` (or :meth:`fail_many`), so per-session order still holds.
-        Integrity is verified exactly as in :meth:`claim`.
-
-        ``behind``: claims of this queue still being written (a pipelined caller claims the
-        next batch while the previous one is in flight).  Episodes queued after them may be
-        taken; the caller must write this batch only after ``behind`` is recorded, and
-        release this batch's claims of any session whose ``behind`` episode was not delivered
-        (:func:`paxm_core.capture.batch.deliver_stream` does both).
+        A session's consecutive undelivered episodes are taken together, oldest first, as long
+        as no earlier one is leased, waiting for a retry or quarantined: the caller delivers
+        them in one write and records them with :meth:`complete_many` (or :meth:`fail_many`), so
+        per-session order holds.  A claim of one is a batch of one: it takes the oldest due
+        episode whose session has nothing earlier in flight.  Integrity is verified here;
+        failures are quarantined to ``dead`` and returned as outcomes.
         """
-        in_flight: set[str] = set()
-        # per session: a session's own in-flight rows are the only ones its prefix query skips,
-        # so it reads that many more, not the whole behind batch (a 256-row overread per session)
-        in_flight_of: dict[str, int] = {}
-        for c in behind:
-            if c.provider == provider and c.lease == self.lease and c.episode_id not in in_flight:
-                in_flight.add(c.episode_id)
-                in_flight_of[c.session_key] = in_flight_of.get(c.session_key, 0) + 1
         stamp = utc_stamp(self._now())
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
@@ -1062,29 +1003,23 @@ class CaptureQueue:
                    WHERE d.provider = ? AND d.state IN ('pending', 'retry')
                      AND (d.next_attempt_at = '' OR d.next_attempt_at <= ?)
                    ORDER BY d.episode_created_at, d.session_key, d.first_sequence LIMIT ?""",
-                (provider, stamp, limit),
+                (provider, stamp, max(limit, CLAIM_WINDOW)),
             ).fetchall()
             # first which candidates may be taken (each session's undelivered prefix), and only
             # then their events: a claim behind in-flight batches (another stream, or the
             # worker's loop checking for free work) mostly finds every session blocked, and
             # must not read and verify hundreds of episodes only to lease none of them
-            takeable = self._takeable_prefixes(conn, provider, rows, in_flight, in_flight_of)
+            takeable = _oldest(self._takeable_prefixes(conn, provider, rows), rows, limit)
             claims = self._verify_prefixes(conn, provider, takeable, stamp, quarantined)
             self._lease_rows(conn, [c.row for c in claims], stamp)
         return claims, quarantined
 
-    def _takeable_prefixes(
-        self,
-        conn: sqlite3.Connection,
-        provider: str,
-        rows: Sequence[Any],
-        in_flight: set[str],
-        in_flight_of: dict[str, int],
-    ) -> list[list[Any]]:
+    @staticmethod
+    def _takeable_prefixes(conn: sqlite3.Connection, provider: str, rows: Sequence[Any]) -> list[list[Any]]:
         """Per session, the due candidates that are its undelivered prefix, in order.
 
-        A candidate behind an earlier undelivered (not dead) episode would overtake it; the
-        leases of ``in_flight`` episodes are not in the way (they are written first).
+        A candidate behind an earlier undelivered (not dead) episode, leased or not, would
+        overtake it.
         """
         by_session: dict[str, list[Any]] = {}
         for row in rows:
@@ -1095,13 +1030,11 @@ class CaptureQueue:
             ahead = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT first_sequence, episode_id, state, lease_owner FROM capture_deliveries"
-                    " INDEXED BY capture_deliveries_heads"
+                    "SELECT first_sequence FROM capture_deliveries INDEXED BY capture_deliveries_heads"
                     " WHERE provider = ? AND session_key = ? AND state IN ('pending', 'retry', 'delivering')"
                     " ORDER BY first_sequence LIMIT ?",
-                    (provider, session_key, len(candidates) + in_flight_of.get(session_key, 0)),
+                    (provider, session_key, len(candidates)),
                 )
-                if not (r[1] in in_flight and r[2] == "delivering" and r[3] == self.lease)
             ]
             prefix = []
             for position, row in enumerate(candidates):

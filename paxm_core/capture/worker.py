@@ -1,16 +1,17 @@
 """The background delivery worker: leases due deliveries and sends them through the router.
 
-One loop thread claims work; each claimed delivery runs on its own daemon thread, bounded by
+One loop thread claims work; each claimed batch starts a stream on its own daemon thread
+(:func:`~paxm_core.capture.batch.deliver_stream`: write, record, claim the next), bounded by
 a per-provider concurrency limit.  A provider that hangs therefore only holds its own slots:
 other providers keep delivering (upstream ran a claimed batch to completion before claiming
 again, so one hanging provider stalled all of them).  Delivery uses the router's
 ``put_to_provider`` (the same write pipeline as ``remember``); nothing here writes to a
 provider directly.
 
-A provider with ``put_batch`` (the router's ``capabilities``) gets its due episodes in
-batches: one claim transaction, one write, one completion transaction for up to
-``batch_size`` episodes (:mod:`paxm_core.capture.batch`), each batch holding one of the
-provider's slots.  Other providers get one episode per delivery, as before.
+Every delivery is a batch (:mod:`paxm_core.capture.batch`): one claim transaction, one write,
+one completion transaction.  A provider with ``put_batch`` (the router's ``capabilities``)
+gets up to ``batch_size`` episodes per batch; the others get batches of one.  Each stream
+holds one of the provider's slots.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 from paxm_core.api.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryItem, MemoryRef
-from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_stream
+from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_batch, deliver_stream
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
 from paxm_core.capture.queue import CaptureQueue
 
@@ -142,12 +143,26 @@ class DeliveryWorker:
             self._cond.notify_all()
 
     def run_once(self) -> list[DeliveryOutcome]:
-        """Claim what is due and deliver it on this thread (tests, one-shot tools)."""
-        claims, outcomes = self.queue.claim(self._free_slots)
+        """Claim what is due and deliver it on this thread (tests, one-shot tools).
+
+        Each provider gets up to its free slots of batches (of one, without ``put_batch``),
+        claimed before any is written: so a claim of one takes at most one episode per session.
+        """
+        batches: list[tuple[str, list[DeliveryClaim]]] = []
+        outcomes: list[DeliveryOutcome] = []
+        for provider in self.queue.due_providers():
+            for _ in range(self._free_slots(provider)):
+                claims, dead = self.queue.claim_batch(provider, limit=self.batch_for(provider))
+                outcomes.extend(dead)
+                if not claims:
+                    break
+                batches.append((provider, claims))
         for quarantined in outcomes:
             self._emit(quarantined)
-        for claim in claims:
-            outcomes.append(self._deliver(claim, count_inflight=False))
+        for provider, claims in batches:
+            started = time.monotonic()
+            done = deliver_batch(self.queue, claims, self._put(provider, claims))
+            outcomes.extend(self._record_batch(done, claims, time.monotonic() - started))
         return outcomes
 
     def flush(
@@ -269,10 +284,6 @@ class DeliveryWorker:
                 if not self._wake and not self._stopping:
                     self._cond.wait(wait)
 
-    def _batches(self, provider: str) -> bool:
-        """Whether ``provider`` takes batched writes (decided once per provider)."""
-        return self.batch_for(provider) > 1
-
     def batch_for(self, provider: str) -> int:
         """Episodes per write to ``provider``: 1 without ``put_batch`` (decided once per provider)."""
         known = self._batch_sizes.get(provider)
@@ -292,52 +303,43 @@ class DeliveryWorker:
         return known
 
     def _dispatch(self) -> None:
-        batches: list[tuple[str, list[DeliveryClaim]]] = []
+        streams: list[tuple[str, list[DeliveryClaim]]] = []
         quarantined: list[DeliveryOutcome] = []
         with self._cond:
-            due = self.queue.due_providers()
-            batched = [p for p in due if self._batches(p)]
             now = time.monotonic()
-            for provider in batched:
-                if self._free_slots(provider) <= 0:
-                    continue
-                running = self._inflight.get(provider, 0) > 0
-                # A running stream claims its provider's next batch itself, and each of its
-                # batches wakes this loop: once a claim here found nothing beside it (every
-                # session's head already leased), claiming again after every batch only
-                # re-reads the backlog (a quarter of the worker's CPU in a long drain, measured
-                # in benchmarks/queue_bench.py).  New work (notify), the stream's end or one tick
-                # lets the loop look again.
-                if running and now < self._drained.get(provider, 0.0):
-                    continue
-                claims, dead = self.queue.claim_batch(provider, limit=self.batch_for(provider))
-                quarantined.extend(dead)
-                if claims:
+            for provider in self.queue.due_providers():
+                while self._free_slots(provider) > 0:
+                    running = self._inflight.get(provider, 0) > 0
+                    # A running stream claims its provider's next batch itself, and each of its
+                    # batches wakes this loop: once a claim here found nothing beside it (every
+                    # session's next episode already leased), claiming again after every batch
+                    # only re-reads the backlog.  New work (notify), the stream's end or one
+                    # tick lets the loop look again.
+                    if running and now < self._drained.get(provider, 0.0):
+                        break
+                    claims, dead = self.queue.claim_batch(provider, limit=self.batch_for(provider))
+                    quarantined.extend(dead)
+                    if not claims:
+                        if running:
+                            self._drained[provider] = now + self._tick
+                        break
                     self._drained.pop(provider, None)
                     self._inflight[provider] = self._inflight.get(provider, 0) + 1
-                    batches.append((provider, claims))
-                elif running:
-                    self._drained[provider] = now + self._tick
-            singles: list[DeliveryClaim] = []
-            if len(batched) < len(due):
-                # only providers without put_batch are claimed one by one; the heads query
-                # walks every undelivered row, so it runs only when one of them has work
-                # (the loop wakes after every batch a stream records)
-                singles, dead = self.queue.claim(self._free_slots, exclude=batched)
-                quarantined.extend(dead)
-            for claim in singles:
-                self._inflight[claim.provider] = self._inflight.get(claim.provider, 0) + 1
+                    streams.append((provider, claims))
         for outcome in quarantined:
             self._emit(outcome)
-        for provider, claims in batches:
+        for provider, claims in streams:
             threading.Thread(
                 target=self._deliver_many, args=(provider, claims), name="paxm-delivery", daemon=True
             ).start()
-        for claim in singles:
-            threading.Thread(target=self._deliver, args=(claim,), name="paxm-delivery", daemon=True).start()
+
+    def _put(self, provider: str, batch: list[DeliveryClaim]) -> Callable[[list[MemoryItem]], list[MemoryRef]]:
+        """The write of ``batch`` to ``provider``, with the longest of its routes' timeouts."""
+        timeout = max(self._timeout_for(claim) for claim in batch)
+        return lambda items: self.router.put_to_provider(provider, items, timeout)
 
     def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
-        # one stream per provider slot: while a batch is written the next is claimed
+        # one stream per provider slot: after recording a batch it claims the next itself
         # (deliver_stream), so a backlog drains without a round trip through the loop thread
         final: list[DeliveryOutcome] = []
         started = [time.monotonic()]
@@ -346,8 +348,7 @@ class DeliveryWorker:
         def writer(batch: list[DeliveryClaim]) -> Callable[[list[MemoryItem]], list[MemoryRef]]:
             current[:] = batch
             started[0] = time.monotonic()
-            timeout = max(self._timeout_for(claim) for claim in batch)
-            return lambda items: self.router.put_to_provider(provider, items, timeout)
+            return self._put(provider, batch)
 
         def report(outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim]) -> None:
             duration = time.monotonic() - started[0] if batch else 0.0
@@ -420,49 +421,6 @@ class DeliveryWorker:
             if getattr(route, "name", None) == claim.provider and getattr(route, "timeout", None)
         ]
         return max(timeouts) if timeouts else DEFAULT_DELIVERY_TIMEOUT
-
-    def _deliver(self, claim: DeliveryClaim, *, count_inflight: bool = True) -> DeliveryOutcome:
-        started = time.monotonic()
-        ref = ""
-        error = ""
-        try:
-            refs = self.router.put_to_provider(claim.provider, claim.items, self._timeout_for(claim))
-            ref = refs[0].id if refs else ""
-            if not ref:
-                error = f"{claim.provider}: delivery returned no ref"
-        except Exception as exc:  # every provider failure is a retryable delivery failure
-            error = str(exc) or type(exc).__name__
-        duration = time.monotonic() - started
-        finished = time.time()
-        try:
-            outcome = self.queue.complete(claim, ref) if not error else self.queue.fail(claim, error)
-        except Exception as exc:  # queue closed or DB error: the lease stays, recovery retries it
-            self._report_issue("delivery_worker_error", exc)
-            outcome = DeliveryOutcome(claim.episode_id, claim.provider, claim.session_key, claim.attempt, "delivering")
-        latencies = [max(0.0, finished - t) for t in claim.capture_times]
-        outcome = DeliveryOutcome(
-            outcome.episode_id,
-            outcome.provider,
-            outcome.session_key,
-            outcome.attempt,
-            outcome.state,
-            ref=outcome.ref,
-            error=outcome.error,
-            duration=duration,
-            passive_latency_total=sum(latencies),
-            passive_samples=len(latencies),
-        )
-        with self._cond:
-            if outcome.state in self._counts:
-                self._counts[outcome.state] += 1
-            if count_inflight:
-                self._inflight[claim.provider] -= 1
-            self._wake = True
-            self._cond.notify_all()
-        self._emit(outcome)
-        if outcome.state == "delivered":
-            self._cleanup.schedule()
-        return outcome
 
     def _emit(self, outcome: DeliveryOutcome) -> None:
         if self._telemetry is None:

@@ -42,7 +42,7 @@ def test_loop_claims_once_beside_a_running_stream(open_queue, make_router) -> No
     worker = DeliveryWorker(q, make_router(provider), batch_size=2, tick=30.0)
     report = worker.flush(timeout=60)
     assert report.ok and report.delivered == 12, report
-    # every episode of the one session, in order (the stream's prefetch took them all)
+    # every episode of the one session, in order (the stream took them all, batch after batch)
     order = [int(n) for item in provider.puts for n in re.findall(r"answer (\d+)", item.text)]
     assert order == list(range(12)), order
     # the first claim started the stream; one more found every head leased; then the loop

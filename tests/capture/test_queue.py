@@ -138,7 +138,7 @@ def test_mixed_profiles_give_one_item_per_profile_with_stable_ids(open_queue) ->
     q.append(event("e1", profile="default", text="first", metadata={"session_id": "S", "k": "1"}))
     q.append(event("e2", profile="ltm", text="second", tier="ltm", expires_at=expiry))
     q.append(event("e3", profile="default", text="third", metadata={"k": "3"}, terminal=True))
-    claims, _ = q.claim()
+    claims, _ = q.claim_batch("mem0", limit=1)
     assert len(claims) == 1
     items = claims[0].items
     episode = claims[0].episode_id
@@ -153,14 +153,14 @@ def test_mixed_profiles_give_one_item_per_profile_with_stable_ids(open_queue) ->
     # a retry after a failure sends byte-identical ids (idempotent at ID-honouring providers)
     q.fail(claims[0], "boom")
     q.make_due()
-    retry, _ = q.claim()
+    retry, _ = q.claim_batch("mem0", limit=1)
     assert [i.id for i in retry[0].items] == [i.id for i in items]
 
 
 def test_event_metadata_cannot_forge_reserved_keys(open_queue) -> None:
     q = open_queue()
     q.append(event("e1", metadata={"paxm_episode_id": "forged", "paxm_missing_sequences": "9"}, terminal=True))
-    (claim,), _ = q.claim()
+    (claim,), _ = q.claim_batch("sqlite", limit=1)
     assert claim.items[0].metadata["paxm_episode_id"] == claim.episode_id
     assert "paxm_missing_sequences" not in claim.items[0].metadata
 
@@ -176,21 +176,21 @@ def test_profile_without_provider_is_dead_and_visible(open_queue) -> None:
     fixed = open_queue(routes={"default": ["sqlite"], "nowhere": ["mem0"]})
     assert fixed.retry_dead() == 1
     assert fixed.status().episodes == {"pending": 1} and fixed.status().deliveries == {"pending": 1}
-    (claim,), _ = fixed.claim()
+    (claim,), _ = fixed.claim_batch("mem0", limit=1)
     assert claim.provider == "mem0" and claim.items[0].id == claim.episode_id
 
 
 def test_reopen_recovers_deliveries_of_dead_owners_only(open_queue, queue_path: Path) -> None:
     first = open_queue()
     first.append(event("e1", terminal=True))
-    (claim,), _ = first.claim()
+    (claim,), _ = first.claim_batch("sqlite", limit=1)
     # a second queue in the same process while the owner is alive: the lease is respected
     observer = open_queue(recover=True)
     assert observer.status().deliveries == {"delivering": 1}
     first.close()  # owner gone (like a crash): the next open returns the row to retry
     reopened = open_queue()
     assert reopened.status().deliveries == {"retry": 1}
-    (again,), _ = reopened.claim()
+    (again,), _ = reopened.claim_batch("sqlite", limit=1)
     assert again.attempt == 2 and again.items[0].id == claim.items[0].id
 
 
@@ -340,7 +340,7 @@ def test_prune_removes_only_old_delivered_work(open_queue, clock, queue_path: Pa
     q.append(event("dead", "s2", terminal=True))
     append_raw(queue_path, "raw_done", "codex", "user_input", b'{"prompt": "x", "session": "s3"}', clock.now)
     q.drain_inbox(_render)
-    claims, _ = q.claim()
+    claims, _ = q.claim_batch("a")
     by_event = {c.items[0].text: c for c in claims}
     q.complete(by_event["text of old"], "ref-old")
     q.fail(by_event["text of dead"], "boom")  # max_attempts=1: dead
@@ -373,7 +373,7 @@ def test_upgrade_from_schema_1_backfills_delivery_positions(open_queue, queue_pa
         ("s1", 1),
         ("s1", 2),
     ]
-    (claim,), _ = upgraded.claim()  # only the head of the session is claimable
+    (claim,), _ = upgraded.claim_batch("a", limit=1)  # a claim of one: the head of the session
     assert claim.items[0].text == "text of e1"
 
 

@@ -79,7 +79,14 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule()
     def claim(self) -> None:
-        claims, quarantined = self.queue.claim()
+        claims, quarantined = [], []
+        for provider in ("a", "b"):  # claims of one, until each session's head is leased
+            while True:
+                got, dead = self.queue.claim_batch(provider, limit=1)
+                claims += got
+                quarantined += dead
+                if not got and not dead:
+                    break
         # nothing was tampered with: the only quarantine is a delivery interrupted too often
         for outcome in quarantined:
             assert outcome.state == "dead" and "most of them interrupted" in outcome.error

@@ -1,10 +1,8 @@
-"""Pipelined delivery (``deliver_stream``): batch N+1 is claimed while batch N is written.
+"""Delivery in batches (``deliver_stream``): claim a batch, write it, record it, repeat.
 
-Per-session order must hold across batches as within one: the next batch may hold a
-session's later episodes only behind this queue's own in-flight claims, it is written only
-after the previous batch's write returned (a fully delivered batch is recorded while the next
-one is written; any other is recorded first), and its episodes of a session that did not
-deliver are released untried.
+Per-session order must hold across batches as within one: a batch is claimed only after the
+one before it is recorded, a claim never takes a session's episode behind one that is leased
+or waiting for a retry, and a stopped stream leaves nothing leased.
 """
 
 from __future__ import annotations
@@ -91,57 +89,52 @@ def _positions(log: list[str], session: str) -> list[int]:
     return [int(text.split()[2]) for text in log if text.split()[1] == session]
 
 
-def test_the_next_batch_is_claimed_behind_the_in_flight_one_and_written_after_it(tmp_path: Path) -> None:
+def test_a_claim_never_takes_a_sessions_episodes_behind_its_in_flight_ones(tmp_path: Path) -> None:
+    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_turns("a", 8) + _turns("b", 8))
+    first, _ = queue.claim_batch("rec", limit=6)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [("a", f"{n:03d}") for n in range(6)]
+    # a's later episodes wait behind its six leases (and do not use up the limit); b has none
+    # in flight
+    following, _ = queue.claim_batch("rec", limit=6)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in following] == [("b", f"{n:03d}") for n in range(6)]
+    # another queue (another process's worker) may not take them either
+    other = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
+    try:
+        assert other.claim_batch("rec", limit=6)[0] == []
+    finally:
+        other.close()
+    queue.complete_many(first, [c.episode_id for c in first])
+    rest, _ = queue.claim_batch("rec", limit=6)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in rest] == [("a", "006"), ("a", "007")]
+    queue.close()
+
+
+def test_a_claim_takes_the_oldest_takeable_episodes_and_a_claim_of_one_looks_past_blocked_sessions(
+    tmp_path: Path,
+) -> None:
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
     queue.append_many(_interleaved(_turns("a", 6), _turns("b", 6)))
     first, _ = queue.claim_batch("rec", limit=4)
+    # oldest first across sessions, each session's share a prefix of its own
     assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [
         ("a", "000"),
         ("a", "001"),
         ("b", "000"),
         ("b", "001"),
     ]
-    # without ``behind`` nothing more is claimable: every session's head is in flight
-    assert queue.claim_batch("rec", limit=4)[0] == []
-    following, _ = queue.claim_batch("rec", limit=4, behind=first)
-    assert [(c.session_key, c.items[0].text.split()[2]) for c in following] == [
-        ("a", "002"),
-        ("a", "003"),
-        ("b", "002"),
-        ("b", "003"),
-    ]
-    # another queue (another process's worker) may not claim behind these leases
-    other = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
-    try:
-        assert other.claim_batch("rec", limit=4, behind=first)[0] == []
-    finally:
-        other.close()
+    queue.close()
+    # all of a's episodes are older than b's: a batch of one looks past a's, behind its lease
+    queue = CaptureQueue(tmp_path / "q2.sqlite", routes={"default": ["rec"]})
+    queue.append_many(_turns("a", 6) + _turns("b", 6))
+    (head,), _ = queue.claim_batch("rec", limit=1)
+    (one,), _ = queue.claim_batch("rec", limit=1)
+    assert [(c.session_key, c.items[0].text.split()[2]) for c in (head, one)] == [("a", "000"), ("b", "000")]
+    assert queue.claim_batch("rec", limit=1)[0] == []
     queue.close()
 
 
-def test_a_claim_behind_reads_past_each_sessions_own_in_flight_episodes(tmp_path: Path) -> None:
-    # session a's six oldest episodes are in flight, b has none: a's prefix check must skip
-    # exactly a's six leases (its own share of ``behind``), not b's count nor the batch's
-    queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
-    queue.append_many(_turns("a", 8) + _turns("b", 8))
-    first, _ = queue.claim_batch("rec", limit=6)
-    assert [(c.session_key, c.items[0].text.split()[2]) for c in first] == [("a", f"{n:03d}") for n in range(6)]
-    following, _ = queue.claim_batch("rec", limit=6, behind=first)
-    assert [(c.session_key, c.items[0].text.split()[2]) for c in following] == [
-        ("a", "006"),
-        ("a", "007"),
-        ("b", "000"),
-        ("b", "001"),
-        ("b", "002"),
-        ("b", "003"),
-    ]
-    # with both batches in flight (one of them listed twice: still one lease each), only b's rest
-    again, _ = queue.claim_batch("rec", limit=6, behind=[*first, *following, *following])
-    assert [(c.session_key, c.items[0].text.split()[2]) for c in again] == [("b", f"{n:03d}") for n in range(4, 8)]
-    queue.close()
-
-
-def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_path: Path) -> None:
+def test_a_failed_episode_holds_back_the_rest_of_its_session(tmp_path: Path) -> None:
     provider = Recorder(fail_twice=["a 001 fine"])
     # the retry of a's episode 1 must not fall due inside the stream however slowly the
     # machine runs (at 0.05 s it did under CI load): it waits 30 s, and the queue's clock
@@ -163,7 +156,7 @@ def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_pat
         )
         assert attempted == len(seen) >= 6
         # a's episode 1 failed (retry, backed off); a's later episodes were never sent ahead,
-        # though the prefetched batch had claimed two of them; b went on, in order
+        # and no attempt was counted on them; b went on, in order
         assert _positions(provider.log, "a") == [0]
         b = _positions(provider.log, "b")
         assert b == list(range(len(b))) and len(b) >= 4
@@ -172,7 +165,7 @@ def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_pat
                 "SELECT state, attempts FROM capture_deliveries WHERE session_key = 'a' ORDER BY first_sequence"
             ).fetchall()
         assert rows[0] == ("delivered", 1) and rows[1][0] == "retry"
-        assert {state for state, _ in rows[2:]} == {"pending"}  # released untried: no attempt counted
+        assert {state for state, _ in rows[2:]} == {"pending"}  # never leased: no attempt counted
         assert {attempts for _, attempts in rows[2:]} == {0}
         # once the retry is due, the session drains in order
         ahead[0] = 3600.0
@@ -185,7 +178,7 @@ def test_a_failed_episode_holds_back_its_session_in_the_prefetched_batch(tmp_pat
         queue.close()
 
 
-def test_stopping_releases_the_prefetched_batch_untried(tmp_path: Path) -> None:
+def test_stopping_ends_the_stream_after_the_batch_in_hand(tmp_path: Path) -> None:
     provider = Recorder()
     provider.gate = threading.Event()
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
@@ -205,14 +198,9 @@ def test_stopping_releases_the_prefetched_batch_untried(tmp_path: Path) -> None:
         )
         runner.start()
         assert provider.writing.wait(10)
-        # the first batch is being written; its successor gets claimed meanwhile
-        for _ in range(200):
-            with sqlite3.connect(queue.path) as conn:
-                leased = conn.execute("SELECT COUNT(*) FROM capture_deliveries WHERE state = 'delivering'").fetchone()
-            if leased[0] == 6:
-                break
-            threading.Event().wait(0.01)
-        assert leased[0] == 6, "the next batch was not claimed while the first was written"
+        with sqlite3.connect(queue.path) as conn:
+            leased = conn.execute("SELECT COUNT(*) FROM capture_deliveries WHERE state = 'delivering'").fetchone()
+        assert leased[0] == 3  # only the batch being written is leased
         stop.set()
         provider.gate.set()
         runner.join(30)
@@ -221,44 +209,34 @@ def test_stopping_releases_the_prefetched_batch_untried(tmp_path: Path) -> None:
             states = dict(conn.execute("SELECT state, COUNT(*) FROM capture_deliveries GROUP BY state").fetchall())
             attempts = conn.execute("SELECT SUM(attempts) FROM capture_deliveries").fetchone()[0]
         assert states == {"delivered": 3, "pending": 7}
-        assert attempts == 3  # the prefetched three were released without an attempt counted
+        assert attempts == 3
         assert _positions(provider.log, "a") == [0, 1, 2]
     finally:
         router.close()
         queue.close()
 
 
-def test_a_delivered_batch_is_recorded_while_the_next_one_is_written(tmp_path: Path) -> None:
+def test_each_batch_is_recorded_before_the_next_is_claimed(tmp_path: Path) -> None:
     provider = Recorder()
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["rec"]})
     queue.append_many(_interleaved(_turns("a", 6), _turns("b", 6)))
     router = Router({"rec": provider})
-    recordings: list[tuple[int, int]] = []  # (which batch each recording was, batches written when it ended)
-    complete_many = queue.complete_many
-    # one event per batch, set once its write returned
-    writes_done = [threading.Event() for _ in range(3)]
+    leased_at_claim: list[int] = []
+    claim_batch = queue.claim_batch
 
-    def slow_complete_many(claims: Any, refs: Any) -> Any:
-        batch = len(recordings) + 1  # recordings run one at a time, in batch order
-        if batch < 3:
-            # hold this recording until the next batch is written; a design where the next
-            # write waited for this recording would leave the wait to time out
-            writes_done[batch].wait(10)
-        try:
-            return complete_many(claims, refs)
-        finally:
-            recordings.append((batch, len(provider.batches)))
+    def checked_claim_batch(provider: str, *, limit: int = 500) -> Any:
+        with sqlite3.connect(queue.path) as conn:
+            row = conn.execute("SELECT COUNT(*) FROM capture_deliveries WHERE state = 'delivering'").fetchone()
+        leased_at_claim.append(row[0])
+        return claim_batch(provider, limit=limit)
 
-    queue.complete_many = slow_complete_many  # type: ignore[method-assign]
+    queue.claim_batch = checked_claim_batch  # type: ignore[method-assign]
     reported: list[list[str]] = []
     written: list[list[str]] = []
 
     def put(items: list[MemoryItem]) -> list[MemoryRef]:
         written.append([item.id for item in items])  # one item per episode, under its id
-        try:
-            return router.put_to_provider("rec", items, 30.0)
-        finally:
-            writes_done[len(written) - 1].set()
+        return router.put_to_provider("rec", items, 30.0)
 
     try:
         attempted = deliver_stream(
@@ -270,10 +248,9 @@ def test_a_delivered_batch_is_recorded_while_the_next_one_is_written(tmp_path: P
         )
         assert attempted == 12
         assert len(provider.batches) == 3
-        # batch N's recording ended after batch N+1 was written: the next write did not
-        # wait for it (the last one has no next)
-        assert recordings == [(1, 2), (2, 3), (3, 3)]
-        # outcomes are reported once per batch, in batch order, each after its recording
+        # three batches and the empty claim that ends the stream, none of them behind a lease
+        assert leased_at_claim == [0, 0, 0, 0]
+        # outcomes are reported once per batch, in batch order
         assert reported == written and [len(r) for r in reported] == [4, 4, 4]
         assert _positions(provider.log, "a") == list(range(6))
         assert _positions(provider.log, "b") == list(range(6))

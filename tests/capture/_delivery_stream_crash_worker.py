@@ -1,8 +1,8 @@
-"""Fork server for the pipelined-delivery SIGKILL test (see ``test_pipelined_crash.py``).
+"""Fork server for the batched-delivery SIGKILL test (see ``test_delivery_stream_crash.py``).
 
 Each ``run STALL_AT PHASE`` forks a child that opens the queue, appends the fixed set of
-episodes (already stored ones are idempotent duplicates) and delivers them with small
-batches, so batch N+1 is claimed while batch N is written, until the test kills it.  The
+episodes (already stored ones are idempotent duplicates) and delivers them in small
+batches until the test kills it.  The
 child tells the test what it does, on the fork server's stdout: ``put N SIZE`` when its N-th
 batch write starts, ``stall`` when it stops for good at the chosen point (the STALL_AT-th write,
 PHASE ``write``: before the provider commits; ``stored``: after the provider committed, before
