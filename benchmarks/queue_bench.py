@@ -11,7 +11,7 @@ Every case prints its median (and p95) next to a baseline and the ratio:
 * ``append_raw``: the stdlib hook client's inbox write (open, schema check, INSERT, COMMIT,
   close) against a bare connect + INSERT + COMMIT + close;
 * ``delivery``: episodes/s (wall, and per CPU second, split by thread) from sealed episodes to provider
-  through ``DeliveryWorker`` and the real Router (batched, pipelined writes for providers
+  through ``DeliveryWorker`` and the real Router (batched writes, one claimed batch at a time, for providers
   with ``put_batch``; for SQLite also ``batch_size=1``, one write per episode, for the
   batched/one-by-one ratio), against the same items written with ``Router.put_to_provider``
   in a plain loop (the same write pipeline without the queue): the ratio is the queue's
@@ -228,8 +228,7 @@ def bench_append(root: Path, events: int) -> None:
 def thread_cpu() -> Iterator[dict[str, float]]:
     """CPU seconds of every thread started inside the block, summed by thread name.
 
-    With two cores and the GIL, the split shows whether the prefetching claim really runs
-    beside the write (SQLite releases the GIL inside statements) or only takes turns with it.
+    The split shows where delivery's CPU goes: the worker's delivery streams, or the caller.
     """
     spent: dict[str, float] = {}
     lock = threading.Lock()
