@@ -28,6 +28,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from paxm_core.api.json import JSONValue
+from dataclasses import field
+from typing import Any
+
+from paxm_core.api.values import value_dataclass
 
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]
 
@@ -35,7 +39,7 @@ __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "recor
 FORMAT = 3
 
 
-@dataclass
+@value_dataclass
 class EntryPointRecord:
     """One ``paxm`` entry point, as the index stores it.
 
@@ -84,7 +88,7 @@ class EntryPointRecord:
         return _file_stamp(self.module_file) == self.module_stamp
 
 
-@dataclass
+@value_dataclass
 class PluginIndex:
     """The entry points of one environment (sorted by name) under the stamp they were read with."""
 

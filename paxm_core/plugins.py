@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
+from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -19,6 +21,7 @@ from paxm_core.api import hookspecs
 from paxm_core.api.errors import PluginError, ProviderNotInstalled
 from paxm_core.api.json import JSONObject
 from paxm_core.api.protocols import ProviderFactory, ProviderType
+from paxm_core.api.values import value_dataclass
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -44,7 +47,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "paxm"
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class LoadError:
     """A plugin that could not be loaded or failed while registering."""
 
@@ -53,7 +56,7 @@ class LoadError:
     error: str
 
 
-@dataclass
+@value_dataclass
 class PluginInfo:
     """What ``paxm plugins`` shows for one loaded plugin."""
 

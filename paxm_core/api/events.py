@@ -7,10 +7,11 @@ harness reads on stdout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from paxm_core.api.json import JSONObject
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "EVENT_PRE_TOOL",
@@ -42,7 +43,7 @@ RECALL_PHASE_KEY = "paxm_recall_phase"
 RECALL_PHASE_INITIAL = "initial"
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class HookMessage:
     """One visible conversation message: role ``user``/``assistant``/``tool_call``/``tool_result``."""
 
@@ -58,7 +59,7 @@ class HookMessage:
         return out
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class HookEvent:
     """A harness event in paxm's normalized form.
 
@@ -92,7 +93,7 @@ class HookEvent:
     captured_at: float = 0.0
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class HookResult:
     """What the passive runtime decided for one event; integrations render it.
 

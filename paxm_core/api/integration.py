@@ -7,11 +7,12 @@ build on :mod:`paxm_core.integration` (the kit), which re-exports these names wi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from paxm_core.api.events import HookEvent, HookResult
+from paxm_core.api.values import value_dataclass
 
 __all__ = ["OWNER_PAXM", "Finding", "InstallContext", "Integration", "PastTurn", "SupportsTranscripts"]
 
@@ -23,7 +24,7 @@ OWNER_PAXM = "paxm"
 Echo = Callable[[str], None]
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class InstallContext:
     """What ``preflight`` / ``install`` / ``uninstall`` get: one signature for every integration.
 
@@ -38,7 +39,7 @@ class InstallContext:
     echo: Echo = field(default=lambda line: None)
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class Finding:
     """One line of ``paxm config doctor`` about an integration.
 
@@ -127,7 +128,7 @@ class Integration(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class PastTurn:
     """One finished turn read from a harness's stored transcript (for ``paxm backfill``).
 

@@ -9,8 +9,10 @@ method name exists, so the contract suite calls every capability it sees.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from paxm_core.api.values import value_dataclass
 
 if TYPE_CHECKING:
     from paxm_core.api.deadline import Deadline
@@ -192,7 +194,7 @@ ProviderFactory = Callable[[str, "ProviderConfig"], Provider]
 """Builds one provider instance from its name and config; imports any SDK lazily."""
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class ConfigKey:
     """One configuration key a provider type understands (``providers.<name>.<key>``).
 
@@ -223,7 +225,7 @@ class ConfigKey:
 LOCALITIES = ("local", "keyed", "cloud")
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class ProviderType:
     """What a plugin registers through ``paxm_register_providers``: a provider type that describes itself.
 

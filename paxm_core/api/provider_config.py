@@ -7,8 +7,10 @@ paxm does not know are kept in :attr:`ProviderConfig.extra` for third-party prov
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from paxm_core.api.values import value_dataclass
 
 __all__ = ["ProviderConfig", "SECRET_KEYS", "resolve_secret"]
 
@@ -16,7 +18,7 @@ __all__ = ["ProviderConfig", "SECRET_KEYS", "resolve_secret"]
 SECRET_KEYS = frozenset({"api_key", "token", "password", "secret", "authorization"})
 
 
-@dataclass
+@value_dataclass
 class ProviderConfig:
     """One entry of ``providers:``; the map key is the instance name.
 

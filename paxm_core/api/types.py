@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
+from paxm_core.api.values import value_dataclass
 
 _T = TypeVar("_T")
 
@@ -259,7 +260,7 @@ class Provenance:
         return _decode(cls, data, "provenance", "provenance.")
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class TurnContext:
     """Capture boundaries of one turn; providers that do not model turns ignore it."""
 
@@ -269,7 +270,7 @@ class TurnContext:
     ended_at: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class MemoryRef:
     """A stored memory's address: the provider instance name and its id there."""
 
@@ -390,7 +391,7 @@ class MemoryHit:
         return _decode(cls, data, "memory hit")
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class ProviderErrorInfo:
     """A provider failure reported inside a result (``provider_errors``)."""
 
@@ -403,7 +404,7 @@ class ProviderErrorInfo:
         return _encode(self)
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class ProviderRecall:
     """Per-provider diagnostics of one recall (``provider_recalls``)."""
 
@@ -420,7 +421,7 @@ class ProviderRecall:
         return _encode(self)
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class ProviderHealth:
     """One provider's health as reported by ``config doctor``."""
 

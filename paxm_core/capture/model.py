@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryItem
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "DELIVERY_STATES",
@@ -47,7 +48,7 @@ def session_key_for(
     return f"{base}/event/{event_id.strip()}"
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class CaptureEvent:
     """One rendered hook write waiting to become part of an episode.
 
@@ -74,7 +75,7 @@ class CaptureEvent:
     truncated_bytes: int = 0
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class AppendResult:
     """Returned by ``append`` after COMMIT: the event is durable and may be acknowledged."""
 
@@ -84,7 +85,7 @@ class AppendResult:
     sealed_episode: str = ""
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class InboxEntry:
     """A raw hook payload stored by the stdlib hook client while the daemon was down."""
 
@@ -96,7 +97,7 @@ class InboxEntry:
     attempts: int = 0
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DrainReport:
     """What ``drain_inbox`` did: entries turned into events, and entries kept because they failed."""
 
@@ -105,7 +106,7 @@ class DrainReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DeliveryClaim:
     """One delivery leased to a worker: deliver ``items`` to ``provider``, then report back."""
 
@@ -122,7 +123,7 @@ class DeliveryClaim:
     row: int = 0
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DeliveryOutcome:
     """The recorded result of one delivery attempt (also what telemetry reports)."""
 
@@ -142,7 +143,7 @@ class DeliveryOutcome:
         return self.state == "dead"
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class DeadDelivery:
     """A delivery that gave up (attempts exhausted or integrity failure)."""
 
@@ -164,7 +165,7 @@ class DeadDelivery:
         }
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class QueueStatus:
     """Counts by state plus what an operator needs to act on."""
 
@@ -207,7 +208,7 @@ class QueueStatus:
         }
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class FlushReport:
     """Result of ``DeliveryWorker.flush``: ``ok`` only if nothing is left undelivered."""
 

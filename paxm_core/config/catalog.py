@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from paxm_core.api.values import value_dataclass
 
 if TYPE_CHECKING:
     from paxm_core.api.protocols import ProviderType
@@ -33,7 +36,7 @@ def _no_types() -> Iterable[ProviderType]:
     return ()
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class ProviderCatalog:
     """The installed provider types, as the config reads them; every member is asked lazily.
 

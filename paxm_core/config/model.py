@@ -11,10 +11,11 @@ Field metadata drives (de)serialization in :mod:`paxm_core.config.codec`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from paxm_core.api.provider_config import ProviderConfig
+from paxm_core.api.values import value_dataclass
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
 
 __all__ = [
@@ -55,14 +56,14 @@ _ALWAYS = {"always": True}
 _DURATION = {"duration": True}
 
 
-@dataclass
+@value_dataclass
 class IdentityConfig:
     """Who the memories belong to; ``user_id`` defaults to a slug of the OS user."""
 
     user_id: str = ""
 
 
-@dataclass
+@value_dataclass
 class ScopeConfig:
     """A write profile's memory scope, e.g. ``personal:<user>`` or ``team:<id>``."""
 
@@ -70,7 +71,7 @@ class ScopeConfig:
     id: str = ""
 
 
-@dataclass
+@value_dataclass
 class ThresholdsConfig:
     """Minimum relevance/score a hit needs to be returned."""
 
@@ -78,7 +79,7 @@ class ThresholdsConfig:
     min_score: float = 0.0
 
 
-@dataclass
+@value_dataclass
 class RouteConfig:
     """One provider in a profile: ``required`` failures fail the call; ``timeout`` in seconds."""
 
@@ -89,7 +90,7 @@ class RouteConfig:
     thresholds: ThresholdsConfig | None = None
 
 
-@dataclass
+@value_dataclass
 class RankingConfig:
     """How hits from several providers are merged (``weighted_relevance``)."""
 
@@ -97,7 +98,7 @@ class RankingConfig:
     recency_boost: float = 0.0
 
 
-@dataclass
+@value_dataclass
 class RecallProfileConfig:
     """A named recall policy (``default``, ``passive``, ``passive_initial`` ...)."""
 
@@ -108,7 +109,7 @@ class RecallProfileConfig:
     tiers: list[str] = field(default_factory=list)
 
 
-@dataclass
+@value_dataclass
 class WriteProfileConfig:
     """A named write policy (``default``, ``stm``, ``ltm`` ...); ``expires_after`` in seconds."""
 
@@ -118,14 +119,14 @@ class WriteProfileConfig:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
 
 
-@dataclass
+@value_dataclass
 class AgentIntegrationConfig:
     """Which installation surface owns the agent's hooks (``paxm`` or an integration's owner name)."""
 
     owner: str = ""
 
 
-@dataclass
+@value_dataclass
 class ActiveRecallConfig:
     """Recall the agent performs on request (MCP tool / CLI)."""
 
@@ -134,7 +135,7 @@ class ActiveRecallConfig:
     output: str = ""
 
 
-@dataclass
+@value_dataclass
 class HookInsertionConfig:
     """Which passive-recall hits are inserted into the prompt."""
 
@@ -143,7 +144,7 @@ class HookInsertionConfig:
     require_query_terms: bool = False
 
 
-@dataclass
+@value_dataclass
 class HookInitialRecallConfig:
     """The larger recall made on the first prompt of a session."""
 
@@ -156,7 +157,7 @@ class HookInitialRecallConfig:
     insertion: HookInsertionConfig = field(default_factory=HookInsertionConfig)
 
 
-@dataclass
+@value_dataclass
 class HookRecallConfig:
     """Passive recall run by a harness hook event."""
 
@@ -173,7 +174,7 @@ class HookRecallConfig:
     max_context_chars: int = 0
 
 
-@dataclass
+@value_dataclass
 class HookBufferConfig:
     """Buffering of captured events into episodes."""
 
@@ -182,7 +183,7 @@ class HookBufferConfig:
     flush_count: int = 0
 
 
-@dataclass
+@value_dataclass
 class HookWriteConfig:
     """Passive capture run by a harness hook event."""
 
@@ -193,7 +194,7 @@ class HookWriteConfig:
     buffer: HookBufferConfig = field(default_factory=HookBufferConfig)
 
 
-@dataclass
+@value_dataclass
 class AgentHookConfig:
     """What one hook event (``user_input``, ``turn_end`` ...) does."""
 
@@ -201,7 +202,7 @@ class AgentHookConfig:
     write: HookWriteConfig = field(default_factory=HookWriteConfig)
 
 
-@dataclass
+@value_dataclass
 class AgentConfig:
     """One coding agent (claude, codex, opencode ...)."""
 
@@ -214,14 +215,14 @@ class AgentConfig:
     hooks: dict[str, AgentHookConfig] = field(default_factory=dict)
 
 
-@dataclass
+@value_dataclass
 class LegacyHookEventConfig:
     """Pre-``agents`` schema: ``hooks.<agent>.events.<event>.recall``."""
 
     recall: HookRecallConfig = field(default_factory=HookRecallConfig)
 
 
-@dataclass
+@value_dataclass
 class LegacyHookConfig:
     """Pre-``agents`` schema: top-level ``hooks.<agent>``; normalized into :attr:`Config.agents`."""
 
@@ -229,7 +230,7 @@ class LegacyHookConfig:
     events: dict[str, LegacyHookEventConfig] = field(default_factory=dict)
 
 
-@dataclass
+@value_dataclass
 class TelemetryConfig:
     """Local event log and metrics (never leaves the machine)."""
 
@@ -249,7 +250,7 @@ class TelemetryConfig:
         return self.enabled is not False
 
 
-@dataclass
+@value_dataclass
 class CaptureQueueConfig:
     """The durable capture queue; ages and backoff in seconds."""
 
@@ -263,7 +264,7 @@ class CaptureQueueConfig:
     write_in_process: bool = False
 
 
-@dataclass
+@value_dataclass
 class LimitsConfig:
     """Bounds on the active path (``paxm recall`` / ``remember`` and the MCP tools).
 
@@ -327,7 +328,7 @@ class LimitsConfig:
         return self.max_hit_chars if self.max_hit_chars > 0 else self.DEFAULT_MAX_HIT_CHARS
 
 
-@dataclass
+@value_dataclass
 class WorkspaceConfig:
     """How a directory maps to a workspace, and which projects paxm keeps out of."""
 
@@ -342,7 +343,7 @@ class WorkspaceConfig:
         return self.mode.strip().lower() or "project"
 
 
-@dataclass
+@value_dataclass
 class PrivacyConfig:
     """Redaction of secrets before anything is queued or stored."""
 
@@ -350,7 +351,7 @@ class PrivacyConfig:
     redact_patterns: list[str] = field(default_factory=list)
 
 
-@dataclass
+@value_dataclass
 class FreshnessConfig:
     """Freshness against the code, supersession and point-of-action memory (docs/freshness.md).
 
@@ -380,7 +381,7 @@ class FreshnessConfig:
         return self.point_of_action is not False and self.anchors_on
 
 
-@dataclass
+@value_dataclass
 class PassiveConfig:
     """Per-session economy of passive memory and its holdback (``docs/session-economy.md``, ``docs/impact.md``)."""
 
@@ -402,7 +403,7 @@ class PassiveConfig:
         return self.reoffer_after_compaction is not False
 
 
-@dataclass
+@value_dataclass
 class Config:
     """The whole paxm configuration.
 

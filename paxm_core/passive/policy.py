@@ -9,10 +9,10 @@ itself and the passive budget is computed by exactly one documented rule
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paxm_core.api.events import EVENT_USER_INPUT
+from paxm_core.api.values import value_dataclass
 from paxm_core.passive.insertion import InsertionPolicy
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def _configured_owner(config: Config, target: str) -> str:
     return (agent.integration.owner if agent is not None else "").strip().lower()
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class WriteSettings:
     """Whether and how an event is written."""
 
@@ -90,7 +90,7 @@ def write_settings(config: Config, target: str, event: str) -> WriteSettings | N
     )
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class RecallSettings:
     """Effective passive recall settings (after applying ``initial`` overrides)."""
 
@@ -169,7 +169,7 @@ def recall_settings(config: Config, target: str, event: str, *, initial: bool) -
     )
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class HookSettings:
     """Everything the passive runtime needs from config for one event, resolved once.
 

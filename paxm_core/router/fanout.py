@@ -21,12 +21,12 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Generic, TypeVar
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import DeadlineExceeded, PaxmError, ProviderError
+from paxm_core.api.values import value_dataclass
 from paxm_core.router.bulkhead import Call, Lane, LaneBusy
 from paxm_core.router.policy import Route
 
@@ -38,7 +38,7 @@ T = TypeVar("T")
 CANCEL_POLL = 0.05
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class Outcome(Generic[T]):
     """What one provider call produced (value or error), with timing and bulkhead state.
 

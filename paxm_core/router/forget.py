@@ -11,11 +11,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import field
+from typing import Any
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import DeadlineExceeded
 from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryRef
+from paxm_core.api.values import value_dataclass
 from paxm_core.router.bulkhead import Lane
 from paxm_core.router.fanout import Outcome, error_text, fan_out
 from paxm_core.router.policy import Route
@@ -26,7 +29,7 @@ __all__ = ["FORGET_TIMEOUT", "ForgetResult", "ProviderForget", "forget"]
 FORGET_TIMEOUT = 30.0
 
 
-@dataclass
+@value_dataclass
 class ProviderForget:
     """What one provider did with the ids it was asked to forget.
 
@@ -56,7 +59,7 @@ class ProviderForget:
         }
 
 
-@dataclass
+@value_dataclass
 class ForgetResult:
     """Per-provider outcomes of one forget, sorted by provider name."""
 

@@ -8,9 +8,12 @@ config itself, so tests and the capture worker can build policies directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import field
+from typing import Any
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "MAX_PROVIDER_CANDIDATES",
@@ -26,7 +29,7 @@ __all__ = [
 MAX_PROVIDER_CANDIDATES = 100
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class Route:
     """One provider in a profile.
 
@@ -51,7 +54,7 @@ class Route:
         return self.weight if self.weight > 0 else 1.0
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class SearchPolicy:
     """How one recall fans out and filters.
 
@@ -70,7 +73,7 @@ class SearchPolicy:
     optional_grace: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class PutPolicy:
     """How one write fans out and what lifecycle it stamps on items.
 
@@ -102,7 +105,7 @@ def candidate_limit(result_limit: int) -> int:
     return result_limit * 3
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class RecallResult:
     """What a recall returns (upstream's ``RecallResult``)."""
 
@@ -124,7 +127,7 @@ class RecallResult:
         return out
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class RememberResult:
     """What a write returns (upstream's ``RememberResult``): refs sorted by provider.
 

@@ -8,12 +8,13 @@ upstream's, so a metrics file written by either implementation can be read by th
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from datetime import date, datetime, timedelta
 from typing import Any, SupportsInt
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "LATENCY_BOUNDS_MS",
@@ -31,7 +32,7 @@ METRICS_VERSION = 1
 LATENCY_BOUNDS_MS: tuple[int, ...] = (10, 25, 50, 100, 250, 500, 800, 1000, 2000)
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class Counter:
     """One set of counters (totals, a day, an agent, a provider...)."""
 
@@ -146,7 +147,7 @@ def _counter_map_json(counters: Mapping[str, Counter]) -> JSONObject:
     return {name: counters[name].to_json() for name in sorted(counters)}
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class DailyMetric:
     """One UTC day's counters and breakdowns."""
 
@@ -177,7 +178,7 @@ class DailyMetric:
         )
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True)
 class Metrics:
     """The content of ``metrics.json``.
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import SupportsInt
+
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "DEFAULT_EVENTS_FILE",
@@ -52,7 +53,7 @@ def _default_dir_for(config_path: Path | None) -> Path:
     return default_state_dir() if is_default else config_path.parent / "state"
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True)
 class TelemetrySettings:
     """Where and how much telemetry is kept.  Build one with :meth:`from_config`."""
 

@@ -25,6 +25,7 @@ from functools import lru_cache
 from itertools import compress, repeat
 from operator import is_
 
+from paxm_core.api.values import value_dataclass
 from paxm_provider_sqlite.retrieval.morphology import STOPWORDS, canonical
 
 __all__ = ["ANALYZER_VERSION", "Group", "IndexedText", "QueryAnalysis", "analyze_query", "index_text"]
@@ -78,7 +79,7 @@ class IndexedText:
     unique: int
 
 
-@dataclass
+@value_dataclass
 class Group:
     """One query word: satisfied when any alternative token (or CJK substring) is present."""
 
@@ -103,7 +104,7 @@ class Group:
         return any(t in tokens for t in self.tokens)
 
 
-@dataclass
+@value_dataclass
 class QueryAnalysis:
     """A query reduced to groups and a canonical stream."""
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from paxm_core import MemoryHit, normalize_tier
+from paxm_core.api.values import value_dataclass
 from paxm_provider_sqlite.records import decode_metadata
 from paxm_provider_sqlite.timestamps import parse_stamp
 
@@ -17,7 +18,7 @@ RAW_SCORE_KIND = "sqlite_fts_bm25_negated"
 ROW_COLUMNS = "m.rowid, m.id, m.text, m.source, m.metadata_json, m.created_at, m.tier, m.expires_at"
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class Request:
     """What the provider asks of the pipeline."""
 
@@ -95,7 +96,7 @@ class Candidate:
         )
 
 
-@dataclass
+@value_dataclass
 class Trace:
     """What each step of one search found (internal diagnostics, never on the wire)."""
 
