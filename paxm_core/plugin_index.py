@@ -25,12 +25,9 @@ import json
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from paxm_core.api.json import JSONValue
-from dataclasses import field
-from typing import Any
-
 from paxm_core.api.values import value_dataclass
 
 __all__ = ["EntryPointRecord", "PluginIndex", "index_path", "load_index", "record_roles", "scan", "write_index"]

@@ -12,9 +12,7 @@ names are secret.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.values import value_dataclass
 

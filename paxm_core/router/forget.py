@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from dataclasses import field
-from typing import Any
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import DeadlineExceeded

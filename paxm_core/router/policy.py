@@ -7,9 +7,7 @@ config itself, so tests and the capture worker can build policies directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from dataclasses import field
-from typing import Any
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
