@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paxm_core.anchors import ANCHORS_KEY, MAX_SCAN_BYTES, Anchors, head_commit, read_anchors
+from paxm_core.api.json import JSONObject
 
 __all__ = [
     "FRESH",
@@ -65,9 +66,9 @@ class Freshness:
         """Whether the memory is stale."""
         return self.state == STALE
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """``{"state", "reason"?, "anchored"}`` for ``--json`` output."""
-        out: dict[str, Any] = {"state": self.state, "anchored": self.anchored}
+        out: JSONObject = {"state": self.state, "anchored": self.anchored}
         if self.reason:
             out["reason"] = self.reason
         return out
@@ -81,7 +82,7 @@ class _Meta:
 
     __slots__ = ("metadata",)
 
-    def __init__(self, metadata: Any) -> None:
+    def __init__(self, metadata: object) -> None:
         self.metadata = metadata
 
 
@@ -94,7 +95,7 @@ class FreshnessChecker:
         self._files: dict[str, tuple[int, int, str]] = {}
         self._reverted: dict[tuple[str, str], frozenset[str]] = {}
 
-    def check_metadata(self, metadata: Any) -> Freshness:
+    def check_metadata(self, metadata: object) -> Freshness:
         """The freshness of a memory whose metadata is ``metadata`` (fresh without anchors)."""
         return self.check_hits([_Meta(metadata)])[0]
 

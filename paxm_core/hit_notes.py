@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from paxm_core.api.json import JSONObject
 from paxm_core.freshness import Freshness
 
 if TYPE_CHECKING:
@@ -57,10 +58,10 @@ class HitNote:
             parts.append(f'superseded_by="{attribute_value(self.superseded_by)}"')
         return (" " + " ".join(parts)) if parts else ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The keys ``--json`` adds to a hit: ``freshness`` for an anchored or stale memory, and
         ``superseded_by`` when superseded (none for a plain memory: upstream's shape is kept)."""
-        out: dict[str, Any] = {}
+        out: JSONObject = {}
         if self.freshness.anchored or self.freshness.stale:
             out["freshness"] = self.freshness.to_json()
         if self.superseded_by:

@@ -339,7 +339,7 @@ def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str
     return lines
 
 
-def iso_epoch(value: Any) -> float:
+def iso_epoch(value: object) -> float:
     """Seconds since the epoch of an ISO 8601 timestamp in a transcript (``Z`` allowed); ``0.0``
     for anything that is not one, so a reader falls back to the file's own time."""
     if not isinstance(value, str):

@@ -80,7 +80,7 @@ def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
     return smaller > 0 and len(a & b) >= SUBJECT_SHARE * smaller
 
 
-def _when(hit: Any) -> datetime | None:
+def _when(hit: object) -> datetime | None:
     value = getattr(hit, "created_at", None)
     return value if isinstance(value, datetime) and value.tzinfo is not None else None
 
