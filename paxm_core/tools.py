@@ -423,7 +423,9 @@ class Tools:
         meta = caller_metadata(metadata)
         if session:
             meta.pop("session_id", None)  # the trusted session is in origin, not caller metadata
-        if workspace is not None and workspace.strip():
+        # a shared (team) memory belongs to every project: a project is one machine's path, which
+        # a teammate's recall could never match (docs/projects.md)
+        if workspace is not None and workspace.strip() and policy.scope.type == "personal":
             meta["workspace"] = workspace.strip()
         user = self.config.identity.user_id
         agent = resolve_agent_id(self.config, self.agent_name if agent_name is None else agent_name)

@@ -44,7 +44,7 @@ def test_injected_once_per_session_and_offered_again_after_compaction(box: Harne
     box.setup()
     box.generous_recall_budget()
     marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
-    box.paxm("remember", "--text", f"Release branches are named {marker}-<version>.")
+    box.paxm("remember", "--global", "--text", f"Release branches are named {marker}-<version>.")
     session = str(uuid.uuid4())
     daemon = box.start_daemon()
     try:

@@ -40,7 +40,7 @@ def test_a_memory_is_injected_once_per_codex_session(codex: tuple[Harness, Insta
         box.point_at(fake.url)
         box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite")
         box.generous_recall_budget()
-        box.paxm("remember", "--text", f"Release branches are named {marker}-<version>.")
+        box.paxm("remember", "--global", "--text", f"Release branches are named {marker}-<version>.")
         daemon = box.start_daemon()
         try:
             first = box.turn(fake, "How are release branches named?")

@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+from paxm_contracttest.fakes import isolated_home, paxm_unset_env  # noqa: F401  (autouse: no test touches the real home)
