@@ -222,3 +222,22 @@ def test_every_sdebench_amendment_leads_its_bug_reports_recall(provider: SQLiteP
             continue
         first = search(provider, task["bug_report"], limit=5)[0][0]
         assert first.startswith(f"{task_id}#{len(task['conversations']) - 1}/"), (task_id, first)
+
+
+def test_no_sdebench_amendment_comes_from_another_subject(provider: SQLiteProvider) -> None:
+    # boltons-cachekey's rule chat shares four common words (dashboard, analytic, identical,
+    # customer) with the later feature-flag chat, whose own rarest words are flags, buckets and
+    # user ids: not an amendment, so the cache-key chat leads its bug report.  An amended rule's
+    # sibling task (``x-001`` for ``x-amended-001``) is led by the amendment, as it should be.
+    items, tasks = _sde_chats()
+    provider.put_batch(items, Deadline.none())
+    amended = 0
+    for task_id, task in tasks.items():
+        first = search(provider, task["bug_report"], limit=5)[0][0]
+        assert provider.last_trace is not None
+        if provider.last_trace.branches.get("amending_turns"):
+            amended += 1
+            owner = first.split("#", 1)[0]
+            assert owner in (task_id, task_id.replace("-001", "-amended-001")), (task_id, first)
+    assert amended >= 10  # the six amended tasks and the siblings whose rule they amend
+    assert search(provider, tasks["boltons-cachekey-001"]["bug_report"], limit=5)[0][0].startswith("boltons-cachekey")

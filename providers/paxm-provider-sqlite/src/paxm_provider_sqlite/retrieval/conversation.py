@@ -17,9 +17,14 @@ usually the settled decision just placed first, and the conversation's latest tu
 looks for a later conversation on its subject: one whose turn, written at least
 :data:`AMEND_AFTER` after that latest turn, holds :data:`AMEND_SHARED` or more of the first
 conversation's rarest words (at most :data:`AMEND_TERMS`, each in at most :data:`AMEND_DF`
-memories, each word counted once whatever its indexed form: :func:`concepts`).  That
-conversation's latest turn is its settled decision: it goes first, with the
-best hit's score, since the newer decision wins.
+memories, each word counted once whatever its indexed form: :func:`concepts`).  Sharing must
+also be a large part of one side: :data:`AMEND_MUTUAL` of the first conversation's rare words,
+or of the later turn's own rare words.  A turn on another subject can hold four of a long
+conversation's rarer words (``dashboard``, ``customer``, ``identical`` ...) while its own
+rarest words (flags, buckets, user ids) appear nowhere in the first one; an amendment either
+restates much of the rule's vocabulary or is mostly made of it.  That conversation's latest
+turn is its settled decision: it goes first, with the best hit's score, since the newer
+decision wins.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 __all__ = [
     "AMEND_AFTER",
     "AMEND_DF",
+    "AMEND_MUTUAL",
     "AMEND_SHARED",
     "AMEND_TERMS",
     "SESSION_KEY",
@@ -69,6 +75,8 @@ AMEND_TERMS = 16
 AMEND_DF = 16
 #: Of those, how many a later turn must hold to be on the same subject.
 AMEND_SHARED = 4
+#: Share of either side's rare words the other side must hold (see the module docstring).
+AMEND_MUTUAL = 0.4
 #: Later turns ranked (bm25 over the rare words) and examined.
 AMEND_CANDIDATES = 32
 
@@ -187,10 +195,8 @@ def _amending_turn(
     end = parse_stamp(last.created_at)
     if end is None:
         return None
-    probed = sorted(_words(first.text, last.text), key=lambda w: (-len(w), w))[:AMEND_PROBED]
-    # bounded counts, cached between searches while nothing is written (frequency.py)
-    counts = frequencies.of(conn, [Group(tokens=(w,), surface=w) for w in probed])
-    rare = concepts([w for df, w in sorted(zip(counts, probed, strict=True)) if 1 < df <= AMEND_DF])[:AMEND_TERMS]
+    mine = _words(first.text, last.text)
+    rare = _rare_concepts(conn, mine, frequencies)
     if len(rare) < AMEND_SHARED:
         return None
     rows = conn.execute(
@@ -215,7 +221,29 @@ def _amending_turn(
             continue
         if best is None or (shared, str(row[5])) > best[:2]:
             best = (shared, str(row[5]), tuple(row[:8]))
-    return best[2] if best is not None else None
+    if best is None or not _mutual(conn, best[0] / len(rare), mine, str(best[2][2]), frequencies):
+        return None
+    return best[2]
+
+
+def _rare_concepts(conn: sqlite3.Connection, words: set[str], frequencies: DocumentFrequencies) -> list[frozenset[str]]:
+    """The rarest of ``words`` (the longest :data:`AMEND_PROBED` probed), as :func:`concepts`."""
+    probed = sorted(words, key=lambda w: (-len(w), w))[:AMEND_PROBED]
+    # bounded counts, cached between searches while nothing is written (frequency.py)
+    counts = frequencies.of(conn, [Group(tokens=(w,), surface=w) for w in probed])
+    return concepts([w for df, w in sorted(zip(counts, probed, strict=True)) if 1 < df <= AMEND_DF])[:AMEND_TERMS]
+
+
+def _mutual(
+    conn: sqlite3.Connection, forward: float, mine: set[str], later: str, frequencies: DocumentFrequencies
+) -> bool:
+    """Whether the shared words are :data:`AMEND_MUTUAL` of the first conversation's rare words
+    (``forward``) or of the ``later`` turn's own rare words (each found in ``mine`` in any form)."""
+    if forward >= AMEND_MUTUAL:
+        return True
+    theirs = _rare_concepts(conn, _words(later), frequencies)
+    back = sum(any(w in mine or any(_one_word(w, m) for m in mine) for w in c) for c in theirs)
+    return bool(theirs) and back >= AMEND_MUTUAL * len(theirs)
 
 
 def with_amendment(
