@@ -1,4 +1,4 @@
-"""Write ``evals/supersession/suite.json`` and ``evals/repeated-questions/suite.json``.
+"""Write the project's own suites: ``evals/supersession``, ``evals/repeated-questions``, ``evals/partial-matches``.
 
     uv run python evals/build_suites.py
 
@@ -295,6 +295,63 @@ def echo_cases() -> list[dict[str, Any]]:
     return cases
 
 
+#: One project's notes: each query below is about one of them and shares a word in passing with others.
+NOTES = {
+    "pgbouncer": "The API reaches Postgres through pgbouncer in transaction pooling mode;"
+    " prepared statements are disabled for that reason.",
+    "sentry": "Errors from the worker processes are reported to Sentry under the project name billing-worker.",
+    "flags": "Feature flags live in LaunchDarkly; a flag older than 90 days must be removed in the next sprint.",
+    "release-notes": "Release notes are drafted from merged pull request titles by the changelog bot every Friday.",
+    "glacier": "Uploaded invoices in the S3 bucket move to Glacier after 180 days by a lifecycle rule.",
+    "grpc": "Every gRPC call between services sets a deadline of 2 seconds; the gateway retries once on UNAVAILABLE.",
+    "css": "Component styles use CSS modules; global stylesheets are only for the design tokens.",
+    "ssh": "Production hosts accept SSH only through the bastion with short-lived certificates from Vault.",
+    "cron": "The nightly report cron runs at 02:30 UTC on the scheduler node, not on the web hosts.",
+    "dates": "Dates shown to users are formatted with the user's locale; stored dates are always UTC.",
+    "load-tests": "Load tests run with k6 against staging every Tuesday; production is never load tested.",
+    "typing": "New Python modules must pass mypy --strict; legacy modules are listed in the mypy exclude.",
+}
+
+#: (name, query, the note it is about, notes sharing only a word or two of it in passing)
+PARTIAL_QUERIES = [
+    ("pooling", "which pooling mode does pgbouncer use for the production API", ["pgbouncer"], ["ssh", "load-tests"]),
+    ("sentry", "which sentry project do the nightly worker errors go to", ["sentry"], ["cron"]),
+    ("stale-flags", "how many days before a stale feature flag must be removed", ["flags"], ["glacier"]),
+    ("grpc-staging", "what deadline does a gRPC call get in staging", ["grpc"], ["load-tests"]),
+    ("glacier", "after how many days do uploaded invoices move to Glacier", ["glacier"], ["flags"]),
+    ("css", "do component styles use CSS modules or global stylesheets in production", ["css"], ["ssh", "load-tests"]),
+    ("bastion", "how do I ssh into a production host through the bastion", ["ssh"], ["cron", "load-tests"]),
+    ("cron", "what time UTC does the nightly report cron run", ["cron"], ["dates", "load-tests", "sentry"]),
+    ("dates", "are stored dates kept in UTC or in the user's locale", ["dates"], ["cron"]),
+    ("k6", "when do k6 load tests run against staging", ["load-tests"], ["cron"]),
+    ("mypy", "does mypy strict apply to new python modules", ["typing"], ["css"]),
+    ("changelog", "who drafts the release notes from merged pull requests", ["release-notes"], []),
+    # two subjects asked together: each note holds half the query or more, both are returned
+    ("two-pgbouncer-sentry", "pgbouncer and sentry setup", ["pgbouncer", "sentry"], []),
+    ("two-glacier-k6", "glacier lifecycle and the k6 load tests", ["glacier", "load-tests"], []),
+    ("two-bastion-grpc", "bastion certificates and grpc deadlines", ["ssh", "grpc"], []),
+]
+
+
+def partial_cases() -> list[dict[str, Any]]:
+    """A query about one note returns it without the notes that share a word of it in passing."""
+    cases = []
+    for name, query, about, passing in PARTIAL_QUERIES:
+        for limit in (3, 10):
+            case = f"partial-{name}-limit{limit}"
+            cases.append(
+                {
+                    "id": case,
+                    "category": "two_subjects" if len(about) > 1 else f"passing_word_limit{limit}",
+                    "memories": [memory(case, note, text, "03-02") for note, text in NOTES.items()],
+                    "recall": recall("active", query, limit),
+                    "expected": [f"{case}-{note}" for note in about],
+                    "forbidden": [f"{case}-{note}" for note in passing],
+                }
+            )
+    return cases
+
+
 def write(name: str, cases: list[dict[str, Any]]) -> None:
     directory = HERE / name
     directory.mkdir(exist_ok=True)
@@ -305,6 +362,7 @@ def write(name: str, cases: list[dict[str, Any]]) -> None:
 def main() -> None:
     write("supersession", supersession_cases())
     write("repeated-questions", repeated_cases() + echo_cases())
+    write("partial-matches", partial_cases())
 
 
 if __name__ == "__main__":

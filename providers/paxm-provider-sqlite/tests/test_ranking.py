@@ -1,6 +1,7 @@
 """Ranking rules: a later correction ranks above the rule it corrects; an answer above turns that only ask.
 
-The project's own suites (``evals/supersession``, ``evals/repeated-questions``) run straight
+The project's own suites (``evals/supersession``, ``evals/repeated-questions``,
+``evals/partial-matches``) run straight
 against the provider, with the default profiles' thresholds and limits, and through
 ``paxm eval run`` (the production runtime, quality gate); the rules' edges are tested on a real
 store: memories written together keep their order, an unrelated newer memory does not displace
@@ -26,7 +27,7 @@ from paxm_provider_sqlite.retrieval.analyzer import analyze_query, index_text
 from paxm_provider_sqlite.retrieval.ranking import only_asks
 
 REPO = Path(__file__).resolve().parents[3]
-OWN = {name: REPO / "evals" / name / "suite.json" for name in ("supersession", "repeated-questions")}
+OWN = {name: REPO / "evals" / name / "suite.json" for name in ("supersession", "repeated-questions", "partial-matches")}
 CASES = [(name, case) for name, path in OWN.items() for case in json.loads(path.read_text())["cases"]]
 
 
@@ -58,7 +59,9 @@ def run_case(case: dict[str, Any], tmp_path: Path) -> tuple[list[str], list[floa
 def test_own_suite_case(suite: str, case: dict[str, Any], tmp_path: Path) -> None:
     got, scores = run_case(case, tmp_path)
     assert all(e in got for e in case["expected"]), f"got={got} scores={scores}"
-    assert got[:1] == [case["expected_first"]], f"got={got} scores={scores}"
+    assert not set(case.get("forbidden") or []) & set(got), f"got={got} scores={scores}"
+    if case.get("expected_first"):
+        assert got[:1] == [case["expected_first"]], f"got={got} scores={scores}"
 
 
 @pytest.mark.parametrize("suite", sorted(OWN))

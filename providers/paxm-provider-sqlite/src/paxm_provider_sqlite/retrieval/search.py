@@ -8,7 +8,11 @@ pads out a stronger one:
 2. ``strict``: every query group present (an FTS5 ``AND``).
 3. ``relaxed``: any informative group present; candidates come from the rarest groups
    (document frequency probed with bounded queries, see ``frequency.py``), score = matched
-   groups / all groups.
+   groups / all groups.  For a short query, a candidate whose coverage (the share of the
+   query's groups it holds, each weighted by its rarity) is under :data:`COVERAGE_SHARE` of
+   the best candidate's is dropped: it shares a word in passing with the question.  A long
+   prompt's evidence is spread over many memories, each holding a few of its words, so its
+   candidates are all kept (its score is already rarity-weighted).
 
 Every step is an FTS5 index lookup with a ``LIMIT``; no step reads rows the index did not
 select, so the cost follows the number of matches, not the table size.
@@ -50,6 +54,9 @@ MAX_RELAXED_GROUPS = 8
 MAX_SCORED_GROUPS = 64
 #: Most rows the relaxed stage ranks with bm25 (the sum of its rare groups' frequencies).
 RELAXED_RANK_BUDGET = 768
+#: A short query's relaxed candidate needs this share of the best candidate's coverage (the
+#: rarity-weighted share of the query's groups it holds); below it, it matched in passing.
+COVERAGE_SHARE = 0.5
 
 
 def _json_path(key: str) -> str:
@@ -125,7 +132,7 @@ _WHOLE_COLUMNS = "m.id, m.text, m.source, m.metadata_json, m.tier, m.expires_at"
 class Light:
     """A candidate before its row is loaded: what ranking needs and nothing more."""
 
-    __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density", "_tokens", "row")
+    __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density", "coverage", "_tokens", "row")
 
     def __init__(self, row: Sequence[object], rank: int) -> None:
         self.rowid = int(row[0])  # type: ignore[call-overload]
@@ -136,6 +143,8 @@ class Light:
         self.rrf = 1.0 / (RRF_K + rank + 1)
         self.score = 1.0
         self.density = 0.0
+        #: Share of the query's rarity weight (idf) the candidate holds (relaxed stage only).
+        self.coverage = 1.0
         self._tokens: set[str] | None = None
         #: The whole row in ``ROW_COLUMNS`` order when the candidate query fetched it.
         self.row: tuple[object, ...] | None = None
@@ -327,6 +336,10 @@ def _relaxed(
         # memory sharing the prompt's one distinctive identifier beats one sharing filler.
         scored = [(g, _weight(df)) for df, g in present[:MAX_RELAXED_GROUPS]]
     total = sum(w for _, w in scored)
+    # Coverage: a short query's groups (all of them probed, so all in ``groups``) weighted by
+    # rarity; an absent group weighs most, and no candidate holds it.
+    weighed = [(g, _weight(df)) for df, g in frequencies] if len(query.groups) <= MAX_STRICT_GROUPS else scored
+    whole = sum(w for _, w in weighed)
     # Each candidate is tested against every probed group (up to 64 x 100 tests for a long
     # prompt), so the tests are flattened: a phrase is a substring test on the padded term
     # string, any other group a C-level set intersection.  Same answers as ``Group.present``.
@@ -338,6 +351,7 @@ def _relaxed(
             tested.append(g)
     tests = [(" " + " ".join(g.phrase) + " " if g.phrase else "", frozenset(g.tokens)) for g in tested]
     scored_slots = [(slot[id(g)], w) for g, w in scored]
+    weighed_slots = [(slot[id(g)], w) for g, w in weighed]
     counted = len(groups)
     kept = []
     for cand in cands:
@@ -348,9 +362,23 @@ def _relaxed(
             continue
         weight = sum(w for i, w in scored_slots if flags[i])
         cand.score = weight / total if total else 0.0
+        cand.coverage = sum(w for i, w in weighed_slots if flags[i]) / whole if whole else 0.0
         cand.density = matched / cand.nterms
         kept.append(cand)
     return kept
+
+
+def _within_best_coverage(cands: list[Light]) -> list[Light]:
+    """The relaxed candidates holding :data:`COVERAGE_SHARE` of the best one's coverage or more.
+
+    A memory sharing one word of a question ("production", "days") with the memory that holds
+    most of it matched in passing: next to that memory it is noise, and a relative threshold
+    downstream cannot tell it from a second answer when the scores are plain word shares.
+    """
+    if not cands:
+        return cands
+    floor = COVERAGE_SHARE * max(c.coverage for c in cands)
+    return [c for c in cands if c.coverage >= floor]
 
 
 def _beyond_stage(
@@ -428,6 +456,8 @@ def search(
     if not chosen:
         deadline.check("sqlite search")
         chosen = _relaxed(plan, query, frequencies_of)
+        if len(query.groups) <= MAX_STRICT_GROUPS:
+            chosen = _within_best_coverage(chosen)
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     _order(chosen)
