@@ -51,6 +51,15 @@ ON CONFLICT(id) DO UPDATE SET text = excluded.text, terms = excluded.terms, extr
  updated_at = excluded.updated_at, tier = excluded.tier, expires_at = excluded.expires_at;"""
 
 
+def upsert(key: str, text: str, now: str) -> str:
+    """The SQL paxm's write runs for one memory, with the analysed columns paxm computes."""
+    idx = index_text(text)
+    terms, extras = sql_quote(idx.terms), sql_quote(idx.extras)
+    return _UPSERT.format(
+        id=sql_quote(key), text=sql_quote(text), now=sql_quote(now), terms=terms, extras=extras, n=idx.unique
+    )
+
+
 def payload(marker: str, size: int) -> str:
     """Upstream's generator: a marker sentence padded with ``x`` to ``size`` bytes."""
     head = f"benchmark adapter memory {marker} "
@@ -120,17 +129,8 @@ def bench_writes(tmp: Path, quick: bool) -> None:
         shutil.copy(tmp / f"w{size}.sqlite", base_db)
         stmts = []
         for n in range(repeat):
-            text = payload(f"cliwrite{n:06d}", size)
-            idx = index_text(text)
             stmts.append(
-                _UPSERT.format(
-                    id=sql_quote(f"c{n}"),
-                    text=sql_quote(text),
-                    now=sql_quote(stamp(__import__("datetime").datetime.now())),
-                    terms=sql_quote(idx.terms),
-                    extras=sql_quote(idx.extras),
-                    n=idx.unique,
-                )
+                upsert(f"c{n}", payload(f"cliwrite{n:06d}", size), stamp(__import__("datetime").datetime.now()))
             )
         base = cli_mean(base_db, stmts, repeat) * 1000.0
         mbps = size / (ours / 1000) / 1e6
@@ -155,17 +155,8 @@ def bench_writes(tmp: Path, quick: bool) -> None:
         for n in range(reps):
             stmts = ["BEGIN IMMEDIATE;"]
             for i in range(count):
-                text = payload(f"clibatch{n:04d}x{i:03d}", size)
-                idx = index_text(text)
                 stmts.append(
-                    _UPSERT.format(
-                        id=sql_quote(f"c{n}-{i}"),
-                        text=sql_quote(text),
-                        now="'2026-01-01T00:00:00.000000Z'",
-                        terms=sql_quote(idx.terms),
-                        extras=sql_quote(idx.extras),
-                        n=idx.unique,
-                    )
+                    upsert(f"c{n}-{i}", payload(f"clibatch{n:04d}x{i:03d}", size), "2026-01-01T00:00:00.000000Z")
                 )
             stmts.append("COMMIT;")
             groups.append(stmts)
