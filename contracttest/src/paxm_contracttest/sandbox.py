@@ -21,10 +21,28 @@ from typing import Any, ClassVar
 
 from paxm_contracttest.harness import scrubbed_env
 
-__all__ = ["PAXM", "PaxmSandbox"]
+__all__ = ["CLI_ENTRY", "PAXM", "PaxmSandbox", "run_paxm"]
 
 #: the ``paxm`` console script of the environment running the tests
 PAXM = str(Path(sys.executable).parent / "paxm")
+#: ``python -c CLI_ENTRY ARGS`` runs paxm's CLI in this interpreter, with every installed plugin
+CLI_ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
+
+
+def run_paxm(
+    config: Path, *args: str, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``paxm --config CONFIG ARGS`` in a fresh process of this interpreter, in the test's own
+    environment (its isolated HOME); stdin is ``stdin``, else closed."""
+    return subprocess.run(
+        [sys.executable, "-c", CLI_ENTRY, "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        env=dict(os.environ),
+        timeout=timeout,
+    )
 
 
 class PaxmSandbox:
