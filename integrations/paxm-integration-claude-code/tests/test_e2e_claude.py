@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,17 @@ import pytest
 from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, model_text
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
 from paxm_contracttest.harness.kit import (
+    BROKEN_CONFIG,
     Harness,
     HarnessBox,
     Installed,
     Turn,
-    add_hanging_provider,
     capture_then_recall,
     daemon_held_off,
+    daemon_refused_config,
+    drained_on_start,
     fail_open_when_paxm_gone,
+    hanging_provider,
     installed_fixture,
 )
 
@@ -120,20 +122,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None
             assert ENVELOPE not in text and "<paxm-session-identity" not in text
         _check(run)
         _report("daemon down", run)
-    daemon = box.start_daemon()  # drains the inbox on start
-    try:
-        box.paxm("__hook-control", "--flush")
-        assert any(marker in t for t in box.memory_texts())
-    finally:
-        box.stop_daemon(daemon)
+    drained_on_start(box, marker)  # the daemon drains the inbox on start
 
 
 def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> None:
     box.setup()
-    add_hanging_provider(box)
-    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = box.start_daemon()
-    try:
+    with hanging_provider(box):
         with box.fake() as fake:
             run = box.turn(fake, "When is the deploy window?")
             assert run.returncode == 0, run.stderr
@@ -143,13 +137,11 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> N
         # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up
         assert 4_000 <= run.durations("UserPromptSubmit")[0] < HOOK_TIMEOUT_MS
         _report("hanging provider", run)
-    finally:
-        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
     box.setup()
-    box.config.write_text("providers: [this is: not valid\n")
+    box.config.write_text(BROKEN_CONFIG)
     with box.fake() as fake:
         run = box.turn(fake, "Hello there")
         assert run.returncode == 0, run.stderr
@@ -159,10 +151,7 @@ def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
         assert ENVELOPE not in text
     _check(run)
     _report("broken config", run)
-    deadline = time.monotonic() + 10
-    while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
-        time.sleep(0.1)
-    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
+    daemon_refused_config(box)
 
 
 def test_plugin_dir_owns_the_hooks(box: HarnessBox) -> None:

@@ -38,8 +38,12 @@ from paxm_contracttest.sandbox import PaxmSandbox
 
 __all__ = [
     "HANG_PROVIDER",
+    "BROKEN_CONFIG",
     "add_hanging_provider",
     "daemon_held_off",
+    "daemon_refused_config",
+    "drained_on_start",
+    "hanging_provider",
     "Harness",
     "HarnessBox",
     "Installed",
@@ -462,6 +466,44 @@ def daemon_held_off(box: PaxmSandbox) -> Iterator[None]:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     (hooks / "paxm-hook.lock").unlink()
+
+
+@contextmanager
+def hanging_provider(box: PaxmSandbox) -> Iterator[None]:
+    """With paxm set up in ``box``: for the block, a provider that never answers is in both
+    passive recall profiles (:func:`add_hanging_provider`), one memory is stored, and the hook
+    daemon runs (stopped after the block)."""
+    add_hanging_provider(box)
+    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
+    daemon = box.start_daemon()
+    try:
+        yield
+    finally:
+        box.stop_daemon(daemon)
+
+
+def drained_on_start(box: PaxmSandbox, marker: str) -> None:
+    """After turns that ran with the hook daemon held off (:func:`daemon_held_off`): a daemon
+    started now drains the inbox, and ``marker`` is stored."""
+    daemon = box.start_daemon()
+    try:
+        box.paxm("__hook-control", "--flush")
+        assert any(marker in t for t in box.memory_texts())
+    finally:
+        box.stop_daemon(daemon)
+
+
+#: a paxm config that does not parse
+BROKEN_CONFIG = "providers: [this is: not valid\n"
+
+
+def daemon_refused_config(box: PaxmSandbox) -> None:
+    """After a turn with :data:`BROKEN_CONFIG`: the hook daemon a hook started refuses the config
+    and exits (waited for up to 10 s), leaving no socket behind."""
+    deadline = time.monotonic() + 10
+    while box.daemon_pid() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
 
 
 def paxm_removed_midway(
