@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_contracttest.harness import node24_bin, npm_install_into, require
+from paxm_contracttest.harness import _slug, node24_bin, npm_install_into, require
 from paxm_contracttest.model_input import PASSIVE_CLOSE, PASSIVE_OPEN, assert_no_hook_noise, recalled
 from paxm_contracttest.sandbox import PaxmSandbox
 
@@ -102,13 +102,15 @@ class Harness:
     """What the kit needs to know about one harness: data, plus a few small callables.
 
     :param name: the short name (benchmark runner, test ids): ``claude``, ``qwen`` ...
-    :param agent: the ``paxm setup --agent`` name.
-    :param cache: its entry in the npm test cache (``.ci/warm_harnesses.py`` fills it).
     :param packages: the pinned npm specs installed together (``pkg@version``).
-    :param binary: the executable, relative to the install directory.
     :param api: the fake model API it speaks: ``anthropic``, ``responses``, ``chat``,
         ``chat-tools`` (Chat Completions offering the harness's own shell tool) or ``gemini``.
     :param argv: its arguments for one prompt; ``{prompt}`` and ``{root}`` (the sandbox) are replaced.
+    :param agent: the ``paxm setup --agent`` name (default: ``name``).
+    :param cache: its entry in the npm test cache, which ``.ci/warm_harnesses.py`` fills
+        (default: the first package spec as a file name, ``@scope/pkg@1.0`` -> ``scope-pkg-1.0``).
+    :param binary: the executable, relative to the install directory (default:
+        ``node_modules/.bin/<name>``).
     :param env: its extra environment; ``{url}`` is replaced by the fake server's URL and
         ``{npm_cache}`` by the npm test cache.
     :param node24: it needs Node >= 22 (the pinned Node 24 goes first on ``PATH``).
@@ -128,12 +130,12 @@ class Harness:
     """
 
     name: str
-    agent: str
-    cache: str
     packages: tuple[str, ...]
-    binary: str
     api: str
     argv: tuple[str, ...]
+    agent: str = ""
+    cache: str = ""
+    binary: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
     node24: bool = False
     extras: Mapping[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
@@ -145,6 +147,13 @@ class Harness:
     uninstall: Callable[[HarnessBox], None] | None = None
     native_config: Callable[[HarnessBox], Path] | None = None
     envelope: tuple[str, str] = (PASSIVE_OPEN, PASSIVE_CLOSE)
+
+    def __post_init__(self) -> None:
+        # the defaults derive from other fields (frozen: set once, here)
+        defaults = {"agent": self.name, "cache": _slug(self.packages[0]), "binary": f"node_modules/.bin/{self.name}"}
+        for key, value in defaults.items():
+            if not getattr(self, key):
+                object.__setattr__(self, key, value)
 
 
 def install(harness: Harness) -> Installed:
