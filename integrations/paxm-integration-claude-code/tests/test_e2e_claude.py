@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, model_text
+from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, hooks_succeeded, model_text, seed_settings
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
 from paxm_contracttest.harness.kit import (
     BROKEN_CONFIG,
@@ -59,11 +59,7 @@ def _report(label: str, run: Turn) -> None:
 
 def _check(run: Turn) -> None:
     """The turn finished, and every hook Claude ran succeeded inside its timeout."""
-    assert run.returncode == 0, run.stderr
-    assert run.hooks, "Claude recorded no hook runs"
-    for hook in run.hooks:
-        assert hook.get("outcome") == "success" and hook.get("exit_code") == 0, hook
-        assert int(hook.get("durationMs", HOOK_TIMEOUT_MS)) < HOOK_TIMEOUT_MS, hook
+    hooks_succeeded(run, within_ms=HOOK_TIMEOUT_MS)
 
 
 def _first_turn_request(fake: Any, start: int) -> str:
@@ -72,18 +68,8 @@ def _first_turn_request(fake: Any, start: int) -> str:
     return model_text(requests[0])
 
 
-def _seed_settings(box: HarnessBox) -> dict[str, Any]:
-    original = {
-        "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 3}]}]},
-    }
-    _settings(box).parent.mkdir(parents=True, exist_ok=True)
-    _settings(box).write_text(json.dumps(original))
-    return original
-
-
 def test_decision_in_one_session_is_recalled_in_the_next(box: HarnessBox) -> None:
-    original = _seed_settings(box)
+    original = seed_settings(box)
     box.setup()
     box.generous_recall_budget()
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
@@ -155,7 +141,7 @@ def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
 
 
 def test_plugin_dir_owns_the_hooks(box: HarnessBox) -> None:
-    original = _seed_settings(box)
+    original = seed_settings(box)
     box.setup()
     assert json.loads(_settings(box).read_text()) != original
     box.generous_recall_budget()

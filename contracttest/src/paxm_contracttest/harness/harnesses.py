@@ -27,6 +27,7 @@ __all__ = [
     "CLAUDE_CURRENT",
     "CLINE",
     "CODEX",
+    "codex_hooks_completed",
     "COPILOT",
     "GEMINI",
     "HARNESSES",
@@ -171,6 +172,16 @@ def run_codex(box: HarnessBox, argv: list[str], env: dict[str, str], timeout: fl
                 {"hookEvent": match.group(1), "outcome": match.group(2), "durationMs": int((arrived - begin) * 1000)}
             )
     return turn
+
+
+def codex_hooks_completed(run: Turn, *events: str, within_ms: int) -> None:
+    """Codex ran (trusted) each of ``events`` once, and every hook completed inside ``within_ms``."""
+    seen = [h["hookEvent"] for h in run.hooks]
+    for event in events:
+        assert seen.count(event) == 1, (event, run.hooks, run.stderr[-3000:])
+    for hook in run.hooks:
+        assert hook["outcome"] == "Completed", (hook, run.stderr[-3000:])
+        assert hook["durationMs"] < within_ms, hook
 
 
 CODEX = Harness(

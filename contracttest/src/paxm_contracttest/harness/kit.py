@@ -40,6 +40,7 @@ __all__ = [
     "HANG_PROVIDER",
     "BROKEN_CONFIG",
     "add_hanging_provider",
+    "backfilled_then_skipped_live",
     "daemon_held_off",
     "daemon_refused_config",
     "drained_on_start",
@@ -331,8 +332,9 @@ class HarnessBox(PaxmSandbox):
         turn.reply = self.harness.reply(self, done.stdout)
         return turn
 
-    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """Run a non-session command of the harness (``claude plugin install ...``); it must succeed."""
+    def cli(self, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a non-session command of the harness (``claude plugin install ...``); with ``check``
+        it must succeed."""
         done = subprocess.run(
             [str(self.installed.binary), *args],
             cwd=self.workspace,
@@ -342,7 +344,8 @@ class HarnessBox(PaxmSandbox):
             timeout=timeout,
             stdin=subprocess.DEVNULL,
         )
-        assert done.returncode == 0, f"{self.harness.name} {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        if check:
+            assert done.returncode == 0, f"{self.harness.name} {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
         return done
 
     def recalled(self, text: str, marker: str) -> bool:
@@ -475,6 +478,45 @@ def daemon_held_off(box: PaxmSandbox) -> Iterator[None]:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     (hooks / "paxm-hook.lock").unlink()
+
+
+#: ``backfill run --before``: the sessions just ran (the default leaves the last 2 minutes to hooks)
+BACKFILL_BEFORE = "2099-01-01"
+
+
+def backfilled_then_skipped_live(box: HarnessBox, fake: Any, marker: str) -> tuple[str, list[str]]:
+    """The shared backfill flow, after one turn that ran before paxm was installed (a decision
+    with ``marker``, in the harness's own session files only).
+
+    ``paxm setup`` captures nothing of it; ``backfill scan`` finds one file with one turn and
+    ``backfill run`` stores it, with the model's reply; the decision is recalled.  A second turn,
+    paxm live now, is recalled into (the fake saw the marker) and captured by the hooks, and a
+    second ``backfill run`` skips it as live: nothing is stored twice, no envelope is stored.
+    Returns the backfilled episode and the memories after the live turn.
+    """
+    agent = box.harness.agent
+    box.paxm("setup", "--yes", "--agent", agent, "--provider", "sqlite")
+    box.generous_recall_budget()
+    assert box.memory_texts() == []  # nothing captured: paxm was not there
+    scan = box.paxm_json("backfill", "scan", "--agent", agent)
+    assert (scan["files"], scan["turns"]) == (1, 1), scan
+    run = box.paxm_json("backfill", "run", "--agent", agent, "--before", BACKFILL_BEFORE)
+    assert (run["queued"], run["delivered"]) == (1, 1), run
+    stored = [t for t in box.memory_texts() if marker in t]
+    assert len(stored) == 1 and REPLY in stored[0], box.memory_texts()
+    assert f"{marker}-&lt;version>" in box.recall("release branches naming scheme")
+    second = box.turn(fake, "What naming scheme did we decide on for release branches?")
+    assert second.returncode == 0, second.stderr[-4000:]
+    assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
+    box.wait_for_daemon()
+    box.paxm("__hook-control", "--flush")
+    live = box.memory_texts()
+    again = box.paxm_json("backfill", "run", "--agent", agent, "--before", BACKFILL_BEFORE)
+    assert again["queued"] == 0 and again["skipped_live"] == 1, again  # the second turn was captured live
+    texts = box.memory_texts()
+    assert len(texts) == len(live)
+    assert not any("paxm-recall" in t or "paxm-session-identity" in t for t in texts)
+    return stored[0], live
 
 
 @contextmanager
