@@ -103,6 +103,20 @@ class PaxmSandbox:
         """``paxm recall -q QUERY`` run from the workspace (so its project scope applies); the output."""
         return self.paxm("recall", "-q", query, cwd=self.workspace).stdout
 
+    def recall_hits(self, query: str) -> list[dict[str, Any]]:
+        """``paxm recall -q QUERY --json`` run from the workspace: its hits."""
+        hits: list[dict[str, Any]] = self.paxm_json("recall", "-q", query, cwd=self.workspace)["hits"]
+        return hits
+
+    def commit_workspace(self, files: dict[str, str]) -> None:
+        """Write ``files`` (path in the workspace -> text) and commit them in a new git repository there."""
+        for name, text in files.items():
+            (self.workspace / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.workspace / name).write_text(text)
+        ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+        for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "files"]):
+            subprocess.run(["git", *ident, *argv], cwd=self.workspace, check=True, capture_output=True, env=self.env())
+
     # -- paxm state ----------------------------------------------------------------------------
 
     def config_data(self) -> dict[str, Any]:
