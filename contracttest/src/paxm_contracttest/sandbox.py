@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from paxm_contracttest.harness import scrubbed_env
 
-__all__ = ["CLI_ENTRY", "PAXM", "PaxmSandbox", "run_paxm"]
+__all__ = ["CLI_ENTRY", "PAXM", "PaxmSandbox", "run_command", "run_paxm"]
 
 #: the ``paxm`` console script of the environment running the tests
 PAXM = str(Path(sys.executable).parent / "paxm")
@@ -43,6 +43,19 @@ def run_paxm(
         env=dict(os.environ),
         timeout=timeout,
     )
+
+
+def run_command(
+    argv: list[str], what: str, *, env: dict[str, str], cwd: Path | None, timeout: float, check: bool
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` (stdin closed, output captured as text); with ``check`` it must succeed, else
+    the assertion names ``what`` and shows its output."""
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+    if check:
+        assert done.returncode == 0, f"{what} failed:\n{done.stdout}\n{done.stderr}"
+    return done
 
 
 class PaxmSandbox:
@@ -80,18 +93,8 @@ class PaxmSandbox:
         self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run ``paxm --config <sandbox config> ...`` (``check``: assert it succeeded) in ``cwd``."""
-        done = subprocess.run(
-            [PAXM, "--config", str(self.config), *args],
-            cwd=cwd,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if check:
-            assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done
+        argv = [PAXM, "--config", str(self.config), *args]
+        return run_command(argv, f"paxm {' '.join(args)}", env=self.env(), cwd=cwd, timeout=timeout, check=check)
 
     def paxm_json(self, *args: str, timeout: float = 240, cwd: Path | None = None) -> dict[str, Any]:
         """``paxm ARGS --json``, which must succeed, as its JSON object."""

@@ -34,7 +34,7 @@ from typing import Any
 
 from paxm_contracttest.harness import _slug, node24_bin, npm_install_into, require
 from paxm_contracttest.model_input import PASSIVE_CLOSE, PASSIVE_OPEN, assert_no_hook_noise, recalled
-from paxm_contracttest.sandbox import PaxmSandbox
+from paxm_contracttest.sandbox import PaxmSandbox, run_command
 
 __all__ = [
     "HANG_PROVIDER",
@@ -335,18 +335,9 @@ class HarnessBox(PaxmSandbox):
     def cli(self, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run a non-session command of the harness (``claude plugin install ...``); with ``check``
         it must succeed."""
-        done = subprocess.run(
-            [str(self.installed.binary), *args],
-            cwd=self.workspace,
-            env=self.turn_env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if check:
-            assert done.returncode == 0, f"{self.harness.name} {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done
+        argv = [str(self.installed.binary), *args]
+        what = f"{self.harness.name} {' '.join(args)}"
+        return run_command(argv, what, env=self.turn_env(), cwd=self.workspace, timeout=timeout, check=check)
 
     def recalled(self, text: str, marker: str) -> bool:
         """Whether ``marker`` is inside the first recall envelope of ``text`` (as this harness forwards it)."""
