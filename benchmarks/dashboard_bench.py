@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,18 +33,8 @@ from paxm_core.dashboard.data import DashboardData
 from paxm_core.telemetry import Telemetry
 from paxm_core.telemetry.events import normalize_event
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def line(name: str, values: list[float], baseline: list[float]) -> None:
-    med, base = statistics.median(values), statistics.median(baseline)
-    print(
-        f"{name:<34} n={len(values):5d}  median {med * 1e3:7.3f} ms  p95 {pct(values, 0.95) * 1e3:7.3f} ms"
-        f"  | baseline {base * 1e3:7.3f} ms  ratio {med / base:5.2f}x"
-    )
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import line, timed  # noqa: E402
 
 
 def fill(telemetry: Telemetry, events: int) -> None:
@@ -87,16 +77,6 @@ def fill(telemetry: Telemetry, events: int) -> None:
         telemetry.store.save_metrics(metrics)
 
 
-def timed(fn: Callable[[], object], rounds: int) -> list[float]:
-    fn()  # warm
-    out = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=10_000)
@@ -114,12 +94,12 @@ def main(argv: list[str] | None = None) -> None:
         telemetry = Telemetry(config)
         started = time.perf_counter()
         fill(telemetry, args.events)
-        size = telemetry.store.storage_info()["event_bytes"]
+        size = int(telemetry.store.storage_info()["event_bytes"])
         print(f"filled {args.events} events ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f}s")
         data = DashboardData(config)
         token = "bench-token"
         app = create_app(data, token=token, port=7465)
-        baseline = timed(lambda: telemetry.tail(args.events), args.rounds)
+        baseline = timed(lambda: telemetry.tail(args.events), args.rounds, warmup=1)
         print(
             f"{'baseline: Telemetry.tail(N)':<34} n={len(baseline):5d}"
             f"  median {statistics.median(baseline) * 1e3:7.3f} ms"

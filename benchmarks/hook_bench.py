@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import record  # noqa: E402
 
 from paxm_core.passive.client_command import hook_command  # noqa: E402
+from paxm_core.processes import pid_alive  # noqa: E402
 
 WORDS = (
     "deploy cache queue schema migration index replica shard token session rollout canary metric alert "
@@ -225,14 +226,6 @@ def _identity(pid: int) -> tuple[int, int] | None:
     return None if fields[0] == "Z" else (pid, int(fields[19]))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def stop_spawned(config: Path) -> None:
     """Wait for the daemon the client started, then stop it cleanly (so the next run finds none).
 
@@ -256,7 +249,7 @@ def stop_spawned(config: Path) -> None:
             except Exception:
                 os.kill(pid, signal.SIGKILL)
             gone = time.monotonic() + 10  # a zombie (no reaping init) also counts as gone by then
-            while _alive(pid) and time.monotonic() < gone and (config.parent / "hooks" / "paxm-hook.lock").exists():
+            while pid_alive(pid) and time.monotonic() < gone and (config.parent / "hooks" / "paxm-hook.lock").exists():
                 time.sleep(0.01)
             return
         time.sleep(0.02)

@@ -60,6 +60,7 @@ from paxm_core.session_sequence import SessionSequenceStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import record  # noqa: E402
+from timing import line, numbered, timed  # noqa: E402
 
 
 class MemoryProvider:
@@ -111,11 +112,6 @@ def daemon_telemetry(directory: Path) -> tuple[Any, Any]:
     return recorder, SimpleNamespace(record=recorder.wrap("record"))
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def text(n: int) -> str:
     return f"User input {n}: please refactor the billing module and keep the public API stable. " * 4
 
@@ -158,23 +154,6 @@ def turn_events(prefix: str, episodes: int, sessions: int) -> list[CaptureEvent]
     return events
 
 
-def timed(fn: Callable[[int], object], n: int) -> list[float]:
-    out: list[float] = []
-    for i in range(n):
-        start = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - start)
-    return out
-
-
-def line(name: str, values: list[float], baseline: list[float]) -> None:
-    med, base = statistics.median(values), statistics.median(baseline)
-    print(
-        f"{name:<34} n={len(values):5d}  median {med * 1e3:7.3f} ms  p95 {pct(values, 0.95) * 1e3:7.3f} ms"
-        f"  | baseline {base * 1e3:7.3f} ms  ratio {med / base:5.2f}x"
-    )
-
-
 def bench_append(root: Path, events: int) -> None:
     q = CaptureQueue(root / "append.sqlite", routes={"default": ["mem"]})
     created = datetime.now(UTC)
@@ -183,7 +162,7 @@ def bench_append(root: Path, events: int) -> None:
         item = MemoryItem(text=text(n), created_at=created)
         q.append(CaptureEvent(f"evt_{n}", f"session-{n % 10}", item, terminal=n % 4 == 3))
 
-    times = timed(one, events)
+    times = timed(numbered(one), events)
     q.close()
 
     raw = connect(root / "baseline.sqlite")
@@ -199,7 +178,7 @@ def bench_append(root: Path, events: int) -> None:
         )
         raw.execute("COMMIT")
 
-    baseline = timed(bare, events)
+    baseline = timed(numbered(bare), events)
     raw.close()
     line("append (open event)", [t for i, t in enumerate(times) if i % 4 != 3], baseline)
     line("append (turn_end, seals episode)", [t for i, t in enumerate(times) if i % 4 == 3], baseline)
@@ -207,7 +186,7 @@ def bench_append(root: Path, events: int) -> None:
     path = root / "inbox.sqlite"
     body = b'{"prompt": "%s"}' % text(0).encode()
     rounds = min(events, 300)
-    hook = timed(lambda n: append_raw(path, f"evt_{n}", "codex", "user_input", body), rounds)
+    hook = timed(numbered(lambda n: append_raw(path, f"evt_{n}", "codex", "user_input", body)), rounds)
     connect(root / "inbox-baseline.sqlite").close()
 
     def bare_raw(n: int) -> None:
@@ -221,7 +200,7 @@ def bench_append(root: Path, events: int) -> None:
         conn.execute("COMMIT")
         conn.close()
 
-    line("append_raw (hook client, daemon down)", hook, timed(bare_raw, rounds))
+    line("append_raw (hook client, daemon down)", hook, timed(numbered(bare_raw), rounds))
 
 
 @contextlib.contextmanager

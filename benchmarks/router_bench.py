@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import record  # noqa: E402
+from timing import timed  # noqa: E402
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, SearchQuery
 from paxm_core.router import PutPolicy, Route, Router, SearchPolicy
@@ -58,14 +59,8 @@ class InMemory:
 
 
 def median_us(fn: Callable[[], object], rounds: int) -> float:
-    for _ in range(min(200, rounds)):  # warm-up: start worker threads, fill caches
-        fn()
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1000
+    # warm-up: start worker threads, fill caches
+    return statistics.median(timed(fn, rounds, warmup=min(200, rounds))) * 1e6
 
 
 def interleaved(a: Callable[[], object], b: Callable[[], object], rounds: int) -> tuple[float, float, float, float]:

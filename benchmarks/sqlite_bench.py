@@ -38,6 +38,7 @@ from paxm_provider_sqlite.timestamps import stamp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results import record  # noqa: E402
+from timing import median_ms, timed  # noqa: E402
 
 SQLITE3 = shutil.which("sqlite3") or "/usr/bin/sqlite3"
 NO_LIMIT = Deadline.none()
@@ -50,25 +51,19 @@ ON CONFLICT(id) DO UPDATE SET text = excluded.text, terms = excluded.terms, extr
  updated_at = excluded.updated_at, tier = excluded.tier, expires_at = excluded.expires_at;"""
 
 
+def upsert(key: str, text: str, now: str) -> str:
+    """The SQL paxm's write runs for one memory, with the analysed columns paxm computes."""
+    idx = index_text(text)
+    terms, extras = sql_quote(idx.terms), sql_quote(idx.extras)
+    return _UPSERT.format(
+        id=sql_quote(key), text=sql_quote(text), now=sql_quote(now), terms=terms, extras=extras, n=idx.unique
+    )
+
+
 def payload(marker: str, size: int) -> str:
     """Upstream's generator: a marker sentence padded with ``x`` to ``size`` bytes."""
     head = f"benchmark adapter memory {marker} "
     return head + "x" * max(0, size - len(head))
-
-
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000.0
-
-
-def timed(fn: Callable[[], object], repeat: int, warmup: int = 2) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
 
 
 def fmt_size(size: int) -> str:
@@ -127,24 +122,15 @@ def bench_writes(tmp: Path, quick: bool) -> None:
             n = next(counter)
             prov.put(MemoryItem(text=payload(f"benchmarker{n:06d}", size), id=f"w{n}"), NO_LIMIT)
 
-        ours = median_ms(timed(write, repeat))
+        ours = median_ms(timed(write, repeat, warmup=2))
         prov.close()
         # Same statement (including the analysed columns paxm computes) through the CLI.
         base_db = tmp / f"cli{size}.sqlite"
         shutil.copy(tmp / f"w{size}.sqlite", base_db)
         stmts = []
         for n in range(repeat):
-            text = payload(f"cliwrite{n:06d}", size)
-            idx = index_text(text)
             stmts.append(
-                _UPSERT.format(
-                    id=sql_quote(f"c{n}"),
-                    text=sql_quote(text),
-                    now=sql_quote(stamp(__import__("datetime").datetime.now())),
-                    terms=sql_quote(idx.terms),
-                    extras=sql_quote(idx.extras),
-                    n=idx.unique,
-                )
+                upsert(f"c{n}", payload(f"cliwrite{n:06d}", size), stamp(__import__("datetime").datetime.now()))
             )
         base = cli_mean(base_db, stmts, repeat) * 1000.0
         mbps = size / (ours / 1000) / 1e6
@@ -160,7 +146,7 @@ def bench_writes(tmp: Path, quick: bool) -> None:
             items = [MemoryItem(text=payload(f"batch{n:04d}x{i:03d}", size), id=f"b{n}-{i}") for i in range(count)]
             prov.put_batch(items, NO_LIMIT)
 
-        ours = median_ms(timed(batch, 3 if quick else 10))
+        ours = median_ms(timed(batch, 3 if quick else 10, warmup=2))
         prov.close()
         base_db = tmp / f"clib{count}x{size}.sqlite"
         shutil.copy(tmp / f"b{count}x{size}.sqlite", base_db)
@@ -169,17 +155,8 @@ def bench_writes(tmp: Path, quick: bool) -> None:
         for n in range(reps):
             stmts = ["BEGIN IMMEDIATE;"]
             for i in range(count):
-                text = payload(f"clibatch{n:04d}x{i:03d}", size)
-                idx = index_text(text)
                 stmts.append(
-                    _UPSERT.format(
-                        id=sql_quote(f"c{n}-{i}"),
-                        text=sql_quote(text),
-                        now="'2026-01-01T00:00:00.000000Z'",
-                        terms=sql_quote(idx.terms),
-                        extras=sql_quote(idx.extras),
-                        n=idx.unique,
-                    )
+                    upsert(f"c{n}-{i}", payload(f"clibatch{n:04d}x{i:03d}", size), "2026-01-01T00:00:00.000000Z")
                 )
             stmts.append("COMMIT;")
             groups.append(stmts)
@@ -228,8 +205,8 @@ def recall_rows(prov: SQLiteProvider, label: str, queries: dict[str, str], repea
 
         hits = prov.search(query, NO_LIMIT)
         trace = prov.last_trace
-        ours = median_ms(timed(ours_fn, repeat))
-        base = median_ms(timed(raw_fts(raw_conn, text), repeat)) if len(text) < 200 else None
+        ours = median_ms(timed(ours_fn, repeat, warmup=2))
+        base = median_ms(timed(raw_fts(raw_conn, text), repeat, warmup=2)) if len(text) < 200 else None
         if base is None:
             base = median_ms(timed(raw_fts(raw_conn, text), max(3, repeat // 10), warmup=1))
         want = expect.get(name)

@@ -4,49 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from scripted_kit import PAXM, paxm_timed, scripted_config
 
 from paxm_core.config import LimitsConfig
-
-PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
-SCRIPTED = Path(__file__).parents[2] / "providers" / "paxm-provider-jsonrpc" / "tests" / "plugins" / "scripted.py"
-
-
-def _config(tmp_path: Path, *, required: bool, limits: dict[str, str] | None = None) -> Path:
-    path = tmp_path / "cfg" / "config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    hang = {"name": "hang", "required": required}
-    text: dict[str, object] = {
-        "version": 1,
-        "identity": {"user_id": "alice"},
-        "providers": {
-            "sqlite": {"type": "sqlite", "enabled": True, "path": str(tmp_path / "memory.sqlite")},
-            "hang": {
-                "type": "jsonrpc",
-                "enabled": True,
-                "command": sys.executable,
-                "args": [str(SCRIPTED)],
-                "env": {"SCRIPTED_MODE": "hang", "SCRIPTED_STORE": str(tmp_path / "s.json")},
-                "timeout": "60s",
-            },
-        },
-        "recall_profiles": {"default": {"providers": [{"name": "sqlite", "required": True}, hang]}},
-        "write_profiles": {"default": {"providers": [{"name": "sqlite", "required": True}, hang]}},
-    }
-    if limits:
-        text["limits"] = limits
-    path.write_text(json.dumps(text))
-    return path
-
-
-def _paxm(config: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    out = subprocess.run([*PAXM, "--config", str(config), *args], capture_output=True, text=True, timeout=120)
-    return out, time.monotonic() - started
 
 
 def test_defaults_are_documented_values() -> None:
@@ -56,19 +19,19 @@ def test_defaults_are_documented_values() -> None:
 
 
 def test_a_hung_optional_provider_costs_at_most_the_route_timeout(tmp_path: Path) -> None:
-    config = _config(tmp_path, required=False, limits={"route_timeout": "1s", "deadline": "5s"})
-    stored, took = _paxm(config, "remember", "--text", "the cache TTL is seven minutes")
+    config = scripted_config(tmp_path, "hang", required=False, limits={"route_timeout": "1s", "deadline": "5s"})
+    stored, took = paxm_timed(config, "remember", "--text", "the cache TTL is seven minutes")
     assert stored.returncode == 0, stored.stderr
     assert took < 30  # the plugin hangs for 60 s; its own timeout is 60 s
-    recalled, took = _paxm(config, "recall", "--query", "cache TTL", "--json")
+    recalled, took = paxm_timed(config, "recall", "--query", "cache TTL", "--json")
     assert recalled.returncode == 0, recalled.stderr
     assert took < 30
     assert any("seven minutes" in h["text"] for h in json.loads(recalled.stdout)["hits"])
 
 
 def test_a_hung_required_provider_fails_with_a_timeout_error(tmp_path: Path) -> None:
-    config = _config(tmp_path, required=True, limits={"route_timeout": "1s", "deadline": "5s"})
-    recalled, took = _paxm(config, "recall", "--query", "anything")
+    config = scripted_config(tmp_path, "hang", required=True, limits={"route_timeout": "1s", "deadline": "5s"})
+    recalled, took = paxm_timed(config, "recall", "--query", "anything")
     assert recalled.returncode != 0
     assert "Traceback" not in recalled.stderr
     assert "hang" in recalled.stderr and ("timed out" in recalled.stderr or "deadline" in recalled.stderr)
@@ -92,7 +55,7 @@ def test_huge_memories_are_refused_and_long_hits_excerpted(tmp_path: Path, via: 
     )
     assert huge.returncode != 0 and "limits.max_text_bytes" in huge.stderr and "Traceback" not in huge.stderr
     long_text = "needle " + "padding " * 5000
-    assert _paxm(path, "remember", "--text", long_text)[0].returncode == 0
-    recalled, _ = _paxm(path, "recall", "--query", "needle")
+    assert paxm_timed(path, "remember", "--text", long_text)[0].returncode == 0
+    recalled, _ = paxm_timed(path, "recall", "--query", "needle")
     assert recalled.returncode == 0
     assert "excerpt" in recalled.stdout and len(recalled.stdout) < 2000

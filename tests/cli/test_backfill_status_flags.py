@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.sandbox import run_paxm as paxm
 from paxm_core.backfill.checkpoint import CheckpointStore
-
-ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
-
-
-def paxm(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env=dict(os.environ),
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,8 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from scripted_kit import PAXM, paxm_timed, scripted_config
 
-PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
-SCRIPTED = Path(__file__).parents[2] / "providers" / "paxm-provider-jsonrpc" / "tests" / "plugins" / "scripted.py"
 #: the grace the tests configure (the default, 1 s, is checked below without a process)
 GRACE = "500ms"
 #: what a call may cost on top of the same call without the hung plugin: the grace, starting
@@ -31,29 +28,7 @@ FAST = 2.0
 
 
 def _config(tmp_path: Path, mode: str = "hang") -> Path:
-    path = tmp_path / "cfg" / "config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    slow = {"name": "slow", "required": False}
-    text = {
-        "version": 1,
-        "identity": {"user_id": "alice"},
-        "providers": {
-            "sqlite": {"type": "sqlite", "enabled": True, "path": str(tmp_path / "memory.sqlite")},
-            "slow": {
-                "type": "jsonrpc",
-                "enabled": True,
-                "command": sys.executable,
-                "args": [str(SCRIPTED)],
-                "env": {"SCRIPTED_MODE": mode, "SCRIPTED_STORE": str(tmp_path / "slow.json")},
-                "timeout": "60s",
-            },
-        },
-        "recall_profiles": {"default": {"providers": [{"name": "sqlite", "required": True}, slow]}},
-        "write_profiles": {"default": {"providers": [{"name": "sqlite", "required": True}, slow]}},
-        "limits": {"optional_grace": GRACE},
-    }
-    path.write_text(json.dumps(text))
-    return path
+    return scripted_config(tmp_path, "slow", mode=mode, limits={"optional_grace": GRACE})
 
 
 def test_the_default_grace_is_one_second() -> None:
@@ -61,12 +36,6 @@ def test_the_default_grace_is_one_second() -> None:
 
     assert LimitsConfig().optional_grace_seconds == 1.0
     assert LimitsConfig(optional_grace=0.25).optional_grace_seconds == 0.25
-
-
-def _paxm(config: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    out = subprocess.run([*PAXM, "--config", str(config), *args], capture_output=True, text=True, timeout=120)
-    return out, time.monotonic() - started
 
 
 def _sqlite_only(tmp_path: Path) -> Path:
@@ -84,7 +53,7 @@ def _sqlite_only(tmp_path: Path) -> Path:
 def _seed(tmp_path: Path, text: str) -> Path:
     """Store ``text`` in SQLite only; the SQLite-only config."""
     config = _sqlite_only(tmp_path)
-    stored, _ = _paxm(config, "remember", "--text", text)
+    stored, _ = paxm_timed(config, "remember", "--text", text)
     assert stored.returncode == 0, stored.stderr
     return config
 
@@ -92,8 +61,8 @@ def _seed(tmp_path: Path, text: str) -> Path:
 def test_recall_skips_a_hung_optional_provider_after_the_grace(tmp_path: Path) -> None:
     plain = _seed(tmp_path, "the cache TTL is seven minutes")
     config = _config(tmp_path)
-    _, floor = _paxm(plain, "recall", "--query", "cache TTL", "--json")
-    recalled, took = _paxm(config, "recall", "--query", "cache TTL", "--json")
+    _, floor = paxm_timed(plain, "recall", "--query", "cache TTL", "--json")
+    recalled, took = paxm_timed(config, "recall", "--query", "cache TTL", "--json")
     assert recalled.returncode == 0, recalled.stderr
     assert took < FAST + floor, f"recall took {took:.1f}s (without the plugin {floor:.1f}s)"
     result = json.loads(recalled.stdout)
@@ -106,12 +75,12 @@ def test_recall_skips_a_hung_optional_provider_after_the_grace(tmp_path: Path) -
     (error,) = result["provider_errors"]
     assert error["provider"] == "slow" and error["required"] is False and "skipped" in error["error"]
 
-    text, took = _paxm(config, "recall", "--query", "cache TTL")
+    text, took = paxm_timed(config, "recall", "--query", "cache TTL")
     assert text.returncode == 0 and took < FAST + floor
     assert "seven minutes" in text.stdout
     assert "slow skipped" in text.stderr
 
-    logs, _ = _paxm(config, "logs", "--json")
+    logs, _ = paxm_timed(config, "logs", "--json")
     assert logs.returncode == 0, logs.stderr
     events = [json.loads(line) for line in logs.stdout.splitlines() if line.strip()]
     recalls = [event for event in events if event.get("kind") == "recall"]
@@ -123,25 +92,25 @@ def test_recall_skips_a_hung_optional_provider_after_the_grace(tmp_path: Path) -
 
 def test_remember_queues_the_optional_copy_and_the_queue_delivers_it_later(tmp_path: Path) -> None:
     config = _config(tmp_path)
-    _, floor = _paxm(_sqlite_only(tmp_path), "remember", "--text", "a warm-up write")
-    stored, took = _paxm(config, "remember", "--text", "deploys go out on Fridays", "--json")
+    _, floor = paxm_timed(_sqlite_only(tmp_path), "remember", "--text", "a warm-up write")
+    stored, took = paxm_timed(config, "remember", "--text", "deploys go out on Fridays", "--json")
     assert stored.returncode == 0, stored.stderr
     assert took < FAST + floor, f"remember took {took:.1f}s (without the plugin {floor:.1f}s)"
     result = json.loads(stored.stdout)
     assert [ref["provider"] for ref in result["refs"]] == ["sqlite"]
     assert result["queued"] == ["slow"]
 
-    text, _ = _paxm(config, "remember", "--text", "the release train leaves at noon")
+    text, _ = paxm_timed(config, "remember", "--text", "the release train leaves at noon")
     assert text.returncode == 0 and "stored memory: sqlite/" in text.stdout
     assert "queued for slow" in text.stderr
 
-    status, _ = _paxm(config, "queue", "status", "--json")
+    status, _ = paxm_timed(config, "queue", "status", "--json")
     assert status.returncode == 0, status.stderr
     state = json.loads(status.stdout)
     assert state["deliveries"].get("pending") == 2, state
 
     healthy = _config(tmp_path, mode="ok")  # the plugin answers again
-    flushed, _ = _paxm(healthy, "queue", "flush", "--timeout", "30s", "--json")
+    flushed, _ = paxm_timed(healthy, "queue", "flush", "--timeout", "30s", "--json")
     assert flushed.returncode == 0, flushed.stderr + flushed.stdout
     delivered = json.loads((tmp_path / "slow.json").read_text())
     assert sorted(item["text"] for item in delivered.values()) == [
@@ -151,7 +120,7 @@ def test_remember_queues_the_optional_copy_and_the_queue_delivers_it_later(tmp_p
     # the queued copy says who wrote it: the CLI, not a hook
     assert {item.get("source") for item in delivered.values()} == {"cli"}, delivered
 
-    recalled, _ = _paxm(healthy, "recall", "--query", "Fridays", "--json")
+    recalled, _ = paxm_timed(healthy, "recall", "--query", "Fridays", "--json")
     providers = {hit["provider"] for hit in json.loads(recalled.stdout)["hits"]}
     assert providers == {"sqlite", "slow"} or providers == {"sqlite"}  # same text and scope: deduped
     assert {r["provider"]: r["outcome"] for r in json.loads(recalled.stdout)["provider_recalls"]} == {
@@ -168,9 +137,9 @@ def test_a_required_failure_still_fails_the_write_and_queues_nothing(tmp_path: P
     data["write_profiles"]["default"]["providers"][0]["name"] = "broken"
     data["recall_profiles"]["default"]["providers"][0]["name"] = "broken"
     config.write_text(json.dumps(data))
-    stored, took = _paxm(config, "remember", "--text", "never half written")
+    stored, took = paxm_timed(config, "remember", "--text", "never half written")
     assert stored.returncode != 0 and "broken" in stored.stderr and "Traceback" not in stored.stderr
-    status, _ = _paxm(config, "queue", "status", "--json")
+    status, _ = paxm_timed(config, "queue", "status", "--json")
     assert json.loads(status.stdout)["deliveries"].get("pending", 0) == 0
 
 
@@ -205,7 +174,7 @@ def test_mcp_remember_writes_the_required_provider_and_queues_the_optional_one(t
     assert took < FAST, f"paxm_remember took {took:.1f}s"
     assert [ref["provider"] for ref in content["refs"]] == ["sqlite"]
     assert content["queued"] == ["slow"]
-    status, _ = _paxm(config, "queue", "status", "--json")
+    status, _ = paxm_timed(config, "queue", "status", "--json")
     assert json.loads(status.stdout)["deliveries"].get("pending") == 1
 
 
@@ -215,7 +184,7 @@ def test_an_unusable_queue_is_reported_for_the_optional_provider_not_as_a_failed
     (tmp_path / "not-a-dir").write_text("a file where the queue's directory should be")
     data["capture_queue"] = {"path": str(tmp_path / "not-a-dir" / "capture.sqlite")}
     config.write_text(json.dumps(data))
-    stored, _ = _paxm(config, "remember", "--text", "kept in SQLite anyway", "--json")
+    stored, _ = paxm_timed(config, "remember", "--text", "kept in SQLite anyway", "--json")
     assert stored.returncode == 0, stored.stderr
     result = json.loads(stored.stdout)
     assert [ref["provider"] for ref in result["refs"]] == ["sqlite"] and "queued" not in result
@@ -229,11 +198,11 @@ def test_a_healthy_optional_provider_stores_the_write_at_once_and_nothing_is_que
     for profile in ("recall_profiles", "write_profiles"):  # every route optional, as upstream's defaults
         data[profile]["default"]["providers"] = [{"name": "sqlite"}, {"name": "slow"}]
     config.write_text(json.dumps(data))
-    stored, _ = _paxm(config, "remember", "--text", "the cache TTL is 90 seconds", "--json")
+    stored, _ = paxm_timed(config, "remember", "--text", "the cache TTL is 90 seconds", "--json")
     assert stored.returncode == 0, stored.stderr
     result = json.loads(stored.stdout)
     assert sorted(ref["provider"] for ref in result["refs"]) == ["slow", "sqlite"] and "queued" not in result
-    recalled, _ = _paxm(config, "recall", "--query", "cache TTL", "--json")  # at once, no delivery needed
+    recalled, _ = paxm_timed(config, "recall", "--query", "cache TTL", "--json")  # at once, no delivery needed
     assert json.loads(recalled.stdout)["hits"], recalled.stdout
-    status, _ = _paxm(config, "queue", "status", "--json")
+    status, _ = paxm_timed(config, "queue", "status", "--json")
     assert not json.loads(status.stdout)["deliveries"].get("pending"), status.stdout

@@ -85,7 +85,7 @@ DEFAULT_LEAVES = _leaves(DEFAULT_DATA)
 def test_mutated_defaults_round_trip_or_fail_cleanly(mutations: list[tuple[tuple[Any, ...], Any]]) -> None:
     data = copy.deepcopy(DEFAULT_DATA)
     for path, value in mutations:
-        node = data
+        node: Any = data
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
@@ -102,11 +102,10 @@ def test_mutated_defaults_round_trip_or_fail_cleanly(mutations: list[tuple[tuple
             assert again == config
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.text(max_size=200) | SHAPES.map(lambda d: yaml.safe_dump(d)))
-def test_random_yaml_files_load_or_fail_cleanly(text: str) -> None:
+def _loads_or_fails_cleanly(text: str, name: str) -> None:
+    """``text`` as a config file named ``name`` loads, or fails with a ConfigError naming the file."""
     with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / "config.yaml"
+        target = Path(tmp) / name
         target.write_text(text, encoding="utf-8")
         try:
             config = load_config(target)
@@ -114,17 +113,15 @@ def test_random_yaml_files_load_or_fail_cleanly(text: str) -> None:
             assert str(exc).startswith(str(target))
             return
         assert config.exists
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=200) | SHAPES.map(lambda d: yaml.safe_dump(d)))
+def test_random_yaml_files_load_or_fail_cleanly(text: str) -> None:
+    _loads_or_fails_cleanly(text, "config.yaml")
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.text(max_size=200) | SHAPES.map(lambda d: json.dumps(d, allow_nan=True)))
 def test_random_json_files_load_or_fail_cleanly(text: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / "config.json"
-        target.write_text(text, encoding="utf-8")
-        try:
-            config = load_config(target)
-        except ConfigError as exc:
-            assert str(exc).startswith(str(target))
-            return
-        assert config.exists
+    _loads_or_fails_cleanly(text, "config.json")

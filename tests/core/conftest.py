@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
+
+# the core tests' helper modules (``plugin_site``) are importable from here
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 ServeHttp = Callable[[type[BaseHTTPRequestHandler]], str]
 

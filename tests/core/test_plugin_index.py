@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from plugin_site import SECRET_PLUGIN, make_dist
 
 PROBE = """
 import json, sys
@@ -27,11 +28,7 @@ print(json.dumps(out))
 
 
 def _dist(site: Path, name: str, module: str, body: str) -> None:
-    (site / f"{module}.py").write_text(textwrap.dedent(body))
-    info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text(f"[paxm]\n{module} = {module}\n")
+    make_dist(site, name, module, body, "0.1.0")
 
 
 _INTEGRATION = """
@@ -175,19 +172,7 @@ print(json.dumps(out))
 
 
 def _secret_site(site: Path) -> None:
-    _dist(
-        site,
-        "paxm-provider-secret",
-        "idx_secret",
-        """
-        from paxm_core import hookimpl
-        @hookimpl
-        def paxm_register_providers(register):
-            from paxm_core.api.protocols import ConfigKey, ProviderType
-            register(ProviderType("secrettype", lambda name, cfg: None,
-                                  config_keys=(ConfigKey("idx_passphrase", secret=True),)))
-        """,
-    )
+    _dist(site, "paxm-provider-secret", "idx_secret", SECRET_PLUGIN)
 
 
 def _secret_probe(site: Path, cache: Path) -> dict[str, object]:

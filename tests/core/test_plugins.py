@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_site import SECRET_PLUGIN, make_dist
 
 from paxm_core import ProviderConfig, ProviderNotInstalled, ProviderType, hookimpl
 from paxm_core.integration import IntegrationBase
@@ -111,19 +111,11 @@ def test_unknown_provider_type_names_the_package_to_install() -> None:
         pm.provider_type("mystery")
 
 
-def _make_dist(site: Path, name: str, module: str, body: str) -> None:
-    (site / f"{module}.py").write_text(textwrap.dedent(body))
-    info = site / f"{name.replace('-', '_')}-1.2.3.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2.3\n")
-    (info / "entry_points.txt").write_text(f"[paxm]\n{module} = {module}\n")
-
-
 @pytest.fixture
 def fake_site(tmp_path: Path) -> Path:
     site = tmp_path / "site"
     site.mkdir()
-    _make_dist(
+    make_dist(
         site,
         "paxm-provider-good",
         "good_plugin",
@@ -135,7 +127,7 @@ def fake_site(tmp_path: Path) -> Path:
             register("goodtype", lambda name, cfg: None, description="good")
         """,
     )
-    _make_dist(site, "paxm-provider-bad", "bad_plugin", "raise ImportError('missing sdk')\n")
+    make_dist(site, "paxm-provider-bad", "bad_plugin", "raise ImportError('missing sdk')\n")
     return site
 
 
@@ -178,7 +170,7 @@ def test_plugin_commands_join_the_cli_and_a_broken_one_does_not_break_it(tmp_pat
 
     site = tmp_path / "cmdsite"
     site.mkdir()
-    _make_dist(
+    make_dist(
         site,
         "paxm-hello",
         "hello_plugin",
@@ -212,7 +204,7 @@ def test_ctx_exit_codes_from_commands_reach_the_process(tmp_path: Path) -> None:
 
     site = tmp_path / "exitsite"
     site.mkdir()
-    _make_dist(
+    make_dist(
         site,
         "paxm-exit",
         "exit_plugin",
@@ -252,19 +244,7 @@ print(json.dumps({"secret": is_secret_key("idx_passphrase"), "type": getattr(spe
 def test_an_installed_types_secret_keys_and_lookup_reach_config_code(fake_site: Path) -> None:
     import os
 
-    _make_dist(
-        fake_site,
-        "paxm-provider-secret",
-        "secret_plugin",
-        """
-        from paxm_core import hookimpl
-        @hookimpl
-        def paxm_register_providers(register):
-            from paxm_core.api.protocols import ConfigKey, ProviderType
-            register(ProviderType("secrettype", lambda name, cfg: None,
-                                  config_keys=(ConfigKey("idx_passphrase", secret=True),)))
-        """,
-    )
+    make_dist(fake_site, "paxm-provider-secret", "secret_plugin", SECRET_PLUGIN)
     env = {**os.environ, "PYTHONPATH": str(fake_site)}
     env.pop("PAXM_LOAD_PLUGINS", None)
     out = subprocess.run([sys.executable, "-c", SECRET_PROBE], env=env, capture_output=True, text=True, check=True)
@@ -276,7 +256,7 @@ def test_an_installed_types_secret_keys_and_lookup_reach_config_code(fake_site: 
 
 
 def test_a_type_two_plugins_register_stays_with_the_first_by_name(fake_site: Path) -> None:
-    _make_dist(
+    make_dist(
         fake_site,
         "paxm-provider-dup",
         "aa_dup_plugin",

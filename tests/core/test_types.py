@@ -33,21 +33,22 @@ scopes = st.builds(MemoryScope, text, text)
 provenances = st.builds(Provenance, text, text, text, text)
 
 
-@given(
-    st.builds(
-        MemoryItem,
-        text=text,
-        id=text,
-        source=text,
-        metadata=str_maps,
-        created_at=times,
-        tier=st.sampled_from(["", "stm", "ltm"]),
-        expires_at=times,
-        origin=origins,
-        scope=scopes,
-        provenance=provenances,
-    )
-)
+#: the fields a stored memory and a search hit share
+stored_fields = {
+    "text": text,
+    "id": text,
+    "source": text,
+    "metadata": str_maps,
+    "created_at": times,
+    "tier": st.sampled_from(["", "stm", "ltm"]),
+    "expires_at": times,
+    "origin": origins,
+    "scope": scopes,
+    "provenance": provenances,
+}
+
+
+@given(st.builds(MemoryItem, **stored_fields))
 def test_memory_item_round_trips_through_json(item: MemoryItem) -> None:
     wire = json.loads(json.dumps(item.to_json()))
     assert MemoryItem.from_json(wire) == item
@@ -57,20 +58,11 @@ def test_memory_item_round_trips_through_json(item: MemoryItem) -> None:
     st.builds(
         MemoryHit,
         provider=text,
-        id=text,
-        text=text,
         relevance=st.floats(0, 1),
         score=st.floats(0, 1),
         raw_score=st.one_of(st.none(), st.floats(-1e6, 1e6)),
         raw_score_kind=text,
-        source=text,
-        metadata=str_maps,
-        created_at=times,
-        tier=st.sampled_from(["", "stm", "ltm"]),
-        expires_at=times,
-        origin=origins,
-        scope=scopes,
-        provenance=provenances,
+        **stored_fields,
     )
 )
 def test_memory_hit_round_trips_through_json(hit: MemoryHit) -> None:

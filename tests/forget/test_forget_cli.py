@@ -4,32 +4,19 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paxm_contracttest.sandbox import CLI_ENTRY as ENTRY
+from paxm_contracttest.sandbox import run_paxm as paxm
 from paxm_core.capture import _inbox
 from paxm_core.config import load_config
 
-ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 SECRET = "the staging quokka token is kept in the blue vault"
-
-
-def paxm(cfg: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--config", str(cfg), *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        env=dict(os.environ),
-        timeout=120,
-    )
 
 
 @pytest.fixture

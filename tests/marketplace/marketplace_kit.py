@@ -70,18 +70,6 @@ class ToolBox(HarnessBox):
         assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
         return done
 
-    def harness_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """A non-session harness command (``plugin list`` ...), its outcome unchecked."""
-        return subprocess.run(
-            [str(self.installed.binary), *args],
-            cwd=self.workspace,
-            env=self.turn_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-
 
 def new_box(root: Path, harness: Harness, installed: Installed) -> ToolBox:
     """A :class:`ToolBox` whose paxm config is at the default place (``~/.config/paxm/config.yaml``),

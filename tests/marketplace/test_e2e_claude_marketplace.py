@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from marketplace_kit import ROOT, ToolBox, new_box
 
-from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, model_text
+from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, hooks_succeeded, model_text, seed_settings
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
 from paxm_contracttest.harness.kit import (
     REPLY,
@@ -47,24 +47,6 @@ def _settings(box: ToolBox) -> Path:
     return box.home / ".claude" / "settings.json"
 
 
-def _seed_settings(box: ToolBox) -> dict[str, Any]:
-    original = {
-        "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 3}]}]},
-    }
-    _settings(box).parent.mkdir(parents=True, exist_ok=True)
-    _settings(box).write_text(json.dumps(original))
-    return original
-
-
-def _check(run: Turn) -> None:
-    """The turn finished, and every hook Claude ran exited 0."""
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.hooks, "Claude recorded no hook runs"
-    for hook in run.hooks:
-        assert hook.get("outcome") == "success" and hook.get("exit_code") == 0, hook
-
-
 def _install_plugin(box: ToolBox) -> None:
     added = box.cli("plugin", "marketplace", "add", str(ROOT))
     assert "paxm-plugins" in added.stdout + added.stderr
@@ -88,7 +70,7 @@ def _plugin_skill_and_server(box: ToolBox, turn: Turn, body: dict[str, Any]) -> 
 
 
 def test_marketplace_install_recall_skill_and_uninstall(box: ToolBox, tool_venv: Path) -> None:
-    original = _seed_settings(box)
+    original = seed_settings(box)
     box.install_paxm(tool_venv)
     box.tool_paxm("setup", "--yes", "--agent", "claude", "--integration", "claude-plugin", "--provider", "sqlite")
     assert json.loads(_settings(box).read_text()) == original  # the plugin owns the hooks, not settings.json
@@ -98,12 +80,12 @@ def test_marketplace_install_recall_skill_and_uninstall(box: ToolBox, tool_venv:
     try:
         with box.fake(marker=marker) as fake:
             first = box.turn(fake, f"Decision: our release branches are named {marker}-<version> from now on.")
-            _check(first)
+            hooks_succeeded(first)
             stored = [t for t in box.flushed_memories() if marker in t]
             assert stored and any(REPLY in t for t in stored), box.memory_texts()  # prompt and reply captured
             seen = len(model_requests(fake))
             second = box.turn(fake, "What naming scheme did we decide on for release branches?")
-            _check(second)
+            hooks_succeeded(second)
             request = model_requests(fake)[seen]
             text = model_text(request)
             assert box.recalled(text, marker), text[-3000:]  # recalled in the next session
@@ -144,7 +126,7 @@ def test_plugin_without_paxm_tells_the_user_and_never_blocks(box: ToolBox) -> No
     marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
     with box.fake(marker=marker) as fake:
         run = box.turn(fake, f"Hello, the codename is {marker}.")
-        _check(run)
+        hooks_succeeded(run)
         assert run.reply.endswith("[marker-seen]")  # the prompt reached the model
         (start,) = [h for h in run.hooks if h.get("hookEvent") == "SessionStart"]
         hint = json.loads(start["stdout"])["systemMessage"]

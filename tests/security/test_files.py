@@ -22,25 +22,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paxm_contracttest.sandbox import run_paxm
 from paxm_core.api.errors import ConfigError, PaxmError
 from paxm_core.config import load_config, save_config
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX ownership and modes")
 
-ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 VICTIM = b"someone else's file\n"
 NOBODY = 65534
 
 
 def paxm(cfg: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--config", str(cfg), *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env=dict(os.environ),
-        timeout=timeout,
-    )
+    return run_paxm(cfg, *args, timeout=timeout)
 
 
 def write_config(cfg: Path, db: Path, *, mode: int = 0o700) -> Path:

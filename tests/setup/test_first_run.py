@@ -8,36 +8,21 @@ config directory exists there.
 from __future__ import annotations
 
 import json
-import os
 import re
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from paxm_contracttest.sandbox import run_paxm as paxm
 from paxm_core.config.setup import SetupCatalog
 from paxm_core.install_hints import integration_install_hint
 from paxm_core.plugins import get_plugin_manager
 
-ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 #: upstream's agent names (its built-in config's ``agents`` keys)
 UPSTREAM_AGENTS = ("opencode", "claude", "codex", "pi", "cursor", "trae", "trae-cn", "kimi", "zcode", "kiro", "cline")
 BROKEN_YAML = "providers:\n  sqlite: {enabled: true\nagents: [\n"
-
-
-def paxm(config: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        env=dict(os.environ),  # the isolated home, every installed plugin
-        timeout=120,
-    )
 
 
 @pytest.fixture

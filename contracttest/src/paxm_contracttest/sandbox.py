@@ -21,10 +21,41 @@ from typing import Any, ClassVar
 
 from paxm_contracttest.harness import scrubbed_env
 
-__all__ = ["PAXM", "PaxmSandbox"]
+__all__ = ["CLI_ENTRY", "PAXM", "PaxmSandbox", "run_command", "run_paxm"]
 
 #: the ``paxm`` console script of the environment running the tests
 PAXM = str(Path(sys.executable).parent / "paxm")
+#: ``python -c CLI_ENTRY ARGS`` runs paxm's CLI in this interpreter, with every installed plugin
+CLI_ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
+
+
+def run_paxm(
+    config: Path, *args: str, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``paxm --config CONFIG ARGS`` in a fresh process of this interpreter, in the test's own
+    environment (its isolated HOME); stdin is ``stdin``, else closed."""
+    return subprocess.run(
+        [sys.executable, "-c", CLI_ENTRY, "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        env=dict(os.environ),
+        timeout=timeout,
+    )
+
+
+def run_command(
+    argv: list[str], what: str, *, env: dict[str, str], cwd: Path | None, timeout: float, check: bool
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` (stdin closed, output captured as text); with ``check`` it must succeed, else
+    the assertion names ``what`` and shows its output."""
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+    if check:
+        assert done.returncode == 0, f"{what} failed:\n{done.stdout}\n{done.stderr}"
+    return done
 
 
 class PaxmSandbox:
@@ -62,18 +93,8 @@ class PaxmSandbox:
         self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run ``paxm --config <sandbox config> ...`` (``check``: assert it succeeded) in ``cwd``."""
-        done = subprocess.run(
-            [PAXM, "--config", str(self.config), *args],
-            cwd=cwd,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if check:
-            assert done.returncode == 0, f"paxm {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done
+        argv = [PAXM, "--config", str(self.config), *args]
+        return run_command(argv, f"paxm {' '.join(args)}", env=self.env(), cwd=cwd, timeout=timeout, check=check)
 
     def paxm_json(self, *args: str, timeout: float = 240, cwd: Path | None = None) -> dict[str, Any]:
         """``paxm ARGS --json``, which must succeed, as its JSON object."""
@@ -84,6 +105,20 @@ class PaxmSandbox:
     def recall(self, query: str) -> str:
         """``paxm recall -q QUERY`` run from the workspace (so its project scope applies); the output."""
         return self.paxm("recall", "-q", query, cwd=self.workspace).stdout
+
+    def recall_hits(self, query: str) -> list[dict[str, Any]]:
+        """``paxm recall -q QUERY --json`` run from the workspace: its hits."""
+        hits: list[dict[str, Any]] = self.paxm_json("recall", "-q", query, cwd=self.workspace)["hits"]
+        return hits
+
+    def commit_workspace(self, files: dict[str, str]) -> None:
+        """Write ``files`` (path in the workspace -> text) and commit them in a new git repository there."""
+        for name, text in files.items():
+            (self.workspace / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.workspace / name).write_text(text)
+        ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+        for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "files"]):
+            subprocess.run(["git", *ident, *argv], cwd=self.workspace, check=True, capture_output=True, env=self.env())
 
     # -- paxm state ----------------------------------------------------------------------------
 

@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, model_text
+from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, hooks_succeeded, model_text, seed_settings
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
 from paxm_contracttest.harness.kit import (
+    BROKEN_CONFIG,
     Harness,
     HarnessBox,
     Installed,
     Turn,
-    add_hanging_provider,
     capture_then_recall,
     daemon_held_off,
+    daemon_refused_config,
+    drained_on_start,
     fail_open_when_paxm_gone,
+    hanging_provider,
     installed_fixture,
 )
 
@@ -57,11 +59,7 @@ def _report(label: str, run: Turn) -> None:
 
 def _check(run: Turn) -> None:
     """The turn finished, and every hook Claude ran succeeded inside its timeout."""
-    assert run.returncode == 0, run.stderr
-    assert run.hooks, "Claude recorded no hook runs"
-    for hook in run.hooks:
-        assert hook.get("outcome") == "success" and hook.get("exit_code") == 0, hook
-        assert int(hook.get("durationMs", HOOK_TIMEOUT_MS)) < HOOK_TIMEOUT_MS, hook
+    hooks_succeeded(run, within_ms=HOOK_TIMEOUT_MS)
 
 
 def _first_turn_request(fake: Any, start: int) -> str:
@@ -70,18 +68,8 @@ def _first_turn_request(fake: Any, start: int) -> str:
     return model_text(requests[0])
 
 
-def _seed_settings(box: HarnessBox) -> dict[str, Any]:
-    original = {
-        "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 3}]}]},
-    }
-    _settings(box).parent.mkdir(parents=True, exist_ok=True)
-    _settings(box).write_text(json.dumps(original))
-    return original
-
-
 def test_decision_in_one_session_is_recalled_in_the_next(box: HarnessBox) -> None:
-    original = _seed_settings(box)
+    original = seed_settings(box)
     box.setup()
     box.generous_recall_budget()
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
@@ -120,20 +108,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None
             assert ENVELOPE not in text and "<paxm-session-identity" not in text
         _check(run)
         _report("daemon down", run)
-    daemon = box.start_daemon()  # drains the inbox on start
-    try:
-        box.paxm("__hook-control", "--flush")
-        assert any(marker in t for t in box.memory_texts())
-    finally:
-        box.stop_daemon(daemon)
+    drained_on_start(box, marker)  # the daemon drains the inbox on start
 
 
 def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> None:
     box.setup()
-    add_hanging_provider(box)
-    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = box.start_daemon()
-    try:
+    with hanging_provider(box):
         with box.fake() as fake:
             run = box.turn(fake, "When is the deploy window?")
             assert run.returncode == 0, run.stderr
@@ -143,13 +123,11 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> N
         # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up
         assert 4_000 <= run.durations("UserPromptSubmit")[0] < HOOK_TIMEOUT_MS
         _report("hanging provider", run)
-    finally:
-        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
     box.setup()
-    box.config.write_text("providers: [this is: not valid\n")
+    box.config.write_text(BROKEN_CONFIG)
     with box.fake() as fake:
         run = box.turn(fake, "Hello there")
         assert run.returncode == 0, run.stderr
@@ -159,14 +137,11 @@ def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
         assert ENVELOPE not in text
     _check(run)
     _report("broken config", run)
-    deadline = time.monotonic() + 10
-    while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
-        time.sleep(0.1)
-    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
+    daemon_refused_config(box)
 
 
 def test_plugin_dir_owns_the_hooks(box: HarnessBox) -> None:
-    original = _seed_settings(box)
+    original = seed_settings(box)
     box.setup()
     assert json.loads(_settings(box).read_text()) != original
     box.generous_recall_budget()

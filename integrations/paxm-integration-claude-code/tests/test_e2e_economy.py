@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, model_text
+from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, hooks_succeeded, model_text
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, Turn, installed_fixture
+from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -26,12 +26,6 @@ claude_release = installed_fixture(CLAUDE, CLAUDE_CURRENT)
 def box(claude_release: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
     harness, installed = claude_release
     return HarnessBox(tmp_path / "box", harness, installed)
-
-
-def _check(run: Turn) -> None:
-    assert run.returncode == 0, (run.stderr[-3000:], run.stdout[-3000:])
-    for hook in run.hooks:
-        assert hook.get("outcome") == "success" and hook.get("exit_code") == 0, hook
 
 
 def _first_request(fake: object, seen: int) -> str:
@@ -50,7 +44,7 @@ def test_injected_once_per_session_and_offered_again_after_compaction(box: Harne
     try:
         with box.fake(marker=marker) as fake:
             first = box.turn(fake, "How are release branches named?", "--session-id", session)
-            _check(first)
+            hooks_succeeded(first)
             text = _first_request(fake, 0)
             assert box.recalled(text, marker), text[-3000:]
             assert text.count(marker) == 1
@@ -60,7 +54,7 @@ def test_injected_once_per_session_and_offered_again_after_compaction(box: Harne
             # would be injected a second time
             again = f"Remind me how release branches are named: is it {marker}?"
             second = box.turn(fake, again, "--resume", session)
-            _check(second)
+            hooks_succeeded(second)
             text = _first_request(fake, seen)
             assert again in text
             # the conversation carries turn 1's injection; the second prompt added no copy
@@ -71,12 +65,12 @@ def test_injected_once_per_session_and_offered_again_after_compaction(box: Harne
 
             seen = len(fake.messages())
             compact = box.turn(fake, "/compact", "--resume", session)
-            _check(compact)
+            hooks_succeeded(compact)
             assert any(h.get("hookEvent") == "SessionStart" for h in compact.hooks), compact.hooks
 
             seen = len(fake.messages())
             third = box.turn(fake, "Thanks, that is all for now.", "--resume", session)
-            _check(third)
+            hooks_succeeded(third)
             text = _first_request(fake, seen)
             # the summary replaced the conversation; the memory came back through the compact
             # SessionStart, not through this prompt (which does not ask for it)

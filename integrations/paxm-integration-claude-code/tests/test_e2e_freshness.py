@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from paxm_contracttest.harness.claude import model_text
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
 from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture, model_inputs, ok
-from paxm_contracttest.sandbox import PAXM
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -36,29 +33,10 @@ claude_release = installed_fixture(CLAUDE, CLAUDE_CURRENT)
 def box(claude_release: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
     harness, installed = claude_release
     box = HarnessBox(tmp_path / "box", harness, installed)
-    (box.workspace / "src" / "billing").mkdir(parents=True)
-    (box.workspace / "src" / "billing" / "tax.py").write_text(TAX)
-    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
-    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "tax"]):
-        subprocess.run(["git", *ident, *argv], cwd=box.workspace, check=True, capture_output=True, env=box.env())
+    box.commit_workspace({"src/billing/tax.py": TAX})
     box.setup()
     box.generous_recall_budget()
     return box
-
-
-def _recall(box: HarnessBox, query: str) -> list[dict[str, Any]]:
-    """``paxm recall --json`` run in the workspace (memories are scoped to it)."""
-    done = subprocess.run(
-        [PAXM, "--config", str(box.config), "recall", "-q", query, "--json"],
-        cwd=box.workspace,
-        env=box.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    hits: list[dict[str, Any]] = json.loads(done.stdout)["hits"]
-    return hits
 
 
 def _envelope(text: str) -> str:
@@ -85,7 +63,7 @@ def test_a_memory_about_a_deleted_file_is_recalled_marked_stale(box: HarnessBox)
             first = box.turn(fake, f"Decision {marker}: VAT is computed in src/billing/tax.py by calculate_tax.")
             ok(first)
             assert any(marker in t for t in box.flushed_memories())
-            recalled = _recall(box, marker)
+            recalled = box.recall_hits(marker)
             assert recalled[0]["freshness"] == {"state": "fresh", "anchored": True}
             (box.workspace / "src" / "billing" / "tax.py").unlink()
             seen = len(model_inputs(fake))
@@ -106,7 +84,7 @@ def test_a_users_correction_is_shown_superseding_the_earlier_decision(box: Harne
             assert any("MySQL" in t for t in box.flushed_memories())
             ok(box.turn(fake, f"No, we switched the invoices database of project {marker} to Postgres."))
             assert any("Postgres" in t for t in box.flushed_memories())
-            hits = _recall(box, f"invoices database {marker}")
+            hits = box.recall_hits(f"invoices database {marker}")
             newer = next(h["id"] for h in hits if "Postgres" in h["text"])
             older = next(h for h in hits if "MySQL" in h["text"])
             assert older["superseded_by"] == newer
@@ -147,7 +125,7 @@ def test_anchors_ride_in_the_memorys_metadata(box: HarnessBox) -> None:
         with box.fake(marker=marker) as fake:
             ok(box.turn(fake, f"Note {marker}: src/billing/tax.py holds calculate_tax."))
             box.flushed_memories()
-        [hit] = [h for h in _recall(box, marker) if marker in h["text"]]
+        [hit] = [h for h in box.recall_hits(marker) if marker in h["text"]]
         anchors = json.loads(hit["metadata"]["paxm_anchors"])
         assert anchors["files"] == ["src/billing/tax.py"]
         assert anchors["symbols"] == [["calculate_tax", "src/billing/tax.py"]]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest.fake_models.responses import FakeResponses, input_text
-from paxm_contracttest.harness.harnesses import CODEX
+from paxm_contracttest.harness.harnesses import CODEX, codex_hooks_completed
 from paxm_contracttest.harness.kit import (
     Harness,
     HarnessBox,
@@ -47,19 +47,6 @@ def _config(box: HarnessBox) -> Path:
     return box.home / ".codex" / "config.toml"
 
 
-def _codex_cli(box: HarnessBox, *args: str) -> subprocess.CompletedProcess[str]:
-    """A non-session ``codex`` command (``mcp list`` ...), its outcome unchecked."""
-    return subprocess.run(
-        [str(box.installed.binary), *args],
-        cwd=box.workspace,
-        env=box.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def _hook_call(box: HarnessBox, event: str, payload: Mapping[str, object], *, owner: str = "") -> str:
     """Run paxm's Codex hook the way Codex would (``owner``: as the plugin's launcher does)."""
     extra = {"PAXM_INTEGRATION_OWNER": owner} if owner else {}
@@ -82,12 +69,7 @@ def report(label: str, run: Turn) -> None:
 
 def check_hooks(run: Turn, *events: str) -> None:
     """Codex ran (trusted) each of ``events`` once, successfully, within the hook timeout."""
-    seen = [h["hookEvent"] for h in run.hooks]
-    for event in events:
-        assert seen.count(event) == 1, (event, run.hooks, run.stderr[-3000:])
-    for hook in run.hooks:
-        assert hook["outcome"] == "Completed", (hook, run.stderr[-3000:])
-        assert hook["durationMs"] < HOOK_TIMEOUT_MS, hook
+    codex_hooks_completed(run, *events, within_ms=HOOK_TIMEOUT_MS)
 
 
 def first_request_text(fake: FakeResponses, start: int) -> str:
@@ -205,7 +187,7 @@ def test_plugin_owns_the_hooks(codex: tuple[Harness, Installed], tmp_path: Path)
             report("session 2 (plugin, recall)", second)
             # the plugin's MCP server is registered with Codex (codex exec 0.171 does not put MCP
             # tools into the request itself, so this is as far as an offline turn can see)
-            servers = _codex_cli(box, "mcp", "list").stdout
+            servers = box.cli("mcp", "list", check=False).stdout
             assert any(
                 line.startswith("paxm ") and "mcp serve --agent codex" in line and "enabled" in line
                 for line in servers.splitlines()
@@ -218,7 +200,7 @@ def test_plugin_owns_the_hooks(codex: tuple[Harness, Installed], tmp_path: Path)
         box.stop_daemon()
     box.paxm("uninstall", "--agent", "codex", "--yes")
     assert not (box.config.parent / "integrations" / "codex-plugin").exists()
-    listed = _codex_cli(box, "plugin", "list")
+    listed = box.cli("plugin", "list", check=False)
     assert "paxm-memory" not in listed.stdout.replace("paxm-memory@", "") or "installed" not in listed.stdout
     after = _config(box).read_text()
     assert "paxm-memory" not in after and "client.py" not in after

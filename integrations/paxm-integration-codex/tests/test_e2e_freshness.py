@@ -7,8 +7,6 @@ memory marked ``freshness="stale"`` with the reason, inside the envelope Codex h
 
 from __future__ import annotations
 
-import json
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -17,7 +15,6 @@ import pytest
 from paxm_contracttest.fake_models.responses import FakeResponses, input_text
 from paxm_contracttest.harness.harnesses import CODEX
 from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
-from paxm_contracttest.sandbox import PAXM
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -26,33 +23,16 @@ ENVELOPE = '<paxm-recall version="1" mode="passive">'
 codex = installed_fixture(CODEX)
 
 
-def _git_tree(box: HarnessBox) -> None:
-    (box.workspace / "src" / "billing").mkdir(parents=True)
-    (box.workspace / "src" / "billing" / "tax.py").write_text("def calculate_tax(amount):\n    return amount\n")
-    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
-    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "tax"]):
-        subprocess.run(["git", *ident, *argv], cwd=box.workspace, check=True, capture_output=True, env=box.env())
-
-
 def _freshness(box: HarnessBox, query: str) -> list[dict[str, object]]:
     """``freshness`` of each ``paxm recall --json`` hit holding ``query``, run in the workspace."""
-    done = subprocess.run(
-        [PAXM, "--config", str(box.config), "recall", "-q", query, "--json"],
-        cwd=box.workspace,
-        env=box.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return [h.get("freshness", {}) for h in json.loads(done.stdout)["hits"] if query in h["text"]]
+    return [h.get("freshness", {}) for h in box.recall_hits(query) if query in h["text"]]
 
 
 def test_a_memory_about_a_deleted_file_is_recalled_marked_stale(
     codex: tuple[Harness, Installed], tmp_path: Path
 ) -> None:
     box = HarnessBox(tmp_path / "box", *codex)
-    _git_tree(box)
+    box.commit_workspace({"src/billing/tax.py": "def calculate_tax(amount):\n    return amount\n"})
     marker = f"DUNLIN-{uuid.uuid4().hex[:10]}"
     try:
         with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:

@@ -11,7 +11,6 @@ command again injects nothing: once per session.
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,7 @@ codex = installed_fixture(CODEX)
 @pytest.fixture()
 def box(codex: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
     box = HarnessBox(tmp_path / "box", *codex)
-    (box.workspace / "src" / "billing").mkdir(parents=True)
-    (box.workspace / "src" / "billing" / "tax.py").write_text("def calculate_tax(amount):\n    return amount\n")
-    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
-    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "tax"]):
-        subprocess.run(["git", *ident, *argv], cwd=box.workspace, check=True, capture_output=True, env=box.env())
+    box.commit_workspace({"src/billing/tax.py": "def calculate_tax(amount):\n    return amount\n"})
     box.setup()
     box.generous_recall_budget()
     data = box.config_data()

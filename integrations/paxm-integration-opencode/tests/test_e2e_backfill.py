@@ -18,11 +18,15 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest.harness.harnesses import KILO, OPENCODE
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    backfilled_then_skipped_live,
+    installed_fixture,
+)
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-LATER = "2099-01-01"  # --before: the sessions just ran (the default leaves the last 2 minutes to hooks)
 
 
 both = installed_fixture(OPENCODE, KILO)
@@ -45,29 +49,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) 
             database = box.home / ".local" / "share" / agent / f"{agent}.db"
             assert database.is_file()
 
-            box.paxm("setup", "--yes", "--agent", agent, "--provider", "sqlite")
-            box.generous_recall_budget()
-            assert box.memory_texts() == []  # nothing captured: paxm was not there
-            scan = box.paxm_json("backfill", "scan", "--agent", agent)
-            assert (scan["files"], scan["turns"]) == (1, 1), scan
-            run = box.paxm_json("backfill", "run", "--agent", agent, "--before", LATER)
-            assert (run["queued"], run["delivered"]) == (1, 1), run
-            stored = [t for t in box.memory_texts() if marker in t]
-            assert len(stored) == 1 and "Noted, I will remember that." in stored[0], box.memory_texts()
-            assert f"{marker}-&lt;version>" in box.recall("release branches naming scheme")
-
-            # paxm is live now: the next session is recalled into and captured by the plugin
-            second = box.turn(fake, "What naming scheme did we decide on for release branches?")
-            assert second.returncode == 0, second.stderr[-4000:]
-            assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
-            box.wait_for_daemon()
-            box.paxm("__hook-control", "--flush")
-            live = box.memory_texts()
-            assert any("What naming scheme" in t for t in live)
-            again = box.paxm_json("backfill", "run", "--agent", agent, "--before", LATER)
-            assert again["queued"] == 0 and again["skipped_live"] == 1, again
-            texts = box.memory_texts()
-            assert len(texts) == len(live)
-            assert not any("paxm-recall" in t or "paxm-session-identity" in t for t in texts)
+            _, live = backfilled_then_skipped_live(box, fake, marker)
+            assert any("What naming scheme" in t for t in live)  # the plugin captured the live turn
     finally:
         box.stop_daemon()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -19,14 +18,17 @@ import pytest
 from paxm_contracttest.fake_models.chat_completions import Recorded
 from paxm_contracttest.harness.harnesses import CLAUDE, KILO, OPENCODE
 from paxm_contracttest.harness.kit import (
+    BROKEN_CONFIG,
     Harness,
     HarnessBox,
     Installed,
     Turn,
-    add_hanging_provider,
     capture_then_recall,
     cross_harness,
     daemon_held_off,
+    daemon_refused_config,
+    drained_on_start,
+    hanging_provider,
     installed_fixture,
     paxm_removed_midway,
 )
@@ -167,21 +169,13 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(ocbox: HarnessBox) -> No
                 _garbage_free(request, box)
                 assert ENVELOPE not in request.user_text()
         print(f"LATENCY opencode daemon down: wall_s={run.wall:.2f}")
-    daemon = box.start_daemon()  # drains the inbox on start
-    try:
-        box.paxm("__hook-control", "--flush")
-        assert any(marker in t for t in box.memory_texts())
-    finally:
-        box.stop_daemon(daemon)
+    drained_on_start(box, marker)  # the daemon drains the inbox on start
 
 
 def test_hanging_memory_provider_costs_at_most_the_client_ceiling(ocbox: HarnessBox) -> None:
     box = ocbox
     box.setup()
-    add_hanging_provider(box)
-    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = box.start_daemon()
-    try:
+    with hanging_provider(box):
         with box.fake() as fake:
             run = box.turn(fake, "When is the deploy window?")
             _ok(run)
@@ -191,14 +185,12 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(ocbox: Harness
         # the plugin's own 10 s limit never had to act
         assert run.wall < 60
         print(f"LATENCY opencode hanging provider: wall_s={run.wall:.2f}")
-    finally:
-        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(ocbox: HarnessBox) -> None:
     box = ocbox
     box.setup()
-    box.config.write_text("providers: [this is: not valid\n")
+    box.config.write_text(BROKEN_CONFIG)
     with box.fake() as fake:
         run = box.turn(fake, "Hello there")
         _ok(run)
@@ -207,10 +199,7 @@ def test_broken_config_turn_completes_clean(ocbox: HarnessBox) -> None:
             _garbage_free(request, box)
             assert ENVELOPE not in request.user_text()
     print(f"LATENCY opencode broken config: wall_s={run.wall:.2f}")
-    deadline = time.monotonic() + 10
-    while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
-        time.sleep(0.1)
-    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
+    daemon_refused_config(box)
 
 
 def test_paxm_uninstalled_underneath_a_running_turn(ocbox: HarnessBox, tmp_path: Path) -> None:

@@ -17,11 +17,15 @@ import pytest
 
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
 from paxm_contracttest.harness.harnesses import PI_CURRENT
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Installed, installed_fixture
+from paxm_contracttest.harness.kit import (
+    Harness,
+    HarnessBox,
+    Installed,
+    backfilled_then_skipped_live,
+    installed_fixture,
+)
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-LATER = "2099-01-01"  # --before: the sessions just ran (the default leaves the last 2 minutes to hooks)
 
 
 pi = installed_fixture(PI_CURRENT)
@@ -39,28 +43,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness
             sessions = sorted(((box.home / ".pi" / "agent") / "sessions").rglob("*.jsonl"))
             assert len(sessions) == 1, sessions
 
-            box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite")
-            box.generous_recall_budget()
-            assert box.memory_texts() == []  # nothing captured: paxm was not there
-            scan = box.paxm_json("backfill", "scan", "--agent", "pi")
-            assert (scan["files"], scan["turns"]) == (1, 1), scan
-            run = box.paxm_json("backfill", "run", "--agent", "pi", "--before", LATER)
-            assert (run["queued"], run["delivered"]) == (1, 1), run
-            stored = [t for t in box.memory_texts() if marker in t]
-            assert len(stored) == 1 and "TOOL_RAN_OK" in stored[0] and "Noted, I will remember that." in stored[0]
-            assert f"{marker}-&lt;version>" in box.recall("release branches naming scheme")
-
-            # paxm is live now: the next session is recalled into and captured by the hooks
-            second = box.turn(fake, "What naming scheme did we decide on for release branches?")
-            assert second.returncode == 0, second.stderr[-4000:]
-            assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
-            box.wait_for_daemon()
-            box.paxm("__hook-control", "--flush")
-            live = len(box.memory_texts())
-            again = box.paxm_json("backfill", "run", "--agent", "pi", "--before", LATER)
-            assert again["queued"] == 0 and again["skipped_live"] == 1, again  # turn 2 was captured live
-            texts = box.memory_texts()
-            assert len(texts) == live
-            assert not any("paxm-recall" in t or "paxm-session-identity" in t for t in texts)
+            episode, _ = backfilled_then_skipped_live(box, fake, marker)
+            assert "TOOL_RAN_OK" in episode  # the tool call's output is part of the backfilled turn
     finally:
         box.stop_daemon()

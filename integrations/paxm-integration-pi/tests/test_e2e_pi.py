@@ -23,12 +23,15 @@ from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
 from paxm_contracttest.harness.harnesses import CLAUDE, PI_BUILDS
 from paxm_contracttest.harness.kit import (
+    BROKEN_CONFIG,
     Harness,
     HarnessBox,
     Installed,
     Turn,
-    add_hanging_provider,
     daemon_held_off,
+    daemon_refused_config,
+    drained_on_start,
+    hanging_provider,
     installed_fixture,
     paxm_removed_midway,
 )
@@ -189,20 +192,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox, tmp_pat
                 _garbage_free(request)
                 assert ENVELOPE not in _user_text(request)
         print(f"LATENCY pi {box.harness.cache} daemon down: wall_s={run.wall:.2f}")
-    daemon = box.start_daemon()  # drains the inbox on start
-    try:
-        box.paxm("__hook-control", "--flush")
-        assert any(marker in t for t in box.memory_texts())
-    finally:
-        box.stop_daemon(daemon)
+    drained_on_start(box, marker)  # the daemon drains the inbox on start
 
 
 def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
-    add_hanging_provider(box)
-    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
-    daemon = box.start_daemon()
-    try:
+    with hanging_provider(box):
         with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
             box.point_at(fake.url)
             run = box.turn(fake, "When is the deploy window?")
@@ -213,13 +208,11 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: HarnessBo
         # the extension's own 10 s limit never had to act
         assert run.wall < 60
         print(f"LATENCY pi {box.harness.cache} hanging provider: wall_s={run.wall:.2f}")
-    finally:
-        box.stop_daemon(daemon)
 
 
 def test_broken_config_turn_completes_clean(box: HarnessBox, tmp_path: Path) -> None:
     _setup(box)
-    box.config.write_text("providers: [this is: not valid\n")
+    box.config.write_text(BROKEN_CONFIG)
     with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
         box.point_at(fake.url)
         run = box.turn(fake, "Hello there")
@@ -229,10 +222,7 @@ def test_broken_config_turn_completes_clean(box: HarnessBox, tmp_path: Path) -> 
             _garbage_free(request)
             assert ENVELOPE not in _user_text(request)
     print(f"LATENCY pi {box.harness.cache} broken config: wall_s={run.wall:.2f}")
-    deadline = time.monotonic() + 10
-    while box.daemon_pid() and time.monotonic() < deadline:  # the daemon refuses the config and exits
-        time.sleep(0.1)
-    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
+    daemon_refused_config(box)
 
 
 def test_paxm_uninstalled_underneath_a_running_turn(box: HarnessBox, tmp_path: Path) -> None:

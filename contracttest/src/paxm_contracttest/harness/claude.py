@@ -20,7 +20,40 @@ from paxm_contracttest.fake_models.server import Recorded
 if TYPE_CHECKING:
     from paxm_contracttest.harness.kit import HarnessBox, Turn
 
-__all__ = ["assert_no_garbage", "hook_blocks", "model_text", "run_claude"]
+__all__ = [
+    "USER_SETTINGS",
+    "assert_no_garbage",
+    "hook_blocks",
+    "hooks_succeeded",
+    "model_text",
+    "run_claude",
+    "seed_settings",
+]
+
+#: the user's own ~/.claude/settings.json before paxm is installed (uninstall must give it back)
+USER_SETTINGS: dict[str, Any] = {
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 3}]}]},
+}
+
+
+def seed_settings(box: HarnessBox) -> dict[str, Any]:
+    """Write :data:`USER_SETTINGS` as the user's ``~/.claude/settings.json``; returns a copy."""
+    settings = box.home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(USER_SETTINGS))
+    return json.loads(json.dumps(USER_SETTINGS))  # type: ignore[no-any-return]
+
+
+def hooks_succeeded(run: Turn, *, within_ms: int | None = None) -> None:
+    """The turn finished, Claude ran hooks, and every one succeeded (exit 0), each inside
+    ``within_ms`` where given."""
+    assert run.returncode == 0, (run.stderr[-3000:], run.stdout[-3000:])
+    assert run.hooks, "Claude recorded no hook runs"
+    for hook in run.hooks:
+        assert hook.get("outcome") == "success" and hook.get("exit_code") == 0, hook
+        if within_ms is not None:
+            assert int(hook.get("durationMs", within_ms)) < within_ms, hook
 
 
 def run_claude(box: HarnessBox, argv: list[str], env: dict[str, str], timeout: float) -> Turn:

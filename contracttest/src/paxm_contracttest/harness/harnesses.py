@@ -27,6 +27,7 @@ __all__ = [
     "CLAUDE_CURRENT",
     "CLINE",
     "CODEX",
+    "codex_hooks_completed",
     "COPILOT",
     "GEMINI",
     "HARNESSES",
@@ -83,10 +84,8 @@ def _point_base_url(path: Path, url: str) -> None:
 
 CLAUDE = Harness(
     name="claude",
-    agent="claude",
     cache="claude-code-2.1.197",  # the last release that runs on Node 20
     packages=("@anthropic-ai/claude-code@2.1.197",),
-    binary="node_modules/.bin/claude",
     api="anthropic",
     argv=("-p", "{prompt}", "--model", "claude-sonnet-4-5", "--output-format", "stream-json", "--verbose")
     + ("--include-hook-events",),
@@ -175,12 +174,19 @@ def run_codex(box: HarnessBox, argv: list[str], env: dict[str, str], timeout: fl
     return turn
 
 
+def codex_hooks_completed(run: Turn, *events: str, within_ms: int) -> None:
+    """Codex ran (trusted) each of ``events`` once, and every hook completed inside ``within_ms``."""
+    seen = [h["hookEvent"] for h in run.hooks]
+    for event in events:
+        assert seen.count(event) == 1, (event, run.hooks, run.stderr[-3000:])
+    for hook in run.hooks:
+        assert hook["outcome"] == "Completed", (hook, run.stderr[-3000:])
+        assert hook["durationMs"] < within_ms, hook
+
+
 CODEX = Harness(
     name="codex",
-    agent="codex",
-    cache="openai-codex-0.171.0",
     packages=("@openai/codex@0.171.0",),
-    binary="node_modules/.bin/codex",
     api="responses",
     argv=("exec", "--skip-git-repo-check", "-o", "{root}/last-message.txt", "{prompt}"),
     env={"FAKE_API_KEY": "sk-fake"},
@@ -209,10 +215,8 @@ ESCAPED_ENVELOPE = ('&lt;paxm-recall version="1" mode="passive"&gt;', "&lt;/paxm
 
 QWEN = Harness(
     name="qwen",
-    agent="qwen",
     cache="qwen-code-0.15.10",  # the last release that runs on Node 20
     packages=("@qwen-code/qwen-code@0.15.10",),
-    binary="node_modules/.bin/qwen",
     api="chat",
     argv=("-p", "{prompt}", "-o", "json", "--approval-mode", "yolo"),
     env={"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": "{url}", "OPENAI_MODEL": "fake-model"},
@@ -237,7 +241,6 @@ GEMINI = Harness(
     agent="gemini-cli",
     cache="gemini-cli-0.61.0",
     packages=("@google/gemini-cli@0.61.0",),
-    binary="node_modules/.bin/gemini",
     api="gemini",
     argv=("-m", "fake-model", "-p", "{prompt}", "-o", "json", "--approval-mode", "yolo"),
     env={"GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": "{url}", "GEMINI_CLI_TRUST_WORKSPACE": "true"},
@@ -266,7 +269,6 @@ COPILOT = Harness(
     agent="copilot-cli",
     cache="copilot-1.0.102",
     packages=("@github/copilot@1.0.102",),
-    binary="node_modules/.bin/copilot",
     api="chat",
     argv=("-p", "{prompt}", "-s", "--no-color", "--allow-all-tools"),
     env={
@@ -307,9 +309,7 @@ max_context_size = 128000
 KIMI = Harness(
     name="kimi",
     agent="kimi-code",
-    cache="moonshot-ai-kimi-code-2.1.0",
     packages=("@moonshot-ai/kimi-code@2.1.0",),
-    binary="node_modules/.bin/kimi",
     api="chat-tools",
     argv=("-p", "{prompt}"),
     node24=True,  # Kimi Code needs Node >= 22.19
@@ -408,10 +408,7 @@ CLINE_USER_PLUGIN = 'export default { name: "mine", manifest: { capabilities: ["
 
 CLINE = Harness(
     name="cline",
-    agent="cline",
-    cache="cline-3.0.65",
     packages=("cline@3.0.65",),
-    binary="node_modules/.bin/cline",
     api="chat-tools",
     argv=("--json", "{prompt}"),
     # local: no hub daemon left running after a run
@@ -479,10 +476,7 @@ _OPENCODE_ENV = {
 
 OPENCODE = Harness(
     name="opencode",
-    agent="opencode",
-    cache="opencode-ai-1.18.33",
     packages=("opencode-ai@1.18.33",),
-    binary="node_modules/.bin/opencode",
     api="chat",
     argv=("run", "--print-logs", "--format", "json", "{prompt}"),
     env=_OPENCODE_ENV,
@@ -496,7 +490,6 @@ OPENCODE = Harness(
 
 KILO = Harness(
     name="kilo",
-    agent="kilo",
     cache="kilocode-cli-7.7.9",
     packages=("@kilocode/cli-linux-x64@7.7.9",),
     binary="node_modules/@kilocode/cli-linux-x64/bin/kilo",
@@ -548,10 +541,8 @@ def _pi_configure(box: HarnessBox, url: str) -> None:
 
 PI = Harness(
     name="pi",
-    agent="pi",
     cache="earendil-works-pi-coding-agent-0.74.2",  # the last 0.7x on Node 20
     packages=("@earendil-works/pi-coding-agent@0.74.2",),
-    binary="node_modules/.bin/pi",
     api="chat",
     argv=("--offline", "--provider", "fake", "--model", "fake-model", "-p", "{prompt}"),
     env={"PI_OFFLINE": "1"},

@@ -32,14 +32,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_contracttest.harness import node24_bin, npm_install_into, require
+from paxm_contracttest.harness import _slug, node24_bin, npm_install_into, require
 from paxm_contracttest.model_input import PASSIVE_CLOSE, PASSIVE_OPEN, assert_no_hook_noise, recalled
-from paxm_contracttest.sandbox import PaxmSandbox
+from paxm_contracttest.sandbox import PaxmSandbox, run_command
 
 __all__ = [
     "HANG_PROVIDER",
+    "BROKEN_CONFIG",
     "add_hanging_provider",
+    "backfilled_then_skipped_live",
     "daemon_held_off",
+    "daemon_refused_config",
+    "drained_on_start",
+    "hanging_provider",
     "Harness",
     "HarnessBox",
     "Installed",
@@ -98,13 +103,15 @@ class Harness:
     """What the kit needs to know about one harness: data, plus a few small callables.
 
     :param name: the short name (benchmark runner, test ids): ``claude``, ``qwen`` ...
-    :param agent: the ``paxm setup --agent`` name.
-    :param cache: its entry in the npm test cache (``.ci/warm_harnesses.py`` fills it).
     :param packages: the pinned npm specs installed together (``pkg@version``).
-    :param binary: the executable, relative to the install directory.
     :param api: the fake model API it speaks: ``anthropic``, ``responses``, ``chat``,
         ``chat-tools`` (Chat Completions offering the harness's own shell tool) or ``gemini``.
     :param argv: its arguments for one prompt; ``{prompt}`` and ``{root}`` (the sandbox) are replaced.
+    :param agent: the ``paxm setup --agent`` name (default: ``name``).
+    :param cache: its entry in the npm test cache, which ``.ci/warm_harnesses.py`` fills
+        (default: the first package spec as a file name, ``@scope/pkg@1.0`` -> ``scope-pkg-1.0``).
+    :param binary: the executable, relative to the install directory (default:
+        ``node_modules/.bin/<name>``).
     :param env: its extra environment; ``{url}`` is replaced by the fake server's URL and
         ``{npm_cache}`` by the npm test cache.
     :param node24: it needs Node >= 22 (the pinned Node 24 goes first on ``PATH``).
@@ -124,12 +131,12 @@ class Harness:
     """
 
     name: str
-    agent: str
-    cache: str
     packages: tuple[str, ...]
-    binary: str
     api: str
     argv: tuple[str, ...]
+    agent: str = ""
+    cache: str = ""
+    binary: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
     node24: bool = False
     extras: Mapping[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
@@ -141,6 +148,13 @@ class Harness:
     uninstall: Callable[[HarnessBox], None] | None = None
     native_config: Callable[[HarnessBox], Path] | None = None
     envelope: tuple[str, str] = (PASSIVE_OPEN, PASSIVE_CLOSE)
+
+    def __post_init__(self) -> None:
+        # the defaults derive from other fields (frozen: set once, here)
+        defaults = {"agent": self.name, "cache": _slug(self.packages[0]), "binary": f"node_modules/.bin/{self.name}"}
+        for key, value in defaults.items():
+            if not getattr(self, key):
+                object.__setattr__(self, key, value)
 
 
 def install(harness: Harness) -> Installed:
@@ -318,19 +332,12 @@ class HarnessBox(PaxmSandbox):
         turn.reply = self.harness.reply(self, done.stdout)
         return turn
 
-    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """Run a non-session command of the harness (``claude plugin install ...``); it must succeed."""
-        done = subprocess.run(
-            [str(self.installed.binary), *args],
-            cwd=self.workspace,
-            env=self.turn_env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        assert done.returncode == 0, f"{self.harness.name} {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done
+    def cli(self, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a non-session command of the harness (``claude plugin install ...``); with ``check``
+        it must succeed."""
+        argv = [str(self.installed.binary), *args]
+        what = f"{self.harness.name} {' '.join(args)}"
+        return run_command(argv, what, env=self.turn_env(), cwd=self.workspace, timeout=timeout, check=check)
 
     def recalled(self, text: str, marker: str) -> bool:
         """Whether ``marker`` is inside the first recall envelope of ``text`` (as this harness forwards it)."""
@@ -462,6 +469,83 @@ def daemon_held_off(box: PaxmSandbox) -> Iterator[None]:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     (hooks / "paxm-hook.lock").unlink()
+
+
+#: ``backfill run --before``: the sessions just ran (the default leaves the last 2 minutes to hooks)
+BACKFILL_BEFORE = "2099-01-01"
+
+
+def backfilled_then_skipped_live(box: HarnessBox, fake: Any, marker: str) -> tuple[str, list[str]]:
+    """The shared backfill flow, after one turn that ran before paxm was installed (a decision
+    with ``marker``, in the harness's own session files only).
+
+    ``paxm setup`` captures nothing of it; ``backfill scan`` finds one file with one turn and
+    ``backfill run`` stores it, with the model's reply; the decision is recalled.  A second turn,
+    paxm live now, is recalled into (the fake saw the marker) and captured by the hooks, and a
+    second ``backfill run`` skips it as live: nothing is stored twice, no envelope is stored.
+    Returns the backfilled episode and the memories after the live turn.
+    """
+    agent = box.harness.agent
+    box.paxm("setup", "--yes", "--agent", agent, "--provider", "sqlite")
+    box.generous_recall_budget()
+    assert box.memory_texts() == []  # nothing captured: paxm was not there
+    scan = box.paxm_json("backfill", "scan", "--agent", agent)
+    assert (scan["files"], scan["turns"]) == (1, 1), scan
+    run = box.paxm_json("backfill", "run", "--agent", agent, "--before", BACKFILL_BEFORE)
+    assert (run["queued"], run["delivered"]) == (1, 1), run
+    stored = [t for t in box.memory_texts() if marker in t]
+    assert len(stored) == 1 and REPLY in stored[0], box.memory_texts()
+    assert f"{marker}-&lt;version>" in box.recall("release branches naming scheme")
+    second = box.turn(fake, "What naming scheme did we decide on for release branches?")
+    assert second.returncode == 0, second.stderr[-4000:]
+    assert second.reply.endswith("[marker-seen]")  # the fake saw the backfilled memory
+    box.wait_for_daemon()
+    box.paxm("__hook-control", "--flush")
+    live = box.memory_texts()
+    again = box.paxm_json("backfill", "run", "--agent", agent, "--before", BACKFILL_BEFORE)
+    assert again["queued"] == 0 and again["skipped_live"] == 1, again  # the second turn was captured live
+    texts = box.memory_texts()
+    assert len(texts) == len(live)
+    assert not any("paxm-recall" in t or "paxm-session-identity" in t for t in texts)
+    return stored[0], live
+
+
+@contextmanager
+def hanging_provider(box: PaxmSandbox) -> Iterator[None]:
+    """With paxm set up in ``box``: for the block, a provider that never answers is in both
+    passive recall profiles (:func:`add_hanging_provider`), one memory is stored, and the hook
+    daemon runs (stopped after the block)."""
+    add_hanging_provider(box)
+    box.paxm("remember", "--text", "The deploy window is Tuesday afternoon.")
+    daemon = box.start_daemon()
+    try:
+        yield
+    finally:
+        box.stop_daemon(daemon)
+
+
+def drained_on_start(box: PaxmSandbox, marker: str) -> None:
+    """After turns that ran with the hook daemon held off (:func:`daemon_held_off`): a daemon
+    started now drains the inbox, and ``marker`` is stored."""
+    daemon = box.start_daemon()
+    try:
+        box.paxm("__hook-control", "--flush")
+        assert any(marker in t for t in box.memory_texts())
+    finally:
+        box.stop_daemon(daemon)
+
+
+#: a paxm config that does not parse
+BROKEN_CONFIG = "providers: [this is: not valid\n"
+
+
+def daemon_refused_config(box: PaxmSandbox) -> None:
+    """After a turn with :data:`BROKEN_CONFIG`: the hook daemon a hook started refuses the config
+    and exits (waited for up to 10 s), leaving no socket behind."""
+    deadline = time.monotonic() + 10
+    while box.daemon_pid() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (box.config.parent / "hooks" / "paxm-hook.sock").exists()
 
 
 def paxm_removed_midway(
