@@ -14,7 +14,6 @@ flush`` next to a running daemon, could re-send in-flight episodes).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import os
@@ -38,7 +37,6 @@ from paxm_core.capture.episode import (
     episode_items,
     event_payload_json,
     is_plain_envelope,
-    is_spliced_envelope,
     sequence_integrity,
 )
 from paxm_core.capture.model import (
@@ -77,34 +75,13 @@ _LIVE_LOCK = threading.Lock()
 
 
 def _epoch(stamp: str) -> float:
-    # fromisoformat is C code and takes utc_stamp()'s form; strptime (ten times slower, and
-    # run for every event of every claim) stays as the strict fallback
-    # (Python 3.11's fromisoformat reads the ``Z`` itself as UTC: no slice, no replace)
+    # fromisoformat (C) reads utc_stamp()'s form; strptime stays as the strict fallback
     try:
         if len(stamp) == 27 and stamp[-1] == "Z" and stamp[10] == "T":
             return datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         pass
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed_profiles(text: str) -> tuple[Any, ...] | None:
-    value = json.loads(text)
-    return tuple(value) if isinstance(value, list) else None
-
-
-@functools.lru_cache(maxsize=64)
-def _profiles_text(profiles: tuple[str, ...]) -> str:
-    # a delivery's route snapshot as stored (``json.dumps`` of the sorted names): one of a
-    # handful of strings, encoded once each instead of once per sealed episode
-    return json.dumps(list(profiles))
-
-
-def _profiles(text: str) -> Any:
-    # a delivery's route snapshot is one of a handful of strings: parse each once
-    value = _parsed_profiles(text)
-    return list(value) if value is not None else json.loads(text)
 
 
 def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, str, str]:
@@ -166,39 +143,6 @@ def _positive_int(value: Any, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise QueueError(f"capture event {what} must be a positive integer")
     return value
-
-
-#: ``UPDATE ... FROM`` (SQLite 3.33+): a batch's completions in one statement per 500 rows
-#: instead of one execution each (about 7 us CPU per episode less, ``queue_bench.py --only phases``)
-_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
-
-
-def _complete_by_rowid(conn: sqlite3.Connection, leased: list[tuple[Any, ...]], stamp: str) -> None:
-    """Mark ``(ref, stamp, rowid, episode, provider, lease)`` rows delivered, as the per-row ``UPDATE``.
-
-    Each row is matched as that statement matches it (rowid, episode, provider, ``delivering``
-    under that lease), and a rowid listed twice takes its first ref, as the first of two
-    executions would: with a join, SQLite would pick either.
-    """
-    first: dict[int, tuple[Any, ...]] = {}
-    for row in leased:
-        first.setdefault(row[2], row)
-    rows = list(first.values())
-    for start in range(0, len(rows), 500):
-        chunk = rows[start : start + 500]
-        values: list[Any] = []
-        for ref, _, rowid, episode, provider, lease in chunk:
-            values += (rowid, episode, provider, lease, ref)
-        conn.execute(
-            "WITH done(row, episode, provider, lease, ref) AS (VALUES "
-            + ",".join(["(?,?,?,?,?)"] * len(chunk))
-            + ") UPDATE capture_deliveries SET state = 'delivered', provider_ref = done.ref, delivered_at = ?,"
-            " last_error = '', lease_owner = '', next_attempt_at = '' FROM done"
-            " WHERE capture_deliveries.rowid = done.row AND capture_deliveries.episode_id = done.episode"
-            " AND capture_deliveries.provider = done.provider AND capture_deliveries.state = 'delivering'"
-            " AND capture_deliveries.lease_owner = done.lease",
-            [*values, stamp],
-        )
 
 
 _INSERT_EPISODE = (
@@ -266,7 +210,7 @@ def _verified_items(
         raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
     try:
         envelope = json.loads(payload)
-        profiles = _profiles(profiles_json)
+        profiles = json.loads(profiles_json)
     except ValueError as exc:
         raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
     if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
@@ -317,14 +261,12 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     embedded = envelope.get("events") if isinstance(envelope, dict) else None
     if not isinstance(embedded, list) or len(embedded) != len(rows):
         raise ValueError(f"capture episode {episode_id} event count mismatch")
-    # the envelope carries its own copy of each event: it must equal the stored row, whose
-    # text was just checked against its hash.  Event payloads hold only strings, objects
-    # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
-    # text: the same test as hashing the copy's canonical form, without re-encoding it.
-    # Fast path: the envelope text is exactly the queue's own splice of the stored event
-    # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
-    # else (an older writer, a tampered copy) takes the parse-and-compare check.
-    if not is_plain_envelope(envelope) or not is_spliced_envelope(envelope, texts, payload):
+    # the envelope's copy of each event must equal the stored row, whose text was just
+    # checked against its hash: when the envelope is the queue's own splice of those texts
+    # (envelope_json), each copy IS its row; otherwise (an older writer, a tampered copy)
+    # each copy is parsed and compared (payloads hold only strings, objects and lists)
+    fields = {k: v for k, v in envelope.items() if k != "events"}
+    if not is_plain_envelope(envelope) or envelope_json(fields, texts) != payload:
         for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
             try:
                 same = json.loads(event_payload) == event
@@ -729,7 +671,7 @@ class CaptureQueue:
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
         deliveries = [
-            (episode_id, name, _profiles_text(tuple(sorted(p))), state, last_error, now, session_key, first, now)
+            (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, first, now)
             for name, p in sorted(scan.providers.items())
         ]
         return episode, deliveries
@@ -968,21 +910,6 @@ class CaptureQueue:
         session.open, session.written, session.stored_open = [], [], 0
         return episode_id
 
-    def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
-        """Which of ``event_ids`` are already stored (through this queue's own connection:
-        a second connection opened and closed on the file would drop SQLite's POSIX locks)."""
-        present: set[str] = set()
-        with self._reading() as conn:
-            for start in range(0, len(event_ids), 500):
-                chunk = list(event_ids[start : start + 500])
-                present.update(
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT event_id FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})", chunk
-                    )
-                )
-        return present
-
     def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
 
@@ -1085,16 +1012,12 @@ class CaptureQueue:
             ]
             # the claim's rowid finds the row without the primary-key index; the episode,
             # provider and lease in the same WHERE keep a reused rowid from matching
-            leased = [row for row in by_row if row[2]]
-            if _UPDATE_FROM and leased:
-                _complete_by_rowid(conn, leased, stamp)
-            else:
-                conn.executemany(
-                    "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                    " last_error = '', lease_owner = '', next_attempt_at = ''"
-                    " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    leased,
-                )
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                " last_error = '', lease_owner = '', next_attempt_at = ''"
+                " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [row for row in by_row if row[2]],
+            )
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
                 " last_error = '', lease_owner = '', next_attempt_at = ''"
