@@ -130,8 +130,13 @@ def _counter_map(data: object) -> dict[str, Counter]:
     return {str(k): Counter.from_json(v) for k, v in data.items()}
 
 
-def _counter_map_json(counters: Mapping[str, Counter]) -> JSONObject:
-    return {name: counters[name].to_json() for name in sorted(counters)}
+def _with_breakdowns(owner: object, out: JSONObject) -> JSONObject:
+    """``out`` plus ``owner``'s non-empty agent, profile, hook and provider counters, by name."""
+    for name in ("agents", "profiles", "hook_events", "providers"):
+        counters: dict[str, Counter] = getattr(owner, name)
+        if counters:
+            out[name] = {key: counters[key].to_json() for key in sorted(counters)}
+    return out
 
 
 @value_dataclass(slots=True)
@@ -145,12 +150,7 @@ class DailyMetric:
     providers: dict[str, Counter] = field(default_factory=dict)
 
     def to_json(self) -> JSONObject:
-        out: JSONObject = {"counter": self.counter.to_json()}
-        for name in ("agents", "profiles", "hook_events", "providers"):
-            value: dict[str, Counter] = getattr(self, name)
-            if value:
-                out[name] = _counter_map_json(value)
-        return out
+        return _with_breakdowns(self, {"counter": self.counter.to_json()})
 
     @classmethod
     def from_json(cls, data: object) -> DailyMetric:
@@ -209,11 +209,7 @@ class Metrics:
         keys = self.day_keys()
         if keys:
             out["daily"] = {k: self.daily[k].to_json() if k in self.daily else self.raw_daily[k] for k in keys}
-        for name in ("agents", "profiles", "hook_events", "providers"):
-            value: dict[str, Counter] = getattr(self, name)
-            if value:
-                out[name] = _counter_map_json(value)
-        return out
+        return _with_breakdowns(self, out)
 
     @classmethod
     def from_json(cls, data: object) -> Metrics:
