@@ -279,6 +279,13 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     return embedded
 
 
+def _each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: Any) -> Iterator[Any]:
+    """The rows of ``sql`` with its ``IN ({})`` filled by ``values``, 500 per statement (after ``args``)."""
+    for start in range(0, len(values), 500):
+        chunk = list(values[start : start + 500])
+        yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
+
+
 def _upstream_copy_waiting(path: Path) -> bool:
     """Whether an upstream queue set aside next to ``path`` waits for its import (one directory listing)."""
     prefix = path.name + ".upstream-"
@@ -744,46 +751,37 @@ class CaptureQueue:
         return None
 
     def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
-        """Lease deliveries by rowid (read in this same transaction, so exact), 500 per statement.
-
-        Per-row statements through the primary key cost more than the row updates.
-        """
-        for start in range(0, len(rowids), 500):
-            chunk = list(rowids[start : start + 500])
-            conn.execute(
-                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-                " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-                " THEN ? ELSE first_attempt_at END WHERE rowid IN (" + ",".join("?" * len(chunk)) + ")",
-                [self.lease, stamp, stamp, *chunk],
-            )
+        """Lease deliveries by rowid (read in this same transaction, so exact)."""
+        for _ in _each_in(
+            conn,
+            "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+            " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+            " THEN ? ELSE first_attempt_at END WHERE rowid IN ({})",
+            rowids,
+            self.lease,
+            stamp,
+            stamp,
+        ):
+            pass
 
     @staticmethod
     def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
         """The event rows (payload, hash, created) of many episodes, in sequence order, in one read."""
         out: dict[str, list[Any]] = {e: [] for e in episode_ids}
-        for start in range(0, len(episode_ids), 500):
-            chunk = list(episode_ids[start : start + 500])
-            for episode_id, *row in conn.execute(
-                "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
-                f" WHERE episode_id IN ({','.join('?' * len(chunk))}) ORDER BY episode_id, sequence",
-                chunk,
-            ):
-                out[episode_id].append(row)
+        for episode_id, *row in _each_in(
+            conn,
+            "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
+            " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
+            episode_ids,
+        ):
+            out[episode_id].append(row)
         return out
 
     @staticmethod
     def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """The stored envelope (payload, hash) of many episodes, in one read per 500."""
-        out: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(episode_ids), 500):
-            chunk = list(episode_ids[start : start + 500])
-            for episode_id, payload, digest in conn.execute(
-                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes"
-                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ):
-                out[episode_id] = (payload, digest)
-        return out
+        """The stored envelope (payload, hash) of many episodes."""
+        sql = "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})"
+        return {episode_id: (payload, digest) for episode_id, payload, digest in _each_in(conn, sql, episode_ids)}
 
     def complete(self, claim: DeliveryClaim, ref: str) -> DeliveryOutcome:
         """Record a successful delivery (``ref`` is the provider's id for the first item)."""
@@ -847,17 +845,11 @@ class CaptureQueue:
     @staticmethod
     def _stored_events(conn: sqlite3.Connection, encoded: Sequence[EncodedEvent]) -> dict[str, tuple[Any, ...]]:
         """The already stored events among ``encoded``: id -> (sequence, session, hash, source, final, terminal)."""
-        existing: dict[str, tuple[Any, ...]] = {}
-        ids = list({e[0] for e in encoded})
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            for row in conn.execute(
-                "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-                f" FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ):
-                existing[row[0]] = tuple(row[1:])
-        return existing
+        sql = (
+            "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+            " FROM capture_events WHERE event_id IN ({})"
+        )
+        return {row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))}
 
     def _append_one(
         self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
@@ -1108,24 +1100,21 @@ class CaptureQueue:
 
     @staticmethod
     def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
-        """Derive each episode's state from its deliveries (500 episodes per statement)."""
-        ids = list(dict.fromkeys(episode_ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            conn.execute(
-                """UPDATE capture_episodes SET state = CASE
-                     WHEN error != '' THEN 'dead'
-                     WHEN EXISTS (SELECT 1 FROM capture_deliveries d
-                                  WHERE d.episode_id = capture_episodes.episode_id AND d.state = 'dead') THEN 'dead'
-                     WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d
-                                  WHERE d.episode_id = capture_episodes.episode_id AND d.state != 'delivered')
-                       THEN 'delivered'
-                     ELSE 'pending' END
-                   WHERE episode_id IN ("""
-                + ",".join("?" * len(chunk))
-                + ")",
-                chunk,
-            )
+        """Derive each episode's state from its deliveries."""
+        for _ in _each_in(
+            conn,
+            """UPDATE capture_episodes SET state = CASE
+                 WHEN error != '' THEN 'dead'
+                 WHEN EXISTS (SELECT 1 FROM capture_deliveries d
+                              WHERE d.episode_id = capture_episodes.episode_id AND d.state = 'dead') THEN 'dead'
+                 WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d
+                              WHERE d.episode_id = capture_episodes.episode_id AND d.state != 'delivered')
+                   THEN 'delivered'
+                 ELSE 'pending' END
+               WHERE episode_id IN ({})""",
+            list(dict.fromkeys(episode_ids)),
+        ):
+            pass
 
     def retry_dead(self) -> int:
         """Give every dead delivery a fresh set of attempts (integrity failures are re-checked).
