@@ -54,25 +54,10 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-#: ``(epoch second, its "%Y-%m-%dT%H:%M:%S" text)`` of the last :func:`utc_stamp`: a batch
-#: stamps many instants of the same second (every event it appends, its seals), and
-#: ``strftime`` was most of a stamp's cost.  One tuple, replaced whole, so any thread reads a
-#: matching pair.
-_last_second: tuple[int, str] = (-1, "")
-
-
 def utc_stamp(epoch: float | None = None) -> str:
     """Fixed-width UTC timestamp with microseconds for ``epoch`` (default: now)."""
-    global _last_second
-    if epoch is None:
-        epoch = time.time()
-    micros = int(round(epoch * 1_000_000))
-    seconds, fraction = divmod(micros, 1_000_000)
-    cached, text = _last_second
-    if cached != seconds:
-        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-        _last_second = (seconds, text)
-    return f"{text}.{fraction:06d}Z"
+    seconds, fraction = divmod(int(round((time.time() if epoch is None else epoch) * 1_000_000)), 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
 
 
 # Named, ordered migrations; each is a list of statements applied in one transaction and

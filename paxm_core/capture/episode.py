@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields as dataclass_fields
 from datetime import datetime
-from json.encoder import encode_basestring as _quote  # the canonical encoder's escaper (ensure_ascii=False)
 from typing import Any
 
 from paxm_core.api.json import JSONObject
-from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
+from paxm_core.api.timefmt import format_time, parse_time
 from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, Provenance, TurnContext
 from paxm_core.capture._inbox import sha256_hex
 
@@ -40,8 +38,6 @@ RESERVED_METADATA = (
 )
 
 
-# json.dumps builds a new encoder on every call with these options; one shared encoder (it
-# keeps no state between calls) gives the same text without that setup
 _CANONICAL_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -50,102 +46,22 @@ def canonical_json(value: object) -> str:
     return _CANONICAL_ENCODE(value)
 
 
-#: the keys of an episode envelope; all but ``events`` hold plain strings, booleans and lists
+#: the keys of an episode envelope
 ENVELOPE_KEYS = frozenset(
     {"captured_at", "checksum", "complete", "events", "id", "integrity_errors", "missing_sequences", "session_key"}
 )
 _EMPTY_EVENTS = '"events":[]'
 
 
-_FIELD_KEYS = ENVELOPE_KEYS - {"events"}
-
-
 def envelope_json(fields: Mapping[str, object], event_texts: Sequence[str]) -> str:
     """``canonical_json`` of an envelope whose ``events`` are the given canonical event texts.
 
-    The stored event payloads are spliced in as they are, instead of being parsed and
-    encoded again.  ``fields`` must hold exactly the other :data:`ENVELOPE_KEYS`; the keys
-    that sort before ``events`` (``captured_at``, ``checksum``, ``complete``) are strings or
-    booleans, so the first ``"events":[]`` in the text is the events key itself.  Fields of
-    the types the queue writes are quoted directly (:func:`_spliced_text`, as the claim's
-    check does); anything else goes through the encoder.
+    The stored event payloads are spliced in as they are.  The keys that sort before
+    ``events`` (``captured_at``, ``checksum``, ``complete``) are strings or booleans, so the
+    first ``"events":[]`` in the text is the events key itself.
     """
-    if fields.keys() == _FIELD_KEYS:
-        text = _spliced_text(fields, event_texts)
-        if text is not None:
-            return text
     head = canonical_json({**fields, "events": []})
     return head.replace(_EMPTY_EVENTS, '"events":[' + ",".join(event_texts) + "]", 1)
-
-
-def _plain_list(values: object, kind: type) -> str | None:
-    # canonical JSON of a list of plain strings or ints, else None (``type is``: a bool is an int)
-    if type(values) is not list:
-        return None
-    if not values:
-        return "[]"
-    if kind is str:
-        if not all(type(v) is str for v in values):
-            return None
-        return "[" + ",".join([_quote(v) for v in values]) + "]"
-    if not all(type(v) is int for v in values):
-        return None
-    return "[" + ",".join([str(v) for v in values]) + "]"
-
-
-def is_spliced_envelope(envelope: Mapping[str, object], event_texts: Sequence[str], payload: str) -> bool:
-    """Whether ``payload`` is exactly ``envelope_json`` of ``envelope``'s fields and ``event_texts``.
-
-    ``envelope`` is ``payload`` parsed and :func:`is_plain_envelope`.  The same test as
-    building that text and comparing, but the fields are quoted one by one with the json
-    module's own string escaper (what the canonical encoder uses for these types) instead of
-    running the encoder on a dict: a claim asks this for every episode it leases.  Values of
-    another type than the queue writes take the encoder's path.
-    """
-    text = _spliced_text(envelope, event_texts)
-    if text is None:
-        fields = {k: v for k, v in envelope.items() if k != "events"}
-        return envelope_json(fields, event_texts) == payload
-    return text == payload
-
-
-def _spliced_text(fields: Mapping[str, object], event_texts: Sequence[str]) -> str | None:
-    """The canonical envelope text of ``fields`` (every :data:`ENVELOPE_KEYS` but ``events``)
-    around ``event_texts``, when each field has the type the queue writes; else ``None``."""
-    get = fields.get
-    errors = _plain_list(get("integrity_errors"), str)
-    missing = _plain_list(get("missing_sequences"), int)
-    episode_id, session_key = get("id"), get("session_key")
-    captured_at, checksum, complete = get("captured_at"), get("checksum"), get("complete")
-    if (
-        errors is None
-        or missing is None
-        or type(episode_id) is not str
-        or type(session_key) is not str
-        or type(captured_at) is not str
-        or type(checksum) is not str
-        or type(complete) is not bool
-    ):
-        return None
-    return "".join(
-        [
-            '{"captured_at":',
-            _quote(captured_at),
-            ',"checksum":',
-            _quote(checksum),
-            ',"complete":true,"events":[' if complete else ',"complete":false,"events":[',
-            ",".join(event_texts),
-            '],"id":',
-            _quote(episode_id),
-            ',"integrity_errors":',
-            errors,
-            ',"missing_sequences":',
-            missing,
-            ',"session_key":',
-            _quote(session_key),
-            "}",
-        ]
-    )
 
 
 def is_plain_envelope(envelope: object) -> bool:
@@ -167,143 +83,9 @@ def encode_event_payload(item: MemoryItem, profile: str) -> JSONObject:
     return payload
 
 
-_STR_ONLY = {str}
-_QUOTED_ZERO_TIME = _quote(ZERO_TIME)
-
-
-def _field_names(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in dataclass_fields(cls))
-
-
-#: ``_plain_event_json`` writes exactly these fields; should a type gain one, the written path
-#: turns itself off (every event takes the encoder's path) rather than drop it from the text
-_WRITTEN_FIELDS_MATCH = (
-    _field_names(MemoryItem)
-    == {
-        "text",
-        "id",
-        "source",
-        "metadata",
-        "created_at",
-        "tier",
-        "expires_at",
-        "origin",
-        "scope",
-        "provenance",
-        "admission_text",
-        "turn",  # internal, never serialized
-    }
-    and _field_names(MemoryOrigin) == {"user_id", "agent_id", "session_id", "turn_id"}
-    and _field_names(MemoryScope) == {"type", "id"}
-    and _field_names(Provenance) == {"user_id", "agent_id", "scope_type", "scope_id"}
-)
-
-
-def _fields_json(pairs: tuple[tuple[str, str], ...]) -> str:
-    # an attribution object as ``to_json`` gives it (only non-empty values), keys pre-sorted
-    return "{" + ",".join([f'"{key}":{_quote(value)}' for key, value in pairs if value]) + "}"
-
-
 def event_payload_json(item: MemoryItem, profile: str) -> str:
-    """``canonical_json(encode_event_payload(item, profile))``: the stored text of one event.
-
-    For a plain item (the core's own types, string fields, a string map as metadata) the text
-    is written directly in canonical key order, each string quoted by the json module's own
-    escaper, instead of building the wire dicts and running the sorting encoder over them:
-    every appended event pays this, the hook's ack and backfill alike.  Anything else takes
-    the encoder's path; both give the same text (``tests/capture/test_event_payload_json.py``).
-    """
-    text = _plain_event_json(item, profile)
-    return text if text is not None else canonical_json(encode_event_payload(item, profile))
-
-
-def _is_plain(item: MemoryItem, profile: str) -> bool:
-    """Whether ``item`` holds exactly the types :func:`_plain_event_json` writes by hand (plain ``str`` fields)."""
-    origin, scope, provenance, metadata = item.origin, item.scope, item.provenance, item.metadata
-    if (
-        not _WRITTEN_FIELDS_MATCH
-        or type(item) is not MemoryItem
-        or type(origin) is not MemoryOrigin
-        or type(scope) is not MemoryScope
-        or type(provenance) is not Provenance
-        or type(metadata) is not dict
-    ):
-        return False  # a subclass may serialize otherwise
-    strings = (
-        profile,
-        item.text,
-        item.id,
-        item.source,
-        item.tier,
-        item.admission_text,
-        origin.user_id,
-        origin.agent_id,
-        origin.session_id,
-        origin.turn_id,
-        scope.type,
-        scope.id,
-        provenance.user_id,
-        provenance.agent_id,
-        provenance.scope_type,
-        provenance.scope_id,
-    )
-    if set(map(type, strings)) != _STR_ONLY:
-        return False
-    return not metadata or (set(map(type, metadata)) == _STR_ONLY and set(map(type, metadata.values())) == _STR_ONLY)
-
-
-def _plain_event_json(item: MemoryItem, profile: str) -> str | None:
-    if not _is_plain(item, profile):
-        return None
-    origin, scope, provenance, metadata = item.origin, item.scope, item.provenance, item.metadata
-    created, expires = item.created_at, item.expires_at
-    # keys in sorted order: admission_text, item, profile; and within item: created_at,
-    # expires_at, id, metadata, origin, provenance, scope, source, text, tier
-    parts = (
-        ['{"admission_text":', _quote(item.admission_text), ',"item":{"created_at":']
-        if item.admission_text
-        else ['{"item":{"created_at":']
-    )
-    parts.append(_quote(format_time(created)) if created is not None else _QUOTED_ZERO_TIME)
-    if expires is not None:
-        parts += [',"expires_at":', _quote(format_time(expires))]
-    if item.id:
-        parts += [',"id":', _quote(item.id)]
-    if metadata:
-        parts += [',"metadata":{', ",".join([f"{_quote(k)}:{_quote(metadata[k])}" for k in sorted(metadata)]), "}"]
-    parts += [
-        ',"origin":',
-        _fields_json(
-            (
-                ("agent_id", origin.agent_id),
-                ("session_id", origin.session_id),
-                ("turn_id", origin.turn_id),
-                ("user_id", origin.user_id),
-            )
-        )
-        if origin.user_id or origin.agent_id or origin.session_id or origin.turn_id
-        else "{}",
-        ',"provenance":',
-        _fields_json(
-            (
-                ("agent_id", provenance.agent_id),
-                ("scope_id", provenance.scope_id),
-                ("scope_type", provenance.scope_type),
-                ("user_id", provenance.user_id),
-            )
-        )
-        if provenance.user_id or provenance.agent_id or provenance.scope_type or provenance.scope_id
-        else "{}",
-        ',"scope":',
-        _fields_json((("id", scope.id), ("type", scope.type))) if scope.type or scope.id else "{}",
-    ]
-    if item.source:
-        parts += [',"source":', _quote(item.source)]
-    parts += [',"text":', _quote(item.text)]
-    if item.tier:
-        parts += [',"tier":', _quote(item.tier)]
-    parts += ['},"profile":', _quote(profile), "}"]
-    return "".join(parts)
+    """``canonical_json(encode_event_payload(item, profile))``: the stored text of one event."""
+    return canonical_json(encode_event_payload(item, profile))
 
 
 def decode_event_payload(payload: object) -> tuple[MemoryItem, str]:

@@ -14,7 +14,6 @@ flush`` next to a running daemon, could re-send in-flight episodes).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import os
@@ -38,7 +37,6 @@ from paxm_core.capture.episode import (
     episode_items,
     event_payload_json,
     is_plain_envelope,
-    is_spliced_envelope,
     sequence_integrity,
 )
 from paxm_core.capture.model import (
@@ -77,34 +75,13 @@ _LIVE_LOCK = threading.Lock()
 
 
 def _epoch(stamp: str) -> float:
-    # fromisoformat is C code and takes utc_stamp()'s form; strptime (ten times slower, and
-    # run for every event of every claim) stays as the strict fallback
-    # (Python 3.11's fromisoformat reads the ``Z`` itself as UTC: no slice, no replace)
+    # fromisoformat (C) reads utc_stamp()'s form; strptime stays as the strict fallback
     try:
         if len(stamp) == 27 and stamp[-1] == "Z" and stamp[10] == "T":
             return datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         pass
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed_profiles(text: str) -> tuple[Any, ...] | None:
-    value = json.loads(text)
-    return tuple(value) if isinstance(value, list) else None
-
-
-@functools.lru_cache(maxsize=64)
-def _profiles_text(profiles: tuple[str, ...]) -> str:
-    # a delivery's route snapshot as stored (``json.dumps`` of the sorted names): one of a
-    # handful of strings, encoded once each instead of once per sealed episode
-    return json.dumps(list(profiles))
-
-
-def _profiles(text: str) -> Any:
-    # a delivery's route snapshot is one of a handful of strings: parse each once
-    value = _parsed_profiles(text)
-    return list(value) if value is not None else json.loads(text)
 
 
 def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, str, str]:
@@ -166,39 +143,6 @@ def _positive_int(value: Any, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise QueueError(f"capture event {what} must be a positive integer")
     return value
-
-
-#: ``UPDATE ... FROM`` (SQLite 3.33+): a batch's completions in one statement per 500 rows
-#: instead of one execution each (about 7 us CPU per episode less, ``queue_bench.py --only phases``)
-_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
-
-
-def _complete_by_rowid(conn: sqlite3.Connection, leased: list[tuple[Any, ...]], stamp: str) -> None:
-    """Mark ``(ref, stamp, rowid, episode, provider, lease)`` rows delivered, as the per-row ``UPDATE``.
-
-    Each row is matched as that statement matches it (rowid, episode, provider, ``delivering``
-    under that lease), and a rowid listed twice takes its first ref, as the first of two
-    executions would: with a join, SQLite would pick either.
-    """
-    first: dict[int, tuple[Any, ...]] = {}
-    for row in leased:
-        first.setdefault(row[2], row)
-    rows = list(first.values())
-    for start in range(0, len(rows), 500):
-        chunk = rows[start : start + 500]
-        values: list[Any] = []
-        for ref, _, rowid, episode, provider, lease in chunk:
-            values += (rowid, episode, provider, lease, ref)
-        conn.execute(
-            "WITH done(row, episode, provider, lease, ref) AS (VALUES "
-            + ",".join(["(?,?,?,?,?)"] * len(chunk))
-            + ") UPDATE capture_deliveries SET state = 'delivered', provider_ref = done.ref, delivered_at = ?,"
-            " last_error = '', lease_owner = '', next_attempt_at = '' FROM done"
-            " WHERE capture_deliveries.rowid = done.row AND capture_deliveries.episode_id = done.episode"
-            " AND capture_deliveries.provider = done.provider AND capture_deliveries.state = 'delivering'"
-            " AND capture_deliveries.lease_owner = done.lease",
-            [*values, stamp],
-        )
 
 
 _INSERT_EPISODE = (
@@ -266,7 +210,7 @@ def _verified_items(
         raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
     try:
         envelope = json.loads(payload)
-        profiles = _profiles(profiles_json)
+        profiles = json.loads(profiles_json)
     except ValueError as exc:
         raise ValueError(f"capture episode {episode_id} payload is invalid: {exc}") from exc
     if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
@@ -317,14 +261,12 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     embedded = envelope.get("events") if isinstance(envelope, dict) else None
     if not isinstance(embedded, list) or len(embedded) != len(rows):
         raise ValueError(f"capture episode {episode_id} event count mismatch")
-    # the envelope carries its own copy of each event: it must equal the stored row, whose
-    # text was just checked against its hash.  Event payloads hold only strings, objects
-    # and lists (``encode_event_payload``), so equal parsed values mean equal canonical
-    # text: the same test as hashing the copy's canonical form, without re-encoding it.
-    # Fast path: the envelope text is exactly the queue's own splice of the stored event
-    # texts (envelope_json), so each embedded copy IS its row, byte for byte.  Anything
-    # else (an older writer, a tampered copy) takes the parse-and-compare check.
-    if not is_plain_envelope(envelope) or not is_spliced_envelope(envelope, texts, payload):
+    # the envelope's copy of each event must equal the stored row, whose text was just
+    # checked against its hash: when the envelope is the queue's own splice of those texts
+    # (envelope_json), each copy IS its row; otherwise (an older writer, a tampered copy)
+    # each copy is parsed and compared (payloads hold only strings, objects and lists)
+    fields = {k: v for k, v in envelope.items() if k != "events"}
+    if not is_plain_envelope(envelope) or envelope_json(fields, texts) != payload:
         for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
             try:
                 same = json.loads(event_payload) == event
@@ -335,6 +277,13 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     if sha256_hex("\n".join(hashes).encode()) != envelope.get("checksum"):
         raise ValueError(f"capture episode {episode_id} checksum mismatch")
     return embedded
+
+
+def _each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: Any) -> Iterator[Any]:
+    """The rows of ``sql`` with its ``IN ({})`` filled by ``values``, 500 per statement (after ``args``)."""
+    for start in range(0, len(values), 500):
+        chunk = list(values[start : start + 500])
+        yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
 
 
 def _upstream_copy_waiting(path: Path) -> bool:
@@ -729,7 +678,7 @@ class CaptureQueue:
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
         deliveries = [
-            (episode_id, name, _profiles_text(tuple(sorted(p))), state, last_error, now, session_key, first, now)
+            (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, first, now)
             for name, p in sorted(scan.providers.items())
         ]
         return episode, deliveries
@@ -802,46 +751,37 @@ class CaptureQueue:
         return None
 
     def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
-        """Lease deliveries by rowid (read in this same transaction, so exact), 500 per statement.
-
-        Per-row statements through the primary key cost more than the row updates.
-        """
-        for start in range(0, len(rowids), 500):
-            chunk = list(rowids[start : start + 500])
-            conn.execute(
-                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-                " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-                " THEN ? ELSE first_attempt_at END WHERE rowid IN (" + ",".join("?" * len(chunk)) + ")",
-                [self.lease, stamp, stamp, *chunk],
-            )
+        """Lease deliveries by rowid (read in this same transaction, so exact)."""
+        for _ in _each_in(
+            conn,
+            "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
+            " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
+            " THEN ? ELSE first_attempt_at END WHERE rowid IN ({})",
+            rowids,
+            self.lease,
+            stamp,
+            stamp,
+        ):
+            pass
 
     @staticmethod
     def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
         """The event rows (payload, hash, created) of many episodes, in sequence order, in one read."""
         out: dict[str, list[Any]] = {e: [] for e in episode_ids}
-        for start in range(0, len(episode_ids), 500):
-            chunk = list(episode_ids[start : start + 500])
-            for episode_id, *row in conn.execute(
-                "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
-                f" WHERE episode_id IN ({','.join('?' * len(chunk))}) ORDER BY episode_id, sequence",
-                chunk,
-            ):
-                out[episode_id].append(row)
+        for episode_id, *row in _each_in(
+            conn,
+            "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
+            " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
+            episode_ids,
+        ):
+            out[episode_id].append(row)
         return out
 
     @staticmethod
     def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """The stored envelope (payload, hash) of many episodes, in one read per 500."""
-        out: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(episode_ids), 500):
-            chunk = list(episode_ids[start : start + 500])
-            for episode_id, payload, digest in conn.execute(
-                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes"
-                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ):
-                out[episode_id] = (payload, digest)
-        return out
+        """The stored envelope (payload, hash) of many episodes."""
+        sql = "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})"
+        return {episode_id: (payload, digest) for episode_id, payload, digest in _each_in(conn, sql, episode_ids)}
 
     def complete(self, claim: DeliveryClaim, ref: str) -> DeliveryOutcome:
         """Record a successful delivery (``ref`` is the provider's id for the first item)."""
@@ -905,17 +845,11 @@ class CaptureQueue:
     @staticmethod
     def _stored_events(conn: sqlite3.Connection, encoded: Sequence[EncodedEvent]) -> dict[str, tuple[Any, ...]]:
         """The already stored events among ``encoded``: id -> (sequence, session, hash, source, final, terminal)."""
-        existing: dict[str, tuple[Any, ...]] = {}
-        ids = list({e[0] for e in encoded})
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            for row in conn.execute(
-                "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-                f" FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ):
-                existing[row[0]] = tuple(row[1:])
-        return existing
+        sql = (
+            "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+            " FROM capture_events WHERE event_id IN ({})"
+        )
+        return {row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))}
 
     def _append_one(
         self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
@@ -967,21 +901,6 @@ class CaptureQueue:
             batch.sealed_stored.append((episode_id, key, session.stored_open))
         session.open, session.written, session.stored_open = [], [], 0
         return episode_id
-
-    def known_event_ids(self, event_ids: Sequence[str]) -> set[str]:
-        """Which of ``event_ids`` are already stored (through this queue's own connection:
-        a second connection opened and closed on the file would drop SQLite's POSIX locks)."""
-        present: set[str] = set()
-        with self._reading() as conn:
-            for start in range(0, len(event_ids), 500):
-                chunk = list(event_ids[start : start + 500])
-                present.update(
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT event_id FROM capture_events WHERE event_id IN ({','.join('?' * len(chunk))})", chunk
-                    )
-                )
-        return present
 
     def claim_batch(self, provider: str, *, limit: int = 500) -> tuple[list[DeliveryClaim], list[DeliveryOutcome]]:
         """Lease up to ``limit`` due deliveries of ``provider``, several per session, in order.
@@ -1085,16 +1004,12 @@ class CaptureQueue:
             ]
             # the claim's rowid finds the row without the primary-key index; the episode,
             # provider and lease in the same WHERE keep a reused rowid from matching
-            leased = [row for row in by_row if row[2]]
-            if _UPDATE_FROM and leased:
-                _complete_by_rowid(conn, leased, stamp)
-            else:
-                conn.executemany(
-                    "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                    " last_error = '', lease_owner = '', next_attempt_at = ''"
-                    " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    leased,
-                )
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
+                " last_error = '', lease_owner = '', next_attempt_at = ''"
+                " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [row for row in by_row if row[2]],
+            )
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
                 " last_error = '', lease_owner = '', next_attempt_at = ''"
@@ -1185,24 +1100,21 @@ class CaptureQueue:
 
     @staticmethod
     def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
-        """Derive each episode's state from its deliveries (500 episodes per statement)."""
-        ids = list(dict.fromkeys(episode_ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            conn.execute(
-                """UPDATE capture_episodes SET state = CASE
-                     WHEN error != '' THEN 'dead'
-                     WHEN EXISTS (SELECT 1 FROM capture_deliveries d
-                                  WHERE d.episode_id = capture_episodes.episode_id AND d.state = 'dead') THEN 'dead'
-                     WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d
-                                  WHERE d.episode_id = capture_episodes.episode_id AND d.state != 'delivered')
-                       THEN 'delivered'
-                     ELSE 'pending' END
-                   WHERE episode_id IN ("""
-                + ",".join("?" * len(chunk))
-                + ")",
-                chunk,
-            )
+        """Derive each episode's state from its deliveries."""
+        for _ in _each_in(
+            conn,
+            """UPDATE capture_episodes SET state = CASE
+                 WHEN error != '' THEN 'dead'
+                 WHEN EXISTS (SELECT 1 FROM capture_deliveries d
+                              WHERE d.episode_id = capture_episodes.episode_id AND d.state = 'dead') THEN 'dead'
+                 WHEN NOT EXISTS (SELECT 1 FROM capture_deliveries d
+                              WHERE d.episode_id = capture_episodes.episode_id AND d.state != 'delivered')
+                   THEN 'delivered'
+                 ELSE 'pending' END
+               WHERE episode_id IN ({})""",
+            list(dict.fromkeys(episode_ids)),
+        ):
+            pass
 
     def retry_dead(self) -> int:
         """Give every dead delivery a fresh set of attempts (integrity failures are re-checked).

@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import json
 import math
+import types
 from collections.abc import Iterable
+from dataclasses import fields
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
+from paxm_core.api.json import JSONObject
+from paxm_core.api.timefmt import parse_time
 from paxm_core.evals.errors import EvalFileError
 
-__all__ = ["Obj", "read_json_file"]
+__all__ = ["INTERNAL", "Obj", "decode", "encode", "read_json_file"]
+
+_T = TypeVar("_T")
+
+#: field metadata of a dataclass field that is neither written nor read
+INTERNAL = {"internal": True}
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -141,6 +151,30 @@ class Obj:
         for index, item in enumerate(self.array(key)):
             yield Obj(item, f"{self.at(key)}[{index}]", self._what)
 
+    def read(self, key: str, kind: Any) -> Any:
+        """``key`` decoded by the type ``kind`` (a field's annotation); ``null`` is its zero value."""
+        simple = {str: self.text, bool: self.flag, int: self.integer, float: self.number}
+        if kind in simple:
+            return simple[kind](key)
+        if kind == dict[str, str]:
+            return self.text_map(key)
+        origin, args = get_origin(kind), get_args(kind)
+        if origin in (list, tuple):
+            values = self.texts(key) if args[0] is str else [decode(args[0], o) for o in self.objs(key)]
+            return tuple(values) if origin is tuple else values
+        if kind == datetime | None:
+            raw = self.text(key)
+            try:
+                return parse_time(raw) if raw else None
+            except ValueError as exc:
+                raise self.fail(key, str(exc)) from exc
+        sub = self.obj(key)
+        if origin is types.UnionType:  # ``X | None``: an optional object
+            return None if sub is None else decode(args[0], sub)
+        if sub is None:
+            raise self.fail(key, "is required")
+        return decode(kind, sub)
+
     def done(self) -> None:
         """Reject keys that no getter consumed (upstream's ``DisallowUnknownFields``)."""
         unknown = sorted(set(self._data) - self._seen)
@@ -162,3 +196,25 @@ def _kind(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
+
+
+def decode(cls: type[_T], obj: Obj) -> _T:
+    """The dataclass ``cls`` from ``obj``, each field read by its annotation; unknown keys are refused."""
+    hints = get_type_hints(cls)
+    values = {f.name: obj.read(f.name, hints[f.name]) for f in fields(cls) if f.init and not f.metadata.get("internal")}  # type: ignore[arg-type]
+    obj.done()
+    return cls(**values)
+
+
+def encode(value: object, always: Iterable[str]) -> JSONObject:
+    """A dataclass as JSON in field order; fields not in ``always`` are left out when empty (``omitempty``)."""
+    keep = set(always)
+    out: JSONObject = {}
+    for f in fields(value):  # type: ignore[arg-type]
+        item = getattr(value, f.name)
+        if f.metadata.get("internal") or not (item or f.name in keep):
+            continue
+        if isinstance(item, (list, tuple)):
+            item = [x.to_json() if hasattr(x, "to_json") else x for x in item]
+        out[f.name] = item
+    return out

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from paxm_core.api.timefmt import parse_time
-from paxm_core.evals._strict import Obj, read_json_file
+from paxm_core.evals._strict import Obj, decode, read_json_file
 from paxm_core.evals.errors import EvalFileError
 
 __all__ = [
@@ -56,6 +55,8 @@ class Memory:
     tier: str = ""
     expires_at: datetime | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    #: an extension over upstream (whose seeded memories are always "now"): a suite may seed
+    #: older memories to exercise recency and temporal evidence
     created_at: datetime | None = None
 
 
@@ -148,103 +149,9 @@ def load_suite(path: str | Path) -> Suite:
 
 def parse_suite(data: object) -> Suite:
     """Decode an already-parsed JSON value into a validated :class:`Suite`."""
-    top = Obj(data, "", _WHAT)
-    version = top.integer("version")
-    name = top.text("name")
-    cases = tuple(_case(obj) for obj in top.objs("cases"))
-    top.done()
-    suite = Suite(version=version, name=name, cases=cases)
+    suite = decode(Suite, Obj(data, "", _WHAT))
     validate_suite(suite)
     return suite
-
-
-def _turns(parent: Obj, key: str) -> tuple[Turn, ...]:
-    out = []
-    for obj in parent.objs(key):
-        out.append(Turn(role=obj.text("role"), text=obj.text("text")))
-        obj.done()
-    return tuple(out)
-
-
-def _time(obj: Obj, key: str) -> datetime | None:
-    raw = obj.text(key)
-    try:
-        return parse_time(raw) if raw else None
-    except ValueError as exc:
-        raise obj.fail(key, str(exc)) from exc
-
-
-def _memory(obj: Obj) -> Memory:
-    memory = Memory(
-        id=obj.text("id"),
-        text=obj.text("text"),
-        tier=obj.text("tier"),
-        expires_at=_time(obj, "expires_at"),
-        metadata=obj.text_map("metadata"),
-        # An extension over upstream (whose seeded memories are always "now"): lets a suite
-        # seed older memories to exercise recency and temporal evidence.
-        created_at=_time(obj, "created_at"),
-    )
-    obj.done()
-    return memory
-
-
-def _write(obj: Obj) -> Write:
-    write = Write(
-        target=obj.text("target"),
-        event=obj.text("event"),
-        prompt=obj.text("prompt"),
-        assistant=obj.text("assistant"),
-        include_history=obj.flag("include_history"),
-        messages=_turns(obj, "messages"),
-        workspace=obj.text("workspace"),
-        metadata=obj.text_map("metadata"),
-        repeat=obj.integer("repeat"),
-    )
-    obj.done()
-    return write
-
-
-def _recall(obj: Obj | None, parent: Obj) -> Recall:
-    if obj is None:
-        raise parent.fail("recall", "is required")
-    recall = Recall(
-        mode=obj.text("mode"),
-        query=obj.text("query"),
-        profile=obj.text("profile"),
-        limit=obj.integer("limit"),
-        target=obj.text("target"),
-        event=obj.text("event"),
-        workspace=obj.text("workspace"),
-        metadata=obj.text_map("metadata"),
-    )
-    obj.done()
-    return recall
-
-
-def _case(obj: Obj) -> Case:
-    write_obj = obj.obj("write")
-    case = Case(
-        id=obj.text("id"),
-        category=obj.text("category"),
-        turns=_turns(obj, "turns"),
-        memories=tuple(_memory(item) for item in obj.objs("memories")),
-        write=_write(write_obj) if write_obj is not None else None,
-        recall=_recall(obj.obj("recall"), obj),
-        expected=tuple(obj.texts("expected")),
-        forbidden=tuple(obj.texts("forbidden")),
-        expected_first=obj.text("expected_first"),
-        max_hits=obj.integer("max_hits"),
-        expected_write=tuple(obj.texts("expected_write")),
-        forbidden_write=tuple(obj.texts("forbidden_write")),
-        forbidden_recall=tuple(obj.texts("forbidden_recall")),
-        expected_metadata=obj.text_map("expected_metadata"),
-        restart_before_recall=obj.flag("restart_before_recall"),
-        max_matching_hits=obj.integer("max_matching_hits"),
-        expected_empty=obj.flag("expected_empty"),
-    )
-    obj.done()
-    return case
 
 
 def validate_suite(suite: Suite) -> None:

@@ -104,23 +104,10 @@ _SCALARS: tuple[str, ...] = tuple(name for name in _FIELD_NAMES if name != _BUCK
 _SCALAR_SET = frozenset(_SCALARS)
 
 
-_new_object = object.__new__
-
-
-def _zero() -> Counter:
-    """``Counter()`` without the generic keyword ``__init__``: every counted event builds
-    several, and that ``__init__`` was most of a delivery outcome's telemetry cost."""
-    counter: Counter = _new_object(Counter)
-    for name in _SCALARS:
-        setattr(counter, name, 0)
-    counter.provider_recall_latency_buckets = []
-    return counter
-
-
 def _counter_in(counters: dict[str, Counter], name: str) -> Counter:
     counter = counters.get(name)
     if counter is None:
-        counter = counters[name] = _zero()
+        counter = counters[name] = Counter()
     return counter
 
 
@@ -143,8 +130,13 @@ def _counter_map(data: object) -> dict[str, Counter]:
     return {str(k): Counter.from_json(v) for k, v in data.items()}
 
 
-def _counter_map_json(counters: Mapping[str, Counter]) -> JSONObject:
-    return {name: counters[name].to_json() for name in sorted(counters)}
+def _with_breakdowns(owner: object, out: JSONObject) -> JSONObject:
+    """``out`` plus ``owner``'s non-empty agent, profile, hook and provider counters, by name."""
+    for name in ("agents", "profiles", "hook_events", "providers"):
+        counters: dict[str, Counter] = getattr(owner, name)
+        if counters:
+            out[name] = {key: counters[key].to_json() for key in sorted(counters)}
+    return out
 
 
 @value_dataclass(slots=True)
@@ -158,12 +150,7 @@ class DailyMetric:
     providers: dict[str, Counter] = field(default_factory=dict)
 
     def to_json(self) -> JSONObject:
-        out: JSONObject = {"counter": self.counter.to_json()}
-        for name in ("agents", "profiles", "hook_events", "providers"):
-            value: dict[str, Counter] = getattr(self, name)
-            if value:
-                out[name] = _counter_map_json(value)
-        return out
+        return _with_breakdowns(self, {"counter": self.counter.to_json()})
 
     @classmethod
     def from_json(cls, data: object) -> DailyMetric:
@@ -222,11 +209,7 @@ class Metrics:
         keys = self.day_keys()
         if keys:
             out["daily"] = {k: self.daily[k].to_json() if k in self.daily else self.raw_daily[k] for k in keys}
-        for name in ("agents", "profiles", "hook_events", "providers"):
-            value: dict[str, Counter] = getattr(self, name)
-            if value:
-                out[name] = _counter_map_json(value)
-        return out
+        return _with_breakdowns(self, out)
 
     @classmethod
     def from_json(cls, data: object) -> Metrics:
@@ -256,17 +239,38 @@ class Metrics:
         self, events: Iterable[Mapping[str, object]], retention_days: int, *, now: datetime | None = None
     ) -> None:
         """:meth:`update` for each event in turn, pruning once at the end (the same result:
-        a pruned day only ever loses buckets, and the cutoff does not depend on the events).
-
-        The events are first summed per breakdown (``_Tally``), then each sum is added once:
-        a delivery outcome touches six counters, and adding a whole :class:`Counter` to each,
-        per event, was most of the cost of telemetry while a backlog drained.
-        """
-        tally = _Tally()
+        a pruned day only ever loses buckets, and the cutoff does not depend on the events)."""
         for event in events:
-            tally.count(event)
-        tally.add_to(self)
+            self._count(event)
         self.prune(retention_days, now=now)
+
+    def _count(self, event: Mapping[str, object]) -> None:
+        """Add one event into the totals, its day, and the agent/profile/hook/provider breakdowns."""
+        when = _time(event.get("time")) or utcnow()
+        self.version = self.version or METRICS_VERSION
+        if self.first_seen is None:
+            self.first_seen = when
+        self.updated_at = when
+        day = self.day(when.strftime("%Y-%m-%d"), create=True)
+        assert day is not None
+        delta = _event_delta(event)
+        target = str(event.get("target") or "")
+        keys = (
+            target if _aggregates_agent(event) else "",
+            str(event.get("profile") or ""),
+            f"{target}/{event.get('hook_event') or ''}".strip("/"),
+        )
+        for totals, *breakdowns in (
+            (self.totals, self.agents, self.profiles, self.hook_events),
+            (day.counter, day.agents, day.profiles, day.hook_events),
+        ):
+            _add_sparse(totals, delta)
+            for counters, key in zip(breakdowns, keys, strict=True):
+                if key:
+                    _add_sparse(_counter_in(counters, key), delta)
+        for name, sums in _provider_deltas(event).items():
+            _add_sparse(_counter_in(self.providers, name), sums)
+            _add_sparse(_counter_in(day.providers, name), sums)
 
     def prune(self, retention_days: int, *, now: datetime | None = None) -> None:
         """Drop daily buckets older than the retention window (and any with an unreadable date)."""
@@ -301,7 +305,7 @@ def _aggregates_agent(event: Mapping[str, object]) -> bool:
 
 def counter_for_event(event: Mapping[str, object]) -> Counter:
     """The counter increments one event contributes to totals and breakdowns."""
-    counter = _zero()
+    counter = Counter()
     _add_sparse(counter, _event_delta(event))
     return counter
 
@@ -310,13 +314,13 @@ def provider_counters_for_event(event: Mapping[str, object]) -> dict[str, Counte
     """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
     counters: dict[str, Counter] = {}
     for name, delta in _provider_deltas(event).items():
-        counters[name] = counter = _zero()
+        counters[name] = counter = Counter()
         _add_sparse(counter, delta)
     return counters
 
 
 #: a sparse counter: only the non-zero fields of a :class:`Counter` (the latency buckets as
-#: a list under ``_BUCKETS``); one event's increments, or a batch's sums
+#: a list under ``_BUCKETS``): one event's increments
 _Sparse = dict[str, Any]
 
 
@@ -439,15 +443,6 @@ def _mappings(value: object) -> list[Mapping[str, object]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def _merge(into: _Sparse, delta: _Sparse) -> None:
-    """Add sparse counter ``delta`` into sparse counter ``into``."""
-    for name, value in delta.items():
-        if name == _BUCKETS:
-            _add_buckets(into.setdefault(_BUCKETS, []), value)
-        else:
-            into[name] = into.get(name, 0) + value
-
-
 def _add_sparse(counter: Counter, delta: _Sparse) -> None:
     """Add sparse counter ``delta`` into ``counter`` in place (zeros skipped, as :meth:`Counter.add`)."""
     for name, value in delta.items():
@@ -464,77 +459,6 @@ def _add_buckets(mine: list[int], theirs: list[int]) -> None:
     mine.extend([0] * (len(theirs) - len(mine)))
     for i, count in enumerate(theirs):
         mine[i] += count
-
-
-class _Tally:
-    """A batch of events summed per breakdown, to be added into :class:`Metrics` at once.
-
-    Events are grouped by what they are counted under: (day, agent, profile, hook key) for
-    the totals and their breakdowns, (day, provider) for the per-provider counters.  A
-    drained backlog's outcomes share a handful of groups, so each counter of the metrics is
-    added to once per batch rather than once per event.
-    """
-
-    __slots__ = ("first_time", "groups", "last_time", "providers")
-
-    def __init__(self) -> None:
-        self.groups: dict[tuple[str, str | None, str | None, str | None], _Sparse] = {}
-        self.providers: dict[tuple[str, str], _Sparse] = {}
-        self.first_time: datetime | None = None
-        self.last_time: datetime | None = None
-
-    def count(self, event: Mapping[str, object]) -> None:
-        """Add one (normalized) event."""
-        when = _time(event.get("time")) or utcnow()
-        day = when.strftime("%Y-%m-%d")
-        if self.first_time is None:
-            self.first_time = when
-        self.last_time = when
-        target = str(event.get("target") or "")
-        hook_key = f"{target}/{event.get('hook_event') or ''}".strip("/")
-        key = (
-            day,
-            str(event["target"]) if _aggregates_agent(event) else None,
-            str(event["profile"]) if event.get("profile") else None,
-            hook_key or None,
-        )
-        group = self.groups.get(key)
-        if group is None:
-            group = self.groups[key] = {}
-        _merge(group, _event_delta(event))
-        for name, delta in _provider_deltas(event).items():
-            sums = self.providers.get((day, name))
-            if sums is None:
-                self.providers[(day, name)] = sums = {}
-            _merge(sums, delta)
-
-    def add_to(self, metrics: Metrics) -> None:
-        """Add the sums into ``metrics`` (its totals, days and breakdowns)."""
-        if not self.groups:
-            return
-        metrics.version = metrics.version or METRICS_VERSION
-        if metrics.first_seen is None:
-            metrics.first_seen = self.first_time
-        metrics.updated_at = self.last_time
-        for (day_key, agent, profile, hook_key), sums in self.groups.items():
-            day = metrics.day(day_key, create=True)
-            assert day is not None
-            for totals, agents, profiles, hooks in (
-                (metrics.totals, metrics.agents, metrics.profiles, metrics.hook_events),
-                (day.counter, day.agents, day.profiles, day.hook_events),
-            ):
-                _add_sparse(totals, sums)
-                if agent is not None:
-                    _add_sparse(_counter_in(agents, agent), sums)
-                if profile is not None:
-                    _add_sparse(_counter_in(profiles, profile), sums)
-                if hook_key is not None:
-                    _add_sparse(_counter_in(hooks, hook_key), sums)
-        for (day_key, name), sums in self.providers.items():
-            day = metrics.day(day_key, create=True)
-            assert day is not None
-            _add_sparse(_counter_in(metrics.providers, name), sums)
-            _add_sparse(_counter_in(day.providers, name), sums)
 
 
 def _latency_bucket(duration_ms: int) -> int:

@@ -76,28 +76,21 @@ class Telemetry:
         ``capture_query_preview`` is on.
         """
         try:
-            profile = (profile or "").strip() or "default"
+            event = _operation(kind, source, command, profile, error, duration_ms, result)
+            profile = str(event["profile"])
             hits = list(getattr(result, "hits", None) or [])
-            event: dict[str, object] = {
-                "kind": kind,
-                "source": source,
-                "command": command or ("hook" if source == "hook" else kind),
+            event |= {
                 "target": target,
                 "hook_event": hook_event,
-                "profile": profile,
-                "success": not error,
                 "skipped": skipped,
-                "duration_ms": duration_ms,
                 "hit_count": len(hits),
                 "inserted_count": len(hits) if kind == "hook_recall" else 0,
                 "provider_recalls": {} if skipped else self._routes("recall_profiles", profile),
                 "provider_hits": _count_by_provider(hits),
-                "provider_errors": provider_error_details(getattr(result, "provider_errors", None) or []),
                 "provider_recall_details": list(getattr(result, "provider_recalls", None) or []),
                 "recall_hits": recall_hit_details(hits, capture_preview=self.settings.capture_query_preview),
                 "recall_timed_out": bool(getattr(result, "timed_out", False)),
                 "session_key": session_key,
-                "error": telemetry_error(error) if error else "",
             }
             query_text = str(getattr(result, "query", "") or "").strip() or query
             event.update(self._query_fields(query_text))
@@ -119,21 +112,13 @@ class Telemetry:
     ) -> None:
         """Record one write (``result`` is the RememberResult, ``None`` when none was produced)."""
         try:
-            profile = (profile or "").strip() or "default"
+            event = _operation(kind, source, command, profile, error, duration_ms, result)
             refs = list(getattr(result, "refs", None) or [])
-            event: dict[str, object] = {
-                "kind": kind,
-                "source": source,
-                "command": command or ("hook" if source == "hook" else kind),
-                "profile": profile,
-                "success": not error,
-                "duration_ms": duration_ms,
+            event |= {
                 "item_count": item_count,
                 "ref_count": len(refs),
-                "provider_writes": self._routes("write_profiles", profile),
+                "provider_writes": self._routes("write_profiles", str(event["profile"])),
                 "provider_refs": _count_by_provider(refs),
-                "provider_errors": provider_error_details(getattr(result, "provider_errors", None) or []),
-                "error": telemetry_error(error) if error else "",
             }
             self._record(event)
         except Exception as exc:
@@ -253,6 +238,22 @@ class Telemetry:
 _SESSION_KINDS = ("session_signal", "session_arm")
 #: events written to the log only (see docs/impact.md)
 _LOG_ONLY_KINDS = ("injection", "session_arm")
+
+
+def _operation(
+    kind: str, source: str, command: str, profile: str, error: object, duration_ms: float, result: object
+) -> dict[str, object]:
+    """The fields of every recall and write event (field order is ``normalize_event``'s)."""
+    return {
+        "kind": kind,
+        "source": source,
+        "command": command or ("hook" if source == "hook" else kind),
+        "profile": (profile or "").strip() or "default",
+        "success": not error,
+        "duration_ms": duration_ms,
+        "provider_errors": provider_error_details(getattr(result, "provider_errors", None) or []),
+        "error": telemetry_error(error) if error else "",
+    }
 
 
 def _count_by_provider(items: list[object]) -> dict[str, int]:

@@ -133,20 +133,14 @@ def _totals_tables(out: list[str], summary: HistorySummary) -> None:
 
 def _breakdown_tables(out: list[str], summary: HistorySummary) -> None:
     """The counters by day, profile, agent, hook and provider."""
-    _named(
-        out,
-        "by day",
-        ["date", "recalls", "hits", "inserted", "writes", "errors"],
-        summary.daily,
-        lambda c: [c.recalls, c.hits, c.inserted, c.writes, c.errors],
-    )
-    _named(
-        out,
-        "by profile",
-        ["profile", "recalls", "hits", "inserted", "writes", "errors"],
-        summary.profiles,
-        lambda c: [c.recalls, c.hits, c.inserted, c.writes, c.errors],
-    )
+    for title, first, rows in (("by day", "date", summary.daily), ("by profile", "profile", summary.profiles)):
+        _named(
+            out,
+            title,
+            [first, "recalls", "hits", "inserted", "writes", "errors"],
+            rows,
+            lambda c: [c.recalls, c.hits, c.inserted, c.writes, c.errors],
+        )
     _named(
         out,
         "by agent",

@@ -37,12 +37,6 @@ class TelemetryStore:
 
     # -- locking -----------------------------------------------------------------------------
 
-    def ensure_dir(self) -> None:
-        """Create the directory (0700) if needed."""
-        from paxm_core.private_files import private_dir
-
-        private_dir(self.settings.dir)
-
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive telemetry lock."""

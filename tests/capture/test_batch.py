@@ -97,18 +97,11 @@ def test_complete_many_needs_one_ref_per_claim(open_queue: Any) -> None:
         queue.complete_many(claims, ["only-one"])
 
 
-@pytest.mark.parametrize("update_from", [True, False], ids=["one-statement", "per-row"])
-def test_complete_many_marks_exactly_the_claims_still_leased_to_it(
-    open_queue: Any, queue_path: Path, monkeypatch: pytest.MonkeyPatch, update_from: bool
-) -> None:
-    # the one-statement completion (SQLite 3.33+) and the per-row one it replaces must agree:
+def test_complete_many_marks_exactly_the_claims_still_leased_to_it(open_queue: Any, queue_path: Path) -> None:
     # a lease taken over meanwhile is not marked, a claim without a rowid is found by its keys,
     # a claim listed twice takes its first ref
     from dataclasses import replace
 
-    import paxm_core.capture.queue as queue_module
-
-    monkeypatch.setattr(queue_module, "_UPDATE_FROM", update_from and queue_module._UPDATE_FROM)
     queue = open_queue()
     queue.append_many(_turns("a", 3) + _turns("b", 3))
     claims, _ = queue.claim_batch("sqlite", limit=100)

@@ -1,8 +1,8 @@
-"""The claim's cheaper checks and rendering give exactly what the straightforward ones gave.
+"""A claim's envelope checks and rendering, for every shape of envelope.
 
-``is_spliced_envelope`` must answer as ``envelope_json(fields, texts) == payload`` does, and
-``episode_items`` must build the same items as the plain per-group rendering (kept here as
-the reference), for every shape of envelope, including ones no writer of this queue makes.
+A claim accepts an envelope's embedded events only when each equals its stored row;
+``envelope_json`` writes what the canonical encoder writes; ``episode_items`` builds the same
+items as the plain per-group rendering (kept here as the reference).
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from paxm_core.capture.episode import (
     encode_event_payload,
     envelope_json,
     episode_items,
-    is_plain_envelope,
-    is_spliced_envelope,
 )
+from paxm_core.capture.queue import _check_embedded_events
 
 _AWKWARD = ["plain", 'quote " in it', "back\\slash", "ünïcødé ✓", "tab\tnew\nline", "\x00\x1f", "", "  "]
 
@@ -67,26 +66,26 @@ def _envelope(rng: random.Random) -> tuple[dict[str, Any], list[str]]:
     return {**fields, "events": events}, texts
 
 
-def test_splice_check_agrees_with_rebuilding_the_envelope() -> None:
+def _rows(texts: list[str]) -> list[tuple[str, str, str]]:
+    return [(t, sha256_hex(t.encode()), "2026-01-02T03:04:05.000000Z") for t in texts]
+
+
+def test_embedded_copies_are_checked_against_their_rows() -> None:
     rng = random.Random(7)
     for _ in range(300):
         envelope, texts = _envelope(rng)
         fields = {k: v for k, v in envelope.items() if k != "events"}
+        fields["checksum"] = sha256_hex("\n".join(sha256_hex(t.encode()) for t in texts).encode())
         payload = envelope_json(fields, texts)
-        parsed = json.loads(payload)
-        assert is_plain_envelope(parsed) and is_spliced_envelope(parsed, texts, payload)
-        # what the check exists for: a copy that differs from its row, or a payload that is
-        # not the canonical splice (another writer, a tampered and rehashed envelope)
-        variants = [
-            (texts[:-1] + [texts[-1].replace("}", ',"x":"y"}', 1)], payload),
-            (texts, json.dumps(parsed, sort_keys=True)),
-            (texts, payload.replace('"events":[', '"events": [', 1)),
-            (texts[1:] if len(texts) > 1 else texts + texts, payload),
-        ]
-        for other_texts, other_payload in variants:
-            other = json.loads(other_payload)
-            expected = envelope_json({k: v for k, v in other.items() if k != "events"}, other_texts) == other_payload
-            assert is_spliced_envelope(other, other_texts, other_payload) is expected is False
+        assert _check_embedded_events("ep", json.loads(payload), payload, _rows(texts)) == json.loads(payload)["events"]
+        # the same content written another way (an older writer) passes the parse-and-compare check
+        spaced = json.dumps(json.loads(payload), sort_keys=True)
+        _check_embedded_events("ep", json.loads(spaced), spaced, _rows(texts))
+        # an embedded copy that differs from its stored row is refused, even when every row
+        # and the envelope's checksum over the rows' hashes are intact
+        changed = envelope_json(fields, [*texts[:-1], canonical_json({**json.loads(texts[-1]), "x": "y"})])
+        with pytest.raises(ValueError, match="does not match its checksum"):
+            _check_embedded_events("ep", json.loads(changed), changed, _rows(texts))
 
 
 def _encoded_envelope(fields: dict[str, Any], texts: list[str]) -> str:
@@ -116,28 +115,6 @@ def test_envelope_text_is_the_encoders_for_every_field_type() -> None:
         fields = {k: v for k, v in envelope.items() if k != "events"}
         fields.update(rng.choice(odd))
         assert envelope_json(fields, texts) == _encoded_envelope(fields, texts)
-
-
-@pytest.mark.parametrize(
-    "change",
-    [
-        {"missing_sequences": [True]},  # a bool is an int to Python, not to JSON
-        {"missing_sequences": [1.5]},
-        {"missing_sequences": "1,2"},
-        {"integrity_errors": [{"nested": ["x"]}]},
-        {"integrity_errors": [None]},
-        {"id": 7},
-        {"session_key": None},
-    ],
-)
-def test_splice_check_of_unusual_field_types_is_the_encoders(change: dict[str, Any]) -> None:
-    envelope, texts = _envelope(random.Random(3))
-    envelope.update(change)
-    fields = {k: v for k, v in envelope.items() if k != "events"}
-    payload = envelope_json(fields, texts)
-    parsed = json.loads(payload)
-    assert is_spliced_envelope(parsed, texts, payload)
-    assert not is_spliced_envelope(parsed, texts, payload.replace(",", ", ", 1))
 
 
 # -- the reference rendering: one pass per step, as the queue first wrote it -------------

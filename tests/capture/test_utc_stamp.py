@@ -1,5 +1,5 @@
-"""``utc_stamp`` reuses the text of the last second it formatted: it must stay exactly the
-``strftime`` form for any instant, in any order (same second, next second, back in time)."""
+"""``utc_stamp`` is the fixed-width ``strftime`` form for any instant, in any order, with a
+microsecond that rounds up into the next second."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Metrics counting: a batch counts exactly as its events counted one by one.
 
-``Metrics.update_many`` sums a batch per breakdown before adding (``_Tally``); these tests
-hold it to the per-event definition, including times that are not ``format_time``'s text
-(offsets, bad dates, none) and the per-provider counters with their latency histogram.
+These tests hold ``Metrics.update_many`` to the per-event definition, including times that
+are not ``format_time``'s text (offsets, bad dates, none) and the per-provider counters with
+their latency histogram.
 """
 
 from __future__ import annotations
