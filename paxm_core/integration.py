@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -111,6 +111,7 @@ __all__ = [
     "standard_agent_config",
     "swap_in_dir",
     "tail_json_records",
+    "transcript_records",
     "uninstall_report",
     "value_text",
     "write_atomic",
@@ -350,6 +351,45 @@ def iso_epoch(value: object) -> float:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0
+
+
+def transcript_records(
+    path: Path, limit: int, keep: Callable[[bytes], bool] | None = None
+) -> tuple[float, Iterator[dict[str, Any]]]:
+    """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines.
+
+    A backfill reader's view of a whole JSONL transcript: a line longer than ``limit`` bytes is
+    skipped without being held whole, a line ``keep`` rejects is skipped undecoded (a cheap
+    byte test before the JSON parse), and blank, partial and damaged lines are skipped; an
+    unreadable file has no records.
+    """
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return 0.0, iter(())
+    return mtime, _jsonl_objects(path, limit, keep)
+
+
+def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None) -> Iterator[dict[str, Any]]:
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return
+    with handle:
+        while line := handle.readline(limit + 1):
+            if len(line) > limit and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):  # drain the rest of the oversized line
+                    line = handle.readline(limit)
+                continue
+            if keep is not None and not keep(line):
+                continue
+            try:
+                # str, not bytes: json.loads would sniff the encoding of every line
+                record = json.loads(line.decode("utf-8"))
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict):
+                yield record
 
 
 def tail_json_records(

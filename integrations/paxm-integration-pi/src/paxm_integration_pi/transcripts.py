@@ -25,9 +25,9 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch
+from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch, transcript_records
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -59,19 +59,6 @@ def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-
-
-def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[bytes]:
-    """The lines of ``handle``; a line longer than ``limit`` is skipped without being held whole."""
-    while True:
-        line = handle.readline(limit + 1)
-        if not line:
-            return
-        if len(line) > limit and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # drain the rest of the oversized line
-                line = handle.readline(limit)
-            continue
-        yield line
 
 
 def _str(obj: Mapping[str, Any], key: str) -> str:
@@ -160,57 +147,46 @@ def _session_from_name(path: Path) -> str:
 
 def read_turns(path: Path) -> Iterator[PastTurn]:
     """The finished turns of one session file, in order; tolerant of partial or corrupt files."""
-    try:
-        handle = path.open("rb")
-        fallback_time = path.stat().st_mtime
-    except OSError:
-        return
+    fallback_time, records = transcript_records(path, MAX_LINE)
     session = _session_from_name(path)
     workspace = ""
     turn: _Turn | None = None
-    with handle:
-        for line in bounded_lines(handle, MAX_LINE):
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
+    for record in records:
+        kind = _str(record, "type")
+        if kind == "session":
+            session = _str(record, "id") or session
+            workspace = _str(record, "cwd") or workspace
+            continue
+        message = record.get("message")
+        if kind != "message" or not isinstance(message, dict):
+            continue  # custom_message (paxm's recall), compaction, model changes ...
+        role = _str(message, "role")
+        if role == "user":
+            prompt = _text(message.get("content"))
+            if not prompt:
                 continue
-            if not isinstance(record, dict):
-                continue
-            kind = _str(record, "type")
-            if kind == "session":
-                session = _str(record, "id") or session
-                workspace = _str(record, "cwd") or workspace
-                continue
-            message = record.get("message")
-            if kind != "message" or not isinstance(message, dict):
-                continue  # custom_message (paxm's recall), compaction, model changes ...
-            role = _str(message, "role")
-            if role == "user":
-                prompt = _text(message.get("content"))
-                if not prompt:
-                    continue
-                if turn is not None:
-                    done = _past_turn(path, session, workspace, turn)
-                    if done is not None:
-                        yield done
-                started = _epoch(record.get("timestamp")) or _epoch(message.get("timestamp")) or fallback_time
-                turn = _Turn(_str(record, "id") or f"{started:.3f}", prompt, started)
-                turn.add("user", prompt)
-            elif turn is None:
-                continue
-            elif role == "assistant":
-                content = message.get("content")
-                text = _text(content)
-                if text:
-                    turn.add("assistant", text)
-                    turn.answer = text
-                for part in content if isinstance(content, list) else []:
-                    if isinstance(part, dict) and part.get("type") == "toolCall":
-                        turn.add("tool_call", _tool_call(part))
-            elif role == "toolResult":
-                text = _text(message.get("content"))
-                if text:
-                    turn.add("tool_result", f"Error: {text}" if message.get("isError") is True else text)
+            if turn is not None:
+                done = _past_turn(path, session, workspace, turn)
+                if done is not None:
+                    yield done
+            started = _epoch(record.get("timestamp")) or _epoch(message.get("timestamp")) or fallback_time
+            turn = _Turn(_str(record, "id") or f"{started:.3f}", prompt, started)
+            turn.add("user", prompt)
+        elif turn is None:
+            continue
+        elif role == "assistant":
+            content = message.get("content")
+            text = _text(content)
+            if text:
+                turn.add("assistant", text)
+                turn.answer = text
+            for part in content if isinstance(content, list) else []:
+                if isinstance(part, dict) and part.get("type") == "toolCall":
+                    turn.add("tool_call", _tool_call(part))
+        elif role == "toolResult":
+            text = _text(message.get("content"))
+            if text:
+                turn.add("tool_result", f"Error: {text}" if message.get("isError") is True else text)
     if turn is not None:
         done = _past_turn(path, session, workspace, turn)
         if done is not None:
