@@ -80,6 +80,7 @@ __all__ = [
     "IntegrationError",
     "NativeEvents",
     "PastTurn",
+    "Report",
     "SupportsTranscripts",
     "client_path",
     "context_for",
@@ -325,19 +326,33 @@ def detect_harness(command: str, directory: Path) -> str | None:
     return str(directory) if directory.is_dir() else None
 
 
+class Report(list[str]):
+    """The lines an install or uninstall reports (what it returns), each echoed as it is added."""
+
+    def __init__(self, ctx: InstallContext) -> None:
+        super().__init__()
+        self._echo = ctx.echo
+
+    def __call__(self, *lines: str) -> None:
+        """Report ``lines``, in order."""
+        for line in lines:
+            self.append(line)
+            self._echo(line)
+
+
 def install_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
     """The line :meth:`Integration.install` reports for the hooks file ``path``, echoed."""
-    line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-    ctx.echo(line)
-    return [line]
+    report = Report(ctx)
+    report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
+    return report
 
 
 def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
     """The line :meth:`Integration.uninstall` reports (none when nothing was removed), echoed."""
-    lines = [f"removed paxm hooks from {path}"] if changed else []
-    for line in lines:
-        ctx.echo(line)
-    return lines
+    report = Report(ctx)
+    if changed:
+        report(f"removed paxm hooks from {path}")
+    return report
 
 
 def iso_epoch(value: object) -> float:

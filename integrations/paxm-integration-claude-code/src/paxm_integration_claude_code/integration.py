@@ -28,6 +28,7 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     PastTurn,
+    Report,
     launcher_values,
     parse_hook_command,
     remove_upstream_shims,
@@ -139,48 +140,40 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         Returns the lines it reported (also written through ``ctx.echo``).
         """
         config = ctx.config
-        lines: list[str] = []
-
-        def report(line: str) -> None:
-            lines.append(line)
-            ctx.echo(line)
-
+        report = Report(ctx)
         path = self.hooks_path()
-        for shim in remove_legacy_shims(Path(config.path).parent):
-            report(f"removed the old paxm hook shim {shim}")
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(Path(config.path).parent)))
         if ctx.owner != OWNER_CLAUDE_PLUGIN:
             changed = self.update_hooks(config, self.wanted_hooks(config))
             report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
-            return lines
+            return report
         if self.update_hooks(config, None):
             report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
         dest = plugin.generated_dir(Path(config.path).parent)
         plugin.generate_marketplace(dest, **launcher_values(config))
-        report(f"Claude Code plugin generated at {dest}")
-        report(f"  install it: claude plugin marketplace add {dest}")
-        report(f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}")
-        report(f"  or try it for one session: claude --plugin-dir {dest / 'plugins' / plugin.PLUGIN_NAME}")
-        return lines
+        report(
+            f"Claude Code plugin generated at {dest}",
+            f"  install it: claude plugin marketplace add {dest}",
+            f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}",
+            f"  or try it for one session: claude --plugin-dir {dest / 'plugins' / plugin.PLUGIN_NAME}",
+        )
+        return report
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Remove exactly what paxm added: its settings.json handlers and the generated plugin dir."""
-        config = ctx.config
-        lines: list[str] = []
-        path = self.hooks_path()
-        if self.update_hooks(config, None):
-            lines.append(f"removed paxm hooks from {path}")
-        config_dir = Path(config.path).parent
-        lines.extend(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir))
+        config_dir = Path(ctx.config.path).parent
+        report = Report(ctx)
+        if self.update_hooks(ctx.config, None):
+            report(f"removed paxm hooks from {self.hooks_path()}")
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir)))
         dest = plugin.generated_dir(config_dir)
         if plugin.remove_generated(config_dir):
-            lines.append(f"removed the generated plugin {dest}")
-            lines.append(
+            report(
+                f"removed the generated plugin {dest}",
                 "  if Claude Code still lists it: claude plugin uninstall "
-                f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}"
+                f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}",
             )
-        for line in lines:
-            ctx.echo(line)
-        return lines
+        return report
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Doctor: the hooks (or the generated plugin) are installed and point at a client that exists."""

@@ -22,6 +22,7 @@ from paxm_core.integration import (
     InstallContext,
     IntegrationBase,
     PastTurn,
+    Report,
     decode_generic,
     enabled_hook_events,
     hook_command_line,
@@ -191,32 +192,25 @@ class CodexIntegration(IntegrationBase):
         Plugin ownership removes paxm's config.toml hooks, so nothing fires twice.  Returns the
         lines it reported (also written through ``ctx.echo``).
         """
-        context = ctx
-        config = context.config
-        lines: list[str] = []
-
-        def report(line: str) -> None:
-            lines.append(line)
-            context.echo(line)
-
+        config = ctx.config
+        report = Report(ctx)
         path = config_toml.config_path()
         config_dir = Path(config.path).parent
-        for shim in remove_legacy_shims(config_dir):
-            report(f"removed the old paxm hook shim {shim}")
-        if context.owner == OWNER_CODEX_PLUGIN:
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir)))
+        if ctx.owner == OWNER_CODEX_PLUGIN:
             if self._update_config(path, config, {}):
                 report(f"removed paxm hooks from {path} (the paxm-memory plugin owns them now)")
             dest = plugin.generated_dir(config_dir)
             plugin.generate_marketplace(dest, **launcher_values(config))
             report(f"Codex plugin generated at {dest}")
             self._install_plugin(dest, report)
-            return lines
+            return report
         if self._update_config(path, config, self.wanted_hooks(config)):
             report(f"installed paxm hooks in {path}")
         else:
             report(f"paxm hooks in {path} are up to date")
         self._trust(path, report, lambda hook: self._is_our_config_hook(hook, path, config))
-        return lines
+        return report
 
     def _install_plugin(self, dest: Path, report: Echo) -> None:
         codex = trust.find_codex()
@@ -289,21 +283,16 @@ class CodexIntegration(IntegrationBase):
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Remove exactly what paxm added: its config.toml handlers and trust, the generated plugin."""
-        context = ctx
-        config = context.config
-        lines: list[str] = []
+        config_dir = Path(ctx.config.path).parent
+        report = Report(ctx)
         path = config_toml.config_path()
-        if self._update_config(path, config, {}):
-            lines.append(f"removed paxm hooks from {path}")
-        config_dir = Path(config.path).parent
-        lines.extend(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir))
+        if self._update_config(path, ctx.config, {}):
+            report(f"removed paxm hooks from {path}")
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir)))
         dest = plugin.generated_dir(config_dir)
         if plugin.remove_generated(config_dir):
-            lines.append(f"removed the generated plugin {dest}")
-            lines.extend(self._remove_plugin(path))
-        for line in lines:
-            context.echo(line)
-        return lines
+            report(f"removed the generated plugin {dest}", *self._remove_plugin(path))
+        return report
 
     def _remove_plugin(self, path: Path) -> list[str]:
         """Take paxm's plugin out of Codex (best effort; says what to run when it cannot)."""
