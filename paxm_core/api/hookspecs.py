@@ -39,15 +39,16 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], obje
 
 
 def integration_exports(
-    package: str, names: Mapping[str, str], *registered: str
+    package: str, registered: Mapping[str, str], others: Mapping[str, str] | None = None
 ) -> tuple[Callable[[str], object], Callable[[Callable[[Integration], None]], None]]:
     """An integration's entry-point module in one line: its ``__getattr__`` (:func:`lazy_exports`
-    of ``names``) and its ``paxm_register_integrations`` hook, which registers one instance of
-    each class named in ``registered`` (in that order; its module is imported then, not before).
+    of ``registered`` and ``others``: public name -> submodule) and its ``paxm_register_integrations``
+    hook, which registers one instance of each class in ``registered``, in order (its module is
+    imported then, not before).
 
-    ``__getattr__, paxm_register_integrations = integration_exports(__name__, {"X": "integration"}, "X")``
+    ``__getattr__, paxm_register_integrations = integration_exports(__name__, {"X": "integration"})``
     """
-    attribute = lazy_exports(package, names)
+    attribute = lazy_exports(package, {**registered, **(others or {})})
 
     @hookimpl
     def paxm_register_integrations(register: Callable[[Integration], None]) -> None:

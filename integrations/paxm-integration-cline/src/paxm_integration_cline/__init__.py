@@ -1,7 +1,4 @@
-"""paxm's Cline integration (agent ``cline``), registered through the ``paxm`` entry point group.
-
-See ``docs/integrations/cline.md``.
-"""
+"""paxm's Cline integration (agent ``cline``): see ``docs/integrations/cline.md``."""
 
 from __future__ import annotations
 
@@ -18,6 +15,4 @@ __version__ = "0.1.0"
 
 #: public names are imported from their submodule on first use (every paxm process that loads
 #: plugins imports this module; only the ones using the integration pay for its code)
-__getattr__, paxm_register_integrations = integration_exports(
-    __name__, {"ClineIntegration": "integration"}, "ClineIntegration"
-)
+__getattr__, paxm_register_integrations = integration_exports(__name__, {"ClineIntegration": "integration"})

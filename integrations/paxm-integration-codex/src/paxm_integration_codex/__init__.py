@@ -28,11 +28,6 @@ __version__ = "0.1.0"
 #: plugins imports this module; only the ones using the integration pay for its code)
 __getattr__, paxm_register_integrations = integration_exports(
     __name__,
-    {
-        "OWNER_CODEX_PLUGIN": "integration",
-        "CodexIntegration": "integration",
-        "MARKETPLACE_DIR": "plugin",
-        "PLUGIN_ID": "plugin",
-    },
-    "CodexIntegration",
+    {"CodexIntegration": "integration"},
+    {"OWNER_CODEX_PLUGIN": "integration", "MARKETPLACE_DIR": "plugin", "PLUGIN_ID": "plugin"},
 )

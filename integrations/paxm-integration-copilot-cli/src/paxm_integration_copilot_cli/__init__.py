@@ -1,7 +1,4 @@
-"""paxm's GitHub Copilot CLI integration (agent ``copilot-cli``), registered through the ``paxm`` entry point group.
-
-See ``docs/integrations/copilot-cli.md``.
-"""
+"""paxm's GitHub Copilot CLI integration (agent ``copilot-cli``): see ``docs/integrations/copilot-cli.md``."""
 
 from __future__ import annotations
 
@@ -18,6 +15,4 @@ __version__ = "0.1.0"
 
 #: public names are imported from their submodule on first use (every paxm process that loads
 #: plugins imports this module; only the ones using the integration pay for its code)
-__getattr__, paxm_register_integrations = integration_exports(
-    __name__, {"CopilotCliIntegration": "integration"}, "CopilotCliIntegration"
-)
+__getattr__, paxm_register_integrations = integration_exports(__name__, {"CopilotCliIntegration": "integration"})

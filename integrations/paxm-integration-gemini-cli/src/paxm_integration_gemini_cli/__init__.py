@@ -1,7 +1,4 @@
-"""paxm's Gemini CLI integration (agent ``gemini-cli``), registered through the ``paxm`` entry point group.
-
-See ``docs/integrations/gemini-cli.md``.
-"""
+"""paxm's Gemini CLI integration (agent ``gemini-cli``): see ``docs/integrations/gemini-cli.md``."""
 
 from __future__ import annotations
 
@@ -18,6 +15,4 @@ __version__ = "0.1.0"
 
 #: public names are imported from their submodule on first use (every paxm process that loads
 #: plugins imports this module; only the ones using the integration pay for its code)
-__getattr__, paxm_register_integrations = integration_exports(
-    __name__, {"GeminiCliIntegration": "integration"}, "GeminiCliIntegration"
-)
+__getattr__, paxm_register_integrations = integration_exports(__name__, {"GeminiCliIntegration": "integration"})

@@ -35,14 +35,9 @@ __getattr__, paxm_register_integrations = integration_exports(
     __name__,
     {
         "CursorIntegration": "cursor",
-        "KiroIntegration": "kiro",
-        "TraeCNIntegration": "trae",
         "TraeIntegration": "trae",
+        "TraeCNIntegration": "trae",
+        "KiroIntegration": "kiro",
         "ZCodeIntegration": "zcode",
     },
-    "CursorIntegration",
-    "TraeIntegration",
-    "TraeCNIntegration",
-    "KiroIntegration",
-    "ZCodeIntegration",
 )

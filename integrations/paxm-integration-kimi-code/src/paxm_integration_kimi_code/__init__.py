@@ -1,7 +1,4 @@
-"""paxm's Kimi Code integration (agent ``kimi-code``, alias ``kimi``), registered via the ``paxm`` entry points.
-
-See ``docs/integrations/kimi-code.md``.
-"""
+"""paxm's Kimi Code integration (agent ``kimi-code``, alias ``kimi``): see ``docs/integrations/kimi-code.md``."""
 
 from __future__ import annotations
 
@@ -18,6 +15,4 @@ __version__ = "0.1.0"
 
 #: public names are imported from their submodule on first use (every paxm process that loads
 #: plugins imports this module; only the ones using the integration pay for its code)
-__getattr__, paxm_register_integrations = integration_exports(
-    __name__, {"KimiCodeIntegration": "integration"}, "KimiCodeIntegration"
-)
+__getattr__, paxm_register_integrations = integration_exports(__name__, {"KimiCodeIntegration": "integration"})

@@ -1,7 +1,4 @@
-"""paxm's Qwen Code integration (agent ``qwen``), registered through the ``paxm`` entry point group.
-
-See ``docs/integrations/qwen-code.md``.
-"""
+"""paxm's Qwen Code integration (agent ``qwen``): see ``docs/integrations/qwen-code.md``."""
 
 from __future__ import annotations
 
@@ -18,6 +15,4 @@ __version__ = "0.1.0"
 
 #: public names are imported from their submodule on first use (every paxm process that loads
 #: plugins imports this module; only the ones using the integration pay for its code)
-__getattr__, paxm_register_integrations = integration_exports(
-    __name__, {"QwenCodeIntegration": "integration"}, "QwenCodeIntegration"
-)
+__getattr__, paxm_register_integrations = integration_exports(__name__, {"QwenCodeIntegration": "integration"})
