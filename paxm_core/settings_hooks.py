@@ -35,6 +35,7 @@ from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.integration import (
     EVENT_PRE_TOOL,
     EVENT_SESSION_START,
+    EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     HookEvent,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from paxm_core.config.model import Config
 
 __all__ = [
+    "HOOK_TIMEOUT_S",
     "HooksData",
     "Layout",
     "Location",
@@ -79,11 +81,28 @@ __all__ = [
     "SettingsHooksSpec",
     "TomlHooks",
     "WantedHooks",
+    "hook_events",
     "is_paxm_or_upstream_hook",
     "merge_handlers",
     "read_toml_hooks",
     "write_toml_hooks",
 ]
+
+#: seconds a harness waits for one paxm hook.  The hook client answers within its own 5 s ceiling
+#: (it exits 0 even when the daemon hangs); the rest covers interpreter start-up on a loaded
+#: machine, where a harness's own default (often 60 s) would let a wedged machine stall every prompt.
+HOOK_TIMEOUT_S = 10
+
+
+def hook_events(session_start: str, user_input: str, tool_use: str, turn_end: str) -> tuple[tuple[str, str], ...]:
+    """:attr:`SettingsHooksSpec.events` of a harness with the usual four events, from their native names."""
+    return (
+        (EVENT_SESSION_START, session_start),
+        (EVENT_USER_INPUT, user_input),
+        (EVENT_TOOL_USE, tool_use),
+        (EVENT_TURN_END, turn_end),
+    )
+
 
 Layout = Literal["json-groups", "json-handlers", "toml-tables"]
 #: ``hook-specific``: ``{"hookSpecificOutput": {hookEventName, additionalContext}}`` whatever the

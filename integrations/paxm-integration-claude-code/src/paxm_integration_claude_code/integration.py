@@ -34,11 +34,16 @@ from paxm_core.integration import (
     remove_upstream_shims,
     setup_fix_command,
 )
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec, is_paxm_or_upstream_hook
+from paxm_core.settings_hooks import (
+    HOOK_TIMEOUT_S,
+    Location,
+    SettingsHooksIntegration,
+    SettingsHooksSpec,
+    is_paxm_or_upstream_hook,
+)
 from paxm_integration_claude_code import plugin, transcripts
 
 __all__ = [
-    "HOOK_TIMEOUT",
     "OWNER_CLAUDE_PLUGIN",
     "SPEC",
     "ClaudeCodeIntegration",
@@ -47,11 +52,6 @@ __all__ = [
 ]
 
 OWNER_CLAUDE_PLUGIN = "claude-plugin"
-#: seconds Claude Code waits for one paxm hook.  The hook client answers within its own 5 s
-#: ceiling (it exits 0 even when the daemon hangs), so this only has to cover interpreter
-#: start-up on a loaded machine on top of that; upstream's 60 s would let a wedged machine stall
-#: every prompt for a minute.
-HOOK_TIMEOUT = 10
 
 SPEC = SettingsHooksSpec(
     name="claude",
@@ -72,7 +72,7 @@ SPEC = SettingsHooksSpec(
     ),
     # PreToolUse only for the tools that change files or run commands (point of action)
     matchers={"SessionStart": "startup|resume|clear|compact", "PreToolUse": "Edit|MultiEdit|Write|NotebookEdit|Bash"},
-    handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT},
+    handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT_S},
     # a handler already running the wanted command stays where it is; only its timeout is updated
     refresh=("timeout",),
     # SessionStart/UserPromptSubmit stdout is added to the context: plain text, or
