@@ -16,6 +16,7 @@ only files it recognises as its own.  What is the same for every such harness li
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ __all__ = [
     "GeneratedFile",
     "GeneratedFileIntegration",
     "NativeEvent",
+    "template_text",
 ]
 
 #: how long a generated file waits for one hook client run before killing it.  The client
@@ -58,6 +60,19 @@ DEFAULT_SPAWN_TIMEOUT_MS = 10_000
 
 #: how much of a file is read to find paxm's marker (it is in the header comment)
 _MARKER_SCAN = 2048
+
+
+#: a template line replaced by the named piece of paxm_core's (what the JS/TS templates share)
+_INCLUDE = re.compile(r"^// paxm-include: ([\w-]+\.js)\n", re.MULTILINE)
+
+
+def template_text(package: str, name: str) -> str:
+    """The template ``name`` shipped in ``package``, with each ``// paxm-include: <piece>.js`` line
+    replaced by that piece of ``paxm_core`` (``hook_spawn.js``: running one hook client)."""
+    from importlib import resources
+
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return _INCLUDE.sub(lambda m: resources.files("paxm_core").joinpath(m.group(1)).read_text(encoding="utf-8"), text)
 
 
 @dataclass(frozen=True, slots=True)

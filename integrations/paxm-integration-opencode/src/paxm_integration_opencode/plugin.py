@@ -8,10 +8,9 @@ recognising and removing it is :class:`paxm_core.generated_file.GeneratedFile`'s
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
+from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile, template_text
 
 __all__ = [
     "LEGACY_FILE_NAME",
@@ -38,7 +37,7 @@ _UPSTREAM_MARKERS = ("paxm.opencode.user_input.v1", "paxmUserInputHookCommand")
 @cache
 def plugin_file() -> GeneratedFile:
     """The plugin's format: template, marker and upstream's markers."""
-    template = resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
+    template = template_text(__package__, "plugin_template.js")
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS)
 
 

@@ -9,10 +9,9 @@ for each event and the timeout.  Writing, recognising and removing it is
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
+from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile, template_text
 
 __all__ = [
     "EXTENSION_DIR_NAME",
@@ -39,7 +38,7 @@ _UPSTREAM_MARKERS = ("paxmUserInputHookCommand", "paxm.pi.user_input.v1")
 @cache
 def extension_file() -> GeneratedFile:
     """The extension's format: template, marker and upstream's markers (searched in 256 KiB)."""
-    template = resources.files(__package__).joinpath("extension_template.ts").read_text(encoding="utf-8")
+    template = template_text(__package__, "extension_template.ts")
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS, upstream_scan=262_144)
 
 

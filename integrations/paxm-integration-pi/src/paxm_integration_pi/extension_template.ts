@@ -16,6 +16,8 @@ const MAX_BUFFERED = 20;
 // Text of one buffered message / tool argument dump, in characters.
 const MAX_TEXT = 64 * 1024;
 
+// paxm-include: hook_spawn.js
+
 export default function paxmPiExtension(pi) {
   const commands = (PAXM && PAXM.commands) || {};
   const target = (PAXM && PAXM.target) || "pi";
@@ -105,67 +107,19 @@ export default function paxmPiExtension(pi) {
     };
   }
 
-  // Runs one paxm hook: the payload on stdin, resolves to {ok, stdout}; never rejects.  Capture
-  // hooks run in their own process group, so a turn's capture still reaches paxm when Pi exits
-  // right after the turn (`pi -p`) or its terminal goes away.
+  // Runs one paxm hook, resolves to {ok, stdout}; never rejects.  Capture hooks run in their own
+  // process group, so a turn's capture still reaches paxm when Pi exits right after the turn
+  // (`pi -p`) or its terminal goes away.
   function runHook(event, payload) {
     const argv = commands[event];
     if (!Array.isArray(argv) || argv.length === 0) return Promise.resolve({ ok: false, stdout: "", skipped: true });
-    const detached = event === "turn_end";
-    return new Promise((resolve) => {
-      let out = "";
-      let settled = false;
-      let child = null;
-      let timer = null;
-      const finish = (ok) => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        resolve({ ok, stdout: ok ? out : "" });
-      };
-      // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`) exits 0
-      // silently when paxm is gone; check its interpreter and client here so the UI can say so
-      if (argv[3] === "paxm-hook" && !(existsSync(String(argv[4])) && existsSync(String(argv[7])))) {
-        warn(event, "paxm's interpreter or hook client is missing");
-        finish(false);
-        return;
-      }
-      try {
-        child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: process.env, detached, windowsHide: true });
-      } catch (error) {
-        warn(event, "could not start the hook client", error);
-        finish(false);
-        return;
-      }
-      timer = setTimeout(() => {
-        warn(event, "hook timed out");
-        try {
-          child.kill("SIGKILL");
-        } catch {}
-        finish(false);
-      }, timeoutMs);
-      child.on("error", (error) => {
-        warn(event, "hook failed", error);
-        finish(false);
-      });
-      child.on("close", (code) => {
-        if (code !== 0) warn(event, "hook exited", code);
-        finish(code === 0);
-      });
-      if (child.stdout) {
-        child.stdout.setEncoding("utf8");
-        child.stdout.on("data", (chunk) => {
-          if (out.length < MAX_OUTPUT) out += chunk;
-        });
-        child.stdout.on("error", () => {});
-      }
-      if (child.stdin) {
-        child.stdin.on("error", () => {});
-        try {
-          child.stdin.end(JSON.stringify(payload) + "\n");
-        } catch {}
-      }
-    });
+    // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`) exits 0
+    // silently when paxm is gone; check its interpreter and client here so the UI can say so
+    if (argv[3] === "paxm-hook" && !(existsSync(String(argv[4])) && existsSync(String(argv[7])))) {
+      warn(event, "paxm's interpreter or hook client is missing");
+      return Promise.resolve({ ok: false, stdout: "" });
+    }
+    return spawnHook(spawn, argv, payload, { event, timeoutMs, detached: event === "turn_end", warn });
   }
 
   function notify(ctx, text) {
