@@ -80,6 +80,8 @@ __all__ = [
     "IntegrationError",
     "NativeEvents",
     "PastTurn",
+    "past_turn",
+    "jsonl_files",
     "Report",
     "SupportsTranscripts",
     "client_path",
@@ -353,6 +355,52 @@ def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str
     if changed:
         report(f"removed paxm hooks from {path}")
     return report
+
+
+def past_turn(
+    target: str,
+    native_event: str,
+    key: Iterable[str],
+    *,
+    path: Path,
+    session: str,
+    prompt: str,
+    answer: str,
+    started: float,
+    workspace: str = "",
+    messages: Iterable[HookMessage] = (),
+    metadata: Mapping[str, str] | None = None,
+    captured_at: float = 0.0,
+) -> PastTurn:
+    """One finished turn read back from the transcript ``path``, as the live ``turn_end`` hook
+    would have produced it.
+
+    Its id is ``backfill-`` and 32 hex digits of the SHA-256 of ``key`` joined by NUL, so the
+    same turn gets the same id on every run (what backfill deduplicates on); ``metadata`` is
+    added after ``session_id``, ``transcript_path`` and ``backfill_turn_id``.
+    """
+    import hashlib
+
+    turn_id = "backfill-" + hashlib.sha256("\x00".join(key).encode()).hexdigest()[:32]
+    event = HookEvent(
+        target=target,
+        event=EVENT_TURN_END,
+        native_event=native_event,
+        prompt=prompt,
+        assistant=answer,
+        messages=list(messages),
+        workspace=workspace,
+        metadata={"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id, **(metadata or {})},
+        captured_at=captured_at,
+    )
+    return PastTurn(turn_id=turn_id, session_id=session, started_at=started, event=event)
+
+
+def jsonl_files(root: Path, pattern: str = "**/*.jsonl") -> list[Path]:
+    """The transcript files under ``root`` matching ``pattern``, sorted (``[]`` when it is absent)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob(pattern) if p.is_file())
 
 
 def iso_epoch(value: object) -> float:

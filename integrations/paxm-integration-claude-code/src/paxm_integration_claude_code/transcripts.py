@@ -20,14 +20,19 @@ a turn without both a prompt and an answer is dropped.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn, iso_epoch, transcript_records
+from paxm_core.integration import (
+    PastTurn,
+    iso_epoch,
+    jsonl_files,
+    past_turn,
+    transcript_records,
+)
 
 __all__ = ["MAX_ANSWER", "projects_dir", "read_turns", "transcript_files"]
 
@@ -62,10 +67,7 @@ def projects_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every session transcript, sorted (an absent directory gives ``[]``)."""
-    root = projects_dir(environ)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.glob("*/*.jsonl") if p.is_file())
+    return jsonl_files(projects_dir(environ), "*/*.jsonl")
 
 
 def _prompt(content: Any) -> str:
@@ -137,21 +139,18 @@ class _Turn:
 def _past_turn(path: Path, turn: _Turn) -> PastTurn | None:
     if not turn.prompt or not turn.answer:
         return None
-    digest = hashlib.sha256("\x00".join(("claude", turn.session, turn.key, turn.prompt)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
-    metadata = {"session_id": turn.session, "transcript_path": str(path), "backfill_turn_id": turn_id}
-    event = HookEvent(
-        target="claude",
-        event=EVENT_TURN_END,
-        native_event="Stop",
+    return past_turn(
+        "claude",
+        "Stop",
+        ("claude", turn.session, turn.key, turn.prompt),
+        path=path,
+        session=turn.session,
         prompt=turn.prompt,
-        assistant=turn.answer,
-        messages=[],
+        answer=turn.answer,
+        started=turn.started,
         workspace=turn.cwd,
-        metadata=metadata,
         captured_at=turn.started,
     )
-    return PastTurn(turn_id=turn_id, session_id=turn.session, started_at=turn.started, event=event)
 
 
 def read_turns(path: Path) -> Iterator[PastTurn]:

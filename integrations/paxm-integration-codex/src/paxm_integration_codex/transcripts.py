@@ -16,7 +16,6 @@ Unreadable lines are skipped; a turn without both a user prompt and an answer is
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.integration import (
-    EVENT_TURN_END,
-    HookEvent,
     HookMessage,
     PastTurn,
     iso_epoch,
+    jsonl_files,
+    past_turn,
     transcript_records,
     value_text,
 )
@@ -51,10 +50,7 @@ def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every rollout file, sorted (an absent directory gives ``[]``)."""
-    root = sessions_dir(environ)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    return jsonl_files(sessions_dir(environ))
 
 
 def _str(obj: Mapping[str, Any], key: str) -> str:
@@ -94,23 +90,20 @@ def _past_turn(path: Path, session: str, workspace: str, turn: _Turn, fallback_t
     if not turn.user.strip() or not turn.assistant.strip():
         return None
     started = turn.started or fallback_time
-    digest = hashlib.sha256("\x00".join(("codex", session, f"{started:.3f}", turn.user, turn.assistant)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
-    metadata = {"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id}
-    if turn.turn_id:
-        metadata["turn_id"] = turn.turn_id
-    messages = [HookMessage("user", turn.user, _SOURCE), *turn.tools, HookMessage("assistant", turn.assistant, _SOURCE)]
-    event = HookEvent(
-        target="codex",
-        event=EVENT_TURN_END,
-        native_event="Stop",
+    user, assistant = HookMessage("user", turn.user, _SOURCE), HookMessage("assistant", turn.assistant, _SOURCE)
+    return past_turn(
+        "codex",
+        "Stop",
+        ("codex", session, f"{started:.3f}", turn.user, turn.assistant),
+        path=path,
+        session=session,
         prompt=turn.user,
-        assistant=turn.assistant,
-        messages=messages,
+        answer=turn.assistant,
+        started=started,
         workspace=workspace,
-        metadata=metadata,
+        messages=[user, *turn.tools, assistant],
+        metadata={"turn_id": turn.turn_id} if turn.turn_id else None,
     )
-    return PastTurn(turn_id=turn_id, session_id=session, started_at=started, event=event)
 
 
 def read_turns(path: Path) -> Iterator[PastTurn]:

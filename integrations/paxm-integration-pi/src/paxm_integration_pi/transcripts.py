@@ -19,7 +19,6 @@ dropped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -27,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch, transcript_records
+from paxm_core.integration import (
+    HookMessage,
+    PastTurn,
+    iso_epoch,
+    jsonl_files,
+    past_turn,
+    transcript_records,
+)
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -55,10 +61,7 @@ def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every session file, sorted (an absent directory gives ``[]``)."""
-    root = sessions_dir(environ)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    return jsonl_files(sessions_dir(environ))
 
 
 def _str(obj: Mapping[str, Any], key: str) -> str:
@@ -122,21 +125,19 @@ class _Turn:
 def _past_turn(path: Path, session: str, workspace: str, turn: _Turn) -> PastTurn | None:
     if not turn.prompt or not turn.answer:
         return None
-    digest = hashlib.sha256("\x00".join(("pi", session, turn.key, turn.prompt)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
-    metadata = {"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id}
-    event = HookEvent(
-        target="pi",
-        event=EVENT_TURN_END,
-        native_event="agent_end",
+    return past_turn(
+        "pi",
+        "agent_end",
+        ("pi", session, turn.key, turn.prompt),
+        path=path,
+        session=session,
         prompt=turn.prompt,
-        assistant=turn.answer,
-        messages=list(turn.messages),
+        answer=turn.answer,
+        started=turn.started,
         workspace=workspace,
-        metadata=metadata,
+        messages=turn.messages,
         captured_at=turn.started,
     )
-    return PastTurn(turn_id=turn_id, session_id=session, started_at=turn.started, event=event)
 
 
 def _session_from_name(path: Path) -> str:
