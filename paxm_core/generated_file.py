@@ -68,7 +68,8 @@ _INCLUDE = re.compile(r"^// paxm-include: ([\w-]+\.js)\n", re.MULTILINE)
 
 def template_text(package: str, name: str) -> str:
     """The template ``name`` shipped in ``package``, with each ``// paxm-include: <piece>.js`` line
-    replaced by that piece of ``paxm_core`` (``hook_spawn.js``: running one hook client)."""
+    replaced by that piece of ``paxm_core`` (``plugin_kit.js``: running one hook client, debug
+    warnings, a message's visible text)."""
     from importlib import resources
 
     text = resources.files(package).joinpath(name).read_text(encoding="utf-8")

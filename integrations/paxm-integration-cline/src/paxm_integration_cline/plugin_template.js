@@ -15,13 +15,9 @@ const MAX_SESSIONS = 64;
 const started = new Map();
 const debug = process.env.PAXM_CLINE_DEBUG === "1";
 
-function warn(...args) {
-  if (debug) {
-    try {
-      console.error("paxm:", ...args);
-    } catch {}
-  }
-}
+// paxm-include: plugin_kit.js
+
+const warn = warner(debug);
 
 function remember(map, key) {
   map.delete(key);
@@ -30,15 +26,7 @@ function remember(map, key) {
 }
 
 function textOf(message) {
-  const content = message && message.content;
-  if (typeof content === "string") return content.trim();
-  if (!Array.isArray(content)) return "";
-  return content
-    .filter((p) => p && p.type === "text" && typeof p.text === "string")
-    .map((p) => p.text.trim())
-    .filter(Boolean)
-    .join("\n\n")
-    .trim();
+  return textParts(message && message.content);
 }
 
 // Cline wraps what the user typed as <user_input mode="act">...</user_input>; hook context and
@@ -67,8 +55,6 @@ function deadline() {
   const budget = Number(PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 2000;
   return Date.now() + budget;
 }
-
-// paxm-include: hook_spawn.js
 
 // Runs one paxm hook, resolves to its stdout ("" on any failure or when `until` passes).
 // Capture-only events get their own process group, so the capture reaches paxm even when Cline

@@ -35,19 +35,13 @@ function withTimeout(promise, ms) {
   return Promise.race([Promise.resolve(promise).catch(() => undefined), expired]).finally(() => clearTimeout(timer));
 }
 
-// paxm-include: hook_spawn.js
+// paxm-include: plugin_kit.js
 
 export const PaxmMemoryPlugin = async (ctx) => {
   const commands = (PAXM && PAXM.commands) || {};
   const timeoutMs = Number(PAXM && PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 10000;
   const debug = typeof process !== "undefined" && process.env && process.env.PAXM_OPENCODE_DEBUG === "1";
-  const warn = (...args) => {
-    if (debug) {
-      try {
-        console.error("paxm:", ...args);
-      } catch {}
-    }
-  };
+  const warn = warner(debug);
   let spawn = null;
   try {
     spawn = (await import("node:child_process")).spawn;

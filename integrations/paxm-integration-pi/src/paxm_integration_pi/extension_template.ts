@@ -16,20 +16,14 @@ const MAX_BUFFERED = 20;
 // Text of one buffered message / tool argument dump, in characters.
 const MAX_TEXT = 64 * 1024;
 
-// paxm-include: hook_spawn.js
+// paxm-include: plugin_kit.js
 
 export default function paxmPiExtension(pi) {
   const commands = (PAXM && PAXM.commands) || {};
   const target = (PAXM && PAXM.target) || "pi";
   const timeoutMs = Number(PAXM && PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 10000;
   const debug = typeof process !== "undefined" && process.env && process.env.PAXM_PI_DEBUG === "1";
-  const warn = (...args) => {
-    if (debug) {
-      try {
-        console.error("paxm:", ...args);
-      } catch {}
-    }
-  };
+  const warn = warner(debug);
 
   let buffer = []; // this run's visible messages: {role, text, source}
   let pendingContext = ""; // the session_start hook's output, delivered with the next prompt
@@ -51,18 +45,9 @@ export default function paxmPiExtension(pi) {
     if (buffer.length > MAX_BUFFERED) buffer = buffer.slice(buffer.length - MAX_BUFFERED);
   }
 
-  function visibleText(content) {
-    if (typeof content === "string") return content.trim();
-    if (!Array.isArray(content)) return "";
-    return content
-      // text parts only: thinking/reasoning parts (the model's private reasoning) and tool-call
-      // parts (captured from the tool_execution_* events) are never buffered
-      .filter((p) => p && p.type === "text" && typeof p.text === "string")
-      .map((p) => p.text.trim())
-      .filter(Boolean)
-      .join("\n\n")
-      .trim();
-  }
+  // text parts only: thinking/reasoning parts (the model's private reasoning) and tool-call parts
+  // (captured from the tool_execution_* events) are never buffered
+  const visibleText = textParts;
 
   function stringify(value) {
     if (typeof value === "string") return value;

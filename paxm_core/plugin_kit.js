@@ -1,3 +1,28 @@
+// What paxm's generated JS/TS plugins share (each template includes it once, at top level).
+
+// A warn(...args) that writes to stderr only when `debug` (the harness's own output stays clean).
+function warner(debug) {
+  return (...args) => {
+    if (!debug) return;
+    try {
+      console.error("paxm:", ...args);
+    } catch {}
+  };
+}
+
+// The visible text of a message's content (a string or parts): its text parts, trimmed, joined
+// by blank lines; never thinking/reasoning or tool-call parts.
+function textParts(content) {
+  if (typeof content === "string") return content.trim();
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((p) => p && p.type === "text" && typeof p.text === "string")
+    .map((p) => p.text.trim())
+    .filter(Boolean)
+    .join("\n\n")
+    .trim();
+}
+
 // Runs one paxm hook client: `argv` with the JSON `payload` on stdin.  Resolves to {ok, stdout}
 // (stdout "" unless the client exited 0, at most MAX_OUTPUT characters); never rejects.  A
 // `detached` client runs in its own process group, so a capture still reaches paxm when the
