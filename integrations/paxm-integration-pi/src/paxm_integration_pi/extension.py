@@ -11,13 +11,12 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile, template_text
+from paxm_core.generated_file import GeneratedFile, template_text
 
 __all__ = [
     "EXTENSION_DIR_NAME",
     "EXTENSION_FILE_NAME",
     "MARKER",
-    "SPAWN_TIMEOUT_MS",
     "embedded_settings",
     "extension_file",
 ]
@@ -29,8 +28,6 @@ EXTENSION_DIR_NAME = "paxm-hook"
 EXTENSION_FILE_NAME = "index.ts"
 #: first-lines marker that says a file is paxm's generated extension (uninstall removes only those)
 MARKER = "// paxm-pi-extension v1"
-#: how long the extension waits for one hook client run before killing it
-SPAWN_TIMEOUT_MS = DEFAULT_SPAWN_TIMEOUT_MS
 #: what the Go paxm's generated extension contains (its shim variables and payload schema)
 _UPSTREAM_MARKERS = ("paxmUserInputHookCommand", "paxm.pi.user_input.v1")
 
