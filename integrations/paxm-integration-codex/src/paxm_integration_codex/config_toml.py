@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # tomlkit is imported by the functions that edit TOML, not when the plugin loads
     import tomlkit
-    from tomlkit.items import InlineTable
+    from tomlkit.items import InlineTable, Table
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.settings_hooks import is_paxm_or_upstream_hook
@@ -93,11 +93,12 @@ class WantedHook:
         )
         return table
 
-    def group(self) -> InlineTable:
-        """A group holding just this handler (with the matcher when the event has one)."""
+    def group(self, *, inline: bool = True) -> InlineTable | Table:
+        """A group holding just this handler (with the matcher when the event has one); a
+        ``[[hooks.<event>]]`` table when ``inline`` is false (the event's groups are written so)."""
         import tomlkit
 
-        group = tomlkit.inline_table()
+        group = tomlkit.inline_table() if inline else tomlkit.table()
         if self.matcher:
             group["matcher"] = self.matcher
         handlers = tomlkit.array()
@@ -249,20 +250,13 @@ def merge_hooks(
             doc["hooks"] = hooks
             hooks = doc["hooks"]
         groups = hooks.get(event.native)
+        group = want.group(inline=not isinstance(groups, AoT))
         if groups is None:
             groups = tomlkit.array()
-            groups.append(want.group())
+            groups.append(group)
             hooks[event.native] = groups
-        elif isinstance(groups, AoT):
-            table = tomlkit.table()
-            if want.matcher:
-                table["matcher"] = want.matcher
-            handlers = tomlkit.array()
-            handlers.append(want.handler())
-            table["hooks"] = handlers
-            groups.append(table)
         else:
-            groups.append(want.group())
+            groups.append(group)
         changed = True
     if hooks is not None and len(hooks) == 0 and before and not wanted:
         del doc["hooks"]
