@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -24,10 +22,14 @@ from paxm_core.integration import (
     PastTurn,
     Report,
     decode_generic,
+    detect_harness,
+    dumps_compact,
     enabled_hook_events,
     hook_command_line,
     launcher_values,
+    named_event,
     parse_payload,
+    queue_path,
     remove_upstream_shims,
     setup_fix_command,
 )
@@ -91,11 +93,7 @@ class CodexIntegration(IntegrationBase):
 
     def detect(self) -> str | None:
         """``codex`` on PATH, else an existing ``$CODEX_HOME`` (``~/.codex``)."""
-        found = shutil.which("codex")
-        if found:
-            return found
-        home = config_toml.codex_home()
-        return str(home) if home.is_dir() else None
+        return detect_harness("codex", config_toml.codex_home())
 
     def default_agent_config(self) -> Mapping[str, Any]:
         """Upstream's Codex defaults: session start, prompt recall + write, turn-end write."""
@@ -122,10 +120,7 @@ class CodexIntegration(IntegrationBase):
         rollout transcript (:mod:`paxm_integration_codex.rollout`); reasoning is never read.
         """
         obj = parse_payload(raw)
-        native = native_event.strip()
-        if not native:
-            name = obj.get("hook_event_name")
-            native = name if isinstance(name, str) else ""
+        native = named_event(native_event, obj)
         event = normalized_event(native) or EVENT_USER_INPUT
         hook = decode_generic(raw, TARGET, event, native)
         turn_id = obj.get("turn_id")
@@ -159,20 +154,19 @@ class CodexIntegration(IntegrationBase):
             return ""
         if mode == "text" and result.event != EVENT_PRE_TOOL:
             return result.context
-        payload = {"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}}
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}})
 
     # -- install / uninstall --------------------------------------------------------------------
 
     def wanted_hooks(self, config: Any) -> dict[str, config_toml.WantedHook]:
         """Native event -> the config.toml handler paxm installs for ``config``."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         wanted: dict[str, config_toml.WantedHook] = {}
         for event in installed_events(config):
             native = native_for(event)
             if native is None:
                 continue
-            command = hook_command_line(config.path, TARGET, native.native, mode="json", queue_path=queue or None)
+            command = hook_command_line(config.path, TARGET, native.native, mode="json", queue_path=queue)
             wanted[native.native] = config_toml.WantedHook(
                 command=command, status=native.status, matcher=native.matcher
             )
