@@ -144,9 +144,7 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         path = self.hooks_path()
         report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(Path(config.path).parent)))
         if ctx.owner != OWNER_CLAUDE_PLUGIN:
-            changed = self.update_hooks(config, self.wanted_hooks(config))
-            report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
-            return report
+            return [*report, *super().install(ctx)]
         if self.update_hooks(config, None):
             report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
         dest = plugin.generated_dir(Path(config.path).parent)
