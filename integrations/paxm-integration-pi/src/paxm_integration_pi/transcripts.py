@@ -26,14 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import (
-    HookMessage,
-    PastTurn,
-    iso_epoch,
-    jsonl_files,
-    past_turn,
-    transcript_records,
-)
+from paxm_core.integration import HookMessage, PastTurn, iso_epoch, jsonl_files, past_turn, transcript_records
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
