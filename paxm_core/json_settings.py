@@ -107,14 +107,15 @@ def _chmod_new_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes | None = None) -> None:
-    """Write ``data`` as 2-space JSON, 0600, atomically, at the target of a symlink.
+def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes | None = None) -> list[Path]:
+    """Write ``data`` as 2-space JSON, 0600, atomically, at the target of a symlink; returns the
+    directories it created (0700, outermost first).
 
     When ``original`` (the bytes read before) is a non-empty file, it is kept beside it as
     ``<name>.paxm.bak`` the first time; a backup is never overwritten later.
     """
     target = Path(os.path.realpath(path))
-    make_private_dirs(target.parent)
+    made = make_private_dirs(target.parent)
     if original is not None and original.strip():
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
@@ -122,6 +123,7 @@ def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes
             with os.fdopen(fd, "wb") as handle:
                 handle.write(original)
     write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return made
 
 
 def hooks_section(settings: Mapping[str, JSONValue], where: str, *, switches: Collection[str] = ()) -> JSONObject:
