@@ -53,16 +53,14 @@ from paxm_core.integration import (
     parse_payload,
     queue_path,
     standard_agent_config,
-    write_atomic,
 )
 from paxm_core.json_settings import (
-    BACKUP_SUFFIX,
     hooks_section,
-    make_private_dirs,
     merge_hook_groups,
     read_json_object,
     update_hook_groups,
     write_json_object,
+    write_private,
 )
 
 if TYPE_CHECKING:
@@ -575,17 +573,8 @@ def write_toml_hooks(config: TomlHooks) -> None:
     ``<name>.paxm.bak`` (never overwritten later).  When the document no longer has any content
     at all the file is removed instead (an empty config and none are the same to a harness).
     """
-    path = config.path
-    target = Path(os.path.realpath(path))
     text = config.text()
     if not text.strip():
-        path.unlink(missing_ok=True)
+        config.path.unlink(missing_ok=True)
         return
-    make_private_dirs(target.parent)
-    if config.original is not None and config.original.strip():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(config.original)
-    write_atomic(target, text)
+    write_private(config.path, text, config.original)

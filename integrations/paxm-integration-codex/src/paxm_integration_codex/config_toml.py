@@ -34,7 +34,6 @@ from paxm_core.settings_hooks import is_paxm_or_upstream_hook
 from paxm_integration_codex.events import HOOK_TIMEOUT, NATIVE_EVENTS
 
 __all__ = [
-    "BACKUP_SUFFIX",
     "PaxmHandler",
     "WantedHook",
     "codex_home",
@@ -48,7 +47,6 @@ __all__ = [
     "write_config",
 ]
 
-BACKUP_SUFFIX = ".paxm.bak"
 IsOurs = Callable[[str], bool]
 
 
@@ -293,22 +291,13 @@ def write_config(path: Path, doc: tomlkit.TOMLDocument, original: str | None) ->
     """Write ``doc`` atomically with mode 0600; keep the first original as ``config.toml.paxm.bak``."""
     import tomlkit
 
-    from paxm_core.integration import write_atomic
-    from paxm_core.json_settings import make_private_dirs
+    from paxm_core.json_settings import write_private
 
-    target = Path(os.path.realpath(path))
-    make_private_dirs(target.parent)
-    if original is not None and original.strip():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(original)
     text = tomlkit.dumps(doc)
     if text.endswith("\n\n") and not (original or "").endswith("\n\n"):
         # removing a trailing table leaves the blank line that separated it
         text = text.rstrip("\n") + "\n"
-    write_atomic(target, text)  # a new 0600 file, its mode set through its descriptor
+    write_private(path, text, original)  # a new 0600 file, its mode set through its descriptor
 
 
 def drop_state_prefix(doc: tomlkit.TOMLDocument, prefix: str) -> bool:
