@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -80,6 +80,9 @@ __all__ = [
     "IntegrationError",
     "NativeEvents",
     "PastTurn",
+    "past_turn",
+    "jsonl_files",
+    "Report",
     "SupportsTranscripts",
     "client_path",
     "context_for",
@@ -111,6 +114,7 @@ __all__ = [
     "standard_agent_config",
     "swap_in_dir",
     "tail_json_records",
+    "transcript_records",
     "uninstall_report",
     "value_text",
     "write_atomic",
@@ -324,19 +328,79 @@ def detect_harness(command: str, directory: Path) -> str | None:
     return str(directory) if directory.is_dir() else None
 
 
+class Report(list[str]):
+    """The lines an install or uninstall reports (what it returns), each echoed as it is added."""
+
+    def __init__(self, ctx: InstallContext) -> None:
+        super().__init__()
+        self._echo = ctx.echo
+
+    def __call__(self, *lines: str) -> None:
+        """Report ``lines``, in order."""
+        for line in lines:
+            self.append(line)
+            self._echo(line)
+
+
 def install_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
     """The line :meth:`Integration.install` reports for the hooks file ``path``, echoed."""
-    line = f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date"
-    ctx.echo(line)
-    return [line]
+    report = Report(ctx)
+    report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
+    return report
 
 
 def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
     """The line :meth:`Integration.uninstall` reports (none when nothing was removed), echoed."""
-    lines = [f"removed paxm hooks from {path}"] if changed else []
-    for line in lines:
-        ctx.echo(line)
-    return lines
+    report = Report(ctx)
+    if changed:
+        report(f"removed paxm hooks from {path}")
+    return report
+
+
+def past_turn(
+    target: str,
+    native_event: str,
+    key: Iterable[str],
+    *,
+    path: Path,
+    session: str,
+    prompt: str,
+    answer: str,
+    started: float,
+    workspace: str = "",
+    messages: Iterable[HookMessage] = (),
+    metadata: Mapping[str, str] | None = None,
+    captured_at: float = 0.0,
+) -> PastTurn:
+    """One finished turn read back from the transcript ``path``, as the live ``turn_end`` hook
+    would have produced it.
+
+    Its id is ``backfill-`` and 32 hex digits of the SHA-256 of ``key`` joined by NUL, so the
+    same turn gets the same id on every run (what backfill deduplicates on); ``metadata`` is
+    added after ``session_id``, ``transcript_path`` and ``backfill_turn_id``.
+    """
+    import hashlib
+
+    turn_id = "backfill-" + hashlib.sha256("\x00".join(key).encode()).hexdigest()[:32]
+    event = HookEvent(
+        target=target,
+        event=EVENT_TURN_END,
+        native_event=native_event,
+        prompt=prompt,
+        assistant=answer,
+        messages=list(messages),
+        workspace=workspace,
+        metadata={"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id, **(metadata or {})},
+        captured_at=captured_at,
+    )
+    return PastTurn(turn_id=turn_id, session_id=session, started_at=started, event=event)
+
+
+def jsonl_files(root: Path, pattern: str = "**/*.jsonl") -> list[Path]:
+    """The transcript files under ``root`` matching ``pattern``, sorted (``[]`` when it is absent)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob(pattern) if p.is_file())
 
 
 def iso_epoch(value: object) -> float:
@@ -350,6 +414,45 @@ def iso_epoch(value: object) -> float:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0
+
+
+def transcript_records(
+    path: Path, limit: int, keep: Callable[[bytes], bool] | None = None
+) -> tuple[float, Iterator[dict[str, Any]]]:
+    """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines.
+
+    A backfill reader's view of a whole JSONL transcript: a line longer than ``limit`` bytes is
+    skipped without being held whole, a line ``keep`` rejects is skipped undecoded (a cheap
+    byte test before the JSON parse), and blank, partial and damaged lines are skipped; an
+    unreadable file has no records.
+    """
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return 0.0, iter(())
+    return mtime, _jsonl_objects(path, limit, keep)
+
+
+def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None) -> Iterator[dict[str, Any]]:
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return
+    with handle:
+        while line := handle.readline(limit + 1):
+            if len(line) > limit and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):  # drain the rest of the oversized line
+                    line = handle.readline(limit)
+                continue
+            if keep is not None and not keep(line):
+                continue
+            try:
+                # str, not bytes: json.loads would sniff the encoding of every line
+                record = json.loads(line.decode("utf-8"))
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict):
+                yield record
 
 
 def tail_json_records(

@@ -29,6 +29,7 @@ __all__ = [
     "read_json_object",
     "update_hook_groups",
     "write_json_object",
+    "write_private",
 ]
 
 BACKUP_SUFFIX = ".paxm.bak"
@@ -107,21 +108,29 @@ def _chmod_new_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes | None = None) -> None:
-    """Write ``data`` as 2-space JSON, 0600, atomically, at the target of a symlink.
+def write_private(path: Path, text: str, original: bytes | str | None = None) -> list[Path]:
+    """Write ``text`` to ``path`` atomically, 0600, at the target of a symlink; returns the
+    directories it created (0700, outermost first).
 
-    When ``original`` (the bytes read before) is a non-empty file, it is kept beside it as
+    When ``original`` (what the file held before) is not blank, it is kept beside the file as
     ``<name>.paxm.bak`` the first time; a backup is never overwritten later.
     """
     target = Path(os.path.realpath(path))
-    make_private_dirs(target.parent)
+    made = make_private_dirs(target.parent)
     if original is not None and original.strip():
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
             fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as handle:
-                handle.write(original)
-    write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+                handle.write(original.encode() if isinstance(original, str) else original)
+    write_atomic(target, text)
+    return made
+
+
+def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes | None = None) -> list[Path]:
+    """Write ``data`` as 2-space JSON (UTF-8 kept) with :func:`write_private`; returns the
+    directories it created."""
+    return write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", original)
 
 
 def hooks_section(settings: Mapping[str, JSONValue], where: str, *, switches: Collection[str] = ()) -> JSONObject:

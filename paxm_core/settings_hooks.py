@@ -35,6 +35,7 @@ from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.integration import (
     EVENT_PRE_TOOL,
     EVENT_SESSION_START,
+    EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     HookEvent,
@@ -52,16 +53,14 @@ from paxm_core.integration import (
     parse_payload,
     queue_path,
     standard_agent_config,
-    write_atomic,
 )
 from paxm_core.json_settings import (
-    BACKUP_SUFFIX,
     hooks_section,
-    make_private_dirs,
     merge_hook_groups,
     read_json_object,
     update_hook_groups,
     write_json_object,
+    write_private,
 )
 
 if TYPE_CHECKING:
@@ -71,6 +70,7 @@ if TYPE_CHECKING:
     from paxm_core.config.model import Config
 
 __all__ = [
+    "HOOK_TIMEOUT_S",
     "HooksData",
     "Layout",
     "Location",
@@ -79,11 +79,28 @@ __all__ = [
     "SettingsHooksSpec",
     "TomlHooks",
     "WantedHooks",
+    "hook_events",
     "is_paxm_or_upstream_hook",
     "merge_handlers",
     "read_toml_hooks",
     "write_toml_hooks",
 ]
+
+#: seconds a harness waits for one paxm hook.  The hook client answers within its own 5 s ceiling
+#: (it exits 0 even when the daemon hangs); the rest covers interpreter start-up on a loaded
+#: machine, where a harness's own default (often 60 s) would let a wedged machine stall every prompt.
+HOOK_TIMEOUT_S = 10
+
+
+def hook_events(session_start: str, user_input: str, tool_use: str, turn_end: str) -> tuple[tuple[str, str], ...]:
+    """:attr:`SettingsHooksSpec.events` of a harness with the usual four events, from their native names."""
+    return (
+        (EVENT_SESSION_START, session_start),
+        (EVENT_USER_INPUT, user_input),
+        (EVENT_TOOL_USE, tool_use),
+        (EVENT_TURN_END, turn_end),
+    )
+
 
 Layout = Literal["json-groups", "json-handlers", "toml-tables"]
 #: ``hook-specific``: ``{"hookSpecificOutput": {hookEventName, additionalContext}}`` whatever the
@@ -556,17 +573,8 @@ def write_toml_hooks(config: TomlHooks) -> None:
     ``<name>.paxm.bak`` (never overwritten later).  When the document no longer has any content
     at all the file is removed instead (an empty config and none are the same to a harness).
     """
-    path = config.path
-    target = Path(os.path.realpath(path))
     text = config.text()
     if not text.strip():
-        path.unlink(missing_ok=True)
+        config.path.unlink(missing_ok=True)
         return
-    make_private_dirs(target.parent)
-    if config.original is not None and config.original.strip():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(config.original)
-    write_atomic(target, text)
+    write_private(config.path, text, config.original)

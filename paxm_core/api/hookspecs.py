@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pluggy
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from paxm_core.api.integration import Integration
 
-__all__ = ["hookimpl", "hookspec", "lazy_exports"]
+__all__ = ["hookimpl", "hookspec", "integration_exports", "lazy_exports"]
 
 hookspec = pluggy.HookspecMarker("paxm")
 hookimpl = pluggy.HookimplMarker("paxm")
@@ -36,6 +36,26 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], obje
         return value
 
     return __getattr__
+
+
+def integration_exports(
+    package: str, registered: Mapping[str, str], others: Mapping[str, str] | None = None
+) -> tuple[Callable[[str], object], Callable[[Callable[[Integration], None]], None]]:
+    """An integration's entry-point module in one line: its ``__getattr__`` (:func:`lazy_exports`
+    of ``registered`` and ``others``: public name -> submodule) and its ``paxm_register_integrations``
+    hook, which registers one instance of each class in ``registered``, in order (its module is
+    imported then, not before).
+
+    ``__getattr__, paxm_register_integrations = integration_exports(__name__, {"X": "integration"})``
+    """
+    attribute = lazy_exports(package, {**registered, **(others or {})})
+
+    @hookimpl
+    def paxm_register_integrations(register: Callable[[Integration], None]) -> None:
+        for name in registered:
+            register(cast("Callable[[], Integration]", attribute(name))())
+
+    return attribute, paxm_register_integrations
 
 
 @hookspec

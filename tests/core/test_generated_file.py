@@ -139,3 +139,24 @@ def test_render_escapes_and_decode_and_output(tmp_path: Path) -> None:
     result = HookResult(target="toy", event=EVENT_SESSION_START, session_context="ctx")
     assert toy.hook_output(result, "text") == result.context
     assert toy.hook_output(HookResult(target="toy", event=EVENT_TURN_END, session_context="ctx"), "text") == ""
+
+
+@pytest.mark.parametrize(
+    ("package", "name"),
+    [
+        ("paxm_integration_opencode", "plugin_template.js"),
+        ("paxm_integration_pi", "extension_template.ts"),
+        ("paxm_integration_cline", "plugin_template.js"),
+    ],
+)
+def test_template_text_includes_the_shared_plugin_kit_once(package: str, name: str) -> None:
+    from importlib import resources
+
+    from paxm_core.generated_file import template_text
+
+    raw = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    kit = resources.files("paxm_core").joinpath("plugin_kit.js").read_text(encoding="utf-8")
+    assert raw.count("// paxm-include: plugin_kit.js\n") == 1 and "function spawnHook" not in raw
+    text = template_text(package, name)
+    assert "paxm-include" not in text and text.count(kit) == 1
+    assert text == raw.replace("// paxm-include: plugin_kit.js\n", kit)

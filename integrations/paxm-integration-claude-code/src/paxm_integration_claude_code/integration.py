@@ -28,16 +28,22 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     PastTurn,
+    Report,
     launcher_values,
     parse_hook_command,
     remove_upstream_shims,
     setup_fix_command,
 )
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec, is_paxm_or_upstream_hook
+from paxm_core.settings_hooks import (
+    HOOK_TIMEOUT_S,
+    Location,
+    SettingsHooksIntegration,
+    SettingsHooksSpec,
+    is_paxm_or_upstream_hook,
+)
 from paxm_integration_claude_code import plugin, transcripts
 
 __all__ = [
-    "HOOK_TIMEOUT",
     "OWNER_CLAUDE_PLUGIN",
     "SPEC",
     "ClaudeCodeIntegration",
@@ -46,11 +52,6 @@ __all__ = [
 ]
 
 OWNER_CLAUDE_PLUGIN = "claude-plugin"
-#: seconds Claude Code waits for one paxm hook.  The hook client answers within its own 5 s
-#: ceiling (it exits 0 even when the daemon hangs), so this only has to cover interpreter
-#: start-up on a loaded machine on top of that; upstream's 60 s would let a wedged machine stall
-#: every prompt for a minute.
-HOOK_TIMEOUT = 10
 
 SPEC = SettingsHooksSpec(
     name="claude",
@@ -71,7 +72,7 @@ SPEC = SettingsHooksSpec(
     ),
     # PreToolUse only for the tools that change files or run commands (point of action)
     matchers={"SessionStart": "startup|resume|clear|compact", "PreToolUse": "Edit|MultiEdit|Write|NotebookEdit|Bash"},
-    handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT},
+    handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT_S},
     # a handler already running the wanted command stays where it is; only its timeout is updated
     refresh=("timeout",),
     # SessionStart/UserPromptSubmit stdout is added to the context: plain text, or
@@ -139,48 +140,38 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         Returns the lines it reported (also written through ``ctx.echo``).
         """
         config = ctx.config
-        lines: list[str] = []
-
-        def report(line: str) -> None:
-            lines.append(line)
-            ctx.echo(line)
-
+        report = Report(ctx)
         path = self.hooks_path()
-        for shim in remove_legacy_shims(Path(config.path).parent):
-            report(f"removed the old paxm hook shim {shim}")
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(Path(config.path).parent)))
         if ctx.owner != OWNER_CLAUDE_PLUGIN:
-            changed = self.update_hooks(config, self.wanted_hooks(config))
-            report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
-            return lines
+            return [*report, *super().install(ctx)]
         if self.update_hooks(config, None):
             report(f"removed paxm hooks from {path} (the paxm-claude plugin owns them now)")
         dest = plugin.generated_dir(Path(config.path).parent)
         plugin.generate_marketplace(dest, **launcher_values(config))
-        report(f"Claude Code plugin generated at {dest}")
-        report(f"  install it: claude plugin marketplace add {dest}")
-        report(f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}")
-        report(f"  or try it for one session: claude --plugin-dir {dest / 'plugins' / plugin.PLUGIN_NAME}")
-        return lines
+        report(
+            f"Claude Code plugin generated at {dest}",
+            f"  install it: claude plugin marketplace add {dest}",
+            f"              claude plugin install {plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}",
+            f"  or try it for one session: claude --plugin-dir {dest / 'plugins' / plugin.PLUGIN_NAME}",
+        )
+        return report
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Remove exactly what paxm added: its settings.json handlers and the generated plugin dir."""
-        config = ctx.config
-        lines: list[str] = []
-        path = self.hooks_path()
-        if self.update_hooks(config, None):
-            lines.append(f"removed paxm hooks from {path}")
-        config_dir = Path(config.path).parent
-        lines.extend(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir))
+        config_dir = Path(ctx.config.path).parent
+        report = Report(ctx)
+        if self.update_hooks(ctx.config, None):
+            report(f"removed paxm hooks from {self.hooks_path()}")
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir)))
         dest = plugin.generated_dir(config_dir)
         if plugin.remove_generated(config_dir):
-            lines.append(f"removed the generated plugin {dest}")
-            lines.append(
+            report(
+                f"removed the generated plugin {dest}",
                 "  if Claude Code still lists it: claude plugin uninstall "
-                f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}"
+                f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}",
             )
-        for line in lines:
-            ctx.echo(line)
-        return lines
+        return report
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Doctor: the hooks (or the generated plugin) are installed and point at a client that exists."""

@@ -20,15 +20,19 @@ a turn without both a prompt and an answer is dropped.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, PastTurn, iso_epoch
+from paxm_core.integration import (
+    PastTurn,
+    iso_epoch,
+    jsonl_files,
+    past_turn,
+    transcript_records,
+)
 
 __all__ = ["MAX_ANSWER", "projects_dir", "read_turns", "transcript_files"]
 
@@ -63,10 +67,7 @@ def projects_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every session transcript, sorted (an absent directory gives ``[]``)."""
-    root = projects_dir(environ)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.glob("*/*.jsonl") if p.is_file())
+    return jsonl_files(projects_dir(environ), "*/*.jsonl")
 
 
 def _prompt(content: Any) -> str:
@@ -138,74 +139,59 @@ class _Turn:
 def _past_turn(path: Path, turn: _Turn) -> PastTurn | None:
     if not turn.prompt or not turn.answer:
         return None
-    digest = hashlib.sha256("\x00".join(("claude", turn.session, turn.key, turn.prompt)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
-    metadata = {"session_id": turn.session, "transcript_path": str(path), "backfill_turn_id": turn_id}
-    event = HookEvent(
-        target="claude",
-        event=EVENT_TURN_END,
-        native_event="Stop",
+    return past_turn(
+        "claude",
+        "Stop",
+        ("claude", turn.session, turn.key, turn.prompt),
+        path=path,
+        session=turn.session,
         prompt=turn.prompt,
-        assistant=turn.answer,
-        messages=[],
+        answer=turn.answer,
+        started=turn.started,
         workspace=turn.cwd,
-        metadata=metadata,
         captured_at=turn.started,
     )
-    return PastTurn(turn_id=turn_id, session_id=turn.session, started_at=turn.started, event=event)
 
 
 def read_turns(path: Path) -> Iterator[PastTurn]:
     """The finished turns of one transcript, in order; tolerant of partial or corrupt files."""
-    try:
-        handle = path.open("rb")
-        fallback_time = path.stat().st_mtime
-    except OSError:
-        return
+    # only user and assistant records matter; their type is the literal JSON string "user" /
+    # "assistant" (Claude Code never escapes ASCII letters), so the other records (attachments,
+    # progress, snapshots, summaries ...) are skipped undecoded
+    fallback_time, records = transcript_records(
+        path, _MAX_LINE, lambda line: b'"user"' in line or b'"assistant"' in line
+    )
     session = path.stem
     turn: _Turn | None = None
-    with handle:
-        for line in handle:
-            if len(line) > _MAX_LINE:
+    for record in records:
+        if record.get("isSidechain") is True:
+            continue
+        kind = record.get("type")
+        message = record.get("message")
+        if kind not in ("user", "assistant") or not isinstance(message, dict):
+            continue
+        if isinstance(record.get("sessionId"), str) and record["sessionId"]:
+            session = record["sessionId"]
+        if kind == "user":
+            if record.get("isMeta") is True:
                 continue
-            # only user and assistant records matter; their type is the literal JSON string
-            # "user" / "assistant" (Claude Code never escapes ASCII letters), so the other
-            # records (attachments, progress, snapshots, summaries ...) are skipped undecoded
-            if b'"user"' not in line and b'"assistant"' not in line:
-                continue
-            try:
-                # str, not bytes: json.loads would sniff the encoding of every line
-                record = json.loads(line.decode("utf-8"))
-            except (ValueError, RecursionError):
-                continue
-            if not isinstance(record, dict) or record.get("isSidechain") is True:
-                continue
-            kind = record.get("type")
-            message = record.get("message")
-            if kind not in ("user", "assistant") or not isinstance(message, dict):
-                continue
-            if isinstance(record.get("sessionId"), str) and record["sessionId"]:
-                session = record["sessionId"]
-            if kind == "user":
-                if record.get("isMeta") is True:
-                    continue
-                prompt = _prompt(message.get("content"))
-                if not prompt:
-                    continue  # tool results and wrappers belong to the current turn
-                if turn is not None:
-                    done = _past_turn(path, turn)
-                    if done is not None:
-                        yield done
-                started = iso_epoch(record.get("timestamp")) or fallback_time
-                key = str(record.get("uuid") or f"{started:.3f}")
-                cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
-                turn = _Turn(key, prompt, started, session, str(cwd))
-            elif turn is not None:
-                text = _answer(message.get("content"))
-                if not text:
-                    continue  # tool use or thinking only
-                # one API message may be split over several records (one per content block)
-                turn.add(str(message.get("id") or record.get("uuid") or ""), text)
+            prompt = _prompt(message.get("content"))
+            if not prompt:
+                continue  # tool results and wrappers belong to the current turn
+            if turn is not None:
+                done = _past_turn(path, turn)
+                if done is not None:
+                    yield done
+            started = iso_epoch(record.get("timestamp")) or fallback_time
+            key = str(record.get("uuid") or f"{started:.3f}")
+            cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
+            turn = _Turn(key, prompt, started, session, str(cwd))
+        elif turn is not None:
+            text = _answer(message.get("content"))
+            if not text:
+                continue  # tool use or thinking only
+            # one API message may be split over several records (one per content block)
+            turn.add(str(message.get("id") or record.get("uuid") or ""), text)
     if turn is not None:
         done = _past_turn(path, turn)
         if done is not None:

@@ -43,9 +43,9 @@ def _plugin(template: str = "") -> GeneratedFile:
 
 
 def _template() -> str:
-    from importlib import resources  # here: it imports tempfile (shutil, random), which the hook path never needs
+    from paxm_core.generated_file import template_text  # here: the hook path never renders the plugin
 
-    return resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
+    return template_text(__package__, "plugin_template.js")
 
 
 def render_plugin(

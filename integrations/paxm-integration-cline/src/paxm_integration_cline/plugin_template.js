@@ -15,13 +15,9 @@ const MAX_SESSIONS = 64;
 const started = new Map();
 const debug = process.env.PAXM_CLINE_DEBUG === "1";
 
-function warn(...args) {
-  if (debug) {
-    try {
-      console.error("paxm:", ...args);
-    } catch {}
-  }
-}
+// paxm-include: plugin_kit.js
+
+const warn = warner(debug);
 
 function remember(map, key) {
   map.delete(key);
@@ -30,15 +26,7 @@ function remember(map, key) {
 }
 
 function textOf(message) {
-  const content = message && message.content;
-  if (typeof content === "string") return content.trim();
-  if (!Array.isArray(content)) return "";
-  return content
-    .filter((p) => p && p.type === "text" && typeof p.text === "string")
-    .map((p) => p.text.trim())
-    .filter(Boolean)
-    .join("\n\n")
-    .trim();
+  return textParts(message && message.content);
 }
 
 // Cline wraps what the user typed as <user_input mode="act">...</user_input>; hook context and
@@ -68,60 +56,16 @@ function deadline() {
   return Date.now() + budget;
 }
 
-// Runs one paxm hook: the payload on stdin, resolves to its stdout ("" on any failure or when
-// `until` passes).  A capture-only hook still running then is left to finish on its own.
+// Runs one paxm hook, resolves to its stdout ("" on any failure or when `until` passes).
+// Capture-only events get their own process group, so the capture reaches paxm even when Cline
+// tears the plugin sandbox down right after the run; one still running at `until` is left to
+// finish on its own.
 function runHook(event, payload, until) {
   const argv = PAXM.commands && PAXM.commands[event];
   const timeoutMs = Math.max(0, (until || deadline()) - Date.now());
   if (!Array.isArray(argv) || argv.length === 0 || timeoutMs <= 0) return Promise.resolve("");
-  return new Promise((resolve) => {
-    let out = "";
-    let settled = false;
-    let child = null;
-    let timer = null;
-    const finish = (ok) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      resolve(ok ? out : "");
-    };
-    // capture-only events get their own process group, so the capture reaches paxm even
-    // when Cline tears the plugin sandbox down right after the run
-    const detached = event === "turn_end" || event === "tool_use";
-    try {
-      child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: process.env, detached });
-    } catch (error) {
-      warn(event, "could not start the hook client", error);
-      finish(false);
-      return;
-    }
-    timer = setTimeout(() => {
-      warn(event, "hook timed out");
-      try {
-        if (detached) child.unref(); // a capture keeps going; only the wait ends
-        else child.kill("SIGKILL");
-      } catch {}
-      finish(false);
-    }, timeoutMs);
-    child.on("error", (error) => {
-      warn(event, "hook failed", error);
-      finish(false);
-    });
-    child.on("close", (code) => finish(code === 0));
-    if (child.stdout) {
-      child.stdout.setEncoding("utf8");
-      child.stdout.on("data", (chunk) => {
-        if (out.length < MAX_OUTPUT) out += chunk;
-      });
-      child.stdout.on("error", () => {});
-    }
-    if (child.stdin) {
-      child.stdin.on("error", () => {});
-      try {
-        child.stdin.end(JSON.stringify(payload) + "\n");
-      } catch {}
-    }
-  });
+  const detached = event === "turn_end" || event === "tool_use";
+  return spawnHook(spawn, argv, payload, { event, timeoutMs, detached, letRun: true, warn }).then((r) => r.stdout);
 }
 
 function base(event, snapshot) {

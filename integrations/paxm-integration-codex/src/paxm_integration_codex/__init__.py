@@ -5,10 +5,9 @@ Registered through the ``paxm`` entry point group.  See ``docs/integrations/code
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from paxm_core.api.hookspecs import hookimpl, lazy_exports
+from paxm_core.api.hookspecs import integration_exports
 
 if TYPE_CHECKING:
     from paxm_integration_codex.integration import OWNER_CODEX_PLUGIN, CodexIntegration
@@ -25,22 +24,10 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-#: public name -> the submodule defining it, imported on first use: every paxm process that
-#: loads plugins imports this module, and only the ones using the integration need its code
-_LAZY = {
-    "OWNER_CODEX_PLUGIN": "integration",
-    "CodexIntegration": "integration",
-    "MARKETPLACE_DIR": "plugin",
-    "PLUGIN_ID": "plugin",
-}
-
-
-__getattr__ = lazy_exports(__name__, _LAZY)
-
-
-@hookimpl
-def paxm_register_integrations(register: Callable[[Any], None]) -> None:
-    """Register the ``codex`` integration."""
-    from paxm_integration_codex.integration import CodexIntegration
-
-    register(CodexIntegration())
+#: public names are imported from their submodule on first use (every paxm process that loads
+#: plugins imports this module; only the ones using the integration pay for its code)
+__getattr__, paxm_register_integrations = integration_exports(
+    __name__,
+    {"CodexIntegration": "integration"},
+    {"OWNER_CODEX_PLUGIN": "integration", "MARKETPLACE_DIR": "plugin", "PLUGIN_ID": "plugin"},
+)

@@ -27,14 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # tomlkit is imported by the functions that edit TOML, not when the plugin loads
     import tomlkit
-    from tomlkit.items import InlineTable
+    from tomlkit.items import InlineTable, Table
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.settings_hooks import is_paxm_or_upstream_hook
 from paxm_integration_codex.events import HOOK_TIMEOUT, NATIVE_EVENTS
 
 __all__ = [
-    "BACKUP_SUFFIX",
     "PaxmHandler",
     "WantedHook",
     "codex_home",
@@ -48,7 +47,6 @@ __all__ = [
     "write_config",
 ]
 
-BACKUP_SUFFIX = ".paxm.bak"
 IsOurs = Callable[[str], bool]
 
 
@@ -93,11 +91,12 @@ class WantedHook:
         )
         return table
 
-    def group(self) -> InlineTable:
-        """A group holding just this handler (with the matcher when the event has one)."""
+    def group(self, *, inline: bool = True) -> InlineTable | Table:
+        """A group holding just this handler (with the matcher when the event has one); a
+        ``[[hooks.<event>]]`` table when ``inline`` is false (the event's groups are written so)."""
         import tomlkit
 
-        group = tomlkit.inline_table()
+        group = tomlkit.inline_table() if inline else tomlkit.table()
         if self.matcher:
             group["matcher"] = self.matcher
         handlers = tomlkit.array()
@@ -249,20 +248,13 @@ def merge_hooks(
             doc["hooks"] = hooks
             hooks = doc["hooks"]
         groups = hooks.get(event.native)
+        group = want.group(inline=not isinstance(groups, AoT))
         if groups is None:
             groups = tomlkit.array()
-            groups.append(want.group())
+            groups.append(group)
             hooks[event.native] = groups
-        elif isinstance(groups, AoT):
-            table = tomlkit.table()
-            if want.matcher:
-                table["matcher"] = want.matcher
-            handlers = tomlkit.array()
-            handlers.append(want.handler())
-            table["hooks"] = handlers
-            groups.append(table)
         else:
-            groups.append(want.group())
+            groups.append(group)
         changed = True
     if hooks is not None and len(hooks) == 0 and before and not wanted:
         del doc["hooks"]
@@ -299,22 +291,13 @@ def write_config(path: Path, doc: tomlkit.TOMLDocument, original: str | None) ->
     """Write ``doc`` atomically with mode 0600; keep the first original as ``config.toml.paxm.bak``."""
     import tomlkit
 
-    from paxm_core.integration import write_atomic
-    from paxm_core.json_settings import make_private_dirs
+    from paxm_core.json_settings import write_private
 
-    target = Path(os.path.realpath(path))
-    make_private_dirs(target.parent)
-    if original is not None and original.strip():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(original)
     text = tomlkit.dumps(doc)
     if text.endswith("\n\n") and not (original or "").endswith("\n\n"):
         # removing a trailing table leaves the blank line that separated it
         text = text.rstrip("\n") + "\n"
-    write_atomic(target, text)  # a new 0600 file, its mode set through its descriptor
+    write_private(path, text, original)  # a new 0600 file, its mode set through its descriptor
 
 
 def drop_state_prefix(doc: tomlkit.TOMLDocument, prefix: str) -> bool:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -22,11 +20,16 @@ from paxm_core.integration import (
     InstallContext,
     IntegrationBase,
     PastTurn,
+    Report,
     decode_generic,
+    detect_harness,
+    dumps_compact,
     enabled_hook_events,
     hook_command_line,
     launcher_values,
+    named_event,
     parse_payload,
+    queue_path,
     remove_upstream_shims,
     setup_fix_command,
 )
@@ -90,11 +93,7 @@ class CodexIntegration(IntegrationBase):
 
     def detect(self) -> str | None:
         """``codex`` on PATH, else an existing ``$CODEX_HOME`` (``~/.codex``)."""
-        found = shutil.which("codex")
-        if found:
-            return found
-        home = config_toml.codex_home()
-        return str(home) if home.is_dir() else None
+        return detect_harness("codex", config_toml.codex_home())
 
     def default_agent_config(self) -> Mapping[str, Any]:
         """Upstream's Codex defaults: session start, prompt recall + write, turn-end write."""
@@ -121,10 +120,7 @@ class CodexIntegration(IntegrationBase):
         rollout transcript (:mod:`paxm_integration_codex.rollout`); reasoning is never read.
         """
         obj = parse_payload(raw)
-        native = native_event.strip()
-        if not native:
-            name = obj.get("hook_event_name")
-            native = name if isinstance(name, str) else ""
+        native = named_event(native_event, obj)
         event = normalized_event(native) or EVENT_USER_INPUT
         hook = decode_generic(raw, TARGET, event, native)
         turn_id = obj.get("turn_id")
@@ -158,20 +154,19 @@ class CodexIntegration(IntegrationBase):
             return ""
         if mode == "text" and result.event != EVENT_PRE_TOOL:
             return result.context
-        payload = {"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}}
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}})
 
     # -- install / uninstall --------------------------------------------------------------------
 
     def wanted_hooks(self, config: Any) -> dict[str, config_toml.WantedHook]:
         """Native event -> the config.toml handler paxm installs for ``config``."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
+        queue = queue_path(config)
         wanted: dict[str, config_toml.WantedHook] = {}
         for event in installed_events(config):
             native = native_for(event)
             if native is None:
                 continue
-            command = hook_command_line(config.path, TARGET, native.native, mode="json", queue_path=queue or None)
+            command = hook_command_line(config.path, TARGET, native.native, mode="json", queue_path=queue)
             wanted[native.native] = config_toml.WantedHook(
                 command=command, status=native.status, matcher=native.matcher
             )
@@ -191,32 +186,25 @@ class CodexIntegration(IntegrationBase):
         Plugin ownership removes paxm's config.toml hooks, so nothing fires twice.  Returns the
         lines it reported (also written through ``ctx.echo``).
         """
-        context = ctx
-        config = context.config
-        lines: list[str] = []
-
-        def report(line: str) -> None:
-            lines.append(line)
-            context.echo(line)
-
+        config = ctx.config
+        report = Report(ctx)
         path = config_toml.config_path()
         config_dir = Path(config.path).parent
-        for shim in remove_legacy_shims(config_dir):
-            report(f"removed the old paxm hook shim {shim}")
-        if context.owner == OWNER_CODEX_PLUGIN:
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir)))
+        if ctx.owner == OWNER_CODEX_PLUGIN:
             if self._update_config(path, config, {}):
                 report(f"removed paxm hooks from {path} (the paxm-memory plugin owns them now)")
             dest = plugin.generated_dir(config_dir)
             plugin.generate_marketplace(dest, **launcher_values(config))
             report(f"Codex plugin generated at {dest}")
             self._install_plugin(dest, report)
-            return lines
+            return report
         if self._update_config(path, config, self.wanted_hooks(config)):
             report(f"installed paxm hooks in {path}")
         else:
             report(f"paxm hooks in {path} are up to date")
         self._trust(path, report, lambda hook: self._is_our_config_hook(hook, path, config))
-        return lines
+        return report
 
     def _install_plugin(self, dest: Path, report: Echo) -> None:
         codex = trust.find_codex()
@@ -289,21 +277,16 @@ class CodexIntegration(IntegrationBase):
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Remove exactly what paxm added: its config.toml handlers and trust, the generated plugin."""
-        context = ctx
-        config = context.config
-        lines: list[str] = []
+        config_dir = Path(ctx.config.path).parent
+        report = Report(ctx)
         path = config_toml.config_path()
-        if self._update_config(path, config, {}):
-            lines.append(f"removed paxm hooks from {path}")
-        config_dir = Path(config.path).parent
-        lines.extend(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir))
+        if self._update_config(path, ctx.config, {}):
+            report(f"removed paxm hooks from {path}")
+        report(*(f"removed the old paxm hook shim {shim}" for shim in remove_legacy_shims(config_dir)))
         dest = plugin.generated_dir(config_dir)
         if plugin.remove_generated(config_dir):
-            lines.append(f"removed the generated plugin {dest}")
-            lines.extend(self._remove_plugin(path))
-        for line in lines:
-            context.echo(line)
-        return lines
+            report(f"removed the generated plugin {dest}", *self._remove_plugin(path))
+        return report
 
     def _remove_plugin(self, path: Path) -> list[str]:
         """Take paxm's plugin out of Codex (best effort; says what to run when it cannot)."""

@@ -16,15 +16,21 @@ Unreadable lines are skipped; a turn without both a user prompt and an answer is
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch, value_text
+from paxm_core.integration import (
+    HookMessage,
+    PastTurn,
+    iso_epoch,
+    jsonl_files,
+    past_turn,
+    transcript_records,
+    value_text,
+)
 from paxm_integration_codex.config_toml import codex_home
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
@@ -44,10 +50,7 @@ def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every rollout file, sorted (an absent directory gives ``[]``)."""
-    root = sessions_dir(environ)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    return jsonl_files(sessions_dir(environ))
 
 
 def _str(obj: Mapping[str, Any], key: str) -> str:
@@ -87,88 +90,74 @@ def _past_turn(path: Path, session: str, workspace: str, turn: _Turn, fallback_t
     if not turn.user.strip() or not turn.assistant.strip():
         return None
     started = turn.started or fallback_time
-    digest = hashlib.sha256("\x00".join(("codex", session, f"{started:.3f}", turn.user, turn.assistant)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
-    metadata = {"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id}
-    if turn.turn_id:
-        metadata["turn_id"] = turn.turn_id
-    messages = [HookMessage("user", turn.user, _SOURCE), *turn.tools, HookMessage("assistant", turn.assistant, _SOURCE)]
-    event = HookEvent(
-        target="codex",
-        event=EVENT_TURN_END,
-        native_event="Stop",
+    user, assistant = HookMessage("user", turn.user, _SOURCE), HookMessage("assistant", turn.assistant, _SOURCE)
+    return past_turn(
+        "codex",
+        "Stop",
+        ("codex", session, f"{started:.3f}", turn.user, turn.assistant),
+        path=path,
+        session=session,
         prompt=turn.user,
-        assistant=turn.assistant,
-        messages=messages,
+        answer=turn.assistant,
+        started=started,
         workspace=workspace,
-        metadata=metadata,
+        messages=[user, *turn.tools, assistant],
+        metadata={"turn_id": turn.turn_id} if turn.turn_id else None,
     )
-    return PastTurn(turn_id=turn_id, session_id=session, started_at=started, event=event)
 
 
 def read_turns(path: Path) -> Iterator[PastTurn]:
     """The finished turns of one rollout file, in order; tolerant of partial or corrupt files."""
-    try:
-        handle = path.open("rb")
-        fallback_time = path.stat().st_mtime
-    except OSError:
-        return
+    fallback_time, records = transcript_records(path, _MAX_LINE)
     session = path.stem
     workspace = ""
     turn: _Turn | None = None
-    with handle:
-        for line in handle:
-            if len(line) > _MAX_LINE:
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
-                continue
-            payload: dict[str, Any] = record["payload"]
-            kind, rtype = _str(payload, "type"), _str(record, "type")
-            if rtype == "session_meta":
-                session = _str(payload, "id") or session
-                workspace = _str(payload, "cwd") or workspace
-                continue
-            if rtype == "event_msg" and kind in ("task_started", "user_message"):
-                if kind == "task_started" or turn is None or turn.assistant:
-                    if turn is not None and turn.assistant:
-                        done = _past_turn(path, session, workspace, turn, fallback_time)
-                        if done is not None:
-                            yield done
-                    turn = _Turn(turn_id=_str(payload, "turn_id"), started=iso_epoch(_str(record, "timestamp")))
-                if kind == "user_message" and _str(payload, "message").strip():
-                    turn.user = _str(payload, "message").strip()
-                continue
-            if turn is None:
-                continue
-            if rtype == "event_msg" and kind == "agent_message" and _str(payload, "phase") != "commentary":
-                turn.assistant = turn.assistant or _str(payload, "message").strip()
-            elif rtype == "event_msg" and kind == "task_complete":
-                turn.assistant = _str(payload, "last_agent_message").strip() or turn.assistant
-                done = _past_turn(path, session, workspace, turn, fallback_time)
-                if done is not None:
-                    yield done
-                turn = None
-            elif rtype == "response_item" and kind == "message":
-                text = _texts(payload)
-                role = _str(payload, "role")
-                if role == "user" and text and not _is_wrapper(text) and not turn.user:
-                    turn.user = text
-                elif role == "assistant" and text and _str(payload, "phase") != "commentary":
-                    turn.assistant = text
-            elif rtype == "response_item" and kind in _CALLS:
-                name = (_str(payload, "name") or _str(payload, "namespace")).strip()
-                raw_args = next((payload[k] for k in ("arguments", "input", "action") if k in payload), None)
-                text = " ".join(p for p in (name, value_text(raw_args)) if p).strip()
-                if text:
-                    turn.tools.append(HookMessage("tool_call", text, _SOURCE))
-            elif rtype == "response_item" and kind in _OUTPUTS:
-                text = value_text(payload.get("output"))
-                if text:
-                    turn.tools.append(HookMessage("tool_result", text, _SOURCE))
+    for record in records:
+        if not isinstance(record.get("payload"), dict):
+            continue
+        payload: dict[str, Any] = record["payload"]
+        kind, rtype = _str(payload, "type"), _str(record, "type")
+        if rtype == "session_meta":
+            session = _str(payload, "id") or session
+            workspace = _str(payload, "cwd") or workspace
+            continue
+        if rtype == "event_msg" and kind in ("task_started", "user_message"):
+            if kind == "task_started" or turn is None or turn.assistant:
+                if turn is not None and turn.assistant:
+                    done = _past_turn(path, session, workspace, turn, fallback_time)
+                    if done is not None:
+                        yield done
+                turn = _Turn(turn_id=_str(payload, "turn_id"), started=iso_epoch(_str(record, "timestamp")))
+            if kind == "user_message" and _str(payload, "message").strip():
+                turn.user = _str(payload, "message").strip()
+            continue
+        if turn is None:
+            continue
+        if rtype == "event_msg" and kind == "agent_message" and _str(payload, "phase") != "commentary":
+            turn.assistant = turn.assistant or _str(payload, "message").strip()
+        elif rtype == "event_msg" and kind == "task_complete":
+            turn.assistant = _str(payload, "last_agent_message").strip() or turn.assistant
+            done = _past_turn(path, session, workspace, turn, fallback_time)
+            if done is not None:
+                yield done
+            turn = None
+        elif rtype == "response_item" and kind == "message":
+            text = _texts(payload)
+            role = _str(payload, "role")
+            if role == "user" and text and not _is_wrapper(text) and not turn.user:
+                turn.user = text
+            elif role == "assistant" and text and _str(payload, "phase") != "commentary":
+                turn.assistant = text
+        elif rtype == "response_item" and kind in _CALLS:
+            name = (_str(payload, "name") or _str(payload, "namespace")).strip()
+            raw_args = next((payload[k] for k in ("arguments", "input", "action") if k in payload), None)
+            text = " ".join(p for p in (name, value_text(raw_args)) if p).strip()
+            if text:
+                turn.tools.append(HookMessage("tool_call", text, _SOURCE))
+        elif rtype == "response_item" and kind in _OUTPUTS:
+            text = value_text(payload.get("output"))
+            if text:
+                turn.tools.append(HookMessage("tool_result", text, _SOURCE))
     if turn is not None and turn.assistant:
         done = _past_turn(path, session, workspace, turn, fallback_time)
         if done is not None:

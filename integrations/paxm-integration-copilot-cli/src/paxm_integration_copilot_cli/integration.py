@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.integration import (
-    EVENT_SESSION_START,
     EVENT_TOOL_FAILURE,
     EVENT_TOOL_USE,
     EVENT_TURN_END,
@@ -24,17 +23,14 @@ from paxm_core.integration import (
     dumps_compact,
     parse_payload,
 )
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
+from paxm_core.settings_hooks import HOOK_TIMEOUT_S, Location, SettingsHooksIntegration, SettingsHooksSpec, hook_events
 from paxm_integration_copilot_cli.transcript import wait_for_turn
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent
 
-__all__ = ["HOOK_TIMEOUT_SEC", "SPEC", "CopilotCliIntegration"]
+__all__ = ["SPEC", "CopilotCliIntegration"]
 
-#: Copilot's hook timeout is in seconds.  The hook client answers within its own 5 s ceiling;
-#: the rest covers interpreter start-up on a loaded machine.
-HOOK_TIMEOUT_SEC = 10
 
 SPEC = SettingsHooksSpec(
     name="copilot-cli",
@@ -50,13 +46,8 @@ SPEC = SettingsHooksSpec(
     version=1,
     what="Copilot CLI hooks file",
     noun="hooks file",
-    events=(
-        (EVENT_SESSION_START, "sessionStart"),
-        (EVENT_USER_INPUT, "userPromptSubmitted"),
-        (EVENT_TOOL_USE, "postToolUse"),
-        (EVENT_TURN_END, "agentStop"),
-    ),
-    handler={"type": "command", "bash": "{command}", "timeoutSec": HOOK_TIMEOUT_SEC},
+    events=hook_events("sessionStart", "userPromptSubmitted", "postToolUse", "agentStop"),
+    handler={"type": "command", "bash": "{command}", "timeoutSec": HOOK_TIMEOUT_S},
     output="additional-context",
 )
 

@@ -13,14 +13,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from paxm_core.api.json import JSONObject
-from paxm_core.integration import EVENT_SESSION_START, EVENT_TOOL_USE, EVENT_TURN_END, EVENT_USER_INPUT, Finding
-from paxm_core.settings_hooks import HooksData, Location, SettingsHooksIntegration, SettingsHooksSpec, WantedHooks
+from paxm_core.integration import Finding
+from paxm_core.settings_hooks import (
+    HOOK_TIMEOUT_S,
+    HooksData,
+    Location,
+    SettingsHooksIntegration,
+    SettingsHooksSpec,
+    WantedHooks,
+    hook_events,
+)
 
-__all__ = ["CONFIG_FIELDS", "HOOK_TIMEOUT_MS", "SPEC", "GeminiCliIntegration"]
+__all__ = ["CONFIG_FIELDS", "SPEC", "GeminiCliIntegration"]
 
-#: Gemini's hook timeout is in milliseconds (its default is 60 s).  The hook client answers
-#: within its own 5 s ceiling; the rest covers interpreter start-up on a loaded machine.
-HOOK_TIMEOUT_MS = 10_000
 #: keys of ``hooks`` that are switches, not events (Gemini skips them when it loads hooks)
 CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
 
@@ -33,14 +38,9 @@ SPEC = SettingsHooksSpec(
     # $PAXM_GEMINI_SETTINGS > $GEMINI_CLI_HOME/.gemini/settings.json > ~/.gemini/settings.json
     # (GEMINI_CLI_HOME is Gemini's own override of the home directory it keeps .gemini in)
     location=Location("PAXM_GEMINI_SETTINGS", home_var="GEMINI_CLI_HOME", file=".gemini/settings.json"),
-    events=(
-        (EVENT_SESSION_START, "SessionStart"),
-        (EVENT_USER_INPUT, "BeforeAgent"),
-        (EVENT_TOOL_USE, "AfterTool"),
-        (EVENT_TURN_END, "AfterAgent"),
-    ),
+    events=hook_events("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"),
     matchers={"AfterTool": ".*"},
-    handler={"type": "command", "name": "paxm-{native}", "command": "{command}", "timeout": HOOK_TIMEOUT_MS},
+    handler={"type": "command", "name": "paxm-{native}", "command": "{command}", "timeout": HOOK_TIMEOUT_S * 1000},
     html_escaped=True,
     reply_field="prompt_response",
     switches=CONFIG_FIELDS,

@@ -7,10 +7,9 @@ out again, and renders paxm's hook output the way the IDE reads it.  Registered 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from paxm_core.api.hookspecs import hookimpl, lazy_exports
+from paxm_core.api.hookspecs import integration_exports
 
 if TYPE_CHECKING:
     from paxm_integration_ide.cursor import CursorIntegration
@@ -30,33 +29,15 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-#: public name -> the submodule defining it, imported on first use: every paxm process that
-#: loads plugins imports this module, and only the ones using the integration need its code
-_LAZY = {
-    "CursorIntegration": "cursor",
-    "KiroIntegration": "kiro",
-    "TraeCNIntegration": "trae",
-    "TraeIntegration": "trae",
-    "ZCodeIntegration": "zcode",
-}
-
-
-__getattr__ = lazy_exports(__name__, _LAZY)
-
-
-@hookimpl
-def paxm_register_integrations(register: Callable[[Any], None]) -> None:
-    """Register ``cursor``, ``trae``, ``trae-cn``, ``kiro`` and ``zcode``."""
-    from paxm_integration_ide.cursor import CursorIntegration
-    from paxm_integration_ide.kiro import KiroIntegration
-    from paxm_integration_ide.trae import TraeCNIntegration, TraeIntegration
-    from paxm_integration_ide.zcode import ZCodeIntegration
-
-    for integration in (
-        CursorIntegration(),
-        TraeIntegration(),
-        TraeCNIntegration(),
-        KiroIntegration(),
-        ZCodeIntegration(),
-    ):
-        register(integration)
+#: public names are imported from their submodule on first use (every paxm process that loads
+#: plugins imports this module; only the ones using the integration pay for its code)
+__getattr__, paxm_register_integrations = integration_exports(
+    __name__,
+    {
+        "CursorIntegration": "cursor",
+        "TraeIntegration": "trae",
+        "TraeCNIntegration": "trae",
+        "KiroIntegration": "kiro",
+        "ZCodeIntegration": "zcode",
+    },
+)

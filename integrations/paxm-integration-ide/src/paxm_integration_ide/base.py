@@ -202,10 +202,10 @@ class IdeIntegration(IntegrationBase):
 
     def _check_server(self, native: NativeFile, fix: str) -> list[Finding]:
         """An MCP file: the registered ``paxm`` command must exist."""
-        from paxm_integration_ide.jsonfile import read_object
+        from paxm_core.json_settings import read_json_object
 
         try:
-            data, _ = read_object(native.path, native.what)
+            data, _ = read_json_object(native.path, native.what)
         except IntegrationError:
             return []
         mcp = data.get("mcp")

@@ -22,8 +22,9 @@ from typing import Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import write_atomic
+from paxm_core.json_settings import make_private_dirs, read_json_object
 from paxm_core.private_files import private_dir
-from paxm_integration_ide.jsonfile import dumps_file, make_parents, read_object, write_object
+from paxm_integration_ide.jsonfile import dumps_file, write_object
 
 __all__ = ["FileState", "JsonEdit", "NativeFile", "OwnedJsonFile", "added_paths"]
 
@@ -195,7 +196,7 @@ class JsonEdit(NativeFile):
     ready: Callable[[], None] = lambda: None
 
     def _read(self) -> tuple[dict[str, Any], bytes | None]:
-        data, original = read_object(self.path, self.what)
+        data, original = read_json_object(self.path, self.what)
         self.validate(data)
         return data, original
 
@@ -305,7 +306,7 @@ class OwnedJsonFile(NativeFile):
             return False
         if state.get(self.path) is None:
             state.record(self.path, created=True, added=[], nulls=[], values={})
-        state.made_dirs(make_parents(Path(os.path.realpath(self.path))))
+        state.made_dirs(make_private_dirs(Path(os.path.realpath(self.path)).parent))
         write_atomic(os.path.realpath(self.path), data)
         return True
 

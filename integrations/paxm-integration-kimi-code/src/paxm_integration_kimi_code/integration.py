@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.integration import (
-    EVENT_SESSION_START,
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
@@ -26,16 +25,13 @@ from paxm_core.integration import (
     parse_payload,
     value_text,
 )
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
+from paxm_core.settings_hooks import HOOK_TIMEOUT_S, Location, SettingsHooksIntegration, SettingsHooksSpec, hook_events
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
 
-__all__ = ["HOOK_TIMEOUT_S", "SPEC", "UPSTREAM_BEGIN", "UPSTREAM_END", "KimiCodeIntegration"]
+__all__ = ["SPEC", "UPSTREAM_BEGIN", "UPSTREAM_END", "KimiCodeIntegration"]
 
-#: Kimi's hook timeout is in seconds (1-600).  The hook client answers within its own 5 s
-#: ceiling; the rest covers interpreter start-up on a loaded machine.
-HOOK_TIMEOUT_S = 10
 UPSTREAM_BEGIN = "# >>> paxm managed kimi hooks >>>"
 UPSTREAM_END = "# <<< paxm managed kimi hooks <<<"
 
@@ -53,12 +49,7 @@ SPEC = SettingsHooksSpec(
     legacy_block=(UPSTREAM_BEGIN, UPSTREAM_END),
     what="Kimi Code config",
     noun="config",
-    events=(
-        (EVENT_SESSION_START, "SessionStart"),
-        (EVENT_USER_INPUT, "UserPromptSubmit"),
-        (EVENT_TOOL_USE, "PostToolUse"),
-        (EVENT_TURN_END, "Stop"),
-    ),
+    events=hook_events("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"),
     handler={"event": "{native}", "command": "{command}", "timeout": HOOK_TIMEOUT_S},
     output="text",
     write_events=("session_start", "user_input", "tool_use", "turn_end"),

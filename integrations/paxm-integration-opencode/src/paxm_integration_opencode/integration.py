@@ -8,13 +8,12 @@ small subclass of :class:`OpenCodeIntegration` that sets ``name``/``display_name
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import Finding, PastTurn, standard_agent_config
+from paxm_core.integration import Finding, PastTurn, env_path, standard_agent_config
 from paxm_integration_opencode import plugin, transcripts
 from paxm_integration_opencode.events import NATIVE_EVENTS
 
@@ -48,21 +47,8 @@ class OpenCodeIntegration(GeneratedFileIntegration):
 
     def config_dir(self) -> Path:
         """The harness's global config dir (env override, then ``$XDG_CONFIG_HOME/<name>``)."""
-        for var in self.config_dir_env:
-            value = os.environ.get(var, "").strip()
-            if value:
-                return Path(value).expanduser().absolute()
-        xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
-        base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
-        return (base / self.xdg_dir_name).absolute()
-
-    def plugin_path(self) -> Path:
-        """Where paxm's plugin file goes."""
-        return self.config_dir() / "plugins" / plugin.PLUGIN_FILE_NAME
-
-    def plugin_source(self, config: Any) -> str:
-        """The plugin file's content for ``config``."""
-        return self.source(config)
+        xdg = env_path("XDG_CONFIG_HOME") or Path.home() / ".config"
+        return next(filter(None, map(env_path, self.config_dir_env)), None) or (xdg / self.xdg_dir_name).absolute()
 
     def dependency_missing(self) -> bool:
         """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there.
@@ -98,7 +84,9 @@ class OpenCodeIntegration(GeneratedFileIntegration):
 
     def generated_path(self) -> Path:
         """``<config dir>/plugins/paxm.js``."""
-        return self.plugin_path()
+        return self.config_dir() / "plugins" / plugin.PLUGIN_FILE_NAME
+
+    plugin_path = generated_path
 
     def home_dir(self) -> Path | None:
         """The config dir (``detect`` reports it when the executable is not on PATH)."""

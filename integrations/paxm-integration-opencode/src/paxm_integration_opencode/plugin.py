@@ -8,16 +8,14 @@ recognising and removing it is :class:`paxm_core.generated_file.GeneratedFile`'s
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
+from paxm_core.generated_file import GeneratedFile, template_text
 
 __all__ = [
     "LEGACY_FILE_NAME",
     "MARKER",
     "PLUGIN_FILE_NAME",
-    "SPAWN_TIMEOUT_MS",
     "embedded_settings",
     "plugin_file",
 ]
@@ -29,8 +27,6 @@ PLUGIN_FILE_NAME = "paxm.js"
 LEGACY_FILE_NAME = "paxm.ts"
 #: first-lines marker that says a file is paxm's generated plugin (uninstall removes only those)
 MARKER = "// paxm-opencode-plugin v1"
-#: how long the plugin waits for one hook client run before killing it
-SPAWN_TIMEOUT_MS = DEFAULT_SPAWN_TIMEOUT_MS
 #: what the Go paxm's generated plugin contains (its payload schema and shim variable)
 _UPSTREAM_MARKERS = ("paxm.opencode.user_input.v1", "paxmUserInputHookCommand")
 
@@ -38,7 +34,7 @@ _UPSTREAM_MARKERS = ("paxm.opencode.user_input.v1", "paxmUserInputHookCommand")
 @cache
 def plugin_file() -> GeneratedFile:
     """The plugin's format: template, marker and upstream's markers."""
-    template = resources.files(__package__).joinpath("plugin_template.js").read_text(encoding="utf-8")
+    template = template_text(__package__, "plugin_template.js")
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS)
 
 

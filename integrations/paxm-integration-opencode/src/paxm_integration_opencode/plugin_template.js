@@ -35,17 +35,13 @@ function withTimeout(promise, ms) {
   return Promise.race([Promise.resolve(promise).catch(() => undefined), expired]).finally(() => clearTimeout(timer));
 }
 
+// paxm-include: plugin_kit.js
+
 export const PaxmMemoryPlugin = async (ctx) => {
   const commands = (PAXM && PAXM.commands) || {};
   const timeoutMs = Number(PAXM && PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 10000;
   const debug = typeof process !== "undefined" && process.env && process.env.PAXM_OPENCODE_DEBUG === "1";
-  const warn = (...args) => {
-    if (debug) {
-      try {
-        console.error("paxm:", ...args);
-      } catch {}
-    }
-  };
+  const warn = warner(debug);
   let spawn = null;
   try {
     spawn = (await import("node:child_process")).spawn;
@@ -109,65 +105,14 @@ export const PaxmMemoryPlugin = async (ctx) => {
     return response && Array.isArray(response.data) ? response.data : [];
   }
 
-  // Runs one paxm hook: the payload on stdin, resolves to its stdout ("" on any failure).
-  // Capture-only events run in their own process group, so a turn's capture still reaches
-  // paxm when OpenCode exits right after the turn (`opencode run`) or its terminal goes away.
+  // Runs one paxm hook, resolves to its stdout ("" on any failure).  Capture-only events run in
+  // their own process group, so a turn's capture still reaches paxm when OpenCode exits right
+  // after the turn (`opencode run`) or its terminal goes away.
   function runHook(event, payload) {
     const detached = event === "turn_end" || event === "tool_use";
     const argv = commands[event];
     if (!Array.isArray(argv) || argv.length === 0) return Promise.resolve("");
-    return new Promise((resolve) => {
-      let out = "";
-      let settled = false;
-      let child = null;
-      let timer = null;
-      const finish = (ok) => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        resolve(ok ? out : "");
-      };
-      try {
-        child = spawn(argv[0], argv.slice(1), {
-          stdio: ["pipe", "pipe", "ignore"],
-          env: process.env,
-          detached,
-          windowsHide: true,
-        });
-      } catch (error) {
-        warn(event, "could not start the hook client", error);
-        finish(false);
-        return;
-      }
-      timer = setTimeout(() => {
-        warn(event, "hook timed out");
-        try {
-          child.kill("SIGKILL");
-        } catch {}
-        finish(false);
-      }, timeoutMs);
-      child.on("error", (error) => {
-        warn(event, "hook failed", error);
-        finish(false);
-      });
-      child.on("close", (code) => {
-        if (code !== 0) warn(event, "hook exited", code);
-        finish(code === 0);
-      });
-      if (child.stdout) {
-        child.stdout.setEncoding("utf8");
-        child.stdout.on("data", (chunk) => {
-          if (out.length < MAX_OUTPUT) out += chunk;
-        });
-        child.stdout.on("error", () => {});
-      }
-      if (child.stdin) {
-        child.stdin.on("error", () => {});
-        try {
-          child.stdin.end(JSON.stringify(payload) + "\n");
-        } catch {}
-      }
-    });
+    return spawnHook(spawn, argv, payload, { event, timeoutMs, detached, warn }).then((r) => r.stdout);
   }
 
   function base(event, sessionID) {

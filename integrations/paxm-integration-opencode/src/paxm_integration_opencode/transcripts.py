@@ -29,7 +29,6 @@ without both a prompt and an answer is dropped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -38,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn
+from paxm_core.integration import HookMessage, PastTurn, past_turn
 
 __all__ = ["data_dir", "read_turns", "transcript_files"]
 
@@ -159,31 +158,22 @@ def _turns(path: Path, target: str, session: _Session, messages: Iterable[_Messa
 def _past_turn(
     path: Path, target: str, session: _Session, user: _Message, prompt: str, answer: str, convo: list[HookMessage]
 ) -> PastTurn:
-    digest = hashlib.sha256("\x00".join((target, session.id, user.id, prompt)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
     time = user.info.get("time")
     started = _ms(time.get("created")) if isinstance(time, dict) else 0.0
-    metadata = {
-        "session_id": session.id,
-        "transcript_path": str(path),
-        "backfill_turn_id": turn_id,
-        "opencode_message_id": user.id,
-    }
-    event = HookEvent(
-        target=target,
-        event=EVENT_TURN_END,
-        native_event="session.idle",
+    return past_turn(
+        target,
+        "session.idle",
+        (target, session.id, user.id, prompt),
+        path=path,
+        session=session.id,
         prompt=prompt,
-        assistant=answer,
-        messages=list(convo),
+        answer=answer,
+        started=started,
         workspace=session.directory,
-        metadata=metadata,
+        messages=convo,
+        metadata={"opencode_message_id": user.id},
         captured_at=started,
     )
-    return PastTurn(turn_id=turn_id, session_id=session.id, started_at=started, event=event)
-
-
-# -- OpenCode 1.x: the SQLite database --------------------------------------------------------
 
 
 def _json(text: Any) -> dict[str, Any] | None:

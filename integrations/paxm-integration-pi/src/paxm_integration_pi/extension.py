@@ -9,16 +9,14 @@ for each event and the timeout.  Writing, recognising and removing it is
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from paxm_core.generated_file import DEFAULT_SPAWN_TIMEOUT_MS, GeneratedFile
+from paxm_core.generated_file import GeneratedFile, template_text
 
 __all__ = [
     "EXTENSION_DIR_NAME",
     "EXTENSION_FILE_NAME",
     "MARKER",
-    "SPAWN_TIMEOUT_MS",
     "embedded_settings",
     "extension_file",
 ]
@@ -30,8 +28,6 @@ EXTENSION_DIR_NAME = "paxm-hook"
 EXTENSION_FILE_NAME = "index.ts"
 #: first-lines marker that says a file is paxm's generated extension (uninstall removes only those)
 MARKER = "// paxm-pi-extension v1"
-#: how long the extension waits for one hook client run before killing it
-SPAWN_TIMEOUT_MS = DEFAULT_SPAWN_TIMEOUT_MS
 #: what the Go paxm's generated extension contains (its shim variables and payload schema)
 _UPSTREAM_MARKERS = ("paxmUserInputHookCommand", "paxm.pi.user_input.v1")
 
@@ -39,7 +35,7 @@ _UPSTREAM_MARKERS = ("paxmUserInputHookCommand", "paxm.pi.user_input.v1")
 @cache
 def extension_file() -> GeneratedFile:
     """The extension's format: template, marker and upstream's markers (searched in 256 KiB)."""
-    template = resources.files(__package__).joinpath("extension_template.ts").read_text(encoding="utf-8")
+    template = template_text(__package__, "extension_template.ts")
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS, upstream_scan=262_144)
 
 

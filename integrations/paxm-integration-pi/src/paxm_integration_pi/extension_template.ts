@@ -16,18 +16,14 @@ const MAX_BUFFERED = 20;
 // Text of one buffered message / tool argument dump, in characters.
 const MAX_TEXT = 64 * 1024;
 
+// paxm-include: plugin_kit.js
+
 export default function paxmPiExtension(pi) {
   const commands = (PAXM && PAXM.commands) || {};
   const target = (PAXM && PAXM.target) || "pi";
   const timeoutMs = Number(PAXM && PAXM.timeoutMs) > 0 ? Number(PAXM.timeoutMs) : 10000;
   const debug = typeof process !== "undefined" && process.env && process.env.PAXM_PI_DEBUG === "1";
-  const warn = (...args) => {
-    if (debug) {
-      try {
-        console.error("paxm:", ...args);
-      } catch {}
-    }
-  };
+  const warn = warner(debug);
 
   let buffer = []; // this run's visible messages: {role, text, source}
   let pendingContext = ""; // the session_start hook's output, delivered with the next prompt
@@ -49,18 +45,9 @@ export default function paxmPiExtension(pi) {
     if (buffer.length > MAX_BUFFERED) buffer = buffer.slice(buffer.length - MAX_BUFFERED);
   }
 
-  function visibleText(content) {
-    if (typeof content === "string") return content.trim();
-    if (!Array.isArray(content)) return "";
-    return content
-      // text parts only: thinking/reasoning parts (the model's private reasoning) and tool-call
-      // parts (captured from the tool_execution_* events) are never buffered
-      .filter((p) => p && p.type === "text" && typeof p.text === "string")
-      .map((p) => p.text.trim())
-      .filter(Boolean)
-      .join("\n\n")
-      .trim();
-  }
+  // text parts only: thinking/reasoning parts (the model's private reasoning) and tool-call parts
+  // (captured from the tool_execution_* events) are never buffered
+  const visibleText = textParts;
 
   function stringify(value) {
     if (typeof value === "string") return value;
@@ -105,67 +92,19 @@ export default function paxmPiExtension(pi) {
     };
   }
 
-  // Runs one paxm hook: the payload on stdin, resolves to {ok, stdout}; never rejects.  Capture
-  // hooks run in their own process group, so a turn's capture still reaches paxm when Pi exits
-  // right after the turn (`pi -p`) or its terminal goes away.
+  // Runs one paxm hook, resolves to {ok, stdout}; never rejects.  Capture hooks run in their own
+  // process group, so a turn's capture still reaches paxm when Pi exits right after the turn
+  // (`pi -p`) or its terminal goes away.
   function runHook(event, payload) {
     const argv = commands[event];
     if (!Array.isArray(argv) || argv.length === 0) return Promise.resolve({ ok: false, stdout: "", skipped: true });
-    const detached = event === "turn_end";
-    return new Promise((resolve) => {
-      let out = "";
-      let settled = false;
-      let child = null;
-      let timer = null;
-      const finish = (ok) => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        resolve({ ok, stdout: ok ? out : "" });
-      };
-      // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`) exits 0
-      // silently when paxm is gone; check its interpreter and client here so the UI can say so
-      if (argv[3] === "paxm-hook" && !(existsSync(String(argv[4])) && existsSync(String(argv[7])))) {
-        warn(event, "paxm's interpreter or hook client is missing");
-        finish(false);
-        return;
-      }
-      try {
-        child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: process.env, detached, windowsHide: true });
-      } catch (error) {
-        warn(event, "could not start the hook client", error);
-        finish(false);
-        return;
-      }
-      timer = setTimeout(() => {
-        warn(event, "hook timed out");
-        try {
-          child.kill("SIGKILL");
-        } catch {}
-        finish(false);
-      }, timeoutMs);
-      child.on("error", (error) => {
-        warn(event, "hook failed", error);
-        finish(false);
-      });
-      child.on("close", (code) => {
-        if (code !== 0) warn(event, "hook exited", code);
-        finish(code === 0);
-      });
-      if (child.stdout) {
-        child.stdout.setEncoding("utf8");
-        child.stdout.on("data", (chunk) => {
-          if (out.length < MAX_OUTPUT) out += chunk;
-        });
-        child.stdout.on("error", () => {});
-      }
-      if (child.stdin) {
-        child.stdin.on("error", () => {});
-        try {
-          child.stdin.end(JSON.stringify(payload) + "\n");
-        } catch {}
-      }
-    });
+    // paxm's fail-open guard (`/bin/sh -c <guard> paxm-hook <python> -I -S <client.py> ...`) exits 0
+    // silently when paxm is gone; check its interpreter and client here so the UI can say so
+    if (argv[3] === "paxm-hook" && !(existsSync(String(argv[4])) && existsSync(String(argv[7])))) {
+      warn(event, "paxm's interpreter or hook client is missing");
+      return Promise.resolve({ ok: false, stdout: "" });
+    }
+    return spawnHook(spawn, argv, payload, { event, timeoutMs, detached: event === "turn_end", warn });
   }
 
   function notify(ctx, text) {

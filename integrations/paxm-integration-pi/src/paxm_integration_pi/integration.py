@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import EVENT_TURN_END, PastTurn
+from paxm_core.integration import EVENT_TURN_END, PastTurn, env_path
 from paxm_integration_pi import extension, transcripts
 from paxm_integration_pi.events import NATIVE_EVENTS
 
@@ -37,19 +35,7 @@ class PiIntegration(GeneratedFileIntegration):
 
     def agent_dir(self) -> Path:
         """Pi's agent dir (``$PAXM_PI_AGENT_DIR`` > ``$PI_CODING_AGENT_DIR`` > ``~/.pi/agent``)."""
-        for var in self.agent_dir_env:
-            value = os.environ.get(var, "").strip()
-            if value:
-                return Path(value).expanduser().absolute()
-        return (Path.home() / ".pi" / "agent").absolute()
-
-    def extension_path(self) -> Path:
-        """Where paxm's extension goes."""
-        return self.agent_dir() / "extensions" / extension.EXTENSION_DIR_NAME / extension.EXTENSION_FILE_NAME
-
-    def extension_source(self, config: Any) -> str:
-        """The extension file's content for ``config``."""
-        return self.source(config)
+        return next(filter(None, map(env_path, self.agent_dir_env)), None) or (Path.home() / ".pi" / "agent").absolute()
 
     # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
 
@@ -69,7 +55,9 @@ class PiIntegration(GeneratedFileIntegration):
 
     def generated_path(self) -> Path:
         """``<agent dir>/extensions/paxm-hook/index.ts`` (upstream's path: replaced in place)."""
-        return self.extension_path()
+        return self.agent_dir() / "extensions" / extension.EXTENSION_DIR_NAME / extension.EXTENSION_FILE_NAME
+
+    extension_path = generated_path
 
     def home_dir(self) -> Path | None:
         """The agent dir (``detect`` reports it when the executable is not on PATH)."""

@@ -19,15 +19,14 @@ dropped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from paxm_core.integration import EVENT_TURN_END, HookEvent, HookMessage, PastTurn, iso_epoch
+from paxm_core.integration import HookMessage, PastTurn, iso_epoch, jsonl_files, past_turn, transcript_records
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -55,23 +54,7 @@ def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every session file, sorted (an absent directory gives ``[]``)."""
-    root = sessions_dir(environ)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-
-
-def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[bytes]:
-    """The lines of ``handle``; a line longer than ``limit`` is skipped without being held whole."""
-    while True:
-        line = handle.readline(limit + 1)
-        if not line:
-            return
-        if len(line) > limit and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # drain the rest of the oversized line
-                line = handle.readline(limit)
-            continue
-        yield line
+    return jsonl_files(sessions_dir(environ))
 
 
 def _str(obj: Mapping[str, Any], key: str) -> str:
@@ -135,21 +118,19 @@ class _Turn:
 def _past_turn(path: Path, session: str, workspace: str, turn: _Turn) -> PastTurn | None:
     if not turn.prompt or not turn.answer:
         return None
-    digest = hashlib.sha256("\x00".join(("pi", session, turn.key, turn.prompt)).encode())
-    turn_id = "backfill-" + digest.hexdigest()[:32]
-    metadata = {"session_id": session, "transcript_path": str(path), "backfill_turn_id": turn_id}
-    event = HookEvent(
-        target="pi",
-        event=EVENT_TURN_END,
-        native_event="agent_end",
+    return past_turn(
+        "pi",
+        "agent_end",
+        ("pi", session, turn.key, turn.prompt),
+        path=path,
+        session=session,
         prompt=turn.prompt,
-        assistant=turn.answer,
-        messages=list(turn.messages),
+        answer=turn.answer,
+        started=turn.started,
         workspace=workspace,
-        metadata=metadata,
+        messages=turn.messages,
         captured_at=turn.started,
     )
-    return PastTurn(turn_id=turn_id, session_id=session, started_at=turn.started, event=event)
 
 
 def _session_from_name(path: Path) -> str:
@@ -160,57 +141,46 @@ def _session_from_name(path: Path) -> str:
 
 def read_turns(path: Path) -> Iterator[PastTurn]:
     """The finished turns of one session file, in order; tolerant of partial or corrupt files."""
-    try:
-        handle = path.open("rb")
-        fallback_time = path.stat().st_mtime
-    except OSError:
-        return
+    fallback_time, records = transcript_records(path, MAX_LINE)
     session = _session_from_name(path)
     workspace = ""
     turn: _Turn | None = None
-    with handle:
-        for line in bounded_lines(handle, MAX_LINE):
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
+    for record in records:
+        kind = _str(record, "type")
+        if kind == "session":
+            session = _str(record, "id") or session
+            workspace = _str(record, "cwd") or workspace
+            continue
+        message = record.get("message")
+        if kind != "message" or not isinstance(message, dict):
+            continue  # custom_message (paxm's recall), compaction, model changes ...
+        role = _str(message, "role")
+        if role == "user":
+            prompt = _text(message.get("content"))
+            if not prompt:
                 continue
-            if not isinstance(record, dict):
-                continue
-            kind = _str(record, "type")
-            if kind == "session":
-                session = _str(record, "id") or session
-                workspace = _str(record, "cwd") or workspace
-                continue
-            message = record.get("message")
-            if kind != "message" or not isinstance(message, dict):
-                continue  # custom_message (paxm's recall), compaction, model changes ...
-            role = _str(message, "role")
-            if role == "user":
-                prompt = _text(message.get("content"))
-                if not prompt:
-                    continue
-                if turn is not None:
-                    done = _past_turn(path, session, workspace, turn)
-                    if done is not None:
-                        yield done
-                started = _epoch(record.get("timestamp")) or _epoch(message.get("timestamp")) or fallback_time
-                turn = _Turn(_str(record, "id") or f"{started:.3f}", prompt, started)
-                turn.add("user", prompt)
-            elif turn is None:
-                continue
-            elif role == "assistant":
-                content = message.get("content")
-                text = _text(content)
-                if text:
-                    turn.add("assistant", text)
-                    turn.answer = text
-                for part in content if isinstance(content, list) else []:
-                    if isinstance(part, dict) and part.get("type") == "toolCall":
-                        turn.add("tool_call", _tool_call(part))
-            elif role == "toolResult":
-                text = _text(message.get("content"))
-                if text:
-                    turn.add("tool_result", f"Error: {text}" if message.get("isError") is True else text)
+            if turn is not None:
+                done = _past_turn(path, session, workspace, turn)
+                if done is not None:
+                    yield done
+            started = _epoch(record.get("timestamp")) or _epoch(message.get("timestamp")) or fallback_time
+            turn = _Turn(_str(record, "id") or f"{started:.3f}", prompt, started)
+            turn.add("user", prompt)
+        elif turn is None:
+            continue
+        elif role == "assistant":
+            content = message.get("content")
+            text = _text(content)
+            if text:
+                turn.add("assistant", text)
+                turn.answer = text
+            for part in content if isinstance(content, list) else []:
+                if isinstance(part, dict) and part.get("type") == "toolCall":
+                    turn.add("tool_call", _tool_call(part))
+        elif role == "toolResult":
+            text = _text(message.get("content"))
+            if text:
+                turn.add("tool_result", f"Error: {text}" if message.get("isError") is True else text)
     if turn is not None:
         done = _past_turn(path, session, workspace, turn)
         if done is not None:

@@ -1,14 +1,10 @@
-"""paxm's Qwen Code integration (agent ``qwen``), registered through the ``paxm`` entry point group.
-
-See ``docs/integrations/qwen-code.md``.
-"""
+"""paxm's Qwen Code integration (agent ``qwen``): see ``docs/integrations/qwen-code.md``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from paxm_core.api.hookspecs import hookimpl, lazy_exports
+from paxm_core.api.hookspecs import integration_exports
 
 if TYPE_CHECKING:
     from paxm_integration_qwen_code.integration import QwenCodeIntegration
@@ -17,17 +13,6 @@ __all__ = ["QwenCodeIntegration", "__version__", "paxm_register_integrations"]
 
 __version__ = "0.1.0"
 
-#: public name -> the submodule defining it, imported on first use: every paxm process that
-#: loads plugins imports this module, and only the ones using the integration need its code
-_LAZY = {"QwenCodeIntegration": "integration"}
-
-
-__getattr__ = lazy_exports(__name__, _LAZY)
-
-
-@hookimpl
-def paxm_register_integrations(register: Callable[[Any], None]) -> None:
-    """Register the ``qwen`` integration."""
-    from paxm_integration_qwen_code.integration import QwenCodeIntegration
-
-    register(QwenCodeIntegration())
+#: public names are imported from their submodule on first use (every paxm process that loads
+#: plugins imports this module; only the ones using the integration pay for its code)
+__getattr__, paxm_register_integrations = integration_exports(__name__, {"QwenCodeIntegration": "integration"})

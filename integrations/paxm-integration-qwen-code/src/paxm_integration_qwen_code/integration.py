@@ -9,14 +9,10 @@ on stdout and HTML-escapes the injected context.
 
 from __future__ import annotations
 
-from paxm_core.integration import EVENT_SESSION_START, EVENT_TOOL_USE, EVENT_TURN_END, EVENT_USER_INPUT
-from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
+from paxm_core.settings_hooks import HOOK_TIMEOUT_S, Location, SettingsHooksIntegration, SettingsHooksSpec, hook_events
 
-__all__ = ["HOOK_TIMEOUT_MS", "SPEC", "QwenCodeIntegration"]
+__all__ = ["SPEC", "QwenCodeIntegration"]
 
-#: Qwen Code's hook timeout is in milliseconds.  The hook client answers within its own 5 s
-#: ceiling; the rest covers interpreter start-up on a loaded machine.
-HOOK_TIMEOUT_MS = 10_000
 
 SPEC = SettingsHooksSpec(
     name="qwen",
@@ -26,14 +22,9 @@ SPEC = SettingsHooksSpec(
     executable="qwen",
     # $PAXM_QWEN_SETTINGS > $QWEN_HOME/settings.json > ~/.qwen/settings.json
     location=Location("PAXM_QWEN_SETTINGS", home_var="QWEN_HOME", home=".qwen"),
-    events=(
-        (EVENT_SESSION_START, "SessionStart"),
-        (EVENT_USER_INPUT, "UserPromptSubmit"),
-        (EVENT_TOOL_USE, "PostToolUse"),
-        (EVENT_TURN_END, "Stop"),
-    ),
+    events=hook_events("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"),
     matchers={"PostToolUse": ".*"},
-    handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT_MS},
+    handler={"type": "command", "command": "{command}", "timeout": HOOK_TIMEOUT_S * 1000},
     html_escaped=True,
 )
 
