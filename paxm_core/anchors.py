@@ -24,7 +24,8 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "ANCHORS_KEY",
@@ -65,7 +66,7 @@ _SYMBOL = re.compile(
 _HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class Anchors:
     """What one memory is anchored to: ``files`` and ``symbols`` (``(name, file)``) under ``root``."""
 

@@ -26,11 +26,11 @@ import os
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from paxm_core.anchors import ANCHORS_KEY, MAX_SCAN_BYTES, Anchors, head_commit, read_anchors
 from paxm_core.api.json import JSONObject
+from paxm_core.api.values import value_dataclass
 
 __all__ = [
     "FRESH",
@@ -53,7 +53,7 @@ _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
 _CACHED_FILES = 256
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class Freshness:
     """One memory's freshness: ``state`` (``fresh``/``stale``), why, and whether it has anchors."""
 

@@ -14,10 +14,10 @@ entity-escaped here, so recalled text can neither write nor close such an attrib
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.json import JSONObject
+from paxm_core.api.values import value_dataclass
 from paxm_core.freshness import Freshness
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def attribute_value(value: str) -> str:
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class HitNote:
     """Freshness and supersession of one hit."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import os
 import sys
 import time
@@ -27,6 +26,7 @@ from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
 from paxm_core.attribution import CLI_AGENT, cli_agent_id, without_paxm_keys
+from paxm_core.digest import sha256_hex
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
 
@@ -132,7 +132,7 @@ def cli_session_id(user_id: str, config_path: str, workspace: str) -> str:
     Stable per user, config file and working directory, so successive ``paxm remember`` calls
     in one project share a session (and its sequence numbers).
     """
-    digest = hashlib.sha256("\x00".join(("cli", user_id, config_path, workspace)).encode()).hexdigest()
+    digest = sha256_hex("\x00".join(("cli", user_id, config_path, workspace)).encode())
     return f"paxm-cli-{digest[:24]}"
 
 

@@ -16,7 +16,7 @@ Times are formatted by :mod:`paxm_core.api.timefmt`.
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, field, fields, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -202,7 +202,7 @@ def _decode_value(kind: str, value: object, what: str, default: object) -> objec
     return globals()[kind].from_json(value)
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True, compiled_init=True)
 class MemoryOrigin:
     """Where a memory was produced: trusted runtime context, never a caller filter."""
 
@@ -222,7 +222,7 @@ class MemoryOrigin:
         return _decode(cls, data, "origin", "origin.")
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True, compiled_init=True)
 class MemoryScope:
     """The visibility boundary assigned at write time (``personal``/``team`` + id)."""
 
@@ -240,7 +240,7 @@ class MemoryScope:
         return _decode(cls, data, "scope", "scope.")
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True, compiled_init=True)
 class Provenance:
     """Upstream's v1 attribution shape, kept for compatibility with v1 plugins."""
 
@@ -285,7 +285,7 @@ class MemoryRef:
         return _decode(cls, data, "ref", "ref.")
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True, compiled_init=True)
 class MemoryItem:
     """One memory to write.
 
@@ -318,7 +318,7 @@ class MemoryItem:
         return _decode(cls, data, "memory item")
 
 
-@dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True, compiled_init=True)
 class SearchQuery:
     """A recall request to one provider.
 
@@ -352,7 +352,7 @@ class SearchQuery:
 SEMANTIC_SCORE_KIND_PREFIX = "semantic:"
 
 
-@dataclass(slots=True)
+@value_dataclass(slots=True, compiled_init=True)
 class MemoryHit:
     """One recalled memory.
 

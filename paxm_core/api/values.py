@@ -9,8 +9,10 @@ records built a few times per process.  Those use ``@value_dataclass``: the same
 (``fields``, ``replace``, ``asdict``, ``__match_args__``, frozen-ness, slots, pickling), whose
 ``__init__`` is one shared function driven by the class's fields (with the signature
 ``@dataclass`` gives it) and whose other methods are closures.  Types built in hot loops
-(``MemoryItem``, ``MemoryHit``, ``SearchQuery``) keep ``@dataclass``: a compiled ``__init__``
-is faster per call.  ``InitVar`` and ``kw_only`` are not supported; a class that writes its own
+(``MemoryItem``, ``MemoryHit``, ``SearchQuery`` and the attribution they hold) use
+``@value_dataclass(compiled_init=True)``: their ``__init__`` (and, frozen, ``__setattr__`` and
+``__delattr__``) is the one ``@dataclass`` compiles, faster per call, and only ``__repr__``,
+``__eq__`` and ``__hash__`` are shared.  ``InitVar`` and ``kw_only`` are not supported; a class that writes its own
 ``__repr__``/``__eq__``/``__hash__``/``__setattr__``/``__delattr__`` uses ``@dataclass``.
 ``tests/core/test_values.py`` compares every class built so with its ``@dataclass`` twin.
 """
@@ -45,22 +47,28 @@ def value_dataclass(cls: type[_T], /) -> type[_T]: ...
 
 
 @overload
-def value_dataclass(*, frozen: bool = False, slots: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+def value_dataclass(
+    *, frozen: bool = False, slots: bool = False, compiled_init: bool = False
+) -> Callable[[type[_T]], type[_T]]: ...
 
 
 @dataclass_transform(field_specifiers=(field,))
 def value_dataclass(
-    cls: type[_T] | None = None, /, *, frozen: bool = False, slots: bool = False
+    cls: type[_T] | None = None, /, *, frozen: bool = False, slots: bool = False, compiled_init: bool = False
 ) -> type[_T] | Callable[[type[_T]], type[_T]]:
-    """``@dataclass`` / ``@dataclass(frozen=..., slots=...)`` without compiling any source."""
+    """``@dataclass`` / ``@dataclass(frozen=..., slots=...)`` without compiling any source.
+
+    :param compiled_init: let ``@dataclass`` compile ``__init__`` (and, frozen, the refusing
+        ``__setattr__``/``__delattr__``): for types built in hot loops.
+    """
 
     def wrap(target: type[_T]) -> type[_T]:
-        return _build(target, frozen=frozen, slots=slots)
+        return _build(target, frozen=frozen, slots=slots, compiled_init=compiled_init)
 
     return wrap if cls is None else wrap(cls)
 
 
-def _build(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
+def _build(cls: type[_T], *, frozen: bool, slots: bool, compiled_init: bool = False) -> type[_T]:
     written = sorted({"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"} & set(cls.__dict__))
     if written:
         raise TypeError(f"value_dataclass: {cls.__qualname__} writes {', '.join(written)}; use @dataclass")
@@ -69,11 +77,15 @@ def _build(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
     undocumented = not cls.__dict__.get("__doc__")
     if undocumented:
         cls.__doc__ = cls.__name__
-    built = dataclass(init=False, repr=False, eq=False, frozen=False, slots=slots)(cls)
-    all_fields = fields(built)  # type: ignore[arg-type]
-    if frozen:
-        _freeze(built, cls, all_fields)
-    _add_init(built, all_fields, frozen=frozen)
+    if compiled_init:  # @dataclass's own __init__ (and frozen methods); no __hash__ without eq
+        built = dataclass(init=True, repr=False, eq=False, frozen=frozen, slots=slots)(cls)
+        all_fields = fields(built)  # type: ignore[arg-type]
+    else:
+        built = dataclass(init=False, repr=False, eq=False, frozen=False, slots=slots)(cls)
+        all_fields = fields(built)  # type: ignore[arg-type]
+        if frozen:
+            _freeze(built, cls, all_fields)
+        _add_init(built, all_fields, frozen=frozen)
     _add_value_methods(built, all_fields, frozen=frozen)
     if undocumented:
         built.__doc__ = built.__name__ + str(inspect.signature(built)).replace(" -> None", "")

@@ -75,12 +75,29 @@ class LazyGroup(click.Group):
         if cmd_name in self.commands:
             return self.commands[cmd_name]
         target = LAZY_COMMANDS.get(cmd_name)
-        if target is not None and _module_exists(target[0]):
-            command = getattr(import_module(target[0]), target[1])
+        module = _import_if_present(target[0]) if target is not None else None
+        if target is not None and module is not None:
+            command = getattr(module, target[1])
             assert isinstance(command, click.Command)
             return command
         self._load_plugin_commands()
         return self.commands.get(cmd_name)
+
+
+def _import_if_present(module: str) -> object | None:
+    """``module`` imported, or ``None`` when it (or a package above it) is not installed.
+
+    One import instead of ``find_spec`` then import: ``importlib.util`` and a second search of
+    ``sys.path`` are a cold ``paxm recall``'s to pay otherwise.  A module that is there but fails
+    to import still raises.
+    """
+    try:
+        return import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module == missing or module.startswith(missing + ".")):
+            return None
+        raise
 
 
 def _module_exists(module: str) -> bool:

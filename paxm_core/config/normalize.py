@@ -60,13 +60,21 @@ def default_user_id() -> str:
     """The OS user as a slug (``$USER``, then the login name), ``user`` when unknown."""
     name = os.environ.get("USER", "")
     if not name:
-        import getpass  # rarely needed: $USER is set almost everywhere (and termios comes with it)
-
-        try:
-            name = getpass.getuser()
-        except Exception:  # no passwd entry in some containers
-            name = ""
+        name = _login_name()
     return slug_id(name) or "user"
+
+
+def _login_name() -> str:
+    """What ``getpass.getuser()`` answers, without importing getpass (it brings termios)."""
+    for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if os.environ.get(variable):
+            return os.environ[variable]
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except Exception:  # no passwd entry in some containers, or no pwd module
+        return ""
 
 
 def _legacy_bool(extra: Mapping[str, object], key: str, default: bool) -> bool:

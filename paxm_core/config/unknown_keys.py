@@ -8,20 +8,19 @@ as one stderr warning line; ``paxm config doctor`` lists each with its fix.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import types
 import typing
-from dataclasses import dataclass
 from typing import Any
 
+from paxm_core.api.values import value_dataclass
 from paxm_core.config.codec import _hints
 from paxm_core.config.model import Config
 
 __all__ = ["UnknownKey", "did_you_mean", "unknown_keys"]
 
 
-@dataclass(frozen=True)
+@value_dataclass(frozen=True)
 class UnknownKey:
     """A key paxm does not read (so it changes nothing): where it is and the closest known key.
 
@@ -40,6 +39,8 @@ class UnknownKey:
 
 def did_you_mean(word: str, known: typing.Iterable[str], cutoff: float = 0.6) -> str:
     """The known word closest to ``word`` (``difflib``), or ``""`` when none is close."""
+    import difflib  # only for a key paxm does not know: every load checks the keys, few have one
+
     close = difflib.get_close_matches(word, list(known), n=1, cutoff=cutoff)
     return close[0] if close else ""
 

@@ -5,8 +5,9 @@ See ``docs/router.md`` for the semantics.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from paxm_core.router.core import Router
-from paxm_core.router.forget import ForgetResult, ProviderForget
 from paxm_core.router.policy import (
     PutPolicy,
     RecallResult,
@@ -15,6 +16,9 @@ from paxm_core.router.policy import (
     SearchPolicy,
     candidate_limit,
 )
+
+if TYPE_CHECKING:
+    from paxm_core.router.forget import ForgetResult, ProviderForget
 
 __all__ = [
     "ForgetResult",
@@ -27,3 +31,12 @@ __all__ = [
     "SearchPolicy",
     "candidate_limit",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the forget results are imported with forget (paxm forget), not by every recall
+    if name in ("ForgetResult", "ProviderForget"):
+        from paxm_core.router import forget
+
+        return getattr(forget, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from itertools import repeat
 from operator import attrgetter
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import (
@@ -46,14 +46,22 @@ from paxm_core.attribution import (
     prepare_item,
     without_attribution,
 )
-from paxm_core.router.admission import admit
 from paxm_core.router.bulkhead import Lane, LaneBusy
 from paxm_core.router.fanout import Outcome, error_text, fan_out, ms
-from paxm_core.router.forget import FORGET_TIMEOUT, ForgetResult
-from paxm_core.router.forget import forget as forget_refs
 from paxm_core.router.pipeline import Entry, eligible_hits, finite_keys, normalized_tiers, select
-from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, Route, SearchPolicy, candidate_limit
+from paxm_core.router.policy import (
+    FORGET_TIMEOUT,
+    PutPolicy,
+    RecallResult,
+    RememberResult,
+    Route,
+    SearchPolicy,
+    candidate_limit,
+)
 from paxm_core.session_sequence import MemorySequenceAllocator, SequenceAllocator
+
+if TYPE_CHECKING:  # forget and LTM admission are imported by the calls that use them, not by a recall
+    from paxm_core.router.forget import ForgetResult
 
 __all__ = ["Router"]
 
@@ -282,6 +290,8 @@ class Router:
     def prepare_items(self, items: Sequence[MemoryItem], policy: PutPolicy) -> list[MemoryItem]:
         """The exact items providers receive for a write under ``policy`` (allocates sequences)."""
         now = _aware(self._clock())
+        from paxm_core.router.admission import admit
+
         default_scope = policy.scope if not policy.scope.is_empty() else None
         prepared: list[MemoryItem] = []
         for item in items:
@@ -378,6 +388,8 @@ class Router:
         if unknown:
             enabled = ", ".join(self._providers) or "none"
             raise ConfigError(f"cannot forget on provider(s) {', '.join(unknown)}: not enabled (enabled: {enabled})")
+        from paxm_core.router.forget import forget as forget_refs
+
         return forget_refs(
             self._lane,
             self._delete_one,

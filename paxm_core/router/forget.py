@@ -19,12 +19,9 @@ from paxm_core.api.types import MemoryRef
 from paxm_core.api.values import value_dataclass
 from paxm_core.router.bulkhead import Lane
 from paxm_core.router.fanout import Outcome, error_text, fan_out
-from paxm_core.router.policy import Route
+from paxm_core.router.policy import FORGET_TIMEOUT, Route
 
 __all__ = ["FORGET_TIMEOUT", "ForgetResult", "ProviderForget", "forget"]
-
-#: How long one provider may take to delete everything asked of it, by default.
-FORGET_TIMEOUT = 30.0
 
 
 @value_dataclass

@@ -14,6 +14,7 @@ from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderError
 from paxm_core.api.values import value_dataclass
 
 __all__ = [
+    "FORGET_TIMEOUT",
     "MAX_PROVIDER_CANDIDATES",
     "PutPolicy",
     "RecallResult",
@@ -25,6 +26,9 @@ __all__ = [
 
 #: Upper bound of the candidate pool asked from each provider (unless the caller wants more).
 MAX_PROVIDER_CANDIDATES = 100
+
+#: How long one provider may take to delete everything asked of it, by default (``paxm forget``).
+FORGET_TIMEOUT = 30.0
 
 
 @value_dataclass(frozen=True, slots=True)

@@ -7,13 +7,13 @@ dashboard stay compatible.  Empty fields are dropped (upstream's ``omitempty``),
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
 from paxm_core.api.types import normalize_tier
+from paxm_core.digest import sha256_hex
 
 __all__ = [
     "EVENT_FIELDS",
@@ -116,7 +116,7 @@ def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> di
     if not query:
         return {}
     out: dict[str, str | int] = {
-        "query_hash": hashlib.sha256(query.encode("utf-8")).hexdigest()[:16],
+        "query_hash": sha256_hex(query.encode("utf-8"))[:16],
         "query_length": len(query),
     }
     if capture_preview:

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 #: run the CLI, then print the modules it imported (atexit: after click's sys.exit)
 RECALL = """
 import atexit, json, sys
@@ -43,18 +45,26 @@ NOT_ON_RECALL = (
     "httpx",
     "yaml",  # the config comes from the parsed-config cache the first start wrote
     "tempfile",  # atomic writes (metrics) open their temp file themselves
+    "paxm_core.router.admission",  # LTM admission is for writes
+    "paxm_core.router.forget",  # paxm forget
+    "hashlib",  # OpenSSL: the session id and the query hash use the built-in SHA-256 (paxm_core.digest)
+    "difflib",  # "did you mean" is for a config key paxm does not know
+    "getpass",  # the login name without $USER comes from pwd (getpass brings termios)
+    "termios",
+    "importlib.util",  # a built-in command's module is imported, not searched for first
 )
 
 
-def _recall_modules(tmp_path: Path, *args: str) -> list[str]:
+def _recall_modules(tmp_path: Path, *args: str, identity: str = "identity:\n  user_id: alice\n") -> list[str]:
     config = tmp_path / "config.yaml"
     config.write_text(
-        "version: 1\nidentity:\n  user_id: alice\nproviders:\n  sqlite:\n    type: sqlite\n    enabled: true\n"
+        f"version: 1\n{identity}providers:\n  sqlite:\n    type: sqlite\n    enabled: true\n"
         f"    path: {tmp_path / 'memory.sqlite'}\ntelemetry:\n  dir: {tmp_path / 'state'}\n"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
     env.pop("PAXM_LOAD_PLUGINS", None)
     env.pop("PAXM_CONFIG", None)
+    env.pop("USER", None)  # the user id then comes from the login name
     argv = [sys.executable, "-P", "-c", RECALL, "--config", str(config), "recall", "--query", "deploy", *args]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -84,6 +94,51 @@ def test_recall_as_json_imports_no_integration_either(tmp_path: Path) -> None:
     _recall_modules(tmp_path, "--json")
     modules = _recall_modules(tmp_path, "--json")
     assert not _unwanted(modules), _unwanted(modules)
+
+
+def test_recall_without_a_configured_user_imports_no_getpass(tmp_path: Path) -> None:
+    # no identity.user_id and no $USER: the user id is the login name
+    _recall_modules(tmp_path, identity="")
+    modules = _recall_modules(tmp_path, identity="")
+    assert not _unwanted(modules), _unwanted(modules)
+
+
+def test_the_built_in_sha256_gives_hashlibs_digest() -> None:
+    import hashlib
+
+    from paxm_core.digest import sha256_hex
+
+    for data in (b"", b"paxm", "\x00".join(("cli", "u", "/c", "/w")).encode(), bytes(range(256)) * 9):
+        assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+def test_the_login_name_is_what_getpass_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import getpass
+
+    from paxm_core.config.normalize import _login_name
+
+    for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    assert _login_name() == getpass.getuser()
+    monkeypatch.setenv("USERNAME", "carol")
+    assert _login_name() == getpass.getuser() == "carol"
+    monkeypatch.setenv("LOGNAME", "dave")
+    assert _login_name() == getpass.getuser() == "dave"
+
+
+def test_a_missing_command_module_is_skipped_and_a_broken_one_raises(tmp_path: Path) -> None:
+    from paxm_core.cli import _import_if_present
+
+    assert _import_if_present("paxm_core.cli.no_such_command") is None
+    assert _import_if_present("paxm_no_such_package.cli") is None
+    (tmp_path / "paxm_broken_command.py").write_text("import paxm_no_such_dependency\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ModuleNotFoundError):
+            _import_if_present("paxm_broken_command")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("paxm_broken_command", None)
 
 
 #: import every integration plugin's entry-point module, then register its integrations

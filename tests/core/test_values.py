@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 from paxm_core.api import values
 
 MODULES = (
+    "paxm_core.anchors",
+    "paxm_core.freshness",
+    "paxm_core.hit_notes",
     "paxm_core.api.events",
     "paxm_core.api.integration",
     "paxm_core.api.protocols",
@@ -44,8 +47,9 @@ MODULES = (
 
 
 def _built_by_values(cls: type) -> bool:
-    init = cls.__dict__.get("__init__")
-    return getattr(getattr(init, "__code__", None), "co_filename", "") == values.__file__
+    # __repr__, not __init__: with compiled_init=True the __init__ is the one @dataclass compiles
+    method = cls.__dict__.get("__repr__")
+    return getattr(getattr(method, "__code__", None), "co_filename", "") == values.__file__
 
 
 CLASSES = [
