@@ -589,26 +589,19 @@ class HookDaemon:
 
     def _serve(self, conn: _socket.socket) -> None:
         counted = False
+        held = None
         try:
             conn.settimeout(CONNECTION_TIMEOUT)
             request = _read_request(conn)
+            if not request.get("action") and self.recorder is not None:
+                held = self.recorder  # telemetry waits until this answer has left
+                held.hold()
             response = self._dispatch(request)
             with self._state:
                 # counted before the answer leaves, so a status asked right after sees it
                 self.requests += 1
                 counted = True
-            delivery = self._delivery(request, response)
-            try:
-                if request.get("reply") == "framed":
-                    conn.sendall(framed_reply(response))
-                else:
-                    conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
-            except OSError:
-                delivery(False)  # the client gave up: what it did not get stays ungiven
-                raise
-            delivery(True)
-            conn.close()  # the client is answered: now let delivery run
-            self._after_answer()
+            self._answer(conn, request, response)
         except Exception as exc:
             try:
                 conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
@@ -616,15 +609,33 @@ class HookDaemon:
                 pass
         finally:
             conn.close()
+            if held is not None:
+                held.release()
             self._request_done(counted)
 
-    def _delivery(self, request: Mapping[str, object], response: Mapping[str, object]) -> Callable[[bool], None]:
-        """Report a hook answer's delivery to the session economy (``passive/economy.py``)."""
+    def _answer(self, conn: _socket.socket, request: Mapping[str, object], response: Mapping[str, object]) -> None:
+        """Send ``response``, close, then do what only records (after the client has its answer).
+
+        The client reads to EOF: whatever runs before ``close`` is waited for.  Only the ledger
+        update (what this session was given) goes first, so a next prompt always sees it.
+        """
         event_id = str(response.get("event_id") or "")
-        processor = self.processor
-        if request.get("action") or not event_id or processor is None:
-            return lambda sent: None
-        return lambda sent: processor.delivered(event_id) if sent else processor.undelivered(event_id)
+        processor = self.processor if event_id and not request.get("action") else None
+        try:
+            if request.get("reply") == "framed":
+                conn.sendall(framed_reply(response))
+            else:
+                conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+        except OSError:
+            if processor is not None:
+                processor.undelivered(event_id)  # the client gave up: what it did not get stays ungiven
+            raise
+        if processor is not None:
+            processor.delivered(event_id, signals=False)
+        conn.close()  # the client is answered: now let signals, telemetry and delivery run
+        if processor is not None:
+            processor.count_signals(event_id)
+        self._after_answer()
 
     def _after_answer(self) -> None:
         """Once a client has its answer: let delivery and telemetry run (never before it)."""
@@ -841,6 +852,8 @@ class _QueuedSink:
 
 #: how long the recorder waits for the first answered hook before building the sink anyway
 SINK_START_DELAY = 3.0
+#: longest a queued call waits for hook answers in flight (:meth:`BackgroundRecorder.hold`)
+HOLD_LIMIT = 2.0
 
 
 #: one queued sink call: (method name or callable, arguments, keyword arguments)
@@ -879,6 +892,11 @@ class BackgroundRecorder:
         self._go = threading.Event()
         if factory is None:
             self._go.set()
+        #: set while no hook answer is being prepared (see :meth:`hold`)
+        self._idle = threading.Event()
+        self._idle.set()
+        self._holds = 0
+        self._holds_lock = threading.Lock()
         self._queue: queue.SimpleQueue[_Call | None]
         self._queue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
@@ -896,6 +914,25 @@ class BackgroundRecorder:
         """Let the thread build the sink now (the daemon calls this after answering a hook)."""
         self._go.set()
 
+    def hold(self) -> None:
+        """A hook answer is being prepared: queued calls wait until :meth:`release`.
+
+        The thread's writes would compete with that answer for the interpreter (and its
+        sqlite and file calls hand the GIL back late); held, they run once the answer has
+        left, and the calls one prompt queued go to the sink together.  Holds nest (one per
+        request in flight); a call never waits longer than :data:`HOLD_LIMIT`.
+        """
+        with self._holds_lock:
+            self._holds += 1
+            self._idle.clear()
+
+    def release(self) -> None:
+        """End one :meth:`hold`; the thread runs again once none is left."""
+        with self._holds_lock:
+            self._holds = max(0, self._holds - 1)
+            if not self._holds:
+                self._idle.set()
+
     def _run(self) -> None:
         self._go.wait(SINK_START_DELAY)
         if self._factory is not None:
@@ -912,6 +949,7 @@ class BackgroundRecorder:
             call = taken.pop(0) if taken else self._queue.get()
             if call is None:
                 return
+            self._idle.wait(HOLD_LIMIT)
             fn, args, kwargs = call
             try:
                 if fn == "record" and callable(many) and _plain_record(call):
@@ -943,6 +981,7 @@ class BackgroundRecorder:
     def close(self, timeout: float = 5.0) -> None:
         """Finish queued calls and stop the thread."""
         self._go.set()
+        self._idle.set()
         self._queue.put(None)
         self._thread.join(timeout)
 

@@ -239,22 +239,27 @@ class HookProcessor:
             response["errors"] = result.errors
         return response
 
-    def delivered(self, event_id: str) -> None:
-        """The answer to ``event_id`` reached its client: its memories count as given to the session."""
+    def delivered(self, event_id: str, *, signals: bool = True) -> None:
+        """The answer to ``event_id`` reached its client: its memories count as given to the session.
+
+        :param signals: also count the event's session signals now; the daemon passes
+            ``False`` and calls :meth:`count_signals` once the client has its answer.
+        """
         economy = self.passive.economy
         if economy is not None:
             economy.delivered(event_id, self.passive.clock())
-            self._count_signals(event_id)
+            if signals:
+                self.count_signals(event_id)
 
     def undelivered(self, event_id: str) -> None:
         """The answer to ``event_id`` never reached its client: its memories stay ungiven."""
         economy = self.passive.economy
         if economy is not None:
             economy.forget(event_id)
-            self._count_signals(event_id)
+            self.count_signals(event_id)
 
-    def _count_signals(self, event_id: str) -> None:
-        """The session signals of a handled event (turns, tool calls, corrections: ``paxm impact``)."""
+    def count_signals(self, event_id: str) -> None:
+        """Report the session signals of a handled event once (turns, tool calls, corrections: ``paxm impact``)."""
         with self._append_lock:
             observed = self._observe.pop(event_id, None)
         economy = self.passive.economy
