@@ -952,12 +952,13 @@ class BackgroundRecorder:
             self._idle.wait(HOLD_LIMIT)
             fn, args, kwargs = call
             try:
-                if fn == "record" and callable(many) and _plain_record(call):
-                    # a drained backlog queues an outcome per episode: the ones waiting go to
-                    # the sink as one batch (one lock, one metrics rewrite).  While a stream
-                    # lasts, the batch also waits up to RECORD_LINGER for more; a lone event
-                    # (a hook's) is written at once
-                    events = [args[0]]
+                event = self._event(call)
+                if event is not None and callable(many):
+                    # a drained backlog queues an outcome per episode, a prompt its write, recall,
+                    # receipt and signals: the ones waiting go to the sink as one batch (one lock,
+                    # one metrics rewrite).  While a stream lasts, the batch also waits up to
+                    # RECORD_LINGER for more; a lone event is written at once
+                    events = [event]
                     until = time.monotonic() + RECORD_LINGER if backlog else 0.0
                     while len(events) < RECORD_BATCH:
                         try:
@@ -965,11 +966,13 @@ class BackgroundRecorder:
                             following = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
                         except queue.Empty:
                             break
-                        if following is None or not _plain_record(following):
+                        more = self._event(following)
+                        if more is None:
                             taken.append(following)  # runs next, in order
                             break
-                        events.append(following[1][0])
+                        events.append(more)
                     backlog = len(events) > 1
+                    self._idle.wait(HOLD_LIMIT)  # a hook answer started while the batch gathered
                     many(events)
                     continue
                 target = getattr(self._sink, fn, None) if isinstance(fn, str) else fn
@@ -977,6 +980,26 @@ class BackgroundRecorder:
                     target(*args, **kwargs)
             except Exception:  # telemetry never breaks the daemon
                 pass
+
+    def _event(self, call: _Call | None) -> object:
+        """The event ``call`` records, if it can join a ``record_many`` batch; else ``None``.
+
+        ``record(event)`` is one; so is ``on_recall(...)`` when the sink can build its event
+        (``recall_event``).  A failure to build it leaves the call to ``on_recall`` itself,
+        which reports it as telemetry does.
+        """
+        if call is None:
+            return None
+        if _plain_record(call):
+            return call[1][0]
+        fn, args, kwargs = call
+        build = getattr(self._sink, "recall_event", None) if fn == "on_recall" and not args else None
+        if not callable(build):
+            return None
+        try:
+            return build(**kwargs)
+        except Exception:
+            return None
 
     def close(self, timeout: float = 5.0) -> None:
         """Finish queued calls and stop the thread."""

@@ -198,3 +198,29 @@ def test_the_daemon_records_telemetry_only_after_the_client_has_its_answer(
     assert reply.endswith(b"memory")
     assert len(written) == 1, "the hook's calls go to the sink as one batch"
     assert written[0] >= answered
+
+
+class RecallSink(BatchSink):
+    """A sink that builds a recall's event itself, as ``Telemetry.recall_event`` does."""
+
+    def recall_event(self, **fields: Any) -> dict[str, Any]:
+        if fields["query"] == "broken":
+            raise ValueError("no event")
+        return {"n": "recall:" + fields["query"]}
+
+    def on_recall(self, what: str = "", **fields: Any) -> None:
+        self.calls.append(("on_recall", what or fields["query"]))
+
+
+def test_a_recall_joins_the_batch_of_the_records_around_it() -> None:
+    sink = RecallSink()
+    recorder = BackgroundRecorder(lambda: sink)
+    record, on_recall = recorder.wrap("record"), recorder.wrap("on_recall")
+    record({"n": 1})
+    on_recall(query="q", profile="default")
+    record({"n": 2})
+    on_recall(query="broken", profile="default")  # its event cannot be built: on_recall reports it
+    record({"n": 3})
+    recorder.start_sink()
+    recorder.close(timeout=30)
+    assert sink.calls == [("record_many", [1, "recall:q", 2]), ("on_recall", "broken"), ("record_many", [3])]
