@@ -224,3 +224,16 @@ def test_a_recall_joins_the_batch_of_the_records_around_it() -> None:
     recorder.start_sink()
     recorder.close(timeout=30)
     assert sink.calls == [("record_many", [1, "recall:q", 2]), ("on_recall", "broken"), ("record_many", [3])]
+
+
+def test_close_writes_held_calls_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clean exit loses nothing, even with an answer's hold never released."""
+    monkeypatch.setattr(daemon, "HOLD_LIMIT", 60.0)
+    sink = BatchSink()
+    recorder = BackgroundRecorder(sink=sink)
+    recorder.hold()
+    recorder.wrap("record")({"n": 1})
+    started = time.monotonic()
+    recorder.close(timeout=30)
+    assert sink.calls == [("record_many", [1])]
+    assert time.monotonic() - started < 10
