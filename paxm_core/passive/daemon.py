@@ -544,6 +544,8 @@ class HookDaemon:
                 pool.submit(self._serve, conn)
                 continue
             self._start_deferred()
+            if self.processor is not None:
+                self.processor.flush_state_due()  # a second without a connection
             if self._config_stamp() != config_stamp:
                 # a new config (paxm setup, an edit) takes effect with the next daemon
                 self._log("config changed: flushing and exiting")
@@ -641,6 +643,7 @@ class HookDaemon:
         """Once a client has its answer: let delivery and telemetry run (never before it)."""
         if self.processor is not None:
             self.processor.wake_worker()
+            self.processor.flush_state_due()
         if self.recorder is not None:
             self.recorder.start_sink()
         self._start_deferred()

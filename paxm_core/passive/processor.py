@@ -187,6 +187,11 @@ class HookProcessor:
                 self.worker.notify()
         return not getattr(result, "duplicate", False)
 
+    def flush_state_due(self) -> None:
+        """Write session state held in memory once it is due (see :meth:`SessionState.flush_due`)."""
+        if self.passive.session_state is not None:
+            self.passive.session_state.flush_due()
+
     def wake_worker(self) -> None:
         """Wake the delivery worker if an append is waiting for it."""
         if self._wake_pending and self.worker is not None:

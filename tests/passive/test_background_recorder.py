@@ -180,6 +180,9 @@ def test_the_daemon_records_telemetry_only_after_the_client_has_its_answer(
         def wake_worker(self) -> None:
             pass
 
+        def flush_state_due(self) -> None:
+            pass
+
     hook.processor = Processor()  # type: ignore[assignment]
     client, served = socket.socketpair()
     client.sendall(json.dumps({"event": "UserPromptSubmit", "event_id": "evt_1", "reply": "framed"}).encode() + b"\n")
