@@ -544,6 +544,8 @@ class HookDaemon:
                 pool.submit(self._serve, conn)
                 continue
             self._start_deferred()
+            if self.processor is not None:
+                self.processor.flush_state_due()  # a second without a connection
             if self._config_stamp() != config_stamp:
                 # a new config (paxm setup, an edit) takes effect with the next daemon
                 self._log("config changed: flushing and exiting")
@@ -589,26 +591,19 @@ class HookDaemon:
 
     def _serve(self, conn: _socket.socket) -> None:
         counted = False
+        held = None
         try:
             conn.settimeout(CONNECTION_TIMEOUT)
             request = _read_request(conn)
+            if not request.get("action") and self.recorder is not None:
+                held = self.recorder  # telemetry waits until this answer has left
+                held.hold()
             response = self._dispatch(request)
             with self._state:
                 # counted before the answer leaves, so a status asked right after sees it
                 self.requests += 1
                 counted = True
-            delivery = self._delivery(request, response)
-            try:
-                if request.get("reply") == "framed":
-                    conn.sendall(framed_reply(response))
-                else:
-                    conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
-            except OSError:
-                delivery(False)  # the client gave up: what it did not get stays ungiven
-                raise
-            delivery(True)
-            conn.close()  # the client is answered: now let delivery run
-            self._after_answer()
+            self._answer(conn, request, response)
         except Exception as exc:
             try:
                 conn.sendall(json.dumps({"ok": False, "error": str(exc)}).encode() + b"\n")
@@ -616,20 +611,39 @@ class HookDaemon:
                 pass
         finally:
             conn.close()
+            if held is not None:
+                held.release()
             self._request_done(counted)
 
-    def _delivery(self, request: Mapping[str, object], response: Mapping[str, object]) -> Callable[[bool], None]:
-        """Report a hook answer's delivery to the session economy (``passive/economy.py``)."""
+    def _answer(self, conn: _socket.socket, request: Mapping[str, object], response: Mapping[str, object]) -> None:
+        """Send ``response``, close, then do what only records (after the client has its answer).
+
+        The client reads to EOF: whatever runs before ``close`` is waited for.  Only the ledger
+        update (what this session was given) goes first, so a next prompt always sees it.
+        """
         event_id = str(response.get("event_id") or "")
-        processor = self.processor
-        if request.get("action") or not event_id or processor is None:
-            return lambda sent: None
-        return lambda sent: processor.delivered(event_id) if sent else processor.undelivered(event_id)
+        processor = self.processor if event_id and not request.get("action") else None
+        try:
+            if request.get("reply") == "framed":
+                conn.sendall(framed_reply(response))
+            else:
+                conn.sendall(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+        except OSError:
+            if processor is not None:
+                processor.undelivered(event_id)  # the client gave up: what it did not get stays ungiven
+            raise
+        if processor is not None:
+            processor.delivered(event_id, signals=False)
+        conn.close()  # the client is answered: now let signals, telemetry and delivery run
+        if processor is not None:
+            processor.count_signals(event_id)
+        self._after_answer()
 
     def _after_answer(self) -> None:
         """Once a client has its answer: let delivery and telemetry run (never before it)."""
         if self.processor is not None:
             self.processor.wake_worker()
+            self.processor.flush_state_due()
         if self.recorder is not None:
             self.recorder.start_sink()
         self._start_deferred()
@@ -841,6 +855,8 @@ class _QueuedSink:
 
 #: how long the recorder waits for the first answered hook before building the sink anyway
 SINK_START_DELAY = 3.0
+#: longest a queued call waits for hook answers in flight (:meth:`BackgroundRecorder.hold`)
+HOLD_LIMIT = 2.0
 
 
 #: one queued sink call: (method name or callable, arguments, keyword arguments)
@@ -879,6 +895,11 @@ class BackgroundRecorder:
         self._go = threading.Event()
         if factory is None:
             self._go.set()
+        #: set while no hook answer is being prepared (see :meth:`hold`)
+        self._idle = threading.Event()
+        self._idle.set()
+        self._holds = 0
+        self._holds_lock = threading.Lock()
         self._queue: queue.SimpleQueue[_Call | None]
         self._queue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
@@ -896,6 +917,25 @@ class BackgroundRecorder:
         """Let the thread build the sink now (the daemon calls this after answering a hook)."""
         self._go.set()
 
+    def hold(self) -> None:
+        """A hook answer is being prepared: queued calls wait until :meth:`release`.
+
+        The thread's writes would compete with that answer for the interpreter (and its
+        sqlite and file calls hand the GIL back late); held, they run once the answer has
+        left, and the calls one prompt queued go to the sink together.  Holds nest (one per
+        request in flight); a call never waits longer than :data:`HOLD_LIMIT`.
+        """
+        with self._holds_lock:
+            self._holds += 1
+            self._idle.clear()
+
+    def release(self) -> None:
+        """End one :meth:`hold`; the thread runs again once none is left."""
+        with self._holds_lock:
+            self._holds = max(0, self._holds - 1)
+            if not self._holds:
+                self._idle.set()
+
     def _run(self) -> None:
         self._go.wait(SINK_START_DELAY)
         if self._factory is not None:
@@ -912,14 +952,16 @@ class BackgroundRecorder:
             call = taken.pop(0) if taken else self._queue.get()
             if call is None:
                 return
+            self._idle.wait(HOLD_LIMIT)
             fn, args, kwargs = call
             try:
-                if fn == "record" and callable(many) and _plain_record(call):
-                    # a drained backlog queues an outcome per episode: the ones waiting go to
-                    # the sink as one batch (one lock, one metrics rewrite).  While a stream
-                    # lasts, the batch also waits up to RECORD_LINGER for more; a lone event
-                    # (a hook's) is written at once
-                    events = [args[0]]
+                event = self._event(call)
+                if event is not None and callable(many):
+                    # a drained backlog queues an outcome per episode, a prompt its write, recall,
+                    # receipt and signals: the ones waiting go to the sink as one batch (one lock,
+                    # one metrics rewrite).  While a stream lasts, the batch also waits up to
+                    # RECORD_LINGER for more; a lone event is written at once
+                    events = [event]
                     until = time.monotonic() + RECORD_LINGER if backlog else 0.0
                     while len(events) < RECORD_BATCH:
                         try:
@@ -927,11 +969,13 @@ class BackgroundRecorder:
                             following = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
                         except queue.Empty:
                             break
-                        if following is None or not _plain_record(following):
+                        more = self._event(following)
+                        if more is None:
                             taken.append(following)  # runs next, in order
                             break
-                        events.append(following[1][0])
+                        events.append(more)
                     backlog = len(events) > 1
+                    self._idle.wait(HOLD_LIMIT)  # a hook answer started while the batch gathered
                     many(events)
                     continue
                 target = getattr(self._sink, fn, None) if isinstance(fn, str) else fn
@@ -940,9 +984,30 @@ class BackgroundRecorder:
             except Exception:  # telemetry never breaks the daemon
                 pass
 
+    def _event(self, call: _Call | None) -> object:
+        """The event ``call`` records, if it can join a ``record_many`` batch; else ``None``.
+
+        ``record(event)`` is one; so is ``on_recall(...)`` when the sink can build its event
+        (``recall_event``).  A failure to build it leaves the call to ``on_recall`` itself,
+        which reports it as telemetry does.
+        """
+        if call is None:
+            return None
+        if _plain_record(call):
+            return call[1][0]
+        fn, args, kwargs = call
+        build = getattr(self._sink, "recall_event", None) if fn == "on_recall" and not args else None
+        if not callable(build):
+            return None
+        try:
+            return build(**kwargs)
+        except Exception:
+            return None
+
     def close(self, timeout: float = 5.0) -> None:
         """Finish queued calls and stop the thread."""
         self._go.set()
+        self._idle.set()
         self._queue.put(None)
         self._thread.join(timeout)
 

@@ -187,6 +187,11 @@ class HookProcessor:
                 self.worker.notify()
         return not getattr(result, "duplicate", False)
 
+    def flush_state_due(self) -> None:
+        """Write session state held in memory once it is due (see :meth:`SessionState.flush_due`)."""
+        if self.passive.session_state is not None:
+            self.passive.session_state.flush_due()
+
     def wake_worker(self) -> None:
         """Wake the delivery worker if an append is waiting for it."""
         if self._wake_pending and self.worker is not None:
@@ -239,22 +244,27 @@ class HookProcessor:
             response["errors"] = result.errors
         return response
 
-    def delivered(self, event_id: str) -> None:
-        """The answer to ``event_id`` reached its client: its memories count as given to the session."""
+    def delivered(self, event_id: str, *, signals: bool = True) -> None:
+        """The answer to ``event_id`` reached its client: its memories count as given to the session.
+
+        :param signals: also count the event's session signals now; the daemon passes
+            ``False`` and calls :meth:`count_signals` once the client has its answer.
+        """
         economy = self.passive.economy
         if economy is not None:
             economy.delivered(event_id, self.passive.clock())
-            self._count_signals(event_id)
+            if signals:
+                self.count_signals(event_id)
 
     def undelivered(self, event_id: str) -> None:
         """The answer to ``event_id`` never reached its client: its memories stay ungiven."""
         economy = self.passive.economy
         if economy is not None:
             economy.forget(event_id)
-            self._count_signals(event_id)
+            self.count_signals(event_id)
 
-    def _count_signals(self, event_id: str) -> None:
-        """The session signals of a handled event (turns, tool calls, corrections: ``paxm impact``)."""
+    def count_signals(self, event_id: str) -> None:
+        """Report the session signals of a handled event once (turns, tool calls, corrections: ``paxm impact``)."""
         with self._append_lock:
             observed = self._observe.pop(event_id, None)
         economy = self.passive.economy

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -88,10 +89,11 @@ class SessionState:
     """The state file under a process-local lock.
 
     :param write_behind: ``0`` reads and writes the file on every call (one-shot processes);
-        ``> 0`` keeps the state in memory and writes it at most that many seconds after a change
-        (the daemon, the file's only writer while it runs; losing the last second of state to a
-        crash only costs a redundant local-time block or a memory injected once more).  Call
-        :meth:`close` to write it out.
+        ``> 0`` keeps the state in memory, and :meth:`flush_due` writes it once a change is that
+        many seconds old (the daemon, the file's only writer while it runs, calls it after each
+        answer and once a second; losing the last seconds of state to a crash only costs a
+        redundant local-time block or a memory injected once more).  Call :meth:`close` to
+        write it out.
     """
 
     def __init__(self, path: Path, *, write_behind: float = 0.0) -> None:
@@ -99,7 +101,8 @@ class SessionState:
         self._lock = threading.Lock()
         self._write_behind = write_behind
         self._cached: _Data | None = None
-        self._timer: threading.Timer | None = None
+        #: monotonic time of the oldest change not yet written (``None``: nothing to write)
+        self._dirty_at: float | None = None
         self._pruned_at: datetime | None = None
 
     def _load(self) -> _Data:
@@ -118,16 +121,24 @@ class SessionState:
             # a change that must not be lost to a crash (a ledger emptied at a compaction:
             # losing it would withhold memories the model no longer has)
             self._write(data)
-            return
-        if self._timer is None:
-            self._timer = threading.Timer(self._write_behind, self.flush)
-            self._timer.daemon = True
-            self._timer.start()
+            self._dirty_at = None
+        elif self._dirty_at is None:
+            self._dirty_at = time.monotonic()
+
+    def flush_due(self) -> None:
+        """Write the in-memory state if a change has waited ``write_behind`` seconds.
+
+        The daemon calls this once an answer has left and once a second: the write (the whole
+        file, milliseconds for a large one) never runs on a prompt's way to its answer.
+        """
+        dirty_at = self._dirty_at
+        if dirty_at is not None and time.monotonic() - dirty_at >= self._write_behind:
+            self.flush()
 
     def flush(self) -> None:
         """Write a pending in-memory state to disk now."""
         with self._lock:
-            self._timer = None
+            self._dirty_at = None
             if self._cached is not None:
                 try:
                     self._write(self._cached)
@@ -135,10 +146,7 @@ class SessionState:
                     pass  # best effort: the state only tunes context blocks
 
     def close(self) -> None:
-        """Cancel the timer and write pending state."""
-        timer = self._timer
-        if timer is not None:
-            timer.cancel()
+        """Write pending state."""
         self.flush()
 
     def _read(self) -> _Data:

@@ -76,27 +76,61 @@ class Telemetry:
         ``capture_query_preview`` is on.
         """
         try:
-            event = _operation(kind, source, command, profile, error, duration_ms, result)
-            profile = str(event["profile"])
-            hits = list(getattr(result, "hits", None) or [])
-            event |= {
-                "target": target,
-                "hook_event": hook_event,
-                "skipped": skipped,
-                "hit_count": len(hits),
-                "inserted_count": len(hits) if kind == "hook_recall" else 0,
-                "provider_recalls": {} if skipped else self._routes("recall_profiles", profile),
-                "provider_hits": _count_by_provider(hits),
-                "provider_recall_details": list(getattr(result, "provider_recalls", None) or []),
-                "recall_hits": recall_hit_details(hits, capture_preview=self.settings.capture_query_preview),
-                "recall_timed_out": bool(getattr(result, "timed_out", False)),
-                "session_key": session_key,
-            }
-            query_text = str(getattr(result, "query", "") or "").strip() or query
-            event.update(self._query_fields(query_text))
-            self._record(event)
+            self._record(
+                self.recall_event(
+                    query=query,
+                    profile=profile,
+                    source=source,
+                    command=command,
+                    result=result,
+                    error=error,
+                    duration_ms=duration_ms,
+                    kind=kind,
+                    target=target,
+                    hook_event=hook_event,
+                    session_key=session_key,
+                    skipped=skipped,
+                )
+            )
         except Exception as exc:  # best effort by contract
             _skipped(exc)
+
+    def recall_event(
+        self,
+        *,
+        query: str,
+        profile: str,
+        source: str,
+        command: str,
+        result: object,
+        error: object = "",
+        duration_ms: float,
+        kind: str = "recall",
+        target: str = "",
+        hook_event: str = "",
+        session_key: str = "",
+        skipped: bool = False,
+    ) -> dict[str, object]:
+        """The event :meth:`on_recall` records, for :meth:`record_many` (may raise)."""
+        event = _operation(kind, source, command, profile, error, duration_ms, result)
+        profile = str(event["profile"])
+        hits = list(getattr(result, "hits", None) or [])
+        event |= {
+            "target": target,
+            "hook_event": hook_event,
+            "skipped": skipped,
+            "hit_count": len(hits),
+            "inserted_count": len(hits) if kind == "hook_recall" else 0,
+            "provider_recalls": {} if skipped else self._routes("recall_profiles", profile),
+            "provider_hits": _count_by_provider(hits),
+            "provider_recall_details": list(getattr(result, "provider_recalls", None) or []),
+            "recall_hits": recall_hit_details(hits, capture_preview=self.settings.capture_query_preview),
+            "recall_timed_out": bool(getattr(result, "timed_out", False)),
+            "session_key": session_key,
+        }
+        query_text = str(getattr(result, "query", "") or "").strip() or query
+        event.update(self._query_fields(query_text))
+        return event
 
     def on_remember(
         self,

@@ -378,3 +378,16 @@ def test_a_daemon_that_cannot_start_ends_the_first_prompts_wait_at_once(
     assert waited < 20, f"the hook waited {waited:.1f} s for a daemon that had already exited"
     # the prompt is not lost: it waits in the inbox for a daemon that can start
     assert [r[:2] for r in queue_rows(config, "SELECT target, event FROM capture_inbox")] == [("claude", "user_input")]
+
+
+def test_session_state_reaches_the_disk_after_the_answer_without_another_request(
+    tmp_path: Path, daemon_cleanup: list[Path]
+) -> None:
+    """The daemon writes session state behind (off the answer), and on its own once it is due."""
+    config = write_config(tmp_path / "cfg")
+    daemon_cleanup.append(config)
+    start(config)
+    prompt = json.dumps({"session_id": "behind", "cwd": "/w", "prompt": "what is the cache TTL?"}).encode()
+    assert run_client(config, "claude", "user_input", prompt).returncode == 0
+    state = config.parent / "hooks" / "session_state.json"
+    assert wait_for(lambda: state.exists() and "behind" in state.read_text(), timeout=15)

@@ -480,10 +480,8 @@ def test_a_compaction_survives_a_crash_right_after_it(tmp_path: Path) -> None:
 
 
 def _die(state: SessionState) -> None:
-    """The process ends without writing its pending state (its write-behind timer never fires)."""
-    timer = state._timer
-    if timer is not None:
-        timer.cancel()
+    """The process ends without writing its pending state: no ``flush_due`` or ``close`` comes."""
+    del state  # write-behind writes only when the daemon asks (SessionState.flush_due)
 
 
 def test_the_in_process_hook_records_its_receipts_too(tmp_path: Path) -> None:

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from paxm_core.api.events import HookEvent
+from paxm_core.api.json import JSONObject
 from paxm_core.passive.session_state import SessionState, session_key
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -69,15 +72,33 @@ def test_write_behind_keeps_state_in_memory_until_flushed(tmp_path: Path) -> Non
     assert not SessionState(path).mark_initial(ev("user_input"), T0)  # and on disk after close
 
 
+def test_write_behind_writes_once_a_change_is_due_and_starts_no_thread(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    state = SessionState(path, write_behind=0.3)
+    threads = threading.active_count()
+    assert state.mark_initial(ev("user_input"), T0)
+    assert threading.active_count() == threads  # the daemon's own steps write it (flush_due)
+    state.flush_due()
+    assert not path.exists()  # the change is not due yet
+    time.sleep(0.4)
+    state.flush_due()
+    assert not SessionState(path).mark_initial(ev("user_input"), T0)
+    path.unlink()
+    state.flush_due()
+    assert not path.exists()  # nothing changed since: nothing written
+
+
 def test_ledgers_are_bounded_and_age_out(tmp_path: Path) -> None:
     from paxm_core.passive.session_state import LEDGER_TTL, MAX_LEDGERS
 
     state = SessionState(tmp_path / "state.json")
     start = datetime(2026, 12, 1, tzinfo=UTC)
+
+    def give(ledger: JSONObject) -> None:
+        ledger.setdefault("ids", ["p:m"])
+
     for n in range(MAX_LEDGERS + 5):
-        state.update_ledger(
-            f"claude/session/s{n}", lambda led: led.setdefault("ids", ["p:m"]), start + timedelta(seconds=n)
-        )
+        state.update_ledger(f"claude/session/s{n}", give, start + timedelta(seconds=n))
     data = json.loads((tmp_path / "state.json").read_text())
     assert len(data["ledgers"]) == MAX_LEDGERS and "claude/session/s0" not in data["ledgers"]
     assert os.stat(tmp_path / "state.json").st_mode & 0o777 == 0o600
