@@ -9,13 +9,17 @@ Fixtures (autouse wherever imported into a ``conftest.py``): :func:`close_built_
 every provider a test passed to :func:`closed_after_test`; :func:`isolated_home` points HOME and the
 XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names in its own
 ``paxm_unset_env`` fixture (a harness's config-dir variable, say).
+
+:func:`json_server` is a scripted JSON HTTP server on 127.0.0.1 for a remote provider's error paths.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,16 +27,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from paxm_core import (
-    Deadline,
-    MemoryHit,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-    hookimpl,
-)
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, ProviderError, SearchQuery, hookimpl
 from paxm_core.api.timefmt import parse_time
 from paxm_core.plugins import PaxmPluginManager, get_plugin_manager
 
@@ -335,3 +330,37 @@ def close_built_providers() -> Iterator[None]:
     yield
     while _BUILT:
         _BUILT.pop().close()
+
+
+#: ``(method, path, headers, decoded body) -> (status, JSON answer)``: what :func:`json_server` replies.
+JsonAnswer = Callable[[str, str, Mapping[str, str], Any], tuple[int, Any]]
+
+
+@contextmanager
+def json_server(answer: JsonAnswer) -> Iterator[str]:
+    """A threaded HTTP server on 127.0.0.1 answering every request with ``answer``; yields its URL."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+        def _answer(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, reply = answer(self.command, self.path, dict(self.headers), json.loads(raw or b"null"))
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_DELETE = _answer  # noqa: N815
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

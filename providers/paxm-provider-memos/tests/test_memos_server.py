@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import closed_after_test
+from paxm_contracttest.fakes import closed_after_test, json_server
 from paxm_core import (
     ConfigError,
     Deadline,
     MemoryItem,
     MemoryOrigin,
+    MemoryRef,
     MemoryScope,
     ProviderConfig,
     ProviderError,
@@ -119,43 +117,24 @@ def test_bad_config_is_rejected() -> None:
     assert spec.package == "paxm-provider-memos" and "api_key" in spec.secret_keys
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    """Answers like MemOS does when it refuses: HTTP 200, a failure inside the envelope."""
-
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """Answers like MemOS does when it refuses (HTTP 200, a failure inside the envelope); records requests."""
     answers: dict[str, Any] = {}
     seen: list[dict[str, Any]] = []
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+    def answer(method: str, path: str, headers: Mapping[str, str], body: Any) -> tuple[int, Any]:
+        seen.append({"path": path, "auth": headers.get("Authorization"), "body": body})
+        return 200, answers.get(path, {"code": 200, "data": []})
 
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"null")
-        self.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-        data = json.dumps(self.answers.get(self.path, {"code": 200, "data": []})).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _answer  # noqa: N815
+    with json_server(answer) as url:
+        yield url, answers, seen
 
 
-@pytest.fixture
-def recorder() -> Iterator[tuple[str, type[_Recorder]]]:
-    handler = type("Handler", (_Recorder,), {"answers": {}, "seen": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    server.shutdown()
-    server.server_close()
-
-
-def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tuple[str, Any]) -> None:
-    url, handler = recorder
+def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tuple[str, Any, Any]) -> None:
+    url, answers, seen = recorder
     secret = "memos-secret-token-987"
-    handler.answers = {
+    answers |= {
         "/product/delete_memory": {
             "code": 200,
             "message": f"Exactly one delete mode {secret}",
@@ -168,12 +147,10 @@ def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tup
     provider.health(_d())
     with pytest.raises(ProviderError, match="search exploded") as searched:
         provider.search(SearchQuery(text="q"), _d())
-    from paxm_core import MemoryRef
-
     with pytest.raises(ProviderError, match="reported failure") as deleted:
         provider.delete(MemoryRef("memos", "m1"), _d())
     assert secret not in str(searched.value) + str(deleted.value)
-    sent = next(r for r in handler.seen if r["path"] == "/product/delete_memory")
+    sent = next(r for r in seen if r["path"] == "/product/delete_memory")
     # exactly one delete mode: the real server refuses memory_ids together with user_id
     assert sent["body"] == {"writable_cube_ids": ["x"], "memory_ids": ["m1"]}
     assert sent["auth"] == f"Bearer {secret}"

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import closed_after_test
+from paxm_contracttest.fakes import closed_after_test, json_server
 from paxm_core import (
     ConfigError,
     Deadline,
@@ -132,33 +129,16 @@ def test_bad_config_is_rejected() -> None:
     assert all(k.ask for k in spec.config_keys if k.name in ("base_url", "api_key"))
 
 
-class _Http200Error(BaseHTTPRequestHandler):
-    """Answers like OpenViking does for some failures: HTTP 200 with status "error"; echoes the key."""
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-    def _answer(self) -> None:
-        key = self.headers.get("X-API-Key", "")
-        body = json.dumps({"status": "error", "error": {"code": "UNAUTHENTICATED", "message": f"bad key {key}"}})
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _answer  # noqa: N815
-
-
 @pytest.fixture
 def http200_error_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Http200Error)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """Answers like OpenViking does for some failures: HTTP 200 with status "error"; echoes the key."""
+
+    def answer(method: str, path: str, headers: Mapping[str, str], body: Any) -> tuple[int, Any]:
+        message = f"bad key {headers.get('X-API-Key', '')}"
+        return 200, {"status": "error", "error": {"code": "UNAUTHENTICATED", "message": message}}
+
+    with json_server(answer) as url:
+        yield url
 
 
 def test_http_200_with_status_error_is_an_error_and_hides_the_key(http200_error_server: str) -> None:

@@ -7,21 +7,18 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from paxm_core import ConfigError, ProviderConfig, resolve_secret
+from paxm_provider_mem0 import CLOUD_URL, SELF_HOSTED_URL
 from paxm_provider_mem0.mapping import SCOPE_KEYS, SCORE_SEMANTICS
 
 __all__ = [
-    "CLOUD_BASE_URL",
     "CLOUD_TIMEOUT",
     "SCOPE_PAYLOADS",
-    "SELF_HOSTED_BASE_URL",
     "SELF_HOSTED_TIMEOUT",
     "Settings",
     "problems",
     "read_settings",
 ]
 
-SELF_HOSTED_BASE_URL = "http://localhost:8888"
-CLOUD_BASE_URL = "https://api.mem0.ai"
 SELF_HOSTED_TIMEOUT = 30.0
 #: Cloud writes are asynchronous (add, then poll the event); upstream allows two minutes.
 CLOUD_TIMEOUT = 120.0
@@ -50,10 +47,10 @@ def _base_url(config: ProviderConfig, default: str) -> str:
 def problems(config: ProviderConfig, *, cloud: bool) -> list[str]:
     """Every problem with ``config`` as one clear sentence each (empty when usable)."""
     found: list[str] = []
-    base = _base_url(config, CLOUD_BASE_URL if cloud else SELF_HOSTED_BASE_URL)
+    base = _base_url(config, CLOUD_URL if cloud else SELF_HOSTED_URL)
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        found.append(f"base_url {base!r} must be an absolute http(s) URL, e.g. {SELF_HOSTED_BASE_URL}")
+        found.append(f"base_url {base!r} must be an absolute http(s) URL, e.g. {SELF_HOSTED_URL}")
     if not any(getattr(config, key).strip() for key in SCOPE_KEYS):
         found.append("set the memory target: one or more of user_id, agent_id, run_id")
     semantics = (config.score_semantics or "similarity").strip().lower()
@@ -91,7 +88,7 @@ def read_settings(name: str, config: ProviderConfig, *, cloud: bool) -> Settings
         raise ConfigError("; ".join(found), path=f"providers.{name}")
     target = {key: getattr(config, key).strip() for key in SCOPE_KEYS if getattr(config, key).strip()}
     return Settings(
-        base_url=_base_url(config, CLOUD_BASE_URL if cloud else SELF_HOSTED_BASE_URL),
+        base_url=_base_url(config, CLOUD_URL if cloud else SELF_HOSTED_URL),
         api_key=_api_key(config, cloud=cloud),
         target=target,
         score_semantics=(config.score_semantics or "similarity").strip().lower(),

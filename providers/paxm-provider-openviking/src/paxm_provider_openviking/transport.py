@@ -8,26 +8,33 @@ of the key are :class:`paxm_core.http_client.JsonTransport`'s.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from paxm_core.http_client import JsonTransport, redact
+from paxm_core.http_client import JsonTransport
 
 if TYPE_CHECKING:
     from paxm_core import Deadline
 
-__all__ = ["OpenVikingTransport", "error_code", "redact"]
+__all__ = ["OpenVikingTransport", "error_code"]
 
 
 class OpenVikingTransport(JsonTransport):
     """A small httpx client for one OpenViking base URL."""
 
-    def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, default_timeout: float):
-        super().__init__(provider, base_url, headers, secret, default_timeout, service="OpenViking", label="openviking")
+    detail_keys = ("detail", "message", "error")
 
-    def detail(self, payload: Any) -> str:
-        return _detail(payload)
+    def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, timeout: float):
+        super().__init__(provider, base_url, headers, secret, timeout, service="OpenViking", label="openviking")
+
+    def detail(self, payload: object) -> str:
+        """``CODE: message`` of the envelope's ``error`` object, else the usual keys."""
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            code = error.get("code") or ""
+            message = error.get("message") or ""
+            return f"{code}: {message}".strip(": ") if (code or message) else ""
+        return super().detail(payload)
 
     def call(
         self,
@@ -35,32 +42,25 @@ class OpenVikingTransport(JsonTransport):
         method: str,
         path: str,
         deadline: Deadline,
-        body: Any = None,
+        body: object = None,
         *,
-        params: dict[str, str] | None = None,
+        params: Mapping[str, str] | None = None,
         allow_not_found: bool = False,
     ) -> Any:
-        """Send one request; return the envelope's ``result`` (``None`` for an allowed NOT_FOUND)."""
+        """The envelope's ``result`` (``None`` for an allowed NOT_FOUND), unless it says ``status: "error"``.
+
+        Some failures come as HTTP 200 with ``status: "error"``, so the envelope is judged whatever the status.
+        """
         resp, payload = self.send(op, method, path, deadline, body, params=params)
         if resp.status_code == 404 and allow_not_found and error_code(payload) == "NOT_FOUND":
             return None
-        self.check_status(op, resp, payload)
-        _check_envelope(payload, lambda message: self.fail(op, message))
-        return payload.get("result") if isinstance(payload, dict) else None
-
-
-def _detail(payload: Any) -> str:
-    if isinstance(payload, dict):
-        error = payload.get("error")
-        if isinstance(error, dict):
-            code = error.get("code") or ""
-            message = error.get("message") or ""
-            return f"{code}: {message}".strip(": ") if (code or message) else ""
-        for key in ("detail", "message", "error"):
-            value = payload.get(key)
-            if value:
-                return value if isinstance(value, str) else json.dumps(value)
-    return ""
+        self.check_status(op, resp, payload, f"{method} {path}")
+        if not isinstance(payload, dict):
+            raise self.fail(op, "OpenViking returned no JSON envelope")
+        status = str(payload.get("status", "")).lower()
+        if status != "ok":
+            raise self.fail(op, f"OpenViking error: {self.detail(payload) or 'status ' + repr(status)}")
+        return payload.get("result")
 
 
 def error_code(payload: Any) -> str:
@@ -68,12 +68,3 @@ def error_code(payload: Any) -> str:
     if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
         return str(payload["error"].get("code") or "")
     return ""
-
-
-def _check_envelope(payload: Any, fail: Any) -> None:
-    """Raise unless the envelope says ``status: "ok"`` (HTTP 200 with ``status: "error"`` is an error)."""
-    if not isinstance(payload, dict):
-        raise fail("OpenViking returned no JSON envelope")
-    status = str(payload.get("status", "")).lower()
-    if status != "ok":
-        raise fail(f"OpenViking error: {_detail(payload) or 'status ' + repr(status)}")
