@@ -39,7 +39,7 @@ def provider(cloud: Mem0CloudFake, **changes: object) -> Mem0CloudProvider:
         "user_id": "todd",
     }
     fields.update(changes)
-    built = Mem0CloudProvider("mem0_cloud", ProviderConfig(**fields))  # type: ignore[arg-type]
+    built = Mem0CloudProvider("mem0_cloud", ProviderConfig.of(**fields))
     return closed_after_test(built)
 
 

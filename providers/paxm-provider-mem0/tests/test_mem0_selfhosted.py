@@ -40,7 +40,7 @@ def provider(server: Mem0Server, **changes: object) -> Mem0Provider:
         "user_id": server.fresh_user(),
     }
     fields.update(changes)
-    built = Mem0Provider("mem0", ProviderConfig(**fields))  # type: ignore[arg-type]
+    built = Mem0Provider("mem0", ProviderConfig.of(**fields))
     return closed_after_test(built)
 
 

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 def _provider(url: str, cube: str, **kw: Any) -> MemOSProvider:
     provider = MemOSProvider(
-        "memos", ProviderConfig(type="memos", base_url=url, user_id="todd", mem_cube_id=cube, **kw)
+        "memos", ProviderConfig.of(type="memos", base_url=url, user_id="todd", mem_cube_id=cube, **kw)
     )
     return closed_after_test(provider)
 

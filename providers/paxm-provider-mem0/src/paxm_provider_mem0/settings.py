@@ -53,15 +53,13 @@ def problems(config: ProviderConfig, *, cloud: bool) -> list[str]:
         found.append(f"base_url {base!r} must be an absolute http(s) URL, e.g. {SELF_HOSTED_URL}")
     if not any(getattr(config, key).strip() for key in SCOPE_KEYS):
         found.append("set the memory target: one or more of user_id, agent_id, run_id")
-    semantics = (config.score_semantics or "similarity").strip().lower()
-    if semantics not in SCORE_SEMANTICS:
-        found.append(f"score_semantics {config.score_semantics!r} is invalid; use similarity or distance")
-    if not cloud:
-        payload = (config.search_scope_payload or "auto").strip().lower()
-        if payload not in SCOPE_PAYLOADS:
-            found.append(
-                f"search_scope_payload {config.search_scope_payload!r} is invalid; use auto, filters or top_level"
-            )
+    if config.text("score_semantics", "similarity").lower() not in SCORE_SEMANTICS:
+        found.append(f"score_semantics {config.option('score_semantics')!r} is invalid; use similarity or distance")
+    if not cloud and config.text("search_scope_payload", "auto").lower() not in SCOPE_PAYLOADS:
+        payload = config.option("search_scope_payload")
+        found.append(f"search_scope_payload {payload!r} is invalid; use auto, filters or top_level")
+    if not isinstance(config.option("infer", False), bool):
+        found.append(f"infer {config.option('infer')!r} is invalid; use true or false")
     if cloud and not _api_key(config, cloud=True):
         found.append(
             "Mem0 Cloud needs an API key: set api_key (or api_key: env:MEM0_API_KEY, or the MEM0_API_KEY variable)"
@@ -91,9 +89,9 @@ def read_settings(name: str, config: ProviderConfig, *, cloud: bool) -> Settings
         base_url=_base_url(config, CLOUD_URL if cloud else SELF_HOSTED_URL),
         api_key=_api_key(config, cloud=cloud),
         target=target,
-        score_semantics=(config.score_semantics or "similarity").strip().lower(),
-        search_scope_payload=(config.search_scope_payload or "auto").strip().lower(),
+        score_semantics=config.text("score_semantics", "similarity").lower(),
+        search_scope_payload=config.text("search_scope_payload", "auto").lower(),
         # paxm stores what was said; Mem0's LLM rewriting is opt-in (costs an LLM call per write)
-        infer=bool(config.infer),
+        infer=bool(config.option("infer")),
         timeout=config.timeout or (CLOUD_TIMEOUT if cloud else SELF_HOSTED_TIMEOUT),
     )

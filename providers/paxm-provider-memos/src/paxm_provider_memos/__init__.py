@@ -42,7 +42,7 @@ def _url_problems(config: ProviderConfig) -> list[str]:
 
 def _validate_memos(config: ProviderConfig) -> list[str]:
     problems = _url_problems(config)
-    mode = config.search_mode.strip().lower()
+    mode = config.text("search_mode").lower()
     if mode and mode not in SEARCH_MODES:
         problems.append(f"search_mode must be one of {', '.join(SEARCH_MODES)} (got {mode!r})")
     return problems
@@ -57,7 +57,7 @@ def _validate_cloud(config: ProviderConfig) -> list[str]:
 
 def _normalize_memos(config: ProviderConfig) -> None:
     config.base_url = config.base_url or SELF_HOSTED_URL
-    config.search_mode = config.search_mode or "fast"
+    config.extra["search_mode"] = config.option("search_mode") or "fast"
 
 
 def _normalize_cloud(config: ProviderConfig) -> None:
@@ -85,7 +85,7 @@ MEMOS = ProviderType(
     package=_PACKAGE,
     setup_priority=40,
     normalize=_normalize_memos,
-    default_entry=ProviderConfig(type="memos", base_url=SELF_HOSTED_URL, search_mode="fast"),
+    default_entry=ProviderConfig(type="memos", base_url=SELF_HOSTED_URL, extra={"search_mode": "fast"}),
 )
 
 MEMOS_CLOUD = ProviderType(

@@ -33,8 +33,8 @@ class MemOSProvider(MemOSBase):
     def __init__(self, name: str, config: ProviderConfig) -> None:
         super().__init__(name)
         self._user_id = (config.user_id or DEFAULT_USER).strip()
-        self._cube = (config.mem_cube_id or DEFAULT_CUBE).strip()
-        self._mode = (config.search_mode or "fast").strip().lower()
+        self._cube = config.text("mem_cube_id", DEFAULT_CUBE)
+        self._mode = config.text("search_mode", "fast").lower()
         if self._mode not in SEARCH_MODES:
             raise ConfigError(
                 f"unknown search_mode {self._mode!r}; use one of {', '.join(SEARCH_MODES)}",

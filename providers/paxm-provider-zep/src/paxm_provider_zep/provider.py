@@ -49,19 +49,22 @@ class ZepProvider(RemoteProvider):
                 path=f"providers.{name}.api_key",
             )
         self._user_id = config.user_id.strip()
-        self._graph_id = config.graph_id.strip()
+        self._graph_id = config.text("graph_id")
         if bool(self._user_id) == bool(self._graph_id):
             raise ConfigError("set exactly one of user_id or graph_id", path=f"providers.{name}")
-        self._scope = (config.search_scope or "episodes").strip()
+        self._scope = config.text("search_scope", "episodes")
         if self._scope not in SCOPES:
             raise ConfigError(
                 f"unknown search_scope {self._scope!r}; use one of {', '.join(SCOPES)}",
                 path=f"providers.{name}.search_scope",
             )
-        if config.max_characters < 0:
+        limit = config.option("max_characters", 0)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise ConfigError("must be a whole number", path=f"providers.{name}.max_characters")
+        if limit < 0:
             raise ConfigError("must not be negative", path=f"providers.{name}.max_characters")
-        self._max_characters = config.max_characters
-        self._source_description = config.source_description.strip()
+        self._max_characters = limit
+        self._source_description = config.text("source_description")
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         base_url = (config.base_url or "").strip().rstrip("/") or DEFAULT_BASE_URL
         zep = _import_sdk()
