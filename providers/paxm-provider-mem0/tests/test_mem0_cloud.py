@@ -31,16 +31,9 @@ from paxm_provider_mem0.cloud import Mem0CloudProvider
 
 
 def provider(cloud: Mem0CloudFake, **changes: object) -> Mem0CloudProvider:
-    fields: dict[str, object] = {
-        "type": "mem0-cloud",
-        "enabled": True,
-        "base_url": cloud.base_url,
-        "api_key": cloud.state.api_key,
-        "user_id": "todd",
-    }
-    fields.update(changes)
-    built = Mem0CloudProvider("mem0_cloud", ProviderConfig.of(**fields))
-    return closed_after_test(built)
+    keys: dict[str, object] = {"base_url": cloud.base_url, "api_key": cloud.state.api_key, "user_id": "todd"}
+    config = ProviderConfig.of(type="mem0-cloud", enabled=True, **(keys | changes))
+    return closed_after_test(Mem0CloudProvider("mem0_cloud", config))
 
 
 def soon() -> Deadline:

@@ -32,16 +32,8 @@ from paxm_provider_mem0.selfhosted import Mem0Provider
 
 
 def provider(server: Mem0Server, **changes: object) -> Mem0Provider:
-    fields: dict[str, object] = {
-        "type": "mem0",
-        "enabled": True,
-        "base_url": server.base_url,
-        "api_key": server.api_key,
-        "user_id": server.fresh_user(),
-    }
-    fields.update(changes)
-    built = Mem0Provider("mem0", ProviderConfig.of(**fields))
-    return closed_after_test(built)
+    keys: dict[str, object] = {"base_url": server.base_url, "api_key": server.api_key, "user_id": server.fresh_user()}
+    return closed_after_test(Mem0Provider("mem0", ProviderConfig.of(type="mem0", enabled=True, **(keys | changes))))
 
 
 def soon() -> Deadline:
