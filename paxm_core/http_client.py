@@ -174,8 +174,8 @@ class JsonTransport:
     client ignores proxy settings from the environment (``trust_env=False``): a proxy must not
     see, or swallow, memory traffic.
 
-    :meth:`call` runs :meth:`send` and :meth:`check_status`; a provider with an envelope of its
-    own subclasses it and checks the decoded body after them.  :meth:`detail` picks the server's
+    :meth:`call` runs :meth:`send`, :meth:`check_status` and :meth:`unwrap`; a provider with an
+    envelope of its own overrides :meth:`unwrap` to check it.  :meth:`detail` picks the server's
     explanation out of an error body (the first of :attr:`detail_keys`).
 
     :param provider: the provider instance's name, for errors.
@@ -288,10 +288,25 @@ class JsonTransport:
         body: object = None,
         *,
         params: Mapping[str, str] | None = None,
+        missing_ok: bool = False,
     ) -> Any:
-        """Send one request and return its decoded JSON (``None`` for an empty body) once the status is good."""
+        """Send one request; its decoded JSON body, once the status is good, through :meth:`unwrap`.
+
+        ``missing_ok``: an answer :meth:`missing` recognises (a 404) returns ``None`` instead of failing.
+        """
         resp, payload = self.send(op, method, path, deadline, body, params=params)
+        if missing_ok and self.missing(resp, payload):
+            return None
         self.check_status(op, resp, payload, f"{method} {path}")
+        return self.unwrap(op, payload)
+
+    def missing(self, resp: httpx.Response, payload: object) -> bool:
+        """Whether the answer says the thing asked for does not exist (a 404)."""
+        return resp.status_code == 404
+
+    def unwrap(self, op: str, payload: Any) -> Any:
+        """What :meth:`call` returns for a decoded body (``None`` when empty); an API with an envelope
+        checks it here and raises :meth:`fail` for an error inside it."""
         return payload
 
 

@@ -184,3 +184,21 @@ def test_status_error_is_one_table_for_every_remote_provider(status: int, messag
     error = status_error("p", "op", status, "why", service="Store", where="POST /x", auth_hint="check the key")
     assert str(error) == f"p op: {message}" and error.retryable is retryable
     assert (error.status, error.server_detail) == (status, "why")
+
+
+def test_call_returns_the_unwrapped_body_or_none_for_an_allowed_404(transport: _Why) -> None:
+    assert transport.call("op", "POST", "/ok", Deadline.after(5.0), {"q": 1}) == {"answer": 42}
+    assert transport.call("op", "POST", "/gone", Deadline.after(5.0), missing_ok=True) is None
+    with pytest.raises(ProviderError, match=r"op: not found \(HTTP 404, POST /gone\): no such thing"):
+        transport.call("op", "POST", "/gone", Deadline.after(5.0))
+
+    class Enveloped(_Why):
+        def unwrap(self, op: str, payload: object) -> object:
+            raise self.fail(op, f"refused {payload}")
+
+    enveloped = Enveloped("mine", transport._base, {}, SECRET, 5.0, service="Store", label="store")
+    try:
+        with pytest.raises(ProviderError, match="refused {'answer': 42}"):
+            enveloped.call("op", "GET", "/ok", Deadline.after(5.0))
+    finally:
+        enveloped.close()

@@ -9,12 +9,9 @@ request, its deadline, the HTTP status and the redaction of the key are
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from paxm_core.http_client import JsonTransport
-
-if TYPE_CHECKING:
-    from paxm_core import Deadline
 
 __all__ = ["MemOSTransport"]
 
@@ -27,9 +24,8 @@ class MemOSTransport(JsonTransport):
     def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, timeout: float):
         super().__init__(provider, base_url, headers, secret, timeout, service="MemOS", label="memos")
 
-    def call(self, op: str, method: str, path: str, deadline: Deadline, body: object = None, **kw: Any) -> Any:
-        """The decoded JSON body, after the HTTP status and the ``{code, message, data}`` envelope are checked."""
-        payload = super().call(op, method, path, deadline, body, **kw)
+    def unwrap(self, op: str, payload: Any) -> Any:
+        """The body, unless its ``{code, message, data}`` envelope reports an error."""
         if not isinstance(payload, dict):
             return payload
         code = payload.get("code")

@@ -86,7 +86,7 @@ class OpenVikingProvider(RemoteProvider):
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
         """Find paxm's memory directory, creating it when missing; a wrong key fails here."""
         found = self._http.call(
-            "ensure target", "GET", "/api/v1/fs/stat", deadline, params={"uri": self._root}, allow_not_found=True
+            "ensure target", "GET", "/api/v1/fs/stat", deadline, params={"uri": self._root}, missing_ok=True
         )
         if found is not None:
             return self._root, "exists"
@@ -185,5 +185,5 @@ class OpenVikingProvider(RemoteProvider):
             "/api/v1/fs",
             deadline,
             params={"uri": self._root, "recursive": "true", "wait": "true"},
-            allow_not_found=True,
+            missing_ok=True,
         )

@@ -9,12 +9,9 @@ of the key are :class:`paxm_core.http_client.JsonTransport`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from paxm_core.http_client import JsonTransport
-
-if TYPE_CHECKING:
-    from paxm_core import Deadline
+from paxm_core.http_client import JsonTransport, httpx
 
 __all__ = ["OpenVikingTransport", "error_code"]
 
@@ -36,25 +33,12 @@ class OpenVikingTransport(JsonTransport):
             return f"{code}: {message}".strip(": ") if (code or message) else ""
         return super().detail(payload)
 
-    def call(
-        self,
-        op: str,
-        method: str,
-        path: str,
-        deadline: Deadline,
-        body: object = None,
-        *,
-        params: Mapping[str, str] | None = None,
-        allow_not_found: bool = False,
-    ) -> Any:
-        """The envelope's ``result`` (``None`` for an allowed NOT_FOUND), unless it says ``status: "error"``.
+    def missing(self, resp: httpx.Response, payload: object) -> bool:
+        """A 404 whose envelope says ``NOT_FOUND`` (not a route the server lacks)."""
+        return resp.status_code == 404 and error_code(payload) == "NOT_FOUND"
 
-        Some failures come as HTTP 200 with ``status: "error"``, so the envelope is judged whatever the status.
-        """
-        resp, payload = self.send(op, method, path, deadline, body, params=params)
-        if resp.status_code == 404 and allow_not_found and error_code(payload) == "NOT_FOUND":
-            return None
-        self.check_status(op, resp, payload, f"{method} {path}")
+    def unwrap(self, op: str, payload: Any) -> Any:
+        """The envelope's ``result``, unless it says ``status: "error"`` (some failures come as HTTP 200)."""
         if not isinstance(payload, dict):
             raise self.fail(op, "OpenViking returned no JSON envelope")
         status = str(payload.get("status", "")).lower()
