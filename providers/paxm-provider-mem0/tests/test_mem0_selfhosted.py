@@ -16,18 +16,9 @@ import pytest
 from mem0_fixtures import Mem0Server
 
 from paxm_contracttest.fakes import closed_after_test
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    DeadlineExceeded,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
 from paxm_provider_mem0.selfhosted import Mem0Provider
 
 

@@ -10,17 +10,9 @@ from typing import Any
 import pytest
 
 from paxm_contracttest.fakes import closed_after_test, json_server
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_memos.response import strip_role_prefix
 from paxm_provider_memos.selfhosted import MemOSProvider

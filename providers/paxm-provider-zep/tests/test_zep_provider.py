@@ -11,18 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from zep_fake import Fault, ZepFake
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    DeadlineExceeded,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_zep.mapping import episode_metadata, normalize_relevance
 from paxm_provider_zep.provider import ZepProvider
