@@ -10,7 +10,9 @@ every provider a test passed to :func:`closed_after_test`; :func:`isolated_home`
 XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names in its own
 ``paxm_unset_env`` fixture (a harness's config-dir variable, say).
 
-:func:`json_server` is a scripted JSON HTTP server on 127.0.0.1 for a remote provider's error paths.
+:func:`json_server` is a scripted JSON HTTP server on 127.0.0.1 for a remote provider's error paths;
+:func:`check_recall_ranks_each_fact_first`, :func:`check_attribution_survives` and
+:func:`check_restart_keeps_acknowledged` are what every real-backend suite asks of its server.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from typing import Any, TypeVar
 import pytest
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, ProviderError, SearchQuery, hookimpl
+from paxm_core.api.protocols import Provider
 from paxm_core.api.timefmt import parse_time
+from paxm_core.api.types import MemoryOrigin, MemoryScope
 from paxm_core.plugins import PaxmPluginManager, get_plugin_manager
 
 
@@ -364,3 +368,60 @@ def json_server(answer: JsonAnswer) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _soon() -> Deadline:
+    return Deadline.after(30)
+
+
+def check_recall_ranks_each_fact_first(provider: Provider) -> list[MemoryHit]:
+    """Three unrelated facts written; each question's top hit is its fact, text intact (the top hits returned)."""
+    facts = {
+        "coffee": "I prefer dark roast coffee brewed in a french press",
+        "deploy": "Production deploys happen on Tuesday after the standup",
+        "cat": "The office cat is called Biscuit and sleeps on the printer",
+    }
+    questions = {
+        "coffee": "what roast of coffee do I prefer",
+        "deploy": "when do production deploys happen",
+        "cat": "what is the office cat called",
+    }
+    refs = {key: provider.put(MemoryItem(text=text), _soon()) for key, text in facts.items()}
+    tops: list[MemoryHit] = []
+    for key, question in questions.items():
+        hits = provider.search(SearchQuery(text=question, limit=5), _soon())
+        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance, h.text) for h in hits])
+        assert hits[0].text == facts[key]
+        tops.append(hits[0])
+    return tops
+
+
+def check_attribution_survives(provider: Provider) -> tuple[MemoryRef, MemoryHit]:
+    """Origin, scope, tier, source and metadata (case and accents kept) come back on the hit."""
+    item = MemoryItem(
+        text="zanzibar attribution marker memory",
+        source="paxm-test",
+        tier="stm",
+        metadata={"workspace": "/tmp/Proj É"},
+        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
+        scope=MemoryScope("team", "Core"),
+    )
+    ref = provider.put(item, _soon())
+    hit = provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _soon())[0]
+    assert hit.id == ref.id
+    assert (hit.origin, hit.scope) == (item.origin, item.scope)
+    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    return ref, hit
+
+
+def check_restart_keeps_acknowledged(build: Callable[[], Provider], restart: Callable[[], None]) -> None:
+    """Whatever a batch acknowledged before the server restarts is found after it (``build`` makes the provider)."""
+    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
+    before = build()
+    refs = before.put_batch([MemoryItem(text=t) for t in texts], _soon())  # type: ignore[attr-defined]
+    before.close()  # type: ignore[attr-defined]  # no connection of the old server is reused
+    restart()
+    after = build()
+    for text, ref in zip(texts, refs, strict=True):
+        hits = after.search(SearchQuery(text=text, limit=10), _soon())
+        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])

@@ -9,10 +9,16 @@ from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import closed_after_test, json_server
+from paxm_contracttest.fakes import (
+    check_attribution_survives,
+    check_recall_ranks_each_fact_first,
+    check_restart_keeps_acknowledged,
+    closed_after_test,
+    json_server,
+)
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
-from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
+from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_memos.response import strip_role_prefix
 from paxm_provider_memos.selfhosted import MemOSProvider
@@ -42,23 +48,8 @@ def test_role_prefix_is_stripped_only_when_present() -> None:
 
 
 def test_recall_finds_the_right_memory(memos: MemOSServer) -> None:
-    provider = _provider(memos.url, "recall-cases")
-    facts = {
-        "coffee": "I prefer dark roast coffee brewed in a french press",
-        "deploy": "Production deploys happen on Tuesday after the standup",
-        "cat": "The office cat is called Biscuit and sleeps on the printer",
-    }
-    refs = {key: provider.put(MemoryItem(text=text), _d()) for key, text in facts.items()}
-    cases = {
-        "coffee": "what roast of coffee do I prefer",
-        "deploy": "when do production deploys happen",
-        "cat": "what is the office cat called",
-    }
-    for key, query in cases.items():
-        hits = provider.search(SearchQuery(text=query, limit=5), _d())
-        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance, h.text) for h in hits])
-        assert hits[0].text == facts[key]
-        assert hits[0].raw_score_kind == "memos_relativity" and 0.0 <= hits[0].relevance <= 1.0
+    for hit in check_recall_ranks_each_fact_first(_provider(memos.url, "recall-cases")):
+        assert hit.raw_score_kind == "memos_relativity" and 0.0 <= hit.relevance <= 1.0
 
 
 def test_cubes_are_isolated(memos: MemOSServer) -> None:
@@ -67,32 +58,11 @@ def test_cubes_are_isolated(memos: MemOSServer) -> None:
 
 
 def test_attribution_tier_and_expiry_survive(memos: MemOSServer) -> None:
-    provider = _provider(memos.url, "attribution")
-    item = MemoryItem(
-        text="zanzibar attribution marker memory",
-        source="paxm-test",
-        tier="stm",
-        metadata={"workspace": "/tmp/Proj É"},
-        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
-        scope=MemoryScope("team", "Core"),
-    )
-    ref = provider.put(item, _d())
-    hit = provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _d())[0]
-    assert hit.id == ref.id
-    assert (hit.origin, hit.scope) == (item.origin, item.scope)
-    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    check_attribution_survives(_provider(memos.url, "attribution"))
 
 
 def test_restart_loses_nothing_acknowledged(memos: MemOSServer) -> None:
-    provider = _provider(memos.url, "durability")
-    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
-    refs = provider.put_batch([MemoryItem(text=t) for t in texts], _d())
-    provider.close()
-    memos.restart()
-    provider = _provider(memos.url, "durability")
-    for text, ref in zip(texts, refs, strict=True):
-        hits = provider.search(SearchQuery(text=text, limit=10), _d())
-        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])
+    check_restart_keeps_acknowledged(lambda: _provider(memos.url, "durability"), memos.restart)
 
 
 def test_ensure_target_checks_the_server(memos: MemOSServer) -> None:

@@ -9,10 +9,16 @@ from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import closed_after_test, json_server
+from paxm_contracttest.fakes import (
+    check_attribution_survives,
+    check_recall_ranks_each_fact_first,
+    check_restart_keeps_acknowledged,
+    closed_after_test,
+    json_server,
+)
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
-from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
+from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
 from paxm_provider_openviking.provider import OpenVikingProvider
@@ -42,52 +48,18 @@ def test_tag_round_trips_any_string_map() -> None:
 
 
 def test_recall_finds_the_right_memory(openviking: OpenVikingServer) -> None:
-    provider = _provider(openviking.url, memory_dir="recall-cases")
-    facts = {
-        "coffee": "I prefer dark roast coffee brewed in a french press",
-        "deploy": "Production deploys happen on Tuesday after the standup",
-        "cat": "The office cat is called Biscuit and sleeps on the printer",
-    }
-    refs = {key: provider.put(MemoryItem(text=text), _d()) for key, text in facts.items()}
-    cases = {
-        "coffee": "what roast of coffee do I prefer",
-        "deploy": "when do production deploys happen",
-        "cat": "what is the office cat called",
-    }
-    for key, query in cases.items():
-        hits = provider.search(SearchQuery(text=query, limit=5), _d())
-        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance) for h in hits])
-        assert hits[0].text == facts[key]
-        assert hits[0].raw_score_kind == "openviking_score" and hits[0].raw_score is not None
+    for hit in check_recall_ranks_each_fact_first(_provider(openviking.url, memory_dir="recall-cases")):
+        assert hit.raw_score_kind == "openviking_score" and hit.raw_score is not None
 
 
 def test_attribution_tier_and_expiry_survive(openviking: OpenVikingServer) -> None:
-    provider = _provider(openviking.url, memory_dir="attribution")
-    item = MemoryItem(
-        text="zanzibar attribution marker memory",
-        source="paxm-test",
-        tier="stm",
-        metadata={"workspace": "/tmp/Proj É"},
-        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
-        scope=MemoryScope("team", "Core"),
-    )
-    ref = provider.put(item, _d())
-    hit = next(h for h in provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _d()))
-    assert hit.id == ref.id
-    assert (hit.origin, hit.scope) == (item.origin, item.scope)  # case kept despite lower-cased tags
-    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    # case kept despite OpenViking's lower-cased tags
+    ref, hit = check_attribution_survives(_provider(openviking.url, memory_dir="attribution"))
     assert hit.metadata["openviking_uri"] == ref.id
 
 
 def test_restart_loses_nothing_acknowledged(openviking: OpenVikingServer) -> None:
-    provider = _provider(openviking.url, memory_dir="durability")
-    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
-    refs = provider.put_batch([MemoryItem(text=t) for t in texts], _d())
-    openviking.restart()
-    provider = _provider(openviking.url, memory_dir="durability")
-    for text, ref in zip(texts, refs, strict=True):
-        hits = provider.search(SearchQuery(text=text, limit=10), _d())
-        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])
+    check_restart_keeps_acknowledged(lambda: _provider(openviking.url, memory_dir="durability"), openviking.restart)
 
 
 def test_ensure_target_creates_then_finds_the_directory(openviking: OpenVikingServer) -> None:
