@@ -9,13 +9,8 @@ from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import (
-    check_attribution_survives,
-    check_recall_ranks_each_fact_first,
-    check_restart_keeps_acknowledged,
-    closed_after_test,
-    json_server,
-)
+from paxm_contracttest import fakes
+from paxm_contracttest.fakes import closed_after_test, json_server
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
@@ -48,7 +43,7 @@ def test_role_prefix_is_stripped_only_when_present() -> None:
 
 
 def test_recall_finds_the_right_memory(memos: MemOSServer) -> None:
-    for hit in check_recall_ranks_each_fact_first(_provider(memos.url, "recall-cases")):
+    for hit in fakes.check_recall_ranks_each_fact_first(_provider(memos.url, "recall-cases")):
         assert hit.raw_score_kind == "memos_relativity" and 0.0 <= hit.relevance <= 1.0
 
 
@@ -58,11 +53,11 @@ def test_cubes_are_isolated(memos: MemOSServer) -> None:
 
 
 def test_attribution_tier_and_expiry_survive(memos: MemOSServer) -> None:
-    check_attribution_survives(_provider(memos.url, "attribution"))
+    fakes.check_attribution_survives(_provider(memos.url, "attribution"))
 
 
 def test_restart_loses_nothing_acknowledged(memos: MemOSServer) -> None:
-    check_restart_keeps_acknowledged(lambda: _provider(memos.url, "durability"), memos.restart)
+    fakes.check_restart_keeps_acknowledged(lambda: _provider(memos.url, "durability"), memos.restart)
 
 
 def test_ensure_target_checks_the_server(memos: MemOSServer) -> None:

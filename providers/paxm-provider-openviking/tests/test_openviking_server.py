@@ -9,13 +9,8 @@ from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import (
-    check_attribution_survives,
-    check_recall_ranks_each_fact_first,
-    check_restart_keeps_acknowledged,
-    closed_after_test,
-    json_server,
-)
+from paxm_contracttest import fakes
+from paxm_contracttest.fakes import closed_after_test, json_server
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
@@ -48,18 +43,20 @@ def test_tag_round_trips_any_string_map() -> None:
 
 
 def test_recall_finds_the_right_memory(openviking: OpenVikingServer) -> None:
-    for hit in check_recall_ranks_each_fact_first(_provider(openviking.url, memory_dir="recall-cases")):
+    for hit in fakes.check_recall_ranks_each_fact_first(_provider(openviking.url, memory_dir="recall-cases")):
         assert hit.raw_score_kind == "openviking_score" and hit.raw_score is not None
 
 
 def test_attribution_tier_and_expiry_survive(openviking: OpenVikingServer) -> None:
     # case kept despite OpenViking's lower-cased tags
-    ref, hit = check_attribution_survives(_provider(openviking.url, memory_dir="attribution"))
+    ref, hit = fakes.check_attribution_survives(_provider(openviking.url, memory_dir="attribution"))
     assert hit.metadata["openviking_uri"] == ref.id
 
 
 def test_restart_loses_nothing_acknowledged(openviking: OpenVikingServer) -> None:
-    check_restart_keeps_acknowledged(lambda: _provider(openviking.url, memory_dir="durability"), openviking.restart)
+    fakes.check_restart_keeps_acknowledged(
+        lambda: _provider(openviking.url, memory_dir="durability"), openviking.restart
+    )
 
 
 def test_ensure_target_creates_then_finds_the_directory(openviking: OpenVikingServer) -> None:
