@@ -1,9 +1,9 @@
 """The configuration one provider instance is built from.
 
 Field names are upstream's YAML keys, so an upstream ``config.yaml`` loads unchanged.  The fields
-are the keys many provider types share; a type's own keys (Zep's ``graph_id``, MemOS's
-``mem_cube_id``, Mem0's ``score_semantics`` ...) are kept in :attr:`ProviderConfig.extra`, where
-the type declares (``ProviderType.config_keys``), fills (``normalize``) and checks (``validate``) them.
+are the keys many provider types share; a type's own keys (a graph, a memory cube, how to read a
+score ...) are kept in :attr:`ProviderConfig.extra`, where the type declares
+(``ProviderType.config_keys``), fills (``normalize``) and checks (``validate``) them.
 """
 
 from __future__ import annotations
