@@ -1,7 +1,9 @@
 """The configuration one provider instance is built from.
 
-Field names are upstream's YAML keys, so an upstream ``config.yaml`` loads unchanged.  Keys
-paxm does not know are kept in :attr:`ProviderConfig.extra` for third-party providers.
+Field names are upstream's YAML keys, so an upstream ``config.yaml`` loads unchanged.  The fields
+are the keys many provider types share; a type's own keys (a graph, a memory cube, how to read a
+score ...) are kept in :attr:`ProviderConfig.extra`, where the type declares
+(``ProviderType.config_keys``), fills (``normalize``) and checks (``validate``) them.
 """
 
 from __future__ import annotations
@@ -39,22 +41,24 @@ class ProviderConfig:
     user_id: str = ""
     agent_id: str = ""
     run_id: str = ""
-    score_semantics: str = ""
-    search_scope_payload: str = ""
-    graph_id: str = ""
-    mem_cube_id: str = ""
-    search_mode: str = ""
-    search_scope: str = ""
-    max_characters: int = 0
-    source_description: str = ""
-    infer: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, **keys: Any) -> ProviderConfig:
+        """A config from flat keys, as YAML spells them: known fields set, every other key in :attr:`extra`."""
+        known = {k: v for k, v in keys.items() if k in cls.__dataclass_fields__ and k != "extra"}
+        return cls(**known, extra={k: v for k, v in keys.items() if k not in known})
 
     def option(self, key: str, default: object = None) -> object:
         """Return a known field or a key from :attr:`extra`."""
         if key in self.__dataclass_fields__ and key != "extra":
             return getattr(self, key)
         return self.extra.get(key, default)
+
+    def text(self, key: str, default: str = "") -> str:
+        """:meth:`option` as stripped text (``default`` when absent or blank)."""
+        value = self.option(key)
+        return (str(value).strip() if value is not None else "") or default
 
 
 def resolve_secret(value: str) -> str:

@@ -380,7 +380,7 @@ def _apply_credentials(
         if options.base_url and "base_url" in keys:
             provider.base_url = options.base_url
         if options.graph_id and "graph_id" in keys:
-            provider.graph_id = options.graph_id
+            provider.extra["graph_id"] = options.graph_id
             provider.user_id = ""
         api_key = keys.get("api_key")
         if api_key is not None and api_key.required and not provider.api_key.strip():
@@ -388,7 +388,9 @@ def _apply_credentials(
                 f"provider {name} ({provider.type}) needs an API key; pass --api-key KEY or set PAXM_API_KEY"
                 f" (or put `api_key: env:MY_KEY_VAR` under providers.{name})"
             )
-        if "user_id" in keys and not any((provider.user_id, provider.agent_id, provider.run_id, provider.graph_id)):
+        if "user_id" in keys and not any(
+            (provider.user_id, provider.agent_id, provider.run_id, provider.text("graph_id"))
+        ):
             # a type that stores per user defaults to the paxm identity's user
             provider.user_id = config.identity.user_id
 

@@ -75,8 +75,6 @@ def _providers(config: Config) -> None:
         if provider.enabled:
             _provider_type_checks(where, provider, config.provider_types)
         _positive_duration(f"{where}.timeout", provider.timeout)
-        if provider.max_characters < 0:
-            _fail(f"{where}.max_characters", "must not be negative; use 0 for the provider default")
 
 
 def _provider_type_checks(where: str, provider: ProviderConfig, types: ProviderCatalog) -> None:

@@ -46,7 +46,7 @@ def test_upstream_format_file_loads_with_upstream_values(tmp_path: Path) -> None
     assert config.identity.user_id == "alice"
     assert list(config.enabled_providers()) == ["sqlite"]
     assert config.providers["sqlite"].path == str(tmp_path / "cfg" / "memory.sqlite")
-    assert config.providers["mem0_cloud"].infer is False
+    assert config.providers["mem0_cloud"].option("infer") is False
     assert config.providers["jsonrpc"].timeout == 30.0
     passive = config.recall_profiles["passive"]
     assert (passive.max_results, passive.thresholds.min_relevance, passive.tiers) == (2, 0.75, ["ltm"])

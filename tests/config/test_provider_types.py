@@ -75,13 +75,14 @@ def test_installed_types_keep_upstream_defaults(tmp_path: Path) -> None:
     }
     for name, (url, semantics) in expected.items():
         entry = config.providers[name]
-        assert (entry.base_url, entry.score_semantics, entry.enabled) == (url, semantics, False)
-    assert config.providers["zep"].search_scope == "episodes"
-    assert config.providers["mem0_cloud"].infer is False and config.providers["memos"].search_mode == "fast"
+        assert (entry.base_url, entry.text("score_semantics"), entry.enabled) == (url, semantics, False)
+    assert config.providers["zep"].option("search_scope") == "episodes"
+    assert config.providers["mem0_cloud"].option("infer") is False
+    assert config.providers["memos"].option("search_mode") == "fast"
     assert (config.providers["jsonrpc"].transport, config.providers["jsonrpc"].timeout) == ("stdio", 30.0)
     text = "providers:\n  m: {type: mem0, enabled: true, user_id: a, score_semantics: ' Distance '}\n"
     loaded = load_config(_write(tmp_path / "s.yaml", text), provider_types=TYPES).providers["m"]
-    assert (loaded.base_url, loaded.score_semantics, loaded.search_scope_payload) == (
+    assert (loaded.base_url, loaded.option("score_semantics"), loaded.option("search_scope_payload")) == (
         "http://localhost:8888",
         "distance",
         "auto",
@@ -108,3 +109,26 @@ def test_a_config_loaded_with_the_installed_types_crosses_a_process_boundary(tmp
     copy = pickle.loads(pickle.dumps(config))  # backfill's workers get the config this way
     assert copy == config and copy.provider_types.lookup("zep") is not None
     assert dump_config(copy)["providers"]["z"]["api_key"] == "<redacted>"
+
+
+def test_a_type_s_own_keys_live_in_extra_and_save_back_in_file_order(tmp_path: Path) -> None:
+    """The core's ``ProviderConfig`` names no backend key: Zep's, MemOS's and Mem0's stay in ``extra``."""
+    assert not {"graph_id", "mem_cube_id", "score_semantics", "infer", "max_characters"} & set(
+        ProviderConfig.__dataclass_fields__
+    )
+    text = (
+        "providers:\n"
+        "  z: {type: zep, api_key: env:ZEP_KEY, user_id: '', graph_id: team, search_scope: edges, max_characters: 9}\n"
+        "  m: {type: memos, mem_cube_id: notes, search_mode: fine}\n"
+    )
+    config = load_config(_write(tmp_path / "c.yaml", text), provider_types=TYPES)
+    zep = config.providers["z"]
+    assert zep.extra == {"graph_id": "team", "search_scope": "edges", "max_characters": 9}
+    assert (zep.text("graph_id"), zep.option("max_characters"), zep.text("absent", "dflt")) == ("team", 9, "dflt")
+    save_config(config, tmp_path / "saved.yaml")
+    saved = load_config(tmp_path / "saved.yaml", provider_types=TYPES)
+    assert list(dump_config(saved)["providers"]["z"])[-3:] == ["graph_id", "search_scope", "max_characters"]
+    assert saved.providers["m"].extra == {"mem_cube_id": "notes", "search_mode": "fine"}
+    assert ProviderConfig.of(type="zep", user_id="u", graph_id="g") == ProviderConfig(
+        type="zep", user_id="u", extra={"graph_id": "g"}
+    )

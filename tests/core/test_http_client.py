@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
-from paxm_core.http_client import JsonTransport, httpx, new_client, redact
+from paxm_core.http_client import JsonTransport, httpx, new_client, redact, status_error
 
 #: the ``http_server`` fixture (tests/core/conftest.py)
 ServeHttp = Callable[[type[BaseHTTPRequestHandler]], str]
@@ -147,9 +147,9 @@ def test_json_transport_maps_statuses_and_never_shows_the_secret(transport: _Why
     assert "authentication failed (HTTP 401); check api_key: bad key <redacted>" in str(auth)
     assert SECRET not in str(auth) and not auth.retryable
     busy = _error(transport, "/busy")
-    assert "HTTP 503: try later" in str(busy) and busy.retryable
+    assert "Store server error (HTTP 503): try later" in str(busy) and busy.retryable
     gone = _error(transport, "/gone")
-    assert "HTTP 404: no such thing" in str(gone) and not gone.retryable
+    assert "not found (HTTP 404): no such thing" in str(gone) and not gone.retryable
     text = _error(transport, "/text")
     assert "Store returned a body that is not JSON" in str(text)
 
@@ -165,3 +165,40 @@ def test_json_transport_unreachable_expired_and_closed(transport: _Why) -> None:
     assert transport.closed
     with pytest.raises(ProviderError, match="provider is closed"):
         transport.send("op", "GET", "/ok", Deadline.after(5.0))
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "retryable"),
+    [
+        (400, "Store rejected the request (HTTP 400, POST /x): why", False),
+        (401, "authentication failed (HTTP 401, POST /x); check the key: why", False),
+        (404, "not found (HTTP 404, POST /x): why", False),
+        (409, "conflict (HTTP 409, POST /x): why", False),
+        (422, "Store could not process the request (HTTP 422, POST /x): why", False),
+        (429, "rate limited by Store (HTTP 429, POST /x); retry later: why", True),
+        (502, "Store server error (HTTP 502, POST /x): why", True),
+        (418, "unexpected HTTP 418 (POST /x): why", False),
+    ],
+)
+def test_status_error_is_one_table_for_every_remote_provider(status: int, message: str, retryable: bool) -> None:
+    error = status_error("p", "op", status, "why", service="Store", where="POST /x", auth_hint="check the key")
+    assert str(error) == f"p op: {message}" and error.retryable is retryable
+    assert (error.status, error.server_detail) == (status, "why")
+
+
+def test_call_returns_the_unwrapped_body_or_none_for_an_allowed_404(transport: _Why) -> None:
+    assert transport.call("op", "POST", "/ok", Deadline.after(5.0), {"q": 1}) == {"answer": 42}
+    assert transport.call("op", "POST", "/gone", Deadline.after(5.0), missing_ok=True) is None
+    with pytest.raises(ProviderError, match=r"op: not found \(HTTP 404, POST /gone\): no such thing"):
+        transport.call("op", "POST", "/gone", Deadline.after(5.0))
+
+    class Enveloped(_Why):
+        def unwrap(self, op: str, payload: object) -> object:
+            raise self.fail(op, f"refused {payload}")
+
+    enveloped = Enveloped("mine", transport._base, {}, SECRET, 5.0, service="Store", label="store")
+    try:
+        with pytest.raises(ProviderError, match="refused {'answer': 42}"):
+            enveloped.call("op", "GET", "/ok", Deadline.after(5.0))
+    finally:
+        enveloped.close()

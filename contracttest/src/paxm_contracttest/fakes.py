@@ -9,13 +9,19 @@ Fixtures (autouse wherever imported into a ``conftest.py``): :func:`close_built_
 every provider a test passed to :func:`closed_after_test`; :func:`isolated_home` points HOME and the
 XDG dirs at a temp dir and unsets paxm's variables plus those a test suite names in its own
 ``paxm_unset_env`` fixture (a harness's config-dir variable, say).
+
+:func:`json_server` is a scripted JSON HTTP server on 127.0.0.1 for a remote provider's error paths;
+:func:`check_recall_ranks_each_fact_first`, :func:`check_attribution_survives` and
+:func:`check_restart_keeps_acknowledged` are what every real-backend suite asks of its server.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,17 +29,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from paxm_core import (
-    Deadline,
-    MemoryHit,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-    hookimpl,
-)
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, ProviderError, SearchQuery, hookimpl
+from paxm_core.api.protocols import Provider
 from paxm_core.api.timefmt import parse_time
+from paxm_core.api.types import MemoryOrigin, MemoryScope
 from paxm_core.plugins import PaxmPluginManager, get_plugin_manager
 
 
@@ -335,3 +334,94 @@ def close_built_providers() -> Iterator[None]:
     yield
     while _BUILT:
         _BUILT.pop().close()
+
+
+#: ``(method, path, headers, decoded body) -> (status, JSON answer)``: what :func:`json_server` replies.
+JsonAnswer = Callable[[str, str, Mapping[str, str], Any], tuple[int, Any]]
+
+
+@contextmanager
+def json_server(answer: JsonAnswer) -> Iterator[str]:
+    """A threaded HTTP server on 127.0.0.1 answering every request with ``answer``; yields its URL."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+        def _answer(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, reply = answer(self.command, self.path, dict(self.headers), json.loads(raw or b"null"))
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_DELETE = _answer  # noqa: N815
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _soon() -> Deadline:
+    return Deadline.after(30)
+
+
+def check_recall_ranks_each_fact_first(provider: Provider) -> list[MemoryHit]:
+    """Three unrelated facts written; each question's top hit is its fact, text intact (the top hits returned)."""
+    facts = {
+        "coffee": "I prefer dark roast coffee brewed in a french press",
+        "deploy": "Production deploys happen on Tuesday after the standup",
+        "cat": "The office cat is called Biscuit and sleeps on the printer",
+    }
+    questions = {
+        "coffee": "what roast of coffee do I prefer",
+        "deploy": "when do production deploys happen",
+        "cat": "what is the office cat called",
+    }
+    refs = {key: provider.put(MemoryItem(text=text), _soon()) for key, text in facts.items()}
+    tops: list[MemoryHit] = []
+    for key, question in questions.items():
+        hits = provider.search(SearchQuery(text=question, limit=5), _soon())
+        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance, h.text) for h in hits])
+        assert hits[0].text == facts[key]
+        tops.append(hits[0])
+    return tops
+
+
+def check_attribution_survives(provider: Provider) -> tuple[MemoryRef, MemoryHit]:
+    """Origin, scope, tier, source and metadata (case and accents kept) come back on the hit."""
+    item = MemoryItem(
+        text="zanzibar attribution marker memory",
+        source="paxm-test",
+        tier="stm",
+        metadata={"workspace": "/tmp/Proj É"},
+        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
+        scope=MemoryScope("team", "Core"),
+    )
+    ref = provider.put(item, _soon())
+    hit = provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _soon())[0]
+    assert hit.id == ref.id
+    assert (hit.origin, hit.scope) == (item.origin, item.scope)
+    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    return ref, hit
+
+
+def check_restart_keeps_acknowledged(build: Callable[[], Provider], restart: Callable[[], None]) -> None:
+    """Whatever a batch acknowledged before the server restarts is found after it (``build`` makes the provider)."""
+    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
+    before = build()
+    refs = before.put_batch([MemoryItem(text=t) for t in texts], _soon())  # type: ignore[attr-defined]
+    before.close()  # type: ignore[attr-defined]  # no connection of the old server is reused
+    restart()
+    after = build()
+    for text, ref in zip(texts, refs, strict=True):
+        hits = after.search(SearchQuery(text=text, limit=10), _soon())
+        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])

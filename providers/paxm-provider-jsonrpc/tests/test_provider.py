@@ -11,19 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    DeadlineExceeded,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-    capabilities_of,
-)
+from paxm_core import Deadline, ProviderConfig, capabilities_of
+from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_jsonrpc.provider import JsonRpcProvider
 from paxm_provider_jsonrpc.transport import RpcError

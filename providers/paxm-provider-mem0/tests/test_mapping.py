@@ -7,9 +7,9 @@ import math
 import pytest
 
 from paxm_core import MemoryItem, SearchQuery
+from paxm_core.http_client import HttpStatusError
 from paxm_provider_mem0.mapping import hit_from_result, item_metadata, normalize_score, result_objects
 from paxm_provider_mem0.selfhosted import is_missing_scope_error
-from paxm_provider_mem0.transport import HttpStatusError
 
 
 @pytest.mark.parametrize(

@@ -16,31 +16,16 @@ from mem0_cloud_fake import Mem0CloudFake, Request
 from mem0_venv import mem0_python
 
 from paxm_contracttest.fakes import closed_after_test
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
 from paxm_provider_mem0.cloud import Mem0CloudProvider
 
 
 def provider(cloud: Mem0CloudFake, **changes: object) -> Mem0CloudProvider:
-    fields: dict[str, object] = {
-        "type": "mem0-cloud",
-        "enabled": True,
-        "base_url": cloud.base_url,
-        "api_key": cloud.state.api_key,
-        "user_id": "todd",
-    }
-    fields.update(changes)
-    built = Mem0CloudProvider("mem0_cloud", ProviderConfig(**fields))  # type: ignore[arg-type]
-    return closed_after_test(built)
+    keys: dict[str, object] = {"base_url": cloud.base_url, "api_key": cloud.state.api_key, "user_id": "todd"}
+    config = ProviderConfig.of(type="mem0-cloud", enabled=True, **(keys | changes))
+    return closed_after_test(Mem0CloudProvider("mem0_cloud", config))
 
 
 def soon() -> Deadline:

@@ -16,32 +16,15 @@ import pytest
 from mem0_fixtures import Mem0Server
 
 from paxm_contracttest.fakes import closed_after_test
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    DeadlineExceeded,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
 from paxm_provider_mem0.selfhosted import Mem0Provider
 
 
 def provider(server: Mem0Server, **changes: object) -> Mem0Provider:
-    fields: dict[str, object] = {
-        "type": "mem0",
-        "enabled": True,
-        "base_url": server.base_url,
-        "api_key": server.api_key,
-        "user_id": server.fresh_user(),
-    }
-    fields.update(changes)
-    built = Mem0Provider("mem0", ProviderConfig(**fields))  # type: ignore[arg-type]
-    return closed_after_test(built)
+    keys: dict[str, object] = {"base_url": server.base_url, "api_key": server.api_key, "user_id": server.fresh_user()}
+    return closed_after_test(Mem0Provider("mem0", ProviderConfig.of(type="mem0", enabled=True, **(keys | changes))))
 
 
 def soon() -> Deadline:

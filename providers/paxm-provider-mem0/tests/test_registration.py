@@ -28,7 +28,7 @@ def test_both_types_are_described_for_setup_and_validation() -> None:
     assert selfhosted.validate is not None and cloud.validate is not None
     assert selfhosted.validate(ProviderConfig(type="mem0", user_id="todd")) == []
     assert cloud.validate(ProviderConfig(type="mem0-cloud", user_id="todd", api_key="m0-x")) == []
-    problems = cloud.validate(ProviderConfig(type="mem0-cloud", score_semantics="cosine"))
+    problems = cloud.validate(ProviderConfig.of(type="mem0-cloud", score_semantics="cosine"))
     assert len(problems) == 3 and all(p.endswith((")", "distance", "run_id")) for p in problems), problems
 
 

@@ -24,7 +24,7 @@ class TestMemOSContract(ProviderContract):
 
     @pytest.fixture
     def paxm_provider_config(self, memos: MemOSServer) -> ProviderConfig:
-        return ProviderConfig(type="memos", enabled=True, base_url=memos.url, user_id="todd", mem_cube_id="contract")
+        return ProviderConfig.of(type="memos", enabled=True, base_url=memos.url, user_id="todd", mem_cube_id="contract")
 
     @pytest.fixture
     def paxm_expected_capabilities(self) -> set[str]:
@@ -37,7 +37,7 @@ class TestMemOSEvalCubeContract(TestMemOSContract):
 
     @pytest.fixture
     def paxm_provider_config(self, memos: MemOSServer) -> ProviderConfig:
-        return ProviderConfig(
+        return ProviderConfig.of(
             type="memos", enabled=True, base_url=memos.url, user_id="todd", mem_cube_id="paxm-eval-contract"
         )
 

@@ -21,16 +21,9 @@ from typing import Any
 import pytest
 
 from paxm_contracttest.fakes import closed_after_test
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import closed_after_test
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_contracttest import fakes
+from paxm_contracttest.fakes import closed_after_test, json_server
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_memos.response import strip_role_prefix
 from paxm_provider_memos.selfhosted import MemOSProvider
@@ -36,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 def _provider(url: str, cube: str, **kw: Any) -> MemOSProvider:
     provider = MemOSProvider(
-        "memos", ProviderConfig(type="memos", base_url=url, user_id="todd", mem_cube_id=cube, **kw)
+        "memos", ProviderConfig.of(type="memos", base_url=url, user_id="todd", mem_cube_id=cube, **kw)
     )
     return closed_after_test(provider)
 
@@ -52,23 +43,8 @@ def test_role_prefix_is_stripped_only_when_present() -> None:
 
 
 def test_recall_finds_the_right_memory(memos: MemOSServer) -> None:
-    provider = _provider(memos.url, "recall-cases")
-    facts = {
-        "coffee": "I prefer dark roast coffee brewed in a french press",
-        "deploy": "Production deploys happen on Tuesday after the standup",
-        "cat": "The office cat is called Biscuit and sleeps on the printer",
-    }
-    refs = {key: provider.put(MemoryItem(text=text), _d()) for key, text in facts.items()}
-    cases = {
-        "coffee": "what roast of coffee do I prefer",
-        "deploy": "when do production deploys happen",
-        "cat": "what is the office cat called",
-    }
-    for key, query in cases.items():
-        hits = provider.search(SearchQuery(text=query, limit=5), _d())
-        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance, h.text) for h in hits])
-        assert hits[0].text == facts[key]
-        assert hits[0].raw_score_kind == "memos_relativity" and 0.0 <= hits[0].relevance <= 1.0
+    for hit in fakes.check_recall_ranks_each_fact_first(_provider(memos.url, "recall-cases")):
+        assert hit.raw_score_kind == "memos_relativity" and 0.0 <= hit.relevance <= 1.0
 
 
 def test_cubes_are_isolated(memos: MemOSServer) -> None:
@@ -77,32 +53,11 @@ def test_cubes_are_isolated(memos: MemOSServer) -> None:
 
 
 def test_attribution_tier_and_expiry_survive(memos: MemOSServer) -> None:
-    provider = _provider(memos.url, "attribution")
-    item = MemoryItem(
-        text="zanzibar attribution marker memory",
-        source="paxm-test",
-        tier="stm",
-        metadata={"workspace": "/tmp/Proj É"},
-        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
-        scope=MemoryScope("team", "Core"),
-    )
-    ref = provider.put(item, _d())
-    hit = provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _d())[0]
-    assert hit.id == ref.id
-    assert (hit.origin, hit.scope) == (item.origin, item.scope)
-    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    fakes.check_attribution_survives(_provider(memos.url, "attribution"))
 
 
 def test_restart_loses_nothing_acknowledged(memos: MemOSServer) -> None:
-    provider = _provider(memos.url, "durability")
-    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
-    refs = provider.put_batch([MemoryItem(text=t) for t in texts], _d())
-    provider.close()
-    memos.restart()
-    provider = _provider(memos.url, "durability")
-    for text, ref in zip(texts, refs, strict=True):
-        hits = provider.search(SearchQuery(text=text, limit=10), _d())
-        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])
+    fakes.check_restart_keeps_acknowledged(lambda: _provider(memos.url, "durability"), memos.restart)
 
 
 def test_ensure_target_checks_the_server(memos: MemOSServer) -> None:
@@ -119,43 +74,24 @@ def test_bad_config_is_rejected() -> None:
     assert spec.package == "paxm-provider-memos" and "api_key" in spec.secret_keys
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    """Answers like MemOS does when it refuses: HTTP 200, a failure inside the envelope."""
-
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """Answers like MemOS does when it refuses (HTTP 200, a failure inside the envelope); records requests."""
     answers: dict[str, Any] = {}
     seen: list[dict[str, Any]] = []
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+    def answer(method: str, path: str, headers: Mapping[str, str], body: Any) -> tuple[int, Any]:
+        seen.append({"path": path, "auth": headers.get("Authorization"), "body": body})
+        return 200, answers.get(path, {"code": 200, "data": []})
 
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"null")
-        self.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-        data = json.dumps(self.answers.get(self.path, {"code": 200, "data": []})).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _answer  # noqa: N815
+    with json_server(answer) as url:
+        yield url, answers, seen
 
 
-@pytest.fixture
-def recorder() -> Iterator[tuple[str, type[_Recorder]]]:
-    handler = type("Handler", (_Recorder,), {"answers": {}, "seen": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    server.shutdown()
-    server.server_close()
-
-
-def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tuple[str, Any]) -> None:
-    url, handler = recorder
+def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tuple[str, Any, Any]) -> None:
+    url, answers, seen = recorder
     secret = "memos-secret-token-987"
-    handler.answers = {
+    answers |= {
         "/product/delete_memory": {
             "code": 200,
             "message": f"Exactly one delete mode {secret}",
@@ -168,12 +104,10 @@ def test_envelope_failures_on_http_200_are_errors_and_hide_the_key(recorder: tup
     provider.health(_d())
     with pytest.raises(ProviderError, match="search exploded") as searched:
         provider.search(SearchQuery(text="q"), _d())
-    from paxm_core import MemoryRef
-
     with pytest.raises(ProviderError, match="reported failure") as deleted:
         provider.delete(MemoryRef("memos", "m1"), _d())
     assert secret not in str(searched.value) + str(deleted.value)
-    sent = next(r for r in handler.seen if r["path"] == "/product/delete_memory")
+    sent = next(r for r in seen if r["path"] == "/product/delete_memory")
     # exactly one delete mode: the real server refuses memory_ids together with user_id
     assert sent["body"] == {"writable_cube_ids": ["x"], "memory_ids": ["m1"]}
     assert sent["auth"] == f"Bearer {secret}"

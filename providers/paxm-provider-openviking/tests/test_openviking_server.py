@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paxm_contracttest.fakes import closed_after_test
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_contracttest import fakes
+from paxm_contracttest.fakes import closed_after_test, json_server
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_core.plugins import get_plugin_manager
 from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
 from paxm_provider_openviking.provider import OpenVikingProvider
@@ -53,52 +43,20 @@ def test_tag_round_trips_any_string_map() -> None:
 
 
 def test_recall_finds_the_right_memory(openviking: OpenVikingServer) -> None:
-    provider = _provider(openviking.url, memory_dir="recall-cases")
-    facts = {
-        "coffee": "I prefer dark roast coffee brewed in a french press",
-        "deploy": "Production deploys happen on Tuesday after the standup",
-        "cat": "The office cat is called Biscuit and sleeps on the printer",
-    }
-    refs = {key: provider.put(MemoryItem(text=text), _d()) for key, text in facts.items()}
-    cases = {
-        "coffee": "what roast of coffee do I prefer",
-        "deploy": "when do production deploys happen",
-        "cat": "what is the office cat called",
-    }
-    for key, query in cases.items():
-        hits = provider.search(SearchQuery(text=query, limit=5), _d())
-        assert hits and hits[0].id == refs[key].id, (key, [(h.id, h.relevance) for h in hits])
-        assert hits[0].text == facts[key]
-        assert hits[0].raw_score_kind == "openviking_score" and hits[0].raw_score is not None
+    for hit in fakes.check_recall_ranks_each_fact_first(_provider(openviking.url, memory_dir="recall-cases")):
+        assert hit.raw_score_kind == "openviking_score" and hit.raw_score is not None
 
 
 def test_attribution_tier_and_expiry_survive(openviking: OpenVikingServer) -> None:
-    provider = _provider(openviking.url, memory_dir="attribution")
-    item = MemoryItem(
-        text="zanzibar attribution marker memory",
-        source="paxm-test",
-        tier="stm",
-        metadata={"workspace": "/tmp/Proj É"},
-        origin=MemoryOrigin("Todd", "claude-code", "sess-1", "turn-9"),
-        scope=MemoryScope("team", "Core"),
-    )
-    ref = provider.put(item, _d())
-    hit = next(h for h in provider.search(SearchQuery(text="zanzibar attribution marker", limit=5), _d()))
-    assert hit.id == ref.id
-    assert (hit.origin, hit.scope) == (item.origin, item.scope)  # case kept despite lower-cased tags
-    assert hit.tier == "stm" and hit.source == "paxm-test" and hit.metadata["workspace"] == "/tmp/Proj É"
+    # case kept despite OpenViking's lower-cased tags
+    ref, hit = fakes.check_attribution_survives(_provider(openviking.url, memory_dir="attribution"))
     assert hit.metadata["openviking_uri"] == ref.id
 
 
 def test_restart_loses_nothing_acknowledged(openviking: OpenVikingServer) -> None:
-    provider = _provider(openviking.url, memory_dir="durability")
-    texts = [f"durable memory number {word} kumquat" for word in ("one", "two", "three")]
-    refs = provider.put_batch([MemoryItem(text=t) for t in texts], _d())
-    openviking.restart()
-    provider = _provider(openviking.url, memory_dir="durability")
-    for text, ref in zip(texts, refs, strict=True):
-        hits = provider.search(SearchQuery(text=text, limit=10), _d())
-        assert ref.id in [h.id for h in hits], (text, [h.id for h in hits])
+    fakes.check_restart_keeps_acknowledged(
+        lambda: _provider(openviking.url, memory_dir="durability"), openviking.restart
+    )
 
 
 def test_ensure_target_creates_then_finds_the_directory(openviking: OpenVikingServer) -> None:
@@ -132,33 +90,16 @@ def test_bad_config_is_rejected() -> None:
     assert all(k.ask for k in spec.config_keys if k.name in ("base_url", "api_key"))
 
 
-class _Http200Error(BaseHTTPRequestHandler):
-    """Answers like OpenViking does for some failures: HTTP 200 with status "error"; echoes the key."""
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-    def _answer(self) -> None:
-        key = self.headers.get("X-API-Key", "")
-        body = json.dumps({"status": "error", "error": {"code": "UNAUTHENTICATED", "message": f"bad key {key}"}})
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _answer  # noqa: N815
-
-
 @pytest.fixture
 def http200_error_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Http200Error)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """Answers like OpenViking does for some failures: HTTP 200 with status "error"; echoes the key."""
+
+    def answer(method: str, path: str, headers: Mapping[str, str], body: Any) -> tuple[int, Any]:
+        message = f"bad key {headers.get('X-API-Key', '')}"
+        return 200, {"status": "error", "error": {"code": "UNAUTHENTICATED", "message": message}}
+
+    with json_server(answer) as url:
+        yield url
 
 
 def test_http_200_with_status_error_is_an_error_and_hides_the_key(http200_error_server: str) -> None:

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
+from zep_fake import ZepFake
 
 from paxm_contracttest import ProviderContract
 from paxm_core import ProviderConfig
 
-sys.path.insert(0, str(Path(__file__).parent))
-from zep_fake import ZepFake  # noqa: E402
-
 
 class TestZepContract(ProviderContract):
-    @pytest.fixture
-    def zep_server(self) -> Iterator[ZepFake]:
-        fake = ZepFake()
-        yield fake
-        fake.close()
-
     @pytest.fixture
     def paxm_provider_type(self) -> str:
         return "zep"
 
     @pytest.fixture
-    def paxm_provider_config(self, zep_server: ZepFake) -> ProviderConfig:
+    def paxm_provider_config(self, zep: ZepFake) -> ProviderConfig:
         return ProviderConfig(
-            type="zep", enabled=True, api_key=zep_server.state.api_key, base_url=zep_server.base_url, user_id="todd"
+            type="zep", enabled=True, api_key=zep.state.api_key, base_url=zep.base_url, user_id="todd"
         )
 
     @pytest.fixture
@@ -43,13 +31,13 @@ class TestZepEvalGraphContract(TestZepContract):
     """A dedicated ``paxm-eval-*`` named graph: the same contract, plus working eval-scope cleanup."""
 
     @pytest.fixture
-    def paxm_provider_config(self, zep_server: ZepFake) -> ProviderConfig:
+    def paxm_provider_config(self, zep: ZepFake) -> ProviderConfig:
         return ProviderConfig(
             type="zep",
             enabled=True,
-            api_key=zep_server.state.api_key,
-            base_url=zep_server.base_url,
-            graph_id="paxm-eval-contract",
+            api_key=zep.state.api_key,
+            base_url=zep.base_url,
+            extra={"graph_id": "paxm-eval-contract"},
         )
 
     @pytest.fixture

@@ -5,20 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from zep_fake import Fault, ZepFake  # noqa: E402
-
-
-@pytest.fixture
-def zep() -> Iterator[ZepFake]:
-    fake = ZepFake()
-    yield fake
-    fake.close()
+from zep_fake import Fault, ZepFake
 
 
 def write_config(path: Path, zep: ZepFake, *, zep_required: bool, api_key: str = "z_test_key") -> Path:

@@ -6,43 +6,22 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
+from zep_fake import Fault, ZepFake
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    DeadlineExceeded,
-    MemoryItem,
-    MemoryOrigin,
-    MemoryRef,
-    MemoryScope,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, ProviderConfig
+from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
+from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
+from paxm_core.plugins import get_plugin_manager
 from paxm_provider_zep.mapping import episode_metadata, normalize_relevance
 from paxm_provider_zep.provider import ZepProvider
 
-sys.path.insert(0, str(Path(__file__).parent))
-from zep_fake import Fault, ZepFake  # noqa: E402
-
-
-@pytest.fixture
-def zep() -> Iterator[ZepFake]:
-    fake = ZepFake()
-    yield fake
-    fake.close()
-
 
 def make(zep: ZepFake, **overrides: object) -> ZepProvider:
-    cfg = ProviderConfig(type="zep", enabled=True, api_key=zep.state.api_key, base_url=zep.base_url, user_id="todd")
-    for key, value in overrides.items():
-        setattr(cfg, key, value)
-    return ZepProvider("zep_main", cfg)
+    keys: dict[str, object] = {"api_key": zep.state.api_key, "base_url": zep.base_url, "user_id": "todd"}
+    return ZepProvider("zep_main", ProviderConfig.of(type="zep", enabled=True, **(keys | overrides)))
 
 
 def item(text: str, **kw: object) -> MemoryItem:
@@ -334,3 +313,13 @@ def test_expired_memories_carry_expiry_for_the_router(zep: ZepFake) -> None:
     [hit] = provider.search(SearchQuery(text="task state"), Deadline.after(5))
     assert hit.tier == "stm" and hit.expires_at is not None and hit.expires_at < datetime.now(UTC)
     assert json.dumps(hit.to_json())  # serializable
+
+
+@pytest.mark.parametrize(("limit", "ok"), [(0, True), (400, True), (-1, False), ("12", False), (True, False)])
+def test_the_zep_type_validates_its_own_keys(limit: object, ok: bool) -> None:
+    """``max_characters`` is Zep's key: the type checks it, not the core's config."""
+    spec = get_plugin_manager().provider_type("zep")
+    assert spec.validate is not None
+    problems = spec.validate(ProviderConfig.of(type="zep", max_characters=limit, search_scope="edges"))
+    assert (problems == []) is ok, problems
+    assert spec.validate(ProviderConfig.of(type="zep", search_scope="everything")) != []

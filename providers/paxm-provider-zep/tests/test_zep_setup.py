@@ -6,23 +6,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import yaml
-
-sys.path.insert(0, str(Path(__file__).parent))
-from zep_fake import ZepFake  # noqa: E402
+from zep_fake import ZepFake
 
 CODE = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
-
-
-@pytest.fixture
-def zep() -> Iterator[ZepFake]:
-    fake = ZepFake()
-    yield fake
-    fake.close()
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -47,15 +47,17 @@ CLOUD_URL = "https://api.mem0.ai"
 
 def _normalize_self_hosted(config: ProviderConfig) -> None:
     config.base_url = config.base_url or SELF_HOSTED_URL
-    config.score_semantics = config.score_semantics.strip().lower() or "similarity"
-    config.search_scope_payload = config.search_scope_payload.strip().lower() or "auto"
+    config.extra["score_semantics"] = config.text("score_semantics").lower() or "similarity"
+    config.extra["search_scope_payload"] = config.text("search_scope_payload").lower() or "auto"
 
 
 def _normalize_cloud(config: ProviderConfig) -> None:
     config.base_url = config.base_url or CLOUD_URL
-    config.score_semantics = config.score_semantics.strip().lower() or "similarity"
-    if config.infer is None:
-        config.infer = False  # the managed API's LLM rewriting costs a call per write: asked for, never assumed
+    config.extra["score_semantics"] = config.text("score_semantics").lower() or "similarity"
+    if config.extra.get("infer") is None:
+        config.extra["infer"] = (
+            False  # the managed API's LLM rewriting costs a call per write: asked for, never assumed
+        )
 
 
 def _entry(type_name: str, normalize: Callable[[ProviderConfig], None]) -> ProviderConfig:

@@ -14,15 +14,7 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from paxm_core import (
-    Deadline,
-    MemoryHit,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, ProviderError, SearchQuery
 from paxm_provider_mem0.base import Mem0Base
 from paxm_provider_mem0.mapping import item_metadata, result_objects, search_metadata_filters
 
@@ -41,6 +33,7 @@ class Mem0CloudProvider(Mem0Base):
     """One Mem0 Cloud entity (user, agent and/or run) as a paxm memory provider."""
 
     service = "Mem0 Cloud"
+    label = "mem0-cloud"
     _memory_path = "/v1/memories/{}/"
     _memories_path = "/v1/memories/"
 
@@ -77,7 +70,7 @@ class Mem0CloudProvider(Mem0Base):
         return self._target_label(), "exists"
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        text = self._query_text(query, deadline)
+        text = self.required_text("search", query.text, deadline)
         body: dict[str, Any] = {"query": text, "filters": self._filters(search_metadata_filters(query))}
         if query.limit > 0:
             body["top_k"] = min(100, max(1, query.limit))
@@ -86,7 +79,7 @@ class Mem0CloudProvider(Mem0Base):
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         """One write is one event (a batch adds its items one by one)."""
-        text = self._write_text(item, deadline)
+        text = self.required_text("put", item.text, deadline)
         write_id = secrets.token_hex(16)
         metadata = item_metadata(item)
         metadata["paxm_write_id"] = write_id

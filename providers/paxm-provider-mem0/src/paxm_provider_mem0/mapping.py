@@ -12,20 +12,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
-from paxm_core import (
-    MemoryHit,
-    MemoryItem,
-    SearchQuery,
-    format_time,
-    normalize_tier,
-    parse_time,
-    restore_attribution,
-    sync_attribution,
-)
-from paxm_core.attribution import metadata_expires_at
+from paxm_core import MemoryHit, MemoryItem, SearchQuery, format_time, normalize_tier, sync_attribution
+from paxm_core.http_client import json_text, remote_hit, time_or_none
 
 __all__ = [
     "SCOPE_KEYS",
@@ -116,22 +106,10 @@ def result_objects(value: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def field(obj: Mapping[str, Any], *keys: str) -> str:
     """The first non-empty of ``keys`` in ``obj`` as text."""
     for key in keys:
-        text = _text(obj.get(key))
+        text = json_text(obj.get(key)).strip()
         if text:
             return text
     return ""
@@ -148,13 +126,6 @@ def _number(value: Any) -> float | None:
         except ValueError:
             return None
     return None
-
-
-def _time(text: str) -> datetime | None:
-    try:
-        return parse_time(text) if text else None
-    except ValueError:
-        return None
 
 
 def hit_from_result(
@@ -192,7 +163,7 @@ def hit_from_result(
     nested = obj.get("metadata")
     if isinstance(nested, dict):
         for key in sorted(nested):
-            value = _text(nested[key])
+            value = json_text(nested[key]).strip()
             if str(key).strip() and value:
                 metadata[str(key)] = value
     for key in extra_fields:
@@ -201,20 +172,15 @@ def hit_from_result(
             metadata[f"mem0_{key}"] = value
     if "score_details" in obj and obj["score_details"] is not None:
         metadata["mem0_score_details"] = json.dumps(obj["score_details"], sort_keys=True, default=str)
-    created = _time(field(obj, "created_at", "createdAt")) or _time(metadata.get("paxm_created_at", ""))
-    tier = metadata.get("paxm_tier", "")
-    hit = MemoryHit(
-        provider=provider,
-        id=memory_id,
-        text=text,
+    created = time_or_none(field(obj, "created_at", "createdAt")) or time_or_none(metadata.get("paxm_created_at"))
+    return remote_hit(
+        provider,
+        memory_id,
+        text,
+        metadata,
         relevance=relevance,
-        score=relevance,
         raw_score=raw,
         raw_score_kind=kind,
         source=source,
-        metadata=metadata,
         created_at=created,
-        tier=normalize_tier(tier) if tier else "",
-        expires_at=metadata_expires_at(metadata),
     )
-    return restore_attribution(hit)

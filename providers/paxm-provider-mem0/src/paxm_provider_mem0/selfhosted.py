@@ -10,20 +10,12 @@ from __future__ import annotations
 
 import threading
 
-from paxm_core import (
-    Deadline,
-    MemoryHit,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-)
-from paxm_provider_mem0.base import EVAL_RUN_PREFIX, Mem0Base
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, ProviderError, SearchQuery
+from paxm_core.http_client import HttpStatusError
+from paxm_provider_mem0.base import Mem0Base
 from paxm_provider_mem0.mapping import item_metadata, result_objects, search_metadata_filters
-from paxm_provider_mem0.transport import HttpStatusError
 
-__all__ = ["EVAL_RUN_PREFIX", "Mem0Provider", "is_missing_scope_error"]
+__all__ = ["Mem0Provider", "is_missing_scope_error"]
 
 #: How Mem0 servers say "no entity id was found in filters": 0.1.x and 2.x phrase it differently.
 _MISSING_SCOPE_PHRASES = (
@@ -78,7 +70,7 @@ class Mem0Provider(Mem0Base):
         return self._target_label(), "exists"
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        text = self._query_text(query, deadline)
+        text = self.required_text("search", query.text, deadline)
         configured = self._settings.search_scope_payload
         payload = configured if configured != "auto" else (self._detected_payload or "filters")
         try:
@@ -112,7 +104,7 @@ class Mem0Provider(Mem0Base):
         With ``infer: true`` Mem0 may split a message into several memories; the first id is the
         item's ref, as the router needs exactly one ref per item.
         """
-        text = self._write_text(item, deadline)
+        text = self.required_text("put", item.text, deadline)
         body: dict[str, object] = {
             "messages": [{"role": "user", "content": text}],
             **self._target,

@@ -7,21 +7,18 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from paxm_core import ConfigError, ProviderConfig, resolve_secret
+from paxm_provider_mem0 import CLOUD_URL, SELF_HOSTED_URL
 from paxm_provider_mem0.mapping import SCOPE_KEYS, SCORE_SEMANTICS
 
 __all__ = [
-    "CLOUD_BASE_URL",
     "CLOUD_TIMEOUT",
     "SCOPE_PAYLOADS",
-    "SELF_HOSTED_BASE_URL",
     "SELF_HOSTED_TIMEOUT",
     "Settings",
     "problems",
     "read_settings",
 ]
 
-SELF_HOSTED_BASE_URL = "http://localhost:8888"
-CLOUD_BASE_URL = "https://api.mem0.ai"
 SELF_HOSTED_TIMEOUT = 30.0
 #: Cloud writes are asynchronous (add, then poll the event); upstream allows two minutes.
 CLOUD_TIMEOUT = 120.0
@@ -50,21 +47,19 @@ def _base_url(config: ProviderConfig, default: str) -> str:
 def problems(config: ProviderConfig, *, cloud: bool) -> list[str]:
     """Every problem with ``config`` as one clear sentence each (empty when usable)."""
     found: list[str] = []
-    base = _base_url(config, CLOUD_BASE_URL if cloud else SELF_HOSTED_BASE_URL)
+    base = _base_url(config, CLOUD_URL if cloud else SELF_HOSTED_URL)
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        found.append(f"base_url {base!r} must be an absolute http(s) URL, e.g. {SELF_HOSTED_BASE_URL}")
+        found.append(f"base_url {base!r} must be an absolute http(s) URL, e.g. {SELF_HOSTED_URL}")
     if not any(getattr(config, key).strip() for key in SCOPE_KEYS):
         found.append("set the memory target: one or more of user_id, agent_id, run_id")
-    semantics = (config.score_semantics or "similarity").strip().lower()
-    if semantics not in SCORE_SEMANTICS:
-        found.append(f"score_semantics {config.score_semantics!r} is invalid; use similarity or distance")
-    if not cloud:
-        payload = (config.search_scope_payload or "auto").strip().lower()
-        if payload not in SCOPE_PAYLOADS:
-            found.append(
-                f"search_scope_payload {config.search_scope_payload!r} is invalid; use auto, filters or top_level"
-            )
+    if config.text("score_semantics", "similarity").lower() not in SCORE_SEMANTICS:
+        found.append(f"score_semantics {config.option('score_semantics')!r} is invalid; use similarity or distance")
+    if not cloud and config.text("search_scope_payload", "auto").lower() not in SCOPE_PAYLOADS:
+        payload = config.option("search_scope_payload")
+        found.append(f"search_scope_payload {payload!r} is invalid; use auto, filters or top_level")
+    if not isinstance(config.option("infer", False), bool):
+        found.append(f"infer {config.option('infer')!r} is invalid; use true or false")
     if cloud and not _api_key(config, cloud=True):
         found.append(
             "Mem0 Cloud needs an API key: set api_key (or api_key: env:MEM0_API_KEY, or the MEM0_API_KEY variable)"
@@ -91,12 +86,12 @@ def read_settings(name: str, config: ProviderConfig, *, cloud: bool) -> Settings
         raise ConfigError("; ".join(found), path=f"providers.{name}")
     target = {key: getattr(config, key).strip() for key in SCOPE_KEYS if getattr(config, key).strip()}
     return Settings(
-        base_url=_base_url(config, CLOUD_BASE_URL if cloud else SELF_HOSTED_BASE_URL),
+        base_url=_base_url(config, CLOUD_URL if cloud else SELF_HOSTED_URL),
         api_key=_api_key(config, cloud=cloud),
         target=target,
-        score_semantics=(config.score_semantics or "similarity").strip().lower(),
-        search_scope_payload=(config.search_scope_payload or "auto").strip().lower(),
+        score_semantics=config.text("score_semantics", "similarity").lower(),
+        search_scope_payload=config.text("search_scope_payload", "auto").lower(),
         # paxm stores what was said; Mem0's LLM rewriting is opt-in (costs an LLM call per write)
-        infer=bool(config.infer),
+        infer=bool(config.option("infer")),
         timeout=config.timeout or (CLOUD_TIMEOUT if cloud else SELF_HOSTED_TIMEOUT),
     )

@@ -14,7 +14,12 @@ from paxm_core import ConfigKey, ProviderConfig, ProviderType, hookimpl
 __all__ = ["MEMOS", "MEMOS_CLOUD", "paxm_register_providers"]
 
 _PACKAGE = "paxm-provider-memos"
-_SEARCH_MODES = ("fast", "fine", "mixture")
+SEARCH_MODES = ("fast", "fine", "mixture")
+SELF_HOSTED_URL = "http://localhost:8000"
+CLOUD_URL = "https://memos.memtensor.cn/api/openmem/v1"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_USER = "paxm"
+DEFAULT_CUBE = "paxm"
 
 
 def _memos(name: str, config: ProviderConfig) -> Any:
@@ -30,17 +35,16 @@ def _memos_cloud(name: str, config: ProviderConfig) -> Any:
 
 
 def _url_problems(config: ProviderConfig) -> list[str]:
-    url = config.base_url.strip()
-    if url and not url.startswith(("http://", "https://")):
-        return [f"base_url must start with http:// or https:// (got {url!r})"]
-    return []
+    from paxm_core.http_client import url_problems
+
+    return url_problems(config.base_url)
 
 
 def _validate_memos(config: ProviderConfig) -> list[str]:
     problems = _url_problems(config)
-    mode = config.search_mode.strip().lower()
-    if mode and mode not in _SEARCH_MODES:
-        problems.append(f"search_mode must be one of {', '.join(_SEARCH_MODES)} (got {mode!r})")
+    mode = config.text("search_mode").lower()
+    if mode and mode not in SEARCH_MODES:
+        problems.append(f"search_mode must be one of {', '.join(SEARCH_MODES)} (got {mode!r})")
     return problems
 
 
@@ -51,13 +55,9 @@ def _validate_cloud(config: ProviderConfig) -> list[str]:
     return problems
 
 
-SELF_HOSTED_URL = "http://localhost:8000"
-CLOUD_URL = "https://memos.memtensor.cn/api/openmem/v1"
-
-
 def _normalize_memos(config: ProviderConfig) -> None:
     config.base_url = config.base_url or SELF_HOSTED_URL
-    config.search_mode = config.search_mode or "fast"
+    config.extra["search_mode"] = config.option("search_mode") or "fast"
 
 
 def _normalize_cloud(config: ProviderConfig) -> None:
@@ -74,9 +74,9 @@ MEMOS = ProviderType(
     config_keys=(
         ConfigKey("base_url", "MemOS server URL", required=True, ask=True, default=SELF_HOSTED_URL),
         ConfigKey("api_key", "optional bearer token for a server behind auth", secret=True, ask=True),
-        ConfigKey("user_id", "MemOS user id", ask=True, default="paxm"),
-        ConfigKey("mem_cube_id", "memory cube to read and write", ask=True, default="paxm"),
-        ConfigKey("search_mode", "MemOS search mode", default="fast", choices=_SEARCH_MODES),
+        ConfigKey("user_id", "MemOS user id", ask=True, default=DEFAULT_USER),
+        ConfigKey("mem_cube_id", "memory cube to read and write", ask=True, default=DEFAULT_CUBE),
+        ConfigKey("search_mode", "MemOS search mode", default="fast", choices=SEARCH_MODES),
         _TIMEOUT,
     ),
     locality="keyed",
@@ -85,7 +85,7 @@ MEMOS = ProviderType(
     package=_PACKAGE,
     setup_priority=40,
     normalize=_normalize_memos,
-    default_entry=ProviderConfig(type="memos", base_url=SELF_HOSTED_URL, search_mode="fast"),
+    default_entry=ProviderConfig(type="memos", base_url=SELF_HOSTED_URL, extra={"search_mode": "fast"}),
 )
 
 MEMOS_CLOUD = ProviderType(
@@ -95,7 +95,7 @@ MEMOS_CLOUD = ProviderType(
     capabilities=frozenset({"put_batch", "attribution"}),
     config_keys=(
         ConfigKey("api_key", "MemOS Cloud API key", secret=True, required=True, ask=True),
-        ConfigKey("user_id", "MemOS Cloud user id", ask=True, default="paxm"),
+        ConfigKey("user_id", "MemOS Cloud user id", ask=True, default=DEFAULT_USER),
         ConfigKey("agent_id", "optional agent id to narrow reads and writes", ask=True),
         ConfigKey(
             "base_url",

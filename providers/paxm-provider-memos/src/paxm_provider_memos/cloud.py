@@ -12,28 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    resolve_secret,
-)
-from paxm_provider_memos.base import MemOSBase, checked_base_url
+from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
+from paxm_core.http_client import checked_url
+from paxm_provider_memos import CLOUD_URL, DEFAULT_TIMEOUT, DEFAULT_USER
+from paxm_provider_memos.base import MemOSBase
 from paxm_provider_memos.selfhosted import item_info
 from paxm_provider_memos.transport import MemOSTransport
 
-__all__ = ["DEFAULT_CLOUD_BASE_URL", "MemOSCloudProvider"]
-
-DEFAULT_CLOUD_BASE_URL = "https://memos.memtensor.cn/api/openmem/v1"
-DEFAULT_TIMEOUT = 30.0
+__all__ = ["MemOSCloudProvider"]
 
 
 class MemOSCloudProvider(MemOSBase):
     """One MemOS Cloud user (optionally narrowed to an agent)."""
 
-    _label = "memos-cloud"
+    label = "memos-cloud"
+    base_capabilities = frozenset({"put_batch", "attribution"})
     _source = "memos_cloud"
     _search_path = "/search/memory"
 
@@ -44,15 +37,12 @@ class MemOSCloudProvider(MemOSBase):
             raise ConfigError(
                 "needs an API key: set api_key (or api_key: env:MEMOS_API_KEY)", path=f"providers.{name}.api_key"
             )
-        self._user_id = (config.user_id or "paxm").strip()
+        self._user_id = (config.user_id or DEFAULT_USER).strip()
         self._agent_id = config.agent_id.strip()
-        base_url = checked_base_url(name, config.base_url, DEFAULT_CLOUD_BASE_URL)
+        base_url = checked_url(name, config.base_url, CLOUD_URL)
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
         self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
-
-    def capabilities(self) -> frozenset[str]:
-        return frozenset({"put_batch", "attribution"})
 
     def _search_body(self, text: str, limit: int) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -76,7 +66,7 @@ class MemOSCloudProvider(MemOSBase):
         return self._user_id, "exists"
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        item, text, write_id = self._write(item, deadline)
+        text, write_id = self._write(item, deadline)
         body: dict[str, Any] = {
             "user_id": self._user_id,
             "conversation_id": write_id,

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from paxm_core import MemoryHit, parse_time, restore_attribution
-from paxm_core.attribution import META_TIER, metadata_expires_at
+from paxm_core import MemoryHit, parse_time
+from paxm_core.http_client import remote_hit
 
 __all__ = ["hits_from_response", "iter_memories", "memory_ids", "strip_role_prefix"]
 
@@ -145,22 +145,20 @@ def _hit(provider: str, kind_prefix: str, obj: Mapping[str, Any]) -> MemoryHit |
     else:
         relevance, kind = min(1.0, max(0.0, raw)), f"{kind_prefix}_relativity"
     hit_id = _first(obj, _ID_KEYS)
-    expires = metadata_expires_at(metadata)
-    hit = MemoryHit(
-        provider=provider,
-        id=str(hit_id) if hit_id is not None else _random_id(),
-        text=strip_role_prefix(raw_text),
+    hit_id = str(hit_id) if hit_id is not None else _random_id()
+    text = strip_role_prefix(raw_text)
+    source = metadata.get("paxm_source", "")
+    return remote_hit(
+        provider,
+        hit_id,
+        text,
+        metadata,
         relevance=relevance,
-        score=relevance,
         raw_score=raw,
         raw_score_kind=kind,
-        source=metadata.get("paxm_source", ""),
-        metadata=metadata,
+        source=source,
         created_at=_created(obj),
-        tier=metadata.get(META_TIER, ""),
-        expires_at=expires,
     )
-    return restore_attribution(hit)
 
 
 def hits_from_response(provider: str, kind_prefix: str, payload: Any, limit: int) -> list[MemoryHit]:

@@ -10,72 +10,44 @@ from __future__ import annotations
 
 from typing import Any
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    format_time,
-    resolve_secret,
-)
-from paxm_core.attribution import lifecycle_metadata
-from paxm_provider_memos.base import MemOSBase, checked_base_url
+from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
+from paxm_core.http_client import checked_url, stored_metadata
+from paxm_provider_memos import DEFAULT_CUBE, DEFAULT_TIMEOUT, DEFAULT_USER, SEARCH_MODES, SELF_HOSTED_URL
+from paxm_provider_memos.base import MemOSBase
 from paxm_provider_memos.response import memory_ids
 from paxm_provider_memos.transport import MemOSTransport
 
-__all__ = ["DEFAULT_CUBE", "DEFAULT_USER", "MemOSProvider", "SEARCH_MODES"]
-
-DEFAULT_BASE_URL = "http://localhost:8000"
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_USER = "paxm"
-DEFAULT_CUBE = "paxm"
-SEARCH_MODES = ("fast", "fine", "mixture")
-EVAL_CUBE_PREFIX = "paxm-eval-"
+__all__ = ["MemOSProvider"]
 
 
 def item_info(item: MemoryItem, write_id: str) -> dict[str, str]:
-    """The string map stored with a memory: item metadata, attribution, lifecycle and paxm ids."""
-    info = dict(item.metadata)
-    info.update(lifecycle_metadata(item))
-    if item.source:
-        info["paxm_source"] = item.source
-    if item.id:
-        info["paxm_id"] = item.id
-    if item.created_at is not None:
-        info["paxm_created_at"] = format_time(item.created_at)
-    info["paxm_write_id"] = write_id
-    return info
+    """The string map stored with a memory: item metadata, attribution, lifecycle, paxm ids and the write id."""
+    return {**stored_metadata(item), "paxm_write_id": write_id}
 
 
 class MemOSProvider(MemOSBase):
     """One MemOS user + memory cube on a self-hosted product server."""
 
-    _label = "memos"
+    label = "memos"
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
         super().__init__(name)
         self._user_id = (config.user_id or DEFAULT_USER).strip()
-        self._cube = (config.mem_cube_id or DEFAULT_CUBE).strip()
-        self._mode = (config.search_mode or "fast").strip().lower()
+        self._cube = config.text("mem_cube_id", DEFAULT_CUBE)
+        self._mode = config.text("search_mode", "fast").lower()
         if self._mode not in SEARCH_MODES:
             raise ConfigError(
                 f"unknown search_mode {self._mode!r}; use one of {', '.join(SEARCH_MODES)}",
                 path=f"providers.{name}.search_mode",
             )
-        base_url = checked_base_url(name, config.base_url, DEFAULT_BASE_URL)
+        base_url = checked_url(name, config.base_url, SELF_HOSTED_URL)
         key = resolve_secret(config.api_key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
 
-    def capabilities(self) -> frozenset[str]:
-        """Batch, delete and attribution; eval-scope cleanup only for a ``paxm-eval-*`` cube."""
-        caps = {"put_batch", "delete", "attribution"}
-        if self._cube.startswith(EVAL_CUBE_PREFIX):
-            caps.add("eval_scope_cleanup")
-        return frozenset(caps)
+    def eval_target(self) -> str:
+        return self._cube
 
     def health(self, deadline: Deadline) -> None:
         """``GET /health`` answers 200 with a healthy envelope."""
@@ -102,7 +74,7 @@ class MemOSProvider(MemOSBase):
         }
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        item, text, write_id = self._write(item, deadline)
+        text, write_id = self._write(item, deadline)
         body = {
             "user_id": self._user_id,
             "writable_cube_ids": [self._cube],
@@ -118,15 +90,12 @@ class MemOSProvider(MemOSBase):
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
         """Delete by memory id; exactly one delete mode is sent (MemOS rejects mixed modes)."""
-        if ref.provider and ref.provider != self._name:
-            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
-        body = {"writable_cube_ids": [self._cube], "memory_ids": [ref.id]}
+        body = {"writable_cube_ids": [self._cube], "memory_ids": [self.own_ref(ref)]}
         self._http.call("delete", "POST", "/product/delete_memory", deadline, body)
 
     def cleanup_eval_scope(self, deadline: Deadline) -> None:
         """Delete every memory of a dedicated ``paxm-eval-*`` cube (by listing, then deleting ids)."""
-        if not self._cube.startswith(EVAL_CUBE_PREFIX):
-            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_CUBE_PREFIX}* cube")
+        self.eval_only("cube")
         body = {"user_id": self._user_id, "memory_type": "text_mem", "mem_cube_ids": [self._cube]}
         payload = self._http.call("cleanup", "POST", "/product/get_all", deadline, body)
         ids = [i for i in memory_ids(payload.get("data") if isinstance(payload, dict) else payload)]

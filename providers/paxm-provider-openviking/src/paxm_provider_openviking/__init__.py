@@ -15,6 +15,15 @@ from paxm_core import ConfigKey, ProviderConfig, ProviderType, hookimpl
 __all__ = ["OPENVIKING", "paxm_register_providers"]
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+DEFAULT_URL = "http://localhost:1933"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_USER = "default"
+DEFAULT_DIR = "paxm"
+
+
+def is_segment(value: str) -> bool:
+    """Whether ``value`` may be one segment of a ``viking://`` URI (no ``..``, no separators)."""
+    return bool(_SEGMENT.match(value)) and ".." not in value
 
 
 def _factory(name: str, config: ProviderConfig) -> Any:
@@ -24,19 +33,16 @@ def _factory(name: str, config: ProviderConfig) -> Any:
 
 
 def _validate(config: ProviderConfig) -> list[str]:
-    problems: list[str] = []
-    url = config.base_url.strip()
-    if url and not url.startswith(("http://", "https://")):
-        problems.append(f"base_url must start with http:// or https:// (got {url!r})")
+    from paxm_core.http_client import url_problems
+
+    problems = url_problems(config.base_url)
     if config.timeout is not None and config.timeout <= 0:
         problems.append("timeout must be positive")
     for key, value in (("user_id", config.user_id), ("memory_dir", str(config.option("memory_dir") or ""))):
-        if value.strip() and (not _SEGMENT.match(value.strip()) or ".." in value):
+        if value.strip() and not is_segment(value.strip()):
             problems.append(f"{key} must be letters, digits, '.', '_' or '-' (got {value!r})")
     return problems
 
-
-DEFAULT_URL = "http://localhost:1933"
 
 OPENVIKING = ProviderType(
     type="openviking",
@@ -46,8 +52,8 @@ OPENVIKING = ProviderType(
     config_keys=(
         ConfigKey("base_url", "openviking-server URL", required=True, ask=True, default=DEFAULT_URL),
         ConfigKey("api_key", "user API key (X-API-Key); empty for a dev-mode server", secret=True, ask=True),
-        ConfigKey("user_id", "OpenViking user namespace (dev mode: default)", ask=True, default="default"),
-        ConfigKey("memory_dir", "directory under the user's memories that holds paxm's files", default="paxm"),
+        ConfigKey("user_id", "OpenViking user namespace (dev mode: default)", ask=True, default=DEFAULT_USER),
+        ConfigKey("memory_dir", "directory under the user's memories that holds paxm's files", default=DEFAULT_DIR),
         ConfigKey("timeout", "HTTP timeout per call (the router's deadline always wins)", kind="duration"),
     ),
     locality="keyed",

@@ -21,42 +21,25 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryHit,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-    format_time,
-    parse_time,
-    resolve_secret,
-    restore_attribution,
-    sync_attribution,
-)
-from paxm_core.attribution import META_TIER, lifecycle_metadata, metadata_expires_at
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, SearchQuery
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.provider_config import resolve_secret
+from paxm_core.http_client import RemoteProvider, checked_url, remote_hit, stored_metadata, time_or_none
+from paxm_provider_openviking import DEFAULT_DIR, DEFAULT_TIMEOUT, DEFAULT_URL, DEFAULT_USER, is_segment
 from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
 from paxm_provider_openviking.transport import OpenVikingTransport
 
-__all__ = ["DEFAULT_BASE_URL", "OpenVikingProvider"]
+__all__ = ["OpenVikingProvider"]
 
-DEFAULT_BASE_URL = "http://localhost:1933"
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_USER = "default"
-DEFAULT_DIR = "paxm"
-EVAL_DIR_PREFIX = "paxm-eval-"
 _MAX_LIMIT = 100
-_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def _segment(name: str, key: str, value: str) -> str:
-    if not _SEGMENT.match(value) or ".." in value:
+    if not is_segment(value):
         raise ConfigError(
             f"{key} {value!r} must be letters, digits, '.', '_' or '-' (it becomes part of a viking:// URI)",
             path=f"providers.{name}.{key}",
@@ -64,16 +47,15 @@ def _segment(name: str, key: str, value: str) -> str:
     return value
 
 
-class OpenVikingProvider:
+class OpenVikingProvider(RemoteProvider):
     """One OpenViking user namespace, paxm's memories in one directory of it."""
 
+    label = "openviking"
+    _http: OpenVikingTransport
+
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        if not name.strip():
-            raise ConfigError("openviking provider name is required")
-        self._name = name
-        base_url = (config.base_url or DEFAULT_BASE_URL).strip()
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}", path=f"providers.{name}.base_url")
+        super().__init__(name)
+        base_url = checked_url(name, config.base_url, DEFAULT_URL)
         if config.timeout is not None and config.timeout <= 0:
             raise ConfigError("timeout must be positive", path=f"providers.{name}.timeout")
         self._timeout = config.timeout or DEFAULT_TIMEOUT
@@ -84,20 +66,12 @@ class OpenVikingProvider:
         self._http = OpenVikingTransport(name, base_url, {"X-API-Key": key} if key else {}, key, self._timeout)
 
     @property
-    def name(self) -> str:
-        return self._name
-
-    @property
     def root_uri(self) -> str:
         """The directory paxm's memory files live in."""
         return self._root
 
-    def capabilities(self) -> frozenset[str]:
-        """Batch, delete and attribution; eval-scope cleanup only for a ``paxm-eval-*`` directory."""
-        caps = {"put_batch", "delete", "attribution"}
-        if self._dir.startswith(EVAL_DIR_PREFIX):
-            caps.add("eval_scope_cleanup")
-        return frozenset(caps)
+    def eval_target(self) -> str:
+        return self._dir
 
     def preserve_turn_boundaries(self) -> bool:
         """A captured turn is stored as one memory file, unsplit (as upstream)."""
@@ -112,7 +86,7 @@ class OpenVikingProvider:
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
         """Find paxm's memory directory, creating it when missing; a wrong key fails here."""
         found = self._http.call(
-            "ensure target", "GET", "/api/v1/fs/stat", deadline, params={"uri": self._root}, allow_not_found=True
+            "ensure target", "GET", "/api/v1/fs/stat", deadline, params={"uri": self._root}, missing_ok=True
         )
         if found is not None:
             return self._root, "exists"
@@ -126,31 +100,15 @@ class OpenVikingProvider:
         stem = f"paxm-{item.id}" if item.id and _SAFE_ID.match(item.id) else uuid.uuid4().hex
         return f"{self._root}/{stem}.md"
 
-    @staticmethod
-    def _metadata(item: MemoryItem) -> dict[str, str]:
-        meta = dict(item.metadata)
-        meta.update(lifecycle_metadata(item))
-        if item.source:
-            meta["paxm_source"] = item.source
-        if item.id:
-            meta["paxm_id"] = item.id
-        if item.created_at is not None:
-            meta["paxm_created_at"] = format_time(item.created_at)
-        return meta
-
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        deadline.check("openviking put")
-        text = item.text.strip()
-        if not text:
-            raise ProviderError(self._name, "put", "memory text is required")
-        item = sync_attribution(item)
+        text = self.required_text("put", item.text, deadline)
         uri = self._uri_for(item)
         body = {
             "uri": uri,
             "content": text,
             "mode": "replace",
             "wait": True,
-            "tags": [encode_tag(self._metadata(item))],
+            "tags": [encode_tag(stored_metadata(item))],
         }
         result = self._http.call("put", "POST", "/api/v1/content/write", deadline, body)
         stored = result.get("uri") if isinstance(result, Mapping) else None
@@ -163,21 +121,10 @@ class OpenVikingProvider:
             )
         return MemoryRef(self._name, str(stored or uri))
 
-    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """One file per item, in order (each write is indexed before the next starts)."""
-        deadline.check("openviking put")
-        for item in items:
-            if not item.text.strip():
-                raise ProviderError(self._name, "put", "memory text is required")
-        return [self.put(item, deadline) for item in items]
-
     # -- read ---------------------------------------------------------------------------
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        deadline.check("openviking search")
-        text = query.text.strip()
-        if not text:
-            raise ProviderError(self._name, "search", "query text is required")
+        text = self.required_text("search", query.text, deadline)
         limit = min(_MAX_LIMIT, query.limit) if query.limit > 0 else 10
         body = {"query": text, "context_type": "memory", "limit": limit, "level": 2}
         result = self._http.call("search", "POST", "/api/v1/search/find", deadline, body)
@@ -205,52 +152,38 @@ class OpenVikingProvider:
             kind = "openviking_score"
         else:
             raw_score, relevance, kind = None, 1.0, "openviking_unscored"
-        expires = metadata_expires_at(metadata)
-        created = None
-        if metadata.get("paxm_created_at"):
-            try:
-                created = parse_time(metadata["paxm_created_at"])
-            except ValueError:
-                created = None
-        hit = MemoryHit(
-            provider=self._name,
-            id=uri,
-            text=text,
+        created = time_or_none(metadata.get("paxm_created_at"))
+        source = metadata.get("paxm_source", "")
+        return remote_hit(
+            self._name,
+            uri,
+            text,
+            metadata,
             relevance=relevance,
-            score=relevance,
             raw_score=raw_score,
             raw_score_kind=kind,
-            source=metadata.get("paxm_source", ""),
-            metadata=metadata,
+            source=source,
             created_at=created,
-            tier=metadata.get(META_TIER) or "ltm",
-            expires_at=expires,
+            default_tier="ltm",
         )
-        return restore_attribution(hit)
 
     # -- delete and cleanup -------------------------------------------------------------
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
         """Remove one memory file; only files under this provider's directory."""
-        if ref.provider and ref.provider != self._name:
-            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
+        self.own_ref(ref)
         if not ref.id.startswith(self._root + "/") or ".." in ref.id:
             raise ProviderError(self._name, "delete", f"{ref.id!r} is not a memory paxm wrote under {self._root}")
         self._http.call("delete", "DELETE", "/api/v1/fs", deadline, params={"uri": ref.id, "wait": "true"})
 
     def cleanup_eval_scope(self, deadline: Deadline) -> None:
         """Remove the whole directory, only when it is a dedicated ``paxm-eval-*`` one."""
-        if not self._dir.startswith(EVAL_DIR_PREFIX):
-            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_DIR_PREFIX}* memory_dir")
+        self.eval_only("memory_dir")
         self._http.call(
             "cleanup",
             "DELETE",
             "/api/v1/fs",
             deadline,
             params={"uri": self._root, "recursive": "true", "wait": "true"},
-            allow_not_found=True,
+            missing_ok=True,
         )
-
-    def close(self) -> None:
-        """Close the HTTP client; later calls fail with "provider is closed"."""
-        self._http.close()

@@ -8,59 +8,43 @@ of the key are :class:`paxm_core.http_client.JsonTransport`'s.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from paxm_core.http_client import JsonTransport, redact
+from paxm_core.http_client import JsonTransport, httpx
 
-if TYPE_CHECKING:
-    from paxm_core import Deadline
-
-__all__ = ["OpenVikingTransport", "error_code", "redact"]
+__all__ = ["OpenVikingTransport", "error_code"]
 
 
 class OpenVikingTransport(JsonTransport):
     """A small httpx client for one OpenViking base URL."""
 
-    def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, default_timeout: float):
-        super().__init__(provider, base_url, headers, secret, default_timeout, service="OpenViking", label="openviking")
+    detail_keys = ("detail", "message", "error")
 
-    def detail(self, payload: Any) -> str:
-        return _detail(payload)
+    def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, timeout: float):
+        super().__init__(provider, base_url, headers, secret, timeout, service="OpenViking", label="openviking")
 
-    def call(
-        self,
-        op: str,
-        method: str,
-        path: str,
-        deadline: Deadline,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        allow_not_found: bool = False,
-    ) -> Any:
-        """Send one request; return the envelope's ``result`` (``None`` for an allowed NOT_FOUND)."""
-        resp, payload = self.send(op, method, path, deadline, body, params=params)
-        if resp.status_code == 404 and allow_not_found and error_code(payload) == "NOT_FOUND":
-            return None
-        self.check_status(op, resp, payload)
-        _check_envelope(payload, lambda message: self.fail(op, message))
-        return payload.get("result") if isinstance(payload, dict) else None
-
-
-def _detail(payload: Any) -> str:
-    if isinstance(payload, dict):
-        error = payload.get("error")
+    def detail(self, payload: object) -> str:
+        """``CODE: message`` of the envelope's ``error`` object, else the usual keys."""
+        error = payload.get("error") if isinstance(payload, dict) else None
         if isinstance(error, dict):
             code = error.get("code") or ""
             message = error.get("message") or ""
             return f"{code}: {message}".strip(": ") if (code or message) else ""
-        for key in ("detail", "message", "error"):
-            value = payload.get(key)
-            if value:
-                return value if isinstance(value, str) else json.dumps(value)
-    return ""
+        return super().detail(payload)
+
+    def missing(self, resp: httpx.Response, payload: object) -> bool:
+        """A 404 whose envelope says ``NOT_FOUND`` (not a route the server lacks)."""
+        return resp.status_code == 404 and error_code(payload) == "NOT_FOUND"
+
+    def unwrap(self, op: str, payload: Any) -> Any:
+        """The envelope's ``result``, unless it says ``status: "error"`` (some failures come as HTTP 200)."""
+        if not isinstance(payload, dict):
+            raise self.fail(op, "OpenViking returned no JSON envelope")
+        status = str(payload.get("status", "")).lower()
+        if status != "ok":
+            raise self.fail(op, f"OpenViking error: {self.detail(payload) or 'status ' + repr(status)}")
+        return payload.get("result")
 
 
 def error_code(payload: Any) -> str:
@@ -68,12 +52,3 @@ def error_code(payload: Any) -> str:
     if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
         return str(payload["error"].get("code") or "")
     return ""
-
-
-def _check_envelope(payload: Any, fail: Any) -> None:
-    """Raise unless the envelope says ``status: "ok"`` (HTTP 200 with ``status: "error"`` is an error)."""
-    if not isinstance(payload, dict):
-        raise fail("OpenViking returned no JSON envelope")
-    status = str(payload.get("status", "")).lower()
-    if status != "ok":
-        raise fail(f"OpenViking error: {_detail(payload) or 'status ' + repr(status)}")

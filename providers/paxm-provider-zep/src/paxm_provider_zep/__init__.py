@@ -20,15 +20,18 @@ def _factory(name: str, config: ProviderConfig) -> Any:
 
 def _validate(config: ProviderConfig) -> list[str]:
     problems = []
-    scope = (config.search_scope or "episodes").strip()
-    if scope not in SEARCH_SCOPES:
-        problems.append(f"search_scope {config.search_scope!r} is invalid; use one of {', '.join(SEARCH_SCOPES)}")
+    if config.text("search_scope", "episodes") not in SEARCH_SCOPES:
+        scope = config.option("search_scope")
+        problems.append(f"search_scope {scope!r} is invalid; use one of {', '.join(SEARCH_SCOPES)}")
+    limit = config.option("max_characters", 0)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        problems.append(f"max_characters {limit!r} is invalid; use a whole number, 0 for the provider default")
     return problems
 
 
 def _normalize(config: ProviderConfig) -> None:
-    if not config.search_scope:
-        config.search_scope = "episodes"
+    if not config.option("search_scope"):
+        config.extra["search_scope"] = "episodes"
 
 
 PROVIDER_TYPE = ProviderType(
@@ -51,7 +54,7 @@ PROVIDER_TYPE = ProviderType(
     package="paxm-provider-zep",
     setup_priority=10,
     normalize=_normalize,
-    default_entry=ProviderConfig(type="zep", search_scope="episodes"),
+    default_entry=ProviderConfig(type="zep", extra={"search_scope": "episodes"}),
 )
 
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
+from paxm_core.http_client import network_error, redact, status_error
 
 T = TypeVar("T")
 
 __all__ = ["call_zep", "status_of"]
 
-_RETRYABLE = {408, 429, 500, 502, 503, 504}
 _BACKOFF = (0.2, 0.5)
 
 
@@ -35,36 +35,18 @@ def _detail(exc: BaseException, secret: str) -> str:
         text = str(body.get("message") or body.get("error") or body.get("detail") or "")
     elif isinstance(body, str):
         text = body
-    text = " ".join(text.split())[:240]
-    if secret:
-        text = text.replace(secret, "<redacted>")
-    return text
+    return redact(text, secret, 240)
 
 
 def _explain(provider: str, op: str, exc: BaseException, secret: str) -> ProviderError:
-    import httpx
-
     status = status_of(exc)
-    detail = _detail(exc, secret)
-    suffix = f": {detail}" if detail else ""
-    if status in (401, 403):
-        return ProviderError(provider, op, f"authentication failed (HTTP {status}); check the Zep api_key{suffix}")
-    if status == 404:
-        return ProviderError(provider, op, f"not found (HTTP 404){suffix}")
-    if status == 409:
-        return ProviderError(provider, op, f"conflict (HTTP 409){suffix}")
-    if status == 429:
-        return ProviderError(provider, op, f"rate limited by Zep (HTTP 429){suffix}", retryable=True)
-    if status is not None and status >= 500:
-        return ProviderError(provider, op, f"Zep server error (HTTP {status}){suffix}", retryable=True)
     if status is not None:
-        return ProviderError(provider, op, f"HTTP {status}{suffix}")
-    if isinstance(exc, httpx.TimeoutException):
-        return ProviderError(provider, op, "timed out waiting for Zep", retryable=True)
-    if isinstance(exc, httpx.TransportError):
-        return ProviderError(provider, op, f"cannot reach Zep: {type(exc).__name__}", retryable=True)
-    message = str(exc).replace(secret, "<redacted>") if secret else str(exc)
-    return ProviderError(provider, op, f"{type(exc).__name__}: {message[:240]}")
+        detail = _detail(exc, secret)
+        return status_error(provider, op, status, detail, service="Zep", auth_hint="check the Zep api_key")
+    error = network_error(provider, op, exc, service="Zep")
+    if error is not None:
+        return error
+    return ProviderError(provider, op, f"{type(exc).__name__}: {redact(str(exc), secret, 240)}")
 
 
 def call_zep(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
-from paxm_core import MemoryHit, MemoryItem, format_time, normalize_tier, parse_time, restore_attribution
-from paxm_core.attribution import metadata_expires_at
+from paxm_core import MemoryHit, MemoryItem, format_time, normalize_tier
+from paxm_core.http_client import json_text, remote_hit, time_or_none
 
 __all__ = ["episode_metadata", "hit_from_result", "normalize_relevance", "SCOPES"]
 
@@ -88,26 +87,29 @@ def normalize_relevance(relevance: float | None, score: float | None) -> tuple[f
     return 1.0, None, "zep_unscored"
 
 
-def _stringify(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def _string_map(values: Any) -> dict[str, str]:
     if not isinstance(values, dict):
         return {}
-    return {str(k): _stringify(v) for k, v in values.items() if str(k).strip() and v is not None}
+    return {str(k): json_text(v) for k, v in values.items() if str(k).strip() and v is not None}
 
 
 def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
+
+
+#: the result's own fields kept in a hit's metadata, by hit kind
+_EXTRA_FIELDS = {
+    "episode": (
+        ("processed", "zep_processed"),
+        ("source", "zep_source"),
+        ("source_description", "zep_source_description"),
+    ),
+    "edge": (
+        ("name", "zep_edge_name"),
+        ("source_node_uuid", "zep_source_node_uuid"),
+        ("target_node_uuid", "zep_target_node_uuid"),
+    ),
+}
 
 
 def _text_of(kind: str, obj: Any) -> str:
@@ -133,51 +135,24 @@ def hit_from_result(provider: str, kind: str, obj: Any, max_characters: int = 0)
     relevance, raw, raw_kind = normalize_relevance(_get(obj, "relevance"), _get(obj, "score"))
     metadata = _string_map(_get(obj, "metadata") if kind == "episode" else _get(obj, "attributes"))
     metadata["zep_type"] = kind
-    if kind == "episode":
-        for field, key in (
-            ("processed", "zep_processed"),
-            ("source", "zep_source"),
-            ("source_description", "zep_source_description"),
-        ):
-            value = _get(obj, field)
-            if value is not None:
-                metadata[key] = _stringify(value)
-    elif kind == "edge":
-        for field, key in (
-            ("name", "zep_edge_name"),
-            ("source_node_uuid", "zep_source_node_uuid"),
-            ("target_node_uuid", "zep_target_node_uuid"),
-        ):
-            value = _get(obj, field)
-            if value:
-                metadata[key] = str(value)
+    for field, key in _EXTRA_FIELDS.get(kind, ()):
+        value = _get(obj, field)
+        if value is not None and value != "":
+            metadata[key] = json_text(value)
     labels = _get(obj, "labels")
     if labels:
         metadata["zep_labels"] = ",".join(str(label) for label in labels)
     episodes = _get(obj, "episode_uuids")
     if episodes:
         metadata["zep_episode_uuids"] = ",".join(str(e) for e in episodes)
-    created = None
-    raw_created = _get(obj, "created_at")
-    if isinstance(raw_created, str):
-        try:
-            created = parse_time(raw_created)
-        except ValueError:
-            created = None
-    tier = metadata.get("paxm_tier", "")
-    expires = metadata_expires_at(metadata)
-    hit = MemoryHit(
-        provider=provider,
-        id=uuid,
-        text=text,
+    return remote_hit(
+        provider,
+        uuid,
+        text,
+        metadata,
         relevance=relevance,
-        score=relevance,
         raw_score=raw,
         raw_score_kind=raw_kind,
         source=f"zep:{kind}",
-        metadata=metadata,
-        created_at=created,
-        tier=normalize_tier(tier) if tier else "",
-        expires_at=expires,
-    )
-    return restore_attribution(hit)  # origin/scope from the canonical paxm_* keys
+        created_at=time_or_none(_get(obj, "created_at")),
+    )  # origin/scope from the canonical paxm_* keys

@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
 from typing import Any
 
-from paxm_core import (
-    ConfigError,
-    Deadline,
-    MemoryHit,
-    MemoryItem,
-    MemoryRef,
-    ProviderConfig,
-    ProviderError,
-    SearchQuery,
-    format_time,
-    resolve_secret,
-)
+from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, SearchQuery
+from paxm_core.api.errors import ConfigError, ProviderError
+from paxm_core.api.provider_config import resolve_secret
+from paxm_core.api.timefmt import format_time
+from paxm_core.http_client import RemoteProvider
 from paxm_provider_zep.calls import call_zep, status_of
 from paxm_provider_zep.mapping import SCOPES, episode_metadata, hit_from_result
 
@@ -31,7 +23,6 @@ __all__ = ["ZepProvider", "DEFAULT_BASE_URL"]
 
 DEFAULT_BASE_URL = "https://api.getzep.com/api/v4"
 DEFAULT_TIMEOUT = 30.0
-EVAL_GRAPH_PREFIX = "paxm-eval-"
 
 
 def _import_sdk() -> Any:
@@ -44,13 +35,13 @@ def _import_sdk() -> Any:
     return Zep
 
 
-class ZepProvider:
+class ZepProvider(RemoteProvider):
     """A Zep user graph or named graph as a paxm memory provider."""
 
+    label = "zep"
+
     def __init__(self, name: str, config: ProviderConfig) -> None:
-        if not name.strip():
-            raise ConfigError("zep provider name is required")
-        self._name = name
+        super().__init__(name)
         self._api_key = resolve_secret(config.api_key) or os.environ.get("ZEP_API_KEY", "")
         if not self._api_key:
             raise ConfigError(
@@ -58,19 +49,22 @@ class ZepProvider:
                 path=f"providers.{name}.api_key",
             )
         self._user_id = config.user_id.strip()
-        self._graph_id = config.graph_id.strip()
+        self._graph_id = config.text("graph_id")
         if bool(self._user_id) == bool(self._graph_id):
             raise ConfigError("set exactly one of user_id or graph_id", path=f"providers.{name}")
-        self._scope = (config.search_scope or "episodes").strip()
+        self._scope = config.text("search_scope", "episodes")
         if self._scope not in SCOPES:
             raise ConfigError(
                 f"unknown search_scope {self._scope!r}; use one of {', '.join(SCOPES)}",
                 path=f"providers.{name}.search_scope",
             )
-        if config.max_characters < 0:
+        limit = config.option("max_characters", 0)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise ConfigError("must be a whole number", path=f"providers.{name}.max_characters")
+        if limit < 0:
             raise ConfigError("must not be negative", path=f"providers.{name}.max_characters")
-        self._max_characters = config.max_characters
-        self._source_description = config.source_description.strip()
+        self._max_characters = limit
+        self._source_description = config.text("source_description")
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         base_url = (config.base_url or "").strip().rstrip("/") or DEFAULT_BASE_URL
         zep = _import_sdk()
@@ -79,10 +73,6 @@ class ZepProvider:
         self._target_kind = ""
         self._lock = threading.Lock()
         self._closed = False
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     # -- target resolution --------------------------------------------------------------
 
@@ -97,7 +87,7 @@ class ZepProvider:
             return self._graph_uuid
         with self._lock:
             if self._graph_uuid is None:
-                self._graph_uuid = self._ensure_user(deadline) if self._user_id else self._ensure_graph(deadline)
+                self._graph_uuid = self._ensure_target(deadline)
             return self._graph_uuid
 
     def _lookup(self, op: str, deadline: Deadline, lookup: Any) -> Any | None:
@@ -108,26 +98,21 @@ class ZepProvider:
                 return None
             raise
 
-    def _ensure_user(self, deadline: Deadline) -> str:
-        user_id = self._user_id
-        user = self._ensure(
-            "ensure user",
+    def _ensure_target(self, deadline: Deadline) -> str:
+        """The graph UUID of the configured user (a user's memories live in its graph) or named graph."""
+        what = "user" if self._user_id else "graph"
+        api = self._client.user if self._user_id else self._client.graph
+        ident = {"user_id": self._user_id} if self._user_id else {"graph_id": self._graph_id}
+        create = ident if self._user_id else {"name": self._graph_id}
+        found = self._ensure(
+            f"ensure {what}",
             deadline,
-            lambda o: self._client.user.lookup(user_id=user_id, request_options=o),
-            lambda o: self._client.user.create(user_id=user_id, request_options=o),
+            lambda o: api.lookup(**ident, request_options=o),
+            lambda o: api.create(**create, request_options=o),
         )
-        # a user's memories live in the user's graph
-        return self._uuid_of(user, "ensure user", "user", getattr(user, "graph_uuid", None))
-
-    def _ensure_graph(self, deadline: Deadline) -> str:
-        graph_id = self._graph_id
-        graph = self._ensure(
-            "ensure graph",
-            deadline,
-            lambda o: self._client.graph.lookup(graph_id=graph_id, request_options=o),
-            lambda o: self._client.graph.create(name=graph_id, request_options=o),
+        return self._uuid_of(
+            found, f"ensure {what}", what, getattr(found, "graph_uuid", None) if self._user_id else None
         )
-        return self._uuid_of(graph, "ensure graph", "graph")
 
     def _ensure(self, op: str, deadline: Deadline, lookup: Any, create: Any) -> Any:
         """Look the target up; create it on 404; a 409 from create (made concurrently) is success."""
@@ -160,12 +145,8 @@ class ZepProvider:
         target = f"graph {self._graph_id}" if self._graph_id else f"user {self._user_id}"
         return target, self._target_kind or "exists"
 
-    def capabilities(self) -> frozenset[str]:
-        """Batch, delete and attribution always; eval-scope cleanup only on a ``paxm-eval-*`` graph."""
-        caps = {"put_batch", "delete", "attribution"}
-        if self._graph_id.startswith(EVAL_GRAPH_PREFIX):
-            caps.add("eval_scope_cleanup")
-        return frozenset(caps)
+    def eval_target(self) -> str:
+        return self._graph_id
 
     # -- Provider -----------------------------------------------------------------------
 
@@ -175,10 +156,7 @@ class ZepProvider:
         self._call("health", deadline, lambda o: self._client.graph.get(uuid, request_options=o))
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
-        deadline.check("zep search")
-        text = query.text.strip()
-        if not text:
-            raise ProviderError(self._name, "search", "query text is required")
+        text = self.required_text("search", query.text, deadline)
         uuid = self._graph(deadline)
         method_name, kind = SCOPES[self._scope]
         if kind == "context":
@@ -220,30 +198,18 @@ class ZepProvider:
         ]
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        return self.put_batch([item], deadline)[0]
+        """Add the item as a text episode.
 
-    def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """Add each item as a text episode.
-
-        v4 has no one-call batch add (its batch API is a multi-step job), so episodes are added
-        one by one; each carries the item id as its idempotency key, so a retried delivery of
-        the same episode is not stored twice.
+        v4 has no one-call batch add (its batch API is a multi-step job), so a batch adds
+        episodes one by one; each carries the item id as its idempotency key, so a retried
+        delivery of the same episode is not stored twice.
         """
-        deadline.check("zep put")
-        for item in items:
-            if not item.text.strip():
-                raise ProviderError(self._name, "put", "memory text is required")
-        if not items:
-            return []
-        uuid = self._graph(deadline)
-        refs: list[MemoryRef] = []
-        for item in items:
-            refs.append(MemoryRef(self._name, self._add_episode(uuid, item, deadline)))
-        return refs
+        text = self.required_text("put", item.text, deadline)
+        return MemoryRef(self._name, self._add_episode(self._graph(deadline), text, item, deadline))
 
-    def _add_episode(self, uuid: str, item: MemoryItem, deadline: Deadline) -> str:
+    def _add_episode(self, uuid: str, text: str, item: MemoryItem, deadline: Deadline) -> str:
         kwargs: dict[str, Any] = {
-            "data": item.text.strip(),
+            "data": text,
             "type": "text",
             "source_description": self._source_description or item.source or "paxm",
         }
@@ -264,15 +230,13 @@ class ZepProvider:
         return episode_uuid
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
-        if ref.provider and ref.provider != self._name:
-            raise ProviderError(self._name, "delete", f"ref belongs to provider {ref.provider!r}")
+        episode = self.own_ref(ref)
         uuid = self._graph(deadline)
-        self._call("delete", deadline, lambda o: self._client.graph.episode.delete(uuid, ref.id, request_options=o))
+        self._call("delete", deadline, lambda o: self._client.graph.episode.delete(uuid, episode, request_options=o))
 
     def cleanup_eval_scope(self, deadline: Deadline) -> None:
         """Delete the whole graph, only when it is a dedicated ``paxm-eval-*`` graph."""
-        if not self._graph_id.startswith(EVAL_GRAPH_PREFIX):
-            raise ProviderError(self._name, "cleanup", f"eval cleanup needs a dedicated {EVAL_GRAPH_PREFIX}* graph_id")
+        self.eval_only("graph_id")
         uuid = self._graph(deadline)
         self._call("cleanup", deadline, lambda o: self._client.graph.delete(uuid, request_options=o))
         self._graph_uuid = None
