@@ -47,6 +47,7 @@ from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelB
 from paxm_provider_sqlite_hybrid.vectors import (
     VectorCache,
     ensure_schema,
+    exact_cosines,
     missing_rowids,
     store_vectors,
     vector_counts,
@@ -76,6 +77,9 @@ _EMBED_COST = 0.03
 _VECTOR_CANDIDATES = 256
 #: Candidates checked against the filters per SQL statement.
 _FILTER_PAGE = 32
+#: Admitted vector candidates re-scored from their stored float32 vectors, at least (the
+#: cache's 4-bit estimates may swap near neighbours; twice the pool when that is more).
+_RESCORED = 64
 
 
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
@@ -399,8 +403,12 @@ class HybridSQLiteProvider(SQLiteProvider):
             if not nearest:
                 return []
             where, args = filter_clause(request)
-            cosine = dict(nearest)
-            chosen = self._admitted(conn, nearest, where, args, pool)
+            # The cache's cosines are 4-bit estimates: the best admitted candidates, with room
+            # for estimates that swapped places, are re-scored from their stored vectors.
+            admitted = self._admitted(conn, nearest, where, args, max(2 * pool, _RESCORED))
+            exact = exact_cosines(conn, MODEL_ID, vector, admitted)
+            cosine = {rowid: cos for rowid, cos in exact.items() if cos >= calibration.CUTOFF}
+            chosen = sorted(cosine, key=lambda rowid: cosine[rowid], reverse=True)[:pool]
             if not chosen:
                 return []
             marks = ",".join("?" * len(chosen))
