@@ -239,9 +239,12 @@ def clustered(rng: np.random.Generator, n: int, clusters: int) -> np.ndarray:
 def _rescored_top(
     cache: VectorCache, conn: sqlite3.Connection, query: np.ndarray, cutoff: float, k: int, *, exact: bool = False
 ) -> list[tuple[int, float]]:
-    """The provider's path: candidates by estimate, the best 64 re-scored exactly, cut-off applied."""
-    candidates = [r for r, _ in cache.top(query, cutoff, 256, exact=exact)][:64]
-    cosines = {r: c for r, c in exact_cosines(conn, MODEL, query, candidates).items() if c >= cutoff}
+    """The provider's path: candidates by estimate, those within the window of the k-th
+    estimate re-scored exactly, cut-off applied."""
+    candidates = cache.top(query, cutoff, 256, exact=exact)
+    floor = candidates[k - 1][1] - vectors.RESCORE_WINDOW if len(candidates) >= k else -1.0
+    rescored = [r for r, estimate in candidates if estimate >= floor]
+    cosines = {r: c for r, c in exact_cosines(conn, MODEL, query, rescored).items() if c >= cutoff}
     return sorted(cosines.items(), key=lambda rc: rc[1], reverse=True)[:k]
 
 
@@ -332,3 +335,38 @@ def test_a_cache_growing_past_the_threshold_keeps_its_sketches_current(
     assert best(cache, mine, replaced)[0] == 5
     assert all(r not in (10, 1200) for r, _ in cache.top(vecs[9], -1.0, 5))
     assert cache.top(vecs[1199], 0.9, 5) == []  # deleted: its sketch went with it
+
+
+class _FixedEmbedder:
+    """Vectors chosen by the test: each text's own, the query's for any other text."""
+
+    def __init__(self, vectors: dict[str, np.ndarray], query: np.ndarray) -> None:
+        self.vectors, self.query = vectors, query
+
+    def embed(self, texts: list[str], deadline: object = None, *, wait: object = None) -> np.ndarray:
+        return np.stack([self.vectors.get(t, self.query) for t in texts]).astype(np.float32)
+
+
+def test_the_provider_ranks_a_dense_cluster_by_its_exact_cosines(tmp_path: Path) -> None:
+    from paxm_core import SearchQuery
+
+    rng = np.random.default_rng(10)
+    query = unit(rng, 1)[0]
+    # 300 memories whose cosines to the query are 0.0002 apart: far closer than a 4-bit
+    # estimate's error (sd ~0.007), so the estimates shuffle them
+    cosines = 0.5 + 0.0002 * rng.permutation(300)
+    others = unit(rng, 300)
+    others -= (others @ query)[:, None] * query
+    others /= np.linalg.norm(others, axis=1, keepdims=True)
+    vecs = cosines[:, None] * query + np.sqrt(1 - cosines**2)[:, None] * others
+    texts = {f"cluster memory {i}": v.astype(np.float32) for i, v in enumerate(vecs)}
+    fake = _FixedEmbedder(texts, query)
+    prov = HybridSQLiteProvider("h", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=fake, warm=False)  # type: ignore[arg-type]
+    try:
+        prov.put_batch([MemoryItem(text=t, id=f"c{i}", tier="ltm") for i, t in enumerate(texts)], Deadline.none())
+        got = prov._dense(SearchQuery("anything at all", limit=20), Deadline.none(), 20)
+        expected = [f"c{int(i)}" for i in np.argsort(-cosines)[:20]]
+        assert [cand.id for cand, _ in got] == expected
+        assert all(abs(cos - cosines[int(cand.id[1:])]) < 1e-5 for cand, cos in got)
+    finally:
+        prov.close()

@@ -45,6 +45,7 @@ from paxm_provider_sqlite.retrieval.search import MAX_STRICT_GROUPS, filter_clau
 from paxm_provider_sqlite_hybrid import calibration, fusion
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelBusy, get_embedder, loaded_embedder
 from paxm_provider_sqlite_hybrid.vectors import (
+    RESCORE_WINDOW,
     VectorCache,
     ensure_schema,
     exact_cosines,
@@ -76,10 +77,7 @@ _EMBED_COST = 0.03
 #: Most vector candidates checked against the SQL filters (tiers, workspace, expiry).
 _VECTOR_CANDIDATES = 256
 #: Candidates checked against the filters per SQL statement.
-_FILTER_PAGE = 32
-#: Admitted vector candidates re-scored from their stored float32 vectors, at least (the
-#: cache's 4-bit estimates may swap near neighbours; twice the pool when that is more).
-_RESCORED = 64
+_FILTER_PAGE = 64
 
 
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
@@ -365,14 +363,19 @@ class HybridSQLiteProvider(SQLiteProvider):
     def _admitted(
         conn: sqlite3.Connection, nearest: list[tuple[int, float]], where: str, args: Sequence[object], limit: int
     ) -> list[int]:
-        """The most similar rowids (up to ``limit``) that pass the SQL filters, most similar first.
+        """The candidates that pass the SQL filters and may be among the ``limit`` most similar.
 
-        The filters run on rowids only, a page of candidates at a time, most similar first:
-        usually one page decides, so a query does not check hundreds of rows it cannot return.
+        ``nearest`` is ordered by estimated cosine.  Once ``limit`` candidates passed, a
+        candidate whose estimate is more than :data:`~.vectors.RESCORE_WINDOW` under the
+        ``limit``-th one's cannot overtake it when both are re-scored, so the filters run a
+        page at a time only while the page may hold a candidate above that floor.
         """
-        chosen: list[int] = []
+        chosen: list[tuple[int, float]] = []
+        floor = -math.inf
         for start in range(0, len(nearest), _FILTER_PAGE):
             page = nearest[start : start + _FILTER_PAGE]
+            if page[0][1] < floor:
+                break
             marks = ",".join("?" * len(page))
             passed = {
                 int(r[0])
@@ -381,10 +384,10 @@ class HybridSQLiteProvider(SQLiteProvider):
                     (*(rowid for rowid, _ in page), *args),
                 )
             }
-            chosen.extend(rowid for rowid, _ in page if rowid in passed)
+            chosen.extend((rowid, estimate) for rowid, estimate in page if rowid in passed)
             if len(chosen) >= limit:
-                return chosen[:limit]
-        return chosen
+                floor = chosen[limit - 1][1] - RESCORE_WINDOW
+        return [rowid for rowid, estimate in chosen if estimate >= floor]
 
     def _dense(self, query: SearchQuery, deadline: Deadline, pool: int) -> list[tuple[Candidate, float]]:
         """Up to ``pool`` memories by cosine at or above the cut-off that pass the query's filters."""
@@ -403,9 +406,9 @@ class HybridSQLiteProvider(SQLiteProvider):
             if not nearest:
                 return []
             where, args = filter_clause(request)
-            # The cache's cosines are 4-bit estimates: the best admitted candidates, with room
-            # for estimates that swapped places, are re-scored from their stored vectors.
-            admitted = self._admitted(conn, nearest, where, args, max(2 * pool, _RESCORED))
+            # The cache's cosines are 4-bit estimates: the admitted candidates that may be
+            # among the pool's are re-scored from their stored vectors.
+            admitted = self._admitted(conn, nearest, where, args, pool)
             exact = exact_cosines(conn, MODEL_ID, vector, admitted)
             cosine = {rowid: cos for rowid, cos in exact.items() if cos >= calibration.CUTOFF}
             chosen = sorted(cosine, key=lambda rowid: cosine[rowid], reverse=True)[:pool]

@@ -12,7 +12,9 @@ In memory each vector is 4 bits a dimension with one float32 scale (symmetric pe
 quantisation: 192 bytes instead of 1,536) and its 384 sign bits (48 bytes).  The codes only
 *choose candidates*: their dot product estimates a cosine within about 0.01 (at most
 :data:`ESTIMATE_ERROR`), and the provider re-scores the candidates it keeps from the stored
-float32 vectors (:func:`exact_cosines`), so every similarity it ranks by is exact.
+float32 vectors (:func:`exact_cosines`): every candidate whose estimate is within
+:data:`RESCORE_WINDOW` of the last one it needs, so every similarity it ranks by is exact and
+the ranking is the float32 vectors' one.
 
 From :data:`PREFILTER_FROM` vectors on, a search first ranks every row by the Hamming distance
 between sign-bit sketches (SimSIMD's popcount kernel: 48 bytes a row to stream) and estimates
@@ -42,6 +44,7 @@ __all__ = [
     "LOG_KEEP",
     "PREFILTER_CANDIDATES",
     "PREFILTER_FROM",
+    "RESCORE_WINDOW",
     "VectorCache",
     "ensure_schema",
     "exact_cosines",
@@ -63,6 +66,10 @@ PREFILTER_CANDIDATES = 2048
 #: estimate is this much under the cut-off is still a candidate (0.038 measured over 400k
 #: pairs of real MiniLM vectors, standard deviation 0.007).
 ESTIMATE_ERROR = 0.05
+#: How far under another candidate's estimate a candidate's may be and still be re-scored
+#: beside it: twice 0.02, three standard deviations of one estimate's error.  A candidate
+#: further under cannot have the higher exact cosine but for a one-in-a-thousand error.
+RESCORE_WINDOW = 0.04
 #: Rows read per fetch while loading (bounds the transient Python ``bytes`` objects).
 _CHUNK = 4096
 
