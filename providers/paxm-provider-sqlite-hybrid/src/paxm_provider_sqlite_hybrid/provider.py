@@ -47,8 +47,8 @@ from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelB
 from paxm_provider_sqlite_hybrid.vectors import (
     RESCORE_WINDOW,
     VectorCache,
+    cosines,
     ensure_schema,
-    exact_cosines,
     missing_rowids,
     store_vectors,
     vector_counts,
@@ -361,33 +361,43 @@ class HybridSQLiteProvider(SQLiteProvider):
 
     @staticmethod
     def _admitted(
-        conn: sqlite3.Connection, nearest: list[tuple[int, float]], where: str, args: Sequence[object], limit: int
-    ) -> list[int]:
-        """The candidates that pass the SQL filters and may be among the ``limit`` most similar.
+        conn: sqlite3.Connection,
+        nearest: list[tuple[int, float]],
+        where: str,
+        args: Sequence[object],
+        limit: int,
+        vector: npt.NDArray[np.float32],
+    ) -> dict[int, float]:
+        """The exact cosine of each candidate that passes the SQL filters and may be among the
+        ``limit`` most similar, by rowid.
 
         ``nearest`` is ordered by estimated cosine.  Once ``limit`` candidates passed, a
         candidate whose estimate is more than :data:`~.vectors.RESCORE_WINDOW` under the
-        ``limit``-th one's cannot overtake it when both are re-scored, so the filters run a
-        page at a time only while the page may hold a candidate above that floor.
+        ``limit``-th one's cannot overtake it when both are re-scored: the filters run a page
+        at a time until that floor is known, then once on the rest of the window.  Each
+        statement reads the passing rows' stored float32 vectors too.
         """
-        chosen: list[tuple[int, float]] = []
+        chosen: list[tuple[int, float, bytes]] = []
         floor = -math.inf
-        for start in range(0, len(nearest), _FILTER_PAGE):
-            page = nearest[start : start + _FILTER_PAGE]
-            if page[0][1] < floor:
-                break
-            marks = ",".join("?" * len(page))
-            passed = {
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}",
-                    (*(rowid for rowid, _ in page), *args),
+        start = 0
+        while start < len(nearest) and nearest[start][1] >= floor:
+            end = min(start + _FILTER_PAGE, len(nearest))
+            if floor > -math.inf:  # the rest of the window, in one statement
+                end = next((i for i in range(start, len(nearest)) if nearest[i][1] < floor), len(nearest))
+            page, start = nearest[start:end], end
+            passed = dict(
+                conn.execute(
+                    f"""SELECT m.rowid, v.vec FROM memories AS m JOIN hybrid_vectors AS v
+                        ON v.memory_rowid = m.rowid AND v.model = ?
+                        WHERE m.rowid IN ({",".join("?" * len(page))}) AND {where}""",
+                    (MODEL_ID, *(rowid for rowid, _ in page), *args),
                 )
-            }
-            chosen.extend((rowid, estimate) for rowid, estimate in page if rowid in passed)
+            )
+            chosen.extend((rowid, estimate, passed[rowid]) for rowid, estimate in page if rowid in passed)
             if len(chosen) >= limit:
                 floor = chosen[limit - 1][1] - RESCORE_WINDOW
-        return [rowid for rowid, estimate in chosen if estimate >= floor]
+        kept = [(rowid, blob) for rowid, estimate, blob in chosen if estimate >= floor]
+        return dict(zip((rowid for rowid, _ in kept), cosines(vector, [blob for _, blob in kept]), strict=True))
 
     def _dense(self, query: SearchQuery, deadline: Deadline, pool: int) -> list[tuple[Candidate, float]]:
         """Up to ``pool`` memories by cosine at or above the cut-off that pass the query's filters."""
@@ -408,8 +418,7 @@ class HybridSQLiteProvider(SQLiteProvider):
             where, args = filter_clause(request)
             # The cache's cosines are 4-bit estimates: the admitted candidates that may be
             # among the pool's are re-scored from their stored vectors.
-            admitted = self._admitted(conn, nearest, where, args, pool)
-            exact = exact_cosines(conn, MODEL_ID, vector, admitted)
+            exact = self._admitted(conn, nearest, where, args, pool, vector)
             cosine = {rowid: cos for rowid, cos in exact.items() if cos >= calibration.CUTOFF}
             chosen = sorted(cosine, key=lambda rowid: cosine[rowid], reverse=True)[:pool]
             if not chosen:

@@ -46,6 +46,7 @@ __all__ = [
     "PREFILTER_FROM",
     "RESCORE_WINDOW",
     "VectorCache",
+    "cosines",
     "ensure_schema",
     "exact_cosines",
     "missing_rowids",
@@ -186,6 +187,17 @@ def unpack4(packed: npt.NDArray[np.uint8]) -> npt.NDArray[np.int8]:
     return codes
 
 
+def cosines(query: npt.NDArray[np.float32], blobs: list[bytes]) -> list[float]:
+    """The exact cosine of ``query`` with each stored float32 vector (``blobs``, the query's width)."""
+    import numpy as np
+
+    if not blobs:
+        return []
+    floats = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    sims: list[float] = (floats @ query.astype(np.float32)).astype(np.float64).tolist()
+    return sims
+
+
 def exact_cosines(
     conn: sqlite3.Connection, model: str, query: npt.NDArray[np.float32], rowids: list[int]
 ) -> dict[int, float]:
@@ -193,8 +205,6 @@ def exact_cosines(
 
     A rowid without a vector of ``model`` and the query's dimension (deleted meanwhile) is left out.
     """
-    import numpy as np
-
     if not rowids:
         return {}
     width = query.shape[0] * 4
@@ -207,11 +217,7 @@ def exact_cosines(
         )
         if len(blob) == width
     ]
-    if not rows:
-        return {}
-    floats = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
-    sims = (floats @ query.astype(np.float32)).astype(np.float64).tolist()
-    return {rowid: sim for (rowid, _), sim in zip(rows, sims, strict=True)}
+    return dict(zip((rowid for rowid, _ in rows), cosines(query, [blob for _, blob in rows]), strict=True))
 
 
 def _newest_seq(conn: sqlite3.Connection) -> tuple[int, int]:
