@@ -352,9 +352,9 @@ def test_the_provider_ranks_a_dense_cluster_by_its_exact_cosines(tmp_path: Path)
 
     rng = np.random.default_rng(10)
     query = unit(rng, 1)[0]
-    # 300 memories whose cosines to the query are 0.0002 apart: far closer than a 4-bit
-    # estimate's error (sd ~0.007), so the estimates shuffle them
-    cosines = 0.5 + 0.0002 * rng.permutation(300)
+    # 50 memories whose cosines to the query are 0.0004 apart: far closer than a 4-bit
+    # estimate's error (sd ~0.007), so the estimates shuffle them; 250 more well under them
+    cosines = np.concatenate([0.5 + 0.0004 * rng.permutation(50), 0.3 + 0.0004 * rng.permutation(250)])
     others = unit(rng, 300)
     others -= (others @ query)[:, None] * query
     others /= np.linalg.norm(others, axis=1, keepdims=True)

@@ -78,6 +78,9 @@ _EMBED_COST = 0.03
 _VECTOR_CANDIDATES = 256
 #: Candidates checked against the filters per SQL statement.
 _FILTER_PAGE = 64
+#: Vector candidates re-scored from their stored vectors at most, unless twice the pool is
+#: more (each costs a row read: ~10 us).
+_RESCORED = 64
 
 
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
@@ -374,16 +377,20 @@ class HybridSQLiteProvider(SQLiteProvider):
         ``nearest`` is ordered by estimated cosine.  Once ``limit`` candidates passed, a
         candidate whose estimate is more than :data:`~.vectors.RESCORE_WINDOW` under the
         ``limit``-th one's cannot overtake it when both are re-scored: the filters run a page
-        at a time until that floor is known, then once on the rest of the window.  Each
-        statement reads the passing rows' stored float32 vectors too.
+        at a time until that floor is known, then on the rest of the window.  Each statement
+        reads the passing rows' stored float32 vectors too.  At most ``2 * limit`` (at least
+        :data:`_RESCORED`) candidates are re-scored: in a cluster of near-copies (more of them
+        within the window) the ones left out are as close as the estimate can tell apart.
         """
+        most = max(2 * limit, _RESCORED)
         chosen: list[tuple[int, float, bytes]] = []
         floor = -math.inf
         start = 0
-        while start < len(nearest) and nearest[start][1] >= floor:
+        while start < len(nearest) and nearest[start][1] >= floor and len(chosen) < most:
             end = min(start + _FILTER_PAGE, len(nearest))
-            if floor > -math.inf:  # the rest of the window, in one statement
+            if floor > -math.inf:  # the rest of the window, as far as the re-scored ones go
                 end = next((i for i in range(start, len(nearest)) if nearest[i][1] < floor), len(nearest))
+                end = min(end, start + most - len(chosen))
             page, start = nearest[start:end], end
             passed = dict(
                 conn.execute(
@@ -396,7 +403,7 @@ class HybridSQLiteProvider(SQLiteProvider):
             chosen.extend((rowid, estimate, passed[rowid]) for rowid, estimate in page if rowid in passed)
             if len(chosen) >= limit:
                 floor = chosen[limit - 1][1] - RESCORE_WINDOW
-        kept = [(rowid, blob) for rowid, estimate, blob in chosen if estimate >= floor]
+        kept = [(rowid, blob) for rowid, estimate, blob in chosen[:most] if estimate >= floor]
         return dict(zip((rowid for rowid, _ in kept), cosines(vector, [blob for _, blob in kept]), strict=True))
 
     def _dense(self, query: SearchQuery, deadline: Deadline, pool: int) -> list[tuple[Candidate, float]]:
