@@ -378,8 +378,8 @@ class HybridSQLiteProvider(SQLiteProvider):
         candidate whose estimate is more than :data:`~.vectors.RESCORE_WINDOW` under the
         ``limit``-th one's cannot overtake it when both are re-scored: the filters run a page
         at a time until that floor is known, then on the rest of the window.  Each statement
-        reads the passing rows' stored float32 vectors too.  At most ``2 * limit`` (at least
-        :data:`_RESCORED`) candidates are re-scored: in a cluster of near-copies (more of them
+        reads the passing rows' stored float32 vectors too.  At most twice ``limit`` or
+        :data:`_RESCORED` candidates, whichever is more, are re-scored: in a cluster of near-copies (more of them
         within the window) the ones left out are as close as the estimate can tell apart.
         """
         most = max(2 * limit, _RESCORED)
@@ -400,7 +400,12 @@ class HybridSQLiteProvider(SQLiteProvider):
                     (MODEL_ID, *(rowid for rowid, _ in page), *args),
                 )
             )
-            chosen.extend((rowid, estimate, passed[rowid]) for rowid, estimate in page if rowid in passed)
+            # a vector replaced by another width since the cache's sync is not comparable
+            chosen.extend(
+                (rowid, estimate, passed[rowid])
+                for rowid, estimate in page
+                if len(passed.get(rowid, b"")) == vector.nbytes
+            )
             if len(chosen) >= limit:
                 floor = chosen[limit - 1][1] - RESCORE_WINDOW
         kept = [(rowid, blob) for rowid, estimate, blob in chosen[:most] if estimate >= floor]
