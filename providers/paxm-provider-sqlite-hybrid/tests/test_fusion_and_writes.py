@@ -152,6 +152,32 @@ def test_a_put_past_its_deadline_stores_nothing_and_a_retry_stores_once(tmp_path
         prov.close()
 
 
+def test_a_put_whose_deadline_passes_while_writing_commits_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paxm_provider_sqlite_hybrid.vectors import store_vectors as real_store
+
+    prov = HybridSQLiteProvider("h", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=get_embedder())
+    items = [MemoryItem(text=t, tier="ltm") for t in TURNS.values()]
+    target = "paxm_provider_sqlite_hybrid.provider.store_vectors"
+
+    def slow_store(conn: sqlite3.Connection, model: str, rows: list[tuple[int, bytes]]) -> None:
+        real_store(conn, model, rows)
+        time.sleep(1.0)  # the rows and vectors are written; the caller's deadline passes now
+
+    try:
+        prov.vector_status(Deadline.none())  # the store exists: only the put's own write is timed
+        monkeypatch.setattr(target, slow_store)
+        with pytest.raises(DeadlineExceeded):
+            prov.put_batch(items, Deadline.after(0.8))
+        monkeypatch.setattr(target, real_store)
+        assert prov.vector_status(Deadline.none()) == (0, 0)  # rolled back: rows and vectors
+        prov.put_batch(items, Deadline.after(30))
+        assert _count(prov.path, "memories") == len(items)  # the retry stores each once
+    finally:
+        prov.close()
+
+
 def test_recall_under_load_returns_lexical_hits_in_time_and_says_so(tmp_path: Path) -> None:
     slow = SlowEmbedder(0.0)
     prov = HybridSQLiteProvider("h", ProviderConfig(path=str(tmp_path / "m.sqlite")), embedder=slow)  # type: ignore[arg-type]
@@ -192,6 +218,26 @@ def test_length_groups_cover_every_text_once_with_little_padding(lengths: list[i
         assert len(group) <= BATCH
         assert len(group) == 1 or max(sizes) * len(group) <= BATCH_TOKENS
         assert max(sizes) <= min(sizes) * LENGTH_SPREAD + 4
+
+
+def test_a_short_text_is_never_padded_to_a_long_one() -> None:
+    emb = Embedder()
+    shapes: list[tuple[int, int]] = []
+    session = emb._session
+
+    class Recording:
+        def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+            shapes.append(feeds["input_ids"].shape)
+            out: list[np.ndarray] = session.run(names, feeds)
+            return out
+
+    emb._session = Recording()
+    emb.embed(["ok", "fine", "word " * 200, "yes", "sure thing"])
+    # inference cost follows rows x padded width: the short texts run together, narrow, and
+    # the long one alone (one batch would run 5 rows of the long one's ~200 pieces)
+    assert len(shapes) == 2, shapes
+    (short_rows, short_width), (long_rows, long_width) = sorted(shapes, reverse=True)
+    assert (short_rows, long_rows) == (4, 1) and short_width <= 8 < long_width, shapes
 
 
 def test_grouped_embedding_matches_one_at_a_time() -> None:

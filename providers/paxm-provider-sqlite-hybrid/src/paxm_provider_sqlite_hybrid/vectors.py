@@ -1,4 +1,4 @@
-"""Vectors beside the memories: a table in the same SQLite file and an in-process int8 matrix.
+"""Vectors beside the memories: a table in the same SQLite file and an in-process 4-bit matrix.
 
 ``hybrid_vectors`` is keyed by the memory's rowid (an upsert on a memory id keeps its rowid)
 and holds each vector as float32 bytes; a trigger drops a vector with its memory, whatever
@@ -8,17 +8,20 @@ cheaply: each query asks for the newest ``seq`` (one index lookup) and applies o
 that changed since, whichever connection or process changed them.  The log is pruned to its
 newest :data:`LOG_KEEP` entries; a cache that fell further behind reloads in full.
 
-In memory each vector is int8 with one float32 scale (symmetric per-vector quantisation:
-384 bytes instead of 1,536; the cosine error is about 0.003), scanned with SimSIMD's int8
-dot-product kernels: about 4x less memory to stream than float32 BLAS.
+In memory each vector is 4 bits a dimension with one float32 scale (symmetric per-vector
+quantisation: 192 bytes instead of 1,536) and its 384 sign bits (48 bytes).  The codes only
+*choose candidates*: their dot product estimates a cosine within about 0.01 (at most
+:data:`ESTIMATE_ERROR`), and the provider re-scores the candidates it keeps from the stored
+float32 vectors (:func:`exact_cosines`): every candidate whose estimate is within
+:data:`RESCORE_WINDOW` of the last one it needs, so every similarity it ranks by is exact and
+the ranking is the float32 vectors' one.
 
 From :data:`PREFILTER_FROM` vectors on, a search first ranks every row by the Hamming distance
-between sign-bit sketches (48 bytes per vector, SimSIMD's popcount kernel: 8x less to stream
-again) and re-scores only the :data:`PREFILTER_CANDIDATES` nearest with the exact int8 dot
-product.  The sketch is SimHash: the share of differing sign bits estimates the angle, so the
-true nearest vectors land among the candidates with a wide margin (recall of the top ten
-against the exact scan measured 0.998 at 100k real MiniLM vectors; a test holds it at 0.99 or
-more).  Below the threshold the exact scan is cheap anyway and runs alone.
+between sign-bit sketches (SimSIMD's popcount kernel: 48 bytes a row to stream) and estimates
+only the :data:`PREFILTER_CANDIDATES` nearest from their 4-bit codes.  The sketch is SimHash:
+the share of differing sign bits estimates the angle, so the true nearest vectors land among
+the candidates with a wide margin (recall of the exact top ten 0.998 at 100k real MiniLM
+vectors; a test holds it at 0.99 or more).  Below the threshold every row is estimated.
 """
 
 from __future__ import annotations
@@ -33,24 +36,41 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    #: A cache's arrays: packed 4-bit codes, scales, sign bits, rowids.
+    _Arrays = tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.uint8], npt.NDArray[np.int64]]
+
 __all__ = [
+    "ESTIMATE_ERROR",
     "LOG_KEEP",
     "PREFILTER_CANDIDATES",
     "PREFILTER_FROM",
+    "RESCORE_WINDOW",
     "VectorCache",
+    "cosines",
     "ensure_schema",
+    "exact_cosines",
     "missing_rowids",
     "quantize",
+    "quantize4",
     "store_vectors",
     "vector_counts",
 ]
 
 #: Change-log entries kept; a cache more than this many writes behind reloads everything.
 LOG_KEEP = 50_000
-#: Vectors from which a search pre-selects candidates by sign-bit Hamming distance.
-PREFILTER_FROM = 20_000
-#: Candidates the pre-filter keeps for exact int8 re-scoring (at least 8x the asked limit).
+#: Vectors from which a search pre-selects candidates by sign-bit Hamming distance (below it,
+#: estimating every row from its codes costs under half a millisecond).
+PREFILTER_FROM = 4096
+#: Candidates the pre-filter keeps for the 4-bit estimate (at least 8x the asked limit).
 PREFILTER_CANDIDATES = 2048
+#: Largest gap between a 4-bit estimate and the exact cosine a search allows for: a row whose
+#: estimate is this much under the cut-off is still a candidate (0.038 measured over 400k
+#: pairs of real MiniLM vectors, standard deviation 0.007).
+ESTIMATE_ERROR = 0.05
+#: How far under another candidate's estimate a candidate's may be and still be re-scored
+#: beside it: twice 0.02, three standard deviations of one estimate's error.  A candidate
+#: further under cannot have the higher exact cosine but for a one-in-a-thousand error.
+RESCORE_WINDOW = 0.04
 #: Rows read per fetch while loading (bounds the transient Python ``bytes`` objects).
 _CHUNK = 4096
 
@@ -130,7 +150,7 @@ def vector_counts(conn: sqlite3.Connection, model: str, dim: int) -> dict[str, i
 
 
 def quantize(vectors: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """Symmetric per-row int8: ``vectors ~= codes * scales[:, None]``."""
+    """Symmetric per-row int8: ``vectors ~= codes * scales[:, None]`` (the query's form)."""
     import numpy as np
 
     peak = np.abs(vectors).max(axis=1)
@@ -139,13 +159,74 @@ def quantize(vectors: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], np
     return codes, scales
 
 
+def quantize4(vectors: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
+    """Symmetric per-row 4-bit codes (-7..7), two a byte: ``(packed, scales)``.
+
+    Byte ``j`` of a row holds dimension ``j`` in its high nibble and ``j + dim/2`` in its low
+    one, each offset by 8; :func:`unpack4` gives the int8 codes back.
+    """
+    import numpy as np
+
+    peak = np.abs(vectors).max(axis=1)
+    scales = (np.where(peak > 0, peak, 1.0) / 7.0).astype(np.float32)
+    codes = (np.rint(vectors / scales[:, None]).clip(-7, 7) + 8).astype(np.uint8)
+    half = vectors.shape[1] // 2
+    packed: npt.NDArray[np.uint8] = (codes[:, :half] << 4) | codes[:, half:]
+    return packed, scales
+
+
+def unpack4(packed: npt.NDArray[np.uint8]) -> npt.NDArray[np.int8]:
+    """The int8 codes (-7..7) of :func:`quantize4`'s packed rows."""
+    import numpy as np
+
+    half = packed.shape[1]
+    codes = np.empty((packed.shape[0], 2 * half), dtype=np.int8)
+    np.right_shift(packed, 4, out=codes[:, :half].view(np.uint8))
+    np.bitwise_and(packed, 15, out=codes[:, half:].view(np.uint8))
+    codes -= 8
+    return codes
+
+
+def cosines(query: npt.NDArray[np.float32], blobs: list[bytes]) -> list[float]:
+    """The exact cosine of ``query`` with each stored float32 vector (``blobs``, the query's width)."""
+    import numpy as np
+
+    if not blobs:
+        return []
+    floats = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    sims: list[float] = (floats @ query.astype(np.float32)).astype(np.float64).tolist()
+    return sims
+
+
+def exact_cosines(
+    conn: sqlite3.Connection, model: str, query: npt.NDArray[np.float32], rowids: list[int]
+) -> dict[int, float]:
+    """The exact cosine of ``query`` with each stored float32 vector of ``rowids``, by rowid.
+
+    A rowid without a vector of ``model`` and the query's dimension (deleted meanwhile) is left out.
+    """
+    if not rowids:
+        return {}
+    width = query.shape[0] * 4
+    rows = [
+        (int(rowid), blob)
+        for rowid, blob in conn.execute(
+            f"SELECT memory_rowid, vec FROM hybrid_vectors WHERE memory_rowid IN ({','.join('?' * len(rowids))})"
+            " AND model = ?",
+            (*rowids, model),
+        )
+        if len(blob) == width
+    ]
+    return dict(zip((rowid for rowid, _ in rows), cosines(query, [blob for _, blob in rows]), strict=True))
+
+
 def _newest_seq(conn: sqlite3.Connection) -> tuple[int, int]:
     row = conn.execute("SELECT (SELECT max(seq) FROM hybrid_changes), (SELECT min(seq) FROM hybrid_changes)").fetchone()
     return int(row[0] or 0), int(row[1] or 0)
 
 
 class VectorCache:
-    """One model's vectors as a contiguous int8 matrix, its scales and a parallel rowid array.
+    """One model's vectors as contiguous 4-bit codes, their scales, sign bits and rowids.
 
     Rows ``[0, size)`` are live; capacity grows by doubling so a put does not copy the
     matrix.  Thread-safe: the provider's searches hold its connection lock, a warm-up thread
@@ -158,12 +239,11 @@ class VectorCache:
         self.model = model
         self.dim = dim
         self.size = 0
-        self._codes: npt.NDArray[np.int8] = np.zeros((0, dim), dtype=np.int8)
+        self._codes: npt.NDArray[np.uint8] = np.zeros((0, dim // 2), dtype=np.uint8)
         self._scales: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._rowids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        #: Packed sign bits of ``_codes`` (same capacity), kept only once the pre-filter is
-        #: worth it: ``None`` for small caches, which then cost nothing extra.
-        self._bits: npt.NDArray[np.uint8] | None = None
+        #: Packed sign bits of the float vectors (same capacity): the pre-filter's sketches.
+        self._bits: npt.NDArray[np.uint8] = np.zeros((0, dim // 8), dtype=np.uint8)
         #: Newest change-log ``seq`` reflected here; ``None`` before the first load.
         self.seq: int | None = None
         self._lock = threading.Lock()
@@ -175,9 +255,8 @@ class VectorCache:
         return self._rowids[: self.size]
 
     def nbytes(self) -> int:
-        """Bytes held by the matrix, scales and rowids (allocated capacity)."""
-        bits = 0 if self._bits is None else self._bits.nbytes
-        return int(self._codes.nbytes + self._scales.nbytes + self._rowids.nbytes + bits)
+        """Bytes held by the codes, scales, sign bits and rowids (allocated capacity)."""
+        return int(self._codes.nbytes + self._scales.nbytes + self._rowids.nbytes + self._bits.nbytes)
 
     @property
     def prefiltered(self) -> bool:
@@ -195,14 +274,13 @@ class VectorCache:
                 # rowids are dense in practice: the largest is a good first capacity
                 largest = conn.execute("SELECT max(memory_rowid) FROM hybrid_vectors").fetchone()[0]
                 cursor = conn.execute("SELECT memory_rowid, vec FROM hybrid_vectors WHERE model = ?", (self.model,))
-                codes, scales, rowids, size = self._read(cursor, int(largest or 0))
+                arrays, size = self._read(cursor, int(largest or 0))
             finally:
                 conn.execute("COMMIT")
-            bits = _sign_bits(codes) if size >= PREFILTER_FROM else None  # off the search lock
             _heap.trim()  # the row batches' bytes and float copies are freed: give them back
             with self._lock:
-                self._codes, self._scales, self._rowids, self.size = codes, scales, rowids, size
-                self._bits = bits
+                self._codes, self._scales, self._bits, self._rowids = arrays
+                self.size = size
                 self.seq = newest
 
     def warm(self, path: str) -> None:
@@ -256,15 +334,9 @@ class VectorCache:
         ).fetchall()
         self._apply(changed, newest)
 
-    def _read(
-        self, cursor: sqlite3.Cursor, largest: int
-    ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], npt.NDArray[np.int64], int]:
-        import numpy as np
-
+    def _read(self, cursor: sqlite3.Cursor, largest: int) -> tuple[_Arrays, int]:
         capacity = max(largest, 16)
-        codes = np.empty((capacity, self.dim), dtype=np.int8)
-        scales = np.empty(capacity, dtype=np.float32)
-        rowids = np.empty(capacity, dtype=np.int64)
+        arrays = self._allocate(capacity)
         size = 0
         width = self.dim * 4
         while batch := cursor.fetchmany(_CHUNK):
@@ -273,17 +345,44 @@ class VectorCache:
                 continue
             if size + len(good) > capacity:
                 capacity = max(capacity * 2, size + len(good))
-                codes = np.resize(codes, (capacity, self.dim))
-                scales = np.resize(scales, capacity)
-                rowids = np.resize(rowids, capacity)
-            floats = np.frombuffer(b"".join(blob for _, blob in good), dtype=np.float32).reshape(-1, self.dim)
-            end = size + len(good)
-            codes[size:end], scales[size:end] = quantize(floats)
-            rowids[size:end] = [rowid for rowid, _ in good]
-            size = end
+                arrays = self._grown(arrays, size, capacity)
+            self._encode(arrays, size, good)
+            size += len(good)
         if size < capacity * 3 // 4:  # sparse rowids: give the slack back
-            codes, scales, rowids = codes[:size].copy(), scales[:size].copy(), rowids[:size].copy()
-        return codes, scales, rowids, size
+            codes, scales, bits, rowids = arrays
+            arrays = (codes[:size].copy(), scales[:size].copy(), bits[:size].copy(), rowids[:size].copy())
+        return arrays, size
+
+    def _allocate(self, capacity: int) -> _Arrays:
+        import numpy as np
+
+        return (
+            np.empty((capacity, self.dim // 2), dtype=np.uint8),
+            np.empty(capacity, dtype=np.float32),
+            np.empty((capacity, self.dim // 8), dtype=np.uint8),
+            np.empty(capacity, dtype=np.int64),
+        )
+
+    def _grown(self, arrays: _Arrays, size: int, capacity: int) -> _Arrays:
+        """New arrays of ``capacity`` rows holding the first ``size`` rows of ``arrays``."""
+        grown = self._allocate(capacity)
+        grown[0][:size], grown[1][:size] = arrays[0][:size], arrays[1][:size]
+        grown[2][:size], grown[3][:size] = arrays[2][:size], arrays[3][:size]
+        return grown
+
+    def _encode(self, arrays: _Arrays, at: int | list[int], rows: list[tuple[int, bytes]]) -> None:
+        """Write ``rows`` (``(rowid, float32 bytes)``) at position ``at`` on, or at the positions ``at``."""
+        import numpy as np
+
+        floats = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(-1, self.dim)
+        where = slice(at, at + len(rows)) if isinstance(at, int) else at
+        codes, scales, bits, rowids = arrays
+        codes[where], scales[where] = quantize4(floats)
+        bits[where] = np.packbits(floats > 0, axis=1)
+        rowids[where] = [rowid for rowid, _ in rows]
+
+    def _arrays(self) -> _Arrays:
+        return self._codes, self._scales, self._bits, self._rowids
 
     def _apply(self, changed: list[tuple[int, bytes | None]], newest: int) -> None:
         import numpy as np
@@ -308,11 +407,9 @@ class VectorCache:
                 else:
                     updates.append((at, blob))
             if updates:
-                idx = [at for at, _ in updates]
-                floats = np.frombuffer(b"".join(b for _, b in updates), dtype=np.float32).reshape(-1, self.dim)
-                self._codes[idx], self._scales[idx] = quantize(floats)
-                if self._bits is not None:
-                    self._bits[idx] = _sign_bits(self._codes[idx])
+                self._encode(
+                    self._arrays(), [at for at, _ in updates], [(int(self._rowids[at]), b) for at, b in updates]
+                )
             self._remove(sorted(gone, reverse=True))
             if fresh:
                 self._append(fresh)
@@ -323,35 +420,16 @@ class VectorCache:
         for at in positions:
             last = self.size - 1
             if at != last:
-                self._codes[at] = self._codes[last]
-                self._scales[at] = self._scales[last]
-                self._rowids[at] = self._rowids[last]
-                if self._bits is not None:
-                    self._bits[at] = self._bits[last]
+                for array in self._arrays():
+                    array[at] = array[last]
             self.size = last
 
     def _append(self, rows: list[tuple[int, bytes]]) -> None:
-        import numpy as np
-
         end = self.size + len(rows)
         if end > len(self._rowids):
             capacity = max(16, end, 2 * len(self._rowids))
-            codes = np.empty((capacity, self.dim), dtype=np.int8)
-            scales = np.empty(capacity, dtype=np.float32)
-            rowids = np.empty(capacity, dtype=np.int64)
-            codes[: self.size] = self._codes[: self.size]
-            scales[: self.size] = self._scales[: self.size]
-            rowids[: self.size] = self._rowids[: self.size]
-            if self._bits is not None:
-                bits = np.empty((capacity, self._bits.shape[1]), dtype=np.uint8)
-                bits[: self.size] = self._bits[: self.size]
-                self._bits = bits
-            self._codes, self._scales, self._rowids = codes, scales, rowids
-        floats = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(-1, self.dim)
-        self._codes[self.size : end], self._scales[self.size : end] = quantize(floats)
-        if self._bits is not None:
-            self._bits[self.size : end] = _sign_bits(self._codes[self.size : end])
-        self._rowids[self.size : end] = [rowid for rowid, _ in rows]
+            self._codes, self._scales, self._bits, self._rowids = self._grown(self._arrays(), self.size, capacity)
+        self._encode(self._arrays(), self.size, rows)
         self.size = end
 
     # -- search ---------------------------------------------------------------------------
@@ -359,10 +437,13 @@ class VectorCache:
     def top(
         self, query: npt.NDArray[np.float32], cutoff: float, limit: int, *, exact: bool = False
     ) -> list[tuple[int, float]]:
-        """Up to ``limit`` ``(rowid, cosine)`` at or above ``cutoff``, most similar first.
+        """Up to ``limit`` candidates ``(rowid, estimated cosine)``, highest estimate first.
 
-        From :data:`PREFILTER_FROM` vectors on, only the pre-filter's candidates are scored
-        (``exact=True`` scores every row: the reference the pre-filter is measured against).
+        A row is a candidate when its estimate reaches ``cutoff`` less :data:`ESTIMATE_ERROR`:
+        the caller re-scores the ones it keeps (:func:`exact_cosines`) and applies ``cutoff``
+        to the exact cosine.  From :data:`PREFILTER_FROM` vectors on, only the pre-filter's
+        candidates are estimated (``exact=True`` estimates every row: the reference the
+        pre-filter is measured against).
         """
         import numpy as np
         import simsimd
@@ -374,31 +455,20 @@ class VectorCache:
             rows: npt.NDArray[np.intp] | None = None
             keep = max(PREFILTER_CANDIDATES, 8 * limit)
             if not exact and self.prefiltered and keep < self.size:
-                if self._bits is None:  # grew past the threshold by writes: sketch once
-                    self._bits = _sign_bits(self._codes)
+                q_bits = np.packbits(query.reshape(1, -1) > 0, axis=1)
                 ham = np.asarray(
-                    simsimd.cdist(
-                        _sign_bits(q_codes), self._bits[: self.size], metric="hamming", dtype="bin8", threads=1
-                    )
+                    simsimd.cdist(q_bits, self._bits[: self.size], metric="hamming", dtype="bin8", threads=1)
                 ).reshape(-1)
                 rows = np.argpartition(ham, keep - 1)[:keep]
-                codes, scales = self._codes[rows], self._scales[rows]
+                codes, scales = unpack4(self._codes[rows]), self._scales[rows]
             else:
-                codes, scales = self._codes[: self.size], self._scales[: self.size]
+                codes, scales = unpack4(self._codes[: self.size]), self._scales[: self.size]
             dots = np.asarray(simsimd.cdist(q_codes, codes, metric="dot", threads=1))
             sims = dots.reshape(-1).astype(np.float32) * scales * q_scale[0]
-            above = np.flatnonzero(sims >= cutoff)
+            above = np.flatnonzero(sims >= cutoff - ESTIMATE_ERROR)
             if len(above) > limit:
                 above = above[np.argpartition(-sims[above], limit - 1)[:limit]]
             order = above[np.argsort(-sims[above], kind="stable")]
             where = order if rows is None else rows[order]
             # tolist() converts in C: per-element int()/float() cost ~1 us each for 256 rows
             return list(zip(self._rowids[where].tolist(), sims[order].astype(np.float64).tolist(), strict=True))
-
-
-def _sign_bits(codes: npt.NDArray[np.int8]) -> npt.NDArray[np.uint8]:
-    """Packed sign bits, one row per vector (``dim / 8`` bytes): the Hamming pre-filter's sketch."""
-    import numpy as np
-
-    bits: npt.NDArray[np.uint8] = np.packbits(codes > 0, axis=1)
-    return bits
