@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from pgserver import PgServer, pg_config
@@ -77,3 +78,20 @@ def test_long_hits_are_excerpted_like_sqlite(both: tuple[SQLiteProvider, Postgre
     assert got.text == want.text and len(got.text.encode()) < 2500
     assert got.metadata["postgres_excerpted"] == "true"
     assert got.metadata["postgres_original_bytes"] == str(len(text.encode()))
+
+
+def test_hits_carry_the_rank_times_and_metadata_as_stored(both: tuple[SQLiteProvider, PostgresProvider]) -> None:
+    _, pg = both
+    created = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+    expires = datetime(2999, 1, 2, 3, 4, 5, 600000, tzinfo=UTC)
+    meta = {"kind": "note", "owner": "Zoë 数据"}
+    item = MemoryItem(id="stamped", text="the pelican rollout", created_at=created, expires_at=expires, metadata=meta)
+    pg.put(item, Deadline.after(10))
+    hit = pg.search(SearchQuery("pelican rollout", limit=3), Deadline.after(10))[0]
+    assert hit.id == "stamped" and hit.raw_score_kind == "postgres_ts_rank"
+    assert hit.raw_score is not None and hit.raw_score > 0
+    assert hit.created_at == created and hit.expires_at == expires
+    assert {k: hit.metadata[k] for k in meta} == meta
+    # the newest memories (no query terms) carry no engine rank
+    recent = pg.search(SearchQuery("", limit=1), Deadline.after(10))[0]
+    assert recent.raw_score is None and recent.raw_score_kind == ""

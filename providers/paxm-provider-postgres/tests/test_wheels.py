@@ -72,33 +72,10 @@ def test_two_users_share_team_memories_and_keep_personal_ones_apart(
 ) -> None:
     alice = _user(tmp_path, "alice", pg_server, "wheel_team")
     bob = _user(tmp_path, "bob", pg_server, "wheel_team")
-    created = _run(
-        paxm_bin,
-        alice,
-        "setup",
-        "--yes",
-        "--force",
-        "--provider",
-        "postgres",
-        "--user-id",
-        "alice",
-        "--team-id",
-        "platform",
-    )
+    setup = ("setup", "--yes", "--force", "--provider", "postgres", "--team-id", "platform", "--user-id")
+    created = _run(paxm_bin, alice, *setup, "alice")
     assert "(created)" in created.stdout
-    again = _run(
-        paxm_bin,
-        bob,
-        "setup",
-        "--yes",
-        "--force",
-        "--provider",
-        "postgres",
-        "--user-id",
-        "bob",
-        "--team-id",
-        "platform",
-    )
+    again = _run(paxm_bin, bob, *setup, "bob")
     assert "(exists)" in again.stdout
     listing = json.loads(_run(paxm_bin, alice, "plugins", "--json").stdout)["plugins"]
     assert any(p["name"] == "postgres" and p["distribution"] == "paxm-provider-postgres" for p in listing)

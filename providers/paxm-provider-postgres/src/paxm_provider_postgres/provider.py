@@ -20,22 +20,26 @@ from paxm_core import (
 )
 from paxm_core.api.timefmt import utcnow
 from paxm_provider_postgres.db import Database
-from paxm_provider_postgres.search import RAW_SCORE_KIND, Query, Row, Trace, search, tsvector_text
+from paxm_provider_postgres.search import RAW_SCORE_KIND, STAMP, search, tsvector_text
 from paxm_provider_postgres.settings import Settings, validate
-from paxm_provider_sqlite.attribution import apply_hit_attribution, prepare_metadata
+from paxm_provider_sqlite.attribution import (
+    FINGERPRINT,
+    FIRST_SEEN,
+    LAST_SEEN,
+    OCCURRENCES,
+    apply_hit_attribution,
+    occurrences,
+    prepare_metadata,
+)
 from paxm_provider_sqlite.retrieval.analyzer import index_text
-from paxm_provider_sqlite.retrieval.excerpt import MAX_PER_HIT, MIN_EXCERPT_BYTES, TOTAL_BUDGET, excerpt_text
+from paxm_provider_sqlite.retrieval.excerpt import excerpt_candidates
+from paxm_provider_sqlite.retrieval.model import Request, Trace
 from paxm_provider_sqlite.timestamps import parse_stamp
 
 __all__ = ["PostgresProvider"]
 
 _CLEANUP_MAX = 500
-FINGERPRINT = "paxm_fingerprint"
-OCCURRENCES = "paxm_occurrences"
-FIRST_SEEN = "paxm_first_seen_at"
-LAST_SEEN = "paxm_last_seen_at"
 EVAL_PREFIX = "paxm-eval-"
-_STAMP = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
 
 # One statement per row: a plain replace for ordinary memories; for LTM re-observations (same
 # id, same fingerprint) the counters are merged by the server under the row lock, so writers on
@@ -64,13 +68,13 @@ ON CONFLICT (id) DO UPDATE SET
     ELSE m.metadata || excluded.metadata || jsonb_build_object(
       '{OCCURRENCES}', (m.occurrences + excluded.occurrences)::text,
       '{FIRST_SEEN}', {
-    _STAMP.format(
+    STAMP.format(
         "LEAST(COALESCE(m.first_seen_at, m.created_at), "
         "COALESCE(excluded.first_seen_at, m.first_seen_at, m.created_at))"
     )
 },
       '{LAST_SEEN}', {
-    _STAMP.format(
+    STAMP.format(
         "GREATEST(COALESCE(m.last_seen_at, m.created_at), COALESCE(excluded.last_seen_at, excluded.created_at))"
     )
 })
@@ -78,14 +82,6 @@ ON CONFLICT (id) DO UPDATE SET
 WHERE (excluded.fingerprint = '' OR m.fingerprint = excluded.fingerprint) AND m.scope = ANY(%(visible)s::text[])
 RETURNING m.id
 """
-
-
-def _occurrences(meta: dict[str, str]) -> int:
-    try:
-        value = int(meta.get(OCCURRENCES, "").strip())
-    except ValueError:
-        return 1
-    return max(1, value)
 
 
 def _aware(value: datetime) -> datetime:
@@ -193,7 +189,7 @@ class PostgresProvider:
             "created": _aware(item.created_at or now),
             "expires": _aware(item.expires_at) if item.expires_at is not None else None,
             "fp": fingerprint,
-            "occ": _occurrences(meta) if fingerprint else 1,
+            "occ": occurrences(meta) if fingerprint else 1,
             "first": parse_stamp(meta.get(FIRST_SEEN, "").strip()) if fingerprint else None,
             "last": parse_stamp(meta.get(LAST_SEEN, "").strip()) if fingerprint else None,
             "terms": indexed.terms,
@@ -281,57 +277,14 @@ class PostgresProvider:
         ``query.metadata["workspace"]`` narrows to that workspace (plus unscoped memories), as
         the SQLite provider does; nothing in the metadata can widen the visible scopes.
         """
-        request = Query(
-            text=query.text,
-            scopes=tuple(self.settings.scopes()),
-            limit=query.limit,
-            tiers=tuple(sorted({normalize_tier(t) for t in query.tiers if t.strip()})),
-            workspace=query.metadata.get("workspace", "").strip(),
-            filters=dict(query.filters),
-        )
+        request = Request.of(query)
         trace = Trace()
         with self._db.transaction("search", deadline) as conn:
-            rows = search(conn, self._db, request, deadline, trace)
+            found = search(conn, self._db, request, self.settings.scopes(), deadline, trace)
         self.last_trace = trace
-        _excerpt(request.text, rows)
-        return [apply_hit_attribution(self._hit(row)) for row in rows]
-
-    def _hit(self, row: Row) -> MemoryHit:
-        meta = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in row.metadata.items() if v is not None}
-        meta.update(row.extra_metadata)
-        score = min(1.0, max(0.0, row.score))
-        return MemoryHit(
-            provider=self._name,
-            id=row.id,
-            text=row.text,
-            relevance=score,
-            score=score,
-            raw_score=row.raw_score,
-            raw_score_kind=RAW_SCORE_KIND if row.raw_score is not None else "",
-            source=row.source,
-            metadata=meta,
-            created_at=row.created_at.astimezone(UTC),
-            tier=normalize_tier(row.tier),
-            expires_at=row.expires_at.astimezone(UTC) if row.expires_at is not None else None,
-        )
+        found = excerpt_candidates(request.text, found, label="postgres")
+        return [apply_hit_attribution(hit.to_hit(self._name, RAW_SCORE_KIND)) for hit in found]
 
     def close(self) -> None:
         """Close the pool; later calls raise :class:`ProviderError`."""
         self._db.close()
-
-
-def _excerpt(query_text: str, rows: list[Row]) -> None:
-    """Cut hits over 8 KiB down to their query-bearing segments, as the SQLite provider does."""
-    if not rows:
-        return
-    budget = min(MAX_PER_HIT, TOTAL_BUDGET // len(rows))
-    for row in rows:
-        size = len(row.text.encode("utf-8"))
-        if size <= MIN_EXCERPT_BYTES:
-            continue
-        excerpt = excerpt_text(query_text, row.text, budget)
-        if excerpt is None:
-            continue
-        row.text = excerpt
-        row.extra_metadata["postgres_excerpted"] = "true"
-        row.extra_metadata["postgres_original_bytes"] = str(size)

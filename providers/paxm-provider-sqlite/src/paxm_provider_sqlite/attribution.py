@@ -16,8 +16,12 @@ from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
 __all__ = [
     "FINGERPRINT",
+    "FIRST_SEEN",
+    "LAST_SEEN",
+    "OCCURRENCES",
     "apply_hit_attribution",
     "merge_lifecycle",
+    "occurrences",
     "prepare_metadata",
     "stored_rows",
 ]
@@ -61,7 +65,8 @@ def _turn_metadata(meta: dict[str, str], turn: TurnContext) -> None:
         meta["ended_at"] = stamp(turn.ended_at)
 
 
-def _occurrences(meta: dict[str, str]) -> int:
+def occurrences(meta: dict[str, str]) -> int:
+    """The stored occurrence count of an LTM memory; at least 1, whatever the metadata says."""
     try:
         value = int(meta.get(OCCURRENCES, "").strip())
     except ValueError:
@@ -118,7 +123,7 @@ def merge_lifecycle(
         raise FingerprintConflict(f"sqlite memory {item_id!r} fingerprint conflict")
     merged = {**existing, **incoming}
     merged[FINGERPRINT] = fingerprint
-    merged[OCCURRENCES] = str(_occurrences(existing) + _occurrences(incoming))
+    merged[OCCURRENCES] = str(occurrences(existing) + occurrences(incoming))
     merged[FIRST_SEEN] = _pick(
         _first(existing.get(FIRST_SEEN, ""), row_created), incoming.get(FIRST_SEEN, ""), later=False
     )

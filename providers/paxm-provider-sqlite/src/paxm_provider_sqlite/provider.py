@@ -228,13 +228,7 @@ class SQLiteProvider:
         ``query.metadata["workspace"]`` (trusted runtime context) hides other workspaces'
         memories; unscoped memories stay visible.  ``query.filters`` are exact metadata matches.
         """
-        request = Request(
-            text=query.text,
-            limit=query.limit,
-            tiers=tuple(sorted({normalize_tier(t) for t in query.tiers if t.strip()})),
-            workspace=query.metadata.get("workspace", "").strip(),
-            filters=dict(query.filters),
-        )
+        request = Request.of(query)
         trace = Trace()
         with self._db.session("search", deadline) as conn:
             found = search(conn, request, deadline, trace, self._frequencies)

@@ -275,8 +275,12 @@ def excerpt_text(query_text: str, text: str, budget: int) -> str | None:
     return excerpt
 
 
-def excerpt_candidates(query_text: str, hits: list[Candidate]) -> list[Candidate]:
-    """Excerpt every hit over 8 KiB in place; metadata records the original size."""
+def excerpt_candidates(query_text: str, hits: list[Candidate], label: str = "sqlite") -> list[Candidate]:
+    """Excerpt every hit over 8 KiB in place; metadata records the original size.
+
+    The metadata keys are ``{label}_excerpted`` and ``{label}_original_bytes`` (the Postgres
+    provider passes ``postgres``).
+    """
     if not hits:
         return hits
     budget = min(MAX_PER_HIT, TOTAL_BUDGET // len(hits))
@@ -288,6 +292,6 @@ def excerpt_candidates(query_text: str, hits: list[Candidate]) -> list[Candidate
         if excerpt is None:
             continue
         hit.text = excerpt
-        hit.extra_metadata["sqlite_excerpted"] = "true"
-        hit.extra_metadata["sqlite_original_bytes"] = str(size)
+        hit.extra_metadata[f"{label}_excerpted"] = "true"
+        hit.extra_metadata[f"{label}_original_bytes"] = str(size)
     return hits

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from paxm_core import MemoryHit, normalize_tier
+from paxm_core import MemoryHit, SearchQuery, normalize_tier
 from paxm_core.api.values import value_dataclass
 from paxm_provider_sqlite.records import decode_metadata
 from paxm_provider_sqlite.timestamps import parse_stamp
@@ -27,6 +27,21 @@ class Request:
     tiers: tuple[str, ...] = ()
     workspace: str = ""
     filters: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, query: SearchQuery) -> Request:
+        """The request for a provider's ``search(query)``.
+
+        ``query.metadata["workspace"]`` (trusted runtime context) narrows to that workspace;
+        tiers are normalized, deduplicated and sorted.
+        """
+        return cls(
+            text=query.text,
+            limit=query.limit,
+            tiers=tuple(sorted({normalize_tier(t) for t in query.tiers if t.strip()})),
+            workspace=query.metadata.get("workspace", "").strip(),
+            filters=dict(query.filters),
+        )
 
     @property
     def result_limit(self) -> int:
@@ -75,8 +90,12 @@ class Candidate:
     def created(self) -> datetime | None:
         return parse_stamp(self.created_at)
 
-    def to_hit(self, provider: str) -> MemoryHit:
-        """The wire hit; relevance and score are the stage score in ``[0, 1]``."""
+    def to_hit(self, provider: str, raw_score_kind: str = RAW_SCORE_KIND) -> MemoryHit:
+        """The wire hit; relevance and score are the stage score in ``[0, 1]``.
+
+        ``raw_score_kind`` names the backend's raw score (the Postgres provider maps its rows
+        through this class too).
+        """
         meta = decode_metadata(self.metadata_json)
         meta.update(self.extra_metadata)
         score = min(1.0, max(0.0, self.score))
@@ -87,7 +106,7 @@ class Candidate:
             relevance=score,
             score=score,
             raw_score=self.raw_score,
-            raw_score_kind=RAW_SCORE_KIND if self.raw_score is not None else "",
+            raw_score_kind=raw_score_kind if self.raw_score is not None else "",
             source=self.source,
             metadata=meta,
             created_at=self.created,

@@ -16,6 +16,10 @@ pads out a stronger one:
 
 Every step is an FTS5 index lookup with a ``LIMIT``; no step reads rows the index did not
 select, so the cost follows the number of matches, not the table size.
+
+The stages themselves (:func:`strict_stage`, :func:`relaxed_stage`, :func:`order_candidates`,
+:func:`probed_groups`) know no SQL: they ask a :class:`StagePlan` for candidates.  The Postgres
+provider runs them on its own plan (full-text search and ``pg_trgm``), so both stores rank alike.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
+from typing import Protocol
 
 from paxm_core import Deadline
 from paxm_core.api.timefmt import utcnow
@@ -41,7 +46,18 @@ from paxm_provider_sqlite.retrieval.ranking import (
 )
 from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
-__all__ = ["DF_CAP", "search", "filter_clause"]
+__all__ = [
+    "DF_CAP",
+    "Light",
+    "StagePlan",
+    "filter_clause",
+    "load_candidates",
+    "order_candidates",
+    "probed_groups",
+    "relaxed_stage",
+    "search",
+    "strict_stage",
+]
 
 RRF_K = 60
 #: Longest canonical stream tried as an exact phrase (longer prompts are never verbatim memories).
@@ -86,6 +102,29 @@ def filter_clause(request: Request) -> tuple[str, list[object]]:
     return " AND ".join(clauses), args
 
 
+class StagePlan(Protocol):
+    """What the stages ask of a backend: candidate queries and its match-expression syntax."""
+
+    request: Request
+    trace: Trace
+
+    def ranked(self, name: str, expr: str, *, by_rank: bool = True, limit: int = 0, whole: bool = False) -> list[Light]:
+        """Candidates matching ``expr`` with their term streams, best rank first (newest first when not ``by_rank``)."""
+        ...
+
+    def all_of(self, groups: Sequence[Group]) -> str:
+        """A match expression requiring every group."""
+        ...
+
+    def any_of(self, groups: Sequence[Group]) -> str:
+        """A match expression requiring any group."""
+        ...
+
+    def exact_phrase(self, stream: Sequence[str]) -> list[Light]:
+        """Newest candidates holding the canonical ``stream`` as a phrase (branch ``exact_phrase_common``)."""
+        ...
+
+
 class _Plan:
     def __init__(self, conn: sqlite3.Connection, request: Request, trace: Trace) -> None:
         self.conn = conn
@@ -93,24 +132,13 @@ class _Plan:
         self.trace = trace
         self.where, self.args = filter_clause(request)
 
-    def ranked(
-        self,
-        name: str,
-        expr: str,
-        *,
-        with_terms: bool = False,
-        by_rank: bool = True,
-        limit: int = 0,
-        whole: bool = False,
-    ) -> list[Light]:
-        """Candidates matching ``expr``; ``whole`` also fetches the rows' stored columns.
+    def ranked(self, name: str, expr: str, *, by_rank: bool = True, limit: int = 0, whole: bool = False) -> list[Light]:
+        """Candidates matching ``expr`` with their term streams; ``whole`` also fetches the rows' stored columns.
 
         ``whole`` is for queries known to match at most a result's worth of rows: loading them
         here saves ``_load`` its own statement (a third of a rare hit's SQL time).
         """
-        cols = f"m.rowid, {'bm25(memory_terms)' if by_rank else 'NULL'}, m.created_at, m.nterms"
-        if with_terms or whole:
-            cols += ", m.terms, m.extras"
+        cols = f"m.rowid, {'bm25(memory_terms)' if by_rank else 'NULL'}, m.created_at, m.nterms, m.terms, m.extras"
         if whole:
             cols += ", " + _WHOLE_COLUMNS
         # Newest-first must follow the FTS5 table's own rowid order: ordering by the joined
@@ -124,13 +152,30 @@ class _Plan:
         self.trace.branches[name] = len(rows)
         return [Light(row, rank) for rank, row in enumerate(rows)]
 
+    def all_of(self, groups: Sequence[Group]) -> str:
+        """FTS5: every group."""
+        return " AND ".join(g.fts() for g in groups)
+
+    def any_of(self, groups: Sequence[Group]) -> str:
+        """FTS5: any group."""
+        return " OR ".join(g.fts() for g in groups)
+
+    def exact_phrase(self, stream: Sequence[str]) -> list[Light]:
+        """FTS5 phrase on the term stream column."""
+        expr = 'terms : "' + " ".join(stream) + '"'
+        return self.ranked("exact_phrase_common", expr, by_rank=False)
+
 
 #: The stored columns a ``whole`` candidate query adds after ``terms, extras`` (index 6 on).
 _WHOLE_COLUMNS = "m.id, m.text, m.source, m.metadata_json, m.tier, m.expires_at"
 
 
 class Light:
-    """A candidate before its row is loaded: what ranking needs and nothing more."""
+    """A candidate before its row is loaded: what ranking needs and nothing more.
+
+    ``row`` is ``(rowid, rank, created_at, nterms, terms, extras[, ROW_COLUMNS 1..])``: an
+    integer key, a lower-is-better rank (bm25) or ``None``, fixed-width UTC text.
+    """
 
     __slots__ = ("rowid", "raw", "created_at", "nterms", "hay", "rrf", "score", "density", "coverage", "_tokens", "row")
 
@@ -139,7 +184,7 @@ class Light:
         self.raw = -float(row[1]) if row[1] is not None else None  # type: ignore[arg-type]
         self.created_at = str(row[2])
         self.nterms = max(1, int(row[3] or 0))  # type: ignore[call-overload]
-        self.hay = f" {row[4]} {row[5]} " if len(row) > 4 else ""
+        self.hay = f" {row[4]} {row[5]} "
         self.rrf = 1.0 / (RRF_K + rank + 1)
         self.score = 1.0
         self.density = 0.0
@@ -174,12 +219,11 @@ def _fuse(lists: Sequence[Sequence[Light]]) -> list[Light]:
                 seen.rrf += cand.rrf
                 if cand.raw is not None and (seen.raw is None or cand.raw > seen.raw):
                     seen.raw = cand.raw
-                if not seen.hay:
-                    seen.hay = cand.hay
     return list(merged.values())
 
 
-def _order(cands: list[Light]) -> None:
+def order_candidates(cands: list[Light]) -> None:
+    """Sort best first: score, density, fused rank, raw score, then newest."""
     # created_at is fixed-width text, so the string order is the time order.
     cands.sort(key=lambda c: c.created_at, reverse=True)
     cands.sort(key=lambda c: (c.score, c.density, c.rrf, c.raw if c.raw is not None else -math.inf), reverse=True)
@@ -199,6 +243,11 @@ def _load(conn: sqlite3.Connection, chosen: list[Light]) -> list[Candidate]:
         marks = ",".join("?" * len(wanted))
         rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE m.rowid IN ({marks})", wanted)
         by_id.update((int(row[0]), row) for row in rows)
+    return load_candidates(chosen, by_id)
+
+
+def load_candidates(chosen: list[Light], by_id: dict[int, tuple[object, ...]]) -> list[Candidate]:
+    """The loaded rows (``ROW_COLUMNS`` order, keyed by rowid) of ``chosen``, in its order, with their scores."""
     out = []
     for light in chosen:
         row = by_id.get(light.rowid)
@@ -246,7 +295,9 @@ def _recent(conn: sqlite3.Connection, request: Request) -> list[Candidate]:
     return out
 
 
-def _strict(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]]) -> tuple[str, list[Light]]:
+def strict_stage(
+    plan: StagePlan, query: QueryAnalysis, frequencies: list[tuple[int, Group]]
+) -> tuple[str, list[Light]]:
     """Strict all-groups candidates, narrowed to the exact-phrase ones when there are any.
 
     FTS5's bm25 counts every document of every term it ranks, which costs milliseconds for
@@ -264,22 +315,20 @@ def _strict(plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Grou
         # The AND matches at most the rarest group's rows: when that fits in one result,
         # every candidate is likely returned, so fetch the rows with the candidates.
         whole = min(df for df, _ in frequencies) <= plan.request.result_limit
-        expr = " AND ".join(g.fts() for g in rare)
-        cands = plan.ranked("strict_all_terms", expr, with_terms=True, limit=DF_CAP, whole=whole)
+        cands = plan.ranked("strict_all_terms", plan.all_of(rare), limit=DF_CAP, whole=whole)
         if common:
             cands = [c for c in cands if all(c.has(g) for g in common)]
         cands = cands[: plan.request.candidate_limit]
     else:
         if 2 <= len(query.stream) <= MAX_PHRASE_TOKENS:
             # Newest-first strict rows could all be non-phrase rows while an older row holds
-            # the exact phrase, so with only common groups ask FTS5 for the phrase directly.
-            phrase_expr = 'terms : "' + " ".join(query.stream) + '"'
-            exact = plan.ranked("exact_phrase_common", phrase_expr, with_terms=True, by_rank=False)
+            # the exact phrase, so with only common groups ask the index for the phrase directly.
+            exact = plan.exact_phrase(query.stream)
             if exact:
                 for cand in exact:
                     cand.density = len(query.groups) / cand.nterms
                 return "exact", exact
-        cands = plan.ranked("strict_common", " AND ".join(g.fts() for g in common), with_terms=True, by_rank=False)
+        cands = plan.ranked("strict_common", plan.all_of(common), by_rank=False)
     groups = len(query.groups)
     for cand in cands:
         cand.density = groups / cand.nterms
@@ -300,9 +349,15 @@ def _weight(df: int) -> float:
     return math.log(1.0 + DF_CAP / max(1, df))
 
 
-def _relaxed(
-    plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], *, common_rows: bool = True
+def relaxed_stage(
+    plan: StagePlan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], *, common_rows: bool = True
 ) -> list[Light]:
+    """Candidates holding any probed group, scored by the share of the query they hold.
+
+    A short query scores every group alike; a long prompt weighs its rarest groups by rarity.
+    Each candidate's ``coverage`` is set for :func:`_within_best_coverage`; ``common_rows=False``
+    leaves out the newest-rows scan of common groups.
+    """
     groups = [g for _, g in frequencies]
     present = [(df, g) for df, g in frequencies if df > 0]
     plan.trace.dropped_terms = [g.surface for df, g in frequencies if df == 0]
@@ -319,14 +374,13 @@ def _relaxed(
         budget -= df
     lists = []
     if rare:
-        lists.append(plan.ranked("relaxed_rare", " OR ".join(g.fts() for g in rare), with_terms=True))
+        lists.append(plan.ranked("relaxed_rare", plan.any_of(rare)))
     if common_rows and len(rare) < MAX_RELAXED_GROUPS:
         # Common groups are too frequent to rank by bm25 within bounds; take the newest
         # rows that contain them and let the group count decide.
         common = [g for df, g in present if g not in rare][: MAX_RELAXED_GROUPS - len(rare)]
         if common:
-            expr = " OR ".join(g.fts() for g in common)
-            lists.append(plan.ranked("relaxed_common", expr, with_terms=True, by_rank=False))
+            lists.append(plan.ranked("relaxed_common", plan.any_of(common), by_rank=False))
     cands = _fuse(lists)
     if len(query.groups) <= MAX_STRICT_GROUPS:
         # A short query: upstream's rule, the share of query groups the memory contains.
@@ -381,6 +435,16 @@ def _within_best_coverage(cands: list[Light]) -> list[Light]:
     return [c for c in cands if c.coverage >= floor]
 
 
+def probed_groups(query: QueryAnalysis) -> list[Group]:
+    """The groups whose document frequency is probed: all of them, or a long prompt's 64 likeliest-distinctive."""
+    if len(query.groups) <= MAX_SCORED_GROUPS:
+        return query.groups
+    # A long prompt: its identifier parts, numbers, CJK, then longer words, rather than
+    # whatever comes first.
+    ranked = sorted(query.groups, key=lambda g: (g.salient, len(g.surface)), reverse=True)
+    return ranked[:MAX_SCORED_GROUPS]
+
+
 def _beyond_stage(
     plan: _Plan, query: QueryAnalysis, frequencies: list[tuple[int, Group]], chosen: list[Light], deadline: Deadline
 ) -> list[Light]:
@@ -405,7 +469,7 @@ def _beyond_stage(
     try:
         # Under a created_at bound the newest-rows scan of common groups is not bounded by its
         # LIMIT (it reads every match older than the bound): only the rare groups, bm25-ranked.
-        extra = [c for c in _relaxed(plan, query, frequencies, common_rows=asking) if c.rowid not in seen]
+        extra = [c for c in relaxed_stage(plan, query, frequencies, common_rows=asking) if c.rowid not in seen]
     finally:
         plan.where, plan.args = where, args
     if not asking:
@@ -433,12 +497,7 @@ def search(
         trace.selected = "recent"
         return _recent(conn, request)
     plan = _Plan(conn, request, trace)
-    probed = query.groups
-    if len(probed) > MAX_SCORED_GROUPS:
-        # A long prompt: probe its likeliest-distinctive words (identifier parts, numbers,
-        # CJK, then longer words) rather than whatever comes first.
-        ranked = sorted(probed, key=lambda g: (g.salient, len(g.surface)), reverse=True)
-        probed = ranked[:MAX_SCORED_GROUPS]
+    probed = probed_groups(query)
     deadline.check("sqlite search")
     # One bounded count per group, all in one statement (the progress handler interrupts it
     # once the deadline passes).
@@ -447,7 +506,7 @@ def search(
     frequencies_of = list(zip(counts, probed, strict=True))
     chosen: list[Light] = []
     if len(query.groups) <= MAX_STRICT_GROUPS:
-        stage, chosen = _strict(plan, query, frequencies_of)
+        stage, chosen = strict_stage(plan, query, frequencies_of)
         trace.strict = len(chosen)
         if chosen:
             trace.selected = stage
@@ -455,12 +514,12 @@ def search(
         chosen += _beyond_stage(plan, query, frequencies_of, chosen, deadline)
     if not chosen:
         deadline.check("sqlite search")
-        chosen = _relaxed(plan, query, frequencies_of)
+        chosen = relaxed_stage(plan, query, frequencies_of)
         if len(query.groups) <= MAX_STRICT_GROUPS:
             chosen = _within_best_coverage(chosen)
         trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
-    _order(chosen)
+    order_candidates(chosen)
     rerank(chosen, query.groups, _asking_texts(conn, chosen, query.groups))
     found = _load(conn, chosen[: request.result_limit])
     deadline.check("sqlite search")
