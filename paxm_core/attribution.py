@@ -187,29 +187,14 @@ def prepare_item(item: MemoryItem, default_scope: MemoryScope | None = None) -> 
     The returned item always has a metadata dict of its own.
     """
     user, agent, session, turn_id, scope, scope_type, scope_id = _attribution(item, default_scope)
-    origin = item.origin
-    if (
-        user != origin.user_id
-        or agent != origin.agent_id
-        or session != origin.session_id
-        or turn_id != origin.turn_id
-        or type(origin) is not MemoryOrigin
-    ):
-        origin = MemoryOrigin(user, agent, session, turn_id)
-    provenance = item.provenance
-    if (
-        user != provenance.user_id
-        or agent != provenance.agent_id
-        or scope_type != provenance.scope_type
-        or scope_id != provenance.scope_id
-        or type(provenance) is not Provenance
-    ):
-        provenance = Provenance(user, agent, scope_type, scope_id)
+    # equal values keep the item's own objects (equality also compares the class)
+    origin = MemoryOrigin(user, agent, session, turn_id)
+    provenance = Provenance(user, agent, scope_type, scope_id)
     return item.replace(
         metadata=_canonical_metadata(item.metadata, user, agent, session, turn_id, scope_type, scope_id),
-        origin=origin,
+        origin=item.origin if item.origin == origin else origin,
         scope=scope,
-        provenance=provenance,
+        provenance=item.provenance if item.provenance == provenance else provenance,
     )
 
 
