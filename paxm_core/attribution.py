@@ -161,21 +161,9 @@ def _canonical_metadata(
 ) -> dict[str, str]:
     """Caller metadata without the canonical keys, then the non-blank canonical values (stripped)."""
     out = {k: v for k, v in metadata.items() if k not in _ATTRIBUTION_KEY_SET}
-    # the fixed order of ATTRIBUTION_KEYS, written out (this runs for every item written)
-    user, agent, session, turn_id = user.strip(), agent.strip(), session.strip(), turn_id.strip()
-    scope_type, scope_id = scope_type.strip(), scope_id.strip()
-    if user:
-        out[META_USER_ID] = user
-    if agent:
-        out[META_AGENT_ID] = agent
-    if session:
-        out[META_SESSION_ID] = session
-    if turn_id:
-        out[META_TURN_ID] = turn_id
-    if scope_type:
-        out[META_SCOPE_TYPE] = scope_type
-    if scope_id:
-        out[META_SCOPE_ID] = scope_id
+    for key, value in zip(ATTRIBUTION_KEYS, (user, agent, session, turn_id, scope_type, scope_id), strict=True):
+        if value.strip():
+            out[key] = value.strip()
     return out
 
 
