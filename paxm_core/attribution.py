@@ -161,21 +161,9 @@ def _canonical_metadata(
 ) -> dict[str, str]:
     """Caller metadata without the canonical keys, then the non-blank canonical values (stripped)."""
     out = {k: v for k, v in metadata.items() if k not in _ATTRIBUTION_KEY_SET}
-    # the fixed order of ATTRIBUTION_KEYS, written out (this runs for every item written)
-    user, agent, session, turn_id = user.strip(), agent.strip(), session.strip(), turn_id.strip()
-    scope_type, scope_id = scope_type.strip(), scope_id.strip()
-    if user:
-        out[META_USER_ID] = user
-    if agent:
-        out[META_AGENT_ID] = agent
-    if session:
-        out[META_SESSION_ID] = session
-    if turn_id:
-        out[META_TURN_ID] = turn_id
-    if scope_type:
-        out[META_SCOPE_TYPE] = scope_type
-    if scope_id:
-        out[META_SCOPE_ID] = scope_id
+    for key, value in zip(ATTRIBUTION_KEYS, (user, agent, session, turn_id, scope_type, scope_id), strict=True):
+        if value.strip():
+            out[key] = value.strip()
     return out
 
 
@@ -187,29 +175,14 @@ def prepare_item(item: MemoryItem, default_scope: MemoryScope | None = None) -> 
     The returned item always has a metadata dict of its own.
     """
     user, agent, session, turn_id, scope, scope_type, scope_id = _attribution(item, default_scope)
-    origin = item.origin
-    if (
-        user != origin.user_id
-        or agent != origin.agent_id
-        or session != origin.session_id
-        or turn_id != origin.turn_id
-        or type(origin) is not MemoryOrigin
-    ):
-        origin = MemoryOrigin(user, agent, session, turn_id)
-    provenance = item.provenance
-    if (
-        user != provenance.user_id
-        or agent != provenance.agent_id
-        or scope_type != provenance.scope_type
-        or scope_id != provenance.scope_id
-        or type(provenance) is not Provenance
-    ):
-        provenance = Provenance(user, agent, scope_type, scope_id)
+    # equal values keep the item's own objects (equality also compares the class)
+    origin = MemoryOrigin(user, agent, session, turn_id)
+    provenance = Provenance(user, agent, scope_type, scope_id)
     return item.replace(
         metadata=_canonical_metadata(item.metadata, user, agent, session, turn_id, scope_type, scope_id),
-        origin=origin,
+        origin=item.origin if item.origin == origin else origin,
         scope=scope,
-        provenance=provenance,
+        provenance=item.provenance if item.provenance == provenance else provenance,
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import MISSING, field, fields, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time
@@ -202,9 +202,33 @@ def _decode_value(kind: str, value: object, what: str, default: object) -> objec
     return globals()[kind].from_json(value)
 
 
+class _Wire:
+    """``to_json``/``from_json`` of a wire type, through the one codec."""
+
+    __slots__ = ()
+    #: the type's name in a decoding error, and the prefix of its fields' names there
+    _what: ClassVar[str] = "value"
+    _prefix: ClassVar[str] = ""
+
+    def to_json(self) -> JSONObject:
+        """The JSON object upstream writes for this value."""
+        return _encode(self)
+
+    @classmethod
+    def from_json(cls, data: object) -> Self:
+        """The value a JSON object holds; unknown keys are ignored.
+
+        :raises ValueError: a value of the wrong type.
+        """
+        return _decode(cls, data, cls._what, cls._prefix)
+
+
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
-class MemoryOrigin:
+class MemoryOrigin(_Wire):
     """Where a memory was produced: trusted runtime context, never a caller filter."""
+
+    _what = "origin"
+    _prefix = "origin."
 
     user_id: str = field(default="", metadata=_json("user_id,omitempty"))
     agent_id: str = field(default="", metadata=_json("agent_id,omitempty"))
@@ -214,17 +238,13 @@ class MemoryOrigin:
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.session_id or self.turn_id)
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> MemoryOrigin:
-        return _decode(cls, data, "origin", "origin.")
-
 
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
-class MemoryScope:
+class MemoryScope(_Wire):
     """The visibility boundary assigned at write time (``personal``/``team`` + id)."""
+
+    _what = "scope"
+    _prefix = "scope."
 
     type: str = field(default="", metadata=_json("type,omitempty"))
     id: str = field(default="", metadata=_json("id,omitempty"))
@@ -232,17 +252,13 @@ class MemoryScope:
     def is_empty(self) -> bool:
         return not (self.type or self.id)
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> MemoryScope:
-        return _decode(cls, data, "scope", "scope.")
-
 
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
-class Provenance:
+class Provenance(_Wire):
     """Upstream's v1 attribution shape, kept for compatibility with v1 plugins."""
+
+    _what = "provenance"
+    _prefix = "provenance."
 
     user_id: str = field(default="", metadata=_json("user_id,omitempty"))
     agent_id: str = field(default="", metadata=_json("agent_id,omitempty"))
@@ -251,13 +267,6 @@ class Provenance:
 
     def is_empty(self) -> bool:
         return not (self.user_id or self.agent_id or self.scope_type or self.scope_id)
-
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> Provenance:
-        return _decode(cls, data, "provenance", "provenance.")
 
 
 @value_dataclass(frozen=True, slots=True)
@@ -271,26 +280,24 @@ class TurnContext:
 
 
 @value_dataclass(frozen=True, slots=True)
-class MemoryRef:
+class MemoryRef(_Wire):
     """A stored memory's address: the provider instance name and its id there."""
+
+    _what = "ref"
+    _prefix = "ref."
 
     provider: str = field(metadata=_json("provider"))
     id: str = field(metadata=_json("id"))
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> MemoryRef:
-        return _decode(cls, data, "ref", "ref.")
-
 
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
-class MemoryItem:
+class MemoryItem(_Wire):
     """One memory to write.
 
     ``admission_text`` and ``turn`` are internal (never serialized), as upstream.
     """
+
+    _what = "memory item"
 
     text: str = field(metadata=_json("text"))
     # upstream's struct declares the id first; here ``text`` is the one required argument
@@ -310,22 +317,17 @@ class MemoryItem:
         """Return a copy with ``changes`` applied (items are immutable)."""
         return replace(self, **changes)
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> MemoryItem:
-        return _decode(cls, data, "memory item")
-
 
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
-class SearchQuery:
+class SearchQuery(_Wire):
     """A recall request to one provider.
 
     ``metadata`` is runtime/diagnostic context and must never become a provider-side filter
     (the SQLite provider's trusted ``workspace`` is the one documented exception); only
     ``filters`` may.
     """
+
+    _what = "search query"
 
     text: str = field(metadata=_json("text"))
     limit: int = field(default=0, metadata=_json("limit,omitempty"))
@@ -337,13 +339,6 @@ class SearchQuery:
         """Return a copy with ``changes`` applied."""
         return replace(self, **changes)
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> SearchQuery:
-        return _decode(cls, data, "search query")
-
 
 #: ``raw_score_kind`` prefix of a hit found by meaning (embedding similarity) rather than by
 #: shared words.  Such a hit need not contain any query word, so term-based checks (the
@@ -353,13 +348,15 @@ SEMANTIC_SCORE_KIND_PREFIX = "semantic:"
 
 
 @value_dataclass(slots=True, compiled_init=True)
-class MemoryHit:
+class MemoryHit(_Wire):
     """One recalled memory.
 
     ``relevance`` and ``score`` are higher-is-better in ``[0, 1]``; ``raw_score`` and
     ``raw_score_kind`` keep the backend's own value.  ``ranking`` is the router's private
     calibrated ranking score and is never serialized.
     """
+
+    _what = "memory hit"
 
     provider: str = field(metadata=_json("provider"))
     id: str = field(metadata=_json("id"))
@@ -383,16 +380,9 @@ class MemoryHit:
         changes.setdefault("metadata", dict(self.metadata))
         return replace(self, **changes)
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
-    @classmethod
-    def from_json(cls, data: object) -> MemoryHit:
-        return _decode(cls, data, "memory hit")
-
 
 @value_dataclass(frozen=True, slots=True)
-class ProviderErrorInfo:
+class ProviderErrorInfo(_Wire):
     """A provider failure reported inside a result (``provider_errors``)."""
 
     provider: str = field(metadata=_json("provider"))
@@ -400,12 +390,9 @@ class ProviderErrorInfo:
     op: str = field(metadata=_json("op"))
     error: str = field(metadata=_json("error"))
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
 
 @value_dataclass(frozen=True, slots=True)
-class ProviderRecall:
+class ProviderRecall(_Wire):
     """Per-provider diagnostics of one recall (``provider_recalls``)."""
 
     provider: str = field(metadata=_json("provider"))
@@ -417,18 +404,12 @@ class ProviderRecall:
     eligible_count: int = field(default=0, metadata=_json("eligible_count,omitempty"))
     raw_score_kinds: tuple[str, ...] = field(default=(), metadata=_json("raw_score_kinds,omitempty"))
 
-    def to_json(self) -> JSONObject:
-        return _encode(self)
-
 
 @value_dataclass(frozen=True, slots=True)
-class ProviderHealth:
+class ProviderHealth(_Wire):
     """One provider's health as reported by ``config doctor``."""
 
     provider: str = field(metadata=_json("provider"))
     required: bool = field(metadata=_json("required"))
     ok: bool = field(metadata=_json("ok"))
     error: str = field(default="", metadata=_json("error,omitempty"))
-
-    def to_json(self) -> JSONObject:
-        return _encode(self)

@@ -220,44 +220,31 @@ def find_copies(
     if not _words(query):
         return found
     matched = 0
+    for kind, key, text in _text_candidates(conn, query):
+        if 0 < limit <= matched:
+            break
+        if key in seen or not text_matches(query, text):
+            continue
+        found.append(QueuedCopy(kind, key, text, "text", *(_deliveries(conn, key) if kind == "episode" else ())))
+        seen.add(key)
+        matched += 1
+    return found
 
-    def room() -> bool:
-        return limit <= 0 or matched < limit
 
+def _text_candidates(conn: sqlite3.Connection, query: str) -> Iterator[tuple[str, str, str]]:
+    """``(kind, id, text)`` of every episode, open event and waiting inbox payload, oldest first."""
     for episode, payload in conn.execute(
         "SELECT episode_id, payload_json FROM capture_episodes ORDER BY created_at, episode_id"
     ).fetchall():
-        if not room():
-            break
-        if episode in seen:
-            continue
-        text = _episode_text(payload)
-        if text_matches(query, text):
-            undelivered, delivered = _deliveries(conn, episode)
-            found.append(QueuedCopy("episode", episode, text, "text", undelivered, delivered))
-            seen.add(episode)
-            matched += 1
+        yield "episode", episode, _episode_text(payload)
     for event_id, payload in conn.execute(
         "SELECT event_id, payload_json FROM capture_events WHERE episode_id = '' ORDER BY created_at, event_id"
     ).fetchall():
-        if not room():
-            break
-        text = _event_text(_loads(payload))
-        if event_id not in seen and text_matches(query, text):
-            found.append(QueuedCopy("event", event_id, text, "text"))
-            seen.add(event_id)
-            matched += 1
+        yield "event", event_id, _event_text(_loads(payload))
     for event_id, raw in conn.execute(
         "SELECT event_id, raw FROM capture_inbox WHERE state IN ('pending', 'failed') ORDER BY received_at, event_id"
     ).fetchall():
-        if not room():
-            break
-        text = _inbox_text(bytes(raw), query)
-        if event_id not in seen and text_matches(query, text):
-            found.append(QueuedCopy("inbox", event_id, text, "text"))
-            seen.add(event_id)
-            matched += 1
-    return found
+        yield "inbox", event_id, _inbox_text(bytes(raw), query)
 
 
 def _loads(payload: str) -> object:

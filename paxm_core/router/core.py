@@ -212,11 +212,7 @@ class Router:
             hits = _hits_of(outcome)
             eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
             result.provider_recalls.append(_provider_recall(outcome, hits, eligible))
-            if outcome.error is not None:
-                text = error_text(outcome.error)
-                result.provider_errors.append(ProviderErrorInfo(name, outcome.route.required, "search", text))
-                if outcome.route.required:
-                    failures.append(f"{name}: {text}")
+            if _failed(outcome, "search", result.provider_errors, failures):
                 continue
             merged.extend(eligible)
         return merged, failures
@@ -258,11 +254,7 @@ class Router:
         failures: list[str] = []
         for outcome in outcomes:
             name = outcome.route.name
-            if outcome.error is not None:
-                text = error_text(outcome.error)
-                result.provider_errors.append(ProviderErrorInfo(name, outcome.route.required, "put", text))
-                if outcome.route.required:
-                    failures.append(f"{name}: {text}")
+            if _failed(outcome, "put", result.provider_errors, failures):
                 continue
             refs = outcome.value or []
             # a ref already under this route's name is kept (refs are frozen values)
@@ -499,6 +491,17 @@ def _cleanup(provider: SupportsCleanupExpired, limit: int, deadline: Deadline) -
 
 def _close(provider: SupportsClose, _deadline: Deadline) -> None:
     provider.close()
+
+
+def _failed(outcome: Outcome[T], op: str, errors: list[ProviderErrorInfo], failures: list[str]) -> bool:
+    """Record ``outcome``'s error, if any, in ``errors`` (and ``failures`` for a required route)."""
+    if outcome.error is None:
+        return False
+    text = error_text(outcome.error)
+    errors.append(ProviderErrorInfo(outcome.route.name, outcome.route.required, op, text))
+    if outcome.route.required:
+        failures.append(f"{outcome.route.name}: {text}")
+    return True
 
 
 def _hits_of(outcome: Outcome[list[MemoryHit]]) -> list[MemoryHit]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import PaxmError
 from paxm_core.api.json import JSONObject
@@ -53,45 +53,13 @@ class Telemetry:
 
     # -- recording ---------------------------------------------------------------------------
 
-    def on_recall(
-        self,
-        *,
-        query: str,
-        profile: str,
-        source: str,
-        command: str,
-        result: object,
-        error: object = "",
-        duration_ms: float,
-        kind: str = "recall",
-        target: str = "",
-        hook_event: str = "",
-        session_key: str = "",
-        skipped: bool = False,
-    ) -> None:
-        """Record one recall (active: ``kind="recall"``; the hook runtime passes ``kind="hook_recall"``).
+    def on_recall(self, **fields: Any) -> None:
+        """Record one recall: the event :meth:`recall_event` builds from the same keywords.
 
-        ``result`` is the RecallResult (``None`` when the call failed before producing one);
-        ``error`` the failure, if any.  Query text is stored only as length + hash unless
-        ``capture_query_preview`` is on.
+        Active recalls pass ``kind="recall"`` (the default), the hook runtime ``kind="hook_recall"``.
         """
         try:
-            self._record(
-                self.recall_event(
-                    query=query,
-                    profile=profile,
-                    source=source,
-                    command=command,
-                    result=result,
-                    error=error,
-                    duration_ms=duration_ms,
-                    kind=kind,
-                    target=target,
-                    hook_event=hook_event,
-                    session_key=session_key,
-                    skipped=skipped,
-                )
-            )
+            self._record(self.recall_event(**fields))
         except Exception as exc:  # best effort by contract
             _skipped(exc)
 
@@ -111,7 +79,12 @@ class Telemetry:
         session_key: str = "",
         skipped: bool = False,
     ) -> dict[str, object]:
-        """The event :meth:`on_recall` records, for :meth:`record_many` (may raise)."""
+        """The event of one recall, which :meth:`on_recall` records (may raise).
+
+        ``result`` is the RecallResult (``None`` when the call failed before producing one);
+        ``error`` the failure, if any.  Query text is stored only as length + hash unless
+        ``capture_query_preview`` is on.
+        """
         event = _operation(kind, source, command, profile, error, duration_ms, result)
         profile = str(event["profile"])
         hits = list(getattr(result, "hits", None) or [])

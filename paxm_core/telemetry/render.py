@@ -133,28 +133,16 @@ def _totals_tables(out: list[str], summary: HistorySummary) -> None:
 
 def _breakdown_tables(out: list[str], summary: HistorySummary) -> None:
     """The counters by day, profile, agent, hook and provider."""
-    for title, first, rows in (("by day", "date", summary.daily), ("by profile", "profile", summary.profiles)):
-        _named(
-            out,
-            title,
-            [first, "recalls", "hits", "inserted", "writes", "errors"],
-            rows,
-            lambda c: [c.recalls, c.hits, c.inserted, c.writes, c.errors],
-        )
-    _named(
-        out,
-        "by agent",
-        ["agent", "passive_recalls", "passive_writes", "inserted", "flushes", "errors"],
-        summary.agents,
-        lambda c: [c.recalls, c.writes, c.inserted, c.flushes, c.errors],
-    )
-    _named(
-        out,
-        "by hook",
-        ["hook", "recalls", "inserted", "writes", "flushes", "errors"],
-        summary.hook_events,
-        lambda c: [c.recalls, c.inserted, c.writes, c.flushes, c.errors],
-    )
+    operations = ("recalls", "hits", "inserted", "writes", "errors")
+    passive = ("recalls", "writes", "inserted", "flushes", "errors")
+    hooks = ("recalls", "inserted", "writes", "flushes", "errors")
+    for title, headers, rows, names in (
+        ("by day", ("date", *operations), summary.daily, operations),
+        ("by profile", ("profile", *operations), summary.profiles, operations),
+        ("by agent", ("agent", "passive_recalls", "passive_writes", *passive[2:]), summary.agents, passive),
+        ("by hook", ("hook", *hooks), summary.hook_events, hooks),
+    ):
+        _table(out, title, headers, [[key, *(str(getattr(c, name)) for name in names)] for key, c in rows])
     _named(
         out,
         "by provider",
