@@ -9,12 +9,16 @@ The digest is the same; a build without those modules falls back to :mod:`hashli
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 __all__ = ["sha256_hex"]
 
 
-def _constructor() -> Callable[[bytes], Any]:
+class _Hash(Protocol):
+    def hexdigest(self) -> str: ...
+
+
+def _constructor() -> Callable[[bytes], _Hash]:
     try:
         from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]  # CPython 3.11
     except ImportError:
@@ -30,4 +34,4 @@ _SHA256 = _constructor()
 
 def sha256_hex(data: bytes) -> str:
     """The hex SHA-256 digest of ``data``."""
-    return str(_SHA256(data).hexdigest())
+    return _SHA256(data).hexdigest()

@@ -41,7 +41,7 @@ from paxm_core.api.integration import (
 
 # The names integration authors build with, re-exported so a distribution imports only this
 # module.  All of them are light (stdlib only), so importing this module stays cheap.
-from paxm_core.api.json import JSONValue
+from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.atomic import write_atomic
 from paxm_core.passive.client_command import (
     HookArgv,
@@ -418,7 +418,7 @@ def iso_epoch(value: object) -> float:
 
 def transcript_records(
     path: Path, limit: int, keep: Callable[[bytes], bool] | None = None
-) -> tuple[float, Iterator[dict[str, Any]]]:
+) -> tuple[float, Iterator[JSONObject]]:
     """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines.
 
     A backfill reader's view of a whole JSONL transcript: a line longer than ``limit`` bytes is
@@ -433,7 +433,7 @@ def transcript_records(
     return mtime, _jsonl_objects(path, limit, keep)
 
 
-def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None) -> Iterator[dict[str, Any]]:
+def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None) -> Iterator[JSONObject]:
     try:
         handle = path.open("rb")
     except OSError:

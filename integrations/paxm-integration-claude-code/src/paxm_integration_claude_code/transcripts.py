@@ -170,8 +170,9 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
         message = record.get("message")
         if kind not in ("user", "assistant") or not isinstance(message, dict):
             continue
-        if isinstance(record.get("sessionId"), str) and record["sessionId"]:
-            session = record["sessionId"]
+        session_id = record.get("sessionId")
+        if isinstance(session_id, str) and session_id:
+            session = session_id
         if kind == "user":
             if record.get("isMeta") is True:
                 continue

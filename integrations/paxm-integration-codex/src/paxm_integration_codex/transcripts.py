@@ -113,9 +113,9 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
     workspace = ""
     turn: _Turn | None = None
     for record in records:
-        if not isinstance(record.get("payload"), dict):
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
             continue
-        payload: dict[str, Any] = record["payload"]
         kind, rtype = _str(payload, "type"), _str(record, "type")
         if rtype == "session_meta":
             session = _str(payload, "id") or session
