@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
+from paxm_core import Deadline, MemoryItem, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval.analyzer import analyze_query, index_text
 from paxm_provider_sqlite.retrieval.morphology import canonical
 
 NO_LIMIT = Deadline.none()
-
-
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
-    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "m.sqlite")))
-    yield prov
-    prov.close()
 
 
 def seed(provider: SQLiteProvider, memories: dict[str, str], **meta: dict[str, str]) -> None:

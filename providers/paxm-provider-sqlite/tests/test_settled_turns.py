@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
+from paxm_core import Deadline, MemoryItem, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval.conversation import SESSION_KEY, SETTLED_WINDOW
 
@@ -34,13 +31,6 @@ CHAT = [
     ("t2", turn("Cased emails differ too.", "Then the key is the lowercased email.")),
     ("t3", turn("And which contact survives?", "Settled: merge_records keeps the contact with more filled fields.")),
 ]
-
-
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
-    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "settled.sqlite")))
-    yield prov
-    prov.close()
 
 
 def search(provider: SQLiteProvider, query: str, limit: int = 5) -> list[tuple[str, float]]:
