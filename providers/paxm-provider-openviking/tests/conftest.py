@@ -5,15 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from paxm_contracttest.fakes import (  # noqa: F401  (autouse: no test touches the real home, no provider stays open)
-    close_built_providers,
-    isolated_home,
-    paxm_unset_env,
-)
-from paxm_contracttest.servers import (  # noqa: F401  (one fake OpenAI endpoint per session)
-    backend_fixture,
-    fake_openai,
-)
+# autouse: no test touches the real home, no provider stays open; one fake OpenAI endpoint per session
+from paxm_contracttest.fakes import close_built_providers, isolated_home, paxm_unset_env  # noqa: F401
+from paxm_contracttest.servers import backend_fixture, fake_openai  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ov_server import ROOT_KEY, OpenVikingServer  # noqa: E402
