@@ -136,11 +136,7 @@ def _rewired(nodes: list[list[_Field]]) -> list[bytes] | None:
 
 
 def _graph_of(model: bytes) -> tuple[list[_Field], int, list[_Field], list[list[_Field]]] | None:
-    """The model's fields, the index of its graph among them, the graph's fields and its nodes.
-
-    ``None`` when the model has no graph or more than one; malformed bytes raise ``ValueError``
-    or ``IndexError``.
-    """
+    """The model's fields, its graph's index among them, the graph's fields and nodes (``None``: not one graph)."""
     top = _fields(model)
     graph_at = [k for k, f in enumerate(top) if f[0] == 7]
     if len(graph_at) != 1:
