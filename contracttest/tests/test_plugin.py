@@ -67,6 +67,19 @@ def test_uninstalled_type_names_the_entry_point(pytester: pytest.Pytester) -> No
     result.stdout.fnmatch_lines(["*'no-such-type' is not installed*[[]project.entry-points.paxm[]]*"])
 
 
+def test_class_attributes_name_the_type_and_the_capabilities(pytester: pytest.Pytester) -> None:
+    body = (
+        "class TestByName(ProviderContract):\n"
+        "    provider_type = 'no-such-type'\n"
+        "class TestCapabilities(contract_for(GoodProvider)):\n"
+        "    expected_capabilities = frozenset({'put_batch', 'teleport'})\n"
+    )
+    result = run(pytester, body, "-k", "test_health")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*'no-such-type' is not installed*"])
+    result.stdout.fnmatch_lines(["*lists unknown capabilities [[]'teleport'[]]*"])
+
+
 BROKEN = {
     "scores_outside_unit_interval": (
         "class P(GoodProvider):\n    def relevance(self, matched, wanted):\n        return 0.5 + matched / wanted\n",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -152,17 +152,25 @@ class ContractHarness:
 
 
 class ProviderContract:
-    """Subclass in your provider's tests and override ``paxm_provider_type``.
+    """Subclass in your provider's tests and set ``provider_type``.
 
-    Fixtures to override (all optional except the first):
+    Class attributes (the plain way to say what the fixtures of the same name return):
+
+    ``provider_type``
+        The ``type`` string your plugin registers (required, here or as the fixture).
+    ``expected_capabilities``
+        The capability names that must work, spelled out so that losing one fails your CI.
+
+    Fixtures to override (all optional):
 
     ``paxm_provider_type``
-        The ``type`` string your plugin registers (required).
+        The ``type`` string your plugin registers (default: ``provider_type``).
     ``paxm_provider_config``
         The :class:`~paxm_core.ProviderConfig` to build from; parametrize it to run the whole
         suite against several configurations.  Default: ``path`` under ``tmp_path``.
     ``paxm_expected_capabilities``
-        Capability names that must work.  Default (``None``): what the type declares when
+        Capability names that must work.  Default: ``expected_capabilities``; when that is
+        ``None`` too, what the type declares when
         registering plus what the provider advertises through ``capabilities()``.  A declared
         capability the provider lacks fails; undeclared ones present as methods are exercised too.
     ``paxm_provider``
@@ -177,14 +185,21 @@ class ProviderContract:
 
     pytestmark = [pytest.mark.paxm_contract]
 
+    #: the ``type`` string the plugin registers (or override the ``paxm_provider_type`` fixture)
+    provider_type: ClassVar[str | None] = None
+    #: the capabilities that must work; ``None``: what the type registers and advertises
+    expected_capabilities: ClassVar[frozenset[str] | None] = None
+
     # -- fixtures ---------------------------------------------------------------------------
 
     @pytest.fixture
     def paxm_provider_type(self) -> str:
+        if self.provider_type is not None:
+            return self.provider_type
         pytest.fail(
-            f"{type(self).__name__} must override the paxm_provider_type fixture to return the provider "
-            "type your plugin registers, e.g.\n\n    @pytest.fixture\n    def paxm_provider_type(self):\n"
-            '        return "mystore"\n',
+            f"{type(self).__name__} must override the paxm_provider_type fixture, or set provider_type, "
+            "to the provider type your plugin registers, e.g.\n\n"
+            '    class TestMyStoreContract(ProviderContract):\n        provider_type = "mystore"\n',
             pytrace=False,
         )
 
@@ -198,7 +213,7 @@ class ProviderContract:
 
     @pytest.fixture
     def paxm_expected_capabilities(self) -> Iterable[str] | None:
-        return None
+        return self.expected_capabilities
 
     @pytest.fixture
     def paxm_read_after_write(self) -> ReadAfterWrite:

@@ -16,12 +16,13 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from paxm_contracttest.harness import scrubbed_env
 
-__all__ = ["CLI_ENTRY", "PAXM", "PaxmSandbox", "run_command", "run_paxm"]
+__all__ = ["CLI_ENTRY", "PAXM", "PaxmSandbox", "run_cli", "run_command", "run_paxm"]
 
 #: the ``paxm`` console script of the environment running the tests
 PAXM = str(Path(sys.executable).parent / "paxm")
@@ -29,20 +30,27 @@ PAXM = str(Path(sys.executable).parent / "paxm")
 CLI_ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 
 
-def run_paxm(
-    config: Path, *args: str, stdin: str | None = None, timeout: float = 120
+def run_cli(
+    *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``paxm --config CONFIG ARGS`` in a fresh process of this interpreter, in the test's own
-    environment (its isolated HOME); stdin is ``stdin``, else closed."""
+    """``paxm ARGS`` in a fresh process of this interpreter, in the test's own environment (its
+    isolated HOME) plus ``env``; stdin is ``stdin``, else closed."""
     return subprocess.run(
-        [sys.executable, "-c", CLI_ENTRY, "--config", str(config), *args],
+        [sys.executable, "-c", CLI_ENTRY, *args],
         capture_output=True,
         text=True,
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
-        env=dict(os.environ),
+        env={**os.environ, **(env or {})},
         timeout=timeout,
     )
+
+
+def run_paxm(
+    config: Path, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``paxm --config CONFIG ARGS``, as :func:`run_cli` runs it."""
+    return run_cli("--config", str(config), *args, env=env, stdin=stdin, timeout=timeout)
 
 
 def run_command(

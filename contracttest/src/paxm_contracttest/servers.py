@@ -35,6 +35,7 @@ __all__ = [
     "BackendServer",
     "BackgroundRun",
     "ServerProcess",
+    "backend_fixture",
     "cancel_prefetch",
     "fake_openai",
     "free_port",
@@ -45,6 +46,7 @@ __all__ = [
     "set_background_niced",
     "set_wheel_venv_root",
     "start_fake_openai",
+    "user_env",
     "venv_python",
     "wait_http",
     "wheel_provider_round_trip",
@@ -270,6 +272,25 @@ def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc, url = start_fake_openai(tmp_path_factory.mktemp("fakeai"))
     yield url
     proc.stop(grace=5)
+
+
+_Backend = TypeVar("_Backend", bound=BackendServer)
+
+
+def backend_fixture(name: str, start: Callable[[Path, str], _Backend], doc: str) -> Any:
+    """A session fixture ``name``: ``start(workdir, fake_openai_url)`` once, stopped at the end.
+
+    Assign it in a ``conftest.py`` that also imports :func:`fake_openai`:
+    ``memos = backend_fixture("memos", MemOSServer, "The MemOS server shared by the session.")``.
+    """
+
+    def fixture(tmp_path_factory: pytest.TempPathFactory, fake_openai: str) -> Iterator[_Backend]:
+        server = start(tmp_path_factory.mktemp(name), fake_openai)
+        yield server
+        server.stop()
+
+    fixture.__doc__ = doc
+    return pytest.fixture(scope="session", name=name)(fixture)
 
 
 def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:
@@ -606,6 +627,17 @@ def install_wheels(root: Path, packages: Sequence[str], install: Sequence[str]) 
     return venv / "bin"
 
 
+def user_env(home: Path) -> dict[str, str]:
+    """The whole environment of a fresh user with ``home``: ``PATH``, ``HOME`` and XDG dirs under it."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "cfg"),
+        "XDG_STATE_HOME": str(home / "state"),
+    }
+
+
 def wheel_provider_round_trip(
     root: Path,
     home: Path,
@@ -626,13 +658,7 @@ def wheel_provider_round_trip(
     import json
 
     paxm = str(install_wheels(root, ("paxm", "paxm-provider-sqlite", distribution), ("paxm", distribution)) / "paxm")
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CONFIG_HOME": str(home / "cfg"),
-        "XDG_STATE_HOME": str(home / "state"),
-    }
+    env = user_env(home)
     config = home / "config.yaml"
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:

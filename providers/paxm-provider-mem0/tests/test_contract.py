@@ -16,23 +16,20 @@ from mem0_fixtures import Mem0Server
 from paxm_contracttest import ProviderContract
 from paxm_core import ProviderConfig
 
-#: spelled out, not read from the registration, so that losing one fails here
-CAPABILITIES = frozenset({"put_batch", "delete", "close", "attribution"})
-
 
 class _Mem0Contract(ProviderContract):
-    #: a ``paxm-eval-*`` run: ``run_id`` set, and eval-scope cleanup expected
-    eval_run = False
+    #: spelled out, not read from the registration, so that losing one fails here
+    expected_capabilities = frozenset({"put_batch", "delete", "close", "attribution"})
+    #: the ``run_id`` of a ``paxm-eval-*`` run (eval-scope cleanup expected), or ``""``
+    eval_run_id = ""
 
     @pytest.fixture
     def paxm_expected_capabilities(self) -> set[str]:
-        return set(CAPABILITIES | ({"eval_scope_cleanup"} if self.eval_run else set()))
+        return set(self.expected_capabilities | ({"eval_scope_cleanup"} if self.eval_run_id else set()))
 
 
 class TestMem0SelfHostedContract(_Mem0Contract):
-    @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "mem0"
+    provider_type = "mem0"
 
     @pytest.fixture
     def paxm_provider_config(self, mem0_server: Mem0Server) -> ProviderConfig:
@@ -42,15 +39,17 @@ class TestMem0SelfHostedContract(_Mem0Contract):
             base_url=mem0_server.base_url,
             api_key=mem0_server.api_key,
             user_id=mem0_server.fresh_user(),
-            run_id="paxm-eval-" + mem0_server.fresh_user() if self.eval_run else "",
+            run_id=self.eval_run_id and self.eval_run_id + "-" + mem0_server.fresh_user(),
         )
 
 
 class TestMem0SelfHostedEvalRunContract(TestMem0SelfHostedContract):
-    eval_run = True
+    eval_run_id = "paxm-eval-contract"
 
 
 class TestMem0CloudContract(_Mem0Contract):
+    provider_type = "mem0-cloud"
+
     @pytest.fixture
     def cloud_server(self) -> Iterator[Mem0CloudFake]:
         fake = Mem0CloudFake()
@@ -62,10 +61,6 @@ class TestMem0CloudContract(_Mem0Contract):
         fake.close()
 
     @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "mem0-cloud"
-
-    @pytest.fixture
     def paxm_provider_config(self, cloud_server: Mem0CloudFake) -> ProviderConfig:
         return ProviderConfig(
             type="mem0-cloud",
@@ -73,9 +68,9 @@ class TestMem0CloudContract(_Mem0Contract):
             base_url=cloud_server.base_url,
             api_key=cloud_server.state.api_key,
             user_id="todd",
-            run_id="paxm-eval-contract" if self.eval_run else "",
+            run_id=self.eval_run_id,
         )
 
 
 class TestMem0CloudEvalRunContract(TestMem0CloudContract):
-    eval_run = True
+    eval_run_id = "paxm-eval-contract"

@@ -5,9 +5,6 @@ never printed or written anywhere but the 0600 config file."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,18 +12,7 @@ import yaml
 from mem0_cloud_fake import Mem0CloudFake
 from mem0_fixtures import Mem0Server
 
-CODE = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", CODE, *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
+from paxm_contracttest.sandbox import run_cli as run
 
 
 def files_mentioning(root: Path, secret: str, skip: Path) -> list[Path]:

@@ -5,7 +5,6 @@ recall / config doctor."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import zipfile
 from pathlib import Path
@@ -32,16 +31,10 @@ def test_pip_install_then_setup_remember_recall_doctor(wheels: Path, mem0_server
         metadata = whl.read("paxm-0.1.0.dist-info/METADATA").decode()
     assert "Provides-Extra: mem0" in metadata and "paxm-provider-mem0==0.1.0; extra == 'mem0'" in metadata
 
-    from paxm_contracttest.servers import wheel_venv
+    from paxm_contracttest.servers import user_env, wheel_venv
 
     paxm = str(wheel_venv(ROOT, ("paxm", "paxm-provider-mem0")) / "bin" / "paxm")  # plain pip, built early
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-    }
+    env = user_env(tmp_path)
 
     def run(*args: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -18,29 +18,19 @@ pytestmark = pytest.mark.slow
 
 
 class TestMemOSContract(ProviderContract):
-    @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "memos"
+    provider_type = "memos"
+    # Spelled out so that losing one fails here; fast-mode writes are searchable on return.
+    expected_capabilities = frozenset({"put_batch", "delete", "close", "attribution"})
+    #: the cube the memories go to; a ``paxm-eval-*`` one adds eval-scope cleanup
+    cube = "contract"
 
     @pytest.fixture
     def paxm_provider_config(self, memos: MemOSServer) -> ProviderConfig:
-        return ProviderConfig.of(type="memos", enabled=True, base_url=memos.url, user_id="todd", mem_cube_id="contract")
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        # Spelled out so that losing one fails here; fast-mode writes are searchable on return.
-        return {"put_batch", "delete", "close", "attribution"}
+        return ProviderConfig.of(type="memos", enabled=True, base_url=memos.url, user_id="todd", mem_cube_id=self.cube)
 
 
 class TestMemOSEvalCubeContract(TestMemOSContract):
     """A dedicated ``paxm-eval-*`` cube: the same contract, plus eval-scope cleanup."""
 
-    @pytest.fixture
-    def paxm_provider_config(self, memos: MemOSServer) -> ProviderConfig:
-        return ProviderConfig.of(
-            type="memos", enabled=True, base_url=memos.url, user_id="todd", mem_cube_id="paxm-eval-contract"
-        )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "delete", "close", "attribution", "eval_scope_cleanup"}
+    expected_capabilities = TestMemOSContract.expected_capabilities | {"eval_scope_cleanup"}
+    cube = "paxm-eval-contract"

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from paxm_contracttest.fakes import closed_after_test
+from paxm_contracttest.sandbox import run_paxm
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryScope, SearchQuery
@@ -222,36 +223,25 @@ def test_official_client_sends_the_same_wire(cloud: tuple[str, CloudState], tmp_
             assert type(ours[path]["body"][key]) is type(theirs["body"][key]), (path, key)
 
 
-def _paxm(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
-    return subprocess.run(
-        [sys.executable, "-c", code, "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
-
-
 def test_cli_setup_remember_recall_doctor_never_print_the_key(cloud: tuple[str, CloudState], tmp_path: Path) -> None:
     url, state = cloud
     config = tmp_path / "config.yaml"
-    wrong = _paxm(
+    wrong = run_paxm(
         config, "setup", "--yes", "--provider", "memos_cloud", "--base-url", url, env={"PAXM_API_KEY": "mpg-wrong-9"}
     )
     assert wrong.returncode != 0 and not config.exists()
     assert "authentication failed" in wrong.stdout + wrong.stderr and "mpg-wrong-9" not in wrong.stdout + wrong.stderr
-    setup = _paxm(
+    setup = run_paxm(
         config, "setup", "--yes", "--provider", "memos_cloud", "--base-url", url, env={"PAXM_API_KEY": API_KEY}
     )
     assert setup.returncode == 0, setup.stdout + setup.stderr
     outputs = [setup]
-    outputs.append(_paxm(config, "remember", "--text", "cli cloud marker heron"))
-    recalled = _paxm(config, "recall", "--query", "cli cloud marker heron", "--json")
+    outputs.append(run_paxm(config, "remember", "--text", "cli cloud marker heron"))
+    recalled = run_paxm(config, "recall", "--query", "cli cloud marker heron", "--json")
     outputs.append(recalled)
     assert any(h["provider"] == "memos_cloud" for h in json.loads(recalled.stdout)["hits"]), recalled.stdout
-    outputs.append(_paxm(config, "config", "doctor", "--json"))
-    outputs.append(_paxm(config, "config", "show"))
+    outputs.append(run_paxm(config, "config", "doctor", "--json"))
+    outputs.append(run_paxm(config, "config", "show"))
     for out in outputs:
         assert out.returncode == 0, out.stdout + out.stderr
         assert API_KEY not in out.stdout + out.stderr

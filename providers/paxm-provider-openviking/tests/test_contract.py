@@ -18,29 +18,22 @@ pytestmark = pytest.mark.slow
 
 
 class TestOpenVikingContract(ProviderContract):
-    @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "openviking"
+    provider_type = "openviking"
+    # Spelled out so that losing one fails here (reads are immediate: put waits for indexing).
+    expected_capabilities = frozenset({"put_batch", "delete", "close", "attribution", "turn_boundaries"})
 
     @pytest.fixture
     def paxm_provider_config(self, openviking: OpenVikingServer) -> ProviderConfig:
         return ProviderConfig(type="openviking", enabled=True, base_url=openviking.url)
 
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        # Spelled out so that losing one fails here (reads are immediate: put waits for indexing).
-        return {"put_batch", "delete", "close", "attribution", "turn_boundaries"}
-
 
 class TestOpenVikingEvalDirContract(TestOpenVikingContract):
     """A dedicated ``paxm-eval-*`` directory: the same contract, plus eval-scope cleanup."""
+
+    expected_capabilities = TestOpenVikingContract.expected_capabilities | {"eval_scope_cleanup"}
 
     @pytest.fixture
     def paxm_provider_config(self, openviking: OpenVikingServer) -> ProviderConfig:
         return ProviderConfig(
             type="openviking", enabled=True, base_url=openviking.url, extra={"memory_dir": "paxm-eval-contract"}
         )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "delete", "close", "attribution", "turn_boundaries", "eval_scope_cleanup"}

@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from paxm_contracttest import ProviderContract
-from paxm_core import ProviderConfig
 
 
 class TestHybridContract(ProviderContract):
-    @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "sqlite-hybrid"
-
-    @pytest.fixture
-    def paxm_provider_config(self, tmp_path: Path) -> ProviderConfig:
-        return ProviderConfig(type="sqlite-hybrid", enabled=True, path=str(tmp_path / "memory.db"))
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        return {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}
+    provider_type = "sqlite-hybrid"
+    expected_capabilities = frozenset(
+        {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}
+    )

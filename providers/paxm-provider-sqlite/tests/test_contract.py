@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from paxm_contracttest import ProviderContract
-from paxm_core import ProviderConfig
 
 
 class TestSQLiteContract(ProviderContract):
-    @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "sqlite"
-
-    @pytest.fixture
-    def paxm_provider_config(self, tmp_path: Path) -> ProviderConfig:
-        return ProviderConfig(type="sqlite", enabled=True, path=str(tmp_path / "memory.db"))
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        # Spelled out (not read from the registration) so that losing one fails here.
-        return {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}
+    provider_type = "sqlite"
+    # Spelled out (not read from the registration) so that losing one fails here.
+    expected_capabilities = frozenset(
+        {"put_batch", "delete", "cleanup_expired", "close", "turn_boundaries", "attribution"}
+    )

@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
+from paxm_core import Deadline, MemoryItem, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval.excerpt import excerpt_text, segments_of
 
 NO_LIMIT = Deadline.none()
-
-
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
-    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "m.sqlite")))
-    yield prov
-    prov.close()
 
 
 def transcript(lines: int, special: dict[int, str], header: str = "[session 2026-04-02 s-17]") -> str:

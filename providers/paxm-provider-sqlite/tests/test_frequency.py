@@ -116,11 +116,16 @@ def test_whole_rows_fetched_with_candidates_equal_loaded_rows(corpus: SQLiteProv
     corpus.delete(corpus.put(MemoryItem(text="x", id="rare"), NO_LIMIT), NO_LIMIT)
 
 
+def _terms_table(conn: sqlite3.Connection, *rows: str) -> None:
+    """Creates the ``memory_terms`` table the counts read, holding ``rows``, and commits."""
+    conn.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
+    conn.executemany("INSERT INTO memory_terms(terms, extras) VALUES (?, '')", [(row,) for row in rows])
+    conn.commit()
+
+
 def test_a_write_on_the_same_connection_empties_the_cache(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "m.sqlite")
-    conn.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
-    conn.execute("INSERT INTO memory_terms(terms, extras) VALUES ('alpha beta', '')")
-    conn.commit()
+    _terms_table(conn, "alpha beta")
     cache = DocumentFrequencies()
     groups = analyze_query("alpha gamma").groups
     assert cache.of(conn, groups) == [1, 0]
@@ -137,9 +142,7 @@ def test_a_commit_by_another_connection_empties_the_cache(tmp_path: Path) -> Non
     path = tmp_path / "m.sqlite"
     reader, writer = sqlite3.connect(path), sqlite3.connect(path)
     writer.execute("PRAGMA journal_mode=WAL")
-    writer.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
-    writer.execute("INSERT INTO memory_terms(terms, extras) VALUES ('alpha', '')")
-    writer.commit()
+    _terms_table(writer, "alpha")
     cache = DocumentFrequencies()
     groups = analyze_query("alpha").groups
     assert cache.of(reader, groups) == [1]
@@ -155,8 +158,7 @@ def test_a_commit_by_another_connection_empties_the_cache(tmp_path: Path) -> Non
 
 def test_counts_seen_inside_a_transaction_are_not_kept_past_its_rollback(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "m.sqlite")
-    conn.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
-    conn.commit()
+    _terms_table(conn)
     cache = DocumentFrequencies()
     groups = analyze_query("alpha").groups
     assert cache.of(conn, groups) == [0]
@@ -170,12 +172,7 @@ def test_counts_seen_inside_a_transaction_are_not_kept_past_its_rollback(tmp_pat
 
 def test_more_groups_than_one_statement_counts(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "m.sqlite")
-    conn.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
-    conn.executemany(
-        "INSERT INTO memory_terms(terms, extras) VALUES (?, '')",
-        [(" ".join(f"t{j}" for j in range(i)),) for i in range(150)],
-    )
-    conn.commit()
+    _terms_table(conn, *(" ".join(f"t{j}" for j in range(i)) for i in range(150)))
     groups = analyze_query(" ".join(f"t{j}" for j in range(150))).groups
     # t{j} is in every row with i > j: 149 - j rows.
     assert DocumentFrequencies().of(conn, groups) == [149 - j for j in range(150)]
@@ -201,9 +198,7 @@ def test_a_commit_between_two_partly_cached_lookups_is_seen(tmp_path: Path) -> N
     """Counts kept from before another connection's commit are re-probed with the new ones."""
     path = tmp_path / "m.sqlite"
     reader, writer = sqlite3.connect(path), sqlite3.connect(path)
-    writer.execute("CREATE VIRTUAL TABLE memory_terms USING fts5(terms, extras)")
-    writer.execute("INSERT INTO memory_terms(terms, extras) VALUES ('alpha', '')")
-    writer.commit()
+    _terms_table(writer, "alpha")
     cache = DocumentFrequencies()
     assert cache.of(reader, analyze_query("alpha").groups) == [1]
     writer.execute("INSERT INTO memory_terms(terms, extras) VALUES ('alpha beta', '')")

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import re
-import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
+from paxm_core import Deadline, MemoryItem, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval.analyzer import analyze_query, index_text
 from paxm_provider_sqlite.retrieval.morphology import canonical
 
 NO_LIMIT = Deadline.none()
-
-
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
-    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "m.sqlite")))
-    yield prov
-    prov.close()
 
 
 def seed(provider: SQLiteProvider, memories: dict[str, str], **meta: dict[str, str]) -> None:
@@ -299,8 +289,6 @@ def test_expired_hidden_on_every_path(provider: SQLiteProvider) -> None:
 
 # --- bounded plan: no full-table scans ------------------------------------------------------
 
-_FULL_SCAN = re.compile(r"^SCAN (m|memories)\b(?! USING (COVERING )?INDEX)")
-
 
 @pytest.mark.parametrize(
     "query",
@@ -314,26 +302,13 @@ _FULL_SCAN = re.compile(r"^SCAN (m|memories)\b(?! USING (COVERING )?INDEX)")
         " ".join(_FILLER.split() * 3),
     ],
 )
-def test_no_full_table_scan(provider: SQLiteProvider, tmp_path: Path, query: str) -> None:
+def test_no_full_table_scan(provider: SQLiteProvider, assert_no_full_scan: Callable[..., None], query: str) -> None:
     seed(provider, {f"m{i}": f"benchmark adapter memory benchmarker{i:06d} 数据库 padding" for i in range(200)})
-    statements: list[str] = []
-    provider.health(NO_LIMIT)
-    conn = provider._db._conn
-    assert conn is not None
-    conn.set_trace_callback(statements.append)
-    try:
-        provider.search(SearchQuery(query, limit=5, metadata={"workspace": "/w"}), NO_LIMIT)
-    finally:
-        conn.set_trace_callback(None)
-    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
-    assert selects
-    checker = sqlite3.connect(provider.path)
-    try:
-        for sql in selects:
-            plan = [row[3] for row in checker.execute("EXPLAIN QUERY PLAN " + sql)]
-            assert not any(_FULL_SCAN.match(step) for step in plan), (sql, plan)
-    finally:
-        checker.close()
+    assert_no_full_scan(
+        provider,
+        lambda: provider.search(SearchQuery(query, limit=5, metadata={"workspace": "/w"}), NO_LIMIT),
+        lambda s: s.lstrip().upper().startswith("SELECT"),
+    )
 
 
 # --- analyzer -------------------------------------------------------------------------------

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from paxm_core import Deadline, MemoryItem, ProviderConfig, SearchQuery
+from paxm_core import Deadline, MemoryItem, SearchQuery
 from paxm_provider_sqlite.provider import SQLiteProvider
 from paxm_provider_sqlite.retrieval.conversation import SESSION_KEY, SETTLED_WINDOW
 
@@ -34,13 +30,6 @@ CHAT = [
     ("t2", turn("Cased emails differ too.", "Then the key is the lowercased email.")),
     ("t3", turn("And which contact survives?", "Settled: merge_records keeps the contact with more filled fields.")),
 ]
-
-
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
-    prov = SQLiteProvider("sqlite", ProviderConfig(path=str(tmp_path / "settled.sqlite")))
-    yield prov
-    prov.close()
 
 
 def search(provider: SQLiteProvider, query: str, limit: int = 5) -> list[tuple[str, float]]:
@@ -90,30 +79,14 @@ def test_notes_that_are_not_captured_turns_bring_nothing(provider: SQLiteProvide
     assert [i for i, _ in search(provider, "duplicate contacts sync")] == ["note"]
 
 
-_FULL_SCAN = re.compile(r"^SCAN (m|memories)\b(?! USING (COVERING )?INDEX)")
-
-
-def test_the_conversation_lookup_walks_an_index(provider: SQLiteProvider) -> None:
+def test_the_conversation_lookup_walks_an_index(
+    provider: SQLiteProvider, assert_no_full_scan: Callable[..., None]
+) -> None:
     items = [item(i, text, START + timedelta(minutes=n), "chat-a") for n, (i, text) in enumerate(CHAT)]
     provider.put_batch(items, Deadline.none())
-    statements: list[str] = []
-    provider.health(Deadline.none())
-    conn = provider._db._conn
-    assert conn is not None
-    conn.set_trace_callback(statements.append)
-    try:
-        search(provider, "duplicate contacts sync")
-    finally:
-        conn.set_trace_callback(None)
-    lookups = [s for s in statements if "ORDER BY m.created_at DESC" in s]
-    assert lookups
-    checker = sqlite3.connect(provider.path)
-    try:
-        for sql in lookups:
-            plan = [row[3] for row in checker.execute("EXPLAIN QUERY PLAN " + sql)]
-            assert not any(_FULL_SCAN.match(step) for step in plan), (sql, plan)
-    finally:
-        checker.close()
+    assert_no_full_scan(
+        provider, lambda: search(provider, "duplicate contacts sync"), lambda s: "ORDER BY m.created_at DESC" in s
+    )
 
 
 RULE_CHAT = [

@@ -221,18 +221,8 @@ def test_an_upstream_file_upgrades_and_every_memory_is_recallable(tmp_path: Path
         CREATE TABLE memories (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, text TEXT NOT NULL,
           source TEXT NOT NULL DEFAULT '', metadata_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL,
           updated_at TEXT NOT NULL, tier TEXT NOT NULL DEFAULT 'ltm', expires_at TEXT NOT NULL DEFAULT '');
-        CREATE VIRTUAL TABLE memory_fts USING fts5(text, source, content='memories', content_rowid='rowid',
-          tokenize='unicode61');
-        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-          INSERT INTO memory_fts(rowid, text, source) VALUES (new.rowid, new.text, new.source); END;
-        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-          INSERT INTO memory_fts(memory_fts, rowid, text, source)
-            VALUES ('delete', old.rowid, old.text, old.source); END;
-        CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
-          INSERT INTO memory_fts(memory_fts, rowid, text, source)
-            VALUES ('delete', old.rowid, old.text, old.source);
-          INSERT INTO memory_fts(rowid, text, source) VALUES (new.rowid, new.text, new.source); END;
         """
+        + _RAW_INDEX_SQL
     )
     future = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     raw.executemany(

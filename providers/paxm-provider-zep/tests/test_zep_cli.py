@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from zep_fake import Fault, ZepFake
+
+from paxm_contracttest.sandbox import run_paxm
 
 
 def write_config(path: Path, zep: ZepFake, *, zep_required: bool, api_key: str = "z_test_key") -> Path:
@@ -31,14 +31,9 @@ write_profiles:
     return path
 
 
-def paxm(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
-    return subprocess.run([sys.executable, "-c", code, "--config", str(config), *args], capture_output=True, text=True)
-
-
 def test_doctor_reports_zep_health_against_the_server(zep: ZepFake, tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml", zep, zep_required=True)
-    out = paxm(config, "config", "doctor", "--json")
+    out = run_paxm(config, "config", "doctor", "--json")
     assert out.returncode == 0, out.stderr
     assert {"provider": "zep", "required": True, "ok": True} in json.loads(out.stdout)
     assert zep.state.requests("GET", r"/graphs/[^/]+$"), "health made an authenticated call"
@@ -46,23 +41,23 @@ def test_doctor_reports_zep_health_against_the_server(zep: ZepFake, tmp_path: Pa
 
 def test_doctor_fails_clearly_on_a_bad_key_without_printing_it(zep: ZepFake, tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml", zep, zep_required=True, api_key="z_leaked_secret")
-    out = paxm(config, "config", "doctor")
+    out = run_paxm(config, "config", "doctor")
     assert out.returncode == 1
     assert "error: zep:" in out.stdout + out.stderr and "authentication failed" in out.stdout + out.stderr
     assert "z_leaked_secret" not in out.stdout + out.stderr
-    shown = paxm(config, "config", "show", "--json")
+    shown = run_paxm(config, "config", "show", "--json")
     assert "z_leaked_secret" not in shown.stdout
 
 
 def test_remember_and_recall_fan_out_to_zep(zep: ZepFake, tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml", zep, zep_required=True)
-    stored = paxm(config, "remember", "--text", "kafka topics have twelve partitions", "--json")
+    stored = run_paxm(config, "remember", "--text", "kafka topics have twelve partitions", "--json")
     assert stored.returncode == 0, stored.stderr
     providers = sorted(ref["provider"] for ref in json.loads(stored.stdout)["refs"])
     assert providers == ["sqlite", "zep"]
     add = zep.state.requests("POST", r"/episodes$")[0]
     assert add.body["metadata"]["paxm_user_id"] == "todd" and add.body["metadata"]["paxm_scope_type"] == "personal"
-    recalled = paxm(config, "recall", "--query", "kafka partitions", "--json")
+    recalled = run_paxm(config, "recall", "--query", "kafka partitions", "--json")
     assert recalled.returncode == 0, recalled.stderr
     result = json.loads(recalled.stdout)
     assert {r["provider"] for r in result["provider_recalls"]} == {"sqlite", "zep"}
@@ -71,9 +66,9 @@ def test_remember_and_recall_fan_out_to_zep(zep: ZepFake, tmp_path: Path) -> Non
 
 def test_a_failing_best_effort_zep_never_blocks_recall(zep: ZepFake, tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml", zep, zep_required=False)
-    assert paxm(config, "remember", "--text", "redis runs on port 6380").returncode == 0
+    assert run_paxm(config, "remember", "--text", "redis runs on port 6380").returncode == 0
     zep.state.faults.append(Fault("POST", r"/search/episodes$", status=500))
-    recalled = paxm(config, "recall", "--query", "redis port", "--json")
+    recalled = run_paxm(config, "recall", "--query", "redis port", "--json")
     assert recalled.returncode == 0, recalled.stderr
     result = json.loads(recalled.stdout)
     assert [h["provider"] for h in result["hits"]] == ["sqlite"]

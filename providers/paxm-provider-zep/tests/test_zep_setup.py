@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 from zep_fake import ZepFake
 
-CODE = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", CODE, *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
-    )
+from paxm_contracttest.sandbox import run_cli as run
 
 
 def setup(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -57,21 +58,17 @@ def hybrid() -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, name: str, path: str, as_json: bool) -> None:
     """How many memories of each sqlite-hybrid store have a vector."""
-    report = []
-    for inst, config in _targets(ctx, name, path):
-        prov = _open(inst, config)
-        try:
-            total, done = prov.vector_status(Deadline.none())
-            report.append({"provider": inst, "path": str(prov.path), "memories": total, "vectors": done})
-        finally:
-            prov.close()
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-        return
-    for row in report:
+
+    def counts(inst: str, prov: Any) -> dict[str, Any]:
+        total, done = prov.vector_status(Deadline.none())
+        return {"memories": total, "vectors": done}
+
+    def line(row: dict[str, Any]) -> str:
         missing = row["memories"] - row["vectors"]
         hint = f"; run `paxm hybrid backfill --provider {row['provider']}`" if missing else ""
-        click.echo(f"{row['provider']}: {row['vectors']}/{row['memories']} memories have vectors{hint}")
+        return f"{row['provider']}: {row['vectors']}/{row['memories']} memories have vectors{hint}"
+
+    _report(ctx, name, path, as_json, counts, line)
 
 
 @hybrid.command("backfill")
@@ -84,37 +81,54 @@ def backfill_cmd(ctx: click.Context, name: str, path: str, as_json: bool, batch:
     Safe to interrupt and re-run: each batch commits, and a re-run continues with what is
     still missing.  Shows a progress bar on a terminal; ``--json`` prints one summary.
     """
-    report = []
     show_bar = not as_json and sys.stderr.isatty()
+
+    def embed(inst: str, prov: Any) -> dict[str, Any]:
+        total, done = prov.vector_status(Deadline.none())
+        missing, embedded = total - done, 0
+        with (
+            click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr)
+            if show_bar
+            else _Null() as bar
+        ):
+            while True:
+                step, left = prov.backfill_step(batch, Deadline.none())
+                if not step:
+                    break
+                embedded += step
+                bar.update(step)
+                if not left:
+                    break
+        total, done = prov.vector_status(Deadline.none())
+        return {"embedded": embedded, "memories": total, "vectors": done}
+
+    def line(row: dict[str, Any]) -> str:
+        return f"{row['provider']}: embedded {row['embedded']}; {row['vectors']}/{row['memories']} have vectors"
+
+    _report(ctx, name, path, as_json, embed, line)
+
+
+def _report(
+    ctx: click.Context,
+    name: str,
+    path: str,
+    as_json: bool,
+    row: Callable[[str, Any], dict[str, Any]],
+    line: Callable[[dict[str, Any]], str],
+) -> None:
+    """Open each target provider in turn, ``row`` it, and print the rows as JSON or ``line`` each."""
+    report = []
     for inst, config in _targets(ctx, name, path):
         prov = _open(inst, config)
         try:
-            total, done = prov.vector_status(Deadline.none())
-            missing, embedded = total - done, 0
-            with (
-                click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr)
-                if show_bar
-                else _Null() as bar
-            ):
-                while True:
-                    step, left = prov.backfill_step(batch, Deadline.none())
-                    if not step:
-                        break
-                    embedded += step
-                    bar.update(step)
-                    if not left:
-                        break
-            total, done = prov.vector_status(Deadline.none())
-            report.append(
-                {"provider": inst, "path": str(prov.path), "embedded": embedded, "memories": total, "vectors": done}
-            )
+            report.append({"provider": inst, "path": str(prov.path), **row(inst, prov)})
         finally:
             prov.close()
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    for row in report:
-        click.echo(f"{row['provider']}: embedded {row['embedded']}; {row['vectors']}/{row['memories']} have vectors")
+    for each in report:
+        click.echo(line(each))
 
 
 class _Null:

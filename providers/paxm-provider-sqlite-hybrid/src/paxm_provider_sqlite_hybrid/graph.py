@@ -135,18 +135,27 @@ def _rewired(nodes: list[list[_Field]]) -> list[bytes] | None:
     return [lookup_q, lookup_scale, cast_rows, scale_rows, *rest]
 
 
+def _graph_of(model: bytes) -> tuple[list[_Field], int, list[_Field], list[list[_Field]]] | None:
+    """The model's fields, its graph's index among them, the graph's fields and nodes (``None``: not one graph)."""
+    top = _fields(model)
+    graph_at = [k for k, f in enumerate(top) if f[0] == 7]
+    if len(graph_at) != 1:
+        return None
+    graph = _fields(_b(top[graph_at[0]][2]))
+    nodes = [_fields(_b(v)) for n, _, v in graph if n == 1]
+    return top, graph_at[0], graph, nodes
+
+
 def int8_embeddings(model: bytes) -> bytes:
     """``model`` (ONNX bytes) with the word-embedding table dequantised after its lookup.
 
     The model unchanged when its graph is not the expected ``Cast``/``Mul``/``Gather`` chain.
     """
     try:
-        top = _fields(model)
-        graph_at = [k for k, f in enumerate(top) if f[0] == 7]
-        if len(graph_at) != 1:
+        parsed = _graph_of(model)
+        if parsed is None:
             return model
-        graph = _fields(_b(top[graph_at[0]][2]))
-        nodes = [_fields(_b(v)) for n, _, v in graph if n == 1]
+        top, graph_at, graph, nodes = parsed
         rewired = _rewired(nodes)
     except (ValueError, IndexError, UnicodeDecodeError):
         return model
@@ -154,7 +163,7 @@ def int8_embeddings(model: bytes) -> bytes:
         return model
     others = [f for f in graph if f[0] != 1]
     new_graph = _encode([(1, _LENGTH_DELIMITED, n) for n in rewired] + others)
-    top[graph_at[0]] = (7, _LENGTH_DELIMITED, new_graph)
+    top[graph_at] = (7, _LENGTH_DELIMITED, new_graph)
     return _encode(top)
 
 
@@ -266,12 +275,10 @@ def int8_matmuls(model: bytes) -> bytes:
     the same float32 numbers.  The model unchanged when no weight has that shape.
     """
     try:
-        top = _fields(model)
-        graph_at = [k for k, f in enumerate(top) if f[0] == 7]
-        if len(graph_at) != 1:
+        parsed = _graph_of(model)
+        if parsed is None:
             return model
-        graph = _fields(_b(top[graph_at[0]][2]))
-        nodes = [_fields(_b(v)) for n, _, v in graph if n == 1]
+        top, graph_at, graph, nodes = parsed
         plans = _matmul_rewrites(nodes, _Weights(graph))
     except (ValueError, IndexError, UnicodeDecodeError):
         return model
@@ -290,7 +297,7 @@ def int8_matmuls(model: bytes) -> bytes:
                 continue
         rebuilt.append((number, wire, value))
     rebuilt += [(5, _LENGTH_DELIMITED, t) for _, tensors, _ in plans.values() for t in tensors]
-    top[graph_at[0]] = (7, _LENGTH_DELIMITED, _encode(rebuilt))
+    top[graph_at] = (7, _LENGTH_DELIMITED, _encode(rebuilt))
     domains = [_fields(_b(v)) for n, _, v in top if n == 8]
     if not any(_b(v) == b"com.microsoft" for d in domains for n, _, v in d if n == 1):
         top.append((8, _LENGTH_DELIMITED, _encode([(1, _LENGTH_DELIMITED, b"com.microsoft"), (2, 0, 1)])))
