@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests._kit import load_module
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "benchmarks" / "run.py"
@@ -16,11 +17,7 @@ HARNESSES = ("claude", "codex", "opencode", "pi", "kilo", "qwen", "kimi", "cline
 
 
 def _run_module() -> object:
-    spec = importlib.util.spec_from_file_location("paxm_benchmarks_run", RUN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("paxm_benchmarks_run", RUN)
 
 
 @pytest.mark.slow

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import sqlite3
@@ -14,11 +13,9 @@ from typing import Any
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("_backfill_synthetic", Path(__file__).with_name("_synthetic.py"))
-assert _spec is not None and _spec.loader is not None
-synthetic = importlib.util.module_from_spec(_spec)
-sys.modules["_backfill_synthetic"] = synthetic
-_spec.loader.exec_module(synthetic)
+from tests._kit import load_module
+
+synthetic = load_module("_backfill_synthetic", Path(__file__).with_name("_synthetic.py"), register=True)
 
 PAXM = str(Path(sys.executable).parent / "paxm")
 

@@ -3,10 +3,8 @@ stores for the same events, including the one-by-one fallback and the conflict r
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import sqlite3
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,15 +16,9 @@ from paxm_core.api.types import MemoryItem
 from paxm_core.capture import CaptureQueue
 from paxm_core.capture.model import CaptureEvent
 from paxm_core.capture.queue import encode_event
+from tests._kit import load_module
 
-_spec = importlib.util.spec_from_file_location(
-    "_capture_helpers", Path(__file__).parents[1] / "capture" / "_helpers.py"
-)
-assert _spec is not None and _spec.loader is not None
-_capture_helpers = sys.modules.get("_capture_helpers") or importlib.util.module_from_spec(_spec)
-if "_capture_helpers" not in sys.modules:
-    sys.modules["_capture_helpers"] = _capture_helpers
-    _spec.loader.exec_module(_capture_helpers)
+_capture_helpers = load_module("_capture_helpers", Path(__file__).parents[1] / "capture" / "_helpers.py", register=True)
 
 
 def _event(event_id: str, session: str, text: str, *, terminal: bool = False, profile: str = "default") -> CaptureEvent:

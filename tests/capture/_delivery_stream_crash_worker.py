@@ -12,20 +12,16 @@ delivers what is left and exits 0 only if nothing is owed.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-_spec = importlib.util.spec_from_file_location("_capture_helpers", Path(__file__).with_name("_helpers.py"))
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-sys.modules["_capture_helpers"] = helpers
-_spec.loader.exec_module(helpers)
+from tests._kit import load_module  # the checkout is on the path: the root distribution is editable
+
+helpers = load_module("_capture_helpers", Path(__file__).with_name("_helpers.py"), register=True)
 
 from paxm_core import Deadline, MemoryItem, MemoryRef  # noqa: E402
 from paxm_core.capture import CaptureQueue, DeliveryWorker  # noqa: E402

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -143,6 +144,29 @@ def event(
     )
 
 
+def turns(session: str, count: int, *, poison_at: int | None = None, width: int = 0) -> list[CaptureEvent]:
+    """``count`` whole turns of ``session`` (a prompt, then its terminal answer).
+
+    ``poison_at``: that turn's prompt says ``POISON``; ``width``: turn numbers zero-padded to it.
+    """
+    out = []
+    for n in range(count):
+        number, word = f"{n:0{width}d}", "POISON" if n == poison_at else "fine"
+        out.append(event(f"{session}-u{n}", session, f"prompt {session} {number} {word}"))
+        out.append(event(f"{session}-e{n}", session, f"answer {session} {number}", terminal=True))
+    return out
+
+
+class Recorder:
+    """Keeps every telemetry event it is given (a ``record`` hook for the delivery worker)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def record(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+
 class Clock:
     """A settable epoch clock."""
 
@@ -201,6 +225,16 @@ def serve_forks(child: Callable[..., int]) -> None:
         print(f"pid {pid}", flush=True)
         _, status = os.waitpid(pid, 0)
         print(f"exit {status}", flush=True)
+
+
+def start_fork_server(worker: Path, queue_path: Path, provider_path: Path) -> subprocess.Popen[str]:
+    """The crash tests' fork server ``worker`` for a queue and a provider file, talking over pipes."""
+    return subprocess.Popen(
+        [sys.executable, str(worker), str(queue_path), str(provider_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def dump_queue(path: Path, events_sql: str) -> dict[str, list[tuple[Any, ...]]]:

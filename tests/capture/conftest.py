@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,12 +10,9 @@ import pytest
 
 from paxm_core.capture import CaptureQueue
 from paxm_core.router import Router
+from tests._kit import load_module
 
-_spec = importlib.util.spec_from_file_location("_capture_helpers", Path(__file__).with_name("_helpers.py"))
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-sys.modules["_capture_helpers"] = helpers
-_spec.loader.exec_module(helpers)
+helpers = load_module("_capture_helpers", Path(__file__).with_name("_helpers.py"), register=True)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _capture_helpers import event
+from _capture_helpers import turns
 
 from paxm_core import Deadline, MemoryItem, MemoryRef
 from paxm_core.api.errors import ProviderError
@@ -60,15 +60,6 @@ class Poisoned:
         self.inner.close()
 
 
-def _turns(session: str, count: int, *, poison_at: int | None = None) -> list[Any]:
-    out = []
-    for n in range(count):
-        word = "POISON" if n == poison_at else "fine"
-        out.append(event(f"{session}-u{n}", session, f"prompt {session} {n} {word}"))
-        out.append(event(f"{session}-e{n}", session, f"answer {session} {n}", terminal=True))
-    return out
-
-
 def _stored(path: Path) -> list[str]:
     with sqlite3.connect(path) as conn:
         return [r[0] for r in conn.execute("SELECT text FROM memories ORDER BY text")]
@@ -77,7 +68,7 @@ def _stored(path: Path) -> list[str]:
 def test_worker_delivers_hundreds_of_episodes_in_a_few_batched_writes(tmp_path: Path) -> None:
     provider = Poisoned(_sqlite_provider(tmp_path / "memory.sqlite"))
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["sqlite"]})
-    queue.append_many([e for s in range(6) for e in _turns(f"s{s}", 100)])
+    queue.append_many([e for s in range(6) for e in turns(f"s{s}", 100)])
     router = Router({"sqlite": provider})
     try:
         report = DeliveryWorker(queue, router, batch_size=256).flush(timeout=120)
@@ -96,7 +87,7 @@ def test_worker_delivers_hundreds_of_episodes_in_a_few_batched_writes(tmp_path: 
 def test_a_failing_episode_fails_alone_and_its_session_waits(tmp_path: Path) -> None:
     provider = Poisoned(_sqlite_provider(tmp_path / "memory.sqlite"))
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["sqlite"]}, retry_min=60)
-    queue.append_many(_turns("bad", 5, poison_at=2) + _turns("good", 5))
+    queue.append_many(turns("bad", 5, poison_at=2) + turns("good", 5))
     router = Router({"sqlite": provider})
     try:
         claims, _ = queue.claim_batch("sqlite", limit=100)
@@ -136,7 +127,7 @@ def test_a_batch_interrupted_before_completion_is_delivered_again_once(tmp_path:
     provider = _sqlite_provider(memory)
     queue_path = tmp_path / "q.sqlite"
     queue = CaptureQueue(queue_path, routes={"default": ["sqlite"]})
-    queue.append_many(_turns("a", 30) + _turns("b", 30))
+    queue.append_many(turns("a", 30) + turns("b", 30))
     router = Router({"sqlite": provider})
     try:
         claims, _ = queue.claim_batch("sqlite", limit=100)
@@ -160,7 +151,7 @@ def test_a_batch_interrupted_before_completion_is_delivered_again_once(tmp_path:
 def test_batch_size_one_keeps_the_one_by_one_path(tmp_path: Path) -> None:
     provider = Poisoned(_sqlite_provider(tmp_path / "memory.sqlite"))
     queue = CaptureQueue(tmp_path / "q.sqlite", routes={"default": ["sqlite"]})
-    queue.append_many(_turns("s", 20))
+    queue.append_many(turns("s", 20))
     router = Router({"sqlite": provider})
     try:
         report = DeliveryWorker(queue, router, batch_size=1).flush(timeout=60)

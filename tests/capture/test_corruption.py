@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _capture_helpers import FakeProvider, event
+from _capture_helpers import FakeProvider, Recorder, event
 
 from paxm_core.capture import DeliveryWorker
 from paxm_core.capture._inbox import sha256_hex
@@ -23,14 +23,6 @@ def execute(path: Path, sql: str, *args: object) -> None:
 def one(path: Path, sql: str, *args: object) -> Any:
     with sqlite3.connect(path) as conn:
         return conn.execute(sql, args).fetchone()
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def record(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
 
 
 def _sealed(open_queue: Any) -> Any:

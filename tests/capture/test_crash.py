@@ -7,11 +7,11 @@ import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from _capture_helpers import start_fork_server
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
 KILLS = 200
@@ -40,12 +40,7 @@ def test_sigkill_loop_delivers_every_episode_exactly_once(tmp_path: Path) -> Non
     queue_path = tmp_path / "hooks" / "capture.sqlite"
     provider_path = tmp_path / "provider.sqlite"
     rng = random.Random(5)
-    server = subprocess.Popen(
-        [sys.executable, str(WORKER), str(queue_path), str(provider_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server = start_fork_server(WORKER, queue_path, provider_path)
     assert server.stdin is not None
     killed = 0
     started = time.monotonic()

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _capture_helpers import event
+from _capture_helpers import turns
 
 from paxm_core import Deadline, MemoryItem, MemoryRef
 from paxm_core.api.errors import ProviderError
@@ -23,13 +23,9 @@ from paxm_core.capture.batch import deliver_stream
 from paxm_core.router import Router
 
 
-def _turns(session: str, count: int, poison_at: int | None = None) -> list[Any]:
-    out = []
-    for n in range(count):
-        word = "POISON" if n == poison_at else "fine"
-        out.append(event(f"{session}-u{n}", session, f"prompt {session} {n:03d} {word}"))
-        out.append(event(f"{session}-e{n}", session, f"answer {session} {n:03d}", terminal=True))
-    return out
+def _turns(session: str, count: int) -> list[Any]:
+    """Turns numbered ``000``, ``001``...: their texts sort in turn order."""
+    return turns(session, count, width=3)
 
 
 class Recorder:

@@ -24,12 +24,12 @@ import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from contextlib import closing
 from pathlib import Path
 
 import pytest
+from _capture_helpers import start_fork_server
 
 WORKER = Path(__file__).with_name("_delivery_stream_crash_worker.py")
 KILLS = 40
@@ -106,12 +106,7 @@ def test_sigkill_during_batched_delivery_loses_nothing_and_keeps_order(tmp_path:
     queue_path = tmp_path / "capture.sqlite"
     provider_path = tmp_path / "provider.sqlite"
     rng = random.Random(23)
-    proc = subprocess.Popen(
-        [sys.executable, str(WORKER), str(queue_path), str(provider_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_fork_server(WORKER, queue_path, provider_path)
     server = ForkServer(proc)
     kills = {"write": 0, "stored": 0, "free": 0}
     midway = 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sqlite3
@@ -14,15 +13,13 @@ from types import ModuleType
 
 import pytest
 
+from tests._kit import load_module
+
 INBOX_FILE = Path(__file__).resolve().parents[2] / "paxm_core" / "capture" / "_inbox.py"
 
 
 def load_by_path() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_paxm_inbox_under_test", INBOX_FILE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("_paxm_inbox_under_test", INBOX_FILE)
 
 
 def test_loads_by_path_without_any_paxm_module() -> None:

@@ -7,10 +7,12 @@ turn split.  The hook now keeps such an event in the spool beside the queue file
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,17 +50,32 @@ def _flush(config: Path) -> dict[str, object]:
     return report
 
 
+@contextlib.contextmanager
+def _warm_daemon_then_locked_queue(config: Path) -> Iterator[None]:
+    """A daemon that is up with its queue open, then the queue's write lock held by another process."""
+    warm = {"session_id": "warm", "cwd": "/w", "prompt": "warm-up prompt"}
+    assert run_client(config, "claude", "user_input", json.dumps(warm).encode()).returncode == 0
+    wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
+    holder = _hold_lock(config.parent / "hooks" / "capture.sqlite")
+    try:
+        yield
+    finally:
+        _release(holder)
+
+
+def _end_turn_and_flush(config: Path, answer: dict[str, str]) -> None:
+    """Send the turn's end, then flush: every event is delivered."""
+    assert run_client(config, "claude", "turn_end", json.dumps(answer).encode()).returncode == 0
+    report = _flush(config)
+    assert report["ok"] and report["delivered_all"], report
+
+
 def test_a_locked_queue_costs_the_hook_no_more_than_its_budget_and_loses_no_prompt(tmp_path: Path) -> None:
     config = write_config(tmp_path / "cfg")
     queue = config.parent / "hooks" / "capture.sqlite"
     base = {"session_id": "locked", "cwd": "/w"}
     try:
-        # a daemon that is up, with its queue open
-        warm = {**base, "session_id": "warm", "prompt": "warm-up prompt"}
-        assert run_client(config, "claude", "user_input", json.dumps(warm).encode()).returncode == 0
-        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
-        holder = _hold_lock(queue)
-        try:
+        with _warm_daemon_then_locked_queue(config):
             prompt = {**base, "prompt": "locked prompt marker LQ7731"}
             started = time.monotonic()
             proc = run_client(config, "claude", "user_input", json.dumps(prompt).encode(), "--timeout", "2")
@@ -70,12 +87,7 @@ def test_a_locked_queue_costs_the_hook_no_more_than_its_budget_and_loses_no_prom
             assert spool.exists() and spool.stat().st_mode & 0o777 == 0o600
             # the daemon's own append is still waiting on the lock; give it time to give up
             time.sleep(4)
-        finally:
-            _release(holder)
-        answer = {**base, "last_assistant_message": "locked answer marker LA7731"}
-        assert run_client(config, "claude", "turn_end", json.dumps(answer).encode()).returncode == 0
-        report = _flush(config)
-        assert report["ok"] and report["delivered_all"], report
+        _end_turn_and_flush(config, {**base, "last_assistant_message": "locked answer marker LA7731"})
     finally:
         stop_daemon(config)
     texts = [m["text"] for m in memories(config) if "LQ7731" in m["text"] or "LA7731" in m["text"]]
@@ -90,25 +102,15 @@ def test_a_locked_queue_costs_the_hook_no_more_than_its_budget_and_loses_no_prom
 def test_a_daemon_that_cannot_append_keeps_the_event_in_the_spool(tmp_path: Path) -> None:
     """A budget longer than the daemon's lock wait: the daemon answers, so it keeps the event itself."""
     config = write_config(tmp_path / "cfg")
-    queue = config.parent / "hooks" / "capture.sqlite"
     base = {"session_id": "slow", "cwd": "/w"}
     try:
-        warm = {**base, "session_id": "warm", "prompt": "warm-up prompt"}
-        assert run_client(config, "claude", "user_input", json.dumps(warm).encode()).returncode == 0
-        wait_for(lambda: (config.parent / "hooks" / "paxm-hook.sock").exists())
-        holder = _hold_lock(queue)
-        try:
+        with _warm_daemon_then_locked_queue(config):
             prompt = {**base, "prompt": "slow prompt marker SQ4410"}
             proc = run_client(config, "claude", "user_input", json.dumps(prompt).encode(), "--timeout", "12")
             assert proc.returncode == 0
             # the daemon answered (its append gave up on the lock), so the client stored nothing
             assert b"did not answer" not in proc.stderr, proc.stderr
-        finally:
-            _release(holder)
-        answer = {**base, "last_assistant_message": "slow answer marker SA4410"}
-        assert run_client(config, "claude", "turn_end", json.dumps(answer).encode()).returncode == 0
-        report = _flush(config)
-        assert report["ok"] and report["delivered_all"], report
+        _end_turn_and_flush(config, {**base, "last_assistant_message": "slow answer marker SA4410"})
     finally:
         stop_daemon(config)
     texts = [m["text"] for m in memories(config) if "SQ4410" in m["text"] or "SA4410" in m["text"]]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from _capture_helpers import FakeProvider, event
+from _capture_helpers import FakeProvider, Recorder, event
 
 from paxm_core import hookimpl
 from paxm_core.capture import CaptureQueue, DeliveryWorker, routes_from_write_profiles
@@ -30,14 +30,6 @@ capture_queue:
   provider_concurrency:
     flaky: 2
 """
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def record(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
 
 
 def test_worker_delivers_through_a_runtime_built_from_config_and_plugins(tmp_path: Path) -> None:

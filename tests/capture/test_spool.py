@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paxm_core.capture import CaptureQueue, _spool
+from paxm_core.config.model import Config
 
 SPOOL_FILE = Path(__file__).resolve().parents[2] / "paxm_core" / "capture" / "_spool.py"
 
@@ -125,9 +126,9 @@ def test_loads_by_path_with_nothing_but_the_stdlib(tmp_path: Path) -> None:
     assert set(json.loads(out)) <= {"spool", "__future__"}
 
 
-def test_status_and_doctor_show_spooled_events(tmp_path: Path) -> None:
+def _saved_config(tmp_path: Path) -> tuple[Path, Config, Path]:
+    """A default config saved under ``tmp_path``, loaded back, with its queue's directory made."""
     from paxm_core.config import load_config, save_config
-    from paxm_core.doctor.capture import check_capture
 
     config_path = tmp_path / "cfg" / "config.yaml"
     config_path.parent.mkdir()
@@ -135,6 +136,13 @@ def test_status_and_doctor_show_spooled_events(tmp_path: Path) -> None:
     config = load_config(config_path)
     queue = config.capture_queue_path
     queue.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return config_path, config, queue
+
+
+def test_status_and_doctor_show_spooled_events(tmp_path: Path) -> None:
+    from paxm_core.doctor.capture import check_capture
+
+    config_path, config, queue = _saved_config(tmp_path)
     CaptureQueue(queue).close()
     _spool.append_record(queue, "evt_s", "claude", "user_input", b"s", 1.0)
     findings = [f for f in check_capture(config) if f.subject == "spool"]
@@ -148,15 +156,9 @@ def test_status_and_doctor_show_spooled_events(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_spool_never_blocks_the_inbox_and_doctor_reports_it(tmp_path: Path) -> None:
-    from paxm_core.config import load_config, save_config
     from paxm_core.doctor.capture import check_capture
 
-    config_path = tmp_path / "cfg" / "config.yaml"
-    config_path.parent.mkdir()
-    save_config(load_config(config_path), config_path)
-    config = load_config(config_path)
-    queue = config.capture_queue_path
-    queue.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    config_path, config, queue = _saved_config(tmp_path)
     with CaptureQueue(queue) as q:
         _spool.append_record(queue, "evt_u", "claude", "user_input", b"u", 1.0)
         Path(_spool.spool_path(queue)).chmod(0o640)  # not private any more: not read, not chmodded back

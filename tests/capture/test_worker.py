@@ -8,18 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _capture_helpers import FakeProvider, event, route_profiles, wait_for
+from _capture_helpers import FakeProvider, Recorder, event, route_profiles, wait_for
 
 from paxm_core.capture import DeliveryWorker, provider_concurrency
 from paxm_core.config.model import CaptureQueueConfig
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def record(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
 
 
 class BrokenTelemetry:

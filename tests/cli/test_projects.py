@@ -148,16 +148,10 @@ def test_visible_is_the_sqlite_providers_filter(scope: str, project: str) -> Non
 
 def _passive_helpers() -> Any:
     """The passive suite's helpers (real hook client, daemon control), loaded by path."""
-    import importlib.util
+    from tests._kit import load_module
 
-    name = "paxm_tests_passive_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "passive" / "conftest.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    passive = Path(__file__).parents[1] / "passive" / "conftest.py"
+    return load_module("paxm_tests_passive_helpers", passive, register=True)
 
 
 def test_hook_captures_follow_the_same_rule(tmp_path: Path) -> None:

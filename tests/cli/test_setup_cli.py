@@ -21,7 +21,7 @@ from paxm_core.api.protocols import ConfigKey, ProviderType
 from paxm_core.cli import cli
 from paxm_core.config import load_config
 from paxm_core.integration import InstallContext, IntegrationBase
-from paxm_core.plugins import get_plugin_manager
+from tests._kit import integration_plugin, use_plugins
 
 GOLDEN = Path(__file__).parents[1] / "config" / "data" / "setup-sqlite-codex.yaml"
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
@@ -137,14 +137,7 @@ class _CloudTypes:
 
 
 def _catalog_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    import paxm_provider_sqlite
-
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(paxm_provider_sqlite, name="sqlite")
-    pm.register(_CloudTypes(), name="cloud-types")
-    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
-    # the process's lazy registry (installed_provider_catalog) is built from it too: never keep it
-    monkeypatch.setattr("paxm_core.plugins._REGISTRY_MANAGERS", {})
+    use_plugins(monkeypatch, **{"cloud-types": _CloudTypes()})
 
 
 def test_cloud_provider_routing_and_key_never_echoed(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -244,21 +237,8 @@ class _FakeIntegration(IntegrationBase):
 
 
 def _fake_integration_plugins(monkeypatch: pytest.MonkeyPatch) -> _FakeIntegration:
-    import paxm_provider_sqlite
-
     integration = _FakeIntegration()
-
-    class Plugin:
-        @hookimpl
-        def paxm_register_integrations(self, register: Any) -> None:
-            register(integration)
-
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(paxm_provider_sqlite, name="sqlite")
-    pm.register(Plugin(), name="fake-harness")
-    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
-    # the process's lazy registry (installed_provider_catalog) is built from it too: never keep it
-    monkeypatch.setattr("paxm_core.plugins._REGISTRY_MANAGERS", {})
+    use_plugins(monkeypatch, **{"fake-harness": integration_plugin(integration)})
     return integration
 
 

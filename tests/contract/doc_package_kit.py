@@ -60,3 +60,13 @@ def installed_project(doc: Path, name: str, tmp_path: Path) -> Path:
         online = run(*base, "-e", ".[test]", cwd=project)
         assert online.returncode == 0, offline.stderr + online.stderr
     return project
+
+
+def fails_once_broken(project: Path, module: Path, good: str, bad: str) -> str:
+    """Put ``bad`` where ``module`` has ``good`` and run the project's tests again: they fail; their output."""
+    source = module.read_text()
+    assert good in source
+    module.write_text(source.replace(good, bad))
+    failed = run(str(project / ".venv" / "bin" / "pytest"), "-q", "-p", "no:cacheprovider", cwd=project)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    return failed.stdout

@@ -6,9 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from paxm_contracttest import ProviderContract
-from paxm_core import ProviderConfig
+from example_kit import ExampleContract, example_config
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jsonrpc-provider-node" / "provider.js"
 NODE = shutil.which("node")
@@ -16,26 +14,9 @@ NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-class TestNodeExampleContract(ProviderContract):
-    @pytest.fixture
-    def paxm_provider_type(self) -> str:
-        return "jsonrpc"
-
-    @pytest.fixture
-    def paxm_provider_config(self, tmp_path: Path) -> ProviderConfig:
-        return ProviderConfig(
-            type="jsonrpc",
-            enabled=True,
-            command=str(NODE),
-            args=[str(EXAMPLE)],
-            env={"PAXM_SAMPLE_PROVIDER_STORE": str(tmp_path / "store.json")},
-            timeout=20.0,
-        )
-
-    @pytest.fixture
-    def paxm_expected_capabilities(self) -> set[str]:
-        # what the example advertises; listing it here makes a regression fail, not skip
-        return {"put_batch", "delete", "attribution"}
+class TestNodeExampleContract(ExampleContract):
+    command = str(NODE)
+    script = EXAMPLE
 
 
 def test_concurrent_writes_lose_nothing(tmp_path: Path) -> None:
@@ -45,14 +26,7 @@ def test_concurrent_writes_lose_nothing(tmp_path: Path) -> None:
     from paxm_core import Deadline, MemoryItem, SearchQuery
     from paxm_provider_jsonrpc.provider import JsonRpcProvider
 
-    config = ProviderConfig(
-        type="jsonrpc",
-        command=str(NODE),
-        args=[str(EXAMPLE)],
-        env={"PAXM_SAMPLE_PROVIDER_STORE": str(tmp_path / "store.json")},
-        timeout=30.0,
-    )
-    provider = JsonRpcProvider("node", config)
+    provider = JsonRpcProvider("node", example_config(str(NODE), EXAMPLE, tmp_path / "store.json", timeout=30.0))
     texts = [f"parallel note {n}" for n in range(8)]
     with ThreadPoolExecutor(4) as pool:
         refs = list(pool.map(lambda text: provider.put(MemoryItem(text=text), Deadline.after(30)), texts))

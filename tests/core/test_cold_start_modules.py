@@ -95,6 +95,17 @@ print(json.dumps({"ok": bool(answer.get("ok")), "modules": modules, "compiled": 
                   "worker_started": worker_started}))
 """
 
+#: the provider plugins a default config does not name: only the configured providers' are imported
+UNCONFIGURED_PROVIDERS = (
+    "paxm_provider_postgres",
+    "paxm_provider_mem0",
+    "paxm_provider_memos",
+    "paxm_provider_zep",
+    "paxm_provider_openviking",
+    "paxm_provider_jsonrpc",
+    "paxm_provider_sqlite_hybrid",
+)
+
 #: modules the first answer must not need (top-level package names or exact module names)
 NOT_ON_THE_FIRST_ANSWER = (
     "httpx",  # HTTP providers only, and only when built
@@ -120,13 +131,7 @@ NOT_ON_THE_FIRST_ANSWER = (
     "paxm_integration_opencode",
     "paxm_integration_pi",
     "paxm_integration_ide",
-    "paxm_provider_postgres",  # only the configured providers' plugins are imported
-    "paxm_provider_mem0",
-    "paxm_provider_memos",
-    "paxm_provider_zep",
-    "paxm_provider_openviking",
-    "paxm_provider_jsonrpc",
-    "paxm_provider_sqlite_hybrid",
+    *UNCONFIGURED_PROVIDERS,
 )
 
 

@@ -5,29 +5,20 @@ from __future__ import annotations
 import ssl
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Iterator
 
 import pytest
 
 from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.http_client import JsonTransport, httpx, new_client, redact, status_error
+from tests._kit import QuietHandler, ServeHttp
 
 #: the ``http_server`` fixture (tests/core/conftest.py)
-ServeHttp = Callable[[type[BaseHTTPRequestHandler]], str]
 
 
-class _Answer(BaseHTTPRequestHandler):
+class _Answer(QuietHandler):
     def do_GET(self) -> None:
-        body = b'{"ok": true}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: object) -> None:
-        pass
+        self.reply(200, b'{"ok": true}', "application/json")
 
 
 @pytest.fixture
@@ -89,20 +80,13 @@ _SCRIPT: dict[str, tuple[int, bytes]] = {
 }
 
 
-class _Scripted(BaseHTTPRequestHandler):
+class _Scripted(QuietHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
-        status, body = _SCRIPT.get(self.path.split("?")[0], (500, b""))
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.reply(*_SCRIPT.get(self.path.split("?")[0], (500, b"")))
 
     do_GET = do_POST
-
-    def log_message(self, *_: object) -> None:
-        pass
 
 
 class _Why(JsonTransport):

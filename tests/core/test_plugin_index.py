@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from plugin_site import SECRET_PLUGIN, make_dist
+from plugin_site import SECRET_PLUGIN, make_dist, new_site, provider_plugin
 
 PROBE = """
 import json, sys
@@ -46,19 +46,8 @@ def paxm_register_integrations(register):
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    site = tmp_path / "site"
-    site.mkdir()
-    _dist(
-        site,
-        "paxm-provider-idx",
-        "idx_provider",
-        """
-        from paxm_core import hookimpl
-        @hookimpl
-        def paxm_register_providers(register):
-            register("idxtype", lambda name, cfg: None)
-        """,
-    )
+    site = new_site(tmp_path)
+    _dist(site, "paxm-provider-idx", "idx_provider", provider_plugin('"idxtype", lambda name, cfg: None'))
     _dist(site, "paxm-integration-idx", "idx_integ", _INTEGRATION.format(name="idxharness", alias="idxh"))
     _dist(site, "paxm-integration-other", "idx_other", _INTEGRATION.format(name="otherharness", alias="oh"))
     return site
@@ -203,17 +192,7 @@ def test_provider_plugins_wait_until_their_type_is_asked_for(site: Path, tmp_pat
 
 def test_a_type_two_plugins_register_is_not_deferred(site: Path, tmp_path: Path) -> None:
     # the first plugin in name order keeps the type, as when every plugin loads
-    _dist(
-        site,
-        "paxm-provider-dup",
-        "idx_dup",
-        """
-        from paxm_core import hookimpl
-        @hookimpl
-        def paxm_register_providers(register):
-            register("idxtype", lambda name, cfg: "dup")
-        """,
-    )
+    _dist(site, "paxm-provider-dup", "idx_dup", provider_plugin('"idxtype", lambda name, cfg: "dup"'))
     cache = tmp_path / "cache"
     first = _probe(site, cache)
     second = _probe(site, cache)

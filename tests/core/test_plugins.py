@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_site import SECRET_PLUGIN, make_dist
+from plugin_site import SECRET_PLUGIN, command_plugin, make_dist, new_site, provider_plugin
 
 from paxm_core import ProviderConfig, ProviderNotInstalled, ProviderType, hookimpl
 from paxm_core.integration import IntegrationBase
@@ -113,20 +113,9 @@ def test_unknown_provider_type_names_the_package_to_install() -> None:
 
 @pytest.fixture
 def fake_site(tmp_path: Path) -> Path:
-    site = tmp_path / "site"
-    site.mkdir()
-    make_dist(
-        site,
-        "paxm-provider-good",
-        "good_plugin",
-        """
-        from paxm_core import hookimpl
-
-        @hookimpl
-        def paxm_register_providers(register):
-            register("goodtype", lambda name, cfg: None, description="good")
-        """,
-    )
+    site = new_site(tmp_path)
+    good = provider_plugin('"goodtype", lambda name, cfg: None, description="good"')
+    make_dist(site, "paxm-provider-good", "good_plugin", good)
     make_dist(site, "paxm-provider-bad", "bad_plugin", "raise ImportError('missing sdk')\n")
     return site
 
@@ -168,24 +157,13 @@ def test_load_plugins_allow_list(fake_site: Path) -> None:
 def test_plugin_commands_join_the_cli_and_a_broken_one_does_not_break_it(tmp_path: Path) -> None:
     import os
 
-    site = tmp_path / "cmdsite"
-    site.mkdir()
-    make_dist(
-        site,
-        "paxm-hello",
-        "hello_plugin",
+    site = new_site(tmp_path, "cmdsite")
+    hello = """
+        def hello():
+            \"\"\"Say hello.\"\"\"
+            click.echo("hello from a plugin")
         """
-        import click
-        from paxm_core import hookimpl
-
-        @hookimpl
-        def paxm_register_commands(cli):
-            @cli.command()
-            def hello():
-                \"\"\"Say hello.\"\"\"
-                click.echo("hello from a plugin")
-        """,
-    )
+    make_dist(site, "paxm-hello", "hello_plugin", command_plugin(hello))
     env = {**os.environ, "PYTHONPATH": str(site)}
     run = [sys.executable, "-c", "import sys; from paxm_core.cli import main; main(sys.argv[1:])"]
     out = subprocess.run([*run, "hello"], capture_output=True, text=True, env=env)
@@ -202,24 +180,13 @@ def test_plugin_commands_join_the_cli_and_a_broken_one_does_not_break_it(tmp_pat
 def test_ctx_exit_codes_from_commands_reach_the_process(tmp_path: Path) -> None:
     import os
 
-    site = tmp_path / "exitsite"
-    site.mkdir()
-    make_dist(
-        site,
-        "paxm-exit",
-        "exit_plugin",
+    site = new_site(tmp_path, "exitsite")
+    fail3 = """
+        @click.pass_context
+        def fail3(ctx):
+            ctx.exit(3)
         """
-        import click
-        from paxm_core import hookimpl
-
-        @hookimpl
-        def paxm_register_commands(cli):
-            @cli.command()
-            @click.pass_context
-            def fail3(ctx):
-                ctx.exit(3)
-        """,
-    )
+    make_dist(site, "paxm-exit", "exit_plugin", command_plugin(fail3))
     env = {**os.environ, "PYTHONPATH": str(site)}
     out = subprocess.run(
         [sys.executable, "-c", "import sys; from paxm_core.cli import main; main(sys.argv[1:])", "fail3"],
@@ -256,17 +223,8 @@ def test_an_installed_types_secret_keys_and_lookup_reach_config_code(fake_site: 
 
 
 def test_a_type_two_plugins_register_stays_with_the_first_by_name(fake_site: Path) -> None:
-    make_dist(
-        fake_site,
-        "paxm-provider-dup",
-        "aa_dup_plugin",
-        """
-        from paxm_core import hookimpl
-        @hookimpl
-        def paxm_register_providers(register):
-            register("goodtype", lambda name, cfg: "dup")
-        """,
-    )
+    dup = provider_plugin('"goodtype", lambda name, cfg: "dup"')
+    make_dist(fake_site, "paxm-provider-dup", "aa_dup_plugin", dup)
     data = _plugins_json(fake_site, {})
     plugins = {p["name"]: p for p in data["plugins"]}
     assert plugins["aa_dup_plugin"]["providers"] == ["goodtype"]

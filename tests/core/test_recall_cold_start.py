@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.core.test_cold_start_modules import UNCONFIGURED_PROVIDERS
+
 #: run the CLI, then print the modules it imported (atexit: after click's sys.exit)
 RECALL = """
 import atexit, json, sys
@@ -34,13 +36,7 @@ NOT_ON_RECALL = (
     "paxm_core.telemetry.history",  # summaries and rendering are for paxm history / logs
     "paxm_core.telemetry.render",
     "importlib.metadata",  # the entry-point index is cached after the first start
-    "paxm_provider_postgres",  # only the configured providers' plugins are imported
-    "paxm_provider_mem0",
-    "paxm_provider_memos",
-    "paxm_provider_zep",
-    "paxm_provider_openviking",
-    "paxm_provider_jsonrpc",
-    "paxm_provider_sqlite_hybrid",
+    *UNCONFIGURED_PROVIDERS,
     "mcp",
     "httpx",
     "yaml",  # the config comes from the parsed-config cache the first start wrote

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("_dashboard_helpers", Path(__file__).with_name("_helpers.py"))
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-sys.modules["_dashboard_helpers"] = helpers
-_spec.loader.exec_module(helpers)
+from tests._kit import load_module
+
+helpers = load_module("_dashboard_helpers", Path(__file__).with_name("_helpers.py"), register=True)
 
 
 @pytest.fixture(scope="module")

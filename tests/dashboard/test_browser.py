@@ -10,11 +10,9 @@ refreshes ``docs/images/dashboard-overview.png``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import struct
-import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +21,9 @@ from typing import Any
 import pytest
 from _dashboard_helpers import ROOT, Dashboard, Store, generate_activity, paxm, start_dashboard, stop_dashboard
 
-_spec = importlib.util.spec_from_file_location("_dashboard_cdp", Path(__file__).with_name("_cdp.py"))
-assert _spec is not None and _spec.loader is not None
-cdp = importlib.util.module_from_spec(_spec)
-sys.modules["_dashboard_cdp"] = cdp
-_spec.loader.exec_module(cdp)
+from tests._kit import load_module
+
+cdp = load_module("_dashboard_cdp", Path(__file__).with_name("_cdp.py"), register=True)
 
 DOCS_IMAGE = ROOT / "docs" / "images" / "dashboard-overview.png"
 

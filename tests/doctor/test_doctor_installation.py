@@ -13,11 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from paxm_core import hookimpl
 from paxm_core.cli import cli
 from paxm_core.doctor import DoctorFinding, register_check, registered_checks, run_checks
 from paxm_core.integration import Finding, InstallContext, IntegrationBase
-from paxm_core.plugins import get_plugin_manager
+from tests._kit import integration_plugin, use_plugins
 
 ENTRY = "import sys; from paxm_core.cli import main; main(sys.argv[1:])"
 
@@ -123,22 +122,8 @@ class _TrustingHarness(IntegrationBase):
 
 
 def test_an_untrusted_hook_fails_doctor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import paxm_provider_sqlite
-
     marker = tmp_path / "trusted"
-    harness = _TrustingHarness(marker)
-
-    class Plugin:
-        @hookimpl
-        def paxm_register_integrations(self, register: Any) -> None:
-            register(harness)
-
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(paxm_provider_sqlite, name="sqlite")
-    pm.register(Plugin(), name="trusty")
-    monkeypatch.setattr("paxm_core.plugins.get_plugin_manager", lambda load_entrypoints=True, **_: pm)
-    # the process's lazy manager is built from the patched function: keep it out of later tests
-    monkeypatch.setattr("paxm_core.plugins._REGISTRY_MANAGERS", {})
+    use_plugins(monkeypatch, trusty=integration_plugin(_TrustingHarness(marker)))
     cfg = tmp_path / "config.yaml"
     runner = CliRunner()
     assert runner.invoke(cli, ["--config", str(cfg), "setup", "--yes", "--agent", "trusty"]).exit_code == 0

@@ -81,15 +81,20 @@ def test_modes_insertion_filter_workspace_and_expiry(tmp_path: Path) -> None:
     assert oct((tmp_path / "runs" / case_dirs[0] / "config.json").stat().st_mode & 0o777) == "0o600"
 
 
-def test_write_cases_without_a_writer_are_reported_not_crashed(tmp_path: Path) -> None:
-    write_case = {
-        "id": "w1",
+def _write_case(case_id: str, prompt: str) -> dict[str, Any]:
+    """A ``user_input`` write case whose prompt is ``prompt``, recalled by "lunar cache TTL"."""
+    return {
+        "id": case_id,
         "category": "user_input",
         "turns": [{"role": "user", "text": "Decision"}, {"role": "assistant", "text": "Noted."}],
-        "write": {"event": "user_input", "prompt": "Decision: lunar cache uses a seven minute TTL."},
+        "write": {"event": "user_input", "prompt": prompt},
         "recall": {"mode": "active", "query": "lunar cache TTL"},
         "expected_write": ["lunar cache"],
     }
+
+
+def test_write_cases_without_a_writer_are_reported_not_crashed(tmp_path: Path) -> None:
+    write_case = _write_case("w1", "Decision: lunar cache uses a seven minute TTL.")
     results = _run(
         write_case, _case("plain-1", [_mem("p", "osprey")], {"mode": "active", "query": "osprey"}, expected=["p"])
     )
@@ -235,14 +240,7 @@ class _BrokenWriter:
 
 
 def test_an_unexpected_exception_costs_one_case_not_the_run() -> None:
-    write_case = {
-        "id": "w-broken",
-        "category": "user_input",
-        "turns": [{"role": "user", "text": "Decision"}, {"role": "assistant", "text": "Noted."}],
-        "write": {"event": "user_input", "prompt": "Decision: lunar cache TTL"},
-        "recall": {"mode": "active", "query": "lunar cache TTL"},
-        "expected_write": ["lunar cache"],
-    }
+    write_case = _write_case("w-broken", "Decision: lunar cache TTL")
     plain = _case("plain-2", [_mem("p", "osprey")], {"mode": "active", "query": "osprey"}, expected=["p"])
     results = _run(write_case, plain, writer=_BrokenWriter())
     assert results["w-broken"].execution_error == "RuntimeError: writer bug"

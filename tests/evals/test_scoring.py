@@ -77,34 +77,38 @@ def test_expected_empty(kit: ModuleType) -> None:
     assert not failed.passed and failed.unexpected_hits == ["c-other"] and "expected none" in failed.error
 
 
+def _passed(
+    case_id: str,
+    category: str,
+    hit_ids: list[str],
+    *,
+    precision: float,
+    rank: float,
+    context_bytes: int,
+    us: int,
+    **extra: Any,
+) -> CaseResult:
+    """A passed case that found all it expected (recall@k 1) among ``hit_ids``."""
+    return CaseResult(
+        case_id,
+        category,
+        passed=True,
+        hit_ids=hit_ids,
+        recall_at_k=1,
+        precision_at_k=precision,
+        reciprocal_rank=rank,
+        result_count=len(hit_ids),
+        returned_context_bytes=context_bytes,
+        recall_duration_us=us,
+        **extra,
+    )
+
+
 def test_aggregate_means_false_positive_rate_and_categories() -> None:
     cases = [
-        CaseResult(
-            "a",
-            "x",
-            passed=True,
-            hit_ids=["1", "2"],
-            unexpected_hits=["2"],
-            recall_at_k=1,
-            precision_at_k=0.5,
-            reciprocal_rank=1,
-            result_count=2,
-            returned_context_bytes=10,
-            recall_duration_us=5,
-        ),
+        _passed("a", "x", ["1", "2"], precision=0.5, rank=1, context_bytes=10, us=5, unexpected_hits=["2"]),
         CaseResult("b", "x", passed=False, hit_ids=["3"], unexpected_hits=["3"], execution_error="boom", error="boom"),
-        CaseResult(
-            "c",
-            "w",
-            passed=True,
-            hit_ids=["4"],
-            recall_at_k=1,
-            precision_at_k=1,
-            reciprocal_rank=0.5,
-            result_count=1,
-            returned_context_bytes=7,
-            recall_duration_us=1,
-        ),
+        _passed("c", "w", ["4"], precision=1, rank=0.5, context_bytes=7, us=1),
     ]
     result = Result(suite="s", version=1, cases=cases)
     aggregate(result)

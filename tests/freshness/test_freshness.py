@@ -100,15 +100,20 @@ def _build(root: Path, files: dict[str, list[str]]) -> None:
         path.write_text("\n".join(f"def {s}(): pass" for s in symbols) + "\n")
 
 
+def _anchored(tmp_path: Path, tree: tuple[dict[str, list[str]], str]) -> tuple[Path, Anchors | None]:
+    """The drawn tree built under ``tmp_path``, and the anchors of its drawn text there."""
+    files, text = tree
+    root = tmp_path / "tree"
+    _build(root, files)
+    return root, capture_anchors(text, str(root))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tree=_trees())
 def test_anchors_that_all_resolve_are_never_stale_and_the_answer_is_deterministic(
     tmp_path: Path, tree: tuple[dict[str, list[str]], str]
 ) -> None:
-    files, text = tree
-    root = tmp_path / "tree"
-    _build(root, files)
-    anchors = capture_anchors(text, str(root))
+    _, anchors = _anchored(tmp_path, tree)
     if anchors is None:
         return
     first = FreshnessChecker().check(anchors)
@@ -122,10 +127,7 @@ def test_anchors_that_all_resolve_are_never_stale_and_the_answer_is_deterministi
 def test_stale_exactly_when_an_anchor_stops_resolving(
     tmp_path: Path, tree: tuple[dict[str, list[str]], str], drop: st.DataObject
 ) -> None:
-    files, text = tree
-    root = tmp_path / "tree"
-    _build(root, files)
-    anchors = capture_anchors(text, str(root))
+    root, anchors = _anchored(tmp_path, tree)
     if anchors is None:
         return
     removed = drop.draw(st.sets(st.sampled_from(sorted(anchors.files))))

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,13 @@ def inspect(inspector: Path, config: Path, *args: str) -> subprocess.CompletedPr
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=dict(os.environ))
 
 
+def call_tool(inspector: Path, config: Path, tool: str, *args: str) -> Any:
+    """The JSON result of ``tools/call`` of ``tool`` with ``args`` (``name=value``), which must succeed."""
+    done = inspect(inspector, config, "--method", "tools/call", "--tool-name", tool, "--tool-arg", *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
 def test_inspector_lists_tools_and_round_trips(inspector: Path, tmp_path: Path) -> None:
     config = tmp_path / "cfg" / "config.yaml"
     config.parent.mkdir()
@@ -58,20 +66,11 @@ def test_inspector_lists_tools_and_round_trips(inspector: Path, tmp_path: Path) 
     assert sorted(tools) == ["paxm_config_doctor", "paxm_history", "paxm_recall", "paxm_remember"]
     assert all(tool["inputSchema"]["additionalProperties"] is False for tool in tools.values())
 
-    stored = inspect(
-        inspector, config, "--method", "tools/call", "--tool-name", "paxm_remember",
-        "--tool-arg", "text=the inspector remembers the blue heron", "profile=ltm",
-    )  # fmt: skip
-    assert stored.returncode == 0, stored.stdout + stored.stderr
-    remembered = json.loads(stored.stdout)
+    text = "text=the inspector remembers the blue heron"
+    remembered = call_tool(inspector, config, "paxm_remember", text, "profile=ltm")
     assert remembered["isError"] is False and remembered["structuredContent"]["refs"][0]["provider"] == "sqlite"
 
-    found = inspect(
-        inspector, config, "--method", "tools/call", "--tool-name", "paxm_recall",
-        "--tool-arg", "query=blue heron", "limit=3",
-    )  # fmt: skip
-    assert found.returncode == 0, found.stdout + found.stderr
-    recalled = json.loads(found.stdout)
+    recalled = call_tool(inspector, config, "paxm_recall", "query=blue heron", "limit=3")
     assert recalled["isError"] is False
     assert recalled["content"][0]["text"].startswith('<paxm-recall version="1" mode="active">')
     hits = recalled["structuredContent"]["hits"]

@@ -113,6 +113,40 @@ def stop_daemon(config: Path) -> None:
         time.sleep(0.1)
 
 
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def reap_daemons() -> Iterator[None]:
+    """Daemons a test started with :func:`start_daemon` are stopped after it."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _is_socket(path: Path) -> bool:
+    try:
+        return path.is_socket()
+    except OSError:
+        return False
+
+
+def start_daemon(config: Path, *args: str) -> subprocess.Popen[bytes]:
+    """A daemon for ``config``, returned once it listens (or has exited)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    STARTED.append(proc)
+    sock = config.parent / "hooks" / "paxm-hook.sock"
+    wait_for(lambda: _is_socket(sock) or proc.poll() is not None)
+    return proc
+
+
 @pytest.fixture
 def daemon_cleanup() -> Iterator[list[Path]]:
     """Configs registered here get their daemon stopped after the test."""

@@ -8,42 +8,25 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from paxm_core.passive.control import send_control
 
-from .conftest import CLIENT, daemon_pid, fixture_bytes, memories, queue_rows, run_client, wait_for, write_config
+from .conftest import (
+    CLIENT,
+    STARTED,
+    daemon_pid,
+    fixture_bytes,
+    memories,
+    queue_rows,
+    run_client,
+    wait_for,
+    write_config,
+)
+from .conftest import start_daemon as start
 
 SOCK = ("hooks", "paxm-hook.sock")
-
-
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def reap_daemons() -> Iterator[None]:
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.terminate()
-        proc.wait(timeout=30)
-
-
-def start(config: Path, *args: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _STARTED.append(proc)
-    sock = config.parent.joinpath(*SOCK)
-    wait_for(lambda: sock.exists() or proc.poll() is not None)
-    return proc
 
 
 def test_end_to_end_through_client_and_daemon(tmp_path: Path, daemon_cleanup: list[Path]) -> None:
@@ -339,7 +322,7 @@ def _daemon_with_ready_channel(config: Path) -> tuple[subprocess.Popen[bytes], A
         pass_fds=(theirs.fileno(),),
     )
     theirs.close()
-    _STARTED.append(proc)
+    STARTED.append(proc)
     mine.settimeout(60)
     return proc, mine
 

@@ -15,18 +15,20 @@ PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
 SCRIPTED = Path(__file__).parents[2] / "providers" / "paxm-provider-jsonrpc" / "tests" / "plugins" / "scripted.py"
 
 
+def _scripted(**env: str) -> Any:
+    """A JSON-RPC provider running the scripted test plugin with ``env``."""
+    from paxm_core.config import ProviderConfig
+
+    return ProviderConfig(
+        type="jsonrpc", enabled=True, command=sys.executable, args=[str(SCRIPTED)], env=env, timeout=60.0
+    )
+
+
 def _failing_config(tmp_path: Path, mode: str = "stderr_exit") -> Path:
     def mutate(config: Any) -> None:
-        from paxm_core.config import ProviderConfig, RouteConfig
+        from paxm_core.config import RouteConfig
 
-        config.providers["broken"] = ProviderConfig(
-            type="jsonrpc",
-            enabled=True,
-            command=sys.executable,
-            args=[str(SCRIPTED)],
-            env={"SCRIPTED_MODE": mode, "SCRIPTED_STORE": str(tmp_path / "s.json")},
-            timeout=60.0,
-        )
+        config.providers["broken"] = _scripted(SCRIPTED_MODE=mode, SCRIPTED_STORE=str(tmp_path / "s.json"))
         for profile in config.write_profiles.values():  # whichever profile the hooks write through
             profile.providers.append(RouteConfig(name="broken", required=True))
         config.capture_queue.max_attempts = 50  # stays "failed"/retry, not dead, during the test
@@ -99,16 +101,9 @@ def test_shutdown_kills_a_plugin_a_recall_is_still_waiting_for(tmp_path: Path) -
     pidfile = tmp_path / "pids"
 
     def mutate(config: Any) -> None:
-        from paxm_core.config import ProviderConfig, RouteConfig
+        from paxm_core.config import RouteConfig
 
-        config.providers["stuck"] = ProviderConfig(
-            type="jsonrpc",
-            enabled=True,
-            command=sys.executable,
-            args=[str(SCRIPTED)],
-            env={"SCRIPTED_MODE": "hang", "SCRIPTED_CHILD_PIDFILE": str(pidfile)},
-            timeout=60.0,
-        )
+        config.providers["stuck"] = _scripted(SCRIPTED_MODE="hang", SCRIPTED_CHILD_PIDFILE=str(pidfile))
         for profile in ("passive", "passive_initial"):
             config.recall_profiles[profile].providers.append(RouteConfig(name="stuck", required=False, timeout=60.0))
         recall = config.agents["claude"].hooks["user_input"].recall

@@ -5,6 +5,7 @@ Over a real Runtime (SQLite provider), a real capture queue and the real session
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -27,7 +28,7 @@ from paxm_core.passive.economy import SessionEconomy, holdback_arm, included_hit
 from paxm_core.passive.session_state import SessionState
 
 from .conftest import write_config
-from .test_passive import Env, open_env
+from .test_passive import Env, open_env, opened
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 PAXM = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
@@ -41,11 +42,23 @@ def paxm(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
-    e = open_env(write_config(tmp_path / "cfg"))
-    yield e
-    e.processor.close()
-    e.queue.close()
-    e.runtime.close()
+    with opened(write_config(tmp_path / "cfg")) as e:
+        yield e
+
+
+def _config_with(tmp_path: Path, **passive: Any) -> Path:
+    """A config (see :func:`write_config`) whose ``passive`` section has ``passive`` set."""
+
+    def mutate(config: Any) -> None:
+        for name, value in passive.items():
+            setattr(config.passive, name, value)
+
+    return write_config(tmp_path / "cfg", mutate=mutate)
+
+
+def _opened_with(tmp_path: Path, **passive: Any) -> contextlib.AbstractContextManager[Env]:
+    """An env (closed when the block ends) whose config's ``passive`` section has ``passive`` set."""
+    return opened(_config_with(tmp_path, **passive))
 
 
 def _prompt(env: Env, session: str, prompt: str, target: str = "claude") -> str:
@@ -81,22 +94,15 @@ def test_a_memory_is_injected_once_per_session(env: Env) -> None:
 
 
 def test_dedupe_off_injects_on_every_prompt(tmp_path: Path) -> None:
-    def off(config: Any) -> None:
-        config.passive.dedupe = False
-
-    env = open_env(write_config(tmp_path / "cfg", mutate=off))
-    try:
+    with _opened_with(tmp_path, dedupe=False) as env:
         env.runtime.tools.remember("The billing service retries webhooks with heron-backoff-7731.", profile="ltm")
         assert "heron-backoff-7731." in _prompt(env, "d1", "billing webhooks heron-backoff-7731")
         assert "heron-backoff-7731." in _prompt(env, "d1", "billing webhooks heron-backoff-7731 again")
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
 
 
 def test_an_answer_the_client_never_got_withholds_nothing(tmp_path: Path) -> None:
-    env = open_env(write_config(tmp_path / "cfg"))
-    env.processor.confirm_delivery = True  # as in the daemon: delivery is reported after the send
-    try:
+    with opened(write_config(tmp_path / "cfg")) as env:
+        env.processor.confirm_delivery = True  # as in the daemon: delivery is reported after the send
         env.runtime.tools.remember("Deploys are frozen on Fridays: osprey-freeze-1190.", profile="ltm")
         lost = env.hook("claude", "user_input", {"session_id": "u1", "prompt": "deploy freeze osprey-freeze-1190"})
         assert "osprey-freeze-1190." in lost["output"]
@@ -105,27 +111,19 @@ def test_an_answer_the_client_never_got_withholds_nothing(tmp_path: Path) -> Non
         assert "osprey-freeze-1190." in kept["output"]  # injected again: the model never had it
         env.processor.delivered(kept["event_id"])
         assert "osprey-freeze-1190." not in _prompt(env, "u1", "deploy freeze osprey-freeze-1190!")
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
 
 
 def test_the_ledger_outlives_the_daemon(tmp_path: Path) -> None:
     """A restarted daemon (or the daemon-down fallback's new one) reads the ledger back from the file."""
     config = write_config(tmp_path / "cfg")
-    first = open_env(config)
-    try:
+    with opened(config) as first:
         first.runtime.tools.remember("The cache key prefix is kite-cache-2207.", profile="ltm")
         assert "kite-cache-2207." in _prompt(first, "r1", "cache key prefix kite-cache-2207")
-    finally:
-        first.processor.close(), first.queue.close(), first.runtime.close()
     state = config.parent / "hooks" / "session_state.json"
     assert stat.S_IMODE(os.stat(state).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(state.parent).st_mode) == 0o700
-    second = open_env(config)
-    try:
+    with opened(config) as second:
         assert "kite-cache-2207." not in _prompt(second, "r1", "cache key prefix kite-cache-2207 again")
-    finally:
-        second.processor.close(), second.queue.close(), second.runtime.close()
 
 
 def test_a_corrupt_state_file_only_costs_a_repeat(env: Env) -> None:
@@ -168,26 +166,19 @@ def test_a_forgotten_memory_is_not_offered_after_compaction(env: Env) -> None:
 
 
 def test_compaction_without_reoffer_lets_memories_come_again(tmp_path: Path) -> None:
-    def off(config: Any) -> None:
-        config.passive.reoffer_after_compaction = False
-
-    env = open_env(write_config(tmp_path / "cfg", mutate=off))
-    try:
+    with _opened_with(tmp_path, reoffer_after_compaction=False) as env:
         env.runtime.tools.remember("Release branches are named plover-release-5512.", profile="ltm")
         assert "plover-release-5512." in _prompt(env, "k3", "release branches plover-release-5512")
         assert ENVELOPE not in _compact(env, "k3")
         # the model lost it at the compaction: the next prompt that finds it injects it again
         assert "plover-release-5512." in _prompt(env, "k3", "release branches plover-release-5512?")
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
 
 
 def test_compaction_reoffer_stays_within_the_block_cap(tmp_path: Path) -> None:
     def small(config: Any) -> None:
         config.agents["claude"].hooks["user_input"].recall.max_context_chars = 420
 
-    env = open_env(write_config(tmp_path / "cfg", mutate=small))
-    try:
+    with opened(write_config(tmp_path / "cfg", mutate=small)) as env:
         long = "Release branches are named plover-release-5512. " + "Context sentence. " * 12
         env.runtime.tools.remember(long, profile="ltm")
         env.runtime.tools.remember("The staging database is wren-db-8843.", profile="ltm")
@@ -198,18 +189,24 @@ def test_compaction_reoffer_stays_within_the_block_cap(tmp_path: Path) -> None:
         assert len(block) <= 420
         # what did not fit whole is not in the ledger: the next prompt may inject it again
         assert "wren-db-8843." in _prompt(env, "k4", "staging database wren-db-8843?")
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
+
+
+def _injected(
+    economy: SessionEconomy, now: datetime, target: str, session: str, hits: list[MemoryHit], query: str
+) -> HookEvent:
+    """``hits`` offered for ``query`` in ``session``'s prompt ``e1``, delivered at ``now``; the prompt's event."""
+    event = HookEvent(target=target, event="user_input", event_id="e1", metadata={"session_id": session})
+    economy.offered(event, hits, passive_recall_block(hits), query)
+    economy.delivered("e1", now)
+    return event
 
 
 def test_a_precompress_hook_empties_the_ledger(tmp_path: Path) -> None:
     state = SessionState(tmp_path / "state.json")
     economy = SessionEconomy(state, PassiveConfig)
     now = datetime(2026, 12, 7, tzinfo=UTC)
-    event = HookEvent(target="gemini", event="user_input", event_id="e1", metadata={"session_id": "g1"})
     hit = MemoryHit(provider="sqlite", id="m1", text="The staging database is wren-db-8843.")
-    economy.offered(event, [hit], passive_recall_block([hit]), "staging")
-    economy.delivered("e1", now)
+    event = _injected(economy, now, "gemini", "g1", [hit], "staging")
     assert economy.unseen(event, [hit]) == ([], 1)
     before = HookEvent(target="gemini", event="PreCompress", native_event="PreCompress", metadata={"session_id": "g1"})
     from paxm_core.passive.economy import compaction_kind
@@ -252,11 +249,7 @@ def test_holdback_arm_is_deterministic_and_near_its_ratio() -> None:
 
 
 def test_a_held_back_session_gets_no_passive_memory(tmp_path: Path) -> None:
-    def hold(config: Any) -> None:
-        config.passive.holdback = 0.5
-
-    env = open_env(write_config(tmp_path / "cfg", mutate=hold))
-    try:
+    with _opened_with(tmp_path, holdback=0.5) as env:
         env.runtime.tools.remember("The cache key prefix is kite-cache-2207.", profile="ltm")
         sessions = [f"h{i}" for i in range(12)]
         held = [s for s in sessions if holdback_arm(f"claude/session/{s}", 0.5)]
@@ -275,19 +268,23 @@ def test_a_held_back_session_gets_no_passive_memory(tmp_path: Path) -> None:
         # the arm was chosen at the session's start: a changed ratio does not move it
         env.runtime.config.passive.holdback = 0.0
         assert ENVELOPE not in _prompt(env, held[0], "cache key prefix kite-cache-2207")
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
 
 
 # -- receipts ----------------------------------------------------------------------------------
 
 
-def test_every_injection_records_why(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _recording(tmp_path: Path) -> Iterator[tuple[Env, list[dict[str, Any]]]]:
+    """An env whose injection receipts go to the yielded list."""
     records: list[dict[str, Any]] = []
-    env = open_env(write_config(tmp_path / "cfg"))
-    assert env.processor.passive.economy is not None
-    env.processor.passive.economy.record = records.append
-    try:
+    with opened(write_config(tmp_path / "cfg")) as env:
+        assert env.processor.passive.economy is not None
+        env.processor.passive.economy.record = records.append
+        yield env, records
+
+
+def test_every_injection_records_why(tmp_path: Path) -> None:
+    with _recording(tmp_path) as (env, records):
         env.runtime.tools.remember("The billing service retries webhooks with heron-backoff-7731.", profile="ltm")
         _prompt(env, "q1", "how does billing retry webhooks? heron-backoff-7731")
         _prompt(env, "q1", "billing webhooks heron-backoff-7731 again")
@@ -299,8 +296,6 @@ def test_every_injection_records_why(tmp_path: Path) -> None:
         assert {"billing", "webhooks", "heron"} <= set(memory["matched_terms"])
         assert memory["relevance"] > 0
         assert second["withheld_count"] == 1 and second["memories"] == []
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
 
 
 def test_receipts_carry_freshness_from_metadata() -> None:
@@ -322,10 +317,7 @@ def test_receipts_carry_freshness_from_metadata() -> None:
 
 
 def _telemetry_env(tmp_path: Path, holdback: float = 0.0) -> Any:
-    def mutate(config: Any) -> None:
-        config.passive.holdback = holdback
-
-    env = open_env(write_config(tmp_path / "cfg", mutate=mutate))
+    env = open_env(_config_with(tmp_path, holdback=holdback))
     from paxm_core.telemetry import Telemetry
 
     telemetry = Telemetry(env.runtime.config)
@@ -335,7 +327,7 @@ def _telemetry_env(tmp_path: Path, holdback: float = 0.0) -> Any:
 
 
 def _close(env: Any) -> None:
-    env.processor.close(), env.queue.close(), env.runtime.close()
+    env.close()
 
 
 def test_sessions_count_what_paxm_sees(tmp_path: Path) -> None:
@@ -467,10 +459,8 @@ def test_a_compaction_survives_a_crash_right_after_it(tmp_path: Path) -> None:
     state = SessionState(path, write_behind=30.0)
     economy = SessionEconomy(state, PassiveConfig)
     now = datetime(2026, 12, 7, tzinfo=UTC)
-    event = HookEvent(target="claude", event="user_input", event_id="e1", metadata={"session_id": "x1"})
     hit = MemoryHit(provider="p", id="m1", text="The staging database is wren-db-8843.")
-    economy.offered(event, [hit], passive_recall_block([hit]), "staging")
-    economy.delivered("e1", now)
+    event = _injected(economy, now, "claude", "x1", [hit], "staging")
     state.flush()  # the ledger with m1 is on disk
     start = HookEvent(target="claude", event="session_start", metadata={"session_id": "x1", "source": "compact"})
     economy.reoffer(start, now, lambda q, s: [], lambda hits: passive_recall_block(hits), 1.0)
@@ -544,11 +534,7 @@ def test_dedupe_holds_across_the_daemon_down_fallback(tmp_path: Path, daemon_cle
 
 
 def test_a_compaction_reoffer_has_its_receipt(tmp_path: Path) -> None:
-    records: list[dict[str, Any]] = []
-    env = open_env(write_config(tmp_path / "cfg"))
-    assert env.processor.passive.economy is not None
-    env.processor.passive.economy.record = records.append
-    try:
+    with _recording(tmp_path) as (env, records):
         env.runtime.tools.remember("Release branches are named plover-release-5512.", profile="ltm")
         _prompt(env, "k9", "release branches plover-release-5512")
         _compact(env, "k9")
@@ -556,8 +542,6 @@ def test_a_compaction_reoffer_has_its_receipt(tmp_path: Path) -> None:
         assert compaction["reason"] == "compaction" and compaction["hook_event"] == "session_start"
         assert compaction["query"] == prompt["query"] and compaction["memories"][0]["id"] == prompt["memories"][0]["id"]
         assert {"release", "branches"} <= set(compaction["memories"][0]["matched_terms"])
-    finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
 
 
 def test_a_stale_or_superseded_memory_is_not_offered_after_compaction(tmp_path: Path) -> None:
@@ -569,9 +553,7 @@ def test_a_stale_or_superseded_memory_is_not_offered_after_compaction(tmp_path: 
         MemoryHit(provider="p", id="stale", text="Tax lives in tax.py.", metadata={"freshness": "stale"}),
         MemoryHit(provider="p", id="old", text="Deploys use rolling.", metadata={"superseded_by": "p:fresh"}),
     ]
-    event = HookEvent(target="claude", event="user_input", event_id="e1", metadata={"session_id": "z1"})
-    economy.offered(event, hits, passive_recall_block(hits), "deploys tax")
-    economy.delivered("e1", now)
+    _injected(economy, now, "claude", "z1", hits, "deploys tax")
     start = HookEvent(
         target="claude", event="session_start", event_id="e2", metadata={"session_id": "z1", "source": "compact"}
     )

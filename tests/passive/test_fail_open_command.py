@@ -45,19 +45,22 @@ def test_removed_interpreter_exits_0_silently(tmp_path: Path) -> None:
     assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
 
 
+def _run_with_interpreter(tmp_path: Path, script: str) -> subprocess.CompletedProcess[bytes]:
+    """The installed ``UserPromptSubmit`` hook line, run with ``script`` standing in for its Python."""
+    python = tmp_path / "python"
+    python.write_text(script)
+    python.chmod(0o700)
+    return _run_line(shlex.join(hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", python=str(python))))
+
+
 def test_an_interpreter_that_fails_is_mapped_to_exit_0_without_output(tmp_path: Path) -> None:
-    broken = tmp_path / "python"
-    broken.write_text("#!/bin/sh\necho 'blocked' ; echo 'Fatal Python error' >&2\nexit 2\n")
-    broken.chmod(0o700)
-    out = _run_line(shlex.join(hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", python=str(broken))))
+    out = _run_with_interpreter(tmp_path, "#!/bin/sh\necho 'blocked' ; echo 'Fatal Python error' >&2\nexit 2\n")
     assert (out.returncode, out.stdout, out.stderr) == (0, b"", b"")
 
 
 def test_output_of_a_working_client_passes_through(tmp_path: Path) -> None:
-    ok = tmp_path / "python"
-    ok.write_text("#!/bin/sh\ncat >/dev/null\nprintf '<paxm-local-time version=\"1\">\\nx\\n</paxm-local-time>'\n")
-    ok.chmod(0o700)
-    out = _run_line(shlex.join(hook_command(tmp_path / "c.yaml", "claude", "UserPromptSubmit", python=str(ok))))
+    script = "#!/bin/sh\ncat >/dev/null\nprintf '<paxm-local-time version=\"1\">\\nx\\n</paxm-local-time>'\n"
+    out = _run_with_interpreter(tmp_path, script)
     assert out.returncode == 0 and out.stdout == b'<paxm-local-time version="1">\nx\n</paxm-local-time>'
 
 

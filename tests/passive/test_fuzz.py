@@ -128,7 +128,7 @@ def test_fuzz_in_process(tmp_path: Path) -> None:
     try:
         run()
     finally:
-        env.processor.close(), env.queue.close(), env.runtime.close()
+        env.close()
     assert recalled[0] > 0  # the hostile memory was injected (escaped) at least once
 
 

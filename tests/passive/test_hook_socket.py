@@ -31,42 +31,11 @@ from paxm_core.passive.daemon import (
     unlink_stale_socket,
 )
 
-from .conftest import daemon_pid, dumps, queue_rows, run_client, wait_for, write_config
+from .conftest import daemon_pid, dumps, queue_rows, run_client, write_config
+from .conftest import start_daemon as start
 
 NOBODY = 65534
 NOBODY_PYTHON = "/usr/bin/python3"
-
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def reap_daemons() -> Iterator[None]:
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.terminate()
-        proc.wait(timeout=30)
-
-
-def start(config: Path) -> subprocess.Popen[bytes]:
-    """A daemon for ``config``, returned once it listens (or has exited)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paxm_core.passive.daemon", "--config", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _STARTED.append(proc)
-    sock = config.parent / "hooks" / "paxm-hook.sock"
-    wait_for(lambda: _is_socket(sock) or proc.poll() is not None)
-    return proc
-
-
-def _is_socket(path: Path) -> bool:
-    try:
-        return path.is_socket()
-    except OSError:
-        return False
 
 
 def _needs_nobody() -> None:
@@ -136,11 +105,15 @@ print(json.dumps(result))
 """
 
 
-def test_another_user_can_neither_reach_nor_occupy_the_socket(shared_config: Path) -> None:
+def _start_for_a_second_user(config: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """The daemon of ``config`` (whose folder ``nobody`` may enter) and its hooks folder; skips without root."""
     _needs_nobody()
+    return start(config), config.parent / "hooks"
+
+
+def test_another_user_can_neither_reach_nor_occupy_the_socket(shared_config: Path) -> None:
     config = shared_config
-    proc = start(config)
-    hooks = config.parent / "hooks"
+    proc, hooks = _start_for_a_second_user(config)
     sock = hooks / "paxm-hook.sock"
     assert proc.poll() is None
     assert hooks.stat().st_mode & 0o777 == 0o700 and sock.stat().st_mode & 0o777 == 0o600
@@ -182,10 +155,8 @@ print(sum(answers))
 
 
 def test_the_daemon_drops_another_users_connection_unread_even_if_modes_were_loosened(shared_config: Path) -> None:
-    _needs_nobody()
     config = shared_config
-    proc = start(config)
-    hooks = config.parent / "hooks"
+    proc, hooks = _start_for_a_second_user(config)
     sock = hooks / "paxm-hook.sock"
     # someone loosened the modes (a chmod by hand, a backup restore): the uid check still holds
     hooks.chmod(0o711)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -78,6 +79,11 @@ class Env:
         report = worker.flush(timeout=10, seal_open=True)  # the tests' turns may still be open
         assert report.ok, report
 
+    def close(self) -> None:
+        self.processor.close()
+        self.queue.close()
+        self.runtime.close()
+
 
 def open_env(config: Path, clock: Any = None, extra_plugins: tuple[Any, ...] = ()) -> Env:
     import paxm_provider_sqlite
@@ -97,13 +103,20 @@ def open_env(config: Path, clock: Any = None, extra_plugins: tuple[Any, ...] = (
     return Env(config, runtime, queue, processor)
 
 
+@contextlib.contextmanager
+def opened(config: Path, clock: Any = None, extra_plugins: tuple[Any, ...] = ()) -> Iterator[Env]:
+    """:func:`open_env`, closed when the block ends."""
+    env = open_env(config, clock=clock, extra_plugins=extra_plugins)
+    try:
+        yield env
+    finally:
+        env.close()
+
+
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
-    e = open_env(write_config(tmp_path / "cfg"))
-    yield e
-    e.processor.close()
-    e.queue.close()
-    e.runtime.close()
+    with opened(write_config(tmp_path / "cfg")) as e:
+        yield e
 
 
 def test_session_start_prints_identity_and_local_time(env: Env) -> None:
@@ -183,14 +196,11 @@ def test_ownership_gate(tmp_path: Path) -> None:
     def owned(config: Any) -> None:
         config.agents["claude"].integration.owner = "claude-plugin"
 
-    e = open_env(write_config(tmp_path / "cfg", mutate=owned))
-    try:
+    with opened(write_config(tmp_path / "cfg", mutate=owned)) as e:
         ignored = e.hook("claude", "session_start", {"session_id": "o1"})
         assert ignored["ignored"] and ignored["output"] == "" and not ignored["buffered"]
         accepted = e.hook("claude", "session_start", {"session_id": "o1"}, owner="claude-plugin")
         assert accepted["buffered"] and "paxm-session-identity" in accepted["output"]
-    finally:
-        e.processor.close(), e.queue.close(), e.runtime.close()
 
 
 def test_passive_budget_is_enforced_against_a_hanging_provider(tmp_path: Path) -> None:
@@ -217,7 +227,7 @@ def test_passive_budget_is_enforced_against_a_hanging_provider(tmp_path: Path) -
         assert answer["buffered"]  # the write did not wait for recall
     finally:
         RELEASE.set()
-        e.processor.close(), e.queue.close(), e.runtime.close()
+        e.close()
 
 
 def test_broken_recall_profile_fails_open(tmp_path: Path) -> None:
@@ -226,25 +236,19 @@ def test_broken_recall_profile_fails_open(tmp_path: Path) -> None:
         config.agents["claude"].hooks["user_input"].recall.initial = None
         config.agents["claude"].hooks["user_input"].recall.query_template = "{{ printf .prompt }}"
 
-    e = open_env(write_config(tmp_path / "cfg", mutate=bad_profile))
-    try:
+    with opened(write_config(tmp_path / "cfg", mutate=bad_profile)) as e:
         answer = e.hook("claude", "user_input", {"session_id": "x", "prompt": "hello there friend"})
         assert answer["ok"] and answer["buffered"] and answer["output"] == ""
         assert any("recall skipped" in err and "unsupported template action" in err for err in answer["errors"])
-    finally:
-        e.processor.close(), e.queue.close(), e.runtime.close()
 
 
 def test_local_time_refresh_after_12_hours(tmp_path: Path) -> None:
     now = [datetime(2026, 3, 1, 9, 0, tzinfo=UTC)]
-    e = open_env(write_config(tmp_path / "cfg"), clock=lambda: now[0])
-    try:
+    with opened(write_config(tmp_path / "cfg"), clock=lambda: now[0]) as e:
         e.hook("claude", "session_start", {"session_id": "t1"})
         assert "paxm-local-time" not in e.hook("claude", "user_input", {"session_id": "t1", "prompt": "hi"})["output"]
         now[0] += timedelta(hours=12, seconds=1)
         assert "paxm-local-time" in e.hook("claude", "user_input", {"session_id": "t1", "prompt": "hi again"})["output"]
-    finally:
-        e.processor.close(), e.queue.close(), e.runtime.close()
 
 
 def test_generic_json_output(env: Env) -> None:
@@ -271,15 +275,12 @@ class LabelledPlugin:
 
 
 def test_registered_integration_labels_writes_and_owns_output(tmp_path: Path) -> None:
-    e = open_env(write_config(tmp_path / "cfg"), extra_plugins=[LabelledPlugin()])
-    try:
+    with opened(write_config(tmp_path / "cfg"), extra_plugins=[LabelledPlugin()]) as e:
         answer = e.hook("claude", "user_input", {"session_id": "l1", "prompt": "label-check-5521"}, mode="custom")
         assert answer["output"] == "[custom:user_input]"
         e.deliver()
         hits = e.runtime.tools.recall("label-check-5521", profile="default").hits
         assert hits and hits[0].text.startswith("Test Harness user input:\nlabel-check-5521")
-    finally:
-        e.processor.close(), e.queue.close(), e.runtime.close()
 
 
 def test_disabled_agent_writes_nothing(env: Env) -> None:
@@ -316,7 +317,7 @@ def test_a_required_provider_timing_out_still_injects_the_healthy_hits(tmp_path:
         assert "plum-7781" in answer["output"]
     finally:
         RELEASE.set()
-        e.processor.close(), e.queue.close(), e.runtime.close()
+        e.close()
 
 
 def test_passive_memories_are_scoped_to_the_git_project_of_their_events(env: Env, tmp_path: Path) -> None:

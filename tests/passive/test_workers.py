@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import pytest
 
 from paxm_core.passive.workers import JobCancelled, WorkerPool
+
+
+@contextlib.contextmanager
+def _held_pool(size: int, name: str = "t") -> Iterator[tuple[WorkerPool, threading.Event]]:
+    """A pool and an event its jobs wait on; at the end the event is set and the pool shut down."""
+    pool = WorkerPool(size, name)
+    release = threading.Event()
+    try:
+        yield pool, release
+    finally:
+        release.set()
+        pool.shutdown()
 
 
 def test_a_job_returns_its_result_and_raises_its_exception() -> None:
@@ -22,25 +36,18 @@ def test_a_job_returns_its_result_and_raises_its_exception() -> None:
 
 
 def test_result_times_out_while_the_job_runs_then_returns_once_it_finishes() -> None:
-    pool = WorkerPool(1, "t")
-    release = threading.Event()
-    try:
+    with _held_pool(1) as (pool, release):
         job = pool.submit(lambda: release.wait(10) and "done")
         with pytest.raises(TimeoutError):
             job.result(0.05)
         assert not job.cancel()  # running: too late to cancel
         release.set()
         assert job.result(5) == "done"
-    finally:
-        release.set()
-        pool.shutdown()
 
 
 def test_a_pending_job_can_be_cancelled_and_never_runs() -> None:
-    pool = WorkerPool(1, "t")
-    release = threading.Event()
     ran: list[str] = []
-    try:
+    with _held_pool(1) as (pool, release):
         busy = pool.submit(release.wait, 10)
         queued = pool.submit(ran.append, "queued")
         assert queued.cancel() and queued.cancelled() and queued.done()
@@ -50,16 +57,11 @@ def test_a_pending_job_can_be_cancelled_and_never_runs() -> None:
         assert busy.result(5) is True
         assert pool.submit(ran.append, "later").result(5) is None
         assert ran == ["later"]
-    finally:
-        release.set()
-        pool.shutdown()
 
 
 def test_threads_start_on_demand_up_to_the_limit_and_are_daemon_threads() -> None:
-    pool = WorkerPool(3, "paxm-test-pool")
-    release = threading.Event()
     started = threading.Barrier(4)
-    try:
+    with _held_pool(3, "paxm-test-pool") as (pool, release):
         assert pool.submit(lambda: threading.current_thread().name).result(5) == "paxm-test-pool_0"
         # an idle worker takes the next job: no second thread for sequential work
         assert pool.submit(lambda: threading.current_thread().name).result(5) == "paxm-test-pool_0"
@@ -74,9 +76,6 @@ def test_threads_start_on_demand_up_to_the_limit_and_are_daemon_threads() -> Non
             job.result(5)
         names = {t.name for t in threading.enumerate() if t.name.startswith("paxm-test-pool_")}
         assert names == {"paxm-test-pool_0", "paxm-test-pool_1", "paxm-test-pool_2"}
-    finally:
-        release.set()
-        pool.shutdown()
 
 
 def test_shutdown_cancels_what_has_not_started_does_not_wait_and_refuses_new_work() -> None:

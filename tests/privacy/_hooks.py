@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+from tests._kit import load_module
+
 _PATH = Path(__file__).resolve().parents[1] / "passive" / "conftest.py"
-_NAME = "paxm_tests_passive_helpers"
-if _NAME not in sys.modules:
-    _spec = importlib.util.spec_from_file_location(_NAME, _PATH)
-    assert _spec is not None and _spec.loader is not None
-    _module = importlib.util.module_from_spec(_spec)
-    sys.modules[_NAME] = _module
-    _spec.loader.exec_module(_module)
-helpers = sys.modules[_NAME]
+helpers = load_module("paxm_tests_passive_helpers", _PATH, register=True)
 
 write_config = helpers.write_config
 run_client = helpers.run_client
@@ -23,6 +16,7 @@ queue_rows = helpers.queue_rows
 stop_daemon = helpers.stop_daemon
 wait_for = helpers.wait_for
 daemon_pid = helpers.daemon_pid
+daemon_cleanup = helpers.daemon_cleanup  # the fixture, shared with the privacy tests' conftest
 
 
 def flush(config: Path) -> dict[str, object]:

@@ -6,13 +6,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _hooks import stop_daemon  # noqa: E402
+from _hooks import daemon_cleanup  # noqa: E402, F401  (the passive tests' fixture)
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -47,12 +46,3 @@ def repo(tmp_path: Path) -> dict[str, Path]:
     outside = tmp_path / "plain" / "dir"
     outside.mkdir(parents=True)
     return {"main": main, "src": main / "src" / "deep", "wt": wt, "wt_pkg": wt / "pkg", "outside": outside}
-
-
-@pytest.fixture
-def daemon_cleanup() -> Iterator[list[Path]]:
-    """Configs registered here get their daemon stopped after the test."""
-    configs: list[Path] = []
-    yield configs
-    for config in configs:
-        stop_daemon(config)

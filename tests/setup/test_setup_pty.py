@@ -59,6 +59,17 @@ def spawn(config: Path, *args: str) -> pexpect.spawn:
     return child
 
 
+def confirm(child: pexpect.spawn, answer: str, *summary: str) -> tuple[int, str]:
+    """Wait for the setup summary and its ``summary`` lines (if any), answer "Apply this setup", finish."""
+    if summary:
+        child.expect("Setup summary")
+        for line in summary:
+            child.expect(line)
+    child.expect("Apply this setup")
+    child.send(answer)
+    return finish(child)
+
+
 def finish(child: pexpect.spawn) -> tuple[int, str]:
     child.expect(pexpect.EOF)
     child.close()
@@ -77,11 +88,7 @@ def test_sqlite_and_claude_code_with_arrow_keys(tmp_path: Path, claude_dir: Path
     child.expect("Agents to connect")
     child.expect(r"Claude Code \(detected\)")
     child.send(ENTER)  # the detected harness is pre-ticked
-    child.expect("Setup summary")
-    child.expect("Agents: Claude Code")
-    child.expect("Apply this setup")
-    child.send("y")
-    code, rest = finish(child)
+    code, rest = confirm(child, "y", "Agents: Claude Code")
     assert code == 0, rest
     data = yaml.safe_load(config.read_text())
     assert data["providers"]["sqlite"]["enabled"] is True
@@ -112,11 +119,7 @@ def test_zep_with_a_masked_key_against_the_local_server(tmp_path: Path, claude_d
     child.send(ENTER)
     child.expect("Agents to connect")
     child.send(ENTER)
-    child.expect("Setup summary")
-    child.expect(r"zep \(zep\): api_key: \(set, hidden\)")
-    child.expect("Apply this setup")
-    child.send("y")
-    code, rest = finish(child)
+    code, rest = confirm(child, "y", r"zep \(zep\): api_key: \(set, hidden\)")
     assert code == 0, rest
     transcript = rest
     assert key not in transcript
@@ -140,9 +143,7 @@ def test_a_bad_key_saves_nothing(tmp_path: Path, claude_dir: Path, zep: ZepFake)
     child.send(ENTER)
     child.expect("Agents to connect")
     child.send(ENTER)
-    child.expect("Apply this setup")
-    child.send("y")
-    code, rest = finish(child)
+    code, rest = confirm(child, "y")
     assert code == 1
     assert "wrong-key-123" not in rest
     assert "Error:" in rest
@@ -181,12 +182,8 @@ def test_ctrl_c_half_way_keeps_the_previous_config(tmp_path: Path, claude_dir: P
 def test_flags_answer_the_questions_and_declining_saves_nothing(tmp_path: Path, claude_dir: Path) -> None:
     config = tmp_path / "cfg" / "config.yaml"
     child = spawn(config, "--provider", "sqlite", "--agent", "claude")
-    child.expect("Setup summary")  # providers and agents were pinned: no selection is asked
-    child.expect("User: alice")
-    child.expect("Agents: Claude Code")
-    child.expect("Apply this setup")
-    child.send("n")
-    code, out = finish(child)
+    # providers and agents were pinned: no selection is asked
+    code, out = confirm(child, "n", "User: alice", "Agents: Claude Code")
     assert code == 0, out
     assert "setup cancelled; nothing was saved" in out
     assert "Memory providers to enable" not in out

@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,28 +22,12 @@ from paxm_core.api.timefmt import format_time
 from paxm_core.api.types import MemoryHit, MemoryRef, ProviderErrorInfo, ProviderRecall
 from paxm_core.config import load_config
 from paxm_core.config.model import RecallProfileConfig, RouteConfig, WriteProfileConfig
+from paxm_core.router.policy import RecallResult, RememberResult
 from paxm_core.telemetry import Telemetry, TelemetryError, TelemetrySettings
 from paxm_core.telemetry.metrics import Counter, provider_recall_p95_ms
 
 SECRET_QUERY = "where is the launch code zebra-7781 kept"
 SECRET_TEXT = "launch code zebra-7781 lives in the blue vault"
-
-
-@dataclass
-class FakeRecall:
-    """Stands in for the router's RecallResult (same attribute names)."""
-
-    query: str
-    hits: list[MemoryHit] = field(default_factory=list)
-    provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
-    provider_recalls: list[ProviderRecall] = field(default_factory=list)
-    timed_out: bool = False
-
-
-@dataclass
-class FakeRemember:
-    refs: list[MemoryRef] = field(default_factory=list)
-    provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
 
 
 def make(tmp_path: Path, **overrides: Any) -> Telemetry:
@@ -62,7 +45,7 @@ def events_of(t: Telemetry) -> list[dict[str, Any]]:
 
 
 def recall(t: Telemetry, **kw: Any) -> None:
-    result = FakeRecall(
+    result = RecallResult(
         query=SECRET_QUERY,
         hits=[MemoryHit(provider="sqlite", id="m1", text=SECRET_TEXT, score=0.9, relevance=0.8, tier="stm")],
         provider_recalls=[ProviderRecall(provider="sqlite", duration_ms=12, outcome="success")],
@@ -129,10 +112,10 @@ def test_remember_and_failed_recall_events(tmp_path: Path) -> None:
         profile="",
         source="mcp",
         command="remember",
-        result=FakeRemember(refs=[MemoryRef("sqlite", "a1")]),
+        result=RememberResult(refs=[MemoryRef("sqlite", "a1")]),
         duration_ms=4,
     )
-    failed = FakeRecall(
+    failed = RecallResult(
         query="q", provider_errors=[ProviderErrorInfo(provider="sqlite", required=True, op="search", error="boom")]
     )
     recall(t, result=failed, error="sqlite search: boom " + "x" * 400)
@@ -191,8 +174,8 @@ def test_hook_events_feed_agent_hook_and_delivery_breakdowns(tmp_path: Path) -> 
 def test_latency_histogram_and_p95(tmp_path: Path) -> None:
     t = make(tmp_path)
     for ms in [5] * 18 + [600, 3000]:
-        recall(t, result=FakeRecall(query="q", provider_recalls=[ProviderRecall("sqlite", ms, "success")]))
-    recall(t, result=FakeRecall(query="q", provider_recalls=[ProviderRecall("mem0", 250, "timeout", 250)]))
+        recall(t, result=RecallResult(query="q", provider_recalls=[ProviderRecall("sqlite", ms, "success")]))
+    recall(t, result=RecallResult(query="q", provider_recalls=[ProviderRecall("mem0", 250, "timeout", 250)]))
     providers = dict(t.history(1).providers)
     sqlite = providers["sqlite"]
     assert sqlite.provider_recall_samples == 20

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ from hypothesis import strategies as st
 from paxm_core import PaxmError
 from paxm_core.cli.update_cmd import _choose_target
 from paxm_core.cli.update_index import available_versions, canonical_name, is_prerelease, version_key
+from tests._kit import QuietHandler, ServeHttp
 
 PAGES: dict[str, tuple[str, str]] = {
     "/simple/paxm/": (
@@ -40,32 +38,19 @@ PAGES: dict[str, tuple[str, str]] = {
 SEEN: list[dict[str, str]] = []
 
 
-class _Index(BaseHTTPRequestHandler):
+class _Index(QuietHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         SEEN.append({"path": self.path, "auth": self.headers.get("Authorization", "")})
         page = PAGES.get(self.path)
         if page is None:
             self.send_error(404)
             return
-        body = page[1].encode()
-        self.send_response(200)
-        self.send_header("Content-Type", page[0])
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200, page[1].encode(), page[0])
 
 
 @pytest.fixture
-def index_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
-    server.shutdown()
-    server.server_close()
+def index_url(http_server: ServeHttp) -> str:
+    return http_server(_Index) + "/simple"
 
 
 def test_html_and_json_pages_give_versions_without_yanked_files(index_url: str) -> None:
