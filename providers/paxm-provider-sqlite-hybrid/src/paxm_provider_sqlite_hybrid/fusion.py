@@ -2,8 +2,11 @@
 
 Neither ranking is thrown away.  Lexical hits from the exact or strict stage (every query term
 present) come first, in their own order and with their own scores: identifiers, versions and
-exact wording rank exactly as with ``sqlite``.  Every other place is filled by reciprocal-rank
-fusion of the lexical hits (relaxed stage) and the dense hits: a memory both rankings put high
+exact wording rank exactly as with ``sqlite``.  Otherwise (the relaxed stage) the lexical best
+hit and the hits tied with its score lead, in the lexical order: the lexical store gives a
+settled decision or a newer correction the score of the hit it places it above, and meaning
+alone never undoes that.  Every other place is filled by reciprocal-rank fusion of the other
+lexical hits and the dense hits: a memory both rankings put high
 comes first, and one found by either alone still competes; a runner-up of the dense ranking
 (found by meaning alone, well below its best hit) only fills places after them.  The result
 holds ``limit`` hits whenever the two rankings together have that many.
