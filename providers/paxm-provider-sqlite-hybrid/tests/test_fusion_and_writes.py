@@ -365,3 +365,12 @@ def test_the_lexical_best_and_its_ties_lead_whatever_the_dense_ranking(
     tied = [key for key, score in lexical if score == lexical[0][1]]
     ranked = fusion.fuse(lexical, dense, "relaxed", limit)
     assert [r.key for r in ranked][: len(tied)] == tied[:limit]
+
+
+def test_a_lexical_best_unrelated_by_meaning_does_not_lead() -> None:
+    # a lexical trap (its cosine to the short query is under the cut-off) keeps no lead: the
+    # answer both rankings support goes above it
+    ranked = fusion.fuse(
+        [("trap", 0.5), ("answer", 0.3)], [("answer", 0.7)], "relaxed", 3, (), {"trap": 0.1, "answer": 0.7}
+    )
+    assert [r.key for r in ranked] == ["answer", "trap"]
