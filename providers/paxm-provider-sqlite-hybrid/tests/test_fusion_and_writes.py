@@ -6,6 +6,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -115,9 +116,10 @@ def test_fuse_keeps_leading_lexical_head_and_fills_from_both() -> None:
     ranked = fusion.fuse([("a", 1.0), ("b", 1.0)], [("c", 0.7), ("a", 0.6), ("d", 0.3)], "strict", 4)
     assert [r.key for r in ranked] == ["a", "b", "c", "d"]
     assert [r.score for r in ranked][:2] == [1.0, 1.0]
-    relaxed = fusion.fuse([("a", 0.5), ("b", 0.4)], [("b", 0.7), ("c", 0.6)], "relaxed", 3)
-    assert [r.key for r in relaxed][0] == "b"  # both rankings agree on b
-    assert {r.key for r in relaxed} == {"a", "b", "c"}
+    relaxed = fusion.fuse([("a", 0.5), ("b", 0.4), ("e", 0.3)], [("b", 0.7), ("c", 0.6)], "relaxed", 4)
+    # the lexical best leads; below it, b (both rankings) comes before what either has alone
+    assert [r.key for r in relaxed][:2] == ["a", "b"]
+    assert {r.key for r in relaxed} == {"a", "b", "c", "e"}
 
 
 @given(
@@ -295,3 +297,80 @@ def test_a_partial_match_unrelated_by_meaning_keeps_half_its_lexical_score() -> 
     # every query word matched (a leading stage): the lexical ranking stands as it is
     strict = fusion.fuse([("trap", 1.0)], dense, "strict", 3, (), {"trap": 0.1})
     assert strict[0].key == "trap" and strict[0].score == 1.0 and not strict[0].unrelated
+
+
+def test_a_settled_decision_tied_to_its_hit_keeps_the_lead_over_meaning() -> None:
+    # sde-bench: the lexical store puts a conversation's settled decision right above the turn
+    # that matched, with that turn's score; the matching turn is also the nearest by meaning,
+    # and a decoy is close by meaning only.  The decision must stay first, and both must keep
+    # a score the passive share of the best hit (0.75) admits.
+    lexical = [("settled", 0.43), ("raising", 0.43), ("other", 0.23)]
+    dense = [("raising", 0.66), ("decoy", 0.64), ("other", 0.4)]
+    ranked = fusion.fuse(lexical, dense, "relaxed", 4)
+    assert [r.key for r in ranked][:2] == ["settled", "raising"]
+    assert ranked[1].score >= 0.75 * ranked[0].score
+
+
+def test_a_newer_correction_the_lexical_store_put_first_stays_first() -> None:
+    # supersession: equal lexical scores, the newer correction placed first; the older rule is
+    # nearer by meaning (it repeats the question's words), which must not undo the order
+    ranked = fusion.fuse(
+        [("correction", 0.857), ("rule", 0.857)], [("rule", 0.757), ("correction", 0.63)], "relaxed", 3
+    )
+    assert [r.key for r in ranked] == ["correction", "rule"]
+
+
+def test_a_newer_correction_outranks_the_rule_it_amends_in_the_store(tmp_path: Path) -> None:
+    asked = "Claude Code user input:\n"
+    said = "\n\nClaude Code assistant response:\n"
+    rule = (
+        f"{asked}What retry budget does the HTTP client use when a call fails?{said}"
+        "Settled: the client retries failed calls 5 times with exponential backoff starting at 200 ms."
+    )
+    fix = (
+        f"{asked}Correction on the HTTP client retry budget after the rate-limit incident.{said}"
+        "New rule: the client retries failed calls at most 3 times and never retries a 401 or 403."
+    )
+    hybrid = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "memory.sqlite")))
+    try:
+        hybrid.put_batch(
+            [
+                MemoryItem(text=rule, id="rule", tier="ltm", created_at=datetime(2026, 3, 2, 10, tzinfo=UTC)),
+                MemoryItem(text=fix, id="fix", tier="ltm", created_at=datetime(2026, 5, 4, 10, tzinfo=UTC)),
+            ],
+            Deadline.none(),
+        )
+        query = SearchQuery("how many times does the HTTP client retry failed calls", limit=3)
+        hits = hybrid.search(query, Deadline.after(10))
+    finally:
+        hybrid.close()
+    assert [h.id for h in hits] == ["fix", "rule"]
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abcdefgh"), st.sampled_from([0.2, 0.5, 0.8])),
+        min_size=1,
+        max_size=8,
+        unique_by=lambda x: x[0],
+    ),
+    st.lists(st.tuples(st.sampled_from("abcdefghijk"), st.floats(0.28, 1)), max_size=8, unique_by=lambda x: x[0]),
+    st.integers(1, 10),
+)
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+def test_the_lexical_best_and_its_ties_lead_whatever_the_dense_ranking(
+    lexical: list[tuple[str, float]], dense: list[tuple[str, float]], limit: int
+) -> None:
+    lexical.sort(key=lambda pair: pair[1], reverse=True)
+    tied = [key for key, score in lexical if score == lexical[0][1]]
+    ranked = fusion.fuse(lexical, dense, "relaxed", limit)
+    assert [r.key for r in ranked][: len(tied)] == tied[:limit]
+
+
+def test_a_lexical_best_unrelated_by_meaning_does_not_lead() -> None:
+    # a lexical trap (its cosine to the short query is under the cut-off) keeps no lead: the
+    # answer both rankings support goes above it
+    ranked = fusion.fuse(
+        [("trap", 0.5), ("answer", 0.3)], [("answer", 0.7)], "relaxed", 3, (), {"trap": 0.1, "answer": 0.7}
+    )
+    assert [r.key for r in ranked] == ["answer", "trap"]

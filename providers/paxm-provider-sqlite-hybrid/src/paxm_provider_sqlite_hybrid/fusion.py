@@ -2,8 +2,11 @@
 
 Neither ranking is thrown away.  Lexical hits from the exact or strict stage (every query term
 present) come first, in their own order and with their own scores: identifiers, versions and
-exact wording rank exactly as with ``sqlite``.  Every other place is filled by reciprocal-rank
-fusion of the lexical hits (relaxed stage) and the dense hits: a memory both rankings put high
+exact wording rank exactly as with ``sqlite``.  Otherwise (the relaxed stage) the lexical best
+hit and the hits tied with its score lead, in the lexical order: the lexical store gives a
+settled decision or a newer correction the score of the hit it places it above, and meaning
+alone never undoes that.  Every other place is filled by reciprocal-rank fusion of the other
+lexical hits and the dense hits: a memory both rankings put high
 comes first, and one found by either alone still competes; a runner-up of the dense ranking
 (found by meaning alone, well below its best hit) only fills places after them.  The result
 holds ``limit`` hits whenever the two rankings together have that many.
@@ -35,6 +38,8 @@ DENSE_WEIGHT = 1.0
 UNRELATED_FACTOR = 0.5
 #: Lexical stages whose hits lead the result unchanged (every query term matched).
 LEADING_STAGES = frozenset({"exact", "strict", "recent"})
+#: Lexical scores this close are a tie (the lexical store copies a score onto the hit it promotes).
+_TIE = 1e-9
 
 
 @dataclass
@@ -123,8 +128,14 @@ def fuse(
             entry.fused += LEXICAL_WEIGHT / (RRF_K + entry.lexical_rank + 1)
         if entry.dense_rank is not None:
             entry.fused += DENSE_WEIGHT / (RRF_K + entry.dense_rank + 1)
-    head = [entries[key] for key, _ in lexical if not entries[key].asks] if leading else []
-    rest = [e for e in entries.values() if not (leading and e.lexical_rank is not None and not e.asks)]
+    # The lexical store's best hit, and the hits it tied to it (a conversation's settled
+    # decision, a newer correction: each takes the score of the hit it is placed above), lead in
+    # the lexical order: the dense ranking can add to them and reorder what follows, but a
+    # hit only meaning supports never goes above them.  With a leading stage that is every
+    # lexical hit.  A partial match unrelated by meaning (a lexical trap) is not protected.
+    head = _lexical_head(lexical, entries, leading)
+    chosen = {entry.key for entry in head}
+    rest = [entry for entry in entries.values() if entry.key not in chosen]
     # Runners-up (found by meaning alone, well below the best such hit) come after every other
     # hit, and the question's copies after the answers: they fill the limit but never sit
     # above an answer, nor borrow its score.
@@ -140,3 +151,22 @@ def _assign_scores(ranked: list[Ranked]) -> None:
     for entry in reversed(ranked):
         best = max(best, entry.evidence)
         entry.score = best
+
+
+def _lexical_head(lexical: Sequence[tuple[str, float]], entries: Mapping[str, Ranked], leading: bool) -> list[Ranked]:
+    """The lexical hits that lead the fused result, in the lexical order.
+
+    With a leading stage: every lexical hit that is not a copy of the question.  Otherwise the
+    hits whose lexical score ties the best one's (the lexical store gives a settled decision or
+    a newer correction the score of the hit it places it above), less question copies and
+    partial matches unrelated by meaning.
+    """
+    top = lexical[0][1] if lexical else 0.0
+    head = []
+    for key, score in lexical:
+        if not leading and score < top - _TIE:
+            break
+        entry = entries[key]
+        if not entry.asks and not (entry.unrelated and not leading):
+            head.append(entry)
+    return head

@@ -1,8 +1,9 @@
 """``HybridSQLiteProvider`` (type ``sqlite-hybrid``): the SQLite store plus an embedding model.
 
 Recall keeps the lexical ranking and fuses the dense one into it (:mod:`.fusion`): lexical
-hits that matched every query term lead unchanged, every other place goes by reciprocal-rank
-fusion of the lexical and the dense hits, and the asked limit is filled.  When the semantic
+hits that matched every query term lead unchanged (otherwise the best lexical hit and its
+ties do), every other place goes by reciprocal-rank fusion of the lexical and the dense hits,
+and the asked limit is filled.  When the semantic
 part cannot finish in time, the lexical hits are returned alone, marked
 :data:`LEXICAL_ONLY_KIND`.  A write stores its memories and their vectors in one transaction,
 or nothing.
