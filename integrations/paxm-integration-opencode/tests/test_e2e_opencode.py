@@ -3,7 +3,8 @@
 Runs on the shared real-binary kit (``paxm_contracttest.harness.kit``, the OpenCode and Kilo
 Code descriptions in ``harnesses``).  Kilo is a fork of OpenCode that runs the same plugin from
 its own config dir, so the shared flows run for both; the daemon-down, hanging-provider and
-broken-config tests run on OpenCode.  Wall times are printed as ``LATENCY`` lines (run with ``-s``).
+broken-config tests run on OpenCode, and Kilo's uninstalled-underneath-a-turn test is in
+``contracttest/tests/test_e2e_harnesses.py``.  Wall times are printed as ``LATENCY`` lines (run with ``-s``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ ENVELOPE = '<paxm-recall version="1" mode="passive">'
 
 both = kit.installed_fixture(OPENCODE, KILO)
 opencode = kit.installed_fixture(OPENCODE)
-kilo = kit.installed_fixture(KILO)
 claude = kit.installed_fixture(CLAUDE)
 
 
@@ -120,27 +120,6 @@ def test_decision_captured_by_claude_code_is_recalled(
         run, inputs = kit.cross_harness(first, box, marker=marker, check=_ok)
         assert all(box.recalled(text, marker) for text in inputs), [t[-2000:] for t in inputs]
         print(f"LATENCY {box.harness.name} turn recalling a Claude Code decision: wall_s={run.wall:.2f}")
-    finally:
-        box.stop_daemon()
-
-
-def test_kilo_turn_completes_with_paxm_uninstalled_underneath_it(
-    kilo: tuple[kit.Harness, kit.Installed], tmp_path: Path
-) -> None:
-    box = kit.HarnessBox(tmp_path / "box", *kilo)
-    box.setup()
-    try:
-        with box.fake(hang=4.0) as fake:
-
-            def remove() -> None:
-                box.uninstall()
-                assert not _plugin(box).exists()
-                # the paxm installation itself disappears too: the hooks still to come find nothing
-                box.config.rename(box.config.with_suffix(".gone"))
-
-            _ok(kit.paxm_removed_midway(box, fake, remove, wait=150))
-            for request in fake.completions():
-                _garbage_free(request, box)
     finally:
         box.stop_daemon()
 
