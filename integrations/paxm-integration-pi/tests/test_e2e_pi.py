@@ -30,8 +30,12 @@ pytestmark = [pytest.mark.harness, pytest.mark.slow]
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 
 
+#: Pi's own error output, which must never reach the model
+NOISE = ("Error: spawn",)
+
+
 def _garbage_free(request: object) -> None:
-    assert_no_hook_noise(_user_text(request), extra=("Error: spawn",))
+    assert_no_hook_noise(_user_text(request), extra=NOISE)
 
 
 def _recall_in(request: object, marker: str) -> bool:
@@ -168,17 +172,13 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
     assert set(before) - set(after) == {Path("extensions/paxm-hook"), Path("extensions/paxm-hook/index.ts")}
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(box: kit.HarnessBox, tmp_path: Path) -> None:
+def test_daemon_down_turn_completes_and_nothing_is_lost(box: kit.HarnessBox) -> None:
     _setup(box)
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
     with kit.daemon_held_off(box):
-        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.point_at(fake.url)
-            run = box.turn(fake, f"Remember: the staging database is called {marker}.")
-            _ok(run)
-            for request in fake.completions():
-                _garbage_free(request)
-                assert ENVELOPE not in _user_text(request)
+        with box.fake(marker=marker) as fake:
+            prompt = f"Remember: the staging database is called {marker}."
+            run = kit.quiet_turn(box, fake, prompt, check=_ok, noise=NOISE)
         print(f"LATENCY pi {box.harness.cache} daemon down: wall_s={run.wall:.2f}")
     kit.drained_on_start(box, marker)  # the daemon drains the inbox on start
 
@@ -198,17 +198,12 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: kit.Harne
         print(f"LATENCY pi {box.harness.cache} hanging provider: wall_s={run.wall:.2f}")
 
 
-def test_broken_config_turn_completes_clean(box: kit.HarnessBox, tmp_path: Path) -> None:
+def test_broken_config_turn_completes_clean(box: kit.HarnessBox) -> None:
     _setup(box)
     box.config.write_text(kit.BROKEN_CONFIG)
-    with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-        box.point_at(fake.url)
-        run = box.turn(fake, "Hello there")
-        _ok(run)
+    with box.fake() as fake:
+        run = kit.quiet_turn(box, fake, "Hello there", check=_ok, noise=NOISE)
         assert run.reply.startswith("Noted")
-        for request in fake.completions():
-            _garbage_free(request)
-            assert ENVELOPE not in _user_text(request)
     print(f"LATENCY pi {box.harness.cache} broken config: wall_s={run.wall:.2f}")
     kit.daemon_refused_config(box)
 
@@ -228,23 +223,10 @@ def test_paxm_uninstalled_underneath_a_running_turn(box: kit.HarnessBox, tmp_pat
                 _garbage_free(request)
 
         # 2. the paxm installation itself is gone (interpreter and client), the extension is still there
-        gone = tmp_path / "gone"
-        gone.mkdir()
-        fake_python = gone / "python"
-        fake_python.symlink_to(sys.executable)
-        box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite", "--force")
-        source = _extension(box).read_text()
-        _extension(box).write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', f'"{fake_python}"'))
-        assert str(fake_python) in _extension(box).read_text()
-        fake_python.unlink()
-        with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
-            box.point_at(fake.url)
-            run = box.turn(fake, "Hello again")
-            _ok(run)
+        kit.interpreter_removed(box, tmp_path)
+        with box.fake("requests2") as fake:
+            run = kit.quiet_turn(box, fake, "Hello again", check=_ok, noise=NOISE)
             assert run.reply.startswith("Noted")
-            for request in fake.completions():
-                _garbage_free(request)
-                assert ENVELOPE not in _user_text(request)
     finally:
         box.stop_daemon()
 

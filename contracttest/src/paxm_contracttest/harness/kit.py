@@ -54,10 +54,12 @@ __all__ = [
     "fail_open_when_paxm_gone",
     "install",
     "installed_fixture",
+    "interpreter_removed",
     "ok",
     "model_inputs",
     "model_requests",
     "paxm_removed_midway",
+    "quiet_turn",
     "stale_paths",
     "uninstall_restores",
 ]
@@ -571,6 +573,35 @@ def paxm_removed_midway(
         remove()
         out, err = process.communicate(timeout=wait + 60)
     return Turn(process.returncode, out, err, 0.0, box.harness.reply(box, out))
+
+
+def quiet_turn(
+    box: HarnessBox, fake: Any, prompt: str, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()
+) -> Turn:
+    """A turn paxm must stay out of (its daemon down, its config broken, its interpreter gone): the
+    turn passes ``check``, and no model request holds paxm's envelope or noise (nor ``noise``,
+    the harness's own error output).  ``fake`` is a Chat Completions fake: every request it got counts."""
+    run = box.turn(fake, prompt)
+    check(run)
+    for request in fake.completions():
+        text = request.user_text()
+        assert_no_hook_noise(text, extra=noise)
+        assert PASSIVE_OPEN not in text
+    return run
+
+
+def interpreter_removed(box: HarnessBox, tmp: Path) -> None:
+    """Install paxm again (``setup --force``), then make the generated file (``native_config``) run
+    an interpreter that is deleted: paxm's installation is gone, the file the harness loads stays."""
+    assert box.harness.native_config is not None, f"{box.harness.name} names no native config"
+    generated = box.harness.native_config(box)
+    python = tmp / "gone" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    box.paxm("setup", "--yes", "--agent", box.harness.agent, "--provider", "sqlite", "--force")
+    generated.write_text(generated.read_text().replace(f'"{os.path.abspath(sys.executable)}"', f'"{python}"'))
+    assert str(python) in generated.read_text()
+    python.unlink()
 
 
 def uninstall_restores(box: HarnessBox, before: Callable[[], object], now: Callable[[], object]) -> None:
