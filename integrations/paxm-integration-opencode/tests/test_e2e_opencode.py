@@ -156,12 +156,8 @@ def test_hanging_memory_provider_costs_at_most_the_client_ceiling(ocbox: kit.Har
 def test_broken_config_turn_completes_clean(ocbox: kit.HarnessBox) -> None:
     box = ocbox
     box.setup()
-    box.config.write_text(kit.BROKEN_CONFIG)
-    with box.fake() as fake:
-        run = kit.quiet_turn(box, fake, "Hello there", check=_ok, noise=NOISE)
-        assert run.reply.startswith("Noted")
+    run = kit.broken_config_turn(box, check=_ok, noise=NOISE)
     print(f"LATENCY opencode broken config: wall_s={run.wall:.2f}")
-    kit.daemon_refused_config(box)
 
 
 def test_paxm_uninstalled_underneath_a_running_turn(ocbox: kit.HarnessBox, tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "BROKEN_CONFIG",
     "add_hanging_provider",
     "backfilled_then_skipped_live",
+    "broken_config_turn",
     "daemon_held_off",
     "daemon_refused_config",
     "drained_on_start",
@@ -587,6 +588,17 @@ def quiet_turn(
         text = request.user_text()
         assert_no_hook_noise(text, extra=noise)
         assert PASSIVE_OPEN not in text
+    return run
+
+
+def broken_config_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()) -> Turn:
+    """With :data:`BROKEN_CONFIG` as paxm's config, a turn is a :func:`quiet_turn` that gets the
+    model's reply, and the daemon a hook started refuses the config (:func:`daemon_refused_config`)."""
+    box.config.write_text(BROKEN_CONFIG)
+    with box.fake() as fake:
+        run = quiet_turn(box, fake, "Hello there", check=check, noise=noise)
+        assert run.reply.startswith("Noted")
+    daemon_refused_config(box)
     return run
 
 
