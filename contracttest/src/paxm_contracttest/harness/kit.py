@@ -42,6 +42,7 @@ __all__ = [
     "add_hanging_provider",
     "backfilled_then_skipped_live",
     "broken_config_turn",
+    "daemon_down_turn",
     "daemon_held_off",
     "daemon_refused_config",
     "drained_on_start",
@@ -588,6 +589,16 @@ def quiet_turn(
         text = request.user_text()
         assert_no_hook_noise(text, extra=noise)
         assert PASSIVE_OPEN not in text
+    return run
+
+
+def daemon_down_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()) -> Turn:
+    """With paxm's daemon held off, a turn that states a decision is a :func:`quiet_turn`, and
+    nothing is lost: the daemon started afterwards drains the turn from the inbox."""
+    marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
+    with daemon_held_off(box), box.fake(marker=marker) as fake:
+        run = quiet_turn(box, fake, f"Remember: the staging database is called {marker}.", check=check, noise=noise)
+    drained_on_start(box, marker)
     return run
 
 
