@@ -201,25 +201,7 @@ def test_broken_config_turn_completes_clean(box: kit.HarnessBox) -> None:
 
 def test_paxm_uninstalled_underneath_a_running_turn(box: kit.HarnessBox, tmp_path: Path) -> None:
     _setup(box)
-    try:
-        # 1. `paxm uninstall` while the turn runs: the extension is already loaded in Pi
-        with FakeOpenAI(tmp_path / "requests.jsonl", hang=3.0) as fake:
-
-            def remove() -> None:
-                box.paxm("uninstall", "--agent", "pi", "--yes")
-                assert not _extension(box).exists()
-
-            _ok(kit.paxm_removed_midway(box, fake, remove))
-            for request in fake.completions():
-                _garbage_free(request)
-
-        # 2. the paxm installation itself is gone (interpreter and client), the extension is still there
-        kit.interpreter_removed(box, tmp_path)
-        with box.fake("requests2") as fake:
-            run = kit.quiet_turn(box, fake, "Hello again", check=_ok, noise=NOISE)
-            assert run.reply.startswith("Noted")
-    finally:
-        box.stop_daemon()
+    kit.generated_file_outlives_paxm(box, tmp_path, hang=3.0, check=_ok, noise=NOISE)
 
 
 def test_decision_captured_by_claude_code_is_recalled_by_pi(

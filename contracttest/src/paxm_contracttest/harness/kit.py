@@ -54,9 +54,9 @@ __all__ = [
     "capture_then_recall",
     "cross_harness",
     "fail_open_when_paxm_gone",
+    "generated_file_outlives_paxm",
     "install",
     "installed_fixture",
-    "interpreter_removed",
     "ok",
     "model_inputs",
     "model_requests",
@@ -613,11 +613,9 @@ def broken_config_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, n
     return run
 
 
-def interpreter_removed(box: HarnessBox, tmp: Path) -> None:
-    """Install paxm again (``setup --force``), then make the generated file (``native_config``) run
-    an interpreter that is deleted: paxm's installation is gone, the file the harness loads stays."""
-    assert box.harness.native_config is not None, f"{box.harness.name} names no native config"
-    generated = box.harness.native_config(box)
+def _interpreter_removed(box: HarnessBox, generated: Path, tmp: Path) -> None:
+    """Install paxm again (``setup --force``), then make ``generated`` run an interpreter that is
+    deleted: paxm's installation is gone, the file the harness loads stays."""
     python = tmp / "gone" / "python"
     python.parent.mkdir()
     python.symlink_to(sys.executable)
@@ -625,6 +623,32 @@ def interpreter_removed(box: HarnessBox, tmp: Path) -> None:
     generated.write_text(generated.read_text().replace(f'"{os.path.abspath(sys.executable)}"', f'"{python}"'))
     assert str(python) in generated.read_text()
     python.unlink()
+
+
+def generated_file_outlives_paxm(
+    box: HarnessBox, tmp: Path, *, hang: float, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()
+) -> None:
+    """For a harness that loads paxm's generated file (``native_config``) at start: a turn during
+    which ``paxm uninstall`` removes the file completes, and so does a later turn whose file runs
+    a deleted interpreter; no model request gets paxm's noise, the later one no envelope either."""
+    assert box.harness.native_config is not None, f"{box.harness.name} names no native config"
+    generated = box.harness.native_config(box)
+    try:
+        with box.fake(hang=hang) as fake:  # the model hangs so the turn is still running at uninstall
+
+            def remove() -> None:
+                box.uninstall()
+                assert not generated.exists()
+
+            check(paxm_removed_midway(box, fake, remove))
+            for request in fake.completions():
+                assert_no_hook_noise(request.user_text(), extra=noise)
+        _interpreter_removed(box, generated, tmp)
+        with box.fake("requests2") as fake:
+            run = quiet_turn(box, fake, "Hello again", check=check, noise=noise)
+            assert run.reply.startswith("Noted")
+    finally:
+        box.stop_daemon()
 
 
 def uninstall_restores(box: HarnessBox, before: Callable[[], object], now: Callable[[], object]) -> None:
