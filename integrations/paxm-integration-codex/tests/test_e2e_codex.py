@@ -35,6 +35,12 @@ ENVELOPE = '<paxm-recall version="1" mode="passive">'
 codex = kit.installed_fixture(CODEX)
 
 
+@pytest.fixture
+def box(codex: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> kit.HarnessBox:
+    """A sandbox for the real Codex."""
+    return kit.HarnessBox(tmp_path / "box", *codex)
+
+
 def _config(box: kit.HarnessBox) -> Path:
     return box.home / ".codex" / "config.toml"
 
@@ -82,13 +88,10 @@ def setup_box(box: kit.HarnessBox, fake: FakeResponses, *extra: str) -> None:
     box.generous_recall_budget()
 
 
-def test_decision_in_one_session_is_recalled_in_the_next(
-    codex: tuple[kit.Harness, kit.Installed], tmp_path: Path
-) -> None:
-    box = kit.HarnessBox(tmp_path / "box", *codex)
+def test_decision_in_one_session_is_recalled_in_the_next(box: kit.HarnessBox) -> None:
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
+        with box.fake(marker=marker) as fake:
             box.point_at(fake.url)
             original = _config(box).read_text()
             setup = box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite")
@@ -144,11 +147,10 @@ def test_decision_in_one_session_is_recalled_in_the_next(
     assert os.stat(_config(box)).st_mode & 0o777 == 0o600
 
 
-def test_plugin_owns_the_hooks(codex: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> None:
-    box = kit.HarnessBox(tmp_path / "box", *codex)
+def test_plugin_owns_the_hooks(box: kit.HarnessBox) -> None:
     marker = f"HERON-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
+        with box.fake(marker=marker) as fake:
             box.point_at(fake.url)
             original = _config(box).read_text()
             setup_box(box, fake)
@@ -201,12 +203,9 @@ def test_plugin_owns_the_hooks(codex: tuple[kit.Harness, kit.Installed], tmp_pat
     assert after.strip() == original.strip()
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(
-    codex: tuple[kit.Harness, kit.Installed], tmp_path: Path
-) -> None:
-    box = kit.HarnessBox(tmp_path / "box", *codex)
+def test_daemon_down_turn_completes_and_nothing_is_lost(box: kit.HarnessBox) -> None:
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
+    with box.fake(marker=marker) as fake:
         setup_box(box, fake)
         with kit.daemon_held_off(box):  # every hook takes the inbox path
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
@@ -236,11 +235,8 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(
         daemon.wait(timeout=30)
 
 
-def test_hanging_provider_costs_at_most_the_client_ceiling(
-    codex: tuple[kit.Harness, kit.Installed], tmp_path: Path
-) -> None:
-    box = kit.HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+def test_hanging_provider_costs_at_most_the_client_ceiling(box: kit.HarnessBox) -> None:
+    with box.fake() as fake:
         setup_box(box, fake)
         kit.add_hanging_provider(box)
         data = box.config_data()  # the default recall budget, not setup_box's generous one
@@ -265,9 +261,8 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(
             box.stop_daemon()
 
 
-def test_broken_config_turn_completes_clean(codex: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> None:
-    box = kit.HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+def test_broken_config_turn_completes_clean(box: kit.HarnessBox) -> None:
+    with box.fake() as fake:
         setup_box(box, fake)
         box.config.write_text("providers: [this is: not valid\n")
         run = box.turn(fake, "Hello there")
@@ -283,10 +278,9 @@ def test_broken_config_turn_completes_clean(codex: tuple[kit.Harness, kit.Instal
         time.sleep(0.1)
 
 
-def test_paxm_removed_underneath_turn_completes(codex: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> None:
+def test_paxm_removed_underneath_turn_completes(box: kit.HarnessBox, tmp_path: Path) -> None:
     """The hook commands point at a client that no longer exists (paxm's venv was deleted)."""
-    box = kit.HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+    with box.fake() as fake:
         setup_box(box, fake)
         gone = tmp_path / "deleted-venv"
         text = _config(box).read_text().replace(sys.executable, str(gone / "bin" / "python"))
@@ -312,14 +306,11 @@ def test_paxm_removed_underneath_turn_completes(codex: tuple[kit.Harness, kit.In
     report("paxm removed underneath", run)
 
 
-def test_doctor_says_whether_codex_trusts_paxm_hooks(
-    codex: tuple[kit.Harness, kit.Installed], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_doctor_says_whether_codex_trusts_paxm_hooks(box: kit.HarnessBox, monkeypatch: pytest.MonkeyPatch) -> None:
     from paxm_core.config.loader import load_config
     from paxm_core.integration import InstallContext
 
-    box = kit.HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+    with box.fake() as fake:
         setup_box(box, fake)
     for key, value in box.env().items():
         monkeypatch.setenv(key, value)
