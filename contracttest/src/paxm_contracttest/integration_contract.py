@@ -80,13 +80,23 @@ def enabled_config(tmp_path: Path, agent: str) -> Config:
     return load_config(path)
 
 
-def cli_setup(tmp_path: Path, agent: str, hooks: Path) -> Any:
+def cli_setup(tmp_path: Path, agent: str, hooks: Path, *, user: Any = None) -> Any:
     """``paxm setup --yes --agent AGENT --provider sqlite`` installs paxm hooks in the JSON file
-    ``hooks`` (mode 0600, reported); returns the file's parsed content."""
+    ``hooks`` (mode 0600, reported); returns the file's parsed content.
+
+    :param user: settings the user had in ``hooks`` before setup (written first); setup keeps a
+        byte-for-byte backup of them beside it (``<name>.paxm.bak``).
+    """
+    if user is not None:
+        original = json.dumps(user, indent=2) + "\n"
+        hooks.parent.mkdir(parents=True)
+        hooks.write_text(original)
     done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     assert f"installed paxm hooks in {hooks}" in done.stdout
     assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
+    if user is not None:
+        assert hooks.with_name(f"{hooks.name}.paxm.bak").read_text() == original
     return json.loads(hooks.read_text())
 
 

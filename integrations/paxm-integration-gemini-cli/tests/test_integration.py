@@ -46,11 +46,7 @@ def _fixture(name: str) -> bytes:
 
 def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_path: Path, isolated_home: Path) -> None:
     settings = isolated_home / ".gemini" / "settings.json"
-    settings.parent.mkdir()
-    original = json.dumps(USER, indent=2) + "\n"
-    settings.write_text(original)
-    data = cli_setup(tmp_path, "gemini", settings)
-    assert (settings.parent / "settings.json.paxm.bak").read_text() == original
+    data = cli_setup(tmp_path, "gemini", settings, user=USER)
     for key in ("security", "general", "model", "mcpServers", "hooksConfig"):
         assert data[key] == USER[key]
     assert list(data) == list(USER)  # key order kept
