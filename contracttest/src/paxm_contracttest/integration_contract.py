@@ -44,6 +44,7 @@ __all__ = [
     "assert_detects",
     "cli_reinstall_doctor_uninstall",
     "cli_setup",
+    "cli_setup_under_home",
     "embedded_argv_commands",
     "enabled_config",
     "paxm_cli",
@@ -98,6 +99,17 @@ def cli_setup(tmp_path: Path, agent: str, hooks: Path, *, user: Any = None) -> A
     if user is not None:
         assert hooks.with_name(f"{hooks.name}.paxm.bak").read_text() == original
     return json.loads(hooks.read_text())
+
+
+def cli_setup_under_home(tmp_path: Path, agent: str, home: Mapping[str, str], hooks: Path, event: str) -> None:
+    """``paxm setup`` with the harness's home variable set (``home``, e.g. ``{"COPILOT_HOME": ...}``)
+    writes paxm's ``event`` hook into ``hooks`` there, in a 0700 directory, and creates nothing in
+    the default home (``~/.<agent>``; ``~`` is the test's isolated home)."""
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite", env=home)
+    assert done.returncode == 0, done.stderr
+    assert event in json.loads(hooks.read_text())["hooks"]
+    assert stat.S_IMODE(hooks.parent.stat().st_mode) == 0o700
+    assert not (Path.home() / f".{agent}").exists()
 
 
 def cli_reinstall_doctor_uninstall(
