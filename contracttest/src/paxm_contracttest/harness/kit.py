@@ -12,7 +12,10 @@ its own config); the rest is the same for every harness:
 * :func:`model_inputs` is the text each model request showed the model, whatever the API;
 * the shared flows every harness's end-to-end file runs: :func:`capture_then_recall` (a turn,
   its capture, the recall in the next session), :func:`cross_harness` (a decision one harness
-  captured reaches another), :func:`uninstall_restores` and :func:`fail_open_when_paxm_gone`.
+  captured reaches another), :func:`uninstall_restores` and :func:`fail_open_when_paxm_gone`;
+  for harnesses on a Chat Completions fake also :func:`daemon_down_turn`,
+  :func:`broken_config_turn` and :func:`generated_file_outlives_paxm` (each a :func:`quiet_turn`:
+  the turn completes and no request holds paxm's envelope or noise).
 
 The descriptions of the ten harnesses are in :mod:`paxm_contracttest.harness.harnesses`.
 """
