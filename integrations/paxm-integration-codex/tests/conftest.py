@@ -16,3 +16,12 @@ GOLDEN = Path(__file__).parent / "golden"
 def paxm_unset_env() -> tuple[str, ...]:
     """Codex's variables a developer may have set."""
     return ("CODEX_HOME", "PAXM_CODEX_CONFIG", "PAXM_CODEX_BINARY")
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file that is not paxm's (mode 0644): the target of a link another process plants in paxm's way."""
+    path = tmp_path / "victim"
+    path.write_text("not paxm's\n")
+    path.chmod(0o644)
+    return path
