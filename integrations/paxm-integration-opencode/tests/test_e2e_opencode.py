@@ -127,27 +127,16 @@ def test_decision_captured_by_claude_code_is_recalled(
         box.stop_daemon()
 
 
-@pytest.mark.parametrize("flow", [kit.daemon_down_turn, kit.broken_config_turn], ids=["daemon_down", "broken_config"])
-def test_turn_completes_clean_without_paxm(ocbox: kit.HarnessBox, flow: Callable[..., kit.Turn]) -> None:
-    """paxm's daemon down (nothing is lost: it drains the turn on start) or its config broken."""
+FAILING = [kit.daemon_down_turn, kit.broken_config_turn, kit.hanging_provider_turn]
+
+
+@pytest.mark.parametrize("flow", FAILING, ids=["daemon_down", "broken_config", "hanging_provider"])
+def test_turn_completes_clean_when_paxm_fails(ocbox: kit.HarnessBox, flow: Callable[..., kit.Turn]) -> None:
+    """paxm's daemon down (nothing is lost: it drains the turn on start), its config broken, or a
+    memory provider that never answers (the turn costs at most the hook client's ceiling)."""
     ocbox.setup()
     run = flow(ocbox, check=_ok, noise=NOISE)
     print(f"LATENCY opencode {flow.__name__}: wall_s={run.wall:.2f}")
-
-
-def test_hanging_memory_provider_costs_at_most_the_client_ceiling(ocbox: kit.HarnessBox) -> None:
-    box = ocbox
-    box.setup()
-    with kit.hanging_provider(box):
-        with box.fake() as fake:
-            run = box.turn(fake, "When is the deploy window?")
-            _ok(run)
-            for request in fake.completions():
-                _garbage_free(request, box)
-        # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up;
-        # the plugin's own 10 s limit never had to act
-        assert run.wall < 60
-        print(f"LATENCY opencode hanging provider: wall_s={run.wall:.2f}")
 
 
 def test_paxm_uninstalled_underneath_a_running_turn(ocbox: kit.HarnessBox, tmp_path: Path) -> None:

@@ -173,27 +173,16 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
     assert set(before) - set(after) == {Path("extensions/paxm-hook"), Path("extensions/paxm-hook/index.ts")}
 
 
-@pytest.mark.parametrize("flow", [kit.daemon_down_turn, kit.broken_config_turn], ids=["daemon_down", "broken_config"])
-def test_turn_completes_clean_without_paxm(box: kit.HarnessBox, flow: Callable[..., kit.Turn]) -> None:
-    """paxm's daemon down (nothing is lost: it drains the turn on start) or its config broken."""
+FAILING = [kit.daemon_down_turn, kit.broken_config_turn, kit.hanging_provider_turn]
+
+
+@pytest.mark.parametrize("flow", FAILING, ids=["daemon_down", "broken_config", "hanging_provider"])
+def test_turn_completes_clean_when_paxm_fails(box: kit.HarnessBox, flow: Callable[..., kit.Turn]) -> None:
+    """paxm's daemon down (nothing is lost: it drains the turn on start), its config broken, or a
+    memory provider that never answers (the turn costs at most the hook client's ceiling)."""
     _setup(box)
     run = flow(box, check=_ok, noise=NOISE)
     print(f"LATENCY pi {box.harness.cache} {flow.__name__}: wall_s={run.wall:.2f}")
-
-
-def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: kit.HarnessBox, tmp_path: Path) -> None:
-    _setup(box)
-    with kit.hanging_provider(box):
-        with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-            box.point_at(fake.url)
-            run = box.turn(fake, "When is the deploy window?")
-            _ok(run)
-            for request in fake.completions():
-                _garbage_free(request)
-        # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up;
-        # the extension's own 10 s limit never had to act
-        assert run.wall < 60
-        print(f"LATENCY pi {box.harness.cache} hanging provider: wall_s={run.wall:.2f}")
 
 
 def test_paxm_uninstalled_underneath_a_running_turn(box: kit.HarnessBox, tmp_path: Path) -> None:

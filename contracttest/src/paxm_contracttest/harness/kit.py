@@ -14,8 +14,9 @@ its own config); the rest is the same for every harness:
   its capture, the recall in the next session), :func:`cross_harness` (a decision one harness
   captured reaches another), :func:`uninstall_restores` and :func:`fail_open_when_paxm_gone`;
   for harnesses on a Chat Completions fake also :func:`daemon_down_turn`,
-  :func:`broken_config_turn` and :func:`generated_file_outlives_paxm` (each a :func:`quiet_turn`:
-  the turn completes and no request holds paxm's envelope or noise).
+  :func:`broken_config_turn`, :func:`hanging_provider_turn` and
+  :func:`generated_file_outlives_paxm` (each a :func:`quiet_turn`: the turn completes and no
+  request holds paxm's envelope or noise).
 
 The descriptions of the ten harnesses are in :mod:`paxm_contracttest.harness.harnesses`.
 """
@@ -50,6 +51,7 @@ __all__ = [
     "daemon_refused_config",
     "drained_on_start",
     "hanging_provider",
+    "hanging_provider_turn",
     "Harness",
     "HarnessBox",
     "Installed",
@@ -602,6 +604,16 @@ def daemon_down_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noi
     with daemon_held_off(box), box.fake(marker=marker) as fake:
         run = quiet_turn(box, fake, f"Remember: the staging database is called {marker}.", check=check, noise=noise)
     drained_on_start(box, marker)
+    return run
+
+
+def hanging_provider_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()) -> Turn:
+    """With a memory provider that never answers (:func:`hanging_provider`), a turn is a
+    :func:`quiet_turn` that costs at most the hook client's ceiling: the recall budget (8.1 s) is
+    longer than the client's 5 s, so the client gives up and the plugin's own 10 s limit never acts."""
+    with hanging_provider(box), box.fake() as fake:
+        run = quiet_turn(box, fake, "When is the deploy window?", check=check, noise=noise)
+    assert run.wall < 60
     return run
 
 
