@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +42,12 @@ def box(codex: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> kit.Harness
 
 def _config(box: kit.HarnessBox) -> Path:
     return box.home / ".codex" / "config.toml"
+
+
+def _users_config(box: kit.HarnessBox, fake: FakeResponses) -> str:
+    """Point Codex at ``fake``; returns its ``config.toml`` as the user has it, before paxm."""
+    box.point_at(fake.url)
+    return _config(box).read_text()
 
 
 def _hook_call(box: kit.HarnessBox, event: str, payload: Mapping[str, object], *, owner: str = "") -> str:
@@ -82,6 +87,18 @@ def assert_no_garbage(text: str) -> None:
     assert text.count("<paxm-recall") == text.count("</paxm-recall>")
 
 
+def _quiet_turn(box: kit.HarnessBox, fake: FakeResponses) -> kit.Turn:
+    """A turn paxm must stay out of: it completes with the model's reply, and what the model is
+    shown holds no paxm noise and no envelope."""
+    run = box.turn(fake, "Hello there")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.reply.startswith("Noted")
+    text = first_request_text(fake, 0)
+    assert_no_garbage(text)
+    assert ENVELOPE not in text
+    return run
+
+
 def setup_box(box: kit.HarnessBox, fake: FakeResponses, *extra: str) -> None:
     box.point_at(fake.url)
     box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite", *extra)
@@ -92,8 +109,7 @@ def test_decision_in_one_session_is_recalled_in_the_next(box: kit.HarnessBox) ->
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
         with box.fake(marker=marker) as fake:
-            box.point_at(fake.url)
-            original = _config(box).read_text()
+            original = _users_config(box, fake)
             setup = box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite")
             assert "trusted 3 paxm hook(s)" in setup.stderr + setup.stdout
             box.generous_recall_budget()
@@ -151,8 +167,7 @@ def test_plugin_owns_the_hooks(box: kit.HarnessBox) -> None:
     marker = f"HERON-{uuid.uuid4().hex[:10]}"
     try:
         with box.fake(marker=marker) as fake:
-            box.point_at(fake.url)
-            original = _config(box).read_text()
+            original = _users_config(box, fake)
             setup_box(box, fake)
             assert "client.py" in _config(box).read_text()
             out = box.paxm("setup", "--yes", "--force", "--agent", "codex", "--integration", "codex-plugin")
@@ -264,18 +279,11 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(box: kit.HarnessBox) 
 def test_broken_config_turn_completes_clean(box: kit.HarnessBox) -> None:
     with box.fake() as fake:
         setup_box(box, fake)
-        box.config.write_text("providers: [this is: not valid\n")
-        run = box.turn(fake, "Hello there")
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert run.reply.startswith("Noted")
-        text = first_request_text(fake, 0)
-        assert_no_garbage(text)
-        assert ENVELOPE not in text
+        box.config.write_text(kit.BROKEN_CONFIG)
+        run = _quiet_turn(box, fake)
     check_hooks(run, "SessionStart", "UserPromptSubmit", "Stop")
     report("broken config", run)
-    deadline = time.monotonic() + 10
-    while box.daemon_pid() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    kit.daemon_refused_config(box)
 
 
 def test_paxm_removed_underneath_turn_completes(box: kit.HarnessBox, tmp_path: Path) -> None:
@@ -294,12 +302,7 @@ def test_paxm_removed_underneath_turn_completes(box: kit.HarnessBox, tmp_path: P
         assert hooks and all(not h.trusted for h in hooks)
         trust.record_trust(doc, hooks, lambda h: str(gone) in h.command)
         config_toml.write_config(_config(box), doc, original)
-        run = box.turn(fake, "Hello there")
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert run.reply.startswith("Noted")
-        text = first_request_text(fake, 0)
-        assert_no_garbage(text)
-        assert ENVELOPE not in text
+        run = _quiet_turn(box, fake)
     assert {h["hookEvent"] for h in run.hooks} >= {"UserPromptSubmit", "Stop"}
     for hook in run.hooks:
         assert hook["durationMs"] < HOOK_TIMEOUT_MS
