@@ -1,4 +1,4 @@
-"""End to end with the real Gemini CLI, Qwen Code, Copilot CLI, Kimi Code and Cline binaries.
+"""End to end with the real Gemini CLI, Qwen Code, Copilot CLI, Kimi Code and Cline binaries (and Kilo Code).
 
 One flow per guarantee, parametrized by harness, on the real-binary kit
 (``paxm_contracttest.harness.kit``; the harnesses' descriptions are in ``harnesses``); each
@@ -6,7 +6,8 @@ harness runs offline against its fake model server on 127.0.0.1:
 
 * a decision made in a turn that runs the shell tool is captured, and recalled in every model
   request of the next session; uninstall gives the user's own harness config back;
-* a turn completes when paxm goes away underneath it (uninstalled, or its interpreter removed);
+* a turn completes when paxm goes away underneath it (uninstalled, or its interpreter removed;
+  Kilo Code joins the uninstalled case, its other flows run in the OpenCode integration's suite);
 * a decision Claude Code captured is recalled by the harness.
 
 What only one harness does (how it escapes the envelope, what its episode holds) is a
@@ -37,6 +38,7 @@ from paxm_contracttest.harness.harnesses import (
     COPILOT_USER_HOOKS,
     GEMINI,
     GEMINI_SETTINGS,
+    KILO,
     KIMI,
     KIMI_CONFIG,
     QWEN,
@@ -71,6 +73,10 @@ def _nothing(box: HarnessBox) -> None:
     """No harness-specific step."""
 
 
+def _no_more(box: HarnessBox, seen: Recall, steps: Steps) -> None:
+    """No harness-specific check of the capture-and-recall run."""
+
+
 @dataclass(frozen=True)
 class Case:
     """What one harness's end-to-end run checks beyond the shared flow.
@@ -82,15 +88,17 @@ class Case:
     :param noise: strings of the harness's own error output that must never reach the model.
     :param budget: the recall budget the hooks get (Cline allows a plugin hook only 3 s).
     :param warm: starts paxm's hook daemon before the first turn, where the harness needs it.
+    :param wait: seconds a turn may wait for its first model request (Kilo starts slowly).
     """
 
     harness: Harness
     restored: Callable[[HarnessBox], None]
-    recalled: Callable[[HarnessBox, Recall, Steps], None]
+    recalled: Callable[[HarnessBox, Recall, Steps], None] = _no_more
     check: Callable[[Turn], None] = ok
     noise: tuple[str, ...] = ()
     budget: str = "2s"
     warm: Callable[[HarnessBox], None] = _nothing
+    wait: float = 120
 
 
 # -- what each harness checks of its own ------------------------------------------------------
@@ -175,6 +183,20 @@ def _cline_warm(box: HarnessBox) -> None:
     box.wait_for_daemon()
 
 
+def _kilo_ok(turn: Turn) -> None:
+    """Kilo's check of a turn: :func:`ok`, and paxm's plugin did not make it wait for its config-dir dependency."""
+    ok(turn)
+    assert "dependency install failed" not in turn.stderr, turn.stderr[-4000:]
+
+
+def _kilo_restored(box: HarnessBox) -> None:
+    """paxm's plugin is gone; Kilo's own config stays."""
+    assert KILO.native_config is not None
+    plugin = KILO.native_config(box)
+    assert not plugin.exists()
+    assert (plugin.parents[1] / "kilo.json").is_file()
+
+
 CASES = {
     case.harness.name: case
     for case in (
@@ -183,12 +205,13 @@ CASES = {
         Case(COPILOT, _copilot_restored, _copilot_recalled, noise=("No such file",)),
         Case(KIMI, _kimi_restored, _kimi_recalled, check=_returned),
         Case(CLINE, _cline_restored, _cline_recalled, budget="1s", warm=_cline_warm),
+        Case(KILO, _kilo_restored, check=_kilo_ok, wait=150),
     )
 }
 
 every = installed_fixture(GEMINI, QWEN, COPILOT, KIMI, CLINE)
 #: harnesses whose hooks stay behind in their config after ``paxm uninstall`` when paxm's files are gone
-uninstalled = installed_fixture(QWEN, KIMI, CLINE)
+uninstalled = installed_fixture(QWEN, KIMI, CLINE, KILO)
 #: harnesses run with paxm in a disposable venv whose interpreter is deleted under them
 interpreter_removed = installed_fixture(GEMINI, COPILOT)
 claude = installed_fixture(CLAUDE)
@@ -201,6 +224,7 @@ def paxm_unset_env() -> tuple[str, ...]:
         *("PAXM_GEMINI_SETTINGS", "GEMINI_CLI_HOME", "PAXM_QWEN_SETTINGS", "QWEN_HOME"),
         *("PAXM_COPILOT_HOOKS", "COPILOT_HOME", "PAXM_KIMI_CONFIG", "KIMI_CODE_HOME"),
         *("PAXM_CLINE_PLUGINS_DIR", "PAXM_CLINE_HOOKS_DIR", "CLINE_HOOKS_DIR", "CLINE_DIR"),
+        *("PAXM_KILO_CONFIG_DIR", "KILO_CONFIG_DIR"),
     )
 
 
@@ -303,7 +327,7 @@ def test_turn_completes_with_paxm_uninstalled_underneath_it(
                 box.uninstall()
                 box.config.rename(box.config.with_suffix(".gone"))
 
-            run = paxm_removed_midway(box, fake, remove)
+            run = paxm_removed_midway(box, fake, remove, wait=case.wait)
             case.check(run)
             assert "Noted, I will remember that." in run.stdout
             _garbage_free(case, fake)

@@ -14,6 +14,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,7 +29,29 @@ from paxm_core.integration import (
     setup_fix_command,
 )
 
-__all__ = ["GeneratedFileContract"]
+if TYPE_CHECKING:
+    from paxm_core.config import Config
+
+__all__ = ["GeneratedFileContract", "assert_guarded_client_argv", "install_with_umask_0"]
+
+
+def install_with_umask_0(integration: GeneratedFileIntegration, config: Config) -> list[str]:
+    """``install`` under umask 0, so the file's mode is paxm's own choice; returns the lines it echoed."""
+    lines: list[str] = []
+    old = os.umask(0)
+    try:
+        integration.install(InstallContext(config=config, echo=lines.append))
+    finally:
+        os.umask(old)
+    return lines
+
+
+def assert_guarded_client_argv(argv: list[str], target: str, event: str) -> None:
+    """``argv`` is the fail-open guard (``/bin/sh -c <guard> paxm-hook``), then ``<python> -I -S
+    <client.py>`` (both existing) for ``target``'s native ``event``."""
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"
+    assert argv[5:7] == ["-I", "-S"] and Path(argv[4]).exists() and Path(argv[7]).exists()
+    assert argv[argv.index("--target") + 1] == target and argv[argv.index("--event") + 1] == event
 
 
 class GeneratedFileContract:

@@ -44,6 +44,7 @@ __all__ = [
     "assert_detects",
     "cli_reinstall_doctor_uninstall",
     "cli_setup",
+    "cli_setup_under_home",
     "embedded_argv_commands",
     "enabled_config",
     "paxm_cli",
@@ -80,14 +81,35 @@ def enabled_config(tmp_path: Path, agent: str) -> Config:
     return load_config(path)
 
 
-def cli_setup(tmp_path: Path, agent: str, hooks: Path) -> Any:
+def cli_setup(tmp_path: Path, agent: str, hooks: Path, *, user: Any = None) -> Any:
     """``paxm setup --yes --agent AGENT --provider sqlite`` installs paxm hooks in the JSON file
-    ``hooks`` (mode 0600, reported); returns the file's parsed content."""
+    ``hooks`` (mode 0600, reported); returns the file's parsed content.
+
+    :param user: settings the user had in ``hooks`` before setup (written first); setup keeps a
+        byte-for-byte backup of them beside it (``<name>.paxm.bak``).
+    """
+    if user is not None:
+        original = json.dumps(user, indent=2) + "\n"
+        hooks.parent.mkdir(parents=True)
+        hooks.write_text(original)
     done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite")
     assert done.returncode == 0, done.stderr
     assert f"installed paxm hooks in {hooks}" in done.stdout
     assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
+    if user is not None:
+        assert hooks.with_name(f"{hooks.name}.paxm.bak").read_text() == original
     return json.loads(hooks.read_text())
+
+
+def cli_setup_under_home(tmp_path: Path, agent: str, home: Mapping[str, str], hooks: Path, event: str) -> None:
+    """``paxm setup`` with the harness's home variable set (``home``, e.g. ``{"COPILOT_HOME": ...}``)
+    writes paxm's ``event`` hook into ``hooks`` there, in a 0700 directory, and creates nothing in
+    the default home (``~/.<agent>``; ``~`` is the test's isolated home)."""
+    done = paxm_cli(tmp_path, "setup", "--yes", "--agent", agent, "--provider", "sqlite", env=home)
+    assert done.returncode == 0, done.stderr
+    assert event in json.loads(hooks.read_text())["hooks"]
+    assert stat.S_IMODE(hooks.parent.stat().st_mode) == 0o700
+    assert not (Path.home() / f".{agent}").exists()
 
 
 def cli_reinstall_doctor_uninstall(

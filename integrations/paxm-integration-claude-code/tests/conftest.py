@@ -1,23 +1,14 @@
-"""Fixtures for the Claude Code integration tests (a copy of the root ``tests/conftest.py``).
+"""Fixtures for the Claude Code integration tests.
 
-Every test runs with HOME/XDG/PAXM_* pointed at a temp dir.  This directory is put on
-``sys.path`` so the tests can import their helpers (none left: the kit holds them)
-under ``--import-mode=importlib``; the fake model APIs are ``paxm_contracttest.fake_models``.
+Every test runs with HOME/XDG/PAXM_* pointed at a temp dir; the test helpers are in the kit
+(``paxm_contracttest``), the fake model APIs in ``paxm_contracttest.fake_models``.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-_HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-
-from paxm_contracttest.fakes import isolated_home  # noqa: E402,F401  (autouse: no test touches the real home)
+from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
 
 
 @pytest.fixture

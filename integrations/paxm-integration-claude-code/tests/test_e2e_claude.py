@@ -16,22 +16,9 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.harness import kit
 from paxm_contracttest.harness.claude import assert_no_garbage, hook_blocks, hooks_succeeded, model_text, seed_settings
 from paxm_contracttest.harness.harnesses import CLAUDE, CLAUDE_CURRENT
-from paxm_contracttest.harness.kit import (
-    BROKEN_CONFIG,
-    Harness,
-    HarnessBox,
-    Installed,
-    Turn,
-    capture_then_recall,
-    daemon_held_off,
-    daemon_refused_config,
-    drained_on_start,
-    fail_open_when_paxm_gone,
-    hanging_provider,
-    installed_fixture,
-)
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -39,25 +26,25 @@ pytestmark = [pytest.mark.harness, pytest.mark.slow]
 HOOK_TIMEOUT_MS = 10_000
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 
-claude_release = installed_fixture(CLAUDE, CLAUDE_CURRENT)
+claude_release = kit.installed_fixture(CLAUDE, CLAUDE_CURRENT)
 
 
 @pytest.fixture()
-def box(claude_release: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
+def box(claude_release: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> kit.HarnessBox:
     harness, installed = claude_release
-    return HarnessBox(tmp_path / "box", harness, installed)
+    return kit.HarnessBox(tmp_path / "box", harness, installed)
 
 
-def _settings(box: HarnessBox) -> Path:
+def _settings(box: kit.HarnessBox) -> Path:
     return box.home / ".claude" / "settings.json"
 
 
-def _report(label: str, run: Turn) -> None:
+def _report(label: str, run: kit.Turn) -> None:
     hooks = {str(h.get("hookEvent")): h.get("durationMs") if h.get("timing") != "unknown" else "n/a" for h in run.hooks}
     print(f"LATENCY {label}: hooks_ms={json.dumps(hooks)} claude_wall_s={run.wall:.2f}")
 
 
-def _check(run: Turn) -> None:
+def _check(run: kit.Turn) -> None:
     """The turn finished, and every hook Claude ran succeeded inside its timeout."""
     hooks_succeeded(run, within_ms=HOOK_TIMEOUT_MS)
 
@@ -68,14 +55,14 @@ def _first_turn_request(fake: Any, start: int) -> str:
     return model_text(requests[0])
 
 
-def test_decision_in_one_session_is_recalled_in_the_next(box: HarnessBox) -> None:
+def test_decision_in_one_session_is_recalled_in_the_next(box: kit.HarnessBox) -> None:
     original = seed_settings(box)
     box.setup()
     box.generous_recall_budget()
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
         with box.fake(marker=marker) as fake:
-            seen = capture_then_recall(box, fake, marker=marker, check=_check)
+            seen = kit.capture_then_recall(box, fake, marker=marker, check=_check)
             first, second = seen.first, seen.second
             assert first.reply.endswith("[marker-seen]")
             # The first hook after setup finds no daemon (setup stops it): it is stored through the
@@ -95,10 +82,10 @@ def test_decision_in_one_session_is_recalled_in_the_next(box: HarnessBox) -> Non
     assert json.loads(_settings(box).read_text()) == original
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None:
+def test_daemon_down_turn_completes_and_nothing_is_lost(box: kit.HarnessBox) -> None:
     box.setup()
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    with daemon_held_off(box):
+    with kit.daemon_held_off(box):
         with box.fake(marker=marker) as fake:
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
             assert run.returncode == 0, run.stderr
@@ -108,12 +95,12 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox) -> None
             assert ENVELOPE not in text and "<paxm-session-identity" not in text
         _check(run)
         _report("daemon down", run)
-    drained_on_start(box, marker)  # the daemon drains the inbox on start
+    kit.drained_on_start(box, marker)  # the daemon drains the inbox on start
 
 
-def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> None:
+def test_hanging_provider_costs_at_most_the_client_ceiling(box: kit.HarnessBox) -> None:
     box.setup()
-    with hanging_provider(box):
+    with kit.hanging_provider(box):
         with box.fake() as fake:
             run = box.turn(fake, "When is the deploy window?")
             assert run.returncode == 0, run.stderr
@@ -125,9 +112,9 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(box: HarnessBox) -> N
         _report("hanging provider", run)
 
 
-def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
+def test_broken_config_turn_completes_clean(box: kit.HarnessBox) -> None:
     box.setup()
-    box.config.write_text(BROKEN_CONFIG)
+    box.config.write_text(kit.BROKEN_CONFIG)
     with box.fake() as fake:
         run = box.turn(fake, "Hello there")
         assert run.returncode == 0, run.stderr
@@ -137,10 +124,10 @@ def test_broken_config_turn_completes_clean(box: HarnessBox) -> None:
         assert ENVELOPE not in text
     _check(run)
     _report("broken config", run)
-    daemon_refused_config(box)
+    kit.daemon_refused_config(box)
 
 
-def test_plugin_dir_owns_the_hooks(box: HarnessBox) -> None:
+def test_plugin_dir_owns_the_hooks(box: kit.HarnessBox) -> None:
     original = seed_settings(box)
     box.setup()
     assert json.loads(_settings(box).read_text()) != original
@@ -199,11 +186,11 @@ def test_plugin_dir_owns_the_hooks(box: HarnessBox) -> None:
 
 
 @pytest.mark.parametrize("gone", ["client", "interpreter"])
-def test_removed_paxm_never_blocks_a_prompt(box: HarnessBox, gone: str) -> None:
+def test_removed_paxm_never_blocks_a_prompt(box: kit.HarnessBox, gone: str) -> None:
     """Install, make the installed paths stale (``pip uninstall paxm`` removes the client; a
     rebuilt venv or Python upgrade removes the interpreter), run a turn: the prompt reaches the
     model and every hook exits 0 with nothing added."""
-    run, inputs = fail_open_when_paxm_gone(box, gone, check=_check)
+    run, inputs = kit.fail_open_when_paxm_gone(box, gone, check=_check)
     assert_no_garbage(inputs[0])
     assert "<paxm-session-identity" not in inputs[0]
     _report(f"paxm removed ({gone})", run)

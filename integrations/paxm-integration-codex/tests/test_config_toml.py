@@ -154,12 +154,9 @@ def test_doctor_without_codex_on_path(env: tuple[Path, Path]) -> None:
 
 
 def test_write_config_sets_the_mode_on_its_new_file_never_through_a_link(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, victim: Path
 ) -> None:
     # another process swaps paxm's temp file for a link between its write and its rename
-    victim = tmp_path / "victim"
-    victim.write_text("not paxm's\n")
-    victim.chmod(0o644)
     home = tmp_path / "codex"
     home.mkdir()
     real_fsync = os.fsync

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,16 +20,8 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest.fake_models.responses import FakeResponses, input_text
+from paxm_contracttest.harness import kit
 from paxm_contracttest.harness.harnesses import CODEX, codex_hooks_completed
-from paxm_contracttest.harness.kit import (
-    Harness,
-    HarnessBox,
-    Installed,
-    Turn,
-    add_hanging_provider,
-    daemon_held_off,
-    installed_fixture,
-)
 from paxm_contracttest.sandbox import PAXM
 from paxm_integration_codex import CodexIntegration, trust
 
@@ -40,14 +31,26 @@ HOOK_TIMEOUT_MS = 10_000
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 
 
-codex = installed_fixture(CODEX)
+codex = kit.installed_fixture(CODEX)
 
 
-def _config(box: HarnessBox) -> Path:
+@pytest.fixture
+def box(codex: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> kit.HarnessBox:
+    """A sandbox for the real Codex."""
+    return kit.HarnessBox(tmp_path / "box", *codex)
+
+
+def _config(box: kit.HarnessBox) -> Path:
     return box.home / ".codex" / "config.toml"
 
 
-def _hook_call(box: HarnessBox, event: str, payload: Mapping[str, object], *, owner: str = "") -> str:
+def _users_config(box: kit.HarnessBox, fake: FakeResponses) -> str:
+    """Point Codex at ``fake``; returns its ``config.toml`` as the user has it, before paxm."""
+    box.point_at(fake.url)
+    return _config(box).read_text()
+
+
+def _hook_call(box: kit.HarnessBox, event: str, payload: Mapping[str, object], *, owner: str = "") -> str:
     """Run paxm's Codex hook the way Codex would (``owner``: as the plugin's launcher does)."""
     extra = {"PAXM_INTEGRATION_OWNER": owner} if owner else {}
     done = subprocess.run(
@@ -62,12 +65,12 @@ def _hook_call(box: HarnessBox, event: str, payload: Mapping[str, object], *, ow
     return done.stdout.strip()
 
 
-def report(label: str, run: Turn) -> None:
+def report(label: str, run: kit.Turn) -> None:
     hooks = {h["hookEvent"]: h["durationMs"] for h in run.hooks}
     print(f"LATENCY codex {label}: hooks_ms={json.dumps(hooks)} codex_wall_s={run.wall:.2f}")
 
 
-def check_hooks(run: Turn, *events: str) -> None:
+def check_hooks(run: kit.Turn, *events: str) -> None:
     """Codex ran (trusted) each of ``events`` once, successfully, within the hook timeout."""
     codex_hooks_completed(run, *events, within_ms=HOOK_TIMEOUT_MS)
 
@@ -84,19 +87,29 @@ def assert_no_garbage(text: str) -> None:
     assert text.count("<paxm-recall") == text.count("</paxm-recall>")
 
 
-def setup_box(box: HarnessBox, fake: FakeResponses, *extra: str) -> None:
+def _quiet_turn(box: kit.HarnessBox, fake: FakeResponses) -> kit.Turn:
+    """A turn paxm must stay out of: it completes with the model's reply, and what the model is
+    shown holds no paxm noise and no envelope."""
+    run = box.turn(fake, "Hello there")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.reply.startswith("Noted")
+    text = first_request_text(fake, 0)
+    assert_no_garbage(text)
+    assert ENVELOPE not in text
+    return run
+
+
+def setup_box(box: kit.HarnessBox, fake: FakeResponses, *extra: str) -> None:
     box.point_at(fake.url)
     box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite", *extra)
     box.generous_recall_budget()
 
 
-def test_decision_in_one_session_is_recalled_in_the_next(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
-    box = HarnessBox(tmp_path / "box", *codex)
+def test_decision_in_one_session_is_recalled_in_the_next(box: kit.HarnessBox) -> None:
     marker = f"KESTREL-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.point_at(fake.url)
-            original = _config(box).read_text()
+        with box.fake(marker=marker) as fake:
+            original = _users_config(box, fake)
             setup = box.paxm("setup", "--yes", "--agent", "codex", "--provider", "sqlite")
             assert "trusted 3 paxm hook(s)" in setup.stderr + setup.stdout
             box.generous_recall_budget()
@@ -150,13 +163,11 @@ def test_decision_in_one_session_is_recalled_in_the_next(codex: tuple[Harness, I
     assert os.stat(_config(box)).st_mode & 0o777 == 0o600
 
 
-def test_plugin_owns_the_hooks(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
-    box = HarnessBox(tmp_path / "box", *codex)
+def test_plugin_owns_the_hooks(box: kit.HarnessBox) -> None:
     marker = f"HERON-{uuid.uuid4().hex[:10]}"
     try:
-        with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.point_at(fake.url)
-            original = _config(box).read_text()
+        with box.fake(marker=marker) as fake:
+            original = _users_config(box, fake)
             setup_box(box, fake)
             assert "client.py" in _config(box).read_text()
             out = box.paxm("setup", "--yes", "--force", "--agent", "codex", "--integration", "codex-plugin")
@@ -207,12 +218,11 @@ def test_plugin_owns_the_hooks(codex: tuple[Harness, Installed], tmp_path: Path)
     assert after.strip() == original.strip()
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
-    box = HarnessBox(tmp_path / "box", *codex)
+def test_daemon_down_turn_completes_and_nothing_is_lost(box: kit.HarnessBox) -> None:
     marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    with FakeResponses(tmp_path / "requests.jsonl", marker=marker) as fake:
+    with box.fake(marker=marker) as fake:
         setup_box(box, fake)
-        with daemon_held_off(box):  # every hook takes the inbox path
+        with kit.daemon_held_off(box):  # every hook takes the inbox path
             run = box.turn(fake, f"Remember: the staging database is called {marker}.")
         assert run.returncode == 0, run.stderr[-3000:]
         assert run.reply.endswith("[marker-seen]")
@@ -240,11 +250,10 @@ def test_daemon_down_turn_completes_and_nothing_is_lost(codex: tuple[Harness, In
         daemon.wait(timeout=30)
 
 
-def test_hanging_provider_costs_at_most_the_client_ceiling(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
-    box = HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+def test_hanging_provider_costs_at_most_the_client_ceiling(box: kit.HarnessBox) -> None:
+    with box.fake() as fake:
         setup_box(box, fake)
-        add_hanging_provider(box)
+        kit.add_hanging_provider(box)
         data = box.config_data()  # the default recall budget, not setup_box's generous one
         recall = data["agents"]["codex"]["hooks"]["user_input"]["recall"]
         recall.pop("timeout", None)
@@ -267,28 +276,19 @@ def test_hanging_provider_costs_at_most_the_client_ceiling(codex: tuple[Harness,
             box.stop_daemon()
 
 
-def test_broken_config_turn_completes_clean(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
-    box = HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+def test_broken_config_turn_completes_clean(box: kit.HarnessBox) -> None:
+    with box.fake() as fake:
         setup_box(box, fake)
-        box.config.write_text("providers: [this is: not valid\n")
-        run = box.turn(fake, "Hello there")
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert run.reply.startswith("Noted")
-        text = first_request_text(fake, 0)
-        assert_no_garbage(text)
-        assert ENVELOPE not in text
+        box.config.write_text(kit.BROKEN_CONFIG)
+        run = _quiet_turn(box, fake)
     check_hooks(run, "SessionStart", "UserPromptSubmit", "Stop")
     report("broken config", run)
-    deadline = time.monotonic() + 10
-    while box.daemon_pid() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    kit.daemon_refused_config(box)
 
 
-def test_paxm_removed_underneath_turn_completes(codex: tuple[Harness, Installed], tmp_path: Path) -> None:
+def test_paxm_removed_underneath_turn_completes(box: kit.HarnessBox, tmp_path: Path) -> None:
     """The hook commands point at a client that no longer exists (paxm's venv was deleted)."""
-    box = HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+    with box.fake() as fake:
         setup_box(box, fake)
         gone = tmp_path / "deleted-venv"
         text = _config(box).read_text().replace(sys.executable, str(gone / "bin" / "python"))
@@ -302,26 +302,18 @@ def test_paxm_removed_underneath_turn_completes(codex: tuple[Harness, Installed]
         assert hooks and all(not h.trusted for h in hooks)
         trust.record_trust(doc, hooks, lambda h: str(gone) in h.command)
         config_toml.write_config(_config(box), doc, original)
-        run = box.turn(fake, "Hello there")
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert run.reply.startswith("Noted")
-        text = first_request_text(fake, 0)
-        assert_no_garbage(text)
-        assert ENVELOPE not in text
+        run = _quiet_turn(box, fake)
     assert {h["hookEvent"] for h in run.hooks} >= {"UserPromptSubmit", "Stop"}
     for hook in run.hooks:
         assert hook["durationMs"] < HOOK_TIMEOUT_MS
     report("paxm removed underneath", run)
 
 
-def test_doctor_says_whether_codex_trusts_paxm_hooks(
-    codex: tuple[Harness, Installed], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_doctor_says_whether_codex_trusts_paxm_hooks(box: kit.HarnessBox, monkeypatch: pytest.MonkeyPatch) -> None:
     from paxm_core.config.loader import load_config
     from paxm_core.integration import InstallContext
 
-    box = HarnessBox(tmp_path / "box", *codex)
-    with FakeResponses(tmp_path / "requests.jsonl") as fake:
+    with box.fake() as fake:
         setup_box(box, fake)
     for key, value in box.env().items():
         monkeypatch.setenv(key, value)

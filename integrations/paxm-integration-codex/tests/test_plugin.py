@@ -100,12 +100,9 @@ def test_generated_copy_has_absolute_paths_and_private_modes(tmp_path: Path) -> 
 
 
 def test_generating_never_writes_or_chmods_through_a_link_planted_in_the_tree(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, victim: Path
 ) -> None:
     # another process swaps files of the half-built tree for links while paxm fills the launcher
-    victim = tmp_path / "victim"
-    victim.write_text("not paxm's\n")
-    victim.chmod(0o644)
     dest = plugin.generated_dir(tmp_path / "paxm")
     staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     real_fill = plugin.fill_launcher

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import stat
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, cli_setup_under_home, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -78,24 +77,20 @@ def test_setup_writes_paxms_own_hook_file_and_uninstall_removes_it(tmp_path: Pat
 def test_the_users_own_handlers_in_paxm_json_survive_install_and_uninstall(tmp_path: Path, isolated_home: Path) -> None:
     hooks = isolated_home / ".copilot" / "hooks" / "paxm.json"
     hooks.parent.mkdir(parents=True)
-    mine = {"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "~/bin/ding"}]}, "note": "mine"}
+    ding = {"type": "command", "bash": "~/bin/ding"}
+    mine = {"version": 1, "hooks": {"agentStop": [ding]}, "note": "mine"}
     hooks.write_text(json.dumps(mine))
     assert paxm_cli(tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite").returncode == 0
     data = json.loads(hooks.read_text())
-    assert data["hooks"]["agentStop"][0] == mine["hooks"]["agentStop"][0] and len(data["hooks"]["agentStop"]) == 2
+    assert data["hooks"]["agentStop"][0] == ding and len(data["hooks"]["agentStop"]) == 2
     assert paxm_cli(tmp_path, "uninstall", "--agent", "copilot", "--yes").returncode == 0
     assert json.loads(hooks.read_text()) == mine
 
 
 def test_copilot_home_moves_the_hook_file(tmp_path: Path, isolated_home: Path) -> None:
     other = tmp_path / "cophome"
-    done = paxm_cli(
-        tmp_path, "setup", "--yes", "--agent", "copilot", "--provider", "sqlite", env={"COPILOT_HOME": str(other)}
-    )
-    assert done.returncode == 0, done.stderr
-    assert "userPromptSubmitted" in json.loads((other / "hooks" / "paxm.json").read_text())["hooks"]
-    assert stat.S_IMODE((other / "hooks").stat().st_mode) == 0o700
-    assert not (isolated_home / ".copilot").exists()
+    hooks = other / "hooks" / "paxm.json"
+    cli_setup_under_home(tmp_path, "copilot", {"COPILOT_HOME": str(other)}, hooks, "userPromptSubmitted")
 
 
 @pytest.mark.parametrize("bad", ['{"hooks": [', '{"hooks": {"agentStop": {}}}', "[1]"])

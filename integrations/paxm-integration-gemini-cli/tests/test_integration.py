@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, paxm_cli
+from paxm_contracttest import cli_reinstall_doctor_uninstall, cli_setup, cli_setup_under_home, paxm_cli
 from paxm_core.envelope import wrap_recall_context
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -46,11 +45,7 @@ def _fixture(name: str) -> bytes:
 
 def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_path: Path, isolated_home: Path) -> None:
     settings = isolated_home / ".gemini" / "settings.json"
-    settings.parent.mkdir()
-    original = json.dumps(USER, indent=2) + "\n"
-    settings.write_text(original)
-    data = cli_setup(tmp_path, "gemini", settings)
-    assert (settings.parent / "settings.json.paxm.bak").read_text() == original
+    data = cli_setup(tmp_path, "gemini", settings, user=USER)
     for key in ("security", "general", "model", "mcpServers", "hooksConfig"):
         assert data[key] == USER[key]
     assert list(data) == list(USER)  # key order kept
@@ -71,14 +66,8 @@ def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_pa
 
 def test_gemini_cli_home_moves_the_settings_file(tmp_path: Path, isolated_home: Path) -> None:
     other = tmp_path / "gemhome"
-    done = paxm_cli(
-        tmp_path, "setup", "--yes", "--agent", "gemini", "--provider", "sqlite", env={"GEMINI_CLI_HOME": str(other)}
-    )
-    assert done.returncode == 0, done.stderr
     settings = other / ".gemini" / "settings.json"
-    assert "BeforeAgent" in json.loads(settings.read_text())["hooks"]
-    assert stat.S_IMODE(settings.parent.stat().st_mode) == 0o700
-    assert not (isolated_home / ".gemini").exists()
+    cli_setup_under_home(tmp_path, "gemini", {"GEMINI_CLI_HOME": str(other)}, settings, "BeforeAgent")
 
 
 @pytest.mark.parametrize("bad", ['{"hooks": [', '{"hooks": {"BeforeAgent": {}}}', "[1]", '{"a": 1 // comment\n}'])

@@ -25,6 +25,7 @@ from paxm_core.integration import (
     Integration,
 )
 from paxm_core.plugins import get_plugin_manager
+from paxm_core.processes import pid_alive
 from paxm_integration_kimi_code import KimiCodeIntegration
 from paxm_integration_kimi_code.integration import UPSTREAM_BEGIN, UPSTREAM_END
 
@@ -62,19 +63,11 @@ def _stop_hook_daemon(config: Path) -> None:
     pid = int(lock.read_text().strip() or 0)
     paxm_cli(config.parent.parent, "__hook-control", "--shutdown")
     deadline = time.monotonic() + 10
-    while pid and _alive(pid) and time.monotonic() < deadline:
+    while pid and pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    if pid and _alive(pid):
+    if pid and pid_alive(pid):
         os.kill(pid, signal.SIGKILL)
         raise AssertionError(f"the hook daemon {pid} for {config} ignored the shutdown")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _commands(text: str) -> list[str]:

@@ -17,28 +17,22 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.harness import kit
 from paxm_contracttest.harness.harnesses import KILO, OPENCODE
-from paxm_contracttest.harness.kit import (
-    Harness,
-    HarnessBox,
-    Installed,
-    backfilled_then_skipped_live,
-    installed_fixture,
-)
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 
-both = installed_fixture(OPENCODE, KILO)
+both = kit.installed_fixture(OPENCODE, KILO)
 
 
 @pytest.fixture
-def box(both: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
+def box(both: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> kit.HarnessBox:
     """A sandbox for the real OpenCode, or for Kilo Code (its fork: same database, own data dir)."""
-    return HarnessBox(tmp_path / "box", *both)
+    return kit.HarnessBox(tmp_path / "box", *both)
 
 
-def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) -> None:
+def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: kit.HarnessBox) -> None:
     agent = box.harness.agent
     marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
     try:
@@ -49,7 +43,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(box: HarnessBox) 
             database = box.home / ".local" / "share" / agent / f"{agent}.db"
             assert database.is_file()
 
-            _, live = backfilled_then_skipped_live(box, fake, marker)
+            _, live = kit.backfilled_then_skipped_live(box, fake, marker)
             assert any("What naming scheme" in t for t in live)  # the plugin captured the live turn
     finally:
         box.stop_daemon()

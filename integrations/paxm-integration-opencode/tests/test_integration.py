@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from paxm_contracttest import enabled_config, paxm_cli
-from paxm_contracttest.generated_file_contract import GeneratedFileContract
+from paxm_contracttest.generated_file_contract import (
+    GeneratedFileContract,
+    assert_guarded_client_argv,
+    install_with_umask_0,
+)
 from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
@@ -64,12 +67,7 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     (oc_dir / "opencode.json").write_text('{"model": "x"}')
     (oc_dir / "plugins" / "mine.js").write_text("export const Mine = async () => ({})\n")
     before = {p: p.read_bytes() for p in oc_dir.rglob("*") if p.is_file()}
-    old = os.umask(0)
-    try:
-        lines: list[str] = []
-        integration.install(InstallContext(config=config, echo=lines.append))
-    finally:
-        os.umask(old)
+    lines = install_with_umask_0(integration, config)
     path = integration.plugin_path()
     assert lines[0] == f"installed the paxm OpenCode plugin at {path}"
     assert "npm install @opencode-ai/plugin@$(opencode --version)" in lines[1]  # offline advice
@@ -80,11 +78,7 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     assert settings is not None
     # opencode's defaults: recall on prompts, write on turn end; session_start bootstraps
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
-    argv = settings["commands"]["user_input"]
-    # the fail-open guard, then `<python> -I -S <client.py>`
-    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"
-    assert argv[5:7] == ["-I", "-S"] and Path(argv[4]).exists() and Path(argv[7]).exists()
-    assert argv[argv.index("--target") + 1] == "opencode" and argv[argv.index("--event") + 1] == "chat.message"
+    assert_guarded_client_argv(settings["commands"]["user_input"], "opencode", "chat.message")
     assert not (oc_dir / "package.json").exists()  # nothing added to OpenCode's dependency install
 
     assert [f.level for f in integration.check(InstallContext(config=config))] == ["ok", "warn"]

@@ -16,23 +16,19 @@ from pathlib import Path
 import pytest
 
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+from paxm_contracttest.harness import kit
 from paxm_contracttest.harness.harnesses import PI_CURRENT
-from paxm_contracttest.harness.kit import (
-    Harness,
-    HarnessBox,
-    Installed,
-    backfilled_then_skipped_live,
-    installed_fixture,
-)
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 
-pi = installed_fixture(PI_CURRENT)
+pi = kit.installed_fixture(PI_CURRENT)
 
 
-def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness, Installed], tmp_path: Path) -> None:
-    box = HarnessBox(tmp_path / "box", *pi)
+def test_a_session_from_before_paxm_is_backfilled_and_recalled(
+    pi: tuple[kit.Harness, kit.Installed], tmp_path: Path
+) -> None:
+    box = kit.HarnessBox(tmp_path / "box", *pi)
     marker = f"PLOVER-{uuid.uuid4().hex[:10]}"
     try:
         with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
@@ -43,7 +39,7 @@ def test_a_session_from_before_paxm_is_backfilled_and_recalled(pi: tuple[Harness
             sessions = sorted(((box.home / ".pi" / "agent") / "sessions").rglob("*.jsonl"))
             assert len(sessions) == 1, sessions
 
-            episode, _ = backfilled_then_skipped_live(box, fake, marker)
+            episode, _ = kit.backfilled_then_skipped_live(box, fake, marker)
             assert "TOOL_RAN_OK" in episode  # the tool call's output is part of the backfilled turn
     finally:
         box.stop_daemon()

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,20 +22,8 @@ import pytest
 
 from paxm_contracttest.fake_models.anthropic import FakeAnthropic
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
+from paxm_contracttest.harness import kit
 from paxm_contracttest.harness.harnesses import CLAUDE, PI_BUILDS
-from paxm_contracttest.harness.kit import (
-    BROKEN_CONFIG,
-    Harness,
-    HarnessBox,
-    Installed,
-    Turn,
-    daemon_held_off,
-    daemon_refused_config,
-    drained_on_start,
-    hanging_provider,
-    installed_fixture,
-    paxm_removed_midway,
-)
 from paxm_contracttest.model_input import assert_no_hook_noise, recalled
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
@@ -42,34 +31,38 @@ pytestmark = [pytest.mark.harness, pytest.mark.slow]
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
 
 
+#: Pi's own error output, which must never reach the model
+NOISE = ("Error: spawn",)
+
+
 def _garbage_free(request: object) -> None:
-    assert_no_hook_noise(_user_text(request), extra=("Error: spawn",))
+    assert_no_hook_noise(_user_text(request), extra=NOISE)
 
 
 def _recall_in(request: object, marker: str) -> bool:
     return recalled(_user_text(request), marker)
 
 
-pi = installed_fixture(*PI_BUILDS.values())
-claude = installed_fixture(CLAUDE)
+pi = kit.installed_fixture(*PI_BUILDS.values())
+claude = kit.installed_fixture(CLAUDE)
 
 
 @pytest.fixture
-def box(pi: tuple[Harness, Installed], tmp_path: Path) -> HarnessBox:
-    return HarnessBox(tmp_path / "box", *pi)
+def box(pi: tuple[kit.Harness, kit.Installed], tmp_path: Path) -> kit.HarnessBox:
+    return kit.HarnessBox(tmp_path / "box", *pi)
 
 
-def _agent_dir(box: HarnessBox) -> Path:
+def _agent_dir(box: kit.HarnessBox) -> Path:
     return box.home / ".pi" / "agent"
 
 
-def _extension(box: HarnessBox) -> Path:
+def _extension(box: kit.HarnessBox) -> Path:
     return _agent_dir(box) / "extensions" / "paxm-hook" / "index.ts"
 
 
 def _pi_rpc(
-    box: HarnessBox, url: str, prompts: list[str], *, timeout: float = 240
-) -> tuple[Turn, list[dict[str, Any]]]:
+    box: kit.HarnessBox, url: str, prompts: list[str], *, timeout: float = 240
+) -> tuple[kit.Turn, list[dict[str, Any]]]:
     """One interactive-mode session (``pi --mode rpc``: ``ctx.hasUI`` is true) running ``prompts``.
 
     Each prompt is sent after the previous run's ``agent_end``; returns the finished process
@@ -112,10 +105,10 @@ def _pi_rpc(
             process.kill()
             raise
         stderr = process.stderr.read()
-    return Turn(process.returncode, "", stderr, time.monotonic() - started), out
+    return kit.Turn(process.returncode, "", stderr, time.monotonic() - started), out
 
 
-def _ok(run: Turn) -> None:
+def _ok(run: kit.Turn) -> None:
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.reply, run.stderr[-4000:]
     assert "paxm" not in run.stderr.lower(), run.stderr[-4000:]  # fail-open means silent, too
@@ -125,17 +118,17 @@ def _user_text(request: object) -> str:
     return request.user_text()  # type: ignore[attr-defined, no-any-return]
 
 
-def _tree(box: HarnessBox) -> list[Path]:
+def _tree(box: kit.HarnessBox) -> list[Path]:
     return sorted(p.relative_to(_agent_dir(box)) for p in _agent_dir(box).rglob("*") if "sessions" not in p.parts)
 
 
-def _setup(box: HarnessBox, *agents: str) -> None:
+def _setup(box: kit.HarnessBox, *agents: str) -> None:
     args = [a for agent in agents or ("pi",) for a in ("--agent", agent)]
     box.paxm("setup", "--yes", *args, "--provider", "sqlite")
 
 
 def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
-    box: HarnessBox, tmp_path: Path
+    box: kit.HarnessBox, tmp_path: Path
 ) -> None:
     _setup(box)
     assert _extension(box).is_file()
@@ -180,92 +173,28 @@ def test_decision_with_a_tool_call_is_captured_and_recalled_in_the_next_session(
     assert set(before) - set(after) == {Path("extensions/paxm-hook"), Path("extensions/paxm-hook/index.ts")}
 
 
-def test_daemon_down_turn_completes_and_nothing_is_lost(box: HarnessBox, tmp_path: Path) -> None:
+FAILING = [kit.daemon_down_turn, kit.broken_config_turn, kit.hanging_provider_turn]
+
+
+@pytest.mark.parametrize("flow", FAILING, ids=["daemon_down", "broken_config", "hanging_provider"])
+def test_turn_completes_clean_when_paxm_fails(box: kit.HarnessBox, flow: Callable[..., kit.Turn]) -> None:
+    """paxm's daemon down (nothing is lost: it drains the turn on start), its config broken, or a
+    memory provider that never answers (the turn costs at most the hook client's ceiling)."""
     _setup(box)
-    marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
-    with daemon_held_off(box):
-        with FakeOpenAI(tmp_path / "requests.jsonl", marker=marker) as fake:
-            box.point_at(fake.url)
-            run = box.turn(fake, f"Remember: the staging database is called {marker}.")
-            _ok(run)
-            for request in fake.completions():
-                _garbage_free(request)
-                assert ENVELOPE not in _user_text(request)
-        print(f"LATENCY pi {box.harness.cache} daemon down: wall_s={run.wall:.2f}")
-    drained_on_start(box, marker)  # the daemon drains the inbox on start
+    run = flow(box, check=_ok, noise=NOISE)
+    print(f"LATENCY pi {box.harness.cache} {flow.__name__}: wall_s={run.wall:.2f}")
 
 
-def test_hanging_memory_provider_costs_at_most_the_client_ceiling(box: HarnessBox, tmp_path: Path) -> None:
+def test_paxm_uninstalled_underneath_a_running_turn(box: kit.HarnessBox, tmp_path: Path) -> None:
     _setup(box)
-    with hanging_provider(box):
-        with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-            box.point_at(fake.url)
-            run = box.turn(fake, "When is the deploy window?")
-            _ok(run)
-            for request in fake.completions():
-                _garbage_free(request)
-        # the recall budget (8.1 s) is longer than the client's 5 s ceiling: the client gave up;
-        # the extension's own 10 s limit never had to act
-        assert run.wall < 60
-        print(f"LATENCY pi {box.harness.cache} hanging provider: wall_s={run.wall:.2f}")
-
-
-def test_broken_config_turn_completes_clean(box: HarnessBox, tmp_path: Path) -> None:
-    _setup(box)
-    box.config.write_text(BROKEN_CONFIG)
-    with FakeOpenAI(tmp_path / "requests.jsonl") as fake:
-        box.point_at(fake.url)
-        run = box.turn(fake, "Hello there")
-        _ok(run)
-        assert run.reply.startswith("Noted")
-        for request in fake.completions():
-            _garbage_free(request)
-            assert ENVELOPE not in _user_text(request)
-    print(f"LATENCY pi {box.harness.cache} broken config: wall_s={run.wall:.2f}")
-    daemon_refused_config(box)
-
-
-def test_paxm_uninstalled_underneath_a_running_turn(box: HarnessBox, tmp_path: Path) -> None:
-    _setup(box)
-    try:
-        # 1. `paxm uninstall` while the turn runs: the extension is already loaded in Pi
-        with FakeOpenAI(tmp_path / "requests.jsonl", hang=3.0) as fake:
-
-            def remove() -> None:
-                box.paxm("uninstall", "--agent", "pi", "--yes")
-                assert not _extension(box).exists()
-
-            _ok(paxm_removed_midway(box, fake, remove))
-            for request in fake.completions():
-                _garbage_free(request)
-
-        # 2. the paxm installation itself is gone (interpreter and client), the extension is still there
-        gone = tmp_path / "gone"
-        gone.mkdir()
-        fake_python = gone / "python"
-        fake_python.symlink_to(sys.executable)
-        box.paxm("setup", "--yes", "--agent", "pi", "--provider", "sqlite", "--force")
-        source = _extension(box).read_text()
-        _extension(box).write_text(source.replace(f'"{os.path.abspath(sys.executable)}"', f'"{fake_python}"'))
-        assert str(fake_python) in _extension(box).read_text()
-        fake_python.unlink()
-        with FakeOpenAI(tmp_path / "requests2.jsonl") as fake:
-            box.point_at(fake.url)
-            run = box.turn(fake, "Hello again")
-            _ok(run)
-            assert run.reply.startswith("Noted")
-            for request in fake.completions():
-                _garbage_free(request)
-                assert ENVELOPE not in _user_text(request)
-    finally:
-        box.stop_daemon()
+    kit.generated_file_outlives_paxm(box, tmp_path, hang=3.0, check=_ok, noise=NOISE)
 
 
 def test_decision_captured_by_claude_code_is_recalled_by_pi(
-    pi: tuple[Harness, Installed], claude: tuple[Harness, Installed], tmp_path: Path
+    pi: tuple[kit.Harness, kit.Installed], claude: tuple[kit.Harness, kit.Installed], tmp_path: Path
 ) -> None:
-    box = HarnessBox(tmp_path / "box", *pi)
-    first_box = HarnessBox(tmp_path / "box", *claude)  # the same HOME, workspace and paxm config
+    box = kit.HarnessBox(tmp_path / "box", *pi)
+    first_box = kit.HarnessBox(tmp_path / "box", *claude)  # the same HOME, workspace and paxm config
     _setup(box, "claude", "pi")
     first_box.generous_recall_budget()
     box.generous_recall_budget()
@@ -291,7 +220,7 @@ def test_decision_captured_by_claude_code_is_recalled_by_pi(
 
 
 def test_interactive_session_captures_every_run_and_a_failed_recall_is_a_notification(
-    box: HarnessBox, tmp_path: Path
+    box: kit.HarnessBox, tmp_path: Path
 ) -> None:
     _setup(box)
     first, second = (f"{name}-{uuid.uuid4().hex[:10]}" for name in ("PLOVER", "CURLEW"))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from paxm_contracttest import enabled_config, paxm_cli
-from paxm_contracttest.generated_file_contract import GeneratedFileContract
+from paxm_contracttest.generated_file_contract import (
+    GeneratedFileContract,
+    assert_guarded_client_argv,
+    install_with_umask_0,
+)
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import (
     EVENT_SESSION_START,
@@ -51,12 +54,7 @@ def test_install_writes_a_private_extension_and_uninstall_removes_exactly_it(
     (agent / "extensions" / "mine" / "index.ts").write_text("export default function () {}\n")
     (agent / "models.json").write_text('{"providers": {}}')
     before = {p: p.read_bytes() for p in agent.rglob("*") if p.is_file()}
-    old = os.umask(0)
-    try:
-        lines: list[str] = []
-        integration.install(InstallContext(config=config, echo=lines.append))
-    finally:
-        os.umask(old)
+    lines = install_with_umask_0(integration, config)
     path = integration.extension_path()
     assert lines == [f"installed the paxm Pi extension at {path}"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -68,10 +66,7 @@ def test_install_writes_a_private_extension_and_uninstall_removes_exactly_it(
     # pi's defaults: recall on prompts, write on turn end; session_start always
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
     argv = settings["commands"]["user_input"]
-    # the fail-open guard, then `<python> -I -S <client.py>`
-    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "paxm-hook"
-    assert argv[5:7] == ["-I", "-S"] and Path(argv[4]).exists() and Path(argv[7]).exists()
-    assert argv[argv.index("--target") + 1] == "pi" and argv[argv.index("--event") + 1] == "before_agent_start"
+    assert_guarded_client_argv(argv, "pi", "before_agent_start")
     assert settings["commands"]["turn_end"][-1] == "agent_end"
     assert "--json" not in argv  # plain-text output: the extension injects stdout as is
 

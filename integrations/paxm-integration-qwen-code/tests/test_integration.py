@@ -41,11 +41,7 @@ def test_registered_and_satisfies_the_contract() -> None:
 
 def test_setup_merges_into_the_users_settings_and_uninstall_restores_them(tmp_path: Path, isolated_home: Path) -> None:
     settings = isolated_home / ".qwen" / "settings.json"
-    settings.parent.mkdir()
-    original = json.dumps(USER, indent=2) + "\n"
-    settings.write_text(original)
-    data = cli_setup(tmp_path, "qwen", settings)
-    assert (settings.parent / "settings.json.paxm.bak").read_text() == original
+    data = cli_setup(tmp_path, "qwen", settings, user=USER)
     expected = copy.deepcopy(USER)
     for key in ("security", "model", "mcpServers"):
         assert data[key] == expected[key]

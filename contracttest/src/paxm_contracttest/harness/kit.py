@@ -12,7 +12,11 @@ its own config); the rest is the same for every harness:
 * :func:`model_inputs` is the text each model request showed the model, whatever the API;
 * the shared flows every harness's end-to-end file runs: :func:`capture_then_recall` (a turn,
   its capture, the recall in the next session), :func:`cross_harness` (a decision one harness
-  captured reaches another), :func:`uninstall_restores` and :func:`fail_open_when_paxm_gone`.
+  captured reaches another), :func:`uninstall_restores` and :func:`fail_open_when_paxm_gone`;
+  for harnesses on a Chat Completions fake also :func:`daemon_down_turn`,
+  :func:`broken_config_turn`, :func:`hanging_provider_turn` and
+  :func:`generated_file_outlives_paxm` (each a :func:`quiet_turn`: the turn completes and no
+  request holds paxm's envelope or noise).
 
 The descriptions of the ten harnesses are in :mod:`paxm_contracttest.harness.harnesses`.
 """
@@ -41,10 +45,13 @@ __all__ = [
     "BROKEN_CONFIG",
     "add_hanging_provider",
     "backfilled_then_skipped_live",
+    "broken_config_turn",
+    "daemon_down_turn",
     "daemon_held_off",
     "daemon_refused_config",
     "drained_on_start",
     "hanging_provider",
+    "hanging_provider_turn",
     "Harness",
     "HarnessBox",
     "Installed",
@@ -52,12 +59,14 @@ __all__ = [
     "capture_then_recall",
     "cross_harness",
     "fail_open_when_paxm_gone",
+    "generated_file_outlives_paxm",
     "install",
     "installed_fixture",
     "ok",
     "model_inputs",
     "model_requests",
     "paxm_removed_midway",
+    "quiet_turn",
     "stale_paths",
     "uninstall_restores",
 ]
@@ -571,6 +580,90 @@ def paxm_removed_midway(
         remove()
         out, err = process.communicate(timeout=wait + 60)
     return Turn(process.returncode, out, err, 0.0, box.harness.reply(box, out))
+
+
+def quiet_turn(
+    box: HarnessBox, fake: Any, prompt: str, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()
+) -> Turn:
+    """A turn paxm must stay out of (its daemon down, its config broken, its interpreter gone): the
+    turn passes ``check``, and no model request holds paxm's envelope or noise (nor ``noise``,
+    the harness's own error output).  ``fake`` is a Chat Completions fake: every request it got counts."""
+    run = box.turn(fake, prompt)
+    check(run)
+    for request in fake.completions():
+        text = request.user_text()
+        assert_no_hook_noise(text, extra=noise)
+        assert PASSIVE_OPEN not in text
+    return run
+
+
+def daemon_down_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()) -> Turn:
+    """With paxm's daemon held off, a turn that states a decision is a :func:`quiet_turn`, and
+    nothing is lost: the daemon started afterwards drains the turn from the inbox."""
+    marker = f"OSPREY-{uuid.uuid4().hex[:10]}"
+    with daemon_held_off(box), box.fake(marker=marker) as fake:
+        run = quiet_turn(box, fake, f"Remember: the staging database is called {marker}.", check=check, noise=noise)
+    drained_on_start(box, marker)
+    return run
+
+
+def hanging_provider_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()) -> Turn:
+    """With a memory provider that never answers (:func:`hanging_provider`), a turn is a
+    :func:`quiet_turn` that costs at most the hook client's ceiling: the recall budget (8.1 s) is
+    longer than the client's 5 s, so the client gives up and the plugin's own 10 s limit never acts."""
+    with hanging_provider(box), box.fake() as fake:
+        run = quiet_turn(box, fake, "When is the deploy window?", check=check, noise=noise)
+    assert run.wall < 60
+    return run
+
+
+def broken_config_turn(box: HarnessBox, *, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()) -> Turn:
+    """With :data:`BROKEN_CONFIG` as paxm's config, a turn is a :func:`quiet_turn` that gets the
+    model's reply, and the daemon a hook started refuses the config (:func:`daemon_refused_config`)."""
+    box.config.write_text(BROKEN_CONFIG)
+    with box.fake() as fake:
+        run = quiet_turn(box, fake, "Hello there", check=check, noise=noise)
+        assert run.reply.startswith("Noted")
+    daemon_refused_config(box)
+    return run
+
+
+def _interpreter_removed(box: HarnessBox, generated: Path, tmp: Path) -> None:
+    """Install paxm again (``setup --force``), then make ``generated`` run an interpreter that is
+    deleted: paxm's installation is gone, the file the harness loads stays."""
+    python = tmp / "gone" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    box.paxm("setup", "--yes", "--agent", box.harness.agent, "--provider", "sqlite", "--force")
+    generated.write_text(generated.read_text().replace(f'"{os.path.abspath(sys.executable)}"', f'"{python}"'))
+    assert str(python) in generated.read_text()
+    python.unlink()
+
+
+def generated_file_outlives_paxm(
+    box: HarnessBox, tmp: Path, *, hang: float, check: Callable[[Turn], None] = ok, noise: Iterable[str] = ()
+) -> None:
+    """For a harness that loads paxm's generated file (``native_config``) at start: a turn during
+    which ``paxm uninstall`` removes the file completes, and so does a later turn whose file runs
+    a deleted interpreter; no model request gets paxm's noise, the later one no envelope either."""
+    assert box.harness.native_config is not None, f"{box.harness.name} names no native config"
+    generated = box.harness.native_config(box)
+    try:
+        with box.fake(hang=hang) as fake:  # the model hangs so the turn is still running at uninstall
+
+            def remove() -> None:
+                box.uninstall()
+                assert not generated.exists()
+
+            check(paxm_removed_midway(box, fake, remove))
+            for request in fake.completions():
+                assert_no_hook_noise(request.user_text(), extra=noise)
+        _interpreter_removed(box, generated, tmp)
+        with box.fake("requests2") as fake:
+            run = quiet_turn(box, fake, "Hello again", check=check, noise=noise)
+            assert run.reply.startswith("Noted")
+    finally:
+        box.stop_daemon()
 
 
 def uninstall_restores(box: HarnessBox, before: Callable[[], object], now: Callable[[], object]) -> None:

@@ -1,7 +1,7 @@
 // What the Node tests of generated plugin files share; run_node_file_tests (node_plugin.py) hands
 // a test script this module's URL in PAXM_NODE_KIT, the generated files in PAXM_GENERATED_FILES
 // ({case: path}) and the captured hook arguments in PAXM_NODE_FIXTURES.
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 export const FILES = JSON.parse(process.env.PAXM_GENERATED_FILES);
@@ -22,4 +22,16 @@ export function calls(event) {
     const entry = JSON.parse(line);
     return { ...entry, payload: JSON.parse(entry.stdin) };
   });
+}
+
+// before each test: an empty log, and the fake hook answering as a working paxm would (recall for
+// prompts, the identity block at session start, nothing for the other events)
+export function resetHooks() {
+  rmSync(LOG, { recursive: true, force: true });
+  mkdirSync(LOG, { recursive: true });
+  process.env.FAKE_HOOK_MODE = "ok";
+  process.env.FAKE_HOOK_OUT_USER_INPUT = RECALL;
+  process.env.FAKE_HOOK_OUT_SESSION_START = IDENTITY;
+  process.env.FAKE_HOOK_OUT_TURN_END = "";
+  process.env.FAKE_HOOK_OUT_TOOL_USE = "";
 }

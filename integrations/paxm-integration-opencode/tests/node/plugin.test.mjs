@@ -3,11 +3,11 @@
 // the ones the real OpenCode 1.18.33 passed (PAXM_NODE_FIXTURES, captured by capture_fixtures.py).
 import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, rmSync, mkdirSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const { FILES: PLUGINS, LOG, fixture, clone, RECALL, IDENTITY, calls } = await import(process.env.PAXM_NODE_KIT);
+const { FILES: PLUGINS, LOG, fixture, clone, RECALL, IDENTITY, calls, resetHooks } = await import(process.env.PAXM_NODE_KIT);
 
 let loaded = 0;
 async function load(name, ctx = {}) {
@@ -40,15 +40,7 @@ const steps = () => clone(fixture("experimental.chat.messages.transform"));
 const idle = () => clone(fixture("session.idle"));
 const history = () => clone(fixture("session.messages")).data;
 
-beforeEach(() => {
-  rmSync(LOG, { recursive: true, force: true });
-  mkdirSync(LOG, { recursive: true });
-  process.env.FAKE_HOOK_MODE = "ok";
-  process.env.FAKE_HOOK_OUT_USER_INPUT = RECALL;
-  process.env.FAKE_HOOK_OUT_SESSION_START = IDENTITY;
-  process.env.FAKE_HOOK_OUT_TURN_END = "";
-  process.env.FAKE_HOOK_OUT_TOOL_USE = "";
-});
+beforeEach(resetHooks);
 
 test("the generated plugin imports nothing", () => {
   for (const path of Object.values(PLUGINS)) {

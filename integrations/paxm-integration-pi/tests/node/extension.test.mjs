@@ -5,11 +5,11 @@
 // the kit's fake_hook.mjs (a real subprocess recording its argv and stdin).
 import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, rmSync, mkdirSync, existsSync } from "node:fs";
+import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const { FILES: EXTENSIONS, LOG, fixture, clone, RECALL, IDENTITY, calls } = await import(process.env.PAXM_NODE_KIT);
+const { FILES: EXTENSIONS, LOG, fixture, clone, RECALL, IDENTITY, calls, resetHooks } = await import(process.env.PAXM_NODE_KIT);
 // the id in the captured session file name (`<timestamp>_<id>.jsonl`)
 const SESSION_ID = fixture("session_start")[0].ctx.sessionFile.split("/").pop().replace(/\.jsonl$/, "").split("_").pop();
 
@@ -67,14 +67,7 @@ async function replayRun(fire, ctx, ends = messageEnds()) {
   }
 }
 
-beforeEach(() => {
-  rmSync(LOG, { recursive: true, force: true });
-  mkdirSync(LOG, { recursive: true });
-  process.env.FAKE_HOOK_MODE = "ok";
-  process.env.FAKE_HOOK_OUT_USER_INPUT = RECALL;
-  process.env.FAKE_HOOK_OUT_SESSION_START = IDENTITY;
-  process.env.FAKE_HOOK_OUT_TURN_END = "";
-});
+beforeEach(resetHooks);
 
 test("the generated extension imports only Node built-ins and has one default export", () => {
   for (const path of Object.values(EXTENSIONS)) {
@@ -284,9 +277,7 @@ test("session_start does not hold Pi up; the first prompt waits for it, so paxm 
   assert.equal(await Promise.race([handler, killed]), "handler");
   await slow.fire("before_agent_start", events("before_agent_start")[0], ctx); // drains the killed hook
 
-  process.env.FAKE_HOOK_MODE = "ok";
-  rmSync(LOG, { recursive: true, force: true });
-  mkdirSync(LOG, { recursive: true });
+  resetHooks();
   const { fire } = await load("full");
   await fire("session_start", events("session_start")[0], ctx);
   const result = await fire("before_agent_start", events("before_agent_start")[0], ctx);
