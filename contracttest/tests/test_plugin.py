@@ -48,36 +48,38 @@ def test_checks_carry_the_marker(pytester: pytest.Pytester) -> None:
     result.stdout.no_fnmatch_line("*test_unrelated*PASSED*")
 
 
-def test_missing_type_override_is_a_clear_error(pytester: pytest.Pytester) -> None:
-    body = "class TestForgot(ProviderContract):\n    pass\n"
-    result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*TestForgot must override the paxm_provider_type fixture*"])
-
-
-def test_uninstalled_type_names_the_entry_point(pytester: pytest.Pytester) -> None:
-    body = (
+MISCONFIGURED = {
+    "missing_type_override": (
+        "class TestForgot(ProviderContract):\n    pass\n",
+        1,
+        ["*TestForgot must override the paxm_provider_type fixture*"],
+    ),
+    "uninstalled_type_names_the_entry_point": (
         "class TestMissing(ProviderContract):\n"
         "    @pytest.fixture\n"
         "    def paxm_provider_type(self):\n"
-        "        return 'no-such-type'\n"
-    )
-    result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*'no-such-type' is not installed*[[]project.entry-points.paxm[]]*"])
-
-
-def test_class_attributes_name_the_type_and_the_capabilities(pytester: pytest.Pytester) -> None:
-    body = (
+        "        return 'no-such-type'\n",
+        1,
+        ["*'no-such-type' is not installed*[[]project.entry-points.paxm[]]*"],
+    ),
+    "class_attributes_name_the_type_and_the_capabilities": (
         "class TestByName(ProviderContract):\n"
         "    provider_type = 'no-such-type'\n"
         "class TestCapabilities(contract_for(GoodProvider)):\n"
-        "    expected_capabilities = frozenset({'put_batch', 'teleport'})\n"
-    )
+        "    expected_capabilities = frozenset({'put_batch', 'teleport'})\n",
+        2,
+        ["*'no-such-type' is not installed*", "*lists unknown capabilities [[]'teleport'[]]*"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISCONFIGURED))
+def test_misconfigured_contract_is_a_clear_error(pytester: pytest.Pytester, case: str) -> None:
+    body, errors, messages = MISCONFIGURED[case]
     result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*'no-such-type' is not installed*"])
-    result.stdout.fnmatch_lines(["*lists unknown capabilities [[]'teleport'[]]*"])
+    result.assert_outcomes(errors=errors)
+    for message in messages:  # each on its own: the order of the errors is not part of the contract
+        result.stdout.fnmatch_lines([message])
 
 
 BROKEN = {

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
@@ -37,6 +37,7 @@ __all__ = [
     "ServerProcess",
     "backend_fixture",
     "cancel_prefetch",
+    "closing_fixture",
     "fake_openai",
     "free_port",
     "install_wheels",
@@ -291,6 +292,28 @@ def backend_fixture(name: str, start: Callable[[Path, str], _Backend], doc: str)
 
     fixture.__doc__ = doc
     return pytest.fixture(scope="session", name=name)(fixture)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Closing = TypeVar("_Closing", bound=_Closable)
+
+
+def closing_fixture(name: str, factory: Callable[[], _Closing], doc: str) -> Any:
+    """A fixture ``name``: a fresh ``factory()`` for each test, closed after it.
+
+    Assign it in a test module or ``conftest.py``: ``zep = closing_fixture("zep", ZepFake, "...")``.
+    """
+
+    def fixture() -> Iterator[_Closing]:
+        server = factory()
+        yield server
+        server.close()
+
+    fixture.__doc__ = doc
+    return pytest.fixture(name=name)(fixture)
 
 
 def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:

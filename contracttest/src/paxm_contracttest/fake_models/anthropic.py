@@ -84,15 +84,13 @@ class FakeAnthropic(FakeModelServer):
             _json = JsonHandler.send_json
 
             def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                    self._json(200, {"data": [{"id": "claude-sonnet-4-5", "type": "model"}], "has_more": False})
-                else:
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                models = {"data": [{"id": "claude-sonnet-4-5", "type": "model"}], "has_more": False}
+                self.answer_get(
+                    fake, models, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+                )
 
             def do_POST(self) -> None:
-                raw = self.read_body()
-                fake.record("POST", self.path, raw)
+                raw, _ = self.record_post(fake)
                 path = self.path.split("?")[0].rstrip("/")
                 if path.endswith("/messages/count_tokens"):
                     self._json(200, {"input_tokens": max(1, len(raw) // 4)})

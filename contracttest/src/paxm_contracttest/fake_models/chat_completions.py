@@ -113,15 +113,11 @@ class FakeOpenAI(FakeModelServer):
             _json = JsonHandler.send_json
 
             def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
-                else:
-                    self._json(404, {"error": {"message": self.path, "type": "not_found"}})
+                models = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+                self.answer_get(fake, models, {"error": {"message": self.path, "type": "not_found"}})
 
             def do_POST(self) -> None:
-                raw = self.read_body()
-                request = fake.record("POST", self.path, raw)
+                raw, request = self.record_post(fake)
                 if not isinstance(request, Recorded) or not request.is_completion:
                     self._json(404, {"error": {"message": self.path, "type": "not_found"}})
                     return

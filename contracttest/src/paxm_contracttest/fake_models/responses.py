@@ -120,15 +120,11 @@ class FakeResponses(FakeModelServer):
             _json = JsonHandler.send_json
 
             def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
-                else:
-                    self._json(404, {"error": {"message": "not found"}})
+                models = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+                self.answer_get(fake, models, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
-                raw = self.read_body()
-                entry = fake.record("POST", self.path, raw)
+                raw, entry = self.record_post(fake)
                 if not self.path.split("?")[0].endswith("/responses"):
                     self._json(404, {"error": {"message": "not found"}})
                     return

@@ -45,6 +45,19 @@ class JsonHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
+    def record_post(self, fake: FakeModelServer) -> tuple[bytes, Recorded]:
+        """Read this POST's body and record it with ``fake``; the raw body and its record."""
+        raw = self.read_body()
+        return raw, fake.record("POST", self.path, raw)
+
+    def answer_get(self, fake: FakeModelServer, models: Any, missing: Any) -> None:
+        """Record this GET with ``fake``; answer ``models`` on a ``/models`` route, else 404 ``missing``."""
+        fake.record("GET", self.path, b"")
+        if self.path.split("?")[0].rstrip("/").endswith("/models"):
+            self.send_json(200, models)
+        else:
+            self.send_json(404, missing)
+
     def send_json(self, code: int, payload: Any) -> None:
         """One JSON response with its length."""
         data = json.dumps(payload).encode()
