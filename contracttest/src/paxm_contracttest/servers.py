@@ -44,6 +44,7 @@ __all__ = [
     "missing",
     "prefetch_wheel_venvs",
     "provision_venv",
+    "recv_line",
     "set_background_niced",
     "set_wheel_venv_root",
     "start_fake_openai",
@@ -314,6 +315,20 @@ def closing_fixture(name: str, factory: Callable[[], _Closing], doc: str) -> Any
 
     fixture.__doc__ = doc
     return pytest.fixture(name=name)(fixture)
+
+
+def recv_line(conn: socket.socket) -> bytes:
+    """What ``conn`` sends up to and including its first newline (less when it closes first).
+
+    How a fake daemon reads one request of the newline-framed socket protocol.
+    """
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:
