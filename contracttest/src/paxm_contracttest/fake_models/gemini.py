@@ -20,9 +20,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler, Recorded
 
@@ -77,9 +76,35 @@ class GeminiRequest(Recorded):
         return "\n".join(out)
 
 
+class _GeminiHandler(JsonHandler):
+    """Content generation (SSE or one JSON), token counting and models."""
+
+    fake: ClassVar[FakeGemini]
+
+    def do_POST(self) -> None:
+        raw, request = self.record_post()
+        method = request.method_name if isinstance(request, GeminiRequest) else ""
+        if method == "countTokens":
+            self.send_json(200, {"totalTokens": max(1, len(raw) // 4)})
+            return
+        if not isinstance(request, GeminiRequest) or method not in ("streamGenerateContent", "generateContent"):
+            self.send_json(404, self.fake.not_found(self.path))
+            return
+        if self.fake.hang:
+            time.sleep(self.fake.hang)
+        answer = self.fake.response(request)
+        if method == "generateContent":
+            self.send_json(200, answer)
+            return
+        self.start_events()
+        self.wfile.write(f"data: {json.dumps(answer)}\r\n\r\n".encode())
+        self.wfile.flush()
+
+
 class FakeGemini(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL."""
 
+    handler_type = _GeminiHandler
     recorded_type = GeminiRequest
     thread_name = "fake-gemini"
     #: ``http://127.0.0.1:<port>`` is what ``GOOGLE_GEMINI_BASE_URL`` takes
@@ -129,33 +154,10 @@ class FakeGemini(FakeModelServer):
             "responseId": uuid.uuid4().hex[:16],
         }
 
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        """Content generation (SSE or one JSON), token counting and models."""
-        fake = self
+    def models_body(self) -> Any:
+        """Gemini's model list: the one model, able to generate content."""
+        return {"models": [{"name": f"models/{self.model}", "supportedGenerationMethods": ["generateContent"]}]}
 
-        class Handler(JsonHandler):
-            def do_GET(self) -> None:
-                model = {"name": f"models/{fake.model}", "supportedGenerationMethods": ["generateContent"]}
-                missing = {"error": {"code": 404, "message": self.path, "status": "NOT_FOUND"}}
-                self.answer_get(fake, {"models": [model]}, missing)
-
-            def do_POST(self) -> None:
-                raw, request = self.record_post(fake)
-                method = request.method_name if isinstance(request, GeminiRequest) else ""
-                if method == "countTokens":
-                    self.send_json(200, {"totalTokens": max(1, len(raw) // 4)})
-                    return
-                if not isinstance(request, GeminiRequest) or method not in ("streamGenerateContent", "generateContent"):
-                    self.send_json(404, {"error": {"code": 404, "message": self.path, "status": "NOT_FOUND"}})
-                    return
-                if fake.hang:
-                    time.sleep(fake.hang)
-                answer = fake.response(request)
-                if method == "generateContent":
-                    self.send_json(200, answer)
-                    return
-                self.start_events()
-                self.wfile.write(f"data: {json.dumps(answer)}\r\n\r\n".encode())
-                self.wfile.flush()
-
-        return Handler
+    def not_found(self, path: str) -> Any:
+        """Gemini's (Google API) error shape."""
+        return {"error": {"code": 404, "message": path, "status": "NOT_FOUND"}}
