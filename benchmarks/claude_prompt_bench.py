@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hook_bench import daemon_pid, seed, stop_any  # noqa: E402
 from results import record  # noqa: E402
 
+from paxm_contracttest.servers import recv_line  # noqa: E402
 from paxm_core.passive.client_core import encode_request  # noqa: E402
 
 PAXM = str(Path(sys.executable).parent / "paxm")
@@ -199,12 +200,7 @@ class StandIn:
             except OSError:
                 return
             with conn:
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
+                recv_line(conn)
                 conn.sendall(self.reply)
 
 

@@ -51,6 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from paxm_contracttest.fakes import IdStoreProvider
 from paxm_core import Deadline, MemoryItem, MemoryRef
 from paxm_core.capture import CaptureEvent, CaptureQueue, DeliveryWorker
 from paxm_core.capture._inbox import append_raw, connect, sha256_hex, utc_stamp
@@ -63,27 +64,11 @@ from results import record  # noqa: E402
 from timing import line, numbered, timed  # noqa: E402
 
 
-class MemoryProvider:
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self.stored: dict[str, MemoryItem] = {}
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def search(self, query: Any, deadline: Deadline) -> list[Any]:
-        return []
-
-    def health(self, deadline: Deadline) -> None:
-        return None
-
-    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        self.stored[item.id] = item
-        return MemoryRef(self._name, item.id)
+class MemoryProvider(IdStoreProvider):
+    """The in-memory store without ``put_batch``: the worker puts one item at a time."""
 
 
-class BatchMemoryProvider(MemoryProvider):
+class BatchMemoryProvider(IdStoreProvider):
     """The in-memory store with ``put_batch``: the worker takes its batched, pipelined path,
     so its figure is the queue's and worker's own cost with a write that costs ~nothing."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,13 +22,9 @@ def _paxm(*requirements: str) -> str:
 
 
 def _env(home: Path) -> dict[str, str]:
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CONFIG_HOME": str(home / "cfg"),
-        "XDG_STATE_HOME": str(home / "state"),
-    }
+    from paxm_contracttest.servers import user_env
+
+    return user_env(home)
 
 
 @pytest.mark.prefetch_wheel_venv("paxm")

@@ -48,36 +48,88 @@ def test_checks_carry_the_marker(pytester: pytest.Pytester) -> None:
     result.stdout.no_fnmatch_line("*test_unrelated*PASSED*")
 
 
-def test_missing_type_override_is_a_clear_error(pytester: pytest.Pytester) -> None:
-    body = "class TestForgot(ProviderContract):\n    pass\n"
-    result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*TestForgot must override the paxm_provider_type fixture*"])
-
-
-def test_uninstalled_type_names_the_entry_point(pytester: pytest.Pytester) -> None:
-    body = (
+# case -> (test module body, pytest arguments, outcomes, messages that must be in the output)
+OUTCOMES: dict[str, tuple[str, tuple[str, ...], dict[str, int], list[str]]] = {
+    "missing_type_override_is_a_clear_error": (
+        "class TestForgot(ProviderContract):\n    pass\n",
+        ("-k", "test_health"),
+        {"errors": 1},
+        ["*TestForgot must override the paxm_provider_type fixture*"],
+    ),
+    "uninstalled_type_names_the_entry_point": (
         "class TestMissing(ProviderContract):\n"
         "    @pytest.fixture\n"
         "    def paxm_provider_type(self):\n"
-        "        return 'no-such-type'\n"
-    )
-    result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*'no-such-type' is not installed*[[]project.entry-points.paxm[]]*"])
-
-
-def test_class_attributes_name_the_type_and_the_capabilities(pytester: pytest.Pytester) -> None:
-    body = (
+        "        return 'no-such-type'\n",
+        ("-k", "test_health"),
+        {"errors": 1},
+        ["*'no-such-type' is not installed*[[]project.entry-points.paxm[]]*"],
+    ),
+    "class_attributes_name_the_type_and_the_capabilities": (
         "class TestByName(ProviderContract):\n"
         "    provider_type = 'no-such-type'\n"
         "class TestCapabilities(contract_for(GoodProvider)):\n"
-        "    expected_capabilities = frozenset({'put_batch', 'teleport'})\n"
-    )
-    result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*'no-such-type' is not installed*"])
-    result.stdout.fnmatch_lines(["*lists unknown capabilities [[]'teleport'[]]*"])
+        "    expected_capabilities = frozenset({'put_batch', 'teleport'})\n",
+        ("-k", "test_health"),
+        {"errors": 2},
+        ["*'no-such-type' is not installed*", "*lists unknown capabilities [[]'teleport'[]]*"],
+    ),
+    "misspelled_expected_capability_is_an_error": (
+        "class TestTypo(contract_for(GoodProvider)):\n"
+        "    @pytest.fixture\n"
+        "    def paxm_expected_capabilities(self):\n"
+        "        return {'putbatch'}\n",
+        ("-k", "test_health"),
+        {"errors": 1},
+        ["*unknown capabilities [[]'putbatch'[]]*"],
+    ),
+    "capability_not_declared_is_skipped_not_failed": (
+        "class P(GoodProvider):\n    delete = None\nTestPartial = contract_for(P, capabilities=('put_batch',))\n",
+        ("-k", "test_delete", "-rs"),
+        {"skipped": 1},
+        ["*'delete' is not declared by this provider*"],
+    ),
+    "expected_capabilities_fixture_overrides_declaration": (
+        "class P(GoodProvider):\n    delete = None\n"
+        "class TestStrict(contract_for(P, capabilities=())):\n"
+        "    @pytest.fixture\n"
+        "    def paxm_expected_capabilities(self):\n"
+        "        return {'delete'}\n",
+        ("-k", "test_delete or test_declared"),
+        {"failed": 2},
+        ["*declared but not implemented: delete*"],
+    ),
+    "eventually_consistent_backend_passes_with_read_after_write": (
+        "import time\n"
+        "class P(GoodProvider):\n"
+        "    def put(self, item, deadline):\n"
+        "        ref = super().put(item, deadline)\n"
+        "        self.visible_at = getattr(self, 'visible_at', {})\n"
+        "        self.visible_at[ref.id] = time.monotonic() + 0.3\n"
+        "        return ref\n"
+        "    def search(self, query, deadline):\n"
+        "        now = time.monotonic()\n"
+        "        return [h for h in super().search(query, deadline) if self.visible_at.get(h.id, 0) <= now]\n"
+        "class TestLagging(contract_for(P)):\n"
+        "    @pytest.fixture\n"
+        "    def paxm_read_after_write(self):\n"
+        "        from paxm_contracttest import ReadAfterWrite\n"
+        "        return ReadAfterWrite(timeout=2.0, interval=0.1)\n"
+        "TestImpatient = contract_for(P)\n",
+        ("-k", "test_search_returns_written_memory_faithfully"),
+        {"passed": 1, "failed": 1},
+        ["*override the paxm_read_after_write fixture*"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTCOMES))
+def test_contract_outcome_and_message(pytester: pytest.Pytester, case: str) -> None:
+    body, args, outcomes, messages = OUTCOMES[case]
+    result = run(pytester, body, *args)
+    result.assert_outcomes(**outcomes)
+    for message in messages:  # each on its own: the order of the errors is not part of the contract
+        result.stdout.fnmatch_lines([message])
 
 
 BROKEN = {
@@ -187,50 +239,6 @@ def test_broken_providers_fail_with_clear_messages(pytester: pytest.Pytester) ->
     assert result.ret != 0
 
 
-def test_capability_not_declared_is_skipped_not_failed(pytester: pytest.Pytester) -> None:
-    body = "class P(GoodProvider):\n    delete = None\nTestPartial = contract_for(P, capabilities=('put_batch',))\n"
-    result = run(pytester, body, "-k", "test_delete", "-rs")
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*'delete' is not declared by this provider*"])
-
-
-def test_expected_capabilities_fixture_overrides_declaration(pytester: pytest.Pytester) -> None:
-    body = (
-        "class P(GoodProvider):\n    delete = None\n"
-        "class TestStrict(contract_for(P, capabilities=())):\n"
-        "    @pytest.fixture\n"
-        "    def paxm_expected_capabilities(self):\n"
-        "        return {'delete'}\n"
-    )
-    result = run(pytester, body, "-k", "test_delete or test_declared")
-    result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*declared but not implemented: delete*"])
-
-
-def test_eventually_consistent_backend_passes_with_read_after_write(pytester: pytest.Pytester) -> None:
-    body = (
-        "import time\n"
-        "class P(GoodProvider):\n"
-        "    def put(self, item, deadline):\n"
-        "        ref = super().put(item, deadline)\n"
-        "        self.visible_at = getattr(self, 'visible_at', {})\n"
-        "        self.visible_at[ref.id] = time.monotonic() + 0.3\n"
-        "        return ref\n"
-        "    def search(self, query, deadline):\n"
-        "        now = time.monotonic()\n"
-        "        return [h for h in super().search(query, deadline) if self.visible_at.get(h.id, 0) <= now]\n"
-        "class TestLagging(contract_for(P)):\n"
-        "    @pytest.fixture\n"
-        "    def paxm_read_after_write(self):\n"
-        "        from paxm_contracttest import ReadAfterWrite\n"
-        "        return ReadAfterWrite(timeout=2.0, interval=0.1)\n"
-        "TestImpatient = contract_for(P)\n"
-    )
-    result = run(pytester, body, "-k", "test_search_returns_written_memory_faithfully")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*override the paxm_read_after_write fixture*"])
-
-
 def test_config_fixture_is_parametrizable(pytester: pytest.Pytester) -> None:
     body = (
         "from paxm_core import ProviderConfig\n"
@@ -248,15 +256,3 @@ def test_config_fixture_is_parametrizable(pytester: pytest.Pytester) -> None:
     )
     result = run(pytester, body, "-k", "test_health or test_zz")
     result.assert_outcomes(passed=3)
-
-
-def test_misspelled_expected_capability_is_an_error(pytester: pytest.Pytester) -> None:
-    body = (
-        "class TestTypo(contract_for(GoodProvider)):\n"
-        "    @pytest.fixture\n"
-        "    def paxm_expected_capabilities(self):\n"
-        "        return {'putbatch'}\n"
-    )
-    result = run(pytester, body, "-k", "test_health")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*unknown capabilities [[]'putbatch'[]]*"])

@@ -15,11 +15,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from paxm_contracttest.fakes import IdStoreProvider
 from paxm_core import Deadline, MemoryItem, MemoryRef, ProviderError
 from paxm_core.capture import CaptureEvent
 
 
-class FakeProvider:
+class FakeProvider(IdStoreProvider):
     """An ID-honouring in-memory provider with fault injection.
 
     ``fail_times`` fails the first N puts, ``always_fail`` every put, ``hang`` blocks each put
@@ -29,26 +30,15 @@ class FakeProvider:
     def __init__(
         self, name: str, *, fail_times: int = 0, always_fail: bool = False, hang: threading.Event | None = None
     ) -> None:
-        self._name = name
+        super().__init__(name)
         self.fail_times = fail_times
         self.always_fail = always_fail
         self.hang = hang
         self.lock = threading.Lock()
         self.calls = 0
         self.puts: list[MemoryItem] = []
-        self.stored: dict[str, MemoryItem] = {}
         self.active = 0
         self.max_active = 0
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def search(self, query: Any, deadline: Deadline) -> list[Any]:
-        return []
-
-    def health(self, deadline: Deadline) -> None:
-        return None
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         with self.lock:
@@ -63,8 +53,7 @@ class FakeProvider:
                 raise ProviderError(self._name, "put", f"injected failure {call}")
             with self.lock:
                 self.puts.append(item)
-                self.stored[item.id] = item
-            return MemoryRef(self._name, item.id)
+                return super().put(item, deadline)
         finally:
             with self.lock:
                 self.active -= 1

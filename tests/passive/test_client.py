@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.servers import recv_line
 from paxm_core.passive.client_command import hook_command, hook_command_line
 
 from .conftest import CLIENT, control, daemon_pid, queue_rows, run_client, wait_for, write_config
@@ -81,13 +82,7 @@ class FakeDaemon:
                 conn.close()
                 return
             with conn:
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-                self.requests.append(json.loads(data))
+                self.requests.append(json.loads(recv_line(conn)))
                 if self.behaviour == "answer":
                     conn.sendall(b"PAXM-HOOK 1 19\nCONTEXT-FROM-DAEMONpaxm hook x\n")
                 elif self.behaviour == "garbage":

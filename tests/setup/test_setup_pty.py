@@ -10,11 +10,12 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+
+from paxm_contracttest.servers import closing_fixture
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -28,11 +29,7 @@ SPACE = " "
 TIMEOUT = 30
 
 
-@pytest.fixture
-def zep() -> Iterator[ZepFake]:
-    fake = ZepFake()
-    yield fake
-    fake.close()
+zep = closing_fixture("zep", ZepFake, "A fresh local Zep v4 server for setup to ensure a user in.")
 
 
 @pytest.fixture

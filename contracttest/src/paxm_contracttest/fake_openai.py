@@ -1,7 +1,7 @@
 """A deterministic, offline OpenAI-compatible endpoint for backends that need an embedder and an LLM.
 
-Run it as ``python -m paxm_contracttest.fake_openai PORT`` (stdlib only, so any venv's Python
-can run the file directly).  Routes:
+Run it as ``python -m paxm_contracttest.fake_openai PORT`` (or run the file with a Python that has
+``paxm_contracttest`` installed: it shares the fake model servers' JSON handler).  Routes:
 
 * ``POST /v1/embeddings``: hashing bag-of-words vectors (``FAKEAI_DIMS``, default 256), L2
   normalized, so texts sharing words are close and unrelated texts score near zero; float or
@@ -27,8 +27,10 @@ import struct
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from paxm_contracttest.fake_models.server import JsonHandler
 
 __all__ = ["embed", "main"]
 
@@ -62,20 +64,12 @@ def _load_reply() -> Any:
     return module.reply
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
+    # one request a connection, as backend servers' HTTP clients have always been served here
+    protocol_version = "HTTP/1.0"
     reply: Any = None
     dims = 256
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
-
-    def _send(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    _send = JsonHandler.send_json
 
     def _log(self, body: Any) -> None:
         path = os.environ.get("FAKEAI_LOG", "")

@@ -40,6 +40,32 @@ def _words(text: str) -> set[str]:
     return {w for w in "".join(c.lower() if c.isalnum() else " " for c in text).split() if w}
 
 
+class IdStoreProvider:
+    """The cheapest store a write path can deliver to: ``stored`` keeps each item under its own id.
+
+    Search finds nothing; no locks, copies or deadline checks, so a benchmark's figure is the
+    write path's own cost.  Subclass it to add fault injection or counters.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self.stored: dict[str, MemoryItem] = {}
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
+        return []
+
+    def health(self, deadline: Deadline) -> None:
+        return None
+
+    def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
+        self.stored[item.id] = item
+        return MemoryRef(self._name, item.id)
+
+
 class MemoryProvider:
     """In-memory store: relevance = share of query words found; keeps every field it is given."""
 

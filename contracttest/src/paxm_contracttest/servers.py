@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
@@ -37,12 +37,14 @@ __all__ = [
     "ServerProcess",
     "backend_fixture",
     "cancel_prefetch",
+    "closing_fixture",
     "fake_openai",
     "free_port",
     "install_wheels",
     "missing",
     "prefetch_wheel_venvs",
     "provision_venv",
+    "recv_line",
     "set_background_niced",
     "set_wheel_venv_root",
     "start_fake_openai",
@@ -291,6 +293,42 @@ def backend_fixture(name: str, start: Callable[[Path, str], _Backend], doc: str)
 
     fixture.__doc__ = doc
     return pytest.fixture(scope="session", name=name)(fixture)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Closing = TypeVar("_Closing", bound=_Closable)
+
+
+def closing_fixture(name: str, factory: Callable[[], _Closing], doc: str) -> Any:
+    """A fixture ``name``: a fresh ``factory()`` for each test, closed after it.
+
+    Assign it in a test module or ``conftest.py``: ``zep = closing_fixture("zep", ZepFake, "...")``.
+    """
+
+    def fixture() -> Iterator[_Closing]:
+        server = factory()
+        yield server
+        server.close()
+
+    fixture.__doc__ = doc
+    return pytest.fixture(name=name)(fixture)
+
+
+def recv_line(conn: socket.socket) -> bytes:
+    """What ``conn`` sends up to and including its first newline (less when it closes first).
+
+    How a fake daemon reads one request of the newline-framed socket protocol.
+    """
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,23 @@ import httpx
 import pytest
 from mem0_venv import mem0_python
 
+from paxm_core.api.types import MemoryOrigin, MemoryScope
+
 HERE = Path(__file__).resolve().parent
+
+# The attribution the wire tests' items carry (both providers), and the paxm_* metadata it is sent as.
+CREATED = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+ORIGIN = MemoryOrigin("todd", "codex-todd", "s1", "t1")
+SCOPE = MemoryScope("personal", "todd")
+ATTRIBUTION_METADATA = {
+    "paxm_created_at": "2026-11-30T09:00:00Z",
+    "paxm_user_id": "todd",
+    "paxm_agent_id": "codex-todd",
+    "paxm_session_id": "s1",
+    "paxm_turn_id": "t1",
+    "paxm_scope_type": "personal",
+    "paxm_scope_id": "todd",
+}
 
 
 @dataclass

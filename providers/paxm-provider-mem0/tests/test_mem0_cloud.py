@@ -9,16 +9,16 @@ import subprocess
 import textwrap
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 
 import pytest
 from mem0_cloud_fake import Mem0CloudFake, Request
+from mem0_fixtures import ATTRIBUTION_METADATA, CREATED, ORIGIN, SCOPE
 from mem0_venv import mem0_python
 
 from paxm_contracttest.fakes import closed_after_test
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
-from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
+from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_provider_mem0.cloud import Mem0CloudProvider
 
 
@@ -40,15 +40,14 @@ def test_a_write_is_added_polled_until_done_then_looked_up_by_its_write_id(cloud
     cloud.state.pending_polls = 2
     cloud.state.list_lag = 1
     p = provider(cloud)
-    created = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
     item = MemoryItem(
         text="Deploys freeze on Fridays",
         id="item-7",
         source="codex",
-        created_at=created,
+        created_at=CREATED,
         metadata={"workspace": "/repo"},
-        origin=MemoryOrigin("todd", "codex-todd", "s1", "t1"),
-        scope=MemoryScope("personal", "todd"),
+        origin=ORIGIN,
+        scope=SCOPE,
     )
     started = time.monotonic()
     ref = p.put(item, soon())
@@ -75,13 +74,7 @@ def test_a_write_is_added_polled_until_done_then_looked_up_by_its_write_id(cloud
             "paxm_id": "item-7",
             "paxm_source": "codex",
             "paxm_tier": "ltm",
-            "paxm_created_at": "2026-11-30T09:00:00Z",
-            "paxm_user_id": "todd",
-            "paxm_agent_id": "codex-todd",
-            "paxm_session_id": "s1",
-            "paxm_turn_id": "t1",
-            "paxm_scope_type": "personal",
-            "paxm_scope_id": "todd",
+            **ATTRIBUTION_METADATA,
             "paxm_write_id": write_id,
         },
         "infer": False,

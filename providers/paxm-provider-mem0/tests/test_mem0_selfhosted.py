@@ -10,15 +10,15 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
-from mem0_fixtures import Mem0Server
+from mem0_fixtures import ATTRIBUTION_METADATA, CREATED, ORIGIN, SCOPE, Mem0Server
 
 from paxm_contracttest.fakes import closed_after_test
 from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
-from paxm_core.api.types import MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, SearchQuery
+from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_provider_mem0.selfhosted import Mem0Provider
 
 
@@ -33,7 +33,7 @@ def soon() -> Deadline:
 
 def test_put_sends_verbatim_text_paxm_metadata_and_infer_false(mem0_server: Mem0Server) -> None:
     p = provider(mem0_server)
-    created = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    created = CREATED
     mark = mem0_server.mark()
     item = MemoryItem(
         text="  The release train leaves on Thursdays  ",
@@ -43,8 +43,8 @@ def test_put_sends_verbatim_text_paxm_metadata_and_infer_false(mem0_server: Mem0
         created_at=created,
         tier="stm",
         expires_at=created + timedelta(hours=24),
-        origin=MemoryOrigin("todd", "codex-todd", "s1", "t1"),
-        scope=MemoryScope("personal", "todd"),
+        origin=ORIGIN,
+        scope=SCOPE,
     )
     ref = p.put(item, soon())
     assert ref.provider == "mem0" and ref.id
@@ -62,13 +62,7 @@ def test_put_sends_verbatim_text_paxm_metadata_and_infer_false(mem0_server: Mem0
             "paxm_source": "cli",
             "paxm_tier": "stm",
             "paxm_expires_at": "2026-12-01T09:00:00Z",
-            "paxm_created_at": "2026-11-30T09:00:00Z",
-            "paxm_user_id": "todd",
-            "paxm_agent_id": "codex-todd",
-            "paxm_session_id": "s1",
-            "paxm_turn_id": "t1",
-            "paxm_scope_type": "personal",
-            "paxm_scope_id": "todd",
+            **ATTRIBUTION_METADATA,
         },
         "infer": False,
     }

@@ -1,14 +1,12 @@
 """Upstream's baseline eval suite through the postgres provider meets its budget, as SQLite does.
 
 The suite is upstream's data outside this repository (``../shared/evals`` beside the checkout,
-or ``$PAXM_EVALS_DIR``); the test skips with a reason when it is absent.  Profiles mirror the
-router's defaults (tiers, thresholds, limits) as in the SQLite provider's eval test.
+or ``$PAXM_EVALS_DIR``); the test skips with a reason when it is absent.  Cases run under the
+router's default profiles (:mod:`paxm_contracttest.eval_suites`), as in the SQLite provider's eval test.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,28 +14,13 @@ from typing import Any
 import pytest
 from pgserver import PgServer, pg_config
 
-from paxm_core import Deadline, MemoryItem, SearchQuery
+from paxm_contracttest.eval_suites import evals_dir, recall_case, suite_budget, suite_cases
+from paxm_core import Deadline
 from paxm_provider_postgres.provider import PostgresProvider
 
-REPO = Path(__file__).resolve().parents[3]
-EVALS = Path(os.environ.get("PAXM_EVALS_DIR") or REPO.parent / "shared" / "evals")
-PROFILES: dict[str, tuple[tuple[str, ...], float, int]] = {
-    "active": ((), 0.25, 3),
-    "passive": (("ltm",), 0.75, 2),
-    "passive_initial": (("ltm",), 0.35, 5),
-}
-
-
-def _suite(name: str) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    path = EVALS / name / "suite.json"
-    if not path.is_file():
-        return [], {}
-    cases = [c for c in json.loads(path.read_text())["cases"] if "recall" in c and not c.get("write")]
-    budget = json.loads((EVALS / name / "budget.json").read_text())
-    return cases, budget
-
-
-BASELINE, BUDGET = _suite("baseline")
+EVALS = evals_dir(Path(__file__).resolve().parents[3])
+BASELINE = suite_cases(EVALS, "baseline")
+BUDGET = suite_budget(EVALS, "baseline") if BASELINE else {}
 
 
 @pytest.fixture(scope="module")
@@ -51,15 +34,7 @@ def provider(pg_server: PgServer) -> Iterator[PostgresProvider]:
 def run_case(prov: PostgresProvider, case: dict[str, Any]) -> list[str]:
     with prov.database.transaction("reset", Deadline.after(30)) as conn:
         conn.execute('TRUNCATE "evals_baseline".paxm_memories')
-    prov.put_batch([MemoryItem.from_json(m) for m in case["memories"]], Deadline.none())
-    recall = case["recall"]
-    tiers, threshold, default_limit = PROFILES[recall.get("mode") or "active"]
-    limit = recall.get("limit") or default_limit
-    metadata = dict(recall.get("metadata") or {})
-    if recall.get("workspace"):
-        metadata["workspace"] = recall["workspace"]
-    hits = prov.search(SearchQuery(recall["query"], limit=limit, metadata=metadata, tiers=tiers), Deadline.after(10))
-    return [h.id for h in hits if h.relevance >= threshold][:limit]
+    return [h.id for h in recall_case(prov, case, timeout=10)]
 
 
 @pytest.mark.skipif(not BASELINE, reason=f"shared eval suites not found under {EVALS} (set PAXM_EVALS_DIR)")

@@ -9,7 +9,6 @@ remember / recall / ``config doctor`` run through the CLI.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -44,14 +43,9 @@ providers:
     teams: [platform]
 """
     )
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CONFIG_HOME": str(home / "cfg"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "PAXM_PG_PASSWORD": APP_PASSWORD,
-    }
+    from paxm_contracttest.servers import user_env
+
+    return {**user_env(home), "PAXM_PG_PASSWORD": APP_PASSWORD}
 
 
 def _run(paxm: str, env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from paxm_contracttest.fakes import isolated_home  # noqa: F401  (autouse: no test touches the real home)
+from paxm_contracttest.servers import closing_fixture
 
 sys.path.insert(0, str(Path(__file__).parent))
 from zep_fake import ZepFake  # noqa: E402
 
-
-@pytest.fixture
-def zep() -> Iterator[ZepFake]:
-    """A fresh local Zep v4 server (the recording fake the real SDK talks to)."""
-    fake = ZepFake()
-    yield fake
-    fake.close()
+zep = closing_fixture("zep", ZepFake, "A fresh local Zep v4 server (the recording fake the real SDK talks to).")
 
 
 @pytest.fixture

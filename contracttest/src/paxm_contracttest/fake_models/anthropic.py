@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, ClassVar
 
 from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler
 from paxm_contracttest.fake_models.server import Recorded as _Recorded
@@ -42,9 +41,78 @@ def _has_tool_result(body: dict[str, Any]) -> bool:
     return False
 
 
+class _MessagesHandler(JsonHandler):
+    """Messages, token counting and models."""
+
+    fake: ClassVar[FakeAnthropic]
+
+    def do_POST(self) -> None:
+        raw, _ = self.record_post()
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/messages/count_tokens"):
+            self.send_json(200, {"input_tokens": max(1, len(raw) // 4)})
+        elif path.endswith("/messages"):
+            self._messages(raw)
+        else:
+            self.send_json(404, self.fake.not_found(path))
+
+    def _messages(self, raw: bytes) -> None:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        text = self.fake.reply_for(raw)
+        model = body.get("model", "claude-sonnet-4-5") if isinstance(body, dict) else "claude-sonnet-4-5"
+        message: dict[str, Any] = {
+            "id": "msg_" + uuid.uuid4().hex[:20],
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": max(1, len(raw) // 4), "output_tokens": 1},
+        }
+        call = self.fake.planned_call(body, raw)
+        stop = "tool_use" if call else "end_turn"
+        if call:
+            block: dict[str, Any] = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20]}
+            block.update(name=call[0], input=call[1])
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(call[1])}
+        else:
+            block = {"type": "text", "text": text}
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": text}
+        if not (isinstance(body, dict) and body.get("stream")):
+            message.update(content=[block], stop_reason=stop)
+            self.send_json(200, message)
+            return
+        self.start_events()
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 8},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        for name, data in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+
 class FakeAnthropic(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL."""
 
+    handler_type = _MessagesHandler
     recorded_type = Recorded
     thread_name = "fake-anthropic"
     #: no ``/v1``: Claude Code appends it
@@ -76,81 +144,10 @@ class FakeAnthropic(FakeModelServer):
         with self._lock:
             return [r for r in self.requests if isinstance(r, Recorded) and r.is_turn]
 
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        """Messages, token counting and models."""
-        fake = self
+    def models_body(self) -> Any:
+        """Anthropic's model list."""
+        return {"data": [{"id": "claude-sonnet-4-5", "type": "model"}], "has_more": False}
 
-        class Handler(JsonHandler):
-            _json = JsonHandler.send_json
-
-            def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                    self._json(200, {"data": [{"id": "claude-sonnet-4-5", "type": "model"}], "has_more": False})
-                else:
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-
-            def do_POST(self) -> None:
-                raw = self.read_body()
-                fake.record("POST", self.path, raw)
-                path = self.path.split("?")[0].rstrip("/")
-                if path.endswith("/messages/count_tokens"):
-                    self._json(200, {"input_tokens": max(1, len(raw) // 4)})
-                elif path.endswith("/messages"):
-                    self._messages(raw)
-                else:
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
-
-            def _messages(self, raw: bytes) -> None:
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = {}
-                text = fake.reply_for(raw)
-                model = body.get("model", "claude-sonnet-4-5") if isinstance(body, dict) else "claude-sonnet-4-5"
-                message: dict[str, Any] = {
-                    "id": "msg_" + uuid.uuid4().hex[:20],
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": max(1, len(raw) // 4), "output_tokens": 1},
-                }
-                call = fake.planned_call(body, raw)
-                stop = "tool_use" if call else "end_turn"
-                if call:
-                    block: dict[str, Any] = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20]}
-                    block.update(name=call[0], input=call[1])
-                    start = {**block, "input": {}}
-                    delta = {"type": "input_json_delta", "partial_json": json.dumps(call[1])}
-                else:
-                    block = {"type": "text", "text": text}
-                    start = {"type": "text", "text": ""}
-                    delta = {"type": "text_delta", "text": text}
-                if not (isinstance(body, dict) and body.get("stream")):
-                    message.update(content=[block], stop_reason=stop)
-                    self._json(200, message)
-                    return
-                self.start_events()
-                events: list[tuple[str, dict[str, Any]]] = [
-                    ("message_start", {"type": "message_start", "message": message}),
-                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
-                    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                    (
-                        "message_delta",
-                        {
-                            "type": "message_delta",
-                            "delta": {"stop_reason": stop, "stop_sequence": None},
-                            "usage": {"output_tokens": 8},
-                        },
-                    ),
-                    ("message_stop", {"type": "message_stop"}),
-                ]
-                for name, data in events:
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-
-        return Handler
+    def not_found(self, path: str) -> Any:
+        """Anthropic's error shape."""
+        return {"type": "error", "error": {"type": "not_found_error", "message": path}}

@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler
 from paxm_contracttest.fake_models.server import Recorded as _Recorded
@@ -64,9 +63,67 @@ class Recorded(_Recorded):
         return "\n".join(out)
 
 
+class _ChatHandler(JsonHandler):
+    """Chat completions (tool calls in tool mode) and models."""
+
+    fake: ClassVar[FakeOpenAI]
+
+    def do_POST(self) -> None:
+        raw, request = self.record_post()
+        if not isinstance(request, Recorded) or not request.is_completion:
+            self.send_json(404, self.fake.not_found(self.path))
+            return
+        if self.fake.hang:
+            time.sleep(self.fake.hang)
+        self._complete(request, raw)
+
+    def _complete(self, request: Recorded, raw: bytes) -> None:
+        body = request.body
+        model = str(body.get("model") or "fake-model")
+        ident = "chatcmpl-" + uuid.uuid4().hex[:20]
+        created = int(time.time())
+        function = self.fake.tool_call(request)
+        if function is not None:
+            call = {"index": 0, "id": "call_" + uuid.uuid4().hex[:20], "type": "function", "function": function}
+            delta: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        else:
+            delta = {"role": "assistant", "content": self.fake.reply_for(raw)}
+            finish = "stop"
+        usage = {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": 8, "total_tokens": 8}
+        if not body.get("stream"):
+            message = dict(delta)
+            if "tool_calls" in message:
+                message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in delta["tool_calls"]]
+            self.send_json(
+                200,
+                {
+                    "id": ident,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": usage,
+                },
+            )
+            return
+        self.start_events()
+        chunks: list[dict[str, Any]] = [
+            {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            {"choices": [], "usage": usage},
+        ]
+        for chunk in chunks:
+            chunk.update(id=ident, object="chat.completion.chunk", created=created, model=model)
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
 class FakeOpenAI(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL (with ``/v1``)."""
 
+    handler_type = _ChatHandler
     recorded_type = Recorded
     thread_name = "fake-openai"
 
@@ -104,73 +161,3 @@ class FakeOpenAI(FakeModelServer):
             return None
         arguments = {"command": TOOL_COMMAND, "description": "Print a probe line"}
         return {"name": self.shell_tool(request), "arguments": json.dumps(arguments)}
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        """Chat completions (tool calls in tool mode) and models."""
-        fake = self
-
-        class Handler(JsonHandler):
-            _json = JsonHandler.send_json
-
-            def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
-                else:
-                    self._json(404, {"error": {"message": self.path, "type": "not_found"}})
-
-            def do_POST(self) -> None:
-                raw = self.read_body()
-                request = fake.record("POST", self.path, raw)
-                if not isinstance(request, Recorded) or not request.is_completion:
-                    self._json(404, {"error": {"message": self.path, "type": "not_found"}})
-                    return
-                if fake.hang:
-                    time.sleep(fake.hang)
-                self._complete(request, raw)
-
-            def _complete(self, request: Recorded, raw: bytes) -> None:
-                body = request.body
-                model = str(body.get("model") or "fake-model")
-                ident = "chatcmpl-" + uuid.uuid4().hex[:20]
-                created = int(time.time())
-                function = fake.tool_call(request)
-                if function is not None:
-                    call = {"index": 0, "id": "call_" + uuid.uuid4().hex[:20], "type": "function", "function": function}
-                    delta: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
-                    finish = "tool_calls"
-                else:
-                    delta = {"role": "assistant", "content": fake.reply_for(raw)}
-                    finish = "stop"
-                usage = {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": 8, "total_tokens": 8}
-                if not body.get("stream"):
-                    message = dict(delta)
-                    if "tool_calls" in message:
-                        message["tool_calls"] = [
-                            {k: v for k, v in c.items() if k != "index"} for c in delta["tool_calls"]
-                        ]
-                    self._json(
-                        200,
-                        {
-                            "id": ident,
-                            "object": "chat.completion",
-                            "created": created,
-                            "model": model,
-                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                            "usage": usage,
-                        },
-                    )
-                    return
-                self.start_events()
-                chunks: list[dict[str, Any]] = [
-                    {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                    {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
-                    {"choices": [], "usage": usage},
-                ]
-                for chunk in chunks:
-                    chunk.update(id=ident, object="chat.completion.chunk", created=created, model=model)
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-
-        return Handler

@@ -18,12 +18,12 @@ answers so the CLI carries on with its defaults.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler, Recorded
 
 __all__ = ["FakeGemini", "GeminiRequest"]
 
@@ -32,23 +32,13 @@ TOOL_COMMAND = "echo TOOL_RAN_OK"
 SHELL_TOOL = "run_shell_command"
 
 
-class GeminiRequest(dict[str, Any]):
-    """One logged request: ``t`` (epoch seconds), ``method``, ``path``, ``body`` (parsed JSON or text)."""
-
-    @property
-    def body(self) -> dict[str, Any]:
-        body = self.get("body")
-        return body if isinstance(body, dict) else {}
-
-    @property
-    def text(self) -> str:
-        """The whole body as JSON text (for substring checks)."""
-        return json.dumps(self.get("body"), ensure_ascii=False)
+class GeminiRequest(Recorded):
+    """One logged Gemini request (a :class:`Recorded` that knows Gemini's method names and tools)."""
 
     @property
     def method_name(self) -> str:
         """``streamGenerateContent``, ``generateContent``, ``countTokens`` or ``""``."""
-        last = str(self.get("path", "")).split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        last = self.route.rsplit("/", 1)[-1]
         return last.rsplit(":", 1)[-1] if ":" in last else ""
 
     @property
@@ -86,8 +76,39 @@ class GeminiRequest(dict[str, Any]):
         return "\n".join(out)
 
 
-class FakeGemini:
+class _GeminiHandler(JsonHandler):
+    """Content generation (SSE or one JSON), token counting and models."""
+
+    fake: ClassVar[FakeGemini]
+
+    def do_POST(self) -> None:
+        raw, request = self.record_post()
+        method = request.method_name if isinstance(request, GeminiRequest) else ""
+        if method == "countTokens":
+            self.send_json(200, {"totalTokens": max(1, len(raw) // 4)})
+            return
+        if not isinstance(request, GeminiRequest) or method not in ("streamGenerateContent", "generateContent"):
+            self.send_json(404, self.fake.not_found(self.path))
+            return
+        if self.fake.hang:
+            time.sleep(self.fake.hang)
+        answer = self.fake.response(request)
+        if method == "generateContent":
+            self.send_json(200, answer)
+            return
+        self.start_events()
+        self.wfile.write(f"data: {json.dumps(answer)}\r\n\r\n".encode())
+        self.wfile.flush()
+
+
+class FakeGemini(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is its base URL."""
+
+    handler_type = _GeminiHandler
+    recorded_type = GeminiRequest
+    thread_name = "fake-gemini"
+    #: ``http://127.0.0.1:<port>`` is what ``GOOGLE_GEMINI_BASE_URL`` takes
+    url_suffix = ""
 
     def __init__(
         self,
@@ -98,45 +119,21 @@ class FakeGemini:
         hang: float = 0.0,
         model: str = "fake-model",
     ) -> None:
-        self.log_path = log_path
-        self.marker = marker
-        self.reply = reply
+        super().__init__(log_path, marker=marker, reply=reply)
         self.hang = hang
         self.model = model
-        self.requests: list[GeminiRequest] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>`` (what ``GOOGLE_GEMINI_BASE_URL`` takes)."""
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    def _gemini_requests(self) -> list[GeminiRequest]:
+        with self._lock:
+            return [r for r in self.requests if isinstance(r, GeminiRequest)]
 
     def agent_steps(self) -> list[GeminiRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.is_agent_step]
+        """Recorded agent-loop requests (they offer the CLI's tools), in arrival order."""
+        return [r for r in self._gemini_requests() if r.is_agent_step]
 
     def generations(self) -> list[GeminiRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.method_name in ("streamGenerateContent", "generateContent")]
-
-    def record(self, method: str, path: str, raw: bytes) -> GeminiRequest:
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        entry = GeminiRequest(t=time.time(), method=method, path=path, body=body)
-        with self._lock:
-            self.requests.append(entry)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        return entry
-
-    def reply_for(self, request: GeminiRequest) -> str:
-        seen = self.marker and self.marker in request.text
-        return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
+        """Recorded content generation requests, in arrival order."""
+        return [r for r in self._gemini_requests() if r.method_name in ("streamGenerateContent", "generateContent")]
 
     def response(self, request: GeminiRequest) -> dict[str, Any]:
         """The ``GenerateContentResponse`` for ``request``."""
@@ -147,7 +144,8 @@ class FakeGemini:
             args = {"command": TOOL_COMMAND, "description": "Print a probe line"}
             parts = [{"functionCall": {"name": SHELL_TOOL, "args": args}}]
         else:
-            parts = [{"text": self.reply_for(request)}]
+            # the marker is looked for in the parsed body's text, as Gemini's JSON escapes it
+            parts = [{"text": self.reply_for(request.text.encode())}]
         size = max(1, len(request.text) // 4)
         return {
             "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
@@ -156,66 +154,10 @@ class FakeGemini:
             "responseId": uuid.uuid4().hex[:16],
         }
 
-    def __enter__(self) -> FakeGemini:
-        fake = self
+    def models_body(self) -> Any:
+        """Gemini's model list: the one model, able to generate content."""
+        return {"models": [{"name": f"models/{self.model}", "supportedGenerationMethods": ["generateContent"]}]}
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
-                pass
-
-            def _json(self, code: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                    model = {"name": f"models/{fake.model}", "supportedGenerationMethods": ["generateContent"]}
-                    self._json(200, {"models": [model]})
-                else:
-                    self._json(404, {"error": {"code": 404, "message": self.path, "status": "NOT_FOUND"}})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                request = fake.record("POST", self.path, raw)
-                method = request.method_name
-                if method == "countTokens":
-                    self._json(200, {"totalTokens": max(1, len(raw) // 4)})
-                    return
-                if method not in ("streamGenerateContent", "generateContent"):
-                    self._json(404, {"error": {"code": 404, "message": self.path, "status": "NOT_FOUND"}})
-                    return
-                if fake.hang:
-                    time.sleep(fake.hang)
-                answer = fake.response(request)
-                if method == "generateContent":
-                    self._json(200, answer)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                self.wfile.write(f"data: {json.dumps(answer)}\r\n\r\n".encode())
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-gemini", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+    def not_found(self, path: str) -> Any:
+        """Gemini's (Google API) error shape."""
+        return {"error": {"code": 404, "message": path, "status": "NOT_FOUND"}}

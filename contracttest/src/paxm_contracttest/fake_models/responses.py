@@ -17,9 +17,8 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler, Recorded
 
@@ -69,9 +68,54 @@ def _answered(items: Any) -> bool:
     return False
 
 
+class _ResponsesHandler(JsonHandler):
+    """Responses (function calls in tool mode) and models."""
+
+    fake: ClassVar[FakeResponses]
+
+    def do_POST(self) -> None:
+        raw, entry = self.record_post()
+        if not self.path.split("?")[0].endswith("/responses"):
+            self.send_json(404, self.fake.not_found(self.path))
+            return
+        self._responses(entry.get("body"), raw)
+
+    def _sse(self, events: list[dict[str, Any]]) -> None:
+        self.start_events()
+        for seq, event in enumerate(events):
+            event["sequence_number"] = seq
+            self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+
+    def _responses(self, body: Any, raw: bytes) -> None:
+        body = body if isinstance(body, dict) else {}
+        base, usage = _response_base(body), _usage(raw)
+        call = self.fake.tool_call_for(body)
+        item, added, middle = _function_call(*call) if call is not None else _message(self.fake.reply_for(raw))
+        if not body.get("stream"):
+            self.send_json(200, dict(base, status="completed", output=[item], usage=usage))
+            return
+        self._sse(
+            [
+                {
+                    "type": "response.created",
+                    "response": dict(base, status="in_progress", output=[], usage=None),
+                },
+                {"type": "response.output_item.added", "output_index": 0, "item": added},
+                *middle,
+                {"type": "response.output_item.done", "output_index": 0, "item": item},
+                {
+                    "type": "response.completed",
+                    "response": dict(base, status="completed", output=[item], usage=usage),
+                },
+            ]
+        )
+
+
 class FakeResponses(FakeModelServer):
     """Context manager running the fake server in a thread; ``url`` is Codex's ``base_url`` (with ``/v1``)."""
 
+    handler_type = _ResponsesHandler
     thread_name = "fake-responses"
 
     def __init__(
@@ -111,61 +155,6 @@ class FakeResponses(FakeModelServer):
                 value: Any = ["bash", "-lc", command] if props["command"].get("type") == "array" else command
                 return str(tool["name"]), json.dumps({"command": value})
         return None
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        """Responses (function calls in tool mode) and models."""
-        fake = self
-
-        class Handler(JsonHandler):
-            _json = JsonHandler.send_json
-
-            def do_GET(self) -> None:
-                fake.record("GET", self.path, b"")
-                if self.path.split("?")[0].endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
-                else:
-                    self._json(404, {"error": {"message": "not found"}})
-
-            def do_POST(self) -> None:
-                raw = self.read_body()
-                entry = fake.record("POST", self.path, raw)
-                if not self.path.split("?")[0].endswith("/responses"):
-                    self._json(404, {"error": {"message": "not found"}})
-                    return
-                self._responses(entry.get("body"), raw)
-
-            def _sse(self, events: list[dict[str, Any]]) -> None:
-                self.start_events()
-                for seq, event in enumerate(events):
-                    event["sequence_number"] = seq
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                    self.wfile.flush()
-
-            def _responses(self, body: Any, raw: bytes) -> None:
-                body = body if isinstance(body, dict) else {}
-                base, usage = _response_base(body), _usage(raw)
-                call = fake.tool_call_for(body)
-                item, added, middle = _function_call(*call) if call is not None else _message(fake.reply_for(raw))
-                if not body.get("stream"):
-                    self._json(200, dict(base, status="completed", output=[item], usage=usage))
-                    return
-                self._sse(
-                    [
-                        {
-                            "type": "response.created",
-                            "response": dict(base, status="in_progress", output=[], usage=None),
-                        },
-                        {"type": "response.output_item.added", "output_index": 0, "item": added},
-                        *middle,
-                        {"type": "response.output_item.done", "output_index": 0, "item": item},
-                        {
-                            "type": "response.completed",
-                            "response": dict(base, status="completed", output=[item], usage=usage),
-                        },
-                    ]
-                )
-
-        return Handler
 
 
 #: a Responses API output item, its in-progress form, and the stream events between them

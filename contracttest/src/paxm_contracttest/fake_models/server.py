@@ -36,6 +36,8 @@ class JsonHandler(BaseHTTPRequestHandler):
     """A quiet HTTP/1.1 handler with JSON and server-sent-event helpers."""
 
     protocol_version = "HTTP/1.1"
+    #: the fake model server this handler serves (bound by :meth:`FakeModelServer.bind`)
+    fake: ClassVar[FakeModelServer]
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
         pass
@@ -44,6 +46,19 @@ class JsonHandler(BaseHTTPRequestHandler):
         """The request body (``Content-Length`` bytes)."""
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
+
+    def record_post(self) -> tuple[bytes, Recorded]:
+        """Read this POST's body and record it with :attr:`fake`; the raw body and its record."""
+        raw = self.read_body()
+        return raw, self.fake.record("POST", self.path, raw)
+
+    def do_GET(self) -> None:
+        """Record the GET; answer the fake's models on a ``/models`` route, else its 404."""
+        self.fake.record("GET", self.path, b"")
+        if self.path.split("?")[0].rstrip("/").endswith("/models"):
+            self.send_json(200, self.fake.models_body())
+        else:
+            self.send_json(404, self.fake.not_found(self.path))
 
     def send_json(self, code: int, payload: Any) -> None:
         """One JSON response with its length."""
@@ -76,6 +91,8 @@ class FakeModelServer:
     recorded_type: ClassVar[type[Recorded]] = Recorded
     #: the server thread's name
     thread_name: ClassVar[str] = "fake-model"
+    #: the API's request handler (a subclass serves its routes; GET and 404s are shared)
+    handler_type: ClassVar[type[JsonHandler]] = JsonHandler
     #: appended to ``http://127.0.0.1:<port>`` in :attr:`url`
     url_suffix: ClassVar[str] = "/v1"
 
@@ -117,9 +134,21 @@ class FakeModelServer:
         seen = self.marker and self.marker.encode() in raw
         return self.reply + (" [marker-seen]" if seen else " [marker-absent]" if self.marker else "")
 
+    def models_body(self) -> Any:
+        """The body of ``GET .../models`` (OpenAI's list shape unless the API's differs)."""
+        return {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+
+    def not_found(self, path: str) -> Any:
+        """The body of a 404 for ``path`` (OpenAI's error shape unless the API's differs)."""
+        return {"error": {"message": path, "type": "not_found"}}
+
+    def bind(self, handler: type[JsonHandler]) -> type[JsonHandler]:
+        """A subclass of ``handler`` serving ``self`` (its :attr:`JsonHandler.fake`)."""
+        return type(handler.__name__, (handler,), {"fake": self})
+
     def handler(self) -> type[BaseHTTPRequestHandler]:
-        """The request handler class (subclasses build one bound to ``self``)."""
-        raise NotImplementedError
+        """The request handler class: :attr:`handler_type` bound to ``self``."""
+        return self.bind(self.handler_type)
 
     def __enter__(self) -> Self:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
