@@ -102,7 +102,8 @@ def remember(
 
 
 @click.command()
-@click.option("--query", "-q", "query", metavar="TEXT", help="What to recall.")
+@click.argument("words", nargs=-1, metavar="[QUERY]...")
+@click.option("--query", "-q", "query", metavar="TEXT", help="What to recall (or give it as arguments).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the query from stdin.")
 @click.option("--profile", default="", metavar="NAME", help="Recall profile (default: default).")
 @click.option("--limit", default=0, type=int, help="Maximum memories to return (0: the profile's max_results).")
@@ -120,6 +121,7 @@ def remember(
 @click.pass_context
 def recall(
     ctx: click.Context,
+    words: tuple[str, ...],
     query: str | None,
     from_stdin: bool,
     profile: str,
@@ -146,9 +148,11 @@ def recall(
         return
     if all_projects and project is not None:
         raise UsageError("--all-projects and --project exclude each other")
-    value = _read_stdin() if from_stdin else (query or "")
+    if sum((bool(words), query is not None, from_stdin)) > 1:
+        raise UsageError("give the query once: as arguments, with --query, or with --stdin")
+    value = _read_stdin() if from_stdin else (" ".join(words) if words else (query or ""))
     if not value.strip():
-        raise UsageError("recall query is required (use --query TEXT or --stdin)")
+        raise UsageError('recall query is required (paxm recall "QUERY", --query QUERY or --stdin)')
     runtime = _state(ctx).runtime()
     here = _workspace(runtime)
     scope = "" if all_projects else (_workspace(runtime, project) if project is not None else here)

@@ -1,8 +1,9 @@
 """Issue 43 item 7: recall's text shows the id ``forget`` takes and no meaningless raw score;
-``remember "text"`` works; ``paxm help [COMMAND]...`` works."""
+``remember "text"`` and ``recall "query"`` work; ``paxm help [COMMAND]...`` works."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -68,6 +69,24 @@ def test_remember_takes_the_text_as_arguments(tmp_path: Path) -> None:
     assert twice.returncode == 1 and "give the memory text once" in twice.stderr
     none = paxm(tmp_path, "remember")
     assert none.returncode == 1 and 'paxm remember "TEXT"' in none.stderr
+
+
+def test_recall_takes_the_query_as_arguments(tmp_path: Path) -> None:
+    assert paxm(tmp_path, "remember", "Release branches are named release/v2").returncode == 0
+    flag = paxm(tmp_path, "recall", "--query", "release branches named", "--json")
+    words = paxm(tmp_path, "recall", "release", "branches", "named", "--json")
+    quoted = paxm(tmp_path, "recall", "release branches named", "--json")
+    assert words.returncode == quoted.returncode == 0, words.stderr + quoted.stderr
+    assert "Release branches are named release/v2" in words.stdout
+
+    def hits(out: str) -> list[object]:
+        return [(h["provider"], h["id"], h["text"]) for h in json.loads(out)["hits"]]
+
+    assert hits(words.stdout) == hits(quoted.stdout) == hits(flag.stdout)
+    twice = paxm(tmp_path, "recall", "a", "--query", "b")
+    assert twice.returncode == 1 and "give the query once" in twice.stderr
+    none = paxm(tmp_path, "recall")
+    assert none.returncode == 1 and 'paxm recall "QUERY"' in none.stderr
 
 
 def test_help_command(tmp_path: Path) -> None:
