@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from paxm_core.api.values import value_dataclass
@@ -50,16 +51,22 @@ def did_you_mean(word: str, known: typing.Iterable[str], cutoff: float = 0.6) ->
 _PROVIDER_TYPO_CUTOFF = 0.75
 
 
-def unknown_keys(data: object) -> list[UnknownKey]:
+#: ``type -> the config keys that provider type declares`` (``ProviderType.config_keys``)
+TypeKeys = Callable[[str], Iterable[str]]
+
+
+def unknown_keys(data: object, type_keys: TypeKeys | None = None) -> list[UnknownKey]:
     """Keys in parsed config ``data`` that paxm ignores, in file order.
 
     Every section is checked against the config model; inside ``providers.<name>`` the keys a
     provider type may read for itself are kept, so only a likely misspelling of a known key
     (or of upstream's legacy ``read``/``write``/``required``/``weight``) is reported there.
+    With ``type_keys`` (doctor passes the installed types'), a misspelling of a key the
+    provider's type declares is reported too; config loading passes none, so it imports no plugin.
     """
     found: list[UnknownKey] = []
     if isinstance(data, dict):
-        _walk(Config, data, "", found)
+        _walk(Config, data, "", found, type_keys)
     return found
 
 
@@ -81,19 +88,24 @@ def _model(cls: type) -> tuple[frozenset[str], dict[str, object]]:
     return names, _hints(cls)  # the decoder computed them already while parsing
 
 
-def _walk(cls: type, data: dict[object, object], path: str, found: list[UnknownKey]) -> None:
+def _walk(
+    cls: type, data: dict[object, object], path: str, found: list[UnknownKey], type_keys: TypeKeys | None
+) -> None:
     from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
 
     fields, hints = _model(cls)
+    declared: list[str] = []
+    if cls is _provider_class() and type_keys is not None:
+        declared = list(type_keys(str(data.get("type") or "")))
     for key, value in data.items():
         name = str(key)
         if name in fields:
-            _walk_value(hints[name], value, _join(path, name), found)
+            _walk_value(hints[name], value, _join(path, name), found, type_keys)
             continue
         if cls is _provider_class():
-            known = [*fields, *LEGACY_PROVIDER_KEYS]
+            known = [*fields, *LEGACY_PROVIDER_KEYS, *declared]
             guess = did_you_mean(name, known, _PROVIDER_TYPO_CUTOFF)
-            if guess and name not in LEGACY_PROVIDER_KEYS:
+            if guess and name not in LEGACY_PROVIDER_KEYS and name not in declared:
                 found.append(UnknownKey(_join(path, name), guess))
             continue
         found.append(UnknownKey(_join(path, name), did_you_mean(name, fields)))
@@ -114,13 +126,13 @@ def _shape(hint: object) -> tuple[str, object]:
     return "leaf", None
 
 
-def _walk_value(hint: object, value: object, path: str, found: list[UnknownKey]) -> None:
+def _walk_value(hint: object, value: object, path: str, found: list[UnknownKey], type_keys: TypeKeys | None) -> None:
     kind, inner = _shape(hint)
     if kind == "dataclass" and isinstance(value, dict) and isinstance(inner, type):
-        _walk(inner, value, path, found)
+        _walk(inner, value, path, found, type_keys)
     elif kind == "dict" and isinstance(value, dict):
         for key, item in value.items():
-            _walk_value(inner, item, _join(path, str(key)), found)
+            _walk_value(inner, item, _join(path, str(key)), found, type_keys)
     elif kind == "list" and isinstance(value, list):
         for index, item in enumerate(value):
-            _walk_value(inner, item, f"{path}[{index}]", found)
+            _walk_value(inner, item, f"{path}[{index}]", found, type_keys)

@@ -40,6 +40,17 @@ def _raw(config: Config) -> tuple[Path, Any] | None:
         return None
 
 
+def _declared_keys(type_name: str) -> list[str]:
+    """The config keys the installed provider type ``type_name`` declares (none when unknown)."""
+    from paxm_core.plugins import registered_provider_type
+
+    try:
+        spec = registered_provider_type(type_name)
+    except Exception:  # a broken plugin is reported by its own check
+        return []
+    return [key.name for key in spec.config_keys] if spec is not None else []
+
+
 def check_config(config: Config) -> Iterator[DoctorFinding]:
     """Unknown keys (warnings), then everything that makes recall or capture fail (errors)."""
     from paxm_core.config.unknown_keys import unknown_keys
@@ -48,7 +59,7 @@ def check_config(config: Config) -> Iterator[DoctorFinding]:
     raw = _raw(config)
     if raw is not None:
         source, data = raw
-        for key in unknown_keys(data):
+        for key in unknown_keys(data, _declared_keys):
             fix = f"rename it to `{key.suggestion}` in {source}" if key.suggestion else f"remove it from {source}"
             yield DoctorFinding(
                 CHECK,

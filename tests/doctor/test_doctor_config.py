@@ -169,3 +169,14 @@ def test_a_failed_daemon_start_gets_a_fix_that_is_not_doctor_itself(tmp_path: Pa
     assert status == 1 and row["level"] == "error"
     assert "paxm config doctor" not in row["fix"] and "paxm queue flush" in row["fix"], row
     assert "another process holds the database" in row["fix"], row
+
+
+def test_doctor_names_a_misspelt_key_that_the_provider_type_declares() -> None:
+    data = {"providers": {"team": {"type": "zep", "enabled": True, "graph_id": "g", "graph_idd": "g"}}}
+    # config loading imports no plugin, so it knows only the core's keys: nothing to flag here
+    assert unknown_keys(data) == []
+    from paxm_core.doctor.config_check import _declared_keys
+
+    assert "graph_id" in _declared_keys("zep") and _declared_keys("nosuchtype") == []
+    found = [(key.path, key.suggestion) for key in unknown_keys(data, _declared_keys)]
+    assert found == [("providers.team.graph_idd", "graph_id")]
