@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,6 +69,7 @@ __all__ = [
     "paxm_removed_midway",
     "quiet_turn",
     "stale_paths",
+    "stamped_run",
 ]
 
 #: what the fake models reply (``[marker-seen]`` / ``[marker-absent]`` follows it when a marker is set)
@@ -358,6 +360,30 @@ class HarnessBox(PaxmSandbox):
         self.wait_for_daemon()
         self.paxm("__hook-control", "--flush")
         return self.memory_texts()
+
+
+def stamped_run(
+    box: HarnessBox, argv: list[str], env: dict[str, str], timeout: float, *, watch: str
+) -> tuple[int, list[tuple[float, str]], str, float]:
+    """Run ``argv`` in the workspace, stamping each line of ``watch`` (``stdout`` or ``stderr``)
+    as it arrives (how long the harness waited for a hook); returns the exit code, the stamped
+    lines, the other stream's text and the wall time.  Killed after ``timeout`` seconds."""
+    started = time.monotonic()
+    stamped: list[tuple[float, str]] = []
+    with tempfile.TemporaryFile() as other:
+        pipes: dict[str, Any] = {"stdout": other, "stderr": other, watch: subprocess.PIPE}
+        with subprocess.Popen(argv, cwd=box.workspace, env=env, stdin=subprocess.DEVNULL, **pipes) as process:
+            watchdog = threading.Timer(timeout, process.kill)
+            watchdog.start()
+            try:
+                for raw in getattr(process, watch):
+                    stamped.append((time.monotonic(), raw.decode("utf-8", "replace")))
+                returncode = process.wait()
+            finally:
+                watchdog.cancel()
+        other.seek(0)
+        rest = other.read().decode("utf-8", "replace")
+    return returncode, stamped, rest, time.monotonic() - started
 
 
 def ok(turn: Turn) -> None:
