@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
 from paxm_core.api.timefmt import format_time, parse_time
 from paxm_core.api.types import MemoryHit, MemoryItem, MemoryRef, normalize_tier
@@ -27,8 +29,6 @@ from paxm_core.attribution import (
 
 if TYPE_CHECKING:
     from paxm_core.api.deadline import Deadline
-
-import httpx
 
 __all__ = [
     "EVAL_PREFIX",
