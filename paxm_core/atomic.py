@@ -33,8 +33,7 @@ def _create_temp(target: Path) -> tuple[int, str]:
     """A new file beside ``target``, mode 0600, open for writing: what ``tempfile.mkstemp``
     does, without importing ``tempfile`` (shutil, random, bz2, lzma) into every process that
     saves metrics or session state.  ``O_EXCL | O_NOFOLLOW``: never an existing file or a link."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_BINARY", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(100):
         name = os.path.join(target.parent, f".{target.name}.{os.urandom(6).hex()}.tmp")
         try:
@@ -61,10 +60,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int =
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            if hasattr(os, "fchmod"):
-                os.fchmod(handle.fileno(), mode)  # the file this call created, never one reached by name
-            else:  # pragma: no cover - Windows
-                os.chmod(tmp_name, mode)
+            os.fchmod(handle.fileno(), mode)  # the file this call created, never one reached by name
             if durable:
                 os.fsync(handle.fileno())
         os.replace(tmp_name, target)

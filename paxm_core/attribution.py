@@ -103,36 +103,12 @@ def without_paxm_keys(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
-def _merge(
-    origin: MemoryOrigin, scope: MemoryScope, provenance: Provenance, metadata: Mapping[str, str]
-) -> tuple[MemoryOrigin, MemoryScope]:
-    """Fields win, then legacy provenance, then canonical metadata keys (hot path: no temporaries)."""
-    if origin.user_id and origin.agent_id and origin.session_id and origin.turn_id and scope.type and scope.id:
-        return origin, scope
-    get = metadata.get
-    merged_origin = MemoryOrigin(
-        user_id=origin.user_id or provenance.user_id.strip() or (get(META_USER_ID) or "").strip(),
-        agent_id=origin.agent_id or provenance.agent_id.strip() or (get(META_AGENT_ID) or "").strip(),
-        session_id=origin.session_id or (get(META_SESSION_ID) or "").strip(),
-        turn_id=origin.turn_id or (get(META_TURN_ID) or "").strip(),
-    )
-    merged_scope = MemoryScope(
-        type=scope.type or provenance.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip(),
-        id=scope.id or provenance.scope_id.strip() or (get(META_SCOPE_ID) or "").strip(),
-    )
-    return merged_origin, merged_scope
-
-
 def _attribution(
-    item: MemoryItem, default_scope: MemoryScope | None
+    item: MemoryItem | MemoryHit, default_scope: MemoryScope | None
 ) -> tuple[str, str, str, str, MemoryScope, str, str]:
-    """``prepare_item``'s merged values: user, agent, session, turn ids, the scope and its two
-    fields (fields win, then legacy provenance, then canonical metadata, then the turn context
-    for session and turn, then ``default_scope`` when no scope is known).
-
-    Plain strings, not the temporaries ``_merge`` builds: every routed write and every row the
-    SQLite provider stores runs this, and the objects were most of its cost.
-    """
+    """The merged attribution of an item or hit: user, agent, session, turn ids, the scope and its
+    two fields (fields win, then legacy provenance, then canonical metadata, then an item's turn
+    context for session and turn, then ``default_scope`` when no scope is known)."""
     origin, scope = item.origin, item.scope
     user, agent, session, turn_id = origin.user_id, origin.agent_id, origin.session_id, origin.turn_id
     scope_type, scope_id = scope.type, scope.id
@@ -145,7 +121,7 @@ def _attribution(
         turn_id = turn_id or (get(META_TURN_ID) or "").strip()
         scope_type = scope_type or provenance.scope_type.strip() or (get(META_SCOPE_TYPE) or "").strip()
         scope_id = scope_id or provenance.scope_id.strip() or (get(META_SCOPE_ID) or "").strip()
-    turn = item.turn
+    turn = item.turn if isinstance(item, MemoryItem) else None
     if turn is not None:
         session = session or turn.session_id.strip()
         turn_id = turn_id or turn.turn_id.strip()
@@ -191,12 +167,12 @@ def restore_hit(hit: MemoryHit) -> None:
 
     A scope without both type and id is reported as ``{"type": "unknown"}``.
     """
-    origin, scope = _merge(hit.origin, hit.scope, hit.provenance, hit.metadata)
-    if not scope.type or not scope.id:
+    user, agent, session, turn_id, scope, scope_type, scope_id = _attribution(hit, None)
+    if not scope_type or not scope_id:
         scope = MemoryScope(type="unknown")
-    hit.origin = origin
+    hit.origin = MemoryOrigin(user, agent, session, turn_id)
     hit.scope = scope
-    hit.provenance = Provenance(origin.user_id, origin.agent_id, scope.type, scope.id)
+    hit.provenance = Provenance(user, agent, scope.type, scope.id)
 
 
 def scope_label(provenance: Provenance) -> str:

@@ -24,6 +24,7 @@ recall query, so nothing paxm injected gets remembered or searched for as the us
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -80,18 +81,13 @@ _TAG_LIKE = r"[<\uff1c\ufe64](?P<body>" + _SKIPPABLE + r"*paxm[^<>\uff1c\ufe64\u
 # swallow text up to a later ``>`` or ``-->``, the block's own closing tag included.
 _MARKUP = r"[<\uff1c\ufe64](?=[A-Za-z/!?])"
 
-#: (tag-like, markup), compiled on the first text that holds an opener: their classes reach
-#: past Latin-1, which makes ``re``'s compiler build 64 K-entry maps (~3 ms of every daemon
-#: start otherwise, when most recalled text has no ``<`` at all)
-_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
-
+# The patterns are compiled on first use: their classes reach past Latin-1, which makes
+# ``re``'s compiler build 64 K-entry maps (milliseconds of every start that never needs them).
+@functools.cache
 def _escapers() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    global _patterns
-    patterns = _patterns
-    if patterns is None:  # a race compiles twice, harmlessly
-        patterns = _patterns = (re.compile(_TAG_LIKE, re.IGNORECASE), re.compile(_MARKUP))
-    return patterns
+    """(tag-like, markup)."""
+    return re.compile(_TAG_LIKE, re.IGNORECASE), re.compile(_MARKUP)
 
 
 def _escape_tag(match: re.Match[str]) -> str:
@@ -106,15 +102,12 @@ _LINE_SKIPPABLE = (
     r"\u00ad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u206f\u3000\ufeff]"
 )
 _HEADING = r"(?=\\*" + _LINE_SKIPPABLE + r"*[#\uff03\ufe5f])"
-_heading_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
 
+@functools.cache
 def _heading_escapers() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    global _heading_patterns
-    patterns = _heading_patterns
-    if patterns is None:  # a race compiles twice, harmlessly
-        patterns = _heading_patterns = (re.compile(_LINE_START + _HEADING), re.compile(_LINE_START + r"\\" + _HEADING))
-    return patterns
+    """(guard, unguard)."""
+    return re.compile(_LINE_START + _HEADING), re.compile(_LINE_START + r"\\" + _HEADING)
 
 
 def guard_memory_text(text: str) -> str:
@@ -216,21 +209,15 @@ _QUOTE_LINE_START = r"(?:^|(?<=[\n\r])|(?<=\\n)|(?<=\\r))"
 _WRAP_NAME = r"(?:hook_context|system-reminder|session_context)"
 _LABEL = r"(?:[A-Za-z]++ hook (?:additional context|success)[ \t]*+:)"
 
-#: (opening tag, closing tag, line break with its quote prefix), compiled on the first text
-#: that mentions paxm
-_strip_patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None = None
 
-
+@functools.cache
 def _strippers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    global _strip_patterns
-    patterns = _strip_patterns
-    if patterns is None:  # a race compiles twice, harmlessly
-        patterns = _strip_patterns = (
-            re.compile(_OPEN_TAG, re.IGNORECASE),
-            re.compile(_CLOSE_TAG, re.IGNORECASE),
-            re.compile(r"\n(?P<q>" + _QUOTE + r")?+", re.IGNORECASE),
-        )
-    return patterns
+    """(opening tag, closing tag, line break with its quote prefix)."""
+    return (
+        re.compile(_OPEN_TAG, re.IGNORECASE),
+        re.compile(_CLOSE_TAG, re.IGNORECASE),
+        re.compile(r"\n(?P<q>" + _QUOTE + r")?+", re.IGNORECASE),
+    )
 
 
 def _quoted(region: str) -> bool:

@@ -77,15 +77,6 @@ class Freshness:
 _UNANCHORED = Freshness()
 
 
-class _Meta:
-    """A stand-in hit holding only ``metadata`` (for :meth:`FreshnessChecker.check_metadata`)."""
-
-    __slots__ = ("metadata",)
-
-    def __init__(self, metadata: object) -> None:
-        self.metadata = metadata
-
-
 class FreshnessChecker:
     """Checks anchors; keeps file texts and reverted-commit sets between calls (thread-safe)."""
 
@@ -94,10 +85,6 @@ class FreshnessChecker:
         self._lock = threading.Lock()
         self._files: dict[str, tuple[int, int, str]] = {}
         self._reverted: dict[tuple[str, str], frozenset[str]] = {}
-
-    def check_metadata(self, metadata: object) -> Freshness:
-        """The freshness of a memory whose metadata is ``metadata`` (fresh without anchors)."""
-        return self.check_hits([_Meta(metadata)])[0]
 
     def check_hits(self, hits: Sequence[Any]) -> list[Freshness]:
         """The freshness of each hit (anything with a ``metadata`` map), in order.

@@ -1,35 +1,20 @@
-"""The kit for remote memory providers: ``httpx`` set up cheaply, one JSON transport, one error
-mapping, and what every remote provider does alike.
+"""What the remote memory providers share: one JSON transport over ``httpx``, one mapping of
+HTTP failures to ``ProviderError``, and the provider behaviour every remote backend has alike.
 
-Two costs the hook daemon would otherwise pay for every HTTP provider it loads, in start-up
-time and resident memory (measured by ``benchmarks/hook_bench.py``):
-
-* ``import httpx`` imports its command-line client (``httpx._main``: click, pygments, rich)
-  whenever those happen to be installed; a library never runs that CLI, so the import is
-  answered "not available" and ``httpx`` falls back to its stub ``main`` (about 3 MiB and a
-  third of httpx's import time);
-* ``httpx.Client`` builds a TLS context and loads certifi's whole CA bundle even for a
-  plain ``http://`` server (every self-hosted memory server on 127.0.0.1); such a client gets
-  a TLS context with no trusted CA at all, so a redirect or misconfiguration that reached a
-  TLS server would fail verification instead of trusting anything (about 1.5 MiB).
-
-Import ``httpx`` from here (``from paxm_core.http_client import httpx``) and build clients with
-:func:`new_client`.  :class:`JsonTransport` is the deadline-bound JSON call of the HTTP
-providers (Mem0, MemOS, OpenViking); :func:`status_error` and :func:`network_error` are the one
-mapping of HTTP failures to ``ProviderError`` (Zep's SDK calls use them too).
-:class:`RemoteProvider` holds what the remote providers share (text checks, one-by-one batches,
-ref ownership, eval-scope capability), :func:`remote_hit` builds a hit from stored metadata and
-:func:`stored_metadata` is the string map a write carries.  Nothing here is imported by
-``import paxm_core``.
+:class:`JsonTransport` is the deadline-bound JSON call of the HTTP providers (Mem0, MemOS,
+OpenViking); :func:`status_error` and :func:`network_error` map HTTP failures (Zep's SDK calls
+use them too); :class:`RemoteProvider`, :func:`remote_hit` and :func:`stored_metadata` hold the
+rest.  Nothing here is imported by ``import paxm_core``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
 from paxm_core.api.timefmt import format_time, parse_time
@@ -45,18 +30,6 @@ from paxm_core.attribution import (
 if TYPE_CHECKING:
     from paxm_core.api.deadline import Deadline
 
-if "httpx" not in sys.modules:
-    _blocked = "httpx._main" not in sys.modules
-    if _blocked:
-        sys.modules["httpx._main"] = None  # type: ignore[assignment]  # "not importable": see above
-    try:
-        import httpx
-    finally:
-        if _blocked and sys.modules.get("httpx._main", 0) is None:
-            del sys.modules["httpx._main"]  # a later explicit ``import httpx._main`` still works
-else:
-    import httpx
-
 __all__ = [
     "EVAL_PREFIX",
     "HttpStatusError",
@@ -66,7 +39,6 @@ __all__ = [
     "httpx",
     "json_text",
     "network_error",
-    "new_client",
     "redact",
     "remote_hit",
     "status_error",
@@ -79,21 +51,6 @@ __all__ = [
 EVAL_PREFIX = "paxm-eval-"
 #: The longest server explanation an error message carries.
 _MAX_DETAIL = 240
-
-
-def new_client(server: str, **options: Any) -> httpx.Client:
-    """An ``httpx.Client`` for talking to ``server`` (a URL); ``options`` go to ``httpx.Client``.
-
-    When ``server`` is ``http://`` and no ``verify`` option is given, TLS verification gets a
-    context trusting no CA instead of certifi's bundle (never used for plain HTTP; see the
-    module docstring).  ``https://`` servers keep httpx's default verification.  Pass
-    ``base_url`` in ``options`` when the client should resolve relative paths.
-    """
-    if "verify" not in options and server.strip().lower().startswith("http://"):
-        import ssl
-
-        options["verify"] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates, trusts none
-    return httpx.Client(**options)
 
 
 def redact(text: str, secret: str, limit: int = 300) -> str:
@@ -170,17 +127,15 @@ class JsonTransport:
     per-call timeout); an expired deadline raises ``DeadlineExceeded``, a slow or unreachable
     server a retryable ``ProviderError``.  Nothing is retried here: a repeated write could store
     a memory twice, and the router and capture queue retry what is marked ``retryable``.
-    Messages name the operation, ``service`` and the request, and never carry ``secret``.  The
-    client ignores proxy settings from the environment (``trust_env=False``): a proxy must not
-    see, or swallow, memory traffic.
+    Messages never carry ``secret``.  Proxy settings from the environment are ignored
+    (``trust_env=False``): a proxy must not see, or swallow, memory traffic.
 
-    :meth:`call` runs :meth:`send`, :meth:`check_status` and :meth:`unwrap`; a provider with an
-    envelope of its own overrides :meth:`unwrap` to check it.  :meth:`detail` picks the server's
-    explanation out of an error body (the first of :attr:`detail_keys`).
+    A provider overrides :meth:`unwrap` to check an envelope of its own, :meth:`detail` (or
+    :attr:`detail_keys`) to find the server's explanation in an error body and :meth:`missing`
+    to say what a "not found" answer is.
 
-    :param provider: the provider instance's name, for errors.
     :param service: the backend's name in messages (``"MemOS"``).
-    :param label: what deadline messages start with (``"memos"``: ``"memos search: deadline exceeded"``).
+    :param label: what deadline messages start with (``"memos search: deadline exceeded"``).
     :param auth_hint: what a 401/403 message tells the user to check.
     """
 
@@ -205,12 +160,8 @@ class JsonTransport:
         self._service = service
         self._label = label
         self._auth_hint = auth_hint
-        self._client = new_client(self._base, headers={"Accept": "application/json", **headers}, trust_env=False)
+        self._client = httpx.Client(headers={"Accept": "application/json", **headers}, trust_env=False)
         self._closed = False
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def close(self) -> None:
         """Close the connection pool; later calls fail with "provider is closed"."""
@@ -231,7 +182,7 @@ class JsonTransport:
                     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
         return ""
 
-    def send(
+    def call(
         self,
         op: str,
         method: str,
@@ -240,8 +191,13 @@ class JsonTransport:
         body: object = None,
         *,
         params: Mapping[str, str] | None = None,
-    ) -> tuple[httpx.Response, Any]:
-        """Send one request; the response and its decoded JSON (``None`` when empty or not JSON)."""
+        missing_ok: bool = False,
+    ) -> Any:
+        """Send one request; its decoded JSON body (``None`` when empty), once the status is good,
+        through :meth:`unwrap`.
+
+        ``missing_ok``: an answer :meth:`missing` recognises (a 404) returns ``None`` instead of failing.
+        """
         if self._closed:
             raise ProviderError(self._provider, op, "provider is closed")
         deadline.check(f"{self._label} {op}")
@@ -261,10 +217,8 @@ class JsonTransport:
             payload = resp.json() if resp.content.strip() else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             payload = None
-        return resp, payload
-
-    def check_status(self, op: str, resp: httpx.Response, payload: object, where: str = "") -> None:
-        """Raise :func:`status_error` for an HTTP error status and a failure for a body that is not JSON."""
+        if missing_ok and self.missing(resp, payload):
+            return None
         if resp.status_code >= 400:
             detail = redact(self.detail(payload) or resp.text, self._secret, _MAX_DETAIL)
             raise status_error(
@@ -273,31 +227,11 @@ class JsonTransport:
                 resp.status_code,
                 detail,
                 service=self._service,
-                where=where,
+                where=f"{method} {path}",
                 auth_hint=self._auth_hint,
             )
         if payload is None and resp.content.strip():
             raise self.fail(op, f"{self._service} returned a body that is not JSON: {resp.text}")
-
-    def call(
-        self,
-        op: str,
-        method: str,
-        path: str,
-        deadline: Deadline,
-        body: object = None,
-        *,
-        params: Mapping[str, str] | None = None,
-        missing_ok: bool = False,
-    ) -> Any:
-        """Send one request; its decoded JSON body, once the status is good, through :meth:`unwrap`.
-
-        ``missing_ok``: an answer :meth:`missing` recognises (a 404) returns ``None`` instead of failing.
-        """
-        resp, payload = self.send(op, method, path, deadline, body, params=params)
-        if missing_ok and self.missing(resp, payload):
-            return None
-        self.check_status(op, resp, payload, f"{method} {path}")
         return self.unwrap(op, payload)
 
     def missing(self, resp: httpx.Response, payload: object) -> bool:
@@ -305,8 +239,7 @@ class JsonTransport:
         return resp.status_code == 404
 
     def unwrap(self, op: str, payload: Any) -> Any:
-        """What :meth:`call` returns for a decoded body (``None`` when empty); an API with an envelope
-        checks it here and raises :meth:`fail` for an error inside it."""
+        """What :meth:`call` returns for a decoded body; an API with an envelope checks it here."""
         return payload
 
 

@@ -446,14 +446,7 @@ class PaxmTools:
         return ToolOutcome(dumps_json(statuses), {"statuses": statuses})
 
     def _tools(self) -> Tools:
-        from paxm_core.tools import Tools
-
-        runtime = self.runtime()
-        base = runtime.tools
-        # every call passes source="mcp", so telemetry records it as upstream does
-        return Tools(
-            base.config, base.router, telemetry=base.telemetry, session_id=self.session_id, agent_name=self.agent_name
-        )
+        return self.runtime().tools.bind(session_id=self.session_id, agent_name=self.agent_name)
 
 
 def _structured(value: JSONObject) -> ToolOutcome:

@@ -15,14 +15,13 @@ budget for answering ``initialize`` cold.  The protocol rules:
 * tool calls run in worker threads, so ``ping`` is answered while a call runs; when stdin
   closes, calls already in flight are finished and answered before the server exits (each
   is bounded by its own deadline);
-* lone ``\\udXXX`` surrogate escapes are replaced by ``\\ufffd`` and invalid UTF-8 is decoded
-  with replacement, so such a request is still answered.
+* invalid UTF-8 is decoded with replacement and lone surrogates (``\\ud83d`` escapes) are
+  replaced by U+FFFD in tool arguments and in every answer, so such a request is still answered.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import IO, TypeAlias
@@ -38,7 +37,6 @@ __all__ = [
     "PROTOCOL_VERSIONS",
     "RpcError",
     "StdioServer",
-    "scrub_json_line",
 ]
 
 #: the protocol revisions reachable through the ``initialize`` handshake, oldest first
@@ -65,27 +63,6 @@ class RpcError(Exception):
 Handler = Callable[[JSONObject], JSONObject]
 #: a JSON-RPC request id (``None`` answers a request whose id could not be read)
 RequestId: TypeAlias = str | int | None
-
-# A JSON string escape, scanned left to right: an escaped backslash (kept), a surrogate pair
-# (kept), or a lone high or low surrogate (replaced: it would decode to a string no UTF-8
-# writer accepts).
-_ESCAPE = re.compile(
-    r"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2})"
-)
-
-
-def _fix_escape(match: re.Match[str]) -> str:
-    text = match.group(0)
-    if text == "\\\\" or len(text) == 12:
-        return text
-    return "\\ufffd"
-
-
-def scrub_json_line(line: str) -> str:
-    """``line`` with every lone ``\\udXXX`` surrogate escape replaced by ``\\ufffd``."""
-    if "\\u" not in line:
-        return line
-    return _ESCAPE.sub(_fix_escape, line)
 
 
 def _valid_id(value: object) -> bool:
@@ -130,7 +107,7 @@ class StdioServer:
         if not line.strip():
             return
         try:
-            message = json.loads(scrub_json_line(line))
+            message = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
             self._send_error(None, PARSE_ERROR, "Parse error")
             return

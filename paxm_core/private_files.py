@@ -48,9 +48,9 @@ DIR_MODE = 0o700
 #: the files SQLite keeps beside a database, created by SQLite itself
 SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = os.O_NOFOLLOW
+_CLOEXEC = os.O_CLOEXEC
+_NONBLOCK = os.O_NONBLOCK
 
 
 class UnsafePathError(OSError):
@@ -63,11 +63,6 @@ class UnsafePathError(OSError):
     """
 
 
-def _euid() -> int | None:
-    geteuid = getattr(os, "geteuid", None)  # absent on Windows: no POSIX ownership to judge
-    return None if geteuid is None else int(geteuid())
-
-
 def untrusted_dir_reason(path: str | os.PathLike[str]) -> str | None:
     """Why another user could change the directory ``path``; ``None`` when only you or root can.
 
@@ -75,9 +70,7 @@ def untrusted_dir_reason(path: str | os.PathLike[str]) -> str | None:
     other write bit is set, unless it is sticky (``/tmp``: others may add entries but not
     rename or remove paxm's).  A symlinked directory is judged by what it points at.
     """
-    euid = _euid()
-    if euid is None:
-        return None
+    euid = os.geteuid()
     info = os.stat(path)
     if not stat.S_ISDIR(info.st_mode):
         return "is not a directory"
@@ -110,8 +103,8 @@ def unsafe_file_reason(info: os.stat_result, what: str = "file") -> str | None:
         if stat.S_ISLNK(info.st_mode):
             return f"is {kind}; paxm does not follow links where it keeps its files"
         return f"is {kind}, not a {what}"
-    euid = _euid()
-    if euid is not None and info.st_uid != euid:
+    euid = os.geteuid()
+    if info.st_uid != euid:
         return f"is owned by uid {info.st_uid}, not by you (uid {euid})"
     return None
 
@@ -127,7 +120,7 @@ def _chmod_new_dir(directory: str) -> None:
     # mkdir's mode is masked by the umask (077 could leave 0500: unusable); the directory was
     # created by this call, so set its mode through a descriptor that cannot follow a link
     try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
     except PermissionError:  # a umask of 0777 left it 0000, unreadable: by name, in a checked parent
         os.chmod(directory, DIR_MODE)
         return
@@ -165,8 +158,7 @@ def private_dir(path: str | os.PathLike[str]) -> str:
             if not os.path.isdir(directory):
                 raise
             continue  # another process made it meanwhile: not ours to chmod
-        if hasattr(os, "fchmod"):
-            _chmod_new_dir(directory)
+        _chmod_new_dir(directory)
     _refuse_untrusted(target)
     return target
 
@@ -199,8 +191,7 @@ def private_file(path: str | os.PathLike[str], what: str = "file") -> str:
         _refuse_unless_private(target, what)
         return target
     try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, FILE_MODE)  # created just now: the umask may have removed the owner's bits
+        os.fchmod(fd, FILE_MODE)  # created just now: the umask may have removed the owner's bits
     finally:
         os.close(fd)
     return target
@@ -220,7 +211,7 @@ def open_private(path: str | os.PathLike[str], flags: int) -> int:
     private_dir(os.path.dirname(os.path.abspath(target)))
     # O_NONBLOCK while opening: a FIFO swapped in after the check must not hang the open
     # (regular files ignore it); it is cleared once the descriptor is known to be a file.
-    base = flags & ~(os.O_CREAT | os.O_EXCL | getattr(os, "O_TRUNC", 0)) | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+    base = flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC) | _NOFOLLOW | _CLOEXEC | _NONBLOCK
     for _ in range(3):  # the file may be removed (rotated) between the two opens
         try:
             fd = os.open(target, base | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -237,9 +228,9 @@ def open_private(path: str | os.PathLike[str], flags: int) -> int:
             reason = unsafe_file_reason(os.fstat(fd))
             if reason:
                 raise UnsafePathError(f"{target} {reason}")
-            if created and hasattr(os, "fchmod"):
+            if created:
                 os.fchmod(fd, FILE_MODE)
-            if flags & getattr(os, "O_TRUNC", 0):
+            if flags & os.O_TRUNC:
                 os.ftruncate(fd, 0)
             os.set_blocking(fd, True)
         except BaseException:

@@ -12,7 +12,6 @@ from caller metadata, whatever their case; the workspace is set only through the
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import sys
 import time
@@ -29,6 +28,7 @@ from paxm_core.attribution import CLI_AGENT, cli_agent_id, without_paxm_keys
 from paxm_core.digest import sha256_hex
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
+from paxm_core.textsafe import scrub, scrub_text
 
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
@@ -85,9 +85,7 @@ RESERVED_METADATA_KEYS = frozenset(
 )
 
 
-@functools.lru_cache(maxsize=1024)
 def _reserved_key(key: str) -> bool:
-    # the same few keys come with every hook write: normalise each once
     norm = key.strip().lower().replace("-", "_")
     return norm in RESERVED_METADATA_KEYS or norm.startswith("paxm")
 
@@ -95,24 +93,6 @@ def _reserved_key(key: str) -> bool:
 def caller_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     """``metadata`` without ``paxm_*`` and reserved keys (any case or spacing)."""
     return {key: value for key, value in without_paxm_keys(metadata).items() if not _reserved_key(key)}
-
-
-def _scrubbed(metadata: Mapping[str, str]) -> dict[str, str]:
-    """:func:`~paxm_core.textsafe.scrub` of a metadata map, with one encode for the usual case
-    (string keys and values, none holding a lone surrogate) instead of one per string."""
-    from paxm_core.textsafe import scrub
-
-    parts: list[str] = []
-    for key, value in metadata.items():
-        if type(key) is not str or type(value) is not str:
-            return dict(scrub(dict(metadata)))
-        parts.append(key)
-        parts.append(value)
-    try:
-        "".join(parts).encode("utf-8")
-    except UnicodeEncodeError:
-        return dict(scrub(dict(metadata)))
-    return dict(metadata)
 
 
 def _check_size(what: str, text: str, limit: int, key: str) -> None:
@@ -191,7 +171,7 @@ class Tools:
         self._clock = clock or utcnow
 
     def bind(self, *, session_id: str | None = None, agent_name: str | None = None) -> Tools:
-        """A copy with a different default session and/or agent (e.g. one per MCP server)."""
+        """A copy with a different default session and/or agent (one per MCP server)."""
         return Tools(
             self.config,
             self.router,
@@ -200,9 +180,6 @@ class Tools:
             agent_name=self.agent_name if agent_name is None else agent_name,
             clock=self._clock,
         )
-
-    def search_policy(self, profile: str | None, limit: int | None = None) -> SearchPolicy:
-        return profiles.search_policy(self.config, profile, limit)
 
     def put_policy(self, profile: str | None) -> PutPolicy:
         return profiles.put_policy(self.config, profile)
@@ -232,8 +209,6 @@ class Tools:
         provider fails.
         """
         started = time.monotonic()
-        from paxm_core.textsafe import scrub_text
-
         text = scrub_text(query).strip() if isinstance(query, str) else ""
         profile_name = (profile or "").strip() or profiles.default_recall_profile(self.config)
 
@@ -241,7 +216,7 @@ class Tools:
             if not text:
                 raise UsageError("recall query is required")
             _check_size("recall query", text, self.config.limits.query_bytes, "limits.max_query_bytes")
-            policy = self.search_policy(profile_name, limit)
+            policy = profiles.search_policy(self.config, profile_name, limit)
             meta = caller_metadata(metadata)
             session = (session_id if session_id is not None else self.session_id).strip()
             if session:
@@ -274,7 +249,6 @@ class Tools:
         is answer enough.  An unscoped search within at most a second, recorded nowhere (it is
         a hint, not a recall); a failure gives ``[]``, a partial answer counts what came back.
         """
-        from paxm_core.textsafe import scrub_text
         from paxm_core.workspace import memory_project, visible
 
         text = scrub_text(query).strip() if isinstance(query, str) else ""
@@ -282,7 +256,8 @@ class Tools:
         if not text or not scope:
             return []
         try:
-            policy = self.search_policy((profile or "").strip() or profiles.default_recall_profile(self.config), limit)
+            name = (profile or "").strip() or profiles.default_recall_profile(self.config)
+            policy = profiles.search_policy(self.config, name, limit)
             if shown >= policy.limit > 0:
                 return []
             policy, _ = self._active_budget(policy)
@@ -404,8 +379,6 @@ class Tools:
         turn: TurnContext | None = None,
     ) -> tuple[MemoryItem, PutPolicy]:
         """The attributed item and write policy ``remember`` would use (for batch writers)."""
-        from paxm_core.textsafe import scrub_text
-
         # Never fail a write for its text: lone surrogates (a cut emoji, or invalid bytes a
         # shell passed through argv/stdin) become U+FFFD.
         body = scrub_text(text).strip() if isinstance(text, str) else ""
@@ -413,7 +386,7 @@ class Tools:
             from paxm_core.passive._redact import compile_extra, redact
 
             body = redact(body, compile_extra(self.config.privacy.redact_patterns)).strip()
-        metadata = _scrubbed(metadata) if metadata else metadata
+        metadata = dict(scrub(dict(metadata))) if metadata else metadata
         admission_text = scrub_text(admission_text)
         if not body:
             raise UsageError("memory text is required")
@@ -452,8 +425,6 @@ class Tools:
         and the whole call ``limits.deadline``, so a hung required provider fails with a timeout
         error within it.  A recall's optional routes may keep it only ``limits.optional_grace``
         once the required ones have answered."""
-        import dataclasses
-
         limits = self.config.limits
         routes = [
             r if r.timeout is not None and r.timeout > 0 else dataclasses.replace(r, timeout=limits.route_seconds)
@@ -477,8 +448,6 @@ class Tools:
         ``paxm queue flush``) writes it there with its retries.  A queue that cannot be opened
         leaves the provider's error in ``provider_errors``, never fails the write.
         """
-        import dataclasses
-
         graced = dataclasses.replace(policy, optional_grace=self.config.limits.optional_grace_seconds)
         result = self.router.put([item], graced, budget)
         missed = sorted({e.provider for e in result.provider_errors if not e.required})
@@ -501,8 +470,6 @@ class Tools:
         cap = self.config.limits.hit_chars
         if not any(len(h.text) > cap for h in result.hits):
             return result
-        import dataclasses
-
         hits = [
             h
             if len(h.text) <= cap
@@ -532,8 +499,6 @@ def _in_project(result: RecallResult, scope: str) -> RecallResult:
     kept = [hit for hit in result.hits if visible(memory_project(hit.metadata), scope)]
     if len(kept) == len(result.hits):
         return result
-    import dataclasses
-
     return dataclasses.replace(result, hits=kept)
 
 

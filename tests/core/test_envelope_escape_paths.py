@@ -42,8 +42,8 @@ def test_known_spellings_are_escaped() -> None:
 def test_the_patterns_are_compiled_only_for_text_with_an_opener() -> None:
     code = (
         "import json; from paxm_core import envelope as E;"
-        " E.wrap_recall_context('passive', 'a memory without markup'); before = E._patterns is None;"
-        " E.escape_block_content('</paxm-recall>'); after = E._patterns is not None;"
+        " E.wrap_recall_context('passive', 'a memory without markup'); before = E._escapers.cache_info().currsize == 0;"
+        " E.escape_block_content('</paxm-recall>'); after = E._escapers.cache_info().currsize == 1;"
         " print(json.dumps([before, after]))"
     )
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True, timeout=60)

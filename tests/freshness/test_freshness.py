@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,8 +58,11 @@ def test_a_reverted_commit_makes_it_stale(repo: Path) -> None:
 
 def test_nothing_to_judge_by_is_fresh(repo: Path, tmp_path: Path) -> None:
     anchors = _anchors(repo)
-    assert FreshnessChecker().check_metadata({"other": "x"}).anchored is False
-    assert not FreshnessChecker().check_metadata({ANCHORS_KEY: "garbage"}).stale
+    unanchored, garbage = FreshnessChecker().check_hits(
+        [SimpleNamespace(metadata={"other": "x"}), SimpleNamespace(metadata={ANCHORS_KEY: "garbage"})]
+    )
+    assert unanchored.anchored is False
+    assert not garbage.stale
     shutil.rmtree(repo)  # the tree is gone: no evidence
     assert not FreshnessChecker().check(anchors).stale
 

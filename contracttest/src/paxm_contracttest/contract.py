@@ -468,10 +468,8 @@ class ProviderContract:
     # -- through the router -------------------------------------------------------------------------
 
     def test_router_neutrality(self, paxm_harness: ContractHarness) -> None:
-        try:
-            from paxm_core.router import Route, Router, SearchPolicy
-        except ImportError:
-            pytest.skip("paxm_core.router is not available in this paxm build")
+        from paxm_core.router import Route, Router, SearchPolicy
+
         token = paxm_harness.token()
         text = f"router neutrality {token}"
         ref = paxm_harness.put(MemoryItem(text=text))

@@ -6,26 +6,20 @@ Run it as ``python -m paxm_contracttest.fake_openai PORT`` (or run the file with
 * ``POST /v1/embeddings``: hashing bag-of-words vectors (``FAKEAI_DIMS``, default 256), L2
   normalized, so texts sharing words are close and unrelated texts score near zero; float or
   base64 encoding.
-* ``POST /v1/chat/completions``: the reply comes from ``reply(body) -> str`` in the Python file
-  named by ``FAKEAI_CHAT_REPLY`` (echoes the last message when unset).
+* ``POST /v1/chat/completions``: echoes the last message.
 * ``GET /v1/models``.
-
-Every request is appended to ``FAKEAI_LOG`` (jsonl) when set, so tests can assert what a server
-asked for.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
 import math
 import os
 import re
 import struct
 import sys
-import threading
 import time
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -35,7 +29,6 @@ from paxm_contracttest.fake_models.server import JsonHandler
 __all__ = ["embed", "main"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_LOCK = threading.Lock()
 
 
 def embed(text: str, dims: int) -> list[float]:
@@ -53,29 +46,11 @@ def embed(text: str, dims: int) -> list[float]:
     return [v / norm for v in vec]
 
 
-def _load_reply() -> Any:
-    path = os.environ.get("FAKEAI_CHAT_REPLY", "")
-    if not path:
-        return None
-    spec = importlib.util.spec_from_file_location("fakeai_reply", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.reply
-
-
 class _Handler(JsonHandler):
     # one request a connection, as backend servers' HTTP clients have always been served here
     protocol_version = "HTTP/1.0"
-    reply: Any = None
     dims = 256
     _send = JsonHandler.send_json
-
-    def _log(self, body: Any) -> None:
-        path = os.environ.get("FAKEAI_LOG", "")
-        if path:
-            with _LOCK, open(path, "a", encoding="utf-8") as out:
-                out.write(json.dumps({"path": self.path, "body": body, "at": time.time()}) + "\n")
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         if self.path.rstrip("/").endswith("/models"):
@@ -90,7 +65,6 @@ class _Handler(JsonHandler):
         except json.JSONDecodeError:
             self._send(400, {"error": {"message": "body is not JSON"}})
             return
-        self._log(body)
         if self.path.rstrip("/").endswith("/embeddings"):
             inputs = body.get("input")
             texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
@@ -113,11 +87,8 @@ class _Handler(JsonHandler):
             return
         if self.path.rstrip("/").endswith("/chat/completions"):
             messages = body.get("messages") or []
-            if self.reply is not None:
-                content = self.reply(body)
-            else:
-                last = messages[-1].get("content") if messages else ""
-                content = last if isinstance(last, str) else json.dumps(last)
+            last = messages[-1].get("content") if messages else ""
+            content = last if isinstance(last, str) else json.dumps(last)
             self._send(
                 200,
                 {
@@ -137,7 +108,6 @@ class _Handler(JsonHandler):
 
 def main(argv: list[str]) -> None:
     """Serve on 127.0.0.1:``argv[0]`` until killed."""
-    _Handler.reply = _load_reply()
     _Handler.dims = int(os.environ.get("FAKEAI_DIMS") or 256)
     server = ThreadingHTTPServer(("127.0.0.1", int(argv[0])), _Handler)
     server.serve_forever()

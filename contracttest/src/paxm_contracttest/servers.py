@@ -202,16 +202,6 @@ class ServerProcess:
         if proc.poll() is None:
             proc.wait(10)
 
-    def group_alive(self, pgid: int) -> bool:
-        """True while any process of group ``pgid`` still exists."""
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
 
 class BackendServer:
     """A real backend server on 127.0.0.1 that answers ``GET /health``; restartable on the same port and data.
@@ -256,13 +246,13 @@ class BackendServer:
 def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
     """The fake OpenAI embeddings/chat endpoint (``fake_openai.py``) for a real backend server to call.
 
-    Returns the process and its ``/v1`` base URL; requests are logged to ``workdir/fake_openai.jsonl``.
+    Returns the process and its ``/v1`` base URL.
     """
     port = free_port()
     proc = ServerProcess(
         [sys.executable, str(Path(__file__).with_name("fake_openai.py")), str(port)],
         log=workdir / "fake_openai.log",
-        env={"FAKEAI_LOG": str(workdir / "fake_openai.jsonl"), "FAKEAI_DIMS": "256"},
+        env={"FAKEAI_DIMS": "256"},
     )
     proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
     return proc, f"http://127.0.0.1:{port}/v1"

@@ -7,7 +7,7 @@ Serves ``POST /v1/messages`` (SSE when ``stream`` is true, JSON otherwise),
 ``marker``.
 
 Tool mode (``tool_call=(name, input)``): a request that offers the tool ``name``, whose body
-contains ``tool_trigger`` (default ``RUN_TOOL``) and that holds no tool result yet is answered
+contains ``RUN_TOOL`` and that holds no tool result yet is answered
 with one ``tool_use`` block calling it with ``input``; the follow-up request gets the text reply.
 """
 
@@ -17,7 +17,7 @@ import json
 import uuid
 from typing import Any, ClassVar
 
-from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler
+from paxm_contracttest.fake_models.server import TOOL_TRIGGER, FakeModelServer, JsonHandler
 from paxm_contracttest.fake_models.server import Recorded as _Recorded
 
 __all__ = ["FakeAnthropic", "Recorded"]
@@ -123,16 +123,14 @@ class FakeAnthropic(FakeModelServer):
         log_path: Any,
         *,
         tool_call: tuple[str, dict[str, Any]] | None = None,
-        tool_trigger: str = "RUN_TOOL",
         **options: Any,
     ) -> None:
         super().__init__(log_path, **options)
         self.tool_call = tool_call
-        self.tool_trigger = tool_trigger
 
     def planned_call(self, body: Any, raw: bytes) -> tuple[str, dict[str, Any]] | None:
         """The tool call answering this request in tool mode, else ``None``."""
-        if self.tool_call is None or not isinstance(body, dict) or self.tool_trigger.encode() not in raw:
+        if self.tool_call is None or not isinstance(body, dict) or TOOL_TRIGGER.encode() not in raw:
             return None
         offered = {str(t.get("name", "")) for t in body.get("tools") or [] if isinstance(t, dict)}
         if self.tool_call[0] not in offered or _has_tool_result(body):

@@ -20,13 +20,11 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler
+from paxm_contracttest.fake_models.server import TOOL_COMMAND, TOOL_TRIGGER, FakeModelServer, JsonHandler
 from paxm_contracttest.fake_models.server import Recorded as _Recorded
 
 __all__ = ["FakeOpenAI", "Recorded"]
 
-TOOL_TRIGGER = "RUN_TOOL"
-TOOL_COMMAND = "echo TOOL_RAN_OK"
 #: the shell tool's name in each harness that uses this server (OpenCode and Kilo: ``bash``;
 #: Qwen Code: ``run_shell_command``), first offered wins
 SHELL_TOOLS = ("bash", "run_shell_command")

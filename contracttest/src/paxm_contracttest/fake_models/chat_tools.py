@@ -16,11 +16,10 @@ import json
 from typing import Any
 
 from paxm_contracttest.fake_models.chat_completions import FakeOpenAI, Recorded
+from paxm_contracttest.fake_models.server import TOOL_COMMAND, TOOL_TRIGGER
 
 __all__ = ["SHELL_TOOLS", "TOOL_COMMAND", "FakeChat", "Recorded"]
 
-TOOL_TRIGGER = "RUN_TOOL"
-TOOL_COMMAND = "echo TOOL_RAN_OK"
 #: the shell tool of each harness, first offered wins
 SHELL_TOOLS = ("Bash", "run_commands", "bash", "Shell")
 

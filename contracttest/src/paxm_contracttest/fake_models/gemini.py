@@ -23,12 +23,10 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler, Recorded
+from paxm_contracttest.fake_models.server import TOOL_COMMAND, TOOL_TRIGGER, FakeModelServer, JsonHandler, Recorded
 
 __all__ = ["FakeGemini", "GeminiRequest"]
 
-TOOL_TRIGGER = "RUN_TOOL"
-TOOL_COMMAND = "echo TOOL_RAN_OK"
 SHELL_TOOL = "run_shell_command"
 
 

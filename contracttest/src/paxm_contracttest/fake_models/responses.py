@@ -5,9 +5,9 @@ Serves ``POST /v1/responses`` (SSE when ``stream`` is true, JSON otherwise) and
 :class:`~paxm_contracttest.fake_models.server.FakeModelServer`).
 
 The reply text is ``reply`` followed by `` [marker-seen]`` when the request body contains
-``marker``.  Tool mode: when the *user's* latest message contains ``tool_trigger``, the request
+``marker``.  Tool mode: when the *user's* latest message contains ``RUN_TOOL``, the request
 offers a shell tool (``exec_command`` / ``shell``) and carries no tool output yet, the answer is
-one function call running ``tool_command`` (default ``echo <tool_output>``); the follow-up
+one function call running ``tool_command`` (default ``echo TOOL_RAN_OK``); the follow-up
 request (a tool output after the user's message) gets the text reply.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from paxm_contracttest.fake_models.server import FakeModelServer, JsonHandler, Recorded
+from paxm_contracttest.fake_models.server import TOOL_COMMAND, TOOL_TRIGGER, FakeModelServer, JsonHandler, Recorded
 
 __all__ = ["FakeResponses", "Recorded", "input_text", "user_text"]
 
@@ -124,13 +124,9 @@ class FakeResponses(FakeModelServer):
         *,
         marker: str = "",
         reply: str = "Noted, I will remember that.",
-        tool_trigger: str = "RUN_TOOL",
-        tool_output: str = "TOOL_RAN_OK",
-        tool_command: str = "",
+        tool_command: str = TOOL_COMMAND,
     ) -> None:
         super().__init__(log_path, marker=marker, reply=reply)
-        self.tool_trigger = tool_trigger
-        self.tool_output = tool_output
         self.tool_command = tool_command
 
     def responses(self) -> list[Recorded]:
@@ -140,7 +136,7 @@ class FakeResponses(FakeModelServer):
 
     def tool_call_for(self, body: Any) -> tuple[str, str] | None:
         """(tool name, JSON arguments) when this request should get a shell tool call."""
-        if not isinstance(body, dict) or self.tool_trigger not in user_text(body):
+        if not isinstance(body, dict) or TOOL_TRIGGER not in user_text(body):
             return None
         if _answered(body.get("input", [])):
             return None
@@ -148,7 +144,7 @@ class FakeResponses(FakeModelServer):
             if not isinstance(tool, dict) or tool.get("name") not in SHELL_TOOLS:
                 continue
             props = (tool.get("parameters") or {}).get("properties") or {}
-            command = self.tool_command or f"echo {self.tool_output}"
+            command = self.tool_command
             if "cmd" in props:
                 return str(tool["name"]), json.dumps({"cmd": command})
             if "command" in props:

@@ -9,7 +9,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-__all__ = ["FakeModelServer", "JsonHandler", "Recorded"]
+__all__ = ["TOOL_COMMAND", "TOOL_TRIGGER", "FakeModelServer", "JsonHandler", "Recorded"]
+
+#: a request whose text holds this (and that offers a shell tool) is answered with a call of it
+TOOL_TRIGGER = "RUN_TOOL"
+#: what that tool call runs
+TOOL_COMMAND = "echo TOOL_RAN_OK"
 
 
 class Recorded(dict[str, Any]):

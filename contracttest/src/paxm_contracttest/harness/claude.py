@@ -9,9 +9,6 @@ session is initialised: its real duration comes from Claude's transcript instead
 from __future__ import annotations
 
 import json
-import subprocess
-import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,40 +55,19 @@ def hooks_succeeded(run: Turn, *, within_ms: int | None = None) -> None:
 
 def run_claude(box: HarnessBox, argv: list[str], env: dict[str, str], timeout: float) -> Turn:
     """One ``claude -p`` turn, its stream read line by line (the kit's runner for Claude Code)."""
-    from paxm_contracttest.harness.kit import Turn
+    from paxm_contracttest.harness.kit import Turn, stamped_run
 
-    started = time.monotonic()
-    stderr_path = box.root / "claude.stderr"
+    returncode, lines, stderr, wall = stamped_run(box, argv, env, timeout, watch="stdout")
     events: list[tuple[float, dict[str, Any]]] = []
-    lines: list[str] = []
-    with (
-        stderr_path.open("w") as stderr,
-        subprocess.Popen(
-            argv, cwd=box.workspace, env=env, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL
-        ) as process,
-    ):
-        watchdog = threading.Timer(timeout, process.kill)
-        watchdog.start()
+    for arrived, line in lines:
         try:
-            assert process.stdout is not None
-            for raw in process.stdout:
-                arrived = time.monotonic()
-                line = raw.decode("utf-8", "replace")
-                lines.append(line)
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict):
-                    events.append((arrived, event))
-            returncode = process.wait()
-        finally:
-            watchdog.cancel()
-    wall = time.monotonic() - started
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append((arrived, event))
     result: dict[str, Any] = next((e for _, e in reversed(events) if e.get("type") == "result"), {})
-    turn = Turn(
-        returncode, "".join(lines), stderr_path.read_text(errors="replace"), wall, str(result.get("result", ""))
-    )
+    turn = Turn(returncode, "".join(line for _, line in lines), stderr, wall, str(result.get("result", "")))
     turn.hooks = _hook_runs(events)
     turn.extra["init"] = next((e for _, e in events if e.get("type") == "system" and e.get("subtype") == "init"), {})
     _prefer_transcript_timing(box.home, str(result.get("session_id", "")), turn.hooks)

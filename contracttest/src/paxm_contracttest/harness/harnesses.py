@@ -12,15 +12,13 @@ import json
 import re
 import subprocess
 import sys
-import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from paxm_contracttest.harness import npm_cache_dir
 from paxm_contracttest.harness.claude import run_claude
-from paxm_contracttest.harness.kit import Harness, HarnessBox, Turn
+from paxm_contracttest.harness.kit import Harness, HarnessBox, Turn, stamped_run
 
 __all__ = [
     "CLAUDE",
@@ -132,35 +130,12 @@ env_key = "FAKE_API_KEY"
 
 def run_codex(box: HarnessBox, argv: list[str], env: dict[str, str], timeout: float) -> Turn:
     """One ``codex exec`` turn; Codex prints ``hook: <Event>`` and ``hook: <Event> Completed``
-    on stderr around each hook, stamped here as the lines arrive (how long Codex waited)."""
+    on stderr around each hook, stamped as the lines arrive (how long Codex waited)."""
     last = box.root / "last-message.txt"
     last.unlink(missing_ok=True)
-    started = time.monotonic()
-    stamped: list[tuple[float, str]] = []
-    out: list[bytes] = []
-    with subprocess.Popen(
-        argv, cwd=box.workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
-    ) as process:
-        watchdog = threading.Timer(timeout, process.kill)
-        watchdog.start()
-        reader = threading.Thread(target=lambda: out.append(process.stdout.read() if process.stdout else b""))
-        reader.start()
-        try:
-            assert process.stderr is not None
-            for raw in process.stderr:
-                stamped.append((time.monotonic(), raw.decode("utf-8", "replace")))
-            returncode = process.wait()
-            reader.join(10)
-        finally:
-            watchdog.cancel()
+    returncode, stamped, stdout, wall = stamped_run(box, argv, env, timeout, watch="stderr")
     reply = last.read_text(errors="replace").strip() if last.exists() else ""
-    turn = Turn(
-        returncode,
-        b"".join(out).decode("utf-8", "replace"),
-        "".join(line for _, line in stamped),
-        time.monotonic() - started,
-        reply,
-    )
+    turn = Turn(returncode, stdout, "".join(line for _, line in stamped), wall, reply)
     begun: dict[str, list[float]] = {}
     for arrived, line in stamped:
         match = _HOOK_LINE.match(line.strip())

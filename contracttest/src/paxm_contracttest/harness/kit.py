@@ -12,7 +12,7 @@ its own config); the rest is the same for every harness:
 * :func:`model_inputs` is the text each model request showed the model, whatever the API;
 * the shared flows every harness's end-to-end file runs: :func:`capture_then_recall` (a turn,
   its capture, the recall in the next session), :func:`cross_harness` (a decision one harness
-  captured reaches another), :func:`uninstall_restores` and :func:`fail_open_when_paxm_gone`;
+  captured reaches another) and :func:`fail_open_when_paxm_gone`;
   for harnesses on a Chat Completions fake also :func:`daemon_down_turn`,
   :func:`broken_config_turn`, :func:`hanging_provider_turn` and
   :func:`generated_file_outlives_paxm` (each a :func:`quiet_turn`: the turn completes and no
@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,7 +69,7 @@ __all__ = [
     "paxm_removed_midway",
     "quiet_turn",
     "stale_paths",
-    "uninstall_restores",
+    "stamped_run",
 ]
 
 #: what the fake models reply (``[marker-seen]`` / ``[marker-absent]`` follows it when a marker is set)
@@ -196,28 +197,23 @@ def install(harness: Harness) -> Installed:
     return Installed(binary, node, extras)
 
 
+#: the fake model server of each API: (module under ``paxm_contracttest.fake_models``, class)
+_FAKES = {
+    "anthropic": ("anthropic", "FakeAnthropic"),
+    "responses": ("responses", "FakeResponses"),
+    "chat": ("chat_completions", "FakeOpenAI"),
+    "chat-tools": ("chat_tools", "FakeChat"),
+    "gemini": ("gemini", "FakeGemini"),
+}
+
+
 def _fake_class(api: str) -> Any:
-    if api == "anthropic":
-        from paxm_contracttest.fake_models.anthropic import FakeAnthropic
+    import importlib
 
-        return FakeAnthropic
-    if api == "responses":
-        from paxm_contracttest.fake_models.responses import FakeResponses
-
-        return FakeResponses
-    if api == "chat":
-        from paxm_contracttest.fake_models.chat_completions import FakeOpenAI
-
-        return FakeOpenAI
-    if api == "chat-tools":
-        from paxm_contracttest.fake_models.chat_tools import FakeChat
-
-        return FakeChat
-    if api == "gemini":
-        from paxm_contracttest.fake_models.gemini import FakeGemini
-
-        return FakeGemini
-    raise ValueError(f"unknown fake model API {api!r}")
+    if api not in _FAKES:
+        raise ValueError(f"unknown fake model API {api!r}")
+    module, name = _FAKES[api]
+    return getattr(importlib.import_module(f"paxm_contracttest.fake_models.{module}"), name)
 
 
 def installed_fixture(*harnesses: Harness) -> Any:
@@ -364,6 +360,30 @@ class HarnessBox(PaxmSandbox):
         self.wait_for_daemon()
         self.paxm("__hook-control", "--flush")
         return self.memory_texts()
+
+
+def stamped_run(
+    box: HarnessBox, argv: list[str], env: dict[str, str], timeout: float, *, watch: str
+) -> tuple[int, list[tuple[float, str]], str, float]:
+    """Run ``argv`` in the workspace, stamping each line of ``watch`` (``stdout`` or ``stderr``)
+    as it arrives (how long the harness waited for a hook); returns the exit code, the stamped
+    lines, the other stream's text and the wall time.  Killed after ``timeout`` seconds."""
+    started = time.monotonic()
+    stamped: list[tuple[float, str]] = []
+    with tempfile.TemporaryFile() as other:
+        pipes: dict[str, Any] = {"stdout": other, "stderr": other, watch: subprocess.PIPE}
+        with subprocess.Popen(argv, cwd=box.workspace, env=env, stdin=subprocess.DEVNULL, **pipes) as process:
+            watchdog = threading.Timer(timeout, process.kill)
+            watchdog.start()
+            try:
+                for raw in getattr(process, watch):
+                    stamped.append((time.monotonic(), raw.decode("utf-8", "replace")))
+                returncode = process.wait()
+            finally:
+                watchdog.cancel()
+        other.seek(0)
+        rest = other.read().decode("utf-8", "replace")
+    return returncode, stamped, rest, time.monotonic() - started
 
 
 def ok(turn: Turn) -> None:
@@ -664,13 +684,6 @@ def generated_file_outlives_paxm(
             assert run.reply.startswith("Noted")
     finally:
         box.stop_daemon()
-
-
-def uninstall_restores(box: HarnessBox, before: Callable[[], object], now: Callable[[], object]) -> None:
-    """``paxm uninstall`` gives back the harness's config as it was (``now() == before()``)."""
-    expected = before()
-    box.uninstall()
-    assert now() == expected
 
 
 def stale_paths(box: HarnessBox, gone: str, tmp: Path) -> None:
