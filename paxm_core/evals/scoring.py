@@ -142,7 +142,6 @@ def aggregate(result: Result) -> None:
     result.passed = sum(1 for c in cases if c.passed)
     result.failed = result.case_count - result.passed
     result.execution_failed = sum(1 for c in cases if c.execution_error)
-    result.unsupported_cases = sum(1 for c in cases if c.unsupported)
     contract = [c for c in cases if c.adapter_contract_case]
     result.adapter_contract_cases = len(contract)
     result.adapter_contract_passed = sum(1 for c in contract if c.adapter_contract_passed)
