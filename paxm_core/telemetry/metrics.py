@@ -22,8 +22,6 @@ __all__ = [
     "Counter",
     "DailyMetric",
     "Metrics",
-    "counter_for_event",
-    "provider_counters_for_event",
     "provider_recall_p95_ms",
 ]
 
@@ -231,15 +229,10 @@ class Metrics:
             providers=_counter_map(data.get("providers")),
         )
 
-    def update(self, event: Mapping[str, object], retention_days: int, *, now: datetime | None = None) -> None:
-        """Count one (normalized) event into the totals, its day and its breakdowns, then prune."""
-        self.update_many((event,), retention_days, now=now)
-
     def update_many(
         self, events: Iterable[Mapping[str, object]], retention_days: int, *, now: datetime | None = None
     ) -> None:
-        """:meth:`update` for each event in turn, pruning once at the end (the same result:
-        a pruned day only ever loses buckets, and the cutoff does not depend on the events)."""
+        """Count each (normalized) event into the totals, its day and its breakdowns, then prune once."""
         for event in events:
             self._count(event)
         self.prune(retention_days, now=now)
@@ -303,29 +296,13 @@ def _aggregates_agent(event: Mapping[str, object]) -> bool:
     return event.get("source") == "hook" and bool(str(event.get("target") or "").strip())
 
 
-def counter_for_event(event: Mapping[str, object]) -> Counter:
-    """The counter increments one event contributes to totals and breakdowns."""
-    counter = Counter()
-    _add_sparse(counter, _event_delta(event))
-    return counter
-
-
-def provider_counters_for_event(event: Mapping[str, object]) -> dict[str, Counter]:
-    """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
-    counters: dict[str, Counter] = {}
-    for name, delta in _provider_deltas(event).items():
-        counters[name] = counter = Counter()
-        _add_sparse(counter, delta)
-    return counters
-
-
 #: a sparse counter: only the non-zero fields of a :class:`Counter` (the latency buckets as
 #: a list under ``_BUCKETS``): one event's increments
 _Sparse = dict[str, Any]
 
 
 def _event_delta(event: Mapping[str, object]) -> _Sparse:
-    """:func:`counter_for_event` as a sparse counter."""
+    """The counter increments one event adds to the totals and its breakdowns."""
     provider_errors = _list(event.get("provider_errors"))
     success = bool(event.get("success"))
     skipped = bool(event.get("skipped"))
@@ -386,7 +363,7 @@ _PROVIDER_COUNTS = (
 
 
 def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
-    """:func:`provider_counters_for_event` as sparse counters."""
+    """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
     deltas: dict[str, _Sparse] = {}
 
     def of(name: object) -> _Sparse:

@@ -35,8 +35,6 @@ class TelemetryStore:
     def __init__(self, settings: TelemetrySettings) -> None:
         self.settings = settings
 
-    # -- locking -----------------------------------------------------------------------------
-
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive telemetry lock."""
@@ -50,19 +48,10 @@ class TelemetryStore:
         finally:
             os.close(fd)  # closing releases the flock
 
-    # -- writing -----------------------------------------------------------------------------
-
-    def append(self, event: Mapping[str, object]) -> None:
-        """Append one event line, rotating first if the active file would exceed its size cap.
-
-        Call with the lock held.
-        """
-        self.append_many([event])
-
     def append_many(self, events: Sequence[Mapping[str, object]]) -> None:
-        """Append event lines in order, each as :meth:`append` would (rotation included).
+        """Append event lines in order, rotating before a line that would overflow the active file.
 
-        Consecutive lines that fit the active file go out in one write.  Call with the lock held.
+        Consecutive lines that fit go out in one write.  Call with the lock held.
         """
         path = self.settings.events_path
         cap = self.settings.max_event_file_bytes
@@ -107,12 +96,8 @@ class TelemetryStore:
         os.replace(path, path.with_name(f"{path.name}.1"))
 
     def load_metrics(self, *, repair: bool = False) -> Metrics:
-        """Read the metrics file (empty metrics when missing).
-
-        A corrupt file raises ``ValueError``; with ``repair=True`` it is moved aside to
-        ``<name>.corrupt`` and counting starts afresh, so one bad write cannot stop telemetry
-        forever (upstream keeps failing on every event).
-        """
+        """Read the metrics file (empty when missing); a corrupt one raises ``ValueError``, or with
+        ``repair`` is moved aside to ``<name>.corrupt`` so one bad write cannot stop telemetry forever."""
         path = self.settings.metrics_path
         try:
             text = path.read_text(encoding="utf-8")
@@ -131,12 +116,9 @@ class TelemetryStore:
     def save_metrics(self, metrics: Metrics) -> None:
         """Write the metrics file atomically (temp file + rename), mode 0600.  Call with the lock held."""
         path = self.settings.metrics_path
-        # Compact on purpose: json only uses its C encoder without indent, and this file is
-        # rewritten on every event (an indented 100 KB file cost ~50 ms per hook call).
+        # compact: json uses its C encoder only without indent, and this file is rewritten per event
         data = (json.dumps(metrics.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         write_atomic(path, data, durable=False)
-
-    # -- reading -----------------------------------------------------------------------------
 
     def tail(self, limit: int) -> list[JSONObject]:
         """The last ``limit`` events across the rotated files, oldest first."""
