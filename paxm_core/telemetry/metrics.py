@@ -122,15 +122,21 @@ def _int(value: object) -> int:
         return 0
 
 
-def _counter_map(data: object) -> dict[str, Counter]:
-    if not isinstance(data, Mapping):
-        return {}
-    return {str(k): Counter.from_json(v) for k, v in data.items()}
+_BREAKDOWNS = ("agents", "profiles", "hook_events", "providers")
+
+
+def _read_breakdowns(data: Mapping[str, object]) -> dict[str, Any]:
+    """The agent, profile, hook and provider counters of a metrics or day object."""
+    out: dict[str, dict[str, Counter]] = {}
+    for name in _BREAKDOWNS:
+        value = data.get(name)
+        out[name] = {str(k): Counter.from_json(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+    return out
 
 
 def _with_breakdowns(owner: object, out: JSONObject) -> JSONObject:
     """``out`` plus ``owner``'s non-empty agent, profile, hook and provider counters, by name."""
-    for name in ("agents", "profiles", "hook_events", "providers"):
+    for name in _BREAKDOWNS:
         counters: dict[str, Counter] = getattr(owner, name)
         if counters:
             out[name] = {key: counters[key].to_json() for key in sorted(counters)}
@@ -154,13 +160,7 @@ class DailyMetric:
     def from_json(cls, data: object) -> DailyMetric:
         if not isinstance(data, Mapping):
             return cls()
-        return cls(
-            counter=Counter.from_json(data.get("counter")),
-            agents=_counter_map(data.get("agents")),
-            profiles=_counter_map(data.get("profiles")),
-            hook_events=_counter_map(data.get("hook_events")),
-            providers=_counter_map(data.get("providers")),
-        )
+        return cls(counter=Counter.from_json(data.get("counter")), **_read_breakdowns(data))
 
 
 @value_dataclass(slots=True)
@@ -223,10 +223,7 @@ class Metrics:
             raw_daily={str(k): v for k, v in daily.items() if isinstance(v, Mapping)}
             if isinstance(daily, Mapping)
             else {},
-            agents=_counter_map(data.get("agents")),
-            profiles=_counter_map(data.get("profiles")),
-            hook_events=_counter_map(data.get("hook_events")),
-            providers=_counter_map(data.get("providers")),
+            **_read_breakdowns(data),
         )
 
     def update_many(
