@@ -102,11 +102,6 @@ def _member(value: JSONValue, key: str) -> Mapping[str, JSONValue]:
     return found if isinstance(found, Mapping) else {}
 
 
-def _whole(value: JSONValue) -> int:
-    """A token count from a usage object (missing or not a number: 0)."""
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
 def _recall_tool() -> JSONObject:
     """``paxm_recall`` as the MCP server describes it, in Chat Completions' function-tool shape."""
     from paxm_core.mcp_server import TOOLS
@@ -216,9 +211,11 @@ class ChatHarness:
         return str(outcome.text)
 
     def _count(self, reply: Mapping[str, JSONValue], out: AgentResponse) -> None:
+        from paxm_core.evals.locomo import number_of
+
         usage = _member(reply, "usage")
-        prompt = _whole(usage.get("prompt_tokens"))
-        completion = _whole(usage.get("completion_tokens"))
+        prompt = int(number_of(usage, "prompt_tokens"))
+        completion = int(number_of(usage, "completion_tokens"))
         out.input_tokens += prompt
         out.output_tokens += completion
         reported = usage.get("cost")
