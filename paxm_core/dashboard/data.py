@@ -21,16 +21,7 @@ if TYPE_CHECKING:
     from paxm_core.config.model import Config
     from paxm_core.runtime import Runtime
 
-__all__ = [
-    "EVENT_STATES",
-    "EVENT_WINDOW",
-    "MAX_PAGE",
-    "RECALL_MODES",
-    "DashboardData",
-    "EventFilter",
-    "event_mode",
-    "event_state",
-]
+__all__ = ["MAX_PAGE", "DashboardData", "EventFilter", "event_mode", "event_state"]
 
 #: How many of the newest events the views search (the log itself is capped at ~3 MiB).
 EVENT_WINDOW = 10_000

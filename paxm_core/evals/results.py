@@ -13,21 +13,12 @@ _WHAT = "eval result"
 
 
 #: the keys upstream writes even when empty; every other key is ``omitempty``
-_CASE_ALWAYS = (
-    "id",
-    "category",
-    "passed",
-    "hit_ids",
-    "recall_at_k",
-    "precision_at_k",
-    "reciprocal_rank",
-    "duration_ms",
-)
-_GROUP_ALWAYS = ("name", "case_count", "passed", "recall_at_k", "precision_at_k", "mrr")
+_CASE_ALWAYS = "id category passed hit_ids recall_at_k precision_at_k reciprocal_rank duration_ms".split()
+_GROUP_ALWAYS = "name case_count passed recall_at_k precision_at_k mrr".split()
 _RESULT_ALWAYS = (
-    *("suite", "version", "case_count", "passed", "failed", "recall_at_k", "precision_at_k", "mrr"),
-    *("false_positive_rate", "duration_ms", "cases", "categories"),
-)
+    "suite version case_count passed failed recall_at_k precision_at_k mrr false_positive_rate duration_ms cases"
+    " categories"
+).split()
 
 
 @dataclass

@@ -13,19 +13,7 @@ from paxm_core.api.timefmt import format_time, parse_time, utcnow
 from paxm_core.api.types import normalize_tier
 from paxm_core.digest import sha256_hex
 
-__all__ = [
-    "EVENT_FIELDS",
-    "MAX_ERROR_CHARS",
-    "MAX_RECALL_HIT_DETAILS",
-    "RECALL_HIT_PREVIEW_CHARS",
-    "normalize_event",
-    "provider_error_details",
-    "provider_route_counts",
-    "query_fields",
-    "recall_hit_details",
-    "telemetry_error",
-    "truncate_chars",
-]
+__all__ = ["EVENT_FIELDS", "normalize_event", "query_fields", "telemetry_error"]
 
 #: Field order of upstream's Event; unknown keys follow in the order given.
 EVENT_FIELDS: tuple[str, ...] = tuple(

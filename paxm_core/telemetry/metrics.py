@@ -16,14 +16,7 @@ from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
 from paxm_core.api.values import value_dataclass
 
-__all__ = [
-    "LATENCY_BOUNDS_MS",
-    "METRICS_VERSION",
-    "Counter",
-    "DailyMetric",
-    "Metrics",
-    "provider_recall_p95_ms",
-]
+__all__ = ["LATENCY_BOUNDS_MS", "Counter", "DailyMetric", "Metrics", "provider_recall_p95_ms"]
 
 METRICS_VERSION = 1
 #: Upper bounds (ms) of the provider recall latency histogram; one overflow bucket follows.
