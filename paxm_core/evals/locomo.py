@@ -12,7 +12,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,14 +99,16 @@ def _questions(raw: object) -> tuple[Question, ...]:
     return tuple(out)
 
 
-def _turn_memories(cid: str, number: int, date: str, turns: object) -> list[tuple[str, str, dict[str, str]]]:
+def _turn_memories(
+    where: str, cid: str, number: int, date: str, turns: object
+) -> list[tuple[str, str, dict[str, str]]]:
     """Each turn as ``[<date>] <speaker>: <text>`` (plus ``[Image: <caption>]``), its dia_id as id."""
     if not isinstance(turns, list):
-        raise UsageError(f"LoCoMo {cid} session_{number} is not a list of turns")
+        raise UsageError(f"LoCoMo {where} is not a list of turns")
     out = []
     for turn in turns:
         if not isinstance(turn, dict):
-            raise UsageError(f"LoCoMo {cid} session_{number} has a turn that is not an object")
+            raise UsageError(f"LoCoMo {where} has a turn that is not an object")
         dia_id = str(turn.get("dia_id") or "").strip()
         text = f"[{date}] {str(turn.get('speaker') or '').strip()}: {str(turn.get('text') or '').strip()}"
         caption = str(turn.get("blip_caption") or "").strip()
@@ -133,13 +135,13 @@ def _conversation(raw: object, index: int) -> Conversation:
     for key, value in zip(("speaker_a", "speaker_b"), speakers, strict=True):
         if not isinstance(value, str) or not value.strip():
             raise UsageError(f"LoCoMo {cid} is missing {key}")
-    numbers = sorted(int(m.group(1)) for m in map(_SESSION_KEY.match, body) if m and int(m.group(1)) > 0)
-    if not numbers:
+    matches = [(int(m.group(1)), key) for key in body if (m := _SESSION_KEY.match(key)) and int(m.group(1)) > 0]
+    if not matches:
         raise UsageError(f"LoCoMo conversation {cid} has no sessions")
     memories = []
-    for n in numbers:
+    for n, key in sorted(matches, key=lambda pair: pair[0]):
         date = body.get(f"session_{n}_date_time")
-        memories += _turn_memories(cid, n, date if isinstance(date, str) else "", body[f"session_{n}"])
+        memories += _turn_memories(f"{cid} {key}", cid, n, date if isinstance(date, str) else "", body[key])
     a, b = (str(s).strip() for s in speakers)
     return Conversation(cid, a, b, tuple(memories), _questions(raw.get("qa")))
 
@@ -491,22 +493,20 @@ def _trials(cid: str, questions: list[Question], arms: tuple[str, ...], error: s
 
 def aggregate_trials(trials: Sequence[Mapping[str, JSONValue]], arms: tuple[str, ...]) -> JSONObject:
     """Per-arm summaries (upstream's fields), lift over control, trials sorted by question then arm."""
-    groups = {arm: _ArmSummary(arm) for arm in arms}
+    by_arm: dict[str, list[Mapping[str, JSONValue]]] = {arm: [] for arm in arms}
     for trial in trials:
-        arm = str(trial.get("arm"))
-        groups.setdefault(arm, _ArmSummary(arm)).add(trial)
-    for group in groups.values():
-        group.finish()
-    control = groups["control"].accuracy if "control" in groups else 0.0
+        by_arm.setdefault(str(trial.get("arm")), []).append(trial)
     order = {arm: i for i, arm in enumerate(arms)}
+    summaries = [_arm_summary(arm, by_arm[arm]) for arm in sorted(by_arm, key=lambda a: order.get(a, len(order)))]
+    accuracy = {str(s["arm"]): number_of(s, "accuracy") for s in summaries}
     out: JSONObject = {
         "question_count": len({(str(t.get("conversation_id")), str(t.get("question_id"))) for t in trials}),
         "trial_count": len(trials),
     }
     for arm in ("passive", "active"):
-        if arm in groups:
-            out[f"{arm}_lift"] = groups[arm].accuracy - control
-    out["summaries"] = [asdict(groups[arm]) for arm in sorted(groups, key=lambda a: order.get(a, len(order)))]
+        if arm in accuracy:
+            out[f"{arm}_lift"] = accuracy[arm] - accuracy.get("control", 0.0)
+    out["summaries"] = list(summaries)
     ordered: list[Mapping[str, JSONValue]] = sorted(
         trials, key=lambda t: (str(t.get("question_id")), order.get(str(t.get("arm")), len(order)))
     )
@@ -520,55 +520,30 @@ def number_of(row: Mapping[str, JSONValue], key: str) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-@dataclass
-class _ArmSummary:
-    """One arm's summary; its JSON keys are the field names, in this order (upstream's)."""
-
-    arm: str
-    trials: int = 0
-    matched: int = 0
-    errors: int = 0
-    recall_used: int = 0
-    useful_recall: int = 0
-    accuracy: float = 0.0
-    mean_f1: float = 0.0
-    exact_match: float = 0.0
-    recall_use_rate: float = 0.0
-    useful_recall_rate: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    duration_ms: int = 0
-
-    def add(self, trial: Mapping[str, JSONValue]) -> None:
-        """Count one trial."""
-        response = trial.get("response")
-        usage = response if isinstance(response, Mapping) else {}
-        self.trials += 1
-        self.errors += 1 if trial.get("error") else 0
-        self.matched += 1 if trial.get("matched") else 0
-        if usage.get("recall_used"):
-            self.recall_used += 1
-            self.useful_recall += 1 if trial.get("matched") else 0
-        self.exact_match += 1 if trial.get("exact_match") else 0
-        self.mean_f1 += number_of(trial, "token_f1")
-        self.input_tokens += int(number_of(usage, "input_tokens"))
-        self.output_tokens += int(number_of(usage, "output_tokens"))
-        self.cost += number_of(usage, "cost")
-        self.duration_ms += int(number_of(usage, "duration_ms"))
-
-    def finish(self) -> None:
-        """Turn the counts into rates once every trial is counted."""
-        if not self.trials:
-            return
-        n = self.trials
-        self.accuracy = self.matched / n
-        self.mean_f1 /= n
-        self.exact_match /= n
-        self.recall_use_rate = self.recall_used / n
-        if self.recall_used:
-            self.useful_recall_rate = self.useful_recall / self.recall_used
-        self.cost = round(self.cost, 9)
+def _arm_summary(arm: str, trials: list[Mapping[str, JSONValue]]) -> JSONObject:
+    """One arm's summary: upstream's keys, in upstream's order."""
+    n = len(trials)
+    usages = [u if isinstance(u := t.get("response"), Mapping) else {} for t in trials]
+    used = [t for t, usage in zip(trials, usages, strict=True) if usage.get("recall_used")]
+    matched = sum(1 for t in trials if t.get("matched"))
+    useful = sum(1 for t in used if t.get("matched"))
+    return {
+        "arm": arm,
+        "trials": n,
+        "matched": matched,
+        "errors": sum(1 for t in trials if t.get("error")),
+        "recall_used": len(used),
+        "useful_recall": useful,
+        "accuracy": matched / n if n else 0.0,
+        "mean_f1": sum(number_of(t, "token_f1") for t in trials) / n if n else 0.0,
+        "exact_match": sum(1 for t in trials if t.get("exact_match")) / n if n else 0.0,
+        "recall_use_rate": len(used) / n if n else 0.0,
+        "useful_recall_rate": useful / len(used) if used else 0.0,
+        "input_tokens": sum(int(number_of(u, "input_tokens")) for u in usages),
+        "output_tokens": sum(int(number_of(u, "output_tokens")) for u in usages),
+        "cost": round(sum((number_of(u, "cost") for u in usages), 0.0), 9),
+        "duration_ms": sum(int(number_of(u, "duration_ms")) for u in usages),
+    }
 
 
 def _means(rows: Sequence[Mapping[str, JSONValue]]) -> JSONObject:
