@@ -1,8 +1,7 @@
-"""Strict JSON decoding helpers shared by suites, budgets and saved results.
+"""Strict JSON decoding of suites, budgets and saved results.
 
-Upstream decodes these files with Go's ``DisallowUnknownFields``; we are at least as strict
-(also rejecting duplicate keys and wrongly typed values) and name the JSON path of the
-offending value in every message, so a typo in a 3,000-line suite is easy to find.
+At least as strict as upstream's ``DisallowUnknownFields`` (duplicate keys and wrong types are
+refused too), and every message names the JSON path, so a typo in a 3,000-line suite is easy to find.
 """
 
 from __future__ import annotations

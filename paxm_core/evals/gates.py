@@ -1,10 +1,4 @@
-"""``--gate``: when an eval run fails (exit 1).
-
-* ``none`` (default): only execution errors (runtime/provider failures) fail the run.
-* ``adapter``: the suite must have conversation-write cases; execution errors or provider
-  write-contract failures fail it.  A budget cannot be combined with it.
-* ``quality``: any failed case or budget violation fails it.  A budget needs this gate.
-"""
+"""``--gate``: when an eval run fails (exit 1); the rules are in docs/evals.md."""
 
 from __future__ import annotations
 

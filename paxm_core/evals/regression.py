@@ -1,10 +1,4 @@
-"""Regression budgets and result comparison (upstream ``internal/eval/regression.go``).
-
-A budget file holds minimums/maximums for the suite metrics; the five retrieval keys are
-required, the three write keys optional and checked only when the suite has write cases.
-Every value must lie in ``[0, 1]``.  ``--compare`` loads a saved result and prints deltas; it
-refuses results of another suite, version or case count.
-"""
+"""Regression budgets and ``--compare`` (upstream ``internal/eval/regression.go``, docs/evals.md)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""Scoring: turn the hits of one case into metrics, and cases into suite metrics.
+"""Scoring: the hits of one case into metrics, and cases into suite metrics.
 
-Definitions are upstream's (``internal/eval/eval.go``), so numbers from the same suite are
-comparable:
-
-* retrieval case: Recall@K = expected ids returned / expected ids; Precision@K = expected ids
-  returned / hits; reciprocal rank = 1 / rank of the first expected hit; passes when nothing
-  expected is missing, nothing forbidden is returned, ``expected_first`` is first and
-  ``max_hits`` holds.  ``expected_empty`` passes only with zero hits.
-* conversation-write case: fragments are matched case-insensitively in the rendered write and
-  in hits; a hit *matches* when it contains every expected fragment.
-* suite: means over all cases; false-positive rate = unexpected hits / all hits.
+Definitions are upstream's (``internal/eval/eval.go``, docs/evals.md), so numbers from the same
+suite are comparable.
 """
 
 from __future__ import annotations
