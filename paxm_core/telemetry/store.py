@@ -1,9 +1,8 @@
 """On-disk telemetry: the rolling JSONL event log and the atomically rewritten metrics file.
 
-Writers take an exclusive ``flock`` on ``telemetry.lock`` in the telemetry directory, so CLI
-calls, the MCP server and the hook daemon can record concurrently.  The directory is 0700 and
-every file 0600: events describe what the user's agents did.  Files are opened through
-:mod:`paxm_core.private_files`: never through a link, never in a directory another user can change.
+Writers hold an exclusive ``flock`` on ``telemetry.lock``, so the CLI, the MCP server and the hook
+daemon record concurrently.  Files are 0600 in a 0700 directory, opened through
+:mod:`paxm_core.private_files` (never through a link): events describe what the user's agents did.
 """
 
 from __future__ import annotations
@@ -142,10 +141,7 @@ class TelemetryStore:
         poll_interval: float = 0.25,
         should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
-        """Emit the last ``tail`` events, then new ones as they are appended, across rotations.
-
-        Returns when ``should_stop()`` is true (checked every ``poll_interval`` seconds).
-        """
+        """Emit the last ``tail`` events, then new ones as appended (across rotations) until ``should_stop()``."""
         with self.locked():
             initial = self.tail(tail)
             cursor = EventCursor(self.settings)
