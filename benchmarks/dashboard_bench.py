@@ -72,8 +72,8 @@ def fill(telemetry: Telemetry, events: int) -> None:
             if event["query"] is None:
                 del event["query"]
             clean = normalize_event(event, capture_preview=True, preview_chars=80)
-            telemetry.store.append(clean)
-            metrics.update(clean, 30)
+            telemetry.store.append_many([clean])
+            metrics.update_many([clean], 30)
         telemetry.store.save_metrics(metrics)
 
 

@@ -95,20 +95,12 @@ def run(
     Prints Recall@K, Precision@K, MRR, the false-positive rate, per-category lines and one
     FAIL line per failed case.  Exits 1 when the gate fails.
     """
-    from paxm_core.evals import (
-        HookConversationWriter,
-        Runner,
-        check_budget,
-        compare,
-        format_comparison,
-        format_report,
-        gate_failure,
-        load_budget,
-        load_result,
-        load_suite,
-        validate_gate_options,
-    )
     from paxm_core.evals.errors import GateFailed
+    from paxm_core.evals.gates import gate_failure, validate_gate_options
+    from paxm_core.evals.regression import check_budget, compare, load_budget, load_result
+    from paxm_core.evals.report import format_comparison, format_report
+    from paxm_core.evals.runner import Runner
+    from paxm_core.evals.suite import load_suite
 
     validate_gate_options(gate, budget_path is not None)
     suite = load_suite(suite_path)
@@ -123,12 +115,12 @@ def run(
     with progress_bar("eval", len(suite.cases), show=not as_json) as bar:
 
         def on_case(done: int, total: int, case: Any) -> None:
-            if bar.enabled and not case.passed and not case.unsupported:
+            if bar.enabled and not case.passed:
                 bar.close()  # the failure line goes above the bar, which redraws on the next case
                 click.echo(f"eval: FAIL {case.id} ({done}/{total})", err=True)
             bar.update(done, total)
 
-        result = Runner(writer=HookConversationWriter(), progress=on_case, provider_type=provider_type).run(suite)
+        result = Runner(progress=on_case, provider_type=provider_type).run(suite)
 
     comparison = compare(baseline, result) if baseline is not None else None
     budget_failures = check_budget(result, budget) if budget is not None else []

@@ -1,22 +1,7 @@
-"""The dashboard's HTTP application (Starlette): the page, its assets and the JSON API.
+"""The dashboard's HTTP application (Starlette): the page, its assets and the JSON API (docs/dashboard.md).
 
-Routes (all need the Host check and the token, see :mod:`paxm_core.dashboard.security`):
-
-``GET /``                  the page (``?token=`` is exchanged for a cookie, then redirected away)
-``GET /login``             ``?code=``: a one-time code (``--open``) exchanged for the same cookie
-``GET /static/<file>``     the page's CSS and JS, shipped in the wheel
-``GET /api/info``          paths, version, whether query previews are kept, recall profiles
-``GET /api/summary``       ``?days=N``: the HistorySummary of ``paxm history --json``
-``GET /api/events``        ``?limit&offset&kind&source&session&profile&q&state&mode&hit_provider&hit_q``
-``GET /api/facets``        kinds, sources, profiles and hit providers seen (filter menus)
-``GET /api/sessions``      capture sessions, newest first
-``GET /api/session``       ``?key=``: one session's timeline and queued episodes
-``GET /api/queue``         ``?state&provider&limit&offset``: queue status and deliveries
-``POST /api/queue/retry``  revive dead deliveries (``paxm queue retry --dead``)
-``GET /api/memories``      ``?q&profile&limit``: search memories through the router
-``GET /api/injections``    ``?limit``: the newest passive injection receipts (``paxm history --injections``)
-
-Bad parameters answer 400 ``{"error": ...}``; a foreign Host 403; a missing or wrong token 401.
+Every route needs the Host check and the token (:mod:`paxm_core.dashboard.security`).  Bad
+parameters answer 400 ``{"error": ...}``; a foreign Host 403; a missing or wrong token 401.
 """
 
 from __future__ import annotations
@@ -218,17 +203,11 @@ def _api(fn: Callable[[Request], JSONValue]) -> Callable[[Request], Response]:
 
 def _event_filter(request: Request) -> EventFilter:
     p = request.query_params
-    return EventFilter(
-        kinds=tuple(k.strip() for k in p.get("kind", "").split(",") if k.strip()),
-        source=p.get("source", "").strip(),
-        session=p.get("session", ""),
-        profile=p.get("profile", "").strip(),
-        q=p.get("q", "").strip(),
-        state=p.get("state", "").strip(),
-        mode=p.get("mode", "").strip(),
-        hit_provider=p.get("hit_provider", "").strip(),
-        hit_q=p.get("hit_q", "").strip(),
-    )
+    texts = {
+        name: p.get(name, "").strip() for name in ("source", "profile", "q", "state", "mode", "hit_provider", "hit_q")
+    }
+    kinds = tuple(k.strip() for k in p.get("kind", "").split(",") if k.strip())
+    return EventFilter(kinds=kinds, session=p.get("session", ""), **texts)
 
 
 def _api_routes(data: DashboardData, days: int) -> list[Route]:

@@ -1,8 +1,6 @@
-"""What the dashboard shows, read from paxm's own files: telemetry, the capture queue, memory.
+"""What the dashboard shows, read fresh from paxm's own files: telemetry, the capture queue, memory.
 
-Nothing here writes telemetry or changes a file format.  Every read is fresh (the files are
-small and capped), so the page shows what the hook daemon did a second ago.  Text the user did
-not opt into keeping (query and hit previews, ``telemetry.capture_query_preview``) is removed
+Nothing here writes.  Text the user did not opt into keeping (query and hit previews) is removed
 from every answer, even from events written while previews were on.
 """
 
@@ -23,16 +21,7 @@ if TYPE_CHECKING:
     from paxm_core.config.model import Config
     from paxm_core.runtime import Runtime
 
-__all__ = [
-    "EVENT_STATES",
-    "EVENT_WINDOW",
-    "MAX_PAGE",
-    "RECALL_MODES",
-    "DashboardData",
-    "EventFilter",
-    "event_mode",
-    "event_state",
-]
+__all__ = ["MAX_PAGE", "DashboardData", "EventFilter", "event_mode", "event_state"]
 
 #: How many of the newest events the views search (the log itself is capped at ~3 MiB).
 EVENT_WINDOW = 10_000
@@ -170,8 +159,8 @@ class DashboardData:
         self._runtime_lock = threading.Lock()
         self._queue_lock = threading.Lock()
         self._events_lock = threading.Lock()
-        self._events_cache: list[JSONObject] | None = None
-        self._events_signature: tuple[tuple[int, int, int], ...] = ()
+        self._events_cache: list[JSONObject] = []
+        self._events_signature: tuple[tuple[int, int, int], ...] | None = None
 
     # -- telemetry ---------------------------------------------------------------------------
 
@@ -207,35 +196,19 @@ class DashboardData:
     def events(self) -> list[JSONObject]:
         """The newest :data:`EVENT_WINDOW` events, newest first, with non-opted-in text removed.
 
-        The parsed log is reused while no event file changed (same inode, size and mtime), so
-        paging through a full log does not parse 3 MiB of JSON per click.
+        Shared between requests: copy an event before changing it.  The parsed log is reused while
+        no event file changed (inode, size, mtime): parsing a full 3 MiB log costs ~250 ms a request.
         """
-        return [dict(e) for e in self._shared_events()]
-
-    def _shared_events(self) -> list[JSONObject]:
-        # Newest first and already private; shared between requests, so callers copy before
-        # changing an event (only the page they return).
-        signature = self._log_signature()
+        signature = tuple(_stat(path) for path in self.telemetry.settings.event_paths_oldest_first())
         with self._events_lock:
-            if signature != self._events_signature or self._events_cache is None:
+            if signature != self._events_signature:
                 self._events_cache = [self._private(e) for e in reversed(self.telemetry.tail(EVENT_WINDOW))]
                 self._events_signature = signature
             return self._events_cache
 
-    def _log_signature(self) -> tuple[tuple[int, int, int], ...]:
-        out = []
-        for path in self.telemetry.settings.event_paths_oldest_first():
-            try:
-                st = path.stat()
-            except OSError:
-                out.append((0, 0, 0))
-                continue
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
-        return tuple(out)
-
     def query_events(self, flt: EventFilter, *, limit: int, offset: int) -> JSONObject:
         """``/api/events``: filtered, newest first, one page."""
-        matched = [e for e in self._shared_events() if flt.matches(e)]
+        matched = [e for e in self.events() if flt.matches(e)]
         page: list[JSONValue] = []
         for event in (dict(e) for e in matched[offset : offset + limit]):
             event["state"] = event_state(event)
@@ -246,30 +219,18 @@ class DashboardData:
 
     def injections(self, *, limit: int) -> JSONObject:
         """``/api/injections``: the newest passive injection receipts (why each memory went in)."""
-        found = [dict(e) for e in self._shared_events() if e.get("kind") == "injection"]
+        found = [e for e in self.events() if e.get("kind") == "injection"]
         return {"injections": found[:limit], "total": len(found)}
 
     def facets(self) -> dict[str, list[str]]:
         """Distinct kinds, sources, profiles and hit providers seen (for the filter menus)."""
-        kinds: set[str] = set()
-        sources: set[str] = set()
-        profiles: set[str] = set()
-        providers: set[str] = set()
-        for event in self._shared_events():
-            kinds.add(str(event.get("kind") or ""))
-            sources.add(str(event.get("source") or ""))
-            profiles.add(str(event.get("profile") or ""))
-            providers.update(str(h.get("provider") or "") for h in _hits(event))
-            providers.update(_provider_hits(event))
-        return {
-            name: sorted(v for v in values if v)
-            for name, values in (
-                ("kinds", kinds),
-                ("sources", sources),
-                ("profiles", profiles),
-                ("hit_providers", providers),
-            )
-        }
+        seen: dict[str, set[str]] = {"kinds": set(), "sources": set(), "profiles": set(), "hit_providers": set()}
+        for event in self.events():
+            for name, key in (("kinds", "kind"), ("sources", "source"), ("profiles", "profile")):
+                seen[name].add(str(event.get(key) or ""))
+            seen["hit_providers"].update(str(h.get("provider") or "") for h in _hits(event))
+            seen["hit_providers"].update(_provider_hits(event))
+        return {name: sorted(v for v in values if v) for name, values in seen.items()}
 
     def sessions(self) -> JSONObject:
         """``/api/sessions``: capture sessions (newest activity first) from events and the queue."""
@@ -278,7 +239,7 @@ class DashboardData:
         def row(key: str) -> _Session:
             return rows.setdefault(key, _Session(key=key, target=_target_of(key)))
 
-        for event in reversed(self._shared_events()):  # oldest first, so last_query ends up the newest
+        for event in reversed(self.events()):  # oldest first, so last_query ends up the newest
             key = str(event.get("session_key") or "")
             if not key:
                 continue
@@ -301,14 +262,14 @@ class DashboardData:
         ):
             entry = row(str(episode[0]))
             entry.episodes = int(episode[1] or 0)
-            entry.seen(_iso(str(episode[2])))
-            entry.seen(_iso(str(episode[3])))
+            entry.seen(str(episode[2]).strip())
+            entry.seen(str(episode[3]).strip())
         sessions = sorted(rows.values(), key=lambda r: r.last_seen, reverse=True)
         return {"sessions": [asdict(r) for r in sessions]}
 
     def session(self, key: str) -> JSONObject:
         """``/api/session``: one session's timeline (oldest first) and its queued episodes."""
-        events = [dict(e) for e in reversed(self._shared_events()) if e.get("session_key") == key]
+        events = [dict(e) for e in reversed(self.events()) if e.get("session_key") == key]
         # deliveries to several providers finish on their own threads, so the log's order is only
         # roughly by time: a timeline is sorted (stable, so equal times keep the log's order)
         events.sort(key=lambda e: str(e.get("time") or ""))
@@ -331,7 +292,7 @@ class DashboardData:
                 "complete": bool(complete),
                 "state": state,
                 "error": error,
-                "created_at": _iso(str(created or "")),
+                "created_at": str(created or "").strip(),
                 "event_count": count or 0,
                 "deliveries": deliveries[episode_id],
             }
@@ -436,24 +397,13 @@ class DashboardData:
             " ORDER BY d.created_at DESC, d.episode_id, d.provider LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
-        keys = (
-            "episode_id",
-            "provider",
-            "state",
-            "attempts",
-            "last_error",
-            "created_at",
-            "last_attempt_at",
-            "delivered_at",
-            "next_attempt_at",
-            "session_key",
-            "profiles",
-        )
+        keys = "episode_id provider state attempts last_error created_at last_attempt_at delivered_at"
+        keys += " next_attempt_at session_key profiles"
         out: list[JSONObject] = []
         for r in rows:
-            item: JSONObject = dict(zip(keys, r, strict=True))
+            item: JSONObject = dict(zip(keys.split(), r, strict=True))
             for name in ("created_at", "last_attempt_at", "delivered_at", "next_attempt_at"):
-                item[name] = _iso(str(item[name] or ""))
+                item[name] = str(item[name] or "").strip()
             item["profiles"] = _json_list(item["profiles"])
             out.append(item)
         return out
@@ -532,15 +482,18 @@ class DashboardData:
         return event
 
 
+def _stat(path: Path) -> tuple[int, int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _target_of(session_key: str) -> str:
     # Capture session keys are "<target>/workspace/<dir>/session/<id>".
     head, sep, _ = session_key.partition("/")
     return head if sep else ""
-
-
-def _iso(stamp: str) -> str:
-    """Queue stamps are RFC 3339 already; empty stays empty."""
-    return stamp.strip()
 
 
 def _json_list(text: object) -> list[str]:

@@ -1,8 +1,7 @@
-"""Strict JSON decoding helpers shared by suites, budgets and saved results.
+"""Strict JSON decoding of suites, budgets and saved results.
 
-Upstream decodes these files with Go's ``DisallowUnknownFields``; we are at least as strict
-(also rejecting duplicate keys and wrongly typed values) and name the JSON path of the
-offending value in every message, so a typo in a 3,000-line suite is easy to find.
+At least as strict as upstream's ``DisallowUnknownFields`` (duplicate keys and wrong types are
+refused too), and every message names the JSON path, so a typo in a 3,000-line suite is easy to find.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from paxm_core.evals.errors import EvalFileError
 __all__ = ["INTERNAL", "Obj", "decode", "encode", "read_json_file"]
 
 _T = TypeVar("_T")
+_S = TypeVar("_S", str, bool, int, float)
 
 #: field metadata of a dataclass field that is neither written nor read
 INTERNAL = {"internal": True}
@@ -80,90 +80,61 @@ class Obj:
         self._seen.add(key)
         return self._data.get(key)
 
-    def text(self, key: str) -> str:
+    def scalar(self, key: str, kind: type[_S]) -> _S:
+        """``key`` as a ``str``, ``bool``, ``int`` (a whole float too) or finite ``float``."""
         value = self._get(key)
         if value is None:
-            return ""
-        if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, got {_kind(value)}")
-        return value
+            return kind()
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        number = kind is float and isinstance(value, int | float) and math.isfinite(value)
+        if isinstance(value, bool) is not (kind is bool) or not (number if kind is float else isinstance(value, kind)):
+            raise self.fail(key, f"expected {_EXPECTED[kind]}, got {_kind(value)}")
+        return kind(value)
 
-    def integer(self, key: str) -> int:
-        value = self._get(key)
-        if value is None:
-            return 0
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise self.fail(key, f"expected an integer, got {_kind(value)}")
-        return value
-
-    def number(self, key: str) -> float:
-        value = self._get(key)
-        if value is None:
-            return 0.0
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.fail(key, f"expected a number, got {_kind(value)}")
-        return float(value)
-
-    def flag(self, key: str) -> bool:
-        value = self._get(key)
-        if value is None:
-            return False
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {_kind(value)}")
-        return value
-
-    def texts(self, key: str) -> list[str]:
-        out: list[str] = []
-        for index, item in enumerate(self.array(key)):
-            if not isinstance(item, str):
-                raise EvalFileError(f"{self._what}: {self.at(key)}[{index}]: expected a string, got {_kind(item)}")
-            out.append(item)
-        return out
-
-    def text_map(self, key: str) -> dict[str, str]:
-        value = self._get(key)
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected an object of strings, got {_kind(value)}")
-        for name, item in value.items():
-            if not isinstance(item, str):
-                raise EvalFileError(f"{self._what}: {self.at(key)}.{name}: expected a string, got {_kind(item)}")
-        return dict(value)
-
-    def array(self, key: str) -> list[Any]:
+    def _items(self, key: str, kind: type) -> list[Any]:
         value = self._get(key)
         if value is None:
             return []
-        if not isinstance(value, list):
-            raise self.fail(key, f"expected an array, got {_kind(value)}")
-        return value
+        if kind is dict and isinstance(value, dict):
+            return list(value.items())
+        if kind is list and isinstance(value, list):
+            return list(enumerate(value))
+        raise self.fail(key, f"expected {_EXPECTED[kind]}, got {_kind(value)}")
+
+    def texts(self, key: str) -> list[str]:
+        for index, item in self._items(key, list):
+            if not isinstance(item, str):
+                raise EvalFileError(f"{self._what}: {self.at(key)}[{index}]: expected a string, got {_kind(item)}")
+        return [item for _, item in self._items(key, list)]
+
+    def text_map(self, key: str) -> dict[str, str]:
+        for name, item in self._items(key, dict):
+            if not isinstance(item, str):
+                raise EvalFileError(f"{self._what}: {self.at(key)}.{name}: expected a string, got {_kind(item)}")
+        return dict(self._data.get(key) or {})
 
     def obj(self, key: str) -> Obj | None:
         value = self._get(key)
-        if value is None:
-            return None
-        return Obj(value, self.at(key), self._what)
-
-    def objs(self, key: str) -> Iterable[Obj]:
-        for index, item in enumerate(self.array(key)):
-            yield Obj(item, f"{self.at(key)}[{index}]", self._what)
+        return None if value is None else Obj(value, self.at(key), self._what)
 
     def read(self, key: str, kind: Any) -> Any:
         """``key`` decoded by the type ``kind`` (a field's annotation); ``null`` is its zero value."""
-        simple = {str: self.text, bool: self.flag, int: self.integer, float: self.number}
-        if kind in simple:
-            return simple[kind](key)
+        if kind in _EXPECTED and kind not in (list, dict):
+            return self.scalar(key, kind)
         if kind == dict[str, str]:
             return self.text_map(key)
         origin, args = get_origin(kind), get_args(kind)
         if origin in (list, tuple):
-            values = self.texts(key) if args[0] is str else [decode(args[0], o) for o in self.objs(key)]
+            if args[0] is str:
+                values: list[Any] = self.texts(key)
+            else:
+                values = [
+                    decode(args[0], Obj(o, f"{self.at(key)}[{i}]", self._what)) for i, o in self._items(key, list)
+                ]
             return tuple(values) if origin is tuple else values
         if kind == datetime | None:
-            raw = self.text(key)
+            raw = self.scalar(key, str)
             try:
                 return parse_time(raw) if raw else None
             except ValueError as exc:
@@ -182,6 +153,16 @@ class Obj:
             names = ", ".join(repr(name) for name in unknown)
             where = self._path or "top level"
             raise EvalFileError(f"{self._what}: {where}: unknown field {names}")
+
+
+_EXPECTED: dict[type, str] = {
+    str: "a string",
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    list: "an array",
+    dict: "an object of strings",
+}
 
 
 def _kind(value: Any) -> str:

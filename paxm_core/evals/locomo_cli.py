@@ -163,8 +163,7 @@ def locomo(
     every question in each arm against the OpenAI-compatible endpoint you name: token F1,
     exact match, lift over control, tokens and cost.  Exits 1 if any trial failed to run.
     """
-    from paxm_core.evals.locomo import LocomoOptions, run_locomo
-    from paxm_core.evals.locomo_data import load_locomo
+    from paxm_core.evals.locomo import LocomoOptions, load_locomo, run_locomo
     from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
     from paxm_core.evals.locomo_scope import default_manifest_dir
 

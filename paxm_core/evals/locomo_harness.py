@@ -1,22 +1,10 @@
-"""The LoCoMo eval's agent harness: one chat session per trial against an OpenAI-compatible endpoint.
+"""The LoCoMo eval's agent: one chat session per trial against an OpenAI-compatible endpoint.
 
-It plays the part a coding agent plays in upstream's eval (OpenCode there), wired to paxm the way
-every integration is:
-
-- **passive** arm: the prompt goes through paxm's ``user_input`` hook (the code ``paxm __hook``
-  runs, with the run's config and the ``paxm-eval`` agent), and the context the hook prints is
-  added to the user message, as Claude Code adds a prompt hook's output;
-- **active** arm: the model is offered ``paxm_recall`` with the MCP server's own name, description
-  and input schema, and a call is answered by the MCP server's tool implementation
-  (:class:`~paxm_core.mcp_server.PaxmTools`); ``recall_used`` records that it called it;
-- **control** arm: neither.
-
-The write canary is a turn whose end goes through the ``turn_end`` hook (queued, then delivered
-by the hook daemon that ``__hook-control --shutdown`` flushes), as a real session's would.
-
-The endpoint is ``POST <base_url>/chat/completions`` (non-streaming) with ``Authorization:
-Bearer <key>`` when a key is set; token counts come from the response's ``usage``, the cost from
-``usage.cost`` when the endpoint reports one, else from the per-million-token prices given.
+It plays the coding agent of upstream's eval, wired to paxm as every integration is: the
+**passive** arm's prompt goes through paxm's ``user_input`` hook and the printed context is added
+to the user message; the **active** arm is offered the MCP server's ``paxm_recall`` tool, answered
+by its implementation; **control** has neither.  The write canary's turn end goes through the
+``turn_end`` hook, flushed by stopping the run's hook daemon.
 """
 
 from __future__ import annotations
@@ -26,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError
@@ -67,21 +55,8 @@ class AgentResponse:
     model: str = ""
 
     def to_json(self) -> JSONObject:
-        out: JSONObject = {"text": self.text}
-        if self.session_id:
-            out["session_id"] = self.session_id
-        if self.input_tokens:
-            out["input_tokens"] = self.input_tokens
-        if self.output_tokens:
-            out["output_tokens"] = self.output_tokens
-        if self.cost:
-            out["cost"] = self.cost
-        out["duration_ms"] = self.duration_ms
-        if self.recall_used:
-            out["recall_used"] = True
-        if self.model:
-            out["model"] = self.model
-        return out
+        """Upstream's shape: ``text`` and ``duration_ms`` always, the rest when set."""
+        return {k: v for k, v in asdict(self).items() if v or k in ("text", "duration_ms")}
 
 
 @dataclass
@@ -92,14 +67,13 @@ class ChatEndpoint:
     model: str
     api_key: str = ""
     timeout: float = 180.0
-    extra_headers: dict[str, str] = field(default_factory=dict)
 
     def complete(self, messages: list[JSONObject], tools: list[JSONObject] | None) -> JSONObject:
         """One non-streaming completion; HTTP and decoding failures are :class:`PaxmError` (no key in them)."""
         body: JSONObject = {"model": self.model, "messages": messages, "stream": False}
         if tools:
             body["tools"] = tools
-        headers = {"Content-Type": "application/json", **self.extra_headers}
+        headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
         url = self.base_url.rstrip("/") + "/chat/completions"
@@ -126,11 +100,6 @@ def _member(value: JSONValue, key: str) -> Mapping[str, JSONValue]:
     """``value[key]`` when both are JSON objects, else an empty object."""
     found = value.get(key) if isinstance(value, Mapping) else None
     return found if isinstance(found, Mapping) else {}
-
-
-def _whole(value: JSONValue) -> int:
-    """A token count from a usage object (missing or not a number: 0)."""
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def _recall_tool() -> JSONObject:
@@ -242,9 +211,11 @@ class ChatHarness:
         return str(outcome.text)
 
     def _count(self, reply: Mapping[str, JSONValue], out: AgentResponse) -> None:
+        from paxm_core.evals.locomo import number_of
+
         usage = _member(reply, "usage")
-        prompt = _whole(usage.get("prompt_tokens"))
-        completion = _whole(usage.get("completion_tokens"))
+        prompt = int(number_of(usage, "prompt_tokens"))
+        completion = int(number_of(usage, "completion_tokens"))
         out.input_tokens += prompt
         out.output_tokens += completion
         reported = usage.get("cost")

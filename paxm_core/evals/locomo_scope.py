@@ -1,22 +1,10 @@
-"""Isolated LoCoMo run directories, their manifests, and ``paxm eval cleanup``.
+"""Isolated LoCoMo run directories, their manifests, and ``paxm eval cleanup`` (docs/locomo.md).
 
-Every conversation of a run gets ``<manifest dir>/<run id>-<conversation id>/`` (default manifest
-dir ``$XDG_DATA_HOME/paxm/eval-runs``): its own config (``config.json``: the chosen provider
-alone, its database in the run directory, the eval agent's hooks, queue, state and hook socket
-all inside), and ``manifest.json``, upstream's record of the run:
-``{version: 1, run_id, provider, provider_type, remote_scope, status, keep_memory?, refs?,
-created_at, updated_at, cleanup_error?}`` with status ``running``, ``complete``, ``cleaned`` or
-``failed``.  The user's own memories are never read or written.
-
-A finished run removes its directory (the benchmark memories with it), as upstream does for
-SQLite: no manifest is left.  One that crashed stays ``running``; one run with
-``--keep-memory`` stays ``complete``; ``paxm eval cleanup --run ID`` (a run id or its prefix)
-or ``--stale`` (every run not cleaned and not kept) removes them.  Cleanup removes only
-directories that hold a manifest paxm wrote for that directory name, never follows a symlink,
-and stops a hook daemon still serving the run's config first.
-
-Only file-backed provider types (``sqlite``, ``sqlite-hybrid``) can be isolated this way; any
-other type is refused before anything is written.
+Each conversation of a run gets ``<manifest dir>/<run id>-<conversation id>/`` with its own
+config (the chosen provider alone, stored inside; the eval agent's hooks, queue and state) and
+upstream's ``manifest.json``.  Cleanup removes only directories holding a manifest paxm wrote for
+that name, never follows a symlink, and stops a hook daemon still serving the run first.
+Only file-backed provider types can be isolated this way.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
-"""Regression budgets and result comparison (upstream ``internal/eval/regression.go``).
-
-A budget file holds minimums/maximums for the suite metrics; the five retrieval keys are
-required, the three write keys optional and checked only when the suite has write cases.
-Every value must lie in ``[0, 1]``.  ``--compare`` loads a saved result and prints deltas; it
-refuses results of another suite, version or case count.
-"""
+"""Regression budgets and ``--compare`` (upstream ``internal/eval/regression.go``, docs/evals.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from paxm_core.evals._strict import Obj, read_json_file
+from paxm_core.api.json import JSONObject
+from paxm_core.evals._strict import Obj, encode, read_json_file
 from paxm_core.evals.errors import EvalFileError
 from paxm_core.evals.results import Result, parse_result
 
@@ -42,7 +37,7 @@ def parse_budget(data: object, source: str = "budget") -> Budget:
     for key in _REQUIRED:
         if not obj.has(key):
             raise EvalFileError(f"{source}: budget {key} is required")
-    values = {key: obj.number(key) for key in (*_REQUIRED, *_OPTIONAL)}
+    values = {key: obj.scalar(key, float) for key in (*_REQUIRED, *_OPTIONAL)}
     obj.done()
     for key, value in values.items():
         if not 0.0 <= value <= 1.0:
@@ -121,21 +116,15 @@ class Comparison:
     def has_write_deltas(self) -> bool:
         return bool(self.write_recall_delta or self.write_precision_delta or self.write_false_positive_rate_delta)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "baseline_suite": self.baseline_suite,
-            "current_suite": self.current_suite,
-            "passed_delta": self.passed_delta,
-            "recall_at_k_delta": self.recall_at_k_delta,
-            "precision_at_k_delta": self.precision_at_k_delta,
-            "mrr_delta": self.mrr_delta,
-            "false_positive_rate_delta": self.false_positive_rate_delta,
-        }
-        for key in ("write_recall_delta", "write_precision_delta", "write_false_positive_rate_delta"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
-        out["duration_ms_delta"] = self.duration_ms_delta
-        return out
+    def to_json(self) -> JSONObject:
+        """Every delta; the write deltas only when non-zero."""
+        return encode(self, [f.name for f in fields(self) if not f.name.startswith("write_")])
+
+
+_DELTAS = (
+    *("passed", "recall_at_k", "precision_at_k", "mrr", "false_positive_rate"),
+    *("write_recall", "write_precision", "write_false_positive_rate", "duration_ms"),
+)
 
 
 def compare(baseline: Result, current: Result) -> Comparison:
@@ -146,16 +135,5 @@ def compare(baseline: Result, current: Result) -> Comparison:
             f"{baseline.suite} v{baseline.version} ({baseline.case_count} cases) vs "
             f"{current.suite} v{current.version} ({current.case_count} cases)"
         )
-    return Comparison(
-        baseline_suite=baseline.suite,
-        current_suite=current.suite,
-        passed_delta=current.passed - baseline.passed,
-        recall_at_k_delta=current.recall_at_k - baseline.recall_at_k,
-        precision_at_k_delta=current.precision_at_k - baseline.precision_at_k,
-        mrr_delta=current.mrr - baseline.mrr,
-        false_positive_rate_delta=current.false_positive_rate - baseline.false_positive_rate,
-        write_recall_delta=current.write_recall - baseline.write_recall,
-        write_precision_delta=current.write_precision - baseline.write_precision,
-        write_false_positive_rate_delta=current.write_false_positive_rate - baseline.write_false_positive_rate,
-        duration_ms_delta=current.duration_ms - baseline.duration_ms,
-    )
+    deltas = {f"{name}_delta": getattr(current, name) - getattr(baseline, name) for name in _DELTAS}
+    return Comparison(baseline_suite=baseline.suite, current_suite=current.suite, **deltas)

@@ -1,4 +1,4 @@
-"""The human-readable eval report (upstream's layout, plus a line for unsupported cases)."""
+"""The human-readable eval report (upstream's layout)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,6 @@ def format_report(result: Result) -> str:
     ]
     if result.execution_failed:
         lines.append(f"execution failures: {result.execution_failed}")
-    if result.unsupported_cases:
-        lines.append(
-            f"not yet supported: {result.unsupported_cases} conversation-write cases "
-            "(no conversation writer; counted as failed)"
-        )
     lines.append(
         f"recall@k: {result.recall_at_k:.3f}  precision@k: {result.precision_at_k:.3f}  "
         f"mrr: {result.mrr:.3f}  false-positive rate: {result.false_positive_rate:.3f}"
@@ -68,8 +63,7 @@ def format_report(result: Result) -> str:
         ):
             if values:
                 line += f" {label}={','.join(values)}"
-        # The contract error of an unsupported case repeats its error; say it once.
-        if case.adapter_contract_errors and not case.unsupported:
+        if case.adapter_contract_errors:
             line += f" adapter={','.join(case.adapter_contract_errors)}"
         lines.append(line)
     return "\n".join(lines) + "\n"

@@ -1,10 +1,4 @@
-"""Eval results: per case, per category and per suite, with upstream's JSON field names.
-
-``to_json`` follows upstream's ``omitempty`` rules so a saved result can be compared with one
-written by upstream (``--compare``).  Two additions, both omitted when empty:
-``unsupported`` on a case (why this build cannot run it yet) and ``unsupported_cases`` on the
-suite result.
-"""
+"""Eval results: per case, per category and per suite, with upstream's JSON names and ``omitempty`` rules."""
 
 from __future__ import annotations
 
@@ -19,21 +13,12 @@ _WHAT = "eval result"
 
 
 #: the keys upstream writes even when empty; every other key is ``omitempty``
-_CASE_ALWAYS = (
-    "id",
-    "category",
-    "passed",
-    "hit_ids",
-    "recall_at_k",
-    "precision_at_k",
-    "reciprocal_rank",
-    "duration_ms",
-)
-_GROUP_ALWAYS = ("name", "case_count", "passed", "recall_at_k", "precision_at_k", "mrr")
+_CASE_ALWAYS = "id category passed hit_ids recall_at_k precision_at_k reciprocal_rank duration_ms".split()
+_GROUP_ALWAYS = "name case_count passed recall_at_k precision_at_k mrr".split()
 _RESULT_ALWAYS = (
-    *("suite", "version", "case_count", "passed", "failed", "recall_at_k", "precision_at_k", "mrr"),
-    *("false_positive_rate", "duration_ms", "cases", "categories"),
-)
+    "suite version case_count passed failed recall_at_k precision_at_k mrr false_positive_rate duration_ms cases"
+    " categories"
+).split()
 
 
 @dataclass
@@ -66,7 +51,6 @@ class CaseResult:
     duration_ms: int = 0
     error: str = ""
     execution_error: str = ""
-    unsupported: str = ""
     write_case: bool = field(default=False, metadata=INTERNAL)
     write_forbidden_candidates: int = field(default=0, metadata=INTERNAL)
 
@@ -113,7 +97,6 @@ class Result:
     adapter_contract_passed: int = 0
     adapter_contract_failed: int = 0
     execution_failed: int = 0
-    unsupported_cases: int = 0
     recall_at_k: float = 0.0
     precision_at_k: float = 0.0
     mrr: float = 0.0

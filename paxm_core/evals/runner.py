@@ -1,14 +1,8 @@
-"""Run a suite: every case in its own temp directory, through the production runtime.
+"""Run a suite: every case in its own temp directory, through the production runtime (docs/evals.md).
 
-For each case the runner writes a default config (all agents enabled, SQLite beside the
-config) into a fresh directory, loads :class:`paxm_core.runtime.Runtime` from it exactly as
-the CLI does, seeds the case's memories through the router's write path, runs the recall
-(``active`` through :meth:`Tools.recall`; ``passive``/``passive_initial`` through the hook recall
-settings of the target agent plus the passive insertion filter) and scores the hits.
-
-Conversation-write cases need the capture write path.  The runner takes it as a plug-in
-(:class:`ConversationWriter`); without one those cases are reported as *not yet supported*
-(they fail, but are not execution errors) instead of crashing the run.
+Each case gets a default config (all agents enabled, SQLite beside it) loaded as the CLI loads
+it; seeds go through the router's write path, conversation writes through the hook write path,
+and the recall runs as ``active`` (:meth:`Tools.recall`) or through the hook runtime.
 """
 
 from __future__ import annotations
@@ -21,9 +15,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import PaxmError
+from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryHit, normalize_tier
 from paxm_core.config.defaults import UPSTREAM_DEFAULT_AGENT
 from paxm_core.evals.errors import EvalRecallError
@@ -34,19 +29,8 @@ from paxm_core.evals.suite import Case, Suite
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
 
-__all__ = [
-    "UNSUPPORTED_WRITE",
-    "ConversationWriter",
-    "ProgressCallback",
-    "Runner",
-    "WrittenItem",
-    "profile_for_tier",
-]
+__all__ = ["ProgressCallback", "Runner", "WrittenItem", "hook_write", "profile_for_tier"]
 
-#: Why write cases cannot run yet; shown in the text report and in each case's ``unsupported``.
-UNSUPPORTED_WRITE = (
-    "not yet supported: conversation-write cases need a conversation writer, and none is plugged into this runner"
-)
 #: upstream's eval suites default the hook target to upstream's default agent (suite data)
 DEFAULT_TARGET = UPSTREAM_DEFAULT_AGENT
 DEFAULT_EVENT = "user_input"
@@ -57,26 +41,15 @@ ProgressCallback = Callable[[int, int, CaseResult], None]
 
 @dataclass(frozen=True)
 class WrittenItem:
-    """What a :class:`ConversationWriter` rendered and stored for one case.
-
-    :param text: the rendered memory text, as stored.
-    :param metadata: the rendered metadata, as stored.
-    :param written: whether the provider acknowledged the write (returned refs).
-    """
+    """What a conversation write rendered and stored (``written``: the provider returned refs)."""
 
     text: str
     metadata: dict[str, str] = field(default_factory=dict)
     written: bool = False
 
 
-class ConversationWriter(Protocol):
-    """Renders a case's hook ``write`` event and persists it (``repeat`` times, at least once).
-
-    Return ``None`` when the hook path skips the event (the case then fails as upstream's
-    "conversation write was skipped"); raise :class:`~paxm_core.api.errors.PaxmError` on failure.
-    """
-
-    def write(self, runtime: Runtime, case: Case) -> WrittenItem | None: ...
+#: renders a case's hook ``write`` and stores it; ``None`` when the hook path skips the event
+Writer = Callable[["Runtime", Case], WrittenItem | None]
 
 
 def profile_for_tier(tier: str) -> str:
@@ -87,23 +60,22 @@ def profile_for_tier(tier: str) -> str:
 class Runner:
     """Runs suites.  ``root`` keeps the per-case directories (default: a temp dir removed after).
 
-    :param writer: plug-in for conversation-write cases; ``None`` reports them as not yet supported.
-    :param progress: called after every case (the CLI prints progress on stderr with it).
-    :param provider_type: run the cases on this provider type instead of the default ``sqlite``
-        (a type a plugin registers, for instance a variant of the local store).
+    :param writer: stores conversation writes (default: :func:`hook_write`, the hook write path).
+    :param progress: called after every case.
+    :param provider_type: run the cases on this provider type instead of the default ``sqlite``.
     """
 
     def __init__(
         self,
         root: Path | None = None,
         *,
-        writer: ConversationWriter | None = None,
+        writer: Writer | None = None,
         progress: ProgressCallback | None = None,
         provider_type: str = "",
     ) -> None:
         self.root = root
         self.provider_type = provider_type
-        self.writer = writer
+        self.writer = writer or hook_write
         self.progress = progress
         self._plugin_manager: Any = None
 
@@ -140,11 +112,7 @@ class Runner:
             write_forbidden_candidates=len(case.forbidden_write),
         )
         try:
-            if case.is_write_case and self.writer is None:
-                result.unsupported = UNSUPPORTED_WRITE
-                result.error = UNSUPPORTED_WRITE
-            else:
-                self._execute(case_dir, case, result)
+            self._execute(case_dir, case, result)
         except PaxmError as exc:
             result.set_execution_error(str(exc))
         except Exception as exc:
@@ -178,9 +146,8 @@ class Runner:
             assert runtime is not None
             written_text, written_metadata = "", {}
             if case.write is not None:
-                assert self.writer is not None
                 write_started = time.monotonic()
-                item = self.writer.write(runtime, case)
+                item = self.writer(runtime, case)
                 result.write_duration_us = int((time.monotonic() - write_started) * 1_000_000)
                 if item is None:
                     result.set_execution_error("conversation write was skipped")
@@ -213,12 +180,7 @@ class Runner:
 
 
 def _scratch_dir() -> str | None:
-    """Where per-case stores go by default: ``$TMPDIR`` if set, else ``/dev/shm`` when writable.
-
-    The stores are thrown away after the run, so durability buys nothing; on a RAM-backed
-    directory the fsyncs of config saves and SQLite commits cost nothing and a 100-case suite
-    runs about three times faster.
-    """
+    """``$TMPDIR`` if set, else ``/dev/shm`` when writable: the stores are thrown away, so their fsyncs buy nothing."""
     if os.environ.get("TMPDIR"):
         return None
     shm = Path("/dev/shm")
@@ -250,12 +212,10 @@ def _write_case_config(case_dir: Path, provider_type: str = "") -> Path:
 
 
 def _seed_memories(runtime: Runtime, case: Case) -> None:
-    """Write seeded memories with their explicit ids, tiers, expiry and metadata.
+    """Write seeded memories through :meth:`Tools.remember`, as upstream's runner does.
 
-    They go through :meth:`Tools.remember` (trusted attribution, write profile ``stm``/``ltm``,
-    then the router's write path), as upstream's runner does.  A seed's ``workspace``
-    metadata is the suite author's trusted context: it is passed as the ``workspace``
-    argument, since ``remember`` drops that key from caller metadata.
+    A seed's ``workspace`` metadata is the suite author's trusted context: it becomes the
+    ``workspace`` argument, since ``remember`` drops that key from caller metadata.
     """
     for memory in case.memories:
         metadata = dict(memory.metadata)
@@ -285,13 +245,7 @@ def _pop_workspace(metadata: dict[str, str]) -> str:
 
 
 def _recall_workspace(case: Case) -> tuple[str, dict[str, str]]:
-    """The recall's workspace and its other metadata.
-
-    Upstream's suites set it as ``recall.workspace`` or as ``recall.metadata.workspace`` (its
-    runner hands the metadata to the provider, which filters on that key).  Like a seed's, it
-    is the suite author's trusted context, so it becomes the ``workspace`` argument: caller
-    metadata never sets a workspace.
-    """
+    """The recall's workspace (``recall.workspace`` or ``recall.metadata.workspace``) and its other metadata."""
     metadata = dict(case.recall.metadata)
     from_metadata = _pop_workspace(metadata)
     return case.recall.workspace.strip() or from_metadata, metadata
@@ -315,13 +269,7 @@ def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
 
 
 def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
-    """Passive recall through the hook runtime, as a ``user_input`` hook would run it.
-
-    :class:`~paxm_core.passive.passive.PassiveRuntime` applies the target agent's hook recall
-    settings (profile, limit, ``initial`` overrides), the enforced passive budget and the
-    insertion filter, exactly as for a real prompt.  Returns the inserted hits and a note when
-    the budget ran out (so a FAIL line says why it returned nothing).
-    """
+    """Passive recall through the hook runtime, as a ``user_input`` hook runs it; a note when the budget ran out."""
     from paxm_core.api.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
     from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 
@@ -348,3 +296,57 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
         raise EvalRecallError("; ".join(outcome.errors))
     note = "passive recall ran out of its time budget" if outcome.timed_out else ""
     return [hit for hit in outcome.hits if isinstance(hit, MemoryHit)], note
+
+
+def hook_write(runtime: Runtime, case: Case) -> WrittenItem | None:
+    """Render ``case.write`` as the hook path does and store it ``repeat`` times (``None``: not written).
+
+    Each store is an ID-less :meth:`Tools.remember`, as upstream's eval does, so LTM admission and
+    consolidation apply to repeated writes.
+    """
+    from paxm_core.api.events import HookEvent, HookMessage
+    from paxm_core.passive.compose import compose_write
+    from paxm_core.passive.integration import resolve_integration
+    from paxm_core.passive.policy import write_settings
+    from paxm_core.plugins import get_plugin_manager
+
+    write = case.write
+    assert write is not None
+    messages: list[HookMessage] = []
+    if write.include_history:
+        messages += [HookMessage(t.role.strip().lower(), t.text, f"eval-history:{case.id}") for t in case.turns]
+    messages += [HookMessage(m.role.strip().lower(), m.text, f"eval:{case.id}") for m in write.messages]
+    event = HookEvent(
+        target=write.target.strip() or DEFAULT_TARGET,
+        event=write.event.strip(),
+        prompt=write.prompt,
+        assistant=write.assistant,
+        messages=messages,
+        workspace=write.workspace,
+        metadata=dict(write.metadata),
+    )
+    settings = write_settings(runtime.config, event.target, event.event)
+    if settings is None:
+        return None
+    label = resolve_integration(event.target, get_plugin_manager()).label
+    rendered = compose_write(
+        event, template=settings.template, profile=settings.profile, created_at=utcnow(), label=label
+    )
+    if rendered is None:
+        return None
+    refs = 0
+    for _ in range(max(1, write.repeat)):
+        result = runtime.tools.remember(
+            rendered.text,
+            profile=rendered.profile,
+            source=rendered.source,
+            metadata=rendered.metadata,
+            workspace=rendered.workspace,  # trusted, as the hook path passes it
+            session_id="",  # upstream keeps the hook's session_id in metadata for these writes
+            agent_name=rendered.target,
+            created_at=rendered.created_at,
+            admission_text=rendered.admission_text,
+            command="eval",
+        )
+        refs += len(result.refs)
+    return WrittenItem(text=rendered.text, metadata=dict(rendered.metadata), written=refs > 0)

@@ -1,15 +1,7 @@
-"""Scoring: turn the hits of one case into metrics, and cases into suite metrics.
+"""Scoring: the hits of one case into metrics, and cases into suite metrics.
 
-Definitions are upstream's (``internal/eval/eval.go``), so numbers from the same suite are
-comparable:
-
-* retrieval case: Recall@K = expected ids returned / expected ids; Precision@K = expected ids
-  returned / hits; reciprocal rank = 1 / rank of the first expected hit; passes when nothing
-  expected is missing, nothing forbidden is returned, ``expected_first`` is first and
-  ``max_hits`` holds.  ``expected_empty`` passes only with zero hits.
-* conversation-write case: fragments are matched case-insensitively in the rendered write and
-  in hits; a hit *matches* when it contains every expected fragment.
-* suite: means over all cases; false-positive rate = unexpected hits / all hits.
+Definitions are upstream's (``internal/eval/eval.go``, docs/evals.md), so numbers from the same
+suite are comparable.
 """
 
 from __future__ import annotations
@@ -139,18 +131,12 @@ def aggregate(result: Result) -> None:
     """Fill the suite-level counts, means and per-category groups from ``result.cases``."""
     cases = result.cases
     result.case_count = len(cases)
-    result.passed = sum(1 for c in cases if c.passed)
-    result.failed = result.case_count - result.passed
+    result.failed = result.case_count - _fill_means(result, cases)
     result.execution_failed = sum(1 for c in cases if c.execution_error)
-    result.unsupported_cases = sum(1 for c in cases if c.unsupported)
     contract = [c for c in cases if c.adapter_contract_case]
     result.adapter_contract_cases = len(contract)
     result.adapter_contract_passed = sum(1 for c in contract if c.adapter_contract_passed)
     result.adapter_contract_failed = result.adapter_contract_cases - result.adapter_contract_passed
-    n = len(cases) or 1
-    result.recall_at_k = sum(c.recall_at_k for c in cases) / n
-    result.precision_at_k = sum(c.precision_at_k for c in cases) / n
-    result.mrr = sum(c.reciprocal_rank for c in cases) / n
     total_hits = sum(len(c.hit_ids) for c in cases)
     unexpected = sum(len(c.unexpected_hits) for c in cases)
     result.false_positive_rate = unexpected / total_hits if total_hits else 0.0
@@ -158,40 +144,27 @@ def aggregate(result: Result) -> None:
     result.returned_context_bytes = sum(c.returned_context_bytes for c in cases)
     result.write_duration_us = sum(c.write_duration_us for c in cases)
     result.recall_duration_us = sum(c.recall_duration_us for c in cases)
+    result.writes = sum(1 for c in cases if c.write_case and c.written)
+    result.categories = []
+    for name, members in groupby(sorted(cases, key=lambda c: c.category), key=lambda c: c.category):
+        group = GroupResult(name=name)
+        group.case_count = len(in_group := list(members))
+        _fill_means(group, in_group)
+        result.categories.append(group)
+
+
+def _fill_means(into: Result | GroupResult, cases: Sequence[CaseResult]) -> int:
+    """Set ``passed``, the retrieval means and the write means of ``cases`` on ``into``; return ``passed``."""
+    n = len(cases) or 1
+    into.passed = sum(1 for c in cases if c.passed)
+    into.recall_at_k = sum(c.recall_at_k for c in cases) / n
+    into.precision_at_k = sum(c.precision_at_k for c in cases) / n
+    into.mrr = sum(c.reciprocal_rank for c in cases) / n
     writes = [c for c in cases if c.write_case]
-    result.write_case_count = len(writes)
-    result.writes = sum(1 for c in writes if c.written)
-    result.write_recall, result.write_precision, result.write_false_positive_rate = _write_means(writes)
-    result.categories = [
-        _group(name, list(members))
-        for name, members in groupby(sorted(cases, key=lambda c: c.category), key=lambda c: c.category)
-    ]
-
-
-def _write_means(writes: Sequence[CaseResult]) -> tuple[float, float, float]:
-    if not writes:
-        return 0.0, 0.0, 0.0
-    n = len(writes)
+    into.write_case_count = w = len(writes)
     candidates = sum(c.write_forbidden_candidates for c in writes)
     forbidden = sum(len(c.write_forbidden) for c in writes)
-    return (
-        sum(c.write_recall for c in writes) / n,
-        sum(c.write_precision for c in writes) / n,
-        forbidden / candidates if candidates else float(forbidden),
-    )
-
-
-def _group(name: str, members: list[CaseResult]) -> GroupResult:
-    n = len(members)
-    group = GroupResult(
-        name=name,
-        case_count=n,
-        passed=sum(1 for c in members if c.passed),
-        recall_at_k=sum(c.recall_at_k for c in members) / n,
-        precision_at_k=sum(c.precision_at_k for c in members) / n,
-        mrr=sum(c.reciprocal_rank for c in members) / n,
-    )
-    writes = [c for c in members if c.write_case]
-    group.write_case_count = len(writes)
-    group.write_recall, group.write_precision, group.write_false_positive_rate = _write_means(writes)
-    return group
+    into.write_recall = sum(c.write_recall for c in writes) / (w or 1)
+    into.write_precision = sum(c.write_precision for c in writes) / (w or 1)
+    into.write_false_positive_rate = forbidden / candidates if candidates else float(forbidden)
+    return into.passed

@@ -1,10 +1,4 @@
-"""Eval suite format v1: upstream's ``suite.json``, decoded strictly and validated.
-
-A suite is ``{version: 1, name, cases: [...]}``.  Each case seeds ``memories`` (explicit ids,
-tiers, expiry, metadata) and/or performs a conversation ``write`` through the hook write path,
-then runs one ``recall`` (``active``, ``passive`` or ``passive_initial``) and asserts which
-memories come back.  Unknown fields anywhere are rejected, as upstream does.
-"""
+"""Eval suite format v1: upstream's ``suite.json``, decoded strictly (unknown fields rejected) and validated."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Telemetry events: the JSONL record written per operation, and the helpers that build one.
+"""Telemetry events: plain dicts with upstream's field names, one JSONL line per operation.
 
-An event is a plain ``dict`` with upstream's field names, so ``paxm logs --json`` lines and the
-dashboard stay compatible.  Empty fields are dropped (upstream's ``omitempty``), except
-``time``, ``kind`` and ``success``.
+Empty fields are dropped (upstream's ``omitempty``), except ``time``, ``kind`` and ``success``.
 """
 
 from __future__ import annotations
@@ -15,70 +13,19 @@ from paxm_core.api.timefmt import format_time, parse_time, utcnow
 from paxm_core.api.types import normalize_tier
 from paxm_core.digest import sha256_hex
 
-__all__ = [
-    "EVENT_FIELDS",
-    "MAX_ERROR_CHARS",
-    "MAX_RECALL_HIT_DETAILS",
-    "RECALL_HIT_PREVIEW_CHARS",
-    "normalize_event",
-    "provider_error_details",
-    "provider_route_counts",
-    "query_fields",
-    "recall_hit_details",
-    "telemetry_error",
-    "truncate_chars",
-]
+__all__ = ["EVENT_FIELDS", "normalize_event", "query_fields", "telemetry_error"]
 
 #: Field order of upstream's Event; unknown keys follow in the order given.
-EVENT_FIELDS: tuple[str, ...] = (
-    "time",
-    "kind",
-    "source",
-    "command",
-    "target",
-    "hook_event",
-    "profile",
-    "success",
-    "skipped",
-    "duration_ms",
-    "provider_duration_ms",
-    "passive_write_latency_total_ms",
-    "passive_write_samples",
-    "query_hash",
-    "query_length",
-    "query_preview",
-    "hit_count",
-    "inserted_count",
-    "item_count",
-    "ref_count",
-    "flushed",
-    "provider_recalls",
-    "provider_writes",
-    "provider_hits",
-    "provider_refs",
-    "provider_errors",
-    "provider_recall_details",
-    "recall_hits",
-    "recall_timed_out",
-    "error",
-    "episode_id",
-    "session_key",
-    "provider",
+EVENT_FIELDS: tuple[str, ...] = tuple(
+    """time kind source command target hook_event profile success skipped duration_ms provider_duration_ms
+    passive_write_latency_total_ms passive_write_samples query_hash query_length query_preview hit_count
+    inserted_count item_count ref_count flushed provider_recalls provider_writes provider_hits provider_refs
+    provider_errors provider_recall_details recall_hits recall_timed_out error episode_id session_key
+    provider""".split()
 )
-
 _INT_FIELDS = frozenset(
-    {
-        "duration_ms",
-        "provider_duration_ms",
-        "passive_write_latency_total_ms",
-        "passive_write_samples",
-        "query_length",
-        "hit_count",
-        "inserted_count",
-        "item_count",
-        "ref_count",
-        "flushed",
-    }
+    """duration_ms provider_duration_ms passive_write_latency_total_ms passive_write_samples query_length
+    hit_count inserted_count item_count ref_count flushed""".split()
 )
 _ALWAYS = frozenset({"time", "kind", "success"})
 _EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
@@ -172,13 +119,10 @@ def recall_hit_details(hits: Iterable[object], *, capture_preview: bool) -> list
 def normalize_event(
     event: Mapping[str, object], *, capture_preview: bool = False, preview_chars: int = 80
 ) -> dict[str, object]:
-    """Return a clean copy of ``event`` ready to be written.
+    """A clean copy of ``event`` to write: ``time`` and ``success`` filled, whole milliseconds,
+    upstream's names for short count names, upstream's field order, empty fields dropped.
 
-    Fills ``time`` (now, UTC) and ``success`` (true unless ``error`` is set), turns durations
-    into whole milliseconds, maps short count names (``hits``, ``inserted``, ``items``, ``refs``,
-    ``timed_out``) to upstream's, orders fields like upstream and drops empty ones.  A raw ``query``
-    key is never written: it is replaced by :func:`query_fields`, so a caller cannot leak query
-    text into the log by accident.
+    A raw ``query`` key is replaced by :func:`query_fields`: a caller cannot leak query text by accident.
     """
     data = dict(event)
     for alias, name in _ALIASES.items():

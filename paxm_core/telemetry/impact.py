@@ -1,10 +1,8 @@
-"""``paxm impact``: sessions with passive memory against held-back sessions, with honest uncertainty.
+"""``paxm impact``: sessions with passive memory against held-back sessions (docs/impact.md).
 
-The comparison only uses sessions that have a holdback arm (``passive.holdback`` was on when
-they started: the arm is drawn from the session key, so the two groups differ only by chance
-and by the memory).  For each signal the difference of the per-session means (memory minus
-holdback) gets a 95% percentile bootstrap interval.  Below :data:`MIN_SESSIONS` sessions in
-either group nothing is concluded.
+Only sessions with a holdback arm count (drawn from the session key: the groups differ only by
+chance and by the memory); each signal's difference of means gets a 95% bootstrap interval, and
+below :data:`MIN_SESSIONS` sessions per group nothing is concluded.
 """
 
 from __future__ import annotations

@@ -16,16 +16,7 @@ from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import format_time, parse_time, utcnow
 from paxm_core.api.values import value_dataclass
 
-__all__ = [
-    "LATENCY_BOUNDS_MS",
-    "METRICS_VERSION",
-    "Counter",
-    "DailyMetric",
-    "Metrics",
-    "counter_for_event",
-    "provider_counters_for_event",
-    "provider_recall_p95_ms",
-]
+__all__ = ["LATENCY_BOUNDS_MS", "Counter", "DailyMetric", "Metrics", "provider_recall_p95_ms"]
 
 METRICS_VERSION = 1
 #: Upper bounds (ms) of the provider recall latency histogram; one overflow bucket follows.
@@ -124,15 +115,21 @@ def _int(value: object) -> int:
         return 0
 
 
-def _counter_map(data: object) -> dict[str, Counter]:
-    if not isinstance(data, Mapping):
-        return {}
-    return {str(k): Counter.from_json(v) for k, v in data.items()}
+_BREAKDOWNS = ("agents", "profiles", "hook_events", "providers")
+
+
+def _read_breakdowns(data: Mapping[str, object]) -> dict[str, Any]:
+    """The agent, profile, hook and provider counters of a metrics or day object."""
+    out: dict[str, dict[str, Counter]] = {}
+    for name in _BREAKDOWNS:
+        value = data.get(name)
+        out[name] = {str(k): Counter.from_json(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+    return out
 
 
 def _with_breakdowns(owner: object, out: JSONObject) -> JSONObject:
     """``out`` plus ``owner``'s non-empty agent, profile, hook and provider counters, by name."""
-    for name in ("agents", "profiles", "hook_events", "providers"):
+    for name in _BREAKDOWNS:
         counters: dict[str, Counter] = getattr(owner, name)
         if counters:
             out[name] = {key: counters[key].to_json() for key in sorted(counters)}
@@ -156,13 +153,7 @@ class DailyMetric:
     def from_json(cls, data: object) -> DailyMetric:
         if not isinstance(data, Mapping):
             return cls()
-        return cls(
-            counter=Counter.from_json(data.get("counter")),
-            agents=_counter_map(data.get("agents")),
-            profiles=_counter_map(data.get("profiles")),
-            hook_events=_counter_map(data.get("hook_events")),
-            providers=_counter_map(data.get("providers")),
-        )
+        return cls(counter=Counter.from_json(data.get("counter")), **_read_breakdowns(data))
 
 
 @value_dataclass(slots=True)
@@ -225,21 +216,13 @@ class Metrics:
             raw_daily={str(k): v for k, v in daily.items() if isinstance(v, Mapping)}
             if isinstance(daily, Mapping)
             else {},
-            agents=_counter_map(data.get("agents")),
-            profiles=_counter_map(data.get("profiles")),
-            hook_events=_counter_map(data.get("hook_events")),
-            providers=_counter_map(data.get("providers")),
+            **_read_breakdowns(data),
         )
-
-    def update(self, event: Mapping[str, object], retention_days: int, *, now: datetime | None = None) -> None:
-        """Count one (normalized) event into the totals, its day and its breakdowns, then prune."""
-        self.update_many((event,), retention_days, now=now)
 
     def update_many(
         self, events: Iterable[Mapping[str, object]], retention_days: int, *, now: datetime | None = None
     ) -> None:
-        """:meth:`update` for each event in turn, pruning once at the end (the same result:
-        a pruned day only ever loses buckets, and the cutoff does not depend on the events)."""
+        """Count each (normalized) event into the totals, its day and its breakdowns, then prune once."""
         for event in events:
             self._count(event)
         self.prune(retention_days, now=now)
@@ -303,29 +286,13 @@ def _aggregates_agent(event: Mapping[str, object]) -> bool:
     return event.get("source") == "hook" and bool(str(event.get("target") or "").strip())
 
 
-def counter_for_event(event: Mapping[str, object]) -> Counter:
-    """The counter increments one event contributes to totals and breakdowns."""
-    counter = Counter()
-    _add_sparse(counter, _event_delta(event))
-    return counter
-
-
-def provider_counters_for_event(event: Mapping[str, object]) -> dict[str, Counter]:
-    """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
-    counters: dict[str, Counter] = {}
-    for name, delta in _provider_deltas(event).items():
-        counters[name] = counter = Counter()
-        _add_sparse(counter, delta)
-    return counters
-
-
 #: a sparse counter: only the non-zero fields of a :class:`Counter` (the latency buckets as
 #: a list under ``_BUCKETS``): one event's increments
 _Sparse = dict[str, Any]
 
 
 def _event_delta(event: Mapping[str, object]) -> _Sparse:
-    """:func:`counter_for_event` as a sparse counter."""
+    """The counter increments one event adds to the totals and its breakdowns."""
     provider_errors = _list(event.get("provider_errors"))
     success = bool(event.get("success"))
     skipped = bool(event.get("skipped"))
@@ -386,7 +353,7 @@ _PROVIDER_COUNTS = (
 
 
 def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
-    """:func:`provider_counters_for_event` as sparse counters."""
+    """Per-provider increments: routed recalls/writes, hits, refs, errors, recall latency, deliveries."""
     deltas: dict[str, _Sparse] = {}
 
     def of(name: object) -> _Sparse:

@@ -1,13 +1,7 @@
-"""Injection receipts: why each passive injection happened (``paxm history --injections``, the dashboard).
+"""Injection receipts: why each passive injection happened (``paxm history --injections``; docs/impact.md).
 
-The passive runtime records one ``injection`` event per prompt (or compaction re-offer) that
-put memories into a session, or withheld memories the session already had.  Each names the
-session (hashed), the reason, the query (its hash and length; its text only with
-``telemetry.capture_query_preview``), how many memories were withheld as already given, and
-per memory: its rank in the recall, its position in the block, provider, id, relevance and
-score (and the backend's raw score), the query's words it matched, and any freshness or
-supersession note its metadata carried.  They live in the rotating event log
-(``events.jsonl``), so they age out with it.
+The passive runtime logs one ``injection`` event per prompt that put memories into a session or
+withheld ones it already had; they live in the rotating event log and age out with it.
 """
 
 from __future__ import annotations

@@ -27,22 +27,15 @@ __all__ = ["Telemetry", "TelemetryError"]
 
 
 class TelemetryError(PaxmError):
-    """Reading telemetry failed (``paxm history``/``logs``): e.g. a corrupt metrics file.
-
-    Recording never raises this: write failures only print ``paxm telemetry skipped: …``.
-    """
+    """Reading telemetry failed (``paxm history``/``logs``); recording never raises it."""
 
 
 class Telemetry:
     """Records operations to the local event log and metrics, and reads them back.
 
     Every ``on_*``/``record`` call is best effort: a failure prints ``paxm telemetry skipped:
-    <reason>`` to stderr and returns, so telemetry can never fail the operation it describes.
-
-    :param config: a :class:`~paxm_core.config.model.Config`; its ``telemetry`` section picks
-        the directory, file names, caps, retention and the query-preview opt-in, and its
-        recall/write profiles name the providers each operation was routed to.
-    :param settings: explicit settings, overriding those derived from ``config``.
+    <reason>`` to stderr, so telemetry never fails the operation it describes.  ``config``'s
+    ``telemetry`` section picks the files and limits; its profiles name each operation's providers.
     """
 
     def __init__(self, config: object = None, *, settings: TelemetrySettings | None = None) -> None:
@@ -54,12 +47,9 @@ class Telemetry:
     # -- recording ---------------------------------------------------------------------------
 
     def on_recall(self, **fields: Any) -> None:
-        """Record one recall: the event :meth:`recall_event` builds from the same keywords.
-
-        Active recalls pass ``kind="recall"`` (the default), the hook runtime ``kind="hook_recall"``.
-        """
+        """Record one recall: the event :meth:`recall_event` builds from the same keywords."""
         try:
-            self._record(self.recall_event(**fields))
+            self._record_many([self.recall_event(**fields)])
         except Exception as exc:  # best effort by contract
             _skipped(exc)
 
@@ -79,12 +69,7 @@ class Telemetry:
         session_key: str = "",
         skipped: bool = False,
     ) -> dict[str, object]:
-        """The event of one recall, which :meth:`on_recall` records (may raise).
-
-        ``result`` is the RecallResult (``None`` when the call failed before producing one);
-        ``error`` the failure, if any.  Query text is stored only as length + hash unless
-        ``capture_query_preview`` is on.
-        """
+        """The event of one recall (``result``: the RecallResult, ``None`` when there is none); may raise."""
         event = _operation(kind, source, command, profile, error, duration_ms, result)
         profile = str(event["profile"])
         hits = list(getattr(result, "hits", None) or [])
@@ -102,7 +87,7 @@ class Telemetry:
             "session_key": session_key,
         }
         query_text = str(getattr(result, "query", "") or "").strip() or query
-        event.update(self._query_fields(query_text))
+        event.update(self.query_fields(query_text))
         return event
 
     def on_remember(
@@ -127,29 +112,19 @@ class Telemetry:
                 "provider_writes": self._routes("write_profiles", str(event["profile"])),
                 "provider_refs": _count_by_provider(refs),
             }
-            self._record(event)
+            self._record_many([event])
         except Exception as exc:
             _skipped(exc)
 
     def record(self, event: Mapping[str, object]) -> None:
-        """Record a prepared event (hook recall/write, capture delivery...).
+        """Record a prepared event (upstream's field names, docs/telemetry.md).
 
-        Keys are upstream's event fields (see ``docs/telemetry.md``).  A raw ``query`` key is
-        converted to ``query_hash``/``query_length`` (and a preview only on opt-in), so callers
-        may pass the query and stay private by default.
+        A raw ``query`` key becomes ``query_hash``/``query_length`` (a preview only on opt-in).
         """
-        try:
-            self._record(event)
-        except Exception as exc:
-            _skipped(exc)
+        self.record_many([event])
 
     def record_many(self, events: Iterable[Mapping[str, object]]) -> None:
-        """Record several prepared events, in order, under one lock and one metrics rewrite.
-
-        The same lines and counts as :meth:`record` called for each: a drained delivery
-        backlog reports hundreds of outcomes a second, and reading and rewriting the metrics
-        file once per event cost about a millisecond each.
-        """
+        """Record events in order under one lock and one metrics rewrite (a drained backlog has hundreds)."""
         try:
             self._record_many(list(events))
         except Exception as exc:
@@ -157,15 +132,9 @@ class Telemetry:
 
     def query_fields(self, query: str) -> dict[str, str | int]:
         """``query_hash``/``query_length`` (and ``query_preview`` on opt-in) for ``query``."""
-        return self._query_fields(query)
-
-    def _query_fields(self, query: str) -> dict[str, str | int]:
         return query_fields(
             query, capture_preview=self.settings.capture_query_preview, preview_chars=self.settings.query_preview_chars
         )
-
-    def _record(self, event: Mapping[str, object]) -> None:
-        self._record_many([event])
 
     def _record_many(self, events: list[Mapping[str, object]]) -> None:
         if not self.settings.enabled or not events:

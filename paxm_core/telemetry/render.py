@@ -50,16 +50,6 @@ def _table(out: list[str], title: str, headers: Sequence[str], rows: Sequence[Se
     out.extend(line(r) for r in rows)
 
 
-def _named(
-    out: list[str],
-    title: str,
-    headers: Sequence[str],
-    rows: Sequence[tuple[str, Counter]],
-    cells: Callable[[Counter], list[int | str]],
-) -> None:
-    _table(out, title, headers, [[name, *(str(v) for v in cells(c))] for name, c in rows])
-
-
 def render_history(summary: HistorySummary) -> str:
     """The human-readable history report."""
     t = summary.totals
@@ -133,31 +123,39 @@ def _totals_tables(out: list[str], summary: HistorySummary) -> None:
 
 def _breakdown_tables(out: list[str], summary: HistorySummary) -> None:
     """The counters by day, profile, agent, hook and provider."""
+
+    def named(*names: str) -> Callable[[Counter], list[object]]:
+        return lambda c: [getattr(c, name) for name in names]
+
     operations = ("recalls", "hits", "inserted", "writes", "errors")
     passive = ("recalls", "writes", "inserted", "flushes", "errors")
-    hooks = ("recalls", "inserted", "writes", "flushes", "errors")
-    for title, headers, rows, names in (
-        ("by day", ("date", *operations), summary.daily, operations),
-        ("by profile", ("profile", *operations), summary.profiles, operations),
-        ("by agent", ("agent", "passive_recalls", "passive_writes", *passive[2:]), summary.agents, passive),
-        ("by hook", ("hook", *hooks), summary.hook_events, hooks),
+    providers = ("provider", "recalls", "hits", "writes", "refs", "avg_write", "avg_passive_latency", "provider_errors")
+    for title, headers, rows, cells in (
+        ("by day", ("date", *operations), summary.daily, named(*operations)),
+        ("by profile", ("profile", *operations), summary.profiles, named(*operations)),
+        ("by agent", ("agent", "passive_recalls", "passive_writes", *passive[2:]), summary.agents, named(*passive)),
+        (
+            "by hook",
+            ("hook", "recalls", "inserted", "writes", "flushes", "errors"),
+            summary.hook_events,
+            named("recalls", "inserted", "writes", "flushes", "errors"),
+        ),
+        (
+            "by provider",
+            providers,
+            summary.providers,
+            lambda c: [
+                c.recalls,
+                c.hits,
+                c.writes,
+                c.refs,
+                _avg_ms(c.provider_write_duration_ms, c.provider_write_samples),
+                _avg_ms(c.passive_write_latency_total_ms, c.passive_write_samples),
+                c.provider_errors,
+            ],
+        ),
     ):
-        _table(out, title, headers, [[key, *(str(getattr(c, name)) for name in names)] for key, c in rows])
-    _named(
-        out,
-        "by provider",
-        ["provider", "recalls", "hits", "writes", "refs", "avg_write", "avg_passive_latency", "provider_errors"],
-        summary.providers,
-        lambda c: [
-            c.recalls,
-            c.hits,
-            c.writes,
-            c.refs,
-            _avg_ms(c.provider_write_duration_ms, c.provider_write_samples),
-            _avg_ms(c.passive_write_latency_total_ms, c.passive_write_samples),
-            c.provider_errors,
-        ],
-    )
+        _table(out, title, headers, [[key, *(str(v) for v in cells(c))] for key, c in rows])
 
 
 _TEXT_FIELDS = ("command", "source", "target", "hook_event", "profile", "episode_id", "session_key", "provider")

@@ -1,10 +1,7 @@
-"""Per-session signal counts for ``paxm impact``: ``<telemetry dir>/sessions.sqlite``.
+"""Per-session signal counts for ``paxm impact``: ``<telemetry dir>/sessions.sqlite`` (docs/impact.md).
 
-The passive runtime reports a ``session_signal`` for each hook event of a session (a prompt,
-a tool call, a tool failure); this store sums them per session: turns, tool calls, tool
-failures, user corrections, repeated questions, memories injected, and the session's holdback
-arm.  Sessions are keyed by a hash of the session key; no text is kept.  The file is 0600 in
-a 0700 directory, and sessions older than the telemetry retention are pruned.
+Sessions are keyed by a hash of the session key and no text is kept; the file is 0600 in a 0700
+directory, and sessions older than the telemetry retention are pruned.
 """
 
 from __future__ import annotations

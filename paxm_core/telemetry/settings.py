@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import SupportsInt
 
 from paxm_core.api.values import value_dataclass
 
-__all__ = [
-    "DEFAULT_EVENTS_FILE",
-    "DEFAULT_MAX_EVENT_FILE_BYTES",
-    "DEFAULT_MAX_EVENT_FILES",
-    "DEFAULT_METRICS_FILE",
-    "DEFAULT_QUERY_PREVIEW_CHARS",
-    "DEFAULT_RETENTION_DAYS",
-    "TelemetrySettings",
-    "default_state_dir",
-]
+__all__ = ["TelemetrySettings"]
 
 DEFAULT_EVENTS_FILE = "events.jsonl"
 DEFAULT_METRICS_FILE = "metrics.json"
@@ -27,30 +17,13 @@ DEFAULT_RETENTION_DAYS = 30
 DEFAULT_QUERY_PREVIEW_CHARS = 80
 
 
-def default_state_dir() -> Path:
-    """``$XDG_STATE_HOME/paxm``, else ``~/.local/state/paxm``."""
-    xdg = os.environ.get("XDG_STATE_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "paxm"
-
-
-def _default_config_path() -> Path:
-    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
-    return base / "paxm" / "config.yaml"
-
-
 def _default_dir_for(config_path: Path | None) -> Path:
-    # Upstream keeps the state of a non-default config next to it, so two configs never share
-    # one event log; the default config uses the XDG state dir.
-    if config_path is None or str(config_path) in ("", "."):
+    # the state of a non-default config lives beside it, so two configs never share one event log
+    from paxm_core.config.paths import default_state_dir, is_default_config_path
+
+    if config_path is None or str(config_path) in ("", ".") or is_default_config_path(config_path):
         return default_state_dir()
-    config_path = config_path.expanduser()
-    try:
-        is_default = config_path.resolve() == _default_config_path().resolve()
-    except OSError:
-        is_default = False
-    return default_state_dir() if is_default else config_path.parent / "state"
+    return config_path.expanduser().parent / "state"
 
 
 @value_dataclass(frozen=True, slots=True)

@@ -1,9 +1,8 @@
 """On-disk telemetry: the rolling JSONL event log and the atomically rewritten metrics file.
 
-Writers take an exclusive ``flock`` on ``telemetry.lock`` in the telemetry directory, so CLI
-calls, the MCP server and the hook daemon can record concurrently.  The directory is 0700 and
-every file 0600: events describe what the user's agents did.  Files are opened through
-:mod:`paxm_core.private_files`: never through a link, never in a directory another user can change.
+Writers hold an exclusive ``flock`` on ``telemetry.lock``, so the CLI, the MCP server and the hook
+daemon record concurrently.  Files are 0600 in a 0700 directory, opened through
+:mod:`paxm_core.private_files` (never through a link): events describe what the user's agents did.
 """
 
 from __future__ import annotations
@@ -35,8 +34,6 @@ class TelemetryStore:
     def __init__(self, settings: TelemetrySettings) -> None:
         self.settings = settings
 
-    # -- locking -----------------------------------------------------------------------------
-
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive telemetry lock."""
@@ -50,19 +47,10 @@ class TelemetryStore:
         finally:
             os.close(fd)  # closing releases the flock
 
-    # -- writing -----------------------------------------------------------------------------
-
-    def append(self, event: Mapping[str, object]) -> None:
-        """Append one event line, rotating first if the active file would exceed its size cap.
-
-        Call with the lock held.
-        """
-        self.append_many([event])
-
     def append_many(self, events: Sequence[Mapping[str, object]]) -> None:
-        """Append event lines in order, each as :meth:`append` would (rotation included).
+        """Append event lines in order, rotating before a line that would overflow the active file.
 
-        Consecutive lines that fit the active file go out in one write.  Call with the lock held.
+        Consecutive lines that fit go out in one write.  Call with the lock held.
         """
         path = self.settings.events_path
         cap = self.settings.max_event_file_bytes
@@ -107,12 +95,8 @@ class TelemetryStore:
         os.replace(path, path.with_name(f"{path.name}.1"))
 
     def load_metrics(self, *, repair: bool = False) -> Metrics:
-        """Read the metrics file (empty metrics when missing).
-
-        A corrupt file raises ``ValueError``; with ``repair=True`` it is moved aside to
-        ``<name>.corrupt`` and counting starts afresh, so one bad write cannot stop telemetry
-        forever (upstream keeps failing on every event).
-        """
+        """Read the metrics file (empty when missing); a corrupt one raises ``ValueError``, or with
+        ``repair`` is moved aside to ``<name>.corrupt`` so one bad write cannot stop telemetry forever."""
         path = self.settings.metrics_path
         try:
             text = path.read_text(encoding="utf-8")
@@ -131,12 +115,9 @@ class TelemetryStore:
     def save_metrics(self, metrics: Metrics) -> None:
         """Write the metrics file atomically (temp file + rename), mode 0600.  Call with the lock held."""
         path = self.settings.metrics_path
-        # Compact on purpose: json only uses its C encoder without indent, and this file is
-        # rewritten on every event (an indented 100 KB file cost ~50 ms per hook call).
+        # compact: json uses its C encoder only without indent, and this file is rewritten per event
         data = (json.dumps(metrics.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         write_atomic(path, data, durable=False)
-
-    # -- reading -----------------------------------------------------------------------------
 
     def tail(self, limit: int) -> list[JSONObject]:
         """The last ``limit`` events across the rotated files, oldest first."""
@@ -160,10 +141,7 @@ class TelemetryStore:
         poll_interval: float = 0.25,
         should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
-        """Emit the last ``tail`` events, then new ones as they are appended, across rotations.
-
-        Returns when ``should_stop()`` is true (checked every ``poll_interval`` seconds).
-        """
+        """Emit the last ``tail`` events, then new ones as appended (across rotations) until ``should_stop()``."""
         with self.locked():
             initial = self.tail(tail)
             cursor = EventCursor(self.settings)

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from paxm_contracttest.fake_models.chat_tools import FakeChat
 from paxm_core import ProviderConfig, UsageError
 from paxm_core.config import default_config
-from paxm_core.evals.locomo import LocomoOptions, run_locomo
-from paxm_core.evals.locomo_data import load_locomo
+from paxm_core.evals.locomo import LocomoOptions, load_locomo, run_locomo
 from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
 from paxm_core.evals.locomo_scope import clean_runs, prepare_scope, sanitize_scope_id
 from paxm_core.plugins import installed_provider_catalog

@@ -14,7 +14,6 @@ from paxm_core.evals.gates import gate_failure, validate_gate_options
 from paxm_core.evals.regression import Budget, check_budget, compare, load_budget, load_result, parse_budget
 from paxm_core.evals.report import format_comparison, format_report
 from paxm_core.evals.results import CaseResult, Result, parse_result
-from paxm_core.evals.runner import UNSUPPORTED_WRITE
 from paxm_core.evals.scoring import aggregate
 
 _BUDGET = {
@@ -143,13 +142,6 @@ def test_gate_option_validation() -> None:
         validate_gate_options("strict", False)
 
 
-def _unsupported(case_id: str) -> CaseResult:
-    return CaseResult(
-        case_id, "w", write_case=True, adapter_contract_case=True, unsupported=UNSUPPORTED_WRITE,
-        error=UNSUPPORTED_WRITE, adapter_contract_errors=[UNSUPPORTED_WRITE],
-    )  # fmt: skip
-
-
 def test_gates() -> None:
     clean = _result(_ok("a"))
     failing = _result(_ok("a"), _bad("b"))
@@ -169,21 +161,6 @@ def test_gates() -> None:
         gate_failure("adapter", _result(contract_ok, contract_bad), [])
         == "adapter contract failed: 1 of 2 cases failed"
     )
-
-
-def test_unsupported_write_cases_are_counted_and_gated() -> None:
-    result = _result(_ok("a"), _unsupported("w1"), _unsupported("w2"))
-    assert (result.unsupported_cases, result.failed, result.execution_failed) == (2, 2, 0)
-    assert (result.write_case_count, result.writes, result.adapter_contract_failed) == (2, 0, 2)
-    assert gate_failure("none", result, []) is None
-    assert "2 conversation-write cases are not yet supported" in (gate_failure("adapter", result, []) or "")
-    assert gate_failure("quality", result, []) == "eval failed: 2 of 3 cases failed (2 not yet supported)"
-    data = result.to_json()
-    assert data["unsupported_cases"] == 2
-    assert data["cases"][1]["unsupported"] == UNSUPPORTED_WRITE
-    report = format_report(result)
-    assert "not yet supported: 2 conversation-write cases" in report
-    assert f"FAIL w1: {UNSUPPORTED_WRITE}\n" in report
 
 
 def test_text_report_lines() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from paxm_core.evals import UNSUPPORTED_WRITE, Runner, WrittenItem
+from paxm_core.evals.runner import Runner, WrittenItem, hook_write
 from paxm_core.evals.suite import Case, parse_suite
 from paxm_core.runtime import Runtime
 
@@ -93,25 +93,13 @@ def _write_case(case_id: str, prompt: str) -> dict[str, Any]:
     }
 
 
-def test_write_cases_without_a_writer_are_reported_not_crashed(tmp_path: Path) -> None:
-    write_case = _write_case("w1", "Decision: lunar cache uses a seven minute TTL.")
-    results = _run(
-        write_case, _case("plain-1", [_mem("p", "osprey")], {"mode": "active", "query": "osprey"}, expected=["p"])
-    )
-    case = results["w1"]
-    assert case.unsupported == UNSUPPORTED_WRITE and not case.passed and not case.execution_error
-    assert case.adapter_contract_case and case.adapter_contract_errors == [UNSUPPORTED_WRITE]
-    assert results["plain-1"].passed
-    assert results["__result__"].unsupported_cases == 1
-
-
 class _PromptWriter:
     """A minimal writer plug-in: stores the prompt verbatim through the runtime's write path."""
 
     def __init__(self) -> None:
         self.calls = 0
 
-    def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
+    def __call__(self, runtime: Runtime, case: Case) -> WrittenItem | None:
         assert case.write is not None
         self.calls += 1
         if case.write.event == "skip":
@@ -179,8 +167,6 @@ def test_progress_is_reported_per_case() -> None:
 
 
 def test_hook_writer_renders_suppresses_and_consolidates() -> None:
-    from paxm_core.evals.writer import HookConversationWriter
-
     turns = [{"role": "user", "text": "Record the decision."}, {"role": "assistant", "text": "Decision recorded."}]
     reasoning = {
         "id": "reasoning-1",
@@ -210,7 +196,7 @@ def test_hook_writer_renders_suppresses_and_consolidates() -> None:
         "restart_before_recall": True,
     }
     not_written = {**duplicate, "id": "skip-1", "write": {"event": "no_such_event", "prompt": "heron cache"}}
-    results = _run(reasoning, duplicate, not_written, writer=HookConversationWriter())
+    results = _run(reasoning, duplicate, not_written, writer=hook_write)
     assert results["reasoning-1"].passed, results["reasoning-1"]
     assert results["reasoning-1"].write_forbidden == []
     assert results["dup-1"].passed, results["dup-1"]  # the second identical write was consolidated
@@ -234,15 +220,14 @@ def test_seeded_memories_keep_their_ids_tiers_expiry_and_creation_time(tmp_path:
     assert hit.expires_at is not None and hit.expires_at.year == 2099
 
 
-class _BrokenWriter:
-    def write(self, runtime: Runtime, case: Case) -> WrittenItem | None:
-        raise RuntimeError("writer bug")
+def _broken_writer(runtime: Runtime, case: Case) -> WrittenItem | None:
+    raise RuntimeError("writer bug")
 
 
 def test_an_unexpected_exception_costs_one_case_not_the_run() -> None:
     write_case = _write_case("w-broken", "Decision: lunar cache TTL")
     plain = _case("plain-2", [_mem("p", "osprey")], {"mode": "active", "query": "osprey"}, expected=["p"])
-    results = _run(write_case, plain, writer=_BrokenWriter())
+    results = _run(write_case, plain, writer=_broken_writer)
     assert results["w-broken"].execution_error == "RuntimeError: writer bug"
     assert results["w-broken"].adapter_contract_errors == ["RuntimeError: writer bug"]
     assert results["plain-2"].passed

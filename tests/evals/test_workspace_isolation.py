@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from paxm_core.evals import Runner
+from paxm_core.evals.runner import Runner
 from paxm_core.evals.suite import parse_suite
 
 PROJECTS = ("osprey", "quill", "rook", "sable", "tern")

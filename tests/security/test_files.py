@@ -125,7 +125,7 @@ def _telemetry(name: str) -> Callable[[Path], None]:
 
         store = TelemetryStore(TelemetrySettings(dir=path.parent, events_file=name))
         with store.locked():
-            store.append({"type": "probe"})
+            store.append_many([{"type": "probe"}])
 
     return run
 
@@ -204,7 +204,7 @@ def test_an_existing_directory_given_as_a_data_dir_is_not_chmod_ed(tmp_path: Pat
     shared.chmod(0o755)
     store = TelemetryStore(TelemetrySettings(dir=shared))
     with store.locked():
-        store.append({"type": "probe"})
+        store.append_many([{"type": "probe"}])
     CheckpointStore(shared / "checkpoint.sqlite").close()
     save_config(
         load_config(str(write_config(tmp_path / "cfg" / "config.yaml", shared / "m.sqlite"))), shared / "c.yaml"

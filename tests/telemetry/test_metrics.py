@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paxm_core.telemetry.metrics import Counter, Metrics, counter_for_event, provider_counters_for_event
+from paxm_core.telemetry.metrics import Counter, Metrics
 
 NOW = datetime(2026, 12, 4, 12, tzinfo=UTC)
 
@@ -76,7 +76,7 @@ def _by_hand(events: list[dict[str, Any]]) -> Metrics:
     """The definition: each event's counters added, one event at a time."""
     metrics = Metrics()
     for event in events:
-        metrics.update(event, 30, now=NOW)
+        metrics.update_many([event], 30, now=NOW)
     return metrics
 
 
@@ -96,8 +96,10 @@ def test_totals_are_the_sum_of_each_events_counter(events: list[dict[str, Any]])
     expected = Counter()
     providers: dict[str, Counter] = {}
     for event in events:
-        expected.add(counter_for_event(event))
-        for name, counter in provider_counters_for_event(event).items():
+        alone = Metrics()
+        alone.update_many([event], 0, now=NOW)
+        expected.add(alone.totals)
+        for name, counter in alone.providers.items():
             providers.setdefault(name, Counter()).add(counter)
     assert metrics.totals == expected
     assert metrics.providers == providers

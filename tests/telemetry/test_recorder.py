@@ -385,3 +385,21 @@ def test_record_many_of_nothing_writes_nothing_and_errors_are_skipped(
     t.settings.metrics_path.mkdir()  # the metrics file cannot be read: telemetry is best effort
     t.record_many([{**_DELIVERY, "episode_id": "e1", "success": True}])
     assert "paxm telemetry skipped" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("via_env", [False, True])
+def test_an_unset_telemetry_dir_follows_the_runtimes_state_dir_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, via_env: bool
+) -> None:
+    from paxm_core.runtime import session_sequence_path
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    config = load_config(tmp_path / "config.yaml")
+    config.telemetry.dir = ""
+    if via_env:  # $PAXM_CONFIG is the standard location: its state goes to the XDG state dir
+        monkeypatch.setenv("PAXM_CONFIG", str(tmp_path / "config.yaml"))
+    else:
+        monkeypatch.delenv("PAXM_CONFIG", raising=False)
+    directory = TelemetrySettings.from_config(config).dir
+    assert directory == (tmp_path / "xdg" / "paxm" if via_env else tmp_path / "state")
+    assert directory == session_sequence_path(config).parent

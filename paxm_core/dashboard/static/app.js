@@ -11,18 +11,25 @@ let INFO = null;
 
 // ---- helpers ----------------------------------------------------------------------------
 
+// an HTML element (or, with the SVG namespace, an SVG one); values go in as text, never as markup
 function h(tag, props, ...children) {
-  const el = document.createElement(tag);
+  return make(document.createElement(tag), props, children);
+}
+
+function s(tag, attrs, ...children) {
+  return make(document.createElementNS(SVGNS, tag), attrs, children);
+}
+
+function make(el, props, children) {
   for (const [key, value] of Object.entries(props || {})) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === "class") el.className = value;
+    if (key === "class") el.setAttribute("class", value);
     else if (key === "text") el.textContent = String(value);
     else if (key === "style") Object.assign(el.style, value); // CSSOM: allowed by the CSP, unlike style=""
     else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
     else el.setAttribute(key, value === true ? "" : String(value));
   }
-  append(el, children);
-  return el;
+  return append(el, children);
 }
 
 function append(el, children) {
@@ -39,31 +46,14 @@ function fill(el, ...children) {
   return append(el, children);
 }
 
-function s(tag, attrs, ...children) {
-  const el = document.createElementNS(SVGNS, tag);
-  for (const [key, value] of Object.entries(attrs || {})) el.setAttribute(key, String(value));
-  for (const child of children.flat(Infinity)) {
-    if (child === undefined || child === null) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
-
 class ApiError extends Error {}
 
-async function api(path, params) {
+async function api(path, params, method = "GET") {
   const url = new URL(path, location.origin);
   for (const [key, value] of Object.entries(params || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(key, value);
   }
-  const res = await fetch(url, { headers: { "X-Paxm-Token": TOKEN }, credentials: "same-origin" });
-  const body = await res.json().catch(() => ({ error: res.statusText }));
-  if (!res.ok) throw new ApiError(body.error || res.statusText);
-  return body;
-}
-
-async function post(path) {
-  const res = await fetch(path, { method: "POST", headers: { "X-Paxm-Token": TOKEN }, credentials: "same-origin" });
+  const res = await fetch(url, { method, headers: { "X-Paxm-Token": TOKEN }, credentials: "same-origin" });
   const body = await res.json().catch(() => ({ error: res.statusText }));
   if (!res.ok) throw new ApiError(body.error || res.statusText);
   return body;
@@ -387,7 +377,7 @@ views.queue = async (root) => {
   const retry = h("button", { type: "button", class: "danger", id: "retry-dead", disabled: !dead.length, onclick: async () => {
     retry.disabled = true;
     try {
-      const res = await post("/api/queue/retry");
+      const res = await api("/api/queue/retry", {}, "POST");
       state.flash = `Revived ${res.revived} dead deliver${res.revived === 1 ? "y" : "ies"}; the hook daemon (or 'paxm queue flush') delivers them.`;
       render();
     } catch (err) { showError(message, err); retry.disabled = false; }
