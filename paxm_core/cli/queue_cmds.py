@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
-from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject, JSONValue
+from paxm_core.cli.common import echo_json, json_flag
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -25,16 +23,8 @@ __all__ = ["queue"]
 
 
 def _config(ctx: click.Context) -> Config:
-    from paxm_core.config import load_config
-    from paxm_core.plugins import installed_provider_catalog
-
-    return load_config(getattr(ctx.find_root().obj, "config_path", None), provider_types=installed_provider_catalog())
-
-
-def _queue_path(config: Config) -> Path:
-    from paxm_core.capture import default_queue_path
-
-    return Path(default_queue_path(config))
+    config: Config = ctx.find_root().obj.config()
+    return config
 
 
 def _open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
@@ -42,7 +32,7 @@ def _open_queue(config: Config, *, recover: bool, routes: bool = False) -> Captu
 
     section = config.capture_queue
     return CaptureQueue(
-        _queue_path(config),
+        config.capture_queue_path,
         routes=routes_from_write_profiles(config.write_profiles) if routes else None,
         retry_min=section.retry_min or 0,
         max_attempts=section.max_attempts or 0,
@@ -71,28 +61,16 @@ def _rows(report: Mapping[str, JSONValue], key: str) -> list[Mapping[str, JSONVa
     return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
 
 
-def _control() -> ModuleType | None:
-    """``paxm_core.passive.control`` if the hooks package is installed (it is optional here)."""
-    from importlib import import_module
-
-    try:
-        return import_module("paxm_core.passive.control")
-    except ImportError:
-        return None
-
-
-def _daemon_status(config: Config) -> JSONObject | None:
+def _daemon_status(config: Config) -> JSONObject:
     """The hook daemon's own status: ``{"running": False}`` or its pid, uptime, requests...
 
     A daemon that holds its lock but did not answer in time is running (``"responding":
     False``): it is busy, starting or stopping, and it delivers the queue, not this process.
     """
-    control = _control()
-    probe = getattr(control, "daemon_status", None)
-    if probe is None:
-        return None
+    from paxm_core.passive.control import daemon_status
+
     try:
-        value = probe(config.path)
+        value = daemon_status(config.path)
     except Exception as exc:  # a broken probe must not hide the queue status
         return {"running": False, "error": str(exc)}
     return {"running": False} if value is None else {"running": True, **dict(value)}
@@ -118,14 +96,14 @@ def queue() -> None:
 
 
 @queue.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_flag("Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
     from paxm_core.capture import _spool
 
     config = _config(ctx)
-    path = _queue_path(config)
+    path = config.capture_queue_path
     if path.exists():
         with _open_queue(config, recover=False) as q:
             report: JSONObject = q.status().to_json()
@@ -145,11 +123,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
             "dead_episodes": [],
             "failed_inbox": [],
         }
-    daemon = _daemon_status(config)
-    if daemon is not None:
-        report["daemon"] = daemon
+    report["daemon"] = _daemon_status(config)
     if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        echo_json(report)
         return
     _print_status(report)
 
@@ -207,7 +183,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
     config = _config(ctx)
     count = 0
-    if _queue_path(config).exists():
+    if config.capture_queue_path.exists():
         with _open_queue(config, recover=False, routes=True) as q:
             count = q.retry_dead()
     click.echo(f"Revived {count} dead deliver{'y' if count == 1 else 'ies'}.")
@@ -227,7 +203,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
     is_flag=True,
     help="Also seal turns still in progress (incomplete) instead of leaving them for their turn end.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_flag("Print the report as JSON.")
 @click.pass_context
 def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> None:
     """Deliver every sealed turn, wait, and report (exit 1 if anything is left).
@@ -244,20 +220,16 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         raise UsageError(f"queue flush --timeout: {exc}") from exc
     if seconds <= 0:
         raise UsageError("queue flush --timeout must be positive")
+    from paxm_core.passive.control import send_control
+
     config = _config(ctx)
-    daemon = _daemon_status(config)
-    control = _control()
-    if daemon and daemon.get("running") and control is not None:
+    if _daemon_status(config).get("running"):
         # The daemon drains its inbox and delivers; a second worker here would only race it.
         # A busy daemon (it did not answer the status probe in time) still runs: ask it anyway
-        # and wait for its answer; if none comes in time, that is an error, never a reason to
-        # deliver here behind its back.
-        # the daemon's worker waits at most --timeout; the socket allows a little more
-        params: JSONObject = {"timeout": seconds}
-        if seal_open:
-            params["seal_open"] = True
-        # a daemon still starting gets the whole --timeout to come up: it will deliver
-        response = control.send_control(config.path, "flush", timeout=seconds + 5, params=params, starting_wait=seconds)
+        # and wait for its answer (a daemon still starting gets the whole --timeout to come
+        # up); if none comes in time, that is an error, never a reason to deliver here.
+        params: JSONObject = {"timeout": seconds, **({"seal_open": True} if seal_open else {})}
+        response = send_control(config.path, "flush", timeout=seconds + 5, params=params, starting_wait=seconds)
         if response is not None:
             with _open_queue(config, recover=False) as q:
                 state = q.status()
@@ -266,13 +238,9 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         # None: the daemon exited (and released its lock) since the probe: deliver here
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
-    telemetry = None
-    try:
-        from paxm_core.telemetry import Telemetry
+    from paxm_core.telemetry import Telemetry
 
-        telemetry = Telemetry(config)
-    except Exception:  # telemetry is optional here
-        telemetry = None
+    telemetry = Telemetry(config)
     with _open_queue(config, recover=True, routes=True) as q:
         _drain_inbox(runtime, q)
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
@@ -285,14 +253,11 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
 
 
 def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
-    """Render raw hook payloads the stdlib client stored while no daemon ran (hooks package)."""
-    if not q.status(dead_limit=0).inbox.get("pending") and not q.spool_pending():
-        return
-    try:
-        from paxm_core.passive.daemon import HookProcessor
-    except ImportError:
-        return
-    HookProcessor(runtime, q).drain_inbox()
+    """Render raw hook payloads the stdlib client stored while no daemon ran."""
+    from paxm_core.passive.daemon import HookProcessor
+
+    if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
+        HookProcessor(runtime, q).drain_inbox()
 
 
 def _report_flush(
@@ -316,7 +281,7 @@ def _report_flush(
         live=live,
     )
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        echo_json(data, ascii=True)
     else:
         click.echo(
             f"Flushed capture queue{' (via the hook daemon)' if via_daemon else ''}:"

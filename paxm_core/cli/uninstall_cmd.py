@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from paxm_core.api.errors import IntegrationError, PaxmError, UsageError
-from paxm_core.api.integration import InstallContext
-from paxm_core.config.model import OWNER_PAXM
+from paxm_core.cli.common import install_context, tell_daemon
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -85,10 +84,8 @@ def _remove(config: Config, targets: list[str], catalog: SetupCatalog, one: bool
             if one:
                 click.echo(f"{label}: disabled; no integration plugin is installed for it, so no hooks were removed")
             continue
-        agent_config = config.agents.get(name)
-        owner = (agent_config.integration.owner if agent_config is not None else "") or OWNER_PAXM
         try:
-            lines = integration.uninstall(InstallContext(config=config, owner=owner, echo=click.echo))
+            lines = integration.uninstall(install_context(config, name, click.echo))
         except PaxmError as exc:
             failures.append(f"{label}: {exc}")
             continue
@@ -101,16 +98,6 @@ def _remove(config: Config, targets: list[str], catalog: SetupCatalog, one: bool
         elif one:
             click.echo(f"{label}: no paxm hooks were installed for this config; nothing to remove")
     return removed, failures
-
-
-def _flush(config_path: Path, *, shutdown: bool) -> str:
-    from paxm_core.passive.control import send_control
-
-    try:
-        send_control(config_path, "shutdown" if shutdown else "flush")
-    except PaxmError as exc:
-        return str(exc)
-    return ""
 
 
 def _remove_shared_state(hooks_dir: Path) -> list[str]:
@@ -162,7 +149,7 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
             click.echo("uninstall cancelled")
             return
 
-    warning = _flush(path, shutdown=not agent.strip())
+    warning = tell_daemon(path, "flush" if agent.strip() else "shutdown")
     if warning:
         click.echo(f"paxm hook buffer flush skipped: {warning}", err=True)
 

@@ -47,15 +47,10 @@ def _is_family(name: str) -> bool:
 
 def family_distributions() -> dict[str, str]:
     """``{name: version}`` of the paxm distributions importable here (``paxm`` first)."""
-    from importlib.metadata import distributions
+    from paxm_core.cli.version_cmd import installed_distributions
 
-    found: dict[str, str] = {}
-    for dist in distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if _is_family(name):
-            found.setdefault(name, dist.version)
-    ordered = sorted(found, key=lambda n: (n != "paxm", n))
-    return {name: found[name] for name in ordered}
+    found = [(name, ver) for name, ver in installed_distributions() if _is_family(name)]
+    return dict(sorted(found, key=lambda row: (row[0] != "paxm", row[0])))
 
 
 def _paxm_is_editable() -> bool:
@@ -172,7 +167,10 @@ def update(
     moves = bool(stale) and (bool(wanted) or not _newer(installed["paxm"], target))
     report = _Report(installed, target, moves)
     if check:
-        _emit_check(report, as_json)
+        if report.update_available:
+            _emit(report, as_json, [f"update available: {report.current} -> {report.latest}"])
+        else:
+            _emit(report, as_json, [f"paxm {report.current} is up to date"])
         ctx.exit(EXIT_UPDATE_AVAILABLE if report.update_available else 0)
     inst = detect_installation(Path(sys.prefix), Path(sys.base_prefix), editable=_paxm_is_editable())
     plan = plan_update(inst, list(installed), target, index, reinstall=force and not moves)
@@ -180,14 +178,16 @@ def update(
     report.commands = [render_command(c) for c in plan.commands]
     report.notes, report.refused = list(plan.notes), plan.refused
     if plan.refused:
-        _emit_refusal(report, as_json)
+        refusal = [f"paxm update: refusing: {report.refused}.", "To update every paxm distribution together, run:"]
+        _emit(report, as_json, refusal + [f"  {c}" for c in report.commands], err=True)
         ctx.exit(EXIT_REFUSED)
     if not (moves or force) or dry_run:
-        _emit_plan(report, as_json, dry_run=dry_run and (moves or force))
+        _emit(report, as_json, _plan_lines(report, dry_run and (moves or force)))
         return
     _run_plan(plan, report)
     _restart_hook_daemon(inst.prefix, ctx.find_root().obj.config_path if ctx.find_root().obj else None)
-    _emit_done(report, as_json)
+    done = [f"{name} {report.installed[name]} -> {ver}" for name, ver in (report.after or {}).items()]
+    _emit(report, as_json, done + [f"note: {n}" for n in report.notes])
 
 
 @dataclass
@@ -256,45 +256,17 @@ def _run_plan(plan: UpdatePlan, report: _Report) -> None:
     report.after = {n: after[n] for n in before}
 
 
-def _emit_check(report: _Report, as_json: bool) -> None:
+def _emit(report: _Report, as_json: bool, lines: list[str], *, err: bool = False) -> None:
+    """The ``--json`` object, or ``lines`` of text."""
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
-    if report.update_available:
-        click.echo(f"update available: {report.current} -> {report.latest}")
-    else:
-        click.echo(f"paxm {report.current} is up to date")
+    for line in lines:
+        click.echo(line, err=err)
 
 
-def _emit_refusal(report: _Report, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-        return
-    click.echo(f"paxm update: refusing: {report.refused}.", err=True)
-    click.echo("To update every paxm distribution together, run:", err=True)
-    for command in report.commands:
-        click.echo(f"  {command}", err=True)
-
-
-def _emit_plan(report: _Report, as_json: bool, *, dry_run: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-        return
+def _plan_lines(report: _Report, dry_run: bool) -> list[str]:
     if not dry_run:
-        click.echo(f"paxm {report.current} is up to date ({report.method})")
-        return
-    click.echo(f"would update to {report.latest} ({report.method}):")
-    for command in report.commands:
-        click.echo(f"  {command}")
-    for note in report.notes:
-        click.echo(f"note: {note}")
-
-
-def _emit_done(report: _Report, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-        return
-    for name, version in (report.after or {}).items():
-        click.echo(f"{name} {report.installed[name]} -> {version}")
-    for note in report.notes:
-        click.echo(f"note: {note}")
+        return [f"paxm {report.current} is up to date ({report.method})"]
+    head = [f"would update to {report.latest} ({report.method}):"]
+    return head + [f"  {c}" for c in report.commands] + [f"note: {n}" for n in report.notes]
