@@ -6,7 +6,6 @@ keep).  It shows what it would delete and asks first; without a terminal it need
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Collection, Container
 from dataclasses import dataclass, field
@@ -17,13 +16,13 @@ import click
 
 from paxm_core.api.errors import PaxmError, RecallError, UsageError
 from paxm_core.api.json import JSONObject
+from paxm_core.cli.common import echo_json, json_flag
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
     from paxm_core.api.types import MemoryHit, ProviderErrorInfo
     from paxm_core.capture import CaptureQueue
     from paxm_core.capture.forget import QueuedCopy
-    from paxm_core.cli import CliState
     from paxm_core.config.model import Config
     from paxm_core.router.core import Router
     from paxm_core.router.forget import ForgetResult
@@ -53,12 +52,6 @@ class _Plan:
     @property
     def empty(self) -> bool:
         return not any(self.targets.values()) and not self.copies
-
-
-def _state(ctx: click.Context) -> CliState:
-    from paxm_core.cli.memory_cmds import _state as memory_state
-
-    return memory_state(ctx)
 
 
 def _first_line(text: str) -> str:
@@ -217,7 +210,7 @@ def _confirm(yes: bool, err: bool) -> None:
 )
 @click.option("--timeout", default="30s", show_default=True, metavar="DURATION", help="Budget per provider.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (needed without a terminal).")
-@click.option("--json", "as_json", is_flag=True, help="Print per-provider results as JSON.")
+@json_flag("Print per-provider results as JSON.")
 @click.pass_context
 def forget(
     ctx: click.Context,
@@ -237,7 +230,7 @@ def forget(
     """
     query = query.strip()
     budget = _check_args(ids, query, limit, timeout)
-    runtime = _state(ctx).runtime()
+    runtime = ctx.find_root().obj.runtime()
     router = runtime.router
     chosen = _chosen_providers(providers, router.providers)
     plan, given = _plan(runtime, ids, query, chosen, limit, budget)
@@ -251,7 +244,7 @@ def forget(
     removed = _remove_queued(runtime, plan, providers)
     result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
     if as_json:
-        click.echo(json.dumps(_report(plan, result, removed, given, query), indent=2, ensure_ascii=False))
+        echo_json(_report(plan, result, removed, given, query))
     else:
         _print_report(result, plan, removed)
     problems = _problems(plan, result, _not_found(plan, result, given))
@@ -290,7 +283,7 @@ def _chosen_providers(providers: tuple[str, ...], enabled: Collection[str]) -> l
 def _say_nothing_matches(plan: _Plan, router: Router, given: list[str], query: str, as_json: bool) -> None:
     message = f"nothing matches {query!r}; nothing was deleted"
     if as_json:
-        click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
+        echo_json(_report(plan, None, 0, given, query))
     else:
         click.echo(printable(message))
         for line in _preview_lines(plan, router):

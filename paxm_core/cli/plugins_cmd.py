@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from paxm_core.cli.common import echo_json, json_flag
 from paxm_core.plugins import get_plugin_manager
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_flag("Print machine-readable JSON.")
 def plugins(as_json: bool) -> None:
     """List installed plugins, the provider types and integrations they register, and load errors.
 
@@ -24,7 +23,7 @@ def plugins(as_json: bool) -> None:
             "plugins": [info.to_json() for info in infos],
             "errors": [{"plugin": e.plugin, "distribution": e.distribution, "error": e.error} for e in errors],
         }
-        click.echo(json.dumps(payload, indent=2))
+        echo_json(payload, ascii=True)
         return
     if not infos:
         click.echo("No plugins loaded.")

@@ -101,6 +101,7 @@ def queue() -> None:
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
     from paxm_core.capture import _spool
+    from paxm_core.capture.model import QueueStatus
 
     config = _config(ctx)
     path = config.capture_queue_path
@@ -108,21 +109,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         with _open_queue(config, recover=False) as q:
             report: JSONObject = q.status().to_json()
     else:
-        report = {
-            "path": str(path),
-            "exists": False,
-            "open_events": 0,
-            "episodes": {},
-            "deliveries": {},
-            "providers": {},
-            "inbox": {},
-            "spooled": _spool.pending_count(path),
-            "truncated": {"events": 0, "last_at": None},
-            "oldest_pending_age_seconds": None,
-            "dead_deliveries": [],
-            "dead_episodes": [],
-            "failed_inbox": [],
-        }
+        empty = QueueStatus(str(path), 0, {}, {}, {}, None, [], [], [], spooled=_spool.pending_count(path))
+        report = {"path": str(path), "exists": False, **empty.to_json()}
     report["daemon"] = _daemon_status(config)
     if as_json:
         echo_json(report)

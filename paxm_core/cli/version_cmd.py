@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from paxm_core import __version__
+from paxm_core.cli.common import echo_json, json_flag
 
 __all__ = ["installed_distributions", "version"]
 
@@ -34,13 +33,13 @@ def installed_distributions() -> list[tuple[str, str]]:
 
 
 @click.command("version")
-@click.option("--json", "as_json", is_flag=True, help='Print {"version": ..., "distributions": [...]} as JSON.')
+@json_flag('Print {"version": ..., "distributions": [...]} as JSON.')
 def version(as_json: bool) -> None:
     """Print paxm's version and each installed paxm distribution (providers, integrations)."""
     dists = installed_distributions()
     if as_json:
         rows = [{"name": name, "version": ver} for name, ver in dists]
-        click.echo(json.dumps({"version": __version__, "distributions": rows}, indent=2))
+        echo_json({"version": __version__, "distributions": rows}, ascii=True)
         return
     click.echo(f"paxm {__version__}")
     width = max((len(name) for name, _ in dists), default=0)

@@ -16,11 +16,7 @@ CHECK = "agents"
 
 
 def check_agents(config: Config) -> Iterator[DoctorFinding]:
-    """Hooks installed, pointing at paths that exist, trusted where the harness asks for that.
-
-    The integration's :meth:`~paxm_core.integration.Integration.check` decides what that means
-    for its harness; this check only runs it for each enabled agent and adds the agent's name.
-    """
+    """Each enabled agent's integration ``check()`` (hooks installed, paths exist, trusted), named by agent."""
     from paxm_core.api.integration import InstallContext
     from paxm_core.config.model import OWNER_PAXM
     from paxm_core.config.setup import agents_enabled_in_file
@@ -71,10 +67,7 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
 
 
 def _not_on_this_machine(integration: object) -> bool:
-    """Whether the integration looks for its harness and does not find it (``detect()`` is ``None``).
-
-    An integration that does not look (the base class's ``detect``) says nothing either way.
-    """
+    """Whether the integration's own ``detect()`` looks for its harness and finds nothing."""
     from paxm_core.integration import IntegrationBase
 
     detect = getattr(type(integration), "detect", None)
