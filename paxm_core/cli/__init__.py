@@ -20,7 +20,7 @@ from paxm_core.api.errors import PaxmError
 
 __all__ = ["cli", "main"]
 
-#: command name -> (module, attribute).  A module that is not present yet is skipped.
+#: command name -> (module, attribute), imported when the command runs.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "remember": ("paxm_core.cli.memory_cmds", "remember"),
     "recall": ("paxm_core.cli.memory_cmds", "recall"),
@@ -65,11 +65,7 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load_plugin_commands()
-        names = set(self.commands)
-        for name, (module, _) in LAZY_COMMANDS.items():
-            if not name.startswith("__") and _module_exists(module):
-                names.add(name)
-        return sorted(names)
+        return sorted({*self.commands, *(name for name in LAZY_COMMANDS if not name.startswith("__"))})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands:
@@ -98,15 +94,6 @@ def _import_if_present(module: str) -> object | None:
         if missing and (module == missing or module.startswith(missing + ".")):
             return None
         raise
-
-
-def _module_exists(module: str) -> bool:
-    from importlib.util import find_spec
-
-    try:
-        return find_spec(module) is not None
-    except ImportError:
-        return False
 
 
 class CliState:

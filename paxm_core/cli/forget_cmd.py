@@ -111,25 +111,17 @@ def _plan(
     plan.queue_path = str(path)
     if path.exists():
         try:
-            queue = _open_queue(runtime.config)
-        except PaxmError as exc:
-            plan.queue_error = str(exc)
-        else:
-            try:
+            with _open_queue(runtime.config) as queue:
                 all_ids = [i for ids_ in plan.targets.values() for i in ids_]
                 plan.copies = queue.queued_copies(ids=all_ids, episode_ids=episode_ids, query=query, limit=limit)
                 linked = [c.id for c in plan.copies if c.kind == "episode" and c.reason != "text"]
                 for provider, refs in queue.delivered_refs(linked).items():
-                    if provider not in chosen:
-                        continue
-                    for ref in refs:
+                    for ref in refs if provider in chosen else ():
                         if ref not in plan.targets.get(provider, []):
                             plan.linked.setdefault(provider, []).append(ref)
                             plan.add(provider, ref)
-            except PaxmError as exc:
-                plan.queue_error = str(exc)
-            finally:
-                queue.close()
+        except PaxmError as exc:
+            plan.queue_error = str(exc)
     return plan, given
 
 
@@ -297,11 +289,8 @@ def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) ->
     removed = 0
     if plan.copies:
         try:
-            queue = _open_queue(runtime.config)
-            try:
-                removed = queue.forget_copies(plan.copies, providers if providers else ())
-            finally:
-                queue.close()
+            with _open_queue(runtime.config) as queue:
+                removed = queue.forget_copies(plan.copies, providers)
         except PaxmError as exc:
             plan.queue_error = str(exc)
     return removed

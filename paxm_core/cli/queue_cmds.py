@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -50,15 +50,8 @@ def _age(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
-def _counts(counts: JSONValue, states: tuple[str, ...]) -> str:
-    found = counts if isinstance(counts, Mapping) else {}
-    return ", ".join(f"{state} {found.get(state, 0)}" for state in states)
-
-
-def _rows(report: Mapping[str, JSONValue], key: str) -> list[Mapping[str, JSONValue]]:
-    """``report[key]``'s objects (a list of dead deliveries, episodes or inbox entries)."""
-    rows = report.get(key)
-    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+def _counts(counts: dict[str, int], states: tuple[str, ...]) -> str:
+    return ", ".join(f"{state} {counts.get(state, 0)}" for state in states)
 
 
 def _daemon_status(config: Config) -> JSONObject:
@@ -76,15 +69,14 @@ def _daemon_status(config: Config) -> JSONObject:
     return {"running": False} if value is None else {"running": True, **dict(value)}
 
 
-def _daemon_line(daemon: Mapping[str, JSONValue]) -> str:
+def _daemon_line(daemon: dict[str, Any]) -> str:
     if not daemon.get("running"):
         return "not running" + (f" ({daemon['error']})" if daemon.get("error") else "")
     parts = [f"pid {daemon.get('pid') or '?'}"]
     if daemon.get("responding") is False:
         parts.append(f"not answering: {daemon.get('error') or 'no answer'}")
-    uptime = daemon.get("uptime_seconds")
-    if isinstance(uptime, (int, float)):
-        parts.append(f"up {_age(float(uptime))}")
+    if isinstance(daemon.get("uptime_seconds"), (int, float)):
+        parts.append(f"up {_age(daemon['uptime_seconds'])}")
     if daemon.get("requests") is not None:
         parts.append(f"{daemon['requests']} requests")
     return "running (" + ", ".join(parts) + ")"
@@ -107,7 +99,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     path = config.capture_queue_path
     if path.exists():
         with _open_queue(config, recover=False) as q:
-            report: JSONObject = q.status().to_json()
+            report: dict[str, Any] = q.status().to_json()
     else:
         empty = QueueStatus(str(path), 0, {}, {}, {}, None, [], [], [], spooled=_spool.pending_count(path))
         report = {"path": str(path), "exists": False, **empty.to_json()}
@@ -118,48 +110,36 @@ def status(ctx: click.Context, as_json: bool) -> None:
     _print_status(report)
 
 
-def _print_status(report: Mapping[str, JSONValue]) -> None:
+def _print_status(report: dict[str, Any]) -> None:
     """``queue status``'s text form of ``report`` (its JSON form)."""
     click.echo(f"Capture queue: {report['path']}" + ("" if report.get("exists", True) else " (not created yet)"))
     click.echo(f"Open events: {report['open_events']}")
     click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
     click.echo(f"Deliveries: {_counts(report['deliveries'], ('pending', 'delivering', 'retry', 'delivered', 'dead'))}")
-    providers = report.get("providers")
-    for name, counts in sorted(providers.items() if isinstance(providers, Mapping) else []):
-        states = sorted(counts.items()) if isinstance(counts, Mapping) else []
-        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in states))
+    for name, counts in sorted(report["providers"].items()):
+        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in sorted(counts.items())))
     click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
-    if report.get("spooled"):
+    if report["spooled"]:
         # stored beside the queue file while another process held its write lock
         click.echo(f"Spooled: {report['spooled']} event(s) wait to be imported (the queue file was locked)")
-    oldest = report.get("oldest_pending_age_seconds")
-    click.echo(f"Oldest pending: {_age(oldest if isinstance(oldest, (int, float)) else None)}")
-    truncated = report.get("truncated")
-    if isinstance(truncated, Mapping) and truncated.get("events"):
+    click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
+    truncated = report["truncated"]
+    if truncated["events"]:
         click.echo(
             f"Truncated: {truncated['events']} oversized event(s) stored cut to limits.max_text_bytes"
             f" (last {truncated['last_at']})"
         )
-    if _rows(report, "dead_deliveries"):
-        click.echo("Dead deliveries:")
-        for dead in _rows(report, "dead_deliveries"):
-            # errors may quote a provider's answer or a payload: never raw control characters
-            click.echo(
-                printable(
-                    f"  {dead['episode_id']} -> {dead['provider']} ({dead['attempts']} attempts): {dead['last_error']}"
-                )
-            )
-    if _rows(report, "dead_episodes"):
-        click.echo("Dead episodes:")
-        for dead in _rows(report, "dead_episodes"):
-            click.echo(printable(f"  {dead['episode_id']}: {dead['error']}"))
-    if _rows(report, "failed_inbox"):
-        click.echo("Failed inbox entries:")
-        for failed in _rows(report, "failed_inbox"):
-            click.echo(printable(f"  {failed['event_id']}: {failed['error']}"))
-    daemon = report.get("daemon")
-    if isinstance(daemon, Mapping):
-        click.echo(f"Hook daemon: {_daemon_line(daemon)}")
+    # errors may quote a provider's answer or a payload: never raw control characters
+    for key, title, line in (
+        ("dead_deliveries", "Dead deliveries", "  {episode_id} -> {provider} ({attempts} attempts): {last_error}"),
+        ("dead_episodes", "Dead episodes", "  {episode_id}: {error}"),
+        ("failed_inbox", "Failed inbox entries", "  {event_id}: {error}"),
+    ):
+        if report[key]:
+            click.echo(f"{title}:")
+            for row in report[key]:
+                click.echo(printable(line.format(**row)))
+    click.echo(f"Hook daemon: {_daemon_line(report['daemon'])}")
 
 
 @queue.command()
