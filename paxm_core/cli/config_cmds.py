@@ -67,14 +67,10 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
     if runtime is None and not any(f.check == "config" and f.level == "error" for f in findings):
         findings.append(DoctorFinding("config", "providers", "error", unstartable, "fix the setting it names"))
     if as_json:
-        rows = [s.to_json() for s in statuses] + [f.to_json() for f in findings]
-        echo_json(rows)
+        echo_json([s.to_json() for s in statuses] + [f.to_json() for f in findings])
     else:
         for status in statuses:
-            if status.ok:
-                click.echo(f"ok: {status.provider}")
-            else:
-                click.echo(f"error: {status.provider}: {status.error}")
+            click.echo(f"ok: {status.provider}" if status.ok else f"error: {status.provider}: {status.error}")
         for finding in findings:
             click.echo(f"{finding.level}: {finding.message}")
             if finding.fix and finding.level != "ok":

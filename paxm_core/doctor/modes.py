@@ -59,10 +59,8 @@ def private_paths(config: Config) -> tuple[list[Path], list[Path]]:
         files.extend(_with_sidecars(default_data_path()))
     files.extend(_with_sidecars(config.capture_queue_path))
     files.extend(_with_sidecars(session_sequence_path(config)))
-    for provider in config.enabled_providers().values():
-        raw = (getattr(provider, "path", "") or "").strip()
-        if raw:
-            files.extend(_with_sidecars(Path(raw).expanduser()))
+    for database in _path_keys(config):
+        files.extend(_with_sidecars(database))
     return list(dict.fromkeys(d.absolute() for d in dirs)), list(dict.fromkeys(f.absolute() for f in files))
 
 
