@@ -25,13 +25,7 @@ class NoAnswers(UsageError):
 
 @dataclass(frozen=True)
 class Option:
-    """One choice of a selection.
-
-    :param value: what the selection returns for it.
-    :param label: what the person sees.
-    :param checked: selected by default.
-    :param disabled: why it cannot be chosen (shown instead of allowing it); empty = choosable.
-    """
+    """One choice of a selection: ``value`` is returned, ``label`` shown; ``disabled`` says why it cannot be chosen."""
 
     value: str
     label: str

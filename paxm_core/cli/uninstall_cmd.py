@@ -30,11 +30,7 @@ _SHARED_STATE = ("paxm-hook.sock", "session_state.json", "config-parsed.json")
 
 def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:
     """Configured agents plus every agent an installed integration serves, in setup order."""
-    from paxm_core.config.setup import agent_order
-
-    names = agent_order(config, catalog)
-    extra = sorted(n for n in catalog.integrations if n not in names)
-    return sorted(names + extra, key=lambda n: (catalog.agent_priority(n), n))
+    return sorted({*config.agents, *catalog.integrations}, key=lambda n: (catalog.agent_priority(n), n))
 
 
 def _normalize(name: str, known: list[str], catalog: SetupCatalog) -> str:

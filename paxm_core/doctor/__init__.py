@@ -22,13 +22,9 @@ Level = Literal["ok", "warn", "error"]
 
 @dataclass(frozen=True)
 class DoctorFinding:
-    """One thing doctor found.
+    """One thing check ``check`` found about ``subject``; an ``error`` makes doctor exit non-zero.
 
-    :param check: the registered check that found it (``agents``).
-    :param subject: what it is about (``claude``, a plugin name...).
-    :param level: ``ok``, ``warn`` or ``error``; an ``error`` makes doctor exit non-zero.
-    :param message: what was found; never a secret.
-    :param fix: the command (or step) that fixes a ``warn``/``error``.
+    ``message`` never holds a secret; ``fix`` is the command (or step) that fixes a ``warn``/``error``.
     """
 
     check: str
