@@ -316,8 +316,7 @@ def setup(
 
     Example: paxm setup --yes --provider sqlite --agent claude
     """
-    state = ctx.find_root().obj
-    path = resolve_config_path(getattr(state, "config_path", None))
+    path = resolve_config_path(ctx.find_root().obj.config_path)
     options = SetupOptions(
         providers=list(providers),
         agents=list(agents),
@@ -336,33 +335,15 @@ def setup(
         return
 
     messages: list[str] = []
-
-    def echo(line: str) -> None:
-        if as_json:
-            messages.append(line)
-        else:
-            click.echo(line)
-
+    echo = messages.append if as_json else click.echo  # --json holds the messages back for its summary
     saved, results, removed = _apply(prepared, providers, path, catalog, echo)
-    _print_summary(saved, prepared.config, prepared.agents, results, removed, messages, as_json)
-
-
-def _print_summary(
-    saved: Path,
-    config: Config,
-    agents: list[str],
-    results: dict[str, str],
-    removed: list[str],
-    messages: list[str],
-    as_json: bool,
-) -> None:
-    """The --json summary (with the messages held back), or the next steps to try."""
     if as_json:
+        config = prepared.config
         summary = {
             "config_path": str(saved),
             "user_id": config.identity.user_id,
             "providers": [n for n, p in config.providers.items() if p.enabled],
-            "agents": agents,
+            "agents": prepared.agents,
             "integrations": results,
             "removed_hooks": removed,
             "messages": messages,

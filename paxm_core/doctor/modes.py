@@ -33,22 +33,15 @@ def _with_sidecars(path: Path) -> list[Path]:
     return [Path(f"{path}{suffix}") for suffix in _SQLITE_SIDECARS]
 
 
-def _state_dir(config: Config) -> Path:
-    from paxm_core.config.paths import default_state_dir, is_default_config_path
-
-    explicit = (config.telemetry.dir or "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    return default_state_dir() if is_default_config_path(config.path) else config.config_dir / "state"
-
-
 def private_paths(config: Config) -> tuple[list[Path], list[Path]]:
     """``(directories, files)`` doctor holds to 0700 / 0600; directories' entries are files to check too."""
     from paxm_core.config.paths import default_data_path, is_default_config_path, legacy_json_path
     from paxm_core.runtime import session_sequence_path
+    from paxm_core.telemetry.settings import TelemetrySettings
 
     default = is_default_config_path(config.path)
-    dirs: list[Path] = [config.hooks_dir, _state_dir(config), session_sequence_path(config).parent]
+    state_dir = TelemetrySettings.from_config(config).dir
+    dirs: list[Path] = [config.hooks_dir, state_dir, session_sequence_path(config).parent]
     files: list[Path] = [config.path]
     legacy = legacy_json_path(config.path)
     if legacy != config.path:
