@@ -35,9 +35,7 @@ def install_context(config: Config, name: str, echo: Callable[[str], None] | Non
 
     agent = config.agents.get(name)
     owner = (agent.integration.owner if agent is not None else "") or OWNER_PAXM
-    if echo is None:
-        return InstallContext(config=config, owner=owner)
-    return InstallContext(config=config, owner=owner, echo=echo)
+    return InstallContext(config=config, owner=owner, echo=echo or (lambda line: None))
 
 
 def tell_daemon(config_path: Path, action: str) -> str:

@@ -296,9 +296,9 @@ def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) ->
     return removed
 
 
-def _problems(plan: _Plan, result: ForgetResult, not_found: list[str]) -> list[str]:
+def _problems(plan: _Plan, result: ForgetResult | None, not_found: list[str]) -> list[str]:
     problems: list[str] = []
-    if result.failed:
+    if result is not None and result.failed:
         problems.append("some deletes failed: " + ", ".join(p.provider for p in result.providers if p.failed))
     if plan.queue_error and plan.copies:
         problems.append(f"queued copies were not removed: {plan.queue_error}")
@@ -343,12 +343,7 @@ def _report(plan: _Plan, result: ForgetResult | None, removed: int, given: list[
     }
     out["search_errors"] = [e.to_json() for e in plan.search_errors]
     out["not_found"] = not_found
-    out["ok"] = (
-        not (result is not None and result.failed)
-        and not not_found
-        and not plan.search_errors
-        and not (plan.queue_error and plan.copies)
-    )
+    out["ok"] = not _problems(plan, result, not_found)
     return out
 
 
