@@ -13,9 +13,10 @@ from paxm_core.api.errors import PaxmError
 
 if TYPE_CHECKING:
     from paxm_core.api.integration import InstallContext
+    from paxm_core.capture import CaptureQueue
     from paxm_core.config.model import Config
 
-__all__ = ["echo_json", "install_context", "json_flag", "tell_daemon"]
+__all__ = ["echo_json", "install_context", "json_flag", "open_queue", "tell_daemon"]
 
 
 def json_flag(help: str = "Print the result as JSON.") -> Callable[[Any], Any]:
@@ -36,6 +37,20 @@ def install_context(config: Config, name: str, echo: Callable[[str], None] | Non
     agent = config.agents.get(name)
     owner = (agent.integration.owner if agent is not None else "") or OWNER_PAXM
     return InstallContext(config=config, owner=owner, echo=echo or (lambda line: None))
+
+
+def open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
+    """The capture queue of ``config``; ``routes`` and ``recover`` for delivering from it."""
+    from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+
+    section = config.capture_queue
+    return CaptureQueue(
+        config.capture_queue_path,
+        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
+        retry_min=section.retry_min or 0,
+        max_attempts=section.max_attempts or 0,
+        recover=recover,
+    )
 
 
 def tell_daemon(config_path: Path, action: str) -> str:

@@ -16,14 +16,12 @@ import click
 
 from paxm_core.api.errors import PaxmError, RecallError, UsageError
 from paxm_core.api.json import JSONObject
-from paxm_core.cli.common import echo_json, json_flag
+from paxm_core.cli.common import echo_json, json_flag, open_queue
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
     from paxm_core.api.types import MemoryHit, ProviderErrorInfo
-    from paxm_core.capture import CaptureQueue
     from paxm_core.capture.forget import QueuedCopy
-    from paxm_core.config.model import Config
     from paxm_core.router.core import Router
     from paxm_core.router.forget import ForgetResult
     from paxm_core.runtime import Runtime
@@ -67,12 +65,6 @@ def _split_id(raw: str, enabled: Container[str]) -> tuple[str, str]:
     return "", raw
 
 
-def _open_queue(config: Config) -> CaptureQueue:
-    from paxm_core.capture import CaptureQueue
-
-    return CaptureQueue(config.capture_queue_path, recover=False)
-
-
 def _plan(
     runtime: Runtime, ids: tuple[str, ...], query: str, chosen: list[str], limit: int, budget: float
 ) -> tuple[_Plan, list[str]]:
@@ -111,7 +103,7 @@ def _plan(
     plan.queue_path = str(path)
     if path.exists():
         try:
-            with _open_queue(runtime.config) as queue:
+            with open_queue(runtime.config, recover=False) as queue:
                 all_ids = [i for ids_ in plan.targets.values() for i in ids_]
                 plan.copies = queue.queued_copies(ids=all_ids, episode_ids=episode_ids, query=query, limit=limit)
                 linked = [c.id for c in plan.copies if c.kind == "episode" and c.reason != "text"]
@@ -289,7 +281,7 @@ def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) ->
     removed = 0
     if plan.copies:
         try:
-            with _open_queue(runtime.config) as queue:
+            with open_queue(runtime.config, recover=False) as queue:
                 removed = queue.forget_copies(plan.copies, providers)
         except PaxmError as exc:
             plan.queue_error = str(exc)

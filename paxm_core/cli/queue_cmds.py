@@ -10,7 +10,7 @@ import click
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject, JSONValue
-from paxm_core.cli.common import echo_json, json_flag
+from paxm_core.cli.common import echo_json, json_flag, open_queue
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -25,19 +25,6 @@ __all__ = ["queue"]
 def _config(ctx: click.Context) -> Config:
     config: Config = ctx.find_root().obj.config()
     return config
-
-
-def _open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
-    from paxm_core.capture import CaptureQueue, routes_from_write_profiles
-
-    section = config.capture_queue
-    return CaptureQueue(
-        config.capture_queue_path,
-        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
-        retry_min=section.retry_min or 0,
-        max_attempts=section.max_attempts or 0,
-        recover=recover,
-    )
 
 
 def _age(seconds: float | None) -> str:
@@ -98,7 +85,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     config = _config(ctx)
     path = config.capture_queue_path
     if path.exists():
-        with _open_queue(config, recover=False) as q:
+        with open_queue(config, recover=False) as q:
             report: dict[str, Any] = q.status().to_json()
     else:
         empty = QueueStatus(str(path), 0, {}, {}, {}, None, [], [], [], spooled=_spool.pending_count(path))
@@ -152,7 +139,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
     config = _config(ctx)
     count = 0
     if config.capture_queue_path.exists():
-        with _open_queue(config, recover=False, routes=True) as q:
+        with open_queue(config, recover=False, routes=True) as q:
             count = q.retry_dead()
     click.echo(f"Revived {count} dead deliver{'y' if count == 1 else 'ies'}.")
 
@@ -199,7 +186,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         params: JSONObject = {"timeout": seconds, **({"seal_open": True} if seal_open else {})}
         response = send_control(config.path, "flush", timeout=seconds + 5, params=params, starting_wait=seconds)
         if response is not None:
-            with _open_queue(config, recover=False) as q:
+            with open_queue(config, recover=False) as q:
                 state = q.status()
             _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
             return
@@ -209,7 +196,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     from paxm_core.telemetry import Telemetry
 
     telemetry = Telemetry(config)
-    with _open_queue(config, recover=True, routes=True) as q:
+    with open_queue(config, recover=True, routes=True) as q:
         _drain_inbox(runtime, q)
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
         from paxm_core.progress import progress
