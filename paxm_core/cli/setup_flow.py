@@ -130,11 +130,9 @@ def _ask_provider_keys(
         question = f"{name}: {key.description or key.name}"
         if key.secret:
             keep = bool(current)
-            suffix = " (leave empty to keep the current one)" if keep else ""
-            if not keep and "env:" not in question:
-                suffix = " (a value, or env:VAR_NAME)"
-            check = _validator(key, key.required, keep)
-            answer = prompter.secret(question + suffix, validate=check)
+            hint = "" if "env:" in question else " (a value, or env:VAR_NAME)"
+            suffix = " (leave empty to keep the current one)" if keep else hint
+            answer = prompter.secret(question + suffix, validate=_validator(key, key.required, keep))
             if answer:
                 set_provider_key(provider, key, answer)
             continue

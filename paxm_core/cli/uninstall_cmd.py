@@ -125,22 +125,20 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     from paxm_core.config.setup import SetupCatalog, fold_agent_aliases
     from paxm_core.plugins import get_plugin_manager
 
-    state = ctx.find_root().obj
-    path = resolve_config_path(getattr(state, "config_path", None))
+    path = resolve_config_path(ctx.find_root().obj.config_path)
     has_config = config_exists(path)
     catalog = SetupCatalog.from_plugins(get_plugin_manager())
     config, readable = _load(path, catalog)
     fold_agent_aliases(config, catalog)  # upstream's ``kimi`` is the ``kimi-code`` integration's agent
     known = _agent_names(config, catalog)
     targets = [_normalize(agent, known, catalog)] if agent.strip() else known
-    display = [catalog.display_name(t) for t in targets]
 
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise UsageError(
                 "uninstall needs --yes when not run in a terminal, e.g. `paxm uninstall --agent claude --yes`"
             )
-        click.echo(f"Passive integrations to remove: {', '.join(display)}")
+        click.echo(f"Passive integrations to remove: {', '.join(catalog.display_name(t) for t in targets)}")
         if not click.confirm("Continue uninstall?", default=False):
             click.echo("uninstall cancelled")
             return
@@ -165,11 +163,8 @@ def _disable(config: Config, targets: list[str], path: Path) -> None:
     """Mark ``targets`` ``enabled: false`` in the config file (their hook settings stay)."""
     from paxm_core.config import save_config
 
-    changed = False
-    for name in targets:
-        agent_config = config.agents.get(name)
-        if agent_config is not None and agent_config.enabled:
-            agent_config.enabled = False
-            changed = True
-    if changed:
+    enabled = [config.agents[n] for n in targets if n in config.agents and config.agents[n].enabled]
+    for agent_config in enabled:
+        agent_config.enabled = False
+    if enabled:
         save_config(config, path)

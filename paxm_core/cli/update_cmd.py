@@ -57,12 +57,8 @@ def _paxm_is_editable() -> bool:
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:
-        text = distribution("paxm").read_text("direct_url.json")
-    except PackageNotFoundError:
-        return False
-    try:
-        info = json.loads(text or "{}")
-    except ValueError:
+        info = json.loads(distribution("paxm").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
         return False
     return bool(isinstance(info, dict) and (info.get("dir_info") or {}).get("editable"))
 

@@ -37,18 +37,12 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
         if integration is None:
             hint = integration_install_hint(name)
             fix = hint.removeprefix("install it with: ") if hint else f"paxm uninstall --agent {name} --yes"
-            yield DoctorFinding(
-                CHECK,
-                name,
-                "warn",
-                f"agent {name} is enabled but no integration is installed for it, so nothing captures or recalls",
-                fix,
-            )
+            missing = f"agent {name} is enabled but no integration is installed for it, so nothing captures or recalls"
+            yield DoctorFinding(CHECK, name, "warn", missing, fix)
             continue
         display = integration.display_name or name
-        owner = agent.integration.owner or OWNER_PAXM
         try:
-            found = integration.check(InstallContext(config=config, owner=owner))
+            found = integration.check(InstallContext(config=config, owner=agent.integration.owner or OWNER_PAXM))
         except Exception as exc:  # an integration bug: report it, keep checking the others
             yield DoctorFinding(CHECK, name, "error", f"{display}: its check failed: {exc}")
             continue

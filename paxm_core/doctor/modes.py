@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paxm_core.doctor import DoctorFinding
+from paxm_core.doctor import DoctorFinding, Level
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -64,8 +64,8 @@ def _entries(directory: Path) -> list[Path]:
         return []
 
 
-def _error(path: Path, message: str, fix: str) -> DoctorFinding:
-    return DoctorFinding("file_modes", str(path), "error", message, fix)
+def _error(path: Path, message: str, fix: str, level: Level = "error") -> DoctorFinding:
+    return DoctorFinding("file_modes", str(path), level, message, fix)
 
 
 def _finding(path: Path, mode: int, directory: bool) -> DoctorFinding:
@@ -84,12 +84,9 @@ def literal_secrets(config: Config) -> list[str]:
         values: dict[str, object] = {"api_key": provider.api_key, **provider.extra}
         values.update({f"env.{k}": v for k, v in provider.env.items()})
         for key, value in values.items():
-            if not isinstance(value, str) or not value.strip():
-                continue
-            text = value.strip()
-            if text.startswith("env:") or (text.startswith("${") and text.endswith("}")):
-                continue
-            if is_secret_option(key.removeprefix("env.")):
+            text = value.strip() if isinstance(value, str) else ""
+            reference = text.startswith("env:") or (text.startswith("${") and text.endswith("}"))
+            if text and not reference and is_secret_option(key.removeprefix("env.")):
                 found.append(f"providers.{name}.{key}")
     return found
 
@@ -98,19 +95,14 @@ def _config_finding(config: Config, path: Path, mode: int) -> DoctorFinding:
     """A readable config file is an error when credentials are written in it, else a warning."""
     secrets = literal_secrets(config)
     fix = f"chmod 600 {shlex.quote(str(path))}"
-    if secrets:
-        shown = ", ".join(secrets[:3]) + (" ..." if len(secrets) > 3 else "")
-        return _error(
-            path,
-            f"config file {path} is {mode:04o} and holds credentials ({shown}): group or others can read them",
-            fix,
+    if not secrets:
+        readable = (
+            f"config file {path} is {mode:04o}: others can read it (no credentials in it now; setup may add some)"
         )
-    return DoctorFinding(
-        "file_modes",
-        str(path),
-        "warn",
-        f"config file {path} is {mode:04o}: others can read it (no credentials in it now; setup may add some)",
-        fix,
+        return _error(path, readable, fix, "warn")
+    shown = ", ".join(secrets[:3]) + (" ..." if len(secrets) > 3 else "")
+    return _error(
+        path, f"config file {path} is {mode:04o} and holds credentials ({shown}): group or others can read them", fix
     )
 
 
