@@ -1,9 +1,8 @@
-"""A progress bar for long work, shown only on a terminal.
+"""A progress bar on stderr for long work (eval, flush, backfill), drawn only on a terminal.
 
-``with progress("eval", total=40, show=not as_json) as bar: ... bar.update(done)`` draws
-``eval [#######.........] 12/40  30%  ETA 0:14`` on stderr, redrawn at most ten times a
-second and erased when done.  When stderr is not a terminal (a pipe, CI logs) or ``show`` is
-false (``--json``) nothing at all is written, so scripted output never changes.
+``eval [#######.........] 12/40  30%  ETA 0:14``, redrawn at most ten times a second and erased
+when done.  Off a terminal (a pipe, CI logs, ``TERM=dumb``) or with ``show`` false (``--json``)
+nothing at all is written, so scripted output never changes.
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 __all__ = ["Progress", "progress"]
 
@@ -21,20 +19,15 @@ _WIDTH = 24
 
 
 def _clock(seconds: float) -> str:
-    seconds = max(0, int(seconds + 0.5))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
+    minutes, secs = divmod(max(0, int(seconds + 0.5)), 60)
+    hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 class Progress:
-    """One bar: ``update(done)`` / ``advance()``; ``close()`` (or leaving ``with``) erases it.
+    """One bar: ``update(done, total)``; ``close()`` (or leaving ``with``) erases it.
 
-    :param label: what is progressing (``eval``, ``flush``).
-    :param total: how many units in all; ``0`` while unknown (then a count and elapsed time).
-    :param stream: where to draw (default: stderr).
-    :param show: ``False`` draws nothing whatever the stream is (``--json``).
-    :param clock: seconds, for the ETA (tests pass their own).
+    ``total`` ``0`` means unknown (then a count and the elapsed time); ``clock`` is for tests.
     """
 
     def __init__(
@@ -49,30 +42,27 @@ class Progress:
         self.label = label
         self.total = max(0, total)
         self.done = 0
+        self.detail = ""
         self._stream = stream if stream is not None else sys.stderr
         self._clock = clock
         self._start = clock()
         self._last_draw = float("-inf")
         self._drawn = 0
-        self.enabled = show and _is_terminal(self._stream)
+        self.enabled = show and os.environ.get("TERM") != "dumb" and _isatty(self._stream)
 
-    def update(self, done: int, total: int | None = None) -> None:
-        """Set the count done (and the total, when it became known or changed)."""
-        if total is not None:
-            self.total = max(0, total)
+    def update(self, done: int, total: int | None = None, *, detail: str | None = None) -> None:
+        """Set the count done, the total when it became known, and text shown instead of the count."""
+        self.total = self.total if total is None else max(0, total)
         self.done = max(0, done)
-        if not self.enabled:
-            return
+        self.detail = self.detail if detail is None else detail
         now = self._clock()
-        finished = self.total > 0 and self.done >= self.total
-        if now - self._last_draw < 0.1 and not finished:
+        if not self.enabled or (now - self._last_draw < 0.1 and not 0 < self.total <= self.done):
             return
         self._last_draw = now
-        self._draw(self.render(now))
-
-    def advance(self, step: int = 1) -> None:
-        """Count ``step`` more units done."""
-        self.update(self.done + step)
+        text = self.render(now)
+        self._stream.write("\r" + text + " " * max(0, self._drawn - len(text)))
+        self._stream.flush()
+        self._drawn = len(text)
 
     def render(self, now: float | None = None) -> str:
         """The bar's text for the current counts (what :meth:`update` draws)."""
@@ -81,20 +71,14 @@ class Progress:
             return f"{self.label} {self.done} done  {_clock(elapsed)}"
         fraction = min(1.0, self.done / self.total)
         filled = int(fraction * _WIDTH)
-        bar = "#" * filled + "." * (_WIDTH - filled)
         if self.done >= self.total:
             eta = "done"
         elif self.done == 0:
             eta = "ETA --:--"
         else:
             eta = f"ETA {_clock(elapsed / self.done * (self.total - self.done))}"
-        return f"{self.label} [{bar}] {self.done}/{self.total} {int(fraction * 100):3d}%  {eta}"
-
-    def _draw(self, text: str) -> None:
-        pad = " " * max(0, self._drawn - len(text))
-        self._stream.write("\r" + text + pad)
-        self._stream.flush()
-        self._drawn = len(text)
+        count = self.detail or f"{self.done}/{self.total}"
+        return f"{self.label} [{'#' * filled}{'.' * (_WIDTH - filled)}] {count} {int(fraction * 100):3d}%  {eta}"
 
     def close(self) -> None:
         """Erase the bar so the command's own output starts on a clean line."""
@@ -106,21 +90,17 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
-def _is_terminal(stream: IO[str]) -> bool:
-    if os.environ.get("TERM") == "dumb":
-        return False
+def _isatty(stream: IO[str]) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):  # a closed or fake stream
         return False
 
 
-def progress(label: str, total: int = 0, *, show: bool = True, stream: IO[str] | None = None) -> Progress:
+def progress(label: str, total: int = 0, *, show: bool = True) -> Progress:
     """A :class:`Progress` on stderr; draws only on a terminal and when ``show`` is true."""
-    return Progress(label, total, stream=stream, show=show)
+    return Progress(label, total, show=show)

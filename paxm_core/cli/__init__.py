@@ -20,12 +20,12 @@ from paxm_core.api.errors import PaxmError
 
 __all__ = ["cli", "main"]
 
-#: command name -> (module, attribute).  A module that is not present yet is skipped.
+#: command name -> (module, attribute), imported when the command runs.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "remember": ("paxm_core.cli.memory_cmds", "remember"),
     "recall": ("paxm_core.cli.memory_cmds", "recall"),
     "forget": ("paxm_core.cli.forget_cmd", "forget"),
-    "plugins": ("paxm_core.cli.plugins_cmd", "plugins"),
+    "plugins": ("paxm_core.cli.info_cmds", "plugins"),
     "config": ("paxm_core.cli.config_cmds", "config"),
     "setup": ("paxm_core.cli.setup_cmd", "setup"),
     "uninstall": ("paxm_core.cli.uninstall_cmd", "uninstall"),
@@ -37,8 +37,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "backfill": ("paxm_core.cli.backfill_cmds", "backfill"),
     "dashboard": ("paxm_core.cli.dashboard_cmd", "dashboard"),
     "eval": ("paxm_core.cli.eval_cmds", "eval_group"),
-    "version": ("paxm_core.cli.version_cmd", "version"),
-    "help": ("paxm_core.cli.help_cmd", "help_cmd"),
+    "version": ("paxm_core.cli.info_cmds", "version"),
+    "help": ("paxm_core.cli.info_cmds", "help_cmd"),
     "update": ("paxm_core.cli.update_cmd", "update"),
     "__hook": ("paxm_core.cli.hook_cmds", "hook"),
     "__hook-daemon": ("paxm_core.cli.hook_cmds", "hook_daemon"),
@@ -65,11 +65,7 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load_plugin_commands()
-        names = set(self.commands)
-        for name, (module, _) in LAZY_COMMANDS.items():
-            if not name.startswith("__") and _module_exists(module):
-                names.add(name)
-        return sorted(names)
+        return sorted({*self.commands, *(name for name in LAZY_COMMANDS if not name.startswith("__"))})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands:
@@ -98,15 +94,6 @@ def _import_if_present(module: str) -> object | None:
         if missing and (module == missing or module.startswith(missing + ".")):
             return None
         raise
-
-
-def _module_exists(module: str) -> bool:
-    from importlib.util import find_spec
-
-    try:
-        return find_spec(module) is not None
-    except ImportError:
-        return False
 
 
 class CliState:

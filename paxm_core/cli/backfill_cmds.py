@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from paxm_core.api.errors import UsageError
+from paxm_core.cli.common import echo_json, json_flag
 
 if TYPE_CHECKING:
     from paxm_core.backfill.runner import Progress, RunReport
@@ -57,11 +58,6 @@ def _size(n: int) -> str:
     return str(n)
 
 
-def _state(ctx: click.Context) -> CliState:
-    state: CliState = ctx.find_root().obj
-    return state
-
-
 def _plugin_manager() -> PaxmPluginManager:
     from paxm_core.plugins import get_plugin_manager
 
@@ -75,7 +71,7 @@ _AFTER = click.option(
 _BEFORE = click.option(
     "--before", metavar="WHEN", help="Only turns before this date/time/age (default: 2 minutes ago)."
 )
-_JSON = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (no progress bar).")
+_JSON = json_flag("Machine-readable output (no progress bar).")
 
 
 @click.group()
@@ -101,41 +97,13 @@ def scan_cmd(agent: str, after: str | None, before: str | None, as_json: bool) -
     name, reader = transcript_reader(_plugin_manager(), agent)
     report = scan(name, reader, _when(after, "--after"), _when(before, "--before"))
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        echo_json(report.to_json(), ascii=True)
         return
     click.echo(
         f"{name}: {report.turns} turns in {report.sessions} sessions, {report.files} files ({_size(report.bytes)})"
     )
     if report.turns:
         click.echo(f"  from {_stamp(report.first_turn_at)} to {_stamp(report.last_turn_at)}")
-
-
-class _Bar:
-    """A one-line progress bar on stderr (only on a terminal)."""
-
-    def __init__(self) -> None:
-        self._last = 0.0
-
-    def __call__(self, progress: Progress) -> None:
-        now = time.monotonic()
-        if now - self._last < 0.2:
-            return
-        self._last = now
-        total = max(progress.bytes_total, 1)
-        share = min(1.0, progress.bytes_done / total)
-        filled = int(share * 24)
-        eta = progress.eta()
-        left = "-" if eta is None else (f"{eta:.0f}s" if eta < 120 else f"{eta / 60:.0f}m")
-        line = (
-            f"\r[{'#' * filled}{'.' * (24 - filled)}] {share * 100:3.0f}%  turns {progress.found}"
-            f"  queued {progress.queued}  delivered {progress.delivered}  skipped {progress.skipped}  ETA {left} "
-        )
-        sys.stderr.write(line)
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def _spawn_background(argv: list[str], log: Path) -> int:
@@ -228,8 +196,9 @@ def run_cmd(
     from paxm_core.backfill.sources import transcript_reader
     from paxm_core.capture import default_queue_path
     from paxm_core.duration import parse_duration
+    from paxm_core.progress import progress
 
-    state = _state(ctx)
+    state: CliState = ctx.find_root().obj
     per_second = parse_rate(rate)
     rate_given = ctx.get_parameter_source("rate") is not click.core.ParameterSource.DEFAULT
     limit = parse_duration(max_duration) if max_duration else None
@@ -254,14 +223,17 @@ def run_cmd(
         workers=workers,
         live_queue=Path(default_queue_path(runtime.config)),
     )
-    bar = _Bar() if not as_json and sys.stderr.isatty() else None
-    job = BackfillRun(runtime, name, reader, options, state_dir=backfill_dir(runtime.config), progress=bar)
-    try:
-        report = job.run()
-    finally:
-        job.close()
-        if bar is not None:
-            bar.done()
+    with progress("backfill", show=not as_json) as bar:
+
+        def on_progress(p: Progress) -> None:
+            counts = f"turns {p.found}  queued {p.queued}  delivered {p.delivered}  skipped {p.skipped}"
+            bar.update(p.bytes_done, max(p.bytes_total, 1), detail=counts)
+
+        job = BackfillRun(runtime, name, reader, options, state_dir=backfill_dir(runtime.config), progress=on_progress)
+        try:
+            report = job.run()
+        finally:
+            job.close()
     _print_run_report(name, report, as_json)
     if report.state in ("failed", "incomplete") or report.dead:
         ctx.exit(1)
@@ -270,10 +242,8 @@ def run_cmd(
 def _run_in_background(state: CliState, name: str, as_json: bool) -> None:
     """Re-run this command line without --background in a detached process and say where it logs."""
     from paxm_core.backfill.runner import backfill_dir
-    from paxm_core.config import load_config
-    from paxm_core.plugins import installed_provider_catalog
 
-    directory = backfill_dir(load_config(state.config_path, provider_types=installed_provider_catalog()))
+    directory = backfill_dir(state.config())
     argv = [a for a in sys.argv[1:] if a != "--background"]
     if state.config_path and "--config" not in argv and "-c" not in argv:
         argv = ["--config", str(state.config_path), *argv]
@@ -286,7 +256,7 @@ def _run_in_background(state: CliState, name: str, as_json: bool) -> None:
 
 def _print_run_report(name: str, report: RunReport, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        echo_json(report.to_json(), ascii=True)
         return
     click.echo(
         f"{name}: {report.state}: {report.queued} turns queued, {report.delivered} delivered"
@@ -332,10 +302,8 @@ def status_cmd(ctx: click.Context, agent: str, provider: str, as_json: bool) -> 
     from paxm_core.backfill.checkpoint import CheckpointStore
     from paxm_core.backfill.runner import backfill_dir
     from paxm_core.capture import CaptureQueue
-    from paxm_core.config import load_config
-    from paxm_core.plugins import installed_provider_catalog
 
-    directory = backfill_dir(load_config(_state(ctx).config_path, provider_types=installed_provider_catalog()))
+    directory = backfill_dir(ctx.find_root().obj.config())
     store = CheckpointStore(directory / "checkpoint.sqlite")
     try:
         runs, counts = store.runs(), store.counts()
@@ -360,7 +328,7 @@ def status_cmd(ctx: click.Context, agent: str, provider: str, as_json: bool) -> 
                 ],
             }
     if as_json:
-        click.echo(json.dumps({"runs": runs, "turns": counts, "queue": queue}, indent=2))
+        echo_json({"runs": runs, "turns": counts, "queue": queue}, ascii=True)
         return
     if not runs:
         if agent or provider:

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from paxm_core.api.errors import PaxmError
-from paxm_core.config import load_config, resolve_config_path
+from paxm_core.cli.common import echo_json, json_flag
+from paxm_core.config import resolve_config_path
 from paxm_core.config.codec import dump_config
 
 __all__ = ["config"]
-
-
-def _config_path_arg(ctx: click.Context) -> str | None:
-    state = ctx.find_root().obj
-    value = getattr(state, "config_path", None)
-    return value if isinstance(value, str) and value else None
 
 
 @click.group("config")
@@ -29,22 +23,20 @@ def config() -> None:
 @click.pass_context
 def path_cmd(ctx: click.Context) -> None:
     """Print the config file paxm uses (it need not exist yet)."""
-    click.echo(str(resolve_config_path(_config_path_arg(ctx))))
+    click.echo(str(resolve_config_path(ctx.find_root().obj.config_path or None)))
 
 
 @config.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
+@json_flag("Print JSON instead of YAML.")
 @click.pass_context
 def show_cmd(ctx: click.Context, as_json: bool) -> None:
     """Print the effective (normalized) config; API keys, tokens and env values are redacted."""
-    from paxm_core.plugins import installed_provider_catalog
-
-    cfg = load_config(_config_path_arg(ctx), provider_types=installed_provider_catalog())
+    cfg = ctx.find_root().obj.config()
     if not cfg.exists:
         click.echo(f"# no config file at {cfg.path}; showing built-in defaults", err=True)
     data = dump_config(cfg, redact=True)
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(data)
         return
     import yaml
 
@@ -52,12 +44,7 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @config.command("doctor")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print [{provider, required, ok, error?}] as JSON; installation findings add check, level and fix.",
-)
+@json_flag("Print [{provider, required, ok, error?}] as JSON; installation findings add check, level and fix.")
 @click.pass_context
 def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
     """Check the whole installation: providers, each enabled agent's hooks, plugins.
@@ -80,14 +67,10 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
     if runtime is None and not any(f.check == "config" and f.level == "error" for f in findings):
         findings.append(DoctorFinding("config", "providers", "error", unstartable, "fix the setting it names"))
     if as_json:
-        rows = [s.to_json() for s in statuses] + [f.to_json() for f in findings]
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        echo_json([s.to_json() for s in statuses] + [f.to_json() for f in findings])
     else:
         for status in statuses:
-            if status.ok:
-                click.echo(f"ok: {status.provider}")
-            else:
-                click.echo(f"error: {status.provider}: {status.error}")
+            click.echo(f"ok: {status.provider}" if status.ok else f"error: {status.provider}: {status.error}")
         for finding in findings:
             click.echo(f"{finding.level}: {finding.message}")
             if finding.fix and finding.level != "ok":

@@ -33,13 +33,11 @@ def dashboard(ctx: click.Context, addr: str, days: int, open_browser: bool) -> N
     gives the browser a one-time login code instead (single use, 60 s), so the token never
     appears on a command line other users can read.  Ctrl-C stops.
     """
-    from paxm_core.config import load_config
     from paxm_core.dashboard.security import parse_addr
     from paxm_core.dashboard.server import DashboardServer
-    from paxm_core.plugins import installed_provider_catalog
 
     address = parse_addr(addr)  # refuse a non-loopback address before loading anything
-    config = load_config(getattr(ctx.find_root().obj, "config_path", None), provider_types=installed_provider_catalog())
+    config = ctx.find_root().obj.config()
 
     def signed_in() -> None:
         # a code someone else redeemed first leaves the user's browser refused: say when one is used

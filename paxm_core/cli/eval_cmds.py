@@ -16,42 +16,52 @@ __all__ = ["eval_group"]
 
 #: subcommands that live in other modules: name -> (module, attribute)
 _LAZY_SUBCOMMANDS = {
-    "provider": ("paxm_core.cli.eval_provider", "provider"),
     "locomo": ("paxm_core.evals.locomo_cli", "locomo"),
     "cleanup": ("paxm_core.evals.locomo_cli", "cleanup"),
 }
 
 
 class _EvalGroup(click.Group):
-    """``paxm eval``; ``provider``, ``locomo`` and ``cleanup`` are imported only when used."""
+    """``paxm eval``; ``locomo`` and ``cleanup`` are imported only when used."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        from paxm_core.cli import _module_exists
-
-        names = set(self.commands)
-        names.update(name for name, (module, _) in _LAZY_SUBCOMMANDS.items() if _module_exists(module))
-        return sorted(names)
+        return sorted({*self.commands, *_LAZY_SUBCOMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.commands:
-            return self.commands[cmd_name]
-        target = _LAZY_SUBCOMMANDS.get(cmd_name)
-        if target is None:
-            return None
+        if cmd_name not in _LAZY_SUBCOMMANDS:
+            return self.commands.get(cmd_name)
         from importlib import import_module
 
-        from paxm_core.cli import _module_exists
-
-        if not _module_exists(target[0]):
-            return None
-        command = getattr(import_module(target[0]), target[1])
-        assert isinstance(command, click.Command)
+        module, attr = _LAZY_SUBCOMMANDS[cmd_name]
+        command: click.Command = getattr(import_module(module), attr)
         return command
 
 
 @click.group("eval", cls=_EvalGroup)
 def eval_group() -> None:
     """Measure recall quality on eval suites and check provider plugins."""
+
+
+class _ProviderGroup(click.Group):
+    """Provider distributions add ``paxm eval provider <type>`` through ``paxm_register_commands``."""
+
+    @staticmethod
+    def _load_plugins(ctx: click.Context) -> None:
+        getattr(ctx.find_root().command, "_load_plugin_commands", lambda: None)()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugins(ctx)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._load_plugins(ctx)
+        return super().get_command(ctx, cmd_name)
+
+
+@eval_group.group("provider", cls=_ProviderGroup)
+def provider() -> None:
+    """Check provider plugins against the paxm provider protocol (each provider distribution adds its own)."""
 
 
 @eval_group.command("run")

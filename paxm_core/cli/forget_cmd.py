@@ -6,7 +6,6 @@ keep).  It shows what it would delete and asks first; without a terminal it need
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Collection, Container
 from dataclasses import dataclass, field
@@ -17,14 +16,12 @@ import click
 
 from paxm_core.api.errors import PaxmError, RecallError, UsageError
 from paxm_core.api.json import JSONObject
+from paxm_core.cli.common import echo_json, json_flag, open_queue
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
     from paxm_core.api.types import MemoryHit, ProviderErrorInfo
-    from paxm_core.capture import CaptureQueue
     from paxm_core.capture.forget import QueuedCopy
-    from paxm_core.cli import CliState
-    from paxm_core.config.model import Config
     from paxm_core.router.core import Router
     from paxm_core.router.forget import ForgetResult
     from paxm_core.runtime import Runtime
@@ -55,12 +52,6 @@ class _Plan:
         return not any(self.targets.values()) and not self.copies
 
 
-def _state(ctx: click.Context) -> CliState:
-    from paxm_core.cli.memory_cmds import _state as memory_state
-
-    return memory_state(ctx)
-
-
 def _first_line(text: str) -> str:
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     return line if len(line) <= 100 else line[:99] + "…"
@@ -72,12 +63,6 @@ def _split_id(raw: str, enabled: Container[str]) -> tuple[str, str]:
     if sep and tail and head in enabled:
         return head, tail
     return "", raw
-
-
-def _open_queue(config: Config) -> CaptureQueue:
-    from paxm_core.capture import CaptureQueue
-
-    return CaptureQueue(config.capture_queue_path, recover=False)
 
 
 def _plan(
@@ -118,25 +103,17 @@ def _plan(
     plan.queue_path = str(path)
     if path.exists():
         try:
-            queue = _open_queue(runtime.config)
-        except PaxmError as exc:
-            plan.queue_error = str(exc)
-        else:
-            try:
+            with open_queue(runtime.config, recover=False) as queue:
                 all_ids = [i for ids_ in plan.targets.values() for i in ids_]
                 plan.copies = queue.queued_copies(ids=all_ids, episode_ids=episode_ids, query=query, limit=limit)
                 linked = [c.id for c in plan.copies if c.kind == "episode" and c.reason != "text"]
                 for provider, refs in queue.delivered_refs(linked).items():
-                    if provider not in chosen:
-                        continue
-                    for ref in refs:
+                    for ref in refs if provider in chosen else ():
                         if ref not in plan.targets.get(provider, []):
                             plan.linked.setdefault(provider, []).append(ref)
                             plan.add(provider, ref)
-            except PaxmError as exc:
-                plan.queue_error = str(exc)
-            finally:
-                queue.close()
+        except PaxmError as exc:
+            plan.queue_error = str(exc)
     return plan, given
 
 
@@ -217,7 +194,7 @@ def _confirm(yes: bool, err: bool) -> None:
 )
 @click.option("--timeout", default="30s", show_default=True, metavar="DURATION", help="Budget per provider.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (needed without a terminal).")
-@click.option("--json", "as_json", is_flag=True, help="Print per-provider results as JSON.")
+@json_flag("Print per-provider results as JSON.")
 @click.pass_context
 def forget(
     ctx: click.Context,
@@ -237,7 +214,7 @@ def forget(
     """
     query = query.strip()
     budget = _check_args(ids, query, limit, timeout)
-    runtime = _state(ctx).runtime()
+    runtime = ctx.find_root().obj.runtime()
     router = runtime.router
     chosen = _chosen_providers(providers, router.providers)
     plan, given = _plan(runtime, ids, query, chosen, limit, budget)
@@ -251,7 +228,7 @@ def forget(
     removed = _remove_queued(runtime, plan, providers)
     result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
     if as_json:
-        click.echo(json.dumps(_report(plan, result, removed, given, query), indent=2, ensure_ascii=False))
+        echo_json(_report(plan, result, removed, given, query))
     else:
         _print_report(result, plan, removed)
     problems = _problems(plan, result, _not_found(plan, result, given))
@@ -290,7 +267,7 @@ def _chosen_providers(providers: tuple[str, ...], enabled: Collection[str]) -> l
 def _say_nothing_matches(plan: _Plan, router: Router, given: list[str], query: str, as_json: bool) -> None:
     message = f"nothing matches {query!r}; nothing was deleted"
     if as_json:
-        click.echo(json.dumps(_report(plan, None, 0, given, query), indent=2, ensure_ascii=False))
+        echo_json(_report(plan, None, 0, given, query))
     else:
         click.echo(printable(message))
         for line in _preview_lines(plan, router):
@@ -304,19 +281,16 @@ def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) ->
     removed = 0
     if plan.copies:
         try:
-            queue = _open_queue(runtime.config)
-            try:
-                removed = queue.forget_copies(plan.copies, providers if providers else ())
-            finally:
-                queue.close()
+            with open_queue(runtime.config, recover=False) as queue:
+                removed = queue.forget_copies(plan.copies, providers)
         except PaxmError as exc:
             plan.queue_error = str(exc)
     return removed
 
 
-def _problems(plan: _Plan, result: ForgetResult, not_found: list[str]) -> list[str]:
+def _problems(plan: _Plan, result: ForgetResult | None, not_found: list[str]) -> list[str]:
     problems: list[str] = []
-    if result.failed:
+    if result is not None and result.failed:
         problems.append("some deletes failed: " + ", ".join(p.provider for p in result.providers if p.failed))
     if plan.queue_error and plan.copies:
         problems.append(f"queued copies were not removed: {plan.queue_error}")
@@ -361,12 +335,7 @@ def _report(plan: _Plan, result: ForgetResult | None, removed: int, given: list[
     }
     out["search_errors"] = [e.to_json() for e in plan.search_errors]
     out["not_found"] = not_found
-    out["ok"] = (
-        not (result is not None and result.failed)
-        and not not_found
-        and not plan.search_errors
-        and not (plan.queue_error and plan.copies)
-    )
+    out["ok"] = not _problems(plan, result, not_found)
     return out
 
 

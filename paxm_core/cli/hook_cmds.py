@@ -16,8 +16,7 @@ __all__ = ["hook", "hook_control", "hook_daemon"]
 def _config_path(ctx: click.Context) -> str:
     from paxm_core.config import resolve_config_path
 
-    state = ctx.find_root().obj
-    return str(resolve_config_path(getattr(state, "config_path", None)))
+    return str(resolve_config_path(ctx.find_root().obj.config_path))
 
 
 @click.command("__hook", hidden=True, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

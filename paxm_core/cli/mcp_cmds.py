@@ -19,4 +19,4 @@ def serve(ctx: click.Context, agent: str) -> None:
     """Run the stdio MCP server (tools: paxm_recall, paxm_remember, paxm_history, paxm_config_doctor)."""
     from paxm_core.mcp_server import serve as run
 
-    run(getattr(ctx.find_root().obj, "config_path", None), agent_name=agent)
+    run(ctx.find_root().obj.config_path, agent_name=agent)

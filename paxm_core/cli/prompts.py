@@ -9,6 +9,7 @@ Both raise :class:`KeyboardInterrupt` when the person cancels; setup then saves 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
@@ -24,13 +25,7 @@ class NoAnswers(UsageError):
 
 @dataclass(frozen=True)
 class Option:
-    """One choice of a selection.
-
-    :param value: what the selection returns for it.
-    :param label: what the person sees.
-    :param checked: selected by default.
-    :param disabled: why it cannot be chosen (shown instead of allowing it); empty = choosable.
-    """
+    """One choice of a selection: ``value`` is returned, ``label`` shown; ``disabled`` says why it cannot be chosen."""
 
     value: str
     label: str
@@ -168,15 +163,7 @@ class TextPrompter:
                 raise KeyboardInterrupt  # no more input and no acceptable answer: give up, save nothing
 
     def secret(self, question: str, validate: Validator | None = None) -> str:
-        while True:
-            answer = self._ask(f"{question}: ")  # piped input is never echoed back
-            value = (answer or "").strip()
-            problem = validate(value) if validate is not None else ""
-            if not problem:
-                return value
-            self.note(problem)
-            if answer is None:
-                raise KeyboardInterrupt
+        return self.text(question, "", validate)  # piped input is never echoed back
 
     def confirm(self, question: str, default: bool) -> bool:
         while True:
@@ -194,17 +181,15 @@ class TextPrompter:
 
 
 class TerminalPrompter:
-    """Questions in a terminal through ``questionary`` (prompt_toolkit); imported on first use."""
+    """Questions in a terminal through ``questionary`` (prompt_toolkit); imported on first use.
+
+    ``unsafe_ask`` lets Ctrl-C raise :class:`KeyboardInterrupt` instead of returning ``None``.
+    """
 
     def __init__(self) -> None:
         import questionary
 
         self._q: Any = questionary
-
-    @staticmethod
-    def _run(question: Any) -> Any:
-        # unsafe_ask lets Ctrl-C raise KeyboardInterrupt instead of returning None
-        return question.unsafe_ask()
 
     def note(self, line: str) -> None:
         self._q.print(line)
@@ -216,37 +201,34 @@ class TerminalPrompter:
             self._q.Choice(o.label, value=o.value, checked=o.checked and not o.disabled, disabled=o.disabled or None)
             for o in options
         ]
-        picked = self._run(
-            self._q.checkbox(
-                question,
-                choices=choices,
-                instruction="(arrows move, space ticks, enter accepts)",
-            )
-        )
-        wanted = set(picked or [])
+        instruction = "(arrows move, space ticks, enter accepts)"
+        wanted = set(self._q.checkbox(question, choices=choices, instruction=instruction).unsafe_ask() or [])
         return [o.value for o in options if o.value in wanted]
 
     def select(self, question: str, choices: Sequence[str], default: str) -> str:
-        value = self._run(self._q.select(question, choices=list(choices), default=default or None))
-        return str(value)
-
-    def _validator(self, validate: Validator | None) -> Any:
-        if validate is None:
-            return None
-
-        def check(value: str) -> bool | str:
-            problem = validate(value.strip())
-            return problem or True
-
-        return check
+        return str(self._q.select(question, choices=list(choices), default=default or None).unsafe_ask())
 
     def text(self, question: str, default: str = "", validate: Validator | None = None) -> str:
-        value = self._run(self._q.text(question, default=default, validate=self._validator(validate)))
+        value = self._q.text(question, default=default, validate=_questionary_check(validate)).unsafe_ask()
         return str(value or "").strip()
 
     def secret(self, question: str, validate: Validator | None = None) -> str:
-        value = self._run(self._q.password(question, validate=self._validator(validate)))
+        value = self._q.password(question, validate=_questionary_check(validate)).unsafe_ask()
         return str(value or "").strip()
 
     def confirm(self, question: str, default: bool) -> bool:
-        return bool(self._run(self._q.confirm(question, default=default)))
+        return bool(self._q.confirm(question, default=default).unsafe_ask())
+
+
+def _questionary_check(validate: Validator | None) -> Callable[[str], bool | str] | None:
+    """``validate`` as questionary wants it: ``True`` or the sentence to show."""
+    if validate is None:
+        return None
+    return lambda value: validate(value.strip()) or True
+
+
+def make_prompter() -> Prompter:
+    """:class:`TerminalPrompter` in a terminal, else :class:`TextPrompter` asking on stderr (stdout has the result)."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return TerminalPrompter()
+    return TextPrompter(sys.stdin, sys.stderr)

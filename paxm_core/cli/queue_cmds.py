@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
-from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject, JSONValue
+from paxm_core.cli.common import echo_json, json_flag, open_queue
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -25,29 +23,8 @@ __all__ = ["queue"]
 
 
 def _config(ctx: click.Context) -> Config:
-    from paxm_core.config import load_config
-    from paxm_core.plugins import installed_provider_catalog
-
-    return load_config(getattr(ctx.find_root().obj, "config_path", None), provider_types=installed_provider_catalog())
-
-
-def _queue_path(config: Config) -> Path:
-    from paxm_core.capture import default_queue_path
-
-    return Path(default_queue_path(config))
-
-
-def _open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
-    from paxm_core.capture import CaptureQueue, routes_from_write_profiles
-
-    section = config.capture_queue
-    return CaptureQueue(
-        _queue_path(config),
-        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
-        retry_min=section.retry_min or 0,
-        max_attempts=section.max_attempts or 0,
-        recover=recover,
-    )
+    config: Config = ctx.find_root().obj.config()
+    return config
 
 
 def _age(seconds: float | None) -> str:
@@ -60,53 +37,33 @@ def _age(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
-def _counts(counts: JSONValue, states: tuple[str, ...]) -> str:
-    found = counts if isinstance(counts, Mapping) else {}
-    return ", ".join(f"{state} {found.get(state, 0)}" for state in states)
+def _counts(counts: dict[str, int], states: tuple[str, ...]) -> str:
+    return ", ".join(f"{state} {counts.get(state, 0)}" for state in states)
 
 
-def _rows(report: Mapping[str, JSONValue], key: str) -> list[Mapping[str, JSONValue]]:
-    """``report[key]``'s objects (a list of dead deliveries, episodes or inbox entries)."""
-    rows = report.get(key)
-    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
-
-
-def _control() -> ModuleType | None:
-    """``paxm_core.passive.control`` if the hooks package is installed (it is optional here)."""
-    from importlib import import_module
-
-    try:
-        return import_module("paxm_core.passive.control")
-    except ImportError:
-        return None
-
-
-def _daemon_status(config: Config) -> JSONObject | None:
+def _daemon_status(config: Config) -> JSONObject:
     """The hook daemon's own status: ``{"running": False}`` or its pid, uptime, requests...
 
     A daemon that holds its lock but did not answer in time is running (``"responding":
     False``): it is busy, starting or stopping, and it delivers the queue, not this process.
     """
-    control = _control()
-    probe = getattr(control, "daemon_status", None)
-    if probe is None:
-        return None
+    from paxm_core.passive.control import daemon_status
+
     try:
-        value = probe(config.path)
+        value = daemon_status(config.path)
     except Exception as exc:  # a broken probe must not hide the queue status
         return {"running": False, "error": str(exc)}
     return {"running": False} if value is None else {"running": True, **dict(value)}
 
 
-def _daemon_line(daemon: Mapping[str, JSONValue]) -> str:
+def _daemon_line(daemon: dict[str, Any]) -> str:
     if not daemon.get("running"):
         return "not running" + (f" ({daemon['error']})" if daemon.get("error") else "")
     parts = [f"pid {daemon.get('pid') or '?'}"]
     if daemon.get("responding") is False:
         parts.append(f"not answering: {daemon.get('error') or 'no answer'}")
-    uptime = daemon.get("uptime_seconds")
-    if isinstance(uptime, (int, float)):
-        parts.append(f"up {_age(float(uptime))}")
+    if isinstance(daemon.get("uptime_seconds"), (int, float)):
+        parts.append(f"up {_age(daemon['uptime_seconds'])}")
     if daemon.get("requests") is not None:
         parts.append(f"{daemon['requests']} requests")
     return "running (" + ", ".join(parts) + ")"
@@ -118,84 +75,58 @@ def queue() -> None:
 
 
 @queue.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_flag("Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
     from paxm_core.capture import _spool
+    from paxm_core.capture.model import QueueStatus
 
     config = _config(ctx)
-    path = _queue_path(config)
+    path = config.capture_queue_path
     if path.exists():
-        with _open_queue(config, recover=False) as q:
-            report: JSONObject = q.status().to_json()
+        with open_queue(config, recover=False) as q:
+            report: dict[str, Any] = q.status().to_json()
     else:
-        report = {
-            "path": str(path),
-            "exists": False,
-            "open_events": 0,
-            "episodes": {},
-            "deliveries": {},
-            "providers": {},
-            "inbox": {},
-            "spooled": _spool.pending_count(path),
-            "truncated": {"events": 0, "last_at": None},
-            "oldest_pending_age_seconds": None,
-            "dead_deliveries": [],
-            "dead_episodes": [],
-            "failed_inbox": [],
-        }
-    daemon = _daemon_status(config)
-    if daemon is not None:
-        report["daemon"] = daemon
+        empty = QueueStatus(str(path), 0, {}, {}, {}, None, [], [], [], spooled=_spool.pending_count(path))
+        report = {"path": str(path), "exists": False, **empty.to_json()}
+    report["daemon"] = _daemon_status(config)
     if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        echo_json(report)
         return
     _print_status(report)
 
 
-def _print_status(report: Mapping[str, JSONValue]) -> None:
+def _print_status(report: dict[str, Any]) -> None:
     """``queue status``'s text form of ``report`` (its JSON form)."""
     click.echo(f"Capture queue: {report['path']}" + ("" if report.get("exists", True) else " (not created yet)"))
     click.echo(f"Open events: {report['open_events']}")
     click.echo(f"Episodes: {_counts(report['episodes'], ('pending', 'delivered', 'dead'))}")
     click.echo(f"Deliveries: {_counts(report['deliveries'], ('pending', 'delivering', 'retry', 'delivered', 'dead'))}")
-    providers = report.get("providers")
-    for name, counts in sorted(providers.items() if isinstance(providers, Mapping) else []):
-        states = sorted(counts.items()) if isinstance(counts, Mapping) else []
-        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in states))
+    for name, counts in sorted(report["providers"].items()):
+        click.echo(f"  {name}: " + ", ".join(f"{state} {n}" for state, n in sorted(counts.items())))
     click.echo(f"Inbox: {_counts(report['inbox'], ('pending', 'failed'))}")
-    if report.get("spooled"):
+    if report["spooled"]:
         # stored beside the queue file while another process held its write lock
         click.echo(f"Spooled: {report['spooled']} event(s) wait to be imported (the queue file was locked)")
-    oldest = report.get("oldest_pending_age_seconds")
-    click.echo(f"Oldest pending: {_age(oldest if isinstance(oldest, (int, float)) else None)}")
-    truncated = report.get("truncated")
-    if isinstance(truncated, Mapping) and truncated.get("events"):
+    click.echo(f"Oldest pending: {_age(report['oldest_pending_age_seconds'])}")
+    truncated = report["truncated"]
+    if truncated["events"]:
         click.echo(
             f"Truncated: {truncated['events']} oversized event(s) stored cut to limits.max_text_bytes"
             f" (last {truncated['last_at']})"
         )
-    if _rows(report, "dead_deliveries"):
-        click.echo("Dead deliveries:")
-        for dead in _rows(report, "dead_deliveries"):
-            # errors may quote a provider's answer or a payload: never raw control characters
-            click.echo(
-                printable(
-                    f"  {dead['episode_id']} -> {dead['provider']} ({dead['attempts']} attempts): {dead['last_error']}"
-                )
-            )
-    if _rows(report, "dead_episodes"):
-        click.echo("Dead episodes:")
-        for dead in _rows(report, "dead_episodes"):
-            click.echo(printable(f"  {dead['episode_id']}: {dead['error']}"))
-    if _rows(report, "failed_inbox"):
-        click.echo("Failed inbox entries:")
-        for failed in _rows(report, "failed_inbox"):
-            click.echo(printable(f"  {failed['event_id']}: {failed['error']}"))
-    daemon = report.get("daemon")
-    if isinstance(daemon, Mapping):
-        click.echo(f"Hook daemon: {_daemon_line(daemon)}")
+    # errors may quote a provider's answer or a payload: never raw control characters
+    for key, title, line in (
+        ("dead_deliveries", "Dead deliveries", "  {episode_id} -> {provider} ({attempts} attempts): {last_error}"),
+        ("dead_episodes", "Dead episodes", "  {episode_id}: {error}"),
+        ("failed_inbox", "Failed inbox entries", "  {event_id}: {error}"),
+    ):
+        if report[key]:
+            click.echo(f"{title}:")
+            for row in report[key]:
+                click.echo(printable(line.format(**row)))
+    click.echo(f"Hook daemon: {_daemon_line(report['daemon'])}")
 
 
 @queue.command()
@@ -207,8 +138,8 @@ def retry(ctx: click.Context, dead: bool) -> None:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
     config = _config(ctx)
     count = 0
-    if _queue_path(config).exists():
-        with _open_queue(config, recover=False, routes=True) as q:
+    if config.capture_queue_path.exists():
+        with open_queue(config, recover=False, routes=True) as q:
             count = q.retry_dead()
     click.echo(f"Revived {count} dead deliver{'y' if count == 1 else 'ies'}.")
 
@@ -227,7 +158,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
     is_flag=True,
     help="Also seal turns still in progress (incomplete) instead of leaving them for their turn end.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_flag("Print the report as JSON.")
 @click.pass_context
 def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> None:
     """Deliver every sealed turn, wait, and report (exit 1 if anything is left).
@@ -244,36 +175,28 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         raise UsageError(f"queue flush --timeout: {exc}") from exc
     if seconds <= 0:
         raise UsageError("queue flush --timeout must be positive")
+    from paxm_core.passive.control import send_control
+
     config = _config(ctx)
-    daemon = _daemon_status(config)
-    control = _control()
-    if daemon and daemon.get("running") and control is not None:
+    if _daemon_status(config).get("running"):
         # The daemon drains its inbox and delivers; a second worker here would only race it.
         # A busy daemon (it did not answer the status probe in time) still runs: ask it anyway
-        # and wait for its answer; if none comes in time, that is an error, never a reason to
-        # deliver here behind its back.
-        # the daemon's worker waits at most --timeout; the socket allows a little more
-        params: JSONObject = {"timeout": seconds}
-        if seal_open:
-            params["seal_open"] = True
-        # a daemon still starting gets the whole --timeout to come up: it will deliver
-        response = control.send_control(config.path, "flush", timeout=seconds + 5, params=params, starting_wait=seconds)
+        # and wait for its answer (a daemon still starting gets the whole --timeout to come
+        # up); if none comes in time, that is an error, never a reason to deliver here.
+        params: JSONObject = {"timeout": seconds, **({"seal_open": True} if seal_open else {})}
+        response = send_control(config.path, "flush", timeout=seconds + 5, params=params, starting_wait=seconds)
         if response is not None:
-            with _open_queue(config, recover=False) as q:
+            with open_queue(config, recover=False) as q:
                 state = q.status()
             _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
             return
         # None: the daemon exited (and released its lock) since the probe: deliver here
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
-    telemetry = None
-    try:
-        from paxm_core.telemetry import Telemetry
+    from paxm_core.telemetry import Telemetry
 
-        telemetry = Telemetry(config)
-    except Exception:  # telemetry is optional here
-        telemetry = None
-    with _open_queue(config, recover=True, routes=True) as q:
+    telemetry = Telemetry(config)
+    with open_queue(config, recover=True, routes=True) as q:
         _drain_inbox(runtime, q)
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
         from paxm_core.progress import progress
@@ -285,14 +208,11 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
 
 
 def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
-    """Render raw hook payloads the stdlib client stored while no daemon ran (hooks package)."""
-    if not q.status(dead_limit=0).inbox.get("pending") and not q.spool_pending():
-        return
-    try:
-        from paxm_core.passive.daemon import HookProcessor
-    except ImportError:
-        return
-    HookProcessor(runtime, q).drain_inbox()
+    """Render raw hook payloads the stdlib client stored while no daemon ran."""
+    from paxm_core.passive.daemon import HookProcessor
+
+    if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
+        HookProcessor(runtime, q).drain_inbox()
 
 
 def _report_flush(
@@ -316,7 +236,7 @@ def _report_flush(
         live=live,
     )
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        echo_json(data, ascii=True)
     else:
         click.echo(
             f"Flushed capture queue{' (via the hook daemon)' if via_daemon else ''}:"

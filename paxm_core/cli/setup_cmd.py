@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core.api.errors import ConfigError, IntegrationError, PaxmError
-from paxm_core.api.integration import InstallContext
+from paxm_core.cli.common import echo_json, install_context, tell_daemon
 from paxm_core.config import Config, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
 from paxm_core.config.setup import (
@@ -24,9 +21,6 @@ from paxm_core.config.setup import (
     setup_finds_config,
 )
 
-if TYPE_CHECKING:
-    from paxm_core.cli.prompts import Prompter
-
 __all__ = ["setup"]
 
 NEXT_STEPS = (
@@ -35,19 +29,6 @@ NEXT_STEPS = (
     ("paxm mcp serve --agent <name>", "serve the same memory to MCP clients (docs/mcp.md)"),
     ("paxm config doctor", "check provider health"),
 )
-
-
-def _stop_hook_daemon(config_path: Path) -> str:
-    """Flush and stop a running hook daemon so the next hook starts one with the new config."""
-    try:
-        from paxm_core.passive.control import send_control
-    except ImportError:  # the passive runtime is optional at this layer
-        return ""
-    try:
-        send_control(config_path, "shutdown")
-    except PaxmError as exc:
-        return str(exc)
-    return ""
 
 
 def _install_integrations(
@@ -62,14 +43,14 @@ def _install_integrations(
             echo(f"{display}: enabled in config; no integration plugin is installed for it, so no hooks were installed")
             results[name] = "no-integration-plugin"
             continue
-        owner = config.agents[name].integration.owner or OWNER_PAXM
+        context = install_context(config, name, echo)
         try:
-            integration.install(InstallContext(config=config, owner=owner, echo=echo))
+            integration.install(context)
         except PaxmError:
             raise
         except Exception as exc:  # a plugin bug must surface as a clean error, config is already saved
             raise IntegrationError(f"installing the {display} integration failed: {exc}") from exc
-        echo(f"{display}: integration installed (owner {owner})")
+        echo(f"{display}: integration installed (owner {context.owner})")
         results[name] = "installed"
     return results
 
@@ -79,18 +60,17 @@ def _remove_disabled(
 ) -> list[str]:
     """Remove the hooks this config installed for agents it no longer enables; return those agents.
 
-    An integration's ``uninstall`` removes only hooks that run paxm for this config file (and
-    reports nothing when there were none), so an agent that was never connected is untouched.
+    ``uninstall`` removes only hooks that run paxm for this config file, so an agent that was
+    never connected is untouched.
     """
     removed: list[str] = []
     for name, integration in catalog.integrations.items():
         agent = config.agents.get(name)
         if name in selected or (agent is not None and agent.enabled):
             continue
-        owner = (agent.integration.owner if agent is not None else "") or OWNER_PAXM
         display = catalog.display_name(name)
         try:
-            lines = integration.uninstall(InstallContext(config=config, owner=owner, echo=echo))
+            lines = integration.uninstall(install_context(config, name, echo))
         except Exception as exc:  # the new setup is saved: say what is left, do not fail it
             echo(f"warning: {display} is no longer enabled but its paxm hooks could not be removed: {exc}")
             continue
@@ -98,19 +78,6 @@ def _remove_disabled(
             echo(f"{display}: no longer enabled; its paxm hooks were removed")
             removed.append(name)
     return removed
-
-
-def _preflight_integrations(config: Config, agents: list[str], catalog: SetupCatalog) -> None:
-    """Let each selected integration check its native files before anything is written.
-
-    ``preflight`` raises a ``PaxmError`` for, say, a settings.json that is not valid JSON;
-    setup then stops with the config untouched.
-    """
-    for name in agents:
-        integration = catalog.integrations.get(name)
-        if integration is not None:
-            owner = config.agents[name].integration.owner or OWNER_PAXM
-            integration.preflight(InstallContext(config=config, owner=owner))
 
 
 def _ensure_targets(config: Config, names: list[str], echo: Callable[[str], None]) -> None:
@@ -161,17 +128,6 @@ def _enabled_providers(path: Path, force: bool) -> set[str]:
         return set()
 
 
-def _prompter(terminal: bool, as_json: bool) -> Prompter:
-    if terminal:
-        from paxm_core.cli.prompts import TerminalPrompter
-
-        return TerminalPrompter()
-    from paxm_core.cli.prompts import TextPrompter
-
-    # questions go to stderr: stdout carries the result (and the --json summary)
-    return TextPrompter(sys.stdin, sys.stderr)
-
-
 @dataclass
 class _Prepared:
     """What setup is about to apply."""
@@ -199,18 +155,17 @@ def _ask(
     options: SetupOptions,
     force: bool,
     catalog: SetupCatalog,
-    terminal: bool,
-    as_json: bool,
     broken: ConfigError | None,
 ) -> _Prepared | None:
     """Ask setup's questions (terminal or piped stdin); ``None`` when the person declines.
 
     Raises :class:`KeyboardInterrupt` on Ctrl-C; nothing has been written by then.
     """
+    from paxm_core.cli.prompts import make_prompter
     from paxm_core.cli.setup_flow import ask_setup, summary_lines
     from paxm_core.config.setup import add_offered_agents, apply_setup, setup_base_config
 
-    prompter = _prompter(terminal, as_json)
+    prompter = make_prompter()
     existed = setup_finds_config(path)
     if broken is not None:
         prompter.note(f"The config at {path} cannot be read: {broken}")
@@ -245,8 +200,6 @@ def _prepare(
     yes: bool,
     force: bool,
     catalog: SetupCatalog,
-    terminal: bool,
-    as_json: bool,
 ) -> _Prepared | None:
     """The new config, the agents to connect and the providers enabled before; ``None`` when cancelled."""
     broken = config_load_error(path, catalog.provider_catalog())
@@ -259,7 +212,7 @@ def _prepare(
                 path, options, force=force, catalog=catalog, start_fresh=broken is not None
             )
             return _Prepared(config, selected_agents, was_enabled, replace_broken=broken is not None)
-        prepared = _ask(path, options, force, catalog, terminal, as_json, broken)
+        prepared = _ask(path, options, force, catalog, broken)
         if prepared is None:
             click.echo("setup cancelled; nothing was saved")
         return prepared
@@ -278,7 +231,10 @@ def _apply(
 ) -> tuple[Path, dict[str, str], list[str]]:
     """Check integrations and providers, save the config, install the integrations, remove stale hooks."""
     config, selected_agents = prepared.config, prepared.agents
-    _preflight_integrations(config, selected_agents, catalog)
+    for name in selected_agents:  # an integration's native file it cannot read stops setup here
+        integration = catalog.integrations.get(name)
+        if integration is not None:
+            integration.preflight(install_context(config, name))
     # newly enabled providers, and those named with --provider (a re-run re-checks their key)
     named = {p.strip().lower() for p in providers}
     ensure = [
@@ -290,7 +246,7 @@ def _apply(
         echo(f"moved the unreadable config aside to {kept} (kept, mode 0600)")
     saved = save_config(config, path)
     echo(f"saved config: {saved}")
-    warning = _stop_hook_daemon(saved)
+    warning = tell_daemon(saved, "shutdown")  # the next hook starts a daemon on the new config
     if warning:
         click.echo(f"warning: config saved but the running hook daemon could not be stopped: {warning}", err=True)
     results = _install_integrations(config, selected_agents, echo, catalog)
@@ -360,9 +316,7 @@ def setup(
 
     Example: paxm setup --yes --provider sqlite --agent claude
     """
-    state = ctx.find_root().obj
-    path = resolve_config_path(getattr(state, "config_path", None))
-    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    path = resolve_config_path(ctx.find_root().obj.config_path)
     options = SetupOptions(
         providers=list(providers),
         agents=list(agents),
@@ -376,43 +330,25 @@ def setup(
     from paxm_core.plugins import get_plugin_manager
 
     catalog = SetupCatalog.from_plugins(get_plugin_manager())
-    prepared = _prepare(ctx, path, options, yes, force, catalog, terminal, as_json)
+    prepared = _prepare(ctx, path, options, yes, force, catalog)
     if prepared is None:
         return
 
     messages: list[str] = []
-
-    def echo(line: str) -> None:
-        if as_json:
-            messages.append(line)
-        else:
-            click.echo(line)
-
+    echo = messages.append if as_json else click.echo  # --json holds the messages back for its summary
     saved, results, removed = _apply(prepared, providers, path, catalog, echo)
-    _print_summary(saved, prepared.config, prepared.agents, results, removed, messages, as_json)
-
-
-def _print_summary(
-    saved: Path,
-    config: Config,
-    agents: list[str],
-    results: dict[str, str],
-    removed: list[str],
-    messages: list[str],
-    as_json: bool,
-) -> None:
-    """The --json summary (with the messages held back), or the next steps to try."""
     if as_json:
+        config = prepared.config
         summary = {
             "config_path": str(saved),
             "user_id": config.identity.user_id,
             "providers": [n for n, p in config.providers.items() if p.enabled],
-            "agents": agents,
+            "agents": prepared.agents,
             "integrations": results,
             "removed_hooks": removed,
             "messages": messages,
         }
-        click.echo(json.dumps(summary, indent=2))
+        echo_json(summary, ascii=True)
         return
     click.echo("Next steps")
     for command, hint in NEXT_STEPS:

@@ -9,9 +9,10 @@ confirmation and only then saves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from paxm_core.api.protocols import ConfigKey
+from paxm_core.api.protocols import ConfigKey, ProviderType
 from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.cli.prompts import Option, Prompter
 from paxm_core.config.model import Config
@@ -20,7 +21,6 @@ from paxm_core.config.setup import (
     SetupOptions,
     instance_name_for_type,
     provider_config_from_type,
-    provider_order,
 )
 
 __all__ = ["SetupAnswers", "ask_setup", "set_provider_key", "summary_lines"]
@@ -33,10 +33,6 @@ class SetupAnswers:
     providers: list[str] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
     undetected: list[str] = field(default_factory=list)
-
-
-def _key_value(provider: ProviderConfig, key: str) -> object:
-    return provider.option(key)
 
 
 def set_provider_key(provider: ProviderConfig, key: ConfigKey, text: str) -> None:
@@ -82,7 +78,7 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def _validator(key: ConfigKey, required: bool, keep_current: bool) -> object:
+def _validator(key: ConfigKey, required: bool, keep_current: bool) -> Callable[[str], str]:
     def check(value: str) -> str:
         if not value:
             return "" if (keep_current or not required) else f"{key.name} is required"
@@ -98,41 +94,27 @@ def _validator(key: ConfigKey, required: bool, keep_current: bool) -> object:
 
 
 def _provider_options(config: Config, catalog: SetupCatalog) -> list[Option]:
+    """Every configured provider and every installed type no entry uses yet, in ``setup_priority`` order."""
     from paxm_core.install_hints import provider_install_hint
 
-    options: list[Option] = []
-    for name in provider_order(config, catalog):
-        provider = config.providers[name]
+    def label(name: str, spec: ProviderType) -> str:
+        return f"{name} ({spec.type})" + (f" - {spec.description}" if spec.description else "")
+
+    ranked: list[tuple[int, Option]] = []
+    for name, provider in config.providers.items():
         spec = catalog.provider_types.get(provider.type)
+        rank = catalog.provider_priority(provider.type)
         if spec is None:
             hint = provider_install_hint(provider.type)
-            options.append(Option(name, f"{name} ({provider.type})", disabled=f"not installed. {hint}"))
-            continue
-        label = f"{name} ({provider.type})" + (f" - {spec.description}" if spec.description else "")
-        options.append(Option(name, label, checked=provider.enabled))
-    # installed types no config entry uses yet (a provider added after the defaults were written)
+            ranked.append((rank, Option(name, f"{name} ({provider.type})", disabled=f"not installed. {hint}")))
+        else:
+            ranked.append((rank, Option(name, label(name, spec), checked=provider.enabled)))
     used = {p.type for p in config.providers.values()}
-    extra = sorted(
-        (
-            s
-            for t, s in catalog.provider_types.items()
-            if t not in used and instance_name_for_type(t) not in config.providers
-        ),
-        key=lambda s: (s.setup_priority, s.type),
-    )
-    for spec in extra:
-        name = instance_name_for_type(spec.type)
-        label = f"{name} ({spec.type})" + (f" - {spec.description}" if spec.description else "")
-        options.append(Option(name, label))
-    # keep the whole list in setup_priority order
-    priority = {
-        o.value: catalog.provider_priority(config.providers[o.value].type)
-        for o in options
-        if o.value in config.providers
-    }
-    for spec in extra:
-        priority[instance_name_for_type(spec.type)] = spec.setup_priority
-    return sorted(options, key=lambda o: (priority.get(o.value, 100), o.value))
+    for type_name, spec in catalog.provider_types.items():
+        name = instance_name_for_type(type_name)
+        if type_name not in used and name not in config.providers:
+            ranked.append((spec.setup_priority, Option(name, label(name, spec))))
+    return [option for _, option in sorted(ranked, key=lambda row: (row[0], row[1].value))]
 
 
 def _ask_provider_keys(
@@ -144,15 +126,13 @@ def _ask_provider_keys(
     for key in spec.config_keys:
         if not key.ask or given.get(key.name):
             continue
-        current = _shown(_key_value(provider, key.name))
+        current = _shown(provider.option(key.name))
         question = f"{name}: {key.description or key.name}"
         if key.secret:
             keep = bool(current)
-            suffix = " (leave empty to keep the current one)" if keep else ""
-            if not keep and "env:" not in question:
-                suffix = " (a value, or env:VAR_NAME)"
-            check = _validator(key, key.required, keep)
-            answer = prompter.secret(question + suffix, validate=check)  # type: ignore[arg-type]
+            hint = "" if "env:" in question else " (a value, or env:VAR_NAME)"
+            suffix = " (leave empty to keep the current one)" if keep else hint
+            answer = prompter.secret(question + suffix, validate=_validator(key, key.required, keep))
             if answer:
                 set_provider_key(provider, key, answer)
             continue
@@ -160,7 +140,7 @@ def _ask_provider_keys(
         if key.choices:
             answer = prompter.select(question, list(key.choices), default if default in key.choices else key.choices[0])
         else:
-            answer = prompter.text(question, default=default, validate=_validator(key, key.required, False))  # type: ignore[arg-type]
+            answer = prompter.text(question, default=default, validate=_validator(key, key.required, False))
         set_provider_key(provider, key, answer)
 
 
@@ -233,7 +213,7 @@ def summary_lines(config: Config, agents: list[str], catalog: SetupCatalog) -> l
         spec = catalog.provider_types.get(provider.type)
         details: list[str] = []
         for key in spec.config_keys if spec is not None else ():
-            value = _key_value(provider, key.name)
+            value = provider.option(key.name)
             if value in (None, "", [], 0) or not (key.ask or key.name == "base_url"):
                 continue
             raw = str(value)

@@ -8,18 +8,16 @@ from typing import Any
 import click
 
 from paxm_core.api.errors import UsageError
+from paxm_core.cli.common import echo_json
 from paxm_core.textsafe import printable
 
 __all__ = ["history", "impact", "logs"]
 
 
 def _telemetry(ctx: click.Context) -> Any:
-    from paxm_core.config import load_config
-    from paxm_core.plugins import installed_provider_catalog
     from paxm_core.telemetry import Telemetry
 
-    config_path = getattr(ctx.find_root().obj, "config_path", None)
-    return Telemetry(load_config(config_path, provider_types=installed_provider_catalog()))
+    return Telemetry(ctx.find_root().obj.config())
 
 
 @click.command()
@@ -41,13 +39,13 @@ def history(ctx: click.Context, days: int, as_json: bool, injections: bool, limi
             raise UsageError("history --limit must be non-negative")
         events = injection_events(_telemetry(ctx), limit)
         if as_json:
-            click.echo(json.dumps({"injections": events}, indent=2, ensure_ascii=False))
+            echo_json({"injections": events})
         else:
             click.echo(printable(render_injections(events)), nl=False)
         return
     summary = _telemetry(ctx).history(days)
     if as_json:
-        click.echo(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
+        echo_json(summary.to_json())
     else:
         click.echo(printable(render_history(summary)), nl=False)
 
@@ -99,7 +97,7 @@ def impact(ctx: click.Context, days: int, as_json: bool) -> None:
     rows = SessionStats(telemetry.settings.dir).rows(utcnow() - timedelta(days=days))
     report = compare(rows, days)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        echo_json(report.to_json())
         return
     lines = [
         "== paxm impact ==",

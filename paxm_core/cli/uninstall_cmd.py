@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from paxm_core.api.errors import IntegrationError, PaxmError, UsageError
-from paxm_core.api.integration import InstallContext
-from paxm_core.config.model import OWNER_PAXM
+from paxm_core.cli.common import install_context, tell_daemon
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -31,11 +30,7 @@ _SHARED_STATE = ("paxm-hook.sock", "session_state.json", "config-parsed.json")
 
 def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:
     """Configured agents plus every agent an installed integration serves, in setup order."""
-    from paxm_core.config.setup import agent_order
-
-    names = agent_order(config, catalog)
-    extra = sorted(n for n in catalog.integrations if n not in names)
-    return sorted(names + extra, key=lambda n: (catalog.agent_priority(n), n))
+    return sorted({*config.agents, *catalog.integrations}, key=lambda n: (catalog.agent_priority(n), n))
 
 
 def _normalize(name: str, known: list[str], catalog: SetupCatalog) -> str:
@@ -85,10 +80,8 @@ def _remove(config: Config, targets: list[str], catalog: SetupCatalog, one: bool
             if one:
                 click.echo(f"{label}: disabled; no integration plugin is installed for it, so no hooks were removed")
             continue
-        agent_config = config.agents.get(name)
-        owner = (agent_config.integration.owner if agent_config is not None else "") or OWNER_PAXM
         try:
-            lines = integration.uninstall(InstallContext(config=config, owner=owner, echo=click.echo))
+            lines = integration.uninstall(install_context(config, name, click.echo))
         except PaxmError as exc:
             failures.append(f"{label}: {exc}")
             continue
@@ -101,16 +94,6 @@ def _remove(config: Config, targets: list[str], catalog: SetupCatalog, one: bool
         elif one:
             click.echo(f"{label}: no paxm hooks were installed for this config; nothing to remove")
     return removed, failures
-
-
-def _flush(config_path: Path, *, shutdown: bool) -> str:
-    from paxm_core.passive.control import send_control
-
-    try:
-        send_control(config_path, "shutdown" if shutdown else "flush")
-    except PaxmError as exc:
-        return str(exc)
-    return ""
 
 
 def _remove_shared_state(hooks_dir: Path) -> list[str]:
@@ -142,27 +125,25 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     from paxm_core.config.setup import SetupCatalog, fold_agent_aliases
     from paxm_core.plugins import get_plugin_manager
 
-    state = ctx.find_root().obj
-    path = resolve_config_path(getattr(state, "config_path", None))
+    path = resolve_config_path(ctx.find_root().obj.config_path)
     has_config = config_exists(path)
     catalog = SetupCatalog.from_plugins(get_plugin_manager())
     config, readable = _load(path, catalog)
     fold_agent_aliases(config, catalog)  # upstream's ``kimi`` is the ``kimi-code`` integration's agent
     known = _agent_names(config, catalog)
     targets = [_normalize(agent, known, catalog)] if agent.strip() else known
-    display = [catalog.display_name(t) for t in targets]
 
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise UsageError(
                 "uninstall needs --yes when not run in a terminal, e.g. `paxm uninstall --agent claude --yes`"
             )
-        click.echo(f"Passive integrations to remove: {', '.join(display)}")
+        click.echo(f"Passive integrations to remove: {', '.join(catalog.display_name(t) for t in targets)}")
         if not click.confirm("Continue uninstall?", default=False):
             click.echo("uninstall cancelled")
             return
 
-    warning = _flush(path, shutdown=not agent.strip())
+    warning = tell_daemon(path, "flush" if agent.strip() else "shutdown")
     if warning:
         click.echo(f"paxm hook buffer flush skipped: {warning}", err=True)
 
@@ -182,11 +163,8 @@ def _disable(config: Config, targets: list[str], path: Path) -> None:
     """Mark ``targets`` ``enabled: false`` in the config file (their hook settings stay)."""
     from paxm_core.config import save_config
 
-    changed = False
-    for name in targets:
-        agent_config = config.agents.get(name)
-        if agent_config is not None and agent_config.enabled:
-            agent_config.enabled = False
-            changed = True
-    if changed:
+    enabled = [config.agents[n] for n in targets if n in config.agents and config.agents[n].enabled]
+    for agent_config in enabled:
+        agent_config.enabled = False
+    if enabled:
         save_config(config, path)

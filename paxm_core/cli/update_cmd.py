@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +24,7 @@ import click
 
 from paxm_core.api.errors import PaxmError
 from paxm_core.api.json import JSONObject, JSONValue
+from paxm_core.cli.common import echo_json, json_flag
 
 if TYPE_CHECKING:
     from paxm_core.cli.update_detect import UpdatePlan
@@ -47,27 +47,18 @@ def _is_family(name: str) -> bool:
 
 def family_distributions() -> dict[str, str]:
     """``{name: version}`` of the paxm distributions importable here (``paxm`` first)."""
-    from importlib.metadata import distributions
+    from paxm_core.cli.info_cmds import installed_distributions
 
-    found: dict[str, str] = {}
-    for dist in distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if _is_family(name):
-            found.setdefault(name, dist.version)
-    ordered = sorted(found, key=lambda n: (n != "paxm", n))
-    return {name: found[name] for name in ordered}
+    found = [(name, ver) for name, ver in installed_distributions() if _is_family(name)]
+    return dict(sorted(found, key=lambda row: (row[0] != "paxm", row[0])))
 
 
 def _paxm_is_editable() -> bool:
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:
-        text = distribution("paxm").read_text("direct_url.json")
-    except PackageNotFoundError:
-        return False
-    try:
-        info = json.loads(text or "{}")
-    except ValueError:
+        info = json.loads(distribution("paxm").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
         return False
     return bool(isinstance(info, dict) and (info.get("dir_info") or {}).get("editable"))
 
@@ -137,7 +128,7 @@ def _restart_hook_daemon(prefix: Path, config_path: str | None) -> None:
 @click.option("--extra-index-url", "extra_index_urls", multiple=True, metavar="URL", help="Another index (repeatable).")
 @click.option("--find-links", "find_links", multiple=True, metavar="PATH|URL", help="A directory or page of wheels.")
 @click.option("--no-index", is_flag=True, help="Use no index, only --find-links (passed to pip/uv).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_flag()
 @click.pass_context
 def update(
     ctx: click.Context,
@@ -170,79 +161,42 @@ def update(
     target = _choose_target(installed, offered, wanted, pre)
     stale = [name for name, ver in installed.items() if ver != target]
     moves = bool(stale) and (bool(wanted) or not _newer(installed["paxm"], target))
-    report = _Report(installed, target, moves)
+    current = installed["paxm"]
+    report: JSONObject = {"installed": _rows(installed), "latest": target, "update_available": moves}
     if check:
-        _emit_check(report, as_json)
-        ctx.exit(EXIT_UPDATE_AVAILABLE if report.update_available else 0)
+        said = f"update available: {current} -> {target}" if moves else f"paxm {current} is up to date"
+        _emit(report, as_json, [said])
+        ctx.exit(EXIT_UPDATE_AVAILABLE if moves else 0)
     inst = detect_installation(Path(sys.prefix), Path(sys.base_prefix), editable=_paxm_is_editable())
     plan = plan_update(inst, list(installed), target, index, reinstall=force and not moves)
-    report.method, report.prefix = inst.kind, str(inst.prefix)
-    report.commands = [render_command(c) for c in plan.commands]
-    report.notes, report.refused = list(plan.notes), plan.refused
+    commands = [render_command(c) for c in plan.commands]
+    notes = [f"note: {n}" for n in plan.notes]
+    report.update(method=inst.kind, prefix=str(inst.prefix), commands=list(commands), notes=list(plan.notes))
+    report.update(refused=plan.refused or None, updated=False)
     if plan.refused:
-        _emit_refusal(report, as_json)
+        refusal = [f"paxm update: refusing: {plan.refused}.", "To update every paxm distribution together, run:"]
+        _emit(report, as_json, refusal + [f"  {c}" for c in commands], err=True)
         ctx.exit(EXIT_REFUSED)
-    if not (moves or force) or dry_run:
-        _emit_plan(report, as_json, dry_run=dry_run and (moves or force))
-        return
-    _run_plan(plan, report)
-    _restart_hook_daemon(inst.prefix, ctx.find_root().obj.config_path if ctx.find_root().obj else None)
-    _emit_done(report, as_json)
-
-
-@dataclass
-class _Report:
-    """What ``paxm update`` found and did; :meth:`to_json` is its ``--json`` object."""
-
-    installed: dict[str, str]
-    latest: str
-    update_available: bool
-    #: set once an update is planned (``--check`` stops before)
-    method: str | None = None
-    prefix: str = ""
-    commands: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    refused: str = ""
-    updated: bool = False
-    #: the versions after the update ran
-    after: dict[str, str] | None = None
-
-    @property
-    def current(self) -> str:
-        """paxm's version before the update (``installed`` lists paxm first)."""
-        return next(iter(self.installed.values()))
-
-    def to_json(self) -> JSONObject:
-        out: JSONObject = {
-            "installed": _rows(self.installed),
-            "latest": self.latest,
-            "update_available": self.update_available,
-        }
-        if self.method is not None:
-            out.update(
-                method=self.method,
-                prefix=self.prefix,
-                commands=list(self.commands),
-                notes=list(self.notes),
-                refused=self.refused or None,
-                updated=self.updated,
-            )
-        if self.after is not None:
-            out["installed_after"] = _rows(self.after)
-            out["previous"] = _rows(self.installed)
-        return out
+    if not (moves or force):
+        _emit(report, as_json, [f"paxm {current} is up to date ({inst.kind})"])
+    elif dry_run:
+        _emit(report, as_json, [f"would update to {target} ({inst.kind}):", *(f"  {c}" for c in commands), *notes])
+    else:
+        after = _run_plan(plan, installed)
+        _restart_hook_daemon(inst.prefix, ctx.find_root().obj.config_path)
+        report.update(updated=True, installed_after=_rows(after), previous=_rows(installed))
+        _emit(report, as_json, [f"{name} {installed[name]} -> {ver}" for name, ver in after.items()] + notes)
 
 
 def _rows(versions: dict[str, str]) -> list[JSONValue]:
     return [{"name": name, "version": version} for name, version in versions.items()]
 
 
-def _run_plan(plan: UpdatePlan, report: _Report) -> None:
-    """Run the installer (its output goes to stderr) and check every distribution reached the target."""
+def _run_plan(plan: UpdatePlan, before: dict[str, str]) -> dict[str, str]:
+    """Run the installer (its output goes to stderr); the versions after, each checked to be the target."""
     from paxm_core.cli.update_detect import render_command
 
     python = str(plan.installation.prefix / "bin" / "python")
-    before = report.installed
     for command in plan.commands:
         click.echo(f"paxm update: running {render_command(command)}", err=True)
         done = subprocess.run(list(command), cwd=plan.cwd, stdout=sys.stderr, stderr=sys.stderr, check=False)
@@ -252,49 +206,13 @@ def _run_plan(plan: UpdatePlan, report: _Report) -> None:
     wrong = [f"{n} {after.get(n, 'missing')}" for n in before if after.get(n) != plan.version]
     if wrong:
         raise PaxmError(f"after the update these are not at {plan.version}: {', '.join(wrong)}")
-    report.updated = True
-    report.after = {n: after[n] for n in before}
+    return {n: after[n] for n in before}
 
 
-def _emit_check(report: _Report, as_json: bool) -> None:
+def _emit(report: JSONObject, as_json: bool, lines: list[str], *, err: bool = False) -> None:
+    """The ``--json`` object, or ``lines`` of text."""
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        echo_json(report, ascii=True)
         return
-    if report.update_available:
-        click.echo(f"update available: {report.current} -> {report.latest}")
-    else:
-        click.echo(f"paxm {report.current} is up to date")
-
-
-def _emit_refusal(report: _Report, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-        return
-    click.echo(f"paxm update: refusing: {report.refused}.", err=True)
-    click.echo("To update every paxm distribution together, run:", err=True)
-    for command in report.commands:
-        click.echo(f"  {command}", err=True)
-
-
-def _emit_plan(report: _Report, as_json: bool, *, dry_run: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-        return
-    if not dry_run:
-        click.echo(f"paxm {report.current} is up to date ({report.method})")
-        return
-    click.echo(f"would update to {report.latest} ({report.method}):")
-    for command in report.commands:
-        click.echo(f"  {command}")
-    for note in report.notes:
-        click.echo(f"note: {note}")
-
-
-def _emit_done(report: _Report, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-        return
-    for name, version in (report.after or {}).items():
-        click.echo(f"{name} {report.installed[name]} -> {version}")
-    for note in report.notes:
-        click.echo(f"note: {note}")
+    for line in lines:
+        click.echo(line, err=err)

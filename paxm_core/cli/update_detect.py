@@ -16,7 +16,6 @@ directory layouts instead of patching ``sys``.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 from collections.abc import Callable
@@ -33,9 +32,6 @@ __all__ = [
     "redact_url",
     "render_command",
 ]
-
-#: what the kinds are called in text and JSON output
-KINDS = ("uv-tool", "pipx", "uv-project", "pip-venv", "uv-venv", "unknown")
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,6 @@ class UpdatePlan:
 
     installation: Installation
     version: str
-    requirements: tuple[str, ...]
     commands: tuple[tuple[str, ...], ...] = ()
     cwd: Path | None = None
     #: set when paxm cannot run the update itself: the commands are only printed
@@ -97,7 +92,7 @@ def detect_installation(prefix: Path, base_prefix: Path, *, editable: bool = Fal
     if (prefix / "uv-receipt.toml").is_file():
         return Installation("uv-tool", prefix, name=prefix.name)
     if (prefix / "pipx_metadata.json").is_file():
-        return Installation("pipx", prefix, name=_pipx_name(prefix))
+        return Installation("pipx", prefix, name=prefix.name)  # pipx names the venv after the package
     project = prefix.parent
     if prefix.name == ".venv" and (project / "pyproject.toml").is_file() and (project / "uv.lock").is_file():
         return Installation("uv-project", prefix, name=str(project))
@@ -107,16 +102,6 @@ def detect_installation(prefix: Path, base_prefix: Path, *, editable: bool = Fal
     if _made_by_uv(cfg):
         return Installation("uv-venv", prefix)
     return Installation("pip-venv", prefix)
-
-
-def _pipx_name(prefix: Path) -> str:
-    """The name ``pipx runpip`` takes: the venv directory's name (pipx names it after the package)."""
-    try:
-        meta = json.loads((prefix / "pipx_metadata.json").read_text(encoding="utf-8"))
-        package = str(meta.get("main_package", {}).get("package") or "")
-    except (OSError, ValueError, AttributeError):
-        package = ""
-    return prefix.name or package
 
 
 def _made_by_uv(cfg: Path) -> bool:
@@ -140,18 +125,8 @@ def _receipt_python(prefix: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _python(prefix: Path) -> str:
-    for candidate in (prefix / "bin" / "python", prefix / "Scripts" / "python.exe"):
-        if candidate.exists():
-            return str(candidate)
-    return str(prefix / "bin" / "python")
-
-
 def _has_pip(prefix: Path) -> bool:
-    return (
-        any(prefix.glob("lib/python*/site-packages/pip/__init__.py"))
-        or (prefix / "Lib" / "site-packages" / "pip" / "__init__.py").is_file()
-    )
+    return any(prefix.glob("lib/python*/site-packages/pip/__init__.py"))
 
 
 def plan_update(
@@ -168,56 +143,39 @@ def plan_update(
     ``reinstall`` reinstalls what is already at ``version`` (``--force``); ``which`` finds
     ``uv``/``pipx`` (a parameter so tests can say "not installed").
     """
-    find = which
-    reqs = tuple(f"{name}=={version}" for name in distributions)
+    inst, kind = installation, installation.kind
+    reqs = [f"{name}=={version}" for name in distributions]
     idx = index.args()
-    inst = installation
-    python = _python(inst.prefix)
-    pip_force = ("--force-reinstall",) if reinstall else ()
-    uv_force = tuple(arg for name in distributions for arg in ("--reinstall-package", name)) if reinstall else ()
+    python = str(inst.prefix / "bin" / "python")
+    pip_force = ["--force-reinstall"] if reinstall else []
+    uv_force = [arg for name in distributions for arg in ("--reinstall-package", name)] if reinstall else []
     pip_cmd = (python, "-m", "pip", "install", "--upgrade", *pip_force, *idx, *reqs)
-    uv = find("uv")
-    kind = inst.kind
+    uv = which("uv")
+    plan = UpdatePlan(inst, version)
+    needs, found = "uv", uv
     if kind == "uv-tool":
         others = [arg for req in reqs[1:] for arg in ("--with", req)]
         pinned = _receipt_python(inst.prefix)
-        python_arg = ("--python", pinned) if pinned else ()
-        cmd = (uv or "uv", "tool", "install", *python_arg, *uv_force, *idx, reqs[0], *others)
-        return _plan(inst, version, reqs, [cmd], needs=("uv", uv))
-    if kind == "pipx":
-        pipx = find("pipx")
-        cmd = (pipx or "pipx", "runpip", inst.name, "install", "--upgrade", *pip_force, *idx, *reqs)
-        return _plan(inst, version, reqs, [cmd], needs=("pipx", pipx))
-    if kind == "uv-project":
+        python_arg = ["--python", pinned] if pinned else []
+        commands = [(uv or "uv", "tool", "install", *python_arg, *uv_force, *idx, reqs[0], *others)]
+    elif kind == "pipx":
+        needs, found = "pipx", which("pipx")
+        commands = [(found or "pipx", "runpip", inst.name, "install", "--upgrade", *pip_force, *idx, *reqs)]
+    elif kind == "uv-project":
         upgrades = [arg for req in reqs for arg in ("--upgrade-package", req)]
-        lock = (uv or "uv", "lock", *idx, *upgrades)
-        sync = (uv or "uv", "sync", "--inexact", *uv_force, *idx)
-        plan = _plan(inst, version, reqs, [lock, sync], needs=("uv", uv), cwd=Path(inst.name))
+        commands = [(uv or "uv", "lock", *idx, *upgrades), (uv or "uv", "sync", "--inexact", *uv_force, *idx)]
         note = "uv sync --inexact installs the project's default groups; sync extras you use with your own flags"
-        return replace(plan, notes=(note,))
-    if kind == "pip-venv" and _has_pip(inst.prefix):
-        return _plan(inst, version, reqs, [pip_cmd])
-    if kind in ("pip-venv", "uv-venv"):
-        cmd = (uv or "uv", "pip", "install", "--python", python, "--upgrade", *uv_force, *idx, *reqs)
-        if uv is None and kind == "pip-venv":
-            return _plan(inst, version, reqs, [pip_cmd], refused="this venv has no pip and uv is not on PATH")
-        return _plan(inst, version, reqs, [cmd], needs=("uv", uv))
-    return _plan(inst, version, reqs, [pip_cmd], refused=inst.reason or "paxm cannot tell how it was installed")
-
-
-def _plan(
-    inst: Installation,
-    version: str,
-    reqs: tuple[str, ...],
-    commands: list[tuple[str, ...]],
-    *,
-    needs: tuple[str, str | None] | None = None,
-    cwd: Path | None = None,
-    refused: str = "",
-) -> UpdatePlan:
-    if not refused and needs is not None and needs[1] is None:
-        refused = f"{inst.kind} install, but {needs[0]} is not on PATH"
-    return UpdatePlan(inst, version, reqs, tuple(commands), cwd=cwd, refused=refused)
+        plan = replace(plan, cwd=Path(inst.name), notes=(note,))
+    elif kind == "pip-venv" and _has_pip(inst.prefix):
+        return replace(plan, commands=(pip_cmd,))
+    elif kind == "pip-venv" and uv is None:
+        return replace(plan, commands=(pip_cmd,), refused="this venv has no pip and uv is not on PATH")
+    elif kind in ("pip-venv", "uv-venv"):
+        commands = [(uv or "uv", "pip", "install", "--python", python, "--upgrade", *uv_force, *idx, *reqs)]
+    else:
+        return replace(plan, commands=(pip_cmd,), refused=inst.reason or "paxm cannot tell how it was installed")
+    refused = f"{kind} install, but {needs} is not on PATH" if found is None else ""
+    return replace(plan, commands=tuple(commands), refused=refused)
 
 
 def redact_url(value: str) -> str:

@@ -1,21 +1,13 @@
 """``paxm config doctor``'s installation checks: a small registry anyone can add a check to.
 
-A check is a function ``(config) -> iterable of DoctorFinding``.  Checks are registered by
-name with a ``"module:function"`` path, so none is imported until doctor runs; a check that
-raises becomes one ``error`` finding instead of taking doctor down.  Provider health is not a
-check here: doctor runs it through the router as before.
-
-Built in: ``config`` (whatever makes recall or capture fail, as errors; keys paxm does not
-read, as warnings), ``agents`` (each enabled agent's integration ``check()``, an agent with no
-integration installed), ``plugins`` (plugins that failed to load), ``capture`` (a corrupt
-capture queue, failed inbox entries, the hook daemon's last start-up) and ``file_modes``
-(paxm's files 0600 and directories 0700).  Other modules add
-theirs with :func:`register_check`.
+A check is a function ``(config) -> iterable of DoctorFinding``, registered by name or by a
+``"module:function"`` path (imported only when doctor runs); a check that raises becomes one
+``error`` finding.  Provider health is not a check here: doctor runs it through the router.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,20 +15,16 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
 
-__all__ = ["DoctorCheck", "DoctorFinding", "register_check", "registered_checks", "run_checks"]
+__all__ = ["DoctorCheck", "DoctorFinding", "check_plugins", "register_check", "registered_checks", "run_checks"]
 
 Level = Literal["ok", "warn", "error"]
 
 
 @dataclass(frozen=True)
 class DoctorFinding:
-    """One thing doctor found.
+    """One thing check ``check`` found about ``subject``; an ``error`` makes doctor exit non-zero.
 
-    :param check: the registered check that found it (``agents``).
-    :param subject: what it is about (``claude``, a plugin name...).
-    :param level: ``ok``, ``warn`` or ``error``; an ``error`` makes doctor exit non-zero.
-    :param message: what was found; never a secret.
-    :param fix: the command (or step) that fixes a ``warn``/``error``.
+    ``message`` never holds a secret; ``fix`` is the command (or step) that fixes a ``warn``/``error``.
     """
 
     check: str
@@ -67,7 +55,7 @@ _CHECKS: dict[str, str | DoctorCheck] = {
     "file_modes": "paxm_core.doctor.modes:check_file_modes",
     "config": "paxm_core.doctor.config_check:check_config",
     "agents": "paxm_core.doctor.agents:check_agents",
-    "plugins": "paxm_core.doctor.plugins:check_plugins",
+    "plugins": "paxm_core.doctor:check_plugins",
     "capture": "paxm_core.doctor.capture:check_capture",
 }
 
@@ -100,3 +88,15 @@ def run_checks(config: Config, names: Iterable[str] | None = None) -> list[Docto
         except Exception as exc:  # a broken check is a finding, not a crash
             findings.append(DoctorFinding(name, "doctor", "error", f"the {name} check failed: {exc}"))
     return findings
+
+
+def check_plugins(config: Config) -> Iterator[DoctorFinding]:
+    """One ``error`` per plugin that could not be imported or registered."""
+    from paxm_core.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    pm.provider_types()
+    pm.integrations()
+    for failure in pm.load_errors:
+        fix = f"pip install --force-reinstall {failure.distribution}" if failure.distribution else "paxm plugins"
+        yield DoctorFinding("plugins", failure.plugin, "error", f"plugin failed to load: {failure.error}", fix)

@@ -16,11 +16,7 @@ CHECK = "agents"
 
 
 def check_agents(config: Config) -> Iterator[DoctorFinding]:
-    """Hooks installed, pointing at paths that exist, trusted where the harness asks for that.
-
-    The integration's :meth:`~paxm_core.integration.Integration.check` decides what that means
-    for its harness; this check only runs it for each enabled agent and adds the agent's name.
-    """
+    """Each enabled agent's integration ``check()`` (hooks installed, paths exist, trusted), named by agent."""
     from paxm_core.api.integration import InstallContext
     from paxm_core.config.model import OWNER_PAXM
     from paxm_core.config.setup import agents_enabled_in_file
@@ -41,18 +37,12 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
         if integration is None:
             hint = integration_install_hint(name)
             fix = hint.removeprefix("install it with: ") if hint else f"paxm uninstall --agent {name} --yes"
-            yield DoctorFinding(
-                CHECK,
-                name,
-                "warn",
-                f"agent {name} is enabled but no integration is installed for it, so nothing captures or recalls",
-                fix,
-            )
+            missing = f"agent {name} is enabled but no integration is installed for it, so nothing captures or recalls"
+            yield DoctorFinding(CHECK, name, "warn", missing, fix)
             continue
         display = integration.display_name or name
-        owner = agent.integration.owner or OWNER_PAXM
         try:
-            found = integration.check(InstallContext(config=config, owner=owner))
+            found = integration.check(InstallContext(config=config, owner=agent.integration.owner or OWNER_PAXM))
         except Exception as exc:  # an integration bug: report it, keep checking the others
             yield DoctorFinding(CHECK, name, "error", f"{display}: its check failed: {exc}")
             continue
@@ -71,10 +61,7 @@ def check_agents(config: Config) -> Iterator[DoctorFinding]:
 
 
 def _not_on_this_machine(integration: object) -> bool:
-    """Whether the integration looks for its harness and does not find it (``detect()`` is ``None``).
-
-    An integration that does not look (the base class's ``detect``) says nothing either way.
-    """
+    """Whether the integration's own ``detect()`` looks for its harness and finds nothing."""
     from paxm_core.integration import IntegrationBase
 
     detect = getattr(type(integration), "detect", None)

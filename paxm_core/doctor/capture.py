@@ -1,12 +1,7 @@
 """Doctor check ``capture``: what breaks passive capture (queue, failed inbox entries, spool, daemon start-up).
 
-A corrupt queue is an error with its fix (doctor opens it read-only and never repairs it behind
-the user's back).  paxm itself moves a corrupt queue aside when it next opens it (kept,
-timestamped) and capture resumes in a fresh one; doctor then warns where the old file is.
-Upstream paxm's queue found at paxm's path (:mod:`paxm_core.capture.upstream_queue`) is a
-warning saying where it is kept and what was imported from it.  Failed inbox entries and a
-daemon that could not start are errors: turns are being lost or held back, so doctor exits
-non-zero.
+A corrupt queue, failed inbox entries and a daemon that could not start are errors (turns are
+lost or held back); a queue paxm moved aside and upstream paxm's queue are warnings.
 """
 
 from __future__ import annotations
@@ -39,31 +34,31 @@ def _last_daemon_start(config: Config) -> tuple[str, str]:
     return str(log), last
 
 
-def _corruption(path: Path) -> str:
-    """Why the queue file is unusable, read-only (``""`` when it is sound).
+def _read_only(path: Path, sql: str, params: tuple[str, ...] = ()) -> list[tuple[object, ...]]:
+    """Rows of ``sql`` on the queue file opened read-only: doctor looks, it never repairs.
 
     Opening it the normal way would move a corrupt file aside and start a fresh queue, turning
-    the problem into a warning before anyone saw it; doctor only looks.
+    the problem into a warning before anyone saw it.
     """
     import sqlite3
 
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error as exc:
-        return str(exc) if _corrupt_text(str(exc)) else ""
-    try:
-        rows = conn.execute("PRAGMA quick_check").fetchall()
-    except sqlite3.Error as exc:
-        return str(exc) if _corrupt_text(str(exc)) else ""
+        return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
-    problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
-    return "; ".join(problems[:3])
 
 
-def _corrupt_text(message: str) -> bool:
-    text = message.lower()
-    return "not a database" in text or "malformed" in text or "corrupt" in text
+def _corruption(path: Path) -> str:
+    """Why the queue file is unusable (``""`` when it is sound)."""
+    import sqlite3
+
+    try:
+        rows = _read_only(path, "PRAGMA quick_check")
+    except sqlite3.Error as exc:
+        text = str(exc).lower()
+        return str(exc) if "not a database" in text or "malformed" in text or "corrupt" in text else ""
+    return "; ".join([str(r[0]) for r in rows if str(r[0]) != "ok"][:3])
 
 
 def _fix(path: Path, problem: str) -> str:
@@ -130,24 +125,17 @@ def _is_upstream(path: Path) -> bool:
 
 
 def _upstream_counts(path: Path) -> tuple[int, int]:
-    """``(events imported, events unreadable)`` from upstream queues, read-only (0s when unknown)."""
+    """``(events imported, events unreadable)`` from upstream queues (0s when unknown)."""
     import sqlite3
 
     from paxm_core.capture.upstream_queue import COUNTER, UNREADABLE_COUNTER
 
+    sql = "SELECT name, value FROM capture_counters WHERE name IN (?, ?)"
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
-        try:
-            rows = dict(
-                conn.execute(
-                    "SELECT name, value FROM capture_counters WHERE name IN (?, ?)", (COUNTER, UNREADABLE_COUNTER)
-                ).fetchall()
-            )
-        finally:
-            conn.close()
+        rows = {str(name): int(str(value)) for name, value in _read_only(path, sql, (COUNTER, UNREADABLE_COUNTER))}
     except sqlite3.Error:
         return 0, 0
-    return int(rows.get(COUNTER, 0)), int(rows.get(UNREADABLE_COUNTER, 0))
+    return rows.get(COUNTER, 0), rows.get(UNREADABLE_COUNTER, 0)
 
 
 def _upstream_findings(path: Path) -> Iterator[DoctorFinding]:

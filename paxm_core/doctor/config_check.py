@@ -1,13 +1,8 @@
 """Doctor check ``config``: doctor fails whenever recall or capture would, and names unknown keys.
 
-Errors (doctor exits 1), each with the key path and the fix (:mod:`paxm_core.config.usable`):
-no provider with ``enabled: true`` (naming the providers that lack it), an enabled provider
-whose ``type`` no installed plugin registers (with the closest installed type), and a profile
-in use that routes to a provider that is not enabled or not defined.
-
-Warnings: every key paxm does not read (:func:`paxm_core.config.unknown_keys.unknown_keys`), with
-the known key it most likely misspells.  Such a key changes nothing, which is how a typo in a
-key goes unnoticed; it is not an error because the rest of the config still works.
+Errors come from :mod:`paxm_core.config.usable` (no enabled provider, an uninstalled type, a
+profile routing to a missing provider); every key paxm does not read is a warning with the
+known key it most likely misspells (the rest of the config still works).
 """
 
 from __future__ import annotations

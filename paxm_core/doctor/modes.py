@@ -1,27 +1,12 @@
 """Doctor check ``file_modes``: everything paxm keeps is private to its user.
 
-paxm creates its files 0600 and its directories 0700 (:mod:`paxm_core.private_files`), but a
-copy, a restore from backup, a dotfiles manager or a hand edit can widen them: the config file
-may hold credentials, the memory and queue databases hold what agents saw.  Any group or other
-permission bit is an ``error`` whose fix is the ``chmod`` that removes it; for the config file
-only when a credential is written in it (not an ``env:`` reference): a hand-written config
-without one, and a config directory others can only read while it holds none, is a warning.
-Stricter modes (``0400``) are fine.
-
-Checked when they exist: the config file (and a legacy ``config.json``), the config directory
-at the standard location, the hooks directory and everything directly in it (queue, socket,
-lock, log, session state), the capture queue with its ``-wal``/``-shm``, the state directory
-(telemetry, session sequences) and its files, every enabled provider's ``path`` file with its
-``-wal``/``-shm``, and the default data directory.  Directories that are not paxm's (a
-config passed with ``--config`` into a project folder) are not judged.
-
-Two more ``error`` findings name what paxm refuses to write through
-(:mod:`paxm_core.private_files`): a directory paxm writes in (any of the above, and the
-directory of every file above) that another user can change -- owned by another user, or
-group/other-writable without the sticky bit; and a file paxm keeps that is a symbolic link
-(the config file excepted: it is read through a link and replaced whole), a directory, FIFO,
-socket or device, or owned by another user.  paxm never chmods an existing file itself: a
-widened mode is reported here, with its fix, and left to the user.
+paxm creates its files 0600 and directories 0700, but a copy, a restore, a dotfiles manager or
+a hand edit can widen them.  Any group/other bit is an ``error`` with the ``chmod`` that fixes
+it (a config file without literal credentials, and a config directory others can only read
+while it holds none: a warning).  Also errors: a directory paxm writes in that another user can
+change, and a file paxm keeps that is a link (the config file excepted), not a regular file, or
+another user's.  paxm never chmods an existing file itself; directories that are not paxm's
+(a ``--config`` in a project folder) are not judged.
 """
 
 from __future__ import annotations
@@ -34,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paxm_core.doctor import DoctorFinding
+from paxm_core.doctor import DoctorFinding, Level
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -48,22 +33,15 @@ def _with_sidecars(path: Path) -> list[Path]:
     return [Path(f"{path}{suffix}") for suffix in _SQLITE_SIDECARS]
 
 
-def _state_dir(config: Config) -> Path:
-    from paxm_core.config.paths import default_state_dir, is_default_config_path
-
-    explicit = (config.telemetry.dir or "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    return default_state_dir() if is_default_config_path(config.path) else config.config_dir / "state"
-
-
 def private_paths(config: Config) -> tuple[list[Path], list[Path]]:
     """``(directories, files)`` doctor holds to 0700 / 0600; directories' entries are files to check too."""
     from paxm_core.config.paths import default_data_path, is_default_config_path, legacy_json_path
     from paxm_core.runtime import session_sequence_path
+    from paxm_core.telemetry.settings import TelemetrySettings
 
     default = is_default_config_path(config.path)
-    dirs: list[Path] = [config.hooks_dir, _state_dir(config), session_sequence_path(config).parent]
+    state_dir = TelemetrySettings.from_config(config).dir
+    dirs: list[Path] = [config.hooks_dir, state_dir, session_sequence_path(config).parent]
     files: list[Path] = [config.path]
     legacy = legacy_json_path(config.path)
     if legacy != config.path:
@@ -74,10 +52,8 @@ def private_paths(config: Config) -> tuple[list[Path], list[Path]]:
         files.extend(_with_sidecars(default_data_path()))
     files.extend(_with_sidecars(config.capture_queue_path))
     files.extend(_with_sidecars(session_sequence_path(config)))
-    for provider in config.enabled_providers().values():
-        raw = (getattr(provider, "path", "") or "").strip()
-        if raw:
-            files.extend(_with_sidecars(Path(raw).expanduser()))
+    for database in _path_keys(config):
+        files.extend(_with_sidecars(database))
     return list(dict.fromkeys(d.absolute() for d in dirs)), list(dict.fromkeys(f.absolute() for f in files))
 
 
@@ -88,16 +64,15 @@ def _entries(directory: Path) -> list[Path]:
         return []
 
 
+def _error(path: Path, message: str, fix: str, level: Level = "error") -> DoctorFinding:
+    return DoctorFinding("file_modes", str(path), level, message, fix)
+
+
 def _finding(path: Path, mode: int, directory: bool) -> DoctorFinding:
     want = "0700" if directory else "0600"
     kind, kinds = ("directory", "directories") if directory else ("file", "files")
-    return DoctorFinding(
-        "file_modes",
-        str(path),
-        "error",
-        f"{kind} {path} is {mode:04o}: group or others can access it (paxm keeps its {kinds} {want})",
-        f"chmod {want[1:]} {shlex.quote(str(path))}",
-    )
+    message = f"{kind} {path} is {mode:04o}: group or others can access it (paxm keeps its {kinds} {want})"
+    return _error(path, message, f"chmod {want[1:]} {shlex.quote(str(path))}")
 
 
 def literal_secrets(config: Config) -> list[str]:
@@ -109,12 +84,9 @@ def literal_secrets(config: Config) -> list[str]:
         values: dict[str, object] = {"api_key": provider.api_key, **provider.extra}
         values.update({f"env.{k}": v for k, v in provider.env.items()})
         for key, value in values.items():
-            if not isinstance(value, str) or not value.strip():
-                continue
-            text = value.strip()
-            if text.startswith("env:") or (text.startswith("${") and text.endswith("}")):
-                continue
-            if is_secret_option(key.removeprefix("env.")):
+            text = value.strip() if isinstance(value, str) else ""
+            reference = text.startswith("env:") or (text.startswith("${") and text.endswith("}"))
+            if text and not reference and is_secret_option(key.removeprefix("env.")):
                 found.append(f"providers.{name}.{key}")
     return found
 
@@ -123,21 +95,14 @@ def _config_finding(config: Config, path: Path, mode: int) -> DoctorFinding:
     """A readable config file is an error when credentials are written in it, else a warning."""
     secrets = literal_secrets(config)
     fix = f"chmod 600 {shlex.quote(str(path))}"
-    if secrets:
-        shown = ", ".join(secrets[:3]) + (" ..." if len(secrets) > 3 else "")
-        return DoctorFinding(
-            "file_modes",
-            str(path),
-            "error",
-            f"config file {path} is {mode:04o} and holds credentials ({shown}): group or others can read them",
-            fix,
+    if not secrets:
+        readable = (
+            f"config file {path} is {mode:04o}: others can read it (no credentials in it now; setup may add some)"
         )
-    return DoctorFinding(
-        "file_modes",
-        str(path),
-        "warn",
-        f"config file {path} is {mode:04o}: others can read it (no credentials in it now; setup may add some)",
-        fix,
+        return _error(path, readable, fix, "warn")
+    shown = ", ".join(secrets[:3]) + (" ..." if len(secrets) > 3 else "")
+    return _error(
+        path, f"config file {path} is {mode:04o} and holds credentials ({shown}): group or others can read them", fix
     )
 
 
@@ -178,14 +143,8 @@ def _untrusted_finding(directory: Path, *, mine: bool) -> DoctorFinding | None:
         fix = f"chown {_user_name()} {quoted}"
     else:
         fix = f"chmod 700 {quoted}" if mine else f"chmod go-w {quoted}"
-    return DoctorFinding(
-        "file_modes",
-        str(directory),
-        "error",
-        f"directory {directory} {reason}: another user could swap the files paxm keeps there, so paxm"
-        " does not write in it",
-        fix,
-    )
+    message = f"directory {directory} {reason}: another user could swap the files paxm keeps there, so paxm"
+    return _error(directory, message + " does not write in it", fix)
 
 
 def _user_name() -> str:
@@ -224,7 +183,7 @@ def _unsafe_files(config: Config, files: list[Path]) -> Iterator[tuple[Path, Doc
             key = keys.get(path)
             fix = f"paxm setup (set {key} to a file path)" if key else f"move {quoted} away"
         where = f"{keys[path]}: " if path in keys else ""
-        yield path, DoctorFinding("file_modes", str(path), "error", f"{where}{path} {reason}", fix)
+        yield path, _error(path, f"{where}{path} {reason}", fix)
 
 
 def _path_keys(config: Config) -> dict[Path, str]:

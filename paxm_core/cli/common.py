@@ -1,0 +1,64 @@
+"""Helpers the command modules share: JSON output, the ``--json`` flag, hook contexts, the daemon."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from paxm_core.api.errors import PaxmError
+
+if TYPE_CHECKING:
+    from paxm_core.api.integration import InstallContext
+    from paxm_core.capture import CaptureQueue
+    from paxm_core.config.model import Config
+
+__all__ = ["echo_json", "install_context", "json_flag", "open_queue", "tell_daemon"]
+
+
+def json_flag(help: str = "Print the result as JSON.") -> Callable[[Any], Any]:
+    """The ``--json`` flag, passed as ``as_json``."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def echo_json(value: object, *, ascii: bool = False) -> None:
+    """Print ``value`` as indented JSON."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=ascii))
+
+
+def install_context(config: Config, name: str, echo: Callable[[str], None] | None = None) -> InstallContext:
+    """The context an integration's hooks for agent ``name`` are installed, removed or checked with."""
+    from paxm_core.api.integration import InstallContext
+    from paxm_core.config.model import OWNER_PAXM
+
+    agent = config.agents.get(name)
+    owner = (agent.integration.owner if agent is not None else "") or OWNER_PAXM
+    return InstallContext(config=config, owner=owner, echo=echo or (lambda line: None))
+
+
+def open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
+    """The capture queue of ``config``; ``routes`` and ``recover`` for delivering from it."""
+    from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+
+    section = config.capture_queue
+    return CaptureQueue(
+        config.capture_queue_path,
+        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
+        retry_min=section.retry_min or 0,
+        max_attempts=section.max_attempts or 0,
+        recover=recover,
+    )
+
+
+def tell_daemon(config_path: Path, action: str) -> str:
+    """Send the running hook daemon ``flush`` or ``shutdown``; the error as a warning, ``""`` when done."""
+    from paxm_core.passive.control import send_control
+
+    try:
+        send_control(config_path, action)
+    except PaxmError as exc:
+        return str(exc)
+    return ""
