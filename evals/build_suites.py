@@ -1,4 +1,5 @@
-"""Write the project's own suites: ``evals/supersession``, ``evals/repeated-questions``, ``evals/partial-matches``.
+"""Write the project's own suites: ``evals/supersession``, ``evals/repeated-questions``, ``evals/partial-matches``,
+``evals/paraphrase-unseen``.
 
     uv run python evals/build_suites.py
 
@@ -352,6 +353,267 @@ def partial_cases() -> list[dict[str, Any]]:
     return cases
 
 
+# --- evals/paraphrase-unseen: held-out paraphrases (written apart from the hybrid's own suite) ---
+
+#: a coding project's captured Claude Code turns, seeded in every case: name -> (prompt, answer)
+UNSEEN_POOL = {
+    "tz": (
+        "test_schedule_window passes in CI but fails on my laptop. Any idea?",
+        "Found it: the test depends on the machine's timezone and CI runs in UTC. conftest.py now sets"
+        " TZ=UTC with monkeypatch.setenv before the scheduler module is imported.",
+    ),
+    "pnpm": (
+        "Which package manager does the web frontend use?",
+        "The frontend uses pnpm 9 with a committed pnpm-lock.yaml; npm install breaks the workspace"
+        " links, so never run it in web/.",
+    ),
+    "money": (
+        "How should the order service represent prices?",
+        "Decided: amounts are stored as integer cents (BIGINT) next to an ISO currency code column;"
+        " no float or NUMERIC columns for prices.",
+    ),
+    "commits": (
+        "What commit message style do we follow?",
+        "Conventional Commits: feat:, fix:, chore: prefixes and a subject under 72 characters; the"
+        " release tool derives the version bump from them.",
+    ),
+    "flaky-e2e": (
+        "The Playwright checkout test fails about once in ten runs.",
+        "Root cause: it clicked Pay before the Stripe iframe had loaded. It now waits for the frame's"
+        " ready event; no sleeps, and Playwright retries stay disabled on purpose.",
+    ),
+    "secrets": (
+        "Where do API keys for local development go?",
+        "Local keys live in .env.local, which is gitignored, and are read through pydantic-settings;"
+        " never commit them to config.yaml.",
+    ),
+    "python-version": (
+        "Which Python version should the services target?",
+        "All services run on Python 3.12: the Docker base image is python:3.12-slim and pyproject.toml"
+        " pins requires-python >=3.12.",
+    ),
+    "oom": (
+        "The worker pod keeps getting OOMKilled during the nightly export.",
+        "The export loaded the whole table into a list. It now streams through a server-side cursor,"
+        " 5,000 rows at a time, and stays under 300 MB.",
+    ),
+    "api-versioning": (
+        "How do we handle breaking changes to the REST API?",
+        "Breaking changes go under a new /v2 prefix; /v1 is frozen and kept for six months after v2"
+        " ships, answering with a Sunset header.",
+    ),
+    "review": (
+        "How many approvals does a pull request need before merge?",
+        "Two approvals, one of them from a code owner of the touched directory; the author squash-merges"
+        " once CI is green.",
+    ),
+    "logging-format": (
+        "What format should service logs use?",
+        "Structured JSON through structlog, one event per line, with request_id bound by the middleware;"
+        " no f-string log messages.",
+    ),
+    "docker-arm": (
+        "docker build fails on my M2 Mac with exec format error.",
+        "The image pulled amd64 binaries. Build with --platform linux/amd64 or use the multi-arch base;"
+        " the Makefile sets DOCKER_DEFAULT_PLATFORM for that.",
+    ),
+    "index": (
+        "Search on the orders page is slow.",
+        "EXPLAIN showed a sequential scan on orders.customer_email. A btree index on"
+        " lower(customer_email) took the query from 2.3 s to 8 ms.",
+    ),
+    "mtls": (
+        "How do our services authenticate to each other?",
+        "Service-to-service calls use mTLS with certificates from the internal CA; services never share API tokens.",
+    ),
+    "tests-db": (
+        "Should unit tests hit a real database?",
+        "Yes: tests run against a real Postgres started by testcontainers once per session. Mocking the"
+        " ORM is not allowed; it hid two bugs last quarter.",
+    ),
+    "ruff": (
+        "Which formatter and linter do we use for Python?",
+        "ruff format and ruff check, configured in pyproject.toml; black and isort were removed. pre-commit runs both.",
+    ),
+    "uploads": (
+        "Users report that file uploads fail at around 10 MB.",
+        "nginx had client_max_body_size 10m. It is 200m on the upload route only, and files over 50 MB"
+        " go straight to S3 with presigned URLs.",
+    ),
+    "cors": (
+        "The browser console shows a CORS error when the admin app calls the API.",
+        "The admin origin was missing from ALLOWED_ORIGINS; https://admin.example.com is added to the"
+        " env var. Wildcard origins are forbidden because cookies are sent.",
+    ),
+    "renovate": (
+        "How do we keep dependencies up to date?",
+        "Renovate opens grouped PRs every Monday; patch updates automerge when CI passes, majors need a human review.",
+    ),
+    "backups": (
+        "How are production database backups done?",
+        "WAL-G ships a base backup nightly and WAL continuously to object storage; a restore is"
+        " rehearsed on the first Monday of each month.",
+    ),
+    "celery": (
+        "Background jobs sometimes run twice.",
+        "The Redis broker's visibility timeout (1 h) was shorter than the longest task. Tasks are now"
+        " idempotent on a job key and acks_late is on.",
+    ),
+    "shared-code": (
+        "Where should new shared code go?",
+        "Into packages/common, a workspace package; services must not import from each other's src directories.",
+    ),
+    "bundle": (
+        "What is our bundle size limit for the web app?",
+        "The main JS bundle must stay under 250 kB gzipped; size-limit fails CI when a PR goes over.",
+    ),
+    "gpu": (
+        "The training notebook cannot see the GPU in the dev container.",
+        "The container was started without --gpus all. devcontainer.json now passes --gpus=all in"
+        " runArgs and uses the CUDA 12.4 base image.",
+    ),
+}
+
+#: off-topic turns, each seeded only in its own case: name -> (prompt, answer)
+UNSEEN_EXTRA = {
+    "sourdough": (
+        "Off topic: my sourdough starter smells like nail polish remover. Is it dead?",
+        "It is hungry, not dead: that acetone smell means it ran out of food. Feed it twice a day at"
+        " 1:1:1 for a few days.",
+    ),
+    "marathon": (
+        "Unrelated, but how should I taper before my first marathon?",
+        "Cut weekly mileage by about a third in each of the last three weeks, keep a few short runs at"
+        " race pace, and sleep more.",
+    ),
+    "tomatoes": (
+        "My tomato plants have yellow lower leaves with brown spots.",
+        "Probably early blight: remove the affected leaves, water at the base in the morning, mulch,"
+        " and rotate the bed next year.",
+    ),
+    "bike": (
+        "My bike chain skips under load since I replaced the cassette.",
+        "A new cassette with a worn chain skips. Measure the chain with a checker and replace it when"
+        " it is past 0.75% stretch.",
+    ),
+    "moka": (
+        "What grind should I use for a moka pot?",
+        "Slightly coarser than espresso; fill the basket without tamping and take it off the heat as"
+        " soon as it gurgles.",
+    ),
+    "cat": (
+        "My cat keeps scratching the sofa.",
+        "Put a tall sisal post right next to the sofa, reward her for using it, and cover the corner"
+        " with double-sided tape for a few weeks.",
+    ),
+}
+
+#: (category, query, the memory that answers it, memories that must not be returned)
+#: paraphrase: little or no word overlap with its memory; trap: the query's words point at another
+#: memory than its meaning; control: direct overlap; offtopic: outside software, answered by the
+#: case's own extra turn (every pool memory is forbidden: none may pad the result)
+UNSEEN_CASES = [
+    (
+        "paraphrase",
+        "my check is green in the pipeline but red on my own computer, is the clock region to blame",
+        "tz",
+        [],
+    ),
+    ("paraphrase", "which tool installs the JavaScript libraries for the UI", "pnpm", []),
+    ("paraphrase", "how do we keep currency values without rounding errors", "money", []),
+    ("paraphrase", "how should I word what I write when saving changes into git history", "commits", []),
+    ("paraphrase", "the browser scenario around paying is unreliable, what did we learn", "flaky-e2e", []),
+    ("paraphrase", "where do I put personal credentials for running things on my own machine", "secrets", ["mtls"]),
+    ("paraphrase", "which interpreter release do our backends run on", "python-version", []),
+    ("paraphrase", "the container ran out of RAM while dumping data overnight, how was that solved", "oom", []),
+    ("paraphrase", "what do we do when an endpoint change would break existing consumers", "api-versioning", []),
+    ("paraphrase", "who has to sign off before code lands on main", "review", []),
+    ("paraphrase", "how should the apps emit their diagnostic output", "logging-format", []),
+    ("paraphrase", "an image will not start on an Apple silicon laptop", "docker-arm", ["gpu"]),
+    ("paraphrase", "why was looking up purchases by buyer address so sluggish and what fixed it", "index", []),
+    ("paraphrase", "how does one backend prove its identity to another", "mtls", ["secrets"]),
+    ("paraphrase", "are we allowed to fake the persistence layer in automated checks", "tests-db", []),
+    ("paraphrase", "what keeps code style consistent before I push", "ruff", []),
+    ("paraphrase", "sending big attachments breaks past a certain size, what was the fix", "uploads", []),
+    ("paraphrase", "the back office site is blocked by the browser from talking to the server", "cors", []),
+    ("paraphrase", "how do third-party library bumps get proposed and merged", "renovate", []),
+    ("paraphrase", "if prod data were lost, how would we get it back", "backups", []),
+    ("paraphrase", "queued work items occasionally execute a second time, why", "celery", []),
+    ("paraphrase", "where do I put a helper that several services want to reuse", "shared-code", []),
+    ("paraphrase", "how heavy may the client-side script payload get", "bundle", ["uploads"]),
+    ("paraphrase", "my deep learning code in the devbox cannot find the graphics card", "gpu", []),
+    ("trap", "besides the nginx upload cap, what ceiling does the script code we ship have", "bundle", ["uploads"]),
+    ("trap", "why did the nightly export job execute two times", "celery", ["oom"]),
+    ("trap", "where does my local Stripe test key go", "secrets", ["flaky-e2e"]),
+    ("trap", "the admin app was slow to find a customer by email, what made it fast", "index", ["cors"]),
+    (
+        "trap",
+        "the platform flag and multi-arch build are fine, yet the notebook sees no accelerator",
+        "gpu",
+        ["docker-arm"],
+    ),
+    (
+        "trap",
+        "how long is the old major version of our endpoints supported after a breaking release",
+        "api-versioning",
+        ["renovate"],
+    ),
+    (
+        "trap",
+        "what message style and format do we follow for what services print at runtime",
+        "logging-format",
+        ["commits", "ruff"],
+    ),
+    (
+        "trap",
+        "besides the grouped Monday PRs, what Monday routine shows lost data can be brought back",
+        "backups",
+        ["renovate"],
+    ),
+    ("trap", "which tool checks our Python before each commit", "ruff", ["commits", "python-version"]),
+    ("trap", "do our services read each other's API keys from .env.local to call one another", "mtls", ["secrets"]),
+    ("control", "which package manager does the frontend use, pnpm or npm", "pnpm", ["bundle"]),
+    ("control", "store price amounts as integer cents with a currency code", "money", ["index"]),
+    ("control", "worker pod OOMKilled during the nightly export", "oom", ["backups"]),
+    ("control", "nginx client_max_body_size for file uploads", "uploads", ["bundle"]),
+    ("control", "CORS error when the admin app calls the API", "cors", ["api-versioning"]),
+    ("control", "Renovate automerge for patch updates", "renovate", ["python-version"]),
+    ("control", "WAL-G base backups to object storage", "backups", ["python-version"]),
+    ("control", "Playwright checkout test flaky with the Stripe iframe", "flaky-e2e", ["tz"]),
+    ("control", "testcontainers Postgres for unit tests instead of mocking the ORM", "tests-db", ["tz"]),
+    ("control", "TZ=UTC in conftest for test_schedule_window", "tz", ["tests-db"]),
+    ("offtopic", "what does it mean when a fermenting bread culture gives off a solvent odour", "sourdough", []),
+    ("offtopic", "how to ease off training in the weeks before a long-distance race", "marathon", []),
+    ("offtopic", "bottom foliage on my vegetable garden is going yellow with dark patches", "tomatoes", []),
+    ("offtopic", "bicycle drivetrain slips when pedalling hard after new rear cogs", "bike", []),
+    ("offtopic", "how fine should beans be milled for a stovetop espresso maker", "moka", []),
+    ("offtopic", "stop a kitten from clawing the furniture", "cat", []),
+]
+
+
+def unseen_cases() -> list[dict[str, Any]]:
+    """Every case seeds the whole pool (and an off-topic case its own extra turn); active, limit 3."""
+    cases = []
+    counts: dict[str, int] = {}
+    for category, query, about, others in UNSEEN_CASES:
+        counts[category] = counts.get(category, 0) + 1
+        case = f"{category}-{counts[category]:02d}"
+        notes = [*UNSEEN_POOL.items(), *([(about, UNSEEN_EXTRA[about])] if about in UNSEEN_EXTRA else [])]
+        forbidden = list(UNSEEN_POOL) if category == "offtopic" else others
+        entry: dict[str, Any] = {
+            "id": case,
+            "category": category,
+            "memories": [memory(case, name, turn(*qa), f"02-{1 + i % 28:02d}") for i, (name, qa) in enumerate(notes)],
+            "recall": recall("active", query, 3),
+            "expected": [f"{case}-{about}"],
+            "forbidden": [f"{case}-{name}" for name in forbidden],
+        }
+        if category in ("trap", "control"):
+            entry["expected_first"] = f"{case}-{about}"
+        cases.append(entry)
+    return cases
+
+
 def write(name: str, cases: list[dict[str, Any]]) -> None:
     directory = HERE / name
     directory.mkdir(exist_ok=True)
@@ -363,6 +625,7 @@ def main() -> None:
     write("supersession", supersession_cases())
     write("repeated-questions", repeated_cases() + echo_cases())
     write("partial-matches", partial_cases())
+    write("paraphrase-unseen", unseen_cases())
 
 
 if __name__ == "__main__":

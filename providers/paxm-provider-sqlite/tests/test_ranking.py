@@ -5,7 +5,8 @@ The project's own suites (``evals/supersession``, ``evals/repeated-questions``,
 against the provider, with the default profiles' thresholds and limits, and through
 ``paxm eval run`` (the production runtime, quality gate); the rules' edges are tested on a real
 store: memories written together keep their order, an unrelated newer memory does not displace
-an older one, and a turn that only asks supersedes nothing.
+an older one, and a turn that only asks supersedes nothing. The held-out paraphrase suite
+(``evals/paraphrase-unseen``) runs through ``paxm eval run`` too, without a pass count.
 """
 
 from __future__ import annotations
@@ -75,6 +76,24 @@ def test_paxm_eval_run_passes_the_own_suites_with_the_quality_gate(suite: str) -
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "failed: 0" in out.stdout
+
+
+def test_paxm_eval_run_measures_the_held_out_paraphrase_suite(tmp_path: Path) -> None:
+    # evals/paraphrase-unseen measures what lexical recall misses, so not every case passes:
+    # it must run through the production runtime without an execution error (the hybrid's
+    # tests hold sqlite-hybrid to at least this store's figures on it).
+    paxm = Path(sys.executable).parent / "paxm"
+    out = tmp_path / "result.json"
+    suite = REPO / "evals" / "paraphrase-unseen"
+    proc = subprocess.run(
+        [str(paxm), "eval", "run", "--suite", str(suite), "--output", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["case_count"] == 50 and not result.get("execution_failed")
 
 
 def turn(prompt: str, answer: str = "") -> str:
