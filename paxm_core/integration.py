@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.api.events import (
@@ -70,7 +70,6 @@ __all__ = [
     "STANDARD_EVENTS",
     "Finding",
     "HookArgv",
-    "HookFileIntegration",
     "HookEvent",
     "HookMessage",
     "HookResult",
@@ -93,10 +92,8 @@ __all__ = [
     "env_path",
     "fill_launcher",
     "guard_escaped_envelope",
-    "hook_specific_output",
     "hook_command",
     "hook_command_line",
-    "install_report",
     "interpreter_path",
     "messages_from_value",
     "is_paxm_hook",
@@ -115,7 +112,6 @@ __all__ = [
     "swap_in_dir",
     "tail_json_records",
     "transcript_records",
-    "uninstall_report",
     "value_text",
     "write_atomic",
 ]
@@ -340,21 +336,6 @@ class Report(list[str]):
         for line in lines:
             self.append(line)
             self._echo(line)
-
-
-def install_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
-    """The line :meth:`Integration.install` reports for the hooks file ``path``, echoed."""
-    report = Report(ctx)
-    report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
-    return report
-
-
-def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
-    """The line :meth:`Integration.uninstall` reports (none when nothing was removed), echoed."""
-    report = Report(ctx)
-    if changed:
-        report(f"removed paxm hooks from {path}")
-    return report
 
 
 def past_turn(
@@ -626,118 +607,3 @@ def guard_escaped_envelope(context: str) -> str:
 
         _escaped_tag = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
     return str(_escaped_tag.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context))
-
-
-def hook_specific_output(
-    result: HookResult,
-    events: NativeEvents,
-    context_events: Container[str] = (EVENT_SESSION_START, EVENT_USER_INPUT),
-) -> str:
-    """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` JSON (Claude's shape) or ``""``.
-
-    The context goes through :func:`guard_escaped_envelope`; nothing is printed when
-    :func:`context_for` finds none for ``context_events`` (never a ``decision``, so paxm cannot
-    keep the harness from finishing a turn).
-    """
-    context = context_for(result, context_events)
-    if not context:
-        return ""
-    output = {"hookEventName": events.native(result.event), "additionalContext": guard_escaped_envelope(context)}
-    return dumps_compact({"hookSpecificOutput": output})
-
-
-#: the parsed hooks file of a :class:`HookFileIntegration`
-DataT = TypeVar("DataT")
-#: what a :class:`HookFileIntegration` installs, in the file's own shape
-WantedT = TypeVar("WantedT")
-
-
-class HookFileIntegration(IntegrationBase, Generic[DataT, WantedT]):
-    """An integration whose harness runs paxm's hook commands from one file paxm merges into.
-
-    The harness's settings (or hooks) file keeps everything that is not paxm's; install merges
-    paxm's hooks in, uninstall takes exactly those out, doctor checks they are current and that
-    the files they run exist.  A subclass sets ``native_events`` and ``executable`` and says
-    where the file is and how it reads and merges:
-
-    * :meth:`hooks_path`, :meth:`wanted_hooks`, :meth:`update_hooks` (``wanted`` is ``None``
-      for uninstall), :meth:`read_hooks`, :meth:`hooks_current`, :meth:`hook_commands`;
-    * optionally :meth:`extra_findings` (the harness's own switches that keep hooks from
-      running), ``hooks_noun`` (doctor's "<display name> settings missing") and
-      :meth:`detect_dir`.
-    """
-
-    native_events: NativeEvents = NativeEvents(())
-    #: the harness's command on ``PATH`` (:meth:`detect`)
-    executable: str = ""
-    #: what doctor calls the file: ``"<display_name> <hooks_noun> missing: <path>"``
-    hooks_noun: str = "hooks file"
-
-    def hooks_path(self) -> Path:
-        """The file paxm's hooks go into."""
-        raise NotImplementedError
-
-    def wanted_hooks(self, config: Config) -> WantedT:
-        """What paxm installs for ``config``, in the file's own shape."""
-        raise NotImplementedError
-
-    def update_hooks(self, config: Config, wanted: WantedT | None) -> bool:
-        """Merge ``wanted`` into the file (``None``: remove paxm's hooks); whether it changed."""
-        raise NotImplementedError
-
-    def read_hooks(self, path: Path) -> tuple[DataT, bool]:
-        """The parsed file and whether it exists; raises ``IntegrationError`` when paxm could not merge it."""
-        raise NotImplementedError
-
-    def hooks_current(self, data: DataT, wanted: WantedT, config: Config, path: Path) -> bool:
-        """Whether ``data`` already holds exactly ``wanted`` as paxm's hooks."""
-        raise NotImplementedError
-
-    def hook_commands(self, wanted: WantedT) -> Iterable[str | list[str]]:
-        """The commands in ``wanted`` (doctor checks the files they run exist)."""
-        raise NotImplementedError
-
-    def extra_findings(self, data: DataT, wanted: WantedT, path: Path, fix: str) -> list[Finding]:
-        """Harness-specific problems with installed, current hooks (none by default); ``fix`` reinstalls."""
-        return []
-
-    def detect_dir(self) -> Path:
-        """The directory whose existence says the harness is set up (default: the file's)."""
-        return self.hooks_path().parent
-
-    def installed_events(self, config: Config) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, self.native_events.events)
-
-    def detect(self) -> str | None:
-        """:attr:`executable` on ``PATH``, else :meth:`detect_dir` if it exists."""
-        return detect_harness(self.executable, self.detect_dir())
-
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a file paxm could not merge."""
-        self.read_hooks(self.hooks_path())
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's hooks into the file (idempotent); returns the reported lines."""
-        return install_report(ctx, self.hooks_path(), self.update_hooks(ctx.config, self.wanted_hooks(ctx.config)))
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's hooks out; everything else in the file stays as it was."""
-        return uninstall_report(ctx, self.hooks_path(), self.update_hooks(ctx.config, None))
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """The file readable and present, paxm's hooks current, and the files they run there."""
-        path = self.hooks_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            data, exists = self.read_hooks(path)
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if not exists:
-            return [Finding("error", f"{self.display_name} {self.hooks_noun} missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if not self.hooks_current(data, wanted, ctx.config, path):
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = self.extra_findings(data, wanted, path, fix)
-        findings += missing_file_findings(self.hook_commands(wanted), fix)
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]

@@ -1,24 +1,17 @@
 """Integrations as data: one spec and one engine for harnesses whose hooks live in a settings file.
 
-Many harnesses run hooks the same way: a JSON or TOML file lists, per native event, the
-commands to run; each command gets the event's JSON payload on stdin and its stdout is read as
-context.  For such a harness an integration distribution writes a :class:`SettingsHooksSpec`
-(names, where the file is, its layout, the native event names, the handler paxm installs, the
-output shape) and subclasses :class:`SettingsHooksIntegration` only for what is really its own
-(a payload field the generic decoder does not know, a transcript to read, a doctor check of
-the harness's own switches).  This module names no harness: every name is in the spec.
+A harness that runs, per native event, the commands a JSON or TOML file lists (payload on
+stdin, context on stdout) is a :class:`SettingsHooksSpec`; a subclass of
+:class:`SettingsHooksIntegration` adds only what is its own (a transcript reader, a doctor check
+of the harness's switches).  File layouts:
 
-Three file layouts are handled:
-
-* ``json-groups``: ``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler]}]}}`` inside the
-  harness's own settings file (the user's file: a one-time ``<name>.paxm.bak`` backup);
+* ``json-groups``: ``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler]}]}}`` in the
+  harness's own settings file (a one-time ``<name>.paxm.bak`` backup);
 * ``json-handlers``: ``{"version"?: n, "hooks": {Event: [handler]}}`` in a hooks file of paxm's
-  own (no backup; deleted once nothing but ``version`` is left in it);
-* ``toml-tables``: ``[[hooks]]`` tables, one per handler, with the event inside the table
-  (``tomlkit`` keeps the user's comments and layout; a distribution using it depends on tomlkit).
+  own (deleted once nothing but ``version`` is left);
+* ``toml-tables``: ``[[hooks]]`` tables, one per handler (``tomlkit`` keeps the user's layout).
 
-Only handlers whose command is paxm's (:func:`~paxm_core.integration.is_paxm_hook` for this
-config file and target) are ever changed; everything else keeps its content and order.
+Only handlers whose command is paxm's for this config file and target are ever changed.
 """
 
 from __future__ import annotations
@@ -38,20 +31,27 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
+    Finding,
     HookEvent,
-    HookFileIntegration,
     HookResult,
+    InstallContext,
+    IntegrationBase,
     NativeEvents,
+    Report,
     context_for,
     decode_generic,
+    detect_harness,
     dumps_compact,
+    enabled_hook_events,
     env_path,
     guard_escaped_envelope,
     hook_command_line,
     is_paxm_hook,
+    missing_file_findings,
     named_event,
     parse_payload,
     queue_path,
+    setup_fix_command,
     standard_agent_config,
 )
 from paxm_core.json_settings import (
@@ -224,18 +224,17 @@ def _apply(target: SettingsHooksIntegration | type[SettingsHooksIntegration], sp
     target.display_name = spec.display_name
     target.label = spec.label or spec.display_name
     target.setup_priority = spec.setup_priority
-    target.executable = spec.executable
-    target.hooks_noun = spec.noun
     target.native_events = NativeEvents(spec.events)
 
 
-class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
+class SettingsHooksIntegration(IntegrationBase):
     """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`.
 
     Set ``spec`` on a subclass (or pass one); override only what the harness really has of its own.
     """
 
     spec: SettingsHooksSpec
+    native_events: NativeEvents = NativeEvents(())
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -245,6 +244,53 @@ class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
     def __init__(self, spec: SettingsHooksSpec | None = None) -> None:
         if spec is not None:
             _apply(self, spec)
+
+    def installed_events(self, config: Config) -> list[str]:
+        """``session_start`` always; the others when their recall or write is enabled."""
+        return enabled_hook_events(config, self.name, self.native_events.events)
+
+    def detect(self) -> str | None:
+        """The executable on ``PATH``, else :meth:`detect_dir` if it exists."""
+        return detect_harness(self.spec.executable, self.detect_dir())
+
+    def preflight(self, ctx: InstallContext) -> None:
+        """Refuse (before setup saves anything) a file paxm could not merge."""
+        self.read_hooks(self.hooks_path())
+
+    def install(self, ctx: InstallContext) -> list[str]:
+        """Merge paxm's hooks into the file (idempotent); returns the reported lines."""
+        path, report = self.hooks_path(), Report(ctx)
+        changed = self.update_hooks(ctx.config, self.wanted_hooks(ctx.config))
+        report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
+        return report
+
+    def uninstall(self, ctx: InstallContext) -> list[str]:
+        """Take exactly paxm's hooks out; everything else in the file stays as it was."""
+        report = Report(ctx)
+        if self.update_hooks(ctx.config, None):
+            report(f"removed paxm hooks from {self.hooks_path()}")
+        return report
+
+    def check(self, ctx: InstallContext) -> list[Finding]:
+        """The file readable and present, paxm's hooks current, and the files they run there."""
+        path = self.hooks_path()
+        fix = setup_fix_command(ctx, self.name)
+        try:
+            data, exists = self.read_hooks(path)
+        except Exception as exc:
+            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
+        if not exists:
+            return [Finding("error", f"{self.display_name} {self.spec.noun} missing: {path}", fix)]
+        wanted = self.wanted_hooks(ctx.config)
+        if not self.hooks_current(data, wanted, ctx.config, path):
+            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
+        findings = self.extra_findings(data, wanted, path, fix)
+        findings += missing_file_findings(self.hook_commands(wanted), fix)
+        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+
+    def extra_findings(self, data: HooksData, wanted: WantedHooks, path: Path, fix: str) -> list[Finding]:
+        """Harness-specific problems with installed, current hooks (none by default)."""
+        return []
 
     # -- where and what -------------------------------------------------------------------------
 
