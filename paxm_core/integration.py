@@ -84,6 +84,7 @@ __all__ = [
     "Report",
     "SupportsTranscripts",
     "client_path",
+    "content_text",
     "context_for",
     "decode_generic",
     "detect_harness",
@@ -91,6 +92,8 @@ __all__ = [
     "dumps_compact",
     "env_path",
     "fill_launcher",
+    "generate_marketplace_dir",
+    "hook_launcher_values",
     "guard_escaped_envelope",
     "hook_command",
     "hook_command_line",
@@ -384,6 +387,19 @@ def jsonl_files(root: Path, pattern: str = "**/*.jsonl") -> list[Path]:
     return sorted(p for p in root.glob(pattern) if p.is_file())
 
 
+def content_text(content: object, types: Container[str] = ("text",)) -> str:
+    """The visible text of a transcript message's content: a string, or its parts of ``types``
+    (stripped, joined by newlines); never thinking, reasoning or tool parts."""
+    if isinstance(content, str):
+        return content.strip()
+    parts = (
+        [p.get("text") for p in content if isinstance(p, dict) and p.get("type") in types]
+        if isinstance(content, list)
+        else []
+    )
+    return "\n".join(t.strip() for t in parts if isinstance(t, str) and t.strip())
+
+
 def iso_epoch(value: object) -> float:
     """Seconds since the epoch of an ISO 8601 timestamp in a transcript (``Z`` allowed); ``0.0``
     for anything that is not one, so a reader falls back to the file's own time."""
@@ -498,9 +514,8 @@ def fill_launcher(text: str, values: Mapping[str, str]) -> str:
 
 
 def launcher_values(config: Any) -> dict[str, Any]:
-    """The keyword arguments a generated plugin marketplace's launchers are filled from: this
-    interpreter and hook client, ``config``'s file and capture queue, and the ``paxm`` script
-    (``generate_marketplace(dest, **launcher_values(config))``)."""
+    """The keyword arguments a generated plugin marketplace is filled from: this interpreter and
+    hook client, ``config``'s file and capture queue, and the ``paxm`` script."""
     return {
         "python": interpreter_path(),
         "client": str(client_path()),
@@ -510,9 +525,80 @@ def launcher_values(config: Any) -> dict[str, Any]:
     }
 
 
+def hook_launcher_values(python: str, client: str, config_path: Path, queue_path: str) -> dict[str, str]:
+    """The placeholders of a shipped ``paxm-hook.sh`` launcher."""
+    return {
+        "PAXM_PYTHON": python,
+        "PAXM_CLIENT": client,
+        "PAXM_CONFIG_FILE": str(config_path),
+        "PAXM_QUEUE": queue_path,
+    }
+
+
+#: the file that marks a generated marketplace directory as paxm's
+GENERATED_MARKER = ".paxm-generated"
+
+
+def _create(path: Path, data: bytes, mode: int) -> None:
+    """Write the new file ``path`` with ``mode`` set through its descriptor; ``O_EXCL | O_NOFOLLOW``
+    refuse whatever appeared there meanwhile (a link), so nothing is written or chmod-ed through it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, mode), "wb") as handle:
+        if hasattr(os, "fchmod"):
+            os.fchmod(handle.fileno(), mode)  # the umask may have narrowed the mode
+        handle.write(data)
+
+
+def _mkdir(path: Path) -> None:
+    from paxm_core.json_settings import make_private_dirs
+
+    if make_private_dirs(path) != [path]:
+        raise FileExistsError(f"{path} exists; paxm creates every file of the generated plugin itself")
+
+
+def generate_marketplace_dir(
+    shipped: Path, dest: Path, launchers: Mapping[Path, Mapping[str, str]], files: Mapping[Path, str], owner: str
+) -> None:
+    """(Re)generate the plugin marketplace ``dest`` from the ``shipped`` tree.
+
+    The shipped ``launchers`` (relative paths) get their placeholders filled (:func:`fill_launcher`)
+    and are 0700; ``files`` replace or add the shipped file of that path; every other file is
+    copied 0600, directories 0700.  Built beside ``dest`` and swapped in, so a harness never
+    sees half a plugin; every entry is created by this call, never through a link.
+    """
+    import shutil
+
+    from paxm_core.json_settings import make_private_dirs
+
+    dest = dest.absolute()
+    make_private_dirs(dest.parent)
+    staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)  # a leftover of this pid; rmtree never follows a link
+    try:
+        _mkdir(staging)
+        for directory, subdirs, names in os.walk(shipped):
+            subdirs[:] = sorted(name for name in subdirs if name != "__pycache__")
+            relative = Path(directory).relative_to(shipped)
+            for name in subdirs:
+                _mkdir(staging / relative / name)
+            for name in sorted(names):
+                if relative / name not in launchers and relative / name not in files:
+                    _create(staging / relative / name, (Path(directory) / name).read_bytes(), 0o600)
+        for relative, values in launchers.items():
+            _create(staging / relative, fill_launcher((shipped / relative).read_text(), values).encode(), 0o700)
+        for relative, text in files.items():
+            _create(staging / relative, text.encode(), 0o600)
+        note = f"generated by paxm setup --integration {owner}; regenerated on every setup\n"
+        _create(staging / GENERATED_MARKER, note.encode(), 0o600)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_in_dir(staging, dest)
+
+
 def swap_in_dir(staging: Path, dest: Path) -> None:
-    """Replace the directory ``dest`` by the fully built ``staging`` beside it, so a harness reading
-    ``dest`` meanwhile never sees half of it (the old copy is renamed aside, then deleted)."""
+    """Replace the directory ``dest`` by the fully built ``staging`` beside it (the old copy is
+    renamed aside, then deleted), so a harness reading ``dest`` never sees half of it."""
     import shutil
 
     if dest.exists():
@@ -525,7 +611,7 @@ def swap_in_dir(staging: Path, dest: Path) -> None:
         staging.rename(dest)
 
 
-def remove_generated_dir(dest: Path, marker: str) -> bool:
+def remove_generated_dir(dest: Path, marker: str = GENERATED_MARKER) -> bool:
     """Delete the generated directory ``dest`` only if paxm's ``marker`` file is in it, then its
     parent when that is left empty (other integrations may keep files there); True if removed."""
     import shutil

@@ -28,6 +28,7 @@ from typing import Any
 
 from paxm_core.integration import (
     PastTurn,
+    content_text,
     iso_epoch,
     jsonl_files,
     past_turn,
@@ -88,17 +89,6 @@ def _prompt(content: Any) -> str:
     if not text or text.startswith(_WRAPPERS):
         return ""
     return text
-
-
-def _answer(content: Any) -> str:
-    if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-    ]
-    return "\n".join(t.strip() for t in texts if t.strip())
 
 
 class _Turn:
@@ -188,7 +178,7 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
             cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
             turn = _Turn(key, prompt, started, session, str(cwd))
         elif turn is not None:
-            text = _answer(message.get("content"))
+            text = content_text(message.get("content"))
             if not text:
                 continue  # tool use or thinking only
             # one API message may be split over several records (one per content block)

@@ -345,7 +345,7 @@ class CodexIntegration(IntegrationBase):
             if ours:
                 findings.append(Finding("warn", f"{path} still has paxm hooks although the plugin owns them", fix))
             generated = plugin.generated_dir(Path(config.path).parent)
-            if not (generated / ".paxm-generated").is_file():
+            if not (generated / plugin.GENERATED_MARKER).is_file():
                 findings.append(Finding("error", f"the generated Codex plugin {generated} is missing", fix))
             plugins: Any = doc.get("plugins")
             entry: Any = plugins.get(plugin.PLUGIN_ID) if hasattr(plugins, "get") else None

@@ -20,11 +20,12 @@ Two things upstream did not do:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from paxm_core.integration import HookMessage, tail_json_records, value_text
 
-__all__ = ["SOURCE", "TAIL_BYTES", "turn_tool_messages"]
+__all__ = ["SOURCE", "TAIL_BYTES", "tool_message", "turn_tool_messages"]
 
 #: how much of the rollout's end is read; one turn's tool traffic is far smaller than this
 TAIL_BYTES = 16 * 1024 * 1024
@@ -33,21 +34,22 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 
 
-def _str(obj: dict[str, Any], key: str) -> str:
+def _str(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
 
 
-def _call_message(payload: dict[str, Any]) -> HookMessage | None:
-    name = (_str(payload, "name") or _str(payload, "namespace")).strip()
-    raw_args = payload.get("arguments")
-    if raw_args is None:
-        raw_args = payload.get("input")
-    if raw_args is None:
-        raw_args = payload.get("action")  # local_shell_call
-    args = value_text(raw_args)
-    text = " ".join(p for p in (name, args) if p).strip()
-    return HookMessage("tool_call", text, SOURCE) if text else None
+def tool_message(kind: str, payload: Mapping[str, Any], source: str = SOURCE) -> HookMessage | None:
+    """The call (name and arguments) or result a ``response_item`` of type ``kind`` holds, if any."""
+    if kind in _CALLS:
+        name = (_str(payload, "name") or _str(payload, "namespace")).strip()
+        args = next((payload[k] for k in ("arguments", "input", "action") if payload.get(k) is not None), None)
+        role, text = "tool_call", " ".join(p for p in (name, value_text(args)) if p).strip()
+    elif kind in _OUTPUTS:
+        role, text = "tool_result", value_text(payload.get("output"))
+    else:
+        return None
+    return HookMessage(role, text, source) if text else None
 
 
 def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES) -> list[HookMessage]:
@@ -67,15 +69,9 @@ def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES)
             continue
         if record.get("type") != "response_item":
             continue
-        current = turns[-1][1]
-        if kind in _CALLS:
-            message = _call_message(payload)
-            if message is not None:
-                current.append(message)
-        elif kind in _OUTPUTS:
-            text = value_text(payload.get("output"))
-            if text:
-                current.append(HookMessage("tool_result", text, SOURCE))
+        message = tool_message(kind, payload)
+        if message is not None:
+            turns[-1][1].append(message)
     if turn_id:
         for tid, messages in reversed(turns):
             if tid and tid == turn_id:

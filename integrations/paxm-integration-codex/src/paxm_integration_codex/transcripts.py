@@ -25,19 +25,18 @@ from typing import Any
 from paxm_core.integration import (
     HookMessage,
     PastTurn,
+    content_text,
     iso_epoch,
     jsonl_files,
     past_turn,
     transcript_records,
-    value_text,
 )
 from paxm_integration_codex.config_toml import codex_home
+from paxm_integration_codex.rollout import tool_message
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
 _SOURCE = "codex_backfill"
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 _MAX_LINE = 16 * 1024 * 1024
 
 
@@ -56,19 +55,6 @@ def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
 def _str(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _texts(payload: Mapping[str, Any]) -> str:
-    content = payload.get("content")
-    if isinstance(content, str):
-        return content.strip()
-    parts = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
-            text = _str(part, "text").strip()
-            if text:
-                parts.append(text)
-    return "\n".join(parts).strip()
 
 
 def _is_wrapper(text: str) -> bool:
@@ -142,22 +128,14 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
                 yield done
             turn = None
         elif rtype == "response_item" and kind == "message":
-            text = _texts(payload)
+            text = content_text(payload.get("content"), ("input_text", "output_text", "text"))
             role = _str(payload, "role")
             if role == "user" and text and not _is_wrapper(text) and not turn.user:
                 turn.user = text
             elif role == "assistant" and text and _str(payload, "phase") != "commentary":
                 turn.assistant = text
-        elif rtype == "response_item" and kind in _CALLS:
-            name = (_str(payload, "name") or _str(payload, "namespace")).strip()
-            raw_args = next((payload[k] for k in ("arguments", "input", "action") if k in payload), None)
-            text = " ".join(p for p in (name, value_text(raw_args)) if p).strip()
-            if text:
-                turn.tools.append(HookMessage("tool_call", text, _SOURCE))
-        elif rtype == "response_item" and kind in _OUTPUTS:
-            text = value_text(payload.get("output"))
-            if text:
-                turn.tools.append(HookMessage("tool_result", text, _SOURCE))
+        elif rtype == "response_item" and (message := tool_message(kind, payload, _SOURCE)) is not None:
+            turn.tools.append(message)
     if turn is not None and turn.assistant:
         done = _past_turn(path, session, workspace, turn, fallback_time)
         if done is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import tail_json_records
+from paxm_core.integration import content_text, tail_json_records
 
 __all__ = ["MAX_WAIT_SECONDS", "TAIL_BYTES", "WireTurn", "find_wire", "last_turn", "read_tail", "wait_for_turn"]
 
@@ -63,16 +63,6 @@ def read_tail(path: Path, limit: int = TAIL_BYTES) -> list[dict[str, Any]]:
     return tail_json_records(path, limit)
 
 
-def _text(content: Any) -> str:
-    """Visible text of a message's content (``text`` parts only: no reasoning, no images)."""
-    if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
-        return ""
-    parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-    return "\n".join(t.strip() for t in parts if isinstance(t, str) and t.strip()).strip()
-
-
 def _appended(entry: dict[str, Any]) -> tuple[str, str, str] | None:
     """``(role, source, text)`` of an ``agent.message.appended`` entry."""
     if entry.get("type") != "agent.message.appended":
@@ -83,7 +73,7 @@ def _appended(entry: dict[str, Any]) -> tuple[str, str, str] | None:
         return None
     meta = outer.get("meta") if isinstance(outer, dict) else None
     source = str(meta.get("source") or "") if isinstance(meta, dict) else ""
-    return str(inner.get("role") or ""), source, _text(inner.get("content"))
+    return str(inner.get("role") or ""), source, content_text(inner.get("content"))
 
 
 def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
@@ -124,7 +114,7 @@ def _scan(entries: list[dict[str, Any]]) -> tuple[WireTurn, bool]:
             origin = entry.get("origin")
             if isinstance(origin, dict) and origin.get("kind") not in (None, "user"):
                 continue
-            current = WireTurn(prompt=_text(entry.get("input")), turn_id=str(entry.get("turnId", "")))
+            current = WireTurn(prompt=content_text(entry.get("input")), turn_id=str(entry.get("turnId", "")))
             continue
         appended = _appended(entry)
         if appended is not None:

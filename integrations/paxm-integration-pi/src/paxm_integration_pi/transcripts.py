@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import HookMessage, PastTurn, iso_epoch, jsonl_files, past_turn, transcript_records
+from paxm_core.integration import (
+    HookMessage,
+    PastTurn,
+    content_text,
+    iso_epoch,
+    jsonl_files,
+    past_turn,
+    transcript_records,
+)
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -74,17 +82,7 @@ def _clip(text: str) -> str:
 
 
 def _text(content: Any) -> str:
-    """The visible text of a message's content: ``text`` parts only (never thinking or tool calls)."""
-    if isinstance(content, str):
-        return _clip(content)
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        p["text"].strip()
-        for p in content
-        if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip()
-    ]
-    return _clip("\n".join(texts))
+    return _clip(content_text(content))
 
 
 def _tool_call(part: Mapping[str, Any]) -> str:
