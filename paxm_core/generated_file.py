@@ -86,17 +86,7 @@ class NativeEvent:
 
 @dataclass(frozen=True, slots=True)
 class GeneratedFile:
-    """The format of one generated file: its template, ownership markers and settings slot.
-
-    :param template: the file's source with an empty settings slot ``<start> {} <end>``.
-    :param marker: a line in the first 2 KiB that says "paxm generated this file"; uninstall and
-        setup only ever remove or replace files that carry it (or upstream's markers).
-    :param upstream_markers: strings that together identify the file the Go paxm generated
-        (empty: there is none); setup replaces such a file, uninstall removes it.
-    :param upstream_scan: how many characters of a file are searched for ``upstream_markers``.
-    :param start: the comment opening the settings slot.
-    :param end: the comment closing it.
-    """
+    """The format of one generated file: its template, ownership markers and settings slot."""
 
     template: str
     marker: str
@@ -106,16 +96,11 @@ class GeneratedFile:
     end: str = "/*END_PAXM_SETTINGS*/"
 
     def render(self, settings: Mapping[str, JSONValue], *, replace: Mapping[str, str] | None = None) -> str:
-        """The template with ``settings`` embedded as a JSON literal.
-
-        ``replace`` substitutes text in the template first (once each), for a header that names
-        the agent.  JSON is a JS expression; escaping ``<`` keeps any path literal inert in a
-        module (no ``</script>``, no comment terminator surprises) and ASCII output keeps
-        U+2028/U+2029 escaped.
-        """
+        """The template with ``settings`` embedded as a JSON literal."""
         template = self.template
         for old, new in (replace or {}).items():
             template = template.replace(old, new, 1)
+        # escaping ``<`` keeps a path literal inert in a module; ASCII keeps U+2028/U+2029 escaped
         literal = json.dumps(dict(settings), ensure_ascii=True, indent=2).replace("<", "\\u003c")
         head, rest = template.split(self.start, 1)
         _, tail = rest.split(self.end, 1)
@@ -149,12 +134,7 @@ class GeneratedFile:
 
     @staticmethod
     def write(path: Path, source: str) -> bool:
-        """Write ``source`` to ``path`` atomically, 0600 (new directories 0700); ``False`` when current.
-
-        A current file is left as it is (its mode included: an existing file is never chmod-ed);
-        a new or changed one is a new file replacing the old, or a link at ``path``, never
-        written through it.
-        """
+        """Write ``source`` to ``path`` atomically, 0600 (new directories 0700); ``False`` when current."""
         try:
             if path.read_text(encoding="utf-8") == source:
                 return False
@@ -165,11 +145,7 @@ class GeneratedFile:
         return True
 
     def remove(self, path: Path, *, upstream: bool = True, empty_parent: bool = False) -> bool:
-        """Delete ``path`` if paxm generated it (or upstream, with ``upstream``); ``True`` if removed.
-
-        With ``empty_parent`` its directory goes too when nothing else is left in it (a
-        directory paxm created for the file alone); anything a user put there stays.
-        """
+        """Delete ``path`` if paxm generated it (or upstream, with ``upstream``); ``True`` if removed."""
         if not (self.is_paxm(path) or (upstream and self.is_upstream(path))):
             return False
         path.unlink(missing_ok=True)
@@ -190,19 +166,7 @@ def _head(path: Path, size: int) -> str:
 
 
 class GeneratedFileIntegration(IntegrationBase):
-    """An integration whose whole installation is one file paxm generates into the harness.
-
-    A subclass sets :attr:`artifact` (the noun in messages: ``"plugin"``, ``"extension"``),
-    :attr:`executable`, :attr:`native_events`, and implements :meth:`generated_file` (the
-    format), :meth:`generated_path` (where it goes) and :meth:`home_dir` (the harness's
-    directory, for ``detect``).  Optional seams: :meth:`legacy_paths` (older files of paxm's to
-    replace), :meth:`install_notes` / :meth:`extra_findings` (harness-specific advice),
-    :meth:`settings` (what is embedded), :attr:`remove_empty_parent`.
-
-    Setup refuses to overwrite a file at :meth:`generated_path` that neither this paxm nor
-    upstream generated; uninstall removes only paxm's (and upstream's) file; ``check`` reports a
-    missing, foreign, stale or broken file (interpreter or client gone, another config).
-    """
+    """An integration whose whole installation is one file paxm generates into the harness."""
 
     #: the noun used in every message ("the paxm OpenCode plugin at ...")
     artifact: ClassVar[str] = "plugin"
@@ -389,20 +353,12 @@ class GeneratedFileIntegration(IntegrationBase):
         return wanted
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The file's payload -> :class:`HookEvent` (never raises).
-
-        A generated file sends paxm's field names already (``prompt``,
-        ``last_assistant_message``, ``messages``, ``tool_*``, ``session_id``, ``cwd``,
-        ``workspace``); what is harness-specific is the event names.
-        """
+        """The file's payload -> :class:`HookEvent` (never raises)."""
         event = self.normalized_event(native_event) or EVENT_USER_INPUT
         return decode_generic(raw, self.name, event, native_event.strip())
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """What the file reads on stdout: the context blocks for session start and prompts, else nothing.
-
-        Generated files run the client in ``text`` mode; other modes get the generic output.
-        """
+        """What the file reads on stdout: the context blocks for session start and prompts, else nothing."""
         if mode != "text":
             return super().hook_output(result, mode)
         if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):

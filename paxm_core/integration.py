@@ -121,12 +121,7 @@ __all__ = [
 
 
 class IntegrationBase:
-    """Defaults for :class:`Integration`: subclass and set ``name`` and what differs.
-
-    Subclasses set the class attributes and override the methods their harness needs; the
-    defaults detect nothing, accept only :data:`OWNER_PAXM`, install nothing and use the
-    generic (upstream field names) payload decoder and plain-text output.
-    """
+    """Defaults for :class:`Integration`: subclass and set ``name`` and what differs."""
 
     name: str = ""
     aliases: tuple[str, ...] = ()
@@ -163,11 +158,8 @@ class IntegrationBase:
         return decode_generic(raw, self.name, native_event)
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """Generic output: ``json`` prints the capture result object, any other mode plain text.
-
-        Plain text is the context blocks; nothing when there is none (upstream prints "No
-        memories found.", which only costs the model tokens).
-        """
+        """Generic output: ``json`` prints the capture result object, any other mode the context blocks
+        (nothing when there are none: upstream's "No memories found." only costs the model tokens)."""
         if result.ignored:
             return ""
         if mode == "json":
@@ -181,12 +173,7 @@ def standard_agent_config(
     recall_events: tuple[str, ...] = ("user_input",),
     enabled: bool = False,
 ) -> dict[str, object]:
-    """An ``agents.<name>`` section built from the core's default hook settings (YAML shape).
-
-    For :meth:`Integration.default_agent_config`: passive recall (upstream's defaults) on
-    ``recall_events``, buffered writes on ``write_events`` (``turn_end`` flushes the buffer),
-    active recall on.  The values are the core's, so an integration never copies them.
-    """
+    """An ``agents.<name>`` section built from the core's default hook settings (YAML shape)."""
     from paxm_core.config import defaults as d
     from paxm_core.config.codec import dump_value
     from paxm_core.config.model import AgentConfig, AgentHookConfig, HookRecallConfig, HookWriteConfig
@@ -212,11 +199,7 @@ def dumps_compact(value: JSONValue) -> str:
 
 
 def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> list[str]:
-    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``.
-
-    ``session_start`` always does (it bootstraps the session's context); every other event only
-    when its recall or its write is enabled in ``agents.<target>.hooks``.
-    """
+    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``."""
     agent = (getattr(config, "agents", None) or {}).get(target)
     hooks = getattr(agent, "hooks", None) or {}
     out: list[str] = []
@@ -233,10 +216,8 @@ def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> l
 def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) -> str:
     """The ``paxm setup`` line that reinstalls ``agent``'s hooks without disabling any other agent.
 
-    ``paxm setup --agent X`` pins the agent selection to exactly ``X``, so a doctor fix naming only
-    the broken agent would switch the user's other agents off.  This names every agent the config
-    enables (plus ``agent``), keeps a plugin owner (``--integration``, which leaves the others as they
-    are), and adds ``--config`` when the config is not the default one.
+    ``--agent X`` alone would pin the selection to ``X``, so every enabled agent is named (or the
+    plugin owner kept with ``--integration``), plus ``--config`` when it is not the default.
     """
     import shlex
 
@@ -265,10 +246,7 @@ def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) ->
 
 
 class NativeEvents:
-    """A harness's own hook event names for paxm's events, and the way back.
-
-    :param pairs: ``(paxm event, native event)`` in the order the hooks are installed.
-    """
+    """A harness's own hook event names for paxm's events, and the way back."""
 
     __slots__ = ("_by_native", "_native", "events", "pairs")
 
@@ -284,19 +262,12 @@ class NativeEvents:
         return self._native[event]
 
     def event(self, native: str) -> str:
-        """paxm's event for the name a hook was invoked with.
-
-        A paxm event name stays itself, a native name (in any case) is mapped, an empty name is
-        ``user_input`` and any other name passes through unchanged.
-        """
+        """paxm's event for the name a hook was invoked with."""
         return native if native in self._native else self._by_native.get(native.lower(), native or EVENT_USER_INPUT)
 
 
 def named_event(native_event: str, payload: Mapping[str, object] | bytes | str) -> str:
-    """The native event a hook names: its ``--event`` (stripped), else the payload's ``hook_event_name``.
-
-    ``payload`` is the decoded payload or the raw one (then parsed only when ``--event`` is empty).
-    """
+    """The native event a hook names: its ``--event`` (stripped), else the payload's ``hook_event_name``."""
     native = native_event.strip()
     if native:
         return native
@@ -357,13 +328,10 @@ def past_turn(
     captured_at: float = 0.0,
 ) -> PastTurn:
     """One finished turn read back from the transcript ``path``, as the live ``turn_end`` hook
-    would have produced it.
-
-    Its id is ``backfill-`` and 32 hex digits of the SHA-256 of ``key`` joined by NUL, so the
-    same turn gets the same id on every run (what backfill deduplicates on); ``metadata`` is
-    added after ``session_id``, ``transcript_path`` and ``backfill_turn_id``.
-    """
+    would have produced it."""
     import hashlib
+
+    # the same turn gets the same id on every run: backfill deduplicates on it
 
     turn_id = "backfill-" + hashlib.sha256("\x00".join(key).encode()).hexdigest()[:32]
     event = HookEvent(
@@ -416,13 +384,7 @@ def iso_epoch(value: object) -> float:
 def transcript_records(
     path: Path, limit: int, keep: Callable[[bytes], bool] | None = None
 ) -> tuple[float, Iterator[JSONObject]]:
-    """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines.
-
-    A backfill reader's view of a whole JSONL transcript: a line longer than ``limit`` bytes is
-    skipped without being held whole, a line ``keep`` rejects is skipped undecoded (a cheap
-    byte test before the JSON parse), and blank, partial and damaged lines are skipped; an
-    unreadable file has no records.
-    """
+    """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines."""
     try:
         mtime = path.stat().st_mtime
     except OSError:
@@ -455,13 +417,7 @@ def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None)
 def tail_json_records(
     path: str | os.PathLike[str], limit: int, *, replace_invalid: bool = False
 ) -> list[dict[str, Any]]:
-    """The JSON objects on the lines in the last ``limit`` bytes of a JSONL transcript.
-
-    The first line is dropped when the read began inside it; blank, partial (still being
-    written) and damaged lines are skipped; an unreadable file gives ``[]``.  With
-    ``replace_invalid`` a line that is not valid UTF-8 is read with U+FFFD in place of the bad
-    bytes instead of being skipped.
-    """
+    """The JSON objects on the lines in the last ``limit`` bytes of a JSONL transcript."""
     try:
         with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -498,10 +454,7 @@ def paxm_executable() -> str:
 
 
 def fill_launcher(text: str, values: Mapping[str, str]) -> str:
-    """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``.
-
-    :raises ValueError: the launcher has no placeholder line for one of ``values``.
-    """
+    """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``."""
     import re
     import shlex
 
@@ -559,13 +512,7 @@ def _mkdir(path: Path) -> None:
 def generate_marketplace_dir(
     shipped: Path, dest: Path, launchers: Mapping[Path, Mapping[str, str]], files: Mapping[Path, str], owner: str
 ) -> None:
-    """(Re)generate the plugin marketplace ``dest`` from the ``shipped`` tree.
-
-    The shipped ``launchers`` (relative paths) get their placeholders filled (:func:`fill_launcher`)
-    and are 0700; ``files`` replace or add the shipped file of that path; every other file is
-    copied 0600, directories 0700.  Built beside ``dest`` and swapped in, so a harness never
-    sees half a plugin; every entry is created by this call, never through a link.
-    """
+    """(Re)generate the plugin marketplace ``dest`` from the ``shipped`` tree."""
     import shutil
 
     from paxm_core.json_settings import make_private_dirs
@@ -631,11 +578,7 @@ UPSTREAM_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use"
 
 
 def remove_upstream_shims(config_dir: Path, target: str, is_shim: Callable[[bytes], bool]) -> list[Path]:
-    """Delete upstream's ``hooks/<target>-<event>[.ps1]`` shim scripts under ``config_dir``.
-
-    Only a file whose first 4 KiB ``is_shim`` recognises is deleted (a user's own script of
-    that name stays); returns the paths removed.
-    """
+    """Delete upstream's ``hooks/<target>-<event>[.ps1]`` shim scripts under ``config_dir``."""
     removed = []
     for event in UPSTREAM_SHIM_EVENTS:
         for suffix in ("", ".ps1"):
@@ -651,11 +594,8 @@ def remove_upstream_shims(config_dir: Path, target: str, is_shim: Callable[[byte
 
 
 def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: str = "paxm hook") -> list[Finding]:
-    """An ``error`` for every file an installed hook command runs that no longer exists.
-
-    A hook whose interpreter or client is gone still exits 0 (the guard), so without this doctor
-    check it would fail silently on every event.  Commands that are not paxm's are skipped.
-    """
+    """An ``error`` for every file an installed hook command runs that no longer exists (the guard
+    makes such a hook exit 0, so it would fail silently on every event)."""
     findings: list[Finding] = []
     for command in commands:
         hook = parse_hook_command(command)
@@ -666,10 +606,7 @@ def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: s
 
 
 def context_for(result: HookResult, events: Container[str]) -> str:
-    """``result``'s context blocks when the harness injects them for its event, else ``""``.
-
-    ``""`` for an ignored result, an event not in ``events`` and a blank context.
-    """
+    """``result``'s context blocks when the harness injects them for its event, else ``""``."""
     if result.ignored or result.event not in events:
         return ""
     context = result.context
@@ -682,10 +619,9 @@ _escaped_tag: re.Pattern[str] | None = None
 def guard_escaped_envelope(context: str) -> str:
     """``context`` with every already-escaped ``paxm-recall`` tag escaped once more (real tags untouched).
 
-    For a harness that HTML-escapes injected text: it turns the real ``<paxm-recall ...>`` tags
-    into ``&lt;paxm-recall ...&gt;``, which is what the envelope makes of a tag forged inside
-    recalled content.  Escaping the ``&`` of each already-escaped tag (``&lt;``, ``&#60;``,
-    ``&#x3c;``, any case) keeps the forgery distinguishable whatever the harness does to ``&``.
+    For a harness that HTML-escapes injected text, which makes real tags look like the escaped
+    forgeries the envelope makes of tags inside recalled content: escaping their ``&`` again
+    keeps the two apart.
     """
     global _escaped_tag
     if _escaped_tag is None:

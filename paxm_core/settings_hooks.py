@@ -117,11 +117,7 @@ WantedHooks: TypeAlias = dict[str, JSONObject] | list[JSONObject]
 
 @dataclass(frozen=True)
 class Location:
-    """Where a harness keeps the file paxm's hooks go in.
-
-    The file is ``$<override>`` when set, else ``<home>/<file>``; the home is ``$<home_var>``
-    when set, else ``~/<home>`` (``home=""``: ``~`` itself).  Paths are absolute, ``~`` expanded.
-    """
+    """Where a harness keeps the file paxm's hooks go in."""
 
     override: str
     home_var: str = ""
@@ -141,33 +137,14 @@ class Location:
 class SettingsHooksSpec:
     """Everything that makes one settings-file harness different from the next.
 
-    :param name: the agent name (``agents.<name>``, ``--target``).
-    :param display_name: the harness's human name (also its memory label unless ``label`` is set).
-    :param location: where the hooks file is.
-    :param events: ``(paxm event, native event)`` in installation order.
-    :param handler: the handler paxm installs per event; ``"{command}"`` and ``"{native}"`` in a
-        string value are replaced by the hook command and the native event name.
-    :param layout: the file's shape (see the module docstring).
-    :param matchers: native event -> the ``matcher`` of paxm's group (``json-groups``).
-    :param output: what the hook prints (:data:`Output`).
-    :param html_escaped: the harness HTML-escapes injected context, so already-escaped envelope
-        tags are escaped once more (:func:`~paxm_core.integration.guard_escaped_envelope`).
-    :param reply_field: the payload field holding the final reply on ``turn_end``, when the
-        generic decoder does not know it.
-    :param what: how messages name the file (default ``"<display_name> settings"``).
-    :param noun: doctor's ``"<display_name> <noun> missing: <path>"``.
-    :param hint: the advice when the file is not valid JSON.
-    :param switches: keys of ``hooks`` that are settings, not events (left alone).
-    :param refresh: handler keys brought up to date in place when paxm's handler already has the
-        wanted command (without it, a handler that differs in any key is replaced by a new group).
-    :param version: ``json-handlers``: the ``version`` written first into a new file.
-    :param legacy_block: ``toml-tables``: begin and end marker comments of a text block an older
-        paxm wrote; it is removed whenever paxm rewrites the file.
-    :param match_aliases: a hook whose ``--target`` is one of ``aliases`` is paxm's too.
-    :param upstream_shims: a command naming one of the shim scripts upstream (the Go paxm)
-        wrote, ``<paxm config dir>/hooks/<name>-<event>``, is paxm's too (and so replaced).
-    :param detect_home: :meth:`detect` looks for the harness's home, not the file's directory.
-    :param write_events: the paxm events captured by the default ``agents.<name>`` settings.
+    ``handler`` is the handler paxm installs per event (``"{command}"`` and ``"{native}"`` in a
+    string value become the hook command and the native event); ``matchers`` give paxm's group
+    a ``matcher`` per native event; ``reply_field`` is the payload field holding the reply on
+    ``turn_end`` when the generic decoder does not know it; ``switches`` are keys of ``hooks``
+    that are settings, not events; ``refresh`` are handler keys updated in place when paxm's
+    handler already runs the wanted command; ``version`` goes first into a new ``json-handlers``
+    file; ``legacy_block`` are the marker comments of a block an older paxm wrote into a TOML
+    file; ``upstream_shims`` makes upstream's ``<config dir>/hooks/<name>-<event>`` shims paxm's.
     """
 
     name: str
@@ -228,10 +205,7 @@ def _apply(target: SettingsHooksIntegration | type[SettingsHooksIntegration], sp
 
 
 class SettingsHooksIntegration(IntegrationBase):
-    """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`.
-
-    Set ``spec`` on a subclass (or pass one); override only what the harness really has of its own.
-    """
+    """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`."""
 
     spec: SettingsHooksSpec
     native_events: NativeEvents = NativeEvents(())
@@ -406,11 +380,7 @@ class SettingsHooksIntegration(IntegrationBase):
     # -- the hook runtime -----------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The payload -> :class:`HookEvent` with the generic decoder's field names (never raises).
-
-        Without an event on the command line the payload's ``hook_event_name`` decides; the
-        spec's ``reply_field`` carries the reply on ``turn_end`` when the harness names it so.
-        """
+        """The payload -> :class:`HookEvent` with the generic decoder's field names (never raises)."""
         payload = parse_payload(raw)
         native = named_event(native_event, payload)
         event = self.native_events.event(native.strip())
@@ -421,10 +391,7 @@ class SettingsHooksIntegration(IntegrationBase):
         return hook
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """The context for session start and prompts, shaped as the spec's ``output``; else nothing.
-
-        Never a ``decision``, so paxm cannot keep the harness from finishing a turn.
-        """
+        """The context for session start and prompts, shaped as the spec's ``output``; else nothing."""
         context = context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_PRE_TOOL))
         if not context:
             return ""
@@ -460,12 +427,7 @@ def merge_handlers(
     version: int | None = None,
     where: str = "hooks file",
 ) -> JSONObject:
-    """``data`` with exactly the paxm handlers in ``wanted`` (event -> handler); input unchanged.
-
-    An identical paxm handler already in place stays where it is; stale ones are removed
-    (events they leave empty are dropped); missing ones are appended.  ``version`` goes first
-    into a file that gets hooks and has none.
-    """
+    """``data`` with exactly the paxm handlers in ``wanted`` (event -> handler); input unchanged."""
 
     def ours(handler: JSONValue) -> bool:
         command = handler.get(command_key) if isinstance(handler, dict) else None
@@ -587,11 +549,7 @@ def _strip_legacy_block(text: str, block: tuple[str, str] | None, where: str) ->
 
 
 def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None = None) -> TomlHooks:
-    """Parse ``path`` (a missing file is an empty document).
-
-    :raises IntegrationError: unreadable, not TOML, or ``hooks`` of the wrong shape (the file is
-        never rewritten then).
-    """
+    """Parse ``path`` (a missing file is an empty document)."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -613,12 +571,7 @@ def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None 
 
 
 def write_toml_hooks(config: TomlHooks) -> None:
-    """Write the document back atomically, 0600, at a symlink's target.
-
-    The first time paxm changes an existing non-empty file its original is kept beside it as
-    ``<name>.paxm.bak`` (never overwritten later).  When the document no longer has any content
-    at all the file is removed instead (an empty config and none are the same to a harness).
-    """
+    """Write the document back atomically, 0600, at a symlink's target."""
     text = config.text()
     if not text.strip():
         config.path.unlink(missing_ok=True)

@@ -136,8 +136,7 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
     def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``owner``: settings.json hooks (``paxm``) or the generated plugin (``claude-plugin``).
 
-        Plugin ownership also removes paxm's settings.json hooks, so nothing fires twice.
-        Returns the lines it reported (also written through ``ctx.echo``).
+        The plugin owner also removes paxm's settings.json hooks, so nothing fires twice.
         """
         config = ctx.config
         report = Report(ctx)

@@ -181,11 +181,7 @@ class ClineIntegration(IntegrationBase):
         return findings or [Finding("ok", f"paxm plugin installed at {path}")]
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The plugin's payload (paxm's generic field names) -> :class:`HookEvent` (never raises).
-
-        The plugin passes paxm's event names; Cline's own hook names (upstream's hook files,
-        or a payload's ``hook_event_name``) are mapped too.
-        """
+        """The plugin's payload (paxm's generic field names) -> :class:`HookEvent` (never raises)."""
         native = named_event(native_event, raw)
         event = native if native in EVENTS else _NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
         return decode_generic(raw, self.name, event, native)

@@ -74,9 +74,8 @@ def is_paxm_plugin(path: Path) -> bool:
 def write_plugin(path: Path, source: str) -> bool:
     """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current.
 
-    A current plugin is left exactly as it is, its mode included: paxm sets modes only on files
-    it creates, and ``path`` may be a link to a file that is not paxm's (``paxm config doctor``
-    reports a widened mode with its fix).  A new plugin replaces a link, never writes through it.
+    A current plugin is left as it is, mode included (``path`` may be a link to a file that is
+    not paxm's); a new one replaces a link, never writes through it.
     """
     try:
         if path.read_text(encoding="utf-8") == source:

@@ -194,14 +194,7 @@ def _drop_state(doc: tomlkit.TOMLDocument, keys: set[str]) -> bool:
 def merge_hooks(
     doc: tomlkit.TOMLDocument, wanted: Mapping[str, WantedHook], is_ours: IsOurs, *, path: Path, where: str = ""
 ) -> bool:
-    """Make ``doc``'s paxm handlers exactly ``wanted`` (native event -> handler); in place.
-
-    ``wanted`` empty removes every paxm handler (uninstall).  A handler that is already exactly
-    as wanted, in the last group of its event, stays untouched (idempotent, keeps its trust).
-    Other paxm handlers are removed with the groups they emptied and their ``[hooks.state]``
-    trust entries; events and a ``[hooks]`` table left empty by that are removed too.
-    Returns whether anything changed.
-    """
+    """Make ``doc``'s paxm handlers exactly ``wanted`` (native event -> handler); in place."""
     import tomlkit
     from tomlkit.items import AoT
 
@@ -262,11 +255,7 @@ def merge_hooks(
 
 
 def read_config(path: Path) -> tuple[tomlkit.TOMLDocument, str | None]:
-    """The parsed config and its original text (``None`` when the file does not exist).
-
-    :raises IntegrationError: the file is not valid TOML (paxm never rewrites a file it cannot
-        parse: that would lose the user's settings).
-    """
+    """The parsed config and its original text (``None`` when the file does not exist)."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 

@@ -112,13 +112,7 @@ class CodexIntegration(IntegrationBase):
     # -- hook runtime ---------------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """Codex's hook JSON -> :class:`HookEvent` (never raises).
-
-        Codex payloads are Claude-compatible (``prompt``, ``last_assistant_message``,
-        ``tool_name``/``tool_input``/``tool_response``, ``session_id``, ``turn_id``, ``cwd``,
-        ``transcript_path``).  On ``Stop`` the turn's tool calls and results are read from the
-        rollout transcript (:mod:`paxm_integration_codex.rollout`); reasoning is never read.
-        """
+        """Codex's hook JSON -> :class:`HookEvent` (never raises)."""
         obj = parse_payload(raw)
         native = named_event(native_event, obj)
         event = normalized_event(native) or EVENT_USER_INPUT
@@ -142,12 +136,9 @@ class CodexIntegration(IntegrationBase):
     def hook_output(self, result: HookResult, mode: str) -> str:
         """What Codex reads on stdout: context only for SessionStart/UserPromptSubmit/PreToolUse, else nothing.
 
-        ``--json`` (what paxm installs) prints ``hookSpecificOutput.additionalContext``; plain
-        ``text`` (upstream's legacy ``recall --hook-event`` entry) prints the context itself, which
-        Codex also injects, except before a tool: Codex reads only JSON there, so ``PreToolUse``
-        always gets the JSON (with no ``permissionDecision``: the tool runs as it would have).  Any
-        other JSON shape would be dropped by Codex silently, so none is ever printed, and a Stop
-        hook never prints a ``decision`` that could keep Codex running.
+        Codex silently drops any other JSON shape and reads only JSON before a tool, so
+        ``PreToolUse`` always gets ``hookSpecificOutput`` (never a decision that could block a tool
+        or keep Codex running); upstream's ``text`` mode prints the context itself elsewhere.
         """
         native = _CONTEXT_EVENTS.get(result.event)
         if result.ignored or native is None or not result.context.strip():
@@ -173,18 +164,13 @@ class CodexIntegration(IntegrationBase):
         return wanted
 
     def preflight(self, ctx: InstallContext) -> None:
-        """Check that Codex's config.toml can be merged, before anything is saved.
-
-        :raises IntegrationError: the file is unreadable, not valid TOML, or its ``[hooks]`` is
-            not a table of arrays.
-        """
+        """Check that Codex's config.toml can be merged, before anything is saved."""
         config_toml.read_config(config_toml.config_path())
 
     def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``ctx.owner``: trusted config.toml hooks (``paxm``) or the plugin (``codex-plugin``).
 
-        Plugin ownership removes paxm's config.toml hooks, so nothing fires twice.  Returns the
-        lines it reported (also written through ``ctx.echo``).
+        The plugin owner also removes paxm's config.toml hooks, so nothing fires twice.
         """
         config = ctx.config
         report = Report(ctx)

@@ -53,11 +53,7 @@ def tool_message(kind: str, payload: Mapping[str, Any], source: str = SOURCE) ->
 
 
 def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES) -> list[HookMessage]:
-    """Tool calls/results of one turn of the rollout at ``path`` (missing or corrupt -> ``[]``).
-
-    :param turn_id: the Stop payload's ``turn_id``; when a ``task_started`` record carries the
-        same id, that turn is returned, otherwise the last turn in the file.
-    """
+    """Tool calls/results of one turn of the rollout at ``path`` (missing or corrupt -> ``[]``)."""
     turns: list[tuple[str, list[HookMessage]]] = [("", [])]
     for record in tail_json_records(os.path.expanduser(path), limit):
         payload = record.get("payload")

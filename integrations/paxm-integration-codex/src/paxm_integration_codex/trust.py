@@ -81,10 +81,7 @@ def find_codex(environ: Mapping[str, str] | None = None) -> str | None:
 def list_hooks(
     codex: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout: float = LIST_TIMEOUT
 ) -> list[HookTrust]:
-    """Every hook the installed Codex sees for ``cwd``, with its hash and trust status.
-
-    :raises TrustError: Codex did not start or did not answer in ``timeout`` seconds.
-    """
+    """Every hook the installed Codex sees for ``cwd``, with its hash and trust status."""
     try:
         process = subprocess.Popen(
             [codex, "app-server"],
@@ -157,11 +154,7 @@ def list_hooks(
 
 
 def record_trust(doc: tomlkit.TOMLDocument, hooks: list[HookTrust], is_ours: Callable[[HookTrust], bool]) -> list[str]:
-    """Write ``[hooks.state]`` trust for every hook ``is_ours`` accepts that is not trusted yet.
-
-    Returns the trusted keys.  The entry is replaced wholesale, so a stale hash (after the
-    command changed) never survives.
-    """
+    """Write ``[hooks.state]`` trust for every hook ``is_ours`` accepts that is not trusted yet."""
     import tomlkit
 
     trusted: list[str] = []
@@ -178,7 +171,7 @@ def record_trust(doc: tomlkit.TOMLDocument, hooks: list[HookTrust], is_ours: Cal
             hooks_table["state"] = state
             state = hooks_table["state"]
         hook_hash, _, content_hash = hook.current_hash.partition("/")
-        entry = tomlkit.table()
+        entry = tomlkit.table()  # replaced wholesale: a stale hash never survives
         entry["trusted_hash"] = hook_hash
         if content_hash:
             entry["trusted_content_hash"] = content_hash

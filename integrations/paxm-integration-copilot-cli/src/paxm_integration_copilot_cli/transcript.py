@@ -33,11 +33,7 @@ MAX_WAIT_SECONDS = 3.0  # within the hook client's 5 s default, with room for a 
 
 @dataclass(frozen=True, slots=True)
 class TurnText:
-    """The last turn in a session log: the user's prompt and the final visible reply.
-
-    ``stopped`` is true once the log holds the ``agentStop`` hook call after the prompt: the
-    turn is completely on disk.
-    """
+    """The last turn in a session log: the user's prompt and the final visible reply."""
 
     prompt: str = ""
     reply: str = ""
@@ -80,9 +76,8 @@ def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
 def wait_for_turn(transcript: str, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> TurnText:
     """:func:`last_turn`, re-read until the turn is on disk (``stopped``) or ``timeout`` passes.
 
-    Copilot writes the log asynchronously, so a session's file may not exist yet when its first
-    ``agentStop`` runs: it is waited for while its session directory exists.  A wrong name, or a
-    path whose directory is gone, is not waited for.
+    A missing file is waited for while its session directory exists (Copilot writes it
+    asynchronously); a wrong name or a gone directory is not.
     """
     path = Path(transcript)
     deadline = time.monotonic() + timeout

@@ -26,11 +26,7 @@ _UPSTREAM_EVENTS = ("session_start", "user_input", "turn_end", "tool_use", "tool
 
 
 def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
-    """Whether ``command`` is paxm's hook for ``target`` and the paxm config file ``config_path``.
-
-    True for the command :func:`~paxm_core.integration.hook_command_line` builds (guarded or
-    not), and for the shim upstream paxm registered for the same config directory.
-    """
+    """Whether ``command`` is paxm's hook for ``target`` and the paxm config file ``config_path``."""
     config = Path(config_path).expanduser().absolute()
     shims = [str(config.parent / "hooks" / f"{target}-{event}") for event in _UPSTREAM_EVENTS]
     try:
@@ -55,11 +51,7 @@ def _ours(entry: Any, is_ours: IsOurs) -> bool:
 
 
 def merge_flat(entries: list[Any], want: dict[str, Any] | None, is_ours: IsOurs) -> list[Any]:
-    """``entries`` with exactly one paxm entry equal to ``want`` (none when ``want`` is ``None``).
-
-    An identical paxm entry stays where it is; other paxm entries (stale paths) go; a missing
-    one is appended.  The input list is not modified.
-    """
+    """``entries`` with exactly one paxm entry equal to ``want`` (none when ``want`` is ``None``)."""
     out: list[Any] = []
     kept = False
     for entry in entries:
@@ -74,11 +66,8 @@ def merge_flat(entries: list[Any], want: dict[str, Any] | None, is_ours: IsOurs)
 
 
 def merge_groups(groups: list[Any], want: dict[str, Any] | None, is_ours: IsOurs) -> list[Any]:
-    """Claude-style groups with exactly one paxm group equal to ``want`` (none when ``None``).
-
-    A user's group that also holds a paxm handler keeps its other handlers (the group goes only
-    when paxm's handler was its last one).  The input list is not modified.
-    """
+    """Claude-style groups with exactly one paxm group equal to ``want`` (none when ``None``); a
+    user's group that also holds a paxm handler keeps its other handlers."""
     out: list[Any] = []
     kept = False
     for group in groups:

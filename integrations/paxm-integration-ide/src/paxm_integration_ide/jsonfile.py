@@ -23,13 +23,7 @@ def dumps_file(value: Any) -> str:
 def write_object(
     path: Path, value: dict[str, Any], original: bytes | None, *, backup: bool = True, made: list[Path] | None = None
 ) -> bool:
-    """Write ``value`` to ``path`` (0600, atomically, at a symlink's target) unless nothing changed.
-
-    Returns whether the file was written.  Missing parent directories are created 0700.
-    :param backup: keep the original as ``<name>.paxm.bak`` if there is none yet (install does;
-        uninstall, and files paxm created, do not).
-    :param made: collects the directories created for the file.
-    """
+    """Write ``value`` to ``path`` (0600, atomically, at a symlink's target) unless nothing changed."""
     if original is not None and original.decode("utf-8-sig", errors="replace").strip() == dumps_file(value).strip():
         return False
     created = write_json_object(path, value, original if backup else None)

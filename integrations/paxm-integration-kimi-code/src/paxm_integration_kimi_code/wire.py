@@ -84,12 +84,8 @@ def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
 def wait_for_turn(path: Path, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> WireTurn:
     """The last ended turn of ``path``, once no later turn is still being written.
 
-    Kimi appends to ``wire.jsonl`` through an asynchronous writer, so when its ``Stop`` hook
-    runs, the turn's final reply and end marker may still be queued in that writer (seen on a
-    loaded machine: the turn's tool call on disk, its reply not yet). Reading at once would then
-    give the *previous* turn, stored a second time. So the file is re-read while a turn has
-    started after the last ended one, for at most ``timeout`` seconds; after that the last ended
-    turn is returned as before.
+    Kimi writes ``wire.jsonl`` asynchronously: when ``Stop`` runs, the turn's reply may not be on
+    disk yet, and reading at once would store the previous turn again.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -100,12 +96,7 @@ def wait_for_turn(path: Path, *, timeout: float = MAX_WAIT_SECONDS, poll: float 
 
 
 def _scan(entries: list[dict[str, Any]]) -> tuple[WireTurn, bool]:
-    """``(last ended turn, whether a later turn has started and not ended)``.
-
-    A turn starts at ``turn.prompt`` (the user's own input, not hook output or reminders) and
-    ends at ``agent.turn.ended`` (or ``turn.ended``); its replies are the ``agent.message.appended`` assistant messages
-    from the model.  When the tail begins inside the turn, the prompt is simply empty.
-    """
+    """``(last ended turn, whether a later turn has started and not ended)``."""
     current: WireTurn | None = None
     ended: list[WireTurn] = []
     for entry in entries:

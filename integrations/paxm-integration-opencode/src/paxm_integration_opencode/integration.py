@@ -51,11 +51,7 @@ class OpenCodeIntegration(GeneratedFileIntegration):
         return next(filter(None, map(env_path, self.config_dir_env)), None) or (xdg / self.xdg_dir_name).absolute()
 
     def dependency_missing(self) -> bool:
-        """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there.
-
-        With any plugin file in ``plugins/`` OpenCode waits, at every start, for that package to
-        be installed into the config dir; offline the install retries for about 70 s.
-        """
+        """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there."""
         return not (self.config_dir() / "node_modules" / self.dependency_package / "package.json").is_file()
 
     def dependency_fix(self) -> str:
@@ -127,10 +123,8 @@ class OpenCodeIntegration(GeneratedFileIntegration):
 class KiloIntegration(OpenCodeIntegration):
     """Kilo Code (the ``kilo`` CLI): OpenCode's plugin API unchanged, its own config dir ``~/.config/kilo``.
 
-    Kilo reads ``kilo.json`` (and ``opencode.json``) and loads ``plugins/*.js`` from that dir,
-    and installs ``@kilocode/plugin`` there when a plugin is present.  Kilo publishes CLI
-    releases without a matching ``@kilocode/plugin`` release (7.7.9 has none), and Kilo only
-    checks the package *name* against ``package-lock.json``, so the fix installs the latest.
+    Kilo checks only the *name* of ``@kilocode/plugin`` and publishes CLI releases without a
+    matching package release, so the dependency fix installs the latest.
     """
 
     name = "kilo"
