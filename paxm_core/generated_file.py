@@ -1,16 +1,9 @@
 """Integrations that install one generated file (a JS plugin, a TS extension ...) into a harness.
 
-Several harnesses load a plugin file from a directory of theirs (OpenCode's ``plugins/``, Pi's
-``extensions/<name>/index.ts``, Cline ...).  paxm writes that file from a template with its
-settings embedded as a JSON literal between two comment markers, owns it outright, and removes
-only files it recognises as its own.  What is the same for every such harness lives here:
-
-* :class:`GeneratedFile` -- the file format: render a template, read the embedded settings back,
-  recognise paxm's file (a marker in its first lines) and upstream's (the Go paxm's markers),
-  write it atomically 0600 in 0700 directories, remove it.
-* :class:`GeneratedFileIntegration` -- an :class:`~paxm_core.integration.IntegrationBase` whose
-  preflight / install / uninstall / check / hook output are those of a generated-file harness;
-  a subclass says where the file goes, which template and markers, and which events it forwards.
+:class:`GeneratedFile` is the format (a template with paxm's settings embedded as a JSON literal
+between two comment markers, paxm's marker in its first lines, upstream's markers);
+:class:`GeneratedFileIntegration` is preflight, install, uninstall, doctor and hook output for a
+harness that loads such a file; a subclass says where it goes and which events it forwards.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """A harness's JSON settings file, handled the careful way: read, merge paxm's hook groups, write.
 
-For integrations whose harness keeps hooks in a JSON file.  Reading never rewrites a file it
-cannot parse (the error says where, and that paxm changed nothing); writing is atomic, 0600, at
-a symlink's target, and keeps the user's original beside it (``<name>.paxm.bak``) the first
-time paxm changes it.  :func:`merge_hook_groups` handles the common matcher-group shape
-``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler, ...]}]}}``: only handlers the
-integration's ``is_ours`` test claims are touched, everything else keeps its content and order.
+A file paxm cannot parse is never rewritten; writes are atomic, 0600, at a symlink's target, and
+keep the user's original as ``<name>.paxm.bak`` the first time.  Only handlers ``is_ours``
+claims are touched; everything else keeps its content and order.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Codex's ``config.toml``: locating it, merging paxm's hooks in and taking them out.
 
-Edits go through ``tomlkit`` (a format-preserving TOML library), so the user's comments, key
-order, other tables and odd spacing survive byte for byte outside what paxm changes.  The file
-work is careful: a file that is not valid TOML is never rewritten, the first change keeps the
-original as ``config.toml.paxm.bak`` (never overwritten later), writes are atomic with mode
-0600 and follow a symlinked dotfile to its target.
-
-A handler is paxm's when its command runs paxm's hook client for *this* paxm config with
-``--target codex`` (any interpreter or install location, so an install from a moved or
-upgraded virtualenv is recognised and replaced), or is one of upstream's shell shims
-(``<paxm configdir>/hooks/codex-<event>``, including the older ``codex-user_prompt``).
-Nothing else is ever touched.
-
-paxm's groups are appended at the *end* of each event's array: Codex keys hook trust by the
-position of a group (``<file>:<event>:<group>:<handler>``), so putting paxm last means adding
-or removing it never shifts, and so never un-trusts, one of the user's own hooks.
+Edits go through ``tomlkit``, so the user's comments and layout survive outside what paxm
+changes.  A handler is paxm's when its command runs paxm's hook client for this config with
+``--target codex``, or is one of upstream's shims (``<paxm configdir>/hooks/codex-<event>``).
+paxm's groups go at the *end* of each event's array: Codex keys hook trust by group position, so
+adding or removing paxm never shifts (and un-trusts) one of the user's hooks.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """The tool calls and results of the current Codex turn, read from its rollout transcript.
 
-Codex writes every session to a JSONL "rollout" file (the ``transcript_path`` of each hook
-payload).  A turn starts with an ``event_msg`` whose payload type is ``task_started``; the
-model's tool calls are ``response_item`` records of type ``function_call`` /
-``custom_tool_call`` (name + arguments/input), their results ``function_call_output`` /
-``custom_tool_call_output``.  Reasoning items (``type: reasoning``) are never read, and tool
-arguments/outputs go through the core's sanitizer, so hidden reasoning never reaches a memory.
-
-Two things upstream did not do:
-
-* only the tail of the file is read (:data:`TAIL_BYTES`): the current turn is at the end, and a
-  long session's rollout grows to many megabytes, so a full scan per turn would cost more each
-  turn;
-* when the Stop payload names its ``turn_id`` and the rollout's ``task_started`` carries turn
-  ids, the turn with that id is used, so an event replayed later (after the daemon was down)
-  still gets its own turn's tools rather than whatever turn is last by then.
+Only the tail of the rollout is read (:data:`TAIL_BYTES`: a long session's file grows to many
+megabytes), and a Stop payload's ``turn_id`` picks its own turn when ``task_started`` records
+carry ids, so an event replayed later still gets its own tools.  Reasoning items are never read.
 """
 
 from __future__ import annotations

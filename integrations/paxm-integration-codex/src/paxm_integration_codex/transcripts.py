@@ -1,17 +1,10 @@
 """Codex's stored sessions (rollout JSONL files) read back as finished turns, for backfill.
 
-Where: ``$PAXM_CODEX_SESSIONS``, else ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``;
-every ``*.jsonl`` below it, sorted.
-
-A rollout has a ``session_meta`` record (``payload.id`` is the session, ``payload.cwd`` the
-workspace), then per turn: ``event_msg`` ``task_started`` (with ``turn_id``), the turn's
-``response_item`` records and ``event_msg`` ``task_complete`` (with ``last_agent_message``).
-Older Codex releases (and the TUI) also write ``event_msg`` ``user_message`` /
-``agent_message``; both shapes are understood.  Only what the user typed and what Codex
-answered is kept, plus tool calls and results: ``developer`` items (where paxm's own recalled
-context lives) and Codex's wrapper messages (``<environment_context>`` ...) are skipped, so a
-backfill never stores recalled memories again, and reasoning items are never read.
-Unreadable lines are skipped; a turn without both a user prompt and an answer is dropped.
+Where: ``$PAXM_CODEX_SESSIONS``, else ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``.
+A rollout has a ``session_meta`` record, then per turn ``event_msg`` ``task_started``, the
+turn's ``response_item`` records and ``task_complete`` (older releases: ``user_message`` /
+``agent_message``; both are read).  ``developer`` items (paxm's recalled context), Codex's
+wrapper messages and reasoning are never read.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Codex hook trust: ask the installed Codex which hooks it would run, and trust paxm's.
 
-Codex (0.130 and later) silently skips a configured hook until the user trusts it; the TUI's
-``/hooks`` screen records the trust in ``config.toml``::
-
-    [hooks.state."<key>"]
-    trusted_hash = "sha256:..."            # the hash of the handler Codex computed
-    trusted_content_hash = "sha256:..."    # plugin hooks only: the plugin content's hash
-
-Rather than re-implement Codex's hash, paxm asks the installed binary: ``codex app-server``
-(JSON-RPC over stdio) answers ``hooks/list`` with every hook's ``key``, ``currentHash`` and
-``trustStatus``.  A plugin hook's ``currentHash`` is ``"<hook hash>/<content hash>"``, which
-Codex stores as the two fields above (storing the combined string makes the hook fail).
-
-Only hooks that are paxm's are ever trusted: config hooks whose command is paxm's hook client
-for this paxm config, and hooks of paxm's own plugin.
+Codex skips a hook until it is trusted in ``config.toml`` (``[hooks.state."<key>"]`` with
+``trusted_hash`` and, for plugin hooks, ``trusted_content_hash``).  Rather than re-implement
+Codex's hash, paxm asks ``codex app-server`` (``hooks/list``) for each hook's key, hash and
+status; a plugin hook's ``"<hook hash>/<content hash>"`` is stored as the two fields.  Only
+paxm's config hooks and paxm's plugin's hooks are ever trusted.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""The reply of a finished Copilot CLI turn, read from the session's ``events.jsonl``.
+"""The reply of a finished Copilot CLI turn, read from the tail of the session's ``events.jsonl``.
 
-``agentStop`` gives only ``transcriptPath``.  The session log is one JSON event per line
-(``user.message``, ``assistant.message`` with ``content`` and ``toolRequests``, ``hook.start``,
-...).  Only its tail is read (a long session's log grows without bound), lines that do not parse
-are skipped (the file may be mid-write), and a missing file is no reply.  Only the visible
-``content`` of assistant messages is taken: reasoning fields never leave this module.
-
-Copilot appends to the log asynchronously: when the ``agentStop`` hook runs, the turn's last
-lines may not be on disk yet (seen with a warm hook daemon, which reads the file within tens of
-milliseconds).  The ``hook.start`` line of the ``agentStop`` call itself comes after the reply in
-the log, so :func:`wait_for_turn` re-reads the tail until that line is there (or a reply is), for
-a bounded time.
+Only the visible ``content`` of assistant messages is taken.  Copilot appends to the log
+asynchronously, and the ``hook.start`` line of the ``agentStop`` call comes after the reply, so
+:func:`wait_for_turn` re-reads the tail until that line is there, for a bounded time.
 """
 
 from __future__ import annotations

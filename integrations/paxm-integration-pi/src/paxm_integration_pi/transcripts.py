@@ -1,20 +1,11 @@
 """Pi's stored sessions (``<agent dir>/sessions/<cwd>/<time>_<id>.jsonl``) as past turns, for backfill.
 
-Where: ``$PAXM_PI_SESSIONS``, else ``<agent dir>/sessions`` (the agent dir is
-``$PAXM_PI_AGENT_DIR``, ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``); every ``*.jsonl`` below it.
-
-A session file starts with a ``session`` header (``id`` is the session, ``cwd`` the workspace);
-then one entry per line, each with its own ``id`` and ``parentId`` (a session is a tree: going
-back to an earlier point appends a new branch, so every entry is in the file once, in the order
-it happened).  ``message`` entries carry ``message.role``: ``user`` (a prompt), ``assistant``
-(``text`` / ``thinking`` / ``toolCall`` parts), ``toolResult``, and Pi's own (``bashExecution``,
-``system`` ...).  A turn starts at a ``user`` message; its answer is the text of its last
-assistant message with text (what the live extension sends at ``agent_end``), and its tool calls
-and results are kept as the live extension keeps them.  ``thinking`` parts are never read, and
-``custom_message`` entries (where paxm's extension puts its recalled context,
-``customType: paxm-memory-recall``) are skipped, so a backfill never stores recalled memories
-again.  Unreadable or oversized lines are skipped; a turn without both a prompt and an answer is
-dropped.
+Where: ``$PAXM_PI_SESSIONS``, else ``<agent dir>/sessions`` (``$PAXM_PI_AGENT_DIR``,
+``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``).  After the ``session`` header each line is an entry
+(a session is a tree, every entry in the file once, in order).  A turn starts at a ``user``
+message; its answer is its last assistant text, its tool calls and results are kept as the live
+extension keeps them.  ``thinking`` parts and ``custom_message`` entries (paxm's recalled
+context) are never read.
 """
 
 from __future__ import annotations
