@@ -25,11 +25,14 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     IntegrationBase,
+    NativeEvents,
     Report,
+    context_for,
     decode_generic,
     enabled_hook_events,
     hook_command,
     parse_hook_command,
+    queue_path,
     setup_fix_command,
 )
 from paxm_core.private_files import private_dir
@@ -42,7 +45,6 @@ __all__ = [
     "DEFAULT_SPAWN_TIMEOUT_MS",
     "GeneratedFile",
     "GeneratedFileIntegration",
-    "NativeEvent",
     "template_text",
 ]
 
@@ -67,14 +69,6 @@ def template_text(package: str, name: str) -> str:
 
     text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
     return _INCLUDE.sub(lambda m: resources.files("paxm_core").joinpath(m.group(1)).read_text(encoding="utf-8"), text)
-
-
-@dataclass(frozen=True, slots=True)
-class NativeEvent:
-    """One harness event a generated file forwards: its native name and paxm's normalized event."""
-
-    native: str
-    event: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +160,7 @@ class GeneratedFileIntegration(IntegrationBase):
     #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable: ClassVar[str] = ""
     #: the events the generated file can forward, in order (which are installed: the config's)
-    native_events: ClassVar[tuple[NativeEvent, ...]] = ()
+    native_events: ClassVar[NativeEvents] = NativeEvents(())
     #: remove the file's directory on uninstall when it is left empty (a dir paxm owns)
     remove_empty_parent: ClassVar[bool] = False
     #: the generated file's per-run spawn timeout, embedded as ``timeoutMs``
@@ -206,35 +200,28 @@ class GeneratedFileIntegration(IntegrationBase):
 
     def installed_events(self, config: Config) -> list[str]:
         """paxm events the file forwards: ``session_start`` always, others when recall or write is on."""
-        return enabled_hook_events(config, self.name, [native.event for native in self.native_events])
+        return enabled_hook_events(config, self.name, self.native_events.events)
 
     def commands(self, config: Config) -> dict[str, list[str]]:
         """paxm event -> the hook-client argv the file runs (the same client as every integration)."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
-        natives = {native.event: native.native for native in self.native_events}
+        queue = queue_path(config)
         return {
-            event: hook_command(config.path, self.name, natives[event], queue_path=queue or None)
+            event: hook_command(config.path, self.name, self.native_events.native(event), queue_path=queue)
             for event in self.installed_events(config)
         }
 
     def settings(self, config: Config) -> JSONObject:
         """The JSON embedded in the file: version, target, spawn timeout, commands."""
-        return {
-            "version": 1,
-            "target": self.name,
-            "timeoutMs": int(self.spawn_timeout_ms),
-            "commands": self.commands(config),
-        }
+        return self._settings(self.commands(config), self.spawn_timeout_ms)
+
+    def _settings(self, commands: Mapping[str, Sequence[str]], timeout_ms: int) -> JSONObject:
+        argv: JSONObject = {event: list(args) for event, args in commands.items()}
+        return {"version": 1, "target": self.name, "timeoutMs": int(timeout_ms), "commands": argv}
 
     def render(self, commands: Mapping[str, Sequence[str]], *, timeout_ms: int | None = None) -> str:
         """The file's source for explicit ``commands`` (tests and tools; setup uses :meth:`source`)."""
-        settings: JSONObject = {
-            "version": 1,
-            "target": self.name,
-            "timeoutMs": int(self.spawn_timeout_ms if timeout_ms is None else timeout_ms),
-            "commands": {event: list(argv) for event, argv in commands.items()},
-        }
-        return self.generated_file().render(settings, replace=self.template_replacements())
+        timeout = self.spawn_timeout_ms if timeout_ms is None else timeout_ms
+        return self.generated_file().render(self._settings(commands, timeout), replace=self.template_replacements())
 
     def source(self, config: Config) -> str:
         """The generated file's content for ``config``."""
@@ -339,22 +326,15 @@ class GeneratedFileIntegration(IntegrationBase):
 
     def normalized_event(self, native_event: str) -> str:
         """paxm's event for a native event name; paxm names and unknown names pass through."""
-        wanted = native_event.strip()
-        for native in self.native_events:
-            if wanted in (native.native, native.event):
-                return native.event
-        return wanted
+        return self.native_events.event(native_event.strip())
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """The file's payload -> :class:`HookEvent` (never raises)."""
-        event = self.normalized_event(native_event) or EVENT_USER_INPUT
+        event = self.normalized_event(native_event)
         return decode_generic(raw, self.name, event, native_event.strip())
 
     def hook_output(self, result: HookResult, mode: str) -> str:
         """What the file reads on stdout: the context blocks for session start and prompts, else nothing."""
         if mode != "text":
             return super().hook_output(result, mode)
-        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
-            return ""
-        context = result.context
-        return context if context.strip() else ""
+        return context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT))

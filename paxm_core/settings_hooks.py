@@ -81,6 +81,7 @@ __all__ = [
     "WantedHooks",
     "hook_events",
     "is_paxm_or_upstream_hook",
+    "merge_entries",
     "merge_handlers",
     "read_toml_hooks",
     "write_toml_hooks",
@@ -419,6 +420,32 @@ def _group_handlers(group: Mapping[str, JSONValue]) -> list[JSONValue]:
     return list(handlers) if isinstance(handlers, list) else []
 
 
+def merge_entries(
+    entries: Sequence[JSONValue],
+    want: JSONValue | None,
+    ours: Callable[[JSONValue], bool],
+    strip: Callable[[JSONValue], JSONValue | None] = lambda entry: None,
+) -> list[JSONValue]:
+    """``entries`` with exactly one of paxm's (``ours``) equal to ``want`` (none when ``None``).
+
+    An identical one stays where it is, a missing one is appended; any other of paxm's becomes
+    ``strip(entry)`` (``None``: it goes).  The input is not modified.
+    """
+    out: list[JSONValue] = []
+    kept = False
+    for entry in entries:
+        if not ours(entry):
+            out.append(entry)
+        elif want is not None and not kept and entry == want:
+            out.append(entry)
+            kept = True
+        elif (rest := strip(entry)) is not None:
+            out.append(rest)
+    if want is not None and not kept:
+        out.append(copy.deepcopy(want))
+    return out
+
+
 def merge_handlers(
     data: Mapping[str, JSONValue],
     wanted: Mapping[str, JSONObject],
@@ -436,18 +463,8 @@ def merge_handlers(
     result = copy.deepcopy(dict(data))
     hooks = hooks_section(result, where)
     for event in [*hooks, *(e for e in wanted if e not in hooks)]:
-        want = wanted.get(event)
-        kept = False
-        handlers: list[JSONValue] = []
         current = hooks.get(event)
-        for handler in current if isinstance(current, list) else []:
-            if not ours(handler):
-                handlers.append(handler)
-            elif want is not None and not kept and handler == want:
-                handlers.append(handler)
-                kept = True
-        if want is not None and not kept:
-            handlers.append(copy.deepcopy(want))
+        handlers = merge_entries(current if isinstance(current, list) else [], wanted.get(event), ours)
         if handlers:
             hooks[event] = handlers
         else:

@@ -22,13 +22,30 @@ from typing import Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import write_atomic
-from paxm_core.json_settings import make_private_dirs, read_json_object
+from paxm_core.json_settings import make_private_dirs, read_json_object, write_json_object
 from paxm_core.private_files import private_dir
-from paxm_integration_ide.jsonfile import dumps_file, write_object
 
-__all__ = ["FileState", "JsonEdit", "NativeFile", "OwnedJsonFile", "added_paths"]
+__all__ = ["FileState", "JsonEdit", "NativeFile", "OwnedJsonFile", "added_paths", "dumps_file"]
 
 KeyPath = tuple[str, ...]
+
+
+def dumps_file(value: Any) -> str:
+    """How paxm writes an IDE's JSON file: 2-space indent, UTF-8 kept, a final newline."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_object(
+    path: Path, value: dict[str, Any], original: bytes | None, *, backup: bool = True, made: list[Path] | None = None
+) -> bool:
+    """Write ``value`` (0600, atomically, at a symlink's target, with the original kept as
+    ``<name>.paxm.bak`` when ``backup``) unless nothing changed; ``made`` collects new directories."""
+    if original is not None and original.decode("utf-8-sig", errors="replace").strip() == dumps_file(value).strip():
+        return False
+    created = write_json_object(path, value, original if backup else None)
+    if made is not None:
+        made.extend(created)
+    return True
 
 
 def added_paths(before: Any, after: Any, prefix: KeyPath = ()) -> list[KeyPath]:

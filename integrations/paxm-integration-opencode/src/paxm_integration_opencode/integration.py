@@ -13,9 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import Finding, PastTurn, env_path, standard_agent_config
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TOOL_USE,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    NativeEvents,
+    PastTurn,
+    env_path,
+    standard_agent_config,
+)
 from paxm_integration_opencode import plugin, transcripts
-from paxm_integration_opencode.events import NATIVE_EVENTS
 
 __all__ = ["KiloIntegration", "OpenCodeIntegration"]
 
@@ -29,7 +38,16 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     label = "OpenCode"
     setup_priority = 40
     artifact = "plugin"
-    native_events = NATIVE_EVENTS
+    #: OpenCode has no session-start hook: the plugin runs ``session_start`` before the first
+    #: ``chat.message`` of each session, so its native name is paxm's
+    native_events = NativeEvents(
+        (
+            (EVENT_SESSION_START, EVENT_SESSION_START),
+            (EVENT_USER_INPUT, "chat.message"),
+            (EVENT_TOOL_USE, "tool.execute.after"),
+            (EVENT_TURN_END, "session.idle"),
+        )
+    )
     #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable = "opencode"
 

@@ -6,9 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import EVENT_TURN_END, PastTurn, env_path
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    NativeEvents,
+    PastTurn,
+    env_path,
+)
 from paxm_integration_pi import extension, transcripts
-from paxm_integration_pi.events import NATIVE_EVENTS
 
 __all__ = ["PiIntegration"]
 
@@ -22,7 +28,15 @@ class PiIntegration(GeneratedFileIntegration):
     label = "Pi"
     setup_priority = 30
     artifact = "extension"
-    native_events = NATIVE_EVENTS
+    #: ``message_end`` and ``tool_execution_*`` only fill the extension's buffer: the run reaches
+    #: paxm at ``agent_end`` (or ``session_shutdown``), tool calls and results as part of the turn
+    native_events = NativeEvents(
+        (
+            (EVENT_SESSION_START, "session_start"),
+            (EVENT_USER_INPUT, "before_agent_start"),
+            (EVENT_TURN_END, "agent_end"),
+        )
+    )
     #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable = "pi"
     #: ``extensions/paxm-hook/`` is paxm's: uninstall removes it when it is left empty
