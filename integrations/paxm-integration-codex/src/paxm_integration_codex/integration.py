@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -48,10 +47,6 @@ _CONTEXT_EVENTS = {
     EVENT_USER_INPUT: "UserPromptSubmit",
     EVENT_PRE_TOOL: "PreToolUse",
 }
-
-
-def _stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
 
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:

@@ -27,6 +27,7 @@ from paxm_core.integration import (
     hook_command_line,
     parse_hook_command,
     parse_payload,
+    queue_path,
     setup_fix_command,
 )
 from paxm_integration_ide.entries import is_paxm_command
@@ -98,17 +99,13 @@ class IdeIntegration(IntegrationBase):
 
     def wanted_commands(self, config: Any) -> dict[str, str]:
         """The IDE's native event -> paxm's hook command for it, for the events ``config`` enables."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
-        events = tuple(self.installed_events(config))
-        key = (str(config.path), queue, events)
-        cache: dict[tuple[str, str, tuple[str, ...]], dict[str, str]] = self.__dict__.setdefault("_commands", {})
-        if key not in cache:  # building a command compiles the hook client: once per config is enough
-            cache[key] = {
-                b.native: hook_command_line(config.path, self.name, b.event, mode=self.mode, queue_path=queue or None)
-                for b in self.bindings
-                if b.event in events
-            }
-        return dict(cache[key])
+        queue = queue_path(config)
+        events = self.installed_events(config)
+        return {
+            b.native: hook_command_line(config.path, self.name, b.event, mode=self.mode, queue_path=queue)
+            for b in self.bindings
+            if b.event in events
+        }
 
     def is_ours(self, config: Any) -> Any:
         """A predicate: is this command paxm's hook for this agent and ``config``'s file?"""
