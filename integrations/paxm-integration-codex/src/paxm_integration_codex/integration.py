@@ -31,9 +31,9 @@ from paxm_core.integration import (
     queue_path,
     remove_upstream_shims,
     setup_fix_command,
+    standard_agent_config,
 )
 from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
-from paxm_integration_codex.agent_defaults import codex_agent_defaults
 from paxm_integration_codex.events import NATIVE_EVENTS, native_for, normalized_event
 
 __all__ = ["OWNER_CODEX_PLUGIN", "CodexIntegration", "installed_events", "remove_legacy_shims"]
@@ -92,7 +92,7 @@ class CodexIntegration(IntegrationBase):
 
     def default_agent_config(self) -> Mapping[str, Any]:
         """Upstream's Codex defaults: session start, prompt recall + write, turn-end write."""
-        return codex_agent_defaults()
+        return standard_agent_config(enabled=True)
 
     # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
 
