@@ -166,8 +166,6 @@ class GeneratedFileIntegration(IntegrationBase):
     #: the generated file's per-run spawn timeout, embedded as ``timeoutMs``
     spawn_timeout_ms: ClassVar[int] = DEFAULT_SPAWN_TIMEOUT_MS
 
-    # -- what a subclass provides ---------------------------------------------------------------
-
     def generated_file(self) -> GeneratedFile:
         """The file's format (template, markers)."""
         raise NotImplementedError
@@ -195,8 +193,6 @@ class GeneratedFileIntegration(IntegrationBase):
     def template_replacements(self) -> Mapping[str, str]:
         """Text substituted in the template before rendering (for example the agent in the header)."""
         return {}
-
-    # -- the generated content ------------------------------------------------------------------
 
     def installed_events(self, config: Config) -> list[str]:
         """paxm events the file forwards: ``session_start`` always, others when recall or write is on."""
@@ -226,8 +222,6 @@ class GeneratedFileIntegration(IntegrationBase):
     def source(self, config: Config) -> str:
         """The generated file's content for ``config``."""
         return self.generated_file().render(self.settings(config), replace=self.template_replacements())
-
-    # -- Integration contract -------------------------------------------------------------------
 
     def detect(self) -> str | None:
         """The executable on ``PATH``, else the harness's directory if it exists."""

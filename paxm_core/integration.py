@@ -242,9 +242,6 @@ def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) ->
     return shlex.join(parts)
 
 
-# -- helpers for a hook-file integration (a harness that runs paxm's hook client itself) ---------
-
-
 class NativeEvents:
     """A harness's own hook event names for paxm's events, and the way back."""
 

@@ -267,8 +267,6 @@ class SettingsHooksIntegration(IntegrationBase):
         """Harness-specific problems with installed, current hooks (none by default)."""
         return []
 
-    # -- where and what -------------------------------------------------------------------------
-
     @property
     def what(self) -> str:
         """How messages name the file."""
@@ -321,8 +319,6 @@ class SettingsHooksIntegration(IntegrationBase):
             entries = [h for group in entries if isinstance(group, dict) for h in _group_handlers(group)]
         commands = [entry.get(key) for entry in entries if isinstance(entry, dict)]
         return [command for command in commands if isinstance(command, str)]
-
-    # -- the file -------------------------------------------------------------------------------
 
     def read_hooks(self, path: Path) -> tuple[HooksData, bool]:
         """The parsed file and whether it exists; raises ``IntegrationError`` when it cannot be merged."""
@@ -378,8 +374,6 @@ class SettingsHooksIntegration(IntegrationBase):
         write_json_object(path, updated)
         return True
 
-    # -- the hook runtime -----------------------------------------------------------------------
-
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """The payload -> :class:`HookEvent` with the generic decoder's field names (never raises)."""
         payload = parse_payload(raw)
@@ -405,9 +399,6 @@ class SettingsHooksIntegration(IntegrationBase):
             return context
         native = self.native_events.native(result.event)
         return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": context}})
-
-
-# -- json-handlers: a hooks file of paxm's own --------------------------------------------------
 
 
 def _by_event(wanted: WantedHooks | None) -> dict[str, JSONObject]:
@@ -476,9 +467,6 @@ def merge_handlers(
     else:
         result.pop("hooks", None)
     return result
-
-
-# -- toml-tables: ``[[hooks]]`` tables in the harness's TOML config ------------------------------
 
 
 def _plain(value: object) -> object:

@@ -121,8 +121,6 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
     spec = SPEC
     owners = (OWNER_CLAUDE_PLUGIN,)
 
-    # -- transcripts (paxm backfill) ------------------------------------------------------------
-
     def transcript_files(self) -> list[Path]:
         """Every stored Claude Code session (``~/.claude/projects/*/*.jsonl``)."""
         return transcripts.transcript_files()
@@ -130,8 +128,6 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
     def read_turns(self, path: Path) -> Iterator[PastTurn]:
         """The finished turns of one session transcript (see :mod:`.transcripts`)."""
         return transcripts.read_turns(path)
-
-    # -- install / uninstall --------------------------------------------------------------------
 
     def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``owner``: settings.json hooks (``paxm``) or the generated plugin (``claude-plugin``).

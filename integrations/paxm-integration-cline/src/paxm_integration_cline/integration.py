@@ -72,8 +72,6 @@ class ClineIntegration(IntegrationBase):
         """Recall on every prompt; prompt, tool results and reply captured (turn end flushes)."""
         return standard_agent_config(write_events=("session_start", "user_input", "tool_use", "turn_end"))
 
-    # -- where things go ------------------------------------------------------------------------
-
     def cline_dir(self) -> Path:
         """``$CLINE_DIR`` > ``~/.cline``."""
         return env_path("CLINE_DIR") or (Path.home() / ".cline").absolute()
@@ -123,8 +121,6 @@ class ClineIntegration(IntegrationBase):
         for line in lines:
             ctx.echo(line)
         return lines
-
-    # -- Integration contract -------------------------------------------------------------------
 
     def detect(self) -> str | None:
         """``cline`` on ``PATH``, else ``~/.cline`` if it exists."""

@@ -84,8 +84,6 @@ class CodexIntegration(IntegrationBase):
     owners = (OWNER_CODEX_PLUGIN,)
     setup_priority = 10
 
-    # -- discovery ------------------------------------------------------------------------------
-
     def detect(self) -> str | None:
         """``codex`` on PATH, else an existing ``$CODEX_HOME`` (``~/.codex``)."""
         return detect_harness("codex", config_toml.codex_home())
@@ -94,8 +92,6 @@ class CodexIntegration(IntegrationBase):
         """Upstream's Codex defaults: session start, prompt recall + write, turn-end write."""
         return standard_agent_config(enabled=True)
 
-    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
-
     def transcript_files(self) -> list[Path]:
         """Every Codex rollout on this machine (``$PAXM_CODEX_SESSIONS`` / ``$CODEX_HOME/sessions``)."""
         return transcripts.transcript_files()
@@ -103,8 +99,6 @@ class CodexIntegration(IntegrationBase):
     def read_turns(self, path: Path) -> Iterator[PastTurn]:
         """The finished turns of one rollout (user prompt, tools, answer; never reasoning or recalled context)."""
         return transcripts.read_turns(path)
-
-    # -- hook runtime ---------------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Codex's hook JSON -> :class:`HookEvent` (never raises)."""
@@ -141,8 +135,6 @@ class CodexIntegration(IntegrationBase):
         if mode == "text" and result.event != EVENT_PRE_TOOL:
             return result.context
         return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}})
-
-    # -- install / uninstall --------------------------------------------------------------------
 
     def wanted_hooks(self, config: Any) -> dict[str, config_toml.WantedHook]:
         """Native event -> the config.toml handler paxm installs for ``config``."""
@@ -304,8 +296,6 @@ class CodexIntegration(IntegrationBase):
             return False
         config_toml.write_config(path, doc, original)
         return True
-
-    # -- doctor ---------------------------------------------------------------------------------
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Whether paxm's Codex hooks (or plugin) are installed, point at real files, and are trusted."""

@@ -81,8 +81,6 @@ class IdeIntegration(IntegrationBase):
     #: executables whose presence on PATH means the IDE is installed
     executables: tuple[str, ...] = ()
 
-    # -- what a subclass provides -----------------------------------------------------------
-
     def native_files(self, config: Any) -> list[NativeFile]:
         """The files install changes for ``config`` (hooks first, then the MCP registration)."""
         raise NotImplementedError
@@ -90,8 +88,6 @@ class IdeIntegration(IntegrationBase):
     def config_dirs(self) -> list[Path]:
         """Directories whose existence means the IDE has been used on this machine."""
         return []
-
-    # -- shared helpers ---------------------------------------------------------------------
 
     def installed_events(self, config: Any) -> list[str]:
         """``session_start`` always; the other bound events when their recall or write is enabled."""
@@ -114,8 +110,6 @@ class IdeIntegration(IntegrationBase):
 
     def _state(self, config: Any) -> FileState:
         return FileState(Path(config.path).absolute().parent / "integrations" / "ide" / f"{self.name}.json")
-
-    # -- Integration contract ---------------------------------------------------------------
 
     def detect(self) -> str | None:
         """The IDE's executable on PATH, else a config directory it made."""

@@ -48,7 +48,6 @@ class OpenCodeIntegration(GeneratedFileIntegration):
             (EVENT_TURN_END, "session.idle"),
         )
     )
-    #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable = "opencode"
 
     #: environment variables naming the config dir, first set wins
@@ -60,8 +59,6 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     #: environment variables naming the data dir (stored sessions), first set wins; then
     #: ``$XDG_DATA_HOME/<xdg_dir_name>``
     data_dir_env: tuple[str, ...] = transcripts.DATA_DIR_ENV
-
-    # -- where things go ------------------------------------------------------------------------
 
     def config_dir(self) -> Path:
         """The harness's global config dir (env override, then ``$XDG_CONFIG_HOME/<name>``)."""
@@ -76,8 +73,6 @@ class OpenCodeIntegration(GeneratedFileIntegration):
         """The command that installs the harness's config-dir dependency once (while online)."""
         return f"cd {self.config_dir()} && npm install {self.dependency_package}@$({self.executable} --version)"
 
-    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
-
     def data_dir(self) -> Path:
         """Where the harness stores its sessions (``$XDG_DATA_HOME/<xdg_dir_name>``)."""
         return transcripts.data_dir(None, self.data_dir_env, self.xdg_dir_name)
@@ -89,8 +84,6 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     def read_turns(self, path: Path) -> Iterator[PastTurn]:
         """The finished turns of one database or session file (see :mod:`.transcripts`)."""
         return transcripts.read_turns(path, self.name)
-
-    # -- GeneratedFileIntegration seams ---------------------------------------------------------
 
     def generated_file(self) -> GeneratedFile:
         """The plugin's format (``plugin_template.js``, its markers)."""

@@ -64,9 +64,6 @@ def transcript_files(root: Path) -> list[Path]:
     return databases + sessions
 
 
-# -- the shape both layouts share -------------------------------------------------------------
-
-
 def _str(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
@@ -221,9 +218,6 @@ def _read_database(path: Path, target: str) -> Iterator[PastTurn]:
         return  # locked, corrupt or not OpenCode's: what was read stands
     finally:
         conn.close()
-
-
-# -- older OpenCode: the storage/ JSON tree ---------------------------------------------------
 
 
 def _json_file(path: Path) -> dict[str, Any] | None:

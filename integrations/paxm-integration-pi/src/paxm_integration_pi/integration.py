@@ -37,7 +37,6 @@ class PiIntegration(GeneratedFileIntegration):
             (EVENT_TURN_END, "agent_end"),
         )
     )
-    #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable = "pi"
     #: ``extensions/paxm-hook/`` is paxm's: uninstall removes it when it is left empty
     remove_empty_parent = True
@@ -45,13 +44,9 @@ class PiIntegration(GeneratedFileIntegration):
     #: environment variables naming Pi's agent dir, first set wins (then ``~/.pi/agent``)
     agent_dir_env: tuple[str, ...] = ("PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR")
 
-    # -- where things go ------------------------------------------------------------------------
-
     def agent_dir(self) -> Path:
         """Pi's agent dir (``$PAXM_PI_AGENT_DIR`` > ``$PI_CODING_AGENT_DIR`` > ``~/.pi/agent``)."""
         return next(filter(None, map(env_path, self.agent_dir_env)), None) or (Path.home() / ".pi" / "agent").absolute()
-
-    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
 
     def transcript_files(self) -> list[Path]:
         """Every stored Pi session file (``<agent dir>/sessions/**/*.jsonl``)."""
@@ -60,8 +55,6 @@ class PiIntegration(GeneratedFileIntegration):
     def read_turns(self, path: Path) -> Iterator[PastTurn]:
         """The finished turns of one session file (see :mod:`.transcripts`)."""
         return transcripts.read_turns(path)
-
-    # -- GeneratedFileIntegration seams ---------------------------------------------------------
 
     def generated_file(self) -> GeneratedFile:
         """The extension's format (``extension_template.ts``, its markers)."""
