@@ -24,7 +24,6 @@ __all__ = [
     "make_private_dirs",
     "merge_hook_groups",
     "read_json_object",
-    "update_hook_groups",
     "write_json_object",
     "write_private",
 ]
@@ -216,24 +215,3 @@ def _strip_event(
         else:
             removed = True
     return out, removed, kept
-
-
-def update_hook_groups(
-    path: Path,
-    what: str,
-    wanted: Mapping[str, JSONObject],
-    is_ours: IsOurs,
-    *,
-    switches: Collection[str] = (),
-    hint: str = "fix or move it",
-    refresh: Collection[str] = (),
-) -> bool:
-    """Read ``path``, merge exactly ``wanted`` in (:func:`merge_hook_groups`), write only on a change."""
-    settings, original = read_json_object(path, what, hint=hint)
-    if original is None and not wanted:
-        return False
-    updated = merge_hook_groups(settings, wanted, is_ours, where=str(path), switches=switches, refresh=refresh)
-    if updated == settings and original is not None:
-        return False
-    write_json_object(path, updated, original)
-    return True

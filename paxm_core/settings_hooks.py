@@ -58,7 +58,6 @@ from paxm_core.json_settings import (
     hooks_section,
     merge_hook_groups,
     read_json_object,
-    update_hook_groups,
     write_json_object,
     write_private,
 )
@@ -347,31 +346,23 @@ class SettingsHooksIntegration(IntegrationBase):
     def update_hooks(self, config: Config, wanted: WantedHooks | None) -> bool:
         """Merge ``wanted`` into the file (``None``: take paxm's hooks out); whether it changed."""
         path = self.hooks_path()
-        if self.spec.layout == "json-groups":
-            return update_hook_groups(
-                path,
-                self.what,
-                _by_event(wanted),
-                self.is_ours(config),
-                switches=self.spec.switches,
-                hint=self.spec.hint,
-                refresh=self.spec.refresh,
-            )
-        data, exists = self.read_hooks(path)
-        if isinstance(data, TomlHooks):
+        if self.spec.layout == "toml-tables":
+            document = read_toml_hooks(path, self.what, self.spec.legacy_block)
             tables = wanted if isinstance(wanted, list) else []
-            if (not exists and not tables) or not data.merge(tables, self.is_ours(config)):
+            if (document.original is None and not tables) or not document.merge(tables, self.is_ours(config)):
                 return False
-            write_toml_hooks(data)
+            write_toml_hooks(document)
             return True
+        data, original = read_json_object(path, self.what, hint=self.spec.hint)
         updated = self._merge(data, _by_event(wanted), config, path)
-        if not any(key != "version" for key in updated):  # nothing of anyone's left: the file goes
-            if exists:
+        if self.spec.layout == "json-handlers" and not any(key != "version" for key in updated):
+            if original is not None:  # nothing of anyone's left in paxm's own file: it goes
                 path.unlink()
-            return exists
-        if exists and updated == data:
-            return False
-        write_json_object(path, updated)
+            return original is not None
+        if (original is None and not wanted) or (original is not None and updated == data):
+            return False  # a missing file is not created just to hold nothing
+        # the user's own settings file keeps its original as a backup; paxm's hooks file needs none
+        write_json_object(path, updated, original if self.spec.layout == "json-groups" else None)
         return True
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
