@@ -315,7 +315,8 @@ class SettingsHooksIntegration(IntegrationBase):
         key = self.spec.command_key
         entries: Sequence[JSONValue] = wanted if isinstance(wanted, list) else list(wanted.values())
         if self.spec.layout == "json-groups":
-            entries = [h for group in entries if isinstance(group, dict) for h in _group_handlers(group)]
+            groups = [group.get("hooks") for group in entries if isinstance(group, dict)]
+            entries = [h for handlers in groups if isinstance(handlers, list) for h in handlers]
         commands = [entry.get(key) for entry in entries if isinstance(entry, dict)]
         return [command for command in commands if isinstance(command, str)]
 
@@ -395,11 +396,6 @@ class SettingsHooksIntegration(IntegrationBase):
 def _by_event(wanted: WantedHooks | None) -> dict[str, JSONObject]:
     """``wanted`` of a JSON layout (native event -> group or handler); nothing for uninstall."""
     return wanted if isinstance(wanted, dict) else {}
-
-
-def _group_handlers(group: Mapping[str, JSONValue]) -> list[JSONValue]:
-    handlers = group.get("hooks")
-    return list(handlers) if isinstance(handlers, list) else []
 
 
 def merge_entries(

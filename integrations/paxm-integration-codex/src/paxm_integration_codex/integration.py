@@ -51,11 +51,9 @@ _CONTEXT_EVENTS = {
 
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
     """Delete upstream's Codex shim scripts (only files that really are paxm shims)."""
-    return remove_upstream_shims(config_dir, "codex", _is_upstream_shim)
-
-
-def _is_upstream_shim(head: bytes) -> bool:
-    return b"paxm" in head and (b"__hook" in head or b"--hook-event" in head)
+    return remove_upstream_shims(
+        config_dir, "codex", lambda head: b"paxm" in head and (b"__hook" in head or b"--hook-event" in head)
+    )
 
 
 def installed_events(config: Any) -> list[str]:

@@ -105,7 +105,7 @@ class OpenCodeIntegration(GeneratedFileIntegration):
 
     def template_replacements(self) -> Mapping[str, str]:
         """The header names this agent (a fork's uninstall command)."""
-        return plugin.header_replacements(self.name)
+        return {"--agent opencode": f"--agent {self.name}"}
 
     def install_notes(self) -> list[str]:
         """Offline advice when OpenCode has not installed its config-dir package yet."""

@@ -122,16 +122,10 @@ def _past_turn(path: Path, session: str, workspace: str, turn: _Turn) -> PastTur
     )
 
 
-def _session_from_name(path: Path) -> str:
-    """``<time>_<id>.jsonl`` -> ``<id>`` (the header's id wins when there is one)."""
-    stem = path.stem
-    return stem.rsplit("_", 1)[-1] if "_" in stem else stem
-
-
 def read_turns(path: Path) -> Iterator[PastTurn]:
     """The finished turns of one session file, in order; tolerant of partial or corrupt files."""
     fallback_time, records = transcript_records(path, MAX_LINE)
-    session = _session_from_name(path)
+    session = path.stem.rsplit("_", 1)[-1]  # ``<time>_<id>.jsonl``; the header's id wins
     workspace = ""
     turn: _Turn | None = None
     for record in records:
