@@ -1,16 +1,9 @@
 """Integrations that install one generated file (a JS plugin, a TS extension ...) into a harness.
 
-Several harnesses load a plugin file from a directory of theirs (OpenCode's ``plugins/``, Pi's
-``extensions/<name>/index.ts``, Cline ...).  paxm writes that file from a template with its
-settings embedded as a JSON literal between two comment markers, owns it outright, and removes
-only files it recognises as its own.  What is the same for every such harness lives here:
-
-* :class:`GeneratedFile` -- the file format: render a template, read the embedded settings back,
-  recognise paxm's file (a marker in its first lines) and upstream's (the Go paxm's markers),
-  write it atomically 0600 in 0700 directories, remove it.
-* :class:`GeneratedFileIntegration` -- an :class:`~paxm_core.integration.IntegrationBase` whose
-  preflight / install / uninstall / check / hook output are those of a generated-file harness;
-  a subclass says where the file goes, which template and markers, and which events it forwards.
+:class:`GeneratedFile` is the format (a template with paxm's settings embedded as a JSON literal
+between two comment markers, paxm's marker in its first lines, upstream's markers);
+:class:`GeneratedFileIntegration` is preflight, install, uninstall, doctor and hook output for a
+harness that loads such a file; a subclass says where it goes and which events it forwards.
 """
 
 from __future__ import annotations
@@ -32,11 +25,14 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     IntegrationBase,
+    NativeEvents,
     Report,
+    context_for,
     decode_generic,
     enabled_hook_events,
     hook_command,
     parse_hook_command,
+    queue_path,
     setup_fix_command,
 )
 from paxm_core.private_files import private_dir
@@ -49,7 +45,6 @@ __all__ = [
     "DEFAULT_SPAWN_TIMEOUT_MS",
     "GeneratedFile",
     "GeneratedFileIntegration",
-    "NativeEvent",
     "template_text",
 ]
 
@@ -77,26 +72,8 @@ def template_text(package: str, name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class NativeEvent:
-    """One harness event a generated file forwards: its native name and paxm's normalized event."""
-
-    native: str
-    event: str
-
-
-@dataclass(frozen=True, slots=True)
 class GeneratedFile:
-    """The format of one generated file: its template, ownership markers and settings slot.
-
-    :param template: the file's source with an empty settings slot ``<start> {} <end>``.
-    :param marker: a line in the first 2 KiB that says "paxm generated this file"; uninstall and
-        setup only ever remove or replace files that carry it (or upstream's markers).
-    :param upstream_markers: strings that together identify the file the Go paxm generated
-        (empty: there is none); setup replaces such a file, uninstall removes it.
-    :param upstream_scan: how many characters of a file are searched for ``upstream_markers``.
-    :param start: the comment opening the settings slot.
-    :param end: the comment closing it.
-    """
+    """The format of one generated file: its template, ownership markers and settings slot."""
 
     template: str
     marker: str
@@ -106,16 +83,11 @@ class GeneratedFile:
     end: str = "/*END_PAXM_SETTINGS*/"
 
     def render(self, settings: Mapping[str, JSONValue], *, replace: Mapping[str, str] | None = None) -> str:
-        """The template with ``settings`` embedded as a JSON literal.
-
-        ``replace`` substitutes text in the template first (once each), for a header that names
-        the agent.  JSON is a JS expression; escaping ``<`` keeps any path literal inert in a
-        module (no ``</script>``, no comment terminator surprises) and ASCII output keeps
-        U+2028/U+2029 escaped.
-        """
+        """The template with ``settings`` embedded as a JSON literal."""
         template = self.template
         for old, new in (replace or {}).items():
             template = template.replace(old, new, 1)
+        # escaping ``<`` keeps a path literal inert in a module; ASCII keeps U+2028/U+2029 escaped
         literal = json.dumps(dict(settings), ensure_ascii=True, indent=2).replace("<", "\\u003c")
         head, rest = template.split(self.start, 1)
         _, tail = rest.split(self.end, 1)
@@ -149,12 +121,7 @@ class GeneratedFile:
 
     @staticmethod
     def write(path: Path, source: str) -> bool:
-        """Write ``source`` to ``path`` atomically, 0600 (new directories 0700); ``False`` when current.
-
-        A current file is left as it is (its mode included: an existing file is never chmod-ed);
-        a new or changed one is a new file replacing the old, or a link at ``path``, never
-        written through it.
-        """
+        """Write ``source`` to ``path`` atomically, 0600 (new directories 0700); ``False`` when current."""
         try:
             if path.read_text(encoding="utf-8") == source:
                 return False
@@ -165,11 +132,7 @@ class GeneratedFile:
         return True
 
     def remove(self, path: Path, *, upstream: bool = True, empty_parent: bool = False) -> bool:
-        """Delete ``path`` if paxm generated it (or upstream, with ``upstream``); ``True`` if removed.
-
-        With ``empty_parent`` its directory goes too when nothing else is left in it (a
-        directory paxm created for the file alone); anything a user put there stays.
-        """
+        """Delete ``path`` if paxm generated it (or upstream, with ``upstream``); ``True`` if removed."""
         if not (self.is_paxm(path) or (upstream and self.is_upstream(path))):
             return False
         path.unlink(missing_ok=True)
@@ -190,32 +153,18 @@ def _head(path: Path, size: int) -> str:
 
 
 class GeneratedFileIntegration(IntegrationBase):
-    """An integration whose whole installation is one file paxm generates into the harness.
-
-    A subclass sets :attr:`artifact` (the noun in messages: ``"plugin"``, ``"extension"``),
-    :attr:`executable`, :attr:`native_events`, and implements :meth:`generated_file` (the
-    format), :meth:`generated_path` (where it goes) and :meth:`home_dir` (the harness's
-    directory, for ``detect``).  Optional seams: :meth:`legacy_paths` (older files of paxm's to
-    replace), :meth:`install_notes` / :meth:`extra_findings` (harness-specific advice),
-    :meth:`settings` (what is embedded), :attr:`remove_empty_parent`.
-
-    Setup refuses to overwrite a file at :meth:`generated_path` that neither this paxm nor
-    upstream generated; uninstall removes only paxm's (and upstream's) file; ``check`` reports a
-    missing, foreign, stale or broken file (interpreter or client gone, another config).
-    """
+    """An integration whose whole installation is one file paxm generates into the harness."""
 
     #: the noun used in every message ("the paxm OpenCode plugin at ...")
     artifact: ClassVar[str] = "plugin"
     #: the harness's executable (``detect`` looks for it on ``PATH``)
     executable: ClassVar[str] = ""
     #: the events the generated file can forward, in order (which are installed: the config's)
-    native_events: ClassVar[tuple[NativeEvent, ...]] = ()
+    native_events: ClassVar[NativeEvents] = NativeEvents(())
     #: remove the file's directory on uninstall when it is left empty (a dir paxm owns)
     remove_empty_parent: ClassVar[bool] = False
     #: the generated file's per-run spawn timeout, embedded as ``timeoutMs``
     spawn_timeout_ms: ClassVar[int] = DEFAULT_SPAWN_TIMEOUT_MS
-
-    # -- what a subclass provides ---------------------------------------------------------------
 
     def generated_file(self) -> GeneratedFile:
         """The file's format (template, markers)."""
@@ -245,45 +194,34 @@ class GeneratedFileIntegration(IntegrationBase):
         """Text substituted in the template before rendering (for example the agent in the header)."""
         return {}
 
-    # -- the generated content ------------------------------------------------------------------
-
     def installed_events(self, config: Config) -> list[str]:
         """paxm events the file forwards: ``session_start`` always, others when recall or write is on."""
-        return enabled_hook_events(config, self.name, [native.event for native in self.native_events])
+        return enabled_hook_events(config, self.name, self.native_events.events)
 
     def commands(self, config: Config) -> dict[str, list[str]]:
         """paxm event -> the hook-client argv the file runs (the same client as every integration)."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
-        natives = {native.event: native.native for native in self.native_events}
+        queue = queue_path(config)
         return {
-            event: hook_command(config.path, self.name, natives[event], queue_path=queue or None)
+            event: hook_command(config.path, self.name, self.native_events.native(event), queue_path=queue)
             for event in self.installed_events(config)
         }
 
     def settings(self, config: Config) -> JSONObject:
         """The JSON embedded in the file: version, target, spawn timeout, commands."""
-        return {
-            "version": 1,
-            "target": self.name,
-            "timeoutMs": int(self.spawn_timeout_ms),
-            "commands": self.commands(config),
-        }
+        return self._settings(self.commands(config), self.spawn_timeout_ms)
+
+    def _settings(self, commands: Mapping[str, Sequence[str]], timeout_ms: int) -> JSONObject:
+        argv: JSONObject = {event: list(args) for event, args in commands.items()}
+        return {"version": 1, "target": self.name, "timeoutMs": int(timeout_ms), "commands": argv}
 
     def render(self, commands: Mapping[str, Sequence[str]], *, timeout_ms: int | None = None) -> str:
         """The file's source for explicit ``commands`` (tests and tools; setup uses :meth:`source`)."""
-        settings: JSONObject = {
-            "version": 1,
-            "target": self.name,
-            "timeoutMs": int(self.spawn_timeout_ms if timeout_ms is None else timeout_ms),
-            "commands": {event: list(argv) for event, argv in commands.items()},
-        }
-        return self.generated_file().render(settings, replace=self.template_replacements())
+        timeout = self.spawn_timeout_ms if timeout_ms is None else timeout_ms
+        return self.generated_file().render(self._settings(commands, timeout), replace=self.template_replacements())
 
     def source(self, config: Config) -> str:
         """The generated file's content for ``config``."""
         return self.generated_file().render(self.settings(config), replace=self.template_replacements())
-
-    # -- Integration contract -------------------------------------------------------------------
 
     def detect(self) -> str | None:
         """The executable on ``PATH``, else the harness's directory if it exists."""
@@ -382,30 +320,15 @@ class GeneratedFileIntegration(IntegrationBase):
 
     def normalized_event(self, native_event: str) -> str:
         """paxm's event for a native event name; paxm names and unknown names pass through."""
-        wanted = native_event.strip()
-        for native in self.native_events:
-            if wanted in (native.native, native.event):
-                return native.event
-        return wanted
+        return self.native_events.event(native_event.strip())
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The file's payload -> :class:`HookEvent` (never raises).
-
-        A generated file sends paxm's field names already (``prompt``,
-        ``last_assistant_message``, ``messages``, ``tool_*``, ``session_id``, ``cwd``,
-        ``workspace``); what is harness-specific is the event names.
-        """
-        event = self.normalized_event(native_event) or EVENT_USER_INPUT
+        """The file's payload -> :class:`HookEvent` (never raises)."""
+        event = self.normalized_event(native_event)
         return decode_generic(raw, self.name, event, native_event.strip())
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """What the file reads on stdout: the context blocks for session start and prompts, else nothing.
-
-        Generated files run the client in ``text`` mode; other modes get the generic output.
-        """
+        """What the file reads on stdout: the context blocks for session start and prompts, else nothing."""
         if mode != "text":
             return super().hook_output(result, mode)
-        if result.ignored or result.event not in (EVENT_SESSION_START, EVENT_USER_INPUT):
-            return ""
-        context = result.context
-        return context if context.strip() else ""
+        return context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT))

@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.api.events import (
@@ -70,7 +70,6 @@ __all__ = [
     "STANDARD_EVENTS",
     "Finding",
     "HookArgv",
-    "HookFileIntegration",
     "HookEvent",
     "HookMessage",
     "HookResult",
@@ -85,6 +84,7 @@ __all__ = [
     "Report",
     "SupportsTranscripts",
     "client_path",
+    "content_text",
     "context_for",
     "decode_generic",
     "detect_harness",
@@ -92,11 +92,11 @@ __all__ = [
     "dumps_compact",
     "env_path",
     "fill_launcher",
+    "generate_marketplace_dir",
+    "hook_launcher_values",
     "guard_escaped_envelope",
-    "hook_specific_output",
     "hook_command",
     "hook_command_line",
-    "install_report",
     "interpreter_path",
     "messages_from_value",
     "is_paxm_hook",
@@ -115,19 +115,13 @@ __all__ = [
     "swap_in_dir",
     "tail_json_records",
     "transcript_records",
-    "uninstall_report",
     "value_text",
     "write_atomic",
 ]
 
 
 class IntegrationBase:
-    """Defaults for :class:`Integration`: subclass and set ``name`` and what differs.
-
-    Subclasses set the class attributes and override the methods their harness needs; the
-    defaults detect nothing, accept only :data:`OWNER_PAXM`, install nothing and use the
-    generic (upstream field names) payload decoder and plain-text output.
-    """
+    """Defaults for :class:`Integration`: subclass and set ``name`` and what differs."""
 
     name: str = ""
     aliases: tuple[str, ...] = ()
@@ -164,11 +158,8 @@ class IntegrationBase:
         return decode_generic(raw, self.name, native_event)
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """Generic output: ``json`` prints the capture result object, any other mode plain text.
-
-        Plain text is the context blocks; nothing when there is none (upstream prints "No
-        memories found.", which only costs the model tokens).
-        """
+        """Generic output: ``json`` prints the capture result object, any other mode the context blocks
+        (nothing when there are none: upstream's "No memories found." only costs the model tokens)."""
         if result.ignored:
             return ""
         if mode == "json":
@@ -182,12 +173,7 @@ def standard_agent_config(
     recall_events: tuple[str, ...] = ("user_input",),
     enabled: bool = False,
 ) -> dict[str, object]:
-    """An ``agents.<name>`` section built from the core's default hook settings (YAML shape).
-
-    For :meth:`Integration.default_agent_config`: passive recall (upstream's defaults) on
-    ``recall_events``, buffered writes on ``write_events`` (``turn_end`` flushes the buffer),
-    active recall on.  The values are the core's, so an integration never copies them.
-    """
+    """An ``agents.<name>`` section built from the core's default hook settings (YAML shape)."""
     from paxm_core.config import defaults as d
     from paxm_core.config.codec import dump_value
     from paxm_core.config.model import AgentConfig, AgentHookConfig, HookRecallConfig, HookWriteConfig
@@ -213,11 +199,7 @@ def dumps_compact(value: JSONValue) -> str:
 
 
 def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> list[str]:
-    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``.
-
-    ``session_start`` always does (it bootstraps the session's context); every other event only
-    when its recall or its write is enabled in ``agents.<target>.hooks``.
-    """
+    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``."""
     agent = (getattr(config, "agents", None) or {}).get(target)
     hooks = getattr(agent, "hooks", None) or {}
     out: list[str] = []
@@ -234,10 +216,8 @@ def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> l
 def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) -> str:
     """The ``paxm setup`` line that reinstalls ``agent``'s hooks without disabling any other agent.
 
-    ``paxm setup --agent X`` pins the agent selection to exactly ``X``, so a doctor fix naming only
-    the broken agent would switch the user's other agents off.  This names every agent the config
-    enables (plus ``agent``), keeps a plugin owner (``--integration``, which leaves the others as they
-    are), and adds ``--config`` when the config is not the default one.
+    ``--agent X`` alone would pin the selection to ``X``, so every enabled agent is named (or the
+    plugin owner kept with ``--integration``), plus ``--config`` when it is not the default.
     """
     import shlex
 
@@ -262,14 +242,8 @@ def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) ->
     return shlex.join(parts)
 
 
-# -- helpers for a hook-file integration (a harness that runs paxm's hook client itself) ---------
-
-
 class NativeEvents:
-    """A harness's own hook event names for paxm's events, and the way back.
-
-    :param pairs: ``(paxm event, native event)`` in the order the hooks are installed.
-    """
+    """A harness's own hook event names for paxm's events, and the way back."""
 
     __slots__ = ("_by_native", "_native", "events", "pairs")
 
@@ -285,19 +259,12 @@ class NativeEvents:
         return self._native[event]
 
     def event(self, native: str) -> str:
-        """paxm's event for the name a hook was invoked with.
-
-        A paxm event name stays itself, a native name (in any case) is mapped, an empty name is
-        ``user_input`` and any other name passes through unchanged.
-        """
+        """paxm's event for the name a hook was invoked with."""
         return native if native in self._native else self._by_native.get(native.lower(), native or EVENT_USER_INPUT)
 
 
 def named_event(native_event: str, payload: Mapping[str, object] | bytes | str) -> str:
-    """The native event a hook names: its ``--event`` (stripped), else the payload's ``hook_event_name``.
-
-    ``payload`` is the decoded payload or the raw one (then parsed only when ``--event`` is empty).
-    """
+    """The native event a hook names: its ``--event`` (stripped), else the payload's ``hook_event_name``."""
     native = native_event.strip()
     if native:
         return native
@@ -342,21 +309,6 @@ class Report(list[str]):
             self._echo(line)
 
 
-def install_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
-    """The line :meth:`Integration.install` reports for the hooks file ``path``, echoed."""
-    report = Report(ctx)
-    report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
-    return report
-
-
-def uninstall_report(ctx: InstallContext, path: Path, changed: bool) -> list[str]:
-    """The line :meth:`Integration.uninstall` reports (none when nothing was removed), echoed."""
-    report = Report(ctx)
-    if changed:
-        report(f"removed paxm hooks from {path}")
-    return report
-
-
 def past_turn(
     target: str,
     native_event: str,
@@ -373,13 +325,10 @@ def past_turn(
     captured_at: float = 0.0,
 ) -> PastTurn:
     """One finished turn read back from the transcript ``path``, as the live ``turn_end`` hook
-    would have produced it.
-
-    Its id is ``backfill-`` and 32 hex digits of the SHA-256 of ``key`` joined by NUL, so the
-    same turn gets the same id on every run (what backfill deduplicates on); ``metadata`` is
-    added after ``session_id``, ``transcript_path`` and ``backfill_turn_id``.
-    """
+    would have produced it."""
     import hashlib
+
+    # the same turn gets the same id on every run: backfill deduplicates on it
 
     turn_id = "backfill-" + hashlib.sha256("\x00".join(key).encode()).hexdigest()[:32]
     event = HookEvent(
@@ -403,6 +352,19 @@ def jsonl_files(root: Path, pattern: str = "**/*.jsonl") -> list[Path]:
     return sorted(p for p in root.glob(pattern) if p.is_file())
 
 
+def content_text(content: object, types: Container[str] = ("text",)) -> str:
+    """The visible text of a transcript message's content: a string, or its parts of ``types``
+    (stripped, joined by newlines); never thinking, reasoning or tool parts."""
+    if isinstance(content, str):
+        return content.strip()
+    parts = (
+        [p.get("text") for p in content if isinstance(p, dict) and p.get("type") in types]
+        if isinstance(content, list)
+        else []
+    )
+    return "\n".join(t.strip() for t in parts if isinstance(t, str) and t.strip())
+
+
 def iso_epoch(value: object) -> float:
     """Seconds since the epoch of an ISO 8601 timestamp in a transcript (``Z`` allowed); ``0.0``
     for anything that is not one, so a reader falls back to the file's own time."""
@@ -419,13 +381,7 @@ def iso_epoch(value: object) -> float:
 def transcript_records(
     path: Path, limit: int, keep: Callable[[bytes], bool] | None = None
 ) -> tuple[float, Iterator[JSONObject]]:
-    """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines.
-
-    A backfill reader's view of a whole JSONL transcript: a line longer than ``limit`` bytes is
-    skipped without being held whole, a line ``keep`` rejects is skipped undecoded (a cheap
-    byte test before the JSON parse), and blank, partial and damaged lines are skipped; an
-    unreadable file has no records.
-    """
+    """The file's modification time (``0.0`` when unreadable) and the JSON objects on its lines."""
     try:
         mtime = path.stat().st_mtime
     except OSError:
@@ -458,13 +414,7 @@ def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None)
 def tail_json_records(
     path: str | os.PathLike[str], limit: int, *, replace_invalid: bool = False
 ) -> list[dict[str, Any]]:
-    """The JSON objects on the lines in the last ``limit`` bytes of a JSONL transcript.
-
-    The first line is dropped when the read began inside it; blank, partial (still being
-    written) and damaged lines are skipped; an unreadable file gives ``[]``.  With
-    ``replace_invalid`` a line that is not valid UTF-8 is read with U+FFFD in place of the bad
-    bytes instead of being skipped.
-    """
+    """The JSON objects on the lines in the last ``limit`` bytes of a JSONL transcript."""
     try:
         with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -501,10 +451,7 @@ def paxm_executable() -> str:
 
 
 def fill_launcher(text: str, values: Mapping[str, str]) -> str:
-    """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``.
-
-    :raises ValueError: the launcher has no placeholder line for one of ``values``.
-    """
+    """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``."""
     import re
     import shlex
 
@@ -517,9 +464,8 @@ def fill_launcher(text: str, values: Mapping[str, str]) -> str:
 
 
 def launcher_values(config: Any) -> dict[str, Any]:
-    """The keyword arguments a generated plugin marketplace's launchers are filled from: this
-    interpreter and hook client, ``config``'s file and capture queue, and the ``paxm`` script
-    (``generate_marketplace(dest, **launcher_values(config))``)."""
+    """The keyword arguments a generated plugin marketplace is filled from: this interpreter and
+    hook client, ``config``'s file and capture queue, and the ``paxm`` script."""
     return {
         "python": interpreter_path(),
         "client": str(client_path()),
@@ -529,9 +475,74 @@ def launcher_values(config: Any) -> dict[str, Any]:
     }
 
 
+def hook_launcher_values(python: str, client: str, config_path: Path, queue_path: str) -> dict[str, str]:
+    """The placeholders of a shipped ``paxm-hook.sh`` launcher."""
+    return {
+        "PAXM_PYTHON": python,
+        "PAXM_CLIENT": client,
+        "PAXM_CONFIG_FILE": str(config_path),
+        "PAXM_QUEUE": queue_path,
+    }
+
+
+#: the file that marks a generated marketplace directory as paxm's
+GENERATED_MARKER = ".paxm-generated"
+
+
+def _create(path: Path, data: bytes, mode: int) -> None:
+    """Write the new file ``path`` with ``mode`` set through its descriptor; ``O_EXCL | O_NOFOLLOW``
+    refuse whatever appeared there meanwhile (a link), so nothing is written or chmod-ed through it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, mode), "wb") as handle:
+        if hasattr(os, "fchmod"):
+            os.fchmod(handle.fileno(), mode)  # the umask may have narrowed the mode
+        handle.write(data)
+
+
+def _mkdir(path: Path) -> None:
+    from paxm_core.json_settings import make_private_dirs
+
+    if make_private_dirs(path) != [path]:
+        raise FileExistsError(f"{path} exists; paxm creates every file of the generated plugin itself")
+
+
+def generate_marketplace_dir(
+    shipped: Path, dest: Path, launchers: Mapping[Path, Mapping[str, str]], files: Mapping[Path, str], owner: str
+) -> None:
+    """(Re)generate the plugin marketplace ``dest`` from the ``shipped`` tree."""
+    import shutil
+
+    from paxm_core.json_settings import make_private_dirs
+
+    dest = dest.absolute()
+    make_private_dirs(dest.parent)
+    staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)  # a leftover of this pid; rmtree never follows a link
+    try:
+        _mkdir(staging)
+        for directory, subdirs, names in os.walk(shipped):
+            subdirs[:] = sorted(name for name in subdirs if name != "__pycache__")
+            relative = Path(directory).relative_to(shipped)
+            for name in subdirs:
+                _mkdir(staging / relative / name)
+            for name in sorted(names):
+                if relative / name not in launchers and relative / name not in files:
+                    _create(staging / relative / name, (Path(directory) / name).read_bytes(), 0o600)
+        for relative, values in launchers.items():
+            _create(staging / relative, fill_launcher((shipped / relative).read_text(), values).encode(), 0o700)
+        for relative, text in files.items():
+            _create(staging / relative, text.encode(), 0o600)
+        note = f"generated by paxm setup --integration {owner}; regenerated on every setup\n"
+        _create(staging / GENERATED_MARKER, note.encode(), 0o600)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_in_dir(staging, dest)
+
+
 def swap_in_dir(staging: Path, dest: Path) -> None:
-    """Replace the directory ``dest`` by the fully built ``staging`` beside it, so a harness reading
-    ``dest`` meanwhile never sees half of it (the old copy is renamed aside, then deleted)."""
+    """Replace the directory ``dest`` by the fully built ``staging`` beside it (the old copy is
+    renamed aside, then deleted), so a harness reading ``dest`` never sees half of it."""
     import shutil
 
     if dest.exists():
@@ -544,7 +555,7 @@ def swap_in_dir(staging: Path, dest: Path) -> None:
         staging.rename(dest)
 
 
-def remove_generated_dir(dest: Path, marker: str) -> bool:
+def remove_generated_dir(dest: Path, marker: str = GENERATED_MARKER) -> bool:
     """Delete the generated directory ``dest`` only if paxm's ``marker`` file is in it, then its
     parent when that is left empty (other integrations may keep files there); True if removed."""
     import shutil
@@ -564,11 +575,7 @@ UPSTREAM_SHIM_EVENTS = ("session_start", "user_input", "user_prompt", "tool_use"
 
 
 def remove_upstream_shims(config_dir: Path, target: str, is_shim: Callable[[bytes], bool]) -> list[Path]:
-    """Delete upstream's ``hooks/<target>-<event>[.ps1]`` shim scripts under ``config_dir``.
-
-    Only a file whose first 4 KiB ``is_shim`` recognises is deleted (a user's own script of
-    that name stays); returns the paths removed.
-    """
+    """Delete upstream's ``hooks/<target>-<event>[.ps1]`` shim scripts under ``config_dir``."""
     removed = []
     for event in UPSTREAM_SHIM_EVENTS:
         for suffix in ("", ".ps1"):
@@ -584,11 +591,8 @@ def remove_upstream_shims(config_dir: Path, target: str, is_shim: Callable[[byte
 
 
 def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: str = "paxm hook") -> list[Finding]:
-    """An ``error`` for every file an installed hook command runs that no longer exists.
-
-    A hook whose interpreter or client is gone still exits 0 (the guard), so without this doctor
-    check it would fail silently on every event.  Commands that are not paxm's are skipped.
-    """
+    """An ``error`` for every file an installed hook command runs that no longer exists (the guard
+    makes such a hook exit 0, so it would fail silently on every event)."""
     findings: list[Finding] = []
     for command in commands:
         hook = parse_hook_command(command)
@@ -599,10 +603,7 @@ def missing_file_findings(commands: Iterable[str | list[str]], fix: str, what: s
 
 
 def context_for(result: HookResult, events: Container[str]) -> str:
-    """``result``'s context blocks when the harness injects them for its event, else ``""``.
-
-    ``""`` for an ignored result, an event not in ``events`` and a blank context.
-    """
+    """``result``'s context blocks when the harness injects them for its event, else ``""``."""
     if result.ignored or result.event not in events:
         return ""
     context = result.context
@@ -615,10 +616,9 @@ _escaped_tag: re.Pattern[str] | None = None
 def guard_escaped_envelope(context: str) -> str:
     """``context`` with every already-escaped ``paxm-recall`` tag escaped once more (real tags untouched).
 
-    For a harness that HTML-escapes injected text: it turns the real ``<paxm-recall ...>`` tags
-    into ``&lt;paxm-recall ...&gt;``, which is what the envelope makes of a tag forged inside
-    recalled content.  Escaping the ``&`` of each already-escaped tag (``&lt;``, ``&#60;``,
-    ``&#x3c;``, any case) keeps the forgery distinguishable whatever the harness does to ``&``.
+    For a harness that HTML-escapes injected text, which makes real tags look like the escaped
+    forgeries the envelope makes of tags inside recalled content: escaping their ``&`` again
+    keeps the two apart.
     """
     global _escaped_tag
     if _escaped_tag is None:
@@ -626,118 +626,3 @@ def guard_escaped_envelope(context: str) -> str:
 
         _escaped_tag = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
     return str(_escaped_tag.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context))
-
-
-def hook_specific_output(
-    result: HookResult,
-    events: NativeEvents,
-    context_events: Container[str] = (EVENT_SESSION_START, EVENT_USER_INPUT),
-) -> str:
-    """``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` JSON (Claude's shape) or ``""``.
-
-    The context goes through :func:`guard_escaped_envelope`; nothing is printed when
-    :func:`context_for` finds none for ``context_events`` (never a ``decision``, so paxm cannot
-    keep the harness from finishing a turn).
-    """
-    context = context_for(result, context_events)
-    if not context:
-        return ""
-    output = {"hookEventName": events.native(result.event), "additionalContext": guard_escaped_envelope(context)}
-    return dumps_compact({"hookSpecificOutput": output})
-
-
-#: the parsed hooks file of a :class:`HookFileIntegration`
-DataT = TypeVar("DataT")
-#: what a :class:`HookFileIntegration` installs, in the file's own shape
-WantedT = TypeVar("WantedT")
-
-
-class HookFileIntegration(IntegrationBase, Generic[DataT, WantedT]):
-    """An integration whose harness runs paxm's hook commands from one file paxm merges into.
-
-    The harness's settings (or hooks) file keeps everything that is not paxm's; install merges
-    paxm's hooks in, uninstall takes exactly those out, doctor checks they are current and that
-    the files they run exist.  A subclass sets ``native_events`` and ``executable`` and says
-    where the file is and how it reads and merges:
-
-    * :meth:`hooks_path`, :meth:`wanted_hooks`, :meth:`update_hooks` (``wanted`` is ``None``
-      for uninstall), :meth:`read_hooks`, :meth:`hooks_current`, :meth:`hook_commands`;
-    * optionally :meth:`extra_findings` (the harness's own switches that keep hooks from
-      running), ``hooks_noun`` (doctor's "<display name> settings missing") and
-      :meth:`detect_dir`.
-    """
-
-    native_events: NativeEvents = NativeEvents(())
-    #: the harness's command on ``PATH`` (:meth:`detect`)
-    executable: str = ""
-    #: what doctor calls the file: ``"<display_name> <hooks_noun> missing: <path>"``
-    hooks_noun: str = "hooks file"
-
-    def hooks_path(self) -> Path:
-        """The file paxm's hooks go into."""
-        raise NotImplementedError
-
-    def wanted_hooks(self, config: Config) -> WantedT:
-        """What paxm installs for ``config``, in the file's own shape."""
-        raise NotImplementedError
-
-    def update_hooks(self, config: Config, wanted: WantedT | None) -> bool:
-        """Merge ``wanted`` into the file (``None``: remove paxm's hooks); whether it changed."""
-        raise NotImplementedError
-
-    def read_hooks(self, path: Path) -> tuple[DataT, bool]:
-        """The parsed file and whether it exists; raises ``IntegrationError`` when paxm could not merge it."""
-        raise NotImplementedError
-
-    def hooks_current(self, data: DataT, wanted: WantedT, config: Config, path: Path) -> bool:
-        """Whether ``data`` already holds exactly ``wanted`` as paxm's hooks."""
-        raise NotImplementedError
-
-    def hook_commands(self, wanted: WantedT) -> Iterable[str | list[str]]:
-        """The commands in ``wanted`` (doctor checks the files they run exist)."""
-        raise NotImplementedError
-
-    def extra_findings(self, data: DataT, wanted: WantedT, path: Path, fix: str) -> list[Finding]:
-        """Harness-specific problems with installed, current hooks (none by default); ``fix`` reinstalls."""
-        return []
-
-    def detect_dir(self) -> Path:
-        """The directory whose existence says the harness is set up (default: the file's)."""
-        return self.hooks_path().parent
-
-    def installed_events(self, config: Config) -> list[str]:
-        """``session_start`` always; the others when their recall or write is enabled."""
-        return enabled_hook_events(config, self.name, self.native_events.events)
-
-    def detect(self) -> str | None:
-        """:attr:`executable` on ``PATH``, else :meth:`detect_dir` if it exists."""
-        return detect_harness(self.executable, self.detect_dir())
-
-    def preflight(self, ctx: InstallContext) -> None:
-        """Refuse (before setup saves anything) a file paxm could not merge."""
-        self.read_hooks(self.hooks_path())
-
-    def install(self, ctx: InstallContext) -> list[str]:
-        """Merge paxm's hooks into the file (idempotent); returns the reported lines."""
-        return install_report(ctx, self.hooks_path(), self.update_hooks(ctx.config, self.wanted_hooks(ctx.config)))
-
-    def uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take exactly paxm's hooks out; everything else in the file stays as it was."""
-        return uninstall_report(ctx, self.hooks_path(), self.update_hooks(ctx.config, None))
-
-    def check(self, ctx: InstallContext) -> list[Finding]:
-        """The file readable and present, paxm's hooks current, and the files they run there."""
-        path = self.hooks_path()
-        fix = setup_fix_command(ctx, self.name)
-        try:
-            data, exists = self.read_hooks(path)
-        except Exception as exc:
-            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
-        if not exists:
-            return [Finding("error", f"{self.display_name} {self.hooks_noun} missing: {path}", fix)]
-        wanted = self.wanted_hooks(ctx.config)
-        if not self.hooks_current(data, wanted, ctx.config, path):
-            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
-        findings = self.extra_findings(data, wanted, path, fix)
-        findings += missing_file_findings(self.hook_commands(wanted), fix)
-        return findings or [Finding("ok", f"paxm hooks installed in {path}")]

@@ -1,11 +1,8 @@
 """A harness's JSON settings file, handled the careful way: read, merge paxm's hook groups, write.
 
-For integrations whose harness keeps hooks in a JSON file.  Reading never rewrites a file it
-cannot parse (the error says where, and that paxm changed nothing); writing is atomic, 0600, at
-a symlink's target, and keeps the user's original beside it (``<name>.paxm.bak``) the first
-time paxm changes it.  :func:`merge_hook_groups` handles the common matcher-group shape
-``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler, ...]}]}}``: only handlers the
-integration's ``is_ours`` test claims are touched, everything else keeps its content and order.
+A file paxm cannot parse is never rewritten; writes are atomic, 0600, at a symlink's target, and
+keep the user's original as ``<name>.paxm.bak`` the first time.  Only handlers ``is_ours``
+claims are touched; everything else keeps its content and order.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ __all__ = [
     "make_private_dirs",
     "merge_hook_groups",
     "read_json_object",
-    "update_hook_groups",
     "write_json_object",
     "write_private",
 ]
@@ -37,12 +33,7 @@ IsOurs = Callable[[str], bool]
 
 
 def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> tuple[JSONObject, bytes | None]:
-    """The parsed object and the original bytes (``None`` when the file does not exist).
-
-    An empty file reads as ``{}``.  ``hint`` is the advice given for invalid JSON.
-
-    :raises IntegrationError: unreadable, not JSON (with line and column), or not an object.
-    """
+    """The parsed object and the original bytes (``None`` when the file does not exist)."""
     try:
         original = path.read_bytes()
     except FileNotFoundError:
@@ -65,10 +56,7 @@ def read_json_object(path: Path, what: str, *, hint: str = "fix or move it") -> 
 
 
 def make_private_dirs(directory: Path) -> list[Path]:
-    """Create ``directory`` and its missing parents 0700; existing ones are the user's and keep their mode.
-
-    Returns the directories created, outermost first.
-    """
+    """Create ``directory`` and its missing parents 0700; existing ones are the user's and keep their mode."""
     missing = []
     probe = directory
     while not probe.exists():
@@ -110,11 +98,7 @@ def _chmod_new_dir(path: Path) -> None:
 
 def write_private(path: Path, text: str, original: bytes | str | None = None) -> list[Path]:
     """Write ``text`` to ``path`` atomically, 0600, at the target of a symlink; returns the
-    directories it created (0700, outermost first).
-
-    When ``original`` (what the file held before) is not blank, it is kept beside the file as
-    ``<name>.paxm.bak`` the first time; a backup is never overwritten later.
-    """
+    directories it created (0700, outermost first)."""
     target = Path(os.path.realpath(path))
     made = make_private_dirs(target.parent)
     if original is not None and original.strip():
@@ -134,10 +118,7 @@ def write_json_object(path: Path, data: Mapping[str, JSONValue], original: bytes
 
 
 def hooks_section(settings: Mapping[str, JSONValue], where: str, *, switches: Collection[str] = ()) -> JSONObject:
-    """``settings["hooks"]`` checked: an object whose events (every key but ``switches``) are arrays.
-
-    :raises IntegrationError: the shape is wrong (paxm then changes nothing).
-    """
+    """``settings["hooks"]`` checked: an object whose events (every key but ``switches``) are arrays."""
     hooks = settings.get("hooks")
     if hooks is None:
         return {}
@@ -173,15 +154,7 @@ def merge_hook_groups(
     switches: Collection[str] = (),
     refresh: Collection[str] = (),
 ) -> JSONObject:
-    """``settings`` with exactly the paxm groups in ``wanted`` (event -> group); input unchanged.
-
-    An identical paxm handler already in place stays where it is; stale paxm handlers are
-    removed (groups they leave empty are dropped, and events they leave empty); missing ones
-    are appended as new groups.  With ``refresh``, a paxm handler that already runs the wanted
-    command stays where it is and only those keys are brought up to date.  ``switches`` are keys
-    of ``hooks`` that are settings, not events: left alone, as is an event array that was empty
-    already.  An empty ``wanted`` removes every paxm handler (uninstall).
-    """
+    """``settings`` with exactly the paxm groups in ``wanted`` (event -> group); input unchanged."""
     result = copy.deepcopy(dict(settings))
     hooks = hooks_section(result, where, switches=switches)
     changed = False
@@ -211,11 +184,7 @@ def merge_hook_groups(
 def _strip_event(
     groups: Sequence[JSONValue], want: Mapping[str, JSONValue] | None, is_ours: IsOurs, refresh: Collection[str]
 ) -> tuple[list[JSONValue], bool, str]:
-    """One event's groups without paxm's handlers but the one matching ``want``.
-
-    Returns the groups, whether a handler was removed, and how ``want`` was found: ``""`` (not
-    there), ``"kept"`` or ``"refreshed"`` (its ``refresh`` keys were brought up to date).
-    """
+    """One event's groups without paxm's handlers but the one matching ``want``."""
     out: list[JSONValue] = []
     removed = False
     kept = ""
@@ -246,27 +215,3 @@ def _strip_event(
         else:
             removed = True
     return out, removed, kept
-
-
-def update_hook_groups(
-    path: Path,
-    what: str,
-    wanted: Mapping[str, JSONObject],
-    is_ours: IsOurs,
-    *,
-    switches: Collection[str] = (),
-    hint: str = "fix or move it",
-    refresh: Collection[str] = (),
-) -> bool:
-    """Read ``path``, merge exactly ``wanted`` in (:func:`merge_hook_groups`), write only on a change.
-
-    A missing file is not created just to hold nothing (uninstall).  Returns whether it was written.
-    """
-    settings, original = read_json_object(path, what, hint=hint)
-    if original is None and not wanted:
-        return False
-    updated = merge_hook_groups(settings, wanted, is_ours, where=str(path), switches=switches, refresh=refresh)
-    if updated == settings and original is not None:
-        return False
-    write_json_object(path, updated, original)
-    return True

@@ -10,6 +10,32 @@ function warner(debug) {
   };
 }
 
+// Sessions whose state is kept (a long-lived harness process sees many).
+const MAX_SESSIONS = 64;
+
+// Sets `key` in `map` as its newest entry, dropping the oldest beyond MAX_SESSIONS.
+function remember(map, key, value = true) {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > MAX_SESSIONS) map.delete(map.keys().next().value);
+}
+
+// `fn` wrapped so an error in here never reaches the harness; with `debug` each call's duration
+// is written to stderr (`paxm: timing <name> <ms> ms`).
+function guarded(warn, debug, name, fn) {
+  return async (...args) => {
+    const began = debug ? performance.now() : 0;
+    try {
+      return await fn(...args);
+    } catch (error) {
+      warn("hook error", name, error);
+      return undefined;
+    } finally {
+      if (debug) warn("timing", name, (performance.now() - began).toFixed(1), "ms");
+    }
+  };
+}
+
 // The visible text of a message's content (a string or parts): its text parts, trimmed, joined
 // by blank lines; never thinking/reasoning or tool-call parts.
 function textParts(content) {

@@ -1,24 +1,17 @@
 """Integrations as data: one spec and one engine for harnesses whose hooks live in a settings file.
 
-Many harnesses run hooks the same way: a JSON or TOML file lists, per native event, the
-commands to run; each command gets the event's JSON payload on stdin and its stdout is read as
-context.  For such a harness an integration distribution writes a :class:`SettingsHooksSpec`
-(names, where the file is, its layout, the native event names, the handler paxm installs, the
-output shape) and subclasses :class:`SettingsHooksIntegration` only for what is really its own
-(a payload field the generic decoder does not know, a transcript to read, a doctor check of
-the harness's own switches).  This module names no harness: every name is in the spec.
+A harness that runs, per native event, the commands a JSON or TOML file lists (payload on
+stdin, context on stdout) is a :class:`SettingsHooksSpec`; a subclass of
+:class:`SettingsHooksIntegration` adds only what is its own (a transcript reader, a doctor check
+of the harness's switches).  File layouts:
 
-Three file layouts are handled:
-
-* ``json-groups``: ``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler]}]}}`` inside the
-  harness's own settings file (the user's file: a one-time ``<name>.paxm.bak`` backup);
+* ``json-groups``: ``{"hooks": {Event: [{"matcher"?: ..., "hooks": [handler]}]}}`` in the
+  harness's own settings file (a one-time ``<name>.paxm.bak`` backup);
 * ``json-handlers``: ``{"version"?: n, "hooks": {Event: [handler]}}`` in a hooks file of paxm's
-  own (no backup; deleted once nothing but ``version`` is left in it);
-* ``toml-tables``: ``[[hooks]]`` tables, one per handler, with the event inside the table
-  (``tomlkit`` keeps the user's comments and layout; a distribution using it depends on tomlkit).
+  own (deleted once nothing but ``version`` is left);
+* ``toml-tables``: ``[[hooks]]`` tables, one per handler (``tomlkit`` keeps the user's layout).
 
-Only handlers whose command is paxm's (:func:`~paxm_core.integration.is_paxm_hook` for this
-config file and target) are ever changed; everything else keeps its content and order.
+Only handlers whose command is paxm's for this config file and target are ever changed.
 """
 
 from __future__ import annotations
@@ -38,27 +31,33 @@ from paxm_core.integration import (
     EVENT_TOOL_USE,
     EVENT_TURN_END,
     EVENT_USER_INPUT,
+    Finding,
     HookEvent,
-    HookFileIntegration,
     HookResult,
+    InstallContext,
+    IntegrationBase,
     NativeEvents,
+    Report,
     context_for,
     decode_generic,
+    detect_harness,
     dumps_compact,
+    enabled_hook_events,
     env_path,
     guard_escaped_envelope,
     hook_command_line,
     is_paxm_hook,
+    missing_file_findings,
     named_event,
     parse_payload,
     queue_path,
+    setup_fix_command,
     standard_agent_config,
 )
 from paxm_core.json_settings import (
     hooks_section,
     merge_hook_groups,
     read_json_object,
-    update_hook_groups,
     write_json_object,
     write_private,
 )
@@ -81,6 +80,7 @@ __all__ = [
     "WantedHooks",
     "hook_events",
     "is_paxm_or_upstream_hook",
+    "merge_entries",
     "merge_handlers",
     "read_toml_hooks",
     "write_toml_hooks",
@@ -117,11 +117,7 @@ WantedHooks: TypeAlias = dict[str, JSONObject] | list[JSONObject]
 
 @dataclass(frozen=True)
 class Location:
-    """Where a harness keeps the file paxm's hooks go in.
-
-    The file is ``$<override>`` when set, else ``<home>/<file>``; the home is ``$<home_var>``
-    when set, else ``~/<home>`` (``home=""``: ``~`` itself).  Paths are absolute, ``~`` expanded.
-    """
+    """Where a harness keeps the file paxm's hooks go in."""
 
     override: str
     home_var: str = ""
@@ -141,33 +137,14 @@ class Location:
 class SettingsHooksSpec:
     """Everything that makes one settings-file harness different from the next.
 
-    :param name: the agent name (``agents.<name>``, ``--target``).
-    :param display_name: the harness's human name (also its memory label unless ``label`` is set).
-    :param location: where the hooks file is.
-    :param events: ``(paxm event, native event)`` in installation order.
-    :param handler: the handler paxm installs per event; ``"{command}"`` and ``"{native}"`` in a
-        string value are replaced by the hook command and the native event name.
-    :param layout: the file's shape (see the module docstring).
-    :param matchers: native event -> the ``matcher`` of paxm's group (``json-groups``).
-    :param output: what the hook prints (:data:`Output`).
-    :param html_escaped: the harness HTML-escapes injected context, so already-escaped envelope
-        tags are escaped once more (:func:`~paxm_core.integration.guard_escaped_envelope`).
-    :param reply_field: the payload field holding the final reply on ``turn_end``, when the
-        generic decoder does not know it.
-    :param what: how messages name the file (default ``"<display_name> settings"``).
-    :param noun: doctor's ``"<display_name> <noun> missing: <path>"``.
-    :param hint: the advice when the file is not valid JSON.
-    :param switches: keys of ``hooks`` that are settings, not events (left alone).
-    :param refresh: handler keys brought up to date in place when paxm's handler already has the
-        wanted command (without it, a handler that differs in any key is replaced by a new group).
-    :param version: ``json-handlers``: the ``version`` written first into a new file.
-    :param legacy_block: ``toml-tables``: begin and end marker comments of a text block an older
-        paxm wrote; it is removed whenever paxm rewrites the file.
-    :param match_aliases: a hook whose ``--target`` is one of ``aliases`` is paxm's too.
-    :param upstream_shims: a command naming one of the shim scripts upstream (the Go paxm)
-        wrote, ``<paxm config dir>/hooks/<name>-<event>``, is paxm's too (and so replaced).
-    :param detect_home: :meth:`detect` looks for the harness's home, not the file's directory.
-    :param write_events: the paxm events captured by the default ``agents.<name>`` settings.
+    ``handler`` is the handler paxm installs per event (``"{command}"`` and ``"{native}"`` in a
+    string value become the hook command and the native event); ``matchers`` give paxm's group
+    a ``matcher`` per native event; ``reply_field`` is the payload field holding the reply on
+    ``turn_end`` when the generic decoder does not know it; ``switches`` are keys of ``hooks``
+    that are settings, not events; ``refresh`` are handler keys updated in place when paxm's
+    handler already runs the wanted command; ``version`` goes first into a new ``json-handlers``
+    file; ``legacy_block`` are the marker comments of a block an older paxm wrote into a TOML
+    file; ``upstream_shims`` makes upstream's ``<config dir>/hooks/<name>-<event>`` shims paxm's.
     """
 
     name: str
@@ -224,18 +201,14 @@ def _apply(target: SettingsHooksIntegration | type[SettingsHooksIntegration], sp
     target.display_name = spec.display_name
     target.label = spec.label or spec.display_name
     target.setup_priority = spec.setup_priority
-    target.executable = spec.executable
-    target.hooks_noun = spec.noun
     target.native_events = NativeEvents(spec.events)
 
 
-class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
-    """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`.
-
-    Set ``spec`` on a subclass (or pass one); override only what the harness really has of its own.
-    """
+class SettingsHooksIntegration(IntegrationBase):
+    """The engine: install, uninstall, doctor, decode and hook output from a :class:`SettingsHooksSpec`."""
 
     spec: SettingsHooksSpec
+    native_events: NativeEvents = NativeEvents(())
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -246,7 +219,52 @@ class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
         if spec is not None:
             _apply(self, spec)
 
-    # -- where and what -------------------------------------------------------------------------
+    def installed_events(self, config: Config) -> list[str]:
+        """``session_start`` always; the others when their recall or write is enabled."""
+        return enabled_hook_events(config, self.name, self.native_events.events)
+
+    def detect(self) -> str | None:
+        """The executable on ``PATH``, else :meth:`detect_dir` if it exists."""
+        return detect_harness(self.spec.executable, self.detect_dir())
+
+    def preflight(self, ctx: InstallContext) -> None:
+        """Refuse (before setup saves anything) a file paxm could not merge."""
+        self.read_hooks(self.hooks_path())
+
+    def install(self, ctx: InstallContext) -> list[str]:
+        """Merge paxm's hooks into the file (idempotent); returns the reported lines."""
+        path, report = self.hooks_path(), Report(ctx)
+        changed = self.update_hooks(ctx.config, self.wanted_hooks(ctx.config))
+        report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
+        return report
+
+    def uninstall(self, ctx: InstallContext) -> list[str]:
+        """Take exactly paxm's hooks out; everything else in the file stays as it was."""
+        report = Report(ctx)
+        if self.update_hooks(ctx.config, None):
+            report(f"removed paxm hooks from {self.hooks_path()}")
+        return report
+
+    def check(self, ctx: InstallContext) -> list[Finding]:
+        """The file readable and present, paxm's hooks current, and the files they run there."""
+        path = self.hooks_path()
+        fix = setup_fix_command(ctx, self.name)
+        try:
+            data, exists = self.read_hooks(path)
+        except Exception as exc:
+            return [Finding("error", str(exc), f"fix {path}, then {fix}")]
+        if not exists:
+            return [Finding("error", f"{self.display_name} {self.spec.noun} missing: {path}", fix)]
+        wanted = self.wanted_hooks(ctx.config)
+        if not self.hooks_current(data, wanted, ctx.config, path):
+            return [Finding("warn", f"paxm hooks in {path} are missing or out of date", fix)]
+        findings = self.extra_findings(data, wanted, path, fix)
+        findings += missing_file_findings(self.hook_commands(wanted), fix)
+        return findings or [Finding("ok", f"paxm hooks installed in {path}")]
+
+    def extra_findings(self, data: HooksData, wanted: WantedHooks, path: Path, fix: str) -> list[Finding]:
+        """Harness-specific problems with installed, current hooks (none by default)."""
+        return []
 
     @property
     def what(self) -> str:
@@ -297,11 +315,10 @@ class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
         key = self.spec.command_key
         entries: Sequence[JSONValue] = wanted if isinstance(wanted, list) else list(wanted.values())
         if self.spec.layout == "json-groups":
-            entries = [h for group in entries if isinstance(group, dict) for h in _group_handlers(group)]
+            groups = [group.get("hooks") for group in entries if isinstance(group, dict)]
+            entries = [h for handlers in groups if isinstance(handlers, list) for h in handlers]
         commands = [entry.get(key) for entry in entries if isinstance(entry, dict)]
         return [command for command in commands if isinstance(command, str)]
-
-    # -- the file -------------------------------------------------------------------------------
 
     def read_hooks(self, path: Path) -> tuple[HooksData, bool]:
         """The parsed file and whether it exists; raises ``IntegrationError`` when it cannot be merged."""
@@ -330,41 +347,27 @@ class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
     def update_hooks(self, config: Config, wanted: WantedHooks | None) -> bool:
         """Merge ``wanted`` into the file (``None``: take paxm's hooks out); whether it changed."""
         path = self.hooks_path()
-        if self.spec.layout == "json-groups":
-            return update_hook_groups(
-                path,
-                self.what,
-                _by_event(wanted),
-                self.is_ours(config),
-                switches=self.spec.switches,
-                hint=self.spec.hint,
-                refresh=self.spec.refresh,
-            )
-        data, exists = self.read_hooks(path)
-        if isinstance(data, TomlHooks):
+        if self.spec.layout == "toml-tables":
+            document = read_toml_hooks(path, self.what, self.spec.legacy_block)
             tables = wanted if isinstance(wanted, list) else []
-            if (not exists and not tables) or not data.merge(tables, self.is_ours(config)):
+            if (document.original is None and not tables) or not document.merge(tables, self.is_ours(config)):
                 return False
-            write_toml_hooks(data)
+            write_toml_hooks(document)
             return True
+        data, original = read_json_object(path, self.what, hint=self.spec.hint)
         updated = self._merge(data, _by_event(wanted), config, path)
-        if not any(key != "version" for key in updated):  # nothing of anyone's left: the file goes
-            if exists:
+        if self.spec.layout == "json-handlers" and not any(key != "version" for key in updated):
+            if original is not None:  # nothing of anyone's left in paxm's own file: it goes
                 path.unlink()
-            return exists
-        if exists and updated == data:
-            return False
-        write_json_object(path, updated)
+            return original is not None
+        if (original is None and not wanted) or (original is not None and updated == data):
+            return False  # a missing file is not created just to hold nothing
+        # the user's own settings file keeps its original as a backup; paxm's hooks file needs none
+        write_json_object(path, updated, original if self.spec.layout == "json-groups" else None)
         return True
 
-    # -- the hook runtime -----------------------------------------------------------------------
-
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The payload -> :class:`HookEvent` with the generic decoder's field names (never raises).
-
-        Without an event on the command line the payload's ``hook_event_name`` decides; the
-        spec's ``reply_field`` carries the reply on ``turn_end`` when the harness names it so.
-        """
+        """The payload -> :class:`HookEvent` with the generic decoder's field names (never raises)."""
         payload = parse_payload(raw)
         native = named_event(native_event, payload)
         event = self.native_events.event(native.strip())
@@ -375,10 +378,7 @@ class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
         return hook
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """The context for session start and prompts, shaped as the spec's ``output``; else nothing.
-
-        Never a ``decision``, so paxm cannot keep the harness from finishing a turn.
-        """
+        """The context for session start and prompts, shaped as the spec's ``output``; else nothing."""
         context = context_for(result, (EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_PRE_TOOL))
         if not context:
             return ""
@@ -393,17 +393,35 @@ class SettingsHooksIntegration(HookFileIntegration[HooksData, WantedHooks]):
         return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": context}})
 
 
-# -- json-handlers: a hooks file of paxm's own --------------------------------------------------
-
-
 def _by_event(wanted: WantedHooks | None) -> dict[str, JSONObject]:
     """``wanted`` of a JSON layout (native event -> group or handler); nothing for uninstall."""
     return wanted if isinstance(wanted, dict) else {}
 
 
-def _group_handlers(group: Mapping[str, JSONValue]) -> list[JSONValue]:
-    handlers = group.get("hooks")
-    return list(handlers) if isinstance(handlers, list) else []
+def merge_entries(
+    entries: Sequence[JSONValue],
+    want: JSONValue | None,
+    ours: Callable[[JSONValue], bool],
+    strip: Callable[[JSONValue], JSONValue | None] = lambda entry: None,
+) -> list[JSONValue]:
+    """``entries`` with exactly one of paxm's (``ours``) equal to ``want`` (none when ``None``).
+
+    An identical one stays where it is, a missing one is appended; any other of paxm's becomes
+    ``strip(entry)`` (``None``: it goes).  The input is not modified.
+    """
+    out: list[JSONValue] = []
+    kept = False
+    for entry in entries:
+        if not ours(entry):
+            out.append(entry)
+        elif want is not None and not kept and entry == want:
+            out.append(entry)
+            kept = True
+        elif (rest := strip(entry)) is not None:
+            out.append(rest)
+    if want is not None and not kept:
+        out.append(copy.deepcopy(want))
+    return out
 
 
 def merge_handlers(
@@ -414,12 +432,7 @@ def merge_handlers(
     version: int | None = None,
     where: str = "hooks file",
 ) -> JSONObject:
-    """``data`` with exactly the paxm handlers in ``wanted`` (event -> handler); input unchanged.
-
-    An identical paxm handler already in place stays where it is; stale ones are removed
-    (events they leave empty are dropped); missing ones are appended.  ``version`` goes first
-    into a file that gets hooks and has none.
-    """
+    """``data`` with exactly the paxm handlers in ``wanted`` (event -> handler); input unchanged."""
 
     def ours(handler: JSONValue) -> bool:
         command = handler.get(command_key) if isinstance(handler, dict) else None
@@ -428,18 +441,8 @@ def merge_handlers(
     result = copy.deepcopy(dict(data))
     hooks = hooks_section(result, where)
     for event in [*hooks, *(e for e in wanted if e not in hooks)]:
-        want = wanted.get(event)
-        kept = False
-        handlers: list[JSONValue] = []
         current = hooks.get(event)
-        for handler in current if isinstance(current, list) else []:
-            if not ours(handler):
-                handlers.append(handler)
-            elif want is not None and not kept and handler == want:
-                handlers.append(handler)
-                kept = True
-        if want is not None and not kept:
-            handlers.append(copy.deepcopy(want))
+        handlers = merge_entries(current if isinstance(current, list) else [], wanted.get(event), ours)
         if handlers:
             hooks[event] = handlers
         else:
@@ -451,9 +454,6 @@ def merge_handlers(
     else:
         result.pop("hooks", None)
     return result
-
-
-# -- toml-tables: ``[[hooks]]`` tables in the harness's TOML config ------------------------------
 
 
 def _plain(value: object) -> object:
@@ -541,11 +541,7 @@ def _strip_legacy_block(text: str, block: tuple[str, str] | None, where: str) ->
 
 
 def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None = None) -> TomlHooks:
-    """Parse ``path`` (a missing file is an empty document).
-
-    :raises IntegrationError: unreadable, not TOML, or ``hooks`` of the wrong shape (the file is
-        never rewritten then).
-    """
+    """Parse ``path`` (a missing file is an empty document)."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -567,12 +563,7 @@ def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None 
 
 
 def write_toml_hooks(config: TomlHooks) -> None:
-    """Write the document back atomically, 0600, at a symlink's target.
-
-    The first time paxm changes an existing non-empty file its original is kept beside it as
-    ``<name>.paxm.bak`` (never overwritten later).  When the document no longer has any content
-    at all the file is removed instead (an empty config and none are the same to a harness).
-    """
+    """Write the document back atomically, 0600, at a symlink's target."""
     text = config.text()
     if not text.strip():
         config.path.unlink(missing_ok=True)

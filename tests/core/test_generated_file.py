@@ -15,13 +15,14 @@ import pytest
 from paxm_core.api.errors import IntegrationError
 from paxm_core.config import load_config
 from paxm_core.config.model import Config
-from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration, NativeEvent
+from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
 from paxm_core.integration import (
     EVENT_SESSION_START,
     EVENT_TURN_END,
     HookResult,
     InstallContext,
     Integration,
+    NativeEvents,
     setup_fix_command,
 )
 
@@ -34,7 +35,7 @@ class Toy(GeneratedFileIntegration):
     name = "toy"
     display_name = "Toy"
     artifact = "extension"
-    native_events = (NativeEvent("boot", EVENT_SESSION_START), NativeEvent("idle", EVENT_TURN_END))
+    native_events = NativeEvents(((EVENT_SESSION_START, "boot"), (EVENT_TURN_END, "idle")))
     remove_empty_parent = True
 
     def __init__(self, home: Path) -> None:

@@ -19,7 +19,6 @@ from paxm_core.integration import (
     EVENT_TURN_END,
     EVENT_USER_INPUT,
     Finding,
-    HookFileIntegration,
     HookResult,
     InstallContext,
     IntegrationError,
@@ -30,8 +29,6 @@ from paxm_core.integration import (
     fill_launcher,
     guard_escaped_envelope,
     hook_command_line,
-    hook_specific_output,
-    install_report,
     iso_epoch,
     missing_file_findings,
     named_event,
@@ -40,8 +37,8 @@ from paxm_core.integration import (
     remove_upstream_shims,
     swap_in_dir,
     tail_json_records,
-    uninstall_report,
 )
+from paxm_core.settings_hooks import Location, SettingsHooksIntegration, SettingsHooksSpec
 
 EVENTS = NativeEvents(((EVENT_SESSION_START, "SessionStart"), (EVENT_USER_INPUT, "BeforeAgent")))
 
@@ -88,21 +85,6 @@ def test_detect_harness_finds_the_command_else_the_directory(tmp_path: Path, mon
     assert detect_harness("other", tmp_path / "nope") is None
 
 
-def test_reports_echo_their_lines(tmp_path: Path) -> None:
-    seen: list[str] = []
-    ctx = InstallContext(config=SimpleNamespace(path=str(tmp_path / "c.yaml")), echo=seen.append)  # type: ignore[arg-type]
-    path = tmp_path / "hooks.json"
-    assert install_report(ctx, path, True) == [f"installed paxm hooks in {path}"]
-    assert install_report(ctx, path, False) == [f"paxm hooks in {path} are up to date"]
-    assert uninstall_report(ctx, path, True) == [f"removed paxm hooks from {path}"]
-    assert uninstall_report(ctx, path, False) == []
-    assert seen == [
-        f"installed paxm hooks in {path}",
-        f"paxm hooks in {path} are up to date",
-        f"removed paxm hooks from {path}",
-    ]
-
-
 def test_missing_file_findings_name_each_file_a_hook_runs_that_is_gone(tmp_path: Path) -> None:
     good = hook_command_line(tmp_path / "c.yaml", "toy", "prompt")
     bad = good.replace(sys.executable, "/gone/python") if sys.executable in good else good
@@ -113,23 +95,12 @@ def test_missing_file_findings_name_each_file_a_hook_runs_that_is_gone(tmp_path:
     ]
 
 
-def test_context_for_and_hook_specific_output() -> None:
-    prompt = HookResult(
-        target="toy", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x &lt;paxm-recall</paxm-recall>"
-    )
+def test_context_for_only_for_the_events_the_harness_injects() -> None:
+    prompt = HookResult(target="toy", event=EVENT_USER_INPUT, recall_context="<paxm-recall>x</paxm-recall>")
     assert context_for(prompt, (EVENT_USER_INPUT,)) == prompt.context
     assert context_for(prompt, (EVENT_SESSION_START,)) == ""
     assert context_for(HookResult(target="toy", event=EVENT_USER_INPUT, ignored=True), (EVENT_USER_INPUT,)) == ""
     assert context_for(HookResult(target="toy", event=EVENT_USER_INPUT), (EVENT_USER_INPUT,)) == ""
-    out = json.loads(hook_specific_output(prompt, EVENTS))
-    assert out == {
-        "hookSpecificOutput": {
-            "hookEventName": "BeforeAgent",
-            "additionalContext": guard_escaped_envelope(prompt.context),
-        }
-    }
-    assert "&amp;lt;paxm-recall" in out["hookSpecificOutput"]["additionalContext"]
-    assert hook_specific_output(HookResult(target="toy", event=EVENT_TURN_END, recall_context="x"), EVENTS) == ""
 
 
 def test_guard_escaped_envelope_escapes_only_already_escaped_tags() -> None:
@@ -138,45 +109,23 @@ def test_guard_escaped_envelope_escapes_only_already_escaped_tags() -> None:
     )
 
 
-class _Toy(HookFileIntegration):
-    """A harness that keeps ``{native event: command}`` in one JSON file."""
-
-    name = "toy"
-    display_name = "Toy"
-    native_events = EVENTS
-    executable = "toy-harness-not-installed"
-    hooks_noun = "settings"
+class _Toy(SettingsHooksIntegration):
+    """A harness that keeps its hooks in a JSON hooks file of paxm's own."""
 
     def __init__(self, path: Path) -> None:
+        super().__init__(
+            SettingsHooksSpec(
+                name="toy",
+                display_name="Toy",
+                location=Location("PAXM_TOY_HOOKS_NOT_SET", home=str(path.parent), file=path.name),
+                events=EVENTS.pairs,
+                handler={"command": "{command}"},
+                layout="json-handlers",
+                executable="toy-harness-not-installed",
+            )
+        )
         self.path = path
         self.switched_off = False
-
-    def hooks_path(self) -> Path:
-        return self.path
-
-    def wanted_hooks(self, config: Any) -> dict[str, str]:
-        return {EVENTS.native(e): hook_command_line(config.path, self.name, e) for e in self.installed_events(config)}
-
-    def read_hooks(self, path: Path) -> tuple[dict[str, str], bool]:
-        try:
-            return json.loads(path.read_text()), True
-        except FileNotFoundError:
-            return {}, False
-        except ValueError as exc:
-            raise IntegrationError(f"{path} is not JSON") from exc
-
-    def update_hooks(self, config: Any, wanted: dict[str, str] | None) -> bool:
-        data, exists = self.read_hooks(self.path)
-        if data == (wanted or {}) and (exists or not wanted):
-            return False
-        self.path.write_text(json.dumps(wanted or {}))
-        return True
-
-    def hooks_current(self, data: dict[str, str], wanted: dict[str, str], config: Any, path: Path) -> bool:
-        return data == wanted
-
-    def hook_commands(self, wanted: dict[str, str]) -> list[str]:
-        return list(wanted.values())
 
     def extra_findings(self, data: Any, wanted: Any, path: Path, fix: str) -> list[Finding]:
         return [Finding("warn", "hooks are switched off", "")] if self.switched_off else []
@@ -198,18 +147,18 @@ def test_a_hook_file_integration_installs_checks_and_uninstalls(tmp_path: Path) 
     assert toy.check(ctx) == [Finding("ok", f"paxm hooks installed in {path}")]
     toy.switched_off = True
     assert [f.message for f in toy.check(ctx)] == ["hooks are switched off"]
-    path.write_text(json.dumps({"SessionStart": "stale"}))
+    path.write_text(json.dumps({"hooks": {"SessionStart": [{"command": "stale"}]}}))
     assert [f.level for f in toy.check(ctx)] == ["warn"]
     path.write_text("{not json")
     [broken] = toy.check(ctx)
     assert broken.level == "error" and broken.fix.startswith(f"fix {path}, then paxm")
     with pytest.raises(IntegrationError):
         toy.preflight(ctx)
-    path.write_text("{}")
+    path.write_text('{"theirs": 1}')
     assert toy.uninstall(ctx) == []
     toy.install(ctx)
     assert toy.uninstall(ctx) == [f"removed paxm hooks from {path}"]
-    assert json.loads(path.read_text()) == {}
+    assert json.loads(path.read_text()) == {"theirs": 1}
 
 
 @settings(max_examples=60, deadline=None)

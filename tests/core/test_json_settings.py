@@ -116,19 +116,6 @@ def _without_empty_events(settings: dict[str, Any], touched: Any) -> dict[str, A
     return {**rest, "hooks": hooks} if hooks else rest
 
 
-def test_update_writes_only_on_a_change_and_never_creates_an_empty_file(tmp_path: Path) -> None:
-    from paxm_core.json_settings import update_hook_groups
-
-    path = tmp_path / "settings.json"
-    assert update_hook_groups(path, "settings", {}, is_ours) is False and not path.exists()  # uninstall, no file
-    wanted = {"Stop": group(OURS + " stop")}
-    assert update_hook_groups(path, "settings", wanted, is_ours) is True
-    written = path.stat().st_mtime_ns
-    assert update_hook_groups(path, "settings", wanted, is_ours) is False  # already in place
-    assert path.stat().st_mtime_ns == written
-    assert update_hook_groups(path, "settings", {}, is_ours) is True and json.loads(path.read_text()) == {}
-
-
 def test_a_directory_where_the_settings_file_should_be_is_named_as_such(tmp_path: Path) -> None:
     where = tmp_path / "settings.json"
     where.mkdir()

@@ -96,6 +96,18 @@ def test_a_spec_alone_is_a_complete_integration(tmp_path: Path, home: Path) -> N
     assert toy.check(InstallContext(config))[0].level == "warn"
 
 
+def test_update_writes_only_on_a_change_and_never_creates_an_empty_file(tmp_path: Path, home: Path) -> None:
+    toy = SettingsHooksIntegration(TOY)
+    config = _config(tmp_path, toy)
+    settings = home / ".toy" / "settings.json"
+    assert toy.update_hooks(config, None) is False and not settings.exists()  # uninstall, no file
+    wanted = toy.wanted_hooks(config)
+    assert toy.update_hooks(config, wanted) is True
+    written = settings.stat().st_mtime_ns
+    assert toy.update_hooks(config, wanted) is False and settings.stat().st_mtime_ns == written  # in place
+    assert toy.update_hooks(config, None) is True and json.loads(settings.read_text()) == {}
+
+
 def test_decode_and_output_follow_the_spec() -> None:
     toy = SettingsHooksIntegration(TOY)
     raw = json.dumps({"hook_event_name": "Done", "reply": " bye ", "session_id": "s"}).encode()

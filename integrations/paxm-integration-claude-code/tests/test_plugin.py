@@ -74,7 +74,9 @@ def test_generated_launcher_runs_the_client_with_absolute_paths(tmp_path: Path) 
     dest = generated_dir(config.parent)
     plugin = generate_marketplace(dest, python=str(fake_python), client=str(client_path()), config_path=config)
     launcher = plugin / "hooks" / "paxm-hook.sh"
-    assert stat.S_IMODE(launcher.stat().st_mode) == 0o755
+    assert stat.S_IMODE(launcher.stat().st_mode) == 0o700
+    for path in (dest, *dest.rglob("*")):  # every file and directory of the copy is private
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
     env = {"PATH": "/usr/bin:/bin", "CLAUDE_PLUGIN_ROOT": str(plugin)}
     done = subprocess.run(["sh", str(launcher), "UserPromptSubmit"], input=b"{}", env=env, capture_output=True)
     assert done.returncode == 0 and done.stdout == b"CONTEXT-FROM-PAXM\n"

@@ -105,7 +105,9 @@ def test_generating_never_writes_or_chmods_through_a_link_planted_in_the_tree(
     # another process swaps files of the half-built tree for links while paxm fills the launcher
     dest = plugin.generated_dir(tmp_path / "paxm")
     staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    real_fill = plugin.fill_launcher
+    import paxm_core.integration as kit
+
+    real_fill = kit.fill_launcher
 
     def fill_and_plant(text: str, values: dict[str, str]) -> str:
         for relative in ("plugins/paxm-memory/.codex-plugin/plugin.json", "plugins/paxm-memory/hooks/paxm-hook.sh"):
@@ -113,7 +115,7 @@ def test_generating_never_writes_or_chmods_through_a_link_planted_in_the_tree(
             (staging / relative).symlink_to(victim)
         return real_fill(text, values)
 
-    monkeypatch.setattr(plugin, "fill_launcher", fill_and_plant)
+    monkeypatch.setattr(kit, "fill_launcher", fill_and_plant)
     with pytest.raises(FileExistsError):
         plugin.generate_marketplace(dest, python="/p", client="/c", config_path=tmp_path / "config.yaml")
     assert victim.read_text() == "not paxm's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644

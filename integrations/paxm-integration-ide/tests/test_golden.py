@@ -22,7 +22,7 @@ from ide_golden import config_for, fill, placeholders, unfill
 from paxm_core.integration import InstallContext
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_ide.base import IdeIntegration
-from paxm_integration_ide.jsonfile import dumps_file
+from paxm_integration_ide.native import dumps_file
 
 GOLDEN = Path(__file__).with_name("golden")
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())

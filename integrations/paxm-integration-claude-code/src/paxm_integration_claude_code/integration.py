@@ -121,8 +121,6 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
     spec = SPEC
     owners = (OWNER_CLAUDE_PLUGIN,)
 
-    # -- transcripts (paxm backfill) ------------------------------------------------------------
-
     def transcript_files(self) -> list[Path]:
         """Every stored Claude Code session (``~/.claude/projects/*/*.jsonl``)."""
         return transcripts.transcript_files()
@@ -131,13 +129,10 @@ class ClaudeCodeIntegration(SettingsHooksIntegration):
         """The finished turns of one session transcript (see :mod:`.transcripts`)."""
         return transcripts.read_turns(path)
 
-    # -- install / uninstall --------------------------------------------------------------------
-
     def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``owner``: settings.json hooks (``paxm``) or the generated plugin (``claude-plugin``).
 
-        Plugin ownership also removes paxm's settings.json hooks, so nothing fires twice.
-        Returns the lines it reported (also written through ``ctx.echo``).
+        The plugin owner also removes paxm's settings.json hooks, so nothing fires twice.
         """
         config = ctx.config
         report = Report(ctx)

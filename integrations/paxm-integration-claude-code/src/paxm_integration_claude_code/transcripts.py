@@ -1,21 +1,12 @@
 """Claude Code's stored sessions (``~/.claude/projects/<project>/<session>.jsonl``) as past turns.
 
 Where: ``$PAXM_CLAUDE_PROJECTS``, else ``$CLAUDE_CONFIG_DIR/projects``, else
-``~/.claude/projects``; the ``*.jsonl`` files directly inside each project directory (subagent
-transcripts below them are the main session's own tool work and are not turns of their own).
-
-Each line is one record.  A turn starts at a ``user`` record whose content is what the user
-typed (a string, or ``text`` parts); ``user`` records that only carry ``tool_result`` parts,
-``isMeta`` records, sidechains and Claude's own wrappers (``<command-name>``,
-``<local-command-stdout>``, ``<system-reminder>`` ...) are not prompts.  The answer is the
-text of every ``assistant`` message of the turn, in order (a long turn says what it decided
-between tool calls, not only at the end), bounded by :data:`MAX_ANSWER` characters: the last
-message (what the live ``Stop`` hook gets as ``last_assistant_message``) is always kept whole,
-then the messages before it, latest first, while they fit.  ``thinking`` /
-``redacted_thinking`` parts are never read, and
-hook output (where paxm's recalled context lives) is stored as ``attachment`` records, which
-are skipped, so a backfill never stores recalled memories again.  Unreadable lines are skipped;
-a turn without both a prompt and an answer is dropped.
+``~/.claude/projects``; only the files directly inside each project (subagent transcripts are
+the main session's tool work).  A turn starts at a ``user`` record with what the user typed
+(not tool results, ``isMeta``, sidechains or Claude's wrappers); its answer is the text of
+every ``assistant`` message, the last one whole and earlier ones while :data:`MAX_ANSWER`
+allows.  Thinking parts and ``attachment`` records (hook output: paxm's recalled context) are
+never read, so a backfill never stores recalled memories again.
 """
 
 from __future__ import annotations
@@ -28,6 +19,7 @@ from typing import Any
 
 from paxm_core.integration import (
     PastTurn,
+    content_text,
     iso_epoch,
     jsonl_files,
     past_turn,
@@ -88,17 +80,6 @@ def _prompt(content: Any) -> str:
     if not text or text.startswith(_WRAPPERS):
         return ""
     return text
-
-
-def _answer(content: Any) -> str:
-    if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-    ]
-    return "\n".join(t.strip() for t in texts if t.strip())
 
 
 class _Turn:
@@ -188,7 +169,7 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
             cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
             turn = _Turn(key, prompt, started, session, str(cwd))
         elif turn is not None:
-            text = _answer(message.get("content"))
+            text = content_text(message.get("content"))
             if not text:
                 continue  # tool use or thinking only
             # one API message may be split over several records (one per content block)

@@ -72,8 +72,6 @@ class ClineIntegration(IntegrationBase):
         """Recall on every prompt; prompt, tool results and reply captured (turn end flushes)."""
         return standard_agent_config(write_events=("session_start", "user_input", "tool_use", "turn_end"))
 
-    # -- where things go ------------------------------------------------------------------------
-
     def cline_dir(self) -> Path:
         """``$CLINE_DIR`` > ``~/.cline``."""
         return env_path("CLINE_DIR") or (Path.home() / ".cline").absolute()
@@ -123,8 +121,6 @@ class ClineIntegration(IntegrationBase):
         for line in lines:
             ctx.echo(line)
         return lines
-
-    # -- Integration contract -------------------------------------------------------------------
 
     def detect(self) -> str | None:
         """``cline`` on ``PATH``, else ``~/.cline`` if it exists."""
@@ -181,11 +177,7 @@ class ClineIntegration(IntegrationBase):
         return findings or [Finding("ok", f"paxm plugin installed at {path}")]
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """The plugin's payload (paxm's generic field names) -> :class:`HookEvent` (never raises).
-
-        The plugin passes paxm's event names; Cline's own hook names (upstream's hook files,
-        or a payload's ``hook_event_name``) are mapped too.
-        """
+        """The plugin's payload (paxm's generic field names) -> :class:`HookEvent` (never raises)."""
         native = named_event(native_event, raw)
         event = native if native in EVENTS else _NATIVE.get(native.lower(), native or EVENT_USER_INPUT)
         return decode_generic(raw, self.name, event, native)

@@ -1,18 +1,14 @@
-"""The generated Cline plugin file: render, write, recognise and remove it.
-
-One dependency-free ES module (``plugin_template.js``) with paxm's settings embedded as a JSON
-literal: the exact hook-client argv for each event and the per-hook timeout.  The slot, the
-marker check and the JSON literal are :class:`paxm_core.generated_file.GeneratedFile`'s.
-"""
+"""The generated Cline plugin: ``plugin_template.js`` with paxm's settings embedded (the hook-client
+argv per event and the per-hook timeout), in :class:`paxm_core.generated_file.GeneratedFile`'s format."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from paxm_core.api.json import JSONObject
     from paxm_core.generated_file import GeneratedFile
 
 __all__ = [
@@ -29,36 +25,25 @@ __all__ = [
 PLUGIN_FILE_NAME = "paxm.js"
 #: first-lines marker that says a file is paxm's generated plugin (uninstall removes only those)
 MARKER = "// paxm-cline-plugin v1"
-#: how long one Cline hook of the plugin waits for paxm, all paxm hooks it runs together.  Cline
-#: fails the whole run when a plugin hook takes more than 3 s, so paxm answers or gives up
-#: (fail-open: nothing injected) well inside that.
+#: how long one Cline hook of the plugin waits for paxm, all paxm hooks it runs together: Cline
+#: fails the whole run when a plugin hook takes more than 3 s
 SPAWN_TIMEOUT_MS = 2_000
 
 
-def _plugin(template: str = "") -> GeneratedFile:
+@cache
+def _plugin() -> GeneratedFile:
     # imported here: the hook path (decode, output) never renders or reads the plugin
-    from paxm_core.generated_file import GeneratedFile
+    from paxm_core.generated_file import GeneratedFile, template_text
 
-    return GeneratedFile(template, marker=MARKER)
-
-
-def _template() -> str:
-    from paxm_core.generated_file import template_text  # here: the hook path never renders the plugin
-
-    return template_text(__package__, "plugin_template.js")
+    return GeneratedFile(template_text(__package__, "plugin_template.js"), marker=MARKER)
 
 
 def render_plugin(
     commands: Mapping[str, Sequence[str]], *, target: str = "cline", timeout_ms: int = SPAWN_TIMEOUT_MS
 ) -> str:
     """The plugin source with ``commands`` (paxm event -> hook-client argv) embedded."""
-    settings: JSONObject = {
-        "version": 1,
-        "target": target,
-        "timeoutMs": int(timeout_ms),
-        "commands": {event: list(argv) for event, argv in commands.items()},
-    }
-    return _plugin(_template()).render(settings)
+    argv = {event: list(args) for event, args in commands.items()}
+    return _plugin().render({"version": 1, "target": target, "timeoutMs": int(timeout_ms), "commands": argv})
 
 
 def embedded_settings(source: str) -> dict[str, Any] | None:
@@ -72,20 +57,6 @@ def is_paxm_plugin(path: Path) -> bool:
 
 
 def write_plugin(path: Path, source: str) -> bool:
-    """Write ``source`` to ``path`` atomically, mode 0600; ``False`` when it was already current.
-
-    A current plugin is left exactly as it is, its mode included: paxm sets modes only on files
-    it creates, and ``path`` may be a link to a file that is not paxm's (``paxm config doctor``
-    reports a widened mode with its fix).  A new plugin replaces a link, never writes through it.
-    """
-    try:
-        if path.read_text(encoding="utf-8") == source:
-            return False
-    except OSError:
-        pass
-    from paxm_core.integration import write_atomic
-    from paxm_core.json_settings import make_private_dirs
-
-    make_private_dirs(path.parent)
-    write_atomic(path, source)
-    return True
+    """Write ``source`` to ``path`` (``False`` when it was already current); a current plugin is left
+    as it is, mode included, and a new one replaces a link, never writes through it."""
+    return _plugin().write(path, source)

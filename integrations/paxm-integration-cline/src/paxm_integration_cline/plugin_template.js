@@ -10,20 +10,13 @@ const PAXM = /*PAXM_SETTINGS*/ {} /*END_PAXM_SETTINGS*/;
 
 // One hook's answer never needs more; a runaway child must not grow Cline's heap.
 const MAX_OUTPUT = 1024 * 1024;
-// Conversations whose session_start already ran (a long-lived Cline hub sees many).
-const MAX_SESSIONS = 64;
+// Conversations whose session_start already ran.
 const started = new Map();
 const debug = process.env.PAXM_CLINE_DEBUG === "1";
 
 // paxm-include: plugin_kit.js
 
 const warn = warner(debug);
-
-function remember(map, key) {
-  map.delete(key);
-  map.set(key, true);
-  while (map.size > MAX_SESSIONS) map.delete(map.keys().next().value);
-}
 
 function textOf(message) {
   return textParts(message && message.content);
@@ -81,17 +74,7 @@ function base(event, snapshot) {
   };
 }
 
-const guard = (name, fn) => async (ctx) => {
-  const began = debug ? performance.now() : 0;
-  try {
-    return await fn(ctx || {});
-  } catch (error) {
-    warn("hook error", name, error);
-    return undefined;
-  } finally {
-    if (debug) warn("timing", name, (performance.now() - began).toFixed(1), "ms");
-  }
-};
+const guard = (name, fn) => guarded(warn, debug, name, (ctx) => fn(ctx || {}));
 
 async function beforeRun(ctx) {
   const snapshot = ctx.snapshot || {};

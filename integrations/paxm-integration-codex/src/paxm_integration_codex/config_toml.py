@@ -1,20 +1,10 @@
 """Codex's ``config.toml``: locating it, merging paxm's hooks in and taking them out.
 
-Edits go through ``tomlkit`` (a format-preserving TOML library), so the user's comments, key
-order, other tables and odd spacing survive byte for byte outside what paxm changes.  The file
-work is careful: a file that is not valid TOML is never rewritten, the first change keeps the
-original as ``config.toml.paxm.bak`` (never overwritten later), writes are atomic with mode
-0600 and follow a symlinked dotfile to its target.
-
-A handler is paxm's when its command runs paxm's hook client for *this* paxm config with
-``--target codex`` (any interpreter or install location, so an install from a moved or
-upgraded virtualenv is recognised and replaced), or is one of upstream's shell shims
-(``<paxm configdir>/hooks/codex-<event>``, including the older ``codex-user_prompt``).
-Nothing else is ever touched.
-
-paxm's groups are appended at the *end* of each event's array: Codex keys hook trust by the
-position of a group (``<file>:<event>:<group>:<handler>``), so putting paxm last means adding
-or removing it never shifts, and so never un-trusts, one of the user's own hooks.
+Edits go through ``tomlkit``, so the user's comments and layout survive outside what paxm
+changes.  A handler is paxm's when its command runs paxm's hook client for this config with
+``--target codex``, or is one of upstream's shims (``<paxm configdir>/hooks/codex-<event>``).
+paxm's groups go at the *end* of each event's array: Codex keys hook trust by group position, so
+adding or removing paxm never shifts (and un-trusts) one of the user's hooks.
 """
 
 from __future__ import annotations
@@ -194,14 +184,7 @@ def _drop_state(doc: tomlkit.TOMLDocument, keys: set[str]) -> bool:
 def merge_hooks(
     doc: tomlkit.TOMLDocument, wanted: Mapping[str, WantedHook], is_ours: IsOurs, *, path: Path, where: str = ""
 ) -> bool:
-    """Make ``doc``'s paxm handlers exactly ``wanted`` (native event -> handler); in place.
-
-    ``wanted`` empty removes every paxm handler (uninstall).  A handler that is already exactly
-    as wanted, in the last group of its event, stays untouched (idempotent, keeps its trust).
-    Other paxm handlers are removed with the groups they emptied and their ``[hooks.state]``
-    trust entries; events and a ``[hooks]`` table left empty by that are removed too.
-    Returns whether anything changed.
-    """
+    """Make ``doc``'s paxm handlers exactly ``wanted`` (native event -> handler); in place."""
     import tomlkit
     from tomlkit.items import AoT
 
@@ -262,11 +245,7 @@ def merge_hooks(
 
 
 def read_config(path: Path) -> tuple[tomlkit.TOMLDocument, str | None]:
-    """The parsed config and its original text (``None`` when the file does not exist).
-
-    :raises IntegrationError: the file is not valid TOML (paxm never rewrites a file it cannot
-        parse: that would lose the user's settings).
-    """
+    """The parsed config and its original text (``None`` when the file does not exist)."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 

@@ -16,13 +16,7 @@ HOOK_TIMEOUT = 10
 
 @dataclass(frozen=True)
 class NativeEvent:
-    """One Codex hook event paxm can install.
-
-    :param native: Codex's event name (the ``[hooks]`` key).
-    :param event: the paxm event it maps to.
-    :param snake: the name Codex uses in hook trust keys (``user_prompt_submit``).
-    :param status: the status line Codex shows while the hook runs.
-    """
+    """One Codex hook event paxm can install."""
 
     native: str
     event: str
@@ -52,10 +46,7 @@ _NORMALIZED = {e.event for e in NATIVE_EVENTS}
 
 
 def normalized_event(name: str) -> str:
-    """The paxm event for a native name (``UserPromptSubmit`` -> ``user_input``).
-
-    Normalized names pass through; anything else is kept as a custom (write-only) event name.
-    """
+    """The paxm event for a native name (``UserPromptSubmit`` -> ``user_input``)."""
     key = name.strip()
     if key in _NORMALIZED:
         return key

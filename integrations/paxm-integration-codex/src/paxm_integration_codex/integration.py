@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,9 @@ from paxm_core.integration import (
     queue_path,
     remove_upstream_shims,
     setup_fix_command,
+    standard_agent_config,
 )
 from paxm_integration_codex import config_toml, plugin, rollout, transcripts, trust
-from paxm_integration_codex.agent_defaults import codex_agent_defaults
 from paxm_integration_codex.events import NATIVE_EVENTS, native_for, normalized_event
 
 __all__ = ["OWNER_CODEX_PLUGIN", "CodexIntegration", "installed_events", "remove_legacy_shims"]
@@ -50,17 +49,11 @@ _CONTEXT_EVENTS = {
 }
 
 
-def _stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
-
-
 def remove_legacy_shims(config_dir: Path) -> list[Path]:
     """Delete upstream's Codex shim scripts (only files that really are paxm shims)."""
-    return remove_upstream_shims(config_dir, "codex", _is_upstream_shim)
-
-
-def _is_upstream_shim(head: bytes) -> bool:
-    return b"paxm" in head and (b"__hook" in head or b"--hook-event" in head)
+    return remove_upstream_shims(
+        config_dir, "codex", lambda head: b"paxm" in head and (b"__hook" in head or b"--hook-event" in head)
+    )
 
 
 def installed_events(config: Any) -> list[str]:
@@ -89,17 +82,13 @@ class CodexIntegration(IntegrationBase):
     owners = (OWNER_CODEX_PLUGIN,)
     setup_priority = 10
 
-    # -- discovery ------------------------------------------------------------------------------
-
     def detect(self) -> str | None:
         """``codex`` on PATH, else an existing ``$CODEX_HOME`` (``~/.codex``)."""
         return detect_harness("codex", config_toml.codex_home())
 
     def default_agent_config(self) -> Mapping[str, Any]:
         """Upstream's Codex defaults: session start, prompt recall + write, turn-end write."""
-        return codex_agent_defaults()
-
-    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
+        return standard_agent_config(enabled=True)
 
     def transcript_files(self) -> list[Path]:
         """Every Codex rollout on this machine (``$PAXM_CODEX_SESSIONS`` / ``$CODEX_HOME/sessions``)."""
@@ -109,16 +98,8 @@ class CodexIntegration(IntegrationBase):
         """The finished turns of one rollout (user prompt, tools, answer; never reasoning or recalled context)."""
         return transcripts.read_turns(path)
 
-    # -- hook runtime ---------------------------------------------------------------------------
-
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """Codex's hook JSON -> :class:`HookEvent` (never raises).
-
-        Codex payloads are Claude-compatible (``prompt``, ``last_assistant_message``,
-        ``tool_name``/``tool_input``/``tool_response``, ``session_id``, ``turn_id``, ``cwd``,
-        ``transcript_path``).  On ``Stop`` the turn's tool calls and results are read from the
-        rollout transcript (:mod:`paxm_integration_codex.rollout`); reasoning is never read.
-        """
+        """Codex's hook JSON -> :class:`HookEvent` (never raises)."""
         obj = parse_payload(raw)
         native = named_event(native_event, obj)
         event = normalized_event(native) or EVENT_USER_INPUT
@@ -142,12 +123,9 @@ class CodexIntegration(IntegrationBase):
     def hook_output(self, result: HookResult, mode: str) -> str:
         """What Codex reads on stdout: context only for SessionStart/UserPromptSubmit/PreToolUse, else nothing.
 
-        ``--json`` (what paxm installs) prints ``hookSpecificOutput.additionalContext``; plain
-        ``text`` (upstream's legacy ``recall --hook-event`` entry) prints the context itself, which
-        Codex also injects, except before a tool: Codex reads only JSON there, so ``PreToolUse``
-        always gets the JSON (with no ``permissionDecision``: the tool runs as it would have).  Any
-        other JSON shape would be dropped by Codex silently, so none is ever printed, and a Stop
-        hook never prints a ``decision`` that could keep Codex running.
+        Codex silently drops any other JSON shape and reads only JSON before a tool, so
+        ``PreToolUse`` always gets ``hookSpecificOutput`` (never a decision that could block a tool
+        or keep Codex running); upstream's ``text`` mode prints the context itself elsewhere.
         """
         native = _CONTEXT_EVENTS.get(result.event)
         if result.ignored or native is None or not result.context.strip():
@@ -155,8 +133,6 @@ class CodexIntegration(IntegrationBase):
         if mode == "text" and result.event != EVENT_PRE_TOOL:
             return result.context
         return dumps_compact({"hookSpecificOutput": {"hookEventName": native, "additionalContext": result.context}})
-
-    # -- install / uninstall --------------------------------------------------------------------
 
     def wanted_hooks(self, config: Any) -> dict[str, config_toml.WantedHook]:
         """Native event -> the config.toml handler paxm installs for ``config``."""
@@ -173,18 +149,13 @@ class CodexIntegration(IntegrationBase):
         return wanted
 
     def preflight(self, ctx: InstallContext) -> None:
-        """Check that Codex's config.toml can be merged, before anything is saved.
-
-        :raises IntegrationError: the file is unreadable, not valid TOML, or its ``[hooks]`` is
-            not a table of arrays.
-        """
+        """Check that Codex's config.toml can be merged, before anything is saved."""
         config_toml.read_config(config_toml.config_path())
 
     def install(self, ctx: InstallContext) -> list[str]:
         """Install for ``ctx.owner``: trusted config.toml hooks (``paxm``) or the plugin (``codex-plugin``).
 
-        Plugin ownership removes paxm's config.toml hooks, so nothing fires twice.  Returns the
-        lines it reported (also written through ``ctx.echo``).
+        The plugin owner also removes paxm's config.toml hooks, so nothing fires twice.
         """
         config = ctx.config
         report = Report(ctx)
@@ -324,8 +295,6 @@ class CodexIntegration(IntegrationBase):
         config_toml.write_config(path, doc, original)
         return True
 
-    # -- doctor ---------------------------------------------------------------------------------
-
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Whether paxm's Codex hooks (or plugin) are installed, point at real files, and are trusted."""
         context = ctx
@@ -345,7 +314,7 @@ class CodexIntegration(IntegrationBase):
             if ours:
                 findings.append(Finding("warn", f"{path} still has paxm hooks although the plugin owns them", fix))
             generated = plugin.generated_dir(Path(config.path).parent)
-            if not (generated / ".paxm-generated").is_file():
+            if not (generated / plugin.GENERATED_MARKER).is_file():
                 findings.append(Finding("error", f"the generated Codex plugin {generated} is missing", fix))
             plugins: Any = doc.get("plugins")
             entry: Any = plugins.get(plugin.PLUGIN_ID) if hasattr(plugins, "get") else None

@@ -1,30 +1,19 @@
 """The tool calls and results of the current Codex turn, read from its rollout transcript.
 
-Codex writes every session to a JSONL "rollout" file (the ``transcript_path`` of each hook
-payload).  A turn starts with an ``event_msg`` whose payload type is ``task_started``; the
-model's tool calls are ``response_item`` records of type ``function_call`` /
-``custom_tool_call`` (name + arguments/input), their results ``function_call_output`` /
-``custom_tool_call_output``.  Reasoning items (``type: reasoning``) are never read, and tool
-arguments/outputs go through the core's sanitizer, so hidden reasoning never reaches a memory.
-
-Two things upstream did not do:
-
-* only the tail of the file is read (:data:`TAIL_BYTES`): the current turn is at the end, and a
-  long session's rollout grows to many megabytes, so a full scan per turn would cost more each
-  turn;
-* when the Stop payload names its ``turn_id`` and the rollout's ``task_started`` carries turn
-  ids, the turn with that id is used, so an event replayed later (after the daemon was down)
-  still gets its own turn's tools rather than whatever turn is last by then.
+Only the tail of the rollout is read (:data:`TAIL_BYTES`: a long session's file grows to many
+megabytes), and a Stop payload's ``turn_id`` picks its own turn when ``task_started`` records
+carry ids, so an event replayed later still gets its own tools.  Reasoning items are never read.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from paxm_core.integration import HookMessage, tail_json_records, value_text
 
-__all__ = ["SOURCE", "TAIL_BYTES", "turn_tool_messages"]
+__all__ = ["SOURCE", "TAIL_BYTES", "tool_message", "turn_tool_messages"]
 
 #: how much of the rollout's end is read; one turn's tool traffic is far smaller than this
 TAIL_BYTES = 16 * 1024 * 1024
@@ -33,29 +22,26 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 
 
-def _str(obj: dict[str, Any], key: str) -> str:
+def _str(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
 
 
-def _call_message(payload: dict[str, Any]) -> HookMessage | None:
-    name = (_str(payload, "name") or _str(payload, "namespace")).strip()
-    raw_args = payload.get("arguments")
-    if raw_args is None:
-        raw_args = payload.get("input")
-    if raw_args is None:
-        raw_args = payload.get("action")  # local_shell_call
-    args = value_text(raw_args)
-    text = " ".join(p for p in (name, args) if p).strip()
-    return HookMessage("tool_call", text, SOURCE) if text else None
+def tool_message(kind: str, payload: Mapping[str, Any], source: str = SOURCE) -> HookMessage | None:
+    """The call (name and arguments) or result a ``response_item`` of type ``kind`` holds, if any."""
+    if kind in _CALLS:
+        name = (_str(payload, "name") or _str(payload, "namespace")).strip()
+        args = next((payload[k] for k in ("arguments", "input", "action") if payload.get(k) is not None), None)
+        role, text = "tool_call", " ".join(p for p in (name, value_text(args)) if p).strip()
+    elif kind in _OUTPUTS:
+        role, text = "tool_result", value_text(payload.get("output"))
+    else:
+        return None
+    return HookMessage(role, text, source) if text else None
 
 
 def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES) -> list[HookMessage]:
-    """Tool calls/results of one turn of the rollout at ``path`` (missing or corrupt -> ``[]``).
-
-    :param turn_id: the Stop payload's ``turn_id``; when a ``task_started`` record carries the
-        same id, that turn is returned, otherwise the last turn in the file.
-    """
+    """Tool calls/results of one turn of the rollout at ``path`` (missing or corrupt -> ``[]``)."""
     turns: list[tuple[str, list[HookMessage]]] = [("", [])]
     for record in tail_json_records(os.path.expanduser(path), limit):
         payload = record.get("payload")
@@ -67,15 +53,9 @@ def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES)
             continue
         if record.get("type") != "response_item":
             continue
-        current = turns[-1][1]
-        if kind in _CALLS:
-            message = _call_message(payload)
-            if message is not None:
-                current.append(message)
-        elif kind in _OUTPUTS:
-            text = value_text(payload.get("output"))
-            if text:
-                current.append(HookMessage("tool_result", text, SOURCE))
+        message = tool_message(kind, payload)
+        if message is not None:
+            turns[-1][1].append(message)
     if turn_id:
         for tid, messages in reversed(turns):
             if tid and tid == turn_id:

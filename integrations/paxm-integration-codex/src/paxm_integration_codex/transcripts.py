@@ -1,17 +1,10 @@
 """Codex's stored sessions (rollout JSONL files) read back as finished turns, for backfill.
 
-Where: ``$PAXM_CODEX_SESSIONS``, else ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``;
-every ``*.jsonl`` below it, sorted.
-
-A rollout has a ``session_meta`` record (``payload.id`` is the session, ``payload.cwd`` the
-workspace), then per turn: ``event_msg`` ``task_started`` (with ``turn_id``), the turn's
-``response_item`` records and ``event_msg`` ``task_complete`` (with ``last_agent_message``).
-Older Codex releases (and the TUI) also write ``event_msg`` ``user_message`` /
-``agent_message``; both shapes are understood.  Only what the user typed and what Codex
-answered is kept, plus tool calls and results: ``developer`` items (where paxm's own recalled
-context lives) and Codex's wrapper messages (``<environment_context>`` ...) are skipped, so a
-backfill never stores recalled memories again, and reasoning items are never read.
-Unreadable lines are skipped; a turn without both a user prompt and an answer is dropped.
+Where: ``$PAXM_CODEX_SESSIONS``, else ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``.
+A rollout has a ``session_meta`` record, then per turn ``event_msg`` ``task_started``, the
+turn's ``response_item`` records and ``task_complete`` (older releases: ``user_message`` /
+``agent_message``; both are read).  ``developer`` items (paxm's recalled context), Codex's
+wrapper messages and reasoning are never read.
 """
 
 from __future__ import annotations
@@ -25,19 +18,18 @@ from typing import Any
 from paxm_core.integration import (
     HookMessage,
     PastTurn,
+    content_text,
     iso_epoch,
     jsonl_files,
     past_turn,
     transcript_records,
-    value_text,
 )
 from paxm_integration_codex.config_toml import codex_home
+from paxm_integration_codex.rollout import tool_message
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
 _SOURCE = "codex_backfill"
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 _MAX_LINE = 16 * 1024 * 1024
 
 
@@ -56,19 +48,6 @@ def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
 def _str(obj: Mapping[str, Any], key: str) -> str:
     value = obj.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _texts(payload: Mapping[str, Any]) -> str:
-    content = payload.get("content")
-    if isinstance(content, str):
-        return content.strip()
-    parts = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
-            text = _str(part, "text").strip()
-            if text:
-                parts.append(text)
-    return "\n".join(parts).strip()
 
 
 def _is_wrapper(text: str) -> bool:
@@ -142,22 +121,14 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
                 yield done
             turn = None
         elif rtype == "response_item" and kind == "message":
-            text = _texts(payload)
+            text = content_text(payload.get("content"), ("input_text", "output_text", "text"))
             role = _str(payload, "role")
             if role == "user" and text and not _is_wrapper(text) and not turn.user:
                 turn.user = text
             elif role == "assistant" and text and _str(payload, "phase") != "commentary":
                 turn.assistant = text
-        elif rtype == "response_item" and kind in _CALLS:
-            name = (_str(payload, "name") or _str(payload, "namespace")).strip()
-            raw_args = next((payload[k] for k in ("arguments", "input", "action") if k in payload), None)
-            text = " ".join(p for p in (name, value_text(raw_args)) if p).strip()
-            if text:
-                turn.tools.append(HookMessage("tool_call", text, _SOURCE))
-        elif rtype == "response_item" and kind in _OUTPUTS:
-            text = value_text(payload.get("output"))
-            if text:
-                turn.tools.append(HookMessage("tool_result", text, _SOURCE))
+        elif rtype == "response_item" and (message := tool_message(kind, payload, _SOURCE)) is not None:
+            turn.tools.append(message)
     if turn is not None and turn.assistant:
         done = _past_turn(path, session, workspace, turn, fallback_time)
         if done is not None:

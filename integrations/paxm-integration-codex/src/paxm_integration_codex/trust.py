@@ -1,19 +1,10 @@
 """Codex hook trust: ask the installed Codex which hooks it would run, and trust paxm's.
 
-Codex (0.130 and later) silently skips a configured hook until the user trusts it; the TUI's
-``/hooks`` screen records the trust in ``config.toml``::
-
-    [hooks.state."<key>"]
-    trusted_hash = "sha256:..."            # the hash of the handler Codex computed
-    trusted_content_hash = "sha256:..."    # plugin hooks only: the plugin content's hash
-
-Rather than re-implement Codex's hash, paxm asks the installed binary: ``codex app-server``
-(JSON-RPC over stdio) answers ``hooks/list`` with every hook's ``key``, ``currentHash`` and
-``trustStatus``.  A plugin hook's ``currentHash`` is ``"<hook hash>/<content hash>"``, which
-Codex stores as the two fields above (storing the combined string makes the hook fail).
-
-Only hooks that are paxm's are ever trusted: config hooks whose command is paxm's hook client
-for this paxm config, and hooks of paxm's own plugin.
+Codex skips a hook until it is trusted in ``config.toml`` (``[hooks.state."<key>"]`` with
+``trusted_hash`` and, for plugin hooks, ``trusted_content_hash``).  Rather than re-implement
+Codex's hash, paxm asks ``codex app-server`` (``hooks/list``) for each hook's key, hash and
+status; a plugin hook's ``"<hook hash>/<content hash>"`` is stored as the two fields.  Only
+paxm's config hooks and paxm's plugin's hooks are ever trusted.
 """
 
 from __future__ import annotations
@@ -81,10 +72,7 @@ def find_codex(environ: Mapping[str, str] | None = None) -> str | None:
 def list_hooks(
     codex: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout: float = LIST_TIMEOUT
 ) -> list[HookTrust]:
-    """Every hook the installed Codex sees for ``cwd``, with its hash and trust status.
-
-    :raises TrustError: Codex did not start or did not answer in ``timeout`` seconds.
-    """
+    """Every hook the installed Codex sees for ``cwd``, with its hash and trust status."""
     try:
         process = subprocess.Popen(
             [codex, "app-server"],
@@ -157,11 +145,7 @@ def list_hooks(
 
 
 def record_trust(doc: tomlkit.TOMLDocument, hooks: list[HookTrust], is_ours: Callable[[HookTrust], bool]) -> list[str]:
-    """Write ``[hooks.state]`` trust for every hook ``is_ours`` accepts that is not trusted yet.
-
-    Returns the trusted keys.  The entry is replaced wholesale, so a stale hash (after the
-    command changed) never survives.
-    """
+    """Write ``[hooks.state]`` trust for every hook ``is_ours`` accepts that is not trusted yet."""
     import tomlkit
 
     trusted: list[str] = []
@@ -178,7 +162,7 @@ def record_trust(doc: tomlkit.TOMLDocument, hooks: list[HookTrust], is_ours: Cal
             hooks_table["state"] = state
             state = hooks_table["state"]
         hook_hash, _, content_hash = hook.current_hash.partition("/")
-        entry = tomlkit.table()
+        entry = tomlkit.table()  # replaced wholesale: a stale hash never survives
         entry["trusted_hash"] = hook_hash
         if content_hash:
             entry["trusted_content_hash"] = content_hash

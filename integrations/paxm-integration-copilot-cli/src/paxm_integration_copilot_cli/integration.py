@@ -63,13 +63,7 @@ class CopilotCliIntegration(SettingsHooksIntegration):
     spec = SPEC
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """Copilot's camelCase payload -> :class:`HookEvent` (never raises).
-
-        ``sessionId``, ``cwd``, ``prompt`` (userPromptSubmitted), ``toolName``/``toolArgs``/
-        ``toolResult.textResultForLlm`` (postToolUse; ``resultType`` other than ``success`` is
-        a tool failure), ``transcriptPath`` (agentStop: the reply is read from that
-        ``events.jsonl``).
-        """
+        """Copilot's camelCase payload -> :class:`HookEvent` (never raises)."""
         payload = parse_payload(raw)
         native = native_event.strip()
         event = self.native_events.event(native)

@@ -1,16 +1,8 @@
-"""The reply of a finished Copilot CLI turn, read from the session's ``events.jsonl``.
+"""The reply of a finished Copilot CLI turn, read from the tail of the session's ``events.jsonl``.
 
-``agentStop`` gives only ``transcriptPath``.  The session log is one JSON event per line
-(``user.message``, ``assistant.message`` with ``content`` and ``toolRequests``, ``hook.start``,
-...).  Only its tail is read (a long session's log grows without bound), lines that do not parse
-are skipped (the file may be mid-write), and a missing file is no reply.  Only the visible
-``content`` of assistant messages is taken: reasoning fields never leave this module.
-
-Copilot appends to the log asynchronously: when the ``agentStop`` hook runs, the turn's last
-lines may not be on disk yet (seen with a warm hook daemon, which reads the file within tens of
-milliseconds).  The ``hook.start`` line of the ``agentStop`` call itself comes after the reply in
-the log, so :func:`wait_for_turn` re-reads the tail until that line is there (or a reply is), for
-a bounded time.
+Only the visible ``content`` of assistant messages is taken.  Copilot appends to the log
+asynchronously, and the ``hook.start`` line of the ``agentStop`` call comes after the reply, so
+:func:`wait_for_turn` re-reads the tail until that line is there, for a bounded time.
 """
 
 from __future__ import annotations
@@ -33,11 +25,7 @@ MAX_WAIT_SECONDS = 3.0  # within the hook client's 5 s default, with room for a 
 
 @dataclass(frozen=True, slots=True)
 class TurnText:
-    """The last turn in a session log: the user's prompt and the final visible reply.
-
-    ``stopped`` is true once the log holds the ``agentStop`` hook call after the prompt: the
-    turn is completely on disk.
-    """
+    """The last turn in a session log: the user's prompt and the final visible reply."""
 
     prompt: str = ""
     reply: str = ""
@@ -80,9 +68,8 @@ def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
 def wait_for_turn(transcript: str, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> TurnText:
     """:func:`last_turn`, re-read until the turn is on disk (``stopped``) or ``timeout`` passes.
 
-    Copilot writes the log asynchronously, so a session's file may not exist yet when its first
-    ``agentStop`` runs: it is waited for while its session directory exists.  A wrong name, or a
-    path whose directory is gone, is not waited for.
+    A missing file is waited for while its session directory exists (Copilot writes it
+    asynchronously); a wrong name or a gone directory is not.
     """
     path = Path(transcript)
     deadline = time.monotonic() + timeout

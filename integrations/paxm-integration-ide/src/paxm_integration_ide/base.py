@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,11 +28,13 @@ from paxm_core.integration import (
     hook_command_line,
     parse_hook_command,
     parse_payload,
+    queue_path,
     setup_fix_command,
 )
-from paxm_integration_ide.entries import is_paxm_command
+from paxm_integration_ide.entries import is_paxm_command, paxm_commands
 from paxm_integration_ide.mcp import SERVER_NAME, is_paxm_server
-from paxm_integration_ide.native import FileState, NativeFile
+from paxm_integration_ide.native import FileState, JsonEdit, NativeFile
+from paxm_integration_ide.shapes import event_arrays, merge_events, nested, set_nested
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent
@@ -80,8 +83,6 @@ class IdeIntegration(IntegrationBase):
     #: executables whose presence on PATH means the IDE is installed
     executables: tuple[str, ...] = ()
 
-    # -- what a subclass provides -----------------------------------------------------------
-
     def native_files(self, config: Any) -> list[NativeFile]:
         """The files install changes for ``config`` (hooks first, then the MCP registration)."""
         raise NotImplementedError
@@ -90,25 +91,61 @@ class IdeIntegration(IntegrationBase):
         """Directories whose existence means the IDE has been used on this machine."""
         return []
 
-    # -- shared helpers ---------------------------------------------------------------------
-
     def installed_events(self, config: Any) -> list[str]:
         """``session_start`` always; the other bound events when their recall or write is enabled."""
         return enabled_hook_events(config, self.name, [b.event for b in self.bindings])
 
     def wanted_commands(self, config: Any) -> dict[str, str]:
         """The IDE's native event -> paxm's hook command for it, for the events ``config`` enables."""
-        queue = str(getattr(getattr(config, "capture_queue", None), "path", "") or "")
-        events = tuple(self.installed_events(config))
-        key = (str(config.path), queue, events)
-        cache: dict[tuple[str, str, tuple[str, ...]], dict[str, str]] = self.__dict__.setdefault("_commands", {})
-        if key not in cache:  # building a command compiles the hook client: once per config is enough
-            cache[key] = {
-                b.native: hook_command_line(config.path, self.name, b.event, mode=self.mode, queue_path=queue or None)
-                for b in self.bindings
-                if b.event in events
-            }
-        return dict(cache[key])
+        queue = queue_path(config)
+        events = self.installed_events(config)
+        return {
+            b.native: hook_command_line(config.path, self.name, b.event, mode=self.mode, queue_path=queue)
+            for b in self.bindings
+            if b.event in events
+        }
+
+    def hooks_edit(
+        self,
+        config: Any,
+        path: Path,
+        what: str,
+        keys: tuple[str, ...],
+        entry: Callable[[str, Binding], dict[str, Any]],
+        *,
+        grouped: bool,
+        version: str = "",
+        check: Callable[[dict[str, Any]], None] = lambda data: None,
+    ) -> JsonEdit:
+        """The edit keeping paxm's ``entry(command, binding)`` in each event array at ``keys``.
+
+        ``version`` (``"first"`` or ``"last"``) is where ``"version": 1`` goes into a file without
+        one; ``check`` refuses a shape of the IDE's own before the event arrays are checked.
+        """
+        where = str(path)
+        is_ours = self.is_ours(config)
+        bindings = {b.native: b for b in self.bindings}
+
+        def validate(data: dict[str, Any]) -> None:
+            check(data)
+            event_arrays(nested(data, keys, where), where, ".".join(keys))
+
+        def update(data: dict[str, Any], install: bool) -> dict[str, Any]:
+            wanted = self.wanted_commands(config) if install else {}
+            entries = {native: entry(command, bindings[native]) for native, command in wanted.items()}
+            if version == "first" and install and "version" not in data:
+                data = {"version": 1, **data}
+            if install or nested(data, keys[:-1], where).get(keys[-1]) is not None:
+                set_nested(data, keys, merge_events(nested(data, keys, where), entries, is_ours, grouped=grouped))
+            if version == "last" and install and "version" not in data:
+                data["version"] = 1
+            return data
+
+        def commands(data: dict[str, Any]) -> list[str]:
+            return paxm_commands(nested(data, keys[:-1], where).get(keys[-1]), is_ours)
+
+        scalars = {"version": 1} if version else {}
+        return JsonEdit(path=path, what=what, update=update, validate=validate, scalars=scalars, commands=commands)
 
     def is_ours(self, config: Any) -> Any:
         """A predicate: is this command paxm's hook for this agent and ``config``'s file?"""
@@ -117,8 +154,6 @@ class IdeIntegration(IntegrationBase):
 
     def _state(self, config: Any) -> FileState:
         return FileState(Path(config.path).absolute().parent / "integrations" / "ide" / f"{self.name}.json")
-
-    # -- Integration contract ---------------------------------------------------------------
 
     def detect(self) -> str | None:
         """The IDE's executable on PATH, else a config directory it made."""

@@ -19,9 +19,8 @@ from paxm_core.integration import (
     parse_payload,
 )
 from paxm_integration_ide.base import Binding, IdeIntegration, env_path, home
-from paxm_integration_ide.entries import paxm_commands
-from paxm_integration_ide.native import JsonEdit, NativeFile
-from paxm_integration_ide.shapes import event_arrays, mcp_edit, merge_events, nested
+from paxm_integration_ide.native import NativeFile
+from paxm_integration_ide.shapes import mcp_edit
 
 __all__ = ["CursorIntegration"]
 
@@ -56,29 +55,14 @@ class CursorIntegration(IdeIntegration):
         return [home() / ".cursor"]
 
     def native_files(self, config: Any) -> list[NativeFile]:
-        path = self.hooks_path()
-        where = str(path)
-        is_ours = self.is_ours(config)
-
-        def validate(data: dict[str, Any]) -> None:
-            event_arrays(nested(data, ("hooks",), where), where, "hooks")
-
-        def update(data: dict[str, Any], install: bool) -> dict[str, Any]:
-            wanted = self.wanted_commands(config) if install else {}
-            entries = {native: {"command": c, "timeout": HOOK_TIMEOUT} for native, c in wanted.items()}
-            if install and "version" not in data:
-                data = {"version": 1, **data}
-            if install or data.get("hooks") is not None:
-                data["hooks"] = merge_events(nested(data, ("hooks",), where), entries, is_ours, grouped=False)
-            return data
-
-        hooks = JsonEdit(
-            path=path,
-            what="Cursor hooks",
-            update=update,
-            validate=validate,
-            scalars={"version": 1},
-            commands=lambda data: paxm_commands(data.get("hooks"), is_ours),
+        hooks = self.hooks_edit(
+            config,
+            self.hooks_path(),
+            "Cursor hooks",
+            ("hooks",),
+            lambda command, _: {"command": command, "timeout": HOOK_TIMEOUT},
+            grouped=False,
+            version="first",
         )
         return [hooks, mcp_edit(self.mcp_path(), "Cursor MCP config", ("mcpServers",), config.path, self.name)]
 

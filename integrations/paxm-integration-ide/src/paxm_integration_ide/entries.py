@@ -7,7 +7,6 @@ entries whose command is paxm's are ever touched; everything else keeps its cont
 
 from __future__ import annotations
 
-import copy
 import os
 import shlex
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.integration import is_paxm_hook
+from paxm_core.settings_hooks import merge_entries
 
 __all__ = ["IsOurs", "is_paxm_command", "merge_flat", "merge_groups", "paxm_commands"]
 
@@ -26,11 +26,7 @@ _UPSTREAM_EVENTS = ("session_start", "user_input", "turn_end", "tool_use", "tool
 
 
 def is_paxm_command(command: str, config_path: str | os.PathLike[str], target: str) -> bool:
-    """Whether ``command`` is paxm's hook for ``target`` and the paxm config file ``config_path``.
-
-    True for the command :func:`~paxm_core.integration.hook_command_line` builds (guarded or
-    not), and for the shim upstream paxm registered for the same config directory.
-    """
+    """Whether ``command`` is paxm's hook for ``target`` and the paxm config file ``config_path``."""
     config = Path(config_path).expanduser().absolute()
     shims = [str(config.parent / "hooks" / f"{target}-{event}") for event in _UPSTREAM_EVENTS]
     try:
@@ -55,47 +51,23 @@ def _ours(entry: Any, is_ours: IsOurs) -> bool:
 
 
 def merge_flat(entries: list[Any], want: dict[str, Any] | None, is_ours: IsOurs) -> list[Any]:
-    """``entries`` with exactly one paxm entry equal to ``want`` (none when ``want`` is ``None``).
-
-    An identical paxm entry stays where it is; other paxm entries (stale paths) go; a missing
-    one is appended.  The input list is not modified.
-    """
-    out: list[Any] = []
-    kept = False
-    for entry in entries:
-        if not _ours(entry, is_ours):
-            out.append(entry)
-        elif want is not None and not kept and entry == want:
-            out.append(entry)
-            kept = True
-    if want is not None and not kept:
-        out.append(copy.deepcopy(want))
-    return out
+    """``entries`` with exactly one paxm entry equal to ``want`` (none when ``want`` is ``None``)."""
+    return merge_entries(entries, want, lambda entry: _ours(entry, is_ours))
 
 
 def merge_groups(groups: list[Any], want: dict[str, Any] | None, is_ours: IsOurs) -> list[Any]:
-    """Claude-style groups with exactly one paxm group equal to ``want`` (none when ``None``).
+    """Claude-style groups with exactly one paxm group equal to ``want`` (none when ``None``); a
+    user's group that also holds a paxm handler keeps its other handlers."""
 
-    A user's group that also holds a paxm handler keeps its other handlers (the group goes only
-    when paxm's handler was its last one).  The input list is not modified.
-    """
-    out: list[Any] = []
-    kept = False
-    for group in groups:
+    def ours(group: Any) -> bool:
         handlers = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(handlers, list) or not any(_ours(h, is_ours) for h in handlers):
-            out.append(group)
-            continue
-        if want is not None and not kept and group == want:
-            out.append(group)
-            kept = True
-            continue
-        remaining = [h for h in handlers if not _ours(h, is_ours)]
-        if remaining:
-            out.append({**group, "hooks": remaining})
-    if want is not None and not kept:
-        out.append(copy.deepcopy(want))
-    return out
+        return isinstance(handlers, list) and any(_ours(h, is_ours) for h in handlers)
+
+    def strip(group: Any) -> Any:
+        remaining = [h for h in group["hooks"] if not _ours(h, is_ours)]
+        return {**group, "hooks": remaining} if remaining else None
+
+    return merge_entries(groups, want, ours, strip)
 
 
 def paxm_commands(value: Any, is_ours: IsOurs) -> list[str]:

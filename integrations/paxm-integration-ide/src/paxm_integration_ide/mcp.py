@@ -19,10 +19,7 @@ SERVER_NAME = "paxm"
 
 
 def server_entry(config_path: str | os.PathLike[str], agent: str) -> dict[str, Any]:
-    """``{"command": <paxm>, "args": ["--config", <config>, "mcp", "serve", "--agent", agent]}``.
-
-    :raises IntegrationError: no ``paxm`` executable to register.
-    """
+    """``{"command": <paxm>, "args": ["--config", <config>, "mcp", "serve", "--agent", agent]}``."""
     exe = paxm_executable()
     if not exe:
         raise IntegrationError(

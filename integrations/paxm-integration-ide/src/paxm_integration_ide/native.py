@@ -22,13 +22,30 @@ from typing import Any
 
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import write_atomic
-from paxm_core.json_settings import make_private_dirs, read_json_object
+from paxm_core.json_settings import make_private_dirs, read_json_object, write_json_object
 from paxm_core.private_files import private_dir
-from paxm_integration_ide.jsonfile import dumps_file, write_object
 
-__all__ = ["FileState", "JsonEdit", "NativeFile", "OwnedJsonFile", "added_paths"]
+__all__ = ["FileState", "JsonEdit", "NativeFile", "OwnedJsonFile", "added_paths", "dumps_file"]
 
 KeyPath = tuple[str, ...]
+
+
+def dumps_file(value: Any) -> str:
+    """How paxm writes an IDE's JSON file: 2-space indent, UTF-8 kept, a final newline."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_object(
+    path: Path, value: dict[str, Any], original: bytes | None, *, backup: bool = True, made: list[Path] | None = None
+) -> bool:
+    """Write ``value`` (0600, atomically, at a symlink's target, with the original kept as
+    ``<name>.paxm.bak`` when ``backup``) unless nothing changed; ``made`` collects new directories."""
+    if original is not None and original.decode("utf-8-sig", errors="replace").strip() == dumps_file(value).strip():
+        return False
+    created = write_json_object(path, value, original if backup else None)
+    if made is not None:
+        made.extend(created)
+    return True
 
 
 def added_paths(before: Any, after: Any, prefix: KeyPath = ()) -> list[KeyPath]:
@@ -65,11 +82,7 @@ class FileState:
     def record(
         self, native: Path, *, created: bool, added: list[KeyPath], nulls: list[KeyPath], values: dict[str, Any]
     ) -> None:
-        """Remember (a file's first install wins) what paxm added to ``native``.
-
-        :param added: keys paxm created; :param nulls: those of them that were ``null`` before;
-        :param values: the scalar values paxm set, by ``/``-joined key.
-        """
+        """Remember (a file's first install wins) what paxm added to ``native``."""
         entry = self.get(native)
         if entry is None:
             entry = {"created": created, "added": [], "null": [], "values": {}}
@@ -133,10 +146,7 @@ def _drop_empty(value: Any) -> Any:
 def _prune(
     data: dict[str, Any], paths: list[KeyPath], values: dict[str, Any], nulls: list[KeyPath] | None = None
 ) -> None:
-    """Remove each recorded key (deepest first) that is now empty or still paxm's scalar value.
-
-    A key that was ``null`` before install becomes ``null`` again instead.
-    """
+    """Remove each recorded key (deepest first) that is now empty or still paxm's scalar value."""
     for path in sorted(paths, key=len, reverse=True):
         parent = _get(data, path[:-1]) if len(path) > 1 else data
         if not isinstance(parent, dict) or path[-1] not in parent:
@@ -177,14 +187,10 @@ class NativeFile:
 class JsonEdit(NativeFile):
     """A JSON file shared with the user.
 
-    :param update: ``(data, install)`` -> the new data; ``data`` is a private copy to change.
-        With ``install=False`` it takes paxm's entries out and must leave empty containers
-        (pruning them is this class's job, so a container the user had stays).
-    :param validate: raises :class:`IntegrationError` for a shape paxm cannot merge into.
-    :param scalars: values paxm sets that uninstall removes again when unchanged (``version: 1``).
-    :param commands: the paxm hook commands in the file's data (for doctor).
-    :param ready: raises :class:`IntegrationError` when install could not build paxm's entries
-        (checked by preflight only: uninstall and doctor need none of it).
+    ``update(data, install)`` returns the new data (``install=False`` takes paxm's entries out and
+    leaves empty containers: pruning them is this class's job, so a container the user had
+    stays); ``scalars`` are values paxm sets that uninstall removes again when unchanged;
+    ``ready`` raises when install could not build paxm's entries (preflight only).
     """
 
     path: Path
@@ -271,11 +277,7 @@ def _emptied(before: Any, after: Any, prefix: KeyPath = ()) -> list[KeyPath]:
 
 @dataclass
 class OwnedJsonFile(NativeFile):
-    """A JSON file paxm owns whole; ``marker`` (a string in it) says it is paxm's.
-
-    :param build: the file's content.
-    :param is_ours: whether existing text is paxm's (install may replace it, uninstall delete it).
-    """
+    """A JSON file paxm owns whole; ``marker`` (a string in it) says it is paxm's."""
 
     path: Path
     what: str

@@ -15,10 +15,7 @@ __all__ = ["combine", "event_arrays", "mcp_edit", "merge_events", "nested", "set
 
 
 def nested(data: Any, keys: tuple[str, ...], where: str) -> dict[str, Any]:
-    """The object at ``keys`` inside ``data`` (``{}`` when absent or null).
-
-    :raises IntegrationError: something on the way is not a JSON object.
-    """
+    """The object at ``keys`` inside ``data`` (``{}`` when absent or null)."""
     current = data
     for depth, key in enumerate(keys):
         value = current.get(key) if isinstance(current, dict) else None
@@ -55,10 +52,7 @@ def merge_events(
     *,
     grouped: bool,
 ) -> dict[str, Any]:
-    """``events`` (native event -> array) with exactly paxm's ``wanted`` entry per event, and none elsewhere.
-
-    An event array the merge leaves empty stays (as ``[]``) for the caller's pruning to decide.
-    """
+    """``events`` (native event -> array) with exactly paxm's ``wanted`` entry per event, and none elsewhere."""
     merge: Callable[[list[Any], dict[str, Any] | None, IsOurs], list[Any]] = merge_groups if grouped else merge_flat
     out: dict[str, Any] = {}
     for name in [*events, *(n for n in wanted if n not in events)]:

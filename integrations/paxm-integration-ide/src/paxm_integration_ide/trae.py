@@ -12,9 +12,8 @@ from typing import Any
 
 from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT
 from paxm_integration_ide.base import Binding, IdeIntegration, desktop_app_dir, env_path, home
-from paxm_integration_ide.entries import paxm_commands
-from paxm_integration_ide.native import JsonEdit, NativeFile
-from paxm_integration_ide.shapes import event_arrays, mcp_edit, merge_events, nested
+from paxm_integration_ide.native import NativeFile
+from paxm_integration_ide.shapes import mcp_edit
 
 __all__ = ["TraeCNIntegration", "TraeIntegration", "claude_group"]
 
@@ -59,30 +58,14 @@ class TraeIntegration(IdeIntegration):
         return [home() / self.home_dir, desktop_app_dir(self.app)]
 
     def native_files(self, config: Any) -> list[NativeFile]:
-        path = self.hooks_path()
-        where = str(path)
-        is_ours = self.is_ours(config)
-        matchers = {b.native: b.matcher for b in self.bindings}
-
-        def validate(data: dict[str, Any]) -> None:
-            event_arrays(nested(data, ("hooks",), where), where, "hooks")
-
-        def update(data: dict[str, Any], install: bool) -> dict[str, Any]:
-            wanted = self.wanted_commands(config) if install else {}
-            groups = {native: claude_group(c, matchers[native]) for native, c in wanted.items()}
-            if install or data.get("hooks") is not None:
-                data["hooks"] = merge_events(nested(data, ("hooks",), where), groups, is_ours, grouped=True)
-            if install and "version" not in data:
-                data["version"] = 1
-            return data
-
-        hooks = JsonEdit(
-            path=path,
-            what=f"{self.display_name} hooks",
-            update=update,
-            validate=validate,
-            scalars={"version": 1},
-            commands=lambda data: paxm_commands(data.get("hooks"), is_ours),
+        hooks = self.hooks_edit(
+            config,
+            self.hooks_path(),
+            f"{self.display_name} hooks",
+            ("hooks",),
+            lambda command, binding: claude_group(command, binding.matcher),
+            grouped=True,
+            version="last",
         )
         mcp = mcp_edit(self.mcp_path(), f"{self.display_name} MCP config", ("mcpServers",), config.path, self.name)
         return [hooks, mcp]

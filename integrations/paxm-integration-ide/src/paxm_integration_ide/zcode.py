@@ -14,9 +14,8 @@ from typing import Any
 from paxm_core.api.errors import IntegrationError
 from paxm_core.integration import EVENT_SESSION_START, EVENT_TURN_END, EVENT_USER_INPUT, HookResult, dumps_compact
 from paxm_integration_ide.base import Binding, IdeIntegration, env_path, home
-from paxm_integration_ide.entries import paxm_commands
-from paxm_integration_ide.native import JsonEdit, NativeFile
-from paxm_integration_ide.shapes import combine, event_arrays, mcp_edit, merge_events, nested, set_nested
+from paxm_integration_ide.native import NativeFile
+from paxm_integration_ide.shapes import combine, mcp_edit, nested
 
 __all__ = ["ZCodeIntegration", "zcode_group"]
 
@@ -54,12 +53,9 @@ class ZCodeIntegration(IdeIntegration):
     def native_files(self, config: Any) -> list[NativeFile]:
         path = self.config_path()
         where = str(path)
-        is_ours = self.is_ours(config)
-        matchers = {b.native: b.matcher for b in self.bindings}
 
-        def validate(data: dict[str, Any]) -> None:
-            hooks = nested(data, ("hooks",), where)
-            enabled = hooks.get("enabled")
+        def check(data: dict[str, Any]) -> None:
+            enabled = nested(data, ("hooks",), where).get("enabled")
             if enabled is not None and not isinstance(enabled, bool):
                 raise IntegrationError(f"{where}: hooks.enabled must be true or false; paxm changed nothing")
             if enabled is False:
@@ -67,22 +63,15 @@ class ZCodeIntegration(IdeIntegration):
                     f"ZCode hooks are turned off in {where} (hooks.enabled is false); paxm never turns them on: "
                     "enable hooks in ZCode, then run setup again"
                 )
-            event_arrays(nested(data, ("hooks", "events"), where), where, "hooks.events")
 
-        def update(data: dict[str, Any], install: bool) -> dict[str, Any]:
-            wanted = self.wanted_commands(config) if install else {}
-            groups = {native: zcode_group(c, matchers[native]) for native, c in wanted.items()}
-            if install or nested(data, ("hooks",), where).get("events") is not None:
-                events = nested(data, ("hooks", "events"), where)
-                set_nested(data, ("hooks", "events"), merge_events(events, groups, is_ours, grouped=True))
-            return data
-
-        hooks = JsonEdit(
-            path=path,
-            what="ZCode config",
-            update=update,
-            validate=validate,
-            commands=lambda data: paxm_commands(nested(data, ("hooks",), where).get("events"), is_ours),
+        hooks = self.hooks_edit(
+            config,
+            path,
+            "ZCode config",
+            ("hooks", "events"),
+            lambda command, binding: zcode_group(command, binding.matcher),
+            grouped=True,
+            check=check,
         )
         return [combine(hooks, mcp_edit(path, "ZCode config", ("mcp", "servers"), config.path, self.name))]
 

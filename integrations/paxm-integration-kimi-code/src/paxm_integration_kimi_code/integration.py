@@ -66,12 +66,7 @@ class KimiCodeIntegration(SettingsHooksIntegration):
         return self.spec.location.home_dir()
 
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
-        """Kimi's payload -> :class:`HookEvent` (never raises).
-
-        ``prompt`` is a list of content parts (text joined); ``PostToolUse`` names its result
-        ``tool_output``; ``Stop`` has no reply, so the session's ``wire.jsonl`` is read for the
-        last finished turn (bounded, tolerant of a missing or partial file).
-        """
+        """Kimi's payload -> :class:`HookEvent` (never raises)."""
         obj = parse_payload(raw)
         native = named_event(native_event, obj)
         event_name = self.native_events.event(native)
@@ -103,11 +98,7 @@ class KimiCodeIntegration(SettingsHooksIntegration):
         event.metadata.setdefault("transcript_path", str(path))
 
     def hook_output(self, result: HookResult, mode: str) -> str:
-        """Plain text for prompts: Kimi adds a hook's stdout to the turn as context.
-
-        Kimi ignores ``SessionStart`` output, so a session's identity/time blocks ride on its
-        first prompt (``bootstrap_context``).  Nothing is printed for any other event.
-        """
+        """Plain text for prompts: Kimi adds a hook's stdout to the turn as context."""
         if mode == "json":  # ``paxm __hook --json`` by hand: upstream's capture result
             return IntegrationBase.hook_output(self, result, mode)
         if result.ignored or result.event != EVENT_USER_INPUT:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import tail_json_records
+from paxm_core.integration import content_text, tail_json_records
 
 __all__ = ["MAX_WAIT_SECONDS", "TAIL_BYTES", "WireTurn", "find_wire", "last_turn", "read_tail", "wait_for_turn"]
 
@@ -63,16 +63,6 @@ def read_tail(path: Path, limit: int = TAIL_BYTES) -> list[dict[str, Any]]:
     return tail_json_records(path, limit)
 
 
-def _text(content: Any) -> str:
-    """Visible text of a message's content (``text`` parts only: no reasoning, no images)."""
-    if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
-        return ""
-    parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-    return "\n".join(t.strip() for t in parts if isinstance(t, str) and t.strip()).strip()
-
-
 def _appended(entry: dict[str, Any]) -> tuple[str, str, str] | None:
     """``(role, source, text)`` of an ``agent.message.appended`` entry."""
     if entry.get("type") != "agent.message.appended":
@@ -83,7 +73,7 @@ def _appended(entry: dict[str, Any]) -> tuple[str, str, str] | None:
         return None
     meta = outer.get("meta") if isinstance(outer, dict) else None
     source = str(meta.get("source") or "") if isinstance(meta, dict) else ""
-    return str(inner.get("role") or ""), source, _text(inner.get("content"))
+    return str(inner.get("role") or ""), source, content_text(inner.get("content"))
 
 
 def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
@@ -94,12 +84,8 @@ def last_turn(entries: list[dict[str, Any]]) -> WireTurn:
 def wait_for_turn(path: Path, *, timeout: float = MAX_WAIT_SECONDS, poll: float = 0.05) -> WireTurn:
     """The last ended turn of ``path``, once no later turn is still being written.
 
-    Kimi appends to ``wire.jsonl`` through an asynchronous writer, so when its ``Stop`` hook
-    runs, the turn's final reply and end marker may still be queued in that writer (seen on a
-    loaded machine: the turn's tool call on disk, its reply not yet). Reading at once would then
-    give the *previous* turn, stored a second time. So the file is re-read while a turn has
-    started after the last ended one, for at most ``timeout`` seconds; after that the last ended
-    turn is returned as before.
+    Kimi writes ``wire.jsonl`` asynchronously: when ``Stop`` runs, the turn's reply may not be on
+    disk yet, and reading at once would store the previous turn again.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -110,12 +96,7 @@ def wait_for_turn(path: Path, *, timeout: float = MAX_WAIT_SECONDS, poll: float 
 
 
 def _scan(entries: list[dict[str, Any]]) -> tuple[WireTurn, bool]:
-    """``(last ended turn, whether a later turn has started and not ended)``.
-
-    A turn starts at ``turn.prompt`` (the user's own input, not hook output or reminders) and
-    ends at ``agent.turn.ended`` (or ``turn.ended``); its replies are the ``agent.message.appended`` assistant messages
-    from the model.  When the tail begins inside the turn, the prompt is simply empty.
-    """
+    """``(last ended turn, whether a later turn has started and not ended)``."""
     current: WireTurn | None = None
     ended: list[WireTurn] = []
     for entry in entries:
@@ -124,7 +105,7 @@ def _scan(entries: list[dict[str, Any]]) -> tuple[WireTurn, bool]:
             origin = entry.get("origin")
             if isinstance(origin, dict) and origin.get("kind") not in (None, "user"):
                 continue
-            current = WireTurn(prompt=_text(entry.get("input")), turn_id=str(entry.get("turnId", "")))
+            current = WireTurn(prompt=content_text(entry.get("input")), turn_id=str(entry.get("turnId", "")))
             continue
         appended = _appended(entry)
         if appended is not None:

@@ -13,9 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import Finding, PastTurn, env_path, standard_agent_config
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TOOL_USE,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    Finding,
+    NativeEvents,
+    PastTurn,
+    env_path,
+    standard_agent_config,
+)
 from paxm_integration_opencode import plugin, transcripts
-from paxm_integration_opencode.events import NATIVE_EVENTS
 
 __all__ = ["KiloIntegration", "OpenCodeIntegration"]
 
@@ -29,8 +38,16 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     label = "OpenCode"
     setup_priority = 40
     artifact = "plugin"
-    native_events = NATIVE_EVENTS
-    #: the harness's executable (``detect`` looks for it on ``PATH``)
+    #: OpenCode has no session-start hook: the plugin runs ``session_start`` before the first
+    #: ``chat.message`` of each session, so its native name is paxm's
+    native_events = NativeEvents(
+        (
+            (EVENT_SESSION_START, EVENT_SESSION_START),
+            (EVENT_USER_INPUT, "chat.message"),
+            (EVENT_TOOL_USE, "tool.execute.after"),
+            (EVENT_TURN_END, "session.idle"),
+        )
+    )
     executable = "opencode"
 
     #: environment variables naming the config dir, first set wins
@@ -43,26 +60,18 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     #: ``$XDG_DATA_HOME/<xdg_dir_name>``
     data_dir_env: tuple[str, ...] = transcripts.DATA_DIR_ENV
 
-    # -- where things go ------------------------------------------------------------------------
-
     def config_dir(self) -> Path:
         """The harness's global config dir (env override, then ``$XDG_CONFIG_HOME/<name>``)."""
         xdg = env_path("XDG_CONFIG_HOME") or Path.home() / ".config"
         return next(filter(None, map(env_path, self.config_dir_env)), None) or (xdg / self.xdg_dir_name).absolute()
 
     def dependency_missing(self) -> bool:
-        """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there.
-
-        With any plugin file in ``plugins/`` OpenCode waits, at every start, for that package to
-        be installed into the config dir; offline the install retries for about 70 s.
-        """
+        """Whether the config dir lacks the ``@opencode-ai/plugin`` package OpenCode installs there."""
         return not (self.config_dir() / "node_modules" / self.dependency_package / "package.json").is_file()
 
     def dependency_fix(self) -> str:
         """The command that installs the harness's config-dir dependency once (while online)."""
         return f"cd {self.config_dir()} && npm install {self.dependency_package}@$({self.executable} --version)"
-
-    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
 
     def data_dir(self) -> Path:
         """Where the harness stores its sessions (``$XDG_DATA_HOME/<xdg_dir_name>``)."""
@@ -75,8 +84,6 @@ class OpenCodeIntegration(GeneratedFileIntegration):
     def read_turns(self, path: Path) -> Iterator[PastTurn]:
         """The finished turns of one database or session file (see :mod:`.transcripts`)."""
         return transcripts.read_turns(path, self.name)
-
-    # -- GeneratedFileIntegration seams ---------------------------------------------------------
 
     def generated_file(self) -> GeneratedFile:
         """The plugin's format (``plugin_template.js``, its markers)."""
@@ -98,7 +105,7 @@ class OpenCodeIntegration(GeneratedFileIntegration):
 
     def template_replacements(self) -> Mapping[str, str]:
         """The header names this agent (a fork's uninstall command)."""
-        return plugin.header_replacements(self.name)
+        return {"--agent opencode": f"--agent {self.name}"}
 
     def install_notes(self) -> list[str]:
         """Offline advice when OpenCode has not installed its config-dir package yet."""
@@ -127,10 +134,8 @@ class OpenCodeIntegration(GeneratedFileIntegration):
 class KiloIntegration(OpenCodeIntegration):
     """Kilo Code (the ``kilo`` CLI): OpenCode's plugin API unchanged, its own config dir ``~/.config/kilo``.
 
-    Kilo reads ``kilo.json`` (and ``opencode.json``) and loads ``plugins/*.js`` from that dir,
-    and installs ``@kilocode/plugin`` there when a plugin is present.  Kilo publishes CLI
-    releases without a matching ``@kilocode/plugin`` release (7.7.9 has none), and Kilo only
-    checks the package *name* against ``package-lock.json``, so the fix installs the latest.
+    Kilo checks only the *name* of ``@kilocode/plugin`` and publishes CLI releases without a
+    matching package release, so the dependency fix installs the latest.
     """
 
     name = "kilo"

@@ -38,11 +38,6 @@ def plugin_file() -> GeneratedFile:
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS)
 
 
-def header_replacements(target: str) -> dict[str, str]:
-    """The header names the agent whose uninstall removes the file (identical for ``opencode``)."""
-    return {"--agent opencode": f"--agent {target}"}
-
-
 def embedded_settings(source: str) -> dict[str, Any] | None:
     """The settings JSON embedded in a generated plugin (``None`` if it is not one)."""
     return plugin_file().embedded_settings(source)

@@ -8,8 +8,6 @@ const PAXM = /*PAXM_SETTINGS*/ {} /*END_PAXM_SETTINGS*/;
 
 // One turn's text never needs more; a runaway child must not grow OpenCode's heap.
 const MAX_OUTPUT = 1024 * 1024;
-// Sessions whose state is kept (a long-lived `opencode serve` sees many).
-const MAX_SESSIONS = 64;
 
 function visibleText(parts) {
   if (!Array.isArray(parts)) return "";
@@ -19,12 +17,6 @@ function visibleText(parts) {
     .filter(Boolean)
     .join("\n\n")
     .trim();
-}
-
-function remember(map, key, value) {
-  map.delete(key);
-  map.set(key, value);
-  while (map.size > MAX_SESSIONS) map.delete(map.keys().next().value);
 }
 
 function withTimeout(promise, ms) {
@@ -215,17 +207,8 @@ export const PaxmMemoryPlugin = async (ctx) => {
     }).catch(() => {});
   }
 
-  // every hook is wrapped: an error in here never reaches OpenCode; with PAXM_OPENCODE_DEBUG=1
-  // each hook's own duration is written to stderr (`paxm: timing <hook> <ms> ms`)
-  const guard = (name, fn) => async (...args) => {
-    const began = debug ? performance.now() : 0;
-    try {
-      await fn(...args);
-    } catch (error) {
-      warn("hook error", error);
-    }
-    if (debug) warn("timing", name, (performance.now() - began).toFixed(1), "ms");
-  };
+  // every hook is wrapped: an error in here never reaches OpenCode (PAXM_OPENCODE_DEBUG=1: timings)
+  const guard = (name, fn) => guarded(warn, debug, name, fn);
 
   const idle = guard("session.idle", async (event) => {
     const sessionID = String((event.properties && event.properties.sessionID) || "");

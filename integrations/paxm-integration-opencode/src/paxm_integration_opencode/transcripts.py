@@ -1,30 +1,16 @@
-"""OpenCode's stored sessions as past turns, for backfill (upstream cannot backfill OpenCode).
+"""OpenCode's stored sessions as past turns, for backfill.
 
-Where: ``$PAXM_OPENCODE_DATA_DIR``, else ``$XDG_DATA_HOME/opencode`` (``~/.local/share/opencode``);
-a fork (Kilo Code) passes its own directory and target name.
-Two layouts, both read:
+Where: ``$PAXM_OPENCODE_DATA_DIR``, else ``$XDG_DATA_HOME/opencode``; a fork (Kilo Code) passes
+its own directory and target name.  Two layouts: OpenCode 1.x's SQLite database
+``opencode*.db`` (``session``, ``message`` and ``part`` tables with JSON ``data``; opened
+read-only, the whole database is one transcript file) and older releases' JSON tree under
+``storage/`` (each session file is one transcript file).
 
-* OpenCode 1.x (the pinned 1.18.33): one SQLite database, ``opencode*.db``, with ``session``
-  (``directory`` is the workspace, ``parent_id`` marks a subagent's session), ``message``
-  (``data`` JSON: ``role``, ``parentID`` = the user message an assistant message answers,
-  ``time.created`` in ms) and ``part`` (``data`` JSON: ``text`` / ``reasoning`` / ``tool`` /
-  ``step-*`` ...).  The database is opened read-only, so a running OpenCode is never disturbed;
-  the whole database is one "transcript file".
-* older releases: a JSON tree under ``storage/``: ``session/<project>/<ses>.json``,
-  ``message/<ses>/<msg>.json`` and ``part/<msg>/<part>.json``; each session file is one
-  transcript file.
-
-A turn is a user message and the assistant messages answering it.  The prompt is the user
-message's visible text (``text`` parts that are neither ``synthetic`` nor ``ignored``, as the live
-plugin reads it), the answer the visible text of the last assistant message that has some, and
-the turn's messages are its user and assistant texts, exactly what the live plugin sends at
-``session.idle`` (so a turn captured live is recognised and not stored twice; tool calls are
-not part of OpenCode's live turn either).  ``reasoning`` and ``tool`` parts are never read.  paxm's
-recall is injected at request time and never stored by OpenCode; synthetic parts (where any
-injected context would live) are skipped anyway.  Subagent sessions (``parent_id`` set: their
-prompts are written by the agent) are not turns of their own.  Oversized rows and files,
-unreadable JSON and a locked or corrupt database yield nothing for what is affected; a turn
-without both a prompt and an answer is dropped.
+A turn is a user message and the assistant messages answering it, read as the live plugin
+sends it at ``session.idle`` (so a turn captured live is recognised and not stored twice):
+visible ``text`` parts only (not ``synthetic`` nor ``ignored``; never ``reasoning`` or ``tool``).
+Subagent sessions (``parent_id`` set) are not turns of their own; damaged rows, files or a
+locked database yield nothing for what they affect.
 """
 
 from __future__ import annotations
@@ -76,9 +62,6 @@ def transcript_files(root: Path) -> list[Path]:
     legacy = root / "storage" / "session"
     sessions = sorted(p for p in legacy.glob("*/ses_*.json") if p.is_file()) if legacy.is_dir() else []
     return databases + sessions
-
-
-# -- the shape both layouts share -------------------------------------------------------------
 
 
 def _str(obj: Mapping[str, Any], key: str) -> str:
@@ -235,9 +218,6 @@ def _read_database(path: Path, target: str) -> Iterator[PastTurn]:
         return  # locked, corrupt or not OpenCode's: what was read stands
     finally:
         conn.close()
-
-
-# -- older OpenCode: the storage/ JSON tree ---------------------------------------------------
 
 
 def _json_file(path: Path) -> dict[str, Any] | None:

@@ -205,20 +205,8 @@ export default function paxmPiExtension(pi) {
     if (text) append("tool_result", event.isError ? "Error: " + text : text, "tool_execution_end");
   }
 
-  // every handler is wrapped: an error in here never reaches Pi; with PAXM_PI_DEBUG=1 each
-  // handler's own duration is written to stderr (`paxm: timing <event> <ms> ms`)
-  const guard = (name, fn) => async (event, ctx) => {
-    const began = debug ? performance.now() : 0;
-    let value;
-    try {
-      value = await fn(event, ctx);
-    } catch (error) {
-      warn("hook error", name, error);
-      value = undefined;
-    }
-    if (debug) warn("timing", name, (performance.now() - began).toFixed(1), "ms");
-    return value;
-  };
+  // every handler is wrapped: an error in here never reaches Pi (PAXM_PI_DEBUG=1: timings)
+  const guard = (name, fn) => guarded(warn, debug, name, fn);
 
   const on = (name, fn) => {
     try {

@@ -6,9 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paxm_core.generated_file import GeneratedFile, GeneratedFileIntegration
-from paxm_core.integration import EVENT_TURN_END, PastTurn, env_path
+from paxm_core.integration import (
+    EVENT_SESSION_START,
+    EVENT_TURN_END,
+    EVENT_USER_INPUT,
+    NativeEvents,
+    PastTurn,
+    env_path,
+)
 from paxm_integration_pi import extension, transcripts
-from paxm_integration_pi.events import NATIVE_EVENTS
 
 __all__ = ["PiIntegration"]
 
@@ -22,8 +28,15 @@ class PiIntegration(GeneratedFileIntegration):
     label = "Pi"
     setup_priority = 30
     artifact = "extension"
-    native_events = NATIVE_EVENTS
-    #: the harness's executable (``detect`` looks for it on ``PATH``)
+    #: ``message_end`` and ``tool_execution_*`` only fill the extension's buffer: the run reaches
+    #: paxm at ``agent_end`` (or ``session_shutdown``), tool calls and results as part of the turn
+    native_events = NativeEvents(
+        (
+            (EVENT_SESSION_START, "session_start"),
+            (EVENT_USER_INPUT, "before_agent_start"),
+            (EVENT_TURN_END, "agent_end"),
+        )
+    )
     executable = "pi"
     #: ``extensions/paxm-hook/`` is paxm's: uninstall removes it when it is left empty
     remove_empty_parent = True
@@ -31,13 +44,9 @@ class PiIntegration(GeneratedFileIntegration):
     #: environment variables naming Pi's agent dir, first set wins (then ``~/.pi/agent``)
     agent_dir_env: tuple[str, ...] = ("PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR")
 
-    # -- where things go ------------------------------------------------------------------------
-
     def agent_dir(self) -> Path:
         """Pi's agent dir (``$PAXM_PI_AGENT_DIR`` > ``$PI_CODING_AGENT_DIR`` > ``~/.pi/agent``)."""
         return next(filter(None, map(env_path, self.agent_dir_env)), None) or (Path.home() / ".pi" / "agent").absolute()
-
-    # -- stored sessions (backfill, SupportsTranscripts) ------------------------------------------
 
     def transcript_files(self) -> list[Path]:
         """Every stored Pi session file (``<agent dir>/sessions/**/*.jsonl``)."""
@@ -46,8 +55,6 @@ class PiIntegration(GeneratedFileIntegration):
     def read_turns(self, path: Path) -> Iterator[PastTurn]:
         """The finished turns of one session file (see :mod:`.transcripts`)."""
         return transcripts.read_turns(path)
-
-    # -- GeneratedFileIntegration seams ---------------------------------------------------------
 
     def generated_file(self) -> GeneratedFile:
         """The extension's format (``extension_template.ts``, its markers)."""

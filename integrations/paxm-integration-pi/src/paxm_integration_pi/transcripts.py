@@ -1,20 +1,11 @@
 """Pi's stored sessions (``<agent dir>/sessions/<cwd>/<time>_<id>.jsonl``) as past turns, for backfill.
 
-Where: ``$PAXM_PI_SESSIONS``, else ``<agent dir>/sessions`` (the agent dir is
-``$PAXM_PI_AGENT_DIR``, ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``); every ``*.jsonl`` below it.
-
-A session file starts with a ``session`` header (``id`` is the session, ``cwd`` the workspace);
-then one entry per line, each with its own ``id`` and ``parentId`` (a session is a tree: going
-back to an earlier point appends a new branch, so every entry is in the file once, in the order
-it happened).  ``message`` entries carry ``message.role``: ``user`` (a prompt), ``assistant``
-(``text`` / ``thinking`` / ``toolCall`` parts), ``toolResult``, and Pi's own (``bashExecution``,
-``system`` ...).  A turn starts at a ``user`` message; its answer is the text of its last
-assistant message with text (what the live extension sends at ``agent_end``), and its tool calls
-and results are kept as the live extension keeps them.  ``thinking`` parts are never read, and
-``custom_message`` entries (where paxm's extension puts its recalled context,
-``customType: paxm-memory-recall``) are skipped, so a backfill never stores recalled memories
-again.  Unreadable or oversized lines are skipped; a turn without both a prompt and an answer is
-dropped.
+Where: ``$PAXM_PI_SESSIONS``, else ``<agent dir>/sessions`` (``$PAXM_PI_AGENT_DIR``,
+``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``).  After the ``session`` header each line is an entry
+(a session is a tree, every entry in the file once, in order).  A turn starts at a ``user``
+message; its answer is its last assistant text, its tool calls and results are kept as the live
+extension keeps them.  ``thinking`` parts and ``custom_message`` entries (paxm's recalled
+context) are never read.
 """
 
 from __future__ import annotations
@@ -26,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paxm_core.integration import HookMessage, PastTurn, iso_epoch, jsonl_files, past_turn, transcript_records
+from paxm_core.integration import (
+    HookMessage,
+    PastTurn,
+    content_text,
+    iso_epoch,
+    jsonl_files,
+    past_turn,
+    transcript_records,
+)
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -74,17 +73,7 @@ def _clip(text: str) -> str:
 
 
 def _text(content: Any) -> str:
-    """The visible text of a message's content: ``text`` parts only (never thinking or tool calls)."""
-    if isinstance(content, str):
-        return _clip(content)
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        p["text"].strip()
-        for p in content
-        if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip()
-    ]
-    return _clip("\n".join(texts))
+    return _clip(content_text(content))
 
 
 def _tool_call(part: Mapping[str, Any]) -> str:
@@ -133,16 +122,10 @@ def _past_turn(path: Path, session: str, workspace: str, turn: _Turn) -> PastTur
     )
 
 
-def _session_from_name(path: Path) -> str:
-    """``<time>_<id>.jsonl`` -> ``<id>`` (the header's id wins when there is one)."""
-    stem = path.stem
-    return stem.rsplit("_", 1)[-1] if "_" in stem else stem
-
-
 def read_turns(path: Path) -> Iterator[PastTurn]:
     """The finished turns of one session file, in order; tolerant of partial or corrupt files."""
     fallback_time, records = transcript_records(path, MAX_LINE)
-    session = _session_from_name(path)
+    session = path.stem.rsplit("_", 1)[-1]  # ``<time>_<id>.jsonl``; the header's id wins
     workspace = ""
     turn: _Turn | None = None
     for record in records:

@@ -13,6 +13,4 @@ __all__ = ["QwenCodeIntegration", "__version__", "paxm_register_integrations"]
 
 __version__ = "0.1.0"
 
-#: public names are imported from their submodule on first use (every paxm process that loads
-#: plugins imports this module; only the ones using the integration pay for its code)
 __getattr__, paxm_register_integrations = integration_exports(__name__, {"QwenCodeIntegration": "integration"})
