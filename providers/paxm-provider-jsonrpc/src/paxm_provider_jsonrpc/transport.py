@@ -43,8 +43,6 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 #: How much of the plugin's stderr is kept for error messages (the tail, as upstream).
 STDERR_TAIL_BYTES = 4096
-#: Default ceiling on one response; a runaway plugin must not exhaust memory.
-DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 _POLL_SECONDS = 0.05
 
 
@@ -206,7 +204,7 @@ class StdioTransport:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_response_bytes: int = 32 * 1024 * 1024,
         *,
         secrets: Sequence[str] = (),
     ) -> None:

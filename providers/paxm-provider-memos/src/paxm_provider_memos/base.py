@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, SearchQuery
@@ -40,7 +41,4 @@ class MemOSBase(RemoteProvider):
 
     def _write(self, item: MemoryItem, deadline: Deadline) -> tuple[str, str]:
         """The item's stripped text and a fresh write id."""
-        text = self.required_text("put", item.text, deadline)
-        import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
-
-        return text, uuid.uuid4().hex
+        return self.required_text("put", item.text, deadline), os.urandom(16).hex()

@@ -16,6 +16,7 @@ from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.provider_config import resolve_secret
 from paxm_core.api.timefmt import format_time
 from paxm_core.http_client import RemoteProvider
+from paxm_provider_zep import validate
 from paxm_provider_zep.calls import call_zep, status_of
 from paxm_provider_zep.mapping import SCOPES, episode_metadata, hit_from_result
 
@@ -52,18 +53,11 @@ class ZepProvider(RemoteProvider):
         self._graph_id = config.text("graph_id")
         if bool(self._user_id) == bool(self._graph_id):
             raise ConfigError("set exactly one of user_id or graph_id", path=f"providers.{name}")
+        problems = validate(config)
+        if problems:
+            raise ConfigError("; ".join(problems), path=f"providers.{name}")
         self._scope = config.text("search_scope", "episodes")
-        if self._scope not in SCOPES:
-            raise ConfigError(
-                f"unknown search_scope {self._scope!r}; use one of {', '.join(SCOPES)}",
-                path=f"providers.{name}.search_scope",
-            )
-        limit = config.option("max_characters", 0)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise ConfigError("must be a whole number", path=f"providers.{name}.max_characters")
-        if limit < 0:
-            raise ConfigError("must not be negative", path=f"providers.{name}.max_characters")
-        self._max_characters = limit
+        self._max_characters = int(config.option("max_characters", 0))
         self._source_description = config.text("source_description")
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         base_url = (config.base_url or "").strip().rstrip("/") or DEFAULT_BASE_URL

@@ -360,7 +360,6 @@ def relaxed_stage(
     """
     groups = [g for _, g in frequencies]
     present = [(df, g) for df, g in frequencies if df > 0]
-    plan.trace.dropped_terms = [g.surface for df, g in frequencies if df == 0]
     if not present:
         return []
     present.sort(key=lambda pair: pair[0])
@@ -507,7 +506,6 @@ def search(
     chosen: list[Light] = []
     if len(query.groups) <= MAX_STRICT_GROUPS:
         stage, chosen = strict_stage(plan, query, frequencies_of)
-        trace.strict = len(chosen)
         if chosen:
             trace.selected = stage
     if chosen:
@@ -517,7 +515,6 @@ def search(
         chosen = relaxed_stage(plan, query, frequencies_of)
         if len(query.groups) <= MAX_STRICT_GROUPS:
             chosen = _within_best_coverage(chosen)
-        trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     order_candidates(chosen)
     rerank(chosen, query.groups, _asking_texts(conn, chosen, query.groups))
