@@ -57,7 +57,7 @@ class ZepProvider(RemoteProvider):
         if problems:
             raise ConfigError("; ".join(problems), path=f"providers.{name}")
         self._scope = config.text("search_scope", "episodes")
-        self._max_characters = int(config.option("max_characters", 0))
+        self._max_characters = int(str(config.option("max_characters", 0)))  # a whole number: validated
         self._source_description = config.text("source_description")
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         base_url = (config.base_url or "").strip().rstrip("/") or DEFAULT_BASE_URL
