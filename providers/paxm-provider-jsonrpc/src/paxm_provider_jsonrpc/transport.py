@@ -1,14 +1,8 @@
-"""JSON-RPC 2.0 over stdio, one process per request (paxm JSON-RPC provider protocol v1).
+"""JSON-RPC 2.0 over stdio, one plugin process per request (``docs/jsonrpc-provider-protocol.md``).
 
-For every call the plugin executable is started directly (never through a shell) in its own
-process group, sent exactly one newline-terminated request on stdin (then stdin is closed),
-and read until stdout holds one complete JSON object.  The whole process group is then
-killed, so a plugin that keeps running, or leaves children behind, cannot leak.  A plugin
-that answers and then lingers is therefore fine, as it is upstream.
-
-Reading, writing and stderr capture run in one ``selectors`` loop, which lets the call honour
-both the configured timeout and the caller's :class:`~paxm_core.Deadline` (including a cancel
-from the router while the plugin is running).
+The plugin runs in its own process group, killed whole once one complete JSON object is read
+from stdout; one ``selectors`` loop writes, reads and keeps stderr's tail, so the call honours
+the timeout and the caller's deadline (a cancel included).
 """
 
 from __future__ import annotations
@@ -30,17 +24,14 @@ from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.duration import format_duration
 
 __all__ = [
-    "INVALID_PARAMS",
     "METHOD_NOT_FOUND",
     "MalformedResponse",
     "RpcError",
     "StdioTransport",
     "decode_response",
-    "find_object_end",
 ]
 
 METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
 #: How much of the plugin's stderr is kept for error messages (the tail, as upstream).
 STDERR_TAIL_BYTES = 4096
 _POLL_SECONDS = 0.05
@@ -51,7 +42,6 @@ class RpcError(ProviderError):
 
     def __init__(self, provider: str, op: str, code: int, message: str, data: Any = None) -> None:
         self.code = code
-        self.rpc_message = message
         self.data = data
         text = f"json-rpc error {code}: {message}" if message.strip() else f"json-rpc error {code}"
         super().__init__(provider, op, text)
@@ -123,11 +113,6 @@ class _ObjectScanner:
                 if self.depth <= 0:
                     return self.pos
         return None
-
-
-def find_object_end(data: bytes) -> int | None:
-    """Offset just past the first complete top-level JSON object in ``data``, or ``None``."""
-    return _ObjectScanner().feed(data)
 
 
 def _preview(data: bytes | bytearray, limit: int = 80) -> str:

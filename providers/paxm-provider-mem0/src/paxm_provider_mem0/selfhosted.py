@@ -1,10 +1,4 @@
-"""The self-hosted Mem0 provider (``type: mem0``) over Mem0's REST server.
-
-Routes: ``POST /memories`` (add), ``POST /search``, ``DELETE /memories/{id}``,
-``GET /memories`` (list: health and setup's key check) and ``DELETE /memories`` (all of an
-eval run).  Auth is ``X-API-Key: <key>``, or the key
-verbatim as ``Authorization`` when it already starts with ``Bearer``.
-"""
+"""The self-hosted Mem0 provider (``type: mem0``) over Mem0's REST server (``docs/providers/mem0.md``, Wire)."""
 
 from __future__ import annotations
 

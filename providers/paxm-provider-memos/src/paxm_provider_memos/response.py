@@ -1,10 +1,4 @@
-"""Turn MemOS search responses (self-hosted product API and Cloud) into paxm hits.
-
-MemOS has answered in several shapes across versions; the memories are found under ``data``
-as ``memory_detail_list``, ``memories``, ``results``, ``text_mem[].memories`` or a bare list.
-Scores (``relativity``/``score``/``similarity``, top level or in ``metadata``) are similarities,
-clamped to ``[0, 1]``; the untouched value is kept as ``raw_score``.
-"""
+"""MemOS search responses (self-hosted and Cloud, in every shape they have had) as paxm hits."""
 
 from __future__ import annotations
 

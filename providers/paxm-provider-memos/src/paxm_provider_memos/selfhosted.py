@@ -1,9 +1,5 @@
-"""The self-hosted MemOS provider (``type: memos``) over the MemOS product API.
-
-Writes go to ``POST /product/add`` in ``fast`` mode, synchronously, so a memory is searchable
-when the call returns and MemOS's LLM is never involved (the stored text is the written text,
-prefixed by MemOS with ``user: [time]:``, which search strips again).  paxm's attribution,
-tier and expiry travel in ``info`` and come back under ``metadata.info``.
+"""The self-hosted MemOS provider (``type: memos``): synchronous fast-mode writes, searchable on
+return, with paxm's metadata in ``info``; see ``docs/providers/memos.md``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,5 @@
-"""The OpenViking provider (``type: openviking``) over openviking-server's HTTP API.
-
-Each memory is one memory file (not a session for OpenViking's LLM to extract from, whose
-memories would carry rewritten text and no paxm metadata, so refs would never match hits):
-
-* ``POST /api/v1/content/write`` to ``viking://user/<user_id>/memories/<memory_dir>/<id>.md``
-  with ``wait: true``, so the memory is embedded and searchable when put returns and the ref id
-  (the URI) is the id search reports;
-* paxm's metadata (attribution, tier, expiry, source, item metadata) rides along as the search
-  tag ``paxm_meta=<hex JSON>`` (see :mod:`paxm_provider_openviking.attribution_tag`), which
-  ``find`` returns on every hit.
-
-Search is upstream's: ``POST /api/v1/search/find`` over all memories (``context_type: memory``,
-``level: 2``), so memories OpenViking extracted from its own sessions are recalled too (with
-unknown attribution, since nothing paxm wrote vouches for them).
+"""The OpenViking provider (``type: openviking``): one memory file per memory, paxm's metadata in a
+search tag; see ``docs/providers/openviking.md`` for why not a session.
 """
 
 from __future__ import annotations

@@ -130,25 +130,11 @@ class PostgresProvider:
 
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
         """Connect, apply migrations, and report whether paxm's tables were ``created`` or already ``exist``."""
-        import psycopg
-
-        from paxm_provider_postgres.migrations import LATEST, migrate
+        from paxm_provider_postgres.migrations import LATEST
 
         deadline.check(f"{self._name} ensure_target")
-        timeout = deadline.timeout(self.settings.timeout) or self.settings.timeout
-        try:
-            with psycopg.connect(self.settings.conninfo(connect_timeout=timeout), autocommit=True) as conn:
-                row = conn.execute("SELECT to_regclass(%s)", (f'"{self.settings.schema}".paxm_migrations',)).fetchone()
-                existed = row is not None and row[0] is not None
-                migrate(conn, self.settings.schema, deadline)
-                db = conn.execute("SELECT current_database()").fetchone()
-        except psycopg.Error as exc:
-            from paxm_provider_postgres.db import describe_error
-
-            message, retryable = describe_error(self.settings, exc)
-            raise ProviderError(self._name, "ensure_target", message, retryable=retryable) from None
-        target = f"{db[0] if db else '?'}/{self.settings.schema} (schema v{LATEST})"
-        return target, "exists" if existed else "created"
+        existed, db = self._db.migrate("ensure_target", deadline)
+        return f"{db}/{self.settings.schema} (schema v{LATEST})", "exists" if existed else "created"
 
     def health(self, deadline: Deadline) -> None:
         """Connect (migrating on first use) and read the schema version."""

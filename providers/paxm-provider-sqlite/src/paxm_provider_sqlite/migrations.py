@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from paxm_core.api.timefmt import format_time, utcnow
+from paxm_provider_sqlite._db import immediate
 from paxm_provider_sqlite.timestamps import normalize_stamp
 
 __all__ = ["MIGRATIONS", "ensure_analyzer", "migrate"]
@@ -209,13 +210,8 @@ def _ensure_raw_index_gone(conn: sqlite3.Connection) -> None:
     marks = ", ".join("?" * len(_RAW_INDEX))
     if conn.execute(f"SELECT 1 FROM sqlite_master WHERE name IN ({marks}) LIMIT 1", _RAW_INDEX).fetchone() is None:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         _drop_raw_index(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def ensure_analyzer(conn: sqlite3.Connection) -> None:
@@ -229,18 +225,13 @@ def ensure_analyzer(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM _paxm_meta WHERE key = 'analyzer_version'").fetchone()
     if row is not None and row[0] == ANALYZER_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         row = conn.execute("SELECT value FROM _paxm_meta WHERE key = 'analyzer_version'").fetchone()
         if row is None or row[0] != ANALYZER_VERSION:
             _analyse_rows(conn)
             conn.execute(
                 "INSERT OR REPLACE INTO _paxm_meta(key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,)
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def migrate(conn: sqlite3.Connection) -> None:
@@ -250,19 +241,13 @@ def migrate(conn: sqlite3.Connection) -> None:
     for fn in MIGRATIONS:
         if fn.__name__ in done:
             continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(conn):
             # Another process may have applied it while we waited for the write lock.
-            if conn.execute("SELECT 1 FROM _paxm_migrations WHERE name = ?", (fn.__name__,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            fn(conn)
-            conn.execute(
-                "INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)", (fn.__name__, format_time(utcnow()))
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            if not conn.execute("SELECT 1 FROM _paxm_migrations WHERE name = ?", (fn.__name__,)).fetchone():
+                fn(conn)
+                conn.execute(
+                    "INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)",
+                    (fn.__name__, format_time(utcnow())),
+                )
     _ensure_raw_index_gone(conn)
     ensure_analyzer(conn)

@@ -26,7 +26,7 @@ from paxm_core.api.protocols import (
     CAP_PUT_BATCH,
 )
 from paxm_core.api.timefmt import utcnow
-from paxm_provider_sqlite._db import Database
+from paxm_provider_sqlite._db import Database, immediate
 from paxm_provider_sqlite.attribution import (
     FINGERPRINT,
     FingerprintConflict,
@@ -39,10 +39,9 @@ from paxm_provider_sqlite.expiry import advance_horizon
 from paxm_provider_sqlite.records import encode_metadata
 from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
 from paxm_provider_sqlite.retrieval.analyzer import IndexedText, index_text
-from paxm_provider_sqlite.retrieval.frequency import DocumentFrequencies
 from paxm_provider_sqlite.timestamps import stamp
 
-__all__ = ["SQLiteProvider", "default_path"]
+__all__ = ["SQLiteProvider", "default_path", "store_path"]
 
 _CLEANUP_MAX = 500
 _CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES})
@@ -72,6 +71,12 @@ def default_path() -> Path:
     return Path(base) / "paxm" / "memory.sqlite"
 
 
+def store_path(configured: str) -> Path:
+    """The database file of a ``path`` setting: ``~`` expanded; empty is :func:`default_path`."""
+    raw = configured.strip()
+    return Path(os.path.expanduser(raw)) if raw else default_path()
+
+
 class SQLiteProvider:
     """A local SQLite database with an FTS5 term index; thread-safe, one connection per instance.
 
@@ -82,13 +87,9 @@ class SQLiteProvider:
     def __init__(self, name: str, config: ProviderConfig | None = None) -> None:
         if not name.strip():
             raise ProviderError("", "open", "sqlite provider name is required")
-        raw = (config.path if config is not None else "").strip()
-        path = Path(os.path.expanduser(raw)) if raw else default_path()
         self._name = name
-        self._db = Database(name, path)
+        self._db = Database(name, store_path(config.path if config is not None else ""))
         self.last_trace: Trace | None = None
-        # Document frequencies survive between searches until the next write (retrieval/frequency.py).
-        self._frequencies = DocumentFrequencies()
 
     @property
     def name(self) -> str:
@@ -183,15 +184,13 @@ class SQLiteProvider:
             if item_id in fingerprinted
         ]
         with self._db.session("put", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                if pending:
-                    self._consolidate(stored_rows(conn, (p[1] for p in pending)), pending, rows)
-                conn.executemany(_UPSERT, rows)
-                self._write_sidecars(conn, ids, deadline)
-                conn.execute("COMMIT")
+                with immediate(conn):
+                    if pending:
+                        self._consolidate(stored_rows(conn, (p[1] for p in pending)), pending, rows)
+                    conn.executemany(_UPSERT, rows)
+                    self._write_sidecars(conn, ids, deadline)
             except FingerprintConflict as exc:
-                conn.execute("ROLLBACK")
                 raise ProviderError(self._name, "put", str(exc)) from exc
         name = self._name
         return [MemoryRef(name, item_id) for item_id in ids]
@@ -231,7 +230,7 @@ class SQLiteProvider:
         request = Request.of(query)
         trace = Trace()
         with self._db.session("search", deadline) as conn:
-            found = search(conn, request, deadline, trace, self._frequencies)
+            found = search(conn, request, deadline, trace)
         # Excerpting is pure CPU work on the loaded rows: done after releasing the connection.
         found = excerpt_candidates(request.text, found)
         self.last_trace = trace
@@ -247,14 +246,8 @@ class SQLiteProvider:
         if not ref.id.strip():
             raise ProviderError(self._name, "delete", "delete needs a memory id")
         with self._db.session("delete", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(conn):
                 cursor = conn.execute("DELETE FROM memories WHERE id = ?", (ref.id,))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         return cursor.rowcount > 0
 
     def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
@@ -267,15 +260,14 @@ class SQLiteProvider:
         if limit <= 0 or limit > _CLEANUP_MAX:
             limit = _CLEANUP_MAX
         with self._db.session("cleanup_expired", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            horizon = advance_horizon(conn, utcnow())
-            cursor = conn.execute(
-                """DELETE FROM memories WHERE rowid IN (
-                     SELECT rowid FROM memories WHERE expires_at != '' AND expires_at <= ?
-                     ORDER BY expires_at LIMIT ?)""",
-                (horizon, limit),
-            )
-            conn.execute("COMMIT")
+            with immediate(conn):
+                horizon = advance_horizon(conn, utcnow())
+                cursor = conn.execute(
+                    """DELETE FROM memories WHERE rowid IN (
+                         SELECT rowid FROM memories WHERE expires_at != '' AND expires_at <= ?
+                         ORDER BY expires_at LIMIT ?)""",
+                    (horizon, limit),
+                )
             return max(cursor.rowcount, 0)
 
     def close(self) -> None:

@@ -1,9 +1,4 @@
-"""The Zep provider (``type: zep``) over the zep-cloud 4.x SDK.
-
-v4 addresses users and graphs by UUID, searches one scope per call and has no single batch
-call.  The configured target (``user_id`` or ``graph_id``) is resolved to a graph UUID on first
-use — created when missing, an existing one is success — and cached for the provider's life.
-"""
+"""The Zep provider (``type: zep``) over the zep-cloud 4.x SDK (``docs/providers/zep.md``)."""
 
 from __future__ import annotations
 
