@@ -94,14 +94,7 @@ def _resolve_command(command: str) -> str:
 
 
 class JsonRpcProvider:
-    """A provider backed by an external executable speaking JSON-RPC provider protocol v1.
-
-    Config keys: ``command`` (required; ``~`` expanded; a relative path such as ``./plugin``
-    resolves against the config file's directory when loaded from a config, else against the
-    working directory; a bare name is looked up on ``PATH``), ``args``, ``env`` (added to the
-    inherited environment), ``timeout`` (seconds per call, default 30), ``transport``
-    (only ``stdio``), and ``max_response_bytes`` (extra key, default 32 MiB).
-    """
+    """A provider backed by an external executable speaking JSON-RPC provider protocol v1."""
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
         if not name.strip():
@@ -289,11 +282,7 @@ class JsonRpcProvider:
         return refs
 
     def close(self) -> None:
-        """Kill the plugin processes of calls still running; later calls fail ("provider closed").
-
-        The router closes its providers when the hook daemon or a command shuts down, so a
-        plugin stuck in a request does not outlive the process that started it.
-        """
+        """Kill the plugin processes of calls still running (none outlives paxm); later calls fail."""
         self._transport.close()
 
     def __repr__(self) -> str:

@@ -59,12 +59,8 @@ _WS = b" \t\r\n"
 
 
 class _ObjectScanner:
-    """Finds where the first top-level JSON object on stdout ends, incrementally.
-
-    Only brackets and string boundaries are tracked (regex jumps between them), so a large
-    response costs one linear pass however it is chunked; the JSON itself is validated by
-    :func:`decode_response` once the object is complete.
-    """
+    """Finds where the first top-level JSON object on stdout ends, incrementally, in one linear
+    pass however it is chunked (only brackets and string boundaries are tracked)."""
 
     def __init__(self) -> None:
         self.start = -1
@@ -175,12 +171,8 @@ class _RemoteError(Exception):
 
 
 class StdioTransport:
-    """Runs one plugin process per request.
-
-    Thread-safe: calls share only the id counter and the set of plugin processes still running,
-    which :meth:`close` kills (a call stuck in a plugin that ignores its request is otherwise
-    killed only when its own budget runs out, which a daemon shutting down does not wait for).
-    """
+    """Runs one plugin process per request; thread-safe (calls share the id counter and the
+    set of plugin processes still running, which :meth:`close` kills)."""
 
     def __init__(
         self,
@@ -209,11 +201,7 @@ class StdioTransport:
         self._closed = False
 
     def close(self) -> None:
-        """Kill every plugin process still running (each with its process group); idempotent.
-
-        Calls in flight end at once with a ``ProviderError`` ("provider closed"); later calls
-        fail the same way without starting a process.
-        """
+        """Kill every plugin process still running, with its group; calls in flight and later fail."""
         with self._lock:
             self._closed = True
             for proc in self._running:
@@ -392,8 +380,7 @@ class StdioTransport:
         )
 
     @staticmethod
-    def _drain(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, sink: bytearray, wait: float) -> bool:
-        assert proc.stderr is not None
+    def _drain(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, sink: bytearray, wait: float) -> None:
         ends = time.monotonic() + max(0.0, wait)
         while time.monotonic() < ends:
             for key, _ in selector.select(max(0.0, ends - time.monotonic())):
@@ -403,11 +390,8 @@ class StdioTransport:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
                     continue
-                if not chunk:
-                    return False
-                sink.extend(chunk)
-                del sink[:-STDERR_TAIL_BYTES]
-        return True
+                if not _keep_stderr(proc, selector, chunk, sink):
+                    return
 
 
 def _write_request(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, view: memoryview) -> memoryview:

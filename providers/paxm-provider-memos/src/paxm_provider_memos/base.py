@@ -17,12 +17,8 @@ _MAX_LIMIT = 100
 
 
 class MemOSBase(RemoteProvider):
-    """A MemOS provider's name, transport and the checks every search and write starts with.
-
-    Subclasses set ``label`` (what messages say: ``memos``, ``memos-cloud``), ``_source`` (the
-    hits' source) and ``_search_path``, call ``super().__init__(name)``, build ``_http`` and
-    define ``_search_body`` and ``put``.
-    """
+    """What both MemOS providers share; a subclass sets ``label``, ``_source`` and ``_search_path``,
+    builds ``_http`` and defines ``_search_body`` and ``put``."""
 
     label = "memos"
     _source = "memos"

@@ -89,12 +89,8 @@ def _aware(value: datetime) -> datetime:
 
 
 class PostgresProvider:
-    """A PostgreSQL-backed store shared by a team; thread-safe (a small connection pool).
-
-    A recall returns only the configured user's personal memories and the configured teams'
-    (``teams``), whatever the query metadata says.  That filter is not authorization: see
-    ``docs/providers/postgres.md`` for row-level security in the database.
-    """
+    """A PostgreSQL store shared by a team; recall sees only the user's and its ``teams``' scopes
+    (a filter, not authorization: ``docs/providers/postgres.md`` has row-level security)."""
 
     def __init__(self, name: str, config: ProviderConfig | None = None) -> None:
         if not name.strip():

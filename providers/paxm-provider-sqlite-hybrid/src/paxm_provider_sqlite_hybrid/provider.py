@@ -132,12 +132,8 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._warmer.start()
 
     def capabilities(self) -> frozenset[str]:
-        """The plain provider's, less ``deadline_bound`` and ``large_batches``.
-
-        Embedding a query or a batch is model inference that no deadline interrupts, so calls
-        stay on the bulkhead's lanes.  Batches stay at the default size: embedding 1,024
-        memories at once is seconds of inference, against one delivery timeout.
-        """
+        """The plain provider's, less ``deadline_bound`` and ``large_batches``: inference is not
+        interruptible, and 1,024 memories are seconds of it."""
         return super().capabilities() - {CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES}
 
     def close(self) -> None:

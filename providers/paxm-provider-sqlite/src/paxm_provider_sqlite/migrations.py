@@ -177,13 +177,8 @@ def _drop_raw_index(conn: sqlite3.Connection) -> None:
 
 @migration
 def m006_drop_raw_text_index(conn: sqlite3.Connection) -> None:
-    """Stop maintaining upstream's ``memory_fts`` (an FTS5 index of ``text``/``source``).
-
-    paxm's recall queries only ``memory_terms``; keeping ``memory_fts`` in step cost as much
-    per write as the term index itself and about 130 bytes per 256-byte memory.  It is
-    derived data: nothing is lost, and ``docs/sqlite-provider.md`` shows how to rebuild it
-    for upstream.
-    """
+    """Stop maintaining upstream's ``memory_fts``: recall never reads it, and it is derived data
+    (``docs/sqlite-provider.md`` shows how to rebuild it for upstream)."""
     _drop_raw_index(conn)
 
 
@@ -201,12 +196,8 @@ def m007_cleanup_clock(conn: sqlite3.Connection) -> None:
 
 
 def _ensure_raw_index_gone(conn: sqlite3.Connection) -> None:
-    """Drop ``memory_fts`` again if upstream's binary re-created it after ``m006`` ran.
-
-    Upstream creates the table and its triggers empty (``IF NOT EXISTS``) on every open; left
-    in place, they would index only rows written since, and their ``'delete'`` of an older,
-    never-indexed row would corrupt that index.  One ``sqlite_master`` lookup per open.
-    """
+    """Drop ``memory_fts`` again if upstream's binary re-created it (empty) after ``m006``: its
+    ``'delete'`` of an older, never-indexed row would corrupt it."""
     marks = ", ".join("?" * len(_RAW_INDEX))
     if conn.execute(f"SELECT 1 FROM sqlite_master WHERE name IN ({marks}) LIMIT 1", _RAW_INDEX).fetchone() is None:
         return

@@ -102,14 +102,8 @@ class SQLiteProvider:
         return self._db.path
 
     def capabilities(self) -> frozenset[str]:
-        """Batch writes, delete, attribution, ``deadline_bound`` and ``large_batches``.
-
-        Every call returns by its deadline on its own: statements are interrupted by a progress
-        handler, and the waits for the connection lock and for another process's write lock
-        end with the deadline.  So the router may run a call on the caller's thread.
-        A batch costs per memory (analysis, rows, FTS5), not per call, so a delivery backlog
-        arrives in batches of 1,024.
-        """
+        """Batch writes, delete, attribution, ``deadline_bound`` (every wait and statement ends with
+        the deadline) and ``large_batches`` (a batch costs per memory, not per call)."""
         return _CAPABILITIES
 
     def preserve_turn_boundaries(self) -> bool:
@@ -126,12 +120,8 @@ class SQLiteProvider:
         return self.put_batch([item], deadline)[0]
 
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """Store ``items`` in one transaction; all or nothing; refs in item order.
-
-        Everything that needs no database (metadata, analysis, timestamps) is computed before
-        the write lock is taken; inside it, one lookup fetches the stored rows that fingerprinted
-        (LTM) items consolidate into, and one ``executemany`` writes every row.
-        """
+        """Store ``items`` in one transaction, all or nothing, refs in item order (everything that
+        needs no database is computed before the write lock is taken)."""
         if not items:
             return []
         for index, item in enumerate(items):
@@ -196,11 +186,7 @@ class SQLiteProvider:
         return [MemoryRef(name, item_id) for item_id in ids]
 
     def _write_sidecars(self, conn: sqlite3.Connection, ids: list[str], deadline: Deadline) -> None:
-        """Write a subclass's rows for the memories ``ids`` inside the put's transaction.
-
-        Called after the memories' rows are written and before the commit: whatever it writes
-        commits with them, and an exception it raises rolls the whole put back.  A no-op here.
-        """
+        """A subclass's rows for the memories ``ids``, in the put's transaction (an error rolls it back)."""
 
     @staticmethod
     def _consolidate(
@@ -237,12 +223,7 @@ class SQLiteProvider:
         return [apply_hit_attribution(hit.to_hit(self._name)) for hit in found]
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
-        """Delete the memory ``ref.id``; ``False`` if there was none.
-
-        One transaction: the row goes, and the ``AFTER DELETE`` triggers remove its rows from
-        the term index (``memory_terms``) and from any sidecar table a subclass keeps (the
-        hybrid provider's vectors), so nothing of it stays searchable.
-        """
+        """Delete the memory ``ref.id`` (its index and sidecar rows go by trigger); ``False`` if there was none."""
         if not ref.id.strip():
             raise ProviderError(self._name, "delete", "delete needs a memory id")
         with self._db.session("delete", deadline) as conn:
@@ -251,12 +232,8 @@ class SQLiteProvider:
         return cursor.rowcount > 0
 
     def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
-        """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first.
-
-        Only memories expired by a clock reading that has been confirmed (the clock kept
-        running forward from it for :data:`~paxm_provider_sqlite.expiry.CONFIRM`) are deleted,
-        so a clock jumping forward and back deletes nothing still valid (``expiry.py``).
-        """
+        """Delete up to ``limit`` (clamped to 1..500) memories expired by a confirmed clock reading
+        (``expiry.py``), oldest expiry first."""
         if limit <= 0 or limit > _CLEANUP_MAX:
             limit = _CLEANUP_MAX
         with self._db.session("cleanup_expired", deadline) as conn:

@@ -187,12 +187,7 @@ class ZepProvider(RemoteProvider):
         ]
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        """Add the item as a text episode.
-
-        v4 has no one-call batch add (its batch API is a multi-step job), so a batch adds
-        episodes one by one; each carries the item id as its idempotency key, so a retried
-        delivery of the same episode is not stored twice.
-        """
+        """Add the item as a text episode, its id the idempotency key (a retried delivery is stored once)."""
         text = self.required_text("put", item.text, deadline)
         return MemoryRef(self._name, self._add_episode(self._graph(deadline), text, item, deadline))
 

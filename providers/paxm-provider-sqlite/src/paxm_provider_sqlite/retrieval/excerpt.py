@@ -270,11 +270,7 @@ def excerpt_text(query_text: str, text: str, budget: int) -> str | None:
 
 
 def excerpt_candidates(query_text: str, hits: list[Candidate], label: str = "sqlite") -> list[Candidate]:
-    """Excerpt every hit over 8 KiB in place; metadata records the original size.
-
-    The metadata keys are ``{label}_excerpted`` and ``{label}_original_bytes`` (the Postgres
-    provider passes ``postgres``).
-    """
+    """Excerpt every hit over 8 KiB in place, noted as ``{label}_excerpted`` and ``{label}_original_bytes``."""
     if not hits:
         return hits
     budget = min(MAX_PER_HIT, TOTAL_BUDGET // len(hits))
