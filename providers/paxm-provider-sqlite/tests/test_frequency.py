@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import random
 import sqlite3
 from collections.abc import Iterator
@@ -14,12 +13,10 @@ from hypothesis import strategies as st
 
 from paxm_core import Deadline, MemoryItem, ProviderConfig
 from paxm_provider_sqlite.provider import SQLiteProvider
+from paxm_provider_sqlite.retrieval import search as search_module
 from paxm_provider_sqlite.retrieval.analyzer import Group, analyze_query
 from paxm_provider_sqlite.retrieval.frequency import DF_CAP, probe
 from paxm_provider_sqlite.retrieval.model import Request, Trace
-
-# The package re-exports the function under the module's name.
-search_module = importlib.import_module("paxm_provider_sqlite.retrieval.search")
 
 NO_LIMIT = Deadline.none()
 # A vocabulary whose words land on both sides of DF_CAP in a corpus of ~700 memories:

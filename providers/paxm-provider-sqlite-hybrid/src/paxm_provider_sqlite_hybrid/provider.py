@@ -32,9 +32,8 @@ from paxm_core.api.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
 from paxm_provider_sqlite._db import immediate
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
-from paxm_provider_sqlite.retrieval import Candidate, Request
 from paxm_provider_sqlite.retrieval.analyzer import analyze_query
-from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
+from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request
 from paxm_provider_sqlite.retrieval.ranking import asks_only
 from paxm_provider_sqlite.retrieval.search import MAX_STRICT_GROUPS, filter_clause
 from paxm_provider_sqlite_hybrid import calibration, fusion

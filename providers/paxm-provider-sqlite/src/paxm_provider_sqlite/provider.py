@@ -37,8 +37,10 @@ from paxm_provider_sqlite.attribution import (
 )
 from paxm_provider_sqlite.expiry import advance_horizon
 from paxm_provider_sqlite.records import encode_metadata
-from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
 from paxm_provider_sqlite.retrieval.analyzer import IndexedText, index_text
+from paxm_provider_sqlite.retrieval.excerpt import excerpt_candidates
+from paxm_provider_sqlite.retrieval.model import Request, Trace
+from paxm_provider_sqlite.retrieval.search import search
 from paxm_provider_sqlite.timestamps import stamp
 
 __all__ = ["SQLiteProvider", "default_path", "store_path"]
