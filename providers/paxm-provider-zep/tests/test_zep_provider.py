@@ -281,8 +281,8 @@ def test_close_makes_later_calls_fail_clearly(zep: ZepFake) -> None:
         ({"api_key": ""}, "providers.zep_main.api_key: needs an API key"),
         ({"user_id": "", "graph_id": ""}, "set exactly one of user_id or graph_id"),
         ({"graph_id": "g"}, "set exactly one of user_id or graph_id"),
-        ({"search_scope": "everything"}, "unknown search_scope 'everything'"),
-        ({"max_characters": -1}, "max_characters: must not be negative"),
+        ({"search_scope": "everything"}, "search_scope 'everything' is invalid"),
+        ({"max_characters": -1}, "max_characters -1 is invalid"),
     ],
 )
 def test_bad_config_is_a_clear_config_error(

@@ -15,16 +15,16 @@ def _factory(name: str, config: ProviderConfig) -> Any:
     return JsonRpcProvider(name, config)
 
 
-def _validate(config: ProviderConfig) -> list[str]:
-    problems = []
-    transport = (config.transport or "stdio").strip()
-    if transport != "stdio":
-        problems.append(f"transport {transport!r} is not supported (use stdio)")
-    return problems
-
-
 DEFAULT_TRANSPORT = "stdio"
 DEFAULT_TIMEOUT = 30.0
+#: Default ceiling on one response; a runaway plugin must not exhaust memory.
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+
+def validate(config: ProviderConfig) -> list[str]:
+    """Problems with a ``jsonrpc`` config that config loading reports (the rest fail when it is built)."""
+    transport = (config.transport or DEFAULT_TRANSPORT).strip()
+    return [] if transport == DEFAULT_TRANSPORT else [f"transport {transport!r} is not supported (use stdio)"]
 
 
 def _normalize(config: ProviderConfig) -> None:
@@ -47,7 +47,7 @@ PROVIDER_TYPE = ProviderType(
         ConfigKey("timeout", "per-call timeout (default 30s)", kind="duration", default=30.0),
     ),
     locality="local",
-    validate=_validate,
+    validate=validate,
     package="paxm-provider-jsonrpc",
     setup_priority=60,
     normalize=_normalize,

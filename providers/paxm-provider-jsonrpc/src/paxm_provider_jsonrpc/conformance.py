@@ -1,9 +1,4 @@
-"""The black-box conformance kit behind ``paxm eval provider jsonrpc``.
-
-Runs upstream's checks, in upstream's order and with upstream's names and JSON report shape
-(``paxm-jsonrpc-provider-v1``), against a :class:`JsonRpcProvider`.  Each check gets its
-own per-call deadline from the provider's timeout.
-"""
+"""``paxm eval provider jsonrpc``: upstream's checks, order, names and report shape (``paxm-jsonrpc-provider-v1``)."""
 
 from __future__ import annotations
 

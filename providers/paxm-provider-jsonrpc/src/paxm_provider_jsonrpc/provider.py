@@ -26,16 +26,11 @@ from paxm_core import (
     restore_attribution,
     sync_attribution,
 )
-from paxm_provider_jsonrpc.transport import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    METHOD_NOT_FOUND,
-    RpcError,
-    StdioTransport,
-)
+from paxm_provider_jsonrpc import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, validate
+from paxm_provider_jsonrpc.transport import METHOD_NOT_FOUND, RpcError, StdioTransport
 
-__all__ = ["CAPABILITY_PROBE_TIMEOUT", "DEFAULT_TIMEOUT", "JsonRpcProvider", "PluginCapabilities"]
+__all__ = ["CAPABILITY_PROBE_TIMEOUT", "JsonRpcProvider", "PluginCapabilities"]
 
-DEFAULT_TIMEOUT = 30.0
 #: Longest wait for ``paxm.capabilities`` when asked without a deadline.
 CAPABILITY_PROBE_TIMEOUT = 2.0
 #: After a failed probe, seconds before the plugin is asked again.
@@ -85,16 +80,6 @@ def _configured_secrets(config: ProviderConfig, env: Mapping[str, str]) -> list[
     return sorted(out, key=len, reverse=True)
 
 
-def _check_unit(index: int, hit: MemoryHit) -> None:
-    for field_name in ("relevance", "score"):
-        value = getattr(hit, field_name)
-        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-            raise ValueError(
-                f"hit {index}: {field_name} {value!r} is outside [0, 1]; normalize it and keep the "
-                "backend's own value in raw_score (with raw_score_kind)"
-            )
-
-
 def _resolve_command(command: str) -> str:
     """``~`` expanded; a relative path (``./plugin``) made absolute against the working directory.
 
@@ -109,22 +94,15 @@ def _resolve_command(command: str) -> str:
 
 
 class JsonRpcProvider:
-    """A provider backed by an external executable speaking JSON-RPC provider protocol v1.
-
-    Config keys: ``command`` (required; ``~`` expanded; a relative path such as ``./plugin``
-    resolves against the config file's directory when loaded from a config, else against the
-    working directory; a bare name is looked up on ``PATH``), ``args``, ``env`` (added to the
-    inherited environment), ``timeout`` (seconds per call, default 30), ``transport``
-    (only ``stdio``), and ``max_response_bytes`` (extra key, default 32 MiB).
-    """
+    """A provider backed by an external executable speaking JSON-RPC provider protocol v1."""
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
         if not name.strip():
             raise ConfigError("jsonrpc provider name is required")
         where = f"providers.{name}"
-        transport = (config.transport or "stdio").strip()
-        if transport != "stdio":
-            raise ConfigError(f"transport {transport!r} is not supported (use stdio)", path=f"{where}.transport")
+        problems = validate(config)
+        if problems:
+            raise ConfigError(problems[0], path=f"{where}.transport")
         command = config.command.strip()
         if not command:
             raise ConfigError("a jsonrpc provider needs a command (the plugin executable)", path=f"{where}.command")
@@ -160,9 +138,6 @@ class JsonRpcProvider:
         """Seconds each plugin process may take (configured, default 30)."""
         return self._transport.timeout
 
-    def _call(self, method: str, params: Any, deadline: Deadline) -> Any:
-        return self._transport.call(method, params, deadline)
-
     def _bad_result(self, method: str, message: str) -> ProviderError:
         return ProviderError(self._name, method, f"malformed result: {message}")
 
@@ -170,7 +145,7 @@ class JsonRpcProvider:
 
     def health(self, deadline: Deadline) -> None:
         """Any successful ``paxm.health`` result means healthy."""
-        self._call(HEALTH, {}, deadline)
+        self._transport.call(HEALTH, {}, deadline)
 
     def search(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """Search the plugin; hits are stamped with this instance's name and attribution restored."""
@@ -178,7 +153,7 @@ class JsonRpcProvider:
 
     def search_wire(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """The plugin's hits as sent, before attribution is restored (used by conformance)."""
-        result = self._call(SEARCH, query.to_json(), deadline)
+        result = self._transport.call(SEARCH, query.to_json(), deadline)
         if result is None:
             return []
         if not isinstance(result, dict):
@@ -198,16 +173,20 @@ class JsonRpcProvider:
                 raise self._bad_result(SEARCH, f"hit {index} has no id")
             # Rejected, not clamped: a plugin that sends 50 has a bug the author must see; the
             # contract suite (check_scores) fails the same plugin for the same reason.
-            try:
-                _check_unit(index, hit)
-            except ValueError as exc:
-                raise self._bad_result(SEARCH, str(exc)) from None
+            for field_name in ("relevance", "score"):
+                value = getattr(hit, field_name)
+                if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+                    raise self._bad_result(
+                        SEARCH,
+                        f"hit {index}: {field_name} {value!r} is outside [0, 1]; normalize it and keep the "
+                        "backend's own value in raw_score (with raw_score_kind)",
+                    )
             hits.append(hit)
         return hits
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         """Store one item through ``paxm.put``; the plugin's ref gets this instance's name."""
-        refs = self._refs(PUT, self._call(PUT, sync_attribution(item).to_json(), deadline))
+        refs = self._refs(PUT, self._transport.call(PUT, sync_attribution(item).to_json(), deadline))
         if not refs:
             raise self._bad_result(PUT, "the plugin did not return a memory ref")
         return refs[0]
@@ -220,7 +199,7 @@ class JsonRpcProvider:
             return []
         prepared = [sync_attribution(item).to_json() for item in items]
         try:
-            result = self._call(PUT_BATCH, {"items": prepared}, deadline)
+            result = self._transport.call(PUT_BATCH, {"items": prepared}, deadline)
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND:
                 raise
@@ -235,12 +214,12 @@ class JsonRpcProvider:
         """``paxm.delete`` with the ref; a successful answer means the memory is gone."""
         if not ref.id.strip():
             raise ProviderError(self._name, DELETE, "delete needs a memory ref id")
-        self._call(DELETE, {"provider": self._name, "id": ref.id}, deadline)
+        self._transport.call(DELETE, {"provider": self._name, "id": ref.id}, deadline)
 
     def plugin_capabilities(self, deadline: Deadline) -> PluginCapabilities:
         """Ask the plugin (``-32601`` = a legacy plugin with no optional capabilities)."""
         try:
-            result = self._call(CAPABILITIES, {}, deadline)
+            result = self._transport.call(CAPABILITIES, {}, deadline)
         except RpcError as exc:
             if exc.code == METHOD_NOT_FOUND:
                 return PluginCapabilities()
@@ -303,11 +282,7 @@ class JsonRpcProvider:
         return refs
 
     def close(self) -> None:
-        """Kill the plugin processes of calls still running; later calls fail ("provider closed").
-
-        The router closes its providers when the hook daemon or a command shuts down, so a
-        plugin stuck in a request does not outlive the process that started it.
-        """
+        """Kill the plugin processes of calls still running (none outlives paxm); later calls fail."""
         self._transport.close()
 
     def __repr__(self) -> str:

@@ -1,14 +1,8 @@
-"""JSON-RPC 2.0 over stdio, one process per request (paxm JSON-RPC provider protocol v1).
+"""JSON-RPC 2.0 over stdio, one plugin process per request (``docs/jsonrpc-provider-protocol.md``).
 
-For every call the plugin executable is started directly (never through a shell) in its own
-process group, sent exactly one newline-terminated request on stdin (then stdin is closed),
-and read until stdout holds one complete JSON object.  The whole process group is then
-killed, so a plugin that keeps running, or leaves children behind, cannot leak.  A plugin
-that answers and then lingers is therefore fine, as it is upstream.
-
-Reading, writing and stderr capture run in one ``selectors`` loop, which lets the call honour
-both the configured timeout and the caller's :class:`~paxm_core.Deadline` (including a cancel
-from the router while the plugin is running).
+The plugin runs in its own process group, killed whole once one complete JSON object is read
+from stdout; one ``selectors`` loop writes, reads and keeps stderr's tail, so the call honours
+the timeout and the caller's deadline (a cancel included).
 """
 
 from __future__ import annotations
@@ -30,21 +24,16 @@ from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.duration import format_duration
 
 __all__ = [
-    "INVALID_PARAMS",
     "METHOD_NOT_FOUND",
     "MalformedResponse",
     "RpcError",
     "StdioTransport",
     "decode_response",
-    "find_object_end",
 ]
 
 METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
 #: How much of the plugin's stderr is kept for error messages (the tail, as upstream).
 STDERR_TAIL_BYTES = 4096
-#: Default ceiling on one response; a runaway plugin must not exhaust memory.
-DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 _POLL_SECONDS = 0.05
 
 
@@ -53,7 +42,6 @@ class RpcError(ProviderError):
 
     def __init__(self, provider: str, op: str, code: int, message: str, data: Any = None) -> None:
         self.code = code
-        self.rpc_message = message
         self.data = data
         text = f"json-rpc error {code}: {message}" if message.strip() else f"json-rpc error {code}"
         super().__init__(provider, op, text)
@@ -71,12 +59,8 @@ _WS = b" \t\r\n"
 
 
 class _ObjectScanner:
-    """Finds where the first top-level JSON object on stdout ends, incrementally.
-
-    Only brackets and string boundaries are tracked (regex jumps between them), so a large
-    response costs one linear pass however it is chunked; the JSON itself is validated by
-    :func:`decode_response` once the object is complete.
-    """
+    """Finds where the first top-level JSON object on stdout ends, incrementally, in one linear
+    pass however it is chunked (only brackets and string boundaries are tracked)."""
 
     def __init__(self) -> None:
         self.start = -1
@@ -125,11 +109,6 @@ class _ObjectScanner:
                 if self.depth <= 0:
                     return self.pos
         return None
-
-
-def find_object_end(data: bytes) -> int | None:
-    """Offset just past the first complete top-level JSON object in ``data``, or ``None``."""
-    return _ObjectScanner().feed(data)
 
 
 def _preview(data: bytes | bytearray, limit: int = 80) -> str:
@@ -192,12 +171,8 @@ class _RemoteError(Exception):
 
 
 class StdioTransport:
-    """Runs one plugin process per request.
-
-    Thread-safe: calls share only the id counter and the set of plugin processes still running,
-    which :meth:`close` kills (a call stuck in a plugin that ignores its request is otherwise
-    killed only when its own budget runs out, which a daemon shutting down does not wait for).
-    """
+    """Runs one plugin process per request; thread-safe (calls share the id counter and the
+    set of plugin processes still running, which :meth:`close` kills)."""
 
     def __init__(
         self,
@@ -206,7 +181,7 @@ class StdioTransport:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_response_bytes: int = 32 * 1024 * 1024,
         *,
         secrets: Sequence[str] = (),
     ) -> None:
@@ -226,11 +201,7 @@ class StdioTransport:
         self._closed = False
 
     def close(self) -> None:
-        """Kill every plugin process still running (each with its process group); idempotent.
-
-        Calls in flight end at once with a ``ProviderError`` ("provider closed"); later calls
-        fail the same way without starting a process.
-        """
+        """Kill every plugin process still running, with its group; calls in flight and later fail."""
         with self._lock:
             self._closed = True
             for proc in self._running:
@@ -409,8 +380,7 @@ class StdioTransport:
         )
 
     @staticmethod
-    def _drain(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, sink: bytearray, wait: float) -> bool:
-        assert proc.stderr is not None
+    def _drain(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, sink: bytearray, wait: float) -> None:
         ends = time.monotonic() + max(0.0, wait)
         while time.monotonic() < ends:
             for key, _ in selector.select(max(0.0, ends - time.monotonic())):
@@ -420,11 +390,8 @@ class StdioTransport:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
                     continue
-                if not chunk:
-                    return False
-                sink.extend(chunk)
-                del sink[:-STDERR_TAIL_BYTES]
-        return True
+                if not _keep_stderr(proc, selector, chunk, sink):
+                    return
 
 
 def _write_request(proc: subprocess.Popen[bytes], selector: selectors.BaseSelector, view: memoryview) -> memoryview:

@@ -29,16 +29,13 @@ def _cloud(name: str, config: ProviderConfig) -> Any:
     return Mem0CloudProvider(name, config)
 
 
-def _validate_self_hosted(config: ProviderConfig) -> list[str]:
-    from paxm_provider_mem0.settings import problems
+def _validator(cloud: bool) -> Callable[[ProviderConfig], list[str]]:
+    def validate(config: ProviderConfig) -> list[str]:
+        from paxm_provider_mem0.settings import problems
 
-    return problems(config, cloud=False)
+        return problems(config, cloud=cloud)
 
-
-def _validate_cloud(config: ProviderConfig) -> list[str]:
-    from paxm_provider_mem0.settings import problems
-
-    return problems(config, cloud=True)
+    return validate
 
 
 SELF_HOSTED_URL = "http://localhost:8888"
@@ -55,15 +52,8 @@ def _normalize_cloud(config: ProviderConfig) -> None:
     config.base_url = config.base_url or CLOUD_URL
     config.extra["score_semantics"] = config.text("score_semantics").lower() or "similarity"
     if config.extra.get("infer") is None:
-        config.extra["infer"] = (
-            False  # the managed API's LLM rewriting costs a call per write: asked for, never assumed
-        )
-
-
-def _entry(type_name: str, normalize: Callable[[ProviderConfig], None]) -> ProviderConfig:
-    entry = ProviderConfig(type=type_name)
-    normalize(entry)
-    return entry
+        # the managed API's LLM rewriting costs a call per write: asked for, never assumed
+        config.extra["infer"] = False
 
 
 def _target_keys(ask_user: bool) -> tuple[ConfigKey, ...]:
@@ -117,11 +107,13 @@ SELF_HOSTED_TYPE = ProviderType(
         ),
     ),
     locality="keyed",
-    validate=_validate_self_hosted,
+    validate=_validator(cloud=False),
     package=DISTRIBUTION,
     setup_priority=2,
     normalize=_normalize_self_hosted,
-    default_entry=_entry("mem0", _normalize_self_hosted),
+    default_entry=ProviderConfig(
+        type="mem0", base_url=SELF_HOSTED_URL, extra={"score_semantics": "similarity", "search_scope_payload": "auto"}
+    ),
 )
 
 CLOUD_TYPE = ProviderType(
@@ -144,11 +136,13 @@ CLOUD_TYPE = ProviderType(
     locality="cloud",
     # a managed API over the internet: upstream gives cloud routes 800 ms in passive recall
     passive_timeout=0.8,
-    validate=_validate_cloud,
+    validate=_validator(cloud=True),
     package=DISTRIBUTION,
     setup_priority=3,
     normalize=_normalize_cloud,
-    default_entry=_entry("mem0-cloud", _normalize_cloud),
+    default_entry=ProviderConfig(
+        type="mem0-cloud", base_url=CLOUD_URL, extra={"score_semantics": "similarity", "infer": False}
+    ),
 )
 
 

@@ -14,12 +14,8 @@ __all__ = ["Mem0Base"]
 
 
 class Mem0Base(RemoteProvider):
-    """One Mem0 entity (user, agent and/or run): what both Mem0 APIs do alike.
-
-    Subclasses set ``service`` (the API's name in messages), ``label``, where a memory is
-    deleted (``_memory_path``, formatted with the quoted id) and where all of a run's memories
-    are (``_memories_path``), build ``_http`` with :meth:`_transport` and define ``put``.
-    """
+    """One Mem0 entity (user, agent and/or run): what both Mem0 APIs do alike; a subclass sets
+    ``service``, ``label`` and the memory paths, builds ``_http`` and defines ``put``."""
 
     service = "Mem0"
     label = "mem0"

@@ -1,10 +1,6 @@
-"""The Mem0 Cloud provider (``type: mem0-cloud``) over the managed API (``https://api.mem0.ai``).
-
-Cloud writes are asynchronous: ``POST /v3/memories/add/`` answers with an ``event_id``, the
-event is polled at ``GET /v1/event/{id}/`` until it succeeds or fails, and the memory ids are
-then looked up with ``POST /v3/memories/`` filtered by the random ``paxm_write_id`` the write
-carried in its metadata (listing can lag the event, so the lookup retries with backoff).
-Every poll and retry stays inside the caller's deadline.  Auth is ``Authorization: Token <key>``.
+"""The Mem0 Cloud provider (``type: mem0-cloud``): an add is an event, polled until done, then the
+memory is looked up by the ``paxm_write_id`` it carried, all within the caller's deadline
+(``docs/providers/mem0.md``, Wire).
 """
 
 from __future__ import annotations

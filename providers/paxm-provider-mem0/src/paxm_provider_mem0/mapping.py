@@ -1,10 +1,5 @@
-"""Translate between paxm items/hits and Mem0 JSON (no network here).
-
-Mem0 keeps a free-form ``metadata`` object per memory, so paxm's canonical keys travel in it:
-``paxm_id``, ``paxm_source``, ``paxm_tier``, ``paxm_expires_at``, ``paxm_created_at`` and the
-attribution keys ``sync_attribution`` mirrors (``paxm_user_id`` ... ``paxm_scope_id``).  On the
-way back they restore origin, scope, tier and expiry.  Mem0's own scope keys (``user_id``,
-``agent_id``, ``run_id``) are the provider's target, never item metadata.
+"""paxm items/hits <-> Mem0 JSON: paxm's canonical keys travel in Mem0's ``metadata`` object;
+Mem0's ``user_id``/``agent_id``/``run_id`` are the provider's target, never item metadata.
 """
 
 from __future__ import annotations
@@ -14,8 +9,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from paxm_core import MemoryHit, MemoryItem, SearchQuery, format_time, normalize_tier, sync_attribution
-from paxm_core.http_client import json_text, remote_hit, time_or_none
+from paxm_core import MemoryHit, MemoryItem, SearchQuery, normalize_tier
+from paxm_core.http_client import json_text, remote_hit, stored_metadata, time_or_none
 
 __all__ = [
     "SCOPE_KEYS",
@@ -37,22 +32,9 @@ _COSINE_DISTANCE_MAX = 2.0
 
 def item_metadata(item: MemoryItem) -> dict[str, str]:
     """The metadata object stored with one memory: caller metadata plus paxm's canonical keys."""
-    item = sync_attribution(item)
-    out: dict[str, str] = {}
-    for key in sorted(item.metadata):
-        value = item.metadata[key]
-        if key.strip() and key not in SCOPE_KEYS and isinstance(value, str) and value.strip():
-            out[key] = value.strip()
-    for key, value in (
-        ("paxm_id", item.id),
-        ("paxm_source", item.source),
-        ("paxm_tier", normalize_tier(item.tier)),
-        ("paxm_expires_at", format_time(item.expires_at) if item.expires_at is not None else ""),
-        ("paxm_created_at", format_time(item.created_at) if item.created_at is not None else ""),
-    ):
-        if value.strip():
-            out[key] = value.strip()
-    return out
+    meta = {k: v.strip() for k, v in stored_metadata(item).items() if k.strip() and k not in SCOPE_KEYS and v.strip()}
+    meta.setdefault("paxm_tier", normalize_tier(item.tier))
+    return meta
 
 
 def search_metadata_filters(query: SearchQuery) -> dict[str, str]:

@@ -1,10 +1,4 @@
-"""The self-hosted Mem0 provider (``type: mem0``) over Mem0's REST server.
-
-Routes: ``POST /memories`` (add), ``POST /search``, ``DELETE /memories/{id}``,
-``GET /memories`` (list: health and setup's key check) and ``DELETE /memories`` (all of an
-eval run).  Auth is ``X-API-Key: <key>``, or the key
-verbatim as ``Authorization`` when it already starts with ``Bearer``.
-"""
+"""The self-hosted Mem0 provider (``type: mem0``) over Mem0's REST server (``docs/providers/mem0.md``, Wire)."""
 
 from __future__ import annotations
 
@@ -54,18 +48,11 @@ class Mem0Provider(Mem0Base):
     # -- Provider -------------------------------------------------------------------------
 
     def health(self, deadline: Deadline) -> None:
-        """One cheap authenticated call: list this entity's memories (no embedding, no LLM).
-
-        Upstream fetched ``/openapi.json``, which FastAPI serves without the API key, so a revoked key
-        looked healthy; listing proves the server, the key and the target at once.
-        """
+        """List this entity's memories: proves the server, the key and the target (``/openapi.json`` needs no key)."""
         self._http.call("health", "GET", "/memories", deadline, params=self._target)
 
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
-        """Prove the server accepts our key and target before setup saves (the same list call).
-
-        Mem0 creates entities on first write, so there is nothing to create; the target "exists".
-        """
+        """Prove the key and target before setup saves (Mem0 creates entities on first write: "exists")."""
         self._http.call("setup check", "GET", "/memories", deadline, params=self._target)
         return self._target_label(), "exists"
 

@@ -40,7 +40,8 @@ def _url_problems(config: ProviderConfig) -> list[str]:
     return url_problems(config.base_url)
 
 
-def _validate_memos(config: ProviderConfig) -> list[str]:
+def validate_memos(config: ProviderConfig) -> list[str]:
+    """Every problem with a ``memos`` config, one sentence each."""
     problems = _url_problems(config)
     mode = config.text("search_mode").lower()
     if mode and mode not in SEARCH_MODES:
@@ -81,7 +82,7 @@ MEMOS = ProviderType(
     ),
     locality="keyed",
     passive_timeout=1.0,
-    validate=_validate_memos,
+    validate=validate_memos,
     package=_PACKAGE,
     setup_priority=40,
     normalize=_normalize_memos,

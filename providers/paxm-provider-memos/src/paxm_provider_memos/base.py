@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, SearchQuery
@@ -16,12 +17,8 @@ _MAX_LIMIT = 100
 
 
 class MemOSBase(RemoteProvider):
-    """A MemOS provider's name, transport and the checks every search and write starts with.
-
-    Subclasses set ``label`` (what messages say: ``memos``, ``memos-cloud``), ``_source`` (the
-    hits' source) and ``_search_path``, call ``super().__init__(name)``, build ``_http`` and
-    define ``_search_body`` and ``put``.
-    """
+    """What both MemOS providers share; a subclass sets ``label``, ``_source`` and ``_search_path``,
+    builds ``_http`` and defines ``_search_body`` and ``put``."""
 
     label = "memos"
     _source = "memos"
@@ -40,7 +37,4 @@ class MemOSBase(RemoteProvider):
 
     def _write(self, item: MemoryItem, deadline: Deadline) -> tuple[str, str]:
         """The item's stripped text and a fresh write id."""
-        text = self.required_text("put", item.text, deadline)
-        import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
-
-        return text, uuid.uuid4().hex
+        return self.required_text("put", item.text, deadline), os.urandom(16).hex()

@@ -1,11 +1,6 @@
-"""MemOS Cloud (``type: memos-cloud``): the hosted OpenMem API.
+"""MemOS Cloud (``type: memos-cloud``), on the wire of MemTensor's official client; see ``docs/providers/memos.md``.
 
-The wire follows MemTensor's official client (``memos.api.client.MemOSClient`` in MemoryOS
-2.0.33), which the tests drive against the same recording server: ``Authorization: Token
-<key>``, ``POST /add/message`` with paxm's string map in ``info`` and ``POST /search/memory``.
-An add answers with a task id, not memory ids, so a write's receipt is its own write id (sent
-as ``conversation_id``); memories are deleted only through the ids search returns, which the
-contract cannot exercise, so delete is not offered (as upstream).
+An add answers with a task id, so a write's receipt is its own write id; delete is not offered.
 """
 
 from __future__ import annotations

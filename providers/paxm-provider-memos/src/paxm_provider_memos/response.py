@@ -1,22 +1,16 @@
-"""Turn MemOS search responses (self-hosted product API and Cloud) into paxm hits.
-
-MemOS has answered in several shapes across versions; the memories are found under ``data``
-as ``memory_detail_list``, ``memories``, ``results``, ``text_mem[].memories`` or a bare list.
-Scores (``relativity``/``score``/``similarity``, top level or in ``metadata``) are similarities,
-clamped to ``[0, 1]``; the untouched value is kept as ``raw_score``.
-"""
+"""MemOS search responses (self-hosted and Cloud, in every shape they have had) as paxm hits."""
 
 from __future__ import annotations
 
-import json
 import math
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from paxm_core import MemoryHit, parse_time
-from paxm_core.http_client import remote_hit
+from paxm_core.http_client import json_text, remote_hit
 
 __all__ = ["hits_from_response", "iter_memories", "memory_ids", "strip_role_prefix"]
 
@@ -116,14 +110,7 @@ def _created(obj: Mapping[str, Any]) -> datetime | None:
 
 
 def _string_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        return {}
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if item is None:
-            continue
-        out[str(key)] = item if isinstance(item, str) else json.dumps(item, sort_keys=True)
-    return out
+    return {str(k): json_text(v) for k, v in value.items() if v is not None} if isinstance(value, Mapping) else {}
 
 
 def _hit(provider: str, kind_prefix: str, obj: Mapping[str, Any]) -> MemoryHit | None:
@@ -145,7 +132,7 @@ def _hit(provider: str, kind_prefix: str, obj: Mapping[str, Any]) -> MemoryHit |
     else:
         relevance, kind = min(1.0, max(0.0, raw)), f"{kind_prefix}_relativity"
     hit_id = _first(obj, _ID_KEYS)
-    hit_id = str(hit_id) if hit_id is not None else _random_id()
+    hit_id = str(hit_id) if hit_id is not None else os.urandom(16).hex()  # a fresh id for a hit without one
     text = strip_role_prefix(raw_text)
     source = metadata.get("paxm_source", "")
     return remote_hit(
@@ -174,10 +161,3 @@ def hits_from_response(provider: str, kind_prefix: str, payload: Any, limit: int
             break
     hits.sort(key=lambda h: h.relevance, reverse=True)
     return hits
-
-
-def _random_id() -> str:
-    """A fresh id for a hit the server sent without one."""
-    import uuid  # here, not at import: uuid imports platform, a cost of the daemon's start
-
-    return uuid.uuid4().hex

@@ -1,9 +1,5 @@
-"""The self-hosted MemOS provider (``type: memos``) over the MemOS product API.
-
-Writes go to ``POST /product/add`` in ``fast`` mode, synchronously, so a memory is searchable
-when the call returns and MemOS's LLM is never involved (the stored text is the written text,
-prefixed by MemOS with ``user: [time]:``, which search strips again).  paxm's attribution,
-tier and expiry travel in ``info`` and come back under ``metadata.info``.
+"""The self-hosted MemOS provider (``type: memos``): synchronous fast-mode writes, searchable on
+return, with paxm's metadata in ``info``; see ``docs/providers/memos.md``.
 """
 
 from __future__ import annotations
@@ -11,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
-from paxm_core.http_client import checked_url, stored_metadata
-from paxm_provider_memos import DEFAULT_CUBE, DEFAULT_TIMEOUT, DEFAULT_USER, SEARCH_MODES, SELF_HOSTED_URL
+from paxm_core.http_client import stored_metadata
+from paxm_provider_memos import DEFAULT_CUBE, DEFAULT_TIMEOUT, DEFAULT_USER, SELF_HOSTED_URL, validate_memos
 from paxm_provider_memos.base import MemOSBase
 from paxm_provider_memos.response import memory_ids
 from paxm_provider_memos.transport import MemOSTransport
@@ -34,13 +30,11 @@ class MemOSProvider(MemOSBase):
         super().__init__(name)
         self._user_id = (config.user_id or DEFAULT_USER).strip()
         self._cube = config.text("mem_cube_id", DEFAULT_CUBE)
+        problems = validate_memos(config)
+        if problems:
+            raise ConfigError("; ".join(problems), path=f"providers.{name}")
         self._mode = config.text("search_mode", "fast").lower()
-        if self._mode not in SEARCH_MODES:
-            raise ConfigError(
-                f"unknown search_mode {self._mode!r}; use one of {', '.join(SEARCH_MODES)}",
-                path=f"providers.{name}.search_mode",
-            )
-        base_url = checked_url(name, config.base_url, SELF_HOSTED_URL)
+        base_url = (config.base_url or SELF_HOSTED_URL).strip()
         key = resolve_secret(config.api_key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._timeout = config.timeout or DEFAULT_TIMEOUT

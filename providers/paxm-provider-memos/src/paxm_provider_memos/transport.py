@@ -1,10 +1,4 @@
-"""One JSON call to a MemOS API under a paxm deadline, with MemOS's envelope checked.
-
-MemOS answers many failures with HTTP 200 and an error inside the envelope (``code`` not 0/200,
-or ``data.status == "failure"``), so the envelope is judged whatever the HTTP status.  The
-request, its deadline, the HTTP status and the redaction of the key are
-:class:`paxm_core.http_client.JsonTransport`'s.
-"""
+"""MemOS's JSON calls: failures may come as HTTP 200 with an error in the envelope, so it is always judged."""
 
 from __future__ import annotations
 

@@ -21,25 +21,21 @@ DEFAULT_USER = "default"
 DEFAULT_DIR = "paxm"
 
 
-def is_segment(value: str) -> bool:
-    """Whether ``value`` may be one segment of a ``viking://`` URI (no ``..``, no separators)."""
-    return bool(_SEGMENT.match(value)) and ".." not in value
-
-
 def _factory(name: str, config: ProviderConfig) -> Any:
     from paxm_provider_openviking.provider import OpenVikingProvider
 
     return OpenVikingProvider(name, config)
 
 
-def _validate(config: ProviderConfig) -> list[str]:
+def validate(config: ProviderConfig) -> list[str]:
+    """Every problem with ``config``, one sentence each (``user_id``, ``memory_dir``: ``viking://`` segments)."""
     from paxm_core.http_client import url_problems
 
     problems = url_problems(config.base_url)
     if config.timeout is not None and config.timeout <= 0:
         problems.append("timeout must be positive")
     for key, value in (("user_id", config.user_id), ("memory_dir", str(config.option("memory_dir") or ""))):
-        if value.strip() and not is_segment(value.strip()):
+        if value.strip() and (not _SEGMENT.match(value.strip()) or ".." in value):
             problems.append(f"{key} must be letters, digits, '.', '_' or '-' (got {value!r})")
     return problems
 
@@ -58,7 +54,7 @@ OPENVIKING = ProviderType(
     ),
     locality="keyed",
     passive_timeout=1.0,
-    validate=_validate,
+    validate=validate,
     package="paxm-provider-openviking",
     setup_priority=60,
     # no normalize: a config without base_url stays so (the provider applies DEFAULT_URL itself)

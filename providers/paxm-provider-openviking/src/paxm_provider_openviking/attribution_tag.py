@@ -1,10 +1,6 @@
-"""paxm's metadata as one OpenViking search tag, so hits carry their attribution.
+"""paxm's metadata as one OpenViking search tag ``paxm_meta=<hex of the UTF-8 JSON>``.
 
-OpenViking stores explicit ``k=v`` search tags with each file and returns them on every
-``find`` hit, but it lower-cases tags and rejects a second ``=``.  paxm therefore stores its
-whole string map (attribution, tier, expiry, source, item metadata) as one tag
-``paxm_meta=<hex of the UTF-8 JSON>``: lower-case hex survives the normalization byte for
-byte and decodes back to the exact map.
+OpenViking lower-cases tags and rejects a second ``=``; lower-case hex survives both byte for byte.
 """
 
 from __future__ import annotations

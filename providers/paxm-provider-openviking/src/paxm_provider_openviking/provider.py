@@ -1,20 +1,5 @@
-"""The OpenViking provider (``type: openviking``) over openviking-server's HTTP API.
-
-Upstream paxm wrote through a session (``sessions`` -> ``messages`` -> ``commit``) and let
-OpenViking's LLM extract memories about 10 s later; the memories it found had LLM-chosen URIs
-and rewritten text and carried no paxm metadata, so refs never matched hits and every hit had
-unknown origin and scope.  This provider writes each memory as one memory file instead:
-
-* ``POST /api/v1/content/write`` to ``viking://user/<user_id>/memories/<memory_dir>/<id>.md``
-  with ``wait: true``, so the memory is embedded and searchable when put returns and the ref id
-  (the URI) is the id search reports;
-* paxm's metadata (attribution, tier, expiry, source, item metadata) rides along as the search
-  tag ``paxm_meta=<hex JSON>`` (see :mod:`paxm_provider_openviking.attribution_tag`), which
-  ``find`` returns on every hit.
-
-Search is upstream's: ``POST /api/v1/search/find`` over all memories (``context_type: memory``,
-``level: 2``), so memories OpenViking extracted from its own sessions are recalled too (with
-unknown attribution, since nothing paxm wrote vouches for them).
+"""The OpenViking provider (``type: openviking``): one memory file per memory, paxm's metadata in a
+search tag; see ``docs/providers/openviking.md`` for why not a session.
 """
 
 from __future__ import annotations
@@ -27,8 +12,8 @@ from typing import Any
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, SearchQuery
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.provider_config import resolve_secret
-from paxm_core.http_client import RemoteProvider, checked_url, remote_hit, stored_metadata, time_or_none
-from paxm_provider_openviking import DEFAULT_DIR, DEFAULT_TIMEOUT, DEFAULT_URL, DEFAULT_USER, is_segment
+from paxm_core.http_client import RemoteProvider, remote_hit, stored_metadata, time_or_none
+from paxm_provider_openviking import DEFAULT_DIR, DEFAULT_TIMEOUT, DEFAULT_URL, DEFAULT_USER, validate
 from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
 from paxm_provider_openviking.transport import OpenVikingTransport
 
@@ -36,15 +21,6 @@ __all__ = ["OpenVikingProvider"]
 
 _MAX_LIMIT = 100
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-def _segment(name: str, key: str, value: str) -> str:
-    if not is_segment(value):
-        raise ConfigError(
-            f"{key} {value!r} must be letters, digits, '.', '_' or '-' (it becomes part of a viking:// URI)",
-            path=f"providers.{name}.{key}",
-        )
-    return value
 
 
 class OpenVikingProvider(RemoteProvider):
@@ -55,12 +31,13 @@ class OpenVikingProvider(RemoteProvider):
 
     def __init__(self, name: str, config: ProviderConfig) -> None:
         super().__init__(name)
-        base_url = checked_url(name, config.base_url, DEFAULT_URL)
-        if config.timeout is not None and config.timeout <= 0:
-            raise ConfigError("timeout must be positive", path=f"providers.{name}.timeout")
+        problems = validate(config)
+        if problems:
+            raise ConfigError("; ".join(problems), path=f"providers.{name}")
+        base_url = (config.base_url or DEFAULT_URL).strip()
         self._timeout = config.timeout or DEFAULT_TIMEOUT
-        self._user = _segment(name, "user_id", (config.user_id or DEFAULT_USER).strip())
-        self._dir = _segment(name, "memory_dir", str(config.option("memory_dir") or DEFAULT_DIR).strip())
+        self._user = (config.user_id or DEFAULT_USER).strip()
+        self._dir = str(config.option("memory_dir") or DEFAULT_DIR).strip()
         self._root = f"viking://user/{self._user}/memories/{self._dir}"
         key = resolve_secret(config.api_key)
         self._http = OpenVikingTransport(name, base_url, {"X-API-Key": key} if key else {}, key, self._timeout)

@@ -1,10 +1,4 @@
-"""One JSON call to the OpenViking API under a paxm deadline, with its envelope checked.
-
-OpenViking wraps every answer as ``{"status": "ok" | "error", "result", "error": {code,
-message}}`` and reports some failures as HTTP 200 with ``status: "error"``, so the envelope is
-judged whatever the HTTP status.  The request, its deadline, the HTTP status and the redaction
-of the key are :class:`paxm_core.http_client.JsonTransport`'s.
-"""
+"""OpenViking's JSON calls: its ``{status, result, error}`` envelope is judged whatever the HTTP status."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Connections: a small pool, one transaction per operation, timeouts from the deadline, clear errors.
-
-The first connection is made directly (not through the pool) so that an unreachable server,
-a wrong password or a read-only replica is reported as such instead of as a pool timeout.
-Every operation runs in one transaction whose ``statement_timeout`` is the deadline's
-remaining time (``SET LOCAL``), so the server itself stops a query the caller gave up on.
+"""Connections: a small pool, one transaction per operation bounded by the deadline (``SET LOCAL
+statement_timeout``), and a direct first connection so a wrong password or a replica is reported
+as such, not as a pool timeout.
 """
 
 from __future__ import annotations
@@ -75,23 +72,28 @@ class Database:
         message, retryable = describe_error(self.settings, exc)
         return ProviderError(self._provider, op, message, retryable=retryable)
 
-    def _open(self, op: str, deadline: Deadline) -> ConnectionPool[psycopg.Connection[Any]]:
+    def migrate(self, op: str, deadline: Deadline) -> tuple[bool, str]:
+        """Connect directly and apply migrations: (whether paxm's tables existed before, the database name)."""
         import psycopg
-        from psycopg_pool import ConnectionPool
 
         from paxm_provider_postgres.migrations import migrate
 
         timeout = deadline.timeout(self.settings.timeout) or self.settings.timeout
         try:
-            conn = psycopg.connect(self.settings.conninfo(connect_timeout=timeout), autocommit=True)
+            with psycopg.connect(self.settings.conninfo(connect_timeout=timeout), autocommit=True) as conn:
+                row = conn.execute(
+                    "SELECT to_regclass(%s) IS NOT NULL, current_database()",
+                    (f'"{self.settings.schema}".paxm_migrations',),
+                ).fetchone()
+                self.read_only = migrate(conn, self.settings.schema, deadline)
         except psycopg.Error as exc:
             raise self._fail(op, exc) from None
-        try:
-            self.read_only = migrate(conn, self.settings.schema, deadline)
-        except psycopg.Error as exc:
-            raise self._fail(op, exc) from None
-        finally:
-            conn.close()
+        return bool(row and row[0]), str(row[1]) if row else "?"
+
+    def _open(self, op: str, deadline: Deadline) -> ConnectionPool[psycopg.Connection[Any]]:
+        from psycopg_pool import ConnectionPool
+
+        self.migrate(op, deadline)
         pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             self.settings.conninfo(connect_timeout=self.settings.timeout),
             min_size=1,

@@ -1,10 +1,5 @@
-"""Versioned schema migrations, safe when many machines start at once.
-
-Each version is a list of statements applied in one transaction and recorded in
-``paxm_migrations``.  Appliers serialise on a transaction-scoped advisory lock derived from
-the schema name, and re-read the applied versions after taking it, so the second of two
-machines starting together finds the work done and applies nothing.  A server that is
-already up to date is never written to (a read-only replica opens fine for recall).
+"""Versioned schema migrations, serialised across machines by an advisory lock; an up-to-date
+server is never written to (a read-only replica opens for recall).
 """
 
 from __future__ import annotations

@@ -89,12 +89,8 @@ def _aware(value: datetime) -> datetime:
 
 
 class PostgresProvider:
-    """A PostgreSQL-backed store shared by a team; thread-safe (a small connection pool).
-
-    A recall returns only the configured user's personal memories and the configured teams'
-    (``teams``), whatever the query metadata says.  That filter is not authorization: see
-    ``docs/providers/postgres.md`` for row-level security in the database.
-    """
+    """A PostgreSQL store shared by a team; recall sees only the user's and its ``teams``' scopes
+    (a filter, not authorization: ``docs/providers/postgres.md`` has row-level security)."""
 
     def __init__(self, name: str, config: ProviderConfig | None = None) -> None:
         if not name.strip():
@@ -130,25 +126,11 @@ class PostgresProvider:
 
     def ensure_target(self, deadline: Deadline) -> tuple[str, str]:
         """Connect, apply migrations, and report whether paxm's tables were ``created`` or already ``exist``."""
-        import psycopg
-
-        from paxm_provider_postgres.migrations import LATEST, migrate
+        from paxm_provider_postgres.migrations import LATEST
 
         deadline.check(f"{self._name} ensure_target")
-        timeout = deadline.timeout(self.settings.timeout) or self.settings.timeout
-        try:
-            with psycopg.connect(self.settings.conninfo(connect_timeout=timeout), autocommit=True) as conn:
-                row = conn.execute("SELECT to_regclass(%s)", (f'"{self.settings.schema}".paxm_migrations',)).fetchone()
-                existed = row is not None and row[0] is not None
-                migrate(conn, self.settings.schema, deadline)
-                db = conn.execute("SELECT current_database()").fetchone()
-        except psycopg.Error as exc:
-            from paxm_provider_postgres.db import describe_error
-
-            message, retryable = describe_error(self.settings, exc)
-            raise ProviderError(self._name, "ensure_target", message, retryable=retryable) from None
-        target = f"{db[0] if db else '?'}/{self.settings.schema} (schema v{LATEST})"
-        return target, "exists" if existed else "created"
+        existed, db = self._db.migrate("ensure_target", deadline)
+        return f"{db}/{self.settings.schema} (schema v{LATEST})", "exists" if existed else "created"
 
     def health(self, deadline: Deadline) -> None:
         """Connect (migrating on first use) and read the schema version."""

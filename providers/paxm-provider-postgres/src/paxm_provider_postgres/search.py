@@ -1,24 +1,9 @@
-"""The SQLite provider's staged recall, expressed with PostgreSQL full-text search and ``pg_trgm``.
+"""The SQLite provider's staged recall on PostgreSQL (``docs/providers/postgres.md``, Retrieval).
 
-Text and queries are analysed by the SQLite provider's analyzer (``paxm_provider_sqlite.
-retrieval.analyzer``), so identifiers, versions, CJK and morphology behave identically.  The
-analysed term stream is stored as a positional ``tsvector`` (built here, lexemes verbatim: no
-text-search dictionary runs, as with the ``simple`` configuration but without its parser
-splitting ``provider_search_timeout`` apart) under a GIN index.
-
-The stages are the SQLite provider's own (``strict_stage``, ``relaxed_stage`` and the ordering in
-its ``retrieval/search.py``), run on this module's plan; first non-empty wins:
-
-0. ``verbatim`` (here only): query tokens too long for the term index (hashes, base64) found
-   as substrings through the ``pg_trgm`` GIN index.
-1. ``exact``: the query's whole canonical stream as a phrase.
-2. ``strict``: every query group present.
-3. ``relaxed``: any informative group; score = matched groups / all groups.
-
-Rows load into the SQLite provider's ``Candidate`` (timestamps as its fixed-width UTC text), so
-hits map and excerpt through the same code.
-Every statement is a bounded index lookup (GIN on ``tsv``/``text``, btree on ``created_at``
-or the primary key); ``tests/test_plans.py`` runs ``EXPLAIN`` on each one.
+The SQLite analyzer's term stream is stored as a positional ``tsvector`` (lexemes verbatim) under
+GIN, and the SQLite stages run on this module's plan, so both stores rank alike; a ``verbatim``
+stage (tokens too long for the term index, through ``pg_trgm``) comes first.  Every statement is
+a bounded index lookup (``tests/test_plans.py`` checks each ``EXPLAIN``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The provider's configuration: what it reads from ``providers.<name>``, validation, conninfo.
-
-Connection settings come either from ``dsn`` (a libpq URI or ``key=value`` string) or from
-the discrete keys; discrete keys override the same fields of the ``dsn``.  ``password`` is a
-secret and should be an ``env:NAME`` reference; it is never part of any message.
+"""A ``postgres`` provider's configuration: its keys, validation and libpq conninfo (discrete keys
+override the ``dsn``'s; ``password`` is an ``env:NAME`` reference, never in a message).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Mapping cosine similarity onto paxm's score scale, and the cut-off that admits a hit.
-
-The constants were calibrated on this distribution's paraphrase suite (``evals/paraphrase``):
-``CUTOFF`` sits above the similarity of nearly every unrelated query/memory pair there, and
-``STRONG`` is where a paraphrase is unmistakable.  The score scale then lines up with the
-router's default thresholds: a hit at the cut-off scores ``FLOOR_SCORE`` (enough for active
-recall at 0.25 and for the initial-recall floor), and only a strong match reaches the passive
-profile (0.75) and the hook insertion floor (0.8).  A lexical exact/strict hit scores 1.0, so
-a semantic hit never outranks one; ``CEILING_SCORE`` keeps them apart.
+"""Cosine similarity onto paxm's score scale, calibrated on this distribution's paraphrase suite:
+a hit at :data:`CUTOFF` scores :data:`FLOOR_SCORE` (active recall), only a :data:`STRONG` match
+reaches the passive floors, and :data:`CEILING_SCORE` keeps every semantic hit under a lexical
+exact/strict hit (``docs/hybrid-retrieval.md``, Scores).
 """
 
 from __future__ import annotations

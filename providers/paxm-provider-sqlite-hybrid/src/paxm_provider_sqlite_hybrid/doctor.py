@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.doctor import DoctorFinding
+from paxm_provider_sqlite.provider import store_path
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID  # light: numpy loads in Embedder()
 from paxm_provider_sqlite_hybrid.vectors import vector_counts
 
@@ -54,16 +55,6 @@ def _model_problem() -> str:
     return ""
 
 
-def _store_path(raw: str) -> Path:
-    import os
-
-    if raw.strip():
-        return Path(os.path.expanduser(raw.strip()))
-    from paxm_provider_sqlite.provider import default_path
-
-    return default_path()
-
-
 def check_vectors(config: Any) -> Iterable[DoctorFinding]:
     """One finding per enabled ``sqlite-hybrid`` provider."""
     targets = {name: p for name, p in config.enabled_providers().items() if p.type == TYPE}
@@ -81,7 +72,7 @@ def check_vectors(config: Any) -> Iterable[DoctorFinding]:
                 )
             )
             continue
-        path = _store_path(provider.path)
+        path = store_path(provider.path)
         if not path.exists():
             findings.append(DoctorFinding(CHECK, name, "ok", f"{name}: model {model}; no store yet at {path}"))
             continue

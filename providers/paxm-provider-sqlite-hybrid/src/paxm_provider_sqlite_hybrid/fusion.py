@@ -1,21 +1,9 @@
-"""Fusing the lexical ranking with the dense (embedding) ranking into one result.
+"""Fusing the lexical ranking with the dense one (``docs/hybrid-retrieval.md``, How recall works).
 
-Neither ranking is thrown away.  Lexical hits from the exact or strict stage (every query term
-present) come first, in their own order and with their own scores: identifiers, versions and
-exact wording rank exactly as with ``sqlite``.  Otherwise (the relaxed stage) the lexical best
-hit and the hits tied with its score lead, in the lexical order: the lexical store gives a
-settled decision or a newer correction the score of the hit it places it above, and meaning
-alone never undoes that.  Every other place is filled by reciprocal-rank fusion of the other
-lexical hits and the dense hits: a memory both rankings put high
-comes first, and one found by either alone still competes; a runner-up of the dense ranking
-(found by meaning alone, well below its best hit) only fills places after them.  The result
-holds ``limit`` hits whenever the two rankings together have that many.
-
-Scores stay on paxm's scale and never increase down the list (the router ranks a provider's
-hits by score).  A hit's own evidence is the better of its lexical score and its calibrated
-cosine (:func:`calibration.to_score`); a hit placed above a stronger one by the fusion takes
-that stronger score, so no hit is demoted below its own evidence and thresholds that admitted
-a memory with ``sqlite`` still admit it.
+Hits matching every query term (and otherwise the lexical best and its ties) lead in their own
+order; every other place goes by reciprocal-rank fusion.  Scores never increase down the list
+and no hit falls below its own evidence, so thresholds that admitted a memory with ``sqlite``
+still admit it.
 """
 
 from __future__ import annotations

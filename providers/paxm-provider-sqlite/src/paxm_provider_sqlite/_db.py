@@ -13,7 +13,7 @@ from paxm_core import Deadline, DeadlineExceeded, ProviderError
 from paxm_core.private_files import UnsafePathError, connect_private, private_umask, sqlite_hint
 from paxm_core.sqlite_locks import BUSY_TIMEOUT, retry_locked
 
-__all__ = ["Database"]
+__all__ = ["Database", "immediate"]
 
 # VM instructions between deadline checks: frequent enough to stop a runaway FTS query within
 # a fraction of a millisecond, rare enough that the callback costs nothing measurable.
@@ -29,6 +29,19 @@ def _released(lock: threading.RLock) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` transaction: committed when the body ends, rolled back when it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # an interrupted statement may have rolled it back already
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 #: Page size of a new database file (existing files keep theirs).

@@ -44,12 +44,7 @@ def _first(*values: str) -> str:
 
 
 def prepare_metadata(item: MemoryItem) -> dict[str, str]:
-    """The metadata to store: the core's canonical attribution keys (``sync_attribution``), then turn boundaries.
-
-    The precedence rules (fields over legacy provenance over metadata) are the core's, not a
-    copy: ``attribution_metadata`` is ``sync_attribution(item).metadata`` without building
-    the synchronized item the router already built once.
-    """
+    """The metadata to store: the core's canonical attribution keys (``sync_attribution``), then turn boundaries."""
     meta = attribution_metadata(item)
     if item.turn is not None:
         _turn_metadata(meta, item.turn)

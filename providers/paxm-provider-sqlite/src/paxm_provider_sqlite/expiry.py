@@ -1,28 +1,9 @@
 """When an expired short-term memory may be deleted, given a wall clock that can jump.
 
-Recall hides a memory once the clock passes its ``expires_at``; deleting it is permanent, so
-cleanup trusts a clock reading only after the clock has kept running forward from it for
-:data:`CONFIRM`.  The rule:
-
-* Two readings are kept in ``_paxm_meta``: the *horizon* (up to which expired memories may be
-  deleted) and the *candidate* (the clock at an earlier cleanup, waiting to become the horizon).
-* At each cleanup, with the clock reading ``now``:
-
-  - ``now`` is before the candidate or the horizon: the clock went back, so the readings taken
-    ahead of it are dropped (horizon = ``min(horizon, now)``, candidate = ``now``);
-  - ``now`` is at least :data:`CONFIRM` past the candidate: the candidate becomes the horizon
-    and ``now`` the new candidate;
-  - otherwise nothing moves.
-
-  Then memories with ``expires_at <= horizon`` are deleted.
-* Both readings start at the clock when the file is created (or upgraded to this rule); a
-  file whose readings are missing starts at its first cleanup with horizon = ``now - CONFIRM``.
-
-So a clock that jumps forward and is set back within :data:`CONFIRM` never deletes a memory
-that is valid by the corrected clock (the jumped reading is dropped before it becomes the
-horizon); a clock that stays wrong for longer is indistinguishable from the truth and is
-believed.  An expired memory is deleted one to two :data:`CONFIRM` periods after it expires;
-recall has hidden it since it expired.
+Cleanup deletes only up to a *horizon*: a clock reading the clock has kept running forward from
+for :data:`CONFIRM` (a *candidate* until then); a clock seen going back drops the readings ahead
+of it.  So a clock that jumps forward and is set back within :data:`CONFIRM` deletes nothing
+valid by the corrected clock (``docs/sqlite-provider.md``, Writes).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from paxm_core.api.timefmt import format_time, utcnow
+from paxm_provider_sqlite._db import immediate
 from paxm_provider_sqlite.timestamps import normalize_stamp
 
 __all__ = ["MIGRATIONS", "ensure_analyzer", "migrate"]
@@ -176,13 +177,8 @@ def _drop_raw_index(conn: sqlite3.Connection) -> None:
 
 @migration
 def m006_drop_raw_text_index(conn: sqlite3.Connection) -> None:
-    """Stop maintaining upstream's ``memory_fts`` (an FTS5 index of ``text``/``source``).
-
-    paxm's recall queries only ``memory_terms``; keeping ``memory_fts`` in step cost as much
-    per write as the term index itself and about 130 bytes per 256-byte memory.  It is
-    derived data: nothing is lost, and ``docs/sqlite-provider.md`` shows how to rebuild it
-    for upstream.
-    """
+    """Stop maintaining upstream's ``memory_fts``: recall never reads it, and it is derived data
+    (``docs/sqlite-provider.md`` shows how to rebuild it for upstream)."""
     _drop_raw_index(conn)
 
 
@@ -200,22 +196,13 @@ def m007_cleanup_clock(conn: sqlite3.Connection) -> None:
 
 
 def _ensure_raw_index_gone(conn: sqlite3.Connection) -> None:
-    """Drop ``memory_fts`` again if upstream's binary re-created it after ``m006`` ran.
-
-    Upstream creates the table and its triggers empty (``IF NOT EXISTS``) on every open; left
-    in place, they would index only rows written since, and their ``'delete'`` of an older,
-    never-indexed row would corrupt that index.  One ``sqlite_master`` lookup per open.
-    """
+    """Drop ``memory_fts`` again if upstream's binary re-created it (empty) after ``m006``: its
+    ``'delete'`` of an older, never-indexed row would corrupt it."""
     marks = ", ".join("?" * len(_RAW_INDEX))
     if conn.execute(f"SELECT 1 FROM sqlite_master WHERE name IN ({marks}) LIMIT 1", _RAW_INDEX).fetchone() is None:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         _drop_raw_index(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def ensure_analyzer(conn: sqlite3.Connection) -> None:
@@ -229,18 +216,13 @@ def ensure_analyzer(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM _paxm_meta WHERE key = 'analyzer_version'").fetchone()
     if row is not None and row[0] == ANALYZER_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         row = conn.execute("SELECT value FROM _paxm_meta WHERE key = 'analyzer_version'").fetchone()
         if row is None or row[0] != ANALYZER_VERSION:
             _analyse_rows(conn)
             conn.execute(
                 "INSERT OR REPLACE INTO _paxm_meta(key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,)
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def migrate(conn: sqlite3.Connection) -> None:
@@ -250,19 +232,13 @@ def migrate(conn: sqlite3.Connection) -> None:
     for fn in MIGRATIONS:
         if fn.__name__ in done:
             continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(conn):
             # Another process may have applied it while we waited for the write lock.
-            if conn.execute("SELECT 1 FROM _paxm_migrations WHERE name = ?", (fn.__name__,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            fn(conn)
-            conn.execute(
-                "INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)", (fn.__name__, format_time(utcnow()))
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            if not conn.execute("SELECT 1 FROM _paxm_migrations WHERE name = ?", (fn.__name__,)).fetchone():
+                fn(conn)
+                conn.execute(
+                    "INSERT INTO _paxm_migrations(name, applied_at) VALUES (?, ?)",
+                    (fn.__name__, format_time(utcnow())),
+                )
     _ensure_raw_index_gone(conn)
     ensure_analyzer(conn)

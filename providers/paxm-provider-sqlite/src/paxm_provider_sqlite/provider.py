@@ -26,7 +26,7 @@ from paxm_core.api.protocols import (
     CAP_PUT_BATCH,
 )
 from paxm_core.api.timefmt import utcnow
-from paxm_provider_sqlite._db import Database
+from paxm_provider_sqlite._db import Database, immediate
 from paxm_provider_sqlite.attribution import (
     FINGERPRINT,
     FingerprintConflict,
@@ -37,12 +37,13 @@ from paxm_provider_sqlite.attribution import (
 )
 from paxm_provider_sqlite.expiry import advance_horizon
 from paxm_provider_sqlite.records import encode_metadata
-from paxm_provider_sqlite.retrieval import Request, Trace, excerpt_candidates, search
 from paxm_provider_sqlite.retrieval.analyzer import IndexedText, index_text
-from paxm_provider_sqlite.retrieval.frequency import DocumentFrequencies
+from paxm_provider_sqlite.retrieval.excerpt import excerpt_candidates
+from paxm_provider_sqlite.retrieval.model import Request, Trace
+from paxm_provider_sqlite.retrieval.search import search
 from paxm_provider_sqlite.timestamps import stamp
 
-__all__ = ["SQLiteProvider", "default_path"]
+__all__ = ["SQLiteProvider", "default_path", "store_path"]
 
 _CLEANUP_MAX = 500
 _CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES})
@@ -72,6 +73,12 @@ def default_path() -> Path:
     return Path(base) / "paxm" / "memory.sqlite"
 
 
+def store_path(configured: str) -> Path:
+    """The database file of a ``path`` setting: ``~`` expanded; empty is :func:`default_path`."""
+    raw = configured.strip()
+    return Path(os.path.expanduser(raw)) if raw else default_path()
+
+
 class SQLiteProvider:
     """A local SQLite database with an FTS5 term index; thread-safe, one connection per instance.
 
@@ -82,13 +89,9 @@ class SQLiteProvider:
     def __init__(self, name: str, config: ProviderConfig | None = None) -> None:
         if not name.strip():
             raise ProviderError("", "open", "sqlite provider name is required")
-        raw = (config.path if config is not None else "").strip()
-        path = Path(os.path.expanduser(raw)) if raw else default_path()
         self._name = name
-        self._db = Database(name, path)
+        self._db = Database(name, store_path(config.path if config is not None else ""))
         self.last_trace: Trace | None = None
-        # Document frequencies survive between searches until the next write (retrieval/frequency.py).
-        self._frequencies = DocumentFrequencies()
 
     @property
     def name(self) -> str:
@@ -101,14 +104,8 @@ class SQLiteProvider:
         return self._db.path
 
     def capabilities(self) -> frozenset[str]:
-        """Batch writes, delete, attribution, ``deadline_bound`` and ``large_batches``.
-
-        Every call returns by its deadline on its own: statements are interrupted by a progress
-        handler, and the waits for the connection lock and for another process's write lock
-        end with the deadline.  So the router may run a call on the caller's thread.
-        A batch costs per memory (analysis, rows, FTS5), not per call, so a delivery backlog
-        arrives in batches of 1,024.
-        """
+        """Batch writes, delete, attribution, ``deadline_bound`` (every wait and statement ends with
+        the deadline) and ``large_batches`` (a batch costs per memory, not per call)."""
         return _CAPABILITIES
 
     def preserve_turn_boundaries(self) -> bool:
@@ -125,12 +122,8 @@ class SQLiteProvider:
         return self.put_batch([item], deadline)[0]
 
     def put_batch(self, items: Sequence[MemoryItem], deadline: Deadline) -> list[MemoryRef]:
-        """Store ``items`` in one transaction; all or nothing; refs in item order.
-
-        Everything that needs no database (metadata, analysis, timestamps) is computed before
-        the write lock is taken; inside it, one lookup fetches the stored rows that fingerprinted
-        (LTM) items consolidate into, and one ``executemany`` writes every row.
-        """
+        """Store ``items`` in one transaction, all or nothing, refs in item order (everything that
+        needs no database is computed before the write lock is taken)."""
         if not items:
             return []
         for index, item in enumerate(items):
@@ -183,25 +176,19 @@ class SQLiteProvider:
             if item_id in fingerprinted
         ]
         with self._db.session("put", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                if pending:
-                    self._consolidate(stored_rows(conn, (p[1] for p in pending)), pending, rows)
-                conn.executemany(_UPSERT, rows)
-                self._write_sidecars(conn, ids, deadline)
-                conn.execute("COMMIT")
+                with immediate(conn):
+                    if pending:
+                        self._consolidate(stored_rows(conn, (p[1] for p in pending)), pending, rows)
+                    conn.executemany(_UPSERT, rows)
+                    self._write_sidecars(conn, ids, deadline)
             except FingerprintConflict as exc:
-                conn.execute("ROLLBACK")
                 raise ProviderError(self._name, "put", str(exc)) from exc
         name = self._name
         return [MemoryRef(name, item_id) for item_id in ids]
 
     def _write_sidecars(self, conn: sqlite3.Connection, ids: list[str], deadline: Deadline) -> None:
-        """Write a subclass's rows for the memories ``ids`` inside the put's transaction.
-
-        Called after the memories' rows are written and before the commit: whatever it writes
-        commits with them, and an exception it raises rolls the whole put back.  A no-op here.
-        """
+        """A subclass's rows for the memories ``ids``, in the put's transaction (an error rolls it back)."""
 
     @staticmethod
     def _consolidate(
@@ -231,51 +218,35 @@ class SQLiteProvider:
         request = Request.of(query)
         trace = Trace()
         with self._db.session("search", deadline) as conn:
-            found = search(conn, request, deadline, trace, self._frequencies)
+            found = search(conn, request, deadline, trace)
         # Excerpting is pure CPU work on the loaded rows: done after releasing the connection.
         found = excerpt_candidates(request.text, found)
         self.last_trace = trace
         return [apply_hit_attribution(hit.to_hit(self._name)) for hit in found]
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> bool:
-        """Delete the memory ``ref.id``; ``False`` if there was none.
-
-        One transaction: the row goes, and the ``AFTER DELETE`` triggers remove its rows from
-        the term index (``memory_terms``) and from any sidecar table a subclass keeps (the
-        hybrid provider's vectors), so nothing of it stays searchable.
-        """
+        """Delete the memory ``ref.id`` (its index and sidecar rows go by trigger); ``False`` if there was none."""
         if not ref.id.strip():
             raise ProviderError(self._name, "delete", "delete needs a memory id")
         with self._db.session("delete", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(conn):
                 cursor = conn.execute("DELETE FROM memories WHERE id = ?", (ref.id,))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         return cursor.rowcount > 0
 
     def cleanup_expired(self, limit: int, deadline: Deadline) -> int:
-        """Delete up to ``limit`` (clamped to 1..500) expired memories, oldest expiry first.
-
-        Only memories expired by a clock reading that has been confirmed (the clock kept
-        running forward from it for :data:`~paxm_provider_sqlite.expiry.CONFIRM`) are deleted,
-        so a clock jumping forward and back deletes nothing still valid (``expiry.py``).
-        """
+        """Delete up to ``limit`` (clamped to 1..500) memories expired by a confirmed clock reading
+        (``expiry.py``), oldest expiry first."""
         if limit <= 0 or limit > _CLEANUP_MAX:
             limit = _CLEANUP_MAX
         with self._db.session("cleanup_expired", deadline) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            horizon = advance_horizon(conn, utcnow())
-            cursor = conn.execute(
-                """DELETE FROM memories WHERE rowid IN (
-                     SELECT rowid FROM memories WHERE expires_at != '' AND expires_at <= ?
-                     ORDER BY expires_at LIMIT ?)""",
-                (horizon, limit),
-            )
-            conn.execute("COMMIT")
+            with immediate(conn):
+                horizon = advance_horizon(conn, utcnow())
+                cursor = conn.execute(
+                    """DELETE FROM memories WHERE rowid IN (
+                         SELECT rowid FROM memories WHERE expires_at != '' AND expires_at <= ?
+                         ORDER BY expires_at LIMIT ?)""",
+                    (horizon, limit),
+                )
             return max(cursor.rowcount, 0)
 
     def close(self) -> None:

@@ -10,12 +10,8 @@ __all__ = ["decode_metadata", "encode_metadata"]
 
 
 def encode_metadata(meta: dict[str, str]) -> str:
-    """Metadata as stored in ``metadata_json`` (compact; non-ASCII kept readable).
-
-    The text is exactly ``json.dumps(meta, ensure_ascii=False, separators=(",", ":"))``; string
-    keys and values (the only kind the provider stores) are joined directly with the json
-    module's own C string escaper, which is several times cheaper than the full encoder.
-    """
+    """Exactly ``json.dumps(meta, ensure_ascii=False, separators=(",", ":"))``, string pairs joined
+    with the json module's own C escaper (several times cheaper on the write path)."""
     if not meta:
         return "{}"
     try:

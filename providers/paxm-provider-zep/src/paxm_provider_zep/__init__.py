@@ -18,7 +18,8 @@ def _factory(name: str, config: ProviderConfig) -> Any:
     return ZepProvider(name, config)
 
 
-def _validate(config: ProviderConfig) -> list[str]:
+def validate(config: ProviderConfig) -> list[str]:
+    """Every problem with ``search_scope`` and ``max_characters``, one sentence each."""
     problems = []
     if config.text("search_scope", "episodes") not in SEARCH_SCOPES:
         scope = config.option("search_scope")
@@ -50,7 +51,7 @@ PROVIDER_TYPE = ProviderType(
         ConfigKey("timeout", "per-call timeout", kind="duration"),
     ),
     locality="keyed",
-    validate=_validate,
+    validate=validate,
     package="paxm-provider-zep",
     setup_priority=10,
     normalize=_normalize,

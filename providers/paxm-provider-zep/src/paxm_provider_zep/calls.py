@@ -1,9 +1,5 @@
-"""Run one SDK call under a paxm deadline and map its failures to clear ``ProviderError``s.
-
-The Fern-generated client retries 408/409/429/5xx with sleeps of its own; we turn that off
-(``max_retries=0``) and retry here only while the deadline leaves room, so a call never runs
-past the time the router gave it.  Error messages name the operation and never include the
-API key.
+"""One SDK call under a paxm deadline: the SDK's own retries are off, and retryable failures are
+retried here only while the deadline leaves room; errors never carry the API key.
 """
 
 from __future__ import annotations

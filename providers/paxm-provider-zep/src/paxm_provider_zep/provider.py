@@ -1,9 +1,4 @@
-"""The Zep provider (``type: zep``) over the zep-cloud 4.x SDK.
-
-v4 addresses users and graphs by UUID, searches one scope per call and has no single batch
-call.  The configured target (``user_id`` or ``graph_id``) is resolved to a graph UUID on first
-use — created when missing, an existing one is success — and cached for the provider's life.
-"""
+"""The Zep provider (``type: zep``) over the zep-cloud 4.x SDK (``docs/providers/zep.md``)."""
 
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.provider_config import resolve_secret
 from paxm_core.api.timefmt import format_time
 from paxm_core.http_client import RemoteProvider
+from paxm_provider_zep import validate
 from paxm_provider_zep.calls import call_zep, status_of
 from paxm_provider_zep.mapping import SCOPES, episode_metadata, hit_from_result
 
@@ -52,18 +48,11 @@ class ZepProvider(RemoteProvider):
         self._graph_id = config.text("graph_id")
         if bool(self._user_id) == bool(self._graph_id):
             raise ConfigError("set exactly one of user_id or graph_id", path=f"providers.{name}")
+        problems = validate(config)
+        if problems:
+            raise ConfigError("; ".join(problems), path=f"providers.{name}")
         self._scope = config.text("search_scope", "episodes")
-        if self._scope not in SCOPES:
-            raise ConfigError(
-                f"unknown search_scope {self._scope!r}; use one of {', '.join(SCOPES)}",
-                path=f"providers.{name}.search_scope",
-            )
-        limit = config.option("max_characters", 0)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise ConfigError("must be a whole number", path=f"providers.{name}.max_characters")
-        if limit < 0:
-            raise ConfigError("must not be negative", path=f"providers.{name}.max_characters")
-        self._max_characters = limit
+        self._max_characters = int(str(config.option("max_characters", 0)))  # a whole number: validated
         self._source_description = config.text("source_description")
         self._timeout = config.timeout or DEFAULT_TIMEOUT
         base_url = (config.base_url or "").strip().rstrip("/") or DEFAULT_BASE_URL
@@ -198,12 +187,7 @@ class ZepProvider(RemoteProvider):
         ]
 
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
-        """Add the item as a text episode.
-
-        v4 has no one-call batch add (its batch API is a multi-step job), so a batch adds
-        episodes one by one; each carries the item id as its idempotency key, so a retried
-        delivery of the same episode is not stored twice.
-        """
+        """Add the item as a text episode, its id the idempotency key (a retried delivery is stored once)."""
         text = self.required_text("put", item.text, deadline)
         return MemoryRef(self._name, self._add_episode(self._graph(deadline), text, item, deadline))
 

@@ -1,20 +1,9 @@
-"""Lexical analysis shared by indexing and querying.
+"""Lexical analysis shared by indexing and querying (``docs/sqlite-provider.md``, Lexical analysis).
 
-Text is cut into whitespace chunks; each chunk yields *parts*: identifiers are split on
-``_``/``-``/``.``/``/`` and camelCase/acronym boundaries, CJK runs become single characters,
-and every part is reduced to its canonical key (:func:`~.morphology.canonical`).  The index
-stores, per memory:
-
-``terms``
-    the canonical part stream in text order (stopwords included, so phrases work; CJK
-    characters as separate tokens, so a CJK substring is an FTS5 phrase);
-``extras``
-    joined forms that splitting loses: ``provider_search_timeout`` and
-    ``providersearchtimeout`` for identifiers, ``0_9_14`` for versions, dates and error
-    numbers.
-
-A query is analysed the same way into *groups* (one per informative word; each group is
-satisfied by any of its alternatives) plus its full canonical stream for the phrase stage.
+A memory is stored as ``terms`` (the canonical part stream in text order, stopwords and single
+CJK characters included, so phrases work) and ``extras`` (joined forms splitting loses:
+identifiers, versions, dates).  A query becomes *groups* (one per informative word, satisfied by
+any alternative) plus its canonical stream for the phrase stage.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """A hit brings the settled decision of its conversation, and of a later one that amends it.
 
-A conversation settles a rule over several turns; the turn that matches a question best is
-often an early one (the problem as first described), and what was finally decided comes
-later.  For each of the first :data:`SETTLED_HITS` hits that is a captured turn (its metadata
-carries the capture's ``paxm_session_key``), the latest later turn of the same conversation,
-within :data:`SETTLED_WINDOW` and sharing :data:`SETTLED_SHARED` content words with it (a
-farewell or a new topic shares none), joins the result right before it with the hit's score
-(the decision first: a passive injection cut to its size budget keeps it).  The
-lookup walks the ``created_at`` index over at most :data:`SETTLED_SCAN` rows, under the same
-filters as the search (expiry, tiers, workspace, metadata), so it never reaches a memory the
-search could not return.
-
-A rule settled in one conversation may be amended in a later one, which rarely repeats the
-words of the question the first one answers.  So the best result's conversation (that result,
-usually the settled decision just placed first, and the conversation's latest turn) also
-looks for a later conversation on its subject: one whose turn, written at least
-:data:`AMEND_AFTER` after that latest turn, holds :data:`AMEND_SHARED` or more of the first
-conversation's rarest words (at most :data:`AMEND_TERMS`, each in at most :data:`AMEND_DF`
-memories, each word counted once whatever its indexed form: :func:`concepts`).  Sharing must
-also be a large part of one side: :data:`AMEND_MUTUAL` of the first conversation's rare words,
-or of the later turn's own rare words.  A turn on another subject can hold four of a long
-conversation's rarer words (``dashboard``, ``customer``, ``identical`` ...) while its own
-rarest words (flags, buckets, user ids) appear nowhere in the first one; an amendment either
-restates much of the rule's vocabulary or is mostly made of it.  That conversation's latest
-turn is its settled decision: it goes first, with the best hit's score, since the newer
-decision wins.
+The rules and their bounds are in ``docs/sqlite-provider.md`` (Conversations); every lookup runs
+under the search's own filters, so it never reaches a memory the search could not return.
 """
 
 from __future__ import annotations
@@ -34,8 +11,8 @@ from datetime import timedelta
 from typing import Protocol
 
 from paxm_provider_sqlite.records import decode_metadata
-from paxm_provider_sqlite.retrieval.analyzer import Group, index_text
-from paxm_provider_sqlite.retrieval.frequency import DocumentFrequencies
+from paxm_provider_sqlite.retrieval.analyzer import index_text
+from paxm_provider_sqlite.retrieval.frequency import probe
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Trace
 from paxm_provider_sqlite.retrieval.ranking import TEMPLATE_WORDS
 from paxm_provider_sqlite.timestamps import parse_stamp, stamp
@@ -189,14 +166,13 @@ def _amending_turn(
     first: Candidate,
     last: Candidate,
     key: str,
-    frequencies: DocumentFrequencies,
 ) -> tuple[object, ...] | None:
     """A turn of a later conversation on the subject of ``first``..``last`` (one conversation)."""
     end = parse_stamp(last.created_at)
     if end is None:
         return None
     mine = _words(first.text, last.text)
-    rare = _rare_concepts(conn, mine, frequencies)
+    rare = _rare_concepts(conn, mine)
     if len(rare) < AMEND_SHARED:
         return None
     rows = conn.execute(
@@ -221,34 +197,29 @@ def _amending_turn(
             continue
         if best is None or (shared, str(row[5])) > best[:2]:
             best = (shared, str(row[5]), tuple(row[:8]))
-    if best is None or not _mutual(conn, best[0] / len(rare), mine, str(best[2][2]), frequencies):
+    if best is None or not _mutual(conn, best[0] / len(rare), mine, str(best[2][2])):
         return None
     return best[2]
 
 
-def _rare_concepts(conn: sqlite3.Connection, words: set[str], frequencies: DocumentFrequencies) -> list[frozenset[str]]:
+def _rare_concepts(conn: sqlite3.Connection, words: set[str]) -> list[frozenset[str]]:
     """The rarest of ``words`` (the longest :data:`AMEND_PROBED` probed), as :func:`concepts`."""
     probed = sorted(words, key=lambda w: (-len(w), w))[:AMEND_PROBED]
-    # bounded counts, cached between searches while nothing is written (frequency.py)
-    counts = frequencies.of(conn, [Group(tokens=(w,), surface=w) for w in probed])
+    counts = probe(conn, [f'"{w}"' for w in probed])
     return concepts([w for df, w in sorted(zip(counts, probed, strict=True)) if 1 < df <= AMEND_DF])[:AMEND_TERMS]
 
 
-def _mutual(
-    conn: sqlite3.Connection, forward: float, mine: set[str], later: str, frequencies: DocumentFrequencies
-) -> bool:
+def _mutual(conn: sqlite3.Connection, forward: float, mine: set[str], later: str) -> bool:
     """Whether the shared words are :data:`AMEND_MUTUAL` of the first conversation's rare words
     (``forward``) or of the ``later`` turn's own rare words (each found in ``mine`` in any form)."""
     if forward >= AMEND_MUTUAL:
         return True
-    theirs = _rare_concepts(conn, _words(later), frequencies)
+    theirs = _rare_concepts(conn, _words(later))
     back = sum(any(w in mine or any(_one_word(w, m) for m in mine) for w in c) for c in theirs)
     return bool(theirs) and back >= AMEND_MUTUAL * len(theirs)
 
 
-def with_amendment(
-    conn: sqlite3.Connection, plan: _Where, found: list[Candidate], limit: int, frequencies: DocumentFrequencies
-) -> list[Candidate]:
+def with_amendment(conn: sqlite3.Connection, plan: _Where, found: list[Candidate], limit: int) -> list[Candidate]:
     """``found`` led by the settled decision of a later conversation amending the best hit's, if any."""
     if not found:
         return found
@@ -258,7 +229,7 @@ def with_amendment(
         return found
     same = [c for c in found if decode_metadata(c.metadata_json).get(SESSION_KEY) == key]
     last = max(same, key=lambda c: c.created_at)
-    row = _amending_turn(conn, plan, hit, last, key, frequencies)
+    row = _amending_turn(conn, plan, hit, last, key)
     plan.trace.branches["amending_turns"] = int(row is not None)
     if row is None:
         return found

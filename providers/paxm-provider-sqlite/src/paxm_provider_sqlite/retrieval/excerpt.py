@@ -1,12 +1,6 @@
-"""Extractive excerpts of long hits: the query-bearing segments plus their neighbours.
-
-A hit over 8 KiB is cut down to at most ``min(2400, 8000 / hits)`` bytes made of whole
-segments of its own text (lines; long lines split at sentence ends, then words, then
-characters).  The three best segments win (exact phrase first, then temporal evidence when
-the query asks *when*/*how long*..., then matched terms, then density), each with one
-neighbour on either side while the budget allows; a leading ``[session ...]`` header is
-always kept.  Nothing is generated, and the excerpt is dropped (fail-open) unless it still
-contains every informative query term.
+"""Extractive excerpts of long hits: the query-bearing segments of the text plus their neighbours,
+nothing generated, dropped (fail-open) unless every informative query term survives
+(``docs/sqlite-provider.md``, Excerpts).
 """
 
 from __future__ import annotations
@@ -276,11 +270,7 @@ def excerpt_text(query_text: str, text: str, budget: int) -> str | None:
 
 
 def excerpt_candidates(query_text: str, hits: list[Candidate], label: str = "sqlite") -> list[Candidate]:
-    """Excerpt every hit over 8 KiB in place; metadata records the original size.
-
-    The metadata keys are ``{label}_excerpted`` and ``{label}_original_bytes`` (the Postgres
-    provider passes ``postgres``).
-    """
+    """Excerpt every hit over 8 KiB in place, noted as ``{label}_excerpted`` and ``{label}_original_bytes``."""
     if not hits:
         return hits
     budget = min(MAX_PER_HIT, TOTAL_BUDGET // len(hits))

@@ -120,9 +120,5 @@ class Trace:
     """What each step of one search found (internal diagnostics, never on the wire)."""
 
     terms: list[str] = field(default_factory=list)
-    dropped_terms: list[str] = field(default_factory=list)
     branches: dict[str, int] = field(default_factory=dict)
-    exact: int = 0
-    strict: int = 0
-    relaxed: int = 0
     selected: str = ""

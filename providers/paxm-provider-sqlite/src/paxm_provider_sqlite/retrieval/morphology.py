@@ -1,12 +1,7 @@
 """Conservative English morphology and a small, bounded alias vocabulary.
 
-The stemmer folds inflections (``retries``/``retried``/``retrying`` -> ``retry``) and a few
-productive derivations (``-ation``, ``-tion``, ``-ment``, ``-able``, ``-ate``) so that
-``deploy``/``deploying``/``deployment``, ``migrate``/``migrating``/``migration`` and
-``configure``/``configuration`` meet.  It is deliberately
-weaker than Porter: it never strips ``-er``, ``-al``, ``-ive``, ``-ness`` or ``-ity`` and keeps
-short stems whole, because over-stemming (``general``/``generous``) creates false recalls
-that a memory adaptor cannot afford.  Words containing digits are never stemmed.
+Weaker than Porter on purpose: over-stemming (``general``/``generous``) creates false recalls, so
+only inflections and a few productive derivations fold; words with digits are never stemmed.
 """
 
 from __future__ import annotations

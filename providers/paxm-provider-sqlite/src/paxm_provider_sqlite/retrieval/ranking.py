@@ -1,22 +1,6 @@
-"""Ranking rules applied after a stage has chosen and ordered its candidates.
-
-Two rules about stored conversation turns, decided from the candidates' stored term streams
-(and the stored text of a few short turns):
-
-* **Answers over questions.**  A captured turn is stored as ``<harness> user input: ...`` and
-  ``<harness> assistant response: ...``.  When the user input asks (it starts with a question
-  word: :data:`QUESTION_WORDS`) and the query matches the turn only there (its answer, if any,
-  holds none of the query's words) the turn only asks; so does one whose answer only says the
-  question back (:func:`echoes`: it asks back or restates, read from the stored text).  Asked
-  again, such turns match the question best and would crowd the turn that answered it out of
-  a small passive limit.  Their score is scaled by :data:`QUESTION_ONLY_FACTOR`, under the
-  share of the best hit a passive recall keeps.
-* **Newer decisions win.**  When a newer memory is about the same subject as a better-ranked
-  older one (they share :data:`SUBJECT_SHARE` of their content words) and is at least
-  :data:`SUPERSEDE_AFTER` newer, with a score not far below (:data:`SUPERSEDE_BAND`), it is
-  the later word on that subject: it moves above the older one and takes its score.  The gap
-  keeps one exchange (turns minutes apart, or memories written together) in its own order; a
-  turn that only asks supersedes nothing.
+"""Ranking rules applied after a stage has chosen and ordered its candidates: answers over
+questions (a turn that only asks is scaled by :data:`QUESTION_ONLY_FACTOR`) and newer decisions
+win (``docs/sqlite-provider.md``, Ranking rules).
 """
 
 from __future__ import annotations

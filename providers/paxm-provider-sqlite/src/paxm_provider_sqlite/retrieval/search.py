@@ -1,25 +1,10 @@
 """The retrieval plan: staged, index-driven candidate generation, stage selection and ranking.
 
-Stages run in order and the first non-empty one wins, so a weaker match never outranks or
-pads out a stronger one:
-
-1. ``exact``: the query's whole canonical stream appears as a phrase (checked on the
-   strict candidates' stored term streams).
-2. ``strict``: every query group present (an FTS5 ``AND``).
-3. ``relaxed``: any informative group present; candidates come from the rarest groups
-   (document frequency probed with bounded queries, see ``frequency.py``), score = matched
-   groups / all groups.  For a short query, a candidate whose coverage (the share of the
-   query's groups it holds, each weighted by its rarity) is under :data:`COVERAGE_SHARE` of
-   the best candidate's is dropped: it shares a word in passing with the question.  A long
-   prompt's evidence is spread over many memories, each holding a few of its words, so its
-   candidates are all kept (its score is already rarity-weighted).
-
-Every step is an FTS5 index lookup with a ``LIMIT``; no step reads rows the index did not
-select, so the cost follows the number of matches, not the table size.
-
-The stages themselves (:func:`strict_stage`, :func:`relaxed_stage`, :func:`order_candidates`,
-:func:`probed_groups`) know no SQL: they ask a :class:`StagePlan` for candidates.  The Postgres
-provider runs them on its own plan (full-text search and ``pg_trgm``), so both stores rank alike.
+Stages run in order (exact phrase, strict: every group, relaxed: any informative group) and the
+first non-empty one wins, so a weaker match never outranks or pads out a stronger one
+(``docs/sqlite-provider.md``, Stages).  Every step is an FTS5 lookup with a ``LIMIT``, so the
+cost follows the matches, not the table size.  The stages know no SQL: they ask a
+:class:`StagePlan`, and the Postgres provider runs them on its own plan, so both rank alike.
 """
 
 from __future__ import annotations
@@ -33,7 +18,7 @@ from paxm_core import Deadline
 from paxm_core.api.timefmt import utcnow
 from paxm_provider_sqlite.retrieval.analyzer import Group, QueryAnalysis, analyze_query
 from paxm_provider_sqlite.retrieval.conversation import with_amendment, with_settled_turns
-from paxm_provider_sqlite.retrieval.frequency import DF_CAP, DocumentFrequencies
+from paxm_provider_sqlite.retrieval.frequency import DF_CAP, probe
 from paxm_provider_sqlite.retrieval.model import ROW_COLUMNS, Candidate, Request, Trace
 from paxm_provider_sqlite.retrieval.ranking import (
     SUPERSEDE_AFTER,
@@ -360,7 +345,6 @@ def relaxed_stage(
     """
     groups = [g for _, g in frequencies]
     present = [(df, g) for df, g in frequencies if df > 0]
-    plan.trace.dropped_terms = [g.surface for df, g in frequencies if df == 0]
     if not present:
         return []
     present.sort(key=lambda pair: pair[0])
@@ -483,12 +467,9 @@ def search(
     request: Request,
     deadline: Deadline,
     trace: Trace,
-    frequencies: DocumentFrequencies | None = None,
 ) -> list[Candidate]:
     """Run the plan for ``request`` on ``conn``; best first, at most ``request.result_limit``.
 
-    ``frequencies`` keeps document frequencies between searches while nothing is written
-    (pass the same one for every search on one database); without it every group is probed.
     Long hits come back whole; the caller excerpts them (outside the connection lock).
     """
     query = analyze_query(request.text)
@@ -501,13 +482,10 @@ def search(
     deadline.check("sqlite search")
     # One bounded count per group, all in one statement (the progress handler interrupts it
     # once the deadline passes).
-    frequencies = frequencies or DocumentFrequencies()
-    counts = frequencies.of(conn, probed)
-    frequencies_of = list(zip(counts, probed, strict=True))
+    frequencies_of = list(zip(probe(conn, [g.fts() for g in probed]), probed, strict=True))
     chosen: list[Light] = []
     if len(query.groups) <= MAX_STRICT_GROUPS:
         stage, chosen = strict_stage(plan, query, frequencies_of)
-        trace.strict = len(chosen)
         if chosen:
             trace.selected = stage
     if chosen:
@@ -517,11 +495,10 @@ def search(
         chosen = relaxed_stage(plan, query, frequencies_of)
         if len(query.groups) <= MAX_STRICT_GROUPS:
             chosen = _within_best_coverage(chosen)
-        trace.relaxed = len(chosen)
         trace.selected = "relaxed" if chosen else "none"
     order_candidates(chosen)
     rerank(chosen, query.groups, _asking_texts(conn, chosen, query.groups))
     found = _load(conn, chosen[: request.result_limit])
     deadline.check("sqlite search")
     found = with_settled_turns(conn, plan.where, plan.args, found, request.result_limit, trace)
-    return with_amendment(conn, plan, found, request.result_limit, frequencies)
+    return with_amendment(conn, plan, found, request.result_limit)
