@@ -34,6 +34,7 @@ __all__ = [
     "InboxConflict",
     "UpstreamQueue",
     "append_raw",
+    "raw_hash",
     "connect",
     "corrupt_copies",
     "ensure_schema",
@@ -52,6 +53,11 @@ class InboxConflict(ValueError):
 def sha256_hex(data: bytes) -> str:
     """Hex SHA-256 of ``data`` (the checksum used for events, episodes and raw entries)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def raw_hash(target: str, event: str, raw: bytes) -> str:
+    """The checksum of an inbox entry: its target, event name and raw payload."""
+    return sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), event.encode(), raw))
 
 
 def utc_stamp(epoch: float | None = None) -> str:
@@ -506,7 +512,7 @@ def append_raw(
     if not isinstance(event_id, str) or not event_id.strip():
         raise ValueError("capture inbox event_id is required")
     data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
-    digest = sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), event.encode(), data))
+    digest = raw_hash(target, event, data)
     conn = connect(db_path, timeout=timeout)
     try:
         # the hook acknowledges after this commit: fsync it so not even power loss drops it

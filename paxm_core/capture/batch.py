@@ -89,7 +89,7 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
 
 def _after_failure(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put, error: str) -> list[DeliveryOutcome]:
     if len(claims) == 1:
-        return [queue.fail(claims[0], error)]
+        return queue.fail_many(claims, error)
     return _one_by_one(queue, claims, put)
 
 
@@ -109,7 +109,7 @@ def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) 
             ref, error = "", _error(exc)
         if error:
             blocked.add(claim.session_key)
-            outcomes.append(queue.fail(claim, error))
+            outcomes.extend(queue.fail_many([claim], error))
         else:
             outcomes.extend(queue.complete_many([claim], [ref]))
     queue.release_many(held)

@@ -1,5 +1,5 @@
-"""``append_encoded`` (events encoded in a backfill worker) stores exactly what ``append_many``
-stores for the same events, including the one-by-one fallback and the conflict rules."""
+"""``append_many`` given events encoded in a backfill worker stores exactly what it stores for
+the same events, including the conflict rules."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_encoded_rows_cross_a_pipe_and_store_what_append_many_stores(tmp_path: P
     many, enc = _pair(tmp_path)
     try:
         a = many.append_many(stream)
-        b = enc.append_encoded(encoded)
+        b = enc.append_many(encoded)
     finally:
         many.close()
         enc.close()
@@ -84,9 +84,9 @@ def test_encoded_append_falls_back_one_by_one_for_a_session_left_open(tmp_path: 
     many, enc = _pair(tmp_path)
     try:
         many.append_many(first)
-        enc.append_encoded([encode_event(e) for e in first])
+        enc.append_many([encode_event(e) for e in first])
         a = many.append_many(rest)
-        b = enc.append_encoded([encode_event(e) for e in rest])
+        b = enc.append_many([encode_event(e) for e in rest])
         claims, _ = enc.claim_batch("sqlite")
         assert [c.items[0].text for c in claims] == ["prompt a 0\n\nanswer a 0"]
     finally:
@@ -99,13 +99,13 @@ def test_encoded_append_falls_back_one_by_one_for_a_session_left_open(tmp_path: 
 def test_encoded_append_keeps_the_stored_copy_or_refuses_a_conflict(tmp_path: Path) -> None:
     queue = _queue(tmp_path / "q.sqlite")
     try:
-        queue.append_encoded(
+        queue.append_many(
             [encode_event(_event("a-u0", "a", "p")), encode_event(_event("a-e0", "a", "e", terminal=True))]
         )
         changed = [encode_event(_event("a-u0", "a", "p v2")), encode_event(_event("a-u1", "a", "next"))]
         with pytest.raises(QueueError, match="conflicts"):
-            queue.append_encoded(changed)
-        again = queue.append_encoded(changed, keep_existing=True)
+            queue.append_many(changed)
+        again = queue.append_many(changed, keep_existing=True)
         assert [(r.duplicate, r.sequence) for r in again] == [(True, 1), (False, 3)]
     finally:
         queue.close()
