@@ -84,9 +84,8 @@ class RunReport:
     seconds: float = 0.0
     #: processes that read and rendered the files (0: the run's own process)
     workers: int = 0
-    #: where delivery ran: always ``"thread"`` (a thread of the run)
+    #: kept in ``--json`` for its readers: delivery always runs on a thread of the run
     delivery: str = "thread"
-    #: CPU seconds of a separate delivery process: always 0.0 (there is none)
     delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
 

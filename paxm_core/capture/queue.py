@@ -6,10 +6,9 @@ SHA-256 that is checked whenever it is read; a mismatch quarantines the delivery
 ``dead``, error recorded) instead of sending altered text to a provider.
 
 Deliveries are leased to a worker with ``lease_owner = "<pid>:<start time>.<nonce>"``.  When a
-queue is opened, ``delivering`` rows whose owner process is gone (exited, a zombie nobody reaped,
-or its pid reused: :mod:`paxm_core.processes`) return to ``retry`` (upstream reset
-*every* ``delivering`` row on open, so a second process opening the queue, e.g. ``paxm queue
-flush`` next to a running daemon, could re-send in-flight episodes).
+queue is opened, only ``delivering`` rows whose owner process is gone (exited, a zombie, or its
+pid reused: :mod:`paxm_core.processes`) return to ``retry``, so ``paxm queue flush`` next to a
+running daemon never re-sends in-flight episodes.
 """
 
 from __future__ import annotations
@@ -147,15 +146,14 @@ _INSERT_EVENT = (
 
 
 class _SessionAppend:
-    """One session's state while a batch is appended (see ``CaptureQueue._append_batch_in_tx``)."""
+    """One session's state while a batch is appended."""
 
     __slots__ = ("last", "open", "stored_open", "written")
 
     def __init__(self, last: int, stored_open: list[Any]) -> None:
         #: the session's last sequence so far
         self.last = last
-        #: its open events, oldest first, as ``_episode_rows`` reads them: those stored before
-        #: the batch, then this batch's
+        #: its open events, oldest first: those stored before the batch, then this batch's
         self.open: list[Any] = list(stored_open)
         #: the last sequence of the open events stored before the batch (0: none)
         self.stored_open = int(stored_open[-1][1]) if stored_open else 0
@@ -190,8 +188,8 @@ def _verified_items(
 ) -> tuple[tuple[str, ...], list[Any], list[float]]:
     """``(profiles, items, times)`` of an episode's delivery, every checksum verified.
 
-    ``rows``: the episode's events (payload_json, payload_hash, created_at) in sequence
-    order (:meth:`_event_rows`).  Raises ``ValueError`` on any mismatch.
+    ``rows``: the episode's events (payload_json, payload_hash, created_at) in sequence order.
+    Raises ``ValueError`` on any mismatch.
     """
     if sha256_hex(payload.encode()) != digest:
         raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
@@ -219,7 +217,7 @@ def _verified_items(
 
 
 class _EventScan:
-    """What sealing learns from an episode's events (``CaptureQueue._scan_events``)."""
+    """What sealing learns from an episode's events."""
 
     __slots__ = ("corrupt", "has_text", "profiles", "providers", "texts")
 
@@ -234,11 +232,7 @@ class _EventScan:
 
 
 def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: Sequence[Any]) -> list[Any]:
-    """The envelope's embedded events, after checking them against the stored event ``rows``.
-
-    ``rows``: (payload_json, payload_hash, created_at) in sequence order.  Raises
-    ``ValueError`` on any mismatch.
-    """
+    """The envelope's embedded events, checked against the stored event ``rows`` (raises ``ValueError``)."""
     texts = [r[0] for r in rows]
     hashes = [r[1] for r in rows]
     actual = [sha256_hex(text.encode()) for text in texts]
@@ -248,10 +242,9 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     embedded = envelope.get("events") if isinstance(envelope, dict) else None
     if not isinstance(embedded, list) or len(embedded) != len(rows):
         raise ValueError(f"capture episode {episode_id} event count mismatch")
-    # the envelope's copy of each event must equal the stored row, whose text was just
-    # checked against its hash: when the envelope is the queue's own splice of those texts
-    # (envelope_json), each copy IS its row; otherwise (an older writer, a tampered copy)
-    # each copy is parsed and compared (payloads hold only strings, objects and lists)
+    # each embedded copy must equal its stored row: in the queue's own splice of the row
+    # texts (envelope_json) it is the row; otherwise (an older writer, a tampered copy) each
+    # copy is parsed and compared
     fields = {k: v for k, v in envelope.items() if k != "events"}
     if not is_plain_envelope(envelope) or envelope_json(fields, texts) != payload:
         for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
@@ -358,9 +351,8 @@ class CaptureQueue:
 
     @contextmanager
     def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        # ``durable``: the commit is an acknowledgement (append), so it is fsynced
-        # (synchronous=FULL) and survives power loss.  Bookkeeping commits (claims, outcomes,
-        # seals) use NORMAL: losing one to power loss only causes an idempotent re-delivery.
+        # ``durable``: an acknowledged commit (append) is fsynced (synchronous=FULL); losing a
+        # bookkeeping commit (NORMAL) to power loss only causes an idempotent re-delivery
         with self._lock:
             if self._closed:
                 raise QueueError("capture queue is closed")
@@ -404,8 +396,7 @@ class CaptureQueue:
     def recover_delivering(self, *, force: bool = False) -> int:
         """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
         with self._tx() as conn:
-            # leased rows are found through the partial index of the undelivered ones (spelt
-            # with its own condition so SQLite uses it): the whole history is never read
+            # through the partial index of undelivered rows (spelt with its condition so SQLite uses it)
             rows = conn.execute(
                 "SELECT rowid, lease_owner FROM capture_deliveries INDEXED BY capture_deliveries_heads"
                 " WHERE state IN ('pending', 'retry', 'delivering') AND state = 'delivering'"
@@ -447,8 +438,7 @@ class CaptureQueue:
         are rejected, the entry stays in the inbox as ``failed`` with the error (shown by
         ``paxm queue status``); ``include_failed`` tries such entries again.
         """
-        # spooled events first: they were stored while the queue was locked and are part of
-        # the inbox's order (by received_at)
+        # spooled events first: they belong in the inbox's order (by received_at)
         self.import_spool()
         states = ("pending", "failed") if include_failed else ("pending",)
         with self._reading() as conn:
@@ -492,15 +482,11 @@ class CaptureQueue:
         return DrainReport(processed, produced, failed)
 
     def import_spool(self) -> int:
-        """Move events from the spool (``_spool``: stored while this file was locked) into the inbox.
+        """Move events from the spool (``_spool``) into the inbox; returns the number of new entries.
 
-        Each taken spool file is imported in one transaction and deleted after its COMMIT, so
-        a crash in between imports it again, which stores nothing twice: an ``event_id`` the
-        inbox already has is skipped.  Torn lines (a crash mid-write) are skipped.  A queue
-        that is still locked raises :class:`~paxm_core.api.errors.QueueError` and leaves the files
-        for the next drain.  A file that cannot be read (not a private regular file of this
-        user) is left where it is for ``paxm config doctor`` to report: it must not stop the
-        inbox from draining.  Returns the number of new inbox entries.
+        Each taken spool file is imported in one transaction and deleted after its COMMIT; a
+        crash in between imports it again, skipping event ids the inbox has.  A file that
+        cannot be read is left for ``paxm config doctor`` to report.
         """
         added = 0
         for path in _spool.take(self.path):
@@ -654,40 +640,6 @@ class CaptureQueue:
         return scan
 
     # -- delivery ----------------------------------------------------------------------
-
-    def _verify_or_quarantine(
-        self,
-        conn: sqlite3.Connection,
-        due: tuple[str, str, str, int, str],
-        payload: str,
-        digest: str,
-        stamp: str,
-        quarantined: list[DeliveryOutcome],
-        events: list[Any],
-    ) -> tuple[tuple[str, ...], list[Any], list[float]] | None:
-        """``(profiles, items, times)`` of a due delivery, or ``None`` after marking it ``dead``.
-
-        ``due``: ``(episode_id, provider, session_key, attempts, profiles_json)``.  A delivery
-        whose integrity check fails, or that has been interrupted too often, is quarantined
-        and its outcome added to ``quarantined``.
-        """
-        episode_id, provider, session_key, attempts, profiles_json = due
-        try:
-            if attempts >= 2 * self.max_attempts:
-                # interrupted attempts (worker killed mid-delivery) count too: a payload
-                # that keeps crashing its worker must not loop forever
-                raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-            return _verified_items(episode_id, profiles_json, payload, digest, events)
-        except ValueError as exc:
-            message = str(exc)
-        conn.execute(
-            "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
-            " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
-            (message, stamp, episode_id, provider),
-        )
-        self._refresh_episodes(conn, [episode_id])
-        quarantined.append(DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message))
-        return None
 
     def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
         """Lease deliveries by rowid (read in this same transaction, so exact)."""
@@ -915,14 +867,26 @@ class CaptureQueue:
         for prefix in takeable:
             for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
                 if episode_id not in envelopes:
-                    break  # no episode row (the join this replaces never returned it): wait
-                payload, digest = envelopes[episode_id]
-                due = (episode_id, provider, session_key, attempts, profiles_json)
-                verified = self._verify_or_quarantine(
-                    conn, due, payload, digest, stamp, quarantined, event_rows[episode_id]
-                )
-                if verified is None:
-                    break  # a dead episode no longer blocks, but keep this round simple
+                    break  # no episode row: wait
+                try:
+                    if attempts >= 2 * self.max_attempts:
+                        # interrupted attempts (a worker killed mid-delivery) count too: a payload
+                        # that keeps crashing its worker must not loop forever
+                        raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
+                    verified = _verified_items(
+                        episode_id, profiles_json, *envelopes[episode_id], event_rows[episode_id]
+                    )
+                except ValueError as exc:  # quarantined: dead, with the reason
+                    conn.execute(
+                        "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
+                        " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
+                        (str(exc), stamp, episode_id, provider),
+                    )
+                    self._refresh_episodes(conn, [episode_id])
+                    quarantined.append(
+                        DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=str(exc))
+                    )
+                    break  # the session's later episodes wait for the next round
                 claims.append(
                     DeliveryClaim(episode_id, provider, session_key, attempts + 1, *verified, self.lease, rowid)
                 )
