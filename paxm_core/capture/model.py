@@ -219,14 +219,4 @@ class FlushReport:
         return self.remaining == 0 and self.dead_total == 0 and not self.timed_out
 
     def to_json(self) -> JSONObject:
-        return {
-            "ok": self.ok,
-            "sealed": self.sealed,
-            "delivered": self.delivered,
-            "failed": self.failed,
-            "dead": self.dead,
-            "dead_total": self.dead_total,
-            "remaining": self.remaining,
-            "timed_out": self.timed_out,
-            "live": self.live,
-        }
+        return {"ok": self.ok, **asdict(self)}
