@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -116,3 +117,17 @@ def test_encode_event_validates_as_append_does() -> None:
         encode_event(_event("a-x", "a", "  "))
     with pytest.raises(QueueError, match="session key"):
         encode_event(_event("a-x", " ", "text"))
+
+
+def test_truncated_events_count_whether_encoded_in_a_worker_or_not(tmp_path: Path) -> None:
+    # a worker-encoded row carries the bytes its text lost, so ``queue status`` counts it too
+    many, enc = _pair(tmp_path)
+    cut = [replace(_event(f"c-{n}", "c", f"cut {n}"), truncated_bytes=10) for n in range(2)]
+    try:
+        many.append_many(cut)
+        enc.append_many(pickle.loads(pickle.dumps([encode_event(e) for e in cut])))
+        enc.append_many([encode_event(e) for e in cut])  # duplicates are not counted again
+        assert many.status().truncated == enc.status().truncated == 2
+    finally:
+        many.close()
+        enc.close()
