@@ -35,7 +35,7 @@ __all__ = [
     "append_raw",
     "raw_hash",
     "connect",
-    "corrupt_copies",
+    "copies_beside",
     "ensure_schema",
     "sqlite_hint",
     "sha256_hex",
@@ -427,17 +427,18 @@ def _is_corrupt(exc: BaseException) -> bool:
     return any(text in str(exc) for text in _CORRUPT)
 
 
-def corrupt_copies(db_path: str | os.PathLike[str]) -> list[str]:
-    """Corrupt queue files moved aside next to ``db_path`` (``<name>.corrupt-<UTC time>``), oldest first."""
-    path = os.fspath(db_path)
-    directory, name = os.path.split(os.path.abspath(path))
+def copies_beside(db_path: str | os.PathLike[str], kind: str) -> list[str]:
+    """Files set aside next to ``db_path`` as ``<name>.<kind>-<UTC time>…`` (corrupt, upstream), oldest first."""
+    directory, name = os.path.split(os.path.abspath(os.fspath(db_path)))
     try:
         entries = os.listdir(directory)
     except OSError:
         return []
-    prefix = name + ".corrupt-"
+    prefix = f"{name}.{kind}-"
     return sorted(
-        os.path.join(directory, e) for e in entries if e.startswith(prefix) and not e.endswith(("-wal", "-shm"))
+        os.path.join(directory, e)
+        for e in entries
+        if e.startswith(prefix) and not e.endswith(("-wal", "-shm", "-journal"))
     )
 
 

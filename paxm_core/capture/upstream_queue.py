@@ -52,17 +52,9 @@ _LIVE = ("pending", "retry", "delivering")
 
 def upstream_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
     """Every copy of an upstream queue set aside next to ``queue_path`` (imported or not), oldest first."""
-    path = Path(queue_path).absolute()
-    prefix = path.name + ".upstream-"
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return []
-    return sorted(
-        path.parent / name
-        for name in names
-        if name.startswith(prefix) and not name.endswith(("-wal", "-shm", "-journal"))
-    )
+    from paxm_core.capture._inbox import copies_beside
+
+    return [Path(p) for p in copies_beside(queue_path, "upstream")]
 
 
 def is_upstream_queue(path: str | os.PathLike[str]) -> bool:
