@@ -34,8 +34,6 @@ __all__ = ["QueuedCopy", "episode_id_of", "find_copies", "linked_refs", "remove_
 
 _EPISODE_ID = re.compile(r"^(ep_[0-9a-f]{32})(?:_[0-9a-f]{12})?$")
 _WORD = re.compile(r"\w+", re.UNICODE)
-#: Delivery states that still owe (or could again owe, after ``queue retry --dead``) a delivery.
-UNDELIVERED = ("pending", "retry", "delivering", "dead")
 
 
 @dataclass(frozen=True)
@@ -162,13 +160,11 @@ def linked_episodes(conn: sqlite3.Connection, ids: Iterable[str], episode_ids: I
             linked.setdefault(episode, "episode id")
         elif memory_id.strip():
             refs.append(memory_id.strip())
-    for start in range(0, len(refs), 500):
-        chunk = refs[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for (episode,) in conn.execute(
-            f"SELECT DISTINCT episode_id FROM capture_deliveries WHERE provider_ref IN ({marks})", chunk
-        ):
-            linked.setdefault(episode, "provider ref")
+    from paxm_core.capture.queue import _each_in
+
+    sql = "SELECT DISTINCT episode_id FROM capture_deliveries WHERE provider_ref IN ({})"
+    for (episode,) in _each_in(conn, sql, refs):
+        linked.setdefault(episode, "provider ref")
     return linked
 
 
