@@ -6,8 +6,8 @@ hook must neither wait for the lock beyond its budget nor drop the event, so aft
 bounded try it appends the event here instead: ``<queue file>.spool``, a plain file in the
 same 0700 directory that no lock guards.
 
-Like ``_inbox.py`` this file is loaded *by path* by the stdlib-only hook client, so it imports
-only ``hashlib``, ``os`` and ``time`` (which the inbox path loads anyway) and never a paxm module.
+Like ``_inbox.py`` this file is loaded *by path* by the stdlib-only hook client: it imports
+no paxm module.
 
 Format: each record is one line, written with a single ``O_APPEND`` write and fsynced::
 

@@ -135,8 +135,6 @@ def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list
     :param profiles: only events of these write profiles (the delivery's route snapshot);
         empty means all.
     """
-    # a claim runs this for every episode it leases: one pass over the events, and the
-    # common single-group episode built without the multi-group bookkeeping
     wanted = set(profiles)
     groups: dict[tuple[str, str, str], list[MemoryItem]] = {}
     all_items: list[MemoryItem] = []

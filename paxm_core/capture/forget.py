@@ -160,11 +160,13 @@ def linked_episodes(conn: sqlite3.Connection, ids: Iterable[str], episode_ids: I
             linked.setdefault(episode, "episode id")
         elif memory_id.strip():
             refs.append(memory_id.strip())
-    from paxm_core.capture.queue import _each_in
-
-    sql = "SELECT DISTINCT episode_id FROM capture_deliveries WHERE provider_ref IN ({})"
-    for (episode,) in _each_in(conn, sql, refs):
-        linked.setdefault(episode, "provider ref")
+    for start in range(0, len(refs), 500):
+        chunk = refs[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for (episode,) in conn.execute(
+            f"SELECT DISTINCT episode_id FROM capture_deliveries WHERE provider_ref IN ({marks})", chunk
+        ):
+            linked.setdefault(episode, "provider ref")
     return linked
 
 

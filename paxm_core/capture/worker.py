@@ -65,10 +65,8 @@ class DeliveryWorker:
     :param tick: seconds between expiry checks.
     :param cleanup_interval: minimum seconds between expired-memory cleanups after deliveries.
     :param retention: seconds a delivered episode stays in the queue file (``None``: forever).
-    :param batch_size: episodes per write to a provider with ``put_batch`` (1: no batching);
-        ``None``: :data:`~paxm_core.capture.batch.LARGE_DELIVERY_BATCH` for providers that
-        declare ``large_batches``, :data:`~paxm_core.capture.batch.DEFAULT_DELIVERY_BATCH`
-        for the others (:meth:`batch_for`).
+    :param batch_size: episodes per write to a provider with ``put_batch`` (``None``: each
+        provider's own, :meth:`batch_for`).
     """
 
     def __init__(
