@@ -11,9 +11,9 @@ same pipeline with batches of one (``--batch 1``: one transaction per append, cl
 completion, like live delivery) over a sample.  Prints turns/s and the batched/unbatched
 ratio.
 
-``--render N`` times only the rendering of N synthetic turns in this process (CPU time per turn,
-``TurnRenderer.render`` against the live path it is tested equal to, ``render_live``,
-interleaved): the part of a worker's work that does not depend on the disk or the load.
+``--render N`` times only the rendering of N synthetic turns in this process (CPU time per turn
+of ``TurnRenderer.render``): the part of a worker's work that does not depend on the disk or
+the load.
 
 ``--compare SRC --repeat N`` instead times N full runs of this code interleaved with N of the
 ``paxm_core`` in SRC (e.g. ``git worktree add /tmp/base main``; put first on ``PYTHONPATH``),
@@ -139,7 +139,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _render_only(args: argparse.Namespace) -> int:
-    """CPU time per turn of the direct renderer and of the live path, interleaved, in process."""
+    """CPU time per turn of ``TurnRenderer.render``, in process."""
     sessions = max(1, args.render // args.per_session)
     with tempfile.TemporaryDirectory(prefix="paxm-backfill-render-") as tmp:
         home = _home(Path(tmp), "render", sessions, args.per_session)
@@ -159,20 +159,14 @@ def _render_only(args: argparse.Namespace) -> int:
         tools = Tools(config, None, session_id="", agent_name="")  # type: ignore[arg-type]
         renderer = TurnRenderer(_LightRuntime(config, manager, tools), None)
         turns = [t for path in reader.transcript_files() for t in reader.read_turns(path)]
-        assert all(renderer.render(t) == renderer.render_live(t) for t in turns)
-        times: dict[str, list[float]] = {"direct (render)": [], "live path (render_live)": []}
+        values: list[float] = []
         for _ in range(args.repeat):
-            for label, render in (
-                ("live path (render_live)", renderer.render_live),
-                ("direct (render)", renderer.render),
-            ):
-                started = time.process_time()
-                for turn in turns:
-                    render(turn)
-                times[label].append((time.process_time() - started) / len(turns) * 1e6)
-    for label, values in times.items():
-        shown = ", ".join(f"{v:.1f}" for v in values)
-        print(f"{label:24} median {statistics.median(values):6.1f} us of CPU per turn  ({shown}; {len(turns)} turns)")
+            started = time.process_time()
+            for turn in turns:
+                renderer.render(turn)
+            values.append((time.process_time() - started) / len(turns) * 1e6)
+    shown = ", ".join(f"{v:.1f}" for v in values)
+    print(f"render  median {statistics.median(values):6.1f} us of CPU per turn  ({shown}; {len(turns)} turns)")
     return 0
 
 

@@ -55,7 +55,7 @@ from paxm_contracttest.fakes import IdStoreProvider
 from paxm_core import Deadline, MemoryItem, MemoryRef
 from paxm_core.capture import CaptureEvent, CaptureQueue, DeliveryWorker
 from paxm_core.capture._inbox import append_raw, connect, sha256_hex, utc_stamp
-from paxm_core.capture.episode import canonical_json, encode_event_payload
+from paxm_core.capture.episode import event_payload_json
 from paxm_core.router import Router
 from paxm_core.session_sequence import SessionSequenceStore
 
@@ -152,7 +152,7 @@ def bench_append(root: Path, events: int) -> None:
 
     raw = connect(root / "baseline.sqlite")
     raw.execute("PRAGMA synchronous = FULL")
-    payload = canonical_json(encode_event_payload(MemoryItem(text=text(0), created_at=created), "default"))
+    payload = event_payload_json(MemoryItem(text=text(0), created_at=created), "default")
 
     def bare(n: int) -> None:
         raw.execute("BEGIN IMMEDIATE")

@@ -31,7 +31,7 @@ _SCHEMA = (
     " skipped INTEGER NOT NULL DEFAULT 0, delivered INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '')",
 )
 
-#: the counters and state :meth:`CheckpointStore.update_run` may set
+#: the counters and state :meth:`CheckpointStore.record_step` may set
 _RUN_FIELDS = frozenset({"found", "queued", "skipped", "delivered", "state", "error", "finished_at"})
 
 
@@ -60,30 +60,18 @@ class CheckpointStore:
         """Every turn id of ``agent`` already queued or skipped."""
         return {r[0] for r in self._conn.execute("SELECT turn_id FROM turns WHERE agent = ?", (agent,))}
 
-    def record_turns(self, agent: str, turns: Iterable[tuple[str, str]]) -> None:
-        """Record ``(turn_id, how)`` pairs (``queued``, ``live``, ``empty``) in one transaction."""
-        now = time.time()
-        with self._conn:
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO turns(turn_id, agent, how, at) VALUES (?, ?, ?, ?)",
-                [(t, agent, how, now) for t, how in turns],
-            )
-
     def record_step(
         self,
-        agent: str,
-        turns: Iterable[tuple[str, str]],
-        files: Iterable[tuple[Path, int, int, int]],
         run_id: int,
+        agent: str = "",
+        turns: Iterable[tuple[str, str]] = (),
+        files: Iterable[tuple[Path, int, int, int]] = (),
         **fields: str | float | None,
     ) -> None:
-        """One run step in one durable transaction: its turns, the files it finished, the run's counters.
+        """One durable transaction: ``(turn_id, how)`` pairs, the files finished, the run's counters.
 
-        The same rows as :meth:`record_turns`, :meth:`mark_file` per file and :meth:`update_run`
-        (each its own transaction and fsync), so a step costs one fsync of this file instead
-        of two plus one per finished file.  A file is recorded with the turns that finish it,
-        so a kill -9 never leaves a finished file without its turns.
+        A file is recorded with the turns that finish it, so a kill -9 never leaves a finished
+        file without its turns.
         """
         now = time.time()
         sets = {k: v for k, v in fields.items() if k in _RUN_FIELDS}
@@ -109,15 +97,6 @@ class CheckpointStore:
         ).fetchone()
         return row is not None and tuple(row) == (size, mtime_ns)
 
-    def mark_file(self, agent: str, path: Path, size: int, mtime_ns: int, turns: int) -> None:
-        """Record that ``path`` was read to its end (all its turns recorded)."""
-        with self._conn:
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.execute(
-                "INSERT OR REPLACE INTO files(agent, path, size, mtime_ns, turns) VALUES (?, ?, ?, ?, ?)",
-                (agent, str(path), size, mtime_ns, turns),
-            )
-
     def counts(self) -> dict[str, dict[str, int]]:
         """``{agent: {how: count}}`` of recorded turns."""
         out: dict[str, dict[str, int]] = {}
@@ -138,16 +117,6 @@ class CheckpointStore:
                 (agent, provider, os.getpid(), now, now),
             )
         return int(cursor.lastrowid or 0)
-
-    def update_run(self, run_id: int, **fields: str | float | None) -> None:
-        """Update counters / state of a run (``found``, ``queued``, ``skipped``, ``delivered``...)."""
-        sets = {k: v for k, v in fields.items() if k in _RUN_FIELDS}
-        sets["updated_at"] = time.time()
-        with self._conn:
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.execute(
-                f"UPDATE runs SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?", (*sets.values(), run_id)
-            )
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
         """The latest runs, newest first; a ``running`` run whose process is gone shows ``interrupted``."""

@@ -23,21 +23,17 @@ def parse_rate(text: str) -> float:
 
 
 class RateLimiter:
-    """Token bucket: at most ``per_second`` on average, bursts up to ``burst`` tokens.
-
-    :param per_second: ``None`` means unlimited.
-    """
+    """Token bucket: at most ``per_second`` on average (``None``: unlimited), bursts of one second's worth."""
 
     def __init__(
         self,
         per_second: float | None,
         *,
-        burst: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.per_second = per_second
-        self.burst = burst if burst is not None else max(1.0, per_second or 1.0)
+        self.burst = max(1.0, per_second or 1.0)
         self._clock = clock
         self._sleep = sleep
         self._tokens = self.burst

@@ -9,7 +9,7 @@ in the delivery worker; the live hook path is not touched at all.
 Order of a step (each step is short and durable before the next):
 1. read and render up to ``batch`` turns (in worker processes for large runs), skip those
    already recorded or captured live;
-2. ``append_encoded`` / ``append_many``: one transaction for all their events (the turn_end
+2. ``append_many``: one transaction for all their events (the turn_end
    seals each episode);
 3. record the turn ids, the files finished and the run's counters in the checkpoint store
    (one transaction);
@@ -65,26 +65,6 @@ def backfill_dir(config: object) -> Path:
 
 
 @dataclass
-class Progress:
-    """A snapshot for the progress bar: bytes read of the total, and turn counts."""
-
-    bytes_done: int = 0
-    bytes_total: int = 0
-    found: int = 0
-    queued: int = 0
-    skipped: int = 0
-    delivered: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    def eta(self) -> float | None:
-        """Seconds left, from the bytes read so far (``None`` until there is a rate)."""
-        elapsed = time.monotonic() - self.started
-        if self.bytes_done <= 0 or elapsed <= 0:
-            return None
-        return max(0.0, (self.bytes_total - self.bytes_done) / (self.bytes_done / elapsed))
-
-
-@dataclass
 class RunReport:
     """The outcome of one run (``--json``)."""
 
@@ -104,15 +84,47 @@ class RunReport:
     seconds: float = 0.0
     #: processes that read and rendered the files (0: the run's own process)
     workers: int = 0
-    #: where delivery ran: always ``"thread"`` (a thread of the run)
+    #: kept in ``--json`` for its readers: delivery always runs on a thread of the run
     delivery: str = "thread"
-    #: CPU seconds of a separate delivery process: always 0.0 (there is none)
     delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> JSONObject:
         """Plain data."""
         return asdict(self)
+
+
+@dataclass
+class Progress:
+    """A snapshot for the progress bar: bytes read of the total, and the run's turn counts."""
+
+    report: RunReport
+    bytes_done: int = 0
+    bytes_total: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def found(self) -> int:
+        return self.report.found
+
+    @property
+    def queued(self) -> int:
+        return self.report.queued
+
+    @property
+    def delivered(self) -> int:
+        return self.report.delivered
+
+    @property
+    def skipped(self) -> int:
+        return self.report.skipped_done + self.report.skipped_live
+
+    def eta(self) -> float | None:
+        """Seconds left, from the bytes read so far (``None`` until there is a rate)."""
+        elapsed = time.monotonic() - self.started
+        if self.bytes_done <= 0 or elapsed <= 0:
+            return None
+        return max(0.0, (self.bytes_total - self.bytes_done) / (self.bytes_done / elapsed))
 
 
 @dataclass
@@ -175,7 +187,7 @@ class BackfillRun:
         self._tick_lock = threading.RLock()  # held by _record while it ticks
         self._deliverer = ThreadDeliverer(self._deliver_all, self._owed)
         self.report = RunReport(agent, list(self.providers))
-        self.progress = Progress()
+        self.progress = Progress(self.report)
 
     def _rate_for(self, provider: str) -> float | None:
         if self.options.rate is None or self.options.rate_everywhere:
@@ -281,18 +293,15 @@ class BackfillRun:
     ) -> tuple[str, str, list[Any]] | None:
         """Count one rendered turn; its checkpoint entry (turn id, status, events), or None to skip it."""
         self.report.found += 1
-        self.progress.found += 1
         if kind == "range":
             self.report.skipped_range += 1
             return None
         if kind == "done" or turn_id in done:  # a worker renders before this run's additions
             self.report.skipped_done += 1
-            self.progress.skipped += 1
             return None
         done.add(turn_id)
         if fingerprint and fingerprint in live:
             self.report.skipped_live += 1
-            self.progress.skipped += 1
             return (turn_id, "live", [])
         if not events:
             self.report.empty += 1
@@ -308,7 +317,7 @@ class BackfillRun:
             self.report.state = "incomplete"
         self.report.seconds = time.monotonic() - started
         try:
-            self.checkpoint.update_run(
+            self.checkpoint.record_step(
                 run_id,
                 found=self.report.found,
                 queued=self.report.queued,
@@ -332,24 +341,19 @@ class BackfillRun:
         events = [e for _, _, evs in batch for e in evs]
         if events:
             # a run killed after append_many but before the checkpoint renders these again:
-            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template).
-            # Worker processes send events already encoded (tuples); the serial path, events.
-            if isinstance(events[0], tuple):
-                self.queue.append_encoded(events, keep_existing=True)
-            else:
-                self.queue.append_many(events, keep_existing=True)
+            # the queued copy wins (rendering metadata may differ slightly, e.g. a changed template)
+            self.queue.append_many(events, keep_existing=True)
         queued = sum(1 for _, how, _ in batch if how == "queued")
         self.report.queued += queued
-        self.progress.queued += queued
         # the step's turns, the files it finished and the run's counters: one transaction.
         # A file is marked done once its turns are queued and recorded: what a kill leaves
         # undelivered is in the durable queue, delivered first by the next run.
         if batch or files:
             self.checkpoint.record_step(
+                run_id,
                 self.agent,
                 [(t, how) for t, how, _ in batch],
                 files,
-                run_id,
                 found=self.report.found,
                 queued=self.report.queued,
                 skipped=self.report.skipped_done + self.report.skipped_live,
@@ -371,7 +375,6 @@ class BackfillRun:
         """A delivered batch (from the delivery thread)."""
         with self._tick_lock:
             self.report.delivered += delivered
-            self.progress.delivered += delivered
             self.report.errors.extend(errors)
             del self.report.errors[:-20]
         self._tick()

@@ -1,21 +1,12 @@
 """Reading and rendering transcript files in worker processes (what keeps 100k turns under 60 s).
 
-Reading a transcript and rendering its turns is pure CPU work with no shared state: a file's
-turns become capture events that depend only on the file, the config and the turn's stable
-id.  On a machine with more than one core the run hands whole files to a small pool of
-worker processes and keeps the durable steps (``append_many``, the checkpoint, delivery) in
-its own process, in file order, exactly as a serial run does them.  So a kill -9 of the run
-leaves what a serial run would leave, and the resume is the same.
-
-The workers render with the same :class:`~paxm_core.backfill.render.TurnRenderer` as a
-serial run (same config, same plugins, same transcript reader), so their events are the
-events a serial run would queue.  A worker exits on its own when the run's process dies, so
-a killed run leaves no process behind.
-
-Why a process: in one process, reading, rendering, appending and delivering cost about 11 CPU
-seconds per 20,000 turns (``backfill_bench.py``), so 100,000 turns would need about 55 s on
-one core, against a 60 s budget.  One worker takes the rendering (about 3.4 s per 20,000
-turns) off the run's process, which then needs about 8 s per 20,000 turns (40 s per 100,000).
+Reading and rendering is pure CPU work with no shared state: a file's turns become capture
+events that depend only on the file, the config and the turn's stable id.  On a machine with
+more than one core the run hands whole files to a small pool of worker processes, which
+render with the same :class:`~paxm_core.backfill.render.TurnRenderer`, and keeps the durable
+steps (``append_many``, the checkpoint, delivery) in its own process, in file order, as a
+serial run does them; a kill -9 of the run leaves what a serial run would leave.  A worker
+exits on its own when the run's process dies.
 """
 
 from __future__ import annotations

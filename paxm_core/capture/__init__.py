@@ -6,6 +6,8 @@ path; everything else is imported from here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from paxm_core.capture.model import (
     AppendResult,
     CaptureEvent,
@@ -20,6 +22,9 @@ from paxm_core.capture.model import (
 )
 from paxm_core.capture.queue import CaptureQueue, Routes
 from paxm_core.capture.worker import DeliveryRouter, DeliveryWorker, provider_concurrency
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
 
 __all__ = [
     "AppendResult",
@@ -51,17 +56,6 @@ def routes_from_write_profiles(write_profiles: object) -> Routes:
     }
 
 
-def default_queue_path(config: object) -> str:
+def default_queue_path(config: Config) -> str:
     """``capture_queue.path`` of a ``Config``, else ``<configdir>/hooks/capture.sqlite``."""
-    import os
-
-    explicit = getattr(config, "capture_queue_path", None)
-    if explicit is not None:
-        return str(explicit)
-    path = getattr(getattr(config, "capture_queue", None), "path", "") or ""
-    if path:
-        return os.path.expanduser(str(path))
-    hooks_dir = getattr(config, "hooks_dir", None)
-    if hooks_dir is None:
-        hooks_dir = os.path.join(str(getattr(config, "config_dir", ".")), "hooks")
-    return os.path.join(str(hooks_dir), "capture.sqlite")
+    return str(config.capture_queue_path)

@@ -10,8 +10,7 @@ rows into capture events with ``CaptureQueue.drain_inbox`` (one transaction per 
 entry that cannot be processed stays in the inbox, marked ``failed`` with its error).
 
 Timestamps are fixed-width UTC text (``2026-01-02T03:04:05.123456Z``) so that SQL string
-comparison orders them correctly (upstream's RFC 3339 "nano" text trims trailing zeros and
-does not compare correctly as text).
+comparison orders them.
 """
 
 from __future__ import annotations
@@ -34,8 +33,9 @@ __all__ = [
     "InboxConflict",
     "UpstreamQueue",
     "append_raw",
+    "raw_hash",
     "connect",
-    "corrupt_copies",
+    "copies_beside",
     "ensure_schema",
     "sqlite_hint",
     "sha256_hex",
@@ -52,6 +52,11 @@ class InboxConflict(ValueError):
 def sha256_hex(data: bytes) -> str:
     """Hex SHA-256 of ``data`` (the checksum used for events, episodes and raw entries)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def raw_hash(target: str, event: str, raw: bytes) -> str:
+    """The checksum of an inbox entry: its target, event name and raw payload."""
+    return sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), event.encode(), raw))
 
 
 def utc_stamp(epoch: float | None = None) -> str:
@@ -151,8 +156,7 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
     ),
     (
         # A provider's due deliveries in claim order, so ``claim_batch`` walks the index and
-        # stops at its limit instead of joining and sorting the whole backlog on every claim
-        # (quadratic in the backlog: 18 ms per claim of 256 with 3,000 episodes waiting).
+        # stops at its limit instead of sorting the whole backlog on every claim.
         "m003_delivery_due_order",
         [
             "CREATE INDEX IF NOT EXISTS capture_deliveries_due"
@@ -161,12 +165,8 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
         ],
     ),
     (
-        # Index only the live states.  ``capture_deliveries_schedule`` covered every row, and
-        # ``state`` leads it, so each lease and each completion moved the row's entry (a
-        # delete and an insert per UPDATE, on top of the partial indexes).  Its readers now
-        # have partial indexes that a delivery enters or leaves at most once per attempt:
-        # waiting rows by ``next_attempt_at`` (the loop's next-due poll) and dead rows
-        # (``retry --dead``, status); leased rows are found through ``capture_deliveries_heads``.
+        # Index only the live states, so a lease or a completion does not move every row's
+        # index entry: waiting rows by ``next_attempt_at`` and dead rows.
         "m004_live_state_indexes",
         [
             "DROP INDEX IF EXISTS capture_deliveries_schedule",
@@ -195,9 +195,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def _retry_locked(step: Callable[[], T], timeout: float = BUSY_TIMEOUT_MS / 1000) -> T:
     """Run idempotent ``step``, retrying a lock SQLite's busy handler does not wait for.
 
-    The rule of :func:`paxm_core.sqlite_locks.retry_locked`, restated because this file may
-    import no paxm module: switching a new file to WAL while another process opens it fails
-    at once with "database is locked" (two hooks on a first run did, in CI).
+    :func:`paxm_core.sqlite_locks.retry_locked`, restated because this file may import no paxm module.
     """
     give_up = time.monotonic() + timeout
     pause = 0.002
@@ -254,6 +252,16 @@ def _is_upstream_queue(conn: sqlite3.Connection) -> bool:
     return "capture_events" in names and "_paxm_migrations" not in names
 
 
+def _aside_name(path: str, kind: str) -> str:
+    """``<path>.<kind>-<UTC time>[-n]``: the first such name not taken."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target, n = f"{path}.{kind}-{stamp}", 1
+    while os.path.lexists(target):
+        n += 1
+        target = f"{path}.{kind}-{stamp}-{n}"
+    return target
+
+
 def _set_aside_upstream(path: str, timeout: float) -> bool:
     """Copy upstream's queue to a new private ``<path>.upstream-<UTC time>``, then remove the original.
 
@@ -263,17 +271,11 @@ def _set_aside_upstream(path: str, timeout: float) -> bool:
     (:mod:`paxm_core.capture.upstream_queue`).  ``False`` when it cannot be copied (the file
     stays, and opening the queue fails as before).
     """
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target, n = f"{path}.upstream-{stamp}", 1
-    while True:
-        try:
-            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            break
-        except FileExistsError:
-            n += 1
-            target = f"{path}.upstream-{stamp}-{n}"
-        except OSError:
-            return False
+    target = _aside_name(path, "upstream")
+    try:
+        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return False
     try:
         os.fchmod(fd, 0o600)
     finally:
@@ -425,28 +427,24 @@ def _is_corrupt(exc: BaseException) -> bool:
     return any(text in str(exc) for text in _CORRUPT)
 
 
-def corrupt_copies(db_path: str | os.PathLike[str]) -> list[str]:
-    """Corrupt queue files moved aside next to ``db_path`` (``<name>.corrupt-<UTC time>``), oldest first."""
-    path = os.fspath(db_path)
-    directory, name = os.path.split(os.path.abspath(path))
+def copies_beside(db_path: str | os.PathLike[str], kind: str) -> list[str]:
+    """Files set aside next to ``db_path`` as ``<name>.<kind>-<UTC time>…`` (corrupt, upstream), oldest first."""
+    directory, name = os.path.split(os.path.abspath(os.fspath(db_path)))
     try:
         entries = os.listdir(directory)
     except OSError:
         return []
-    prefix = name + ".corrupt-"
+    prefix = f"{name}.{kind}-"
     return sorted(
-        os.path.join(directory, e) for e in entries if e.startswith(prefix) and not e.endswith(("-wal", "-shm"))
+        os.path.join(directory, e)
+        for e in entries
+        if e.startswith(prefix) and not e.endswith(("-wal", "-shm", "-journal"))
     )
 
 
 def _move_aside(path: str) -> bool:
     """Rename a corrupt queue (and its -wal/-shm) to ``<path>.corrupt-<UTC time>``; ``False`` if impossible."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = f"{path}.corrupt-{stamp}"
-    n = 1
-    while os.path.exists(target):
-        n += 1
-        target = f"{path}.corrupt-{stamp}-{n}"
+    target = _aside_name(path, "corrupt")
     try:
         os.rename(path, target)
     except OSError:
@@ -506,7 +504,7 @@ def append_raw(
     if not isinstance(event_id, str) or not event_id.strip():
         raise ValueError("capture inbox event_id is required")
     data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
-    digest = sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), event.encode(), data))
+    digest = raw_hash(target, event, data)
     conn = connect(db_path, timeout=timeout)
     try:
         # the hook acknowledges after this commit: fsync it so not even power loss drops it

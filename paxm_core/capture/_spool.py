@@ -6,8 +6,8 @@ hook must neither wait for the lock beyond its budget nor drop the event, so aft
 bounded try it appends the event here instead: ``<queue file>.spool``, a plain file in the
 same 0700 directory that no lock guards.
 
-Like ``_inbox.py`` this file is loaded *by path* by the stdlib-only hook client, so it imports
-only ``hashlib``, ``os`` and ``time`` (which the inbox path loads anyway) and never a paxm module.
+Like ``_inbox.py`` this file is loaded *by path* by the stdlib-only hook client: it imports
+no paxm module.
 
 Format: each record is one line, written with a single ``O_APPEND`` write and fsynced::
 
@@ -39,30 +39,8 @@ _TAKEN = ".taken-"
 _ATTEMPTS = 4
 
 
-class SpoolRecord(tuple[str, str, str, bytes, float]):  # a plain tuple: no dataclasses on the hook path
-    """``(event_id, target, event, raw, received_at)`` of one spooled hook payload."""
-
-    __slots__ = ()
-
-    @property
-    def event_id(self) -> str:
-        return self[0]
-
-    @property
-    def target(self) -> str:
-        return self[1]
-
-    @property
-    def event(self) -> str:
-        return self[2]
-
-    @property
-    def raw(self) -> bytes:
-        return self[3]
-
-    @property
-    def received_at(self) -> float:
-        return self[4]
+#: ``(event_id, target, event, raw, received_at)`` of one spooled hook payload
+SpoolRecord = tuple[str, str, str, bytes, float]
 
 
 def spool_path(queue_path: str | os.PathLike[str]) -> str:
@@ -91,14 +69,12 @@ def decode_record(line: bytes) -> SpoolRecord | None:
         magic, event_id, received, target, event, raw = body.split(" ")
         if magic != MAGIC:
             return None
-        return SpoolRecord(
-            (
-                event_id,
-                bytes.fromhex(target).decode(),
-                bytes.fromhex(event).decode(),
-                bytes.fromhex(raw),
-                float(received),
-            )
+        return (
+            event_id,
+            bytes.fromhex(target).decode(),
+            bytes.fromhex(event).decode(),
+            bytes.fromhex(raw),
+            float(received),
         )
     except ValueError:  # UnicodeError is one; so is a wrong field count
         return None

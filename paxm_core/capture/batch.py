@@ -1,11 +1,8 @@
-"""Deliver many leased episodes of one provider in one write, without weakening the queue.
+"""Deliver many leased episodes of one provider in one write (the delivery worker and ``paxm backfill``).
 
-Used by the delivery worker (for providers with ``put_batch``) and by ``paxm backfill``.
 The claims come from :meth:`~paxm_core.capture.CaptureQueue.claim_batch`, so each session's
 episodes are consecutive and in order.  One ``put`` carries every item; on success one
-transaction records them all (:meth:`~paxm_core.capture.CaptureQueue.complete_many`).
-
-The guarantees are those of one-by-one delivery:
+transaction records them all.  The guarantees are those of one-by-one delivery:
 
 * at least once: nothing is marked delivered before the write returned; a kill -9 in between
   leaves the leases, which the next queue returns to ``retry`` and delivers again under the
@@ -36,8 +33,7 @@ __all__ = ["DEFAULT_DELIVERY_BATCH", "LARGE_DELIVERY_BATCH", "Put", "deliver_bat
 #: episodes per batched write: large enough that per-write costs vanish, small enough that a
 #: write holds the provider's lock for tens of milliseconds, not seconds
 DEFAULT_DELIVERY_BATCH = 256
-#: episodes per batched write to a provider that declares ``large_batches`` (a local store:
-#: about 0.15 s of SQLite writing per batch); ``queue_bench.py`` measured 1,024 against 256
+#: episodes per batched write to a provider that declares ``large_batches`` (a local store)
 LARGE_DELIVERY_BATCH = 1024
 
 #: ``put(items) -> refs``: one write to the claims' provider; raises on failure
@@ -59,7 +55,9 @@ def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put
     firsts, error = _write(claims, put)
     if firsts is not None:
         return queue.complete_many(claims, firsts)
-    return _after_failure(queue, claims, put, error)
+    if len(claims) == 1:
+        return queue.fail_many(claims, error)
+    return _one_by_one(queue, claims, put)
 
 
 def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None, str]:
@@ -87,12 +85,6 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     return None, error
 
 
-def _after_failure(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put, error: str) -> list[DeliveryOutcome]:
-    if len(claims) == 1:
-        return [queue.fail(claims[0], error)]
-    return _one_by_one(queue, claims, put)
-
-
 def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) -> list[DeliveryOutcome]:
     outcomes: list[DeliveryOutcome] = []
     blocked: set[str] = set()
@@ -109,7 +101,7 @@ def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) 
             ref, error = "", _error(exc)
         if error:
             blocked.add(claim.session_key)
-            outcomes.append(queue.fail(claim, error))
+            outcomes.extend(queue.fail_many([claim], error))
         else:
             outcomes.extend(queue.complete_many([claim], [ref]))
     queue.release_many(held)

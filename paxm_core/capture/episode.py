@@ -20,7 +20,6 @@ __all__ = [
     "canonical_json",
     "decode_event_payload",
     "envelope_json",
-    "encode_event_payload",
     "episode_items",
     "event_payload_json",
     "sequence_integrity",
@@ -75,21 +74,16 @@ def is_plain_envelope(envelope: object) -> bool:
     )
 
 
-def encode_event_payload(item: MemoryItem, profile: str) -> JSONObject:
-    """The stored form of one event: the item's wire JSON plus its internal fields."""
+def event_payload_json(item: MemoryItem, profile: str) -> str:
+    """The stored text of one event: the item's wire JSON plus its internal fields."""
     payload: JSONObject = {"item": item.to_json(), "profile": profile}
     if item.admission_text:
         payload["admission_text"] = item.admission_text
-    return payload
-
-
-def event_payload_json(item: MemoryItem, profile: str) -> str:
-    """``canonical_json(encode_event_payload(item, profile))``: the stored text of one event."""
-    return canonical_json(encode_event_payload(item, profile))
+    return canonical_json(payload)
 
 
 def decode_event_payload(payload: object) -> tuple[MemoryItem, str]:
-    """Inverse of :func:`encode_event_payload`; raises ``ValueError`` on malformed data."""
+    """The parsed :func:`event_payload_json`: ``(item, profile)``; raises ``ValueError`` on malformed data."""
     if not isinstance(payload, dict):
         raise ValueError("event payload must be an object")
     get = payload.get
@@ -141,8 +135,6 @@ def episode_items(episode: dict[str, Any], profiles: Iterable[str] = ()) -> list
     :param profiles: only events of these write profiles (the delivery's route snapshot);
         empty means all.
     """
-    # a claim runs this for every episode it leases: one pass over the events, and the
-    # common single-group episode built without the multi-group bookkeeping
     wanted = set(profiles)
     groups: dict[tuple[str, str, str], list[MemoryItem]] = {}
     all_items: list[MemoryItem] = []

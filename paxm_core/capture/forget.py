@@ -34,8 +34,6 @@ __all__ = ["QueuedCopy", "episode_id_of", "find_copies", "linked_refs", "remove_
 
 _EPISODE_ID = re.compile(r"^(ep_[0-9a-f]{32})(?:_[0-9a-f]{12})?$")
 _WORD = re.compile(r"\w+", re.UNICODE)
-#: Delivery states that still owe (or could again owe, after ``queue retry --dead``) a delivery.
-UNDELIVERED = ("pending", "retry", "delivering", "dead")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import asdict, field
 from datetime import datetime
 
 from paxm_core.api.json import JSONObject
@@ -118,9 +118,8 @@ class DeliveryClaim:
     items: list[MemoryItem]
     capture_times: list[float]
     lease: str
-    #: the delivery row's SQLite rowid (0: unknown), so recording the outcome needs no
-    #: primary-key lookup; the episode, provider and lease are still checked with it
-    row: int = 0
+    #: the delivery row's SQLite rowid, so recording the outcome needs no primary-key lookup
+    row: int
 
 
 @value_dataclass(frozen=True)
@@ -155,14 +154,7 @@ class DeadDelivery:
     last_attempt_at: str
 
     def to_json(self) -> JSONObject:
-        return {
-            "episode_id": self.episode_id,
-            "provider": self.provider,
-            "session_key": self.session_key,
-            "attempts": self.attempts,
-            "last_error": self.last_error,
-            "last_attempt_at": self.last_attempt_at,
-        }
+        return asdict(self)
 
 
 @value_dataclass(frozen=True)
@@ -227,14 +219,4 @@ class FlushReport:
         return self.remaining == 0 and self.dead_total == 0 and not self.timed_out
 
     def to_json(self) -> JSONObject:
-        return {
-            "ok": self.ok,
-            "sealed": self.sealed,
-            "delivered": self.delivered,
-            "failed": self.failed,
-            "dead": self.dead,
-            "dead_total": self.dead_total,
-            "remaining": self.remaining,
-            "timed_out": self.timed_out,
-            "live": self.live,
-        }
+        return {"ok": self.ok, **asdict(self)}

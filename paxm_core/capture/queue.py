@@ -6,10 +6,9 @@ SHA-256 that is checked whenever it is read; a mismatch quarantines the delivery
 ``dead``, error recorded) instead of sending altered text to a provider.
 
 Deliveries are leased to a worker with ``lease_owner = "<pid>:<start time>.<nonce>"``.  When a
-queue is opened, ``delivering`` rows whose owner process is gone (exited, a zombie nobody reaped,
-or its pid reused: :mod:`paxm_core.processes`) return to ``retry`` (upstream reset
-*every* ``delivering`` row on open, so a second process opening the queue, e.g. ``paxm queue
-flush`` next to a running daemon, could re-send in-flight episodes).
+queue is opened, only ``delivering`` rows whose owner process is gone (exited, a zombie, or its
+pid reused: :mod:`paxm_core.processes`) return to ``retry``, so ``paxm queue flush`` next to a
+running daemon never re-sends in-flight episodes.
 """
 
 from __future__ import annotations
@@ -75,18 +74,18 @@ _LIVE_LOCK = threading.Lock()
 
 
 def _epoch(stamp: str) -> float:
-    # fromisoformat (C) reads utc_stamp()'s form; strptime stays as the strict fallback
-    try:
-        if len(stamp) == 27 and stamp[-1] == "Z" and stamp[10] == "T":
-            return datetime.fromisoformat(stamp).timestamp()
-    except ValueError:
-        pass
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+    return datetime.fromisoformat(stamp).timestamp()  # utc_stamp() text
 
 
-def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, str, str]:
-    """Validate ``event`` and encode its stored payload: ``(source, final, profile, payload
-    text, its sha256)``."""
+#: an event validated and encoded for the queue before its transaction starts (by a backfill
+#: worker process, or by the appender itself): ``(event_id, session_key, profile, terminal,
+#: source_sequence, final_sequence, payload text, its sha256, the item's text, captured_at as
+#: epoch seconds or None, bytes truncated)``.
+EncodedEvent = tuple[str, str, str, bool, int | None, int | None, str, str, str, float | None, int]
+
+
+def encode_event(event: CaptureEvent) -> EncodedEvent:
+    """Validate and encode ``event`` for :meth:`CaptureQueue.append_many`; raises :class:`QueueError`."""
     if not event.event_id.strip():
         raise QueueError("capture event id is required")
     if not event.session_key.strip():
@@ -98,20 +97,6 @@ def _encoded_event(event: CaptureEvent) -> tuple[int | None, int | None, str, st
     final = _positive_int(event.final_sequence, "final_sequence")
     profile = event.profile or "default"
     payload = event_payload_json(event.item, profile)
-    return source, final, profile, payload, sha256_hex(payload.encode())
-
-
-#: an event validated and encoded for the queue, before its transaction starts (by a backfill
-#: worker process, or by the appender itself):
-#: ``(event_id, session_key, profile, terminal, source_sequence, final_sequence, payload
-#: text, its sha256, the item's text, captured_at as epoch seconds or None)``.
-EncodedEvent = tuple[str, str, str, bool, int | None, int | None, str, str, str, float | None]
-
-
-def encode_event(event: CaptureEvent) -> EncodedEvent:
-    """Validate and encode ``event`` for an append (:meth:`CaptureQueue.append_encoded`); raises :class:`QueueError`."""
-    source, final, profile, payload, digest = _encoded_event(event)
-    captured = event.captured_at.timestamp() if event.captured_at is not None else None
     return (
         event.event_id,
         event.session_key,
@@ -120,9 +105,10 @@ def encode_event(event: CaptureEvent) -> EncodedEvent:
         source,
         final,
         payload,
-        digest,
+        sha256_hex(payload.encode()),
         event.item.text,
-        captured,
+        event.captured_at.timestamp() if event.captured_at is not None else None,
+        event.truncated_bytes,
     )
 
 
@@ -132,7 +118,7 @@ def _same_as_stored(row: Sequence[Any], encoded: EncodedEvent) -> None:
     ``row``: the stored ``(sequence, session_key, payload_hash, source_sequence,
     final_sequence, terminal)``.
     """
-    event_id, key, _profile, terminal, source, final, _payload, digest, _text, _captured = encoded
+    event_id, key, _profile, terminal, source, final, _payload, digest, *_ = encoded
     if tuple(row[1:]) != (key, digest, source, final, int(terminal)):
         raise QueueError(f"capture event {event_id} conflicts with an existing event")
 
@@ -160,15 +146,14 @@ _INSERT_EVENT = (
 
 
 class _SessionAppend:
-    """One session's state while a batch is appended (see ``CaptureQueue._append_batch_in_tx``)."""
+    """One session's state while a batch is appended."""
 
     __slots__ = ("last", "open", "stored_open", "written")
 
     def __init__(self, last: int, stored_open: list[Any]) -> None:
         #: the session's last sequence so far
         self.last = last
-        #: its open events, oldest first, as ``_episode_rows`` reads them: those stored before
-        #: the batch, then this batch's
+        #: its open events, oldest first: those stored before the batch, then this batch's
         self.open: list[Any] = list(stored_open)
         #: the last sequence of the open events stored before the batch (0: none)
         self.stored_open = int(stored_open[-1][1]) if stored_open else 0
@@ -203,8 +188,8 @@ def _verified_items(
 ) -> tuple[tuple[str, ...], list[Any], list[float]]:
     """``(profiles, items, times)`` of an episode's delivery, every checksum verified.
 
-    ``rows``: the episode's events (payload_json, payload_hash, created_at) in sequence
-    order (:meth:`_event_rows`).  Raises ``ValueError`` on any mismatch.
+    ``rows``: the episode's events (payload_json, payload_hash, created_at) in sequence order.
+    Raises ``ValueError`` on any mismatch.
     """
     if sha256_hex(payload.encode()) != digest:
         raise ValueError(f"capture episode {episode_id} envelope checksum mismatch")
@@ -232,7 +217,7 @@ def _verified_items(
 
 
 class _EventScan:
-    """What sealing learns from an episode's events (``CaptureQueue._scan_events``)."""
+    """What sealing learns from an episode's events."""
 
     __slots__ = ("corrupt", "has_text", "profiles", "providers", "texts")
 
@@ -247,11 +232,7 @@ class _EventScan:
 
 
 def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: Sequence[Any]) -> list[Any]:
-    """The envelope's embedded events, after checking them against the stored event ``rows``.
-
-    ``rows``: (payload_json, payload_hash, created_at) in sequence order.  Raises
-    ``ValueError`` on any mismatch.
-    """
+    """The envelope's embedded events, checked against the stored event ``rows`` (raises ``ValueError``)."""
     texts = [r[0] for r in rows]
     hashes = [r[1] for r in rows]
     actual = [sha256_hex(text.encode()) for text in texts]
@@ -261,10 +242,9 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     embedded = envelope.get("events") if isinstance(envelope, dict) else None
     if not isinstance(embedded, list) or len(embedded) != len(rows):
         raise ValueError(f"capture episode {episode_id} event count mismatch")
-    # the envelope's copy of each event must equal the stored row, whose text was just
-    # checked against its hash: when the envelope is the queue's own splice of those texts
-    # (envelope_json), each copy IS its row; otherwise (an older writer, a tampered copy)
-    # each copy is parsed and compared (payloads hold only strings, objects and lists)
+    # each embedded copy must equal its stored row: in the queue's own splice of the row
+    # texts (envelope_json) it is the row; otherwise (an older writer, a tampered copy) each
+    # copy is parsed and compared
     fields = {k: v for k, v in envelope.items() if k != "events"}
     if not is_plain_envelope(envelope) or envelope_json(fields, texts) != payload:
         for index, (event, (event_payload, _, _)) in enumerate(zip(embedded, rows, strict=True), 1):
@@ -284,17 +264,6 @@ def _each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: A
     for start in range(0, len(values), 500):
         chunk = list(values[start : start + 500])
         yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
-
-
-def _upstream_copy_waiting(path: Path) -> bool:
-    """Whether an upstream queue set aside next to ``path`` waits for its import (one directory listing)."""
-    prefix = path.name + ".upstream-"
-    try:
-        return any(
-            n.startswith(prefix) and not n.endswith((".imported", "-wal", "-shm")) for n in os.listdir(path.parent)
-        )
-    except OSError:
-        return False
 
 
 def _oldest(prefixes: list[list[Any]], rows: Sequence[Any], limit: int) -> list[list[Any]]:
@@ -351,10 +320,10 @@ class CaptureQueue:
             _LIVE_LEASES.add(self.lease)
         self._closed = False
         self._durable = False
-        if routes is not None and _upstream_copy_waiting(self.path):
+        if routes is not None:
             from paxm_core.capture.upstream_queue import import_waiting_copies
 
-            import_waiting_copies(self)  # upstream's queue was found at this path and set aside
+            import_waiting_copies(self)  # upstream's queue found at this path and set aside, if any
         if recover:
             try:
                 self.recover_delivering()
@@ -382,9 +351,8 @@ class CaptureQueue:
 
     @contextmanager
     def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        # ``durable``: the commit is an acknowledgement (append), so it is fsynced
-        # (synchronous=FULL) and survives power loss.  Bookkeeping commits (claims, outcomes,
-        # seals) use NORMAL: losing one to power loss only causes an idempotent re-delivery.
+        # ``durable``: an acknowledged commit (append) is fsynced (synchronous=FULL); losing a
+        # bookkeeping commit (NORMAL) to power loss only causes an idempotent re-delivery
         with self._lock:
             if self._closed:
                 raise QueueError("capture queue is closed")
@@ -428,8 +396,7 @@ class CaptureQueue:
     def recover_delivering(self, *, force: bool = False) -> int:
         """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
         with self._tx() as conn:
-            # leased rows are found through the partial index of the undelivered ones (spelt
-            # with its own condition so SQLite uses it): the whole history is never read
+            # through the partial index of undelivered rows (spelt with its condition so SQLite uses it)
             rows = conn.execute(
                 "SELECT rowid, lease_owner FROM capture_deliveries INDEXED BY capture_deliveries_heads"
                 " WHERE state IN ('pending', 'retry', 'delivering') AND state = 'delivering'"
@@ -457,25 +424,8 @@ class CaptureQueue:
     # -- append ------------------------------------------------------------------------
 
     def append(self, event: CaptureEvent) -> AppendResult:
-        """Store one event durably; returns after COMMIT (a batch of one: :meth:`append_many`).
-
-        Same ``event_id`` with identical content is an idempotent duplicate; with different
-        content it raises :class:`~paxm_core.api.errors.QueueError` ("conflicts with an existing
-        event").  A terminal event seals its own session's open events in the same transaction.
-        """
+        """Store one event durably; returns after COMMIT (a batch of one: :meth:`append_many`)."""
         return self.append_many([event])[0]
-
-    def _count_truncated(
-        self, conn: sqlite3.Connection, events: Sequence[CaptureEvent], results: Sequence[AppendResult]
-    ) -> None:
-        """Count the newly stored events whose text was cut to the size limit (``queue status``)."""
-        count = sum(1 for e, r in zip(events, results, strict=True) if e.truncated_bytes and not r.duplicate)
-        if count:
-            conn.execute(
-                "INSERT INTO capture_counters(name, value, updated_at) VALUES ('truncated_events', ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
-                (count, utc_stamp(self._now())),
-            )
 
     # -- inbox -------------------------------------------------------------------------
 
@@ -488,8 +438,7 @@ class CaptureQueue:
         are rejected, the entry stays in the inbox as ``failed`` with the error (shown by
         ``paxm queue status``); ``include_failed`` tries such entries again.
         """
-        # spooled events first: they were stored while the queue was locked and are part of
-        # the inbox's order (by received_at)
+        # spooled events first: they belong in the inbox's order (by received_at)
         self.import_spool()
         states = ("pending", "failed") if include_failed else ("pending",)
         with self._reading() as conn:
@@ -503,7 +452,7 @@ class CaptureQueue:
         for event_id, target, name, raw, raw_hash, received, attempts in rows:
             raw = bytes(raw)
             try:
-                if sha256_hex(b"%s\x00%s\x00%s" % (target.encode(), name.encode(), raw)) != raw_hash:
+                if _inbox.raw_hash(target, name, raw) != raw_hash:
                     raise QueueError(f"capture inbox entry {event_id} raw payload checksum mismatch")
                 entry = InboxEntry(event_id, target, name, raw, datetime.fromtimestamp(_epoch(received), UTC), attempts)
                 events = process(entry)
@@ -511,7 +460,7 @@ class CaptureQueue:
                 with self._tx(durable=True) as conn:
                     if self._inbox_done(conn, event_id):
                         continue  # another process drained it meanwhile
-                    self._count_truncated(conn, events, self._append_batch_in_tx(conn, encoded, False))
+                    self._append_batch_in_tx(conn, encoded, False)
                     conn.execute(
                         "UPDATE capture_inbox SET state = 'done', raw = X'', last_error = '', attempts = attempts + 1"
                         " WHERE event_id = ?",
@@ -533,15 +482,11 @@ class CaptureQueue:
         return DrainReport(processed, produced, failed)
 
     def import_spool(self) -> int:
-        """Move events from the spool (``_spool``: stored while this file was locked) into the inbox.
+        """Move events from the spool (``_spool``) into the inbox; returns the number of new entries.
 
-        Each taken spool file is imported in one transaction and deleted after its COMMIT, so
-        a crash in between imports it again, which stores nothing twice: an ``event_id`` the
-        inbox already has is skipped.  Torn lines (a crash mid-write) are skipped.  A queue
-        that is still locked raises :class:`~paxm_core.api.errors.QueueError` and leaves the files
-        for the next drain.  A file that cannot be read (not a private regular file of this
-        user) is left where it is for ``paxm config doctor`` to report: it must not stop the
-        inbox from draining.  Returns the number of new inbox entries.
+        Each taken spool file is imported in one transaction and deleted after its COMMIT; a
+        crash in between imports it again, skipping event ids the inbox has.  A file that
+        cannot be read is left for ``paxm config doctor`` to report.
         """
         added = 0
         for path in _spool.take(self.path):
@@ -560,11 +505,11 @@ class CaptureQueue:
     @staticmethod
     def _inbox_insert(conn: sqlite3.Connection, record: _spool.SpoolRecord) -> bool:
         """Add a spooled event to the inbox unless its id is already there (the client's own rule)."""
-        digest = sha256_hex(b"%s\x00%s\x00%s" % (record.target.encode(), record.event.encode(), record.raw))
+        event_id, target, event, raw, received_at = record
         cursor = conn.execute(
             "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (record.event_id, record.target, record.event, record.raw, digest, utc_stamp(record.received_at)),
+            (event_id, target, event, raw, _inbox.raw_hash(target, event, raw), utc_stamp(received_at)),
         )
         return cursor.rowcount > 0
 
@@ -582,7 +527,13 @@ class CaptureQueue:
     def seal_session(self, session_key: str, *, complete: bool = False) -> str:
         """Seal a session's open events into one episode; returns its id (``""`` if none open)."""
         with self._tx() as conn:
-            return self._seal_session_in_tx(conn, session_key, complete=complete)
+            session = self._session_append(conn, session_key)
+            if not session.open:
+                return ""
+            batch = _AppendBatch({})
+            episode_id = self._seal_open(session_key, session, batch, complete=complete)
+            self._write_batch(conn, batch)
+            return episode_id
 
     def seal_expired(self, max_age: float) -> int:
         """Seal (incomplete) every session whose oldest open event is older than ``max_age`` s."""
@@ -610,46 +561,20 @@ class CaptureQueue:
         names = self._routes(profile) if callable(self._routes) else self._routes.get(profile, ())
         return [n.strip() for n in names if n and n.strip()]
 
-    def _seal_session_in_tx(
-        self,
-        conn: sqlite3.Connection,
-        session_key: str,
-        *,
-        complete: bool,
-        decoded: dict[str, tuple[str, str]] | None = None,
-    ) -> str:
-        rows = conn.execute(
-            "SELECT event_id, sequence, source_sequence, final_sequence, payload_json, payload_hash, created_at"
-            " FROM capture_events WHERE session_key = ? AND episode_id = '' ORDER BY sequence",
-            (session_key,),
-        ).fetchall()
-        if not rows:
-            return ""
-        episode, deliveries = self._episode_rows(session_key, rows, complete=complete, decoded=decoded)
-        conn.execute(_INSERT_EPISODE, episode)
-        conn.executemany(_INSERT_DELIVERY, deliveries)
-        # the open events just read, as one set-based statement
-        conn.execute(
-            "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
-            (episode[0], session_key, rows[-1][1]),
-        )
-        return str(episode[0])
-
     def _episode_rows(
         self,
         session_key: str,
         rows: Sequence[Sequence[Any]],
         *,
         complete: bool,
-        decoded: dict[str, tuple[str, str]] | None = None,
-        episode_id: str = "",
+        decoded: dict[str, tuple[str, str]],
     ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
         """The ``capture_episodes`` row and ``capture_deliveries`` rows sealing ``rows``.
 
         ``rows``: a session's open events in sequence order, as (event_id, sequence,
         source_sequence, final_sequence, payload_json, payload_hash, created_at).
         """
-        episode_id = episode_id or "ep_" + os.urandom(16).hex()
+        episode_id = "ep_" + os.urandom(16).hex()
         scan = self._scan_events(rows, decoded)
         missing, integrity = sequence_integrity(complete, [r[2] for r in rows], [r[3] for r in rows])
         if missing or integrity:
@@ -683,7 +608,7 @@ class CaptureQueue:
         ]
         return episode, deliveries
 
-    def _scan_events(self, rows: Sequence[Sequence[Any]], decoded: dict[str, tuple[str, str]] | None) -> _EventScan:
+    def _scan_events(self, rows: Sequence[Sequence[Any]], decoded: dict[str, tuple[str, str]]) -> _EventScan:
         """Verify and read the events an episode seals: their texts for the envelope, and who is owed it.
 
         The envelope embeds each event's stored text as it is (``envelope_json``), so sealing
@@ -691,7 +616,7 @@ class CaptureQueue:
         """
         scan = _EventScan()
         for event_id, _seq, _src, _fin, payload, digest, _created in rows:
-            known = decoded.pop(event_id, None) if decoded is not None else None
+            known = decoded.pop(event_id, None)
             if known is not None:
                 # written by this very transaction from this dict: nothing to re-verify
                 text, profile = known
@@ -715,40 +640,6 @@ class CaptureQueue:
         return scan
 
     # -- delivery ----------------------------------------------------------------------
-
-    def _verify_or_quarantine(
-        self,
-        conn: sqlite3.Connection,
-        due: tuple[str, str, str, int, str],
-        payload: str,
-        digest: str,
-        stamp: str,
-        quarantined: list[DeliveryOutcome],
-        events: list[Any],
-    ) -> tuple[tuple[str, ...], list[Any], list[float]] | None:
-        """``(profiles, items, times)`` of a due delivery, or ``None`` after marking it ``dead``.
-
-        ``due``: ``(episode_id, provider, session_key, attempts, profiles_json)``.  A delivery
-        whose integrity check fails, or that has been interrupted too often, is quarantined
-        and its outcome added to ``quarantined``.
-        """
-        episode_id, provider, session_key, attempts, profiles_json = due
-        try:
-            if attempts >= 2 * self.max_attempts:
-                # interrupted attempts (worker killed mid-delivery) count too: a payload
-                # that keeps crashing its worker must not loop forever
-                raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
-            return _verified_items(episode_id, profiles_json, payload, digest, events)
-        except ValueError as exc:
-            message = str(exc)
-        conn.execute(
-            "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
-            " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
-            (message, stamp, episode_id, provider),
-        )
-        self._refresh_episodes(conn, [episode_id])
-        quarantined.append(DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=message))
-        return None
 
     def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
         """Lease deliveries by rowid (read in this same transaction, so exact)."""
@@ -783,41 +674,25 @@ class CaptureQueue:
         sql = "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})"
         return {episode_id: (payload, digest) for episode_id, payload, digest in _each_in(conn, sql, episode_ids)}
 
-    def complete(self, claim: DeliveryClaim, ref: str) -> DeliveryOutcome:
-        """Record a successful delivery (``ref`` is the provider's id for the first item)."""
-        return self.complete_many([claim], [ref])[0]
-
-    def fail(self, claim: DeliveryClaim, error: str) -> DeliveryOutcome:
-        """Record a failed attempt: ``retry`` with backoff, or ``dead`` after ``max_attempts``."""
-        return self.fail_many([claim], error)[0]
-
     # -- batched path ------------------------------------------------------------------
 
-    def append_many(self, events: Sequence[CaptureEvent], *, keep_existing: bool = False) -> list[AppendResult]:
+    def append_many(
+        self, events: Sequence[CaptureEvent | EncodedEvent], *, keep_existing: bool = False
+    ) -> list[AppendResult]:
         """Store events in ONE durable transaction (all or nothing); returns after COMMIT.
 
-        The rules of :meth:`append`, which is a batch of one.  ``paxm backfill`` appends
-        thousands of past turns at one fsync per batch instead of one each; keep batches small
-        (a few hundred events) so a live hook's append never waits long.  ``keep_existing``: an
-        event whose id is already stored is a duplicate whatever its content (the stored copy
-        wins; a resumed backfill re-renders what a killed run queued).
+        Same ``event_id`` with identical content is an idempotent duplicate; with different
+        content it raises :class:`~paxm_core.api.errors.QueueError`.  A terminal event seals its
+        session's open events in the same transaction.  Events may come already encoded by
+        :func:`encode_event` (in a backfill worker).  Keep batches small (a few hundred events)
+        so a live hook's append never waits long.  ``keep_existing``: an event whose id is
+        already stored is a duplicate whatever its content (a resumed backfill re-renders what
+        a killed run queued).
         """
         if not events:
             return []
-        encoded = [encode_event(e) for e in events]  # validated before the transaction starts
-        with self._tx(durable=True) as conn:
-            results = self._append_batch_in_tx(conn, encoded, keep_existing)
-            self._count_truncated(conn, events, results)
-        return results
-
-    def append_encoded(self, encoded: Sequence[EncodedEvent], *, keep_existing: bool = False) -> list[AppendResult]:
-        """:meth:`append_many` for events already encoded by :func:`encode_event` (in a backfill worker).
-
-        The payload text and its digest are stored as given: :func:`encode_event` validated
-        them exactly as :meth:`append_many` does.  Same transaction, same rows.
-        """
-        if not encoded:
-            return []
+        # validated before the transaction starts
+        encoded = [e if isinstance(e, tuple) else encode_event(e) for e in events]
         with self._tx(durable=True) as conn:
             return self._append_batch_in_tx(conn, encoded, keep_existing)
 
@@ -833,6 +708,19 @@ class CaptureQueue:
         """
         batch = _AppendBatch(self._stored_events(conn, encoded))
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
+        truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
+        if truncated:
+            conn.execute(
+                "INSERT INTO capture_counters(name, value, updated_at) VALUES ('truncated_events', ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
+                (truncated, utc_stamp(self._now())),
+            )
+        self._write_batch(conn, batch)
+        return results
+
+    @staticmethod
+    def _write_batch(conn: sqlite3.Connection, batch: _AppendBatch) -> None:
+        """Insert the batch's rows and seal the stored open events it sealed."""
         conn.executemany(_INSERT_EVENT, batch.event_rows)
         conn.executemany(_INSERT_EPISODE, batch.episodes)
         conn.executemany(_INSERT_DELIVERY, batch.deliveries)
@@ -840,7 +728,6 @@ class CaptureQueue:
             "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
             batch.sealed_stored,
         )
-        return results
 
     @staticmethod
     def _stored_events(conn: sqlite3.Connection, encoded: Sequence[EncodedEvent]) -> dict[str, tuple[Any, ...]]:
@@ -855,7 +742,7 @@ class CaptureQueue:
         self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
     ) -> AppendResult:
         """Add one event to ``batch``'s rows (or find it already stored); a turn end seals its session."""
-        event_id, key, profile, terminal, source, final, payload, digest, text, captured = encoded
+        event_id, key, profile, terminal, source, final, payload, digest, text, captured, _cut = encoded
         row = batch.existing.get(event_id)
         if row is not None:
             if not keep_existing:
@@ -889,9 +776,9 @@ class CaptureQueue:
         ).fetchall()
         return _SessionAppend(int(last), stored_open)
 
-    def _seal_open(self, key: str, session: _SessionAppend, batch: _AppendBatch) -> str:
-        """Seal the session's open events into one (complete) episode; returns its id."""
-        episode, owed = self._episode_rows(key, session.open, complete=True, decoded=batch.decoded)
+    def _seal_open(self, key: str, session: _SessionAppend, batch: _AppendBatch, *, complete: bool = True) -> str:
+        """Seal the session's open events (stored and the batch's) into one episode; returns its id."""
+        episode, owed = self._episode_rows(key, session.open, complete=complete, decoded=batch.decoded)
         episode_id = str(episode[0])
         batch.episodes.append(episode)
         batch.deliveries.extend(owed)
@@ -980,14 +867,26 @@ class CaptureQueue:
         for prefix in takeable:
             for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
                 if episode_id not in envelopes:
-                    break  # no episode row (the join this replaces never returned it): wait
-                payload, digest = envelopes[episode_id]
-                due = (episode_id, provider, session_key, attempts, profiles_json)
-                verified = self._verify_or_quarantine(
-                    conn, due, payload, digest, stamp, quarantined, event_rows[episode_id]
-                )
-                if verified is None:
-                    break  # a dead episode no longer blocks, but keep this round simple
+                    break  # no episode row: wait
+                try:
+                    if attempts >= 2 * self.max_attempts:
+                        # interrupted attempts (a worker killed mid-delivery) count too: a payload
+                        # that keeps crashing its worker must not loop forever
+                        raise ValueError(f"gave up after {attempts} attempts, most of them interrupted")
+                    verified = _verified_items(
+                        episode_id, profiles_json, *envelopes[episode_id], event_rows[episode_id]
+                    )
+                except ValueError as exc:  # quarantined: dead, with the reason
+                    conn.execute(
+                        "UPDATE capture_deliveries SET state = 'dead', attempts = attempts + 1, last_error = ?,"
+                        " last_attempt_at = ?, lease_owner = '' WHERE episode_id = ? AND provider = ?",
+                        (str(exc), stamp, episode_id, provider),
+                    )
+                    self._refresh_episodes(conn, [episode_id])
+                    quarantined.append(
+                        DeliveryOutcome(episode_id, provider, session_key, attempts + 1, "dead", error=str(exc))
+                    )
+                    break  # the session's later episodes wait for the next round
                 claims.append(
                     DeliveryClaim(episode_id, provider, session_key, attempts + 1, *verified, self.lease, rowid)
                 )
@@ -999,22 +898,13 @@ class CaptureQueue:
             raise QueueError("complete_many needs one ref per claim")
         stamp = utc_stamp(self._now())
         with self._tx() as conn:
-            by_row = [
-                (ref, stamp, c.row, c.episode_id, c.provider, c.lease) for c, ref in zip(claims, refs, strict=True)
-            ]
             # the claim's rowid finds the row without the primary-key index; the episode,
             # provider and lease in the same WHERE keep a reused rowid from matching
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
                 " last_error = '', lease_owner = '', next_attempt_at = ''"
                 " WHERE rowid = ? AND episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                [row for row in by_row if row[2]],
-            )
-            conn.executemany(
-                "UPDATE capture_deliveries SET state = 'delivered', provider_ref = ?, delivered_at = ?,"
-                " last_error = '', lease_owner = '', next_attempt_at = ''"
-                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                [(ref, at, episode, provider, lease) for ref, at, row, episode, provider, lease in by_row if not row],
+                [(ref, stamp, c.row, c.episode_id, c.provider, c.lease) for c, ref in zip(claims, refs, strict=True)],
             )
             self._refresh_episodes(conn, [c.episode_id for c in claims])
         return [

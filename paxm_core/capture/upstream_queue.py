@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ __all__ = [
     "COUNTER",
     "IMPORTED_SUFFIX",
     "UNREADABLE_COUNTER",
-    "UpstreamImport",
     "import_waiting_copies",
     "is_upstream_queue",
     "upstream_copies",
@@ -52,51 +50,27 @@ UNREADABLE_COUNTER = "upstream_unreadable_events"
 _LIVE = ("pending", "retry", "delivering")
 
 
-@dataclass
-class UpstreamImport:
-    """What one import did: events appended, episodes sealed, what stayed only in the copy.
-
-    ``unreadable``: events whose payload could not be read (``"<event id>: <why>"``);
-    ``errors``: why the copy as a whole could not be imported (it then keeps its name).
-    """
-
-    copy: Path
-    events: int = 0
-    episodes: int = 0
-    left_delivered: int = 0
-    left_dead: int = 0
-    unreadable: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
 def upstream_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
     """Every copy of an upstream queue set aside next to ``queue_path`` (imported or not), oldest first."""
-    path = Path(queue_path).absolute()
-    prefix = path.name + ".upstream-"
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return []
-    return sorted(
-        path.parent / name
-        for name in names
-        if name.startswith(prefix) and not name.endswith(("-wal", "-shm", "-journal"))
-    )
+    from paxm_core.capture._inbox import copies_beside
+
+    return [Path(p) for p in copies_beside(queue_path, "upstream")]
 
 
 def is_upstream_queue(path: str | os.PathLike[str]) -> bool:
     """Whether the file at ``path`` is upstream's queue not set aside yet (read-only look)."""
+    from paxm_core.capture._inbox import _is_upstream_queue
+
     try:
         conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error:
         return False
     try:
-        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return _is_upstream_queue(conn)
     except sqlite3.Error:
         return False
     finally:
         conn.close()
-    return "capture_events" in names and "_paxm_migrations" not in names
 
 
 def waiting_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
@@ -104,33 +78,22 @@ def waiting_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
     return [p for p in upstream_copies(queue_path) if not p.name.endswith(IMPORTED_SUFFIX)]
 
 
-def import_waiting_copies(queue: Any) -> list[UpstreamImport]:
+def import_waiting_copies(queue: Any) -> None:
     """Import every waiting copy into ``queue``, a ``CaptureQueue`` with delivery routes; never raises.
 
-    (Typed ``Any``: the queue module calls this one, which must not import it back.)
-
-    A copy that cannot be read stays as it is (doctor names it); one imported is renamed
-    ``….imported``.
+    (Typed ``Any``: the queue module calls this one, which must not import it back.)  A copy
+    that cannot be read keeps its name (doctor names it); one imported is renamed ``….imported``.
     """
-    reports: list[UpstreamImport] = []
     for copy in waiting_copies(queue.path):
-        report = UpstreamImport(copy)
         try:
-            _import(queue, report)
-        except Exception as exc:  # unreadable copy, queue error: the queue opens all the same
-            report.errors.append(f"{type(exc).__name__}: {exc}")
-        if not report.errors:
-            try:
-                os.rename(copy, f"{copy}{IMPORTED_SUFFIX}")
-                report.copy = Path(f"{copy}{IMPORTED_SUFFIX}")
-            except OSError as exc:
-                report.errors.append(f"cannot rename {copy}: {exc.strerror or exc}")
-        reports.append(report)
-    return reports
+            _import(queue, copy)
+            os.rename(copy, f"{copy}{IMPORTED_SUFFIX}")
+        except Exception:  # unreadable copy, queue error: the queue opens all the same
+            continue
 
 
-def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool], int, int]:
-    """``(events to import, {episode id: complete}, episodes left delivered, left dead)`` from the copy."""
+def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool]]:
+    """``(events to import, {episode id: complete})`` from the copy."""
     conn = sqlite3.connect(f"{copy.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
     try:
         states: dict[str, set[str]] = {}
@@ -138,8 +101,6 @@ def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool], int, int]
             states.setdefault(str(episode_id), set()).add(str(state))
         complete = {str(e): bool(c) for e, c in conn.execute("SELECT episode_id, complete FROM capture_episodes")}
         importable = {e for e, s in states.items() if e in complete and s and s <= set(_LIVE)}
-        delivered = sum(1 for s in states.values() if "delivered" in s)
-        dead = sum(1 for s in states.values() if "dead" in s and "delivered" not in s)
         rows = [
             row
             for row in conn.execute(
@@ -150,7 +111,7 @@ def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool], int, int]
         ]
     finally:
         conn.close()
-    return rows, {e: complete[e] for e in importable}, delivered, dead
+    return rows, {e: complete[e] for e in importable}
 
 
 def _captured_at(text: str) -> datetime | None:
@@ -194,8 +155,8 @@ def _event(row: tuple[Any, ...], sealed: bool) -> CaptureEvent:
     )
 
 
-def _import(queue: Any, report: UpstreamImport) -> None:
-    rows, episodes, report.left_delivered, report.left_dead = _read(report.copy)
+def _import(queue: Any, copy: Path) -> None:
+    rows, episodes = _read(copy)
     # one run of events per (session, episode) in the queue's order; an episode's run is
     # appended and sealed before the session's later events
     runs: list[tuple[str, str, list[tuple[Any, ...]]]] = []
@@ -205,23 +166,23 @@ def _import(queue: Any, report: UpstreamImport) -> None:
             runs[-1][2].append(row)
         else:
             runs.append((session_key, episode_id, [row]))
+    imported = unreadable = 0
     for session_key, episode_id, run in sorted(runs, key=lambda r: (r[0], r[1] == "", r[2][0][2])):
         events = []
         for row in run:
             try:
                 events.append(_event(row, sealed=bool(episode_id)))
-            except (ValueError, TypeError) as exc:  # one unreadable event costs itself, not the import
-                report.unreadable.append(f"{row[0]}: {exc}")
+            except (ValueError, TypeError):  # one unreadable event costs itself, not the import
+                unreadable += 1
         if not events:
             continue
-        results = queue.append_many(events)
-        report.events += sum(1 for r in results if not r.duplicate)
-        if episode_id and queue.seal_session(session_key, complete=episodes[episode_id]):
-            report.episodes += 1
+        imported += sum(1 for r in queue.append_many(events) if not r.duplicate)
+        if episode_id:
+            queue.seal_session(session_key, complete=episodes[episode_id])
     from paxm_core.capture._inbox import utc_stamp
 
     with queue._tx() as conn:
-        for name, value in ((COUNTER, report.events), (UNREADABLE_COUNTER, len(report.unreadable))):
+        for name, value in ((COUNTER, imported), (UNREADABLE_COUNTER, unreadable)):
             conn.execute(
                 "INSERT INTO capture_counters(name, value, updated_at) VALUES (?, ?, ?)"
                 " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",

@@ -1,17 +1,10 @@
 """The background delivery worker: leases due deliveries and sends them through the router.
 
 One loop thread claims work; each claimed batch starts a stream on its own daemon thread
-(:func:`~paxm_core.capture.batch.deliver_stream`: write, record, claim the next), bounded by
-a per-provider concurrency limit.  A provider that hangs therefore only holds its own slots:
-other providers keep delivering (upstream ran a claimed batch to completion before claiming
-again, so one hanging provider stalled all of them).  Delivery uses the router's
-``put_to_provider`` (the same write pipeline as ``remember``); nothing here writes to a
-provider directly.
-
-Every delivery is a batch (:mod:`paxm_core.capture.batch`): one claim transaction, one write,
-one completion transaction.  A provider with ``put_batch`` (the router's ``capabilities``)
-gets up to ``batch_size`` episodes per batch; the others get batches of one.  Each stream
-holds one of the provider's slots.
+(:func:`~paxm_core.capture.batch.deliver_stream`: write, record, claim the next) that holds
+one of its provider's concurrency slots, so a provider that hangs holds only its own slots.
+Writes go through the router's ``put_to_provider`` (the write pipeline of ``remember``).  A
+provider with ``put_batch`` gets up to ``batch_size`` episodes per write, the others one.
 """
 
 from __future__ import annotations
@@ -72,10 +65,8 @@ class DeliveryWorker:
     :param tick: seconds between expiry checks.
     :param cleanup_interval: minimum seconds between expired-memory cleanups after deliveries.
     :param retention: seconds a delivered episode stays in the queue file (``None``: forever).
-    :param batch_size: episodes per write to a provider with ``put_batch`` (1: no batching);
-        ``None``: :data:`~paxm_core.capture.batch.LARGE_DELIVERY_BATCH` for providers that
-        declare ``large_batches``, :data:`~paxm_core.capture.batch.DEFAULT_DELIVERY_BATCH`
-        for the others (:meth:`batch_for`).
+    :param batch_size: episodes per write to a provider with ``put_batch`` (``None``: each
+        provider's own, :meth:`batch_for`).
     """
 
     def __init__(
@@ -143,11 +134,7 @@ class DeliveryWorker:
             self._cond.notify_all()
 
     def run_once(self) -> list[DeliveryOutcome]:
-        """Claim what is due and deliver it on this thread (tests, one-shot tools).
-
-        Each provider gets up to its free slots of batches (of one, without ``put_batch``),
-        claimed before any is written: so a claim of one takes at most one episode per session.
-        """
+        """Claim what is due (each provider up to its free slots of batches) and deliver it on this thread."""
         batches: list[tuple[str, list[DeliveryClaim]]] = []
         outcomes: list[DeliveryOutcome] = []
         for provider in self.queue.due_providers():
@@ -247,7 +234,7 @@ class DeliveryWorker:
 
     @property
     def cleanup_runs(self) -> int:
-        """How many expired-memory cleanups ran (coalescing keeps this small)."""
+        """How many expired-memory cleanups ran (requests coalesce)."""
         return self._cleanup.runs
 
     # -- internals -----------------------------------------------------------------------
@@ -310,11 +297,8 @@ class DeliveryWorker:
             for provider in self.queue.due_providers():
                 while self._free_slots(provider) > 0:
                     running = self._inflight.get(provider, 0) > 0
-                    # A running stream claims its provider's next batch itself, and each of its
-                    # batches wakes this loop: once a claim here found nothing beside it (every
-                    # session's next episode already leased), claiming again after every batch
-                    # only re-reads the backlog.  New work (notify), the stream's end or one
-                    # tick lets the loop look again.
+                    # a running stream claims its provider's next batch itself: once a claim here
+                    # found nothing beside it, the loop waits for new work, the stream's end or a tick
                     if running and now < self._drained.get(provider, 0.0):
                         break
                     claims, dead = self.queue.claim_batch(provider, limit=self.batch_for(provider))
@@ -339,8 +323,6 @@ class DeliveryWorker:
         return lambda items: self.router.put_to_provider(provider, items, timeout)
 
     def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
-        # one stream per provider slot: after recording a batch it claims the next itself
-        # (deliver_stream), so a backlog drains without a round trip through the loop thread
         final: list[DeliveryOutcome] = []
         started = [time.monotonic()]
         current: list[DeliveryClaim] = list(claims)

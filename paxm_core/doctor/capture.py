@@ -201,7 +201,7 @@ def check_capture(config: Config) -> Iterator[DoctorFinding]:
 
     path = config.capture_queue_path
     yield from _upstream_findings(path)
-    for copy in _inbox.corrupt_copies(path):
+    for copy in _inbox.copies_beside(path, "corrupt"):
         yield DoctorFinding(
             "capture", "queue", "warn",
             f"a corrupt queue was moved aside to {copy}; its undelivered events are in that file",

@@ -1,10 +1,11 @@
-"""``append_encoded`` (events encoded in a backfill worker) stores exactly what ``append_many``
-stores for the same events, including the one-by-one fallback and the conflict rules."""
+"""``append_many`` given events encoded in a backfill worker stores exactly what it stores for
+the same events, including the conflict rules."""
 
 from __future__ import annotations
 
 import pickle
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,7 @@ def test_encoded_rows_cross_a_pipe_and_store_what_append_many_stores(tmp_path: P
     many, enc = _pair(tmp_path)
     try:
         a = many.append_many(stream)
-        b = enc.append_encoded(encoded)
+        b = enc.append_many(encoded)
     finally:
         many.close()
         enc.close()
@@ -84,9 +85,9 @@ def test_encoded_append_falls_back_one_by_one_for_a_session_left_open(tmp_path: 
     many, enc = _pair(tmp_path)
     try:
         many.append_many(first)
-        enc.append_encoded([encode_event(e) for e in first])
+        enc.append_many([encode_event(e) for e in first])
         a = many.append_many(rest)
-        b = enc.append_encoded([encode_event(e) for e in rest])
+        b = enc.append_many([encode_event(e) for e in rest])
         claims, _ = enc.claim_batch("sqlite")
         assert [c.items[0].text for c in claims] == ["prompt a 0\n\nanswer a 0"]
     finally:
@@ -99,13 +100,13 @@ def test_encoded_append_falls_back_one_by_one_for_a_session_left_open(tmp_path: 
 def test_encoded_append_keeps_the_stored_copy_or_refuses_a_conflict(tmp_path: Path) -> None:
     queue = _queue(tmp_path / "q.sqlite")
     try:
-        queue.append_encoded(
+        queue.append_many(
             [encode_event(_event("a-u0", "a", "p")), encode_event(_event("a-e0", "a", "e", terminal=True))]
         )
         changed = [encode_event(_event("a-u0", "a", "p v2")), encode_event(_event("a-u1", "a", "next"))]
         with pytest.raises(QueueError, match="conflicts"):
-            queue.append_encoded(changed)
-        again = queue.append_encoded(changed, keep_existing=True)
+            queue.append_many(changed)
+        again = queue.append_many(changed, keep_existing=True)
         assert [(r.duplicate, r.sequence) for r in again] == [(True, 1), (False, 3)]
     finally:
         queue.close()
@@ -116,3 +117,17 @@ def test_encode_event_validates_as_append_does() -> None:
         encode_event(_event("a-x", "a", "  "))
     with pytest.raises(QueueError, match="session key"):
         encode_event(_event("a-x", " ", "text"))
+
+
+def test_truncated_events_count_whether_encoded_in_a_worker_or_not(tmp_path: Path) -> None:
+    # a worker-encoded row carries the bytes its text lost, so ``queue status`` counts it too
+    many, enc = _pair(tmp_path)
+    cut = [replace(_event(f"c-{n}", "c", f"cut {n}"), truncated_bytes=10) for n in range(2)]
+    try:
+        many.append_many(cut)
+        enc.append_many(pickle.loads(pickle.dumps([encode_event(e) for e in cut])))
+        enc.append_many([encode_event(e) for e in cut])  # duplicates are not counted again
+        assert many.status().truncated == enc.status().truncated == 2
+    finally:
+        many.close()
+        enc.close()

@@ -77,15 +77,15 @@ def test_checkpoint_store_is_private_and_remembers(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     try:
-        store.record_turns("claude", [("t1", "queued"), ("t2", "live"), ("t1", "queued")])
+        run = store.start_run("claude", "sqlite")
+        store.record_step(run, "claude", [("t1", "queued"), ("t2", "live"), ("t1", "queued")])
         assert store.done_turns("claude") == {"t1", "t2"} and store.done_turns("codex") == set()
         assert store.counts() == {"claude": {"live": 1, "queued": 1}}
         path = tmp_path / "x.jsonl"
         assert not store.file_done("claude", path, 10, 5)
-        store.mark_file("claude", path, 10, 5, 3)
+        store.record_step(run, "claude", files=[(path, 10, 5, 3)])
         assert store.file_done("claude", path, 10, 5) and not store.file_done("claude", path, 11, 5)
-        run = store.start_run("claude", "sqlite")
-        store.update_run(run, queued=2, state="done")
+        store.record_step(run, queued=2, state="done")
         assert store.runs()[0]["state"] == "done" and store.runs()[0]["queued"] == 2
     finally:
         store.close()
@@ -153,8 +153,8 @@ def test_a_checkpoint_step_records_turns_files_and_counters_together(tmp_path: P
     try:
         run = store.start_run("claude", "sqlite")
         a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-        store.record_step("claude", [("t1", "queued"), ("t2", "empty")], [(a, 10, 5, 2)], run, queued=1, found=2)
-        store.record_step("claude", [("t1", "queued")], [], run, queued=1, found=3, bogus=7)
+        store.record_step(run, "claude", [("t1", "queued"), ("t2", "empty")], [(a, 10, 5, 2)], queued=1, found=2)
+        store.record_step(run, "claude", [("t1", "queued")], [], queued=1, found=3, bogus=7)
         assert store.done_turns("claude") == {"t1", "t2"}
         assert store.file_done("claude", a, 10, 5) and not store.file_done("claude", b, 10, 5)
         latest = store.runs()[0]
@@ -165,7 +165,7 @@ def test_a_checkpoint_step_records_turns_files_and_counters_together(tmp_path: P
             " BEGIN SELECT RAISE(ABORT, 'refused'); END"
         )
         with pytest.raises(sqlite3.IntegrityError, match="refused"):
-            store.record_step("claude", [("t3", "queued")], [(b, 1, 1, 1)], run, found=9)
+            store.record_step(run, "claude", [("t3", "queued")], [(b, 1, 1, 1)], found=9)
         assert "t3" not in store.done_turns("claude") and store.runs()[0]["found"] == 3
     finally:
         store.close()

@@ -59,7 +59,7 @@ def test_claim_batch_never_overtakes_an_earlier_undelivered_episode(open_queue: 
     assert len(first) == 1
     # the head is leased: the later episodes must wait for it
     assert queue.claim_batch("sqlite")[0] == []
-    queue.fail(first[0], "provider down")  # head now waits an hour for its retry
+    queue.fail_many(first[:1], "provider down")  # head now waits an hour for its retry
     assert queue.claim_batch("sqlite")[0] == []
     queue.make_due()
     claims, _ = queue.claim_batch("sqlite")
@@ -98,10 +98,7 @@ def test_complete_many_needs_one_ref_per_claim(open_queue: Any) -> None:
 
 
 def test_complete_many_marks_exactly_the_claims_still_leased_to_it(open_queue: Any, queue_path: Path) -> None:
-    # a lease taken over meanwhile is not marked, a claim without a rowid is found by its keys,
-    # a claim listed twice takes its first ref
-    from dataclasses import replace
-
+    # a lease taken over meanwhile is not marked, a claim listed twice takes its first ref
     queue = open_queue()
     queue.append_many(_turns("a", 3) + _turns("b", 3))
     claims, _ = queue.claim_batch("sqlite", limit=100)
@@ -111,8 +108,7 @@ def test_complete_many_marks_exactly_the_claims_still_leased_to_it(open_queue: A
         conn.execute(
             "UPDATE capture_deliveries SET lease_owner = 'someone-else' WHERE episode_id = ?", (taken_over.episode_id,)
         )
-    keyed = replace(claims[4], row=0)
-    batch = [claims[0], taken_over, claims[2], claims[3], keyed, claims[5], claims[0]]
+    batch = [claims[0], taken_over, claims[2], claims[3], claims[4], claims[5], claims[0]]
     outcomes = queue.complete_many(batch, ["r0", "r1", "r2", "r3", "r4", "r5", "again"])
     assert [o.ref for o in outcomes] == ["r0", "r1", "r2", "r3", "r4", "r5", "again"]
     with sqlite3.connect(queue_path) as conn:

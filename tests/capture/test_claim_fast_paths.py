@@ -21,9 +21,9 @@ from paxm_core.capture.episode import (
     RESERVED_METADATA,
     canonical_json,
     decode_event_payload,
-    encode_event_payload,
     envelope_json,
     episode_items,
+    event_payload_json,
 )
 from paxm_core.capture.queue import _check_embedded_events
 
@@ -45,9 +45,7 @@ def _event(rng: random.Random, n: int) -> dict[str, Any]:
         provenance=rng.choice([Provenance(), Provenance(agent_id=f"a{n}")]),
         admission_text=rng.choice(["", "", " ", f"admit {n}"]),
     )
-    decoded: dict[str, Any] = json.loads(
-        canonical_json(encode_event_payload(item, rng.choice(["default", "default", "work"])))
-    )
+    decoded: dict[str, Any] = json.loads(event_payload_json(item, rng.choice(["default", "default", "work"])))
     return decoded
 
 

@@ -33,7 +33,7 @@ def test_due_providers_follows_every_delivery_state(open_queue, queue_path: Path
     assert q.due_providers() == ["mid", "zeta"] == reference(queue_path)
 
     # a failed attempt waits as a retry: due again (waiting or not), as before
-    q.fail(claims[0], "boom")
+    q.fail_many(claims[:1], "boom")
     assert q.due_providers() == ["alpha", "mid", "zeta"] == reference(queue_path)
 
     # delivered ones drop out for good

@@ -147,8 +147,9 @@ def test_the_spool_path_of_the_client_imports_only_c_level_modules(tmp_path: Pat
     extra = imported_modules(proc.stderr) - allowed
     assert not extra, f"hook client imported modules beyond its allowed set: {sorted(extra)}"
     ((record,), torn) = _spool.read_records(_spool.spool_path(queue))
-    assert torn == 0 and record.event == "turn_end" and record.raw == b'{"last_assistant_message": "x"}'
-    assert record.event_id == fake.requests[0]["event_id"]
+    event_id, _target, name, raw, _received = record
+    assert torn == 0 and name == "turn_end" and raw == b'{"last_assistant_message": "x"}'
+    assert event_id == fake.requests[0]["event_id"]
 
 
 def test_an_event_follows_spooled_events_when_their_import_met_the_lock(
@@ -185,7 +186,7 @@ def test_an_event_follows_spooled_events_when_their_import_met_the_lock(
         assert response["ok"], response
         assert queue_rows(config, "SELECT count(*) FROM capture_events") == [(0,)]  # it went behind them
         records, _ = _spool.read_records(_spool.spool_path(queue.path))
-        assert [r.event for r in records] == ["user_input", "turn_end"]
+        assert [r[2] for r in records] == ["user_input", "turn_end"]
         processor.drain_inbox()
     finally:
         processor.close()

@@ -151,7 +151,7 @@ def test_mixed_profiles_give_one_item_per_profile_with_stable_ids(open_queue) ->
     assert items[0].source == "hook:episode"
     assert items[0].turn is not None and items[0].turn.session_id == "S"
     # a retry after a failure sends byte-identical ids (idempotent at ID-honouring providers)
-    q.fail(claims[0], "boom")
+    q.fail_many(claims[:1], "boom")
     q.make_due()
     retry, _ = q.claim_batch("mem0", limit=1)
     assert [i.id for i in retry[0].items] == [i.id for i in items]
@@ -342,8 +342,8 @@ def test_prune_removes_only_old_delivered_work(open_queue, clock, queue_path: Pa
     q.drain_inbox(_render)
     claims, _ = q.claim_batch("a")
     by_event = {c.items[0].text: c for c in claims}
-    q.complete(by_event["text of old"], "ref-old")
-    q.fail(by_event["text of dead"], "boom")  # max_attempts=1: dead
+    q.complete_many([by_event["text of old"]], ["ref-old"])
+    q.fail_many([by_event["text of dead"]], "boom")  # max_attempts=1: dead
     clock.advance(8 * 24 * 3600)
     q.append(event("new", "s4", terminal=True))
     assert q.prune(7 * 24 * 3600) == 1

@@ -37,7 +37,7 @@ def test_schema_3_queue_upgrades_and_delivers_everything(open_queue, queue_path:
     for n in range(6):
         q.append(event(f"e{n}", f"s{n % 2}", terminal=True))
     (first, second, *_), _ = q.claim_batch("a", limit=2)
-    q.fail(first, "boom")  # retry, an hour away
+    q.fail_many([first], "boom")  # retry, an hour away
     q.close()
     with sqlite3.connect(queue_path) as conn:
         # a worker killed mid-delivery (its pid is gone), and an episode that gave up

@@ -64,11 +64,11 @@ def test_append_is_private_and_a_torn_last_record_is_skipped(tmp_path: Path) -> 
     with open(path, "ab") as handle:
         handle.write(whole[: len(whole) // 2])
     records, torn = _spool.read_records(path)
-    assert [r.event_id for r in records] == ["evt_1", "evt_2"] and torn == 1
+    assert [r[0] for r in records] == ["evt_1", "evt_2"] and torn == 1
     # a later record is whole again: each record starts on a line of its own
     _spool.append_record(queue, "evt_4", "claude", "user_input", b"four", 1003.0)
     records, torn = _spool.read_records(path)
-    assert [r.event_id for r in records] == ["evt_1", "evt_2", "evt_4"] and torn == 1
+    assert [r[0] for r in records] == ["evt_1", "evt_2", "evt_4"] and torn == 1
     assert _spool.pending_count(queue) == 3
 
 

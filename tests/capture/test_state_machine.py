@@ -114,10 +114,10 @@ class QueueMachine(RuleBasedStateMachine):
     def finish(self, data: st.DataObject, succeed: bool) -> None:
         claim = self.outstanding.pop(data.draw(st.integers(0, len(self.outstanding) - 1)))
         if succeed:
-            outcome = self.queue.complete(claim, claim.items[0].id)
+            (outcome,) = self.queue.complete_many([claim], [claim.items[0].id])
             self.delivered.add((claim.episode_id, claim.provider))
         else:
-            outcome = self.queue.fail(claim, "injected")
+            (outcome,) = self.queue.fail_many([claim], "injected")
             assert outcome.state == ("dead" if claim.attempt >= MAX_ATTEMPTS else "retry")
 
     @rule()

@@ -23,9 +23,9 @@ def config(tmp_path: Path) -> Path:
     try:
         for agent, provider in (("claude", "sqlite"), ("codex", "sqlite"), ("claude", "sqlite,zep")):
             run = store.start_run(agent, provider)
-            store.update_run(run, state="done", found=3, queued=3, delivered=3)
-        store.record_turns("claude", [("c1", "queued"), ("c2", "queued")])
-        store.record_turns("codex", [("x1", "queued")])
+            store.record_step(run, state="done", found=3, queued=3, delivered=3)
+        store.record_step(run, "claude", [("c1", "queued"), ("c2", "queued")])
+        store.record_step(run, "codex", [("x1", "queued")])
     finally:
         store.close()
     return path
