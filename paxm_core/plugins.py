@@ -463,15 +463,19 @@ def declared_secret_keys() -> frozenset[str]:
         return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 
 
-def installed_provider_catalog() -> ProviderCatalog:
+def installed_provider_catalog(*, listed: bool = True) -> ProviderCatalog:
     """The installed provider types as config loading reads them (``load_config(provider_types=...)``).
 
     Lazy like the functions above: a type's plugin is imported when the config names the type,
     secret keys come from the plugin index, and every type only for the built-in default config.
+    ``listed=False``: the built-in default config lists no disabled backend, so no provider
+    plugin but the ones the config enables is imported (a command that only uses providers).
     """
     from paxm_core.config.catalog import ProviderCatalog
 
     # module functions only: a config holding the catalog pickles (backfill's worker processes)
+    if not listed:
+        return ProviderCatalog(lookup=registered_provider_type, secret_keys=declared_secret_keys)
     return ProviderCatalog(lookup=registered_provider_type, secret_keys=declared_secret_keys, listed=_installed_types)
 
 

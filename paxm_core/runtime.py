@@ -81,7 +81,10 @@ class Runtime:
             # the hook daemon's parsed-config cache (<config dir>/hooks): while the file is
             # unchanged, `paxm recall`/`remember` and `mcp serve` skip importing the YAML parser
             hooks_dir = resolve_config_path(config_path).parent / "hooks"
-            config = load_config(config_path, provider_types=installed_provider_catalog(), parse_cache=hooks_dir)
+            # without a config file, the disabled backends the built-in config lists (which
+            # import every provider plugin) are for `paxm config`/doctor, not for a runtime
+            catalog = installed_provider_catalog(listed=False)
+            config = load_config(config_path, provider_types=catalog, parse_cache=hooks_dir)
         if plugin_manager is None:
             # the lazy manager config validation already filled: a provider's plugin is
             # imported when the config names its type, an integration's when one is asked for

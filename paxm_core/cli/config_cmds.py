@@ -62,7 +62,7 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
     except PaxmError as exc:  # e.g. an enabled provider type that is not installed: report it with the rest
         runtime, unstartable = None, str(exc)
     # the checks first: provider health opens databases, and opening one repairs its mode
-    findings = run_checks(runtime.config if runtime is not None else config)
+    findings = run_checks(config)
     statuses = list(runtime.router.health()) if runtime is not None else []
     if runtime is None and not any(f.check == "config" and f.level == "error" for f in findings):
         findings.append(DoctorFinding("config", "providers", "error", unstartable, "fix the setting it names"))
