@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -22,8 +22,6 @@ from paxm_core.api.protocols import ProviderFactory, ProviderType
 from paxm_core.api.values import value_dataclass
 
 if TYPE_CHECKING:
-    from importlib.metadata import Distribution
-
     from paxm_core.api.integration import Integration
     from paxm_core.config.catalog import ProviderCatalog
     from paxm_core.plugin_index import EntryPointRecord
@@ -74,51 +72,6 @@ class PluginInfo:
         }
 
 
-_T = TypeVar("_T")
-
-
-class _Distributions(dict[str, tuple[str, str]]):
-    """Plugin name -> (distribution, version), read from a distribution's metadata only when asked.
-
-    Parsing every plugin's ``METADATA`` costs the hook daemon's start-up a few milliseconds and
-    is only needed to report a plugin (``paxm plugins``, a load error).
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._pending: dict[str, Distribution] = {}
-
-    def defer(self, plugin: str, dist: Distribution) -> None:
-        """Remember ``dist`` (an ``importlib.metadata.Distribution``) for ``plugin``."""
-        self._pending[plugin] = dist
-
-    def _resolve(self, plugin: object) -> None:
-        dist = self._pending.pop(plugin, None) if isinstance(plugin, str) else None
-        if dist is not None:
-            try:
-                info = (str(dist.metadata["Name"] or ""), str(dist.version or ""))
-            except Exception:  # unreadable metadata: reported without a distribution
-                info = ("", "")
-            super().__setitem__(plugin, info)  # type: ignore[index]
-
-    @overload
-    def get(self, plugin: str, default: None = None, /) -> tuple[str, str] | None: ...
-    @overload
-    def get(self, plugin: str, default: tuple[str, str], /) -> tuple[str, str]: ...
-    @overload
-    def get(self, plugin: str, default: _T, /) -> tuple[str, str] | _T: ...
-    def get(self, plugin: str, default: object = None, /) -> object:
-        self._resolve(plugin)
-        return super().get(plugin, default)
-
-    def __getitem__(self, plugin: str) -> tuple[str, str]:
-        self._resolve(plugin)
-        return super().__getitem__(plugin)
-
-    def __contains__(self, plugin: object) -> bool:
-        return plugin in self._pending or super().__contains__(plugin)
-
-
 class PaxmPluginManager(pluggy.PluginManager):
     """A pluggy manager that remembers load errors and plugin distributions."""
 
@@ -126,7 +79,8 @@ class PaxmPluginManager(pluggy.PluginManager):
         super().__init__("paxm")
         self.add_hookspecs(hookspecs)
         self.load_errors: list[LoadError] = []
-        self.distributions: dict[str, tuple[str, str]] = _Distributions()
+        #: plugin name -> (distribution, version), from the plugin index
+        self.distributions: dict[str, tuple[str, str]] = {}
         self._provider_types: dict[str, ProviderType] | None = None
         self._provider_owner: dict[str, str] = {}
         self._integrations: dict[str, Integration] | None = None
@@ -491,44 +445,24 @@ def _allowed_plugins() -> set[str] | None:
 
 
 def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> PaxmPluginManager:
-    """Build a plugin manager, loading every ``paxm`` entry point in its own ``try``.
+    """Build a plugin manager from the entry-point index, loading each plugin in its own ``try``.
 
     :param load_entrypoints: ``False`` gives an empty manager for hermetic tests.
-    :param lazy: read the entry points from the cached index (:mod:`paxm_core.plugin_index`)
-        and import a plugin that only registers integrations when one of its integrations
-        (or all of them, or :meth:`~PaxmPluginManager.get_plugins`) is asked for.  For
-        processes that look things up by name (the hook daemon, config validation); a caller
-        of ``pm.hook.*`` directly wants the default.
+    :param lazy: import a plugin whose roles the index knows only when one of them (or all
+        of them, or :meth:`~PaxmPluginManager.get_plugins`) is asked for.  For processes that
+        look things up by name (the hook daemon, config validation); a caller of ``pm.hook.*``
+        directly wants the default.
     """
     pm = PaxmPluginManager()
-    if not load_entrypoints:
-        return pm
-    allowed = _allowed_plugins()
-    if lazy:
-        _load_indexed(pm, allowed)
-        return pm
-    from importlib.metadata import entry_points
-
-    seen: set[str] = set()
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if ep.name in seen or (allowed is not None and ep.name not in allowed):
-            continue
-        seen.add(ep.name)
-        dist = getattr(ep, "dist", None)
-        if dist is not None and isinstance(pm.distributions, _Distributions):
-            pm.distributions.defer(ep.name, dist)
-        else:
-            pm.distributions[ep.name] = ("", "")
-        try:
-            plugin = ep.load()
-            pm.register(plugin, name=ep.name)
-        except Exception as exc:  # broken plugin: record it and keep going
-            pm._record_failure(ep.name, exc)
+    if load_entrypoints:
+        _load_indexed(pm, _allowed_plugins(), defer=lazy)
     return pm
 
 
-def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
-    """Fill ``pm`` from the entry-point index, deferring integration-only plugins it knows.
+def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None, *, defer: bool) -> None:
+    """Fill ``pm`` from the entry-point index, in name order; with ``defer``, plugins whose
+    roles the index knows wait (integration-only ones, and provider-only ones of a type no
+    other plugin claims).
 
     A plugin whose roles the index does not know (new, changed, or never loaded cleanly) is
     imported now, and the index learns what it registered.
@@ -553,18 +487,11 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
             continue
         seen.add(entry.name)
         pm.distributions[entry.name] = (entry.distribution, entry.version)
-        if known[entry.name]:
-            if not entry.providers and entry.integrations:
-                pm._defer(entry)
-                continue
-            # A provider-only plugin waits until its type is asked for, unless another plugin
-            # claims the same type (then name order decides the duplicate, as when all load).
-            waits = claims is not None and all(claims[t] == 1 for t in entry.providers or ())
-            if entry.providers and not entry.integrations and waits:
-                pm._defer(entry)
-                continue
-        else:
+        if not known[entry.name]:
             learned.append(entry)
+        elif defer and _waits(entry, claims):
+            pm._defer(entry)
+            continue
         pm._load_entry(entry)
     if learned:
         types = pm._loaded_provider_types()  # deferred plugins stay deferred
@@ -578,6 +505,17 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None) -> None:
                 plugin_index.record_roles(entry, providers, names, canonical, secrets)
     if stale or learned:
         plugin_index.write_index(index)
+
+
+def _waits(entry: EntryPointRecord, claims: dict[str, int] | None) -> bool:
+    """Whether a plugin of known roles can stay unimported until one of them is asked for.
+
+    An integration-only plugin can; a provider-only one too, unless another plugin claims the
+    same type (then name order decides the duplicate, as when all load).
+    """
+    if not entry.providers:
+        return bool(entry.integrations)
+    return not entry.integrations and claims is not None and all(claims[t] == 1 for t in entry.providers)
 
 
 def _integration_names(integrations: dict[str, Integration], owners: dict[str, str], plugin: str) -> list[str]:

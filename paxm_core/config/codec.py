@@ -309,7 +309,8 @@ def _dump_value(value: object, redact: frozenset[str] | None) -> object:
     return value
 
 
-_SECRET_FLAG = re.compile(r"^(--?[\w.-]*(?:key|token|secret|password|auth)[\w.-]*)(=.*)?$", re.IGNORECASE)
+#: compiled on first use (``re`` caches it): most commands never redact a command line
+_SECRET_FLAG = r"(?i)^(--?[\w.-]*(?:key|token|secret|password|auth)[\w.-]*)(=.*)?$"
 
 
 def _redact_option(key: str, value: object, declared: frozenset[str]) -> object:
@@ -332,7 +333,7 @@ def _redact_args(args: list[object]) -> list[object]:
             out.append(REDACTED)
             hide_next = False
             continue
-        match = _SECRET_FLAG.match(arg) if isinstance(arg, str) else None
+        match = re.match(_SECRET_FLAG, arg) if isinstance(arg, str) else None
         if match and match.group(2):
             out.append(f"{match.group(1)}={REDACTED}")
         else:

@@ -214,34 +214,28 @@ def active_recall() -> ActiveRecallConfig:
     return ActiveRecallConfig(enabled=True, profile="default", output="markdown")
 
 
-def _compatible_agent(passive_recall: bool) -> AgentConfig:
-    user_input = AgentHookConfig(write=hook_write("user_input"))
-    if passive_recall:
+def _agent_hooks(*, recall: bool, write: bool) -> dict[str, AgentHookConfig]:
+    """Upstream's standard events of one agent: ``write`` adds session_start and the prompt's
+    write, ``recall`` the prompt's passive recall; turn_end always writes."""
+    user_input = AgentHookConfig(write=hook_write("user_input")) if write else AgentHookConfig()
+    if recall:
         user_input.recall = default_hook_recall()
+    hooks = {"session_start": AgentHookConfig(write=hook_write("session_start"))} if write else {}
+    hooks["user_input"] = user_input
+    hooks["turn_end"] = AgentHookConfig(write=hook_write("turn_end", flush=True))
+    return hooks
+
+
+def _compatible_agent(passive_recall: bool) -> AgentConfig:
     return AgentConfig(
-        enabled=False,
-        active_recall=active_recall(),
-        hooks={
-            "session_start": AgentHookConfig(write=hook_write("session_start")),
-            "user_input": user_input,
-            "turn_end": AgentHookConfig(write=hook_write("turn_end", flush=True)),
-        },
+        enabled=False, active_recall=active_recall(), hooks=_agent_hooks(recall=passive_recall, write=True)
     )
 
 
 def default_agents() -> dict[str, AgentConfig]:
     """Every known agent with upstream's hook wiring; only ``codex`` is enabled."""
-    full = {
-        "session_start": AgentHookConfig(write=hook_write("session_start")),
-        "user_input": AgentHookConfig(recall=default_hook_recall(), write=hook_write("user_input")),
-        "turn_end": AgentHookConfig(write=hook_write("turn_end", flush=True)),
-    }
-    recall_and_turn_end = {
-        "user_input": AgentHookConfig(recall=default_hook_recall()),
-        "turn_end": AgentHookConfig(write=hook_write("turn_end", flush=True)),
-    }
     return {
-        "opencode": AgentConfig(active_recall=active_recall(), hooks=copy.deepcopy(recall_and_turn_end)),
+        "opencode": AgentConfig(active_recall=active_recall(), hooks=_agent_hooks(recall=True, write=False)),
         "claude": AgentConfig(
             active_recall=active_recall(),
             hooks={
@@ -249,11 +243,11 @@ def default_agents() -> dict[str, AgentConfig]:
                 "tool_failure": AgentHookConfig(write=hook_write("tool_failure")),
                 # paxm's own: memories anchored to what a tool is about to touch (docs/freshness.md)
                 "pre_tool": AgentHookConfig(recall=pre_tool_recall()),
-                **copy.deepcopy(full),
+                **_agent_hooks(recall=True, write=True),
             },
         ),
-        "codex": AgentConfig(enabled=True, active_recall=active_recall(), hooks=copy.deepcopy(full)),
-        "pi": AgentConfig(active_recall=active_recall(), hooks=copy.deepcopy(recall_and_turn_end)),
+        "codex": AgentConfig(enabled=True, active_recall=active_recall(), hooks=_agent_hooks(recall=True, write=True)),
+        "pi": AgentConfig(active_recall=active_recall(), hooks=_agent_hooks(recall=True, write=False)),
         "cursor": _compatible_agent(False),
         "trae": _compatible_agent(True),
         "trae-cn": _compatible_agent(True),

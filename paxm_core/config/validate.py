@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["SUPPORTED_VERSIONS", "validate"]
 
 SUPPORTED_VERSIONS = (0, 1)
-_OWNER_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+_OWNER_NAME = r"[a-z0-9][a-z0-9_.-]{0,63}"  # compiled on first use (``re`` caches it)
 _TIERS = ("stm", "ltm")
 _SCOPE_TYPES = ("personal", "team")
 
@@ -132,7 +132,7 @@ def _agents(config: Config) -> None:
         where = f"agents.{name}.integration.owner"
         # Which plugin owners exist is the integrations' business (``Integration.owners``,
         # checked by setup and doctor); a config file only has to name one sanely.
-        if owner and not _OWNER_NAME.fullmatch(owner):
+        if owner and not re.fullmatch(_OWNER_NAME, owner):
             _fail(where, f"{agent.integration.owner!r} is invalid; use paxm or an integration's owner name")
         for event in sorted(agent.hooks):
             recall = agent.hooks[event].recall
