@@ -9,9 +9,9 @@ fails fast (``bulkhead_busy``) instead of piling up more stuck threads behind it
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from _queue import SimpleQueue  # what queue.SimpleQueue is, without queue's import (heapq, Queue)
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -73,7 +73,7 @@ class Lane:
     def __init__(self, name: str) -> None:
         self.name = name
         self._slot = threading.Lock()
-        self._jobs: queue.SimpleQueue[Call[object] | None] = queue.SimpleQueue()
+        self._jobs: SimpleQueue[Call[object] | None] = SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._closed = False

@@ -51,12 +51,15 @@ NOT_ON_RECALL = (
 )
 
 
-def _recall_modules(tmp_path: Path, *args: str, identity: str = "identity:\n  user_id: alice\n") -> list[str]:
+def _recall_modules(
+    tmp_path: Path, *args: str, identity: str = "identity:\n  user_id: alice\n", config_file: bool = True
+) -> list[str]:
     config = tmp_path / "config.yaml"
-    config.write_text(
-        f"version: 1\n{identity}providers:\n  sqlite:\n    type: sqlite\n    enabled: true\n"
-        f"    path: {tmp_path / 'memory.sqlite'}\ntelemetry:\n  dir: {tmp_path / 'state'}\n"
-    )
+    if config_file:
+        config.write_text(
+            f"version: 1\n{identity}providers:\n  sqlite:\n    type: sqlite\n    enabled: true\n"
+            f"    path: {tmp_path / 'memory.sqlite'}\ntelemetry:\n  dir: {tmp_path / 'state'}\n"
+        )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
     env.pop("PAXM_LOAD_PLUGINS", None)
     env.pop("PAXM_CONFIG", None)
@@ -90,6 +93,14 @@ def test_recall_as_json_imports_no_integration_either(tmp_path: Path) -> None:
     _recall_modules(tmp_path, "--json")
     modules = _recall_modules(tmp_path, "--json")
     assert not _unwanted(modules), _unwanted(modules)
+
+
+def test_recall_without_a_config_file_imports_no_other_provider(tmp_path: Path) -> None:
+    # the built-in config lists every installed backend, disabled: that list is for paxm config
+    _recall_modules(tmp_path, config_file=False)
+    modules = _recall_modules(tmp_path, config_file=False)
+    assert not _unwanted(modules), _unwanted(modules)
+    assert "paxm_provider_sqlite.provider" in modules
 
 
 def test_recall_without_a_configured_user_imports_no_getpass(tmp_path: Path) -> None:
