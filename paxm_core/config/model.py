@@ -244,11 +244,6 @@ class TelemetryConfig:
     capture_query_preview: bool | None = None
     query_preview_chars: int = 0
 
-    @property
-    def is_enabled(self) -> bool:
-        """Telemetry is on unless explicitly disabled."""
-        return self.enabled is not False
-
 
 @value_dataclass
 class CaptureQueueConfig:

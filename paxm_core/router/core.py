@@ -127,12 +127,6 @@ class Router:
             self._capabilities[name] = capabilities_of(self._providers[name])
         return self._capabilities[name]
 
-    def preserves_turn_boundaries(self, name: str) -> bool:
-        """Whether provider ``name`` stores a whole captured turn as one memory."""
-        from paxm_core.api.protocols import CAP_TURN_BOUNDARIES
-
-        return name in self._providers and CAP_TURN_BOUNDARIES in self.capabilities(name)
-
     def _lane(self, name: str, op: str) -> Lane:
         key = (name, op)
         lane = self._lanes.get(key)
