@@ -1,11 +1,9 @@
 """A per-environment cache of the ``paxm`` entry points and of what each plugin registers.
 
-Finding the entry points means importing :mod:`importlib.metadata` and reading every installed
-distribution's metadata; loading them all imports every harness integration and provider, though
-a hook daemon needs the one integration its harness uses and the providers its config names.
-Both showed up as the largest parts of the daemon's start-up after the interpreter itself
-(``benchmarks/hook_bench.py``, "first prompt, daemon down").  This index lets
-:func:`paxm_core.plugins.get_plugin_manager` (``lazy=True``) skip the scan and defer plugins
+Finding the entry points reads every installed distribution's metadata, and loading them all
+imports every harness integration and provider, though a process needs the integration its
+harness uses and the providers its config names.  With this index,
+:func:`paxm_core.plugins.get_plugin_manager` skips the scan and (``lazy=True``) defers plugins
 that only register integrations, or only provider types.
 
 The index is only trusted while its *stamp* matches: the interpreter, ``sys.path``, the mtime

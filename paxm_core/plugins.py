@@ -361,11 +361,9 @@ def _registry_manager() -> PaxmPluginManager | None:
 def shared_plugin_manager() -> PaxmPluginManager:
     """The process's lazy plugin manager: the one config validation and redaction look types up in.
 
-    A process that validates its config and then builds a runtime (the hook daemon) can hand
-    the runtime this manager instead of building a second one from the same index (pluggy's
-    hook specs are parsed with ``inspect`` per manager: about 1 ms of the daemon's first
-    answer).  Built as :func:`get_plugin_manager` with ``lazy=True`` builds it; when that
-    fails, a fresh build raises the error.
+    A process that validates its config and then builds a runtime hands the runtime this
+    manager rather than building a second one from the same index.  When it cannot be built,
+    a fresh build raises the error.
     """
     pm = _registry_manager()
     return pm if pm is not None else get_plugin_manager(lazy=True)
