@@ -491,7 +491,7 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None, *, defer: boo
             pm._defer(entry)
             continue
         pm._load_entry(entry)
-    if learned:
+    if learned and defer:  # a manager that loads everything leaves the cache as it found it
         types = pm._loaded_provider_types()  # deferred plugins stay deferred
         integrations, owners = pm._collect_integrations()
         for entry in learned:
@@ -501,7 +501,7 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None, *, defer: boo
                 canonical = [name for name, owner in owners.items() if owner == entry.name]
                 secrets = [key for t in providers for key in types[t].secret_keys]
                 plugin_index.record_roles(entry, providers, names, canonical, secrets)
-    if stale or learned:
+    if defer and (stale or learned):
         plugin_index.write_index(index)
 
 
