@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.api.json import JSONObject, JSONValue
+from paxm_core.evals.locomo_harness import number_of
 
 if TYPE_CHECKING:
     from paxm_core.api.protocols import Provider
@@ -512,12 +513,6 @@ def aggregate_trials(trials: Sequence[Mapping[str, JSONValue]], arms: tuple[str,
     )
     out["trials"] = ordered
     return out
-
-
-def number_of(row: Mapping[str, JSONValue], key: str) -> float:
-    """``row[key]`` as a number (missing or not a number: 0)."""
-    value = row.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _arm_summary(arm: str, trials: list[Mapping[str, JSONValue]]) -> JSONObject:

@@ -229,7 +229,7 @@ def _objects(value: JSONValue) -> list[Mapping[str, JSONValue]]:
 
 
 def _retrieval_lines(diag: Mapping[str, JSONValue]) -> list[str]:
-    from paxm_core.evals.locomo import number_of as n
+    from paxm_core.evals.locomo_harness import number_of as n
 
     lines = [
         f"  retrieval ({diag.get('provider')}): {diag.get('passed')}/{diag.get('question_count')} passed  "
@@ -244,7 +244,7 @@ def _retrieval_lines(diag: Mapping[str, JSONValue]) -> list[str]:
 
 
 def _report(result: Mapping[str, JSONValue]) -> str:
-    from paxm_core.evals.locomo import number_of as n
+    from paxm_core.evals.locomo_harness import number_of as n
 
     if result.get("benchmark") != "locomo-agent":
         header = f"paxm eval: {result.get('benchmark')} ({result.get('provider')})"

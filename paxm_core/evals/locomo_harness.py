@@ -211,8 +211,6 @@ class ChatHarness:
         return str(outcome.text)
 
     def _count(self, reply: Mapping[str, JSONValue], out: AgentResponse) -> None:
-        from paxm_core.evals.locomo import number_of
-
         usage = _member(reply, "usage")
         prompt = int(number_of(usage, "prompt_tokens"))
         completion = int(number_of(usage, "completion_tokens"))
@@ -231,3 +229,9 @@ class ChatHarness:
 
         assert self._scope is not None
         send_control(str(self._scope.config_path), "shutdown")
+
+
+def number_of(row: Mapping[str, JSONValue], key: str) -> float:
+    """``row[key]`` as a number (missing or not a number: 0)."""
+    value = row.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
