@@ -374,3 +374,39 @@ def test_a_lexical_best_unrelated_by_meaning_does_not_lead() -> None:
         [("trap", 0.5), ("answer", 0.3)], [("answer", 0.7)], "relaxed", 3, (), {"trap": 0.1, "answer": 0.7}
     )
     assert [r.key for r in ranked] == ["answer", "trap"]
+
+
+_ASKED = "Claude Code user input:\n"
+_SAID = "\n\nClaude Code assistant response:\n"
+
+
+def test_a_turn_found_by_meaning_only_asks_when_its_answer_says_nothing() -> None:
+    # the answer to a paraphrased question shares none of its words: that makes it no copy of it
+    prices = f"{_ASKED}How should the order service represent prices?{_SAID}Decided: integer cents in a BIGINT."
+    assert not fusion.says_nothing(prices)
+    assert fusion.says_nothing(f"{_ASKED}How should the order service represent prices?")
+    assert fusion.says_nothing(f"{_ASKED}How are prices stored?{_SAID}Good question: how are prices stored?")
+    assert fusion.says_nothing(f"{_ASKED}How are prices stored?{_SAID}Let me check and get back to you.")
+    # a user who stated something gave an answer, and a note is no turn at all
+    assert not fusion.says_nothing(f"{_ASKED}Store prices as integer cents.{_SAID}Noted?")
+    assert not fusion.says_nothing("Prices are stored as integer cents.")
+
+
+def test_an_answer_found_by_meaning_alone_is_not_demoted_as_a_question_copy(tmp_path: Path) -> None:
+    from paxm_provider_sqlite_hybrid import calibration
+
+    text = (
+        f"{_ASKED}How should the order service represent prices?{_SAID}"
+        "Decided: amounts are stored as integer cents in a BIGINT column beside an ISO currency code; "
+        "no float columns."
+    )
+    hybrid = HybridSQLiteProvider("hybrid", ProviderConfig(path=str(tmp_path / "memory.sqlite")))
+    try:
+        hybrid.put_batch([MemoryItem(text=text, id="prices", tier="ltm")], Deadline.none())
+        # no word in common: the lexical store's test (no query word in the answer) would call
+        # this turn a copy of the question and scale its score by 0.3, under the floor
+        hits = hybrid.search(SearchQuery("keep money values free of rounding errors", limit=3), Deadline.after(10))
+    finally:
+        hybrid.close()
+    assert [h.id for h in hits] == ["prices"]
+    assert hits[0].score >= calibration.FLOOR_SCORE

@@ -4,17 +4,23 @@ Hits matching every query term (and otherwise the lexical best and its ties) lea
 order; every other place goes by reciprocal-rank fusion.  Scores never increase down the list
 and no hit falls below its own evidence, so thresholds that admitted a memory with ``sqlite``
 still admit it.
+
+A captured turn that only asks the question comes after every answer.  Words decide that for a
+lexical hit (the lexical store's rule); for a memory only the dense ranking found, which shares
+no word with the query, its own answer decides (:func:`says_nothing`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from paxm_provider_sqlite.retrieval.ranking import QUESTION_ONLY_FACTOR
+from paxm_provider_sqlite.retrieval.analyzer import index_text
+from paxm_provider_sqlite.retrieval.ranking import FILLER_WORDS, QUESTION_ONLY_FACTOR, asks
 from paxm_provider_sqlite_hybrid import calibration
 
-__all__ = ["DENSE_WEIGHT", "LEXICAL_WEIGHT", "RRF_K", "UNRELATED_FACTOR", "Ranked", "fuse"]
+__all__ = ["DENSE_WEIGHT", "LEXICAL_WEIGHT", "RRF_K", "UNRELATED_FACTOR", "Ranked", "fuse", "says_nothing"]
 
 #: Reciprocal-rank fusion constant: 60 is the usual value; smaller favours each list's head.
 RRF_K = 60
@@ -26,6 +32,9 @@ DENSE_WEIGHT = 1.0
 UNRELATED_FACTOR = 0.5
 #: Lexical stages whose hits lead the result unchanged (every query term matched).
 LEADING_STAGES = frozenset({"exact", "strict", "recent"})
+_PROMPT = re.compile(r"user input:\s*", re.IGNORECASE)
+_REPLY = re.compile(r"assistant response:\s*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 #: Lexical scores this close are a tie (the lexical store copies a score onto the hit it promotes).
 _TIE = 1e-9
 
@@ -45,7 +54,7 @@ class Ranked:
     runner_up: bool = False
     #: A partial lexical match whose meaning is unrelated (its cosine is under the cut-off).
     unrelated: bool = False
-    #: A captured turn that only asks the question (the lexical store's rule, ``ranking.asks_only``).
+    #: A captured turn that only asks the question (``ranking.asks_only``, :func:`says_nothing`).
     asks: bool = False
 
     @property
@@ -158,3 +167,28 @@ def _lexical_head(lexical: Sequence[tuple[str, float]], entries: Mapping[str, Ra
         if not entry.asks and not (entry.unrelated and not leading):
             head.append(entry)
     return head
+
+
+def says_nothing(text: str) -> bool:
+    """Whether a captured turn only asks: no answer, or an answer that says nothing of its own.
+
+    The question-copy test for a memory the dense ranking found and the lexical one did not.
+    The lexical store's test (``ranking.asks_only``: no answer sentence holds a query word) is
+    right for a hit its words found, and wrong for one meaning found: the answer to a
+    paraphrased question shares none of its words by definition.  Here the answer's sentences
+    alone decide: those that ask (end with ``?``) or add nothing to the user's words but
+    ``ranking.FILLER_WORDS`` ("Good question: how are branches named?") are not an answer.
+    """
+    indexed = index_text(text)
+    if not asks(f" {indexed.terms} {indexed.extras} "):
+        return False  # not a captured turn, or the user stated something
+    prompt = _PROMPT.search(text)
+    replies = list(_REPLY.finditer(text))
+    if prompt is None or not replies or prompt.end() > replies[-1].start():
+        return True  # a prompt stored without an answer
+    asked = set(index_text(text[prompt.end() : replies[-1].start()]).terms.split()) | FILLER_WORDS
+    for sentence in _SENTENCE_END.split(text[replies[-1].end() :]):
+        sentence = sentence.strip()
+        if sentence and not sentence.endswith("?") and not set(index_text(sentence).terms.split()) <= asked:
+            return False
+    return True

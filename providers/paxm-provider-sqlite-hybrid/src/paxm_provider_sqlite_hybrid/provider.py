@@ -266,8 +266,10 @@ class HybridSQLiteProvider(SQLiteProvider):
             return [_lexical_only(hit, "error") for hit in lexical[:limit]]
         by_key = {hit.id: hit for hit in lexical}
         groups = analyze_query(query.text).groups
-        texts = [*((h.id, h.text) for h in lexical), *((c.id, c.text) for c, _ in dense)]
-        asking = {key for key, text in texts if asks_only(text, groups)}
+        # a turn the words found asks only if its answer holds none of them; one meaning alone
+        # found, only if its answer says nothing (a paraphrase's answer shares no word with it)
+        asking = {h.id for h in lexical if asks_only(h.text, groups)}
+        asking |= {c.id for c, _ in dense if c.id not in by_key and fusion.says_nothing(c.text)}
         # A long prompt's partial matches are scored by its rarest words, and one vector of a
         # long text says little about each of them: the trap rule is for questions.
         short = len(groups) <= MAX_STRICT_GROUPS
