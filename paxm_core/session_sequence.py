@@ -3,8 +3,8 @@
 Every CLI or hook process writes with its own router, so an in-memory counter could hand two
 processes the same sequence within one clock tick.  The allocator keeps the last sequence of
 each session in a small SQLite file (``<telemetry dir>/session-sequences.sqlite``) and
-reserves the next one with a single ``INSERT … ON CONFLICT … RETURNING`` statement, which
-SQLite serializes across processes: the result is ``max(floor, last + 1)``.
+reserves the next ones in one ``BEGIN IMMEDIATE`` transaction, which SQLite serializes across
+processes: the result is ``max(floor, last + 1)``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,6 @@ __all__ = ["MemorySequenceAllocator", "SequenceAllocator", "SessionSequenceStore
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS session_sequences (session_id TEXT PRIMARY KEY, last_sequence INTEGER NOT NULL)"
 
-_NEXT = """
-INSERT INTO session_sequences(session_id, last_sequence) VALUES (?, ?)
-ON CONFLICT(session_id) DO UPDATE SET last_sequence =
-    CASE WHEN excluded.last_sequence > session_sequences.last_sequence
-         THEN excluded.last_sequence
-         ELSE session_sequences.last_sequence + 1 END
-RETURNING last_sequence
-"""
-
 
 def _prepare(conn: sqlite3.Connection) -> None:
     """Set WAL and create the table, waiting out another process doing the same."""
@@ -43,21 +34,15 @@ def _prepare(conn: sqlite3.Connection) -> None:
 class SequenceAllocator(Protocol):
     """What the router needs from an allocator."""
 
-    def next(self, session_id: str, floor: int) -> int:
-        """Reserve the next sequence of ``session_id``: ``max(floor, last + 1)``."""
-        ...
-
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
-        """``next`` for each ``(session_id, floor)`` in order, as one reservation.
+        """Reserve the next sequence of each ``(session_id, floor)`` in order: ``max(floor, last + 1)``.
 
-        The result equals calling ``next`` for each request in turn; an allocator that
-        persists does it in one transaction (a batch of deliveries is one commit, not one
-        per item).  On error no sequence of the batch is reserved.
+        An allocator that persists does it in one transaction; on error none is reserved.
         """
         ...
 
     def close(self) -> None:
-        """Release resources; later ``next`` calls fail."""
+        """Release resources; later reservations fail."""
         ...
 
 
@@ -69,9 +54,11 @@ class MemorySequenceAllocator:
         self._lock = threading.Lock()
 
     def next(self, session_id: str, floor: int) -> int:
+        """Reserve the next sequence of ``session_id`` (at least ``floor``)."""
         return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
+        """See :meth:`SequenceAllocator.next_many`."""
         with self._lock:
             out = []
             for session_id, floor in requests:
@@ -81,7 +68,7 @@ class MemorySequenceAllocator:
             return out
 
     def close(self) -> None:
-        return None
+        """Nothing to release."""
 
 
 class SessionSequenceStore:
@@ -126,18 +113,7 @@ class SessionSequenceStore:
 
     def next(self, session_id: str, floor: int) -> int:
         """Reserve and return the next sequence of ``session_id`` (at least ``floor``)."""
-        session_id = session_id.strip()
-        if not session_id:
-            raise PaxmError("session sequence: session id is required")
-        with self._lock:
-            if self._closed:
-                raise PaxmError("session sequence store is closed")
-            conn = self._open()
-            try:
-                row = conn.execute(_NEXT, (session_id, max(1, floor))).fetchone()
-            except sqlite3.Error as exc:
-                raise PaxmError(f"reserve session sequence: {exc}") from exc
-        return int(row[0])
+        return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         """Reserve the next sequence for each ``(session_id, floor)``, in order, in one transaction.

@@ -289,7 +289,7 @@ def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
     if not q.status(dead_limit=0).inbox.get("pending") and not q.spool_pending():
         return
     try:
-        from paxm_core.passive.daemon import HookProcessor
+        from paxm_core.passive.processor import HookProcessor
     except ImportError:
         return
     HookProcessor(runtime, q).drain_inbox()

@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from paxm_core.capture.queue import CaptureQueue
     from paxm_core.capture.worker import DeliveryWorker
     from paxm_core.passive.processor import HookProcessor
-    from paxm_core.passive.workers import WorkerPool
     from paxm_core.runtime import Runtime
     from paxm_core.telemetry.recorder import Telemetry
 
@@ -68,7 +67,6 @@ __all__ = [
     "BackgroundRecorder",
     "DaemonLock",
     "HookDaemon",
-    "HookProcessor",
     "main",
     "pause_gc",
     "resume_gc",
@@ -85,14 +83,6 @@ INBOX_DRAIN_INTERVAL = 5.0
 CONNECTION_TIMEOUT = 30.0
 LOG_NAME = "paxm-hook-daemon.log"
 MAX_LOG_BYTES = 256 * 1024
-
-
-def __getattr__(name: str) -> object:
-    if name == "HookProcessor":  # re-exported, imported on first use (see the imports above)
-        from paxm_core.passive.processor import HookProcessor
-
-        return HookProcessor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _gc_paused = False
@@ -351,7 +341,6 @@ class HookDaemon:
         self.worker: DeliveryWorker | None = None
         self.recorder: BackgroundRecorder | None = None
         self._ready_fd = ready_fd
-        self._path_cached = False
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -455,18 +444,14 @@ class HookDaemon:
         self._take_lock()
         try:
             config_stamp = self._start()
-            from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
-
-            pool = WorkerPool(8, "paxm-hook-conn")
             try:
-                self._serve_until_exit(pool, config_stamp)
+                self._serve_until_exit(config_stamp)
             finally:
                 self._stop.set()
                 self._close_listener()
                 # Requests still running are past their write (it commits before recall); give
                 # them a moment to answer, but a recall stuck in a provider that ignores its
                 # deadline must not hold the daemon's exit (the process ends with os._exit).
-                pool.shutdown(cancel_pending=True)
                 self._wait_inflight(SHUTDOWN_GRACE)
                 self._shutdown()
         finally:
@@ -518,8 +503,8 @@ class HookDaemon:
             self._log("started")
         return config_stamp
 
-    def _serve_until_exit(self, pool: WorkerPool, config_stamp: tuple[int, int, int] | None) -> None:
-        """Accept connections onto ``pool`` until stopped, idle, the config changes or the socket goes."""
+    def _serve_until_exit(self, config_stamp: tuple[int, int, int] | None) -> None:
+        """Serve each connection on its own thread until stopped, idle, the config changes or the socket goes."""
         # The delivery loop starts once the first answer has left (see _after_answer), or
         # after a second without a connection.
         last_drain = time.monotonic()
@@ -541,7 +526,7 @@ class HookDaemon:
                 with self._state:
                     self._inflight += 1
                     self._last_activity = now
-                pool.submit(self._serve, conn)
+                threading.Thread(target=self._serve, args=(conn,), name="paxm-hook-conn", daemon=True).start()
                 continue
             self._start_deferred()
             if self.processor is not None:
@@ -647,12 +632,6 @@ class HookDaemon:
         if self.recorder is not None:
             self.recorder.start_sink()
         self._start_deferred()
-        if not self._path_cached:
-            # for the next daemon's start without ``site`` (see daemon_path); off the first answer
-            self._path_cached = True
-            from paxm_core.passive.daemon_path import write_path_cache
-
-            write_path_cache(self.hooks_dir)
 
     def _request_done(self, counted: bool) -> None:
         """Account for a finished request; ``counted`` if it was counted already."""
@@ -785,13 +764,18 @@ def framed_reply(response: Mapping[str, object]) -> bytes:
     Framed rather than JSON so the client needs no JSON parser on the per-prompt path.
     """
     output = str(response.get("output") or "").encode("utf-8", "replace")
+    tail = "".join(f"paxm hook {message}\n" for message in response_errors(response)).encode("utf-8", "replace")
+    ok = 1 if response.get("ok") else 0
+    return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
+
+
+def response_errors(response: Mapping[str, object]) -> list[str]:
+    """A hook response's error lines: its ``errors``, then ``failed: <error>`` when it failed."""
     reported = response.get("errors")
     errors = [str(e) for e in reported] if isinstance(reported, list) else []
     if response.get("error"):
         errors.append(f"failed: {response['error']}")
-    tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
-    ok = 1 if response.get("ok") else 0
-    return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
+    return errors
 
 
 def _accept(listener: _socket.socket) -> _socket.socket:

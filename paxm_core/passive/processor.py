@@ -382,8 +382,7 @@ class HookProcessor:
         return report
 
     def close(self) -> None:
-        """Stop recall threads, write session state, close the read connection."""
-        self.recall.close()
+        """Write session state, close the read connection."""
         if self.passive.session_state is not None:
             self.passive.session_state.close()
         self._close_reader()
