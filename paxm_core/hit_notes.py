@@ -1,14 +1,8 @@
 """What paxm says about a recalled memory beside its text: freshness and supersession.
 
-:func:`notes_for` computes a :class:`HitNote` per hit (:mod:`paxm_core.freshness`,
-:mod:`paxm_core.supersession`), :func:`for_injection` applies the passive rule (stale memories
-are left out while a fresh one is there), and :meth:`HitNote.attributes` renders the note as
-attributes of the memory's heading line (``freshness="stale" reason="..." superseded_by="..."``).
-
-The heading line is the one place a memory's own text cannot reach: the envelope gives every
-line of memory text that reads as a heading a leading backslash
-(:func:`~paxm_core.envelope.guard_memory_text`), and attribute values are put on one line and
-entity-escaped here, so recalled text can neither write nor close such an attribute.
+:func:`notes_for` computes a :class:`HitNote` per hit, :func:`for_injection` applies the passive
+rule, and :meth:`HitNote.attributes` renders it on the memory's heading line, which the memory's
+own text cannot reach (heading-like lines are guarded, attribute values entity-escaped).
 """
 
 from __future__ import annotations

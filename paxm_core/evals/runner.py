@@ -338,7 +338,9 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
         metadata=metadata,
         limit=recall.limit,
     )
-    passive = PassiveRuntime(runtime.config, recall=BudgetedRecall(lambda: runtime), plugin_manager=runtime.plugin_manager)
+    passive = PassiveRuntime(
+        runtime.config, recall=BudgetedRecall(lambda: runtime), plugin_manager=runtime.plugin_manager
+    )
     outcome = passive.handle(event)
     if outcome.errors:
         raise EvalRecallError("; ".join(outcome.errors))

@@ -1,21 +1,10 @@
 """The exact hook command line an integration installs.
 
-``/bin/sh -c <fail-open guard> paxm-hook <absolute interpreter> -I -S <absolute client.py>
---config <absolute config> ...``: no console-script wrapper, no version-manager shim on the
-per-prompt path.  ``-I`` keeps the user's ``PYTHON*`` variables and cwd out; ``-S`` skips
-``site`` (the client needs nothing from site-packages).
-
-The guard makes the hook fail open when paxm is gone: the paths baked into a harness's
-settings go stale on ``pip uninstall paxm``, a rebuilt venv or a Python upgrade, and a
-harness may read a non-zero exit as "block the prompt" (Claude Code does for exit 2).  So
-the guard runs the client only when the interpreter is executable and the client file exists,
-and turns any failure into exit 0 with nothing printed: stdout is buffered and printed only
-when the client succeeded (the client itself always exits 0 and fails open).
-
-Earlier versions could install a "shell form" (``<bash> -c <guard> paxm-hook <client.sh>
-<python argv>``).  ``client.sh`` no longer ships, so such a command exits 0 and does nothing:
-:func:`parse_hook_command` still reads it, so ``paxm setup`` replaces it (it is recognised as
-paxm's) and doctor names the missing ``client.sh`` (:attr:`HookArgv.files`) with that fix.
+``/bin/sh -c <fail-open guard> paxm-hook <interpreter> -I -S <client.py> --config <config> ...``.
+The guard runs the client only when the interpreter is executable and the client file exists
+(paths go stale when paxm is uninstalled or the venv rebuilt), and turns any failure into exit 0
+with nothing printed.  A retired "shell form" (``<bash> -c <guard> paxm-hook <client.sh> ...``)
+is still recognised, so ``paxm setup`` replaces it and doctor names the missing ``client.sh``.
 """
 
 from __future__ import annotations

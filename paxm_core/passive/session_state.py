@@ -1,16 +1,9 @@
 """Per-session hook state: first-input detection, local-time refresh and the session ledger.
 
-Stored at ``<configdir>/hooks/session_state.json`` (upstream's v2 format, so a switch between
-implementations keeps state; upstream ignores the ``ledgers`` key paxm adds).  ``seen`` and
-``activity`` hold keys and timestamps only.  ``ledgers`` holds, per session, what
-:mod:`paxm_core.passive.economy` needs: the ids of the memories injected into it, the few recent
-recall queries that found them (for the re-offer after a compaction) and the session's holdback
-arm.  Entries older than 7 days are pruned and at most 1000 are kept.  A corrupt file counts as
-empty.  The file is 0600 in a 0700 directory, like the capture queue beside it (which holds the
-prompts themselves).  The daemon is the only writer while it runs; the in-process ``paxm __hook``
-path writes with an atomic rename, so concurrent writers can lose an update but never corrupt
-the file.  A lost ledger update only ever makes paxm inject a memory once more, never withhold
-one (see :mod:`paxm_core.passive.economy`).
+Stored at ``<configdir>/hooks/session_state.json`` (0600) in upstream's v2 format plus a
+``ledgers`` key upstream ignores.  Entries older than 7 days are pruned and at most 1000 kept; a
+corrupt file counts as empty.  Writes are atomic renames, so concurrent writers may lose an
+update but never corrupt the file (a lost ledger update only re-injects a memory).
 """
 
 from __future__ import annotations
