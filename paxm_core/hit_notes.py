@@ -95,10 +95,8 @@ def for_injection(
 ) -> tuple[list[Any], list[HitNote]]:
     """The hits a passive prompt gets, with their notes.
 
-    Stale memories are demoted: ``choose`` (the insertion filter) runs on the fresh and
-    unanchored hits first, and on all of them (stale ones marked) only when it keeps none of
-    those.  A memory that supersedes another is moved just above the first one it supersedes,
-    so the newer word is read first.
+    ``choose`` (the insertion filter) runs on the non-stale hits, and on all of them only when it
+    keeps none of those; a memory that supersedes another moves just above it.
     """
     pick = choose or list
     note_of = {id(hit): note for hit, note in zip(hits, notes, strict=True)}

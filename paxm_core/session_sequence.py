@@ -72,12 +72,8 @@ class MemorySequenceAllocator:
 
 
 class SessionSequenceStore:
-    """The SQLite-backed allocator; one connection, safe to share between threads.
-
-    The database is opened on the first allocation (or with ``lazy=False`` at once), so
-    recall-only processes — hook recalls, ``paxm recall`` — never touch it, and a read-only
-    state directory only affects writes that need a sequence.
-    """
+    """The SQLite-backed allocator; one connection, safe to share between threads, opened on the first
+    allocation (``lazy=False``: at once), so recall-only processes never touch it."""
 
     def __init__(self, path: str | Path, *, lazy: bool = True) -> None:
         self.path = Path(path).expanduser()
@@ -94,9 +90,8 @@ class SessionSequenceStore:
         try:
             from paxm_core.private_files import connect_private, private_umask
 
-            # created 0600 before SQLite opens it (so -wal/-shm are 0600), never through a link.
-            # isolation_level=None: every statement is its own transaction, which is exactly
-            # the atomicity the upsert needs, with no implicit BEGIN held across calls.
+            # created 0600 before SQLite opens it (so -wal/-shm are 0600), never through a link;
+            # isolation_level=None: no implicit BEGIN, next_many holds its own transaction
             conn: sqlite3.Connection = connect_private(
                 self.path, timeout=5.0, isolation_level=None, check_same_thread=False
             )
@@ -118,10 +113,7 @@ class SessionSequenceStore:
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         """Reserve the next sequence for each ``(session_id, floor)``, in order, in one transaction.
 
-        The same values as ``next`` called for each request in turn (``max(floor, last + 1)``,
-        ``last`` including the batch's own earlier requests), with one fsynced commit for the
-        whole batch instead of one per item.  ``BEGIN IMMEDIATE`` takes the write lock before
-        the read, so another process cannot allocate between them.
+        ``BEGIN IMMEDIATE`` takes the write lock before the read, so no other process allocates between them.
         """
         wanted = [(session_id.strip(), max(1, floor)) for session_id, floor in requests]
         if any(not session_id for session_id, _ in wanted):

@@ -94,17 +94,11 @@ def _private() -> "re.Pattern[str]":
     return _PRIVATE
 
 
-_EXTRA_CACHE: "dict[tuple[str, ...], tuple[re.Pattern[str], ...]]" = {}
-
-
 def compile_extra(patterns: "list[str] | tuple[str, ...]") -> "tuple[re.Pattern[str], ...]":
-    """``privacy.redact_patterns`` compiled once per distinct list."""
-    key = tuple(patterns)
-    if key not in _EXTRA_CACHE:
-        import re
+    """``privacy.redact_patterns`` compiled (``re`` caches compiled patterns itself)."""
+    import re
 
-        _EXTRA_CACHE[key] = tuple(re.compile(p) for p in key)
-    return _EXTRA_CACHE[key]
+    return tuple(re.compile(p) for p in patterns)
 
 
 def redact(text: str, extra: "list[re.Pattern[str]] | tuple[re.Pattern[str], ...]" = ()) -> str:
