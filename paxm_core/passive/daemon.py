@@ -28,6 +28,7 @@ from __future__ import annotations
 import _socket
 import errno
 import fcntl
+import functools
 import json
 import os
 import stat
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from paxm_core.capture.queue import CaptureQueue
     from paxm_core.capture.worker import DeliveryWorker
     from paxm_core.passive.processor import HookProcessor
+    from paxm_core.passive.workers import Workers
     from paxm_core.runtime import Runtime
     from paxm_core.telemetry.recorder import Telemetry
 
@@ -380,8 +382,10 @@ class HookDaemon:
         self._take_lock()
         try:
             config_stamp = self._start()
+            from paxm_core.passive.workers import Workers
+
             try:
-                self._serve_until_exit(config_stamp)
+                self._serve_until_exit(Workers("paxm-hook-conn"), config_stamp)
             finally:
                 self._stop.set()
                 self._close_listener()
@@ -437,8 +441,8 @@ class HookDaemon:
             self._log("started")
         return config_stamp
 
-    def _serve_until_exit(self, config_stamp: tuple[int, int, int] | None) -> None:
-        """Serve each connection on its own thread until stopped, idle, the config changes or the socket goes."""
+    def _serve_until_exit(self, workers: Workers, config_stamp: tuple[int, int, int] | None) -> None:
+        """Serve connections on ``workers`` until stopped, idle, the config changes or the socket goes."""
         # The delivery loop starts once the first answer has left (see _after_answer), or
         # after a second without a connection.
         last_drain = time.monotonic()
@@ -460,7 +464,7 @@ class HookDaemon:
                 with self._state:
                     self._inflight += 1
                     self._last_activity = now
-                threading.Thread(target=self._serve, args=(conn,), name="paxm-hook-conn", daemon=True).start()
+                workers.run(functools.partial(self._serve, conn))
                 continue
             self._start_deferred()
             if self.processor is not None:

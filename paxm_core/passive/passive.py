@@ -9,6 +9,7 @@ a hook must always answer.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -37,10 +38,9 @@ from paxm_core.passive.policy import HookSettings, resolve_hook_settings
 from paxm_core.passive.query import bounded_query
 from paxm_core.passive.session_state import SessionState
 from paxm_core.passive.templates import render_template
+from paxm_core.passive.workers import Workers
 
 if TYPE_CHECKING:
-    import threading
-
     from paxm_core.api.types import MemoryHit
     from paxm_core.config.model import Config
     from paxm_core.passive.economy import SessionEconomy
@@ -58,7 +58,7 @@ WriteSink = Callable[[PassiveWrite], bool]
 
 
 class BudgetedRecall:
-    """Runs ``Tools.recall`` on a daemon thread and stops waiting when the budget is spent.
+    """Runs ``Tools.recall`` on a worker thread and stops waiting when the budget is spent.
 
     The router's own route timeouts and bulkheads bound the abandoned call; the hook answers
     on time regardless, and a call stuck in a provider never holds the process's exit.
@@ -68,16 +68,16 @@ class BudgetedRecall:
     def __init__(self, runtime_loader: Callable[[], Runtime]) -> None:
         self._loader = runtime_loader
         self._tools: Tools | None = None
+        self._workers = Workers("paxm-passive-recall")
 
     def __call__(
         self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
     ) -> tuple[RecallResult | None, bool]:
-        import threading
-
         started = time.monotonic()
         tools = self._quiet_tools()
         remaining = max(0.0, budget - (time.monotonic() - started))
         done: list[RecallResult | BaseException] = []
+        finished = threading.Event()
 
         def run() -> None:
             try:
@@ -95,12 +95,12 @@ class BudgetedRecall:
                 )
             except BaseException as exc:  # handed to the waiting hook below
                 done.append(exc)
+            finished.set()
 
-        worker = threading.Thread(target=run, name="paxm-passive-recall", daemon=True)
-        worker.start()
+        self._workers.run(run)
         # the deadline makes providers stop; the extra 50 ms only lets a partial result
         # come back instead of nothing, and is still inside the client's own ceiling
-        worker.join(remaining + 0.05)
+        finished.wait(remaining + 0.05)
         if not done:
             return None, True
         outcome = done[0]
