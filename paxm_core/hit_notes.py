@@ -1,14 +1,8 @@
 """What paxm says about a recalled memory beside its text: freshness and supersession.
 
-:func:`notes_for` computes a :class:`HitNote` per hit (:mod:`paxm_core.freshness`,
-:mod:`paxm_core.supersession`), :func:`for_injection` applies the passive rule (stale memories
-are left out while a fresh one is there), and :meth:`HitNote.attributes` renders the note as
-attributes of the memory's heading line (``freshness="stale" reason="..." superseded_by="..."``).
-
-The heading line is the one place a memory's own text cannot reach: the envelope gives every
-line of memory text that reads as a heading a leading backslash
-(:func:`~paxm_core.envelope.guard_memory_text`), and attribute values are put on one line and
-entity-escaped here, so recalled text can neither write nor close such an attribute.
+:func:`notes_for` computes a :class:`HitNote` per hit, :func:`for_injection` applies the passive
+rule, and :meth:`HitNote.attributes` renders it on the memory's heading line, which the memory's
+own text cannot reach (heading-like lines are guarded, attribute values entity-escaped).
 """
 
 from __future__ import annotations
@@ -101,10 +95,8 @@ def for_injection(
 ) -> tuple[list[Any], list[HitNote]]:
     """The hits a passive prompt gets, with their notes.
 
-    Stale memories are demoted: ``choose`` (the insertion filter) runs on the fresh and
-    unanchored hits first, and on all of them (stale ones marked) only when it keeps none of
-    those.  A memory that supersedes another is moved just above the first one it supersedes,
-    so the newer word is read first.
+    ``choose`` (the insertion filter) runs on the non-stale hits, and on all of them only when it
+    keeps none of those; a memory that supersedes another moves just above it.
     """
     pick = choose or list
     note_of = {id(hit): note for hit, note in zip(hits, notes, strict=True)}

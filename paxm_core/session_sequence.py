@@ -3,8 +3,8 @@
 Every CLI or hook process writes with its own router, so an in-memory counter could hand two
 processes the same sequence within one clock tick.  The allocator keeps the last sequence of
 each session in a small SQLite file (``<telemetry dir>/session-sequences.sqlite``) and
-reserves the next one with a single ``INSERT … ON CONFLICT … RETURNING`` statement, which
-SQLite serializes across processes: the result is ``max(floor, last + 1)``.
+reserves the next ones in one ``BEGIN IMMEDIATE`` transaction, which SQLite serializes across
+processes: the result is ``max(floor, last + 1)``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,6 @@ __all__ = ["MemorySequenceAllocator", "SequenceAllocator", "SessionSequenceStore
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS session_sequences (session_id TEXT PRIMARY KEY, last_sequence INTEGER NOT NULL)"
 
-_NEXT = """
-INSERT INTO session_sequences(session_id, last_sequence) VALUES (?, ?)
-ON CONFLICT(session_id) DO UPDATE SET last_sequence =
-    CASE WHEN excluded.last_sequence > session_sequences.last_sequence
-         THEN excluded.last_sequence
-         ELSE session_sequences.last_sequence + 1 END
-RETURNING last_sequence
-"""
-
 
 def _prepare(conn: sqlite3.Connection) -> None:
     """Set WAL and create the table, waiting out another process doing the same."""
@@ -43,21 +34,15 @@ def _prepare(conn: sqlite3.Connection) -> None:
 class SequenceAllocator(Protocol):
     """What the router needs from an allocator."""
 
-    def next(self, session_id: str, floor: int) -> int:
-        """Reserve the next sequence of ``session_id``: ``max(floor, last + 1)``."""
-        ...
-
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
-        """``next`` for each ``(session_id, floor)`` in order, as one reservation.
+        """Reserve the next sequence of each ``(session_id, floor)`` in order: ``max(floor, last + 1)``.
 
-        The result equals calling ``next`` for each request in turn; an allocator that
-        persists does it in one transaction (a batch of deliveries is one commit, not one
-        per item).  On error no sequence of the batch is reserved.
+        An allocator that persists does it in one transaction; on error none is reserved.
         """
         ...
 
     def close(self) -> None:
-        """Release resources; later ``next`` calls fail."""
+        """Release resources; later reservations fail."""
         ...
 
 
@@ -69,9 +54,11 @@ class MemorySequenceAllocator:
         self._lock = threading.Lock()
 
     def next(self, session_id: str, floor: int) -> int:
+        """Reserve the next sequence of ``session_id`` (at least ``floor``)."""
         return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
+        """See :meth:`SequenceAllocator.next_many`."""
         with self._lock:
             out = []
             for session_id, floor in requests:
@@ -81,16 +68,12 @@ class MemorySequenceAllocator:
             return out
 
     def close(self) -> None:
-        return None
+        """Nothing to release."""
 
 
 class SessionSequenceStore:
-    """The SQLite-backed allocator; one connection, safe to share between threads.
-
-    The database is opened on the first allocation (or with ``lazy=False`` at once), so
-    recall-only processes — hook recalls, ``paxm recall`` — never touch it, and a read-only
-    state directory only affects writes that need a sequence.
-    """
+    """The SQLite-backed allocator; one connection, safe to share between threads, opened on the first
+    allocation (``lazy=False``: at once), so recall-only processes never touch it."""
 
     def __init__(self, path: str | Path, *, lazy: bool = True) -> None:
         self.path = Path(path).expanduser()
@@ -107,9 +90,8 @@ class SessionSequenceStore:
         try:
             from paxm_core.private_files import connect_private, private_umask
 
-            # created 0600 before SQLite opens it (so -wal/-shm are 0600), never through a link.
-            # isolation_level=None: every statement is its own transaction, which is exactly
-            # the atomicity the upsert needs, with no implicit BEGIN held across calls.
+            # created 0600 before SQLite opens it (so -wal/-shm are 0600), never through a link;
+            # isolation_level=None: no implicit BEGIN, next_many holds its own transaction
             conn: sqlite3.Connection = connect_private(
                 self.path, timeout=5.0, isolation_level=None, check_same_thread=False
             )
@@ -126,26 +108,12 @@ class SessionSequenceStore:
 
     def next(self, session_id: str, floor: int) -> int:
         """Reserve and return the next sequence of ``session_id`` (at least ``floor``)."""
-        session_id = session_id.strip()
-        if not session_id:
-            raise PaxmError("session sequence: session id is required")
-        with self._lock:
-            if self._closed:
-                raise PaxmError("session sequence store is closed")
-            conn = self._open()
-            try:
-                row = conn.execute(_NEXT, (session_id, max(1, floor))).fetchone()
-            except sqlite3.Error as exc:
-                raise PaxmError(f"reserve session sequence: {exc}") from exc
-        return int(row[0])
+        return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         """Reserve the next sequence for each ``(session_id, floor)``, in order, in one transaction.
 
-        The same values as ``next`` called for each request in turn (``max(floor, last + 1)``,
-        ``last`` including the batch's own earlier requests), with one fsynced commit for the
-        whole batch instead of one per item.  ``BEGIN IMMEDIATE`` takes the write lock before
-        the read, so another process cannot allocate between them.
+        ``BEGIN IMMEDIATE`` takes the write lock before the read, so no other process allocates between them.
         """
         wanted = [(session_id.strip(), max(1, floor)) for session_id, floor in requests]
         if any(not session_id for session_id, _ in wanted):

@@ -209,7 +209,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
 
 def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
     """Render raw hook payloads the stdlib client stored while no daemon ran."""
-    from paxm_core.passive.daemon import HookProcessor
+    from paxm_core.passive.processor import HookProcessor
 
     if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
         HookProcessor(runtime, q).drain_inbox()

@@ -286,12 +286,10 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
         metadata=metadata,
         limit=recall.limit,
     )
-    budgeted = BudgetedRecall(lambda: runtime, workers=1)
-    try:
-        passive = PassiveRuntime(runtime.config, recall=budgeted, plugin_manager=runtime.plugin_manager)
-        outcome = passive.handle(event)
-    finally:
-        budgeted.close()
+    passive = PassiveRuntime(
+        runtime.config, recall=BudgetedRecall(lambda: runtime), plugin_manager=runtime.plugin_manager
+    )
+    outcome = passive.handle(event)
     if outcome.errors:
         raise EvalRecallError("; ".join(outcome.errors))
     note = "passive recall ran out of its time budget" if outcome.timed_out else ""

@@ -1,12 +1,9 @@
 """Redact credentials and ``<private>`` text before anything is queued or stored.
 
-Standard library only (``re``) and no paxm imports: the hook client loads this file by path on
-its daemon-down path, so raw secrets are never spooled to the capture inbox; the daemon and the
-active path import it as :mod:`paxm_core.passive._redact`.  ``re`` itself is imported only when
-a text holds a rule's needle (or ``<private>``): importing it (with ``enum``, ``functools``,
-``collections``) was most of what a daemon-down hook client spent beyond a bare interpreter.
-Replacements contain no quote, backslash or pattern-matching text, so redacting JSON text keeps
-it valid JSON and redacting twice changes nothing.
+Standard library only and no paxm imports: the hook client loads this file by path.  ``re`` is
+imported (and a rule compiled) only when a text holds one of the rule's needles.  Replacements
+contain no quote or backslash, so redacted JSON text stays valid and redacting twice changes
+nothing.
 """
 
 TYPE_CHECKING = False  # not ``typing``'s: importing ``typing`` imports ``re``
@@ -43,12 +40,8 @@ _RULES: list[tuple[str, str, int]] = [
         1,
     ),
 ]
-#: Per rule (same order): substrings one of which every match of the rule contains, and
-#: whether they are looked for in the lowercased text (the rule is case-insensitive; its
-#: ASCII-only matching lowercases exactly as ``str.lower`` does on the ASCII run it matched).
-#: A rule none of whose needles is in the text as it stands at that rule cannot match: it is
-#: neither run nor compiled (the twelve patterns cost the daemon's first answer and every
-#: daemon-down hook client a few ms of ``re`` compiling, for text that mostly holds none).
+#: Per rule (same order): substrings every match contains, and whether they are looked for in
+#: the lowercased text.  A rule with none of its needles in the text is neither run nor compiled.
 _NEEDLES: list[tuple[tuple[str, ...], bool]] = [
     (("PRIVATE KEY-----",), False),
     (("AKIA", "ASIA", "AROA", "AIDA"), False),
@@ -101,17 +94,11 @@ def _private() -> "re.Pattern[str]":
     return _PRIVATE
 
 
-_EXTRA_CACHE: "dict[tuple[str, ...], tuple[re.Pattern[str], ...]]" = {}
-
-
 def compile_extra(patterns: "list[str] | tuple[str, ...]") -> "tuple[re.Pattern[str], ...]":
-    """``privacy.redact_patterns`` compiled once per distinct list."""
-    key = tuple(patterns)
-    if key not in _EXTRA_CACHE:
-        import re
+    """``privacy.redact_patterns`` compiled (``re`` caches compiled patterns itself)."""
+    import re
 
-        _EXTRA_CACHE[key] = tuple(re.compile(p) for p in key)
-    return _EXTRA_CACHE[key]
+    return tuple(re.compile(p) for p in patterns)
 
 
 def redact(text: str, extra: "list[re.Pattern[str]] | tuple[re.Pattern[str], ...]" = ()) -> str:

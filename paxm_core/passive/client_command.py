@@ -1,21 +1,10 @@
 """The exact hook command line an integration installs.
 
-``/bin/sh -c <fail-open guard> paxm-hook <absolute interpreter> -I -S <absolute client.py>
---config <absolute config> ...``: no console-script wrapper, no version-manager shim on the
-per-prompt path.  ``-I`` keeps the user's ``PYTHON*`` variables and cwd out; ``-S`` skips
-``site`` (the client needs nothing from site-packages).
-
-The guard makes the hook fail open when paxm is gone: the paths baked into a harness's
-settings go stale on ``pip uninstall paxm``, a rebuilt venv or a Python upgrade, and a
-harness may read a non-zero exit as "block the prompt" (Claude Code does for exit 2).  So
-the guard runs the client only when the interpreter is executable and the client file exists,
-and turns any failure into exit 0 with nothing printed: stdout is buffered and printed only
-when the client succeeded (the client itself always exits 0 and fails open).
-
-Earlier versions could install a "shell form" (``<bash> -c <guard> paxm-hook <client.sh>
-<python argv>``).  ``client.sh`` no longer ships, so such a command exits 0 and does nothing:
-:func:`parse_hook_command` still reads it, so ``paxm setup`` replaces it (it is recognised as
-paxm's) and doctor names the missing ``client.sh`` (:attr:`HookArgv.files`) with that fix.
+``/bin/sh -c <fail-open guard> paxm-hook <interpreter> -I -S <client.py> --config <config> ...``.
+The guard runs the client only when the interpreter is executable and the client file exists
+(paths go stale when paxm is uninstalled or the venv rebuilt), and turns any failure into exit 0
+with nothing printed.  A retired "shell form" (``<bash> -c <guard> paxm-hook <client.sh> ...``)
+is still recognised, so ``paxm setup`` replaces it and doctor names the missing ``client.sh``.
 """
 
 from __future__ import annotations
@@ -55,19 +44,12 @@ def client_path() -> Path:
 
 
 def interpreter_path() -> str:
-    """The absolute interpreter of this environment (the venv's ``python``, symlink kept).
-
-    The venv path is kept unresolved on purpose: resolving would jump to the base interpreter
-    and lose the venv, so the daemon the client starts could not import paxm.
-    """
+    """The absolute interpreter of this environment, unresolved (resolving would lose the venv)."""
     return os.path.abspath(sys.executable)
 
 
 def precompile_client() -> None:
-    """Write the client's bytecode cache now, so the first prompt does not pay for compiling it.
-
-    Best effort: a read-only install simply compiles on each run.
-    """
+    """Write the client's bytecode cache now (best effort), so the first prompt does not compile it."""
     import py_compile
 
     hooks = client_path().parent
@@ -131,16 +113,8 @@ def hook_command_line(config_path: str | os.PathLike[str], target: str, event: s
 
 @dataclass(frozen=True, slots=True)
 class HookArgv:
-    """What an installed hook command runs: for doctor checks ("do these paths still exist?").
-
-    :param interpreter: the Python the command starts.
-    :param client: the hook client script.
-    :param config: the paxm config it passes (``""`` when absent).
-    :param target: the ``--target`` it passes (``""`` when absent).
-    :param shell: the bash of a retired shell-form command (``""`` for the ``/bin/sh`` form).
-    :param shell_client: the ``client.sh`` a retired shell-form command sources (``""`` otherwise);
-        it no longer ships, so doctor reports it missing and ``paxm setup`` rewrites the command.
-    """
+    """What an installed hook command runs, for doctor checks; ``shell``/``shell_client`` only for the
+    retired shell form (its ``client.sh`` no longer ships, so doctor reports it missing)."""
 
     interpreter: str
     client: str
@@ -151,11 +125,7 @@ class HookArgv:
 
     @property
     def files(self) -> tuple[str, ...]:
-        """Every file the command runs or sources (a retired shell form adds its bash and ``client.sh``).
-
-        Doctor checks each one exists: a hook whose interpreter, client or ``client.sh`` is gone
-        still exits 0 (the guard), so without this check it would fail silently on every event.
-        """
+        """Every file the command runs or sources: doctor checks each exists (the guard hides a missing one)."""
         return tuple(f for f in (self.shell, self.shell_client, self.interpreter, self.client) if f)
 
 
@@ -201,12 +171,8 @@ CLIENT_PATHS = ("/passive/client.py", "/hooks/client.py")
 
 
 def is_paxm_hook(command: str | list[str], config_path: str | os.PathLike[str], targets: str | Iterable[str]) -> bool:
-    """Whether ``command`` runs paxm's hook client for one of ``targets`` and the config ``config_path``.
-
-    The one test every integration uses to tell paxm's handlers from the user's own: true for
-    whatever :func:`hook_command` built (guarded or not, before or after the package rename),
-    for exactly this config file, so two paxm configs on one machine never take each other's.
-    """
+    """Whether ``command`` runs paxm's hook client for one of ``targets`` and exactly the config ``config_path``
+    (how integrations tell paxm's handlers from the user's own)."""
     hook = parse_hook_command(command)
     if hook is None or not hook.client.endswith(CLIENT_PATHS) or not hook.config:
         return False

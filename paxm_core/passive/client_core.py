@@ -1,31 +1,16 @@
 """The paxm hook client: the only code that runs on a harness's per-prompt path.
 
-``client.py`` is the script harnesses run; it loads this module so that Python can use the
-cached bytecode instead of compiling ~250 lines on every prompt.  Installed as
-``<absolute venv python> -I -S <absolute path of client.py> --config C --target T --event E``
-(see :func:`paxm_core.passive.client_command.hook_command`).  It imports only C-level stdlib modules,
-so it starts about as fast as Python itself, and it never imports paxm:
-
-1. read the native payload from stdin;
-2. send ``{event_id, target, event, raw, owner, mode, captured_at}`` to the hook daemon at
-   ``<configdir>/hooks/paxm-hook.sock`` and print the daemon's ``output``;
-3. if the daemon is down (or dies mid-request, or does not answer within the budget less a
-   reserve), append the raw payload to the capture inbox (``paxm_core/capture/_inbox.py``,
-   loaded by path; acknowledged after COMMIT) -- or, when the queue file's write lock is not
-   free within a fraction of a second, to the spool beside it (``capture/_spool.py``;
-   acknowledged after fsync) -- start the daemon detached and exit;
-4. always exit 0 (``posix._exit``), within ``--timeout`` seconds.
-
-The daemon acknowledges writes only after COMMIT, and the inbox and the spool are idempotent by
-``event_id``, so an event whose answer was lost is stored exactly once.
+Installed as ``<venv python> -I -S <client.py> --config C --target T --event E`` (see
+:func:`paxm_core.passive.client_command.hook_command`).  It reads the native payload from
+stdin, sends it to the daemon at ``<configdir>/hooks/paxm-hook.sock`` and prints the answer.
+When the daemon is down or does not answer in time, it stores the payload in the capture inbox
+(or the spool beside it when the queue's write lock is busy), starts the daemon detached and
+exits.  It always exits 0 within ``--timeout``.  Writes are idempotent by ``event_id``, so an
+event whose answer was lost is stored exactly once.
 """
 
-# Only C-level modules here: ``_socket`` and ``_json`` rather than ``socket`` and ``json``
-# (their Python wrappers pull in ``re``, ``enum`` and friends and would double the start-up
-# time), and ``posix`` rather than ``os`` (which ``python -S`` has not loaded yet).  A test
-# checks what this file imports.  ``_socket``/``_json`` are imported where used: with no
-# socket file there is no daemon to talk to, and the inbox path skips both.  No ``from
-# __future__ import annotations`` either: the annotations are valid at run time on 3.11.
+# Only C-level modules (``_socket``, ``_json``, ``posix``): their Python wrappers would double
+# the start-up time.  A test checks what this file imports.
 import _signal  # type: ignore[import-not-found]  # builtin, already loaded at start-up
 import posix
 import sys
@@ -188,14 +173,11 @@ def parse_args(argv: list[str]) -> dict[str, str]:
         elif arg.startswith("--") and not eq and name.isidentifier():
             opts["mode"] = name
         i += 1
-    try:
-        opts["timeout"] = str(max(0.05, float(opts["timeout"])))
-    except ValueError:
-        opts["timeout"] = str(DEFAULT_TIMEOUT)
-    try:
-        opts["daemon_wait"] = str(max(0.0, float(opts["daemon_wait"])))
-    except ValueError:
-        opts["daemon_wait"] = str(DAEMON_WAIT)
+    for name, default, least in (("timeout", DEFAULT_TIMEOUT, 0.05), ("daemon_wait", DAEMON_WAIT, 0.0)):
+        try:
+            opts[name] = str(max(least, float(opts[name])))
+        except ValueError:
+            opts[name] = str(default)
     if not opts["config"]:
         opts["config"] = default_config_path()
     return opts
@@ -267,16 +249,17 @@ def encode_request(fields: dict[str, object]) -> bytes:
 MAX_SOCKET_PATH = 100
 
 
-def connect_unix(sock: object, path: str) -> None:
-    """``sock.connect(path)``, via the socket's directory when the path is too long for AF_UNIX."""
+def connect_unix(sock: object, path: str, *, bind: bool = False) -> None:
+    """``sock.connect(path)`` (or ``bind``), via the socket's directory when the path is too long for AF_UNIX."""
+    call = sock.bind if bind else sock.connect  # type: ignore[attr-defined]
     if len(path.encode()) <= MAX_SOCKET_PATH:
-        sock.connect(path)  # type: ignore[attr-defined]
+        call(path)
         return
     cwd = posix.getcwd()
     directory, _, name = path.rpartition("/")
     posix.chdir(directory or "/")
     try:
-        sock.connect(name)  # type: ignore[attr-defined]
+        call(name)
     finally:
         posix.chdir(cwd)
 
@@ -321,13 +304,7 @@ def parse_reply(reply: bytes) -> tuple[str, str]:
 
 
 def _light_stand_ins() -> dict[str, object]:
-    """C-level stand-ins for the two packages ``_inbox.py`` imports (``sqlite3``, ``hashlib``).
-
-    Their Python wrappers import ``datetime``, ``collections``, OpenSSL bindings ... and cost
-    more than the rest of the hook.  ``_inbox`` only calls ``sqlite3.connect`` and
-    ``hashlib.sha256``, which the C modules provide; if it ever needs more, the AttributeError
-    makes the hook report "event not captured" and the tests fail.
-    """
+    """C-level stand-ins for ``sqlite3`` and ``hashlib``, the only two packages ``_inbox.py`` imports."""
     stand_ins: dict[str, object] = {}
     try:
         import _sha256  # type: ignore[import-not-found]
@@ -341,9 +318,7 @@ def _light_stand_ins() -> dict[str, object]:
     if "sqlite3" not in sys.modules:
 
         class KeepOpen(_sqlite3.Connection):
-            # Closing the last connection to a WAL database checkpoints it (two fsyncs).  The
-            # client exits right after its COMMIT, so it leaves the checkpoint to the daemon; the
-            # commit itself is as durable as the daemon's own (WAL, synchronous=NORMAL).
+            # closing the last WAL connection checkpoints (two fsyncs): left to the daemon
             def close(self) -> None:
                 pass
 
@@ -357,17 +332,18 @@ def _light_stand_ins() -> dict[str, object]:
     return stand_ins
 
 
-def _load_capture_module(name: str) -> dict[str, object]:
-    """Load ``paxm_core/capture/<name>.py`` (``_inbox`` or ``_spool``) by path, through the bytecode cache."""
+def _load_file(path: str, name: str, light: bool = False) -> dict[str, object]:
+    """The namespace of the module at ``path``, loaded through the bytecode cache.
+
+    :param light: with :func:`_light_stand_ins` in ``sys.modules`` while it loads.
+    """
     import _frozen_importlib  # already loaded by the interpreter itself
     import _frozen_importlib_external
 
-    here = _dirname(_abspath(__file__))
-    path = _join(_dirname(here), "capture", name + ".py")
-    stand_ins = _light_stand_ins()
+    stand_ins = _light_stand_ins() if light else {}
     sys.modules.update(stand_ins)  # type: ignore[arg-type]
     try:
-        spec = _frozen_importlib_external.spec_from_file_location("paxm_capture" + name, path)
+        spec = _frozen_importlib_external.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {path}")
         module = _frozen_importlib.module_from_spec(spec)
@@ -379,23 +355,10 @@ def _load_capture_module(name: str) -> dict[str, object]:
     return vars(module)
 
 
-def _load_inbox() -> dict[str, object]:
-    """Load ``paxm_core/capture/_inbox.py`` by path, through the bytecode cache."""
-    return _load_capture_module("_inbox")
-
-
-def _load_redactor() -> object:
-    """``redact_bytes`` from ``_redact.py`` beside this file, loaded by path (stdlib ``re`` only)."""
-    import _frozen_importlib
-    import _frozen_importlib_external
-
-    path = _join(_dirname(_abspath(__file__)), "_redact.py")
-    spec = _frozen_importlib_external.spec_from_file_location("paxm_redact", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = _frozen_importlib.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return vars(module)["redact_bytes"]
+def _load_capture_module(name: str) -> dict[str, object]:
+    """``paxm_core/capture/<name>.py`` (``_inbox`` or ``_spool``), loaded by path."""
+    here = _dirname(_abspath(__file__))
+    return _load_file(_join(_dirname(here), "capture", name + ".py"), "paxm_capture" + name, light=True)
 
 
 #: the longest an inbox append waits for the queue file's write lock before the event goes to
@@ -421,16 +384,14 @@ def append_inbox(
 ) -> bool:
     """Store the payload durably (returns after COMMIT or fsync), credentials and ``<private>`` text redacted.
 
-    The daemon redacts everything it decodes; this is the daemon-down path, which must not spool
-    raw secrets to disk either.  A redactor that fails to load loses the event rather than
-    storing it raw.  The inbox lives in the queue file, whose write lock another process may
-    hold for longer than a hook may wait: after ``wait`` seconds (or any other failure of the
-    queue file) the event goes to the spool beside it, which the daemon imports by event id.
+    A redactor that fails to load loses the event rather than storing it raw.  When the queue
+    file's write lock is not free within ``wait`` seconds (or the file fails), the event goes
+    to the spool beside it.
     """
-    redact_bytes = _load_redactor()
+    redact_bytes = _load_file(_join(_dirname(_abspath(__file__)), "_redact.py"), "paxm_redact")["redact_bytes"]
     assert callable(redact_bytes)
     raw = redact_bytes(raw)
-    inbox = _load_inbox()
+    inbox = _load_capture_module("_inbox")
     append_raw = inbox["append_raw"]
     assert callable(append_raw)
     conflict = inbox["InboxConflict"]
@@ -451,92 +412,8 @@ def daemon_command(config_path: str) -> list[str]:
 
     ``-P``: ``-m`` would otherwise put the harness's working directory (the user's project)
     first on ``sys.path``, so a ``yaml.py`` in a cloned repository would run inside the daemon.
-    When the last daemon left a path cache that still holds (:func:`cached_daemon_path`), the
-    daemon starts with ``-S`` and that path instead of running ``site`` (about 10 ms CPU).
     """
-    config = _abspath(config_path)
-    cached = cached_daemon_path(hooks_dir(config))
-    if cached:
-        return [sys.executable, "-S", "-P", "-c", DAEMON_BOOT, cached, "--config", config]
-    return [sys.executable, "-P", "-m", "paxm_core.passive.daemon", "--config", config]
-
-
-#: the cache the daemon writes (``paxm_core.passive.daemon_path``: the format and the rules)
-PATH_NAME = "paxm-hook.path"
-PATH_MAGIC = "paxm-daemon-path 1"
-PATH_ENV_KEYS = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONPLATLIBDIR", "HOME")
-
-#: ``-S -P -c`` program: argv[1] is "prefix, exec_prefix, path..." one a line.  A path that
-#: no longer finds paxm (the cache went stale in a way its stamps missed) starts the daemon
-#: the usual way instead, in the same process (fd 3, the ready channel, is kept), and that
-#: daemon rewrites the cache.
-DAEMON_BOOT = (
-    "import sys\n"
-    "prefix, exec_prefix, *path = sys.argv.pop(1).split('\\n')\n"
-    "sys.path[:] = path\n"
-    "sys.prefix, sys.exec_prefix = prefix, exec_prefix\n"
-    "try:\n"
-    "    from paxm_core.passive.daemon import exit_now, main\n"
-    "except ImportError:\n"
-    "    import os\n"
-    "    os.execv(sys.executable, [sys.executable, '-P', '-m', 'paxm_core.passive.daemon', *sys.argv[1:]])\n"
-    "exit_now(main(sys.argv[1:]))\n"
-)
-
-
-def cached_daemon_path(hooks: str) -> str:
-    """``prefix\\nexec_prefix\\npath...`` from the daemon's path cache, ``""`` if absent or stale.
-
-    Stale: another interpreter wrote it, an environment variable the path depends on differs,
-    or a site directory was modified since (a package installed, removed or re-linked).
-    """
-    try:
-        fd = posix.open(_join(hooks, PATH_NAME), posix.O_RDONLY)
-    except OSError:
-        return ""
-    try:
-        data = b""
-        while len(data) < 1 << 20:
-            chunk = posix.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
-    except OSError:
-        return ""
-    finally:
-        posix.close(fd)
-    lines = data.decode("utf-8", "surrogateescape").split("\n")
-    if not lines or lines[0] != PATH_MAGIC:
-        return ""
-    env: dict[str, str] = {}
-    prefixes: list[str] = []
-    path: list[str] = []
-    exe = ""
-    for line in lines[1:]:
-        kind, _, rest = line.partition("\t")
-        if kind == "path":
-            path.append(rest)
-        elif kind == "stamp":
-            directory, _, stamp = rest.rpartition("\t")
-            try:
-                now = str(posix.stat(directory).st_mtime_ns)
-            except OSError:
-                now = "-"
-            if now != stamp:
-                return ""
-        elif kind == "env":
-            name, _, value = rest.partition("\t")
-            env[name] = value
-        elif kind == "exe":
-            exe = rest
-        elif kind == "prefix":
-            prefixes = rest.split("\t")
-    if exe != sys.executable or len(prefixes) != 2 or not path:
-        return ""
-    for name in PATH_ENV_KEYS:
-        if name not in env or env[name] != (_env(name) if name.encode() in posix.environ else "-"):
-            return ""
-    return "\n".join([*prefixes, *path])
+    return [sys.executable, "-P", "-m", "paxm_core.passive.daemon", "--config", _abspath(config_path)]
 
 
 def start_daemon(config_path: str, ready_fd: int | None = None) -> int:
@@ -598,17 +475,15 @@ def _request(event_id: str, target: str, event: str, mode: str, captured_at: flo
     )
 
 
-#: how often a waiting client looks for the new daemon's socket (a ``stat``: the wait's cost
-#: is the daemon's start-up, and a coarse poll would add half an interval to every first prompt)
+#: how often a waiting client looks for the new daemon's socket
 DAEMON_POLL = 0.004
 
 
 def _ask_new_daemon(sock: str, request: bytes, budget: float, ready: object = None) -> str:
     """Wait for a just-started daemon and ask it; ``""`` if it is not up in time.
 
-    With a ready channel the wait is one blocking read: no polling on the core the daemon needs,
-    and a daemon that failed to start ends the wait at once.  Without one (or when another
-    daemon held the lock, so that one is coming up), poll for the socket.
+    With a ready channel the wait is one blocking read, ended at once by a daemon that failed
+    to start; without one (or when another daemon held the lock), poll for the socket.
     """
     deadline = time.monotonic() + budget
     if ready is not None:
@@ -673,10 +548,8 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
             ready: object = None
             waits = event.lower() in CONTEXT_EVENTS and float(opts["daemon_wait"]) > 0
             if isinstance(exc, DaemonDown):
-                # Start the daemon before storing the event: its start-up (the slow part of a
-                # first prompt) runs on the other core while this process commits to the inbox.
-                # The daemon drains the inbox on start and every few seconds, and the inbox is
-                # idempotent by event_id, so an event it finds late or twice is stored once.
+                # started before the inbox COMMIT, so its start-up overlaps it (the inbox is
+                # idempotent by event_id: an event found late or twice is stored once)
                 ready, theirs = ready_channel() if waits else (None, None)
                 try:
                     start_daemon(opts["config"], theirs)
@@ -722,11 +595,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def main() -> None:
-    """Entry point: run, write stdout/stderr, exit 0 without interpreter teardown.
-
-    SIGALRM bounds the stdin read (2 s) and, as a backstop, the rest of the run
-    (``--timeout`` + 2 s), so the worst case is about ``--timeout`` + 4 s.
-    """
+    """Entry point: run, write stdout/stderr, exit 0 without interpreter teardown (SIGALRM bounds the run)."""
     _signal.signal(_signal.SIGALRM, _on_alarm)
     out, err = run(sys.argv[1:])
     _alarm(0)

@@ -1,10 +1,4 @@
-"""Composing a write: a normalized event becomes the text and metadata paxm stores.
-
-Naming, so the four kinds of output stay apart: a *write* is composed here
-(:func:`compose_write`), the harness's stdout is an integration's ``hook_output``, context
-blocks are formatted by :mod:`paxm_core.passive.context`, and recalled text is wrapped in the
-envelope by :mod:`paxm_core.envelope`.
-"""
+"""Composing a write: a normalized event becomes the text and metadata paxm stores."""
 
 from __future__ import annotations
 

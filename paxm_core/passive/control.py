@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.api.errors import PaxmError
-from paxm_core.passive.client_core import LOCK_NAME, SOCKET_NAME, connect_unix
+from paxm_core.passive.client_core import LOCK_NAME, SOCKET_NAME, DaemonDown, exchange
 
 __all__ = ["STATUS_TIMEOUT", "daemon_status", "request_json", "send_control"]
 
@@ -23,20 +23,8 @@ SHUTDOWN_FLUSH = 10.0
 def request_json(path: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
     """One JSON request/response exchange with the daemon (control clients, not the hook path)."""
     import json
-    import socket
 
-    deadline = time.monotonic() + timeout
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(min(1.0, timeout))
-        connect_unix(sock, path)
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        sock.sendall(json.dumps(request).encode() + b"\n")
-        sock.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := sock.recv(1 << 16):
-            chunks.append(chunk)
-            sock.settimeout(max(0.01, deadline - time.monotonic()))
-    response = json.loads(b"".join(chunks) or b"null")
+    response = json.loads(exchange(path, json.dumps(request).encode() + b"\n", timeout) or b"null")
     if not isinstance(response, dict):
         raise ValueError("hook daemon sent no answer")
     return response
@@ -102,7 +90,7 @@ def send_control(
         request["timeout"] = min(budget, SHUTDOWN_FLUSH) if action == "shutdown" else budget
     try:
         response = request_json(str(sock), request, timeout)
-    except (ConnectionRefusedError, FileNotFoundError):
+    except DaemonDown:
         return None  # a stale socket of a killed daemon: nothing is running
     except (OSError, ValueError) as exc:
         raise PaxmError(f"hook daemon {action} failed: {exc}") from exc
@@ -119,13 +107,6 @@ def send_control(
 
 #: how long ``paxm queue status`` waits for a running daemon's own answer
 STATUS_TIMEOUT = 2.0
-
-
-def _lock_pid(lock: Path) -> int:
-    try:
-        return int(lock.read_text().strip() or 0)
-    except (OSError, ValueError):
-        return 0
 
 
 def daemon_status(config_path: str | os.PathLike[str], *, timeout: float = STATUS_TIMEOUT) -> dict[str, Any] | None:
@@ -149,4 +130,6 @@ def daemon_status(config_path: str | os.PathLike[str], *, timeout: float = STATU
         error = "hook daemon holds its lock but takes no requests (starting or stopping)"
     if not _lock_held(lock):
         return None  # it exited while we asked (or never ran: a stale socket)
-    return {"pid": _lock_pid(lock), "responding": False, "error": error}
+    from paxm_core.passive.daemon import DaemonLock
+
+    return {"pid": DaemonLock(lock).read_pid(), "responding": False, "error": error}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import _socket
 import errno
 import fcntl
-import gc
+import functools
 import json
 import os
 import stat
@@ -45,21 +45,20 @@ from paxm_core.api.json import JSONObject
 from paxm_core.passive.client_core import (
     LOCK_NAME,
     LOCKED,
-    MAX_SOCKET_PATH,
     READY,
     REPLY_MAGIC,
     SOCKET_NAME,
+    connect_unix,
 )
 from paxm_core.private_files import open_private, private_dir
 
 if TYPE_CHECKING:
-    # imported by HookDaemon._open: the daemon process pauses the garbage collector (main)
-    # before the bulk of its start-up imports happen
+    # imported by HookDaemon._open: control clients import this module too
     from paxm_core.capture.model import FlushReport
     from paxm_core.capture.queue import CaptureQueue
     from paxm_core.capture.worker import DeliveryWorker
     from paxm_core.passive.processor import HookProcessor
-    from paxm_core.passive.workers import WorkerPool
+    from paxm_core.passive.workers import Workers
     from paxm_core.runtime import Runtime
     from paxm_core.telemetry.recorder import Telemetry
 
@@ -68,10 +67,7 @@ __all__ = [
     "BackgroundRecorder",
     "DaemonLock",
     "HookDaemon",
-    "HookProcessor",
     "main",
-    "pause_gc",
-    "resume_gc",
 ]
 
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
@@ -85,43 +81,6 @@ INBOX_DRAIN_INTERVAL = 5.0
 CONNECTION_TIMEOUT = 30.0
 LOG_NAME = "paxm-hook-daemon.log"
 MAX_LOG_BYTES = 256 * 1024
-
-
-def __getattr__(name: str) -> object:
-    if name == "HookProcessor":  # re-exported, imported on first use (see the imports above)
-        from paxm_core.passive.processor import HookProcessor
-
-        return HookProcessor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-_gc_paused = False
-
-
-def pause_gc() -> None:
-    """Hold the cyclic garbage collector while the daemon starts (:func:`main` calls it first).
-
-    Start-up builds the objects of some 250 modules and almost none of them become garbage,
-    yet the collector ran about 45 times over them: about 5% of the CPU time between the
-    daemon's spawn and its first answer (``benchmarks/hook_bench.py``'s start-up probe).
-    """
-    global _gc_paused
-    if gc.isenabled():
-        gc.disable()
-        _gc_paused = True
-
-
-def resume_gc() -> None:
-    """End :func:`pause_gc` once the daemon can answer (idempotent).
-
-    What start-up built is moved to the permanent generation (``gc.freeze``): it lives as long
-    as the daemon, and later collections need not walk it again.
-    """
-    global _gc_paused
-    if _gc_paused:
-        _gc_paused = False
-        gc.freeze()
-        gc.enable()
 
 
 #: the loopback-port file earlier versions wrote beside the socket; removed at start
@@ -138,11 +97,7 @@ def file_identity(path: Path) -> tuple[int, int] | None:
 
 
 def unlink_if_same(path: Path, identity: tuple[int, int] | None) -> bool:
-    """Unlink ``path`` only if it is still the file ``identity`` names; whether it was unlinked.
-
-    A daemon remembers the identity of the lock and socket it created and removes them only
-    through this: the path may name a newer daemon's file by the time it exits.
-    """
+    """Unlink ``path`` only if it is still the file ``identity`` names (not a newer daemon's); whether it was."""
     if identity is None or file_identity(path) != identity:
         return False
     try:
@@ -181,11 +136,8 @@ def remove_retired_files(hooks_dir: Path) -> None:
 def check_private_dir(path: Path) -> None:
     """Create ``path`` 0700 if it is missing, then insist it is a real directory of this user's, 0700.
 
-    The socket inside is the daemon's only way in: a directory another user owns or can
-    enter (a symlink to one, loosened modes) would let that user reach or replace it.  An
-    existing directory is never chmod-ed (paxm sets modes only on what it creates, see
-    ``docs/security.md``): anything but a 0700 directory of this user's is refused as found,
-    with the fix in the message (``paxm config doctor`` names it too).
+    The socket inside is the daemon's only way in.  An existing directory is never chmod-ed:
+    anything else is refused, with the fix in the message.
     """
     try:
         if file_identity(path) is None:
@@ -239,11 +191,7 @@ def peer_uid(conn: _socket.socket) -> int | None:
 
 
 class DaemonLock:
-    """An exclusive ``flock`` on ``<hooks>/paxm-hook.lock`` holding the owner's pid.
-
-    ``flock`` dies with its process, so a SIGKILLed daemon never leaves a lock that blocks the
-    next one; the inode check after locking closes the race with a concurrent release.
-    """
+    """An exclusive ``flock`` on ``<hooks>/paxm-hook.lock`` holding the owner's pid (it dies with its process)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -292,11 +240,7 @@ class DaemonLock:
             return 0
 
     def release(self) -> None:
-        """Unlink and unlock (unlink first, so a waiter never locks a file about to vanish).
-
-        Only the file this process locked is unlinked: when the hooks directory was removed
-        and set up again meanwhile, the path names a newer daemon's lock, which stays.
-        """
+        """Unlink (only the file this process locked) and unlock, in that order."""
         if self._fd is None:
             return
         unlink_if_same(self.path, self._identity)
@@ -351,7 +295,6 @@ class HookDaemon:
         self.worker: DeliveryWorker | None = None
         self.recorder: BackgroundRecorder | None = None
         self._ready_fd = ready_fd
-        self._path_cached = False
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -362,10 +305,7 @@ class HookDaemon:
         from paxm_core.plugins import installed_provider_catalog, shared_plugin_manager
         from paxm_core.runtime import Runtime
 
-        # The first prompt after the daemon was down waits for this: the parsed YAML is cached
-        # in the hooks dir, harness integrations are imported when their first hook arrives,
-        # the runtime shares the plugin manager config validation built, and telemetry is
-        # built by the recorder's thread once that hook is answered.
+        # the first prompt waits for this: the parsed YAML is cached, telemetry is built later
         config = load_config(self.config_path, provider_types=installed_provider_catalog(), parse_cache=self.hooks_dir)
         self.runtime = Runtime.load(config=config, plugin_manager=shared_plugin_manager(), telemetry=None)
         config = self.runtime.config
@@ -380,8 +320,7 @@ class HookDaemon:
         self.recorder = BackgroundRecorder(lambda: _build_telemetry(runtime))
         record = self.recorder.wrap("record")
         on_recall = self.recorder.wrap("on_recall")
-        # its loop starts after the first answer (_start_deferred): its first pass (seal, claim,
-        # deliver a backlog) would compete with that answer for the interpreter
+        # its loop starts after the first answer (_start_deferred)
         self.worker = DeliveryWorker(
             self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_QueuedSink(record)
         )
@@ -406,15 +345,7 @@ class HookDaemon:
         listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
-            if len(str(self.socket_path).encode()) <= MAX_SOCKET_PATH:
-                listener.bind(str(self.socket_path))
-            else:  # too long for AF_UNIX: bind by name from inside the directory
-                cwd = os.getcwd()
-                os.chdir(self.socket_path.parent)
-                try:
-                    listener.bind(self.socket_path.name)
-                finally:
-                    os.chdir(cwd)
+            connect_unix(listener, str(self.socket_path), bind=True)
         finally:
             os.umask(old)
         listener.listen(64)
@@ -423,11 +354,7 @@ class HookDaemon:
         return listener
 
     def _same_user(self, conn: _socket.socket) -> bool:
-        """Whether the peer of ``conn`` runs as this daemon's user (its credentials, not a claim).
-
-        The socket is 0600 in a 0700 directory, so another user cannot connect; this check
-        holds even if those modes were loosened.  The first connection dropped is logged.
-        """
+        """Whether the peer of ``conn`` runs as this daemon's user (kernel credentials); the first drop is logged."""
         uid = peer_uid(conn)
         if uid == self._uid:
             return True
@@ -455,23 +382,20 @@ class HookDaemon:
         self._take_lock()
         try:
             config_stamp = self._start()
-            from paxm_core.passive.workers import WorkerPool  # not at module import: main() pauses the GC after it
+            from paxm_core.passive.workers import Workers
 
-            pool = WorkerPool(8, "paxm-hook-conn")
             try:
-                self._serve_until_exit(pool, config_stamp)
+                self._serve_until_exit(Workers("paxm-hook-conn"), config_stamp)
             finally:
                 self._stop.set()
                 self._close_listener()
                 # Requests still running are past their write (it commits before recall); give
                 # them a moment to answer, but a recall stuck in a provider that ignores its
                 # deadline must not hold the daemon's exit (the process ends with os._exit).
-                pool.shutdown(cancel_pending=True)
                 self._wait_inflight(SHUTDOWN_GRACE)
                 self._shutdown()
         finally:
             self._tell_client(b"")  # a start-up that failed: the waiting client stops at once
-            resume_gc()  # a start-up that failed leaves no paused collector behind
             self.lock.release()
         return 0
 
@@ -512,14 +436,13 @@ class HookDaemon:
             self._log(f"startup failed: {exc}")
             raise
         self._tell_client(READY)
-        resume_gc()  # started: from here on the collector runs as usual
         if self._last_start_failed():
             # doctor reports the last start-up error until a start succeeds
             self._log("started")
         return config_stamp
 
-    def _serve_until_exit(self, pool: WorkerPool, config_stamp: tuple[int, int, int] | None) -> None:
-        """Accept connections onto ``pool`` until stopped, idle, the config changes or the socket goes."""
+    def _serve_until_exit(self, workers: Workers, config_stamp: tuple[int, int, int] | None) -> None:
+        """Serve connections on ``workers`` until stopped, idle, the config changes or the socket goes."""
         # The delivery loop starts once the first answer has left (see _after_answer), or
         # after a second without a connection.
         last_drain = time.monotonic()
@@ -541,7 +464,7 @@ class HookDaemon:
                 with self._state:
                     self._inflight += 1
                     self._last_activity = now
-                pool.submit(self._serve, conn)
+                workers.run(functools.partial(self._serve, conn))
                 continue
             self._start_deferred()
             if self.processor is not None:
@@ -616,11 +539,8 @@ class HookDaemon:
             self._request_done(counted)
 
     def _answer(self, conn: _socket.socket, request: Mapping[str, object], response: Mapping[str, object]) -> None:
-        """Send ``response``, close, then do what only records (after the client has its answer).
-
-        The client reads to EOF: whatever runs before ``close`` is waited for.  Only the ledger
-        update (what this session was given) goes first, so a next prompt always sees it.
-        """
+        """Send ``response``, close, then do what only records (the client reads to EOF: it waits for
+        whatever runs before ``close``; only the ledger update goes first, for the next prompt)."""
         event_id = str(response.get("event_id") or "")
         processor = self.processor if event_id and not request.get("action") else None
         try:
@@ -647,12 +567,6 @@ class HookDaemon:
         if self.recorder is not None:
             self.recorder.start_sink()
         self._start_deferred()
-        if not self._path_cached:
-            # for the next daemon's start without ``site`` (see daemon_path); off the first answer
-            self._path_cached = True
-            from paxm_core.passive.daemon_path import write_path_cache
-
-            write_path_cache(self.hooks_dir)
 
     def _request_done(self, counted: bool) -> None:
         """Account for a finished request; ``counted`` if it was counted already."""
@@ -713,11 +627,7 @@ class HookDaemon:
         return self.worker.flush(timeout, seal_open=seal_open)
 
     def _start_deferred(self) -> None:
-        """Start, once, what the first answer does not need: the delivery loop.
-
-        Called after an answer, from the serving loop when a second passes without a
-        connection, and before a flush; never once the daemon is stopping.
-        """
+        """Start the delivery loop, once, after the first answer (never once the daemon is stopping)."""
         if self._deferred_started:
             return
         with self._deferred_lock:
@@ -780,28 +690,25 @@ class HookDaemon:
 
 
 def framed_reply(response: Mapping[str, object]) -> bytes:
-    """The hook client's reply format: ``PAXM-HOOK <ok> <n>\\n`` + n bytes of output + error lines.
-
-    Framed rather than JSON so the client needs no JSON parser on the per-prompt path.
-    """
+    """``PAXM-HOOK <ok> <n>\\n`` + n bytes of output + error lines: the client needs no JSON parser."""
     output = str(response.get("output") or "").encode("utf-8", "replace")
-    reported = response.get("errors")
-    errors = [str(e) for e in reported] if isinstance(reported, list) else []
-    if response.get("error"):
-        errors.append(f"failed: {response['error']}")
-    tail = "".join(f"paxm hook {message}\n" for message in errors).encode("utf-8", "replace")
+    tail = "".join(f"paxm hook {message}\n" for message in response_errors(response)).encode("utf-8", "replace")
     ok = 1 if response.get("ok") else 0
     return REPLY_MAGIC + f" {ok} {len(output)}\n".encode() + output + tail
 
 
-def _accept(listener: _socket.socket) -> _socket.socket:
-    """``socket.accept`` for a bare ``_socket.socket``: the new connection, blocking.
+def response_errors(response: Mapping[str, object]) -> list[str]:
+    """A hook response's error lines: its ``errors``, then ``failed: <error>`` when it failed."""
+    reported = response.get("errors")
+    errors = [str(e) for e in reported] if isinstance(reported, list) else []
+    if response.get("error"):
+        errors.append(f"failed: {response['error']}")
+    return errors
 
-    ``TimeoutError`` when the listener's timeout passes with no connection.
-    """
+
+def _accept(listener: _socket.socket) -> _socket.socket:
+    """``socket.accept`` for a bare ``_socket.socket``: the new, blocking connection (``TimeoutError`` if none)."""
     fd, _ = listener._accept()  # type: ignore[attr-defined]
-    # accept4 hands over a blocking descriptor, and a new socket object without a timeout is
-    # blocking too (socket.accept does the same when no default timeout is set)
     return _socket.socket(listener.family, listener.type, listener.proto, fileno=fd)
 
 
@@ -875,16 +782,11 @@ def _plain_record(call: _Call) -> bool:
 class BackgroundRecorder:
     """Runs telemetry calls on one background thread, off the hook's request path.
 
-    Telemetry writes files (events, metrics) and costs milliseconds; a hook answer should not
-    wait for them.  Building the sink (importing ``paxm_core.telemetry``, opening its files)
-    costs milliseconds too, and a daemon that was just started has a prompt waiting for it:
-    the thread builds the sink once :meth:`start_sink` is called (after the first answer) or
-    :data:`SINK_START_DELAY` seconds have passed, whichever comes first.  Calls made before
-    then wait in the queue.  :meth:`wrap` turns a sink method name into a queueing stand-in;
-    :meth:`close` builds the sink if needed and runs whatever is still queued.
+    The sink is built after the first answer (:meth:`start_sink`) or :data:`SINK_START_DELAY`;
+    calls wait in the queue until then.  :meth:`wrap` turns a sink method name into a queueing
+    stand-in.
 
-    :param factory: builds the sink (``None``: no telemetry; queued calls are dropped).  A
-        ready-made sink object may be passed as ``sink`` instead.
+    :param factory: builds the sink (``None``: no telemetry); or pass a ready-made ``sink``.
     """
 
     def __init__(self, factory: Callable[[], object] | None = None, *, sink: object = None) -> None:
@@ -918,12 +820,9 @@ class BackgroundRecorder:
         self._go.set()
 
     def hold(self) -> None:
-        """A hook answer is being prepared: queued calls wait until :meth:`release`.
+        """A hook answer is being prepared: queued calls wait until :meth:`release` (at most :data:`HOLD_LIMIT`).
 
-        The thread's writes would compete with that answer for the interpreter (and its
-        sqlite and file calls hand the GIL back late); held, they run once the answer has
-        left, and the calls one prompt queued go to the sink together.  Holds nest (one per
-        request in flight); a call never waits longer than :data:`HOLD_LIMIT`.
+        Holds nest, one per request in flight.
         """
         with self._holds_lock:
             self._holds += 1
@@ -957,10 +856,8 @@ class BackgroundRecorder:
             try:
                 event = self._event(call)
                 if event is not None and callable(many):
-                    # a drained backlog queues an outcome per episode, a prompt its write, recall,
-                    # receipt and signals: the ones waiting go to the sink as one batch (one lock,
-                    # one metrics rewrite).  While a stream lasts, the batch also waits up to
-                    # RECORD_LINGER for more; a lone event is written at once
+                    # the events waiting go as one batch; while a stream lasts, it waits up to
+                    # RECORD_LINGER for more (a lone event is written at once)
                     events = [event]
                     until = time.monotonic() + RECORD_LINGER if backlog else 0.0
                     while len(events) < RECORD_BATCH:
@@ -985,12 +882,8 @@ class BackgroundRecorder:
                 pass
 
     def _event(self, call: _Call | None) -> object:
-        """The event ``call`` records, if it can join a ``record_many`` batch; else ``None``.
-
-        ``record(event)`` is one; so is ``on_recall(...)`` when the sink can build its event
-        (``recall_event``).  A failure to build it leaves the call to ``on_recall`` itself,
-        which reports it as telemetry does.
-        """
+        """The event ``call`` records (``record``, or ``on_recall`` via the sink's ``recall_event``) if it can
+        join a ``record_many`` batch; else ``None``."""
         if call is None:
             return None
         if _plain_record(call):
@@ -1014,7 +907,6 @@ class BackgroundRecorder:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m paxm_core.passive.daemon --config C [--idle-timeout S] [--socket P]``."""
-    pause_gc()  # until HookDaemon.run is ready to answer
     import argparse
     import signal
 
@@ -1043,11 +935,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def exit_now(code: int) -> None:
-    """Leave the process once the daemon has flushed and released its lock and socket.
-
-    A recall thread stuck in a provider that ignores its deadline cannot be interrupted, and
-    Python would wait for it at exit; everything durable is already committed, so don't.
-    """
+    """Leave the process without waiting for threads (a recall stuck in a provider): all is committed."""
     import os
 
     for stream in (sys.stdout, sys.stderr):

@@ -1,11 +1,7 @@
-"""The generic payload decoder: native JSON in, :class:`HookEvent` out.
+"""The generic payload decoder: native JSON in, :class:`HookEvent` out (upstream's generic field names).
 
-It understands upstream's documented generic payload field names (docs/hooks.md), which most
-harnesses' hook JSON uses too; an integration maps its native event names and adds what is
-specific to its harness (a transcript file, say) around this decoder.  Decoding never
-raises on bad input: anything that is not a JSON object becomes an empty payload, so a hook
-always answers.  Hidden reasoning (thinking blocks, ``reasoning`` keys ...) is removed here,
-before any template or write can see it.
+Never raises on bad input (anything but a JSON object is an empty payload), and removes hidden
+reasoning (thinking blocks, ``reasoning`` keys ...) before any template or write sees it.
 """
 
 from __future__ import annotations
@@ -62,15 +58,9 @@ _METADATA_KEYS = ("session_id", "conversation_id", "taskId", "transcript_path", 
 
 def parse_payload(raw: bytes | str) -> JSONObject:
     """Parse ``raw`` as a JSON object; anything else (empty, invalid, binary, huge) gives ``{}``."""
-    if isinstance(raw, bytes):
-        if len(raw) > MAX_RAW_BYTES:
-            return {}
-        text = raw.decode("utf-8", errors="replace")
-    else:
-        if len(raw) > MAX_RAW_BYTES:
-            return {}
-        text = raw
-    text = text.strip()
+    if len(raw) > MAX_RAW_BYTES:
+        return {}
+    text = (raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw).strip()
     if not text:
         return {}
     try:
@@ -154,6 +144,15 @@ def _tool_call_text(call: Mapping[str, object]) -> str:
     return " ".join(part for part in (name, args) if part.strip()).strip()
 
 
+def _tool_message(kind: str, block: Mapping[str, object], source: str) -> list[HookMessage]:
+    """A tool call or tool result block (``kind`` is one of them) as a message, if it has text."""
+    if kind in _CALL_TYPES:
+        text = _tool_call_text(block)
+    else:
+        text = value_text(_first(block.get("content"), block.get("output"), block.get("result")))
+    return [HookMessage("tool_call" if kind in _CALL_TYPES else "tool_result", text, source)] if text else []
+
+
 def _content_messages(role: str, source: str, value: object) -> list[HookMessage]:
     if not isinstance(value, list):
         return []
@@ -164,14 +163,8 @@ def _content_messages(role: str, source: str, value: object) -> list[HookMessage
         kind = (_str(block, "type") or role).lower()
         if kind in _REASONING_TYPES:
             continue
-        if kind in _CALL_TYPES:
-            text = _tool_call_text(block)
-            if text:
-                out.append(HookMessage("tool_call", text, source))
-        elif kind in _RESULT_TYPES:
-            text = value_text(_first(block.get("content"), block.get("output"), block.get("result")))
-            if text:
-                out.append(HookMessage("tool_result", text, source))
+        if kind in _CALL_TYPES or kind in _RESULT_TYPES:
+            out.extend(_tool_message(kind, block, source))
         else:
             text = (_str(block, "text") or _str(block, "content")).strip()
             if text:
@@ -194,19 +187,11 @@ def messages_from_value(value: object, depth: int = 0) -> list[HookMessage]:
         role = _str(item, "role").strip()
         source = _str(item, "source")
         kind = _str(item, "type").lower()
-        if not role:
-            if kind in _CALL_TYPES:
-                text = _tool_call_text(item)
-                if text:
-                    out.append(HookMessage("tool_call", text, source))
-                continue
-            if kind in _RESULT_TYPES:
-                text = value_text(_first(item.get("content"), item.get("output"), item.get("result")))
-                if text:
-                    out.append(HookMessage("tool_result", text, source))
-                continue
-            if kind in _REASONING_TYPES:
-                continue
+        if not role and (kind in _CALL_TYPES or kind in _RESULT_TYPES):
+            out.extend(_tool_message(kind, item, source))
+            continue
+        if not role and kind in _REASONING_TYPES:
+            continue
         if role.lower() in _REASONING_TYPES:
             continue
         text = (_str(item, "text") or _str(item, "content")).strip()
@@ -214,14 +199,10 @@ def messages_from_value(value: object, depth: int = 0) -> list[HookMessage]:
             out.append(HookMessage(role, text, source))
         out.extend(_content_messages(role, source, item.get("content")))
         calls = item.get("tool_calls")
-        if isinstance(calls, list):
-            for call in calls:
-                if not isinstance(call, dict):
-                    continue
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
                 function = call.get("function")
-                text = _tool_call_text(function if isinstance(function, dict) else call)
-                if text:
-                    out.append(HookMessage("tool_call", text, source))
+                out.extend(_tool_message("tool_call", function if isinstance(function, dict) else call, source))
     return out
 
 

@@ -1,12 +1,8 @@
-"""Echo suppression: paxm's own output must never be written back as if it were new.
+"""Echo suppression: paxm's own output is never written back as if it were new.
 
-Before any hook write, every block paxm injects (``paxm-recall``, ``paxm-session-identity``,
-``paxm-local-time``), in whatever encoding the harness gives it back (see
-:func:`paxm_core.envelope.strip_paxm_blocks`), is cut out of the query, prompt, assistant
-text, messages and the raw payload, and paxm's own recall tool exchanges (MCP
-``paxm_recall``, ``paxm recall`` run through a shell, a tool result carrying
-``paxm_context.kind == "recall"``) are dropped together with their results.  The passive
-recall query goes through the same rule.
+Before any hook write, paxm's injected blocks (in whatever encoding the harness gives them
+back) are cut out of the event, and paxm's own recall tool exchanges (MCP ``paxm_recall``,
+``paxm recall`` through a shell, results carrying ``paxm_context.kind == "recall"``) are dropped.
 """
 
 from __future__ import annotations

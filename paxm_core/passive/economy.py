@@ -1,23 +1,12 @@
 """Per-session economy of passive memory: inject once, re-offer after a compaction, hold back.
 
-A memory the session's model has already been given is not injected again on a later prompt of
-that session.  The session's *ledger* (kept in :class:`~paxm_core.passive.session_state.SessionState`)
-lists the memories injected into it; a memory enters the ledger only once the answer that
-carried it has reached the hook client (:meth:`SessionEconomy.delivered`), and only when it
-was injected whole (an excerpt does not count).  Every way state can be lost (a crash before
-the write-behind flush, a corrupt file, a pruned session) empties the ledger, which only makes
-paxm inject a memory once more: nothing is ever withheld that the session has not seen.
-
-A compaction (Claude Code and Codex ``SessionStart`` with source ``compact``) replaces the
-conversation with a summary, so the model loses the memories it was given.  Then the ledger is
-emptied at once (a durable write) and the memories still relevant are offered once more, within
-the passive recall budget and block cap: each is looked for again with the recent queries that
-had found it (a memory deleted since, or no longer found, is not offered).  A harness whose
-compaction hook output is not read (Gemini CLI ``PreCompress``) only empties the ledger.
-
-Holdback (``passive.holdback``): a share of sessions, chosen deterministically from the session
-key when the session is first seen and recorded in its ledger, gets no passive memory, so that
-``paxm impact`` can compare sessions with and without it.
+A memory enters the session's ledger (:class:`~paxm_core.passive.session_state.SessionState`)
+once the answer that carried it whole has reached the hook client, and is not injected into
+that session again.  Lost state only empties a ledger, so a memory may be injected once more
+but is never withheld.  After a compaction the ledger is emptied durably and the memories still
+found by the session's recent queries are offered again.  ``passive.holdback`` gives a
+deterministic share of sessions no passive memory, for ``paxm impact``.  See
+docs/session-economy.md.
 """
 
 from __future__ import annotations

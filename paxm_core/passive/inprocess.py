@@ -14,10 +14,10 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
     Writes are appended to the capture queue directly; a detached daemon is started to deliver
     them if none runs.  Never raises: a broken config becomes an error line.
     """
-    errors: list[str] = []
     try:
         from paxm_core.capture import CaptureQueue, default_queue_path, routes_from_write_profiles
-        from paxm_core.passive.daemon import HookProcessor
+        from paxm_core.passive.daemon import response_errors
+        from paxm_core.passive.processor import HookProcessor
         from paxm_core.runtime import Runtime
 
         runtime = Runtime.load(config_path)
@@ -42,14 +42,9 @@ def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str,
             queue.close()
     finally:
         runtime.close()
-    reported = response.get("errors")
-    if isinstance(reported, list):
-        errors.extend(str(e) for e in reported)
-    if response.get("error"):
-        errors.append(f"failed: {response['error']}")
     if response.get("buffered"):
         _ensure_daemon(config_path)
-    return str(response.get("output") or ""), errors
+    return str(response.get("output") or ""), response_errors(response)
 
 
 def _ensure_daemon(config_path: str) -> None:

@@ -1,8 +1,4 @@
-"""The insertion filter: the second pass that decides which recalled hits reach the model.
-
-Recall already applied the profile's thresholds; passive injection is stricter because the
-user did not ask.  This is the canonical implementation (evals import it from here).
-"""
+"""The insertion filter: which recalled hits reach the model (stricter than recall: the user did not ask)."""
 
 from __future__ import annotations
 
@@ -88,18 +84,11 @@ def _first_needs(hit: object, min_score: float) -> float:
 def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
     """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
 
-    ``min_score`` is relative to the best hit: the first hit (recall's best) needs only
-    :data:`~paxm_core.router.pipeline.FIRST_HIT_SHARE` of it, the others ``min_score`` times the
-    best score (capped at 1, so a boosted best never raises the bar above the plain number).  A
-    correct first hit scored 0.33 by a provider whose scores run low is still the answer; a hit
-    far below it is noise beside it.  Without a first hit worth injecting, every hit needs the
-    plain ``min_score``.  A first hit found by meaning alone shares no word with the prompt, so
-    only its similarity vouches for it: it needs ``min_score`` itself.
-
-    With ``require_query_terms`` a query without significant terms admits nothing: injecting
-    memory for "ok" or "yes" is noise.  A semantic hit (:func:`is_semantic_hit`) is exempt
-    from the shared-word check, since a paraphrase shares none by definition; it still needs
-    ``min_score`` (see above).
+    The first hit needs :data:`~paxm_core.router.pipeline.FIRST_HIT_SHARE` of ``min_score`` (all
+    of it when found by meaning alone), the others ``min_score`` times the best score (capped at
+    1); without a first hit worth injecting, every hit needs the plain ``min_score``.  With
+    ``require_query_terms`` a query without significant terms admits nothing, and a hit must
+    share one of them unless it is semantic (:func:`is_semantic_hit`).
     """
     if policy.is_empty:
         return list(hits)

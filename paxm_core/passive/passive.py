@@ -9,6 +9,7 @@ a hook must always answer.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -37,11 +38,9 @@ from paxm_core.passive.policy import HookSettings, resolve_hook_settings
 from paxm_core.passive.query import bounded_query
 from paxm_core.passive.session_state import SessionState
 from paxm_core.passive.templates import render_template
-from paxm_core.passive.workers import WorkerPool
+from paxm_core.passive.workers import Workers
 
 if TYPE_CHECKING:
-    import threading
-
     from paxm_core.api.types import MemoryHit
     from paxm_core.config.model import Config
     from paxm_core.passive.economy import SessionEconomy
@@ -62,23 +61,14 @@ class BudgetedRecall:
     """Runs ``Tools.recall`` on a worker thread and stops waiting when the budget is spent.
 
     The router's own route timeouts and bulkheads bound the abandoned call; the hook answers
-    on time regardless.  ``runtime_loader`` is called lazily (first recall) and its failure is
-    reported as a recall error, not a crash.
+    on time regardless, and a call stuck in a provider never holds the process's exit.
+    ``runtime_loader`` is called lazily (first recall).
     """
 
-    def __init__(self, runtime_loader: Callable[[], Runtime], workers: int = 4) -> None:
+    def __init__(self, runtime_loader: Callable[[], Runtime]) -> None:
         self._loader = runtime_loader
-        self._runtime: Runtime | None = None
         self._tools: Tools | None = None
-        # not concurrent.futures: it imports logging, ~5 ms of a cold daemon's first answer
-        self._pool = WorkerPool(workers, "paxm-passive-recall")
-
-    @property
-    def runtime(self) -> Runtime:
-        """The loaded runtime (loads it on first use)."""
-        if self._runtime is None:
-            self._runtime = self._loader()
-        return self._runtime
+        self._workers = Workers("paxm-passive-recall")
 
     def __call__(
         self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
@@ -86,45 +76,52 @@ class BudgetedRecall:
         started = time.monotonic()
         tools = self._quiet_tools()
         remaining = max(0.0, budget - (time.monotonic() - started))
-        future = self._pool.submit(
-            tools.recall,
-            query,
-            profile=profile,
-            limit=limit or None,
-            metadata=metadata,
-            workspace=workspace or None,
-            deadline=Deadline.after(remaining),
-            source="hook",
-            command="hook",
-        )
-        try:
-            # the deadline makes providers stop; the extra 50 ms only lets a partial result
-            # come back instead of nothing, and is still inside the client's own ceiling
-            return future.result(timeout=remaining + 0.05), False
-        except TimeoutError:
-            future.cancel()
+        done: list[RecallResult | BaseException] = []
+        finished = threading.Event()
+
+        def run() -> None:
+            try:
+                done.append(
+                    tools.recall(
+                        query,
+                        profile=profile,
+                        limit=limit or None,
+                        metadata=metadata,
+                        workspace=workspace or None,
+                        deadline=Deadline.after(remaining),
+                        source="hook",
+                        command="hook",
+                    )
+                )
+            except BaseException as exc:  # handed to the waiting hook below
+                done.append(exc)
+            finished.set()
+
+        self._workers.run(run)
+        # the deadline makes providers stop; the extra 50 ms only lets a partial result
+        # come back instead of nothing, and is still inside the client's own ceiling
+        finished.wait(remaining + 0.05)
+        if not done:
             return None, True
-        except RecallError as exc:
+        outcome = done[0]
+        if isinstance(outcome, RecallError) and outcome.result is not None:
             # A required provider failed or ran out of time.  The prompt still gets what the
             # healthy providers found (as upstream does); the failure is in provider_errors.
-            if exc.result is None:
-                raise
-            return exc.result, bool(getattr(exc.result, "timed_out", False))
+            return outcome.result, bool(getattr(outcome.result, "timed_out", False))
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome, False
 
     def _quiet_tools(self) -> Tools:
         # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
         # the runtime's Tools would also log each one as an active recall.
         if self._tools is None:
-            tools = self.runtime.tools
+            tools = self._loader().tools
             try:
                 self._tools = type(tools)(tools.config, tools.router)
             except Exception:
                 self._tools = tools
         return self._tools
-
-    def close(self) -> None:
-        """Stop the worker threads (pending calls are abandoned)."""
-        self._pool.shutdown(cancel_pending=True)
 
 
 class PassiveRuntime:

@@ -1,13 +1,5 @@
-"""Point of action: a memory anchored to the file or command a tool is about to touch, injected there.
-
-A harness with a pre-tool hook (Claude Code and Codex ``PreToolUse``, event ``pre_tool``) tells
-paxm which tool is about to run and with what input.  The files that input names (the path an
-edit writes, the files a shell command or a patch mentions) are resolved in the working tree
-(:func:`paxm_core.anchors.tree_files`, ``lstat`` only); when there are none, nothing else
-happens.  Otherwise one recall (the hook's profile and budget) asks for those paths, and the hits
-whose :mod:`anchors <paxm_core.anchors>` name one of the files, are fresh and are not superseded
-(:func:`paxm_core.hit_notes.notes_for`) are injected in the usual envelope, at most
-:data:`MAX_CHARS` characters, each memory once per session (per daemon lifetime).
+"""Point of action: before a tool runs (``pre_tool``), the fresh memories anchored to the files it is
+about to touch are injected, each once per session (docs/freshness.md).
 
 ``freshness.point_of_action: false`` (or ``freshness.enabled: false``) turns it off.
 """
@@ -19,30 +11,17 @@ import re
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from paxm_core.anchors import read_anchors, tree_files
 from paxm_core.api.events import HookEvent, HookResult
 
 if TYPE_CHECKING:
-    from paxm_core.config.model import Config
+    from paxm_core.passive.passive import PassiveRuntime
     from paxm_core.passive.policy import HookSettings
-    from paxm_core.router.policy import RecallResult
 
 __all__ = ["MAX_CHARS", "MAX_MEMORIES", "SeenMemories", "inject_at_point_of_action", "tool_text"]
-
-
-class PassiveHost(Protocol):
-    """What point of action reads of the passive runtime (:class:`~paxm_core.passive.passive.PassiveRuntime`)."""
-
-    @property
-    def config(self) -> Config: ...
-
-    @property
-    def recall(
-        self,
-    ) -> Callable[[str, str, int, dict[str, str], str, float], tuple[RecallResult | None, bool]] | None: ...
 
 
 #: Largest block injected before one tool call, envelope included.
@@ -84,11 +63,11 @@ class SeenMemories:
                 self._seen.popitem(last=False)
 
 
-_SEEN: weakref.WeakKeyDictionary[PassiveHost, SeenMemories] = weakref.WeakKeyDictionary()
+_SEEN: weakref.WeakKeyDictionary[PassiveRuntime, SeenMemories] = weakref.WeakKeyDictionary()
 _SEEN_LOCK = threading.Lock()
 
 
-def _seen_for(runtime: PassiveHost) -> SeenMemories:
+def _seen_for(runtime: PassiveRuntime) -> SeenMemories:
     with _SEEN_LOCK:
         seen = _SEEN.get(runtime)
         if seen is None:
@@ -136,7 +115,9 @@ def _headings(block: str) -> int:
     return sum(line.startswith("### Memory ") for line in block.splitlines())
 
 
-def inject_at_point_of_action(runtime: PassiveHost, event: HookEvent, result: HookResult, hook: HookSettings) -> None:
+def inject_at_point_of_action(
+    runtime: PassiveRuntime, event: HookEvent, result: HookResult, hook: HookSettings
+) -> None:
     """Fill ``result`` with the fresh memories anchored to what the tool in ``event`` is about to touch."""
     if not runtime.config.freshness.point_of_action_on:
         return

@@ -1,11 +1,4 @@
-"""Per-agent, per-event hook settings read from :class:`paxm_core.config.Config`, once per event.
-
-:func:`resolve_hook_settings` reads ``agents.<target>`` and ``agents.<target>.hooks.<event>``
-once and returns a frozen :class:`HookSettings`; the passive runtime passes that object down
-(ownership gate, first-input marking, write, recall), so no step looks at config sections
-itself and the passive budget is computed by exactly one documented rule
-(:func:`passive_budget`).
-"""
+"""Per-agent, per-event hook settings, read from :class:`paxm_core.config.Config` once per event."""
 
 from __future__ import annotations
 
@@ -16,19 +9,14 @@ from paxm_core.api.values import value_dataclass
 from paxm_core.passive.insertion import InsertionPolicy
 
 if TYPE_CHECKING:
-    from paxm_core.config.model import AgentConfig, AgentHookConfig, Config
+    from paxm_core.config.model import AgentHookConfig, Config
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_TIMEOUT_EXTRA",
     "HookSettings",
     "RecallSettings",
     "WriteSettings",
-    "initial_enabled",
     "passive_budget",
-    "recall_settings",
     "resolve_hook_settings",
-    "source_allowed",
     "write_settings",
 ]
 
@@ -40,35 +28,9 @@ DEFAULT_BUDGET = 0.35
 _OWNER_PAXM = "paxm"
 
 
-def _agent(config: Config, target: str) -> AgentConfig | None:
-    agent = config.agents.get(target)
-    return agent if agent is not None and agent.enabled else None
-
-
 def _hook(config: Config, target: str, event: str) -> AgentHookConfig | None:
-    agent = _agent(config, target)
-    return None if agent is None else agent.hooks.get(event)
-
-
-def _owner_accepts(configured: str, owner: str) -> bool:
-    caller = owner.strip().lower()
-    if configured and configured != _OWNER_PAXM:
-        return caller == configured
-    return caller in ("", _OWNER_PAXM)
-
-
-def source_allowed(config: Config, target: str, owner: str) -> bool:
-    """Ownership gate: a plugin-owned agent only accepts calls from that plugin, and vice versa.
-
-    Any owner other than ``paxm`` is a plugin's name (an integration's ``owners``); the gate
-    only compares names, so the core needs no list of them.
-    """
-    return _owner_accepts(_configured_owner(config, target), owner)
-
-
-def _configured_owner(config: Config, target: str) -> str:
     agent = config.agents.get(target)
-    return (agent.integration.owner if agent is not None else "").strip().lower()
+    return agent.hooks.get(event) if agent is not None and agent.enabled else None
 
 
 @value_dataclass(frozen=True)
@@ -84,10 +46,7 @@ def write_settings(config: Config, target: str, event: str) -> WriteSettings | N
     hook = _hook(config, target, event)
     if hook is None or not hook.write.enabled:
         return None
-    return WriteSettings(
-        template=hook.write.template or "{{ .safe_text }}",
-        profile=hook.write.profile or "default",
-    )
+    return WriteSettings(template=hook.write.template or "{{ .safe_text }}", profile=hook.write.profile or "default")
 
 
 @value_dataclass(frozen=True)
@@ -104,44 +63,25 @@ class RecallSettings:
     max_chars: int = 0
 
 
-def initial_enabled(config: Config, target: str, event: str) -> bool:
-    """True when ``user_input`` recall has an enabled ``initial`` override."""
-    if event != EVENT_USER_INPUT:
-        return False
-    hook = _hook(config, target, event)
-    return bool(hook is not None and hook.recall.enabled and hook.recall.initial and hook.recall.initial.enabled)
-
-
 def passive_budget(config: Config, profile: str, timeout: float | None, timeout_extra: float | None) -> float:
-    """The enforced overall passive recall budget, in seconds.
-
-    1. an explicit hook ``timeout`` is the budget;
-    2. otherwise the longest route timeout of the recall profile plus ``timeout_extra``
-       (default 100 ms) -- what upstream actually does (350 ms for the default SQLite route);
-    3. otherwise :data:`DEFAULT_BUDGET`.
-    """
+    """The enforced passive recall budget in seconds: the hook's ``timeout``, else the recall
+    profile's longest route timeout plus ``timeout_extra`` (upstream's rule), else :data:`DEFAULT_BUDGET`."""
     if timeout is not None and timeout > 0:
         return float(timeout)
     extra = DEFAULT_TIMEOUT_EXTRA if timeout_extra is None or timeout_extra <= 0 else float(timeout_extra)
     profile_config = config.recall_profiles.get(profile)
     routes = profile_config.providers if profile_config is not None else []
     longest = max((float(route.timeout or 0) for route in routes), default=0.0)
-    if longest > 0:
-        return longest + extra
-    return DEFAULT_BUDGET
+    return longest + extra if longest > 0 else DEFAULT_BUDGET
 
 
-def recall_settings(config: Config, target: str, event: str, *, initial: bool) -> RecallSettings | None:
-    """Recall settings for ``target``/``event``; ``None`` when recall is off for it."""
-    hook = _hook(config, target, event)
+def _recall_settings(config: Config, hook: AgentHookConfig | None, *, initial: bool) -> RecallSettings | None:
+    """Recall settings of ``hook``, the ``initial`` override applied when asked; ``None`` when recall is off."""
     if hook is None or not hook.recall.enabled:
         return None
     recall = hook.recall
-    profile = recall.profile or "passive"
-    template = recall.query_template
-    max_results = recall.max_results
-    timeout = recall.timeout
-    extra = recall.timeout_extra
+    profile, template, max_results = recall.profile or "passive", recall.query_template, recall.max_results
+    timeout, extra = recall.timeout, recall.timeout_extra
     insertion = InsertionPolicy.from_config(recall.insertion)
     sub = recall.initial
     use_initial = bool(initial and sub is not None and sub.enabled)
@@ -171,11 +111,7 @@ def recall_settings(config: Config, target: str, event: str, *, initial: bool) -
 
 @value_dataclass(frozen=True)
 class HookSettings:
-    """Everything the passive runtime needs from config for one event, resolved once.
-
-    Built by :func:`resolve_hook_settings` at the start of :meth:`PassiveRuntime.handle` and
-    passed down, so one event never reads its settings twice (or sees two config states).
-    """
+    """Everything the passive runtime needs from config for one event, resolved once and passed down."""
 
     target: str
     event: str
@@ -192,8 +128,11 @@ class HookSettings:
     initial_recall: RecallSettings | None
 
     def accepts(self, owner: str) -> bool:
-        """The ownership gate for a caller naming ``owner`` (see :func:`source_allowed`)."""
-        return _owner_accepts(self.owner, owner)
+        """The ownership gate: a plugin-owned agent only accepts calls from that plugin, and vice versa."""
+        caller = owner.strip().lower()
+        if self.owner and self.owner != _OWNER_PAXM:
+            return caller == self.owner
+        return caller in ("", _OWNER_PAXM)
 
     def recall_for(self, *, initial: bool) -> RecallSettings | None:
         """The recall settings for a first (``initial``) or an ordinary prompt."""
@@ -203,15 +142,22 @@ class HookSettings:
 def resolve_hook_settings(config: Config, target: str, event: str) -> HookSettings:
     """Read ``agents.<target>`` and its ``hooks.<event>`` once into a :class:`HookSettings`."""
     agent = config.agents.get(target)
-    initial = initial_enabled(config, target, event)
-    recall = recall_settings(config, target, event, initial=False)
+    hook = _hook(config, target, event)
+    initial = bool(
+        event == EVENT_USER_INPUT
+        and hook is not None
+        and hook.recall.enabled
+        and hook.recall.initial
+        and hook.recall.initial.enabled
+    )
+    recall = _recall_settings(config, hook, initial=False)
     return HookSettings(
         target=target,
         event=event,
-        owner=_configured_owner(config, target),
+        owner=(agent.integration.owner if agent is not None else "").strip().lower(),
         agent_id=agent.agent_id if agent is not None else "",
         initial_enabled=initial,
         write=write_settings(config, target, event),
         recall=recall,
-        initial_recall=recall_settings(config, target, event, initial=True) if initial else recall,
+        initial_recall=_recall_settings(config, hook, initial=True) if initial else recall,
     )

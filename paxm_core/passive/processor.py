@@ -1,10 +1,5 @@
-"""Hook request handling: the part of the daemon that is not socket plumbing.
-
-:class:`HookProcessor` turns a hook request (native payload plus target/event) into the answer
-text, appends the rendered write to the capture queue (answering only after COMMIT), and
-turns raw inbox entries into capture events.  The daemon, ``paxm __hook`` and
-``paxm queue flush`` share it.
-"""
+"""Hook request handling: the part of the daemon that is not socket plumbing (shared with
+``paxm __hook`` and ``paxm queue flush``)."""
 
 from __future__ import annotations
 
@@ -38,9 +33,7 @@ __all__ = ["HookProcessor"]
 
 
 class HookProcessor:
-    """Turns hook requests into answers: the part of the daemon that is not socket plumbing.
-
-    Also used in-process by ``paxm __hook`` and by the eval writer.
+    """Turns hook requests into answers; appends writes to the capture queue (after COMMIT).
 
     :param runtime: a loaded :class:`~paxm_core.runtime.Runtime`.
     :param queue: the :class:`~paxm_core.capture.CaptureQueue` writes go to.
@@ -162,9 +155,7 @@ class HookProcessor:
     def append(self, write: PassiveWrite) -> bool:
         """Durably append ``write`` (returns after COMMIT) and wake the delivery worker.
 
-        With ``defer_notify`` the worker is woken by :meth:`wake_worker` instead, which the
-        daemon calls after the reply is sent: a delivery starting right away competes with the
-        reply for the GIL, and the user is waiting for the reply.
+        With ``defer_notify`` the daemon wakes it after the reply is sent (:meth:`wake_worker`).
         """
         event = self._existing_or_new(self.capture_event(write))
         if isinstance(event, _AlreadyQueued):
@@ -275,12 +266,8 @@ class HookProcessor:
                 pass
 
     def _queue_behind_spool(self, event_id: str, error: QueueError) -> None:
-        """After a drain failed on the queue's lock, send this request's event to the spool too.
-
-        Spooled events happened before it.  Were the lock released between the failed drain
-        and this event's append, the append would overtake them (a turn end sealing its turn
-        without its prompt); behind them in the spool it is imported after them, in order.
-        """
+        """After a drain failed on the queue's lock, send this request's event to the spool too,
+        behind the spooled events that happened before it (so it cannot overtake them)."""
         text = str(error).lower()
         if ("locked" in text or "busy" in text) and self.queue.spool_pending():
             with self._append_lock:
@@ -307,8 +294,7 @@ class HookProcessor:
     def process_inbox_entry(self, entry: InboxEntry) -> list[CaptureEvent | _AlreadyQueued]:
         """Render a raw inbox entry into capture events (``CaptureQueue.drain_inbox`` callback).
 
-        Only the write half runs: the client that stored it has long returned, so no recall,
-        and session state is left alone so a replay renders exactly as the first attempt did.
+        Only the write half runs: no recall, and no session state, so a replay renders as the first attempt did.
         """
         name, _, owner = str(entry.event).partition("@")
         event: HookEvent = self.passive.decode(
@@ -335,8 +321,7 @@ class HookProcessor:
         return [self._existing_or_new(self.capture_event(w)) for w in writes]
 
     def _read(self, sql: str, args: tuple[str, ...] = ()) -> tuple[object, ...] | None:
-        # The queue schema is the documented contract with the capture package, so plain
-        # reads on a separate connection are fine here.
+        # the queue schema is the documented contract with the capture package
         if self._reader is None:
             from paxm_core.capture import _inbox
 
@@ -354,9 +339,8 @@ class HookProcessor:
             return False
 
     def _existing_or_new(self, event: CaptureEvent) -> CaptureEvent | _AlreadyQueued:
-        # A daemon may have stored this event before it died without answering; the client then
-        # kept a copy in the inbox.  Rendering can differ slightly (session-state metadata), so an
-        # event id that is already queued wins instead of raising a conflict.
+        # a daemon may have queued this event before it died unanswered (the client kept a copy
+        # in the inbox): the queued one wins instead of raising a conflict
         try:
             row = self._read("SELECT 1 FROM capture_events WHERE event_id = ?", (event.event_id,))
         except Exception:
@@ -382,8 +366,7 @@ class HookProcessor:
         return report
 
     def close(self) -> None:
-        """Stop recall threads, write session state, close the read connection."""
-        self.recall.close()
+        """Write session state, close the read connection."""
         if self.passive.session_state is not None:
             self.passive.session_state.close()
         self._close_reader()

@@ -1,13 +1,8 @@
 """The passive recall query for a prompt longer than the query limit.
 
-Recall queries are bounded (``limits.max_query_bytes``, 8 KiB by default) and a longer one is
-refused, so a long prompt used whole as its own query got no recall at all.  A long prompt is
-mostly pasted material (a log, a file, a diff) followed by what the user asks about it, so the
-query is built from the *end* of the prompt: whole paragraphs from the end until about
-:data:`TAIL_BYTES`.  Not the whole 8 KiB: passive recall ranks by shared words, and pasted
-material dilutes the question's words until nothing passes (measured with the SQLite provider:
-a question after 1-2 KiB of log lines recalls its memory, after 4 KiB it recalls nothing).
-Deterministic, and it needs no model.
+A long prompt is mostly pasted material followed by the question, so the query is built from
+its end: whole paragraphs until about :data:`TAIL_BYTES` (more pasted text dilutes the
+question's words until lexical recall finds nothing).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Per-session hook state: first-input detection, local-time refresh and the session ledger.
 
-Stored at ``<configdir>/hooks/session_state.json`` (upstream's v2 format, so a switch between
-implementations keeps state; upstream ignores the ``ledgers`` key paxm adds).  ``seen`` and
-``activity`` hold keys and timestamps only.  ``ledgers`` holds, per session, what
-:mod:`paxm_core.passive.economy` needs: the ids of the memories injected into it, the few recent
-recall queries that found them (for the re-offer after a compaction) and the session's holdback
-arm.  Entries older than 7 days are pruned and at most 1000 are kept.  A corrupt file counts as
-empty.  The file is 0600 in a 0700 directory, like the capture queue beside it (which holds the
-prompts themselves).  The daemon is the only writer while it runs; the in-process ``paxm __hook``
-path writes with an atomic rename, so concurrent writers can lose an update but never corrupt
-the file.  A lost ledger update only ever makes paxm inject a memory once more, never withhold
-one (see :mod:`paxm_core.passive.economy`).
+Stored at ``<configdir>/hooks/session_state.json`` (0600) in upstream's v2 format plus a
+``ledgers`` key upstream ignores.  Entries older than 7 days are pruned and at most 1000 kept; a
+corrupt file counts as empty.  Writes are atomic renames, so concurrent writers may lose an
+update but never corrupt the file (a lost ledger update only re-injects a memory).
 """
 
 from __future__ import annotations
@@ -88,12 +81,9 @@ def _parse(value: object) -> datetime | None:
 class SessionState:
     """The state file under a process-local lock.
 
-    :param write_behind: ``0`` reads and writes the file on every call (one-shot processes);
-        ``> 0`` keeps the state in memory, and :meth:`flush_due` writes it once a change is that
-        many seconds old (the daemon, the file's only writer while it runs, calls it after each
-        answer and once a second; losing the last seconds of state to a crash only costs a
-        redundant local-time block or a memory injected once more).  Call :meth:`close` to
-        write it out.
+    :param write_behind: ``0`` reads and writes the file on every call; ``> 0`` keeps the state
+        in memory and :meth:`flush_due` writes it once a change is that many seconds old (the
+        daemon, the file's only writer while it runs); :meth:`close` writes it out.
     """
 
     def __init__(self, path: Path, *, write_behind: float = 0.0) -> None:
@@ -118,19 +108,14 @@ class SessionState:
             return
         self._cached = data
         if now:
-            # a change that must not be lost to a crash (a ledger emptied at a compaction:
-            # losing it would withhold memories the model no longer has)
+            # a ledger emptied at a compaction: losing it would withhold memories the model lost
             self._write(data)
             self._dirty_at = None
         elif self._dirty_at is None:
             self._dirty_at = time.monotonic()
 
     def flush_due(self) -> None:
-        """Write the in-memory state if a change has waited ``write_behind`` seconds.
-
-        The daemon calls this once an answer has left and once a second: the write (the whole
-        file, milliseconds for a large one) never runs on a prompt's way to its answer.
-        """
+        """Write the in-memory state if a change has waited ``write_behind`` seconds (never on a prompt's way)."""
         dirty_at = self._dirty_at
         if dirty_at is not None and time.monotonic() - dirty_at >= self._write_behind:
             self.flush()
@@ -253,11 +238,8 @@ class SessionState:
         return first
 
     def observe(self, event: HookEvent, now: datetime) -> bool:
-        """Record activity; True if a ``user_input`` should carry a fresh local-time block.
-
-        That is when this session was last active more than 12 hours ago, or when the key is
-        unknown although other sessions were recorded (the state was pruned or is shared).
-        """
+        """Record activity; True if a ``user_input`` should carry a fresh local-time block (the session was
+        idle over 12 hours, or is unknown although others were recorded)."""
         if event.event not in _TRACKED:
             return False
         key = session_key(event)

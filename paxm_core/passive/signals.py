@@ -1,11 +1,5 @@
-"""Session signals for ``paxm impact``: what one hook event says about its session.
-
-Counted from events paxm already receives, with no text kept: a prompt is a turn (and maybe a
-user correction, or a question asked again), a ``tool_use`` or ``tool_failure`` a tool call (and
-maybe a failure).  The session's prompt fingerprints live in its ledger
-(:mod:`paxm_core.passive.session_state`); the sums in the telemetry session table
-(:mod:`paxm_core.telemetry.sessions`).  See docs/impact.md.
-"""
+"""Session signals for ``paxm impact``: turns, corrections, repeated questions and tool calls of a
+session, counted from its hook events with no text kept (docs/impact.md)."""
 
 from __future__ import annotations
 

@@ -320,11 +320,7 @@ class Router:
             return
         with self._sequence_lock:
             try:
-                many = getattr(self._sequences, "next_many", None)
-                if len(requests) > 1 and many is not None:
-                    sequences = many(requests)
-                else:  # one item, or an allocator from before next_many
-                    sequences = [self._sequences.next(session, floor) for session, floor in requests]
+                sequences = self._sequences.next_many(requests)
             except PaxmError:
                 raise
             except Exception as exc:

@@ -178,45 +178,6 @@ def test_the_daemons_first_answer_imports_nothing_it_does_not_need(tmp_path: Pat
     assert second["worker_started"] is False
 
 
-def test_the_daemon_pauses_the_collector_only_while_it_starts() -> None:
-    got = _fresh(
-        "import gc, json; from paxm_core.passive import daemon as d;"
-        " d.pause_gc(); paused = gc.isenabled(); d.resume_gc(); resumed = gc.isenabled();"
-        " frozen = gc.get_freeze_count(); d.resume_gc(); again = gc.isenabled();"
-        # a collector the embedding program disabled stays disabled
-        " gc.disable(); d.pause_gc(); d.resume_gc(); kept = gc.isenabled();"
-        " print(json.dumps([paused, resumed, frozen > 0, again, kept]))"
-    )
-    assert got == [False, True, True, True, False]
-
-
-def test_the_daemon_process_runs_with_the_collector_on_once_started(tmp_path: Path) -> None:
-    from paxm_core.config import load_config, save_config
-    from paxm_core.plugins import installed_provider_catalog
-
-    config_path = tmp_path / "config.yaml"
-    config = load_config(config_path, provider_types=installed_provider_catalog())
-    config.identity.user_id = "alice"
-    config.providers["sqlite"].path = str(tmp_path / "memory.sqlite")
-    save_config(config, config_path)
-    code = (
-        "import gc, json, sys, threading\n"
-        "import paxm_core.passive.daemon as d\n"
-        "d.pause_gc()\n"
-        "daemon = d.HookDaemon(sys.argv[1], idle_timeout=60)\n"
-        "seen = {}\n"
-        "def watch():\n"
-        "    while daemon._listener is None: pass\n"
-        "    daemon._stop.wait(0.2); seen['enabled'] = gc.isenabled(); daemon.stop()\n"
-        "threading.Thread(target=watch, daemon=True).start()\n"
-        "daemon.run()\n"
-        "print(json.dumps({'enabled': seen.get('enabled'), 'after': gc.isenabled()}))\n"
-    )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    got = _fresh(code, env, str(config_path))
-    assert got == {"enabled": True, "after": True}
-
-
 def test_http_providers_first_answer_loads_their_plugins_and_answers(tmp_path: Path) -> None:
     """Two best-effort HTTP providers whose servers refuse at once: the first answer still comes."""
     second = _first_answer(tmp_path, ("mem0", "memos"))

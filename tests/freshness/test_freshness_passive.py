@@ -15,7 +15,7 @@ import pytest
 
 from paxm_core.anchors import ANCHORS_KEY, read_anchors
 from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
-from paxm_core.passive.daemon import HookProcessor
+from paxm_core.passive.processor import HookProcessor
 from paxm_core.plugins import get_plugin_manager
 from paxm_core.runtime import Runtime
 

@@ -164,7 +164,6 @@ def test_the_daemon_records_telemetry_only_after_the_client_has_its_answer(
     hook = daemon.HookDaemon(tmp_path / "config.yaml")
     hook.recorder = BackgroundRecorder(sink=TimedSink())
     record = hook.recorder.wrap("record")
-    hook._path_cached = True
 
     class Processor:
         def handle_hook(self, request: dict[str, Any]) -> dict[str, Any]:

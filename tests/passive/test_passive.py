@@ -17,7 +17,7 @@ from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderType, 
 from paxm_core.capture import CaptureQueue, DeliveryWorker, default_queue_path, routes_from_write_profiles
 from paxm_core.config import RouteConfig
 from paxm_core.integration import HookResult, IntegrationBase
-from paxm_core.passive.daemon import HookProcessor
+from paxm_core.passive.processor import HookProcessor
 from paxm_core.plugins import get_plugin_manager
 from paxm_core.runtime import Runtime
 

@@ -236,10 +236,6 @@ class _CountingStore(SessionSequenceStore):
         super().__init__(path)
         self.calls: list[tuple[str, int]] = []
 
-    def next(self, session_id: str, floor: int) -> int:
-        self.calls.append(("next", 1))
-        return super().next(session_id, floor)
-
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         self.calls.append(("next_many", len(requests)))
         return super().next_many(requests)
@@ -266,7 +262,7 @@ def test_a_batch_write_reserves_its_sequences_in_one_call(fakes: Any, make_route
     ]
     assert provider.items["x"].metadata["sequence"] == "7"
     router.put([MemoryItem("one", id="one", origin=MemoryOrigin(session_id="s1"), created_at=NOW)], PutPolicy())
-    assert store.calls[-1] == ("next", 1)
+    assert store.calls[-1] == ("next_many", 1)  # one item is a batch of one
     assert provider.items["one"].metadata["sequence"] == str(floor + 2)
 
 
