@@ -5,16 +5,23 @@ HTTP failures to ``ProviderError``, and the provider behaviour every remote back
 OpenViking); :func:`status_error` and :func:`network_error` map HTTP failures (Zep's SDK calls
 use them too); :class:`RemoteProvider`, :func:`remote_hit` and :func:`stored_metadata` hold the
 rest.  Nothing here is imported by ``import paxm_core``.
+
+Two costs the hook daemon would pay for every HTTP provider it loads are avoided here, because
+the first prompt with three providers misses its 250 ms budget without them
+(``benchmarks/hook_bench.py``): ``import httpx`` also imports its command-line client
+(``httpx._main``: click, pygments, rich) when those are installed, so that import is answered
+"not available" and httpx keeps its stub; and ``httpx.Client`` loads certifi's whole CA bundle
+even for a plain ``http://`` server, so such a client gets a TLS context that trusts no CA (a
+redirect that reached a TLS server fails verification instead of trusting anything).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-
-import httpx
 
 from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
 from paxm_core.api.timefmt import format_time, parse_time
@@ -29,6 +36,15 @@ from paxm_core.attribution import (
 
 if TYPE_CHECKING:
     from paxm_core.api.deadline import Deadline
+
+_BLOCK_CLI = "httpx" not in sys.modules and "httpx._main" not in sys.modules
+if _BLOCK_CLI:
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]  # "not importable": see above
+try:
+    import httpx
+finally:
+    if _BLOCK_CLI and sys.modules.get("httpx._main", 0) is None:
+        del sys.modules["httpx._main"]  # a later explicit ``import httpx._main`` still works
 
 __all__ = [
     "EVAL_PREFIX",
@@ -160,7 +176,12 @@ class JsonTransport:
         self._service = service
         self._label = label
         self._auth_hint = auth_hint
-        self._client = httpx.Client(headers={"Accept": "application/json", **headers}, trust_env=False)
+        verify: Any = True
+        if self._base.lower().startswith("http://"):
+            import ssl
+
+            verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates, trusts none
+        self._client = httpx.Client(headers={"Accept": "application/json", **headers}, trust_env=False, verify=verify)
         self._closed = False
 
     def close(self) -> None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from paxm_core.api.types import MemoryHit
     from paxm_core.config.model import Config
     from paxm_core.passive.economy import SessionEconomy
+    from paxm_core.passive.point_of_action import SeenMemories
     from paxm_core.plugins import PaxmPluginManager
     from paxm_core.router.policy import RecallResult
     from paxm_core.runtime import Runtime
@@ -162,6 +163,7 @@ class PassiveRuntime:
         self.on_recall = on_recall
         self.clock = clock or (lambda: datetime.now().astimezone())
         self._integrations: dict[str, Integration] = {}
+        self._seen_at_tools: SeenMemories | None = None  # made at the first pre-tool event
 
     def integration(self, target: str) -> Integration:
         """The (cached) integration for ``target``."""
@@ -240,9 +242,11 @@ class PassiveRuntime:
                 result.errors.append(f"session state skipped: {exc}")
         result.initial = event.metadata.get(RECALL_PHASE_KEY) == RECALL_PHASE_INITIAL
         if event.event == EVENT_PRE_TOOL:  # context only, nothing written (docs/freshness.md)
-            from paxm_core.passive.point_of_action import inject_at_point_of_action
+            from paxm_core.passive.point_of_action import SeenMemories, inject_at_point_of_action
 
-            inject_at_point_of_action(self, event, result, settings)
+            if self._seen_at_tools is None:
+                self._seen_at_tools = SeenMemories()
+            inject_at_point_of_action(self.config, self.recall, self._seen_at_tools, event, result, settings)
             return result
         if event.event == EVENT_USER_INPUT:
             # The prompt's write (a queue COMMIT) and its recall (provider queries) do not depend

@@ -9,17 +9,17 @@ from __future__ import annotations
 import json
 import re
 import threading
-import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from paxm_core.anchors import read_anchors, tree_files
 from paxm_core.api.events import HookEvent, HookResult
 
 if TYPE_CHECKING:
-    from paxm_core.passive.passive import PassiveRuntime
+    from paxm_core.config.model import Config
     from paxm_core.passive.policy import HookSettings
+    from paxm_core.router.policy import RecallResult
 
 __all__ = ["MAX_CHARS", "MAX_MEMORIES", "SeenMemories", "inject_at_point_of_action", "tool_text"]
 
@@ -63,18 +63,6 @@ class SeenMemories:
                 self._seen.popitem(last=False)
 
 
-_SEEN: weakref.WeakKeyDictionary[PassiveRuntime, SeenMemories] = weakref.WeakKeyDictionary()
-_SEEN_LOCK = threading.Lock()
-
-
-def _seen_for(runtime: PassiveRuntime) -> SeenMemories:
-    with _SEEN_LOCK:
-        seen = _SEEN.get(runtime)
-        if seen is None:
-            seen = _SEEN[runtime] = SeenMemories()
-        return seen
-
-
 def _strings(value: object, keys: tuple[str, ...]) -> list[str]:
     if not isinstance(value, dict):
         return []
@@ -116,13 +104,21 @@ def _headings(block: str) -> int:
 
 
 def inject_at_point_of_action(
-    runtime: PassiveRuntime, event: HookEvent, result: HookResult, hook: HookSettings
+    config: Config,
+    recall_fn: Callable[..., tuple[RecallResult | None, bool]] | None,
+    seen: SeenMemories,
+    event: HookEvent,
+    result: HookResult,
+    hook: HookSettings,
 ) -> None:
-    """Fill ``result`` with the fresh memories anchored to what the tool in ``event`` is about to touch."""
-    if not runtime.config.freshness.point_of_action_on:
+    """Fill ``result`` with the fresh memories anchored to what the tool in ``event`` is about to touch.
+
+    ``recall_fn`` is the runtime's budgeted recall; ``seen`` remembers what each session was shown.
+    """
+    if not config.freshness.point_of_action_on:
         return
     settings = hook.recall_for(initial=False)
-    if settings is None or runtime.recall is None:
+    if settings is None or recall_fn is None:
         result.skipped = settings is None
         return
     root, files = tree_files(tool_text(event.raw), event.metadata.get("cwd", "") or event.workspace)
@@ -134,7 +130,7 @@ def inject_at_point_of_action(
     query = " ".join(files)
     result.query = query
     try:
-        recall, timed_out = runtime.recall(
+        recall, timed_out = recall_fn(
             query,
             settings.profile,
             settings.max_results or RECALL_LIMIT,
@@ -148,7 +144,7 @@ def inject_at_point_of_action(
     result.recall_ran, result.recall = True, recall
     result.timed_out = timed_out or bool(getattr(recall, "timed_out", False))
     hits = list(getattr(recall, "hits", []) or [])
-    notes = notes_for(hits, runtime.config)
+    notes = notes_for(hits, config)
     wanted = set(files)
     chosen = [
         hit
@@ -156,7 +152,6 @@ def inject_at_point_of_action(
         if not note.freshness.stale and not note.superseded_by and _anchored_to(hit, root, wanted)
     ]
     session = event.metadata.get("session_id", "") or event.workspace
-    seen = _seen_for(runtime)
     fresh_ids = set(seen.unseen(session, [str(h.id) for h in chosen]))
     chosen = [h for h in chosen if str(h.id) in fresh_ids][:MAX_MEMORIES]
     block = passive_recall_block(chosen, max_chars=MAX_CHARS)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ssl
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -126,3 +129,39 @@ def test_call_returns_the_unwrapped_body_or_none_for_an_allowed_404(transport: _
             enveloped.call("op", "GET", "/ok", Deadline.after(5.0))
     finally:
         enveloped.close()
+
+
+def _verify_context(transport: JsonTransport) -> ssl.SSLContext:
+    context = transport._client._transport._pool._ssl_context  # type: ignore[attr-defined]
+    assert isinstance(context, ssl.SSLContext)
+    return context
+
+
+def _transport(url: str) -> JsonTransport:
+    return JsonTransport("mine", url, {}, "", 5.0, service="Store", label="store")
+
+
+def test_plain_http_gets_a_tls_context_that_trusts_no_ca_and_still_verifies() -> None:
+    transport = _transport("http://127.0.0.1:9")
+    context = _verify_context(transport)
+    transport.close()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] == 0  # certifi's bundle was never loaded
+
+
+def test_https_keeps_httpx_default_verification() -> None:
+    transport = _transport("https://memory.example")
+    context = _verify_context(transport)
+    transport.close()
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.cert_store_stats()["x509_ca"] > 0
+
+
+def test_the_httpx_cli_is_not_imported_and_stays_importable() -> None:
+    code = (
+        "import sys, paxm_core.http_client; assert 'click' not in sys.modules;"
+        " assert 'httpx._main' not in sys.modules or sys.modules['httpx._main'] is not None;"
+        " import importlib.util; print(importlib.util.find_spec('httpx._main') is not None)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

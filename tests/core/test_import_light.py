@@ -85,3 +85,11 @@ def test_the_daemon_loads_plugins_without_their_installers_or_sdks() -> None:
     loaded = _modules_after("from paxm_core.plugins import get_plugin_manager; get_plugin_manager().integrations()")
     assert "tomlkit" not in loaded
     assert "paxm_integration_codex" in loaded  # registered all the same
+
+
+def test_http_providers_import_httpx_without_its_command_line_client() -> None:
+    loaded = _modules_after(
+        "import paxm_provider_mem0.selfhosted, paxm_provider_memos.selfhosted, paxm_provider_openviking.provider"
+    )
+    assert "httpx" in loaded
+    assert not loaded & {"click", "pygments", "rich"}, loaded & {"click", "pygments", "rich"}
