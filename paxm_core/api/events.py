@@ -59,7 +59,7 @@ class HookMessage:
         return out
 
 
-@value_dataclass(slots=True)
+@value_dataclass(slots=True, compiled_init=True)
 class HookEvent:
     """A harness event in paxm's normalized form.
 
@@ -93,7 +93,7 @@ class HookEvent:
     captured_at: float = 0.0
 
 
-@value_dataclass(slots=True)
+@value_dataclass(slots=True, compiled_init=True)
 class HookResult:
     """What the passive runtime decided for one event; integrations render it.
 

@@ -128,7 +128,7 @@ class Integration(Protocol):
         ...
 
 
-@value_dataclass(frozen=True, slots=True)
+@value_dataclass(frozen=True, slots=True, compiled_init=True)
 class PastTurn:
     """One finished turn read from a harness's stored transcript (for ``paxm backfill``).
 

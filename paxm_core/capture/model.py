@@ -48,7 +48,7 @@ def session_key_for(
     return f"{base}/event/{event_id.strip()}"
 
 
-@value_dataclass(frozen=True)
+@value_dataclass(frozen=True, compiled_init=True)
 class CaptureEvent:
     """One rendered hook write waiting to become part of an episode.
 
