@@ -486,6 +486,13 @@ def _ask_new_daemon(sock: str, request: bytes, budget: float, ready: object = No
     to start; without one (or when another daemon held the lock), poll for the socket.
     """
     deadline = time.monotonic() + budget
+
+    def ask() -> str | None:
+        try:
+            return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
+        except (OSError, ValueError):
+            return None
+
     if ready is not None:
         try:
             ready.settimeout(max(0.01, budget))  # type: ignore[attr-defined]
@@ -496,10 +503,7 @@ def _ask_new_daemon(sock: str, request: bytes, budget: float, ready: object = No
         finally:
             ready.close()  # type: ignore[attr-defined]
         if said == READY:
-            try:
-                return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
-            except (OSError, ValueError):
-                return ""
+            return ask() or ""
         if said != LOCKED:
             return ""  # the daemon exited without listening: its log says why, doctor shows it
     while time.monotonic() < deadline:
@@ -508,10 +512,10 @@ def _ask_new_daemon(sock: str, request: bytes, budget: float, ready: object = No
         except FileNotFoundError:
             time.sleep(DAEMON_POLL)
             continue
-        try:
-            return parse_reply(exchange(sock, request, max(0.05, deadline - time.monotonic())))[0]
-        except (OSError, ValueError):
-            time.sleep(DAEMON_POLL * 5)
+        answer = ask()
+        if answer is not None:
+            return answer
+        time.sleep(DAEMON_POLL * 5)
     return ""
 
 
@@ -531,15 +535,14 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
         event = opts["event"] or "user_input"
         sock = socket_path(opts["config"])
         started = time.monotonic()
-        request = b""
         if opted_out(payload_directory(raw)):
             return "", ""  # the project keeps paxm out: no capture, no recall, no output
+        request = _request(event_id, target, event, opts["mode"], captured_at, raw)
         try:
             try:
                 posix.stat(sock)
             except FileNotFoundError:
                 raise DaemonDown(sock) from None  # no socket file: nothing to connect to
-            request = _request(event_id, target, event, opts["mode"], captured_at, raw)
             # what is left of the budget after the exchange stores the event if the daemon
             # does not answer (e.g. it waits for a queue lock that another process holds)
             out, err = parse_reply(exchange(sock, request, timeout - fallback_reserve(timeout)))
@@ -575,12 +578,7 @@ def run(argv: list[str], stdin_bytes: bytes | None = None) -> tuple[str, str]:
                     if waits and left > 0.2:
                         # The event is already stored; wait briefly for the new daemon so this
                         # prompt still gets its memories (the daemon skips the stored copy).
-                        out = _ask_new_daemon(
-                            sock,
-                            request or _request(event_id, target, event, opts["mode"], captured_at, raw),
-                            min(float(opts["daemon_wait"]), left),
-                            ready,
-                        )
+                        out = _ask_new_daemon(sock, request, min(float(opts["daemon_wait"]), left), ready)
             else:
                 err += f"paxm hook: daemon did not answer ({exc}); event kept in the inbox\n"
     except BaseException as exc:  # noqa: BLE001 - the contract is "always exit 0"

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError, QueueError
@@ -289,6 +290,7 @@ class HookDaemon:
         self._dropped_logged = False
         self._deferred_lock = threading.Lock()
         self._deferred_started = False
+        self._flushed_for_shutdown = False
         self.processor: HookProcessor | None = None
         self.runtime: Runtime | None = None
         self.queue: CaptureQueue | None = None
@@ -322,7 +324,7 @@ class HookDaemon:
         on_recall = self.recorder.wrap("on_recall")
         # its loop starts after the first answer (_start_deferred)
         self.worker = DeliveryWorker(
-            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=_QueuedSink(record)
+            self.queue, self.runtime.router, cq, config.write_profiles, telemetry=SimpleNamespace(record=record)
         )
         self.processor = HookProcessor(
             self.runtime,
@@ -331,7 +333,6 @@ class HookDaemon:
             session_state_path=self.hooks_dir / "session_state.json",
             session_write_behind=1.0,
             confirm_delivery=True,
-            defer_notify=True,
             record=record,
             on_recall=on_recall,
         )
@@ -536,7 +537,11 @@ class HookDaemon:
             conn.close()
             if held is not None:
                 held.release()
-            self._request_done(counted)
+            with self._state:
+                self._inflight -= 1
+                self._last_activity = time.monotonic()
+                if not counted:
+                    self.requests += 1
 
     def _answer(self, conn: _socket.socket, request: Mapping[str, object], response: Mapping[str, object]) -> None:
         """Send ``response``, close, then do what only records (the client reads to EOF: it waits for
@@ -568,14 +573,6 @@ class HookDaemon:
             self.recorder.start_sink()
         self._start_deferred()
 
-    def _request_done(self, counted: bool) -> None:
-        """Account for a finished request; ``counted`` if it was counted already."""
-        with self._state:
-            self._inflight -= 1
-            self._last_activity = time.monotonic()
-            if not counted:
-                self.requests += 1
-
     def _dispatch(self, request: JSONObject) -> JSONObject:
         assert self.processor is not None
         action = str(request.get("action") or "")
@@ -597,7 +594,9 @@ class HookDaemon:
                 self._close_listener()
             # "ok" says the action ran; whether everything was delivered is in the report, which
             # the CLI judges exactly as it judges its own flush when no daemon runs.
-            return {"ok": True, "delivered_all": bool(getattr(report, "ok", True)), **_flush_json(report)}
+            if report is None:
+                return {"ok": True, "delivered_all": True}
+            return {"ok": True, "delivered_all": report.ok, "flush": report.to_json(), "flushed": report.delivered}
         return {"ok": False, "error": f"unknown action {action!r}"}
 
     def status(self) -> JSONObject:
@@ -628,8 +627,6 @@ class HookDaemon:
 
     def _start_deferred(self) -> None:
         """Start the delivery loop, once, after the first answer (never once the daemon is stopping)."""
-        if self._deferred_started:
-            return
         with self._deferred_lock:
             if self._deferred_started or self._stop.is_set():
                 return
@@ -651,7 +648,7 @@ class HookDaemon:
 
     def _shutdown(self) -> None:
         try:
-            if not getattr(self, "_flushed_for_shutdown", False):
+            if not self._flushed_for_shutdown:
                 # idle timeout or a signal: seal live turns too, so none waits for a next daemon
                 self._flush(seal_open=True)
         except Exception as exc:
@@ -735,29 +732,14 @@ def _read_request(conn: _socket.socket) -> JSONObject:
     return value
 
 
-def _flush_json(report: object) -> JSONObject:
-    if report is None:
-        return {}
-    to_json = getattr(report, "to_json", None)
-    data = to_json() if callable(to_json) else {}
-    return {"flush": data, "flushed": int(data.get("delivered", 0) or 0) if isinstance(data, dict) else 0}
-
-
 def _build_telemetry(runtime: Runtime) -> Telemetry | None:
     """The runtime's telemetry sink (``None`` when not installed or it cannot start)."""
     from paxm_core.runtime import _load_telemetry
 
     telemetry = _load_telemetry(runtime.config)
-    if telemetry is not None and getattr(runtime, "tools", None) is not None:
+    if telemetry is not None:
         runtime.tools.telemetry = telemetry  # what a runtime built with telemetry would hold
     return telemetry
-
-
-class _QueuedSink:
-    """A ``telemetry`` object whose ``record`` queues on the :class:`BackgroundRecorder`."""
-
-    def __init__(self, record: Callable[..., None]) -> None:
-        self.record = record
 
 
 #: how long the recorder waits for the first answered hook before building the sink anyway
@@ -773,10 +755,6 @@ _Call = tuple[str | Callable[..., object], tuple[object, ...], dict[str, object]
 RECORD_BATCH = 1000
 #: while outcomes stream in, how long (seconds) a batch waits for more before it is written
 RECORD_LINGER = 0.05
-
-
-def _plain_record(call: _Call) -> bool:
-    return call[0] == "record" and len(call[1]) == 1 and not call[2]
 
 
 class BackgroundRecorder:
@@ -886,9 +864,9 @@ class BackgroundRecorder:
         join a ``record_many`` batch; else ``None``."""
         if call is None:
             return None
-        if _plain_record(call):
-            return call[1][0]
         fn, args, kwargs = call
+        if fn == "record" and len(args) == 1 and not kwargs:
+            return args[0]
         build = getattr(self._sink, "recall_event", None) if fn == "on_recall" and not args else None
         if not callable(build):
             return None
@@ -936,8 +914,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def exit_now(code: int) -> None:
     """Leave the process without waiting for threads (a recall stuck in a provider): all is committed."""
-    import os
-
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

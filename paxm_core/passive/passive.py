@@ -308,8 +308,6 @@ class PassiveRuntime:
         if self.sink is None or settings.write is None or self.recall is None:
             self._write(event, result, settings)
             return None
-        import threading
-
         writer = threading.Thread(target=self._write, args=(event, result, settings), name="paxm-hook-write")
         try:
             writer.start()
@@ -322,8 +320,7 @@ class PassiveRuntime:
         """The project opted out (``.paxm-ignore`` or ``workspace.ignore``): nothing captured or recalled."""
         from paxm_core.workspace import is_ignored
 
-        patterns = list(self.config.workspace.ignore)
-        return is_ignored(event.workspace, patterns)
+        return is_ignored(event.workspace, list(self.config.workspace.ignore))
 
     def _session_blocks(self, event: HookEvent, settings: HookSettings, now: datetime) -> str:
         identity = identity_block(self.config.identity.user_id, settings.agent_id, event.metadata.get("session_id", ""))

@@ -37,7 +37,8 @@ class HookProcessor:
 
     :param runtime: a loaded :class:`~paxm_core.runtime.Runtime`.
     :param queue: the :class:`~paxm_core.capture.CaptureQueue` writes go to.
-    :param worker: the delivery worker to notify after an append (optional).
+    :param worker: the delivery worker (the daemon's): woken by :meth:`wake_worker` once the
+        answer to an append has been sent, and after a drain.
     :param session_state_path: ``session_state.json`` (``None`` disables session state).
     :param confirm_delivery: the caller reports each answer's delivery (:meth:`delivered`,
         :meth:`undelivered`); otherwise an answer counts as delivered once it is returned.
@@ -51,7 +52,6 @@ class HookProcessor:
         worker: DeliveryWorker | None = None,
         session_state_path: Path | None = None,
         session_write_behind: float = 0.0,
-        defer_notify: bool = False,
         record: Callable[[dict[str, object]], None] | None = None,
         on_recall: Callable[..., None] | None = None,
         clock: Callable[[], datetime] | None = None,
@@ -68,7 +68,6 @@ class HookProcessor:
         self._behind: set[str] = set()
         # handled events whose session signals are counted once their answer is out (delivered())
         self._observe: dict[str, tuple[HookEvent, HookResult]] = {}
-        self.defer_notify = defer_notify
         self._wake_pending = False
         self._reader: sqlite3.Connection | None = None
         # one drain at a time; reentrant because a drain reads through the same connection
@@ -153,12 +152,9 @@ class HookProcessor:
         return item, truncated
 
     def append(self, write: PassiveWrite) -> bool:
-        """Durably append ``write`` (returns after COMMIT) and wake the delivery worker.
-
-        With ``defer_notify`` the daemon wakes it after the reply is sent (:meth:`wake_worker`).
-        """
-        event = self._existing_or_new(self.capture_event(write))
-        if isinstance(event, _AlreadyQueued):
+        """Durably append ``write`` (returns after COMMIT); the worker is woken by :meth:`wake_worker`."""
+        event = self.capture_event(write)
+        if self._already_queued(event.event_id):
             # the client stored this event in the inbox while the daemon was starting, then
             # asked again for its context: the stored copy (already queued) wins
             return True
@@ -171,11 +167,7 @@ class HookProcessor:
             with self._append_lock:
                 self._unstored.add(event.event_id)
             raise
-        if self.worker is not None:
-            if self.defer_notify:
-                self._wake_pending = True
-            else:
-                self.worker.notify()
+        self._wake_pending = self.worker is not None
         return not getattr(result, "duplicate", False)
 
     def flush_state_due(self) -> None:
@@ -291,18 +283,14 @@ class HookProcessor:
         except (OSError, ValueError) as exc:
             errors.append(f"event not spooled: {exc}")
 
-    def process_inbox_entry(self, entry: InboxEntry) -> list[CaptureEvent | _AlreadyQueued]:
-        """Render a raw inbox entry into capture events (``CaptureQueue.drain_inbox`` callback).
+    def _render_inbox_entry(self, entry: InboxEntry) -> list[CaptureEvent]:
+        """A raw inbox entry's capture events, those not queued already (``CaptureQueue.drain_inbox`` callback).
 
         Only the write half runs: no recall, and no session state, so a replay renders as the first attempt did.
         """
         name, _, owner = str(entry.event).partition("@")
-        event: HookEvent = self.passive.decode(
-            entry.target,
-            name,
-            bytes(entry.raw),
-            event_id=entry.event_id,
-            captured_at=entry.received_at.timestamp(),
+        event = self.passive.decode(
+            entry.target, name, bytes(entry.raw), event_id=entry.event_id, captured_at=entry.received_at.timestamp()
         )
         writes: list[PassiveWrite] = []
 
@@ -310,15 +298,12 @@ class HookProcessor:
             writes.append(write)
             return True
 
-        replay = PassiveRuntime(
-            self.passive.config,
-            sink=collect,
-            plugin_manager=self.passive.plugin_manager,
-        )
+        replay = PassiveRuntime(self.passive.config, sink=collect, plugin_manager=self.passive.plugin_manager)
         result = replay.handle(event, owner=owner)
         if result.errors:
             raise QueueError("; ".join(result.errors))
-        return [self._existing_or_new(self.capture_event(w)) for w in writes]
+        events = [self.capture_event(w) for w in writes]
+        return [e for e in events if not self._already_queued(e.event_id)]
 
     def _read(self, sql: str, args: tuple[str, ...] = ()) -> tuple[object, ...] | None:
         # the queue schema is the documented contract with the capture package
@@ -338,25 +323,19 @@ class HookProcessor:
         except Exception:
             return False
 
-    def _existing_or_new(self, event: CaptureEvent) -> CaptureEvent | _AlreadyQueued:
+    def _already_queued(self, event_id: str) -> bool:
         # a daemon may have queued this event before it died unanswered (the client kept a copy
         # in the inbox): the queued one wins instead of raising a conflict
         try:
-            row = self._read("SELECT 1 FROM capture_events WHERE event_id = ?", (event.event_id,))
+            return self._read("SELECT 1 FROM capture_events WHERE event_id = ?", (event_id,)) is not None
         except Exception:
-            row = None
-        return _AlreadyQueued(event) if row is not None else event
+            return False
 
     def drain_inbox(self) -> DrainReport:
         """Drain raw inbox entries into the queue (skipping events already queued)."""
-        queue = self.queue
-
-        def process(entry: InboxEntry) -> list[CaptureEvent]:
-            return [e for e in self.process_inbox_entry(entry) if not isinstance(e, _AlreadyQueued)]
-
         with self._drain_lock:
             try:
-                report = queue.drain_inbox(process)
+                report = self.queue.drain_inbox(self._render_inbox_entry)
             finally:
                 if self.worker is None:
                     # one-shot users (paxm queue flush, paxm __hook) may never call close()
@@ -376,8 +355,3 @@ class HookProcessor:
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
-
-
-class _AlreadyQueued:
-    def __init__(self, event: CaptureEvent) -> None:
-        self.event = event
