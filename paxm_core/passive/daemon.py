@@ -108,30 +108,27 @@ def unlink_if_same(path: Path, identity: tuple[int, int] | None) -> bool:
     return True
 
 
-def unlink_stale_socket(path: Path) -> bool:
+def unlink_stale_socket(path: Path, is_kind: Callable[[int], bool] = stat.S_ISSOCK) -> bool:
     """Clear ``path`` for a new socket: ``True`` if nothing is there (any more).
 
-    Only a socket owned by this user is removed (a killed daemon's); a symlink, any other kind
-    of file, or another user's socket is left alone and ``False`` returned.
+    Only a socket (``is_kind`` of its mode) owned by this user is removed (a killed daemon's); a
+    symlink, any other kind of file, or another user's file is left alone and ``False`` returned.
     """
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return True
-    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+    if not is_kind(st.st_mode) or st.st_uid != os.geteuid():
         return False
     return unlink_if_same(path, (st.st_dev, st.st_ino)) or file_identity(path) is None
 
 
 def remove_retired_files(hooks_dir: Path) -> None:
     """Remove the ``paxm-hook.tcp`` an earlier version left: a regular file of this user's only."""
-    path = hooks_dir / RETIRED_TCP_NAME
     try:
-        st = os.lstat(path)
+        unlink_stale_socket(hooks_dir / RETIRED_TCP_NAME, stat.S_ISREG)
     except OSError:
-        return
-    if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
-        unlink_if_same(path, (st.st_dev, st.st_ino))
+        pass
 
 
 def check_private_dir(path: Path) -> None:
@@ -143,23 +140,17 @@ def check_private_dir(path: Path) -> None:
     try:
         if file_identity(path) is None:
             private_dir(path)  # missing: created 0700 with any missing parents
-        if _is_own_dir(path, any_mode=False):
-            return
-        loose = _is_own_dir(path, any_mode=True)
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            st = None
     except OSError as exc:
         raise PaxmError(f"cannot use {path}: {exc}") from None
-    if loose:
+    if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+        if not st.st_mode & 0o077:
+            return
         raise PaxmError(f"{path} is open to other users; make it private: chmod 700 {path}")
     raise PaxmError(f"{path} must be a directory owned by this user with mode 0700")
-
-
-def _is_own_dir(path: Path, *, any_mode: bool) -> bool:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return False
-    mode_ok = any_mode or not st.st_mode & 0o077
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and mode_ok
 
 
 #: ``struct ucred`` (Linux) and ``struct xucred`` (macOS, BSD): where the uid sits, the size to ask for

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -18,7 +18,6 @@ __all__ = [
     "filter_insertion_hits",
     "is_semantic_hit",
     "significant_query_terms",
-    "text_matches_query",
 ]
 
 _STOP_WORDS = frozenset({"about", "check", "please", "有没有", "是否", "什么", "这个", "那个"})
@@ -61,12 +60,6 @@ def significant_query_terms(query: str) -> list[str]:
     return [t for t in _TOKEN.findall(query.lower()) if len(t) >= 3 and t not in _STOP_WORDS]
 
 
-def text_matches_query(text: str, terms: Iterable[str]) -> bool:
-    """True if ``text`` contains any of ``terms`` as a lowercase substring."""
-    lowered = text.lower()
-    return any(term in lowered for term in terms)
-
-
 def is_semantic_hit(hit: object) -> bool:
     """True if ``hit`` was matched by meaning (its ``raw_score_kind`` says so), not by shared words."""
     return str(getattr(hit, "raw_score_kind", "") or "").startswith(SEMANTIC_SCORE_KIND_PREFIX)
@@ -105,11 +98,9 @@ def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy
             break
         if (n > 0 or not first) and _score(hit) < floor:
             continue
-        if (
-            policy.require_query_terms
-            and not is_semantic_hit(hit)
-            and not text_matches_query(str(getattr(hit, "text", "")), terms)
-        ):
-            continue
+        if policy.require_query_terms and not is_semantic_hit(hit):
+            text = str(getattr(hit, "text", "")).lower()
+            if not any(term in text for term in terms):
+                continue
         out.append(hit)
     return out
