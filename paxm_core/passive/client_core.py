@@ -233,15 +233,9 @@ def encode_request(fields: dict[str, object]) -> bytes:
     import _json
 
     _enc = _json.encode_basestring_ascii
-    parts = []
-    for key, value in fields.items():
-        if isinstance(value, str):
-            text = _enc(value)
-        elif isinstance(value, bool):
-            text = "true" if value else "false"
-        else:
-            text = repr(value)
-        parts.append(_enc(key) + ":" + text)
+    parts = [
+        _enc(key) + ":" + (_enc(value) if isinstance(value, str) else repr(value)) for key, value in fields.items()
+    ]
     return ("{" + ",".join(parts) + "}\n").encode("ascii")
 
 

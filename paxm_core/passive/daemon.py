@@ -31,6 +31,7 @@ import fcntl
 import functools
 import json
 import os
+import queue
 import stat
 import sys
 import threading
@@ -759,8 +760,6 @@ class BackgroundRecorder:
     """
 
     def __init__(self, factory: Callable[[], object] | None = None, *, sink: object = None) -> None:
-        import queue
-
         self._factory = factory
         self._sink = sink
         self._go = threading.Event()
@@ -771,8 +770,7 @@ class BackgroundRecorder:
         self._idle.set()
         self._holds = 0
         self._holds_lock = threading.Lock()
-        self._queue: queue.SimpleQueue[_Call | None]
-        self._queue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
         self._thread.start()
 
@@ -811,8 +809,6 @@ class BackgroundRecorder:
                 self._sink = self._factory()
             except Exception:  # telemetry never breaks the daemon
                 self._sink = None
-        import queue
-
         many = getattr(self._sink, "record_many", None)
         taken: list[_Call | None] = []  # calls taken from the queue, not yet run
         backlog = False  # the last batch had company: records are arriving in a stream

@@ -190,9 +190,7 @@ def messages_from_value(value: object, depth: int = 0) -> list[HookMessage]:
         if not role and (kind in _CALL_TYPES or kind in _RESULT_TYPES):
             out.extend(_tool_message(kind, item, source))
             continue
-        if not role and kind in _REASONING_TYPES:
-            continue
-        if role.lower() in _REASONING_TYPES:
+        if role.lower() in _REASONING_TYPES or (not role and kind in _REASONING_TYPES):
             continue
         text = (_str(item, "text") or _str(item, "content")).strip()
         if role and text:
@@ -308,13 +306,10 @@ def decode_generic(raw: bytes | str, target: str, event: str, native_event: str 
         limit=limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0,
         raw=raw_text.strip() if len(raw_text) <= MAX_RAW_BYTES else "",
     )
-    assistant = ""
     for key in _ASSISTANT_KEYS:
-        value = _str(obj, key).strip()
-        if value:
-            assistant = value
+        hook.assistant = _str(obj, key).strip()
+        if hook.assistant:
             break
-    hook.assistant = assistant
     messages = messages_from_value(obj.get("messages"))
     if event in (EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         messages.extend(_tool_event_messages(obj))

@@ -31,7 +31,6 @@ LOCAL_TIME_REFRESH = timedelta(hours=12)
 #: that gets its memories once more, which is only ever a repeat (the file is rewritten whole)
 MAX_LEDGERS = 200
 LEDGER_TTL = timedelta(days=3)
-PRUNE_EVERY = timedelta(minutes=1)
 _TRACKED = frozenset({EVENT_SESSION_START, EVENT_USER_INPUT, EVENT_TURN_END})
 
 
@@ -93,7 +92,6 @@ class SessionState:
         self._cached: _Data | None = None
         #: monotonic time of the oldest change not yet written (``None``: nothing to write)
         self._dirty_at: float | None = None
-        self._pruned_at: datetime | None = None
 
     def _load(self) -> _Data:
         if self._write_behind > 0:
@@ -193,10 +191,7 @@ class SessionState:
             ledger = data.ledgers.setdefault(key, {})
             change(ledger)
             ledger["at"] = _fmt(now)
-            # pruning parses every ledger's time: once a minute is plenty, unless over the cap
-            if len(data.ledgers) > MAX_LEDGERS or self._pruned_at is None or now - self._pruned_at > PRUNE_EVERY:
-                self._prune_ledgers(data.ledgers, now)
-                self._pruned_at = now
+            self._prune_ledgers(data.ledgers, now)
             self._save(data, now=durable)
             copy: JSONObject = json.loads(json.dumps(ledger))
             return copy
