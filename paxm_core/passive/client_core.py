@@ -106,7 +106,7 @@ def opted_out(directory: str) -> bool:
     if not directory:
         return False
     current = _abspath(directory)
-    for _ in range(256):
+    while True:
         try:
             posix.stat(_join(current, IGNORE_MARKER))
             return True
@@ -115,7 +115,6 @@ def opted_out(directory: str) -> bool:
         if current == "/":
             return False
         current = _dirname(current)
-    return False
 
 
 class DaemonDown(OSError):

@@ -15,7 +15,7 @@ from paxm_core.api.events import (
     HookEvent,
     HookMessage,
 )
-from paxm_core.passive.echo import strip_event
+from paxm_core.passive.echo import CALL_ROLES, RESULT_ROLES, strip_event
 from paxm_core.passive.templates import render_template
 
 __all__ = ["PassiveWrite", "compose_write", "safe_text", "template_data"]
@@ -23,16 +23,8 @@ __all__ = ["PassiveWrite", "compose_write", "safe_text", "template_data"]
 _ROLE_ALIASES = {
     "user": "user",
     "assistant": "assistant",
-    "toolcall": "tool_call",
-    "tool_call": "tool_call",
-    "tool_use": "tool_call",
-    "function_call": "tool_call",
-    "tool": "tool_result",
-    "toolresult": "tool_result",
-    "tool_result": "tool_result",
-    "tool_response": "tool_result",
-    "function_call_output": "tool_result",
-    "function_result": "tool_result",
+    **dict.fromkeys(CALL_ROLES, "tool_call"),
+    **dict.fromkeys(RESULT_ROLES, "tool_result"),
 }
 _ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool_call": "Tool call", "tool_result": "Tool result"}
 

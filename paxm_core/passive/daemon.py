@@ -550,7 +550,7 @@ class HookDaemon:
                 processor.undelivered(event_id)  # the client gave up: what it did not get stays ungiven
             raise
         if processor is not None:
-            processor.delivered(event_id, signals=False)
+            processor.delivered(event_id)
         conn.close()  # the client is answered: now let signals, telemetry and delivery run
         if processor is not None:
             processor.count_signals(event_id)

@@ -17,8 +17,9 @@ from paxm_core.envelope import strip_recall_context
 
 __all__ = ["drop_recall_tool_exchanges", "is_recall_command", "strip_event"]
 
-_CALL_ROLES = frozenset({"tool_call", "toolcall", "tool_use", "function_call"})
-_RESULT_ROLES = frozenset(
+#: message roles of a tool call and of a tool result, as harnesses spell them (compose.py reads them too)
+CALL_ROLES = frozenset({"tool_call", "toolcall", "tool_use", "function_call"})
+RESULT_ROLES = frozenset(
     {"tool", "tool_result", "toolresult", "tool_response", "function_call_output", "function_result"}
 )
 _RECALL_KIND = re.compile(r'"kind"\s*:\s*"recall"')
@@ -97,12 +98,12 @@ def drop_recall_tool_exchanges(messages: list[HookMessage]) -> list[HookMessage]
     dropping = False
     for message in messages:
         role = message.role.strip().lower()
-        if role in _RESULT_ROLES:
+        if role in RESULT_ROLES:
             if dropping or _is_recall_result(message):
                 continue
             out.append(message)
             continue
-        if role in _CALL_ROLES:
+        if role in CALL_ROLES:
             dropping = _is_recall_call(message)
             if not dropping:
                 out.append(message)

@@ -42,8 +42,7 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTIL
 class SeenMemories:
     """The memory ids injected at a point of action, per session (bounded; thread-safe)."""
 
-    def __init__(self, sessions: int = MAX_SESSIONS) -> None:
-        self._limit = sessions
+    def __init__(self) -> None:
         self._seen: OrderedDict[str, set[str]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -59,7 +58,7 @@ class SeenMemories:
             seen = self._seen.pop(session, set())
             seen.update(ids)
             self._seen[session] = seen
-            while len(self._seen) > self._limit:
+            while len(self._seen) > MAX_SESSIONS:
                 self._seen.popitem(last=False)
 
 

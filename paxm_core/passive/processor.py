@@ -221,23 +221,19 @@ class HookProcessor:
         response: JSONObject = {"ok": True, "output": output, "buffered": result.buffered, "event_id": event_id}
         if not self.confirm_delivery:
             self.delivered(event_id)
+            self.count_signals(event_id)
         if result.ignored:
             response["ignored"] = True
         if result.errors:
             response["errors"] = result.errors
         return response
 
-    def delivered(self, event_id: str, *, signals: bool = True) -> None:
-        """The answer to ``event_id`` reached its client: its memories count as given to the session.
-
-        :param signals: also count the event's session signals now; the daemon passes
-            ``False`` and calls :meth:`count_signals` once the client has its answer.
-        """
+    def delivered(self, event_id: str) -> None:
+        """The answer to ``event_id`` reached its client: its memories count as given to the session
+        (its session signals are counted by :meth:`count_signals`)."""
         economy = self.passive.economy
         if economy is not None:
             economy.delivered(event_id, self.passive.clock())
-            if signals:
-                self.count_signals(event_id)
 
     def undelivered(self, event_id: str) -> None:
         """The answer to ``event_id`` never reached its client: its memories stay ungiven."""
