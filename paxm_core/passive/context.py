@@ -54,10 +54,6 @@ _HEADER = "Relevant memory recalled by paxm:\n\n"
 _CUT = " [...]"
 
 
-def _hit_text(hit: Any) -> str:
-    return str(getattr(hit, "text", "") or "").strip()
-
-
 def _render_passive_hit(index: int, hit: Any, text: str, note: str = "") -> str:
     # Only what helps the model judge a memory: where it came from.  Scores, relevance, scope and
     # user lines cost ~120 characters per hit and say nothing the order does not already say.
@@ -89,7 +85,7 @@ def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0, notes: Sequ
     cap = max_chars if max_chars > 0 else DEFAULT_PASSIVE_MAX_CHARS
     parts: list[str] = []
     for position, hit in enumerate(hits):
-        text = _hit_text(hit)
+        text = str(getattr(hit, "text", "") or "").strip()
         if not text:
             continue
         note = notes[position] if position < len(notes) else ""

@@ -46,7 +46,6 @@ MAX_PENDING = 256
 #: metadata keys a provider or the freshness check may put on a hit, copied into receipts
 FRESHNESS_KEYS = ("freshness", "freshness_reason", "stale_reason", "superseded_by")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-Receipt = JSONObject
 #: a recalled memory (a :class:`~paxm_core.api.types.RecallHit`, read through ``getattr``)
 Hit = TypeVar("Hit")
 
@@ -119,10 +118,10 @@ def _outdated(hit: object) -> bool:
     )
 
 
-def _receipt(hit: object, rank: int, position: int, query: str) -> Receipt:
+def _receipt(hit: object, rank: int, position: int, query: str) -> JSONObject:
     """Why one memory was injected: its rank, scores, matched terms and freshness."""
     meta = getattr(hit, "metadata", None) or {}
-    out: Receipt = {
+    out: JSONObject = {
         "rank": rank,
         "position": position,
         "provider": str(getattr(hit, "provider", "") or ""),

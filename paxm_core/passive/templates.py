@@ -125,10 +125,6 @@ def _lookup(dot: object, path: str) -> object:
     return value
 
 
-def _truthy(value: object) -> bool:
-    return bool(value) if value is not None else False
-
-
 def _text(value: object) -> str:
     if value is None:
         return ""
@@ -156,7 +152,7 @@ def _render(nodes: tuple[_Node, ...] | list[_Node], dot: object, out: list[str],
             out.append(text)
             size[0] += len(text)
         elif node.kind == "if":
-            _render(node.body if _truthy(_lookup(dot, node.value)) else node.alt, dot, out, size)
+            _render(node.body if _lookup(dot, node.value) else node.alt, dot, out, size)
         elif node.kind == "range":
             items = _lookup(dot, node.value)
             if isinstance(items, dict):
