@@ -372,8 +372,8 @@ class HookDaemon:
 
     def run(self) -> int:
         """Serve until idle, shutdown or a signal; returns the exit code."""
-        self._take_lock()
         try:
+            self._take_lock()
             config_stamp = self._start()
             from paxm_core.passive.workers import Workers
 
@@ -389,17 +389,13 @@ class HookDaemon:
                 self._shutdown()
         finally:
             self._tell_client(b"")  # a start-up that failed: the waiting client stops at once
-            self.lock.release()
+            self.lock.release()  # (a lock never taken is left alone)
         return 0
 
     def _take_lock(self) -> None:
         """Check the hooks directory and take the daemon lock; the waiting client hears why not."""
-        try:
-            # the lock, the log and the socket live here: refuse a directory that is not private
-            check_private_dir(self.hooks_dir)
-        except PaxmError:
-            self._tell_client(b"")
-            raise
+        # the lock, the log and the socket live here: refuse a directory that is not private
+        check_private_dir(self.hooks_dir)
         try:
             # A holder without a socket is shutting down (it closes its listener first, then
             # flushes) or still starting: wait for it rather than leave no daemon behind, so a
@@ -407,9 +403,6 @@ class HookDaemon:
             self.lock.acquire(wait_while=lambda: not self.socket_path.exists(), timeout=LOCK_HANDOVER)
         except PaxmError:
             self._tell_client(LOCKED)  # another daemon is starting or running: wait for that one
-            raise
-        except BaseException:
-            self._tell_client(b"")
             raise
 
     def _start(self) -> tuple[int, int, int] | None:
