@@ -411,14 +411,9 @@ class HookDaemon:
         config_stamp = self._config_stamp()  # before loading: an edit during start-up counts
         try:
             self._open()
-        except Exception as exc:
-            self._log(f"startup failed: {exc}")
-            raise
-        assert self.processor is not None
-        self._drain()
-        try:
+            self._drain()
             self._listener = self._listen()
-        except (OSError, PaxmError) as exc:
+        except Exception as exc:
             self._log(f"startup failed: {exc}")
             raise
         self._tell_client(READY)
