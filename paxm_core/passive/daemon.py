@@ -786,7 +786,7 @@ class BackgroundRecorder:
     def release(self) -> None:
         """End one :meth:`hold`; the thread runs again once none is left."""
         with self._holds_lock:
-            self._holds = max(0, self._holds - 1)
+            self._holds -= 1
             if not self._holds:
                 self._idle.set()
 
