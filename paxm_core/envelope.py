@@ -346,9 +346,8 @@ def strip_paxm_blocks(text: str) -> str:
     return text.strip()
 
 
-def strip_recall_context(text: str) -> str:
-    """Echo suppression's one rule: :func:`strip_paxm_blocks` (kept under its historic name)."""
-    return strip_paxm_blocks(text)
+#: echo suppression's one rule under its historic name
+strip_recall_context = strip_paxm_blocks
 
 
 def _provenance(hit: MemoryHit) -> Provenance:
@@ -501,15 +500,14 @@ def go_float(value: float) -> str:
     """
     if not math.isfinite(value):
         return "null"
+    text = repr(value)
     magnitude = abs(value)
     if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
-        text = repr(value)
         mantissa, _, exponent = text.partition("e")
         sign, digits = exponent[0], exponent[1:].lstrip("0") or "0"
         if sign == "+" and len(digits) < 2:
             digits = digits.rjust(2, "0")  # Go keeps at least two digits on positive exponents
         return f"{mantissa}e{sign}{digits}"
-    text = repr(value)
     if "e" not in text:
         # repr's plain form is already the shortest digits; Decimal would only drop the ".0"
         return text[:-2] if text.endswith(".0") else text
