@@ -157,7 +157,7 @@ class PaxmPluginManager(pluggy.PluginManager):
         """The secret config keys the index records for provider plugins not imported yet."""
         found: set[str] = set()
         for entry in self._pending.values():
-            found.update(getattr(entry, "secret_keys", ()) or ())
+            found.update(entry.secret_keys)
         return frozenset(found)
 
     def _loaded_provider_types(self) -> dict[str, ProviderType]:
@@ -323,24 +323,16 @@ def _missing_members(obj: object) -> str:
     return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
 
 
-def install_hint(type_name: str, package: str = "") -> str:
-    """The command that installs provider type ``type_name``.
+def install_hint(type_name: str) -> str:
+    """The command that installs provider type ``type_name``: only a distribution paxm declares
+    as an extra is named (:func:`~paxm_core.install_hints.provider_distribution`), so it exists."""
+    from paxm_core.install_hints import provider_distribution
 
-    ``package`` (a :attr:`ProviderType.package`) wins; otherwise the naming convention every
-    provider distribution follows (type ``<family>`` or ``<family>-<variant>`` comes from
-    ``paxm-provider-<family>``), but only for a distribution paxm declares as an extra, so the
-    named package exists.
-    """
-    if package:
-        return f"pip install {package}"
-    from paxm_core.install_hints import known_distributions
-
-    family = type_name.strip().lower().split("-", 1)[0]
-    for candidate in (f"paxm-provider-{family}", f"paxm-provider-{type_name.strip().lower()}"):
-        if candidate in known_distributions():
-            return f"pip install {candidate}"
+    distribution = provider_distribution(type_name)
     # no distribution paxm knows provides it: naming a guessed package would send users astray
-    return "the plugin package that registers it (no paxm distribution is known to provide it)"
+    if not distribution:
+        return "the plugin package that registers it (no paxm distribution is known to provide it)"
+    return f"pip install {distribution}"
 
 
 #: the process's lazy manager per ``PAXM_LOAD_PLUGINS`` value (``None``: it could not be built)
@@ -497,8 +489,8 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None, *, defer: boo
         for entry in learned:
             if pm.has_plugin(entry.name) and not any(e.plugin == entry.name for e in pm.load_errors):
                 providers = [t for t, owner in pm._provider_owner.items() if owner == entry.name]
-                names = _integration_names(integrations, owners, entry.name)
                 canonical = [name for name, owner in owners.items() if owner == entry.name]
+                names = canonical + [str(a) for n in canonical for a in getattr(integrations[n], "aliases", ()) or ()]
                 secrets = [key for t in providers for key in types[t].secret_keys]
                 plugin_index.record_roles(entry, providers, names, canonical, secrets)
     if defer and (stale or learned):
@@ -514,15 +506,6 @@ def _waits(entry: EntryPointRecord, claims: dict[str, int] | None) -> bool:
     if not entry.providers:
         return bool(entry.integrations)
     return not entry.integrations and claims is not None and all(claims[t] == 1 for t in entry.providers)
-
-
-def _integration_names(integrations: dict[str, Integration], owners: dict[str, str], plugin: str) -> list[str]:
-    names: list[str] = []
-    for name, owner in owners.items():
-        if owner == plugin:
-            names.append(name)
-            names.extend(str(a) for a in tuple(getattr(integrations[name], "aliases", ()) or ()))
-    return names
 
 
 def is_secret_option(key: str) -> bool:
