@@ -427,13 +427,6 @@ def _installed_types() -> Iterable[ProviderType]:
     return registered_provider_types().values()
 
 
-def _allowed_plugins() -> set[str] | None:
-    raw = os.environ.get("PAXM_LOAD_PLUGINS")
-    if raw is None:
-        return None
-    return {part.strip() for part in raw.split(",") if part.strip()}
-
-
 def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> PaxmPluginManager:
     """Build a plugin manager from the entry-point index, loading each plugin in its own ``try``.
 
@@ -445,7 +438,9 @@ def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> 
     """
     pm = PaxmPluginManager()
     if load_entrypoints:
-        _load_indexed(pm, _allowed_plugins(), defer=lazy)
+        raw = os.environ.get("PAXM_LOAD_PLUGINS")
+        allowed = None if raw is None else {part.strip() for part in raw.split(",") if part.strip()}
+        _load_indexed(pm, allowed, defer=lazy)
     return pm
 
 

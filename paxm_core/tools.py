@@ -290,15 +290,10 @@ class Tools:
     ) -> RememberResult:
         """Store ``text`` through write profile ``profile`` (default ``default``).
 
-        ``fields`` (metadata, id, workspace, session, agent, times, tier, turn) are
-        :meth:`build_item`'s.  The write carries the configured user, the resolved agent, the
-        trusted session and the profile's scope.  Raises ``UsageError`` for empty text or an unknown profile and
-        ``WriteError`` (with the partial result) when a required provider fails.
-
-        An active write (``command="remember"``, no ``deadline``: ``paxm remember``, MCP
-        ``paxm_remember``) waits for an optional provider only ``limits.optional_grace`` after
-        the required ones; one that has not stored it by then gets the memory through the
-        capture queue (:meth:`_write_required_queue_optional`).
+        ``fields`` are :meth:`build_item`'s.  Raises ``UsageError`` for empty text or an unknown
+        profile and ``WriteError`` (with the partial result) when a required provider fails.  An
+        active write (``command="remember"``, no ``deadline``) hands an optional provider that is
+        late the memory through the capture queue (:meth:`_write_required_queue_optional`).
         """
         started = time.monotonic()
         profile_name = (profile or "").strip() or "default"
