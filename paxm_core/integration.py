@@ -196,18 +196,12 @@ def dumps_compact(value: JSONValue) -> str:
 
 
 def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> list[str]:
-    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``."""
-    agent = (getattr(config, "agents", None) or {}).get(target)
-    hooks = getattr(agent, "hooks", None) or {}
-    out: list[str] = []
-    for event in events:
-        hook = hooks.get(event)
-        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
-            getattr(getattr(hook, "write", None), "enabled", False)
-        )
-        if event == EVENT_SESSION_START or on:
-            out.append(event)
-    return out
+    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``:
+    ``session_start`` always, the others when their recall or write is enabled."""
+    agent = config.agents.get(target)
+    hooks = agent.hooks if agent is not None else {}
+    on = {event for event, hook in hooks.items() if hook.recall.enabled or hook.write.enabled}
+    return [event for event in events if event == EVENT_SESSION_START or event in on]
 
 
 def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) -> str:
