@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.api.types import MemoryHit, Provenance
+from paxm_core.workspace import memory_project
 
 if TYPE_CHECKING:
     from paxm_core.router.policy import RecallResult
@@ -401,8 +402,6 @@ def render_hit_markdown(
     :param verbose: also the relevance and the backend's own raw score (a BM25 value and the
         like, which means nothing next to the calibrated score without knowing the backend).
     """
-    from paxm_core.workspace import memory_project
-
     prov = _provenance(hit)
     scope = f"{prov.scope_type}:{prov.scope_id}" if prov.scope_type and prov.scope_id else "unknown"
     lines = [f"### Memory {index} ({hit.provider}){header_field(note)}", f"Id: {hit_ref(hit)}"]
@@ -462,8 +461,6 @@ def render_recall_compact(result: RecallResult, *, now: datetime | None = None) 
     """What an agent reads from MCP ``paxm_recall``: per memory one header line (id, project,
     age, source) and its text, in the ``<paxm-recall>`` envelope; no scores, fingerprints or
     repeated identities.  ``No memories found.`` (in the envelope) when there are none."""
-    from paxm_core.workspace import memory_project
-
     parts: list[str] = []
     for index, hit in enumerate(result.hits, start=1):
         fields = [f"id {hit_ref(hit)}", f"project {memory_project(hit.metadata) or 'none (all projects)'}"]

@@ -155,10 +155,7 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def pending_secret_keys(self) -> frozenset[str]:
         """The secret config keys the index records for provider plugins not imported yet."""
-        found: set[str] = set()
-        for entry in self._pending.values():
-            found.update(entry.secret_keys)
-        return frozenset(found)
+        return frozenset(key for entry in self._pending.values() for key in entry.secret_keys)
 
     def _loaded_provider_types(self) -> dict[str, ProviderType]:
         """The provider types of the plugins imported so far (cached until one registers)."""
@@ -237,10 +234,8 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._load_pending()
         if self._integrations is not None:
             return self._integrations
-        found, owners = self._collect_integrations()
-        self._integrations = found
-        self._integration_owner = owners
-        return found
+        self._integrations, self._integration_owner = self._collect_integrations()
+        return self._integrations
 
     def _collect_integrations(self) -> tuple[dict[str, Integration], dict[str, str]]:
         """The integrations of the plugins registered so far, with their owning plugins."""
