@@ -26,6 +26,7 @@ import stat
 from collections.abc import Iterable, Mapping
 
 from paxm_core.api.values import value_dataclass
+from paxm_core.workspace import _common_dir, _read_gitdir
 
 __all__ = [
     "ANCHORS_KEY",
@@ -159,24 +160,13 @@ def _read_small(path: str) -> str:
         return ""
 
 
-def _git_dirs(root: str) -> tuple[str, str]:
-    """``(gitdir, common dir)`` of the working tree at ``root``."""
-    dot_git = os.path.join(root, ".git")
-    gitdir = dot_git
-    if not os.path.isdir(dot_git):
-        line = _read_small(dot_git)
-        if not line.startswith("gitdir:"):
-            return "", ""
-        gitdir = os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
-    common = _read_small(os.path.join(gitdir, "commondir"))
-    return gitdir, os.path.normpath(os.path.join(gitdir, common)) if common else gitdir
-
-
 def head_commit(root: str) -> str:
     """The commit ``HEAD`` names in the working tree at ``root`` (loose or packed ref); ``""`` unknown."""
-    gitdir, common = _git_dirs(root)
+    dot_git = os.path.join(root, ".git")
+    gitdir = dot_git if os.path.isdir(dot_git) else _read_gitdir(dot_git)
     if not gitdir:
         return ""
+    common = _common_dir(gitdir)
     head = _read_small(os.path.join(gitdir, "HEAD"))
     if not head.startswith("ref:"):
         return head if _HEX.fullmatch(head) else ""

@@ -45,7 +45,6 @@ __all__ = [
     "restore_attribution",
     "restore_hit",
     "sync_attribution",
-    "scope_label",
     "without_attribution",
     "without_paxm_keys",
 ]
@@ -173,13 +172,6 @@ def restore_hit(hit: MemoryHit) -> None:
     hit.origin = MemoryOrigin(user, agent, session, turn_id)
     hit.scope = scope
     hit.provenance = Provenance(user, agent, scope.type, scope.id)
-
-
-def scope_label(provenance: Provenance) -> str:
-    """``type:id`` for display, or ``unknown``."""
-    if not provenance.scope_type or not provenance.scope_id:
-        return "unknown"
-    return f"{provenance.scope_type}:{provenance.scope_id}"
 
 
 def effective_tier(hit: MemoryHit) -> str:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from paxm_core.api.json import JSONObject, JSONValue
 from paxm_core.api.types import MemoryHit, Provenance
+from paxm_core.workspace import memory_project
 
 if TYPE_CHECKING:
     from paxm_core.router.policy import RecallResult
@@ -346,9 +347,8 @@ def strip_paxm_blocks(text: str) -> str:
     return text.strip()
 
 
-def strip_recall_context(text: str) -> str:
-    """Echo suppression's one rule: :func:`strip_paxm_blocks` (kept under its historic name)."""
-    return strip_paxm_blocks(text)
+#: echo suppression's one rule under its historic name
+strip_recall_context = strip_paxm_blocks
 
 
 def _provenance(hit: MemoryHit) -> Provenance:
@@ -402,8 +402,6 @@ def render_hit_markdown(
     :param verbose: also the relevance and the backend's own raw score (a BM25 value and the
         like, which means nothing next to the calibrated score without knowing the backend).
     """
-    from paxm_core.workspace import memory_project
-
     prov = _provenance(hit)
     scope = f"{prov.scope_type}:{prov.scope_id}" if prov.scope_type and prov.scope_id else "unknown"
     lines = [f"### Memory {index} ({hit.provider}){header_field(note)}", f"Id: {hit_ref(hit)}"]
@@ -463,8 +461,6 @@ def render_recall_compact(result: RecallResult, *, now: datetime | None = None) 
     """What an agent reads from MCP ``paxm_recall``: per memory one header line (id, project,
     age, source) and its text, in the ``<paxm-recall>`` envelope; no scores, fingerprints or
     repeated identities.  ``No memories found.`` (in the envelope) when there are none."""
-    from paxm_core.workspace import memory_project
-
     parts: list[str] = []
     for index, hit in enumerate(result.hits, start=1):
         fields = [f"id {hit_ref(hit)}", f"project {memory_project(hit.metadata) or 'none (all projects)'}"]
@@ -501,15 +497,14 @@ def go_float(value: float) -> str:
     """
     if not math.isfinite(value):
         return "null"
+    text = repr(value)
     magnitude = abs(value)
     if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
-        text = repr(value)
         mantissa, _, exponent = text.partition("e")
         sign, digits = exponent[0], exponent[1:].lstrip("0") or "0"
         if sign == "+" and len(digits) < 2:
             digits = digits.rjust(2, "0")  # Go keeps at least two digits on positive exponents
         return f"{mantissa}e{sign}{digits}"
-    text = repr(value)
     if "e" not in text:
         # repr's plain form is already the shortest digits; Decimal would only drop the ".0"
         return text[:-2] if text.endswith(".0") else text

@@ -22,6 +22,7 @@ size and modification time), and at most one ``git log`` per (tree, ``HEAD``) pe
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -116,7 +117,7 @@ class FreshnessChecker:
         if not os.path.isdir(os.path.join(root, ".git")) and not os.path.isfile(os.path.join(root, ".git")):
             return Freshness(anchored=True)  # the tree itself is gone or moved: nothing to judge by
         for name in anchors.files:
-            if not _exists(os.path.join(root, name)):
+            if not os.path.lexists(os.path.join(root, name)):
                 return Freshness(STALE, f"{name} no longer exists", True)
         for symbol, name in anchors.symbols:
             text = self._text(os.path.join(root, name))
@@ -170,14 +171,6 @@ class FreshnessChecker:
         return found
 
 
-def _exists(path: str) -> bool:
-    try:
-        os.lstat(path)
-    except OSError:
-        return False
-    return True
-
-
 def _git_reverts(root: str, timeout: float) -> frozenset[str] | None:
     """The commits (as their revert messages write them) that ``HEAD``'s last :data:`REVERT_HISTORY`
     commits revert; ``None`` when git did not answer in time."""
@@ -211,12 +204,7 @@ def _git_reverts(root: str, timeout: float) -> frozenset[str] | None:
     return frozenset(_REVERTS.findall(done.stdout.decode("utf-8", errors="replace")))
 
 
-_default: FreshnessChecker | None = None
-
-
+@functools.cache
 def default_checker() -> FreshnessChecker:
     """The process's checker (its caches live as long as the process: the daemon, one CLI call)."""
-    global _default
-    if _default is None:
-        _default = FreshnessChecker()
-    return _default
+    return FreshnessChecker()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from paxm_core.integration import (
     Report,
     context_for,
     decode_generic,
+    detect_harness,
     enabled_hook_events,
     hook_command,
     parse_hook_command,
@@ -225,11 +225,7 @@ class GeneratedFileIntegration(IntegrationBase):
 
     def detect(self) -> str | None:
         """The executable on ``PATH``, else the harness's directory if it exists."""
-        found = shutil.which(self.executable) if self.executable else None
-        if found:
-            return found
-        directory = self.home_dir()
-        return str(directory) if directory is not None and directory.is_dir() else None
+        return detect_harness(self.executable, self.home_dir())
 
     def preflight(self, ctx: InstallContext) -> None:
         """Refuse to overwrite a file at the generated path that no paxm generated."""

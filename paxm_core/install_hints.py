@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["known_distributions", "provider_install_hint", "integration_install_hint"]
+__all__ = ["integration_install_hint", "known_distributions", "provider_distribution", "provider_install_hint"]
 
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;\s*extra\s*==\s*['\"]([^'\"]+)['\"]")
 
@@ -40,14 +40,23 @@ def _hint_for(distribution: str) -> str:
     return f"install it with: pip install {distribution}  (or: pip install 'paxm[{extra}]')"
 
 
-def provider_install_hint(type_name: str) -> str:
-    """One sentence saying how to get provider type ``type_name``.
+def provider_distribution(type_name: str) -> str:
+    """The distribution paxm knows provides type ``type_name`` (``""``: none).
 
-    Type ``<family>`` or ``<family>-<variant>`` comes from ``paxm-provider-<family>`` when
-    paxm knows that distribution; otherwise the sentence names no package.
+    Type ``<family>`` or ``<family>-<variant>`` comes from ``paxm-provider-<family>`` (the
+    convention every provider distribution follows), else ``paxm-provider-<type>``.
     """
-    family = type_name.strip().lower().split("-", 1)[0]
-    hint = _hint_for(f"paxm-provider-{family}") or _hint_for(f"paxm-provider-{type_name.strip().lower()}")
+    name = type_name.strip().lower()
+    for candidate in (f"paxm-provider-{name.split('-', 1)[0]}", f"paxm-provider-{name}"):
+        if candidate in known_distributions():
+            return candidate
+    return ""
+
+
+def provider_install_hint(type_name: str) -> str:
+    """One sentence saying how to get provider type ``type_name`` (:func:`provider_distribution`);
+    a type no known distribution provides gets a sentence that names no package."""
+    hint = _hint_for(provider_distribution(type_name))
     if hint:
         return hint[0].upper() + hint[1:]
     return (

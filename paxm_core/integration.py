@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,8 +56,6 @@ from paxm_core.passive.client_command import (
 from paxm_core.passive.decode import decode_generic, messages_from_value, parse_payload, value_text
 
 if TYPE_CHECKING:
-    import re
-
     from paxm_core.config.model import Config
 
 __all__ = [
@@ -193,24 +192,16 @@ def standard_agent_config(
 
 def dumps_compact(value: JSONValue) -> str:
     """JSON the way hook output wants it: compact, UTF-8 kept (harnesses read it byte for byte)."""
-    import json
-
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def enabled_hook_events(config: Config, target: str, events: Iterable[str]) -> list[str]:
-    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``."""
-    agent = (getattr(config, "agents", None) or {}).get(target)
-    hooks = getattr(agent, "hooks", None) or {}
-    out: list[str] = []
-    for event in events:
-        hook = hooks.get(event)
-        on = bool(getattr(getattr(hook, "recall", None), "enabled", False)) or bool(
-            getattr(getattr(hook, "write", None), "enabled", False)
-        )
-        if event == EVENT_SESSION_START or on:
-            out.append(event)
-    return out
+    """Which of ``events`` (normalized names, in order) get a hook for agent ``target``:
+    ``session_start`` always, the others when their recall or write is enabled."""
+    agent = config.agents.get(target)
+    hooks = agent.hooks if agent is not None else {}
+    on = {event for event, hook in hooks.items() if hook.recall.enabled or hook.write.enabled}
+    return [event for event in events if event == EVENT_SESSION_START or event in on]
 
 
 def setup_fix_command(ctx: InstallContext, agent: str, *, force: bool = True) -> str:
@@ -285,14 +276,14 @@ def env_path(var: str) -> Path | None:
     return Path(value).expanduser().absolute() if value else None
 
 
-def detect_harness(command: str, directory: Path) -> str | None:
+def detect_harness(command: str, directory: Path | None) -> str | None:
     """For :meth:`Integration.detect`: ``command`` found on ``PATH``, else ``directory`` if it exists."""
     import shutil
 
-    found = shutil.which(command)
+    found = shutil.which(command) if command else None
     if found:
         return found
-    return str(directory) if directory.is_dir() else None
+    return str(directory) if directory is not None and directory.is_dir() else None
 
 
 class Report(list[str]):
@@ -452,7 +443,6 @@ def paxm_executable() -> str:
 
 def fill_launcher(text: str, values: Mapping[str, str]) -> str:
     """Set the ``NAME=''`` placeholder lines of a shipped shell launcher to shell-quoted ``values``."""
-    import re
     import shlex
 
     for name, value in values.items():
@@ -492,10 +482,9 @@ GENERATED_MARKER = ".paxm-generated"
 def _create(path: Path, data: bytes, mode: int) -> None:
     """Write the new file ``path`` with ``mode`` set through its descriptor; ``O_EXCL | O_NOFOLLOW``
     refuse whatever appeared there meanwhile (a link), so nothing is written or chmod-ed through it."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     with os.fdopen(os.open(path, flags, mode), "wb") as handle:
-        if hasattr(os, "fchmod"):
-            os.fchmod(handle.fileno(), mode)  # the umask may have narrowed the mode
+        os.fchmod(handle.fileno(), mode)  # the umask may have narrowed the mode
         handle.write(data)
 
 
@@ -610,7 +599,7 @@ def context_for(result: HookResult, events: Container[str]) -> str:
     return context if context.strip() else ""
 
 
-_escaped_tag: re.Pattern[str] | None = None
+_ESCAPED_TAG = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
 
 
 def guard_escaped_envelope(context: str) -> str:
@@ -620,9 +609,4 @@ def guard_escaped_envelope(context: str) -> str:
     forgeries the envelope makes of tags inside recalled content: escaping their ``&`` again
     keeps the two apart.
     """
-    global _escaped_tag
-    if _escaped_tag is None:
-        import re
-
-        _escaped_tag = re.compile(r"&(lt|#0*60|#x0*3c);(/?paxm-recall)", re.IGNORECASE)
-    return str(_escaped_tag.sub(lambda m: f"&amp;{m.group(1)};{m.group(2)}", context))
+    return _ESCAPED_TAG.sub(r"&amp;\1;\2", context)

@@ -78,9 +78,7 @@ def make_private_dirs(directory: Path) -> list[Path]:
 def _chmod_new_dir(path: Path) -> None:
     """Set 0700 on the directory just made, through a descriptor: the umask may have narrowed it,
     and a link swapped in since ``mkdir`` must not pass the mode on to whatever it points at."""
-    if not hasattr(os, "fchmod"):  # pragma: no cover - Windows: no POSIX modes to set
-        return
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
         fd = os.open(path, flags)
     except OSError as exc:

@@ -35,6 +35,7 @@ from typing import IO, TYPE_CHECKING, TypeAlias
 from paxm_core import __version__
 from paxm_core.api.errors import PaxmError
 from paxm_core.api.json import JSONObject, JSONValue
+from paxm_core.workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
@@ -292,7 +293,6 @@ class PaxmTools:
     ) -> None:
         from paxm_core.config.paths import resolve_config_path
         from paxm_core.tools import new_session_id
-        from paxm_core.workspace import resolve_workspace
 
         #: the directory served; ``workspace`` is re-resolved under the config's workspace mode
         self.directory = resolve_workspace(workspace, mode="directory")
@@ -320,8 +320,6 @@ class PaxmTools:
             from paxm_core.runtime import Runtime
 
             fresh = Runtime.load(str(self.config_file))
-        from paxm_core.workspace import resolve_workspace
-
         old, self._runtime, self._signature = self._runtime, fresh, signature
         try:
             mode = fresh.config.workspace.effective_mode

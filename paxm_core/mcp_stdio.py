@@ -182,7 +182,7 @@ class StdioServer:
             try:
                 self._output.write(data.encode("utf-8") + b"\n")
                 self._output.flush()
-            except (BrokenPipeError, ValueError, OSError):
+            except (ValueError, OSError):  # BrokenPipeError included
                 pass  # the client is gone; the loop ends with its stdin
 
 

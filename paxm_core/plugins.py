@@ -155,10 +155,7 @@ class PaxmPluginManager(pluggy.PluginManager):
 
     def pending_secret_keys(self) -> frozenset[str]:
         """The secret config keys the index records for provider plugins not imported yet."""
-        found: set[str] = set()
-        for entry in self._pending.values():
-            found.update(getattr(entry, "secret_keys", ()) or ())
-        return frozenset(found)
+        return frozenset(key for entry in self._pending.values() for key in entry.secret_keys)
 
     def _loaded_provider_types(self) -> dict[str, ProviderType]:
         """The provider types of the plugins imported so far (cached until one registers)."""
@@ -237,10 +234,8 @@ class PaxmPluginManager(pluggy.PluginManager):
         self._load_pending()
         if self._integrations is not None:
             return self._integrations
-        found, owners = self._collect_integrations()
-        self._integrations = found
-        self._integration_owner = owners
-        return found
+        self._integrations, self._integration_owner = self._collect_integrations()
+        return self._integrations
 
     def _collect_integrations(self) -> tuple[dict[str, Integration], dict[str, str]]:
         """The integrations of the plugins registered so far, with their owning plugins."""
@@ -323,24 +318,16 @@ def _missing_members(obj: object) -> str:
     return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
 
 
-def install_hint(type_name: str, package: str = "") -> str:
-    """The command that installs provider type ``type_name``.
+def install_hint(type_name: str) -> str:
+    """The command that installs provider type ``type_name``: only a distribution paxm declares
+    as an extra is named (:func:`~paxm_core.install_hints.provider_distribution`), so it exists."""
+    from paxm_core.install_hints import provider_distribution
 
-    ``package`` (a :attr:`ProviderType.package`) wins; otherwise the naming convention every
-    provider distribution follows (type ``<family>`` or ``<family>-<variant>`` comes from
-    ``paxm-provider-<family>``), but only for a distribution paxm declares as an extra, so the
-    named package exists.
-    """
-    if package:
-        return f"pip install {package}"
-    from paxm_core.install_hints import known_distributions
-
-    family = type_name.strip().lower().split("-", 1)[0]
-    for candidate in (f"paxm-provider-{family}", f"paxm-provider-{type_name.strip().lower()}"):
-        if candidate in known_distributions():
-            return f"pip install {candidate}"
+    distribution = provider_distribution(type_name)
     # no distribution paxm knows provides it: naming a guessed package would send users astray
-    return "the plugin package that registers it (no paxm distribution is known to provide it)"
+    if not distribution:
+        return "the plugin package that registers it (no paxm distribution is known to provide it)"
+    return f"pip install {distribution}"
 
 
 #: the process's lazy manager per ``PAXM_LOAD_PLUGINS`` value (``None``: it could not be built)
@@ -435,13 +422,6 @@ def _installed_types() -> Iterable[ProviderType]:
     return registered_provider_types().values()
 
 
-def _allowed_plugins() -> set[str] | None:
-    raw = os.environ.get("PAXM_LOAD_PLUGINS")
-    if raw is None:
-        return None
-    return {part.strip() for part in raw.split(",") if part.strip()}
-
-
 def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> PaxmPluginManager:
     """Build a plugin manager from the entry-point index, loading each plugin in its own ``try``.
 
@@ -453,7 +433,9 @@ def get_plugin_manager(load_entrypoints: bool = True, *, lazy: bool = False) -> 
     """
     pm = PaxmPluginManager()
     if load_entrypoints:
-        _load_indexed(pm, _allowed_plugins(), defer=lazy)
+        raw = os.environ.get("PAXM_LOAD_PLUGINS")
+        allowed = None if raw is None else {part.strip() for part in raw.split(",") if part.strip()}
+        _load_indexed(pm, allowed, defer=lazy)
     return pm
 
 
@@ -497,8 +479,8 @@ def _load_indexed(pm: PaxmPluginManager, allowed: set[str] | None, *, defer: boo
         for entry in learned:
             if pm.has_plugin(entry.name) and not any(e.plugin == entry.name for e in pm.load_errors):
                 providers = [t for t, owner in pm._provider_owner.items() if owner == entry.name]
-                names = _integration_names(integrations, owners, entry.name)
                 canonical = [name for name, owner in owners.items() if owner == entry.name]
+                names = canonical + [str(a) for n in canonical for a in getattr(integrations[n], "aliases", ()) or ()]
                 secrets = [key for t in providers for key in types[t].secret_keys]
                 plugin_index.record_roles(entry, providers, names, canonical, secrets)
     if defer and (stale or learned):
@@ -514,15 +496,6 @@ def _waits(entry: EntryPointRecord, claims: dict[str, int] | None) -> bool:
     if not entry.providers:
         return bool(entry.integrations)
     return not entry.integrations and claims is not None and all(claims[t] == 1 for t in entry.providers)
-
-
-def _integration_names(integrations: dict[str, Integration], owners: dict[str, str], plugin: str) -> list[str]:
-    names: list[str] = []
-    for name, owner in owners.items():
-        if owner == plugin:
-            names.append(name)
-            names.extend(str(a) for a in tuple(getattr(integrations[name], "aliases", ()) or ()))
-    return names
 
 
 def is_secret_option(key: str) -> bool:

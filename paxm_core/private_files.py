@@ -48,10 +48,6 @@ DIR_MODE = 0o700
 #: the files SQLite keeps beside a database, created by SQLite itself
 SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
 
-_NOFOLLOW = os.O_NOFOLLOW
-_CLOEXEC = os.O_CLOEXEC
-_NONBLOCK = os.O_NONBLOCK
-
 
 class UnsafePathError(OSError):
     """paxm refused to write at a path: a link, not a regular file, not the user's, or in a
@@ -120,7 +116,7 @@ def _chmod_new_dir(directory: str) -> None:
     # mkdir's mode is masked by the umask (077 could leave 0500: unusable); the directory was
     # created by this call, so set its mode through a descriptor that cannot follow a link
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except PermissionError:  # a umask of 0777 left it 0000, unreadable: by name, in a checked parent
         os.chmod(directory, DIR_MODE)
         return
@@ -186,7 +182,7 @@ def private_file(path: str | os.PathLike[str], what: str = "file") -> str:
     # then checkpoint and delete the WAL this process is still writing to (commits lost).
     # O_EXCL also fails on any existing link, dangling or not, so a link is never followed.
     try:
-        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _NOFOLLOW | _CLOEXEC, FILE_MODE)
+        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     except FileExistsError:
         _refuse_unless_private(target, what)
         return target
@@ -211,7 +207,7 @@ def open_private(path: str | os.PathLike[str], flags: int) -> int:
     private_dir(os.path.dirname(os.path.abspath(target)))
     # O_NONBLOCK while opening: a FIFO swapped in after the check must not hang the open
     # (regular files ignore it); it is cleared once the descriptor is known to be a file.
-    base = flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC) | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+    base = flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC) | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     for _ in range(3):  # the file may be removed (rotated) between the two opens
         try:
             fd = os.open(target, base | os.O_CREAT | os.O_EXCL, FILE_MODE)

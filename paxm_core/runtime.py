@@ -40,9 +40,7 @@ def session_sequence_path(config: Config) -> Path:
 def _load_telemetry(config: Config) -> Telemetry | None:
     try:
         from paxm_core.telemetry import Telemetry
-    except ImportError:
-        return None
-    try:
+
         return Telemetry(config)
     except Exception:  # telemetry is optional; it must never stop memory from working
         return None

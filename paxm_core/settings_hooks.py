@@ -516,12 +516,6 @@ class TomlHooks:
             del self.document["hooks"]
         return True
 
-    def text(self) -> str:
-        """The document as TOML text."""
-        import tomlkit
-
-        return tomlkit.dumps(self.document)
-
 
 def _strip_legacy_block(text: str, block: tuple[str, str] | None, where: str) -> str:
     if block is None:
@@ -564,7 +558,9 @@ def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None 
 
 def write_toml_hooks(config: TomlHooks) -> None:
     """Write the document back atomically, 0600, at a symlink's target."""
-    text = config.text()
+    import tomlkit
+
+    text = tomlkit.dumps(config.document)
     if not text.strip():
         config.path.unlink(missing_ok=True)
         return

@@ -29,6 +29,7 @@ from paxm_core.digest import sha256_hex
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
 from paxm_core.textsafe import scrub, scrub_text
+from paxm_core.workspace import memory_project, visible
 
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
@@ -249,8 +250,6 @@ class Tools:
         is answer enough.  An unscoped search within at most a second, recorded nowhere (it is
         a hint, not a recall); a failure gives ``[]``, a partial answer counts what came back.
         """
-        from paxm_core.workspace import memory_project, visible
-
         text = scrub_text(query).strip() if isinstance(query, str) else ""
         scope = workspace.strip()
         if not text or not scope:
@@ -290,15 +289,10 @@ class Tools:
     ) -> RememberResult:
         """Store ``text`` through write profile ``profile`` (default ``default``).
 
-        ``fields`` (metadata, id, workspace, session, agent, times, tier, turn) are
-        :meth:`build_item`'s.  The write carries the configured user, the resolved agent, the
-        trusted session and the profile's scope.  Raises ``UsageError`` for empty text or an unknown profile and
-        ``WriteError`` (with the partial result) when a required provider fails.
-
-        An active write (``command="remember"``, no ``deadline``: ``paxm remember``, MCP
-        ``paxm_remember``) waits for an optional provider only ``limits.optional_grace`` after
-        the required ones; one that has not stored it by then gets the memory through the
-        capture queue (:meth:`_write_required_queue_optional`).
+        ``fields`` are :meth:`build_item`'s.  Raises ``UsageError`` for empty text or an unknown
+        profile and ``WriteError`` (with the partial result) when a required provider fails.  An
+        active write (``command="remember"``, no ``deadline``) hands an optional provider that is
+        late the memory through the capture queue (:meth:`_write_required_queue_optional`).
         """
         started = time.monotonic()
         profile_name = (profile or "").strip() or "default"
@@ -494,8 +488,6 @@ def _in_project(result: RecallResult, scope: str) -> RecallResult:
     workspace but does not filter on it."""
     if not scope:
         return result
-    from paxm_core.workspace import memory_project, visible
-
     kept = [hit for hit in result.hits if visible(memory_project(hit.metadata), scope)]
     if len(kept) == len(result.hits):
         return result
