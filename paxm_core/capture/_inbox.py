@@ -32,6 +32,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "InboxConflict",
     "UpstreamQueue",
+    "add_counter",
     "append_raw",
     "raw_hash",
     "connect",
@@ -192,6 +193,15 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def add_counter(conn: sqlite3.Connection, name: str, value: int, stamp: str) -> None:
+    """Add ``value`` to the capture counter ``name`` (m005) in the caller's transaction."""
+    conn.execute(
+        "INSERT INTO capture_counters(name, value, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
+        (name, value, stamp),
+    )
+
+
 def _retry_locked(step: Callable[[], T], timeout: float = BUSY_TIMEOUT_MS / 1000) -> T:
     """Run idempotent ``step``, retrying a lock SQLite's busy handler does not wait for.
 
@@ -292,13 +302,13 @@ def _set_aside_upstream(path: str, timeout: float) -> bool:
             copy.close()
             source.close()
     except Exception:
-        os.umask(old_umask)
         try:
             os.unlink(target)
         except OSError:
             pass
         return False
-    os.umask(old_umask)
+    finally:
+        os.umask(old_umask)
     # the WAL first: a fresh queue must never find the old one's frames beside it
     for suffix in ("-wal", "-shm", ""):
         try:

@@ -312,7 +312,7 @@ class CaptureQueue:
         try:
             self._conn = _inbox.connect(self.path)
         except (sqlite3.Error, OSError) as exc:
-            raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+            raise self._error(exc) from exc
         # "<pid>:<start time>.<nonce>": the start time tells a reused pid from the owner
         # os.urandom is what secrets.token_hex reads: secrets would bring hmac and random onto the hook path
         self.lease = f"{os.getpid()}:{start_time()}.{os.urandom(6).hex()}"
@@ -363,14 +363,14 @@ class CaptureQueue:
                     self._durable = durable
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+                raise self._error(exc) from exc
             try:
                 yield conn
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+                    raise self._error(exc) from exc
                 raise
             else:
                 try:
@@ -388,10 +388,13 @@ class CaptureQueue:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+                raise self._error(exc) from exc
 
     def _now(self) -> float:
         return self._clock()
+
+    def _error(self, exc: BaseException) -> QueueError:
+        return QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}")
 
     def recover_delivering(self, *, force: bool = False) -> int:
         """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
@@ -495,23 +498,17 @@ class CaptureQueue:
             except OSError:  # gone (another process imported it meanwhile) or unreadable
                 continue
             with self._tx(durable=True) as conn:
-                added += sum(self._inbox_insert(conn, record) for record in records)
+                # an event id the inbox has is skipped (the client's own rule)
+                added += conn.executemany(
+                    "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [(e, t, n, raw, _inbox.raw_hash(t, n, raw), utc_stamp(at)) for e, t, n, raw, at in records],
+                ).rowcount
             try:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
         return added
-
-    @staticmethod
-    def _inbox_insert(conn: sqlite3.Connection, record: _spool.SpoolRecord) -> bool:
-        """Add a spooled event to the inbox unless its id is already there (the client's own rule)."""
-        event_id, target, event, raw, received_at = record
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (event_id, target, event, raw, _inbox.raw_hash(target, event, raw), utc_stamp(received_at)),
-        )
-        return cursor.rowcount > 0
 
     def spool_pending(self) -> bool:
         """Whether spooled events wait to be imported (a directory listing; no SQLite)."""
@@ -591,15 +588,23 @@ class CaptureQueue:
         body = envelope_json(fields, scan.texts)
         now = utc_stamp(self._now())
         error = "; ".join(scan.corrupt)
-        state = "dead" if error else "pending"
-        if not error and not scan.providers and not scan.has_text:
-            state = "delivered"  # only turn-end markers: nothing is owed to anyone
-        elif not error and not scan.providers:
+        if not error and not scan.providers and scan.has_text:
             error = f"{NO_PROVIDER} {', '.join(sorted(scan.profiles))}"
+        # no provider and no error: only turn-end markers, nothing is owed to anyone
+        state = "dead" if error else "pending" if scan.providers else "delivered"
         first, last = rows[0][1], rows[-1][1]
-        body_hash = sha256_hex(body.encode())
-        state = "dead" if error else state
-        episode = (episode_id, session_key, first, last, int(complete), body, body_hash, state, error, now)
+        episode = (
+            episode_id,
+            session_key,
+            first,
+            last,
+            int(complete),
+            body,
+            sha256_hex(body.encode()),
+            state,
+            error,
+            now,
+        )
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
         deliveries = [
@@ -710,11 +715,7 @@ class CaptureQueue:
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
-            conn.execute(
-                "INSERT INTO capture_counters(name, value, updated_at) VALUES ('truncated_events', ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
-                (truncated, utc_stamp(self._now())),
-            )
+            _inbox.add_counter(conn, "truncated_events", truncated, utc_stamp(self._now()))
         self._write_batch(conn, batch)
         return results
 
@@ -921,15 +922,12 @@ class CaptureQueue:
         if not claims:
             return 0
         with self._tx() as conn:
-            released = 0
-            for claim in claims:
-                released += conn.execute(
-                    "UPDATE capture_deliveries SET state = CASE WHEN attempts > 1 THEN 'retry' ELSE 'pending' END,"
-                    " attempts = MAX(attempts - 1, 0), lease_owner = '', next_attempt_at = ''"
-                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    (claim.episode_id, claim.provider, claim.lease),
-                ).rowcount
-        return released
+            return conn.executemany(
+                "UPDATE capture_deliveries SET state = CASE WHEN attempts > 1 THEN 'retry' ELSE 'pending' END,"
+                " attempts = MAX(attempts - 1, 0), lease_owner = '', next_attempt_at = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [(c.episode_id, c.provider, c.lease) for c in claims],
+            ).rowcount
 
     def due_providers(self) -> list[str]:
         """Providers with an undelivered (pending or retry) delivery, due or not (cheap).
@@ -958,31 +956,25 @@ class CaptureQueue:
         if not claims:
             return []
         now = self._now()
-        outcomes: list[DeliveryOutcome] = []
+        # a leased row's attempts are the claim's attempt (the lease counted it in the claim's transaction)
+        states = [
+            ("dead", "") if c.attempt >= self.max_attempts else ("retry", utc_stamp(now + self.backoff(c.attempt)))
+            for c in claims
+        ]
         with self._tx() as conn:
-            for claim in claims:
-                row = conn.execute(
-                    "SELECT attempts FROM capture_deliveries WHERE episode_id = ? AND provider = ?"
-                    " AND state = 'delivering' AND lease_owner = ?",
-                    (claim.episode_id, claim.provider, claim.lease),
-                ).fetchone()
-                attempts = row[0] if row is not None else claim.attempt
-                if attempts >= self.max_attempts:
-                    state, due = "dead", ""
-                else:
-                    state, due = "retry", utc_stamp(now + self.backoff(attempts))
-                conn.execute(
-                    "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
-                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    (state, due, error, claim.episode_id, claim.provider, claim.lease),
-                )
-                outcomes.append(
-                    DeliveryOutcome(
-                        claim.episode_id, claim.provider, claim.session_key, claim.attempt, state, error=error
-                    )
-                )
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [
+                    (s, due, error, c.episode_id, c.provider, c.lease)
+                    for c, (s, due) in zip(claims, states, strict=True)
+                ],
+            )
             self._refresh_episodes(conn, [c.episode_id for c in claims])
-        return outcomes
+        return [
+            DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, s, error=error)
+            for c, (s, _) in zip(claims, states, strict=True)
+        ]
 
     def backoff(self, attempts: int) -> float:
         """Delay after the ``attempts``-th failure: ``retry_min * 2**(attempts-1)``, at most 64 s."""
