@@ -65,24 +65,18 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     items = [item for claim in claims for item in claim.items]
     try:
         refs = list(put(items))
-        if not refs:
-            error = f"{claims[0].provider}: delivery returned no ref"
-        elif len(refs) != len(items) and len(claims) > 1:  # refs map to claims by position
-            error = f"put returned {len(refs)} refs for {len(items)} items"
-        else:
-            error = ""
     except Exception as exc:  # any provider failure: try the episodes one by one
-        refs, error = [], _error(exc)
-    if not error:
-        firsts: list[str] = []
-        offset = 0
-        for claim in claims:
-            firsts.append(refs[offset].id if claim.items else "")
-            offset += len(claim.items)
-        if all(firsts):
-            return firsts, ""
-        error = f"{claims[0].provider}: delivery returned no ref"
-    return None, error
+        return None, _error(exc)
+    if refs and len(refs) != len(items) and len(claims) > 1:  # refs map to claims by position
+        return None, f"put returned {len(refs)} refs for {len(items)} items"
+    firsts: list[str] = []
+    offset = 0
+    for claim in claims:
+        firsts.append(refs[offset].id if claim.items and refs else "")
+        offset += len(claim.items)
+    if all(firsts):
+        return firsts, ""
+    return None, f"{claims[0].provider}: delivery returned no ref"
 
 
 def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) -> list[DeliveryOutcome]:

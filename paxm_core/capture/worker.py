@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from paxm_core.api.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
@@ -369,14 +370,8 @@ class DeliveryWorker:
             claim = claim_of.get(outcome.episode_id)
             latencies = [max(0.0, finished - t) for t in claim.capture_times] if claim is not None else []
             final.append(
-                DeliveryOutcome(
-                    outcome.episode_id,
-                    outcome.provider,
-                    outcome.session_key,
-                    outcome.attempt,
-                    outcome.state,
-                    ref=outcome.ref,
-                    error=outcome.error,
+                replace(
+                    outcome,
                     # the write was shared: each episode reports its share of it
                     duration=duration / max(1, len(outcomes)),
                     passive_latency_total=sum(latencies),
