@@ -335,27 +335,8 @@ def _private_file(path: str) -> None:
     import stat  # already loaded by ``os``: costs nothing on the hook client path
 
     directory = os.path.dirname(os.path.abspath(path))
-    missing: list[str] = []
-    probe = directory
-    while not os.path.isdir(probe):
-        missing.append(probe)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
     euid = os.geteuid()
-    if missing:
-        _refuse_untrusted(probe, euid)
-    for new_dir in reversed(missing):
-        try:
-            os.mkdir(new_dir, 0o700)
-        except FileExistsError:
-            continue  # made by another process meanwhile: not ours to chmod
-        fd = os.open(new_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            os.fchmod(fd, 0o700)  # the umask may have removed the owner's bits
-        finally:
-            os.close(fd)
+    _make_directories(directory, euid)
     _refuse_untrusted(directory, euid)
     # O_EXCL: an existing file is never opened here.  Closing any descriptor of a file drops
     # every POSIX lock this process holds on it -- including the locks of SQLite connections
@@ -383,6 +364,30 @@ def _private_file(path: str) -> None:
             raise OSError(f"{candidate} is not a regular file; paxm keeps the capture queue in a database file")
         if info.st_uid != euid:
             raise OSError(f"{candidate} is owned by uid {info.st_uid}, not by you (uid {euid})")
+
+
+def _make_directories(directory: str, euid: int) -> None:
+    """Create ``directory`` and its missing parents 0700, inside one only ``euid`` or root can change."""
+    missing: list[str] = []
+    probe = directory
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if missing:
+        _refuse_untrusted(probe, euid)
+    for new_dir in reversed(missing):
+        try:
+            os.mkdir(new_dir, 0o700)
+        except FileExistsError:
+            continue  # made by another process meanwhile: not ours to chmod
+        fd = os.open(new_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)  # the umask may have removed the owner's bits
+        finally:
+            os.close(fd)
 
 
 def _refuse_untrusted(directory: str, euid: int) -> None:

@@ -1018,13 +1018,14 @@ class CaptureQueue:
 
     def _reroute_unrouted(self, conn: sqlite3.Connection) -> int:
         rows = conn.execute(
-            "SELECT e.episode_id, e.payload_json, e.payload_hash FROM capture_episodes e WHERE e.error LIKE ?"
+            "SELECT e.episode_id, e.payload_json, e.payload_hash, e.session_key, e.first_sequence, e.created_at"
+            " FROM capture_episodes e WHERE e.error LIKE ?"
             " AND NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = e.episode_id)",
             (NO_PROVIDER + "%",),
         ).fetchall()
         added = 0
         now = utc_stamp(self._now())
-        for episode_id, payload, digest in rows:
+        for episode_id, payload, digest, key, first, created in rows:
             if sha256_hex(payload.encode()) != digest:
                 continue  # corrupt: stays dead and visible
             providers: dict[str, set[str]] = {}
@@ -1035,10 +1036,11 @@ class CaptureQueue:
             if not providers:
                 continue
             conn.executemany(
-                "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, created_at, session_key,"
-                " first_sequence, episode_created_at) SELECT ?, ?, ?, ?, session_key, first_sequence, created_at"
-                " FROM capture_episodes WHERE episode_id = ?",
-                [(episode_id, name, json.dumps(sorted(p)), now, episode_id) for name, p in sorted(providers.items())],
+                _INSERT_DELIVERY,
+                [
+                    (episode_id, name, json.dumps(sorted(p)), "pending", "", now, key, first, created)
+                    for name, p in sorted(providers.items())
+                ],
             )
             conn.execute(
                 "UPDATE capture_episodes SET error = '', state = 'pending' WHERE episode_id = ?", (episode_id,)
