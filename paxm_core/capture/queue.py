@@ -235,10 +235,9 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     """The envelope's embedded events, checked against the stored event ``rows`` (raises ``ValueError``)."""
     texts = [r[0] for r in rows]
     hashes = [r[1] for r in rows]
-    actual = [sha256_hex(text.encode()) for text in texts]
-    if actual != hashes:
-        index = next(i for i, (a, h) in enumerate(zip(actual, hashes, strict=True), 1) if a != h)
-        raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
+    for index, (text, digest) in enumerate(zip(texts, hashes, strict=True), 1):
+        if sha256_hex(text.encode()) != digest:
+            raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
     embedded = envelope.get("events") if isinstance(envelope, dict) else None
     if not isinstance(embedded, list) or len(embedded) != len(rows):
         raise ValueError(f"capture episode {episode_id} event count mismatch")
@@ -390,9 +389,6 @@ class CaptureQueue:
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
 
-    def _now(self) -> float:
-        return self._clock()
-
     def _error(self, exc: BaseException) -> QueueError:
         return QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}")
 
@@ -534,7 +530,7 @@ class CaptureQueue:
 
     def seal_expired(self, max_age: float) -> int:
         """Seal (incomplete) every session whose oldest open event is older than ``max_age`` s."""
-        cutoff = utc_stamp(self._now() - max_age)
+        cutoff = utc_stamp(self._clock() - max_age)
         return self._seal_matching(
             "SELECT DISTINCT session_key FROM capture_events WHERE episode_id = '' AND created_at <= ?", (cutoff,)
         )
@@ -586,7 +582,7 @@ class CaptureQueue:
             "captured_at": min(r[6] for r in rows),
         }
         body = envelope_json(fields, scan.texts)
-        now = utc_stamp(self._now())
+        now = utc_stamp(self._clock())
         error = "; ".join(scan.corrupt)
         if not error and not scan.providers and scan.has_text:
             error = f"{NO_PROVIDER} {', '.join(sorted(scan.profiles))}"
@@ -715,7 +711,7 @@ class CaptureQueue:
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
-            _inbox.add_counter(conn, "truncated_events", truncated, utc_stamp(self._now()))
+            _inbox.add_counter(conn, "truncated_events", truncated, utc_stamp(self._clock()))
         self._write_batch(conn, batch)
         return results
 
@@ -754,7 +750,7 @@ class CaptureQueue:
             session = batch.sessions[key] = self._session_append(conn, key)
         session.last += 1
         sequence = session.last
-        stamp = utc_stamp(captured if captured is not None else self._now())
+        stamp = utc_stamp(captured if captured is not None else self._clock())
         stored = [event_id, key, sequence, source, final, int(terminal), payload, digest, stamp, ""]
         batch.event_rows.append(stored)
         batch.existing[event_id] = (sequence, key, digest, source, final, int(terminal))
@@ -800,7 +796,7 @@ class CaptureQueue:
         episode whose session has nothing earlier in flight.  Integrity is verified here;
         failures are quarantined to ``dead`` and returned as outcomes.
         """
-        stamp = utc_stamp(self._now())
+        stamp = utc_stamp(self._clock())
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
             # the envelopes are read later, for the takeable episodes only
@@ -897,7 +893,7 @@ class CaptureQueue:
         """Record successful deliveries in one transaction (``refs`` in claim order)."""
         if len(claims) != len(refs):
             raise QueueError("complete_many needs one ref per claim")
-        stamp = utc_stamp(self._now())
+        stamp = utc_stamp(self._clock())
         with self._tx() as conn:
             # the claim's rowid finds the row without the primary-key index; the episode,
             # provider and lease in the same WHERE keep a reused rowid from matching
@@ -955,7 +951,7 @@ class CaptureQueue:
         error = error[:MAX_ERROR_CHARS] or "delivery failed"
         if not claims:
             return []
-        now = self._now()
+        now = self._clock()
         # a leased row's attempts are the claim's attempt (the lease counted it in the claim's transaction)
         states = [
             ("dead", "") if c.attempt >= self.max_attempts else ("retry", utc_stamp(now + self.backoff(c.attempt)))
@@ -1024,7 +1020,7 @@ class CaptureQueue:
             (NO_PROVIDER + "%",),
         ).fetchall()
         added = 0
-        now = utc_stamp(self._now())
+        now = utc_stamp(self._clock())
         for episode_id, payload, digest, key, first, created in rows:
             if sha256_hex(payload.encode()) != digest:
                 continue  # corrupt: stays dead and visible
@@ -1082,7 +1078,7 @@ class CaptureQueue:
             return None
         if row[0] == "":
             return 0.0
-        return max(0.0, _epoch(row[0]) - self._now())
+        return max(0.0, _epoch(row[0]) - self._clock())
 
     def prune(self, max_age: float) -> int:
         """Delete delivered episodes (with their events and deliveries) and drained inbox rows
@@ -1090,7 +1086,7 @@ class CaptureQueue:
 
         Dead and pending work is never pruned: it stays visible until an operator acts.
         """
-        cutoff = utc_stamp(self._now() - max_age)
+        cutoff = utc_stamp(self._clock() - max_age)
         with self._tx() as conn:
             ids = [
                 (r[0],)
@@ -1173,7 +1169,7 @@ class CaptureQueue:
         age = None
         if oldest:
             try:
-                age = max(0.0, self._now() - _epoch(oldest))
+                age = max(0.0, self._clock() - _epoch(oldest))
             except ValueError:
                 age = None
         return QueueStatus(
@@ -1184,8 +1180,8 @@ class CaptureQueue:
             inbox=inbox,
             oldest_pending_age=age,
             dead=dead,
-            dead_episodes=[(e, err) for e, err in dead_episodes],
-            failed_inbox=[(e, err) for e, err in failed_inbox],
+            dead_episodes=dead_episodes,
+            failed_inbox=failed_inbox,
             providers=providers,
             spooled=_spool.pending_count(self.path),
             truncated=truncated[0],

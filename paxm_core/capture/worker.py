@@ -19,7 +19,7 @@ from paxm_core.api.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryItem, MemoryRef
 from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_batch, deliver_stream
-from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
+from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport, QueueStatus
 from paxm_core.capture.queue import CaptureQueue
 
 __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
@@ -48,6 +48,12 @@ def provider_concurrency(overrides: Mapping[str, int] | None, provider: str) -> 
     if value is None or value <= 0:
         value = 1 if provider == "sqlite" else overrides.get("default") or 4
     return max(1, int(value))
+
+
+def _left_after_flush(status: QueueStatus, seal_open: bool) -> tuple[int, int]:
+    """``(remaining, live)``: what a flush leaves owed, and the open events of live turns it leaves whole."""
+    live = 0 if seal_open else status.open_events
+    return status.undelivered - status.inbox.get("pending", 0) - live, live
 
 
 def _cfg(config: Any, name: str, default: Any) -> Any:
@@ -188,8 +194,7 @@ class DeliveryWorker:
                 on_progress(total - owed, total)
             if owed == 0:
                 status = self.queue.status(dead_limit=0)
-                live = 0 if seal_open else status.open_events
-                if status.undelivered - status.inbox.get("pending", 0) - live <= 0:
+                if _left_after_flush(status, seal_open)[0] <= 0:
                     break
             left = deadline - time.monotonic()
             if left <= 0:
@@ -201,13 +206,13 @@ class DeliveryWorker:
         if own_loop:
             self.stop(timeout=max(0.5, min(5.0, deadline - time.monotonic())))
         status = self.queue.status(dead_limit=0) if timed_out else status
-        live = 0 if seal_open else status.open_events
+        remaining, live = _left_after_flush(status, seal_open)
         return FlushReport(
             sealed=sealed,
             delivered=self._counts["delivered"] - before["delivered"],
             failed=self._counts["retry"] - before["retry"],
             dead=self._counts["dead"] - before["dead"],
-            remaining=status.undelivered - status.inbox.get("pending", 0) - live,
+            remaining=remaining,
             timed_out=timed_out,
             dead_total=status.deliveries.get("dead", 0) + len(status.dead_episodes),
             live=live,
