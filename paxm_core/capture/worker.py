@@ -328,8 +328,9 @@ class DeliveryWorker:
         timeout = max(self._timeout_for(claim) for claim in batch)
         return lambda items: self.router.put_to_provider(provider, items, timeout)
 
-    def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
-        final: list[DeliveryOutcome] = []
+    def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> None:
+        """A stream's thread: deliver ``claims`` and what follows them, then free the slot."""
+        done: set[str] = set()  # episodes with a recorded outcome
         started = [time.monotonic()]
         current: list[DeliveryClaim] = list(claims)
 
@@ -340,7 +341,7 @@ class DeliveryWorker:
 
         def report(outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim]) -> None:
             duration = time.monotonic() - started[0] if batch else 0.0
-            final.extend(self._record_batch(outcomes, batch, duration))
+            done.update(o.episode_id for o in self._record_batch(outcomes, batch, duration))
 
         try:
             deliver_stream(
@@ -354,16 +355,14 @@ class DeliveryWorker:
             )
         except Exception as exc:  # queue closed or DB error: the leases stay, recovery retries them
             self._report_issue("delivery_worker_error", exc)
-            done = {o.episode_id for o in final}
             left = [c for c in current if c.episode_id not in done]
             outcomes = [DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivering") for c in left]
-            final.extend(self._record_batch(outcomes, left, time.monotonic() - started[0]))
+            self._record_batch(outcomes, left, time.monotonic() - started[0])
         with self._cond:
             self._inflight[provider] -= 1
             self._drained.pop(provider, None)
             self._wake = True
             self._cond.notify_all()
-        return final
 
     def _record_batch(
         self, outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim], duration: float
