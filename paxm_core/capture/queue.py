@@ -588,19 +588,8 @@ class CaptureQueue:
             error = f"{NO_PROVIDER} {', '.join(sorted(scan.profiles))}"
         # no provider and no error: only turn-end markers, nothing is owed to anyone
         state = "dead" if error else "pending" if scan.providers else "delivered"
-        first, last = rows[0][1], rows[-1][1]
-        episode = (
-            episode_id,
-            session_key,
-            first,
-            last,
-            int(complete),
-            body,
-            sha256_hex(body.encode()),
-            state,
-            error,
-            now,
-        )
+        first, last, body_hash = rows[0][1], rows[-1][1], sha256_hex(body.encode())
+        episode = (episode_id, session_key, first, last, int(complete), body, body_hash, state, error, now)
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
         deliveries = [
