@@ -32,6 +32,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "InboxConflict",
     "UpstreamQueue",
+    "add_counter",
     "append_raw",
     "raw_hash",
     "connect",
@@ -192,6 +193,15 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def add_counter(conn: sqlite3.Connection, name: str, value: int, stamp: str) -> None:
+    """Add ``value`` to the capture counter ``name`` (m005) in the caller's transaction."""
+    conn.execute(
+        "INSERT INTO capture_counters(name, value, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
+        (name, value, stamp),
+    )
+
+
 def _retry_locked(step: Callable[[], T], timeout: float = BUSY_TIMEOUT_MS / 1000) -> T:
     """Run idempotent ``step``, retrying a lock SQLite's busy handler does not wait for.
 
@@ -292,13 +302,13 @@ def _set_aside_upstream(path: str, timeout: float) -> bool:
             copy.close()
             source.close()
     except Exception:
-        os.umask(old_umask)
         try:
             os.unlink(target)
         except OSError:
             pass
         return False
-    os.umask(old_umask)
+    finally:
+        os.umask(old_umask)
     # the WAL first: a fresh queue must never find the old one's frames beside it
     for suffix in ("-wal", "-shm", ""):
         try:
@@ -325,27 +335,8 @@ def _private_file(path: str) -> None:
     import stat  # already loaded by ``os``: costs nothing on the hook client path
 
     directory = os.path.dirname(os.path.abspath(path))
-    missing: list[str] = []
-    probe = directory
-    while not os.path.isdir(probe):
-        missing.append(probe)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
     euid = os.geteuid()
-    if missing:
-        _refuse_untrusted(probe, euid)
-    for new_dir in reversed(missing):
-        try:
-            os.mkdir(new_dir, 0o700)
-        except FileExistsError:
-            continue  # made by another process meanwhile: not ours to chmod
-        fd = os.open(new_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            os.fchmod(fd, 0o700)  # the umask may have removed the owner's bits
-        finally:
-            os.close(fd)
+    _make_directories(directory, euid)
     _refuse_untrusted(directory, euid)
     # O_EXCL: an existing file is never opened here.  Closing any descriptor of a file drops
     # every POSIX lock this process holds on it -- including the locks of SQLite connections
@@ -373,6 +364,30 @@ def _private_file(path: str) -> None:
             raise OSError(f"{candidate} is not a regular file; paxm keeps the capture queue in a database file")
         if info.st_uid != euid:
             raise OSError(f"{candidate} is owned by uid {info.st_uid}, not by you (uid {euid})")
+
+
+def _make_directories(directory: str, euid: int) -> None:
+    """Create ``directory`` and its missing parents 0700, inside one only ``euid`` or root can change."""
+    missing: list[str] = []
+    probe = directory
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if missing:
+        _refuse_untrusted(probe, euid)
+    for new_dir in reversed(missing):
+        try:
+            os.mkdir(new_dir, 0o700)
+        except FileExistsError:
+            continue  # made by another process meanwhile: not ours to chmod
+        fd = os.open(new_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)  # the umask may have removed the owner's bits
+        finally:
+            os.close(fd)
 
 
 def _refuse_untrusted(directory: str, euid: int) -> None:

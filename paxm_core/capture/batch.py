@@ -40,10 +40,6 @@ LARGE_DELIVERY_BATCH = 1024
 Put = Callable[[list[MemoryItem]], list[MemoryRef]]
 
 
-def _error(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
-
-
 def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) -> list[DeliveryOutcome]:
     """Write ``claims``' items with one ``put`` and record the outcomes; see the module doc.
 
@@ -65,24 +61,18 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     items = [item for claim in claims for item in claim.items]
     try:
         refs = list(put(items))
-        if not refs:
-            error = f"{claims[0].provider}: delivery returned no ref"
-        elif len(refs) != len(items) and len(claims) > 1:  # refs map to claims by position
-            error = f"put returned {len(refs)} refs for {len(items)} items"
-        else:
-            error = ""
     except Exception as exc:  # any provider failure: try the episodes one by one
-        refs, error = [], _error(exc)
-    if not error:
-        firsts: list[str] = []
-        offset = 0
-        for claim in claims:
-            firsts.append(refs[offset].id if claim.items else "")
-            offset += len(claim.items)
-        if all(firsts):
-            return firsts, ""
-        error = f"{claims[0].provider}: delivery returned no ref"
-    return None, error
+        return None, str(exc) or type(exc).__name__
+    if refs and len(refs) != len(items) and len(claims) > 1:  # refs map to claims by position
+        return None, f"put returned {len(refs)} refs for {len(items)} items"
+    firsts: list[str] = []
+    offset = 0
+    for claim in claims:
+        firsts.append(refs[offset].id if claim.items and refs else "")
+        offset += len(claim.items)
+    if all(firsts):
+        return firsts, ""
+    return None, f"{claims[0].provider}: delivery returned no ref"
 
 
 def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) -> list[DeliveryOutcome]:
@@ -93,17 +83,12 @@ def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) 
         if claim.session_key in blocked:
             held.append(claim)
             continue
-        try:
-            refs = list(put(list(claim.items)))
-            ref = refs[0].id if refs else ""
-            error = "" if ref else f"{claim.provider}: delivery returned no ref"
-        except Exception as exc:
-            ref, error = "", _error(exc)
-        if error:
+        firsts, error = _write([claim], put)
+        if firsts is None:
             blocked.add(claim.session_key)
             outcomes.extend(queue.fail_many([claim], error))
         else:
-            outcomes.extend(queue.complete_many([claim], [ref]))
+            outcomes.extend(queue.complete_many([claim], firsts))
     queue.release_many(held)
     return outcomes
 

@@ -179,30 +179,7 @@ def _group_item(
 ) -> MemoryItem:
     """One provider item from a group's events (each with non-blank text, in order)."""
     profile, tier, expiry = key
-    metadata: dict[str, str] = {}
-    anchored = 0
-    for item in items:
-        if item.metadata:
-            metadata.update(item.metadata)  # later events win, as upstream
-            anchored += "paxm_anchors" in item.metadata
-    if anchored > 1:  # code anchors are the union of the events' (paxm_core.anchors)
-        from paxm_core.anchors import ANCHORS_KEY, merge_anchor_values
-
-        metadata[ANCHORS_KEY] = merge_anchor_values(
-            i.metadata[ANCHORS_KEY] for i in items if i.metadata and ANCHORS_KEY in i.metadata
-        )
-    if metadata:
-        for name in RESERVED_METADATA:
-            metadata.pop(name, None)
-    metadata["paxm_episode_id"] = episode["id"]
-    metadata["paxm_episode_complete"] = "true" if episode["complete"] else "false"
-    metadata["paxm_episode_events"] = str(len(episode["events"]))
-    metadata["paxm_session_key"] = episode["session_key"]
-    metadata["paxm_episode_checksum"] = episode["checksum"]
-    if episode.get("missing_sequences"):
-        metadata["paxm_missing_sequences"] = ",".join(str(s) for s in episode["missing_sequences"])
-    if episode.get("integrity_errors"):
-        metadata["paxm_integrity_errors"] = ",".join(episode["integrity_errors"])
+    metadata = _group_metadata(episode, items)
     item_id = episode["id"]
     if multiple:
         item_id += "_" + sha256_hex(f"{profile}\x00{tier}\x00{expiry}".encode())[:12]
@@ -247,3 +224,32 @@ def _group_item(
         admission,
         turn,
     )
+
+
+def _group_metadata(episode: dict[str, Any], items: list[MemoryItem]) -> dict[str, str]:
+    """The events' metadata merged (later events win, as upstream), then the episode's own keys."""
+    metadata: dict[str, str] = {}
+    anchored = 0
+    for item in items:
+        if item.metadata:
+            metadata.update(item.metadata)  # later events win, as upstream
+            anchored += "paxm_anchors" in item.metadata
+    if anchored > 1:  # code anchors are the union of the events' (paxm_core.anchors)
+        from paxm_core.anchors import ANCHORS_KEY, merge_anchor_values
+
+        metadata[ANCHORS_KEY] = merge_anchor_values(
+            i.metadata[ANCHORS_KEY] for i in items if i.metadata and ANCHORS_KEY in i.metadata
+        )
+    if metadata:
+        for name in RESERVED_METADATA:
+            metadata.pop(name, None)
+    metadata["paxm_episode_id"] = episode["id"]
+    metadata["paxm_episode_complete"] = "true" if episode["complete"] else "false"
+    metadata["paxm_episode_events"] = str(len(episode["events"]))
+    metadata["paxm_session_key"] = episode["session_key"]
+    metadata["paxm_episode_checksum"] = episode["checksum"]
+    if episode.get("missing_sequences"):
+        metadata["paxm_missing_sequences"] = ",".join(str(s) for s in episode["missing_sequences"])
+    if episode.get("integrity_errors"):
+        metadata["paxm_integrity_errors"] = ",".join(episode["integrity_errors"])
+    return metadata

@@ -26,7 +26,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from paxm_core.api.json import JSONObject
 
@@ -54,7 +54,7 @@ class QueuedCopy:
     text: str
     reason: str
     undelivered: tuple[tuple[str, str], ...] = ()
-    delivered: tuple[tuple[str, str], ...] = field(default=())
+    delivered: tuple[tuple[str, str], ...] = ()
 
     @property
     def first_line(self) -> str:
@@ -179,9 +179,9 @@ def linked_refs(conn: sqlite3.Connection, episode_ids: Iterable[str]) -> dict[st
             " WHERE episode_id = ? AND state = 'delivered' AND provider_ref != ''",
             (episode,),
         ):
-            out.setdefault(provider, [])
-            if ref not in out[provider]:
-                out[provider].append(ref)
+            refs = out.setdefault(provider, [])
+            if ref not in refs:
+                refs.append(ref)
     return out
 
 

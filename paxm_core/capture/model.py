@@ -10,7 +10,6 @@ from paxm_core.api.types import MemoryItem
 from paxm_core.api.values import value_dataclass
 
 __all__ = [
-    "DELIVERY_STATES",
     "AppendResult",
     "CaptureEvent",
     "DeadDelivery",
@@ -22,9 +21,6 @@ __all__ = [
     "QueueStatus",
     "session_key_for",
 ]
-
-#: Delivery lifecycle: pending -> delivering -> delivered | retry -> ... -> dead.
-DELIVERY_STATES = ("pending", "delivering", "retry", "delivered", "dead")
 
 
 def session_key_for(

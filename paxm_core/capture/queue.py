@@ -235,10 +235,9 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     """The envelope's embedded events, checked against the stored event ``rows`` (raises ``ValueError``)."""
     texts = [r[0] for r in rows]
     hashes = [r[1] for r in rows]
-    actual = [sha256_hex(text.encode()) for text in texts]
-    if actual != hashes:
-        index = next(i for i, (a, h) in enumerate(zip(actual, hashes, strict=True), 1) if a != h)
-        raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
+    for index, (text, digest) in enumerate(zip(texts, hashes, strict=True), 1):
+        if sha256_hex(text.encode()) != digest:
+            raise ValueError(f"capture episode {episode_id} event {index} checksum mismatch")
     embedded = envelope.get("events") if isinstance(envelope, dict) else None
     if not isinstance(embedded, list) or len(embedded) != len(rows):
         raise ValueError(f"capture episode {episode_id} event count mismatch")
@@ -312,7 +311,7 @@ class CaptureQueue:
         try:
             self._conn = _inbox.connect(self.path)
         except (sqlite3.Error, OSError) as exc:
-            raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+            raise self._error(exc) from exc
         # "<pid>:<start time>.<nonce>": the start time tells a reused pid from the owner
         # os.urandom is what secrets.token_hex reads: secrets would bring hmac and random onto the hook path
         self.lease = f"{os.getpid()}:{start_time()}.{os.urandom(6).hex()}"
@@ -363,14 +362,14 @@ class CaptureQueue:
                     self._durable = durable
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+                raise self._error(exc) from exc
             try:
                 yield conn
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+                    raise self._error(exc) from exc
                 raise
             else:
                 try:
@@ -388,10 +387,10 @@ class CaptureQueue:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}") from exc
+                raise self._error(exc) from exc
 
-    def _now(self) -> float:
-        return self._clock()
+    def _error(self, exc: BaseException) -> QueueError:
+        return QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}")
 
     def recover_delivering(self, *, force: bool = False) -> int:
         """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
@@ -495,23 +494,17 @@ class CaptureQueue:
             except OSError:  # gone (another process imported it meanwhile) or unreadable
                 continue
             with self._tx(durable=True) as conn:
-                added += sum(self._inbox_insert(conn, record) for record in records)
+                # an event id the inbox has is skipped (the client's own rule)
+                added += conn.executemany(
+                    "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [(e, t, n, raw, _inbox.raw_hash(t, n, raw), utc_stamp(at)) for e, t, n, raw, at in records],
+                ).rowcount
             try:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
         return added
-
-    @staticmethod
-    def _inbox_insert(conn: sqlite3.Connection, record: _spool.SpoolRecord) -> bool:
-        """Add a spooled event to the inbox unless its id is already there (the client's own rule)."""
-        event_id, target, event, raw, received_at = record
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO capture_inbox(event_id, target, event, raw, raw_hash, received_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (event_id, target, event, raw, _inbox.raw_hash(target, event, raw), utc_stamp(received_at)),
-        )
-        return cursor.rowcount > 0
 
     def spool_pending(self) -> bool:
         """Whether spooled events wait to be imported (a directory listing; no SQLite)."""
@@ -537,7 +530,7 @@ class CaptureQueue:
 
     def seal_expired(self, max_age: float) -> int:
         """Seal (incomplete) every session whose oldest open event is older than ``max_age`` s."""
-        cutoff = utc_stamp(self._now() - max_age)
+        cutoff = utc_stamp(self._clock() - max_age)
         return self._seal_matching(
             "SELECT DISTINCT session_key FROM capture_events WHERE episode_id = '' AND created_at <= ?", (cutoff,)
         )
@@ -589,16 +582,13 @@ class CaptureQueue:
             "captured_at": min(r[6] for r in rows),
         }
         body = envelope_json(fields, scan.texts)
-        now = utc_stamp(self._now())
+        now = utc_stamp(self._clock())
         error = "; ".join(scan.corrupt)
-        state = "dead" if error else "pending"
-        if not error and not scan.providers and not scan.has_text:
-            state = "delivered"  # only turn-end markers: nothing is owed to anyone
-        elif not error and not scan.providers:
+        if not error and not scan.providers and scan.has_text:
             error = f"{NO_PROVIDER} {', '.join(sorted(scan.profiles))}"
-        first, last = rows[0][1], rows[-1][1]
-        body_hash = sha256_hex(body.encode())
-        state = "dead" if error else state
+        # no provider and no error: only turn-end markers, nothing is owed to anyone
+        state = "dead" if error else "pending" if scan.providers else "delivered"
+        first, last, body_hash = rows[0][1], rows[-1][1], sha256_hex(body.encode())
         episode = (episode_id, session_key, first, last, int(complete), body, body_hash, state, error, now)
         # a corrupt event is never delivered: its deliveries are born dead and visible
         state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
@@ -710,11 +700,7 @@ class CaptureQueue:
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
-            conn.execute(
-                "INSERT INTO capture_counters(name, value, updated_at) VALUES ('truncated_events', ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
-                (truncated, utc_stamp(self._now())),
-            )
+            _inbox.add_counter(conn, "truncated_events", truncated, utc_stamp(self._clock()))
         self._write_batch(conn, batch)
         return results
 
@@ -753,7 +739,7 @@ class CaptureQueue:
             session = batch.sessions[key] = self._session_append(conn, key)
         session.last += 1
         sequence = session.last
-        stamp = utc_stamp(captured if captured is not None else self._now())
+        stamp = utc_stamp(captured if captured is not None else self._clock())
         stored = [event_id, key, sequence, source, final, int(terminal), payload, digest, stamp, ""]
         batch.event_rows.append(stored)
         batch.existing[event_id] = (sequence, key, digest, source, final, int(terminal))
@@ -799,7 +785,7 @@ class CaptureQueue:
         episode whose session has nothing earlier in flight.  Integrity is verified here;
         failures are quarantined to ``dead`` and returned as outcomes.
         """
-        stamp = utc_stamp(self._now())
+        stamp = utc_stamp(self._clock())
         quarantined: list[DeliveryOutcome] = []
         with self._tx() as conn:
             # the envelopes are read later, for the takeable episodes only
@@ -896,7 +882,7 @@ class CaptureQueue:
         """Record successful deliveries in one transaction (``refs`` in claim order)."""
         if len(claims) != len(refs):
             raise QueueError("complete_many needs one ref per claim")
-        stamp = utc_stamp(self._now())
+        stamp = utc_stamp(self._clock())
         with self._tx() as conn:
             # the claim's rowid finds the row without the primary-key index; the episode,
             # provider and lease in the same WHERE keep a reused rowid from matching
@@ -921,15 +907,12 @@ class CaptureQueue:
         if not claims:
             return 0
         with self._tx() as conn:
-            released = 0
-            for claim in claims:
-                released += conn.execute(
-                    "UPDATE capture_deliveries SET state = CASE WHEN attempts > 1 THEN 'retry' ELSE 'pending' END,"
-                    " attempts = MAX(attempts - 1, 0), lease_owner = '', next_attempt_at = ''"
-                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    (claim.episode_id, claim.provider, claim.lease),
-                ).rowcount
-        return released
+            return conn.executemany(
+                "UPDATE capture_deliveries SET state = CASE WHEN attempts > 1 THEN 'retry' ELSE 'pending' END,"
+                " attempts = MAX(attempts - 1, 0), lease_owner = '', next_attempt_at = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [(c.episode_id, c.provider, c.lease) for c in claims],
+            ).rowcount
 
     def due_providers(self) -> list[str]:
         """Providers with an undelivered (pending or retry) delivery, due or not (cheap).
@@ -957,32 +940,26 @@ class CaptureQueue:
         error = error[:MAX_ERROR_CHARS] or "delivery failed"
         if not claims:
             return []
-        now = self._now()
-        outcomes: list[DeliveryOutcome] = []
+        now = self._clock()
+        # a leased row's attempts are the claim's attempt (the lease counted it in the claim's transaction)
+        states = [
+            ("dead", "") if c.attempt >= self.max_attempts else ("retry", utc_stamp(now + self.backoff(c.attempt)))
+            for c in claims
+        ]
         with self._tx() as conn:
-            for claim in claims:
-                row = conn.execute(
-                    "SELECT attempts FROM capture_deliveries WHERE episode_id = ? AND provider = ?"
-                    " AND state = 'delivering' AND lease_owner = ?",
-                    (claim.episode_id, claim.provider, claim.lease),
-                ).fetchone()
-                attempts = row[0] if row is not None else claim.attempt
-                if attempts >= self.max_attempts:
-                    state, due = "dead", ""
-                else:
-                    state, due = "retry", utc_stamp(now + self.backoff(attempts))
-                conn.execute(
-                    "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
-                    " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
-                    (state, due, error, claim.episode_id, claim.provider, claim.lease),
-                )
-                outcomes.append(
-                    DeliveryOutcome(
-                        claim.episode_id, claim.provider, claim.session_key, claim.attempt, state, error=error
-                    )
-                )
+            conn.executemany(
+                "UPDATE capture_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_owner = ''"
+                " WHERE episode_id = ? AND provider = ? AND state = 'delivering' AND lease_owner = ?",
+                [
+                    (s, due, error, c.episode_id, c.provider, c.lease)
+                    for c, (s, due) in zip(claims, states, strict=True)
+                ],
+            )
             self._refresh_episodes(conn, [c.episode_id for c in claims])
-        return outcomes
+        return [
+            DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, s, error=error)
+            for c, (s, _) in zip(claims, states, strict=True)
+        ]
 
     def backoff(self, attempts: int) -> float:
         """Delay after the ``attempts``-th failure: ``retry_min * 2**(attempts-1)``, at most 64 s."""
@@ -1026,13 +1003,14 @@ class CaptureQueue:
 
     def _reroute_unrouted(self, conn: sqlite3.Connection) -> int:
         rows = conn.execute(
-            "SELECT e.episode_id, e.payload_json, e.payload_hash FROM capture_episodes e WHERE e.error LIKE ?"
+            "SELECT e.episode_id, e.payload_json, e.payload_hash, e.session_key, e.first_sequence, e.created_at"
+            " FROM capture_episodes e WHERE e.error LIKE ?"
             " AND NOT EXISTS (SELECT 1 FROM capture_deliveries d WHERE d.episode_id = e.episode_id)",
             (NO_PROVIDER + "%",),
         ).fetchall()
         added = 0
-        now = utc_stamp(self._now())
-        for episode_id, payload, digest in rows:
+        now = utc_stamp(self._clock())
+        for episode_id, payload, digest, key, first, created in rows:
             if sha256_hex(payload.encode()) != digest:
                 continue  # corrupt: stays dead and visible
             providers: dict[str, set[str]] = {}
@@ -1043,10 +1021,11 @@ class CaptureQueue:
             if not providers:
                 continue
             conn.executemany(
-                "INSERT INTO capture_deliveries(episode_id, provider, profiles_json, created_at, session_key,"
-                " first_sequence, episode_created_at) SELECT ?, ?, ?, ?, session_key, first_sequence, created_at"
-                " FROM capture_episodes WHERE episode_id = ?",
-                [(episode_id, name, json.dumps(sorted(p)), now, episode_id) for name, p in sorted(providers.items())],
+                _INSERT_DELIVERY,
+                [
+                    (episode_id, name, json.dumps(sorted(p)), "pending", "", now, key, first, created)
+                    for name, p in sorted(providers.items())
+                ],
             )
             conn.execute(
                 "UPDATE capture_episodes SET error = '', state = 'pending' WHERE episode_id = ?", (episode_id,)
@@ -1088,7 +1067,7 @@ class CaptureQueue:
             return None
         if row[0] == "":
             return 0.0
-        return max(0.0, _epoch(row[0]) - self._now())
+        return max(0.0, _epoch(row[0]) - self._clock())
 
     def prune(self, max_age: float) -> int:
         """Delete delivered episodes (with their events and deliveries) and drained inbox rows
@@ -1096,7 +1075,7 @@ class CaptureQueue:
 
         Dead and pending work is never pruned: it stays visible until an operator acts.
         """
-        cutoff = utc_stamp(self._now() - max_age)
+        cutoff = utc_stamp(self._clock() - max_age)
         with self._tx() as conn:
             ids = [
                 (r[0],)
@@ -1179,7 +1158,7 @@ class CaptureQueue:
         age = None
         if oldest:
             try:
-                age = max(0.0, self._now() - _epoch(oldest))
+                age = max(0.0, self._clock() - _epoch(oldest))
             except ValueError:
                 age = None
         return QueueStatus(
@@ -1190,8 +1169,8 @@ class CaptureQueue:
             inbox=inbox,
             oldest_pending_age=age,
             dead=dead,
-            dead_episodes=[(e, err) for e, err in dead_episodes],
-            failed_inbox=[(e, err) for e, err in failed_inbox],
+            dead_episodes=dead_episodes,
+            failed_inbox=failed_inbox,
             providers=providers,
             spooled=_spool.pending_count(self.path),
             truncated=truncated[0],

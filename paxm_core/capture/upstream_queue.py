@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from paxm_core.capture._inbox import _is_upstream_queue, add_counter, copies_beside, utc_stamp
 from paxm_core.capture.episode import decode_event_payload
 from paxm_core.capture.model import CaptureEvent
 
@@ -52,15 +53,11 @@ _LIVE = ("pending", "retry", "delivering")
 
 def upstream_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
     """Every copy of an upstream queue set aside next to ``queue_path`` (imported or not), oldest first."""
-    from paxm_core.capture._inbox import copies_beside
-
     return [Path(p) for p in copies_beside(queue_path, "upstream")]
 
 
 def is_upstream_queue(path: str | os.PathLike[str]) -> bool:
     """Whether the file at ``path`` is upstream's queue not set aside yet (read-only look)."""
-    from paxm_core.capture._inbox import _is_upstream_queue
-
     try:
         conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error:
@@ -179,12 +176,6 @@ def _import(queue: Any, copy: Path) -> None:
         imported += sum(1 for r in queue.append_many(events) if not r.duplicate)
         if episode_id:
             queue.seal_session(session_key, complete=episodes[episode_id])
-    from paxm_core.capture._inbox import utc_stamp
-
     with queue._tx() as conn:
-        for name, value in ((COUNTER, imported), (UNREADABLE_COUNTER, unreadable)):
-            conn.execute(
-                "INSERT INTO capture_counters(name, value, updated_at) VALUES (?, ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at",
-                (name, value, utc_stamp()),
-            )
+        add_counter(conn, COUNTER, imported, utc_stamp())
+        add_counter(conn, UNREADABLE_COUNTER, unreadable, utc_stamp())

@@ -12,13 +12,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from paxm_core.api.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryItem, MemoryRef
 from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_batch, deliver_stream
-from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport
+from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport, QueueStatus
 from paxm_core.capture.queue import CaptureQueue
 
 __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
@@ -47,6 +48,12 @@ def provider_concurrency(overrides: Mapping[str, int] | None, provider: str) -> 
     if value is None or value <= 0:
         value = 1 if provider == "sqlite" else overrides.get("default") or 4
     return max(1, int(value))
+
+
+def _left_after_flush(status: QueueStatus, seal_open: bool) -> tuple[int, int]:
+    """``(remaining, live)``: what a flush leaves owed, and the open events of live turns it leaves whole."""
+    live = 0 if seal_open else status.open_events
+    return status.undelivered - status.inbox.get("pending", 0) - live, live
 
 
 def _cfg(config: Any, name: str, default: Any) -> Any:
@@ -187,8 +194,7 @@ class DeliveryWorker:
                 on_progress(total - owed, total)
             if owed == 0:
                 status = self.queue.status(dead_limit=0)
-                live = 0 if seal_open else status.open_events
-                if status.undelivered - status.inbox.get("pending", 0) - live <= 0:
+                if _left_after_flush(status, seal_open)[0] <= 0:
                     break
             left = deadline - time.monotonic()
             if left <= 0:
@@ -200,13 +206,13 @@ class DeliveryWorker:
         if own_loop:
             self.stop(timeout=max(0.5, min(5.0, deadline - time.monotonic())))
         status = self.queue.status(dead_limit=0) if timed_out else status
-        live = 0 if seal_open else status.open_events
+        remaining, live = _left_after_flush(status, seal_open)
         return FlushReport(
             sealed=sealed,
             delivered=self._counts["delivered"] - before["delivered"],
             failed=self._counts["retry"] - before["retry"],
             dead=self._counts["dead"] - before["dead"],
-            remaining=status.undelivered - status.inbox.get("pending", 0) - live,
+            remaining=remaining,
             timed_out=timed_out,
             dead_total=status.deliveries.get("dead", 0) + len(status.dead_episodes),
             live=live,
@@ -322,8 +328,9 @@ class DeliveryWorker:
         timeout = max(self._timeout_for(claim) for claim in batch)
         return lambda items: self.router.put_to_provider(provider, items, timeout)
 
-    def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> list[DeliveryOutcome]:
-        final: list[DeliveryOutcome] = []
+    def _deliver_many(self, provider: str, claims: list[DeliveryClaim]) -> None:
+        """A stream's thread: deliver ``claims`` and what follows them, then free the slot."""
+        done: set[str] = set()  # episodes with a recorded outcome
         started = [time.monotonic()]
         current: list[DeliveryClaim] = list(claims)
 
@@ -334,7 +341,7 @@ class DeliveryWorker:
 
         def report(outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim]) -> None:
             duration = time.monotonic() - started[0] if batch else 0.0
-            final.extend(self._record_batch(outcomes, batch, duration))
+            done.update(o.episode_id for o in self._record_batch(outcomes, batch, duration))
 
         try:
             deliver_stream(
@@ -348,16 +355,14 @@ class DeliveryWorker:
             )
         except Exception as exc:  # queue closed or DB error: the leases stay, recovery retries them
             self._report_issue("delivery_worker_error", exc)
-            done = {o.episode_id for o in final}
             left = [c for c in current if c.episode_id not in done]
             outcomes = [DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivering") for c in left]
-            final.extend(self._record_batch(outcomes, left, time.monotonic() - started[0]))
+            self._record_batch(outcomes, left, time.monotonic() - started[0])
         with self._cond:
             self._inflight[provider] -= 1
             self._drained.pop(provider, None)
             self._wake = True
             self._cond.notify_all()
-        return final
 
     def _record_batch(
         self, outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim], duration: float
@@ -369,14 +374,8 @@ class DeliveryWorker:
             claim = claim_of.get(outcome.episode_id)
             latencies = [max(0.0, finished - t) for t in claim.capture_times] if claim is not None else []
             final.append(
-                DeliveryOutcome(
-                    outcome.episode_id,
-                    outcome.provider,
-                    outcome.session_key,
-                    outcome.attempt,
-                    outcome.state,
-                    ref=outcome.ref,
-                    error=outcome.error,
+                replace(
+                    outcome,
                     # the write was shared: each episode reports its share of it
                     duration=duration / max(1, len(outcomes)),
                     passive_latency_total=sum(latencies),
