@@ -392,15 +392,15 @@ class CaptureQueue:
     def _error(self, exc: BaseException) -> QueueError:
         return QueueError(f"capture queue {self.path}: {exc}; {_inbox.sqlite_hint(str(exc))}")
 
-    def recover_delivering(self, *, force: bool = False) -> int:
-        """Return leased deliveries whose owner is gone (or all, with ``force``) to ``retry``."""
+    def recover_delivering(self) -> int:
+        """Return leased deliveries whose owner is gone to ``retry``."""
         with self._tx() as conn:
             # through the partial index of undelivered rows (spelt with its condition so SQLite uses it)
             rows = conn.execute(
                 "SELECT rowid, lease_owner FROM capture_deliveries INDEXED BY capture_deliveries_heads"
                 " WHERE state IN ('pending', 'retry', 'delivering') AND state = 'delivering'"
             ).fetchall()
-            stale = [(rowid,) for rowid, owner in rows if force or self._lease_dead(owner)]
+            stale = [(rowid,) for rowid, owner in rows if self._lease_dead(owner)]
             conn.executemany(
                 "UPDATE capture_deliveries SET state = 'retry', next_attempt_at = '', lease_owner = ''"
                 " WHERE rowid = ? AND state = 'delivering'",
