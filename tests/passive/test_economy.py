@@ -27,7 +27,7 @@ from paxm_core.passive.context import passive_recall_block
 from paxm_core.passive.economy import SessionEconomy, holdback_arm, included_hits, matched_terms, memory_key
 from paxm_core.passive.session_state import SessionState
 
-from .conftest import write_config
+from .conftest import stop_daemon, write_config
 from .test_passive import Env, open_env, opened
 
 ENVELOPE = '<paxm-recall version="1" mode="passive">'
@@ -480,16 +480,19 @@ def test_the_in_process_hook_records_its_receipts_too(tmp_path: Path) -> None:
     assert paxm(config, "remember", "--global", "--text", "The cache key prefix is kite-cache-2207.").returncode == 0
     prompt = json.dumps({"session_id": "ip1", "cwd": str(tmp_path), "prompt": "cache key prefix kite-cache-2207"})
     outputs = []
-    for _ in range(2):
-        done = subprocess.run(
-            [*PAXM, "--config", str(config), "__hook", "--target", "claude", "--event", "user_input"],
-            input=prompt,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        outputs.append(done.stdout)
+    try:
+        for _ in range(2):
+            done = subprocess.run(
+                [*PAXM, "--config", str(config), "__hook", "--target", "claude", "--event", "user_input"],
+                input=prompt,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0, done.stderr
+            outputs.append(done.stdout)
+    finally:
+        stop_daemon(config)  # the hook starts one for the next prompt: none outlives the test
     assert "kite-cache-2207." in outputs[0] and "kite-cache-2207." not in outputs[1]
     receipts = json.loads(paxm(config, "history", "--injections", "--json").stdout)["injections"]
     assert [len(r.get("memories", [])) for r in receipts] == [1, 0] and receipts[1]["withheld_count"] == 1
