@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from paxm_core.api.deadline import Deadline
@@ -325,7 +324,9 @@ class Tools:
         except OSError:  # the directory was removed under us
             return item
         root = workspace.strip()
-        directory = here if not root or Path(here).is_relative_to(root) else root
+        top = os.path.normpath(root)  # lexically, as pathlib's is_relative_to
+        inside = not root or here == top or here.startswith(top.rstrip("/") + "/")
+        directory = here if inside else root
         metadata = anchor_metadata(item.metadata, item.text, directory, self.config.freshness.anchors_on)
         return item if metadata == item.metadata else dataclasses.replace(item, metadata=metadata)
 
