@@ -50,12 +50,12 @@ def _stamp(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
+        n /= 1024
+    return f"{n:.1f} GiB"
 
 
 def _plugin_manager() -> PaxmPluginManager:
@@ -104,24 +104,6 @@ def scan_cmd(agent: str, after: str | None, before: str | None, as_json: bool) -
     )
     if report.turns:
         click.echo(f"  from {_stamp(report.first_turn_at)} to {_stamp(report.last_turn_at)}")
-
-
-def _spawn_background(argv: list[str], log: Path) -> int:
-    from paxm_core.private_files import open_private
-
-    fd = open_private(log, os.O_WRONLY | os.O_APPEND)  # 0600 when new, never through a link
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-c", "from paxm_core.cli import main; main()", *argv],
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,  # survives the terminal closing
-            close_fds=True,
-        )
-    finally:
-        os.close(fd)
-    return process.pid
 
 
 @backfill.command("run")
@@ -242,14 +224,26 @@ def run_cmd(
 def _run_in_background(state: CliState, name: str, as_json: bool) -> None:
     """Re-run this command line without --background in a detached process and say where it logs."""
     from paxm_core.backfill.runner import backfill_dir
+    from paxm_core.private_files import open_private
 
-    directory = backfill_dir(state.config())
+    log = backfill_dir(state.config()) / "run.log"
     argv = [a for a in sys.argv[1:] if a != "--background"]
     if state.config_path and "--config" not in argv and "-c" not in argv:
         argv = ["--config", str(state.config_path), *argv]
-    pid = _spawn_background(argv, directory / "run.log")
+    fd = open_private(log, os.O_WRONLY | os.O_APPEND)  # 0600 when new, never through a link
+    try:
+        pid = subprocess.Popen(
+            [sys.executable, "-c", "from paxm_core.cli import main; main()", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,  # survives the terminal closing
+            close_fds=True,
+        ).pid
+    finally:
+        os.close(fd)
     if as_json:
-        click.echo(json.dumps({"background": True, "pid": pid, "log": str(directory / "run.log")}))
+        click.echo(json.dumps({"background": True, "pid": pid, "log": str(log)}))
     else:
         click.echo(f"backfill of {name} running in the background (pid {pid}); see `paxm backfill status`")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +10,9 @@ from paxm_core.api.errors import PaxmError
 from paxm_core.cli.common import echo_json, json_flag
 from paxm_core.config import resolve_config_path
 from paxm_core.config.codec import dump_config
+
+if TYPE_CHECKING:
+    from paxm_core.runtime import Runtime
 
 __all__ = ["config"]
 
@@ -56,11 +59,12 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
 
     state = ctx.find_root().obj
     config = state.config()  # a file that does not parse stops here, with its error
+    runtime: Runtime | None = None
     unstartable = ""
     try:
-        runtime: Any = state.runtime()
+        runtime = state.runtime()
     except PaxmError as exc:  # e.g. an enabled provider type that is not installed: report it with the rest
-        runtime, unstartable = None, str(exc)
+        unstartable = str(exc)
     # the checks first: provider health opens databases, and opening one repairs its mode
     findings = run_checks(config)
     statuses = list(runtime.router.health()) if runtime is not None else []

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from paxm_core.api.errors import UsageError
+from paxm_core.cli.common import echo_json, json_flag
 
 __all__ = ["eval_group"]
 
@@ -82,7 +83,7 @@ def provider() -> None:
 @click.option(
     "--budget", "budget_path", metavar="PATH", help="Regression budget JSON to enforce (needs --gate quality)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_flag()
 @click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
 @click.option("--compare", "compare_path", metavar="RESULT", help="Compare with a result saved by --output.")
 @click.option(
@@ -144,7 +145,7 @@ def run(
                 payload["comparison"] = comparison.to_json()
             if budget_failures:
                 payload["budget_failures"] = budget_failures
-        click.echo(_dumps(payload), nl=False)
+        echo_json(payload)
     else:
         click.echo(format_report(result), nl=False)
         if comparison is not None:

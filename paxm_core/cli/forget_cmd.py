@@ -218,19 +218,24 @@ def forget(
     router = runtime.router
     chosen = _chosen_providers(providers, router.providers)
     plan, given = _plan(runtime, ids, query, chosen, limit, budget)
-    if plan.empty:
-        _say_nothing_matches(plan, router, given, query, as_json)
-        return
-    if not (as_json and yes):
-        for line in _preview_lines(plan, router):
-            click.echo(line, err=as_json)
-    _confirm(yes, as_json)
-    removed = _remove_queued(runtime, plan, providers)
-    result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
+    result: ForgetResult | None = None
+    removed = 0
+    if plan.empty:  # only a query can find nothing: ids always have a provider to try
+        if not as_json:
+            click.echo(printable(f"nothing matches {query!r}; nothing was deleted"))
+            for line in _preview_lines(plan, router):
+                click.echo(line)
+    else:
+        if not (as_json and yes):
+            for line in _preview_lines(plan, router):
+                click.echo(line, err=as_json)
+        _confirm(yes, as_json)
+        removed = _remove_queued(runtime, plan, providers)
+        result = router.forget({k: v for k, v in plan.targets.items() if v}, timeout=budget)
+        if not as_json:
+            _print_report(result, plan, removed)
     if as_json:
         echo_json(_report(plan, result, removed, given, query))
-    else:
-        _print_report(result, plan, removed)
     problems = _problems(plan, result, _not_found(plan, result, given))
     if problems:
         raise PaxmError("; ".join(problems))
@@ -264,18 +269,6 @@ def _chosen_providers(providers: tuple[str, ...], enabled: Collection[str]) -> l
     return chosen
 
 
-def _say_nothing_matches(plan: _Plan, router: Router, given: list[str], query: str, as_json: bool) -> None:
-    message = f"nothing matches {query!r}; nothing was deleted"
-    if as_json:
-        echo_json(_report(plan, None, 0, given, query))
-    else:
-        click.echo(printable(message))
-        for line in _preview_lines(plan, router):
-            click.echo(line)
-    if plan.search_errors:
-        raise PaxmError("could not search: " + ", ".join(e.provider for e in plan.search_errors))
-
-
 def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) -> int:
     """Drop the plan's queued copies; a queue failure is recorded on the plan, not raised."""
     removed = 0
@@ -307,13 +300,15 @@ def _not_found(plan: _Plan, result: ForgetResult | None, given: list[str]) -> li
     from paxm_core.capture.forget import episode_id_of
 
     queued = {c.id for c in plan.copies}
+    # an id a provider gave a queued episode counts as found: its episode was
+    refs = {ref for c in plan.copies for _, ref in c.delivered}
     return [
         i
         for i in given
         if (result is None or not result.gone(i))
         and i not in queued
         and episode_id_of(i) not in queued
-        and not _linked_by_ref(i, plan)
+        and i not in refs
     ]
 
 
@@ -337,11 +332,6 @@ def _report(plan: _Plan, result: ForgetResult | None, removed: int, given: list[
     out["not_found"] = not_found
     out["ok"] = not _problems(plan, result, not_found)
     return out
-
-
-def _linked_by_ref(memory_id: str, plan: _Plan) -> bool:
-    # an id a provider gave a queued episode counts as found: its episode was
-    return any(memory_id == ref for c in plan.copies for _, ref in c.delivered)
 
 
 def _say(line: str) -> None:

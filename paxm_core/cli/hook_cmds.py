@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from typing import Any
 
 import click
+
+from paxm_core.cli.common import echo_json
 
 __all__ = ["hook", "hook_control", "hook_daemon"]
 
@@ -85,7 +86,7 @@ def hook_control(ctx: click.Context, action: str, json_out: bool) -> None:
 
     response: dict[str, Any] | None = send_control(_config_path(ctx), action)
     if json_out:
-        click.echo(json.dumps(response or {"running": False}, indent=2))
+        echo_json(response or {"running": False}, ascii=True)
     elif response is None:
         click.echo("hook daemon is not running")
     elif action == "status":

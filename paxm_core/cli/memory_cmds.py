@@ -31,10 +31,6 @@ def _state(ctx: click.Context) -> CliState:
     return state
 
 
-def _read_stdin() -> str:
-    return sys.stdin.read()
-
-
 def _workspace(runtime: Runtime, project: str | None = None) -> str:
     """The project the CLI works in: ``--project PATH`` or the working directory, by the config's mode."""
     from paxm_core.workspace import resolve_workspace
@@ -77,7 +73,7 @@ def remember(
         raise UsageError("give the memory text once: as arguments, with --text, or with --stdin")
     if no_project and project is not None:
         raise UsageError("--global and --project exclude each other")
-    value = _read_stdin() if from_stdin else (" ".join(words) if words else (text or ""))
+    value = sys.stdin.read() if from_stdin else (" ".join(words) if words else (text or ""))
     if not value.strip():
         raise UsageError('memory text is required (paxm remember "TEXT", --text TEXT or --stdin)')
     runtime = _state(ctx).runtime()
@@ -91,12 +87,11 @@ def remember(
         workspace=None if no_project else owner or None,  # the project rule: docs/projects.md
         agent_name=CLI_AGENT,
     )
-    if not as_json:
-        for name in result.queued:
-            click.echo(f"note: queued for {name}; the capture queue delivers it (paxm queue status)", err=True)
     if as_json:
         click.echo(dumps_json(result.to_json()), nl=False)
         return
+    for name in result.queued:
+        click.echo(f"note: queued for {name}; the capture queue delivers it (paxm queue status)", err=True)
     for ref in result.refs:
         click.echo(printable(f"stored memory: {ref.provider}/{ref.id}"))
 
@@ -150,7 +145,7 @@ def recall(
         raise UsageError("--all-projects and --project exclude each other")
     if sum((bool(words), query is not None, from_stdin)) > 1:
         raise UsageError("give the query once: as arguments, with --query, or with --stdin")
-    value = _read_stdin() if from_stdin else (" ".join(words) if words else (query or ""))
+    value = sys.stdin.read() if from_stdin else (" ".join(words) if words else (query or ""))
     if not value.strip():
         raise UsageError('recall query is required (paxm recall "QUERY", --query QUERY or --stdin)')
     runtime = _state(ctx).runtime()

@@ -16,11 +16,7 @@ from typing import IO, Any, Protocol
 
 from paxm_core.api.errors import UsageError
 
-__all__ = ["NoAnswers", "Option", "Prompter", "TerminalPrompter", "TextPrompter", "parse_multi_select"]
-
-
-class NoAnswers(UsageError):
-    """Piped setup got no input at all."""
+__all__ = ["Option", "Prompter", "TerminalPrompter", "TextPrompter", "parse_multi_select"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ class TextPrompter:
             self._out.write("\n")
             if not self._answered:
                 # nothing at all on stdin (</dev/null, a cron job): not consent to the defaults
-                raise NoAnswers(
+                raise UsageError(
                     "setup needs --yes when not run in a terminal, or answers on stdin"
                     " (e.g. printf '1\\n1\\ny\\n' | paxm setup)"
                 )

@@ -168,6 +168,9 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     """
     from paxm_core.capture import DeliveryWorker
     from paxm_core.duration import parse_duration
+    from paxm_core.passive.control import send_control
+    from paxm_core.progress import progress
+    from paxm_core.telemetry import Telemetry
 
     try:
         seconds = parse_duration(timeout)
@@ -175,8 +178,6 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         raise UsageError(f"queue flush --timeout: {exc}") from exc
     if seconds <= 0:
         raise UsageError("queue flush --timeout must be positive")
-    from paxm_core.passive.control import send_control
-
     config = _config(ctx)
     if _daemon_status(config).get("running"):
         # The daemon drains its inbox and delivers; a second worker here would only race it.
@@ -193,14 +194,10 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
         # None: the daemon exited (and released its lock) since the probe: deliver here
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
-    from paxm_core.telemetry import Telemetry
-
     telemetry = Telemetry(config)
     with open_queue(config, recover=True, routes=True) as q:
         _drain_inbox(runtime, q)
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
-        from paxm_core.progress import progress
-
         with progress("flush", show=not as_json) as bar:
             report = worker.flush(seconds, seal_open=seal_open, on_progress=bar.update)
         state = q.status()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from paxm_core.api.errors import ConfigError, IntegrationError, PaxmError
-from paxm_core.cli.common import echo_json, install_context, tell_daemon
+from paxm_core.cli.common import echo_json, install_context, json_flag, tell_daemon
 from paxm_core.config import Config, load_config, resolve_config_path, save_config
 from paxm_core.config.model import OWNER_PAXM
 from paxm_core.config.setup import (
@@ -219,7 +219,6 @@ def _prepare(
     except KeyboardInterrupt:
         click.echo("\nsetup cancelled; nothing was saved", err=True)
         ctx.exit(130)
-        return None
 
 
 def _apply(
@@ -291,7 +290,7 @@ def _apply(
     metavar="ID",
     help="For provider types with a graph_id key: store in this named graph instead of a user graph.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text.")
+@json_flag("Print a JSON summary instead of text.")
 @click.pass_context
 def setup(
     ctx: click.Context,

@@ -23,7 +23,7 @@ from paxm_core.config.setup import (
     provider_config_from_type,
 )
 
-__all__ = ["SetupAnswers", "ask_setup", "set_provider_key", "summary_lines"]
+__all__ = ["SetupAnswers", "ask_setup", "summary_lines"]
 
 
 @dataclass
@@ -32,7 +32,6 @@ class SetupAnswers:
 
     providers: list[str] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
-    undetected: list[str] = field(default_factory=list)
 
 
 def set_provider_key(provider: ProviderConfig, key: ConfigKey, text: str) -> None:
@@ -194,8 +193,7 @@ def ask_setup(prompter: Prompter, config: Config, catalog: SetupCatalog, options
     else:
         agent_options, undetected = _agent_options(config, catalog)
         answers.agents = prompter.multi_select("Agents to connect", agent_options)
-        answers.undetected = [a for a in answers.agents if a in undetected]
-        for name in answers.undetected:
+        for name in (a for a in answers.agents if a in undetected):
             prompter.note(
                 f"warning: {catalog.display_name(name)} was not found on this machine; its hooks are installed"
                 " but do nothing until it is installed"

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paxm_core.api.errors import UsageError
-from paxm_core.cli.common import echo_json
+from paxm_core.cli.common import echo_json, json_flag
 from paxm_core.textsafe import printable
+
+if TYPE_CHECKING:
+    from paxm_core.telemetry import Telemetry
 
 __all__ = ["history", "impact", "logs"]
 
 
-def _telemetry(ctx: click.Context) -> Any:
+def _telemetry(ctx: click.Context) -> Telemetry:
     from paxm_core.telemetry import Telemetry
 
     return Telemetry(ctx.find_root().obj.config())
@@ -22,7 +25,7 @@ def _telemetry(ctx: click.Context) -> Any:
 
 @click.command()
 @click.option("--days", type=int, default=7, show_default=True, help="Days to summarize (0 or less: whole retention).")
-@click.option("--json", "as_json", is_flag=True, help="Print the HistorySummary (or the receipts) as JSON.")
+@json_flag("Print the HistorySummary (or the receipts) as JSON.")
 @click.option(
     "--injections", is_flag=True, help="Show the receipts of recent passive injections: why each memory was injected."
 )
@@ -53,7 +56,7 @@ def history(ctx: click.Context, days: int, as_json: bool, injections: bool, limi
 @click.command()
 @click.option("--tail", type=int, default=50, show_default=True, help="Number of recent events to show.")
 @click.option("--follow", is_flag=True, help="Keep printing new events (follows log rotation; Ctrl-C stops).")
-@click.option("--json", "as_json", is_flag=True, help="Print raw events as JSON lines.")
+@json_flag("Print raw events as JSON lines.")
 @click.pass_context
 def logs(ctx: click.Context, tail: int, follow: bool, as_json: bool) -> None:
     """Show recent telemetry events, oldest first."""
@@ -81,7 +84,7 @@ def logs(ctx: click.Context, tail: int, follow: bool, as_json: bool) -> None:
 
 @click.command()
 @click.option("--days", type=int, default=30, show_default=True, help="Sessions last active in this many days.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@json_flag("Print the comparison as JSON.")
 @click.pass_context
 def impact(ctx: click.Context, days: int, as_json: bool) -> None:
     """Compare sessions with passive memory against held-back ones (needs passive.holdback)."""

@@ -29,7 +29,7 @@ from paxm_core.cli.common import echo_json, json_flag
 if TYPE_CHECKING:
     from paxm_core.cli.update_detect import UpdatePlan
 
-__all__ = ["EXIT_REFUSED", "EXIT_UPDATE_AVAILABLE", "family_distributions", "update"]
+__all__ = ["update"]
 
 EXIT_REFUSED = 3
 EXIT_UPDATE_AVAILABLE = 100

@@ -129,8 +129,8 @@ def _page_files(content_type: str, body: str, base_url: str) -> list[str]:
     return names
 
 
-def _index_files(index_url: str, name: str) -> list[str]:
-    url = index_url.rstrip("/") + "/" + name + "/"
+def _listed(url: str) -> list[str]:
+    """The files the page at ``url`` lists (none for a 404)."""
     page = _fetch(url)
     return [] if page is None else _page_files(page[0], page[1], url)
 
@@ -142,8 +142,7 @@ def _find_links_files(location: str) -> list[str]:
             return [entry.name for entry in path.iterdir()] if path.is_dir() else []
         except OSError as exc:
             raise PaxmError(f"--find-links {path}: {exc.strerror or exc}") from None
-    page = _fetch(location)
-    return [] if page is None else _page_files(page[0], page[1], location)
+    return _listed(location)
 
 
 def default_index() -> str:
@@ -165,8 +164,7 @@ def available_versions(
     canonical = canonical_name(name)
     files: list[str] = []
     for url in ([index_url] if index_url else []) + list(extra_index_urls):
-        files += _index_files(url, canonical)
+        files += _listed(url.rstrip("/") + "/" + canonical + "/")
     for location in find_links:
         files += _find_links_files(location)
-    versions = {v for v in (_file_version(f, canonical) for f in files) if v and version_key(v) is not None}
-    return versions
+    return {v for v in (_file_version(f, canonical) for f in files) if v and version_key(v) is not None}

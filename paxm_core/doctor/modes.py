@@ -26,11 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["check_file_modes", "private_paths"]
 
-_SQLITE_SIDECARS = ("", "-wal", "-shm")
-
 
 def _with_sidecars(path: Path) -> list[Path]:
-    return [Path(f"{path}{suffix}") for suffix in _SQLITE_SIDECARS]
+    return [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")]
 
 
 def private_paths(config: Config) -> tuple[list[Path], list[Path]]:
