@@ -45,9 +45,7 @@ RECALL_HIT_PREVIEW_CHARS = 160
 
 def truncate_chars(value: str, limit: int) -> str:
     """Cut ``value`` to at most ``limit`` characters (code points, like upstream's runes)."""
-    if limit <= 0:
-        return ""
-    return value if len(value) <= limit else value[:limit]
+    return value[: max(limit, 0)]
 
 
 def telemetry_error(error: object) -> str:
@@ -145,14 +143,8 @@ def normalize_event(
         data["provider_errors"] = provider_error_details(_items(data["provider_errors"]))
     if "provider_recall_details" in data:
         data["provider_recall_details"] = [_recall_detail(r) for r in _items(data["provider_recall_details"])]
-    ordered: dict[str, object] = {}
-    # (a drained backlog normalizes hundreds of outcomes a second: the known fields by one
-    # pass over the short tuple, the rest by a set lookup, and a truthy value is never empty)
-    for name in (*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in _EVENT_FIELD_SET]):
-        value = data[name]
-        if value or name in _ALWAYS or not _is_empty(value):
-            ordered[name] = value
-    return ordered
+    names = [*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in _EVENT_FIELD_SET]]
+    return {name: data[name] for name in names if name in _ALWAYS or not _is_empty(data[name])}
 
 
 def _event_time(value: object) -> str:
