@@ -69,11 +69,11 @@ def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> di
     return out
 
 
-def provider_route_counts(routes: Iterable[object]) -> dict[str, int]:
-    """How many routes of a profile name each provider (``provider_recalls``/``provider_writes``)."""
+def count_by(items: Iterable[object], field: str) -> dict[str, int]:
+    """How many ``items`` (objects or mappings) name each provider in ``field`` (routes: ``name``)."""
     counts: dict[str, int] = {}
-    for route in routes:
-        name = str(getattr(route, "name", "") or "").strip()
+    for item in items:
+        name = str(_get(item, field) or "").strip()
         if name:
             counts[name] = counts.get(name, 0) + 1
     return counts
