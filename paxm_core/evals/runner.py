@@ -75,7 +75,6 @@ class Runner:
         self._plugin_manager: Any = None
 
     def run(self, suite: Suite) -> Result:
-        """Run every case of ``suite`` in order and return the aggregated result."""
         started = time.monotonic()
         result = Result(suite=suite.name, version=suite.version, case_count=len(suite.cases))
         if self.root is not None:

@@ -52,13 +52,11 @@ class Counter:
     passive_write_samples: int = 0
 
     def add(self, other: Counter) -> None:
-        """Add ``other`` into this counter in place."""
         for name in _SCALARS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         _add_buckets(self.provider_recall_latency_buckets, other.provider_recall_latency_buckets)
 
     def copy(self) -> Counter:
-        """A deep copy."""
         clone = Counter()
         clone.add(self)
         return clone
@@ -175,7 +173,6 @@ class Metrics:
         return bucket
 
     def day_keys(self) -> list[str]:
-        """All bucket dates, sorted."""
         return sorted({*self.daily, *self.raw_daily})
 
     def to_json(self) -> JSONObject:
@@ -385,7 +382,6 @@ def _mappings(value: object) -> list[Mapping[str, object]]:
 
 
 def _add_sparse(counter: Counter, delta: _Sparse) -> None:
-    """Add sparse counter ``delta`` into ``counter`` in place."""
     for name, value in delta.items():
         if name == _BUCKETS:
             _add_buckets(counter.provider_recall_latency_buckets, value)
