@@ -56,11 +56,6 @@ class Counter:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         _add_buckets(self.provider_recall_latency_buckets, other.provider_recall_latency_buckets)
 
-    def copy(self) -> Counter:
-        clone = Counter()
-        clone.add(self)
-        return clone
-
     def to_json(self) -> JSONObject:
         """``events`` always, the rest only when non-zero (upstream's ``omitempty``)."""
         out: JSONObject = {"events": self.events}
