@@ -72,7 +72,7 @@ class Counter:
         if not isinstance(data, Mapping):
             return counter
         for name, value in data.items():
-            if name in _SCALAR_SET:
+            if name in _SCALARS:
                 setattr(counter, name, as_int(value))
             elif name == _BUCKETS and isinstance(value, list):
                 counter.provider_recall_latency_buckets = [as_int(v) for v in value]
@@ -82,7 +82,6 @@ class Counter:
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Counter))
 _BUCKETS = "provider_recall_latency_buckets"
 _SCALARS: tuple[str, ...] = tuple(name for name in _FIELD_NAMES if name != _BUCKETS)
-_SCALAR_SET = frozenset(_SCALARS)
 
 
 def as_int(value: object) -> int:
