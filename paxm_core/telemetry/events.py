@@ -28,7 +28,6 @@ _INT_FIELDS = frozenset(
     hit_count inserted_count item_count ref_count flushed""".split()
 )
 _ALWAYS = frozenset({"time", "kind", "success"})
-_EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
 #: Short names some callers use for counts, mapped to the upstream field they mean.
 _ALIASES = {
     "hits": "hit_count",
@@ -143,7 +142,7 @@ def normalize_event(
         data["provider_errors"] = provider_error_details(_items(data["provider_errors"]))
     if "provider_recall_details" in data:
         data["provider_recall_details"] = [_recall_detail(r) for r in _items(data["provider_recall_details"])]
-    names = [*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in _EVENT_FIELD_SET]]
+    names = [*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in EVENT_FIELDS]]
     return {name: data[name] for name in names if name in _ALWAYS or not _is_empty(data[name])}
 
 
