@@ -208,7 +208,6 @@ class Metrics:
     def _count(self, event: Mapping[str, object]) -> None:
         """Add one event into the totals, its day, and the agent/profile/hook/provider breakdowns."""
         when = _time(event.get("time")) or utcnow()
-        self.version = self.version or METRICS_VERSION
         if self.first_seen is None:
             self.first_seen = when
         self.updated_at = when
