@@ -310,7 +310,6 @@ class DashboardData:
 
     @property
     def queue_path(self) -> Path:
-        """The capture queue database of this config."""
         from paxm_core.capture import default_queue_path
 
         return Path(default_queue_path(self.config))

@@ -95,6 +95,5 @@ class DashboardServer:
             self.socket.close()
 
     def stop(self) -> None:
-        """Ask a running :meth:`serve` to return."""
         if self._server is not None:
             self._server.should_exit = True

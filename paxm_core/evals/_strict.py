@@ -65,11 +65,9 @@ class Obj:
         self._seen: set[str] = set()
 
     def fail(self, key: str, message: str) -> EvalFileError:
-        """An error about ``key`` of this object."""
         return EvalFileError(f"{self._what}: {self.at(key)}: {message}")
 
     def at(self, key: str) -> str:
-        """The JSON path of ``key``."""
         return f"{self._path}.{key}" if self._path else key
 
     def has(self, key: str) -> bool:

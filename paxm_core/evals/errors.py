@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from paxm_core.api.errors import PaxmError, UsageError
 
-__all__ = ["EvalFileError", "EvalRecallError", "GateFailed"]
+__all__ = ["EvalFileError", "GateFailed"]
 
 
 class EvalFileError(UsageError):
@@ -13,7 +13,3 @@ class EvalFileError(UsageError):
 
 class GateFailed(PaxmError):
     """The ``--gate`` failed; raised after the report is printed."""
-
-
-class EvalRecallError(PaxmError):
-    """The hook runtime reported a passive recall failure (hooks fail open; a case must not)."""

@@ -91,11 +91,6 @@ class ChatEndpoint:
         return payload
 
 
-def _first(value: JSONValue) -> JSONValue:
-    """The first element of a JSON array (``None`` for anything else or an empty one)."""
-    return value[0] if isinstance(value, list) and value else None
-
-
 def _member(value: JSONValue, key: str) -> Mapping[str, JSONValue]:
     """``value[key]`` when both are JSON objects, else an empty object."""
     found = value.get(key) if isinstance(value, Mapping) else None
@@ -185,7 +180,8 @@ class ChatHarness:
         for _ in range(MAX_ROUNDS):
             reply = self.endpoint.complete(messages, tools)
             self._count(reply, out)
-            message = _member(_first(reply.get("choices")), "message")
+            choices = reply.get("choices")
+            message = _member(choices[0] if isinstance(choices, list) and choices else None, "message")
             calls = message.get("tool_calls")
             if not isinstance(calls, list) or not calls:
                 return str(message.get("content") or "").strip()

@@ -46,7 +46,6 @@ def parse_budget(data: object, source: str = "budget") -> Budget:
 
 
 def load_budget(path: str | Path) -> Budget:
-    """Read and validate a budget file."""
     resolved = Path(path).expanduser()
     return parse_budget(read_json_file(resolved, "budget"), f"budget {resolved}")
 

@@ -21,7 +21,6 @@ from paxm_core.api.errors import PaxmError
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryHit, normalize_tier
 from paxm_core.config.defaults import UPSTREAM_DEFAULT_AGENT
-from paxm_core.evals.errors import EvalRecallError
 from paxm_core.evals.results import CaseResult, Result
 from paxm_core.evals.scoring import aggregate, evaluate_write_contract, score_conversation_write, score_retrieval
 from paxm_core.evals.suite import Case, Suite
@@ -29,7 +28,7 @@ from paxm_core.evals.suite import Case, Suite
 if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
 
-__all__ = ["ProgressCallback", "Runner", "WrittenItem", "hook_write", "profile_for_tier"]
+__all__ = ["ProgressCallback", "Runner", "WrittenItem", "hook_write"]
 
 #: upstream's eval suites default the hook target to upstream's default agent (suite data)
 DEFAULT_TARGET = UPSTREAM_DEFAULT_AGENT
@@ -50,11 +49,6 @@ class WrittenItem:
 
 #: renders a case's hook ``write`` and stores it; ``None`` when the hook path skips the event
 Writer = Callable[["Runtime", Case], WrittenItem | None]
-
-
-def profile_for_tier(tier: str) -> str:
-    """The write profile a seeded memory of ``tier`` goes through (upstream: ``stm`` or ``ltm``)."""
-    return "stm" if normalize_tier(tier) == "stm" else "ltm"
 
 
 class Runner:
@@ -80,7 +74,6 @@ class Runner:
         self._plugin_manager: Any = None
 
     def run(self, suite: Suite) -> Result:
-        """Run every case of ``suite`` in order and return the aggregated result."""
         started = time.monotonic()
         result = Result(suite=suite.name, version=suite.version, case_count=len(suite.cases))
         if self.root is not None:
@@ -222,7 +215,7 @@ def _seed_memories(runtime: Runtime, case: Case) -> None:
         workspace = _pop_workspace(metadata)
         runtime.tools.remember(
             memory.text,
-            profile=profile_for_tier(memory.tier),
+            profile="stm" if normalize_tier(memory.tier) == "stm" else "ltm",  # upstream's write profiles
             source=f"eval:{case.id}",
             metadata=metadata,
             workspace=workspace or None,
@@ -244,16 +237,12 @@ def _pop_workspace(metadata: dict[str, str]) -> str:
     return workspace
 
 
-def _recall_workspace(case: Case) -> tuple[str, dict[str, str]]:
-    """The recall's workspace (``recall.workspace`` or ``recall.metadata.workspace``) and its other metadata."""
-    metadata = dict(case.recall.metadata)
-    from_metadata = _pop_workspace(metadata)
-    return case.recall.workspace.strip() or from_metadata, metadata
-
-
 def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
     recall = case.recall
-    workspace, metadata = _recall_workspace(case)
+    # the workspace is ``recall.workspace`` or else ``recall.metadata.workspace``
+    metadata = dict(recall.metadata)
+    workspace = _pop_workspace(metadata)
+    workspace = recall.workspace.strip() or workspace
     if recall.mode == "active":
         result = runtime.tools.recall(
             recall.query,
@@ -265,16 +254,17 @@ def _recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
             command="eval",
         )
         return list(result.hits), ""
-    return _passive_recall(runtime, case)
+    return _passive_recall(runtime, case, workspace, metadata)
 
 
-def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]:
+def _passive_recall(
+    runtime: Runtime, case: Case, workspace: str, metadata: dict[str, str]
+) -> tuple[list[MemoryHit], str]:
     """Passive recall through the hook runtime, as a ``user_input`` hook runs it; a note when the budget ran out."""
     from paxm_core.api.events import RECALL_PHASE_INITIAL, RECALL_PHASE_KEY, HookEvent
     from paxm_core.passive.passive import BudgetedRecall, PassiveRuntime
 
     recall = case.recall
-    workspace, metadata = _recall_workspace(case)
     if recall.mode == "passive_initial":
         metadata[RECALL_PHASE_KEY] = RECALL_PHASE_INITIAL
     event = HookEvent(
@@ -291,7 +281,7 @@ def _passive_recall(runtime: Runtime, case: Case) -> tuple[list[MemoryHit], str]
     )
     outcome = passive.handle(event)
     if outcome.errors:
-        raise EvalRecallError("; ".join(outcome.errors))
+        raise PaxmError("; ".join(outcome.errors))  # hooks fail open; an eval case must not
     note = "passive recall ran out of its time budget" if outcome.timed_out else ""
     return [hit for hit in outcome.hits if isinstance(hit, MemoryHit)], note
 

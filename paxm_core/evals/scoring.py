@@ -73,12 +73,8 @@ def score_conversation_write(
 ) -> None:
     """Score a conversation-write case: the rendered write, then the recall of it, in place."""
     result.write_forbidden_candidates = len(case.forbidden_write)
-    matched = 0
-    for fragment in case.expected_write:
-        if contains_fold(written_text, fragment):
-            matched += 1
-        else:
-            result.write_missing.append(fragment)
+    result.write_missing = [frag for frag in case.expected_write if not contains_fold(written_text, frag)]
+    matched = len(case.expected_write) - len(result.write_missing)
     result.write_forbidden = [frag for frag in case.forbidden_write if contains_fold(written_text, frag)]
     for key, want in case.expected_metadata.items():
         got = written_metadata.get(key, "")

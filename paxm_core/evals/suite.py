@@ -21,7 +21,6 @@ __all__ = [
     "Write",
     "load_suite",
     "parse_suite",
-    "resolve_suite_path",
     "validate_suite",
 ]
 
@@ -120,18 +119,14 @@ class Suite:
     cases: tuple[Case, ...]
 
 
-def resolve_suite_path(path: str | Path) -> Path:
-    """``path`` itself, or ``path/suite.json`` when ``path`` is a directory."""
-    resolved = Path(path).expanduser()
-    return resolved / "suite.json" if resolved.is_dir() else resolved
-
-
 def load_suite(path: str | Path) -> Suite:
     """Read, strictly decode and validate a suite file (or a directory holding ``suite.json``).
 
     Raises :class:`EvalFileError` with the file name and the JSON path of the problem.
     """
-    resolved = resolve_suite_path(path)
+    resolved = Path(path).expanduser()
+    if resolved.is_dir():
+        resolved /= "suite.json"
     try:
         return parse_suite(read_json_file(resolved, _WHAT))
     except EvalFileError as exc:

@@ -28,7 +28,6 @@ _INT_FIELDS = frozenset(
     hit_count inserted_count item_count ref_count flushed""".split()
 )
 _ALWAYS = frozenset({"time", "kind", "success"})
-_EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
 #: Short names some callers use for counts, mapped to the upstream field they mean.
 _ALIASES = {
     "hits": "hit_count",
@@ -45,9 +44,7 @@ RECALL_HIT_PREVIEW_CHARS = 160
 
 def truncate_chars(value: str, limit: int) -> str:
     """Cut ``value`` to at most ``limit`` characters (code points, like upstream's runes)."""
-    if limit <= 0:
-        return ""
-    return value if len(value) <= limit else value[:limit]
+    return value[: max(limit, 0)]
 
 
 def telemetry_error(error: object) -> str:
@@ -71,11 +68,11 @@ def query_fields(query: str, *, capture_preview: bool, preview_chars: int) -> di
     return out
 
 
-def provider_route_counts(routes: Iterable[object]) -> dict[str, int]:
-    """How many routes of a profile name each provider (``provider_recalls``/``provider_writes``)."""
+def count_by(items: Iterable[object], field: str) -> dict[str, int]:
+    """How many ``items`` (objects or mappings) name each provider in ``field`` (routes: ``name``)."""
     counts: dict[str, int] = {}
-    for route in routes:
-        name = str(getattr(route, "name", "") or "").strip()
+    for item in items:
+        name = str(_get(item, field) or "").strip()
         if name:
             counts[name] = counts.get(name, 0) + 1
     return counts
@@ -145,14 +142,8 @@ def normalize_event(
         data["provider_errors"] = provider_error_details(_items(data["provider_errors"]))
     if "provider_recall_details" in data:
         data["provider_recall_details"] = [_recall_detail(r) for r in _items(data["provider_recall_details"])]
-    ordered: dict[str, object] = {}
-    # (a drained backlog normalizes hundreds of outcomes a second: the known fields by one
-    # pass over the short tuple, the rest by a set lookup, and a truthy value is never empty)
-    for name in (*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in _EVENT_FIELD_SET]):
-        value = data[name]
-        if value or name in _ALWAYS or not _is_empty(value):
-            ordered[name] = value
-    return ordered
+    names = [*[n for n in EVENT_FIELDS if n in data], *[k for k in data if k not in EVENT_FIELDS]]
+    return {name: data[name] for name in names if name in _ALWAYS or not _is_empty(data[name])}
 
 
 def _event_time(value: object) -> str:

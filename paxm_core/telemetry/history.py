@@ -67,7 +67,7 @@ def summarize(
         if day is None:
             continue
         summary.totals.add(day.counter)
-        summary.daily.append((key, day.counter.copy()))
+        summary.daily.append((key, day.counter))
         for name, target in groups.items():
             for item, counter in getattr(day, name).items():
                 target.setdefault(item, Counter()).add(counter)

@@ -43,7 +43,6 @@ class SignalComparison:
     verdict: str = ""
 
     def to_json(self) -> JSONObject:
-        """Plain data for ``--json``."""
         out: JSONObject = {
             "signal": self.name,
             "label": self.label,
@@ -70,7 +69,6 @@ class ImpactReport:
     signals: list[SignalComparison] = field(default_factory=list)
 
     def to_json(self) -> JSONObject:
-        """Plain data for ``--json``."""
         return {
             "days": self.days,
             "sessions": {"with_memory": self.with_memory, "holdback": self.holdback, "not_in_comparison": self.outside},

@@ -52,19 +52,9 @@ class Counter:
     passive_write_samples: int = 0
 
     def add(self, other: Counter) -> None:
-        """Add ``other`` into this counter in place."""
         for name in _SCALARS:
-            theirs = getattr(other, name)
-            if theirs:
-                setattr(self, name, getattr(self, name) + theirs)
-        if other.provider_recall_latency_buckets:
-            _add_buckets(self.provider_recall_latency_buckets, other.provider_recall_latency_buckets)
-
-    def copy(self) -> Counter:
-        """A deep copy."""
-        clone = Counter()
-        clone.add(self)
-        return clone
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        _add_buckets(self.provider_recall_latency_buckets, other.provider_recall_latency_buckets)
 
     def to_json(self) -> JSONObject:
         """``events`` always, the rest only when non-zero (upstream's ``omitempty``)."""
@@ -82,32 +72,21 @@ class Counter:
         if not isinstance(data, Mapping):
             return counter
         for name, value in data.items():
-            if name in _SCALAR_SET:
-                setattr(counter, name, value if type(value) is int else _int(value))
+            if name in _SCALARS:
+                setattr(counter, name, as_int(value))
             elif name == _BUCKETS and isinstance(value, list):
-                counter.provider_recall_latency_buckets = [_int(v) for v in value]
+                counter.provider_recall_latency_buckets = [as_int(v) for v in value]
         return counter
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Counter))
 _BUCKETS = "provider_recall_latency_buckets"
 _SCALARS: tuple[str, ...] = tuple(name for name in _FIELD_NAMES if name != _BUCKETS)
-_SCALAR_SET = frozenset(_SCALARS)
 
 
-def _counter_in(counters: dict[str, Counter], name: str) -> Counter:
-    counter = counters.get(name)
-    if counter is None:
-        counter = counters[name] = Counter()
-    return counter
-
-
-def _int(value: object) -> int:
-    if type(value) is int:
-        return value
-    if value is None:  # most counted fields are absent from most events: no exception for them
-        return 0
-    if not isinstance(value, (str, bytes, SupportsInt)):
+def as_int(value: object) -> int:
+    """``int(value)``, or 0 where that fails."""
+    if not isinstance(value, str | bytes | SupportsInt):
         return 0  # what int() raises TypeError for
     try:
         return int(value)
@@ -188,7 +167,6 @@ class Metrics:
         return bucket
 
     def day_keys(self) -> list[str]:
-        """All bucket dates, sorted."""
         return sorted({*self.daily, *self.raw_daily})
 
     def to_json(self) -> JSONObject:
@@ -209,7 +187,7 @@ class Metrics:
             raise ValueError("metrics file is not a JSON object")
         daily = data.get("daily")
         return cls(
-            version=_int(data.get("version")) or METRICS_VERSION,
+            version=as_int(data.get("version")) or METRICS_VERSION,
             updated_at=_time(data.get("updated_at")),
             first_seen=_time(data.get("first_seen")),
             totals=Counter.from_json(data.get("totals")),
@@ -230,7 +208,6 @@ class Metrics:
     def _count(self, event: Mapping[str, object]) -> None:
         """Add one event into the totals, its day, and the agent/profile/hook/provider breakdowns."""
         when = _time(event.get("time")) or utcnow()
-        self.version = self.version or METRICS_VERSION
         if self.first_seen is None:
             self.first_seen = when
         self.updated_at = when
@@ -250,10 +227,10 @@ class Metrics:
             _add_sparse(totals, delta)
             for counters, key in zip(breakdowns, keys, strict=True):
                 if key:
-                    _add_sparse(_counter_in(counters, key), delta)
+                    _add_sparse(counters.setdefault(key, Counter()), delta)
         for name, sums in _provider_deltas(event).items():
-            _add_sparse(_counter_in(self.providers, name), sums)
-            _add_sparse(_counter_in(day.providers, name), sums)
+            _add_sparse(self.providers.setdefault(name, Counter()), sums)
+            _add_sparse(day.providers.setdefault(name, Counter()), sums)
 
     def prune(self, retention_days: int, *, now: datetime | None = None) -> None:
         """Drop daily buckets older than the retention window (and any with an unreadable date)."""
@@ -293,7 +270,7 @@ _Sparse = dict[str, Any]
 
 def _event_delta(event: Mapping[str, object]) -> _Sparse:
     """The counter increments one event adds to the totals and its breakdowns."""
-    provider_errors = _list(event.get("provider_errors"))
+    provider_errors = event.get("provider_errors")
     success = bool(event.get("success"))
     skipped = bool(event.get("skipped"))
     kind = event.get("kind")
@@ -303,14 +280,12 @@ def _event_delta(event: Mapping[str, object]) -> _Sparse:
     if event.get("recall_timed_out"):
         delta["recall_timeouts"] = 1
     for name, key in _EVENT_COUNTS:
-        value = event.get(key)
+        value = as_int(event.get(key))
         if value:
-            value = _int(value)
-            if value:
-                delta[name] = value
-    if _int(event.get("flushed")) > 0:
+            delta[name] = value
+    if as_int(event.get("flushed")) > 0:
         delta["flushes"] = 1
-    if provider_errors:
+    if isinstance(provider_errors, list) and provider_errors:
         delta["provider_errors"] = len(provider_errors)
         if success:  # an event that succeeded overall still counts its provider errors
             delta["errors"] = len(provider_errors)
@@ -323,7 +298,7 @@ def _event_delta(event: Mapping[str, object]) -> _Sparse:
             delta["writes"] = 1
             delta["provider_write_samples"] = 1
             for name, key in _DELIVERY_COUNTS:
-                value = _int(event.get(key))
+                value = as_int(event.get(key))
                 if value:
                     delta[name] = value
     return delta
@@ -357,11 +332,7 @@ def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
     deltas: dict[str, _Sparse] = {}
 
     def of(name: object) -> _Sparse:
-        key = str(name or "")
-        delta = deltas.get(key)
-        if delta is None:
-            delta = deltas[key] = {}
-        return delta
+        return deltas.setdefault(str(name or ""), {})
 
     def bump(delta: _Sparse, name: str, value: int) -> None:
         delta[name] = delta.get(name, 0) + value
@@ -370,19 +341,17 @@ def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
         counts = event.get(key)
         if counts and isinstance(counts, Mapping):
             for name, count in counts.items():
-                bump(of(name), attr, _int(count))
+                bump(of(name), attr, as_int(count))
     for err in _mappings(event.get("provider_errors")):
         delta = of(err.get("provider"))
         bump(delta, "provider_errors", 1)
         bump(delta, "errors", 1)
     for recall in _mappings(event.get("provider_recall_details")):
         delta = of(recall.get("provider"))
-        duration = _int(recall.get("duration_ms"))
+        duration = as_int(recall.get("duration_ms"))
         bump(delta, "provider_recall_samples", 1)
         bump(delta, "provider_recall_duration_ms", duration)
-        buckets = delta.get(_BUCKETS)
-        if buckets is None:
-            buckets = delta[_BUCKETS] = [0] * (len(LATENCY_BOUNDS_MS) + 1)
+        buckets = delta.setdefault(_BUCKETS, [0] * (len(LATENCY_BOUNDS_MS) + 1))
         buckets[_latency_bucket(duration)] += 1
         if recall.get("outcome") == "timeout":
             bump(delta, "provider_recall_timeouts", 1)
@@ -393,16 +362,11 @@ def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
         delta = of(provider)
         bump(delta, "provider_write_samples", 1)
         for name, key in _DELIVERY_COUNTS:
-            bump(delta, name, _int(event.get(key)))
+            bump(delta, name, as_int(event.get(key)))
     deltas.pop("", None)
     for delta in deltas.values():
         delta["events"] = 1
     return deltas
-
-
-def _list(value: object) -> list[object]:
-    """``value`` when it is a list (an event's list field), else empty."""
-    return value if isinstance(value, list) else []
 
 
 def _mappings(value: object) -> list[Mapping[str, object]]:
@@ -411,10 +375,7 @@ def _mappings(value: object) -> list[Mapping[str, object]]:
 
 
 def _add_sparse(counter: Counter, delta: _Sparse) -> None:
-    """Add sparse counter ``delta`` into ``counter`` in place (zeros skipped, as :meth:`Counter.add`)."""
     for name, value in delta.items():
-        if not value:
-            continue
         if name == _BUCKETS:
             _add_buckets(counter.provider_recall_latency_buckets, value)
         else:

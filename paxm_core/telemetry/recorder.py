@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from paxm_core.api.errors import PaxmError
 from paxm_core.api.json import JSONObject
 from paxm_core.telemetry.events import (
+    count_by,
     normalize_event,
     provider_error_details,
-    provider_route_counts,
     query_fields,
     recall_hit_details,
     telemetry_error,
@@ -80,7 +80,7 @@ class Telemetry:
             "hit_count": len(hits),
             "inserted_count": len(hits) if kind == "hook_recall" else 0,
             "provider_recalls": {} if skipped else self._routes("recall_profiles", profile),
-            "provider_hits": _count_by_provider(hits),
+            "provider_hits": count_by(hits, "provider"),
             "provider_recall_details": list(getattr(result, "provider_recalls", None) or []),
             "recall_hits": recall_hit_details(hits, capture_preview=self.settings.capture_query_preview),
             "recall_timed_out": bool(getattr(result, "timed_out", False)),
@@ -110,7 +110,7 @@ class Telemetry:
                 "item_count": item_count,
                 "ref_count": len(refs),
                 "provider_writes": self._routes("write_profiles", str(event["profile"])),
-                "provider_refs": _count_by_provider(refs),
+                "provider_refs": count_by(refs, "provider"),
             }
             self._record_many([event])
         except Exception as exc:
@@ -171,7 +171,7 @@ class Telemetry:
     def _routes(self, section: str, profile: str) -> dict[str, int]:
         profiles = getattr(self.config, section, None) or {}
         chosen = profiles.get(profile) if isinstance(profiles, Mapping) else None
-        return provider_route_counts(getattr(chosen, "providers", None) or [])
+        return count_by(getattr(chosen, "providers", None) or [], "name")
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -230,15 +230,6 @@ def _operation(
         "provider_errors": provider_error_details(getattr(result, "provider_errors", None) or []),
         "error": telemetry_error(error) if error else "",
     }
-
-
-def _count_by_provider(items: list[object]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        name = item.get("provider") if isinstance(item, Mapping) else getattr(item, "provider", "")
-        if name:
-            counts[str(name)] = counts.get(str(name), 0) + 1
-    return counts
 
 
 def _skipped(exc: BaseException) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, SupportsInt
+from typing import Any
 
 from paxm_core.api.timefmt import parse_time
 from paxm_core.telemetry.history import HistorySummary
-from paxm_core.telemetry.metrics import Counter
+from paxm_core.telemetry.metrics import Counter, as_int
 
 __all__ = ["format_log_line", "history_status", "render_history"]
 
@@ -191,25 +191,16 @@ def format_log_line(event: Mapping[str, Any]) -> str:
         if value.strip():
             parts.append(f"{name}={_log_value(value)}")
     for label, name in _COUNT_FIELDS:
-        count = _as_int(event.get(name))
+        count = as_int(event.get(name))
         if count > 0:
             parts.append(f"{label}={count}")
     errors = event.get("provider_errors")
     if isinstance(errors, list) and errors:
         parts.append(f"provider_errors={len(errors)}")
     for name in _MS_FIELDS:
-        ms = _as_int(event.get(name))
+        ms = as_int(event.get(name))
         if ms > 0:
             parts.append(f"{name}={ms}")
     if event.get("error"):
         parts.append(f"error={_quote(str(event['error']))}")
     return " ".join(parts)
-
-
-def _as_int(value: object) -> int:
-    if not isinstance(value, str | bytes | SupportsInt):
-        return 0  # what int() raises TypeError for
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0

@@ -88,7 +88,6 @@ class SessionStats:
         return conn
 
     def close(self) -> None:
-        """Close the kept connection, if any."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

@@ -71,12 +71,10 @@ class TelemetrySettings:
 
     @property
     def events_path(self) -> Path:
-        """The active event log file."""
         return self.dir / self.events_file
 
     @property
     def metrics_path(self) -> Path:
-        """The metrics file."""
         return self.dir / self.metrics_file
 
     @property

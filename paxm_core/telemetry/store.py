@@ -36,7 +36,6 @@ class TelemetryStore:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the exclusive telemetry lock."""
         from paxm_core.private_files import open_private
 
         fd = open_private(self.settings.lock_path, os.O_RDWR)  # makes the directory too
@@ -215,7 +214,6 @@ class EventCursor:
             self._file.seek(0, os.SEEK_END)
 
     def close(self) -> None:
-        """Close the open file."""
         if self._file is not None:
             self._file.close()
             self._file = None
