@@ -26,14 +26,6 @@ def _unknown(type_name: str) -> ProviderType | None:
     return None
 
 
-def _no_keys() -> frozenset[str]:
-    return frozenset()
-
-
-def _no_types() -> Iterable[ProviderType]:
-    return ()
-
-
 @value_dataclass(frozen=True)
 class ProviderCatalog:
     """The installed provider types, as the config reads them; every member is asked lazily.
@@ -44,8 +36,8 @@ class ProviderCatalog:
     """
 
     lookup: Callable[[str], ProviderType | None] = _unknown
-    secret_keys: Callable[[], frozenset[str]] = _no_keys
-    listed: Callable[[], Iterable[ProviderType]] = _no_types
+    secret_keys: Callable[[], frozenset[str]] = frozenset
+    listed: Callable[[], Iterable[ProviderType]] = tuple
 
     @classmethod
     def of(cls, types: Mapping[str, ProviderType]) -> ProviderCatalog:

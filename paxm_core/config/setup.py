@@ -300,19 +300,9 @@ def _unroute_provider(config: Config, provider: str) -> None:
 # --------------------------------------------------------------------------- agents
 
 
-def _write_events(agent: AgentConfig) -> list[str]:
-    def supports_write(hook: AgentHookConfig) -> bool:
-        w = hook.write
-        return w.enabled or bool(w.profile or w.template or w.mode) or w.buffer != HookBufferConfig()
-
-    ordered = [e for e in ("session_start", "user_input", "turn_end") if e in agent.hooks]
-    extra = sorted(e for e in agent.hooks if e not in ordered)
-    return [e for e in ordered + extra if supports_write(agent.hooks[e])]
-
-
 def passive_write_enabled(agent: AgentConfig) -> bool:
     """Whether any hook of ``agent`` captures turns."""
-    return any(agent.hooks[e].write.enabled for e in _write_events(agent))
+    return any(hook.write.enabled for hook in agent.hooks.values())
 
 
 def _agent_selected_by_config(agent: AgentConfig) -> bool:
@@ -430,7 +420,6 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
         added = _add_provider_types(config, options.providers, cat)
         if added:
             provider_names = provider_order(config, cat)
-            selected_providers.update(dict.fromkeys(added, False))
         selected_providers = _pin(_instance_names(config, options.providers), provider_names, "provider")
     if options.agents or options.agents_chosen:
         selected_agents = _pin(options.agents, agent_names, "agent", cat)
@@ -461,7 +450,6 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
         for name, enabled in previously_enabled.items():
             if name != plugin_target:
                 config.agents[name].enabled = enabled
-    if plugin_target:
         config.agents[plugin_target].integration.owner = options.integration
     return config, [n for n in agent_names if selected_agents[n]]
 

@@ -111,8 +111,6 @@ def _capture_queue(config: Config) -> None:
 
 
 def _workspace_privacy(config: Config) -> None:
-    import re
-
     if config.workspace.effective_mode not in ("project", "directory"):
         _fail("workspace.mode", f"unknown mode {config.workspace.mode!r}; use project or directory")
     for index, pattern in enumerate(config.privacy.redact_patterns):
