@@ -293,8 +293,7 @@ def default_config(path: str | Path | None = None, provider_types: ProviderCatal
     standard config location and beside the config file otherwise.  Every installed provider
     type with a :attr:`~paxm_core.api.protocols.ProviderType.default_entry` is listed, disabled.
     """
-    config_path = resolve_config_path(path) if path else resolve_config_path()
-    config_path = expand_path(config_path)
+    config_path = expand_path(resolve_config_path(path))
     data_path = default_data_path() if is_default_config_path(config_path) else config_path.parent / "memory.sqlite"
     default_recall = RecallProfileConfig(
         providers=[RouteConfig(name="sqlite", required=True, weight=DEFAULT_ROUTE_WEIGHT)],

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from paxm_core.api.errors import ConfigError
 from paxm_core.atomic import write_atomic
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
-from paxm_core.config.codec import dump_config, parse_config
+from paxm_core.config.codec import dump_config, is_secret_key, parse_config
 from paxm_core.config.defaults import default_config
 from paxm_core.config.model import Config
 from paxm_core.config.normalize import normalize
@@ -150,8 +150,6 @@ def _holds_clear_secret(data: object, declared: frozenset[str]) -> bool:
     Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  Names follow
     :func:`~paxm_core.config.codec.is_secret_key` with the ``declared`` secret keys.
     """
-    from paxm_core.config.codec import is_secret_key
-
     stack = [data]
     while stack:
         node = stack.pop()

@@ -9,6 +9,8 @@ profiles, drop disabled ones from them, record ``passive_write_started_at`` once
 from __future__ import annotations
 
 import copy
+import errno
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,10 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import paxm_core.config.defaults as d
 from paxm_core.api.errors import ConfigError, UsageError
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.api.timefmt import format_time
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
+from paxm_core.config.codec import decode
 from paxm_core.config.defaults import default_config
-from paxm_core.config.loader import config_exists, load_config
+from paxm_core.config.loader import config_exists, load_config, read_raw
 from paxm_core.config.model import (
     OWNER_PAXM,
     AgentConfig,
@@ -34,11 +38,12 @@ from paxm_core.config.model import (
     TelemetryConfig,
 )
 from paxm_core.config.normalize import default_user_id, slug_id
+from paxm_core.config.paths import legacy_json_path
+from paxm_core.duration import parse_duration
 
 if TYPE_CHECKING:
     from paxm_core.api.integration import Integration
     from paxm_core.api.protocols import ProviderType
-    from paxm_core.api.provider_config import ProviderConfig
 
 __all__ = [
     "SetupCatalog",
@@ -122,11 +127,6 @@ class SetupCatalog:
         spec = self.provider_types.get(provider_type)
         return spec.setup_priority if spec is not None else _UNRANKED
 
-    def keys_of(self, provider_type: str) -> frozenset[str]:
-        """The config key names ``provider_type`` declares (empty when it is not installed)."""
-        spec = self.provider_types.get(provider_type)
-        return frozenset(k.name for k in spec.config_keys) if spec is not None else frozenset()
-
 
 def agent_order(config: Config, catalog: SetupCatalog) -> list[str]:
     """Agent names in setup order: by their integration's ``setup_priority``, then by name."""
@@ -202,7 +202,6 @@ def setup_finds_config(path: Path) -> bool:
     """
     if not config_exists(path):
         return False
-    from paxm_core.config.paths import legacy_json_path
 
     source = path if path.is_file() else legacy_json_path(path)
     try:
@@ -287,14 +286,10 @@ def _route_provider(config: Config, provider: str, required: bool, catalog: Setu
 
 
 def _unroute_provider(config: Config, provider: str) -> None:
-    for name in RECALL_PROFILES:
-        if name in config.recall_profiles:
-            profile = config.recall_profiles[name]
+    profiles = [config.recall_profiles.get(n) for n in RECALL_PROFILES]
+    for profile in [*profiles, *(config.write_profiles.get(n) for n in WRITE_PROFILES)]:
+        if profile is not None:
             profile.providers = [r for r in profile.providers if r.name != provider]
-    for name in WRITE_PROFILES:
-        if name in config.write_profiles:
-            profile_w = config.write_profiles[name]
-            profile_w.providers = [r for r in profile_w.providers if r.name != provider]
 
 
 # --------------------------------------------------------------------------- agents
@@ -392,19 +387,18 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
     Raises :class:`UsageError` for unknown names, an empty provider selection, missing
     API keys, uninstalled provider types or bad team IDs; nothing is saved by this function.
     """
-    cat = catalog
-    owners = cat.owners()
+    owners = catalog.owners()
     if options.integration != OWNER_PAXM and options.integration not in owners:
         choices = ", ".join([OWNER_PAXM, *sorted(owners)])
         raise UsageError(f"unsupported setup integration {options.integration!r}; use {choices}")
     plugin_target = owners.get(options.integration, "")
-    add_offered_agents(config, cat)
+    add_offered_agents(config, catalog)
     previously_enabled = {name: agent.enabled for name, agent in config.agents.items()}
-    provider_names = provider_order(config, cat)
-    agent_names = agent_order(config, cat)
+    provider_names = provider_order(config, catalog)
+    agent_names = agent_order(config, catalog)
     selected_providers = {n: config.providers[n].enabled for n in provider_names}
     # a setup that names no agent selects what the file chose, else the harnesses found here
-    default_agents = default_agent_selection(config, cat)
+    default_agents = default_agent_selection(config, catalog)
     selected_agents = {n: n in default_agents for n in agent_names}
 
     if options.user_id.strip():
@@ -417,19 +411,19 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
     if options.team_ids.strip():
         _team_profiles(config, options.team_ids)
     if options.providers:
-        added = _add_provider_types(config, options.providers, cat)
+        added = _add_provider_types(config, options.providers, catalog)
         if added:
-            provider_names = provider_order(config, cat)
+            provider_names = provider_order(config, catalog)
         selected_providers = _pin(_instance_names(config, options.providers), provider_names, "provider")
     if options.agents or options.agents_chosen:
-        selected_agents = _pin(options.agents, agent_names, "agent", cat)
+        selected_agents = _pin(options.agents, agent_names, "agent", catalog)
     if plugin_target:
         selected_agents = {n: n == plugin_target for n in selected_agents}
     if not any(selected_providers.values()):
         raise UsageError("setup requires at least one memory provider; pass --provider sqlite (or another)")
 
-    _require_installed(config, selected_providers, cat)
-    _apply_credentials(config, selected_providers, options, cat)
+    _require_installed(config, selected_providers, catalog)
+    _apply_credentials(config, selected_providers, options, catalog)
     for name in provider_names:
         provider = config.providers[name]
         was_enabled = provider.enabled
@@ -438,7 +432,7 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
             _unroute_provider(config, name)
         elif not was_enabled:
             # Newly enabled: read+write, required.  Custom routing of already-enabled providers stays.
-            _route_provider(config, name, True, cat)
+            _route_provider(config, name, True, catalog)
 
     stamp = format_time(options.now or datetime.now(UTC))
     for name in agent_names:
@@ -496,8 +490,6 @@ def _instance_names(config: Config, names: Iterable[str]) -> list[str]:
 
 def provider_config_from_type(spec: ProviderType) -> ProviderConfig:
     """A ``providers.<name>`` entry for ``spec`` holding the defaults its config keys declare."""
-    from paxm_core.api.provider_config import ProviderConfig
-    from paxm_core.duration import parse_duration
 
     provider = ProviderConfig(type=spec.type)
     known = {f for f in ProviderConfig.__dataclass_fields__ if f not in ("extra", "type", "enabled")}
@@ -557,7 +549,6 @@ def _require_installed(config: Config, selected: Mapping[str, bool], catalog: Se
 
 def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
     """Give every registered integration an ``agents.<name>`` entry (its ``default_agent_config``)."""
-    from paxm_core.config.codec import decode
 
     for name, integration in catalog.integrations.items():
         if name in config.agents:
@@ -599,8 +590,6 @@ def _file_agents(config: Config) -> dict[object, object] | None:
     """
     if not config.exists:
         return None
-    from paxm_core.config.loader import read_raw
-    from paxm_core.config.paths import legacy_json_path
 
     source = Path(config.path)
     if not source.is_file() and legacy_json_path(source).is_file():
@@ -616,7 +605,6 @@ def agents_enabled_in_file(config: Config) -> set[str]:
     ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
     file cannot be read back.
     """
-    from paxm_core.config.codec import decode
 
     try:
         agents = _file_agents(config)
@@ -730,10 +718,6 @@ def move_config_aside(path: Path, now: datetime | None = None) -> Path:
     before the original is removed, so the old settings are never lost.  A symlink is not
     followed or moved (paxm did not make it): :class:`ConfigError` says to fix it by hand.
     """
-    import errno
-    import os
-
-    from paxm_core.config.paths import legacy_json_path
 
     source = path if (path.is_file() or path.is_symlink()) else legacy_json_path(path)
     try:

@@ -13,6 +13,7 @@ from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.api.values import value_dataclass
 from paxm_core.config.codec import _hints, _join, _plan, _shape
 from paxm_core.config.model import Config
+from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
 
 __all__ = ["UnknownKey", "did_you_mean", "unknown_keys"]
 
@@ -69,8 +70,6 @@ def unknown_keys(data: object, type_keys: TypeKeys | None = None) -> list[Unknow
 def _walk(
     cls: type, data: dict[object, object], path: str, found: list[UnknownKey], type_keys: TypeKeys | None
 ) -> None:
-    from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
-
     fields, hints = _plan(cls)[1], _hints(cls)  # the keys the decoder reads
     declared: list[str] = []
     if cls is ProviderConfig and type_keys is not None:
