@@ -48,13 +48,7 @@ class ProviderCatalog:
         def lookup(type_name: str) -> ProviderType | None:
             return known.get(type_name.strip().lower())
 
-        def secret_keys() -> frozenset[str]:
-            return secrets
-
-        def listed() -> Iterable[ProviderType]:
-            return known.values()
-
-        return cls(lookup, secret_keys, listed)
+        return cls(lookup, lambda: secrets, known.values)
 
     def __deepcopy__(self, memo: dict[int, object]) -> ProviderCatalog:
         return self  # immutable, and may hold a plugin manager nobody should copy

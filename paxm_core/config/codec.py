@@ -31,9 +31,8 @@ REDACTED = "<redacted>"
 
 T = TypeVar("T")
 
-# ProviderConfig belongs to the provider contract; its wire rules are recorded here.
-_PROVIDER_ALWAYS = frozenset({"type", "enabled"})
-_PROVIDER_DURATIONS = frozenset({"timeout"})
+# ProviderConfig belongs to the provider contract; its field metadata is recorded here.
+_PROVIDER_FLAGS = {"always": frozenset({"type", "enabled"}), "duration": frozenset({"timeout"})}
 _SECRET_SUFFIXES = ("_key", "_token", "_secret", "_password", "apikey")
 _SECRET_WORDS = ("password", "secret", "token", "authorization", "credential")
 
@@ -60,16 +59,11 @@ def _is_optional(tp: object) -> bool:
     return typing.get_origin(tp) in (types.UnionType, typing.Union)
 
 
-def _is_duration(cls: type, f: dataclasses.Field[object]) -> bool:
+def _flag(cls: type, f: dataclasses.Field[object], flag: str) -> bool:
+    """Whether field ``f`` carries the model metadata ``flag`` (``duration`` or ``always``)."""
     if cls is ProviderConfig:
-        return f.name in _PROVIDER_DURATIONS
-    return bool(f.metadata.get("duration"))
-
-
-def _is_always(cls: type, f: dataclasses.Field[object]) -> bool:
-    if cls is ProviderConfig:
-        return f.name in _PROVIDER_ALWAYS
-    return bool(f.metadata.get("always"))
+        return f.name in _PROVIDER_FLAGS[flag]
+    return bool(f.metadata.get(flag))
 
 
 def _describe(value: object) -> str:
@@ -209,7 +203,7 @@ def _plan(cls: type) -> tuple[list[tuple[str, bool, object]], frozenset[str]]:
     """Per dataclass: the decodable fields as (name, is_duration, hint) and their names."""
     hints = _hints(cls)
     fields = [
-        (f.name, _is_duration(cls, f), hints[f.name])
+        (f.name, _flag(cls, f, "duration"), hints[f.name])
         for f in dataclasses.fields(cls)
         if not f.metadata.get("internal") and not (cls is ProviderConfig and f.name == "extra")
     ]
@@ -349,7 +343,7 @@ def _dump_dataclass(obj: DataclassInstance, redact: frozenset[str] | None) -> di
                     continue
                 out[k] = _redact_option(k, v, redact) if redact is not None else v
             continue
-        if _is_duration(cls, f):
+        if _flag(cls, f, "duration"):
             if value is not None:
                 out[f.name] = compact_duration(value)
             continue
@@ -360,7 +354,7 @@ def _dump_dataclass(obj: DataclassInstance, redact: frozenset[str] | None) -> di
             continue  # a section left at its zero value is omitted, as upstream's omitempty does
         dumped = dump_value(value, redact)
         # Optional values (``bool | None`` ...) keep an explicit false/zero once set.
-        if not optional and not _is_always(cls, f) and _is_empty(dumped):
+        if not optional and not _flag(cls, f, "always") and _is_empty(dumped):
             continue
         if cls is ProviderConfig and redact is not None:
             if f.name == "env" and isinstance(dumped, dict):

@@ -120,10 +120,9 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
     except (OSError, ValueError):
         pass
     declared = secret_keys()
-    if hit and not _holds_clear_secret(data, declared):
-        return data
+    if not hit:
+        data = read_raw(path)
     # checked on a hit too: a plugin installed since may declare one of its keys secret
-    data = data if hit else read_raw(path)
     if _holds_clear_secret(data, declared):
         # Credentials never go to a second file: it would outlive a key rotation and be one
         # more place to leak from.  Such a config pays the YAML parser on each daemon start.
@@ -132,9 +131,12 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
         except OSError:  # absent (the usual case), or not ours to remove
             pass
         return data
+    if hit:
+        return data
     try:
         text = json.dumps({"digest": digest, "data": data}, ensure_ascii=False)
-        if json.loads(text)["data"] == data and _same_types(json.loads(text)["data"], data):
+        back = json.loads(text)["data"]
+        if back == data and _same_types(back, data):
             from paxm_core.private_files import private_dir
 
             private_dir(cache_dir)

@@ -106,7 +106,7 @@ def resolve_command(command: str, base: Path | None) -> str:
     return os.path.normpath(os.path.join(base if base is not None else os.getcwd(), expanded))
 
 
-def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog, base: Path | None = None) -> ProviderConfig:
+def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog, base: Path | None) -> ProviderConfig:
     if provider.path:
         provider.path = str(Path(provider.path).expanduser())
     if provider.command:
