@@ -35,7 +35,6 @@ from paxm_core.config.model import (
     RecallProfileConfig,
     RouteConfig,
     ScopeConfig,
-    TelemetryConfig,
 )
 from paxm_core.config.normalize import default_user_id, slug_id
 from paxm_core.config.paths import legacy_json_path
@@ -185,15 +184,6 @@ def _merge_hook(current: AgentHookConfig, default: AgentHookConfig) -> AgentHook
     return current
 
 
-def _merge_telemetry(current: TelemetryConfig, default: TelemetryConfig) -> None:
-    for name in ("enabled", "dir", "events_file", "metrics_file"):
-        if getattr(current, name) in (None, ""):
-            setattr(current, name, getattr(default, name))
-    for name in ("max_event_file_bytes", "max_event_files", "retention_days", "query_preview_chars"):
-        if not getattr(current, name):
-            setattr(current, name, getattr(default, name))
-
-
 def setup_finds_config(path: Path) -> bool:
     """Whether setup starts from an existing config file at ``path`` (or its legacy ``config.json``).
 
@@ -211,33 +201,21 @@ def setup_finds_config(path: Path) -> bool:
 
 
 def setup_base_config(path: Path, use_existing: bool, provider_types: ProviderCatalog = NO_PROVIDER_TYPES) -> Config:
-    """The config setup starts from: the defaults, or the existing file with missing defaults merged in."""
+    """The config setup starts from: the defaults, or the existing file with missing defaults merged in.
+
+    Loading normalizes, so the passive recall profiles and every telemetry setting are there already.
+    """
     defaults = default_config(path, provider_types)
     if not use_existing:
         return defaults
     config = load_config(path, provider_types=provider_types)
     for name, provider in defaults.providers.items():
         config.providers.setdefault(name, provider)
-    for name, profile in defaults.recall_profiles.items():
-        existing = config.recall_profiles.get(name)
-        if existing is not None:
-            if (
-                name == "default"
-                and existing.max_results == LEGACY_DEFAULT_RECALL_MAX_RESULTS
-                and existing.thresholds == d.default_recall_thresholds()
-            ):
-                existing.max_results = d.DEFAULT_RECALL_MAX_RESULTS
-            continue
-        base = config.recall_profiles.get("default", RecallProfileConfig())
-        if name == "passive":
-            config.recall_profiles[name] = d.passive_recall_profile_from(base)
-        elif name == "passive_initial":
-            config.recall_profiles[name] = d.passive_initial_recall_profile_from(base)
-        else:
-            config.recall_profiles[name] = profile
+    default = config.recall_profiles.setdefault("default", defaults.recall_profiles["default"])
+    if default.max_results == LEGACY_DEFAULT_RECALL_MAX_RESULTS and default.thresholds == d.default_recall_thresholds():
+        default.max_results = d.DEFAULT_RECALL_MAX_RESULTS
     for name, write in defaults.write_profiles.items():
         config.write_profiles.setdefault(name, write)
-    _merge_telemetry(config.telemetry, defaults.telemetry)
     for name, agent in defaults.agents.items():
         if name not in config.agents:
             config.agents[name] = agent
