@@ -231,9 +231,7 @@ def _decode_dataclass(cls: type[T], value: object, path: str) -> T:
 
 
 def parse_config(data: object) -> Config:
-    """Build a :class:`Config` from parsed YAML/JSON; type errors raise :class:`ConfigError`."""
-    if data is None:
-        data = {}
+    """Build a :class:`Config` from parsed YAML/JSON (``None`` too); type errors raise :class:`ConfigError`."""
     return _decode_dataclass(Config, data, "")
 
 

@@ -321,7 +321,6 @@ def load_config(
         else:
             config = normalize(default_config(target, provider_types), in_place=True)
             config.path = target
-            config.exists = False
             return config
     data = read_raw(source, parse_cache=parse_cache, secret_keys=provider_types.secret_keys)
     try:
@@ -333,7 +332,6 @@ def load_config(
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     _warn_unknown_keys(source, data)
-    config.path = target
     config.exists = True
     return config
 

@@ -58,10 +58,7 @@ def slug_id(value: str) -> str:
 
 def default_user_id() -> str:
     """The OS user as a slug (``$USER``, then the login name), ``user`` when unknown."""
-    name = os.environ.get("USER", "")
-    if not name:
-        name = _login_name()
-    return slug_id(name) or "user"
+    return slug_id(os.environ.get("USER") or _login_name()) or "user"
 
 
 def _login_name() -> str:

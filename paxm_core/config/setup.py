@@ -172,10 +172,7 @@ def _merge_hook(current: AgentHookConfig, default: AgentHookConfig) -> AgentHook
         recall.insertion = copy.deepcopy(default_recall.insertion)
     if recall.initial is None and default_recall.initial is not None:
         recall.initial = copy.deepcopy(default_recall.initial)
-    write, default_write = current.write, default.write
-    write.profile = write.profile or default_write.profile
-    write.template = write.template or default_write.template
-    write.mode = write.mode or default_write.mode
+    write, default_write = current.write, default.write  # loading filled profile, template and mode
     if not write.enabled and write.template == "{{ .prompt }}" and write.mode == "prompt" and default_write.enabled:
         current.write = copy.deepcopy(default_write)
         return current
