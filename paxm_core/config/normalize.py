@@ -18,13 +18,10 @@ from typing import TYPE_CHECKING
 import paxm_core.config.defaults as d
 from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.config.model import (
-    ActiveRecallConfig,
     AgentConfig,
     AgentHookConfig,
     Config,
-    HookRecallConfig,
     LegacyHookConfig,
-    RankingConfig,
     RecallProfileConfig,
     RouteConfig,
     ScopeConfig,
@@ -225,15 +222,8 @@ def _rename_routes(routes: list[RouteConfig], old: str, new: str) -> list[RouteC
 
 
 def _normalize_profiles(config: Config, renamed_local: bool) -> None:
-    if not config.recall_profiles:
-        config.recall_profiles = {
-            "default": RecallProfileConfig(
-                providers=_legacy_routes(config.providers, "read"),
-                max_results=d.DEFAULT_RECALL_MAX_RESULTS,
-                thresholds=d.default_recall_thresholds(),
-                ranking=RankingConfig(type="weighted_relevance"),
-            )
-        }
+    if not config.recall_profiles:  # the next loop fills its max_results, thresholds and ranking
+        config.recall_profiles = {"default": RecallProfileConfig(providers=_legacy_routes(config.providers, "read"))}
     for name, recall in config.recall_profiles.items():
         _normalize_recall_profile(recall)
         if name in ("passive", "passive_initial"):
@@ -270,15 +260,10 @@ def _legacy_agents(hooks: dict[str, LegacyHookConfig]) -> dict[str, AgentConfig]
         return d.default_agents()
     agents: dict[str, AgentConfig] = {}
     for name, hook in hooks.items():
-        agent = AgentConfig(
-            enabled=hook.enabled,
-            active_recall=ActiveRecallConfig(enabled=True, profile="default", output="markdown"),
-        )
+        agent = AgentConfig(enabled=hook.enabled, active_recall=d.active_recall())
         for event, event_config in hook.events.items():
-            recall: HookRecallConfig = copy.deepcopy(event_config.recall)
-            if not recall.profile:
-                recall.profile = "default"
-            agent.hooks[event] = AgentHookConfig(recall=recall)
+            # _normalize_hook, run next, fills an empty profile with "default"
+            agent.hooks[event] = AgentHookConfig(recall=copy.deepcopy(event_config.recall))
         agents[name] = agent
     return agents
 
