@@ -170,21 +170,13 @@ def _normalize_recall_profile(profile: RecallProfileConfig) -> RecallProfileConf
         profile.thresholds = d.default_recall_thresholds()
     if not profile.ranking.type:
         profile.ranking.type = "weighted_relevance"
-    tiers: list[str] = []
-    for tier in profile.tiers:
-        canonical = _normalize_tier(tier)
-        if canonical not in tiers:
-            tiers.append(canonical)
-    profile.tiers = tiers
+    profile.tiers = list(dict.fromkeys(_normalize_tier(tier) for tier in profile.tiers))
     profile.providers = [_normalize_route(r) for r in profile.providers]
     return profile
 
 
 def _normalize_write_profile(name: str, profile: WriteProfileConfig) -> WriteProfileConfig:
-    if profile.tier.strip():
-        profile.tier = _normalize_tier(profile.tier)
-    else:
-        profile.tier = "stm" if name.strip().lower() == "stm" else "ltm"
+    profile.tier = _normalize_tier(profile.tier if profile.tier.strip() else name)  # no tier: by the profile's name
     for route in profile.providers:
         _normalize_route(route)
         if route.timeout is None:

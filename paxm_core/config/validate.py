@@ -172,8 +172,7 @@ def _write_profiles(config: Config) -> None:
         tier = profile.tier.strip().lower()
         if tier and tier not in _TIERS:
             _fail(f"{where}.tier", f"{profile.tier!r} is invalid; use stm or ltm")
-        if not tier:
-            tier = "stm" if name.strip().lower() == "stm" else "ltm"
+        tier = tier or ("stm" if name.strip().lower() == "stm" else "ltm")
         if tier == "ltm" and profile.expires_after is not None:
             _fail(
                 f"{where}.expires_after", "long-term (ltm) memories never expire; remove expires_after or set tier: stm"
