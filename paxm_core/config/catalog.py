@@ -26,14 +26,6 @@ def _unknown(type_name: str) -> ProviderType | None:
     return None
 
 
-def _no_keys() -> frozenset[str]:
-    return frozenset()
-
-
-def _no_types() -> Iterable[ProviderType]:
-    return ()
-
-
 @value_dataclass(frozen=True)
 class ProviderCatalog:
     """The installed provider types, as the config reads them; every member is asked lazily.
@@ -44,8 +36,8 @@ class ProviderCatalog:
     """
 
     lookup: Callable[[str], ProviderType | None] = _unknown
-    secret_keys: Callable[[], frozenset[str]] = _no_keys
-    listed: Callable[[], Iterable[ProviderType]] = _no_types
+    secret_keys: Callable[[], frozenset[str]] = frozenset
+    listed: Callable[[], Iterable[ProviderType]] = tuple
 
     @classmethod
     def of(cls, types: Mapping[str, ProviderType]) -> ProviderCatalog:
@@ -56,13 +48,7 @@ class ProviderCatalog:
         def lookup(type_name: str) -> ProviderType | None:
             return known.get(type_name.strip().lower())
 
-        def secret_keys() -> frozenset[str]:
-            return secrets
-
-        def listed() -> Iterable[ProviderType]:
-            return known.values()
-
-        return cls(lookup, secret_keys, listed)
+        return cls(lookup, lambda: secrets, known.values)
 
     def __deepcopy__(self, memo: dict[int, object]) -> ProviderCatalog:
         return self  # immutable, and may hold a plugin manager nobody should copy

@@ -9,6 +9,7 @@ third-party provider types.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import types
@@ -30,9 +31,8 @@ REDACTED = "<redacted>"
 
 T = TypeVar("T")
 
-# ProviderConfig belongs to the provider contract; its wire rules are recorded here.
-_PROVIDER_ALWAYS = frozenset({"type", "enabled"})
-_PROVIDER_DURATIONS = frozenset({"timeout"})
+# ProviderConfig belongs to the provider contract; its field metadata is recorded here.
+_PROVIDER_FLAGS = {"always": frozenset({"type", "enabled"}), "duration": frozenset({"timeout"})}
 _SECRET_SUFFIXES = ("_key", "_token", "_secret", "_password", "apikey")
 _SECRET_WORDS = ("password", "secret", "token", "authorization", "credential")
 
@@ -50,30 +50,20 @@ def is_secret_key(key: str, declared: frozenset[str] = frozenset()) -> bool:
     return k in SECRET_KEYS or k.endswith(_SECRET_SUFFIXES) or any(w in k for w in _SECRET_WORDS) or k in declared
 
 
-_HINTS: dict[type, dict[str, object]] = {}
-
-
+@functools.cache
 def _hints(cls: type) -> dict[str, object]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = typing.get_type_hints(cls)
-    return hints
+    return typing.get_type_hints(cls)
 
 
 def _is_optional(tp: object) -> bool:
     return typing.get_origin(tp) in (types.UnionType, typing.Union)
 
 
-def _is_duration(cls: type, f: dataclasses.Field[object]) -> bool:
+def _flag(cls: type, f: dataclasses.Field[object], flag: str) -> bool:
+    """Whether field ``f`` carries the model metadata ``flag`` (``duration`` or ``always``)."""
     if cls is ProviderConfig:
-        return f.name in _PROVIDER_DURATIONS
-    return bool(f.metadata.get("duration"))
-
-
-def _is_always(cls: type, f: dataclasses.Field[object]) -> bool:
-    if cls is ProviderConfig:
-        return f.name in _PROVIDER_ALWAYS
-    return bool(f.metadata.get("always"))
+        return f.name in _PROVIDER_FLAGS[flag]
+    return bool(f.metadata.get(flag))
 
 
 def _describe(value: object) -> str:
@@ -99,29 +89,22 @@ def _join(path: str, key: str) -> str:
 # --------------------------------------------------------------------------- decoding
 
 
-_SHAPES: dict[object, tuple[str, object]] = {}
-
-
+@functools.cache
 def _shape(tp: object) -> tuple[str, object]:
-    """Classify a type hint once: (kind, argument)."""
-    shape = _SHAPES.get(tp)
-    if shape is None:
-        args = typing.get_args(tp)
-        origin = typing.get_origin(tp)
-        if _is_optional(tp):
-            shape = ("optional", next(a for a in args if a is not type(None)))
-        elif tp is Any:
-            shape = ("any", None)
-        elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
-            shape = ("dataclass", tp)
-        elif origin is list:
-            shape = ("list", args[0])
-        elif origin is dict:
-            shape = ("dict", args[1])
-        else:
-            shape = ("scalar", tp)
-        _SHAPES[tp] = shape
-    return shape
+    """Classify a type hint: (kind, argument)."""
+    args = typing.get_args(tp)
+    origin = typing.get_origin(tp)
+    if _is_optional(tp):
+        return "optional", next(a for a in args if a is not type(None))
+    if tp is Any:
+        return "any", None
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return "dataclass", tp
+    if origin is list:
+        return "list", args[0]
+    if origin is dict:
+        return "dict", args[1]
+    return "scalar", tp
 
 
 def decode(tp: type[T], value: object, path: str) -> T:
@@ -215,21 +198,16 @@ def _decode_duration(value: object, path: str) -> float | None:
     return seconds
 
 
-_PLANS: dict[type, tuple[list[tuple[str, bool, object]], frozenset[str]]] = {}
-
-
+@functools.cache
 def _plan(cls: type) -> tuple[list[tuple[str, bool, object]], frozenset[str]]:
-    """Per dataclass, once: the decodable fields as (name, is_duration, hint) and their names."""
-    plan = _PLANS.get(cls)
-    if plan is None:
-        hints = _hints(cls)
-        fields = [
-            (f.name, _is_duration(cls, f), hints[f.name])
-            for f in dataclasses.fields(cls)
-            if not f.metadata.get("internal") and not (cls is ProviderConfig and f.name == "extra")
-        ]
-        plan = _PLANS[cls] = (fields, frozenset(name for name, _, _ in fields))
-    return plan
+    """Per dataclass: the decodable fields as (name, is_duration, hint) and their names."""
+    hints = _hints(cls)
+    fields = [
+        (f.name, _flag(cls, f, "duration"), hints[f.name])
+        for f in dataclasses.fields(cls)
+        if not f.metadata.get("internal") and not (cls is ProviderConfig and f.name == "extra")
+    ]
+    return fields, frozenset(name for name, _, _ in fields)
 
 
 def _decode_dataclass(cls: type[T], value: object, path: str) -> T:
@@ -238,7 +216,8 @@ def _decode_dataclass(cls: type[T], value: object, path: str) -> T:
     if not isinstance(value, dict):
         where = path or "config"
         raise ConfigError(f"expected a mapping, got {_describe(value)}; write it as `key: value` lines", path=where)
-    fields, known = _plan(cls)
+    plain: type = cls  # what ``functools.cache`` can key on
+    fields, known = _plan(plain)
     kwargs: dict[str, object] = {}
     for name, is_duration, hint in fields:
         if name not in value:
@@ -252,9 +231,7 @@ def _decode_dataclass(cls: type[T], value: object, path: str) -> T:
 
 
 def parse_config(data: object) -> Config:
-    """Build a :class:`Config` from parsed YAML/JSON; type errors raise :class:`ConfigError`."""
-    if data is None:
-        data = {}
+    """Build a :class:`Config` from parsed YAML/JSON (``None`` too); type errors raise :class:`ConfigError`."""
     return _decode_dataclass(Config, data, "")
 
 
@@ -288,22 +265,18 @@ def _is_empty(value: object) -> bool:
     return False
 
 
-def dump_value(value: object, secret_keys: frozenset[str] = frozenset()) -> object:
-    """One config section (a dataclass) as plain YAML-shaped data, secrets redacted.
+def dump_value(value: object, redact: frozenset[str] | None = frozenset()) -> object:
+    """One config section (a dataclass) as plain YAML-shaped data.
 
-    ``secret_keys``: what installed provider types declare secret (see :func:`is_secret_key`).
+    ``redact``: ``None`` writes secrets as they are; a set redacts them, counting the keys
+    installed provider types declare secret too (see :func:`is_secret_key`).
     """
-    return _dump_value(value, secret_keys)
-
-
-def _dump_value(value: object, redact: frozenset[str] | None) -> object:
-    # ``redact``: None writes everything; a set redacts, counting its keys as secret too
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _dump_dataclass(value, redact)
     if isinstance(value, dict):
-        return {k: _dump_value(v, redact) for k, v in value.items()}
+        return {k: dump_value(v, redact) for k, v in value.items()}
     if isinstance(value, list):
-        return [_dump_value(v, redact) for v in value]
+        return [dump_value(v, redact) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value) if abs(value) < 2**53 else value
     return value
@@ -368,7 +341,7 @@ def _dump_dataclass(obj: DataclassInstance, redact: frozenset[str] | None) -> di
                     continue
                 out[k] = _redact_option(k, v, redact) if redact is not None else v
             continue
-        if _is_duration(cls, f):
+        if _flag(cls, f, "duration"):
             if value is not None:
                 out[f.name] = compact_duration(value)
             continue
@@ -377,9 +350,9 @@ def _dump_dataclass(obj: DataclassInstance, redact: frozenset[str] | None) -> di
         optional = _is_optional(_hints(cls)[f.name])
         if dataclasses.is_dataclass(value) and not optional and value == _zero(value):
             continue  # a section left at its zero value is omitted, as upstream's omitempty does
-        dumped = _dump_value(value, redact)
+        dumped = dump_value(value, redact)
         # Optional values (``bool | None`` ...) keep an explicit false/zero once set.
-        if not optional and not _is_always(cls, f) and _is_empty(dumped):
+        if not optional and not _flag(cls, f, "always") and _is_empty(dumped):
             continue
         if cls is ProviderConfig and redact is not None:
             if f.name == "env" and isinstance(dumped, dict):

@@ -152,12 +152,6 @@ def ltm_write_profile_from(routes: list[RouteConfig]) -> WriteProfileConfig:
     return WriteProfileConfig(providers=copy.deepcopy(routes), tier="ltm")
 
 
-def _insertion() -> HookInsertionConfig:
-    return HookInsertionConfig(
-        min_score=DEFAULT_HOOK_INSERTION_MIN_SCORE, max_items=DEFAULT_HOOK_INSERTION_MAX_ITEMS, require_query_terms=True
-    )
-
-
 def default_initial_recall() -> HookInitialRecallConfig:
     """First-prompt recall: profile ``passive_initial``, 5 results, min score 0.35."""
     return HookInitialRecallConfig(
@@ -177,7 +171,11 @@ def default_hook_recall() -> HookRecallConfig:
         max_results=DEFAULT_HOOK_RECALL_MAX_RESULTS,
         timeout_extra=DEFAULT_PASSIVE_RECALL_TIMEOUT_EXTRA,
         output="markdown",
-        insertion=_insertion(),
+        insertion=HookInsertionConfig(
+            min_score=DEFAULT_HOOK_INSERTION_MIN_SCORE,
+            max_items=DEFAULT_HOOK_INSERTION_MAX_ITEMS,
+            require_query_terms=True,
+        ),
         initial=default_initial_recall(),
     )
 
@@ -293,8 +291,7 @@ def default_config(path: str | Path | None = None, provider_types: ProviderCatal
     standard config location and beside the config file otherwise.  Every installed provider
     type with a :attr:`~paxm_core.api.protocols.ProviderType.default_entry` is listed, disabled.
     """
-    config_path = resolve_config_path(path) if path else resolve_config_path()
-    config_path = expand_path(config_path)
+    config_path = expand_path(resolve_config_path(path))
     data_path = default_data_path() if is_default_config_path(config_path) else config_path.parent / "memory.sqlite"
     default_recall = RecallProfileConfig(
         providers=[RouteConfig(name="sqlite", required=True, weight=DEFAULT_ROUTE_WEIGHT)],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 from paxm_core.api.errors import ConfigError
 from paxm_core.atomic import write_atomic
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
-from paxm_core.config.codec import dump_config, parse_config
+from paxm_core.config.codec import dump_config, is_secret_key, parse_config
 from paxm_core.config.defaults import default_config
 from paxm_core.config.model import Config
 from paxm_core.config.normalize import normalize
@@ -67,7 +68,7 @@ def read_raw(
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}; check the path and its permissions") from None
-    if path.exists() and not text.strip():
+    if not text.strip():
         # An empty file would silently mean "built-in defaults, no agent enabled": every hook
         # would exit 0 and capture nothing.  Say so instead.
         raise ConfigError(
@@ -76,7 +77,7 @@ def read_raw(
         )
     if _is_json(path):
         try:
-            return json.loads(text) if text.strip() else {}
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; fix the syntax{_WAY_OUT}"
@@ -119,10 +120,9 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
     except (OSError, ValueError):
         pass
     declared = secret_keys()
-    if hit and not _holds_clear_secret(data, declared):
-        return data
+    if not hit:
+        data = read_raw(path)
     # checked on a hit too: a plugin installed since may declare one of its keys secret
-    data = data if hit else read_raw(path)
     if _holds_clear_secret(data, declared):
         # Credentials never go to a second file: it would outlive a key rotation and be one
         # more place to leak from.  Such a config pays the YAML parser on each daemon start.
@@ -131,9 +131,12 @@ def _read_cached(path: Path, cache_dir: Path, secret_keys: Callable[[], frozense
         except OSError:  # absent (the usual case), or not ours to remove
             pass
         return data
+    if hit:
+        return data
     try:
         text = json.dumps({"digest": digest, "data": data}, ensure_ascii=False)
-        if json.loads(text)["data"] == data and _same_types(json.loads(text)["data"], data):
+        back = json.loads(text)["data"]
+        if back == data and _same_types(back, data):
             from paxm_core.private_files import private_dir
 
             private_dir(cache_dir)
@@ -149,8 +152,6 @@ def _holds_clear_secret(data: object, declared: frozenset[str]) -> bool:
     Empty values and ``env:NAME`` / ``${NAME}`` references are not credentials.  Names follow
     :func:`~paxm_core.config.codec.is_secret_key` with the ``declared`` secret keys.
     """
-    from paxm_core.config.codec import is_secret_key
-
     stack = [data]
     while stack:
         node = stack.pop()
@@ -183,9 +184,7 @@ def _same_types(a: object, b: object) -> bool:
     return True
 
 
-_LOADER: type[yaml.SafeLoader] | None = None
-
-
+@functools.cache
 def _yaml_loader() -> type[yaml.SafeLoader]:
     """A SafeLoader that reads scalars the way upstream's YAML library does.
 
@@ -193,53 +192,50 @@ def _yaml_loader() -> type[yaml.SafeLoader]:
     become datetimes.  Upstream (Go, yaml.v3) keeps those as strings, so ``user_id: no`` or an
     unquoted ``passive_write_started_at`` would otherwise load differently here.
     """
-    global _LOADER
-    if _LOADER is None:
-        import re
+    import re
 
-        import yaml
+    import yaml
 
-        # The libyaml parser when available: 10x faster, and hook processes load the config per prompt.
-        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    # The libyaml parser when available: 10x faster, and hook processes load the config per prompt.
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-        class Loader(base):  # type: ignore[misc, valid-type]
-            # Aliases share one node: composing is cheap, but anything that walks the result
-            # (``config show --json``, normalising, copying) pays the expanded size, which an
-            # "alias bomb" makes exponential.  Count the expanded size on the node graph before
-            # constructing anything, and refuse a document beyond a generous budget.
-            def construct_document(self, node: yaml.Node) -> object:
-                _check_expansion(node)
-                return super().construct_document(node)
+    class Loader(base):  # type: ignore[misc, valid-type]
+        # Aliases share one node: composing is cheap, but anything that walks the result
+        # (``config show --json``, normalising, copying) pays the expanded size, which an
+        # "alias bomb" makes exponential.  Count the expanded size on the node graph before
+        # constructing anything, and refuse a document beyond a generous budget.
+        def construct_document(self, node: yaml.Node) -> object:
+            _check_expansion(node)
+            return super().construct_document(node)
 
-            # Duplicate keys are an error, as in upstream's YAML library (yaml.v3): PyYAML
-            # would silently keep the last one.
-            def construct_mapping(self, node: yaml.Node, deep: bool = False) -> object:
-                if isinstance(node, yaml.MappingNode):
-                    seen: dict[object, yaml.Mark] = {}
-                    for key_node, _ in node.value:
-                        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                            continue
-                        key = key_node.value
-                        if key in seen:
-                            raise yaml.constructor.ConstructorError(
-                                None,
-                                None,
-                                f"duplicate key {key!r} (first at line {seen[key].line + 1})",
-                                key_node.start_mark,
-                            )
-                        seen[key] = key_node.start_mark
-                return super().construct_mapping(node, deep=deep)
+        # Duplicate keys are an error, as in upstream's YAML library (yaml.v3): PyYAML
+        # would silently keep the last one.
+        def construct_mapping(self, node: yaml.Node, deep: bool = False) -> object:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[object, yaml.Mark] = {}
+                for key_node, _ in node.value:
+                    if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = key_node.value
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None,
+                            None,
+                            f"duplicate key {key!r} (first at line {seen[key].line + 1})",
+                            key_node.start_mark,
+                        )
+                    seen[key] = key_node.start_mark
+            return super().construct_mapping(node, deep=deep)
 
-        dropped = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"}
-        Loader.yaml_implicit_resolvers = {
-            first: [(tag, rx) for tag, rx in resolvers if tag not in dropped]
-            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-        }
-        Loader.add_implicit_resolver(
-            "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-        )
-        _LOADER = Loader
-    return _LOADER
+    dropped = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"}
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in dropped]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    return Loader
 
 
 # A config is a few hundred nodes; a million leaves room for any honest use of anchors.
@@ -325,7 +321,6 @@ def load_config(
         else:
             config = normalize(default_config(target, provider_types), in_place=True)
             config.path = target
-            config.exists = False
             return config
     data = read_raw(source, parse_cache=parse_cache, secret_keys=provider_types.secret_keys)
     try:
@@ -337,7 +332,6 @@ def load_config(
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     _warn_unknown_keys(source, data)
-    config.path = target
     config.exists = True
     return config
 
@@ -401,7 +395,7 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
         from paxm_core.private_files import private_dir
 
         private_dir(target.parent)
-        _write_atomically(target, text)
+        write_atomic(target, text)
     except OSError as exc:
         raise ConfigError(
             f"{target}: cannot write the config: {exc.strerror or exc}; check the directory permissions"
@@ -409,7 +403,3 @@ def save_config(config: Config, path: str | Path | None = None) -> Path:
     config.path = target
     config.exists = True
     return target
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    write_atomic(target, text)

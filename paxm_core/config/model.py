@@ -287,39 +287,33 @@ class LimitsConfig:
     DEFAULT_DEADLINE = 20.0
     DEFAULT_OPTIONAL_GRACE = 1.0
 
+    # The effective values: each setting, or its ``DEFAULT_*`` when unset or not positive.
+
     @property
     def route_seconds(self) -> float:
-        """Effective ``route_timeout``."""
-        return (
-            self.route_timeout
-            if self.route_timeout is not None and self.route_timeout > 0
-            else self.DEFAULT_ROUTE_TIMEOUT
-        )
+        value = self.route_timeout
+        return value if value is not None and value > 0 else self.DEFAULT_ROUTE_TIMEOUT
 
     @property
     def deadline_seconds(self) -> float:
-        """Effective ``deadline``."""
-        return self.deadline if self.deadline is not None and self.deadline > 0 else self.DEFAULT_DEADLINE
+        value = self.deadline
+        return value if value is not None and value > 0 else self.DEFAULT_DEADLINE
 
     @property
     def optional_grace_seconds(self) -> float:
-        """Effective ``optional_grace``."""
-        grace = self.optional_grace
-        return grace if grace is not None and grace > 0 else self.DEFAULT_OPTIONAL_GRACE
+        value = self.optional_grace
+        return value if value is not None and value > 0 else self.DEFAULT_OPTIONAL_GRACE
 
     @property
     def text_bytes(self) -> int:
-        """Effective ``max_text_bytes``."""
         return self.max_text_bytes if self.max_text_bytes > 0 else self.DEFAULT_MAX_TEXT_BYTES
 
     @property
     def query_bytes(self) -> int:
-        """Effective ``max_query_bytes``."""
         return self.max_query_bytes if self.max_query_bytes > 0 else self.DEFAULT_MAX_QUERY_BYTES
 
     @property
     def hit_chars(self) -> int:
-        """Effective ``max_hit_chars``."""
         return self.max_hit_chars if self.max_hit_chars > 0 else self.DEFAULT_MAX_HIT_CHARS
 
 

@@ -18,13 +18,10 @@ from typing import TYPE_CHECKING
 import paxm_core.config.defaults as d
 from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.config.model import (
-    ActiveRecallConfig,
     AgentConfig,
     AgentHookConfig,
     Config,
-    HookRecallConfig,
     LegacyHookConfig,
-    RankingConfig,
     RecallProfileConfig,
     RouteConfig,
     ScopeConfig,
@@ -58,10 +55,7 @@ def slug_id(value: str) -> str:
 
 def default_user_id() -> str:
     """The OS user as a slug (``$USER``, then the login name), ``user`` when unknown."""
-    name = os.environ.get("USER", "")
-    if not name:
-        name = _login_name()
-    return slug_id(name) or "user"
+    return slug_id(os.environ.get("USER") or _login_name()) or "user"
 
 
 def _login_name() -> str:
@@ -106,7 +100,7 @@ def resolve_command(command: str, base: Path | None) -> str:
     return os.path.normpath(os.path.join(base if base is not None else os.getcwd(), expanded))
 
 
-def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog, base: Path | None = None) -> ProviderConfig:
+def _normalize_provider(provider: ProviderConfig, types: ProviderCatalog, base: Path | None) -> ProviderConfig:
     if provider.path:
         provider.path = str(Path(provider.path).expanduser())
     if provider.command:
@@ -176,21 +170,13 @@ def _normalize_recall_profile(profile: RecallProfileConfig) -> RecallProfileConf
         profile.thresholds = d.default_recall_thresholds()
     if not profile.ranking.type:
         profile.ranking.type = "weighted_relevance"
-    tiers: list[str] = []
-    for tier in profile.tiers:
-        canonical = _normalize_tier(tier)
-        if canonical not in tiers:
-            tiers.append(canonical)
-    profile.tiers = tiers
+    profile.tiers = list(dict.fromkeys(_normalize_tier(tier) for tier in profile.tiers))
     profile.providers = [_normalize_route(r) for r in profile.providers]
     return profile
 
 
 def _normalize_write_profile(name: str, profile: WriteProfileConfig) -> WriteProfileConfig:
-    if profile.tier.strip():
-        profile.tier = _normalize_tier(profile.tier)
-    else:
-        profile.tier = "stm" if name.strip().lower() == "stm" else "ltm"
+    profile.tier = _normalize_tier(profile.tier if profile.tier.strip() else name)  # no tier: by the profile's name
     for route in profile.providers:
         _normalize_route(route)
         if route.timeout is None:
@@ -228,15 +214,8 @@ def _rename_routes(routes: list[RouteConfig], old: str, new: str) -> list[RouteC
 
 
 def _normalize_profiles(config: Config, renamed_local: bool) -> None:
-    if not config.recall_profiles:
-        config.recall_profiles = {
-            "default": RecallProfileConfig(
-                providers=_legacy_routes(config.providers, "read"),
-                max_results=d.DEFAULT_RECALL_MAX_RESULTS,
-                thresholds=d.default_recall_thresholds(),
-                ranking=RankingConfig(type="weighted_relevance"),
-            )
-        }
+    if not config.recall_profiles:  # the next loop fills its max_results, thresholds and ranking
+        config.recall_profiles = {"default": RecallProfileConfig(providers=_legacy_routes(config.providers, "read"))}
     for name, recall in config.recall_profiles.items():
         _normalize_recall_profile(recall)
         if name in ("passive", "passive_initial"):
@@ -273,15 +252,10 @@ def _legacy_agents(hooks: dict[str, LegacyHookConfig]) -> dict[str, AgentConfig]
         return d.default_agents()
     agents: dict[str, AgentConfig] = {}
     for name, hook in hooks.items():
-        agent = AgentConfig(
-            enabled=hook.enabled,
-            active_recall=ActiveRecallConfig(enabled=True, profile="default", output="markdown"),
-        )
+        agent = AgentConfig(enabled=hook.enabled, active_recall=d.active_recall())
         for event, event_config in hook.events.items():
-            recall: HookRecallConfig = copy.deepcopy(event_config.recall)
-            if not recall.profile:
-                recall.profile = "default"
-            agent.hooks[event] = AgentHookConfig(recall=recall)
+            # _normalize_hook, run next, fills an empty profile with "default"
+            agent.hooks[event] = AgentHookConfig(recall=copy.deepcopy(event_config.recall))
         agents[name] = agent
     return agents
 

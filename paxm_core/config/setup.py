@@ -9,6 +9,8 @@ profiles, drop disabled ones from them, record ``passive_write_started_at`` once
 from __future__ import annotations
 
 import copy
+import errno
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,10 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import paxm_core.config.defaults as d
 from paxm_core.api.errors import ConfigError, UsageError
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.api.timefmt import format_time
 from paxm_core.config.catalog import NO_PROVIDER_TYPES, ProviderCatalog
+from paxm_core.config.codec import decode
 from paxm_core.config.defaults import default_config
-from paxm_core.config.loader import config_exists, load_config
+from paxm_core.config.loader import config_exists, load_config, read_raw
 from paxm_core.config.model import (
     OWNER_PAXM,
     AgentConfig,
@@ -31,14 +35,14 @@ from paxm_core.config.model import (
     RecallProfileConfig,
     RouteConfig,
     ScopeConfig,
-    TelemetryConfig,
 )
 from paxm_core.config.normalize import default_user_id, slug_id
+from paxm_core.config.paths import legacy_json_path
+from paxm_core.duration import parse_duration
 
 if TYPE_CHECKING:
     from paxm_core.api.integration import Integration
     from paxm_core.api.protocols import ProviderType
-    from paxm_core.api.provider_config import ProviderConfig
 
 __all__ = [
     "SetupCatalog",
@@ -122,11 +126,6 @@ class SetupCatalog:
         spec = self.provider_types.get(provider_type)
         return spec.setup_priority if spec is not None else _UNRANKED
 
-    def keys_of(self, provider_type: str) -> frozenset[str]:
-        """The config key names ``provider_type`` declares (empty when it is not installed)."""
-        spec = self.provider_types.get(provider_type)
-        return frozenset(k.name for k in spec.config_keys) if spec is not None else frozenset()
-
 
 def agent_order(config: Config, catalog: SetupCatalog) -> list[str]:
     """Agent names in setup order: by their integration's ``setup_priority``, then by name."""
@@ -173,25 +172,13 @@ def _merge_hook(current: AgentHookConfig, default: AgentHookConfig) -> AgentHook
         recall.insertion = copy.deepcopy(default_recall.insertion)
     if recall.initial is None and default_recall.initial is not None:
         recall.initial = copy.deepcopy(default_recall.initial)
-    write, default_write = current.write, default.write
-    write.profile = write.profile or default_write.profile
-    write.template = write.template or default_write.template
-    write.mode = write.mode or default_write.mode
+    write, default_write = current.write, default.write  # loading filled profile, template and mode
     if not write.enabled and write.template == "{{ .prompt }}" and write.mode == "prompt" and default_write.enabled:
         current.write = copy.deepcopy(default_write)
         return current
     if write.buffer == HookBufferConfig():
         write.buffer = copy.deepcopy(default_write.buffer)
     return current
-
-
-def _merge_telemetry(current: TelemetryConfig, default: TelemetryConfig) -> None:
-    for name in ("enabled", "dir", "events_file", "metrics_file"):
-        if getattr(current, name) in (None, ""):
-            setattr(current, name, getattr(default, name))
-    for name in ("max_event_file_bytes", "max_event_files", "retention_days", "query_preview_chars"):
-        if not getattr(current, name):
-            setattr(current, name, getattr(default, name))
 
 
 def setup_finds_config(path: Path) -> bool:
@@ -202,7 +189,6 @@ def setup_finds_config(path: Path) -> bool:
     """
     if not config_exists(path):
         return False
-    from paxm_core.config.paths import legacy_json_path
 
     source = path if path.is_file() else legacy_json_path(path)
     try:
@@ -212,33 +198,21 @@ def setup_finds_config(path: Path) -> bool:
 
 
 def setup_base_config(path: Path, use_existing: bool, provider_types: ProviderCatalog = NO_PROVIDER_TYPES) -> Config:
-    """The config setup starts from: the defaults, or the existing file with missing defaults merged in."""
+    """The config setup starts from: the defaults, or the existing file with missing defaults merged in.
+
+    Loading normalizes, so the passive recall profiles and every telemetry setting are there already.
+    """
     defaults = default_config(path, provider_types)
     if not use_existing:
         return defaults
     config = load_config(path, provider_types=provider_types)
     for name, provider in defaults.providers.items():
         config.providers.setdefault(name, provider)
-    for name, profile in defaults.recall_profiles.items():
-        existing = config.recall_profiles.get(name)
-        if existing is not None:
-            if (
-                name == "default"
-                and existing.max_results == LEGACY_DEFAULT_RECALL_MAX_RESULTS
-                and existing.thresholds == d.default_recall_thresholds()
-            ):
-                existing.max_results = d.DEFAULT_RECALL_MAX_RESULTS
-            continue
-        base = config.recall_profiles.get("default", RecallProfileConfig())
-        if name == "passive":
-            config.recall_profiles[name] = d.passive_recall_profile_from(base)
-        elif name == "passive_initial":
-            config.recall_profiles[name] = d.passive_initial_recall_profile_from(base)
-        else:
-            config.recall_profiles[name] = profile
+    default = config.recall_profiles.setdefault("default", defaults.recall_profiles["default"])
+    if default.max_results == LEGACY_DEFAULT_RECALL_MAX_RESULTS and default.thresholds == d.default_recall_thresholds():
+        default.max_results = d.DEFAULT_RECALL_MAX_RESULTS
     for name, write in defaults.write_profiles.items():
         config.write_profiles.setdefault(name, write)
-    _merge_telemetry(config.telemetry, defaults.telemetry)
     for name, agent in defaults.agents.items():
         if name not in config.agents:
             config.agents[name] = agent
@@ -287,32 +261,18 @@ def _route_provider(config: Config, provider: str, required: bool, catalog: Setu
 
 
 def _unroute_provider(config: Config, provider: str) -> None:
-    for name in RECALL_PROFILES:
-        if name in config.recall_profiles:
-            profile = config.recall_profiles[name]
+    profiles = [config.recall_profiles.get(n) for n in RECALL_PROFILES]
+    for profile in [*profiles, *(config.write_profiles.get(n) for n in WRITE_PROFILES)]:
+        if profile is not None:
             profile.providers = [r for r in profile.providers if r.name != provider]
-    for name in WRITE_PROFILES:
-        if name in config.write_profiles:
-            profile_w = config.write_profiles[name]
-            profile_w.providers = [r for r in profile_w.providers if r.name != provider]
 
 
 # --------------------------------------------------------------------------- agents
 
 
-def _write_events(agent: AgentConfig) -> list[str]:
-    def supports_write(hook: AgentHookConfig) -> bool:
-        w = hook.write
-        return w.enabled or bool(w.profile or w.template or w.mode) or w.buffer != HookBufferConfig()
-
-    ordered = [e for e in ("session_start", "user_input", "turn_end") if e in agent.hooks]
-    extra = sorted(e for e in agent.hooks if e not in ordered)
-    return [e for e in ordered + extra if supports_write(agent.hooks[e])]
-
-
 def passive_write_enabled(agent: AgentConfig) -> bool:
     """Whether any hook of ``agent`` captures turns."""
-    return any(agent.hooks[e].write.enabled for e in _write_events(agent))
+    return any(hook.write.enabled for hook in agent.hooks.values())
 
 
 def _agent_selected_by_config(agent: AgentConfig) -> bool:
@@ -402,19 +362,18 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
     Raises :class:`UsageError` for unknown names, an empty provider selection, missing
     API keys, uninstalled provider types or bad team IDs; nothing is saved by this function.
     """
-    cat = catalog
-    owners = cat.owners()
+    owners = catalog.owners()
     if options.integration != OWNER_PAXM and options.integration not in owners:
         choices = ", ".join([OWNER_PAXM, *sorted(owners)])
         raise UsageError(f"unsupported setup integration {options.integration!r}; use {choices}")
     plugin_target = owners.get(options.integration, "")
-    add_offered_agents(config, cat)
+    add_offered_agents(config, catalog)
     previously_enabled = {name: agent.enabled for name, agent in config.agents.items()}
-    provider_names = provider_order(config, cat)
-    agent_names = agent_order(config, cat)
+    provider_names = provider_order(config, catalog)
+    agent_names = agent_order(config, catalog)
     selected_providers = {n: config.providers[n].enabled for n in provider_names}
     # a setup that names no agent selects what the file chose, else the harnesses found here
-    default_agents = default_agent_selection(config, cat)
+    default_agents = default_agent_selection(config, catalog)
     selected_agents = {n: n in default_agents for n in agent_names}
 
     if options.user_id.strip():
@@ -427,20 +386,19 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
     if options.team_ids.strip():
         _team_profiles(config, options.team_ids)
     if options.providers:
-        added = _add_provider_types(config, options.providers, cat)
+        added = _add_provider_types(config, options.providers, catalog)
         if added:
-            provider_names = provider_order(config, cat)
-            selected_providers.update(dict.fromkeys(added, False))
+            provider_names = provider_order(config, catalog)
         selected_providers = _pin(_instance_names(config, options.providers), provider_names, "provider")
     if options.agents or options.agents_chosen:
-        selected_agents = _pin(options.agents, agent_names, "agent", cat)
+        selected_agents = _pin(options.agents, agent_names, "agent", catalog)
     if plugin_target:
         selected_agents = {n: n == plugin_target for n in selected_agents}
     if not any(selected_providers.values()):
         raise UsageError("setup requires at least one memory provider; pass --provider sqlite (or another)")
 
-    _require_installed(config, selected_providers, cat)
-    _apply_credentials(config, selected_providers, options, cat)
+    _require_installed(config, selected_providers, catalog)
+    _apply_credentials(config, selected_providers, options, catalog)
     for name in provider_names:
         provider = config.providers[name]
         was_enabled = provider.enabled
@@ -449,7 +407,7 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
             _unroute_provider(config, name)
         elif not was_enabled:
             # Newly enabled: read+write, required.  Custom routing of already-enabled providers stays.
-            _route_provider(config, name, True, cat)
+            _route_provider(config, name, True, catalog)
 
     stamp = format_time(options.now or datetime.now(UTC))
     for name in agent_names:
@@ -461,7 +419,6 @@ def apply_setup(config: Config, options: SetupOptions, catalog: SetupCatalog) ->
         for name, enabled in previously_enabled.items():
             if name != plugin_target:
                 config.agents[name].enabled = enabled
-    if plugin_target:
         config.agents[plugin_target].integration.owner = options.integration
     return config, [n for n in agent_names if selected_agents[n]]
 
@@ -508,8 +465,6 @@ def _instance_names(config: Config, names: Iterable[str]) -> list[str]:
 
 def provider_config_from_type(spec: ProviderType) -> ProviderConfig:
     """A ``providers.<name>`` entry for ``spec`` holding the defaults its config keys declare."""
-    from paxm_core.api.provider_config import ProviderConfig
-    from paxm_core.duration import parse_duration
 
     provider = ProviderConfig(type=spec.type)
     known = {f for f in ProviderConfig.__dataclass_fields__ if f not in ("extra", "type", "enabled")}
@@ -569,7 +524,6 @@ def _require_installed(config: Config, selected: Mapping[str, bool], catalog: Se
 
 def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
     """Give every registered integration an ``agents.<name>`` entry (its ``default_agent_config``)."""
-    from paxm_core.config.codec import decode
 
     for name, integration in catalog.integrations.items():
         if name in config.agents:
@@ -611,8 +565,6 @@ def _file_agents(config: Config) -> dict[object, object] | None:
     """
     if not config.exists:
         return None
-    from paxm_core.config.loader import read_raw
-    from paxm_core.config.paths import legacy_json_path
 
     source = Path(config.path)
     if not source.is_file() and legacy_json_path(source).is_file():
@@ -628,7 +580,6 @@ def agents_enabled_in_file(config: Config) -> set[str]:
     ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
     file cannot be read back.
     """
-    from paxm_core.config.codec import decode
 
     try:
         agents = _file_agents(config)
@@ -742,10 +693,6 @@ def move_config_aside(path: Path, now: datetime | None = None) -> Path:
     before the original is removed, so the old settings are never lost.  A symlink is not
     followed or moved (paxm did not make it): :class:`ConfigError` says to fix it by hand.
     """
-    import errno
-    import os
-
-    from paxm_core.config.paths import legacy_json_path
 
     source = path if (path.is_file() or path.is_symlink()) else legacy_json_path(path)
     try:

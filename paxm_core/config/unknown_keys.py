@@ -7,16 +7,13 @@ as one stderr warning line; ``paxm config doctor`` lists each with its fix.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import types
-import typing
 from collections.abc import Callable, Iterable
-from typing import Any
 
+from paxm_core.api.provider_config import ProviderConfig
 from paxm_core.api.values import value_dataclass
-from paxm_core.config.codec import _hints
+from paxm_core.config.codec import _hints, _join, _plan, _shape
 from paxm_core.config.model import Config
+from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
 
 __all__ = ["UnknownKey", "did_you_mean", "unknown_keys"]
 
@@ -38,7 +35,7 @@ class UnknownKey:
         return f"`{self.path}`{hint}"
 
 
-def did_you_mean(word: str, known: typing.Iterable[str], cutoff: float = 0.6) -> str:
+def did_you_mean(word: str, known: Iterable[str], cutoff: float = 0.6) -> str:
     """The known word closest to ``word`` (``difflib``), or ``""`` when none is close."""
     import difflib  # only for a key paxm does not know: every load checks the keys, few have one
 
@@ -70,39 +67,19 @@ def unknown_keys(data: object, type_keys: TypeKeys | None = None) -> list[Unknow
     return found
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-@functools.cache
-def _provider_class() -> type:
-    """``ProviderConfig``, as the model's ``providers`` map holds it (the provider contract's class)."""
-    cls: type = typing.get_args(_hints(Config)["providers"])[1]
-    return cls
-
-
-@functools.cache
-def _model(cls: type) -> tuple[frozenset[str], dict[str, object]]:
-    """A config dataclass's readable keys and their type hints (once per class: hints are slow)."""
-    names = frozenset(f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal") and f.name != "extra")
-    return names, _hints(cls)  # the decoder computed them already while parsing
-
-
 def _walk(
     cls: type, data: dict[object, object], path: str, found: list[UnknownKey], type_keys: TypeKeys | None
 ) -> None:
-    from paxm_core.config.normalize import LEGACY_PROVIDER_KEYS
-
-    fields, hints = _model(cls)
+    fields, hints = _plan(cls)[1], _hints(cls)  # the keys the decoder reads
     declared: list[str] = []
-    if cls is _provider_class() and type_keys is not None:
+    if cls is ProviderConfig and type_keys is not None:
         declared = list(type_keys(str(data.get("type") or "")))
     for key, value in data.items():
         name = str(key)
         if name in fields:
             _walk_value(hints[name], value, _join(path, name), found, type_keys)
             continue
-        if cls is _provider_class():
+        if cls is ProviderConfig:
             known = [*fields, *LEGACY_PROVIDER_KEYS, *declared]
             guess = did_you_mean(name, known, _PROVIDER_TYPO_CUTOFF)
             if guess and name not in LEGACY_PROVIDER_KEYS and name not in declared:
@@ -111,24 +88,11 @@ def _walk(
         found.append(UnknownKey(_join(path, name), did_you_mean(name, fields)))
 
 
-@functools.cache
-def _shape(hint: object) -> tuple[str, object]:
-    """``("dataclass", cls)``, ``("dict", value hint)``, ``("list", item hint)`` or ``("leaf", None)``."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return _shape(next((a for a in args if a is not type(None)), Any))
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return "dataclass", hint
-    if origin is dict:
-        return "dict", args[1]
-    if origin is list:
-        return "list", args[0]
-    return "leaf", None
-
-
 def _walk_value(hint: object, value: object, path: str, found: list[UnknownKey], type_keys: TypeKeys | None) -> None:
     kind, inner = _shape(hint)
-    if kind == "dataclass" and isinstance(value, dict) and isinstance(inner, type):
+    if kind == "optional":
+        _walk_value(inner, value, path, found, type_keys)
+    elif kind == "dataclass" and isinstance(value, dict) and isinstance(inner, type):
         _walk(inner, value, path, found, type_keys)
     elif kind == "dict" and isinstance(value, dict):
         for key, item in value.items():

@@ -30,13 +30,9 @@ class Problem:
     fix: str
 
 
-def _where(config: Config) -> str:
-    return str(config.path) if str(config.path) not in ("", ".") else "the config"
-
-
 def _no_provider_cause(config: Config) -> tuple[str, str]:
     """``(why no provider is enabled, the fix)``."""
-    where = _where(config)
+    where = str(config.path) if str(config.path) not in ("", ".") else "the config"
     names = sorted(config.providers)
     if not names:
         return (

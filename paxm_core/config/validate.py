@@ -111,8 +111,6 @@ def _capture_queue(config: Config) -> None:
 
 
 def _workspace_privacy(config: Config) -> None:
-    import re
-
     if config.workspace.effective_mode not in ("project", "directory"):
         _fail("workspace.mode", f"unknown mode {config.workspace.mode!r}; use project or directory")
     for index, pattern in enumerate(config.privacy.redact_patterns):
@@ -174,8 +172,7 @@ def _write_profiles(config: Config) -> None:
         tier = profile.tier.strip().lower()
         if tier and tier not in _TIERS:
             _fail(f"{where}.tier", f"{profile.tier!r} is invalid; use stm or ltm")
-        if not tier:
-            tier = "stm" if name.strip().lower() == "stm" else "ltm"
+        tier = tier or ("stm" if name.strip().lower() == "stm" else "ltm")
         if tier == "ltm" and profile.expires_after is not None:
             _fail(
                 f"{where}.expires_after", "long-term (ltm) memories never expire; remove expires_after or set tier: stm"
