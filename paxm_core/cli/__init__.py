@@ -11,12 +11,16 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from paxm_core import __version__
 from paxm_core.api.errors import PaxmError
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import Config
+    from paxm_core.runtime import Runtime
 
 __all__ = ["cli", "main"]
 
@@ -101,9 +105,9 @@ class CliState:
 
     def __init__(self, config_path: str | None) -> None:
         self.config_path = config_path
-        self._runtime: Any = None
+        self._runtime: Runtime | None = None
 
-    def runtime(self) -> Any:
+    def runtime(self) -> Runtime:
         """Load config, plugins and providers once per invocation."""
         if self._runtime is None:
             from paxm_core.runtime import Runtime
@@ -111,7 +115,7 @@ class CliState:
             self._runtime = Runtime.load(self.config_path)
         return self._runtime
 
-    def config(self) -> Any:
+    def config(self) -> Config:
         """The loaded :class:`~paxm_core.config.Config` (``--config`` or the default location).
 
         Plugin commands (``paxm_register_commands``) read it as ``ctx.find_root().obj.config()``
