@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from paxm_core.backfill.sources import in_range, turns_in
 
@@ -31,7 +31,6 @@ __all__ = [
     "auto_workers",
     "render_file",
     "render_files_parallel",
-    "render_files_serial",
     "worker_setup",
 ]
 
@@ -78,19 +77,6 @@ def render_file(
             yield turn.turn_id, "rendered", events, fingerprint
 
 
-def render_files_serial(
-    renderer: TurnRenderer,
-    reader: SupportsTranscripts,
-    files: list[tuple[Path, int, int]],
-    after: float | None,
-    before: float | None,
-    done: Collection[str],
-) -> FileTurns:
-    """Each file with its turns, read and rendered in this process as they are consumed."""
-    for path, size, mtime_ns in files:
-        yield path, size, mtime_ns, render_file(renderer, reader, path, after, before, done)
-
-
 # -- the worker processes ----------------------------------------------------------------------
 #
 # Plain child processes (``python -m paxm_core.backfill.workers``), not ``multiprocessing``: its
@@ -104,13 +90,12 @@ def render_files_serial(
 # its Rendered turns carry :data:`~paxm_core.capture.queue.EncodedEvent` rows, not events.
 
 
-class _LightRuntime:
+class _LightRuntime(NamedTuple):
     """What a :class:`TurnRenderer` reads of a runtime: config, plugins, tools (no providers)."""
 
-    def __init__(self, config: Config, plugin_manager: PaxmPluginManager, tools: Tools) -> None:
-        self.config = config
-        self.plugin_manager = plugin_manager
-        self.tools = tools
+    config: Config
+    plugin_manager: PaxmPluginManager
+    tools: Tools
 
 
 def _worker_main() -> None:

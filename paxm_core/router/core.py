@@ -203,7 +203,7 @@ class Router:
         merged: list[Entry] = []
         for outcome in outcomes:
             name = outcome.route.name
-            hits = _hits_of(outcome)
+            hits = outcome.value if outcome.error is None and outcome.value is not None else []  # checked by work
             eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
             result.provider_recalls.append(_provider_recall(outcome, hits, eligible))
             if _failed(outcome, "search", result.provider_errors, failures):
@@ -492,13 +492,6 @@ def _failed(outcome: Outcome[T], op: str, errors: list[ProviderErrorInfo], failu
     if outcome.route.required:
         failures.append(f"{outcome.route.name}: {text}")
     return True
-
-
-def _hits_of(outcome: Outcome[list[MemoryHit]]) -> list[MemoryHit]:
-    """A search outcome's hits (checked by ``_search_work``); none for a failed call."""
-    if outcome.error is not None or outcome.value is None:
-        return []
-    return outcome.value
 
 
 def _provider_recall(outcome: Outcome[list[MemoryHit]], hits: list[MemoryHit], eligible: list[Entry]) -> ProviderRecall:
