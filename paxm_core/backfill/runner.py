@@ -42,6 +42,8 @@ from paxm_core.backfill.render import TurnRenderer, live_fingerprint
 from paxm_core.backfill.workers import FileTurns, auto_workers, render_file, render_files_parallel, worker_setup
 
 if TYPE_CHECKING:
+    from paxm_core.capture.model import CaptureEvent
+    from paxm_core.capture.queue import EncodedEvent
     from paxm_core.runtime import Runtime
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
@@ -49,6 +51,8 @@ __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_
 DEFAULT_BATCH = 500
 #: batches rendered and queued ahead of delivery (bounds the backfill queue's backlog)
 LOOKAHEAD = 2
+#: a turn's capture events: rendered in this process, or encoded rows from a worker process
+Events = list["CaptureEvent | EncodedEvent"]
 
 
 def backfill_dir(config: object) -> Path:
@@ -247,7 +251,7 @@ class BackfillRun:
 
     def _drain(self, source: FileTurns, done: set[str], live: set[str], deadline: float | None, run_id: int) -> None:
         """Queue and checkpoint the rendered turns batch by batch, until done or past ``deadline``."""
-        batch: list[tuple[str, str, list[Any]]] = []
+        batch: list[tuple[str, str, Events]] = []
         finished_files: list[tuple[Path, int, int, int]] = []
         try:
             for path, size, mtime_ns, turns in source:
@@ -279,8 +283,8 @@ class BackfillRun:
         self._flush(batch, finished_files, run_id, last=True)
 
     def _sort_turn(
-        self, turn_id: str, kind: str, events: list[Any], fingerprint: str, done: set[str], live: set[str]
-    ) -> tuple[str, str, list[Any]] | None:
+        self, turn_id: str, kind: str, events: Events, fingerprint: str, done: set[str], live: set[str]
+    ) -> tuple[str, str, Events] | None:
         """Count one rendered turn; its checkpoint entry (turn id, status, events), or None to skip it."""
         self.report.found += 1
         if kind == "range":
@@ -322,7 +326,7 @@ class BackfillRun:
 
     def _flush(
         self,
-        batch: list[tuple[str, str, list[Any]]],
+        batch: list[tuple[str, str, Events]],
         files: list[tuple[Path, int, int, int]],
         run_id: int,
         *,
