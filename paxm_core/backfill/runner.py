@@ -39,15 +39,11 @@ from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.delivery import ThreadDeliverer, deliver_all
 from paxm_core.backfill.rate import RateLimiter
 from paxm_core.backfill.render import TurnRenderer, live_fingerprint
-from paxm_core.backfill.workers import (
-    FileTurns,
-    auto_workers,
-    render_files_parallel,
-    render_files_serial,
-    worker_setup,
-)
+from paxm_core.backfill.workers import FileTurns, auto_workers, render_file, render_files_parallel, worker_setup
 
 if TYPE_CHECKING:
+    from paxm_core.capture.model import CaptureEvent
+    from paxm_core.capture.queue import EncodedEvent
     from paxm_core.runtime import Runtime
 
 __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_dir"]
@@ -55,6 +51,8 @@ __all__ = ["BackfillOptions", "BackfillRun", "Progress", "RunReport", "backfill_
 DEFAULT_BATCH = 500
 #: batches rendered and queued ahead of delivery (bounds the backfill queue's backlog)
 LOOKAHEAD = 2
+#: a turn's capture events: rendered in this process, or encoded rows from a worker process
+Events = list["CaptureEvent | EncodedEvent"]
 
 
 def backfill_dir(config: object) -> Path:
@@ -101,7 +99,6 @@ class Progress:
     report: RunReport
     bytes_done: int = 0
     bytes_total: int = 0
-    started: float = field(default_factory=time.monotonic)
 
     @property
     def found(self) -> int:
@@ -118,13 +115,6 @@ class Progress:
     @property
     def skipped(self) -> int:
         return self.report.skipped_done + self.report.skipped_live
-
-    def eta(self) -> float | None:
-        """Seconds left, from the bytes read so far (``None`` until there is a rate)."""
-        elapsed = time.monotonic() - self.started
-        if self.bytes_done <= 0 or elapsed <= 0:
-            return None
-        return max(0.0, (self.bytes_total - self.bytes_done) / (self.bytes_done / elapsed))
 
 
 @dataclass
@@ -253,11 +243,15 @@ class BackfillRun:
         if setup is not None:
             self.report.workers = min(workers, len(files))
             return render_files_parallel(setup, files, workers)
-        return render_files_serial(self.renderer, self.reader, files, self.options.after, self.options.before, done)
+        after, before = self.options.after, self.options.before
+        return (  # read and rendered in this process as they are consumed
+            (path, size, mtime_ns, render_file(self.renderer, self.reader, path, after, before, done))
+            for path, size, mtime_ns in files
+        )
 
     def _drain(self, source: FileTurns, done: set[str], live: set[str], deadline: float | None, run_id: int) -> None:
         """Queue and checkpoint the rendered turns batch by batch, until done or past ``deadline``."""
-        batch: list[tuple[str, str, list[Any]]] = []
+        batch: list[tuple[str, str, Events]] = []
         finished_files: list[tuple[Path, int, int, int]] = []
         try:
             for path, size, mtime_ns, turns in source:
@@ -289,8 +283,8 @@ class BackfillRun:
         self._flush(batch, finished_files, run_id, last=True)
 
     def _sort_turn(
-        self, turn_id: str, kind: str, events: list[Any], fingerprint: str, done: set[str], live: set[str]
-    ) -> tuple[str, str, list[Any]] | None:
+        self, turn_id: str, kind: str, events: Events, fingerprint: str, done: set[str], live: set[str]
+    ) -> tuple[str, str, Events] | None:
         """Count one rendered turn; its checkpoint entry (turn id, status, events), or None to skip it."""
         self.report.found += 1
         if kind == "range":
@@ -321,7 +315,7 @@ class BackfillRun:
                 run_id,
                 found=self.report.found,
                 queued=self.report.queued,
-                skipped=self.report.skipped_done + self.report.skipped_live,
+                skipped=self.progress.skipped,
                 delivered=self.report.delivered,
                 state=self.report.state,
                 error="; ".join(self.report.errors)[:1000],
@@ -332,7 +326,7 @@ class BackfillRun:
 
     def _flush(
         self,
-        batch: list[tuple[str, str, list[Any]]],
+        batch: list[tuple[str, str, Events]],
         files: list[tuple[Path, int, int, int]],
         run_id: int,
         *,
@@ -356,7 +350,7 @@ class BackfillRun:
                 files,
                 found=self.report.found,
                 queued=self.report.queued,
-                skipped=self.report.skipped_done + self.report.skipped_live,
+                skipped=self.progress.skipped,
                 delivered=self.report.delivered,
             )
         # The delivery thread drains the queue while the next batch is read and rendered, at

@@ -12,9 +12,10 @@ exits on its own when the run's process dies.
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Collection, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paxm_core.backfill.sources import in_range, turns_in
 
@@ -31,7 +32,6 @@ __all__ = [
     "auto_workers",
     "render_file",
     "render_files_parallel",
-    "render_files_serial",
     "worker_setup",
 ]
 
@@ -78,19 +78,6 @@ def render_file(
             yield turn.turn_id, "rendered", events, fingerprint
 
 
-def render_files_serial(
-    renderer: TurnRenderer,
-    reader: SupportsTranscripts,
-    files: list[tuple[Path, int, int]],
-    after: float | None,
-    before: float | None,
-    done: Collection[str],
-) -> FileTurns:
-    """Each file with its turns, read and rendered in this process as they are consumed."""
-    for path, size, mtime_ns in files:
-        yield path, size, mtime_ns, render_file(renderer, reader, path, after, before, done)
-
-
 # -- the worker processes ----------------------------------------------------------------------
 #
 # Plain child processes (``python -m paxm_core.backfill.workers``), not ``multiprocessing``: its
@@ -104,24 +91,24 @@ def render_files_serial(
 # its Rendered turns carry :data:`~paxm_core.capture.queue.EncodedEvent` rows, not events.
 
 
-class _LightRuntime:
+class _LightRuntime(NamedTuple):
     """What a :class:`TurnRenderer` reads of a runtime: config, plugins, tools (no providers)."""
 
-    def __init__(self, config: Config, plugin_manager: PaxmPluginManager, tools: Tools) -> None:
-        self.config = config
-        self.plugin_manager = plugin_manager
-        self.tools = tools
+    config: Config
+    plugin_manager: PaxmPluginManager
+    tools: Tools
 
 
 def _worker_main() -> None:
-    import pickle
-
     from paxm_core.backfill.render import TurnRenderer
     from paxm_core.capture.queue import encode_event
     from paxm_core.plugins import get_plugin_manager
     from paxm_core.tools import Tools
 
-    requests, answers = _protocol_pipes()
+    # the requests and answers streams are fds 0 and 1; fd 1 then points at stderr, so a stray
+    # ``print`` in any imported code goes to the log and can never corrupt the pickled answers
+    requests, answers = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     try:
         config, reader, session_id, agent_name, after, before, done = pickle.load(requests)
     except EOFError:
@@ -157,18 +144,6 @@ def _worker_main() -> None:
             return
 
 
-def _protocol_pipes() -> tuple[BinaryIO, BinaryIO]:
-    """In a worker: its (requests, answers) streams, taken from fds 0 and 1.
-
-    File descriptor 1 is then pointed at stderr, so a stray ``print`` in any imported code goes
-    to the log and can never corrupt the pickled answers.
-    """
-    requests = os.fdopen(os.dup(0), "rb")
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    return requests, answers
-
-
 class _Worker:
     """One worker process and its two pipes."""
 
@@ -191,14 +166,10 @@ class _Worker:
         self._requests.flush()
 
     def send(self, path: Path) -> None:
-        import pickle
-
         self._requests.write(pickle.dumps(path))
         self._requests.flush()
 
     def receive(self) -> list[Rendered]:
-        import pickle
-
         try:
             state, value = pickle.load(self._answers)
         except EOFError:
@@ -230,8 +201,6 @@ def worker_setup(
     A reader or config that cannot cross a pipe (an object built in a test, a plugin holding
     a lock) renders in the run's own process instead.
     """
-    import pickle
-
     tools = runtime.tools
     try:
         return pickle.dumps(

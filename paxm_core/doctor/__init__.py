@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+from paxm_core.api.json import JSONObject
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -33,9 +35,9 @@ class DoctorFinding:
     message: str
     fix: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Doctor's ``--json`` row: upstream's ``{provider, required, ok, error?}`` plus the details."""
-        row: dict[str, Any] = {
+        row: JSONObject = {
             "provider": f"{self.check}:{self.subject}",
             "required": self.level == "error",
             "ok": self.level == "ok",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paxm_core.doctor import DoctorFinding
 
@@ -21,7 +21,7 @@ __all__ = ["check_config"]
 CHECK = "config"
 
 
-def _raw(config: Config) -> tuple[Path, Any] | None:
+def _raw(config: Config) -> tuple[Path, object] | None:
     """``(file, parsed data)`` of the config file doctor was given, or ``None`` without one."""
     from paxm_core.config.loader import read_raw
     from paxm_core.config.paths import legacy_json_path
@@ -56,13 +56,8 @@ def check_config(config: Config) -> Iterator[DoctorFinding]:
         source, data = raw
         for key in unknown_keys(data, _declared_keys):
             fix = f"rename it to `{key.suggestion}` in {source}" if key.suggestion else f"remove it from {source}"
-            yield DoctorFinding(
-                CHECK,
-                key.path,
-                "warn",
-                f"config key {key.describe()} is not a paxm setting, so it changes nothing",
-                fix,
-            )
+            message = f"config key {key.describe()} is not a paxm setting, so it changes nothing"
+            yield DoctorFinding(CHECK, key.path, "warn", message, fix)
     from paxm_core.router.profiles import default_recall_profile
 
     installed = sorted(spec.type for spec in config.provider_types.listed())

@@ -10,7 +10,6 @@ fails fast (``bulkhead_busy``) instead of piling up more stuck threads behind it
 from __future__ import annotations
 
 import threading
-import time
 from _queue import SimpleQueue  # what queue.SimpleQueue is, without queue's import (heapq, Queue)
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -37,8 +36,6 @@ class Call(Generic[T]):
         self._done = threading.Event()
         self._value: T | None = None
         self._error: BaseException | None = None
-        #: monotonic time the call returned (0 while it runs)
-        self.finished = 0.0
 
     def run(self) -> None:
         """Run the function, keeping its value or error for :meth:`wait` (signalled by :meth:`signal`)."""
@@ -46,7 +43,6 @@ class Call(Generic[T]):
             self._value = self._fn()
         except BaseException as exc:  # handed to the waiting caller, never lost
             self._error = exc
-        self.finished = time.monotonic()
 
     def signal(self) -> None:
         """Tell waiters the call is done."""

@@ -179,7 +179,7 @@ class Router:
             tiers=tiers or query.tiers,
             metadata=without_attribution(query.metadata) if query.metadata else {},
         )
-        work = self._search_work(provider_query)
+        work = partial(self._search_one, provider_query)
         outcomes = fan_out(self._lane, "search", routes, overall, work, policy.optional_grace)
         result = RecallResult(query=query.text)
         merged, failures = self._merge_outcomes(outcomes, policy, tiers, result)
@@ -203,7 +203,7 @@ class Router:
         merged: list[Entry] = []
         for outcome in outcomes:
             name = outcome.route.name
-            hits = _hits_of(outcome)
+            hits = outcome.value if outcome.error is None and outcome.value is not None else []  # checked by work
             eligible = eligible_hits(name, hits, outcome.route, policy, tiers, now) if hits else []
             result.provider_recalls.append(_provider_recall(outcome, hits, eligible))
             if _failed(outcome, "search", result.provider_errors, failures):
@@ -211,14 +211,11 @@ class Router:
             merged.extend(eligible)
         return merged, failures
 
-    def _search_work(self, query: SearchQuery) -> Callable[[Route, Deadline], list[MemoryHit]]:
-        def work(route: Route, deadline: Deadline) -> list[MemoryHit]:
-            hits = self._providers[route.name].search(query, deadline)
-            if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
-                raise ProviderError(route.name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
-            return hits
-
-        return work
+    def _search_one(self, query: SearchQuery, route: Route, deadline: Deadline) -> list[MemoryHit]:
+        hits = self._providers[route.name].search(query, deadline)
+        if not isinstance(hits, list) or not all(map(isinstance, hits, repeat(MemoryHit))):
+            raise ProviderError(route.name, "search", f"returned {type(hits).__name__}, not a list of MemoryHit")
+        return hits
 
     # -- put -----------------------------------------------------------------------------
 
@@ -235,15 +232,8 @@ class Router:
             raise ConfigError("no writable memory providers are enabled")
         if not items:
             return RememberResult()
-        prepared = self.prepare_items(items, policy)
-        outcomes = fan_out(
-            self._lane,
-            "put",
-            routes,
-            deadline or Deadline.none(),
-            self._put_work(prepared),
-            policy.optional_grace,
-        )
+        work = partial(self._put_one, self.prepare_items(items, policy))
+        outcomes = fan_out(self._lane, "put", routes, deadline or Deadline.none(), work, policy.optional_grace)
         result = RememberResult()
         failures: list[str] = []
         for outcome in outcomes:
@@ -330,22 +320,19 @@ class Router:
         for item, sequence in zip(wanted, sequences, strict=True):
             item.metadata[META_SEQUENCE] = str(sequence)
 
-    def _put_work(self, items: list[MemoryItem]) -> Callable[[Route, Deadline], list[MemoryRef]]:
-        def work(route: Route, deadline: Deadline) -> list[MemoryRef]:
-            provider = self._providers[route.name]
-            refs: list[MemoryRef]
-            if CAP_PUT_BATCH in self.capabilities(route.name):
-                assert isinstance(provider, SupportsPutBatch)
-                refs = list(provider.put_batch(items, deadline))
-            else:
-                refs = []
-                for item in items:  # sequential; the first error stops the rest
-                    refs.append(provider.put(item, deadline))
-            if not all(isinstance(r, MemoryRef) for r in refs):
-                raise ProviderError(route.name, "put", "returned something other than MemoryRef")
-            return refs
-
-        return work
+    def _put_one(self, items: list[MemoryItem], route: Route, deadline: Deadline) -> list[MemoryRef]:
+        provider = self._providers[route.name]
+        refs: list[MemoryRef]
+        if CAP_PUT_BATCH in self.capabilities(route.name):
+            assert isinstance(provider, SupportsPutBatch)
+            refs = list(provider.put_batch(items, deadline))
+        else:
+            refs = []
+            for item in items:  # sequential; the first error stops the rest
+                refs.append(provider.put(item, deadline))
+        if not all(isinstance(r, MemoryRef) for r in refs):
+            raise ProviderError(route.name, "put", "returned something other than MemoryRef")
+        return refs
 
     # -- forget --------------------------------------------------------------------------
 
@@ -492,13 +479,6 @@ def _failed(outcome: Outcome[T], op: str, errors: list[ProviderErrorInfo], failu
     if outcome.route.required:
         failures.append(f"{outcome.route.name}: {text}")
     return True
-
-
-def _hits_of(outcome: Outcome[list[MemoryHit]]) -> list[MemoryHit]:
-    """A search outcome's hits (checked by ``_search_work``); none for a failed call."""
-    if outcome.error is not None or outcome.value is None:
-        return []
-    return outcome.value
 
 
 def _provider_recall(outcome: Outcome[list[MemoryHit]], hits: list[MemoryHit], eligible: list[Entry]) -> ProviderRecall:

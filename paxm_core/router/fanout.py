@@ -114,11 +114,7 @@ def fan_out(
         if optional:
             start = time.monotonic() if required else _first_answer(optional, overall, notify)
             _settle(op, optional, overall, start + max(0.0, grace))
-    outcomes: list[Outcome[T]] = []
-    for item in pending:
-        assert item.outcome is not None
-        outcomes.append(item.outcome)
-    return outcomes
+    return [item.outcome for item in pending if item.outcome is not None]  # _settle gave each one
 
 
 def _prepare(

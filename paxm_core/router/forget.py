@@ -8,6 +8,7 @@ accepted without being able to say whether they existed (``SupportsDelete.delete
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
@@ -93,11 +94,6 @@ class _Progress:
         with self.lock:
             self.result.failed[memory_id] = error
 
-    def answered(self) -> set[str]:
-        with self.lock:
-            r = self.result
-            return {*r.deleted, *r.not_found, *r.accepted, *r.failed}
-
 
 def forget(
     lane: Callable[[str, str], Lane],
@@ -166,26 +162,16 @@ def _delete_ids(
 
 def _provider_result(state: _Progress, outcome: Outcome[None], ids: Sequence[str]) -> ProviderForget:
     """One provider's :class:`ProviderForget`: what it answered, and the rest failed with its error."""
-    done = state.answered()
-    with state.lock:
-        entry = state.result
-        entry.duration_ms = outcome.duration_ms
-        if outcome.error is not None:
-            # whatever was not answered before the error (a timeout, a dead connection)
-            reason = error_text(outcome.error)
-            for memory_id in _ids(ids):
-                if memory_id not in done:
-                    entry.failed[memory_id] = reason
-        answered_ok = len(entry.deleted) + len(entry.not_found) + len(entry.accepted)
-        if entry.failed:
-            entry.status = "partial" if answered_ok else "failed"
-        return ProviderForget(
-            entry.provider,
-            entry.status,
-            list(entry.deleted),
-            list(entry.not_found),
-            list(entry.accepted),
-            dict(entry.failed),
-            [],
-            entry.duration_ms,
-        )
+    with state.lock:  # a timed-out provider may still be answering: its result is copied under the lock
+        entry = copy.deepcopy(state.result)
+    entry.duration_ms = outcome.duration_ms
+    if outcome.error is not None:
+        # whatever was not answered before the error (a timeout, a dead connection)
+        done = {*entry.deleted, *entry.not_found, *entry.accepted, *entry.failed}
+        reason = error_text(outcome.error)
+        for memory_id in _ids(ids):
+            if memory_id not in done:
+                entry.failed[memory_id] = reason
+    if entry.failed:
+        entry.status = "partial" if entry.deleted or entry.not_found or entry.accepted else "failed"
+    return entry

@@ -268,10 +268,7 @@ def finite_keys(routes: Iterable[Route]) -> bool:
     unless a weight is not (an infinite weight times a zero relevance is NaN).
     """
     # The effective weight is the weight when positive, else 1: only a weight of +inf is not finite.
-    for route in routes:
-        if route.weight == math.inf:
-            return False
-    return True
+    return all(route.weight != math.inf for route in routes)
 
 
 def select(entries: list[Entry], limit: int, finite: bool = False) -> list[Candidate]:

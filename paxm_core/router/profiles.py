@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import ConfigError, UsageError
 from paxm_core.api.types import TIER_STM, MemoryScope, normalize_tier
+from paxm_core.router.pipeline import normalized_tiers
 from paxm_core.router.policy import PutPolicy, Route, SearchPolicy
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def search_policy(config: Config, name: str | None = None, limit: int | None = N
         min_relevance=profile.thresholds.min_relevance,
         min_score=profile.thresholds.min_score,
         recency_boost=profile.ranking.recency_boost,
-        tiers=tuple(dict.fromkeys(normalize_tier(t) for t in profile.tiers)),
+        tiers=normalized_tiers(profile.tiers),
     )
 
 
