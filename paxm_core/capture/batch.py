@@ -46,13 +46,10 @@ def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put
     Returns one outcome per claim that was attempted (released claims have none).  Queue
     errors propagate: the leases stay and lease recovery retries them.
     """
-    if not claims:
-        return []
-    firsts, error = _write(claims, put)
-    if firsts is not None:
-        return queue.complete_many(claims, firsts)
-    if len(claims) == 1:
-        return queue.fail_many(claims, error)
+    if len(claims) > 1:
+        firsts, _ = _write(claims, put)
+        if firsts is not None:
+            return queue.complete_many(claims, firsts)
     return _one_by_one(queue, claims, put)
 
 
