@@ -542,11 +542,7 @@ class CaptureQueue:
     def _seal_matching(self, query: str, args: tuple[Any, ...]) -> int:
         with self._reading() as conn:
             keys = [r[0] for r in conn.execute(query, args).fetchall()]
-        sealed = 0
-        for key in keys:
-            if self.seal_session(key):
-                sealed += 1
-        return sealed
+        return sum(1 for key in keys if self.seal_session(key))
 
     def _profile_providers(self, profile: str) -> list[str]:
         if self._routes is None:
@@ -629,41 +625,6 @@ class CaptureQueue:
                 scan.providers.setdefault(name, set()).add(profile)
         return scan
 
-    # -- delivery ----------------------------------------------------------------------
-
-    def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
-        """Lease deliveries by rowid (read in this same transaction, so exact)."""
-        for _ in _each_in(
-            conn,
-            "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-            " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-            " THEN ? ELSE first_attempt_at END WHERE rowid IN ({})",
-            rowids,
-            self.lease,
-            stamp,
-            stamp,
-        ):
-            pass
-
-    @staticmethod
-    def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
-        """The event rows (payload, hash, created) of many episodes, in sequence order, in one read."""
-        out: dict[str, list[Any]] = {e: [] for e in episode_ids}
-        for episode_id, *row in _each_in(
-            conn,
-            "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
-            " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
-            episode_ids,
-        ):
-            out[episode_id].append(row)
-        return out
-
-    @staticmethod
-    def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """The stored envelope (payload, hash) of many episodes."""
-        sql = "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})"
-        return {episode_id: (payload, digest) for episode_id, payload, digest in _each_in(conn, sql, episode_ids)}
-
     # -- batched path ------------------------------------------------------------------
 
     def append_many(
@@ -696,7 +657,12 @@ class CaptureQueue:
         one episode, from memory: the batch's events are inserted already sealed, with three
         ``executemany`` statements at the end.
         """
-        batch = _AppendBatch(self._stored_events(conn, encoded))
+        sql = (
+            "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+            " FROM capture_events WHERE event_id IN ({})"
+        )
+        # the events stored already: id -> (sequence, session, hash, source, final, terminal)
+        batch = _AppendBatch({row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))})
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
@@ -714,15 +680,6 @@ class CaptureQueue:
             "UPDATE capture_events SET episode_id = ? WHERE session_key = ? AND episode_id = '' AND sequence <= ?",
             batch.sealed_stored,
         )
-
-    @staticmethod
-    def _stored_events(conn: sqlite3.Connection, encoded: Sequence[EncodedEvent]) -> dict[str, tuple[Any, ...]]:
-        """The already stored events among ``encoded``: id -> (sequence, session, hash, source, final, terminal)."""
-        sql = (
-            "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-            " FROM capture_events WHERE event_id IN ({})"
-        )
-        return {row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))}
 
     def _append_one(
         self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
@@ -803,7 +760,14 @@ class CaptureQueue:
             # must not read and verify hundreds of episodes only to lease none of them
             takeable = _oldest(self._takeable_prefixes(conn, provider, rows), rows, limit)
             claims = self._verify_prefixes(conn, provider, takeable, stamp, quarantined)
-            self._lease_rows(conn, [c.row for c in claims], stamp)
+            # leased by rowid (read in this same transaction, so exact)
+            lease = (
+                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = ?,"
+                " last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = '' THEN ? ELSE first_attempt_at"
+                " END WHERE rowid IN ({})"
+            )
+            for _ in _each_in(conn, lease, [c.row for c in claims], self.lease, stamp, stamp):
+                pass
         return claims, quarantined
 
     @staticmethod
@@ -847,8 +811,23 @@ class CaptureQueue:
     ) -> list[DeliveryClaim]:
         """Claims for the takeable prefixes, each verified; a session stops at its first failure."""
         wanted = [r[0] for prefix in takeable for r in prefix]
-        envelopes = self._envelopes(conn, wanted)
-        event_rows = self._event_rows(conn, wanted)
+        envelopes = {
+            episode_id: (payload, digest)
+            for episode_id, payload, digest in _each_in(
+                conn,
+                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})",
+                wanted,
+            )
+        }
+        # each episode's events (payload, hash, created), in sequence order
+        event_rows: dict[str, list[Any]] = {e: [] for e in wanted}
+        for episode_id, *row in _each_in(
+            conn,
+            "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
+            " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
+            wanted,
+        ):
+            event_rows[episode_id].append(row)
         claims: list[DeliveryClaim] = []
         for prefix in takeable:
             for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
