@@ -112,7 +112,7 @@ def encode_event(event: CaptureEvent) -> EncodedEvent:
     )
 
 
-def _same_as_stored(row: Sequence[Any], encoded: EncodedEvent) -> None:
+def _same_as_stored(row: Sequence[object], encoded: EncodedEvent) -> None:
     """An event id seen before must be the same event (a retried hook); anything else is refused.
 
     ``row``: the stored ``(sequence, session_key, payload_hash, source_sequence,
@@ -123,7 +123,7 @@ def _same_as_stored(row: Sequence[Any], encoded: EncodedEvent) -> None:
         raise QueueError(f"capture event {event_id} conflicts with an existing event")
 
 
-def _positive_int(value: Any, what: str) -> int | None:
+def _positive_int(value: object, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -539,7 +539,7 @@ class CaptureQueue:
         """Seal every open session (flush, shutdown); returns the number of episodes made."""
         return self._seal_matching("SELECT DISTINCT session_key FROM capture_events WHERE episode_id = ''", ())
 
-    def _seal_matching(self, query: str, args: tuple[Any, ...]) -> int:
+    def _seal_matching(self, query: str, args: tuple[str, ...]) -> int:
         with self._reading() as conn:
             keys = [r[0] for r in conn.execute(query, args).fetchall()]
         return sum(1 for key in keys if self.seal_session(key))

@@ -403,7 +403,7 @@ class DeliveryWorker:
     def _emit(self, outcome: DeliveryOutcome) -> None:
         if self._telemetry is None:
             return
-        event: dict[str, Any] = {
+        event: dict[str, object] = {
             # stamped here: the daemon's telemetry thread writes events in batches, later
             "time": utcnow(),
             "kind": "hook_delivery",
@@ -439,7 +439,7 @@ class DeliveryWorker:
                 }
             )
 
-    def _record(self, event: dict[str, Any]) -> None:
+    def _record(self, event: dict[str, object]) -> None:
         try:
             self._telemetry.record(event)
         except Exception:  # telemetry never fails a delivery
@@ -449,7 +449,7 @@ class DeliveryWorker:
 class _CleanupScheduler:
     """Runs ``router.cleanup_expired`` on one thread; requests made meanwhile coalesce into one."""
 
-    def __init__(self, router: Any, interval: float, report: Callable[[str, BaseException], None]) -> None:
+    def __init__(self, router: object, interval: float, report: Callable[[str, BaseException], None]) -> None:
         self._fn = getattr(router, "cleanup_expired", None)
         self._interval = interval
         self._report = report
