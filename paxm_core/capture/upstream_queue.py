@@ -39,7 +39,6 @@ __all__ = [
     "import_waiting_copies",
     "is_upstream_queue",
     "upstream_copies",
-    "waiting_copies",
 ]
 
 #: the copy's name after its import
@@ -70,18 +69,15 @@ def is_upstream_queue(path: str | os.PathLike[str]) -> bool:
         conn.close()
 
 
-def waiting_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
-    """The copies not imported yet."""
-    return [p for p in upstream_copies(queue_path) if not p.name.endswith(IMPORTED_SUFFIX)]
-
-
 def import_waiting_copies(queue: Any) -> None:
     """Import every waiting copy into ``queue``, a ``CaptureQueue`` with delivery routes; never raises.
 
     (Typed ``Any``: the queue module calls this one, which must not import it back.)  A copy
     that cannot be read keeps its name (doctor names it); one imported is renamed ``….imported``.
     """
-    for copy in waiting_copies(queue.path):
+    for copy in upstream_copies(queue.path):
+        if copy.name.endswith(IMPORTED_SUFFIX):
+            continue
         try:
             _import(queue, copy)
             os.rename(copy, f"{copy}{IMPORTED_SUFFIX}")
