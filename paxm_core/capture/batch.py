@@ -50,7 +50,22 @@ def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put
         firsts, _ = _write(claims, put)
         if firsts is not None:
             return queue.complete_many(claims, firsts)
-    return _one_by_one(queue, claims, put)
+    # one by one; a failed episode holds back its session's later ones
+    outcomes: list[DeliveryOutcome] = []
+    blocked: set[str] = set()
+    held: list[DeliveryClaim] = []
+    for claim in claims:
+        if claim.session_key in blocked:
+            held.append(claim)
+            continue
+        firsts, error = _write([claim], put)
+        if firsts is None:
+            blocked.add(claim.session_key)
+            outcomes.extend(queue.fail_many([claim], error))
+        else:
+            outcomes.extend(queue.complete_many([claim], firsts))
+    queue.release_many(held)
+    return outcomes
 
 
 def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None, str]:
@@ -70,24 +85,6 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     if all(firsts):
         return firsts, ""
     return None, f"{claims[0].provider}: delivery returned no ref"
-
-
-def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) -> list[DeliveryOutcome]:
-    outcomes: list[DeliveryOutcome] = []
-    blocked: set[str] = set()
-    held: list[DeliveryClaim] = []
-    for claim in claims:
-        if claim.session_key in blocked:
-            held.append(claim)
-            continue
-        firsts, error = _write([claim], put)
-        if firsts is None:
-            blocked.add(claim.session_key)
-            outcomes.extend(queue.fail_many([claim], error))
-        else:
-            outcomes.extend(queue.complete_many([claim], firsts))
-    queue.release_many(held)
-    return outcomes
 
 
 #: ``report(outcomes, batch)``: what a step of :func:`deliver_stream` recorded for the claims

@@ -112,17 +112,6 @@ def encode_event(event: CaptureEvent) -> EncodedEvent:
     )
 
 
-def _same_as_stored(row: Sequence[object], encoded: EncodedEvent) -> None:
-    """An event id seen before must be the same event (a retried hook); anything else is refused.
-
-    ``row``: the stored ``(sequence, session_key, payload_hash, source_sequence,
-    final_sequence, terminal)``.
-    """
-    event_id, key, _profile, terminal, source, final, _payload, digest, *_ = encoded
-    if tuple(row[1:]) != (key, digest, source, final, int(terminal)):
-        raise QueueError(f"capture event {event_id} conflicts with an existing event")
-
-
 def _positive_int(value: object, what: str) -> int | None:
     if value is None:
         return None
@@ -688,8 +677,9 @@ class CaptureQueue:
         event_id, key, profile, terminal, source, final, payload, digest, text, captured, _cut = encoded
         row = batch.existing.get(event_id)
         if row is not None:
-            if not keep_existing:
-                _same_as_stored(row, encoded)
+            # an event id seen before must be the same event (a retried hook); anything else is refused
+            if not keep_existing and row[1:] != (key, digest, source, final, int(terminal)):
+                raise QueueError(f"capture event {event_id} conflicts with an existing event")
             return AppendResult(event_id, row[0], duplicate=True)
         session = batch.sessions.get(key)
         if session is None:

@@ -47,7 +47,6 @@ IMPORTED_SUFFIX = ".imported"
 COUNTER = "upstream_imported_events"
 #: capture counter: upstream events whose payload could not be read (left in the copy)
 UNREADABLE_COUNTER = "upstream_unreadable_events"
-_LIVE = ("pending", "retry", "delivering")
 
 
 def upstream_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
@@ -93,7 +92,7 @@ def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool]]:
         for episode_id, state in conn.execute("SELECT episode_id, state FROM capture_deliveries"):
             states.setdefault(str(episode_id), set()).add(str(state))
         complete = {str(e): bool(c) for e, c in conn.execute("SELECT episode_id, complete FROM capture_episodes")}
-        importable = {e for e, s in states.items() if e in complete and s and s <= set(_LIVE)}
+        importable = {e for e, s in states.items() if e in complete and s and s <= {"pending", "retry", "delivering"}}
         rows = [
             row
             for row in conn.execute(

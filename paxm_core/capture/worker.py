@@ -238,9 +238,6 @@ class DeliveryWorker:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _free_slots(self, provider: str) -> int:
-        return self.concurrency(provider) - self._inflight.get(provider, 0)
-
     def _loop(self) -> None:
         next_seal = 0.0
         next_prune = time.monotonic() + self._tick  # not at startup: let delivery go first
@@ -298,7 +295,7 @@ class DeliveryWorker:
         with self._cond:
             now = time.monotonic()
             for provider in self.queue.due_providers():
-                while self._free_slots(provider) > 0:
+                while self._inflight.get(provider, 0) < self.concurrency(provider):
                     running = self._inflight.get(provider, 0) > 0
                     # a running stream claims its provider's next batch itself: once a claim here
                     # found nothing beside it, the loop waits for new work, the stream's end or a tick
