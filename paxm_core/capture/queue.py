@@ -1124,12 +1124,10 @@ class CaptureQueue:
             truncated = conn.execute(
                 "SELECT value, updated_at FROM capture_counters WHERE name = 'truncated_events'"
             ).fetchone() or (0, "")
-        age = None
-        if oldest:
-            try:
-                age = max(0.0, self._clock() - _epoch(oldest))
-            except ValueError:
-                age = None
+        try:
+            age = max(0.0, self._clock() - _epoch(oldest)) if oldest else None
+        except ValueError:  # a captured_at that is no timestamp
+            age = None
         return QueueStatus(
             path=str(self.path),
             open_events=open_events,

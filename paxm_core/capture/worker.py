@@ -405,7 +405,7 @@ class DeliveryWorker:
             "time": utcnow(),
             "kind": "hook_delivery",
             "source": "capture_queue",
-            "hook_event": "delivery_dead" if outcome.dead else "delivery",
+            "hook_event": "delivery_dead" if outcome.state == "dead" else "delivery",
             "success": outcome.state == "delivered",
             "episode_id": outcome.episode_id,
             "session_key": outcome.session_key,
