@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -489,10 +489,8 @@ class CaptureQueue:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     [(e, t, n, raw, _inbox.raw_hash(t, n, raw), utc_stamp(at)) for e, t, n, raw, at in records],
                 ).rowcount
-            try:
+            with suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
         return added
 
     def spool_pending(self) -> bool:

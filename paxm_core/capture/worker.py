@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -260,10 +261,8 @@ class DeliveryWorker:
                 due = self.queue.next_due_in()
             except Exception as exc:  # a DB error must not kill the loop; report and retry
                 self._report_issue("delivery_worker_error", exc)
-                try:
+                with suppress(Exception):
                     self.queue.recover_delivering()
-                except Exception:
-                    pass
                 due = None
             wait = self._tick if due is None else min(self._tick, max(due, 0.005))
             with self._cond:
@@ -437,10 +436,8 @@ class DeliveryWorker:
             )
 
     def _record(self, event: dict[str, object]) -> None:
-        try:
+        with suppress(Exception):  # telemetry never fails a delivery
             self._telemetry.record(event)
-        except Exception:  # telemetry never fails a delivery
-            pass
 
 
 class _CleanupScheduler:
