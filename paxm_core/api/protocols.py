@@ -169,19 +169,16 @@ class SupportsCapabilities(Protocol):
 
 def capabilities_of(provider: object) -> frozenset[str]:
     """The capability names ``provider`` claims, combining protocols and :class:`SupportsCapabilities`."""
-    found: set[str] = set()
-    if isinstance(provider, SupportsPutBatch):
-        found.add(CAP_PUT_BATCH)
-    if isinstance(provider, SupportsDelete):
-        found.add(CAP_DELETE)
-    if isinstance(provider, SupportsCleanupExpired):
-        found.add(CAP_CLEANUP_EXPIRED)
-    if isinstance(provider, SupportsClose):
-        found.add(CAP_CLOSE)
+    protocols = (
+        (CAP_PUT_BATCH, SupportsPutBatch),
+        (CAP_DELETE, SupportsDelete),
+        (CAP_CLEANUP_EXPIRED, SupportsCleanupExpired),
+        (CAP_CLOSE, SupportsClose),
+        (CAP_EVAL_SCOPE, SupportsEvalScopeCleanup),
+    )
+    found = {name for name, protocol in protocols if isinstance(provider, protocol)}
     if isinstance(provider, SupportsTurnBoundaries) and provider.preserve_turn_boundaries():
         found.add(CAP_TURN_BOUNDARIES)
-    if isinstance(provider, SupportsEvalScopeCleanup):
-        found.add(CAP_EVAL_SCOPE)
     if isinstance(provider, SupportsCapabilities):
         declared = provider.capabilities()
         found = {c for c in found if c not in DYNAMIC_CAPABILITIES or c in declared} | (

@@ -70,8 +70,7 @@ def _parse_rfc3339(text: str) -> datetime | None:
         raise ValueError(f"not an RFC 3339 timestamp: {text!r}")
     year, month, day_, hour, minute, second, frac, zone = match.groups()
     micro = int((frac or "0").ljust(6, "0")[:6])
-    tz = UTC
-    parsed = datetime(int(year), int(month), int(day_), int(hour), int(minute), int(second), micro, tzinfo=tz)
+    parsed = datetime(int(year), int(month), int(day_), int(hour), int(minute), int(second), micro, tzinfo=UTC)
     if zone and zone not in ("Z", "z"):
         sign = 1 if zone[0] == "+" else -1
         offset = timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))

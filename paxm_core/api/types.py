@@ -53,42 +53,6 @@ def normalize_tier(tier: str | None) -> str:
     return TIER_STM if (tier or "").strip().lower() == TIER_STM else TIER_LTM
 
 
-def _str_map(value: object, what: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValueError(f"{what} must be an object of strings")
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if item is None:
-            continue
-        # upstream metadata is map[string]string; numbers and booleans are coerced
-        # so that lenient plugins still interoperate.
-        if isinstance(item, bool):
-            out[str(key)] = "true" if item else "false"
-        elif isinstance(item, (str, int, float)):
-            out[str(key)] = str(item)
-        else:
-            raise ValueError(f"{what}[{key!r}] must be a string")
-    return out
-
-
-def _opt_time(value: object) -> datetime | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ValueError("timestamps must be RFC 3339 strings")
-    return parse_time(value)
-
-
-def _str(value: object, what: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be a string")
-    return value
-
-
 def _json(tag: str, *, first: bool = False) -> dict[str, str | bool]:
     """Field metadata that puts a field on the wire: ``tag`` is upstream's Go struct tag
     (``"name"`` or ``"name,omitempty"``); ``first=True`` writes it before the other fields."""
@@ -172,11 +136,35 @@ def _decode(cls: type[_T], data: object, what: str, prefix: str = "") -> _T:
 
 def _decode_value(kind: str, value: object, what: str, default: object) -> object:
     if kind == "str":
-        return _str(value, what)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise ValueError(f"{what} must be a string")
+        return value
     if kind == "time":
-        return _opt_time(value)
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            raise ValueError("timestamps must be RFC 3339 strings")
+        return parse_time(value)
     if kind == "map":
-        return _str_map(value, what)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError(f"{what} must be an object of strings")
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            if item is None:
+                continue
+            # upstream metadata is map[string]string; numbers and booleans are coerced
+            # so that lenient plugins still interoperate.
+            if isinstance(item, bool):
+                out[str(key)] = "true" if item else "false"
+            elif isinstance(item, (str, int, float)):
+                out[str(key)] = str(item)
+            else:
+                raise ValueError(f"{what}[{key!r}] must be a string")
+        return out
     if kind == "float":
         if value is None:
             return default

@@ -425,7 +425,7 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
     except BaseException as exc:
         conn.close()
         # The hook client's sqlite3 stand-in has no exception classes: match on the message.
-        if _is_corrupt(exc) and _move_aside(path):
+        if any(text in str(exc) for text in _CORRUPT) and _move_aside(path):
             # Self-heal: the corrupt file is kept (timestamped) and a fresh queue takes over,
             # so capture resumes instead of losing every later event.
             return connect(path, timeout=timeout)
@@ -436,10 +436,6 @@ def connect(db_path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT_MS
 
 
 _CORRUPT = ("file is not a database", "database disk image is malformed")
-
-
-def _is_corrupt(exc: BaseException) -> bool:
-    return any(text in str(exc) for text in _CORRUPT)
 
 
 def copies_beside(db_path: str | os.PathLike[str], kind: str) -> list[str]:

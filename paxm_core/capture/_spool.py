@@ -138,19 +138,11 @@ def append_record(
 
 def read_records(path: str | os.PathLike[str]) -> tuple[list[SpoolRecord], int]:
     """``(whole records in file order, number of torn lines)`` of one spool or taken file."""
-    fd = _open_own(os.fspath(path), os.O_RDONLY)
-    try:
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
+    with open(_open_own(os.fspath(path), os.O_RDONLY), "rb") as file:
+        data = file.read()
     records: list[SpoolRecord] = []
     torn = 0
-    for line in b"".join(chunks).split(b"\n"):
+    for line in data.split(b"\n"):
         if not line:
             continue
         record = decode_record(line)

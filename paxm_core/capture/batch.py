@@ -46,14 +46,26 @@ def deliver_batch(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put
     Returns one outcome per claim that was attempted (released claims have none).  Queue
     errors propagate: the leases stay and lease recovery retries them.
     """
-    if not claims:
-        return []
-    firsts, error = _write(claims, put)
-    if firsts is not None:
-        return queue.complete_many(claims, firsts)
-    if len(claims) == 1:
-        return queue.fail_many(claims, error)
-    return _one_by_one(queue, claims, put)
+    if len(claims) > 1:
+        firsts, _ = _write(claims, put)
+        if firsts is not None:
+            return queue.complete_many(claims, firsts)
+    # one by one; a failed episode holds back its session's later ones
+    outcomes: list[DeliveryOutcome] = []
+    blocked: set[str] = set()
+    held: list[DeliveryClaim] = []
+    for claim in claims:
+        if claim.session_key in blocked:
+            held.append(claim)
+            continue
+        firsts, error = _write([claim], put)
+        if firsts is None:
+            blocked.add(claim.session_key)
+            outcomes.extend(queue.fail_many([claim], error))
+        else:
+            outcomes.extend(queue.complete_many([claim], firsts))
+    queue.release_many(held)
+    return outcomes
 
 
 def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None, str]:
@@ -73,24 +85,6 @@ def _write(claims: Sequence[DeliveryClaim], put: Put) -> tuple[list[str] | None,
     if all(firsts):
         return firsts, ""
     return None, f"{claims[0].provider}: delivery returned no ref"
-
-
-def _one_by_one(queue: CaptureQueue, claims: Sequence[DeliveryClaim], put: Put) -> list[DeliveryOutcome]:
-    outcomes: list[DeliveryOutcome] = []
-    blocked: set[str] = set()
-    held: list[DeliveryClaim] = []
-    for claim in claims:
-        if claim.session_key in blocked:
-            held.append(claim)
-            continue
-        firsts, error = _write([claim], put)
-        if firsts is None:
-            blocked.add(claim.session_key)
-            outcomes.extend(queue.fail_many([claim], error))
-        else:
-            outcomes.extend(queue.complete_many([claim], firsts))
-    queue.release_many(held)
-    return outcomes
 
 
 #: ``report(outcomes, batch)``: what a step of :func:`deliver_stream` recorded for the claims

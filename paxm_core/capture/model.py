@@ -133,10 +133,6 @@ class DeliveryOutcome:
     passive_latency_total: float = 0.0
     passive_samples: int = 0
 
-    @property
-    def dead(self) -> bool:
-        return self.state == "dead"
-
 
 @value_dataclass(frozen=True)
 class DeadDelivery:

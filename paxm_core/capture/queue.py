@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,18 +112,7 @@ def encode_event(event: CaptureEvent) -> EncodedEvent:
     )
 
 
-def _same_as_stored(row: Sequence[Any], encoded: EncodedEvent) -> None:
-    """An event id seen before must be the same event (a retried hook); anything else is refused.
-
-    ``row``: the stored ``(sequence, session_key, payload_hash, source_sequence,
-    final_sequence, terminal)``.
-    """
-    event_id, key, _profile, terminal, source, final, _payload, digest, *_ = encoded
-    if tuple(row[1:]) != (key, digest, source, final, int(terminal)):
-        raise QueueError(f"capture event {event_id} conflicts with an existing event")
-
-
-def _positive_int(value: Any, what: str) -> int | None:
+def _positive_int(value: object, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -500,10 +489,8 @@ class CaptureQueue:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     [(e, t, n, raw, _inbox.raw_hash(t, n, raw), utc_stamp(at)) for e, t, n, raw, at in records],
                 ).rowcount
-            try:
+            with suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
         return added
 
     def spool_pending(self) -> bool:
@@ -539,14 +526,10 @@ class CaptureQueue:
         """Seal every open session (flush, shutdown); returns the number of episodes made."""
         return self._seal_matching("SELECT DISTINCT session_key FROM capture_events WHERE episode_id = ''", ())
 
-    def _seal_matching(self, query: str, args: tuple[Any, ...]) -> int:
+    def _seal_matching(self, query: str, args: tuple[str, ...]) -> int:
         with self._reading() as conn:
             keys = [r[0] for r in conn.execute(query, args).fetchall()]
-        sealed = 0
-        for key in keys:
-            if self.seal_session(key):
-                sealed += 1
-        return sealed
+        return sum(1 for key in keys if self.seal_session(key))
 
     def _profile_providers(self, profile: str) -> list[str]:
         if self._routes is None:
@@ -629,41 +612,6 @@ class CaptureQueue:
                 scan.providers.setdefault(name, set()).add(profile)
         return scan
 
-    # -- delivery ----------------------------------------------------------------------
-
-    def _lease_rows(self, conn: sqlite3.Connection, rowids: Sequence[int], stamp: str) -> None:
-        """Lease deliveries by rowid (read in this same transaction, so exact)."""
-        for _ in _each_in(
-            conn,
-            "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1,"
-            " lease_owner = ?, last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = ''"
-            " THEN ? ELSE first_attempt_at END WHERE rowid IN ({})",
-            rowids,
-            self.lease,
-            stamp,
-            stamp,
-        ):
-            pass
-
-    @staticmethod
-    def _event_rows(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, list[Any]]:
-        """The event rows (payload, hash, created) of many episodes, in sequence order, in one read."""
-        out: dict[str, list[Any]] = {e: [] for e in episode_ids}
-        for episode_id, *row in _each_in(
-            conn,
-            "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
-            " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
-            episode_ids,
-        ):
-            out[episode_id].append(row)
-        return out
-
-    @staticmethod
-    def _envelopes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """The stored envelope (payload, hash) of many episodes."""
-        sql = "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})"
-        return {episode_id: (payload, digest) for episode_id, payload, digest in _each_in(conn, sql, episode_ids)}
-
     # -- batched path ------------------------------------------------------------------
 
     def append_many(
@@ -696,7 +644,12 @@ class CaptureQueue:
         one episode, from memory: the batch's events are inserted already sealed, with three
         ``executemany`` statements at the end.
         """
-        batch = _AppendBatch(self._stored_events(conn, encoded))
+        sql = (
+            "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
+            " FROM capture_events WHERE event_id IN ({})"
+        )
+        # the events stored already: id -> (sequence, session, hash, source, final, terminal)
+        batch = _AppendBatch({row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))})
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
@@ -715,15 +668,6 @@ class CaptureQueue:
             batch.sealed_stored,
         )
 
-    @staticmethod
-    def _stored_events(conn: sqlite3.Connection, encoded: Sequence[EncodedEvent]) -> dict[str, tuple[Any, ...]]:
-        """The already stored events among ``encoded``: id -> (sequence, session, hash, source, final, terminal)."""
-        sql = (
-            "SELECT event_id, sequence, session_key, payload_hash, source_sequence, final_sequence, terminal"
-            " FROM capture_events WHERE event_id IN ({})"
-        )
-        return {row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))}
-
     def _append_one(
         self, conn: sqlite3.Connection, encoded: EncodedEvent, batch: _AppendBatch, keep_existing: bool
     ) -> AppendResult:
@@ -731,8 +675,9 @@ class CaptureQueue:
         event_id, key, profile, terminal, source, final, payload, digest, text, captured, _cut = encoded
         row = batch.existing.get(event_id)
         if row is not None:
-            if not keep_existing:
-                _same_as_stored(row, encoded)
+            # an event id seen before must be the same event (a retried hook); anything else is refused
+            if not keep_existing and row[1:] != (key, digest, source, final, int(terminal)):
+                raise QueueError(f"capture event {event_id} conflicts with an existing event")
             return AppendResult(event_id, row[0], duplicate=True)
         session = batch.sessions.get(key)
         if session is None:
@@ -803,7 +748,14 @@ class CaptureQueue:
             # must not read and verify hundreds of episodes only to lease none of them
             takeable = _oldest(self._takeable_prefixes(conn, provider, rows), rows, limit)
             claims = self._verify_prefixes(conn, provider, takeable, stamp, quarantined)
-            self._lease_rows(conn, [c.row for c in claims], stamp)
+            # leased by rowid (read in this same transaction, so exact)
+            lease = (
+                "UPDATE capture_deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = ?,"
+                " last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = '' THEN ? ELSE first_attempt_at"
+                " END WHERE rowid IN ({})"
+            )
+            for _ in _each_in(conn, lease, [c.row for c in claims], self.lease, stamp, stamp):
+                pass
         return claims, quarantined
 
     @staticmethod
@@ -847,8 +799,23 @@ class CaptureQueue:
     ) -> list[DeliveryClaim]:
         """Claims for the takeable prefixes, each verified; a session stops at its first failure."""
         wanted = [r[0] for prefix in takeable for r in prefix]
-        envelopes = self._envelopes(conn, wanted)
-        event_rows = self._event_rows(conn, wanted)
+        envelopes = {
+            episode_id: (payload, digest)
+            for episode_id, payload, digest in _each_in(
+                conn,
+                "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})",
+                wanted,
+            )
+        }
+        # each episode's events (payload, hash, created), in sequence order
+        event_rows: dict[str, list[Any]] = {e: [] for e in wanted}
+        for episode_id, *row in _each_in(
+            conn,
+            "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
+            " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
+            wanted,
+        ):
+            event_rows[episode_id].append(row)
         claims: list[DeliveryClaim] = []
         for prefix in takeable:
             for episode_id, profiles_json, attempts, session_key, _, rowid in prefix:
@@ -1155,12 +1122,10 @@ class CaptureQueue:
             truncated = conn.execute(
                 "SELECT value, updated_at FROM capture_counters WHERE name = 'truncated_events'"
             ).fetchone() or (0, "")
-        age = None
-        if oldest:
-            try:
-                age = max(0.0, self._clock() - _epoch(oldest))
-            except ValueError:
-                age = None
+        try:
+            age = max(0.0, self._clock() - _epoch(oldest)) if oldest else None
+        except ValueError:  # a captured_at that is no timestamp
+            age = None
         return QueueStatus(
             path=str(self.path),
             open_events=open_events,

@@ -39,7 +39,6 @@ __all__ = [
     "import_waiting_copies",
     "is_upstream_queue",
     "upstream_copies",
-    "waiting_copies",
 ]
 
 #: the copy's name after its import
@@ -48,7 +47,6 @@ IMPORTED_SUFFIX = ".imported"
 COUNTER = "upstream_imported_events"
 #: capture counter: upstream events whose payload could not be read (left in the copy)
 UNREADABLE_COUNTER = "upstream_unreadable_events"
-_LIVE = ("pending", "retry", "delivering")
 
 
 def upstream_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
@@ -70,18 +68,15 @@ def is_upstream_queue(path: str | os.PathLike[str]) -> bool:
         conn.close()
 
 
-def waiting_copies(queue_path: str | os.PathLike[str]) -> list[Path]:
-    """The copies not imported yet."""
-    return [p for p in upstream_copies(queue_path) if not p.name.endswith(IMPORTED_SUFFIX)]
-
-
 def import_waiting_copies(queue: Any) -> None:
     """Import every waiting copy into ``queue``, a ``CaptureQueue`` with delivery routes; never raises.
 
     (Typed ``Any``: the queue module calls this one, which must not import it back.)  A copy
     that cannot be read keeps its name (doctor names it); one imported is renamed ``….imported``.
     """
-    for copy in waiting_copies(queue.path):
+    for copy in upstream_copies(queue.path):
+        if copy.name.endswith(IMPORTED_SUFFIX):
+            continue
         try:
             _import(queue, copy)
             os.rename(copy, f"{copy}{IMPORTED_SUFFIX}")
@@ -97,7 +92,7 @@ def _read(copy: Path) -> tuple[list[tuple[Any, ...]], dict[str, bool]]:
         for episode_id, state in conn.execute("SELECT episode_id, state FROM capture_deliveries"):
             states.setdefault(str(episode_id), set()).add(str(state))
         complete = {str(e): bool(c) for e, c in conn.execute("SELECT episode_id, complete FROM capture_episodes")}
-        importable = {e for e, s in states.items() if e in complete and s and s <= set(_LIVE)}
+        importable = {e for e, s in states.items() if e in complete and s and s <= {"pending", "retry", "delivering"}}
         rows = [
             row
             for row in conn.execute(

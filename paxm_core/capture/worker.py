@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -103,7 +104,7 @@ class DeliveryWorker:
         self._cond = threading.Condition()
         self._inflight: dict[str, int] = {}
         # provider -> monotonic time until which the loop does not claim for it: its last claim
-        # found nothing while a stream of it was running (see _dispatch)
+        # found nothing while a stream of it was running (see _claim)
         self._drained: dict[str, float] = {}
         self._wake = False
         self._stopping = False
@@ -142,21 +143,14 @@ class DeliveryWorker:
 
     def run_once(self) -> list[DeliveryOutcome]:
         """Claim what is due (each provider up to its free slots of batches) and deliver it on this thread."""
-        batches: list[tuple[str, list[DeliveryClaim]]] = []
-        outcomes: list[DeliveryOutcome] = []
-        for provider in self.queue.due_providers():
-            for _ in range(self._free_slots(provider)):
-                claims, dead = self.queue.claim_batch(provider, limit=self.batch_for(provider))
-                outcomes.extend(dead)
-                if not claims:
-                    break
-                batches.append((provider, claims))
-        for quarantined in outcomes:
-            self._emit(quarantined)
+        batches, outcomes = self._claim()
         for provider, claims in batches:
             started = time.monotonic()
-            done = deliver_batch(self.queue, claims, self._put(provider, claims))
-            outcomes.extend(self._record_batch(done, claims, time.monotonic() - started))
+            try:
+                done = deliver_batch(self.queue, claims, self._put(provider, claims))
+                outcomes.extend(self._record_batch(done, claims, time.monotonic() - started))
+            finally:
+                self._free_slot(provider)
         return outcomes
 
     def flush(
@@ -245,9 +239,6 @@ class DeliveryWorker:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _free_slots(self, provider: str) -> int:
-        return self.concurrency(provider) - self._inflight.get(provider, 0)
-
     def _loop(self) -> None:
         next_seal = 0.0
         next_prune = time.monotonic() + self._tick  # not at startup: let delivery go first
@@ -260,17 +251,18 @@ class DeliveryWorker:
                 if time.monotonic() >= next_seal:
                     self.queue.seal_expired(self.max_episode_age)
                     next_seal = time.monotonic() + self._tick
-                self._dispatch()
+                for provider, claims in self._claim()[0]:  # a stream per batch, on its own thread
+                    threading.Thread(
+                        target=self._deliver_many, args=(provider, claims), name="paxm-delivery", daemon=True
+                    ).start()
                 if self._retention is not None and time.monotonic() >= next_prune:
                     next_prune = time.monotonic() + PRUNE_INTERVAL
                     self.queue.prune(self._retention)
                 due = self.queue.next_due_in()
             except Exception as exc:  # a DB error must not kill the loop; report and retry
                 self._report_issue("delivery_worker_error", exc)
-                try:
+                with suppress(Exception):
                     self.queue.recover_delivering()
-                except Exception:
-                    pass
                 due = None
             wait = self._tick if due is None else min(self._tick, max(due, 0.005))
             with self._cond:
@@ -295,13 +287,14 @@ class DeliveryWorker:
             self._batch_sizes[provider] = known
         return known
 
-    def _dispatch(self) -> None:
-        streams: list[tuple[str, list[DeliveryClaim]]] = []
+    def _claim(self) -> tuple[list[tuple[str, list[DeliveryClaim]]], list[DeliveryOutcome]]:
+        """``(batches, quarantined)``: a batch, holding a slot, for each free slot of every provider with due work."""
+        batches: list[tuple[str, list[DeliveryClaim]]] = []
         quarantined: list[DeliveryOutcome] = []
         with self._cond:
             now = time.monotonic()
             for provider in self.queue.due_providers():
-                while self._free_slots(provider) > 0:
+                while self._inflight.get(provider, 0) < self.concurrency(provider):
                     running = self._inflight.get(provider, 0) > 0
                     # a running stream claims its provider's next batch itself: once a claim here
                     # found nothing beside it, the loop waits for new work, the stream's end or a tick
@@ -315,13 +308,17 @@ class DeliveryWorker:
                         break
                     self._drained.pop(provider, None)
                     self._inflight[provider] = self._inflight.get(provider, 0) + 1
-                    streams.append((provider, claims))
+                    batches.append((provider, claims))
         for outcome in quarantined:
             self._emit(outcome)
-        for provider, claims in streams:
-            threading.Thread(
-                target=self._deliver_many, args=(provider, claims), name="paxm-delivery", daemon=True
-            ).start()
+        return batches, quarantined
+
+    def _free_slot(self, provider: str) -> None:
+        with self._cond:
+            self._inflight[provider] -= 1
+            self._drained.pop(provider, None)
+            self._wake = True
+            self._cond.notify_all()
 
     def _put(self, provider: str, batch: list[DeliveryClaim]) -> Callable[[list[MemoryItem]], list[MemoryRef]]:
         """The write of ``batch`` to ``provider``, with the longest of its routes' timeouts."""
@@ -358,11 +355,7 @@ class DeliveryWorker:
             left = [c for c in current if c.episode_id not in done]
             outcomes = [DeliveryOutcome(c.episode_id, c.provider, c.session_key, c.attempt, "delivering") for c in left]
             self._record_batch(outcomes, left, time.monotonic() - started[0])
-        with self._cond:
-            self._inflight[provider] -= 1
-            self._drained.pop(provider, None)
-            self._wake = True
-            self._cond.notify_all()
+        self._free_slot(provider)
 
     def _record_batch(
         self, outcomes: list[DeliveryOutcome], batch: list[DeliveryClaim], duration: float
@@ -406,12 +399,12 @@ class DeliveryWorker:
     def _emit(self, outcome: DeliveryOutcome) -> None:
         if self._telemetry is None:
             return
-        event: dict[str, Any] = {
+        event: dict[str, object] = {
             # stamped here: the daemon's telemetry thread writes events in batches, later
             "time": utcnow(),
             "kind": "hook_delivery",
             "source": "capture_queue",
-            "hook_event": "delivery_dead" if outcome.dead else "delivery",
+            "hook_event": "delivery_dead" if outcome.state == "dead" else "delivery",
             "success": outcome.state == "delivered",
             "episode_id": outcome.episode_id,
             "session_key": outcome.session_key,
@@ -442,17 +435,15 @@ class DeliveryWorker:
                 }
             )
 
-    def _record(self, event: dict[str, Any]) -> None:
-        try:
+    def _record(self, event: dict[str, object]) -> None:
+        with suppress(Exception):  # telemetry never fails a delivery
             self._telemetry.record(event)
-        except Exception:  # telemetry never fails a delivery
-            pass
 
 
 class _CleanupScheduler:
     """Runs ``router.cleanup_expired`` on one thread; requests made meanwhile coalesce into one."""
 
-    def __init__(self, router: Any, interval: float, report: Callable[[str, BaseException], None]) -> None:
+    def __init__(self, router: object, interval: float, report: Callable[[str, BaseException], None]) -> None:
         self._fn = getattr(router, "cleanup_expired", None)
         self._interval = interval
         self._report = report
