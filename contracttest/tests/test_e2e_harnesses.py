@@ -174,9 +174,9 @@ def _cline_restored(box: HarnessBox) -> None:
 
 def _cline_warm(box: HarnessBox) -> None:
     """Start paxm's hook daemon before the first run (Cline allows a plugin hook only 3 s)."""
-    from paxm_integration_cline.plugin import embedded_settings
+    from paxm_integration_cline.plugin import plugin_file
 
-    settings = embedded_settings((box.home / ".cline" / "plugins" / "paxm.js").read_text()) or {}
+    settings = plugin_file().embedded_settings((box.home / ".cline" / "plugins" / "paxm.js").read_text()) or {}
     payload = {"hook_event_name": "session_start", "session_id": "warm-up", "cwd": str(box.workspace)}
     argv = settings["commands"]["session_start"]
     subprocess.run(argv, input=json.dumps(payload), env=box.env(), capture_output=True, text=True, timeout=60)
