@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-def _json_reply(key: str) -> Any:
+def _json_reply(key: str) -> Callable[[HarnessBox, str], str]:
     def reply(_box: HarnessBox, stdout: str) -> str:
         try:
             value = json.loads(stdout)
@@ -254,7 +255,7 @@ COPILOT = Harness(
         # Copilot unpacks itself into XDG_CACHE_HOME on first run (seconds): one shared cache
         "XDG_CACHE_HOME": "{npm_cache}/copilot-1.0.102-xdg-cache",
     },
-    prepare=lambda box: _copilot_prepare(box),
+    prepare=_copilot_prepare,
     native_config=lambda box: box.home / ".copilot" / "hooks" / "paxm.json",
 )
 
@@ -411,7 +412,7 @@ def _opencode_reply(_box: HarnessBox, stdout: str) -> str:
     return texts[-1] if texts else ""
 
 
-def _opencode_configure(directory: str, config_name: str, schema: str) -> Any:
+def _opencode_configure(directory: str, config_name: str, schema: str) -> Callable[[HarnessBox, str], None]:
     def configure(box: HarnessBox, url: str) -> None:
         """Point the config dir at the fake; link the pre-installed config-dir dependency (the
         harness installs it at start otherwise, which stalls over a minute offline)."""
