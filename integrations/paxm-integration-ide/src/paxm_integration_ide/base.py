@@ -32,7 +32,7 @@ from paxm_core.integration import (
     queue_path,
     setup_fix_command,
 )
-from paxm_integration_ide.entries import is_paxm_command, paxm_commands
+from paxm_integration_ide.entries import IsOurs, is_paxm_command, paxm_commands
 from paxm_integration_ide.mcp import SERVER_NAME, is_paxm_server
 from paxm_integration_ide.native import FileState, JsonEdit, NativeFile
 from paxm_integration_ide.shapes import event_arrays, merge_events, nested, set_nested
@@ -148,7 +148,7 @@ class IdeIntegration(IntegrationBase):
         scalars = {"version": 1} if version else {}
         return JsonEdit(path=path, what=what, update=update, validate=validate, scalars=scalars, commands=commands)
 
-    def is_ours(self, config: Any) -> Any:
+    def is_ours(self, config: Any) -> IsOurs:
         """A predicate: is this command paxm's hook for this agent and ``config``'s file?"""
         path = config.path
         return lambda command: is_paxm_command(command, path, self.name)
