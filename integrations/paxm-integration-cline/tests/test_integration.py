@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ _ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
 
 
 def _commands(text: str) -> list[str]:
-    settings = plugin_file().embedded_settings(text) or {}
+    settings: dict[str, Any] = plugin_file().embedded_settings(text) or {}
     return [shlex.join(argv) for argv in (settings.get("commands") or {}).values()]
 
 
@@ -129,7 +130,7 @@ def test_install_writes_a_private_plugin_beside_the_users_and_removes_upstreams_
     assert any("removed upstream paxm hook" in line for line in lines)
     plugin = plugins / "paxm.js"
     assert stat.S_IMODE(plugin.stat().st_mode) == 0o600
-    settings = plugin_file().embedded_settings(plugin.read_text())
+    settings: dict[str, Any] | None = plugin_file().embedded_settings(plugin.read_text())
     assert settings is not None and list(settings["commands"]) == [
         "session_start",
         "user_input",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,7 +71,7 @@ def test_setup_and_uninstall_leave_the_users_kilo_files_byte_identical(tmp_path:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     source = path.read_text()
     assert source.splitlines()[0].endswith("`paxm uninstall --agent kilo` removes it.")
-    settings = plugin_file().embedded_settings(source)
+    settings: dict[str, Any] | None = plugin_file().embedded_settings(source)
     assert settings is not None and settings["target"] == "kilo"
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
     for argv in settings["commands"].values():
