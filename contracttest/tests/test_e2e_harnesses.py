@@ -174,9 +174,10 @@ def _cline_restored(box: HarnessBox) -> None:
 
 def _cline_warm(box: HarnessBox) -> None:
     """Start paxm's hook daemon before the first run (Cline allows a plugin hook only 3 s)."""
-    from paxm_integration_cline.plugin import embedded_settings
+    from paxm_integration_cline.plugin import plugin_file
 
-    settings = embedded_settings((box.home / ".cline" / "plugins" / "paxm.js").read_text()) or {}
+    plugin = (box.home / ".cline" / "plugins" / "paxm.js").read_text()
+    settings: dict[str, Any] = plugin_file().embedded_settings(plugin) or {}
     payload = {"hook_event_name": "session_start", "session_id": "warm-up", "cwd": str(box.workspace)}
     argv = settings["commands"]["session_start"]
     subprocess.run(argv, input=json.dumps(payload), env=box.env(), capture_output=True, text=True, timeout=60)
@@ -388,10 +389,7 @@ def test_decision_captured_by_claude_code_is_recalled(
 ) -> None:
     case, box = _box(every, tmp_path)
     first = HarnessBox(box.root, *claude)
-    if case.harness.setup is None:
-        first.setup(case.harness.agent)
-    else:  # a harness with a setup routine of its own runs it
-        box.setup(CLAUDE.agent)
+    first.setup(case.harness.agent)
     first.generous_recall_budget()
     box.generous_recall_budget(case.budget)
     marker = f"HERON-{uuid.uuid4().hex[:10]}"

@@ -16,7 +16,6 @@ import re
 import shlex
 import stat
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from paxm_contracttest.sandbox import PAXM
 from paxm_core.integration import (
     EVENT_SESSION_START,
     STANDARD_EVENTS,
@@ -50,9 +50,6 @@ __all__ = [
     "paxm_cli",
     "settings_hook_commands",
 ]
-
-#: the ``paxm`` console script of the environment the tests run in
-PAXM = str(Path(sys.executable).parent / "paxm")
 
 
 def paxm_cli(tmp_path: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -19,8 +19,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
+from paxm_contracttest.harness import require
 from paxm_core.generated_file import GeneratedFileIntegration
 
 __all__ = ["node_or_skip", "run_node_file_tests"]
@@ -33,9 +32,7 @@ def node_or_skip() -> str:
     """The ``node`` executable; the test fails in CI without one and is skipped elsewhere."""
     node = shutil.which("node")
     if node is None:
-        if os.environ.get("CI"):
-            pytest.fail("node is not installed: the generated file's unit tests run in Node")
-        pytest.skip("node is not installed: the generated file's unit tests run in Node")
+        require("node is not installed: the generated file's unit tests run in Node")
     return node
 
 

@@ -50,7 +50,6 @@ __all__ = [
     "start_fake_openai",
     "user_env",
     "venv_python",
-    "wait_http",
     "wheel_provider_round_trip",
     "wheel_venv",
     "workspace_wheels",
@@ -173,7 +172,19 @@ class ServerProcess:
 
     def wait_http(self, url: str, timeout: float) -> None:
         """Wait until ``url`` answers 200, failing early (with the log) if the process dies."""
-        wait_http(url, timeout, self)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"server exited rc={self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                # generous per-request timeout: a loaded machine may stall a starting server's event loop
+                with urllib.request.urlopen(url, timeout=10) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.3)
+        raise TimeoutError(f"{url} did not answer within {timeout}s\n{self.log_tail()}")
 
     def stop(self, grace: float = 20.0) -> None:
         """SIGTERM the group, wait ``grace`` seconds, then SIGKILL whatever is left of the group."""
@@ -228,10 +239,6 @@ class BackendServer:
         except BaseException:
             self.stop()
             raise
-
-    @property
-    def process(self) -> ServerProcess:
-        return self._proc
 
     def restart(self) -> None:
         """Stop gracefully (SIGTERM) and start again on the same data and port."""
@@ -319,24 +326,6 @@ def recv_line(conn: socket.socket) -> bytes:
             break
         data += chunk
     return data
-
-
-def wait_http(url: str, timeout: float, server: ServerProcess | None = None) -> None:
-    """Poll ``url`` until it answers HTTP 200."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server is not None and server.proc is not None and server.proc.poll() is not None:
-            raise RuntimeError(f"server exited rc={server.proc.returncode}:\n{server.log_tail()}")
-        try:
-            # generous per-request timeout: a loaded machine may stall a starting server's event loop
-            with urllib.request.urlopen(url, timeout=10) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.3)
-    tail = server.log_tail() if server is not None else ""
-    raise TimeoutError(f"{url} did not answer within {timeout}s\n{tail}")
 
 
 if __name__ == "__main__":  # pragma: no cover - manual warm-up: python -m paxm_contracttest.servers NAME VER REQ...

@@ -14,11 +14,10 @@ import pytest
 
 import paxm_integration_claude_code as pkg
 from paxm_contracttest.harness import require
-from paxm_core.integration import client_path, interpreter_path
+from paxm_core.integration import client_path, fill_launcher, interpreter_path
 from paxm_integration_claude_code.plugin import (
     MARKETPLACE_DIR,
     PLUGIN_NAME,
-    fill_launcher,
     generate_marketplace,
     generated_dir,
     remove_generated,

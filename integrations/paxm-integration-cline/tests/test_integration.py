@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ from paxm_core.integration import (
     IntegrationError,
 )
 from paxm_integration_cline import ClineIntegration
-from paxm_integration_cline.plugin import embedded_settings, render_plugin
+from paxm_integration_cline.plugin import plugin_file, render_plugin
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cline-3.0.65"
 USER_PLUGIN = 'export default { name: "mine", manifest: { capabilities: ["hooks"] }, hooks: {} };\n'
@@ -36,7 +37,7 @@ _ARGV = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
 
 
 def _commands(text: str) -> list[str]:
-    settings = embedded_settings(text) or {}
+    settings: dict[str, Any] = plugin_file().embedded_settings(text) or {}
     return [shlex.join(argv) for argv in (settings.get("commands") or {}).values()]
 
 
@@ -129,7 +130,7 @@ def test_install_writes_a_private_plugin_beside_the_users_and_removes_upstreams_
     assert any("removed upstream paxm hook" in line for line in lines)
     plugin = plugins / "paxm.js"
     assert stat.S_IMODE(plugin.stat().st_mode) == 0o600
-    settings = embedded_settings(plugin.read_text())
+    settings: dict[str, Any] | None = plugin_file().embedded_settings(plugin.read_text())
     assert settings is not None and list(settings["commands"]) == [
         "session_start",
         "user_input",
@@ -260,8 +261,7 @@ def test_detect_finds_cline_on_path_else_its_home(
 
 
 def test_write_plugin_never_chmods_or_writes_through_a_link(tmp_path: Path) -> None:
-    from paxm_integration_cline.plugin import write_plugin
-
+    write_plugin = plugin_file().write
     victim = tmp_path / "victim.js"
     source = "// paxm plugin\n"
     victim.write_text(source)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from paxm_core.integration import (
     InstallContext,
 )
 from paxm_integration_opencode import OpenCodeIntegration
-from paxm_integration_opencode.plugin import MARKER, embedded_settings
+from paxm_integration_opencode.plugin import MARKER, plugin_file
 
 UPSTREAM_TS = (
     'import type { Plugin } from "@opencode-ai/plugin";\n'
@@ -74,7 +75,7 @@ def test_install_writes_a_private_dependency_free_plugin_and_uninstall_removes_e
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     source = path.read_text()
     assert MARKER in source and '@opencode-ai/plugin"' not in source and 'from "' not in source
-    settings = embedded_settings(source)
+    settings: dict[str, Any] | None = plugin_file().embedded_settings(source)
     assert settings is not None
     # opencode's defaults: recall on prompts, write on turn end; session_start bootstraps
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from paxm_core.config import load_config
 from paxm_core.integration import EVENT_USER_INPUT, HookResult, InstallContext, Integration
 from paxm_core.plugins import get_plugin_manager
 from paxm_integration_opencode import KiloIntegration, OpenCodeIntegration
-from paxm_integration_opencode.plugin import embedded_settings
+from paxm_integration_opencode.plugin import plugin_file
 
 #: a Kilo config dir as a user has it: their config, their own plugin, Kilo's own files
 KILO_JSON = {
@@ -70,7 +71,7 @@ def test_setup_and_uninstall_leave_the_users_kilo_files_byte_identical(tmp_path:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     source = path.read_text()
     assert source.splitlines()[0].endswith("`paxm uninstall --agent kilo` removes it.")
-    settings = embedded_settings(source)
+    settings: dict[str, Any] | None = plugin_file().embedded_settings(source)
     assert settings is not None and settings["target"] == "kilo"
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]
     for argv in settings["commands"].values():

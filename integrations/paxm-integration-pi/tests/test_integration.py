@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from paxm_core.integration import (
     InstallContext,
 )
 from paxm_integration_pi import PiIntegration
-from paxm_integration_pi.extension import MARKER, embedded_settings
+from paxm_integration_pi.extension import MARKER, extension_file
 
 #: the shape of the Go paxm's generated extension (only what recognising it needs)
 UPSTREAM_TS = (
@@ -61,7 +62,7 @@ def test_install_writes_a_private_extension_and_uninstall_removes_exactly_it(
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     source = path.read_text()
     assert MARKER in source and "pi-coding-agent" not in source.split(MARKER, 1)[1]
-    settings = embedded_settings(source)
+    settings: dict[str, Any] | None = extension_file().embedded_settings(source)
     assert settings is not None and settings["target"] == "pi" and settings["timeoutMs"] == 10_000
     # pi's defaults: recall on prompts, write on turn end; session_start always
     assert sorted(settings["commands"]) == ["session_start", "turn_end", "user_input"]

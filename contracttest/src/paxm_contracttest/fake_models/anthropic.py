@@ -29,8 +29,7 @@ class Recorded(_Recorded):
     @property
     def is_turn(self) -> bool:
         """A main-loop Messages call (has tools), not a title/quota side request."""
-        body = self.get("body")
-        return self.get("path", "").split("?")[0].endswith("/v1/messages") and isinstance(body, dict)
+        return self.route.endswith("/v1/messages") and isinstance(self.get("body"), dict)
 
 
 def _has_tool_result(body: dict[str, Any]) -> bool:
@@ -47,8 +46,8 @@ class _MessagesHandler(JsonHandler):
     fake: ClassVar[FakeAnthropic]
 
     def do_POST(self) -> None:
-        raw, _ = self.record_post()
-        path = self.path.split("?")[0].rstrip("/")
+        raw, request = self.record_post()
+        path = request.route
         if path.endswith("/messages/count_tokens"):
             self.send_json(200, {"input_tokens": max(1, len(raw) // 4)})
         elif path.endswith("/messages"):

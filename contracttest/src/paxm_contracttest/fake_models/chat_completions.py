@@ -141,21 +141,12 @@ class FakeOpenAI(FakeModelServer):
         with self._lock:
             return [r for r in self.requests if isinstance(r, Recorded) and r.is_agent_step]
 
-    @staticmethod
-    def wants_tool(request: Recorded) -> bool:
-        tools = request.body.get("tools") or []
-        names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
-        return TOOL_TRIGGER in request.text and bool(names & set(SHELL_TOOLS)) and not request.has_tool_result
-
-    @staticmethod
-    def shell_tool(request: Recorded) -> str:
-        tools = request.body.get("tools") or []
-        names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
-        return next((n for n in SHELL_TOOLS if n in names), "bash")
-
     def tool_call(self, request: Recorded) -> dict[str, Any] | None:
         """The function call answering ``request`` in tool mode (``None``: answer with text)."""
-        if not self.wants_tool(request):
+        tools = request.body.get("tools") or []
+        names = {str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t, dict)}
+        name = next((n for n in SHELL_TOOLS if n in names), None)
+        if TOOL_TRIGGER not in request.text or name is None or request.has_tool_result:
             return None
         arguments = {"command": TOOL_COMMAND, "description": "Print a probe line"}
-        return {"name": self.shell_tool(request), "arguments": json.dumps(arguments)}
+        return {"name": name, "arguments": json.dumps(arguments)}

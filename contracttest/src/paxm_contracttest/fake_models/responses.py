@@ -75,7 +75,7 @@ class _ResponsesHandler(JsonHandler):
 
     def do_POST(self) -> None:
         raw, entry = self.record_post()
-        if not self.path.split("?")[0].endswith("/responses"):
+        if not entry.route.endswith("/responses"):
             self.send_json(404, self.fake.not_found(self.path))
             return
         self._responses(entry.get("body"), raw)
@@ -131,8 +131,7 @@ class FakeResponses(FakeModelServer):
 
     def responses(self) -> list[Recorded]:
         """Recorded ``/v1/responses`` requests, in arrival order."""
-        with self._lock:
-            return [r for r in self.requests if str(r.get("path", "")).split("?")[0].endswith("/responses")]
+        return self.recorded("/responses")
 
     def tool_call_for(self, body: Any) -> tuple[str, str] | None:
         """(tool name, JSON arguments) when this request should get a shell tool call."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-def _json_reply(key: str) -> Any:
+def _json_reply(key: str) -> Callable[[HarnessBox, str], str]:
     def reply(_box: HarnessBox, stdout: str) -> str:
         try:
             value = json.loads(stdout)
@@ -254,7 +254,7 @@ COPILOT = Harness(
         # Copilot unpacks itself into XDG_CACHE_HOME on first run (seconds): one shared cache
         "XDG_CACHE_HOME": "{npm_cache}/copilot-1.0.102-xdg-cache",
     },
-    prepare=lambda box: _copilot_prepare(box),
+    prepare=_copilot_prepare,
     native_config=lambda box: box.home / ".copilot" / "hooks" / "paxm.json",
 )
 
@@ -323,60 +323,6 @@ def _cline_auth(box: HarnessBox, url: str) -> None:
     box.cline_url = url  # type: ignore[attr-defined]
 
 
-_CLINE_INSTALL = """\
-from paxm_core.config import load_config, save_config
-from paxm_core.config.codec import decode
-from paxm_core.config.model import AgentConfig
-from paxm_core.integration import InstallContext
-from paxm_integration_cline import ClineIntegration
-path = %(path)r
-config = load_config(path)
-ours = ClineIntegration()
-old = config.agents.get("cline")
-agent = decode(AgentConfig, dict(ours.default_agent_config()), "agents.cline")
-agent.enabled = True
-agent.passive_write_started_at = getattr(old, "passive_write_started_at", "") or agent.passive_write_started_at
-config.agents["cline"] = agent
-save_config(config, path)
-ours.install(InstallContext(config=load_config(path)))
-"""
-
-
-def _python(box: HarnessBox, code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], env=box.env(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _cline_is_ours(box: HarnessBox) -> bool:
-    """Whether the CLI resolves ``cline`` to this distribution (the IDE one registers the name too)."""
-    probe = (
-        "from paxm_core.plugins import get_plugin_manager as g; import paxm_integration_cline as c\n"
-        "print(isinstance(g().integration('cline'), c.ClineIntegration))"
-    )
-    return _python(box, probe).strip() == "True"
-
-
-def _cline_setup(box: HarnessBox, more: tuple[str, ...]) -> None:
-    """``paxm setup`` for cline; when the IDE distribution's ``cline`` output mode wins the
-    name, the agent section and plugin come from this distribution's object directly."""
-    extra = [a for agent in more for a in ("--agent", agent)]
-    box.paxm("setup", "--yes", "--agent", "cline", *extra, "--provider", "sqlite")
-    if not _cline_is_ours(box):
-        _python(box, _CLINE_INSTALL % {"path": str(box.config)})
-
-
-def _cline_uninstall(box: HarnessBox) -> None:
-    box.paxm("uninstall", "--agent", "cline", "--yes")
-    if not _cline_is_ours(box):
-        _python(
-            box,
-            "from paxm_core.config import load_config\nfrom paxm_core.integration import InstallContext\n"
-            "from paxm_integration_cline import ClineIntegration\n"
-            f"ClineIntegration().uninstall(InstallContext(config=load_config({str(box.config)!r})))\n",
-        )
-
-
 #: the user's own Cline plugin, beside which paxm's is installed
 CLINE_USER_PLUGIN = 'export default { name: "mine", manifest: { capabilities: ["hooks"] }, hooks: {} };\n'
 
@@ -391,8 +337,6 @@ CLINE = Harness(
     configure=_cline_auth,
     reply=_cline_reply,
     prepare=lambda box: _write_once(box.home / ".cline" / "plugins" / "mine.js", CLINE_USER_PLUGIN),
-    setup=_cline_setup,
-    uninstall=_cline_uninstall,
     native_config=lambda box: box.home / ".cline" / "plugins" / "paxm.js",
 )
 
@@ -411,7 +355,7 @@ def _opencode_reply(_box: HarnessBox, stdout: str) -> str:
     return texts[-1] if texts else ""
 
 
-def _opencode_configure(directory: str, config_name: str, schema: str) -> Any:
+def _opencode_configure(directory: str, config_name: str, schema: str) -> Callable[[HarnessBox, str], None]:
     def configure(box: HarnessBox, url: str) -> None:
         """Point the config dir at the fake; link the pre-installed config-dir dependency (the
         harness installs it at start otherwise, which stalls over a minute offline)."""

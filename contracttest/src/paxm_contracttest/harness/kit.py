@@ -133,8 +133,6 @@ class Harness:
     :param reply: the model's final answer from a finished run.
     :param run: a runner of its own (a harness whose output is a stream the kit reads as it
         arrives); default: run to the end and parse ``reply``.
-    :param setup: how paxm is installed for it (default ``paxm setup --agent <agent>``).
-    :param uninstall: how paxm is removed from it (default ``paxm uninstall --agent <agent>``).
     :param native_config: the file paxm's hook commands are installed in (fail-open tests
         make their paths stale there).
     :param envelope: the recall envelope's opening and closing tags as the model sees them.
@@ -154,8 +152,6 @@ class Harness:
     configure: Callable[[HarnessBox, str], None] | None = None
     reply: Callable[[HarnessBox, str], str] = lambda _box, stdout: stdout.strip()
     run: Runner | None = None
-    setup: Callable[[HarnessBox, tuple[str, ...]], None] | None = None
-    uninstall: Callable[[HarnessBox], None] | None = None
     native_config: Callable[[HarnessBox], Path] | None = None
     envelope: tuple[str, str] = (PASSIVE_OPEN, PASSIVE_CLOSE)
 
@@ -277,17 +273,11 @@ class HarnessBox(PaxmSandbox):
 
     def setup(self, *more_agents: str) -> None:
         """Install paxm for this harness (and ``more_agents``) with the SQLite provider."""
-        if self.harness.setup is not None:
-            self.harness.setup(self, more_agents)
-            return
         agents = [a for name in (self.harness.agent, *more_agents) for a in ("--agent", name)]
         self.paxm("setup", "--yes", *agents, "--provider", "sqlite")
 
     def uninstall(self) -> None:
         """``paxm uninstall`` for this harness."""
-        if self.harness.uninstall is not None:
-            self.harness.uninstall(self)
-            return
         self.paxm("uninstall", "--agent", self.harness.agent, "--yes")
 
     @contextmanager

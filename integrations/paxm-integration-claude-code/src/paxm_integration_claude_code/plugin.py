@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from paxm_core.integration import (
-    fill_launcher,
     generate_marketplace_dir,
     hook_launcher_values,
     remove_generated_dir,
@@ -22,7 +21,6 @@ __all__ = [
     "MARKETPLACE_DIR",
     "MARKETPLACE_NAME",
     "PLUGIN_NAME",
-    "fill_launcher",
     "generate_marketplace",
     "generated_dir",
     "remove_generated",

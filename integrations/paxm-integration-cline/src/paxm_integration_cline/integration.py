@@ -13,6 +13,8 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     IntegrationBase,
+    IntegrationError,
+    Report,
     decode_generic,
     detect_harness,
     enabled_hook_events,
@@ -24,13 +26,7 @@ from paxm_core.integration import (
     setup_fix_command,
     standard_agent_config,
 )
-from paxm_integration_cline.plugin import (
-    PLUGIN_FILE_NAME,
-    embedded_settings,
-    is_paxm_plugin,
-    render_plugin,
-    write_plugin,
-)
+from paxm_integration_cline.plugin import PLUGIN_FILE_NAME, plugin_file, render_plugin
 
 if TYPE_CHECKING:
     from paxm_core.integration import HookEvent, HookResult
@@ -113,14 +109,10 @@ class ClineIntegration(IntegrationBase):
                     continue
         return out
 
-    def _remove_upstream(self, ctx: InstallContext) -> list[str]:
-        lines = []
+    def _remove_upstream(self, report: Report) -> None:
         for path in self._upstream_hook_files():
             path.unlink(missing_ok=True)
-            lines.append(f"removed upstream paxm hook {path}")
-        for line in lines:
-            ctx.echo(line)
-        return lines
+            report(f"removed upstream paxm hook {path}")
 
     def detect(self) -> str | None:
         """``cline`` on ``PATH``, else ``~/.cline`` if it exists."""
@@ -129,30 +121,26 @@ class ClineIntegration(IntegrationBase):
     def preflight(self, ctx: InstallContext) -> None:
         """Refuse to overwrite a ``paxm.js`` in the plugins directory that paxm did not write."""
         path = self.plugin_path()
-        if path.exists() and not is_paxm_plugin(path):
-            from paxm_core.integration import IntegrationError
-
+        if path.exists() and not plugin_file().is_paxm(path):
             raise IntegrationError(f"{path} exists and was not written by paxm; move it away, paxm changed nothing")
 
     def install(self, ctx: InstallContext) -> list[str]:
         """Write (or refresh) the plugin; remove upstream's hook files.  Idempotent."""
         self.preflight(ctx)
-        path = self.plugin_path()
-        lines = self._remove_upstream(ctx)
-        changed = write_plugin(path, render_plugin(self.commands(ctx.config), target=self.name))
-        line = f"installed paxm plugin {path}" if changed else f"paxm plugin {path} is up to date"
-        ctx.echo(line)
-        return [*lines, line]
+        path, report = self.plugin_path(), Report(ctx)
+        self._remove_upstream(report)
+        changed = plugin_file().write(path, render_plugin(self.commands(ctx.config), target=self.name))
+        report(f"installed paxm plugin {path}" if changed else f"paxm plugin {path} is up to date")
+        return report
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Delete the plugin paxm wrote (and upstream's hook files); nothing else in ``~/.cline``."""
-        lines = self._remove_upstream(ctx)
-        path = self.plugin_path()
-        if is_paxm_plugin(path):
+        path, report = self.plugin_path(), Report(ctx)
+        self._remove_upstream(report)
+        if plugin_file().is_paxm(path):
             path.unlink(missing_ok=True)
-            lines.append(f"removed paxm plugin {path}")
-            ctx.echo(lines[-1])
-        return lines
+            report(f"removed paxm plugin {path}")
+        return report
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """The plugin present, current, and every file its commands run exists."""
@@ -165,14 +153,15 @@ class ClineIntegration(IntegrationBase):
             source = path.read_text(encoding="utf-8")
         except OSError:
             return [*findings, Finding("error", f"paxm Cline plugin missing: {path}", fix)]
-        settings = embedded_settings(source)
+        settings = plugin_file().embedded_settings(source)
         if settings is None:
             return [*findings, Finding("error", f"{path} is not paxm's plugin", f"move it away, then {fix}")]
         if source != render_plugin(self.commands(ctx.config), target=self.name):
             return [*findings, Finding("warn", f"paxm plugin {path} is out of date", fix)]
-        commands = (settings.get("commands") or {}).values()
+        commands = settings.get("commands")
+        argvs = commands.values() if isinstance(commands, dict) else ()
         findings += missing_file_findings(
-            ([str(a) for a in argv] for argv in commands if isinstance(argv, list)), fix, "paxm plugin"
+            ([str(a) for a in argv] for argv in argvs if isinstance(argv, list)), fix, "paxm plugin"
         )
         return findings or [Finding("ok", f"paxm plugin installed at {path}")]
 

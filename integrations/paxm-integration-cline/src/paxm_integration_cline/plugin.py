@@ -5,21 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from paxm_core.generated_file import GeneratedFile
 
-__all__ = [
-    "MARKER",
-    "PLUGIN_FILE_NAME",
-    "SPAWN_TIMEOUT_MS",
-    "embedded_settings",
-    "is_paxm_plugin",
-    "render_plugin",
-    "write_plugin",
-]
+__all__ = ["MARKER", "PLUGIN_FILE_NAME", "SPAWN_TIMEOUT_MS", "plugin_file", "render_plugin"]
 
 #: the file paxm writes into Cline's ``plugins/`` directory
 PLUGIN_FILE_NAME = "paxm.js"
@@ -31,7 +22,8 @@ SPAWN_TIMEOUT_MS = 2_000
 
 
 @cache
-def _plugin() -> GeneratedFile:
+def plugin_file() -> GeneratedFile:
+    """The plugin's format (``plugin_template.js``, its marker): it reads, recognises and writes the plugin."""
     # imported here: the hook path (decode, output) never renders or reads the plugin
     from paxm_core.generated_file import GeneratedFile, template_text
 
@@ -43,20 +35,4 @@ def render_plugin(
 ) -> str:
     """The plugin source with ``commands`` (paxm event -> hook-client argv) embedded."""
     argv = {event: list(args) for event, args in commands.items()}
-    return _plugin().render({"version": 1, "target": target, "timeoutMs": int(timeout_ms), "commands": argv})
-
-
-def embedded_settings(source: str) -> dict[str, Any] | None:
-    """The settings JSON embedded in a generated plugin (``None`` if it is not one)."""
-    return _plugin().embedded_settings(source)
-
-
-def is_paxm_plugin(path: Path) -> bool:
-    """Whether ``path`` is a plugin paxm generated (so paxm may replace or delete it)."""
-    return _plugin().is_paxm(path)
-
-
-def write_plugin(path: Path, source: str) -> bool:
-    """Write ``source`` to ``path`` (``False`` when it was already current); a current plugin is left
-    as it is, mode included, and a new one replaces a link, never writes through it."""
-    return _plugin().write(path, source)
+    return plugin_file().render({"version": 1, "target": target, "timeoutMs": int(timeout_ms), "commands": argv})

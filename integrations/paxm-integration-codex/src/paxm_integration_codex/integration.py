@@ -40,7 +40,6 @@ __all__ = ["OWNER_CODEX_PLUGIN", "CodexIntegration", "installed_events", "remove
 
 OWNER_CODEX_PLUGIN = "codex-plugin"
 TARGET = "codex"
-Echo = Callable[[str], None]
 #: Codex reads hook stdout only for these events; anything printed for the others is dropped
 _CONTEXT_EVENTS = {
     EVENT_SESSION_START: "SessionStart",
@@ -170,14 +169,12 @@ class CodexIntegration(IntegrationBase):
             report(f"Codex plugin generated at {dest}")
             self._install_plugin(dest, report)
             return report
-        if self._update_config(path, config, self.wanted_hooks(config)):
-            report(f"installed paxm hooks in {path}")
-        else:
-            report(f"paxm hooks in {path} are up to date")
+        changed = self._update_config(path, config, self.wanted_hooks(config))
+        report(f"installed paxm hooks in {path}" if changed else f"paxm hooks in {path} are up to date")
         self._trust(path, report, lambda hook: self._is_our_config_hook(hook, path, config))
         return report
 
-    def _install_plugin(self, dest: Path, report: Echo) -> None:
+    def _install_plugin(self, dest: Path, report: Report) -> None:
         codex = trust.find_codex()
         manual = [
             f"  install it: codex plugin marketplace add {dest}",
@@ -185,9 +182,7 @@ class CodexIntegration(IntegrationBase):
             "  then trust its hooks: run codex, type /hooks and press t",
         ]
         if codex is None:
-            report("codex is not on PATH, so the plugin was not installed into Codex")
-            for line in manual:
-                report(line)
+            report("codex is not on PATH, so the plugin was not installed into Codex", *manual)
             return
         if _repository_plugin_enabled(config_toml.config_path()):
             # one plugin owns the hooks: a second copy would capture every turn twice
@@ -198,9 +193,7 @@ class CodexIntegration(IntegrationBase):
             self._codex(codex, "plugin", "marketplace", "add", str(dest), ok_if="already")
             self._codex(codex, "plugin", "add", plugin.PLUGIN_ID)
         except IntegrationError as exc:
-            report(f"installing the plugin into Codex failed: {exc}")
-            for line in manual:
-                report(line)
+            report(f"installing the plugin into Codex failed: {exc}", *manual)
             return
         report(f"installed the Codex plugin {plugin.PLUGIN_ID}")
         self._trust(config_toml.config_path(), report, lambda hook: hook.plugin_id == plugin.PLUGIN_ID)
@@ -218,7 +211,7 @@ class CodexIntegration(IntegrationBase):
                 return
             raise IntegrationError(f"codex {' '.join(args)}: {text}")
 
-    def _trust(self, path: Path, report: Echo, is_ours: Callable[[trust.HookTrust], bool]) -> None:
+    def _trust(self, path: Path, report: Report, is_ours: Callable[[trust.HookTrust], bool]) -> None:
         """Record Codex trust for paxm's hooks, asking the installed Codex for their hashes."""
         codex = trust.find_codex()
         if codex is None:
@@ -228,8 +221,7 @@ class CodexIntegration(IntegrationBase):
         try:
             hooks = [h for h in trust.list_hooks(codex, Path.cwd()) if is_ours(h)]
         except trust.TrustError as exc:
-            report(f"could not record Codex hook trust ({exc}):")
-            report(f"  {trust.trust_command()}")
+            report(f"could not record Codex hook trust ({exc}):", f"  {trust.trust_command()}")
             return
         doc, original = config_toml.read_config(path)
         keys = trust.record_trust(doc, hooks, lambda _hook: True)
@@ -297,18 +289,17 @@ class CodexIntegration(IntegrationBase):
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Whether paxm's Codex hooks (or plugin) are installed, point at real files, and are trusted."""
-        context = ctx
-        config = context.config
+        config = ctx.config
         configured = str(getattr(getattr((config.agents or {}).get(TARGET), "integration", None), "owner", "") or "")
-        plugin_owned = (configured or context.owner) == OWNER_CODEX_PLUGIN
+        plugin_owned = (configured or ctx.owner) == OWNER_CODEX_PLUGIN
         path = config_toml.config_path()
+        fix = setup_fix_command(ctx, TARGET)
         try:
             doc, _original = config_toml.read_config(path)
         except IntegrationError as exc:
-            return [Finding("error", str(exc), f"fix {path}, then run: {setup_fix_command(context, TARGET)}")]
+            return [Finding("error", str(exc), f"fix {path}, then run: {fix}")]
         ours = list(config_toml.paxm_handlers(doc, config_toml.paxm_matcher(config.path)))
         findings: list[Finding] = []
-        fix = setup_fix_command(context, TARGET)
         if plugin_owned:
             fix = setup_fix_command(InstallContext(config=config, owner=OWNER_CODEX_PLUGIN), TARGET)
             if ours:

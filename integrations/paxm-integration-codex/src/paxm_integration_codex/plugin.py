@@ -15,7 +15,6 @@ from pathlib import Path
 
 from paxm_core.integration import (
     GENERATED_MARKER,
-    fill_launcher,
     generate_marketplace_dir,
     hook_launcher_values,
     remove_generated_dir,
@@ -28,7 +27,6 @@ __all__ = [
     "PLUGIN_ID",
     "PLUGIN_NAME",
     "REPOSITORY_PLUGIN_ID",
-    "fill_launcher",
     "generate_marketplace",
     "generated_dir",
     "remove_generated",

@@ -13,7 +13,7 @@ from typing import Any
 
 from paxm_core.integration import HookMessage, tail_json_records, value_text
 
-__all__ = ["SOURCE", "TAIL_BYTES", "tool_message", "turn_tool_messages"]
+__all__ = ["SOURCE", "TAIL_BYTES", "str_field", "tool_message", "turn_tool_messages"]
 
 #: how much of the rollout's end is read; one turn's tool traffic is far smaller than this
 TAIL_BYTES = 16 * 1024 * 1024
@@ -22,7 +22,8 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 
 
-def _str(obj: Mapping[str, Any], key: str) -> str:
+def str_field(obj: Mapping[str, Any], key: str) -> str:
+    """``obj[key]`` when it is a string, else ``""``."""
     value = obj.get(key)
     return value if isinstance(value, str) else ""
 
@@ -30,7 +31,7 @@ def _str(obj: Mapping[str, Any], key: str) -> str:
 def tool_message(kind: str, payload: Mapping[str, Any], source: str = SOURCE) -> HookMessage | None:
     """The call (name and arguments) or result a ``response_item`` of type ``kind`` holds, if any."""
     if kind in _CALLS:
-        name = (_str(payload, "name") or _str(payload, "namespace")).strip()
+        name = (str_field(payload, "name") or str_field(payload, "namespace")).strip()
         args = next((payload[k] for k in ("arguments", "input", "action") if payload.get(k) is not None), None)
         role, text = "tool_call", " ".join(p for p in (name, value_text(args)) if p).strip()
     elif kind in _OUTPUTS:
@@ -47,9 +48,9 @@ def turn_tool_messages(path: str, turn_id: str = "", *, limit: int = TAIL_BYTES)
         payload = record.get("payload")
         if not isinstance(payload, dict):
             continue
-        kind = _str(payload, "type").lower()
+        kind = str_field(payload, "type").lower()
         if record.get("type") == "event_msg" and kind == "task_started":
-            turns.append((_str(payload, "turn_id"), []))
+            turns.append((str_field(payload, "turn_id"), []))
             continue
         if record.get("type") != "response_item":
             continue

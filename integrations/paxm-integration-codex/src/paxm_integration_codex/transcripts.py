@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from paxm_core.integration import (
     HookMessage,
@@ -25,7 +24,7 @@ from paxm_core.integration import (
     transcript_records,
 )
 from paxm_integration_codex.config_toml import codex_home
-from paxm_integration_codex.rollout import tool_message
+from paxm_integration_codex.rollout import str_field, tool_message
 
 __all__ = ["read_turns", "sessions_dir", "transcript_files"]
 
@@ -43,11 +42,6 @@ def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every rollout file, sorted (an absent directory gives ``[]``)."""
     return jsonl_files(sessions_dir(environ))
-
-
-def _str(obj: Mapping[str, Any], key: str) -> str:
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
 
 
 def _is_wrapper(text: str) -> bool:
@@ -95,10 +89,10 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
         payload = record.get("payload")
         if not isinstance(payload, dict):
             continue
-        kind, rtype = _str(payload, "type"), _str(record, "type")
+        kind, rtype = str_field(payload, "type"), str_field(record, "type")
         if rtype == "session_meta":
-            session = _str(payload, "id") or session
-            workspace = _str(payload, "cwd") or workspace
+            session = str_field(payload, "id") or session
+            workspace = str_field(payload, "cwd") or workspace
             continue
         if rtype == "event_msg" and kind in ("task_started", "user_message"):
             if kind == "task_started" or turn is None or turn.assistant:
@@ -106,26 +100,26 @@ def read_turns(path: Path) -> Iterator[PastTurn]:
                     done = _past_turn(path, session, workspace, turn, fallback_time)
                     if done is not None:
                         yield done
-                turn = _Turn(turn_id=_str(payload, "turn_id"), started=iso_epoch(_str(record, "timestamp")))
-            if kind == "user_message" and _str(payload, "message").strip():
-                turn.user = _str(payload, "message").strip()
+                turn = _Turn(turn_id=str_field(payload, "turn_id"), started=iso_epoch(str_field(record, "timestamp")))
+            if kind == "user_message" and str_field(payload, "message").strip():
+                turn.user = str_field(payload, "message").strip()
             continue
         if turn is None:
             continue
-        if rtype == "event_msg" and kind == "agent_message" and _str(payload, "phase") != "commentary":
-            turn.assistant = turn.assistant or _str(payload, "message").strip()
+        if rtype == "event_msg" and kind == "agent_message" and str_field(payload, "phase") != "commentary":
+            turn.assistant = turn.assistant or str_field(payload, "message").strip()
         elif rtype == "event_msg" and kind == "task_complete":
-            turn.assistant = _str(payload, "last_agent_message").strip() or turn.assistant
+            turn.assistant = str_field(payload, "last_agent_message").strip() or turn.assistant
             done = _past_turn(path, session, workspace, turn, fallback_time)
             if done is not None:
                 yield done
             turn = None
         elif rtype == "response_item" and kind == "message":
             text = content_text(payload.get("content"), ("input_text", "output_text", "text"))
-            role = _str(payload, "role")
+            role = str_field(payload, "role")
             if role == "user" and text and not _is_wrapper(text) and not turn.user:
                 turn.user = text
-            elif role == "assistant" and text and _str(payload, "phase") != "commentary":
+            elif role == "assistant" and text and str_field(payload, "phase") != "commentary":
                 turn.assistant = text
         elif rtype == "response_item" and (message := tool_message(kind, payload, _SOURCE)) is not None:
             turn.tools.append(message)

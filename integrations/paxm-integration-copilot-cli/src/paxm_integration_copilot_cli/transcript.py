@@ -35,18 +35,13 @@ class TurnText:
 def last_turn(transcript: str, *, limit: int = MAX_TAIL_BYTES) -> TurnText:
     """The last turn of ``transcript`` (a path to ``events.jsonl``); empty when unreadable."""
     path = Path(transcript)
-    if path.name != TRANSCRIPT_NAME:
-        return TurnText()
     try:
-        if not path.is_file():
+        if path.name != TRANSCRIPT_NAME or not path.is_file():  # never a FIFO or a directory
             return TurnText()
     except OSError:
         return TurnText()
-    events = tail_json_records(path, limit, replace_invalid=True)
-    prompt = ""
-    reply = ""
-    stopped = False
-    for event in events:
+    prompt, reply, stopped = "", "", False
+    for event in tail_json_records(path, limit, replace_invalid=True):
         kind = event.get("type")
         data = event.get("data")
         if not isinstance(data, dict):

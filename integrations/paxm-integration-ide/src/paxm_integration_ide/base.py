@@ -23,6 +23,7 @@ from paxm_core.integration import (
     Finding,
     InstallContext,
     IntegrationBase,
+    Report,
     decode_generic,
     enabled_hook_events,
     hook_command_line,
@@ -31,7 +32,7 @@ from paxm_core.integration import (
     queue_path,
     setup_fix_command,
 )
-from paxm_integration_ide.entries import is_paxm_command, paxm_commands
+from paxm_integration_ide.entries import IsOurs, is_paxm_command, paxm_commands
 from paxm_integration_ide.mcp import SERVER_NAME, is_paxm_server
 from paxm_integration_ide.native import FileState, JsonEdit, NativeFile
 from paxm_integration_ide.shapes import event_arrays, merge_events, nested, set_nested
@@ -147,7 +148,7 @@ class IdeIntegration(IntegrationBase):
         scalars = {"version": 1} if version else {}
         return JsonEdit(path=path, what=what, update=update, validate=validate, scalars=scalars, commands=commands)
 
-    def is_ours(self, config: Any) -> Any:
+    def is_ours(self, config: Any) -> IsOurs:
         """A predicate: is this command paxm's hook for this agent and ``config``'s file?"""
         path = config.path
         return lambda command: is_paxm_command(command, path, self.name)
@@ -176,37 +177,31 @@ class IdeIntegration(IntegrationBase):
         files = self.native_files(ctx.config)
         for native in files:  # all or nothing: refuse before the first write
             native.preflight()
-        state = self._state(ctx.config)
-        lines = []
+        state, report = self._state(ctx.config), Report(ctx)
         if self.detect() is None:
-            lines.append(f"{self.display_name} was not found on this machine; its hooks work once it is installed")
+            report(f"{self.display_name} was not found on this machine; its hooks work once it is installed")
         for native in files:
             changed = native.install(state)
-            lines.append(f"{'wrote' if changed else 'up to date:'} {native.what} {native.path}")
-        for line in lines:
-            ctx.echo(line)
-        return lines
+            report(f"{'wrote' if changed else 'up to date:'} {native.what} {native.path}")
+        return report
 
     def uninstall(self, ctx: InstallContext) -> list[str]:
         """Take exactly paxm's entries out of the IDE's files (a file paxm created goes when empty)."""
-        state = self._state(ctx.config)
-        lines = []
+        state, report = self._state(ctx.config), Report(ctx)
         errors = []
         for native in self.native_files(ctx.config):
             try:
                 if native.uninstall(state):
-                    lines.append(f"removed paxm from {native.what} {native.path}")
+                    report(f"removed paxm from {native.what} {native.path}")
             except IntegrationError as exc:
                 if state.get(native.path) is not None:  # paxm wrote there: the user must hear it
                     errors.append(f"{exc}; paxm's entries are still in it")
                 # else paxm never installed into this file; a file it cannot read is not its business
         if not state.files:  # every file is back to the user's: the directories paxm made can go
             state.remove_dirs()
-        for line in lines:
-            ctx.echo(line)
         if errors:
             raise IntegrationError("; ".join(errors))
-        return lines
+        return report
 
     def check(self, ctx: InstallContext) -> list[Finding]:
         """Hooks and MCP server in place as install writes them, and every path they run exists."""

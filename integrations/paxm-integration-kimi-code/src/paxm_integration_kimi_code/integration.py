@@ -11,7 +11,6 @@ Stop payload has no reply (the session's ``wire.jsonl`` is read), and plain stdo
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.integration import (
@@ -61,10 +60,6 @@ class KimiCodeIntegration(SettingsHooksIntegration):
 
     spec = SPEC
 
-    def kimi_home(self) -> Path:
-        """``$KIMI_CODE_HOME`` > ``~/.kimi-code`` (where the sessions' ``wire.jsonl`` files are)."""
-        return self.spec.location.home_dir()
-
     def decode(self, native_event: str, raw: bytes) -> HookEvent:
         """Kimi's payload -> :class:`HookEvent` (never raises)."""
         obj = parse_payload(raw)
@@ -85,7 +80,7 @@ class KimiCodeIntegration(SettingsHooksIntegration):
         session_id = obj.get("session_id")
         if not isinstance(session_id, str):
             return
-        path = find_wire(self.kimi_home(), session_id)
+        path = find_wire(self.spec.location.home_dir(), session_id)  # $KIMI_CODE_HOME > ~/.kimi-code
         if path is None:
             return
         turn = wait_for_turn(path)

@@ -1,4 +1,4 @@
-"""The generated OpenCode plugin file: its format, and the helpers tests and tools use.
+"""The generated OpenCode plugin file: its format.
 
 The plugin is one dependency-free ES module (``plugin_template.js``) with paxm's settings
 embedded as a JSON literal: the exact hook-client argv for each event and the timeout.  Writing,
@@ -8,7 +8,6 @@ recognising and removing it is :class:`paxm_core.generated_file.GeneratedFile`'s
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, template_text
 
@@ -16,7 +15,6 @@ __all__ = [
     "LEGACY_FILE_NAME",
     "MARKER",
     "PLUGIN_FILE_NAME",
-    "embedded_settings",
     "plugin_file",
 ]
 
@@ -36,8 +34,3 @@ def plugin_file() -> GeneratedFile:
     """The plugin's format: template, marker and upstream's markers."""
     template = template_text(__package__, "plugin_template.js")
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS)
-
-
-def embedded_settings(source: str) -> dict[str, Any] | None:
-    """The settings JSON embedded in a generated plugin (``None`` if it is not one)."""
-    return plugin_file().embedded_settings(source)

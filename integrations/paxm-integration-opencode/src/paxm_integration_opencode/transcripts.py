@@ -141,8 +141,7 @@ def _turns(path: Path, target: str, session: _Session, messages: Iterable[_Messa
 def _past_turn(
     path: Path, target: str, session: _Session, user: _Message, prompt: str, answer: str, convo: list[HookMessage]
 ) -> PastTurn:
-    time = user.info.get("time")
-    started = _ms(time.get("created")) if isinstance(time, dict) else 0.0
+    started = _created(user.info)
     return past_turn(
         target,
         "session.idle",

@@ -1,4 +1,4 @@
-"""The generated Pi extension file: its format, and the helpers tests and tools use.
+"""The generated Pi extension file: its format.
 
 The extension is one dependency-free module (``extension_template.ts``, TypeScript that is also
 plain JavaScript) with paxm's settings embedded as a JSON literal: the exact hook-client argv
@@ -9,7 +9,6 @@ for each event and the timeout.  Writing, recognising and removing it is
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 from paxm_core.generated_file import GeneratedFile, template_text
 
@@ -17,7 +16,6 @@ __all__ = [
     "EXTENSION_DIR_NAME",
     "EXTENSION_FILE_NAME",
     "MARKER",
-    "embedded_settings",
     "extension_file",
 ]
 
@@ -37,8 +35,3 @@ def extension_file() -> GeneratedFile:
     """The extension's format: template, marker and upstream's markers (searched in 256 KiB)."""
     template = template_text(__package__, "extension_template.ts")
     return GeneratedFile(template=template, marker=MARKER, upstream_markers=_UPSTREAM_MARKERS, upstream_scan=262_144)
-
-
-def embedded_settings(source: str) -> dict[str, Any] | None:
-    """The settings JSON embedded in a generated extension (``None`` if it is not one)."""
-    return extension_file().embedded_settings(source)
