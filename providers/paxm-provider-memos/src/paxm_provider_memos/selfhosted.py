@@ -92,7 +92,7 @@ class MemOSProvider(MemOSBase):
         self.eval_only("cube")
         body = {"user_id": self._user_id, "memory_type": "text_mem", "mem_cube_ids": [self._cube]}
         payload = self._http.call("cleanup", "POST", "/product/get_all", deadline, body)
-        ids = [i for i in memory_ids(payload.get("data") if isinstance(payload, dict) else payload)]
+        ids = memory_ids(payload.get("data") if isinstance(payload, dict) else payload)
         if ids:
             self._http.call(
                 "cleanup",

@@ -79,14 +79,6 @@ class ZepProvider(RemoteProvider):
                 self._graph_uuid = self._ensure_target(deadline)
             return self._graph_uuid
 
-    def _lookup(self, op: str, deadline: Deadline, lookup: Any) -> Any | None:
-        try:
-            return self._call(op, deadline, lookup, ok_statuses=(404,))
-        except Exception as exc:
-            if status_of(exc) == 404:
-                return None
-            raise
-
     def _ensure_target(self, deadline: Deadline) -> str:
         """The graph UUID of the configured user (a user's memories live in its graph) or named graph."""
         what = "user" if self._user_id else "graph"
@@ -99,13 +91,20 @@ class ZepProvider(RemoteProvider):
             lambda o: api.lookup(**ident, request_options=o),
             lambda o: api.create(**create, request_options=o),
         )
-        return self._uuid_of(
-            found, f"ensure {what}", what, getattr(found, "graph_uuid", None) if self._user_id else None
-        )
+        preferred = getattr(found, "graph_uuid", None) if self._user_id else None
+        uuid = str(preferred or getattr(found, "uuid_", None) or "")
+        if not uuid:
+            raise ProviderError(self._name, f"ensure {what}", f"Zep returned a {what} without a uuid")
+        return uuid
 
     def _ensure(self, op: str, deadline: Deadline, lookup: Any, create: Any) -> Any:
         """Look the target up; create it on 404; a 409 from create (made concurrently) is success."""
-        found = self._lookup(op, deadline, lookup)
+        try:
+            found = self._call(op, deadline, lookup, ok_statuses=(404,))
+        except Exception as exc:
+            if status_of(exc) != 404:
+                raise
+            found = None
         if found is not None:
             self._target_kind = "exists"
             return found
@@ -118,12 +117,6 @@ class ZepProvider(RemoteProvider):
             return self._call(op, deadline, lookup)
         self._target_kind = "created"
         return created
-
-    def _uuid_of(self, obj: Any, op: str, what: str, preferred: Any = None) -> str:
-        uuid = str(preferred or getattr(obj, "uuid_", None) or "")
-        if not uuid:
-            raise ProviderError(self._name, op, f"Zep returned a {what} without a uuid")
-        return uuid
 
     def ensure_target(self, deadline: Deadline | None = None) -> tuple[str, str]:
         """Resolve the configured user/graph now (setup's set-up step, ``SupportsEnsureTarget``).
@@ -189,9 +182,7 @@ class ZepProvider(RemoteProvider):
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         """Add the item as a text episode, its id the idempotency key (a retried delivery is stored once)."""
         text = self.required_text("put", item.text, deadline)
-        return MemoryRef(self._name, self._add_episode(self._graph(deadline), text, item, deadline))
-
-    def _add_episode(self, uuid: str, text: str, item: MemoryItem, deadline: Deadline) -> str:
+        uuid = self._graph(deadline)
         kwargs: dict[str, Any] = {
             "data": text,
             "type": "text",
@@ -211,7 +202,7 @@ class ZepProvider(RemoteProvider):
         episode_uuid = str(getattr(episode, "uuid_", None) or "")
         if not episode_uuid:
             raise ProviderError(self._name, "put", "Zep did not return an episode uuid")
-        return episode_uuid
+        return MemoryRef(self._name, episode_uuid)
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
         episode = self.own_ref(ref)
