@@ -10,9 +10,8 @@ from typing import Any
 from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
 from paxm_core.http_client import checked_url
 from paxm_provider_memos import CLOUD_URL, DEFAULT_TIMEOUT, DEFAULT_USER
-from paxm_provider_memos.base import MemOSBase
+from paxm_provider_memos.base import MemOSBase, MemOSTransport
 from paxm_provider_memos.selfhosted import item_info
-from paxm_provider_memos.transport import MemOSTransport
 
 __all__ = ["MemOSCloudProvider"]
 

@@ -9,9 +9,8 @@ from typing import Any
 from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
 from paxm_core.http_client import stored_metadata
 from paxm_provider_memos import DEFAULT_CUBE, DEFAULT_TIMEOUT, DEFAULT_USER, SELF_HOSTED_URL, validate_memos
-from paxm_provider_memos.base import MemOSBase
+from paxm_provider_memos.base import MemOSBase, MemOSTransport
 from paxm_provider_memos.response import memory_ids
-from paxm_provider_memos.transport import MemOSTransport
 
 __all__ = ["MemOSProvider"]
 
