@@ -31,7 +31,7 @@ def _cloud(name: str, config: ProviderConfig) -> Any:
 
 def _validator(cloud: bool) -> Callable[[ProviderConfig], list[str]]:
     def validate(config: ProviderConfig) -> list[str]:
-        from paxm_provider_mem0.settings import problems
+        from paxm_provider_mem0.base import problems
 
         return problems(config, cloud=cloud)
 
