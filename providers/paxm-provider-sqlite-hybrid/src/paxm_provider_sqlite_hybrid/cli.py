@@ -28,24 +28,12 @@ def _targets(ctx: click.Context, name: str, path: str) -> list[tuple[str, Provid
     return found
 
 
-def _open(name: str, config: ProviderConfig) -> Any:
-    from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
-
-    # No background preload: the command loads the model itself only if it embeds something.
-    return HybridSQLiteProvider(name, config, warm=False)
-
-
-_target_options = [
-    click.option("--provider", "name", default="", metavar="NAME", help="Only this provider instance."),
-    click.option("--path", default="", metavar="DB", help="A database file instead of the configured providers."),
-    click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-]
-
-
 def _with_targets(fn: Any) -> Any:
-    for option in reversed(_target_options):
-        fn = option(fn)
-    return fn
+    fn = click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+    fn = click.option("--path", default="", metavar="DB", help="A database file instead of the configured providers.")(
+        fn
+    )
+    return click.option("--provider", "name", default="", metavar="NAME", help="Only this provider instance.")(fn)
 
 
 @click.group("hybrid")
@@ -117,9 +105,12 @@ def _report(
     line: Callable[[dict[str, Any]], str],
 ) -> None:
     """Open each target provider in turn, ``row`` it, and print the rows as JSON or ``line`` each."""
+    from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
+
     report = []
     for inst, config in _targets(ctx, name, path):
-        prov = _open(inst, config)
+        # No background preload: the command loads the model itself only if it embeds something.
+        prov = HybridSQLiteProvider(inst, config, warm=False)
         try:
             report.append({"provider": inst, "path": str(prov.path), **row(inst, prov)})
         finally:
