@@ -34,9 +34,8 @@ class MemOSCloudProvider(MemOSBase):
         self._user_id = (config.user_id or DEFAULT_USER).strip()
         self._agent_id = config.agent_id.strip()
         base_url = checked_url(name, config.base_url, CLOUD_URL)
-        self._timeout = config.timeout or DEFAULT_TIMEOUT
         headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
-        self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
+        self._http = MemOSTransport(name, base_url, headers, key, config.timeout or DEFAULT_TIMEOUT)
 
     def _search_body(self, text: str, limit: int) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -36,8 +36,7 @@ class MemOSProvider(MemOSBase):
         base_url = (config.base_url or SELF_HOSTED_URL).strip()
         key = resolve_secret(config.api_key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._timeout = config.timeout or DEFAULT_TIMEOUT
-        self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
+        self._http = MemOSTransport(name, base_url, headers, key, config.timeout or DEFAULT_TIMEOUT)
 
     def eval_target(self) -> str:
         return self._cube

@@ -89,12 +89,13 @@ class OpenVikingProvider(RemoteProvider):
         if problems:
             raise ConfigError("; ".join(problems), path=f"providers.{name}")
         base_url = (config.base_url or DEFAULT_URL).strip()
-        self._timeout = config.timeout or DEFAULT_TIMEOUT
         self._user = (config.user_id or DEFAULT_USER).strip()
         self._dir = str(config.option("memory_dir") or DEFAULT_DIR).strip()
         self._root = f"viking://user/{self._user}/memories/{self._dir}"
         key = resolve_secret(config.api_key)
-        self._http = OpenVikingTransport(name, base_url, {"X-API-Key": key} if key else {}, key, self._timeout)
+        self._http = OpenVikingTransport(
+            name, base_url, {"X-API-Key": key} if key else {}, key, config.timeout or DEFAULT_TIMEOUT
+        )
 
     @property
     def root_uri(self) -> str:
