@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -74,17 +75,15 @@ def backfill_cmd(ctx: click.Context, name: str, path: str, as_json: bool, batch:
     def embed(inst: str, prov: Any) -> dict[str, Any]:
         total, done = prov.vector_status(Deadline.none())
         missing, embedded = total - done, 0
-        with (
-            click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr)
-            if show_bar
-            else _Null() as bar
-        ):
+        bar = click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr) if show_bar else None
+        with bar if bar is not None else contextlib.nullcontext():
             while True:
                 step, left = prov.backfill_step(batch, Deadline.none())
                 if not step:
                     break
                 embedded += step
-                bar.update(step)
+                if bar is not None:
+                    bar.update(step)
                 if not left:
                     break
         total, done = prov.vector_status(Deadline.none())
@@ -120,14 +119,3 @@ def _report(
         return
     for each in report:
         click.echo(line(each))
-
-
-class _Null:
-    def __enter__(self) -> _Null:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, n: int) -> None:
-        return None
