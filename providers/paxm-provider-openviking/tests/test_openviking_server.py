@@ -15,8 +15,7 @@ from paxm_core import Deadline, ProviderConfig
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.types import MemoryItem, MemoryRef, SearchQuery
 from paxm_core.plugins import get_plugin_manager
-from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
-from paxm_provider_openviking.provider import OpenVikingProvider
+from paxm_provider_openviking.provider import OpenVikingProvider, decode_tags, encode_tag
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ov_server import OpenVikingServer  # noqa: E402

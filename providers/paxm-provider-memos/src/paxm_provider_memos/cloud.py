@@ -10,9 +10,8 @@ from typing import Any
 from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
 from paxm_core.http_client import checked_url
 from paxm_provider_memos import CLOUD_URL, DEFAULT_TIMEOUT, DEFAULT_USER
-from paxm_provider_memos.base import MemOSBase
+from paxm_provider_memos.base import MemOSBase, MemOSTransport
 from paxm_provider_memos.selfhosted import item_info
-from paxm_provider_memos.transport import MemOSTransport
 
 __all__ = ["MemOSCloudProvider"]
 
@@ -35,9 +34,8 @@ class MemOSCloudProvider(MemOSBase):
         self._user_id = (config.user_id or DEFAULT_USER).strip()
         self._agent_id = config.agent_id.strip()
         base_url = checked_url(name, config.base_url, CLOUD_URL)
-        self._timeout = config.timeout or DEFAULT_TIMEOUT
         headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
-        self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
+        self._http = MemOSTransport(name, base_url, headers, key, config.timeout or DEFAULT_TIMEOUT)
 
     def _search_body(self, text: str, limit: int) -> dict[str, Any]:
         body: dict[str, Any] = {

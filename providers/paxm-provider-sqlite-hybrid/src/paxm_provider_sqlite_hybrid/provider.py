@@ -75,8 +75,6 @@ _FILTER_PAGE = 64
 #: Vector candidates re-scored from their stored vectors at most, unless twice the pool is
 #: more (each costs a row read: ~10 us).
 _RESCORED = 64
-
-
 #: Query texts whose embedding is kept (a retried or repeated query costs no inference).
 _QUERY_CACHE = 128
 
@@ -147,9 +145,9 @@ class HybridSQLiteProvider(SQLiteProvider):
             self._embedder = get_embedder()
         return self._embedder
 
-    def _ensure(self, conn: object) -> None:
+    def _ensure(self, conn: sqlite3.Connection) -> None:
         if not self._schema_ready:
-            ensure_schema(conn)  # type: ignore[arg-type]
+            ensure_schema(conn)
             self._schema_ready = True
 
     def health(self, deadline: Deadline) -> None:
@@ -186,8 +184,9 @@ class HybridSQLiteProvider(SQLiteProvider):
         if not items or any(not item.text.strip() for item in items):
             return super().put_batch(items, deadline)  # nothing to store, or the plain error
         vectors: npt.NDArray[np.float32] | None
+        left = deadline.remaining()
         try:
-            vectors = self._model().embed([item.text for item in items], deadline, wait=_wait(deadline))
+            vectors = self._model().embed([i.text for i in items], deadline, wait=left if math.isfinite(left) else None)
         except DeadlineExceeded:
             raise
         except ModelBusy as exc:
@@ -436,11 +435,6 @@ class _SemanticSkipped(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def _wait(deadline: Deadline) -> float | None:
-    left = deadline.remaining()
-    return left if math.isfinite(left) else None
 
 
 def _lexical_only(hit: MemoryHit, reason: str) -> MemoryHit:

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from typing import TYPE_CHECKING
 
-from paxm_provider_sqlite_hybrid import _heap, _threads  # noqa: F401  (_threads: before numpy loads)
+from paxm_provider_sqlite_hybrid import _process  # before numpy loads: single-threaded BLAS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -262,7 +262,7 @@ class VectorCache:
                 arrays, size = self._read(cursor, int(largest or 0))
             finally:
                 conn.execute("COMMIT")
-            _heap.trim()  # the row batches' bytes and float copies are freed: give them back
+            _process.trim()  # the row batches' bytes and float copies are freed: give them back
             with self._lock:
                 self._codes, self._scales, self._bits, self._rowids = arrays
                 self.size = size

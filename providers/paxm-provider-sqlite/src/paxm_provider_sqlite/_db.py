@@ -23,15 +23,6 @@ _BUSY_MS = int(BUSY_TIMEOUT * 1000)
 
 
 @contextmanager
-def _released(lock: threading.RLock) -> Iterator[None]:
-    # ``lock`` is already held (acquired with a timeout); release it however the body ends.
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-@contextmanager
 def immediate(conn: sqlite3.Connection) -> Iterator[None]:
     """One ``BEGIN IMMEDIATE`` transaction: committed when the body ends, rolled back when it raises."""
     conn.execute("BEGIN IMMEDIATE")
@@ -46,12 +37,6 @@ def immediate(conn: sqlite3.Connection) -> Iterator[None]:
 
 #: Page size of a new database file (existing files keep theirs).
 _PAGE_SIZE = 8192
-
-
-def _enable_wal(conn: sqlite3.Connection, provider: str, path: Path) -> None:
-    mode = retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
-    if mode is None or str(mode[0]).lower() != "wal":
-        raise ProviderError(provider, "open", f"{path}: cannot enable WAL journal mode")
 
 
 class Database:
@@ -89,17 +74,15 @@ class Database:
             # memory row with its analysed terms is 0.5-2 KB, and 4 KiB pages leave up to a
             # fifth of each page unused (-16% on disk for 700-char turns, measured).
             conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
-            _enable_wal(conn, self._provider, self.path)
+            mode = retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            if mode is None or str(mode[0]).lower() != "wal":
+                raise ProviderError(self._provider, "open", f"{self.path}: cannot enable WAL journal mode")
             conn.execute("PRAGMA synchronous = NORMAL")
             with private_umask():
                 retry_locked(lambda: migrate(conn))
         except sqlite3.Error as exc:
             conn.close()
-            raise ProviderError(
-                self._provider,
-                "open",
-                f"{self.path}: {exc}; {sqlite_hint(str(exc))}",
-            ) from exc
+            raise ProviderError(self._provider, "open", f"{self.path}: {exc}; {sqlite_hint(str(exc))}") from exc
         except BaseException:
             conn.close()
             raise
@@ -119,7 +102,7 @@ class Database:
         bounded = math.isfinite(remaining)
         if not self._lock.acquire(timeout=remaining if bounded else -1):
             raise DeadlineExceeded(f"{self._provider} {op}: deadline exceeded", cancelled=deadline.cancelled)
-        with _released(self._lock):
+        try:  # the lock is held (acquired with a timeout): released however the body ends
             if self._closed:
                 raise ProviderError(self._provider, op, "sqlite provider is closed")
             if self._conn is None:
@@ -142,24 +125,23 @@ class Database:
                 conn.set_progress_handler(lambda: 1 if deadline.cancelled else 0, _PROGRESS_STEPS * 10)
             try:
                 yield conn
-            except sqlite3.OperationalError as exc:
+            except BaseException as exc:
                 if conn.in_transaction:
                     conn.rollback()
-                if "interrupted" in str(exc) or deadline.expired():
+                if not isinstance(exc, sqlite3.Error):
+                    raise
+                operational = isinstance(exc, sqlite3.OperationalError)
+                if operational and ("interrupted" in str(exc) or deadline.expired()):
                     raise DeadlineExceeded(
                         f"{self._provider} {op}: deadline exceeded", cancelled=deadline.cancelled
                     ) from exc
-                raise ProviderError(self._provider, op, str(exc), retryable="locked" in str(exc)) from exc
-            except sqlite3.Error as exc:
-                if conn.in_transaction:
-                    conn.rollback()
-                raise ProviderError(self._provider, op, str(exc)) from exc
-            except BaseException:
-                if conn.in_transaction:
-                    conn.rollback()
-                raise
+                raise ProviderError(
+                    self._provider, op, str(exc), retryable=operational and "locked" in str(exc)
+                ) from exc
             finally:
                 conn.set_progress_handler(None, 0)
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         """Close the connection; later sessions fail with a clear error."""

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 
-from paxm_core import MemoryHit, MemoryItem, TurnContext
+from paxm_core import MemoryHit, MemoryItem
 from paxm_core.attribution import attribution_metadata, restore_hit
 from paxm_provider_sqlite.timestamps import parse_stamp, stamp
 
@@ -46,18 +46,15 @@ def _first(*values: str) -> str:
 def prepare_metadata(item: MemoryItem) -> dict[str, str]:
     """The metadata to store: the core's canonical attribution keys (``sync_attribution``), then turn boundaries."""
     meta = attribution_metadata(item)
-    if item.turn is not None:
-        _turn_metadata(meta, item.turn)
+    turn = item.turn
+    if turn is not None:
+        meta["session_id"] = turn.session_id.strip()
+        meta["turn_id"] = turn.turn_id.strip()
+        if turn.started_at is not None:
+            meta["started_at"] = stamp(turn.started_at)
+        if turn.ended_at is not None:
+            meta["ended_at"] = stamp(turn.ended_at)
     return meta
-
-
-def _turn_metadata(meta: dict[str, str], turn: TurnContext) -> None:
-    meta["session_id"] = turn.session_id.strip()
-    meta["turn_id"] = turn.turn_id.strip()
-    if turn.started_at is not None:
-        meta["started_at"] = stamp(turn.started_at)
-    if turn.ended_at is not None:
-        meta["ended_at"] = stamp(turn.ended_at)
 
 
 def occurrences(meta: dict[str, str]) -> int:

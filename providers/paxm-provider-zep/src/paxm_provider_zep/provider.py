@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
-from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, SearchQuery
+from paxm_core import Deadline, DeadlineExceeded, MemoryHit, MemoryItem, MemoryRef, ProviderConfig, SearchQuery
 from paxm_core.api.errors import ConfigError, ProviderError
 from paxm_core.api.provider_config import resolve_secret
 from paxm_core.api.timefmt import format_time
-from paxm_core.http_client import RemoteProvider
+from paxm_core.http_client import RemoteProvider, network_error, redact, status_error
 from paxm_provider_zep import validate
-from paxm_provider_zep.calls import call_zep, status_of
 from paxm_provider_zep.mapping import SCOPES, episode_metadata, hit_from_result
 
 __all__ = ["ZepProvider", "DEFAULT_BASE_URL"]
 
 DEFAULT_BASE_URL = "https://api.getzep.com/api/v4"
 DEFAULT_TIMEOUT = 30.0
+_BACKOFF = (0.2, 0.5)
 
 
 def _import_sdk() -> Any:
@@ -29,6 +30,27 @@ def _import_sdk() -> Any:
             "the Zep provider needs the zep-cloud SDK; install it with: pip install paxm-provider-zep"
         ) from exc
     return Zep
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an SDK ``ApiError`` (``None`` for anything else)."""
+    code = getattr(exc, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _explain(provider: str, op: str, exc: BaseException, secret: str) -> ProviderError:
+    """An SDK failure as a :class:`ProviderError` that never carries the API key."""
+    status = status_of(exc)
+    if status is not None:
+        body = getattr(exc, "body", None)
+        if isinstance(body, dict):
+            body = str(body.get("message") or body.get("error") or body.get("detail") or "")
+        detail = redact(body if isinstance(body, str) else "", secret, 240)
+        return status_error(provider, op, status, detail, service="Zep", auth_hint="check the Zep api_key")
+    error = network_error(provider, op, exc, service="Zep")
+    if error is not None:
+        return error
+    return ProviderError(provider, op, f"{type(exc).__name__}: {redact(str(exc), secret, 240)}")
 
 
 class ZepProvider(RemoteProvider):
@@ -65,10 +87,36 @@ class ZepProvider(RemoteProvider):
 
     # -- target resolution --------------------------------------------------------------
 
-    def _call(self, op: str, deadline: Deadline, func: Any, **kw: Any) -> Any:
+    def _call(self, op: str, deadline: Deadline, func: Any, *, ok_statuses: tuple[int, ...] = ()) -> Any:
+        """Call ``func(request_options)`` with the remaining time as its timeout (the SDK's own retries are off).
+
+        Retryable failures (429, 5xx, timeouts, connection errors) are retried twice while the
+        deadline leaves room for the backoff.  A status in ``ok_statuses`` is re-raised as is, for
+        callers that treat it as success (e.g. 409 "already exists").
+        """
         if self._closed:
             raise ProviderError(self._name, op, "provider is closed")
-        return call_zep(self._name, op, deadline, func, secret=self._api_key, default_timeout=self._timeout, **kw)
+        attempt = 0
+        while True:
+            deadline.check(f"zep {op}")
+            timeout = deadline.timeout(cap=self._timeout) or self._timeout
+            try:
+                return func({"timeout": max(0.05, timeout), "max_retries": 0})
+            except DeadlineExceeded:
+                raise
+            except Exception as exc:
+                if status_of(exc) in ok_statuses:
+                    raise
+                error = _explain(self._name, op, exc, self._api_key)
+                if not error.retryable or attempt >= len(_BACKOFF):
+                    if deadline.expired():
+                        raise ProviderError(self._name, op, "deadline exceeded") from exc
+                    raise error from exc
+                pause = _BACKOFF[attempt]
+                if deadline.remaining() <= pause + 0.05:
+                    raise error from exc
+                attempt += 1
+                time.sleep(pause)
 
     def _graph(self, deadline: Deadline) -> str:
         """The target's graph UUID, ensuring the user/graph exists on first use (cached)."""
@@ -78,14 +126,6 @@ class ZepProvider(RemoteProvider):
             if self._graph_uuid is None:
                 self._graph_uuid = self._ensure_target(deadline)
             return self._graph_uuid
-
-    def _lookup(self, op: str, deadline: Deadline, lookup: Any) -> Any | None:
-        try:
-            return self._call(op, deadline, lookup, ok_statuses=(404,))
-        except Exception as exc:
-            if status_of(exc) == 404:
-                return None
-            raise
 
     def _ensure_target(self, deadline: Deadline) -> str:
         """The graph UUID of the configured user (a user's memories live in its graph) or named graph."""
@@ -99,13 +139,20 @@ class ZepProvider(RemoteProvider):
             lambda o: api.lookup(**ident, request_options=o),
             lambda o: api.create(**create, request_options=o),
         )
-        return self._uuid_of(
-            found, f"ensure {what}", what, getattr(found, "graph_uuid", None) if self._user_id else None
-        )
+        preferred = getattr(found, "graph_uuid", None) if self._user_id else None
+        uuid = str(preferred or getattr(found, "uuid_", None) or "")
+        if not uuid:
+            raise ProviderError(self._name, f"ensure {what}", f"Zep returned a {what} without a uuid")
+        return uuid
 
     def _ensure(self, op: str, deadline: Deadline, lookup: Any, create: Any) -> Any:
         """Look the target up; create it on 404; a 409 from create (made concurrently) is success."""
-        found = self._lookup(op, deadline, lookup)
+        try:
+            found = self._call(op, deadline, lookup, ok_statuses=(404,))
+        except Exception as exc:
+            if status_of(exc) != 404:
+                raise
+            found = None
         if found is not None:
             self._target_kind = "exists"
             return found
@@ -118,12 +165,6 @@ class ZepProvider(RemoteProvider):
             return self._call(op, deadline, lookup)
         self._target_kind = "created"
         return created
-
-    def _uuid_of(self, obj: Any, op: str, what: str, preferred: Any = None) -> str:
-        uuid = str(preferred or getattr(obj, "uuid_", None) or "")
-        if not uuid:
-            raise ProviderError(self._name, op, f"Zep returned a {what} without a uuid")
-        return uuid
 
     def ensure_target(self, deadline: Deadline | None = None) -> tuple[str, str]:
         """Resolve the configured user/graph now (setup's set-up step, ``SupportsEnsureTarget``).
@@ -189,9 +230,7 @@ class ZepProvider(RemoteProvider):
     def put(self, item: MemoryItem, deadline: Deadline) -> MemoryRef:
         """Add the item as a text episode, its id the idempotency key (a retried delivery is stored once)."""
         text = self.required_text("put", item.text, deadline)
-        return MemoryRef(self._name, self._add_episode(self._graph(deadline), text, item, deadline))
-
-    def _add_episode(self, uuid: str, text: str, item: MemoryItem, deadline: Deadline) -> str:
+        uuid = self._graph(deadline)
         kwargs: dict[str, Any] = {
             "data": text,
             "type": "text",
@@ -211,7 +250,7 @@ class ZepProvider(RemoteProvider):
         episode_uuid = str(getattr(episode, "uuid_", None) or "")
         if not episode_uuid:
             raise ProviderError(self._name, "put", "Zep did not return an episode uuid")
-        return episode_uuid
+        return MemoryRef(self._name, episode_uuid)
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
         episode = self.own_ref(ref)

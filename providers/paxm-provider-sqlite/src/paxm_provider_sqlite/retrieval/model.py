@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from paxm_core import MemoryHit, SearchQuery, normalize_tier
 from paxm_core.api.values import value_dataclass
@@ -68,7 +67,6 @@ class Candidate:
     score: float = 0.0
     rrf: float = 0.0
     density: float = 0.0
-    matched: int = 0
     extra_metadata: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -85,10 +83,6 @@ class Candidate:
             str(expires or ""),
             raw_score,
         )
-
-    @property
-    def created(self) -> datetime | None:
-        return parse_stamp(self.created_at)
 
     def to_hit(self, provider: str, raw_score_kind: str = RAW_SCORE_KIND) -> MemoryHit:
         """The wire hit; relevance and score are the stage score in ``[0, 1]``.
@@ -109,7 +103,7 @@ class Candidate:
             raw_score_kind=raw_score_kind if self.raw_score is not None else "",
             source=self.source,
             metadata=meta,
-            created_at=self.created,
+            created_at=parse_stamp(self.created_at),
             tier=normalize_tier(self.tier),
             expires_at=parse_stamp(self.expires_at),
         )
