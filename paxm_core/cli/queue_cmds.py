@@ -10,7 +10,7 @@ import click
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject, JSONValue
-from paxm_core.cli.common import echo_json, json_flag, open_queue
+from paxm_core.cli.common import echo_json, json_flag, open_queue, parse_seconds
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -167,17 +167,11 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     sealed at its turn end, after capture_queue.max_episode_age, or with --seal-open.
     """
     from paxm_core.capture import DeliveryWorker
-    from paxm_core.duration import parse_duration
     from paxm_core.passive.control import send_control
     from paxm_core.progress import progress
     from paxm_core.telemetry import Telemetry
 
-    try:
-        seconds = parse_duration(timeout)
-    except ValueError as exc:
-        raise UsageError(f"queue flush --timeout: {exc}") from exc
-    if seconds <= 0:
-        raise UsageError("queue flush --timeout must be positive")
+    seconds = parse_seconds(timeout, "queue flush --timeout", positive=True)
     config = _config(ctx)
     if _daemon_status(config).get("running"):
         # The daemon drains its inbox and delivers; a second worker here would only race it.

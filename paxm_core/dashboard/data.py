@@ -310,9 +310,7 @@ class DashboardData:
 
     @property
     def queue_path(self) -> Path:
-        from paxm_core.capture import default_queue_path
-
-        return Path(default_queue_path(self.config))
+        return self.config.capture_queue_path
 
     def queue(self, *, state: str, provider: str, limit: int, offset: int) -> JSONObject:
         """``/api/queue``: the ``paxm queue status --json`` report plus one page of deliveries."""
@@ -361,16 +359,10 @@ class DashboardData:
         return {"revived": revived, "status": status}
 
     def _open_queue(self, *, routes: bool = False) -> CaptureQueue:
-        from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+        from paxm_core.cli.common import open_queue
 
-        section = self.config.capture_queue
-        return CaptureQueue(
-            self.queue_path,
-            routes=routes_from_write_profiles(self.config.write_profiles) if routes else None,
-            retry_min=section.retry_min or 0,
-            max_attempts=section.max_attempts or 0,
-            recover=False,  # the dashboard must never take over a running daemon's leases
-        )
+        # recover=False: the dashboard must never take over a running daemon's leases
+        return open_queue(self.config, recover=False, routes=routes)
 
     def _queue_rows(self, sql: str, args: tuple[str | int, ...] = ()) -> list[tuple[JSONScalar, ...]]:
         # the columns read are TEXT, INTEGER or NULL
