@@ -22,11 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["queue"]
 
 
-def _config(ctx: click.Context) -> Config:
-    config: Config = ctx.find_root().obj.config()
-    return config
-
-
 def _age(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -82,7 +77,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from paxm_core.capture import _spool
     from paxm_core.capture.model import QueueStatus
 
-    config = _config(ctx)
+    config: Config = ctx.find_root().obj.config()
     path = config.capture_queue_path
     if path.exists():
         with open_queue(config, recover=False) as q:
@@ -136,7 +131,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
     """Revive dead deliveries (--dead) with a fresh set of attempts."""
     if not dead:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
-    config = _config(ctx)
+    config: Config = ctx.find_root().obj.config()
     count = 0
     if config.capture_queue_path.exists():
         with open_queue(config, recover=False, routes=True) as q:
@@ -172,7 +167,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     from paxm_core.telemetry import Telemetry
 
     seconds = parse_seconds(timeout, "queue flush --timeout", positive=True)
-    config = _config(ctx)
+    config: Config = ctx.find_root().obj.config()
     if _daemon_status(config).get("running"):
         # The daemon drains its inbox and delivers; a second worker here would only race it.
         # A busy daemon (it did not answer the status probe in time) still runs: ask it anyway

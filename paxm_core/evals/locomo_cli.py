@@ -54,14 +54,7 @@ def _user_config(config_path: str | None) -> Config:
 
 
 def _validate(
-    *,
-    retrieval_only: bool,
-    limit: int,
-    base_url: str,
-    model: str,
-    max_questions: int,
-    all_questions: bool,
-    match_threshold: float,
+    retrieval_only: bool, limit: int, base_url: str, model: str, max_questions: int, all_q: bool, threshold: float
 ) -> None:
     if retrieval_only:
         if limit <= 0:
@@ -69,9 +62,9 @@ def _validate(
         return
     if not base_url or not model:
         raise UsageError("the LoCoMo agent eval needs --base-url URL and --model NAME (or --retrieval-only)")
-    if max_questions <= 0 and not all_questions:
+    if max_questions <= 0 and not all_q:
         raise UsageError("the LoCoMo agent eval makes paid model calls; choose --max-questions N or pass --all")
-    if max_questions < 0 or not 0 < match_threshold <= 1 or limit <= 0:
+    if max_questions < 0 or not 0 < threshold <= 1 or limit <= 0:
         raise UsageError("invalid LoCoMo eval limits (--max-questions >= 0, 0 < --match-threshold <= 1, --limit > 0)")
 
 
@@ -158,15 +151,7 @@ def locomo(
     from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
     from paxm_core.evals.locomo_scope import default_manifest_dir
 
-    _validate(
-        retrieval_only=retrieval_only,
-        limit=limit,
-        base_url=base_url,
-        model=model,
-        max_questions=max_questions,
-        all_questions=all_questions,
-        match_threshold=match_threshold,
-    )
+    _validate(retrieval_only, limit, base_url, model, max_questions, all_questions, match_threshold)
     chosen_arms = _arms(arms)
     timeout_s, settle_s = parse_seconds(timeout, "--timeout"), parse_seconds(settle, "--settle")
     config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
