@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from paxm_core.api.errors import UsageError
+from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.cli.common import echo_json, json_flag
 
 if TYPE_CHECKING:
@@ -109,7 +109,6 @@ def run(
     Prints Recall@K, Precision@K, MRR, the false-positive rate, per-category lines and one
     FAIL line per failed case.  Exits 1 when the gate fails.
     """
-    from paxm_core.evals.errors import GateFailed
     from paxm_core.evals.gates import gate_failure, validate_gate_options
     from paxm_core.evals.regression import check_budget, compare, load_budget, load_result
     from paxm_core.evals.report import format_comparison, format_report
@@ -157,7 +156,7 @@ def run(
             click.echo(f"BUDGET FAIL: {failure}")
     reason = gate_failure(gate, result, budget_failures)
     if reason is not None:
-        raise GateFailed(reason)
+        raise PaxmError(reason)  # after the report is printed
 
 
 def write_output(output_path: str, value: object, *, ascii: bool = False) -> None:

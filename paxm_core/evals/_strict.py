@@ -15,17 +15,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
+from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import parse_time
-from paxm_core.evals.errors import EvalFileError
 
-__all__ = ["INTERNAL", "Obj", "decode", "encode", "read_json_file"]
+__all__ = ["INTERNAL", "EvalFileError", "Obj", "decode", "encode", "read_json_file"]
 
 _T = TypeVar("_T")
 _S = TypeVar("_S", str, bool, int, float)
 
 #: field metadata of a dataclass field that is neither written nor read
 INTERNAL = {"internal": True}
+
+
+class EvalFileError(UsageError):
+    """A suite, budget or saved result is unreadable or invalid; the message names the file and JSON path."""
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
