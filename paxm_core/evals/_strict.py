@@ -32,8 +32,8 @@ class EvalFileError(UsageError):
     """A suite, budget or saved result is unreadable or invalid; the message names the file and JSON path."""
 
 
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise ValueError(f"duplicate key {key!r}")
@@ -60,7 +60,7 @@ class Obj:
     as in Go.
     """
 
-    def __init__(self, value: Any, path: str, what: str) -> None:
+    def __init__(self, value: object, path: str, what: str) -> None:
         if not isinstance(value, dict):
             raise EvalFileError(f"{what}: {path or 'top level'}: expected an object, got {_kind(value)}")
         self._data: dict[str, Any] = value
@@ -167,7 +167,7 @@ _EXPECTED: dict[type, str] = {
 }
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
