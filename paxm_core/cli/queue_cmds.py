@@ -14,10 +14,8 @@ from paxm_core.cli.common import echo_json, json_flag, open_queue, parse_seconds
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
-    from paxm_core.capture import CaptureQueue
     from paxm_core.capture.model import QueueStatus
     from paxm_core.config.model import Config
-    from paxm_core.runtime import Runtime
 
 __all__ = ["queue"]
 
@@ -181,24 +179,19 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
             _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
             return
         # None: the daemon exited (and released its lock) since the probe: deliver here
+    from paxm_core.passive.processor import HookProcessor
+
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
     telemetry = Telemetry(config)
     with open_queue(config, recover=True, routes=True) as q:
-        _drain_inbox(runtime, q)
+        if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
+            HookProcessor(runtime, q).drain_inbox()  # raw hook payloads the stdlib client stored, no daemon running
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
         with progress("flush", show=not as_json) as bar:
             report = worker.flush(seconds, seal_open=seal_open, on_progress=bar.update)
         state = q.status()
     _report_flush(report.to_json(), state, as_json, via_daemon=False, seal_open=seal_open)
-
-
-def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
-    """Render raw hook payloads the stdlib client stored while no daemon ran."""
-    from paxm_core.passive.processor import HookProcessor
-
-    if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
-        HookProcessor(runtime, q).drain_inbox()
 
 
 def _report_flush(
