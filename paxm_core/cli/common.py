@@ -1,4 +1,4 @@
-"""Helpers the command modules share: JSON output, the ``--json`` flag, hook contexts, the daemon."""
+"""Helpers the command modules share: JSON output, the ``--json`` flag, durations, hooks, the daemon."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from paxm_core.capture import CaptureQueue
     from paxm_core.config.model import Config
 
-__all__ = ["echo_json", "install_context", "json_flag", "open_queue", "tell_daemon"]
+__all__ = ["echo_json", "install_context", "json_flag", "open_queue", "parse_seconds", "run_hook", "tell_daemon"]
 
 
 def json_flag(help: str = "Print the result as JSON.") -> Callable[[Any], Any]:
@@ -27,6 +27,33 @@ def json_flag(help: str = "Print the result as JSON.") -> Callable[[Any], Any]:
 def echo_json(value: object, *, ascii: bool = False) -> None:
     """Print ``value`` as indented JSON."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=ascii))
+
+
+def parse_seconds(value: str, flag: str, *, positive: bool = False) -> float:
+    """A duration flag's value in seconds; a bad (or, with ``positive``, non-positive) one is a usage error."""
+    from paxm_core.api.errors import UsageError
+    from paxm_core.duration import parse_duration
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+    if positive and seconds <= 0:
+        raise UsageError(f"{flag} must be positive")
+    return seconds
+
+
+def run_hook(
+    config_path: str, target: str, event: str, raw: str, *, mode: str, owner: str = ""
+) -> tuple[str, list[str]]:
+    """Handle one hook event in this process, as the daemon would; ``(output, errors)``."""
+    import time
+
+    from paxm_core.passive.client_core import new_event_id
+    from paxm_core.passive.inprocess import run_hook_in_process
+
+    request = {"event_id": new_event_id(), "target": target, "event": event, "raw": raw, "owner": owner, "mode": mode}
+    return run_hook_in_process(config_path, {**request, "captured_at": time.time()})
 
 
 def install_context(config: Config, name: str, echo: Callable[[str], None] | None = None) -> InstallContext:

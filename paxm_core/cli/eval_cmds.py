@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from paxm_core.api.errors import UsageError
+from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.cli.common import echo_json, json_flag
+
+if TYPE_CHECKING:
+    from paxm_core.evals.results import CaseResult
 
 __all__ = ["eval_group"]
 
@@ -106,7 +109,6 @@ def run(
     Prints Recall@K, Precision@K, MRR, the false-positive rate, per-category lines and one
     FAIL line per failed case.  Exits 1 when the gate fails.
     """
-    from paxm_core.evals.errors import GateFailed
     from paxm_core.evals.gates import gate_failure, validate_gate_options
     from paxm_core.evals.regression import check_budget, compare, load_budget, load_result
     from paxm_core.evals.report import format_comparison, format_report
@@ -125,7 +127,7 @@ def run(
 
     with progress_bar("eval", len(suite.cases), show=not as_json) as bar:
 
-        def on_case(done: int, total: int, case: Any) -> None:
+        def on_case(done: int, total: int, case: CaseResult) -> None:
             if bar.enabled and not case.passed:
                 bar.close()  # the failure line goes above the bar, which redraws on the next case
                 click.echo(f"eval: FAIL {case.id} ({done}/{total})", err=True)
@@ -136,7 +138,7 @@ def run(
     comparison = compare(baseline, result) if baseline is not None else None
     budget_failures = check_budget(result, budget) if budget is not None else []
     if output_path:
-        _write_private(Path(output_path).expanduser(), _dumps(result.to_json()))
+        write_output(output_path, result.to_json())
     if as_json:
         payload: dict[str, Any] = result.to_json()
         if comparison is not None or budget is not None:
@@ -154,17 +156,14 @@ def run(
             click.echo(f"BUDGET FAIL: {failure}")
     reason = gate_failure(gate, result, budget_failures)
     if reason is not None:
-        raise GateFailed(reason)
+        raise PaxmError(reason)  # after the report is printed
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``, a new file 0600 (results can quote memory ids and errors)."""
+def write_output(output_path: str, value: object, *, ascii: bool = False) -> None:
+    """Write ``value`` as JSON to ``--output`` PATH, a new file 0600 (results can quote memory ids and errors)."""
     from paxm_core.private_files import open_private
 
+    path, text = Path(output_path).expanduser(), json.dumps(value, indent=2, ensure_ascii=ascii) + "\n"
     try:  # a new file is 0600; an existing one must be a regular file of yours (never a link)
         fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -16,7 +16,7 @@ import click
 
 from paxm_core.api.errors import PaxmError, RecallError, UsageError
 from paxm_core.api.json import JSONObject
-from paxm_core.cli.common import echo_json, json_flag, open_queue
+from paxm_core.cli.common import echo_json, json_flag, open_queue, parse_seconds
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -243,19 +243,11 @@ def forget(
 
 def _check_args(ids: tuple[str, ...], query: str, limit: int, timeout: str) -> float:
     """Reject a bad command line before anything is opened; returns the --timeout budget in seconds."""
-    from paxm_core.duration import parse_duration
-
     if bool(ids) == bool(query):
         raise UsageError("give memory IDs or --query TEXT (one of them)")
     if limit <= 0:
         raise UsageError("--limit must be a positive number")
-    try:
-        budget = parse_duration(timeout)
-    except (ValueError, PaxmError) as exc:
-        raise UsageError(f"--timeout: {exc}") from None
-    if budget <= 0:
-        raise UsageError("--timeout must be positive")
-    return budget
+    return parse_seconds(timeout, "--timeout", positive=True)
 
 
 def _chosen_providers(providers: tuple[str, ...], enabled: Collection[str]) -> list[str]:

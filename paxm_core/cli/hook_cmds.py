@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from typing import Any
 
 import click
 
-from paxm_core.cli.common import echo_json
+from paxm_core.cli.common import echo_json, run_hook
 
 __all__ = ["hook", "hook_control", "hook_daemon"]
 
@@ -34,22 +33,9 @@ def hook(ctx: click.Context, target: str, event: str, mode: str, json_out: bool)
     """
     extra = [arg[2:] for arg in ctx.args if arg.startswith("--") and "=" not in arg and arg[2:].isidentifier()]
     mode = mode or ("json" if json_out else "") or (extra[-1] if extra else "") or "text"
-    raw = sys.stdin.buffer.read()
-    from paxm_core.passive.client_core import new_event_id
-    from paxm_core.passive.inprocess import run_hook_in_process
-
-    output, errors = run_hook_in_process(
-        _config_path(ctx),
-        {
-            "event_id": new_event_id(),
-            "target": target,
-            "event": event or "user_input",
-            "raw": raw.decode("utf-8", "replace"),
-            "owner": os.environ.get("PAXM_INTEGRATION_OWNER", ""),
-            "mode": mode,
-            "captured_at": time.time(),
-        },
-    )
+    raw = sys.stdin.buffer.read().decode("utf-8", "replace")
+    owner = os.environ.get("PAXM_INTEGRATION_OWNER", "")
+    output, errors = run_hook(_config_path(ctx), target, event or "user_input", raw, mode=mode, owner=owner)
     for message in errors:
         click.echo(f"paxm hook {message}", err=True)
     if output:

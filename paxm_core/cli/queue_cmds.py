@@ -10,21 +10,14 @@ import click
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject, JSONValue
-from paxm_core.cli.common import echo_json, json_flag, open_queue
+from paxm_core.cli.common import echo_json, json_flag, open_queue, parse_seconds
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
-    from paxm_core.capture import CaptureQueue
     from paxm_core.capture.model import QueueStatus
     from paxm_core.config.model import Config
-    from paxm_core.runtime import Runtime
 
 __all__ = ["queue"]
-
-
-def _config(ctx: click.Context) -> Config:
-    config: Config = ctx.find_root().obj.config()
-    return config
 
 
 def _age(seconds: float | None) -> str:
@@ -82,7 +75,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from paxm_core.capture import _spool
     from paxm_core.capture.model import QueueStatus
 
-    config = _config(ctx)
+    config: Config = ctx.find_root().obj.config()
     path = config.capture_queue_path
     if path.exists():
         with open_queue(config, recover=False) as q:
@@ -136,7 +129,7 @@ def retry(ctx: click.Context, dead: bool) -> None:
     """Revive dead deliveries (--dead) with a fresh set of attempts."""
     if not dead:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
-    config = _config(ctx)
+    config: Config = ctx.find_root().obj.config()
     count = 0
     if config.capture_queue_path.exists():
         with open_queue(config, recover=False, routes=True) as q:
@@ -167,18 +160,12 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     sealed at its turn end, after capture_queue.max_episode_age, or with --seal-open.
     """
     from paxm_core.capture import DeliveryWorker
-    from paxm_core.duration import parse_duration
     from paxm_core.passive.control import send_control
     from paxm_core.progress import progress
     from paxm_core.telemetry import Telemetry
 
-    try:
-        seconds = parse_duration(timeout)
-    except ValueError as exc:
-        raise UsageError(f"queue flush --timeout: {exc}") from exc
-    if seconds <= 0:
-        raise UsageError("queue flush --timeout must be positive")
-    config = _config(ctx)
+    seconds = parse_seconds(timeout, "queue flush --timeout", positive=True)
+    config: Config = ctx.find_root().obj.config()
     if _daemon_status(config).get("running"):
         # The daemon drains its inbox and delivers; a second worker here would only race it.
         # A busy daemon (it did not answer the status probe in time) still runs: ask it anyway
@@ -192,24 +179,19 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
             _report_flush(response.get("flush") or {}, state, as_json, via_daemon=True, seal_open=seal_open)
             return
         # None: the daemon exited (and released its lock) since the probe: deliver here
+    from paxm_core.passive.processor import HookProcessor
+
     runtime = ctx.find_root().obj.runtime()
     config = runtime.config
     telemetry = Telemetry(config)
     with open_queue(config, recover=True, routes=True) as q:
-        _drain_inbox(runtime, q)
+        if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
+            HookProcessor(runtime, q).drain_inbox()  # raw hook payloads the stdlib client stored, no daemon running
         worker = DeliveryWorker(q, runtime.router, config.capture_queue, config.write_profiles, telemetry=telemetry)
         with progress("flush", show=not as_json) as bar:
             report = worker.flush(seconds, seal_open=seal_open, on_progress=bar.update)
         state = q.status()
     _report_flush(report.to_json(), state, as_json, via_daemon=False, seal_open=seal_open)
-
-
-def _drain_inbox(runtime: Runtime, q: CaptureQueue) -> None:
-    """Render raw hook payloads the stdlib client stored while no daemon ran."""
-    from paxm_core.passive.processor import HookProcessor
-
-    if q.status(dead_limit=0).inbox.get("pending") or q.spool_pending():
-        HookProcessor(runtime, q).drain_inbox()
 
 
 def _report_flush(

@@ -28,11 +28,6 @@ __all__ = ["uninstall"]
 _SHARED_STATE = ("paxm-hook.sock", "session_state.json", "config-parsed.json")
 
 
-def _agent_names(config: Config, catalog: SetupCatalog) -> list[str]:
-    """Configured agents plus every agent an installed integration serves, in setup order."""
-    return sorted({*config.agents, *catalog.integrations}, key=lambda n: (catalog.agent_priority(n), n))
-
-
 def _normalize(name: str, known: list[str], catalog: SetupCatalog) -> str:
     wanted = "-".join(name.strip().lower().replace("_", "-").split())
     canonical = catalog.canonical_agent(wanted)  # an installed integration's name or alias first
@@ -130,7 +125,8 @@ def uninstall(ctx: click.Context, agent: str, yes: bool) -> None:
     catalog = SetupCatalog.from_plugins(get_plugin_manager())
     config, readable = _load(path, catalog)
     fold_agent_aliases(config, catalog)  # upstream's ``kimi`` is the ``kimi-code`` integration's agent
-    known = _agent_names(config, catalog)
+    # configured agents plus every agent an installed integration serves, in setup order
+    known = sorted({*config.agents, *catalog.integrations}, key=lambda n: (catalog.agent_priority(n), n))
     targets = [_normalize(agent, known, catalog)] if agent.strip() else known
 
     if not yes:

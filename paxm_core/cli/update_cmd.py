@@ -85,12 +85,6 @@ def _choose_target(installed: dict[str, str], offered: dict[str, set[str]], want
     return max(candidates, key=lambda v: version_key(v) or ())
 
 
-def _newer(target: str, current: str) -> bool:
-    from paxm_core.cli.update_index import version_key
-
-    return (version_key(target) or ()) > (version_key(current) or ())
-
-
 def _installed_after(python: str) -> dict[str, str]:
     """What the updated environment holds, asked of its own interpreter (this process is stale)."""
     done = subprocess.run([python, "-c", _VERIFY], capture_output=True, text=True, timeout=120, check=False)
@@ -150,7 +144,7 @@ def update(
     command to run where it cannot tell.  Never touches config, hooks or memories.
     """
     from paxm_core.cli.update_detect import IndexOptions, detect_installation, plan_update, render_command
-    from paxm_core.cli.update_index import available_versions, default_index
+    from paxm_core.cli.update_index import available_versions, default_index, version_key
 
     installed = family_distributions()
     if "paxm" not in installed:
@@ -160,7 +154,7 @@ def update(
     offered = {name: available_versions(name, lookup, index.extra_index_urls, index.find_links) for name in installed}
     target = _choose_target(installed, offered, wanted, pre)
     stale = [name for name, ver in installed.items() if ver != target]
-    moves = bool(stale) and (bool(wanted) or not _newer(installed["paxm"], target))
+    moves = bool(stale) and (bool(wanted) or (version_key(installed["paxm"]) or ()) <= (version_key(target) or ()))
     current = installed["paxm"]
     report: JSONObject = {"installed": _rows(installed), "latest": target, "update_available": moves}
     if check:

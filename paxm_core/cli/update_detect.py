@@ -125,10 +125,6 @@ def _receipt_python(prefix: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _has_pip(prefix: Path) -> bool:
-    return any(prefix.glob("lib/python*/site-packages/pip/__init__.py"))
-
-
 def plan_update(
     installation: Installation,
     distributions: list[str],
@@ -166,7 +162,7 @@ def plan_update(
         commands = [(uv or "uv", "lock", *idx, *upgrades), (uv or "uv", "sync", "--inexact", *uv_force, *idx)]
         note = "uv sync --inexact installs the project's default groups; sync extras you use with your own flags"
         plan = replace(plan, cwd=Path(inst.name), notes=(note,))
-    elif kind == "pip-venv" and _has_pip(inst.prefix):
+    elif kind == "pip-venv" and any(inst.prefix.glob("lib/python*/site-packages/pip/__init__.py")):
         return replace(plan, commands=(pip_cmd,))
     elif kind == "pip-venv" and uv is None:
         return replace(plan, commands=(pip_cmd,), refused="this venv has no pip and uv is not on PATH")

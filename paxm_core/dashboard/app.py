@@ -45,6 +45,11 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def _refused(message: str) -> Response:
+    """A 401 for the page (not the API): plain text the person reads."""
+    return Response(f"paxm dashboard: {message}\n", status_code=401, media_type="text/plain; charset=utf-8")
+
+
 def _asset(name: str) -> str:
     return files("paxm_core.dashboard").joinpath("static", name).read_text(encoding="utf-8")
 
@@ -99,11 +104,7 @@ class _Guard:
             return None
         if request.url.path.startswith("/api/"):
             return _error(401, "missing or wrong dashboard token; open the URL printed by 'paxm dashboard'")
-        return Response(
-            "paxm dashboard: open the URL printed by 'paxm dashboard' (it carries this run's token).\n",
-            status_code=401,
-            media_type="text/plain; charset=utf-8",
-        )
+        return _refused("open the URL printed by 'paxm dashboard' (it carries this run's token).")
 
 
 def _int_param(request: Request, name: str, default: int, *, low: int, high: int) -> int:
@@ -156,18 +157,14 @@ def _page_routes(
         given = request.query_params.get("token")
         if given is not None:
             if not tokens_match(given, token):
-                return Response("paxm dashboard: wrong token.\n", status_code=401, media_type="text/plain")
+                return _refused("wrong token.")
             return signed_in()
         page = _asset("index.html").replace("{{TOKEN}}", token).replace("{{DAYS}}", str(days))
         return Response(page, media_type="text/html; charset=utf-8")
 
     def login(request: Request) -> Response:
         if codes is None or not codes.redeem(request.query_params.get("code")):
-            return Response(
-                "paxm dashboard: this login link is used or expired; open the URL printed by 'paxm dashboard'.\n",
-                status_code=401,
-                media_type="text/plain; charset=utf-8",
-            )
+            return _refused("this login link is used or expired; open the URL printed by 'paxm dashboard'.")
         if on_login is not None:
             on_login()
         return signed_in()

@@ -310,25 +310,16 @@ class DashboardData:
 
     @property
     def queue_path(self) -> Path:
-        from paxm_core.capture import default_queue_path
-
-        return Path(default_queue_path(self.config))
+        return self.config.capture_queue_path
 
     def queue(self, *, state: str, provider: str, limit: int, offset: int) -> JSONObject:
         """``/api/queue``: the ``paxm queue status --json`` report plus one page of deliveries."""
         if state and state not in DELIVERY_STATES:
             raise UsageError(f"state must be one of {', '.join(DELIVERY_STATES)}")
-        if not self.queue_path.exists():
-            return {
-                "status": {"path": str(self.queue_path), "exists": False, "episodes": {}, "deliveries": {}},
-                "deliveries": [],
-                "total": 0,
-                "limit": limit,
-                "offset": offset,
-            }
-        with self._open_queue() as q:
-            status: JSONObject = q.status().to_json()
-        status["exists"] = True
+        status: JSONObject = {"path": str(self.queue_path), "exists": False, "episodes": {}, "deliveries": {}}
+        if self.queue_path.exists():  # with no queue file, no rows either: _queue_rows reads none
+            with self._open_queue() as q:
+                status = {**q.status().to_json(), "exists": True}
         clauses: list[str] = []
         args: list[str] = []
         if state:
@@ -361,16 +352,10 @@ class DashboardData:
         return {"revived": revived, "status": status}
 
     def _open_queue(self, *, routes: bool = False) -> CaptureQueue:
-        from paxm_core.capture import CaptureQueue, routes_from_write_profiles
+        from paxm_core.cli.common import open_queue
 
-        section = self.config.capture_queue
-        return CaptureQueue(
-            self.queue_path,
-            routes=routes_from_write_profiles(self.config.write_profiles) if routes else None,
-            retry_min=section.retry_min or 0,
-            max_attempts=section.max_attempts or 0,
-            recover=False,  # the dashboard must never take over a running daemon's leases
-        )
+        # recover=False: the dashboard must never take over a running daemon's leases
+        return open_queue(self.config, recover=False, routes=routes)
 
     def _queue_rows(self, sql: str, args: tuple[str | int, ...] = ()) -> list[tuple[JSONScalar, ...]]:
         # the columns read are TEXT, INTEGER or NULL

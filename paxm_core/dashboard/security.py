@@ -65,13 +65,11 @@ def parse_addr(addr: str) -> BindAddress:
     text = (addr or "").strip()
     if text.startswith("["):
         host, sep, rest = text[1:].partition("]")
-        if not sep or not rest.startswith(":"):
-            raise UsageError(f"dashboard --addr {addr!r}: expected HOST:PORT, e.g. {DEFAULT_ADDR}")
-        port_text = rest[1:]
+        sep, port_text = (sep if rest.startswith(":") else ""), rest[1:]
     else:
         host, sep, port_text = text.rpartition(":")
-        if not sep:
-            raise UsageError(f"dashboard --addr {addr!r}: expected HOST:PORT, e.g. {DEFAULT_ADDR}")
+    if not sep:
+        raise UsageError(f"dashboard --addr {addr!r}: expected HOST:PORT, e.g. {DEFAULT_ADDR}")
     try:
         port = int(port_text)
     except ValueError:

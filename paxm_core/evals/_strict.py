@@ -15,11 +15,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
+from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject
 from paxm_core.api.timefmt import parse_time
-from paxm_core.evals.errors import EvalFileError
 
-__all__ = ["INTERNAL", "Obj", "decode", "encode", "read_json_file"]
+__all__ = ["INTERNAL", "EvalFileError", "Obj", "decode", "encode", "read_json_file"]
 
 _T = TypeVar("_T")
 _S = TypeVar("_S", str, bool, int, float)
@@ -28,8 +28,12 @@ _S = TypeVar("_S", str, bool, int, float)
 INTERNAL = {"internal": True}
 
 
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+class EvalFileError(UsageError):
+    """A suite, budget or saved result is unreadable or invalid; the message names the file and JSON path."""
+
+
+def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise ValueError(f"duplicate key {key!r}")
@@ -56,7 +60,7 @@ class Obj:
     as in Go.
     """
 
-    def __init__(self, value: Any, path: str, what: str) -> None:
+    def __init__(self, value: object, path: str, what: str) -> None:
         if not isinstance(value, dict):
             raise EvalFileError(f"{what}: {path or 'top level'}: expected an object, got {_kind(value)}")
         self._data: dict[str, Any] = value
@@ -163,7 +167,7 @@ _EXPECTED: dict[type, str] = {
 }
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -14,6 +13,7 @@ import click
 
 from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.api.json import JSONValue
+from paxm_core.cli.common import echo_json, json_flag, parse_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,15 +42,6 @@ def _arms(value: str) -> tuple[str, ...]:
     return tuple(arms)
 
 
-def _seconds(value: str, flag: str) -> float:
-    from paxm_core.duration import parse_duration
-
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise UsageError(f"{flag}: {exc}") from None
-
-
 def _user_config(config_path: str | None) -> Config:
     """The user's config (``--config``/default), or the built-in one when there is none yet."""
     from paxm_core.config import config_exists, default_config, load_config
@@ -63,14 +54,7 @@ def _user_config(config_path: str | None) -> Config:
 
 
 def _validate(
-    *,
-    retrieval_only: bool,
-    limit: int,
-    base_url: str,
-    model: str,
-    max_questions: int,
-    all_questions: bool,
-    match_threshold: float,
+    retrieval_only: bool, limit: int, base_url: str, model: str, max_questions: int, all_q: bool, threshold: float
 ) -> None:
     if retrieval_only:
         if limit <= 0:
@@ -78,9 +62,9 @@ def _validate(
         return
     if not base_url or not model:
         raise UsageError("the LoCoMo agent eval needs --base-url URL and --model NAME (or --retrieval-only)")
-    if max_questions <= 0 and not all_questions:
+    if max_questions <= 0 and not all_q:
         raise UsageError("the LoCoMo agent eval makes paid model calls; choose --max-questions N or pass --all")
-    if max_questions < 0 or not 0 < match_threshold <= 1 or limit <= 0:
+    if max_questions < 0 or not 0 < threshold <= 1 or limit <= 0:
         raise UsageError("invalid LoCoMo eval limits (--max-questions >= 0, 0 < --match-threshold <= 1, --limit > 0)")
 
 
@@ -129,7 +113,7 @@ def _progress(show_bar: bool) -> tuple[Progress, Callable[[str, int, int], None]
 @click.option("--keep-memory", is_flag=True, help="Keep the run directories (remove them with eval cleanup).")
 @click.option("--run-id", default="", help="Run id (default: a new one); run directories are <id>-<conversation>.")
 @click.option("--manifest-dir", default="", metavar="DIR", help="Run directories (default <data dir>/eval-runs).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_flag()
 @click.option("--output", "output_path", metavar="PATH", help="Also write the result JSON to PATH (mode 0600).")
 @click.pass_context
 def locomo(
@@ -167,17 +151,9 @@ def locomo(
     from paxm_core.evals.locomo_harness import ChatEndpoint, ChatHarness
     from paxm_core.evals.locomo_scope import default_manifest_dir
 
-    _validate(
-        retrieval_only=retrieval_only,
-        limit=limit,
-        base_url=base_url,
-        model=model,
-        max_questions=max_questions,
-        all_questions=all_questions,
-        match_threshold=match_threshold,
-    )
+    _validate(retrieval_only, limit, base_url, model, max_questions, all_questions, match_threshold)
     chosen_arms = _arms(arms)
-    timeout_s, settle_s = _seconds(timeout, "--timeout"), _seconds(settle, "--settle")
+    timeout_s, settle_s = parse_seconds(timeout, "--timeout"), parse_seconds(settle, "--settle")
     config = _user_config(ctx.find_root().obj.config_path if ctx.find_root().obj else None)
     conversations = load_locomo(dataset_path)
     harness = None
@@ -201,11 +177,11 @@ def locomo(
     with bar:
         result, errors = run_locomo(conversations, config, harness, run_opts, report)
     if output_path:
-        from paxm_core.cli.eval_cmds import _write_private
+        from paxm_core.cli.eval_cmds import write_output
 
-        _write_private(Path(output_path).expanduser(), json.dumps(result, indent=2) + "\n")
+        write_output(output_path, result, ascii=True)
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        echo_json(result, ascii=True)
     else:
         click.echo(_report(result), nl=False)
     for error in errors:
@@ -276,7 +252,7 @@ def _report(result: Mapping[str, JSONValue]) -> str:
 @click.option("--run", "run_id", default="", metavar="ID", help="A run id, or its prefix: every conversation of it.")
 @click.option("--stale", is_flag=True, help="Every run left behind that is neither cleaned nor kept.")
 @click.option("--manifest-dir", default="", metavar="DIR", help="Run directories (default <data dir>/eval-runs).")
-@click.option("--json", "as_json", is_flag=True, help='Print {"cleaned": [...], "errors": [...]}.')
+@json_flag('Print {"cleaned": [...], "errors": [...]}.')
 def cleanup(run_id: str, stale: bool, manifest_dir: str, as_json: bool) -> None:
     """Remove eval run directories (memories, config, manifest) that a LoCoMo run left behind.
 
@@ -288,7 +264,7 @@ def cleanup(run_id: str, stale: bool, manifest_dir: str, as_json: bool) -> None:
     directory = Path(manifest_dir).expanduser() if manifest_dir else default_manifest_dir()
     cleaned, errors = clean_runs(directory, run_id, stale)
     if as_json:
-        click.echo(json.dumps({"cleaned": cleaned, "errors": errors}, indent=2))
+        echo_json({"cleaned": cleaned, "errors": errors}, ascii=True)
     else:
         for name in cleaned:
             click.echo(f"cleaned eval run: {name}")

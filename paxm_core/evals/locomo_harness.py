@@ -133,23 +133,11 @@ class ChatHarness:
 
     def _hook(self, event: str, payload: JSONObject) -> str:
         """Run paxm's hook for ``event`` with a generic payload; hook errors are raised."""
+        from paxm_core.cli.common import run_hook
         from paxm_core.evals.locomo_scope import EVAL_AGENT
-        from paxm_core.passive.client_core import new_event_id
-        from paxm_core.passive.inprocess import run_hook_in_process
 
         assert self._scope is not None
-        output, errors = run_hook_in_process(
-            str(self._scope.config_path),
-            {
-                "event_id": new_event_id(),
-                "target": EVAL_AGENT,
-                "event": event,
-                "raw": json.dumps(payload),
-                "owner": "",
-                "mode": "text",
-                "captured_at": time.time(),
-            },
-        )
+        output, errors = run_hook(str(self._scope.config_path), EVAL_AGENT, event, json.dumps(payload), mode="text")
         if errors:
             raise PaxmError(f"paxm {event} hook: {'; '.join(errors)}")
         return output.strip()

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from paxm_core.api.json import JSONObject
-from paxm_core.evals._strict import Obj, encode, read_json_file
-from paxm_core.evals.errors import EvalFileError
+from paxm_core.evals._strict import EvalFileError, Obj, encode, read_json_file
 from paxm_core.evals.results import Result, parse_result
 
 __all__ = ["Budget", "Comparison", "check_budget", "compare", "load_budget", "load_result", "parse_budget"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from paxm_core.api.json import JSONObject
 from paxm_core.evals._strict import INTERNAL, Obj, decode, encode
@@ -12,18 +13,20 @@ __all__ = ["CaseResult", "GroupResult", "Result", "parse_result"]
 _WHAT = "eval result"
 
 
-#: the keys upstream writes even when empty; every other key is ``omitempty``
-_CASE_ALWAYS = "id category passed hit_ids recall_at_k precision_at_k reciprocal_rank duration_ms".split()
-_GROUP_ALWAYS = "name case_count passed recall_at_k precision_at_k mrr".split()
-_RESULT_ALWAYS = (
-    "suite version case_count passed failed recall_at_k precision_at_k mrr false_positive_rate duration_ms cases"
-    " categories"
-).split()
+class _Upstream:
+    #: the keys upstream writes even when empty; every other key is ``omitempty``
+    ALWAYS: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> JSONObject:
+        """Upstream's JSON shape (``omitempty`` as upstream)."""
+        return encode(self, self.ALWAYS)
 
 
 @dataclass
-class CaseResult:
+class CaseResult(_Upstream):
     """The outcome of one case.  ``write_case`` and ``write_forbidden_candidates`` are internal."""
+
+    ALWAYS = ("id", "category", "passed", "hit_ids", "recall_at_k", "precision_at_k", "reciprocal_rank", "duration_ms")
 
     id: str
     category: str
@@ -59,14 +62,12 @@ class CaseResult:
         self.error = message
         self.execution_error = message
 
-    def to_json(self) -> JSONObject:
-        """Upstream's JSON shape (``omitempty`` as upstream)."""
-        return encode(self, _CASE_ALWAYS)
-
 
 @dataclass
-class GroupResult:
+class GroupResult(_Upstream):
     """Metrics of one category."""
+
+    ALWAYS = ("name", "case_count", "passed", "recall_at_k", "precision_at_k", "mrr")
 
     name: str
     case_count: int = 0
@@ -79,14 +80,15 @@ class GroupResult:
     write_precision: float = 0.0
     write_false_positive_rate: float = 0.0
 
-    def to_json(self) -> JSONObject:
-        """Upstream's JSON shape (``omitempty`` as upstream)."""
-        return encode(self, _GROUP_ALWAYS)
-
 
 @dataclass
-class Result:
+class Result(_Upstream):
     """A suite run: counts, means over cases, the false-positive rate, cases and categories."""
+
+    ALWAYS = (
+        *("suite", "version", "case_count", "passed", "failed", "recall_at_k", "precision_at_k", "mrr"),
+        *("false_positive_rate", "duration_ms", "cases", "categories"),
+    )
 
     suite: str
     version: int
@@ -118,10 +120,6 @@ class Result:
     def pass_rate(self) -> float:
         """Passed cases / all cases (0 for an empty result)."""
         return self.passed / self.case_count if self.case_count else 0.0
-
-    def to_json(self) -> JSONObject:
-        """Upstream's JSON shape (``omitempty`` as upstream)."""
-        return encode(self, _RESULT_ALWAYS)
 
 
 def parse_result(data: object) -> Result:

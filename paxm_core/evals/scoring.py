@@ -55,17 +55,25 @@ def score_retrieval(case: Case, result: CaseResult) -> None:
     result.passed = not result.missing and not result.forbidden_hits and first_ok and limit_ok and not result.error
 
 
+def _write_gaps(case: Case, text: str) -> tuple[list[str], list[str]]:
+    """The expected write fragments missing from ``text`` and the forbidden ones in it."""
+    missing = [frag for frag in case.expected_write if not contains_fold(text, frag)]
+    return missing, [frag for frag in case.forbidden_write if contains_fold(text, frag)]
+
+
+def _wrong_metadata(case: Case, metadata: Mapping[str, str]) -> list[str]:
+    """``key='got'; want 'want'`` for each expected metadata value ``metadata`` does not have."""
+    got = {key: metadata.get(key, "") for key in case.expected_metadata}
+    return [f"{key}={got[key]!r}; want {want!r}" for key, want in case.expected_metadata.items() if got[key] != want]
+
+
 def evaluate_write_contract(case: Case, written: bool, text: str, metadata: Mapping[str, str]) -> list[str]:
     """The provider write contract of one write case: acknowledged, fragments and metadata right."""
-    failures: list[str] = []
-    if not written:
-        failures.append("provider did not acknowledge the write")
-    failures += [f"missing write fragment: {frag}" for frag in case.expected_write if not contains_fold(text, frag)]
-    failures += [f"forbidden write fragment: {frag}" for frag in case.forbidden_write if contains_fold(text, frag)]
-    for key, want in case.expected_metadata.items():
-        if metadata.get(key, "") != want:
-            failures.append(f"write metadata {key}={metadata.get(key, '')!r}; want {want!r}")
-    return sorted(failures)
+    missing, forbidden = _write_gaps(case, text)
+    failures = [] if written else ["provider did not acknowledge the write"]
+    failures += [f"missing write fragment: {frag}" for frag in missing]
+    failures += [f"forbidden write fragment: {frag}" for frag in forbidden]
+    return sorted(failures + [f"write metadata {wrong}" for wrong in _wrong_metadata(case, metadata)])
 
 
 def score_conversation_write(
@@ -73,13 +81,9 @@ def score_conversation_write(
 ) -> None:
     """Score a conversation-write case: the rendered write, then the recall of it, in place."""
     result.write_forbidden_candidates = len(case.forbidden_write)
-    result.write_missing = [frag for frag in case.expected_write if not contains_fold(written_text, frag)]
+    result.write_missing, result.write_forbidden = _write_gaps(case, written_text)
     matched = len(case.expected_write) - len(result.write_missing)
-    result.write_forbidden = [frag for frag in case.forbidden_write if contains_fold(written_text, frag)]
-    for key, want in case.expected_metadata.items():
-        got = written_metadata.get(key, "")
-        if got != want:
-            result.metadata_mismatches.append(f"write.{key}={got!r}; want {want!r}")
+    result.metadata_mismatches += [f"write.{wrong}" for wrong in _wrong_metadata(case, written_metadata)]
     result.write_recall = matched / len(case.expected_write)
     denominator = matched + len(result.write_forbidden)
     result.write_precision = matched / denominator if denominator else 0.0
@@ -101,10 +105,7 @@ def score_conversation_write(
         if any(contains_fold(hit.text, frag) for frag in case.forbidden_recall):
             result.forbidden_hits.append(hit.id)
     if matching and not metadata_ok and first_matching_metadata is not None:
-        for key, want in case.expected_metadata.items():
-            got = first_matching_metadata.get(key, "")
-            if got != want:
-                result.metadata_mismatches.append(f"recall.{key}={got!r}; want {want!r}")
+        result.metadata_mismatches += [f"recall.{wrong}" for wrong in _wrong_metadata(case, first_matching_metadata)]
     result.metadata_mismatches.sort()
     if matching:
         result.recall_at_k = 1.0

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from paxm_core.evals._strict import Obj, decode, read_json_file
-from paxm_core.evals.errors import EvalFileError
+from paxm_core.evals._strict import EvalFileError, Obj, decode, read_json_file
 
 __all__ = [
     "RECALL_MODES",

@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 
 from paxm_core.api.errors import UsageError
-from paxm_core.evals.errors import EvalFileError
+from paxm_core.evals._strict import EvalFileError
 from paxm_core.evals.gates import gate_failure, validate_gate_options
 from paxm_core.evals.regression import Budget, check_budget, compare, load_budget, load_result, parse_budget
 from paxm_core.evals.report import format_comparison, format_report

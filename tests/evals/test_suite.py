@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paxm_core.api.errors import UsageError
-from paxm_core.evals.errors import EvalFileError
+from paxm_core.evals._strict import EvalFileError
 from paxm_core.evals.suite import load_suite, parse_suite
 
 
