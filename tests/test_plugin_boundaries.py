@@ -178,6 +178,42 @@ def test_the_contract_imports_nothing_else_of_paxm() -> None:
     assert not outside, "paxm_core.api is the bottom layer:\n" + "\n".join(sorted(outside))
 
 
+def _documented_layers() -> dict[str, int]:
+    """docs/architecture.md's layer table: module or package (dotted, under paxm_core) -> layer."""
+    layers: dict[str, int] = {}
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for row in re.findall(r"^\| (\d)\. [^|]+\| ([^|]+)\|", text, flags=re.MULTILINE):
+        for entry in re.findall(r"`([\w/]+(?:\.py)?/?)`", row[1]):
+            dotted = entry.removesuffix("/").removesuffix(".py").replace("/", ".").removesuffix("__init__")
+            dotted = dotted.removeprefix("paxm_core").strip(".")
+            layers["paxm_core" + ("." + dotted if dotted else "")] = int(row[0])
+    return layers
+
+
+def _layer_of(module: str, layers: dict[str, int]) -> int | None:
+    """The layer of ``module``'s longest documented prefix (bare ``paxm_core`` is the facade only)."""
+    parts = module.split(".")
+    for n in range(len(parts), 1, -1):
+        if ".".join(parts[:n]) in layers:
+            return layers[".".join(parts[:n])]
+    return layers.get(module)
+
+
+def test_nothing_in_paxm_core_imports_a_higher_layer() -> None:
+    layers = _documented_layers()
+    assert set(layers.values()) == set(range(8)), f"docs/architecture.md's layer table did not parse: {layers}"
+    graph = _core_import_graph()
+    unplaced = sorted(name for name in graph if _layer_of(name, layers) is None)
+    assert not unplaced, f"modules docs/architecture.md's layer table does not place: {unplaced}"
+    upward = sorted(
+        f"{name} (layer {_layer_of(name, layers)}) -> {target} (layer {_layer_of(target, layers)})"
+        for name, targets in graph.items()
+        for target in targets
+        if (_layer_of(target, layers) or 0) > (_layer_of(name, layers) or 0)
+    )
+    assert not upward, "a module imports from a higher layer (docs/architecture.md, Layers):\n" + "\n".join(upward)
+
+
 def test_paxm_core_has_no_import_cycles() -> None:
     graph = _core_import_graph()
     # Tarjan's strongly connected components: a component of two or more modules is a cycle

@@ -41,6 +41,7 @@ __all__ = [
     "QueueStatus",
     "Routes",
     "default_queue_path",
+    "open_queue",
     "provider_concurrency",
     "routes_from_write_profiles",
     "session_key_for",
@@ -59,3 +60,15 @@ def routes_from_write_profiles(write_profiles: object) -> Routes:
 def default_queue_path(config: Config) -> str:
     """``capture_queue.path`` of a ``Config``, else ``<configdir>/hooks/capture.sqlite``."""
     return str(config.capture_queue_path)
+
+
+def open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
+    """The capture queue of ``config``; ``routes`` and ``recover`` for delivering from it."""
+    section = config.capture_queue
+    return CaptureQueue(
+        config.capture_queue_path,
+        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
+        retry_min=section.retry_min or 0,
+        max_attempts=section.max_attempts or 0,
+        recover=recover,
+    )

@@ -13,10 +13,9 @@ from paxm_core.api.errors import PaxmError
 
 if TYPE_CHECKING:
     from paxm_core.api.integration import InstallContext
-    from paxm_core.capture import CaptureQueue
     from paxm_core.config.model import Config
 
-__all__ = ["echo_json", "install_context", "json_flag", "open_queue", "parse_seconds", "run_hook", "tell_daemon"]
+__all__ = ["echo_json", "install_context", "json_flag", "parse_seconds", "tell_daemon"]
 
 
 def json_flag(help: str = "Print the result as JSON.") -> Callable[[Any], Any]:
@@ -43,19 +42,6 @@ def parse_seconds(value: str, flag: str, *, positive: bool = False) -> float:
     return seconds
 
 
-def run_hook(
-    config_path: str, target: str, event: str, raw: str, *, mode: str, owner: str = ""
-) -> tuple[str, list[str]]:
-    """Handle one hook event in this process, as the daemon would; ``(output, errors)``."""
-    import time
-
-    from paxm_core.passive.client_core import new_event_id
-    from paxm_core.passive.inprocess import run_hook_in_process
-
-    request = {"event_id": new_event_id(), "target": target, "event": event, "raw": raw, "owner": owner, "mode": mode}
-    return run_hook_in_process(config_path, {**request, "captured_at": time.time()})
-
-
 def install_context(config: Config, name: str, echo: Callable[[str], None] | None = None) -> InstallContext:
     """The context an integration's hooks for agent ``name`` are installed, removed or checked with."""
     from paxm_core.api.integration import InstallContext
@@ -64,20 +50,6 @@ def install_context(config: Config, name: str, echo: Callable[[str], None] | Non
     agent = config.agents.get(name)
     owner = (agent.integration.owner if agent is not None else "") or OWNER_PAXM
     return InstallContext(config=config, owner=owner, echo=echo or (lambda line: None))
-
-
-def open_queue(config: Config, *, recover: bool, routes: bool = False) -> CaptureQueue:
-    """The capture queue of ``config``; ``routes`` and ``recover`` for delivering from it."""
-    from paxm_core.capture import CaptureQueue, routes_from_write_profiles
-
-    section = config.capture_queue
-    return CaptureQueue(
-        config.capture_queue_path,
-        routes=routes_from_write_profiles(config.write_profiles) if routes else None,
-        retry_min=section.retry_min or 0,
-        max_attempts=section.max_attempts or 0,
-        recover=recover,
-    )
 
 
 def tell_daemon(config_path: Path, action: str) -> str:

@@ -20,8 +20,8 @@ __all__ = ["eval_group"]
 
 #: subcommands that live in other modules: name -> (module, attribute)
 _LAZY_SUBCOMMANDS = {
-    "locomo": ("paxm_core.evals.locomo_cli", "locomo"),
-    "cleanup": ("paxm_core.evals.locomo_cli", "cleanup"),
+    "locomo": ("paxm_core.cli.locomo_cmds", "locomo"),
+    "cleanup": ("paxm_core.cli.locomo_cmds", "cleanup"),
 }
 
 

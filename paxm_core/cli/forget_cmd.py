@@ -16,7 +16,7 @@ import click
 
 from paxm_core.api.errors import PaxmError, RecallError, UsageError
 from paxm_core.api.json import JSONObject
-from paxm_core.cli.common import echo_json, json_flag, open_queue, parse_seconds
+from paxm_core.cli.common import echo_json, json_flag, parse_seconds
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ def _plan(
 ) -> tuple[_Plan, list[str]]:
     from paxm_core.api.deadline import Deadline
     from paxm_core.api.types import SearchQuery
+    from paxm_core.capture import open_queue
     from paxm_core.router.policy import Route, SearchPolicy
 
     router = runtime.router
@@ -263,6 +264,8 @@ def _chosen_providers(providers: tuple[str, ...], enabled: Collection[str]) -> l
 
 def _remove_queued(runtime: Runtime, plan: _Plan, providers: tuple[str, ...]) -> int:
     """Drop the plan's queued copies; a queue failure is recorded on the plan, not raised."""
+    from paxm_core.capture import open_queue
+
     removed = 0
     if plan.copies:
         try:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from paxm_core.cli.common import echo_json, run_hook
+from paxm_core.cli.common import echo_json
 
 __all__ = ["hook", "hook_control", "hook_daemon"]
 
@@ -31,6 +31,8 @@ def hook(ctx: click.Context, target: str, event: str, mode: str, json_out: bool)
     Same policy and output as the hook client + daemon (for debugging and evals); always exits 0.
     Any other bare ``--<mode>`` flag selects that output mode, as the hook client does.
     """
+    from paxm_core.passive.inprocess import run_hook
+
     extra = [arg[2:] for arg in ctx.args if arg.startswith("--") and "=" not in arg and arg[2:].isidentifier()]
     mode = mode or ("json" if json_out else "") or (extra[-1] if extra else "") or "text"
     raw = sys.stdin.buffer.read().decode("utf-8", "replace")

@@ -10,7 +10,7 @@ import click
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.json import JSONObject, JSONValue
-from paxm_core.cli.common import echo_json, json_flag, open_queue, parse_seconds
+from paxm_core.cli.common import echo_json, json_flag, parse_seconds
 from paxm_core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def queue() -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by state, age of the oldest undelivered capture, and dead deliveries with their last error."""
-    from paxm_core.capture import _spool
+    from paxm_core.capture import _spool, open_queue
     from paxm_core.capture.model import QueueStatus
 
     config: Config = ctx.find_root().obj.config()
@@ -127,6 +127,8 @@ def _print_status(report: dict[str, Any]) -> None:
 @click.pass_context
 def retry(ctx: click.Context, dead: bool) -> None:
     """Revive dead deliveries (--dead) with a fresh set of attempts."""
+    from paxm_core.capture import open_queue
+
     if not dead:
         raise UsageError("queue retry needs --dead (waiting retries run on their own; use 'paxm queue flush')")
     config: Config = ctx.find_root().obj.config()
@@ -159,7 +161,7 @@ def flush(ctx: click.Context, timeout: str, seal_open: bool, as_json: bool) -> N
     A turn still in progress is left whole, so its prompt and answer become one memory; it is
     sealed at its turn end, after capture_queue.max_episode_age, or with --seal-open.
     """
-    from paxm_core.capture import DeliveryWorker
+    from paxm_core.capture import DeliveryWorker, open_queue
     from paxm_core.passive.control import send_control
     from paxm_core.progress import progress
     from paxm_core.telemetry import Telemetry

@@ -352,7 +352,7 @@ class DashboardData:
         return {"revived": revived, "status": status}
 
     def _open_queue(self, *, routes: bool = False) -> CaptureQueue:
-        from paxm_core.cli.common import open_queue
+        from paxm_core.capture import open_queue
 
         # recover=False: the dashboard must never take over a running daemon's leases
         return open_queue(self.config, recover=False, routes=routes)

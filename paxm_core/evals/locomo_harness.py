@@ -133,8 +133,8 @@ class ChatHarness:
 
     def _hook(self, event: str, payload: JSONObject) -> str:
         """Run paxm's hook for ``event`` with a generic payload; hook errors are raised."""
-        from paxm_core.cli.common import run_hook
         from paxm_core.evals.locomo_scope import EVAL_AGENT
+        from paxm_core.passive.inprocess import run_hook
 
         assert self._scope is not None
         output, errors = run_hook(str(self._scope.config_path), EVAL_AGENT, event, json.dumps(payload), mode="text")

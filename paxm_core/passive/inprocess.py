@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
-from typing import Any
 
-__all__ = ["run_hook_in_process"]
+__all__ = ["run_hook"]
 
 
-def run_hook_in_process(config_path: str, request: dict[str, Any]) -> tuple[str, list[str]]:
-    """Load the runtime, handle ``request`` like the daemon would, return ``(stdout, errors)``.
+def run_hook(
+    config_path: str, target: str, event: str, raw: str, *, mode: str, owner: str = ""
+) -> tuple[str, list[str]]:
+    """Load the runtime, handle one hook event like the daemon would, return ``(stdout, errors)``.
 
     Writes are appended to the capture queue directly; a detached daemon is started to deliver
     them if none runs.  Never raises: a broken config becomes an error line.
     """
+    from paxm_core.passive.client_core import new_event_id
+
+    request = {
+        "event_id": new_event_id(),
+        "target": target,
+        "event": event,
+        "raw": raw,
+        "owner": owner,
+        "mode": mode,
+        "captured_at": time.time(),
+    }
     try:
         from paxm_core.capture import CaptureQueue, default_queue_path, routes_from_write_profiles
         from paxm_core.passive.daemon import response_errors

@@ -14,6 +14,7 @@ import click
 from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.api.json import JSONValue
 from paxm_core.cli.common import echo_json, json_flag, parse_seconds
+from paxm_core.cli.eval_cmds import write_output
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -177,8 +178,6 @@ def locomo(
     with bar:
         result, errors = run_locomo(conversations, config, harness, run_opts, report)
     if output_path:
-        from paxm_core.cli.eval_cmds import write_output
-
         write_output(output_path, result, ascii=True)
     if as_json:
         echo_json(result, ascii=True)
