@@ -192,7 +192,7 @@ def _decode_duration(value: object, path: str) -> float | None:
     try:
         seconds = parse_duration(value)
     except ValueError:
-        raise ConfigError(f'{value!r} is not a duration; write it like "250ms", "30s" or "24h"', path=path) from None
+        seconds = math.nan
     if not math.isfinite(seconds):
         raise ConfigError(f'{value!r} is not a duration; write it like "250ms", "30s" or "24h"', path=path)
     return seconds
