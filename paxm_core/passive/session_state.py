@@ -192,7 +192,7 @@ class SessionState:
             return copy
 
     def update_ledger(
-        self, key: str, change: Callable[[JSONObject], None], now: datetime, *, durable: bool = False
+        self, key: str, change: Callable[[JSONObject], object], now: datetime, *, durable: bool = False
     ) -> JSONObject:
         """Apply ``change`` to the ledger of ``key`` (created empty) and save; returns a copy.
 
