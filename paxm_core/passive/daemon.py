@@ -456,7 +456,7 @@ class HookDaemon:
                 break
             if now - last_drain >= INBOX_DRAIN_INTERVAL:
                 last_drain = now
-                if not self._socket_is_ours():
+                if self._socket_identity is None or file_identity(self.socket_path) != self._socket_identity:
                     # hooks dir deleted or socket replaced: no client can reach us
                     self._log("socket removed: exiting")
                     break
@@ -482,9 +482,6 @@ class HookDaemon:
         except OSError:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-    def _socket_is_ours(self) -> bool:
-        return self._socket_identity is not None and file_identity(self.socket_path) == self._socket_identity
 
     def _drain(self) -> None:
         assert self.processor is not None
