@@ -66,20 +66,16 @@ def _flag(cls: type, f: dataclasses.Field[object], flag: str) -> bool:
     return bool(f.metadata.get(flag))
 
 
+#: how an error names a value's kind (a bool before a number: ``True`` is an ``int`` too)
+_KINDS = ((bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "a list"), (dict, "a mapping"))
+#: what a scalar field that is present but null (``key:``) decodes to
+_ZEROS: dict[object, object] = {bool: False, int: 0, float: 0.0, str: ""}
+
+
 def _describe(value: object) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    return next((name for kinds, name in _KINDS if isinstance(value, kinds)), type(value).__name__)
 
 
 def _join(path: str, key: str) -> str:
@@ -146,26 +142,22 @@ def _decode_hint(tp: object, value: object, path: str) -> object:
 
 
 def _decode_scalar(tp: object, value: object, path: str) -> object:
+    if value is None and tp in _ZEROS:
+        return _ZEROS[tp]
     if tp is bool:
         if isinstance(value, bool):
             return value
-        if value is None:
-            return False
         # yaml.v3 still reads YAML 1.1 spellings into boolean fields; so do we.
         if isinstance(value, str) and value.strip().lower() in _BOOL_WORDS:
             return _BOOL_WORDS[value.strip().lower()]
         raise ConfigError(f"expected true or false, got {_describe(value)} {value!r}", path=path)
     if tp is int:
-        if value is None:
-            return 0
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
         raise ConfigError(f"expected a whole number, got {_describe(value)} {value!r}", path=path)
     if tp is float:
-        if value is None:
-            return 0.0
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             result = float(value)
             if not math.isfinite(result):
@@ -173,8 +165,6 @@ def _decode_scalar(tp: object, value: object, path: str) -> object:
             return result
         raise ConfigError(f"expected a number, got {_describe(value)} {value!r}", path=path)
     if tp is str:
-        if value is None:
-            return ""
         if isinstance(value, str):
             return value
         # YAML turns `user_id: 1234` into an int; accept scalars where a string is meant.
@@ -192,7 +182,7 @@ def _decode_duration(value: object, path: str) -> float | None:
     try:
         seconds = parse_duration(value)
     except ValueError:
-        raise ConfigError(f'{value!r} is not a duration; write it like "250ms", "30s" or "24h"', path=path) from None
+        seconds = math.nan
     if not math.isfinite(seconds):
         raise ConfigError(f'{value!r} is not a duration; write it like "250ms", "30s" or "24h"', path=path)
     return seconds

@@ -25,7 +25,6 @@ from paxm_core.config.model import (
     RecallProfileConfig,
     RouteConfig,
     ScopeConfig,
-    TelemetryConfig,
     ThresholdsConfig,
     WriteProfileConfig,
 )
@@ -316,7 +315,8 @@ def _normalize_identity(config: Config) -> None:
             write.scope = ScopeConfig(type="personal", id=user)
 
 
-def _normalize_telemetry(telemetry: TelemetryConfig, config: Config) -> None:
+def _normalize_telemetry(config: Config) -> None:
+    telemetry = config.telemetry
     if telemetry.enabled is None:
         telemetry.enabled = True
     telemetry.events_file = telemetry.events_file or "events.jsonl"
@@ -333,7 +333,7 @@ def _normalize_telemetry(telemetry: TelemetryConfig, config: Config) -> None:
 
 
 def _normalize_runtime(config: Config) -> None:
-    _normalize_telemetry(config.telemetry, config)
+    _normalize_telemetry(config)
     queue = config.capture_queue
     if queue.path:
         queue.path = str(Path(queue.path).expanduser())

@@ -189,7 +189,6 @@ def setup_finds_config(path: Path) -> bool:
     """
     if not config_exists(path):
         return False
-
     source = path if path.is_file() else legacy_json_path(path)
     try:
         return bool(source.read_bytes().strip())
@@ -255,14 +254,12 @@ def _route_provider(config: Config, provider: str, required: bool, catalog: Setu
         if spec is not None and spec.locality == "cloud" and route.thresholds is None:
             route.thresholds = d.cloud_thresholds()
     for name in WRITE_PROFILES:
-        if name not in config.write_profiles:
-            continue
-        _upsert(config.write_profiles[name].providers, provider, required)
+        if name in config.write_profiles:
+            _upsert(config.write_profiles[name].providers, provider, required)
 
 
 def _unroute_provider(config: Config, provider: str) -> None:
-    profiles = [config.recall_profiles.get(n) for n in RECALL_PROFILES]
-    for profile in [*profiles, *(config.write_profiles.get(n) for n in WRITE_PROFILES)]:
+    for profile in [*map(config.recall_profiles.get, RECALL_PROFILES), *map(config.write_profiles.get, WRITE_PROFILES)]:
         if profile is not None:
             profile.providers = [r for r in profile.providers if r.name != provider]
 
@@ -326,19 +323,15 @@ def _apply_credentials(
             continue
         provider = config.providers[name]
         spec = catalog.provider_types.get(provider.type)
-        if spec is None:
-            # Not installed: nothing says which keys it takes, so the flags apply as given and
-            # loading the config later names the install command.
-            if options.api_key:
-                provider.api_key = options.api_key
-            if options.base_url:
-                provider.base_url = options.base_url
-            continue
-        keys = {k.name: k for k in spec.config_keys}
-        if options.api_key and "api_key" in keys:
+        # a type not installed: nothing says which keys it takes, so --api-key and --base-url
+        # apply as given (loading the config later names the install command)
+        keys = {k.name: k for k in spec.config_keys} if spec is not None else None
+        if options.api_key and (keys is None or "api_key" in keys):
             provider.api_key = options.api_key
-        if options.base_url and "base_url" in keys:
+        if options.base_url and (keys is None or "base_url" in keys):
             provider.base_url = options.base_url
+        if keys is None:
+            continue
         if options.graph_id and "graph_id" in keys:
             provider.extra["graph_id"] = options.graph_id
             provider.user_id = ""
@@ -465,7 +458,6 @@ def _instance_names(config: Config, names: Iterable[str]) -> list[str]:
 
 def provider_config_from_type(spec: ProviderType) -> ProviderConfig:
     """A ``providers.<name>`` entry for ``spec`` holding the defaults its config keys declare."""
-
     provider = ProviderConfig(type=spec.type)
     known = {f for f in ProviderConfig.__dataclass_fields__ if f not in ("extra", "type", "enabled")}
     for key in spec.config_keys:
@@ -524,7 +516,6 @@ def _require_installed(config: Config, selected: Mapping[str, bool], catalog: Se
 
 def _add_integration_agents(config: Config, catalog: SetupCatalog) -> None:
     """Give every registered integration an ``agents.<name>`` entry (its ``default_agent_config``)."""
-
     for name, integration in catalog.integrations.items():
         if name in config.agents:
             continue
@@ -565,7 +556,6 @@ def _file_agents(config: Config) -> dict[object, object] | None:
     """
     if not config.exists:
         return None
-
     source = Path(config.path)
     if not source.is_file() and legacy_json_path(source).is_file():
         source = legacy_json_path(source)
@@ -580,7 +570,6 @@ def agents_enabled_in_file(config: Config) -> set[str]:
     ``enabled`` is a boolean by the config's own rule.  Every enabled agent counts when the
     file cannot be read back.
     """
-
     try:
         agents = _file_agents(config)
     except ConfigError:
@@ -693,7 +682,6 @@ def move_config_aside(path: Path, now: datetime | None = None) -> Path:
     before the original is removed, so the old settings are never lost.  A symlink is not
     followed or moved (paxm did not make it): :class:`ConfigError` says to fix it by hand.
     """
-
     source = path if (path.is_file() or path.is_symlink()) else legacy_json_path(path)
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)

@@ -456,7 +456,7 @@ class HookDaemon:
                 break
             if now - last_drain >= INBOX_DRAIN_INTERVAL:
                 last_drain = now
-                if not self._socket_is_ours():
+                if self._socket_identity is None or file_identity(self.socket_path) != self._socket_identity:
                     # hooks dir deleted or socket replaced: no client can reach us
                     self._log("socket removed: exiting")
                     break
@@ -482,9 +482,6 @@ class HookDaemon:
         except OSError:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-    def _socket_is_ours(self) -> bool:
-        return self._socket_identity is not None and file_identity(self.socket_path) == self._socket_identity
 
     def _drain(self) -> None:
         assert self.processor is not None
@@ -728,8 +725,8 @@ SINK_START_DELAY = 3.0
 HOLD_LIMIT = 2.0
 
 
-#: one queued sink call: (method name or callable, arguments, keyword arguments)
-_Call = tuple[str | Callable[..., object], tuple[object, ...], dict[str, object]]
+#: one queued sink call: (method name, arguments, keyword arguments)
+_Call = tuple[str, tuple[object, ...], dict[str, object]]
 
 #: most events :class:`BackgroundRecorder` hands its sink's ``record_many`` in one call
 RECORD_BATCH = 1000
@@ -762,8 +759,8 @@ class BackgroundRecorder:
         self._thread = threading.Thread(target=self._run, name="paxm-hook-telemetry", daemon=True)
         self._thread.start()
 
-    def wrap(self, fn: str | Callable[..., object]) -> Callable[..., None]:
-        """A function with the arguments of ``fn`` (a sink method name, or a callable) that queues the call."""
+    def wrap(self, fn: str) -> Callable[..., None]:
+        """A function with the arguments of the sink's method ``fn`` that queues the call."""
 
         def queued(*args: object, **kwargs: object) -> None:
             self._queue.put((fn, args, kwargs))
@@ -828,7 +825,7 @@ class BackgroundRecorder:
                     self._idle.wait(HOLD_LIMIT)  # a hook answer started while the batch gathered
                     many(events)
                     continue
-                target = getattr(self._sink, fn, None) if isinstance(fn, str) else fn
+                target = getattr(self._sink, fn, None)
                 if callable(target):
                     target(*args, **kwargs)
             except Exception:  # telemetry never breaks the daemon

@@ -138,16 +138,15 @@ def value_text(value: object) -> str:
         return ""
 
 
-def _tool_call_text(call: Mapping[str, object]) -> str:
-    name = (_str(call, "name") or _str(call, "tool")).strip()
-    args = value_text(_first(call.get("input"), call.get("arguments"), call.get("args")))
+def _call_text(name: str, args: str) -> str:
     return " ".join(part for part in (name, args) if part.strip()).strip()
 
 
 def _tool_message(kind: str, block: Mapping[str, object], source: str) -> list[HookMessage]:
     """A tool call or tool result block (``kind`` is one of them) as a message, if it has text."""
     if kind in _CALL_TYPES:
-        text = _tool_call_text(block)
+        name = (_str(block, "name") or _str(block, "tool")).strip()
+        text = _call_text(name, value_text(_first(block.get("input"), block.get("arguments"), block.get("args"))))
     else:
         text = value_text(_first(block.get("content"), block.get("output"), block.get("result")))
     return [HookMessage("tool_call" if kind in _CALL_TYPES else "tool_result", text, source)] if text else []
@@ -213,7 +212,7 @@ def _tool_event_messages(obj: Mapping[str, object]) -> list[HookMessage]:
         if failure:
             response = "Error: " + failure
     out: list[HookMessage] = []
-    call = " ".join(p for p in (name, args) if p).strip()
+    call = _call_text(name, args)
     if call:
         out.append(HookMessage("tool_call", call))
     if response:
@@ -305,11 +304,8 @@ def decode_generic(raw: bytes | str, target: str, event: str, native_event: str 
         metadata=_metadata(obj),
         limit=limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0,
         raw=raw_text.strip() if len(raw_text) <= MAX_RAW_BYTES else "",
+        assistant=next((text for key in _ASSISTANT_KEYS if (text := _str(obj, key).strip())), ""),
     )
-    for key in _ASSISTANT_KEYS:
-        hook.assistant = _str(obj, key).strip()
-        if hook.assistant:
-            break
     messages = messages_from_value(obj.get("messages"))
     if event in (EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         messages.extend(_tool_event_messages(obj))

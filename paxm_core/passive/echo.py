@@ -99,17 +99,12 @@ def drop_recall_tool_exchanges(messages: list[HookMessage]) -> list[HookMessage]
     for message in messages:
         role = message.role.strip().lower()
         if role in RESULT_ROLES:
-            if dropping or _is_recall_result(message):
-                continue
+            keep = not dropping and not _is_recall_result(message)
+        else:
+            dropping = role in CALL_ROLES and _is_recall_call(message)
+            keep = not dropping
+        if keep:
             out.append(message)
-            continue
-        if role in CALL_ROLES:
-            dropping = _is_recall_call(message)
-            if not dropping:
-                out.append(message)
-            continue
-        dropping = False
-        out.append(message)
     return out
 
 

@@ -179,12 +179,8 @@ class SessionEconomy:
         if ratio <= 0:
             return False
         arm = holdback_arm(key, ratio)  # the same arm again next time, should this write be lost
-
-        def choose(ledger: JSONObject) -> None:
-            ledger.setdefault("holdback", arm)
-
         try:
-            self.state.update_ledger(key, choose, now)
+            self.state.update_ledger(key, lambda ledger: ledger.setdefault("holdback", arm), now)
         except OSError:
             pass
         self._emit(
@@ -304,12 +300,8 @@ class SessionEconomy:
             return {}
         before = self.state.ledger(key)
         if before.get("ids"):
-
-            def empty(ledger: JSONObject) -> None:
-                ledger["ids"] = []
-
             try:
-                self.state.update_ledger(key, empty, now, durable=True)
+                self.state.update_ledger(key, lambda ledger: ledger.update(ids=[]), now, durable=True)
             except OSError:
                 pass  # the daemon's in-memory ledger is empty already; its next write retries
         return before

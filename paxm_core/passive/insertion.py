@@ -69,11 +69,6 @@ def _score(hit: object) -> float:
     return float(getattr(hit, "score", 0.0))
 
 
-def _first_needs(hit: object, min_score: float) -> float:
-    """The score the first hit needs: a share of ``min_score``, all of it when found by meaning alone."""
-    return min_score if is_semantic_hit(hit) else min_score * FIRST_HIT_SHARE
-
-
 def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy) -> list[H]:
     """Keep hits (in order) that pass ``policy``; hits need ``.score`` and ``.text``.
 
@@ -89,7 +84,8 @@ def filter_insertion_hits(hits: Sequence[H], query: str, policy: InsertionPolicy
     terms = significant_query_terms(query) if policy.require_query_terms else []
     if policy.require_query_terms and not terms:
         return []
-    first = bool(hits) and _score(hits[0]) >= _first_needs(hits[0], policy.min_score)
+    share = 1.0 if hits and is_semantic_hit(hits[0]) else FIRST_HIT_SHARE
+    first = bool(hits) and _score(hits[0]) >= policy.min_score * share
     # without a first hit worth injecting, the others need the plain number
     floor = policy.min_score * min(1.0, max(map(_score, hits))) if first else policy.min_score
     out: list[H] = []

@@ -189,9 +189,9 @@ class PassiveRuntime:
         mode = self.config.workspace.effective_mode
         with workspace_mode(mode):  # integrations resolve the payload's cwd under the config's mode
             try:
-                event = self.integration(target).decode(native_event, raw)
+                event: object = self.integration(target).decode(native_event, raw)
             except Exception:  # fail open: a plugin bug must not lose the event
-                event = decode_generic(raw, target, native_event)
+                event = None
             if not isinstance(event, HookEvent):
                 event = decode_generic(raw, target, native_event)
         event.event_id = event_id or event.event_id

@@ -97,11 +97,6 @@ def _anchored_to(hit: object, root: str, files: set[str]) -> bool:
     return anchors is not None and anchors.root == root and bool(files.intersection(anchors.files))
 
 
-def _headings(block: str) -> int:
-    # a memory's own heading-like lines are backslash-guarded: only paxm's headings start a line
-    return sum(line.startswith("### Memory ") for line in block.splitlines())
-
-
 def inject_at_point_of_action(
     config: Config,
     recall_fn: Callable[..., tuple[RecallResult | None, bool]] | None,
@@ -154,6 +149,7 @@ def inject_at_point_of_action(
     fresh_ids = set(seen.unseen(session, [str(h.id) for h in chosen]))
     chosen = [h for h in chosen if str(h.id) in fresh_ids][:MAX_MEMORIES]
     block = passive_recall_block(chosen, max_chars=MAX_CHARS)
-    result.hits = chosen[: _headings(block)]
+    # a memory's own heading-like lines are backslash-guarded: only paxm's headings start a line
+    result.hits = chosen[: sum(line.startswith("### Memory ") for line in block.splitlines())]
     result.recall_context = block
     seen.mark(session, [str(h.id) for h in result.hits])

@@ -83,9 +83,8 @@ def _recall_settings(config: Config, hook: AgentHookConfig | None, *, initial: b
     profile, template, max_results = recall.profile or "passive", recall.query_template, recall.max_results
     timeout, extra = recall.timeout, recall.timeout_extra
     insertion = InsertionPolicy.from_config(recall.insertion)
-    sub = recall.initial
-    use_initial = bool(initial and sub is not None and sub.enabled)
-    if use_initial and sub is not None:
+    sub = recall.initial if initial and recall.initial is not None and recall.initial.enabled else None
+    if sub is not None:
         profile = sub.profile or profile
         template = sub.query_template or template
         max_results = sub.max_results or max_results
@@ -104,7 +103,7 @@ def _recall_settings(config: Config, hook: AgentHookConfig | None, *, initial: b
         max_results=max_results,
         budget=passive_budget(config, profile, timeout, extra),
         insertion=insertion,
-        initial=use_initial,
+        initial=sub is not None,
         max_chars=recall.max_context_chars,
     )
 

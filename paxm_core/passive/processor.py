@@ -200,9 +200,10 @@ class HookProcessor:
             else:
                 payload = json.dumps(raw).encode()
             captured = request.get("captured_at")
+            name = str(request.get("event") or "user_input")
             event = self.passive.decode(
                 str(request.get("target") or ""),
-                str(request.get("event") or "user_input"),
+                name,
                 payload,
                 event_id=event_id,
                 captured_at=float(captured) if isinstance(captured, (int, float)) else time.time(),
@@ -214,7 +215,7 @@ class HookProcessor:
                     self._observe[event_id] = (event, result)
                     while len(self._observe) > 256:
                         self._observe.pop(next(iter(self._observe)))
-            self._spool_unstored(event, str(request.get("event") or "user_input"), owner, payload, result.errors)
+            self._spool_unstored(event, name, owner, payload, result.errors)
             output = self.passive.hook_output(result, str(request.get("mode") or "text"))
         except Exception as exc:  # fail open
             return {"ok": False, "output": "", "event_id": event_id, "error": str(exc) or type(exc).__name__}

@@ -77,6 +77,18 @@ def _parse(value: object) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def _prune(values: dict[str, datetime], cutoff: datetime, limit: int) -> bool:
+    """Drop the entries dated before ``cutoff``, then the oldest beyond ``limit``; whether any went."""
+    old = [key for key, at in values.items() if at < cutoff]
+    for key in old:
+        del values[key]
+    if len(values) <= limit:
+        return bool(old)
+    for key in sorted(values, key=values.__getitem__)[: len(values) - limit]:
+        del values[key]
+    return True
+
+
 class SessionState:
     """The state file under a process-local lock.
 
@@ -180,7 +192,7 @@ class SessionState:
             return copy
 
     def update_ledger(
-        self, key: str, change: Callable[[JSONObject], None], now: datetime, *, durable: bool = False
+        self, key: str, change: Callable[[JSONObject], object], now: datetime, *, durable: bool = False
     ) -> JSONObject:
         """Apply ``change`` to the ledger of ``key`` (created empty) and save; returns a copy.
 
@@ -191,33 +203,12 @@ class SessionState:
             ledger = data.ledgers.setdefault(key, {})
             change(ledger)
             ledger["at"] = _fmt(now)
-            self._prune_ledgers(data.ledgers, now)
+            times = {k: _parse(v.get("at")) or now for k, v in data.ledgers.items()}
+            if _prune(times, now - LEDGER_TTL, MAX_LEDGERS):
+                data.ledgers = {k: v for k, v in data.ledgers.items() if k in times}
             self._save(data, now=durable)
             copy: JSONObject = json.loads(json.dumps(ledger))
             return copy
-
-    @staticmethod
-    def _prune_ledgers(ledgers: dict[str, JSONObject], now: datetime) -> None:
-        times = {k: _parse(v.get("at")) or now for k, v in ledgers.items()}
-        cutoff = now - LEDGER_TTL
-        for key in [k for k, at in times.items() if at < cutoff]:
-            del ledgers[key]
-        if len(ledgers) > MAX_LEDGERS:
-            for key in sorted(ledgers, key=lambda k: times[k])[: len(ledgers) - MAX_LEDGERS]:
-                del ledgers[key]
-
-    @staticmethod
-    def _prune(values: dict[str, datetime], now: datetime) -> bool:
-        cutoff = now - TTL
-        pruned = False
-        for key in [k for k, v in values.items() if v < cutoff]:
-            del values[key]
-            pruned = True
-        if len(values) > MAX_ENTRIES:
-            for key, _ in sorted(values.items(), key=lambda kv: kv[1])[: len(values) - MAX_ENTRIES]:
-                del values[key]
-            pruned = True
-        return pruned
 
     def mark_initial(self, event: HookEvent, now: datetime) -> bool:
         """Record the key as seen; True if this is the first ``user_input`` of its session."""
@@ -226,7 +217,7 @@ class SessionState:
             return False
         with self._lock:
             data = self._load()
-            self._prune(data.seen, now)
+            _prune(data.seen, now - TTL, MAX_ENTRIES)
             first = key not in data.seen
             data.seen[key] = now
             self._save(data)
@@ -248,7 +239,7 @@ class SessionState:
                 (previous is not None and now - previous > LOCAL_TIME_REFRESH) or missing_after_shared
             )
             data.activity[key] = now
-            if self._prune(data.activity, now):
+            if _prune(data.activity, now - TTL, MAX_ENTRIES):
                 data.pruned = True
             self._save(data)
         return refresh

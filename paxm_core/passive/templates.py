@@ -45,22 +45,18 @@ class _Node:
 def _tokens(source: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
+    trim = False  # the previous action ended with ``-}}``
     for match in _ACTION.finditer(source):
         text = source[pos : match.start()]
         if match.group(1):
             text = text.rstrip()
-        if out and out[-1][0] == "trim_next":
-            out.pop()
+        if trim:
             text = text.lstrip()
         out.append(("text", text))
         out.append(("action", match.group(2).strip()))
-        if match.group(3):
-            out.append(("trim_next", ""))
+        trim = bool(match.group(3))
         pos = match.end()
-    tail = source[pos:]
-    if out and out[-1][0] == "trim_next":
-        out.pop()
-        tail = tail.lstrip()
+    tail = source[pos:].lstrip() if trim else source[pos:]
     if "{{" in tail:
         raise TemplateError("unclosed {{ in hook template")
     out.append(("text", tail))
