@@ -110,7 +110,13 @@ class Runtime:
                 except Exception as exc:
                     raise ConfigError(f"cannot start provider {name!r} (type {kind}): {exc}") from exc
         except BaseException:
-            _close_all(built)
+            for provider in built.values():
+                close = getattr(provider, "close", None)
+                if callable(close):
+                    try:
+                        close()
+                    except Exception:
+                        pass
             raise
         return built
 
@@ -140,13 +146,3 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _close_all(providers: dict[str, Provider]) -> None:
-    for provider in providers.values():
-        close = getattr(provider, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:
-                pass
