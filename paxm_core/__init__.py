@@ -85,65 +85,36 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it; resolved on first attribute access
 _LAZY: dict[str, str] = {
-    "restore_attribution": "paxm_core.attribution",
-    "is_secret_option": "paxm_core.plugins",
-    "sync_attribution": "paxm_core.attribution",
-    "Deadline": "paxm_core.api.deadline",
-    "ConfigError": "paxm_core.api.errors",
-    "DeadlineExceeded": "paxm_core.api.errors",
-    "IntegrationError": "paxm_core.api.errors",
-    "PaxmError": "paxm_core.api.errors",
-    "PluginError": "paxm_core.api.errors",
-    "ProviderError": "paxm_core.api.errors",
-    "ProviderNotInstalled": "paxm_core.api.errors",
-    "QueueError": "paxm_core.api.errors",
-    "RecallError": "paxm_core.api.errors",
-    "UsageError": "paxm_core.api.errors",
-    "WriteError": "paxm_core.api.errors",
-    "hookimpl": "paxm_core.api.hookspecs",
-    "Finding": "paxm_core.api.integration",
-    "InstallContext": "paxm_core.api.integration",
-    "IntegrationBase": "paxm_core.integration",
-    "CAP_ATTRIBUTION": "paxm_core.api.protocols",
-    "CAP_CLEANUP_EXPIRED": "paxm_core.api.protocols",
-    "CAP_CLOSE": "paxm_core.api.protocols",
-    "CAP_DELETE": "paxm_core.api.protocols",
-    "CAP_EVAL_SCOPE": "paxm_core.api.protocols",
-    "CAP_PUT_BATCH": "paxm_core.api.protocols",
-    "CAP_TURN_BOUNDARIES": "paxm_core.api.protocols",
-    "ConfigKey": "paxm_core.api.protocols",
-    "Integration": "paxm_core.api.integration",
-    "Provider": "paxm_core.api.protocols",
-    "ProviderFactory": "paxm_core.api.protocols",
-    "ProviderType": "paxm_core.api.protocols",
-    "SupportsCapabilities": "paxm_core.api.protocols",
-    "SupportsCleanupExpired": "paxm_core.api.protocols",
-    "SupportsClose": "paxm_core.api.protocols",
-    "SupportsDelete": "paxm_core.api.protocols",
-    "SupportsEnsureTarget": "paxm_core.api.protocols",
-    "SupportsEvalScopeCleanup": "paxm_core.api.protocols",
-    "SupportsPutBatch": "paxm_core.api.protocols",
-    "SupportsTurnBoundaries": "paxm_core.api.protocols",
-    "capabilities_of": "paxm_core.api.protocols",
-    "ProviderConfig": "paxm_core.api.provider_config",
-    "resolve_secret": "paxm_core.api.provider_config",
-    "format_time": "paxm_core.api.timefmt",
-    "parse_time": "paxm_core.api.timefmt",
-    "SEMANTIC_SCORE_KIND_PREFIX": "paxm_core.api.types",
-    "TIER_LTM": "paxm_core.api.types",
-    "TIER_STM": "paxm_core.api.types",
-    "MemoryHit": "paxm_core.api.types",
-    "MemoryItem": "paxm_core.api.types",
-    "MemoryOrigin": "paxm_core.api.types",
-    "MemoryRef": "paxm_core.api.types",
-    "MemoryScope": "paxm_core.api.types",
-    "Provenance": "paxm_core.api.types",
-    "ProviderErrorInfo": "paxm_core.api.types",
-    "ProviderHealth": "paxm_core.api.types",
-    "ProviderRecall": "paxm_core.api.types",
-    "SearchQuery": "paxm_core.api.types",
-    "TurnContext": "paxm_core.api.types",
-    "normalize_tier": "paxm_core.api.types",
+    name: module
+    for module, names in (
+        ("paxm_core.attribution", "restore_attribution sync_attribution"),
+        ("paxm_core.plugins", "is_secret_option"),
+        ("paxm_core.api.deadline", "Deadline"),
+        (
+            "paxm_core.api.errors",
+            "ConfigError DeadlineExceeded IntegrationError PaxmError PluginError ProviderError"
+            " ProviderNotInstalled QueueError RecallError UsageError WriteError",
+        ),
+        ("paxm_core.api.hookspecs", "hookimpl"),
+        ("paxm_core.api.integration", "Finding InstallContext Integration"),
+        ("paxm_core.integration", "IntegrationBase"),
+        (
+            "paxm_core.api.protocols",
+            "CAP_ATTRIBUTION CAP_CLEANUP_EXPIRED CAP_CLOSE CAP_DELETE CAP_EVAL_SCOPE CAP_PUT_BATCH"
+            " CAP_TURN_BOUNDARIES ConfigKey Provider ProviderFactory ProviderType SupportsCapabilities"
+            " SupportsCleanupExpired SupportsClose SupportsDelete SupportsEnsureTarget"
+            " SupportsEvalScopeCleanup SupportsPutBatch SupportsTurnBoundaries capabilities_of",
+        ),
+        ("paxm_core.api.provider_config", "ProviderConfig resolve_secret"),
+        ("paxm_core.api.timefmt", "format_time parse_time"),
+        (
+            "paxm_core.api.types",
+            "SEMANTIC_SCORE_KIND_PREFIX TIER_LTM TIER_STM MemoryHit MemoryItem MemoryOrigin MemoryRef"
+            " MemoryScope Provenance ProviderErrorInfo ProviderHealth ProviderRecall SearchQuery"
+            " TurnContext normalize_tier",
+        ),
+    )
+    for name in names.split()
 }
 
 

@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterable, Mapping
 
 from paxm_core.api.values import value_dataclass
-from paxm_core.workspace import _common_dir, _read_gitdir
+from paxm_core.workspace import _common_dir, _read_gitdir, _read_small
 
 __all__ = [
     "ANCHORS_KEY",
@@ -150,14 +150,6 @@ def worktree_root(directory: str) -> str:
             return ""
         current = parent
     return ""
-
-
-def _read_small(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4096).strip()
-    except OSError:
-        return ""
 
 
 def head_commit(root: str) -> str:

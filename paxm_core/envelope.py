@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from paxm_core.router.policy import RecallResult
 
 __all__ = [
-    "ENVELOPE_CLOSE",
-    "ENVELOPE_OPEN_PREFIX",
     "NO_MEMORIES",
     "NO_PROJECT",
     "age",
@@ -63,8 +61,6 @@ __all__ = [
     "wrap_recall_context",
 ]
 
-ENVELOPE_OPEN_PREFIX = "<paxm-recall"
-ENVELOPE_CLOSE = "</paxm-recall>"
 NO_MEMORIES = "No memories found."
 _MODES = ("active", "passive")
 

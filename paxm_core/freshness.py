@@ -177,20 +177,10 @@ def _git_reverts(root: str, timeout: float) -> frozenset[str] | None:
     import subprocess
 
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    log = ["log", f"--max-count={REVERT_HISTORY}", "--grep=This reverts commit", "--format=%B", "HEAD"]
     try:
         done = subprocess.run(
-            [
-                "git",
-                "-C",
-                root,
-                "-c",
-                "core.fsmonitor=false",
-                "log",
-                f"--max-count={REVERT_HISTORY}",
-                "--grep=This reverts commit",
-                "--format=%B",
-                "HEAD",
-            ],
+            ["git", "-C", root, "-c", "core.fsmonitor=false", *log],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=timeout,

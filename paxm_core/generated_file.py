@@ -206,22 +206,17 @@ class GeneratedFileIntegration(IntegrationBase):
             for event in self.installed_events(config)
         }
 
-    def settings(self, config: Config) -> JSONObject:
-        """The JSON embedded in the file: version, target, spawn timeout, commands."""
-        return self._settings(self.commands(config), self.spawn_timeout_ms)
-
-    def _settings(self, commands: Mapping[str, Sequence[str]], timeout_ms: int) -> JSONObject:
-        argv: JSONObject = {event: list(args) for event, args in commands.items()}
-        return {"version": 1, "target": self.name, "timeoutMs": int(timeout_ms), "commands": argv}
-
     def render(self, commands: Mapping[str, Sequence[str]], *, timeout_ms: int | None = None) -> str:
-        """The file's source for explicit ``commands`` (tests and tools; setup uses :meth:`source`)."""
+        """The file's source for explicit ``commands``, its settings JSON holding version, target,
+        spawn timeout and commands (tests and tools; setup uses :meth:`source`)."""
         timeout = self.spawn_timeout_ms if timeout_ms is None else timeout_ms
-        return self.generated_file().render(self._settings(commands, timeout), replace=self.template_replacements())
+        argv: JSONObject = {event: list(args) for event, args in commands.items()}
+        settings: JSONObject = {"version": 1, "target": self.name, "timeoutMs": int(timeout), "commands": argv}
+        return self.generated_file().render(settings, replace=self.template_replacements())
 
     def source(self, config: Config) -> str:
         """The generated file's content for ``config``."""
-        return self.generated_file().render(self.settings(config), replace=self.template_replacements())
+        return self.render(self.commands(config))
 
     def detect(self) -> str | None:
         """The executable on ``PATH``, else the harness's directory if it exists."""

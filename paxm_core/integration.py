@@ -320,7 +320,6 @@ def past_turn(
     import hashlib
 
     # the same turn gets the same id on every run: backfill deduplicates on it
-
     turn_id = "backfill-" + hashlib.sha256("\x00".join(key).encode()).hexdigest()[:32]
     event = HookEvent(
         target=target,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, TypeAlias
 
 from paxm_core import __version__
@@ -261,15 +260,6 @@ def _without_attribution(metadata: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in metadata.items() if k.strip().lower().replace("-", "_") not in _ATTRIBUTION_NAMES}
 
 
-def _config_signature(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    # Inode and size as well as mtime: an atomic save within one mtime tick still reloads.
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 class PaxmTools:
     """The four MCP tools over a cached :class:`~paxm_core.runtime.Runtime`.
 
@@ -311,7 +301,12 @@ class PaxmTools:
 
     def runtime(self) -> Runtime:
         """The cached runtime, reloaded first if the config file changed."""
-        signature = _config_signature(self.config_file)
+        try:
+            st = self.config_file.stat()
+            # inode and size as well as mtime: an atomic save within one mtime tick still reloads
+            signature: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            signature = None
         if self._runtime is not None and signature == self._signature:
             return self._runtime
         if self._runtime_factory is not None:

@@ -141,8 +141,10 @@ class PaxmPluginManager(pluggy.PluginManager):
             yield self.get_name(impl.plugin) or repr(impl.plugin), impl.function
 
     def _record_failure(self, plugin_name: str, exc: BaseException) -> None:
-        dist = self.distributions.get(plugin_name, ("", ""))[0]
-        self.load_errors.append(LoadError(plugin_name, dist, f"{type(exc).__name__}: {exc}"))
+        self._record_error(plugin_name, f"{type(exc).__name__}: {exc}")
+
+    def _record_error(self, plugin_name: str, error: str) -> None:
+        self.load_errors.append(LoadError(plugin_name, self.distributions.get(plugin_name, ("", ""))[0], error))
 
     # -- providers ----------------------------------------------------------------------
 
@@ -188,12 +190,8 @@ class PaxmPluginManager(pluggy.PluginManager):
                 continue
             for spec in staged:
                 if spec.type in found:
-                    self.load_errors.append(
-                        LoadError(
-                            plugin_name,
-                            self.distributions.get(plugin_name, ("", ""))[0],
-                            f"provider type {spec.type!r} already registered by {owners[spec.type]}",
-                        )
+                    self._record_error(
+                        plugin_name, f"provider type {spec.type!r} already registered by {owners[spec.type]}"
                     )
                     continue
                 found[spec.type] = spec

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 __all__ = ["Progress", "progress"]
 
@@ -90,7 +90,7 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -27,14 +27,9 @@ __all__ = ["Runtime", "session_sequence_path"]
 
 def session_sequence_path(config: Config) -> Path:
     """``<telemetry dir>/session-sequences.sqlite`` (state dir beside a non-default config)."""
-    state_dir = config.telemetry.dir.strip()
-    if not state_dir:
-        from paxm_core.config.paths import default_state_dir, is_default_config_path
+    from paxm_core.telemetry.settings import TelemetrySettings
 
-        return (
-            default_state_dir() if is_default_config_path(config.path) else config.config_dir / "state"
-        ) / "session-sequences.sqlite"
-    return Path(state_dir).expanduser() / "session-sequences.sqlite"
+    return TelemetrySettings.from_config(config).dir / "session-sequences.sqlite"
 
 
 def _load_telemetry(config: Config) -> Telemetry | None:
@@ -110,7 +105,13 @@ class Runtime:
                 except Exception as exc:
                     raise ConfigError(f"cannot start provider {name!r} (type {kind}): {exc}") from exc
         except BaseException:
-            _close_all(built)
+            for provider in built.values():
+                close = getattr(provider, "close", None)
+                if callable(close):
+                    try:
+                        close()
+                    except Exception:
+                        pass
             raise
         return built
 
@@ -140,13 +141,3 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _close_all(providers: dict[str, Provider]) -> None:
-    for provider in providers.values():
-        close = getattr(provider, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:
-                pass

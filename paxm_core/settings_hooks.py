@@ -83,7 +83,6 @@ __all__ = [
     "merge_entries",
     "merge_handlers",
     "read_toml_hooks",
-    "write_toml_hooks",
 ]
 
 #: seconds a harness waits for one paxm hook.  The hook client answers within its own 5 s ceiling
@@ -352,7 +351,13 @@ class SettingsHooksIntegration(IntegrationBase):
             tables = wanted if isinstance(wanted, list) else []
             if (document.original is None and not tables) or not document.merge(tables, self.is_ours(config)):
                 return False
-            write_toml_hooks(document)
+            import tomlkit
+
+            text = tomlkit.dumps(document.document)
+            if text.strip():
+                write_private(path, text, document.original)
+            else:
+                path.unlink(missing_ok=True)
             return True
         data, original = read_json_object(path, self.what, hint=self.spec.hint)
         updated = self._merge(data, _by_event(wanted), config, path)
@@ -554,14 +559,3 @@ def read_toml_hooks(path: Path, what: str, legacy_block: tuple[str, str] | None 
     config = TomlHooks(path, document, original, stripped != text)
     config._hooks()  # shape check now, before anything is written
     return config
-
-
-def write_toml_hooks(config: TomlHooks) -> None:
-    """Write the document back atomically, 0600, at a symlink's target."""
-    import tomlkit
-
-    text = tomlkit.dumps(config.document)
-    if not text.strip():
-        config.path.unlink(missing_ok=True)
-        return
-    write_private(config.path, text, config.original)

@@ -65,31 +65,26 @@ def workspace_mode(mode: str) -> Iterator[None]:
         _MODE.reset(token)
 
 
-def _read_gitdir(dot_git: str) -> str:
-    """The directory a ``.git`` file (``gitdir: <path>``) points to; ``""`` if unreadable."""
+def _read_small(path: str) -> str:
+    """The start of a small text file (a ``.git`` file, ``commondir``, ``HEAD``), stripped; ``""`` if unreadable."""
     try:
-        with open(dot_git, encoding="utf-8", errors="replace") as handle:
-            line = handle.read(4096).strip()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4096).strip()
     except OSError:
         return ""
-    if not line.startswith("gitdir:"):
-        return ""
-    target = line[len("gitdir:") :].strip()
-    if not target:
-        return ""
-    return os.path.normpath(os.path.join(os.path.dirname(dot_git), target))
+
+
+def _read_gitdir(dot_git: str) -> str:
+    """The directory a ``.git`` file (``gitdir: <path>``) points to; ``""`` if unreadable."""
+    line = _read_small(dot_git)
+    target = line[len("gitdir:") :].strip() if line.startswith("gitdir:") else ""
+    return os.path.normpath(os.path.join(os.path.dirname(dot_git), target)) if target else ""
 
 
 def _common_dir(gitdir: str) -> str:
     """``git rev-parse --git-common-dir`` for ``gitdir``: its ``commondir`` file, else itself."""
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as handle:
-            target = handle.read(4096).strip()
-    except OSError:
-        return gitdir
-    if not target:
-        return gitdir
-    return os.path.normpath(os.path.join(gitdir, target))
+    target = _read_small(os.path.join(gitdir, "commondir"))
+    return os.path.normpath(os.path.join(gitdir, target)) if target else gitdir
 
 
 def project_root(directory: str) -> str:

@@ -91,14 +91,6 @@ def _interval(a: Sequence[int], b: Sequence[int], rng: random.Random) -> tuple[f
     return diffs[int(0.025 * (RESAMPLES - 1))], diffs[int(0.975 * (RESAMPLES - 1))]
 
 
-def _verdict(label: str, low: float, high: float) -> str:
-    if low > 0:
-        return f"more {label} with memory"
-    if high < 0:
-        return f"fewer {label} with memory"
-    return "no difference shown"
-
-
 def compare(rows: Sequence[SessionRow], days: int, *, min_sessions: int = MIN_SESSIONS) -> ImpactReport:
     """Compare the sessions of ``rows`` that have a holdback arm."""
     memory = [r for r in rows if r.arm == "memory"]
@@ -109,15 +101,14 @@ def compare(rows: Sequence[SessionRow], days: int, *, min_sessions: int = MIN_SE
     signals: list[SignalComparison] = []
     for name in SIGNALS:
         a, b = [r.signal(name) for r in memory], [r.signal(name) for r in held]
-        label = _LABELS[name]
+        label, mean_a, mean_b = _LABELS[name], _mean(a), _mean(b)
         if not enough:
-            signals.append(SignalComparison(name, label, _mean(a), _mean(b), _mean(a) - _mean(b)))
+            signals.append(SignalComparison(name, label, mean_a, mean_b, mean_a - mean_b))
             continue
         low, high = _interval(a, b, rng)
-        difference = _mean(a) - _mean(b)
-        signals.append(
-            SignalComparison(name, label, _mean(a), _mean(b), difference, low, high, _verdict(label, low, high))
-        )
+        verdict = "more" if low > 0 else "fewer" if high < 0 else ""
+        verdict = f"{verdict} {label} with memory" if verdict else "no difference shown"
+        signals.append(SignalComparison(name, label, mean_a, mean_b, mean_a - mean_b, low, high, verdict))
     if not memory and not held:
         statement = (
             "No session has a holdback arm: set passive.holdback (e.g. 0.1) so that some sessions get no passive "

@@ -229,8 +229,9 @@ class Metrics:
         assert day is not None
         delta = _event_delta(event)
         target = str(event.get("target") or "")
+        # only passive (hook) traffic is attributed to an agent; CLI/MCP calls have no trusted target
         keys = (
-            target if _aggregates_agent(event) else "",
+            target if event.get("source") == "hook" and target.strip() else "",
             str(event.get("profile") or ""),
             f"{target}/{event.get('hook_event') or ''}".strip("/"),
         )
@@ -270,11 +271,6 @@ def _time(value: object) -> datetime | None:
         except ValueError:
             return None
     return None
-
-
-def _aggregates_agent(event: Mapping[str, object]) -> bool:
-    # Only passive (hook) traffic is attributed to an agent; CLI/MCP calls have no trusted target.
-    return event.get("source") == "hook" and bool(str(event.get("target") or "").strip())
 
 
 #: a sparse counter: only the non-zero fields of a :class:`Counter` (the latency buckets as
@@ -365,8 +361,8 @@ def _provider_deltas(event: Mapping[str, object]) -> dict[str, _Sparse]:
         duration = as_int(recall.get("duration_ms"))
         bump(delta, "provider_recall_samples", 1)
         bump(delta, "provider_recall_duration_ms", duration)
-        buckets = delta.setdefault(_BUCKETS, [0] * (len(LATENCY_BOUNDS_MS) + 1))
-        buckets[_latency_bucket(duration)] += 1
+        bucket = next((i for i, bound in enumerate(LATENCY_BOUNDS_MS) if duration <= bound), len(LATENCY_BOUNDS_MS))
+        delta.setdefault(_BUCKETS, [0] * (len(LATENCY_BOUNDS_MS) + 1))[bucket] += 1
         if recall.get("outcome") == "timeout":
             bump(delta, "provider_recall_timeouts", 1)
         if recall.get("bulkhead_busy"):
@@ -401,10 +397,6 @@ def _add_buckets(mine: list[int], theirs: list[int]) -> None:
     mine.extend([0] * (len(theirs) - len(mine)))
     for i, count in enumerate(theirs):
         mine[i] += count
-
-
-def _latency_bucket(duration_ms: int) -> int:
-    return next((i for i, bound in enumerate(LATENCY_BOUNDS_MS) if duration_ms <= bound), len(LATENCY_BOUNDS_MS))
 
 
 def provider_recall_p95_ms(counter: Counter) -> int:

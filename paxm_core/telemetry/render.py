@@ -73,7 +73,6 @@ def render_history(summary: HistorySummary) -> str:
 def _totals_tables(out: list[str], summary: HistorySummary) -> None:
     """Overview, recall funnel, write pipeline and storage: one row each."""
     t = summary.totals
-    storage = summary.storage
     _table(
         out,
         "overview",
@@ -91,33 +90,19 @@ def _totals_tables(out: list[str], summary: HistorySummary) -> None:
     )
     provider_writes = sum(c.writes for _, c in summary.providers)
     provider_refs = sum(c.refs for _, c in summary.providers)
+    pipeline = (t.writes, t.items, provider_writes, provider_refs, t.flushes)
     _table(
         out,
         "write pipeline",
         ["write_events", "items", "provider_writes", "provider_refs", "flushes", "provider_ref_rate"],
-        [
-            [
-                str(t.writes),
-                str(t.items),
-                str(provider_writes),
-                str(provider_refs),
-                str(t.flushes),
-                _pct(provider_refs, provider_writes),
-            ]
-        ],
+        [[*map(str, pipeline), _pct(provider_refs, provider_writes)]],
     )
+    sizes = ("event_bytes", "total_bytes", "max_event_file_bytes", "max_event_files")
     _table(
         out,
         "storage",
         ["events_bytes", "total_bytes", "max_bytes", "files"],
-        [
-            [
-                str(storage.get("event_bytes", 0)),
-                str(storage.get("total_bytes", 0)),
-                str(storage.get("max_event_file_bytes", 0)),
-                str(storage.get("max_event_files", 0)),
-            ]
-        ],
+        [[str(summary.storage.get(key, 0)) for key in sizes]],
     )
 
 
