@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from paxm_contracttest.harness import require
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -35,7 +35,7 @@ def _sh_lines() -> list[str]:
 def test_the_try_it_line_installs_only_what_running_paxm_needs() -> None:
     uv = shutil.which("uv")
     if uv is None:
-        pytest.skip("uv is not on PATH")
+        require("uv is not on PATH")
     runs = re.findall(r"\buv run((?: --?[\w-]+)*) paxm\b", _try_it_line())
     assert runs, _try_it_line()
     assert len(set(runs)) == 1, f"every `uv run` of the line must install the same set: {runs}"

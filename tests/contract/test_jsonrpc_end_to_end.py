@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
+from paxm_contracttest.harness import require
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_EXAMPLE = ROOT / "examples" / "jsonrpc-provider-node" / "provider.js"
@@ -24,8 +24,9 @@ def paxm(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_remember_and_recall_through_the_node_plugin(tmp_path: Path) -> None:
+    if shutil.which("node") is None:
+        require("node is not installed: the Node example provider runs in it")
     store = tmp_path / "store.json"
     config = tmp_path / "config.yaml"
     config.write_text(

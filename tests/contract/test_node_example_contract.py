@@ -8,10 +8,16 @@ from pathlib import Path
 import pytest
 from example_kit import ExampleContract, example_config
 
+from paxm_contracttest.harness import require
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jsonrpc-provider-node" / "provider.js"
 NODE = shutil.which("node")
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+@pytest.fixture(autouse=True)
+def _node() -> None:
+    if NODE is None:
+        require("node is not installed: the Node example provider runs in it")
 
 
 class TestNodeExampleContract(ExampleContract):

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from paxm_contracttest.harness import require
+
 INSPECTOR_VERSION = "2.12.0"
 PAXM_SERVE = [sys.executable, "-c", "from paxm_core.cli import main; main()"]
 
@@ -34,7 +36,7 @@ def install_inspector() -> Path:
 @pytest.fixture(scope="session")
 def inspector() -> Path:
     if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("npm/node not installed: cannot run the MCP Inspector CLI (apt-get install nodejs npm)")
+        require("npm/node not installed: cannot run the MCP Inspector CLI (apt-get install nodejs npm)")
     binary = install_inspector()
     assert binary.exists()
     return binary

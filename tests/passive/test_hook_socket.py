@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from paxm_contracttest.harness import require
 from paxm_core.api.errors import PaxmError
 from paxm_core.passive.control import daemon_status, send_control
 from paxm_core.passive.daemon import (
@@ -40,7 +41,7 @@ NOBODY_PYTHON = "/usr/bin/python3"
 
 def _needs_nobody() -> None:
     if os.geteuid() != 0 or not Path(NOBODY_PYTHON).exists():
-        pytest.skip("needs root and /usr/bin/python3 to act as the user nobody")
+        require("needs root and /usr/bin/python3 to act as the user nobody")
 
 
 def as_nobody(script: str, *args: str, **kwargs: object) -> subprocess.Popen[str]:
