@@ -101,18 +101,6 @@ class Progress:
     bytes_total: int = 0
 
     @property
-    def found(self) -> int:
-        return self.report.found
-
-    @property
-    def queued(self) -> int:
-        return self.report.queued
-
-    @property
-    def delivered(self) -> int:
-        return self.report.delivered
-
-    @property
     def skipped(self) -> int:
         return self.report.skipped_done + self.report.skipped_live
 
@@ -311,18 +299,17 @@ class BackfillRun:
             self.report.state = "incomplete"
         self.report.seconds = time.monotonic() - started
         try:
+            error = "; ".join(self.report.errors)[:1000]
             self.checkpoint.record_step(
-                run_id,
-                found=self.report.found,
-                queued=self.report.queued,
-                skipped=self.progress.skipped,
-                delivered=self.report.delivered,
-                state=self.report.state,
-                error="; ".join(self.report.errors)[:1000],
-                finished_at=time.time(),
+                run_id, "", (), (), **self._counters(), state=self.report.state, error=error, finished_at=time.time()
             )
         except sqlite3.Error:
             pass
+
+    def _counters(self) -> dict[str, int]:
+        """The run's counters as the checkpoint store records them."""
+        r = self.report
+        return {"found": r.found, "queued": r.queued, "skipped": self.progress.skipped, "delivered": r.delivered}
 
     def _flush(
         self,
@@ -343,16 +330,8 @@ class BackfillRun:
         # A file is marked done once its turns are queued and recorded: what a kill leaves
         # undelivered is in the durable queue, delivered first by the next run.
         if batch or files:
-            self.checkpoint.record_step(
-                run_id,
-                self.agent,
-                [(t, how) for t, how, _ in batch],
-                files,
-                found=self.report.found,
-                queued=self.report.queued,
-                skipped=self.progress.skipped,
-                delivered=self.report.delivered,
-            )
+            turns = [(t, how) for t, how, _ in batch]
+            self.checkpoint.record_step(run_id, self.agent, turns, files, **self._counters())
         # The delivery thread drains the queue while the next batch is read and rendered, at
         # most LOOKAHEAD batches behind.
         if last:

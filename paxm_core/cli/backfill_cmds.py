@@ -208,7 +208,8 @@ def run_cmd(
     with progress("backfill", show=not as_json) as bar:
 
         def on_progress(p: Progress) -> None:
-            counts = f"turns {p.found}  queued {p.queued}  delivered {p.delivered}  skipped {p.skipped}"
+            r = p.report
+            counts = f"turns {r.found}  queued {r.queued}  delivered {r.delivered}  skipped {p.skipped}"
             bar.update(p.bytes_done, max(p.bytes_total, 1), detail=counts)
 
         job = BackfillRun(runtime, name, reader, options, state_dir=backfill_dir(runtime.config), progress=on_progress)

@@ -76,12 +76,9 @@ class EventFilter:
         """Whether ``event`` (already made private) passes every filter."""
         if self.kinds and event.get("kind") not in self.kinds:
             return False
-        if self.source and event.get("source") != self.source:
-            return False
-        if self.session and event.get("session_key") != self.session:
-            return False
-        if self.profile and event.get("profile") != self.profile:
-            return False
+        for key, wanted in (("source", self.source), ("session_key", self.session), ("profile", self.profile)):
+            if wanted and event.get(key) != wanted:
+                return False
         if self.state and event_state(event) != self.state:
             return False
         if self.mode and self.mode != "all":
@@ -320,22 +317,16 @@ class DashboardData:
         if self.queue_path.exists():  # with no queue file, no rows either: _queue_rows reads none
             with self._open_queue() as q:
                 status = {**q.status().to_json(), "exists": True}
-        clauses: list[str] = []
-        args: list[str] = []
-        if state:
-            clauses.append("d.state = ?")
-            args.append(state)
-        if provider:
-            clauses.append("d.provider = ?")
-            args.append(provider)
-        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        filters = [(f"d.{column} = ?", value) for column, value in (("state", state), ("provider", provider)) if value]
+        where = ("WHERE " + " AND ".join(clause for clause, _ in filters)) if filters else ""
+        args = tuple(value for _, value in filters)
         total_rows = self._queue_rows(
             f"SELECT COUNT(*) FROM capture_deliveries d JOIN capture_episodes e ON e.episode_id = d.episode_id {where}",
-            tuple(args),
+            args,
         )
         return {
             "status": status,
-            "deliveries": self._deliveries(where, tuple(args), limit=limit, offset=offset),
+            "deliveries": self._deliveries(where, args, limit=limit, offset=offset),
             "total": int(total_rows[0][0] or 0) if total_rows else 0,
             "limit": limit,
             "offset": offset,

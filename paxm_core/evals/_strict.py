@@ -167,18 +167,12 @@ _EXPECTED: dict[type, str] = {
 }
 
 
+#: how a message names a JSON value's kind (a bool before a number: ``True`` is an ``int`` too)
+_KINDS = ((type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "an array"))
+
+
 def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    return next((name for kinds, name in _KINDS if isinstance(value, kinds)), "an object")
 
 
 def decode(cls: type[_T], obj: Obj) -> _T:
