@@ -31,16 +31,10 @@ PROGRESS_EVERY = 25
 def _arms(value: str) -> tuple[str, ...]:
     from paxm_core.evals.locomo import ARMS
 
-    arms: list[str] = []
-    for item in value.split(","):
-        arm = item.strip()
-        if arm not in ARMS:
+    for item in value.split(","):  # never empty: "" is an unsupported arm
+        if item.strip() not in ARMS:
             raise UsageError(f"unsupported eval arm {item!r} (choose from {', '.join(ARMS)})")
-        if arm not in arms:
-            arms.append(arm)
-    if not arms:
-        raise UsageError("at least one eval arm is required")
-    return tuple(arms)
+    return tuple(dict.fromkeys(item.strip() for item in value.split(",")))
 
 
 def _user_config(config_path: str | None) -> Config:
