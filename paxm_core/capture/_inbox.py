@@ -22,8 +22,8 @@ import time
 
 TYPE_CHECKING = False  # not ``typing``'s: this file imports only C-level modules
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import TypeVar
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
 
@@ -37,6 +37,7 @@ __all__ = [
     "raw_hash",
     "connect",
     "copies_beside",
+    "each_in",
     "ensure_schema",
     "sqlite_hint",
     "sha256_hex",
@@ -191,6 +192,13 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: Any) -> Iterator[Any]:
+    """The rows of ``sql`` with its ``IN ({})`` filled by ``values``, 500 per statement (after ``args``)."""
+    for start in range(0, len(values), 500):
+        chunk = list(values[start : start + 500])
+        yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
 
 
 def add_counter(conn: sqlite3.Connection, name: str, value: int, stamp: str) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import paxm_core.capture._inbox as _inbox
 import paxm_core.capture._spool as _spool
 from paxm_core.api.errors import QueueError
-from paxm_core.capture._inbox import sha256_hex, utc_stamp
+from paxm_core.capture._inbox import each_in, sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
     decode_event_payload,
@@ -245,13 +245,6 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     if sha256_hex("\n".join(hashes).encode()) != envelope.get("checksum"):
         raise ValueError(f"capture episode {episode_id} checksum mismatch")
     return embedded
-
-
-def _each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: Any) -> Iterator[Any]:
-    """The rows of ``sql`` with its ``IN ({})`` filled by ``values``, 500 per statement (after ``args``)."""
-    for start in range(0, len(values), 500):
-        chunk = list(values[start : start + 500])
-        yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
 
 
 def _oldest(prefixes: list[list[Any]], rows: Sequence[Any], limit: int) -> list[list[Any]]:
@@ -649,7 +642,7 @@ class CaptureQueue:
             " FROM capture_events WHERE event_id IN ({})"
         )
         # the events stored already: id -> (sequence, session, hash, source, final, terminal)
-        batch = _AppendBatch({row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))})
+        batch = _AppendBatch({row[0]: tuple(row[1:]) for row in each_in(conn, sql, list({e[0] for e in encoded}))})
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
@@ -754,7 +747,7 @@ class CaptureQueue:
                 " last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = '' THEN ? ELSE first_attempt_at"
                 " END WHERE rowid IN ({})"
             )
-            for _ in _each_in(conn, lease, [c.row for c in claims], self.lease, stamp, stamp):
+            for _ in each_in(conn, lease, [c.row for c in claims], self.lease, stamp, stamp):
                 pass
         return claims, quarantined
 
@@ -801,7 +794,7 @@ class CaptureQueue:
         wanted = [r[0] for prefix in takeable for r in prefix]
         envelopes = {
             episode_id: (payload, digest)
-            for episode_id, payload, digest in _each_in(
+            for episode_id, payload, digest in each_in(
                 conn,
                 "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})",
                 wanted,
@@ -809,7 +802,7 @@ class CaptureQueue:
         }
         # each episode's events (payload, hash, created), in sequence order
         event_rows: dict[str, list[Any]] = {e: [] for e in wanted}
-        for episode_id, *row in _each_in(
+        for episode_id, *row in each_in(
             conn,
             "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
             " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
@@ -935,7 +928,7 @@ class CaptureQueue:
     @staticmethod
     def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
         """Derive each episode's state from its deliveries."""
-        for _ in _each_in(
+        for _ in each_in(
             conn,
             """UPDATE capture_episodes SET state = CASE
                  WHEN error != '' THEN 'dead'
