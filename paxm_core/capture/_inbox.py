@@ -291,13 +291,9 @@ def _set_aside_upstream(path: str, timeout: float) -> bool:
     """
     target = _aside_name(path, "upstream")
     try:
-        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        _create_private(target)
     except OSError:
         return False
-    try:
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
     old_umask = os.umask(0o077)
     try:
         source = sqlite3.connect(path, timeout=timeout)
@@ -353,14 +349,9 @@ def _private_file(path: str) -> None:
     # is still committing to, and those commits vanish when the process dies.  O_EXCL also
     # fails on a link, dangling or not, so none is followed.
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        _create_private(path)
     except FileExistsError:
         pass
-    else:
-        try:
-            os.fchmod(fd, 0o600)
-        finally:
-            os.close(fd)
     for candidate in (path, path + "-wal", path + "-shm", path + "-journal"):
         try:
             info = os.lstat(candidate)
@@ -372,6 +363,15 @@ def _private_file(path: str) -> None:
             raise OSError(f"{candidate} is not a regular file; paxm keeps the capture queue in a database file")
         if info.st_uid != euid:
             raise OSError(f"{candidate} is owned by uid {info.st_uid}, not by you (uid {euid})")
+
+
+def _create_private(path: str) -> None:
+    """Create ``path`` 0600 whatever the umask; raise if anything (a link included) is there."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _make_directories(directory: str, euid: int) -> None:
