@@ -6,6 +6,7 @@ path; everything else is imported from here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from paxm_core.capture.model import (
@@ -24,7 +25,7 @@ from paxm_core.capture.queue import CaptureQueue, Routes
 from paxm_core.capture.worker import DeliveryRouter, DeliveryWorker, provider_concurrency
 
 if TYPE_CHECKING:
-    from paxm_core.config.model import Config
+    from paxm_core.config.model import Config, WriteProfileConfig
 
 __all__ = [
     "AppendResult",
@@ -48,13 +49,9 @@ __all__ = [
 ]
 
 
-def routes_from_write_profiles(write_profiles: object) -> Routes:
+def routes_from_write_profiles(write_profiles: Mapping[str, WriteProfileConfig]) -> Routes:
     """``Config.write_profiles`` -> the queue's profile-to-providers mapping."""
-    profiles = dict(write_profiles or {})  # type: ignore[call-overload]
-    return {
-        name: [route.name for route in getattr(profile, "providers", ()) or () if getattr(route, "name", "")]
-        for name, profile in profiles.items()
-    }
+    return {name: [r.name for r in profile.providers if r.name] for name, profile in write_profiles.items()}
 
 
 def default_queue_path(config: Config) -> str:

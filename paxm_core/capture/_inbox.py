@@ -22,8 +22,8 @@ import time
 
 TYPE_CHECKING = False  # not ``typing``'s: this file imports only C-level modules
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import TypeVar
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
 
@@ -37,6 +37,7 @@ __all__ = [
     "raw_hash",
     "connect",
     "copies_beside",
+    "each_in",
     "ensure_schema",
     "sqlite_hint",
     "sha256_hex",
@@ -193,6 +194,13 @@ WHERE EXISTS (SELECT 1 FROM capture_episodes e WHERE e.episode_id = capture_deli
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: Any) -> Iterator[Any]:
+    """The rows of ``sql`` with its ``IN ({})`` filled by ``values``, 500 per statement (after ``args``)."""
+    for start in range(0, len(values), 500):
+        chunk = list(values[start : start + 500])
+        yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
+
+
 def add_counter(conn: sqlite3.Connection, name: str, value: int, stamp: str) -> None:
     """Add ``value`` to the capture counter ``name`` (m005) in the caller's transaction."""
     conn.execute(
@@ -283,13 +291,9 @@ def _set_aside_upstream(path: str, timeout: float) -> bool:
     """
     target = _aside_name(path, "upstream")
     try:
-        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        _create_private(target)
     except OSError:
         return False
-    try:
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
     old_umask = os.umask(0o077)
     try:
         source = sqlite3.connect(path, timeout=timeout)
@@ -345,14 +349,9 @@ def _private_file(path: str) -> None:
     # is still committing to, and those commits vanish when the process dies.  O_EXCL also
     # fails on a link, dangling or not, so none is followed.
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        _create_private(path)
     except FileExistsError:
         pass
-    else:
-        try:
-            os.fchmod(fd, 0o600)
-        finally:
-            os.close(fd)
     for candidate in (path, path + "-wal", path + "-shm", path + "-journal"):
         try:
             info = os.lstat(candidate)
@@ -364,6 +363,15 @@ def _private_file(path: str) -> None:
             raise OSError(f"{candidate} is not a regular file; paxm keeps the capture queue in a database file")
         if info.st_uid != euid:
             raise OSError(f"{candidate} is owned by uid {info.st_uid}, not by you (uid {euid})")
+
+
+def _create_private(path: str) -> None:
+    """Create ``path`` 0600 whatever the umask; raise if anything (a link included) is there."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _make_directories(directory: str, euid: int) -> None:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from paxm_core.api.json import JSONObject
+from paxm_core.capture._inbox import each_in
 
 __all__ = ["QueuedCopy", "episode_id_of", "find_copies", "linked_refs", "remove_copies", "text_matches"]
 
@@ -160,13 +161,10 @@ def linked_episodes(conn: sqlite3.Connection, ids: Iterable[str], episode_ids: I
             linked.setdefault(episode, "episode id")
         elif memory_id.strip():
             refs.append(memory_id.strip())
-    for start in range(0, len(refs), 500):
-        chunk = refs[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for (episode,) in conn.execute(
-            f"SELECT DISTINCT episode_id FROM capture_deliveries WHERE provider_ref IN ({marks})", chunk
-        ):
-            linked.setdefault(episode, "provider ref")
+    for (episode,) in each_in(
+        conn, "SELECT DISTINCT episode_id FROM capture_deliveries WHERE provider_ref IN ({})", refs
+    ):
+        linked.setdefault(episode, "provider ref")
     return linked
 
 

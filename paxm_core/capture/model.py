@@ -145,9 +145,6 @@ class DeadDelivery:
     last_error: str
     last_attempt_at: str
 
-    def to_json(self) -> JSONObject:
-        return asdict(self)
-
 
 @value_dataclass(frozen=True)
 class QueueStatus:
@@ -186,7 +183,7 @@ class QueueStatus:
             "spooled": self.spooled,
             "truncated": {"events": self.truncated, "last_at": self.last_truncated_at or None},
             "oldest_pending_age_seconds": self.oldest_pending_age,
-            "dead_deliveries": [d.to_json() for d in self.dead],
+            "dead_deliveries": [asdict(d) for d in self.dead],
             "dead_episodes": [{"episode_id": e, "error": err} for e, err in self.dead_episodes],
             "failed_inbox": [{"event_id": e, "error": err} for e, err in self.failed_inbox],
         }

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import paxm_core.capture._inbox as _inbox
 import paxm_core.capture._spool as _spool
 from paxm_core.api.errors import QueueError
-from paxm_core.capture._inbox import sha256_hex, utc_stamp
+from paxm_core.capture._inbox import each_in, sha256_hex, utc_stamp
 from paxm_core.capture.episode import (
     canonical_json,
     decode_event_payload,
@@ -205,19 +205,40 @@ def _verified_items(
     return tuple(profiles), items, times
 
 
-class _EventScan:
-    """What sealing learns from an episode's events."""
+def _scan_events(
+    rows: Sequence[Sequence[Any]], decoded: dict[str, tuple[str, str]]
+) -> tuple[list[str], list[str], set[str], set[str]]:
+    """Verify and read the events an episode seals: ``(texts, corrupt, profiles, texted)``.
 
-    __slots__ = ("corrupt", "has_text", "profiles", "providers", "texts")
-
-    def __init__(self) -> None:
-        #: each event's stored text (or a corrupt-event marker), for the envelope
-        self.texts: list[str] = []
-        self.corrupt: list[str] = []
-        #: provider -> the profiles of the events it is owed
-        self.providers: dict[str, set[str]] = {}
-        self.profiles: set[str] = set()
-        self.has_text = False
+    ``texts``: each event's stored text (or a corrupt-event marker) for the envelope, which
+    embeds them as they are (``envelope_json``), so sealing never encodes the events again;
+    ``corrupt``: what was wrong with the events that failed their checks; ``profiles``: every
+    readable event's profile; ``texted``: the profiles of the events with text to send.
+    """
+    texts: list[str] = []
+    corrupt: list[str] = []
+    profiles: set[str] = set()
+    texted: set[str] = set()
+    for event_id, _seq, _src, _fin, payload, digest, _created in rows:
+        known = decoded.pop(event_id, None)
+        if known is not None:
+            # written by this very transaction from this dict: nothing to re-verify
+            text, profile = known
+        else:
+            try:
+                if sha256_hex(payload.encode()) != digest:
+                    raise ValueError("payload checksum mismatch")
+                decoded_item, profile = decode_event_payload(json.loads(payload))
+                text = decoded_item.text
+            except ValueError as exc:
+                corrupt.append(f"capture event {event_id}: {exc}")
+                texts.append(canonical_json({"corrupt_event": event_id}))
+                continue
+        texts.append(payload)
+        profiles.add(profile)
+        if text.strip():  # a bare turn-end marker seals, but there is nothing to send
+            texted.add(profile)
+    return texts, corrupt, profiles, texted
 
 
 def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: Sequence[Any]) -> list[Any]:
@@ -245,13 +266,6 @@ def _check_embedded_events(episode_id: str, envelope: Any, payload: str, rows: S
     if sha256_hex("\n".join(hashes).encode()) != envelope.get("checksum"):
         raise ValueError(f"capture episode {episode_id} checksum mismatch")
     return embedded
-
-
-def _each_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *args: Any) -> Iterator[Any]:
-    """The rows of ``sql`` with its ``IN ({})`` filled by ``values``, 500 per statement (after ``args``)."""
-    for start in range(0, len(values), 500):
-        chunk = list(values[start : start + 500])
-        yield from conn.execute(sql.format(",".join("?" * len(chunk))), [*args, *chunk])
 
 
 def _oldest(prefixes: list[list[Any]], rows: Sequence[Any], limit: int) -> list[list[Any]]:
@@ -531,11 +545,14 @@ class CaptureQueue:
             keys = [r[0] for r in conn.execute(query, args).fetchall()]
         return sum(1 for key in keys if self.seal_session(key))
 
-    def _profile_providers(self, profile: str) -> list[str]:
-        if self._routes is None:
-            return []
-        names = self._routes(profile) if callable(self._routes) else self._routes.get(profile, ())
-        return [n.strip() for n in names if n and n.strip()]
+    def _providers_for(self, profiles: Iterable[str]) -> dict[str, set[str]]:
+        """Provider -> the ones of ``profiles`` routed to it."""
+        routes, owed = self._routes or {}, dict[str, set[str]]()
+        for profile in profiles:
+            for name in routes(profile) if callable(routes) else routes.get(profile, ()):
+                if name and name.strip():
+                    owed.setdefault(name.strip(), set()).add(profile)
+        return owed
 
     def _episode_rows(
         self,
@@ -551,7 +568,8 @@ class CaptureQueue:
         source_sequence, final_sequence, payload_json, payload_hash, created_at).
         """
         episode_id = "ep_" + os.urandom(16).hex()
-        scan = self._scan_events(rows, decoded)
+        texts, corrupt, profiles, texted = _scan_events(rows, decoded)
+        providers = self._providers_for(texted)
         missing, integrity = sequence_integrity(complete, [r[2] for r in rows], [r[3] for r in rows])
         if missing or integrity:
             complete = False
@@ -564,53 +582,22 @@ class CaptureQueue:
             "checksum": sha256_hex("\n".join(r[5] for r in rows).encode()),
             "captured_at": min(r[6] for r in rows),
         }
-        body = envelope_json(fields, scan.texts)
+        body = envelope_json(fields, texts)
         now = utc_stamp(self._clock())
-        error = "; ".join(scan.corrupt)
-        if not error and not scan.providers and scan.has_text:
-            error = f"{NO_PROVIDER} {', '.join(sorted(scan.profiles))}"
+        error = "; ".join(corrupt)
+        if not error and not providers and texted:
+            error = f"{NO_PROVIDER} {', '.join(sorted(profiles))}"
         # no provider and no error: only turn-end markers, nothing is owed to anyone
-        state = "dead" if error else "pending" if scan.providers else "delivered"
+        state = "dead" if error else "pending" if providers else "delivered"
         first, last, body_hash = rows[0][1], rows[-1][1], sha256_hex(body.encode())
         episode = (episode_id, session_key, first, last, int(complete), body, body_hash, state, error, now)
         # a corrupt event is never delivered: its deliveries are born dead and visible
-        state, last_error = ("dead", error) if scan.corrupt else ("pending", "")
+        state, last_error = ("dead", error) if corrupt else ("pending", "")
         deliveries = [
             (episode_id, name, json.dumps(sorted(p)), state, last_error, now, session_key, first, now)
-            for name, p in sorted(scan.providers.items())
+            for name, p in sorted(providers.items())
         ]
         return episode, deliveries
-
-    def _scan_events(self, rows: Sequence[Sequence[Any]], decoded: dict[str, tuple[str, str]]) -> _EventScan:
-        """Verify and read the events an episode seals: their texts for the envelope, and who is owed it.
-
-        The envelope embeds each event's stored text as it is (``envelope_json``), so sealing
-        never encodes the events again.
-        """
-        scan = _EventScan()
-        for event_id, _seq, _src, _fin, payload, digest, _created in rows:
-            known = decoded.pop(event_id, None)
-            if known is not None:
-                # written by this very transaction from this dict: nothing to re-verify
-                text, profile = known
-            else:
-                try:
-                    if sha256_hex(payload.encode()) != digest:
-                        raise ValueError("payload checksum mismatch")
-                    decoded_item, profile = decode_event_payload(json.loads(payload))
-                    text = decoded_item.text
-                except ValueError as exc:
-                    scan.corrupt.append(f"capture event {event_id}: {exc}")
-                    scan.texts.append(canonical_json({"corrupt_event": event_id}))
-                    continue
-            scan.texts.append(payload)
-            scan.profiles.add(profile)
-            if not text.strip():
-                continue  # a bare turn-end marker: it seals, but there is nothing to send
-            scan.has_text = True
-            for name in self._profile_providers(profile):
-                scan.providers.setdefault(name, set()).add(profile)
-        return scan
 
     # -- batched path ------------------------------------------------------------------
 
@@ -649,7 +636,7 @@ class CaptureQueue:
             " FROM capture_events WHERE event_id IN ({})"
         )
         # the events stored already: id -> (sequence, session, hash, source, final, terminal)
-        batch = _AppendBatch({row[0]: tuple(row[1:]) for row in _each_in(conn, sql, list({e[0] for e in encoded}))})
+        batch = _AppendBatch({row[0]: tuple(row[1:]) for row in each_in(conn, sql, list({e[0] for e in encoded}))})
         results = [self._append_one(conn, event, batch, keep_existing) for event in encoded]
         truncated = sum(1 for e, r in zip(encoded, results, strict=True) if e[10] and not r.duplicate)
         if truncated:
@@ -754,7 +741,7 @@ class CaptureQueue:
                 " last_attempt_at = ?, first_attempt_at = CASE WHEN first_attempt_at = '' THEN ? ELSE first_attempt_at"
                 " END WHERE rowid IN ({})"
             )
-            for _ in _each_in(conn, lease, [c.row for c in claims], self.lease, stamp, stamp):
+            for _ in each_in(conn, lease, [c.row for c in claims], self.lease, stamp, stamp):
                 pass
         return claims, quarantined
 
@@ -801,7 +788,7 @@ class CaptureQueue:
         wanted = [r[0] for prefix in takeable for r in prefix]
         envelopes = {
             episode_id: (payload, digest)
-            for episode_id, payload, digest in _each_in(
+            for episode_id, payload, digest in each_in(
                 conn,
                 "SELECT episode_id, payload_json, payload_hash FROM capture_episodes WHERE episode_id IN ({})",
                 wanted,
@@ -809,7 +796,7 @@ class CaptureQueue:
         }
         # each episode's events (payload, hash, created), in sequence order
         event_rows: dict[str, list[Any]] = {e: [] for e in wanted}
-        for episode_id, *row in _each_in(
+        for episode_id, *row in each_in(
             conn,
             "SELECT episode_id, payload_json, payload_hash, created_at FROM capture_events"
             " WHERE episode_id IN ({}) ORDER BY episode_id, sequence",
@@ -935,7 +922,7 @@ class CaptureQueue:
     @staticmethod
     def _refresh_episodes(conn: sqlite3.Connection, episode_ids: Sequence[str]) -> None:
         """Derive each episode's state from its deliveries."""
-        for _ in _each_in(
+        for _ in each_in(
             conn,
             """UPDATE capture_episodes SET state = CASE
                  WHEN error != '' THEN 'dead'
@@ -980,11 +967,7 @@ class CaptureQueue:
         for episode_id, payload, digest, key, first, created in rows:
             if sha256_hex(payload.encode()) != digest:
                 continue  # corrupt: stays dead and visible
-            providers: dict[str, set[str]] = {}
-            for event in json.loads(payload).get("events", []):
-                profile = decode_event_payload(event)[1]
-                for name in self._profile_providers(profile):
-                    providers.setdefault(name, set()).add(profile)
+            providers = self._providers_for(decode_event_payload(e)[1] for e in json.loads(payload).get("events", []))
             if not providers:
                 continue
             conn.executemany(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from paxm_core.api.protocols import CAP_LARGE_BATCHES, CAP_PUT_BATCH
 from paxm_core.api.timefmt import utcnow
@@ -22,6 +22,9 @@ from paxm_core.api.types import MemoryItem, MemoryRef
 from paxm_core.capture.batch import DEFAULT_DELIVERY_BATCH, LARGE_DELIVERY_BATCH, deliver_batch, deliver_stream
 from paxm_core.capture.model import DeliveryClaim, DeliveryOutcome, FlushReport, QueueStatus
 from paxm_core.capture.queue import CaptureQueue
+
+if TYPE_CHECKING:
+    from paxm_core.config.model import CaptureQueueConfig, WriteProfileConfig
 
 __all__ = ["DEFAULT_DELIVERY_TIMEOUT", "DeliveryRouter", "DeliveryWorker", "provider_concurrency"]
 
@@ -42,6 +45,10 @@ class DeliveryRouter(Protocol):
         ...
 
 
+class _Telemetry(Protocol):
+    def record(self, event: dict[str, object]) -> object: ...
+
+
 def provider_concurrency(overrides: Mapping[str, int] | None, provider: str) -> int:
     """Concurrency for ``provider``: its own override, else ``default``; sqlite 1, others 4."""
     overrides = overrides or {}
@@ -55,11 +62,6 @@ def _left_after_flush(status: QueueStatus, seal_open: bool) -> tuple[int, int]:
     """``(remaining, live)``: what a flush leaves owed, and the open events of live turns it leaves whole."""
     live = 0 if seal_open else status.open_events
     return status.undelivered - status.inbox.get("pending", 0) - live, live
-
-
-def _cfg(config: Any, name: str, default: Any) -> Any:
-    value = getattr(config, name, None) if config is not None else None
-    return default if value in (None, 0, "", {}) else value
 
 
 class DeliveryWorker:
@@ -81,10 +83,10 @@ class DeliveryWorker:
         self,
         queue: CaptureQueue,
         router: DeliveryRouter,
-        config: Any = None,
-        write_profiles: Mapping[str, Any] | None = None,
+        config: CaptureQueueConfig | None = None,
+        write_profiles: Mapping[str, WriteProfileConfig] | None = None,
         *,
-        telemetry: Any = None,
+        telemetry: _Telemetry | None = None,
         tick: float = 1.0,
         cleanup_interval: float = 10.0,
         retention: float | None = DEFAULT_RETENTION,
@@ -95,8 +97,8 @@ class DeliveryWorker:
         self.batch_size = None if batch_size is None else max(1, int(batch_size))
         self._batch_sizes: dict[str, int] = {}
         self.router = router
-        self.max_episode_age = float(_cfg(config, "max_episode_age", DEFAULT_MAX_EPISODE_AGE))
-        self._concurrency: Mapping[str, int] = _cfg(config, "provider_concurrency", {})
+        self.max_episode_age = float(config and config.max_episode_age or DEFAULT_MAX_EPISODE_AGE)
+        self._concurrency: Mapping[str, int] = config and config.provider_concurrency or {}
         self._write_profiles = write_profiles or {}
         self._telemetry = telemetry
         self._tick = tick
@@ -391,8 +393,9 @@ class DeliveryWorker:
         timeouts = [
             float(route.timeout)
             for name in claim.profiles
-            for route in getattr(self._write_profiles.get(name), "providers", ()) or ()
-            if getattr(route, "name", None) == claim.provider and getattr(route, "timeout", None)
+            if name in self._write_profiles
+            for route in self._write_profiles[name].providers
+            if route.name == claim.provider and route.timeout
         ]
         return max(timeouts) if timeouts else DEFAULT_DELIVERY_TIMEOUT
 
@@ -424,20 +427,20 @@ class DeliveryWorker:
         message = (str(exc) or type(exc).__name__)[:TELEMETRY_ERROR_CHARS]
         self.errors.append(f"{hook_event}: {message}")
         del self.errors[:-20]
-        if self._telemetry is not None:
-            self._record(
-                {
-                    "kind": "hook_delivery",
-                    "source": "capture_queue",
-                    "hook_event": hook_event,
-                    "success": False,
-                    "error": message,
-                }
-            )
+        self._record(
+            {
+                "kind": "hook_delivery",
+                "source": "capture_queue",
+                "hook_event": hook_event,
+                "success": False,
+                "error": message,
+            }
+        )
 
     def _record(self, event: dict[str, object]) -> None:
-        with suppress(Exception):  # telemetry never fails a delivery
-            self._telemetry.record(event)
+        if self._telemetry is not None:
+            with suppress(Exception):  # telemetry never fails a delivery
+                self._telemetry.record(event)
 
 
 class _CleanupScheduler:
