@@ -32,6 +32,7 @@ from paxm_core.envelope import strip_recall_context
 from paxm_core.hit_notes import passive_hits
 from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
+from paxm_core.passive.economy import SessionEconomy, emit
 from paxm_core.passive.insertion import filter_insertion_hits
 from paxm_core.passive.integration import resolve_integration
 from paxm_core.passive.policy import HookSettings, resolve_hook_settings
@@ -43,7 +44,6 @@ from paxm_core.passive.workers import Workers
 if TYPE_CHECKING:
     from paxm_core.api.types import MemoryHit
     from paxm_core.config.model import Config
-    from paxm_core.passive.economy import SessionEconomy
     from paxm_core.passive.point_of_action import SeenMemories
     from paxm_core.plugins import PaxmPluginManager
     from paxm_core.router.policy import RecallResult
@@ -352,18 +352,15 @@ class PassiveRuntime:
         except Exception as exc:  # fail open; the message goes to stderr / telemetry
             error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
             result.errors.append(f"buffer skipped: {error}")
-        self._emit(
-            {
-                "kind": "hook_write",
-                "source": "hook",
-                "target": event.target,
-                "hook_event": event.event,
-                "profile": settings.profile,
-                "success": not error,
-                "skipped": bool(error) or not result.buffered,
-                "duration_ms": int((time.monotonic() - started) * 1000),
-                "error": error,
-            }
+        emit(
+            self.record,
+            "hook_write",
+            event,
+            profile=settings.profile,
+            success=not error,
+            skipped=bool(error) or not result.buffered,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error=error,
         )
 
     def _end_turn(self, event: HookEvent, profile: str, result: HookResult) -> None:
@@ -478,27 +475,16 @@ class PassiveRuntime:
             except Exception:  # telemetry never breaks a hook
                 pass
             return
-        self._emit(
-            {
-                "kind": "hook_recall",
-                "source": "hook",
-                "target": event.target,
-                "hook_event": event.event,
-                "profile": profile,
-                "success": not error,
-                "hits": len(getattr(result.recall, "hits", []) or []),
-                "inserted": len(result.hits),
-                "timed_out": result.timed_out,
-                "budget_ms": int(budget * 1000),
-                "duration_ms": int(duration_ms),
-                "error": error,
-            }
+        emit(
+            self.record,
+            "hook_recall",
+            event,
+            profile=profile,
+            success=not error,
+            hits=len(getattr(result.recall, "hits", []) or []),
+            inserted=len(result.hits),
+            timed_out=result.timed_out,
+            budget_ms=int(budget * 1000),
+            duration_ms=int(duration_ms),
+            error=error,
         )
-
-    def _emit(self, record: dict[str, object]) -> None:
-        if self.record is None:
-            return
-        try:
-            self.record(record)
-        except Exception:  # telemetry never breaks a hook
-            pass
