@@ -220,18 +220,6 @@ def _tool_event_messages(obj: Mapping[str, object]) -> list[HookMessage]:
     return out
 
 
-def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
-    seen: set[tuple[str, str]] = set()
-    out: list[HookMessage] = []
-    for message in messages:
-        key = (message.role.strip().lower(), message.text.strip())
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(message)
-    return out
-
-
 def _workspace(obj: Mapping[str, object]) -> str:
     # the payload names the directory; which workspace that is, is paxm_core.workspace's rule
     from paxm_core.workspace import resolve_workspace
@@ -268,11 +256,9 @@ def _metadata(obj: Mapping[str, object]) -> dict[str, str]:
     explicit = obj.get("metadata")
     if isinstance(explicit, dict):
         for key, value in explicit.items():
-            if isinstance(value, str):
-                out[str(key)] = value
-            elif isinstance(value, bool):
+            if isinstance(value, bool):
                 out[str(key)] = "true" if value else "false"
-            elif isinstance(value, (int, float)):
+            elif isinstance(value, (str, int, float)):
                 out[str(key)] = str(value)
     for key in _METADATA_KEYS:
         value = _str(obj, key)
@@ -309,5 +295,8 @@ def decode_generic(raw: bytes | str, target: str, event: str, native_event: str 
     messages = messages_from_value(obj.get("messages"))
     if event in (EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         messages.extend(_tool_event_messages(obj))
-    hook.messages = _dedupe(messages)
+    unique: dict[tuple[str, str], HookMessage] = {}  # the first of messages alike in role and text
+    for message in messages:
+        unique.setdefault((message.role.strip().lower(), message.text.strip()), message)
+    hook.messages = list(unique.values())
     return hook

@@ -75,7 +75,15 @@ class BudgetedRecall:
         self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
     ) -> tuple[RecallResult | None, bool]:
         started = time.monotonic()
-        tools = self._quiet_tools()
+        if self._tools is None:
+            # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
+            # the runtime's Tools would also log each one as an active recall.
+            loaded = self._loader().tools
+            try:
+                self._tools = type(loaded)(loaded.config, loaded.router)
+            except Exception:
+                self._tools = loaded
+        tools = self._tools
         remaining = max(0.0, budget - (time.monotonic() - started))
         done: list[RecallResult | BaseException] = []
         finished = threading.Event()
@@ -112,17 +120,6 @@ class BudgetedRecall:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome, False
-
-    def _quiet_tools(self) -> Tools:
-        # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
-        # the runtime's Tools would also log each one as an active recall.
-        if self._tools is None:
-            tools = self._loader().tools
-            try:
-                self._tools = type(tools)(tools.config, tools.router)
-            except Exception:
-                self._tools = tools
-        return self._tools
 
 
 class PassiveRuntime:
@@ -182,7 +179,12 @@ class PassiveRuntime:
     def decode(
         self, target: str, native_event: str, raw: bytes, *, event_id: str = "", captured_at: float = 0.0
     ) -> HookEvent:
-        """Decode through the target's integration; a failing plugin falls back to the generic decoder."""
+        """Decode through the target's integration; a failing plugin falls back to the generic decoder.
+
+        Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored).
+        """
+        from paxm_core.api.events import HookMessage
+        from paxm_core.passive._redact import compile_extra, redact
         from paxm_core.passive.decode import decode_generic
         from paxm_core.workspace import workspace_mode
 
@@ -196,14 +198,6 @@ class PassiveRuntime:
                 event = decode_generic(raw, target, native_event)
         event.event_id = event_id or event.event_id
         event.captured_at = captured_at or event.captured_at or time.time()
-        self._redact(event)
-        return event
-
-    def _redact(self, event: HookEvent) -> None:
-        """Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored)."""
-        from paxm_core.api.events import HookMessage
-        from paxm_core.passive._redact import compile_extra, redact
-
         extra = compile_extra(self.config.privacy.redact_patterns)
         event.prompt = redact(event.prompt, extra)
         event.assistant = redact(event.assistant, extra)
@@ -211,6 +205,7 @@ class PassiveRuntime:
         event.raw = redact(event.raw, extra)
         event.messages = [HookMessage(m.role, redact(m.text, extra), m.source) for m in event.messages]
         event.metadata = {key: redact(value, extra) for key, value in event.metadata.items()}
+        return event
 
     def hook_output(self, result: HookResult, mode: str = "text") -> str:
         """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
