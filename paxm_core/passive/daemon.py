@@ -64,13 +64,7 @@ if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
     from paxm_core.telemetry.recorder import Telemetry
 
-__all__ = [
-    "DEFAULT_IDLE_TIMEOUT",
-    "BackgroundRecorder",
-    "DaemonLock",
-    "HookDaemon",
-    "main",
-]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "main"]
 
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
 #: how long shutdown waits for requests still being answered

@@ -12,14 +12,7 @@ from collections.abc import Mapping
 from paxm_core.api.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
 from paxm_core.api.json import JSONObject
 
-__all__ = [
-    "MAX_RAW_BYTES",
-    "decode_generic",
-    "messages_from_value",
-    "parse_payload",
-    "sanitize",
-    "value_text",
-]
+__all__ = ["MAX_RAW_BYTES", "decode_generic", "messages_from_value", "parse_payload", "sanitize", "value_text"]
 
 #: payloads larger than this are decoded as empty: no harness sends megabytes of hook JSON on
 #: purpose, and parsing a hostile one must not stall the hook.
@@ -27,20 +20,11 @@ MAX_RAW_BYTES = 8 * 1024 * 1024
 #: deeper JSON is truncated by the sanitizer (Python's json has its own recursion limit too).
 MAX_DEPTH = 64
 
-_REASONING_KEYS = frozenset(
-    {
-        "thinking",
-        "thinking_content",
-        "reasoning",
-        "reasoning_content",
-        "analysis",
-        "chain_of_thought",
-        "thought",
-        "thoughts",
-        "redacted_thinking",
-    }
-)
 _REASONING_TYPES = frozenset({"thinking", "reasoning", "analysis", "redacted_thinking"})
+#: keys dropped from any JSON object: every reasoning block type, and these
+_REASONING_KEYS = _REASONING_TYPES.union(
+    ("thinking_content", "reasoning_content", "chain_of_thought", "thought", "thoughts")
+)
 _CALL_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
 _RESULT_TYPES = frozenset({"tool_result", "tool_response", "function_call_output", "function_result"})
 _PROMPT_KEYS = ("prompt", "user_prompt", "input", "message")

@@ -26,15 +26,7 @@ from paxm_core.passive.session_state import SessionState, ledger_strings, sessio
 if TYPE_CHECKING:
     from paxm_core.config.model import PassiveConfig
 
-__all__ = [
-    "SessionEconomy",
-    "compaction_kind",
-    "emit",
-    "holdback_arm",
-    "included_hits",
-    "matched_terms",
-    "memory_key",
-]
+__all__ = ["SessionEconomy", "compaction_kind", "emit", "holdback_arm", "included_hits", "matched_terms", "memory_key"]
 
 #: recent recall queries kept per session to find its memories again after a compaction, and
 #: the characters kept of each (its end, as a long prompt's recall query is)
