@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -311,8 +312,6 @@ class SessionEconomy:
         :param render: hits -> the passive block (within the context cap).
         :param budget: seconds for every ``find`` together.
         """
-        import time
-
         before = self.reset(event, now)
         ids = ledger_strings(before, "ids")
         if not ids or not self.settings().reoffer_enabled or self.held_back(event, now):

@@ -9,6 +9,7 @@ a hook must always answer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -286,9 +287,7 @@ class PassiveRuntime:
             found, _ = recall(query, settings.profile, limit, dict(event.metadata), event.workspace, seconds)
             return list(getattr(found, "hits", []) or [])
 
-        def render(hits: list[MemoryHit]) -> str:
-            return passive_recall_block(hits, max_chars=settings.max_chars)
-
+        render = functools.partial(passive_recall_block, max_chars=settings.max_chars)
         try:
             return self.economy.reoffer(event, now, find, render, settings.budget)
         except Exception:  # fail open: a session start never fails on the re-offer
