@@ -80,22 +80,8 @@ def hook_command(
     :param timeout: the client's hard ceiling in seconds (default: the client's 5 s).
     :param python: the interpreter to run the client with (default: this environment's).
     """
-    argv = [
-        "/bin/sh",
-        "-c",
-        FAIL_OPEN_GUARD,
-        "paxm-hook",
-        python or interpreter_path(),
-        "-I",
-        "-S",
-        str(client_path()),
-        "--config",
-        str(Path(config_path).expanduser().absolute()),
-        "--target",
-        target,
-        "--event",
-        event,
-    ]
+    argv = ["/bin/sh", "-c", FAIL_OPEN_GUARD, "paxm-hook", python or interpreter_path(), "-I", "-S", str(client_path())]
+    argv += ["--config", str(Path(config_path).expanduser().absolute()), "--target", target, "--event", event]
     if mode and mode != "text":
         argv.append(f"--{mode}")
     if queue_path:

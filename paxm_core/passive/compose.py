@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from paxm_core.api.events import (
     EVENT_SESSION_START,
@@ -72,7 +71,7 @@ def safe_text(event: HookEvent, label: str = "") -> str:
     return f"{label} {name or 'hook event'}:\n{prompt}" if prompt else ""
 
 
-def template_data(event: HookEvent, label: str = "") -> dict[str, Any]:
+def template_data(event: HookEvent, label: str = "") -> dict[str, object]:
     """The keys a hook template can read (upstream's names); ``label`` as for :func:`safe_text`."""
     return {
         "target": event.target,

@@ -6,7 +6,6 @@ import json
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from paxm_core.envelope import escape_block_json, guard_memory_text, header_field, wrap_block, wrap_recall_context
 
@@ -54,7 +53,7 @@ _HEADER = "Relevant memory recalled by paxm:\n\n"
 _CUT = " [...]"
 
 
-def _render_passive_hit(index: int, hit: Any, text: str, note: str = "") -> str:
+def _render_passive_hit(index: int, hit: object, text: str, note: str = "") -> str:
     # Only what helps the model judge a memory: where it came from.  Scores, relevance, scope and
     # user lines cost ~120 characters per hit and say nothing the order does not already say.
     # provider, source and text are stored data: none may start a header line of its own
@@ -72,7 +71,7 @@ def _block(parts: list[str]) -> str:
     return wrap_recall_context("passive", _HEADER + "".join(parts))
 
 
-def passive_recall_block(hits: Sequence[Any], *, max_chars: int = 0, notes: Sequence[str] = ()) -> str:
+def passive_recall_block(hits: Sequence[object], *, max_chars: int = 0, notes: Sequence[str] = ()) -> str:
     """The passive envelope for ``hits`` (empty string when there are none), at most ``max_chars``.
 
     Hits arrive ranked; whole hits are kept in order while the block fits, then the next one is

@@ -44,14 +44,7 @@ from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import PaxmError, QueueError
 from paxm_core.api.json import JSONObject
-from paxm_core.passive.client_core import (
-    LOCK_NAME,
-    LOCKED,
-    READY,
-    REPLY_MAGIC,
-    SOCKET_NAME,
-    connect_unix,
-)
+from paxm_core.passive.client_core import LOCK_NAME, LOCKED, READY, REPLY_MAGIC, SOCKET_NAME, connect_unix
 from paxm_core.private_files import open_private, private_dir
 
 if TYPE_CHECKING:
@@ -64,13 +57,7 @@ if TYPE_CHECKING:
     from paxm_core.runtime import Runtime
     from paxm_core.telemetry.recorder import Telemetry
 
-__all__ = [
-    "DEFAULT_IDLE_TIMEOUT",
-    "BackgroundRecorder",
-    "DaemonLock",
-    "HookDaemon",
-    "main",
-]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "BackgroundRecorder", "DaemonLock", "HookDaemon", "main"]
 
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
 #: how long shutdown waits for requests still being answered

@@ -12,14 +12,7 @@ from collections.abc import Mapping
 from paxm_core.api.events import EVENT_TOOL_FAILURE, EVENT_TOOL_USE, HookEvent, HookMessage
 from paxm_core.api.json import JSONObject
 
-__all__ = [
-    "MAX_RAW_BYTES",
-    "decode_generic",
-    "messages_from_value",
-    "parse_payload",
-    "sanitize",
-    "value_text",
-]
+__all__ = ["MAX_RAW_BYTES", "decode_generic", "messages_from_value", "parse_payload", "sanitize", "value_text"]
 
 #: payloads larger than this are decoded as empty: no harness sends megabytes of hook JSON on
 #: purpose, and parsing a hostile one must not stall the hook.
@@ -27,20 +20,11 @@ MAX_RAW_BYTES = 8 * 1024 * 1024
 #: deeper JSON is truncated by the sanitizer (Python's json has its own recursion limit too).
 MAX_DEPTH = 64
 
-_REASONING_KEYS = frozenset(
-    {
-        "thinking",
-        "thinking_content",
-        "reasoning",
-        "reasoning_content",
-        "analysis",
-        "chain_of_thought",
-        "thought",
-        "thoughts",
-        "redacted_thinking",
-    }
-)
 _REASONING_TYPES = frozenset({"thinking", "reasoning", "analysis", "redacted_thinking"})
+#: keys dropped from any JSON object: every reasoning block type, and these
+_REASONING_KEYS = _REASONING_TYPES.union(
+    ("thinking_content", "reasoning_content", "chain_of_thought", "thought", "thoughts")
+)
 _CALL_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
 _RESULT_TYPES = frozenset({"tool_result", "tool_response", "function_call_output", "function_result"})
 _PROMPT_KEYS = ("prompt", "user_prompt", "input", "message")
@@ -220,18 +204,6 @@ def _tool_event_messages(obj: Mapping[str, object]) -> list[HookMessage]:
     return out
 
 
-def _dedupe(messages: list[HookMessage]) -> list[HookMessage]:
-    seen: set[tuple[str, str]] = set()
-    out: list[HookMessage] = []
-    for message in messages:
-        key = (message.role.strip().lower(), message.text.strip())
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(message)
-    return out
-
-
 def _workspace(obj: Mapping[str, object]) -> str:
     # the payload names the directory; which workspace that is, is paxm_core.workspace's rule
     from paxm_core.workspace import resolve_workspace
@@ -268,11 +240,9 @@ def _metadata(obj: Mapping[str, object]) -> dict[str, str]:
     explicit = obj.get("metadata")
     if isinstance(explicit, dict):
         for key, value in explicit.items():
-            if isinstance(value, str):
-                out[str(key)] = value
-            elif isinstance(value, bool):
+            if isinstance(value, bool):
                 out[str(key)] = "true" if value else "false"
-            elif isinstance(value, (int, float)):
+            elif isinstance(value, (str, int, float)):
                 out[str(key)] = str(value)
     for key in _METADATA_KEYS:
         value = _str(obj, key)
@@ -309,5 +279,8 @@ def decode_generic(raw: bytes | str, target: str, event: str, native_event: str 
     messages = messages_from_value(obj.get("messages"))
     if event in (EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         messages.extend(_tool_event_messages(obj))
-    hook.messages = _dedupe(messages)
+    unique: dict[tuple[str, str], HookMessage] = {}  # the first of messages alike in role and text
+    for message in messages:
+        unique.setdefault((message.role.strip().lower(), message.text.strip()), message)
+    hook.messages = list(unique.values())
     return hook

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -26,14 +27,7 @@ from paxm_core.passive.session_state import SessionState, ledger_strings, sessio
 if TYPE_CHECKING:
     from paxm_core.config.model import PassiveConfig
 
-__all__ = [
-    "SessionEconomy",
-    "compaction_kind",
-    "holdback_arm",
-    "included_hits",
-    "matched_terms",
-    "memory_key",
-]
+__all__ = ["SessionEconomy", "compaction_kind", "emit", "holdback_arm", "included_hits", "matched_terms", "memory_key"]
 
 #: recent recall queries kept per session to find its memories again after a compaction, and
 #: the characters kept of each (its end, as a long prompt's recall query is)
@@ -48,6 +42,16 @@ FRESHNESS_KEYS = ("freshness", "freshness_reason", "stale_reason", "superseded_b
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 #: a recalled memory (a :class:`~paxm_core.api.types.RecallHit`, read through ``getattr``)
 Hit = TypeVar("Hit")
+
+
+def emit(record: Callable[[dict[str, object]], None] | None, kind: str, event: HookEvent, **fields: object) -> None:
+    """Hand the ``kind`` record of a hook ``event`` to the telemetry sink ``record``, if any (never raises)."""
+    if record is None:
+        return
+    try:
+        record({"kind": kind, "source": "hook", "target": event.target, "hook_event": event.event, **fields})
+    except Exception:  # telemetry never breaks a hook
+        pass
 
 
 def memory_key(hit: object) -> str:
@@ -183,17 +187,8 @@ class SessionEconomy:
             self.state.update_ledger(key, lambda ledger: ledger.setdefault("holdback", arm), now)
         except OSError:
             pass
-        self._emit(
-            {
-                "kind": "session_arm",
-                "source": "hook",
-                "target": event.target,
-                "hook_event": event.event,
-                "session": session_hash(key),
-                "arm": "holdback" if arm else "memory",
-                "holdback_ratio": ratio,
-            }
-        )
+        arm_name = "holdback" if arm else "memory"
+        emit(self.record, "session_arm", event, session=session_hash(key), arm=arm_name, holdback_ratio=ratio)
         return arm
 
     # -- dedupe ---------------------------------------------------------------------------------
@@ -236,21 +231,18 @@ class SessionEconomy:
                     self._pending.popitem(last=False)
         if injected or withheld:
             ranks = {id(hit): index for index, hit in enumerate(ranked or recalled, start=1)}
-            self._emit(
-                {
-                    "kind": "injection",
-                    "source": "hook",
-                    "target": event.target,
-                    "hook_event": event.event,
-                    "session": session_hash(key) if key else "",
-                    "reason": reason,
-                    "query": query,
-                    "withheld_count": withheld,
-                    "memories": [
-                        _receipt(hit, ranks.get(id(hit), 0), position, query)
-                        for position, hit in enumerate(injected, start=1)
-                    ],
-                }
+            emit(
+                self.record,
+                "injection",
+                event,
+                session=session_hash(key) if key else "",
+                reason=reason,
+                query=query,
+                withheld_count=withheld,
+                memories=[
+                    _receipt(hit, ranks.get(id(hit), 0), position, query)
+                    for position, hit in enumerate(injected, start=1)
+                ],
             )
         return injected
 
@@ -289,7 +281,7 @@ class SessionEconomy:
 
         signal = session_signal(self.state, event, result, now)
         if signal is not None:
-            self._emit(signal)
+            emit(self.record, "session_signal", event, **signal)
 
     # -- compaction -----------------------------------------------------------------------------
 
@@ -320,8 +312,6 @@ class SessionEconomy:
         :param render: hits -> the passive block (within the context cap).
         :param budget: seconds for every ``find`` together.
         """
-        import time
-
         before = self.reset(event, now)
         ids = ledger_strings(before, "ids")
         if not ids or not self.settings().reoffer_enabled or self.held_back(event, now):
@@ -346,11 +336,3 @@ class SessionEconomy:
         if block:
             self.offered(event, hits, block, used, reason="compaction")
         return block
-
-    def _emit(self, record: dict[str, object]) -> None:
-        if self.record is None:
-            return
-        try:
-            self.record(record)
-        except Exception:  # telemetry never breaks a hook
-            pass

@@ -13,12 +13,7 @@ from paxm_core.router.pipeline import FIRST_HIT_SHARE
 if TYPE_CHECKING:
     from paxm_core.config.model import HookInsertionConfig
 
-__all__ = [
-    "InsertionPolicy",
-    "filter_insertion_hits",
-    "is_semantic_hit",
-    "significant_query_terms",
-]
+__all__ = ["InsertionPolicy", "filter_insertion_hits", "is_semantic_hit", "significant_query_terms"]
 
 _STOP_WORDS = frozenset({"about", "check", "please", "有没有", "是否", "什么", "这个", "那个"})
 # Unicode letters and numbers: \w minus the underscore

@@ -9,6 +9,7 @@ a hook must always answer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from paxm_core.envelope import strip_recall_context
 from paxm_core.hit_notes import passive_hits
 from paxm_core.passive.compose import PassiveWrite, compose_write, template_data
 from paxm_core.passive.context import identity_block, local_time_block, passive_recall_block
+from paxm_core.passive.economy import SessionEconomy, emit
 from paxm_core.passive.insertion import filter_insertion_hits
 from paxm_core.passive.integration import resolve_integration
 from paxm_core.passive.policy import HookSettings, resolve_hook_settings
@@ -43,7 +45,6 @@ from paxm_core.passive.workers import Workers
 if TYPE_CHECKING:
     from paxm_core.api.types import MemoryHit
     from paxm_core.config.model import Config
-    from paxm_core.passive.economy import SessionEconomy
     from paxm_core.passive.point_of_action import SeenMemories
     from paxm_core.plugins import PaxmPluginManager
     from paxm_core.router.policy import RecallResult
@@ -75,7 +76,15 @@ class BudgetedRecall:
         self, query: str, profile: str, limit: int, metadata: dict[str, str], workspace: str, budget: float
     ) -> tuple[RecallResult | None, bool]:
         started = time.monotonic()
-        tools = self._quiet_tools()
+        if self._tools is None:
+            # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
+            # the runtime's Tools would also log each one as an active recall.
+            loaded = self._loader().tools
+            try:
+                self._tools = type(loaded)(loaded.config, loaded.router)
+            except Exception:
+                self._tools = loaded
+        tools = self._tools
         remaining = max(0.0, budget - (time.monotonic() - started))
         done: list[RecallResult | BaseException] = []
         finished = threading.Event()
@@ -112,17 +121,6 @@ class BudgetedRecall:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome, False
-
-    def _quiet_tools(self) -> Tools:
-        # The passive runtime reports hook recalls itself (kind "hook_recall", inserted hits);
-        # the runtime's Tools would also log each one as an active recall.
-        if self._tools is None:
-            tools = self._loader().tools
-            try:
-                self._tools = type(tools)(tools.config, tools.router)
-            except Exception:
-                self._tools = tools
-        return self._tools
 
 
 class PassiveRuntime:
@@ -182,7 +180,12 @@ class PassiveRuntime:
     def decode(
         self, target: str, native_event: str, raw: bytes, *, event_id: str = "", captured_at: float = 0.0
     ) -> HookEvent:
-        """Decode through the target's integration; a failing plugin falls back to the generic decoder."""
+        """Decode through the target's integration; a failing plugin falls back to the generic decoder.
+
+        Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored).
+        """
+        from paxm_core.api.events import HookMessage
+        from paxm_core.passive._redact import compile_extra, redact
         from paxm_core.passive.decode import decode_generic
         from paxm_core.workspace import workspace_mode
 
@@ -196,14 +199,6 @@ class PassiveRuntime:
                 event = decode_generic(raw, target, native_event)
         event.event_id = event_id or event.event_id
         event.captured_at = captured_at or event.captured_at or time.time()
-        self._redact(event)
-        return event
-
-    def _redact(self, event: HookEvent) -> None:
-        """Credentials and ``<private>`` text never get past decoding (nothing queued, nothing stored)."""
-        from paxm_core.api.events import HookMessage
-        from paxm_core.passive._redact import compile_extra, redact
-
         extra = compile_extra(self.config.privacy.redact_patterns)
         event.prompt = redact(event.prompt, extra)
         event.assistant = redact(event.assistant, extra)
@@ -211,6 +206,7 @@ class PassiveRuntime:
         event.raw = redact(event.raw, extra)
         event.messages = [HookMessage(m.role, redact(m.text, extra), m.source) for m in event.messages]
         event.metadata = {key: redact(value, extra) for key, value in event.metadata.items()}
+        return event
 
     def hook_output(self, result: HookResult, mode: str = "text") -> str:
         """The harness's stdout for ``result``: its integration's ``hook_output`` (generic on error)."""
@@ -291,9 +287,7 @@ class PassiveRuntime:
             found, _ = recall(query, settings.profile, limit, dict(event.metadata), event.workspace, seconds)
             return list(getattr(found, "hits", []) or [])
 
-        def render(hits: list[MemoryHit]) -> str:
-            return passive_recall_block(hits, max_chars=settings.max_chars)
-
+        render = functools.partial(passive_recall_block, max_chars=settings.max_chars)
         try:
             return self.economy.reoffer(event, now, find, render, settings.budget)
         except Exception:  # fail open: a session start never fails on the re-offer
@@ -352,18 +346,15 @@ class PassiveRuntime:
         except Exception as exc:  # fail open; the message goes to stderr / telemetry
             error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
             result.errors.append(f"buffer skipped: {error}")
-        self._emit(
-            {
-                "kind": "hook_write",
-                "source": "hook",
-                "target": event.target,
-                "hook_event": event.event,
-                "profile": settings.profile,
-                "success": not error,
-                "skipped": bool(error) or not result.buffered,
-                "duration_ms": int((time.monotonic() - started) * 1000),
-                "error": error,
-            }
+        emit(
+            self.record,
+            "hook_write",
+            event,
+            profile=settings.profile,
+            success=not error,
+            skipped=bool(error) or not result.buffered,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error=error,
         )
 
     def _end_turn(self, event: HookEvent, profile: str, result: HookResult) -> None:
@@ -478,27 +469,16 @@ class PassiveRuntime:
             except Exception:  # telemetry never breaks a hook
                 pass
             return
-        self._emit(
-            {
-                "kind": "hook_recall",
-                "source": "hook",
-                "target": event.target,
-                "hook_event": event.event,
-                "profile": profile,
-                "success": not error,
-                "hits": len(getattr(result.recall, "hits", []) or []),
-                "inserted": len(result.hits),
-                "timed_out": result.timed_out,
-                "budget_ms": int(budget * 1000),
-                "duration_ms": int(duration_ms),
-                "error": error,
-            }
+        emit(
+            self.record,
+            "hook_recall",
+            event,
+            profile=profile,
+            success=not error,
+            hits=len(getattr(result.recall, "hits", []) or []),
+            inserted=len(result.hits),
+            timed_out=result.timed_out,
+            budget_ms=int(budget * 1000),
+            duration_ms=int(duration_ms),
+            error=error,
         )
-
-    def _emit(self, record: dict[str, object]) -> None:
-        if self.record is None:
-            return
-        try:
-            self.record(record)
-        except Exception:  # telemetry never breaks a hook
-            pass

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from paxm_core.anchors import read_anchors, tree_files
 from paxm_core.api.events import HookEvent, HookResult
+from paxm_core.hit_notes import notes_for
+from paxm_core.passive.context import passive_recall_block
 
 if TYPE_CHECKING:
     from paxm_core.config.model import Config
@@ -118,9 +120,6 @@ def inject_at_point_of_action(
     root, files = tree_files(tool_text(event.raw), event.metadata.get("cwd", "") or event.workspace)
     if not files:
         return  # most tool calls: no recall at all
-    from paxm_core.hit_notes import notes_for
-    from paxm_core.passive.context import passive_recall_block
-
     query = " ".join(files)
     result.query = query
     try:

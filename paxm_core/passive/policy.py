@@ -142,14 +142,9 @@ def resolve_hook_settings(config: Config, target: str, event: str) -> HookSettin
     """Read ``agents.<target>`` and its ``hooks.<event>`` once into a :class:`HookSettings`."""
     agent = config.agents.get(target)
     hook = _hook(config, target, event)
-    initial = bool(
-        event == EVENT_USER_INPUT
-        and hook is not None
-        and hook.recall.enabled
-        and hook.recall.initial
-        and hook.recall.initial.enabled
-    )
     recall = _recall_settings(config, hook, initial=False)
+    first = _recall_settings(config, hook, initial=True) if event == EVENT_USER_INPUT else None
+    initial = first is not None and first.initial  # an enabled ``initial`` override applied
     return HookSettings(
         target=target,
         event=event,
@@ -158,5 +153,5 @@ def resolve_hook_settings(config: Config, target: str, event: str) -> HookSettin
         initial_enabled=initial,
         write=write_settings(config, target, event),
         recall=recall,
-        initial_recall=_recall_settings(config, hook, initial=True) if initial else recall,
+        initial_recall=first if initial else recall,
     )

@@ -45,20 +45,13 @@ def prompt_fingerprint(prompt: str) -> str:
 def session_signal(
     state: SessionState, event: HookEvent, result: HookResult, now: datetime
 ) -> dict[str, object] | None:
-    """The ``session_signal`` record of one handled event, or ``None`` when it says nothing."""
-
+    """The fields of one handled event's ``session_signal`` record, or ``None`` when it says nothing."""
     if result.ignored or event.event not in (EVENT_USER_INPUT, EVENT_TOOL_USE, EVENT_TOOL_FAILURE):
         return None
     key = session_key(event)
     if not key:
         return None
-    signal: dict[str, object] = {
-        "kind": "session_signal",
-        "source": "hook",
-        "target": event.target,
-        "hook_event": event.event,
-        "session": session_hash(key),
-    }
+    signal: dict[str, object] = {"session": session_hash(key)}
     if event.event == EVENT_USER_INPUT:
         from paxm_core.envelope import strip_recall_context
 

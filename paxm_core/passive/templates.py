@@ -110,15 +110,11 @@ def compile_template(source: str) -> tuple[_Node, ...]:
 def _lookup(dot: object, path: str) -> object:
     if path == ".":
         return dot
-    value = dot
     for part in path[1:].split("."):
-        if isinstance(value, dict):
-            value = value.get(part)
-        else:
+        if not isinstance(dot, dict):
             return None
-        if value is None:
-            return None
-    return value
+        dot = dot.get(part)
+    return dot
 
 
 def _text(value: object) -> str:
