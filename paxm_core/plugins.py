@@ -32,7 +32,6 @@ __all__ = [
     "PaxmPluginManager",
     "PluginInfo",
     "get_plugin_manager",
-    "install_hint",
     "installed_provider_catalog",
     "declared_secret_keys",
     "registered_provider_type",
@@ -41,6 +40,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "paxm"
+_NO_DISTRIBUTION = "the plugin package that registers it (no paxm distribution is known to provide it)"
 
 
 @value_dataclass(frozen=True)
@@ -211,14 +211,18 @@ class PaxmPluginManager(pluggy.PluginManager):
             types = self.provider_types()
         if type_name in types:
             return types[type_name]
-        known = ", ".join(sorted(types)) or "none"
         import difflib
 
+        from paxm_core.install_hints import provider_distribution
+
+        known = ", ".join(sorted(types)) or "none"
         close = difflib.get_close_matches(type_name, list(types), n=1)
         guess = f"; did you mean {close[0]!r}? (set `type: {close[0]}`)" if close else ""
+        # only a distribution paxm declares as an extra is named: a guessed one would send users astray
+        distribution = provider_distribution(type_name)
+        how = f"pip install {distribution}" if distribution else _NO_DISTRIBUTION
         raise ProviderNotInstalled(
-            f"provider type {type_name!r} is not installed; install it with: {install_hint(type_name)}"
-            f" (installed types: {known}){guess}"
+            f"provider type {type_name!r} is not installed; install it with: {how} (installed types: {known}){guess}"
         )
 
     # -- integrations -------------------------------------------------------------------
@@ -314,18 +318,6 @@ def _missing_members(obj: object) -> str:
 
     wanted = [n for n in dir(Integration) if not n.startswith("_") and n not in ("register",)]
     return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
-
-
-def install_hint(type_name: str) -> str:
-    """The command that installs provider type ``type_name``: only a distribution paxm declares
-    as an extra is named (:func:`~paxm_core.install_hints.provider_distribution`), so it exists."""
-    from paxm_core.install_hints import provider_distribution
-
-    distribution = provider_distribution(type_name)
-    # no distribution paxm knows provides it: naming a guessed package would send users astray
-    if not distribution:
-        return "the plugin package that registers it (no paxm distribution is known to provide it)"
-    return f"pip install {distribution}"
 
 
 #: the process's lazy manager per ``PAXM_LOAD_PLUGINS`` value (``None``: it could not be built)
