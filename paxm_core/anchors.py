@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterable, Mapping
 
 from paxm_core.api.values import value_dataclass
-from paxm_core.workspace import _common_dir, _read_gitdir, _read_small
+from paxm_core.workspace import _common_dir, _read_gitdir, _read_small, _upward
 
 __all__ = [
     "ANCHORS_KEY",
@@ -49,7 +49,6 @@ MAX_FILES = 16
 MAX_SYMBOLS = 16
 #: Largest file searched for a symbol; a bigger one anchors no symbol.
 MAX_SCAN_BYTES = 512 * 1024
-_MAX_DEPTH = 256
 
 # a path-like word: word characters, dots, dashes and slashes; :func:`_path_words` keeps those
 # holding a slash or ending in an extension
@@ -141,15 +140,7 @@ def worktree_root(directory: str) -> str:
     """The top level of the git working tree holding ``directory`` (nearest ``.git``); ``""`` outside one."""
     if not directory or not os.path.isabs(directory):
         return ""
-    current = os.path.normpath(directory)
-    for _ in range(_MAX_DEPTH):
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return ""
-        current = parent
-    return ""
+    return next((d for d in _upward(os.path.normpath(directory)) if os.path.lexists(os.path.join(d, ".git"))), "")
 
 
 def head_commit(root: str) -> str:
