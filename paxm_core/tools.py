@@ -68,20 +68,7 @@ __all__ = [
 #: every ``paxm_*`` key is reserved too.  ``session_id`` is handled apart: a trusted session
 #: (MCP, CLI) replaces it; the hook path keys its capture session on the payload's.
 RESERVED_METADATA_KEYS = frozenset(
-    {
-        "workspace",
-        "user",
-        "user_id",
-        "agent",
-        "agent_id",
-        "session",
-        "scope",
-        "scope_type",
-        "scope_id",
-        "tier",
-        "expires_at",
-        "created_at",
-    }
+    "workspace user user_id agent agent_id session scope scope_type scope_id tier expires_at created_at".split()
 )
 
 
