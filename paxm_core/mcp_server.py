@@ -51,9 +51,6 @@ __all__ = [
     "tool_listing",
 ]
 
-SERVER_NAME = "paxm"
-SERVER_TITLE = "paxm memory"
-
 
 def _object(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     schema: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -494,7 +491,7 @@ def handlers(tools: Callable[[], PaxmTools]) -> dict[str, Callable[[JSONObject],
         return {
             "protocolVersion": requested if requested in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
             "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": SERVER_NAME, "title": SERVER_TITLE, "version": __version__},
+            "serverInfo": {"name": "paxm", "title": "paxm memory", "version": __version__},
             "instructions": INSTRUCTIONS,
         }
 
