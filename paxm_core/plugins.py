@@ -155,10 +155,6 @@ class PaxmPluginManager(pluggy.PluginManager):
                 self._load_pending(plugin)
         return self._loaded_provider_types()
 
-    def pending_secret_keys(self) -> frozenset[str]:
-        """The secret config keys the index records for provider plugins not imported yet."""
-        return frozenset(key for entry in self._pending.values() for key in entry.secret_keys)
-
     def _loaded_provider_types(self) -> dict[str, ProviderType]:
         """The provider types of the plugins imported so far (cached until one registers)."""
         if self._provider_types is not None:
@@ -385,9 +381,9 @@ def declared_secret_keys() -> frozenset[str]:
     if pm is None:
         return frozenset()
     try:
-        loaded = pm._loaded_provider_types()
-        found = {name.lower() for spec in loaded.values() for name in spec.secret_keys}
-        return frozenset(found | pm.pending_secret_keys())
+        loaded = {name.lower() for spec in pm._loaded_provider_types().values() for name in spec.secret_keys}
+        # the keys the index records for provider plugins not imported yet
+        return frozenset(loaded | {key for entry in pm._pending.values() for key in entry.secret_keys})
     except Exception:
         return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 
