@@ -62,7 +62,6 @@ __all__ = [
 ]
 
 NO_MEMORIES = "No memories found."
-_MODES = ("active", "passive")
 
 
 # ``<`` (or a full-width / small form of it) then anything a reader may skip (whitespace
@@ -163,7 +162,7 @@ def wrap_recall_context(mode: str, content: str) -> str:
     if not content:
         return ""
     mode = mode.strip().lower()
-    if mode not in _MODES:
+    if mode not in ("active", "passive"):
         mode = "unknown"
     return wrap_block("paxm-recall", f'version="1" mode="{mode}"', content)
 
