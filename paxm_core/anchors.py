@@ -171,14 +171,6 @@ def head_commit(root: str) -> str:
     return ""
 
 
-def regular_file(path: str) -> bool:
-    """``path`` is a regular file (a symlink is not followed and does not count)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def _tree_file(root: str, bases: tuple[str, ...], word: str) -> str:
     """``word`` as a file of the tree at ``root``, relative to it; ``""`` when it is none."""
     word = word.rstrip(".")
@@ -192,8 +184,11 @@ def _tree_file(root: str, bases: tuple[str, ...], word: str) -> str:
         parts = relative.split(os.sep)
         if any(os.path.islink(os.path.join(root, *parts[:i])) for i in range(1, len(parts))):
             continue
-        if regular_file(full):
-            return relative.replace(os.sep, "/")
+        try:
+            if stat.S_ISREG(os.lstat(full).st_mode):  # a symlink is not followed and does not count
+                return relative.replace(os.sep, "/")
+        except (OSError, ValueError):
+            continue
     return ""
 
 
