@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterable, Mapping
 
 from paxm_core.api.values import value_dataclass
-from paxm_core.workspace import _common_dir, _read_gitdir, _read_small
+from paxm_core.workspace import _common_dir, _read_gitdir, _read_small, _upward
 
 __all__ = [
     "ANCHORS_KEY",
@@ -49,7 +49,6 @@ MAX_FILES = 16
 MAX_SYMBOLS = 16
 #: Largest file searched for a symbol; a bigger one anchors no symbol.
 MAX_SCAN_BYTES = 512 * 1024
-_MAX_DEPTH = 256
 
 # a path-like word: word characters, dots, dashes and slashes; :func:`_path_words` keeps those
 # holding a slash or ending in an extension
@@ -141,15 +140,7 @@ def worktree_root(directory: str) -> str:
     """The top level of the git working tree holding ``directory`` (nearest ``.git``); ``""`` outside one."""
     if not directory or not os.path.isabs(directory):
         return ""
-    current = os.path.normpath(directory)
-    for _ in range(_MAX_DEPTH):
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return ""
-        current = parent
-    return ""
+    return next((d for d in _upward(os.path.normpath(directory)) if os.path.lexists(os.path.join(d, ".git"))), "")
 
 
 def head_commit(root: str) -> str:
@@ -180,14 +171,6 @@ def head_commit(root: str) -> str:
     return ""
 
 
-def regular_file(path: str) -> bool:
-    """``path`` is a regular file (a symlink is not followed and does not count)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def _tree_file(root: str, bases: tuple[str, ...], word: str) -> str:
     """``word`` as a file of the tree at ``root``, relative to it; ``""`` when it is none."""
     word = word.rstrip(".")
@@ -201,8 +184,11 @@ def _tree_file(root: str, bases: tuple[str, ...], word: str) -> str:
         parts = relative.split(os.sep)
         if any(os.path.islink(os.path.join(root, *parts[:i])) for i in range(1, len(parts))):
             continue
-        if regular_file(full):
-            return relative.replace(os.sep, "/")
+        try:
+            if stat.S_ISREG(os.lstat(full).st_mode):  # a symlink is not followed and does not count
+                return relative.replace(os.sep, "/")
+        except (OSError, ValueError):
+            continue
     return ""
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
-from paxm_core.api.timefmt import format_time, parse_time
+from paxm_core.api.timefmt import parse_time
 from paxm_core.api.types import (
     TIER_LTM,
     MemoryHit,
@@ -36,11 +36,9 @@ __all__ = [
     "META_TURN_ID",
     "META_USER_ID",
     "effective_expires_at",
-    "cli_agent_id",
     "expires_at_for",
     "metadata_expires_at",
     "effective_tier",
-    "lifecycle_metadata",
     "prepare_item",
     "restore_attribution",
     "restore_hit",
@@ -62,12 +60,6 @@ META_SEQUENCE = "sequence"
 #: The agent name a write from the command line (``paxm remember``) is made as.  The CLI is not
 #: a harness: its writes say so instead of borrowing the one enabled agent's id (or ``unknown``).
 CLI_AGENT = "cli"
-
-
-def cli_agent_id(user_id: str) -> str:
-    """The agent id of a command-line write: ``cli-<user>`` (``cli`` without a user), as ``<agent>-<user>``."""
-    user = user_id.strip()
-    return f"{CLI_AGENT}-{user}" if user else CLI_AGENT
 
 
 #: The canonical keys the router owns; caller-supplied values are always replaced.
@@ -224,16 +216,6 @@ def expires_at_for(created_at: datetime, expires_after: float | None) -> datetim
         return None
     base = created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC)
     return base + timedelta(seconds=float(expires_after))
-
-
-def lifecycle_metadata(item: MemoryItem) -> dict[str, str]:
-    """``paxm_tier`` / ``paxm_expires_at`` for providers that keep lifecycle only in metadata."""
-    out: dict[str, str] = {}
-    if item.tier:
-        out[META_TIER] = normalize_tier(item.tier)
-    if item.expires_at is not None:
-        out[META_EXPIRES_AT] = format_time(item.expires_at)
-    return out
 
 
 def sync_attribution(item: MemoryItem) -> MemoryItem:

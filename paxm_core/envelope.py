@@ -62,7 +62,6 @@ __all__ = [
 ]
 
 NO_MEMORIES = "No memories found."
-_MODES = ("active", "passive")
 
 
 # ``<`` (or a full-width / small form of it) then anything a reader may skip (whitespace
@@ -163,7 +162,7 @@ def wrap_recall_context(mode: str, content: str) -> str:
     if not content:
         return ""
     mode = mode.strip().lower()
-    if mode not in _MODES:
+    if mode not in ("active", "passive"):
         mode = "unknown"
     return wrap_block("paxm-recall", f'version="1" mode="{mode}"', content)
 
@@ -378,14 +377,11 @@ def age(when: datetime | None, now: datetime | None = None) -> str:
 
     moment = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
     seconds = int(((now or utcnow()) - moment).total_seconds())
-    if seconds < 60:
-        return "just now"
-    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600)):
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
             count = seconds // size
             return f"{count} {unit}{'s' if count != 1 else ''} ago"
-    count = seconds // 60
-    return f"{count} minute{'s' if count != 1 else ''} ago"
+    return "just now"
 
 
 def render_hit_markdown(

@@ -27,9 +27,9 @@ from paxm_core.api.errors import ConfigError, DeadlineExceeded, ProviderError
 from paxm_core.api.timefmt import format_time, parse_time
 from paxm_core.api.types import MemoryHit, MemoryItem, MemoryRef, normalize_tier
 from paxm_core.attribution import (
+    META_EXPIRES_AT,
     META_TIER,
     attribution_metadata,
-    lifecycle_metadata,
     metadata_expires_at,
     restore_attribution,
 )
@@ -294,7 +294,10 @@ def stored_metadata(item: MemoryItem) -> dict[str, str]:
     """What a write carries: item metadata with attribution synced, tier and expiry, ``paxm_source``,
     ``paxm_id`` and ``paxm_created_at``."""
     meta = attribution_metadata(item)
-    meta.update(lifecycle_metadata(item))
+    if item.tier:
+        meta[META_TIER] = normalize_tier(item.tier)
+    if item.expires_at is not None:
+        meta[META_EXPIRES_AT] = format_time(item.expires_at)
     if item.source:
         meta["paxm_source"] = item.source
     if item.id:

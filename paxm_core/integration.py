@@ -390,15 +390,19 @@ def _jsonl_objects(path: Path, limit: int, keep: Callable[[bytes], bool] | None)
                 while line and not line.endswith(b"\n"):  # drain the rest of the oversized line
                     line = handle.readline(limit)
                 continue
-            if keep is not None and not keep(line):
-                continue
-            try:
-                # str, not bytes: json.loads would sniff the encoding of every line
-                record = json.loads(line.decode("utf-8"))
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict):
-                yield record
+            if keep is None or keep(line):
+                record = _json_object(line, "strict")  # str: json.loads would sniff each line's encoding
+                if record is not None:
+                    yield record
+
+
+def _json_object(line: bytes, errors: str | None) -> JSONObject | None:
+    """The JSON object on ``line`` (decoded as UTF-8 with ``errors``; ``None``: as bytes), else ``None``."""
+    try:
+        value = json.loads(line if errors is None else line.decode("utf-8", errors))
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def tail_json_records(
@@ -416,17 +420,8 @@ def tail_json_records(
     lines = data.split(b"\n")
     if start > 0 and lines:
         lines = lines[1:]
-    records: list[dict[str, Any]] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line.decode("utf-8", errors="replace") if replace_invalid else line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    return records
+    objects = (_json_object(line, "replace" if replace_invalid else None) for line in lines if line.strip())
+    return [value for value in objects if value is not None]
 
 
 def paxm_executable() -> str:

@@ -51,9 +51,6 @@ __all__ = [
     "tool_listing",
 ]
 
-SERVER_NAME = "paxm"
-SERVER_TITLE = "paxm memory"
-
 
 def _object(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     schema: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -151,8 +148,6 @@ TOOLS: dict[str, tuple[str, str, JSONObject, bool]] = {
         True,
     ),
 }
-
-_RECALL_CONTEXT: JSONObject = {"version": 1, "kind": "recall", "mode": "active"}
 
 
 class ToolArgumentError(PaxmError):
@@ -372,7 +367,8 @@ class PaxmTools:
             partial: JSONObject = (
                 exc.result.to_json() if exc.result is not None else {"query": query.strip(), "hits": []}
             )
-            content: JSONObject = {"error": str(exc), "result": partial, "paxm_context": dict(_RECALL_CONTEXT)}
+            context: JSONObject = {"version": 1, "kind": "recall", "mode": "active"}
+            content: JSONObject = {"error": str(exc), "result": partial, "paxm_context": context}
             return ToolOutcome(wrap_recall_context("active", dumps_json(content)), content, is_error=True)
         if args.get("format") == "json":
             return ToolOutcome(wrap_recall_context("active", dumps_json(result.to_json())), recall_json(result))
@@ -397,7 +393,7 @@ class PaxmTools:
             )
         except WriteError as exc:
             return _error(exc, exc.result.to_json() if exc.result is not None else None)
-        return _structured(result.to_json())
+        return _outcome(result.to_json())
 
     def _namespaced_id(self, tools: Tools, caller_id: str) -> str:
         """``mcp-<digest>-<id>``: the digest covers user, agent and workspace, so an id taken
@@ -423,7 +419,7 @@ class PaxmTools:
         summary = Telemetry(load_config(self.config_file, provider_types=installed_provider_catalog())).history(
             _opt_int(args, "days") or 7
         )
-        return _structured(summary.to_json())
+        return _outcome(summary.to_json())
 
     def _config_doctor(self, args: Arguments) -> ToolOutcome:
         from paxm_core.envelope import dumps_json
@@ -434,28 +430,25 @@ class PaxmTools:
         failed = [s for s in health if s.required and not s.ok]
         if failed:
             names = ", ".join(s.provider for s in failed)
-            content: JSONObject = {"error": f"required provider unhealthy: {names}", "result": {"statuses": statuses}}
-            return ToolOutcome(dumps_json(content), content, is_error=True)
+            return _outcome({"error": f"required provider unhealthy: {names}", "result": {"statuses": statuses}}, True)
         return ToolOutcome(dumps_json(statuses), {"statuses": statuses})
 
     def _tools(self) -> Tools:
         return self.runtime().tools.bind(session_id=self.session_id, agent_name=self.agent_name)
 
 
-def _structured(value: JSONObject) -> ToolOutcome:
+def _outcome(content: JSONObject, is_error: bool = False) -> ToolOutcome:
     from paxm_core.envelope import dumps_json
 
-    return ToolOutcome(dumps_json(value), value)
+    return ToolOutcome(dumps_json(content), content, is_error)
 
 
 def _error(exc: BaseException, result: JSONValue = None) -> ToolOutcome:
-    from paxm_core.envelope import dumps_json
-
     message = str(exc) if isinstance(exc, PaxmError) else f"internal error: {type(exc).__name__}: {exc}"
     content: JSONObject = {"error": message}
     if result is not None:
         content["result"] = result
-    return ToolOutcome(dumps_json(content), content, is_error=True)
+    return _outcome(content, True)
 
 
 # -- the stdio server ------------------------------------------------------------------------
@@ -498,7 +491,7 @@ def handlers(tools: Callable[[], PaxmTools]) -> dict[str, Callable[[JSONObject],
         return {
             "protocolVersion": requested if requested in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
             "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": SERVER_NAME, "title": SERVER_TITLE, "version": __version__},
+            "serverInfo": {"name": "paxm", "title": "paxm memory", "version": __version__},
             "instructions": INSTRUCTIONS,
         }
 

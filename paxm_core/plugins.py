@@ -32,7 +32,6 @@ __all__ = [
     "PaxmPluginManager",
     "PluginInfo",
     "get_plugin_manager",
-    "install_hint",
     "installed_provider_catalog",
     "declared_secret_keys",
     "registered_provider_type",
@@ -41,6 +40,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "paxm"
+_NO_DISTRIBUTION = "the plugin package that registers it (no paxm distribution is known to provide it)"
 
 
 @value_dataclass(frozen=True)
@@ -155,10 +155,6 @@ class PaxmPluginManager(pluggy.PluginManager):
                 self._load_pending(plugin)
         return self._loaded_provider_types()
 
-    def pending_secret_keys(self) -> frozenset[str]:
-        """The secret config keys the index records for provider plugins not imported yet."""
-        return frozenset(key for entry in self._pending.values() for key in entry.secret_keys)
-
     def _loaded_provider_types(self) -> dict[str, ProviderType]:
         """The provider types of the plugins imported so far (cached until one registers)."""
         if self._provider_types is not None:
@@ -211,14 +207,18 @@ class PaxmPluginManager(pluggy.PluginManager):
             types = self.provider_types()
         if type_name in types:
             return types[type_name]
-        known = ", ".join(sorted(types)) or "none"
         import difflib
 
+        from paxm_core.install_hints import provider_distribution
+
+        known = ", ".join(sorted(types)) or "none"
         close = difflib.get_close_matches(type_name, list(types), n=1)
         guess = f"; did you mean {close[0]!r}? (set `type: {close[0]}`)" if close else ""
+        # only a distribution paxm declares as an extra is named: a guessed one would send users astray
+        distribution = provider_distribution(type_name)
+        how = f"pip install {distribution}" if distribution else _NO_DISTRIBUTION
         raise ProviderNotInstalled(
-            f"provider type {type_name!r} is not installed; install it with: {install_hint(type_name)}"
-            f" (installed types: {known}){guess}"
+            f"provider type {type_name!r} is not installed; install it with: {how} (installed types: {known}){guess}"
         )
 
     # -- integrations -------------------------------------------------------------------
@@ -316,18 +316,6 @@ def _missing_members(obj: object) -> str:
     return ", ".join(n for n in wanted if not hasattr(obj, n)) or "?"
 
 
-def install_hint(type_name: str) -> str:
-    """The command that installs provider type ``type_name``: only a distribution paxm declares
-    as an extra is named (:func:`~paxm_core.install_hints.provider_distribution`), so it exists."""
-    from paxm_core.install_hints import provider_distribution
-
-    distribution = provider_distribution(type_name)
-    # no distribution paxm knows provides it: naming a guessed package would send users astray
-    if not distribution:
-        return "the plugin package that registers it (no paxm distribution is known to provide it)"
-    return f"pip install {distribution}"
-
-
 #: the process's lazy manager per ``PAXM_LOAD_PLUGINS`` value (``None``: it could not be built)
 _REGISTRY_MANAGERS: dict[str, PaxmPluginManager | None] = {}
 
@@ -393,9 +381,9 @@ def declared_secret_keys() -> frozenset[str]:
     if pm is None:
         return frozenset()
     try:
-        loaded = pm._loaded_provider_types()
-        found = {name.lower() for spec in loaded.values() for name in spec.secret_keys}
-        return frozenset(found | pm.pending_secret_keys())
+        loaded = {name.lower() for spec in pm._loaded_provider_types().values() for name in spec.secret_keys}
+        # the keys the index records for provider plugins not imported yet
+        return frozenset(loaded | {key for entry in pm._pending.values() for key in entry.secret_keys})
     except Exception:
         return frozenset(key.lower() for spec in registered_provider_types().values() for key in spec.secret_keys)
 

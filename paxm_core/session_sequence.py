@@ -34,6 +34,10 @@ def _prepare(conn: sqlite3.Connection) -> None:
 class SequenceAllocator(Protocol):
     """What the router needs from an allocator."""
 
+    def next(self, session_id: str, floor: int) -> int:
+        """Reserve and return the next sequence of ``session_id`` (at least ``floor``)."""
+        return self.next_many([(session_id, floor)])[0]
+
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         """Reserve the next sequence of each ``(session_id, floor)`` in order: ``max(floor, last + 1)``.
 
@@ -46,16 +50,12 @@ class SequenceAllocator(Protocol):
         ...
 
 
-class MemorySequenceAllocator:
+class MemorySequenceAllocator(SequenceAllocator):
     """Per-process fallback: monotonic within one router only."""
 
     def __init__(self) -> None:
         self._last: dict[str, int] = {}
         self._lock = threading.Lock()
-
-    def next(self, session_id: str, floor: int) -> int:
-        """Reserve the next sequence of ``session_id`` (at least ``floor``)."""
-        return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         """See :meth:`SequenceAllocator.next_many`."""
@@ -71,7 +71,7 @@ class MemorySequenceAllocator:
         """Nothing to release."""
 
 
-class SessionSequenceStore:
+class SessionSequenceStore(SequenceAllocator):
     """The SQLite-backed allocator; one connection, safe to share between threads, opened on the first
     allocation (``lazy=False``: at once), so recall-only processes never touch it."""
 
@@ -105,10 +105,6 @@ class SessionSequenceStore:
             raise PaxmError(f"cannot open session sequence store {self.path}: {exc}") from exc
         self._conn = conn
         return conn
-
-    def next(self, session_id: str, floor: int) -> int:
-        """Reserve and return the next sequence of ``session_id`` (at least ``floor``)."""
-        return self.next_many([(session_id, floor)])[0]
 
     def next_many(self, requests: Sequence[tuple[str, int]]) -> list[int]:
         """Reserve the next sequence for each ``(session_id, floor)``, in order, in one transaction.

@@ -23,7 +23,7 @@ from paxm_core.api.deadline import Deadline
 from paxm_core.api.errors import PaxmError, UsageError
 from paxm_core.api.timefmt import utcnow
 from paxm_core.api.types import MemoryItem, MemoryOrigin, Provenance, SearchQuery, TurnContext
-from paxm_core.attribution import CLI_AGENT, cli_agent_id, without_paxm_keys
+from paxm_core.attribution import CLI_AGENT, without_paxm_keys
 from paxm_core.digest import sha256_hex
 from paxm_core.router import profiles
 from paxm_core.router.policy import PutPolicy, RecallResult, RememberResult, SearchPolicy
@@ -68,20 +68,7 @@ __all__ = [
 #: every ``paxm_*`` key is reserved too.  ``session_id`` is handled apart: a trusted session
 #: (MCP, CLI) replaces it; the hook path keys its capture session on the payload's.
 RESERVED_METADATA_KEYS = frozenset(
-    {
-        "workspace",
-        "user",
-        "user_id",
-        "agent",
-        "agent_id",
-        "session",
-        "scope",
-        "scope_type",
-        "scope_id",
-        "tier",
-        "expires_at",
-        "created_at",
-    }
+    "workspace user user_id agent agent_id session scope scope_type scope_id tier expires_at created_at".split()
 )
 
 
@@ -134,7 +121,8 @@ def resolve_agent_id(config: Config, agent_name: str = "") -> str:
     """
     agent_name = agent_name.strip()
     if agent_name == CLI_AGENT and CLI_AGENT not in config.agents:
-        return cli_agent_id(config.identity.user_id)  # the command line writes as itself
+        user = config.identity.user_id.strip()  # the command line writes as itself: cli-<user>
+        return f"{CLI_AGENT}-{user}" if user else CLI_AGENT
     if agent_name:
         agent = config.agents.get(agent_name)
         return agent.agent_id if agent is not None and agent.agent_id else UNKNOWN_AGENT

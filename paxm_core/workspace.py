@@ -87,6 +87,16 @@ def _common_dir(gitdir: str) -> str:
     return os.path.normpath(os.path.join(gitdir, target)) if target else gitdir
 
 
+def _upward(directory: str) -> Iterator[str]:
+    """``directory`` and then each parent up to the root (at most :data:`_MAX_DEPTH` of them)."""
+    for _ in range(_MAX_DEPTH):
+        yield directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return
+        directory = parent
+
+
 def project_root(directory: str) -> str:
     """The project identity of absolute ``directory``: the shared git top level, else ``""``.
 
@@ -94,8 +104,7 @@ def project_root(directory: str) -> str:
     worktree's top level when the common dir is a ``.git`` directory, or to the common dir itself
     for a bare repository.  A submodule (gitdir without ``commondir``) is its own project.
     """
-    current = directory
-    for _ in range(_MAX_DEPTH):
+    for current in _upward(directory):
         dot_git = os.path.join(current, ".git")
         if os.path.isdir(dot_git):
             return current
@@ -109,10 +118,6 @@ def project_root(directory: str) -> str:
             if os.path.basename(common) == ".git":
                 return os.path.dirname(common)
             return common  # worktrees of a bare repository share the bare repository
-        parent = os.path.dirname(current)
-        if parent == current:
-            return ""
-        current = parent
     return ""
 
 
@@ -166,17 +171,12 @@ def is_ignored(directory: str, patterns: list[str] | tuple[str, ...] = ()) -> bo
     """
     if not directory:
         return False
-    current = os.path.abspath(os.path.expanduser(directory))
     globs = [os.path.abspath(os.path.expanduser(p.strip())).rstrip("/") or "/" for p in patterns if p.strip()]
     if globs:
         import fnmatch
-    for _ in range(_MAX_DEPTH):
+    for current in _upward(os.path.abspath(os.path.expanduser(directory))):
         if os.path.exists(os.path.join(current, IGNORE_MARKER)):
             return True
         if any(fnmatch.fnmatchcase(current, glob) for glob in globs):
             return True
-        parent = os.path.dirname(current)
-        if parent == current:
-            return False
-        current = parent
     return False
