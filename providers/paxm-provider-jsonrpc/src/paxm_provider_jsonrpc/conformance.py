@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, PaxmError, SearchQuery
@@ -45,13 +45,7 @@ class ConformanceResult:
     duration_ms: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "protocol": self.protocol,
-            "passed": self.passed,
-            "capabilities": self.capabilities.to_json(),
-            "checks": [check.to_json() for check in self.checks],
-            "duration_ms": self.duration_ms,
-        }
+        return {**asdict(self), "checks": [check.to_json() for check in self.checks]}
 
     def text_lines(self) -> list[str]:
         """Upstream's text report: a header, then ``PASS``/``FAIL``/``SKIP`` per check."""

@@ -52,9 +52,6 @@ class PluginCapabilities:
     delete: bool = False
     attribution: bool = False
 
-    def to_json(self) -> dict[str, bool]:
-        return {"put_batch": self.put_batch, "delete": self.delete, "attribution": self.attribution}
-
     def names(self) -> frozenset[str]:
         pairs = ((CAP_PUT_BATCH, self.put_batch), (CAP_DELETE, self.delete), (CAP_ATTRIBUTION, self.attribution))
         return frozenset(name for name, on in pairs if on)
