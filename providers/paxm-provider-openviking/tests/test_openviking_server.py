@@ -69,7 +69,7 @@ def test_delete_refuses_foreign_uris(openviking: OpenVikingServer) -> None:
     with pytest.raises(ProviderError, match="not a memory paxm wrote"):
         provider.delete(MemoryRef("ov", "viking://user/default/memories/other/x.md"), _d())
     with pytest.raises(ProviderError, match="belongs to provider"):
-        provider.delete(MemoryRef("elsewhere", provider.root_uri + "/x.md"), _d())
+        provider.delete(MemoryRef("elsewhere", provider._root + "/x.md"), _d())
 
 
 def test_unreachable_server_is_a_clear_error() -> None:

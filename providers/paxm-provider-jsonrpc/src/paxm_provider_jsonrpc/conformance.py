@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, PaxmError, SearchQuery
@@ -45,13 +45,7 @@ class ConformanceResult:
     duration_ms: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "protocol": self.protocol,
-            "passed": self.passed,
-            "capabilities": self.capabilities.to_json(),
-            "checks": [check.to_json() for check in self.checks],
-            "duration_ms": self.duration_ms,
-        }
+        return {**asdict(self), "checks": [check.to_json() for check in self.checks]}
 
     def text_lines(self) -> list[str]:
         """Upstream's text report: a header, then ``PASS``/``FAIL``/``SKIP`` per check."""
@@ -153,6 +147,7 @@ def run_conformance(provider: JsonRpcProvider) -> ConformanceResult:
 def _written_checks(kit: _Kit, caps: PluginCapabilities, token: str, item: MemoryItem, ref: MemoryRef) -> None:
     """The checks of the memory ``put`` wrote: its ref id, search fidelity and attribution."""
     provider = kit.provider
+    query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
 
     def stable_ref() -> None:
         if not ref.id.strip():
@@ -161,7 +156,6 @@ def _written_checks(kit: _Kit, caps: PluginCapabilities, token: str, item: Memor
     kit.run("stable ref id", stable_ref)
 
     def search_fidelity() -> None:
-        query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
         hits = provider.search(query, kit.deadline())
         if not _found(hits, ref.id, token, ("paxm_conformance", token)):
             raise _Failed("search did not faithfully return written id, text, and metadata")
@@ -170,7 +164,6 @@ def _written_checks(kit: _Kit, caps: PluginCapabilities, token: str, item: Memor
     if caps.attribution:
 
         def attribution() -> None:
-            query = SearchQuery(text=token, limit=10, metadata=dict(item.metadata))
             error = _attribution_error(provider.search_wire(query, kit.deadline()), ref.id, item)
             if error:
                 raise _Failed(error)
@@ -203,12 +196,11 @@ def _put_batch_check(kit: _Kit, caps: PluginCapabilities, token: str) -> list[Me
             if not batch_ref.id.strip() or batch_ref.id in seen:
                 raise _Failed(f"putBatch ref {index} has an empty or duplicate id")
             seen.add(batch_ref.id)
-            hits = provider.search(SearchQuery(text=batch_item.text, limit=10), kit.deadline())
-            if not _found(hits, batch_ref.id, batch_item.text):
+            query = SearchQuery(text=batch_item.text, limit=10)
+            if not _found(provider.search(query, kit.deadline()), batch_ref.id, batch_item.text):
                 raise _Failed(f"putBatch ref {batch_ref.id} is not faithfully searchable")
             if caps.attribution:
-                wire = provider.search_wire(SearchQuery(text=batch_item.text, limit=10), kit.deadline())
-                error = _attribution_error(wire, batch_ref.id, batch_item)
+                error = _attribution_error(provider.search_wire(query, kit.deadline()), batch_ref.id, batch_item)
                 if error:
                     raise _Failed(f"putBatch attribution: {error}")
 

@@ -52,9 +52,6 @@ class PluginCapabilities:
     delete: bool = False
     attribution: bool = False
 
-    def to_json(self) -> dict[str, bool]:
-        return {"put_batch": self.put_batch, "delete": self.delete, "attribution": self.attribution}
-
     def names(self) -> frozenset[str]:
         pairs = ((CAP_PUT_BATCH, self.put_batch), (CAP_DELETE, self.delete), (CAP_ATTRIBUTION, self.attribution))
         return frozenset(name for name, on in pairs if on)
@@ -153,16 +150,7 @@ class JsonRpcProvider:
 
     def search_wire(self, query: SearchQuery, deadline: Deadline) -> list[MemoryHit]:
         """The plugin's hits as sent, before attribution is restored (used by conformance)."""
-        result = self._transport.call(SEARCH, query.to_json(), deadline)
-        if result is None:
-            return []
-        if not isinstance(result, dict):
-            raise self._bad_result(SEARCH, "expected an object with hits")
-        raw_hits = result.get("hits")
-        if raw_hits is None:
-            return []
-        if not isinstance(raw_hits, list):
-            raise self._bad_result(SEARCH, "hits must be a list")
+        raw_hits = self._listed(SEARCH, self._transport.call(SEARCH, query.to_json(), deadline), "hits", "hits")
         hits: list[MemoryHit] = []
         for index, raw in enumerate(raw_hits):
             try:
@@ -258,19 +246,21 @@ class JsonRpcProvider:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _refs(self, method: str, result: Any) -> list[MemoryRef]:
+    def _listed(self, method: str, result: Any, key: str, wanted: str) -> list[Any]:
+        """The list ``result[key]`` (``[]`` for a null result or key); a malformed result raises."""
         if result is None:
             return []
         if not isinstance(result, dict):
-            raise self._bad_result(method, "expected an object with ref or refs")
-        raw: list[Any] = []
-        if result.get("ref") is not None:
-            raw.append(result["ref"])
-        more = result.get("refs")
-        if more is not None:
-            if not isinstance(more, list):
-                raise self._bad_result(method, "refs must be a list")
-            raw.extend(more)
+            raise self._bad_result(method, f"expected an object with {wanted}")
+        value = result.get(key)
+        if value is not None and not isinstance(value, list):
+            raise self._bad_result(method, f"{key} must be a list")
+        return value or []
+
+    def _refs(self, method: str, result: Any) -> list[MemoryRef]:
+        raw = self._listed(method, result, "refs", "ref or refs")
+        if result is not None and result.get("ref") is not None:
+            raw = [result["ref"], *raw]
         refs: list[MemoryRef] = []
         for index, value in enumerate(raw):
             if not isinstance(value, dict):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from paxm_core import MemoryHit, MemoryItem, SearchQuery, normalize_tier
@@ -26,6 +26,8 @@ __all__ = [
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 SCORE_SEMANTICS = ("similarity", "distance")
 
+#: The result's own fields kept in a hit's metadata (as ``mem0_<field>``).
+_EXTRA_FIELDS = ("event", "user_id", "agent_id", "run_id", "hash", "updated_at", "expiration_date")
 #: A pgvector cosine distance lies in [0, 2].
 _COSINE_DISTANCE_MAX = 2.0
 
@@ -111,13 +113,7 @@ def _number(value: Any) -> float | None:
 
 
 def hit_from_result(
-    provider: str,
-    obj: Mapping[str, Any],
-    *,
-    semantics: str,
-    kind_prefix: str,
-    source: str,
-    extra_fields: Iterable[str] = ("event", "user_id", "agent_id", "run_id", "hash", "updated_at", "expiration_date"),
+    provider: str, obj: Mapping[str, Any], *, semantics: str, kind_prefix: str, source: str
 ) -> MemoryHit | None:
     """One Mem0 result as a paxm hit (``None`` without an id or text).
 
@@ -148,7 +144,7 @@ def hit_from_result(
             value = json_text(nested[key]).strip()
             if str(key).strip() and value:
                 metadata[str(key)] = value
-    for key in extra_fields:
+    for key in _EXTRA_FIELDS:
         value = field(obj, key)
         if value:
             metadata[f"mem0_{key}"] = value

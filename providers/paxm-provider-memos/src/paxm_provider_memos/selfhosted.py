@@ -82,8 +82,11 @@ class MemOSProvider(MemOSBase):
 
     def delete(self, ref: MemoryRef, deadline: Deadline) -> None:
         """Delete by memory id; exactly one delete mode is sent (MemOS rejects mixed modes)."""
-        body = {"writable_cube_ids": [self._cube], "memory_ids": [self.own_ref(ref)]}
-        self._http.call("delete", "POST", "/product/delete_memory", deadline, body)
+        self._delete_ids("delete", [self.own_ref(ref)], deadline)
+
+    def _delete_ids(self, op: str, ids: list[str], deadline: Deadline) -> None:
+        body = {"writable_cube_ids": [self._cube], "memory_ids": ids}
+        self._http.call(op, "POST", "/product/delete_memory", deadline, body)
 
     def cleanup_eval_scope(self, deadline: Deadline) -> None:
         """Delete every memory of a dedicated ``paxm-eval-*`` cube (by listing, then deleting ids)."""
@@ -92,10 +95,4 @@ class MemOSProvider(MemOSBase):
         payload = self._http.call("cleanup", "POST", "/product/get_all", deadline, body)
         ids = memory_ids(payload.get("data") if isinstance(payload, dict) else payload)
         if ids:
-            self._http.call(
-                "cleanup",
-                "POST",
-                "/product/delete_memory",
-                deadline,
-                {"writable_cube_ids": [self._cube], "memory_ids": ids},
-            )
+            self._delete_ids("cleanup", ids, deadline)

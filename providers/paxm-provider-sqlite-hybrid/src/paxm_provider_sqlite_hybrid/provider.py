@@ -257,8 +257,8 @@ class HybridSQLiteProvider(SQLiteProvider):
         except (ProviderError, DeadlineExceeded):
             raise
         except _SemanticSkipped as exc:
-            self.last_path = f"lexical:{exc.reason}"
-            return [_lexical_only(hit, exc.reason) for hit in lexical[:limit]]
+            self.last_path = f"lexical:{exc}"
+            return [_lexical_only(hit, str(exc)) for hit in lexical[:limit]]
         except Exception as exc:  # a broken model degrades to lexical recall, loudly in the log
             log.warning("sqlite-hybrid %s: semantic recall failed, lexical result used: %s", self._name, exc)
             self.last_path = "lexical:error"
@@ -430,11 +430,7 @@ class HybridSQLiteProvider(SQLiteProvider):
 
 
 class _SemanticSkipped(Exception):
-    """The semantic part of a search could not run in time; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """The semantic part of a search could not run in time; its message is the reason."""
 
 
 def _lexical_only(hit: MemoryHit, reason: str) -> MemoryHit:

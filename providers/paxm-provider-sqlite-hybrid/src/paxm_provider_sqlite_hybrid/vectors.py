@@ -35,8 +35,6 @@ __all__ = [
     "ensure_schema",
     "exact_cosines",
     "missing_rowids",
-    "quantize",
-    "quantize4",
     "store_vectors",
     "vector_counts",
 ]
