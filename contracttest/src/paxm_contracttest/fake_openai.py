@@ -50,20 +50,18 @@ class _Handler(JsonHandler):
     # one request a connection, as backend servers' HTTP clients have always been served here
     protocol_version = "HTTP/1.0"
     dims = 256
-    _send = JsonHandler.send_json
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "fake-embed", "object": "model"}]})
+            self.send_json(200, {"object": "list", "data": [{"id": "fake-embed", "object": "model"}]})
             return
-        self._send(404, {"error": {"message": f"no route {self.path}"}})
+        self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = json.loads(self.read_body() or b"{}")
         except json.JSONDecodeError:
-            self._send(400, {"error": {"message": "body is not JSON"}})
+            self.send_json(400, {"error": {"message": "body is not JSON"}})
             return
         if self.path.rstrip("/").endswith("/embeddings"):
             inputs = body.get("input")
@@ -75,7 +73,7 @@ class _Handler(JsonHandler):
                 if body.get("encoding_format") == "base64":
                     value = base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode()
                 data.append({"object": "embedding", "index": i, "embedding": value})
-            self._send(
+            self.send_json(
                 200,
                 {
                     "object": "list",
@@ -89,7 +87,7 @@ class _Handler(JsonHandler):
             messages = body.get("messages") or []
             last = messages[-1].get("content") if messages else ""
             content = last if isinstance(last, str) else json.dumps(last)
-            self._send(
+            self.send_json(
                 200,
                 {
                     "id": "chatcmpl-fake",
@@ -103,7 +101,7 @@ class _Handler(JsonHandler):
                 },
             )
             return
-        self._send(404, {"error": {"message": f"no route {self.path}"}})
+        self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
 
 def main(argv: list[str]) -> None:

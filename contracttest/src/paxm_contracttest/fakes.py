@@ -369,21 +369,16 @@ JsonAnswer = Callable[[str, str, Mapping[str, str], Any], tuple[int, Any]]
 @contextmanager
 def json_server(answer: JsonAnswer) -> Iterator[str]:
     """A threaded HTTP server on 127.0.0.1 answering every request with ``answer``; yields its URL."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import ThreadingHTTPServer
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
+    from paxm_contracttest.fake_models.server import JsonHandler
+
+    class Handler(JsonHandler):
+        protocol_version = "HTTP/1.0"
 
         def _answer(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            status, reply = answer(self.command, self.path, dict(self.headers), json.loads(raw or b"null"))
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            body = json.loads(self.read_body() or b"null")
+            self.send_json(*answer(self.command, self.path, dict(self.headers), body))
 
         do_GET = do_POST = do_DELETE = _answer  # noqa: N815
 

@@ -175,6 +175,13 @@ class NativeConfig:
     parse: Callable[[str], Any] = json.loads
     commands: Callable[[str], list[str]] = field(default=lambda text: [])
 
+    def written(self) -> NativeConfig:
+        """Itself, once the file is as the user had it (its directory made)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.content is not None:
+            self.path.write_text(self.content)
+        return self
+
 
 def settings_hook_commands(data: Mapping[str, Any]) -> list[str]:
     """paxm's hook commands in Claude-shaped settings data (``hooks.<Event>[].hooks[].command``,
@@ -333,10 +340,7 @@ class IntegrationContract:
     def test_contract_install_is_idempotent_and_uninstall_restores(
         self, paxm_integration: Integration, paxm_native_config: NativeConfig, paxm_install_context: InstallContext
     ) -> None:
-        native = paxm_native_config
-        native.path.parent.mkdir(parents=True, exist_ok=True)
-        if native.content is not None:
-            native.path.write_text(native.content)
+        native = paxm_native_config.written()
         original = None if native.content is None else native.parse(native.content)
         paxm_integration.preflight(paxm_install_context)
         paxm_integration.install(paxm_install_context)
@@ -360,10 +364,7 @@ class IntegrationContract:
         tmp_path: Path,
     ) -> None:
         """Each installed command, with paxm's hook client gone, exits 0 and prints nothing."""
-        native = paxm_native_config
-        native.path.parent.mkdir(parents=True, exist_ok=True)
-        if native.content is not None:
-            native.path.write_text(native.content)
+        native = paxm_native_config.written()
         paxm_integration.install(paxm_install_context)
         commands = native.commands(native.path.read_text())
         assert commands, "paxm_native_config.commands found no installed hook command"

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from paxm_contracttest.harness import scrubbed_env
 
@@ -75,7 +75,7 @@ class PaxmSandbox:
     """
 
     #: the ``agents.<name>`` whose passive recall :meth:`generous_recall_budget` widens
-    agent: ClassVar[str] = ""
+    agent: str = ""
 
     def __init__(self, root: Path, *, workspace: Path | None = None, config: Path | None = None) -> None:
         self.root = root

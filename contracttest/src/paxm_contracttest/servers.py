@@ -30,6 +30,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
+from paxm_contracttest.harness import require as missing
+
 __all__ = [
     "CACHE_ROOT",
     "BackendServer",
@@ -47,7 +49,6 @@ __all__ = [
     "recv_line",
     "set_background_niced",
     "set_wheel_venv_root",
-    "start_fake_openai",
     "user_env",
     "venv_python",
     "wheel_provider_round_trip",
@@ -57,13 +58,6 @@ __all__ = [
 
 # Resolved at import time: test fixtures repoint HOME at a temp dir, but the cache must be shared.
 CACHE_ROOT = Path(os.environ.get("PAXM_TEST_CACHE") or Path.home() / ".cache" / "paxm-tests")
-
-
-def missing(reason: str) -> None:
-    """Skip outside CI, fail in CI: a real-server test never silently passes without its server."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI requires this dependency: {reason}")
-    pytest.skip(reason)
 
 
 def venv_python(venv: Path) -> Path:
@@ -91,7 +85,6 @@ def provision_venv(
     uv = shutil.which("uv")
     if uv is None:
         missing("uv is not on PATH (needed to build the test venv)")
-        raise AssertionError("unreachable")
     with open(root / f".{name}-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _built(marker, wanted):
@@ -250,26 +243,18 @@ class BackendServer:
         self._proc.stop(grace=self.grace)
 
 
-def start_fake_openai(workdir: Path) -> tuple[ServerProcess, str]:
-    """The fake OpenAI embeddings/chat endpoint (``fake_openai.py``) for a real backend server to call.
-
-    Returns the process and its ``/v1`` base URL.
-    """
+@pytest.fixture(scope="session")
+def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One fake OpenAI embeddings/chat endpoint (``fake_openai.py``) per test session, for a real
+    backend server to call (import it into a ``conftest.py``); yields its ``/v1`` URL."""
     port = free_port()
     proc = ServerProcess(
         [sys.executable, str(Path(__file__).with_name("fake_openai.py")), str(port)],
-        log=workdir / "fake_openai.log",
+        log=tmp_path_factory.mktemp("fakeai") / "fake_openai.log",
         env={"FAKEAI_DIMS": "256"},
     )
     proc.wait_http(f"http://127.0.0.1:{port}/v1/models", 15)
-    return proc, f"http://127.0.0.1:{port}/v1"
-
-
-@pytest.fixture(scope="session")
-def fake_openai(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One fake OpenAI endpoint per test session (import it into a ``conftest.py``); yields its ``/v1`` URL."""
-    proc, url = start_fake_openai(tmp_path_factory.mktemp("fakeai"))
-    yield url
+    yield f"http://127.0.0.1:{port}/v1"
     proc.stop(grace=5)
 
 
@@ -499,14 +484,6 @@ def workspace_wheels(root: Path, *, background: bool = False) -> Path:
         return _WHEELS[root]
 
 
-def _wheel_venv_job(root: Path, install: Sequence[str]) -> _Job[Path]:
-    key = (root.resolve(), tuple(install))
-    with _MAP_LOCK:
-        if key not in _WHEEL_VENVS:
-            _WHEEL_VENVS[key] = _Job(lambda: _build_wheel_venv(*key, background=False))
-        return _WHEEL_VENVS[key]
-
-
 def _build_wheel_venv(root: Path, install: tuple[str, ...], *, background: bool) -> Path:
     dist = workspace_wheels(root, background=background)
     if _VENV_ROOT:
@@ -536,7 +513,9 @@ def wheel_venv(root: Path, install: Sequence[str]) -> Path:
     A set a selected test declared with ``@pytest.mark.prefetch_wheel_venv`` is usually built
     already (:func:`prefetch_wheel_venvs`); any other is built here.
     """
-    job = _wheel_venv_job(root, install)
+    key = (root.resolve(), tuple(install))
+    with _MAP_LOCK:
+        job = _WHEEL_VENVS.setdefault(key, _Job(lambda: _build_wheel_venv(*key, background=False)))
     if not job.done:
         _await_wheels()
     return job.result()

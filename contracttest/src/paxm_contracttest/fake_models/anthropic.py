@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any, ClassVar
 
 from paxm_contracttest.fake_models.server import TOOL_TRIGGER, FakeModelServer, JsonHandler
@@ -119,7 +120,7 @@ class FakeAnthropic(FakeModelServer):
 
     def __init__(
         self,
-        log_path: Any,
+        log_path: Path,
         *,
         tool_call: tuple[str, dict[str, Any]] | None = None,
         **options: Any,
@@ -138,8 +139,7 @@ class FakeAnthropic(FakeModelServer):
 
     def messages(self) -> list[Recorded]:
         """Recorded ``/v1/messages`` requests (not token counting), in arrival order."""
-        with self._lock:
-            return [r for r in self.requests if isinstance(r, Recorded) and r.is_turn]
+        return [r for r in self.recorded_as(Recorded) if r.is_turn]
 
     def models_body(self) -> Any:
         """Anthropic's model list."""

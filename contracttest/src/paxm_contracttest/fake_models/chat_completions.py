@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from pathlib import Path
 from typing import Any, ClassVar
 
-from paxm_contracttest.fake_models.server import TOOL_COMMAND, TOOL_TRIGGER, FakeModelServer, JsonHandler
+from paxm_contracttest.fake_models.server import TOOL_COMMAND, TOOL_TRIGGER, FakeModelServer, JsonHandler, messages_text
 from paxm_contracttest.fake_models.server import Recorded as _Recorded
 
 __all__ = ["FakeOpenAI", "Recorded"]
@@ -49,16 +48,7 @@ class Recorded(_Recorded):
 
     def user_text(self) -> str:
         """All text of the request's user messages (where the plugin injects recall)."""
-        out: list[str] = []
-        for message in self.body.get("messages", []):
-            if not isinstance(message, dict) or message.get("role") != "user":
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                out.append(content)
-            elif isinstance(content, list):
-                out.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        return "\n".join(out)
+        return messages_text(self.body.get("messages"), ("user",))
 
 
 class _ChatHandler(JsonHandler):
@@ -125,21 +115,13 @@ class FakeOpenAI(FakeModelServer):
     recorded_type = Recorded
     thread_name = "fake-openai"
 
-    def __init__(
-        self, log_path: Path, *, marker: str = "", reply: str = "Noted, I will remember that.", hang: float = 0.0
-    ) -> None:
-        super().__init__(log_path, marker=marker, reply=reply)
-        self.hang = hang
-
     def completions(self) -> list[Recorded]:
         """Recorded chat completion requests, in arrival order."""
-        with self._lock:
-            return [r for r in self.requests if isinstance(r, Recorded) and r.is_completion]
+        return [r for r in self.recorded_as(Recorded) if r.is_completion]
 
     def agent_steps(self) -> list[Recorded]:
         """Recorded agent-loop requests (they offer tools), in arrival order."""
-        with self._lock:
-            return [r for r in self.requests if isinstance(r, Recorded) and r.is_agent_step]
+        return [r for r in self.recorded_as(Recorded) if r.is_agent_step]
 
     def tool_call(self, request: Recorded) -> dict[str, Any] | None:
         """The function call answering ``request`` in tool mode (``None``: answer with text)."""

@@ -108,30 +108,18 @@ class FakeGemini(FakeModelServer):
     #: ``http://127.0.0.1:<port>`` is what ``GOOGLE_GEMINI_BASE_URL`` takes
     url_suffix = ""
 
-    def __init__(
-        self,
-        log_path: Path,
-        *,
-        marker: str = "",
-        reply: str = "Noted, I will remember that.",
-        hang: float = 0.0,
-        model: str = "fake-model",
-    ) -> None:
-        super().__init__(log_path, marker=marker, reply=reply)
-        self.hang = hang
+    def __init__(self, log_path: Path, *, model: str = "fake-model", **options: Any) -> None:
+        super().__init__(log_path, **options)
         self.model = model
-
-    def _gemini_requests(self) -> list[GeminiRequest]:
-        with self._lock:
-            return [r for r in self.requests if isinstance(r, GeminiRequest)]
 
     def agent_steps(self) -> list[GeminiRequest]:
         """Recorded agent-loop requests (they offer the CLI's tools), in arrival order."""
-        return [r for r in self._gemini_requests() if r.is_agent_step]
+        return [r for r in self.recorded_as(GeminiRequest) if r.is_agent_step]
 
     def generations(self) -> list[GeminiRequest]:
         """Recorded content generation requests, in arrival order."""
-        return [r for r in self._gemini_requests() if r.method_name in ("streamGenerateContent", "generateContent")]
+        generate = ("streamGenerateContent", "generateContent")
+        return [r for r in self.recorded_as(GeminiRequest) if r.method_name in generate]
 
     def response(self, request: GeminiRequest) -> dict[str, Any]:
         """The ``GenerateContentResponse`` for ``request``."""

@@ -7,14 +7,30 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
-__all__ = ["TOOL_COMMAND", "TOOL_TRIGGER", "FakeModelServer", "JsonHandler", "Recorded"]
+__all__ = ["TOOL_COMMAND", "TOOL_TRIGGER", "FakeModelServer", "JsonHandler", "Recorded", "messages_text"]
 
 #: a request whose text holds this (and that offers a shell tool) is answered with a call of it
 TOOL_TRIGGER = "RUN_TOOL"
 #: what that tool call runs
 TOOL_COMMAND = "echo TOOL_RAN_OK"
+
+_R = TypeVar("_R", bound="Recorded")
+
+
+def messages_text(messages: Any, roles: tuple[str, ...] = ()) -> str:
+    """The text of chat ``messages`` (string content or text blocks), of ``roles`` only when given."""
+    out: list[str] = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or (roles and message.get("role") not in roles):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):
+            out.extend(str(block.get("text", "")) for block in content if isinstance(block, dict))
+    return "\n".join(out)
 
 
 class Recorded(dict[str, Any]):
@@ -90,6 +106,8 @@ class FakeModelServer:
     :param log_path: the JSONL file every request is appended to.
     :param marker: when set, replies end in `` [marker-seen]`` or `` [marker-absent]``.
     :param reply: the assistant's text.
+    :param hang: seconds every content request waits before its answer (a slow provider), where
+        the API's handler honours it.
     """
 
     #: the :class:`Recorded` subclass requests are recorded as
@@ -101,10 +119,13 @@ class FakeModelServer:
     #: appended to ``http://127.0.0.1:<port>`` in :attr:`url`
     url_suffix: ClassVar[str] = "/v1"
 
-    def __init__(self, log_path: Path, *, marker: str = "", reply: str = "Noted, I will remember that.") -> None:
+    def __init__(
+        self, log_path: Path, *, marker: str = "", reply: str = "Noted, I will remember that.", hang: float = 0.0
+    ) -> None:
         self.log_path = log_path
         self.marker = marker
         self.reply = reply
+        self.hang = hang
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -120,6 +141,11 @@ class FakeModelServer:
         """Recorded requests whose path ends in ``route_suffix``, in arrival order."""
         with self._lock:
             return [r for r in self.requests if r.route.endswith(route_suffix)]
+
+    def recorded_as(self, kind: type[_R]) -> list[_R]:
+        """Recorded requests of ``kind`` (the API's :attr:`recorded_type`), in arrival order."""
+        with self._lock:
+            return [r for r in self.requests if isinstance(r, kind)]
 
     def record(self, method: str, path: str, raw: bytes) -> Recorded:
         """Log one request (in memory and to ``log_path``) and return it."""

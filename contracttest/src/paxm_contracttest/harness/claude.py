@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paxm_contracttest.fake_models.server import Recorded
+from paxm_contracttest.fake_models.server import Recorded, messages_text
 
 if TYPE_CHECKING:
     from paxm_contracttest.harness.kit import HarnessBox, Turn
@@ -124,15 +124,7 @@ def _prefer_transcript_timing(home: Path, session_id: str, hooks: list[dict[str,
 
 def model_text(request: Recorded) -> str:
     """All text the model was shown in ``messages`` (hook context arrives there)."""
-    body = request.get("body") or {}
-    parts: list[str] = []
-    for message in body.get("messages", []) if isinstance(body, dict) else []:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(str(block.get("text", "")) for block in content if isinstance(block, dict))
-    return "\n".join(parts)
+    return messages_text(request.body.get("messages"))
 
 
 def hook_blocks(text: str) -> list[str]:

@@ -258,6 +258,7 @@ class HarnessBox(PaxmSandbox):
         super().__init__(root, config=config)
         self.harness = harness
         self.installed = installed
+        self.agent = harness.agent
         if harness.prepare is not None:
             harness.prepare(self)
 
@@ -266,10 +267,6 @@ class HarnessBox(PaxmSandbox):
         binary_dir = self.installed.binary.parent if self.installed.binary.is_absolute() else None
         parts = [str(p) for p in (self.installed.node_bin, binary_dir) if p is not None]
         return os.pathsep.join(parts)
-
-    def generous_recall_budget(self, seconds: str = "2s", *, agent: str = "") -> None:
-        """:meth:`PaxmSandbox.generous_recall_budget` for this harness's agent."""
-        super().generous_recall_budget(seconds, agent=agent or self.harness.agent)
 
     def setup(self, *more_agents: str) -> None:
         """Install paxm for this harness (and ``more_agents``) with the SQLite provider."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paxm_core.api.json import JSONObject
 from paxm_core.integration import Finding
 from paxm_core.settings_hooks import (
     HOOK_TIMEOUT_S,
@@ -48,17 +47,6 @@ SPEC = SettingsHooksSpec(
 )
 
 
-def _handler_names(wanted: dict[str, JSONObject]) -> set[str]:
-    """The ``name`` of paxm's handler in each wanted group (``{"hooks": [handler]}``)."""
-    names: set[str] = set()
-    for group in wanted.values():
-        handlers = group.get("hooks")
-        first = handlers[0] if isinstance(handlers, list) and handlers else None
-        if isinstance(first, dict):
-            names.add(str(first.get("name")))
-    return names
-
-
 class GeminiCliIntegration(SettingsHooksIntegration):
     """Gemini CLI: hooks in ``~/.gemini/settings.json``, ``hookSpecificOutput`` JSON output."""
 
@@ -69,7 +57,7 @@ class GeminiCliIntegration(SettingsHooksIntegration):
         findings: list[Finding] = []
         if not isinstance(data, dict) or not isinstance(wanted, dict):
             return findings  # Gemini's file is JSON and paxm's hooks there are groups by event
-        names = _handler_names(wanted)
+        names = {str(self.handler("", native)["name"]) for native in wanted}
         for key in ("hooksConfig", "hooks"):
             switches = data.get(key)
             if not isinstance(switches, dict):

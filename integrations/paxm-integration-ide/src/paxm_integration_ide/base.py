@@ -27,8 +27,8 @@ from paxm_core.integration import (
     decode_generic,
     enabled_hook_events,
     hook_command_line,
+    named_event,
     parse_hook_command,
-    parse_payload,
     queue_path,
     setup_fix_command,
 )
@@ -251,10 +251,7 @@ class IdeIntegration(IntegrationBase):
         """The IDE's payload -> :class:`HookEvent`; the event name may be paxm's or the IDE's (never raises)."""
         by_native = {b.native.lower(): b for b in self.bindings}
         by_event = {b.event: b for b in self.bindings}
-        key = native_event.strip()
-        if not key:
-            name = parse_payload(raw).get("hook_event_name")
-            key = name.strip() if isinstance(name, str) else ""
+        key = named_event(native_event, raw).strip()
         binding = by_event.get(key) or by_native.get(key.lower())
         event = binding.event if binding else (key or EVENT_USER_INPUT)
         return decode_generic(raw, self.name, event, binding.native if binding else key)

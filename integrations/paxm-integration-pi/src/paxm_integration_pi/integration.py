@@ -12,7 +12,6 @@ from paxm_core.integration import (
     EVENT_USER_INPUT,
     NativeEvents,
     PastTurn,
-    env_path,
 )
 from paxm_integration_pi import extension, transcripts
 
@@ -41,12 +40,9 @@ class PiIntegration(GeneratedFileIntegration):
     #: ``extensions/paxm-hook/`` is paxm's: uninstall removes it when it is left empty
     remove_empty_parent = True
 
-    #: environment variables naming Pi's agent dir, first set wins (then ``~/.pi/agent``)
-    agent_dir_env: tuple[str, ...] = ("PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR")
-
     def agent_dir(self) -> Path:
         """Pi's agent dir (``$PAXM_PI_AGENT_DIR`` > ``$PI_CODING_AGENT_DIR`` > ``~/.pi/agent``)."""
-        return next(filter(None, map(env_path, self.agent_dir_env)), None) or (Path.home() / ".pi" / "agent").absolute()
+        return transcripts.agent_dir()
 
     def transcript_files(self) -> list[Path]:
         """Every stored Pi session file (``<agent dir>/sessions/**/*.jsonl``)."""

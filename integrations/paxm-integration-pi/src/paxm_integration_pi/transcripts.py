@@ -27,7 +27,7 @@ from paxm_core.integration import (
     transcript_records,
 )
 
-__all__ = ["read_turns", "sessions_dir", "transcript_files"]
+__all__ = ["agent_dir", "read_turns", "sessions_dir", "transcript_files"]
 
 _SOURCE = "pi_backfill"
 #: one session line larger than this is skipped (read in bounded pieces, never held whole)
@@ -38,17 +38,21 @@ MAX_MESSAGES = 20
 _AGENT_DIR_ENV = ("PAXM_PI_AGENT_DIR", "PI_CODING_AGENT_DIR")
 
 
+def agent_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Pi's agent dir (``$PAXM_PI_AGENT_DIR`` > ``$PI_CODING_AGENT_DIR`` > ``~/.pi/agent``)."""
+    env = os.environ if environ is None else environ
+    for var in _AGENT_DIR_ENV:
+        value = env.get(var, "").strip()
+        if value:
+            return Path(value).expanduser().absolute()
+    return Path(env.get("HOME") or Path.home()).absolute() / ".pi" / "agent"
+
+
 def sessions_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The directory Pi keeps its session files in."""
     env = os.environ if environ is None else environ
     explicit = env.get("PAXM_PI_SESSIONS", "").strip()
-    if explicit:
-        return Path(explicit).expanduser().absolute()
-    for var in _AGENT_DIR_ENV:
-        value = env.get(var, "").strip()
-        if value:
-            return Path(value).expanduser().absolute() / "sessions"
-    return Path(env.get("HOME") or Path.home()).absolute() / ".pi" / "agent" / "sessions"
+    return Path(explicit).expanduser().absolute() if explicit else agent_dir(env) / "sessions"
 
 
 def transcript_files(environ: Mapping[str, str] | None = None) -> list[Path]:
