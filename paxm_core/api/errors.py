@@ -75,20 +75,18 @@ class ProviderError(PaxmError):
         super().__init__(f"{provider} {op}: {message}" if provider else f"{op}: {message}")
 
 
-class RecallError(PaxmError):
+class _PartialResult(PaxmError):
+    def __init__(self, message: str, result: Any = None) -> None:
+        self.result = result
+        super().__init__(message)
+
+
+class RecallError(_PartialResult):
     """A required provider failed during recall; ``result`` carries the partial RecallResult."""
 
-    def __init__(self, message: str, result: Any = None) -> None:
-        self.result = result
-        super().__init__(message)
 
-
-class WriteError(PaxmError):
+class WriteError(_PartialResult):
     """A required provider failed during a write; ``result`` carries the partial RememberResult."""
-
-    def __init__(self, message: str, result: Any = None) -> None:
-        self.result = result
-        super().__init__(message)
 
 
 class QueueError(PaxmError):

@@ -191,7 +191,7 @@ def _decode_value(kind: str, value: object, what: str, default: object) -> objec
 
 
 class _Wire:
-    """``to_json``/``from_json`` of a wire type, through the one codec."""
+    """``to_json``/``from_json`` of a wire type, through the one codec, and ``replace``."""
 
     __slots__ = ()
     #: the type's name in a decoding error, and the prefix of its fields' names there
@@ -209,6 +209,10 @@ class _Wire:
         :raises ValueError: a value of the wrong type.
         """
         return _decode(cls, data, cls._what, cls._prefix)
+
+    def replace(self, **changes: Any) -> Self:
+        """Return a copy with ``changes`` applied (frozen values are immutable)."""
+        return replace(self, **changes)  # type: ignore[type-var]  # every _Wire is a dataclass
 
 
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
@@ -301,10 +305,6 @@ class MemoryItem(_Wire):
     admission_text: str = ""
     turn: TurnContext | None = None
 
-    def replace(self, **changes: Any) -> MemoryItem:
-        """Return a copy with ``changes`` applied (items are immutable)."""
-        return replace(self, **changes)
-
 
 @value_dataclass(frozen=True, slots=True, compiled_init=True)
 class SearchQuery(_Wire):
@@ -322,10 +322,6 @@ class SearchQuery(_Wire):
     metadata: dict[str, str] = field(default_factory=dict, metadata=_json("metadata,omitempty"))
     filters: dict[str, str] = field(default_factory=dict, metadata=_json("filters,omitempty"))
     tiers: tuple[str, ...] = field(default=(), metadata=_json("tiers,omitempty"))
-
-    def replace(self, **changes: Any) -> SearchQuery:
-        """Return a copy with ``changes`` applied."""
-        return replace(self, **changes)
 
 
 #: ``raw_score_kind`` prefix of a hit found by meaning (embedding similarity) rather than by

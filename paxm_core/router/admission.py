@@ -54,9 +54,6 @@ def admit(item: MemoryItem, now: datetime) -> MemoryItem:
     source_text = item.admission_text if item.admission_text.strip() else item.text
     digest = fingerprint(source_text, item.metadata)
     stamp = format_time(observed)
-    metadata = dict(item.metadata)
-    metadata[META_FINGERPRINT] = digest
-    metadata[META_OCCURRENCES] = "1"
-    metadata[META_FIRST_SEEN_AT] = stamp
-    metadata[META_LAST_SEEN_AT] = stamp
+    metadata = {**item.metadata, META_FINGERPRINT: digest, META_OCCURRENCES: "1"}
+    metadata[META_FIRST_SEEN_AT] = metadata[META_LAST_SEEN_AT] = stamp
     return item.replace(id=f"ltm_{digest}", created_at=observed, metadata=metadata)

@@ -227,7 +227,7 @@ def _eligible(original: MemoryHit, limits: _Limits, tiers: tuple[str, ...], now:
     created = original.created_at
     if created is not None and created.tzinfo is None:
         created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
-    score = relevance * limits.weight  # ranking.apply_weight_and_recency
+    score = relevance * limits.weight  # weighted, plus the clamped recency
     recency = 0.0
     if limits.recency_boost > 0:  # (without a boost nothing is added: -0.0 stays -0.0)
         recency = ranking.clamp_unit(ranking.recency_score(created, limits.recency_boost, now))

@@ -53,14 +53,6 @@ def default_recall_profile(config: Config) -> str:
 MAX_RECALL_LIMIT = 1000
 
 
-def _require_a_provider(config: Config) -> None:
-    """With no provider enabled, fail naming why (which providers lack ``enabled: true``) and the fix."""
-    if not any(p.enabled for p in config.providers.values()):
-        from paxm_core.config.usable import no_provider_message
-
-        raise ConfigError(no_provider_message(config))
-
-
 def search_policy(config: Config, name: str | None = None, limit: int | None = None) -> SearchPolicy:
     """The :class:`SearchPolicy` of recall profile ``name`` (``limit`` overrides ``max_results``)."""
     name = (name or "").strip() or default_recall_profile(config)
@@ -70,7 +62,10 @@ def search_policy(config: Config, name: str | None = None, limit: int | None = N
         raise UsageError(f"recall profile {name!r} is not configured (configured: {known})")
     if limit is not None and limit > MAX_RECALL_LIMIT:
         raise UsageError(f"limit {limit} is too large; ask for at most {MAX_RECALL_LIMIT} memories")
-    _require_a_provider(config)
+    if not any(p.enabled for p in config.providers.values()):  # say which providers lack `enabled: true`
+        from paxm_core.config.usable import no_provider_message
+
+        raise ConfigError(no_provider_message(config))
     return SearchPolicy(
         routes=routes_from(profile.providers),
         limit=limit if limit is not None and limit > 0 else profile.max_results,
@@ -107,9 +102,6 @@ def put_policy(config: Config, name: str | None = None) -> PutPolicy:
 
 def required_providers(config: Config) -> set[str]:
     """Provider names marked required by any recall or write profile."""
-    names: set[str] = set()
-    for recall in config.recall_profiles.values():
-        names.update(r.name for r in recall.providers if r.required)
-    for write in config.write_profiles.values():
-        names.update(r.name for r in write.providers if r.required)
-    return names
+    recall = [r for p in config.recall_profiles.values() for r in p.providers]
+    write = [r for p in config.write_profiles.values() for r in p.providers]
+    return {r.name for r in recall + write if r.required}

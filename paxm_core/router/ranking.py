@@ -23,8 +23,6 @@ from paxm_core.api.types import MemoryHit
 __all__ = [
     "Ranked",
     "Scoped",
-    "apply_weight_and_recency",
-    "calibrate",
     "clamp_unit",
     "dedupe",
     "dedupe_key",
@@ -99,24 +97,6 @@ def recency_score(created_at: datetime | None, boost: float, now: datetime) -> f
     if age < 0:
         return boost
     return boost / (1 + age / 3600 / 24)
-
-
-def apply_weight_and_recency(value: float, weight: float, recency: float) -> float:
-    """``clamp(value) * weight + clamp(recency)``; may exceed 1 when ``weight > 1``."""
-    if weight <= 0:
-        weight = 1.0
-    return clamp_unit(value) * weight + clamp_unit(recency)
-
-
-def calibrate(hits: list[H]) -> list[H]:
-    """Set each hit's raw calibrated ranking (``relevance / rank²``) within one provider.
-
-    Hits are stably sorted by relevance first, so equal relevance keeps the provider's order.
-    """
-    ordered = sorted(hits, key=lambda h: -h.relevance)
-    for rank, hit in enumerate(ordered, start=1):
-        hit.ranking = hit.relevance / (rank * rank) if hit.relevance > 0 else 0.0
-    return ordered
 
 
 def _created(hit: Ranked) -> float:

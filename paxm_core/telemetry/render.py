@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from paxm_core.api.timefmt import parse_time
 from paxm_core.telemetry.history import HistorySummary
@@ -162,7 +161,7 @@ def _log_value(value: str) -> str:
     return _quote(value) if any(ch in value for ch in ' \t\r\n"') else value
 
 
-def format_log_line(event: Mapping[str, Any]) -> str:
+def format_log_line(event: Mapping[str, object]) -> str:
     """``<RFC3339> OK|SKIP|ERROR <kind> key=value…`` (upstream's ``paxm logs`` line)."""
     status = "SKIP" if event.get("skipped") else ("OK" if event.get("success") else "ERROR")
     try:

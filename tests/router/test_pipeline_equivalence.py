@@ -74,11 +74,11 @@ def reference_eligible_hits(
             created = created.replace(tzinfo=UTC)  # naive timestamps are UTC, like everywhere in paxm
         if boost > 0:
             recency = ranking.clamp_unit(ranking.recency_score(created, boost, now))
-            score = relevance * weight + recency  # ranking.apply_weight_and_recency
+            score = relevance * weight + recency  # weighted, plus the clamped recency
         else:
             recency = 0.0
             score = relevance * weight
-        # ranking.calibrate, then weight and recency: ranking = relevance / rank², weighted,
+        # calibration, then weight and recency: ranking = relevance / rank², weighted,
         # plus recency, rank within this provider by relevance (equal relevance: its order)
         if relevance > previous:
             in_order = False

@@ -26,16 +26,7 @@ PROVIDER_TYPE = ProviderType(
     factory=_factory,
     description="Local SQLite FTS5 store (default; no API key, no embeddings)",
     capabilities=frozenset(
-        {
-            "put_batch",
-            "delete",
-            "cleanup_expired",
-            "close",
-            "turn_boundaries",
-            "attribution",
-            "deadline_bound",
-            "large_batches",
-        }
+        "put_batch delete cleanup_expired close turn_boundaries attribution deadline_bound large_batches".split()
     ),
     config_keys=(
         ConfigKey("path", "the database file (default: under the XDG data dir)", kind="str"),

@@ -43,7 +43,7 @@ from paxm_provider_sqlite.retrieval.model import Request, Trace
 from paxm_provider_sqlite.retrieval.search import search
 from paxm_provider_sqlite.timestamps import stamp
 
-__all__ = ["SQLiteProvider", "default_path", "store_path"]
+__all__ = ["SQLiteProvider", "store_path"]
 
 _CLEANUP_MAX = 500
 _CAPABILITIES = frozenset({CAP_PUT_BATCH, CAP_DELETE, CAP_ATTRIBUTION, CAP_DEADLINE_BOUND, CAP_LARGE_BATCHES})
@@ -67,16 +67,12 @@ ON CONFLICT(id) DO UPDATE SET
 """
 
 
-def default_path() -> Path:
-    """Upstream's default database location under the XDG data dir."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "paxm" / "memory.sqlite"
-
-
 def store_path(configured: str) -> Path:
-    """The database file of a ``path`` setting: ``~`` expanded; empty is :func:`default_path`."""
+    """The database file of a ``path`` setting: ``~`` expanded; empty is upstream's default under the XDG data dir."""
     raw = configured.strip()
-    return Path(os.path.expanduser(raw)) if raw else default_path()
+    if raw:
+        return Path(os.path.expanduser(raw))
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "paxm" / "memory.sqlite"
 
 
 class SQLiteProvider:

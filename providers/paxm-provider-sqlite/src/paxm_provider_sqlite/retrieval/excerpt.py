@@ -25,22 +25,9 @@ _OVERLAP = 32
 _MARKS = ".!?;。！？；"
 _PUNCT = re.compile(f"[{_MARKS}]")
 _TEMPORAL_QUERY = ("when", "how long", "how many", "what date", "what day", "what year")
-_TEMPORAL_WORDS = (
-    "yesterday",
-    "last week",
-    "last month",
-    "last year",
-    "years ago",
-    "months ago",
-    "weeks ago",
-    "days ago",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
+_TEMPORAL_WORDS = tuple(
+    "yesterday|last week|last month|last year|years ago|months ago|weeks ago|days ago|"
+    "monday|tuesday|wednesday|thursday|friday|saturday|sunday".split("|")
 )
 
 
@@ -69,7 +56,7 @@ def _prefix(line: str) -> tuple[str, str]:
     if colon <= 0 or _nbytes(line[:colon]) > 64:
         return "", line
     head = line[:colon].strip()
-    if any(ch in head for ch in ".!?;。！？；"):
+    if any(ch in head for ch in _MARKS):
         return "", line
     return head + ": ", line[colon + 1 :].strip()
 

@@ -138,15 +138,12 @@ class _Plan:
         return [Light(row, rank) for rank, row in enumerate(rows)]
 
     def all_of(self, groups: Sequence[Group]) -> str:
-        """FTS5: every group."""
         return " AND ".join(g.fts() for g in groups)
 
     def any_of(self, groups: Sequence[Group]) -> str:
-        """FTS5: any group."""
         return " OR ".join(g.fts() for g in groups)
 
     def exact_phrase(self, stream: Sequence[str]) -> list[Light]:
-        """FTS5 phrase on the term stream column."""
         expr = 'terms : "' + " ".join(stream) + '"'
         return self.ranked("exact_phrase_common", expr, by_rank=False)
 
