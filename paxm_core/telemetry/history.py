@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from paxm_core.api.json import JSONObject
-from paxm_core.api.timefmt import format_time, utcnow
+from paxm_core.api.timefmt import ZERO_TIME, format_time, utcnow
 from paxm_core.telemetry.metrics import Counter, Metrics
 
 __all__ = ["HistorySummary", "summarize"]
@@ -29,11 +29,10 @@ class HistorySummary:
 
     def to_json(self) -> JSONObject:
         """Upstream's HistorySummary JSON shape."""
-        zero = "0001-01-01T00:00:00Z"
         out: JSONObject = {
             "days": self.days,
-            "since": format_time(self.since) if self.since else zero,
-            "until": format_time(self.until) if self.until else zero,
+            "since": format_time(self.since) if self.since else ZERO_TIME,
+            "until": format_time(self.until) if self.until else ZERO_TIME,
             "totals": self.totals.to_json(),
         }
         if self.daily:

@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, SupportsInt
 
 from paxm_core.api.json import JSONObject
-from paxm_core.api.timefmt import format_time, parse_time, utcnow
+from paxm_core.api.timefmt import ZERO_TIME, format_time, parse_time, utcnow
 from paxm_core.api.values import value_dataclass
 
 __all__ = ["LATENCY_BOUNDS_MS", "Counter", "DailyMetric", "Metrics", "provider_recall_p95_ms"]
@@ -185,7 +185,7 @@ class Metrics:
 
     def to_json(self) -> JSONObject:
         out: JSONObject = {"version": self.version}
-        out["updated_at"] = format_time(self.updated_at) if self.updated_at else "0001-01-01T00:00:00Z"
+        out["updated_at"] = format_time(self.updated_at) if self.updated_at else ZERO_TIME
         if self.first_seen:
             out["first_seen"] = format_time(self.first_seen)
         out["totals"] = self.totals.to_json()

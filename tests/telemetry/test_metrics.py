@@ -172,3 +172,16 @@ def test_recall_latency_histograms_add_up_per_provider() -> None:
     assert zep.provider_recall_samples == 4
     assert zep.provider_recall_latency_buckets == [2, 0, 1, 0, 0, 0, 0, 0, 0, 1]
     assert zep.events == 3
+
+
+def test_unset_times_are_written_as_upstreams_zero_time() -> None:
+    from paxm_core.telemetry.history import HistorySummary
+
+    assert Metrics().to_json() == {"version": 1, "updated_at": "0001-01-01T00:00:00Z", "totals": {"events": 0}}
+    assert HistorySummary(days=0).to_json() == {
+        "days": 0,
+        "since": "0001-01-01T00:00:00Z",
+        "until": "0001-01-01T00:00:00Z",
+        "totals": {"events": 0},
+        "storage": {},
+    }

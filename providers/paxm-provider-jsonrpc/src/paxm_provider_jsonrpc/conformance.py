@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paxm_core import Deadline, MemoryHit, MemoryItem, MemoryOrigin, MemoryRef, MemoryScope, PaxmError, SearchQuery
+from paxm_core.api.json import JSONObject
 from paxm_provider_jsonrpc.provider import JsonRpcProvider, PluginCapabilities
 
 __all__ = ["PROTOCOL", "Check", "ConformanceResult", "run_conformance"]
@@ -25,13 +26,9 @@ class Check:
     skipped: bool = False
     error: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "required": self.required, "passed": self.passed}
-        if self.skipped:
-            out["skipped"] = True
-        if self.error:
-            out["error"] = self.error
-        return out
+    def to_json(self) -> JSONObject:
+        """Upstream's check row: ``skipped`` and ``error`` only when set."""
+        return {k: v for k, v in asdict(self).items() if v or k in ("name", "required", "passed")}
 
 
 @dataclass
@@ -44,7 +41,7 @@ class ConformanceResult:
     checks: list[Check] = field(default_factory=list)
     duration_ms: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {**asdict(self), "checks": [check.to_json() for check in self.checks]}
 
     def text_lines(self) -> list[str]:
