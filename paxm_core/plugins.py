@@ -17,7 +17,6 @@ import pluggy
 
 from paxm_core.api import hookspecs
 from paxm_core.api.errors import PluginError, ProviderNotInstalled
-from paxm_core.api.json import JSONObject
 from paxm_core.api.protocols import ProviderFactory, ProviderType
 from paxm_core.api.values import value_dataclass
 
@@ -54,22 +53,13 @@ class LoadError:
 
 @value_dataclass
 class PluginInfo:
-    """What ``paxm plugins`` shows for one loaded plugin."""
+    """What ``paxm plugins`` shows for one loaded plugin (providers and integrations sorted)."""
 
     name: str
     distribution: str = ""
     version: str = ""
     providers: list[str] = field(default_factory=list)
     integrations: list[str] = field(default_factory=list)
-
-    def to_json(self) -> JSONObject:
-        return {
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "providers": sorted(self.providers),
-            "integrations": sorted(self.integrations),
-        }
 
 
 class PaxmPluginManager(pluggy.PluginManager):
@@ -292,9 +282,9 @@ class PaxmPluginManager(pluggy.PluginManager):
             name = self.get_name(plugin) or repr(plugin)
             dist, version = self.distributions.get(name, ("", ""))
             infos[name] = PluginInfo(name, dist, version)
-        for type_name, owner in self._provider_owner.items():
+        for type_name, owner in sorted(self._provider_owner.items()):
             infos.setdefault(owner, PluginInfo(owner)).providers.append(type_name)
-        for integ, owner in self._integration_owner.items():
+        for integ, owner in sorted(self._integration_owner.items()):
             infos.setdefault(owner, PluginInfo(owner)).integrations.append(integ)
         return sorted(infos.values(), key=lambda i: i.name)
 

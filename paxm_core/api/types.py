@@ -10,7 +10,7 @@ when its metadata carries a tag written as upstream's Go struct tag (:func:`_jso
 The rules are Go's: an ``omitempty`` field is left out when empty (``""``, ``0``, ``False``,
 an empty map or list, ``None``); a time without ``omitempty`` is Go's ``time.Time``, always
 written (the zero time when unset); a nested value is always written, ``{}`` when empty.
-Times are formatted by :mod:`paxm_core.api.timefmt`.
+A ``list[...]`` field holds strings or wire values.  Times are formatted by :mod:`paxm_core.api.timefmt`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _json(tag: str, *, first: bool = False) -> dict[str, str | bool]:
     return {"json": name, "omitempty": flags == "omitempty", "first": first}
 
 
-#: how a field's annotation is read and written (anything else names a nested wire type)
+#: how a field's annotation is read and written (anything else is a ``list[...]`` or names a
+#: nested wire type)
 _KINDS = {
     "str": "str",
     "int": "int",
@@ -111,6 +112,8 @@ def _encode(obj: object) -> JSONObject:
             value = dict(value)
         elif kind == "strings":
             value = list(value)
+        elif kind.startswith("list["):
+            value = [item.to_json() if isinstance(item, _Wire) else item for item in value]
         elif kind not in _KINDS.values():
             value = value.to_json()
         out[key] = value
@@ -187,6 +190,12 @@ def _decode_value(kind: str, value: object, what: str, default: object) -> objec
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError(f"{what} must be a list of strings")
         return tuple(value)
+    if kind.startswith("list["):
+        value = value or []
+        if not isinstance(value, list):
+            raise ValueError(f"{what} must be a list")
+        item_kind = _KINDS.get(kind[5:-1], kind[5:-1])
+        return [_decode_value(item_kind, item, f"{what}[{i}]", None) for i, item in enumerate(value)]
     return globals()[kind].from_json(value)
 
 

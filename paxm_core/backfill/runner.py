@@ -29,12 +29,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paxm_core.api.integration import SupportsTranscripts
-from paxm_core.api.json import JSONObject
 from paxm_core.backfill.checkpoint import CheckpointStore
 from paxm_core.backfill.delivery import ThreadDeliverer, deliver_all
 from paxm_core.backfill.rate import RateLimiter
@@ -86,10 +85,6 @@ class RunReport:
     delivery: str = "thread"
     delivery_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
-
-    def to_json(self) -> JSONObject:
-        """Plain data."""
-        return asdict(self)
 
 
 @dataclass

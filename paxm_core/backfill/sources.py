@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paxm_core.api.errors import UsageError
 from paxm_core.api.integration import PastTurn, SupportsTranscripts
-from paxm_core.api.json import JSONObject
 
 if TYPE_CHECKING:
     from paxm_core.plugins import PaxmPluginManager
@@ -57,10 +56,6 @@ class ScanReport:
     sessions: int = 0
     first_turn_at: float | None = None
     last_turn_at: float | None = None
-
-    def to_json(self) -> JSONObject:
-        """Plain data for ``--json``."""
-        return asdict(self)
 
 
 def scan(agent: str, reader: SupportsTranscripts, after: float | None, before: float | None) -> ScanReport:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,7 +98,7 @@ def scan_cmd(agent: str, after: str | None, before: str | None, as_json: bool) -
     name, reader = transcript_reader(_plugin_manager(), agent)
     report = scan(name, reader, _when(after, "--after"), _when(before, "--before"))
     if as_json:
-        echo_json(report.to_json(), ascii=True)
+        echo_json(asdict(report), ascii=True)
         return
     click.echo(
         f"{name}: {report.turns} turns in {report.sessions} sessions, {report.files} files ({_size(report.bytes)})"
@@ -251,7 +252,7 @@ def _run_in_background(state: CliState, name: str, as_json: bool) -> None:
 
 def _print_run_report(name: str, report: RunReport, as_json: bool) -> None:
     if as_json:
-        echo_json(report.to_json(), ascii=True)
+        echo_json(asdict(report), ascii=True)
         return
     click.echo(
         f"{name}: {report.state}: {report.queued} turns queued, {report.delivered} delivered"

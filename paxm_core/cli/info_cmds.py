@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import click
 
 from paxm_core import __version__
@@ -62,8 +64,8 @@ def plugins(as_json: bool) -> None:
     errors = pm.load_errors
     if as_json:
         payload = {
-            "plugins": [info.to_json() for info in infos],
-            "errors": [{"plugin": e.plugin, "distribution": e.distribution, "error": e.error} for e in errors],
+            "plugins": [asdict(info) for info in infos],
+            "errors": [asdict(e) for e in errors],
         }
         echo_json(payload, ascii=True)
         return
@@ -73,9 +75,9 @@ def plugins(as_json: bool) -> None:
         dist = f"{info.distribution} {info.version}".strip() or "(not from a distribution)"
         click.echo(f"{info.name}: {dist}")
         if info.providers:
-            click.echo(f"  providers: {', '.join(sorted(info.providers))}")
+            click.echo(f"  providers: {', '.join(info.providers)}")
         if info.integrations:
-            click.echo(f"  integrations: {', '.join(sorted(info.integrations))}")
+            click.echo(f"  integrations: {', '.join(info.integrations)}")
     for err in errors:
         click.echo(f"error: {err.plugin} ({err.distribution or 'unknown distribution'}): {err.error}", err=True)
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from paxm_core.api.json import JSONObject
-from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall
+from paxm_core.api.types import MemoryHit, MemoryRef, MemoryScope, ProviderErrorInfo, ProviderRecall, _json, _Wire
 from paxm_core.api.values import value_dataclass
 
 __all__ = [
@@ -108,44 +107,24 @@ def candidate_limit(result_limit: int) -> int:
 
 
 @value_dataclass(slots=True)
-class RecallResult:
+class RecallResult(_Wire):
     """What a recall returns (upstream's ``RecallResult``)."""
 
-    query: str
-    hits: list[MemoryHit] = field(default_factory=list)
-    provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
-    provider_recalls: list[ProviderRecall] = field(default_factory=list)
-    timed_out: bool = False
-
-    def to_json(self) -> JSONObject:
-        """Upstream's JSON shape: optional keys are omitted when empty."""
-        out: JSONObject = {"query": self.query, "hits": [hit.to_json() for hit in self.hits]}
-        if self.provider_errors:
-            out["provider_errors"] = [err.to_json() for err in self.provider_errors]
-        if self.provider_recalls:
-            out["provider_recalls"] = [recall.to_json() for recall in self.provider_recalls]
-        if self.timed_out:
-            out["timed_out"] = True
-        return out
+    query: str = field(metadata=_json("query"))
+    hits: list[MemoryHit] = field(default_factory=list, metadata=_json("hits"))
+    provider_errors: list[ProviderErrorInfo] = field(default_factory=list, metadata=_json("provider_errors,omitempty"))
+    provider_recalls: list[ProviderRecall] = field(default_factory=list, metadata=_json("provider_recalls,omitempty"))
+    timed_out: bool = field(default=False, metadata=_json("timed_out,omitempty"))
 
 
 @value_dataclass(slots=True)
-class RememberResult:
+class RememberResult(_Wire):
     """What a write returns (upstream's ``RememberResult``): refs sorted by provider.
 
     ``queued``: optional providers the write was handed to through the capture queue (the
     delivery worker writes it there later, with retries); sorted.
     """
 
-    refs: list[MemoryRef] = field(default_factory=list)
-    provider_errors: list[ProviderErrorInfo] = field(default_factory=list)
-    queued: list[str] = field(default_factory=list)
-
-    def to_json(self) -> JSONObject:
-        """Upstream's JSON shape: optional keys are omitted when empty."""
-        out: JSONObject = {"refs": [ref.to_json() for ref in self.refs]}
-        if self.provider_errors:
-            out["provider_errors"] = [err.to_json() for err in self.provider_errors]
-        if self.queued:
-            out["queued"] = list(self.queued)
-        return out
+    refs: list[MemoryRef] = field(default_factory=list, metadata=_json("refs"))
+    provider_errors: list[ProviderErrorInfo] = field(default_factory=list, metadata=_json("provider_errors,omitempty"))
+    queued: list[str] = field(default_factory=list, metadata=_json("queued,omitempty"))

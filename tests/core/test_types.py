@@ -185,3 +185,21 @@ def test_the_json_text_keeps_upstreams_key_order_and_omissions() -> None:
         MemoryOrigin.from_json({"user_id": 1})
     with pytest.raises(ValueError, match="^memory item must be an object$"):
         MemoryItem.from_json([])
+
+
+def test_result_json_omits_empty_lists_and_keeps_upstreams_order() -> None:
+    from paxm_core.api.types import ProviderErrorInfo, ProviderRecall
+    from paxm_core.router.policy import RecallResult, RememberResult
+
+    assert json.dumps(RecallResult("q").to_json()) == '{"query": "q", "hits": []}'
+    assert json.dumps(RememberResult().to_json()) == '{"refs": []}'
+    error = ProviderErrorInfo("p", True, "search", "x")
+    full = RecallResult("q", [MemoryHit("p", "1", "t")], [error], [ProviderRecall("p", 1, "error")], True)
+    assert list(full.to_json()) == ["query", "hits", "provider_errors", "provider_recalls", "timed_out"]
+    assert RecallResult.from_json(full.to_json()) == full
+    written = RememberResult([MemoryRef("a", "1")], [error], ["b"])
+    assert json.dumps(written.to_json()) == (
+        '{"refs": [{"provider": "a", "id": "1"}], "provider_errors": [{"provider": "p", "required": true,'
+        ' "op": "search", "error": "x"}], "queued": ["b"]}'
+    )
+    assert RememberResult.from_json(written.to_json()) == written
