@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 
-from paxm_core.api.timefmt import parse_time
+from paxm_core.api.timefmt import ZERO_TIME, parse_time
 from paxm_core.telemetry.history import HistorySummary
 from paxm_core.telemetry.metrics import Counter, as_int
 
@@ -168,7 +168,7 @@ def format_log_line(event: Mapping[str, object]) -> str:
         when = parse_time(str(event.get("time") or ""))
     except ValueError:
         when = None
-    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else "0001-01-01T00:00:00Z"
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else ZERO_TIME
     parts = [stamp, status, _log_value(str(event.get("kind") or "event").strip() or "event")]
     for name in _TEXT_FIELDS:
         value = str(event.get(name) or "")
